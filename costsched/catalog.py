@@ -1,0 +1,97 @@
+"""The bundled offering catalog: GPU instance types and their on-demand list prices.
+
+Two CSV files in `costsched/data` (facts from the providers' public price lists; each
+price row names its source and the month it held for). This is the embedded default
+when no prices were collected.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+import pandas as pd
+
+from costsched.model import InvalidInput
+
+CATALOG_VERSION = "2026.11"
+GPU_MODELS = ("K80", "P100", "V100", "T4", "A10G", "L4", "A100", "A100-80GB", "H100")
+CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
+
+
+def _read(name: str) -> pd.DataFrame:
+    with resources.files("costsched.data").joinpath(name).open("r") as fh:
+        return pd.read_csv(fh)
+
+
+@cache
+def instance_types() -> pd.DataFrame:
+    """cloud, instance_type, gpu_model, gpu_count, gpu_memory_gb, vcpus, memory_gb."""
+    return _read("instance_types.csv")
+
+
+@cache
+def on_demand_prices() -> pd.DataFrame:
+    """cloud, region, instance_type, usd_per_hour, as_of, source: joined with the types."""
+    listed = _read("on_demand_prices.csv")
+    return listed.merge(instance_types(), on=["cloud", "instance_type"], how="inner")
+
+
+@cache
+def _type_index() -> dict[tuple[str, str], dict]:
+    return {
+        (row["cloud"], row["instance_type"]): row
+        for row in instance_types().to_dict("records")
+    }
+
+
+def lookup(cloud: str, instance_type: str) -> dict | None:
+    """The catalog row of an instance type, or None when the catalog does not know it."""
+    return _type_index().get((cloud, instance_type))
+
+
+def require(cloud: str, instance_type: str) -> dict:
+    """The catalog row of an instance type; an InvalidInput naming the known ones if absent."""
+    row = lookup(cloud, instance_type)
+    if row is None:
+        known = sorted(t for c, t in _type_index() if c == cloud)
+        shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+        raise InvalidInput(
+            f"unknown {cloud} instance type {instance_type!r}: expected a GPU type of the "
+            f"catalog ({shown}; `costsched catalog --cloud {cloud}` lists them)"
+        )
+    return row
+
+
+def gpu_model_name(value: str) -> str:
+    """The catalog's spelling of a GPU model given any case ('v100' -> 'V100')."""
+    by_upper = {m.upper(): m for m in GPU_MODELS}
+    try:
+        return by_upper[value.upper()]
+    except KeyError:
+        raise InvalidInput(
+            f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)}"
+        ) from None
+
+
+def on_demand_observations() -> pd.DataFrame:
+    """The catalog's on-demand prices as an observation frame (zone "" = regional price)."""
+    listed = on_demand_prices()
+    frame = pd.DataFrame(
+        {
+            "cloud": listed["cloud"],
+            "region": listed["region"],
+            "zone": "",
+            "instance_type": listed["instance_type"],
+            "market": "on_demand",
+            "os": "linux",
+            "gpu_model": listed["gpu_model"],
+            "gpu_count": listed["gpu_count"].astype(int),
+            "vcpus": listed["vcpus"].astype(int),
+            "memory_gb": listed["memory_gb"].astype(float),
+            "usd_per_hour": listed["usd_per_hour"].astype(float),
+            "effective_at": pd.to_datetime(listed["as_of"], format="%Y-%m", utc=True),
+            "source": CATALOG_SOURCE,
+        }
+    )
+    return frame

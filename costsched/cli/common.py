@@ -1,0 +1,103 @@
+"""Options, parsing and output helpers shared by the CLI commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from functools import wraps
+from typing import Annotated, Any, TypeVar
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from costsched.model import InvalidInput
+
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, "
+                 "else a file in the user data directory).", show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly_errors(fn: F) -> F:
+    """Bad input ends the command with its one-line message and exit code 2, no traceback."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except InvalidInput as exc:
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_time(value: str | None, name: str = "--at") -> datetime:
+    """An aware UTC time from ISO 8601 text ('2020-03-01T00:00Z', '2020-03-01'), or now."""
+    if value is None or value == "now":
+        return datetime.now(timezone.utc)
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        raise InvalidInput(
+            f"{name} {value!r}: expected an ISO 8601 time such as 2020-03-01T00:00Z"
+        ) from None
+    if pd.isna(ts):
+        raise InvalidInput(f"{name} {value!r}: expected an ISO 8601 time")
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    return ts.to_pydatetime()
+
+
+def split_csv(values: list[str] | None) -> list[str]:
+    """Repeated and comma-separated option values as one flat list."""
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=_json_default) + "\n")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (pd.Timestamp, datetime)):
+        return value.isoformat().replace("+00:00", "Z")
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict]:
+    """Records of a frame with NaN as null, for --json output."""
+    return [
+        {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+        for row in frame.to_dict("records")
+    ]
+
+
+def table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
+    out = Table(title=title, header_style="bold")
+    for name in columns:
+        numeric = name.startswith("$") or name.endswith(("$/h", "%", "h")) or name in {"GPUs"}
+        out.add_column(name, justify="right" if numeric else "left")
+    for row in rows:
+        out.add_row(*row)
+    return out
+
+
+def money(value: float | None, digits: int = 4) -> str:
+    if value is None or value != value:
+        return "-"
+    return f"${value:,.{digits}f}"

@@ -1,0 +1,174 @@
+"""`costsched prices ...`: import, show, history and export of the price history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from costsched import catalog
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    err_console,
+    frame_records,
+    friendly_errors,
+    money,
+    parse_time,
+    print_json,
+    split_csv,
+    table,
+)
+from costsched.model import CLOUDS, MARKETS, InvalidInput
+from costsched.prices import prices_at
+from costsched.store import PriceStore
+from price_collectors import recorded
+
+app = typer.Typer(help="Price history: import recorded logs, show prices as of a time, export.",
+                  no_args_is_help=True)
+
+GpuOption = Annotated[list[str] | None, typer.Option("--gpu", help="GPU model(s), e.g. V100.")]
+CloudOption = Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.")]
+RegionOption = Annotated[list[str] | None, typer.Option("--region", help="Region(s).")]
+
+
+def check_choices(name: str, values: list[str], allowed: tuple[str, ...]) -> list[str]:
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise InvalidInput(f"{name} {bad[0]!r}: expected one of {', '.join(allowed)}")
+    return values
+
+
+@app.command("import")
+@friendly_errors
+def import_(
+    paths: Annotated[list[Path], typer.Argument(help="Files or directories of recorded logs.")],
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports)."""
+    files, _ = recorded.expand(paths)
+    with Progress(TextColumn("[bold]reading"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=err_console, disable=json_out, transient=True) as progress:
+        task = progress.add_task("", total=len(files))
+
+        def advance(path: Path) -> None:
+            progress.update(task, advance=1, description=path.name)
+
+        parsed = recorded.read_paths(paths, progress=advance)
+    store = PriceStore(db)
+    result = store.ingest(parsed.observations())
+    summary = {"files": parsed.files, "read": result.total, "inserted": result.inserted,
+               "unchanged": result.unchanged, "errors": parsed.errors, "store": store.url}
+    if json_out:
+        print_json(summary)
+    else:
+        for error in parsed.errors:
+            err_console.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        new = f"{result.inserted:,} new rows" if result.inserted else "0 new rows (all stored already)"
+        console.print(f"Imported {parsed.files} file(s): {result.total:,} observations, {new}, "
+                      f"{result.unchanged:,} unchanged; {len(parsed.errors)} file(s) rejected.",
+                      highlight=False)
+    if parsed.errors:
+        raise typer.Exit(1)
+
+
+@app.command()
+@friendly_errors
+def show(
+    gpu: GpuOption = None,
+    cloud: CloudOption = None,
+    region: RegionOption = None,
+    market: Annotated[str | None, typer.Option(help="spot or on_demand.")] = None,
+    at: Annotated[str | None, typer.Option(help="As of this time (ISO 8601); default now.")] = None,
+    top: Annotated[int, typer.Option(help="Show at most this many rows (0: all).")] = 30,
+    cheapest_per_gpu: Annotated[
+        bool, typer.Option("--cheapest-per-gpu", help="Only the cheapest offering of each GPU model.")
+    ] = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Offerings sorted by price per GPU-hour, with the spot discount against on-demand."""
+    when = parse_time(at)
+    gpus = [catalog.gpu_model_name(g) for g in split_csv(gpu)]
+    frame = prices_at(
+        PriceStore(db), when, gpu_models=gpus,
+        clouds=check_choices("--cloud", split_csv(cloud), CLOUDS),
+        regions=split_csv(region),
+        markets=check_choices("--market", [market] if market else [], MARKETS),
+    )
+    if cheapest_per_gpu:
+        frame = frame.drop_duplicates("gpu_model")  # rows are sorted cheapest first
+    if top:
+        frame = frame.head(top)
+    if json_out:
+        print_json(frame_records(frame))
+        return
+    rows = [
+        [r.cloud, r.region, r.zone or "-", r.instance_type, r.market, f"{r.gpu_count}x{r.gpu_model}",
+         money(r.usd_per_hour), money(r.usd_per_gpu_hour),
+         "-" if pd.isna(r.spot_discount) else f"{r.spot_discount:.0%}",
+         r.effective_at.strftime("%Y-%m-%d %H:%M"), r.source]
+        for r in frame.itertuples()
+    ]
+    title = f"Prices as of {when:%Y-%m-%d %H:%M} UTC, cheapest per GPU-hour first"
+    console.print(table(title, ["cloud", "region", "zone", "instance type", "market", "GPUs",
+                                "$/h", "$/GPU-h", "spot discount", "since", "source"], rows))
+    if frame.empty:
+        console.print("No prices match. `costsched prices import` or `costsched collect` "
+                      "adds prices; `costsched catalog` lists the known offerings.")
+
+
+@app.command()
+@friendly_errors
+def history(
+    instance: Annotated[str, typer.Option("--instance", help="Instance type, e.g. p3.2xlarge.")],
+    region: RegionOption = None,
+    market: Annotated[str | None, typer.Option(help="spot or on_demand.")] = None,
+    since: Annotated[str | None, typer.Option(help="From this time (ISO 8601).")] = None,
+    until: Annotated[str | None, typer.Option(help="Up to this time (ISO 8601).")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Every stored price change of an instance type, oldest first."""
+    frame = PriceStore(db).history(
+        start=parse_time(since, "--since") if since else None,
+        end=parse_time(until, "--until") if until else None,
+        instance_type=[instance], region=split_csv(region),
+        market=check_choices("--market", [market] if market else [], MARKETS),
+    )
+    frame = frame.drop(columns=["offering_id"]).sort_values(["effective_at", "zone"])
+    if json_out:
+        print_json(frame_records(frame))
+        return
+    if frame.empty:
+        raise InvalidInput(f"no stored prices for instance type {instance!r}"
+                           + (f" in {', '.join(split_csv(region))}" if region else ""))
+    rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
+             r.market, money(r.usd_per_hour), r.source] for r in frame.itertuples()]
+    console.print(table(f"Price history of {instance} ({len(frame):,} changes)",
+                        ["time (UTC)", "cloud", "region", "zone", "market", "$/h", "source"],
+                        rows))
+
+
+@app.command()
+@friendly_errors
+def export(
+    path: Annotated[Path, typer.Argument(help="Output file: .csv or .parquet.")],
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Write the whole price history to a CSV or Parquet file that `prices import` reads."""
+    if path.suffix not in (".csv", ".parquet"):
+        raise InvalidInput(f"{path}: unknown export format: expected a .csv or .parquet path")
+    frame = PriceStore(db).observations()
+    recorded.write_export(frame, path)
+    if json_out:
+        print_json({"path": str(path), "rows": len(frame)})
+    else:
+        console.print(f"Wrote {len(frame):,} observations to {path}", highlight=False)

@@ -1,0 +1,91 @@
+"""Prices as of a time: the store's observations, with the catalog's list prices as fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+
+from costsched import catalog
+from costsched.store import OBSERVATION_COLUMNS, PriceStore
+
+_TYPE_KEY = ["cloud", "region", "instance_type", "os"]
+
+
+def prices_at(
+    store: PriceStore | None,
+    at: datetime,
+    *,
+    clouds: Sequence[str] = (),
+    regions: Sequence[str] = (),
+    gpu_models: Sequence[str] = (),
+    markets: Sequence[str] = (),
+    instance_types: Sequence[str] = (),
+    os: str = "linux",
+    use_catalog: bool = True,
+) -> pd.DataFrame:
+    """Every matching offering's price at `at`, cheapest per GPU-hour first.
+
+    Offerings without an on-demand observation in the store get the catalog's list price
+    (source `catalog ...`) when it held by `at`. Columns: the offering's, usd_per_hour,
+    effective_at, source, usd_per_gpu_hour, on_demand_usd_per_hour (same cloud, region
+    and type) and spot_discount (1 - spot / on-demand).
+    """
+    filters = dict(cloud=list(clouds), region=list(regions), gpu_model=list(gpu_models),
+                   market=list(markets), instance_type=list(instance_types), os=[os])
+    stored = store.as_of(at, **filters) if store is not None else pd.DataFrame()
+    frames = [stored] if not stored.empty else []
+    if use_catalog:
+        listed = _catalog_rows(**filters)
+        listed = listed[listed["effective_at"] <= pd.Timestamp(at)]
+        if not stored.empty:
+            have = stored[stored["market"] == "on_demand"][_TYPE_KEY].drop_duplicates()
+            listed = _anti_join(listed, have, _TYPE_KEY)
+        frames.append(listed)
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=[*OBSERVATION_COLUMNS, "usd_per_gpu_hour",
+                                     "on_demand_usd_per_hour", "spot_discount"])
+    frame = pd.concat(frames, ignore_index=True)
+    frame = frame.drop(columns=["offering_id"], errors="ignore")
+    frame["usd_per_gpu_hour"] = frame["usd_per_hour"] / frame["gpu_count"]
+    frame["on_demand_usd_per_hour"] = on_demand_baseline(frame)
+    frame["spot_discount"] = np.where(
+        frame["market"] == "spot", 1 - frame["usd_per_hour"] / frame["on_demand_usd_per_hour"],
+        np.nan,
+    )
+    return frame.sort_values(["usd_per_gpu_hour", "cloud", "region", "zone"],
+                             ignore_index=True)
+
+
+def _catalog_rows(**filters: list[str]) -> pd.DataFrame:
+    listed = catalog.on_demand_observations()
+    for name, values in filters.items():
+        if values:
+            listed = listed[listed[name].isin(values)]
+    return listed
+
+
+def on_demand_baseline(frame: pd.DataFrame) -> pd.Series:
+    """The on-demand price of each row's (cloud, region, type): from the frame, else the
+    catalog's earliest list price for it, else NaN."""
+    od = frame[frame["market"] == "on_demand"].groupby(_TYPE_KEY)["usd_per_hour"].min()
+    listed = (
+        catalog.on_demand_observations()
+        .sort_values("effective_at")
+        .drop_duplicates(_TYPE_KEY)
+        .set_index(_TYPE_KEY)["usd_per_hour"]
+    )
+    keys = pd.MultiIndex.from_frame(frame[_TYPE_KEY])
+    from_frame = od.reindex(keys).to_numpy()
+    from_catalog = listed.reindex(keys).to_numpy()
+    return pd.Series(np.where(np.isnan(from_frame), from_catalog, from_frame), index=frame.index)
+
+
+def _anti_join(left: pd.DataFrame, right: pd.DataFrame, on: list[str]) -> pd.DataFrame:
+    if right.empty:
+        return left
+    merged = left.merge(right, on=on, how="left", indicator=True)
+    return left[(merged["_merge"] == "left_only").to_numpy()]

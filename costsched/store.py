@@ -1,0 +1,316 @@
+"""Price history store: offerings and their price observations in any SQLAlchemy database.
+
+Writes are idempotent (keyed on offering and effective time) and transactional (a batch
+lands whole or not at all). Reads return pandas DataFrames.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import platformdirs
+from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select
+
+from costsched.model import InvalidInput, PriceObservation
+from costsched.schema import offerings, prices
+
+ENV_DB = "COSTSCHED_DB"
+OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
+OFFERING_ATTRS = ["gpu_model", "gpu_count", "vcpus", "memory_gb"]
+# The columns of an observation frame: what importers and collectors hand to `ingest`.
+OBSERVATION_COLUMNS = [*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour", "effective_at", "source"]
+_INSERT_CHUNK = 50_000
+_EPOCH = pd.Timestamp(0, tz="UTC")
+
+
+def default_url() -> str:
+    """COSTSCHED_DB if set, else a SQLite file in the platform's user data directory."""
+    if os.environ.get(ENV_DB):
+        return resolve_url(os.environ[ENV_DB])
+    data_dir = Path(platformdirs.user_data_dir("costsched"))
+    return resolve_url(str(data_dir / "prices.sqlite"))
+
+
+def resolve_url(db: str) -> str:
+    """A SQLAlchemy URL as is; a plain path becomes a SQLite file URL."""
+    if "://" in db:
+        return db
+    path = Path(db).expanduser().resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def to_epoch_seconds(times: pd.Series | Sequence[datetime]) -> np.ndarray:
+    """UTC epoch seconds of aware times (naive ones are taken as UTC)."""
+    ts = pd.to_datetime(pd.Series(times), utc=True)
+    return ((ts - _EPOCH) // pd.Timedelta(seconds=1)).to_numpy(dtype="int64")
+
+
+def from_epoch_seconds(seconds: pd.Series | np.ndarray) -> pd.Series:
+    return pd.to_datetime(pd.Series(seconds, dtype="int64"), unit="s", utc=True)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    inserted: int
+    unchanged: int
+
+    @property
+    def total(self) -> int:
+        return self.inserted + self.unchanged
+
+
+class PriceStore:
+    """The price history of every offering, in the database at `url`."""
+
+    def __init__(self, url: str | None = None, *, migrate: bool = True) -> None:
+        self.url = resolve_url(url) if url else default_url()
+        self.engine: Engine = create_engine(self.url)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        if migrate:
+            self.upgrade()
+
+    # --- schema ---------------------------------------------------------------------
+
+    def upgrade(self) -> None:
+        """Bring the schema to the newest Alembic revision (a no-op when it is there)."""
+        from alembic import command
+        from alembic.config import Config
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        cfg = Config()
+        cfg.set_main_option("script_location", "costsched:migrations")
+        head = ScriptDirectory.from_config(cfg).get_current_head()
+        with self.engine.begin() as conn:
+            if MigrationContext.configure(conn).get_current_revision() == head:
+                return
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+
+    def revision(self) -> str | None:
+        from alembic.runtime.migration import MigrationContext
+
+        with self.engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+
+    # --- writes ---------------------------------------------------------------------
+
+    def ingest(self, observations: pd.DataFrame | Iterable[PriceObservation]) -> IngestResult:
+        """Store observations in one transaction; rows already stored are left as they are."""
+        frame = (
+            observations
+            if isinstance(observations, pd.DataFrame)
+            else observations_frame(observations)
+        )
+        missing = [c for c in OBSERVATION_COLUMNS if c not in frame.columns]
+        if missing:
+            raise InvalidInput(f"observation frame lacks columns: {', '.join(missing)}")
+        if frame.empty:
+            return IngestResult(0, 0)
+        _check_prices(frame["usd_per_hour"])
+        # One row per (offering, time) within the batch too: the first one wins, as in the store.
+        frame = frame.assign(effective_ts=to_epoch_seconds(frame["effective_at"]))
+        frame = frame.drop_duplicates([*OFFERING_KEY, "effective_ts"])
+        with self.engine.begin() as conn:
+            ids = self._offering_ids(conn, frame)
+            rows = pd.DataFrame(
+                {
+                    "offering_id": ids,
+                    "effective_ts": frame["effective_ts"].to_numpy(),
+                    "usd_per_hour": frame["usd_per_hour"].to_numpy(dtype=float),
+                    "source": frame["source"].astype(str).to_numpy(),
+                }
+            )
+            inserted = self._insert_prices(conn, rows)
+        return IngestResult(inserted=inserted, unchanged=len(frame) - inserted)
+
+    def _offering_ids(self, conn: Connection, frame: pd.DataFrame) -> np.ndarray:
+        """The id of each row's offering, creating the offerings not stored yet."""
+        wanted = frame[OFFERING_KEY + OFFERING_ATTRS].drop_duplicates(OFFERING_KEY)
+        known = self._offering_index(conn)
+        merged = wanted.merge(known, on=OFFERING_KEY, how="left")
+        new = merged[merged["id"].isna()][OFFERING_KEY + OFFERING_ATTRS]
+        if not new.empty:
+            records = new.astype({"gpu_count": int, "vcpus": int, "memory_gb": float})
+            conn.execute(insert(offerings), records.to_dict("records"))
+            known = self._offering_index(conn)
+        ids = frame[OFFERING_KEY].merge(known, on=OFFERING_KEY, how="left")["id"]
+        return ids.to_numpy(dtype="int64")
+
+    @staticmethod
+    def _offering_index(conn: Connection) -> pd.DataFrame:
+        cols = [offerings.c.id, *(offerings.c[k] for k in OFFERING_KEY)]
+        result = conn.execute(select(*cols))
+        return pd.DataFrame(result.fetchall(), columns=["id", *OFFERING_KEY])
+
+    def _insert_prices(self, conn: Connection, rows: pd.DataFrame) -> int:
+        """Insert rows whose (offering, time) is not stored yet; the number inserted."""
+        columns = ["offering_id", "effective_ts", "usd_per_hour", "source"]
+        records = list(zip(*(rows[c].tolist() for c in columns), strict=True))
+        marker = {"qmark": "?", "numeric": "?"}.get(self.engine.dialect.paramstyle, "%s")
+        if self.engine.dialect.name in ("sqlite", "postgresql"):
+            # Straight to the DB-API cursor inside the same transaction: SQLAlchemy's
+            # per-row parameter handling would cost more than the insert itself.
+            sql = (
+                f"INSERT INTO prices ({', '.join(columns)}) VALUES "
+                f"({', '.join([marker] * len(columns))}) "
+                "ON CONFLICT (offering_id, effective_ts) DO NOTHING"
+            )
+            cursor = conn.connection.cursor()
+            inserted = 0
+            for start in range(0, len(records), _INSERT_CHUNK):
+                cursor.executemany(sql, records[start : start + _INSERT_CHUNK])
+                inserted += cursor.rowcount
+            cursor.close()
+            return inserted
+        # Any other database: insert only the keys that are not there yet.
+        fresh = self._drop_stored(conn, rows)
+        if fresh.empty:
+            return 0
+        conn.execute(insert(prices), fresh[columns].to_dict("records"))
+        return len(fresh)
+
+    @staticmethod
+    def _drop_stored(conn: Connection, rows: pd.DataFrame) -> pd.DataFrame:
+        ids = [int(i) for i in rows["offering_id"].unique()]
+        stored = pd.DataFrame(
+            conn.execute(
+                select(prices.c.offering_id, prices.c.effective_ts).where(
+                    prices.c.offering_id.in_(ids)
+                )
+            ).fetchall(),
+            columns=["offering_id", "effective_ts"],
+        )
+        merged = rows.merge(stored, how="left", indicator=True)
+        return rows[(merged["_merge"] == "left_only").to_numpy()]
+
+    # --- reads ----------------------------------------------------------------------
+
+    def count(self) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(prices)).scalar_one()
+
+    def offerings(self, **filters: str | Sequence[str] | None) -> pd.DataFrame:
+        """Stored offerings matching the filters (see `_where`)."""
+        query = select(offerings).where(*_where(filters))
+        with self.engine.connect() as conn:
+            return pd.DataFrame(conn.execute(query).fetchall(), columns=list(offerings.c.keys()))
+
+    def as_of(self, at: datetime, **filters: str | Sequence[str] | None) -> pd.DataFrame:
+        """The price of every matching offering at `at`: its last observation at or before it."""
+        t = int(to_epoch_seconds([at])[0])
+        # Latest time per offering first (one index seek each), then join on the full key:
+        # joining prices first would evaluate the subquery once per stored row.
+        latest_ts = (
+            select(func.max(prices.c.effective_ts))
+            .where(prices.c.offering_id == offerings.c.id, prices.c.effective_ts <= t)
+            .correlate(offerings)
+            .scalar_subquery()
+        )
+        latest = (
+            select(offerings.c.id.label("oid"), latest_ts.label("ts"))
+            .where(*_where(filters))
+            .subquery()
+        )
+        query = (
+            select(offerings, prices.c.usd_per_hour, prices.c.effective_ts, prices.c.source)
+            .select_from(latest)
+            .join(prices, (prices.c.offering_id == latest.c.oid)
+                  & (prices.c.effective_ts == latest.c.ts))
+            .join(offerings, offerings.c.id == latest.c.oid)
+        )
+        return self._price_frame(query)
+
+    def history(
+        self,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        **filters: str | Sequence[str] | None,
+    ) -> pd.DataFrame:
+        """Every observation of the matching offerings in [start, end], oldest first."""
+        conditions = list(_where(filters))
+        if start is not None:
+            conditions.append(prices.c.effective_ts >= int(to_epoch_seconds([start])[0]))
+        if end is not None:
+            conditions.append(prices.c.effective_ts <= int(to_epoch_seconds([end])[0]))
+        query = (
+            select(offerings, prices.c.usd_per_hour, prices.c.effective_ts, prices.c.source)
+            .join(prices, prices.c.offering_id == offerings.c.id)
+            .where(*conditions)
+            .order_by(offerings.c.id, prices.c.effective_ts)
+        )
+        return self._price_frame(query)
+
+    def _price_frame(self, query) -> pd.DataFrame:  # noqa: ANN001 - a SQLAlchemy Select
+        with self.engine.connect() as conn:
+            result = conn.execute(query)
+            # Plain tuples: pandas probes each SQLAlchemy Row for attributes, slowly.
+            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+        frame["effective_at"] = from_epoch_seconds(frame.pop("effective_ts"))
+        return frame.rename(columns={"id": "offering_id"})
+
+    def observations(self) -> pd.DataFrame:
+        """The whole store as an observation frame (the export format)."""
+        frame = self.history()
+        return frame[OBSERVATION_COLUMNS]
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _where(filters: dict[str, str | Sequence[str] | None]) -> list:
+    """Conditions on offering columns; a value may be one string or a list of them."""
+    conditions = []
+    for name, value in filters.items():
+        if value is None or (not isinstance(value, str) and len(value) == 0):
+            continue
+        if name not in offerings.c:
+            known = ", ".join(offerings.c.keys())
+            raise InvalidInput(f"unknown filter {name!r}: expected one of {known}")
+        column = offerings.c[name]
+        values = [value] if isinstance(value, (str, int)) else list(value)
+        conditions.append(column.in_(values))
+    return conditions
+
+
+def _check_prices(values: pd.Series) -> None:
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = ~np.isfinite(numbers.to_numpy(dtype=float)) | (numbers.to_numpy(dtype=float) <= 0)
+    if bad.any():
+        first = values[bad].iloc[0]
+        raise InvalidInput(f"price {first!r}: expected a positive, finite USD/hour")
+
+
+def observations_frame(observations: Iterable[PriceObservation]) -> pd.DataFrame:
+    """An observation frame from PriceObservation objects."""
+    rows = []
+    for obs in observations:
+        o = obs.offering
+        rows.append(
+            (o.cloud, o.region, o.zone, o.instance_type, o.market, o.os, o.gpu_model,
+             o.gpu_count, o.vcpus, o.memory_gb, obs.usd_per_hour, obs.effective_at, obs.source)
+        )
+    frame = pd.DataFrame(rows, columns=OBSERVATION_COLUMNS)
+    frame["effective_at"] = pd.to_datetime(frame["effective_at"], utc=True)
+    return frame
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DB-API objects
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+

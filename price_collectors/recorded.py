@@ -1,0 +1,365 @@
+"""Import recorded price logs into observation frames.
+
+Formats, told apart by suffix and header:
+- `*.json`: an EC2 `DescribeSpotPriceHistory` response body (AWS spot history);
+- `*.csv` whose header starts with `Date,`: an Azure daily spot price log, one column per
+  VM size (`NC6s v3`, ...), values like `$0.60313`; the region is the file's stem
+  (`us_east.csv` -> eastus, or an ARM region name such as `eastus.csv`);
+- `*.csv` / `*.parquet` with the store's export columns (`costsched prices export`).
+A file is the unit of validity: one bad row rejects its file with a one-line error
+naming the file and row, and the other files of the call are still imported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from costsched import catalog
+from costsched.model import InvalidInput
+from costsched.store import OBSERVATION_COLUMNS
+
+SUFFIXES = (".json", ".csv", ".parquet")
+AZURE_MAPPING_HEADER = ["Instance", "GPU type", "# GPUs"]
+SPOT_HISTORY_FIELDS = ("AvailabilityZone", "InstanceType", "ProductDescription", "SpotPrice",
+                       "Timestamp")
+# EC2 ProductDescription -> the offering's os.
+AWS_PRODUCTS = {
+    "Linux/UNIX": "linux",
+    "Linux/UNIX (Amazon VPC)": "linux-vpc",
+    "Windows": "windows",
+    "Windows (Amazon VPC)": "windows",
+    "SUSE Linux": "suse",
+    "SUSE Linux (Amazon VPC)": "suse",
+    "Red Hat Enterprise Linux": "rhel",
+    "Red Hat Enterprise Linux (Amazon VPC)": "rhel",
+}
+_AWS_ZONE = re.compile(r"^([a-z]{2}(?:-gov)?-[a-z]+-\d+)[a-z]$")
+# Geography words of the recorded Azure file names -> their spelling in ARM region names.
+_AZURE_GEOS = {"us": "us", "eu": "europe", "europe": "europe", "asia": "asia", "uk": "uk",
+               "japan": "japan", "australia": "australia", "canada": "canada",
+               "brazil": "brazil", "india": "india", "korea": "korea", "france": "france",
+               "germany": "germany", "norway": "norway", "switzerland": "switzerland"}
+_AZURE_DIRECTIONS = {"east", "west", "north", "south", "central", "southeast", "northeast"}
+
+
+class FileError(InvalidInput):
+    """A recorded file that cannot be imported; str() is the one-line message."""
+
+    def __init__(self, path: Path, message: str, row: int | None = None) -> None:
+        where = f"{path}" + (f": row {row}" if row is not None else "")
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass
+class ParsedFiles:
+    """What reading a set of paths gave: observation frames and per-file errors."""
+
+    frames: list[pd.DataFrame] = field(default_factory=list)
+    files: int = 0
+    errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def observations(self) -> pd.DataFrame:
+        if not self.frames:
+            return pd.DataFrame(columns=OBSERVATION_COLUMNS)
+        return pd.concat(self.frames, ignore_index=True)
+
+
+def expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
+    """The files to read under `paths` (directories recursively) and errors for bad paths."""
+    files: list[Path] = []
+    errors: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(p for p in sorted(path.rglob("*")) if p.suffix in SUFFIXES)
+        elif path.is_file():
+            if path.suffix not in SUFFIXES:
+                errors.append(f"{path}: unknown kind of file: expected {', '.join(SUFFIXES)}")
+            else:
+                files.append(path)
+        else:
+            errors.append(f"{path}: cannot read: no such file or directory")
+    return files, errors
+
+
+def read_paths(
+    paths: Iterable[str | Path], progress: Callable[[Path], None] | None = None
+) -> ParsedFiles:
+    """Parse every file under `paths`; a bad file becomes an error, never an exception."""
+    files, errors = expand(paths)
+    result = ParsedFiles(errors=errors)
+    mappings = _azure_mappings(files, result)
+    for path in files:
+        if path in mappings:
+            continue
+        try:
+            frame = read_file(path, mappings.get(path.parent.parent / "instance_mapping.csv")
+                              or mappings.get(path.parent / "instance_mapping.csv"))
+        except InvalidInput as exc:
+            result.errors.append(str(exc))
+        except UnicodeDecodeError:
+            result.errors.append(f"{path}: cannot read: not UTF-8 text")
+        except OSError as exc:
+            result.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
+        else:
+            result.frames.append(frame)
+            result.files += 1
+        if progress:
+            progress(path)
+    return result
+
+
+def read_file(path: Path, azure_mapping: dict[str, tuple[str, int]] | None = None) -> pd.DataFrame:
+    """One recorded file as an observation frame; FileError when it is not valid."""
+    if path.suffix == ".json":
+        return read_spot_history_json(path)
+    if path.suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises many kinds for a damaged file
+            raise FileError(path, f"not a readable Parquet file ({exc})") from None
+        return validate_export(path, frame)
+    header = _csv_header(path)
+    if header[:1] == ["Date"]:
+        return read_azure_daily_csv(path, azure_mapping)
+    if header == OBSERVATION_COLUMNS:
+        return validate_export(path, pd.read_csv(path, dtype={"zone": str}, keep_default_na=False))
+    raise FileError(
+        path,
+        f"unexpected CSV header {','.join(header)!r}: expected an Azure daily price log "
+        f"(Date,<VM size>,...) or the export format ({','.join(OBSERVATION_COLUMNS)})",
+    )
+
+
+def _csv_header(path: Path) -> list[str]:
+    with path.open(newline="") as fh:
+        first = fh.readline()
+    return [h.strip() for h in first.strip().split(",")] if first else []
+
+
+# --- AWS DescribeSpotPriceHistory bodies ---------------------------------------------
+
+
+def read_spot_history_json(path: Path) -> pd.DataFrame:
+    try:
+        body = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise FileError(
+            path,
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}): expected a "
+            "DescribeSpotPriceHistory response body",
+        ) from None
+    if not isinstance(body, dict) or not isinstance(body.get("SpotPriceHistory"), list):
+        raise FileError(
+            path, 'expected a DescribeSpotPriceHistory body: {"SpotPriceHistory": [...]}'
+        )
+    return spot_history_frame(body["SpotPriceHistory"], source=f"import:{path.name}", path=path)
+
+
+def spot_history_frame(
+    items: list[dict], source: str, path: Path | str = "response"
+) -> pd.DataFrame:
+    """Observation frame of `SpotPriceHistory` items (recorded files and live responses)."""
+    rows = []
+    for n, item in enumerate(items, start=1):
+        rows.append(_spot_row(Path(str(path)), n, item))
+    frame = pd.DataFrame(rows, columns=OBSERVATION_COLUMNS[:-1])
+    frame["effective_at"] = pd.to_datetime(frame["effective_at"], utc=True)
+    frame["source"] = source
+    return frame
+
+
+def _spot_row(path: Path, n: int, item: dict) -> tuple:
+    if not isinstance(item, dict):
+        raise FileError(path, "expected an object with " + ", ".join(SPOT_HISTORY_FIELDS), n)
+    missing = [f for f in SPOT_HISTORY_FIELDS if f not in item]
+    if missing:
+        raise FileError(path, f"missing field(s) {', '.join(missing)}", n)
+    zone = str(item["AvailabilityZone"])
+    match = _AWS_ZONE.match(zone)
+    if not match:
+        raise FileError(path, f"AvailabilityZone {zone!r}: expected a zone like us-east-1a", n)
+    product = item["ProductDescription"]
+    if product not in AWS_PRODUCTS:
+        raise FileError(path, f"ProductDescription {product!r}: expected one of "
+                        f"{', '.join(AWS_PRODUCTS)}", n)
+    price = _positive_price(path, n, "SpotPrice", item["SpotPrice"])
+    try:
+        at = pd.Timestamp(item["Timestamp"])
+    except (ValueError, TypeError):
+        raise FileError(path, f"Timestamp {item['Timestamp']!r}: expected an ISO 8601 time "
+                        "such as 2020-02-20T22:06:16.000Z", n) from None
+    try:
+        spec = catalog.require("aws", str(item["InstanceType"]))
+    except InvalidInput as exc:
+        raise FileError(path, str(exc), n) from None
+    return ("aws", match.group(1), zone, spec["instance_type"], "spot", AWS_PRODUCTS[product],
+            spec["gpu_model"], int(spec["gpu_count"]), int(spec["vcpus"]),
+            float(spec["memory_gb"]), price, at)
+
+
+def _positive_price(path: Path, row: int, name: str, value: object) -> float:
+    text = str(value).strip().lstrip("$")
+    try:
+        price = float(text)
+    except ValueError:
+        raise FileError(path, f"{name} {value!r}: expected a positive number (USD/hour)",
+                        row) from None
+    if not price > 0 or price == float("inf"):
+        raise FileError(path, f"{name} {value!r}: expected a positive number (USD/hour)", row)
+    return price
+
+
+# --- Azure daily logs ------------------------------------------------------------------
+
+
+def azure_region(stem: str) -> str:
+    """ARM region name of a recorded file's stem: us_east -> eastus, eu_west -> westeurope."""
+    parts = stem.lower().split("_")
+    if len(parts) == 1 and re.fullmatch(r"[a-z]+\d*", parts[0]):
+        return parts[0]  # already an ARM name such as eastus2
+    digits = parts.pop() if parts and parts[-1].isdigit() else ""
+    geo = _AZURE_GEOS.get(parts[0]) if parts else None
+    directions = parts[1:]
+    if geo is None or not directions or not set(directions) <= _AZURE_DIRECTIONS:
+        raise InvalidInput(
+            f"file name {stem!r}: expected an Azure region such as us_east, us_south_central "
+            "or an ARM region name such as eastus"
+        )
+    return "".join(directions) + geo + digits
+
+
+def azure_sku(column: str) -> str:
+    """ARM SKU name of a recorded column: 'NC6s v3' -> 'Standard_NC6s_v3'."""
+    return "Standard_" + "_".join(column.split())
+
+
+def _azure_mappings(files: list[Path], result: ParsedFiles) -> dict[Path, dict]:
+    """The Azure instance mapping files among `files`, parsed (errors go to `result`)."""
+    mappings: dict[Path, dict] = {}
+    for path in files:
+        if path.suffix != ".csv" or _csv_header(path) != AZURE_MAPPING_HEADER:
+            continue
+        try:
+            table = pd.read_csv(path)
+            mapping = {}
+            for n, row in enumerate(table.itertuples(index=False), start=2):
+                gpu = catalog.gpu_model_name(str(row[1]))
+                count = int(row[2])
+                if count < 1:
+                    raise FileError(path, f"# GPUs {row[2]!r}: expected a whole number >= 1", n)
+                mapping[azure_sku(str(row[0]))] = (gpu, count)
+        except (InvalidInput, ValueError) as exc:
+            result.errors.append(str(exc) if isinstance(exc, FileError) else f"{path}: {exc}")
+            mappings[path] = {}
+        else:
+            mappings[path] = mapping
+    return mappings
+
+
+def read_azure_daily_csv(
+    path: Path, mapping: dict[str, tuple[str, int]] | None = None
+) -> pd.DataFrame:
+    try:
+        region = azure_region(path.stem)
+    except InvalidInput as exc:
+        raise FileError(path, str(exc)) from None
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    specs = {column: _azure_spec(path, column, mapping or {}) for column in table.columns[1:]}
+    rows = []
+    for n, record in enumerate(table.itertuples(index=False), start=2):
+        try:
+            day = pd.to_datetime(record[0], format="%m/%d/%Y", utc=True)
+        except (ValueError, TypeError):
+            raise FileError(path, f"Date {record[0]!r}: expected m/d/Y such as 2/24/2020",
+                            n) from None
+        for column, value in zip(table.columns[1:], record[1:], strict=False):
+            if not value.strip():
+                continue  # not offered in this region that day
+            price = _positive_price(path, n, column, value)
+            sku, gpu, count, vcpus, memory = specs[column]
+            rows.append(("azure", region, "", sku, "spot", "linux", gpu, count, vcpus, memory,
+                         price, day))
+    frame = pd.DataFrame(rows, columns=OBSERVATION_COLUMNS[:-1])
+    frame["effective_at"] = pd.to_datetime(frame["effective_at"], utc=True)
+    frame["source"] = f"import:{path.name}"
+    return frame
+
+
+def _azure_spec(path: Path, column: str, mapping: dict) -> tuple[str, str, int, int, float]:
+    sku = azure_sku(column)
+    spec = catalog.lookup("azure", sku)
+    if spec is not None:
+        return sku, spec["gpu_model"], int(spec["gpu_count"]), int(spec["vcpus"]), float(
+            spec["memory_gb"])
+    if sku in mapping:
+        gpu, count = mapping[sku]
+        return sku, gpu, count, 0, 0.0
+    raise FileError(path, f"column {column!r}: unknown Azure VM size {sku!r}: expected a "
+                    "GPU size of the catalog or one listed in an instance_mapping.csv beside it")
+
+
+# --- the store's own export format -----------------------------------------------------
+
+
+def validate_export(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in OBSERVATION_COLUMNS if c not in frame.columns]
+    if missing:
+        raise FileError(path, f"missing column(s) {', '.join(missing)}: expected "
+                        f"{','.join(OBSERVATION_COLUMNS)}")
+    frame = frame[OBSERVATION_COLUMNS].copy()
+    frame["zone"] = frame["zone"].fillna("").astype(str)
+    prices = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
+    bad = prices.isna() | ~(prices > 0) | (prices == float("inf"))
+    if bad.any():
+        first = int(bad.to_numpy().argmax())
+        raise FileError(path, f"usd_per_hour {frame['usd_per_hour'].iloc[first]!r}: expected a "
+                        "positive number", _data_row(path, first))
+    frame["usd_per_hour"] = prices.astype(float)
+    times = pd.to_datetime(frame["effective_at"], utc=True, errors="coerce", format="ISO8601")
+    if times.isna().any():
+        first = int(times.isna().to_numpy().argmax())
+        raise FileError(path, f"effective_at {frame['effective_at'].iloc[first]!r}: expected an "
+                        "ISO 8601 time", _data_row(path, first))
+    frame["effective_at"] = times
+    for name, allowed in (("cloud", ("aws", "gcp", "azure")), ("market", ("on_demand", "spot"))):
+        bad = ~frame[name].isin(allowed)
+        if bad.any():
+            first = int(bad.to_numpy().argmax())
+            raise FileError(path, f"{name} {frame[name].iloc[first]!r}: expected one of "
+                            f"{', '.join(allowed)}", _data_row(path, first))
+    for name in ("gpu_count", "vcpus"):
+        numbers = pd.to_numeric(frame[name], errors="coerce")
+        if numbers.isna().any():
+            first = int(numbers.isna().to_numpy().argmax())
+            raise FileError(path, f"{name} {frame[name].iloc[first]!r}: expected a whole "
+                            "number", _data_row(path, first))
+        frame[name] = numbers.astype(int)
+    frame["memory_gb"] = pd.to_numeric(frame["memory_gb"], errors="coerce").fillna(0.0)
+    return frame
+
+
+def _data_row(path: Path, index: int) -> int:
+    """The file row of a data row: CSV rows count the header line, Parquet rows from 1."""
+    return index + 2 if path.suffix == ".csv" else index + 1
+
+
+def write_export(frame: pd.DataFrame, path: Path) -> None:
+    """Write an observation frame in the export format (.csv or .parquet by suffix)."""
+    if path.suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    elif path.suffix == ".csv":
+        out = frame.copy()
+        out["effective_at"] = out["effective_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+        out.to_csv(path, index=False)
+    else:
+        raise InvalidInput(f"{path}: unknown export format: expected a .csv or .parquet path")
+
+

@@ -1,0 +1,100 @@
+"""The CLI on the embedded default: bundled catalog, empty store, bad options."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from costsched import catalog
+
+
+def test_catalog_json_lists_every_gpu_generation(cli) -> None:
+    result = cli("catalog", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["version"] == catalog.CATALOG_VERSION
+    gpus = {t["gpu_model"] for t in data["instance_types"]}
+    assert {"K80", "P100", "V100", "T4", "A10G", "L4", "A100", "H100"} <= gpus
+    clouds = {t["cloud"] for t in data["instance_types"]}
+    assert clouds == {"aws", "gcp", "azure"}
+
+
+def test_catalog_filters(cli) -> None:
+    result = cli("catalog", "--gpu", "a10g", "--json")
+    types = json.loads(result.stdout)["instance_types"]
+    assert types and all(t["gpu_model"] == "A10G" for t in types)
+    assert {t["cloud"] for t in types} == {"aws"}
+
+
+def test_catalog_is_consistent() -> None:
+    types = catalog.instance_types()
+    listed = catalog.on_demand_prices()
+    assert not types.duplicated(["cloud", "instance_type"]).any()
+    assert not listed.duplicated(["cloud", "region", "instance_type"]).any()
+    assert (listed["usd_per_hour"] > 0).all()
+    assert set(types["gpu_model"]) <= set(catalog.GPU_MODELS)
+    raw = pd.read_csv(catalog.resources.files("costsched.data") / "on_demand_prices.csv")
+    assert len(raw) == len(listed), "every priced type must be in instance_types.csv"
+    p3 = listed[(listed["instance_type"] == "p3.2xlarge") & (listed["region"] == "us-east-1")]
+    assert p3["usd_per_hour"].tolist() == [3.06]
+
+
+def test_show_on_an_empty_store_uses_the_catalog(cli) -> None:
+    result = cli("prices", "show", "--json", "--top", "0")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == len(catalog.on_demand_prices())
+    assert {r["source"] for r in rows} == {catalog.CATALOG_SOURCE}
+    per_gpu = [r["usd_per_gpu_hour"] for r in rows]
+    assert per_gpu == sorted(per_gpu)
+
+
+def test_cheapest_per_gpu(cli) -> None:
+    rows = json.loads(cli("prices", "show", "--cheapest-per-gpu", "--json").stdout)
+    assert len(rows) == len({r["gpu_model"] for r in rows})
+    listed = catalog.on_demand_prices()
+    for r in rows:
+        same = listed[listed["gpu_model"] == r["gpu_model"]]
+        assert r["usd_per_gpu_hour"] == pytest.approx(
+            (same["usd_per_hour"] / same["gpu_count"]).min())
+
+
+def test_show_table_output(cli) -> None:
+    result = cli("prices", "show", "--gpu", "V100", "--cloud", "aws", "--top", "3")
+    assert result.exit_code == 0
+    assert "p3." in result.stdout and "$/GPU-h" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["prices", "show", "--at", "yesterday-ish"], "--at 'yesterday-ish': expected an ISO 8601"),
+        (["prices", "show", "--market", "reserved"],
+         "--market 'reserved': expected one of on_demand, spot"),
+        (["prices", "show", "--gpu", "V1000"], "unknown GPU model 'V1000': expected one of"),
+        (["prices", "show", "--cloud", "ibm"], "--cloud 'ibm': expected one of aws, gcp, azure"),
+        (["prices", "history", "--instance", "p9.huge"], "no stored prices for instance type"),
+        (["prices", "export", "out.xlsx"], "out.xlsx: unknown export format"),
+    ],
+)
+def test_bad_options_give_one_line_and_exit_2(cli, args: list[str], message: str) -> None:
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+
+
+def test_history_and_export(cli, dispa, tmp_path) -> None:
+    cli("prices", "import", dispa / "aws" / "cost" / "us-west-2", "--json")
+    result = cli("prices", "history", "--instance", "p2.xlarge", "--region", "us-west-2",
+                 "--json")
+    rows = json.loads(result.stdout)
+    assert rows and {r["instance_type"] for r in rows} == {"p2.xlarge"}
+    times = [r["effective_at"] for r in rows]
+    assert times == sorted(times)
+    out = tmp_path / "all.parquet"
+    exported = json.loads(cli("prices", "export", out, "--json").stdout)
+    assert exported["rows"] == len(pd.read_parquet(out)) > len(rows)

@@ -1,0 +1,68 @@
+"""Shared fixtures: the recorded data beside the checkout, fresh stores, the CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from costsched.store import PriceStore
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data"))
+DISPA = SHARED / "dispa2020"
+
+
+@pytest.fixture(scope="session")
+def dispa() -> Path:
+    """../shared/data/dispa2020: CI has it beside the checkout; its absence is an error."""
+    assert DISPA.is_dir(), f"recorded data not found at {DISPA} (set COSTSCHED_SHARED_DATA)"
+    return DISPA
+
+
+@pytest.fixture(scope="session")
+def spot_traces() -> Path:
+    path = SHARED / "spot-traces"
+    assert path.is_dir(), f"spot traces not found at {path} (set COSTSCHED_SHARED_DATA)"
+    return path
+
+
+@pytest.fixture()
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "prices.sqlite"
+
+
+@pytest.fixture()
+def store(db_path: Path) -> PriceStore:
+    s = PriceStore(str(db_path))
+    yield s
+    s.dispose()
+
+
+@pytest.fixture(scope="session")
+def recorded_store(tmp_path_factory: pytest.TempPathFactory, dispa: Path) -> PriceStore:
+    """A SQLite store holding all of dispa2020 (AWS and Azure), shared read-only by tests."""
+    from price_collectors import recorded
+
+    path = tmp_path_factory.mktemp("recorded") / "prices.sqlite"
+    s = PriceStore(str(path))
+    parsed = recorded.read_paths([dispa / "aws" / "cost", dispa / "azure"])
+    assert not parsed.errors, parsed.errors
+    s.ingest(parsed.observations())
+    return s
+
+
+@pytest.fixture()
+def cli(monkeypatch: pytest.MonkeyPatch, db_path: Path):
+    """Invoke the CLI with COSTSCHED_DB pointing at a fresh SQLite file."""
+    from costsched.cli import app
+
+    monkeypatch.setenv("COSTSCHED_DB", str(db_path))
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+    return invoke
