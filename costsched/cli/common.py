@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -16,8 +17,11 @@ from rich.table import Table
 
 from costsched.model import InvalidInput
 
-console = Console()
-err_console = Console(stderr=True)
+# Piped output (files, tests, CI logs) gets a wide page instead of rich's default 80
+# columns, so that tables are not cut; a terminal keeps its own width.
+_PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
+console = Console(width=_PIPED_WIDTH)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 DbOption = Annotated[
     str | None,
@@ -87,11 +91,16 @@ def frame_records(frame: pd.DataFrame) -> list[dict]:
     ]
 
 
+WRAPPING_COLUMNS = {"regions", "source", "note", "reason"}
+
+
 def table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
     out = Table(title=title, header_style="bold")
     for name in columns:
         numeric = name.startswith("$") or name.endswith(("$/h", "%", "h")) or name in {"GPUs"}
-        out.add_column(name, justify="right" if numeric else "left")
+        # Identifiers and figures are never cut; free text columns wrap instead.
+        out.add_column(name, justify="right" if numeric else "left",
+                       no_wrap=name not in WRAPPING_COLUMNS)
     for row in rows:
         out.add_row(*row)
     return out

@@ -110,15 +110,15 @@ def show(
         print_json(frame_records(frame))
         return
     rows = [
-        [r.cloud, r.region, r.zone or "-", r.instance_type, r.market, f"{r.gpu_count}x{r.gpu_model}",
-         money(r.usd_per_hour), money(r.usd_per_gpu_hour),
+        [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
+         f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour), money(r.usd_per_gpu_hour),
          "-" if pd.isna(r.spot_discount) else f"{r.spot_discount:.0%}",
-         r.effective_at.strftime("%Y-%m-%d %H:%M"), r.source]
+         r.effective_at.strftime("%Y-%m-%d")]
         for r in frame.itertuples()
     ]
     title = f"Prices as of {when:%Y-%m-%d %H:%M} UTC, cheapest per GPU-hour first"
-    console.print(table(title, ["cloud", "region", "zone", "instance type", "market", "GPUs",
-                                "$/h", "$/GPU-h", "spot discount", "since", "source"], rows))
+    console.print(table(title, ["where", "instance type", "market", "GPUs", "$/h", "$/GPU-h",
+                                "spot disc.", "since"], rows))
     if frame.empty:
         console.print("No prices match. `costsched prices import` or `costsched collect` "
                       "adds prices; `costsched catalog` lists the known offerings.")
