@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+from sqlalchemy import create_engine, text
 from typer.testing import CliRunner
 
 from costsched.store import PriceStore
@@ -27,6 +30,37 @@ def spot_traces() -> Path:
     path = SHARED / "spot-traces"
     assert path.is_dir(), f"spot traces not found at {path} (set COSTSCHED_SHARED_DATA)"
     return path
+
+
+def _pg_url() -> str | None:
+    url = os.environ.get("COSTSCHED_TEST_PG_URL")
+    if not url and os.environ.get("COSTSCHED_REQUIRE_PG"):
+        pytest.fail("COSTSCHED_REQUIRE_PG is set but COSTSCHED_TEST_PG_URL is not")
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> PriceStore:
+    """A fresh store on SQLite, and on PostgreSQL in a schema of its own."""
+    if request.param == "sqlite":
+        s = PriceStore(str(tmp_path / "p.sqlite"))
+        yield s
+        s.dispose()
+        return
+    url = _pg_url()
+    if not url:
+        pytest.skip("no PostgreSQL server: set COSTSCHED_TEST_PG_URL (scripts/start-postgres.sh)")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in url else "?"
+    s = PriceStore(f"{url}{sep}options={quote(f'-csearch_path={schema}')}")
+    yield s
+    s.dispose()
+    with admin.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    admin.dispose()
 
 
 @pytest.fixture()

@@ -52,7 +52,8 @@ def catalog_cmd(
     frame = types.merge(per_type.reset_index(), on=["cloud", "instance_type"], how="left")
     frame = frame.sort_values(["gpu_model", "cloud", "gpu_count", "min_usd_per_hour"])
     if json_out:
-        print_json({"version": catalog_data.CATALOG_VERSION, "instance_types": frame_records(frame)})
+        records = frame_records(frame)
+        print_json({"version": catalog_data.CATALOG_VERSION, "instance_types": records})
         return
     rows = [
         [r.cloud, r.instance_type, f"{r.gpu_count}x{r.gpu_model}", str(r.vcpus),

@@ -70,7 +70,8 @@ def import_(
     else:
         for error in parsed.errors:
             err_console.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
-        new = f"{result.inserted:,} new rows" if result.inserted else "0 new rows (all stored already)"
+        new = (f"{result.inserted:,} new rows" if result.inserted
+               else "0 new rows (all stored already)")
         console.print(f"Imported {parsed.files} file(s): {result.total:,} observations, {new}, "
                       f"{result.unchanged:,} unchanged; {len(parsed.errors)} file(s) rejected.",
                       highlight=False)
@@ -88,7 +89,7 @@ def show(
     at: Annotated[str | None, typer.Option(help="As of this time (ISO 8601); default now.")] = None,
     top: Annotated[int, typer.Option(help="Show at most this many rows (0: all).")] = 30,
     cheapest_per_gpu: Annotated[
-        bool, typer.Option("--cheapest-per-gpu", help="Only the cheapest offering of each GPU model.")
+        bool, typer.Option("--cheapest-per-gpu", help="Only the cheapest offering per GPU model.")
     ] = False,
     db: DbOption = None,
     json_out: JsonOption = False,

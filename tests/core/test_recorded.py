@@ -36,7 +36,8 @@ def azure_cells(dispa: Path) -> int:
     return count
 
 
-def test_import_all_of_dispa2020(dispa: Path, store: PriceStore) -> None:
+def test_import_all_of_dispa2020(dispa: Path, any_store: PriceStore) -> None:
+    store = any_store  # SQLite and PostgreSQL
     parsed = recorded.read_paths([dispa / "aws" / "cost", dispa / "azure"])
     assert parsed.errors == []
     result = store.ingest(parsed.observations())

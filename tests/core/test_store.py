@@ -2,52 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import uuid
-from urllib.parse import quote
-
 import numpy as np
 import pandas as pd
 import pytest
-from sqlalchemy import create_engine, text
 
 from costsched import store as store_module
 from costsched.model import InvalidInput, Offering, PriceObservation
 from costsched.store import OBSERVATION_COLUMNS, PriceStore, observations_frame
 
 
-def _pg_url() -> str | None:
-    url = os.environ.get("COSTSCHED_TEST_PG_URL")
-    if not url and os.environ.get("COSTSCHED_REQUIRE_PG"):
-        pytest.fail("COSTSCHED_REQUIRE_PG is set but COSTSCHED_TEST_PG_URL is not")
-    return url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_store(request: pytest.FixtureRequest, tmp_path) -> PriceStore:
-    """A fresh store on SQLite, and on PostgreSQL in a schema of its own."""
-    if request.param == "sqlite":
-        s = PriceStore(str(tmp_path / "p.sqlite"))
-        yield s
-        s.dispose()
-        return
-    url = _pg_url()
-    if not url:
-        pytest.skip("no PostgreSQL server: set COSTSCHED_TEST_PG_URL (scripts/start-postgres.sh)")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE SCHEMA {schema}"))
-    sep = "&" if "?" in url else "?"
-    s = PriceStore(f"{url}{sep}options={quote(f'-csearch_path={schema}')}")
-    yield s
-    s.dispose()
-    with admin.begin() as conn:
-        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
-
-
-def make_frame(n: int, offerings: int = 3, seed: int = 0, start: str = "2020-01-01") -> pd.DataFrame:
+def make_frame(
+    n: int, offerings: int = 3, seed: int = 0, start: str = "2020-01-01"
+) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     which = rng.integers(0, offerings, n)
     seconds = np.sort(rng.choice(86400 * 30, n, replace=False))
