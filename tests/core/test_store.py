@@ -175,3 +175,15 @@ def test_default_location_and_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> 
     monkeypatch.delenv("COSTSCHED_DB")
     assert store_module.default_url().endswith("costsched/prices.sqlite")
     assert store_module.resolve_url("postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+def test_migrations_build_exactly_the_declared_schema(any_store: PriceStore) -> None:
+    """A schema change without its Alembic migration (or the reverse) fails here."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from costsched.schema import metadata
+
+    with any_store.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    assert diff == []
