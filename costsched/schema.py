@@ -44,4 +44,6 @@ prices = Table(
     Column("effective_ts", BigInteger, primary_key=True),
     Column("usd_per_hour", Float, nullable=False),
     Column("source", String(128), nullable=False),
+    # SQLite: one B-tree clustered on the key instead of a rowid table plus a key index.
+    sqlite_with_rowid=False,
 )

@@ -40,6 +40,7 @@ def upgrade() -> None:
         sa.Column("effective_ts", sa.BigInteger, primary_key=True),
         sa.Column("usd_per_hour", sa.Float, nullable=False),
         sa.Column("source", sa.String(128), nullable=False),
+        sqlite_with_rowid=False,
     )
 
 
