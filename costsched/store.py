@@ -156,10 +156,12 @@ class PriceStore:
         columns = ["offering_id", "effective_ts", "usd_per_hour", "source"]
         rows = rows.sort_values(["offering_id", "effective_ts"])  # B-tree order: local writes
         records = list(zip(*(rows[c].tolist() for c in columns), strict=True))
-        marker = {"qmark": "?", "numeric": "?"}.get(self.engine.dialect.paramstyle, "%s")
+        if (self.engine.dialect.name, self.engine.dialect.driver) == ("postgresql", "psycopg"):
+            return _copy_insert_postgresql(conn, columns, records)
         if self.engine.dialect.name in ("sqlite", "postgresql"):
             # Straight to the DB-API cursor inside the same transaction: SQLAlchemy's
             # per-row parameter handling would cost more than the insert itself.
+            marker = "?" if self.engine.dialect.paramstyle in ("qmark", "numeric") else "%s"
             sql = (
                 f"INSERT INTO prices ({', '.join(columns)}) VALUES "
                 f"({', '.join([marker] * len(columns))}) "
@@ -208,26 +210,36 @@ class PriceStore:
     def as_of(self, at: datetime, **filters: str | Sequence[str] | None) -> pd.DataFrame:
         """The price of every matching offering at `at`: its last observation at or before it."""
         t = int(to_epoch_seconds([at])[0])
-        # Latest time per offering first (one index seek each), then join on the full key:
-        # joining prices first would evaluate the subquery once per stored row.
+        # The newest time at or before t of each offering: one index seek each.
         latest_ts = (
             select(func.max(prices.c.effective_ts))
             .where(prices.c.offering_id == offerings.c.id, prices.c.effective_ts <= t)
             .correlate(offerings)
             .scalar_subquery()
         )
-        latest = (
-            select(offerings.c.id.label("oid"), latest_ts.label("ts"))
-            .where(*_where(filters))
-            .subquery()
-        )
-        query = (
-            select(offerings, prices.c.usd_per_hour, prices.c.effective_ts, prices.c.source)
-            .select_from(latest)
-            .join(prices, (prices.c.offering_id == latest.c.oid)
-                  & (prices.c.effective_ts == latest.c.ts))
-            .join(offerings, offerings.c.id == latest.c.oid)
-        )
+        columns = (prices.c.usd_per_hour, prices.c.effective_ts, prices.c.source)
+        # Then the price row at that key. The planners need different shapes to stay on
+        # index seeks (measured on 1,000 offerings x 1,000,000 rows): SQLite flattens a
+        # subquery that carries the offering columns and scans all prices (650 ms vs 4 ms);
+        # PostgreSQL misestimates a second join back to offerings (40 ms vs 11 ms).
+        if self.engine.dialect.name == "sqlite":
+            latest = select(offerings.c.id.label("oid"), latest_ts.label("ts")).where(
+                *_where(filters)).subquery()
+            query = (
+                select(offerings, *columns)
+                .select_from(latest)
+                .join(prices, (prices.c.offering_id == latest.c.oid)
+                      & (prices.c.effective_ts == latest.c.ts))
+                .join(offerings, offerings.c.id == latest.c.oid)
+            )
+        else:
+            latest = select(offerings, latest_ts.label("ts")).where(*_where(filters)).subquery()
+            query = (
+                select(*(latest.c[column.name] for column in offerings.c), *columns)
+                .select_from(latest)
+                .join(prices, (prices.c.offering_id == latest.c.id)
+                      & (prices.c.effective_ts == latest.c.ts))
+            )
         return self._price_frame(query)
 
     def history(
@@ -265,6 +277,28 @@ class PriceStore:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _copy_insert_postgresql(conn: Connection, columns: list[str], records: list[tuple]) -> int:
+    """PostgreSQL: COPY the batch into a temporary table, then one INSERT ... SELECT."""
+    names = ", ".join(columns)
+    cursor = conn.connection.cursor()
+    cursor.execute("DROP TABLE IF EXISTS prices_batch")
+    cursor.execute(
+        "CREATE TEMPORARY TABLE prices_batch ON COMMIT DROP AS "
+        f"SELECT {names} FROM prices WITH NO DATA"
+    )
+    with cursor.copy(f"COPY prices_batch ({names}) FROM STDIN") as copy:
+        for record in records:
+            copy.write_row(record)
+    cursor.execute(
+        f"INSERT INTO prices ({names}) SELECT {names} FROM prices_batch "
+        "ON CONFLICT (offering_id, effective_ts) DO NOTHING"
+    )
+    inserted = cursor.rowcount
+    cursor.execute("DROP TABLE prices_batch")
+    cursor.close()
+    return inserted
 
 
 def _where(filters: dict[str, str | Sequence[str] | None]) -> list:
