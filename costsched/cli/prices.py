@@ -31,6 +31,9 @@ from price_collectors import recorded
 app = typer.Typer(help="Price history: import recorded logs, show prices as of a time, export.",
                   no_args_is_help=True)
 
+# Spot histories record changes only, but a price not seen for a week more likely means
+# the collection stopped than that the price held still.
+STALE_SPOT_AGE = pd.Timedelta(days=7)
 GpuOption = Annotated[list[str] | None, typer.Option("--gpu", help="GPU model(s), e.g. V100.")]
 CloudOption = Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.")]
 RegionOption = Annotated[list[str] | None, typer.Option("--region", help="Region(s).")]
@@ -120,6 +123,12 @@ def show(
     title = f"Prices as of {when:%Y-%m-%d %H:%M} UTC, cheapest per GPU-hour first"
     console.print(table(title, ["where", "instance type", "market", "GPUs", "$/h", "$/GPU-h",
                                 "spot disc.", "since"], rows))
+    stale = frame[(frame["market"] == "spot")
+                  & (pd.Timestamp(when) - frame["effective_at"] > STALE_SPOT_AGE)]
+    if len(stale):
+        console.print(f"[yellow]note:[/yellow] {len(stale)} spot price(s) were last observed "
+                      f"more than {STALE_SPOT_AGE.days} days before this time (see 'since'); "
+                      "`costsched collect` refreshes them.", highlight=False)
     if frame.empty:
         console.print("No prices match. `costsched prices import` or `costsched collect` "
                       "adds prices; `costsched catalog` lists the known offerings.")

@@ -98,3 +98,11 @@ def test_history_and_export(cli, dispa, tmp_path) -> None:
     out = tmp_path / "all.parquet"
     exported = json.loads(cli("prices", "export", out, "--json").stdout)
     assert exported["rows"] == len(pd.read_parquet(out)) > len(rows)
+
+
+def test_stale_spot_prices_are_pointed_out(cli, dispa) -> None:
+    cli("prices", "import", dispa / "aws" / "cost" / "us-west-2", "--json")
+    fresh = cli("prices", "show", "--market", "spot", "--at", "2020-02-01T00:00Z")
+    assert "note:" not in fresh.stdout
+    late = cli("prices", "show", "--market", "spot", "--at", "2021-01-01T00:00Z")
+    assert "were last observed more than 7 days before this time" in late.stdout
