@@ -1,22 +1,73 @@
 """Throughput: training steps per second of a model on a GPU model at a GPU count.
 
-The bundled table (`costsched/data/throughputs.csv`) holds published measurements
-(Gavel, OSDI 2020: 26 model configurations on K80, P100 and V100; multi-GPU entries from
-its multi-GPU table). Lookups say whether a value was measured or estimated.
+Three layers, most trusted first:
+
+1. user measurements (`costsched throughput set/import`, kept in a CSV file, see
+   `user_path`), which override
+2. the bundled table (`costsched/data/throughputs.csv`: Gavel, OSDI 2020: 26 model
+   configurations on K80, P100 and V100; multi-GPU entries from its multi-GPU table), and
+3. estimates for what neither measured, by two stated rules (`Throughput.estimated` is
+   True and `basis` names the rule and the measurement it started from):
+
+   - GPU count rule (data-parallel scaling): from the nearest measured count m of the same
+     GPU model, T(n) = T(m) * (n/m) * SCALING_EFFICIENCY ** log2(n/m), i.e. each doubling
+     of GPUs gives SCALING_EFFICIENCY x 2 the throughput (and each halving the inverse).
+   - GPU model rule: from the measured GPU model whose peak FP32 throughput is nearest
+     (by ratio) to the target's, T(target) = T(reference) * FP32(target) / FP32(reference),
+     with the vendors' spec-sheet figures in `GPU_SPECS`. The measurements are FP32
+     training, so FP32 is the default basis; `precision="fp16"` scales by tensor-core FP16
+     peaks instead, for mixed-precision jobs. Checked on the bundled data (every model,
+     one measured GPU predicted from another, `tests/optimize/test_throughput.py`): the
+     geometric-mean error is x1.2 between P100 and V100 and x1.6 to or from the K80. Peak
+     ratios are optimistic for memory-bound models on bandwidth-poor parts (T4, L4) and
+     pessimistic for mixed-precision ones: measure (`throughput set`) when it matters.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import platformdirs
 
 from costsched.model import InvalidInput
 
 COLUMNS = ["model", "gpu_model", "gpu_count", "steps_per_second", "source"]
+ENV_USER_FILE = "COSTSCHED_THROUGHPUTS"
+SCALING_EFFICIENCY = 0.9  # per doubling of GPUs; a common data-parallel figure, stated not fit
+PRECISIONS = ("fp32", "fp16")
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    fp32_tflops: float  # peak, non-tensor
+    fp16_tflops: float  # peak dense FP16 (tensor cores where present, no sparsity)
+    source: str
+
+
+# Peak figures per GPU from NVIDIA's public data sheets (cloud form factors: SXM where the
+# clouds rent SXM parts, PCIe otherwise). One K80 "GPU" is half a K80 board.
+GPU_SPECS: dict[str, GpuSpec] = {
+    "K80": GpuSpec(4.37, 4.37, "NVIDIA Tesla K80 data sheet (2014): 8.73 TFLOPS FP32 per "
+                   "2-GPU board with boost; no faster FP16 path"),
+    "P100": GpuSpec(9.3, 18.7, "NVIDIA Tesla P100 PCIe data sheet (2016)"),
+    "V100": GpuSpec(15.7, 125.0, "NVIDIA Tesla V100 SXM2 data sheet (2017)"),
+    "T4": GpuSpec(8.1, 65.0, "NVIDIA T4 data sheet (2019)"),
+    "A10G": GpuSpec(31.2, 125.0, "NVIDIA A10 data sheet (2021); AWS publishes no separate "
+                    "A10G sheet, so the A10's figures stand in"),
+    "L4": GpuSpec(30.3, 121.0, "NVIDIA L4 data sheet (2023), dense FP16"),
+    "A100": GpuSpec(19.5, 312.0, "NVIDIA A100 40GB SXM data sheet (2020), dense FP16"),
+    "A100-80GB": GpuSpec(19.5, 312.0, "NVIDIA A100 80GB SXM data sheet (2021), dense FP16"),
+    "H100": GpuSpec(67.0, 989.0, "NVIDIA H100 SXM data sheet (2023), dense FP16"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,16 +83,125 @@ def model_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", key)
 
 
+def gpu_name(value: str) -> str:
+    """The spec table's spelling of a GPU model ('v100' -> 'V100'); InvalidInput if unknown."""
+    by_upper = {m.upper(): m for m in GPU_SPECS}
+    try:
+        return by_upper[str(value).strip().upper()]
+    except KeyError:
+        raise InvalidInput(
+            f"unknown GPU model {value!r}: expected one of {', '.join(GPU_SPECS)}"
+        ) from None
+
+
 @cache
 def bundled() -> pd.DataFrame:
     with resources.files("costsched.data").joinpath("throughputs.csv").open("r") as fh:
         return pd.read_csv(fh)
 
 
-class ThroughputTable:
-    """A throughput table: measured rows, looked up by model, GPU model and GPU count."""
+def user_path() -> Path:
+    """The user's measurements: $COSTSCHED_THROUGHPUTS, else throughputs.csv in the user
+    data directory (beside the default price store)."""
+    if os.environ.get(ENV_USER_FILE):
+        return Path(os.environ[ENV_USER_FILE]).expanduser()
+    return Path(platformdirs.user_data_dir("costsched")) / "throughputs.csv"
 
-    def __init__(self, frame: pd.DataFrame | None = None) -> None:
+
+def read_measurements(path: Path) -> pd.DataFrame:
+    """A measurement CSV (model, gpu_model, gpu_count, steps_per_second[, source]),
+    validated; errors name the file, row and field."""
+    try:
+        frame = pd.read_csv(path, dtype={"model": str, "gpu_model": str})
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: no such file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: not a CSV file ({exc})") from None
+    return validate_measurements(frame, where=str(path))
+
+
+def validate_measurements(frame: pd.DataFrame, where: str = "measurements") -> pd.DataFrame:
+    """The rows in canonical form (GPU names, int counts, a source) or InvalidInput."""
+    required = ["model", "gpu_model", "gpu_count", "steps_per_second"]
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InvalidInput(f"{where}: missing column(s) {', '.join(missing)}: expected "
+                           f"{', '.join(required)}[, source]")
+    rows = []
+    for i, r in enumerate(frame.to_dict("records"), start=2):  # row 1 is the header
+        at = f"{where}: row {i}"
+        model = str(r["model"]).strip() if pd.notna(r["model"]) else ""
+        if not model:
+            raise InvalidInput(f"{at}: field model is empty: expected a model name")
+        try:
+            gpu = gpu_name(r["gpu_model"])
+        except InvalidInput as exc:
+            raise InvalidInput(f"{at}: field gpu_model: {exc}") from None
+        count = _positive(r["gpu_count"], f"{at}: field gpu_count", whole=True)
+        sps = _positive(r["steps_per_second"], f"{at}: field steps_per_second")
+        source = r.get("source")
+        source = str(source) if source is not None and pd.notna(source) else "user measured"
+        rows.append((model, gpu, int(count), sps, source))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _positive(value: object, where: str, whole: bool = False) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number <= 0 or (whole and number != int(number)):
+        kind = "a whole number >= 1" if whole else "a positive number"
+        raise InvalidInput(f"{where} {value!r}: expected {kind}")
+    return number
+
+
+def load_user(path: Path | None = None) -> pd.DataFrame:
+    """The user's measurements (empty when the file does not exist)."""
+    path = path or user_path()
+    if not path.exists():
+        return pd.DataFrame(columns=COLUMNS)
+    return read_measurements(path)
+
+
+def save_user(rows: pd.DataFrame, path: Path | None = None) -> Path:
+    """Merge measurements into the user file (a new row replaces the same model/GPU/count)
+    atomically; the path written."""
+    path = path or user_path()
+    merged = _overlay(load_user(path), validate_measurements(rows, where="new measurements"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    merged.sort_values(["model", "gpu_model", "gpu_count"]).to_csv(tmp, index=False)
+    tmp.replace(path)
+    return path
+
+
+def measured_today(source: str | None = None) -> str:
+    day = datetime.now(timezone.utc).date().isoformat()
+    return source or f"user measured ({day})"
+
+
+def _overlay(base: pd.DataFrame, top: pd.DataFrame) -> pd.DataFrame:
+    """Rows of `top` replace rows of `base` with the same (model key, GPU model, count)."""
+    if top.empty:
+        return base[COLUMNS].reset_index(drop=True)
+    if base.empty:
+        return top[COLUMNS].reset_index(drop=True)
+
+    def keys(f: pd.DataFrame) -> pd.Series:
+        return f["model"].map(model_key) + "|" + f["gpu_model"] + "|" + f["gpu_count"].astype(str)
+
+    kept = base[~keys(base).isin(set(keys(top)))]
+    return pd.concat([kept[COLUMNS], top[COLUMNS]], ignore_index=True)
+
+
+class ThroughputTable:
+    """Measured rows, looked up by model, GPU model and GPU count; estimates otherwise."""
+
+    def __init__(self, frame: pd.DataFrame | None = None, precision: str = "fp32") -> None:
+        if precision not in PRECISIONS:
+            raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+        self.precision = precision
         self.frame = (bundled() if frame is None else frame)[COLUMNS].reset_index(drop=True)
         self._index = {
             (model_key(r.model), r.gpu_model, int(r.gpu_count)): (float(r.steps_per_second),
@@ -49,6 +209,21 @@ class ThroughputTable:
             for r in self.frame.itertuples()
         }
         self._names = {model_key(m): m for m in self.frame["model"]}
+        self._counts: dict[tuple[str, str], list[int]] = {}
+        for key, gpu, count in self._index:
+            self._counts.setdefault((key, gpu), []).append(count)
+        for counts in self._counts.values():
+            counts.sort()
+
+    @classmethod
+    def load(cls, user_file: Path | None = None, precision: str = "fp32") -> ThroughputTable:
+        """The bundled table with the user's measurements on top."""
+        return cls(_overlay(bundled(), load_user(user_file)), precision=precision)
+
+    def overlay(self, rows: pd.DataFrame, precision: str | None = None) -> ThroughputTable:
+        """A new table with `rows` (e.g. a job spec's own measurements) on top of this one."""
+        return ThroughputTable(_overlay(self.frame, validate_measurements(rows)),
+                               precision=precision or self.precision)
 
     def models(self) -> list[str]:
         return sorted(set(self.frame["model"]))
@@ -63,11 +238,84 @@ class ThroughputTable:
                 "(or give measured throughputs)"
             ) from None
 
-    def get(self, model: str, gpu_model: str, gpu_count: int = 1) -> Throughput:
-        """The measured throughput; InvalidInput when the table has no such measurement."""
+    def measured(self, model: str, gpu_model: str, gpu_count: int = 1) -> Throughput | None:
         found = self._index.get((model_key(model), gpu_model, int(gpu_count)))
         if found is None:
-            raise InvalidInput(
-                f"no measured throughput for {model!r} on {gpu_count}x{gpu_model}"
-            )
+            return None
         return Throughput(found[0], estimated=False, basis=found[1])
+
+    def get(self, model: str, gpu_model: str, gpu_count: int = 1, *,
+            estimate: bool = True) -> Throughput:
+        """The measured throughput, else (with `estimate`) the stated estimate.
+
+        InvalidInput when the model is unknown, or when nothing is measured and `estimate`
+        is False.
+        """
+        self.canonical(model)
+        gpu = gpu_name(gpu_model)
+        count = int(gpu_count)
+        if count < 1:
+            raise InvalidInput(f"gpu_count {gpu_count}: expected a whole number >= 1")
+        found = self.measured(model, gpu, count)
+        if found is not None:
+            return found
+        if not estimate:
+            raise InvalidInput(f"no measured throughput for {model!r} on {count}x{gpu}")
+        key = model_key(model)
+        if (key, gpu) in self._counts:
+            return self._scale_count(model, gpu, count)
+        return self._scale_gpu(model, gpu, count)
+
+    def lookup(self, model: str, gpu_models: np.ndarray | pd.Series,
+               gpu_counts: np.ndarray | pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """Vectorized `get`: steps/s and an `estimated` flag per (GPU model, count) row.
+
+        GPU models outside the spec table get NaN (the optimizer treats them as unusable).
+        """
+        gpus = np.asarray(gpu_models, dtype=object)
+        counts = np.asarray(gpu_counts, dtype=int)
+        pairs = pd.MultiIndex.from_arrays([gpus, counts])
+        codes, uniques = pd.factorize(pairs)
+        sps = np.full(len(uniques), np.nan)
+        est = np.zeros(len(uniques), dtype=bool)
+        for i, (gpu, count) in enumerate(uniques):
+            if str(gpu).upper() not in {g.upper() for g in GPU_SPECS}:
+                continue
+            t = self.get(model, gpu, count)
+            sps[i], est[i] = t.steps_per_second, t.estimated
+        return sps[codes], est[codes]
+
+    # --- estimation rules ---------------------------------------------------------------
+
+    def _scale_count(self, model: str, gpu: str, count: int) -> Throughput:
+        counts = self._counts[(model_key(model), gpu)]
+        below = [c for c in counts if c <= count]
+        ref = below[-1] if below else counts[0]
+        base = self.measured(model, gpu, ref)
+        assert base is not None
+        doublings = math.log2(count / ref)
+        sps = base.steps_per_second * (count / ref) * SCALING_EFFICIENCY**doublings
+        basis = (f"estimate: {count}x{gpu} from measured {ref}x{gpu} "
+                 f"({base.steps_per_second:.4g} steps/s) by data-parallel scaling, "
+                 f"{SCALING_EFFICIENCY:.0%} efficiency per doubling")
+        return Throughput(sps, estimated=True, basis=basis)
+
+    def _scale_gpu(self, model: str, gpu: str, count: int) -> Throughput:
+        key = model_key(model)
+        measured_gpus = sorted({g for k, g in self._counts if k == key})
+        if not measured_gpus:
+            raise InvalidInput(f"no throughput measured for {model!r} on any GPU model")
+        target = self._peak(gpu)
+        ref_gpu = min(measured_gpus, key=lambda g: (abs(math.log(self._peak(g) / target)), g))
+        ref = self.get(model, ref_gpu, count)
+        ratio = target / self._peak(ref_gpu)
+        sps = ref.steps_per_second * ratio
+        basis = (f"estimate: {gpu} from {ref_gpu} ({ref.steps_per_second:.4g} steps/s at "
+                 f"{count} GPU(s), {'estimated' if ref.estimated else 'measured'}) x "
+                 f"{ratio:.3g}, the ratio of peak {self.precision.upper()} TFLOPS "
+                 "(vendor data sheets)")
+        return Throughput(sps, estimated=True, basis=basis)
+
+    def _peak(self, gpu: str) -> float:
+        spec = GPU_SPECS[gpu]
+        return spec.fp32_tflops if self.precision == "fp32" else spec.fp16_tflops

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from costsched import catalog as catalog_data
-from costsched.cli import prices
+from costsched.cli import backtest, plan, prices, throughput
 from costsched.cli.common import (
     JsonOption,
     console,
@@ -25,6 +25,26 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(prices.app, name="prices")
+app.add_typer(throughput.app, name="throughput")
+app.command("plan")(plan.plan)
+app.command("backtest")(backtest.backtest_cmd)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        console.print(f"costsched {version('costsched')} (catalog {catalog_data.CATALOG_VERSION})")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    show_version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """costsched: train ML models cheaply on cloud GPUs (prices, plans, migration)."""
 
 
 @app.command("catalog")

@@ -1,0 +1,120 @@
+"""`costsched throughput ...`: show the throughput table, record your own measurements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from costsched import throughput as tp
+from costsched.cli.common import (
+    JsonOption,
+    console,
+    frame_records,
+    friendly_errors,
+    print_json,
+    split_csv,
+    table,
+)
+from costsched.jobspec import parse_gpu
+from costsched.model import InvalidInput
+
+app = typer.Typer(help="Throughput (steps/s) of models on GPUs: bundled, measured, estimated.",
+                  no_args_is_help=True)
+
+FileOption = Annotated[Path | None, typer.Option(
+    "--file", help="The measurements file (default: $COSTSCHED_THROUGHPUTS, else "
+    "throughputs.csv in the user data directory).", show_default=False)]
+DEFAULT_COUNTS = (1, 2, 4, 8)
+
+
+@app.command("show")
+@friendly_errors
+def show(
+    model: Annotated[str | None, typer.Option(help="One model: every GPU model and count, "
+                                              "with estimates and their rules.",
+                                              show_default=False)] = None,
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model(s).")] = None,
+    count: Annotated[list[int] | None, typer.Option("--count", help="GPU count(s).")] = None,
+    precision: Annotated[str, typer.Option(help="fp32 | fp16: the peak used to estimate "
+                                           "unmeasured GPU models.")] = "fp32",
+    file: FileOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """The table: measured rows (yours override the bundled ones), or with --model every
+    GPU model and count, estimated where nothing was measured."""
+    table_ = tp.ThroughputTable.load(file, precision=precision)
+    gpus = [tp.gpu_name(g) for g in split_csv(gpu)]
+    if model is None:
+        frame = table_.frame.assign(estimated=False)
+        if gpus:
+            frame = frame[frame["gpu_model"].isin(gpus)]
+        if count:
+            frame = frame[frame["gpu_count"].isin(count)]
+        title = f"Measured throughputs: {frame['model'].nunique()} models, {len(frame)} rows"
+    else:
+        name = table_.canonical(model)
+        rows = []
+        for g in gpus or list(tp.GPU_SPECS):
+            for n in count or DEFAULT_COUNTS:
+                t = table_.get(name, g, n)
+                rows.append((name, g, n, t.steps_per_second, t.basis, t.estimated))
+        frame = pd.DataFrame(rows, columns=[*tp.COLUMNS, "estimated"])
+        title = f"{name}: steps/s per GPU model and count (* estimated)"
+    frame = frame.sort_values(["model", "gpu_model", "gpu_count"], ignore_index=True)
+    if json_out:
+        print_json({"precision": precision, "user_file": str(file or tp.user_path()),
+                    "throughputs": frame_records(frame)})
+        return
+    out = [[r.model, r.gpu_model, str(r.gpu_count),
+            f"{r.steps_per_second:.4g}" + ("*" if r.estimated else ""), r.source]
+           for r in frame.itertuples()]
+    console.print(table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out))
+
+
+@app.command("set")
+@friendly_errors
+def set_(
+    model: Annotated[str, typer.Argument(help="Model name, e.g. 'ResNet-50 (batch size 64)'.")],
+    gpu: Annotated[str, typer.Argument(help="GPU model, or GPU:COUNT (V100, V100:8).")],
+    steps_per_second: Annotated[float, typer.Argument(help="Measured training steps/s.")],
+    source: Annotated[str | None, typer.Option(help="Where the figure comes from.",
+                                               show_default=False)] = None,
+    file: FileOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Record a measured throughput; it overrides the bundled value and any estimate."""
+    try:
+        gpu_model, count = parse_gpu(gpu)
+    except (ValueError, InvalidInput) as exc:
+        raise InvalidInput(f"GPU {gpu!r}: {exc}") from None
+    row = pd.DataFrame([(model, gpu_model, count, steps_per_second, tp.measured_today(source))],
+                       columns=tp.COLUMNS)
+    path = tp.save_user(row, file)
+    if json_out:
+        print_json({"file": str(path), "saved": frame_records(row)})
+        return
+    console.print(f"saved {model} on {count}x{gpu_model}: {steps_per_second:g} steps/s "
+                  f"to {path}", highlight=False)
+
+
+@app.command("import")
+@friendly_errors
+def import_(
+    csv: Annotated[Path, typer.Argument(help="CSV: model, gpu_model, gpu_count, "
+                                        "steps_per_second[, source].")],
+    file: FileOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Import measured throughputs from a CSV (all rows or none)."""
+    rows = tp.read_measurements(csv)
+    if "user measured" in set(rows["source"]):
+        rows.loc[rows["source"] == "user measured", "source"] = tp.measured_today(
+            f"user measured, imported from {csv.name}")
+    path = tp.save_user(rows, file)
+    if json_out:
+        print_json({"file": str(path), "imported": len(rows)})
+        return
+    console.print(f"imported {len(rows)} measurements to {path}", highlight=False)

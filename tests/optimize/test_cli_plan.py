@@ -1,0 +1,105 @@
+"""`costsched plan` on the recorded prices: ranked tables, JSON, collections, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+AT = "2020-03-01T00:00Z"
+
+
+@pytest.fixture()
+def plan(cli, recorded_store):  # noqa: ANN001, ANN201
+    def run(*args: str):  # noqa: ANN202
+        return cli("plan", *args, "--at", AT, "--db", recorded_store.url)
+
+    return run
+
+
+def test_one_job_table(plan) -> None:  # noqa: ANN001
+    result = plan(str(EXAMPLES / "recommendation.yaml"), "--top", "3")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for column in ("offering", "$/h", "steps/s", "hours", "total $", "vs OD V100"):
+        assert column in out
+    assert "p2.xlarge spot" in out and "baseline: on-demand 1xV100" in out
+    assert "Collection plan" not in out
+
+
+def test_json_ranking_is_sorted_and_constrained(plan) -> None:  # noqa: ANN001
+    result = plan(str(EXAMPLES / "resnet50.yaml"), "--top", "5", "--json")
+    assert result.exit_code == 0, result.output
+    (job,) = json.loads(result.stdout)["jobs"]
+    ranking = job["ranking"]
+    assert len(ranking) == 5
+    costs = [r["expected_cost"] for r in ranking]
+    assert costs == sorted(costs)
+    assert all(r["region"] == "us-east-1" and r["market"] == "spot" for r in ranking)
+    assert all(r["expected_hours"] <= 48 for r in ranking)
+    assert ranking[0]["gpu_model"] == "V100"
+    assert ranking[0]["vs_on_demand_v100"] < 0.5
+    assert job["baseline"]["usd_per_hour"] == pytest.approx(3.06)
+    assert job["excluded"]["misses deadline"] > 0  # the K80s need more than 48 h
+
+
+def test_objectives_and_overrides(plan) -> None:  # noqa: ANN001
+    spec = str(EXAMPLES / "resnet50.yaml")
+    fast = json.loads(plan(spec, "--objective", "time", "--json").stdout)["jobs"][0]
+    assert fast["ranking"][0]["gpu_count"] == 8
+    tight = plan(spec, "--objective", "time", "--budget", "15", "--json")
+    capped = json.loads(tight.stdout)["jobs"][0]["ranking"]
+    assert all(r["expected_cost"] <= 15 for r in capped)
+    assert capped[0]["expected_hours"] > fast["ranking"][0]["expected_hours"]
+    result = plan(spec, "--deadline", "2h")
+    assert result.exit_code == 1
+    assert "cannot meet its deadline of 2 h" in result.output
+    assert "p3.16xlarge" in result.output  # the fastest offering, named
+
+
+def test_several_jobs_get_a_collection_plan(plan) -> None:  # noqa: ANN001
+    result = plan(str(EXAMPLES / "resnet50.yaml"), str(EXAMPLES / "recommendation.yaml"),
+                  "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    collection = data["collection"]
+    assert collection["status"] == "optimal" and collection["policy"] == "min_cost"
+    by_job = {a["job"]: a for a in collection["assignment"]}
+    # Without quotas each job gets its own cheapest offering.
+    for job in data["jobs"]:
+        assert by_job[job["name"]]["offering"] == job["ranking"][0]["offering"]
+    text = plan(str(EXAMPLES / "sweep.yaml"), "--quota", "1").stdout
+    assert "Collection plan (min_cost): 6 jobs" in text
+
+
+def test_collection_budget_shortfall_is_reported(plan) -> None:  # noqa: ANN001
+    result = plan(str(EXAMPLES / "sweep.yaml"), "--objective", "time", "--budget", "1")
+    assert result.exit_code == 1
+    assert "budget: the cheapest placement" in result.output and "more than the budget of $1.00" \
+        in result.output
+
+
+def test_bad_yaml_is_one_line_exit_2(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nmodel: A3C\nsteps: 10\nconstraints:\n  markets: [cheap]\n")
+    result = cli("plan", str(bad))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert str(bad) in lines[0] and "constraints.markets" in lines[0]
+    assert "on_demand, spot" in lines[0]
+    assert cli("plan", str(tmp_path / "missing.yaml")).exit_code == 2
+    assert cli("plan", str(EXAMPLES / "resnet50.yaml"), "--objective", "fun").exit_code == 2
+
+
+def test_measured_availability_changes_spot_risk(plan, dispa: Path) -> None:  # noqa: ANN001
+    log = dispa / "aws" / "availability" / "persistent_2020-03-15.out"
+    result = plan(str(EXAMPLES / "recommendation.yaml"), "--availability", str(log), "--json")
+    ranking = json.loads(result.stdout)["jobs"][0]["ranking"]
+    k80 = next(r for r in ranking if r["instance_type"] == "p2.xlarge")
+    assert k80["preemption_basis"].startswith("measured")
+    assert k80["preemptions_per_hour"] > 0.15
+    assert k80["expected_hours"] > k80["work_hours"]

@@ -1,0 +1,100 @@
+"""Job spec YAML: the examples load; bad specs fail naming the file and the field."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from costsched.jobspec import load, parse, resolve
+from costsched.model import InvalidInput
+from costsched.throughput import ThroughputTable
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+AT = datetime(2020, 3, 1, tzinfo=timezone.utc)
+
+
+def test_every_example_loads_and_resolves() -> None:
+    table = ThroughputTable()
+    files = sorted(EXAMPLES.glob("*.yaml"))
+    assert {f.name for f in files} >= {"resnet50.yaml", "recommendation.yaml", "sweep.yaml"}
+    for path in files:
+        for spec in load(path):
+            job = resolve(spec, table, AT, source=str(path)).job
+            assert job.steps > 0 and job.name
+
+
+def test_work_forms() -> None:
+    table = ThroughputTable()
+    base = {"name": "j", "model": "ResNet-50 (batch size 64)"}
+    epochs = resolve(parse({**base, "epochs": 3, "steps_per_epoch": 100}), table, AT).job
+    assert epochs.steps == 300
+    hours = resolve(parse({**base, "hours": 2, "reference_gpu": "V100"}), table, AT).job
+    assert hours.steps == pytest.approx(2 * 3600 * 5.458)
+    only_hours = resolve(parse({"name": "x", "hours": 2, "reference_gpu": "k80:1"}), table, AT)
+    t = only_hours.table.get(only_hours.job.model, "K80", 1)
+    assert only_hours.job.steps / t.steps_per_second / 3600 == pytest.approx(2)
+    assert only_hours.table.get(only_hours.job.model, "V100", 1).estimated
+
+
+def test_measured_throughputs_and_deadlines() -> None:
+    spec = parse({"name": "bert", "throughputs": {"v100": 3.0, "V100:8": 20}, "steps": 10,
+                  "constraints": {"deadline": "2020-03-02T12:00Z", "budget": "$1,200",
+                                  "markets": ["on-demand"]}})
+    job = resolve(spec, ThroughputTable(), AT)
+    assert job.job.constraints.deadline_hours == pytest.approx(36)
+    assert job.job.constraints.budget_usd == 1200
+    assert job.job.constraints.markets == ("on_demand",)
+    assert job.table.get("bert", "V100", 8).steps_per_second == 20
+    assert parse({"name": "a", "model": "A3C", "steps": 1,
+                  "constraints": {"deadline": "1d12h"}}).constraints.deadline == 36
+
+
+def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
+    specs = load(EXAMPLES / "sweep.yaml")
+    assert len(specs) == 6
+    assert len({s.name for s in specs}) == 6
+    assert {(s.envs["LR"], s.envs["SEED"]) for s in specs} == {
+        (lr, seed) for lr in ("0.001", "0.0003", "0.0001") for seed in ("1", "2")}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("name: a\nmodel: A3C\nstpes: 10\n", r"field stpes: unknown field: expected one of name,"),
+    ("name: a\nmodel: A3C\nsteps: -5\n", r"field steps: -5\.0: expected a positive number"),
+    ("name: a\nmodel: A3C\n", r"field \(job\): give exactly one of: steps"),
+    ("name: a\nsteps: 5\n", r"give model .* or throughputs"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {gpu_models: [TPU]}\n",
+     r"field constraints\.gpu_models: unknown GPU model 'TPU': expected one of K80"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {clouds: [ibm]}\n",
+     r"field constraints\.clouds: 'ibm': expected one of aws, gcp, azure"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: soon}\n",
+     r"field constraints\.deadline: 'soon': expected hours"),
+    ("name: a\nmodel: A3C\nsteps: 5\ncheckpoint: {size: 3}\n",
+     r"field checkpoint\.size: unknown field: expected one of location, size_gb"),
+    ("name: a\nmodel: A3C\nsteps: 5: 6\n", r"line 3: invalid YAML \(mapping values"),
+    ("- just\n- a list\n", r"expected a mapping of job fields"),
+    ("", r"no job in the file"),
+])
+def test_bad_specs_name_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    with pytest.raises(InvalidInput, match=message) as info:
+        load(path)
+    assert str(info.value).startswith(str(path))
+    assert "\n" not in str(info.value)
+
+
+def test_unknown_model_names_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text("name: a\nmodel: GPT-5\nsteps: 5\n")
+    (spec,) = load(path)
+    with pytest.raises(InvalidInput, match=r"job.yaml: job 'a': field model: unknown model"):
+        resolve(spec, ThroughputTable(), AT, source=str(path))
+
+
+def test_deadline_in_the_past_is_refused() -> None:
+    spec = parse({"name": "a", "model": "A3C", "steps": 5,
+                  "constraints": {"deadline": "2020-02-01"}})
+    with pytest.raises(InvalidInput, match="is not after the planning time"):
+        resolve(spec, ThroughputTable(), AT)
