@@ -32,6 +32,15 @@ def spot_traces() -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CLI output width must not depend on the runner's terminal (xdist sets COLUMNS=80)."""
+    from costsched.cli.common import console, err_console
+
+    monkeypatch.setattr(console, "width", 200)
+    monkeypatch.setattr(err_console, "width", 200)
+
+
 def _pg_url() -> str | None:
     url = os.environ.get("COSTSCHED_TEST_PG_URL")
     if not url and os.environ.get("COSTSCHED_REQUIRE_PG"):
@@ -92,12 +101,8 @@ def recorded_store(tmp_path_factory: pytest.TempPathFactory, dispa: Path) -> Pri
 def cli(monkeypatch: pytest.MonkeyPatch, db_path: Path):
     """Invoke the CLI with COSTSCHED_DB pointing at a fresh SQLite file."""
     from costsched.cli import app
-    from costsched.cli.common import console, err_console
 
     monkeypatch.setenv("COSTSCHED_DB", str(db_path))
-    # Output width must not depend on the runner's terminal (xdist sets COLUMNS=80).
-    monkeypatch.setattr(console, "width", 200)
-    monkeypatch.setattr(err_console, "width", 200)
     runner = CliRunner()
 
     def invoke(*args: str):

@@ -1,0 +1,162 @@
+"""Backtest benchmark: the issue's full table on the recorded traces, and a generated year.
+
+1. The table of issue 5: 6 models x 2 home regions x 30 daily starts x 7 policies = 2,520
+   runs over the recorded AWS/Azure traces (../shared/data/dispa2020), imported into a
+   fresh SQLite store first. Target: under 10 s for the backtest itself.
+2. A generated year of hourly spot prices for 500 offerings (4.4 M observations) and
+   1,000 jobs of 1-7 V100-days with random starts, every policy.
+
+Prints times, runs/s and the ratio to the target; asserts nothing.
+
+    .venv/bin/python bench/bench_backtest.py [--offerings 500] [--jobs 1000] [--skip-year]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from costsched.backtest import (
+    ISSUE_MODELS,
+    BacktestJob,
+    PriceTrace,
+    jobs_for_models,
+    regular_starts,
+    relative_costs,
+    run_backtest,
+)
+from costsched.model import Job
+from costsched.policies import POLICIES
+from costsched.store import PriceStore
+from costsched.throughput import ThroughputTable
+
+TARGET_TABLE_S = 10.0
+ROOT = Path(__file__).resolve().parent.parent
+DISPA = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data")) / (
+    "dispa2020")
+# GPU model -> (typical spot USD per GPU-hour, AWS/Azure/GCP instance-type stem)
+GPUS = {"K80": 0.25, "P100": 0.45, "V100": 0.95, "T4": 0.20, "A100": 1.30}
+
+
+def bench_table() -> None:
+    from price_collectors import recorded
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = PriceStore(str(Path(tmp) / "prices.sqlite"))
+        t = time.perf_counter()
+        parsed = recorded.read_paths([DISPA / "aws" / "cost", DISPA / "azure"])
+        store.ingest(parsed.observations())
+        t_import = time.perf_counter() - t
+        t = time.perf_counter()
+        trace = PriceTrace.from_store(store, os=["linux", "linux-vpc"])
+        t_trace = time.perf_counter() - t
+        table = ThroughputTable()
+        jobs = jobs_for_models(ISSUE_MODELS, 4, ["us-east-1", "us-west-2"], table)
+        starts = regular_starts(pd.Timestamp("2020-02-10", tz="UTC").to_pydatetime(), 30)
+        t = time.perf_counter()
+        results = run_backtest(trace, jobs, starts, list(POLICIES), table=table)
+        t_run = time.perf_counter() - t
+        store.dispose()
+    per_policy = _per_policy_seconds(trace, jobs, starts, table)
+    print(f"issue table: {len(results):,} runs ({len(jobs)} jobs x {len(starts)} starts x "
+          f"{len(POLICIES)} policies), trace {trace.prices.shape[0]:,} times x "
+          f"{trace.prices.shape[1]} offerings")
+    print(f"  import recorded logs  {t_import:7.2f} s (once, not part of the backtest)")
+    print(f"  load trace from store {t_trace:7.2f} s")
+    print(f"  backtest              {t_run:7.2f} s  {len(results) / t_run:8,.0f} runs/s  "
+          f"target {TARGET_TABLE_S:.0f} s: {t_run / TARGET_TABLE_S:.2f}x of target")
+    print("  per policy (s): " + ", ".join(f"{k} {v:.2f}" for k, v in per_policy.items()))
+    summary = relative_costs(results)
+    best = summary[summary["policy"] == "oracle"]["reduction"].max()
+    print(f"  largest oracle reduction vs static: {best:.2f}x")
+
+
+def _per_policy_seconds(trace, jobs, starts, table) -> dict[str, float]:
+    out = {}
+    for name in POLICIES:
+        t = time.perf_counter()
+        run_backtest(trace, jobs, starts, [name], table=table)
+        out[name] = time.perf_counter() - t
+    return out
+
+
+def generate_year(offerings: int, seed: int = 0) -> pd.DataFrame:
+    """Hourly prices for a year: a per-offering multiplicative random walk around a base."""
+    rng = np.random.default_rng(seed)
+    clouds = np.array(["aws", "azure", "gcp"])
+    gpu_names = np.array(list(GPUS))
+    counts = np.array([1, 2, 4, 8])
+    cloud = clouds[np.arange(offerings) % 3]
+    region = np.array([f"{c}-region-{i % 5}" for i, c in enumerate(cloud)])
+    gpu = gpu_names[rng.integers(0, len(gpu_names), offerings)]
+    gpu[:30] = "V100"  # every home region has 1xV100 offerings for the static baseline
+    count = counts[rng.integers(0, len(counts), offerings)]
+    count[:30] = 1
+    base = np.array([GPUS[g] for g in gpu]) * count * rng.uniform(0.7, 1.3, offerings)
+    hours = 365 * 24
+    walk = np.exp(np.cumsum(rng.normal(0, 0.02, (hours, offerings)), axis=0))
+    prices = np.round(base * np.clip(walk, 0.3, 3.0), 4)
+    times = pd.date_range("2025-01-01", periods=hours, freq="h", tz="UTC")
+    n = hours * offerings
+    idx = np.tile(np.arange(offerings), hours)
+    zone = np.array([f"{r}-z{i % 7}" for i, r in enumerate(region)], dtype=object)
+    itype = np.array([f"{g}x{c}" for g, c in zip(gpu, count, strict=True)], dtype=object)
+    return pd.DataFrame({
+        "cloud": cloud.astype(object)[idx], "region": region.astype(object)[idx],
+        "zone": zone[idx], "instance_type": itype[idx], "market": "spot", "os": "linux",
+        "gpu_model": gpu.astype(object)[idx], "gpu_count": count[idx], "vcpus": 8,
+        "memory_gb": 61.0, "usd_per_hour": prices.reshape(n),
+        "effective_at": np.repeat(times, offerings), "source": "generated",
+    })
+
+
+def bench_year(n_offerings: int, n_jobs: int) -> None:
+    t = time.perf_counter()
+    frame = generate_year(n_offerings)
+    t_gen = time.perf_counter() - t
+    t = time.perf_counter()
+    trace = PriceTrace.from_history(frame)
+    t_trace = time.perf_counter() - t
+    rng = np.random.default_rng(1)
+    table = ThroughputTable()
+    home = sorted(set(trace.offerings.loc[trace.offerings["gpu_model"] == "V100", "region"]))
+    jobs = []
+    for i in range(n_jobs):
+        model = ISSUE_MODELS[i % len(ISSUE_MODELS)]
+        days = float(rng.uniform(1, 7))
+        steps = days * 86_400 * table.get(model, "V100", 1).steps_per_second
+        start = (pd.Timestamp("2025-01-01", tz="UTC")
+                 + pd.Timedelta(hours=int(rng.integers(0, 300 * 24)))).to_pydatetime()
+        jobs.append(BacktestJob(Job(f"job-{i}", "", model, steps), str(rng.choice(home)), days,
+                                starts=(start,)))
+    t = time.perf_counter()
+    results = run_backtest(trace, jobs, None, list(POLICIES), table=table)
+    t_run = time.perf_counter() - t
+    errors = int(results["error"].notna().sum())
+    print(f"generated year: {len(frame):,} observations ({n_offerings} offerings, hourly), "
+          f"{n_jobs:,} jobs x {len(POLICIES)} policies = {len(results):,} runs")
+    print(f"  generate              {t_gen:7.2f} s")
+    print(f"  build trace           {t_trace:7.2f} s  {len(frame) / t_trace:12,.0f} obs/s")
+    print(f"  backtest              {t_run:7.2f} s  {len(results) / t_run:8,.0f} runs/s"
+          f"  ({errors} runs without a usable offering)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--offerings", type=int, default=500)
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--skip-year", action="store_true")
+    args = parser.parse_args()
+    bench_table()
+    if not args.skip_year:
+        bench_year(args.offerings, args.jobs)
+
+
+if __name__ == "__main__":
+    main()

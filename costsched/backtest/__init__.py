@@ -1,0 +1,25 @@
+"""Backtests: replay stored price history for jobs x start times through the policies.
+
+    trace = PriceTrace.from_store(store, os=["linux", "linux-vpc"])
+    jobs = jobs_for_models(ISSUE_MODELS, days=4, regions=["us-east-1"], table=table)
+    results = run_backtest(trace, jobs, regular_starts(first, 30), list(POLICIES))
+    summary = relative_costs(results)
+"""
+
+from __future__ import annotations
+
+from costsched.backtest.engine import (
+    RESULT_COLUMNS,
+    BacktestConfig,
+    regular_starts,
+    run_backtest,
+    simulate,
+    throughputs,
+)
+from costsched.backtest.jobs import ISSUE_MODELS, BacktestJob, jobs_for_models, read_jobs
+from costsched.backtest.report import plot, reduction_table, relative_costs, to_markdown
+from costsched.policies.prices import PriceTrace
+
+__all__ = ["ISSUE_MODELS", "RESULT_COLUMNS", "BacktestConfig", "BacktestJob", "PriceTrace",
+           "jobs_for_models", "plot", "read_jobs", "reduction_table", "regular_starts",
+           "relative_costs", "run_backtest", "simulate", "throughputs", "to_markdown"]

@@ -1,0 +1,49 @@
+"""Placement policies, one per module, behind one interface (`base.Policy`).
+
+Online policies see only the prices as of the decision time; the oracle sees the future.
+The ladder of the issue: static < +gpu-type < +multi-gpu < +multi-cloud (each adds choices,
+all chosen once at the start), then dynamic and dynamic-aware (re-decide every period),
+and the oracle (the hindsight optimum, a lower bound for all of them).
+"""
+
+from __future__ import annotations
+
+from costsched.model import InvalidInput
+from costsched.policies.base import ChooseOnce, JobState, MarketView, Policy, Scope
+from costsched.policies.dynamic import Dynamic
+from costsched.policies.dynamic_aware import DynamicAware
+from costsched.policies.gpu_type import GpuType
+from costsched.policies.multi_cloud import MultiCloud
+from costsched.policies.multi_gpu import MultiGpu
+from costsched.policies.oracle import Oracle
+from costsched.policies.static import Static
+
+POLICIES: dict[str, type[Policy]] = {
+    cls.name: cls for cls in (Static, GpuType, MultiGpu, MultiCloud, Dynamic, DynamicAware,
+                              Oracle)
+}
+ALIASES = {"+gpu-type": "gpu-type", "+multi-gpu": "multi-gpu", "+multi-cloud": "multi-cloud",
+           "gpu_type": "gpu-type", "multi_gpu": "multi-gpu", "multi_cloud": "multi-cloud",
+           "dynamic_aware": "dynamic-aware"}
+
+
+def policy_name(name: str) -> str:
+    """The registered name of a policy ('+gpu-type', 'gpu_type' -> 'gpu-type')."""
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in POLICIES:
+        raise InvalidInput(f"unknown policy {name!r}: expected one of {', '.join(POLICIES)}")
+    return key
+
+
+def make_policy(name: str, **options: float) -> Policy:
+    """A policy by name; `margin` applies to dynamic-aware only."""
+    cls = POLICIES[policy_name(name)]
+    if cls is DynamicAware and "margin" in options:
+        return DynamicAware(margin=float(options["margin"]))
+    return cls()
+
+
+__all__ = ["POLICIES", "ChooseOnce", "Dynamic", "DynamicAware", "GpuType", "JobState",
+           "MarketView", "MultiCloud", "MultiGpu", "Oracle", "Policy", "Scope", "Static",
+           "make_policy", "policy_name"]

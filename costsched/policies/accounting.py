@@ -1,0 +1,90 @@
+"""How a job's run is charged, period by period: the one set of rules every policy (and the
+oracle's search) is measured by, so that their costs are comparable.
+
+A run starts at `start` and is cut into decision periods of `period_s` seconds. At the
+start of period k the job is on offering `prev` (-1 before the first placement) and runs
+the period on `new`. If `new != prev` the job migrates: the new instance is billed for
+`idle` seconds without progress, the old one for `overlap` hours, and the checkpoint copy
+for its egress. The job then makes `steps_per_second[new]` steps per second until the
+period ends or the steps left are done; instances are billed at the trace's step prices
+for exactly the time they run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from costsched.migration_costs import MigrationCosts
+from costsched.model import InvalidInput
+from costsched.policies.prices import HOUR, PriceTrace
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Arrays, one element per (prev, new, steps_left) given to `Run.advance`."""
+
+    usd: np.ndarray  # everything billed in the period, migration charges included
+    migration_usd: np.ndarray  # the part due to migrating (idle time, overlap, egress)
+    steps: np.ndarray  # steps done
+    finished: np.ndarray  # bool: the job ended within the period
+    end: np.ndarray  # epoch seconds: when the job ended, else the period's end
+    migrated: np.ndarray  # bool
+
+
+@dataclass(frozen=True)
+class Run:
+    """One job from one start time over a price trace."""
+
+    trace: PriceTrace
+    steps_per_second: np.ndarray  # per offering of the trace; NaN = cannot run the model
+    steps: float
+    start: int  # epoch seconds
+    period_s: int
+    costs: MigrationCosts
+    egress: np.ndarray  # [offering, offering] USD per checkpoint copy
+
+    def __post_init__(self) -> None:
+        if self.period_s <= self.costs.idle_hours * HOUR:
+            raise InvalidInput(
+                f"decision period of {self.period_s / HOUR:g} h: expected more than the "
+                f"{self.costs.idle_hours:.2f} h a migration idles"
+            )
+        if not self.steps > 0:
+            raise InvalidInput(f"steps {self.steps!r}: expected a positive number")
+
+    def period_start(self, k: int) -> int:
+        return self.start + k * self.period_s
+
+    def advance(self, k: int, prev: np.ndarray, new: np.ndarray,
+                steps_left: np.ndarray) -> Outcome:
+        """Run period k on offerings `new` (element-wise; numpy arrays of equal length)."""
+        t0 = float(self.period_start(k))
+        migrated = (prev >= 0) & (prev != new)
+        idle_s = self.costs.idle_hours * HOUR
+        idle = np.where(migrated, idle_s, 0.0)
+        rate = self.steps_per_second[new]
+        need = steps_left / rate
+        work = self.period_s - idle
+        # A millisecond of slack: the same plan must finish in the same period however
+        # its steps were summed (a 4-day job ends exactly at a day boundary).
+        finished = need <= work + 1e-3
+        need = np.minimum(need, np.maximum(work, 0.0))
+        end = np.where(finished, t0 + idle + need, t0 + self.period_s)
+        # Costs from cumulative spend: one lookup per distinct time, one per finishing run.
+        at_t0 = self.trace.spent_all(t0)
+        run_usd = self.trace.spent_all(t0 + self.period_s)[new] - at_t0[new]
+        if finished.any():
+            run_usd[finished] = (self.trace.spent(new[finished], end[finished])
+                                 - at_t0[new[finished]])
+        extra = np.zeros(len(new))
+        migration_usd = extra
+        if migrated.any():
+            src = np.where(migrated, prev, 0)
+            idle_usd = self.trace.spent_all(t0 + idle_s)[new] - at_t0[new]
+            overlap_usd = self.trace.price_at(t0, src) * self.costs.overlap_hours
+            extra = np.where(migrated, self.egress[src, new] + overlap_usd, 0.0)
+            migration_usd = np.where(migrated, idle_usd + extra, 0.0)
+        steps = np.where(finished, steps_left, rate * work)
+        return Outcome(run_usd + extra, migration_usd, steps, finished, end, migrated)

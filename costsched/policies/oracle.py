@@ -1,0 +1,148 @@
+"""oracle: the cheapest plan in hindsight, with every future price known.
+
+A plan is one offering per decision period (the multi-cloud choice set), charged by the
+same rules as every other policy (`accounting.Run`), migration costs included. Every
+online policy's run is such a plan, so the oracle's cost is a lower bound on theirs.
+
+The search is dynamic programming over the periods. The state after period k is (the
+offering the job is on, steps done, USD spent); steps done depend on the path (GPUs differ
+in speed), so each offering keeps the Pareto front of (more steps, fewer USD) labels: a
+label with fewer steps and more USD than another on the same offering can never finish
+cheaper (its future can at best copy the other's). Labels are also cut when their cost
+plus a lower bound on finishing (steps left x the lowest USD/step any offering reaches
+from then on) cannot beat the best plan found so far (at first: the best plan that never
+moves). Both cuts are exact, so the result is the optimum over all plans, not an
+approximation; a test checks it against brute force on small traces. Offerings no plan can
+tell apart (same cloud, region, speed and price history) are searched once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from costsched.model import InvalidInput
+from costsched.policies.accounting import Run
+from costsched.policies.base import JobState, MarketView, Policy
+from costsched.policies.multi_cloud import MULTI_CLOUD
+from costsched.policies.prices import HOUR
+
+MAX_PERIODS = 10_000
+
+
+class Oracle(Policy):
+    name = "oracle"
+    description = "hindsight optimum over the multi-cloud choices, migration costs included"
+    scope = MULTI_CLOUD
+    hindsight = True
+
+    def decide(self, view: MarketView, state: JobState) -> int:
+        raise InvalidInput("the oracle needs the future: call plan() with the whole run")
+
+    def plan(self, run: Run, state: JobState) -> list[int]:
+        """The offering row for each period, from the start until the job is done."""
+        trace = run.trace
+        reps = self._representatives(run, state)
+        if len(reps) == 0:
+            raise InvalidInput(f"oracle: no offering can run {state.job.model!r}")
+        suffix = trace.suffix_min[:, reps]
+        rates = run.steps_per_second[reps] * HOUR
+
+        cur = np.array([-1])
+        prog = np.array([0.0])
+        cost = np.array([0.0])
+        history: list[tuple[np.ndarray, np.ndarray]] = []
+        # The best plan that never moves bounds the search from the first period on.
+        seed, upper = self._best_stay(run, reps)
+        found = None
+        for k in range(MAX_PERIODS):
+            t0 = run.period_start(k)
+            offered = reps[~np.isnan(trace.price_at(t0, reps))]
+            if len(offered) == 0:  # only possible at the start: prices never disappear
+                raise InvalidInput(f"oracle: no offering in scope can run {state.job.model!r} "
+                                   "at the start")
+            n = len(offered)
+            parent = np.repeat(np.arange(len(cur)), n)
+            new = np.tile(offered, len(cur))
+            out = run.advance(k, cur[parent], new, run.steps - prog[parent])
+            total = cost[parent] + out.usd
+            done = np.where(out.finished, total, np.inf)
+            i = int(np.argmin(done))
+            if done[i] < upper:
+                upper, found = done[i], (k, int(parent[i]), int(new[i]))
+            alive = ~out.finished
+            cur, prog, cost = new[alive], prog[parent[alive]] + out.steps[alive], total[alive]
+            parent = parent[alive]
+            # Lower bound on finishing: every remaining step costs at least the cheapest
+            # USD/step of any offering from the next period on (prices hold after the end).
+            row = max(int(np.searchsorted(trace.times, run.period_start(k + 1), "right")) - 1,
+                      0)
+            with np.errstate(invalid="ignore"):
+                floor = np.nanmin(suffix[row] / rates) if len(rates) else np.inf
+            keep = cost + (run.steps - prog) * floor < upper
+            keep &= _pareto(cur[keep], prog[keep], cost[keep], keep)
+            cur, prog, cost, parent = cur[keep], prog[keep], cost[keep], parent[keep]
+            history.append((cur, parent))
+            if len(cur) == 0:
+                break
+        if found is None:  # nothing beat staying on the seed
+            return _stay_plan(run, seed)
+        return _unwind(history, found)
+
+    @staticmethod
+    def _best_stay(run: Run, reps: np.ndarray) -> tuple[int, float]:
+        trace = run.trace
+        offered = reps[~np.isnan(trace.price_at(run.start, reps))]
+        if len(offered) == 0:
+            return -1, np.inf
+        end = run.start + run.steps / run.steps_per_second[offered]
+        usd = trace.cost(offered, np.full(len(offered), float(run.start)), end)
+        best = int(np.argmin(usd))
+        return int(offered[best]), float(usd[best]) * (1 + 1e-9)
+
+    def _representatives(self, run: Run, state: JobState) -> np.ndarray:
+        """One offering per group that no plan can tell apart: same cloud, region and speed
+        and the same price at every time (e.g. zones of a region with equal prices)."""
+        usable = self.in_scope(run.trace.offerings, state) & ~np.isnan(run.steps_per_second)
+        rows = np.flatnonzero(usable)
+        _, first = np.unique(run.trace.twins[rows], return_index=True)
+        return rows[np.sort(first)]
+
+
+def _pareto(cur: np.ndarray, prog: np.ndarray, cost: np.ndarray,
+            mask: np.ndarray) -> np.ndarray:
+    """Within `mask`, True for the labels no other label on the same offering dominates."""
+    keep = np.zeros(len(mask), dtype=bool)
+    if len(cur) == 0:
+        return keep
+    order = np.lexsort((cost, -prog, cur))
+    group = np.cumsum(np.r_[0, np.diff(cur[order]) != 0])
+    # A running minimum of cost that restarts per group: later groups are shifted below all
+    # earlier ones, so an earlier group's minimum never carries over.
+    big = float(np.max(cost)) + 1.0
+    shifted = cost[order] - group * big
+    before = np.r_[np.inf, np.minimum.accumulate(shifted)[:-1]]
+    survivors = np.zeros(len(cur), dtype=bool)
+    survivors[order] = shifted < before
+    keep[np.flatnonzero(mask)] = survivors
+    return keep
+
+
+def _stay_plan(run: Run, row: int) -> list[int]:
+    done, prev = 0.0, -1
+    for k in range(MAX_PERIODS):
+        out = run.advance(k, np.array([prev]), np.array([row]), np.array([run.steps - done]))
+        if out.finished[0]:
+            return [row] * (k + 1)
+        done, prev = done + float(out.steps[0]), row
+    raise InvalidInput(f"oracle: the job cannot finish within {MAX_PERIODS} periods")
+
+
+def _unwind(history: list[tuple[np.ndarray, np.ndarray]],
+            found: tuple[int, int, int]) -> list[int]:
+    k, label, last = found
+    plan = [last]
+    for period in range(k - 1, -1, -1):
+        cur, parent = history[period]
+        plan.append(int(cur[label]))
+        label = int(parent[label])
+    return plan[::-1]

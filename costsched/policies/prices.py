@@ -1,0 +1,137 @@
+"""A price trace: every offering's price history as one matrix, for vectorized as-of lookups.
+
+The store's observations are loaded once and laid out on the union of their change times:
+`prices[i, o]` is offering o's USD/hour from `times[i]` until `times[i + 1]` (NaN before
+its first observation), and `cum[i, o]` the USD an instance of o has cost from `times[0]`
+to `times[i]`. The price at any time, and the cost of any interval, are then one
+`np.searchsorted` plus arithmetic, for whole arrays of (offering, time) pairs at once.
+After the last observation each price holds on (the store's as-of semantics); `end` is
+the last observed time, so callers can tell how much of a run leans on that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from costsched.model import InvalidInput
+from costsched.store import OFFERING_ATTRS, OFFERING_KEY, PriceStore, to_epoch_seconds
+
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class PriceTrace:
+    offerings: pd.DataFrame  # one row per offering, positional index 0..n-1
+    times: np.ndarray  # int64 epoch seconds, sorted, unique
+    prices: np.ndarray  # float [len(times), len(offerings)]
+    cum: np.ndarray  # float [len(times), len(offerings)], USD since times[0]
+    end: int  # epoch seconds of the last observation
+
+    @classmethod
+    def from_history(cls, history: pd.DataFrame) -> PriceTrace:
+        """From a frame with the offering columns, `usd_per_hour` and `effective_at`."""
+        if history.empty:
+            raise InvalidInput("no price observations in the chosen period and filters")
+        frame = history.assign(ts=to_epoch_seconds(history["effective_at"]))
+        codes = frame.groupby(OFFERING_KEY, sort=False).ngroup().to_numpy()
+        attrs = [c for c in [*OFFERING_ATTRS, "offering_id"] if c in frame.columns]
+        # ngroup(sort=False) numbers offerings in order of first appearance, as here.
+        offerings = frame.drop_duplicates(OFFERING_KEY)[OFFERING_KEY + attrs]
+        offerings = offerings.reset_index(drop=True)
+        offerings["gpu_count"] = offerings["gpu_count"].astype(int)
+        times = np.unique(frame["ts"].to_numpy())
+        row = np.searchsorted(times, frame["ts"].to_numpy())
+        n_t, n_o = len(times), len(offerings)
+        # Forward fill: each cell takes the value of the latest observed row at or above it.
+        observed = np.full((n_t, n_o), -1, dtype=np.int64)
+        observed[row, codes] = row
+        latest = np.maximum.accumulate(observed, axis=0)
+        values = np.full((n_t, n_o), np.nan)
+        values[row, codes] = frame["usd_per_hour"].to_numpy(dtype=float)
+        cols = np.broadcast_to(np.arange(n_o), (n_t, n_o))
+        prices = np.where(latest >= 0, values[np.maximum(latest, 0), cols], np.nan)
+        widths = np.diff(times).astype(float) / HOUR
+        spent = np.nan_to_num(prices[:-1]) * widths[:, None]
+        cum = np.vstack([np.zeros((1, n_o)), np.cumsum(spent, axis=0)])
+        return cls(offerings, times, prices, cum, int(times[-1]))
+
+    @classmethod
+    def from_store(
+        cls,
+        store: PriceStore,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        **filters: str | list[str] | None,
+    ) -> PriceTrace:
+        """One read of the store. Observations before `start` are read too (the price in
+        effect at `start` may have been set long before); none after `end`."""
+        history = store.history(None, end, **filters)
+        trace = cls.from_history(history)
+        if start is not None and trace.end < int(to_epoch_seconds([start])[0]):
+            raise InvalidInput(f"no price observations after {start:%Y-%m-%d %H:%M}")
+        return trace
+
+    @property
+    def start(self) -> int:
+        return int(self.times[0])
+
+    def subset(self, mask: np.ndarray) -> PriceTrace:
+        """The same trace restricted to the offerings where `mask` is True."""
+        keep = np.flatnonzero(mask)
+        return PriceTrace(self.offerings.iloc[keep].reset_index(drop=True), self.times,
+                          self.prices[:, keep], self.cum[:, keep], self.end)
+
+    @cached_property
+    def twins(self) -> np.ndarray:
+        """A class number per offering: equal for offerings of the same cloud, region, GPU
+        model and count with the same price at every time (e.g. zones priced alike)."""
+        columns = np.ascontiguousarray(np.nan_to_num(self.prices, nan=-1.0).T)
+        digests = [hashlib.blake2b(col.tobytes(), digest_size=16).hexdigest() for col in columns]
+        keys = self.offerings[["cloud", "region", "gpu_model", "gpu_count"]].assign(p=digests)
+        return keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()
+
+    @cached_property
+    def suffix_min(self) -> np.ndarray:
+        """suffix_min[i, o]: offering o's lowest price from times[i] on (inf if never)."""
+        values = np.where(np.isnan(self.prices), np.inf, self.prices)
+        return np.minimum.accumulate(values[::-1], axis=0)[::-1]
+
+    def _row(self, t: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.times, t, side="right") - 1
+
+    def price_at(self, t: float | np.ndarray, o: np.ndarray | slice | None = None) -> np.ndarray:
+        """As-of USD/hour of offerings `o` (all by default) at time(s) t; NaN = not offered."""
+        o = slice(None) if o is None else o
+        i = self._row(np.asarray(t))
+        if np.ndim(i) == 0:
+            return self.prices[i, o] if i >= 0 else np.full(self.prices[0, o].shape, np.nan)
+        out = self.prices[np.maximum(i, 0), o]
+        return np.where(i >= 0, out, np.nan)
+
+    def spent(self, o: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """USD an instance of offering o has cost from times[0] to t (element-wise)."""
+        i = np.maximum(self._row(t), 0)
+        rate = np.nan_to_num(self.prices[i, o])
+        return self.cum[i, o] + rate * np.maximum(t - self.times[i], 0) / HOUR
+
+    def spent_all(self, t: float) -> np.ndarray:
+        """`spent` of every offering at one time t."""
+        i = max(int(self._row(np.asarray(t))), 0)
+        return self.cum[i] + np.nan_to_num(self.prices[i]) * max(t - self.times[i], 0) / HOUR
+
+    def cost(self, o: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        """USD of running offering o from t0 to t1 (element-wise, exact for step prices)."""
+        return self.spent(o, t1) - self.spent(o, t0)
+
+    def min_price(self, t0: float, t1: float) -> np.ndarray:
+        """Each offering's lowest USD/hour over [t0, t1) (NaN where never offered)."""
+        i0, i1 = max(int(self._row(np.asarray(t0))), 0), int(self._row(np.asarray(t1 - 1e-9)))
+        block = self.prices[i0 : max(i1, i0) + 1]
+        with np.errstate(all="ignore"):
+            return np.nanmin(np.where(np.isnan(block), np.inf, block), axis=0)

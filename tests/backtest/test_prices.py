@@ -1,0 +1,62 @@
+"""The price trace: as-of lookups and exact cost integrals over step prices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from costsched.model import InvalidInput
+from costsched.policies.prices import PriceTrace
+from costsched.store import to_epoch_seconds
+from tests.backtest.handmade import K80_A, T0, V100_A, history, trace
+
+H = 3600
+
+
+def test_price_as_of_holds_until_the_next_observation_and_after_the_end() -> None:
+    tr = trace([(V100_A, 1.0, 0), (V100_A, 3.0, 1), (K80_A, 0.5, 0.5)])
+    t0 = int(T0.timestamp())
+    v, k = 0, 1
+    assert tr.price_at(t0 + 12 * H, np.array([v, k])).tolist()[0] == 1.0
+    assert np.isnan(tr.price_at(t0 + 11 * H, np.array([k]))[0])  # before its first price
+    assert tr.price_at(t0 + 24 * H, np.array([v]))[0] == 3.0  # at the change itself
+    assert tr.price_at(t0 + 99 * 24 * H, np.array([v, k])).tolist() == [3.0, 0.5]
+    assert tr.end == t0 + 24 * H
+
+
+def test_cost_integrates_step_prices_exactly() -> None:
+    tr = trace([(V100_A, 1.0, 0), (V100_A, 3.0, 1)])
+    t0 = int(T0.timestamp())
+    # 2 h at $1 then 3 h at $3, and 10 h past the last observation at $3.
+    cost = tr.cost(np.array([0, 0]), np.array([t0 + 22 * H, t0 + 30 * H]),
+                   np.array([t0 + 27 * H, t0 + 40 * H]))
+    assert cost.tolist() == pytest.approx([2 * 1.0 + 3 * 3.0, 10 * 3.0])
+
+
+def test_vectorized_lookup_matches_a_scalar_scan() -> None:
+    rng = np.random.default_rng(3)
+    rows = [(o, float(rng.uniform(0.1, 3)), float(d)) for o in (V100_A, K80_A)
+            for d in np.sort(rng.uniform(0, 10, 20))]
+    tr = trace(rows)
+    frame = history(rows)
+    ts = to_epoch_seconds(frame["effective_at"])
+    for t in np.linspace(tr.start - 5 * H, tr.end + 5 * H, 50).astype(int):
+        for o, key in enumerate(tr.offerings["instance_type"]):
+            mine = frame["instance_type"].to_numpy() == key
+            seen = np.flatnonzero(mine & (ts <= t))
+            want = frame["usd_per_hour"].to_numpy()[seen[np.argmax(ts[seen])]] if len(
+                seen) else np.nan
+            np.testing.assert_equal(tr.price_at(t, np.array([o]))[0], want)
+
+
+def test_identical_price_histories_are_twins() -> None:
+    v100_b = ("aws", "us-east-1", "us-east-1b", "p3.2xlarge", "V100", 1)
+    tr = trace([(V100_A, 1.0, 0), (v100_b, 1.0, 0), (K80_A, 1.0, 0)])
+    twins = tr.twins
+    assert twins[0] == twins[1] != twins[2]
+
+
+def test_empty_history_is_a_clear_error() -> None:
+    with pytest.raises(InvalidInput, match="no price observations"):
+        PriceTrace.from_history(history([]).reindex(columns=list(history(
+            [(V100_A, 1.0, 0)]).columns)))
