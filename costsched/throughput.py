@@ -12,15 +12,19 @@ Three layers, most trusted first:
    - GPU count rule (data-parallel scaling): from the nearest measured count m of the same
      GPU model, T(n) = T(m) * (n/m) * SCALING_EFFICIENCY ** log2(n/m), i.e. each doubling
      of GPUs gives SCALING_EFFICIENCY x 2 the throughput (and each halving the inverse).
-   - GPU model rule: from the measured GPU model whose peak FP32 throughput is nearest
-     (by ratio) to the target's, T(target) = T(reference) * FP32(target) / FP32(reference),
-     with the vendors' spec-sheet figures in `GPU_SPECS`. The measurements are FP32
-     training, so FP32 is the default basis; `precision="fp16"` scales by tensor-core FP16
-     peaks instead, for mixed-precision jobs. Checked on the bundled data (every model,
-     one measured GPU predicted from another, `tests/optimize/test_throughput.py`): the
-     geometric-mean error is x1.2 between P100 and V100 and x1.6 to or from the K80. Peak
-     ratios are optimistic for memory-bound models on bandwidth-poor parts (T4, L4) and
-     pessimistic for mixed-precision ones: measure (`throughput set`) when it matters.
+   - GPU model rule: a roofline-style blend of compute and memory. A GPU's speed index is
+     the geometric mean of its peak FP32 TFLOPS and its memory bandwidth (vendors' data
+     sheets, `GPU_SPECS`); from the V100 (`REFERENCE_GPU`), or where the model was not
+     measured on it from the measured GPU model whose index is nearest (by ratio),
+     T(target) = T(reference) * index(target) / index(reference). Training mixes
+     compute-bound and memory-bound kernels, and peak FP32 alone overrates the GA10x/AD10x
+     parts (A10G, L4: the data sheet counts a second FP32 datapath; 300-600 GB/s of
+     memory): for ResNet-50 it would put an L4 at 1.9x a V100, the blend at 0.8x.
+     `precision="fp16"` uses tensor-core FP16 peaks instead, for mixed-precision jobs.
+     Checked on the bundled data (every model, one measured GPU predicted from another,
+     `tests/optimize/test_throughput.py`): the geometric-mean error is x1.31 between P100
+     and V100 and x1.6 to or from the K80 (peak FP32 alone: x1.20 and x1.64). Measure
+     (`throughput set`) when it matters.
 """
 
 from __future__ import annotations
@@ -44,29 +48,39 @@ COLUMNS = ["model", "gpu_model", "gpu_count", "steps_per_second", "source"]
 ENV_USER_FILE = "COSTSCHED_THROUGHPUTS"
 SCALING_EFFICIENCY = 0.9  # per doubling of GPUs; a common data-parallel figure, stated not fit
 PRECISIONS = ("fp32", "fp16")
+# The newest measured architecture (tensor cores, HBM2): the closest in kind to every GPU
+# since, so estimates scale from it whenever the model was measured on it.
+REFERENCE_GPU = "V100"
 
 
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
     fp32_tflops: float  # peak, non-tensor
     fp16_tflops: float  # peak dense FP16 (tensor cores where present, no sparsity)
+    memory_gb_per_s: float  # peak memory bandwidth
     source: str
+
+    def speed_index(self, precision: str = "fp32") -> float:
+        """Geometric mean of peak compute (TFLOPS) and memory bandwidth (GB/s)."""
+        compute = self.fp32_tflops if precision == "fp32" else self.fp16_tflops
+        return math.sqrt(compute * self.memory_gb_per_s)
 
 
 # Peak figures per GPU from NVIDIA's public data sheets (cloud form factors: SXM where the
 # clouds rent SXM parts, PCIe otherwise). One K80 "GPU" is half a K80 board.
 GPU_SPECS: dict[str, GpuSpec] = {
-    "K80": GpuSpec(4.37, 4.37, "NVIDIA Tesla K80 data sheet (2014): 8.73 TFLOPS FP32 per "
-                   "2-GPU board with boost; no faster FP16 path"),
-    "P100": GpuSpec(9.3, 18.7, "NVIDIA Tesla P100 PCIe data sheet (2016)"),
-    "V100": GpuSpec(15.7, 125.0, "NVIDIA Tesla V100 SXM2 data sheet (2017)"),
-    "T4": GpuSpec(8.1, 65.0, "NVIDIA T4 data sheet (2019)"),
-    "A10G": GpuSpec(31.2, 125.0, "NVIDIA A10 data sheet (2021); AWS publishes no separate "
-                    "A10G sheet, so the A10's figures stand in"),
-    "L4": GpuSpec(30.3, 121.0, "NVIDIA L4 data sheet (2023), dense FP16"),
-    "A100": GpuSpec(19.5, 312.0, "NVIDIA A100 40GB SXM data sheet (2020), dense FP16"),
-    "A100-80GB": GpuSpec(19.5, 312.0, "NVIDIA A100 80GB SXM data sheet (2021), dense FP16"),
-    "H100": GpuSpec(67.0, 989.0, "NVIDIA H100 SXM data sheet (2023), dense FP16"),
+    "K80": GpuSpec(4.37, 4.37, 240, "NVIDIA Tesla K80 data sheet (2014): 8.73 TFLOPS FP32 "
+                   "and 480 GB/s per 2-GPU board with boost; no faster FP16 path"),
+    "P100": GpuSpec(9.3, 18.7, 732, "NVIDIA Tesla P100 PCIe data sheet (2016), 16 GB"),
+    "V100": GpuSpec(15.7, 125.0, 900, "NVIDIA Tesla V100 SXM2 data sheet (2017)"),
+    "T4": GpuSpec(8.1, 65.0, 320, "NVIDIA T4 data sheet (2019)"),
+    "A10G": GpuSpec(31.2, 125.0, 600, "NVIDIA A10 data sheet (2021); AWS publishes no "
+                    "separate A10G sheet, so the A10's figures stand in"),
+    "L4": GpuSpec(30.3, 121.0, 300, "NVIDIA L4 data sheet (2023), dense FP16"),
+    "A100": GpuSpec(19.5, 312.0, 1555, "NVIDIA A100 40GB SXM data sheet (2020), dense FP16"),
+    "A100-80GB": GpuSpec(19.5, 312.0, 2039, "NVIDIA A100 80GB SXM data sheet (2021), dense "
+                         "FP16"),
+    "H100": GpuSpec(67.0, 989.0, 3350, "NVIDIA H100 SXM data sheet (2023), dense FP16"),
 }
 
 
@@ -306,16 +320,19 @@ class ThroughputTable:
         if not measured_gpus:
             raise InvalidInput(f"no throughput measured for {model!r} on any GPU model")
         target = self._peak(gpu)
-        ref_gpu = min(measured_gpus, key=lambda g: (abs(math.log(self._peak(g) / target)), g))
+        if REFERENCE_GPU in measured_gpus:
+            ref_gpu = REFERENCE_GPU
+        else:
+            ref_gpu = min(measured_gpus,
+                          key=lambda g: (abs(math.log(self._peak(g) / target)), g))
         ref = self.get(model, ref_gpu, count)
         ratio = target / self._peak(ref_gpu)
         sps = ref.steps_per_second * ratio
         basis = (f"estimate: {gpu} from {ref_gpu} ({ref.steps_per_second:.4g} steps/s at "
                  f"{count} GPU(s), {'estimated' if ref.estimated else 'measured'}) x "
-                 f"{ratio:.3g}, the ratio of peak {self.precision.upper()} TFLOPS "
-                 "(vendor data sheets)")
+                 f"{ratio:.3g}, the ratio of sqrt(peak {self.precision.upper()} TFLOPS x "
+                 "memory GB/s) (vendor data sheets)")
         return Throughput(sps, estimated=True, basis=basis)
 
     def _peak(self, gpu: str) -> float:
-        spec = GPU_SPECS[gpu]
-        return spec.fp32_tflops if self.precision == "fp32" else spec.fp16_tflops
+        return GPU_SPECS[gpu].speed_index(self.precision)
