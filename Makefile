@@ -2,10 +2,12 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-DEMO_DB := .demo/prices.sqlite
+DEMO_DB := .demo/today.sqlite
+RECORDED_DB := .demo/recorded-2020.sqlite
+RECORDED ?= ../shared/data/dispa2020
 
 
-.PHONY: demo test lint bench install install-dev clean
+.PHONY: demo demo-recorded test lint bench install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +29,20 @@ demo: install
 	@mkdir -p .demo
 	@echo "== The cheapest offering of each GPU model (bundled catalog, no credentials needed) =="
 	$(BIN)/costsched prices show --db $(DEMO_DB) --cheapest-per-gpu
-	@echo "== The ten cheapest V100 and A100 offerings per GPU-hour =="
-	$(BIN)/costsched prices show --db $(DEMO_DB) --gpu V100,A100 --top 10
+	@echo "== Where to train a 10-epoch ResNet-50 within 24 h, cheapest first (* = estimated throughput) =="
+	$(BIN)/costsched plan examples/resnet50-anywhere.yaml --top 5 --db $(DEMO_DB)
+	@if [ -d "$(RECORDED)" ]; then $(MAKE) --no-print-directory demo-recorded; else \
+		echo "(recorded prices not found at $(RECORDED): set RECORDED=... for the 2020 replay)"; fi
+
+# The same tools on the recorded 2019-2020 AWS and Azure spot prices.
+demo-recorded: install
+	@echo "== Import the recorded spot prices (a second run adds nothing) =="
+	$(BIN)/costsched prices import $(RECORDED)/aws/cost $(RECORDED)/azure --db $(RECORDED_DB)
+	@echo "== Plans as of 2020-03-01, us-east-1 spot: ResNet-50 picks a V100, recommendation a K80 =="
+	$(BIN)/costsched plan examples/resnet50.yaml examples/recommendation.yaml --at 2020-03-01 --top 3 --db $(RECORDED_DB)
+	@echo "== Backtest: 4-day jobs, 30 daily starts, cost of each policy against a static choice =="
+	$(BIN)/costsched backtest --db $(RECORDED_DB) --region us-east-1,us-west-2 --days 4 --starts 30 \
+		--first-start 2020-02-10 --plot .demo/backtest.png
 
 # PostgreSQL tests run when COSTSCHED_TEST_PG_URL is set, or when a local server can be
 # started (scripts/start-postgres.sh, as root); otherwise they are skipped with the reason.
