@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from costsched import catalog as catalog_data
-from costsched.cli import backtest, plan, prices, throughput
+from costsched.cli import backtest, collect, plan, prices, throughput
 from costsched.cli.common import (
     JsonOption,
     console,
@@ -28,6 +28,7 @@ app.add_typer(prices.app, name="prices")
 app.add_typer(throughput.app, name="throughput")
 app.command("plan")(plan.plan)
 app.command("backtest")(backtest.backtest_cmd)
+app.command("collect")(collect.collect)
 
 
 def _version(value: bool) -> None:

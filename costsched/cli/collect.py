@@ -1,0 +1,177 @@
+"""`costsched collect`: today's prices from AWS, GCP and Azure, into the price store."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from costsched import catalog
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    err_console,
+    friendly_errors,
+    parse_time,
+    print_json,
+    split_csv,
+    table,
+)
+from costsched.model import CLOUDS, InvalidInput
+from costsched.store import PriceStore
+
+# Region names are told apart by shape: AWS us-east-1, GCP us-east1, Azure eastus.
+REGION_SHAPES = {
+    "aws": (re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$"), "us-east-1"),
+    "gcp": (re.compile(r"^[a-z]+-[a-z]+\d+$"), "us-central1"),
+    "azure": (re.compile(r"^[a-z]+\d*$"), "eastus"),
+}
+
+
+def route_regions(regions: Sequence[str], clouds: Sequence[str], explicit: bool
+                  ) -> dict[str, list[str]]:
+    """Each selected cloud's share of --region (all clouds get [] when none is given)."""
+    routed: dict[str, list[str]] = {c: [] for c in clouds}
+    for region in regions:
+        owners = [c for c, (shape, _) in REGION_SHAPES.items() if shape.match(region)]
+        if not owners:
+            examples = ", ".join(f"{c} ({e})" for c, (_, e) in REGION_SHAPES.items())
+            raise InvalidInput(f"--region {region!r}: not a region name of {examples}")
+        if not any(c in routed for c in owners):
+            raise InvalidInput(f"--region {region!r} is a {owners[0]} region, but --cloud is "
+                               f"{','.join(clouds)}")
+        for cloud in owners:
+            if cloud in routed:
+                routed[cloud].append(region)
+    if regions:
+        empty = [c for c, r in routed.items() if not r]
+        if explicit and empty:
+            raise InvalidInput(f"--cloud {empty[0]}: none of the --region values is a "
+                               f"{empty[0]} region (like {REGION_SHAPES[empty[0]][1]})")
+        routed = {c: r for c, r in routed.items() if r}
+    return routed
+
+
+@friendly_errors
+def collect(
+    cloud: Annotated[list[str] | None, typer.Option(
+        "--cloud", help="aws, gcp, azure (comma-separated or repeated; default: all).")] = None,
+    region: Annotated[list[str] | None, typer.Option(
+        "--region", help="Only these regions (us-east-1, us-central1, eastus...).")] = None,
+    gpu: Annotated[list[str] | None, typer.Option(
+        "--gpu", help="Only the instance types of these GPU models (V100, A100...).")] = None,
+    since: Annotated[str | None, typer.Option(
+        help="AWS spot history from this time (ISO 8601); default: the newest stored time "
+             "of each region, or 7 days ago.")] = None,
+    gcp_project: Annotated[str | None, typer.Option(
+        "--gcp-project", help="Project whose accelerator availability is read "
+                              "(default: GOOGLE_CLOUD_PROJECT or the credentials').")] = None,
+    workers: Annotated[int, typer.Option(help="Regions collected at once, per cloud.")] = 32,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Log every rejected price and failed region.")] = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Collect current on-demand and spot GPU prices and store what is new.
+
+    Exit code 0 when every cloud and region was collected, 1 when some failed (the
+    others are stored), 2 for bad options.
+    """
+    from price_collectors import runner
+
+    explicit = bool(cloud)
+    clouds = split_csv(cloud) or list(CLOUDS)
+    bad = [c for c in clouds if c not in CLOUDS]
+    if bad:
+        raise InvalidInput(f"--cloud {bad[0]!r}: expected one of {', '.join(CLOUDS)}")
+    gpus = [catalog.gpu_model_name(g) for g in split_csv(gpu)]
+    when = parse_time(since, "--since") if since else None
+    routed = route_regions(split_csv(region), list(dict.fromkeys(clouds)), explicit)
+    if workers < 1:
+        raise InvalidInput(f"--workers {workers}: expected a whole number >= 1")
+    collectors = runner.make_collectors(routed, gpus=gpus, gcp_project=gcp_project,
+                                        workers=workers)
+    store = PriceStore(db)
+
+    logger = logging.getLogger("price_collectors")
+    level = logger.level
+    handler = _log_to_stderr(logger) if verbose else None
+    try:
+        with Progress(TextColumn("[bold]{task.fields[cloud]:<6}"), BarColumn(),
+                      MofNCompleteColumn(), TextColumn("{task.description}"),
+                      TimeElapsedColumn(), console=err_console, disable=json_out,
+                      transient=False) as progress:
+            tasks = {c.cloud: progress.add_task("planning...", total=None, cloud=c.cloud)
+                     for c in collectors}
+            failures: dict[str, int] = {c.cloud: 0 for c in collectors}
+
+            def planned(name: str, units: Sequence[str]) -> None:
+                progress.update(tasks[name], total=len(units), description="")
+
+            def advanced(name: str, unit: str, error: str | None) -> None:
+                failures[name] += error is not None
+                failed = f" [red]{failures[name]} failed[/red]" if failures[name] else ""
+                progress.update(tasks[name], advance=1, description=f"{unit}{failed}")
+
+            summary = runner.run(collectors, store, since=when, progress=advanced,
+                                 planned=planned)
+            for name, task in tasks.items():
+                error = summary.clouds[name].error
+                if error:
+                    progress.update(task, total=1, completed=0, description="[red]not run")
+    finally:
+        if handler:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+
+    if json_out:
+        print_json(summary.to_dict())
+    else:
+        _print_summary(summary)
+    if not summary.ok:
+        raise typer.Exit(1)
+
+
+def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary
+    rows = []
+    for name, c in summary.clouds.items():
+        rejected = ", ".join(f"{k} {v}" for k, v in c.rejected_by_reason.items())
+        rows.append([name, str(len(c.regions)), f"{c.collected:,}",
+                     f"{c.rejected:,}" + (f" ({rejected})" if rejected else ""),
+                     str(len(c.failed)) if not c.error else "-", _status(c)])
+    console.print(table("Collected prices", ["cloud", "regions", "prices", "rejected", "failed",
+                                             "status"], rows))
+    for name, c in summary.clouds.items():
+        if c.error:
+            err_console.print(f"[red]error:[/red] {c.error}", highlight=False, soft_wrap=True)
+        for unit, message in c.failed.items():
+            err_console.print(f"[red]failed:[/red] {name} {unit}: {message}", highlight=False,
+                              soft_wrap=True)
+    collected = sum(c.collected for c in summary.clouds.values())
+    new = (f"{summary.inserted:,} new rows" if summary.inserted
+           else "0 new rows (nothing changed since the last collection)" if collected
+           else "0 new rows")
+    console.print(f"Stored {new}, {summary.unchanged:,} unchanged, {summary.rejected:,} "
+                  f"rejected; store: {summary.store}", highlight=False, soft_wrap=True)
+
+
+def _status(c) -> str:  # noqa: ANN001 - runner.CloudSummary
+    if c.error:
+        return "not run"
+    if not c.failed:
+        return "ok"
+    return "failed" if len(c.failed) == c.units else "partial"
+
+
+def _log_to_stderr(logger: logging.Logger) -> logging.Handler:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    return handler

@@ -1,0 +1,323 @@
+"""The interface every live price collector implements, and the checks on what it collects.
+
+A collector splits its work into *units* (an AWS region, an Azure region or GPU family,
+the whole GCP catalog), runs them in a thread pool, and returns a `Collection`: the
+validated observation frame, the units it covered, the units that failed (with a
+one-line reason), and the rows it rejected. A failing unit never stops the others.
+Nothing here writes to the store: `price_collectors.runner` does, in one transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import ClassVar
+
+import pandas as pd
+
+from costsched import catalog
+from costsched.model import utc
+from costsched.store import OBSERVATION_COLUMNS
+
+logger = logging.getLogger("price_collectors")
+logger.addHandler(logging.NullHandler())
+
+# A price above CEILING[market] x the on-demand reference, or below FLOOR x it, is not
+# stored. Spot prices are capped at on-demand on all three clouds; 1.5 leaves room for a
+# stale reference. On-demand prices differ by region (AWS sa-east-1 ~1.6x us-east-1)
+# and the bundled catalog may be old, hence 3. No cloud discounts spot by 99%.
+CEILING = {"on_demand": 3.0, "spot": 1.5}
+FLOOR = 0.01
+# When no on-demand reference exists at all (a type the catalog prices nowhere).
+CEILING_PER_GPU_HOUR = 150.0
+
+# A time for every unit, one per unit (AWS watermarks), or None (the collector's default).
+Since = datetime | Mapping[str, datetime | None] | None
+# progress(cloud, unit, error): called once per finished unit; error is None on success.
+ProgressHook = Callable[[str, str, str | None], None]
+# planned(cloud, units): called once the units are known, before any is collected.
+PlanHook = Callable[[str, Sequence[str]], None]
+
+
+class CollectorUnavailable(RuntimeError):
+    """A collector cannot run at all (SDK not installed, no credentials, no project).
+
+    str() is a one-line message that says what to install or configure.
+    """
+
+
+class UnitError(RuntimeError):
+    """One unit (a region...) failed; str() is the one-line reason shown in the summary."""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    cloud: str
+    region: str
+    zone: str
+    instance_type: str
+    market: str
+    usd_per_hour: object
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.zone or self.region
+        return (f"{self.cloud} {where} {self.instance_type} {self.market} "
+                f"{self.usd_per_hour!r}: {self.reason}")
+
+
+@dataclass
+class Collection:
+    """What one collect() gave: validated observations and what it covered."""
+
+    cloud: str
+    observations: pd.DataFrame
+    units: list[str] = field(default_factory=list)  # units collected successfully
+    failed: dict[str, str] = field(default_factory=dict)  # unit -> one-line error
+    rejected: list[Rejection] = field(default_factory=list)
+    # Rows a source returned that are not ours to store (Windows meters, commitments...),
+    # counted by reason so that a summary can say what was left out and why.
+    ignored: Counter = field(default_factory=Counter)
+    # Extra coverage facts (e.g. GCP: the zones each priced offering exists in).
+    coverage: pd.DataFrame | None = None
+
+    @property
+    def regions(self) -> list[str]:
+        return sorted(set(self.observations["region"])) if len(self.observations) else []
+
+    def offerings(self) -> pd.DataFrame:
+        """The distinct offerings priced by this collection."""
+        keys = ["cloud", "region", "zone", "instance_type", "market", "os", "gpu_model",
+                "gpu_count", "vcpus", "memory_gb"]
+        return self.observations[keys].drop_duplicates(ignore_index=True)
+
+    def rejected_by_reason(self) -> dict[str, int]:
+        return dict(Counter(_reason_kind(r.reason) for r in self.rejected))
+
+
+@dataclass
+class UnitResult:
+    """The raw rows of one unit, and source rows deliberately left out."""
+
+    frame: pd.DataFrame
+    ignored: Counter = field(default_factory=Counter)
+    rejected: list[Rejection] = field(default_factory=list)  # rows that could not be parsed
+    coverage: pd.DataFrame | None = None
+
+
+class Collector(ABC):
+    """A source of live prices for one cloud. Subclasses say how to plan and fetch units."""
+
+    cloud: ClassVar[str]
+    # True when the source stamps prices with the time of the request rather than the time
+    # the price took effect: the runner then stores a row only when the price changed.
+    snapshot: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        *,
+        regions: Sequence[str] = (),
+        gpus: Sequence[str] = (),
+        max_workers: int = 16,
+    ) -> None:
+        self.regions = list(regions)
+        self.gpus = [catalog.gpu_model_name(g) for g in gpus]
+        self.max_workers = max(1, max_workers)
+
+    # --- what subclasses implement ----------------------------------------------------
+
+    @abstractmethod
+    def plan(self) -> list[str]:
+        """The units to collect (may call the cloud, e.g. to list regions)."""
+
+    @abstractmethod
+    def collect_unit(self, unit: str, since: datetime | None) -> UnitResult:
+        """Fetch one unit's raw observation rows (not yet validated)."""
+
+    def watermark_filters(self) -> dict[str, list[str]] | None:
+        """Store filters whose newest time per region is that region's `since`; None: none."""
+        return None
+
+    # --- the shared driver --------------------------------------------------------------
+
+    def instance_types(self) -> pd.DataFrame:
+        """The catalog's GPU instance types of this cloud, limited to the chosen GPUs."""
+        types = catalog.instance_types()
+        types = types[types["cloud"] == self.cloud]
+        if self.gpus:
+            types = types[types["gpu_model"].isin(self.gpus)]
+        return types.reset_index(drop=True)
+
+    def collect(
+        self,
+        since: Since = None,
+        progress: ProgressHook | None = None,
+        planned: PlanHook | None = None,
+    ) -> Collection:
+        """Collect every unit (in parallel), validate the rows, and say what failed."""
+        units = self.plan()
+        if planned:
+            planned(self.cloud, units)
+        results: dict[str, UnitResult] = {}
+        failed: dict[str, str] = {}
+        pool = ThreadPoolExecutor(max_workers=min(self.max_workers, max(1, len(units))),
+                                  thread_name_prefix=f"collect-{self.cloud}")
+        try:
+            futures = {pool.submit(self.collect_unit, unit, _since_for(since, unit)): unit
+                       for unit in units}
+            for future in as_completed(futures):
+                unit = futures[future]
+                try:
+                    results[unit] = future.result()
+                except Exception as exc:  # one unit's failure must not stop the others
+                    failed[unit] = one_line(exc)
+                    logger.warning("%s %s failed: %s", self.cloud, unit, failed[unit])
+                if progress:
+                    progress(self.cloud, unit, failed.get(unit))
+        finally:
+            # On a crash (KeyboardInterrupt...) units not started yet are dropped.
+            pool.shutdown(wait=True, cancel_futures=True)
+        ok = [u for u in units if u in results]
+        frames = [results[u].frame for u in ok if len(results[u].frame)]
+        raw = pd.concat(frames, ignore_index=True) if frames else empty_frame()
+        unparsed = [r for u in ok for r in results[u].rejected]
+        for rejection in unparsed:
+            logger.warning("rejected %s", rejection)
+        observations, rejected = validate(raw)
+        ignored: Counter = Counter()
+        for u in ok:
+            ignored.update(results[u].ignored)
+        coverage = [results[u].coverage for u in ok if results[u].coverage is not None]
+        return Collection(
+            cloud=self.cloud, observations=observations, units=ok, failed=failed,
+            rejected=unparsed + rejected, ignored=ignored,
+            coverage=pd.concat(coverage, ignore_index=True) if coverage else None,
+        )
+
+
+def _since_for(since: Since, unit: str) -> datetime | None:
+    if since is None or isinstance(since, datetime):
+        return utc(since) if since else None
+    value = since.get(unit)
+    return utc(value) if value else None
+
+
+def one_line(exc: BaseException) -> str:
+    """A short single-line description of an exception, for summaries and logs."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    name = type(exc).__name__
+    if isinstance(exc, (UnitError, CollectorUnavailable)) or text.startswith(name):
+        return text
+    return f"{name}: {text}"
+
+
+def empty_frame() -> pd.DataFrame:
+    frame = pd.DataFrame({c: pd.Series(dtype=object) for c in OBSERVATION_COLUMNS})
+    frame["effective_at"] = pd.to_datetime(frame["effective_at"], utc=True)
+    return frame
+
+
+def rows_frame(rows: Iterable[tuple], source: str) -> pd.DataFrame:
+    """An observation frame from tuples in OBSERVATION_COLUMNS order (without `source`)."""
+    rows = list(rows)
+    if not rows:
+        return empty_frame()
+    frame = pd.DataFrame(rows, columns=OBSERVATION_COLUMNS[:-1])
+    frame["effective_at"] = pd.to_datetime(frame["effective_at"], utc=True)
+    frame["source"] = source
+    return frame
+
+
+# --- validation -----------------------------------------------------------------------
+
+_REF_KEY = ["cloud", "region", "instance_type"]
+
+
+def on_demand_reference(frame: pd.DataFrame) -> pd.Series:
+    """Each row's on-demand reference price: the same (cloud, region, type) on-demand price
+    in `frame`, else the catalog's for that region, else the catalog's highest in any
+    region, else NaN."""
+    listed = catalog.on_demand_prices()
+    same_region = listed.groupby(_REF_KEY)["usd_per_hour"].max()
+    any_region = listed.groupby(["cloud", "instance_type"])["usd_per_hour"].max()
+    od = frame[frame["market"] == "on_demand"]
+    collected = od.groupby(_REF_KEY)["usd_per_hour"].max() if len(od) else same_region.iloc[:0]
+    keys = pd.MultiIndex.from_frame(frame[_REF_KEY])
+    ref = pd.Series(collected.reindex(keys).to_numpy(dtype=float), index=frame.index)
+    ref = ref.fillna(pd.Series(same_region.reindex(keys).to_numpy(dtype=float),
+                               index=frame.index))
+    type_keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
+    return ref.fillna(pd.Series(any_region.reindex(type_keys).to_numpy(dtype=float),
+                                index=frame.index))
+
+
+def validate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Rejection]]:
+    """Split rows into storable ones and rejections (each logged with its reason).
+
+    On-demand rows are checked first, against the catalog; spot rows are then checked
+    against the on-demand prices that passed, so one bad list price cannot wave through
+    a bad spot price.
+    """
+    if frame.empty:
+        return frame, []
+    frame = frame.reset_index(drop=True)
+    prices = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
+    reasons = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    reasons[prices.isna()] = "not a number"
+    finite = prices.apply(lambda p: isinstance(p, float) and math.isfinite(p))
+    reasons[~finite & reasons.isna()] = "not finite"
+    reasons[(prices <= 0) & reasons.isna()] = "not positive"
+    on_demand = frame["market"] == "on_demand"
+    _check_against_reference(frame, prices, reasons, on_demand, None)
+    good_od = frame[on_demand & reasons.isna()]
+    _check_against_reference(frame, prices, reasons, ~on_demand,
+                             pd.concat([good_od, frame[~on_demand]]))
+    bad = reasons.notna()
+    rejected = [
+        Rejection(r.cloud, r.region, r.zone, r.instance_type, r.market, r.usd_per_hour,
+                  reasons[i])
+        for i, r in zip(frame.index[bad], frame[bad].itertuples(index=False), strict=True)
+    ]
+    for rejection in rejected:
+        logger.warning("rejected %s", rejection)
+    good = frame[~bad].copy()
+    good["usd_per_hour"] = prices[~bad].astype(float)
+    return good.reset_index(drop=True), rejected
+
+
+def _check_against_reference(
+    frame: pd.DataFrame,
+    prices: pd.Series,
+    reasons: pd.Series,
+    rows: pd.Series,
+    basis: pd.DataFrame | None,
+) -> None:
+    """Mark rows outside [FLOOR, CEILING] x their on-demand reference."""
+    subset = frame[rows & reasons.isna()]
+    if subset.empty:
+        return
+    if basis is None:  # on-demand rows: the catalog is the reference
+        ref = on_demand_reference(subset.assign(market="spot"))
+    else:
+        ref = on_demand_reference(basis).loc[subset.index]
+    price = prices.loc[subset.index]
+    gpus = pd.to_numeric(subset["gpu_count"], errors="coerce").fillna(1).clip(lower=1)
+    ceiling = ref * subset["market"].map(CEILING).astype(float)
+    ceiling = ceiling.fillna(gpus * CEILING_PER_GPU_HOUR)
+    floor = (ref * FLOOR).fillna(0.0)
+    for i in subset.index[price > ceiling]:
+        basis_text = (f"{CEILING[frame.at[i, 'market']]:g}x on-demand ${ref[i]:.4g}"
+                      if ref[i] == ref[i] else f"${CEILING_PER_GPU_HOUR:g}/GPU-hour")
+        reasons[i] = f"above ceiling ({basis_text})"
+    for i in subset.index[price < floor]:
+        reasons[i] = f"below floor ({FLOOR:g}x on-demand ${ref[i]:.4g})"
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(" (")[0]

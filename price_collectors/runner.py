@@ -1,0 +1,186 @@
+"""Run collectors and store what they collected: one transaction per run.
+
+Each cloud's collector runs in its own thread (and its regions in its own pool). Nothing
+is written until every collector has finished; then the whole batch goes to
+`PriceStore.ingest` in one transaction, so a crash mid-collection leaves the store as it
+was, and a re-run stores only what is new (the store is idempotent on offering and time;
+snapshot sources, whose times are the request's, are stored only when the price moved).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pandas as pd
+
+from costsched.store import OFFERING_KEY, PriceStore
+from price_collectors.base import (
+    Collection,
+    Collector,
+    PlanHook,
+    ProgressHook,
+    empty_frame,
+    one_line,
+)
+
+MAX_REJECTIONS_SHOWN = 20
+
+
+@dataclass
+class CloudSummary:
+    cloud: str
+    regions: list[str] = field(default_factory=list)
+    units: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+    collected: int = 0
+    unchanged_snapshot: int = 0
+    rejected: int = 0
+    rejected_by_reason: dict[str, int] = field(default_factory=dict)
+    rejections: list[str] = field(default_factory=list)
+    ignored: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class RunSummary:
+    clouds: dict[str, CloudSummary]
+    inserted: int = 0
+    unchanged: int = 0
+    store: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return all(not c.error and not c.failed for c in self.clouds.values())
+
+    @property
+    def rejected(self) -> int:
+        return sum(c.rejected for c in self.clouds.values())
+
+    def to_dict(self) -> dict:
+        return {"inserted": self.inserted, "unchanged": self.unchanged,
+                "rejected": self.rejected, "ok": self.ok, "store": self.store,
+                "clouds": {name: c.to_dict() for name, c in self.clouds.items()}}
+
+
+def make_collectors(
+    regions: dict[str, list[str]],
+    *,
+    gpus: Sequence[str] = (),
+    gcp_project: str | None = None,
+    workers: int = 32,
+) -> list[Collector]:
+    """Collectors with their default (real SDK) clients: cloud -> its regions ([] = all)."""
+    from price_collectors.aws import AwsCollector
+    from price_collectors.azure import AzureCollector
+    from price_collectors.gcp import GcpCollector
+
+    made: list[Collector] = []
+    for cloud, names in regions.items():
+        if cloud == "aws":
+            made.append(AwsCollector(regions=names, gpus=gpus, max_workers=workers))
+        elif cloud == "gcp":
+            made.append(GcpCollector(regions=names, gpus=gpus, project=gcp_project))
+        elif cloud == "azure":
+            made.append(AzureCollector(regions=names, gpus=gpus, max_workers=min(workers, 8)))
+        else:
+            raise ValueError(f"no collector for cloud {cloud!r}")
+    return made
+
+
+def watermarks(store: PriceStore, filters: dict[str, list[str]]) -> dict[str, datetime]:
+    """The newest stored observation time per region among the offerings `filters` select."""
+    latest = store.as_of(datetime.now(timezone.utc) + timedelta(days=1), **filters)
+    if latest.empty:
+        return {}
+    newest = latest.groupby("region")["effective_at"].max()
+    return {region: ts.to_pydatetime() for region, ts in newest.items()}
+
+
+def drop_unchanged(frame: pd.DataFrame, store: PriceStore) -> tuple[pd.DataFrame, int]:
+    """Rows whose price differs from the offering's latest stored price (or that are older
+    than it), and the number of rows dropped because nothing changed."""
+    if frame.empty:
+        return frame, 0
+    clouds = sorted(set(frame["cloud"]))
+    stored = store.as_of(datetime.now(timezone.utc) + timedelta(days=1), cloud=clouds)
+    if stored.empty:
+        return frame, 0
+    stored = stored[[*OFFERING_KEY, "usd_per_hour", "effective_at"]].rename(
+        columns={"usd_per_hour": "stored_price", "effective_at": "stored_at"})
+    merged = frame.merge(stored, on=OFFERING_KEY, how="left")
+    same = (merged["stored_price"].notna()
+            & np.isclose(merged["usd_per_hour"].astype(float),
+                         merged["stored_price"].astype(float), rtol=1e-9, atol=0)
+            & (merged["effective_at"] >= merged["stored_at"]))
+    keep = ~same.to_numpy()
+    return frame[keep].reset_index(drop=True), int((~keep).sum())
+
+
+def run(
+    collectors: Sequence[Collector],
+    store: PriceStore,
+    *,
+    since: datetime | None = None,
+    progress: ProgressHook | None = None,
+    planned: PlanHook | None = None,
+) -> RunSummary:
+    """Collect from every collector, then store the whole batch in one transaction.
+
+    A cloud that cannot run at all (no SDK, no credentials) is reported in its summary's
+    `error`; failed units in `failed`. Anything else (a crash) propagates before any write.
+    """
+    summaries = {c.cloud: CloudSummary(c.cloud) for c in collectors}
+    collections: dict[str, Collection] = {}
+
+    def one(collector: Collector) -> None:
+        try:
+            when = since
+            filters = collector.watermark_filters()
+            if when is None and filters is not None:
+                when = watermarks(store, filters)
+            collections[collector.cloud] = collector.collect(
+                when, progress=progress, planned=planned)
+        except Exception as exc:  # the cloud as a whole could not run
+            summaries[collector.cloud].error = one_line(exc)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(collectors)),
+                            thread_name_prefix="collect") as pool:
+        for future in [pool.submit(one, c) for c in collectors]:
+            future.result()  # re-raises a crash (KeyboardInterrupt, SystemExit...)
+
+    frames = []
+    for collector in collectors:
+        collection = collections.get(collector.cloud)
+        if collection is None:
+            continue
+        frame = collection.observations
+        summary = summaries[collector.cloud]
+        if collector.snapshot:
+            frame, summary.unchanged_snapshot = drop_unchanged(frame, store)
+        _fill(summary, collection)
+        if len(frame):
+            frames.append(frame)
+    batch = pd.concat(frames, ignore_index=True) if frames else empty_frame()
+    result = store.ingest(batch)
+    unchanged = result.unchanged + sum(s.unchanged_snapshot for s in summaries.values())
+    return RunSummary(summaries, inserted=result.inserted, unchanged=unchanged,
+                      store=store.url)
+
+
+def _fill(summary: CloudSummary, collection: Collection) -> None:
+    summary.regions = collection.regions
+    summary.units = len(collection.units) + len(collection.failed)
+    summary.failed = dict(sorted(collection.failed.items()))
+    summary.collected = len(collection.observations)
+    summary.rejected = len(collection.rejected)
+    summary.rejected_by_reason = collection.rejected_by_reason()
+    summary.rejections = [str(r) for r in collection.rejected[:MAX_REJECTIONS_SHOWN]]
+    summary.ignored = dict(Counter(collection.ignored).most_common())

@@ -1,0 +1,103 @@
+"""Fixtures of the collector tests: a hermetic AWS environment, no retry sleeps, a loopback
+HTTP server, and the recorded AWS bodies grouped by region."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "collectors"
+
+
+@pytest.fixture(autouse=True)
+def hermetic_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Fake credentials, no profile or endpoint from the machine, and no backoff sleeps.
+
+    Retries still happen (botocore's handler decides them); only the sleep between them
+    is zero, so that tests of throttling do not wait seconds.
+    """
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2",
+                 "AWS_ENDPOINT_URL_PRICING", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    import botocore.retries.standard
+
+    monkeypatch.setattr(botocore.retries.standard.ExponentialBackoff, "delay_amount",
+                        lambda self, context: 0.0)
+
+
+@pytest.fixture(scope="session")
+def recorded_spot(dispa: Path) -> dict[str, list[dict]]:
+    """region -> every SpotPriceHistory item of dispa2020/aws/cost/<region>/*.json, in the
+    order `recorded.read_paths` reads them."""
+    by_region: dict[str, list[dict]] = {}
+    for path in sorted((dispa / "aws" / "cost").rglob("*.json")):
+        items = json.loads(path.read_text())["SpotPriceHistory"]
+        by_region.setdefault(path.parent.name, []).extend(items)
+    return by_region
+
+
+@pytest.fixture(scope="session")
+def price_list() -> dict[str, list[dict]]:
+    return json.loads((FIXTURES / "aws_price_list.json").read_text())
+
+
+# --- a loopback HTTP server --------------------------------------------------------------
+
+Route = Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]]
+
+
+class Loopback:
+    """A threaded HTTP server on 127.0.0.1 whose answers come from `handler`."""
+
+    def __init__(self) -> None:
+        self.handler: Route = lambda request: (404, {}, b"no handler")
+        self.paths: list[str] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                with outer._lock:
+                    outer.paths.append(self.path)
+                status, headers, body = outer.handler(self)
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Loopback:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture()
+def loopback() -> Iterator[Loopback]:
+    with Loopback() as server:
+        yield server

@@ -1,0 +1,102 @@
+"""`costsched collect`: summary, JSON, exit codes, one-line errors, region routing."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+import price_collectors.aws
+from costsched.cli.collect import route_regions
+from costsched.model import InvalidInput
+from price_collectors.azure import ENV_URL
+from tests.price_collectors.aws_fake import FakeAws, always_failing
+from tests.price_collectors.test_azure import EXPECTED, PATH, RetailPrices
+
+
+@pytest.fixture()
+def azure_api(loopback, monkeypatch: pytest.MonkeyPatch) -> RetailPrices:
+    server = RetailPrices(loopback.url)
+    loopback.handler = server
+    monkeypatch.setenv(ENV_URL, loopback.url + PATH)
+    return server
+
+
+def test_collect_twice_json(cli, azure_api) -> None:
+    first = cli("collect", "--cloud", "azure", "--json")
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.stdout)
+    assert summary["inserted"] == len(EXPECTED) and summary["ok"] is True
+    azure = summary["clouds"]["azure"]
+    assert azure["rejected"] == 2 and azure["failed"] == {}
+    assert azure["rejected_by_reason"] == {"above ceiling": 1, "not positive": 1}
+    assert azure["ignored"] == {"Windows meter": 2, "Low Priority meter": 1}
+    second = json.loads(cli("collect", "--cloud", "azure", "--json").stdout)
+    assert second["inserted"] == 0 and second["unchanged"] == len(EXPECTED)
+
+
+def test_collect_prints_a_summary(cli, azure_api) -> None:
+    result = cli("collect", "--cloud", "azure", "--gpu", "T4")
+    assert result.exit_code == 0, result.output
+    assert "Collected prices" in result.stdout
+    assert "Stored 5 new rows, 0 unchanged, 1 rejected" in result.stdout
+    assert "not positive 1" in result.stdout
+
+
+def test_failed_region_exit_code_and_message(cli, monkeypatch, recorded_spot) -> None:
+    fake = FakeAws(spot={r: recorded_spot[r][:50] for r in ("us-east-1", "us-east-2")},
+                   fault=always_failing("us-east-2"))
+    clients = fake.clients()
+    monkeypatch.setattr(price_collectors.aws, "AwsClients", lambda: clients)
+    result = cli("collect", "--cloud", "aws", "--since", "2019-12-01")
+    assert result.exit_code == 1
+    assert "failed: aws us-east-2: Unavailable: injected Unavailable (after 9 retries)" in (
+        result.output.replace("\n", " "))
+    assert "partial" in result.stdout and "Traceback" not in result.output
+
+
+def test_missing_credentials_is_one_line_not_a_traceback(cli, monkeypatch) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    result = cli("collect", "--cloud", "aws")
+    assert result.exit_code == 1
+    assert "error: aws: no AWS credentials found: run `aws configure`" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_sdk_is_one_line(cli, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # `import boto3` now raises ImportError
+    result = cli("collect", "--cloud", "aws", "--json")
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)["clouds"]["aws"]["error"]
+    assert error == "aws: boto3 is not installed: pip install 'costsched[aws]'"
+
+
+def test_bad_options_exit_2(cli) -> None:
+    result = cli("collect", "--cloud", "ibm")
+    assert result.exit_code == 2 and "--cloud 'ibm': expected one of aws, gcp, azure" in (
+        result.output)
+    result = cli("collect", "--cloud", "aws", "--region", "eastus")
+    assert result.exit_code == 2 and "'eastus' is a azure region" in result.output
+    result = cli("collect", "--gpu", "Z80")
+    assert result.exit_code == 2 and "unknown GPU model 'Z80'" in result.output
+
+
+def test_regions_are_routed_by_their_shape() -> None:
+    clouds = ["aws", "gcp", "azure"]
+    assert route_regions(["us-east-1", "us-east1", "eastus2"], clouds, False) == {
+        "aws": ["us-east-1"], "gcp": ["us-east1"], "azure": ["eastus2"]}
+    assert route_regions(["eastus"], clouds, False) == {"azure": ["eastus"]}
+    assert route_regions([], clouds, False) == {"aws": [], "gcp": [], "azure": []}
+    with pytest.raises(InvalidInput, match="--cloud gcp: none of the --region values"):
+        route_regions(["eastus"], ["azure", "gcp"], True)
+    with pytest.raises(InvalidInput, match="not a region name"):
+        route_regions(["US East"], clouds, False)
+
+
+def test_verbose_logs_each_rejected_price(cli, azure_api) -> None:
+    result = cli("collect", "--cloud", "azure", "--gpu", "T4", "-v")
+    assert result.exit_code == 0, result.output
+    assert ("WARNING rejected azure southcentralus Standard_NC4as_T4_v3 spot 0.0: not positive"
+            in result.output)

@@ -1,0 +1,212 @@
+"""The GCP collector through the real google-cloud-billing and google-cloud-compute clients
+(REST transport) against a loopback server answering in the APIs' JSON shapes."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime, timezone
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import billing_v1, compute_v1
+
+from costsched.store import PriceStore
+from price_collectors import runner
+from price_collectors.base import CollectorUnavailable
+from price_collectors.gcp import GcpCollector, machine_parts
+from tests.price_collectors.conftest import FIXTURES
+
+SKU_PAGE = 4
+SKUS_PATH = "/v1/services/6F81-5844-456A/skus"
+ACCELERATORS_PATH = "/compute/v1/projects/demo-project/aggregated/acceleratorTypes"
+
+
+class GcpApis:
+    """The two REST endpoints the collector reads; SKU pages of SKU_PAGE with page tokens."""
+
+    def __init__(self) -> None:
+        self.skus = json.loads((FIXTURES / "gcp_compute_skus.json").read_text())["skus"]
+        self.accelerators = json.loads((FIXTURES / "gcp_accelerator_types.json").read_text())
+        self.effective = "2026-11-21T07:41:12.355Z"
+        self.paths: list[str] = []
+        self.fail = lambda path, first: None  # -> HTTP status or None
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, request) -> tuple[int, dict[str, str], bytes]:
+        url = urlsplit(request.path)
+        with self._lock:
+            first = request.path not in self._seen
+            self._seen.add(request.path)
+            self.paths.append(request.path)
+        status = self.fail(url.path, first)
+        if status:
+            error = {"error": {"code": status, "message": "injected", "status": "UNAVAILABLE"}}
+            return status, {"Content-Type": "application/json"}, json.dumps(error).encode()
+        if url.path == SKUS_PATH:
+            start = int(parse_qs(url.query).get("pageToken", ["0"])[0])
+            page = [self._stamped(s) for s in self.skus[start:start + SKU_PAGE]]
+            body = {"skus": page}
+            if start + SKU_PAGE < len(self.skus):
+                body["nextPageToken"] = str(start + SKU_PAGE)
+        elif url.path == ACCELERATORS_PATH:
+            body = self.accelerators
+        else:
+            return 404, {}, b"{}"
+        return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
+
+    def _stamped(self, sku: dict) -> dict:
+        """The Catalog API stamps the latest prices with (about) the request time."""
+        sku = json.loads(json.dumps(sku))
+        sku["pricingInfo"][0]["effectiveTime"] = self.effective
+        return sku
+
+    def set_price(self, description: str, units: str, nanos: int) -> None:
+        sku = next(s for s in self.skus if s["description"] == description)
+        rate = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]
+        rate.update(units=units, nanos=nanos)
+
+
+@pytest.fixture()
+def apis(loopback) -> GcpApis:
+    server = GcpApis()
+    loopback.handler = server
+    return server
+
+
+@pytest.fixture()
+def make(loopback):
+    def collector(**kw) -> GcpCollector:
+        options = ClientOptions(api_endpoint=loopback.url)
+        return GcpCollector(
+            project="demo-project", retry_initial=0.001,
+            catalog_client=billing_v1.CloudCatalogClient(
+                credentials=AnonymousCredentials(), transport="rest", client_options=options),
+            accelerator_client=compute_v1.AcceleratorTypesClient(
+                credentials=AnonymousCredentials(), transport="rest", client_options=options),
+            **kw)
+    return collector
+
+
+def priced(collection) -> dict[tuple[str, str, str], float]:
+    return {(r.region, r.instance_type, r.market): r.usd_per_hour
+            for r in collection.observations.itertuples()}
+
+
+V100 = ["n1-standard-8+1xnvidia-tesla-v100", "n1-standard-16+2xnvidia-tesla-v100",
+        "n1-standard-32+4xnvidia-tesla-v100", "n1-standard-64+8xnvidia-tesla-v100"]
+T4 = ["n1-standard-4+1xnvidia-tesla-t4", "n1-standard-8+2xnvidia-tesla-t4",
+      "n1-standard-16+4xnvidia-tesla-t4"]
+A2 = ["a2-highgpu-1g", "a2-highgpu-2g", "a2-highgpu-4g", "a2-highgpu-8g", "a2-megagpu-16g"]
+G2 = ["g2-standard-4", "g2-standard-8", "g2-standard-12", "g2-standard-16", "g2-standard-24",
+      "g2-standard-32", "g2-standard-48", "g2-standard-96"]
+
+
+def test_skus_join_to_offerings_where_zones_offer_them(apis: GcpApis, make) -> None:
+    collection = make().collect()
+    assert collection.failed == {}
+    got = priced(collection)
+    expected = (
+        {("us-central1", t, m) for t in V100 + T4 for m in ("on_demand", "spot")}
+        # us-east1: N1 and GPU SKUs exist, but only T4 is offered, at most 2 per VM.
+        | {("us-east1", t, m) for t in T4[:2] for m in ("on_demand", "spot")}
+        | {("us-central1", t, "on_demand") for t in A2}  # no spot A100 SKU
+        | {("europe-west4", t, "on_demand") for t in G2}  # the DWS L4 SKU is not it
+    )
+    assert set(got) == expected
+    # vCPUs x core + GiB x RAM + GPUs x GPU, from the SKUs' units + nanos.
+    assert got["us-central1", V100[0], "on_demand"] == pytest.approx(8 * 0.031611 + 30 * 0.004237
+                                                                      + 2.48, abs=1e-9)
+    assert got["us-central1", V100[0], "spot"] == pytest.approx(8 * 0.00698 + 30 * 0.000936
+                                                                 + 0.992, abs=1e-9)
+    assert got["us-central1", "a2-highgpu-1g", "on_demand"] == pytest.approx(3.673385, abs=1e-9)
+    assert got["europe-west4", "g2-standard-4", "on_demand"] == pytest.approx(0.7588, abs=1e-9)
+    row = collection.observations.iloc[0]
+    assert (row["zone"], row["os"], row["source"]) == ("", "linux", "collect:gcp:billing-catalog")
+    assert str(row["effective_at"]) == "2026-11-21 07:41:12.355000+00:00"
+    # The corrupt P100 list price is rejected. (The commitment and DWS SKUs of V100 and L4
+    # are not components: the exact prices above show they were not used.)
+    assert {(r.instance_type, r.reason.split(" (")[0]) for r in collection.rejected} == {
+        (t, "above ceiling") for t in ["n1-standard-8+1xnvidia-tesla-p100",
+                                       "n1-standard-16+2xnvidia-tesla-p100",
+                                       "n1-standard-32+4xnvidia-tesla-p100"]}
+    # The SKU listing was read page by page.
+    assert sum(p.startswith(SKUS_PATH) for p in apis.paths) == -(-len(apis.skus) // SKU_PAGE)
+
+
+def test_coverage_says_where_offerings_exist_and_why_others_are_unpriced(apis, make) -> None:
+    coverage = make().collect().coverage.set_index(["region", "instance_type", "market"])
+    assert coverage.loc[("us-central1", T4[0], "on_demand"), "zones"] == (
+        "us-central1-a,us-central1-b")
+    assert coverage.loc[("us-east1", T4[2], "on_demand"), "status"] == "no zone offers it"
+    assert coverage.loc[("us-east1", V100[0], "on_demand"), "status"] == "no zone offers it"
+    assert coverage.loc[("us-central1", "a2-highgpu-1g", "spot"), "status"] == "no gpu SKU"
+
+
+def test_regions_and_gpus_restrict_the_offerings(apis, make) -> None:
+    got = priced(make(regions=["us-east1"], gpus=["T4"]).collect())
+    assert set(got) == {("us-east1", t, m) for t in T4[:2] for m in ("on_demand", "spot")}
+
+
+def test_collecting_twice_stores_only_price_changes(apis, make, store: PriceStore) -> None:
+    first = runner.run([make()], store)
+    assert first.inserted == 31 and first.ok
+    apis.effective = "2026-11-21T09:00:00.000Z"  # a new request time, the same prices
+    second = runner.run([make()], store)
+    assert second.inserted == 0 and second.unchanged == 31
+    apis.effective = "2026-11-21T10:00:00.000Z"
+    apis.set_price("Nvidia Tesla T4 GPU running in Americas", "0", 380_000_000)
+    third = runner.run([make()], store)
+    # The T4 on-demand offerings in us-central1 (3) and us-east1 (2) changed price.
+    assert third.inserted == 5
+    history = store.history(instance_type=[T4[0]], market=["on_demand"], region=["us-east1"])
+    assert history["usd_per_hour"].round(6).tolist() == [0.539999, 0.569999]
+
+
+def test_5xx_and_429_are_retried_page_by_page(apis, make) -> None:
+    apis.fail = lambda path, first: (503 if path == SKUS_PATH else 429) if first else None
+    collection = make().collect()
+    assert collection.failed == {}
+    assert len(collection.observations) == 31
+    assert len(apis.paths) == 2 * len(set(apis.paths))  # every request was failed once
+
+
+def test_an_api_that_keeps_failing_is_reported(apis, make, store: PriceStore) -> None:
+    apis.fail = lambda path, first: 503 if path == ACCELERATORS_PATH else None
+    collector = make()
+    collector.retry_initial = 0.0005  # the deadline scales with it: give up quickly
+    summary = runner.run([collector], store)
+    assert list(summary.clouds["gcp"].failed) == ["all regions"]
+    assert "503" in summary.clouds["gcp"].failed["all regions"]
+    assert store.count() == 0
+
+
+def test_missing_credentials_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    def no_credentials(*args, **kwargs):
+        raise DefaultCredentialsError("Your default credentials were not found.")
+
+    monkeypatch.setattr(google.auth, "default", no_credentials)
+    with pytest.raises(CollectorUnavailable, match="^gcp: no Google credentials found: run"):
+        GcpCollector().plan()
+
+
+def test_machine_parts_of_catalog_types() -> None:
+    assert machine_parts({"instance_type": "n1-standard-8+1xnvidia-tesla-v100",
+                          "gpu_model": "V100"}) == ("n1 predefined", "nvidia-tesla-v100")
+    assert machine_parts({"instance_type": "a3-highgpu-8g", "gpu_model": "H100"}) == (
+        "a3", "nvidia-h100-80gb")
+    assert machine_parts({"instance_type": "g2-standard-4", "gpu_model": "L4"}) == (
+        "g2", "nvidia-l4")
+
+
+def test_effective_time_is_never_naive() -> None:
+    from price_collectors.gcp import _time
+
+    assert _time("2026-11-21T07:41:12Z").tzinfo is not None
+    assert _time(datetime(2026, 1, 1)).tzinfo == timezone.utc
