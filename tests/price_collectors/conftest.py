@@ -101,3 +101,15 @@ class Loopback:
 def loopback() -> Iterator[Loopback]:
     with Loopback() as server:
         yield server
+
+
+@pytest.fixture()
+def azure_prices(loopback: Loopback, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """The loopback Retail Prices API, with the collector pointed at it."""
+    from price_collectors.azure import ENV_URL
+    from tests.price_collectors.azure_fake import PATH, RetailPrices
+
+    server = RetailPrices(loopback.url)
+    loopback.handler = server
+    monkeypatch.setenv(ENV_URL, loopback.url + PATH)
+    return server

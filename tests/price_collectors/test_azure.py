@@ -3,77 +3,15 @@ like the real one."""
 
 from __future__ import annotations
 
-import json
 import re
 import threading
-from urllib.parse import parse_qs, quote, urlsplit
 
 import pandas as pd
-import pytest
 
 from costsched.store import PriceStore
 from price_collectors import runner
 from price_collectors.azure import ENV_URL, AzureCollector, price_filter
-from tests.price_collectors.conftest import FIXTURES
-
-PAGE_SIZE = 2
-PATH = "/api/retail/prices"
-
-
-class RetailPrices:
-    """Answers GET /api/retail/prices?$filter=... from the fixture items, PAGE_SIZE a page."""
-
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
-        self.items = json.loads((FIXTURES / "azure_retail_prices.json").read_text())["Items"]
-        self.filters: list[str] = []
-        self.fail = lambda odata_filter, skip, first: None  # -> (status, headers) or None
-        self._seen: set = set()
-        self._lock = threading.Lock()
-
-    def __call__(self, request) -> tuple[int, dict[str, str], bytes]:
-        url = urlsplit(request.path)
-        if url.path != PATH:
-            return 404, {}, b"{}"
-        query = parse_qs(url.query)
-        odata = query.get("$filter", [""])[0]
-        skip = int(query.get("$skip", ["0"])[0])
-        with self._lock:
-            first = (odata, skip) not in self._seen
-            self._seen.add((odata, skip))
-            self.filters.append(odata)
-        failure = self.fail(odata, skip, first)
-        if failure:
-            status, headers = failure
-            return status, headers, b'{"Error": "injected"}'
-        matching = [i for i in self.items if _matches(i, odata)]
-        page = matching[skip:skip + PAGE_SIZE]
-        more = skip + PAGE_SIZE < len(matching)
-        body = {"BillingCurrency": "USD", "CustomerEntityId": "Default",
-                "CustomerEntityType": "Retail", "Items": page, "Count": len(page),
-                "NextPageLink": (f"{self.base_url}{PATH}?$filter={quote(odata)}"
-                                 f"&$skip={skip + PAGE_SIZE}") if more else None}
-        return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
-
-
-def _matches(item: dict, odata: str) -> bool:
-    """The subset of OData the collector uses: eq terms, and-ed, with one or-group."""
-    skus = set(re.findall(r"armSkuName eq '([^']+)'", odata))
-    regions = set(re.findall(r"armRegionName eq '([^']+)'", odata))
-    services = set(re.findall(r"serviceName eq '([^']+)'", odata))
-    types = set(re.findall(r"priceType eq '([^']+)'", odata))
-    return ((not skus or item["armSkuName"] in skus)
-            and (not regions or item["armRegionName"] in regions)
-            and (not services or item["serviceName"] in services)
-            and (not types or item["type"] in types))
-
-
-@pytest.fixture()
-def prices(loopback, monkeypatch: pytest.MonkeyPatch) -> RetailPrices:
-    server = RetailPrices(loopback.url)
-    loopback.handler = server
-    monkeypatch.setenv(ENV_URL, loopback.url + PATH)
-    return server
+from tests.price_collectors.azure_fake import RetailPrices
 
 
 def rows(frame: pd.DataFrame) -> set[tuple]:
@@ -98,13 +36,13 @@ EXPECTED = {
 }
 
 
-def test_pages_are_followed_and_meters_told_apart(prices: RetailPrices) -> None:
+def test_pages_are_followed_and_meters_told_apart(azure_prices: RetailPrices) -> None:
     collection = AzureCollector(backoff=0).collect()
     assert collection.failed == {}
     assert rows(collection.observations) == EXPECTED
     # Every unit's query was answered in several pages, each fetched once.
-    assert any("&$skip=" not in f for f in prices.filters)
-    assert len(prices.filters) > len(collection.units)
+    assert any("&$skip=" not in f for f in azure_prices.filters)
+    assert len(azure_prices.filters) > len(collection.units)
     assert sorted(collection.ignored.items()) == [("Low Priority meter", 1), ("Windows meter", 2)]
     reasons = {(r.region, r.instance_type, r.market): r.reason for r in collection.rejected}
     assert reasons[("westeurope", "Standard_NC24s_v3", "spot")].startswith("above ceiling")
@@ -115,9 +53,11 @@ def test_pages_are_followed_and_meters_told_apart(prices: RetailPrices) -> None:
     assert row["effective_at"] == pd.Timestamp("2025-10-01T00:00:00Z")
 
 
-def test_the_filter_asks_for_consumption_prices_of_the_gpu_sizes(prices: RetailPrices) -> None:
+def test_the_filter_asks_for_consumption_prices_of_the_gpu_sizes(
+    azure_prices: RetailPrices,
+) -> None:
     AzureCollector(gpus=["V100"], backoff=0).collect()
-    first = prices.filters[0]
+    first = azure_prices.filters[0]
     assert first.startswith("serviceName eq 'Virtual Machines' and priceType eq 'Consumption'")
     assert set(re.findall(r"armSkuName eq '([^']+)'", first)) == {
         "Standard_NC6s_v3", "Standard_NC12s_v3", "Standard_NC24s_v3", "Standard_NC24rs_v3"}
@@ -126,14 +66,14 @@ def test_the_filter_asks_for_consumption_prices_of_the_gpu_sizes(prices: RetailP
         "armRegionName eq 'eastus' and (armSkuName eq 'Standard_NC6')")
 
 
-def test_regions_restrict_the_query(prices: RetailPrices) -> None:
+def test_regions_restrict_the_query(azure_prices: RetailPrices) -> None:
     collection = AzureCollector(regions=["westeurope"], backoff=0).collect()
     assert collection.units == ["westeurope"]
-    assert all("armRegionName eq 'westeurope'" in f for f in prices.filters)
+    assert all("armRegionName eq 'westeurope'" in f for f in azure_prices.filters)
     assert rows(collection.observations) == {r for r in EXPECTED if r[0] == "westeurope"}
 
 
-def test_429_and_5xx_are_retried_and_nothing_is_lost(prices: RetailPrices) -> None:
+def test_429_and_5xx_are_retried_and_nothing_is_lost(azure_prices: RetailPrices) -> None:
     count = iter(range(10_000))
     lock = threading.Lock()
 
@@ -144,18 +84,18 @@ def test_429_and_5xx_are_retried_and_nothing_is_lost(prices: RetailPrices) -> No
             return (429, {"Retry-After": "0"}) if n % 2 else (503, {})
         return None
 
-    prices.fail = flaky
+    azure_prices.fail = flaky
     collection = AzureCollector(backoff=0).collect()
     assert collection.failed == {}
     assert rows(collection.observations) == EXPECTED
-    distinct = len(set(prices.filters))
-    assert len(prices.filters) > distinct  # some requests were answered only on a retry
+    distinct = len(set(azure_prices.filters))
+    assert len(azure_prices.filters) > distinct  # some requests were answered only on a retry
 
 
 def test_a_unit_that_keeps_failing_is_reported_and_the_others_stored(
-    prices: RetailPrices, store: PriceStore
+    azure_prices: RetailPrices, store: PriceStore
 ) -> None:
-    prices.fail = lambda odata, skip, first: (503, {}) if "NC6s_v3" in odata else None
+    azure_prices.fail = lambda odata, skip, first: (503, {}) if "NC6s_v3" in odata else None
     summary = runner.run([AzureCollector(retries=2, backoff=0)], store)
     azure = summary.clouds["azure"]
     assert list(azure.failed) == ["V100"]
@@ -165,7 +105,7 @@ def test_a_unit_that_keeps_failing_is_reported_and_the_others_stored(
     assert summary.inserted == len(stored) == 7
 
 
-def test_collecting_twice_stores_nothing_new(prices: RetailPrices, store: PriceStore) -> None:
+def test_collecting_twice_stores_nothing_new(azure_prices: RetailPrices, store: PriceStore) -> None:
     first = runner.run([AzureCollector(backoff=0)], store)
     assert first.inserted == len(EXPECTED) and first.clouds["azure"].rejected == 2
     second = runner.run([AzureCollector(backoff=0)], store)

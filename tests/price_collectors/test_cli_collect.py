@@ -10,20 +10,11 @@ import pytest
 import price_collectors.aws
 from costsched.cli.collect import route_regions
 from costsched.model import InvalidInput
-from price_collectors.azure import ENV_URL
 from tests.price_collectors.aws_fake import FakeAws, always_failing
-from tests.price_collectors.test_azure import EXPECTED, PATH, RetailPrices
+from tests.price_collectors.test_azure import EXPECTED
 
 
-@pytest.fixture()
-def azure_api(loopback, monkeypatch: pytest.MonkeyPatch) -> RetailPrices:
-    server = RetailPrices(loopback.url)
-    loopback.handler = server
-    monkeypatch.setenv(ENV_URL, loopback.url + PATH)
-    return server
-
-
-def test_collect_twice_json(cli, azure_api) -> None:
+def test_collect_twice_json(cli, azure_prices) -> None:
     first = cli("collect", "--cloud", "azure", "--json")
     assert first.exit_code == 0, first.output
     summary = json.loads(first.stdout)
@@ -36,7 +27,7 @@ def test_collect_twice_json(cli, azure_api) -> None:
     assert second["inserted"] == 0 and second["unchanged"] == len(EXPECTED)
 
 
-def test_collect_prints_a_summary(cli, azure_api) -> None:
+def test_collect_prints_a_summary(cli, azure_prices) -> None:
     result = cli("collect", "--cloud", "azure", "--gpu", "T4")
     assert result.exit_code == 0, result.output
     assert "Collected prices" in result.stdout
@@ -95,7 +86,7 @@ def test_regions_are_routed_by_their_shape() -> None:
         route_regions(["US East"], clouds, False)
 
 
-def test_verbose_logs_each_rejected_price(cli, azure_api) -> None:
+def test_verbose_logs_each_rejected_price(cli, azure_prices) -> None:
     result = cli("collect", "--cloud", "azure", "--gpu", "T4", "-v")
     assert result.exit_code == 0, result.output
     assert ("WARNING rejected azure southcentralus Standard_NC4as_T4_v3 spot 0.0: not positive"
