@@ -127,7 +127,7 @@ def run_backtest(
     if unknown:
         raise InvalidInput(f"region {unknown[0]!r}: no prices stored for it; known: "
                            f"{', '.join(sorted(known))}")
-    rates: dict[str, np.ndarray] = {}
+    rates: dict[tuple[int, str], np.ndarray] = {}  # by (throughput table, model)
     egress: dict[float, np.ndarray] = {}
     rows = []
     labels = offering_labels(trace.offerings)
@@ -136,13 +136,15 @@ def run_backtest(
         if not job_starts:
             raise InvalidInput(f"{bj.name}: no start times")
         job = bj.job
-        if job.model not in rates:
-            rates[job.model] = throughputs(trace, table, job.model)
+        job_table = bj.table or table
+        rate_key = (id(job_table), job.model)
+        if rate_key not in rates:
+            rates[rate_key] = throughputs(trace, job_table, job.model)
         costs = config.costs.with_checkpoint(job.checkpoint_gb or None)
         if costs.checkpoint_gb not in egress:
             egress[costs.checkpoint_gb] = costs.egress_matrix(trace.offerings)
         for start, ts in zip(job_starts, to_epoch_seconds(job_starts), strict=True):
-            run = Run(trace, rates[job.model], job.steps, int(ts), period_s, costs,
+            run = Run(trace, rates[rate_key], job.steps, int(ts), period_s, costs,
                       egress[costs.checkpoint_gb])
             state = JobState(job, bj.region, job.steps, None, 0, costs)
             for policy in chosen:

@@ -47,9 +47,9 @@ FIT_LENGTHS = 3.5
 
 @friendly_errors
 def backtest_cmd(
-    jobs_file: Annotated[Path | None, typer.Option(
-        "--jobs", help="YAML list of jobs (name, model, days or steps, region, "
-        "checkpoint_gb); see costsched/backtest/jobs.py.")] = None,
+    jobs_files: Annotated[list[Path] | None, typer.Option(
+        "--jobs", help="Job spec YAML file(s), as for `costsched plan`; home regions from "
+        "their constraints, else --region.")] = None,
     models: Annotated[list[str] | None, typer.Option(
         "--models", help="Model names (comma-separated); default: the issue's six.")] = None,
     days: Annotated[float, typer.Option(help="Job length in days on one V100.")] = 4.0,
@@ -100,8 +100,10 @@ def backtest_cmd(
         raise InvalidInput("--period-hours and --every-hours: expected positive numbers")
 
     table_ = ThroughputTable()
-    if jobs_file is not None:
-        jobs = read_jobs(jobs_file, regions, table_)
+    if jobs_files:
+        # Specs resolve against a time only for absolute deadlines, which replays ignore.
+        at = parse_time(first_start, "--first-start") if first_start else parse_time(None)
+        jobs = read_jobs(jobs_files, regions, table_, at)
     else:
         jobs = jobs_for_models(split_csv(models) or list(ISSUE_MODELS), days, regions, table_)
     store = PriceStore(db)

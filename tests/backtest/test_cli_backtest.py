@@ -48,16 +48,32 @@ def test_json_has_summary_runs_and_assumptions(run) -> None:
     assert data["window"]["first_start"].startswith("2020-02-24")
 
 
-def test_jobs_from_yaml(run, tmp_path: Path) -> None:
-    spec = tmp_path / "jobs.yaml"
-    spec.write_text("jobs:\n  - name: rl\n    model: a3c\n    days: 2\n"
-                    "  - model: ResNet-50 (batch size 128)\n    steps: 100000\n"
-                    "    region: us-west-2\n    checkpoint_gb: 0.2\n")
-    result = run("--jobs", spec, "--policies", "dynamic", *WINDOW, "--json")
+def test_jobs_from_job_specs(run, tmp_path: Path) -> None:
+    rl = tmp_path / "rl.yaml"
+    rl.write_text("name: rl\nmodel: a3c\nhours: 48\nreference_gpu: V100\n")
+    resnet = tmp_path / "resnet.yaml"
+    resnet.write_text("name: resnet\nmodel: ResNet-50 (batch size 128)\nsteps: 100000\n"
+                      "checkpoint: {size_gb: 0.2}\n"
+                      "constraints: {regions: [us-west-2], gpu_models: [V100]}\n")
+    result = run("--jobs", rl, "--jobs", resnet, "--policies", "dynamic", *WINDOW, "--json")
     assert result.exit_code == 0, result.output
     runs = json.loads(result.output)["runs"]
-    assert {r["job"] for r in runs} == {"rl", "ResNet-50 (batch size 128)"}
-    assert {r["region"] for r in runs} == {"us-east-1", "us-west-2"}
+    assert {(r["job"], r["region"]) for r in runs} == {("rl", "us-east-1"),
+                                                       ("resnet", "us-west-2")}
+    # The spec's constraints bind every policy: only V100s in us-west-2 for resnet.
+    resnet_offerings = {r["first_offering"] for r in runs if r["job"] == "resnet"}
+    resnet_offerings |= {r["last_offering"] for r in runs if r["job"] == "resnet"}
+    assert resnet_offerings and all("us-west-2" in o and "p3." in o for o in resnet_offerings)
+
+
+def test_the_example_job_specs_replay(run) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    result = run("--jobs", examples / "resnet50.yaml", "--jobs", examples / "recommendation.yaml",
+                 *WINDOW, "--json")
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.output)["runs"]
+    assert {r["job"] for r in runs} == {"resnet50", "recommendation"}
+    assert all(r["cost_usd"] > 0 for r in runs)
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -75,15 +91,13 @@ def test_bad_options_are_one_line_errors(run, args: list[str], message: str) -> 
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("jobs: []\n", "expected a list of jobs"),
-    ("- model: A3C\n  days: 1\n  gpus: 2\n", "job 1: unknown field(s) gpus"),
-    ("- days: 1\n", "job 1: field model is missing"),
-    ("- model: A3C\n  days: 1\n  steps: 5\n", "exactly one of days (V100-days) or steps"),
-    ("- model: A3C\n  days: -2\n", "job 1: field days -2: expected a positive number"),
-    ("- model: [\n", "not valid YAML"),
+    ("name: a\nmodel: A3C\nsteps: 5\ngpus: 2\n", "field gpus: unknown field"),
+    ("name: a\nmodel: GPT-9\nsteps: 5\n", "field model: unknown model 'GPT-9'"),
+    ("name: a\nmodel: A3C\nsteps: -2\n", "field steps"),
+    ("name: a\nmodel: [\n", "invalid YAML"),
 ])
-def test_bad_job_files_name_the_file_job_and_field(run, tmp_path: Path, text: str,
-                                                   message: str) -> None:
+def test_bad_job_files_name_the_file_and_field(run, tmp_path: Path, text: str,
+                                               message: str) -> None:
     spec = tmp_path / "jobs.yaml"
     spec.write_text(text)
     result = run("--jobs", spec, *WINDOW)
