@@ -67,7 +67,7 @@ def gpu_model_name(value: str) -> str:
     """The catalog's spelling of a GPU model given any case ('v100' -> 'V100')."""
     by_upper = {m.upper(): m for m in GPU_MODELS}
     try:
-        return by_upper[value.upper()]
+        return by_upper[str(value).strip().upper()]
     except KeyError:
         raise InvalidInput(
             f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)}"

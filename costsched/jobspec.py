@@ -33,9 +33,10 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from costsched.catalog import gpu_model_name
 from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
 from costsched.optimize.risk import DEFAULT_CHECKPOINT_HOURS, restart_hours
-from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable, gpu_name
+from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*"
                        r"(?:(\d+(?:\.\d+)?)\s*m)?\s*$")
@@ -47,7 +48,7 @@ def parse_gpu(value: str) -> tuple[str, int]:
     n = count.strip() or "1"
     if not n.isdigit() or int(n) < 1:
         raise ValueError(f"{value!r}: expected GPU or GPU:COUNT such as V100 or V100:8")
-    return gpu_name(name), int(n)
+    return gpu_model_name(name), int(n)
 
 
 def parse_hours(value: Any) -> float | datetime:
@@ -139,7 +140,7 @@ class ConstraintsSpec(_Strict):
     @field_validator("gpu_models")
     @classmethod
     def _gpus(cls, v: list[str]) -> list[str]:
-        return [gpu_name(g) for g in v]
+        return [gpu_model_name(g) for g in v]
 
     @field_validator("gpu_counts")
     @classmethod

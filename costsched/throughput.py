@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 import platformdirs
 
+from costsched.catalog import gpu_model_name
 from costsched.model import InvalidInput
 
 COLUMNS = ["model", "gpu_model", "gpu_count", "steps_per_second", "source"]
@@ -97,17 +98,6 @@ def model_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", key)
 
 
-def gpu_name(value: str) -> str:
-    """The spec table's spelling of a GPU model ('v100' -> 'V100'); InvalidInput if unknown."""
-    by_upper = {m.upper(): m for m in GPU_SPECS}
-    try:
-        return by_upper[str(value).strip().upper()]
-    except KeyError:
-        raise InvalidInput(
-            f"unknown GPU model {value!r}: expected one of {', '.join(GPU_SPECS)}"
-        ) from None
-
-
 @cache
 def bundled() -> pd.DataFrame:
     with resources.files("costsched.data").joinpath("throughputs.csv").open("r") as fh:
@@ -148,7 +138,7 @@ def validate_measurements(frame: pd.DataFrame, where: str = "measurements") -> p
         if not model:
             raise InvalidInput(f"{at}: field model is empty: expected a model name")
         try:
-            gpu = gpu_name(r["gpu_model"])
+            gpu = gpu_model_name(r["gpu_model"])
         except InvalidInput as exc:
             raise InvalidInput(f"{at}: field gpu_model: {exc}") from None
         count = _positive(r["gpu_count"], f"{at}: field gpu_count", whole=True)
@@ -266,7 +256,7 @@ class ThroughputTable:
         is False.
         """
         self.canonical(model)
-        gpu = gpu_name(gpu_model)
+        gpu = gpu_model_name(gpu_model)
         count = int(gpu_count)
         if count < 1:
             raise InvalidInput(f"gpu_count {gpu_count}: expected a whole number >= 1")

@@ -9,6 +9,7 @@ import pandas as pd
 import typer
 
 from costsched import throughput as tp
+from costsched.catalog import gpu_model_name
 from costsched.cli.common import (
     JsonOption,
     console,
@@ -46,7 +47,7 @@ def show(
     """The table: measured rows (yours override the bundled ones), or with --model every
     GPU model and count, estimated where nothing was measured."""
     table_ = tp.ThroughputTable.load(file, precision=precision)
-    gpus = [tp.gpu_name(g) for g in split_csv(gpu)]
+    gpus = [gpu_model_name(g) for g in split_csv(gpu)]
     if model is None:
         frame = table_.frame.assign(estimated=False)
         if gpus:
