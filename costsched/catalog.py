@@ -1,8 +1,8 @@
 """The bundled offering catalog: GPU instance types and their on-demand list prices.
 
-Two CSV files in `costsched/data` (facts from the providers' public price lists; each
-price row names its source and the month it held for). This is the embedded default
-when no prices were collected.
+CSV files in `costsched/data` (facts from the providers' public price lists and
+notices; each price row names its source and the month it held for, each retirement its
+notice). This is the embedded default when no prices were collected.
 """
 
 from __future__ import annotations
@@ -26,8 +26,13 @@ def _read(name: str) -> pd.DataFrame:
 
 @cache
 def instance_types() -> pd.DataFrame:
-    """cloud, instance_type, gpu_model, gpu_count, gpu_memory_gb, vcpus, memory_gb."""
-    return _read("instance_types.csv")
+    """cloud, instance_type, gpu_model, gpu_count, gpu_memory_gb, vcpus, memory_gb, and
+    `retired`: the UTC day from which the provider no longer rents it (NaT if it does)."""
+    types = _read("instance_types.csv")
+    retired = _read("retirements.csv")[["cloud", "instance_type", "retired"]]
+    types = types.merge(retired, on=["cloud", "instance_type"], how="left")
+    types["retired"] = pd.to_datetime(types["retired"], utc=True)
+    return types
 
 
 @cache
@@ -95,3 +100,11 @@ def on_demand_observations() -> pd.DataFrame:
         }
     )
     return frame
+
+
+def retired_mask(frame: pd.DataFrame, at: pd.Timestamp) -> pd.Series:
+    """Rows (with cloud and instance_type) whose type the provider had retired by `at`."""
+    retired = instance_types().set_index(["cloud", "instance_type"])["retired"]
+    keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
+    days = retired.reindex(keys)
+    return pd.Series((days.notna() & (days <= at)).to_numpy(), index=frame.index)

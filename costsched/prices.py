@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from costsched import catalog
+from costsched.model import utc
 from costsched.store import OBSERVATION_COLUMNS, PriceStore
 
 _TYPE_KEY = ["cloud", "region", "instance_type", "os"]
@@ -29,9 +30,10 @@ def prices_at(
     """Every matching offering's price at `at`, cheapest per GPU-hour first.
 
     Offerings without an on-demand observation in the store get the catalog's list price
-    (source `catalog ...`) when it held by `at`. Columns: the offering's, usd_per_hour,
-    effective_at, source, usd_per_gpu_hour, on_demand_usd_per_hour (same cloud, region
-    and type) and spot_discount (1 - spot / on-demand).
+    (source `catalog ...`) when it held by `at` and the type was not retired by then.
+    Columns: the offering's, usd_per_hour, effective_at, source, usd_per_gpu_hour,
+    on_demand_usd_per_hour (same cloud, region and type) and spot_discount
+    (1 - spot / on-demand).
     """
     filters = dict(cloud=list(clouds), region=list(regions), gpu_model=list(gpu_models),
                    market=list(markets), instance_type=list(instance_types), os=[os])
@@ -39,7 +41,8 @@ def prices_at(
     frames = [stored] if not stored.empty else []
     if use_catalog:
         listed = _catalog_rows(**filters)
-        listed = listed[listed["effective_at"] <= pd.Timestamp(at)]
+        when = pd.Timestamp(utc(at))
+        listed = listed[(listed["effective_at"] <= when) & ~catalog.retired_mask(listed, when)]
         if not stored.empty:
             have = stored[stored["market"] == "on_demand"][_TYPE_KEY].drop_duplicates()
             listed = _anti_join(listed, have, _TYPE_KEY)

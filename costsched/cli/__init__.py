@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import pandas as pd
 import typer
 
 from costsched import catalog as catalog_data
@@ -80,12 +81,13 @@ def catalog_cmd(
         [r.cloud, r.instance_type, f"{r.gpu_count}x{r.gpu_model}", str(r.vcpus),
          f"{r.memory_gb:g}", money(r.min_usd_per_hour, 3),
          money(r.min_usd_per_hour / r.gpu_count, 3),
-         ", ".join(r.regions) if isinstance(r.regions, list) else "-", str(r.as_of)]
+         ", ".join(r.regions) if isinstance(r.regions, list) else "-", str(r.as_of),
+         "-" if pd.isna(r.retired) else f"{r.retired:%Y-%m-%d}"]
         for r in frame.itertuples()
     ]
     console.print(table(f"Catalog {catalog_data.CATALOG_VERSION}: {len(frame)} GPU instance types",
                         ["cloud", "instance type", "GPUs", "vCPUs", "GiB", "from $/h",
-                         "$/GPU-h", "regions", "as of"], rows))
+                         "$/GPU-h", "regions", "as of", "retired"], rows))
 
 
 def main() -> None:

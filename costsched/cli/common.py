@@ -86,9 +86,14 @@ def _json_default(value: Any) -> Any:
 def frame_records(frame: pd.DataFrame) -> list[dict]:
     """Records of a frame with NaN as null, for --json output."""
     return [
-        {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+        {k: (None if _is_missing(v) else v) for k, v in row.items()}
         for row in frame.to_dict("records")
     ]
+
+
+def _is_missing(value: Any) -> bool:
+    """NaN, NaT or None, but not lists and other containers."""
+    return value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value)))
 
 
 WRAPPING_COLUMNS = {"regions", "source", "note", "reason"}

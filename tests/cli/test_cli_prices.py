@@ -45,7 +45,8 @@ def test_show_on_an_empty_store_uses_the_catalog(cli) -> None:
     result = cli("prices", "show", "--json", "--top", "0")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
-    assert len(rows) == len(catalog.on_demand_prices())
+    listed = catalog.on_demand_prices()
+    assert len(rows) == listed["retired"].isna().sum() < len(listed)
     assert {r["source"] for r in rows} == {catalog.CATALOG_SOURCE}
     per_gpu = [r["usd_per_gpu_hour"] for r in rows]
     assert per_gpu == sorted(per_gpu)
@@ -55,6 +56,7 @@ def test_cheapest_per_gpu(cli) -> None:
     rows = json.loads(cli("prices", "show", "--cheapest-per-gpu", "--json").stdout)
     assert len(rows) == len({r["gpu_model"] for r in rows})
     listed = catalog.on_demand_prices()
+    listed = listed[listed["retired"].isna()]  # nothing retired is offered today
     for r in rows:
         same = listed[listed["gpu_model"] == r["gpu_model"]]
         assert r["usd_per_gpu_hour"] == pytest.approx(
@@ -106,3 +108,40 @@ def test_stale_spot_prices_are_pointed_out(cli, dispa) -> None:
     assert "note:" not in fresh.stdout
     late = cli("prices", "show", "--market", "spot", "--at", "2021-01-01T00:00Z")
     assert "were last observed more than 7 days before this time" in late.stdout
+
+
+@pytest.mark.parametrize(
+    ("cloud", "instance_type", "before", "after", "day"),
+    [
+        ("gcp", "n1-standard-4+1xnvidia-tesla-k80", "2024-04-30", "2024-05-01", "2024-05-01"),
+        ("azure", "Standard_NC6s_v3", "2025-09-29", "2025-10-01", "2025-09-30"),
+    ],
+)
+def test_retired_types_leave_the_catalog_fallback(cloud, instance_type, before, after,
+                                                  day) -> None:
+    from costsched.prices import prices_at
+
+    def listed(at: str) -> bool:
+        frame = prices_at(None, pd.Timestamp(at, tz="UTC").to_pydatetime(), clouds=[cloud])
+        return instance_type in set(frame["instance_type"])
+
+    assert listed(before)
+    assert not listed(after)
+    retired = catalog.instance_types().set_index(["cloud", "instance_type"])["retired"]
+    assert retired[(cloud, instance_type)] == pd.Timestamp(day, tz="UTC")
+
+
+def test_every_retirement_names_a_known_type_and_a_source() -> None:
+    raw = pd.read_csv(catalog.resources.files("costsched.data") / "retirements.csv")
+    types = catalog.instance_types()
+    known = set(zip(types["cloud"], types["instance_type"], strict=True))
+    assert set(zip(raw["cloud"], raw["instance_type"], strict=True)) <= known
+    assert raw["source"].str.len().min() > 10
+    assert pd.to_datetime(raw["retired"], format="%Y-%m-%d").notna().all()
+
+
+def test_today_nothing_retired_is_offered(cli) -> None:
+    rows = json.loads(cli("prices", "show", "--top", "0", "--json").stdout)
+    types = catalog.instance_types()
+    retired = set(types.loc[types["retired"].notna(), "instance_type"])
+    assert retired and not retired & {r["instance_type"] for r in rows}
