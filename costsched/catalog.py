@@ -79,6 +79,7 @@ def gpu_model_name(value: str) -> str:
         ) from None
 
 
+@cache
 def on_demand_observations() -> pd.DataFrame:
     """The catalog's on-demand prices as an observation frame (zone "" = regional price)."""
     listed = on_demand_prices()

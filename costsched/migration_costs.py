@@ -84,11 +84,6 @@ class MigrationCosts:
     def overlap_hours(self) -> float:
         return self.overlap_minutes / 60
 
-    def egress_usd(self, src_cloud: str, src_region: str, dst_cloud: str,
-                   dst_region: str) -> float:
-        return float(self.checkpoint_gb * egress_per_gb(src_cloud, src_region, dst_cloud,
-                                                        dst_region))
-
     def egress_matrix(self, offerings: pd.DataFrame) -> np.ndarray:
         """USD of moving the checkpoint from each offering (rows) to each (columns)."""
         cloud = offerings["cloud"].to_numpy()
@@ -100,14 +95,6 @@ class MigrationCosts:
         per_gb = np.where(same_region, 0.0,
                           np.where(same_cloud, inter[:, None], internet[:, None]))
         return per_gb * self.checkpoint_gb
-
-
-def egress_per_gb(src_cloud: str, src_region: str, dst_cloud: str, dst_region: str) -> float:
-    if src_cloud != dst_cloud:
-        return _egress(src_cloud).internet_usd_per_gb
-    if src_region != dst_region:
-        return _egress(src_cloud).inter_region_usd_per_gb
-    return 0.0
 
 
 def _egress(cloud: str) -> EgressPrice:

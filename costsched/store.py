@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -283,10 +283,10 @@ def _copy_insert_postgresql(conn: Connection, columns: list[str], records: list[
     """PostgreSQL: COPY the batch into a temporary table, then one INSERT ... SELECT."""
     names = ", ".join(columns)
     cursor = conn.connection.cursor()
-    cursor.execute("DROP TABLE IF EXISTS prices_batch")
+    # DDL is transactional here: a failed batch rolls this table back with the rest; the
+    # DROP below lets a second batch of the same transaction create it again.
     cursor.execute(
-        "CREATE TEMPORARY TABLE prices_batch ON COMMIT DROP AS "
-        f"SELECT {names} FROM prices WITH NO DATA"
+        f"CREATE TEMPORARY TABLE prices_batch AS SELECT {names} FROM prices WITH NO DATA"
     )
     with cursor.copy(f"COPY prices_batch ({names}) FROM STDIN") as copy:
         for record in records:
@@ -345,8 +345,4 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DB-API
     cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages instead of 2 MiB
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
-
-
-def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
 

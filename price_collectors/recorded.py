@@ -23,6 +23,7 @@ import pandas as pd
 from costsched import catalog
 from costsched.model import InvalidInput
 from costsched.store import OBSERVATION_COLUMNS
+from price_collectors.base import rows_frame
 
 SUFFIXES = (".json", ".csv", ".parquet")
 AZURE_MAPPING_HEADER = ["Instance", "GPU type", "# GPUs"]
@@ -167,13 +168,9 @@ def spot_history_frame(
     items: list[dict], source: str, path: Path | str = "response"
 ) -> pd.DataFrame:
     """Observation frame of `SpotPriceHistory` items (recorded files and live responses)."""
-    rows = []
-    for n, item in enumerate(items, start=1):
-        rows.append(_spot_row(Path(str(path)), n, item))
-    frame = pd.DataFrame(rows, columns=OBSERVATION_COLUMNS[:-1])
-    frame["effective_at"] = pd.to_datetime(frame["effective_at"], utc=True)
-    frame["source"] = source
-    return frame
+    where = Path(str(path))
+    return rows_frame((_spot_row(where, n, item) for n, item in enumerate(items, start=1)),
+                      source)
 
 
 def _spot_row(path: Path, n: int, item: dict) -> tuple:
@@ -287,10 +284,7 @@ def read_azure_daily_csv(
             sku, gpu, count, vcpus, memory = specs[column]
             rows.append(("azure", region, "", sku, "spot", "linux", gpu, count, vcpus, memory,
                          price, day))
-    frame = pd.DataFrame(rows, columns=OBSERVATION_COLUMNS[:-1])
-    frame["effective_at"] = pd.to_datetime(frame["effective_at"], utc=True)
-    frame["source"] = f"import:{path.name}"
-    return frame
+    return rows_frame(rows, f"import:{path.name}")
 
 
 def _azure_spec(path: Path, column: str, mapping: dict) -> tuple[str, str, int, int, float]:

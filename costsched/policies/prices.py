@@ -128,10 +128,3 @@ class PriceTrace:
     def cost(self, o: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
         """USD of running offering o from t0 to t1 (element-wise, exact for step prices)."""
         return self.spent(o, t1) - self.spent(o, t0)
-
-    def min_price(self, t0: float, t1: float) -> np.ndarray:
-        """Each offering's lowest USD/hour over [t0, t1) (NaN where never offered)."""
-        i0, i1 = max(int(self._row(np.asarray(t0))), 0), int(self._row(np.asarray(t1 - 1e-9)))
-        block = self.prices[i0 : max(i1, i0) + 1]
-        with np.errstate(all="ignore"):
-            return np.nanmin(np.where(np.isnan(block), np.inf, block), axis=0)
