@@ -8,7 +8,7 @@ A hindsight policy (the oracle) instead gets the whole `Run` and returns a plan.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import ClassVar
 
@@ -17,6 +17,7 @@ import pandas as pd
 
 from costsched.migration_costs import MigrationCosts
 from costsched.model import Constraints, InvalidInput, Job, Offering, Placement
+from costsched.optimize.rank import allowed_offerings
 from costsched.policies.accounting import Run
 from costsched.policies.prices import HOUR
 
@@ -68,12 +69,10 @@ class Scope:
             ok &= offerings["gpu_model"] == self.gpu_model
         if self.single_gpu:
             ok &= offerings["gpu_count"] == 1
-        for column, allowed in (("cloud", constraints.clouds), ("region", constraints.regions),
-                                ("market", constraints.markets),
-                                ("gpu_model", constraints.gpu_models),
-                                ("gpu_count", constraints.gpu_counts)):
-            if allowed:
-                ok &= offerings[column].isin(allowed)
+        # The job's offering filters, as the optimizer applies them. A trace's prices move,
+        # so max_price_per_hour is not a filter on offerings here (replays don't apply it).
+        filters = replace(constraints, max_price_per_hour=None)
+        ok &= allowed_offerings(offerings, filters) == ""
         return ok.to_numpy(dtype=bool)
 
 
