@@ -31,8 +31,8 @@ from costsched.backtest import (
     relative_costs,
     run_backtest,
 )
+from costsched.backtest import REPLAY_POLICIES as POLICIES
 from costsched.model import Job
-from costsched.policies import POLICIES
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
 

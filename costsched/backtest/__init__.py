@@ -9,17 +9,21 @@
 from __future__ import annotations
 
 from costsched.backtest.engine import (
+    REPLAY_POLICIES,
     RESULT_COLUMNS,
     BacktestConfig,
+    make_replay_policy,
     regular_starts,
+    replay_policy_name,
     run_backtest,
     simulate,
     throughputs,
 )
 from costsched.backtest.jobs import ISSUE_MODELS, BacktestJob, jobs_for_models, read_jobs
 from costsched.backtest.report import plot, reduction_table, relative_costs, to_markdown
-from costsched.policies.prices import PriceTrace
+from costsched.backtest.trace import PriceTrace
 
-__all__ = ["ISSUE_MODELS", "RESULT_COLUMNS", "BacktestConfig", "BacktestJob", "PriceTrace",
-           "jobs_for_models", "plot", "read_jobs", "reduction_table", "regular_starts",
-           "relative_costs", "run_backtest", "simulate", "throughputs", "to_markdown"]
+__all__ = ["ISSUE_MODELS", "REPLAY_POLICIES", "RESULT_COLUMNS", "BacktestConfig",
+           "BacktestJob", "PriceTrace", "jobs_for_models", "make_replay_policy", "plot",
+           "read_jobs", "reduction_table", "regular_starts", "relative_costs",
+           "replay_policy_name", "run_backtest", "simulate", "throughputs", "to_markdown"]

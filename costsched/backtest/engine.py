@@ -1,7 +1,7 @@
 """Replay a price trace for jobs x start times x policies; one result row per run.
 
 Prices come from one `PriceTrace` (the store read once); every decision and every charge is
-an as-of lookup in its arrays. Runs are charged by `policies.accounting.Run`, the same
+an as-of lookup in its arrays. Runs are charged by `backtest.accounting.Run`, the same
 rules the oracle optimizes, so costs are comparable across policies.
 """
 
@@ -14,13 +14,14 @@ from datetime import datetime, timedelta
 import numpy as np
 import pandas as pd
 
+from costsched.backtest.accounting import Run
 from costsched.backtest.jobs import BacktestJob
+from costsched.backtest.oracle import Oracle
+from costsched.backtest.trace import HOUR, PriceTrace
 from costsched.migration_costs import MigrationCosts
 from costsched.model import InvalidInput
-from costsched.policies import Policy, make_policy
-from costsched.policies.accounting import Run
+from costsched.policies import POLICIES, Policy, make_policy, policy_name
 from costsched.policies.base import JobState, MarketView
-from costsched.policies.prices import HOUR, PriceTrace
 from costsched.store import to_epoch_seconds
 from costsched.throughput import ThroughputTable
 
@@ -28,6 +29,21 @@ MAX_PERIODS = 10_000
 RESULT_COLUMNS = ["job", "model", "region", "start", "policy", "cost_usd", "hours",
                   "migrations", "migration_usd", "first_offering", "last_offering",
                   "hours_after_trace", "error"]
+
+
+# The online policies and, for replays only, the hindsight oracle.
+REPLAY_POLICIES: dict[str, type[Policy]] = {**POLICIES, Oracle.name: Oracle}
+
+
+def replay_policy_name(name: str) -> str:
+    """The registered name of a policy a backtest can replay (the online ones and oracle)."""
+    key = name.strip().lower()
+    return key if key == Oracle.name else policy_name(name)
+
+
+def make_replay_policy(name: str, margin: float) -> Policy:
+    key = replay_policy_name(name)
+    return Oracle() if key == Oracle.name else make_policy(key, margin=margin)
 
 
 @dataclass(frozen=True)
@@ -119,7 +135,7 @@ def run_backtest(
     """
     config = config or BacktestConfig()
     table = table or ThroughputTable()
-    chosen = [p if isinstance(p, Policy) else make_policy(p, margin=config.margin)
+    chosen = [p if isinstance(p, Policy) else make_replay_policy(p, config.margin)
               for p in policies]
     period_s = int(round(config.period_hours * HOUR))
     known = set(trace.offerings["region"])

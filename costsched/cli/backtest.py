@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from costsched.backtest import (
     ISSUE_MODELS,
+    REPLAY_POLICIES,
     BacktestConfig,
     PriceTrace,
     jobs_for_models,
@@ -20,6 +21,7 @@ from costsched.backtest import (
     reduction_table,
     regular_starts,
     relative_costs,
+    replay_policy_name,
     run_backtest,
 )
 from costsched.cli.common import (
@@ -36,7 +38,6 @@ from costsched.cli.common import (
 )
 from costsched.migration_costs import EGRESS, MigrationCosts
 from costsched.model import InvalidInput
-from costsched.policies import POLICIES, policy_name
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
 
@@ -63,7 +64,8 @@ def backtest_cmd(
     every_hours: Annotated[float, typer.Option(help="Hours between start times.")] = 24.0,
     period_hours: Annotated[float, typer.Option(help="Hours between decisions.")] = 24.0,
     policies: Annotated[list[str] | None, typer.Option(
-        "--policies", help=f"Policies (comma-separated): {', '.join(POLICIES)}; default all.",
+        "--policies",
+        help=f"Policies (comma-separated): {', '.join(REPLAY_POLICIES)}; default all.",
         show_default=False)] = None,
     margin: Annotated[float, typer.Option(
         help="dynamic-aware's hysteresis: the saving must exceed the migration cost by "
@@ -84,7 +86,7 @@ def backtest_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Replay stored prices: cost, hours and migrations of each policy, relative to static."""
-    names = [policy_name(p) for p in split_csv(policies)] or list(POLICIES)
+    names = [replay_policy_name(p) for p in split_csv(policies)] or list(REPLAY_POLICIES)
     if "static" not in names:
         names.insert(0, "static")  # the baseline of every comparison
     regions = split_csv(region) or ["us-east-1"]

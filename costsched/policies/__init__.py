@@ -15,12 +15,10 @@ from costsched.policies.dynamic_aware import DynamicAware
 from costsched.policies.gpu_type import GpuType
 from costsched.policies.multi_cloud import MultiCloud
 from costsched.policies.multi_gpu import MultiGpu
-from costsched.policies.oracle import Oracle
 from costsched.policies.static import Static
 
 POLICIES: dict[str, type[Policy]] = {
-    cls.name: cls for cls in (Static, GpuType, MultiGpu, MultiCloud, Dynamic, DynamicAware,
-                              Oracle)
+    cls.name: cls for cls in (Static, GpuType, MultiGpu, MultiCloud, Dynamic, DynamicAware)
 }
 ALIASES = {"+gpu-type": "gpu-type", "+multi-gpu": "multi-gpu", "+multi-cloud": "multi-cloud",
            "gpu_type": "gpu-type", "multi_gpu": "multi-gpu", "multi_cloud": "multi-cloud",
@@ -45,5 +43,5 @@ def make_policy(name: str, **options: float) -> Policy:
 
 
 __all__ = ["POLICIES", "ChooseOnce", "Dynamic", "DynamicAware", "GpuType", "JobState",
-           "MarketView", "MultiCloud", "MultiGpu", "Oracle", "Policy", "Scope", "Static",
+           "MarketView", "MultiCloud", "MultiGpu", "Policy", "Scope", "Static",
            "make_policy", "policy_name"]

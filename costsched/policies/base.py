@@ -15,11 +15,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from costsched.backtest.accounting import Run
+from costsched.backtest.trace import HOUR
 from costsched.migration_costs import MigrationCosts
 from costsched.model import Constraints, InvalidInput, Job, Offering, Placement
 from costsched.optimize.rank import allowed_offerings
-from costsched.policies.accounting import Run
-from costsched.policies.prices import HOUR
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,10 @@ from costsched.backtest import (
     run_backtest,
     throughputs,
 )
+from costsched.backtest import REPLAY_POLICIES as POLICIES
+from costsched.backtest.accounting import Run
+from costsched.backtest.oracle import Oracle
 from costsched.migration_costs import MigrationCosts
-from costsched.policies import POLICIES, Oracle
-from costsched.policies.accounting import Run
 from costsched.policies.base import JobState
 from costsched.throughput import ThroughputTable
 from tests.backtest.handmade import AZ_V100, K80_A, T0, V100_A, job, trace

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from costsched.backtest.trace import PriceTrace
 from costsched.model import InvalidInput
-from costsched.policies.prices import PriceTrace
 from costsched.store import to_epoch_seconds
 from tests.backtest.handmade import K80_A, T0, V100_A, history, trace
 

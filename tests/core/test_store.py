@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from costsched import store as store_module
 from costsched.model import InvalidInput, Offering, PriceObservation
 from costsched.store import OBSERVATION_COLUMNS, PriceStore, observations_frame
+from costsched.store import prices as store_module
 
 
 def make_frame(
@@ -182,7 +182,7 @@ def test_migrations_build_exactly_the_declared_schema(any_store: PriceStore) -> 
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    from costsched.schema import metadata
+    from costsched.store.schema import metadata
 
     with any_store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), metadata)

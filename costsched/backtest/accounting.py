@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costsched.backtest.trace import HOUR, PriceTrace
 from costsched.migration_costs import MigrationCosts
 from costsched.model import InvalidInput
-from costsched.policies.prices import HOUR, PriceTrace
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import platformdirs
 from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select
 
 from costsched.model import InvalidInput, PriceObservation
-from costsched.schema import offerings, prices
+from costsched.store.schema import offerings, prices
 
 ENV_DB = "COSTSCHED_DB"
 OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
@@ -87,7 +87,7 @@ class PriceStore:
         from alembic.script import ScriptDirectory
 
         cfg = Config()
-        cfg.set_main_option("script_location", "costsched:migrations")
+        cfg.set_main_option("script_location", "costsched.store:revisions")
         head = ScriptDirectory.from_config(cfg).get_current_head()
         with self.engine.begin() as conn:
             if MigrationContext.configure(conn).get_current_revision() == head:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from costsched.backtest.accounting import Run
+from costsched.backtest.trace import HOUR
 from costsched.model import InvalidInput
-from costsched.policies.accounting import Run
 from costsched.policies.base import JobState, MarketView, Policy
 from costsched.policies.multi_cloud import MULTI_CLOUD
-from costsched.policies.prices import HOUR
 
 MAX_PERIODS = 10_000
 
