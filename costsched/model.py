@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
 
-CLOUDS = ("aws", "gcp", "azure")
+from costsched import clouds
+
+CLOUDS = clouds.NAMES
 MARKETS = ("on_demand", "spot")
 Cloud = Literal["aws", "gcp", "azure"]
 Market = Literal["on_demand", "spot"]

@@ -1,0 +1,77 @@
+"""AWS: region and zone names, egress, the default spot preemption rate, boto3 sessions.
+
+The SDK is imported only inside the session helpers: the core never loads it, the
+collectors and launchers call these helpers.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
+
+# 1 try + 9 retries; adaptive mode also rate-limits on the client side after throttling.
+RETRIES = {"mode": "adaptive", "total_max_attempts": 10}
+
+AWS = Cloud(
+    name="aws",
+    # us-east-1, us-gov-west-1, us-iso-east-1, us-isob-east-1
+    region_pattern=re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$"),
+    region_example="us-east-1",
+    zone_pattern=re.compile(r"^(?P<region>[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d+)[a-z]$"),
+    zone_example="us-east-1a",
+    egress=EgressPrice(
+        0.09, 0.02,
+        "aws.amazon.com/ec2/pricing/on-demand 'Data Transfer': out to internet $0.09/GB "
+        "(up to 10 TB/month), to another AWS region $0.02/GB, S3 to EC2 in the same region "
+        "free; figures as listed in 2026 (summarized at wring.co/blog/aws-data-transfer-"
+        "pricing-guide, 'AWS Data Transfer Pricing, 2026')",
+    ),
+    # Measured with `optimize.availability.preemption_rates` from the dispa2020 probe logs
+    # (../shared/data/dispa2020/aws/availability, MIT licence).
+    preemption=PreemptionRate(
+        0.0854, "measured: dispa2020 aws/availability, us-east-1, 2020-03-15..17: "
+        "32 preemptions in 374.6 instance-hours"),
+)
+
+
+def boto_config(**overrides: Any) -> Any:  # -> botocore.config.Config
+    """Client config: adaptive retries, bounded timeouts, a connection per worker thread."""
+    from botocore.config import Config
+
+    settings: dict[str, Any] = {"retries": dict(RETRIES), "connect_timeout": 10,
+                                "read_timeout": 60, "max_pool_connections": 32}
+    settings.update(overrides)
+    return Config(**settings)
+
+
+def parse_timestamp(value: Any) -> datetime:
+    """botocore's timestamp parser, with a fast path for the ISO 8601 UTC times EC2 sends.
+
+    botocore parses every timestamp with dateutil, which is most of the CPU time of a
+    large DescribeSpotPriceHistory page; the GIL would then serialize the regions.
+    """
+    if isinstance(value, str) and value.endswith("Z"):
+        try:
+            return datetime.fromisoformat(value[:-1]).replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
+    from botocore.utils import parse_timestamp as botocore_parse
+
+    return botocore_parse(value)
+
+
+def new_session(**kwargs: Any) -> Any:
+    """A boto3 Session (credentials, region, profile and endpoints resolved as boto3 does),
+    whose clients parse timestamps with `parse_timestamp`. SdkMissing without boto3."""
+    try:
+        import boto3
+        import botocore.session
+    except ImportError:
+        raise SdkMissing("aws: boto3 is not installed: pip install 'costsched[aws]'") from None
+    core = botocore.session.get_session()
+    core.get_component("response_parser_factory").set_parser_defaults(
+        timestamp_parser=parse_timestamp)
+    return boto3.session.Session(botocore_session=core, **kwargs)

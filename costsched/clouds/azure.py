@@ -1,0 +1,44 @@
+"""Azure: region names, egress, the default eviction rate, and the HTTP session with
+retries that its public REST APIs are read with (requests, imported only when called)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
+
+AZURE = Cloud(
+    name="azure",
+    region_pattern=re.compile(r"^[a-z]+\d*$"),
+    region_example="eastus",
+    zone_pattern=None,  # zones are "1", "2", "3" within a region
+    zone_example="1",
+    egress=EgressPrice(
+        0.087, 0.02,
+        "azure.microsoft.com/pricing/details/bandwidth: internet egress from North America "
+        "$0.087/GB (first 10 TB/month), between regions within North America $0.02/GB, "
+        "within a region free; figures as listed in 2026 (summarized at lucidity.cloud/feeds/"
+        "blog/azure-storage-egress-cost)",
+    ),
+    preemption=PreemptionRate(0.0854, "assumed: no recorded Azure eviction log; the AWS rate"),
+)
+
+
+def http_session(retries: int, backoff: float) -> Any:  # -> requests.Session
+    """A requests session that retries 429 and 5xx answers of GETs (honouring
+    Retry-After) through urllib3's Retry. SdkMissing without requests."""
+    try:
+        import requests
+        from requests.adapters import HTTPAdapter
+        from urllib3.util.retry import Retry
+    except ImportError:
+        raise SdkMissing("azure: requests is not installed: pip install 'costsched[azure]'"
+                         ) from None
+    retry = Retry(total=retries, connect=min(2, retries), backoff_factor=backoff,
+                  status_forcelist=(429, 500, 502, 503, 504),
+                  allowed_methods=frozenset({"GET"}), respect_retry_after_header=True)
+    session = requests.Session()
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    session.mount("http://", HTTPAdapter(max_retries=retry))
+    return session

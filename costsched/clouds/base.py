@@ -1,0 +1,68 @@
+"""What costsched knows of a cloud, in one shape for every cloud (one module per cloud).
+
+Nothing outside `costsched/clouds/`, the per-cloud collectors and the per-cloud launchers
+branches on a cloud's name: everything else asks the `Cloud` object.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+class SdkMissing(RuntimeError):
+    """A cloud's SDK is not installed; str() is one line saying what to install."""
+
+
+@dataclass(frozen=True, slots=True)
+class EgressPrice:
+    """USD per GB of data leaving the cloud's region (first paid volume tier)."""
+
+    internet_usd_per_gb: float  # to another cloud
+    inter_region_usd_per_gb: float  # to another region of the same cloud
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionRate:
+    """Spot preemptions per instance-hour when nothing better is known of an offering."""
+
+    per_hour: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Cloud:
+    name: str
+    region_pattern: re.Pattern[str]
+    region_example: str
+    # A zone name whose `region` group is its region; None where zones are not named
+    # after their region (Azure's zones are "1", "2", "3" within a region).
+    zone_pattern: re.Pattern[str] | None
+    zone_example: str
+    egress: EgressPrice
+    preemption: PreemptionRate
+    # The cloud's own names of GPU models where they differ from the catalog's
+    # (GCP's accelerator types: V100 -> nvidia-tesla-v100).
+    accelerators: dict[str, str] = field(default_factory=dict)
+
+    def is_region(self, name: str) -> bool:
+        return bool(self.region_pattern.match(name))
+
+    def region_of_zone(self, zone: str) -> str | None:
+        """The region of a zone name, or None if it is not a zone of this cloud."""
+        if self.zone_pattern is None:
+            return None
+        m = self.zone_pattern.match(zone)
+        return m.group("region") if m else None
+
+    def accelerator(self, gpu_model: str) -> str:
+        """The cloud's name of a catalog GPU model (the same name where it has no other)."""
+        return self.accelerators.get(gpu_model, gpu_model)
+
+    def gpu_model_of(self, accelerator: str) -> str | None:
+        """The catalog GPU model of one of the cloud's accelerator names, or None."""
+        for model, name in self.accelerators.items():
+            if name == accelerator.strip().lower():
+                return model
+        return None

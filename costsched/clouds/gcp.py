@@ -1,0 +1,62 @@
+"""GCP: region and zone names, accelerator type names, egress, the default preemption rate,
+and the project and credentials the SDK clients use (imported only when called)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
+
+GCP = Cloud(
+    name="gcp",
+    region_pattern=re.compile(r"^[a-z]+-[a-z]+\d+$"),
+    region_example="us-central1",
+    zone_pattern=re.compile(r"^(?P<region>[a-z]+-[a-z]+\d+)-[a-z]$"),
+    zone_example="us-central1-a",
+    egress=EgressPrice(
+        0.12, 0.02,
+        "cloud.google.com/vpc/network-pricing: premium tier internet egress $0.12/GB "
+        "(0-1 TiB/month), between regions within North America $0.02/GB; not re-checked "
+        "here (no GCP prices in the recorded traces)",
+    ),
+    preemption=PreemptionRate(
+        0.633, "measured: dispa2020 gcp/availability, us-central1/us-east1/us-west1, "
+        "2020-03-01..07: 445 preemptions in 703.2 instance-hours"),
+    # Accelerator type names of the Compute Engine API.
+    accelerators={"K80": "nvidia-tesla-k80", "P100": "nvidia-tesla-p100",
+                  "V100": "nvidia-tesla-v100", "T4": "nvidia-tesla-t4",
+                  "A100": "nvidia-tesla-a100", "A100-80GB": "nvidia-a100-80gb",
+                  "L4": "nvidia-l4", "H100": "nvidia-h100-80gb"},
+)
+
+# GPU names as Cloud Billing Catalog SKU descriptions spell them (lower case).
+SKU_GPU_NAMES = {"nvidia tesla k80": "K80", "nvidia tesla p100": "P100",
+                 "nvidia tesla v100": "V100", "nvidia tesla t4": "T4",
+                 "nvidia tesla a100": "A100", "nvidia tesla a100 80gb": "A100-80GB",
+                 "nvidia a100 80gb": "A100-80GB", "nvidia l4": "L4",
+                 "nvidia h100 80gb": "H100", "nvidia h100": "H100"}
+
+
+def credentials_and_project(project: str | None = None) -> tuple[object, str]:
+    """Application Default Credentials and the project to use: `project`, else
+    GOOGLE_CLOUD_PROJECT, CLOUDSDK_CORE_PROJECT, else the credentials' own. SdkMissing
+    without the SDK; LookupError (one line, what to do) without credentials or project."""
+    try:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
+    except ImportError:
+        raise SdkMissing("gcp: the google-cloud SDK is not installed: "
+                         "pip install 'costsched[gcp]'") from None
+    try:
+        credentials, default_project = google.auth.default()
+    except DefaultCredentialsError:
+        raise LookupError("gcp: no Google credentials found: run `gcloud auth "
+                          "application-default login` or set GOOGLE_APPLICATION_CREDENTIALS"
+                          ) from None
+    chosen = (project or os.environ.get("GOOGLE_CLOUD_PROJECT")
+              or os.environ.get("CLOUDSDK_CORE_PROJECT") or default_project)
+    if not chosen:
+        raise LookupError("gcp: no project: name one (--gcp-project) or set "
+                          "GOOGLE_CLOUD_PROJECT")
+    return credentials, chosen
