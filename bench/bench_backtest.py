@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from costsched.backtest import (
-    ISSUE_MODELS,
+    PUBLISHED_MODELS,
     BacktestJob,
     PriceTrace,
     jobs_for_models,
@@ -57,7 +57,7 @@ def bench_table() -> None:
         trace = PriceTrace.from_store(store, os=["linux", "linux-vpc"])
         t_trace = time.perf_counter() - t
         table = ThroughputTable()
-        jobs = jobs_for_models(ISSUE_MODELS, 4, ["us-east-1", "us-west-2"], table)
+        jobs = jobs_for_models(PUBLISHED_MODELS, 4, ["us-east-1", "us-west-2"], table)
         starts = regular_starts(pd.Timestamp("2020-02-10", tz="UTC").to_pydatetime(), 30)
         t = time.perf_counter()
         results = run_backtest(trace, jobs, starts, list(POLICIES), table=table)
@@ -128,7 +128,7 @@ def bench_year(n_offerings: int, n_jobs: int) -> None:
     home = sorted(set(trace.offerings.loc[trace.offerings["gpu_model"] == "V100", "region"]))
     jobs = []
     for i in range(n_jobs):
-        model = ISSUE_MODELS[i % len(ISSUE_MODELS)]
+        model = PUBLISHED_MODELS[i % len(PUBLISHED_MODELS)]
         days = float(rng.uniform(1, 7))
         steps = days * 86_400 * table.get(model, "V100", 1).steps_per_second
         start = (pd.Timestamp("2025-01-01", tz="UTC")

@@ -20,7 +20,7 @@ import numpy as np
 
 from costsched.optimize import rank
 from costsched.optimize.collection import CollectionProblem, min_cost
-from costsched.optimize.risk import expected_hours
+from costsched.optimize.decision import Overheads, expected_hours
 
 TARGET_RANK_S = 1.0
 TARGET_LP_S = 5.0
@@ -40,7 +40,7 @@ def ranking_inputs(n_jobs: int, n_offers: int, seed: int = 0) -> dict:
         preemptions_per_hour=np.where(rng.random(n_offers) < 0.7,
                                       rng.choice([0.0854, 0.633], n_offers), 0.0),
         checkpoint_hours=rng.choice([0.25, 0.5, 1.0], n_jobs),
-        restart_hours=np.full(n_jobs, 5 / 60),
+        restart_hours=np.full(n_jobs, Overheads().restart_hours(0.0)),
         deadline_hours=rng.choice([np.inf, 24.0, 72.0], n_jobs),
         budget_usd=rng.choice([np.inf, 500.0], n_jobs),
     )
@@ -54,7 +54,7 @@ def collection_inputs(n_jobs: int, n_offers: int, seed: int = 0) -> CollectionPr
     price = rng.uniform(0.2, 25, n_offers)
     rate = np.where(rng.random(n_offers) < 0.7, 0.0854, 0.0)
     steps = rng.uniform(1e4, 3e5, n_jobs)
-    hours = expected_hours(steps[:, None] / sps / 3600, rate, 0.5, 5 / 60)
+    hours = expected_hours(steps[:, None] / sps / 3600, rate, 0.5, Overheads().restart_hours(0.0))
     deadline = np.quantile(hours, 0.66, axis=1)  # each job: two thirds of offerings qualify
     group = np.arange(n_offers) // 4
     n_groups = group.max() + 1

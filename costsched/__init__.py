@@ -1,0 +1,45 @@
+"""costsched: train ML models cheaply on cloud GPUs (prices, plans, migration).
+
+The Python API, for notebooks (the store is `db=`: a URL, a SQLite path, or None for the
+default store):
+
+    import costsched
+    result = costsched.plan("examples/resnet50.yaml", at="2020-03-01", db="prices.sqlite")
+    result.table                     # one row per job: its best offering, hours and cost
+
+`costsched.replay(...)` backtests the policies, `costsched.prices_as_of(...)` gives the
+prices as of a time; `costsched.service` has the same operations with the store first.
+The names load on first use, so that `import costsched` stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# Package name -> (module, name). `backtest` and `prices` are subpackages' names here, so
+# their operations are `replay` and `prices_as_of`.
+_API = {
+    "plan": ("costsched.service.api", "plan"),
+    "replay": ("costsched.service.api", "backtest"),
+    "prices_as_of": ("costsched.service.api", "prices"),
+    "price_history": ("costsched.service.api", "price_history"),
+    "import_prices": ("costsched.service.api", "import_prices"),
+    "collect_prices": ("costsched.service.api", "collect_prices"),
+    "open_store": ("costsched.service", "open_store"),
+}
+
+__all__ = sorted(_API)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _API:
+        raise AttributeError(f"module 'costsched' has no attribute {name!r}")
+    module, attr = _API[name]
+    value = getattr(import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})

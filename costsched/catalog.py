@@ -7,11 +7,13 @@ notice). This is the embedded default when no prices were collected.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 
 import pandas as pd
 
+from costsched import clouds
 from costsched.model import InvalidInput
 
 CATALOG_VERSION = "2026.11"
@@ -69,14 +71,23 @@ def require(cloud: str, instance_type: str) -> dict:
 
 
 def gpu_model_name(value: str) -> str:
-    """The catalog's spelling of a GPU model given any case ('v100' -> 'V100')."""
-    by_upper = {m.upper(): m for m in GPU_MODELS}
-    try:
-        return by_upper[str(value).strip().upper()]
-    except KeyError:
+    """The catalog's spelling of a GPU model, given any case ('v100' -> 'V100'), a cloud's
+    accelerator name ('nvidia-tesla-v100', 'nvidia-h100-80gb' -> 'H100') or a vendor's
+    ('NVIDIA Tesla V100', 'tesla-v100')."""
+    text = str(value).strip()
+    for cloud in clouds.CLOUDS.values():
+        model = cloud.gpu_model_of(text)
+        if model is not None:
+            return model
+    name = re.sub(r"[\s_]+", "-", text.upper())
+    name = re.sub(r"^(NVIDIA-)?(TESLA-)?", "", name)
+    found = {m.upper(): m for m in GPU_MODELS}.get(name)
+    if found is None:
         raise InvalidInput(
-            f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)}"
-        ) from None
+            f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)} "
+            "(or a cloud's name of one, such as nvidia-tesla-v100)"
+        )
+    return found
 
 
 @cache

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from costsched.catalog import gpu_model_name
 from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
-from costsched.optimize.risk import DEFAULT_CHECKPOINT_HOURS, restart_hours
+from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*"
@@ -91,7 +91,7 @@ class CheckpointSpec(_Strict):
     location: str = ""
     size_gb: float = Field(0.0, ge=0)
     interval_minutes: float = Field(DEFAULT_CHECKPOINT_HOURS * 60, gt=0)
-    restart_minutes: float = Field(5.0, ge=0)
+    restart_minutes: float = Field(Overheads().restart_minutes, ge=0)
 
 
 class ConstraintsSpec(_Strict):
@@ -294,10 +294,11 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     )
     job = Job(name=spec.name, run=spec.run, model=model, steps=float(steps),
               checkpoint=spec.checkpoint.location, checkpoint_gb=spec.checkpoint.size_gb,
-              constraints=constraints)
+              constraints=constraints, checkpoint_hours=spec.checkpoint.interval_minutes / 60)
     return ResolvedJob(
         job=job, table=table, checkpoint_hours=spec.checkpoint.interval_minutes / 60,
-        restart_hours=restart_hours(spec.checkpoint.restart_minutes, spec.checkpoint.size_gb),
+        restart_hours=Overheads(restart_minutes=spec.checkpoint.restart_minutes)
+        .restart_hours(spec.checkpoint.size_gb),
         envs=dict(spec.envs), source=source, deadline_at=deadline_at,
     )
 

@@ -19,6 +19,14 @@ Market = Literal["on_demand", "spot"]
 # instead of overwriting the Linux rows that share their timestamps.
 OPERATING_SYSTEMS = ("linux", "linux-vpc", "windows", "suse", "rhel")
 
+# The life of a job in the job store. A job in a final state is over; launching it
+# again makes a new job.
+JOB_STATES = ("pending", "launching", "running", "checkpointing", "migrating", "recovering",
+              "succeeded", "failed", "cancelled")
+FINAL_STATES = ("succeeded", "failed", "cancelled")
+# Why a job was placed on an offering: its first start, a planned move, or after preemption.
+PLACEMENT_REASONS = ("launch", "migration", "recovery")
+
 
 class InvalidInput(ValueError):
     """Bad user input: the message says where (file, row, field) and what is accepted."""
@@ -105,6 +113,7 @@ class Job:
     checkpoint: str = ""
     checkpoint_gb: float = 0.0
     constraints: Constraints = field(default_factory=Constraints)
+    checkpoint_hours: float = 0.5  # hours of work between checkpoints
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ def prices_at(
     Offerings without an on-demand observation in the store get the catalog's list price
     (source `catalog ...`) when it held by `at` and the type was not retired by then.
     Columns: the offering's, usd_per_hour, effective_at, source, usd_per_gpu_hour,
-    on_demand_usd_per_hour (same cloud, region and type) and spot_discount
+    on_demand_usd_per_hour (`on_demand_reference` as of `at`) and spot_discount
     (1 - spot / on-demand).
     """
     filters = dict(cloud=list(clouds), region=list(regions), gpu_model=list(gpu_models),
@@ -40,7 +40,7 @@ def prices_at(
     stored = store.as_of(at, **filters) if store is not None else pd.DataFrame()
     frames = [stored] if not stored.empty else []
     if use_catalog:
-        listed = _catalog_rows(**filters)
+        listed = _catalog_rows(at, **filters)
         when = pd.Timestamp(utc(at))
         listed = listed[(listed["effective_at"] <= when) & ~catalog.retired_mask(listed, when)]
         if not stored.empty:
@@ -54,7 +54,7 @@ def prices_at(
     frame = pd.concat(frames, ignore_index=True)
     frame = frame.drop(columns=["offering_id"], errors="ignore")
     frame["usd_per_gpu_hour"] = frame["usd_per_hour"] / frame["gpu_count"]
-    frame["on_demand_usd_per_hour"] = on_demand_baseline(frame)
+    frame["on_demand_usd_per_hour"] = on_demand_reference(frame, at=at)
     frame["spot_discount"] = np.where(
         frame["market"] == "spot", 1 - frame["usd_per_hour"] / frame["on_demand_usd_per_hour"],
         np.nan,
@@ -63,27 +63,41 @@ def prices_at(
                              ignore_index=True)
 
 
-def _catalog_rows(**filters: list[str]) -> pd.DataFrame:
-    listed = catalog.on_demand_observations()
+def _catalog_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
+    listed = listed_on_demand(at)
     for name, values in filters.items():
         if values:
             listed = listed[listed[name].isin(values)]
     return listed
 
 
-def on_demand_baseline(frame: pd.DataFrame) -> pd.Series:
-    """The on-demand price of each row's (cloud, region, type): from the frame, else the
-    catalog's earliest list price for it, else NaN."""
-    od = frame[frame["market"] == "on_demand"].groupby(_TYPE_KEY)["usd_per_hour"].min()
-    listed = (
-        catalog.on_demand_observations()
-        .sort_values("effective_at")
-        .drop_duplicates(_TYPE_KEY)
-        .set_index(_TYPE_KEY)["usd_per_hour"]
-    )
+def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:
+    """The catalog's on-demand list prices as observation rows, one per (cloud, region, type):
+    the newest listed at or before `at` (default: the newest of all), else the earliest
+    listed (a list price newer than `at` is a better guess than none)."""
+    listed = catalog.on_demand_observations().sort_values("effective_at", kind="stable")
+    held = listed if at is None else listed[listed["effective_at"] <= pd.Timestamp(utc(at))]
+    chosen = pd.concat([held.drop_duplicates(_TYPE_KEY, keep="last"),
+                        listed.drop_duplicates(_TYPE_KEY, keep="first")])
+    return chosen.drop_duplicates(_TYPE_KEY, keep="first").reset_index(drop=True)
+
+
+def on_demand_reference(frame: pd.DataFrame, *, at: datetime | None = None) -> pd.Series:
+    """Each row's on-demand reference price (spot discounts, baselines, price checks): the
+    on-demand price of the same (cloud, region, type, os) in `frame` (the newest; of equally
+    new ones the highest), else the catalog's list price as of `at` (`listed_on_demand`),
+    else NaN."""
+    if frame.empty:
+        return pd.Series(np.nan, index=frame.index, dtype=float)
+    price = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
+    od = frame.assign(usd_per_hour=price)[(frame["market"] == "on_demand") & price.notna()]
+    order = [c for c in ("effective_at", "usd_per_hour") if c in od]
+    od = od.sort_values(order, kind="stable")
+    own = od.drop_duplicates(_TYPE_KEY, keep="last").set_index(_TYPE_KEY)["usd_per_hour"]
+    listed = listed_on_demand(at).set_index(_TYPE_KEY)["usd_per_hour"]
     keys = pd.MultiIndex.from_frame(frame[_TYPE_KEY])
-    from_frame = od.reindex(keys).to_numpy()
-    from_catalog = listed.reindex(keys).to_numpy()
+    from_frame = own.reindex(keys).to_numpy(dtype=float)
+    from_catalog = listed.reindex(keys).to_numpy(dtype=float)
     return pd.Series(np.where(np.isnan(from_frame), from_catalog, from_frame), index=frame.index)
 
 

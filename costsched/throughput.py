@@ -5,7 +5,12 @@ Three layers, most trusted first:
 1. user measurements (`costsched throughput set/import`, kept in a CSV file, see
    `user_path`), which override
 2. the bundled table (`costsched/data/throughputs.csv`: Gavel, OSDI 2020: 26 model
-   configurations on K80, P100 and V100; multi-GPU entries from its multi-GPU table), and
+   configurations on K80, P100 and V100; multi-GPU entries from its multi-GPU table).
+   A bundled multi-GPU figure faster than linear scaling (n x the 1-GPU figure of the same
+   model and GPU model, e.g. LM (batch size 80) on 8 V100s at 8.19x) is looked up capped
+   at n x that 1-GPU figure: a planner should not count on superlinear scaling that the
+   user has not measured. User measurements and a job spec's own throughputs are never
+   capped. `ThroughputTable.measured_rows` lists the published figure beside the cap; and
 3. estimates for what neither measured, by two stated rules (`Throughput.estimated` is
    True and `basis` names the rule and the measurement it started from):
 
@@ -90,6 +95,12 @@ class Throughput:
     steps_per_second: float
     estimated: bool
     basis: str  # where the figure comes from, or the rule that estimated it
+    # A bundled multi-GPU figure capped at linear scaling: the published figure.
+    published: float | None = None
+
+    @property
+    def capped(self) -> bool:
+        return self.published is not None
 
 
 def model_key(name: str) -> str:
@@ -102,6 +113,23 @@ def model_key(name: str) -> str:
 def bundled() -> pd.DataFrame:
     with resources.files("costsched.data").joinpath("throughputs.csv").open("r") as fh:
         return pd.read_csv(fh)
+
+
+_Key = tuple[str, str, int]  # (model key, GPU model, GPU count)
+
+
+@cache
+def _bundled_rows() -> frozenset[tuple[_Key, float, str]]:
+    """The bundled rows, whole: a table's row is bundled when it is one of these (a row
+    from the user or a job spec differs at least in its source)."""
+    b = bundled()
+    return frozenset(((model_key(r.model), r.gpu_model, int(r.gpu_count)),
+                      float(r.steps_per_second), r.source) for r in b.itertuples())
+
+
+def _capped_basis(source: str, published: float, count: int, one: float) -> str:
+    return (f"{source}; capped at linear scaling: published {published:.4g} steps/s is "
+            f"{published / one:.3g}x the 1-GPU figure, used as {count}x {one:.4g}")
 
 
 def user_path() -> Path:
@@ -207,17 +235,34 @@ class ThroughputTable:
             raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
         self.precision = precision
         self.frame = (bundled() if frame is None else frame)[COLUMNS].reset_index(drop=True)
-        self._index = {
+        rows: dict[_Key, tuple[float, str]] = {
             (model_key(r.model), r.gpu_model, int(r.gpu_count)): (float(r.steps_per_second),
                                                                    r.source)
             for r in self.frame.itertuples()
         }
+        self._published = self._superlinear_bundled(rows)
+        self._index = dict(rows)
+        for key, published in self._published.items():
+            one = rows[(key[0], key[1], 1)][0]
+            self._index[key] = (key[2] * one, _capped_basis(rows[key][1], published, key[2], one))
         self._names = {model_key(m): m for m in self.frame["model"]}
         self._counts: dict[tuple[str, str], list[int]] = {}
         for key, gpu, count in self._index:
             self._counts.setdefault((key, gpu), []).append(count)
         for counts in self._counts.values():
             counts.sort()
+
+    @staticmethod
+    def _superlinear_bundled(rows: dict[_Key, tuple[float, str]]) -> dict[_Key, float]:
+        """Bundled multi-GPU rows faster than n x the table's 1-GPU figure: their figures."""
+        bundled_rows = _bundled_rows()
+        out = {}
+        for (key, gpu, count), (sps, source) in rows.items():
+            one = rows.get((key, gpu, 1))
+            if (count > 1 and one is not None and sps > count * one[0]
+                    and ((key, gpu, count), sps, source) in bundled_rows):
+                out[(key, gpu, count)] = sps
+        return out
 
     @classmethod
     def load(cls, user_file: Path | None = None, precision: str = "fp32") -> ThroughputTable:
@@ -242,11 +287,23 @@ class ThroughputTable:
                 "(or give measured throughputs)"
             ) from None
 
+    def measured_rows(self) -> pd.DataFrame:
+        """The measured rows with their figures as given (published), and `capped` and
+        `capped_steps_per_second` (the linear cap lookups use; NaN where not capped)."""
+        keys = zip(self.frame["model"].map(model_key), self.frame["gpu_model"],
+                   self.frame["gpu_count"].astype(int), strict=True)
+        caps = [self._index[k][0] if k in self._published else math.nan for k in keys]
+        return self.frame.assign(capped=[not math.isnan(c) for c in caps],
+                                 capped_steps_per_second=caps)
+
     def measured(self, model: str, gpu_model: str, gpu_count: int = 1) -> Throughput | None:
-        found = self._index.get((model_key(model), gpu_model, int(gpu_count)))
+        """The measured figure (a superlinear bundled one capped at linear), or None."""
+        key = (model_key(model), gpu_model, int(gpu_count))
+        found = self._index.get(key)
         if found is None:
             return None
-        return Throughput(found[0], estimated=False, basis=found[1])
+        return Throughput(found[0], estimated=False, basis=found[1],
+                          published=self._published.get(key))
 
     def get(self, model: str, gpu_model: str, gpu_count: int = 1, *,
             estimate: bool = True) -> Throughput:
@@ -299,8 +356,9 @@ class ThroughputTable:
         assert base is not None
         doublings = math.log2(count / ref)
         sps = base.steps_per_second * (count / ref) * SCALING_EFFICIENCY**doublings
+        capped = ", capped at linear scaling" if base.capped else ""
         basis = (f"estimate: {count}x{gpu} from measured {ref}x{gpu} "
-                 f"({base.steps_per_second:.4g} steps/s) by data-parallel scaling, "
+                 f"({base.steps_per_second:.4g} steps/s{capped}) by data-parallel scaling, "
                  f"{SCALING_EFFICIENCY:.0%} efficiency per doubling")
         return Throughput(sps, estimated=True, basis=basis)
 
@@ -319,10 +377,16 @@ class ThroughputTable:
         ratio = target / self._peak(ref_gpu)
         sps = ref.steps_per_second * ratio
         basis = (f"estimate: {gpu} from {ref_gpu} ({ref.steps_per_second:.4g} steps/s at "
-                 f"{count} GPU(s), {'estimated' if ref.estimated else 'measured'}) x "
+                 f"{count} GPU(s), {_kind(ref)}) x "
                  f"{ratio:.3g}, the ratio of sqrt(peak {self.precision.upper()} TFLOPS x "
                  "memory GB/s) (vendor data sheets)")
         return Throughput(sps, estimated=True, basis=basis)
 
     def _peak(self, gpu: str) -> float:
         return GPU_SPECS[gpu].speed_index(self.precision)
+
+
+def _kind(t: Throughput) -> str:
+    if t.estimated:
+        return "estimated"
+    return "measured, capped at linear scaling" if t.capped else "measured"

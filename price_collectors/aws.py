@@ -18,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.clouds import SdkMissing
+from costsched.clouds import aws as aws_cloud
 from costsched.model import InvalidInput
 from price_collectors import recorded
 from price_collectors.base import (
@@ -40,7 +42,6 @@ PRICE_LIST_PAGE_SIZE = 100  # the API's maximum
 # First collection of a region (no watermark): this much spot history.
 DEFAULT_LOOKBACK = timedelta(days=7)
 HISTORY_KEPT = timedelta(days=90)  # EC2 keeps this much spot price history
-RETRIES = {"mode": "adaptive", "total_max_attempts": 10}  # 1 try + 9 retries
 SPOT_SOURCE = "collect:aws:spot-price-history"
 PRICE_LIST_SOURCE = "collect:aws:price-list"
 # What pins one Linux on-demand price per instance type in the Price List. The family
@@ -55,45 +56,11 @@ PRICE_LIST_TERMS = (
 )
 
 
-def boto_config(**overrides: Any):  # -> botocore.config.Config
-    """Client config: adaptive retries, bounded timeouts, a connection per worker thread."""
-    from botocore.config import Config
-
-    settings: dict[str, Any] = {"retries": dict(RETRIES), "connect_timeout": 10,
-                                "read_timeout": 60, "max_pool_connections": 32}
-    settings.update(overrides)
-    return Config(**settings)
-
-
-def parse_timestamp(value: Any) -> datetime:
-    """botocore's timestamp parser, with a fast path for the ISO 8601 UTC times EC2 sends.
-
-    botocore parses every timestamp with dateutil, which is most of the CPU time of a
-    large DescribeSpotPriceHistory page; the GIL would then serialize the regions.
-    """
-    if isinstance(value, str) and value.endswith("Z"):
-        try:
-            return datetime.fromisoformat(value[:-1]).replace(tzinfo=timezone.utc)
-        except ValueError:
-            pass
-    from botocore.utils import parse_timestamp as botocore_parse
-
-    return botocore_parse(value)
-
-
-def new_session(**kwargs: Any) -> Any:
-    """A boto3 Session (credentials, region, profile and endpoints resolved as boto3 does),
-    whose clients parse timestamps with `parse_timestamp`."""
+def _new_session() -> Any:
     try:
-        import boto3
-        import botocore.session
-    except ImportError:
-        raise CollectorUnavailable(
-            "aws: boto3 is not installed: pip install 'costsched[aws]'") from None
-    core = botocore.session.get_session()
-    core.get_component("response_parser_factory").set_parser_defaults(
-        timestamp_parser=parse_timestamp)
-    return boto3.session.Session(botocore_session=core, **kwargs)
+        return aws_cloud.new_session()
+    except SdkMissing as exc:
+        raise CollectorUnavailable(str(exc)) from None
 
 
 class AwsClients:
@@ -103,8 +70,8 @@ class AwsClients:
 
     def __init__(self, session: Any = None, config: Any = None,
                  pricing_region: str = PRICING_REGION) -> None:
-        self.session = session or new_session()
-        self.config = config or boto_config()
+        self.session = session or _new_session()
+        self.config = config or aws_cloud.boto_config()
         self.pricing_region = pricing_region
         self._lock = threading.Lock()
         self._pricing: Any = None

@@ -18,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.clouds import SdkMissing
+from costsched.clouds.azure import http_session
 from price_collectors.base import (
     Collector,
     CollectorUnavailable,
@@ -31,7 +33,7 @@ DEFAULT_URL = "https://prices.azure.com/api/retail/prices"
 ENV_URL = "COSTSCHED_AZURE_PRICES_URL"
 SOURCE = "collect:azure:retail-prices"
 SKUS_PER_QUERY = 15  # keeps the filter, and so the URL, short
-RETRY_STATUSES = (429, 500, 502, 503, 504)
+MAX_WORKERS = 8
 
 
 def price_filter(skus: Sequence[str], region: str | None = None) -> str:
@@ -56,7 +58,7 @@ class AzureCollector(Collector):
         retries: int = 6,
         backoff: float = 0.5,
         timeout: float = 30.0,
-        max_workers: int = 8,
+        max_workers: int = MAX_WORKERS,
     ) -> None:
         super().__init__(regions=regions, gpus=gpus, max_workers=max_workers)
         self.base_url = base_url or os.environ.get(ENV_URL) or DEFAULT_URL
@@ -68,12 +70,20 @@ class AzureCollector(Collector):
         self._by_gpu = {gpu: sorted(group["instance_type"])
                         for gpu, group in types.groupby("gpu_model")}
 
+    @classmethod
+    def from_options(
+        cls,
+        regions: Sequence[str] = (),
+        *,
+        gpus: Sequence[str] = (),
+        workers: int = 32,
+        gcp_project: str | None = None,
+    ) -> AzureCollector:
+        """`workers` units at once, at most MAX_WORKERS (this collector's default)."""
+        return cls(regions=regions, gpus=gpus, max_workers=min(workers, MAX_WORKERS))
+
     def plan(self) -> list[str]:
-        try:
-            import requests  # noqa: F401
-        except ImportError:
-            raise CollectorUnavailable(
-                "azure: requests is not installed: pip install 'costsched[azure]'") from None
+        self._session().close()  # CollectorUnavailable now, before any unit, without requests
         return sorted(set(self.regions)) if self.regions else sorted(self._by_gpu)
 
     def collect_unit(self, unit: str, since: datetime | None) -> UnitResult:  # noqa: ARG002
@@ -93,18 +103,10 @@ class AzureCollector(Collector):
         return items_frame(items, self._specs, set(self.regions))
 
     def _session(self) -> Any:
-        import requests
-        from requests.adapters import HTTPAdapter
-        from urllib3.util.retry import Retry
-
-        # Throttling and 5xx are worth waiting out; a host that cannot be reached is not.
-        retry = Retry(total=self.retries, connect=min(2, self.retries),
-                      backoff_factor=self.backoff, status_forcelist=RETRY_STATUSES,
-                      allowed_methods=frozenset({"GET"}), respect_retry_after_header=True)
-        session = requests.Session()
-        adapter = HTTPAdapter(max_retries=retry)
-        session.mount("https://", adapter)
-        session.mount("http://", adapter)
+        try:
+            session = http_session(self.retries, self.backoff)
+        except SdkMissing as exc:
+            raise CollectorUnavailable(str(exc)) from None
         session.headers["Accept"] = "application/json"
         return session
 

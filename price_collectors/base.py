@@ -23,6 +23,7 @@ import pandas as pd
 
 from costsched import catalog
 from costsched.model import utc
+from costsched.prices import listed_on_demand, on_demand_reference
 from costsched.store import OBSERVATION_COLUMNS
 
 logger = logging.getLogger("price_collectors")
@@ -36,6 +37,9 @@ CEILING = {"on_demand": 3.0, "spot": 1.5}
 FLOOR = 0.01
 # When no on-demand reference exists at all (a type the catalog prices nowhere).
 CEILING_PER_GPU_HOUR = 150.0
+
+# What `Collection.zones` gives: which zones offer an offering priced per region.
+ZONE_COLUMNS = ["cloud", "region", "zone", "instance_type", "market"]
 
 # A time for every unit, one per unit (AWS watermarks), or None (the collector's default).
 Since = datetime | Mapping[str, datetime | None] | None
@@ -100,6 +104,17 @@ class Collection:
     def rejected_by_reason(self) -> dict[str, int]:
         return dict(Counter(_reason_kind(r.reason) for r in self.rejected))
 
+    def zones(self) -> pd.DataFrame:
+        """One row per zone that offers an offering of the coverage (ZONE_COLUMNS): the
+        coverage's comma-separated `zones`, exploded; empty without zone coverage."""
+        coverage = self.coverage
+        if coverage is None or "zones" not in coverage or coverage.empty:
+            return pd.DataFrame({c: pd.Series(dtype=object) for c in ZONE_COLUMNS})
+        rows = coverage.assign(cloud=self.cloud, zone=coverage["zones"].fillna("").str.split(","))
+        rows = rows.explode("zone")
+        rows = rows[rows["zone"].str.strip() != ""]
+        return rows[ZONE_COLUMNS].drop_duplicates(ignore_index=True)
+
 
 @dataclass
 class UnitResult:
@@ -129,6 +144,19 @@ class Collector(ABC):
         self.regions = list(regions)
         self.gpus = [catalog.gpu_model_name(g) for g in gpus]
         self.max_workers = max(1, max_workers)
+
+    @classmethod
+    def from_options(
+        cls,
+        regions: Sequence[str] = (),
+        *,
+        gpus: Sequence[str] = (),
+        workers: int = 32,
+        gcp_project: str | None = None,
+    ) -> Collector:
+        """A collector with its default (real SDK) clients, from the options a user gives
+        for every cloud; a cloud ignores the options that are not its own."""
+        return cls(regions=regions, gpus=gpus, max_workers=workers)
 
     # --- what subclasses implement ----------------------------------------------------
 
@@ -236,25 +264,20 @@ def rows_frame(rows: Iterable[tuple], source: str) -> pd.DataFrame:
 
 # --- validation -----------------------------------------------------------------------
 
-_REF_KEY = ["cloud", "region", "instance_type"]
+def validation_reference(frame: pd.DataFrame) -> pd.Series:
+    """Each row's on-demand reference for the price checks: `costsched.prices.on_demand_reference`
+    (the batch's own on-demand price, else today's list price for the region), else the
+    catalog's highest list price of the type in any region, else NaN.
 
-
-def on_demand_reference(frame: pd.DataFrame) -> pd.Series:
-    """Each row's on-demand reference price: the same (cloud, region, type) on-demand price
-    in `frame`, else the catalog's for that region, else the catalog's highest in any
-    region, else NaN."""
-    listed = catalog.on_demand_prices()
-    same_region = listed.groupby(_REF_KEY)["usd_per_hour"].max()
-    any_region = listed.groupby(["cloud", "instance_type"])["usd_per_hour"].max()
-    od = frame[frame["market"] == "on_demand"]
-    collected = od.groupby(_REF_KEY)["usd_per_hour"].max() if len(od) else same_region.iloc[:0]
-    keys = pd.MultiIndex.from_frame(frame[_REF_KEY])
-    ref = pd.Series(collected.reindex(keys).to_numpy(dtype=float), index=frame.index)
-    ref = ref.fillna(pd.Series(same_region.reindex(keys).to_numpy(dtype=float),
-                               index=frame.index))
-    type_keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
-    return ref.fillna(pd.Series(any_region.reindex(type_keys).to_numpy(dtype=float),
-                                index=frame.index))
+    The last fallback is for validation only: a region the catalog does not list would
+    otherwise get the lenient per-GPU ceiling, and regional prices differ by less than
+    CEILING's margin.
+    """
+    ref = on_demand_reference(frame)
+    listed = listed_on_demand()
+    anywhere = listed.groupby(["cloud", "instance_type"])["usd_per_hour"].max()
+    keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
+    return ref.fillna(pd.Series(anywhere.reindex(keys).to_numpy(dtype=float), index=frame.index))
 
 
 def validate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Rejection]]:
@@ -303,9 +326,9 @@ def _check_against_reference(
     if subset.empty:
         return
     if basis is None:  # on-demand rows: the catalog is the reference
-        ref = on_demand_reference(subset.assign(market="spot"))
+        ref = validation_reference(subset.assign(market="spot"))
     else:
-        ref = on_demand_reference(basis).loc[subset.index]
+        ref = validation_reference(basis).loc[subset.index]
     price = prices.loc[subset.index]
     gpus = pd.to_numeric(subset["gpu_count"], errors="coerce").fillna(1).clip(lower=1)
     ceiling = ref * subset["market"].map(CEILING).astype(float)

@@ -22,7 +22,6 @@ offering's price moved.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -31,6 +30,8 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.clouds import SdkMissing
+from costsched.clouds.gcp import GCP, SKU_GPU_NAMES, NoProject, credentials_and_project
 from price_collectors.base import (
     Collector,
     CollectorUnavailable,
@@ -44,16 +45,6 @@ COMPUTE_SERVICE = "services/6F81-5844-456A"  # Compute Engine in the Billing Cat
 SOURCE = "collect:gcp:billing-catalog"
 UNIT = "all regions"  # the catalog is one listing for every region
 MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot"}
-# Accelerator type names (compute API) of the catalog's GPU models.
-ACCELERATORS = {"K80": "nvidia-tesla-k80", "P100": "nvidia-tesla-p100", "V100": "nvidia-tesla-v100",
-                "T4": "nvidia-tesla-t4", "A100": "nvidia-tesla-a100",
-                "A100-80GB": "nvidia-a100-80gb", "L4": "nvidia-l4", "H100": "nvidia-h100-80gb"}
-# GPU names as SKU descriptions spell them (lower case) -> catalog GPU model.
-GPU_SKU_NAMES = {"nvidia tesla k80": "K80", "nvidia tesla p100": "P100",
-                 "nvidia tesla v100": "V100", "nvidia tesla t4": "T4",
-                 "nvidia tesla a100": "A100", "nvidia tesla a100 80gb": "A100-80GB",
-                 "nvidia a100 80gb": "A100-80GB", "nvidia l4": "L4",
-                 "nvidia h100 80gb": "H100", "nvidia h100": "H100"}
 # Machine family of an instance type prefix -> the family as SKU descriptions name it.
 FAMILIES = {"n1": "n1 predefined", "a2": "a2", "a3": "a3", "g2": "g2"}
 _RUNNING_IN = r" running in [^()]+$"  # a parenthesised suffix marks DWS/calendar variants
@@ -89,6 +80,18 @@ class GcpCollector(Collector):
         self._accelerator_client = accelerator_client
         self._types = self.instance_types()
 
+    @classmethod
+    def from_options(
+        cls,
+        regions: Sequence[str] = (),
+        *,
+        gpus: Sequence[str] = (),
+        workers: int = 32,
+        gcp_project: str | None = None,
+    ) -> GcpCollector:
+        """One unit (the whole catalog): `workers` does not apply."""
+        return cls(regions=regions, gpus=gpus, project=gcp_project)
+
     def plan(self) -> list[str]:
         if self._catalog_client is None or self._accelerator_client is None:
             self._default_clients()
@@ -96,23 +99,17 @@ class GcpCollector(Collector):
 
     def _default_clients(self) -> None:
         try:
-            import google.auth
-            from google.auth.exceptions import DefaultCredentialsError
             from google.cloud import billing_v1, compute_v1
         except ImportError:
             raise CollectorUnavailable("gcp: google-cloud-billing and google-cloud-compute are "
                                        "not installed: pip install 'costsched[gcp]'") from None
         try:
-            _, default_project = google.auth.default()
-        except DefaultCredentialsError:
-            raise CollectorUnavailable(
-                "gcp: no Google credentials found: run `gcloud auth application-default "
-                "login` or set GOOGLE_APPLICATION_CREDENTIALS") from None
-        self.project = (self.project or os.environ.get("GOOGLE_CLOUD_PROJECT")
-                        or os.environ.get("CLOUDSDK_CORE_PROJECT") or default_project)
-        if not self.project:
+            _, self.project = credentials_and_project(self.project)
+        except NoProject:
             raise CollectorUnavailable("gcp: no project to list accelerator availability in: "
-                                       "pass --gcp-project or set GOOGLE_CLOUD_PROJECT")
+                                       "pass --gcp-project or set GOOGLE_CLOUD_PROJECT") from None
+        except (LookupError, SdkMissing) as exc:
+            raise CollectorUnavailable(str(exc)) from None
         self._catalog_client = self._catalog_client or billing_v1.CloudCatalogClient()
         self._accelerator_client = (self._accelerator_client
                                     or compute_v1.AcceleratorTypesClient())
@@ -129,7 +126,6 @@ class GcpCollector(Collector):
         components, ignored = sku_components(skus, set(self.regions))
         frame, coverage = price_offerings(self._types, components, zones)
         return UnitResult(frame, ignored=ignored, coverage=coverage)
-
 
     def _retry(self) -> Any:
         """google-api-core retries of throttling and 5xx answers, page by page."""
@@ -167,7 +163,7 @@ def sku_components(skus: Sequence[Any], regions: set[str]
         description = str(_get(sku, "description", default=""))
         gpu, vm = _GPU_SKU.match(description), _VM_SKU.match(description)
         if gpu:
-            model = GPU_SKU_NAMES.get(gpu["name"].lower())
+            model = SKU_GPU_NAMES.get(gpu["name"].lower())
             if model is None:
                 continue  # another GPU (or a virtual-workstation variant)
             kind, name = "gpu", model
@@ -261,7 +257,7 @@ def price_offerings(
         gpus, vcpus, memory = int(spec["gpu_count"]), int(spec["vcpus"]), float(spec["memory_gb"])
         for region in regions:
             in_zones = sorted(z for z, cards in zones.get(accelerator, {}).items()
-                              if z.rsplit("-", 1)[0] == region and cards >= gpus)
+                              if GCP.region_of_zone(z) == region and cards >= gpus)
             for market in ("on_demand", "spot"):
                 needed = {"core": (region, market, "core", family),
                           "ram": (region, market, "ram", family),
@@ -291,7 +287,7 @@ def machine_parts(spec: dict) -> tuple[str, str] | None:
     if combo:
         return FAMILIES["n1"], combo["accelerator"]
     family = FAMILIES.get(name.split("-")[0])
-    accelerator = ACCELERATORS.get(str(spec["gpu_model"]))
+    accelerator = GCP.accelerators.get(str(spec["gpu_model"]))
     if family is None or accelerator is None:
         return None
     return family, accelerator

@@ -13,7 +13,6 @@ naming the file and row, and the other files of the call are still imported.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,8 @@ from pathlib import Path
 import pandas as pd
 
 from costsched import catalog
+from costsched.clouds.aws import AWS
+from costsched.clouds.azure import AZURE
 from costsched.model import InvalidInput
 from costsched.store import OBSERVATION_COLUMNS
 from price_collectors.base import rows_frame
@@ -40,7 +41,6 @@ AWS_PRODUCTS = {
     "Red Hat Enterprise Linux": "rhel",
     "Red Hat Enterprise Linux (Amazon VPC)": "rhel",
 }
-_AWS_ZONE = re.compile(r"^([a-z]{2}(?:-gov)?-[a-z]+-\d+)[a-z]$")
 # Geography words of the recorded Azure file names -> their spelling in ARM region names.
 _AZURE_GEOS = {"us": "us", "eu": "europe", "europe": "europe", "asia": "asia", "uk": "uk",
                "japan": "japan", "australia": "australia", "canada": "canada",
@@ -180,8 +180,8 @@ def _spot_row(path: Path, n: int, item: dict) -> tuple:
     if missing:
         raise FileError(path, f"missing field(s) {', '.join(missing)}", n)
     zone = str(item["AvailabilityZone"])
-    match = _AWS_ZONE.match(zone)
-    if not match:
+    region = AWS.region_of_zone(zone)
+    if region is None:
         raise FileError(path, f"AvailabilityZone {zone!r}: expected a zone like us-east-1a", n)
     product = item["ProductDescription"]
     if product not in AWS_PRODUCTS:
@@ -197,7 +197,7 @@ def _spot_row(path: Path, n: int, item: dict) -> tuple:
         spec = catalog.require("aws", str(item["InstanceType"]))
     except InvalidInput as exc:
         raise FileError(path, str(exc), n) from None
-    return ("aws", match.group(1), zone, spec["instance_type"], "spot", AWS_PRODUCTS[product],
+    return ("aws", region, zone, spec["instance_type"], "spot", AWS_PRODUCTS[product],
             spec["gpu_model"], int(spec["gpu_count"]), int(spec["vcpus"]),
             float(spec["memory_gb"]), price, at)
 
@@ -220,7 +220,7 @@ def _positive_price(path: Path, row: int, name: str, value: object) -> float:
 def azure_region(stem: str) -> str:
     """ARM region name of a recorded file's stem: us_east -> eastus, eu_west -> westeurope."""
     parts = stem.lower().split("_")
-    if len(parts) == 1 and re.fullmatch(r"[a-z]+\d*", parts[0]):
+    if len(parts) == 1 and AZURE.is_region(parts[0]):
         return parts[0]  # already an ARM name such as eastus2
     digits = parts.pop() if parts and parts[-1].isdigit() else ""
     geo = _AZURE_GEOS.get(parts[0]) if parts else None

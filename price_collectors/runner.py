@@ -18,7 +18,10 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
+from costsched.model import InvalidInput
 from costsched.store import OFFERING_KEY, PriceStore
+from price_collectors.aws import AwsCollector
+from price_collectors.azure import AzureCollector
 from price_collectors.base import (
     Collection,
     Collector,
@@ -27,8 +30,12 @@ from price_collectors.base import (
     empty_frame,
     one_line,
 )
+from price_collectors.gcp import GcpCollector
 
 MAX_REJECTIONS_SHOWN = 20
+# The live collector of each cloud.
+COLLECTORS: dict[str, type[Collector]] = {
+    c.cloud: c for c in (AwsCollector, GcpCollector, AzureCollector)}
 
 
 @dataclass
@@ -43,6 +50,7 @@ class CloudSummary:
     rejected_by_reason: dict[str, int] = field(default_factory=dict)
     rejections: list[str] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
+    zones: int = 0  # (zone, instance type, market) rows of zone coverage recorded
     error: str | None = None
 
     def to_dict(self) -> dict:
@@ -78,21 +86,13 @@ def make_collectors(
     workers: int = 32,
 ) -> list[Collector]:
     """Collectors with their default (real SDK) clients: cloud -> its regions ([] = all)."""
-    from price_collectors.aws import AwsCollector
-    from price_collectors.azure import AzureCollector
-    from price_collectors.gcp import GcpCollector
-
-    made: list[Collector] = []
-    for cloud, names in regions.items():
-        if cloud == "aws":
-            made.append(AwsCollector(regions=names, gpus=gpus, max_workers=workers))
-        elif cloud == "gcp":
-            made.append(GcpCollector(regions=names, gpus=gpus, project=gcp_project))
-        elif cloud == "azure":
-            made.append(AzureCollector(regions=names, gpus=gpus, max_workers=min(workers, 8)))
-        else:
-            raise ValueError(f"no collector for cloud {cloud!r}")
-    return made
+    unknown = [cloud for cloud in regions if cloud not in COLLECTORS]
+    if unknown:
+        raise InvalidInput(f"cloud {unknown[0]!r}: no collector; expected one of "
+                           f"{', '.join(COLLECTORS)}")
+    return [COLLECTORS[cloud].from_options(names, gpus=gpus, workers=workers,
+                                           gcp_project=gcp_project)
+            for cloud, names in regions.items()]
 
 
 def watermarks(store: PriceStore, filters: dict[str, list[str]]) -> dict[str, datetime]:
@@ -132,7 +132,8 @@ def run(
     progress: ProgressHook | None = None,
     planned: PlanHook | None = None,
 ) -> RunSummary:
-    """Collect from every collector, then store the whole batch in one transaction.
+    """Collect from every collector, then store the whole batch in one transaction, and
+    then the zones that offer what was priced per region (`PriceStore.record_zones`).
 
     A cloud that cannot run at all (no SDK, no credentials) is reported in its summary's
     `error`; failed units in `failed`. Anything else (a crash) propagates before any write.
@@ -155,8 +156,9 @@ def run(
                             thread_name_prefix="collect") as pool:
         for future in [pool.submit(one, c) for c in collectors]:
             future.result()  # re-raises a crash (KeyboardInterrupt, SystemExit...)
+    seen_at = datetime.now(timezone.utc)  # when the zones offered what they offer
 
-    frames = []
+    frames, zones = [], []
     for collector in collectors:
         collection = collections.get(collector.cloud)
         if collection is None:
@@ -168,8 +170,14 @@ def run(
         _fill(summary, collection)
         if len(frame):
             frames.append(frame)
+        offered_in = collection.zones()
+        summary.zones = len(offered_in)
+        if len(offered_in):
+            zones.append(offered_in)
     batch = pd.concat(frames, ignore_index=True) if frames else empty_frame()
     result = store.ingest(batch)
+    if zones:
+        store.record_zones(pd.concat(zones, ignore_index=True), seen_at)
     unchanged = result.unchanged + sum(s.unchanged_snapshot for s in summaries.values())
     return RunSummary(summaries, inserted=result.inserted, unchanged=unchanged,
                       store=store.url)

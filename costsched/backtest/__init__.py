@@ -1,7 +1,7 @@
 """Backtests: replay stored price history for jobs x start times through the policies.
 
     trace = PriceTrace.from_store(store, os=["linux", "linux-vpc"])
-    jobs = jobs_for_models(ISSUE_MODELS, days=4, regions=["us-east-1"], table=table)
+    jobs = jobs_for_models(PUBLISHED_MODELS, days=4, regions=["us-east-1"], table=table)
     results = run_backtest(trace, jobs, regular_starts(first, 30), list(POLICIES))
     summary = relative_costs(results)
 """
@@ -19,11 +19,12 @@ from costsched.backtest.engine import (
     simulate,
     throughputs,
 )
-from costsched.backtest.jobs import ISSUE_MODELS, BacktestJob, jobs_for_models, read_jobs
+from costsched.backtest.jobs import PUBLISHED_MODELS, BacktestJob, jobs_for_models, read_jobs
+from costsched.backtest.oracle import Oracle
 from costsched.backtest.report import plot, reduction_table, relative_costs, to_markdown
 from costsched.backtest.trace import PriceTrace
 
-__all__ = ["ISSUE_MODELS", "REPLAY_POLICIES", "RESULT_COLUMNS", "BacktestConfig",
-           "BacktestJob", "PriceTrace", "jobs_for_models", "make_replay_policy", "plot",
+__all__ = ["PUBLISHED_MODELS", "REPLAY_POLICIES", "RESULT_COLUMNS", "BacktestConfig",
+           "BacktestJob", "Oracle", "PriceTrace", "jobs_for_models", "make_replay_policy", "plot",
            "read_jobs", "reduction_table", "regular_starts", "relative_costs",
            "replay_policy_name", "run_backtest", "simulate", "throughputs", "to_markdown"]

@@ -3,22 +3,25 @@ oracle's search) is measured by, so that their costs are comparable.
 
 A run starts at `start` and is cut into decision periods of `period_s` seconds. At the
 start of period k the job is on offering `prev` (-1 before the first placement) and runs
-the period on `new`. If `new != prev` the job migrates: the new instance is billed for
-`idle` seconds without progress, the old one for `overlap` hours, and the checkpoint copy
-for its egress. The job then makes `steps_per_second[new]` steps per second until the
-period ends or the steps left are done; instances are billed at the trace's step prices
-for exactly the time they run.
+the period on `new`. If `new != prev` the job moves, charged by the decision model's
+`Overheads`: the new instance is billed for `move_idle_hours` (restart, warm-up, checkpoint
+copy, lost work: half the job's checkpoint interval by default) without progress, the old
+one for the overlap, and the checkpoint copy for its egress. The job then makes
+`steps_per_second[new]` steps per second until the period ends or the steps left are done;
+instances are billed at the trace's step prices for exactly the time they run.
+Preemptions are not replayed: the recorded traces hold prices, not evictions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from costsched.backtest.trace import HOUR, PriceTrace
-from costsched.migration_costs import MigrationCosts
 from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads
 
 
 @dataclass(frozen=True)
@@ -42,17 +45,30 @@ class Run:
     steps: float
     start: int  # epoch seconds
     period_s: int
-    costs: MigrationCosts
-    egress: np.ndarray  # [offering, offering] USD per checkpoint copy
+    overheads: Overheads
+    checkpoint_gb: float = 0.0  # the job's checkpoint size
+    checkpoint_hours: float = 0.5  # the job's checkpoint interval
+    egress_per_gb: np.ndarray | None = None  # [from, to] USD/GB; None = from the trace
 
     def __post_init__(self) -> None:
-        if self.period_s <= self.costs.idle_hours * HOUR:
+        if self.period_s <= self.idle_hours * HOUR:
             raise InvalidInput(
                 f"decision period of {self.period_s / HOUR:g} h: expected more than the "
-                f"{self.costs.idle_hours:.2f} h a migration idles"
+                f"{self.idle_hours:.2f} h a migration idles"
             )
         if not self.steps > 0:
             raise InvalidInput(f"steps {self.steps!r}: expected a positive number")
+
+    @property
+    def idle_hours(self) -> float:
+        return self.overheads.move_idle_hours(self.checkpoint_gb, self.checkpoint_hours)
+
+    @cached_property
+    def egress(self) -> np.ndarray:
+        """[from, to] USD of copying the job's checkpoint."""
+        gb = self.overheads.egress_gb(self.checkpoint_gb)
+        per_gb = self.trace.egress_per_gb if self.egress_per_gb is None else self.egress_per_gb
+        return per_gb * gb
 
     def period_start(self, k: int) -> int:
         return self.start + k * self.period_s
@@ -62,7 +78,7 @@ class Run:
         """Run period k on offerings `new` (element-wise; numpy arrays of equal length)."""
         t0 = float(self.period_start(k))
         migrated = (prev >= 0) & (prev != new)
-        idle_s = self.costs.idle_hours * HOUR
+        idle_s = self.idle_hours * HOUR
         idle = np.where(migrated, idle_s, 0.0)
         rate = self.steps_per_second[new]
         need = steps_left / rate
@@ -83,7 +99,10 @@ class Run:
         if migrated.any():
             src = np.where(migrated, prev, 0)
             idle_usd = self.trace.spent_all(t0 + idle_s)[new] - at_t0[new]
-            overlap_usd = self.trace.price_at(t0, src) * self.costs.overlap_hours
+            # The old offering's as-of price; NaN only if it was never priced by t0, when
+            # no job can have run there: nothing to overlap with.
+            old_price = np.nan_to_num(self.trace.price_at(t0, src), nan=0.0)
+            overlap_usd = old_price * self.overheads.overlap_hours
             extra = np.where(migrated, self.egress[src, new] + overlap_usd, 0.0)
             migration_usd = np.where(migrated, idle_usd + extra, 0.0)
         steps = np.where(finished, steps_left, rate * work)

@@ -8,7 +8,7 @@ rules the oracle optimizes, so costs are comparable across policies.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -18,10 +18,11 @@ from costsched.backtest.accounting import Run
 from costsched.backtest.jobs import BacktestJob
 from costsched.backtest.oracle import Oracle
 from costsched.backtest.trace import HOUR, PriceTrace
-from costsched.migration_costs import MigrationCosts
 from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads
 from costsched.policies import POLICIES, Policy, make_policy, policy_name
-from costsched.policies.base import JobState, MarketView
+from costsched.policies import market as market_view
+from costsched.policies.base import JobState
 from costsched.store import to_epoch_seconds
 from costsched.throughput import ThroughputTable
 
@@ -32,7 +33,7 @@ RESULT_COLUMNS = ["job", "model", "region", "start", "policy", "cost_usd", "hour
 
 
 # The online policies and, for replays only, the hindsight oracle.
-REPLAY_POLICIES: dict[str, type[Policy]] = {**POLICIES, Oracle.name: Oracle}
+REPLAY_POLICIES: dict[str, type[Policy] | type[Oracle]] = {**POLICIES, Oracle.name: Oracle}
 
 
 def replay_policy_name(name: str) -> str:
@@ -41,7 +42,7 @@ def replay_policy_name(name: str) -> str:
     return key if key == Oracle.name else policy_name(name)
 
 
-def make_replay_policy(name: str, margin: float) -> Policy:
+def make_replay_policy(name: str, margin: float) -> Policy | Oracle:
     key = replay_policy_name(name)
     return Oracle() if key == Oracle.name else make_policy(key, margin=margin)
 
@@ -49,28 +50,20 @@ def make_replay_policy(name: str, margin: float) -> Policy:
 @dataclass(frozen=True)
 class BacktestConfig:
     period_hours: float = 24.0
-    costs: MigrationCosts = field(default_factory=MigrationCosts)
+    overheads: Overheads = field(default_factory=Overheads)
     margin: float = 0.05  # dynamic-aware's hysteresis
+    checkpoint_gb: float = 1.0  # the checkpoint size of jobs that do not state one
 
 
 def regular_starts(first: datetime, count: int, every_hours: float = 24.0) -> list[datetime]:
     if count < 1:
-        raise InvalidInput(f"--starts {count}: expected at least 1")
+        raise InvalidInput(f"starts {count}: expected at least 1 start time")
     return [first + timedelta(hours=every_hours * i) for i in range(count)]
 
 
 def throughputs(trace: PriceTrace, table: ThroughputTable, model: str) -> np.ndarray:
     """Steps/s of `model` on each offering of the trace; NaN where the table has no value."""
-    pairs = trace.offerings[["gpu_model", "gpu_count"]].drop_duplicates()
-    found = {}
-    for gpu, count in pairs.itertuples(index=False):
-        try:
-            found[(gpu, int(count))] = table.get(model, gpu, int(count)).steps_per_second
-        except InvalidInput:
-            found[(gpu, int(count))] = np.nan
-    keys = zip(trace.offerings["gpu_model"], trace.offerings["gpu_count"].astype(int),
-               strict=True)
-    return np.array([found[k] for k in keys], dtype=float)
+    return market_view.throughputs(trace.offerings, table, model)
 
 
 def offering_labels(offerings: pd.DataFrame) -> list[str]:
@@ -79,25 +72,23 @@ def offering_labels(offerings: pd.DataFrame) -> list[str]:
             for o in offerings.itertuples()]
 
 
-def simulate(policy: Policy, run: Run, state: JobState,
+def simulate(policy: Policy | Oracle, run: Run, state: JobState,
              labels: list[str] | None = None) -> dict:
     """One job from one start under one policy: cost, hours, migrations."""
     trace = run.trace
     labels = labels or offering_labels(trace.offerings)
-    plan = policy.plan(run, state) if policy.hindsight else None
+    plan = policy.plan(run, state) if isinstance(policy, Oracle) else None
     prev, done, usd, migration_usd, migrations = -1, 0.0, 0.0, 0.0, 0
     first = -1
     for k in range(MAX_PERIODS):
         if plan is not None:
             new = plan[k]
         else:
-            t = run.period_start(k)
-            view = MarketView(t, trace.offerings, trace.price_at(t), run.steps_per_second,
-                              run.egress)
-            current = None if prev < 0 else prev
-            step_state = JobState(state.job, state.region, run.steps - done, current, k,
-                                  run.costs)
-            new = policy.decide(view, step_state)
+            view = trace.view(run.period_start(k), run.steps_per_second)
+            current = None if prev < 0 else trace.keys[prev]
+            step_state = JobState(state.job, state.region, run.steps - done, current,
+                                  run.overheads)
+            new = trace.rows[policy.decide(view, step_state)]
         left = run.steps - done  # summed as the oracle does, so plans replay exactly
         out = run.advance(k, np.array([prev]), np.array([new]), np.array([left]))
         usd += float(out.usd[0])
@@ -122,7 +113,7 @@ def run_backtest(
     trace: PriceTrace,
     jobs: Sequence[BacktestJob],
     starts: Sequence[datetime] | None,
-    policies: Sequence[str | Policy],
+    policies: Sequence[str | Policy | Oracle],
     config: BacktestConfig | None = None,
     table: ThroughputTable | None = None,
     progress: Callable[[int], None] | None = None,
@@ -131,11 +122,13 @@ def run_backtest(
 
     A run no policy in scope can serve (e.g. no V100 in the region) gets NaN cost and the
     reason in `error`. A job with its own `starts` runs from those instead of `starts`.
+    Throughputs: a job's own table, else `table`, else the user's (`ThroughputTable.load`).
+    A job's checkpoint interval and size (else `config.checkpoint_gb`) price its moves.
     `progress(n)` is called after each (job, start) with n runs done.
     """
     config = config or BacktestConfig()
-    table = table or ThroughputTable()
-    chosen = [p if isinstance(p, Policy) else make_replay_policy(p, config.margin)
+    table = table or ThroughputTable.load()
+    chosen = [make_replay_policy(p, config.margin) if isinstance(p, str) else p
               for p in policies]
     period_s = int(round(config.period_hours * HOUR))
     known = set(trace.offerings["region"])
@@ -144,7 +137,6 @@ def run_backtest(
         raise InvalidInput(f"region {unknown[0]!r}: no prices stored for it; known: "
                            f"{', '.join(sorted(known))}")
     rates: dict[tuple[int, str], np.ndarray] = {}  # by (throughput table, model)
-    egress: dict[float, np.ndarray] = {}
     rows = []
     labels = offering_labels(trace.offerings)
     for bj in jobs:
@@ -156,13 +148,12 @@ def run_backtest(
         rate_key = (id(job_table), job.model)
         if rate_key not in rates:
             rates[rate_key] = throughputs(trace, job_table, job.model)
-        costs = config.costs.with_checkpoint(job.checkpoint_gb or None)
-        if costs.checkpoint_gb not in egress:
-            egress[costs.checkpoint_gb] = costs.egress_matrix(trace.offerings)
+        if not job.checkpoint_gb > 0:
+            job = replace(job, checkpoint_gb=config.checkpoint_gb)
         for start, ts in zip(job_starts, to_epoch_seconds(job_starts), strict=True):
-            run = Run(trace, rates[rate_key], job.steps, int(ts), period_s, costs,
-                      egress[costs.checkpoint_gb])
-            state = JobState(job, bj.region, job.steps, None, 0, costs)
+            run = Run(trace, rates[rate_key], job.steps, int(ts), period_s, config.overheads,
+                      job.checkpoint_gb, job.checkpoint_hours)
+            state = JobState(job, bj.region, job.steps, None, config.overheads)
             for policy in chosen:
                 row = {"job": job.name, "model": job.model, "region": bj.region,
                        "start": pd.Timestamp(start), "policy": policy.name}

@@ -1,8 +1,8 @@
 """The jobs of a backtest: a model, a home region and a length, from options or job specs.
 
-With `--models`, a job's length is given in days on one V100 (the issue's convention):
-steps = days x 86,400 x the model's 1xV100 throughput. With `--jobs`, the job-spec files
-of `costsched plan` (`examples/*.yaml`); "4 days on a V100" is `hours: 96` with
+From model names, a job's length is given in days on one V100 (the published analysis's
+convention): steps = days x 86,400 x the model's 1xV100 throughput. From job specs: the
+files of `costsched plan` (`examples/*.yaml`); "4 days on a V100" is `hours: 96` with
 `reference_gpu: V100`.
 """
 
@@ -17,7 +17,8 @@ from costsched import jobspec
 from costsched.model import InvalidInput, Job
 from costsched.throughput import ThroughputTable
 
-ISSUE_MODELS = (
+# The six models of the published trace analysis (the default jobs of a backtest).
+PUBLISHED_MODELS = (
     "A3C",
     "CycleGAN",
     "LM (batch size 80)",
@@ -48,7 +49,7 @@ def jobs_for_models(models: Sequence[str], days: float, regions: Sequence[str],
                     table: ThroughputTable) -> list[BacktestJob]:
     """One job per (model, region), each `days` long on one V100."""
     if not days > 0:
-        raise InvalidInput(f"--days {days}: expected a positive number of V100-days")
+        raise InvalidInput(f"job length {days} days: expected a positive number of V100-days")
     out = []
     for region in regions:
         for raw in models:
@@ -74,7 +75,7 @@ def read_jobs(paths: Sequence[Path], regions: Sequence[str], table: ThroughputTa
             homes = list(job.constraints.regions) or list(regions)
             if not homes:
                 raise InvalidInput(f"{path}: job {job.name!r}: field constraints.regions is "
-                                   "empty and no --region was given: name a home region")
+                                   "empty and no home region was given: name a home region")
             v100 = resolved.table.get(job.model, "V100", 1).steps_per_second
             for region in homes:
                 name = job.name if len(homes) == 1 else f"{job.name}@{region}"

@@ -18,25 +18,26 @@ tell apart (same cloud, region, speed and price history) are searched once.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from costsched.backtest.accounting import Run
 from costsched.backtest.trace import HOUR
 from costsched.model import InvalidInput
-from costsched.policies.base import JobState, MarketView, Policy
+from costsched.policies.base import JobState, Scope
 from costsched.policies.multi_cloud import MULTI_CLOUD
 
 MAX_PERIODS = 10_000
 
 
-class Oracle(Policy):
-    name = "oracle"
-    description = "hindsight optimum over the multi-cloud choices, migration costs included"
-    scope = MULTI_CLOUD
-    hindsight = True
+class Oracle:
+    """Not an online policy: it plans a whole run with the future known."""
 
-    def decide(self, view: MarketView, state: JobState) -> int:
-        raise InvalidInput("the oracle needs the future: call plan() with the whole run")
+    name: ClassVar[str] = "oracle"
+    description: ClassVar[str] = ("hindsight optimum over the multi-cloud choices, migration "
+                                  "costs included")
+    scope: ClassVar[Scope] = MULTI_CLOUD
 
     def plan(self, run: Run, state: JobState) -> list[int]:
         """The offering row for each period, from the start until the job is done."""
@@ -102,7 +103,8 @@ class Oracle(Policy):
     def _representatives(self, run: Run, state: JobState) -> np.ndarray:
         """One offering per group that no plan can tell apart: same cloud, region and speed
         and the same price at every time (e.g. zones of a region with equal prices)."""
-        usable = self.in_scope(run.trace.offerings, state) & ~np.isnan(run.steps_per_second)
+        in_scope = self.scope.mask(run.trace.offerings, state.region, state.job.constraints)
+        usable = in_scope & ~np.isnan(run.steps_per_second)
         rows = np.flatnonzero(usable)
         _, first = np.unique(run.trace.twins[rows], return_index=True)
         return rows[np.sort(first)]

@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 
 from costsched.model import InvalidInput
+from costsched.optimize.decision import egress_per_gb, offering_rates
+from costsched.policies.market import MarketView, OfferingKey, canonical, offering_keys
 from costsched.store import OFFERING_ATTRS, OFFERING_KEY, PriceStore, to_epoch_seconds
 
 HOUR = 3600.0
@@ -27,7 +29,7 @@ HOUR = 3600.0
 
 @dataclass(frozen=True)
 class PriceTrace:
-    offerings: pd.DataFrame  # one row per offering, positional index 0..n-1
+    offerings: pd.DataFrame  # one row per offering, sorted by key, positional index 0..n-1
     times: np.ndarray  # int64 epoch seconds, sorted, unique
     prices: np.ndarray  # float [len(times), len(offerings)]
     cum: np.ndarray  # float [len(times), len(offerings)], USD since times[0]
@@ -39,11 +41,12 @@ class PriceTrace:
         if history.empty:
             raise InvalidInput("no price observations in the chosen period and filters")
         frame = history.assign(ts=to_epoch_seconds(history["effective_at"]))
-        codes = frame.groupby(OFFERING_KEY, sort=False).ngroup().to_numpy()
+        frame[OFFERING_KEY] = frame[OFFERING_KEY].astype(str)
         attrs = [c for c in [*OFFERING_ATTRS, "offering_id"] if c in frame.columns]
-        # ngroup(sort=False) numbers offerings in order of first appearance, as here.
-        offerings = frame.drop_duplicates(OFFERING_KEY)[OFFERING_KEY + attrs]
-        offerings = offerings.reset_index(drop=True)
+        # The canonical order (by offering key), as in a live market view.
+        offerings = canonical(frame.drop_duplicates(OFFERING_KEY)[OFFERING_KEY + attrs])
+        codes = frame[OFFERING_KEY].merge(offerings[OFFERING_KEY].reset_index(),
+                                          on=OFFERING_KEY, how="left")["index"].to_numpy()
         offerings["gpu_count"] = offerings["gpu_count"].astype(int)
         times = np.unique(frame["ts"].to_numpy())
         row = np.searchsorted(times, frame["ts"].to_numpy())
@@ -86,6 +89,30 @@ class PriceTrace:
         keep = np.flatnonzero(mask)
         return PriceTrace(self.offerings.iloc[keep].reset_index(drop=True), self.times,
                           self.prices[:, keep], self.cum[:, keep], self.end)
+
+    @cached_property
+    def keys(self) -> list[OfferingKey]:
+        return offering_keys(self.offerings)
+
+    @cached_property
+    def rows(self) -> dict[OfferingKey, int]:
+        return {k: i for i, k in enumerate(self.keys)}
+
+    @cached_property
+    def preemptions_per_hour(self) -> np.ndarray:
+        """The decision model's rate per offering (the clouds' defaults for spot)."""
+        return offering_rates(self.offerings)["preemptions_per_hour"].to_numpy(dtype=float)
+
+    @cached_property
+    def egress_per_gb(self) -> np.ndarray:
+        """[from, to] USD per GB of checkpoint copied between offerings."""
+        return egress_per_gb(self.offerings["cloud"].to_numpy(),
+                             self.offerings["region"].to_numpy())
+
+    def view(self, t: int, steps_per_second: np.ndarray) -> MarketView:
+        """What a policy sees at time t, for a model of these throughputs per offering."""
+        return MarketView(int(t), self.offerings, self.price_at(t), steps_per_second,
+                          self.preemptions_per_hour, self.keys, self.rows)
 
     @cached_property
     def twins(self) -> np.ndarray:

@@ -19,6 +19,8 @@ from costsched.cli.common import (
     split_csv,
     table,
 )
+from costsched.model import CLOUDS
+from costsched.service.values import choices
 
 app = typer.Typer(
     help="costsched: train ML models cheaply on cloud GPUs (prices, plans, migration).",
@@ -60,7 +62,7 @@ def catalog_cmd(
     types = catalog_data.instance_types()
     listed = catalog_data.on_demand_prices()
     gpus = [catalog_data.gpu_model_name(g) for g in split_csv(gpu)]
-    clouds = prices.check_choices("--cloud", split_csv(cloud), ("aws", "gcp", "azure"))
+    clouds = choices("--cloud", split_csv(cloud), CLOUDS)
     if gpus:
         types = types[types["gpu_model"].isin(gpus)]
     if clouds:

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from costsched.backtest import (
-    ISSUE_MODELS,
-    REPLAY_POLICIES,
-    BacktestConfig,
-    PriceTrace,
-    jobs_for_models,
-    plot,
-    read_jobs,
-    reduction_table,
-    regular_starts,
-    relative_costs,
-    replay_policy_name,
-    run_backtest,
-)
+from costsched import clouds
+from costsched.backtest import PUBLISHED_MODELS, REPLAY_POLICIES, plot, reduction_table
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -31,19 +19,19 @@ from costsched.cli.common import (
     err_console,
     frame_records,
     friendly_errors,
-    parse_time,
+    options,
     print_json,
     split_csv,
     table,
 )
-from costsched.migration_costs import EGRESS, MigrationCosts
 from costsched.model import InvalidInput
-from costsched.store import PriceStore
-from costsched.throughput import ThroughputTable
+from costsched.optimize.decision import Overheads
+from costsched.service import BacktestResult
+from costsched.service import backtest as run_backtest
+from costsched.service.backtest import FIT_LENGTHS
 
-# Without --first-start, the window ends this many job lengths (V100-days) before the
-# trace's last observation: runs on cheaper, slower GPUs take up to ~3.3x as long.
-FIT_LENGTHS = 3.5
+FLAGS = {"days": "--days", "starts": "--starts", "first_start": "--first-start",
+         "every_hours": "--every-hours", "period_hours": "--period-hours", "margin": "--margin"}
 
 
 @friendly_errors
@@ -52,7 +40,9 @@ def backtest_cmd(
         "--jobs", help="Job spec YAML file(s), as for `costsched plan`; home regions from "
         "their constraints, else --region.")] = None,
     models: Annotated[list[str] | None, typer.Option(
-        "--models", help="Model names (comma-separated); default: the issue's six.")] = None,
+        "--models", help="Model names (comma-separated; `costsched throughput show` lists "
+        "them); default: the six of the published trace analysis: "
+        f"{', '.join(PUBLISHED_MODELS)}.")] = None,
     days: Annotated[float, typer.Option(help="Job length in days on one V100.")] = 4.0,
     region: Annotated[list[str] | None, typer.Option(
         "--region", help="Home region(s) of the jobs (comma-separated).")] = None,
@@ -72,12 +62,16 @@ def backtest_cmd(
         "this fraction of the cost of staying.")] = 0.05,
     restart_minutes: Annotated[float, typer.Option(help="Boot and set-up per move.")] = 10.0,
     warmup_minutes: Annotated[float, typer.Option(help="Warm-up per move.")] = 5.0,
-    lost_work_minutes: Annotated[float, typer.Option(help="Work redone per move.")] = 15.0,
+    lost_work_minutes: Annotated[float | None, typer.Option(
+        help="Work redone per move (default: half the job's checkpoint interval).",
+        show_default=False)] = None,
     overlap_minutes: Annotated[float, typer.Option(
         help="Minutes the old instance runs on while it checkpoints.")] = 0.0,
-    checkpoint_gb: Annotated[float, typer.Option(help="Checkpoint size (egress).")] = 1.0,
+    checkpoint_gb: Annotated[float, typer.Option(
+        help="Checkpoint size (egress) of jobs whose spec gives none.")] = 1.0,
     free_migrations: Annotated[bool, typer.Option(
-        "--free-migrations", help="Charge nothing for moves (the published analysis).")] = False,
+        "--free-migrations", help="Charge nothing for moves, as the published trace "
+        "analysis assumed.")] = False,
     plot_path: Annotated[Path | None, typer.Option("--plot", help="Write a bar chart (PNG).")]
     = None,
     csv_path: Annotated[Path | None, typer.Option("--csv", help="Write every run (CSV).")]
@@ -86,92 +80,57 @@ def backtest_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Replay stored prices: cost, hours and migrations of each policy, relative to static."""
-    names = [replay_policy_name(p) for p in split_csv(policies)] or list(REPLAY_POLICIES)
-    if "static" not in names:
-        names.insert(0, "static")  # the baseline of every comparison
-    regions = split_csv(region) or ["us-east-1"]
-    costs = MigrationCosts.free() if free_migrations else MigrationCosts(
-        restart_minutes, warmup_minutes, lost_work_minutes, overlap_minutes, checkpoint_gb)
     for name, value in (("--restart-minutes", restart_minutes), ("--margin", margin),
                         ("--warmup-minutes", warmup_minutes), ("--checkpoint-gb", checkpoint_gb),
                         ("--lost-work-minutes", lost_work_minutes),
                         ("--overlap-minutes", overlap_minutes)):
-        if value < 0:
+        if value is not None and value < 0:
             raise InvalidInput(f"{name} {value}: expected a number >= 0")
     if period_hours <= 0 or every_hours <= 0:
         raise InvalidInput("--period-hours and --every-hours: expected positive numbers")
-
-    table_ = ThroughputTable()
-    if jobs_files:
-        # Specs resolve against a time only for absolute deadlines, which replays ignore.
-        at = parse_time(first_start, "--first-start") if first_start else parse_time(None)
-        jobs = read_jobs(jobs_files, regions, table_, at)
-    else:
-        jobs = jobs_for_models(split_csv(models) or list(ISSUE_MODELS), days, regions, table_)
-    store = PriceStore(db)
-    trace = PriceTrace.from_store(store, os=["linux", "linux-vpc"])
-    longest = max(j.v100_days for j in jobs)
-    first = (parse_time(first_start, "--first-start") if first_start
-             else _default_first(trace, starts, every_hours, longest))
-    times = regular_starts(first, starts, every_hours)
-    config = BacktestConfig(period_hours=period_hours, costs=costs, margin=margin)
-
-    total = len(jobs) * len(times) * len(names)
+    overheads = Overheads.free() if free_migrations else Overheads(
+        restart_minutes=restart_minutes, warmup_minutes=warmup_minutes,
+        overlap_minutes=overlap_minutes, lost_work_minutes=lost_work_minutes)
     with Progress(TextColumn("[bold]backtest"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, disable=json_out,
-                  transient=True) as progress:
-        task = progress.add_task("", total=total)
-        results = run_backtest(trace, jobs, times, names, config, table_,
-                               progress=lambda n: progress.advance(task, n))
-    summary = relative_costs(results)
+                  transient=True) as progress, options(**FLAGS):
+        task = progress.add_task("", total=None)
+        result = run_backtest(
+            db, models=split_csv(models), job_files=jobs_files or (), days=days,
+            regions=split_csv(region) or ["us-east-1"], starts=starts, first_start=first_start,
+            every_hours=every_hours, period_hours=period_hours, policies=split_csv(policies),
+            margin=margin, overheads=overheads, checkpoint_gb=checkpoint_gb,
+            progress=lambda done, total: progress.update(task, completed=done, total=total))
     if csv_path is not None:
-        results.to_csv(csv_path, index=False)
+        result.results.to_csv(csv_path, index=False)
     if plot_path is not None:
-        plot(summary, plot_path)
-    window = {"first_start": times[0], "last_start": times[-1], "starts": len(times),
-              "every_hours": every_hours, "trace_end": _utc(trace.end),
-              "period_hours": period_hours}
-    after = results["hours_after_trace"].fillna(0) > 0
-    errors = results[results["error"].notna()]
+        plot(result.summary, plot_path)
     if json_out:
-        print_json({"window": window, "migration_costs": _costs_dict(costs), "margin": margin,
-                    "summary": frame_records(summary), "runs": frame_records(results)})
+        print_json({"window": result.window,
+                    "migration_costs": _costs_dict(result.overheads, checkpoint_gb),
+                    "margin": result.margin, "summary": frame_records(result.summary),
+                    "runs": frame_records(result.results)})
         return
-    _print_summary(summary, window, int(after.sum()), len(results), errors)
+    _print_summary(result)
     if plot_path is not None:
         console.print(f"chart written to {plot_path}")
     if csv_path is not None:
-        console.print(f"{len(results)} runs written to {csv_path}")
+        console.print(f"{len(result.results)} runs written to {csv_path}")
 
 
-def _default_first(trace: PriceTrace, starts: int, every_hours: float,
-                   days: float) -> datetime:
-    end = _utc(trace.end)
-    last = end - timedelta(days=FIT_LENGTHS * days)
-    first = last - timedelta(hours=every_hours * (starts - 1))
-    first = first.replace(hour=0, minute=0, second=0, microsecond=0)
-    begin = _utc(trace.start)
-    if first < begin:
-        first = (begin + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return first
+def _costs_dict(overheads: Overheads, checkpoint_gb: float) -> dict:
+    out = {k: (None if isinstance(v, float) and math.isinf(v) else v)
+           for k, v in asdict(overheads).items()}
+    out["checkpoint_gb"] = checkpoint_gb if overheads.egress else 0.0
+    out["egress_usd_per_gb"] = {
+        name: {"internet": c.egress.internet_usd_per_gb,
+               "inter_region": c.egress.inter_region_usd_per_gb, "source": c.egress.source}
+        for name, c in clouds.CLOUDS.items()}
+    return out
 
 
-def _utc(epoch_seconds: int) -> datetime:
-    return datetime.fromtimestamp(epoch_seconds, timezone.utc)
-
-
-def _costs_dict(costs: MigrationCosts) -> dict:
-    return {"restart_minutes": costs.restart_minutes, "warmup_minutes": costs.warmup_minutes,
-            "lost_work_minutes": costs.lost_work_minutes,
-            "overlap_minutes": costs.overlap_minutes, "checkpoint_gb": costs.checkpoint_gb,
-            "transfer_gbps": costs.transfer_gbps,
-            "egress_usd_per_gb": {c: {"internet": e.internet_usd_per_gb,
-                                      "inter_region": e.inter_region_usd_per_gb,
-                                      "source": e.source} for c, e in EGRESS.items()}}
-
-
-def _print_summary(summary: pd.DataFrame, window: dict, after: int, runs: int,
-                   errors: pd.DataFrame) -> None:
+def _print_summary(result: BacktestResult) -> None:
+    summary, window = result.summary, result.window
     reductions = reduction_table(summary)
     migrations = summary.pivot_table(index=["model", "region"], columns="policy",
                                      values="migrations", sort=False)
@@ -187,8 +146,10 @@ def _print_summary(summary: pd.DataFrame, window: dict, after: int, runs: int,
     title = (f"Cost reduction vs static (static cost / policy cost over {window['starts']} "
              f"starts, {window['first_start']:{fmt}} to {window['last_start']:{fmt}} UTC)")
     console.print(table(title, columns, rows))
-    console.print(f"trace ends {window['trace_end']:{fmt}} UTC; {after} of {runs} runs ran "
-                  "past it (prices held at their last value)", highlight=False)
+    console.print(f"trace ends {window['trace_end']:{fmt}} UTC; {result.runs_after_trace} of "
+                  f"{len(result.results)} runs ran past it (prices held at their last value)",
+                  highlight=False)
+    errors = result.errors
     if not errors.empty:
         console.print(f"[yellow]{len(errors)} runs had no usable offering[/yellow], e.g.: "
                       f"{errors['error'].iloc[0]}", highlight=False)

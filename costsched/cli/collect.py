@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -11,51 +10,20 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from costsched import catalog
 from costsched.cli.common import (
     DbOption,
     JsonOption,
     console,
     err_console,
     friendly_errors,
-    parse_time,
+    options,
     print_json,
     split_csv,
     table,
 )
-from costsched.model import CLOUDS, InvalidInput
-from costsched.store import PriceStore
+from costsched.service.collect import collect_request, run_collection
 
-# Region names are told apart by shape: AWS us-east-1, GCP us-east1, Azure eastus.
-REGION_SHAPES = {
-    "aws": (re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$"), "us-east-1"),
-    "gcp": (re.compile(r"^[a-z]+-[a-z]+\d+$"), "us-central1"),
-    "azure": (re.compile(r"^[a-z]+\d*$"), "eastus"),
-}
-
-
-def route_regions(regions: Sequence[str], clouds: Sequence[str], explicit: bool
-                  ) -> dict[str, list[str]]:
-    """Each selected cloud's share of --region (all clouds get [] when none is given)."""
-    routed: dict[str, list[str]] = {c: [] for c in clouds}
-    for region in regions:
-        owners = [c for c, (shape, _) in REGION_SHAPES.items() if shape.match(region)]
-        if not owners:
-            examples = ", ".join(f"{c} ({e})" for c, (_, e) in REGION_SHAPES.items())
-            raise InvalidInput(f"--region {region!r}: not a region name of {examples}")
-        if not any(c in routed for c in owners):
-            raise InvalidInput(f"--region {region!r} is a {owners[0]} region, but --cloud is "
-                               f"{','.join(clouds)}")
-        for cloud in owners:
-            if cloud in routed:
-                routed[cloud].append(region)
-    if regions:
-        empty = [c for c, r in routed.items() if not r]
-        if explicit and empty:
-            raise InvalidInput(f"--cloud {empty[0]}: none of the --region values is a "
-                               f"{empty[0]} region (like {REGION_SHAPES[empty[0]][1]})")
-        routed = {c: r for c, r in routed.items() if r}
-    return routed
+FLAGS = {"cloud": "--cloud", "region": "--region", "since": "--since", "workers": "--workers"}
 
 
 @friendly_errors
@@ -83,22 +51,10 @@ def collect(
     Exit code 0 when every cloud and region was collected, 1 when some failed (the
     others are stored), 2 for bad options.
     """
-    from price_collectors import runner
-
-    explicit = bool(cloud)
-    clouds = split_csv(cloud) or list(CLOUDS)
-    bad = [c for c in clouds if c not in CLOUDS]
-    if bad:
-        raise InvalidInput(f"--cloud {bad[0]!r}: expected one of {', '.join(CLOUDS)}")
-    gpus = [catalog.gpu_model_name(g) for g in split_csv(gpu)]
-    when = parse_time(since, "--since") if since else None
-    routed = route_regions(split_csv(region), list(dict.fromkeys(clouds)), explicit)
-    if workers < 1:
-        raise InvalidInput(f"--workers {workers}: expected a whole number >= 1")
-    collectors = runner.make_collectors(routed, gpus=gpus, gcp_project=gcp_project,
-                                        workers=workers)
-    store = PriceStore(db)
-
+    clouds, regions, gpus = split_csv(cloud), split_csv(region), split_csv(gpu)
+    with options(**FLAGS):
+        request = collect_request(clouds=clouds, regions=regions, gpus=gpus, since=since,
+                                  gcp_project=gcp_project, workers=workers)
     logger = logging.getLogger("price_collectors")
     level = logger.level
     handler = _log_to_stderr(logger) if verbose else None
@@ -107,9 +63,9 @@ def collect(
                       MofNCompleteColumn(), TextColumn("{task.description}"),
                       TimeElapsedColumn(), console=err_console, disable=json_out,
                       transient=False) as progress:
-            tasks = {c.cloud: progress.add_task("planning...", total=None, cloud=c.cloud)
-                     for c in collectors}
-            failures: dict[str, int] = {c.cloud: 0 for c in collectors}
+            tasks = {name: progress.add_task("planning...", total=None, cloud=name)
+                     for name in request.clouds}
+            failures: dict[str, int] = dict.fromkeys(request.clouds, 0)
 
             def planned(name: str, units: Sequence[str]) -> None:
                 progress.update(tasks[name], total=len(units), description="")
@@ -119,8 +75,7 @@ def collect(
                 failed = f" [red]{failures[name]} failed[/red]" if failures[name] else ""
                 progress.update(tasks[name], advance=1, description=f"{unit}{failed}")
 
-            summary = runner.run(collectors, store, since=when, progress=advanced,
-                                 planned=planned)
+            summary = run_collection(db, request, progress=advanced, planned=planned)
             for name, task in tasks.items():
                 error = summary.clouds[name].error
                 if error:

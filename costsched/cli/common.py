@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from functools import wraps
 from typing import Annotated, Any, TypeVar
 
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from costsched.model import InvalidInput
+from costsched.service.values import as_time
 
 # Piped output (files, tests, CI logs) gets a wide page instead of rich's default 80
 # columns, so that tables are not cut; a terminal keeps its own width.
@@ -49,18 +51,21 @@ def friendly_errors(fn: F) -> F:
 
 def parse_time(value: str | None, name: str = "--at") -> datetime:
     """An aware UTC time from ISO 8601 text ('2020-03-01T00:00Z', '2020-03-01'), or now."""
-    if value is None or value == "now":
-        return datetime.now(timezone.utc)
+    return as_time(value, name)
+
+
+@contextmanager
+def options(**flags: str) -> Iterator[None]:
+    """Name the option a value came from in the service's errors: with days="--days",
+    "days 0: expected ..." reads "--days 0: expected ..."."""
     try:
-        ts = pd.Timestamp(value)
-    except (ValueError, TypeError):
-        raise InvalidInput(
-            f"{name} {value!r}: expected an ISO 8601 time such as 2020-03-01T00:00Z"
-        ) from None
-    if pd.isna(ts):
-        raise InvalidInput(f"{name} {value!r}: expected an ISO 8601 time")
-    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-    return ts.to_pydatetime()
+        yield
+    except InvalidInput as exc:
+        text = str(exc)
+        for name, flag in flags.items():
+            if text.startswith(name) and text[len(name):len(name) + 1] in (" ", ":"):
+                raise InvalidInput(flag + text[len(name):]) from None
+        raise
 
 
 def split_csv(values: list[str] | None) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 
 from costsched.cli.common import (
@@ -16,21 +15,13 @@ from costsched.cli.common import (
     frame_records,
     friendly_errors,
     money,
-    parse_time,
+    options,
     print_json,
     table,
 )
-from costsched.jobspec import ResolvedJob, load, parse_hours, resolve
-from costsched.model import InvalidInput
-from costsched.optimize.availability import lifetimes, preemption_rates
-from costsched.optimize.collection import POLICIES, CollectionPlan
-from costsched.optimize.planner import JobPlan, plan_collection, plan_job, prepare
-from costsched.optimize.rank import OBJECTIVES
-from costsched.prices import prices_at
-from costsched.store import PriceStore
-from costsched.throughput import ThroughputTable
-
-ALL_OBJECTIVES = (*OBJECTIVES, *(o for o in POLICIES if o not in OBJECTIVES))
+from costsched.optimize.collection import CollectionPlan
+from costsched.service import PlanResult
+from costsched.service import plan as plan_jobs
 
 
 @friendly_errors
@@ -65,86 +56,25 @@ def plan(
     """Rank offerings by expected cost and time for each job; for several jobs, also place
     them all at once (min cost under deadlines, min makespan under --budget, or
     throughput per dollar), within --quota."""
-    if objective not in ALL_OBJECTIVES:
-        raise InvalidInput(f"--objective {objective!r}: expected one of "
-                           f"{', '.join(ALL_OBJECTIVES)}")
-    when = parse_time(at)
-    specs = [(path, spec) for path in jobs for spec in load(path)]
-    overrides: dict = {}
-    if deadline is not None:
-        try:
-            overrides["deadline"] = parse_hours(deadline)
-        except ValueError as exc:
-            raise InvalidInput(f"--deadline: {exc}") from None
-    several = len(specs) > 1
-    if budget is not None and not several:
-        if budget <= 0:
-            raise InvalidInput(f"--budget {budget}: expected a positive amount of USD")
-        overrides["budget"] = budget
-    table_ = ThroughputTable.load()
-    resolved = [
-        resolve(_override(spec, overrides), table_, when, source=str(path))
-        for path, spec in specs
-    ]
-    store = PriceStore(db)
-    try:
-        prices = prices_at(store, when, **_price_filters(resolved))
-    finally:
-        store.dispose()
-    rates = None
-    if availability:
-        rates = preemption_rates(lifetimes(availability))
-    offerings = prepare(prices, rates)
-    per_job_objective = objective if objective in OBJECTIVES else "cost"
-    plans = [plan_job(j, offerings, per_job_objective, weight) for j in resolved]
-    collection = None
-    if several:
-        collection_objective = objective if objective in POLICIES else "cost"
-        collection = plan_collection(resolved, offerings, collection_objective, quota, budget)
+    with options(objective="--objective", deadline="--deadline", budget="--budget",
+                 at="--at"):
+        result = plan_jobs(db, jobs, at=at, objective=objective, deadline=deadline,
+                           budget=budget, weight=weight, quota=quota, availability=availability)
     if json_out:
-        print_json(_json(when, objective, plans, collection, top))
+        print_json(_json(result, top))
     else:
-        for p in plans:
-            _print_job(p, top, per_job_objective)
-        if collection is not None:
-            _print_collection(collection, budget)
-    nothing = any(p.reason for p in plans) if not several else not collection.feasible
-    if nothing:
+        for i in range(len(result.jobs)):
+            _print_job(result, i, top)
+        if result.collection is not None:
+            _print_collection(result.collection, budget)
+    if not result.ok:
         raise typer.Exit(1)
 
 
-def _override(spec, overrides: dict):  # noqa: ANN001, ANN202 - JobSpec in, JobSpec out
-    if not overrides:
-        return spec
-    constraints = spec.constraints.model_copy(update=overrides)
-    return spec.model_copy(update={"constraints": constraints})
-
-
-def _price_filters(jobs: list[ResolvedJob]) -> dict[str, list[str]]:
-    """The union of the jobs' filters ('any' wins), so one query serves them all."""
-    out: dict[str, list[str]] = {}
-    for name, attr in (("clouds", "clouds"), ("regions", "regions"), ("markets", "markets"),
-                       ("gpu_models", "gpu_models")):
-        values = [getattr(j.job.constraints, attr) for j in jobs]
-        if all(values):
-            out[name] = sorted({v for vs in values for v in vs})
-    if "markets" in out:  # keep on-demand prices: the baseline needs them
-        out["markets"] = sorted({*out["markets"], "on_demand"})
-    if "gpu_models" in out:
-        out["gpu_models"] = sorted({*out["gpu_models"], "V100"})
-    return out
-
-
-def _job_rows(p: JobPlan, top: int) -> pd.DataFrame:
-    shown = p.choices.head(top)
-    base = p.baseline
-    vs = shown["expected_cost"] / base.cost if base else pd.Series(float("nan"), shown.index)
-    return shown.assign(vs_on_demand_v100=vs)
-
-
-def _print_job(p: JobPlan, top: int, objective: str) -> None:
+def _print_job(result: PlanResult, index: int, top: int) -> None:
+    p = result.jobs[index]
     job = p.job.job
-    title = (f"{job.name}: {job.model}, {job.steps:,.0f} steps; by {objective}"
+    title = (f"{job.name}: {job.model}, {job.steps:,.0f} steps; by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")
              + (f", budget ${job.constraints.budget_usd:,.2f}" if job.constraints.budget_usd
@@ -152,7 +82,7 @@ def _print_job(p: JobPlan, top: int, objective: str) -> None:
     if p.reason:
         err_console.print(f"[red]no plan:[/red] {p.reason}", highlight=False, soft_wrap=True)
         return
-    shown = _job_rows(p, top)
+    shown = result.ranking(index).head(top)
     rows = [
         [str(i), r.offering, f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour, 4),
          f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else ""),
@@ -194,14 +124,13 @@ def _print_collection(c: CollectionPlan, budget: float | None) -> None:
     console.print(table(title, ["job", "offering", "hours", "total $"], rows))
 
 
-def _json(when, objective: str, plans: list[JobPlan], collection: CollectionPlan | None,  # noqa: ANN001
-          top: int) -> dict:
+def _json(result: PlanResult, top: int) -> dict:
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "preemptions_per_hour", "preemption_basis", "work_hours", "expected_hours",
                "expected_cost", "vs_on_demand_v100"]
     jobs = []
-    for p in plans:
+    for i, p in enumerate(result.jobs):
         b = p.baseline
         jobs.append({
             "name": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps,
@@ -212,12 +141,14 @@ def _json(when, objective: str, plans: list[JobPlan], collection: CollectionPlan
             "baseline": None if b is None else {
                 "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
                 "cost": b.cost},
-            "ranking": frame_records(_job_rows(p, top)[columns]),
+            "ranking": frame_records(result.ranking(i).head(top)[columns]),
             "excluded": {str(k): int(v) for k, v in
                          p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
                          .value_counts().items()},
         })
-    out: dict = {"at": when, "objective": objective, "jobs": jobs, "collection": None}
+    out: dict = {"at": result.at, "objective": result.objective, "jobs": jobs,
+                 "collection": None}
+    collection = result.collection
     if collection is not None:
         out["collection"] = {
             "policy": collection.policy, "status": collection.status,

@@ -9,7 +9,6 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from costsched import catalog
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -18,15 +17,14 @@ from costsched.cli.common import (
     frame_records,
     friendly_errors,
     money,
+    options,
     parse_time,
     print_json,
     split_csv,
     table,
 )
-from costsched.model import CLOUDS, MARKETS, InvalidInput
-from costsched.prices import prices_at
-from costsched.store import PriceStore
-from price_collectors import recorded
+from costsched.model import InvalidInput
+from costsched.service import export_prices, import_prices, price_history, prices
 
 app = typer.Typer(help="Price history: import recorded logs, show prices as of a time, export.",
                   no_args_is_help=True)
@@ -39,13 +37,6 @@ CloudOption = Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp
 RegionOption = Annotated[list[str] | None, typer.Option("--region", help="Region(s).")]
 
 
-def check_choices(name: str, values: list[str], allowed: tuple[str, ...]) -> list[str]:
-    bad = [v for v in values if v not in allowed]
-    if bad:
-        raise InvalidInput(f"{name} {bad[0]!r}: expected one of {', '.join(allowed)}")
-    return values
-
-
 @app.command("import")
 @friendly_errors
 def import_(
@@ -54,31 +45,27 @@ def import_(
     json_out: JsonOption = False,
 ) -> None:
     """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports)."""
-    files, _ = recorded.expand(paths)
     with Progress(TextColumn("[bold]reading"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err_console, disable=json_out, transient=True) as progress:
-        task = progress.add_task("", total=len(files))
+        task = progress.add_task("", total=None)
 
-        def advance(path: Path) -> None:
-            progress.update(task, advance=1, description=path.name)
+        def advance(done: int, total: int, path: Path) -> None:
+            progress.update(task, completed=done, total=total, description=path.name)
 
-        parsed = recorded.read_paths(paths, progress=advance)
-    store = PriceStore(db)
-    result = store.ingest(parsed.observations())
-    summary = {"files": parsed.files, "read": result.total, "inserted": result.inserted,
-               "unchanged": result.unchanged, "errors": parsed.errors, "store": store.url}
+        result = import_prices(db, paths, progress=advance)
+    summary = result.to_dict()
     if json_out:
         print_json(summary)
     else:
-        for error in parsed.errors:
+        for error in result.errors:
             err_console.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         new = (f"{result.inserted:,} new rows" if result.inserted
                else "0 new rows (all stored already)")
-        console.print(f"Imported {parsed.files} file(s): {result.total:,} observations, {new}, "
-                      f"{result.unchanged:,} unchanged; {len(parsed.errors)} file(s) rejected.",
+        console.print(f"Imported {result.files} file(s): {result.read:,} observations, {new}, "
+                      f"{result.unchanged:,} unchanged; {len(result.errors)} file(s) rejected.",
                       highlight=False)
-    if parsed.errors:
+    if result.errors:
         raise typer.Exit(1)
 
 
@@ -99,15 +86,10 @@ def show(
 ) -> None:
     """Offerings sorted by price per GPU-hour, with the spot discount against on-demand."""
     when = parse_time(at)
-    gpus = [catalog.gpu_model_name(g) for g in split_csv(gpu)]
-    frame = prices_at(
-        PriceStore(db), when, gpu_models=gpus,
-        clouds=check_choices("--cloud", split_csv(cloud), CLOUDS),
-        regions=split_csv(region),
-        markets=check_choices("--market", [market] if market else [], MARKETS),
-    )
-    if cheapest_per_gpu:
-        frame = frame.drop_duplicates("gpu_model")  # rows are sorted cheapest first
+    with options(cloud="--cloud", market="--market"):
+        frame = prices(db, when, gpu_models=split_csv(gpu), clouds=split_csv(cloud),
+                       regions=split_csv(region), markets=[market] if market else [],
+                       cheapest_per_gpu=cheapest_per_gpu)
     if top:
         frame = frame.head(top)
     if json_out:
@@ -146,13 +128,10 @@ def history(
     json_out: JsonOption = False,
 ) -> None:
     """Every stored price change of an instance type, oldest first."""
-    frame = PriceStore(db).history(
-        start=parse_time(since, "--since") if since else None,
-        end=parse_time(until, "--until") if until else None,
-        instance_type=[instance], region=split_csv(region),
-        market=check_choices("--market", [market] if market else [], MARKETS),
-    )
-    frame = frame.drop(columns=["offering_id"]).sort_values(["effective_at", "zone"])
+    with options(since="--since", until="--until", market="--market"):
+        frame = price_history(db, instance, regions=split_csv(region),
+                              markets=[market] if market else [], since=since or None,
+                              until=until or None)
     if json_out:
         print_json(frame_records(frame))
         return
@@ -174,11 +153,8 @@ def export(
     json_out: JsonOption = False,
 ) -> None:
     """Write the whole price history to a CSV or Parquet file that `prices import` reads."""
-    if path.suffix not in (".csv", ".parquet"):
-        raise InvalidInput(f"{path}: unknown export format: expected a .csv or .parquet path")
-    frame = PriceStore(db).observations()
-    recorded.write_export(frame, path)
+    rows = export_prices(db, path)
     if json_out:
-        print_json({"path": str(path), "rows": len(frame)})
+        print_json({"path": str(path), "rows": rows})
     else:
-        console.print(f"Wrote {len(frame):,} observations to {path}", highlight=False)
+        console.print(f"Wrote {rows:,} observations to {path}", highlight=False)

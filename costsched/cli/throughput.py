@@ -29,6 +29,12 @@ FileOption = Annotated[Path | None, typer.Option(
     "--file", help="The measurements file (default: $COSTSCHED_THROUGHPUTS, else "
     "throughputs.csv in the user data directory).", show_default=False)]
 DEFAULT_COUNTS = (1, 2, 4, 8)
+CAPPED_MARK = "^"
+CAP_COLUMNS = ["capped", "published_steps_per_second", "capped_steps_per_second"]
+CAPPED_NOTE = (f"{CAPPED_MARK} capped at linear scaling: a bundled multi-GPU figure above n x "
+               "the 1-GPU figure of the same model and GPU; plans and backtests use n x the "
+               "1-GPU figure unless you measure it (costsched throughput set MODEL GPU:N "
+               "STEPS_PER_SECOND).")
 
 
 @app.command("show")
@@ -49,7 +55,7 @@ def show(
     table_ = tp.ThroughputTable.load(file, precision=precision)
     gpus = [gpu_model_name(g) for g in split_csv(gpu)]
     if model is None:
-        frame = table_.frame.assign(estimated=False)
+        frame = _measured(table_)
         if gpus:
             frame = frame[frame["gpu_model"].isin(gpus)]
         if count:
@@ -61,18 +67,36 @@ def show(
         for g in gpus or list(tp.GPU_SPECS):
             for n in count or DEFAULT_COUNTS:
                 t = table_.get(name, g, n)
-                rows.append((name, g, n, t.steps_per_second, t.basis, t.estimated))
-        frame = pd.DataFrame(rows, columns=[*tp.COLUMNS, "estimated"])
-        title = f"{name}: steps/s per GPU model and count (* estimated)"
+                rows.append((name, g, n, t.steps_per_second, t.basis, t.estimated, t.capped,
+                             t.published, t.steps_per_second if t.capped else None))
+        frame = pd.DataFrame(rows, columns=[*tp.COLUMNS, "estimated", *CAP_COLUMNS])
+        title = f"{name}: steps/s per GPU model and count as used (* estimated)"
     frame = frame.sort_values(["model", "gpu_model", "gpu_count"], ignore_index=True)
     if json_out:
         print_json({"precision": precision, "user_file": str(file or tp.user_path()),
                     "throughputs": frame_records(frame)})
         return
     out = [[r.model, r.gpu_model, str(r.gpu_count),
-            f"{r.steps_per_second:.4g}" + ("*" if r.estimated else ""), r.source]
+            f"{r.steps_per_second:.4g}" + ("*" if r.estimated else "")
+            + (CAPPED_MARK if r.capped else ""), r.source]
            for r in frame.itertuples()]
-    console.print(table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out))
+    shown = table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out)
+    shown.columns[-1].no_wrap = False  # long rules wrap instead of squeezing the figures
+    console.print(shown)
+    if frame["capped"].any():
+        console.print(CAPPED_NOTE, highlight=False)
+
+
+def _measured(table_: tp.ThroughputTable) -> pd.DataFrame:
+    """The measured rows as published; a capped row's source says so and gives the cap."""
+    frame = table_.measured_rows().assign(estimated=False)
+    frame["published_steps_per_second"] = frame["steps_per_second"].where(frame["capped"])
+    for i in frame.index[frame["capped"]]:
+        r = frame.loc[i]
+        capped = table_.measured(r["model"], r["gpu_model"], int(r["gpu_count"]))
+        assert capped is not None
+        frame.loc[i, "source"] = capped.basis
+    return frame[[*tp.COLUMNS, "estimated", *CAP_COLUMNS]]
 
 
 @app.command("set")

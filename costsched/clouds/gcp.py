@@ -8,6 +8,15 @@ import re
 
 from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
 
+
+class NoCredentials(LookupError):
+    """No Application Default Credentials; str() says how to provide them."""
+
+
+class NoProject(LookupError):
+    """No project named, in the environment or in the credentials; str() says where."""
+
+
 GCP = Cloud(
     name="gcp",
     region_pattern=re.compile(r"^[a-z]+-[a-z]+\d+$"),
@@ -41,7 +50,7 @@ SKU_GPU_NAMES = {"nvidia tesla k80": "K80", "nvidia tesla p100": "P100",
 def credentials_and_project(project: str | None = None) -> tuple[object, str]:
     """Application Default Credentials and the project to use: `project`, else
     GOOGLE_CLOUD_PROJECT, CLOUDSDK_CORE_PROJECT, else the credentials' own. SdkMissing
-    without the SDK; LookupError (one line, what to do) without credentials or project."""
+    without the SDK; NoCredentials or NoProject (LookupErrors, one line: what to do)."""
     try:
         import google.auth
         from google.auth.exceptions import DefaultCredentialsError
@@ -51,12 +60,11 @@ def credentials_and_project(project: str | None = None) -> tuple[object, str]:
     try:
         credentials, default_project = google.auth.default()
     except DefaultCredentialsError:
-        raise LookupError("gcp: no Google credentials found: run `gcloud auth "
-                          "application-default login` or set GOOGLE_APPLICATION_CREDENTIALS"
-                          ) from None
+        raise NoCredentials("gcp: no Google credentials found: run `gcloud auth "
+                            "application-default login` or set GOOGLE_APPLICATION_CREDENTIALS"
+                            ) from None
     chosen = (project or os.environ.get("GOOGLE_CLOUD_PROJECT")
               or os.environ.get("CLOUDSDK_CORE_PROJECT") or default_project)
     if not chosen:
-        raise LookupError("gcp: no project: name one (--gcp-project) or set "
-                          "GOOGLE_CLOUD_PROJECT")
+        raise NoProject("gcp: no project: name one, or set GOOGLE_CLOUD_PROJECT")
     return credentials, chosen

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from costsched import clouds
+from costsched.catalog import gpu_model_name
 from costsched.model import InvalidInput
 
 _LINE = re.compile(r"^\[(?P<ts>[^\]]+)\]\s+(?P<msg>.*)$")
@@ -33,8 +35,6 @@ _CREATED = re.compile(
 _STATE = re.compile(r"^Instance (?P<id>\S+) (?P<state>running|not running) in zone (?P<zone>\S+)$")
 _FAILED = re.compile(r"^Instance (?:with (?P<n>\d+) GPU\(s\) of type (?P<gpu>\S+)|(?P<id>\S+)) "
                      r"creation failed$")
-_AWS_ZONE = re.compile(r"^([a-z]{2}-[a-z]+-\d+)[a-z]$")
-_GCP_ZONE = re.compile(r"^([a-z]+-[a-z]+\d+)-[a-z]$")
 
 LIFETIME_COLUMNS = ["cloud", "region", "zone", "gpu_model", "gpu_count", "instance",
                     "start", "end", "preempted"]
@@ -42,16 +42,12 @@ LIFETIME_COLUMNS = ["cloud", "region", "zone", "gpu_model", "gpu_count", "instan
 
 def cloud_region(zone: str) -> tuple[str, str]:
     """('aws', 'us-east-1') for 'us-east-1b'; ('gcp', 'us-west1') for 'us-west1-b'."""
-    if m := _AWS_ZONE.match(zone):
-        return "aws", m.group(1)
-    if m := _GCP_ZONE.match(zone):
-        return "gcp", m.group(1)
-    raise InvalidInput(f"zone {zone!r}: expected an AWS (us-east-1b) or GCP (us-west1-b) zone")
-
-
-def _gpu(name: str) -> str:
-    """'v100' / 'nvidia-tesla-v100' -> 'V100'."""
-    return name.lower().removeprefix("nvidia-").removeprefix("tesla-").upper()
+    found = clouds.zone_region(zone)
+    if found is None:
+        shapes = " or ".join(f"{c.name} ({c.zone_example})" for c in clouds.CLOUDS.values()
+                             if c.zone_pattern is not None)
+        raise InvalidInput(f"zone {zone!r}: expected a zone name of {shapes}")
+    return found
 
 
 def lifetimes(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -85,7 +81,7 @@ def _file_lifetimes(path: Path) -> list[dict]:
                 done.append(live.pop(c["id"]))
             cloud, region = cloud_region(c["zone"])
             live[c["id"]] = dict(cloud=cloud, region=region, zone=c["zone"],
-                                 gpu_model=_gpu(c["gpu"]), gpu_count=int(c["n"]),
+                                 gpu_model=gpu_model_name(c["gpu"]), gpu_count=int(c["n"]),
                                  instance=c["id"], start=ts, end=ts, preempted=False)
         elif s := _STATE.match(msg):
             inst = live.get(s["id"])

@@ -17,7 +17,7 @@ from costsched.jobspec import ResolvedJob
 from costsched.model import Constraints, InvalidInput
 from costsched.optimize import rank as ranking
 from costsched.optimize.collection import POLICIES, CollectionPlan, CollectionProblem
-from costsched.optimize.risk import offering_rates
+from costsched.optimize.decision import offering_rates
 
 BASELINE_GPU = "V100"
 QUOTA_KEY = ["cloud", "region", "instance_type"]

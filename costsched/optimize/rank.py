@@ -1,4 +1,5 @@
-"""Per-job choice: every offering's expected hours and cost, ranked by an objective.
+"""Per-job choice: every offering's expected hours and cost (the decision model,
+`decision.outcomes`), ranked by an objective.
 
 Pure numpy over arrays (one job x offerings, or many jobs x offerings at once); no solver,
 no I/O. Objectives:
@@ -22,30 +23,9 @@ import numpy as np
 import pandas as pd
 
 from costsched.model import Constraints
-from costsched.optimize.risk import expected_hours, expected_hours_risky
+from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
 
 OBJECTIVES = ("cost", "time", "tradeoff")
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """Expected hours and cost of jobs (rows) on offerings (columns); NaN where unusable."""
-
-    work_hours: np.ndarray
-    hours: np.ndarray
-    cost: np.ndarray
-
-
-def outcomes(steps: np.ndarray | float, steps_per_second: np.ndarray,
-             usd_per_hour: np.ndarray, preemptions_per_hour: np.ndarray,
-             checkpoint_hours: np.ndarray | float,
-             restart_hours: np.ndarray | float) -> Outcome:
-    """Broadcasting: per-job arguments shaped (J, 1) against per-offering ones (O,)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        work = np.asarray(steps, dtype=float) / np.asarray(steps_per_second, dtype=float) / 3600
-    work = np.where(np.isfinite(work) & (work > 0), work, np.nan)
-    hours = expected_hours(work, preemptions_per_hour, checkpoint_hours, restart_hours)
-    return Outcome(work, hours, hours * np.asarray(usd_per_hour, dtype=float))
 
 
 def scores(objective: str, hours: np.ndarray, cost: np.ndarray,

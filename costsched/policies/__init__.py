@@ -1,18 +1,20 @@
 """Placement policies, one per module, behind one interface (`base.Policy`).
 
-Online policies see only the prices as of the decision time; the oracle sees the future.
-The ladder of the issue: static < +gpu-type < +multi-gpu < +multi-cloud (each adds choices,
-all chosen once at the start), then dynamic and dynamic-aware (re-decide every period),
-and the oracle (the hindsight optimum, a lower bound for all of them).
+A policy sees only a market view as of the decision time (`market.view_from_prices` live
+from the store, or a replayed trace's) and returns an offering key; it compares offerings
+by the decision model's risk-adjusted expected cost. The ladder: static < +gpu-type <
++multi-gpu < +multi-cloud (each adds choices, all chosen once at the start), then dynamic
+and dynamic-aware (re-decide every period). The hindsight oracle belongs to the backtest.
 """
 
 from __future__ import annotations
 
 from costsched.model import InvalidInput
-from costsched.policies.base import ChooseOnce, JobState, MarketView, Policy, Scope
+from costsched.policies.base import ChooseOnce, JobState, Policy, Scope
 from costsched.policies.dynamic import Dynamic
 from costsched.policies.dynamic_aware import DynamicAware
 from costsched.policies.gpu_type import GpuType
+from costsched.policies.market import MarketView, OfferingKey, view_from_prices
 from costsched.policies.multi_cloud import MultiCloud
 from costsched.policies.multi_gpu import MultiGpu
 from costsched.policies.static import Static
@@ -43,5 +45,5 @@ def make_policy(name: str, **options: float) -> Policy:
 
 
 __all__ = ["POLICIES", "ChooseOnce", "Dynamic", "DynamicAware", "GpuType", "JobState",
-           "MarketView", "MultiCloud", "MultiGpu", "Policy", "Scope", "Static",
-           "make_policy", "policy_name"]
+           "MarketView", "MultiCloud", "MultiGpu", "OfferingKey", "Policy", "Scope", "Static",
+           "make_policy", "policy_name", "view_from_prices"]

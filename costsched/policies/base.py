@@ -1,8 +1,8 @@
-"""The policy interface: prices as of t, throughputs and the job's state in, a placement out.
+"""The policy interface: a market view as of t and the job's state in, an offering key out.
 
-An online policy sees only a `MarketView` (the as-of prices at the decision time) and the
-`JobState`; it returns the row of the offering the job should run on for the next period.
-A hindsight policy (the oracle) instead gets the whole `Run` and returns a plan.
+A policy sees only a `MarketView` (prices as of the decision time, live from the store or
+from a replayed trace) and the `JobState`; it compares offerings by the decision model's
+risk-adjusted expected cost of the job's remaining steps (`costsched.optimize.decision`).
 """
 
 from __future__ import annotations
@@ -15,27 +15,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from costsched.backtest.accounting import Run
-from costsched.backtest.trace import HOUR
-from costsched.migration_costs import MigrationCosts
-from costsched.model import Constraints, InvalidInput, Job, Offering, Placement
+from costsched.model import Constraints, InvalidInput, Job
+from costsched.optimize import decision
+from costsched.optimize.decision import Overheads
 from costsched.optimize.rank import allowed_offerings
-
-
-@dataclass(frozen=True)
-class MarketView:
-    """What can be known at decision time t."""
-
-    t: int  # epoch seconds
-    offerings: pd.DataFrame  # positional rows, as in the price trace
-    prices: np.ndarray  # USD/hour as of t; NaN = not offered (yet)
-    steps_per_second: np.ndarray  # of the job's model per offering; NaN = cannot run it
-    egress: np.ndarray  # [from, to] USD to copy the job's checkpoint
-
-    @property
-    def usd_per_step(self) -> np.ndarray:
-        with np.errstate(invalid="ignore"):
-            return self.prices / (self.steps_per_second * HOUR)
+from costsched.policies.market import MarketView, OfferingKey
 
 
 @dataclass(frozen=True)
@@ -43,9 +27,12 @@ class JobState:
     job: Job
     region: str  # the job's home region
     steps_left: float
-    current: int | None  # offering row the job runs on; None before the first placement
-    period: int  # decision number, 0 at the start
-    costs: MigrationCosts = field(default_factory=MigrationCosts)
+    current: OfferingKey | None  # the offering the job runs on; None before it is placed
+    overheads: Overheads = field(default_factory=Overheads)
+
+    @property
+    def restart_hours(self) -> float:
+        return self.overheads.restart_hours(self.job.checkpoint_gb)
 
 
 @dataclass(frozen=True)
@@ -69,8 +56,8 @@ class Scope:
             ok &= offerings["gpu_model"] == self.gpu_model
         if self.single_gpu:
             ok &= offerings["gpu_count"] == 1
-        # The job's offering filters, as the optimizer applies them. A trace's prices move,
-        # so max_price_per_hour is not a filter on offerings here (replays don't apply it).
+        # The job's offering filters, as the optimizer applies them. Prices move, so
+        # max_price_per_hour is not a filter on offerings here (replays don't apply it).
         filters = replace(constraints, max_price_per_hour=None)
         ok &= allowed_offerings(offerings, filters) == ""
         return ok.to_numpy(dtype=bool)
@@ -80,7 +67,6 @@ class Policy(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     scope: ClassVar[Scope]
-    hindsight: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._masks: dict[tuple, tuple[pd.DataFrame, np.ndarray]] = {}
@@ -100,23 +86,8 @@ class Policy(ABC):
                 & ~np.isnan(view.steps_per_second))
 
     @abstractmethod
-    def decide(self, view: MarketView, state: JobState) -> int:
-        """The offering row to run the next period on."""
-
-    def plan(self, run: Run, state: JobState) -> list[int]:  # pragma: no cover - hindsight only
-        raise NotImplementedError(f"{self.name} decides online; call decide()")
-
-    def place(self, view: MarketView, state: JobState) -> Placement:
-        """`decide` as a Placement of the model (for callers outside the backtest)."""
-        row = view.offerings.iloc[self.decide(view, state)]
-        offering = Offering(
-            cloud=row["cloud"], region=row["region"], zone=row["zone"],
-            instance_type=row["instance_type"], market=row["market"],
-            gpu_model=row["gpu_model"], gpu_count=int(row["gpu_count"]),
-            vcpus=int(row.get("vcpus", 0) or 0), memory_gb=float(row.get("memory_gb", 0) or 0),
-            os=row.get("os", "linux"),
-        )
-        return Placement(state.job.name, offering, datetime.fromtimestamp(view.t, timezone.utc))
+    def decide(self, view: MarketView, state: JobState) -> OfferingKey:
+        """The key of the offering to run the next period on."""
 
     def no_candidate(self, view: MarketView, state: JobState) -> InvalidInput:
         when = datetime.fromtimestamp(view.t, timezone.utc)
@@ -126,23 +97,32 @@ class Policy(ABC):
         )
 
 
-def best(score: np.ndarray, usable: np.ndarray) -> int | None:
-    """The usable row with the lowest score (the first on ties); None if none is usable."""
-    if not usable.any():
+def expected_cost(view: MarketView, state: JobState, rows: np.ndarray) -> np.ndarray:
+    """The decision model's expected USD of the job's remaining steps on offering `rows`,
+    at the prices as of t."""
+    return decision.outcomes(state.steps_left, view.steps_per_second[rows], view.prices[rows],
+                             view.preemptions_per_hour[rows], state.job.checkpoint_hours,
+                             state.restart_hours).cost
+
+
+def cheapest(view: MarketView, state: JobState, usable: np.ndarray) -> tuple[int, float] | None:
+    """The usable row of the lowest expected cost (the first in key order on ties) and
+    that cost; None if none is usable."""
+    rows = np.flatnonzero(usable)
+    if len(rows) == 0:
         return None
-    return int(np.argmin(np.where(usable, score, np.inf)))
+    cost = expected_cost(view, state, rows)
+    i = int(np.argmin(cost))
+    return int(rows[i]), float(cost[i])
 
 
 class ChooseOnce(Policy):
-    """Choose at the start by `score` (lower is better) and stay there to the end."""
+    """Choose at the start by the expected cost of the whole job and stay to the end."""
 
-    def score(self, view: MarketView) -> np.ndarray:
-        return view.usd_per_step
-
-    def decide(self, view: MarketView, state: JobState) -> int:
+    def decide(self, view: MarketView, state: JobState) -> OfferingKey:
         if state.current is not None:
             return state.current
-        choice = best(self.score(view), self.candidates(view, state))
-        if choice is None:
+        found = cheapest(view, state, self.candidates(view, state))
+        if found is None:
             raise self.no_candidate(view, state)
-        return choice
+        return view.key(found[0])

@@ -1,9 +1,10 @@
-"""dynamic: every period, move to the offering that is cheapest per step at current prices
-(the multi-cloud choice set), whatever the move costs."""
+"""dynamic: every period, move to the offering with the lowest expected cost of the job's
+remaining steps at current prices (the multi-cloud choice set), whatever the move costs."""
 
 from __future__ import annotations
 
-from costsched.policies.base import JobState, MarketView, Policy, best
+from costsched.policies.base import JobState, Policy, cheapest, expected_cost
+from costsched.policies.market import MarketView, OfferingKey
 from costsched.policies.multi_cloud import MULTI_CLOUD
 
 
@@ -12,12 +13,16 @@ class Dynamic(Policy):
     description = "re-decide every period among the multi-cloud choices and migrate"
     scope = MULTI_CLOUD
 
-    def decide(self, view: MarketView, state: JobState) -> int:
-        score = view.usd_per_step
-        choice = best(score, self.candidates(view, state))
-        if choice is None:
+    def decide(self, view: MarketView, state: JobState) -> OfferingKey:
+        usable = self.candidates(view, state)
+        found = cheapest(view, state, usable)
+        if found is None:
             raise self.no_candidate(view, state)
+        choice, cost = found
         # Stay on a tie: a move that saves nothing is not made.
-        if state.current is not None and score[state.current] <= score[choice]:
-            return state.current
-        return choice
+        cur = view.row(state.current)
+        if cur is not None and usable[cur]:
+            stay = float(expected_cost(view, state, [cur])[0])
+            if stay <= cost:
+                return state.current  # type: ignore[return-value]
+        return view.key(choice)

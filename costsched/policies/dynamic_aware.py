@@ -1,18 +1,20 @@
 """dynamic-aware: every period, migrate only when the expected saving over the job's
 remaining steps exceeds what the move costs plus a hysteresis margin.
 
-Expected costs assume today's prices hold for the rest of the job. Staying costs
-steps_left x USD/step here. Moving to offering j costs steps_left x USD/step there, plus
-the migration: the idle hours billed on j, the old instance's overlap, and the checkpoint's
-egress. The policy moves to the j with the largest saving, if that saving exceeds
-`margin` x the cost of staying.
+Expected costs (the decision model's: price, throughput, preemption risk, the job's
+checkpoint interval, restart) assume today's prices hold for the rest of the job. Moving
+to offering j costs its expected cost there plus the move (`decision.move_cost`: idle hours
+billed on j, the old instance's overlap, the checkpoint's egress). The policy moves to the
+j with the largest saving, if that saving exceeds `margin` x the cost of staying.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from costsched.policies.base import JobState, MarketView, Policy, best
+from costsched.optimize.decision import move_cost
+from costsched.policies.base import JobState, Policy, cheapest, expected_cost
+from costsched.policies.market import MarketView, OfferingKey
 from costsched.policies.multi_cloud import MULTI_CLOUD
 
 DEFAULT_MARGIN = 0.05
@@ -28,23 +30,22 @@ class DynamicAware(Policy):
         super().__init__()
         self.margin = margin
 
-    def decide(self, view: MarketView, state: JobState) -> int:
+    def decide(self, view: MarketView, state: JobState) -> OfferingKey:
         usable = self.candidates(view, state)
-        score = view.usd_per_step
-        if state.current is None:
-            choice = best(score, usable)
-            if choice is None:
+        cur = view.row(state.current)
+        if cur is None or not usable[cur]:  # not placed yet, or its offering is gone
+            found = cheapest(view, state, usable)
+            if found is None:
                 raise self.no_candidate(view, state)
-            return choice
-        cur = state.current
-        stay = state.steps_left * score[cur]
-        move = (state.steps_left * score
-                + view.prices * state.costs.idle_hours
-                + view.prices[cur] * state.costs.overlap_hours
-                + view.egress[cur])
-        saving = np.where(usable, stay - move, -np.inf)
-        saving[cur] = -np.inf
-        choice = int(np.argmax(saving))
-        if saving[choice] > self.margin * stay:
-            return choice
-        return cur
+            return view.key(found[0])
+        rows = np.flatnonzero(usable)
+        cost = expected_cost(view, state, rows)
+        stay = float(cost[rows == cur][0])
+        job = state.job
+        move = cost + move_cost(state.overheads, view.offerings, view.prices, cur,
+                                job.checkpoint_gb, job.checkpoint_hours)[rows]
+        saving = np.where(rows == cur, -np.inf, stay - move)
+        i = int(np.argmax(saving))
+        if saving[i] > self.margin * stay:
+            return view.key(int(rows[i]))
+        return state.current  # type: ignore[return-value]

@@ -1,5 +1,5 @@
-"""+gpu-type: the best throughput per dollar among 1-GPU spot instances of any GPU model in
-the job's region, chosen at the start."""
+"""+gpu-type: the lowest expected cost of the job among 1-GPU spot instances of any GPU
+model in the job's region, chosen at the start."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""+multi-gpu: also multi-GPU instances, compared per step: the instance's price over its
-throughput at its GPU count (the throughput table's multi-GPU entries, else its stated
-data-parallel scaling rule)."""
+"""+multi-gpu: also multi-GPU instances, compared by the job's expected cost at the
+instance's throughput at its GPU count (the throughput table's multi-GPU entries, else its
+stated data-parallel scaling rule)."""
 
 from __future__ import annotations
 

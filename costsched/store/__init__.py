@@ -4,20 +4,23 @@ SQLite by default, any SQLAlchemy URL for teams (PostgreSQL). The schema is upgr
 place by the Alembic revisions in `revisions/` when a store is opened.
 """
 
-from costsched.store.prices import (
+from costsched.store.database import (
     ENV_DB,
+    default_url,
+    from_epoch_seconds,
+    resolve_url,
+    to_epoch_seconds,
+)
+from costsched.store.jobs import JobRecord, JobStore, StaleState
+from costsched.store.prices import (
     OBSERVATION_COLUMNS,
     OFFERING_ATTRS,
     OFFERING_KEY,
     IngestResult,
     PriceStore,
-    default_url,
-    from_epoch_seconds,
     observations_frame,
-    resolve_url,
-    to_epoch_seconds,
 )
 
 __all__ = ["ENV_DB", "OBSERVATION_COLUMNS", "OFFERING_ATTRS", "OFFERING_KEY", "IngestResult",
-           "PriceStore", "default_url", "from_epoch_seconds", "observations_frame",
-           "resolve_url", "to_epoch_seconds"]
+           "JobRecord", "JobStore", "PriceStore", "StaleState", "default_url",
+           "from_epoch_seconds", "observations_frame", "resolve_url", "to_epoch_seconds"]

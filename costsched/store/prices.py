@@ -6,54 +6,32 @@ lands whole or not at all). Reads return pandas DataFrames.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
-import platformdirs
-from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select
+from sqlalchemy import Connection, Engine, func, insert, select
 
 from costsched.model import InvalidInput, PriceObservation
+from costsched.store import database, zones
+from costsched.store.database import (  # noqa: F401 - re-exported: the store's public names
+    ENV_DB,
+    default_url,
+    from_epoch_seconds,
+    resolve_url,
+    to_epoch_seconds,
+)
+from costsched.store.jobs import JobStore
 from costsched.store.schema import offerings, prices
 
-ENV_DB = "COSTSCHED_DB"
 OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
 OFFERING_ATTRS = ["gpu_model", "gpu_count", "vcpus", "memory_gb"]
 # The columns of an observation frame: what importers and collectors hand to `ingest`.
 OBSERVATION_COLUMNS = [*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour", "effective_at", "source"]
 _INSERT_CHUNK = 50_000
-_EPOCH = pd.Timestamp(0, tz="UTC")
-
-
-def default_url() -> str:
-    """COSTSCHED_DB if set, else a SQLite file in the platform's user data directory."""
-    if os.environ.get(ENV_DB):
-        return resolve_url(os.environ[ENV_DB])
-    data_dir = Path(platformdirs.user_data_dir("costsched"))
-    return resolve_url(str(data_dir / "prices.sqlite"))
-
-
-def resolve_url(db: str) -> str:
-    """A SQLAlchemy URL as is; a plain path becomes a SQLite file URL."""
-    if "://" in db:
-        return db
-    path = Path(db).expanduser().resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{path}"
-
-
-def to_epoch_seconds(times: pd.Series | Sequence[datetime]) -> np.ndarray:
-    """UTC epoch seconds of aware times (naive ones are taken as UTC)."""
-    ts = pd.to_datetime(pd.Series(times), utc=True)
-    return ((ts - _EPOCH) // pd.Timedelta(seconds=1)).to_numpy(dtype="int64")
-
-
-def from_epoch_seconds(seconds: pd.Series | np.ndarray) -> pd.Series:
-    return pd.to_datetime(pd.Series(seconds, dtype="int64"), unit="s", utc=True)
 
 
 @dataclass(frozen=True)
@@ -67,39 +45,28 @@ class IngestResult:
 
 
 class PriceStore:
-    """The price history of every offering, in the database at `url`."""
+    """The price history of every offering, in the database at `url`; the zones that offer
+    regionally priced offerings (`record_zones`, `zones`); the job store (`jobs`)."""
 
     def __init__(self, url: str | None = None, *, migrate: bool = True) -> None:
         self.url = resolve_url(url) if url else default_url()
-        self.engine: Engine = create_engine(self.url)
-        if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.engine: Engine = database.make_engine(self.url)
         if migrate:
             self.upgrade()
+
+    @cached_property
+    def jobs(self) -> JobStore:
+        """The job store in the same database."""
+        return JobStore(self.engine)
 
     # --- schema ---------------------------------------------------------------------
 
     def upgrade(self) -> None:
         """Bring the schema to the newest Alembic revision (a no-op when it is there)."""
-        from alembic import command
-        from alembic.config import Config
-        from alembic.runtime.migration import MigrationContext
-        from alembic.script import ScriptDirectory
-
-        cfg = Config()
-        cfg.set_main_option("script_location", "costsched.store:revisions")
-        head = ScriptDirectory.from_config(cfg).get_current_head()
-        with self.engine.begin() as conn:
-            if MigrationContext.configure(conn).get_current_revision() == head:
-                return
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+        database.upgrade(self.engine)
 
     def revision(self) -> str | None:
-        from alembic.runtime.migration import MigrationContext
-
-        with self.engine.connect() as conn:
-            return MigrationContext.configure(conn).get_current_revision()
+        return database.revision(self.engine)
 
     # --- writes ---------------------------------------------------------------------
 
@@ -131,6 +98,12 @@ class PriceStore:
             )
             inserted = self._insert_prices(conn, rows)
         return IngestResult(inserted=inserted, unchanged=len(frame) - inserted)
+
+    def record_zones(self, frame: pd.DataFrame, at: datetime) -> int:
+        """Record the zones that offer regionally priced offerings (frame columns cloud,
+        region, zone, instance_type, market) as seen at `at`; the number of zones recorded.
+        See `zones.record_zones`."""
+        return zones.record_zones(self.engine, frame, at)
 
     def _offering_ids(self, conn: Connection, frame: pd.DataFrame) -> np.ndarray:
         """The id of each row's offering, creating the offerings not stored yet."""
@@ -206,6 +179,19 @@ class PriceStore:
         query = select(offerings).where(*_where(filters))
         with self.engine.connect() as conn:
             return pd.DataFrame(conn.execute(query).fetchall(), columns=list(offerings.c.keys()))
+
+    def zones(
+        self,
+        *,
+        cloud: str | Sequence[str] | None = None,
+        region: str | Sequence[str] | None = None,
+        instance_type: str | Sequence[str] | None = None,
+        market: str | Sequence[str] | None = None,
+        seen_since: datetime | None = None,
+    ) -> pd.DataFrame:
+        """Recorded zones: cloud, region, zone, instance_type, market, first_seen, last_seen."""
+        return zones.zones(self.engine, cloud=cloud, region=region,
+                           instance_type=instance_type, market=market, seen_since=seen_since)
 
     def as_of(self, at: datetime, **filters: str | Sequence[str] | None) -> pd.DataFrame:
         """The price of every matching offering at `at`: its last observation at or before it."""
@@ -336,13 +322,3 @@ def observations_frame(observations: Iterable[PriceObservation]) -> pd.DataFrame
     frame = pd.DataFrame(rows, columns=OBSERVATION_COLUMNS)
     frame["effective_at"] = pd.to_datetime(frame["effective_at"], utc=True)
     return frame
-
-
-def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DB-API objects
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages instead of 2 MiB
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
-

@@ -1,4 +1,5 @@
-"""The tables of the price history store (SQLAlchemy Core; portable SQL only)."""
+"""The tables of the store: price history, job state, zone coverage (SQLAlchemy Core;
+portable SQL only)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ from sqlalchemy import (
     Column,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
+    Text,
     UniqueConstraint,
+    text,
 )
 
 metadata = MetaData()
@@ -46,4 +51,74 @@ prices = Table(
     Column("source", String(128), nullable=False),
     # SQLite: one B-tree clustered on the key instead of a rowid table plus a key index.
     sqlite_with_rowid=False,
+)
+
+# Which zones offer an offering whose price is regional (GCP lists accelerators per zone).
+zone_coverage = Table(
+    "zone_coverage",
+    metadata,
+    Column("cloud", String(16), nullable=False),
+    Column("region", String(64), nullable=False),
+    Column("zone", String(64), nullable=False),
+    Column("instance_type", String(128), nullable=False),
+    Column("market", String(16), nullable=False),
+    Column("first_seen_ts", BigInteger, nullable=False),
+    Column("last_seen_ts", BigInteger, nullable=False),
+    PrimaryKeyConstraint("cloud", "region", "zone", "instance_type", "market",
+                         name="pk_zone_coverage"),
+)
+
+# --- job state ------------------------------------------------------------------------
+
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(128), nullable=False),  # not unique: a job may be launched again
+    Column("spec", Text, nullable=False),  # the job spec as JSON
+    Column("state", String(16), nullable=False),
+    Column("policy", String(32), nullable=False, server_default=""),
+    Column("steps_total", Float, nullable=False),
+    Column("steps_done", Float, nullable=False, server_default=text("0")),
+    Column("checkpoint_location", String(1024), nullable=False, server_default=""),
+    Column("checkpoint_step", Float, nullable=True),  # the newest verified checkpoint
+    Column("created_ts", BigInteger, nullable=False),
+    Column("updated_ts", BigInteger, nullable=False),
+    Index("ix_jobs_name", "name"),
+)
+
+# A job on an offering over [start_ts, end_ts); end_ts is NULL while it runs there.
+placements = Table(
+    "placements",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_id", Integer, ForeignKey("jobs.id"), nullable=False),
+    Column("cloud", String(16), nullable=False),
+    Column("region", String(64), nullable=False),
+    Column("zone", String(64), nullable=False),
+    Column("instance_type", String(128), nullable=False),
+    Column("market", String(16), nullable=False),
+    Column("os", String(16), nullable=False),
+    Column("gpu_model", String(32), nullable=False),
+    Column("gpu_count", Integer, nullable=False),
+    Column("start_ts", BigInteger, nullable=False),
+    Column("end_ts", BigInteger, nullable=True),
+    Column("usd_per_hour", Float, nullable=False),  # the stored price at start
+    Column("reason", String(16), nullable=False),
+    Column("instance", String(256), nullable=False, server_default=""),  # launcher's handle
+    Index("ix_placements_job_start", "job_id", "start_ts"),
+)
+
+# Append-only: rows are inserted, never updated or deleted.
+job_events = Table(
+    "job_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_id", Integer, ForeignKey("jobs.id"), nullable=False),
+    Column("ts", BigInteger, nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("from_state", String(16), nullable=True),
+    Column("to_state", String(16), nullable=True),
+    Column("detail", Text, nullable=False, server_default=""),
+    Index("ix_job_events_job", "job_id", "id"),
 )

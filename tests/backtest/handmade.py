@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from costsched.backtest import BacktestConfig, BacktestJob, PriceTrace, run_backtest
-from costsched.migration_costs import MigrationCosts
 from costsched.model import Job
+from costsched.optimize.decision import Overheads
 
 T0 = pd.Timestamp("2020-01-01", tz="UTC")
 DAY = pd.Timedelta(days=1)
@@ -39,19 +39,19 @@ def job(model: str, v100_days: float, table, region: str = "us-east-1") -> Backt
     return BacktestJob(Job(f"{model}@{region}", "", model, steps), region, v100_days)
 
 
-def one(tr: PriceTrace, bj: BacktestJob, policy, costs: MigrationCosts | None = None,
+def one(tr: PriceTrace, bj: BacktestJob, policy, costs: Overheads | None = None,
         table=None, margin: float = 0.05) -> pd.Series:
-    config = BacktestConfig(costs=costs or MigrationCosts.free(), margin=margin)
+    config = BacktestConfig(overheads=costs or Overheads.free(), margin=margin)
     frame = run_backtest(tr, [bj], [T0.to_pydatetime()], [policy], config, table)
     row = frame.iloc[0]
     assert row["error"] is None, row["error"]
     return row
 
 
-def free_but_idle(hours: float) -> MigrationCosts:
-    """Only idle time per migration (no egress), to make hand arithmetic easy."""
-    return MigrationCosts(restart_minutes=hours * 60, warmup_minutes=0, lost_work_minutes=0,
-                          checkpoint_gb=0)
+def free_but_idle(hours: float) -> Overheads:
+    """Only idle time per migration (no egress, no copy), to make hand arithmetic easy."""
+    return Overheads(restart_minutes=hours * 60, warmup_minutes=0, lost_work_minutes=0,
+                     transfer_gbps=float("inf"), egress=False)
 
 
 __all__ = ["AZ_V100", "DAY", "K80_A", "T0", "V100X4_A", "V100_A", "V100_B", "WEST_V100",

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from costsched.backtest import (
-    ISSUE_MODELS,
+    PUBLISHED_MODELS,
     BacktestConfig,
     PriceTrace,
     jobs_for_models,
@@ -23,7 +23,7 @@ from costsched.backtest import (
 from costsched.backtest import REPLAY_POLICIES as POLICIES
 from costsched.backtest.accounting import Run
 from costsched.backtest.oracle import Oracle
-from costsched.migration_costs import MigrationCosts
+from costsched.optimize.decision import Overheads
 from costsched.policies.base import JobState
 from costsched.throughput import ThroughputTable
 from tests.backtest.handmade import AZ_V100, K80_A, T0, V100_A, job, trace
@@ -66,15 +66,14 @@ def test_oracle_equals_brute_force(prices: list[list[float]], idle_hours: float,
             for d, p in enumerate(series)]
     tr = trace(rows)
     bj = job("A3C", days, TABLE)
-    costs = MigrationCosts(restart_minutes=idle_hours * 60, warmup_minutes=0,
-                           lost_work_minutes=0, checkpoint_gb=5.0)
+    costs = Overheads(restart_minutes=idle_hours * 60, warmup_minutes=0,
+                      lost_work_minutes=0, transfer_gbps=math.inf)
     sps = throughputs(tr, TABLE, "A3C")
-    run = Run(tr, sps, bj.job.steps, int(T0.timestamp()), 86_400, costs,
-              costs.egress_matrix(tr.offerings))
-    state = JobState(bj.job, bj.region, bj.job.steps, None, 0, costs)
+    run = Run(tr, sps, bj.job.steps, int(T0.timestamp()), 86_400, costs, checkpoint_gb=5.0)
+    state = JobState(bj.job, bj.region, bj.job.steps, None, costs)
     plan = Oracle().plan(run, state)
     frame = run_backtest(tr, [bj], [T0.to_pydatetime()], ["oracle"],
-                         BacktestConfig(costs=costs), TABLE)
+                         BacktestConfig(overheads=costs, checkpoint_gb=5.0), TABLE)
     periods = len(plan) + 1
     assert frame["cost_usd"].iloc[0] == pytest.approx(brute_force(run, [0, 1, 2], periods + 2),
                                                       rel=1e-9)
@@ -83,7 +82,7 @@ def test_oracle_equals_brute_force(prices: list[list[float]], idle_hours: float,
 @pytest.fixture(scope="module")
 def recorded_results(recorded_store) -> pd.DataFrame:
     trace_ = PriceTrace.from_store(recorded_store, os=["linux", "linux-vpc"])
-    jobs = jobs_for_models(ISSUE_MODELS, 4, ["us-east-1", "us-west-2"], TABLE)
+    jobs = jobs_for_models(PUBLISHED_MODELS, 4, ["us-east-1", "us-west-2"], TABLE)
     starts = regular_starts(pd.Timestamp("2020-02-10", tz="UTC").to_pydatetime(), 10,
                             every_hours=72)
     return run_backtest(trace_, jobs, starts, list(POLICIES), BacktestConfig(), TABLE)
@@ -115,7 +114,8 @@ def test_dynamic_aware_against_dynamic_with_the_same_costs_charged(recorded_resu
     dyn = r.xs("dynamic", level="policy")
     aware = r.xs("dynamic-aware", level="policy")
     # Both pay for every move they make under the same cost model.
-    per_move = MigrationCosts().idle_hours * 0.1  # at least the idle hours at $0.10/h
+    # At least the idle hours of a 1 GB checkpoint and a 30-minute interval at $0.10/h.
+    per_move = Overheads().move_idle_hours(1.0, 0.5) * 0.1
     for frame in (dyn, aware):
         moved = frame["migrations"] > 0
         assert (frame.loc[moved, "migration_usd"] >= frame.loc[moved, "migrations"] * per_move
@@ -130,12 +130,12 @@ def test_dynamic_aware_against_dynamic_with_the_same_costs_charged(recorded_resu
 
 def test_dynamic_aware_beats_dynamic_when_moves_are_dear(recorded_store) -> None:
     trace_ = PriceTrace.from_store(recorded_store, os=["linux", "linux-vpc"])
-    jobs = jobs_for_models(ISSUE_MODELS, 4, ["us-east-1"], TABLE)
+    jobs = jobs_for_models(PUBLISHED_MODELS, 4, ["us-east-1"], TABLE)
     starts = regular_starts(pd.Timestamp("2020-02-10", tz="UTC").to_pydatetime(), 10, 72)
-    dear = MigrationCosts(restart_minutes=30, warmup_minutes=15, lost_work_minutes=120,
-                          overlap_minutes=10, checkpoint_gb=20)
+    dear = Overheads(restart_minutes=30, warmup_minutes=15, lost_work_minutes=120,
+                     overlap_minutes=10)
     out = run_backtest(trace_, jobs, starts, ["dynamic", "dynamic-aware", "oracle"],
-                       BacktestConfig(costs=dear), TABLE)
+                       BacktestConfig(overheads=dear, checkpoint_gb=20), TABLE)
     totals = out.groupby("policy")["cost_usd"].sum()
     assert totals["dynamic-aware"] < totals["dynamic"] * 0.99
     assert totals["oracle"] <= totals["dynamic-aware"]
@@ -146,7 +146,7 @@ def test_dynamic_aware_is_dynamic_when_moves_are_free_and_there_is_no_margin(
     trace_ = PriceTrace.from_store(recorded_store, os=["linux", "linux-vpc"])
     jobs = jobs_for_models(["A3C", "Transformer (batch size 256)"], 4, ["us-east-1"], TABLE)
     starts = regular_starts(pd.Timestamp("2020-02-12", tz="UTC").to_pydatetime(), 6, 96)
-    config = BacktestConfig(costs=MigrationCosts.free(), margin=0.0)
+    config = BacktestConfig(overheads=Overheads.free(), margin=0.0)
     out = run_backtest(trace_, jobs, starts, ["dynamic", "dynamic-aware"], config, TABLE)
     pair = out.pivot_table(index=["job", "start"], columns="policy", values="cost_usd")
     np.testing.assert_allclose(pair["dynamic"], pair["dynamic-aware"], rtol=1e-12)

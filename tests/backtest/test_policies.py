@@ -153,18 +153,17 @@ def test_policy_names_and_aliases() -> None:
         policy_name("cheapest")
 
 
-def test_place_turns_a_decision_into_a_placement() -> None:
+def test_a_decision_is_an_offering_key_that_the_view_turns_into_an_offering() -> None:
     import numpy as np
 
     from costsched.model import Job
-    from costsched.policies.base import JobState, MarketView
+    from costsched.policies.base import JobState
     from tests.backtest.handmade import T0
 
     tr = trace([(V100_A, 1.0, 0), (V100_B, 0.8, 0)])
-    t = int(T0.timestamp())
-    view = MarketView(t, tr.offerings, tr.price_at(t), np.array([2.846, 2.846]),
-                      np.zeros((2, 2)))
-    state = JobState(Job("j", "", RESNET, 1e5), "us-east-1", 1e5, None, 0)
-    placement = make_policy("static").place(view, state)
-    assert placement.offering.zone == "us-east-1b" and placement.job == "j"
-    assert placement.start == T0.to_pydatetime()
+    view = tr.view(int(T0.timestamp()), np.array([2.846, 2.846]))
+    state = JobState(Job("j", "", RESNET, 1e5), "us-east-1", 1e5, None)
+    key = make_policy("static").decide(view, state)
+    assert key == ("aws", "us-east-1", "us-east-1b", "p3.2xlarge", "spot", "linux")
+    offering = view.offering(key)
+    assert offering.zone == "us-east-1b" and offering.gpu_model == "V100"

@@ -13,10 +13,15 @@ from tests.backtest.handmade import K80_A, T0, V100_A, history, trace
 H = 3600
 
 
+def row(tr: PriceTrace, offering: tuple) -> int:
+    cloud, region, zone, itype, _, _ = offering
+    return tr.rows[(cloud, region, zone, itype, "spot", "linux")]
+
+
 def test_price_as_of_holds_until_the_next_observation_and_after_the_end() -> None:
     tr = trace([(V100_A, 1.0, 0), (V100_A, 3.0, 1), (K80_A, 0.5, 0.5)])
     t0 = int(T0.timestamp())
-    v, k = 0, 1
+    v, k = row(tr, V100_A), row(tr, K80_A)
     assert tr.price_at(t0 + 12 * H, np.array([v, k])).tolist()[0] == 1.0
     assert np.isnan(tr.price_at(t0 + 11 * H, np.array([k]))[0])  # before its first price
     assert tr.price_at(t0 + 24 * H, np.array([v]))[0] == 3.0  # at the change itself
@@ -53,7 +58,16 @@ def test_identical_price_histories_are_twins() -> None:
     v100_b = ("aws", "us-east-1", "us-east-1b", "p3.2xlarge", "V100", 1)
     tr = trace([(V100_A, 1.0, 0), (v100_b, 1.0, 0), (K80_A, 1.0, 0)])
     twins = tr.twins
-    assert twins[0] == twins[1] != twins[2]
+    assert twins[row(tr, V100_A)] == twins[row(tr, v100_b)] != twins[row(tr, K80_A)]
+
+
+def test_offerings_are_in_key_order_whatever_the_order_of_observations() -> None:
+    rows = [(V100_A, 1.0, 0), (K80_A, 0.5, 0), (V100_A, 2.0, 1)]
+    forward, backward = trace(rows), trace(rows[::-1])
+    assert forward.keys == sorted(forward.keys) == backward.keys
+    np.testing.assert_array_equal(forward.prices, backward.prices)
+    assert forward.price_at(int(T0.timestamp()) + 30 * H, np.array([row(forward, V100_A)]))[
+        0] == 2.0
 
 
 def test_empty_history_is_a_clear_error() -> None:

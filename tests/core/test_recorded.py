@@ -227,3 +227,15 @@ def test_azure_region_names() -> None:
     with pytest.raises(ValueError, match="expected an Azure region"):
         recorded.azure_region("moon_base")
     assert recorded.azure_sku("NC24rs v3") == "Standard_NC24rs_v3"
+
+
+def test_spot_zones_give_their_region_as_the_clouds_module_says() -> None:
+    zones = ["us-east-1b", "us-gov-west-1a", "us-iso-east-1c", "us-isob-east-1a"]
+    frame = recorded.spot_history_frame([spot_row(AvailabilityZone=z) for z in zones],
+                                        source="test", path="body.json")
+    assert frame["region"].tolist() == ["us-east-1", "us-gov-west-1", "us-iso-east-1",
+                                        "us-isob-east-1"]
+    assert frame["zone"].tolist() == zones
+    with pytest.raises(ValueError, match="row 1: AvailabilityZone 'us-east1-b': expected a zone"):
+        recorded.spot_history_frame([spot_row(AvailabilityZone="us-east1-b")], source="test",
+                                    path="body.json")

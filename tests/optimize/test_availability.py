@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from costsched import clouds
 from costsched.model import InvalidInput
 from costsched.optimize.availability import cloud_region, lifetimes, preemption_rates
-from costsched.optimize.risk import DEFAULT_RATES
 
 LOG = """\
 [2020-03-15T10:00:00.000Z] Created instance i-1 with 1 GPU(s) of type k80 in zone us-east-1b
@@ -46,8 +46,9 @@ def test_recorded_logs_give_the_stated_defaults(dispa: Path) -> None:
     for cloud in ("aws", "gcp"):
         lives = lifetimes(sorted((dispa / cloud / "availability").glob("*.out")))
         overall = preemption_rates(lives, by=("cloud",)).iloc[0]
-        assert overall["per_hour"] == pytest.approx(DEFAULT_RATES[cloud].per_hour, rel=1e-3)
-        assert f"{int(overall['preemptions'])} preemptions" in DEFAULT_RATES[cloud].source
+        default = clouds.default_preemption(cloud)
+        assert overall["per_hour"] == pytest.approx(default.per_hour, rel=1e-3)
+        assert f"{int(overall['preemptions'])} preemptions" in default.source
     aws = preemption_rates(lifetimes((dispa / "aws" / "availability").glob("*.out")))
     k80 = aws[(aws["gpu_model"] == "K80") & (aws["gpu_count"] == 1)].iloc[0]
     v100 = aws[(aws["gpu_model"] == "V100") & (aws["gpu_count"] == 1)].iloc[0]

@@ -9,9 +9,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from costsched import clouds
 from costsched.jobspec import parse, resolve
+from costsched.optimize.decision import Overheads
 from costsched.optimize.planner import plan_job, prepare
-from costsched.optimize.risk import DEFAULT_RATES
 from costsched.prices import prices_at
 from costsched.throughput import ThroughputTable
 
@@ -30,8 +31,8 @@ def job(model: str):  # noqa: ANN201
 def exhaustive(recorded_store, model: str) -> tuple[float, set[str]]:  # noqa: ANN001
     """Every us-east-1 spot offering priced in the store at AT, costed one by one."""
     table = ThroughputTable()
-    rate = DEFAULT_RATES["aws"].per_hour
-    tau, restart = 0.5, 5 / 60
+    rate = clouds.default_preemption("aws").per_hour
+    tau, restart = 0.5, Overheads(restart_minutes=5).restart_hours(0.0)
     costs: dict[tuple, float] = {}
     gpu_of: dict[tuple, str] = {}
     rows = recorded_store.as_of(AT, cloud="aws", region="us-east-1", market="spot", os="linux")

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from costsched.optimize.risk import DEFAULT_RATES, PRIOR_HOURS, expected_hours, offering_rates
+from costsched import clouds
+from costsched.optimize.decision import PRIOR_HOURS, expected_hours, offering_rates
 
 
 def simulate(work: float, rate: float, tau: float, restart: float, runs: int,
@@ -63,9 +64,9 @@ def test_offering_rates_default_measured_and_on_demand() -> None:
     measured = pd.DataFrame({"cloud": ["aws"], "region": ["us-east-1"], "gpu_model": ["K80"],
                              "gpu_count": [1], "preemptions": [23], "hours": [97.3]})
     out = offering_rates(frame, measured)
-    aws = DEFAULT_RATES["aws"].per_hour
+    aws = clouds.default_preemption("aws").per_hour
     expected_k80 = (23 + aws * PRIOR_HOURS) / (97.3 + PRIOR_HOURS)
     assert out["preemptions_per_hour"].tolist() == pytest.approx(
-        [expected_k80, aws, DEFAULT_RATES["gcp"].per_hour, 0.0])
+        [expected_k80, aws, clouds.default_preemption("gcp").per_hour, 0.0])
     assert out["preemption_basis"].tolist() == [
         "measured: 23 in 97 h", "aws default", "gcp default", "on-demand"]

@@ -59,7 +59,7 @@ class FakeAws:
     # --- wiring ---------------------------------------------------------------------
 
     def session(self) -> boto3.session.Session:
-        from price_collectors.aws import new_session
+        from costsched.clouds.aws import new_session
 
         return new_session(aws_access_key_id="testing", aws_secret_access_key="testing",
                            region_name="us-east-1")
@@ -72,7 +72,8 @@ class FakeAws:
 
     def clients(self, **config):
         """AwsClients whose clients are answered by this fake."""
-        from price_collectors.aws import AwsClients, boto_config
+        from costsched.clouds.aws import boto_config
+        from price_collectors.aws import AwsClients
 
         fake = self
 

@@ -78,6 +78,20 @@ def test_a_rejected_on_demand_price_is_no_reference_for_spot() -> None:
     assert good["market"].tolist() == ["spot"] and len(rejected) == 1
 
 
+def test_a_region_the_catalog_does_not_list_is_judged_by_the_highest_list_price() -> None:
+    prices = catalog.on_demand_prices()
+    p3 = prices[(prices["cloud"] == "aws") & (prices["instance_type"] == "p3.2xlarge")]
+    highest = float(p3["usd_per_hour"].max())
+    assert highest > listed()  # some region lists it dearer than us-east-1
+    frame = rows_frame([row(highest * 1.4, region="xx-test-1"),
+                        row(highest * 1.6, region="xx-test-1")], "test")
+    good, rejected = validate(frame)
+    assert good["usd_per_hour"].tolist() == [pytest.approx(highest * 1.4)]
+    assert f"1.5x on-demand ${highest:.4g}" in rejected[0].reason
+    # Only validation falls back to another region: the reference rule itself does not.
+    assert math.isnan(on_demand_reference(frame).iloc[0])
+
+
 def test_without_any_reference_the_ceiling_is_per_gpu() -> None:
     frame = rows_frame([row(CEILING_PER_GPU_HOUR * 4 - 1, instance_type="x9.unknown", gpus=4),
                         row(CEILING_PER_GPU_HOUR * 4 + 1, instance_type="x9.unknown", gpus=4)],

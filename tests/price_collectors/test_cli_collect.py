@@ -1,15 +1,11 @@
-"""`costsched collect`: summary, JSON, exit codes, one-line errors, region routing."""
+"""`costsched collect`: summary, JSON, exit codes, one-line errors."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-import pytest
-
 import price_collectors.aws
-from costsched.cli.collect import route_regions
-from costsched.model import InvalidInput
 from tests.price_collectors.aws_fake import FakeAws, always_failing
 from tests.price_collectors.test_azure import EXPECTED
 
@@ -72,18 +68,6 @@ def test_bad_options_exit_2(cli) -> None:
     assert result.exit_code == 2 and "'eastus' is a azure region" in result.output
     result = cli("collect", "--gpu", "Z80")
     assert result.exit_code == 2 and "unknown GPU model 'Z80'" in result.output
-
-
-def test_regions_are_routed_by_their_shape() -> None:
-    clouds = ["aws", "gcp", "azure"]
-    assert route_regions(["us-east-1", "us-east1", "eastus2"], clouds, False) == {
-        "aws": ["us-east-1"], "gcp": ["us-east1"], "azure": ["eastus2"]}
-    assert route_regions(["eastus"], clouds, False) == {"azure": ["eastus"]}
-    assert route_regions([], clouds, False) == {"aws": [], "gcp": [], "azure": []}
-    with pytest.raises(InvalidInput, match="--cloud gcp: none of the --region values"):
-        route_regions(["eastus"], ["azure", "gcp"], True)
-    with pytest.raises(InvalidInput, match="not a region name"):
-        route_regions(["US East"], clouds, False)
 
 
 def test_verbose_logs_each_rejected_price(cli, azure_prices) -> None:

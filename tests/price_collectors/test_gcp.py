@@ -146,6 +146,27 @@ def test_coverage_says_where_offerings_exist_and_why_others_are_unpriced(apis, m
     assert coverage.loc[("us-central1", "a2-highgpu-1g", "spot"), "status"] == "no gpu SKU"
 
 
+def test_a_collection_stores_the_zones_that_offer_each_offering(apis, make,
+                                                               store: PriceStore) -> None:
+    collection = make().collect()
+    offered = collection.coverage[collection.coverage["zones"] != ""]
+    expected = {("gcp", r.region, zone, r.instance_type, r.market)
+                for r in offered.itertuples() for zone in r.zones.split(",")}
+    assert ("gcp", "us-central1", "us-central1-a", T4[0], "on_demand") in expected
+    before = datetime.now(timezone.utc)
+    summary = runner.run([make()], store)
+    stored = store.zones(cloud="gcp")
+    keys = ["cloud", "region", "zone", "instance_type", "market"]
+    assert set(stored[keys].itertuples(index=False, name=None)) == expected
+    assert len(stored) == len(expected) == summary.clouds["gcp"].zones
+    assert summary.to_dict()["clouds"]["gcp"]["zones"] == len(expected)
+    assert (stored["last_seen"] >= before.replace(microsecond=0)).all()
+    # Zones without the offering (us-east1 offers no V100) are not recorded.
+    assert store.zones(cloud="gcp", region="us-east1", instance_type=V100[0]).empty
+    runner.run([make()], store)
+    assert len(store.zones(cloud="gcp")) == len(expected)
+
+
 def test_regions_and_gpus_restrict_the_offerings(apis, make) -> None:
     got = priced(make(regions=["us-east1"], gpus=["T4"]).collect())
     assert set(got) == {("us-east1", t, m) for t in T4[:2] for m in ("on_demand", "spot")}

@@ -1,0 +1,215 @@
+"""The decision model: what a job's remaining steps are expected to cost and take on an
+offering, and what moving it to another offering costs. The planner's ranking, every
+policy and the backtest's accounting use this module; nothing else models restarts.
+
+Spot risk (stated, exact under its assumptions): preemptions arrive as a Poisson process of
+rate `lam` per hour while the job runs; the job checkpoints every `tau` hours of work at
+no cost; after a preemption it loses the work since its last checkpoint and spends
+`restart` hours (`Overheads.restart_hours`: relaunch, warm-up, restoring the checkpoint)
+before running again. A segment of `tau` hours of work then takes, in expectation,
+
+    E[segment] = (exp(lam * tau) - 1) * (1 / lam + restart)
+
+and W hours of work (n = floor(W / tau) full segments and a remainder r) take
+(n * expm1(lam * tau) + expm1(lam * r)) * (1 / lam + restart), which tends to W as lam -> 0.
+The instance is billed for all of that time (a slight overestimate: a relaunch is not billed
+until the new instance starts). Deadlines compare against this expectation.
+
+A planned move from offering i to j stops the job on i, copies its checkpoint and restarts
+on j. It costs the idle hours billed on j (`Overheads.move_idle_hours`: restart, warm-up,
+copy, work since the last checkpoint done again), the overlap billed on i while it writes
+the checkpoint, and the checkpoint's egress: free within a region, the cloud's
+inter-region rate within a cloud, the source cloud's internet rate across clouds.
+The overheads are stated assumptions, not measurements.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from costsched import clouds
+
+# Weight of the cloud default when shrinking a measured group's rate: it counts as this
+# many instance-hours observed at the default rate (a gamma prior), so 0 preemptions in a
+# short probe does not become a rate of 0.
+PRIOR_HOURS = 24.0
+DEFAULT_CHECKPOINT_HOURS = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Overheads:
+    """The restart model, for recoveries after a preemption and for planned moves."""
+
+    restart_minutes: float = 10.0  # boot and set-up of a new instance
+    warmup_minutes: float = 5.0  # to full speed
+    transfer_gbps: float = 1.0  # checkpoint copy and restore
+    overlap_minutes: float = 0.0  # old instance billed while it checkpoints (planned move)
+    # Work redone after a planned move; None = half the job's checkpoint interval.
+    lost_work_minutes: float | None = None
+    egress: bool = True  # charge the checkpoint's egress on a move
+
+    @classmethod
+    def free(cls) -> Overheads:
+        """Every move and every restart free (the assumption of published trace analyses)."""
+        return cls(0.0, 0.0, math.inf, 0.0, 0.0, egress=False)
+
+    def restart_hours(self, checkpoint_gb: float) -> float:
+        """Hours from a stop to full speed on a new instance: boot, warm-up, copy."""
+        copy = checkpoint_gb * 8 / self.transfer_gbps / 3600 if checkpoint_gb > 0 else 0.0
+        return (self.restart_minutes + self.warmup_minutes) / 60 + copy
+
+    def lost_work_hours(self, checkpoint_hours: float) -> float:
+        if self.lost_work_minutes is None:
+            return checkpoint_hours / 2
+        return self.lost_work_minutes / 60
+
+    def move_idle_hours(self, checkpoint_gb: float, checkpoint_hours: float) -> float:
+        """Hours billed on the new instance of a planned move without progress."""
+        return self.restart_hours(checkpoint_gb) + self.lost_work_hours(checkpoint_hours)
+
+    @property
+    def overlap_hours(self) -> float:
+        return self.overlap_minutes / 60
+
+    def egress_gb(self, checkpoint_gb: float) -> float:
+        """GB of egress charged per move."""
+        return checkpoint_gb if self.egress else 0.0
+
+
+# --- expected hours and cost of the remaining work ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Expected hours and cost of jobs (rows) on offerings (columns); NaN where unusable."""
+
+    work_hours: np.ndarray
+    hours: np.ndarray
+    cost: np.ndarray
+
+
+def expected_hours(work_hours: np.ndarray | float, rate: np.ndarray | float,
+                   checkpoint_hours: np.ndarray | float,
+                   restart: np.ndarray | float) -> np.ndarray:
+    """Expected wall-clock hours to finish `work_hours` of uninterrupted work (broadcasts)."""
+    w = np.asarray(work_hours, dtype=float)
+    lam = np.asarray(rate, dtype=float)
+    tau = np.asarray(checkpoint_hours, dtype=float)
+    full = np.floor(w / tau)
+    rest = w - full * tau
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        risky = (full * np.expm1(lam * tau) + np.expm1(lam * rest)) * (1 / lam + restart)
+    return np.where(lam > 0, risky, w)
+
+
+def expected_hours_risky(work_hours: np.ndarray, rate: np.ndarray,
+                         checkpoint_hours: np.ndarray, restart: np.ndarray) -> np.ndarray:
+    """`expected_hours` for rates that are all > 0, computed in place over a fresh
+    (jobs, offerings) array: the hot loop of ranking many jobs at once."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        full = np.floor(work_hours / checkpoint_hours)
+        rest = full * checkpoint_hours
+        np.subtract(work_hours, rest, out=rest)
+        rest *= rate
+        np.expm1(rest, out=rest)
+        full *= _expm1_outer(checkpoint_hours, rate)
+        full += rest
+        full *= 1 / rate + restart
+    return full
+
+
+def outcomes(steps: np.ndarray | float, steps_per_second: np.ndarray,
+             usd_per_hour: np.ndarray, preemptions_per_hour: np.ndarray,
+             checkpoint_hours: np.ndarray | float,
+             restart_hours: np.ndarray | float) -> Outcome:
+    """Expected hours and cost of `steps` on offerings at today's prices. Broadcasting:
+    per-job arguments shaped (J, 1) against per-offering ones (O,)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        work = np.asarray(steps, dtype=float) / np.asarray(steps_per_second, dtype=float) / 3600
+    work = np.where(np.isfinite(work) & (work > 0), work, np.nan)
+    hours = expected_hours(work, preemptions_per_hour, checkpoint_hours, restart_hours)
+    return Outcome(work, hours, hours * np.asarray(usd_per_hour, dtype=float))
+
+
+def _expm1_outer(tau: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """expm1(tau * rate) for a column of per-job intervals against per-offering rates; jobs
+    share a few checkpoint intervals, so compute each distinct row once."""
+    tau = np.asarray(tau, dtype=float)
+    if tau.ndim == 2 and tau.shape[1] == 1 and len(tau) > 8:
+        values, inverse = np.unique(tau[:, 0], return_inverse=True)
+        if len(values) * 4 <= len(tau):
+            return np.expm1(values[:, None] * rate)[inverse]
+    return np.expm1(tau * rate)
+
+
+# --- preemption rates -----------------------------------------------------------------
+
+
+def offering_rates(frame: pd.DataFrame, measured: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Preemption rate per hour of each offering row, with its basis.
+
+    On-demand rows: 0. Spot rows: a measured group (`availability.preemption_rates`
+    output; matched on the columns it was grouped by) shrunk toward the cloud default
+    (`costsched.clouds`) by PRIOR_HOURS, else the cloud default. Columns:
+    preemptions_per_hour, preemption_basis.
+    """
+    default = {c: clouds.default_preemption(c).per_hour for c in pd.unique(frame["cloud"])}
+    rate = frame["cloud"].map(default).to_numpy(dtype=float)
+    basis = np.array([f"{c} default" for c in frame["cloud"]], dtype=object)
+    if measured is not None and not measured.empty:
+        keys = [c for c in ("cloud", "region", "zone", "gpu_model", "gpu_count")
+                if c in measured.columns]
+        joined = frame[keys].merge(measured[[*keys, "preemptions", "hours"]], on=keys,
+                                   how="left")
+        k = joined["preemptions"].to_numpy(dtype=float)
+        t = joined["hours"].to_numpy(dtype=float)
+        hit = ~np.isnan(t)
+        shrunk = (k + rate * PRIOR_HOURS) / (t + PRIOR_HOURS)
+        rate = np.where(hit, shrunk, rate)
+        basis = np.where(hit, [f"measured: {int(a) if a == a else 0} in {b:.0f} h"
+                               for a, b in zip(k, t, strict=True)], basis)
+    spot = (frame["market"] == "spot").to_numpy()
+    return pd.DataFrame({
+        "preemptions_per_hour": np.where(spot, rate, 0.0),
+        "preemption_basis": np.where(spot, basis, "on-demand"),
+    }, index=frame.index)
+
+
+# --- moves ----------------------------------------------------------------------------
+
+
+def egress_per_gb(cloud: np.ndarray, region: np.ndarray,
+                  src: int | None = None) -> np.ndarray:
+    """USD per GB of copying a checkpoint from each offering (rows) to each (columns), or
+    from offering `src` to each when it is given."""
+    cloud, region = np.asarray(cloud, dtype=object), np.asarray(region, dtype=object)
+    if src is not None:
+        price = clouds.egress(cloud[src])
+        same_cloud = cloud == cloud[src]
+        return np.where(same_cloud & (region == region[src]), 0.0,
+                        np.where(same_cloud, price.inter_region_usd_per_gb,
+                                 price.internet_usd_per_gb))
+    known = {c: clouds.egress(c) for c in pd.unique(cloud)}
+    internet = np.array([known[c].internet_usd_per_gb for c in cloud])
+    inter = np.array([known[c].inter_region_usd_per_gb for c in cloud])
+    same_cloud = cloud[:, None] == cloud[None, :]
+    same_region = same_cloud & (region[:, None] == region[None, :])
+    return np.where(same_region, 0.0, np.where(same_cloud, inter[:, None], internet[:, None]))
+
+
+def move_cost(overheads: Overheads, offerings: pd.DataFrame, prices: np.ndarray, src: int,
+              checkpoint_gb: float, checkpoint_hours: float) -> np.ndarray:
+    """USD of moving a job from offering row `src` to each row, at today's prices:
+    idle hours x the new price + overlap hours x the old price + egress."""
+    prices = np.asarray(prices, dtype=float)
+    idle = overheads.move_idle_hours(checkpoint_gb, checkpoint_hours)
+    egress = overheads.egress_gb(checkpoint_gb)
+    cost = idle * prices + overheads.overlap_hours * prices[src]
+    if egress > 0:
+        cost = cost + egress * egress_per_gb(offerings["cloud"].to_numpy(),
+                                             offerings["region"].to_numpy(), src)
+    return cost

@@ -1,0 +1,92 @@
+"""What a policy sees at a decision time: the market view, built live from the store's
+prices as of t (`view_from_prices`) or by the backtest from a replayed trace.
+
+Offerings are in the canonical order (sorted by the offering key), so that ties between
+equal offerings break the same way live and in a replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+
+from costsched.model import InvalidInput, Offering, utc
+from costsched.optimize.decision import offering_rates
+from costsched.store import OFFERING_ATTRS, OFFERING_KEY
+from costsched.throughput import ThroughputTable
+
+OfferingKey = tuple[str, str, str, str, str, str]  # cloud, region, zone, type, market, os
+
+
+@dataclass(frozen=True)
+class MarketView:
+    """What can be known at decision time t, for one job's model."""
+
+    t: int  # epoch seconds
+    offerings: pd.DataFrame  # canonical order, positional index 0..n-1
+    prices: np.ndarray  # USD/hour as of t; NaN = not offered (yet)
+    steps_per_second: np.ndarray  # of the job's model per offering; NaN = cannot run it
+    preemptions_per_hour: np.ndarray  # 0 for on-demand
+    keys: Sequence[OfferingKey]  # per row
+    rows: Mapping[OfferingKey, int]  # offering key -> row
+
+    def row(self, key: OfferingKey | None) -> int | None:
+        """The row of an offering key; None if the key is None or not in the view."""
+        return None if key is None else self.rows.get(tuple(key))  # type: ignore[arg-type]
+
+    def key(self, row: int) -> OfferingKey:
+        return self.keys[row]
+
+    def offering(self, key: OfferingKey) -> Offering:
+        """The model's Offering of a key in the view (for callers that launch it)."""
+        row = self.row(key)
+        if row is None:
+            raise InvalidInput(f"offering {key!r}: not in the market view")
+        o = self.offerings.iloc[row]
+        return Offering(cloud=o["cloud"], region=o["region"], zone=o["zone"],
+                        instance_type=o["instance_type"], market=o["market"],
+                        gpu_model=o["gpu_model"], gpu_count=int(o["gpu_count"]),
+                        vcpus=int(o.get("vcpus", 0) or 0),
+                        memory_gb=float(o.get("memory_gb", 0) or 0), os=o["os"])
+
+
+def canonical(offerings: pd.DataFrame) -> pd.DataFrame:
+    """Offerings sorted by their key, with a fresh positional index."""
+    return offerings.sort_values(OFFERING_KEY, kind="stable", ignore_index=True)
+
+
+def offering_keys(offerings: pd.DataFrame) -> list[OfferingKey]:
+    return list(offerings[OFFERING_KEY].astype(str).itertuples(index=False, name=None))
+
+
+def throughputs(offerings: pd.DataFrame, table: ThroughputTable, model: str) -> np.ndarray:
+    """Steps/s of `model` on each offering; NaN where the table has no value."""
+    pairs = offerings[["gpu_model", "gpu_count"]].drop_duplicates()
+    found = {}
+    for gpu, count in pairs.itertuples(index=False):
+        try:
+            found[(gpu, int(count))] = table.get(model, gpu, int(count)).steps_per_second
+        except InvalidInput:
+            found[(gpu, int(count))] = np.nan
+    keys = zip(offerings["gpu_model"], offerings["gpu_count"].astype(int), strict=True)
+    return np.array([found[k] for k in keys], dtype=float)
+
+
+def view_from_prices(frame: pd.DataFrame, t: datetime, table: ThroughputTable, model: str,
+                     measured_rates: pd.DataFrame | None = None) -> MarketView:
+    """The view of `model` from a `costsched.prices.prices_at` frame taken at `t`."""
+    offerings = canonical(frame[[*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour"]])
+    offerings["gpu_count"] = offerings["gpu_count"].astype(int)
+    rates = offering_rates(offerings, measured_rates)["preemptions_per_hour"]
+    keys = offering_keys(offerings)
+    return MarketView(
+        t=int(utc(t).timestamp()), offerings=offerings,
+        prices=offerings["usd_per_hour"].to_numpy(dtype=float),
+        steps_per_second=throughputs(offerings, table, model),
+        preemptions_per_hour=rates.to_numpy(dtype=float), keys=keys,
+        rows={k: i for i, k in enumerate(keys)},
+    )

@@ -1,0 +1,48 @@
+"""The service's operations for notebooks: the job or query first, the store as `db=`.
+
+`db` is a `PriceStore`, a SQLAlchemy URL or a SQLite file path, or None for the default
+store ($COSTSCHED_DB, else a file in the user data directory). The options are those of
+the functions of `costsched.service` of the same name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from costsched import service
+from costsched.service.plan import Jobs
+from costsched.service.stores import StoreLike
+
+
+def plan(jobs: Jobs, *, db: StoreLike = None, **options: Any) -> service.PlanResult:
+    """Plan job specs (files or `JobSpec`s); `.table` is one row per job."""
+    return service.plan(db, jobs, **options)
+
+
+def backtest(*, db: StoreLike = None, **options: Any) -> service.BacktestResult:
+    """Replay the stored prices through the policies; `.summary` is per model and policy."""
+    return service.backtest(db, **options)
+
+
+def prices(at: Any = None, *, db: StoreLike = None, **filters: Any) -> pd.DataFrame:
+    """Every matching offering's price as of `at` (default now), cheapest per GPU-hour."""
+    return service.prices(db, at, **filters)
+
+
+def price_history(instance_type: str, *, db: StoreLike = None, **options: Any
+                  ) -> pd.DataFrame:
+    return service.price_history(db, instance_type, **options)
+
+
+def import_prices(paths: Sequence[str | Path], *, db: StoreLike = None, **options: Any
+                  ) -> service.ImportResult:
+    return service.import_prices(db, paths, **options)
+
+
+def collect_prices(*, db: StoreLike = None, **options: Any) -> Any:
+    """Collect today's prices from the clouds (a `price_collectors.runner.RunSummary`)."""
+    return service.collect_prices(db, **options)

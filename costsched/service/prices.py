@@ -1,0 +1,116 @@
+"""The price history: import recorded logs, prices as of a time, history, export."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from costsched import catalog
+from costsched.model import CLOUDS, MARKETS, InvalidInput
+from costsched.prices import prices_at
+from costsched.service.stores import StoreLike, using
+from costsched.service.values import as_time, choices
+
+EXPORT_SUFFIXES = (".csv", ".parquet")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    files: int  # files read
+    read: int  # observations in them
+    inserted: int
+    unchanged: int  # already stored
+    errors: list[str] = field(default_factory=list)  # one line per file not imported
+    store: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# progress(files done, files in all, the file just read)
+ImportProgress = Callable[[int, int, Path], None]
+
+
+def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
+                  progress: ImportProgress | None = None) -> ImportResult:
+    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) from
+    files or directories, in one transaction. A bad file is an error line, not an exception."""
+    from price_collectors import recorded
+
+    files, _ = recorded.expand(paths)
+    done = 0
+
+    def advance(path: Path) -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, len(files), path)
+
+    parsed = recorded.read_paths(paths, progress=advance)
+    with using(store) as opened:
+        result = opened.ingest(parsed.observations())
+    return ImportResult(files=parsed.files, read=result.total, inserted=result.inserted,
+                        unchanged=result.unchanged, errors=list(parsed.errors), store=opened.url)
+
+
+def prices(
+    store: StoreLike,
+    at: datetime | str | None = None,
+    *,
+    clouds: Sequence[str] = (),
+    regions: Sequence[str] = (),
+    gpu_models: Sequence[str] = (),
+    markets: Sequence[str] = (),
+    instance_types: Sequence[str] = (),
+    cheapest_per_gpu: bool = False,
+) -> pd.DataFrame:
+    """Every matching offering's price as of `at` (default now), cheapest per GPU-hour
+    first, with its spot discount; the catalog's list prices fill in missing on-demand
+    prices. `cheapest_per_gpu`: only the cheapest offering of each GPU model."""
+    when = as_time(at, "at")
+    gpus = [catalog.gpu_model_name(g) for g in gpu_models]
+    filters = dict(clouds=choices("cloud", clouds, CLOUDS), regions=list(regions),
+                   gpu_models=gpus, markets=choices("market", markets, MARKETS),
+                   instance_types=list(instance_types))
+    with using(store) as opened:
+        frame = prices_at(opened, when, **filters)
+    if cheapest_per_gpu:
+        frame = frame.drop_duplicates("gpu_model")  # rows are sorted cheapest first
+    return frame
+
+
+def price_history(
+    store: StoreLike,
+    instance_type: str,
+    *,
+    regions: Sequence[str] = (),
+    markets: Sequence[str] = (),
+    since: datetime | str | None = None,
+    until: datetime | str | None = None,
+) -> pd.DataFrame:
+    """Every stored price change of an instance type in [since, until], oldest first."""
+    start = as_time(since, "since") if since is not None else None
+    end = as_time(until, "until") if until is not None else None
+    market = choices("market", markets, MARKETS)
+    with using(store) as opened:
+        frame = opened.history(start=start, end=end, instance_type=[instance_type],
+                               region=list(regions), market=market)
+    return frame.drop(columns=["offering_id"]).sort_values(["effective_at", "zone"])
+
+
+def export_prices(store: StoreLike, path: str | Path) -> int:
+    """Write the whole price history to a .csv or .parquet file that `import_prices`
+    reads; the number of observations written."""
+    from price_collectors import recorded
+
+    path = Path(path)
+    if path.suffix not in EXPORT_SUFFIXES:
+        raise InvalidInput(f"{path}: unknown export format: expected a .csv or .parquet path")
+    with using(store) as opened:
+        frame = opened.observations()
+    recorded.write_export(frame, path)
+    return len(frame)

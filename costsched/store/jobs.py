@@ -1,0 +1,367 @@
+"""Job store: jobs, their placements on offerings, and an append-only log of what happened.
+
+Every write is one transaction together with its event row, so the log and the state
+never disagree. A state change is a compare-and-set (UPDATE ... WHERE state = the state
+read), so two writers cannot both move a job from the same state, on SQLite or PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+import pandas as pd
+from sqlalchemy import Connection, Engine, insert, select, update
+
+from costsched.model import (
+    FINAL_STATES,
+    JOB_STATES,
+    PLACEMENT_REASONS,
+    InvalidInput,
+    Offering,
+)
+from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.schema import job_events, jobs, placements
+
+PLACEMENT_COLUMNS = [
+    "id", "job_id", "cloud", "region", "zone", "instance_type", "market", "os", "gpu_model",
+    "gpu_count", "start_at", "end_at", "usd_per_hour", "reason", "instance",
+]
+EVENT_COLUMNS = ["id", "job_id", "at", "kind", "from_state", "to_state", "detail"]
+JOB_COLUMNS = [
+    "id", "name", "state", "policy", "steps_total", "steps_done", "checkpoint_location",
+    "checkpoint_step", "created_at", "updated_at", "spec",
+]
+_CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a bug
+
+
+class StaleState(InvalidInput):  # noqa: N818 - the name says what happened
+    """The job was not in the expected state: another writer moved it first."""
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One job as stored."""
+
+    id: int
+    name: str
+    spec: dict
+    state: str
+    policy: str
+    steps_total: float
+    steps_done: float
+    checkpoint_location: str
+    checkpoint_step: float | None  # the newest verified checkpoint's step
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL_STATES
+
+
+class JobStore:
+    """Jobs, placements and job events in the database of `engine` (schema at head)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # --- jobs -----------------------------------------------------------------------
+
+    def create(
+        self,
+        name: str,
+        spec: dict,
+        steps_total: float,
+        *,
+        checkpoint_location: str = "",
+        policy: str = "",
+        at: datetime,
+    ) -> int:
+        """A new job in state "pending"; its id."""
+        _check_text("name", name, 128, required=True)
+        _check_text("policy", policy, 32)
+        _check_text("checkpoint_location", checkpoint_location, 1024)
+        steps = _number("steps_total", steps_total, positive=True)
+        if not isinstance(spec, dict):
+            raise InvalidInput(f"spec {type(spec).__name__}: expected a mapping")
+        try:
+            spec_text = json.dumps(spec)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"spec: expected JSON values ({exc})") from None
+        ts = epoch_second(at)
+        row = {"name": name, "spec": spec_text, "state": "pending", "policy": policy,
+               "steps_total": steps, "steps_done": 0.0,
+               "checkpoint_location": checkpoint_location, "created_ts": ts, "updated_ts": ts}
+        with self.engine.begin() as conn:
+            job_id = conn.execute(insert(jobs).values(row)).inserted_primary_key[0]
+            _event(conn, job_id, ts, "state", None, "pending", "created")
+        return int(job_id)
+
+    def get(self, job_id: int) -> JobRecord:
+        with self.engine.connect() as conn:
+            return _record(conn, job_id)
+
+    def find(self, name: str) -> list[JobRecord]:
+        """Every job called `name`, oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(jobs).where(jobs.c.name == name).order_by(jobs.c.id))
+            return [_to_record(row) for row in rows.mappings()]
+
+    def list(self, states: Iterable[str] = ()) -> pd.DataFrame:
+        """The jobs in any of `states` (every job when empty), oldest first."""
+        states = _check_states("state", states)
+        query = select(jobs).order_by(jobs.c.id)
+        if states:
+            query = query.where(jobs.c.state.in_(states))
+        with self.engine.connect() as conn:
+            records = [_to_record(row) for row in conn.execute(query).mappings()]
+        return pd.DataFrame([r.__dict__ for r in records], columns=JOB_COLUMNS)
+
+    def transition(
+        self,
+        job_id: int,
+        to_state: str,
+        *,
+        at: datetime,
+        expect: str | Iterable[str] | None = None,
+        detail: str = "",
+    ) -> JobRecord:
+        """Move the job to `to_state` and log it, in one transaction.
+
+        With `expect`, the move happens only from that state (or one of those states);
+        otherwise StaleState is raised and nothing is written.
+        """
+        _check_states("state", [to_state])
+        expected = None if expect is None else _check_states("expected state", expect)
+        _check_text("detail", detail, None)
+        ts = epoch_second(at)
+        for _ in range(_CAS_ATTEMPTS):
+            with self.engine.begin() as conn:
+                current = _state(conn, job_id)
+                if expected is not None and current not in expected:
+                    raise StaleState(
+                        f"job {job_id} is {current!r}: expected {' or '.join(expected)}"
+                        f" to move it to {to_state!r}"
+                    )
+                moved = conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id == int(job_id), jobs.c.state == current)
+                    .values(state=to_state, updated_ts=ts)
+                ).rowcount
+                if moved == 1:
+                    _event(conn, job_id, ts, "state", current, to_state, detail)
+                    return _record(conn, job_id)
+        raise StaleState(f"job {job_id}: its state kept changing; try again")
+
+    def record_progress(
+        self,
+        job_id: int,
+        steps_done: float,
+        *,
+        at: datetime,
+        checkpoint_location: str | None = None,
+        checkpoint_step: float | None = None,
+    ) -> JobRecord:
+        """Store the steps done (and a newly verified checkpoint), and log it."""
+        values: dict = {"steps_done": _number("steps_done", steps_done)}
+        if checkpoint_location is not None:
+            _check_text("checkpoint_location", checkpoint_location, 1024)
+            values["checkpoint_location"] = checkpoint_location
+        if checkpoint_step is not None:
+            values["checkpoint_step"] = _number("checkpoint_step", checkpoint_step)
+        ts = epoch_second(at)
+        with self.engine.begin() as conn:
+            _touch(conn, job_id, ts, **values)
+            detail = " ".join(f"{k}={v}" for k, v in values.items())
+            _event(conn, job_id, ts, "progress", None, None, detail)
+            return _record(conn, job_id)
+
+    # --- placements -----------------------------------------------------------------
+
+    def place(
+        self,
+        job_id: int,
+        offering_key: tuple[str, str, str, str, str, str],
+        *,
+        gpu_model: str,
+        gpu_count: int,
+        at: datetime,
+        usd_per_hour: float,
+        reason: str,
+        instance: str = "",
+    ) -> int:
+        """End the job's open placement at `at` and open one on `offering_key`; its id.
+
+        `offering_key` is (cloud, region, zone, instance_type, market, os), as
+        `Offering.key`; `usd_per_hour` is the stored price at `at`.
+        """
+        if not isinstance(offering_key, tuple) or len(offering_key) != 6:
+            raise InvalidInput(
+                f"offering key {offering_key!r}: expected (cloud, region, zone,"
+                " instance_type, market, os)"
+            )
+        cloud, region, zone, instance_type, market, os_name = offering_key
+        _check_text("gpu_model", gpu_model, 32, required=True)
+        if isinstance(gpu_count, bool) or not isinstance(gpu_count, numbers.Integral):
+            raise InvalidInput(f"gpu_count {gpu_count!r}: expected a whole number >= 1")
+        Offering(cloud, region, zone, instance_type, market, gpu_model, int(gpu_count),
+                 os=os_name)  # validates the vocabulary
+        if reason not in PLACEMENT_REASONS:
+            raise InvalidInput(
+                f"reason {reason!r}: expected one of {', '.join(PLACEMENT_REASONS)}"
+            )
+        price = _number("usd_per_hour", usd_per_hour, positive=True)
+        _check_text("instance", instance, 256)
+        ts = epoch_second(at)
+        with self.engine.begin() as conn:
+            state = _touch(conn, job_id, ts)
+            if state in FINAL_STATES:
+                raise InvalidInput(
+                    f"job {job_id} is {state!r}: expected a job that has not ended"
+                )
+            closed = _close(conn, job_id, ts)
+            row = dict(zip(PLACEMENT_COLUMNS[2:8], offering_key, strict=True))
+            row.update(job_id=int(job_id), gpu_model=gpu_model, gpu_count=int(gpu_count),
+                       start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
+                       instance=instance)
+            placement_id = int(conn.execute(insert(placements).values(row))
+                               .inserted_primary_key[0])
+            ended = f" (ended placement {closed})" if closed is not None else ""
+            detail = (f"placement {placement_id}: {reason} on {'/'.join(offering_key)}"
+                      f" at {price:g} USD/h{ended}")
+            _event(conn, job_id, ts, "placement", None, None, detail)
+        return placement_id
+
+    def end_placement(self, job_id: int, at: datetime) -> int | None:
+        """End the job's open placement at `at`; its id, or None when none was open."""
+        ts = epoch_second(at)
+        with self.engine.begin() as conn:
+            _touch(conn, job_id, ts)
+            closed = _close(conn, job_id, ts)
+            if closed is None:
+                conn.rollback()  # nothing happened: not even updated_ts moves
+                return None
+            _event(conn, job_id, ts, "placement_end", None, None, f"placement {closed} ended")
+        return closed
+
+    def placements(self, job_id: int | None = None) -> pd.DataFrame:
+        """Placements (of one job, or all), by job and start; end_at is NaT while open."""
+        query = select(placements).order_by(placements.c.job_id, placements.c.start_ts,
+                                            placements.c.id)
+        if job_id is not None:
+            query = query.where(placements.c.job_id == int(job_id))
+        with self.engine.connect() as conn:
+            result = conn.execute(query)
+            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+        frame["start_at"] = from_epoch_seconds(frame.pop("start_ts"))
+        end = frame.pop("end_ts")
+        frame["end_at"] = pd.to_datetime(end.astype("Float64"), unit="s", utc=True)
+        return frame[PLACEMENT_COLUMNS]
+
+    def events(self, job_id: int) -> pd.DataFrame:
+        """The job's log, in the order it was written."""
+        query = (select(job_events).where(job_events.c.job_id == int(job_id))
+                 .order_by(job_events.c.id))
+        with self.engine.connect() as conn:
+            _state(conn, job_id)
+            result = conn.execute(query)
+            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+        frame["at"] = from_epoch_seconds(frame.pop("ts"))
+        return frame[EVENT_COLUMNS]
+
+
+# --- helpers (inside the caller's transaction) ----------------------------------------------
+
+
+def _state(conn: Connection, job_id: int) -> str:
+    state = conn.execute(select(jobs.c.state).where(jobs.c.id == int(job_id))).scalar()
+    if state is None:
+        raise InvalidInput(f"job {job_id}: no such job in the store")
+    return state
+
+
+def _touch(conn: Connection, job_id: int, ts: int, **values: object) -> str:
+    """Set `values` and updated_ts on the job; its state. Being an UPDATE, it also locks
+    the job's row (PostgreSQL) or the database (SQLite) until the transaction ends, so
+    the writes that follow see no concurrent change of the job."""
+    moved = conn.execute(
+        update(jobs).where(jobs.c.id == int(job_id)).values(updated_ts=ts, **values)
+    ).rowcount
+    if moved != 1:
+        raise InvalidInput(f"job {job_id}: no such job in the store")
+    return _state(conn, job_id)
+
+
+def _close(conn: Connection, job_id: int, ts: int) -> int | None:
+    """End the job's open placement at `ts`; its id, or None when none is open."""
+    open_ = conn.execute(
+        select(placements.c.id, placements.c.start_ts)
+        .where(placements.c.job_id == int(job_id), placements.c.end_ts.is_(None))
+    ).first()
+    if open_ is None:
+        return None
+    if ts < open_.start_ts:
+        raise InvalidInput(
+            f"time {from_epoch_seconds([ts])[0]}: expected at or after the start of"
+            f" placement {open_.id} ({from_epoch_seconds([open_.start_ts])[0]})"
+        )
+    conn.execute(update(placements).where(placements.c.id == open_.id).values(end_ts=ts))
+    return int(open_.id)
+
+
+def _event(conn: Connection, job_id: int, ts: int, kind: str, from_state: str | None,
+           to_state: str | None, detail: str) -> None:
+    conn.execute(insert(job_events).values(job_id=int(job_id), ts=ts, kind=kind,
+                                           from_state=from_state, to_state=to_state,
+                                           detail=detail))
+
+
+def _record(conn: Connection, job_id: int) -> JobRecord:
+    row = conn.execute(select(jobs).where(jobs.c.id == int(job_id))).mappings().first()
+    if row is None:
+        raise InvalidInput(f"job {job_id}: no such job in the store")
+    return _to_record(row)
+
+
+def _to_record(row) -> JobRecord:  # noqa: ANN001 - a SQLAlchemy RowMapping
+    created, updated = from_epoch_seconds([row["created_ts"], row["updated_ts"]])
+    return JobRecord(
+        id=int(row["id"]), name=row["name"], spec=json.loads(row["spec"]), state=row["state"],
+        policy=row["policy"], steps_total=float(row["steps_total"]),
+        steps_done=float(row["steps_done"]), checkpoint_location=row["checkpoint_location"],
+        checkpoint_step=(None if row["checkpoint_step"] is None
+                         else float(row["checkpoint_step"])),
+        created_at=created.to_pydatetime(), updated_at=updated.to_pydatetime(),
+    )
+
+
+def _check_states(what: str, states: str | Iterable[str]) -> tuple[str, ...]:
+    states = (states,) if isinstance(states, str) else tuple(states)
+    for state in states:
+        if state not in JOB_STATES:
+            raise InvalidInput(f"{what} {state!r}: expected one of {', '.join(JOB_STATES)}")
+    return states
+
+
+def _check_text(what: str, value: object, limit: int | None, *, required: bool = False) -> None:
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise InvalidInput(f"{what} {value!r}: expected a non-empty text" if required
+                           else f"{what} {value!r}: expected a text")
+    if limit is not None and len(value) > limit:
+        raise InvalidInput(f"{what} {value[:40]!r}...: expected at most {limit} characters")
+
+
+def _number(what: str, value: object, *, positive: bool = False) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number < 0 or (positive and number == 0):
+        accepted = "a positive, finite number" if positive else "a finite number >= 0"
+        raise InvalidInput(f"{what} {value!r}: expected {accepted}")
+    return number

@@ -1,0 +1,101 @@
+"""The decision model: overheads, move costs, and agreement between the planner's ranking
+and the policies for one job when no move is involved."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from costsched import clouds
+from costsched.jobspec import parse, resolve
+from costsched.optimize.decision import Overheads, egress_per_gb, move_cost
+from costsched.optimize.planner import plan_job, prepare
+from costsched.policies import JobState, make_policy, view_from_prices
+from costsched.prices import prices_at
+from costsched.store import OFFERING_KEY
+from costsched.throughput import ThroughputTable
+
+
+def test_default_overheads_restart_and_move() -> None:
+    o = Overheads()
+    assert o.restart_hours(0.0) == pytest.approx((10 + 5) / 60)
+    # 4.5 GB at 1 Gbit/s: 36 s of copy.
+    assert o.restart_hours(4.5) == pytest.approx(15 / 60 + 36 / 3600)
+    # Lost work: half the job's checkpoint interval (the old 15 minutes at 30 minutes).
+    assert o.move_idle_hours(0.0, 0.5) == pytest.approx(30 / 60)
+    assert o.move_idle_hours(0.0, 2.0) == pytest.approx(15 / 60 + 1.0)
+    fixed = Overheads(lost_work_minutes=6.0, transfer_gbps=8.0)
+    assert fixed.move_idle_hours(1.0, 2.0) == pytest.approx(21 / 60 + 1 / 3600)
+    assert fixed.egress_gb(3.0) == 3.0
+
+
+def test_free_overheads_make_every_move_free() -> None:
+    free = Overheads.free()
+    assert free.restart_hours(50.0) == 0.0 and free.move_idle_hours(50.0, 4.0) == 0.0
+    assert free.egress_gb(50.0) == 0.0 and free.overlap_hours == 0.0
+    offerings = pd.DataFrame({"cloud": ["aws", "azure"], "region": ["us-east-1", "eastus"]})
+    cost = move_cost(free, offerings, np.array([2.0, 3.0]), 0, 50.0, 4.0)
+    assert cost.tolist() == [0.0, 0.0]
+
+
+OFFERINGS = pd.DataFrame({
+    "cloud": ["aws", "aws", "aws", "azure", "azure"],
+    "region": ["us-east-1", "us-east-1", "us-west-2", "eastus", "westus2"],
+})
+
+
+def test_egress_free_within_a_region_inter_region_within_a_cloud_internet_across() -> None:
+    aws, azure = clouds.egress("aws"), clouds.egress("azure")
+    from_aws = egress_per_gb(OFFERINGS["cloud"], OFFERINGS["region"], 0)
+    assert from_aws.tolist() == [0.0, 0.0, aws.inter_region_usd_per_gb,
+                                 aws.internet_usd_per_gb, aws.internet_usd_per_gb]
+    matrix = egress_per_gb(OFFERINGS["cloud"], OFFERINGS["region"])
+    np.testing.assert_array_equal(matrix[0], from_aws)
+    # The source cloud's prices: leaving Azure is billed at Azure's rates.
+    assert matrix[3].tolist() == [azure.internet_usd_per_gb] * 3 + [
+        0.0, azure.inter_region_usd_per_gb]
+    assert aws.inter_region_usd_per_gb < aws.internet_usd_per_gb
+
+
+def test_move_cost_is_idle_on_the_new_overlap_on_the_old_and_egress() -> None:
+    o = Overheads(overlap_minutes=12.0)
+    prices = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    gb, interval = 10.0, 1.0
+    cost = move_cost(o, OFFERINGS, prices, 1, gb, interval)
+    idle = o.move_idle_hours(gb, interval)
+    egress = egress_per_gb(OFFERINGS["cloud"], OFFERINGS["region"], 1) * gb
+    np.testing.assert_allclose(cost, idle * prices + 0.2 * prices[1] + egress)
+    assert cost[0] < cost[2] < cost[3]  # same region < other region < other cloud (here)
+
+
+AT = datetime(2020, 3, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("policy", ["static", "gpu-type", "multi-gpu", "multi-cloud",
+                                    "dynamic", "dynamic-aware"])
+@pytest.mark.parametrize(("model", "interval", "restart"), [
+    ("ResNet-50 (batch size 128)", 30, 10), ("A3C", 10, 0),
+    ("Transformer (batch size 256)", 240, 10), ("LM (batch size 80)", 30, 30),
+])
+def test_planner_best_is_the_policy_choice_for_a_fresh_job(
+        recorded_store, policy: str, model: str, interval: float, restart: float) -> None:
+    """Over the same prices and the same allowed offerings, with no move to pay for."""
+    spec = parse({"name": "j", "model": model, "steps": 3e6,
+                  "checkpoint": {"interval_minutes": interval, "restart_minutes": restart}})
+    job = resolve(spec, ThroughputTable(), AT)
+    frame = prices_at(recorded_store, AT, os="linux")
+    view = view_from_prices(frame, AT, job.table, job.job.model)
+    state = JobState(job.job, "us-east-1", job.job.steps, None,
+                     Overheads(restart_minutes=restart))
+    chosen = make_policy(policy).decide(view, state)
+    # The planner over the offerings the policy may choose from (in the same key order).
+    allowed = make_policy(policy).candidates(view, state)
+    offered = prepare(view.offerings[allowed])
+    best = plan_job(job, offered).best
+    assert best is not None
+    assert tuple(best[OFFERING_KEY]) == chosen
+    assert math.isfinite(best["expected_cost"])

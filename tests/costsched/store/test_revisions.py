@@ -1,0 +1,107 @@
+"""Schema revisions: a store made at the first revision upgrades in place, prices intact."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import quote
+
+import pandas as pd
+import pytest
+from sqlalchemy import Engine, create_engine, inspect, select, text
+
+from costsched.store import PriceStore, database
+from costsched.store.schema import offerings, prices
+from price_collectors import recorded
+from tests.conftest import _pg_url
+
+JOB_TABLES = {"jobs", "placements", "job_events", "zone_coverage"}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database: a SQLite file, or a PostgreSQL schema of its own."""
+    if request.param == "sqlite":
+        yield database.resolve_url(str(tmp_path / "old.sqlite"))
+        return
+    url = _pg_url()
+    if not url:
+        pytest.skip("no PostgreSQL server: set COSTSCHED_TEST_PG_URL (scripts/start-postgres.sh)")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in url else "?"
+    yield f"{url}{sep}options={quote(f'-csearch_path={schema}')}"
+    with admin.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    admin.dispose()
+
+
+def every_row(engine: Engine) -> dict[str, list[tuple]]:
+    """Every row of the price tables, in key order."""
+    with engine.connect() as conn:
+        return {
+            table.name: [tuple(r) for r in conn.execute(
+                select(table).order_by(*table.primary_key.columns))]
+            for table in (offerings, prices)
+        }
+
+
+def test_a_first_revision_store_upgrades_with_every_row_intact(
+    empty_url: str, dispa: Path
+) -> None:
+    old = PriceStore(empty_url, migrate=False)
+    assert old.revision() is None
+    database.upgrade(old.engine, "0001")
+    assert old.revision() == "0001"
+    assert not JOB_TABLES & set(inspect(old.engine).get_table_names())
+    parsed = recorded.read_paths([dispa / "aws" / "cost", dispa / "azure"])
+    assert parsed.errors == []
+    inserted = old.ingest(parsed.observations()).inserted
+    before, count = every_row(old.engine), old.count()
+    old.dispose()
+
+    store = PriceStore(empty_url)  # opening upgrades in place
+    assert store.revision() == database.head() != "0001"
+    assert set(inspect(store.engine).get_table_names()) >= JOB_TABLES
+    after = every_row(store.engine)
+    assert len(after["prices"]) == count == inserted > 15_000
+    assert len(after["offerings"]) == len(before["offerings"]) > 0
+    assert after == before
+    at = datetime(2020, 3, 1, tzinfo=timezone.utc)
+    assert store.as_of(at)["usd_per_hour"].notna().all()
+
+    # The new tables work beside the old rows.
+    offering = store.offerings(instance_type="p3.2xlarge", market="spot").iloc[0]
+    key = tuple(offering[["cloud", "region", "zone", "instance_type", "market", "os"]])
+    job_id = store.jobs.create("resnet", {"model": "ResNet-50"}, 1000, at=at)
+    price = float(store.as_of(at, instance_type="p3.2xlarge", zone=key[2])["usd_per_hour"]
+                  .iloc[0])
+    placement = store.jobs.place(job_id, key, gpu_model=offering["gpu_model"],
+                                 gpu_count=int(offering["gpu_count"]), at=at,
+                                 usd_per_hour=price, reason="launch")
+    assert store.jobs.placements(job_id)["id"].tolist() == [placement]
+    assert store.jobs.transition(job_id, "running", at=at, expect="pending").state == "running"
+    zones = pd.DataFrame([("gcp", "us-central1", "us-central1-a", "a2-highgpu-1g", "spot")],
+                         columns=["cloud", "region", "zone", "instance_type", "market"])
+    assert store.record_zones(zones, at) == 1
+    assert every_row(store.engine) == before
+    # A second open is a no-op.
+    store.dispose()
+    again = PriceStore(empty_url)
+    assert again.revision() == database.head()
+    assert again.jobs.get(job_id).state == "running"
+    again.dispose()
+
+
+def test_upgrade_to_a_named_revision_is_idempotent(tmp_path: Path) -> None:
+    store = PriceStore(str(tmp_path / "p.sqlite"), migrate=False)
+    database.upgrade(store.engine, "0001")
+    database.upgrade(store.engine, "0001")
+    assert database.revision(store.engine) == "0001"
+    database.upgrade(store.engine)
+    assert database.revision(store.engine) == database.head()
+    store.dispose()

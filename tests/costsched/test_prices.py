@@ -1,0 +1,110 @@
+"""The one on-demand reference rule, and prices as of a time with the catalog's fallback."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+import pandas as pd
+import pytest
+
+from costsched import catalog
+from costsched.prices import listed_on_demand, on_demand_reference, prices_at
+from costsched.store import PriceStore
+from price_collectors.base import rows_frame
+
+T = datetime(2026, 11, 1, tzinfo=timezone.utc)
+TYPE = ("aws", "us-east-1", "p3.2xlarge")
+
+
+def row(price: float, market: str = "spot", *, region: str = "us-east-1",
+        instance_type: str = "p3.2xlarge", os: str = "linux", at: datetime = T) -> tuple:
+    spec = catalog.require("aws", instance_type)
+    return ("aws", region, "us-east-1a" if market == "spot" else "", instance_type, market,
+            os, spec["gpu_model"], int(spec["gpu_count"]), int(spec["vcpus"]),
+            float(spec["memory_gb"]), price, at)
+
+
+def list_price(cloud: str, region: str, instance_type: str) -> float:
+    listed = catalog.on_demand_observations()
+    match = listed[(listed["cloud"] == cloud) & (listed["region"] == region)
+                   & (listed["instance_type"] == instance_type)]
+    assert len(match) == 1
+    return float(match["usd_per_hour"].iloc[0])
+
+
+def test_the_frames_own_on_demand_price_comes_first() -> None:
+    listed = list_price(*TYPE)
+    own = round(listed * 0.9, 4)
+    frame = rows_frame([row(1.0), row(own, "on_demand")], "t")
+    assert on_demand_reference(frame).tolist() == [own, own]
+
+
+def test_of_several_on_demand_prices_the_newest_then_the_highest() -> None:
+    early, late = datetime(2026, 1, 1, tzinfo=timezone.utc), T
+    frame = rows_frame([row(1.0), row(3.5, "on_demand", at=late),
+                        row(9.0, "on_demand", at=early), row(3.0, "on_demand", at=late)], "t")
+    assert on_demand_reference(frame).iloc[0] == 3.5
+
+
+def test_without_one_the_catalogs_list_price_of_the_region() -> None:
+    frame = rows_frame([row(1.0), row(1.0, region="us-west-2")], "t")
+    assert on_demand_reference(frame).tolist() == [list_price(*TYPE),
+                                                   list_price("aws", "us-west-2", "p3.2xlarge")]
+
+
+def test_else_nan_never_another_region_or_os() -> None:
+    frame = rows_frame([row(1.0, region="xx-test-1"), row(1.0, os="windows"),
+                        row(5.0, "on_demand", os="windows", region="xx-test-1")], "t")
+    ref = on_demand_reference(frame)
+    assert math.isnan(ref.iloc[0])  # a region the catalog does not list: no guess
+    assert math.isnan(ref.iloc[1])  # the list prices are Linux prices
+    assert ref.iloc[2] == 5.0
+    assert on_demand_reference(frame.iloc[:0]).empty
+
+
+@pytest.fixture()
+def two_list_prices(monkeypatch: pytest.MonkeyPatch) -> tuple[float, float]:
+    """The catalog with p3.2xlarge in us-east-1 listed at 2.0 from 2022-01, 3.0 from 2024-01."""
+    listed = catalog.on_demand_observations()
+    key = ((listed["cloud"] == TYPE[0]) & (listed["region"] == TYPE[1])
+           & (listed["instance_type"] == TYPE[2]))
+    old, new = listed[key].copy(), listed[key].copy()
+    old["usd_per_hour"], old["effective_at"] = 2.0, pd.Timestamp("2022-01-01", tz="UTC")
+    new["usd_per_hour"], new["effective_at"] = 3.0, pd.Timestamp("2024-01-01", tz="UTC")
+    changed = pd.concat([new, listed[~key], old], ignore_index=True)
+    monkeypatch.setattr(catalog, "on_demand_observations", lambda: changed)
+    return 2.0, 3.0
+
+
+@pytest.mark.parametrize(("at", "expected"), [
+    (datetime(2023, 6, 1, tzinfo=timezone.utc), 2.0),  # the newest list price by then
+    (datetime(2024, 1, 1, tzinfo=timezone.utc), 3.0),  # listed at that very time
+    (datetime(2026, 6, 1, tzinfo=timezone.utc), 3.0),
+    (datetime(2019, 6, 1, tzinfo=timezone.utc), 2.0),  # none that old: the earliest
+    (None, 3.0),  # default: the newest
+])
+def test_the_catalogs_list_price_as_of_a_time(two_list_prices, at, expected) -> None:
+    frame = rows_frame([row(1.0)], "t")
+    assert on_demand_reference(frame, at=at).iloc[0] == expected
+    listed = listed_on_demand(at)
+    assert not listed.duplicated(["cloud", "region", "instance_type", "os"]).any()
+
+
+def test_prices_at_gives_each_offering_its_reference(store: PriceStore, two_list_prices
+                                                     ) -> None:
+    store.ingest(rows_frame([row(0.9, at=datetime(2023, 3, 1, tzinfo=timezone.utc))], "t"))
+    at = datetime(2023, 6, 1, tzinfo=timezone.utc)
+    frame = prices_at(store, at, clouds=["aws"], regions=["us-east-1"],
+                      instance_types=["p3.2xlarge"])
+    spot = frame[frame["market"] == "spot"].iloc[0]
+    assert spot["on_demand_usd_per_hour"] == 2.0
+    assert spot["spot_discount"] == pytest.approx(1 - 0.9 / 2.0)
+    on_demand = frame[frame["market"] == "on_demand"].iloc[0]
+    assert on_demand["usd_per_hour"] == on_demand["on_demand_usd_per_hour"] == 2.0
+    assert math.isnan(on_demand["spot_discount"])
+    assert {"usd_per_gpu_hour", "on_demand_usd_per_hour", "spot_discount"} <= set(frame)
+
+    later = prices_at(None, datetime(2026, 6, 1, tzinfo=timezone.utc), clouds=["aws"],
+                      regions=["us-east-1"], instance_types=["p3.2xlarge"])
+    assert later["usd_per_hour"].tolist() == [3.0]  # one list price per offering: the newest
