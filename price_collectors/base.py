@@ -25,6 +25,7 @@ from costsched import catalog
 from costsched.model import utc
 from costsched.prices import listed_on_demand, on_demand_reference
 from costsched.store import OBSERVATION_COLUMNS
+from costsched.store.zones import ZONE_KEY
 
 logger = logging.getLogger("price_collectors")
 logger.addHandler(logging.NullHandler())
@@ -37,9 +38,6 @@ CEILING = {"on_demand": 3.0, "spot": 1.5}
 FLOOR = 0.01
 # When no on-demand reference exists at all (a type the catalog prices nowhere).
 CEILING_PER_GPU_HOUR = 150.0
-
-# What `Collection.zones` gives: which zones offer an offering priced per region.
-ZONE_COLUMNS = ["cloud", "region", "zone", "instance_type", "market"]
 
 # A time for every unit, one per unit (AWS watermarks), or None (the collector's default).
 Since = datetime | Mapping[str, datetime | None] | None
@@ -105,15 +103,15 @@ class Collection:
         return dict(Counter(_reason_kind(r.reason) for r in self.rejected))
 
     def zones(self) -> pd.DataFrame:
-        """One row per zone that offers an offering of the coverage (ZONE_COLUMNS): the
-        coverage's comma-separated `zones`, exploded; empty without zone coverage."""
+        """One row per zone that offers an offering of the coverage (the store's ZONE_KEY
+        columns): the coverage's comma-separated `zones`, exploded; empty without any."""
         coverage = self.coverage
         if coverage is None or "zones" not in coverage or coverage.empty:
-            return pd.DataFrame({c: pd.Series(dtype=object) for c in ZONE_COLUMNS})
+            return pd.DataFrame({c: pd.Series(dtype=object) for c in ZONE_KEY})
         rows = coverage.assign(cloud=self.cloud, zone=coverage["zones"].fillna("").str.split(","))
         rows = rows.explode("zone")
         rows = rows[rows["zone"].str.strip() != ""]
-        return rows[ZONE_COLUMNS].drop_duplicates(ignore_index=True)
+        return rows[ZONE_KEY].drop_duplicates(ignore_index=True)
 
 
 @dataclass

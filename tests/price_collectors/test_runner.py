@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from costsched import clouds
@@ -35,3 +37,15 @@ def test_an_unknown_cloud_is_one_line_naming_the_known_ones() -> None:
     message = str(caught.value)
     assert "\n" not in message and "'oracle'" in message
     assert all(name in message for name in clouds.NAMES)
+
+
+@pytest.mark.parametrize(("cloud", "module", "message"), [
+    ("aws", "boto3", "aws: boto3 is not installed: pip install 'costsched[aws]'"),
+    ("azure", "requests", "azure: requests is not installed: pip install 'costsched[azure]'"),
+])
+def test_a_cloud_without_its_sdk_is_reported_not_run(monkeypatch, store, cloud, module,
+                                                     message) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
+    summary = runner.run(runner.make_collectors({cloud: []}), store)
+    assert summary.clouds[cloud].error == message
+    assert not summary.ok and store.count() == 0
