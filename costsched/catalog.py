@@ -65,7 +65,7 @@ def require(cloud: str, instance_type: str) -> dict:
         shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
         raise InvalidInput(
             f"unknown {cloud} instance type {instance_type!r}: expected a GPU type of the "
-            f"catalog ({shown}; `costsched catalog --cloud {cloud}` lists them)"
+            f"catalog ({shown}; the catalog lists every one)"
         )
     return row
 

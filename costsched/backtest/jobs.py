@@ -63,7 +63,7 @@ def read_jobs(paths: Sequence[Path], regions: Sequence[str], table: ThroughputTa
               at: datetime) -> list[BacktestJob]:
     """Jobs from job-spec YAML files (the format `costsched plan` reads; sweeps expand).
 
-    A job's home regions are its `constraints.regions`, else the `--region` values; its
+    A job's home regions are its `constraints.regions`, else `regions`; its
     other constraints (clouds, markets, GPU models and counts) limit every policy's
     choices. Measured `throughputs` in a spec price that job only.
     """

@@ -101,7 +101,7 @@ def _is_missing(value: Any) -> bool:
     return value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value)))
 
 
-WRAPPING_COLUMNS = {"regions", "source", "note", "reason"}
+WRAPPING_COLUMNS = {"regions", "source", "source or rule", "note", "reason"}
 
 
 def table(title: str, columns: list[str], rows: list[list[str]]) -> Table:

@@ -80,9 +80,7 @@ def show(
             f"{r.steps_per_second:.4g}" + ("*" if r.estimated else "")
             + (CAPPED_MARK if r.capped else ""), r.source]
            for r in frame.itertuples()]
-    shown = table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out)
-    shown.columns[-1].no_wrap = False  # long rules wrap instead of squeezing the figures
-    console.print(shown)
+    console.print(table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out))
     if frame["capped"].any():
         console.print(CAPPED_NOTE, highlight=False)
 

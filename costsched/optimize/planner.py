@@ -18,6 +18,7 @@ from costsched.model import Constraints, InvalidInput
 from costsched.optimize import rank as ranking
 from costsched.optimize.collection import POLICIES, CollectionPlan, CollectionProblem
 from costsched.optimize.decision import offering_rates
+from costsched.prices import listed_on_demand, on_demand_reference
 
 BASELINE_GPU = "V100"
 QUOTA_KEY = ["cloud", "region", "instance_type"]
@@ -46,16 +47,16 @@ class Baseline:
 
 
 def baseline(job: ResolvedJob, offerings: pd.DataFrame) -> Baseline | None:
-    """The cheapest on-demand 1xV100 price known (the frame's on-demand rows, the on-demand
-    price beside its spot rows, else the catalog's list price); None if there is none."""
+    """The cheapest on-demand 1xV100 price known: the frame's own on-demand reference of its
+    1xV100 rows (`costsched.prices.on_demand_reference`, which `prices_at` puts beside every
+    row), else the catalog's list price as of the frame's newest price; None if none."""
     v100 = offerings[(offerings["gpu_model"] == BASELINE_GPU) & (offerings["gpu_count"] == 1)]
-    prices = pd.concat([
-        v100.loc[v100["market"] == "on_demand", "usd_per_hour"],
-        v100["on_demand_usd_per_hour"] if "on_demand_usd_per_hour" in v100 else pd.Series(),
-    ]).dropna()
+    prices = (v100["on_demand_usd_per_hour"] if "on_demand_usd_per_hour" in v100
+              else on_demand_reference(v100)).dropna()
     basis = "on-demand 1xV100 in the price frame"
     if prices.empty:
-        listed = catalog.on_demand_prices()
+        newest = offerings["effective_at"].max() if len(offerings) else None
+        listed = listed_on_demand(None if pd.isna(newest) else newest)
         listed = listed[(listed["gpu_model"] == BASELINE_GPU) & (listed["gpu_count"] == 1)]
         prices, basis = listed["usd_per_hour"], f"on-demand 1xV100, {catalog.CATALOG_SOURCE}"
     if prices.empty:

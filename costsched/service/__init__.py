@@ -21,6 +21,7 @@ from costsched.service.collect import (
     route_regions,
     run_collection,
 )
+from costsched.service.decide import Decision, decide
 from costsched.service.plan import PlanResult, job_specs, plan, price_filters
 from costsched.service.prices import (
     ImportResult,
@@ -31,8 +32,8 @@ from costsched.service.prices import (
 )
 from costsched.service.stores import StoreLike, open_store, using
 
-__all__ = ["BacktestResult", "CollectRequest", "ImportResult", "PlanResult", "StoreLike",
-           "backtest", "collect_prices", "collect_request", "default_first_start",
-           "export_prices", "import_prices", "job_specs", "open_store", "plan",
-           "price_filters", "price_history", "prices", "route_regions", "run_collection",
-           "using"]
+__all__ = ["BacktestResult", "CollectRequest", "Decision", "ImportResult", "PlanResult",
+           "StoreLike", "backtest", "collect_prices", "collect_request", "decide",
+           "default_first_start", "export_prices", "import_prices", "job_specs", "open_store",
+           "plan", "price_filters", "price_history", "prices", "route_regions",
+           "run_collection", "using"]

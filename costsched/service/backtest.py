@@ -102,7 +102,7 @@ def backtest(
     regions = list(regions)
     overheads = overheads if overheads is not None else Overheads()
     first = as_time(first_start, "first_start") if first_start is not None else None
-    table = table if table is not None else ThroughputTable()
+    table = table if table is not None else ThroughputTable.load()  # with the user's measurements
     if job_files:
         # Specs resolve against a time only for absolute deadlines, which replays ignore.
         jobs = read_jobs([Path(p) for p in job_files], regions, table, first or as_time(None))
