@@ -12,6 +12,7 @@ from sqlalchemy import create_engine, text
 from typer.testing import CliRunner
 
 from costsched.store import PriceStore
+from costsched.throughput import ENV_USER_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -30,6 +31,13 @@ def spot_traces() -> Path:
     path = SHARED / "spot-traces"
     assert path.is_dir(), f"spot traces not found at {path} (set COSTSCHED_SHARED_DATA)"
     return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the user's own throughput measurements out of every test (plans and replays
+    read them)."""
+    monkeypatch.setenv(ENV_USER_FILE, str(tmp_path / "user-throughputs.csv"))
 
 
 @pytest.fixture(autouse=True)

@@ -1,16 +1,17 @@
-"""Bundled multi-GPU figures are capped at linear scaling; measured ones never are."""
+"""The throughput table: bundled measurements (multi-GPU ones capped at linear scaling),
+user overrides, stated estimates."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from costsched import throughput as tp
-
-LM = "LM (batch size 80)"
+from costsched.model import InvalidInput
 
 
 @pytest.fixture()
@@ -18,6 +19,148 @@ def user_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "throughputs.csv"
     monkeypatch.setenv(tp.ENV_USER_FILE, str(path))
     return path
+
+
+def test_bundled_measurements_are_returned_as_measured() -> None:
+    table = tp.ThroughputTable()
+    t = table.get("resnet50 bs64", "v100", 1)
+    assert (t.steps_per_second, t.estimated) == (5.458, False)
+    assert "Gavel" in t.basis
+    # Why throughput-aware placement pays, in the bundled data: ResNet-50 ~7x faster on a
+    # V100 than a K80, recommendation ~2x.
+    k80 = table.get("ResNet-50 (batch size 64)", "K80").steps_per_second
+    assert 6 < t.steps_per_second / k80 < 8
+    rec = [table.get("Recommendation (batch size 2048)", g).steps_per_second
+           for g in ("K80", "V100")]
+    assert rec[1] / rec[0] < 2.5
+
+
+def test_unmeasured_count_is_estimated_by_the_stated_scaling_rule() -> None:
+    table = tp.ThroughputTable()
+    base = table.get("Recommendation (batch size 2048)", "K80", 1).steps_per_second
+    t = table.get("Recommendation (batch size 2048)", "K80", 8)
+    assert t.estimated
+    assert t.steps_per_second == pytest.approx(base * 8 * tp.SCALING_EFFICIENCY**3)
+    assert "data-parallel" in t.basis and "1xK80" in t.basis
+    sixteen = table.get("ResNet-50 (batch size 64)", "V100", 16)
+    eight = table.get("ResNet-50 (batch size 64)", "V100", 8).steps_per_second
+    assert sixteen.steps_per_second == pytest.approx(eight * 2 * tp.SCALING_EFFICIENCY)
+
+
+def test_unmeasured_gpu_model_scales_from_the_nearest_measured_one_by_speed_index() -> None:
+    table = tp.ThroughputTable()
+    t = table.get("ResNet-50 (batch size 64)", "A100", 1)
+    assert t.estimated
+    a100, v100 = tp.GPU_SPECS["A100"], tp.GPU_SPECS["V100"]
+    ratio = math.sqrt(a100.fp32_tflops * a100.memory_gb_per_s
+                      / (v100.fp32_tflops * v100.memory_gb_per_s))
+    assert t.steps_per_second == pytest.approx(5.458 * ratio)
+    assert "from V100" in t.basis and "FP32 TFLOPS x memory GB/s" in t.basis
+    # The blend keeps bandwidth-poor parts well below their peak-FP32 ratio (1.9x V100).
+    l4 = table.get("ResNet-50 (batch size 64)", "L4", 1)
+    assert 0 < l4.steps_per_second < 5.458
+    t4 = table.get("ResNet-50 (batch size 64)", "T4", 1)  # the V100 is the reference
+    assert "from V100" in t4.basis
+    # Without a V100 measurement, the nearest measured speed index: K80 (32) for a T4 (51).
+    no_v100 = tp.ThroughputTable(tp.bundled()[tp.bundled()["gpu_model"] != "V100"])
+    assert "from K80" in no_v100.get("ResNet-50 (batch size 64)", "T4", 1).basis
+    fp16 = tp.ThroughputTable(precision="fp16").get("ResNet-50 (batch size 64)", "H100", 1)
+    assert fp16.steps_per_second == pytest.approx(
+        5.458 * tp.GPU_SPECS["H100"].speed_index("fp16") / v100.speed_index("fp16"))
+
+
+def test_every_catalog_gpu_has_a_sourced_spec() -> None:
+    from costsched import catalog
+
+    assert set(catalog.GPU_MODELS) <= set(tp.GPU_SPECS)
+    for spec in tp.GPU_SPECS.values():
+        assert spec.fp32_tflops > 0 and spec.fp16_tflops >= spec.fp32_tflops
+        assert "data sheet" in spec.source
+
+
+def test_never_silent_and_errors_say_what_is_known() -> None:
+    table = tp.ThroughputTable()
+    with pytest.raises(InvalidInput, match="no measured throughput"):
+        table.get("A3C", "A100", 1, estimate=False)
+    with pytest.raises(InvalidInput, match="unknown model 'bert'.*ResNet-50"):
+        table.get("bert", "V100")
+    with pytest.raises(InvalidInput, match="unknown GPU model 'TPU'"):
+        table.get("A3C", "TPU")
+
+
+def test_user_measurements_override_bundled_ones(user_file: Path) -> None:
+    tp.save_user(pd.DataFrame([("resnet50 bs64", "v100", 1, 6.1, "my bench")],
+                              columns=tp.COLUMNS))
+    table = tp.ThroughputTable.load()
+    t = table.get("ResNet-50 (batch size 64)", "V100", 1)
+    assert (t.steps_per_second, t.estimated, t.basis) == (6.1, False, "my bench")
+    # ... and feed the estimates built on them.
+    assert "6.1 steps/s" in table.get("ResNet-50 (batch size 64)", "A100").basis
+    # Saving again replaces, never duplicates.
+    tp.save_user(pd.DataFrame([("ResNet-50 (batch size 64)", "V100", 1, 6.2, "again")],
+                              columns=tp.COLUMNS))
+    assert len(tp.load_user()) == 1
+
+
+def test_lookup_is_get_per_row() -> None:
+    table = tp.ThroughputTable()
+    sps, est = table.lookup("A3C", ["K80", "V100", "V100", "A100", "Gaudi"], [1, 1, 8, 1, 1])
+    assert sps[0] == table.get("A3C", "K80").steps_per_second
+    assert est.tolist() == [False, False, True, True, False]
+    assert math.isnan(sps[4])
+
+
+def test_bad_measurement_files_name_row_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text("model,gpu_model,gpu_count,steps_per_second\nA3C,V100,1,2\nA3C,V100,0,2\n")
+    with pytest.raises(InvalidInput, match=r"m.csv: row 3: field gpu_count 0"):
+        tp.read_measurements(path)
+    path.write_text("model,gpu\nA3C,V100\n")
+    with pytest.raises(InvalidInput, match="missing column"):
+        tp.read_measurements(path)
+
+
+def test_cli_set_import_show(cli, user_file: Path, tmp_path: Path) -> None:
+    result = cli("throughput", "set", "my-model", "V100:2", "12.5", "--source", "lab run")
+    assert result.exit_code == 0, result.output
+    csv = tmp_path / "more.csv"
+    csv.write_text("model,gpu_model,gpu_count,steps_per_second\nmy-model,k80,1,1.5\n")
+    assert cli("throughput", "import", str(csv)).exit_code == 0
+    shown = json.loads(cli("throughput", "show", "--model", "my-model", "--gpu", "V100,K80,A100",
+                           "--count", "1", "--count", "2", "--json").stdout)["throughputs"]
+    by = {(r["gpu_model"], r["gpu_count"]): r for r in shown}
+    assert by[("V100", 2)]["steps_per_second"] == 12.5 and not by[("V100", 2)]["estimated"]
+    assert by[("K80", 1)]["steps_per_second"] == 1.5
+    assert by[("V100", 1)]["estimated"] and "data-parallel" in by[("V100", 1)]["source"]
+    assert by[("A100", 2)]["estimated"]
+    listed = json.loads(cli("throughput", "show", "--json").stdout)["throughputs"]
+    assert {"my-model", "A3C"} <= {r["model"] for r in listed}
+
+
+def test_cli_bad_input_exits_2(cli, user_file: Path) -> None:
+    result = cli("throughput", "set", "A3C", "V100:x", "2")
+    assert result.exit_code == 2
+    assert "V100:x" in result.output and "Traceback" not in result.output
+    assert cli("throughput", "set", "A3C", "V100", "-1").exit_code == 2
+    assert not user_file.exists()
+
+
+def test_gpu_rule_accuracy_on_the_bundled_measurements() -> None:
+    """Predict each measured GPU from another with the GPU rule; the stated accuracy holds."""
+    bundled = tp.bundled()
+    one = bundled[bundled["gpu_count"] == 1].pivot(index="model", columns="gpu_model",
+                                                   values="steps_per_second")
+    stated = {("P100", "V100"): 1.35, ("V100", "P100"): 1.35, ("K80", "V100"): 1.7,
+              ("V100", "K80"): 1.7, ("K80", "P100"): 1.7, ("P100", "K80"): 1.7}
+    for (ref, target), bound in stated.items():
+        only_ref = bundled[(bundled["gpu_model"] == ref) & (bundled["gpu_count"] == 1)]
+        table = tp.ThroughputTable(only_ref)
+        predicted = pd.Series({m: table.get(m, target).steps_per_second for m in one.index})
+        log_err = (predicted / one[target]).map(math.log).abs()
+        assert math.exp(log_err.mean()) < bound, (ref, target, math.exp(log_err.mean()))
+
+
+LM = "LM (batch size 80)"
 
 
 def published(model: str, gpu: str, count: int) -> float:

@@ -12,7 +12,7 @@ from costsched.backtest.accounting import Run
 from costsched.model import Job
 from costsched.optimize.decision import Overheads
 from costsched.throughput import ThroughputTable, save_user
-from tests.backtest.handmade import AZ_V100, K80_A, T0, V100_A, trace
+from tests.costsched.backtest.handmade import AZ_V100, K80_A, T0, V100_A, trace
 
 H = 3600
 

@@ -8,7 +8,7 @@ import pytest
 from costsched.backtest.trace import PriceTrace
 from costsched.model import InvalidInput
 from costsched.store import to_epoch_seconds
-from tests.backtest.handmade import K80_A, T0, V100_A, history, trace
+from tests.costsched.backtest.handmade import K80_A, T0, V100_A, history, trace
 
 H = 3600
 

@@ -26,7 +26,7 @@ from costsched.backtest.oracle import Oracle
 from costsched.optimize.decision import Overheads
 from costsched.policies.base import JobState
 from costsched.throughput import ThroughputTable
-from tests.backtest.handmade import AZ_V100, K80_A, T0, V100_A, job, trace
+from tests.costsched.backtest.handmade import AZ_V100, K80_A, T0, V100_A, job, trace
 
 TABLE = ThroughputTable()
 OFFERINGS = (V100_A, K80_A, AZ_V100)

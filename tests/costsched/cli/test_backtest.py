@@ -67,7 +67,7 @@ def test_jobs_from_job_specs(run, tmp_path: Path) -> None:
 
 
 def test_the_example_job_specs_replay(run) -> None:
-    examples = Path(__file__).resolve().parents[2] / "examples"
+    examples = Path(__file__).resolve().parents[3] / "examples"
     result = run("--jobs", examples / "resnet50.yaml", "--jobs", examples / "recommendation.yaml",
                  *WINDOW, "--json")
     assert result.exit_code == 0, result.output

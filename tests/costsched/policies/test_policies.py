@@ -7,7 +7,7 @@ import pytest
 from costsched.model import InvalidInput
 from costsched.policies import POLICIES, make_policy, policy_name
 from costsched.throughput import ThroughputTable
-from tests.backtest.handmade import (
+from tests.costsched.backtest.handmade import (
     AZ_V100,
     K80_A,
     V100_A,
@@ -138,7 +138,7 @@ def test_oracle_moves_when_the_future_pays_for_it() -> None:
 def test_no_offering_in_scope_is_reported_not_raised() -> None:
     tr = trace([(K80_A, 0.3, 0)])
     from costsched.backtest import BacktestConfig, run_backtest
-    from tests.backtest.handmade import T0
+    from tests.costsched.backtest.handmade import T0
 
     frame = run_backtest(tr, [job(RESNET, 1, TABLE)], [T0.to_pydatetime()], ["static"],
                          BacktestConfig(), TABLE)
@@ -158,7 +158,7 @@ def test_a_decision_is_an_offering_key_that_the_view_turns_into_an_offering() ->
 
     from costsched.model import Job
     from costsched.policies.base import JobState
-    from tests.backtest.handmade import T0
+    from tests.costsched.backtest.handmade import T0
 
     tr = trace([(V100_A, 1.0, 0), (V100_B, 0.8, 0)])
     view = tr.view(int(T0.timestamp()), np.array([2.846, 2.846]))

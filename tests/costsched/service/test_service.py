@@ -17,7 +17,7 @@ from costsched.model import InvalidInput
 from costsched.service.backtest import FIT_LENGTHS
 from costsched.store import PriceStore
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 AT = "2020-03-01T00:00Z"
 WINDOW = {"first_start": "2020-02-24", "starts": 2, "every_hours": 48.0}
