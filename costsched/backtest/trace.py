@@ -112,7 +112,7 @@ class PriceTrace:
     def view(self, t: int, steps_per_second: np.ndarray) -> MarketView:
         """What a policy sees at time t, for a model of these throughputs per offering."""
         return MarketView(int(t), self.offerings, self.price_at(t), steps_per_second,
-                          self.preemptions_per_hour, self.keys, self.rows)
+                          self.preemptions_per_hour, self.keys, self.rows, self.egress_per_gb)
 
     @cached_property
     def twins(self) -> np.ndarray:

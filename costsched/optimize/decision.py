@@ -201,15 +201,16 @@ def egress_per_gb(cloud: np.ndarray, region: np.ndarray,
     return np.where(same_region, 0.0, np.where(same_cloud, inter[:, None], internet[:, None]))
 
 
-def move_cost(overheads: Overheads, offerings: pd.DataFrame, prices: np.ndarray, src: int,
-              checkpoint_gb: float, checkpoint_hours: float) -> np.ndarray:
-    """USD of moving a job from offering row `src` to each row, at today's prices:
-    idle hours x the new price + overlap hours x the old price + egress."""
+def move_cost(overheads: Overheads, prices: np.ndarray, src: int,
+              egress_usd_per_gb: np.ndarray, checkpoint_gb: float,
+              checkpoint_hours: float) -> np.ndarray:
+    """USD of moving a job from offering `src` to each offering, at today's `prices`:
+    idle hours x the new price + overlap hours x the old price + egress
+    (`egress_usd_per_gb`: from `src` to each, as `egress_per_gb(..., src)` gives)."""
     prices = np.asarray(prices, dtype=float)
     idle = overheads.move_idle_hours(checkpoint_gb, checkpoint_hours)
-    egress = overheads.egress_gb(checkpoint_gb)
     cost = idle * prices + overheads.overlap_hours * prices[src]
+    egress = overheads.egress_gb(checkpoint_gb)
     if egress > 0:
-        cost = cost + egress * egress_per_gb(offerings["cloud"].to_numpy(),
-                                             offerings["region"].to_numpy(), src)
+        cost = cost + egress * np.asarray(egress_usd_per_gb, dtype=float)
     return cost

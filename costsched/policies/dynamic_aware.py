@@ -39,12 +39,15 @@ class DynamicAware(Policy):
                 raise self.no_candidate(view, state)
             return view.key(found[0])
         rows = np.flatnonzero(usable)
+        here = int(np.searchsorted(rows, cur))  # the current offering among `rows`
         cost = expected_cost(view, state, rows)
-        stay = float(cost[rows == cur][0])
+        stay = float(cost[here])
         job = state.job
-        move = cost + move_cost(state.overheads, view.offerings, view.prices, cur,
-                                job.checkpoint_gb, job.checkpoint_hours)[rows]
-        saving = np.where(rows == cur, -np.inf, stay - move)
+        move = cost + move_cost(state.overheads, view.prices[rows], here,
+                                view.egress_from(cur)[rows], job.checkpoint_gb,
+                                job.checkpoint_hours)
+        saving = stay - move
+        saving[here] = -np.inf
         i = int(np.argmax(saving))
         if saving[i] > self.margin * stay:
             return view.key(int(rows[i]))

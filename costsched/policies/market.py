@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from costsched.model import InvalidInput, Offering, utc
-from costsched.optimize.decision import offering_rates
+from costsched.optimize.decision import egress_per_gb, offering_rates
 from costsched.store import OFFERING_ATTRS, OFFERING_KEY
 from costsched.throughput import ThroughputTable
 
@@ -33,6 +33,14 @@ class MarketView:
     preemptions_per_hour: np.ndarray  # 0 for on-demand
     keys: Sequence[OfferingKey]  # per row
     rows: Mapping[OfferingKey, int]  # offering key -> row
+    egress: np.ndarray | None = None  # [from, to] USD/GB if precomputed (replays)
+
+    def egress_from(self, row: int) -> np.ndarray:
+        """USD per GB of copying a checkpoint from offering `row` to each offering."""
+        if self.egress is not None:
+            return self.egress[row]
+        return egress_per_gb(self.offerings["cloud"].to_numpy(),
+                             self.offerings["region"].to_numpy(), row)
 
     def row(self, key: OfferingKey | None) -> int | None:
         """The row of an offering key; None if the key is None or not in the view."""

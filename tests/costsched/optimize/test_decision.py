@@ -46,7 +46,8 @@ def test_free_overheads_make_every_move_free() -> None:
     assert free.restart_hours(50.0) == 0.0 and free.move_idle_hours(50.0, 4.0) == 0.0
     assert free.egress_gb(50.0) == 0.0 and free.overlap_hours == 0.0
     offerings = pd.DataFrame({"cloud": ["aws", "azure"], "region": ["us-east-1", "eastus"]})
-    cost = move_cost(free, offerings, np.array([2.0, 3.0]), 0, 50.0, 4.0)
+    to = egress_per_gb(offerings["cloud"], offerings["region"], 0)
+    cost = move_cost(free, np.array([2.0, 3.0]), 0, to, 50.0, 4.0)
     assert cost.tolist() == [0.0, 0.0]
 
 
@@ -73,9 +74,10 @@ def test_move_cost_is_idle_on_the_new_overlap_on_the_old_and_egress() -> None:
     o = Overheads(overlap_minutes=12.0)
     prices = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     gb, interval = 10.0, 1.0
-    cost = move_cost(o, OFFERINGS, prices, 1, gb, interval)
+    to = egress_per_gb(OFFERINGS["cloud"], OFFERINGS["region"], 1)
+    cost = move_cost(o, prices, 1, to, gb, interval)
     idle = o.move_idle_hours(gb, interval)
-    egress = egress_per_gb(OFFERINGS["cloud"], OFFERINGS["region"], 1) * gb
+    egress = to * gb
     np.testing.assert_allclose(cost, idle * prices + 0.2 * prices[1] + egress)
     assert cost[0] < cost[2] < cost[3]  # same region < other region < other cloud (here)
 
