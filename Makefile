@@ -40,6 +40,10 @@ demo-recorded: install
 	$(BIN)/costsched prices import $(RECORDED)/aws/cost $(RECORDED)/azure --db $(RECORDED_DB)
 	@echo "== Plans as of 2020-03-01, us-east-1 spot: ResNet-50 picks a V100, recommendation a K80 =="
 	$(BIN)/costsched plan examples/resnet50.yaml examples/recommendation.yaml --at 2020-03-01 --top 3 --db $(RECORDED_DB)
+	@echo "== The same plans from Python, as a notebook gets them =="
+	@$(BIN)/python -c "import costsched; print(costsched.plan(['examples/resnet50.yaml', \
+		'examples/recommendation.yaml'], at='2020-03-01', db='$(RECORDED_DB)').table[['job', \
+		'offering', 'expected_hours', 'expected_cost']].to_string(index=False))"
 	@echo "== Backtest: 4-day jobs, 30 daily starts, cost of each policy against a static choice =="
 	$(BIN)/costsched backtest --db $(RECORDED_DB) --region us-east-1,us-west-2 --days 4 --starts 30 \
 		--first-start 2020-02-10 --plot .demo/backtest.png

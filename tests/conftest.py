@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -57,12 +58,10 @@ def _pg_url() -> str | None:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> PriceStore:
-    """A fresh store on SQLite, and on PostgreSQL in a schema of its own."""
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database: a SQLite file, and a PostgreSQL schema of its own."""
     if request.param == "sqlite":
-        s = PriceStore(str(tmp_path / "p.sqlite"))
-        yield s
-        s.dispose()
+        yield str(tmp_path / "p.sqlite")
         return
     url = _pg_url()
     if not url:
@@ -72,12 +71,18 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> PriceStore:
     with admin.begin() as conn:
         conn.execute(text(f"CREATE SCHEMA {schema}"))
     sep = "&" if "?" in url else "?"
-    s = PriceStore(f"{url}{sep}options={quote(f'-csearch_path={schema}')}")
-    yield s
-    s.dispose()
+    yield f"{url}{sep}options={quote(f'-csearch_path={schema}')}"
     with admin.begin() as conn:
         conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
     admin.dispose()
+
+
+@pytest.fixture()
+def any_store(empty_url: str) -> Iterator[PriceStore]:
+    """A fresh store on SQLite, and on PostgreSQL in a schema of its own."""
+    s = PriceStore(empty_url)
+    yield s
+    s.dispose()
 
 
 @pytest.fixture()

@@ -2,42 +2,17 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import quote
 
 import pandas as pd
-import pytest
-from sqlalchemy import Engine, create_engine, inspect, select, text
+from sqlalchemy import Engine, inspect, select
 
 from costsched.store import PriceStore, database
 from costsched.store.schema import offerings, prices
 from price_collectors import recorded
-from tests.conftest import _pg_url
 
 JOB_TABLES = {"jobs", "placements", "job_events", "zone_coverage"}
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The URL of an empty database: a SQLite file, or a PostgreSQL schema of its own."""
-    if request.param == "sqlite":
-        yield database.resolve_url(str(tmp_path / "old.sqlite"))
-        return
-    url = _pg_url()
-    if not url:
-        pytest.skip("no PostgreSQL server: set COSTSCHED_TEST_PG_URL (scripts/start-postgres.sh)")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE SCHEMA {schema}"))
-    sep = "&" if "?" in url else "?"
-    yield f"{url}{sep}options={quote(f'-csearch_path={schema}')}"
-    with admin.begin() as conn:
-        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
 
 
 def every_row(engine: Engine) -> dict[str, list[tuple]]:
