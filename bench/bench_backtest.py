@@ -1,6 +1,6 @@
-"""Backtest benchmark: the issue's full table on the recorded traces, and a generated year.
+"""Backtest benchmark: the README's backtest table on the recorded traces, and a generated year.
 
-1. The table of issue 5: 6 models x 2 home regions x 30 daily starts x 7 policies = 2,520
+1. The README's table: 6 models x 2 home regions x 30 daily starts x 7 policies = 2,520
    runs over the recorded AWS/Azure traces (../shared/data/dispa2020), imported into a
    fresh SQLite store first. Target: under 10 s for the backtest itself.
 2. A generated year of hourly spot prices for 500 offerings (4.4 M observations) and
@@ -64,7 +64,7 @@ def bench_table() -> None:
         t_run = time.perf_counter() - t
         store.dispose()
     per_policy = _per_policy_seconds(trace, jobs, starts, table)
-    print(f"issue table: {len(results):,} runs ({len(jobs)} jobs x {len(starts)} starts x "
+    print(f"README table: {len(results):,} runs ({len(jobs)} jobs x {len(starts)} starts x "
           f"{len(POLICIES)} policies), trace {trace.prices.shape[0]:,} times x "
           f"{trace.prices.shape[1]} offerings")
     print(f"  import recorded logs  {t_import:7.2f} s (once, not part of the backtest)")

@@ -152,5 +152,5 @@ def test_dynamic_aware_is_dynamic_when_moves_are_free_and_there_is_no_margin(
     np.testing.assert_allclose(pair["dynamic"], pair["dynamic-aware"], rtol=1e-12)
 
 
-def test_runs_of_the_issue_window_stay_inside_the_trace(recorded_results) -> None:
+def test_runs_of_the_readme_window_stay_inside_the_trace(recorded_results) -> None:
     assert (recorded_results["hours_after_trace"] == 0).all()

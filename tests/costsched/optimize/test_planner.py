@@ -1,4 +1,4 @@
-"""The issue's acceptance test: on the recorded prices and the bundled throughputs, as of
+"""On the recorded prices and the bundled throughputs, as of
 2020-03-01 in us-east-1 spot, the cost-optimal choices for ResNet-50 (batch 64) and for
 recommendation (batch 2048) differ in GPU model; each is checked exhaustively."""
 
