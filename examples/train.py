@@ -1,21 +1,28 @@
 """A small training job that survives preemption: numpy logistic regression by SGD.
 
-It checkpoints every --checkpoint-every seconds and when it receives SIGTERM (what a
-spot/preemptible instance gets before it is taken away, and what `costsched` sends before
-a migration), then exits; started again with the same --checkpoint-dir it resumes from the
-last checkpoint. Checkpoints are written atomically (temp file, then rename).
+It follows costsched's job contract: its checkpoint directory is --checkpoint-dir, else
+$COSTSCHED_CHECKPOINT_DIR, else $CHECKPOINT_DIR, else ./ckpt. It checkpoints every
+--checkpoint-every seconds and when it receives SIGTERM (what a spot/preemptible instance
+gets before it is taken away, and what `costsched` sends before a migration), then exits 0;
+started again with a directory holding that checkpoint (the same, or a copy elsewhere) it
+resumes from it. Checkpoints are written atomically (temp file, then rename). The final
+weights are the same bytes however often the run was stopped and resumed; --result writes
+them (np.save) and the last line prints their SHA-256.
 
-    python examples/train.py --steps 20000 --checkpoint-dir /tmp/ckpt
+    python examples/train.py --steps 20000 --checkpoint-dir /tmp/ckpt --result w.npy
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
 import os
 import signal
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +51,18 @@ def save(path: Path, step: int, w: np.ndarray, rng_state: dict) -> None:
     os.replace(tmp, path)
 
 
+def weights_bytes(w: np.ndarray) -> bytes:
+    """The weights as a .npy file's bytes: what --result writes and the SHA-256 covers."""
+    buffer = io.BytesIO()
+    np.save(buffer, w, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def default_checkpoint_dir() -> str:
+    env = os.environ
+    return env.get("COSTSCHED_CHECKPOINT_DIR") or env.get("CHECKPOINT_DIR") or "ckpt"
+
+
 def load(path: Path, dim: int, seed: int) -> tuple[int, np.ndarray, np.random.Generator]:
     rng = np.random.default_rng(seed)
     if not path.exists():
@@ -59,23 +78,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checkpoint-dir", default=os.environ.get("CHECKPOINT_DIR", "ckpt"))
+    parser.add_argument("--checkpoint-dir", default=default_checkpoint_dir(),
+                        help="default: $COSTSCHED_CHECKPOINT_DIR, $CHECKPOINT_DIR, ./ckpt")
     parser.add_argument("--checkpoint-every", type=float, default=60.0, help="seconds")
     parser.add_argument("--step-seconds", type=float, default=0.0,
                         help="sleep per step, to make a short job last (for demos)")
-    args = parser.parse_args(argv)
-
+    parser.add_argument("--result", type=Path, help="write the final weights here (.npy)")
     stop = {"requested": False}
 
     def on_sigterm(signum: int, _frame: object) -> None:
         stop["requested"] = True
 
     signal.signal(signal.SIGTERM, on_sigterm)
+    args = parser.parse_args(argv)
     ckpt_dir = Path(args.checkpoint_dir)
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
     path = ckpt_dir / CHECKPOINT
+    try:
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(ckpt_dir, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        print(f"checkpoint directory {ckpt_dir}: not writable ({exc.strerror})", file=sys.stderr)
+        return 1
     x, y = make_data(args.seed)
-    step, w, rng = load(path, x.shape[1], args.seed)
+    try:
+        step, w, rng = load(path, x.shape[1], args.seed)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        # never train over a checkpoint that cannot be read: it may be all there is
+        print(f"checkpoint {path}: unreadable ({exc})", file=sys.stderr)
+        return 1
     print(f"resumed at step {step}" if step else "started", flush=True)
     last_save = time.monotonic()
     while step < args.steps:
@@ -94,7 +125,13 @@ def main(argv: list[str] | None = None) -> int:
             last_save = time.monotonic()
     loss, _ = loss_and_grad(w, x, y)
     save(path, step, w, rng.bit_generator.state)
+    result = weights_bytes(w)
+    if args.result:
+        tmp = args.result.with_name(args.result.name + ".tmp")
+        tmp.write_bytes(result)
+        os.replace(tmp, args.result)
     print(f"done: {step} steps, loss {loss:.4f}", flush=True)
+    print(f"weights sha256 {hashlib.sha256(result).hexdigest()}", flush=True)
     return 0
 
 

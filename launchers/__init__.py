@@ -1,3 +1,28 @@
-"""Launchers: where jobs run. One module per backend behind one interface (`base.Launcher`),
-and checkpoint stores (`checkpoints`). The core's state machine and policies call them;
-nothing outside a backend branches on a cloud's name."""
+"""Launchers: where jobs run. One module per backend behind one interface (`base.Launcher`,
+defined by the core that drives it), the agent that runs a job on an instance, and the
+checkpoint stores (`checkpoints`). Nothing outside a backend branches on a cloud's name.
+
+    launcher = make_launcher("local")            # or "aws", "gcp"
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from costsched.model import InvalidInput
+
+# Backend name -> (module, class); imported on demand (a backend may need its cloud's SDK).
+BACKENDS = {"local": ("launchers.local", "LocalLauncher"),
+            "aws": ("launchers.aws", "AwsLauncher"),
+            "gcp": ("launchers.gcp", "GcpLauncher")}
+
+
+def make_launcher(name: str, **options: Any) -> Any:  # -> launchers.base.Launcher
+    """The launcher backend `name` with its options (see each backend's constructor)."""
+    try:
+        module, cls = BACKENDS[name]
+    except KeyError:
+        raise InvalidInput(f"launcher {name!r}: expected one of {', '.join(BACKENDS)}"
+                           ) from None
+    return getattr(import_module(module), cls)(**options)

@@ -1,101 +1,16 @@
-"""The interface every launcher backend implements, in the spirit of a node provider:
-launch an offering with a job, read an instance's state, ask the job to checkpoint and
-stop, terminate, and list costsched's instances.
+"""The interface every launcher implements. It is defined in the core, which drives
+launchers through it (`costsched.migration.launcher`); backends import it from here."""
 
-An instance runs the job under the agent (`launchers.agent`), which restores the job's
-newest verified checkpoint, starts its command with the job contract's environment,
-publishes every checkpoint the job writes to the checkpoint store, and turns a stop
-request or a cloud's preemption notice into SIGTERM for the job.
-"""
+from costsched.migration.launcher import (
+    INSTANCE_STATES,
+    LIVE_STATES,
+    TAG_ATTEMPT,
+    TAG_JOB,
+    CapacityError,
+    Instance,
+    Launcher,
+    LaunchSpec,
+)
 
-from __future__ import annotations
-
-from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import ClassVar
-
-from costsched.model import Offering
-
-# pending: asked for, not running the job yet; running: the job runs; stopped: the job
-# checkpointed and exited after a stop request (the instance is still up, and billed, until
-# terminated); succeeded / failed: the job exited by itself with 0 / non-zero; preempted:
-# taken away by the cloud (or killed without notice); terminated: by costsched.
-INSTANCE_STATES = ("pending", "running", "stopped", "succeeded", "failed", "preempted",
-                   "terminated")
-LIVE_STATES = ("pending", "running", "stopped")  # billed: count towards a job's instances
-TAG_JOB = "costsched-job"  # tag (or label) naming the job id on every instance
-TAG_ATTEMPT = "costsched-attempt"  # the launch attempt: finds an instance again after a crash
-
-
-@dataclass(frozen=True)
-class LaunchSpec:
-    """What to start where. `attempt` is unique per launch (a migration's or recovery's
-    id), tagged on the instance, so that a costsched that crashed right after asking for an
-    instance finds it again instead of launching a second one."""
-
-    job_id: int
-    job_name: str
-    command: str  # the job's shell command (run by /bin/sh -c on the instance)
-    offering: Offering
-    checkpoint_uri: str  # the job's checkpoint store: a directory, s3://b/p or gs://b/p
-    attempt: str
-    envs: dict[str, str] = field(default_factory=dict)  # the job's own (sweep values...)
-
-
-@dataclass(frozen=True)
-class Instance:
-    id: str  # the backend's handle
-    job_id: int
-    attempt: str
-    offering_key: tuple[str, str, str, str, str, str]
-    state: str  # one of INSTANCE_STATES
-    exit_code: int | None = None
-    detail: str = ""
-
-    @property
-    def live(self) -> bool:
-        return self.state in LIVE_STATES
-
-
-class CapacityError(RuntimeError):
-    """The offering cannot be had now (no capacity, spot price too low, quota): try the next
-    one. str() is one line naming the offering and the provider's reason."""
-
-    def __init__(self, offering: Offering, reason: str) -> None:
-        self.offering = offering
-        self.reason = reason
-        where = offering.zone or offering.region
-        super().__init__(f"{offering.cloud} {where} {offering.instance_type} "
-                         f"{offering.market}: {reason}")
-
-
-class Launcher(ABC):
-    name: ClassVar[str]
-
-    @abstractmethod
-    def can_launch(self, offering: Offering) -> bool:
-        """Whether this backend can start `offering` (its cloud's, or any for `local`)."""
-
-    @abstractmethod
-    def launch(self, spec: LaunchSpec) -> Instance:
-        """Start the job on the offering; CapacityError when the offering cannot be had."""
-
-    @abstractmethod
-    def status(self, instance_id: str) -> Instance:
-        """The instance's state now (InvalidInput for an unknown id)."""
-
-    @abstractmethod
-    def request_stop(self, instance_id: str) -> None:
-        """Ask the job to checkpoint and exit (SIGTERM through the agent); returns at once."""
-
-    @abstractmethod
-    def terminate(self, instance_id: str) -> None:
-        """Stop billing: end the instance (idempotent)."""
-
-    @abstractmethod
-    def instances(self, job_id: int | None = None) -> list[Instance]:
-        """costsched's instances (all jobs, or one job's), found by their tags."""
-
-    def logs(self, instance_id: str, tail: int = 200) -> str:
-        """The last `tail` lines of the job's output, where the backend keeps them."""
-        return ""
+__all__ = ["INSTANCE_STATES", "LIVE_STATES", "TAG_ATTEMPT", "TAG_JOB", "CapacityError",
+           "Instance", "LaunchSpec", "Launcher"]

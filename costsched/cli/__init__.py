@@ -8,7 +8,7 @@ import pandas as pd
 import typer
 
 from costsched import catalog as catalog_data
-from costsched.cli import backtest, collect, plan, prices, throughput
+from costsched.cli import backtest, collect, jobs, plan, prices, throughput
 from costsched.cli.common import (
     JsonOption,
     console,
@@ -32,6 +32,11 @@ app.add_typer(throughput.app, name="throughput")
 app.command("plan")(plan.plan)
 app.command("backtest")(backtest.backtest_cmd)
 app.command("collect")(collect.collect)
+app.command("launch")(jobs.launch)
+app.command("status")(jobs.status)
+app.command("migrate")(jobs.migrate)
+app.command("stop")(jobs.stop)
+app.command("logs")(jobs.logs)
 
 
 def _version(value: bool) -> None:

@@ -75,3 +75,21 @@ def new_session(**kwargs: Any) -> Any:
     core.get_component("response_parser_factory").set_parser_defaults(
         timestamp_parser=parse_timestamp)
     return boto3.session.Session(botocore_session=core, **kwargs)
+
+
+# The GPU image launchers use when none is given: the Deep Learning Base OSS Nvidia Driver
+# GPU AMI (Ubuntu 22.04). Its newest id per region is the public SSM parameter below
+# (docs.aws.amazon.com/dlami/latest/devguide/find-dlami-id.html); where SSM cannot be read,
+# the newest Amazon-owned image whose name matches the filter.
+GPU_IMAGE_PARAMETER = ("/aws/service/deeplearning/ami/x86_64/"
+                       "base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id")
+GPU_IMAGE_OWNER = "amazon"
+GPU_IMAGE_NAME_FILTER = "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *"
+# Inside an instance: the spot interruption notice (404 until EC2 schedules an interruption;
+# IMDSv2 asks for a session token first).
+SPOT_NOTICE_URL = "http://169.254.169.254/latest/meta-data/spot/instance-action"
+# run_instances error codes that mean "not this offering now": try the next one.
+CAPACITY_ERROR_CODES = frozenset({
+    "InsufficientInstanceCapacity", "SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded",
+    "InstanceLimitExceeded", "Unsupported", "VcpuLimitExceeded",
+})

@@ -68,3 +68,21 @@ def credentials_and_project(project: str | None = None) -> tuple[object, str]:
     if not chosen:
         raise NoProject("gcp: no project: name one, or set GOOGLE_CLOUD_PROJECT")
     return credentials, chosen
+
+
+# The boot image launchers use when none is given: a Deep Learning VM image family with CUDA
+# (its metadata key `install-nvidia-driver` installs the driver at first boot).
+GPU_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu121"
+# Inside an instance: "TRUE" once the instance is being preempted (header Metadata-Flavor:
+# Google; `?wait_for_change=true` blocks until it changes).
+PREEMPTION_NOTICE_URL = "http://metadata.google.internal/computeMetadata/v1/instance/preempted"
+# Machine families whose machine types come with their GPUs attached (no guest accelerators).
+ACCELERATOR_MACHINE_FAMILIES = ("a2", "a3", "a4", "g2", "g4")
+# Error codes (and, lower case, words of messages) of an insert that mean "not this offering
+# now": try the next one.
+CAPACITY_ERROR_CODES = frozenset({
+    "ZONE_RESOURCE_POOL_EXHAUSTED", "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS",
+    "QUOTA_EXCEEDED", "quotaExceeded",
+})
+CAPACITY_ERROR_WORDS = ("stockout", "does not have enough resources", "resource_pool_exhausted",
+                        "quota")

@@ -25,6 +25,7 @@ from costsched.store.database import (  # noqa: F401 - re-exported: the store's 
     to_epoch_seconds,
 )
 from costsched.store.jobs import JobStore
+from costsched.store.moves import MoveStore
 from costsched.store.schema import offerings, prices
 
 OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
@@ -58,6 +59,11 @@ class PriceStore:
     def jobs(self) -> JobStore:
         """The job store in the same database."""
         return JobStore(self.engine)
+
+    @cached_property
+    def moves(self) -> MoveStore:
+        """The job moves in progress or done (launches, migrations, recoveries)."""
+        return MoveStore(self.engine)
 
     # --- schema ---------------------------------------------------------------------
 

@@ -122,3 +122,23 @@ job_events = Table(
     Column("detail", Text, nullable=False, server_default=""),
     Index("ix_job_events_job", "job_id", "id"),
 )
+
+# A launch, migration or recovery of a job in progress: the job-move state machine's
+# persisted state (costsched.migration), so that a crash resumes it where it was.
+moves = Table(
+    "moves",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_id", Integer, ForeignKey("jobs.id"), nullable=False),
+    Column("kind", String(16), nullable=False),  # launch | migration | recovery
+    Column("state", String(24), nullable=False),
+    Column("source_instance", String(256), nullable=False, server_default=""),
+    Column("candidates", Text, nullable=False),  # JSON: the offerings to try, in order
+    Column("tried", Integer, nullable=False, server_default=text("0")),  # candidates failed
+    Column("target_instance", String(256), nullable=False, server_default=""),
+    Column("checkpoint_version", Integer, nullable=True),
+    Column("detail", Text, nullable=False, server_default=""),
+    Column("created_ts", BigInteger, nullable=False),
+    Column("updated_ts", BigInteger, nullable=False),
+    Index("ix_moves_job", "job_id", "id"),
+)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from costsched.model import InvalidInput
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -56,6 +58,11 @@ class CheckpointStore(ABC):
     def delete(self, checkpoint: Checkpoint) -> None:
         """Remove a version (manifest first, so it stops counting before its data goes)."""
 
+    def check(self) -> None:
+        """Fail now, with one line, when the store cannot be used (a bucket that does not
+        exist, a directory that cannot be written); by default, by listing it."""
+        self.list()
+
     def newest_verified(self) -> Checkpoint | None:
         for checkpoint in reversed(self.list()):
             if self.verify(checkpoint):
@@ -72,8 +79,8 @@ class CheckpointStore(ABC):
     def prune(self, keep: int) -> list[Checkpoint]:
         """Delete all but the last `keep` versions, never the newest verified one; returns
         the deleted ones."""
-        if keep < 1:
-            raise ValueError(f"keep {keep}: expected at least 1")
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise InvalidInput(f"checkpoints to keep {keep!r}: expected an integer >= 1")
         versions = self.list()
         newest = self.newest_verified()
         doomed = [c for c in versions[:-keep] if newest is None or c.version != newest.version]

@@ -1,0 +1,185 @@
+"""`costsched launch | status | migrate | stop | logs`: run jobs on the chosen offerings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import platformdirs
+import typer
+
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    frame_records,
+    friendly_errors,
+    money,
+    print_json,
+    table,
+)
+from costsched.service import jobs as service
+from costsched.service.stores import open_store
+from costsched.store import PriceStore
+
+ENV_INSTANCES = "COSTSCHED_INSTANCES"  # where the local launcher keeps its instances
+
+LauncherOption = Annotated[str, typer.Option(
+    "--launcher", help="local (subprocesses on this machine), aws or gcp.")]
+JobArgument = Annotated[str, typer.Argument(help="Job id or name.", show_default=False)]
+
+
+def make_launcher(name: str) -> Any:
+    """A launcher with this machine's defaults: local instances under $COSTSCHED_INSTANCES,
+    else the user data directory; cloud launchers with their SDK's credentials."""
+    from launchers import make_launcher as make
+
+    if name == "local":
+        base = os.environ.get(ENV_INSTANCES) or str(
+            Path(platformdirs.user_data_dir("costsched")) / "instances")
+        return make("local", base_dir=Path(base))
+    return make(name)
+
+
+def _job_launcher(store: PriceStore, job: str | None) -> Any:
+    """The launcher of `job` (or of the store's jobs: local unless they say otherwise)."""
+    if job is None:
+        frame = store.jobs.list()
+        names = {r["launcher"] for r in frame["spec"]} if not frame.empty else set()
+        return make_launcher(names.pop() if len(names) == 1 else "local")
+    job_id = service._job_ids(store, job, states=())[0]
+    return make_launcher(store.jobs.get(job_id).spec.get("launcher", "local"))
+
+
+@friendly_errors
+def launch(
+    jobs: Annotated[list[Path], typer.Argument(help="Job spec YAML file(s).",
+                                               show_default=False)],
+    offering: Annotated[str | None, typer.Option(
+        help="Run on this offering (cloud:zone-or-region:instance_type:market, as `costsched "
+             "plan` shows it) instead of the decision model's pick.", show_default=False)]
+    = None,
+    launcher: LauncherOption = "local",
+    wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")] = 30.0,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Start jobs on the best offering now (trying the next ones if a cloud has no
+    capacity), with their checkpoints kept in their checkpoint store."""
+    store = open_store(db)
+    records = service.launch(store, jobs, launcher=make_launcher(launcher), offering=offering,
+                             wait_seconds=wait)
+    shown = service.status(store, None, None)
+    shown = [s for s in shown if s.record.id in {r.id for r in records}]
+    _print_status(shown, json_out, title="Launched")
+
+
+@friendly_errors
+def status(
+    job: Annotated[str | None, typer.Argument(help="Job id or name (default: every job).",
+                                              show_default=False)] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Each job's state, placement, progress and cost so far (recovering preempted jobs and
+    closing finished ones first)."""
+    store = open_store(db)
+    _print_status(service.status(store, _job_launcher(store, job), job), json_out)
+
+
+@friendly_errors
+def migrate(
+    job: Annotated[str | None, typer.Argument(help="Job id or name (default: every running "
+                                              "job).", show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would move, and why, "
+                                          "without moving.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Move even if the job moved less "
+                                        "than a day ago (max_migrations still holds).")]
+    = False,
+    margin: Annotated[float, typer.Option(help="The saving must exceed the move's cost by "
+                                          "this fraction of the cost of staying.")] = 0.05,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for moves to complete.")] = 60.0,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Ask the policy where each running job should be now, in dollars, and move the jobs
+    it says should move (checkpoint, verify, launch the target, then end the source)."""
+    store = open_store(db)
+    launcher = _job_launcher(store, job)
+    service.reconcile(store, launcher)
+    advice = service.migrate(store, launcher, job, dry_run=dry_run, margin=margin,
+                             force=force)
+    if advice and not dry_run and wait > 0:
+        service.settle(store, launcher, wait)
+    if json_out:
+        print_json([{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
+                     "current": list(a.decision.current or []), "choice": list(a.decision.choice),
+                     "stay_usd": a.stay_usd, "move_usd": a.move_usd,
+                     "started": a.started is not None, "reason": a.reason} for a in advice])
+        return
+    if not advice:
+        console.print("No running job to consider.")
+    for a in advice:
+        verb = "moving" if a.started else ("would move" if a.decision.moves else "staying")
+        console.print(f"job {a.job_id} ({a.name}): {verb}; {a.reason}", highlight=False,
+                      markup=False, soft_wrap=True)
+
+
+@friendly_errors
+def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) -> None:
+    """Stop a job: its instance is terminated; its checkpoints are kept."""
+    store = open_store(db)
+    record = service.stop(store, _job_launcher(store, job), job)
+    if json_out:
+        print_json({"id": record.id, "name": record.name, "state": record.state})
+        return
+    console.print(f"job {record.id} ({record.name}): {record.state}", highlight=False,
+                  markup=False)
+
+
+@friendly_errors
+def logs(job: JobArgument,
+         tail: Annotated[int, typer.Option(help="Lines from the end.", min=1)] = 200,
+         db: DbOption = None) -> None:
+    """The job's output on its current (or last) instance."""
+    store = open_store(db)
+    typer.echo(service.logs(store, _job_launcher(store, job), job, tail=tail), nl=False)
+
+
+def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs") -> None:
+    if json_out:
+        print_json([{
+            "id": s.record.id, "name": s.record.name, "state": s.record.state,
+            "instance_state": s.instance_state or None,
+            "placement": None if s.placement is None else {
+                k: s.placement[k] for k in ("cloud", "region", "zone", "instance_type",
+                                            "market", "usd_per_hour", "instance", "start_at")},
+            "steps_total": s.record.steps_total, "steps_left": s.steps_left,
+            "progress": s.progress, "cost_usd": s.cost.total_usd,
+            "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
+            "placements": frame_records(s.cost.placements),
+            "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
+        } for s in shown])
+        return
+    if not shown:
+        console.print("No jobs. `costsched launch JOB.yaml` starts one.")
+        return
+    rows = []
+    for s in shown:
+        p = s.placement
+        where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
+                                       f"{p['instance_type']} {p['market'].replace('_', '-')}")
+        rows.append([str(s.record.id), s.record.name, s.record.state, where,
+                     s.instance_state or "-", f"{s.progress:.0%}", money(s.cost.total_usd, 2),
+                     str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
+                     str(sum(m.kind == "recovery" for m in s.moves))])
+    console.print(table(title, ["id", "job", "state", "placement", "instance", "progress",
+                                "cost $", "migrations", "recoveries"], rows))
+    for s in shown:
+        if len(s.cost.placements) > 1 or s.record.final:
+            for p in s.cost.placements.itertuples():
+                console.print(f"  job {s.record.id}: {p.reason} on {p.cloud} "
+                              f"{p.zone or p.region} {p.instance_type} {p.market}: "
+                              f"{p.hours:.3f} h, {money(p.usd, 4)}", highlight=False,
+                              markup=False)

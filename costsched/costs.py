@@ -1,0 +1,262 @@
+"""What jobs cost: each placement charged from the stored price history over its own
+interval, plus the egress of copying the checkpoint when a job moves. Pure reads.
+
+The price of an offering at time t is its last observation at or before t; before its
+first observation, the first one. A placement is charged every price it ran under, each
+for as long as it held. An offering with no stored observation is charged the catalog's
+on-demand list prices (by the same rule), else the price the placement recorded at start.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+
+from costsched import catalog
+from costsched.model import InvalidInput, utc
+from costsched.optimize.decision import egress_per_gb
+from costsched.store import OFFERING_KEY, PriceStore, to_epoch_seconds
+
+_TYPE_KEY = ["cloud", "region", "instance_type", "os"]  # the catalog's list price key
+_NEEDED = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour"]
+COST_COLUMNS = ["hours", "usd", "price_source"]
+MOVE_COLUMNS = [
+    "job_id", "from_placement", "to_placement", "at", "from_cloud", "from_region",
+    "to_cloud", "to_region", "gb", "usd_per_gb", "usd",
+]
+_MOVE_REASONS = ("migration", "recovery")
+
+
+@dataclass(frozen=True, eq=False)
+class JobCost:
+    """A job's cost so far: compute per placement plus egress per move."""
+
+    job_id: int
+    compute_usd: float
+    egress_usd: float
+    placements: pd.DataFrame = field(repr=False)  # placement_costs, with egress_usd
+    moves: pd.DataFrame = field(repr=False)  # egress_costs
+    total_usd: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total_usd", self.compute_usd + self.egress_usd)
+
+
+def job_cost(store: PriceStore, job_id: int, *, now: datetime,
+             checkpoint_gb: float) -> JobCost:
+    """The cost of job `job_id` up to `now`, summed over its launches, recoveries and
+    migrations; `checkpoint_gb` is the size of the checkpoint copied on each move."""
+    store.jobs.get(job_id)  # an unknown job is an error, not a cost of 0
+    placed = store.jobs.placements(job_id)
+    moves = egress_costs(placed, checkpoint_gb=checkpoint_gb)
+    charged = placement_costs(store, placed, now=now, egress=moves)
+    return JobCost(job_id=int(job_id), compute_usd=float(charged["usd"].sum()),
+                   egress_usd=float(moves["usd"].sum()), placements=charged, moves=moves)
+
+
+def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetime,
+                    egress: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each placement with `hours`, `usd` (its prices integrated over [start_at, end_at or
+    `now`]) and `price_source` ("stored", "catalog" or "placement"). With `egress` (an
+    `egress_costs` frame) also `egress_usd`: the copy of the checkpoint into the placement.
+
+    Stored prices are those of the placement's offering, else of its regional offering
+    (zone "") when the placement names a zone.
+    """
+    needed = _NEEDED if egress is None else [*_NEEDED, "id"]
+    missing = [c for c in needed if c not in placements.columns]
+    if missing:
+        raise InvalidInput(f"placement frame lacks columns: {', '.join(missing)}")
+    frame = placements.reset_index(drop=True)
+    start = _seconds(frame["start_at"])
+    end = _seconds(frame["end_at"].fillna(pd.Timestamp(utc(now))))
+    end = np.maximum(end, start)  # an open placement that starts after `now` cost nothing yet
+    usd = frame["usd_per_hour"].to_numpy(dtype=float) * (end - start) / 3600
+    source = np.full(len(frame), "placement", dtype=object)
+
+    histories = {"catalog": _catalog_history(frame),
+                 "stored": _stored_history(store, frame, start, end)}
+    for name, history in histories.items():  # stored prices win
+        charged = _charge(history, frame, start, end)
+        has = ~np.isnan(charged)
+        usd[has], source[has] = charged[has], name
+
+    out = frame.assign(hours=(end - start) / 3600, usd=usd, price_source=source)
+    if egress is not None:
+        into = egress.groupby("to_placement")["usd"].sum()
+        out["egress_usd"] = out["id"].map(into).fillna(0.0).astype(float)
+    return out
+
+
+def egress_costs(placements: pd.DataFrame, *,
+                 checkpoint_gb: float | Mapping[int, float]) -> pd.DataFrame:
+    """One row per move of a job (a placement by migration or recovery after another):
+    the checkpoint copied from the previous placement's region to the new one, at the
+    source cloud's egress price (free within a region, inter-region within a cloud,
+    internet across clouds). `checkpoint_gb`: one size for every job, or one per job id."""
+    missing = [c for c in ("id", "job_id", "cloud", "region", "start_at", "reason")
+               if c not in placements.columns]
+    if missing:
+        raise InvalidInput(f"placement frame lacks columns: {', '.join(missing)}")
+    ordered = placements.sort_values(["job_id", "start_at", "id"], kind="stable")
+    prev = ordered.groupby("job_id").shift(1)
+    is_move = (prev["id"].notna() & ordered["reason"].isin(_MOVE_REASONS)).to_numpy()
+    to, src = ordered[is_move], prev[is_move]
+    if not len(to):
+        return pd.DataFrame({c: pd.Series(dtype=_move_dtype(c)) for c in MOVE_COLUMNS})
+    gb = _checkpoint_gb(checkpoint_gb, to["job_id"])
+    # The price from every (cloud, region) to every other: a small matrix, then lookups.
+    places = pd.concat([src[["cloud", "region"]], to[["cloud", "region"]]]).drop_duplicates()
+    index = pd.MultiIndex.from_frame(places)
+    matrix = egress_per_gb(places["cloud"].to_numpy(), places["region"].to_numpy())
+    row = index.get_indexer(pd.MultiIndex.from_frame(src[["cloud", "region"]]))
+    col = index.get_indexer(pd.MultiIndex.from_frame(to[["cloud", "region"]]))
+    per_gb = matrix[row, col]
+    return pd.DataFrame({
+        "job_id": to["job_id"].to_numpy(dtype="int64"),
+        "from_placement": src["id"].to_numpy(dtype="int64"),
+        "to_placement": to["id"].to_numpy(dtype="int64"),
+        "at": to["start_at"].to_numpy(),
+        "from_cloud": src["cloud"].to_numpy(), "from_region": src["region"].to_numpy(),
+        "to_cloud": to["cloud"].to_numpy(), "to_region": to["region"].to_numpy(),
+        "gb": gb, "usd_per_gb": per_gb, "usd": gb * per_gb,
+    })
+
+
+# --- price histories ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _History:
+    """Price histories: `prices` (key, ts, usd_per_hour; by key and time) and `keys`, which
+    maps placement columns `on` to a history's key."""
+
+    prices: pd.DataFrame
+    keys: pd.DataFrame
+    on: list[str]
+
+
+def _stored_history(store: PriceStore, frame: pd.DataFrame, start: np.ndarray,
+                    end: np.ndarray) -> _History:
+    """The stored observations of the placements' offerings over the placements' span:
+    four queries at most (three unless an offering was observed only after every
+    placement ended), however many placements and offerings."""
+    wanted = frame[OFFERING_KEY].drop_duplicates()
+    regional = wanted[wanted["zone"] != ""].assign(zone="")
+    keys = pd.concat([wanted, regional]).drop_duplicates()
+    empty = _History(pd.DataFrame(columns=["key", "ts", "usd_per_hour"]),
+                     pd.DataFrame(columns=[*OFFERING_KEY, "key"]), OFFERING_KEY)
+    if keys.empty:
+        return empty
+    filters = {c: sorted(keys[c].unique()) for c in OFFERING_KEY if c != "zone"}
+    known = store.offerings(**filters)
+    if known.empty:
+        return empty
+    known = known[[*OFFERING_KEY, "id"]].merge(keys, on=OFFERING_KEY)
+    ids = [int(i) for i in known["id"]]
+    lo, hi = _time(start.min()), _time(end.max())
+    parts = [store.as_of(lo, id=ids), store.history(lo, hi, id=ids)]
+    seen = set(pd.concat(parts)["offering_id"])
+    later = [i for i in ids if i not in seen]  # observed only after every placement ended
+    if later:
+        parts.append(store.history(hi, None, id=later))
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return empty
+    prices = pd.concat(parts)
+    prices = (prices.assign(key=prices["offering_id"].astype("int64"),
+                            ts=_seconds(prices["effective_at"]))
+              .drop_duplicates(["key", "ts"]).sort_values(["key", "ts"]))
+    # Each placement's key: its own offering's id, else its regional offering's.
+    exact = known.rename(columns={"id": "key"})
+    zoned = (exact[exact["zone"] == ""].drop(columns="zone")
+             .merge(wanted[wanted["zone"] != ""], on=[c for c in OFFERING_KEY if c != "zone"]))
+    mapping = pd.concat([exact, zoned]).drop_duplicates(OFFERING_KEY, keep="first")
+    return _History(prices[["key", "ts", "usd_per_hour"]], mapping[[*OFFERING_KEY, "key"]],
+                    OFFERING_KEY)
+
+
+def _catalog_history(frame: pd.DataFrame) -> _History:
+    """The catalog's on-demand list prices of the placements' on-demand types."""
+    listed = catalog.on_demand_observations()
+    types = frame.loc[frame["market"] == "on_demand", _TYPE_KEY].drop_duplicates()
+    listed = listed.merge(types, on=_TYPE_KEY)
+    keys = listed[_TYPE_KEY].drop_duplicates().reset_index(drop=True)
+    keys = keys.assign(key=np.arange(len(keys)), market="on_demand")
+    prices = (listed.merge(keys, on=[*_TYPE_KEY, "market"])
+              .assign(ts=lambda f: _seconds(f["effective_at"]))
+              .sort_values(["key", "ts"]))
+    return _History(prices[["key", "ts", "usd_per_hour"]], keys, [*_TYPE_KEY, "market"])
+
+
+def _charge(history: _History, frame: pd.DataFrame, start: np.ndarray,
+            end: np.ndarray) -> np.ndarray:
+    """USD of each placement under `history`; NaN where the history has no prices for it."""
+    usd = np.full(len(frame), np.nan)
+    matched = frame[OFFERING_KEY].merge(history.keys, how="left", on=history.on)["key"]
+    charged = matched.dropna().astype("int64")
+    keys = history.prices["key"].to_numpy(dtype="int64")  # sorted
+    for key, index in charged.groupby(charged).groups.items():
+        rows = index.to_numpy()
+        obs = history.prices.iloc[np.searchsorted(keys, key):
+                                  np.searchsorted(keys, key, side="right")]
+        usd[rows] = _integrate(obs["ts"].to_numpy(), obs["usd_per_hour"].to_numpy(),
+                               start[rows], end[rows])
+    return usd
+
+
+def _integrate(ts: np.ndarray, price: np.ndarray, start: np.ndarray,
+               end: np.ndarray) -> np.ndarray:
+    """USD of each [start, end] (epoch seconds) under one offering's observations (times
+    `ts`, ascending; USD/hour `price`): the step function of last observations, its first
+    price before the first one."""
+    ts, price = ts.astype(float), price.astype(float)
+    # USD accrued from the first observation to each observation.
+    accrued = np.concatenate([[0.0], np.cumsum(np.diff(ts) * price[:-1])])
+
+    def accrued_at(t: np.ndarray) -> np.ndarray:
+        i = np.maximum(np.searchsorted(ts, t, side="right") - 1, 0)
+        return accrued[i] + price[i] * (t - ts[i])
+
+    return (accrued_at(end.astype(float)) - accrued_at(start.astype(float))) / 3600
+
+
+# --- small helpers ------------------------------------------------------------------------
+
+
+def _seconds(times: pd.Series) -> np.ndarray:
+    if len(times) == 0:
+        return np.empty(0, dtype="int64")
+    return to_epoch_seconds(times.reset_index(drop=True))
+
+
+def _time(seconds: int) -> datetime:
+    return pd.Timestamp(int(seconds), unit="s", tz="UTC").to_pydatetime()
+
+
+def _checkpoint_gb(size: float | Mapping[int, float], job_ids: pd.Series) -> np.ndarray:
+    sizes = dict(size) if isinstance(size, Mapping) else None
+    if sizes is not None:
+        absent = sorted({int(j) for j in job_ids} - {int(j) for j in sizes})
+        if absent:
+            raise InvalidInput(f"checkpoint size of job {absent[0]}: expected a size in GB")
+    values = [sizes[int(j)] if sizes is not None else size for j in job_ids]
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+                math.isfinite(value) and value >= 0):
+            raise InvalidInput(f"checkpoint size {value!r}: expected a number of GB >= 0")
+    return np.asarray(values, dtype=float)
+
+
+def _move_dtype(column: str) -> str:
+    if column in ("job_id", "from_placement", "to_placement"):
+        return "int64"
+    if column == "at":
+        return "datetime64[ns, UTC]"
+    return "float64" if column in ("gb", "usd_per_gb", "usd") else "object"

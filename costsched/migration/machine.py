@@ -1,0 +1,193 @@
+"""The job-move state machine, persisted in the job store so that a crash at any step
+resumes where it was (`Mover.step` is idempotent in every state).
+
+    planned -> checkpointing -> checkpoint_verified -> target_launched -> target_running
+            -> source_terminated -> done
+
+A launch or a recovery has no source to checkpoint: planned -> checkpoint_verified. Failure
+edges: the source is preempted or fails while checkpointing -> checkpoint_verified with the
+newest verified checkpoint; the job finishes while checkpointing -> cancelled (the job
+succeeded); a target that cannot be launched (capacity) or dies before it runs ->
+terminated, and the next candidate offering is tried (a migration's last candidate is the
+source's own offering: the job stays where it was); no candidate left -> failed.
+
+Safety: the source is terminated only once the target runs from the verified checkpoint;
+a failed target is terminated before the next one is launched, so a job never has more
+than two instances; every launch carries a per-move, per-candidate attempt tag, so a
+costsched that crashed after asking for an instance adopts it instead of launching again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
+from costsched.model import Offering
+from costsched.store import PriceStore
+from costsched.store.moves import MoveRecord
+
+# The job's state while a move of each kind is under way.
+JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering"}
+STOP_TIMEOUT = timedelta(minutes=10)  # a source that does not checkpoint by then is ended
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class JobLaunch:
+    """What every instance of a job is started with (from the job's stored spec)."""
+
+    job_id: int
+    name: str
+    command: str
+    checkpoint_uri: str
+    envs: dict[str, str]
+
+
+class Mover:
+    """Drives moves one step at a time. `newest_checkpoint(uri)` is the newest verified
+    checkpoint version in a job's checkpoint store (None when there is none)."""
+
+    def __init__(self, store: PriceStore, launcher: Launcher, job: JobLaunch,
+                 newest_checkpoint: Callable[[str], int | None],
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self.store, self.launcher, self.job = store, launcher, job
+        self.newest_checkpoint = newest_checkpoint
+        self.clock = clock
+
+    def run(self, move: MoveRecord) -> MoveRecord:
+        """Step until the move ends or has to wait for an instance."""
+        while not move.ended:
+            after = self.step(move)
+            if after.state == move.state and after.tried == move.tried:
+                return after  # waiting on an instance
+            move = after
+        return move
+
+    def step(self, move: MoveRecord) -> MoveRecord:
+        """One transition of `move` (or none when it waits on an instance)."""
+        handler = {
+            "planned": self._planned, "checkpointing": self._checkpointing,
+            "checkpoint_verified": self._launch_target, "target_launched": self._target_launched,
+            "target_running": self._target_running, "source_terminated": self._finish,
+        }[move.state]
+        return handler(move)
+
+    # --- states -----------------------------------------------------------------------
+
+    def _planned(self, move: MoveRecord) -> MoveRecord:
+        now = self.clock()
+        self._job_state(JOB_STATE[move.kind], now, f"move {move.id} ({move.kind})")
+        if move.kind == "migration" and move.source_instance:
+            self.launcher.request_stop(move.source_instance)
+            return self.store.moves.advance(move, "checkpointing", at=now,
+                                            detail="asked the source to checkpoint and stop")
+        return self._verified(move, now)
+
+    def _checkpointing(self, move: MoveRecord) -> MoveRecord:
+        now = self.clock()
+        source = self.launcher.status(move.source_instance)
+        if source.state == "succeeded":  # finished before it could stop: nothing to move
+            self.launcher.terminate(source.id)
+            self._end_job("succeeded", now, "finished while checkpointing for a move")
+            return self.store.moves.advance(move, "cancelled", at=now,
+                                            detail="the job finished on the source")
+        if source.state in ("pending", "running"):
+            if now - move.updated_at < STOP_TIMEOUT:
+                return move  # still writing its checkpoint
+            self.launcher.terminate(source.id)  # did not stop in time: end it
+        return self._verified(move, now)
+
+    def _verified(self, move: MoveRecord, now: datetime) -> MoveRecord:
+        version = self.newest_checkpoint(self.job.checkpoint_uri)
+        where = f"checkpoint version {version}" if version else "no checkpoint: from the start"
+        return self.store.moves.advance(move, "checkpoint_verified", at=now, detail=where,
+                                        checkpoint_version=version)
+
+    def _launch_target(self, move: MoveRecord) -> MoveRecord:
+        now = self.clock()
+        candidate = move.candidate
+        if candidate is None:
+            self._end_job("failed", now, "no offering could be launched")
+            return self.store.moves.advance(move, "failed", at=now,
+                                            detail="every candidate offering failed")
+        offering = offering_of(candidate)
+        adopted = [i for i in self.launcher.instances(self.job.job_id)
+                   if i.attempt == move.attempt and i.live]
+        try:
+            instance = adopted[0] if adopted else self.launcher.launch(LaunchSpec(
+                job_id=self.job.job_id, job_name=self.job.name, command=self.job.command,
+                offering=offering, checkpoint_uri=self.job.checkpoint_uri,
+                attempt=move.attempt, envs=self.job.envs))
+        except CapacityError as exc:
+            return self.store.moves.advance(move, "checkpoint_verified", at=now,
+                                            detail=f"cannot launch: {exc}", tried=move.tried + 1)
+        reason = "launch" if move.kind == "launch" else move.kind
+        self.store.jobs.place(self.job.job_id, offering.key, gpu_model=offering.gpu_model,
+                              gpu_count=offering.gpu_count, at=now,
+                              usd_per_hour=float(candidate["usd_per_hour"]), reason=reason,
+                              instance=instance.id)
+        return self.store.moves.advance(move, "target_launched", at=now,
+                                        detail=f"instance {instance.id}",
+                                        target_instance=instance.id)
+
+    def _target_launched(self, move: MoveRecord) -> MoveRecord:
+        now = self.clock()
+        target = self.launcher.status(move.target_instance)
+        if target.state == "pending":
+            return move
+        if target.state in ("running", "succeeded"):
+            return self.store.moves.advance(move, "target_running", at=now,
+                                            detail=f"instance {target.id} {target.state}")
+        # Died before it ran: end it, and try the next candidate from the same checkpoint.
+        self.launcher.terminate(target.id)
+        self.store.jobs.end_placement(self.job.job_id, now)
+        return self.store.moves.advance(move, "checkpoint_verified", at=now,
+                                        detail=f"instance {target.id} {_why(target)}",
+                                        tried=move.tried + 1, target_instance="")
+
+    def _target_running(self, move: MoveRecord) -> MoveRecord:
+        now = self.clock()
+        if move.source_instance and move.source_instance != move.target_instance:
+            self.launcher.terminate(move.source_instance)
+        return self.store.moves.advance(move, "source_terminated", at=now,
+                                        detail="source ended" if move.source_instance
+                                        else "no source")
+
+    def _finish(self, move: MoveRecord) -> MoveRecord:
+        now = self.clock()
+        self._job_state("running", now, f"move {move.id} ({move.kind}) done")
+        return self.store.moves.advance(move, "done", at=now)
+
+    # --- job state ----------------------------------------------------------------------
+
+    def _job_state(self, state: str, at: datetime, detail: str) -> None:
+        record = self.store.jobs.get(self.job.job_id)
+        if record.state != state and not record.final:
+            self.store.jobs.transition(self.job.job_id, state, at=at, expect=record.state,
+                                       detail=detail)
+
+    def _end_job(self, state: str, at: datetime, detail: str) -> None:
+        self.store.jobs.end_placement(self.job.job_id, at)
+        self._job_state(state, at, detail)
+
+
+def offering_of(candidate: dict) -> Offering:
+    """The Offering of a stored candidate (its key, GPU model and count)."""
+    cloud, region, zone, instance_type, market, os_name = candidate["key"]
+    return Offering(cloud, region, zone, instance_type, market, candidate["gpu_model"],
+                    int(candidate["gpu_count"]), os=os_name)
+
+
+def candidate(offering: Offering, usd_per_hour: float) -> dict:
+    """A candidate as stored in a move."""
+    return {"key": list(offering.key), "gpu_model": offering.gpu_model,
+            "gpu_count": offering.gpu_count, "usd_per_hour": float(usd_per_hour)}
+
+
+def _why(instance: Instance) -> str:
+    return instance.state + (f": {instance.detail}" if instance.detail else "")

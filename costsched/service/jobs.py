@@ -1,0 +1,451 @@
+"""Running jobs: launch, reconcile (recoveries, finished jobs, unfinished moves), migrate,
+stop, status and logs, over the job store and a launcher.
+
+Each job's launches, migrations and recoveries go through the persisted state machine
+(`costsched.migration.machine`); these functions choose the offerings (the decision model's
+ranking, the policy's decision) and let the machine carry them out. A launcher is passed in
+(`launchers.make_launcher`), so the core never imports a backend.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import platformdirs
+
+from costsched.costs import JobCost, job_cost
+from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
+from costsched.migration.launcher import Launcher
+from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
+from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads, move_cost
+from costsched.optimize.planner import plan_job, prepare
+from costsched.policies import JobState, OfferingKey, view_from_prices
+from costsched.policies.base import expected_cost
+from costsched.prices import prices_at
+from costsched.service.decide import Decision, decide
+from costsched.service.plan import Jobs, job_specs
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord
+from costsched.store.moves import MoveRecord
+from costsched.throughput import ThroughputTable
+
+CANDIDATES = 5  # offerings a launch or recovery may try, best first
+MIN_MIGRATION_INTERVAL = timedelta(hours=24)  # at most one planned move a day per job
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    record: JobRecord
+    resolved: ResolvedJob
+    launcher: str
+    checkpoint_uri: str
+    home_region: str
+
+
+def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
+           offering: str | None = None, wait_seconds: float = 0.0,
+           table: ThroughputTable | None = None,
+           checkpoint_root: str | None = None) -> list[JobRecord]:
+    """Start each job of `jobs` (spec files or JobSpecs) on the best offering the launcher
+    can start (or `offering`, 'cloud:zone-or-region:instance_type:market'), trying the next
+    ones of the ranking on a capacity error. `wait_seconds`: how long to wait for the
+    instances to run. Returns the stored jobs."""
+    when = as_time(at)
+    table = table if table is not None else ThroughputTable.load()
+    launched = []
+    for source, spec in job_specs(jobs):
+        busy = [r for r in store.jobs.find(spec.name) if not r.final]
+        if busy:
+            raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
+                               f"{busy[0].state}; stop it first or choose another name")
+        resolved = resolve(spec, table, when, source=source)
+        candidates = _candidates(store, resolved, when, launcher, offering)
+        stored = {"spec": spec.model_dump(mode="json"), "source": source,
+                  "launcher": launcher.name}
+        record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
+                                      policy="dynamic-aware")
+        uri = _checkpoint_uri(spec, record_id, checkpoint_root)
+        try:
+            _check_checkpoints(uri)
+        except InvalidInput as exc:
+            store.jobs.transition(record_id, "failed", at=when, detail=str(exc))
+            raise
+        store.jobs.record_progress(record_id, 0.0, at=when, checkpoint_location=uri)
+        move = store.moves.create(record_id, "launch", candidates, at=when,
+                                  detail=f"{len(candidates)} candidate offering(s)")
+        _mover(store, launcher, record_id).run(move)
+        launched.append(record_id)
+    if wait_seconds > 0:
+        settle(store, launcher, wait_seconds)
+    return [store.jobs.get(i) for i in launched]
+
+
+def reconcile(store: PriceStore, launcher: Launcher, *,
+              at: datetime | str | None = None) -> list[str]:
+    """One pass over this launcher's jobs: carry on every unfinished move, recover jobs
+    whose instance was preempted, and close jobs that finished or failed. Returns what
+    happened, a line each. The scheduler calls this every few minutes."""
+    when = as_time(at) if at is not None else None
+    done: list[str] = []
+    for move in store.moves.unfinished():
+        job = _running(store, move.job_id)
+        if job.launcher != launcher.name:
+            continue
+        after = _mover(store, launcher, move.job_id, when).run(move)
+        if after.state != move.state:
+            done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
+    busy = {m.job_id for m in store.moves.unfinished()}
+    frame = store.jobs.list(states=["running"])
+    for job_id in frame["id"].astype(int) if not frame.empty else []:
+        if job_id in busy:
+            continue
+        job = _running(store, job_id)
+        if job.launcher != launcher.name:
+            continue
+        line = _check_instance(store, launcher, job, when)
+        if line:
+            done.append(line)
+    return done
+
+
+def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
+    """Reconcile until no move is under way for this launcher's jobs, or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        reconcile(store, launcher)
+        pending = [m for m in store.moves.unfinished()
+                   if _running(store, m.job_id).launcher == launcher.name]
+        if not pending or time.monotonic() >= deadline:
+            return
+        time.sleep(poll)
+
+
+@dataclass(frozen=True)
+class MigrationAdvice:
+    job_id: int
+    name: str
+    decision: Decision
+    stay_usd: float  # expected cost of the steps left where the job is
+    move_usd: float  # expected cost of the steps left on the choice, the move included
+    started: MoveRecord | None  # the migration started (None: a dry run or no move)
+    reason: str  # why it moves or stays, in words and dollars
+
+
+def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
+            dry_run: bool = False, at: datetime | str | None = None, margin: float = 0.05,
+            policy: str = "dynamic-aware", force: bool = False) -> list[MigrationAdvice]:
+    """Ask the policy where each running job (or `job`) should be now and, unless
+    `dry_run`, start the migrations it asks for: within the job's max_migrations, and at
+    most once a day per job unless `force`."""
+    when = as_time(at)
+    out = []
+    for job_id in _job_ids(store, job, states=("running",)):
+        run = _running(store, job_id)
+        if run.launcher != launcher.name:
+            continue
+        placement = _open_placement(store, job_id)
+        if placement is None:
+            continue
+        current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
+            "cloud", "region", "zone", "instance_type", "market", "os"))
+        left = steps_left(store, run, when)
+        job_model = run.resolved.job
+        choice = decide(store, job_model, home_region=run.home_region, current=current,
+                        steps_left=left, policy=policy, at=when, margin=margin,
+                        table=run.resolved.table)  # with the spec's own throughputs
+        stay, move = _dollars(store, run, choice, current, left, when)
+        reason = (f"stay: ${stay:,.2f} expected here, ${move:,.2f} there with the move"
+                  if not choice.moves else
+                  f"move: ${stay:,.2f} expected here, ${move:,.2f} on "
+                  f"{_label(choice.choice)} including the move")
+        started = None
+        if choice.moves and not dry_run:
+            blocked = _migration_limit(store, run, when, daily=not force)
+            if blocked:
+                reason = f"{reason}; not moved: {blocked}"
+            else:
+                started = _start_migration(store, launcher, run, choice, placement, when)
+        out.append(MigrationAdvice(job_id, run.record.name, choice, stay, move, started,
+                                   reason))
+    return out
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    record: JobRecord
+    placement: pd.Series | None  # the open placement (offering, since, price, instance)
+    instance_state: str  # the launcher's word on it ('' when the job has no instance)
+    steps_left: float  # estimated from the hours run on each GPU
+    cost: JobCost  # so far, from the stored prices, summed over every placement
+    moves: list[MoveRecord]
+
+    @property
+    def progress(self) -> float:
+        total = self.record.steps_total
+        return 1.0 if self.record.state == "succeeded" else (total - self.steps_left) / total
+
+
+def status(store: PriceStore, launcher: Launcher | None, job: int | str | None = None, *,
+           at: datetime | str | None = None) -> list[JobStatus]:
+    """Each job (or `job`): state, placement, progress, cost so far and its moves. With a
+    launcher, its jobs are reconciled first (recoveries start, finished jobs close)."""
+    when = as_time(at)
+    if launcher is not None:
+        reconcile(store, launcher)
+    out = []
+    for job_id in _job_ids(store, job, states=()):
+        run = _running(store, job_id)
+        placement = _open_placement(store, job_id)
+        state = ""
+        if placement is not None and launcher is not None and run.launcher == launcher.name:
+            state = launcher.status(str(placement["instance"])).state
+        gb = run.resolved.job.checkpoint_gb
+        out.append(JobStatus(run.record, placement, state, steps_left(store, run, when),
+                             job_cost(store, job_id, now=when, checkpoint_gb=gb),
+                             store.moves.of_job(job_id)))
+    return out
+
+
+def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
+         at: datetime | str | None = None) -> JobRecord:
+    """End a job: its instance is terminated (its published checkpoints are kept)."""
+    when = as_time(at)
+    job_id = _job_ids(store, job, states=())[0]
+    record = store.jobs.get(job_id)
+    if record.final:
+        raise InvalidInput(f"job {job_id} ({record.name}) is {record.state} already")
+    placement = _open_placement(store, job_id)
+    for instance in launcher.instances(job_id):
+        if instance.live:
+            launcher.terminate(instance.id)
+    if placement is not None:
+        store.jobs.end_placement(job_id, when)
+    for move in store.moves.of_job(job_id):
+        if not move.ended:
+            store.moves.advance(move, "cancelled", at=when, detail="the job was stopped")
+    return store.jobs.transition(job_id, "cancelled", at=when, expect=record.state,
+                                 detail="stopped by the user")
+
+
+def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
+    """The job's output on its current (or last) instance."""
+    job_id = _job_ids(store, job, states=())[0]
+    placements = store.jobs.placements(job_id)
+    if placements.empty:
+        return ""
+    return launcher.logs(str(placements["instance"].iloc[-1]), tail=tail)
+
+
+def steps_left(store: PriceStore, run: RunningJob, at: datetime) -> float:
+    """The steps the job has left: its total less the steps its placements made, estimated
+    from the hours each ran and the throughput of its GPUs (restarts lose a little more)."""
+    placements = store.jobs.placements(run.record.id)
+    done = 0.0
+    for p in placements.itertuples():
+        end = at if pd.isna(p.end_at) else p.end_at
+        hours = max((pd.Timestamp(end) - pd.Timestamp(p.start_at)).total_seconds(), 0) / 3600
+        sps = run.resolved.table.get(run.resolved.job.model, p.gpu_model, int(p.gpu_count))
+        done += hours * 3600 * sps.steps_per_second
+    return max(run.resolved.job.steps - done, 0.0)
+
+
+# --- internals ---------------------------------------------------------------------------
+
+
+def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher: Launcher,
+                offering: str | None, exclude: Sequence[OfferingKey] = ()) -> list[dict]:
+    """The best offerings for the job now that the launcher can start, best first."""
+    frame = prices_at(store, at)
+    if frame.empty:
+        raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
+                           "prices first")
+    plan = plan_job(resolved, prepare(frame))
+    choices = plan.choices
+    if offering is not None:
+        choices = plan.ranked[plan.ranked["offering"].map(_spelled(offering))]
+        if choices.empty:
+            raise InvalidInput(f"offering {offering!r}: not a priced offering now; expected "
+                               "cloud:zone-or-region:instance_type:market as `costsched "
+                               "prices show` lists them")
+    out = []
+    for row in choices.itertuples():
+        o = offering_of({"key": [row.cloud, row.region, row.zone, row.instance_type,
+                                 row.market, row.os],
+                         "gpu_model": row.gpu_model, "gpu_count": row.gpu_count})
+        if o.key in exclude or not launcher.can_launch(o):
+            continue
+        out.append(candidate(o, row.usd_per_hour))
+        if len(out) == CANDIDATES:
+            break
+    if not out:
+        raise InvalidInput(plan.reason or f"job {resolved.name}: no offering that "
+                           f"{launcher.name} can launch meets its constraints now")
+    return out
+
+
+def _spelled(text: str) -> Callable[[str], bool]:
+    """Matches an offering label ('aws us-east-1f p3.2xlarge spot') against the user's
+    'aws:us-east-1f:p3.2xlarge:spot' (or the label itself)."""
+    wanted = text.strip().replace(":", " ").replace("on_demand", "on-demand").split()
+    return lambda label: label.split() == wanted
+
+
+def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
+                     choice: Decision, placement: pd.Series, at: datetime) -> MoveRecord:
+    current = offering_of({"key": [placement[k] for k in (
+        "cloud", "region", "zone", "instance_type", "market", "os")],
+        "gpu_model": placement["gpu_model"], "gpu_count": int(placement["gpu_count"])})
+    first = candidate(choice.offering, choice.usd_per_hour)
+    try:
+        rest = _candidates(store, run.resolved, at, launcher, None,
+                           exclude=[choice.choice, current.key])
+    except InvalidInput:
+        rest = []
+    # Last: the source's own offering, so a move that cannot land keeps the job running.
+    cands = [first, *rest[:CANDIDATES - 2], candidate(current, float(placement["usd_per_hour"]))]
+    move = store.moves.create(run.record.id, "migration", cands, at=at,
+                              source_instance=str(placement["instance"]),
+                              detail=f"to {_label(choice.choice)}")
+    return _mover(store, launcher, run.record.id, at).run(move)
+
+
+def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
+                    at: datetime | None) -> str:
+    placement = _open_placement(store, run.record.id)
+    if placement is None:
+        return ""
+    instance = launcher.status(str(placement["instance"]))
+    when = at or as_time(None)
+    job_id = run.record.id
+    if instance.state in ("running", "pending"):
+        return ""
+    if instance.state == "succeeded":
+        launcher.terminate(instance.id)
+        store.jobs.end_placement(job_id, when)
+        store.jobs.transition(job_id, "succeeded", at=when, expect="running",
+                              detail=f"finished on {instance.id}")
+        return f"job {job_id}: succeeded"
+    if instance.state == "failed":
+        launcher.terminate(instance.id)
+        store.jobs.end_placement(job_id, when)
+        store.jobs.transition(job_id, "failed", at=when, expect="running",
+                              detail=f"exit code {instance.exit_code}: {instance.detail}")
+        return f"job {job_id}: failed (exit code {instance.exit_code})"
+    # Preempted, or stopped or terminated behind costsched's back: recover it.
+    launcher.terminate(instance.id)
+    store.jobs.end_placement(job_id, when)
+    cands = _candidates(store, run.resolved, when, launcher, None)
+    move = store.moves.create(job_id, "recovery", cands, at=when,
+                              source_instance=instance.id,
+                              detail=f"instance {instance.id} {instance.state}")
+    after = _mover(store, launcher, job_id, at).run(move)
+    return f"job {job_id}: {instance.state}; recovery {after.state}"
+
+
+def _migration_limit(store: PriceStore, run: RunningJob, at: datetime, daily: bool) -> str:
+    migrations = [m for m in store.moves.of_job(run.record.id)
+                  if m.kind == "migration" and m.state != "cancelled"]
+    limit = run.resolved.job.constraints.max_migrations
+    if limit is not None and len(migrations) >= limit:
+        return f"the job's max_migrations ({limit}) is reached"
+    if daily and migrations and at - migrations[-1].created_at < MIN_MIGRATION_INTERVAL:
+        return "it moved less than a day ago"
+    return ""
+
+
+def _dollars(store: PriceStore, run: RunningJob, choice: Decision, current: OfferingKey,
+             left: float, at: datetime) -> tuple[float, float]:
+    """Expected USD of the steps left where the job is, and on the choice with the move."""
+    view = view_from_prices(prices_at(store, at), at, run.resolved.table,
+                            run.resolved.job.model)
+    state = JobState(run.resolved.job, run.home_region, left, current, Overheads())
+    here, there = view.row(current), view.row(choice.choice)
+    if here is None or there is None:
+        return float("nan"), float("nan")
+    rows = np.array([here, there])
+    cost = expected_cost(view, state, rows)
+    job = run.resolved.job
+    extra = move_cost(state.overheads, view.prices[rows], 0, view.egress_from(here)[rows],
+                      job.checkpoint_gb, job.checkpoint_hours)
+    moving = 0.0 if here == there else float(extra[1])
+    return float(cost[0]), float(cost[1]) + moving
+
+
+def _mover(store: PriceStore, launcher: Launcher, job_id: int,
+           at: datetime | None = None) -> Mover:
+    run = _running(store, job_id)
+    spec = run.resolved
+    job = JobLaunch(job_id, run.record.name, spec.job.run, run.checkpoint_uri,
+                    dict(spec.envs))
+    return Mover(store, launcher, job, _newest_checkpoint,
+                 (lambda: at) if at is not None else utcnow)
+
+
+def _newest_checkpoint(uri: str) -> int | None:
+    from launchers.checkpoints import open_store
+
+    newest = open_store(uri).newest_verified()
+    return None if newest is None else newest.version
+
+
+def _check_checkpoints(uri: str) -> None:
+    """Fail now, in one line, when the job's checkpoint store cannot be used."""
+    from launchers.checkpoints import open_store
+
+    open_store(uri).check()
+
+
+def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
+    base = spec.checkpoint.location or root or str(
+        Path(platformdirs.user_data_dir("costsched")) / "checkpoints")
+    return f"{base.rstrip('/')}/job-{job_id}"
+
+
+def _running(store: PriceStore, job_id: int) -> RunningJob:
+    record = store.jobs.get(job_id)
+    stored = record.spec
+    spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
+    resolved = resolve(spec, ThroughputTable.load(), record.created_at,
+                       source=stored.get("source", "<stored spec>"))
+    regions = resolved.job.constraints.regions
+    cands = store.moves.of_job(job_id)
+    home = regions[0] if regions else (
+        cands[0].candidates[0]["key"][1] if cands and cands[0].candidates else "")
+    return RunningJob(record, resolved, stored.get("launcher", ""),
+                      record.checkpoint_location, home)
+
+
+def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:
+    placements = store.jobs.placements(job_id)
+    open_ = placements[placements["end_at"].isna()]
+    return None if open_.empty else open_.iloc[-1]
+
+
+def _job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> list[int]:
+    if job is None:
+        frame = store.jobs.list(states=list(states))
+        return [] if frame.empty else [int(i) for i in frame["id"]]
+    if isinstance(job, int) or str(job).isdigit():
+        return [store.jobs.get(int(job)).id]
+    found = [r for r in store.jobs.find(str(job))]
+    if not found:
+        raise InvalidInput(f"job {job!r}: no job of that name in the store")
+    live = [r for r in found if not r.final]
+    return [(live or found)[-1].id]
+
+
+def _label(key: OfferingKey) -> str:
+    cloud, region, zone, instance_type, market, _ = key
+    return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"
+
+
+__all__ = ["JobStatus", "MigrationAdvice", "RunningJob", "launch", "logs", "migrate",
+           "reconcile", "settle", "status", "steps_left", "stop"]

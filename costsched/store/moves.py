@@ -1,0 +1,127 @@
+"""The persisted state of job moves (launch, migration, recovery): one row per move,
+changed only by compare-and-set, each change logged in the job's event log in the same
+transaction. The state machine that drives them is `costsched.migration`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Engine, insert, select, update
+
+from costsched.model import InvalidInput
+from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.jobs import StaleState
+from costsched.store.schema import job_events, moves
+
+MOVE_KINDS = ("launch", "migration", "recovery")
+MOVE_STATES = ("planned", "checkpointing", "checkpoint_verified", "target_launched",
+               "target_running", "source_terminated", "done", "failed", "cancelled")
+ENDED = ("done", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    id: int
+    job_id: int
+    kind: str
+    state: str
+    source_instance: str
+    candidates: list[dict]  # offerings to try in order: key, gpu_model, gpu_count, price
+    tried: int  # how many candidates failed
+    target_instance: str
+    checkpoint_version: int | None
+    detail: str
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def ended(self) -> bool:
+        return self.state in ENDED
+
+    @property
+    def candidate(self) -> dict | None:
+        """The offering being tried now; None when every candidate failed."""
+        return self.candidates[self.tried] if self.tried < len(self.candidates) else None
+
+    @property
+    def attempt(self) -> str:
+        """The launch attempt's tag: unique per move and candidate."""
+        return f"j{self.job_id}-m{self.id}-{self.tried}"
+
+
+class MoveStore:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def create(self, job_id: int, kind: str, candidates: list[dict], *, at: datetime,
+               source_instance: str = "", detail: str = "") -> MoveRecord:
+        if kind not in MOVE_KINDS:
+            raise InvalidInput(f"move kind {kind!r}: expected one of {', '.join(MOVE_KINDS)}")
+        ts = epoch_second(at)
+        with self.engine.begin() as conn:
+            move_id = int(conn.execute(insert(moves).values(
+                job_id=int(job_id), kind=kind, state="planned",
+                source_instance=source_instance, candidates=json.dumps(candidates),
+                tried=0, detail=detail, created_ts=ts, updated_ts=ts,
+            )).inserted_primary_key[0])
+            conn.execute(insert(job_events).values(
+                job_id=int(job_id), ts=ts, kind="move", from_state=None, to_state="planned",
+                detail=f"move {move_id} ({kind}) planned: {detail}".rstrip(": ")))
+        return self.get(move_id)
+
+    def get(self, move_id: int) -> MoveRecord:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(moves).where(moves.c.id == int(move_id))).mappings().first()
+        if row is None:
+            raise InvalidInput(f"move {move_id}: no such move in the store")
+        return _record(row)
+
+    def of_job(self, job_id: int) -> list[MoveRecord]:
+        """The job's moves, oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(moves).where(moves.c.job_id == int(job_id))
+                                .order_by(moves.c.id)).mappings().all()
+        return [_record(r) for r in rows]
+
+    def unfinished(self) -> list[MoveRecord]:
+        """Every move not ended yet, oldest first: what a restarted costsched resumes."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(moves).where(moves.c.state.not_in(ENDED))
+                                .order_by(moves.c.id)).mappings().all()
+        return [_record(r) for r in rows]
+
+    def advance(self, move: MoveRecord, to_state: str, *, at: datetime, detail: str = "",
+                **values: object) -> MoveRecord:
+        """Move `move` from the state it was read in to `to_state` (compare-and-set), with
+        `values` (tried, target_instance, checkpoint_version); StaleState if another writer
+        moved it first."""
+        if to_state not in MOVE_STATES:
+            raise InvalidInput(f"move state {to_state!r}: expected one of "
+                               f"{', '.join(MOVE_STATES)}")
+        ts = epoch_second(at)
+        with self.engine.begin() as conn:
+            changed = conn.execute(
+                update(moves).where(moves.c.id == move.id, moves.c.state == move.state,
+                                    moves.c.tried == move.tried)
+                .values(state=to_state, updated_ts=ts, **values)).rowcount
+            if changed != 1:
+                raise StaleState(f"move {move.id} is no longer {move.state!r}: another "
+                                 "costsched moved it first")
+            conn.execute(insert(job_events).values(
+                job_id=move.job_id, ts=ts, kind="move", from_state=move.state,
+                to_state=to_state, detail=f"move {move.id} ({move.kind}): {detail}".rstrip(": ")))
+        return self.get(move.id)
+
+
+def _record(row) -> MoveRecord:  # noqa: ANN001 - a SQLAlchemy RowMapping
+    created, updated = from_epoch_seconds([row["created_ts"], row["updated_ts"]])
+    return MoveRecord(
+        id=int(row["id"]), job_id=int(row["job_id"]), kind=row["kind"], state=row["state"],
+        source_instance=row["source_instance"], candidates=json.loads(row["candidates"]),
+        tried=int(row["tried"]), target_instance=row["target_instance"],
+        checkpoint_version=(None if row["checkpoint_version"] is None
+                            else int(row["checkpoint_version"])),
+        detail=row["detail"], created_at=created.to_pydatetime(),
+        updated_at=updated.to_pydatetime())

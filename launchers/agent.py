@@ -1,0 +1,439 @@
+"""The agent: runs on an instance around the job's command, costsched's side of the job
+contract.
+
+    python -m launchers.agent --job-id 7 --checkpoint-uri s3://bucket/jobs/7 \\
+        --workdir /var/lib/costsched [--poll 5] [--notice-url URL] -- 'python train.py'
+
+It restores the newest verified checkpoint into WORKDIR/checkpoints, starts the command
+(/bin/sh -c, output to WORKDIR/job.log) with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR
+and CHECKPOINT_DIR added to its environment, and every poll interval publishes each
+complete checkpoint file that changed (keeping the last 3 versions) and checks the cloud's
+preemption notice. SIGTERM to the agent, or a notice, becomes SIGTERM for the job; once the
+job has exited the agent publishes a last time and writes WORKDIR/status.json atomically:
+{"state": "stopped" | "succeeded" | "failed", "exit_code", "checkpoint_version", "detail"}.
+
+The job runs in the agent's process group (which the agent leads), so that a signal to the
+group reaches every process of the job, and killing the group is killing the instance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from launchers.checkpoints import CheckpointStore, CorruptCheckpoint, open_store
+
+log = logging.getLogger("costsched.agent")
+
+KEEP = 3  # checkpoint versions kept in the store
+STATUS = "status.json"
+JOB_LOG = "job.log"
+CHECKPOINTS = "checkpoints"
+_STAGING = ".publishing"  # hard links of the files being published, beside the checkpoints
+_TICK = 0.05  # seconds between looks at the job and the stop flag
+_NOTICE_TIMEOUT = 2.0
+_EXIT_DETAIL = {126: "command not executable", 127: "command not found"}
+
+
+# --- processes (Linux /proc; elsewhere the checks fall back to signals) ------------------
+
+@dataclass(frozen=True)
+class ProcStat:
+    state: str  # R, S, D, Z...
+    pgrp: int
+    start_time: int  # clock ticks after boot: with the pid, names one process for good
+
+
+def proc_stat(pid: int) -> ProcStat | None:
+    """The process's /proc/<pid>/stat fields that matter here; None if there is none."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()  # comm may hold spaces and parentheses
+    return ProcStat(state=fields[0], pgrp=int(fields[2]), start_time=int(fields[19]))
+
+
+def has_proc() -> bool:
+    return Path("/proc/self/stat").exists()
+
+
+def group_members(pgid: int) -> dict[int, ProcStat]:
+    """The live (not zombie) processes of a process group, by pid."""
+    members = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = proc_stat(int(entry.name))
+            if stat is not None and stat.pgrp == pgid and stat.state != "Z":
+                members[int(entry.name)] = stat
+    return members
+
+
+# --- checkpoints ------------------------------------------------------------------------
+
+def restore(store: CheckpointStore, dest: Path) -> int | None:
+    """The newest version that verifies and fetches intact, into dest; its version."""
+    for checkpoint in reversed(store.list()):
+        if not store.verify(checkpoint):
+            log.warning("checkpoint version %d does not verify: skipped", checkpoint.version)
+            continue
+        try:
+            store.fetch(checkpoint, dest)
+        except CorruptCheckpoint as exc:
+            log.warning("%s: skipped", exc)
+            continue
+        log.info("restored checkpoint version %d (%s)", checkpoint.version, checkpoint.name)
+        return checkpoint.version
+    return None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class Publisher:
+    """Publishes the files of a checkpoint directory that changed since last published."""
+
+    def __init__(self, store: CheckpointStore, directory: Path, keep: int = KEEP) -> None:
+        self.store, self.directory, self.keep = store, directory, keep
+        self.staging = directory.parent / _STAGING
+        self.version: int | None = None  # newest version published or restored
+        self._seen: dict[str, tuple[int, int, str]] = {}  # name -> (size, mtime_ns, sha256)
+
+    def remember_all(self) -> None:
+        """Take the files there now as published (after a restore)."""
+        for path in self._candidates():
+            stat = path.stat()
+            self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, _sha256(path))
+
+    def publish_changed(self) -> int:
+        """Publish each changed file, then prune; the number published. Failures are logged
+        and retried at the next call."""
+        published = 0
+        for path in self._candidates():
+            try:
+                published += self._publish_one(path)
+            except Exception as exc:  # noqa: BLE001 - a store error must not end the job
+                log.error("publishing %s failed: %s", path.name, exc)
+        if published:
+            try:
+                self.store.prune(self.keep)
+            except Exception as exc:  # noqa: BLE001
+                log.error("pruning the checkpoint store failed: %s", exc)
+        return published
+
+    def _candidates(self) -> list[Path]:
+        # complete files only: jobs write "x.tmp..." and rename; dot files are fetches
+        try:
+            paths = sorted(self.directory.iterdir())
+        except FileNotFoundError:
+            return []
+        return [p for p in paths if ".tmp" not in p.name and not p.name.startswith(".")
+                and p.is_file()]
+
+    def _publish_one(self, path: Path) -> int:
+        stat = path.stat()
+        seen = self._seen.get(path.name)
+        if seen is not None and seen[:2] == (stat.st_size, stat.st_mtime_ns):
+            return 0
+        # a hard link pins this version of the file while the job may rename a newer one in
+        staged = self._stage(path)
+        try:
+            stat = staged.stat()
+            sha = _sha256(staged)
+            if seen is not None and seen[2] == sha:
+                self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, sha)
+                return 0
+            checkpoint = self.store.publish(staged, name=path.name)
+        finally:
+            staged.unlink(missing_ok=True)
+        if checkpoint.sha256 != sha:
+            log.error("checkpoint version %d of %s changed while published: republished next",
+                      checkpoint.version, path.name)
+            return 0
+        self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, sha)
+        self.version = checkpoint.version
+        log.info("published %s as version %d (%d bytes)", path.name, checkpoint.version,
+                 checkpoint.size)
+        return 1
+
+    def _stage(self, path: Path) -> Path:
+        self.staging.mkdir(exist_ok=True)
+        staged = self.staging / path.name
+        staged.unlink(missing_ok=True)
+        try:
+            os.link(path, staged)
+        except OSError:  # no hard links here: a copy does the same, slower
+            shutil.copy2(path, staged)
+        return staged
+
+
+# --- preemption notices ----------------------------------------------------------------
+
+def notice_present(url: str) -> bool:
+    """Whether a cloud's metadata server announces a preemption: AWS spot/instance-action
+    answers 200 with JSON when there is a notice and 404 otherwise; GCP instance/preempted
+    answers TRUE or FALSE. Unreachable counts as no notice."""
+    headers = {"Metadata-Flavor": "Google"}
+    for _ in range(2):
+        try:
+            request = urllib.request.Request(url, headers=headers)
+            with urllib.request.urlopen(request, timeout=_NOTICE_TIMEOUT) as response:
+                body = response.read().decode(errors="replace").strip()
+            return bool(body) and body.upper() != "FALSE"
+        except urllib.error.HTTPError as exc:
+            if exc.code == 401 and "X-aws-ec2-metadata-token" not in headers:
+                token = _imds_token(url)  # IMDSv2; never logged
+                if token:
+                    headers["X-aws-ec2-metadata-token"] = token
+                    continue
+            return False
+        except (OSError, ValueError):
+            return False
+    return False
+
+
+def _imds_token(url: str) -> str:
+    parts = urlsplit(url)
+    token_url = urlunsplit((parts.scheme, parts.netloc, "/latest/api/token", "", ""))
+    request = urllib.request.Request(token_url, method="PUT",
+                                     headers={"X-aws-ec2-metadata-token-ttl-seconds": "300"})
+    try:
+        with urllib.request.urlopen(request, timeout=_NOTICE_TIMEOUT) as response:
+            return response.read().decode().strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def redact(uri: str) -> str:
+    """A URI without the user:password@ part, for logs."""
+    parts = urlsplit(uri)
+    if "@" not in parts.netloc:
+        return uri
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+# --- the job ---------------------------------------------------------------------------
+
+class Agent:
+    def __init__(self, job_id: int, store: CheckpointStore, workdir: Path, command: str,
+                 poll: float, notice_url: str | None = None) -> None:
+        self.job_id, self.store, self.command = job_id, store, command
+        self.workdir, self.poll, self.notice_url = workdir, poll, notice_url
+        self.checkpoints = workdir / CHECKPOINTS
+        self.publisher = Publisher(store, self.checkpoints)
+
+    @property
+    def stop_reason(self) -> str:
+        return _stop["reason"]
+
+    def run(self) -> dict:
+        self.checkpoints.mkdir(parents=True, exist_ok=True)
+        self.publisher.version = restore(self.store, self.checkpoints)
+        self.publisher.remember_all()
+        if self.stop_reason:  # asked to stop before the job started: nothing to run
+            return self._status(0)
+        env = {**os.environ, "COSTSCHED_JOB_ID": str(self.job_id),
+               "COSTSCHED_CHECKPOINT_DIR": str(self.checkpoints),
+               "CHECKPOINT_DIR": str(self.checkpoints)}
+        with (self.workdir / JOB_LOG).open("ab") as out:
+            job = subprocess.Popen(["/bin/sh", "-c", self.command], env=env,
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        self._supervise(job)
+        exit_code = _exit_code(job.returncode)
+        self._wait_for_group()
+        self.publisher.publish_changed()
+        return self._status(exit_code)
+
+    def _supervise(self, job: subprocess.Popen) -> None:
+        forwarded = False
+        next_publish = next_notice = time.monotonic()
+        next_publish += self.poll
+        while job.poll() is None:
+            now = time.monotonic()
+            if self.notice_url and not self.stop_reason and now >= next_notice:
+                if notice_present(self.notice_url):
+                    _stop["reason"] = "preemption notice"
+                next_notice = time.monotonic() + self.poll
+            if self.stop_reason and not forwarded:
+                log.info("%s: SIGTERM to the job", self.stop_reason)
+                _forward_sigterm(job.pid)
+                forwarded = True
+            if now >= next_publish:
+                self.publisher.publish_changed()
+                next_publish = time.monotonic() + self.poll
+            time.sleep(_TICK)
+
+    def _wait_for_group(self) -> None:
+        """Until the job's other processes (a shell's children) have exited too."""
+        if not has_proc():
+            return
+        me = os.getpid()
+        while set(group_members(os.getpgrp())) - {me}:
+            _reap()
+            time.sleep(_TICK)
+
+    def _status(self, exit_code: int) -> dict:
+        if self.stop_reason and exit_code in (0, 128 + signal.SIGTERM):
+            state, detail = "stopped", self.stop_reason
+        elif exit_code == 0:
+            state, detail = "succeeded", "exit code 0"
+        else:
+            state = "failed"
+            detail = f"exit code {exit_code}"
+            if exit_code in _EXIT_DETAIL:
+                detail += f": {_EXIT_DETAIL[exit_code]}"
+            elif exit_code > 128:
+                detail += f": killed by {signal.Signals(exit_code - 128).name}"
+            last = _last_line(self.workdir / JOB_LOG)
+            if last:
+                detail += f" ({last})"
+        return {"state": state, "exit_code": exit_code,
+                "checkpoint_version": self.publisher.version, "detail": detail}
+
+
+def _forward_sigterm(shell_pid: int) -> None:
+    """SIGTERM to the job's processes. The shell that runs the command is spared while it
+    waits for them, so that it lives to return their exit code (dash forks even a lone
+    command); a job that is the shell alone (builtins, or a shell that exec'd) gets it."""
+    if not has_proc():
+        os.killpg(os.getpgrp(), signal.SIGTERM)  # the agent ignores its own copy
+        return
+    targets = set(group_members(os.getpgrp())) - {os.getpid()}
+    if len(targets) > 1 and _is_shell(shell_pid):
+        targets.discard(shell_pid)
+    for pid in targets:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def _is_shell(pid: int) -> bool:
+    try:
+        return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath("/bin/sh")
+    except OSError:
+        return False
+
+
+_stop = {"reason": ""}  # set once a stop is asked for (SIGTERM or a notice)
+
+
+def _on_sigterm(_signum: int, _frame: object) -> None:
+    if not _stop["reason"]:
+        _stop["reason"] = "stop requested"
+
+
+def _exit_code(returncode: int) -> int:
+    """The shell's convention: 128 + n for a process killed by signal n."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _reap() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _last_line(path: Path, limit: int = 200) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(0, path.stat().st_size - 4096))
+            lines = handle.read().decode(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return lines[-1].strip()[:limit] if lines else ""
+
+
+def write_status(workdir: Path, status: dict) -> None:
+    """WORKDIR/status.json, atomically (temp file, fsync, rename)."""
+    temp = workdir / (STATUS + ".tmp")
+    with temp.open("w") as handle:
+        json.dump(status, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, workdir / STATUS)
+
+
+def _become_group_leader() -> None:
+    """Lead a process group of our own, so that forwarding SIGTERM to the group reaches the
+    job and nothing that started the agent."""
+    if os.getpgrp() != os.getpid():
+        os.setpgid(0, 0)
+    try:  # orphans of the job (a shell's children) come back to us to be reaped
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m launchers.agent",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--job-id", type=int, required=True)
+    parser.add_argument("--checkpoint-uri", required=True)
+    parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--poll", type=float, default=5.0,
+                        help="seconds between checkpoint publishes and notice checks")
+    parser.add_argument("--notice-url", help="a cloud's preemption-notice metadata URL")
+    parser.add_argument("command", nargs="+", help="after --: one shell string")
+    args = parser.parse_args(argv)
+    if args.poll <= 0:
+        parser.error(f"poll {args.poll}: expected seconds > 0")
+    # one string is a shell command; several words are quoted as they are
+    args.command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s agent: %(message)s")
+    logging.getLogger("launchers.checkpoints").setLevel(logging.WARNING)  # we say it once
+    workdir = args.workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    _become_group_leader()
+    try:
+        store = open_store(args.checkpoint_uri)
+    except ValueError as exc:  # InvalidInput
+        log.error("%s", exc)
+        write_status(workdir, {"state": "failed", "exit_code": None, "checkpoint_version": None,
+                               "detail": str(exc)})
+        return 2
+    agent = Agent(args.job_id, store, workdir, args.command, args.poll, args.notice_url)
+    log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
+    try:
+        status = agent.run()
+    except Exception as exc:
+        log.exception("agent failed")
+        status = {"state": "failed", "exit_code": None,
+                  "checkpoint_version": agent.publisher.version,
+                  "detail": f"agent: {type(exc).__name__}: {exc}"}
+    write_status(workdir, status)
+    log.info("%s: %s", status["state"], status["detail"])
+    return status["exit_code"] if status["exit_code"] is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+"""EC2: spot (one-time, terminate on interruption) or on-demand instances of a GPU image,
+started with user data that installs costsched and runs the job under its agent.
+
+An instance's handle is "REGION/INSTANCE_ID" (us-east-1/i-0abc...), so that a costsched
+started again finds it without searching every region. Preemption is seen from inside
+through the instance metadata notice (the agent) and from outside through the instance's
+state reason (`status`). `request_stop` reaches the agent through SSM Run Command: the
+instance profile needs the SSM core policy (AmazonSSMManagedInstanceCore), as the Deep
+Learning AMIs ship the SSM agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from costsched.clouds import aws as aws_cloud
+from costsched.model import InvalidInput, Offering
+from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
+from launchers.userdata import startup_script
+
+DEFAULT_INSTALL = "pip install 'costsched[aws]'"
+TAG_OFFERING = "costsched-offering"  # the offering's key, "|"-joined: the zone may be ""
+STOP_COMMAND = "pkill -TERM -f 'launchers[.]agent --job-id'"
+_NOT_FOUND = ("InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed")
+
+
+def client_token(job_id: int, attempt: str) -> str:
+    """run_instances' idempotency token: the same (job, attempt) asks for the same instance."""
+    return hashlib.sha256(f"costsched:{job_id}:{attempt}".encode()).hexdigest()[:64]
+
+
+def _state(record: dict[str, Any]) -> tuple[str, str]:
+    """(INSTANCE_STATES value, detail) of a describe_instances record. An instance that
+    stopped or ended for a reason of the cloud's ("Server.*": a spot interruption, a
+    failed host) is preempted; one ended by a client (costsched, a person) is terminated."""
+    name = record["State"]["Name"]
+    reason = record.get("StateReason") or {}
+    detail = reason.get("Message") or reason.get("Code") or ""
+    if name in ("pending", "running"):
+        return name, detail
+    if str(reason.get("Code", "")).startswith("Server."):
+        return "preempted", detail
+    return "terminated", detail
+
+
+def _error(exc: Any) -> tuple[str, str]:
+    err = exc.response.get("Error", {})
+    message = " ".join(str(err.get("Message", "")).split())
+    return str(err.get("Code", "")), message
+
+
+class AwsLauncher(Launcher):
+    name = "aws"
+
+    def __init__(self, session: Any = None, image_id: str | Mapping[str, str] | None = None,
+                 key_name: str | None = None, subnet_ids: Mapping[str, str] | None = None,
+                 security_group_ids: Mapping[str, Sequence[str]] | None = None,
+                 iam_instance_profile: str | None = None,
+                 install: str = DEFAULT_INSTALL) -> None:
+        """`image_id`: one AMI for every region, or one per region; by default the newest
+        GPU Deep Learning AMI of the region. `subnet_ids` and `security_group_ids` are keyed
+        by zone or region (the zone's entry first). `iam_instance_profile`: a name or ARN."""
+        self.session = session if session is not None else aws_cloud.new_session()
+        self.image_id = image_id
+        self.key_name = key_name
+        self.subnet_ids = dict(subnet_ids or {})
+        self.security_group_ids = {k: list(v) for k, v in (security_group_ids or {}).items()}
+        self.iam_instance_profile = iam_instance_profile
+        self.install = install
+        self.regions: set[str] = set()  # where this launcher launched or found instances
+        self._clients: dict[tuple[str, str], Any] = {}
+        self._images: dict[str, str] = {}
+
+    def _client(self, service: str, region: str) -> Any:
+        key = (service, region)
+        if key not in self._clients:
+            self._clients[key] = self.session.client(service, region_name=region,
+                                                     config=aws_cloud.boto_config())
+        return self._clients[key]
+
+    def can_launch(self, offering: Offering) -> bool:
+        return offering.cloud == "aws"
+
+    # -- launch ------------------------------------------------------------------------
+
+    def image(self, region: str) -> str:
+        """The AMI to boot in `region`."""
+        if isinstance(self.image_id, str):
+            return self.image_id
+        if isinstance(self.image_id, Mapping) and region in self.image_id:
+            return self.image_id[region]
+        if region not in self._images:
+            self._images[region] = self._newest_gpu_image(region)
+        return self._images[region]
+
+    def _newest_gpu_image(self, region: str) -> str:
+        from botocore.exceptions import ClientError
+
+        try:
+            answer = self._client("ssm", region).get_parameter(
+                Name=aws_cloud.GPU_IMAGE_PARAMETER)
+            return str(answer["Parameter"]["Value"])
+        except ClientError:
+            pass  # no SSM access or no such parameter there: look the images up by name
+        images = self._client("ec2", region).describe_images(
+            Owners=[aws_cloud.GPU_IMAGE_OWNER],
+            Filters=[{"Name": "name", "Values": [aws_cloud.GPU_IMAGE_NAME_FILTER]},
+                     {"Name": "state", "Values": ["available"]}])["Images"]
+        if not images:
+            raise RuntimeError(f"aws {region}: no image named "
+                               f"{aws_cloud.GPU_IMAGE_NAME_FILTER!r}: give an image id")
+        return str(max(images, key=lambda i: i.get("CreationDate", ""))["ImageId"])
+
+    def _lookup(self, table: Mapping[str, Any], offering: Offering) -> Any:
+        return table.get(offering.zone) if offering.zone in table else table.get(
+            offering.region)
+
+    def run_request(self, spec: LaunchSpec) -> dict[str, Any]:
+        """The run_instances arguments for `spec`."""
+        offering = spec.offering
+        tags = [{"Key": TAG_JOB, "Value": str(spec.job_id)},
+                {"Key": TAG_ATTEMPT, "Value": spec.attempt},
+                {"Key": TAG_OFFERING, "Value": "|".join(offering.key)},
+                {"Key": "Name", "Value": f"costsched-{spec.job_id}-{spec.job_name}"[:255]}]
+        request: dict[str, Any] = {
+            "ImageId": self.image(offering.region),
+            "InstanceType": offering.instance_type,
+            "MinCount": 1,
+            "MaxCount": 1,
+            "ClientToken": client_token(spec.job_id, spec.attempt),
+            "UserData": startup_script(spec, install=self.install,
+                                       notice_url=aws_cloud.SPOT_NOTICE_URL),
+            "TagSpecifications": [{"ResourceType": kind, "Tags": tags}
+                                  for kind in ("instance", "volume")],
+            # The instance ends when its system shuts down (the agent may power it off).
+            "InstanceInitiatedShutdownBehavior": "terminate",
+        }
+        if offering.zone:
+            request["Placement"] = {"AvailabilityZone": offering.zone}
+        if offering.market == "spot":
+            request["InstanceMarketOptions"] = {
+                "MarketType": "spot",
+                "SpotOptions": {"SpotInstanceType": "one-time",
+                                "InstanceInterruptionBehavior": "terminate"}}
+        if self.key_name:
+            request["KeyName"] = self.key_name
+        subnet = self._lookup(self.subnet_ids, offering)
+        if subnet:
+            request["SubnetId"] = subnet
+        groups = self._lookup(self.security_group_ids, offering)
+        if groups:
+            request["SecurityGroupIds"] = list(groups)
+        if self.iam_instance_profile:
+            key = "Arn" if self.iam_instance_profile.startswith("arn:") else "Name"
+            request["IamInstanceProfile"] = {key: self.iam_instance_profile}
+        return request
+
+    def launch(self, spec: LaunchSpec) -> Instance:
+        from botocore.exceptions import ClientError
+
+        offering = spec.offering
+        if not self.can_launch(offering):
+            raise InvalidInput(f"cloud {offering.cloud!r}: the aws launcher starts aws "
+                               "offerings only")
+        region = offering.region
+        self.regions.add(region)
+        # A costsched that crashed after asking finds its instance (the ClientToken covers
+        # a retry in flight on EC2's side).
+        for found in self._describe(region, [
+                {"Name": f"tag:{TAG_JOB}", "Values": [str(spec.job_id)]},
+                {"Name": f"tag:{TAG_ATTEMPT}", "Values": [spec.attempt]}]):
+            return found
+        try:
+            answer = self._client("ec2", region).run_instances(**self.run_request(spec))
+        except ClientError as exc:
+            code, message = _error(exc)
+            if code in aws_cloud.CAPACITY_ERROR_CODES:
+                raise CapacityError(offering, f"{code}: {message}") from None
+            raise RuntimeError(f"aws {offering.location}: run_instances "
+                               f"{offering.instance_type}: {code}: {message}") from None
+        return self._instance(region, answer["Instances"][0])
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _instance(self, region: str, record: dict[str, Any]) -> Instance:
+        tags = {t["Key"]: t["Value"] for t in record.get("Tags", [])}
+        key = tuple(tags.get(TAG_OFFERING, "").split("|"))
+        if len(key) != 6:  # not tagged by this version: rebuild what the record says
+            zone = record.get("Placement", {}).get("AvailabilityZone", "")
+            market = "spot" if record.get("InstanceLifecycle") == "spot" else "on_demand"
+            key = ("aws", region, zone, record.get("InstanceType", ""), market, "linux")
+        state, detail = _state(record)
+        job = tags.get(TAG_JOB, "")
+        return Instance(id=f"{region}/{record['InstanceId']}",
+                        job_id=int(job) if job.isdigit() else -1,
+                        attempt=tags.get(TAG_ATTEMPT, ""), offering_key=key,  # type: ignore[arg-type]
+                        state=state, detail=detail)
+
+    def _describe(self, region: str, filters: list[dict[str, Any]]) -> list[Instance]:
+        pages = self._client("ec2", region).get_paginator("describe_instances").paginate(
+            Filters=filters)
+        return [self._instance(region, record) for page in pages
+                for reservation in page["Reservations"] for record in reservation["Instances"]]
+
+    @staticmethod
+    def _split(instance_id: str) -> tuple[str, str]:
+        region, _, ec2_id = instance_id.partition("/")
+        if not region or not ec2_id.startswith("i-"):
+            raise InvalidInput(f"instance {instance_id!r}: expected REGION/INSTANCE_ID, "
+                               "like us-east-1/i-0123456789abcdef0")
+        return region, ec2_id
+
+    def status(self, instance_id: str) -> Instance:
+        from botocore.exceptions import ClientError
+
+        region, ec2_id = self._split(instance_id)
+        try:
+            answer = self._client("ec2", region).describe_instances(InstanceIds=[ec2_id])
+        except ClientError as exc:
+            code, message = _error(exc)
+            if code in _NOT_FOUND:
+                raise InvalidInput(f"instance {instance_id!r}: not found in aws {region}"
+                                   ) from None
+            raise RuntimeError(f"aws {region}: describe_instances {ec2_id}: {code}: {message}"
+                               ) from None
+        records = [r for res in answer["Reservations"] for r in res["Instances"]]
+        if not records:
+            raise InvalidInput(f"instance {instance_id!r}: not found in aws {region}")
+        return self._instance(region, records[0])
+
+    def instances(self, job_id: int | None = None) -> list[Instance]:
+        if job_id is None:
+            tag_filter = {"Name": "tag-key", "Values": [TAG_JOB]}
+        else:
+            tag_filter = {"Name": f"tag:{TAG_JOB}", "Values": [str(job_id)]}
+        regions = sorted(self.regions) or self._all_regions()
+        return [found for region in regions for found in self._describe(region, [tag_filter])]
+
+    def _all_regions(self) -> list[str]:
+        home = self.session.region_name or "us-east-1"
+        answer = self._client("ec2", home).describe_regions()
+        return sorted(r["RegionName"] for r in answer["Regions"])
+
+    # -- acting --------------------------------------------------------------------------
+
+    def request_stop(self, instance_id: str) -> None:
+        """SIGTERM to the agent through SSM Run Command; the agent checkpoints the job."""
+        from botocore.exceptions import ClientError
+
+        region, ec2_id = self._split(instance_id)
+        try:
+            self._client("ssm", region).send_command(
+                InstanceIds=[ec2_id], DocumentName="AWS-RunShellScript",
+                Comment="costsched: checkpoint and stop",
+                Parameters={"commands": [STOP_COMMAND]})
+        except ClientError as exc:
+            code, message = _error(exc)
+            raise RuntimeError(f"aws {region}: cannot signal {ec2_id} through SSM ({code}: "
+                               f"{message}); its instance profile needs "
+                               "AmazonSSMManagedInstanceCore") from None
+
+    def terminate(self, instance_id: str) -> None:
+        from botocore.exceptions import ClientError
+
+        region, ec2_id = self._split(instance_id)
+        try:
+            self._client("ec2", region).terminate_instances(InstanceIds=[ec2_id])
+        except ClientError as exc:
+            code, message = _error(exc)
+            if code in _NOT_FOUND:
+                return  # gone already
+            raise RuntimeError(f"aws {region}: terminate_instances {ec2_id}: {code}: "
+                               f"{message}") from None
+
+    def logs(self, instance_id: str, tail: int = 200) -> str:
+        """The tail of the instance's console output (the startup script and the agent log
+        there), when EC2 has one."""
+        from botocore.exceptions import ClientError
+
+        region, ec2_id = self._split(instance_id)
+        try:
+            answer = self._client("ec2", region).get_console_output(InstanceId=ec2_id,
+                                                                    Latest=True)
+        except ClientError:
+            return ""
+        return "\n".join(str(answer.get("Output") or "").splitlines()[-tail:])

@@ -1,0 +1,90 @@
+"""The layout every checkpoint store shares, and its manifest format.
+
+    <prefix>/v00000001/<name>    the data, as the job wrote it
+    <prefix>/v00000001.json      the manifest: {"version", "name", "size", "sha256",
+                                 "published_at"}; its presence commits the version
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+from costsched.model import InvalidInput
+from launchers.checkpoints.base import Checkpoint
+
+MANIFEST_RE = re.compile(r"^v(\d{8})\.json$")
+VERSION_DIR_RE = re.compile(r"^v(\d{8})$")
+MAX_VERSION = 99_999_999
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_BAD_NAME_CHARS = re.compile(r"[/\\\x00-\x1f]")
+
+
+def version_dir(version: int) -> str:
+    """'v00000001' for version 1."""
+    if not 1 <= version <= MAX_VERSION:
+        raise InvalidInput(f"checkpoint version {version}: expected 1..{MAX_VERSION}")
+    return f"v{version:08d}"
+
+
+def manifest_name(version: int) -> str:
+    return version_dir(version) + ".json"
+
+
+def join(prefix: str, *parts: str) -> str:
+    """An object key under `prefix` ('' for the bucket's root)."""
+    return "/".join(p for p in (prefix.strip("/"), *parts) if p)
+
+
+def check_name(name: str) -> str:
+    """A checkpoint's file name: one path component, so that it can never leave the
+    directory it is fetched into."""
+    if not name or name in (".", "..") or _BAD_NAME_CHARS.search(name) or len(name) > 255:
+        raise InvalidInput(f"checkpoint name {name!r}: expected a plain file name "
+                           "(no '/', '\\', control characters, '.' or '..'; at most 255)")
+    return name
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def encode_manifest(checkpoint: Checkpoint) -> bytes:
+    return json.dumps({"version": checkpoint.version, "name": checkpoint.name,
+                       "size": checkpoint.size, "sha256": checkpoint.sha256,
+                       "published_at": checkpoint.published_at.isoformat()},
+                      sort_keys=True).encode()
+
+
+def decode_manifest(raw: bytes, version: int) -> Checkpoint:
+    """The manifest stored as version `version`; ValueError naming what is wrong."""
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"manifest {manifest_name(version)}: not JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"manifest {manifest_name(version)}: not a JSON object")
+    where = f"manifest {manifest_name(version)}"
+    if doc.get("version") != version:
+        raise ValueError(f"{where}: version {doc.get('version')!r} does not match its name")
+    name, size, sha = doc.get("name"), doc.get("size"), doc.get("sha256")
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: name {name!r} is not a string")
+    try:
+        check_name(name)
+    except InvalidInput as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ValueError(f"{where}: size {size!r} is not a non-negative integer")
+    if not isinstance(sha, str) or not _SHA256_RE.match(sha):
+        raise ValueError(f"{where}: sha256 {sha!r} is not 64 lowercase hex digits")
+    try:
+        published = datetime.fromisoformat(doc.get("published_at"))
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: published_at {doc.get('published_at')!r} is not an "
+                         "ISO 8601 time") from None
+    if published.tzinfo is None:
+        published = published.replace(tzinfo=timezone.utc)
+    return Checkpoint(version=version, name=name, size=size, sha256=sha,
+                      published_at=published)

@@ -1,0 +1,188 @@
+"""A checkpoint store in S3 (boto3).
+
+The data object is put with its SHA-256 (S3 rejects a body that does not match it and keeps
+the checksum, so `verify` need not download), then the manifest. Both puts are conditional
+(`If-None-Match: *`): a version already taken by a concurrent publisher is never overwritten,
+the loser moves on to the next number.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+from pathlib import Path
+from typing import Any
+
+from costsched.clouds.aws import boto_config, new_session
+from costsched.model import InvalidInput
+from launchers.checkpoints import files, layout
+from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint
+
+log = logging.getLogger(__name__)
+
+MAX_CLAIMS = 100  # versions tried before giving up on a contended prefix
+_TAKEN = ("PreconditionFailed", "ConditionalRequestConflict")
+_MISSING = ("NoSuchKey", "404", "NotFound")
+
+
+class S3Store(CheckpointStore):
+    def __init__(self, bucket: str, prefix: str = "", *, client: Any = None,
+                 session: Any = None) -> None:
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.uri = f"s3://{layout.join(bucket, self.prefix)}"
+        if client is None:
+            client = (session or new_session()).client("s3", config=boto_config())
+        self.client = client
+
+    def __repr__(self) -> str:
+        return f"S3Store({self.uri!r})"
+
+    def publish(self, local: Path, name: str | None = None) -> Checkpoint:
+        src = files.source(local)
+        name = layout.check_name(name if name is not None else src.name)
+        size, hashes = files.digests(src)
+        sha = hashes["sha256"]
+        version = self._next_version()
+        for _ in range(MAX_CLAIMS):
+            checkpoint = Checkpoint(version=version, name=name, size=size, sha256=sha.hex(),
+                                    published_at=layout.now())
+            data_key = self._key(layout.version_dir(version), name)
+            with src.open("rb") as body:
+                claimed = self._put(data_key, body, sha, src, ContentLength=size,
+                                    ContentType="application/octet-stream")
+            if claimed:
+                manifest = layout.encode_manifest(checkpoint)
+                if self._put(self._key(layout.manifest_name(version)), manifest,
+                             hashlib.sha256(manifest).digest(), src,
+                             ContentType="application/json"):
+                    log.info("published %s version %d (%s, %d bytes)", self.uri, version,
+                             name, size)
+                    return checkpoint
+                self.client.delete_object(Bucket=self.bucket, Key=data_key)
+            version = max(version + 1, self._next_version())
+        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
+                           "tries (too many concurrent publishers)")
+
+    def list(self) -> list[Checkpoint]:
+        found = []
+        manifests, _ = self._scan()
+        for version in sorted(manifests):
+            key = self._key(layout.manifest_name(version))
+            try:
+                raw = self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+            except self.client.exceptions.NoSuchKey:  # deleted since the listing
+                continue
+            try:
+                found.append(layout.decode_manifest(raw, version))
+            except ValueError as exc:
+                log.warning("%s: skipped: %s", self.uri, exc)
+        return found
+
+    def verify(self, checkpoint: Checkpoint) -> bool:
+        key = self._data_key(checkpoint)
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
+        except self.client.exceptions.ClientError as exc:
+            if _code(exc) in _MISSING:
+                return False
+            raise
+        if head.get("ContentLength") != checkpoint.size:
+            return False
+        stored = head.get("ChecksumSHA256")
+        if stored and "-" not in stored:  # a whole-object checksum S3 checked on upload
+            return stored == _b64(bytes.fromhex(checkpoint.sha256))
+        sha = hashlib.sha256()
+        size = 0
+        for chunk in self._body(checkpoint).iter_chunks(files.CHUNK):
+            sha.update(chunk)
+            size += len(chunk)
+        return not files.check(checkpoint, size, sha.hexdigest())
+
+    def fetch(self, checkpoint: Checkpoint, dest_dir: Path) -> Path:
+        where = f"checkpoint {self.uri} version {checkpoint.version} ({checkpoint.name})"
+        with files.partial(Path(dest_dir), checkpoint.name) as part:
+            try:
+                body = self._body(checkpoint)
+            except self.client.exceptions.NoSuchKey:
+                raise CorruptCheckpoint(f"{where}: data missing") from None
+            for chunk in body.iter_chunks(files.CHUNK):
+                part.write(chunk)
+            return part.commit(checkpoint, where)
+
+    def delete(self, checkpoint: Checkpoint) -> None:
+        self.client.delete_object(Bucket=self.bucket,
+                                  Key=self._key(layout.manifest_name(checkpoint.version)))
+        folder = self._key(layout.version_dir(checkpoint.version)) + "/"
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=folder)
+        for page in pages:
+            keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+            if keys:
+                self.client.delete_objects(Bucket=self.bucket,
+                                           Delete={"Objects": keys, "Quiet": True})
+
+    # --- internals -------------------------------------------------------------------
+
+    def _key(self, *parts: str) -> str:
+        return layout.join(self.prefix, *parts)
+
+    def _data_key(self, checkpoint: Checkpoint) -> str:
+        return self._key(layout.version_dir(checkpoint.version), checkpoint.name)
+
+    def _body(self, checkpoint: Checkpoint) -> Any:
+        return self.client.get_object(Bucket=self.bucket, Key=self._data_key(checkpoint))["Body"]
+
+    def _put(self, key: str, body: Any, sha256: bytes, src: Path, **extra: Any) -> bool:
+        """Put `key` unless it exists: True when put, False when already taken."""
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=key, Body=body, IfNoneMatch="*",
+                                   ChecksumAlgorithm="SHA256", ChecksumSHA256=_b64(sha256),
+                                   **extra)
+        except self.client.exceptions.ClientError as exc:
+            code = _code(exc)
+            if code in _TAKEN:
+                return False
+            if code == "NoSuchBucket":
+                raise InvalidInput(f"checkpoint store {self.uri}: bucket {self.bucket} does "
+                                   "not exist") from None
+            if code in ("BadDigest", "InvalidDigest"):
+                raise InvalidInput(f"checkpoint file {src}: changed while it was "
+                                   "published") from None
+            raise
+        return True
+
+    def _scan(self) -> tuple[set[int], set[int]]:
+        """(versions with a manifest, versions with a data folder) under the prefix."""
+        manifests: set[int] = set()
+        folders: set[int] = set()
+        top = self._key() + "/" if self.prefix else ""
+        try:
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=top, Delimiter="/")
+            for page in pages:
+                for item in page.get("Contents", []):
+                    match = layout.MANIFEST_RE.match(item["Key"][len(top):])
+                    if match:
+                        manifests.add(int(match.group(1)))
+                for common in page.get("CommonPrefixes", []):
+                    match = layout.VERSION_DIR_RE.match(common["Prefix"][len(top):-1])
+                    if match:
+                        folders.add(int(match.group(1)))
+        except self.client.exceptions.NoSuchBucket:
+            raise InvalidInput(f"checkpoint store {self.uri}: bucket {self.bucket} does not "
+                               "exist") from None
+        return manifests, folders
+
+    def _next_version(self) -> int:
+        manifests, folders = self._scan()
+        return max(manifests | folders, default=0) + 1
+
+
+def _b64(digest: bytes) -> str:
+    return base64.b64encode(digest).decode()
+
+
+def _code(exc: Exception) -> str:
+    return str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))

@@ -1,0 +1,296 @@
+"""Compute Engine: spot or on-demand GPU instances (guest accelerators on N1, or an
+accelerator machine type: a2, a3, g2...), started with a startup script that installs
+costsched and runs the job under its agent.
+
+An instance's handle is "ZONE/NAME"; its name is derived from (job, attempt), so inserting
+again after a crash finds the same instance instead of making a second one. Preemption is
+seen from inside through the metadata `preempted` notice (the agent) and from outside
+through the instance's status: a spot instance is deleted when preempted (termination
+action DELETE), so a spot instance that is gone and that this launcher did not delete is
+reported preempted. `request_stop` sets the metadata flag `costsched-stop`, which a watcher
+beside the agent turns into SIGTERM.
+
+google-cloud-compute is imported only inside this module's methods.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from costsched.clouds import gcp as gcp_cloud
+from costsched.model import InvalidInput, Offering
+from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
+from launchers.userdata import StopFlag, startup_script
+
+DEFAULT_INSTALL = "pip install 'costsched[gcp]'"
+META_SPEC = "costsched-spec"  # exact job id, attempt and offering key (labels are lossy)
+META_STOP = "costsched-stop"
+STOP_FLAG = StopFlag(
+    url=f"http://metadata.google.internal/computeMetadata/v1/instance/attributes/{META_STOP}",
+    headers={"Metadata-Flavor": "Google"})
+SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+OPERATION_TIMEOUT = 600.0  # seconds to wait for an insert or a delete
+_N1_GPU = re.compile(r"^(?P<machine>[a-z0-9-]+)\+(?P<count>\d+)x(?P<accelerator>[a-z0-9-]+)$")
+_NAMESPACE = uuid.UUID("5d0c1f0e-8a47-4c4e-9d1e-6c6f73747363")
+
+
+def instance_name(job_id: int, attempt: str) -> str:
+    """A Compute Engine name (RFC 1035, 63 characters at most) unique per (job, attempt)."""
+    digest = hashlib.sha256(f"costsched:{job_id}:{attempt}".encode()).hexdigest()[:12]
+    return f"costsched-{job_id}-{digest}"
+
+
+def label_value(value: str) -> str:
+    """A label value: lower case letters, digits, '_' and '-', 63 characters at most."""
+    return re.sub(r"[^a-z0-9_-]", "-", value.lower())[:63]
+
+
+def machine_and_accelerators(instance_type: str) -> tuple[str, str, int]:
+    """(machine type, accelerator type or "", count) of a catalog instance type:
+    'n1-standard-8+1xnvidia-tesla-v100' -> ('n1-standard-8', 'nvidia-tesla-v100', 1);
+    'a2-highgpu-1g' -> ('a2-highgpu-1g', '', 0): its GPUs come with the machine."""
+    found = _N1_GPU.match(instance_type)
+    if found:
+        return found["machine"], found["accelerator"], int(found["count"])
+    if instance_type.split("-", 1)[0] in gcp_cloud.ACCELERATOR_MACHINE_FAMILIES:
+        return instance_type, "", 0
+    raise InvalidInput(f"instance type {instance_type!r}: expected MACHINE+NxACCELERATOR "
+                       "(n1-standard-8+1xnvidia-tesla-v100) or an accelerator machine type "
+                       f"({', '.join(f + '-...' for f in gcp_cloud.ACCELERATOR_MACHINE_FAMILIES)})")
+
+
+def _error_codes(exc: Exception) -> list[str]:
+    """The codes of an API error's details: compute_v1 Errors of a failed operation (.code)
+    or the JSON error items of a failed call ("reason")."""
+    codes = []
+    for item in getattr(exc, "errors", None) or []:
+        if isinstance(item, dict):
+            codes.append(str(item.get("code") or item.get("reason") or ""))
+        else:
+            codes.append(str(getattr(item, "code", "") or getattr(item, "reason", "")))
+    return codes
+
+
+def _capacity_reason(exc: Exception) -> str | None:
+    """The provider's reason when `exc` says the offering cannot be had now, else None."""
+    message = " ".join(str(getattr(exc, "message", "") or exc).split())
+    for code in _error_codes(exc):
+        if code in gcp_cloud.CAPACITY_ERROR_CODES:
+            return f"{code}: {message}"
+    if any(word in message.lower() for word in gcp_cloud.CAPACITY_ERROR_WORDS):
+        return message
+    return None
+
+
+class GcpLauncher(Launcher):
+    name = "gcp"
+
+    def __init__(self, project: str | None = None, instances_client: Any = None,
+                 image: str = gcp_cloud.GPU_IMAGE, service_account: str | None = None,
+                 install: str = DEFAULT_INSTALL,
+                 zones: Callable[[Offering], list[str]] | None = None,
+                 network: str = "global/networks/default", disk_gb: int = 100) -> None:
+        """`zones` names the zones of a regional offering (the store's zone coverage), the
+        first of which is used. `service_account`: an e-mail, or the project's default."""
+        if instances_client is None or project is None:
+            credentials, project = gcp_cloud.credentials_and_project(project)
+            if instances_client is None:
+                from google.cloud import compute_v1
+
+                instances_client = compute_v1.InstancesClient(credentials=credentials)
+        self.project = project
+        self.client = instances_client
+        self.image = image
+        self.service_account = service_account or "default"
+        self.install = install
+        self.zones = zones
+        self.network = network
+        self.disk_gb = disk_gb
+        self._deleted: set[str] = set()
+
+    def can_launch(self, offering: Offering) -> bool:
+        return offering.cloud == "gcp"
+
+    # -- launch ------------------------------------------------------------------------
+
+    def zone(self, offering: Offering) -> str:
+        if offering.zone:
+            return offering.zone
+        known = self.zones(offering) if self.zones is not None else []
+        if not known:
+            raise InvalidInput(f"gcp region {offering.region}: no zone known for "
+                               f"{offering.instance_type}; a zone is needed to launch")
+        return known[0]
+
+    def instance_resource(self, spec: LaunchSpec, zone: str) -> Any:
+        """The compute_v1.Instance to insert for `spec` in `zone`."""
+        from google.cloud import compute_v1
+
+        offering = spec.offering
+        machine, accelerator, count = machine_and_accelerators(offering.instance_type)
+        scheduling = compute_v1.Scheduling(on_host_maintenance="TERMINATE")
+        if offering.market == "spot":
+            scheduling = compute_v1.Scheduling(
+                provisioning_model="SPOT", instance_termination_action="DELETE",
+                on_host_maintenance="TERMINATE", automatic_restart=False)
+        script = startup_script(spec, install=self.install,
+                                notice_url=gcp_cloud.PREEMPTION_NOTICE_URL, stop=STOP_FLAG)
+        exact = json.dumps({"job_id": spec.job_id, "attempt": spec.attempt,
+                            "offering": list(offering.key)})
+        return compute_v1.Instance(
+            name=instance_name(spec.job_id, spec.attempt),
+            machine_type=f"zones/{zone}/machineTypes/{machine}",
+            guest_accelerators=[compute_v1.AcceleratorConfig(
+                accelerator_count=count,
+                accelerator_type=f"zones/{zone}/acceleratorTypes/{accelerator}")]
+            if accelerator else [],
+            scheduling=scheduling,
+            labels={TAG_JOB: str(spec.job_id), TAG_ATTEMPT: label_value(spec.attempt)},
+            metadata=compute_v1.Metadata(items=[
+                compute_v1.Items(key="startup-script", value=script),
+                compute_v1.Items(key="install-nvidia-driver", value="True"),
+                compute_v1.Items(key=META_SPEC, value=exact)]),
+            disks=[compute_v1.AttachedDisk(
+                boot=True, auto_delete=True,
+                initialize_params=compute_v1.AttachedDiskInitializeParams(
+                    source_image=self.image, disk_size_gb=self.disk_gb))],
+            network_interfaces=[compute_v1.NetworkInterface(
+                network=self.network,
+                access_configs=[compute_v1.AccessConfig(name="External NAT",
+                                                        type_="ONE_TO_ONE_NAT")])],
+            service_accounts=[compute_v1.ServiceAccount(email=self.service_account,
+                                                        scopes=SCOPES)],
+        )
+
+    def launch(self, spec: LaunchSpec) -> Instance:
+        from google.api_core import exceptions
+        from google.cloud import compute_v1
+
+        offering = spec.offering
+        if not self.can_launch(offering):
+            raise InvalidInput(f"cloud {offering.cloud!r}: the gcp launcher starts gcp "
+                               "offerings only")
+        zone = self.zone(offering)
+        resource = self.instance_resource(spec, zone)
+        request = compute_v1.InsertInstanceRequest(
+            project=self.project, zone=zone, instance_resource=resource,
+            request_id=str(uuid.uuid5(_NAMESPACE, f"{spec.job_id}:{spec.attempt}")))
+        try:
+            self.client.insert(request=request).result(timeout=OPERATION_TIMEOUT)
+        except exceptions.Conflict:
+            pass  # inserted before a crash: the same (job, attempt) names the same instance
+        except exceptions.GoogleAPICallError as exc:
+            reason = _capacity_reason(exc)
+            if reason is not None:
+                raise CapacityError(offering, reason) from None
+            message = " ".join(str(exc).split())
+            raise RuntimeError(f"gcp {zone}: insert {offering.instance_type}: {message}"
+                               ) from None
+        return self.status(f"{zone}/{resource.name}")
+
+    # -- reading -------------------------------------------------------------------------
+
+    @staticmethod
+    def _split(instance_id: str) -> tuple[str, str]:
+        zone, _, name = instance_id.partition("/")
+        if not zone or not name.startswith("costsched-"):
+            raise InvalidInput(f"instance {instance_id!r}: expected ZONE/NAME, like "
+                               "us-central1-a/costsched-7-0123456789ab")
+        return zone, name
+
+    def _instance(self, zone: str, record: Any) -> Instance:
+        items = {i.key: i.value for i in record.metadata.items} if record.metadata else {}
+        try:
+            exact = json.loads(items.get(META_SPEC, ""))
+        except ValueError:
+            exact = {}
+        job = record.labels.get(TAG_JOB, "")
+        job_id = int(exact.get("job_id", job if job.isdigit() else -1))
+        key = tuple(exact.get("offering") or ())
+        if len(key) != 6:
+            machine = record.machine_type.rsplit("/", 1)[-1]
+            market = "spot" if record.scheduling.provisioning_model == "SPOT" else "on_demand"
+            key = ("gcp", zone.rsplit("-", 1)[0], zone, machine, market, "linux")
+        spot = (record.scheduling.provisioning_model == "SPOT" or
+                bool(record.scheduling.preemptible))
+        status = record.status
+        if status == "RUNNING":
+            state = "running"
+        elif status in ("PROVISIONING", "STAGING", "REPAIRING"):
+            state = "pending"
+        elif spot and (status in ("STOPPING", "TERMINATED") or record.last_stop_timestamp):
+            state = "preempted"
+        else:
+            state = "terminated"
+        return Instance(id=f"{zone}/{record.name}", job_id=job_id,
+                        attempt=str(exact.get("attempt", record.labels.get(TAG_ATTEMPT, ""))),
+                        offering_key=key, state=state,  # type: ignore[arg-type]
+                        detail=str(record.status_message or status))
+
+    def status(self, instance_id: str) -> Instance:
+        from google.api_core import exceptions
+
+        zone, name = self._split(instance_id)
+        try:
+            record = self.client.get(project=self.project, zone=zone, instance=name)
+        except exceptions.NotFound:
+            if instance_id in self._deleted:
+                return Instance(id=instance_id, job_id=_job_of(name), attempt="",
+                                offering_key=("gcp", "", zone, "", "", "linux"),
+                                state="terminated", detail="deleted by costsched")
+            # Spot instances are deleted when preempted (termination action DELETE).
+            return Instance(id=instance_id, job_id=_job_of(name), attempt="",
+                            offering_key=("gcp", "", zone, "", "", "linux"),
+                            state="preempted", detail="gone: deleted by Compute Engine "
+                            "after a preemption, or outside costsched")
+        return self._instance(zone, record)
+
+    def instances(self, job_id: int | None = None) -> list[Instance]:
+        from google.cloud import compute_v1
+
+        wanted = (f'labels.{TAG_JOB}:*' if job_id is None
+                  else f'labels.{TAG_JOB} = "{int(job_id)}"')
+        request = compute_v1.AggregatedListInstancesRequest(project=self.project,
+                                                            filter=wanted)
+        found = []
+        for scope, listed in self.client.aggregated_list(request=request):
+            zone = scope.rsplit("/", 1)[-1]
+            found.extend(self._instance(zone, record) for record in listed.instances)
+        return found
+
+    # -- acting --------------------------------------------------------------------------
+
+    def request_stop(self, instance_id: str) -> None:
+        """Sets the metadata flag the watcher beside the agent reads."""
+        from google.cloud import compute_v1
+
+        zone, name = self._split(instance_id)
+        record = self.client.get(project=self.project, zone=zone, instance=name)
+        items = [compute_v1.Items(key=i.key, value=i.value) for i in record.metadata.items
+                 if i.key != META_STOP]
+        items.append(compute_v1.Items(key=META_STOP, value="TRUE"))
+        self.client.set_metadata(
+            project=self.project, zone=zone, instance=name,
+            metadata_resource=compute_v1.Metadata(fingerprint=record.metadata.fingerprint,
+                                                  items=items))
+
+    def terminate(self, instance_id: str) -> None:
+        from google.api_core import exceptions
+
+        zone, name = self._split(instance_id)
+        self._deleted.add(instance_id)
+        try:
+            self.client.delete(project=self.project, zone=zone, instance=name).result(
+                timeout=OPERATION_TIMEOUT)
+        except exceptions.NotFound:
+            return  # gone already
+
+
+def _job_of(name: str) -> int:
+    part = name.split("-")[1] if name.count("-") >= 2 else ""
+    return int(part) if part.isdigit() else -1

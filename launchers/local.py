@@ -1,0 +1,308 @@
+"""The local launcher, the embedded default: each instance is a real subprocess (the agent,
+running the job) with its own directory under a base directory, so that a whole plan ->
+launch -> migrate -> preempt -> finish cycle runs on one machine.
+
+    base_dir/<job_id>-<attempt>/
+        instance.json   the launch: spec, offering, tags, the agent's pid and start time
+        checkpoints/    the job's checkpoint directory (the agent restores and publishes)
+        job.log         the job's output;  agent.log: the agent's
+        status.json     written by the agent when the job is over
+        terminated      present once terminate() ran;  notice: once notice() ran
+
+Everything is in files, so a new LocalLauncher on the same base directory (costsched
+restarted) sees the same instances; the pid is checked against its start time in /proc so
+that a reused pid is never taken for the agent. `preempt` and `notice` simulate a cloud
+taking the instance away, without and with a preemption notice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import ClassVar
+
+from costsched.model import InvalidInput, Offering
+from launchers.agent import JOB_LOG, STATUS, group_members, has_proc, proc_stat
+from launchers.base import TAG_ATTEMPT, TAG_JOB, Instance, Launcher, LaunchSpec
+
+INSTANCE = "instance.json"
+TERMINATED = "terminated"
+NOTICE = "notice"
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # fullmatch: "$" would let "a\n" through
+_ID = re.compile(r"[0-9]{1,18}-[A-Za-z0-9_.-]{1,100}")
+_NAME_RULE = "1 to 100 of A-Z a-z 0-9 _ . -"
+_WAIT = 0.05  # seconds between looks at a process group that should end
+_KILL_WAIT = 10.0  # seconds a SIGKILLed group may take to go (a process in disk I/O)
+
+
+class LocalLauncher(Launcher):
+    name: ClassVar[str] = "local"
+
+    def __init__(self, base_dir: Path, grace_seconds: float = 10, python: str = sys.executable,
+                 poll_seconds: float = 2.0) -> None:
+        self.base_dir = Path(base_dir)
+        self.grace_seconds = grace_seconds
+        self.python = python
+        self.poll_seconds = poll_seconds  # the agent's publish interval
+        self._children: dict[str, subprocess.Popen] = {}  # reaped as they end
+
+    # --- Launcher ------------------------------------------------------------------------
+
+    def can_launch(self, offering: Offering) -> bool:
+        return True
+
+    def launch(self, spec: LaunchSpec) -> Instance:
+        instance_id = _instance_id(spec)
+        base = self._base(create=True)
+        folder = self._folder(instance_id, base)
+        try:
+            folder.mkdir()
+        except FileExistsError:  # this attempt was launched before: never a second agent
+            return self._relaunch(instance_id, folder, spec)
+        except OSError as exc:
+            raise InvalidInput(f"local launcher base directory {base}: not writable "
+                               f"({exc.strerror})") from None
+        record = _record(instance_id, spec)
+        _write_json(folder / INSTANCE, record)  # before the agent: a crash leaves a trace
+        return self._start(instance_id, folder, spec, record)
+
+    def status(self, instance_id: str) -> Instance:
+        folder = self._existing(instance_id)
+        record = _read_json(folder / INSTANCE)
+        alive = self._alive(instance_id, record)  # before status.json: it is written first
+        status = _read_json(folder / STATUS)
+        exit_code = status.get("exit_code") if status else None
+        if (folder / TERMINATED).exists():
+            state, detail = "terminated", "terminated by costsched"
+        elif status:
+            state, detail = status.get("state", "failed"), status.get("detail", "")
+            if (folder / NOTICE).exists() and state == "stopped":
+                state, detail = "preempted", f"after a preemption notice: {detail}"
+        elif alive:
+            state, detail = "running", ""
+        elif record.get("pid") is None:
+            state, detail = "pending", "launch in progress"
+        else:
+            state, detail = "preempted", "process gone without a status (killed)"
+        return Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
+                        offering_key=tuple(record["offering_key"]), state=state,
+                        exit_code=exit_code, detail=detail)
+
+    def request_stop(self, instance_id: str) -> None:
+        record = _read_json(self._existing(instance_id) / INSTANCE)
+        if self._alive(instance_id, record):
+            _signal(record["pid"], signal.SIGTERM)
+
+    def terminate(self, instance_id: str) -> None:
+        folder = self._existing(instance_id)
+        (folder / TERMINATED).touch()  # first: a crash half-way still reads as terminated
+        record = _read_json(folder / INSTANCE)
+        if self._alive(instance_id, record):
+            _signal_group(record["pid"], signal.SIGTERM)
+        self._end(instance_id, record, self.grace_seconds)
+
+    def instances(self, job_id: int | None = None) -> list[Instance]:
+        try:
+            folders = [p for p in self._base().iterdir() if _ID.fullmatch(p.name)]
+        except FileNotFoundError:
+            return []
+        found = []
+        for folder in folders:
+            record = _read_json(folder / INSTANCE)
+            if record and (job_id is None or record.get("job_id") == job_id):
+                found.append((record.get("launched_at", ""), folder.name))
+        return [self.status(name) for _, name in sorted(found)]
+
+    def logs(self, instance_id: str, tail: int = 200) -> str:
+        path = self._existing(instance_id) / JOB_LOG
+        try:
+            with path.open(errors="replace") as handle:
+                return "".join(deque(handle, maxlen=tail))
+        except FileNotFoundError:
+            return ""
+
+    # --- simulations (tests and the demo) ------------------------------------------------
+
+    def preempt(self, instance_id: str) -> None:
+        """Take the instance away without notice: SIGKILL its whole process group."""
+        record = _read_json(self._existing(instance_id) / INSTANCE)
+        self._end(instance_id, record, 0)
+
+    def notice(self, instance_id: str) -> None:
+        """A preemption notice: SIGTERM (the agent stops the job, which checkpoints), then
+        the instance is taken away, killed after grace_seconds if still alive."""
+        folder = self._existing(instance_id)
+        (folder / NOTICE).touch()
+        record = _read_json(folder / INSTANCE)
+        if self._alive(instance_id, record):
+            _signal(record["pid"], signal.SIGTERM)
+        self._end(instance_id, record, self.grace_seconds)
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _base(self, create: bool = False) -> Path:
+        base = self.base_dir.expanduser().resolve()
+        if create:
+            try:
+                base.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InvalidInput(f"local launcher base directory {base}: cannot be created "
+                                   f"({exc.strerror})") from None
+            if not os.access(base, os.W_OK | os.X_OK):
+                raise InvalidInput(f"local launcher base directory {base}: not writable")
+        return base
+
+    def _folder(self, instance_id: str, base: Path | None = None) -> Path:
+        base = base or self._base()
+        if not isinstance(instance_id, str) or not _ID.fullmatch(instance_id):
+            raise InvalidInput(f"instance {instance_id!r}: expected <job id>-<attempt> "
+                               f"(attempt: {_NAME_RULE})")
+        folder = (base / instance_id).resolve()
+        if folder.parent != base:  # a symlink planted under base
+            raise InvalidInput(f"instance {instance_id!r}: outside the base directory {base}")
+        return folder
+
+    def _existing(self, instance_id: str) -> Path:
+        folder = self._folder(instance_id)
+        if not (folder / INSTANCE).is_file():
+            raise InvalidInput(f"instance {instance_id!r}: unknown to the local launcher "
+                               f"at {self._base()}")
+        return folder
+
+    def _start(self, instance_id: str, folder: Path, spec: LaunchSpec, record: dict) -> Instance:
+        bin_dir = str(Path(self.python).parent)  # so that the job's `python` is ours
+        env = {**os.environ, **spec.envs,
+               "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+        argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
+                "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
+                "--poll", str(self.poll_seconds), "--", spec.command]
+        try:
+            with (folder / "agent.log").open("ab") as out:
+                child = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            raise InvalidInput(f"python {self.python!r}: cannot be started ({exc.strerror})"
+                               ) from None
+        self._children[instance_id] = child
+        stat = proc_stat(child.pid)
+        record = {**record, "pid": child.pid, "start_time": stat.start_time if stat else None}
+        _write_json(folder / INSTANCE, record)
+        return self.status(instance_id)
+
+    def _relaunch(self, instance_id: str, folder: Path, spec: LaunchSpec) -> Instance:
+        record = _read_json(folder / INSTANCE)
+        if record.get("pid") is not None:
+            return self.status(instance_id)
+        pid = _find_agent(folder)  # a launch that crashed between starting and recording
+        if pid is not None:
+            stat = proc_stat(pid)
+            _write_json(folder / INSTANCE, {**record, "pid": pid,
+                                            "start_time": stat.start_time if stat else None})
+            return self.status(instance_id)
+        return self._start(instance_id, folder, spec, record or _record(instance_id, spec))
+
+    def _alive(self, instance_id: str, record: dict) -> bool:
+        """Whether the instance's process group has a live process (zombies are reaped)."""
+        child = self._children.get(instance_id)
+        if child is not None and child.poll() is not None:
+            del self._children[instance_id]
+        pid, start = record.get("pid"), record.get("start_time")
+        if pid is None:
+            return False
+        if not has_proc():
+            try:
+                os.killpg(pid, 0)
+                return True
+            except ProcessLookupError:
+                return False
+        leader = proc_stat(pid)
+        if leader is not None and leader.start_time != start:
+            return False  # the pid is someone else's now, so our group is gone
+        if leader is not None and leader.state == "Z":
+            _reap(pid)
+        return bool(group_members(pid))
+
+    def _end(self, instance_id: str, record: dict, grace: float) -> None:
+        """Wait up to `grace` seconds for the group to end, then SIGKILL it and wait."""
+        deadline = time.monotonic() + grace
+        while self._alive(instance_id, record) and time.monotonic() < deadline:
+            time.sleep(_WAIT)
+        if self._alive(instance_id, record):
+            _signal_group(record["pid"], signal.SIGKILL)
+            deadline = time.monotonic() + _KILL_WAIT
+            while self._alive(instance_id, record) and time.monotonic() < deadline:
+                time.sleep(_WAIT)
+
+
+def _instance_id(spec: LaunchSpec) -> str:
+    if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int) or spec.job_id < 0:
+        raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number >= 0")
+    for field, value in (("attempt", spec.attempt), ("job name", spec.job_name)):
+        if not isinstance(value, str) or not _NAME.fullmatch(value) or value in (".", ".."):
+            raise InvalidInput(f"{field} {value!r}: expected {_NAME_RULE}")
+    return f"{spec.job_id}-{spec.attempt}"
+
+
+def _record(instance_id: str, spec: LaunchSpec) -> dict:
+    offering = spec.offering
+    return {"id": instance_id, "job_id": spec.job_id, "job_name": spec.job_name,
+            "attempt": spec.attempt, "command": spec.command,
+            "checkpoint_uri": spec.checkpoint_uri,
+            "offering": dataclasses.asdict(offering), "offering_key": list(offering.key),
+            "tags": {TAG_JOB: str(spec.job_id), TAG_ATTEMPT: spec.attempt},
+            "env_names": sorted(spec.envs),  # names only: values may be secrets
+            "launched_at": datetime.now(timezone.utc).isoformat(),
+            "pid": None, "start_time": None}
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(json.dumps(doc, indent=1))
+    os.replace(temp, path)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _signal(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signum)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signum)
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):  # not ours: its parent reaps it
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _find_agent(folder: Path) -> int | None:
+    """The pid of an agent running for `folder`, from the process table."""
+    if not has_proc():
+        return None
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if b"launchers.agent" in argv and str(folder).encode() in argv:
+            return int(entry.name)
+    return None

@@ -1,0 +1,123 @@
+"""The startup script a cloud instance runs at boot: install costsched, then start the job
+under its agent (`python -m launchers.agent`).
+
+No job field is ever written into the shell text. The job's fields travel as one JSON
+document, base64-encoded (an alphabet the shell gives no meaning to) inside a quoted
+here-document, and Python on the instance decodes it and execs the agent with an argument
+vector: a hostile job name or command stays one inert string. The script carries no
+credentials either: the instance uses its own role (an instance profile, a service account).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from costsched.model import InvalidInput
+from launchers.base import LaunchSpec
+
+DEFAULT_ROOT = "/opt/costsched"  # the virtual environment and the jobs' working directories
+_PAYLOAD_RE = re.compile(r'b64decode\("([A-Za-z0-9+/=]*)"\)')
+_ROOT_RE = re.compile(r"^/[A-Za-z0-9._/-]*$")
+# Environment variables that would carry credentials onto the instance.
+_CREDENTIAL_ENVS = frozenset({
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_OAUTH_ACCESS_TOKEN", "AZURE_CLIENT_SECRET",
+})
+
+
+@dataclass(frozen=True)
+class StopFlag:
+    """A URL inside the instance (its metadata server) whose answer turns TRUE when
+    costsched asks the job to stop, for clouds with no way to signal a process directly."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    every_seconds: float = 5.0
+
+
+# Runs as the here-document's Python: decodes the job and replaces itself with the agent.
+_BOOT = """\
+import base64, json, os, sys, time, urllib.request
+job = json.loads(base64.b64decode("{payload}").decode("utf-8"))
+os.makedirs(job["workdir"], exist_ok=True)
+stop = job.get("stop")
+if stop and os.fork() == 0:  # a watcher: SIGTERM to the agent once the stop flag reads TRUE
+    agent = os.getppid()
+    while os.getppid() == agent:
+        time.sleep(stop["every"])  # first: the agent sets up its SIGTERM handler
+        try:
+            ask = urllib.request.Request(stop["url"], headers=stop["headers"])
+            with urllib.request.urlopen(ask, timeout=10) as answer:
+                if answer.read().strip().upper() == b"TRUE":
+                    os.kill(agent, 15)
+                    break
+        except Exception:
+            pass
+    os._exit(0)
+env = dict(os.environ)
+env.update(job["envs"])
+argv = [sys.executable, "-m", "launchers.agent", "--job-id", str(job["job_id"]),
+        "--checkpoint-uri", job["checkpoint_uri"], "--workdir", job["workdir"],
+        "--notice-url", job["notice_url"], "--", job["command"]]
+os.execve(sys.executable, argv, env)
+"""
+
+
+def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
+            stop: StopFlag | None = None) -> dict[str, Any]:
+    """The job's fields as the instance receives them."""
+    if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int):
+        raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number")
+    leaked = sorted(set(spec.envs) & _CREDENTIAL_ENVS)
+    if leaked:
+        raise InvalidInput(f"env {leaked[0]}: credentials are not sent to instances; "
+                           "the instance uses its own role (instance profile, service account)")
+    return {"job_id": spec.job_id, "job_name": spec.job_name, "command": spec.command,
+            "checkpoint_uri": spec.checkpoint_uri, "attempt": spec.attempt,
+            "envs": {str(k): str(v) for k, v in spec.envs.items()},
+            "notice_url": notice_url, "workdir": f"{root}/work/job-{spec.job_id}",
+            "stop": None if stop is None else {"url": stop.url, "headers": dict(stop.headers),
+                                               "every": stop.every_seconds}}
+
+
+def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
+                   root: str = DEFAULT_ROOT, stop: StopFlag | None = None) -> str:
+    """A bash script that makes a virtual environment under `root` (seeing the image's own
+    packages: CUDA, frameworks), runs `install` in it, and starts the agent; with `stop`, a
+    watcher beside the agent sends it SIGTERM once the stop flag reads TRUE.
+
+    `install` and `root` are the operator's settings, not job fields: `install` is shell
+    text by design; `root` must be a plain absolute path."""
+    if not _ROOT_RE.match(root):
+        raise InvalidInput(f"root {root!r}: expected an absolute path of letters, digits, "
+                           "'.', '_', '-' and '/'")
+    if "\n" in install:
+        raise InvalidInput("install command: expected one line")
+    encoded = base64.b64encode(
+        json.dumps(payload(spec, notice_url, root, stop), sort_keys=True).encode("utf-8")
+    ).decode("ascii")
+    return "\n".join([
+        "#!/bin/bash",
+        "# costsched: install costsched, then start the job under its agent.",
+        "set -euo pipefail",
+        f'root="{root}"',
+        'mkdir -p "$root"',
+        '[ -x "$root/bin/python" ] || python3 -m venv --system-site-packages "$root"',
+        'export PATH="$root/bin:$PATH"',
+        install,
+        "exec \"$root/bin/python\" - <<'COSTSCHED_BOOT'",
+        _BOOT.format(payload=encoded) + "COSTSCHED_BOOT",
+        "",
+    ])
+
+
+def read_payload(script: str) -> dict[str, Any]:
+    """The job's fields carried by a script from `startup_script` (for checks and debugging)."""
+    found = _PAYLOAD_RE.search(script)
+    if found:
+        return json.loads(base64.b64decode(found.group(1), validate=True).decode("utf-8"))
+    raise InvalidInput("startup script: no costsched job payload found")

@@ -1,0 +1,104 @@
+"""Crash safety of the job-move state machine: costsched is killed (SIGKILL) right after it
+enters each state of a migration, then started again; the job finishes with the result of
+an uninterrupted run, no verified checkpoint is lost, and a job never has more than two
+instances alive at once (recorded by polling the launcher, and asserted)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from launchers.checkpoints import open_store
+from launchers.local import LocalLauncher
+from tests.costsched.service.test_jobs import (
+    LiveCounter,
+    set_prices,
+    uninterrupted,
+    wait_for,
+    world,  # noqa: F401 - the fixture
+    write_spec,
+)
+
+STATES = ("planned", "checkpointing", "checkpoint_verified", "target_launched",
+          "target_running", "source_terminated")
+
+# Runs a migration in a process of its own that kills itself right after the move's state
+# is stored as CRASH_AT: as if costsched crashed there.
+CRASHING_MIGRATION = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from costsched.service import jobs as service
+    from costsched.store import PriceStore
+    from costsched.store.moves import MoveStore
+    from launchers.local import LocalLauncher
+
+    db, base, job_id, crash_at = sys.argv[1:]
+
+    def crash_after(method):
+        def wrapped(self, *args, **kwargs):
+            move = method(self, *args, **kwargs)
+            if move.kind == "migration" and move.state == crash_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return move
+        return wrapped
+
+    MoveStore.create = crash_after(MoveStore.create)
+    MoveStore.advance = crash_after(MoveStore.advance)
+    store = PriceStore(db)
+    launcher = LocalLauncher(Path(base), grace_seconds=5)
+    service.migrate(store, launcher, int(job_id), force=True)
+    service.settle(store, launcher, 60)
+""")
+
+
+@pytest.mark.parametrize("crash_at", STATES)
+def test_a_crash_in_any_state_of_a_migration_resumes_it(world, crash_at: str) -> None:  # noqa: F811
+    store, launcher, tmp = world
+    expected = uninterrupted(tmp)
+    [job] = service.launch(store, write_spec(tmp), launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp / "checkpoints"))
+    counter = LiveCounter(launcher, job.id)
+    counter.start()
+    checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
+    before = wait_for(checkpoints.newest_verified).version
+    set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))
+
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASHING_MIGRATION, str(tmp / "store.sqlite"),
+         str(tmp / "instances"), str(job.id), crash_at], capture_output=True, text=True,
+        timeout=120)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    [move] = store.moves.of_job(job.id)[1:]
+    assert move.kind == "migration" and move.state == crash_at
+
+    # costsched starts again: a new store and launcher object, the same files.
+    store = PriceStore(str(tmp / "store.sqlite"))
+    launcher = LocalLauncher(tmp / "instances", grace_seconds=5)
+    assert checkpoints.newest_verified().version >= before  # nothing verified was lost
+
+    def finished() -> bool:
+        service.reconcile(store, launcher)
+        return store.jobs.get(job.id).final
+
+    wait_for(finished, seconds=90, poll=0.3)
+    counter.stopped = True
+    assert store.jobs.get(job.id).state == "succeeded"
+    assert store.moves.get(move.id).state == "done"
+    assert zone_of_last(store, job.id) == "us-east-1b"
+    assert counter.most <= 2
+    final = checkpoints.fetch(checkpoints.newest_verified(), tmp / "final")
+    assert np.load(final)["w"].tobytes() == expected
+    store.dispose()
+
+
+def zone_of_last(store: PriceStore, job_id: int) -> str:
+    return str(store.jobs.placements(job_id)["zone"].iloc[-1])
+

