@@ -7,7 +7,7 @@ RECORDED_DB := .demo/recorded-2020.sqlite
 RECORDED ?= ../shared/data/dispa2020
 
 
-.PHONY: demo demo-recorded test lint bench install install-dev clean
+.PHONY: demo demo-local demo-recorded test lint bench install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,24 @@ demo: install
 	$(BIN)/costsched prices show --db $(DEMO_DB) --cheapest-per-gpu
 	@echo "== Where to train a 10-epoch ResNet-50 within 24 h, cheapest first (* = estimated throughput) =="
 	$(BIN)/costsched plan examples/resnet50-anywhere.yaml --top 5 --db $(DEMO_DB)
+	@$(MAKE) --no-print-directory demo-local
 	@if [ -d "$(RECORDED)" ]; then $(MAKE) --no-print-directory demo-recorded; else \
 		echo "(recorded prices not found at $(RECORDED): set RECORDED=... for the 2020 replay)"; fi
+
+# A job's life on this machine: the local launcher runs examples/train.py as a subprocess.
+LOCAL := .demo/local
+LOCAL_ENV := COSTSCHED_DB=$(LOCAL)/store.sqlite COSTSCHED_INSTANCES=$(LOCAL)/instances
+demo-local: install
+	@rm -rf $(LOCAL) && mkdir -p $(LOCAL)
+	@echo "== Run a job locally: spot prices stored, launch on the cheapest zone =="
+	$(LOCAL_ENV) $(BIN)/costsched prices import examples/demo/prices-before.csv
+	$(LOCAL_ENV) $(BIN)/costsched launch examples/demo/train.yaml
+	@echo "== Zone a's price rises and b's falls: the policy moves the job, in dollars =="
+	$(LOCAL_ENV) $(BIN)/costsched prices import examples/demo/prices-after.csv
+	$(LOCAL_ENV) $(BIN)/costsched migrate
+	@echo "== The cloud takes the instance away without notice; costsched recovers the job =="
+	$(BIN)/python -m launchers.local preempt 1 --base-dir $(LOCAL)/instances
+	$(LOCAL_ENV) $(BIN)/costsched status --wait 120
 
 # The same tools on the recorded 2019-2020 AWS and Azure spot prices.
 demo-recorded: install

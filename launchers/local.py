@@ -247,9 +247,10 @@ class LocalLauncher(Launcher):
 def _instance_id(spec: LaunchSpec) -> str:
     if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int) or spec.job_id < 0:
         raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number >= 0")
-    for field, value in (("attempt", spec.attempt), ("job name", spec.job_name)):
-        if not isinstance(value, str) or not _NAME.fullmatch(value) or value in (".", ".."):
-            raise InvalidInput(f"{field} {value!r}: expected {_NAME_RULE}")
+    # The attempt names the instance's directory; the job's name is only data.
+    value = spec.attempt
+    if not isinstance(value, str) or not _NAME.fullmatch(value) or value in (".", ".."):
+        raise InvalidInput(f"attempt {value!r}: expected {_NAME_RULE}")
     return f"{spec.job_id}-{spec.attempt}"
 
 
@@ -306,3 +307,28 @@ def _find_agent(folder: Path) -> int | None:
         if b"launchers.agent" in argv and str(folder).encode() in argv:
             return int(entry.name)
     return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m launchers.local preempt|notice JOB_ID --base-dir DIR`: simulate a cloud
+    taking a job's running instance away, without or with a preemption notice."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m launchers.local",
+                                     description=main.__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("preempt", "notice"))
+    parser.add_argument("job_id", type=int)
+    parser.add_argument("--base-dir", type=Path, required=True)
+    args = parser.parse_args(argv)
+    launcher = LocalLauncher(args.base_dir)
+    live = [i for i in launcher.instances(args.job_id) if i.state == "running"]
+    if not live:
+        print(f"job {args.job_id}: no running instance under {args.base_dir}", file=sys.stderr)
+        return 1
+    getattr(launcher, args.action)(live[-1].id)
+    print(f"{args.action}: instance {live[-1].id} of job {args.job_id}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

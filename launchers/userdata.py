@@ -16,17 +16,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from costsched import clouds
 from costsched.model import InvalidInput
 from launchers.base import LaunchSpec
 
 DEFAULT_ROOT = "/opt/costsched"  # the virtual environment and the jobs' working directories
 _PAYLOAD_RE = re.compile(r'b64decode\("([A-Za-z0-9+/=]*)"\)')
 _ROOT_RE = re.compile(r"^/[A-Za-z0-9._/-]*$")
-# Environment variables that would carry credentials onto the instance.
-_CREDENTIAL_ENVS = frozenset({
-    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_OAUTH_ACCESS_TOKEN", "AZURE_CLIENT_SECRET",
-})
 
 
 @dataclass(frozen=True)
@@ -72,7 +68,7 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
     """The job's fields as the instance receives them."""
     if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int):
         raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number")
-    leaked = sorted(set(spec.envs) & _CREDENTIAL_ENVS)
+    leaked = sorted(set(spec.envs) & clouds.credential_envs())
     if leaked:
         raise InvalidInput(f"env {leaked[0]}: credentials are not sent to instances; "
                            "the instance uses its own role (instance profile, service account)")

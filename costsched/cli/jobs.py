@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -68,9 +69,10 @@ def launch(
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
     store = open_store(db)
-    records = service.launch(store, jobs, launcher=make_launcher(launcher), offering=offering,
+    backend = make_launcher(launcher)
+    records = service.launch(store, jobs, launcher=backend, offering=offering,
                              wait_seconds=wait)
-    shown = service.status(store, None, None)
+    shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
 
@@ -79,13 +81,22 @@ def launch(
 def status(
     job: Annotated[str | None, typer.Argument(help="Job id or name (default: every job).",
                                               show_default=False)] = None,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for the jobs to end, "
+                                        "recovering them as needed (0: show them now).")]
+    = 0.0,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Each job's state, placement, progress and cost so far (recovering preempted jobs and
     closing finished ones first)."""
     store = open_store(db)
-    _print_status(service.status(store, _job_launcher(store, job), job), json_out)
+    launcher = _job_launcher(store, job)
+    deadline = time.monotonic() + wait
+    shown = service.status(store, launcher, job)
+    while time.monotonic() < deadline and not all(s.record.final for s in shown):
+        time.sleep(0.5)
+        shown = service.status(store, launcher, job)
+    _print_status(shown, json_out)
 
 
 @friendly_errors

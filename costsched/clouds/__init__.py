@@ -52,10 +52,17 @@ def egress(cloud: str) -> EgressPrice:
     return max((c.egress for c in CLOUDS.values()), key=lambda e: e.internet_usd_per_gb)
 
 
+def credential_envs() -> frozenset[str]:
+    """Environment variable names that carry some cloud's credentials."""
+    from costsched.clouds import aws, azure, gcp
+
+    return frozenset((*aws.CREDENTIAL_ENVS, *gcp.CREDENTIAL_ENVS, *azure.CREDENTIAL_ENVS))
+
+
 def default_preemption(cloud: str) -> PreemptionRate:
     return get(cloud).preemption
 
 
 __all__ = ["CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
-           "UnknownCloud", "default_preemption", "egress", "get", "owners_of_region",
-           "zone_region"]
+           "UnknownCloud", "credential_envs", "default_preemption", "egress", "get",
+           "owners_of_region", "zone_region"]

@@ -93,3 +93,8 @@ CAPACITY_ERROR_CODES = frozenset({
     "InsufficientInstanceCapacity", "SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded",
     "InstanceLimitExceeded", "Unsupported", "VcpuLimitExceeded",
 })
+
+# Environment variables that carry this cloud's credentials: never stored nor sent to an
+# instance (instances use their own role).
+CREDENTIAL_ENVS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                   "AWS_SECURITY_TOKEN")

@@ -42,3 +42,7 @@ def http_session(retries: int, backoff: float) -> Any:  # -> requests.Session
     session.mount("https://", HTTPAdapter(max_retries=retry))
     session.mount("http://", HTTPAdapter(max_retries=retry))
     return session
+
+# Environment variables that carry this cloud's credentials: never stored nor sent to an
+# instance (instances use their own role).
+CREDENTIAL_ENVS = ("AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PASSWORD")

@@ -86,3 +86,7 @@ CAPACITY_ERROR_CODES = frozenset({
 })
 CAPACITY_ERROR_WORDS = ("stockout", "does not have enough resources", "resource_pool_exhausted",
                         "quota")
+
+# Environment variables that carry this cloud's credentials: never stored nor sent to an
+# instance (instances use their own role).
+CREDENTIAL_ENVS = ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_OAUTH_ACCESS_TOKEN")

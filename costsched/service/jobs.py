@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import platformdirs
 
+from costsched import clouds
 from costsched.costs import JobCost, job_cost
 from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.launcher import Launcher
@@ -66,6 +67,11 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
         if busy:
             raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
                                f"{busy[0].state}; stop it first or choose another name")
+        leaked = sorted(set(spec.envs) & clouds.credential_envs())
+        if leaked:
+            raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
+                               "credentials are neither stored nor sent to instances; "
+                               "instances use their own role")
         resolved = resolve(spec, table, when, source=source)
         candidates = _candidates(store, resolved, when, launcher, offering)
         stored = {"spec": spec.model_dump(mode="json"), "source": source,

@@ -188,6 +188,13 @@ def test_bad_launches_are_one_line_and_store_nothing_running(world) -> None:
         service.launch(store, write_spec(tmp), launcher=launcher,
                        offering="aws:us-east-1z:p9.huge:spot",
                        checkpoint_root=str(tmp / "checkpoints"))
+    # Credentials are neither stored nor sent: refused before anything is written.
+    secret = write_spec(tmp, "t1")
+    spec = yaml.safe_load(secret.read_text())
+    secret.write_text(yaml.safe_dump({**spec, "envs": {"AWS_SECRET_ACCESS_KEY": "s3cr3t"}}))
+    with pytest.raises(InvalidInput, match="field envs.AWS_SECRET_ACCESS_KEY"):
+        service.launch(store, secret, launcher=launcher, checkpoint_root=str(tmp / "c"))
+    assert store.jobs.find("t1") == []
     # A checkpoint directory that cannot be made (under a file: refused even to root).
     blocker = tmp / "a-file"
     blocker.write_text("not a directory")
