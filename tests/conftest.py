@@ -34,6 +34,21 @@ def spot_traces() -> Path:
     return path
 
 
+def hermetic_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                     endpoints: tuple[str, ...] = ()) -> None:
+    """Fake AWS credentials, and no profile, config, endpoint or instance metadata from the
+    machine (for moto and botocore's Stubber)."""
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL",
+                 "AWS_SESSION_TOKEN", *endpoints):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the user's own throughput measurements out of every test (plans and replays

@@ -333,18 +333,14 @@ def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
     job_id = run.record.id
     if instance.state in ("running", "pending"):
         return ""
-    if instance.state == "succeeded":
+    if instance.state in ("succeeded", "failed"):
         launcher.terminate(instance.id)
         store.jobs.end_placement(job_id, when)
-        store.jobs.transition(job_id, "succeeded", at=when, expect="running",
-                              detail=f"finished on {instance.id}")
-        return f"job {job_id}: succeeded"
-    if instance.state == "failed":
-        launcher.terminate(instance.id)
-        store.jobs.end_placement(job_id, when)
-        store.jobs.transition(job_id, "failed", at=when, expect="running",
-                              detail=f"exit code {instance.exit_code}: {instance.detail}")
-        return f"job {job_id}: failed (exit code {instance.exit_code})"
+        detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
+                  f"exit code {instance.exit_code}: {instance.detail}")
+        store.jobs.transition(job_id, instance.state, at=when, expect="running", detail=detail)
+        return f"job {job_id}: {instance.state}" + (
+            f" (exit code {instance.exit_code})" if instance.state == "failed" else "")
     # Preempted, or stopped or terminated behind costsched's back: recover it.
     launcher.terminate(instance.id)
     store.jobs.end_placement(job_id, when)

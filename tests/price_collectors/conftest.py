@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import hermetic_aws_env
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "collectors"
 
 
@@ -21,15 +23,7 @@ def hermetic_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     Retries still happen (botocore's handler decides them); only the sleep between them
     is zero, so that tests of throttling do not wait seconds.
     """
-    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2",
-                 "AWS_ENDPOINT_URL_PRICING", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    hermetic_aws_env(monkeypatch, tmp_path, ("AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_PRICING"))
     import botocore.retries.standard
 
     monkeypatch.setattr(botocore.retries.standard.ExponentialBackoff, "delay_amount",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from launchers.checkpoints.base import CheckpointStore
+from tests.conftest import hermetic_aws_env
 from tests.launchers.checkpoints.gcs_fake import FakeGcs
 
 BUCKET = "ckpt-bucket"
@@ -32,15 +33,7 @@ class Backend:
 @pytest.fixture()
 def hermetic_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Fake credentials and no profile, config or endpoint from the machine."""
-    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
-                 "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    hermetic_aws_env(monkeypatch, tmp_path, ("AWS_ENDPOINT_URL_S3",))
 
 
 @pytest.fixture()
