@@ -32,11 +32,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from launchers.checkpoints import CheckpointStore, CorruptCheckpoint, open_store
+from launchers.procfs import group_members, has_proc
 
 log = logging.getLogger("costsched.agent")
 
@@ -48,40 +48,6 @@ _STAGING = ".publishing"  # hard links of the files being published, beside the 
 _TICK = 0.05  # seconds between looks at the job and the stop flag
 _NOTICE_TIMEOUT = 2.0
 _EXIT_DETAIL = {126: "command not executable", 127: "command not found"}
-
-
-# --- processes (Linux /proc; elsewhere the checks fall back to signals) ------------------
-
-@dataclass(frozen=True)
-class ProcStat:
-    state: str  # R, S, D, Z...
-    pgrp: int
-    start_time: int  # clock ticks after boot: with the pid, names one process for good
-
-
-def proc_stat(pid: int) -> ProcStat | None:
-    """The process's /proc/<pid>/stat fields that matter here; None if there is none."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except (OSError, ValueError):
-        return None
-    fields = raw[raw.rindex(")") + 2:].split()  # comm may hold spaces and parentheses
-    return ProcStat(state=fields[0], pgrp=int(fields[2]), start_time=int(fields[19]))
-
-
-def has_proc() -> bool:
-    return Path("/proc/self/stat").exists()
-
-
-def group_members(pgid: int) -> dict[int, ProcStat]:
-    """The live (not zombie) processes of a process group, by pid."""
-    members = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            stat = proc_stat(int(entry.name))
-            if stat is not None and stat.pgrp == pgid and stat.state != "Z":
-                members[int(entry.name)] = stat
-    return members
 
 
 # --- checkpoints ------------------------------------------------------------------------

@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from costsched.model import InvalidInput, Offering
-from launchers.agent import JOB_LOG, STATUS, group_members, has_proc, proc_stat
+from launchers.agent import JOB_LOG, STATUS
 from launchers.base import TAG_ATTEMPT, TAG_JOB, Instance, Launcher, LaunchSpec
+from launchers.procfs import group_members, has_proc, proc_stat
 
 INSTANCE = "instance.json"
 TERMINATED = "terminated"

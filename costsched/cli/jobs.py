@@ -171,6 +171,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
             "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
             "placements": frame_records(s.cost.placements),
             "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
+            "next": s.next or None,
         } for s in shown])
         return
     if not shown:
@@ -188,6 +189,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     console.print(table(title, ["id", "job", "state", "placement", "instance", "progress",
                                 "cost $", "migrations", "recoveries"], rows))
     for s in shown:
+        if s.next:
+            console.print(f"  job {s.record.id} next: {s.next}", highlight=False, markup=False)
         if len(s.cost.placements) > 1 or s.record.final:
             for p in s.cost.placements.itertuples():
                 console.print(f"  job {s.record.id}: {p.reason} on {p.cloud} "

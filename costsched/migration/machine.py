@@ -124,6 +124,7 @@ class Mover:
                 offering=offering, checkpoint_uri=self.job.checkpoint_uri,
                 attempt=move.attempt, envs=self.job.envs))
         except CapacityError as exc:
+            self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
                                             detail=f"cannot launch: {exc}", tried=move.tried + 1)
         reason = "launch" if move.kind == "launch" else move.kind
@@ -141,9 +142,14 @@ class Mover:
         if target.state == "pending":
             return move
         if target.state in ("running", "succeeded"):
+            self.store.availability.record(offering_of(move.candidate), "launched",
+                                           at=now, detail=f"instance {target.id}")
             return self.store.moves.advance(move, "target_running", at=now,
                                             detail=f"instance {target.id} {target.state}")
         # Died before it ran: end it, and try the next candidate from the same checkpoint.
+        if target.state == "preempted" and move.candidate is not None:
+            self.store.availability.record(offering_of(move.candidate), "preempted", at=now,
+                                           detail=f"instance {target.id} before it ran")
         self.launcher.terminate(target.id)
         self.store.jobs.end_placement(self.job.job_id, now)
         return self.store.moves.advance(move, "checkpoint_verified", at=now,

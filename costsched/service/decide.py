@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+import pandas as pd
+
 from costsched.model import InvalidInput, Job, Offering
 from costsched.optimize.decision import Overheads
 from costsched.policies import JobState, OfferingKey, make_policy, view_from_prices
@@ -37,10 +39,12 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
            current: OfferingKey | None = None, steps_left: float | None = None,
            policy: str = "dynamic-aware", at: datetime | str | None = None,
            margin: float = 0.05, overheads: Overheads | None = None,
-           table: ThroughputTable | None = None) -> Decision:
+           table: ThroughputTable | None = None,
+           measured_rates: pd.DataFrame | None = None) -> Decision:
     """The offering `policy` puts `job` on at `at` (default now), given the offering it runs
     on (`current`, None before its first placement) and the steps it has left (default all
-    of them)."""
+    of them). `measured_rates`: preemptions and spot hours seen per (cloud, region, GPU
+    model, count), as the decision model takes them (default: the clouds' rates)."""
     when = as_time(at)
     left = job.steps if steps_left is None else steps_left
     at_least("steps_left", left, 0)
@@ -51,7 +55,7 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
     if frame.empty:
         raise InvalidInput(f"at {when:%Y-%m-%d %H:%M} UTC: no prices known; import or "
                            "collect prices first")
-    view = view_from_prices(frame, when, table, job.model)
+    view = view_from_prices(frame, when, table, job.model, measured_rates)
     state = JobState(job, home_region, left, None if current is None else tuple(current),
                      overheads or Overheads())
     chosen = make_policy(policy, margin=margin)

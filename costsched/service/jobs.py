@@ -24,7 +24,7 @@ from costsched.costs import JobCost, job_cost
 from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, Offering
 from costsched.optimize.decision import Overheads, move_cost
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import JobState, OfferingKey, view_from_prices
@@ -39,6 +39,7 @@ from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
+CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last
 MIN_MIGRATION_INTERVAL = timedelta(hours=24)  # at most one planned move a day per job
 
 
@@ -166,7 +167,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         job_model = run.resolved.job
         choice = decide(store, job_model, home_region=run.home_region, current=current,
                         steps_left=left, policy=policy, at=when, margin=margin,
-                        table=run.resolved.table)  # with the spec's own throughputs
+                        table=run.resolved.table,  # with the spec's own throughputs
+                        measured_rates=measured_rates(store, when))
         stay, move = _dollars(store, run, choice, current, left, when)
         reason = (f"stay: ${stay:,.2f} expected here, ${move:,.2f} there with the move"
                   if not choice.moves else
@@ -192,6 +194,7 @@ class JobStatus:
     steps_left: float  # estimated from the hours run on each GPU
     cost: JobCost  # so far, from the stored prices, summed over every placement
     moves: list[MoveRecord]
+    next: str  # what the policy would do now, and why in dollars ('' when not running)
 
     @property
     def progress(self) -> float:
@@ -214,9 +217,13 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         if placement is not None and launcher is not None and run.launcher == launcher.name:
             state = launcher.status(str(placement["instance"])).state
         gb = run.resolved.job.checkpoint_gb
+        advice = ""
+        if state == "running" and launcher is not None:
+            found = migrate(store, launcher, job_id, dry_run=True, at=when)
+            advice = found[0].reason if found else ""
         out.append(JobStatus(run.record, placement, state, steps_left(store, run, when),
                              job_cost(store, job_id, now=when, checkpoint_gb=gb),
-                             store.moves.of_job(job_id)))
+                             store.moves.of_job(job_id), advice))
     return out
 
 
@@ -273,7 +280,7 @@ def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher
     if frame.empty:
         raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
                            "prices first")
-    plan = plan_job(resolved, prepare(frame))
+    plan = plan_job(resolved, prepare(frame, measured_rates(store, at)))
     choices = plan.choices
     if offering is not None:
         choices = plan.ranked[plan.ranked["offering"].map(_spelled(offering))]
@@ -281,20 +288,51 @@ def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher
             raise InvalidInput(f"offering {offering!r}: not a priced offering now; expected "
                                "cloud:zone-or-region:instance_type:market as `costsched "
                                "prices show` lists them")
-    out = []
+    full = _recently_full(store, at)
+    ready, later = [], []
     for row in choices.itertuples():
         o = offering_of({"key": [row.cloud, row.region, row.zone, row.instance_type,
                                  row.market, row.os],
                          "gpu_model": row.gpu_model, "gpu_count": row.gpu_count})
         if o.key in exclude or not launcher.can_launch(o):
             continue
-        out.append(candidate(o, row.usd_per_hour))
-        if len(out) == CANDIDATES:
-            break
+        # An offering that just had no capacity is tried after the others.
+        (later if o.key in full else ready).append(candidate(o, row.usd_per_hour))
+    out = [*ready, *later][:CANDIDATES]
     if not out:
         raise InvalidInput(plan.reason or f"job {resolved.name}: no offering that "
                            f"{launcher.name} can launch meets its constraints now")
     return out
+
+
+def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
+    """Preemptions per spot hour that costsched's own jobs met, per (cloud, region, GPU
+    model and count): the decision model shrinks them toward the cloud's default."""
+    seen = store.availability.since()
+    placements = store.jobs.placements()
+    if placements.empty:
+        return None
+    spot = placements[placements["market"] == "spot"]
+    end = spot["end_at"].fillna(pd.Timestamp(at))
+    hours = (end - spot["start_at"]).dt.total_seconds().clip(lower=0) / 3600
+    keys = ["cloud", "region", "gpu_model", "gpu_count"]
+    frame = spot.assign(hours=hours).groupby(keys, as_index=False)["hours"].sum()
+    preempted = seen[seen["event"] == "preempted"].groupby(keys).size().rename("preemptions")
+    frame = frame.join(preempted, on=keys).fillna({"preemptions": 0})
+    return frame[frame["hours"] > 0]
+
+
+def _recently_full(store: PriceStore, at: datetime) -> set[OfferingKey]:
+    seen = store.availability.since(at - CAPACITY_COOLDOWN)
+    full = seen[seen["event"] == "capacity"]
+    return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")
+            for r in full.itertuples()}
+
+
+def _placed_offering(placement: pd.Series) -> Offering:
+    return offering_of({"key": [placement[k] for k in (
+        "cloud", "region", "zone", "instance_type", "market", "os")],
+        "gpu_model": placement["gpu_model"], "gpu_count": int(placement["gpu_count"])})
 
 
 def _spelled(text: str) -> Callable[[str], bool]:
@@ -306,9 +344,7 @@ def _spelled(text: str) -> Callable[[str], bool]:
 
 def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
                      choice: Decision, placement: pd.Series, at: datetime) -> MoveRecord:
-    current = offering_of({"key": [placement[k] for k in (
-        "cloud", "region", "zone", "instance_type", "market", "os")],
-        "gpu_model": placement["gpu_model"], "gpu_count": int(placement["gpu_count"])})
+    current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour)
     try:
         rest = _candidates(store, run.resolved, at, launcher, None,
@@ -342,6 +378,9 @@ def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
         return f"job {job_id}: {instance.state}" + (
             f" (exit code {instance.exit_code})" if instance.state == "failed" else "")
     # Preempted, or stopped or terminated behind costsched's back: recover it.
+    if instance.state == "preempted":
+        store.availability.record(_placed_offering(placement), "preempted", at=when,
+                                  detail=f"instance {instance.id}")
     launcher.terminate(instance.id)
     store.jobs.end_placement(job_id, when)
     cands = _candidates(store, run.resolved, when, launcher, None)
@@ -367,7 +406,7 @@ def _dollars(store: PriceStore, run: RunningJob, choice: Decision, current: Offe
              left: float, at: datetime) -> tuple[float, float]:
     """Expected USD of the steps left where the job is, and on the choice with the move."""
     view = view_from_prices(prices_at(store, at), at, run.resolved.table,
-                            run.resolved.job.model)
+                            run.resolved.job.model, measured_rates(store, at))
     state = JobState(run.resolved.job, run.home_region, left, current, Overheads())
     here, there = view.row(current), view.row(choice.choice)
     if here is None or there is None:

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, func, insert, select
 
 from costsched.model import InvalidInput, PriceObservation
 from costsched.store import database, zones
+from costsched.store.availability import AvailabilityStore
 from costsched.store.database import (  # noqa: F401 - re-exported: the store's public names
     ENV_DB,
     default_url,
@@ -59,6 +60,11 @@ class PriceStore:
     def jobs(self) -> JobStore:
         """The job store in the same database."""
         return JobStore(self.engine)
+
+    @cached_property
+    def availability(self) -> AvailabilityStore:
+        """Capacity errors, preemptions and launches seen by the launchers."""
+        return AvailabilityStore(self.engine)
 
     @cached_property
     def moves(self) -> MoveStore:

@@ -142,3 +142,22 @@ moves = Table(
     Column("updated_ts", BigInteger, nullable=False),
     Index("ix_moves_job", "job_id", "id"),
 )
+
+# What launching taught about an offering's availability: a capacity error, a preemption,
+# a launch that ran. The launch ranking and the preemption rates read it.
+availability = Table(
+    "availability",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("cloud", String(16), nullable=False),
+    Column("region", String(64), nullable=False),
+    Column("zone", String(64), nullable=False),
+    Column("instance_type", String(128), nullable=False),
+    Column("market", String(16), nullable=False),
+    Column("gpu_model", String(32), nullable=False),
+    Column("gpu_count", Integer, nullable=False),
+    Column("ts", BigInteger, nullable=False),
+    Column("event", String(16), nullable=False),  # capacity | preempted | launched
+    Column("detail", Text, nullable=False, server_default=""),
+    Index("ix_availability_ts", "ts"),
+)

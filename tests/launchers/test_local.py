@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from costsched.model import InvalidInput, Offering
-from launchers.agent import group_members, proc_stat
 from launchers.base import TAG_ATTEMPT, TAG_JOB, LaunchSpec
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
+from launchers.procfs import group_members, proc_stat
 
 TRAIN = Path(__file__).resolve().parents[2] / "examples" / "train.py"
 STEPS = 400

@@ -108,6 +108,10 @@ def test_capacity_errors_move_on_to_the_next_offering(store: PriceStore) -> None
     assert store.jobs.get(job).state == "running"
     details = store.jobs.events(job)["detail"].tolist()
     assert sum("InsufficientInstanceCapacity" in d for d in details) == 2
+    # Each failure is an availability observation, and so is the launch that ran.
+    seen = store.availability.since()
+    assert seen[["zone", "event"]].values.tolist() == [
+        ["us-east-1a", "capacity"], ["us-east-1b", "capacity"], ["us-east-1c", "launched"]]
 
 
 def test_a_launch_nothing_can_serve_fails_the_job(store: PriceStore) -> None:

@@ -113,6 +113,8 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     counter.start()
     assert store.jobs.get(job.id).state == "running"
     assert zone_of(store, job.id) == "us-east-1a"  # the cheapest at launch
+    [now] = service.status(store, launcher, job.id)
+    assert now.instance_state == "running" and now.next.startswith("stay: $")
     checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
     wait_for(checkpoints.newest_verified)  # it trains and publishes checkpoints
 
@@ -168,6 +170,12 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
         prices = history[history["zone"] == p.zone].sort_values("effective_at")
         assert p.usd == pytest.approx(integrate(prices, p.start_at, p.end_at), rel=1e-9)
     assert status.cost.total_usd == pytest.approx(placed["usd"].sum())
+
+    # The preemption is an availability observation: the decision model's rate for this
+    # offering group now counts it against the spot hours the job ran.
+    assert (store.availability.since()["event"] == "preempted").sum() == 1
+    rates = service.measured_rates(store, datetime.now(timezone.utc))
+    assert rates["preemptions"].tolist() == [1] and rates["hours"].iloc[0] > 0
 
 
 def integrate(prices: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> float:
@@ -227,3 +235,22 @@ def test_a_command_that_does_not_exist_fails_the_job_in_one_line(world) -> None:
     assert record.state == "failed"
     events = store.jobs.events(job.id)
     assert "exit code 127" in events["detail"].iloc[-1]
+
+
+def test_an_offering_that_just_had_no_capacity_is_tried_last(world) -> None:
+    store, launcher, tmp = world
+    from costsched.jobspec import load, resolve
+    from costsched.model import Offering
+    from costsched.throughput import ThroughputTable
+
+    now = datetime.now(timezone.utc)
+    resolved = resolve(load(write_spec(tmp))[0], ThroughputTable(), now)
+    first = service._candidates(store, resolved, now, launcher, None)
+    assert [c["key"][2] for c in first] == list(ZONES)  # cheapest first
+    full = Offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "V100", 1)
+    store.availability.record(full, "capacity", at=now - timedelta(minutes=5))
+    again = service._candidates(store, resolved, now, launcher, None)
+    assert [c["key"][2] for c in again] == ["us-east-1b", "us-east-1c", "us-east-1a"]
+    later = now + service.CAPACITY_COOLDOWN
+    assert [c["key"][2] for c in service._candidates(store, resolved, later, launcher,
+                                                     None)] == list(ZONES)

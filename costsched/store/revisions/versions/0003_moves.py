@@ -1,6 +1,7 @@
-"""The job-move state machine's persisted state: one row per launch, migration or recovery.
+"""The job-move state machine's persisted state (one row per launch, migration or
+recovery), and what launching taught about offerings' availability.
 
-Adds a table only.
+Adds tables only.
 
 Revision ID: 0003
 Revises: 0002
@@ -33,8 +34,25 @@ def upgrade() -> None:
         sa.Column("updated_ts", sa.BigInteger, nullable=False),
     )
     op.create_index("ix_moves_job", "moves", ["job_id", "id"])
+    op.create_table(
+        "availability",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("cloud", sa.String(16), nullable=False),
+        sa.Column("region", sa.String(64), nullable=False),
+        sa.Column("zone", sa.String(64), nullable=False),
+        sa.Column("instance_type", sa.String(128), nullable=False),
+        sa.Column("market", sa.String(16), nullable=False),
+        sa.Column("gpu_model", sa.String(32), nullable=False),
+        sa.Column("gpu_count", sa.Integer, nullable=False),
+        sa.Column("ts", sa.BigInteger, nullable=False),
+        sa.Column("event", sa.String(16), nullable=False),
+        sa.Column("detail", sa.Text, nullable=False, server_default=""),
+    )
+    op.create_index("ix_availability_ts", "availability", ["ts"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_availability_ts", table_name="availability")
+    op.drop_table("availability")
     op.drop_index("ix_moves_job", table_name="moves")
     op.drop_table("moves")
