@@ -100,6 +100,8 @@ class Mover:
             if now - move.updated_at < STOP_TIMEOUT:
                 return move  # still writing its checkpoint
             self.launcher.terminate(source.id)  # did not stop in time: end it
+        elif source.state != "stopped":  # gone (preempted, failed): no longer billed
+            self.store.jobs.end_placement(self.job.job_id, now, instance=source.id)
         return self._verified(move, now)
 
     def _verified(self, move: MoveRecord, now: datetime) -> MoveRecord:
@@ -128,10 +130,11 @@ class Mover:
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
                                             detail=f"cannot launch: {exc}", tried=move.tried + 1)
         reason = "launch" if move.kind == "launch" else move.kind
+        # Billed from launch; a migration's source stays placed (and billed) until it ends.
         self.store.jobs.place(self.job.job_id, offering.key, gpu_model=offering.gpu_model,
                               gpu_count=offering.gpu_count, at=now,
                               usd_per_hour=float(candidate["usd_per_hour"]), reason=reason,
-                              instance=instance.id)
+                              instance=instance.id, keep_open=bool(move.source_instance))
         return self.store.moves.advance(move, "target_launched", at=now,
                                         detail=f"instance {instance.id}",
                                         target_instance=instance.id)
@@ -151,7 +154,7 @@ class Mover:
             self.store.availability.record(offering_of(move.candidate), "preempted", at=now,
                                            detail=f"instance {target.id} before it ran")
         self.launcher.terminate(target.id)
-        self.store.jobs.end_placement(self.job.job_id, now)
+        self.store.jobs.end_placement(self.job.job_id, now, instance=target.id)
         return self.store.moves.advance(move, "checkpoint_verified", at=now,
                                         detail=f"instance {target.id} {_why(target)}",
                                         tried=move.tried + 1, target_instance="")
@@ -160,6 +163,7 @@ class Mover:
         now = self.clock()
         if move.source_instance and move.source_instance != move.target_instance:
             self.launcher.terminate(move.source_instance)
+            self.store.jobs.end_placement(self.job.job_id, now, instance=move.source_instance)
         return self.store.moves.advance(move, "source_terminated", at=now,
                                         detail="source ended" if move.source_instance
                                         else "no source")
@@ -178,7 +182,8 @@ class Mover:
                                        detail=detail)
 
     def _end_job(self, state: str, at: datetime, detail: str) -> None:
-        self.store.jobs.end_placement(self.job.job_id, at)
+        while self.store.jobs.end_placement(self.job.job_id, at) is not None:
+            pass  # every placement of the job ends with it
         self._job_state(state, at, detail)
 
 

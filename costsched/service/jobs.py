@@ -170,8 +170,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
                         table=run.resolved.table,  # with the spec's own throughputs
                         measured_rates=measured_rates(store, when))
         stay, move = _dollars(store, run, choice, current, left, when)
-        reason = (f"stay: ${stay:,.2f} expected here, ${move:,.2f} there with the move"
-                  if not choice.moves else
+        reason = (f"stay: ${stay:,.2f} expected here; no other offering saves more than "
+                  f"its move costs plus {margin:.0%}" if not choice.moves else
                   f"move: ${stay:,.2f} expected here, ${move:,.2f} on "
                   f"{_label(choice.choice)} including the move")
         started = None
@@ -239,8 +239,8 @@ def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
     for instance in launcher.instances(job_id):
         if instance.live:
             launcher.terminate(instance.id)
-    if placement is not None:
-        store.jobs.end_placement(job_id, when)
+    while placement is not None and store.jobs.end_placement(job_id, when) is not None:
+        pass  # a job stopped mid-migration has two
     for move in store.moves.of_job(job_id):
         if not move.ended:
             store.moves.advance(move, "cancelled", at=when, detail="the job was stopped")

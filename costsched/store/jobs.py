@@ -194,11 +194,14 @@ class JobStore:
         usd_per_hour: float,
         reason: str,
         instance: str = "",
+        keep_open: bool = False,
     ) -> int:
         """End the job's open placement at `at` and open one on `offering_key`; its id.
 
         `offering_key` is (cloud, region, zone, instance_type, market, os), as
-        `Offering.key`; `usd_per_hour` is the stored price at `at`.
+        `Offering.key`; `usd_per_hour` is the stored price at `at`. `keep_open` leaves the
+        open placement running beside the new one (a migration's source is billed until
+        it is terminated: `end_placement(..., instance=...)` closes it then).
         """
         if not isinstance(offering_key, tuple) or len(offering_key) != 6:
             raise InvalidInput(
@@ -224,7 +227,7 @@ class JobStore:
                 raise InvalidInput(
                     f"job {job_id} is {state!r}: expected a job that has not ended"
                 )
-            closed = _close(conn, job_id, ts)
+            closed = None if keep_open else _close(conn, job_id, ts)
             row = dict(zip(PLACEMENT_COLUMNS[2:8], offering_key, strict=True))
             row.update(job_id=int(job_id), gpu_model=gpu_model, gpu_count=int(gpu_count),
                        start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
@@ -237,12 +240,14 @@ class JobStore:
             _event(conn, job_id, ts, "placement", None, None, detail)
         return placement_id
 
-    def end_placement(self, job_id: int, at: datetime) -> int | None:
-        """End the job's open placement at `at`; its id, or None when none was open."""
+    def end_placement(self, job_id: int, at: datetime, *, instance: str | None = None
+                      ) -> int | None:
+        """End the job's open placement (the one on `instance`, if given) at `at`; its id,
+        or None when none was open."""
         ts = epoch_second(at)
         with self.engine.begin() as conn:
             _touch(conn, job_id, ts)
-            closed = _close(conn, job_id, ts)
+            closed = _close(conn, job_id, ts, instance)
             if closed is None:
                 conn.rollback()  # nothing happened: not even updated_ts moves
                 return None
@@ -297,12 +302,15 @@ def _touch(conn: Connection, job_id: int, ts: int, **values: object) -> str:
     return _state(conn, job_id)
 
 
-def _close(conn: Connection, job_id: int, ts: int) -> int | None:
-    """End the job's open placement at `ts`; its id, or None when none is open."""
-    open_ = conn.execute(
-        select(placements.c.id, placements.c.start_ts)
-        .where(placements.c.job_id == int(job_id), placements.c.end_ts.is_(None))
-    ).first()
+def _close(conn: Connection, job_id: int, ts: int, instance: str | None = None) -> int | None:
+    """End the job's open placement (on `instance`, if given; else the oldest open) at
+    `ts`; its id, or None when none is open."""
+    query = (select(placements.c.id, placements.c.start_ts)
+             .where(placements.c.job_id == int(job_id), placements.c.end_ts.is_(None))
+             .order_by(placements.c.start_ts, placements.c.id))
+    if instance is not None:
+        query = query.where(placements.c.instance == instance)
+    open_ = conn.execute(query).first()
     if open_ is None:
         return None
     if ts < open_.start_ts:

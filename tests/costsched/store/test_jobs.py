@@ -217,6 +217,22 @@ def test_placements_open_and_close(jobs: JobStore) -> None:
     assert jobs.get(job_id).updated_at == at(8)
 
 
+def test_a_migration_source_stays_placed_until_it_is_ended(jobs: JobStore) -> None:
+    job_id = new_job(jobs)
+    source = jobs.place(job_id, V100, gpu_model="V100", gpu_count=1, at=at(1),
+                        usd_per_hour=0.92, reason="launch", instance="i-source")
+    target = jobs.place(job_id, A100, gpu_model="A100", gpu_count=1, at=at(5),
+                        usd_per_hour=3.67, reason="migration", instance="i-target",
+                        keep_open=True)
+    both = jobs.placements(job_id)
+    assert both["end_at"].isna().tolist() == [True, True]  # both billed meanwhile
+    assert jobs.end_placement(job_id, at(5.1), instance="i-source") == source
+    assert jobs.end_placement(job_id, at(6), instance="i-gone") is None
+    after = jobs.placements(job_id)
+    assert after["end_at"].iloc[0] == pd.Timestamp(at(5.1)) and pd.isna(after["end_at"].iloc[1])
+    assert jobs.end_placement(job_id, at(7)) == target
+
+
 def test_bad_placements_are_refused(jobs: JobStore) -> None:
     job_id = new_job(jobs)
     jobs.place(job_id, V100, gpu_model="V100", gpu_count=1, at=at(2), usd_per_hour=0.9,
