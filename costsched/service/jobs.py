@@ -34,7 +34,7 @@ from costsched.service.decide import Decision, decide
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.values import as_time
 from costsched.store import PriceStore
-from costsched.store.jobs import JobRecord
+from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
 
@@ -99,14 +99,19 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
               at: datetime | str | None = None) -> list[str]:
     """One pass over this launcher's jobs: carry on every unfinished move, recover jobs
     whose instance was preempted, and close jobs that finished or failed. Returns what
-    happened, a line each. The scheduler calls this every few minutes."""
+    happened, a line each. Run it every few minutes (`costsched status` does, first).
+    Another costsched reconciling at the same time is harmless: a move one of them
+    advanced first is left to it."""
     when = as_time(at) if at is not None else None
     done: list[str] = []
     for move in store.moves.unfinished():
         job = _running(store, move.job_id)
         if job.launcher != launcher.name:
             continue
-        after = _mover(store, launcher, move.job_id, when).run(move)
+        try:
+            after = _mover(store, launcher, move.job_id, when).run(move)
+        except StaleState:
+            continue  # the other costsched got there first
         if after.state != move.state:
             done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
     busy = {m.job_id for m in store.moves.unfinished()}
