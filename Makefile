@@ -49,6 +49,8 @@ demo-local: install
 	@echo "== The cloud takes the instance away without notice; costsched recovers the job =="
 	$(BIN)/python -m launchers.local preempt 1 --base-dir $(LOCAL)/instances
 	$(LOCAL_ENV) $(BIN)/costsched status --wait 120
+	@echo "== What it cost, per job, cloud and day, against on-demand and a static choice =="
+	$(LOCAL_ENV) $(BIN)/costsched report --html $(LOCAL)/report.html
 
 # The same tools on the recorded 2019-2020 AWS and Azure spot prices.
 demo-recorded: install

@@ -46,12 +46,23 @@ _WAIT = 0.05  # seconds between looks at a process group that should end
 _KILL_WAIT = 10.0  # seconds a SIGKILLed group may take to go (a process in disk I/O)
 
 
+ENV_INSTANCES = "COSTSCHED_INSTANCES"
+
+
+def default_base_dir() -> Path:
+    """$COSTSCHED_INSTANCES, else `instances` in the user data directory."""
+    import platformdirs
+
+    return Path(os.environ.get(ENV_INSTANCES)
+                or Path(platformdirs.user_data_dir("costsched")) / "instances")
+
+
 class LocalLauncher(Launcher):
     name: ClassVar[str] = "local"
 
-    def __init__(self, base_dir: Path, grace_seconds: float = 10, python: str = sys.executable,
-                 poll_seconds: float = 2.0) -> None:
-        self.base_dir = Path(base_dir)
+    def __init__(self, base_dir: Path | None = None, grace_seconds: float = 10,
+                 python: str = sys.executable, poll_seconds: float = 2.0) -> None:
+        self.base_dir = Path(base_dir) if base_dir is not None else default_base_dir()
         self.grace_seconds = grace_seconds
         self.python = python
         self.poll_seconds = poll_seconds  # the agent's publish interval

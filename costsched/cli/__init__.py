@@ -8,7 +8,7 @@ import pandas as pd
 import typer
 
 from costsched import catalog as catalog_data
-from costsched.cli import backtest, collect, jobs, plan, prices, throughput
+from costsched.cli import backtest, collect, config, daemon, jobs, plan, prices, report, throughput
 from costsched.cli.common import (
     JsonOption,
     console,
@@ -29,6 +29,7 @@ app = typer.Typer(
 )
 app.add_typer(prices.app, name="prices")
 app.add_typer(throughput.app, name="throughput")
+app.add_typer(config.app, name="config")
 app.command("plan")(plan.plan)
 app.command("backtest")(backtest.backtest_cmd)
 app.command("collect")(collect.collect)
@@ -37,6 +38,8 @@ app.command("status")(jobs.status)
 app.command("migrate")(jobs.migrate)
 app.command("stop")(jobs.stop)
 app.command("logs")(jobs.logs)
+app.command("report")(report.report)
+app.command("daemon")(daemon.daemon)
 
 
 def _version(value: bool) -> None:

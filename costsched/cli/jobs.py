@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
-import platformdirs
 import typer
 
 from costsched.cli.common import (
@@ -24,22 +22,16 @@ from costsched.service import jobs as service
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
 
-ENV_INSTANCES = "COSTSCHED_INSTANCES"  # where the local launcher keeps its instances
-
 LauncherOption = Annotated[str, typer.Option(
     "--launcher", help="local (subprocesses on this machine), aws or gcp.")]
 JobArgument = Annotated[str, typer.Argument(help="Job id or name.", show_default=False)]
 
 
 def make_launcher(name: str) -> Any:
-    """A launcher with this machine's defaults: local instances under $COSTSCHED_INSTANCES,
-    else the user data directory; cloud launchers with their SDK's credentials."""
+    """A launcher with this machine's defaults (local instances under $COSTSCHED_INSTANCES,
+    else the user data directory; cloud launchers with their SDK's credentials)."""
     from launchers import make_launcher as make
 
-    if name == "local":
-        base = os.environ.get(ENV_INSTANCES) or str(
-            Path(platformdirs.user_data_dir("costsched")) / "instances")
-        return make("local", base_dir=Path(base))
     return make(name)
 
 
@@ -89,6 +81,8 @@ def status(
 ) -> None:
     """Each job's state, placement, progress and cost so far (recovering preempted jobs and
     closing finished ones first)."""
+    from costsched import daemon
+
     store = open_store(db)
     launcher = _job_launcher(store, job)
     deadline = time.monotonic() + wait
@@ -96,7 +90,7 @@ def status(
     while time.monotonic() < deadline and not all(s.record.final for s in shown):
         time.sleep(0.5)
         shown = service.status(store, launcher, job)
-    _print_status(shown, json_out)
+    _print_status(shown, json_out, scheduled=daemon.status(store))
 
 
 @friendly_errors
@@ -158,9 +152,12 @@ def logs(job: JobArgument,
     typer.echo(service.logs(store, _job_launcher(store, job), job, tail=tail), nl=False)
 
 
-def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs") -> None:
+def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
+                  scheduled: list[Any] | None = None) -> None:
+    """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
+    tasks; --json is then {"jobs": [...], "daemon": [...]}."""
     if json_out:
-        print_json([{
+        jobs = [{
             "id": s.record.id, "name": s.record.name, "state": s.record.state,
             "instance_state": s.instance_state or None,
             "placement": None if s.placement is None else {
@@ -172,8 +169,14 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
             "placements": frame_records(s.cost.placements),
             "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
             "next": s.next or None,
-        } for s in shown])
+        } for s in shown]
+        print_json(jobs if scheduled is None else {"jobs": jobs, "daemon": [{
+            "task": t.task, "next_run": t.next_run,
+            "last": None if t.last is None else _run_json(t.last),
+            "failures": [_run_json(f) for f in t.failures]} for t in scheduled]})
         return
+    if scheduled is not None:
+        _print_daemon(scheduled)
     if not shown:
         console.print("No jobs. `costsched launch JOB.yaml` starts one.")
         return
@@ -197,3 +200,25 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                               f"{p.zone or p.region} {p.instance_type} {p.market}: "
                               f"{p.hours:.3f} h, {money(p.usd, 4)}", highlight=False,
                               markup=False)
+
+
+def _run_json(run: Any) -> dict:
+    return {"status": run.status, "started_at": run.started_at,
+            "finished_at": run.finished_at, "holder": run.holder, "detail": run.detail}
+
+
+def _print_daemon(scheduled: list[Any]) -> None:
+    if all(t.next_run is None and t.last is None for t in scheduled):
+        console.print("Scheduled optimizer: never run (`costsched daemon`, or `costsched "
+                      "daemon --once` from cron).", highlight=False, markup=False)
+        return
+    rows = [[t.task, "-" if t.next_run is None else f"{t.next_run:%Y-%m-%d %H:%M:%S}",
+             "-" if t.last is None else f"{t.last.started_at:%Y-%m-%d %H:%M:%S}",
+             "-" if t.last is None else t.last.status,
+             "" if t.last is None else t.last.detail] for t in scheduled]
+    console.print(table("Scheduled optimizer (UTC)", ["task", "next run", "last run",
+                                                      "result", "detail"], rows))
+    for t in scheduled:
+        for f in t.failures:
+            console.print(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: {f.detail}",
+                          highlight=False, markup=False)

@@ -153,10 +153,13 @@ class MigrationAdvice:
 
 def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
             dry_run: bool = False, at: datetime | str | None = None, margin: float = 0.05,
-            policy: str = "dynamic-aware", force: bool = False) -> list[MigrationAdvice]:
+            policy: str = "dynamic-aware", force: bool = False,
+            overheads: Overheads | None = None) -> list[MigrationAdvice]:
     """Ask the policy where each running job (or `job`) should be now and, unless
     `dry_run`, start the migrations it asks for: within the job's max_migrations, and at
-    most once a day per job unless `force`."""
+    most once a day per job unless `force`. `overheads`: the restart and move assumptions
+    (default `Overheads()`)."""
+    overheads = overheads or Overheads()
     when = as_time(at)
     out = []
     for job_id in _job_ids(store, job, states=("running",)):
@@ -173,8 +176,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         choice = decide(store, job_model, home_region=run.home_region, current=current,
                         steps_left=left, policy=policy, at=when, margin=margin,
                         table=run.resolved.table,  # with the spec's own throughputs
-                        measured_rates=measured_rates(store, when))
-        stay, move = _dollars(store, run, choice, current, left, when)
+                        measured_rates=measured_rates(store, when), overheads=overheads)
+        stay, move = _dollars(store, run, choice, current, left, when, overheads)
         reason = (f"stay: ${stay:,.2f} expected here; no other offering saves more than "
                   f"its move costs plus {margin:.0%}" if not choice.moves else
                   f"move: ${stay:,.2f} expected here, ${move:,.2f} on "
@@ -408,11 +411,11 @@ def _migration_limit(store: PriceStore, run: RunningJob, at: datetime, daily: bo
 
 
 def _dollars(store: PriceStore, run: RunningJob, choice: Decision, current: OfferingKey,
-             left: float, at: datetime) -> tuple[float, float]:
+             left: float, at: datetime, overheads: Overheads) -> tuple[float, float]:
     """Expected USD of the steps left where the job is, and on the choice with the move."""
     view = view_from_prices(prices_at(store, at), at, run.resolved.table,
                             run.resolved.job.model, measured_rates(store, at))
-    state = JobState(run.resolved.job, run.home_region, left, current, Overheads())
+    state = JobState(run.resolved.job, run.home_region, left, current, overheads)
     here, there = view.row(current), view.row(choice.choice)
     if here is None or there is None:
         return float("nan"), float("nan")

@@ -26,6 +26,7 @@ from costsched.store.database import (  # noqa: F401 - re-exported: the store's 
     to_epoch_seconds,
 )
 from costsched.store.jobs import JobStore
+from costsched.store.leases import Leases, TaskRuns
 from costsched.store.moves import MoveStore
 from costsched.store.schema import offerings, prices
 
@@ -70,6 +71,16 @@ class PriceStore:
     def moves(self) -> MoveStore:
         """The job moves in progress or done (launches, migrations, recoveries)."""
         return MoveStore(self.engine)
+
+    @cached_property
+    def leases(self) -> Leases:
+        """Named leases that keep two daemons from running the same task or move at once."""
+        return Leases(self.engine)
+
+    @cached_property
+    def task_runs(self) -> TaskRuns:
+        """The scheduled optimizer's record of its task runs."""
+        return TaskRuns(self.engine)
 
     # --- schema ---------------------------------------------------------------------
 

@@ -117,8 +117,8 @@ job_events = Table(
     Column("job_id", Integer, ForeignKey("jobs.id"), nullable=False),
     Column("ts", BigInteger, nullable=False),
     Column("kind", String(32), nullable=False),
-    Column("from_state", String(16), nullable=True),
-    Column("to_state", String(16), nullable=True),
+    Column("from_state", String(24), nullable=True),  # a job's or a move's state
+    Column("to_state", String(24), nullable=True),
     Column("detail", Text, nullable=False, server_default=""),
     Index("ix_job_events_job", "job_id", "id"),
 )
@@ -160,4 +160,29 @@ availability = Table(
     Column("event", String(16), nullable=False),  # capacity | preempted | launched
     Column("detail", Text, nullable=False, server_default=""),
     Index("ix_availability_ts", "ts"),
+)
+
+# --- the scheduled optimizer ----------------------------------------------------------
+
+# A named lease held by one daemon until expires_ts: a task, or a job being migrated.
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(128), primary_key=True),
+    Column("holder", String(128), nullable=False),
+    Column("expires_ts", BigInteger, nullable=False),
+)
+
+# One row per scheduled task run (or skip: its lease was held elsewhere).
+task_runs = Table(
+    "task_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("task", String(32), nullable=False),
+    Column("holder", String(128), nullable=False),
+    Column("started_ts", BigInteger, nullable=False),
+    Column("finished_ts", BigInteger, nullable=True),
+    Column("status", String(16), nullable=False),  # running | ok | failed | skipped
+    Column("detail", Text, nullable=False, server_default=""),
+    Index("ix_task_runs_task", "task", "id"),
 )

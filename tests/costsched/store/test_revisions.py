@@ -12,7 +12,8 @@ from costsched.store import PriceStore, database
 from costsched.store.schema import offerings, prices
 from price_collectors import recorded
 
-JOB_TABLES = {"jobs", "placements", "job_events", "zone_coverage", "moves", "availability"}
+JOB_TABLES = {"jobs", "placements", "job_events", "zone_coverage", "moves", "availability",
+              "leases", "task_runs"}
 
 
 def every_row(engine: Engine) -> dict[str, list[tuple]]:

@@ -1,7 +1,6 @@
 """The job-move state machine's persisted state (one row per launch, migration or
-recovery), and what launching taught about offerings' availability.
-
-Adds tables only.
+recovery), what launching taught about offerings' availability, and the scheduled
+optimizer's leases and task runs; the job log's state columns widened to hold moves' states.
 
 Revision ID: 0003
 Revises: 0002
@@ -49,9 +48,36 @@ def upgrade() -> None:
         sa.Column("detail", sa.Text, nullable=False, server_default=""),
     )
     op.create_index("ix_availability_ts", "availability", ["ts"])
+    # The job log records moves' states too ("checkpoint_verified"): wider than a job's.
+    with op.batch_alter_table("job_events") as batch:
+        batch.alter_column("from_state", type_=sa.String(24), existing_nullable=True)
+        batch.alter_column("to_state", type_=sa.String(24), existing_nullable=True)
+    op.create_table(
+        "leases",
+        sa.Column("name", sa.String(128), primary_key=True),
+        sa.Column("holder", sa.String(128), nullable=False),
+        sa.Column("expires_ts", sa.BigInteger, nullable=False),
+    )
+    op.create_table(
+        "task_runs",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("task", sa.String(32), nullable=False),
+        sa.Column("holder", sa.String(128), nullable=False),
+        sa.Column("started_ts", sa.BigInteger, nullable=False),
+        sa.Column("finished_ts", sa.BigInteger, nullable=True),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("detail", sa.Text, nullable=False, server_default=""),
+    )
+    op.create_index("ix_task_runs_task", "task_runs", ["task", "id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_task_runs_task", table_name="task_runs")
+    op.drop_table("task_runs")
+    op.drop_table("leases")
+    with op.batch_alter_table("job_events") as batch:
+        batch.alter_column("from_state", type_=sa.String(16), existing_nullable=True)
+        batch.alter_column("to_state", type_=sa.String(16), existing_nullable=True)
     op.drop_index("ix_availability_ts", table_name="availability")
     op.drop_table("availability")
     op.drop_index("ix_moves_job", table_name="moves")

@@ -1,0 +1,92 @@
+"""`costsched report`: what the jobs cost, per job, cloud and day, against two baselines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.text import Text
+
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    err_console,
+    frame_records,
+    friendly_errors,
+    options,
+    print_json,
+    table,
+)
+from costsched.report import Report, build
+from costsched.report.html import format_cell, write
+from costsched.service.stores import using
+
+_SHOWN = [  # (attribute, title, columns left out of the terminal)
+    ("jobs", "Spend per job", []),
+    ("clouds", "Spend per cloud", []),
+    ("days", "Spend per day (UTC)", ["job_id"]),
+    ("moves", "Migrations and recoveries", []),
+    ("egress", "Egress per move", ["from_cloud", "to_cloud"]),
+    ("budgets", "Jobs near or over their budget", []),
+]
+
+
+@friendly_errors
+def report(
+    since: Annotated[str | None, typer.Option(
+        help="Start of the period (ISO 8601, e.g. 2024-06-01); default: the first "
+        "placement.", show_default=False)] = None,
+    until: Annotated[str | None, typer.Option(
+        help="End of the period (ISO 8601); default: now.", show_default=False)] = None,
+    job: Annotated[str | None, typer.Option(
+        help="One job, by id or name.", show_default=False)] = None,
+    html_out: Annotated[Path | None, typer.Option(
+        "--html", help="Also write the report, with its plots, as one HTML file.",
+        show_default=False)] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Spend per job, cloud and day from the stored placements, savings against on-demand
+    and against one V100 on spot, migrations and recoveries with their costs, and the jobs
+    near or over their budget."""
+    with options(since="--since", until="--until", job="--job"), using(db) as store:
+        built = build(store, since=since, until=until, job=job)
+    if html_out is not None:
+        write(built, html_out)
+        (err_console if json_out else console).print(
+            Text(f"wrote {html_out}"), highlight=False)
+    if json_out:
+        print_json(_as_json(built))
+        return
+    _print(built)
+
+
+def _as_json(built: Report) -> dict:
+    return {"since": built.since, "until": built.until, "totals": built.totals,
+            **{name: frame_records(getattr(built, name)) for name, _, _ in _SHOWN}}
+
+
+def _print(built: Report) -> None:
+    since = "the first placement" if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
+    console.print(Text(f"Cost report: {since} to {built.until:%Y-%m-%d %H:%M} UTC"))
+    totals = built.totals
+    console.print(Text(
+        f"spend {format_cell('usd', totals['usd'])}; saved "
+        f"{format_cell('usd', totals['saved_vs_on_demand_usd'])} against on-demand and "
+        f"{format_cell('usd', totals['saved_vs_static_usd'])} against the static choice"))
+    for name, title, hidden in _SHOWN:
+        frame: pd.DataFrame = getattr(built, name)
+        if frame.empty:
+            continue
+        columns = [c for c in frame.columns if c not in hidden]
+        rows = [[Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
+                for r in frame[columns].itertuples(index=False)]
+        console.print(table(title, [_heading(c) for c in columns], rows))  # type: ignore[arg-type]
+
+
+def _heading(column: str) -> str:
+    """Column names as `common.table` aligns them: figures in USD end with "$"."""
+    return column.replace("_usd", " $").replace("usd", "$").replace("_", " ")

@@ -1,0 +1,385 @@
+"""The configuration: one TOML file, then COSTSCHED_<SECTION>_<KEY> environment overrides.
+
+The file is the one given (the CLI's --config), else $COSTSCHED_CONFIG, else config.toml in
+the platform's user config directory (missing there = every default). Each value remembers
+where it came from (`Loaded.sources`), for `costsched config show`. A bad value is one
+`InvalidInput` line naming the file (or variable), the dotted key and what is accepted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import platformdirs
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+
+from costsched.model import CLOUDS, InvalidInput
+from costsched.optimize.decision import Overheads
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+ENV_CONFIG = "COSTSCHED_CONFIG"
+ENV_PREFIX = "COSTSCHED_"
+LAUNCHERS = ("local", "aws", "gcp")
+_DEFAULT_OVERHEADS = Overheads()
+
+
+def default_path() -> Path:
+    """config.toml in the platform's user config directory."""
+    return Path(platformdirs.user_config_dir("costsched")) / "config.toml"
+
+
+def mask_url(value: str) -> str:
+    """`value` with the password of a URL in it replaced by ***; other text unchanged."""
+    if "://" not in value:
+        return value
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return value
+    if "@" not in parts.netloc:
+        return value
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    if ":" not in userinfo:
+        return value
+    user = userinfo.split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+# --- the model -----------------------------------------------------------------------------
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _cron(value: str) -> str:
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        CronTrigger.from_crontab(value)
+    except (ValueError, TypeError):
+        raise ValueError("expected a 5-field cron expression (minute hour day month "
+                         "day-of-week), e.g. '0 * * * *'") from None
+    return value
+
+
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # pydantic would take true as 1.0
+        raise ValueError("expected a number")
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_not_bool)]
+
+
+class CollectConfig(_Section):
+    """What `collect` fetches: clouds and regions ([] = all)."""
+
+    clouds: list[str] = Field(default_factory=list)
+    regions: list[str] = Field(default_factory=list)
+    gcp_project: str | None = None
+
+    @field_validator("clouds")
+    @classmethod
+    def _clouds(cls, value: list[str]) -> list[str]:
+        for cloud in value:
+            if cloud not in CLOUDS:
+                raise ValueError(f"{cloud!r} is not a cloud: expected a list of "
+                                 f"{', '.join(CLOUDS)}")
+        return value
+
+    @field_validator("regions")
+    @classmethod
+    def _regions(cls, value: list[str]) -> list[str]:
+        from costsched.clouds import owners_of_region
+
+        for region in value:
+            if not owners_of_region(region):
+                raise ValueError(f"{region!r} is not a region name: expected names such as "
+                                 "us-east-1, us-central1, eastus")
+        return value
+
+
+class ScheduleConfig(_Section):
+    """When the daemon runs each task (5-field cron expressions)."""
+
+    collect: str = "0 * * * *"
+    replan: str = "0 6 * * *"
+    catalog: str = "0 5 * * 1"
+
+    _check = field_validator("collect", "replan", "catalog")(_cron)
+
+
+class PolicyConfig(_Section):
+    """The policy that decides migrations, and its margin (dynamic-aware)."""
+
+    name: str = "dynamic-aware"
+    margin: Number = Field(0.05, ge=0, allow_inf_nan=False)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        from costsched.policies import POLICIES, policy_name
+
+        try:
+            return policy_name(value)
+        except InvalidInput:
+            raise ValueError(f"expected one of {', '.join(POLICIES)}") from None
+
+
+class MigrationConfig(_Section):
+    """The stated cost assumptions of a move (see `costsched.optimize.decision.Overheads`)."""
+
+    restart_minutes: Number = Field(_DEFAULT_OVERHEADS.restart_minutes, ge=0,
+                                   allow_inf_nan=False)
+    warmup_minutes: Number = Field(_DEFAULT_OVERHEADS.warmup_minutes, ge=0, allow_inf_nan=False)
+    transfer_gbps: Number = Field(_DEFAULT_OVERHEADS.transfer_gbps, gt=0)
+    overlap_minutes: Number = Field(_DEFAULT_OVERHEADS.overlap_minutes, ge=0,
+                                   allow_inf_nan=False)
+    # None = half the job's checkpoint interval.
+    lost_work_minutes: Number | None = Field(_DEFAULT_OVERHEADS.lost_work_minutes, ge=0,
+                                            allow_inf_nan=False)
+
+    def overheads(self) -> Overheads:
+        return Overheads(self.restart_minutes, self.warmup_minutes, self.transfer_gbps,
+                         self.overlap_minutes, self.lost_work_minutes)
+
+
+class LaunchConfig(_Section):
+    """Where jobs run and where their checkpoints go (None = the user data directory)."""
+
+    launcher: Literal["local", "aws", "gcp"] = "local"
+    checkpoint_root: str | None = None
+
+
+class NotifyConfig(_Section):
+    """The hook called on migrations, recoveries, failures and budget alarms."""
+
+    command: list[str] | None = None  # argv, run without a shell
+    webhook: str | None = None
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("expected a non-empty list of argv strings, e.g. "
+                             "['notify-send', 'costsched']")
+        return value
+
+    @field_validator("webhook")
+    @classmethod
+    def _webhook(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http:// or https:// URL")
+        return value
+
+
+class Config(_Section):
+    """The effective configuration. `db` None = the default store."""
+
+    db: str | None = None
+    collect: CollectConfig = Field(default_factory=CollectConfig)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    migration: MigrationConfig = Field(default_factory=MigrationConfig)
+    launch: LaunchConfig = Field(default_factory=LaunchConfig)
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
+
+
+SECTIONS: dict[str, type[_Section]] = {
+    name: field.annotation  # type: ignore[misc]
+    for name, field in Config.model_fields.items() if name != "db"
+}
+KEYS: tuple[str, ...] = ("db", *(f"{s}.{k}" for s, cls in SECTIONS.items()
+                                 for k in cls.model_fields))
+
+
+def _env_name(key: str) -> str:
+    return ENV_PREFIX + key.replace(".", "_").upper()
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A configuration, the file looked at (`read`: whether it existed) and the source of
+    each dotted key: "default", "file /path/config.toml" or "env COSTSCHED_POLICY_MARGIN"."""
+
+    config: Config
+    sources: dict[str, str]
+    path: Path
+    read: bool
+
+    def rows(self) -> list[tuple[str, Any, str]]:
+        """(key, value, source) of every key, URL passwords masked."""
+        return [(key, _masked(self.value(key)), self.sources[key]) for key in KEYS]
+
+    def value(self, key: str) -> Any:
+        node: Any = self.config
+        for part in key.split("."):
+            node = getattr(node, part)
+        return node
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_url(value)
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
+
+
+def load(path: Path | None = None, env: Mapping[str, str] = os.environ) -> Loaded:
+    """The configuration from `path`, else $COSTSCHED_CONFIG, else the default file (a missing
+    default file means every default), with COSTSCHED_<SECTION>_<KEY> overrides applied."""
+    explicit = path is not None or bool(env.get(ENV_CONFIG))
+    file = Path(path if path is not None else env.get(ENV_CONFIG) or default_path()).expanduser()
+    data: dict[str, Any] = {}
+    sources = dict.fromkeys(KEYS, "default")
+    read = file.is_file()
+    if read:
+        data = _read(file)
+        origin = f"file {file}"
+        _check_shape(data, origin)
+        for key in _leaf_keys(data):
+            sources[key] = origin
+    elif explicit:
+        raise InvalidInput(f"{file}: config file not found")
+    for key in KEYS:
+        name = _env_name(key)
+        if name in env:
+            _put(data, key, _from_env(key, env[name]))
+            sources[key] = f"env {name}"
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise _one_line(exc, data, sources) from None
+    return Loaded(config, sources, file, read)
+
+
+def _read(file: Path) -> dict[str, Any]:
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"{file}: cannot read the config file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{file}: not UTF-8 text: expected a TOML file") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        at = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        if at:
+            reason = message[:at.start()].strip()
+            raise InvalidInput(f"{file}: line {at[1]}, column {at[2]}: invalid TOML: "
+                               f"{reason}") from None
+        raise InvalidInput(f"{file}: invalid TOML: {message}") from None
+
+
+def _check_shape(data: dict[str, Any], origin: str) -> None:
+    """Unknown keys and sections that are not tables, named before the values are checked."""
+    where = origin.removeprefix("file ")
+    for name, value in data.items():
+        if name == "db":
+            continue
+        if name not in SECTIONS:
+            raise InvalidInput(f"{where}: unknown key {name}: expected one of "
+                               f"db, {', '.join(f'[{s}]' for s in SECTIONS)}")
+        if not isinstance(value, dict):
+            raise InvalidInput(f"{where}: {name} {value!r}: expected a table [{name}] with "
+                               f"keys {', '.join(SECTIONS[name].model_fields)}")
+        allowed = SECTIONS[name].model_fields
+        for key in value:
+            if key not in allowed:
+                raise InvalidInput(f"{where}: unknown key {name}.{key}: expected one of "
+                                   f"{', '.join(f'{name}.{k}' for k in allowed)}")
+
+
+def _leaf_keys(data: dict[str, Any]) -> list[str]:
+    keys = []
+    for name, value in data.items():
+        if isinstance(value, dict):
+            keys.extend(f"{name}.{k}" for k in value)
+        else:
+            keys.append(name)
+    return keys
+
+
+def _put(data: dict[str, Any], key: str, value: Any) -> None:
+    if "." not in key:
+        data[key] = value
+        return
+    section, name = key.split(".", 1)
+    data.setdefault(section, {})[name] = value
+
+
+def _from_env(key: str, text: str) -> Any:
+    """An environment string as the key's type: lists comma-separated (the notify command
+    split like a shell would, without running one); "" = unset for optional keys."""
+    if key == "notify.command":
+        return shlex.split(text) if text.strip() else None
+    if key in ("collect.clouds", "collect.regions"):
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if not text.strip() and key in _OPTIONAL:
+        return None
+    return text.strip()
+
+
+_OPTIONAL = {"db", "collect.gcp_project", "migration.lost_work_minutes",
+             "launch.checkpoint_root", "notify.webhook"}
+
+_EXPECTED = {
+    "float_parsing": "expected a number",
+    "float_type": "expected a number",
+    "finite_number": "expected a finite number",
+    "string_type": "expected a string",
+    "list_type": "expected a list of strings",
+    "literal_error": None,  # from the field's choices
+}
+
+
+def _one_line(exc: ValidationError, data: dict[str, Any], sources: dict[str, str]
+              ) -> InvalidInput:
+    error = exc.errors()[0]
+    # (section, field, type of a union, list index...): the key is the first two.
+    loc = [str(part) for part in error["loc"]]
+    key = ".".join(loc[:2]) if loc and loc[0] in SECTIONS else (loc[0] if loc else "")
+    origin = sources.get(key, "default").removeprefix("file ")
+    value = error.get("input")
+    if isinstance(value, str):
+        value = mask_url(value)
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "value_error":
+        expected = str(ctx.get("error", error["msg"]))
+    elif kind in ("greater_than_equal", "greater_than"):
+        sign = ">=" if kind == "greater_than_equal" else ">"
+        expected = f"expected a number {sign} {ctx.get('ge', ctx.get('gt')):g}"
+    elif kind == "literal_error" and key == "launch.launcher":
+        expected = f"expected one of {', '.join(LAUNCHERS)}"
+    else:
+        expected = _EXPECTED.get(kind) or f"expected {error['msg'][0].lower()}{error['msg'][1:]}"
+    return InvalidInput(f"{origin}: {key} {value!r}: {expected}")

@@ -1,0 +1,430 @@
+"""The scheduled optimizer: collect prices, re-plan running jobs, refresh the on-demand
+catalog, on cron schedules, unattended.
+
+APScheduler 3 keeps the schedule in the store's own database (table apscheduler_jobs, job
+ids "collect", "replan", "catalog", replaced at each start). Several daemons may share a
+store, on several hosts: each task runs under a lease named after it, and runs only when
+its trigger fired since the task's last recorded run, so each trigger runs a task once;
+re-planning also leases each job it may migrate ("job:<id>"). A daemon that finds the
+lease held elsewhere, or the trigger served already, records a "skipped" run.
+
+    daemon = Daemon(store, loaded.config)
+    daemon.serve()               # until SIGTERM or SIGINT
+    run_once(store, config)      # each task that is due, one time (for cron)
+
+Tests compress the schedules by passing APScheduler triggers (`triggers=`): the config's
+schedules are 5-field cron expressions, whose finest step is a minute.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.cron import CronTrigger
+from sqlalchemy import inspect, text
+
+from costsched import service
+from costsched.config import Config
+from costsched.migration.launcher import Launcher
+from costsched.model import FINAL_STATES, InvalidInput
+from costsched.service import jobs as job_service
+from costsched.store import PriceStore
+from costsched.store.leases import TaskRun
+
+TASKS = ("collect", "replan", "catalog")
+TASK_LEASE_SECONDS = 600  # renewed every third of it while the task runs
+JOB_LEASE_SECONDS = 600
+MISFIRE_GRACE_SECONDS = 3600  # a run this late (the daemon was down) still runs, once
+SETTLE_SECONDS = 600.0  # how long a re-plan follows the moves it started
+_COUNTED = ("running", "ok", "failed")  # the runs that serve a trigger (skips do not)
+_POLL = 0.2
+JOBSTORE_TABLE = "apscheduler_jobs"
+
+log = logging.getLogger("costsched.daemon")
+LauncherFactory = Callable[[str], Launcher]
+
+
+def logfmt(level: str = "info", **fields: Any) -> str:
+    """One logfmt line: ts=... level=... then `fields` in order; values with spaces or
+    quotes are quoted."""
+    ts = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    parts = [f"ts={ts}", f"level={level}"]
+    for key, value in fields.items():
+        text = f"{value:.2f}" if isinstance(value, float) else str(value)
+        if not text or any(c in text for c in ' "=\\\n'):
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
+
+
+def _emit(level: str, **fields: Any) -> None:
+    log.log(logging.ERROR if level == "error" else logging.WARNING if level == "warning"
+            else logging.INFO, logfmt(level, **fields))
+
+
+def default_launchers(name: str) -> Launcher:
+    """A launcher with this machine's defaults, as `costsched launch` makes it."""
+    from launchers import make_launcher
+
+    return make_launcher(name)
+
+
+def triggers_from(config: Config, tasks: Sequence[str] = TASKS) -> dict[str, BaseTrigger]:
+    """Each task's cron trigger from the config's schedules, in UTC."""
+    return {task: CronTrigger.from_crontab(getattr(config.schedule, task), timezone="UTC")
+            for task in tasks}
+
+
+class Daemon:
+    """The scheduled optimizer over `store`, configured by `config`.
+
+    `triggers`: an APScheduler trigger per task, instead of the config's schedules (tests
+    use IntervalTrigger(seconds=2)); `tasks`: the tasks scheduled; `launchers`: the launcher
+    of each backend name (default `default_launchers`); `settle_seconds`: how long a re-plan
+    follows the moves it started before it leaves them to the next run or start.
+    """
+
+    def __init__(self, store: PriceStore, config: Config, *,
+                 triggers: Mapping[str, BaseTrigger] | None = None,
+                 tasks: Sequence[str] = TASKS, launchers: LauncherFactory | None = None,
+                 settle_seconds: float = SETTLE_SECONDS, holder: str | None = None) -> None:
+        unknown = [t for t in tasks if t not in TASKS]
+        if unknown:
+            raise InvalidInput(f"task {unknown[0]!r}: expected one of {', '.join(TASKS)}")
+        self.store, self.config = store, config
+        self.triggers = {**triggers_from(config, tasks),
+                         **{t: trig for t, trig in (triggers or {}).items() if t in tasks}}
+        self.launchers = launchers or default_launchers
+        self.settle_seconds = settle_seconds
+        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.stopping = threading.Event()
+        self._scheduler: Any = None
+
+    # --- one task -------------------------------------------------------------------
+
+    def due(self, task: str, at: datetime | None = None) -> bool:
+        """True when `task` never ran, or its trigger fired since its last recorded run."""
+        now = at or _now()
+        last = self.store.task_runs.last(task, statuses=_COUNTED)
+        if last is None:
+            return True
+        # Runs are recorded in whole seconds: the next fire strictly after the run's start.
+        after = last.started_at + timedelta(seconds=1)
+        fire = self.triggers[task].get_next_fire_time(None, after)
+        return fire is not None and fire <= now
+
+    def run_task(self, task: str, at: datetime | None = None) -> TaskRun:
+        """Run `task` now under its lease, if its trigger has not been served yet; a
+        "skipped" run when another daemon holds the lease or served the trigger."""
+        now = at or _now()
+        leases, runs = self.store.leases, self.store.task_runs
+        if not leases.acquire(task, self.holder, TASK_LEASE_SECONDS, now):
+            other = next((x.holder for x in leases.held() if x.name == task), "another daemon")
+            _emit("info", task=task, event="skipped", reason="lease", holder=other)
+            return runs.skipped(task, self.holder, now, f"lease held by {other}")
+        try:
+            if not self.due(task, now):
+                _emit("info", task=task, event="skipped", reason="served")
+                return runs.skipped(task, self.holder, now, "ran already for this trigger")
+            run = runs.start(task, self.holder, now)
+            _emit("info", task=task, event="started", run=run.id)
+            with self._renewing(task):
+                try:
+                    detail = TASK_FUNCTIONS[task](self, at)
+                except Exception as exc:  # noqa: BLE001 - a task's failure is recorded
+                    detail = _one_line(exc)
+                    _emit("error", task=task, event="failed", run=run.id, error=detail)
+                    self._notify("failure", task=task, error=detail)
+                    return runs.finish(run, "failed", _now(), detail)
+            _emit("info", task=task, event="finished", run=run.id, detail=detail)
+            return runs.finish(run, "ok", _now(), detail)
+        finally:
+            leases.release(task, self.holder)
+
+    def run_once(self, at: datetime | None = None) -> list[TaskRun]:
+        """Run each task that is due, one time; the runs (empty when none was due)."""
+        return [self.run_task(task, at) for task in self.triggers if self.due(task, at)]
+
+    # --- the scheduler ----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Finish the moves a previous run left, then schedule the tasks (in the background)."""
+        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        if _RUNNING.get("daemon") not in (None, self):
+            raise InvalidInput("a daemon runs in this process already: one per process")
+        _RUNNING["daemon"] = self
+        self.resume()
+        scheduler = BackgroundScheduler(timezone="UTC")
+        scheduler.add_jobstore(SQLAlchemyJobStore(engine=self.store.engine,
+                                                  tablename=JOBSTORE_TABLE))
+        for task, trigger in self.triggers.items():
+            scheduler.add_job(_scheduled, trigger, args=[task], id=task, name=task,
+                              replace_existing=True, coalesce=True, max_instances=1,
+                              misfire_grace_time=MISFIRE_GRACE_SECONDS)
+        scheduler.start()
+        self._scheduler = scheduler
+        _emit("info", event="started", holder=self.holder, tasks=",".join(self.triggers))
+
+    def stop(self) -> None:
+        """Take no new runs, let the running one finish its step, and give up the leases."""
+        self.stopping.set()
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=True)
+            self._scheduler = None
+        released = self.store.leases.release_all(self.holder)
+        if _RUNNING.get("daemon") is self:
+            del _RUNNING["daemon"]
+        _emit("info", event="stopped", holder=self.holder, leases_released=released)
+
+    def serve(self) -> None:
+        """Run until SIGTERM or SIGINT (call from the main thread)."""
+        def handle(signum: int, _frame: object) -> None:
+            _emit("info", event="signal", signal=signal.Signals(signum).name)
+            self.stopping.set()
+
+        previous = {s: signal.signal(s, handle) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self.start()
+            while not self.stopping.wait(1.0):
+                pass
+        finally:
+            self.stop()
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+    def resume(self) -> list[str]:
+        """Carry on the moves left unfinished (a daemon stopped mid-migration); what moved."""
+        lines: list[str] = []
+        names = {self._launcher_name(m.job_id) for m in self.store.moves.unfinished()}
+        for name in sorted(names):
+            lines += self._settle(self.launchers(name), seconds=self.settle_seconds)
+        for line in lines:
+            _emit("info", task="resume", event="reconciled", detail=line)
+        return lines
+
+    # --- the tasks ----------------------------------------------------------------------
+
+    def collect(self, at: datetime | None = None) -> str:
+        """Collect today's on-demand and spot prices of the configured clouds and regions."""
+        c = self.config.collect
+        summary = service.collect_prices(self.store, clouds=c.clouds, regions=c.regions,
+                                         gcp_project=c.gcp_project)
+        return _collected(summary)
+
+    def catalog(self, at: datetime | None = None) -> str:
+        """Refresh the on-demand catalog: collect the configured clouds' prices in every
+        region of theirs (the collectors fetch on-demand and spot prices together), so that
+        on-demand list prices stay current beyond the regions collected hourly."""
+        c = self.config.collect
+        summary = service.collect_prices(self.store, clouds=c.clouds,
+                                         gcp_project=c.gcp_project)
+        return _collected(summary)
+
+    def replan(self, at: datetime | None = None) -> str:
+        """For each launcher with live jobs: reconcile (recoveries, finished jobs, unfinished
+        moves), ask the configured policy where each running job should be, start the
+        migrations it asks for, and follow them until they complete (or `settle_seconds`)."""
+        started = considered = 0
+        for name in self._launchers_in_use():
+            launcher = self.launchers(name)
+            for line in job_service.reconcile(self.store, launcher, at=at):
+                self._reported(line)
+            for job_id in self._running_jobs(name):
+                if self.stopping.is_set():
+                    break  # no new migration once asked to stop
+                considered += 1
+                started += self._replan_job(launcher, job_id, at)
+            self._settle(launcher, seconds=self.settle_seconds)
+        left = len(self.store.moves.unfinished())
+        detail = f"{considered} running job(s), {started} migration(s) started"
+        return detail + (f", {left} move(s) left unfinished" if left else "")
+
+    def _replan_job(self, launcher: Launcher, job_id: int, at: datetime | None) -> int:
+        lease = f"job:{job_id}"
+        if not self.store.leases.acquire(lease, self.holder, JOB_LEASE_SECONDS, at or _now()):
+            _emit("info", task="replan", event="skipped", job=job_id, reason="lease")
+            return 0
+        try:
+            policy = self.config.policy
+            [advice] = job_service.migrate(self.store, launcher, job_id, at=at,
+                                           margin=policy.margin, policy=policy.name,
+                                           overheads=self.config.migration.overheads())
+        finally:
+            self.store.leases.release(lease, self.holder)
+        if advice.started is None:
+            _emit("info", task="replan", event="stays", job=job_id, reason=advice.reason)
+            return 0
+        current = advice.decision.current
+        saved = advice.stay_usd - advice.move_usd
+        where = {"from": _label(current) if current else "", "to": _label(advice.decision.choice)}
+        _emit("info", task="replan", event="migrated", job=job_id, **where, usd_saved=saved,
+              move=advice.started.id)
+        self._notify("migration", job=job_id, name=advice.name, move=advice.started.id,
+                     usd_saved=saved, stay_usd=advice.stay_usd, move_usd=advice.move_usd,
+                     reason=advice.reason, **where)
+        return 1
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _settle(self, launcher: Launcher, seconds: float) -> list[str]:
+        """Reconcile until this launcher's moves end, `seconds` pass, or the daemon stops."""
+        deadline = time.monotonic() + seconds
+        lines: list[str] = []
+        while not self.stopping.is_set():  # stopping: the moves resume at the next start
+            found = job_service.reconcile(self.store, launcher)
+            for line in found:
+                self._reported(line)
+            lines += found
+            pending = [m for m in self.store.moves.unfinished()
+                       if self._launcher_name(m.job_id) == launcher.name]
+            if not pending or time.monotonic() >= deadline:
+                break
+            self.stopping.wait(_POLL)
+        return lines
+
+    def _reported(self, line: str) -> None:
+        """Log a reconcile line; recoveries and failures are notified."""
+        _emit("info", task="replan", event="reconciled", detail=line)
+        job = line.split(":", 1)[0].removeprefix("job ").strip()
+        if "recovery" in line and "failed" not in line.split("recovery", 1)[1]:
+            self._notify("recovery", job=int(job) if job.isdigit() else job, detail=line)
+        elif "failed" in line:
+            self._notify("failure", job=int(job) if job.isdigit() else job, detail=line)
+
+    def _notify(self, event: str, **details: Any) -> None:
+        from costsched import notify
+
+        try:
+            notify.notify(self.config, event, **details)
+        except Exception as exc:  # noqa: BLE001 - a broken hook must not stop the daemon
+            _emit("warning", event="notify_failed", notify=event, error=_one_line(exc))
+
+    def _launcher_name(self, job_id: int) -> str:
+        return str(self.store.jobs.get(job_id).spec.get("launcher", "local"))
+
+    def _live_jobs(self) -> list[tuple[int, str, str]]:
+        frame = self.store.jobs.list()
+        if frame.empty:
+            return []
+        return [(int(r.id), str(r.state), str(r.spec.get("launcher", "local")))
+                for r in frame.itertuples() if r.state not in FINAL_STATES]
+
+    def _launchers_in_use(self) -> list[str]:
+        return sorted({launcher for _, _, launcher in self._live_jobs()})
+
+    def _running_jobs(self, launcher: str) -> list[int]:
+        return [i for i, state, name in self._live_jobs()
+                if state == "running" and name == launcher]
+
+    @contextmanager
+    def _renewing(self, lease: str) -> Iterator[None]:
+        """Keep `lease` from expiring while a long task holds it."""
+        done = threading.Event()
+
+        def renew() -> None:
+            while not done.wait(TASK_LEASE_SECONDS / 3):
+                self.store.leases.renew(lease, self.holder, TASK_LEASE_SECONDS, _now())
+
+        thread = threading.Thread(target=renew, name=f"lease-{lease}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+
+
+def run_once(store: PriceStore, config: Config, at: datetime | None = None, *,
+             triggers: Mapping[str, BaseTrigger] | None = None,
+             launchers: LauncherFactory | None = None,
+             settle_seconds: float = SETTLE_SECONDS) -> list[TaskRun]:
+    """Each task that is due (its schedule fired since its last recorded run, or it never
+    ran), run one time: `costsched daemon --once`, for cron. Moves an earlier run left
+    unfinished are carried on first. A second call within the period runs nothing."""
+    daemon = Daemon(store, config, triggers=triggers, launchers=launchers,
+                    settle_seconds=settle_seconds)
+    daemon.resume()
+    return daemon.run_once(at)
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    task: str
+    next_run: datetime | None  # from the schedule in the store (None: never scheduled)
+    last: TaskRun | None  # the newest run that was not a skip
+    failures: list[TaskRun]  # the newest failed runs, newest first
+
+
+def status(store: PriceStore, failures: int = 3) -> list[TaskStatus]:
+    """Each task's next scheduled run, last run and recent failures, as the store records
+    them (whether or not a daemon runs now)."""
+    next_runs: dict[str, float | None] = {}
+    if inspect(store.engine).has_table(JOBSTORE_TABLE):
+        with store.engine.connect() as conn:
+            rows = conn.execute(text(f"SELECT id, next_run_time FROM {JOBSTORE_TABLE}")).all()
+        next_runs = {str(r[0]): r[1] for r in rows}
+    out = []
+    for task in TASKS:
+        ts = next_runs.get(task)
+        out.append(TaskStatus(
+            task, None if ts is None else datetime.fromtimestamp(float(ts), timezone.utc),
+            store.task_runs.last(task, statuses=_COUNTED),
+            store.task_runs.recent(task, statuses=("failed",), limit=failures)))
+    return out
+
+
+TASK_FUNCTIONS: dict[str, Callable[[Daemon, datetime | None], str]] = {
+    "collect": Daemon.collect, "replan": Daemon.replan, "catalog": Daemon.catalog}
+_RUNNING: dict[str, Daemon] = {}  # the daemon of this process, for the scheduled jobs
+
+
+def _scheduled(task: str) -> None:
+    """What the APScheduler job store names (a module-level function): run `task` on this
+    process's daemon."""
+    daemon = _RUNNING.get("daemon")
+    if daemon is not None and not daemon.stopping.is_set():
+        daemon.run_task(task)
+
+
+def _collected(summary: Any) -> str:
+    """One line from a collection's RunSummary; raises when no cloud could be collected."""
+    errors = [f"{name}: {c.error}" for name, c in summary.clouds.items() if c.error]
+    failed = sum(len(c.failed) for c in summary.clouds.values())
+    if errors and len(errors) == len(summary.clouds):
+        raise RuntimeError("; ".join(errors))
+    line = f"{summary.inserted} new price(s), {summary.unchanged} unchanged"
+    if failed:
+        line += f", {failed} region(s) failed"
+    return line + "".join(f"; {e}" for e in errors)
+
+
+def _label(key: Sequence[str]) -> str:
+    cloud, region, zone, instance_type, market, _ = key
+    return f"{cloud}:{zone or region}:{instance_type}:{market}"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+__all__ = ["TASKS", "Daemon", "TaskStatus", "default_launchers", "logfmt", "run_once",
+           "status", "triggers_from"]

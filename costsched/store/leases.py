@@ -1,0 +1,177 @@
+"""Leases and task runs: what lets several daemons share one store.
+
+A lease is a named row held by one holder until it expires. Taking one is a single
+conditional write (an UPDATE of an expired or own row, else an INSERT of a new one), so two
+processes on two hosts never both hold it, on SQLite or PostgreSQL. Task runs are the
+daemon's record of each scheduled task: started, finished ok or failed, or skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import Engine, delete, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from costsched.model import InvalidInput
+from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.schema import leases, task_runs
+
+RUN_STATUSES = ("running", "ok", "failed", "skipped")
+RunStatus = Literal["running", "ok", "failed", "skipped"]
+
+
+@dataclass(frozen=True)
+class Lease:
+    name: str
+    holder: str
+    expires_at: datetime
+
+
+class Leases:
+    """Named leases in the database of `engine`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def acquire(self, name: str, holder: str, ttl_seconds: float, at: datetime) -> bool:
+        """Take (or extend) the lease `name` for `holder` until `at` + `ttl_seconds`: True
+        when `holder` holds it now; False when another holder's lease has not expired."""
+        now = epoch_second(at)
+        expires = now + max(int(ttl_seconds), 1)
+        if self._take(name, holder, now, expires):
+            return True
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(leases).values(name=name, holder=holder,
+                                                   expires_ts=expires))
+            return True
+        except IntegrityError:
+            # Another holder inserted it first; it may have expired since (or be ours).
+            return self._take(name, holder, now, expires)
+
+    def renew(self, name: str, holder: str, ttl_seconds: float, at: datetime) -> bool:
+        """Extend a lease `holder` holds; False when it is not (or no longer) theirs."""
+        expires = epoch_second(at) + max(int(ttl_seconds), 1)
+        with self.engine.begin() as conn:
+            changed = conn.execute(
+                update(leases).where(leases.c.name == name, leases.c.holder == holder)
+                .values(expires_ts=expires)).rowcount
+        return changed == 1
+
+    def release(self, name: str, holder: str) -> bool:
+        """Give the lease up, if `holder` holds it; whether it did."""
+        with self.engine.begin() as conn:
+            gone = conn.execute(delete(leases).where(leases.c.name == name,
+                                                     leases.c.holder == holder)).rowcount
+        return gone == 1
+
+    def release_all(self, holder: str) -> int:
+        """Give up every lease of `holder`; how many."""
+        with self.engine.begin() as conn:
+            return int(conn.execute(delete(leases).where(leases.c.holder == holder)).rowcount)
+
+    def held(self, at: datetime | None = None) -> list[Lease]:
+        """The leases stored (those unexpired at `at`, when given), by name."""
+        query = select(leases).order_by(leases.c.name)
+        if at is not None:
+            query = query.where(leases.c.expires_ts > epoch_second(at))
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [Lease(r.name, r.holder, _time(r.expires_ts)) for r in rows]
+
+    def _take(self, name: str, holder: str, now: int, expires: int) -> bool:
+        # PostgreSQL re-checks the WHERE on the row a concurrent UPDATE committed, and
+        # SQLite runs one writer at a time: a single UPDATE cannot hand it to two holders.
+        with self.engine.begin() as conn:
+            changed = conn.execute(
+                update(leases).where(leases.c.name == name,
+                                     or_(leases.c.expires_ts <= now, leases.c.holder == holder))
+                .values(holder=holder, expires_ts=expires)).rowcount
+        return changed == 1
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    id: int
+    task: str
+    holder: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    detail: str
+
+
+class TaskRuns:
+    """The record of scheduled task runs in the database of `engine`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def start(self, task: str, holder: str, at: datetime) -> TaskRun:
+        """Record that `holder` started `task` at `at` (status running)."""
+        return self._insert(task, holder, at, None, "running", "")
+
+    def skipped(self, task: str, holder: str, at: datetime, detail: str) -> TaskRun:
+        """Record that `holder` did not run `task` (its lease was held elsewhere, or it had
+        run for this trigger already)."""
+        return self._insert(task, holder, at, at, "skipped", detail)
+
+    def finish(self, run: TaskRun, status: RunStatus, at: datetime,
+               detail: str = "") -> TaskRun:
+        """End a started run as ok or failed, with a one-line detail."""
+        if status not in ("ok", "failed"):
+            raise InvalidInput(f"task run status {status!r}: expected ok or failed")
+        with self.engine.begin() as conn:
+            conn.execute(update(task_runs).where(task_runs.c.id == run.id)
+                         .values(status=status, finished_ts=epoch_second(at), detail=detail))
+        return self.get(run.id)
+
+    def get(self, run_id: int) -> TaskRun:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(task_runs).where(task_runs.c.id == int(run_id))).first()
+        if row is None:
+            raise InvalidInput(f"task run {run_id}: no such run in the store")
+        return _run(row)
+
+    def last(self, task: str, statuses: tuple[str, ...] = RUN_STATUSES) -> TaskRun | None:
+        """The newest run of `task` with one of `statuses`."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(task_runs).where(task_runs.c.task == task,
+                                        task_runs.c.status.in_(statuses))
+                .order_by(task_runs.c.id.desc()).limit(1)).first()
+        return None if row is None else _run(row)
+
+    def recent(self, task: str | None = None, *, statuses: tuple[str, ...] = RUN_STATUSES,
+               limit: int = 20) -> list[TaskRun]:
+        """The newest runs (of `task`, or of every task) with one of `statuses`, newest
+        first."""
+        query = select(task_runs).where(task_runs.c.status.in_(statuses))
+        if task is not None:
+            query = query.where(task_runs.c.task == task)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.order_by(task_runs.c.id.desc()).limit(limit)).all()
+        return [_run(r) for r in rows]
+
+    def _insert(self, task: str, holder: str, started: datetime, finished: datetime | None,
+                status: str, detail: str) -> TaskRun:
+        with self.engine.begin() as conn:
+            run_id = conn.execute(insert(task_runs).values(
+                task=task, holder=holder, started_ts=epoch_second(started),
+                finished_ts=None if finished is None else epoch_second(finished),
+                status=status, detail=detail)).inserted_primary_key[0]
+        return self.get(int(run_id))
+
+
+def _time(ts: int) -> datetime:
+    return from_epoch_seconds([ts]).iloc[0].to_pydatetime()
+
+
+def _run(row) -> TaskRun:  # noqa: ANN001 - a SQLAlchemy Row
+    return TaskRun(id=int(row.id), task=row.task, holder=row.holder,
+                   started_at=_time(row.started_ts),
+                   finished_at=None if row.finished_ts is None else _time(row.finished_ts),
+                   status=row.status, detail=row.detail)

@@ -1,0 +1,88 @@
+"""Leases and task runs, on SQLite and PostgreSQL: one holder at a time, even when many
+writers race for an expired lease at the same instant."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from costsched.model import InvalidInput
+from costsched.store import PriceStore
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def test_a_lease_has_one_holder_until_it_expires(any_store: PriceStore) -> None:
+    leases = any_store.leases
+    assert leases.acquire("collect", "a", 60, T0)
+    assert not leases.acquire("collect", "b", 60, T0 + timedelta(seconds=59))
+    assert leases.acquire("collect", "a", 60, T0 + timedelta(seconds=30))  # its own: extended
+    assert not leases.acquire("collect", "b", 60, T0 + timedelta(seconds=89))
+    assert leases.acquire("collect", "b", 60, T0 + timedelta(seconds=90))  # expired: taken
+    [held] = leases.held()
+    assert (held.name, held.holder) == ("collect", "b")
+    assert held.expires_at == T0 + timedelta(seconds=150)
+    assert not leases.renew("collect", "a", 60, T0 + timedelta(seconds=100))
+    assert leases.renew("collect", "b", 60, T0 + timedelta(seconds=100))
+    assert not leases.release("collect", "a")
+    assert leases.held()[0].holder == "b"
+    assert leases.release("collect", "b")
+    assert leases.held() == []
+    assert leases.acquire("collect", "a", 60, T0)  # a released lease is free again
+
+
+def test_release_all_gives_up_only_the_holders_leases(any_store: PriceStore) -> None:
+    leases = any_store.leases
+    for name in ("collect", "job:1", "job:2"):
+        assert leases.acquire(name, "a", 60, T0)
+    assert leases.acquire("replan", "b", 60, T0)
+    assert leases.release_all("a") == 3
+    assert [(lease.name, lease.holder) for lease in leases.held()] == [("replan", "b")]
+    assert leases.held(at=T0 + timedelta(seconds=61)) == []
+
+
+@pytest.mark.parametrize("stored", ["absent", "expired"])
+def test_racing_writers_never_both_get_a_lease(empty_url: str, stored: str) -> None:
+    PriceStore(empty_url).dispose()
+    if stored == "expired":
+        first = PriceStore(empty_url, migrate=False)
+        assert first.leases.acquire("replan", "old", 1, T0 - timedelta(hours=1))
+        first.dispose()
+    writers = [PriceStore(empty_url, migrate=False) for _ in range(8)]
+    barrier = threading.Barrier(len(writers))
+    won: list[str] = []
+
+    def race(i: int) -> None:
+        barrier.wait()
+        if writers[i].leases.acquire("replan", f"w{i}", 60, T0):
+            won.append(f"w{i}")
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(len(writers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    [held] = writers[0].leases.held()
+    assert won == [held.holder]
+    for w in writers:
+        w.dispose()
+
+
+def test_task_runs_record_starts_ends_and_skips(any_store: PriceStore) -> None:
+    runs = any_store.task_runs
+    assert runs.last("collect") is None
+    first = runs.start("collect", "a", T0)
+    assert (first.status, first.finished_at) == ("running", None)
+    done = runs.finish(first, "ok", T0 + timedelta(seconds=5), "12 prices")
+    assert (done.status, done.detail, done.finished_at) == (
+        "ok", "12 prices", T0 + timedelta(seconds=5))
+    skip = runs.skipped("collect", "b", T0 + timedelta(seconds=6), "lease held by a")
+    failed = runs.finish(runs.start("replan", "a", T0), "failed", T0, "boom")
+    assert runs.last("collect") == skip
+    assert runs.last("collect", statuses=("ok", "failed", "running")) == done
+    assert [r.id for r in runs.recent()] == [failed.id, skip.id, first.id]
+    assert runs.recent(statuses=("failed",)) == [failed]
+    with pytest.raises(InvalidInput, match="expected ok or failed"):
+        runs.finish(first, "skipped", T0)  # type: ignore[arg-type]

@@ -1,0 +1,315 @@
+"""The scheduled optimizer with compressed schedules (IntervalTrigger of seconds instead of
+cron), the local launcher running examples/train.py, and a price source that changes: it
+collects, re-plans, migrates, records; survives SIGTERM mid-migration; shares a store with
+a second daemon; and `run_once` runs only what is due."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from apscheduler.triggers.interval import IntervalTrigger
+
+from costsched import daemon as daemon_module
+from costsched import service as service_api
+from costsched.config import Config
+from costsched.daemon import Daemon, run_once
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from launchers.local import LocalLauncher
+from price_collectors.runner import CloudSummary, RunSummary
+from tests.costsched.service.test_jobs import (
+    TRAIN,
+    set_prices,
+    wait_for,
+    write_spec,
+    zone_of,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CHEAP = {"us-east-1a": 1.0, "us-east-1b": 2.0, "us-east-1c": 2.5}
+DEAR_A = {"us-east-1a": 3.0, "us-east-1b": 0.5}  # a move from a to b pays for itself
+
+
+def fake_collect(prices: dict[str, float], calls: list[str] | None = None):  # noqa: ANN201
+    """A collect_prices that 'collects' `prices` now (the clouds' SDKs are the edge)."""
+
+    def collect(store: PriceStore, **kwargs: object) -> RunSummary:
+        if calls is not None:
+            calls.append(str(kwargs.get("regions")))
+        set_prices(store, prices, datetime.now(timezone.utc))
+        return RunSummary({"aws": CloudSummary("aws")}, inserted=len(prices))
+
+    return collect
+
+
+def aligned(offset: float = 0.0) -> datetime:
+    """A whole second in the past: the start of interval triggers every daemon shares."""
+    return datetime.fromtimestamp(int(time.time()) - 10 + offset, timezone.utc)
+
+
+@pytest.fixture()
+def running_job(tmp_path: Path):  # noqa: ANN201
+    """A SQLite store with cheap zone a, and a job training there on the local launcher."""
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+    set_prices(store, CHEAP, datetime.now(timezone.utc) - timedelta(hours=1))
+    [job] = service.launch(store, write_spec(tmp_path), launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp_path / "checkpoints"))
+    assert zone_of(store, job.id) == "us-east-1a"
+    yield store, launcher, job.id
+    for instance in launcher.instances():
+        launcher.terminate(instance.id)
+    store.dispose()
+
+
+def hook(tmp_path: Path) -> tuple[Config, Path]:
+    """A config whose notification command appends each event's JSON to a file."""
+    out = tmp_path / "events.jsonl"
+    code = f"import sys; open({str(out)!r}, 'ab').write(sys.stdin.buffer.read() + b'\\n')"
+    return Config.model_validate({"notify": {"command": [sys.executable, "-c", code]}}), out
+
+
+def events(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_the_daemon_collects_replans_migrates_and_records(
+    running_job, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store, launcher, job_id = running_job
+    monkeypatch.setattr(service_api, "collect_prices", fake_collect(DEAR_A))
+    config, hooked = hook(tmp_path)
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    daemon = Daemon(store, config, tasks=("collect", "replan"), launchers=lambda _: launcher,
+                    settle_seconds=30,
+                    triggers={"collect": IntervalTrigger(seconds=2, start_date=aligned()),
+                              "replan": IntervalTrigger(seconds=2, start_date=aligned(1))})
+    daemon.start()
+    try:
+        moved = wait_for(lambda: [m for m in store.moves.of_job(job_id)
+                                  if m.kind == "migration" and m.state == "done"], 60)
+    finally:
+        daemon.stop()
+    assert len(moved) == 1 and zone_of(store, job_id) == "us-east-1b"
+    runs = store.task_runs.recent(limit=100)
+    assert {r.task for r in runs if r.status == "ok"} == {"collect", "replan"}
+    assert any("1 migration(s) started" in r.detail for r in runs if r.task == "replan")
+    assert store.leases.held() == []  # given up on stop
+    later = datetime.now(timezone.utc) + timedelta(hours=1)  # the new placement has cost
+    [status] = service.status(store, launcher, job_id, at=later)
+    assert [(m.kind, m.state) for m in status.moves] == [("launch", "done"),
+                                                        ("migration", "done")]
+    placements = status.cost.placements
+    assert list(placements["reason"]) == ["launch", "migration"]
+    assert (placements["usd"] > 0).all()
+    there = placements.iloc[1]
+    assert there["usd"] == pytest.approx(there["hours"] * DEAR_A["us-east-1b"], rel=1e-3)
+    assert status.cost.total_usd >= placements["usd"].sum()
+    lines = [r.getMessage() for r in caplog.records if "event=migrated" in r.getMessage()]
+    assert len(lines) == 1 and f"job={job_id}" in lines[0]
+    assert "from=aws:us-east-1a:p3.2xlarge:spot to=aws:us-east-1b:p3.2xlarge:spot" in lines[0]
+    assert float(lines[0].split("usd_saved=")[1].split()[0]) > 0
+    [migration] = [e for e in events(hooked) if e["event"] == "migration"]
+    assert migration["job"] == job_id and migration["to"].startswith("aws:us-east-1b")
+    # The schedule is in the store's database, for `costsched status`.
+    jobs = pd.read_sql("SELECT id, next_run_time FROM apscheduler_jobs", store.engine)
+    assert sorted(jobs["id"]) == ["collect", "replan"]
+    shown = {t.task: t for t in daemon_module.status(store)}
+    assert shown["collect"].next_run is not None and shown["catalog"].next_run is None
+    assert shown["replan"].last is not None and shown["replan"].last.status == "ok"
+
+
+DAEMON_SCRIPT = """
+import json, logging, sys, time
+from datetime import datetime, timezone
+from pathlib import Path
+from apscheduler.triggers.interval import IntervalTrigger
+from costsched import service
+from costsched.config import Config
+from costsched.daemon import Daemon
+from costsched.store import PriceStore
+from launchers.local import LocalLauncher
+from price_collectors.runner import CloudSummary, RunSummary
+from tests.costsched.service.test_jobs import set_prices
+
+url, base, start, tasks, prices = sys.argv[1:6]
+def collect(store, **kwargs):
+    got = json.loads(Path(prices).read_text())
+    set_prices(store, got, datetime.now(timezone.utc))
+    return RunSummary({"aws": CloudSummary("aws")}, inserted=len(got))
+service.collect_prices = collect
+logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+launcher = LocalLauncher(Path(base), grace_seconds=5)
+offsets = {"collect": 0, "replan": 1}  # collect, then re-plan a second later
+triggers = {t: IntervalTrigger(seconds=2, start_date=datetime.fromtimestamp(
+                int(start) + offsets[t], timezone.utc)) for t in tasks.split(",")}
+Daemon(PriceStore(url), Config(), triggers=triggers, tasks=tasks.split(","),
+       launchers=lambda _: launcher, settle_seconds=60).serve()
+"""
+
+
+def spawn(tmp_path: Path, url: str, tasks: str, name: str) -> subprocess.Popen:
+    prices = tmp_path / "collected.json"
+    if not prices.exists():
+        prices.write_text(json.dumps(DEAR_A))
+    script = tmp_path / "daemon_main.py"
+    script.write_text(textwrap.dedent(DAEMON_SCRIPT))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = (tmp_path / f"{name}.log").open("wb")
+    return subprocess.Popen([sys.executable, str(script), url, str(tmp_path / "instances"),
+                             str(int(aligned().timestamp())), tasks, str(prices)],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def terminate(process: subprocess.Popen) -> int:
+    process.send_signal(signal.SIGTERM)
+    return process.wait(timeout=90)
+
+
+def test_sigterm_mid_migration_leaves_a_move_the_next_start_completes(
+    running_job, tmp_path: Path
+) -> None:
+    store, launcher, job_id = running_job
+    set_prices(store, DEAR_A, datetime.now(timezone.utc))
+    first = spawn(tmp_path, store.url, "replan", "first")
+    try:
+        move = wait_for(lambda: next((m for m in store.moves.unfinished()
+                                      if m.kind == "migration"), None), 60, poll=0.02)
+        assert terminate(first) == 0
+    finally:
+        if first.poll() is None:
+            first.kill()
+    log = (tmp_path / "first.log").read_text()
+    assert "event=signal signal=SIGTERM" in log and "event=stopped" in log
+    assert store.leases.held() == []
+    [left] = [m for m in store.moves.of_job(job_id) if m.id == move.id]
+    assert not left.ended, left  # stopped between two steps of the move
+    [replan] = store.task_runs.recent("replan", statuses=("ok",))
+    assert "left unfinished" in replan.detail
+
+    second = spawn(tmp_path, store.url, "replan", "second")
+    try:
+        wait_for(lambda: store.moves.get(move.id).state == "done", 60)
+    finally:
+        assert terminate(second) == 0
+    assert zone_of(store, job_id) == "us-east-1b"
+    migrations = [m for m in store.moves.of_job(job_id) if m.kind == "migration"]
+    assert [m.id for m in migrations] == [move.id]
+    assert store.jobs.get(job_id).state == "running"
+    assert len([i for i in launcher.instances(job_id) if i.live]) == 1
+
+
+def test_two_daemons_run_each_trigger_once_and_migrate_a_job_once(
+    empty_url: str, tmp_path: Path
+) -> None:
+    store = PriceStore(empty_url)
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+    set_prices(store, CHEAP, datetime.now(timezone.utc) - timedelta(hours=1))
+    slow = f"{sys.executable} {TRAIN} --steps 1500 --step-seconds 0.05 --checkpoint-every 0.1"
+    [job] = service.launch(store, write_spec(tmp_path, run=slow), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp_path / "checkpoints"))
+    daemons = [spawn(tmp_path, empty_url, "collect,replan", f"d{i}") for i in range(2)]
+    try:
+        wait_for(lambda: [m for m in store.moves.of_job(job.id)
+                          if m.kind == "migration" and m.state == "done"]
+                 and len(store.task_runs.recent("collect", statuses=("ok",))) >= 4, 60)
+    finally:
+        codes = [terminate(d) for d in daemons]
+        for instance in launcher.instances():
+            launcher.terminate(instance.id)
+    assert codes == [0, 0]
+    holders = {r.holder for r in store.task_runs.recent(limit=1000)}
+    assert len({h.rsplit(":", 1)[0] for h in holders}) == 2  # both daemons took part
+    start = aligned().timestamp()
+    for task, offset in (("collect", 0), ("replan", 1)):
+        ok = store.task_runs.recent(task, statuses=("ok",), limit=1000)
+        periods = [int((r.started_at.timestamp() - start - offset) // 2) for r in ok]
+        assert len(ok) >= 2 and len(set(periods)) == len(periods), (task, periods)
+    migrations = [m for m in store.moves.of_job(job.id) if m.kind == "migration"]
+    assert len(migrations) == 1 and migrations[0].state == "done"
+    assert zone_of(store, job.id) == "us-east-1b"
+    store.dispose()
+
+
+def test_run_once_runs_what_is_due_and_nothing_twice(
+    store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(service_api, "collect_prices", fake_collect(CHEAP, calls))
+    config = Config.model_validate({"collect": {"regions": ["us-east-1"]}})
+    t0 = datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc)  # a Monday
+    first = run_once(store, config, at=t0)
+    assert [(r.task, r.status) for r in first] == [
+        ("collect", "ok"), ("replan", "ok"), ("catalog", "ok")]
+    assert calls == ["['us-east-1']", "None"]  # the catalog collects every region
+    assert run_once(store, config, at=t0 + timedelta(minutes=10)) == []
+    assert len(store.task_runs.recent(limit=100)) == 3
+    # The hourly collect is due again on the hour; the daily and weekly tasks are not.
+    assert [r.task for r in run_once(store, config, at=t0 + timedelta(minutes=30))] == [
+        "collect"]
+    assert run_once(store, config, at=t0 + timedelta(minutes=31)) == []
+
+
+def test_a_held_lease_is_a_skip_and_a_failing_task_is_recorded_and_notified(
+    store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(store: PriceStore, **kwargs: object) -> RunSummary:
+        raise RuntimeError("aws: no credentials")
+
+    monkeypatch.setattr(service_api, "collect_prices", broken)
+    config, hooked = hook(tmp_path)
+    t0 = datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc)
+    assert store.leases.acquire("replan", "host-b:1:abc", 600, t0)
+    runs = {r.task: r for r in run_once(store, config, at=t0)}
+    assert (runs["replan"].status, runs["replan"].detail) == (
+        "skipped", "lease held by host-b:1:abc")
+    assert (runs["collect"].status, runs["collect"].detail) == (
+        "failed", "RuntimeError: aws: no credentials")
+    assert [e["event"] for e in events(hooked)] == ["failure", "failure"]  # collect, catalog
+    # A skip does not serve the trigger: replan runs once the lease is free.
+    store.leases.release("replan", "host-b:1:abc")
+    assert [r.task for r in run_once(store, config, at=t0 + timedelta(minutes=1))] == [
+        "replan"]
+
+
+def test_logfmt_quotes_values_with_spaces() -> None:
+    line = daemon_module.logfmt("info", task="replan", event="stays", job=3, usd=1.5,
+                                reason='stay: $1 "here"')
+    assert line.split(" ", 1)[0].startswith("ts=20")
+    assert line.split(" ", 1)[1] == (
+        'level=info task=replan event=stays job=3 usd=1.50 reason="stay: $1 \\"here\\""')
+
+
+def test_cli_daemon_once_then_status_shows_the_tasks(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service_api, "collect_prices", fake_collect(CHEAP))
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    config = tmp_path / "config.toml"
+    config.write_text('[collect]\nregions = ["us-east-1"]\n')
+    first = cli("daemon", "--once", "--config", config, "--json")
+    assert first.exit_code == 0, first.output
+    assert [(r["task"], r["status"]) for r in json.loads(first.stdout)] == [
+        ("collect", "ok"), ("replan", "ok"), ("catalog", "ok")]
+    again = cli("daemon", "--once", "--config", config)
+    assert again.exit_code == 0 and "Nothing due." in again.stdout
+    shown = json.loads(cli("status", "--json").stdout)
+    assert shown["jobs"] == []
+    tasks = {t["task"]: t for t in shown["daemon"]}
+    assert tasks["collect"]["last"]["status"] == "ok"
+    assert tasks["collect"]["last"]["detail"] == "3 new price(s), 0 unchanged"
+    assert tasks["replan"]["failures"] == [] and tasks["replan"]["next_run"] is None
+    text = cli("status").stdout
+    assert "Scheduled optimizer" in text and "3 new price(s)" in text
