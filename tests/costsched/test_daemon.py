@@ -24,6 +24,7 @@ from costsched import daemon as daemon_module
 from costsched import service as service_api
 from costsched.config import Config
 from costsched.daemon import Daemon, run_once
+from costsched.report import build as build_report
 from costsched.service import jobs as service
 from costsched.store import PriceStore
 from launchers.local import LocalLauncher
@@ -117,6 +118,15 @@ def test_the_daemon_collects_replans_migrates_and_records(
     there = placements.iloc[1]
     assert there["usd"] == pytest.approx(there["hours"] * DEAR_A["us-east-1b"], rel=1e-3)
     assert status.cost.total_usd >= placements["usd"].sum()
+    # The report shows the move and what it cost (the source billed while the target
+    # started: idle time on both, no egress within the region).
+    report = build_report(store, now=later)
+    [move] = report.moves.to_dict("records")
+    assert (move["job_id"], move["kind"], move["state"]) == (job_id, "migration", "done")
+    assert "us-east-1a" in move["source"] and "us-east-1b" in move["target"]
+    assert move["idle_usd"] > 0 and move["egress_usd"] == 0
+    assert move["usd"] == pytest.approx(move["idle_usd"] + move["egress_usd"])
+    assert report.jobs["usd"].sum() == pytest.approx(status.cost.total_usd, rel=1e-6)
     lines = [r.getMessage() for r in caplog.records if "event=migrated" in r.getMessage()]
     assert len(lines) == 1 and f"job={job_id}" in lines[0]
     assert "from=aws:us-east-1a:p3.2xlarge:spot to=aws:us-east-1b:p3.2xlarge:spot" in lines[0]
