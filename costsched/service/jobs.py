@@ -235,6 +235,43 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
     return out
 
 
+@dataclass(frozen=True)
+class BudgetAlarm:
+    job_id: int
+    name: str
+    level: str  # "near" (80% or more of the budget spent) or "over"
+    spent_usd: float
+    budget_usd: float
+
+
+BUDGET_NEAR = 0.8
+
+
+def budget_alarms(store: PriceStore, *, at: datetime | str | None = None) -> list[BudgetAlarm]:
+    """Jobs that have spent 80% of their budget, or all of it, since they were last alarmed
+    at that level: each alarm is raised once per job and level (and logged in its events)."""
+    when = as_time(at)
+    alarms = []
+    frame = store.jobs.list()
+    for job_id in [] if frame.empty else [int(i) for i in frame["id"]]:
+        run = _running(store, job_id)
+        budget = run.resolved.job.constraints.budget_usd
+        if budget is None:
+            continue
+        spent = job_cost(store, job_id, now=when,
+                         checkpoint_gb=run.resolved.job.checkpoint_gb).total_usd
+        level = "over" if spent > budget else "near" if spent >= BUDGET_NEAR * budget else ""
+        if not level:
+            continue
+        raised = store.jobs.events(job_id)
+        if ((raised["kind"] == "budget") & raised["detail"].str.startswith(level)).any():
+            continue
+        store.jobs.note(job_id, "budget", f"{level}: ${spent:,.2f} of ${budget:,.2f}",
+                        at=when)
+        alarms.append(BudgetAlarm(job_id, run.record.name, level, spent, budget))
+    return alarms
+
+
 def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
          at: datetime | str | None = None) -> JobRecord:
     """End a job: its instance is terminated (its published checkpoints are kept)."""
@@ -496,5 +533,6 @@ def _label(key: OfferingKey) -> str:
     return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"
 
 
-__all__ = ["JobStatus", "MigrationAdvice", "RunningJob", "launch", "logs", "migrate",
+__all__ = ["BudgetAlarm", "JobStatus", "MigrationAdvice", "RunningJob", "budget_alarms",
+           "launch", "logs", "migrate",
            "reconcile", "settle", "status", "steps_left", "stop"]

@@ -254,6 +254,14 @@ class JobStore:
             _event(conn, job_id, ts, "placement_end", None, None, f"placement {closed} ended")
         return closed
 
+    def note(self, job_id: int, kind: str, detail: str, *, at: datetime) -> None:
+        """Append an event of `kind` to the job's log (e.g. a budget alarm)."""
+        _check_text("kind", kind, 32, required=True)
+        ts = epoch_second(at)
+        with self.engine.begin() as conn:
+            _touch(conn, job_id, ts)
+            _event(conn, job_id, ts, kind, None, None, detail)
+
     def placements(self, job_id: int | None = None) -> pd.DataFrame:
         """Placements (of one job, or all), by job and start; end_at is NaT while open."""
         query = select(placements).order_by(placements.c.job_id, placements.c.start_ts,
