@@ -26,7 +26,9 @@ from launchers.local import LocalLauncher
 ROOT = Path(__file__).resolve().parents[3]
 TRAIN = ROOT / "examples" / "train.py"
 STEPS = 1500
-TRAIN_ARGS = f"--steps {STEPS} --step-seconds 0.006 --checkpoint-every 0.1"
+# About 18 s of training: long enough that the moves happen while it trains, even on a
+# busy machine.
+TRAIN_ARGS = f"--steps {STEPS} --step-seconds 0.012 --checkpoint-every 0.1"
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
 
 
