@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 import pandas as pd
 
 from costsched.model import InvalidInput, Job, Offering
-from costsched.optimize.decision import Overheads
-from costsched.policies import JobState, OfferingKey, make_policy, view_from_prices
+from costsched.optimize.decision import Overheads, move_cost
+from costsched.policies import JobState, MarketView, OfferingKey, make_policy, view_from_prices
+from costsched.policies.base import expected_cost
 from costsched.prices import prices_at
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, at_least
@@ -28,6 +30,11 @@ class Decision:
     choice: OfferingKey
     offering: Offering  # the chosen offering, ready to launch
     usd_per_hour: float  # its price as of `at`
+    # The decision model's expected USD of the steps left where the job is (NaN before its
+    # first placement, or where its offering has no price now), and on the choice, the
+    # move included.
+    stay_usd: float
+    choice_usd: float
 
     @property
     def moves(self) -> bool:
@@ -61,5 +68,23 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
     chosen = make_policy(policy, margin=margin)
     choice = chosen.decide(view, state)
     row = view.row(choice)
+    stay, there = _expected(view, state, choice)
     return Decision(when, chosen.name, state.current, choice, view.offering(choice),
-                    float(view.prices[row]))
+                    float(view.prices[row]), stay, there)
+
+
+def _expected(view: MarketView, state: JobState, choice: OfferingKey) -> tuple[float, float]:
+    """Expected USD of the steps left on the current offering, and on `choice` plus the
+    move's cost when it is a move."""
+    there = view.row(choice)
+    cost_there = float(expected_cost(view, state, np.array([there]))[0])
+    here = view.row(state.current)
+    if here is None:
+        return float("nan"), cost_there
+    if here == there:
+        return cost_there, cost_there
+    job = state.job
+    move = move_cost(state.overheads, view.prices[[here, there]], 0,
+                     view.egress_from(here)[[here, there]], job.checkpoint_gb,
+                     job.checkpoint_hours)[1]
+    return float(expected_cost(view, state, np.array([here]))[0]), cost_there + float(move)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import platformdirs
 
@@ -25,10 +24,9 @@ from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
 from costsched.model import InvalidInput, Offering
-from costsched.optimize.decision import Overheads, move_cost
+from costsched.optimize.decision import Overheads
 from costsched.optimize.planner import plan_job, prepare
-from costsched.policies import JobState, OfferingKey, view_from_prices
-from costsched.policies.base import expected_cost
+from costsched.policies import OfferingKey
 from costsched.prices import prices_at
 from costsched.service.decide import Decision, decide
 from costsched.service.plan import Jobs, job_specs
@@ -177,7 +175,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
                         steps_left=left, policy=policy, at=when, margin=margin,
                         table=run.resolved.table,  # with the spec's own throughputs
                         measured_rates=measured_rates(store, when), overheads=overheads)
-        stay, move = _dollars(store, run, choice, current, left, when, overheads)
+        stay, move = choice.stay_usd, choice.choice_usd
         reason = (f"stay: ${stay:,.2f} expected here; no other offering saves more than "
                   f"its move costs plus {margin:.0%}" if not choice.moves else
                   f"move: ${stay:,.2f} expected here, ${move:,.2f} on "
@@ -445,24 +443,6 @@ def _migration_limit(store: PriceStore, run: RunningJob, at: datetime, daily: bo
     if daily and migrations and at - migrations[-1].created_at < MIN_MIGRATION_INTERVAL:
         return "it moved less than a day ago"
     return ""
-
-
-def _dollars(store: PriceStore, run: RunningJob, choice: Decision, current: OfferingKey,
-             left: float, at: datetime, overheads: Overheads) -> tuple[float, float]:
-    """Expected USD of the steps left where the job is, and on the choice with the move."""
-    view = view_from_prices(prices_at(store, at), at, run.resolved.table,
-                            run.resolved.job.model, measured_rates(store, at))
-    state = JobState(run.resolved.job, run.home_region, left, current, overheads)
-    here, there = view.row(current), view.row(choice.choice)
-    if here is None or there is None:
-        return float("nan"), float("nan")
-    rows = np.array([here, there])
-    cost = expected_cost(view, state, rows)
-    job = run.resolved.job
-    extra = move_cost(state.overheads, view.prices[rows], 0, view.egress_from(here)[rows],
-                      job.checkpoint_gb, job.checkpoint_hours)
-    moving = 0.0 if here == there else float(extra[1])
-    return float(cost[0]), float(cost[1]) + moving
 
 
 def _mover(store: PriceStore, launcher: Launcher, job_id: int,
