@@ -82,19 +82,15 @@ class GcsStore(CheckpointStore):
                            "tries (too many concurrent publishers)")
 
     def list(self) -> list[Checkpoint]:
-        found = []
-        manifests, _ = self._scan()
-        for version in sorted(manifests):
+        def read(version: int) -> bytes | None:
             blob = self.bucket.blob(self._key(layout.manifest_name(version)))
             try:
-                raw = blob.download_as_bytes()
+                return blob.download_as_bytes()
             except self._errors.NotFound:  # deleted since the listing
-                continue
-            try:
-                found.append(layout.decode_manifest(raw, version))
-            except ValueError as exc:
-                log.warning("%s: skipped: %s", self.uri, exc)
-        return found
+                return None
+
+        manifests, _ = self._scan()
+        return layout.read_manifests(self.uri, manifests, read)
 
     def verify(self, checkpoint: Checkpoint) -> bool:
         blob = self.bucket.get_blob(self._data_key(checkpoint))

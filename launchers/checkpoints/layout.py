@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 
 from costsched.model import InvalidInput
@@ -88,3 +90,19 @@ def decode_manifest(raw: bytes, version: int) -> Checkpoint:
         published = published.replace(tzinfo=timezone.utc)
     return Checkpoint(version=version, name=name, size=size, sha256=sha,
                       published_at=published)
+
+
+def read_manifests(uri: str, versions: Iterable[int],
+                   read: Callable[[int], bytes | None]) -> list[Checkpoint]:
+    """The committed versions, oldest first: each manifest `read` returns (None: deleted
+    since the listing), decoded; a malformed one is left out with a warning."""
+    found = []
+    for version in sorted(versions):
+        raw = read(version)
+        if raw is None:
+            continue
+        try:
+            found.append(decode_manifest(raw, version))
+        except ValueError as exc:
+            logging.getLogger("launchers.checkpoints").warning("%s: skipped: %s", uri, exc)
+    return found

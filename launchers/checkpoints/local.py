@@ -46,16 +46,13 @@ class LocalStore(CheckpointStore):
         files.writable_dir(self.root, "checkpoint directory")
 
     def list(self) -> list[Checkpoint]:
-        found = []
-        for version in sorted(self._versions(layout.MANIFEST_RE)):
-            path = self.root / layout.manifest_name(version)
+        def read(version: int) -> bytes | None:
             try:
-                found.append(layout.decode_manifest(path.read_bytes(), version))
+                return (self.root / layout.manifest_name(version)).read_bytes()
             except FileNotFoundError:  # deleted since the directory was read
-                continue
-            except ValueError as exc:
-                log.warning("%s: skipped: %s", self.uri, exc)
-        return found
+                return None
+
+        return layout.read_manifests(self.uri, self._versions(layout.MANIFEST_RE), read)
 
     def verify(self, checkpoint: Checkpoint) -> bool:
         data = self._data(checkpoint)

@@ -66,19 +66,15 @@ class S3Store(CheckpointStore):
                            "tries (too many concurrent publishers)")
 
     def list(self) -> list[Checkpoint]:
-        found = []
-        manifests, _ = self._scan()
-        for version in sorted(manifests):
+        def read(version: int) -> bytes | None:
             key = self._key(layout.manifest_name(version))
             try:
-                raw = self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+                return self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
             except self.client.exceptions.NoSuchKey:  # deleted since the listing
-                continue
-            try:
-                found.append(layout.decode_manifest(raw, version))
-            except ValueError as exc:
-                log.warning("%s: skipped: %s", self.uri, exc)
-        return found
+                return None
+
+        manifests, _ = self._scan()
+        return layout.read_manifests(self.uri, manifests, read)
 
     def verify(self, checkpoint: Checkpoint) -> bool:
         key = self._data_key(checkpoint)
