@@ -160,7 +160,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     overheads = overheads or Overheads()
     when = as_time(at)
     out = []
-    for job_id in _job_ids(store, job, states=("running",)):
+    for job_id in job_ids(store, job, states=("running",)):
         run = _running(store, job_id)
         if run.launcher != launcher.name:
             continue
@@ -216,7 +216,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
     if launcher is not None:
         reconcile(store, launcher)
     out = []
-    for job_id in _job_ids(store, job, states=()):
+    for job_id in job_ids(store, job, states=()):
         run = _running(store, job_id)
         placement = _open_placement(store, job_id)
         state = ""
@@ -274,7 +274,7 @@ def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
          at: datetime | str | None = None) -> JobRecord:
     """End a job: its instance is terminated (its published checkpoints are kept)."""
     when = as_time(at)
-    job_id = _job_ids(store, job, states=())[0]
+    job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
     if record.final:
         raise InvalidInput(f"job {job_id} ({record.name}) is {record.state} already")
@@ -293,7 +293,7 @@ def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
 
 def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
     """The job's output on its current (or last) instance."""
-    job_id = _job_ids(store, job, states=())[0]
+    job_id = job_ids(store, job, states=())[0]
     placements = store.jobs.placements(job_id)
     if placements.empty:
         return ""
@@ -495,13 +495,15 @@ def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:
     return None if open_.empty else open_.iloc[-1]
 
 
-def _job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> list[int]:
+def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> list[int]:
+    """The id of `job` (an id, or a name: its unfinished job, else its newest), or every
+    job in `states` when `job` is None."""
     if job is None:
         frame = store.jobs.list(states=list(states))
         return [] if frame.empty else [int(i) for i in frame["id"]]
     if isinstance(job, int) or str(job).isdigit():
         return [store.jobs.get(int(job)).id]
-    found = [r for r in store.jobs.find(str(job))]
+    found = store.jobs.find(str(job))
     if not found:
         raise InvalidInput(f"job {job!r}: no job of that name in the store")
     live = [r for r in found if not r.final]
@@ -514,5 +516,5 @@ def _label(key: OfferingKey) -> str:
 
 
 __all__ = ["BudgetAlarm", "JobStatus", "MigrationAdvice", "RunningJob", "budget_alarms",
-           "launch", "logs", "migrate",
+           "job_ids", "launch", "logs", "migrate",
            "reconcile", "settle", "status", "steps_left", "stop"]
