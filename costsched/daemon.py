@@ -162,13 +162,12 @@ class Daemon:
     def start(self) -> None:
         """Finish the moves a previous run left, then schedule the tasks (in the background)."""
         from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-        from apscheduler.schedulers.background import BackgroundScheduler
 
         if _RUNNING.get("daemon") not in (None, self):
             raise InvalidInput("a daemon runs in this process already: one per process")
         _RUNNING["daemon"] = self
         self.resume()
-        scheduler = BackgroundScheduler(timezone="UTC")
+        scheduler = _scheduler_class()(timezone="UTC")
         scheduler.add_jobstore(SQLAlchemyJobStore(engine=self.store.engine,
                                                   tablename=JOBSTORE_TABLE))
         for task, trigger in self.triggers.items():
@@ -219,11 +218,14 @@ class Daemon:
     # --- the tasks ----------------------------------------------------------------------
 
     def collect(self, at: datetime | None = None) -> str:
-        """Collect today's on-demand and spot prices of the configured clouds and regions."""
+        """Collect today's on-demand and spot prices of the configured clouds and regions,
+        then ask the deadline policy about each running job with a deadline: such a job
+        may have to go on-demand (or back to spot) within the hour, not the day."""
         c = self.config.collect
         summary = service.collect_prices(self.store, clouds=c.clouds, regions=c.regions,
                                          gcp_project=c.gcp_project)
-        return _collected(summary)
+        moved = self._deadline_pass(at)
+        return _collected(summary) + (f"; {moved} deadline move(s) started" if moved else "")
 
     def catalog(self, at: datetime | None = None) -> str:
         """Refresh the on-demand catalog: collect the configured clouds' prices in every
@@ -257,6 +259,22 @@ class Daemon:
         left = len(self.store.moves.unfinished())
         detail = f"{considered} running job(s), {started} migration(s) started"
         return detail + (f", {left} move(s) left unfinished" if left else "")
+
+    def _deadline_pass(self, at: datetime | None) -> int:
+        from costsched.policies.deadline import DEADLINE_POLICIES
+
+        started = 0
+        for name in self._launchers_in_use():
+            launcher = self.launchers(name)
+            for line in job_service.reconcile(self.store, launcher, at=at):
+                self._reported(line)
+            for job_id in self._running_jobs(name):
+                if self.stopping.is_set():
+                    break
+                if self.store.jobs.get(job_id).policy in DEADLINE_POLICIES:
+                    started += self._replan_job(launcher, job_id, at)
+            self._settle(launcher, seconds=self.settle_seconds)
+        return started
 
     def _replan_job(self, launcher: Launcher, job_id: int, at: datetime | None) -> int:
         lease = f"job:{job_id}"
@@ -342,7 +360,10 @@ class Daemon:
 
         def renew() -> None:
             while not done.wait(TASK_LEASE_SECONDS / 3):
-                self.store.leases.renew(lease, self.holder, TASK_LEASE_SECONDS, _now())
+                try:
+                    self.store.leases.renew(lease, self.holder, TASK_LEASE_SECONDS, _now())
+                except Exception as exc:  # noqa: BLE001 - the store may be back next time
+                    _emit("warning", task=lease, event="renew_failed", error=_one_line(exc))
 
         thread = threading.Thread(target=renew, name=f"lease-{lease}", daemon=True)
         thread.start()
@@ -401,8 +422,28 @@ def _scheduled(task: str) -> None:
     """What the APScheduler job store names (a module-level function): run `task` on this
     process's daemon."""
     daemon = _RUNNING.get("daemon")
-    if daemon is not None and not daemon.stopping.is_set():
+    if daemon is None or daemon.stopping.is_set():
+        return
+    try:
         daemon.run_task(task)
+    except Exception as exc:  # noqa: BLE001 - e.g. the database is away: the next tick retries
+        _emit("error", task=task, event="failed", error=_one_line(exc))
+
+
+def _scheduler_class() -> type:
+    """APScheduler's background scheduler, whose loop outlives a database that goes away
+    (it would end its thread on an error writing a job's next run time)."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    class Scheduler(BackgroundScheduler):
+        def _process_jobs(self) -> float | None:
+            try:
+                return super()._process_jobs()
+            except Exception as exc:  # noqa: BLE001 - retried like a job store failure
+                _emit("error", event="schedule_failed", error=_one_line(exc))
+                return float(self.jobstore_retry_interval)
+
+    return Scheduler
 
 
 def _collected(summary: Any) -> str:

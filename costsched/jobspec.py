@@ -21,6 +21,7 @@ A file may hold several jobs as YAML documents separated by `---`.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import re
@@ -371,7 +372,7 @@ def load(path: str | Path) -> list[JobSpec]:
         where = str(path) if len(docs) == 1 else f"{path} (document {i})"
         specs.extend(expand_sweep(parse(doc, where)))
     names = [s.name for s in specs]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    dupes = sorted(n for n, count in collections.Counter(names).items() if count > 1)
     if dupes:
         raise InvalidInput(f"{path}: field name: {dupes[0]!r} names more than one job")
     return specs

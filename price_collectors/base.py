@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import ClassVar
 
+import numpy as np
 import pandas as pd
 
 from costsched import catalog
-from costsched.model import utc
+from costsched.model import CLOUDS, MARKETS, utc
 from costsched.prices import listed_on_demand, on_demand_reference
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.store.zones import ZONE_KEY
+from costsched.validation import identifier_problem, offering_problem, zoned_times
 
 logger = logging.getLogger("price_collectors")
 logger.addHandler(logging.NullHandler())
@@ -38,6 +40,8 @@ CEILING = {"on_demand": 3.0, "spot": 1.5}
 FLOOR = 0.01
 # When no on-demand reference exists at all (a type the catalog prices nowhere).
 CEILING_PER_GPU_HOUR = 150.0
+# The kinds of problem `problems` finds with a price (the start of its reason).
+PRICE_PROBLEMS = ("not a number", "not finite", "not positive", "above ceiling", "below floor")
 
 # A time for every unit, one per unit (AWS watermarks), or None (the collector's default).
 Since = datetime | Mapping[str, datetime | None] | None
@@ -279,26 +283,11 @@ def validation_reference(frame: pd.DataFrame) -> pd.Series:
 
 
 def validate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Rejection]]:
-    """Split rows into storable ones and rejections (each logged with its reason).
-
-    On-demand rows are checked first, against the catalog; spot rows are then checked
-    against the on-demand prices that passed, so one bad list price cannot wave through
-    a bad spot price.
-    """
+    """Split rows into storable ones and rejections (each logged with its reason)."""
     if frame.empty:
         return frame, []
     frame = frame.reset_index(drop=True)
-    prices = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
-    reasons = pd.Series([None] * len(frame), index=frame.index, dtype=object)
-    reasons[prices.isna()] = "not a number"
-    finite = prices.apply(lambda p: isinstance(p, float) and math.isfinite(p))
-    reasons[~finite & reasons.isna()] = "not finite"
-    reasons[(prices <= 0) & reasons.isna()] = "not positive"
-    on_demand = frame["market"] == "on_demand"
-    _check_against_reference(frame, prices, reasons, on_demand, None)
-    good_od = frame[on_demand & reasons.isna()]
-    _check_against_reference(frame, prices, reasons, ~on_demand,
-                             pd.concat([good_od, frame[~on_demand]]))
+    reasons = problems(frame)
     bad = reasons.notna()
     rejected = [
         Rejection(r.cloud, r.region, r.zone, r.instance_type, r.market, r.usd_per_hour,
@@ -308,8 +297,68 @@ def validate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Rejection]]:
     for rejection in rejected:
         logger.warning("rejected %s", rejection)
     good = frame[~bad].copy()
-    good["usd_per_hour"] = prices[~bad].astype(float)
+    good["usd_per_hour"] = pd.to_numeric(good["usd_per_hour"]).astype(float)
     return good.reset_index(drop=True), rejected
+
+
+def problems(frame: pd.DataFrame) -> pd.Series:
+    """What is wrong with each observation row (None: storable), by the rules every source
+    shares: names, the offering's GPUs (`costsched.validation`), the time (ISO 8601 with a
+    zone, in the supported range) and the price (within FLOOR..CEILING of on-demand).
+
+    On-demand rows are checked first, against the catalog; spot rows are then checked
+    against the on-demand prices that passed, so one bad list price cannot wave through
+    a bad spot price.
+    """
+    reasons = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    if frame.empty:
+        return reasons
+    for name, allowed in (("cloud", CLOUDS), ("market", MARKETS)):
+        _mark(reasons, frame[name], lambda v, n=name, a=allowed: None if v in a else
+              f"{n} {v!r}: expected one of {', '.join(a)}")
+    for column in ("region", "zone", "instance_type", "os"):
+        _mark(reasons, frame[column],
+              lambda v, c=column: identifier_problem(c, v, empty=c == "zone"))
+    keys = ["cloud", "instance_type", "gpu_model", "gpu_count"]
+    offering = frame[keys].astype(str).agg("\x1f".join, axis=1)
+    distinct = frame[keys].assign(key=offering)[reasons.isna()].drop_duplicates("key")
+    checked = {r.key: offering_problem(r.cloud, r.instance_type, r.gpu_model, r.gpu_count)
+               for r in distinct.itertuples(index=False)}  # once per distinct offering
+    reasons[reasons.isna()] = offering[reasons.isna()].map(checked)
+    for column in ("vcpus", "memory_gb"):
+        numbers = pd.to_numeric(frame[column], errors="coerce")
+        fine = numbers.between(0, math.inf) & numbers.lt(math.inf)
+        if column == "vcpus":
+            fine &= numbers.eq(numbers.round())
+        bad = ~fine & reasons.isna()
+        what = "a whole number" if column == "vcpus" else "a number"
+        reasons[bad] = [f"{column} {v!r}: expected {what} >= 0" for v in frame[column][bad]]
+    time_problems = zoned_times(frame["effective_at"])[1]
+    bad = time_problems.notna() & reasons.isna()
+    reasons[bad] = [f"effective_at {str(v)!r}: {p}" for v, p in
+                    zip(frame["effective_at"][bad], time_problems[bad], strict=True)]
+    prices = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
+    reasons[prices.isna() & reasons.isna()] = "not a number"
+    finite = prices.apply(lambda p: isinstance(p, float) and math.isfinite(p))
+    reasons[~finite & reasons.isna()] = "not finite"
+    reasons[(prices <= 0) & reasons.isna()] = "not positive"
+    on_demand = frame["market"] == "on_demand"
+    _check_against_reference(frame, prices, reasons, on_demand, None)
+    good_od = frame[on_demand & reasons.isna()]
+    _check_against_reference(frame, prices, reasons, ~on_demand,
+                             pd.concat([good_od, frame[~on_demand & reasons.isna()]]))
+    return reasons
+
+
+def _mark(reasons: pd.Series, values: pd.Series, rule: Callable[[object], str | None]) -> None:
+    """Set the reason of rows not yet rejected whose value breaks `rule` (one call per
+    distinct value)."""
+    open_rows = reasons.isna()
+    if not open_rows.any():
+        return
+    codes, distinct = pd.factorize(values[open_rows])
+    found = np.array([rule(v) for v in distinct] + [rule(math.nan)], dtype=object)
+    reasons[open_rows] = found[codes]  # code -1 (a missing value) picks the last
 
 
 def _check_against_reference(

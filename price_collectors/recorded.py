@@ -7,12 +7,15 @@ Formats, told apart by suffix and header:
   (`us_east.csv` -> eastus, or an ARM region name such as `eastus.csv`);
 - `*.csv` / `*.parquet` with the store's export columns (`costsched prices export`).
 A file is the unit of validity: one bad row rejects its file with a one-line error
-naming the file and row, and the other files of the call are still imported.
+naming the file and row, and the other files of the call are still imported. Every row
+meets the rules all sources share (`price_collectors.base.problems`): known GPUs, times in
+ISO 8601 with a zone (Azure's m/d/Y dates, that format's own, excepted) and a sane price.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +27,8 @@ from costsched.clouds.aws import AWS
 from costsched.clouds.azure import AZURE
 from costsched.model import InvalidInput
 from costsched.store import OBSERVATION_COLUMNS
-from price_collectors.base import rows_frame
+from costsched.validation import in_range, zoned_time, zoned_times
+from price_collectors.base import PRICE_PROBLEMS, problems, rows_frame
 
 SUFFIXES = (".json", ".csv", ".parquet")
 AZURE_MAPPING_HEADER = ["Instance", "GPU type", "# GPUs"]
@@ -109,6 +113,8 @@ def read_paths(
             result.errors.append(f"{path}: cannot read: not UTF-8 text")
         except OSError as exc:
             result.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
+        except (ValueError, TypeError) as exc:  # a malformed CSV (pandas' ParserError...)
+            result.errors.append(f"{path}: cannot read: {' '.join(str(exc).split())}")
         else:
             result.frames.append(frame)
             result.files += 1
@@ -120,18 +126,18 @@ def read_paths(
 def read_file(path: Path, azure_mapping: dict[str, tuple[str, int]] | None = None) -> pd.DataFrame:
     """One recorded file as an observation frame; FileError when it is not valid."""
     if path.suffix == ".json":
-        return read_spot_history_json(path)
+        return _checked(path, read_spot_history_json(path))
     if path.suffix == ".parquet":
         try:
             frame = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises many kinds for a damaged file
-            raise FileError(path, f"not a readable Parquet file ({exc})") from None
+            raise FileError(path, f"not a readable Parquet file ({_one_line(exc)})") from None
         return validate_export(path, frame)
     header = _csv_header(path)
     if header[:1] == ["Date"]:
-        return read_azure_daily_csv(path, azure_mapping)
+        return _checked(path, read_azure_daily_csv(path, azure_mapping))
     if header == OBSERVATION_COLUMNS:
-        return validate_export(path, pd.read_csv(path, dtype={"zone": str}, keep_default_na=False))
+        return validate_export(path, pd.read_csv(path, dtype=str, keep_default_na=False))
     raise FileError(
         path,
         f"unexpected CSV header {','.join(header)!r}: expected an Azure daily price log "
@@ -143,6 +149,30 @@ def _csv_header(path: Path) -> list[str]:
     with path.open(newline="") as fh:
         first = fh.readline()
     return [h.strip() for h in first.strip().split(",")] if first else []
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+# Helper columns of a file's frame until it is checked: the file row of each observation,
+# and the name its price has in that file.
+_ROW, _PRICE = "_row", "_price_field"
+
+
+def _checked(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without its helper columns when every row meets the shared rules; else a
+    FileError naming the first bad row."""
+    reasons = problems(frame)
+    bad = reasons.notna().to_numpy()
+    if bad.any():
+        i = int(bad.argmax())
+        reason = reasons.iloc[i]
+        if reason.split(" (")[0] in PRICE_PROBLEMS:
+            price = frame["usd_per_hour"].iloc[i]
+            reason = f"{frame[_PRICE].iloc[i]} {price!r}: {reason}"
+        raise FileError(path, reason, int(frame[_ROW].iloc[i]))
+    return frame.drop(columns=[_ROW, _PRICE])
 
 
 # --- AWS DescribeSpotPriceHistory bodies ---------------------------------------------
@@ -161,7 +191,8 @@ def read_spot_history_json(path: Path) -> pd.DataFrame:
         raise FileError(
             path, 'expected a DescribeSpotPriceHistory body: {"SpotPriceHistory": [...]}'
         )
-    return spot_history_frame(body["SpotPriceHistory"], source=f"import:{path.name}", path=path)
+    frame = spot_history_frame(body["SpotPriceHistory"], source=f"import:{path.name}", path=path)
+    return frame.assign(**{_ROW: range(1, len(frame) + 1), _PRICE: "SpotPrice"})
 
 
 def spot_history_frame(
@@ -189,10 +220,9 @@ def _spot_row(path: Path, n: int, item: dict) -> tuple:
                         f"{', '.join(AWS_PRODUCTS)}", n)
     price = _positive_price(path, n, "SpotPrice", item["SpotPrice"])
     try:
-        at = pd.Timestamp(item["Timestamp"])
-    except (ValueError, TypeError):
-        raise FileError(path, f"Timestamp {item['Timestamp']!r}: expected an ISO 8601 time "
-                        "such as 2020-02-20T22:06:16.000Z", n) from None
+        at = zoned_time(item["Timestamp"])
+    except ValueError as exc:
+        raise FileError(path, f"Timestamp {exc}", n) from None
     try:
         spec = catalog.require("aws", str(item["InstanceType"]))
     except InvalidInput as exc:
@@ -209,7 +239,7 @@ def _positive_price(path: Path, row: int, name: str, value: object) -> float:
     except ValueError:
         raise FileError(path, f"{name} {value!r}: expected a positive number (USD/hour)",
                         row) from None
-    if not price > 0 or price == float("inf"):
+    if not 0 < price < float("inf"):
         raise FileError(path, f"{name} {value!r}: expected a positive number (USD/hour)", row)
     return price
 
@@ -242,8 +272,11 @@ def _azure_mappings(files: list[Path], result: ParsedFiles) -> dict[Path, dict]:
     """The Azure instance mapping files among `files`, parsed (errors go to `result`)."""
     mappings: dict[Path, dict] = {}
     for path in files:
-        if path.suffix != ".csv" or _csv_header(path) != AZURE_MAPPING_HEADER:
-            continue
+        try:
+            if path.suffix != ".csv" or _csv_header(path) != AZURE_MAPPING_HEADER:
+                continue
+        except (OSError, UnicodeDecodeError):
+            continue  # reported when the file itself is read
         try:
             table = pd.read_csv(path)
             mapping = {}
@@ -254,7 +287,8 @@ def _azure_mappings(files: list[Path], result: ParsedFiles) -> dict[Path, dict]:
                     raise FileError(path, f"# GPUs {row[2]!r}: expected a whole number >= 1", n)
                 mapping[azure_sku(str(row[0]))] = (gpu, count)
         except (InvalidInput, ValueError) as exc:
-            result.errors.append(str(exc) if isinstance(exc, FileError) else f"{path}: {exc}")
+            result.errors.append(str(exc) if isinstance(exc, FileError)
+                                 else f"{path}: {_one_line(exc)}")
             mappings[path] = {}
         else:
             mappings[path] = mapping
@@ -270,13 +304,13 @@ def read_azure_daily_csv(
         raise FileError(path, str(exc)) from None
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     specs = {column: _azure_spec(path, column, mapping or {}) for column in table.columns[1:]}
-    rows = []
+    rows, lines, fields = [], [], []
     for n, record in enumerate(table.itertuples(index=False), start=2):
-        try:
-            day = pd.to_datetime(record[0], format="%m/%d/%Y", utc=True)
+        try:  # this format's documented date layout, and only here
+            day = in_range(pd.to_datetime(record[0], format="%m/%d/%Y", utc=True))
         except (ValueError, TypeError):
-            raise FileError(path, f"Date {record[0]!r}: expected m/d/Y such as 2/24/2020",
-                            n) from None
+            raise FileError(path, f"Date {record[0]!r}: expected m/d/Y such as 2/24/2020, "
+                            "from 2000 to 2100", n) from None
         for column, value in zip(table.columns[1:], record[1:], strict=False):
             if not value.strip():
                 continue  # not offered in this region that day
@@ -284,7 +318,9 @@ def read_azure_daily_csv(
             sku, gpu, count, vcpus, memory = specs[column]
             rows.append(("azure", region, "", sku, "spot", "linux", gpu, count, vcpus, memory,
                          price, day))
-    return rows_frame(rows, f"import:{path.name}")
+            lines.append(n)
+            fields.append(column)
+    return rows_frame(rows, f"import:{path.name}").assign(**{_ROW: lines, _PRICE: fields})
 
 
 def _azure_spec(path: Path, column: str, mapping: dict) -> tuple[str, str, int, int, float]:
@@ -304,39 +340,22 @@ def _azure_spec(path: Path, column: str, mapping: dict) -> tuple[str, str, int, 
 
 
 def validate_export(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """An export file's frame with the store's types, when every row meets the shared
+    rules (`price_collectors.base.problems`); FileError naming the first bad row."""
     missing = [c for c in OBSERVATION_COLUMNS if c not in frame.columns]
     if missing:
         raise FileError(path, f"missing column(s) {', '.join(missing)}: expected "
                         f"{','.join(OBSERVATION_COLUMNS)}")
-    frame = frame[OBSERVATION_COLUMNS].copy()
-    frame["zone"] = frame["zone"].fillna("").astype(str)
-    prices = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
-    bad = prices.isna() | ~(prices > 0) | (prices == float("inf"))
-    if bad.any():
-        first = int(bad.to_numpy().argmax())
-        raise FileError(path, f"usd_per_hour {frame['usd_per_hour'].iloc[first]!r}: expected a "
-                        "positive number", _data_row(path, first))
-    frame["usd_per_hour"] = prices.astype(float)
-    times = pd.to_datetime(frame["effective_at"], utc=True, errors="coerce", format="ISO8601")
-    if times.isna().any():
-        first = int(times.isna().to_numpy().argmax())
-        raise FileError(path, f"effective_at {frame['effective_at'].iloc[first]!r}: expected an "
-                        "ISO 8601 time", _data_row(path, first))
-    frame["effective_at"] = times
-    for name, allowed in (("cloud", ("aws", "gcp", "azure")), ("market", ("on_demand", "spot"))):
-        bad = ~frame[name].isin(allowed)
-        if bad.any():
-            first = int(bad.to_numpy().argmax())
-            raise FileError(path, f"{name} {frame[name].iloc[first]!r}: expected one of "
-                            f"{', '.join(allowed)}", _data_row(path, first))
+    frame = frame[OBSERVATION_COLUMNS].reset_index(drop=True)
+    frame["zone"] = frame["zone"].fillna("")
+    rows = [_data_row(path, i) for i in range(len(frame))]
+    frame = _checked(path, frame.assign(**{_ROW: rows, _PRICE: "usd_per_hour"}))
+    frame["usd_per_hour"] = pd.to_numeric(frame["usd_per_hour"]).astype(float)
+    frame["effective_at"] = zoned_times(frame["effective_at"])[0]
     for name in ("gpu_count", "vcpus"):
-        numbers = pd.to_numeric(frame[name], errors="coerce")
-        if numbers.isna().any():
-            first = int(numbers.isna().to_numpy().argmax())
-            raise FileError(path, f"{name} {frame[name].iloc[first]!r}: expected a whole "
-                            "number", _data_row(path, first))
-        frame[name] = numbers.astype(int)
-    frame["memory_gb"] = pd.to_numeric(frame["memory_gb"], errors="coerce").fillna(0.0)
+        frame[name] = pd.to_numeric(frame[name]).astype(int)
+    frame["memory_gb"] = pd.to_numeric(frame["memory_gb"]).astype(float)
+    frame["source"] = frame["source"].astype(str)
     return frame
 
 
@@ -346,14 +365,25 @@ def _data_row(path: Path, index: int) -> int:
 
 
 def write_export(frame: pd.DataFrame, path: Path) -> None:
-    """Write an observation frame in the export format (.csv or .parquet by suffix)."""
-    if path.suffix == ".parquet":
-        frame.to_parquet(path, index=False)
-    elif path.suffix == ".csv":
-        out = frame.copy()
-        out["effective_at"] = out["effective_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-        out.to_csv(path, index=False)
-    else:
+    """Write an observation frame in the export format (.csv or .parquet by suffix), whole
+    or not at all: through a temporary file beside `path`, renamed when complete."""
+    if path.suffix not in (".parquet", ".csv"):
         raise InvalidInput(f"{path}: unknown export format: expected a .csv or .parquet path")
-
-
+    out = frame.copy()
+    if path.suffix == ".csv":
+        out["effective_at"] = out["effective_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:  # created as open() would (mode from the umask), so the result is too
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        if path.suffix == ".parquet":
+            out.to_parquet(partial, index=False)
+        else:
+            out.to_csv(partial, index=False)
+        os.replace(partial, path)
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        partial.unlink(missing_ok=True)

@@ -180,7 +180,7 @@ def run(
         store.record_zones(pd.concat(zones, ignore_index=True), seen_at)
     unchanged = result.unchanged + sum(s.unchanged_snapshot for s in summaries.values())
     return RunSummary(summaries, inserted=result.inserted, unchanged=unchanged,
-                      store=store.url)
+                      store=store.where)
 
 
 def _fill(summary: CloudSummary, collection: Collection) -> None:

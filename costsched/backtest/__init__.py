@@ -3,7 +3,7 @@
     trace = PriceTrace.from_store(store, os=["linux", "linux-vpc"])
     jobs = jobs_for_models(PUBLISHED_MODELS, days=4, regions=["us-east-1"], table=table)
     results = run_backtest(trace, jobs, regular_starts(first, 30), list(POLICIES))
-    summary = relative_costs(results)
+    summary = summarize(results)  # against static and cheapest-hourly
 """
 
 from __future__ import annotations
@@ -21,10 +21,19 @@ from costsched.backtest.engine import (
 )
 from costsched.backtest.jobs import PUBLISHED_MODELS, BacktestJob, jobs_for_models, read_jobs
 from costsched.backtest.oracle import Oracle
-from costsched.backtest.report import plot, reduction_table, relative_costs, to_markdown
+from costsched.backtest.report import (
+    BASELINES,
+    per_run,
+    plot,
+    reduction_table,
+    relative_costs,
+    summarize,
+    to_markdown,
+)
 from costsched.backtest.trace import PriceTrace
 
-__all__ = ["PUBLISHED_MODELS", "REPLAY_POLICIES", "RESULT_COLUMNS", "BacktestConfig",
-           "BacktestJob", "Oracle", "PriceTrace", "jobs_for_models", "make_replay_policy", "plot",
-           "read_jobs", "reduction_table", "regular_starts", "relative_costs",
-           "replay_policy_name", "run_backtest", "simulate", "throughputs", "to_markdown"]
+__all__ = ["BASELINES", "PUBLISHED_MODELS", "REPLAY_POLICIES", "RESULT_COLUMNS",
+           "BacktestConfig", "BacktestJob", "Oracle", "PriceTrace", "jobs_for_models",
+           "make_replay_policy", "per_run", "plot", "read_jobs", "reduction_table",
+           "regular_starts", "relative_costs", "replay_policy_name", "run_backtest", "simulate",
+           "summarize", "throughputs", "to_markdown"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -20,16 +21,18 @@ from costsched.backtest.oracle import Oracle
 from costsched.backtest.trace import HOUR, PriceTrace
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
+from costsched.optimize.forecast import typical_prices
 from costsched.policies import POLICIES, Policy, make_policy, policy_name
 from costsched.policies import market as market_view
 from costsched.policies.base import JobState
+from costsched.policies.history import with_typical
 from costsched.store import to_epoch_seconds
 from costsched.throughput import ThroughputTable
 
 MAX_PERIODS = 10_000
-RESULT_COLUMNS = ["job", "model", "region", "start", "policy", "cost_usd", "hours",
-                  "migrations", "migration_usd", "first_offering", "last_offering",
-                  "hours_after_trace", "error"]
+RESULT_COLUMNS = ["job", "jobs", "model", "region", "start", "policy", "cost_usd", "hours",
+                  "migrations", "preemptions", "migration_usd", "first_offering",
+                  "last_offering", "hours_after_trace", "error"]
 
 
 # The online policies and, for replays only, the hindsight oracle.
@@ -42,9 +45,12 @@ def replay_policy_name(name: str) -> str:
     return key if key == Oracle.name else policy_name(name)
 
 
-def make_replay_policy(name: str, margin: float) -> Policy | Oracle:
+def make_replay_policy(name: str, margin: float,
+                       period_hours: float = 24.0) -> Policy | Oracle:
     key = replay_policy_name(name)
-    return Oracle() if key == Oracle.name else make_policy(key, margin=margin)
+    if key == Oracle.name:
+        return Oracle()
+    return make_policy(key, margin=margin, period_hours=period_hours)
 
 
 @dataclass(frozen=True)
@@ -72,8 +78,18 @@ def offering_labels(offerings: pd.DataFrame) -> list[str]:
             for o in offerings.itertuples()]
 
 
+def past_prices(trace: PriceTrace) -> Callable[[int, float], np.ndarray]:
+    """(t, hours) -> each offering's typical price over the hours before t, read from the
+    trace up to t only (cached: runs share their decision times)."""
+    @cache
+    def typical(t: int, hours: float) -> np.ndarray:
+        return typical_prices(trace.times, trace.prices, t, hours)
+    return typical
+
+
 def simulate(policy: Policy | Oracle, run: Run, state: JobState,
-             labels: list[str] | None = None) -> dict:
+             labels: list[str] | None = None,
+             typical: Callable[[int, float], np.ndarray] | None = None) -> dict:
     """One job from one start under one policy: cost, hours, migrations."""
     trace = run.trace
     labels = labels or offering_labels(trace.offerings)
@@ -85,6 +101,9 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
             new = plan[k]
         else:
             view = trace.view(run.period_start(k), run.steps_per_second)
+            if policy.history_hours:
+                typical = typical or past_prices(trace)
+                view = with_typical(view, typical(view.t, policy.history_hours))
             current = None if prev < 0 else trace.keys[prev]
             step_state = JobState(state.job, state.region, run.steps - done, current,
                                   run.overheads)
@@ -109,6 +128,18 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
     raise InvalidInput(f"{state.job.name}: not finished after {MAX_PERIODS} periods")
 
 
+def identical_groups(jobs: Sequence[BacktestJob],
+                     table: ThroughputTable) -> list[tuple[BacktestJob, int]]:
+    """The first of each set of jobs whose replays are identical, and the set's size."""
+    groups: dict[tuple, list] = {}
+    for bj in jobs:
+        job = bj.job
+        key = (job.model, job.steps, job.constraints, job.checkpoint_gb, job.checkpoint_hours,
+               bj.region, id(bj.table or table), bj.starts)
+        groups.setdefault(key, [bj, 0])[1] += 1
+    return [(bj, count) for bj, count in groups.values()]
+
+
 def run_backtest(
     trace: PriceTrace,
     jobs: Sequence[BacktestJob],
@@ -120,16 +151,21 @@ def run_backtest(
 ) -> pd.DataFrame:
     """Every job from every start under every policy: a row each (see RESULT_COLUMNS).
 
+    Jobs whose replays are identical (same model, steps, constraints, checkpoint, home
+    region, throughputs and starts: e.g. a sweep's) are replayed once: their rows name the
+    first such job and count them in `jobs` (1 otherwise); summaries weight by it.
+    `preemptions` is 0: recorded traces hold prices, not evictions.
     A run no policy in scope can serve (e.g. no V100 in the region) gets NaN cost and the
     reason in `error`. A job with its own `starts` runs from those instead of `starts`.
     Throughputs: a job's own table, else `table`, else the user's (`ThroughputTable.load`).
     A job's checkpoint interval and size (else `config.checkpoint_gb`) price its moves.
-    `progress(n)` is called after each (job, start) with n runs done.
+    `progress(n)` is called after each (job, start) with n runs done (n counts the
+    identical jobs a replay stands for).
     """
     config = config or BacktestConfig()
     table = table or ThroughputTable.load()
-    chosen = [make_replay_policy(p, config.margin) if isinstance(p, str) else p
-              for p in policies]
+    chosen = [make_replay_policy(p, config.margin, config.period_hours)
+              if isinstance(p, str) else p for p in policies]
     period_s = int(round(config.period_hours * HOUR))
     known = set(trace.offerings["region"])
     unknown = sorted({bj.region for bj in jobs} - known)
@@ -139,7 +175,8 @@ def run_backtest(
     rates: dict[tuple[int, str], np.ndarray] = {}  # by (throughput table, model)
     rows = []
     labels = offering_labels(trace.offerings)
-    for bj in jobs:
+    typical = past_prices(trace)
+    for bj, count in identical_groups(jobs, table):
         job_starts = list(bj.starts or starts or [])
         if not job_starts:
             raise InvalidInput(f"{bj.name}: no start times")
@@ -155,10 +192,11 @@ def run_backtest(
                       job.checkpoint_gb, job.checkpoint_hours)
             state = JobState(job, bj.region, job.steps, None, config.overheads)
             for policy in chosen:
-                row = {"job": job.name, "model": job.model, "region": bj.region,
-                       "start": pd.Timestamp(start), "policy": policy.name}
+                row = {"job": job.name, "jobs": count, "model": job.model,
+                       "region": bj.region, "start": pd.Timestamp(start),
+                       "policy": policy.name, "preemptions": 0}
                 try:
-                    row |= simulate(policy, run, state, labels)
+                    row |= simulate(policy, run, state, labels, typical)
                 except InvalidInput as exc:
                     row |= {"cost_usd": np.nan, "hours": np.nan, "migrations": 0,
                             "migration_usd": np.nan, "first_offering": None,
@@ -166,7 +204,7 @@ def run_backtest(
                             "error": str(exc)}
                 rows.append(row)
             if progress is not None:
-                progress(len(chosen))
+                progress(len(chosen) * count)
     frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
     frame["start"] = pd.to_datetime(frame["start"], utc=True)
     return frame

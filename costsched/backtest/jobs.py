@@ -69,16 +69,23 @@ def read_jobs(paths: Sequence[Path], regions: Sequence[str], table: ThroughputTa
     """
     out = []
     for path in paths:
+        # A sweep's jobs differ in their names and environments only: resolve each distinct
+        # rest once (and share its throughput table, so that identical jobs replay once).
+        resolved: dict[str, tuple[jobspec.ResolvedJob, float]] = {}
         for spec in jobspec.load(path):
-            resolved = jobspec.resolve(spec, table, at, source=str(path))
-            job = resolved.job
+            key = spec.model_dump_json(exclude={"name", "envs"})
+            if key not in resolved:
+                first = jobspec.resolve(spec, table, at, source=str(path))
+                v100 = first.table.get(first.job.model, "V100", 1).steps_per_second
+                resolved[key] = (first, v100)
+            first, v100 = resolved[key]
+            job = first.job
             homes = list(job.constraints.regions) or list(regions)
             if not homes:
-                raise InvalidInput(f"{path}: job {job.name!r}: field constraints.regions is "
+                raise InvalidInput(f"{path}: job {spec.name!r}: field constraints.regions is "
                                    "empty and no home region was given: name a home region")
-            v100 = resolved.table.get(job.model, "V100", 1).steps_per_second
             for region in homes:
-                name = job.name if len(homes) == 1 else f"{job.name}@{region}"
+                name = spec.name if len(homes) == 1 else f"{spec.name}@{region}"
                 out.append(BacktestJob(replace(job, name=name), region, job.steps / 86_400 / v100,
-                                       table=resolved.table))
+                                       table=first.table))
     return out

@@ -1,7 +1,9 @@
-"""Summaries of backtest results: cost relative to `static`, as a frame, markdown or a chart."""
+"""Summaries of backtest results: cost relative to the baselines (`static`, `cheapest-hourly`),
+as a frame, markdown or a chart."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -10,40 +12,83 @@ import pandas as pd
 from costsched.model import InvalidInput
 
 BASELINE = "static"
+# What every summary compares each policy with: the plain choice, and a price-only launcher.
+BASELINES = (BASELINE, "cheapest-hourly")
+
+
+def suffix(baseline: str) -> str:
+    """The column suffix of figures against `baseline` ('' for static, as ever)."""
+    return "" if baseline == BASELINE else "_vs_" + baseline.replace("-", "_")
+
+
+def _baseline_usd(results: pd.DataFrame, baseline: str) -> pd.Series:
+    """Per run, the cost of the same job from the same start under `baseline`."""
+    if baseline not in set(results["policy"]):
+        raise InvalidInput(f"relative costs need the {baseline!r} policy in the run")
+    keys = ["job", "start"]
+    base = results[results["policy"] == baseline].set_index(keys)["cost_usd"]
+    return results.join(base.rename("base_usd"), on=keys)["base_usd"]
 
 
 def relative_costs(results: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Per (model, region) and policy: how many times cheaper than `baseline` it was.
 
     The factor is the baseline's total cost over the policy's, summed over the start
-    times where both ran (what running one such job from each start would have cost).
+    times where both ran (what running one such job from each start would have cost),
+    each run counted `jobs` times (the identical jobs it stands for).
     Columns: model, region, policy, reduction, saving_pct, runs, migrations (mean).
     """
-    if baseline not in set(results["policy"]):
-        raise InvalidInput(f"relative costs need the {baseline!r} policy in the run")
-    keys = ["job", "start"]
-    base = results[results["policy"] == baseline].set_index(keys)["cost_usd"]
-    frame = results.join(base.rename("base_usd"), on=keys)
+    weight = results["jobs"] if "jobs" in results.columns else 1
+    frame = results.assign(base_usd=_baseline_usd(results, baseline), w=weight)
     frame = frame[frame["cost_usd"].notna() & frame["base_usd"].notna()]
+    frame = frame.assign(cost_usd=frame["cost_usd"] * frame["w"],
+                         base_usd=frame["base_usd"] * frame["w"],
+                         migrations=frame["migrations"] * frame["w"])
     grouped = frame.groupby(["model", "region", "policy"], sort=False)
     out = grouped.agg(cost_usd=("cost_usd", "sum"), base_usd=("base_usd", "sum"),
-                      runs=("cost_usd", "size"), migrations=("migrations", "mean"))
+                      runs=("w", "sum"), migrations=("migrations", "sum"))
+    out["migrations"] = out["migrations"] / out["runs"]
     out["reduction"] = out["base_usd"] / out["cost_usd"]
     out["saving_pct"] = 100 * (1 - out["cost_usd"] / out["base_usd"])
     return out.reset_index()[["model", "region", "policy", "reduction", "saving_pct", "runs",
                               "migrations"]]
 
 
-def reduction_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Rows (model, region), columns policies in run order, cells the reduction factor."""
+def summarize(results: pd.DataFrame, baselines: Sequence[str] = BASELINES) -> pd.DataFrame:
+    """`relative_costs` against the first baseline, plus `reduction<suffix>` and
+    `saving_pct<suffix>` against each other one (`suffix`: '_vs_cheapest_hourly')."""
+    keys = ["model", "region", "policy"]
+    first, *others = baselines
+    out = relative_costs(results, first).rename(
+        columns={"reduction": f"reduction{suffix(first)}",
+                 "saving_pct": f"saving_pct{suffix(first)}"})
+    for baseline in others:
+        extra = relative_costs(results, baseline)[[*keys, "reduction", "saving_pct"]]
+        out = out.merge(extra.rename(columns={"reduction": f"reduction{suffix(baseline)}",
+                                              "saving_pct": f"saving_pct{suffix(baseline)}"}),
+                        on=keys, how="left")
+    return out
+
+
+def per_run(results: pd.DataFrame, baselines: Sequence[str] = BASELINES) -> pd.DataFrame:
+    """The runs with `reduction<suffix>` per baseline: its cost of the same job and start
+    over the run's."""
+    return results.assign(**{f"reduction{suffix(b)}": _baseline_usd(results, b)
+                             / results["cost_usd"] for b in baselines})
+
+
+def reduction_table(summary: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+    """Rows (model, region), columns policies in run order, cells the reduction factor
+    against `baseline`."""
     order = list(dict.fromkeys(summary["policy"]))
     table = summary.pivot_table(index=["model", "region"], columns="policy",
-                                values="reduction", sort=False)
+                                values=f"reduction{suffix(baseline)}", sort=False)
     return table[order]
 
 
-def to_markdown(summary: pd.DataFrame) -> str:
-    table = reduction_table(summary)
+def to_markdown(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
+    """The reduction table against `baseline` as a markdown table."""
+    table = reduction_table(summary, baseline)
     header = ["model", "region", *table.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for (model, region), row in table.iterrows():
@@ -52,14 +97,15 @@ def to_markdown(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def plot(summary: pd.DataFrame, path: Path) -> Path:
-    """A bar chart of the reduction factor per model and policy, one panel per region."""
+def plot(summary: pd.DataFrame, path: Path, baseline: str = BASELINE) -> Path:
+    """A bar chart of the reduction factor against `baseline` per model and policy, one
+    panel per region."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    table = reduction_table(summary)
+    table = reduction_table(summary, baseline)
     regions = list(dict.fromkeys(table.index.get_level_values("region")))
     fig, axes = plt.subplots(len(regions), 1, figsize=(11, 3.6 * len(regions)), squeeze=False)
     for ax, region in zip(axes[:, 0], regions, strict=True):
@@ -70,7 +116,7 @@ def plot(summary: pd.DataFrame, path: Path) -> Path:
             ax.bar(x + i * width - 0.4 + width / 2, part[policy], width, label=policy)
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(x, [m.replace(" (batch size ", "\n(bs ") for m in part.index], fontsize=8)
-        ax.set_ylabel("cost reduction vs static (x)")
+        ax.set_ylabel(f"cost reduction vs {baseline} (x)")
         ax.set_title(f"Home region {region}")
     handles, names = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, names, loc="upper center", ncols=len(names), fontsize=8)

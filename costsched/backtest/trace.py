@@ -21,7 +21,13 @@ import pandas as pd
 
 from costsched.model import InvalidInput
 from costsched.optimize.decision import egress_per_gb, offering_rates
-from costsched.policies.market import MarketView, OfferingKey, canonical, offering_keys
+from costsched.policies.market import (
+    MarketView,
+    OfferingKey,
+    canonical,
+    offering_keys,
+    share_instances,
+)
 from costsched.store import OFFERING_ATTRS, OFFERING_KEY, PriceStore, to_epoch_seconds
 
 HOUR = 3600.0
@@ -89,6 +95,13 @@ class PriceTrace:
         keep = np.flatnonzero(mask)
         return PriceTrace(self.offerings.iloc[keep].reset_index(drop=True), self.times,
                           self.prices[:, keep], self.cum[:, keep], self.end)
+
+    def shared(self) -> PriceTrace:
+        """The trace with a one-GPU share of every multi-GPU instance offered besides it,
+        at the instance's prices divided by its GPU count (`market.share_instances`)."""
+        offerings, source, divisor = share_instances(self.offerings)
+        return PriceTrace(offerings, self.times, self.prices[:, source] / divisor,
+                          self.cum[:, source] / divisor, self.end)
 
     @cached_property
     def keys(self) -> list[OfferingKey]:

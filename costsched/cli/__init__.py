@@ -19,6 +19,7 @@ from costsched.cli.common import (
     split_csv,
     table,
 )
+from costsched.cli.deadline import deadline_backtest_cmd
 from costsched.model import CLOUDS
 from costsched.service.values import choices
 
@@ -32,6 +33,7 @@ app.add_typer(throughput.app, name="throughput")
 app.add_typer(config.app, name="config")
 app.command("plan")(plan.plan)
 app.command("backtest")(backtest.backtest_cmd)
+app.command("backtest-deadline")(deadline_backtest_cmd)
 app.command("collect")(collect.collect)
 app.command("launch")(jobs.launch)
 app.command("status")(jobs.status)

@@ -3,32 +3,38 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from costsched import clouds
-from costsched.backtest import PUBLISHED_MODELS, REPLAY_POLICIES, plot, reduction_table
+from costsched.backtest import (
+    BASELINES,
+    PUBLISHED_MODELS,
+    REPLAY_POLICIES,
+    per_run,
+    plot,
+    reduction_table,
+)
 from costsched.cli.common import (
     DbOption,
     JsonOption,
     console,
     err_console,
-    frame_records,
     friendly_errors,
     options,
     print_json,
     split_csv,
     table,
+    user_text,
 )
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.service import BacktestResult
 from costsched.service import backtest as run_backtest
-from costsched.service.backtest import FIT_LENGTHS
+from costsched.service.backtest import FIT_LENGTHS, json_payload
 
 FLAGS = {"days": "--days", "starts": "--starts", "first_start": "--first-start",
          "every_hours": "--every-hours", "period_hours": "--period-hours", "margin": "--margin"}
@@ -72,6 +78,17 @@ def backtest_cmd(
     free_migrations: Annotated[bool, typer.Option(
         "--free-migrations", help="Charge nothing for moves, as the published trace "
         "analysis assumed.")] = False,
+    share_instances: Annotated[bool, typer.Option(
+        "--share-instances", help="A 1-GPU job may take one GPU of a multi-GPU instance at "
+        "its price / GPU count (other jobs assumed to fill the rest), as the published trace "
+        "analysis priced them; static, gpu-type and cheapest-hourly rent whole "
+        "instances.")] = False,
+    collection: Annotated[bool, typer.Option(
+        "--collection", help="Replay the jobs (--jobs, else 8 jobs over --models, each due "
+        "in twice its length) as one collection: the collection planner re-run every "
+        "--period-hours (packing jobs onto multi-GPU instances with --share-instances), "
+        "against each job alone and cheapest-hourly.")]
+    = False,
     plot_path: Annotated[Path | None, typer.Option("--plot", help="Write a bar chart (PNG).")]
     = None,
     csv_path: Annotated[Path | None, typer.Option("--csv", help="Write every run (CSV).")]
@@ -79,18 +96,23 @@ def backtest_cmd(
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Replay stored prices: cost, hours and migrations of each policy, relative to static."""
+    """Replay stored prices: cost, hours and migrations of each policy, relative to static
+    and to cheapest-hourly."""
     for name, value in (("--restart-minutes", restart_minutes), ("--margin", margin),
                         ("--warmup-minutes", warmup_minutes), ("--checkpoint-gb", checkpoint_gb),
                         ("--lost-work-minutes", lost_work_minutes),
                         ("--overlap-minutes", overlap_minutes)):
-        if value is not None and value < 0:
-            raise InvalidInput(f"{name} {value}: expected a number >= 0")
+        if value is not None and not (value >= 0 and math.isfinite(value)):
+            raise InvalidInput(f"{name} {value}: expected a finite number >= 0")
     if period_hours <= 0 or every_hours <= 0:
         raise InvalidInput("--period-hours and --every-hours: expected positive numbers")
     overheads = Overheads.free() if free_migrations else Overheads(
         restart_minutes=restart_minutes, warmup_minutes=warmup_minutes,
         overlap_minutes=overlap_minutes, lost_work_minutes=lost_work_minutes)
+    if collection:
+        _collection(jobs_files, models, days, region, starts, first_start, every_hours,
+                    period_hours, share_instances, overheads, checkpoint_gb, db, json_out)
+        return
     with Progress(TextColumn("[bold]backtest"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, disable=json_out,
                   transient=True) as progress, options(**FLAGS):
@@ -100,56 +122,86 @@ def backtest_cmd(
             regions=split_csv(region) or ["us-east-1"], starts=starts, first_start=first_start,
             every_hours=every_hours, period_hours=period_hours, policies=split_csv(policies),
             margin=margin, overheads=overheads, checkpoint_gb=checkpoint_gb,
+            share_instances=share_instances,
             progress=lambda done, total: progress.update(task, completed=done, total=total))
     if csv_path is not None:
-        result.results.to_csv(csv_path, index=False)
+        _write(csv_path, lambda: per_run(result.results).to_csv(csv_path, index=False))
     if plot_path is not None:
-        plot(result.summary, plot_path)
+        _write(plot_path, lambda: plot(result.summary, plot_path))
     if json_out:
-        print_json({"window": result.window,
-                    "migration_costs": _costs_dict(result.overheads, checkpoint_gb),
-                    "margin": result.margin, "summary": frame_records(result.summary),
-                    "runs": frame_records(result.results)})
+        print_json(json_payload(result))
         return
     _print_summary(result)
     if plot_path is not None:
-        console.print(f"chart written to {plot_path}")
+        console.print(f"chart written to {user_text(plot_path)}", highlight=False)
     if csv_path is not None:
-        console.print(f"{len(result.results)} runs written to {csv_path}")
+        console.print(f"{len(result.results)} rows written to {user_text(csv_path)}",
+                      highlight=False)
 
 
-def _costs_dict(overheads: Overheads, checkpoint_gb: float) -> dict:
-    out = {k: (None if isinstance(v, float) and math.isinf(v) else v)
-           for k, v in asdict(overheads).items()}
-    out["checkpoint_gb"] = checkpoint_gb if overheads.egress else 0.0
-    out["egress_usd_per_gb"] = {
-        name: {"internet": c.egress.internet_usd_per_gb,
-               "inter_region": c.egress.inter_region_usd_per_gb, "source": c.egress.source}
-        for name, c in clouds.CLOUDS.items()}
-    return out
+def _collection(jobs_files: list[Path] | None, models: list[str] | None, days: float,
+                region: list[str] | None, starts: int, first_start: str | None,
+                every_hours: float, period_hours: float, share_instances: bool,
+                overheads: Overheads, checkpoint_gb: float, db: str | None,
+                json_out: bool) -> None:
+    from costsched.cli.collection_backtest import (
+        collection_backtest_json,
+        print_collection_backtest,
+    )
+    from costsched.service.collection_backtest import collection_backtest
+
+    with Progress(TextColumn("[bold]collection backtest"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, disable=json_out,
+                  transient=True) as progress, options(**FLAGS, replan_hours="--period-hours"):
+        task = progress.add_task("", total=None)
+        result = collection_backtest(
+            db, job_files=jobs_files or (), models=split_csv(models), days=days,
+            regions=split_csv(region), starts=starts, first_start=first_start,
+            every_hours=every_hours, replan_hours=period_hours,
+            share_instances=share_instances, overheads=overheads,
+            checkpoint_gb=checkpoint_gb,
+            progress=lambda done, total: progress.update(task, completed=done, total=total))
+    if json_out:
+        print_json(collection_backtest_json(result))
+    else:
+        print_collection_backtest(result, console)
+
+
+def _write(path: Path, write: Callable[[], object]) -> None:
+    try:
+        write()
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot write it ({exc.strerror or exc}): expected a "
+                           "writable file path") from None
 
 
 def _print_summary(result: BacktestResult) -> None:
     summary, window = result.summary, result.window
-    reductions = reduction_table(summary)
     migrations = summary.pivot_table(index=["model", "region"], columns="policy",
                                      values="migrations", sort=False)
-    columns = ["model", "region", *reductions.columns]
-    rows = []
-    for key, row in reductions.iterrows():
-        cells = []
-        for policy, value in row.items():
-            moves = migrations.loc[key, policy]
-            cells.append(f"{value:.2f}x" + (f" ({moves:.1f} mig)" if moves > 0 else ""))
-        rows.append([*key, *cells])
     fmt = "%Y-%m-%d %H:%M"
-    title = (f"Cost reduction vs static (static cost / policy cost over {window['starts']} "
-             f"starts, {window['first_start']:{fmt}} to {window['last_start']:{fmt}} UTC)")
-    console.print(table(title, columns, rows))
-    console.print(f"trace ends {window['trace_end']:{fmt}} UTC; {result.runs_after_trace} of "
-                  f"{len(result.results)} runs ran past it (prices held at their last value)",
+    over = (f"over {window['starts']} starts, {window['first_start']:{fmt}} to "
+            f"{window['last_start']:{fmt}} UTC" + (", instances shared per GPU"
+                                                 if result.share_instances else ""))
+    for baseline in BASELINES:
+        reductions = reduction_table(summary, baseline)
+        rows = []
+        for key, row in reductions.iterrows():
+            cells = []
+            for policy, value in row.items():
+                moves = migrations.loc[key, policy] if baseline == BASELINES[0] else 0
+                cells.append("-" if not math.isfinite(value) else
+                             f"{value:.2f}x" + (f" ({moves:.1f} mig)" if moves > 0 else ""))
+            rows.append([*key, *cells])
+        title = (f"Cost reduction vs {baseline} ({baseline} cost / policy cost {over})")
+        console.print(table(title, ["model", "region", *reductions.columns], rows))
+    console.print(f"trace ends {window['trace_end']:{fmt}} UTC; {result.runs_after_trace:,} "
+                  f"of {result.runs:,} runs ran past it (prices held at their last value)",
                   highlight=False)
+    if result.runs > len(result.results):
+        console.print(f"identical jobs replayed once: {len(result.results):,} replays stand "
+                      f"for {result.runs:,} runs", highlight=False)
     errors = result.errors
     if not errors.empty:
         console.print(f"[yellow]{len(errors)} runs had no usable offering[/yellow], e.g.: "
-                      f"{errors['error'].iloc[0]}", highlight=False)
+                      f"{user_text(errors['error'].iloc[0])}", highlight=False)

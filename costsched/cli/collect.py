@@ -20,6 +20,7 @@ from costsched.cli.common import (
     print_json,
     split_csv,
     table,
+    user_text,
 )
 from costsched.service.collect import collect_request, run_collection
 
@@ -73,7 +74,8 @@ def collect(
             def advanced(name: str, unit: str, error: str | None) -> None:
                 failures[name] += error is not None
                 failed = f" [red]{failures[name]} failed[/red]" if failures[name] else ""
-                progress.update(tasks[name], advance=1, description=f"{unit}{failed}")
+                progress.update(tasks[name], advance=1,
+                                description=f"{user_text(unit)}{failed}")
 
             summary = run_collection(db, request, progress=advanced, planned=planned)
             for name, task in tasks.items():
@@ -104,16 +106,18 @@ def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary
                                              "status"], rows))
     for name, c in summary.clouds.items():
         if c.error:
-            err_console.print(f"[red]error:[/red] {c.error}", highlight=False, soft_wrap=True)
-        for unit, message in c.failed.items():
-            err_console.print(f"[red]failed:[/red] {name} {unit}: {message}", highlight=False,
+            err_console.print(f"[red]error:[/red] {user_text(c.error)}", highlight=False,
                               soft_wrap=True)
+        for unit, message in c.failed.items():
+            err_console.print(f"[red]failed:[/red] {user_text(f'{name} {unit}: {message}')}",
+                              highlight=False, soft_wrap=True)
     collected = sum(c.collected for c in summary.clouds.values())
     new = (f"{summary.inserted:,} new rows" if summary.inserted
            else "0 new rows (nothing changed since the last collection)" if collected
            else "0 new rows")
     console.print(f"Stored {new}, {summary.unchanged:,} unchanged, {summary.rejected:,} "
-                  f"rejected; store: {summary.store}", highlight=False, soft_wrap=True)
+                  f"rejected; store: {user_text(summary.store)}", highlight=False,
+                  soft_wrap=True)
 
 
 def _status(c) -> str:  # noqa: ANN001 - runner.CloudSummary

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,7 +15,9 @@ from typing import Annotated, Any, TypeVar
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from costsched.model import InvalidInput
 from costsched.service.values import as_time
@@ -34,6 +37,27 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# Control characters (C0, DEL, C1) and the bidirectional overrides that can reorder
+# what a terminal shows.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(value: object) -> str:
+    """The text of a value with its control characters shown as escapes ('\\x1b')."""
+    return _UNPRINTABLE.sub(_visible, str(value))
+
+
+def user_text(value: object) -> str:
+    """Text from a user (names, paths, values, messages that quote them) made safe to print
+    through rich markup: markup is escaped and control characters are shown as escapes,
+    so it appears literally and can neither restyle nor drive the terminal."""
+    return escape(printable(value))
+
 
 def friendly_errors(fn: F) -> F:
     """Bad input ends the command with its one-line message and exit code 2, no traceback."""
@@ -43,7 +67,8 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except InvalidInput as exc:
-            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            err_console.print(f"[red]error:[/red] {user_text(exc)}", highlight=False,
+                              soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -77,7 +102,9 @@ def split_csv(values: list[str] | None) -> list[str]:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=_json_default) + "\n")
+    # Streamed: a 10,000-job plan is tens of MB of JSON, never held as one string.
+    json.dump(data, sys.stdout, indent=2, default=_json_default)
+    sys.stdout.write("\n")
 
 
 def _json_default(value: Any) -> Any:
@@ -104,15 +131,17 @@ def _is_missing(value: Any) -> bool:
 WRAPPING_COLUMNS = {"regions", "source", "source or rule", "note", "reason"}
 
 
-def table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
-    out = Table(title=title, header_style="bold")
+def table(title: str, columns: list[str], rows: list[list[str | Text]]) -> Table:
+    """A table whose string cells (and title) are user text, shown literally; a styled cell
+    is passed as a rich Text."""
+    out = Table(title=Text(printable(title), style="table.title"), header_style="bold")
     for name in columns:
         numeric = name.startswith("$") or name.endswith(("$/h", "%", "h")) or name in {"GPUs"}
         # Identifiers and figures are never cut; free text columns wrap instead.
         out.add_column(name, justify="right" if numeric else "left",
                        no_wrap=name not in WRAPPING_COLUMNS)
     for row in rows:
-        out.add_row(*row)
+        out.add_row(*(cell if isinstance(cell, Text) else Text(printable(cell)) for cell in row))
     return out
 
 

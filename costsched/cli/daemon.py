@@ -11,7 +11,7 @@ import typer
 
 from costsched import config as config_module
 from costsched import daemon as scheduled
-from costsched.cli.common import JsonOption, console, friendly_errors, print_json
+from costsched.cli.common import JsonOption, console, friendly_errors, print_json, printable
 from costsched.service.stores import open_store
 
 
@@ -45,7 +45,7 @@ def daemon(
     if not runs:
         console.print("Nothing due.")
     for r in runs:
-        console.print(f"{r.task}: {r.status}" + (f": {r.detail}" if r.detail else ""),
+        console.print(printable(f"{r.task}: {r.status}" + (f": {r.detail}" if r.detail else "")),
                       highlight=False, markup=False)
     if any(r.status == "failed" for r in runs):
         raise typer.Exit(1)

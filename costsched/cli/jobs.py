@@ -16,6 +16,7 @@ from costsched.cli.common import (
     friendly_errors,
     money,
     print_json,
+    printable,
     table,
 )
 from costsched.service import jobs as service
@@ -127,8 +128,8 @@ def migrate(
         console.print("No running job to consider.")
     for a in advice:
         verb = "moving" if a.started else ("would move" if a.decision.moves else "staying")
-        console.print(f"job {a.job_id} ({a.name}): {verb}; {a.reason}", highlight=False,
-                      markup=False, soft_wrap=True)
+        console.print(printable(f"job {a.job_id} ({a.name}): {verb}; {a.reason}"),
+                      highlight=False, markup=False, soft_wrap=True)
 
 
 @friendly_errors
@@ -139,8 +140,8 @@ def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) ->
     if json_out:
         print_json({"id": record.id, "name": record.name, "state": record.state})
         return
-    console.print(f"job {record.id} ({record.name}): {record.state}", highlight=False,
-                  markup=False)
+    console.print(printable(f"job {record.id} ({record.name}): {record.state}"),
+                  highlight=False, markup=False)
 
 
 @friendly_errors
@@ -193,13 +194,14 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                                 "cost $", "migrations", "recoveries"], rows))
     for s in shown:
         if s.next:
-            console.print(f"  job {s.record.id} next: {s.next}", highlight=False, markup=False)
+            console.print(printable(f"  job {s.record.id} next: {s.next}"), highlight=False,
+                          markup=False)
         if len(s.cost.placements) > 1 or s.record.final:
             for p in s.cost.placements.itertuples():
-                console.print(f"  job {s.record.id}: {p.reason} on {p.cloud} "
-                              f"{p.zone or p.region} {p.instance_type} {p.market}: "
-                              f"{p.hours:.3f} h, {money(p.usd, 4)}", highlight=False,
-                              markup=False)
+                console.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
+                                        f"{p.zone or p.region} {p.instance_type} {p.market}: "
+                                        f"{p.hours:.3f} h, {money(p.usd, 4)}"),
+                              highlight=False, markup=False)
 
 
 def _run_json(run: Any) -> dict:
@@ -220,5 +222,5 @@ def _print_daemon(scheduled: list[Any]) -> None:
                                                       "result", "detail"], rows))
     for t in scheduled:
         for f in t.failures:
-            console.print(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: {f.detail}",
-                          highlight=False, markup=False)
+            console.print(printable(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: "
+                                    f"{f.detail}"), highlight=False, markup=False)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from costsched.cli.common import (
     DbOption,
@@ -18,8 +21,12 @@ from costsched.cli.common import (
     options,
     print_json,
     table,
+    user_text,
 )
+from costsched.cli.packing import instances_json, instances_table
 from costsched.optimize.collection import CollectionPlan
+from costsched.optimize.planner import JobPlan
+from costsched.optimize.planner import Progress as Report
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
 
@@ -48,8 +55,12 @@ def plan(
         help="Collections: at most this many instances of a type in a region.", min=1,
         show_default=False)] = None,
     availability: Annotated[list[Path] | None, typer.Option(
-        help="Probe log(s) to measure preemption rates from (else per-cloud defaults).",
+        help="Probe log(s) to measure preemption rates from (else the store's availability "
+             "observations and per-cloud defaults).",
         show_default=False)] = None,
+    share_instances: Annotated[bool, typer.Option(
+        "--share-instances", help="Collections: jobs that can run on one GPU may share "
+        "multi-GPU instances, one GPU each; the plan lists the instances to rent.")] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -57,11 +68,16 @@ def plan(
     them all at once (min cost under deadlines, min makespan under --budget, or
     throughput per dollar), within --quota."""
     with options(objective="--objective", deadline="--deadline", budget="--budget",
-                 at="--at"):
+                 at="--at"), _progress(shown=not json_out) as report:
         result = plan_jobs(db, jobs, at=at, objective=objective, deadline=deadline,
-                           budget=budget, weight=weight, quota=quota, availability=availability)
+                           budget=budget, weight=weight, quota=quota, availability=availability,
+                           progress=report, share_instances=share_instances)
     if json_out:
         print_json(_json(result, top))
+    elif len(result.jobs) > TABLES_UP_TO:
+        _print_groups(result)
+        if result.collection is not None:
+            _print_collection(result.collection, budget)
     else:
         for i in range(len(result.jobs)):
             _print_job(result, i, top)
@@ -69,6 +85,56 @@ def plan(
             _print_collection(result.collection, budget)
     if not result.ok:
         raise typer.Exit(1)
+
+
+TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
+REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
+
+
+@contextmanager
+def _progress(shown: bool) -> Iterator[Report | None]:
+    if not shown:
+        yield None
+        return
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("planning", total=None)
+
+        def report(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        yield report
+
+
+def _groups(result: PlanResult) -> list[list[int]]:
+    """Indices of the jobs that share one ranking (identical but for name and envs)."""
+    groups: dict[int, list[int]] = {}
+    for i, p in enumerate(result.jobs):
+        groups.setdefault(id(p.ranked), []).append(i)
+    return list(groups.values())
+
+
+def _print_groups(result: PlanResult) -> None:
+    """One row per group of identical jobs: its best offering, or why it has none."""
+    rows, reasons = [], []
+    for members in _groups(result):
+        first, last = result.jobs[members[0]], result.jobs[members[-1]]
+        names = first.job.name + ("" if len(members) == 1 else f" ... {last.job.name}")
+        best = first.best
+        if best is None:
+            reasons.append(f"{len(members)} jobs ({names}): {first.reason}")
+        rows.append([names, str(len(members)), first.job.job.model,
+                     f"{first.job.job.steps:,.0f}", "-" if best is None else best["offering"],
+                     "-" if best is None else money(best["usd_per_hour"], 4),
+                     "-" if best is None else f"{best['expected_hours']:,.2f}",
+                     "-" if best is None else money(best["expected_cost"], 2)])
+    console.print(table(f"{len(result.jobs):,} jobs in {len(rows):,} groups of identical jobs; "
+                        f"best by {result.per_job_objective} (--json gives every job)",
+                        ["jobs", "count", "model", "steps", "best offering", "$/h", "hours",
+                         "total $ each"], rows))
+    for reason in reasons:
+        err_console.print(f"[red]no plan:[/red] {user_text(reason)}", highlight=False,
+                          soft_wrap=True)
 
 
 def _print_job(result: PlanResult, index: int, top: int) -> None:
@@ -80,7 +146,8 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
              + (f", budget ${job.constraints.budget_usd:,.2f}" if job.constraints.budget_usd
                 else ""))
     if p.reason:
-        err_console.print(f"[red]no plan:[/red] {p.reason}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]no plan:[/red] {user_text(p.reason)}", highlight=False,
+                          soft_wrap=True)
         return
     shown = result.ranking(index).head(top)
     rows = [
@@ -96,7 +163,7 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
     notes = []
     if shown["throughput_estimated"].any():
         notes.append("* estimated throughput (`costsched throughput show --model "
-                     f"'{job.model}'` gives the rule)")
+                     f"'{user_text(job.model)}'` gives the rule)")
     if p.baseline:
         b = p.baseline
         notes.append(f"baseline: {b.basis} at {money(b.usd_per_hour, 4)}/h, "
@@ -112,16 +179,29 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
 
 def _print_collection(c: CollectionPlan, budget: float | None) -> None:
     if not c.feasible:
-        for reason in c.reasons:
-            err_console.print(f"[red]no collection plan ({c.policy}):[/red] {reason}",
-                              highlight=False, soft_wrap=True)
+        for reason in c.reasons[:REASONS_SHOWN]:
+            err_console.print(f"[red]no collection plan ({c.policy}):[/red] "
+                              f"{user_text(reason)}", highlight=False, soft_wrap=True)
+        if len(c.reasons) > REASONS_SHOWN:
+            err_console.print(f"[red]no collection plan ({c.policy}):[/red] and "
+                              f"{len(c.reasons) - REASONS_SHOWN} more reasons (--json gives "
+                              "them all)", highlight=False, soft_wrap=True)
         return
-    rows = [[r.job, r.offering, f"{r.hours:,.2f}", money(r.cost, 2)]
-            for r in c.assignment.itertuples()]
-    title = (f"Collection plan ({c.policy}): {len(rows)} jobs, total {money(c.total_cost, 2)}, "
+    a = c.assignment
+    title = (f"Collection plan ({c.policy}): {len(a):,} jobs, total {money(c.total_cost, 2)}, "
              f"makespan {c.makespan_hours:,.2f} h" + (f", budget {money(budget, 2)}"
                                                       if budget else ""))
+    if len(a) > TABLES_UP_TO:  # one row per offering used
+        used = a.groupby("offering", sort=False).agg(
+            jobs=("job", "size"), hours=("hours", "max"), cost=("cost", "sum"))
+        rows = [[offering, f"{r.jobs:,}", f"{r.hours:,.2f}", money(r.cost, 2)]
+                for offering, r in used.iterrows()]
+        console.print(table(title, ["offering", "jobs", "longest h", "total $"], rows))
+        return
+    rows = [[r.job, r.offering, f"{r.hours:,.2f}", money(r.cost, 2)] for r in a.itertuples()]
     console.print(table(title, ["job", "offering", "hours", "total $"], rows))
+    if c.instances is not None:
+        console.print(instances_table(c))
 
 
 def _json(result: PlanResult, top: int) -> dict:
@@ -129,6 +209,18 @@ def _json(result: PlanResult, top: int) -> dict:
                "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "preemptions_per_hour", "preemption_basis", "work_hours", "expected_hours",
                "expected_cost", "vs_on_demand_v100"]
+    shared: dict[int, dict] = {}  # identical jobs share one ranking: render it once
+
+    def ranked(i: int, p: JobPlan) -> dict:
+        out = shared.get(id(p.ranked))
+        if out is None:
+            out = shared[id(p.ranked)] = {
+                "ranking": frame_records(result.ranking(i).head(top)[columns]),
+                "excluded": {str(k): int(v) for k, v in
+                             p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
+                             .value_counts().items()}}
+        return out
+
     jobs = []
     for i, p in enumerate(result.jobs):
         b = p.baseline
@@ -141,10 +233,7 @@ def _json(result: PlanResult, top: int) -> dict:
             "baseline": None if b is None else {
                 "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
                 "cost": b.cost},
-            "ranking": frame_records(result.ranking(i).head(top)[columns]),
-            "excluded": {str(k): int(v) for k, v in
-                         p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
-                         .value_counts().items()},
+            **ranked(i, p),
         })
     out: dict = {"at": result.at, "objective": result.objective, "jobs": jobs,
                  "collection": None}
@@ -157,6 +246,7 @@ def _json(result: PlanResult, top: int) -> dict:
             "objective": _number(collection.objective),
             "solver": collection.solver, "solve_seconds": collection.solve_seconds,
             "assignment": frame_records(collection.assignment.drop(columns="offering_index")),
+            "instances": None if collection.instances is None else instances_json(collection),
         }
     return out
 

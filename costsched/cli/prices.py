@@ -9,6 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -22,6 +23,7 @@ from costsched.cli.common import (
     print_json,
     split_csv,
     table,
+    user_text,
 )
 from costsched.model import InvalidInput
 from costsched.service import export_prices, import_prices, price_history, prices
@@ -41,30 +43,42 @@ RegionOption = Annotated[list[str] | None, typer.Option("--region", help="Region
 @friendly_errors
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="Files or directories of recorded logs.")],
+    trace_start: Annotated[str | None, typer.Option(
+        "--trace-start", help="Start of spot traces whose folder names no day (ISO 8601); "
+        "default midnight UTC of the day their folder names (aws-02-15-2023).",
+        show_default=False)] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports)."""
+    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) and
+    spot availability (spot traces, probe logs *.out)."""
     with Progress(TextColumn("[bold]reading"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err_console, disable=json_out, transient=True) as progress:
         task = progress.add_task("", total=None)
 
         def advance(done: int, total: int, path: Path) -> None:
-            progress.update(task, completed=done, total=total, description=path.name)
+            progress.update(task, completed=done, total=total,
+                            description=user_text(path.name))
 
-        result = import_prices(db, paths, progress=advance)
+        with options(trace_start="--trace-start"):
+            result = import_prices(db, paths, progress=advance, trace_start=trace_start)
     summary = result.to_dict()
     if json_out:
         print_json(summary)
     else:
         for error in result.errors:
-            err_console.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+            err_console.print(f"[red]error:[/red] {user_text(error)}", highlight=False,
+                              soft_wrap=True)
         new = (f"{result.inserted:,} new rows" if result.inserted
                else "0 new rows (all stored already)")
         console.print(f"Imported {result.files} file(s): {result.read:,} observations, {new}, "
                       f"{result.unchanged:,} unchanged; {len(result.errors)} file(s) rejected.",
                       highlight=False)
+        if result.availability:
+            console.print(f"Spot availability: {len(result.availability)} file(s), "
+                          f"{result.intervals:,} intervals, {result.intervals_inserted:,} new.",
+                          highlight=False)
     if result.errors:
         raise typer.Exit(1)
 
@@ -77,7 +91,8 @@ def show(
     region: RegionOption = None,
     market: Annotated[str | None, typer.Option(help="spot or on_demand.")] = None,
     at: Annotated[str | None, typer.Option(help="As of this time (ISO 8601); default now.")] = None,
-    top: Annotated[int, typer.Option(help="Show at most this many rows (0: all).")] = 30,
+    top: Annotated[int, typer.Option(help="Show at most this many rows (0: all).",
+                                     min=0)] = 30,
     cheapest_per_gpu: Annotated[
         bool, typer.Option("--cheapest-per-gpu", help="Only the cheapest offering per GPU model.")
     ] = False,
@@ -95,6 +110,15 @@ def show(
     if json_out:
         print_json(frame_records(frame))
         return
+    if frame.empty:
+        asked = [f"{name} {', '.join(values)}" for name, values in (
+            ("GPU", split_csv(gpu)), ("cloud", split_csv(cloud)), ("region", split_csv(region)),
+            ("market", [market] if market else [])) if values]
+        console.print(f"No prices match{' ' + user_text('; '.join(asked)) if asked else ''} "
+                      f"as of {when:%Y-%m-%d %H:%M} UTC. `costsched prices import` or "
+                      "`costsched collect` adds prices; `costsched catalog` lists the known "
+                      "offerings.", highlight=False, soft_wrap=True)
+        return
     rows = [
         [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
          f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour), money(r.usd_per_gpu_hour),
@@ -111,9 +135,6 @@ def show(
         console.print(f"[yellow]note:[/yellow] {len(stale)} spot price(s) were last observed "
                       f"more than {STALE_SPOT_AGE.days} days before this time (see 'since'); "
                       "`costsched collect` refreshes them.", highlight=False)
-    if frame.empty:
-        console.print("No prices match. `costsched prices import` or `costsched collect` "
-                      "adds prices; `costsched catalog` lists the known offerings.")
 
 
 @app.command()
@@ -157,4 +178,7 @@ def export(
     if json_out:
         print_json({"path": str(path), "rows": rows})
     else:
-        console.print(f"Wrote {rows:,} observations to {path}", highlight=False)
+        console.print(f"Wrote {rows:,} observations to {user_text(path)}", highlight=False)
+
+
+app.command("availability")(availability_cmd)

@@ -18,6 +18,7 @@ from costsched.cli.common import (
     print_json,
     split_csv,
     table,
+    user_text,
 )
 from costsched.jobspec import parse_gpu
 from costsched.model import InvalidInput
@@ -119,8 +120,8 @@ def set_(
     if json_out:
         print_json({"file": str(path), "saved": frame_records(row)})
         return
-    console.print(f"saved {model} on {count}x{gpu_model}: {steps_per_second:g} steps/s "
-                  f"to {path}", highlight=False)
+    console.print(user_text(f"saved {model} on {count}x{gpu_model}: {steps_per_second:g} "
+                            f"steps/s to {path}"), highlight=False)
 
 
 @app.command("import")
@@ -140,4 +141,4 @@ def import_(
     if json_out:
         print_json({"file": str(path), "imported": len(rows)})
         return
-    console.print(f"imported {len(rows)} measurements to {path}", highlight=False)
+    console.print(f"imported {len(rows)} measurements to {user_text(path)}", highlight=False)

@@ -12,12 +12,15 @@ A probe launches spot/preemptible instances and polls them (dispa2020's
 An instance's lifetime runs from "Created" to its first "not running" (a preemption) or,
 if none, to its last "running" (censored). With exponential lifetimes the maximum
 likelihood rate is preemptions / observed instance-hours, counting censored time.
+`read_probe_log` is the one parser of this format: the lifetimes here and the probe
+intervals the store keeps (`price_collectors.availability`) both come from it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +41,20 @@ _FAILED = re.compile(r"^Instance (?:with (?P<n>\d+) GPU\(s\) of type (?P<gpu>\S+
 
 LIFETIME_COLUMNS = ["cloud", "region", "zone", "gpu_model", "gpu_count", "instance",
                     "start", "end", "preempted"]
+FAILURE_COLUMNS = ["cloud", "region", "zone", "gpu_model", "gpu_count", "instance", "at"]
+
+
+@dataclass
+class ProbeLog:
+    """What one probe log says: each launched instance's life (LIFETIME_COLUMNS) and each
+    failed creation (FAILURE_COLUMNS; where the log names no zone or no GPU for it, and
+    no other line of the same instance name does, those are None), times as text."""
+
+    path: Path
+    lives: list[dict] = field(default_factory=list)
+    failures: list[dict] = field(default_factory=list)
+    first: str | None = None  # the first and last time the log mentions
+    last: str | None = None
 
 
 def cloud_region(zone: str) -> tuple[str, str]:
@@ -55,20 +72,28 @@ def lifetimes(paths: Iterable[str | Path]) -> pd.DataFrame:
     preempted (False = still running when last polled)."""
     rows: list[dict] = []
     for path in paths:
-        rows.extend(_file_lifetimes(Path(path)))
+        rows.extend(read_probe_log(Path(path)).lives)
     frame = pd.DataFrame(rows, columns=LIFETIME_COLUMNS)
     frame["start"] = pd.to_datetime(frame["start"], utc=True)
     frame["end"] = pd.to_datetime(frame["end"], utc=True)
     return frame
 
 
-def _file_lifetimes(path: Path) -> list[dict]:
-    live: dict[str, dict] = {}
-    done: list[dict] = []
+def read_probe_log(path: Path) -> ProbeLog:
+    """Parse one probe log; a file that is not one is an InvalidInput naming it."""
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        if b"\0" in data:
+            raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path}: not a probe log: binary or not UTF-8 text") from None
+    log = ProbeLog(path)
+    live: dict[str, dict] = {}
+    configs: dict[str, tuple[str, str, int]] = {}  # instance name -> zone, GPU, count
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -76,24 +101,45 @@ def _file_lifetimes(path: Path) -> list[dict]:
         if not m:
             raise InvalidInput(f"{path}: line {lineno}: expected '[time] message'")
         ts, msg = m.group("ts"), m.group("msg").strip()
+        log.first = log.first or ts
+        log.last = ts
         if c := _CREATED.match(msg):
             if c["id"] in live:  # a name reused before we saw the old one go: close it
-                done.append(live.pop(c["id"]))
+                log.lives.append(live.pop(c["id"]))
             cloud, region = cloud_region(c["zone"])
+            gpu, count = gpu_model_name(c["gpu"]), int(c["n"])
+            configs.setdefault(c["id"], (c["zone"], gpu, count))
             live[c["id"]] = dict(cloud=cloud, region=region, zone=c["zone"],
-                                 gpu_model=gpu_model_name(c["gpu"]), gpu_count=int(c["n"]),
+                                 gpu_model=gpu, gpu_count=count,
                                  instance=c["id"], start=ts, end=ts, preempted=False)
         elif s := _STATE.match(msg):
             inst = live.get(s["id"])
-            if inst is None:  # a probe of an instance that never started
+            if inst is None:  # the poll of an instance that never started names its zone
+                failed = log.failures[-1] if log.failures else None
+                if failed and failed["instance"] == s["id"] and failed["zone"] is None:
+                    failed["zone"] = s["zone"]
                 continue
             inst["end"] = ts
             if s["state"] == "not running":
                 inst["preempted"] = True
-                done.append(live.pop(s["id"]))
-        elif not (_FAILED.match(msg) or msg.startswith("Successfully deleted")):
+                log.lives.append(live.pop(s["id"]))
+        elif f := _FAILED.match(msg):
+            log.failures.append(dict(zone=None, instance=f["id"], at=ts,
+                                     gpu_model=gpu_model_name(f["gpu"]) if f["gpu"] else None,
+                                     gpu_count=int(f["n"]) if f["n"] else None))
+        elif not msg.startswith("Successfully deleted"):
             raise InvalidInput(f"{path}: line {lineno}: unrecognised message {msg[:60]!r}")
-    return done + list(live.values())
+    if log.last is None:
+        raise InvalidInput(f"{path}: not a probe log: no line '[time] Created instance ...'")
+    log.lives.extend(live.values())
+    for failed in log.failures:  # a probe reuses a name for the same zone and GPUs
+        zone, gpu, count = configs.get(failed["instance"], (None, None, None))
+        failed["zone"] = failed["zone"] or zone
+        if failed["gpu_model"] is None and zone == failed["zone"]:
+            failed["gpu_model"], failed["gpu_count"] = gpu, count
+        cloud, region = cloud_region(failed["zone"]) if failed["zone"] else (None, None)
+        failed["cloud"], failed["region"] = cloud, region
+    return log
 
 
 def preemption_rates(lives: pd.DataFrame,
@@ -115,3 +161,18 @@ def preemption_rates(lives: pd.DataFrame,
         grouped["low_per_hour"] = np.maximum(np.sqrt(k + 3 / 8) - 0.98, 0) ** 2 / t
         grouped["high_per_hour"] = (np.sqrt(k + 3 / 8) + 0.98) ** 2 / t
     return grouped
+
+
+RATE_KEYS = ("cloud", "region", "gpu_model", "gpu_count")
+
+
+def merge_rates(*measured: pd.DataFrame | None,
+                by: tuple[str, ...] = RATE_KEYS) -> pd.DataFrame | None:
+    """Several measurements of preemptions and spot hours per group (frames with `by`,
+    preemptions, hours, such as `preemption_rates` gives) as one, counts summed; None
+    when there is none."""
+    parts = [m[[*by, "preemptions", "hours"]] for m in measured if m is not None and len(m)]
+    if not parts:
+        return None
+    return pd.concat(parts, ignore_index=True).groupby(list(by), as_index=False)[
+        ["preemptions", "hours"]].sum()

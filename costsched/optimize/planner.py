@@ -6,8 +6,9 @@ price frame is `costsched.prices.prices_at` output (one row per offering).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -27,11 +28,13 @@ QUOTA_KEY = ["cloud", "region", "instance_type"]
 def prepare(prices: pd.DataFrame, measured_rates: pd.DataFrame | None = None) -> pd.DataFrame:
     """The price frame with a label, a preemption rate and a quota group per offering."""
     frame = prices.reset_index(drop=True)
-    where = frame["zone"].where(frame["zone"].astype(str) != "", frame["region"])
-    label = (frame["cloud"] + " " + where + " " + frame["instance_type"] + " "
-             + frame["market"].str.replace("_", "-"))
+    text = {c: frame[c].astype(str) for c in ("cloud", "region", "zone", "instance_type",
+                                                "market")}
+    where = text["zone"].where(text["zone"] != "", text["region"])
+    label = (text["cloud"] + " " + where + " " + text["instance_type"] + " "
+             + text["market"].str.replace("_", "-"))
     rates = offering_rates(frame, measured_rates)
-    groups = frame[QUOTA_KEY].astype(str).agg(" ".join, axis=1)
+    groups = text["cloud"] + " " + text["region"] + " " + text["instance_type"]
     return frame.assign(offering=label, quota_group=groups, **rates)
 
 
@@ -82,6 +85,14 @@ class JobPlan:
     def best(self) -> pd.Series | None:
         return None if self.choices.empty else self.choices.iloc[0]
 
+    def for_job(self, other: ResolvedJob) -> JobPlan:
+        """The same plan for a job identical in what is ranked (`rank_key`): the ranking
+        is shared, the reason names the other job."""
+        if other is self.job:
+            return self
+        reason = self.reason.replace(f"job {self.job.name}", f"job {other.name}", 1)
+        return replace(self, job=other, reason=reason)
+
 
 def throughputs(job: ResolvedJob, offerings: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return job.table.lookup(job.job.model, offerings["gpu_model"], offerings["gpu_count"])
@@ -97,6 +108,79 @@ def plan_job(job: ResolvedJob, offerings: pd.DataFrame, objective: str = "cost",
         checkpoint_hours=job.checkpoint_hours, restart_hours=job.restart_hours, weight=weight,
     )
     return JobPlan(job, ranked, baseline(job, offerings), _no_choice_reason(job, ranked))
+
+
+def rank_key(job: ResolvedJob) -> Hashable:
+    """What a job's ranking depends on: jobs with equal keys (a sweep's jobs, which differ
+    in name and environment only) share one ranking."""
+    j = job.job
+    return (id(job.table), j.model, j.steps, j.constraints, job.checkpoint_hours,
+            job.restart_hours)
+
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+def plan_jobs(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame, objective: str = "cost",
+              weight: float = 0.5, *, explain: Callable[[ResolvedJob], str] | None = None,
+              progress: Progress | None = None) -> list[JobPlan]:
+    """`plan_job` for each job, ranking each group of identical jobs (`rank_key`) once.
+    `explain(job)`: a better reason than the ranking's for a job none of whose offerings
+    passes its filters ('' to keep the ranking's), such as `unmatched` over every price."""
+    first: dict[Hashable, JobPlan] = {}
+    keys = [rank_key(j) for j in jobs]
+    distinct = len(set(keys))
+    out = []
+    for job, key in zip(jobs, keys, strict=True):
+        shared = first.get(key)
+        if shared is None:
+            shared = plan_job(job, offerings, objective, weight)
+            if explain is not None and shared.reason and not _passes_filters(shared.ranked):
+                shared = replace(shared, reason=explain(job) or shared.reason)
+            first[key] = shared
+            if progress is not None:
+                progress("ranking", len(first), distinct)
+        out.append(shared.for_job(job))
+    return out
+
+
+def _passes_filters(ranked: pd.DataFrame) -> bool:
+    """Some offering passes the job's filters (it may still miss the deadline or budget)."""
+    return bool(ranked["excluded"].isin(["", *ranking.UNFILTERED]).any())
+
+
+def unmatched(job: ResolvedJob, market: pd.DataFrame, at: datetime) -> str:
+    """Why no offering of `market` (every price as of `at`) matches the job's filters: the
+    first filter that leaves nothing, with the values that do exist; '' if some match."""
+    c = job.job.constraints
+    when = f"{pd.Timestamp(at):%Y-%m-%dT%H:%MZ}"
+    if market.empty:
+        return (f"job {job.name}: no offering has a price as of {when} (neither a stored "
+                "price nor a list price held by then)")
+    left = market
+    checks: Sequence[tuple[str, str, Sequence]] = (
+        ("cloud", "cloud", c.clouds), ("region", "region", c.regions),
+        ("market", "market", c.markets), ("gpu_model", "GPU model", c.gpu_models),
+        ("gpu_count", "GPU count", c.gpu_counts))
+    for column, what, accepted in checks:
+        if not accepted:
+            continue
+        kept = left[left[column].isin(list(accepted))]
+        if kept.empty:
+            found = sorted({str(v) for v in left[column]})
+            shown = ", ".join(found[:12]) + (f", ... ({len(found)} in all)"
+                                             if len(found) > 12 else "")
+            scope = "" if left is market else " among the offerings its other filters allow"
+            wanted = ", ".join(str(v) for v in accepted)
+            return (f"job {job.name}: no offering priced as of {when} has {what} {wanted}"
+                    f"{scope}; priced: {shown}")
+        left = kept
+    limit = c.max_price_per_hour
+    if limit is not None and (left["usd_per_hour"] > limit).all():
+        return (f"job {job.name}: no offering that its filters allow costs at most "
+                f"${limit:,.4g}/h as of {when}; the cheapest costs "
+                f"${left['usd_per_hour'].min():,.4g}/h")
+    return ""
 
 
 def _no_choice_reason(job: ResolvedJob, ranked: pd.DataFrame) -> str:
@@ -133,17 +217,20 @@ def collection_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
     one number for all or a mapping from 'cloud region type' to a number; None = no quota."""
     price = offerings["usd_per_hour"].to_numpy(dtype=float)
     rates = offerings["preemptions_per_hour"].to_numpy(dtype=float)
-    sps = np.vstack([throughputs(j, offerings)[0] for j in jobs])
-    steps = np.array([j.job.steps for j in jobs])[:, None]
+    # Identical jobs (`rank_key`) share their rows: computed once per kind, then repeated.
+    kind, kinds = _kinds(jobs)
+    sps = np.vstack([throughputs(j, offerings)[0] for j in kinds])
+    steps = np.array([j.job.steps for j in kinds])[:, None]
     out = ranking.outcomes(steps, sps, price, rates,
-                           np.array([j.checkpoint_hours for j in jobs])[:, None],
-                           np.array([j.restart_hours for j in jobs])[:, None])
+                           np.array([j.checkpoint_hours for j in kinds])[:, None],
+                           np.array([j.restart_hours for j in kinds])[:, None])
     allowed = np.vstack([
         (ranking.allowed_offerings(offerings, _without_limits(j.job.constraints)) == "")
-        .to_numpy() for j in jobs
-    ])
-    budgets = np.array([j.job.constraints.budget_usd or np.inf for j in jobs])
+        .to_numpy() for j in kinds
+    ]).reshape(len(kinds), len(offerings))
+    budgets = np.array([j.job.constraints.budget_usd or np.inf for j in kinds])
     allowed &= out.cost <= budgets[:, None]  # a job's own budget limits its choices too
+    hours, cost, sps, allowed = (a[kind] for a in (out.hours, out.cost, sps, allowed))
     codes, names = pd.factorize(offerings["quota_group"])
     capacity = np.full(len(names), np.inf)
     if isinstance(quota, Mapping):
@@ -157,7 +244,7 @@ def collection_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
     deadlines = np.array([j.job.constraints.deadline_hours or np.inf for j in jobs])
     return CollectionProblem(
         jobs=[j.name for j in jobs], offerings=list(offerings["offering"]),
-        hours=out.hours, cost=out.cost, steps_per_second=sps, usd_per_hour=price,
+        hours=hours, cost=cost, steps_per_second=sps, usd_per_hour=price,
         group=codes, capacity=capacity, group_names=list(names), deadline_hours=deadlines,
         allowed=allowed, budget_usd=budget_usd,
     )
@@ -178,5 +265,59 @@ def plan_collection(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
     if objective not in POLICIES:
         raise InvalidInput(f"objective {objective!r} for a collection: expected one of "
                            f"{', '.join(POLICIES)}")
+    kind, kinds = _kinds(jobs)
+    if quota is None and budget_usd is None and len(kinds) < len(jobs):
+        # Nothing couples the jobs (no quota, no total budget): each job's own optimum is
+        # the collection's, and identical jobs share it, so one job per kind is solved.
+        problem = collection_problem(kinds, offerings)
+        return _repeated(POLICIES[objective](problem), problem, jobs, kind)
     problem = collection_problem(jobs, offerings, quota, budget_usd)
     return POLICIES[objective](problem)
+
+
+def _kinds(jobs: Sequence[ResolvedJob]) -> tuple[np.ndarray, list[ResolvedJob]]:
+    """Each job's kind (identical `rank_key`) and the first job of each kind."""
+    index: dict[Hashable, int] = {}
+    kind = np.array([index.setdefault(rank_key(j), len(index)) for j in jobs], dtype=int)
+    return kind, [jobs[i] for i in np.unique(kind, return_index=True)[1]]
+
+
+def _repeated(plan: CollectionPlan, problem: CollectionProblem, jobs: Sequence[ResolvedJob],
+              kind: np.ndarray) -> CollectionPlan:
+    """The plan of one job per kind as the plan of every job: each gets its kind's offering;
+    sums count every job, the makespan is the same."""
+    counts = np.bincount(kind, minlength=len(problem.jobs))
+    if not plan.feasible:
+        return replace(plan, reasons=[_for_kind(r, problem.jobs, counts) for r in plan.reasons])
+    kind_of = {name: k for k, name in enumerate(problem.jobs)}
+    row_of = {name: i for i, name in enumerate(plan.assignment["job"])}
+    rows = np.array([row_of[problem.jobs[k]] for k in kind])
+    assignment = (plan.assignment.iloc[rows].assign(job=[j.name for j in jobs])
+                  .reset_index(drop=True))
+    planned = [kind_of[n] for n in plan.assignment["job"]]
+    additive = plan.policy != "min_makespan"  # min cost, throughput per dollar: sums
+    return replace(
+        plan, assignment=assignment, total_cost=float(assignment["cost"].sum()),
+        objective=(_weighted_objective(plan, problem, planned, counts[planned]) if additive
+                   else plan.objective))
+
+
+def _weighted_objective(plan: CollectionPlan, problem: CollectionProblem, jobs: list[int],
+                        counts: np.ndarray) -> float:
+    """A sum objective with each kind's term counted once per job of the kind."""
+    offers = plan.assignment["offering_index"].to_numpy(dtype=int)
+    if plan.policy == "min_cost":
+        terms = problem.cost[jobs, offers]
+    else:  # Gavel's: throughput, normalised by the job's best usable one, per dollar
+        usable_sps = np.where(problem.usable, problem.steps_per_second, 0.0)
+        terms = (problem.steps_per_second[jobs, offers] / usable_sps.max(axis=1)[jobs]
+                 / problem.usd_per_hour[offers])
+    return float((terms * counts).sum())
+
+
+def _for_kind(reason: str, kinds: list[str], counts: np.ndarray) -> str:
+    """A reason about one job of a kind, said of the others too."""
+    for name, n in zip(kinds, counts, strict=True):
+        if n > 1 and (reason.startswith(f"job {name}:") or reason.startswith(f"job {name} ")):
+            return f"{reason} (and so for {n - 1} more jobs like it)"
+    return reason

@@ -26,6 +26,8 @@ from costsched.model import Constraints
 from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
 
 OBJECTIVES = ("cost", "time", "tradeoff")
+# `rank`'s reasons for excluding an offering that the job's filters allow.
+UNFILTERED = ("no throughput", "misses deadline", "over budget")
 
 
 def scores(objective: str, hours: np.ndarray, cost: np.ndarray,

@@ -4,13 +4,15 @@ A policy sees only a market view as of the decision time (`market.view_from_pric
 from the store, or a replayed trace's) and returns an offering key; it compares offerings
 by the decision model's risk-adjusted expected cost. The ladder: static < +gpu-type <
 +multi-gpu < +multi-cloud (each adds choices, all chosen once at the start), then dynamic
-and dynamic-aware (re-decide every period). The hindsight oracle belongs to the backtest.
+and dynamic-aware (re-decide every period). Beside it, cheapest-hourly: a price-only
+launcher's choice, the peer baseline. The hindsight oracle belongs to the backtest.
 """
 
 from __future__ import annotations
 
 from costsched.model import InvalidInput
 from costsched.policies.base import ChooseOnce, JobState, Policy, Scope
+from costsched.policies.cheapest_hourly import CheapestHourly
 from costsched.policies.dynamic import Dynamic
 from costsched.policies.dynamic_aware import DynamicAware
 from costsched.policies.gpu_type import GpuType
@@ -20,11 +22,12 @@ from costsched.policies.multi_gpu import MultiGpu
 from costsched.policies.static import Static
 
 POLICIES: dict[str, type[Policy]] = {
-    cls.name: cls for cls in (Static, GpuType, MultiGpu, MultiCloud, Dynamic, DynamicAware)
+    cls.name: cls for cls in (Static, CheapestHourly, GpuType, MultiGpu, MultiCloud, Dynamic,
+                              DynamicAware)
 }
 ALIASES = {"+gpu-type": "gpu-type", "+multi-gpu": "multi-gpu", "+multi-cloud": "multi-cloud",
            "gpu_type": "gpu-type", "multi_gpu": "multi-gpu", "multi_cloud": "multi-cloud",
-           "dynamic_aware": "dynamic-aware"}
+           "dynamic_aware": "dynamic-aware", "cheapest_hourly": "cheapest-hourly"}
 
 
 def policy_name(name: str) -> str:
@@ -37,13 +40,15 @@ def policy_name(name: str) -> str:
 
 
 def make_policy(name: str, **options: float) -> Policy:
-    """A policy by name; `margin` applies to dynamic-aware only."""
+    """A policy by name; `margin` and `period_hours` (how often it is asked) apply to
+    dynamic-aware only."""
     cls = POLICIES[policy_name(name)]
-    if cls is DynamicAware and "margin" in options:
-        return DynamicAware(margin=float(options["margin"]))
+    if cls is DynamicAware:
+        return DynamicAware(**{k: float(v) for k, v in options.items()
+                               if k in ("margin", "period_hours")})
     return cls()
 
 
-__all__ = ["POLICIES", "ChooseOnce", "Dynamic", "DynamicAware", "GpuType", "JobState",
-           "MarketView", "MultiCloud", "MultiGpu", "OfferingKey", "Policy", "Scope", "Static",
-           "make_policy", "policy_name", "view_from_prices"]
+__all__ = ["POLICIES", "CheapestHourly", "ChooseOnce", "Dynamic", "DynamicAware", "GpuType",
+           "JobState", "MarketView", "MultiCloud", "MultiGpu", "OfferingKey", "Policy", "Scope",
+           "Static", "make_policy", "policy_name", "view_from_prices"]

@@ -40,7 +40,7 @@ class Scope:
     """Which offerings a policy may choose from (always within the job's constraints)."""
 
     gpu_model: str | None = None  # only this GPU model
-    single_gpu: bool = True  # only 1-GPU instances
+    single_gpu: bool = True  # only 1-GPU instances (no shares of multi-GPU ones)
     other_clouds: bool = False  # besides the home region, every region of other clouds
     market: str = "spot"
 
@@ -56,6 +56,8 @@ class Scope:
             ok &= offerings["gpu_model"] == self.gpu_model
         if self.single_gpu:
             ok &= offerings["gpu_count"] == 1
+            if "shared" in offerings.columns:  # a share belongs to a multi-GPU instance
+                ok &= ~offerings["shared"].astype(bool)
         # The job's offering filters, as the optimizer applies them. Prices move, so
         # max_price_per_hour is not a filter on offerings here (replays don't apply it).
         filters = replace(constraints, max_price_per_hour=None)
@@ -67,6 +69,9 @@ class Policy(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     scope: ClassVar[Scope]
+    # Hours of price history before t the policy reads, as a `history.HistoryView`'s
+    # typical prices; 0: the view as of t is all it needs.
+    history_hours: ClassVar[float] = 0.0
 
     def __init__(self) -> None:
         self._masks: dict[tuple, tuple[pd.DataFrame, np.ndarray]] = {}

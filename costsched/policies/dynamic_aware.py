@@ -1,54 +1,79 @@
-"""dynamic-aware: every period, migrate only when the expected saving over the job's
-remaining steps exceeds what the move costs plus a hysteresis margin.
+"""dynamic-aware: every period, choose where the job runs next by what that period costs
+and what it leaves for the rest of the job, every move charged.
 
-Expected costs (the decision model's: price, throughput, preemption risk, the job's
-checkpoint interval, restart) assume today's prices hold for the rest of the job. Moving
-to offering j costs its expected cost there plus the move (`decision.move_cost`: idle hours
-billed on j, the old instance's overlap, the checkpoint's egress). The policy moves to the
-j with the largest saving, if that saving exceeds `margin` x the cost of staying.
+For each offering j it may run the next period on, the decision model's expected cost of
+the job's remaining steps (`optimize.lookahead.next_period_costs`): moving there (idle
+hours billed on j, the old instance's overlap, the checkpoint's egress), the period at
+today's price of j, then the steps left finished on the best offering at its forecast
+price (its mean over the past week, `optimize.forecast`), with the move to it. Today's
+price holds for the next period only: a job waits out a price spike on a cheap offering,
+or stays put when a move's saving would not outlast the spike. It moves to the best j
+when that saves more than `margin` x the expected cost of staying.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from costsched.optimize.decision import move_cost
-from costsched.policies.base import JobState, Policy, cheapest, expected_cost
+from costsched.optimize.decision import egress_per_gb, move_cost
+from costsched.optimize.forecast import WINDOW_HOURS
+from costsched.optimize.lookahead import moves_between, next_period_costs
+from costsched.policies.base import JobState, Policy
+from costsched.policies.history import forecast_prices
 from costsched.policies.market import MarketView, OfferingKey
 from costsched.policies.multi_cloud import MULTI_CLOUD
 
 DEFAULT_MARGIN = 0.05
+DEFAULT_PERIOD_HOURS = 24.0
 
 
 class DynamicAware(Policy):
     name = "dynamic-aware"
-    description = ("re-decide every period among the multi-cloud choices; migrate when the "
-                   "expected saving exceeds the migration cost plus a margin")
+    description = ("re-decide every period among the multi-cloud choices, by the cost of the "
+                   "next period and of finishing at the past week's prices, moves charged")
     scope = MULTI_CLOUD
+    history_hours = WINDOW_HOURS
 
-    def __init__(self, margin: float = DEFAULT_MARGIN) -> None:
+    def __init__(self, margin: float = DEFAULT_MARGIN,
+                 period_hours: float = DEFAULT_PERIOD_HOURS) -> None:
         super().__init__()
         self.margin = margin
+        self.period_hours = period_hours
 
     def decide(self, view: MarketView, state: JobState) -> OfferingKey:
         usable = self.candidates(view, state)
-        cur = view.row(state.current)
-        if cur is None or not usable[cur]:  # not placed yet, or its offering is gone
-            found = cheapest(view, state, usable)
-            if found is None:
-                raise self.no_candidate(view, state)
-            return view.key(found[0])
         rows = np.flatnonzero(usable)
-        here = int(np.searchsorted(rows, cur))  # the current offering among `rows`
-        cost = expected_cost(view, state, rows)
+        if len(rows) == 0:
+            raise self.no_candidate(view, state)
+        cur = view.row(state.current)
+        here = int(np.searchsorted(rows, cur)) if cur is not None and usable[cur] else None
+        job, overheads = state.job, state.overheads
+        prices = view.prices[rows]
+        forecast = forecast_prices(view)[rows]
+        idle = overheads.move_idle_hours(job.checkpoint_gb, job.checkpoint_hours)
+        if here is None:  # not placed yet, or its offering is gone: a launch, not a move
+            move_now, idle_now = np.zeros(len(rows)), np.zeros(len(rows))
+        else:
+            move_now = move_cost(overheads, prices, here, view.egress_from(cur)[rows],
+                                 job.checkpoint_gb, job.checkpoint_hours)
+            move_now[here] = 0.0
+            idle_now = np.full(len(rows), idle)
+            idle_now[here] = 0.0
+        if view.egress is not None:
+            egress = view.egress[rows][:, rows]
+        else:
+            offerings = view.offerings.iloc[rows]
+            egress = egress_per_gb(offerings["cloud"].to_numpy(), offerings["region"].to_numpy())
+        later = moves_between(overheads, forecast, egress, job.checkpoint_gb,
+                              job.checkpoint_hours)
+        cost = next_period_costs(state.steps_left, view.steps_per_second[rows], prices,
+                                 forecast, view.preemptions_per_hour[rows],
+                                 job.checkpoint_hours, state.restart_hours, self.period_hours,
+                                 move_now, idle_now, later)
+        best = int(np.argmin(cost))
+        if here is None:
+            return view.key(int(rows[best]))
         stay = float(cost[here])
-        job = state.job
-        move = cost + move_cost(state.overheads, view.prices[rows], here,
-                                view.egress_from(cur)[rows], job.checkpoint_gb,
-                                job.checkpoint_hours)
-        saving = stay - move
-        saving[here] = -np.inf
-        i = int(np.argmax(saving))
-        if saving[i] > self.margin * stay:
-            return view.key(int(rows[i]))
+        if best != here and stay - float(cost[best]) > self.margin * stay:
+            return view.key(int(rows[best]))
         return state.current  # type: ignore[return-value]

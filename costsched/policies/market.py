@@ -84,11 +84,46 @@ def throughputs(offerings: pd.DataFrame, table: ThroughputTable, model: str) -> 
     return np.array([found[k] for k in keys], dtype=float)
 
 
+def share_instances(offerings: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """`offerings` plus a one-GPU share of every multi-GPU instance, in canonical order.
+
+    A share of an n-GPU instance is one of its GPUs at 1/n of its price (other jobs are
+    assumed to fill the rest): instance type `p3.16xlarge[1/8]`, GPU count 1, 1/n of its
+    vCPUs and memory, and `shared` True (False on the input's rows). Returns (offerings,
+    source, divisor): row i is the input's row `source[i]`, its prices divided by
+    `divisor[i]` (1 for the input's own rows).
+    """
+    counts = offerings["gpu_count"].to_numpy(dtype=int)
+    multi = np.flatnonzero(counts > 1)
+    n = counts[multi]
+    shares = offerings.iloc[multi].copy()
+    shares["instance_type"] = [f"{t}[1/{k}]" for t, k in
+                               zip(shares["instance_type"], n, strict=True)]
+    shares["gpu_count"] = 1
+    shares["shared"] = True
+    for column in ("usd_per_hour", "memory_gb"):
+        if column in shares.columns:
+            shares[column] = shares[column].to_numpy(dtype=float) / n
+    if "vcpus" in shares.columns:
+        shares["vcpus"] = shares["vcpus"].to_numpy() // n
+    if "offering_id" in shares.columns:  # a share is not a stored offering
+        shares["offering_id"] = None
+    both = pd.concat([offerings.assign(shared=False), shares], ignore_index=True)
+    source = np.r_[np.arange(len(offerings)), multi]
+    divisor = np.r_[np.ones(len(offerings)), n.astype(float)]
+    order = both.sort_values(OFFERING_KEY, kind="stable").index.to_numpy()
+    return both.iloc[order].reset_index(drop=True), source[order], divisor[order]
+
+
 def view_from_prices(frame: pd.DataFrame, t: datetime, table: ThroughputTable, model: str,
-                     measured_rates: pd.DataFrame | None = None) -> MarketView:
-    """The view of `model` from a `costsched.prices.prices_at` frame taken at `t`."""
+                     measured_rates: pd.DataFrame | None = None,
+                     shared: bool = False) -> MarketView:
+    """The view of `model` from a `costsched.prices.prices_at` frame taken at `t`; with
+    `shared`, one-GPU shares of multi-GPU instances are offered too (`share_instances`)."""
     offerings = canonical(frame[[*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour"]])
     offerings["gpu_count"] = offerings["gpu_count"].astype(int)
+    if shared:
+        offerings = share_instances(offerings)[0]
     rates = offering_rates(offerings, measured_rates)["preemptions_per_hour"]
     keys = offering_keys(offerings)
     return MarketView(

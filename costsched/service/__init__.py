@@ -21,6 +21,7 @@ from costsched.service.collect import (
     route_regions,
     run_collection,
 )
+from costsched.service.deadline import DeadlineBacktestResult, deadline_backtest
 from costsched.service.decide import Decision, decide
 from costsched.service.plan import PlanResult, job_specs, plan, price_filters
 from costsched.service.prices import (
@@ -29,11 +30,13 @@ from costsched.service.prices import (
     import_prices,
     price_history,
     prices,
+    spot_availability,
 )
 from costsched.service.stores import StoreLike, open_store, using
 
-__all__ = ["BacktestResult", "CollectRequest", "Decision", "ImportResult", "PlanResult",
-           "StoreLike", "backtest", "collect_prices", "collect_request", "decide",
-           "default_first_start", "export_prices", "import_prices", "job_specs", "open_store",
-           "plan", "price_filters", "price_history", "prices", "route_regions",
-           "run_collection", "using"]
+__all__ = ["BacktestResult", "CollectRequest", "DeadlineBacktestResult", "Decision",
+           "ImportResult", "PlanResult", "StoreLike", "backtest", "collect_prices",
+           "collect_request", "deadline_backtest", "decide", "default_first_start",
+           "export_prices", "import_prices", "job_specs", "open_store", "plan",
+           "price_filters", "price_history", "prices", "route_regions", "run_collection",
+           "spot_availability", "using"]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from costsched import clouds
+from costsched.model import InvalidInput
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, at_least, positive
 from costsched.throughput import ThroughputTable
@@ -18,7 +21,41 @@ if TYPE_CHECKING:
     from costsched.backtest import BacktestJob, PriceTrace
     from costsched.optimize.decision import Overheads
 
-BASELINE_POLICY = "static"  # every comparison is against it
+BASELINE_POLICY = "static"  # the first of the baselines every comparison is against
+# `costsched backtest --json`: bump the version when a key changes meaning or goes away.
+JSON_SCHEMA_VERSION = 1
+JSON_SCHEMA = """The backtest's JSON (`costsched backtest --json`, `json_payload`), version 1.
+
+Top level:
+  schema_version   1; changes only when a key below changes meaning or goes away
+  window           first_start, last_start (ISO 8601 UTC), starts, every_hours,
+                   period_hours (hours between decisions), trace_end (the last price)
+  migration_costs  what a move costs: restart/warm-up/lost-work/overlap minutes,
+                   transfer_gbps, egress (bool), checkpoint_gb, egress_usd_per_gb per cloud
+  margin           dynamic-aware's hysteresis
+  share_instances  whether one GPU of a multi-GPU instance could be taken alone
+  baselines        ["static", "cheapest-hourly"]: what each policy is compared with
+  summary          one object per (model, region, policy), keys SUMMARY_KEYS
+  runs             one object per (job, start, policy), keys RUN_KEYS
+
+summary: model, region, policy; reduction and saving_pct (static's summed cost over the
+  policy's, and the percentage saved), reduction_vs_cheapest_hourly and
+  saving_pct_vs_cheapest_hourly (the same against cheapest-hourly); runs (jobs x starts
+  counted), migrations (mean per run).
+runs: job (the first of `jobs` identical jobs replayed once), jobs, model, region, start,
+  policy, cost_usd, hours, migrations, preemptions (0: recorded prices hold no
+  evictions), migration_usd, first_offering, last_offering, hours_after_trace (hours run
+  on the last prices after the trace ends), error (why no offering could serve the run,
+  else null), reduction and reduction_vs_cheapest_hourly (the baselines' cost of the same
+  job and start over this run's). A run without a usable offering has null costs.
+"""
+TOP_KEYS = ("schema_version", "window", "migration_costs", "margin", "share_instances",
+            "baselines", "summary", "runs")
+SUMMARY_KEYS = ("model", "region", "policy", "reduction", "saving_pct", "runs", "migrations",
+                "reduction_vs_cheapest_hourly", "saving_pct_vs_cheapest_hourly")
+RUN_KEYS = ("job", "jobs", "model", "region", "start", "policy", "cost_usd", "hours",
+            "migrations", "preemptions", "migration_usd", "first_offering", "last_offering",
+            "hours_after_trace", "error", "reduction", "reduction_vs_cheapest_hourly")
 # The operating systems whose prices a replay reads (AWS spot histories name both).
 REPLAY_OS = ("linux", "linux-vpc")
 # Without a first start, the window ends this many job lengths (V100-days) before the
@@ -29,10 +66,12 @@ FIT_LENGTHS = 3.5
 @dataclass(frozen=True)
 class BacktestResult:
     results: pd.DataFrame  # one row per (job, start, policy); see backtest.RESULT_COLUMNS
-    summary: pd.DataFrame  # per (model, region, policy): the reduction against static
+    summary: pd.DataFrame  # per (model, region, policy): reductions against the baselines
     window: dict  # first_start, last_start, starts, every_hours, trace_end, period_hours
     overheads: Overheads
     margin: float
+    checkpoint_gb: float = 1.0  # of jobs whose spec gives none
+    share_instances: bool = False
 
     @property
     def trace_end(self) -> datetime:
@@ -44,9 +83,15 @@ class BacktestResult:
         return self.results[self.results["error"].notna()]
 
     @property
+    def runs(self) -> int:
+        """Runs, each identical job counted (a sweep's jobs are replayed once)."""
+        return int(self.results["jobs"].sum())
+
+    @property
     def runs_after_trace(self) -> int:
         """Runs that went on past the trace's end (prices held at their last value)."""
-        return int((self.results["hours_after_trace"].fillna(0) > 0).sum())
+        late = self.results["hours_after_trace"].fillna(0) > 0
+        return int(self.results.loc[late, "jobs"].sum())
 
 
 def backtest(
@@ -64,11 +109,13 @@ def backtest(
     margin: float = 0.05,
     overheads: Overheads | None = None,
     checkpoint_gb: float = 1.0,
+    share_instances: bool = False,
     progress: Callable[[int, int], None] | None = None,
     table: ThroughputTable | None = None,
 ) -> BacktestResult:
     """Replay stored prices: the cost, hours and migrations of each policy from `starts`
-    start times `every_hours` apart, relative to `static` (always replayed).
+    start times `every_hours` apart, relative to the baselines `static` and
+    `cheapest-hourly` (always replayed).
 
     Jobs: the specs in `job_files` (home regions from their constraints, else `regions`),
     else one per model of `models` (default the six of the published trace analysis) and
@@ -76,9 +123,14 @@ def backtest(
     leaves the last start 3.5 job lengths before the end of the trace. `period_hours`:
     hours between decisions; `margin`: dynamic-aware's hysteresis; `overheads`: the cost
     of a move (default `Overheads()`); `checkpoint_gb`: the checkpoint size of jobs whose
-    spec gives none. `progress(done, total)` follows the runs.
+    spec gives none. `share_instances`: a 1-GPU job may also take one GPU of a multi-GPU
+    instance at its price / GPU count, with one GPU's throughput (other jobs assumed to fill
+    the rest), for every policy that considers multi-GPU instances (not static,
+    gpu-type, cheapest-hourly). Identical jobs (a sweep's) are replayed once and counted.
+    `progress(done, total)` follows the runs.
     """
     from costsched.backtest import (
+        BASELINES,
         PUBLISHED_MODELS,
         REPLAY_POLICIES,
         BacktestConfig,
@@ -86,15 +138,18 @@ def backtest(
         jobs_for_models,
         read_jobs,
         regular_starts,
-        relative_costs,
         replay_policy_name,
         run_backtest,
+        summarize,
     )
     from costsched.optimize.decision import Overheads
 
     names = [replay_policy_name(p) for p in policies] or list(REPLAY_POLICIES)
-    if BASELINE_POLICY not in names:
-        names.insert(0, BASELINE_POLICY)
+    names = [b for b in BASELINES if b not in names] + names
+    for name, value in (("margin", margin), ("checkpoint_gb", checkpoint_gb),
+                        ("period_hours", period_hours), ("every_hours", every_hours),
+                        ("days", days)):
+        finite(name, value)
     at_least("margin", margin, 0)
     at_least("checkpoint_gb", checkpoint_gb, 0)
     positive("period_hours", period_hours)
@@ -109,8 +164,14 @@ def backtest(
     else:
         positive("days", days, "a positive number of V100-days")
         jobs = jobs_for_models(list(models) or list(PUBLISHED_MODELS), days, regions, table)
+    if not jobs:
+        where = ", ".join(map(str, job_files)) or "models"
+        raise InvalidInput(f"{where}: no jobs to replay (an empty sweep?): expected at least "
+                           "one job")
     with using(store) as opened:
         trace = PriceTrace.from_store(opened, os=list(REPLAY_OS))
+    if share_instances:
+        trace = trace.shared()
     if first is None:
         first = default_first_start(trace, starts, every_hours, _longest(jobs))
     times = regular_starts(first, starts, every_hours)
@@ -129,7 +190,38 @@ def backtest(
     window = {"first_start": times[0], "last_start": times[-1], "starts": len(times),
               "every_hours": every_hours, "trace_end": _utc(trace.end),
               "period_hours": period_hours}
-    return BacktestResult(results, relative_costs(results), window, overheads, margin)
+    return BacktestResult(results, summarize(results), window, overheads, margin,
+                          checkpoint_gb, share_instances)
+
+
+def json_payload(result: BacktestResult) -> dict:
+    """The backtest as JSON-ready data, in the documented schema (`JSON_SCHEMA`); times
+    stay datetimes for the caller's encoder."""
+    from costsched.backtest import BASELINES, per_run
+
+    costs = {k: (None if isinstance(v, float) and math.isinf(v) else v)
+             for k, v in asdict(result.overheads).items()}
+    costs["checkpoint_gb"] = result.checkpoint_gb if result.overheads.egress else 0.0
+    costs["egress_usd_per_gb"] = {
+        name: {"internet": c.egress.internet_usd_per_gb,
+               "inter_region": c.egress.inter_region_usd_per_gb, "source": c.egress.source}
+        for name, c in clouds.CLOUDS.items()}
+    return {"schema_version": JSON_SCHEMA_VERSION, "window": result.window,
+            "migration_costs": costs, "margin": result.margin,
+            "share_instances": result.share_instances, "baselines": list(BASELINES),
+            "summary": _records(result.summary[list(SUMMARY_KEYS)]),
+            "runs": _records(per_run(result.results)[list(RUN_KEYS)])}
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """Rows as dicts, NaN as None."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+def finite(name: str, value: float) -> float:
+    if not math.isfinite(value):
+        raise InvalidInput(f"{name} {value}: expected a finite number")
+    return value
 
 
 def default_first_start(trace: PriceTrace, starts: int, every_hours: float,

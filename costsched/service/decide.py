@@ -7,19 +7,26 @@ offering gets the decision a replay of the same store would make at the same ins
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
 
 from costsched.model import InvalidInput, Job, Offering
+from costsched.optimize.availability import merge_rates
 from costsched.optimize.decision import Overheads, move_cost
+from costsched.optimize.forecast import typical_from_observations
 from costsched.policies import JobState, MarketView, OfferingKey, make_policy, view_from_prices
 from costsched.policies.base import expected_cost
+from costsched.policies.history import with_typical
 from costsched.prices import prices_at
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, at_least
+from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
+
+# Fewer hours of observed spot time than this leave a group to the cloud's default rate.
+MIN_OBSERVED_HOURS = 24.0
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,9 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
     """The offering `policy` puts `job` on at `at` (default now), given the offering it runs
     on (`current`, None before its first placement) and the steps it has left (default all
     of them). `measured_rates`: preemptions and spot hours seen per (cloud, region, GPU
-    model, count), as the decision model takes them (default: the clouds' rates)."""
+    model, count), as the decision model takes them; the store's spot availability
+    observations before `at` are added to them (`observed_rates`); groups seen by
+    neither take the clouds' default rates."""
     when = as_time(at)
     left = job.steps if steps_left is None else steps_left
     at_least("steps_left", left, 0)
@@ -59,18 +68,45 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
     table = table if table is not None else ThroughputTable.load()
     with using(store) as opened:
         frame = prices_at(opened, when)
+        rates = decision_rates(opened, when, measured_rates)
     if frame.empty:
         raise InvalidInput(f"at {when:%Y-%m-%d %H:%M} UTC: no prices known; import or "
                            "collect prices first")
-    view = view_from_prices(frame, when, table, job.model, measured_rates)
+    view = view_from_prices(frame, when, table, job.model, rates)
     state = JobState(job, home_region, left, None if current is None else tuple(current),
                      overheads or Overheads())
     chosen = make_policy(policy, margin=margin)
+    if chosen.history_hours:  # the same price history a replay gives the policy
+        since = when - timedelta(hours=chosen.history_hours)
+        with using(store) as opened:
+            past = pd.concat([prices_at(opened, since, use_catalog=False),
+                              opened.history(since, when, os="linux")])
+        view = with_typical(view, typical_from_observations(
+            past, view.keys, when.timestamp(), chosen.history_hours))
     choice = chosen.decide(view, state)
     row = view.row(choice)
     stay, there = _expected(view, state, choice)
     return Decision(when, chosen.name, state.current, choice, view.offering(choice),
                     float(view.prices[row]), stay, there)
+
+
+def decision_rates(store: PriceStore, at: datetime,
+                   measured: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """The measured rates the decision model takes at `at`: `measured` (such as the
+    preemptions costsched's own jobs met) and the store's observations (`observed_rates`)
+    counted together; None when neither has any."""
+    return merge_rates(measured, observed_rates(store, at))
+
+
+def observed_rates(store: PriceStore, at: datetime, *,
+                   min_hours: float = MIN_OBSERVED_HOURS) -> pd.DataFrame | None:
+    """Preemptions per hour of running spot time per (cloud, region, GPU model, count) from
+    the store's preemption traces and probe logs before `at`, where at least `min_hours`
+    were observed; None when no group was. The decision model takes this frame as its
+    measured rates (shrunk toward the cloud's default while the hours are few)."""
+    rates = store.spot_availability.preemption_rates(end=at)
+    rates = rates[rates["hours"] >= min_hours]
+    return rates.reset_index(drop=True) if len(rates) else None
 
 
 def _expected(view: MarketView, state: JobState, choice: OfferingKey) -> tuple[float, float]:

@@ -28,7 +28,13 @@ from costsched.optimize.decision import Overheads
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
 from costsched.prices import prices_at
-from costsched.service.decide import Decision, decide
+from costsched.service.deadline_jobs import (
+    DEFAULT_DEADLINE_POLICY,
+    decide_deadline,
+    fallback_keys,
+    uses_deadline_policy,
+)
+from costsched.service.decide import Decision, decide, decision_rates
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -53,10 +59,13 @@ class RunningJob:
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
            offering: str | None = None, wait_seconds: float = 0.0,
            table: ThroughputTable | None = None,
-           checkpoint_root: str | None = None) -> list[JobRecord]:
+           checkpoint_root: str | None = None,
+           deadline_policy: str = DEFAULT_DEADLINE_POLICY) -> list[JobRecord]:
     """Start each job of `jobs` (spec files or JobSpecs) on the best offering the launcher
     can start (or `offering`, 'cloud:zone-or-region:instance_type:market'), trying the next
-    ones of the ranking on a capacity error. `wait_seconds`: how long to wait for the
+    ones of the ranking on a capacity error. A job with a deadline that may use on-demand
+    capacity is placed by `deadline_policy` (spot in a zone that has it, or on-demand), now
+    and whenever it is re-planned or recovered. `wait_seconds`: how long to wait for the
     instances to run. Returns the stored jobs."""
     when = as_time(at)
     table = table if table is not None else ThroughputTable.load()
@@ -72,11 +81,21 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                "credentials are neither stored nor sent to instances; "
                                "instances use their own role")
         resolved = resolve(spec, table, when, source=source)
-        candidates = _candidates(store, resolved, when, launcher, offering)
+        by_deadline = offering is None and uses_deadline_policy(resolved)
+        if by_deadline:
+            decision = decide_deadline(store, resolved, created_at=when, at=when,
+                                       steps_left=resolved.job.steps, current=None,
+                                       policy=deadline_policy,
+                                       unavailable=_recently_full(store, when),
+                                       measured_rates=_rates(store, when))
+            candidates = _deadline_candidates(store, resolved, decision, when, launcher)
+        else:
+            candidates = _candidates(store, resolved, when, launcher, offering)
         stored = {"spec": spec.model_dump(mode="json"), "source": source,
                   "launcher": launcher.name}
         record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
-                                      policy="dynamic-aware")
+                                      policy=deadline_policy if by_deadline
+                                      else "dynamic-aware")
         uri = _checkpoint_uri(spec, record_id, checkpoint_root)
         try:
             _check_checkpoints(uri)
@@ -152,17 +171,22 @@ class MigrationAdvice:
 def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
             dry_run: bool = False, at: datetime | str | None = None, margin: float = 0.05,
             policy: str = "dynamic-aware", force: bool = False,
-            overheads: Overheads | None = None) -> list[MigrationAdvice]:
+            overheads: Overheads | None = None,
+            deadline_jobs_only: bool = False) -> list[MigrationAdvice]:
     """Ask the policy where each running job (or `job`) should be now and, unless
     `dry_run`, start the migrations it asks for: within the job's max_migrations, and at
-    most once a day per job unless `force`. `overheads`: the restart and move assumptions
-    (default `Overheads()`)."""
+    most once a day per job unless `force`. Jobs placed by a deadline policy are asked
+    that policy, and not held to once a day (`deadline_jobs_only`: only those, for the
+    daemon's hourly pass). `overheads`: the restart and move assumptions (default
+    `Overheads()`)."""
     overheads = overheads or Overheads()
     when = as_time(at)
     out = []
     for job_id in job_ids(store, job, states=("running",)):
         run = _running(store, job_id)
         if run.launcher != launcher.name:
+            continue
+        if deadline_jobs_only and not _deadline_policy(run):
             continue
         placement = _open_placement(store, job_id)
         if placement is None:
@@ -171,18 +195,32 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             "cloud", "region", "zone", "instance_type", "market", "os"))
         left = steps_left(store, run, when)
         job_model = run.resolved.job
-        choice = decide(store, job_model, home_region=run.home_region, current=current,
-                        steps_left=left, policy=policy, at=when, margin=margin,
-                        table=run.resolved.table,  # with the spec's own throughputs
-                        measured_rates=measured_rates(store, when), overheads=overheads)
+        by_deadline = _deadline_policy(run)
+        if by_deadline:
+            choice = decide_deadline(store, run.resolved, created_at=run.record.created_at,
+                                     at=when, steps_left=left, current=current,
+                                     policy=by_deadline, overheads=overheads,
+                                     unavailable=_recently_full(store, when),
+                                     measured_rates=_rates(store, when))
+        else:
+            choice = decide(store, job_model, home_region=run.home_region, current=current,
+                            steps_left=left, policy=policy, at=when, margin=margin,
+                            table=run.resolved.table,  # with the spec's own throughputs
+                            measured_rates=measured_rates(store, when), overheads=overheads)
         stay, move = choice.stay_usd, choice.choice_usd
         reason = (f"stay: ${stay:,.2f} expected here; no other offering saves more than "
                   f"its move costs plus {margin:.0%}" if not choice.moves else
                   f"move: ${stay:,.2f} expected here, ${move:,.2f} on "
                   f"{_label(choice.choice)} including the move")
+        if by_deadline:
+            reason = f"{by_deadline} (deadline {_deadline_label(run)}): " + (
+                f"stay on {_label(choice.choice)}" if not choice.moves else
+                f"move to {_label(choice.choice)}")
         started = None
         if choice.moves and not dry_run:
-            blocked = _migration_limit(store, run, when, daily=not force)
+            # A deadline policy re-decides every period and has its own hysteresis; the
+            # once-a-day limit would make it miss deadlines.
+            blocked = _migration_limit(store, run, when, daily=not (force or by_deadline))
             if blocked:
                 reason = f"{reason}; not moved: {blocked}"
             else:
@@ -323,7 +361,7 @@ def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher
     if frame.empty:
         raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
                            "prices first")
-    plan = plan_job(resolved, prepare(frame, measured_rates(store, at)))
+    plan = plan_job(resolved, prepare(frame, _rates(store, at)))
     choices = plan.choices
     if offering is not None:
         choices = plan.ranked[plan.ranked["offering"].map(_spelled(offering))]
@@ -356,6 +394,8 @@ def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
     if placements.empty:
         return None
     spot = placements[placements["market"] == "spot"]
+    if spot.empty:
+        return None
     end = spot["end_at"].fillna(pd.Timestamp(at))
     hours = (end - spot["start_at"]).dt.total_seconds().clip(lower=0) / 3600
     keys = ["cloud", "region", "gpu_model", "gpu_count"]
@@ -363,6 +403,11 @@ def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
     preempted = seen[seen["event"] == "preempted"].groupby(keys).size().rename("preemptions")
     frame = frame.join(preempted, on=keys).fillna({"preemptions": 0})
     return frame[frame["hours"] > 0]
+
+
+def _rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
+    """Preemption rates for a ranking: costsched's own jobs' and the store's observations."""
+    return decision_rates(store, at, measured_rates(store, at))
 
 
 def _recently_full(store: PriceStore, at: datetime) -> set[OfferingKey]:
@@ -390,8 +435,11 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour)
     try:
-        rest = _candidates(store, run.resolved, at, launcher, None,
-                           exclude=[choice.choice, current.key])
+        rest = (_deadline_candidates(store, run.resolved, choice, at, launcher)[1:]
+                if _deadline_policy(run) else
+                _candidates(store, run.resolved, at, launcher, None,
+                            exclude=[choice.choice, current.key]))
+        rest = [c for c in rest if tuple(c["key"]) != current.key]
     except InvalidInput:
         rest = []
     # Last: the source's own offering, so a move that cannot land keeps the job running.
@@ -426,12 +474,55 @@ def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
                                   detail=f"instance {instance.id}")
     launcher.terminate(instance.id)
     store.jobs.end_placement(job_id, when)
-    cands = _candidates(store, run.resolved, when, launcher, None)
+    by_deadline = _deadline_policy(run)
+    if by_deadline:
+        lost = _placed_offering(placement).key
+        decision = decide_deadline(
+            store, run.resolved, created_at=run.record.created_at, at=when,
+            steps_left=steps_left(store, run, when), current=None, policy=by_deadline,
+            unavailable={*_recently_full(store, when), lost},
+            measured_rates=_rates(store, when))
+        cands = _deadline_candidates(store, run.resolved, decision, when, launcher,
+                                     unavailable={lost})
+    else:
+        cands = _candidates(store, run.resolved, when, launcher, None)
     move = store.moves.create(job_id, "recovery", cands, at=when,
                               source_instance=instance.id,
                               detail=f"instance {instance.id} {instance.state}")
     after = _mover(store, launcher, job_id, at).run(move)
     return f"job {job_id}: {instance.state}; recovery {after.state}"
+
+
+def _deadline_policy(run: RunningJob) -> str:
+    """The deadline policy that places this job ('' when the cost policy does)."""
+    from costsched.policies.deadline import DEADLINE_POLICIES
+
+    return run.record.policy if run.record.policy in DEADLINE_POLICIES else ""
+
+
+def _deadline_label(run: RunningJob) -> str:
+    from costsched.service.deadline_jobs import deadline_at
+
+    due = deadline_at(run.resolved, run.record.created_at)
+    return "none" if due is None else f"{due:%Y-%m-%d %H:%M} UTC"
+
+
+def _deadline_candidates(store: PriceStore, resolved: ResolvedJob, decision: Decision,
+                         at: datetime, launcher: Launcher,
+                         unavailable: Sequence[OfferingKey] | set = ()) -> list[dict]:
+    """The deadline policy's choice first, then spot elsewhere and on-demand (capacity)."""
+    full = {*_recently_full(store, at), *unavailable}
+    out = [candidate(decision.offering, decision.usd_per_hour)]
+    for key, facts in fallback_keys(store, resolved, decision, at, full, _rates(store, at)):
+        o = offering_of({"key": list(key), "gpu_model": facts["gpu_model"],
+                         "gpu_count": facts["gpu_count"]})
+        if launcher.can_launch(o):
+            out.append(candidate(o, facts["usd_per_hour"]))
+    out = [c for c in out if launcher.can_launch(offering_of(c))][:CANDIDATES]
+    if not out:
+        raise InvalidInput(f"job {resolved.name}: no offering that {launcher.name} can "
+                           "launch meets its constraints now")
+    return out
 
 
 def _migration_limit(store: PriceStore, run: RunningJob, at: datetime, daily: bool) -> str:

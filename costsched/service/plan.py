@@ -10,12 +10,20 @@ from pathlib import Path
 import pandas as pd
 
 from costsched.jobspec import JobSpec, ResolvedJob, load, parse_hours, resolve
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, Job
 from costsched.optimize.availability import lifetimes, preemption_rates
-from costsched.optimize.collection import POLICIES, CollectionPlan
-from costsched.optimize.planner import JobPlan, plan_collection, plan_job, prepare
+from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
+from costsched.optimize.planner import (
+    JobPlan,
+    Progress,
+    plan_collection,
+    plan_jobs,
+    prepare,
+    unmatched,
+)
 from costsched.optimize.rank import OBJECTIVES
 from costsched.prices import prices_at
+from costsched.service.decide import decision_rates
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
 from costsched.throughput import ThroughputTable
@@ -62,14 +70,16 @@ class PlanResult:
         """One row per job: its best offering, expected hours and cost, and the reason
         when it has none."""
         rows = []
+        best_of: dict[int, dict] = {}  # identical jobs share their ranking: read it once
         for i, p in enumerate(self.jobs):
-            ranked = self.ranking(i)
-            best = ranked.iloc[0] if not ranked.empty else None
-            row = {"job": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps}
-            for column in (*BEST_COLUMNS, "vs_on_demand_v100"):
-                row[column] = None if best is None else best[column]
-            row["reason"] = p.reason
-            rows.append(row)
+            best = best_of.get(id(p.ranked))
+            if best is None:
+                ranked = self.ranking(i).head(1)
+                best = best_of[id(p.ranked)] = {
+                    c: None if ranked.empty else ranked[c].iloc[0]
+                    for c in (*BEST_COLUMNS, "vs_on_demand_v100")}
+            rows.append({"job": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps,
+                         **best, "reason": p.reason})
         return pd.DataFrame(rows)
 
     def _named(self, name: str) -> JobPlan:
@@ -80,15 +90,40 @@ class PlanResult:
                            f"{', '.join(p.job.name for p in self.jobs)}")
 
 
-def job_specs(jobs: Jobs) -> list[tuple[str, JobSpec]]:
+def job_specs(jobs: Jobs, progress: Progress | None = None) -> list[tuple[str, JobSpec]]:
     """(source, spec) of every job in files and specs (a file may hold several)."""
     items = [jobs] if isinstance(jobs, (str, Path, JobSpec)) else list(jobs)
     out: list[tuple[str, JobSpec]] = []
-    for item in items:
+    for i, item in enumerate(items, start=1):
         if isinstance(item, JobSpec):
             out.append(("<spec>", item))
         else:
             out.extend((str(item), spec) for spec in load(item))
+        if progress is not None:
+            progress("reading job specs", i, len(items))
+    return out
+
+
+def resolve_all(specs: Sequence[tuple[str, JobSpec]], table: ThroughputTable,
+                at: datetime) -> list[ResolvedJob]:
+    """`resolve` each spec; a sweep's jobs, which differ in name, run and envs only, are
+    resolved once and share the result (and so one throughput table and one ranking)."""
+    done: dict[tuple[str, str], ResolvedJob] = {}
+    out = []
+    for source, spec in specs:
+        key = (source, spec.model_dump_json(exclude={"name", "run", "envs"}))
+        first = done.get(key)
+        if first is None:
+            out.append(done.setdefault(key, resolve(spec, table, at, source=source)))
+        else:
+            j = first.job  # built directly: dataclasses.replace is 5x slower on 10k jobs
+            job = Job(name=spec.name, run=spec.run, model=j.model, steps=j.steps,
+                      checkpoint=j.checkpoint, checkpoint_gb=j.checkpoint_gb,
+                      constraints=j.constraints, checkpoint_hours=j.checkpoint_hours)
+            out.append(ResolvedJob(job=job, table=first.table,
+                                   checkpoint_hours=first.checkpoint_hours,
+                                   restart_hours=first.restart_hours, envs=dict(spec.envs),
+                                   source=source, deadline_at=first.deadline_at))
     return out
 
 
@@ -104,6 +139,8 @@ def plan(
     quota: int | None = None,
     availability: Sequence[str | Path] | None = None,
     table: ThroughputTable | None = None,
+    progress: Progress | None = None,
+    share_instances: bool = False,
 ) -> PlanResult:
     """Rank offerings by expected cost and time for each job, with the prices in `store`
     as of `at` (default now); for several jobs, also place them all at once. The job
@@ -113,8 +150,16 @@ def plan(
     throughput-per-dollar (collections; per-job rankings then rank by cost). `deadline`
     (hours, '36h', '2d' or a time) overrides every spec's. `budget`: one job's budget, or
     the collection's total. `quota`: at most this many instances of a type in a region.
-    `availability`: probe logs to measure preemption rates from (else per-cloud
-    defaults). `table`: the throughputs (default the bundled ones with the user's).
+    `availability`: probe logs to measure preemption rates from, added to the store's
+    availability observations (else per-cloud defaults). `share_instances`: in a
+    collection, jobs that can run on one GPU may share multi-GPU instances, one GPU each
+    (an integer program; the plan lists the instances). `table`: the throughputs
+    (default the bundled ones with the user's).
+    `progress(stage, done, total)` is called as the work advances.
+
+    Jobs identical but for their name, run and envs (a sweep's) are ranked once. A job that
+    no priced offering fits gets a reason naming the filter that matched nothing and the
+    values that exist (`PlanResult.ok` is then False); the planner does not raise.
     """
     choices("objective", [objective], ALL_OBJECTIVES)
     if not 0 <= weight <= 1:
@@ -122,7 +167,7 @@ def plan(
     if quota is not None and quota < 1:
         raise InvalidInput(f"quota {quota}: expected a whole number >= 1")
     when = as_time(at, "at")
-    specs = job_specs(jobs)
+    specs = job_specs(jobs, progress)
     if not specs:
         raise InvalidInput("jobs: expected at least one job spec")
     overrides: dict = {}
@@ -137,21 +182,40 @@ def plan(
             raise InvalidInput(f"budget {budget}: expected a positive amount of USD")
         overrides["budget"] = budget
     table = table if table is not None else ThroughputTable.load()
-    resolved = [resolve(_override(spec, overrides), table, when, source=source)
-                for source, spec in specs]
+    resolved = resolve_all([(source, _override(spec, overrides)) for source, spec in specs],
+                           table, when)
+    _step(progress, "reading prices")
+    filters = price_filters(resolved)
     with using(store) as opened:
-        frame = prices_at(opened, when, **price_filters(resolved))
-    if isinstance(availability, (str, Path)):
-        availability = [availability]
-    rates = preemption_rates(lifetimes(availability)) if availability else None
-    offerings = prepare(frame, rates)
-    per_job = objective if objective in OBJECTIVES else "cost"
-    plans = [plan_job(j, offerings, per_job, weight) for j in resolved]
+        frame = prices_at(opened, when, **filters)
+        market = frame if not filters else None
+
+        def explain(job: ResolvedJob) -> str:
+            nonlocal market
+            if market is None:  # every price, to say what exists: only when needed
+                market = prices_at(opened, when)
+            return unmatched(job, market, when)
+
+        if isinstance(availability, (str, Path)):
+            availability = [availability]
+        rates = decision_rates(opened, when, preemption_rates(lifetimes(availability))
+                               if availability else None)
+        offerings = prepare(frame, rates)
+        per_job = objective if objective in OBJECTIVES else "cost"
+        plans = plan_jobs(resolved, offerings, per_job, weight, explain=explain,
+                          progress=progress)
     collection = None
     if several:
+        _step(progress, "placing the jobs together")
         collection_objective = objective if objective in POLICIES else "cost"
-        collection = plan_collection(resolved, offerings, collection_objective, quota, budget)
+        place = plan_collection_shared if share_instances else plan_collection
+        collection = place(resolved, offerings, collection_objective, quota, budget)
     return PlanResult(when, objective, plans, collection)
+
+
+def _step(progress: Progress | None, stage: str) -> None:
+    if progress is not None:
+        progress(stage, 0, 1)
 
 
 def _override(spec: JobSpec, overrides: dict) -> JobSpec:

@@ -26,6 +26,11 @@ class ImportResult:
     unchanged: int  # already stored
     errors: list[str] = field(default_factory=list)  # one line per file not imported
     store: str = ""
+    # Spot availability (traces and probe logs): intervals read and newly stored, and per
+    # file {"file", "intervals"}.
+    intervals: int = 0
+    intervals_inserted: int = 0
+    availability: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -36,25 +41,38 @@ ImportProgress = Callable[[int, int, Path], None]
 
 
 def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
-                  progress: ImportProgress | None = None) -> ImportResult:
-    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) from
-    files or directories, in one transaction. A bad file is an error line, not an exception."""
-    from price_collectors import recorded
+                  progress: ImportProgress | None = None,
+                  trace_start: datetime | str | None = None) -> ImportResult:
+    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) and
+    spot availability (spot traces, probe logs) from files or directories: the prices in
+    one transaction, the availability in another. A bad file is an error line, not an
+    exception. `trace_start`: when spot traces start whose folder names no day (default:
+    midnight UTC of the day their folder names)."""
+    from price_collectors import availability, recorded
 
-    files, _ = recorded.expand(paths)
+    start = as_time(trace_start, "trace start") if trace_start is not None else None
+    traces, others = availability.split(paths)
+    files, _ = recorded.expand(others)
     done = 0
 
     def advance(path: Path) -> None:
         nonlocal done
         done += 1
         if progress:
-            progress(done, len(files), path)
+            progress(done, len(files) + len(traces), path)
 
-    parsed = recorded.read_paths(paths, progress=advance)
+    parsed = recorded.read_paths(others, progress=advance)
+    found = availability.read_paths(traces, start=start, progress=advance)
+    intervals = found.intervals()
     with using(store) as opened:
         result = opened.ingest(parsed.observations())
-    return ImportResult(files=parsed.files, read=result.total, inserted=result.inserted,
-                        unchanged=result.unchanged, errors=list(parsed.errors), store=opened.url)
+        added = opened.spot_availability.add(intervals)
+    return ImportResult(files=parsed.files + len(found.files), read=result.total,
+                        inserted=result.inserted, unchanged=result.unchanged,
+                        errors=[*parsed.errors, *found.errors], store=opened.where,
+                        intervals=len(intervals), intervals_inserted=added,
+                        availability=[{"file": str(path), "intervals": n}
+                                      for path, n in found.files])
 
 
 def prices(
@@ -114,3 +132,11 @@ def export_prices(store: StoreLike, path: str | Path) -> int:
         frame = opened.observations()
     recorded.write_export(frame, path)
     return len(frame)
+
+
+def spot_availability(store: StoreLike) -> pd.DataFrame:
+    """What the store knows of spot availability: per offering, kind (availability,
+    preemption, probe) and source: intervals, first and last time, hours observed and the
+    share available."""
+    with using(store) as opened:
+        return opened.spot_availability.summary()

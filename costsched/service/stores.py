@@ -14,7 +14,9 @@ StoreLike = PriceStore | str | None
 
 def open_store(db: str | None = None) -> PriceStore:
     """The price store at `db` (a SQLAlchemy URL or a SQLite file path; default
-    $COSTSCHED_DB, else a file in the user data directory), upgraded to the newest schema."""
+    $COSTSCHED_DB, else a file in the user data directory), upgraded to the newest schema.
+    A store that cannot be opened raises StoreError: one line saying what, where (the URL's
+    password masked) and what to do."""
     return PriceStore(db)
 
 

@@ -6,28 +6,29 @@ that got the value from an option can name the option instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
 import pandas as pd
 
 from costsched.model import InvalidInput
+from costsched.validation import argument_time, in_range
 
 
 def as_time(value: datetime | str | None, name: str = "at") -> datetime:
     """An aware UTC time from a datetime or ISO 8601 text ('2020-03-01T00:00Z',
-    '2020-03-01'); None or 'now' is now."""
+    '2020-03-01'; no zone means UTC), in the supported range; None or 'now' is now."""
     if value is None or value == "now":
         return datetime.now(timezone.utc)
     try:
-        ts = pd.Timestamp(value)
-    except (ValueError, TypeError):
-        raise InvalidInput(
-            f"{name} {value!r}: expected an ISO 8601 time such as 2020-03-01T00:00Z"
-        ) from None
-    if pd.isna(ts):
-        raise InvalidInput(f"{name} {value!r}: expected an ISO 8601 time")
-    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+        if isinstance(value, datetime):
+            ts = in_range(pd.Timestamp(value).tz_localize("UTC") if value.tzinfo is None
+                          else pd.Timestamp(value))
+        else:
+            ts = argument_time(str(value))
+    except ValueError as exc:
+        raise InvalidInput(f"{name} {exc}") from None
     return ts.to_pydatetime()
 
 
@@ -41,12 +42,12 @@ def choices(name: str, values: Iterable[str], accepted: Iterable[str]) -> list[s
 
 
 def positive(name: str, value: float, what: str = "a positive number") -> float:
-    if not value > 0:
+    if not 0 < value < math.inf:
         raise InvalidInput(f"{name} {value}: expected {what}")
     return value
 
 
 def at_least(name: str, value: float, low: float, what: str = "a number") -> float:
-    if not value >= low:
+    if not low <= value < math.inf:
         raise InvalidInput(f"{name} {value}: expected {what} >= {low:g}")
     return value

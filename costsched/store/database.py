@@ -8,20 +8,47 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+import random
+import sqlite3
+import time
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 import platformdirs
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 from costsched.model import InvalidInput, utc
 
 ENV_DB = "COSTSCHED_DB"
 _SCRIPTS = "costsched.store:revisions"
 _EPOCH = pd.Timestamp(0, tz="UTC")
+CONNECT_TIMEOUT_S = 10  # PostgreSQL: unless the URL sets connect_timeout
+STATEMENT_TIMEOUT_MS = 300_000  # PostgreSQL: unless the URL's options set statement_timeout
+BUSY_TIMEOUT_S = 30.0  # SQLite: how long a writer waits for another one's lock
+WRITE_ATTEMPTS = 6  # a write that loses a race (lock, deadlock, serialization) runs again
+_UPGRADE_LOCK = 0x636F737473636864  # PostgreSQL advisory lock key around schema upgrades
+# The driver each SQLAlchemy dialect imports, and the package that provides it.
+_DRIVER_PACKAGES = {"MySQLdb": "mysqlclient", "pymysql": "PyMySQL", "psycopg": "psycopg",
+                    "psycopg2": "psycopg2-binary", "asyncpg": "asyncpg", "pyodbc": "pyodbc",
+                    "oracledb": "oracledb", "mariadb": "mariadb", "pg8000": "pg8000"}
+
+T = TypeVar("T")
+
+
+class StoreError(InvalidInput):
+    """The store cannot be opened or used: what failed, where, and what to do."""
+
+
+class StoreBusy(StoreError):
+    """A write lost a race with another writer (a lock, a deadlock, a serialization
+    failure): running it again may succeed."""
 
 
 def default_url() -> str:
@@ -33,29 +60,229 @@ def default_url() -> str:
 
 
 def resolve_url(db: str) -> str:
-    """A SQLAlchemy URL as is; a plain path becomes a SQLite file URL."""
+    """A SQLAlchemy URL as is; a plain path becomes a SQLite file URL (its directory is
+    created)."""
     if "://" in db:
         return db
     path = Path(db).expanduser().resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise StoreError(f"store {path}: is a directory; expected a SQLite file path "
+                         "(e.g. prices.sqlite) or a SQLAlchemy URL")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"store {path}: cannot create its directory {path.parent} "
+                         f"({exc.strerror or exc}); choose a writable location") from None
     return f"sqlite:///{path}"
 
 
+def describe(url: str) -> str:
+    """Where a store is, for messages: a SQLite file's path, else its URL with the password
+    masked."""
+    from costsched.config import mask_url
+
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return mask_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        return parsed.database
+    return mask_url(url)
+
+
 def make_engine(url: str) -> Engine:
-    """An engine for `url`; SQLite connections get WAL, a larger cache and foreign keys."""
-    engine = create_engine(url)
+    """An engine for `url` whose database errors are one-line StoreErrors.
+
+    SQLite: WAL, a busy timeout, foreign keys, and transactions begun by SQLAlchemy (so a
+    write can take the lock up front: `write`). PostgreSQL: connect and statement timeouts
+    unless the URL sets them, and connections checked before use (a restarted server)."""
+    where = describe(url)
+    try:
+        parsed = make_url(url)
+        backend = parsed.get_backend_name()
+        kwargs: dict = {}
+        if backend == "sqlite":
+            kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S}
+            parsed = _read_only_sqlite(parsed)
+        else:
+            kwargs["pool_pre_ping"] = True
+        if backend == "postgresql" and parsed.get_driver_name() in ("psycopg", "psycopg2"):
+            kwargs["connect_args"] = _postgresql_timeouts(parsed.query)
+        engine = create_engine(parsed, **kwargs)
+    except NoSuchModuleError:
+        scheme = url.split("://", 1)[0]
+        raise StoreError(f"store {where}: unknown database kind {scheme!r}; expected sqlite, "
+                         "postgresql+psycopg or another SQLAlchemy dialect") from None
+    except (ArgumentError, ValueError):
+        raise StoreError(f"store {where}: not a database URL; expected a SQLite file path "
+                         "or a URL like postgresql+psycopg://user:password@host/db") from None
+    except ImportError as exc:
+        module = (exc.name or "").split(".")[0]
+        package = _DRIVER_PACKAGES.get(module, module or "its driver")
+        raise StoreError(f"store {where}: its database driver {module!r} is not installed; "
+                         f"install it (pip install {package})") from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
+    event.listen(engine, "handle_error", partial(_translate, where))
     return engine
 
 
+def _read_only_sqlite(url: URL) -> URL:
+    """A SQLite file that nobody may write, in a directory nobody may write, opened as
+    immutable: SQLite could not create the files WAL reads need beside it. Reads work;
+    writes fail as read-only."""
+    path = url.database
+    if not path or path.startswith("file:") or path == ":memory:":
+        return url
+    file = Path(path)
+    if not file.is_file() or os.access(file, os.W_OK) or os.access(file.parent, os.W_OK):
+        return url
+    return url.set(database=f"file:{file}?mode=ro&immutable=1").update_query_dict(
+        {"uri": "true"})
+
+
+def _postgresql_timeouts(query: Mapping[str, str | tuple[str, ...]]) -> dict:
+    """Connect arguments adding the default timeouts the URL does not set itself."""
+    args: dict = {}
+    if "connect_timeout" not in query:
+        args["connect_timeout"] = CONNECT_TIMEOUT_S
+    options = query.get("options", "")
+    options = " ".join(options) if isinstance(options, tuple) else options
+    if "statement_timeout" not in options:
+        args["options"] = f"{options} -c statement_timeout={STATEMENT_TIMEOUT_MS}".strip()
+    return args
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DB-API objects
+    # SQLAlchemy, not the driver, begins transactions (`_sqlite_begin`).
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages instead of 2 MiB
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    # A write transaction takes the write lock at BEGIN (waiting up to the busy timeout):
+    # one that read first and wrote later could fail at once when another writer got in.
+    mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+    conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+# --- database errors as one line -------------------------------------------------------------
+
+_SQLITE_MESSAGES = (  # (driver message contains, error type, what it means and what to do)
+    ("locked", StoreBusy, "busy: another process holds its write lock; try again"),
+    ("readonly", StoreError, "read-only: writing needs write permission on the file and "
+                             "its directory (reading works)"),
+    ("unable to open", StoreError, "cannot be opened: its directory must exist and be "
+                                   "writable, and the path must be a file"),
+    ("not a database", StoreError, "not a SQLite database; give the path of a store or "
+                                   "of a new file"),
+    ("malformed", StoreError, "damaged (database disk image is malformed); restore it "
+                              "from a copy or an export"),
+    ("disk is full", StoreError, "cannot be written: the disk is full"),
+    ("disk i/o", StoreError, "cannot be read or written: disk I/O error"),
+)
+_PG_STATES = {  # SQLSTATE (or its class) -> (error type, what it means and what to do)
+    "40001": (StoreBusy, "a write conflicted with another writer (serialization failure); "
+                         "try again"),
+    "40P01": (StoreBusy, "a write deadlocked with another writer; try again"),
+    "55P03": (StoreBusy, "a lock is held by another writer; try again"),
+    "57014": (StoreError, "a statement ran past the statement timeout and was cancelled; "
+                          "raise statement_timeout (options=-c statement_timeout=ms in the "
+                          "URL) or try when the server is less busy"),
+    "28P01": (StoreError, "authentication failed: check the user and password in the URL"),
+    "28000": (StoreError, "authentication failed: check the user and password in the URL"),
+    "3D000": (StoreError, "the database does not exist: create it (createdb) or fix the "
+                          "URL"),
+    "42501": (StoreError, "permission denied: grant the user access to the database"),
+    "53": (StoreError, "the server is out of resources (disk, memory or connections)"),
+    "57P": (StoreError, "the server shut down or ended the connection; try again when it "
+                        "is back"),
+    "08": (StoreError, "the connection to the server failed; try again when it is back"),
+}
+
+
+def _translate(where: str, context: ExceptionContext) -> BaseException | None:
+    """A database error the user can act on as a one-line StoreError (handle_error event);
+    None leaves others (constraint violations, programming errors) as they are."""
+    if context.is_pre_ping:  # the pool reconnects by itself
+        return None
+    error = context.original_exception
+    if isinstance(error, DBAPIError):
+        error = error.orig
+    message = _first_line(error)
+    state = getattr(error, "sqlstate", None) or ""
+    for prefix in (state, state[:3], state[:2]):
+        if prefix and prefix in _PG_STATES:
+            kind, meaning = _PG_STATES[prefix]
+            return kind(f"store {where}: {meaning}")
+    # PEP 249's classes of errors in a statement or its values: a bug, or handled above.
+    if {c.__name__ for c in type(error).__mro__} & {"IntegrityError", "ProgrammingError",
+                                                    "DataError", "NotSupportedError"}:
+        return None
+    if isinstance(error, sqlite3.Error):
+        lowered = message.lower()
+        for needle, kind, meaning in _SQLITE_MESSAGES:
+            if needle in lowered:
+                return kind(f"store {where}: {meaning}")
+        return StoreError(f"store {where}: {message}")
+    if isinstance(context.sqlalchemy_exception, OperationalError) or context.is_disconnect:
+        return StoreError(f"store {where}: {_connect_failure(message)}")
+    return None
+
+
+def _connect_failure(message: str) -> str:
+    lowered = message.lower()
+    if "connection refused" in lowered:
+        return "no database server answers there (connection refused): start it or fix " \
+               "the host and port"
+    if "timeout" in lowered or "timed out" in lowered:
+        return "the server did not answer in time; check it, or raise connect_timeout " \
+               "(seconds) in the URL"
+    if "password authentication failed" in lowered:
+        return "authentication failed: check the user and password in the URL"
+    if "database" in lowered and "does not exist" in lowered:
+        return "the database does not exist: create it (createdb) or fix the URL"
+    if "could not translate host name" in lowered or "name or service not known" in lowered:
+        return "unknown host: fix the host name in the URL"
+    if "closed" in lowered or "terminat" in lowered or "lost" in lowered:
+        return "the connection to the server was lost; try again when it is back"
+    return message
+
+
+def _first_line(error: BaseException) -> str:
+    """The driver's message, one line, without libpq's 'connection to server ... failed:'."""
+    text = " ".join(str(error).split())
+    if " failed: " in text and text.startswith(("connection failed", "connection to server")):
+        text = text.rsplit(" failed: ", 1)[1]
+    return text.removeprefix("FATAL: ").strip() or type(error).__name__
+
+
+# --- write transactions ---------------------------------------------------------------------
+
+
+def write(engine: Engine, work: Callable[[Connection], T], *,
+          attempts: int = WRITE_ATTEMPTS) -> T:
+    """`work(conn)` in one write transaction, run again with backoff when it loses a race
+    (StoreBusy: a lock, a deadlock, a serialization failure); the last loss is raised.
+    On SQLite the transaction takes the write lock at its start."""
+    for attempt in range(attempts):
+        try:
+            with engine.connect() as conn:
+                if engine.dialect.name == "sqlite":
+                    conn.execution_options(sqlite_begin="IMMEDIATE")
+                with conn.begin():
+                    return work(conn)
+        except StoreBusy:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(min(0.05 * 2 ** attempt, 2.0) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
 
 
 # --- schema revisions ---------------------------------------------------------------------
@@ -78,6 +305,10 @@ def head() -> str:
 
 def revision(engine: Engine) -> str | None:
     """The schema revision of the database (None for an empty one)."""
+    return _revision_of(engine)
+
+
+def _revision_of(engine: Engine) -> str | None:
     from alembic.runtime.migration import MigrationContext
 
     with engine.connect() as conn:
@@ -85,17 +316,28 @@ def revision(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to `revision` in one transaction (a no-op when it is there)."""
+    """Bring the schema to `revision` in one transaction (a no-op when it is there).
+
+    Safe when several processes open a new store at once: the upgrade runs under the
+    database's write lock (SQLite) or an advisory lock (PostgreSQL), and the revision is
+    read again under it."""
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 
     cfg = _config()
     target = head() if revision == "head" else revision
-    with engine.begin() as conn:
+    if _revision_of(engine) == target:  # the common case: no lock taken
+        return
+
+    def migrate(conn: Connection) -> None:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _UPGRADE_LOCK})
         if MigrationContext.configure(conn).get_current_revision() == target:
             return
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, target)
+
+    write(engine, migrate)
 
 
 # --- times --------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """Job store: jobs, their placements on offerings, and an append-only log of what happened.
 
 Every write is one transaction together with its event row, so the log and the state
-never disagree. A state change is a compare-and-set (UPDATE ... WHERE state = the state
-read), so two writers cannot both move a job from the same state, on SQLite or PostgreSQL.
+never disagree. A state change reads the job's state under a lock (SELECT ... FOR UPDATE on
+PostgreSQL; the database's write lock, taken at BEGIN, on SQLite) and then sets it, so two
+writers cannot both move a job from the same state; the UPDATE is also a compare-and-set
+(WHERE state = the state read). Writes that lose a race to a lock are run again
+(`database.write`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from costsched.model import (
     InvalidInput,
     Offering,
 )
-from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.schema import job_events, jobs, placements
 
 PLACEMENT_COLUMNS = [
@@ -97,10 +100,12 @@ class JobStore:
         row = {"name": name, "spec": spec_text, "state": "pending", "policy": policy,
                "steps_total": steps, "steps_done": 0.0,
                "checkpoint_location": checkpoint_location, "created_ts": ts, "updated_ts": ts}
-        with self.engine.begin() as conn:
+        def create_job(conn: Connection) -> int:
             job_id = conn.execute(insert(jobs).values(row)).inserted_primary_key[0]
             _event(conn, job_id, ts, "state", None, "pending", "created")
-        return int(job_id)
+            return int(job_id)
+
+        return write(self.engine, create_job)
 
     def get(self, job_id: int) -> JobRecord:
         with self.engine.connect() as conn:
@@ -140,22 +145,28 @@ class JobStore:
         expected = None if expect is None else _check_states("expected state", expect)
         _check_text("detail", detail, None)
         ts = epoch_second(at)
+
+        def move(conn: Connection) -> JobRecord | None:
+            current = _state(conn, job_id, lock=True)
+            if expected is not None and current not in expected:
+                raise StaleState(
+                    f"job {job_id} is {current!r}: expected {' or '.join(expected)}"
+                    f" to move it to {to_state!r}"
+                )
+            moved = conn.execute(
+                update(jobs)
+                .where(jobs.c.id == int(job_id), jobs.c.state == current)
+                .values(state=to_state, updated_ts=ts)
+            ).rowcount
+            if moved != 1:
+                return None
+            _event(conn, job_id, ts, "state", current, to_state, detail)
+            return _record(conn, job_id)
+
         for _ in range(_CAS_ATTEMPTS):
-            with self.engine.begin() as conn:
-                current = _state(conn, job_id)
-                if expected is not None and current not in expected:
-                    raise StaleState(
-                        f"job {job_id} is {current!r}: expected {' or '.join(expected)}"
-                        f" to move it to {to_state!r}"
-                    )
-                moved = conn.execute(
-                    update(jobs)
-                    .where(jobs.c.id == int(job_id), jobs.c.state == current)
-                    .values(state=to_state, updated_ts=ts)
-                ).rowcount
-                if moved == 1:
-                    _event(conn, job_id, ts, "state", current, to_state, detail)
-                    return _record(conn, job_id)
+            record = write(self.engine, move)
+            if record is not None:
+                return record
         raise StaleState(f"job {job_id}: its state kept changing; try again")
 
     def record_progress(
@@ -175,11 +186,14 @@ class JobStore:
         if checkpoint_step is not None:
             values["checkpoint_step"] = _number("checkpoint_step", checkpoint_step)
         ts = epoch_second(at)
-        with self.engine.begin() as conn:
+        detail = " ".join(f"{k}={v}" for k, v in values.items())
+
+        def progress(conn: Connection) -> JobRecord:
             _touch(conn, job_id, ts, **values)
-            detail = " ".join(f"{k}={v}" for k, v in values.items())
             _event(conn, job_id, ts, "progress", None, None, detail)
             return _record(conn, job_id)
+
+        return write(self.engine, progress)
 
     # --- placements -----------------------------------------------------------------
 
@@ -221,23 +235,30 @@ class JobStore:
         price = _number("usd_per_hour", usd_per_hour, positive=True)
         _check_text("instance", instance, 256)
         ts = epoch_second(at)
-        with self.engine.begin() as conn:
-            state = _touch(conn, job_id, ts)
-            if state in FINAL_STATES:
-                raise InvalidInput(
-                    f"job {job_id} is {state!r}: expected a job that has not ended"
-                )
-            closed = None if keep_open else _close(conn, job_id, ts)
-            row = dict(zip(PLACEMENT_COLUMNS[2:8], offering_key, strict=True))
-            row.update(job_id=int(job_id), gpu_model=gpu_model, gpu_count=int(gpu_count),
-                       start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
-                       instance=instance)
-            placement_id = int(conn.execute(insert(placements).values(row))
-                               .inserted_primary_key[0])
-            ended = f" (ended placement {closed})" if closed is not None else ""
-            detail = (f"placement {placement_id}: {reason} on {'/'.join(offering_key)}"
-                      f" at {price:g} USD/h{ended}")
-            _event(conn, job_id, ts, "placement", None, None, detail)
+        return write(self.engine, lambda conn: self._place(
+            conn, job_id, offering_key, ts, gpu_model=gpu_model, gpu_count=int(gpu_count),
+            price=price, reason=reason, instance=instance, keep_open=keep_open))
+
+    @staticmethod
+    def _place(conn: Connection, job_id: int, offering_key: tuple[str, ...], ts: int, *,
+               gpu_model: str, gpu_count: int, price: float, reason: str, instance: str,
+               keep_open: bool) -> int:
+        state = _touch(conn, job_id, ts)
+        if state in FINAL_STATES:
+            raise InvalidInput(
+                f"job {job_id} is {state!r}: expected a job that has not ended"
+            )
+        closed = None if keep_open else _close(conn, job_id, ts)
+        row = dict(zip(PLACEMENT_COLUMNS[2:8], offering_key, strict=True))
+        row.update(job_id=int(job_id), gpu_model=gpu_model, gpu_count=int(gpu_count),
+                   start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
+                   instance=instance)
+        placement_id = int(conn.execute(insert(placements).values(row))
+                           .inserted_primary_key[0])
+        ended = f" (ended placement {closed})" if closed is not None else ""
+        detail = (f"placement {placement_id}: {reason} on {'/'.join(offering_key)}"
+                  f" at {price:g} USD/h{ended}")
+        _event(conn, job_id, ts, "placement", None, None, detail)
         return placement_id
 
     def end_placement(self, job_id: int, at: datetime, *, instance: str | None = None
@@ -245,22 +266,28 @@ class JobStore:
         """End the job's open placement (the one on `instance`, if given) at `at`; its id,
         or None when none was open."""
         ts = epoch_second(at)
-        with self.engine.begin() as conn:
+
+        def end(conn: Connection) -> int | None:
             _touch(conn, job_id, ts)
             closed = _close(conn, job_id, ts, instance)
             if closed is None:
                 conn.rollback()  # nothing happened: not even updated_ts moves
                 return None
             _event(conn, job_id, ts, "placement_end", None, None, f"placement {closed} ended")
-        return closed
+            return closed
+
+        return write(self.engine, end)
 
     def note(self, job_id: int, kind: str, detail: str, *, at: datetime) -> None:
         """Append an event of `kind` to the job's log (e.g. a budget alarm)."""
         _check_text("kind", kind, 32, required=True)
         ts = epoch_second(at)
-        with self.engine.begin() as conn:
+
+        def log(conn: Connection) -> None:
             _touch(conn, job_id, ts)
             _event(conn, job_id, ts, kind, None, None, detail)
+
+        write(self.engine, log)
 
     def placements(self, job_id: int | None = None) -> pd.DataFrame:
         """Placements (of one job, or all), by job and start; end_at is NaT while open."""
@@ -291,8 +318,11 @@ class JobStore:
 # --- helpers (inside the caller's transaction) ----------------------------------------------
 
 
-def _state(conn: Connection, job_id: int) -> str:
-    state = conn.execute(select(jobs.c.state).where(jobs.c.id == int(job_id))).scalar()
+def _state(conn: Connection, job_id: int, *, lock: bool = False) -> str:
+    """The job's state; with `lock`, its row stays locked until the transaction ends
+    (PostgreSQL; SQLite's write transactions hold the whole database already)."""
+    query = select(jobs.c.state).where(jobs.c.id == int(job_id))
+    state = conn.execute(query.with_for_update() if lock else query).scalar()
     if state is None:
         raise InvalidInput(f"job {job_id}: no such job in the store")
     return state

@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, Engine, func, insert, select
+from sqlalchemy import Connection, Engine, Insert, Table, func, insert, select
 
 from costsched.model import InvalidInput, PriceObservation
 from costsched.store import database, zones
@@ -29,6 +29,7 @@ from costsched.store.jobs import JobStore
 from costsched.store.leases import Leases, TaskRuns
 from costsched.store.moves import MoveStore
 from costsched.store.schema import offerings, prices
+from costsched.store.spot_availability import SpotAvailabilityStore
 
 OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
 OFFERING_ATTRS = ["gpu_model", "gpu_count", "vcpus", "memory_gb"]
@@ -55,7 +56,17 @@ class PriceStore:
         self.url = resolve_url(url) if url else default_url()
         self.engine: Engine = database.make_engine(self.url)
         if migrate:
-            self.upgrade()
+            try:
+                self.upgrade()
+            except BaseException:
+                self.engine.dispose()
+                raise
+
+    @property
+    def where(self) -> str:
+        """Where the store is, for output: a SQLite file's path, else its URL with the
+        password masked (`url` holds the password)."""
+        return database.describe(self.url)
 
     @cached_property
     def jobs(self) -> JobStore:
@@ -66,6 +77,11 @@ class PriceStore:
     def availability(self) -> AvailabilityStore:
         """Capacity errors, preemptions and launches seen by the launchers."""
         return AvailabilityStore(self.engine)
+
+    @cached_property
+    def spot_availability(self) -> SpotAvailabilityStore:
+        """Spot availability over time (traces and probe logs), as intervals per offering."""
+        return SpotAvailabilityStore(self.engine)
 
     @cached_property
     def moves(self) -> MoveStore:
@@ -109,18 +125,22 @@ class PriceStore:
         # One row per (offering, time) within the batch too: the first one wins, as in the store.
         frame = frame.assign(effective_ts=to_epoch_seconds(frame["effective_at"]))
         frame = frame.drop_duplicates([*OFFERING_KEY, "effective_ts"])
-        with self.engine.begin() as conn:
-            ids = self._offering_ids(conn, frame)
-            rows = pd.DataFrame(
-                {
-                    "offering_id": ids,
-                    "effective_ts": frame["effective_ts"].to_numpy(),
-                    "usd_per_hour": frame["usd_per_hour"].to_numpy(dtype=float),
-                    "source": frame["source"].astype(str).to_numpy(),
-                }
-            )
-            inserted = self._insert_prices(conn, rows)
+        inserted = database.write(self.engine, lambda conn: self._ingest(conn, frame))
         return IngestResult(inserted=inserted, unchanged=len(frame) - inserted)
+
+    def _ingest(self, conn: Connection, frame: pd.DataFrame) -> int:
+        """Store a checked, deduplicated frame inside the caller's write transaction; the
+        number of rows inserted."""
+        ids = self._offering_ids(conn, frame)
+        rows = pd.DataFrame(
+            {
+                "offering_id": ids,
+                "effective_ts": frame["effective_ts"].to_numpy(),
+                "usd_per_hour": frame["usd_per_hour"].to_numpy(dtype=float),
+                "source": frame["source"].astype(str).to_numpy(),
+            }
+        )
+        return self._insert_prices(conn, rows)
 
     def record_zones(self, frame: pd.DataFrame, at: datetime) -> int:
         """Record the zones that offer regionally priced offerings (frame columns cloud,
@@ -129,14 +149,20 @@ class PriceStore:
         return zones.record_zones(self.engine, frame, at)
 
     def _offering_ids(self, conn: Connection, frame: pd.DataFrame) -> np.ndarray:
-        """The id of each row's offering, creating the offerings not stored yet."""
+        """The id of each row's offering, creating the offerings not stored yet.
+
+        Insert-if-absent: an offering another writer created meanwhile is left as it is
+        (ON CONFLICT DO NOTHING), then every id is read back. Sorted by key, so that
+        concurrent writers lock new offerings in one order (no deadlock)."""
         wanted = frame[OFFERING_KEY + OFFERING_ATTRS].drop_duplicates(OFFERING_KEY)
         known = self._offering_index(conn)
         merged = wanted.merge(known, on=OFFERING_KEY, how="left")
         new = merged[merged["id"].isna()][OFFERING_KEY + OFFERING_ATTRS]
         if not new.empty:
             records = new.astype({"gpu_count": int, "vcpus": int, "memory_gb": float})
-            conn.execute(insert(offerings), records.to_dict("records"))
+            records = records.sort_values(OFFERING_KEY)
+            conn.execute(_insert_if_absent(conn, offerings, OFFERING_KEY),
+                         records.to_dict("records"))
             known = self._offering_index(conn)
         ids = frame[OFFERING_KEY].merge(known, on=OFFERING_KEY, how="left")["id"]
         return ids.to_numpy(dtype="int64")
@@ -308,6 +334,18 @@ def _copy_insert_postgresql(conn: Connection, columns: list[str], records: list[
     cursor.execute("DROP TABLE prices_batch")
     cursor.close()
     return inserted
+
+
+def _insert_if_absent(conn: Connection, table: Table, key: list[str]) -> Insert:
+    """An INSERT that skips rows whose `key` is stored (SQLite, PostgreSQL); a plain
+    INSERT elsewhere."""
+    if conn.dialect.name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    elif conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:
+        return insert(table)
+    return dialect_insert(table).on_conflict_do_nothing(index_elements=key)
 
 
 def _where(filters: dict[str, str | Sequence[str] | None]) -> list:

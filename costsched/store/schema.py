@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Float,
     ForeignKey,
@@ -185,4 +186,30 @@ task_runs = Table(
     Column("status", String(16), nullable=False),  # running | ok | failed | skipped
     Column("detail", Text, nullable=False, server_default=""),
     Index("ix_task_runs_task", "task", "id"),
+)
+
+# --- spot availability over time ------------------------------------------------------
+
+# Run-length encoded: one row per interval [start_ts, end_ts) of one state of one offering.
+# kind: availability (could a spot instance be obtained), preemption (was a probed
+# instance running), probe (a probe log's instance lifetimes and creation failures).
+spot_availability = Table(
+    "spot_availability",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("cloud", String(16), nullable=False),
+    Column("region", String(64), nullable=False),
+    Column("zone", String(64), nullable=False),
+    Column("instance_type", String(128), nullable=False),
+    Column("market", String(16), nullable=False),
+    Column("gpu_model", String(32), nullable=False),
+    Column("gpu_count", Integer, nullable=False),
+    Column("start_ts", BigInteger, nullable=False),
+    Column("end_ts", BigInteger, nullable=False),
+    Column("available", Boolean, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("source", String(256), nullable=False),
+    UniqueConstraint("cloud", "region", "zone", "instance_type", "market", "kind", "source",
+                     "start_ts", "available", name="uq_spot_availability_key"),
+    Index("ix_spot_availability_zone_start", "zone", "start_ts"),
 )

@@ -324,3 +324,35 @@ def test_cli_daemon_once_then_status_shows_the_tasks(
     assert tasks["replan"]["failures"] == [] and tasks["replan"]["next_run"] is None
     text = cli("status").stdout
     assert "Scheduled optimizer" in text and "3 new price(s)" in text
+
+
+def test_the_hourly_collect_re_places_a_job_with_a_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.costsched.service.test_deadline_jobs import WORK_HOURS, deadline_spec, market_of
+
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+    set_prices(store, CHEAP, datetime.now(timezone.utc) - timedelta(hours=1))
+    [job] = service.launch(store, deadline_spec(tmp_path, "due", WORK_HOURS + 10),
+                           launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp_path / "checkpoints"))
+    try:
+        assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1a", "spot")
+        # Zone a gets dear and b cheap: the deadline policy moves the job at the hourly
+        # collect, not at the daily re-plan; a cost-policy job would wait for the re-plan.
+        monkeypatch.setattr(service_api, "collect_prices", fake_collect(DEAR_A))
+        daemon = Daemon(store, Config(), tasks=("collect",), launchers=lambda _: launcher,
+                        settle_seconds=30)
+        detail = daemon.collect()
+        assert "1 deadline move(s) started" in detail
+        assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1b", "spot")
+        # A second price change the same hour moves it again: no once-a-day limit.
+        monkeypatch.setattr(service_api, "collect_prices",
+                            fake_collect({"us-east-1b": 3.0, "us-east-1c": 0.4}))
+        assert "1 deadline move(s) started" in daemon.collect()
+        assert zone_of(store, job.id) == "us-east-1c"
+    finally:
+        for instance in launcher.instances():
+            launcher.terminate(instance.id)
+        store.dispose()

@@ -3,7 +3,13 @@
 
 from __future__ import annotations
 
-from costsched.optimize.collection import max_throughput_per_dollar, min_cost, min_makespan
+from costsched.optimize.collection import (
+    max_throughput_per_dollar,
+    min_cost,
+    min_makespan,
+    packing,
+)
+from costsched.optimize.collection.packing import PackingProblem, plan_collection_shared
 from costsched.optimize.collection.problem import CollectionPlan, CollectionProblem, diagnose
 
 POLICIES = {
@@ -12,5 +18,6 @@ POLICIES = {
     "throughput-per-dollar": max_throughput_per_dollar.solve,
 }
 
-__all__ = ["POLICIES", "CollectionPlan", "CollectionProblem", "diagnose", "min_cost",
-           "min_makespan", "max_throughput_per_dollar"]
+__all__ = ["POLICIES", "CollectionPlan", "CollectionProblem", "PackingProblem", "diagnose",
+           "max_throughput_per_dollar", "min_cost", "min_makespan", "packing",
+           "plan_collection_shared"]

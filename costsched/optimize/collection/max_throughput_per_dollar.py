@@ -7,7 +7,6 @@ that a fast-stepping model (LM: hundreds of steps/s) does not outweigh a slow on
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from costsched.optimize.collection.problem import (
@@ -16,6 +15,7 @@ from costsched.optimize.collection.problem import (
     Pairs,
     solve_assignment,
 )
+from costsched.optimize.collection.solver import HIGHS, cp
 
 NAME = "max_throughput_per_dollar"
 
@@ -38,7 +38,7 @@ def build(pairs: Pairs, x: cp.Variable) -> tuple[cp.Problem, object]:
     return program, lambda chosen: float(value @ chosen)
 
 
-def solve(problem: CollectionProblem, solver: str = cp.HIGHS,
+def solve(problem: CollectionProblem, solver: str = HIGHS,
           **solver_opts: object) -> CollectionPlan:
     """An LP whose optimum is a 0/1 assignment (see `problem`); with a total budget, whose
     row breaks that property, a MILP."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from costsched.optimize.collection.problem import (
@@ -13,6 +12,7 @@ from costsched.optimize.collection.problem import (
     infeasible,
     solve_assignment,
 )
+from costsched.optimize.collection.solver import HIGHS, cp
 
 NAME = "min_cost"
 
@@ -23,7 +23,7 @@ def build(pairs: Pairs, x: cp.Variable) -> tuple[cp.Problem, object]:
     return program, lambda chosen: float(cost @ chosen)
 
 
-def solve(problem: CollectionProblem, solver: str = cp.HIGHS,
+def solve(problem: CollectionProblem, solver: str = HIGHS,
           **solver_opts: object) -> CollectionPlan:
     """An LP: its optimum is a 0/1 assignment (see `problem`). A total budget needs no row
     of its own: the plan fits it or nothing does (`diagnose` says by how much)."""

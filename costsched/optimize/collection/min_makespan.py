@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import cvxpy as cp
-
 from costsched.optimize.collection.problem import (
     CollectionPlan,
     CollectionProblem,
     Pairs,
     solve_assignment,
 )
+from costsched.optimize.collection.solver import HIGHS, cp
 
 NAME = "min_makespan"
 
@@ -25,7 +24,7 @@ def build(pairs: Pairs, x: cp.Variable, budget_usd: float | None) -> tuple[cp.Pr
     return program, lambda chosen: float((hours * chosen).max(initial=0.0))
 
 
-def solve(problem: CollectionProblem, solver: str = cp.HIGHS) -> CollectionPlan:
+def solve(problem: CollectionProblem, solver: str = HIGHS) -> CollectionPlan:
     """A MILP: the budget row breaks total unimodularity, so the LP alone could split jobs."""
     return solve_assignment(
         NAME, problem, lambda pairs, x: build(pairs, x, problem.budget_usd),

@@ -20,10 +20,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import cvxpy as cp
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+
+from costsched.optimize.collection.solver import HIGHS, cp
 
 _TOL = 1e-6
 
@@ -121,13 +122,15 @@ class CollectionPlan:
     solver: str
     solve_seconds: float
     integral_lp: bool  # the LP's own solution was 0/1 (no MILP fallback needed)
+    # Shared-instance plans (`packing`): one row per instance rented, with its jobs.
+    instances: pd.DataFrame | None = None
 
     @property
     def feasible(self) -> bool:
         return self.status == "optimal"
 
 
-def diagnose(problem: CollectionProblem, solver: str = cp.HIGHS) -> list[str]:
+def diagnose(problem: CollectionProblem, solver: str = HIGHS) -> list[str]:
     """Why no placement meets the constraints: each job that has no usable offering (with
     the binding constraint), else the quotas, else the budget with the amount missing."""
     reasons = [r for j in range(len(problem.jobs)) if (r := _job_reason(problem, j))]
@@ -185,11 +188,11 @@ def unit_variable(n: int) -> cp.Variable:
     return cp.Variable(n, bounds=[0, 1])
 
 
-Build = Callable[[Pairs, cp.Variable], tuple[cp.Problem, Callable[[np.ndarray], float]]]
+Build = Callable[[Pairs, "cp.Variable"], tuple["cp.Problem", Callable[[np.ndarray], float]]]
 
 
 def solve_assignment(policy: str, problem: CollectionProblem, build: Build,
-                     solver: str = cp.HIGHS, integer: bool = False,
+                     solver: str = HIGHS, integer: bool = False,
                      **solver_opts: object) -> CollectionPlan:
     """Solve a policy's program over the usable pairs and read off the assignment.
 

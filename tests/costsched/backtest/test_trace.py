@@ -74,3 +74,40 @@ def test_empty_history_is_a_clear_error() -> None:
     with pytest.raises(InvalidInput, match="no price observations"):
         PriceTrace.from_history(history([]).reindex(columns=list(history(
             [(V100_A, 1.0, 0)]).columns)))
+
+
+def test_shared_trace_offers_one_gpu_of_each_multi_gpu_instance_at_its_share() -> None:
+    x4 = ("aws", "us-east-1", "us-east-1a", "p3.8xlarge", "V100", 4)
+    tr = trace([(V100_A, 1.0, 0), (x4, 4.0, 0), (x4, 8.0, 1)])
+    shared = tr.shared()
+    assert shared.keys == sorted(shared.keys) and len(shared.keys) == 3
+    share = shared.rows[("aws", "us-east-1", "us-east-1a", "p3.8xlarge[1/4]", "spot", "linux")]
+    whole = shared.rows[("aws", "us-east-1", "us-east-1a", "p3.8xlarge", "spot", "linux")]
+    o = shared.offerings
+    assert (o.loc[share, "gpu_count"], o.loc[share, "shared"]) == (1, True)
+    assert (o.loc[whole, "gpu_count"], o.loc[whole, "shared"]) == (4, False)
+    t0 = int(T0.timestamp())
+    assert shared.price_at(t0 + 30 * H, np.array([share, whole])).tolist() == [2.0, 8.0]
+    # 24 h at $1 then 6 h at $2 for one GPU of four.
+    assert shared.cost(np.array([share]), np.array([t0]), np.array([t0 + 30 * H]))[0] == (
+        pytest.approx(24 * 1.0 + 6 * 2.0))
+    assert tr.shared().keys == shared.keys  # the original trace is untouched
+
+
+def test_a_live_shared_view_matches_the_replayed_one() -> None:
+    from costsched.policies.market import view_from_prices
+    from costsched.throughput import ThroughputTable
+
+    x4 = ("aws", "us-east-1", "us-east-1a", "p3.8xlarge", "V100", 4)
+    rows = [(V100_A, 1.0, 0), (x4, 4.0, 0), (K80_A, 0.3, 0)]
+    frame = history(rows)
+    t = T0.to_pydatetime()
+    table = ThroughputTable()
+    live = view_from_prices(frame, t, table, "A3C", shared=True)
+    tr = trace(rows).shared()
+    from costsched.backtest import throughputs
+
+    replayed = tr.view(int(T0.timestamp()), throughputs(tr, table, "A3C"))
+    assert live.keys == replayed.keys
+    np.testing.assert_allclose(live.prices, replayed.prices)
+    np.testing.assert_allclose(live.steps_per_second, replayed.steps_per_second)

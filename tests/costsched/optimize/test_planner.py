@@ -5,6 +5,7 @@ recommendation (batch 2048) differ in GPU model; each is checked exhaustively.""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
@@ -90,3 +91,22 @@ def test_time_objective_and_baseline(offerings) -> None:  # noqa: ANN001
     assert plan.baseline.usd_per_hour == pytest.approx(3.06)  # p3.2xlarge list price, 2020
     cheapest = plan_job(job("ResNet-50 (batch size 64)"), offerings, "cost").best
     assert cheapest["expected_cost"] < plan.baseline.cost / 2
+
+
+@pytest.mark.parametrize("objective", ["cost", "time", "throughput-per-dollar"])
+def test_identical_jobs_solved_once_match_the_full_collection(offerings, objective: str) -> None:  # noqa: ANN001
+    """Without quota or total budget, one job per kind gives the optimum of all jobs."""
+    from costsched.optimize.collection import POLICIES
+    from costsched.optimize.planner import collection_problem, plan_collection
+
+    base = job("ResNet-50 (batch size 64)")
+    other = job("Recommendation (batch size 2048)")
+    jobs = [replace(base, job=replace(base.job, name=f"r{i}")) for i in range(4)] + [
+        replace(other, job=replace(other.job, name=f"m{i}")) for i in range(3)]
+    grouped = plan_collection(jobs, offerings, objective)
+    full = POLICIES[objective](collection_problem(jobs, offerings))
+    assert grouped.feasible and full.feasible
+    assert list(grouped.assignment["job"]) == [j.name for j in jobs]
+    if objective != "time":  # min makespan: equal makespans, costs may differ
+        assert grouped.total_cost == pytest.approx(full.total_cost, rel=1e-9)
+    assert grouped.objective == pytest.approx(full.objective, rel=1e-9)

@@ -233,13 +233,13 @@ def test_plan_errors_speak_of_values(tmp_path: Path, options: dict, start: str) 
 
 # --- backtest ------------------------------------------------------------------------------
 
-def test_backtest_adds_static_and_summarises(recorded_store: PriceStore) -> None:
+def test_backtest_adds_both_baselines_and_summarises(recorded_store: PriceStore) -> None:
     seen: list[tuple[int, int]] = []
     result = service.backtest(recorded_store, models=["A3C"], policies=["dynamic"],
                               progress=lambda done, total: seen.append((done, total)),
                               **WINDOW)
-    assert set(result.results["policy"]) == {"static", "dynamic"}
-    assert len(result.results) == 1 * 2 * 2 == seen[-1][0] == seen[-1][1]
+    assert set(result.results["policy"]) == {"static", "cheapest-hourly", "dynamic"}
+    assert len(result.results) == 1 * 2 * 3 == seen[-1][0] == seen[-1][1]
     assert result.window["first_start"] == pd.Timestamp("2020-02-24", tz="UTC")
     assert result.window["last_start"] == pd.Timestamp("2020-02-26", tz="UTC")
     static = result.summary.set_index("policy").loc["static", "reduction"]

@@ -116,33 +116,44 @@ def test_stale_and_unknown_states_write_nothing(jobs: JobStore) -> None:
     assert issubclass(StaleState, InvalidInput)
 
 
-def test_compare_and_set_sees_a_concurrent_writer(
+def test_a_state_change_holds_the_job_until_it_commits(
     jobs: JobStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Another writer moves the job between our read and our write: the write must see it."""
+    """Another writer tries to move the job between our read of its state and our write:
+    it waits for our commit, then finds the state we wrote (row lock on PostgreSQL, the
+    write lock taken at BEGIN on SQLite)."""
     job_id = new_job(jobs)
-    rival = JobStore(jobs.engine)
+    rival = PriceStore(str(jobs.engine.url.render_as_string(hide_password=False)),
+                       migrate=False)
     real_state = jobs_module._state
-    raced = {"done": False, "to": "cancelled"}
+    outcome: dict[str, object] = {}
+    threads: list[threading.Thread] = []
 
-    def state_then_rival_moves(conn, jid):  # noqa: ANN001
-        seen = real_state(conn, jid)
-        if not raced["done"]:
-            raced["done"] = True
-            with jobs.engine.begin() as other:  # another connection, committed first
-                other.execute(jobs_module.update(jobs_module.jobs)
-                              .where(jobs_module.jobs.c.id == jid).values(state=raced["to"]))
+    def rival_cancels() -> None:
+        try:
+            rival.jobs.transition(job_id, "cancelled", at=at(1), expect="pending")
+            outcome["rival"] = "moved"
+        except StaleState as exc:
+            outcome["rival"] = str(exc)
+
+    def state_then_rival_tries(conn, jid, **kwargs):  # noqa: ANN001, ANN003
+        seen = real_state(conn, jid, **kwargs)
+        if not threads:
+            threads.append(threading.Thread(target=rival_cancels))
+            threads[0].start()
+            threads[0].join(0.5)  # the rival had every chance to get in first
+            outcome["rival_waited"] = threads[0].is_alive()
         return seen
 
-    monkeypatch.setattr(jobs_module, "_state", state_then_rival_moves)
-    with pytest.raises(StaleState, match="is 'cancelled': expected pending"):
-        jobs.transition(job_id, "launching", at=at(1), expect="pending")
-    assert rival.get(job_id).state == "cancelled"
-    # Without an expectation the move happens from the state that is really there.
-    raced.update(done=False, to="recovering")
-    jobs.transition(job_id, "failed", at=at(2))
-    assert rival.get(job_id).state == "failed"
-    assert rival.events(job_id)["from_state"].fillna("-").tolist() == ["-", "recovering"]
+    monkeypatch.setattr(jobs_module, "_state", state_then_rival_tries)
+    jobs.transition(job_id, "launching", at=at(1), expect="pending")
+    threads[0].join()
+    rival.dispose()
+    assert outcome["rival_waited"] is True
+    assert outcome["rival"] == (f"job {job_id} is 'launching': expected pending to move it"
+                                " to 'cancelled'")
+    assert jobs.get(job_id).state == "launching"
+    assert jobs.events(job_id)["to_state"].tolist() == ["pending", "launching"]
 
 
 def test_concurrent_transitions_one_winner(any_store: PriceStore) -> None:

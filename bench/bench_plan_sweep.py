@@ -1,0 +1,125 @@
+"""Plan benchmark: a 10,000-job sweep (examples/sweep.yaml's shape) planned end to end on
+the recorded prices, next to the ranking benchmark measured in the same run.
+
+Builds a SQLite store of the recorded AWS/Azure logs (../shared/data/dispa2020) once, writes
+the sweep, and times `plan` in-process (service call) and as the CLI in a subprocess (text
+and --json), with peak memory (tracemalloc in-process, maxrss of the subprocess). Target:
+under 10 s and 500 MB end to end. Prints figures and ratios; asserts nothing.
+
+    .venv/bin/python bench/bench_plan_sweep.py [--lrs 100] [--seeds 100] [--kinds 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import yaml
+
+from costsched.service import plan
+from costsched.store import PriceStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_optimize import bench_ranking  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DISPA = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data")) / (
+    "dispa2020")
+AT = "2020-03-01T00:00Z"
+TARGET_S, TARGET_MB = 10.0, 500.0
+MODELS = ["Transformer (batch size 64)", "ResNet-50 (batch size 64)", "A3C",
+          "Recommendation (batch size 2048)"]
+
+
+def build_store(path: Path) -> str:
+    from price_collectors import recorded
+
+    store = PriceStore(str(path))
+    store.ingest(recorded.read_paths([DISPA / "aws" / "cost", DISPA / "azure"]).observations())
+    store.dispose()
+    return str(path)
+
+
+def write_sweep(path: Path, lrs: int, seeds: int, kinds: int) -> int:
+    """examples/sweep.yaml with `lrs` x `seeds` combinations, as `kinds` documents of
+    different models (each a sweep of its own): lrs x seeds jobs in all."""
+    base = yaml.safe_load((ROOT / "examples" / "sweep.yaml").read_text())
+    docs = []
+    for k in range(kinds):
+        share = range(k * seeds // kinds, (k + 1) * seeds // kinds)
+        docs.append({**base, "name": f"sweep{k}", "model": MODELS[k % len(MODELS)],
+                     "sweep": {"LR": [round(1e-4 * (i + 1), 6) for i in range(lrs)],
+                               "SEED": list(share)}})
+    path.write_text(yaml.safe_dump_all(docs))
+    return lrs * seeds
+
+
+def in_process(db: str, sweep: Path) -> tuple[float, float, int]:
+    tracemalloc.start()
+    started = time.perf_counter()
+    result = plan(db, sweep, at=AT)
+    seconds = time.perf_counter() - started
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return seconds, peak, len(result.jobs)
+
+
+def cli(db: str, sweep: Path, *extra: str) -> tuple[float, float, int, int]:
+    """(wall s, maxrss MB, bytes printed, exit code) of `costsched plan` in a subprocess."""
+    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    run = subprocess.run([sys.executable, "-c", "from costsched.cli import main; main()",
+                          "plan", str(sweep), "--db", db, "--at", AT, *extra],
+                         capture_output=True, check=False)
+    seconds = time.perf_counter() - started
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, max(rss, before) / 1024, len(run.stdout), run.returncode
+
+
+def backtest_sweep(db: str, sweep: Path) -> str:
+    from costsched.service import backtest
+
+    try:
+        started = time.perf_counter()
+        backtest(db, job_files=[sweep], starts=1)
+    except TypeError as exc:
+        return f"not measured ({exc})"
+    except Exception as exc:  # noqa: BLE001 - a benchmark reports, it does not stop
+        return f"not measured ({type(exc).__name__}: {exc})"
+    return f"{time.perf_counter() - started:.2f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lrs", type=int, default=100)
+    parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--kinds", type=int, default=1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = build_store(Path(tmp) / "prices.sqlite")
+        sweep = Path(tmp) / "big.yaml"
+        n = write_sweep(sweep, args.lrs, args.seeds, args.kinds)
+        print(f"plan of a {n:,}-job sweep ({args.kinds} kind(s) of job), prices as of {AT}; "
+              f"target < {TARGET_S:.0f} s and < {TARGET_MB:.0f} MB")
+        seconds, peak, planned = in_process(db, sweep)
+        print(f"  service.plan in-process   {seconds:7.2f} s  peak {peak:7.1f} MB (tracemalloc)"
+              f"  {planned:,} jobs; {seconds / TARGET_S:.2f}x of target")
+        for label, extra in (("CLI text", ()), ("CLI --json", ("--json",))):
+            s, rss, size, code = cli(db, sweep, *extra)
+            print(f"  {label:25} {s:7.2f} s  maxrss {rss:7.1f} MB  {size / 2**20:6.1f} MB "
+                  f"printed, exit {code}; {s / TARGET_S:.2f}x of the time, "
+                  f"{rss / TARGET_MB:.2f}x of the memory target")
+        rank_s = bench_ranking(10_000, 2_000, 1)
+        print(f"  plan in-process / ranking 10k x 2k: {seconds / rank_s:.1f}x")
+        print(f"  backtest of the sweep: {backtest_sweep(db, sweep)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""How far the online policies stay above the hindsight oracle, per row of the README's
+backtest table (6 models x 2 home regions, 30 daily starts from 2020-02-10, 4-day jobs
+sized on a V100, migration costs charged with the default overheads).
+
+The gap of a row is the policy's cost summed over the starts / the oracle's - 1. Prints a
+markdown table of gaps, their mean and maximum per policy against the targets (mean 5%,
+no row above 10%), the policies' migrations and their time per table; asserts nothing.
+
+    .venv/bin/python bench/oracle_gap.py [--db prices.sqlite] [--policies dynamic,...]
+
+`--db`: a store holding the recorded AWS and Azure logs (imported into it if it is a new
+file); default: a fresh temporary store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from costsched.backtest import (
+    PUBLISHED_MODELS,
+    BacktestConfig,
+    PriceTrace,
+    jobs_for_models,
+    regular_starts,
+    run_backtest,
+)
+from costsched.store import PriceStore
+from costsched.throughput import ThroughputTable
+
+ROOT = Path(__file__).resolve().parent.parent
+DISPA = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data")) / (
+    "dispa2020")
+FIRST_START = "2020-02-10"
+TARGET_MEAN, TARGET_MAX = 0.05, 0.10
+
+
+def load_trace(db: Path | None) -> PriceTrace:
+    from price_collectors import recorded
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = db or Path(tmp) / "prices.sqlite"
+        fresh = not path.exists()
+        store = PriceStore(str(path))
+        if fresh:
+            parsed = recorded.read_paths([DISPA / "aws" / "cost", DISPA / "azure"])
+            store.ingest(parsed.observations())
+        trace = PriceTrace.from_store(store, os=["linux", "linux-vpc"])
+        store.dispose()
+    return trace
+
+
+def gaps(results: pd.DataFrame) -> pd.DataFrame:
+    """Rows (model, region), a column per policy: cost over the oracle's - 1."""
+    ok = results[results["cost_usd"].notna()]
+    total = ok.pivot_table(index=["model", "region"], columns="policy", values="cost_usd",
+                           aggfunc="sum", sort=False)
+    return total.drop(columns="oracle").div(total["oracle"], axis=0) - 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", type=Path, default=None)
+    parser.add_argument("--policies", default="dynamic,dynamic-aware")
+    parser.add_argument("--period-hours", type=float, default=24.0)
+    parser.add_argument("--margin", type=float, default=BacktestConfig.margin)
+    args = parser.parse_args()
+    names = [p.strip() for p in args.policies.split(",") if p.strip()]
+
+    trace = load_trace(args.db)
+    table = ThroughputTable()
+    jobs = jobs_for_models(PUBLISHED_MODELS, 4, ["us-east-1", "us-west-2"], table)
+    starts = regular_starts(pd.Timestamp(FIRST_START, tz="UTC").to_pydatetime(), 30)
+    config = BacktestConfig(period_hours=args.period_hours, margin=args.margin)
+    frames, seconds = [], {}
+    for name in [*names, "oracle"]:
+        t, cpu = time.perf_counter(), time.process_time()
+        frames.append(run_backtest(trace, jobs, starts, [name], config, table))
+        seconds[name] = (time.perf_counter() - t, time.process_time() - cpu)
+    results = pd.concat(frames, ignore_index=True)
+    gap = gaps(results)[names]
+
+    print("| model | region | " + " | ".join(names) + " |")
+    print("|---|---|" + "---|" * len(names))
+    for (model, region), row in gap.iterrows():
+        print(f"| {model} | {region} | " + " | ".join(f"{v:+.1%}" for v in row) + " |")
+    print("| mean | | " + " | ".join(f"{v:+.1%}" for v in gap.mean()) + " |")
+    print("| max | | " + " | ".join(f"{v:+.1%}" for v in gap.max()) + " |")
+    migrations = results.groupby("policy")["migrations"].sum()
+    for name in [*names, "oracle"]:
+        wall, cpu = seconds[name]
+        line = (f"{name:>16}: {wall:6.2f} s per table ({cpu:.2f} s CPU), "
+                f"{migrations[name]:4d} migrations")
+        if name in gap:
+            line += (f", mean gap {gap[name].mean():+.1%} ({gap[name].mean() / TARGET_MEAN:.2f}x"
+                     f" of target), max {gap[name].max():+.1%} "
+                     f"({gap[name].max() / TARGET_MAX:.2f}x of target)")
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

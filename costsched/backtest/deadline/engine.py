@@ -1,0 +1,182 @@
+"""Replay jobs with a deadline over an availability trace, one tick at a time, for many
+start times and home zones at once.
+
+Per tick: a spot placement whose zone has lost its spot is preempted (the work since the
+last checkpoint is lost); the policy then chooses the placement for the tick; a change of
+placement is a planned stop of the old one, which keeps all progress (the job contract:
+on SIGTERM the job writes a checkpoint before it exits; checkpoints take no time here, as
+the periodic ones), and a start pays the restart before any progress, plus the checkpoint's
+egress when it starts in another region than the checkpoint's. Every tick a placement holds
+is billed in full at that tick's price. A run that misses its deadline goes on (on-demand,
+by the safety rule) until it is done, so its cost and lateness are known. The market a
+policy sees at a tick holds the trace up to that tick only: which zones have spot, for how
+long, and the mean length of each zone's past spells.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from costsched.backtest.deadline.trace import AvailabilityTrace
+from costsched.model import InvalidInput
+from costsched.policies.deadline.base import (
+    NONE,
+    DeadlinePolicy,
+    DeadlineState,
+    MarketNow,
+    is_spot,
+    zone_of,
+)
+
+HOUR = 3600.0
+RUN_COLUMNS = ["start_tick", "home", "cost_usd", "finish_hours", "met", "preemptions",
+               "restarts", "spot_hours", "on_demand_hours"]
+
+
+@dataclass(frozen=True)
+class DeadlineJob:
+    """A job of `work_hours` on one instance, due `deadline_hours` after its start."""
+
+    work_hours: float
+    deadline_hours: float
+    restart_minutes: float
+    checkpoint_minutes: float
+    checkpoint_gb: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("work_hours", "deadline_hours", "checkpoint_minutes"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise InvalidInput(f"{name} {value}: expected a positive number")
+        for name in ("restart_minutes", "checkpoint_gb"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise InvalidInput(f"{name} {value}: expected a number >= 0")
+
+    @property
+    def work(self) -> float:
+        return self.work_hours * HOUR
+
+    @property
+    def deadline(self) -> float:
+        return self.deadline_hours * HOUR
+
+    @property
+    def restart(self) -> float:
+        return self.restart_minutes * 60
+
+    @property
+    def checkpoint(self) -> float:
+        return self.checkpoint_minutes * 60
+
+    def horizon(self, tick: int) -> int:
+        """Ticks a run may take: to its deadline, and on past it on-demand if it misses."""
+        return math.ceil(self.deadline / tick) + math.ceil((self.work + self.restart) / tick) + 1
+
+
+def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
+             starts: np.ndarray, homes: np.ndarray) -> pd.DataFrame:
+    """One row per run (start tick, home zone index): columns RUN_COLUMNS."""
+    starts = np.asarray(starts, dtype=np.int64)
+    homes = np.asarray(homes, dtype=np.int64)
+    n, zones, tick = len(starts), len(trace.zones), trace.tick
+    horizon = job.horizon(tick)
+    trace = trace.padded(int(starts.max()) + horizon + 1)
+    rows = np.arange(n)
+    work = np.full(n, job.work)
+    deadline = np.full(n, job.deadline)
+    move_usd = trace.move_usd(job.checkpoint_gb)
+    since = trace.run_before * float(tick)
+    spell_mean = past_spell_mean(trace.available, trace.run_before * float(tick))
+
+    progress = np.zeros(n)
+    placement = np.full(n, NONE, dtype=np.int64)
+    overhead = np.zeros(n)
+    last_zone = np.full(n, NONE, dtype=np.int64)
+    cost = np.zeros(n)
+    finish = np.full(n, np.nan)
+    done = np.zeros(n, dtype=bool)
+    preemptions = np.zeros(n, dtype=np.int64)
+    restarts = np.zeros(n, dtype=np.int64)
+    spot_s = np.zeros(n)
+    od_s = np.zeros(n)
+
+    for t in range(horizon):
+        if done.all():
+            break
+        at = starts + t
+        available = trace.available[:, at].T
+        zone = zone_of(placement, zones)
+        lost = ~done & is_spot(placement, zones) & ~available[rows, np.maximum(zone, 0)]
+        if lost.any():
+            progress = np.where(lost, _saved(progress, job.checkpoint), progress)
+            placement = np.where(lost, NONE, placement)
+            overhead = np.where(lost, 0.0, overhead)
+            preemptions += lost
+        state = DeadlineState(progress=progress, work=work, time_left=deadline - t * tick,
+                              placement=placement, overhead_left=overhead,
+                              restart=job.restart, checkpoint=job.checkpoint, home=homes,
+                              deadline=deadline, last_zone=last_zone)
+        market = MarketNow(float(tick), available, since[:, at].T,
+                           trace.spot_price[:, at].T, trace.on_demand_price[:, at].T,
+                           trace.region_codes, move_usd, spell_mean[:, at].T)
+        chosen = np.where(done, placement, policy.decide(state, market))
+        new_zone = zone_of(chosen, zones)
+        bad = ~done & is_spot(chosen, zones) & ~available[rows, np.maximum(new_zone, 0)]
+        if bad.any():
+            raise RuntimeError(f"policy {policy.name} chose spot in "
+                               f"{trace.zones[new_zone[bad][0]]} where there is none")
+        change = ~done & (chosen != placement)  # a planned stop keeps the progress
+        start = change & (chosen >= 0)
+        moved = start & (last_zone >= 0)
+        cost += np.where(moved, move_usd[np.maximum(last_zone, 0), np.maximum(new_zone, 0)],
+                         0.0)
+        restarts += moved
+        last_zone = np.where(start, new_zone, last_zone)
+        overhead = np.where(start, job.restart, np.where(change, 0.0, overhead))
+        placement = chosen
+
+        running = ~done & (placement >= 0)
+        spot = is_spot(placement, zones)
+        z = np.maximum(new_zone, 0)
+        price = np.where(spot, trace.spot_price[z, at], trace.on_demand_price[z, at])
+        cost += np.where(running, price * tick / HOUR, 0.0)
+        spot_s += np.where(running & spot, tick, 0.0)
+        od_s += np.where(running & ~spot, tick, 0.0)
+        idle_part = np.minimum(overhead, tick)
+        gained = np.where(running, tick - idle_part, 0.0)
+        overhead = np.where(running, overhead - idle_part, overhead)
+        ends = running & (progress + gained >= work)
+        finish = np.where(ends, t * tick + idle_part + (work - progress), finish)
+        progress = progress + gained
+        done |= ends
+
+    return pd.DataFrame({
+        "start_tick": starts, "home": homes, "cost_usd": cost,
+        "finish_hours": finish / HOUR, "met": done & (finish <= deadline + 1e-6),
+        "preemptions": preemptions, "restarts": restarts, "spot_hours": spot_s / HOUR,
+        "on_demand_hours": od_s / HOUR,
+    })[RUN_COLUMNS]
+
+
+def _saved(progress: np.ndarray, checkpoint: float) -> np.ndarray:
+    return np.floor(progress / checkpoint) * checkpoint
+
+
+# Prior of `past_spell_mean`: one spell of this many seconds, so that a zone with little
+# history is neither trusted nor dismissed.
+PRIOR_SPELL = 3600.0
+
+
+def past_spell_mean(available: np.ndarray, run_before: np.ndarray) -> np.ndarray:
+    """Per zone and tick: the mean length in seconds of the zone's spot spells seen to end
+    by the tick (gone at its start), with the prior spell: the past of the trace only."""
+    ended = np.zeros(available.shape)
+    ended[:, 1:] = np.where(available[:, :-1] & ~available[:, 1:], run_before[:, :-1], 0.0)
+    count = np.cumsum(ended > 0, axis=1)
+    total = np.cumsum(ended, axis=1)
+    return (total + PRIOR_SPELL) / (count + 1)

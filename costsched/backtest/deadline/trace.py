@@ -1,0 +1,274 @@
+"""An availability trace: spot there or not per zone and tick, with the prices of each tick.
+
+`available[z, t]` says whether zone z had spot capacity during tick t, which covers
+[start + t * tick, start + (t + 1) * tick). Prices are USD per instance-hour per zone and
+tick: the store's as-of prices where it has them for the offering at that time, else the
+reference prices below, else the values a caller gives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property, reduce
+
+import numpy as np
+import pandas as pd
+
+from costsched import catalog, clouds
+from costsched.model import InvalidInput
+from costsched.optimize.decision import egress_per_gb
+from costsched.store import PriceStore, to_epoch_seconds
+
+# Reference prices where the store has none for the trace's time. On-demand: the bundled
+# catalog's list price of the instance type in the zone's region (p3.2xlarge: $3.06/h in
+# us-east-1, us-east-2 and us-west-2). Spot: this share of it; 30% gives p3.2xlarge
+# $0.918/h, the low end of the $0.92-1.20/h its spot price ran at in spring 2023 (the
+# price note of the public 2023 AWS V100 availability traces of "Can't Be Late", NSDI 2024).
+REFERENCE_SPOT_SHARE = 0.30
+REFERENCE_SOURCE = ("on-demand: catalog list price; spot: 30% of it (p3.2xlarge spot "
+                    "$0.92-1.20/h in spring 2023, per the 2023 AWS V100 availability traces)")
+STORED_OS = ("linux", "linux-vpc")
+
+
+@dataclass(frozen=True)
+class AvailabilityTrace:
+    tick: int  # seconds per tick
+    start: pd.Timestamp  # UTC start of tick 0
+    zones: tuple[str, ...]
+    regions: tuple[str, ...]  # per zone
+    cloud: str
+    available: np.ndarray  # bool (zones, ticks)
+    spot_price: np.ndarray  # USD/h (zones, ticks)
+    on_demand_price: np.ndarray  # USD/h (zones, ticks)
+    price_source: str = REFERENCE_SOURCE
+
+    @classmethod
+    def from_arrays(cls, available: np.ndarray, zones: Sequence[str], tick: int, *,
+                    start: datetime | str = "2023-02-15", cloud: str | None = None,
+                    spot_price: float | np.ndarray | None = None,
+                    on_demand_price: float | np.ndarray | None = None,
+                    instance_type: str = "p3.2xlarge") -> AvailabilityTrace:
+        """From a (zones, ticks) matrix; prices as scalars, per zone, or per zone and tick
+        (default: the reference prices of `instance_type`)."""
+        available = np.asarray(available, dtype=bool)
+        if available.ndim != 2 or available.shape[0] != len(zones) or available.shape[1] < 1:
+            raise InvalidInput(f"availability matrix {available.shape}: expected one row per "
+                               f"zone ({len(zones)}) and at least one tick")
+        tick = _whole_seconds("tick", tick)
+        found = [clouds.zone_region(z) for z in zones]
+        unknown = [z for z, f in zip(zones, found, strict=True) if f is None]
+        if unknown:
+            raise InvalidInput(f"zone {unknown[0]!r}: expected a zone name such as us-east-1a")
+        names = {f[0] for f in found if f is not None}
+        if cloud is None:
+            if len(names) > 1:
+                raise InvalidInput(f"zones {', '.join(zones)}: expected zones of one cloud")
+            cloud = names.pop()
+        regions = tuple(f[1] for f in found if f is not None)
+        shape = available.shape
+        od_ref, spot_ref = reference_prices(cloud, instance_type, regions)
+        od = _grid(on_demand_price, od_ref, shape, "on_demand_price")
+        spot = _grid(spot_price, spot_ref, shape, "spot_price")
+        return cls(tick, pd.Timestamp(start, tz="UTC") if pd.Timestamp(start).tzinfo is None
+                   else pd.Timestamp(start).tz_convert("UTC"), tuple(zones), regions, cloud,
+                   available, spot, od)
+
+    @classmethod
+    def from_intervals(cls, frame: pd.DataFrame, tick: int | None = None,
+                       **prices: float | np.ndarray | None) -> AvailabilityTrace:
+        """From stored intervals (zone, start, end, available, ...; one kind). A tick takes
+        the state of the interval holding its start; ticks no interval covers are
+        unavailable. `tick` defaults to the largest step all interval bounds fall on."""
+        if frame.empty:
+            raise InvalidInput("no spot availability intervals in the chosen period and zones")
+        start_s = to_epoch_seconds(frame["start"])
+        end_s = to_epoch_seconds(frame["end"])
+        t0, t1 = int(start_s.min()), int(end_s.max())
+        if tick is None:
+            tick = int(reduce(math.gcd, np.unique(np.concatenate([start_s, end_s]) - t0)
+                              .tolist(), 0)) or t1 - t0
+        tick = _whole_seconds("tick", tick)
+        ticks = max(1, -(-(t1 - t0) // tick))
+        zones = sorted(set(frame["zone"]))
+        available = np.zeros((len(zones), ticks), dtype=bool)
+        at = t0 + np.arange(ticks) * tick
+        zone_col = frame["zone"].to_numpy()
+        up = frame["available"].to_numpy(dtype=bool)
+        for i, zone in enumerate(zones):
+            mine = np.flatnonzero(zone_col == zone)
+            mine = mine[np.argsort(start_s[mine], kind="stable")]
+            row = np.searchsorted(start_s[mine], at, side="right") - 1
+            inside = (row >= 0) & (at < end_s[mine][np.maximum(row, 0)])
+            available[i] = inside & up[mine][np.maximum(row, 0)]
+        cloud = frame["cloud"].iloc[0] if "cloud" in frame.columns else None
+        kwargs = {"instance_type": frame["instance_type"].iloc[0]} \
+            if "instance_type" in frame.columns else {}
+        return cls.from_arrays(available, zones, tick, start=pd.Timestamp(t0, unit="s",
+                               tz="UTC"), cloud=cloud, **kwargs, **prices)
+
+    @classmethod
+    def from_store(cls, store: PriceStore, *, zones: Sequence[str] | None = None,
+                   instance_type: str = "p3.2xlarge", start: datetime | None = None,
+                   end: datetime | None = None, tick: int | None = None,
+                   spot_price: float | None = None,
+                   on_demand_price: float | None = None) -> AvailabilityTrace:
+        """The stored availability of `instance_type` spot in `zones` (all stored by
+        default), priced from the store's price history where it covers the trace (as-of
+        per tick), else by the reference prices; a price given overrides both."""
+        frame = store.spot_availability.intervals(
+            zones=list(zones) if zones else None, instance_type=instance_type,
+            kind="availability", start=start, end=end)
+        if frame.empty:
+            where = f" in {', '.join(zones)}" if zones else ""
+            raise InvalidInput(f"no stored spot availability of {instance_type}{where}: "
+                               "import an availability trace first")
+        if zones:
+            missing = sorted(set(zones) - set(frame["zone"]))
+            if missing:
+                known = ", ".join(sorted(set(store.spot_availability.intervals(
+                    instance_type=instance_type)["zone"])))
+                raise InvalidInput(f"zone {missing[0]!r}: no stored availability of "
+                                   f"{instance_type}; stored zones: {known}")
+        trace = cls.from_intervals(frame, tick)
+        return trace.priced_from(store, instance_type, spot_price, on_demand_price)
+
+    def priced_from(self, store: PriceStore, instance_type: str, spot_price: float | None,
+                    on_demand_price: float | None) -> AvailabilityTrace:
+        """The same trace with the store's as-of prices wherever it has them."""
+        end = self.start + pd.Timedelta(seconds=self.tick * self.ticks)
+        history = store.history(None, end.to_pydatetime(), cloud=self.cloud,
+                                instance_type=instance_type, os=list(STORED_OS))
+        spot, od = self.spot_price.copy(), self.on_demand_price.copy()
+        used = False
+        if not history.empty:
+            times = to_epoch_seconds(self.start + pd.to_timedelta(
+                np.arange(self.ticks) * self.tick, unit="s"))
+            for i, (zone, region) in enumerate(zip(self.zones, self.regions, strict=True)):
+                for market, grid in (("spot", spot), ("on_demand", od)):
+                    rows = history[(history["market"] == market)
+                                   & (history["region"] == region)
+                                   & history["zone"].isin([zone, ""])]
+                    if rows.empty:
+                        continue
+                    rows = rows.sort_values("effective_at", kind="stable")
+                    stamps = to_epoch_seconds(rows["effective_at"])
+                    j = np.searchsorted(stamps, times, side="right") - 1
+                    found = j >= 0
+                    grid[i, found] = rows["usd_per_hour"].to_numpy(dtype=float)[j[found]]
+                    used = used or bool(found.any())
+        if spot_price is not None:
+            spot[:] = _positive("spot_price", spot_price)
+        if on_demand_price is not None:
+            od[:] = _positive("on_demand_price", on_demand_price)
+        source = self.price_source
+        if used:
+            source = "stored prices as of each tick where stored; elsewhere " + source
+        if spot_price is not None or on_demand_price is not None:
+            source = "given prices" + ("" if spot_price is not None and on_demand_price
+                                       is not None else "; otherwise " + source)
+        return AvailabilityTrace(self.tick, self.start, self.zones, self.regions, self.cloud,
+                                 self.available, spot, od, source)
+
+    # --- derived arrays ---------------------------------------------------------------
+
+    @property
+    def ticks(self) -> int:
+        return self.available.shape[1]
+
+    @cached_property
+    def region_codes(self) -> np.ndarray:
+        names = sorted(set(self.regions))
+        return np.array([names.index(r) for r in self.regions], dtype=np.int64)
+
+    @cached_property
+    def run_before(self) -> np.ndarray:
+        """Ticks each zone's spot has been available without a break, up to and including
+        tick t (0 where it is not available at t)."""
+        return _runs(self.available)
+
+    @cached_property
+    def run_after(self) -> np.ndarray:
+        """Ticks each zone's spot stays available from tick t on (0 where not at t)."""
+        return _runs(self.available[:, ::-1])[:, ::-1]
+
+    def move_usd(self, checkpoint_gb: float) -> np.ndarray:
+        """USD of copying a checkpoint from zone i's region to zone j's (the clouds' egress)."""
+        cloud = np.array([self.cloud] * len(self.zones), dtype=object)
+        return checkpoint_gb * egress_per_gb(cloud, np.array(self.regions, dtype=object))
+
+    def subset(self, zones: Sequence[str]) -> AvailabilityTrace:
+        """The trace of some of its zones, in the order given."""
+        missing = [z for z in zones if z not in self.zones]
+        if missing:
+            raise InvalidInput(f"zone {missing[0]!r}: expected one of {', '.join(self.zones)}")
+        keep = [self.zones.index(z) for z in zones]
+        return AvailabilityTrace(self.tick, self.start, tuple(zones),
+                                 tuple(self.regions[i] for i in keep), self.cloud,
+                                 self.available[keep], self.spot_price[keep],
+                                 self.on_demand_price[keep], self.price_source)
+
+    def padded(self, ticks: int) -> AvailabilityTrace:
+        """At least `ticks` ticks: after its end no spot, prices held at their last value."""
+        extra = ticks - self.ticks
+        if extra <= 0:
+            return self
+        def hold(a: np.ndarray) -> np.ndarray:
+            return np.concatenate([a, np.repeat(a[:, -1:], extra, axis=1)], axis=1)
+        available = np.concatenate([self.available, np.zeros((len(self.zones), extra),
+                                                             dtype=bool)], axis=1)
+        return AvailabilityTrace(self.tick, self.start, self.zones, self.regions, self.cloud,
+                                 available, hold(self.spot_price), hold(self.on_demand_price),
+                                 self.price_source)
+
+
+def reference_prices(cloud: str, instance_type: str,
+                     regions: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(on-demand, spot) reference USD/h per region given (NaN where the catalog has no
+    list price for the type in that region)."""
+    listed = catalog.on_demand_prices()
+    listed = listed[(listed["cloud"] == cloud) & (listed["instance_type"] == instance_type)]
+    by_region = dict(zip(listed["region"], listed["usd_per_hour"].astype(float), strict=True))
+    od = np.array([by_region.get(r, np.nan) for r in regions], dtype=float)
+    return od, od * REFERENCE_SPOT_SHARE
+
+
+def _grid(value: float | np.ndarray | None, reference: np.ndarray, shape: tuple[int, int],
+          name: str) -> np.ndarray:
+    if value is None:
+        if np.isnan(reference).any():
+            raise InvalidInput(f"{name}: no reference price for a zone's region; give one")
+        return np.repeat(reference[:, None], shape[1], axis=1).astype(float)
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 1:
+        array = array[:, None]
+    try:
+        grid = np.broadcast_to(array, shape).astype(float)
+    except ValueError:
+        raise InvalidInput(f"{name} of shape {array.shape}: expected a number, one per zone "
+                           f"or one per zone and tick {shape}") from None
+    if not (np.isfinite(grid).all() and (grid > 0).all()):
+        raise InvalidInput(f"{name}: expected positive USD per hour")
+    return grid
+
+
+def _positive(name: str, value: float) -> float:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise InvalidInput(f"{name} {value!r}: expected a positive USD per hour")
+    return float(value)
+
+
+def _whole_seconds(name: str, value: float) -> int:
+    if not (value > 0 and float(value).is_integer()):
+        raise InvalidInput(f"{name} {value!r}: expected a whole number of seconds > 0")
+    return int(value)
+
+
+def _runs(available: np.ndarray) -> np.ndarray:
+    """Length of the run of True ending at each position, per row."""
+    z, n = available.shape
+    idx = np.broadcast_to(np.arange(1, n + 1), (z, n))
+    last_false = np.maximum.accumulate(np.where(available, 0, idx), axis=1)
+    return np.where(available, idx - last_false, 0)

@@ -1,0 +1,55 @@
+"""Rendering the collection backtest: cost per approach, deadline misses, moves, and the
+instances the collection shared."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from costsched.cli.common import frame_records, money, table
+from costsched.service.collection_backtest import CollectionBacktestResult
+
+DESCRIPTIONS = {
+    "collection": "the collection planner, re-run every period",
+    "alone": "each job's own best offering at the start, kept",
+    "alone-daily": "each job's own best offering, re-chosen every period",
+    "cheapest-hourly": "the job's accelerator at the lowest $/h, kept",
+}
+
+
+def print_collection_backtest(result: CollectionBacktestResult, console: Console) -> None:
+    w, c = result.window, result.config
+    console.print(f"{len(result.jobs)} jobs ({', '.join(result.jobs)}) from {w['starts']} "
+                  f"starts, {w['first_start']:%Y-%m-%d %H:%M} to "
+                  f"{w['last_start']:%Y-%m-%d %H:%M} UTC, re-planned every "
+                  f"{w['replan_hours']:g} h"
+                  + (", instances shared" if c.share_instances else ""),
+                  highlight=False, soft_wrap=True)
+    s = result.summary
+    ratio = next((col for col in s.columns if col.startswith("vs_")), None)
+    rows = [[r.approach, DESCRIPTIONS.get(r.approach, ""), money(r.cost_usd, 2),
+             f"{getattr(r, ratio):.2f}x" if ratio else "-", str(int(r.deadline_misses)),
+             str(int(r.moves)), str(int(r.shared_instances)), str(int(r.runs))]
+            for r in s.itertuples()]
+    against = ratio[3:].replace("_", "-") if ratio else ""
+    console.print(table("Collection backtest: total cost over the starts",
+                        ["approach", "chooses", "total $", f"vs {against}", "deadline misses",
+                         "moves", "shared instances", "starts"], rows))
+    shared = result.instances[(result.instances["approach"] == "collection")
+                              & result.instances["jobs"].str.contains(", ", regex=False)]
+    if len(shared):
+        counts = shared.groupby(["offering", "gpus_used"]).size().reset_index(name="n")
+        rows = [[r.offering, str(r.gpus_used), str(r.n)]
+                for r in counts.sort_values("n", ascending=False).itertuples()]
+        console.print(table("Instances the collection shared (instance-periods)",
+                            ["offering", "GPUs used", "times"], rows))
+    for r in result.errors.itertuples():
+        console.print(f"  {r.approach} from {r.start:%Y-%m-%d %H:%M}: {r.error}",
+                      highlight=False, soft_wrap=True)
+
+
+def collection_backtest_json(result: CollectionBacktestResult) -> dict:
+    """Summary, runs and instances as records (one schema for scripts)."""
+    return {"jobs": result.jobs, "window": result.window,
+            "share_instances": result.config.share_instances,
+            "summary": frame_records(result.summary), "runs": frame_records(result.runs),
+            "instances": frame_records(result.instances)}

@@ -1,0 +1,123 @@
+"""`costsched backtest --deadline HOURS[,HOURS...]`: jobs with a deadline replayed over the
+stored spot availability through the deadline policies, against the hindsight optimum."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from costsched.backtest.deadline import plot
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    err_console,
+    frame_records,
+    friendly_errors,
+    options,
+    print_json,
+    split_csv,
+    table,
+)
+from costsched.model import InvalidInput
+from costsched.policies.deadline import DEADLINE_POLICIES
+from costsched.service.deadline import (
+    DEFAULT_CHECKPOINT_MINUTES,
+    DeadlineBacktestResult,
+    deadline_backtest,
+)
+
+FLAGS = {"deadline_hours": "--deadline", "restart_minutes": "--restart-minutes",
+         "job_hours": "--job-hours", "starts": "--starts", "checkpoint_minutes":
+         "--checkpoint-minutes", "checkpoint_gb": "--checkpoint-gb", "spot_price":
+         "--spot-price", "on_demand_price": "--on-demand-price", "zone": "--zones"}
+
+
+def numbers(values: list[str] | None, flag: str) -> list[float]:
+    """Comma-separated numbers of an option ('52,70')."""
+    out = []
+    for value in split_csv(values):
+        try:
+            out.append(float(value))
+        except ValueError:
+            raise InvalidInput(f"{flag} {value!r}: expected numbers such as 52,70") from None
+    return out
+
+
+@friendly_errors
+def deadline_backtest_cmd(
+    deadline: Annotated[list[str], typer.Option(
+        "--deadline", help="Deadline(s) in hours after each start (comma-separated).")],
+    job_hours: Annotated[float, typer.Option(help="Work of each job in hours.")] = 48.0,
+    restart_minutes: Annotated[list[str] | None, typer.Option(
+        "--restart-minutes", help="Restart overhead(s) in minutes (comma-separated).")]
+    = None,
+    checkpoint_minutes: Annotated[float, typer.Option(
+        help="Minutes of work between checkpoints.")] = DEFAULT_CHECKPOINT_MINUTES,
+    checkpoint_gb: Annotated[float, typer.Option(
+        help="Checkpoint size, for egress between regions.")] = 1.0,
+    zones: Annotated[list[str] | None, typer.Option(
+        "--zones", help="Zones the jobs may use (comma-separated); default: all stored.")]
+    = None,
+    instance_type: Annotated[str, typer.Option(help="Instance type.")] = "p3.2xlarge",
+    starts: Annotated[int, typer.Option(help="Start times spread over the trace.")] = 20,
+    policies: Annotated[list[str] | None, typer.Option(
+        "--policies", help=f"Policies (comma-separated): {', '.join(DEADLINE_POLICIES)}; "
+        "default all.", show_default=False)] = None,
+    spot_price: Annotated[float | None, typer.Option(
+        help="Spot USD/h in every zone (default: stored prices, else 30% of on-demand).",
+        show_default=False)] = None,
+    on_demand_price: Annotated[float | None, typer.Option(
+        help="On-demand USD/h (default: stored prices, else the catalog's list price).",
+        show_default=False)] = None,
+    plot_path: Annotated[Path | None, typer.Option("--plot", help="Write a bar chart (PNG).")]
+    = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Replay jobs with a deadline over stored spot availability: cost against on-demand,
+    deadline misses and the share of the greedy-to-optimum gap each policy closes."""
+    deadlines = numbers(deadline, "--deadline")
+    restarts = numbers(restart_minutes, "--restart-minutes") or [3.0, 12.0]
+    with Progress(TextColumn("[bold]deadline backtest"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, disable=json_out,
+                  transient=True) as bar, options(**FLAGS):
+        task = bar.add_task("", total=None)
+        result = deadline_backtest(
+            db, zones=split_csv(zones) or None, instance_type=instance_type,
+            job_hours=job_hours, deadline_hours=deadlines, restart_minutes=restarts,
+            checkpoint_minutes=checkpoint_minutes, checkpoint_gb=checkpoint_gb,
+            starts=starts, policies=split_csv(policies), spot_price=spot_price,
+            on_demand_price=on_demand_price,
+            progress=lambda done, total: bar.update(task, completed=done, total=total))
+    if plot_path is not None:
+        plot(result.summary, plot_path)
+    if json_out:
+        print_json({"trace": result.trace, "optimum_step_seconds": result.optimum_steps,
+                    "summary": frame_records(result.summary),
+                    "runs": frame_records(result.results)})
+        return
+    render(result)
+    if plot_path is not None:
+        console.print(f"chart written to {plot_path}")
+
+
+def render(result: DeadlineBacktestResult) -> None:
+    """The summary table and what it rests on."""
+    rows = []
+    for row in result.summary.itertuples(index=False):
+        gap = f"{row.gap_closed:.0%}" if row.gap_closed == row.gap_closed else "-"
+        rows.append([f"{row.deadline_hours:g} h", f"{row.restart_minutes:g} min", row.policy,
+                     f"{row.vs_on_demand:.3f}", f"{row.vs_optimum:.3f}", gap,
+                     str(row.misses), str(row.runs)])
+    info = result.trace
+    title = (f"Deadline backtest: {info['starts']} starts x {len(info['zones'])} home zones "
+             f"({', '.join(info['zones'])})")
+    console.print(table(title, ["deadline", "restart", "policy", "cost vs on-demand",
+                                "vs optimum", "gap closed", "misses", "runs"], rows))
+    steps = ", ".join(f"{k}: {v} s" for k, v in result.optimum_steps.items())
+    console.print(f"prices: {info['prices']}; optimum over all zones, waste step {steps} "
+                  f"(a step above the exact one gives a lower bound)", highlight=False)

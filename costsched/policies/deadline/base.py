@@ -1,0 +1,138 @@
+"""The deadline policy interface: a job's state and the market now in, the next placement out.
+
+Everything is an array over runs (one row per job or replayed run), so that a replay of
+many start times moves them all one tick at a time, and a live job is a batch of one.
+A placement is an int per run: `NONE` (not running), `z` (spot in zone z) or `Z + z`
+(on-demand in zone z), for the market's Z zones.
+
+Job model (the backtest engine and the hindsight optimum follow it too): the job writes a
+checkpoint every `checkpoint` seconds of progress; a preemption loses the work since the
+last checkpoint, a planned stop (a change of placement) loses nothing, because the job
+writes a checkpoint on SIGTERM before it exits (the job contract), and every start pays
+`restart` seconds (billed, no progress) before the work goes on.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+NONE = -1
+
+
+@dataclass
+class DeadlineState:
+    """Arrays of shape (runs,), seconds unless named otherwise."""
+
+    progress: np.ndarray  # work done (including work since the last checkpoint)
+    work: np.ndarray  # the job's total work
+    time_left: np.ndarray  # to the deadline, from the start of this tick
+    placement: np.ndarray  # int: NONE, zone (spot) or zones + zone (on-demand)
+    overhead_left: np.ndarray  # restart still to go on the current placement
+    restart: float  # overhead of every start
+    checkpoint: float  # progress between checkpoints
+    home: np.ndarray  # int: the job's home zone (single-zone policies stay there)
+    deadline: np.ndarray  # from the job's start
+    last_zone: np.ndarray  # int: where the job last ran (its checkpoint); NONE if never
+
+    @property
+    def elapsed(self) -> np.ndarray:
+        return self.deadline - self.time_left
+
+    @property
+    def saved(self) -> np.ndarray:
+        """Progress kept by the last checkpoint: what a preemption now leaves."""
+        return np.floor(self.progress / self.checkpoint) * self.checkpoint
+
+    @property
+    def remaining(self) -> np.ndarray:
+        return np.maximum(self.work - self.progress, 0.0)
+
+
+@dataclass
+class MarketNow:
+    """The market at the start of this tick, one row per run, one column per zone."""
+
+    tick: float  # seconds until the next decision
+    spot_available: np.ndarray  # bool (runs, zones)
+    available_for: np.ndarray  # seconds each zone's spot has been available (0: not now)
+    spot_price: np.ndarray  # USD/h (runs, zones)
+    on_demand_price: np.ndarray  # USD/h (runs, zones)
+    region: np.ndarray  # int region code per zone (zones,)
+    move_usd: np.ndarray  # egress USD of a checkpoint copied from zone i to zone j
+    # Seconds: mean length of each zone's spot spells that ended before now (runs, zones);
+    # None where no history is known.
+    spell_mean: np.ndarray | None = None
+
+    @property
+    def zones(self) -> int:
+        return self.spot_available.shape[1]
+
+    def on_demand(self, zone: np.ndarray) -> np.ndarray:
+        return np.asarray(zone) + self.zones
+
+
+def zone_of(placement: np.ndarray, zones: int) -> np.ndarray:
+    """The zone of each placement (NONE stays NONE)."""
+    return np.where(placement >= zones, placement - zones, placement)
+
+
+def is_on_demand(placement: np.ndarray, zones: int) -> np.ndarray:
+    return placement >= zones
+
+
+def is_spot(placement: np.ndarray, zones: int) -> np.ndarray:
+    return (placement >= 0) & (placement < zones)
+
+
+def keeps_deadline(state: DeadlineState, market: MarketNow,
+                   placement: np.ndarray) -> np.ndarray:
+    """The safety rule shared by every policy: True where `placement` for this tick leaves
+    on-demand able to finish by the deadline whatever happens next. On-demand always does
+    (once started it is never taken away). Anything else may be stopped at the next tick
+    (a preemption), keeping only the work checkpointed by then; from there on-demand needs
+    one restart and the rest of the work, which must fit in the time left after this tick.
+    Where that fails, the job runs on-demand now, and on-demand now still fits: the rule
+    held a tick ago, and a planned switch keeps at least the checkpointed work it assumed."""
+    tick = market.tick
+    staying = placement == state.placement
+    running = placement >= 0
+    gain = np.where(staying, np.maximum(tick - state.overhead_left, 0.0),
+                    np.maximum(tick - state.restart, 0.0))
+    after = state.progress + np.where(running, gain, 0.0)
+    # Only spot can be stopped unplanned; nothing running keeps what it has.
+    kept = np.where(is_spot(placement, market.zones),
+                    np.floor(after / state.checkpoint) * state.checkpoint, after)
+    fits = state.work - kept + state.restart <= state.time_left - tick
+    finishes = running & (after >= state.work)
+    return fits | finishes | is_on_demand(placement, market.zones)
+
+
+class DeadlinePolicy(ABC):
+    """`choose` proposes; `decide` applies the safety rule on top (the engine calls it)."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    def decide(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
+        wanted = np.asarray(self.choose(state, market), dtype=np.int64)
+        safe = keeps_deadline(state, market, wanted)
+        if safe.all():
+            return wanted
+        return np.where(safe, wanted, self.fallback(state, market))
+
+    @abstractmethod
+    def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
+        """The placement per run for the next tick (spot only where available now)."""
+
+    @staticmethod
+    def fallback(state: DeadlineState, market: MarketNow) -> np.ndarray:
+        """On-demand where the safety rule says so: the current on-demand placement, else
+        on-demand in the zone of its checkpoint (its home zone if it has none)."""
+        zones = market.zones
+        here = np.where(state.last_zone >= 0, state.last_zone, state.home)
+        return np.where(is_on_demand(state.placement, zones), state.placement,
+                        market.on_demand(here))

@@ -1,0 +1,84 @@
+"""spot-anywhere: costsched's own policy, spot in any zone or region the job may use.
+
+Where the job's spot instance is gone (or it has none), it starts spot in another zone that
+has it now instead of falling back to on-demand, and leaves on-demand for spot as soon as
+the move pays for itself and the shared safety rule allows it. It picks a zone by the
+expected cost of the rest of the work at the current prices: the spot price raised by what
+a preemption costs (a restart and half a checkpoint interval of work lost) spread over how
+long the zone's spot is expected to hold: how long it has held so far plus the mean length
+of the zone's past spells where the market knows them (a spell that has lasted tends to
+last), plus the checkpoint's egress when the zone is in another region. A planned move or
+switch checkpoints first, so it costs a restart and the egress, no lost work. It moves
+between spot zones only for a lower price that repays the move. Without spot anywhere it
+follows uniform-progress: on-demand while behind the straight line, nothing while ahead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from costsched.policies.deadline.base import (
+    NONE,
+    DeadlinePolicy,
+    DeadlineState,
+    MarketNow,
+    is_on_demand,
+    is_spot,
+    zone_of,
+)
+from costsched.policies.deadline.uniform_progress import line
+
+HOUR = 3600.0
+
+
+class SpotAnywhere(DeadlinePolicy):
+    name = "spot-anywhere"
+    description = "spot in any allowed zone or region; on-demand only when none is safe"
+
+    def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
+        zones = market.zones
+        rows = np.arange(len(state.home))
+        current = state.placement
+        here = zone_of(current, zones)
+        hours_left = state.remaining / HOUR
+        # Egress of the checkpoint to each zone (none before the first start).
+        egress = np.where((state.last_zone >= 0)[:, None],
+                          market.move_usd[np.maximum(state.last_zone, 0)], 0.0)
+        run = np.maximum(market.available_for, market.tick)
+        if market.spell_mean is not None:
+            # Spells that have lasted tend to last (their remaining length grows with their
+            # age), and some zones hold spot longer than others: age plus the zone's mean.
+            run = np.where(market.spot_available, market.available_for + market.spell_mean,
+                           run)
+        per_preemption = state.restart + state.checkpoint / 2
+        effective = market.spot_price * (1 + per_preemption / run)
+        score = np.where(market.spot_available, effective * hours_left[:, None] + egress,
+                         np.inf)
+        best = np.argmin(score, axis=1)
+        any_spot = np.isfinite(score[rows, best])
+        best_price = market.spot_price[rows, best]
+        # A planned move checkpoints first: it pays the restart and the egress.
+        move_usd = state.restart / HOUR * best_price + egress[rows, best]
+
+        on_spot = is_spot(current, zones)
+        cheaper = (market.spot_price[rows, np.maximum(here, 0)] - best_price) * hours_left
+        stay_spot = on_spot & ~(cheaper > move_usd)
+
+        on_demand = is_on_demand(current, zones)
+        od_price = market.on_demand_price[rows, np.maximum(here, 0)]
+        # Spot is expected to hold at least a checkpoint interval (or as long as it has held
+        # so far).
+        lasting = np.maximum(run[rows, best], state.checkpoint)
+        spot_cost = best_price * (1 + per_preemption / lasting)
+        useful = np.minimum(hours_left, lasting / HOUR)
+        leave_od = any_spot & ((od_price - spot_cost) * useful > move_usd)
+
+        expected = line(state, market)
+        behind = state.progress < expected
+        keep_od = on_demand & (state.progress < expected + state.restart)
+        where_od = np.where(state.last_zone >= 0, state.last_zone, state.home)
+        without_spot = np.where(keep_od, current,
+                                np.where(behind, market.on_demand(where_od), NONE))
+        wanted = np.where(any_spot, best, without_spot)
+        wanted = np.where(on_demand & any_spot & ~leave_od, current, wanted)
+        return np.where(stay_spot, current, wanted)

@@ -1,0 +1,130 @@
+"""Deadline backtests: jobs with a deadline replayed over the stored spot availability
+through the deadline policies, against the hindsight optimum over the same zones."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import product
+
+import numpy as np
+import pandas as pd
+
+from costsched.backtest.deadline import (
+    AvailabilityTrace,
+    DeadlineJob,
+    default_step,
+    optimum,
+    simulate,
+    summarize,
+)
+from costsched.backtest.deadline.report import BASELINE, OPTIMUM
+from costsched.model import InvalidInput
+from costsched.policies.deadline import DEADLINE_POLICIES, deadline_policy
+from costsched.service.stores import StoreLike, using
+from costsched.service.values import at_least, positive
+
+DEFAULT_CHECKPOINT_MINUTES = 30.0  # the decision model's default checkpoint interval
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class DeadlineBacktestResult:
+    results: pd.DataFrame  # one row per (setting, policy, home zone, start)
+    summary: pd.DataFrame  # per setting and policy; see backtest.deadline.report
+    trace: dict  # zones, regions, start, ticks, tick_seconds, prices, start times
+    optimum_steps: dict  # seconds of waste per DP state, per deadline and restart
+
+    @property
+    def misses(self) -> int:
+        return int((~self.results["met"]).sum())
+
+
+def deadline_backtest(
+    store: StoreLike,
+    *,
+    zones: Sequence[str] | None = None,
+    instance_type: str = "p3.2xlarge",
+    job_hours: float = 48.0,
+    deadline_hours: Sequence[float] = (52.0, 70.0),
+    restart_minutes: Sequence[float] = (3.0, 12.0),
+    checkpoint_minutes: float = DEFAULT_CHECKPOINT_MINUTES,
+    checkpoint_gb: float = 1.0,
+    starts: int = 20,
+    policies: Sequence[str] = (),
+    spot_price: float | None = None,
+    on_demand_price: float | None = None,
+    progress: Progress | None = None,
+    trace: AvailabilityTrace | None = None,
+) -> DeadlineBacktestResult:
+    """Each setting (deadline x restart) runs every policy from `starts` start times spread
+    evenly over the trace, once from each zone as its home zone, and the optimum from each
+    start over all the zones. `trace`: use this one instead of reading the store."""
+    positive("job_hours", job_hours)
+    at_least("starts", starts, 1, "a whole number")
+    deadlines = [positive("deadline_hours", float(d)) for d in deadline_hours]
+    restarts = [at_least("restart_minutes", float(r), 0.0) for r in restart_minutes]
+    if not deadlines or not restarts:
+        raise InvalidInput("deadline_hours and restart_minutes: expected at least one each")
+    short = [d for d in deadlines if d < job_hours]
+    if short:
+        raise InvalidInput(f"deadline_hours {short[0]:g}: expected at least the job's "
+                           f"{job_hours:g} hours")
+    names = ([deadline_policy(p).name for p in policies] if policies
+             else list(DEADLINE_POLICIES))
+    if BASELINE not in names:
+        names.insert(0, BASELINE)
+    if trace is None:
+        with using(store) as opened:
+            trace = AvailabilityTrace.from_store(opened, zones=zones,
+                                                 instance_type=instance_type,
+                                                 spot_price=spot_price,
+                                                 on_demand_price=on_demand_price)
+    elif zones:
+        trace = trace.subset(zones)
+    span = max(math.ceil(d * 3600 / trace.tick) for d in deadlines)
+    if trace.ticks < span:
+        raise InvalidInput(f"deadline_hours {max(deadlines):g}: longer than the availability "
+                           f"trace ({trace.ticks * trace.tick / 3600:.1f} h)")
+    first = np.unique(np.linspace(0, trace.ticks - span, int(starts)).round().astype(np.int64))
+    zone_n = len(trace.zones)
+    run_starts = np.repeat(first, zone_n)
+    homes = np.tile(np.arange(zone_n), len(first))
+
+    settings = list(product(deadlines, restarts))
+    total, done = len(settings) * (len(names) + 1), 0
+    frames, steps = [], {}
+    for deadline, restart in settings:
+        job = DeadlineJob(job_hours, deadline, restart, checkpoint_minutes, checkpoint_gb)
+        for name in names:
+            runs = simulate(trace, deadline_policy(name), job, run_starts, homes)
+            frames.append(_label(runs, deadline, restart, name))
+            done += 1
+            if progress:
+                progress(done, total)
+        step = default_step(trace.tick, job)
+        steps[f"{deadline:g} h, {restart:g} min"] = step
+        best = optimum(trace, job, first, step=step)
+        frames.append(_label(pd.DataFrame({
+            "start_tick": run_starts, "home": homes, "cost_usd": np.repeat(best, zone_n),
+            "finish_hours": np.nan, "met": np.repeat(np.isfinite(best), zone_n),
+            "preemptions": 0, "restarts": 0, "spot_hours": np.nan,
+            "on_demand_hours": np.nan}), deadline, restart, OPTIMUM))
+        done += 1
+        if progress:
+            progress(done, total)
+    results = pd.concat(frames, ignore_index=True)
+    results["home"] = np.array(trace.zones, dtype=object)[results["home"].to_numpy()]
+    results["start"] = trace.start + pd.to_timedelta(results["start_tick"] * trace.tick,
+                                                     unit="s")
+    info = {"zones": list(trace.zones), "regions": list(trace.regions),
+            "start": trace.start, "ticks": trace.ticks, "tick_seconds": trace.tick,
+            "prices": trace.price_source, "starts": len(first),
+            "spot_usd_per_hour": float(np.mean(trace.spot_price)),
+            "on_demand_usd_per_hour": float(np.mean(trace.on_demand_price))}
+    return DeadlineBacktestResult(results, summarize(results), info, steps)
+
+
+def _label(runs: pd.DataFrame, deadline: float, restart: float, policy: str) -> pd.DataFrame:
+    return runs.assign(deadline_hours=deadline, restart_minutes=restart, policy=policy)

@@ -1,0 +1,272 @@
+"""Running jobs that have a deadline: a deadline policy asked, live, where a job runs now.
+
+The same policy objects the deadline backtest replays, asked about a batch of one job.
+The market is the job's best instance type (by expected cost of its steps) in every zone
+its constraints allow: spot where a price is listed and capacity was seen lately, and
+on-demand in the same regions. Spot is taken as unavailable in a zone where a launch just
+met no capacity or an instance was just preempted, or where the store's availability
+observations say it is gone now.
+
+A live job is never left without an instance: where the policy would wait (ahead of its
+schedule with no spot anywhere), a running job keeps its instance and a job to recover
+tries spot in every allowed zone, cheapest first, then on-demand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+import pandas as pd
+
+from costsched.jobspec import ResolvedJob
+from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads, egress_per_gb
+from costsched.optimize.planner import plan_job, prepare
+from costsched.policies import OfferingKey
+from costsched.policies.deadline import NONE, DeadlineState, MarketNow, deadline_policy
+from costsched.prices import prices_at
+from costsched.service.decide import Decision
+from costsched.store import PriceStore
+
+DEFAULT_DEADLINE_POLICY = "spot-anywhere"
+# How often the daemon asks again about a job with a deadline (its collect schedule):
+# the safety rule keeps one such period of slack.
+DECISION_PERIOD = timedelta(hours=1)
+RECENT = timedelta(minutes=30)  # a capacity error or preemption this recent: no spot there
+DEADLINE_EXCLUSION = "misses deadline"  # the planner's word for it
+KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
+
+
+def deadline_at(resolved: ResolvedJob, created_at: datetime) -> datetime | None:
+    """The job's deadline as a time (relative deadlines count from the job's creation)."""
+    if resolved.deadline_at is not None:
+        return resolved.deadline_at
+    hours = resolved.job.constraints.deadline_hours
+    return None if hours is None else created_at + timedelta(hours=float(hours))
+
+
+def uses_deadline_policy(resolved: ResolvedJob) -> bool:
+    """Jobs with a deadline that may use on-demand capacity: the deadline policy places
+    them. (A spot-only job cannot fall back to on-demand, so the cost policy places it.)"""
+    c = resolved.job.constraints
+    return c.deadline_hours is not None and (not c.markets or "on_demand" in c.markets)
+
+
+@dataclass(frozen=True)
+class DeadlineMarket:
+    offerings: pd.DataFrame  # per zone: spot and on-demand rows of one instance type
+    market: MarketNow
+
+
+def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: datetime,
+                    at: datetime, steps_left: float, current: OfferingKey | None,
+                    policy: str = DEFAULT_DEADLINE_POLICY, overheads: Overheads | None = None,
+                    unavailable: Collection[OfferingKey] = (),
+                    measured_rates: pd.DataFrame | None = None) -> Decision:
+    """The offering `policy` runs the job on now. `current`: where it runs (None when it has
+    no instance, e.g. after a preemption); `unavailable`: offerings that just met no
+    capacity or were preempted (no spot there now)."""
+    chosen = deadline_policy(policy)
+    due = deadline_at(resolved, created_at)
+    if due is None:
+        raise InvalidInput(f"job {resolved.name!r}: it has no deadline")
+    overheads = overheads or Overheads()
+    job = resolved.job
+    found = _market(store, resolved, at, measured_rates, unavailable, job.checkpoint_gb,
+                    current)
+    zones, market = found.offerings, found.market
+    row = zones.iloc[0]
+    sps = resolved.table.get(job.model, row["gpu_model"], int(row["gpu_count"])).steps_per_second
+    work = job.steps / sps
+    here = _index(zones, current)
+    if here is not None and here < len(zones):
+        # The job's own spot instance runs there: spot is available in its zone, whatever
+        # another launch met lately.
+        market.spot_available[0, here] = True
+    placement = np.array([here if here is not None else NONE])
+    last = NONE if here is None else here % len(zones)
+    if here is None and current is not None:
+        last = _zone_in_region(zones, current[1], default=NONE)
+    home = _zone_in_region(zones, resolved.job.constraints.regions[0]
+                           if resolved.job.constraints.regions else "", default=0)
+    state = DeadlineState(
+        progress=np.array([max(job.steps - steps_left, 0.0) / sps]),
+        work=np.array([work]),
+        time_left=np.array([(due - at).total_seconds()]),
+        placement=placement,
+        overhead_left=np.array([0.0]),
+        restart=overheads.restart_hours(job.checkpoint_gb) * 3600,
+        checkpoint=max(job.checkpoint_hours * 3600, 1.0),
+        home=np.array([home]),
+        deadline=np.array([(due - created_at).total_seconds()]),
+        last_zone=np.array([last]),
+    )
+    choice = int(chosen.decide(state, market)[0])
+    if choice == NONE:
+        # Never wait live: keep a running instance; otherwise the cheapest zone with spot
+        # now, else on-demand where the checkpoint is.
+        spot_now = np.where(market.spot_available[0], market.spot_price[0], np.inf)
+        choice = (here if here is not None else int(np.argmin(spot_now))
+                  if np.isfinite(spot_now).any() else len(zones) + (last if last >= 0 else home))
+    target = _offering_row(zones, choice)
+    hours_left = float(state.remaining[0]) / 3600
+    stay = (float("nan") if here is None else
+            hours_left * float(_offering_row(zones, here)["usd_per_hour"]))
+    price = float(target["usd_per_hour"])
+    move = 0.0 if choice == here else overheads.restart_hours(job.checkpoint_gb) * price
+    return Decision(at, chosen.name, current, tuple(target[KEY]),  # type: ignore[arg-type]
+                    _offering(target), price, stay, hours_left * price + move)
+
+
+def fallback_keys(store: PriceStore, resolved: ResolvedJob, decision: Decision,
+                  at: datetime, unavailable: Collection[OfferingKey] = (),
+                  measured_rates: pd.DataFrame | None = None) -> list[tuple[OfferingKey, dict]]:
+    """What a launch tries after the decision's offering when capacity is short: spot in
+    the other zones where it is available now (cheapest first), then on-demand in the
+    decision's region. (key, {"gpu_model", "gpu_count", "usd_per_hour"}) each."""
+    found = _market(store, resolved, at, measured_rates, unavailable,
+                    resolved.job.checkpoint_gb, None)
+    zones = found.offerings.assign(available=found.market.spot_available[0])
+    spot = zones[zones["available"]].sort_values("spot_usd_per_hour", kind="stable")
+    od = zones[zones["region"] == decision.choice[1]].head(1)
+    out, seen = [], {decision.choice}
+    for prefix, rows in (("spot", spot), ("od", od)):
+        for _, row in rows.iterrows():
+            key = tuple(row[f"{prefix}_{k}"] for k in KEY)
+            if key not in seen:
+                seen.add(key)
+                out.append((key, {"gpu_model": row["gpu_model"],
+                                  "gpu_count": int(row["gpu_count"]),
+                                  "usd_per_hour": float(row[f"{prefix}_usd_per_hour"])}))
+    return out  # type: ignore[return-value]
+
+
+# --- the market of one job ----------------------------------------------------------------
+
+
+def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
+            rates: pd.DataFrame | None, unavailable: Collection[OfferingKey],
+            checkpoint_gb: float, current: OfferingKey | None) -> DeadlineMarket:
+    frame = prices_at(store, at)
+    if frame.empty:
+        raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
+                           "prices first")
+    ranked = plan_job(resolved, prepare(frame, rates)).ranked
+    # The deadline policy keeps the deadline itself: a spot offering the planner expects to
+    # be late on its own is still one to use while there is slack.
+    reason = ranked["excluded"].fillna("").astype(str)
+    ranked = ranked[(reason == "") | reason.str.startswith(DEADLINE_EXCLUSION)]
+    spot = ranked[ranked["market"] == "spot"]
+    if spot.empty:
+        raise InvalidInput(f"job {resolved.name!r}: no spot offering its constraints allow "
+                           "has a price now")
+    # On-demand: the priced offerings, else the catalog's list price of the same type in
+    # the same region (what a launch there pays).
+    listed = spot.assign(market="on_demand", zone="",
+                         usd_per_hour=spot["on_demand_usd_per_hour"].astype(float))
+    od = pd.concat([ranked[ranked["market"] == "on_demand"], listed[listed["usd_per_hour"] > 0]])
+    # The instance type: the current one if it is still offered, else that of the best
+    # spot offering by expected cost.
+    types = set(od["instance_type"])
+    kind = (current[3] if current is not None and current[3] in types else
+            spot[spot["instance_type"].isin(types)].sort_values(
+                "expected_cost", kind="stable")["instance_type"].iloc[0]
+            if spot["instance_type"].isin(types).any() else None)
+    if kind is None:
+        raise InvalidInput(f"job {resolved.name!r}: no instance type is offered both spot "
+                           "and on-demand within its constraints")
+    spot = spot[spot["instance_type"] == kind].drop_duplicates(["cloud", "region", "zone"])
+    od = od[od["instance_type"] == kind].sort_values("usd_per_hour", kind="stable")
+    od_by_region = od.drop_duplicates(["cloud", "region"]).set_index(["cloud", "region"],
+                                                                      drop=False)
+    zones = pd.DataFrame({
+        "cloud": spot["cloud"].to_numpy(), "region": spot["region"].to_numpy(),
+        "zone": spot["zone"].to_numpy(), "gpu_model": spot["gpu_model"].to_numpy(),
+        "gpu_count": spot["gpu_count"].to_numpy(),
+        "spot_usd_per_hour": spot["usd_per_hour"].to_numpy(dtype=float)})
+    for k in KEY:
+        zones[f"spot_{k}"] = spot[k].to_numpy()
+    od_rows = od_by_region.loc[list(zip(zones["cloud"], zones["region"], strict=True))]
+    zones["od_usd_per_hour"] = od_rows["usd_per_hour"].to_numpy(dtype=float)
+    for k in KEY:
+        zones[f"od_{k}"] = od_rows[k].to_numpy()
+    available, since = _spot_now(store, zones, kind, at, unavailable)
+    market = MarketNow(
+        tick=DECISION_PERIOD.total_seconds(),
+        spot_available=available[None, :],
+        available_for=since[None, :],
+        spot_price=zones["spot_usd_per_hour"].to_numpy()[None, :],
+        on_demand_price=zones["od_usd_per_hour"].to_numpy()[None, :],
+        region=pd.factorize(zones["cloud"] + "/" + zones["region"])[0],
+        move_usd=checkpoint_gb * egress_per_gb(zones["cloud"].to_numpy(dtype=object),
+                                               zones["region"].to_numpy(dtype=object)),
+    )
+    return DeadlineMarket(zones, market)
+
+
+def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,
+              unavailable: Collection[OfferingKey]) -> tuple[np.ndarray, np.ndarray]:
+    """Per zone: is spot available now, and for how many seconds it has been seen so."""
+    n = len(zones)
+    available = np.ones(n, dtype=bool)
+    since = np.zeros(n)  # unknown: the policy counts one decision period
+    observed = store.spot_availability.latest(at, zones=list(zones["zone"]),
+                                              instance_type=instance_type)
+    observed = observed[observed["current"]] if not observed.empty else observed
+    by_zone = {r.zone: r for r in observed.itertuples()}
+    events = store.availability.since(pd.Timestamp(at) - RECENT)
+    recent = events[events["event"].isin(["capacity", "preempted"])
+                    & (events["instance_type"] == instance_type)]
+    gone = {(r.cloud, r.zone) for r in recent.itertuples()}
+    blocked = {(k[0], k[2]) for k in unavailable}
+    for i, (cloud, zone) in enumerate(zip(zones["cloud"], zones["zone"], strict=True)):
+        seen = by_zone.get(zone)
+        if seen is not None:
+            available[i] = bool(seen.available)
+            if seen.available:
+                since[i] = max((pd.Timestamp(at) - pd.Timestamp(seen.since)).total_seconds(), 0)
+        if (cloud, zone) in gone or (cloud, zone) in blocked:
+            available[i], since[i] = False, 0.0
+    return available, np.where(available, since, 0.0)
+
+
+def _index(zones: pd.DataFrame, key: OfferingKey | None) -> int | None:
+    """The placement index of an offering key: zone i (spot) or zones + i (on-demand)."""
+    if key is None:
+        return None
+    for prefix, offset in (("spot", 0), ("od", len(zones))):
+        cols = zones[[f"{prefix}_{k}" for k in KEY]]
+        hits = np.flatnonzero([tuple(r) == tuple(key) for r in cols.itertuples(index=False)])
+        if len(hits):
+            if prefix == "od":  # an on-demand instance: its zone if listed, else the region's
+                return offset + _zone_in_region(zones, key[1], default=int(hits[0]),
+                                                zone=key[2])
+            return offset + int(hits[0])
+    return None
+
+
+def _zone_in_region(zones: pd.DataFrame, region: str, *, default: int, zone: str = "") -> int:
+    exact = np.flatnonzero(zones["zone"].to_numpy() == zone) if zone else []
+    if len(exact):
+        return int(exact[0])
+    hits = np.flatnonzero(zones["region"].to_numpy() == region)
+    return int(hits[0]) if len(hits) else default
+
+
+def _offering_row(zones: pd.DataFrame, placement: int) -> pd.Series:
+    n = len(zones)
+    row = zones.iloc[placement % n]
+    prefix = "spot" if placement < n else "od"
+    return pd.Series({**{k: row[f"{prefix}_{k}"] for k in KEY},
+                      "gpu_model": row["gpu_model"], "gpu_count": int(row["gpu_count"]),
+                      "usd_per_hour": float(row[f"{prefix}_usd_per_hour"])}, dtype=object)
+
+
+def _offering(row: pd.Series):  # noqa: ANN202 - costsched.model.Offering
+    from costsched.migration.machine import offering_of
+
+    return offering_of({"key": [row[k] for k in KEY], "gpu_model": row["gpu_model"],
+                        "gpu_count": int(row["gpu_count"])})

@@ -1,0 +1,295 @@
+"""Spot availability over time: could a spot instance be obtained, did a probed one keep
+running, stored as intervals of one state per offering (run-length encoded).
+
+Three kinds of observation:
+- `availability`: an availability trace (was spot capacity there, tick by tick);
+- `preemption`: a preemption trace (was an instance kept on spot running);
+- `probe`: a probe log (an instance's life from creation to preemption or its last poll,
+  and creation failures as unavailable).
+
+Running -> not running within a `preemption` or `probe` source is a preemption; the
+preemption rates derived here take the shape the decision model's measured rates take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine, case, func, insert, select
+
+from costsched.model import CLOUDS, InvalidInput, utc
+from costsched.store.database import epoch_second, from_epoch_seconds, to_epoch_seconds
+from costsched.store.schema import spot_availability as table
+
+KINDS = ("availability", "preemption", "probe")
+RUNNING_KINDS = ("preemption", "probe")  # the kinds whose intervals are instance lifetimes
+OFFERING = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count"]
+COLUMNS = [*OFFERING, "start", "end", "available", "kind", "source"]
+SUMMARY_COLUMNS = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count",
+                   "kind", "source", "intervals", "first", "last", "hours", "available_share"]
+LATEST_COLUMNS = [*OFFERING, "available", "since", "until", "current"]
+_KEY = ["cloud", "region", "zone", "instance_type", "kind", "source", "start_ts", "available"]
+_MARKET = "spot"
+_CHUNK = 5_000
+
+
+class SpotAvailabilityStore:
+    """Spot availability intervals per offering, in the store's database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # --- writes ---------------------------------------------------------------------
+
+    def add(self, frame: pd.DataFrame) -> int:
+        """Store intervals (columns COLUMNS) in one transaction; an interval already stored
+        (same offering, kind, source, start and state) is left as it is. The number added."""
+        rows = _rows(frame)
+        if rows.empty:
+            return 0
+        rows = rows.drop_duplicates(_KEY)
+        with self.engine.begin() as conn:
+            stored = pd.DataFrame(
+                conn.execute(select(*(table.c[c] for c in _KEY)).where(
+                    table.c.source.in_(sorted(set(rows["source"]))))).fetchall(),
+                columns=_KEY)
+            if not stored.empty:
+                stored["available"] = stored["available"].astype(bool)
+                merged = rows.merge(stored, on=_KEY, how="left", indicator=True)
+                rows = rows[(merged["_merge"] == "left_only").to_numpy()]
+            records = rows.assign(market=_MARKET).to_dict("records")
+            for first in range(0, len(records), _CHUNK):
+                conn.execute(insert(table), records[first:first + _CHUNK])
+        return len(records)
+
+    # --- reads ----------------------------------------------------------------------
+
+    def intervals(self, *, cloud: str | None = None, zones: Sequence[str] | None = None,
+                  instance_type: str | None = None, kind: str | None = "availability",
+                  start: datetime | None = None, end: datetime | None = None,
+                  source: str | None = None) -> pd.DataFrame:
+        """The stored intervals overlapping [start, end) (all by default) of the matching
+        offerings and kind (None: every kind), ordered by zone, then start."""
+        conditions = _conditions(cloud, zones, instance_type, kind, source)
+        if start is not None:
+            conditions.append(table.c.end_ts > epoch_second(start, "start"))
+        if end is not None:
+            conditions.append(table.c.start_ts < epoch_second(end, "end"))
+        query = (select(*(table.c[c] for c in [*OFFERING, "start_ts", "end_ts", "available",
+                                              "kind", "source"]))
+                 .where(*conditions)
+                 .order_by(table.c.zone, table.c.start_ts, table.c.instance_type,
+                           table.c.kind, table.c.source, table.c.available))
+        with self.engine.connect() as conn:
+            result = conn.execute(query)
+            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+        return _frame(frame)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per (offering, kind, source): intervals, first and last time observed,
+        hours observed and the share of them available."""
+        hours = (table.c.end_ts - table.c.start_ts)
+        group = [table.c[c] for c in [*OFFERING, "kind", "source"]]
+        query = (select(*group, func.count().label("intervals"),
+                        func.min(table.c.start_ts).label("first_ts"),
+                        func.max(table.c.end_ts).label("last_ts"),
+                        func.sum(hours).label("seconds"),
+                        func.sum(case((table.c.available, hours), else_=0)).label("up"))
+                 .group_by(*group)
+                 .order_by(table.c.cloud, table.c.zone, table.c.instance_type, table.c.kind,
+                           table.c.source))
+        with self.engine.connect() as conn:
+            result = conn.execute(query)
+            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+        seconds = frame.pop("seconds").astype(float)
+        up = frame.pop("up").astype(float)
+        frame["first"] = from_epoch_seconds(frame.pop("first_ts"))
+        frame["last"] = from_epoch_seconds(frame.pop("last_ts"))
+        frame["hours"] = seconds / 3600
+        frame["available_share"] = np.where(seconds > 0, up / seconds.where(seconds > 0, 1),
+                                            np.nan)
+        return frame[SUMMARY_COLUMNS]
+
+    def available_share(self, *, start: datetime | None = None, end: datetime | None = None,
+                        cloud: str | None = None, zones: Sequence[str] | None = None,
+                        instance_type: str | None = None,
+                        kind: str = "availability") -> pd.DataFrame:
+        """Per offering: hours observed within [start, end), hours available, and their
+        share (intervals clipped to the window)."""
+        frame = self.intervals(cloud=cloud, zones=zones, instance_type=instance_type,
+                               kind=kind, start=start, end=end)
+        lo = frame["start"] if start is None else frame["start"].clip(lower=_ts(start))
+        hi = frame["end"] if end is None else frame["end"].clip(upper=_ts(end))
+        hours = (hi - lo).dt.total_seconds() / 3600
+        frame = frame.assign(hours=hours, available_hours=hours.where(frame["available"], 0.0))
+        out = frame.groupby(OFFERING, as_index=False)[["hours", "available_hours"]].sum()
+        out["available_share"] = out["available_hours"] / out["hours"].where(out["hours"] > 0)
+        return out
+
+    def spells(self, *, cloud: str | None = None, zones: Sequence[str] | None = None,
+               instance_type: str | None = None, kinds: Sequence[str] = RUNNING_KINDS,
+               start: datetime | None = None, end: datetime | None = None) -> pd.DataFrame:
+        """The running spells of the `preemption` and `probe` kinds as instance lifetimes
+        (columns of `optimize.availability.lifetimes`, plus instance_type) within
+        [start, end): a running interval ended by a not-running one of the same offering
+        and source at its end was preempted, any other was still running when last seen
+        (censored)."""
+        frames = [self.intervals(cloud=cloud, zones=zones, instance_type=instance_type,
+                                 kind=k, start=start, end=end) for k in _kinds(kinds)]
+        frame = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
+        group = [*OFFERING, "kind", "source"]
+        down = frame.loc[~frame["available"], [*group, "start"]].drop_duplicates()
+        up = frame[frame["available"]]
+        ended = (up[[*group, "end"]].merge(down.rename(columns={"start": "end"}), on=[
+            *group, "end"], how="left", indicator=True)["_merge"] == "both").to_numpy()
+        # Only the time within [start, end) counts; a life cut at `end` was not seen to end.
+        if start is not None:
+            up = up.assign(start=up["start"].clip(lower=_ts(start)))
+        if end is not None:
+            cut = (up["end"] > _ts(end)).to_numpy()
+            up = up.assign(end=up["end"].clip(upper=_ts(end)))
+            ended = ended & ~cut
+        return pd.DataFrame({
+            "cloud": up["cloud"].to_numpy(), "region": up["region"].to_numpy(),
+            "zone": up["zone"].to_numpy(), "instance_type": up["instance_type"].to_numpy(),
+            "gpu_model": up["gpu_model"].to_numpy(),
+            "gpu_count": up["gpu_count"].to_numpy(dtype="int64"),
+            "instance": (up["source"] + "@" + up["start"].astype(str)).to_numpy(),
+            "start": up["start"].to_numpy(), "end": up["end"].to_numpy(),
+            "preempted": ended.astype(bool),
+        }).astype({"start": "datetime64[ns, UTC]", "end": "datetime64[ns, UTC]"})
+
+    def preemption_rates(self, *, by: Sequence[str] = ("cloud", "region", "gpu_model",
+                                                       "gpu_count"),
+                         cloud: str | None = None, zones: Sequence[str] | None = None,
+                         instance_type: str | None = None,
+                         kinds: Sequence[str] = RUNNING_KINDS,
+                         start: datetime | None = None,
+                         end: datetime | None = None) -> pd.DataFrame:
+        """Preemptions per hour of running spot time per group `by` (any of cloud, region,
+        zone, instance_type, gpu_model, gpu_count): instances, preemptions, hours, per_hour
+        and its interval, as `optimize.availability.preemption_rates` gives them, the
+        shape the decision model's measured rates take."""
+        from costsched.optimize.availability import preemption_rates
+
+        unknown = [b for b in by if b not in OFFERING]
+        if unknown:
+            raise InvalidInput(f"group {unknown[0]!r}: expected some of {', '.join(OFFERING)}")
+        lives = self.spells(cloud=cloud, zones=zones, instance_type=instance_type,
+                            kinds=kinds, start=start, end=end)
+        return preemption_rates(lives, tuple(by))
+
+    def latest(self, at: datetime, *, zones: Sequence[str] | None = None,
+               instance_type: str | None = None, cloud: str | None = None,
+               kind: str = "availability") -> pd.DataFrame:
+        """Per offering: its last observed state at or before `at` (the interval that
+        started last by then): available, since (its start), until (its end), and current
+        (True when `at` falls inside it, False when the observations stopped before)."""
+        t = epoch_second(at, "at")
+        conditions = [*_conditions(cloud, zones, instance_type, kind, None),
+                      table.c.start_ts <= t]
+        key = [table.c[c] for c in ["cloud", "region", "zone", "instance_type"]]
+        newest = (select(*key, func.max(table.c.start_ts).label("newest"))
+                  .where(*conditions).group_by(*key).subquery())
+        query = (select(*(table.c[c] for c in [*OFFERING, "start_ts", "end_ts", "available"]))
+                 .join(newest, (table.c.cloud == newest.c.cloud)
+                       & (table.c.region == newest.c.region)
+                       & (table.c.zone == newest.c.zone)
+                       & (table.c.instance_type == newest.c.instance_type)
+                       & (table.c.start_ts == newest.c.newest))
+                 .where(*conditions)
+                 .order_by(table.c.zone, table.c.instance_type, table.c.end_ts.desc()))
+        with self.engine.connect() as conn:
+            result = conn.execute(query)
+            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+        # Overlapping probe lifetimes may start together: the longest one speaks.
+        frame = frame.drop_duplicates(["cloud", "region", "zone", "instance_type"])
+        current = (frame["end_ts"] > t).to_numpy(dtype=bool)
+        frame["since"] = from_epoch_seconds(frame.pop("start_ts"))
+        frame["until"] = from_epoch_seconds(frame.pop("end_ts"))
+        frame["available"] = frame["available"].astype(bool)
+        frame["gpu_count"] = frame["gpu_count"].astype("int64")
+        frame["current"] = current
+        return frame[LATEST_COLUMNS].reset_index(drop=True)
+
+    def count(self) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(table)).scalar_one()
+
+
+def _ts(at: datetime) -> pd.Timestamp:
+    return pd.Timestamp(utc(at))
+
+
+def _kinds(kinds: Sequence[str]) -> list[str]:
+    for kind in kinds:
+        _check_kind(kind)
+    return list(kinds)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise InvalidInput(f"availability kind {kind!r}: expected one of {', '.join(KINDS)}")
+
+
+def _conditions(cloud: str | None, zones: Sequence[str] | None, instance_type: str | None,
+                kind: str | None, source: str | None) -> list:
+    conditions = [table.c.market == _MARKET]
+    if kind is not None:
+        _check_kind(kind)
+        conditions.append(table.c.kind == kind)
+    if cloud is not None:
+        conditions.append(table.c.cloud == cloud)
+    if zones is not None:
+        conditions.append(table.c.zone.in_([zones] if isinstance(zones, str) else list(zones)))
+    if instance_type is not None:
+        conditions.append(table.c.instance_type == instance_type)
+    if source is not None:
+        conditions.append(table.c.source == source)
+    return conditions
+
+
+def _frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """Stored rows (start_ts, end_ts) as an interval frame (start, end)."""
+    out = rows.copy()
+    out["start"] = from_epoch_seconds(out.pop("start_ts"))
+    out["end"] = from_epoch_seconds(out.pop("end_ts"))
+    out["available"] = out["available"].astype(bool)
+    out["gpu_count"] = out["gpu_count"].astype("int64")
+    return out[COLUMNS]
+
+
+def _rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """An interval frame checked and turned into table rows (start_ts, end_ts)."""
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise InvalidInput(f"availability frame lacks columns: {', '.join(missing)}")
+    rows = frame[COLUMNS].copy()
+    if rows.empty:
+        return rows.rename(columns={"start": "start_ts", "end": "end_ts"})
+    if rows[COLUMNS].isna().any().any():
+        column = rows.columns[rows.isna().any()][0]
+        raise InvalidInput(f"availability {column} missing: expected a value in every row")
+    for column, accepted in (("cloud", CLOUDS), ("kind", KINDS)):
+        bad = rows[~rows[column].isin(accepted)]
+        if not bad.empty:
+            raise InvalidInput(f"availability {column} {bad[column].iloc[0]!r}: expected one "
+                               f"of {', '.join(accepted)}")
+    for column in ("region", "zone", "instance_type", "gpu_model", "source"):
+        rows[column] = rows[column].astype(str)
+        if (rows[column].str.strip() == "").any():
+            raise InvalidInput(f"availability {column} '': expected a non-empty name")
+    rows["start_ts"] = to_epoch_seconds(rows.pop("start"))
+    rows["end_ts"] = to_epoch_seconds(rows.pop("end"))
+    short = rows[rows["end_ts"] <= rows["start_ts"]]
+    if not short.empty:
+        first = short.iloc[0]
+        raise InvalidInput(f"availability interval {first['zone']} from "
+                           f"{pd.Timestamp(first['start_ts'], unit='s', tz='UTC')}: expected "
+                           "an end after its start")
+    rows["gpu_count"] = rows["gpu_count"].astype("int64")
+    rows["available"] = rows["available"].astype(bool)
+    return rows

@@ -1,0 +1,104 @@
+"""Jobs with a deadline, run by the local launcher: the deadline policy places them at
+launch, on recovery and when re-planned (spot in a zone that has it, or on-demand)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import yaml
+
+from costsched.service import jobs as service
+from tests.costsched.service.test_jobs import TRAIN, wait_for, world, zone_of
+
+__all__ = ["world"]  # the fixture, shared with the jobs tests
+
+# 1500 steps at 0.01 steps/s: 41.7 hours of work in the model's eyes (seconds in reality).
+STEPS = 1500
+WORK_HOURS = STEPS / 0.01 / 3600
+
+
+def deadline_spec(tmp_path: Path, name: str, deadline_hours: float,
+                  markets: tuple[str, ...] = ("spot", "on_demand")) -> Path:
+    spec = {
+        "name": name,
+        "throughputs": {"V100": 0.01},
+        "steps": STEPS,
+        "run": f"{sys.executable} {TRAIN} --steps {STEPS} --step-seconds 0.02 "
+               "--checkpoint-every 0.1",
+        "constraints": {"regions": ["us-east-1"], "markets": list(markets),
+                        "gpu_models": ["V100"], "deadline": f"{deadline_hours}h"},
+        "checkpoint": {"interval_minutes": 30, "size_gb": 1.0},
+    }
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def record_capacity_error(store, zone: str) -> None:  # noqa: ANN001
+    from costsched.model import Offering
+
+    store.availability.record(Offering("aws", "us-east-1", zone, "p3.2xlarge", "spot",
+                                       "V100", 1, 8, 61.0), "capacity",
+                              at=datetime.now(timezone.utc), detail="test")
+
+
+def preempt_and_recover(store, launcher, job_id: int) -> None:  # noqa: ANN001
+    instance = str(store.jobs.placements(job_id)["instance"].iloc[-1])
+    launcher.preempt(instance)
+    wait_for(lambda: launcher.status(instance).state == "preempted")
+    lines = service.reconcile(store, launcher)
+    assert any("preempted; recovery" in line for line in lines), lines
+    service.settle(store, launcher, 30)
+
+
+def market_of(store, job_id: int) -> str:  # noqa: ANN001
+    placements = store.jobs.placements(job_id)
+    return str(placements[placements["end_at"].isna()]["market"].iloc[-1])
+
+
+def test_spot_while_safe_another_zone_after_a_preemption_on_demand_when_late(world) -> None:
+    store, launcher, tmp = world
+    [job] = service.launch(store, deadline_spec(tmp, "due", WORK_HOURS + 10), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+    assert job.policy == "spot-anywhere"
+    assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1a", "spot")
+
+    # Preempted while zone b has no capacity: spot where it was is gone, zone c has it:
+    # the job moves there instead of falling back to on-demand.
+    record_capacity_error(store, "us-east-1b")
+    preempt_and_recover(store, launcher, job.id)
+    assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1c", "spot")
+
+    # Preempted again, with no spot anywhere now: on-demand, on time.
+    preempt_and_recover(store, launcher, job.id)
+    assert market_of(store, job.id) == "on_demand"
+
+    # An hour on, spot is back (no capacity error or preemption for 30 minutes): the job
+    # leaves on-demand for the cheapest spot zone, the move paid by the saving.
+    later = datetime.now(timezone.utc) + timedelta(hours=1)
+    [advice] = service.migrate(store, launcher, job.id, dry_run=True, at=later)
+    assert advice.decision.moves, advice.reason
+    assert advice.decision.choice[2:5] == ("us-east-1a", "p3.2xlarge", "spot")
+    assert advice.reason.startswith("spot-anywhere (deadline ")
+    service.stop(store, launcher, job.id)
+
+
+def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world) -> None:
+    store, launcher, tmp = world
+    [tight] = service.launch(store, deadline_spec(tmp, "tight", WORK_HOURS + 0.5),
+                             launcher=launcher, wait_seconds=20,
+                             checkpoint_root=str(tmp / "checkpoints"))
+    assert market_of(store, tight.id) == "on_demand"
+    placed = store.jobs.placements(tight.id).iloc[-1]
+    assert placed["usd_per_hour"] == 3.06  # the catalog's list price of p3.2xlarge there
+    service.stop(store, launcher, tight.id)
+
+    [spot_only] = service.launch(store, deadline_spec(tmp, "spot-only", WORK_HOURS + 10,
+                                                      markets=("spot",)),
+                                 launcher=launcher, wait_seconds=20,
+                                 checkpoint_root=str(tmp / "checkpoints"))
+    assert spot_only.policy == "dynamic-aware"
+    assert market_of(store, spot_only.id) == "spot"
+    service.stop(store, launcher, spot_only.id)
