@@ -5,9 +5,11 @@ BIN := $(VENV)/bin
 DEMO_DB := .demo/today.sqlite
 RECORDED_DB := .demo/recorded-2020.sqlite
 RECORDED ?= ../shared/data/dispa2020
+SPOT_TRACES ?= ../shared/data/spot-traces
+DEADLINE_DB := .demo/availability-2023.sqlite
 
 
-.PHONY: demo demo-local demo-recorded test lint bench install install-dev clean
+.PHONY: demo demo-local demo-recorded demo-deadline test lint bench install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +36,8 @@ demo: install
 	@$(MAKE) --no-print-directory demo-local
 	@if [ -d "$(RECORDED)" ]; then $(MAKE) --no-print-directory demo-recorded; else \
 		echo "(recorded prices not found at $(RECORDED): set RECORDED=... for the 2020 replay)"; fi
+	@if [ -d "$(SPOT_TRACES)" ]; then $(MAKE) --no-print-directory demo-deadline; else \
+		echo "(spot traces not found at $(SPOT_TRACES): set SPOT_TRACES=... for the deadline replay)"; fi
 
 # A job's life on this machine: the local launcher runs examples/train.py as a subprocess.
 LOCAL := .demo/local
@@ -65,6 +69,15 @@ demo-recorded: install
 	@echo "== Backtest: 4-day jobs, 30 daily starts, cost of each policy against a static choice =="
 	$(BIN)/costsched backtest --db $(RECORDED_DB) --region us-east-1,us-west-2 --days 4 --starts 30 \
 		--first-start 2020-02-10 --plot .demo/backtest.png
+	@echo "== Six 1-GPU jobs of a sweep placed together, four sharing one 4xV100 instance =="
+	$(BIN)/costsched plan examples/sweep.yaml --at 2020-02-20 --share-instances --top 1 --db $(RECORDED_DB)
+
+demo-deadline: install
+	@echo "== Spot availability of 9 AWS zones in 2023 (195 s ticks), stored as intervals =="
+	$(BIN)/costsched prices import $(SPOT_TRACES)/availability --db $(DEADLINE_DB)
+	@echo "== 48-hour jobs due in 52 h: never late, and how close to the hindsight optimum =="
+	$(BIN)/costsched backtest-deadline --deadline 52 --restart-minutes 3 --starts 5 \
+		--db $(DEADLINE_DB) --plot .demo/deadline.png
 
 # PostgreSQL tests run when COSTSCHED_TEST_PG_URL is set, or when a local server can be
 # started (scripts/start-postgres.sh, as root); otherwise they are skipped with the reason.

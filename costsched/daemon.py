@@ -240,17 +240,7 @@ class Daemon:
         """For each launcher with live jobs: reconcile (recoveries, finished jobs, unfinished
         moves), ask the configured policy where each running job should be, start the
         migrations it asks for, and follow them until they complete (or `settle_seconds`)."""
-        started = considered = 0
-        for name in self._launchers_in_use():
-            launcher = self.launchers(name)
-            for line in job_service.reconcile(self.store, launcher, at=at):
-                self._reported(line)
-            for job_id in self._running_jobs(name):
-                if self.stopping.is_set():
-                    break  # no new migration once asked to stop
-                considered += 1
-                started += self._replan_job(launcher, job_id, at)
-            self._settle(launcher, seconds=self.settle_seconds)
+        considered, started = self._replan_jobs(at, lambda _: True)
         for alarm in job_service.budget_alarms(self.store, at=at):
             _emit("warning", task="replan", event="budget", job=alarm.job_id,
                   level=alarm.level, usd=alarm.spent_usd, budget=alarm.budget_usd)
@@ -263,18 +253,25 @@ class Daemon:
     def _deadline_pass(self, at: datetime | None) -> int:
         from costsched.policies.deadline import DEADLINE_POLICIES
 
-        started = 0
+        return self._replan_jobs(
+            at, lambda job_id: self.store.jobs.get(job_id).policy in DEADLINE_POLICIES)[1]
+
+    def _replan_jobs(self, at: datetime | None, wanted: Callable[[int], bool]) -> tuple[int, int]:
+        """Per launcher in use: reconcile, re-plan each running job `wanted` says, and follow
+        the moves started. Returns (jobs considered, migrations started)."""
+        considered = started = 0
         for name in self._launchers_in_use():
             launcher = self.launchers(name)
             for line in job_service.reconcile(self.store, launcher, at=at):
                 self._reported(line)
             for job_id in self._running_jobs(name):
                 if self.stopping.is_set():
-                    break
-                if self.store.jobs.get(job_id).policy in DEADLINE_POLICIES:
+                    break  # no new migration once asked to stop
+                if wanted(job_id):
+                    considered += 1
                     started += self._replan_job(launcher, job_id, at)
             self._settle(launcher, seconds=self.settle_seconds)
-        return started
+        return considered, started
 
     def _replan_job(self, launcher: Launcher, job_id: int, at: datetime | None) -> int:
         lease = f"job:{job_id}"

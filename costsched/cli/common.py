@@ -101,10 +101,16 @@ def split_csv(values: list[str] | None) -> list[str]:
     return out
 
 
+INDENT_UP_TO = 1_000_000  # characters of JSON
+
+
 def print_json(data: Any) -> None:
-    # Streamed: a 10,000-job plan is tens of MB of JSON, never held as one string.
-    json.dump(data, sys.stdout, indent=2, default=_json_default)
-    sys.stdout.write("\n")
+    # Indented for reading; a large document (a 10,000-job plan is ~70 MB) compact
+    # instead, as only the compact form has Python's fast C encoder.
+    text = json.dumps(data, default=_json_default, separators=(",", ":"))
+    if len(text) < INDENT_UP_TO:
+        text = json.dumps(data, indent=2, default=_json_default)
+    sys.stdout.write(text + "\n")
 
 
 def _json_default(value: Any) -> Any:

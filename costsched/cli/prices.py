@@ -72,9 +72,12 @@ def import_(
                               soft_wrap=True)
         new = (f"{result.inserted:,} new rows" if result.inserted
                else "0 new rows (all stored already)")
-        console.print(f"Imported {result.files} file(s): {result.read:,} observations, {new}, "
-                      f"{result.unchanged:,} unchanged; {len(result.errors)} file(s) rejected.",
-                      highlight=False)
+        if result.read or not result.availability:
+            console.print(f"Imported {result.files} file(s): {result.read:,} observations, "
+                          f"{new}, {result.unchanged:,} unchanged; {len(result.errors)} file(s) "
+                          "rejected.", highlight=False)
+        elif result.errors:
+            console.print(f"{len(result.errors)} file(s) rejected.", highlight=False)
         if result.availability:
             console.print(f"Spot availability: {len(result.availability)} file(s), "
                           f"{result.intervals:,} intervals, {result.intervals_inserted:,} new.",

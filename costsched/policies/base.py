@@ -65,6 +65,12 @@ class Scope:
         return ok.to_numpy(dtype=bool)
 
 
+# Scope masks by (scope, region, constraints), each with the frame it was computed over:
+# it holds that frame, so an identity check is safe.
+_MASKS: dict[tuple, tuple[pd.DataFrame, np.ndarray]] = {}
+_MASKS_KEPT = 256
+
+
 class Policy(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -73,16 +79,16 @@ class Policy(ABC):
     # typical prices; 0: the view as of t is all it needs.
     history_hours: ClassVar[float] = 0.0
 
-    def __init__(self) -> None:
-        self._masks: dict[tuple, tuple[pd.DataFrame, np.ndarray]] = {}
-
     def in_scope(self, offerings: pd.DataFrame, state: JobState) -> np.ndarray:
-        """The scope's mask over `offerings` for this job (cached per offerings frame)."""
-        key = (state.region, state.job.constraints)
-        cached = self._masks.get(key)
+        """The scope's mask over `offerings` for this job (cached per offerings frame:
+        a replay asks it for every run of every start over the same trace)."""
+        key = (self.scope, state.region, state.job.constraints)
+        cached = _MASKS.get(key)
         if cached is None or cached[0] is not offerings:
             cached = (offerings, self.scope.mask(offerings, state.region, state.job.constraints))
-            self._masks[key] = cached
+            if len(_MASKS) >= _MASKS_KEPT:
+                _MASKS.pop(next(iter(_MASKS)))
+            _MASKS[key] = cached
         return cached[1]
 
     def candidates(self, view: MarketView, state: JobState) -> np.ndarray:
