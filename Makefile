@@ -84,7 +84,7 @@ demo-deadline: install
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)} \
-		$(BIN)/pytest -n 2 --dist loadfile
+		$(BIN)/pytest -n 3 --dist loadfile --durations=15
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -12,7 +12,7 @@ from costsched.model import InvalidInput
 
 # Modest and deterministic: each fuzz test stays within seconds and fails the same way
 # every run.
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
 

@@ -74,7 +74,7 @@ def _import_one(store: PriceStore, path: Path) -> None:
     assert_all_valid(store)
 
 
-@settings(FUZZ, max_examples=25)  # a store write per example
+@settings(FUZZ, max_examples=15)  # a store write per example
 @given(history=st.lists(items, min_size=1, max_size=4))
 def test_fuzzed_spot_history(fresh: PriceStore, tmp_path: Path, history: list[dict]) -> None:
     path = tmp_path / f"{uuid.uuid4().hex[:8]}.json"
@@ -82,7 +82,7 @@ def test_fuzzed_spot_history(fresh: PriceStore, tmp_path: Path, history: list[di
     _import_one(fresh, path)
 
 
-@settings(FUZZ, max_examples=25)  # a store write per example
+@settings(FUZZ, max_examples=15)  # a store write per example
 @given(sizes=st.lists(AZURE_SIZES, min_size=1, max_size=3, unique=True),
        rows=st.lists(st.tuples(AZURE_DATES, st.lists(AZURE_PRICES, min_size=3, max_size=3)),
                      min_size=1, max_size=3))
@@ -97,7 +97,7 @@ def test_fuzzed_azure_daily_csv(fresh: PriceStore, tmp_path: Path, sizes: list[s
     _import_one(fresh, path)
 
 
-@settings(FUZZ, max_examples=25)  # a store write per example
+@settings(FUZZ, max_examples=15)  # a store write per example
 @given(data=st.binary(max_size=200), suffix=st.sampled_from([".json", ".csv", ".parquet"]))
 def test_arbitrary_bytes(fresh: PriceStore, tmp_path: Path, data: bytes, suffix: str) -> None:
     path = tmp_path / f"{uuid.uuid4().hex[:8]}{suffix}"

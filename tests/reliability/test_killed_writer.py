@@ -19,7 +19,9 @@ from tests.reliability.test_concurrent_writers import source_paths, stored
 
 BEFORE = ("eu-central-1",)
 BATCH = ("eu-central-1", "eu-west-1", "azure")  # overlaps what is stored, and adds to it
-POINTS = 6  # at most this many kill points, spread over the batch's statements
+# Kill points spread over the batch's statements, from the first to the commit (each one
+# a subprocess import: a fresh interpreter and store).
+POINTS = {"sqlite": 5, "postgresql": 4}
 
 # A child that kills itself (SIGKILL) before its n-th database statement or commit, and
 # writes how many there were when it is not killed.
@@ -69,7 +71,7 @@ def test_a_killed_import_leaves_the_store_before_or_complete(backend: str, fresh
     assert total >= 3
 
     # From the first statement to the commit (the last point): spread over them all.
-    count = min(total, POINTS)
+    count = min(total, POINTS[backend])
     points = sorted({max(1, round(total * (k + 1) / count)) for k in range(count)})
     outcomes = []
     for n, kill_at in enumerate(points):
@@ -84,7 +86,7 @@ def test_a_killed_import_leaves_the_store_before_or_complete(backend: str, fresh
         same_as_before = _same(now, before)
         assert same_as_before or _same(now, complete), f"torn store after kill at {kill_at}"
         outcomes.append("before" if same_as_before else "complete")
-        if n in (0, len(points) // 2):  # importing again completes a killed import
+        if n == len(points) // 2:  # importing again completes a killed import
             again = run_import(url, dispa, 0, counted)
             assert again.returncode == 0, again.stderr
             assert _same(stored(url), complete)

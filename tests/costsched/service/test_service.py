@@ -92,7 +92,7 @@ def test_import_prices_reports_files_rows_and_errors(any_store: PriceStore, disp
     assert seen[-1] == (first.files + 1, first.files + 1)
     again = service.import_prices(any_store, [region])
     assert again.inserted == 0 and again.unchanged == first.read and not again.errors
-    assert again.store == any_store.url
+    assert again.store == any_store.where  # the URL, its password masked
 
 
 def test_prices_filters_and_cheapest_per_gpu(recorded_store: PriceStore) -> None:
