@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -75,6 +76,22 @@ def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:
     """The catalog's on-demand list prices as observation rows, one per (cloud, region, type):
     the newest listed at or before `at` (default: the newest of all), else the earliest
     listed (a list price newer than `at` is a better guess than none)."""
+    if at is None:  # asked for every file an import validates: computed once
+        return _newest_listed().copy()
+    return _listed(at)
+
+
+@functools.cache
+def _newest_listed() -> pd.DataFrame:
+    return _listed(None)
+
+
+@functools.cache
+def _newest_listed_by_type() -> pd.Series:
+    return _newest_listed().set_index(_TYPE_KEY)["usd_per_hour"]
+
+
+def _listed(at: datetime | None) -> pd.DataFrame:
     listed = catalog.on_demand_observations().sort_values("effective_at", kind="stable")
     held = listed if at is None else listed[listed["effective_at"] <= pd.Timestamp(utc(at))]
     chosen = pd.concat([held.drop_duplicates(_TYPE_KEY, keep="last"),
@@ -94,7 +111,8 @@ def on_demand_reference(frame: pd.DataFrame, *, at: datetime | None = None) -> p
     order = [c for c in ("effective_at", "usd_per_hour") if c in od]
     od = od.sort_values(order, kind="stable")
     own = od.drop_duplicates(_TYPE_KEY, keep="last").set_index(_TYPE_KEY)["usd_per_hour"]
-    listed = listed_on_demand(at).set_index(_TYPE_KEY)["usd_per_hour"]
+    listed = (_newest_listed_by_type() if at is None
+              else listed_on_demand(at).set_index(_TYPE_KEY)["usd_per_hour"])
     keys = pd.MultiIndex.from_frame(frame[_TYPE_KEY])
     from_frame = own.reindex(keys).to_numpy(dtype=float)
     from_catalog = listed.reindex(keys).to_numpy(dtype=float)

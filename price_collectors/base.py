@@ -9,6 +9,7 @@ Nothing here writes to the store: `price_collectors.runner` does, in one transac
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from abc import ABC, abstractmethod
@@ -276,10 +277,15 @@ def validation_reference(frame: pd.DataFrame) -> pd.Series:
     CEILING's margin.
     """
     ref = on_demand_reference(frame)
-    listed = listed_on_demand()
-    anywhere = listed.groupby(["cloud", "instance_type"])["usd_per_hour"].max()
+    anywhere = _highest_listed()
     keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
     return ref.fillna(pd.Series(anywhere.reindex(keys).to_numpy(dtype=float), index=frame.index))
+
+
+@functools.cache
+def _highest_listed() -> pd.Series:
+    """The catalog's highest on-demand list price per (cloud, instance type)."""
+    return listed_on_demand().groupby(["cloud", "instance_type"])["usd_per_hour"].max()
 
 
 def validate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Rejection]]:
@@ -320,7 +326,8 @@ def problems(frame: pd.DataFrame) -> pd.Series:
         _mark(reasons, frame[column],
               lambda v, c=column: identifier_problem(c, v, empty=c == "zone"))
     keys = ["cloud", "instance_type", "gpu_model", "gpu_count"]
-    offering = frame[keys].astype(str).agg("\x1f".join, axis=1)
+    text = frame[keys].astype(str)
+    offering = text["cloud"].str.cat([text[k] for k in keys[1:]], sep="\x1f")
     distinct = frame[keys].assign(key=offering)[reasons.isna()].drop_duplicates("key")
     checked = {r.key: offering_problem(r.cloud, r.instance_type, r.gpu_model, r.gpu_count)
                for r in distinct.itertuples(index=False)}  # once per distinct offering
@@ -339,7 +346,7 @@ def problems(frame: pd.DataFrame) -> pd.Series:
                     zip(frame["effective_at"][bad], time_problems[bad], strict=True)]
     prices = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
     reasons[prices.isna() & reasons.isna()] = "not a number"
-    finite = prices.apply(lambda p: isinstance(p, float) and math.isfinite(p))
+    finite = pd.Series(np.isfinite(prices.to_numpy(dtype=float)), index=frame.index)
     reasons[~finite & reasons.isna()] = "not finite"
     reasons[(prices <= 0) & reasons.isna()] = "not positive"
     on_demand = frame["market"] == "on_demand"

@@ -101,12 +101,14 @@ def read_paths(
     files, errors = expand(paths)
     result = ParsedFiles(errors=errors)
     mappings = _azure_mappings(files, result)
+    unchecked: list[tuple[Path, pd.DataFrame]] = []
     for path in files:
         if path in mappings:
             continue
         try:
             frame = read_file(path, mappings.get(path.parent.parent / "instance_mapping.csv")
-                              or mappings.get(path.parent / "instance_mapping.csv"))
+                              or mappings.get(path.parent / "instance_mapping.csv"),
+                              check=False)
         except InvalidInput as exc:
             result.errors.append(str(exc))
         except UnicodeDecodeError:
@@ -116,17 +118,46 @@ def read_paths(
         except (ValueError, TypeError) as exc:  # a malformed CSV (pandas' ParserError...)
             result.errors.append(f"{path}: cannot read: {' '.join(str(exc).split())}")
         else:
-            result.frames.append(frame)
-            result.files += 1
+            if _ROW in frame.columns:
+                unchecked.append((path, frame))
+            else:
+                result.frames.append(frame)
+                result.files += 1
         if progress:
             progress(path)
+    for _path, frame in _check_all(unchecked, result.errors):
+        result.frames.append(frame)
+        result.files += 1
     return result
 
 
-def read_file(path: Path, azure_mapping: dict[str, tuple[str, int]] | None = None) -> pd.DataFrame:
-    """One recorded file as an observation frame; FileError when it is not valid."""
+def _check_all(parsed: list[tuple[Path, pd.DataFrame]],
+               errors: list[str]) -> list[tuple[Path, pd.DataFrame]]:
+    """The files whose every row meets the shared rules, checked in one batch (per file,
+    the checks cost more than the parsing); each other file becomes an error."""
+    if not parsed:
+        return []
+    batch = pd.concat([f for _, f in parsed], ignore_index=True)
+    reasons = problems(batch)
+    out, start = [], 0
+    for path, frame in parsed:
+        own = reasons.iloc[start:start + len(frame)].set_axis(frame.index)
+        start += len(frame)
+        try:
+            out.append((path, _checked(path, frame, own)))
+        except FileError as exc:
+            errors.append(str(exc))
+    return out
+
+
+def read_file(path: Path, azure_mapping: dict[str, tuple[str, int]] | None = None, *,
+              check: bool = True) -> pd.DataFrame:
+    """One recorded file as an observation frame; FileError when it is not valid. With
+    `check` False, a spot-history or Azure file comes back unchecked, with its helper
+    columns, for `read_paths` to check in one batch."""
     if path.suffix == ".json":
-        return _checked(path, read_spot_history_json(path))
+        frame = read_spot_history_json(path)
+        return _checked(path, frame) if check else frame
     if path.suffix == ".parquet":
         try:
             frame = pd.read_parquet(path)
@@ -135,7 +166,8 @@ def read_file(path: Path, azure_mapping: dict[str, tuple[str, int]] | None = Non
         return validate_export(path, frame)
     header = _csv_header(path)
     if header[:1] == ["Date"]:
-        return _checked(path, read_azure_daily_csv(path, azure_mapping))
+        frame = read_azure_daily_csv(path, azure_mapping)
+        return _checked(path, frame) if check else frame
     if header == OBSERVATION_COLUMNS:
         return validate_export(path, pd.read_csv(path, dtype=str, keep_default_na=False))
     raise FileError(
@@ -160,10 +192,11 @@ def _one_line(exc: BaseException) -> str:
 _ROW, _PRICE = "_row", "_price_field"
 
 
-def _checked(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame without its helper columns when every row meets the shared rules; else a
-    FileError naming the first bad row."""
-    reasons = problems(frame)
+def _checked(path: Path, frame: pd.DataFrame,
+             reasons: pd.Series | None = None) -> pd.DataFrame:
+    """The frame without its helper columns when every row meets the shared rules (its
+    `reasons`, computed here if not given); else a FileError naming the first bad row."""
+    reasons = problems(frame) if reasons is None else reasons
     bad = reasons.notna().to_numpy()
     if bad.any():
         i = int(bad.argmax())

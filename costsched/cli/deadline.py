@@ -1,5 +1,6 @@
-"""`costsched backtest --deadline HOURS[,HOURS...]`: jobs with a deadline replayed over the
-stored spot availability through the deadline policies, against the hindsight optimum."""
+"""`costsched backtest-deadline --deadline HOURS[,HOURS...]`: jobs with a deadline replayed
+over the stored spot availability through the deadline policies, against the hindsight
+optimum."""
 
 from __future__ import annotations
 
