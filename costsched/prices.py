@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -76,19 +75,22 @@ def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:
     """The catalog's on-demand list prices as observation rows, one per (cloud, region, type):
     the newest listed at or before `at` (default: the newest of all), else the earliest
     listed (a list price newer than `at` is a better guess than none)."""
-    if at is None:  # asked for every file an import validates: computed once
-        return _newest_listed().copy()
+    if at is None:  # asked for every file an import validates: computed once per catalog
+        return _newest()[0].copy()
     return _listed(at)
 
 
-@functools.cache
-def _newest_listed() -> pd.DataFrame:
-    return _listed(None)
+# (the catalog frame, its newest list prices, the same by type): recomputed when the
+# catalog frame is another object.
+_NEWEST: list = []
 
 
-@functools.cache
-def _newest_listed_by_type() -> pd.Series:
-    return _newest_listed().set_index(_TYPE_KEY)["usd_per_hour"]
+def _newest() -> tuple[pd.DataFrame, pd.Series]:
+    observed = catalog.on_demand_observations()
+    if not _NEWEST or _NEWEST[0] is not observed:
+        listed = _listed(None)
+        _NEWEST[:] = [observed, listed, listed.set_index(_TYPE_KEY)["usd_per_hour"]]
+    return _NEWEST[1], _NEWEST[2]
 
 
 def _listed(at: datetime | None) -> pd.DataFrame:
@@ -111,7 +113,7 @@ def on_demand_reference(frame: pd.DataFrame, *, at: datetime | None = None) -> p
     order = [c for c in ("effective_at", "usd_per_hour") if c in od]
     od = od.sort_values(order, kind="stable")
     own = od.drop_duplicates(_TYPE_KEY, keep="last").set_index(_TYPE_KEY)["usd_per_hour"]
-    listed = (_newest_listed_by_type() if at is None
+    listed = (_newest()[1] if at is None
               else listed_on_demand(at).set_index(_TYPE_KEY)["usd_per_hour"])
     keys = pd.MultiIndex.from_frame(frame[_TYPE_KEY])
     from_frame = own.reindex(keys).to_numpy(dtype=float)

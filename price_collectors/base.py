@@ -9,7 +9,6 @@ Nothing here writes to the store: `price_collectors.runner` does, in one transac
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 from abc import ABC, abstractmethod
@@ -277,15 +276,9 @@ def validation_reference(frame: pd.DataFrame) -> pd.Series:
     CEILING's margin.
     """
     ref = on_demand_reference(frame)
-    anywhere = _highest_listed()
+    anywhere = listed_on_demand().groupby(["cloud", "instance_type"])["usd_per_hour"].max()
     keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
     return ref.fillna(pd.Series(anywhere.reindex(keys).to_numpy(dtype=float), index=frame.index))
-
-
-@functools.cache
-def _highest_listed() -> pd.Series:
-    """The catalog's highest on-demand list price per (cloud, instance type)."""
-    return listed_on_demand().groupby(["cloud", "instance_type"])["usd_per_hour"].max()
 
 
 def validate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Rejection]]:
