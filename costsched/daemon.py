@@ -19,12 +19,9 @@ schedules are 5-field cron expressions, whose finest step is a minute.
 from __future__ import annotations
 
 import logging
-import os
 import signal
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,7 +38,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES, InvalidInput
 from costsched.service import jobs as job_service
 from costsched.store import PriceStore
-from costsched.store.leases import TaskRun
+from costsched.store.leases import TaskRun, holder_name
 
 TASKS = ("collect", "replan", "catalog")
 TASK_LEASE_SECONDS = 600  # renewed every third of it while the task runs
@@ -108,7 +105,7 @@ class Daemon:
                          **{t: trig for t, trig in (triggers or {}).items() if t in tasks}}
         self.launchers = launchers or default_launchers
         self.settle_seconds = settle_seconds
-        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.holder = holder or holder_name()
         self.stopping = threading.Event()
         self._scheduler: Any = None
 

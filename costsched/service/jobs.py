@@ -45,6 +45,9 @@ from costsched.throughput import ThroughputTable
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
 CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last
 MIN_MIGRATION_INTERVAL = timedelta(hours=24)  # at most one planned move a day per job
+# Whoever steps a job's moves or recovers it holds "steps:<job id>" meanwhile, so that two
+# costsched processes (or daemon threads) never both launch or bill the same step.
+STEP_LEASE_SECONDS = 300  # longer than one step (a cloud's launch call included)
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
         store.jobs.record_progress(record_id, 0.0, at=when, checkpoint_location=uri)
         move = store.moves.create(record_id, "launch", candidates, at=when,
                                   detail=f"{len(candidates)} candidate offering(s)")
-        _mover(store, launcher, record_id).run(move)
+        _run_move(store, launcher, move)
         launched.append(record_id)
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)
@@ -126,7 +129,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
         if job.launcher != launcher.name:
             continue
         try:
-            after = _mover(store, launcher, move.job_id, when).run(move)
+            after = _run_move(store, launcher, move, when)
         except StaleState:
             continue  # the other costsched got there first
         if after.state != move.state:
@@ -447,11 +450,40 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     move = store.moves.create(run.record.id, "migration", cands, at=at,
                               source_instance=str(placement["instance"]),
                               detail=f"to {_label(choice.choice)}")
-    return _mover(store, launcher, run.record.id, at).run(move)
+    return _run_move(store, launcher, move, at)
+
+
+def _run_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
+              at: datetime | None = None) -> MoveRecord:
+    """Step `move` as far as it goes now; left as it is when another costsched is stepping
+    this job's moves (it carries on)."""
+    with store.leases.holding(f"steps:{move.job_id}", STEP_LEASE_SECONDS) as mine:
+        if not mine:
+            return move
+        move = store.moves.get(move.id)  # as the last holder left it
+        if move.ended:
+            return move
+        return _mover(store, launcher, move.job_id, at).run(move)
 
 
 def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
                     at: datetime | None) -> str:
+    placement = _open_placement(store, run.record.id)
+    if placement is None:
+        return ""
+    if launcher.status(str(placement["instance"])).state in ("running", "pending"):
+        return ""
+    with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
+        # Under the lease, as things are now: another costsched may have acted already.
+        if not mine or store.jobs.get(run.record.id).state != "running" or any(
+                m.job_id == run.record.id for m in store.moves.unfinished()):
+            return ""
+        return _end_or_recover(store, launcher, run, at)
+
+
+def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
+                    at: datetime | None) -> str:
+    """Close a job whose instance finished, or recover one whose instance is gone."""
     placement = _open_placement(store, run.record.id)
     if placement is None:
         return ""
@@ -489,7 +521,7 @@ def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
     move = store.moves.create(job_id, "recovery", cands, at=when,
                               source_instance=instance.id,
                               detail=f"instance {instance.id} {instance.state}")
-    after = _mover(store, launcher, job_id, at).run(move)
+    after = _mover(store, launcher, job_id, at).run(move)  # under the steps lease already
     return f"job {job_id}: {instance.state}; recovery {after.state}"
 
 

@@ -4,12 +4,21 @@ A lease is a named row held by one holder until it expires. Taking one is a sing
 conditional write (an UPDATE of an expired or own row, else an INSERT of a new one), so two
 processes on two hosts never both hold it, on SQLite or PostgreSQL. Task runs are the
 daemon's record of each scheduled task: started, finished ok or failed, or skipped.
+
+Holders are named "host:pid:tag" (`holder_name`): a lease whose holder was a process of this
+host that has since died is free at once, so a costsched killed mid-step does not block the
+next one until the lease expires.
 """
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Literal
 
 from sqlalchemy import Engine, delete, insert, or_, select, update
@@ -50,7 +59,21 @@ class Leases:
             return True
         except IntegrityError:
             # Another holder inserted it first; it may have expired since (or be ours).
-            return self._take(name, holder, now, expires)
+            if self._take(name, holder, now, expires):
+                return True
+        return self._take_from_dead(name, holder, expires)
+
+    @contextmanager
+    def holding(self, name: str, ttl_seconds: float) -> Iterator[bool]:
+        """Hold the lease `name` (by the wall clock, for a new holder of this process) for
+        the block, and give it up after; yields whether it was taken."""
+        holder = holder_name()
+        taken = self.acquire(name, holder, ttl_seconds, datetime.now(timezone.utc))
+        try:
+            yield taken
+        finally:
+            if taken:
+                self.release(name, holder)
 
     def renew(self, name: str, holder: str, ttl_seconds: float, at: datetime) -> bool:
         """Extend a lease `holder` holds; False when it is not (or no longer) theirs."""
@@ -91,6 +114,37 @@ class Leases:
                                      or_(leases.c.expires_ts <= now, leases.c.holder == holder))
                 .values(holder=holder, expires_ts=expires)).rowcount
         return changed == 1
+
+    def _take_from_dead(self, name: str, holder: str, expires: int) -> bool:
+        with self.engine.connect() as conn:
+            current = conn.execute(select(leases.c.holder).where(leases.c.name == name)).scalar()
+        if current is None or not _died_here(str(current)):
+            return False
+        with self.engine.begin() as conn:  # only if that dead holder still has it
+            changed = conn.execute(
+                update(leases).where(leases.c.name == name, leases.c.holder == current)
+                .values(holder=holder, expires_ts=expires)).rowcount
+        return changed == 1
+
+
+def holder_name() -> str:
+    """A new holder name of this process: "host:pid:tag"."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def _died_here(holder: str) -> bool:
+    """True when `holder` names a process of this host that no longer runs."""
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, owned by another user
+    return False
 
 
 @dataclass(frozen=True)

@@ -278,3 +278,51 @@ def test_budget_alarms_are_raised_once_per_level(world) -> None:
     assert service.budget_alarms(store, at=start + timedelta(hours=60)) == []
     events = store.jobs.events(job.id)
     assert events[events["kind"] == "budget"]["detail"].str[:4].tolist() == ["near", "over"]
+
+
+def test_reconcilers_racing_on_a_move_take_each_step_once(world) -> None:
+    """Four costsched processes' worth of reconcilers (threads with stores of their own)
+    carry on one migration, then one recovery: each instance is launched and billed once."""
+    store, launcher, tmp = world
+    [job] = service.launch(store, write_spec(tmp), launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp / "checkpoints"))
+    wait_for(open_store(store.jobs.get(job.id).checkpoint_location).newest_verified)
+    stores = [PriceStore(str(tmp / "store.sqlite")) for _ in range(4)]
+    errors: list[BaseException] = []
+
+    def race() -> None:
+        """Each store reconciles at once, at least once, until no move is left."""
+        def reconcile(own: PriceStore) -> None:
+            try:
+                deadline = time.monotonic() + 30
+                service.reconcile(own, launcher)
+                while own.moves.unfinished() and time.monotonic() < deadline:
+                    service.reconcile(own, launcher)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=reconcile, args=(s,)) for s in stores]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))
+    [advice] = service.migrate(store, launcher, job.id)
+    assert advice.started is not None and advice.started.state == "checkpointing"
+    race()
+    assert zone_of(store, job.id) == "us-east-1b"
+
+    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    launcher.preempt(instance)
+    wait_for(lambda: launcher.status(instance).state == "preempted")
+    race()  # each sees the preemption; one recovers the job, and all carry it on
+    for own in stores:
+        own.dispose()
+    assert errors == []
+    assert [m.kind for m in store.moves.of_job(job.id)] == ["launch", "migration", "recovery"]
+    placed = store.jobs.placements(job.id)
+    assert list(placed["reason"]) == ["launch", "migration", "recovery"]
+    assert placed["instance"].is_unique
+    assert len(launcher.instances(job.id)) == 3  # none launched twice
+    assert store.leases.held() == []

@@ -3,6 +3,10 @@ writers race for an expired lease at the same instant."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import threading
 from datetime import datetime, timedelta, timezone
 
@@ -86,3 +90,21 @@ def test_task_runs_record_starts_ends_and_skips(any_store: PriceStore) -> None:
     assert runs.recent(statuses=("failed",)) == [failed]
     with pytest.raises(InvalidInput, match="expected ok or failed"):
         runs.finish(first, "skipped", T0)  # type: ignore[arg-type]
+
+
+def test_a_lease_of_a_process_gone_from_this_host_is_free_at_once(tmp_path) -> None:  # noqa: ANN001
+    leases = PriceStore(str(tmp_path / "s.sqlite")).leases
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    host = socket.gethostname()
+    assert leases.acquire("steps:1", f"{host}:{gone.stdout.strip()}:dead", 600, T0)
+    assert leases.acquire("steps:1", "b", 600, T0 + timedelta(seconds=1))  # not expired
+    # A live process of this host, and any process of another host, keep theirs.
+    assert leases.acquire("steps:2", f"{host}:{os.getppid()}:live", 600, T0)
+    assert not leases.acquire("steps:2", "b", 600, T0 + timedelta(seconds=1))
+    assert leases.acquire("steps:3", f"elsewhere:{gone.stdout.strip()}:x", 600, T0)
+    assert not leases.acquire("steps:3", "b", 600, T0 + timedelta(seconds=1))
+    with leases.holding("steps:4", 60) as first, leases.holding("steps:4", 60) as second:
+        assert first and not second  # two holders of this process: one at a time
+        assert [x.name for x in leases.held()].count("steps:4") == 1
+    assert "steps:4" not in [x.name for x in leases.held()]
