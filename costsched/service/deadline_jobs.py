@@ -65,10 +65,13 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     at: datetime, steps_left: float, current: OfferingKey | None,
                     policy: str = DEFAULT_DEADLINE_POLICY, overheads: Overheads | None = None,
                     unavailable: Collection[OfferingKey] = (),
-                    measured_rates: pd.DataFrame | None = None) -> Decision:
+                    measured_rates: pd.DataFrame | None = None,
+                    late_ok: bool = True) -> Decision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
-    capacity or were preempted (no spot there now)."""
+    capacity or were preempted (no spot there now). `late_ok=False` (a new job): refuse,
+    in one line, a deadline that even on-demand from now cannot meet (a running job that
+    will be late goes on, on-demand, to finish as early as it can)."""
     chosen = deadline_policy(policy)
     due = deadline_at(resolved, created_at)
     if due is None:
@@ -104,6 +107,8 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
         deadline=np.array([(due - created_at).total_seconds()]),
         last_zone=np.array([last]),
     )
+    if not late_ok:
+        _check_reachable(resolved, state, due, str(row["spot_instance_type"]))
     choice = int(chosen.decide(state, market)[0])
     if choice == NONE:
         # Never wait live: keep a running instance; otherwise the cheapest zone with spot
@@ -119,6 +124,18 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     move = 0.0 if choice == here else overheads.restart_hours(job.checkpoint_gb) * price
     return Decision(at, chosen.name, current, tuple(target[KEY]),  # type: ignore[arg-type]
                     _offering(target), price, stay, hours_left * price + move)
+
+
+def _check_reachable(resolved: ResolvedJob, state: DeadlineState, due: datetime,
+                     instance_type: str) -> None:
+    need = float(state.remaining[0] + state.restart)
+    have = float(state.time_left[0])
+    if need > have:
+        raise InvalidInput(
+            f"job {resolved.name!r}: deadline {due:%Y-%m-%d %H:%M} UTC is {have / 3600:.1f} h "
+            f"away, but its {resolved.job.steps:g} steps need {need / 3600:.1f} h on "
+            f"{instance_type} even on-demand (a restart included): set a later deadline or "
+            "allow faster GPUs")
 
 
 def fallback_keys(store: PriceStore, resolved: ResolvedJob, decision: Decision,

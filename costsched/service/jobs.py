@@ -90,7 +90,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                        steps_left=resolved.job.steps, current=None,
                                        policy=deadline_policy,
                                        unavailable=_recently_full(store, when),
-                                       measured_rates=_rates(store, when))
+                                       measured_rates=_rates(store, when), late_ok=False)
             candidates = _deadline_candidates(store, resolved, decision, when, launcher)
         else:
             candidates = _candidates(store, resolved, when, launcher, offering)

@@ -7,8 +7,10 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 import yaml
 
+from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from tests.costsched.service.test_jobs import TRAIN, wait_for, world, zone_of
 
@@ -94,6 +96,15 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
     placed = store.jobs.placements(tight.id).iloc[-1]
     assert placed["usd_per_hour"] == 3.06  # the catalog's list price of p3.2xlarge there
     service.stop(store, launcher, tight.id)
+
+    # A deadline that even on-demand cannot meet is refused in one line; nothing starts.
+    before = len(store.jobs.list())
+    with pytest.raises(InvalidInput, match=r"job 'late': deadline .* UTC is 41\.0 h away, "
+                       r"but its 1500 steps need 41\.9 h on p3\.2xlarge even on-demand"):
+        service.launch(store, deadline_spec(tmp, "late", 41.0), launcher=launcher,
+                       checkpoint_root=str(tmp / "checkpoints"))
+    assert len(store.jobs.list()) == before and launcher.instances() == launcher.instances(
+        tight.id)
 
     [spot_only] = service.launch(store, deadline_spec(tmp, "spot-only", WORK_HOURS + 10,
                                                       markets=("spot",)),
