@@ -108,3 +108,31 @@ def test_spot_anywhere_prefers_the_zone_whose_past_spells_lasted() -> None:
     runs, placements = run(SpotAnywhere(), t, job, start=8)
     assert placements[0, 0] == 1
     assert runs["met"].all()
+
+
+@pytest.mark.parametrize(("deadline_minutes", "leaves"), [(75, False), (180, True)])
+def test_spot_anywhere_leaves_on_demand_for_a_short_spell_only_with_slack_to_spare(
+        deadline_minutes: int, leaves: bool) -> None:
+    # Twenty one-tick spells before the start: the zone's spells are short. The job starts
+    # without spot (on-demand, behind the line) and spot comes back at tick 10 for 5 ticks.
+    # With 15 minutes of slack the restart it costs is dear: the job stays on on-demand;
+    # with two hours it takes the spell.
+    job = DeadlineJob(1.0, deadline_minutes / 60, restart_minutes=3, checkpoint_minutes=10)
+    t = trace(["10" * 20 + "0" * 10 + "1" * 5 + "0" * 400], ["us-east-1a"], TICK)
+    runs, placements = run(SpotAnywhere(), t, job, start=40)
+    assert placements[0, 0] == 1  # on-demand in zone 0
+    assert (placements[0, 10] == 0) == leaves
+    assert runs["met"].all()
+
+
+def test_pricing_slack_saves_the_restart_of_a_short_spell(monkeypatch) -> None:
+    # The scarce-slack case above: without a price on slack the job leaves on-demand for
+    # the spell, and the safety rule soon sends it back, one restart more for nothing.
+    job = DeadlineJob(1.0, 75 / 60, restart_minutes=3, checkpoint_minutes=10)
+    t = trace(["10" * 20 + "0" * 10 + "1" * 5 + "0" * 400], ["us-east-1a"], TICK)
+    priced, _ = run(SpotAnywhere(), t, job, start=40)
+    monkeypatch.setattr("costsched.policies.deadline.multi_zone.SLACK_WEIGHT", 0.0)
+    unpriced, _ = run(SpotAnywhere(), t, job, start=40)
+    assert priced["met"].all() and unpriced["met"].all()
+    assert priced["restarts"].iloc[0] < unpriced["restarts"].iloc[0]
+    assert priced["cost_usd"].iloc[0] < unpriced["cost_usd"].iloc[0]
