@@ -5,7 +5,8 @@ The market is the job's best instance type (by expected cost of its steps) in ev
 its constraints allow: spot where a price is listed and capacity was seen lately, and
 on-demand in the same regions. Spot is taken as unavailable in a zone where a launch just
 met no capacity or an instance was just preempted, or where the store's availability
-observations say it is gone now.
+observations say it is gone now. How long each zone's spot held before (the spells those
+observations saw end) weighs in as in the replay.
 
 A live job is never left without an instance: where the policy would wait (ahead of its
 schedule with no spot anywhere), a running job keeps its instance and a job to recover
@@ -211,6 +212,7 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
     for k in KEY:
         zones[f"od_{k}"] = od_rows[k].to_numpy()
     available, since = _spot_now(store, zones, kind, at, unavailable)
+    spell_mean = _past_spell_mean(store, zones, kind, at)
     market = MarketNow(
         tick=DECISION_PERIOD.total_seconds(),
         spot_available=available[None, :],
@@ -220,8 +222,32 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
         region=pd.factorize(zones["cloud"] + "/" + zones["region"])[0],
         move_usd=checkpoint_gb * egress_per_gb(zones["cloud"].to_numpy(dtype=object),
                                                zones["region"].to_numpy(dtype=object)),
+        spell_mean=None if spell_mean is None else spell_mean[None, :],
     )
     return DeadlineMarket(zones, market)
+
+
+def _past_spell_mean(store: PriceStore, zones: pd.DataFrame, instance_type: str,
+                     at: datetime) -> np.ndarray | None:
+    """Per zone: the mean length in seconds of its spot spells the store's availability
+    observations saw end before `at`, with the replay's prior of one spell (as the
+    deadline backtest gives the policy); None when the store has no such spell."""
+    from costsched.backtest.deadline.engine import PRIOR_SPELL
+
+    spells = store.spot_availability.spells(zones=list(zones["zone"]),
+                                            instance_type=instance_type,
+                                            kinds=("availability",), end=at)
+    spells = spells[spells["preempted"]]  # ended: spot went away at its end
+    if spells.empty:
+        return None
+    seconds = (spells["end"] - spells["start"]).dt.total_seconds()
+    per_zone = seconds.groupby([spells["cloud"], spells["zone"]]).agg(["sum", "count"])
+    out = np.full(len(zones), PRIOR_SPELL)
+    for i, key in enumerate(zip(zones["cloud"], zones["zone"], strict=True)):
+        if key in per_zone.index:
+            total, count = per_zone.loc[key]
+            out[i] = (total + PRIOR_SPELL) / (count + 1)
+    return out
 
 
 def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,

@@ -7,12 +7,18 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
+from costsched.jobspec import parse, resolve
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
-from tests.costsched.service.test_jobs import TRAIN, wait_for, world, zone_of
+from costsched.service.deadline_jobs import decide_deadline
+from costsched.store import PriceStore
+from costsched.store.spot_availability import COLUMNS as SPOT_COLUMNS
+from costsched.throughput import ThroughputTable
+from tests.costsched.service.test_jobs import TRAIN, set_prices, wait_for, world, zone_of
 
 __all__ = ["world"]  # the fixture, shared with the jobs tests
 
@@ -113,3 +119,44 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
     assert spot_only.policy == "dynamic-aware"
     assert market_of(store, spot_only.id) == "spot"
     service.stop(store, launcher, spot_only.id)
+
+
+def spells(zone: str, up_minutes: float, down_minutes: float, cycles: int,
+           now: pd.Timestamp) -> pd.DataFrame:
+    """`cycles` spells of spot in `zone` that ended, then one running since an hour ago."""
+    rows, t = [], now - pd.Timedelta(hours=1) - cycles * pd.Timedelta(
+        minutes=up_minutes + down_minutes)
+    for _ in range(cycles):
+        for minutes, available in ((up_minutes, True), (down_minutes, False)):
+            rows.append((t, t + pd.Timedelta(minutes=minutes), available))
+            t += pd.Timedelta(minutes=minutes)
+    rows.append((t, now + pd.Timedelta(hours=1), True))
+    return pd.DataFrame([dict(cloud="aws", region="us-east-1", zone=zone,
+                              instance_type="p3.2xlarge", gpu_model="V100", gpu_count=1,
+                              start=s, end=e, available=a, kind="availability",
+                              source=f"{zone}.json") for s, e, a in rows],
+                        columns=SPOT_COLUMNS)
+
+
+def test_the_live_decision_weighs_how_long_each_zone_s_spot_held(tmp_path: Path) -> None:
+    """Zone a is a little cheaper but its spot came in 10-minute spells, b's in 6-hour
+    ones: with that history stored, a job with slack starts in b; without, in a."""
+    now = pd.Timestamp("2023-03-01 12:00", tz="UTC")
+    spec = resolve(parse(yaml.safe_load(deadline_spec(tmp_path, "slack", 60).read_text())),
+                   ThroughputTable.load(), now.to_pydatetime())
+
+    def choice(with_history: bool) -> str:
+        store = PriceStore(str(tmp_path / f"{with_history}.sqlite"))
+        set_prices(store, {"us-east-1a": 0.90, "us-east-1b": 0.92},
+                   (now - pd.Timedelta(hours=2)).to_pydatetime())
+        frames = [spells("us-east-1a", 10, 20, 10, now), spells("us-east-1b", 360, 60, 3, now)]
+        if not with_history:  # only the spells running now
+            frames = [f.tail(1) for f in frames]
+        store.spot_availability.add(pd.concat(frames, ignore_index=True))
+        decision = decide_deadline(store, spec, created_at=now.to_pydatetime(),
+                                   at=now.to_pydatetime(), steps_left=STEPS, current=None)
+        store.dispose()
+        return f"{decision.choice[2]} {decision.choice[4]}"
+
+    assert choice(with_history=False) == "us-east-1a spot"
+    assert choice(with_history=True) == "us-east-1b spot"
