@@ -3,8 +3,9 @@ backtest table (6 models x 2 home regions, 30 daily starts from 2020-02-10, 4-da
 sized on a V100, migration costs charged with the default overheads).
 
 The gap of a row is the policy's cost summed over the starts / the oracle's - 1. Prints a
-markdown table of gaps, their mean and maximum per policy against the targets (mean 5%,
-no row above 10%), the policies' migrations and their time per table; asserts nothing.
+markdown table of gaps and each row's USD, their mean and maximum per policy against the
+targets (mean 5%, no row above 10%), the policies' migrations and their time per table;
+asserts nothing.
 
     .venv/bin/python bench/oracle_gap.py [--db prices.sqlite] [--policies dynamic,...]
 
@@ -55,11 +56,16 @@ def load_trace(db: Path | None) -> PriceTrace:
     return trace
 
 
+def totals(results: pd.DataFrame) -> pd.DataFrame:
+    """Rows (model, region), a column per policy: USD summed over the starts."""
+    ok = results[results["cost_usd"].notna()]
+    return ok.pivot_table(index=["model", "region"], columns="policy", values="cost_usd",
+                          aggfunc="sum", sort=False)
+
+
 def gaps(results: pd.DataFrame) -> pd.DataFrame:
     """Rows (model, region), a column per policy: cost over the oracle's - 1."""
-    ok = results[results["cost_usd"].notna()]
-    total = ok.pivot_table(index=["model", "region"], columns="policy", values="cost_usd",
-                           aggfunc="sum", sort=False)
+    total = totals(results)
     return total.drop(columns="oracle").div(total["oracle"], axis=0) - 1
 
 
@@ -84,13 +90,17 @@ def main() -> None:
         seconds[name] = (time.perf_counter() - t, time.process_time() - cpu)
     results = pd.concat(frames, ignore_index=True)
     gap = gaps(results)[names]
+    usd = totals(results)[[*names, "oracle"]]
 
-    print("| model | region | " + " | ".join(names) + " |")
-    print("|---|---|" + "---|" * len(names))
+    print("| model | region | " + " | ".join(names) + " | USD: " + " / ".join([*names, "oracle"])
+          + " |")
+    print("|---|---|" + "---|" * (len(names) + 1))
     for (model, region), row in gap.iterrows():
-        print(f"| {model} | {region} | " + " | ".join(f"{v:+.1%}" for v in row) + " |")
-    print("| mean | | " + " | ".join(f"{v:+.1%}" for v in gap.mean()) + " |")
-    print("| max | | " + " | ".join(f"{v:+.1%}" for v in gap.max()) + " |")
+        spent = " / ".join(f"{v:,.0f}" for v in usd.loc[(model, region)])
+        print(f"| {model} | {region} | " + " | ".join(f"{v:+.1%}" for v in row)
+              + f" | {spent} |")
+    print("| mean | | " + " | ".join(f"{v:+.1%}" for v in gap.mean()) + " | |")
+    print("| max | | " + " | ".join(f"{v:+.1%}" for v in gap.max()) + " | |")
     migrations = results.groupby("policy")["migrations"].sum()
     for name in [*names, "oracle"]:
         wall, cpu = seconds[name]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,6 +35,17 @@ class Outcome:
     finished: np.ndarray  # bool: the job ended within the period
     end: np.ndarray  # epoch seconds: when the job ended, else the period's end
     migrated: np.ndarray  # bool
+
+
+class Step(NamedTuple):
+    """`Outcome` of one (prev, new, steps_left): `Run.advance_one`."""
+
+    usd: float
+    migration_usd: float
+    steps: float
+    finished: bool
+    end: float
+    migrated: bool
 
 
 @dataclass(frozen=True)
@@ -59,7 +71,7 @@ class Run:
         if not self.steps > 0:
             raise InvalidInput(f"steps {self.steps!r}: expected a positive number")
 
-    @property
+    @cached_property
     def idle_hours(self) -> float:
         return self.overheads.move_idle_hours(self.checkpoint_gb, self.checkpoint_hours)
 
@@ -76,10 +88,12 @@ class Run:
     def advance(self, k: int, prev: np.ndarray, new: np.ndarray,
                 steps_left: np.ndarray) -> Outcome:
         """Run period k on offerings `new` (element-wise; numpy arrays of equal length)."""
+        trace = self.trace
         t0 = float(self.period_start(k))
         migrated = (prev >= 0) & (prev != new)
+        any_migrated = bool(migrated.any())
         idle_s = self.idle_hours * HOUR
-        idle = np.where(migrated, idle_s, 0.0)
+        idle = np.where(migrated, idle_s, 0.0) if any_migrated else np.zeros(len(new))
         rate = self.steps_per_second[new]
         need = steps_left / rate
         work = self.period_s - idle
@@ -89,21 +103,48 @@ class Run:
         need = np.minimum(need, np.maximum(work, 0.0))
         end = np.where(finished, t0 + idle + need, t0 + self.period_s)
         # Costs from cumulative spend: one lookup per distinct time, one per finishing run.
-        at_t0 = self.trace.spent_all(t0)
-        run_usd = self.trace.spent_all(t0 + self.period_s)[new] - at_t0[new]
+        at_t0 = trace.spent_all(t0)[new]
+        run_usd = trace.spent_all(t0 + self.period_s)[new] - at_t0
         if finished.any():
-            run_usd[finished] = (self.trace.spent(new[finished], end[finished])
-                                 - at_t0[new[finished]])
-        extra = np.zeros(len(new))
-        migration_usd = extra
-        if migrated.any():
-            src = np.where(migrated, prev, 0)
-            idle_usd = self.trace.spent_all(t0 + idle_s)[new] - at_t0[new]
-            # The old offering's as-of price; NaN only if it was never priced by t0, when
-            # no job can have run there: nothing to overlap with.
-            old_price = np.nan_to_num(self.trace.price_at(t0, src), nan=0.0)
-            overlap_usd = old_price * self.overheads.overlap_hours
-            extra = np.where(migrated, self.egress[src, new] + overlap_usd, 0.0)
-            migration_usd = np.where(migrated, idle_usd + extra, 0.0)
+            run_usd[finished] = trace.spent(new[finished], end[finished]) - at_t0[finished]
+        if not any_migrated:
+            zero = np.zeros(len(new))
+            return Outcome(run_usd + zero, zero, np.where(finished, steps_left, rate * work),
+                           finished, end, migrated)
+        src = np.where(migrated, prev, 0)
+        idle_usd = trace.spent_all(t0 + idle_s)[new] - at_t0
+        # The old offering's as-of rate; 0 if it was never priced by t0, when no job can
+        # have run there: nothing to overlap with.
+        overlap_usd = trace.rates_at(t0, src) * self.overheads.overlap_hours
+        extra = np.where(migrated, self.egress[src, new] + overlap_usd, 0.0)
+        migration_usd = np.where(migrated, idle_usd + extra, 0.0)
         steps = np.where(finished, steps_left, rate * work)
         return Outcome(run_usd + extra, migration_usd, steps, finished, end, migrated)
+
+    def advance_one(self, k: int, prev: int, new: int, steps_left: float) -> Step:
+        """`advance` of a single run, in scalars: the same operations in the same order,
+        so the same floats (a test holds the two together), without array overheads."""
+        trace = self.trace
+        t0 = float(self.period_start(k))
+        migrated = 0 <= prev != new
+        idle_s = self.idle_hours * HOUR
+        idle = idle_s if migrated else 0.0
+        rate = self.steps_per_second[new]
+        need = steps_left / rate
+        work = self.period_s - idle
+        finished = bool(need <= work + 1e-3)
+        need = min(need, max(work, 0.0))
+        end = t0 + idle + need if finished else t0 + self.period_s
+        at_t0 = trace.spent_all(t0)[new]
+        if finished:
+            run_usd = trace.spent_one(new, end) - at_t0
+        else:
+            run_usd = trace.spent_all(t0 + self.period_s)[new] - at_t0
+        steps = steps_left if finished else rate * work
+        if not migrated:
+            return Step(float(run_usd + 0.0), 0.0, float(steps), finished, float(end), False)
+        idle_usd = trace.spent_all(t0 + idle_s)[new] - at_t0
+        overlap_usd = trace.rates_at(t0, prev) * self.overheads.overlap_hours
+        extra = self.egress[prev, new] + overlap_usd
+        return Step(float(run_usd + extra), float(idle_usd + extra), float(steps), finished,
+                    float(end), True)

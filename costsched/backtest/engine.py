@@ -109,15 +109,15 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
                                   run.overheads)
             new = trace.rows[policy.decide(view, step_state)]
         left = run.steps - done  # summed as the oracle does, so plans replay exactly
-        out = run.advance(k, np.array([prev]), np.array([new]), np.array([left]))
-        usd += float(out.usd[0])
-        migration_usd += float(out.migration_usd[0])
-        migrations += int(out.migrated[0])
+        out = run.advance_one(k, prev, new, left)
+        usd += out.usd
+        migration_usd += out.migration_usd
+        migrations += out.migrated
         first = new if first < 0 else first
-        done += float(out.steps[0])
+        done += out.steps
         prev = new
-        if out.finished[0]:
-            end = float(out.end[0])
+        if out.finished:
+            end = out.end
             return {
                 "cost_usd": usd, "hours": (end - run.start) / HOUR, "migrations": migrations,
                 "migration_usd": migration_usd,

@@ -11,7 +11,8 @@ label with fewer steps and more USD than another on the same offering can never 
 cheaper (its future can at best copy the other's). Labels are also cut when their cost
 plus a lower bound on finishing (steps left x the lowest USD/step any offering reaches
 from then on) cannot beat the best plan found so far (at first: the best plan that never
-moves). Both cuts are exact, so the result is the optimum over all plans, not an
+moves); a pair of a label and an offering whose bound already fails is not run at
+all. The cuts are exact, so the result is the optimum over all plans, not an
 approximation; a test checks it against brute force on small traces. Offerings no plan can
 tell apart (same cloud, region, speed and price history) are searched once.
 """
@@ -25,7 +26,7 @@ import numpy as np
 from costsched.backtest.accounting import Run
 from costsched.backtest.trace import HOUR
 from costsched.model import InvalidInput
-from costsched.policies.base import JobState, Scope
+from costsched.policies.base import JobState, Scope, scope_mask
 from costsched.policies.multi_cloud import MULTI_CLOUD
 
 MAX_PERIODS = 10_000
@@ -45,7 +46,6 @@ class Oracle:
         reps = self._representatives(run, state)
         if len(reps) == 0:
             raise InvalidInput(f"oracle: no offering can run {state.job.model!r}")
-        suffix = trace.suffix_min[:, reps]
         rates = run.steps_per_second[reps] * HOUR
 
         cur = np.array([-1])
@@ -61,9 +61,15 @@ class Oracle:
             if len(offered) == 0:  # only possible at the start: prices never disappear
                 raise InvalidInput(f"oracle: no offering in scope can run {state.job.model!r} "
                                    "at the start")
-            n = len(offered)
-            parent = np.repeat(np.arange(len(cur)), n)
-            new = np.tile(offered, len(cur))
+            # Lower bound on finishing: every remaining step costs at least the cheapest
+            # USD/step of any offering from the next period on (prices hold after the end).
+            row = max(int(trace.times.searchsorted(run.period_start(k + 1), "right")) - 1, 0)
+            with np.errstate(invalid="ignore"):
+                floor = np.nanmin(trace.suffix_min[row, reps] / rates) if len(rates) else np.inf
+            parent, new = _moves(run, k, offered, prog, cost, floor, upper)
+            if len(parent) == 0:
+                history.append((new, parent))
+                break
             out = run.advance(k, cur[parent], new, run.steps - prog[parent])
             total = cost[parent] + out.usd
             done = np.where(out.finished, total, np.inf)
@@ -73,12 +79,6 @@ class Oracle:
             alive = ~out.finished
             cur, prog, cost = new[alive], prog[parent[alive]] + out.steps[alive], total[alive]
             parent = parent[alive]
-            # Lower bound on finishing: every remaining step costs at least the cheapest
-            # USD/step of any offering from the next period on (prices hold after the end).
-            row = max(int(np.searchsorted(trace.times, run.period_start(k + 1), "right")) - 1,
-                      0)
-            with np.errstate(invalid="ignore"):
-                floor = np.nanmin(suffix[row] / rates) if len(rates) else np.inf
             keep = cost + (run.steps - prog) * floor < upper
             keep &= _pareto(cur[keep], prog[keep], cost[keep], keep)
             cur, prog, cost, parent = cur[keep], prog[keep], cost[keep], parent[keep]
@@ -103,11 +103,39 @@ class Oracle:
     def _representatives(self, run: Run, state: JobState) -> np.ndarray:
         """One offering per group that no plan can tell apart: same cloud, region and speed
         and the same price at every time (e.g. zones of a region with equal prices)."""
-        in_scope = self.scope.mask(run.trace.offerings, state.region, state.job.constraints)
+        in_scope = scope_mask(self.scope, run.trace.offerings, state.region,
+                              state.job.constraints)
         usable = in_scope & ~np.isnan(run.steps_per_second)
         rows = np.flatnonzero(usable)
         _, first = np.unique(run.trace.twins[rows], return_index=True)
         return rows[np.sort(first)]
+
+
+def _moves(run: Run, k: int, offered: np.ndarray, prog: np.ndarray, cost: np.ndarray,
+           floor: float, upper: float) -> tuple[np.ndarray, np.ndarray]:
+    """(label, offering) pairs worth running period k for, label-major as the search
+    expands them: those whose lower bound can beat `upper`. A pair that may finish in the
+    period costs at least its label's cost plus its steps left at the offering's lowest
+    price from now on; one that may not, its label's cost plus the whole period's price
+    (moves free) plus the steps a whole period leaves at `floor`. Both bounds are below
+    what the search computes for the pair, with a margin for rounding, so this drops only
+    pairs it would drop after running them."""
+    trace = run.trace
+    t0 = float(run.period_start(k))
+    rate = run.steps_per_second[offered]
+    now = max(int(trace.times.searchsorted(run.period_start(k), "right")) - 1, 0)
+    lowest = trace.suffix_min[now, offered] / HOUR  # USD/s
+    period_usd = trace.spent_all(t0 + run.period_s)[offered] - trace.spent_all(t0)[offered]
+    left = (run.steps - prog)[:, None]
+    limit = upper * (1 + 1e-9) + 1e-9
+    idle_s = run.idle_hours * HOUR
+    with np.errstate(invalid="ignore", divide="ignore"):
+        need = left / rate
+        finish = (need <= run.period_s + 1.0) & (cost[:, None] + need * lowest < limit)
+        go_on = ((need > run.period_s - idle_s - 1.0)
+                 & (cost[:, None] + period_usd + (left - rate * run.period_s) * floor < limit))
+    label, column = np.nonzero(finish | go_on)
+    return label, offered[column]
 
 
 def _pareto(cur: np.ndarray, prog: np.ndarray, cost: np.ndarray,
@@ -117,12 +145,12 @@ def _pareto(cur: np.ndarray, prog: np.ndarray, cost: np.ndarray,
     if len(cur) == 0:
         return keep
     order = np.lexsort((cost, -prog, cur))
-    group = np.cumsum(np.r_[0, np.diff(cur[order]) != 0])
+    group = np.cumsum(np.concatenate(([False], np.diff(cur[order]) != 0)))
     # A running minimum of cost that restarts per group: later groups are shifted below all
     # earlier ones, so an earlier group's minimum never carries over.
     big = float(np.max(cost)) + 1.0
     shifted = cost[order] - group * big
-    before = np.r_[np.inf, np.minimum.accumulate(shifted)[:-1]]
+    before = np.concatenate(([np.inf], np.minimum.accumulate(shifted)[:-1]))
     survivors = np.zeros(len(cur), dtype=bool)
     survivors[order] = shifted < before
     keep[np.flatnonzero(mask)] = survivors

@@ -31,6 +31,7 @@ from costsched.policies.market import (
 from costsched.store import OFFERING_ATTRS, OFFERING_KEY, PriceStore, to_epoch_seconds
 
 HOUR = 3600.0
+SPENT_KEPT = 4096  # `spent_all` arrays kept per trace
 
 
 @dataclass(frozen=True)
@@ -142,13 +143,33 @@ class PriceTrace:
         values = np.where(np.isnan(self.prices), np.inf, self.prices)
         return np.minimum.accumulate(values[::-1], axis=0)[::-1]
 
-    def _row(self, t: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.times, t, side="right") - 1
+    @cached_property
+    def rates(self) -> np.ndarray:
+        """`prices` with NaN (not offered) as 0: what an instance is billed per hour."""
+        return np.nan_to_num(self.prices)
+
+    @cached_property
+    def _spent_at(self) -> dict[float, np.ndarray]:
+        return {}
+
+    @cached_property
+    def _float_times(self) -> np.ndarray:
+        # Epoch seconds are exact as floats; float lookups need not convert `times` each time.
+        return self.times.astype(float)
+
+    def _row(self, t: float | np.ndarray) -> np.ndarray:
+        times = self._float_times if np.asarray(t).dtype.kind == "f" else self.times
+        return times.searchsorted(t, side="right") - 1
+
+    def rates_at(self, t: float, o: np.ndarray) -> np.ndarray:
+        """`price_at(t, o)` with not offered (NaN) as 0."""
+        i = int(self._row(t))
+        return self.rates[i, o] if i >= 0 else np.zeros(np.shape(o))
 
     def price_at(self, t: float | np.ndarray, o: np.ndarray | slice | None = None) -> np.ndarray:
         """As-of USD/hour of offerings `o` (all by default) at time(s) t; NaN = not offered."""
         o = slice(None) if o is None else o
-        i = self._row(np.asarray(t))
+        i = self._row(t)
         if np.ndim(i) == 0:
             return self.prices[i, o] if i >= 0 else np.full(self.prices[0, o].shape, np.nan)
         out = self.prices[np.maximum(i, 0), o]
@@ -157,13 +178,25 @@ class PriceTrace:
     def spent(self, o: np.ndarray, t: np.ndarray) -> np.ndarray:
         """USD an instance of offering o has cost from times[0] to t (element-wise)."""
         i = np.maximum(self._row(t), 0)
-        rate = np.nan_to_num(self.prices[i, o])
-        return self.cum[i, o] + rate * np.maximum(t - self.times[i], 0) / HOUR
+        return self.cum[i, o] + self.rates[i, o] * np.maximum(t - self.times[i], 0) / HOUR
+
+    def spent_one(self, o: int, t: float) -> float:
+        """`spent` of one offering at one time."""
+        i = max(int(self._row(t)), 0)
+        return self.cum[i, o] + self.rates[i, o] * max(t - self.times[i], 0.0) / HOUR
 
     def spent_all(self, t: float) -> np.ndarray:
-        """`spent` of every offering at one time t."""
-        i = max(int(self._row(np.asarray(t))), 0)
-        return self.cum[i] + np.nan_to_num(self.prices[i]) * max(t - self.times[i], 0) / HOUR
+        """`spent` of every offering at one time t (read-only: runs share decision times,
+        so each time's array is computed once and kept)."""
+        found = self._spent_at.get(t)
+        if found is None:
+            i = max(int(self._row(t)), 0)
+            found = self.cum[i] + self.rates[i] * max(t - self.times[i], 0) / HOUR
+            found.flags.writeable = False
+            if len(self._spent_at) >= SPENT_KEPT:
+                self._spent_at.clear()
+            self._spent_at[t] = found
+        return found
 
     def cost(self, o: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
         """USD of running offering o from t0 to t1 (element-wise, exact for step prices)."""

@@ -64,8 +64,8 @@ def backtest_cmd(
         help=f"Policies (comma-separated): {', '.join(REPLAY_POLICIES)}; default all.",
         show_default=False)] = None,
     margin: Annotated[float, typer.Option(
-        help="dynamic-aware's hysteresis: the saving must exceed the migration cost by "
-        "this fraction of the cost of staying.")] = 0.05,
+        help="dynamic-aware's hysteresis: a move must save, its own cost counted, more "
+        "than this fraction of the next period's expected cost where the job is.")] = 0.05,
     restart_minutes: Annotated[float, typer.Option(help="Boot and set-up per move.")] = 10.0,
     warmup_minutes: Annotated[float, typer.Option(help="Warm-up per move.")] = 5.0,
     lost_work_minutes: Annotated[float | None, typer.Option(

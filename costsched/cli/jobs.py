@@ -103,8 +103,9 @@ def migrate(
     force: Annotated[bool, typer.Option("--force", help="Move even if the job moved less "
                                         "than a day ago (max_migrations still holds).")]
     = False,
-    margin: Annotated[float, typer.Option(help="The saving must exceed the move's cost by "
-                                          "this fraction of the cost of staying.")] = 0.05,
+    margin: Annotated[float, typer.Option(help="A move must save, its own cost counted, more "
+                                          "than this fraction of the next day's expected cost "
+                                          "where the job is.")] = 0.05,
     wait: Annotated[float, typer.Option(help="Seconds to wait for moves to complete.")] = 60.0,
     db: DbOption = None,
     json_out: JsonOption = False,

@@ -1,11 +1,15 @@
-"""A forecast of each offering's price beyond the next decision: its time-weighted mean
-over the week before the decision time, from the prices known by then only.
+"""A forecast of each offering's price beyond the next decision: its usual price, the lower
+quartile of its hourly prices over the week before the decision time, from the prices
+known by then only.
 
 Spot prices on the recorded traces jump for a few days and come back (Azure's daily
-prices move between a few levels; AWS's drift within a day), so the mean of the past week
-says more about the rest of a multi-day job than the price of the moment does. The same
-computation serves a replay (a trace's price matrix) and a live decision (the store's
-observations up to t, `typical_from_observations`), so both decide alike.
+prices move between a few levels; AWS's drift within a day), so the past week says more
+about the rest of a multi-day job than the price of the moment does. Its mean, though,
+carries a jump for days after it ended, and a job re-decided every period leaves an
+offering within a period of a jump: what it pays there over the rest of the job is the
+offering's usual level, which the lower quartile finds (and a brief dip does not move).
+The same computation serves a replay (a trace's price matrix) and a live decision (the
+store's observations up to t, `typical_from_observations`), so both decide alike.
 """
 
 from __future__ import annotations
@@ -18,28 +22,34 @@ import pandas as pd
 from costsched.store import OFFERING_KEY, to_epoch_seconds
 
 WINDOW_HOURS = 168.0  # one week
+QUANTILE = 0.25  # of the time in the window: the price the offering was at or below
 
 
 def typical_prices(times: np.ndarray, prices: np.ndarray, t: float,
-                   window_hours: float = WINDOW_HOURS) -> np.ndarray:
-    """Per offering (column of `prices`), the time-weighted mean USD/hour over
-    [t - window, t] of a step-price history: `prices[i]` holds from `times[i]` (sorted)
-    until `times[i + 1]`, NaN where not offered. NaN for an offering never priced in the
-    window. Nothing after t is read."""
-    lo = float(t) - window_hours * 3600
-    i0 = max(int(np.searchsorted(times, lo, side="right")) - 1, 0)
-    i1 = int(np.searchsorted(times, t, side="right"))  # rows at or before t
-    if i1 <= i0:
-        return np.full(prices.shape[1], np.nan)
-    begin = np.clip(times[i0:i1].astype(float), lo, float(t))
-    width = np.diff(np.r_[begin, float(t)])
-    window = prices[i0:i1]
-    priced = ~np.isnan(window)
-    weight = np.where(priced, width[:, None], 0.0)
-    total = weight.sum(axis=0)
-    usd = np.where(priced, window, 0.0) * weight
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, usd.sum(axis=0) / total, np.nan)
+                   window_hours: float = WINDOW_HOURS,
+                   quantile: float = QUANTILE) -> np.ndarray:
+    """Per offering (column of `prices`), the lowest USD/hour it was at or below for
+    `quantile` of the hours of [t - window, t] it was priced, of a step-price history:
+    `prices[i]` holds from `times[i]` (sorted) until `times[i + 1]`, NaN where not
+    offered. Each hour counts by its price at its middle. NaN for an offering never priced
+    in the window. Nothing after t is read."""
+    hours = max(int(round(window_hours)), 1)
+    at = float(t) - (np.arange(hours) + 0.5) * 3600  # the middle of each hour, all before t
+    row = np.searchsorted(times, at, side="right") - 1
+    sample = np.where((row >= 0)[:, None], prices[np.maximum(row, 0)], np.nan)
+    return lower_quantile(sample, quantile)
+
+
+def lower_quantile(sample: np.ndarray, quantile: float) -> np.ndarray:
+    """Per column, the lowest value at or above which lie no more than 1 - `quantile` of
+    its non-NaN values (NaN for a column without any)."""
+    columns = np.ascontiguousarray(sample.T)  # a row per column: faster to partition
+    count = np.count_nonzero(~np.isnan(columns), axis=1)
+    k = np.maximum(np.ceil(quantile * count).astype(int) - 1, 0)
+    # A partial sort puts each needed rank in place (NaN last), in linear time.
+    ranked = np.partition(columns, np.unique(k), axis=1)
+    found = ranked[np.arange(len(k)), k]
+    return np.where(count > 0, found, np.nan)
 
 
 def typical_from_observations(observations: pd.DataFrame, keys: Sequence[tuple], t: float,

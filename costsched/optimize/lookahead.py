@@ -15,6 +15,8 @@ interval, restart); a move idles the new instance for `Overheads.move_idle_hours
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from costsched.optimize import decision
@@ -35,15 +37,24 @@ def moves_between(overheads: Overheads, prices: np.ndarray, egress_usd_per_gb: n
     return cost
 
 
+@dataclass(frozen=True)
+class PeriodCosts:
+    """Per offering the next period runs on: expected USD of the job's steps left."""
+
+    total: np.ndarray  # the move there, the period, and the rest finished at its best
+    period: np.ndarray  # the part spent in the next period: the move there and the hours run
+
+
 def next_period_costs(steps_left: float, steps_per_second: np.ndarray, prices: np.ndarray,
                       forecast: np.ndarray, preemptions_per_hour: np.ndarray,
                       checkpoint_hours: float, restart_hours: float, period_hours: float,
                       move_now: np.ndarray, idle_now: np.ndarray,
-                      move_later: np.ndarray) -> np.ndarray:
+                      move_later: np.ndarray) -> PeriodCosts:
     """Expected USD of the job's `steps_left` when the next period runs on each offering
-    (see the module's formula). Per offering: `prices` hold for the period, `forecast`
-    after it; `move_now` and `idle_now`: USD and idle hours of getting there (0 where the
-    job is); `move_later`: [from, to] USD of a move after the period, at forecast prices."""
+    (see the module's formula), and of that period alone. Per offering: `prices` hold for
+    the period, `forecast` after it; `move_now` and `idle_now`: USD and idle hours of
+    getting there (0 where the job is); `move_later`: [from, to] USD of a move after the
+    period, at forecast prices."""
     now = decision.outcomes(steps_left, steps_per_second, prices, preemptions_per_hour,
                             checkpoint_hours, restart_hours)
     # Work per wall-clock hour under spot risk: W hours of work take W / pace expected hours.
@@ -54,4 +65,5 @@ def next_period_costs(steps_left: float, steps_per_second: np.ndarray, prices: n
     per_step = now.hours * forecast / steps_left  # USD per step left, at forecast prices
     finish = move_later + left[:, None] * np.where(np.isnan(per_step), np.inf, per_step)
     best_finish = np.where(left > 0, finish.min(axis=1), 0.0)
-    return move_now + prices * run_hours + best_finish
+    period = move_now + prices * run_hours
+    return PeriodCosts(period + best_finish, period)

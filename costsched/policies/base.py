@@ -71,6 +71,22 @@ _MASKS: dict[tuple, tuple[pd.DataFrame, np.ndarray]] = {}
 _MASKS_KEPT = 256
 
 
+def scope_mask(scope: Scope, offerings: pd.DataFrame, region: str,
+               constraints: Constraints) -> np.ndarray:
+    """`scope.mask`, cached per offerings frame (a replay asks it for every run of every
+    start over the same trace). Read-only."""
+    key = (scope, region, constraints)
+    cached = _MASKS.get(key)
+    if cached is None or cached[0] is not offerings:
+        mask = scope.mask(offerings, region, constraints)
+        mask.flags.writeable = False
+        cached = (offerings, mask)
+        if len(_MASKS) >= _MASKS_KEPT:
+            _MASKS.pop(next(iter(_MASKS)))
+        _MASKS[key] = cached
+    return cached[1]
+
+
 class Policy(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -80,16 +96,8 @@ class Policy(ABC):
     history_hours: ClassVar[float] = 0.0
 
     def in_scope(self, offerings: pd.DataFrame, state: JobState) -> np.ndarray:
-        """The scope's mask over `offerings` for this job (cached per offerings frame:
-        a replay asks it for every run of every start over the same trace)."""
-        key = (self.scope, state.region, state.job.constraints)
-        cached = _MASKS.get(key)
-        if cached is None or cached[0] is not offerings:
-            cached = (offerings, self.scope.mask(offerings, state.region, state.job.constraints))
-            if len(_MASKS) >= _MASKS_KEPT:
-                _MASKS.pop(next(iter(_MASKS)))
-            _MASKS[key] = cached
-        return cached[1]
+        """The scope's mask over `offerings` for this job (cached, read-only)."""
+        return scope_mask(self.scope, offerings, state.region, state.job.constraints)
 
     def candidates(self, view: MarketView, state: JobState) -> np.ndarray:
         """Rows the policy may choose now: in scope, offered at t, able to run the model."""

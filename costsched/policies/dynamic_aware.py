@@ -8,7 +8,13 @@ today's price of j, then the steps left finished on the best offering at its for
 price (its mean over the past week, `optimize.forecast`), with the move to it. Today's
 price holds for the next period only: a job waits out a price spike on a cheap offering,
 or stays put when a move's saving would not outlast the spike. It moves to the best j
-when that saves more than `margin` x the expected cost of staying.
+when that saves more than `margin` x the expected cost of the next period where it is.
+
+The margin is hysteresis against moving for a saving within the noise of a period's
+prices, so it is a share of what the decision is about: the next period. (A share of the
+whole remaining job grows with the job while the saving of moving now rather than at the
+next decision is at most a period's: a long job stayed on a dear offering for days after
+a cheaper one came back.)
 """
 
 from __future__ import annotations
@@ -66,14 +72,15 @@ class DynamicAware(Policy):
             egress = egress_per_gb(offerings["cloud"].to_numpy(), offerings["region"].to_numpy())
         later = moves_between(overheads, forecast, egress, job.checkpoint_gb,
                               job.checkpoint_hours)
-        cost = next_period_costs(state.steps_left, view.steps_per_second[rows], prices,
-                                 forecast, view.preemptions_per_hour[rows],
-                                 job.checkpoint_hours, state.restart_hours, self.period_hours,
-                                 move_now, idle_now, later)
+        costs = next_period_costs(state.steps_left, view.steps_per_second[rows], prices,
+                                  forecast, view.preemptions_per_hour[rows],
+                                  job.checkpoint_hours, state.restart_hours, self.period_hours,
+                                  move_now, idle_now, later)
+        cost = costs.total
         best = int(np.argmin(cost))
         if here is None:
             return view.key(int(rows[best]))
-        stay = float(cost[here])
-        if best != here and stay - float(cost[best]) > self.margin * stay:
+        saving = float(cost[here] - cost[best])
+        if best != here and saving > self.margin * float(costs.period[here]):
             return view.key(int(rows[best]))
         return state.current  # type: ignore[return-value]

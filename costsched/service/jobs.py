@@ -211,8 +211,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
                             table=run.resolved.table,  # with the spec's own throughputs
                             measured_rates=measured_rates(store, when), overheads=overheads)
         stay, move = choice.stay_usd, choice.choice_usd
-        reason = (f"stay: ${stay:,.2f} expected here; no other offering saves more than "
-                  f"its move costs plus {margin:.0%}" if not choice.moves else
+        reason = (f"stay: ${stay:,.2f} expected here; no move saves more than {margin:.0%} "
+                  "of the next day's cost here" if not choice.moves else
                   f"move: ${stay:,.2f} expected here, ${move:,.2f} on "
                   f"{_label(choice.choice)} including the move")
         if by_deadline:

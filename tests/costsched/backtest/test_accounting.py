@@ -12,7 +12,7 @@ from costsched.backtest.accounting import Run
 from costsched.model import Job
 from costsched.optimize.decision import Overheads
 from costsched.throughput import ThroughputTable, save_user
-from tests.costsched.backtest.handmade import AZ_V100, K80_A, T0, V100_A, trace
+from tests.costsched.backtest.handmade import AZ_V100, DAY, K80_A, T0, V100_A, trace
 
 H = 3600
 
@@ -67,3 +67,22 @@ def test_without_a_table_a_replay_reads_the_users_measurements(tmp_path, monkeyp
     theirs = run_backtest(tr, [bj], start, ["gpu-type"], BacktestConfig(), bundled)
     assert "p2.xlarge" in mine["first_offering"].iloc[0]
     assert "p3.2xlarge" in theirs["first_offering"].iloc[0]
+
+
+@pytest.mark.parametrize("start_day", [-1, 0, 2])
+def test_advance_one_is_advance_to_the_last_bit(start_day: int) -> None:
+    # Replays charge with the scalar form, the oracle with the array form: a plan must
+    # cost the same either way, so the two must agree exactly, moves and finishes too.
+    tr = trace([(V100_A, 1.0, 0), (AZ_V100, 2.0, 0.5), (K80_A, 0.7, 1), (V100_A, 1.3, 2.25),
+                (AZ_V100, 0.9, 3.1)])
+    rows = [key_row(tr, o) for o in (V100_A, AZ_V100, K80_A)]
+    run = Run(tr, np.array([1.0, 2.5, 0.75]), 4e5, int((T0 + start_day * DAY).timestamp()),
+              86_400, Overheads(overlap_minutes=20), checkpoint_gb=3.0, checkpoint_hours=2.0)
+    cases = [(k, prev, new, left) for k in range(4) for prev in [-1, *rows] for new in rows
+             for left in (1.0, 5e4, 86_000.0, 2e5, 4e5)]
+    prev, new, left = (np.array(c) for c in list(zip(*cases, strict=True))[1:])
+    for i, (k, *_) in enumerate(cases):
+        want = run.advance(k, prev[i:i + 1], new[i:i + 1], left[i:i + 1])
+        got = run.advance_one(k, int(prev[i]), int(new[i]), float(left[i]))
+        assert got == tuple(float(getattr(want, f)[0]) if f not in ("finished", "migrated")
+                            else bool(getattr(want, f)[0]) for f in got._fields), cases[i]

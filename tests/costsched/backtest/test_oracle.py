@@ -21,6 +21,7 @@ from costsched.backtest import (
     throughputs,
 )
 from costsched.backtest import REPLAY_POLICIES as POLICIES
+from costsched.backtest import oracle as oracle_module
 from costsched.backtest.accounting import Run
 from costsched.backtest.oracle import Oracle
 from costsched.optimize.decision import Overheads
@@ -145,3 +146,23 @@ def test_dynamic_aware_beats_dynamic_when_moves_are_dear(recorded_store) -> None
 
 def test_runs_of_the_readme_window_stay_inside_the_trace(recorded_results) -> None:
     assert (recorded_results["hours_after_trace"] == 0).all()
+
+
+def every_move(run: Run, k: int, offered: np.ndarray, prog: np.ndarray, *_: object
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """All (label, offering) pairs, label-major: the search without the pre-cut."""
+    return np.repeat(np.arange(len(prog)), len(offered)), np.tile(offered, len(prog))
+
+
+def test_the_cut_before_running_a_period_leaves_the_plans_as_they_were(
+        recorded_store, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace_ = PriceTrace.from_store(recorded_store, os=["linux", "linux-vpc"])
+    jobs = jobs_for_models(PUBLISHED_MODELS, 4, ["us-east-1", "us-west-2"], TABLE)
+    starts = regular_starts(pd.Timestamp("2020-02-18", tz="UTC").to_pydatetime(), 4, 168)
+    dear = BacktestConfig(overheads=Overheads(lost_work_minutes=120), checkpoint_gb=20)
+    for config in (BacktestConfig(), dear):
+        cut = run_backtest(trace_, jobs, starts, ["oracle"], config, TABLE)
+        with monkeypatch.context() as m:
+            m.setattr(oracle_module, "_moves", every_move)
+            full = run_backtest(trace_, jobs, starts, ["oracle"], config, TABLE)
+        pd.testing.assert_frame_equal(cut, full, check_exact=True)

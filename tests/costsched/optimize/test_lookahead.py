@@ -26,7 +26,8 @@ def test_a_job_that_finishes_within_the_period_pays_only_the_period() -> None:
     cost = next_period_costs(10.0 * 3600 * 5, sps, price, np.array([0.1, 0.1]),
                              np.zeros(2), 0.5, 0.25, 24.0, np.zeros(2), np.zeros(2),
                              np.zeros((2, 2)))
-    np.testing.assert_allclose(cost, [5.0, 10.0])  # 5 hours each, the forecast unused
+    np.testing.assert_allclose(cost.total, [5.0, 10.0])  # 5 hours each, the forecast unused
+    np.testing.assert_allclose(cost.period, cost.total)
 
 
 def test_the_rest_is_finished_where_it_is_cheapest_at_forecast_prices() -> None:
@@ -36,4 +37,5 @@ def test_the_rest_is_finished_where_it_is_cheapest_at_forecast_prices() -> None:
     cost = next_period_costs(steps, sps, np.array([1.0, 3.0]), np.array([1.0, 0.5]),
                              np.zeros(2), 0.5, 0.25, 24.0, np.zeros(2), np.zeros(2), later)
     # Run on 0 at 1 $/h, then move (2 $) and finish 24 h at 0.5; or on 1 at 3 $/h, stay.
-    assert cost == pytest.approx([24 + 2 + 12, 72 + 12])
+    assert cost.total == pytest.approx([24 + 2 + 12, 72 + 12])
+    assert cost.period == pytest.approx([24, 72])

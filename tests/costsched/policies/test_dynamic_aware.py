@@ -64,6 +64,19 @@ def test_a_move_that_would_not_outlast_the_spike_is_not_made() -> None:
     assert aware["cost_usd"] < dynamic["cost_usd"]
 
 
+def test_a_long_job_leaves_a_dearer_offering_once_a_period_saving_beats_the_margin() -> None:
+    # A rises from 1.0 to 1.1 $/h after the first day and stays there; B holds at 1.0. The
+    # first day's saving of moving (24 x 0.1 less the half-hour idle on B) beats 5% of the
+    # day's cost on A, so the job moves then, however much of it is left.
+    rows = [(V100_A, 1.0, 0), (V100_A, 1.1, 1), (V100_B, 1.0, 0)]
+    bj = job(RESNET, 10, TABLE)
+    aware = replay_one(trace(rows), bj, "dynamic-aware", costs=free_but_idle(0.5), table=TABLE,
+                       margin=0.05)
+    assert aware["migrations"] == 1
+    assert aware["last_offering"].startswith("aws:us-east-1b:p3.2xlarge")
+    assert aware["cost_usd"] == pytest.approx(24 * 1.0 + (9 * 24 + 0.5) * 1.0)
+
+
 @pytest.fixture(scope="module")
 def recorded(recorded_store) -> PriceTrace:
     return PriceTrace.from_store(recorded_store, os=["linux", "linux-vpc"])
