@@ -14,6 +14,11 @@ Approaches, each from the same start with the same jobs:
 
 A job that can no longer meet its deadline anywhere is planned for its earliest finish.
 
+A decision depends only on the prices as of its time, the jobs' steps and deadline hours
+left and where they run: runs that reach the same state (`alone` and `alone-daily` at the
+start; the unshared collection without quotas and `alone-daily` throughout) share one
+solve through a `Decisions` cache, which returns what the planner would.
+
 Charging follows `backtest.accounting`: in each period every rented instance is billed at
 the trace's prices from the period's start until its last job ends (or the period does);
 a job that moved first idles `Overheads.move_idle_hours` and its checkpoint's egress and
@@ -81,26 +86,58 @@ class _Job:
 Placement = tuple[int, bool, str]
 
 
+# Per job: its spec (with a checkpoint size), steps/s on each trace offering whole and on one GPU.
+JobRates = list[tuple[ResolvedJob, np.ndarray, np.ndarray]]
+
+
+def job_rates(trace: PriceTrace, jobs: Sequence[ResolvedJob],
+              config: CollectionConfig) -> JobRates:
+    """Each job's throughputs on the trace's offerings (the same for every run)."""
+    offerings = trace.offerings
+    ones = np.ones(len(offerings))
+    out = []
+    for rj in jobs:
+        if not rj.job.checkpoint_gb > 0:
+            rj = replace(rj, job=replace(rj.job, checkpoint_gb=config.checkpoint_gb))
+        whole = rj.table.lookup(rj.job.model, offerings["gpu_model"], offerings["gpu_count"])[0]
+        one = rj.table.lookup(rj.job.model, offerings["gpu_model"], ones)[0]
+        out.append((rj, whole, one))
+    return out
+
+
+class Decisions:
+    """The plans made so far in a backtest, by everything a plan depends on (the runs of
+    one backtest share the trace, jobs and config): a state met again is not solved again.
+    Plans are exact functions of their inputs (HiGHS is deterministic), so a hit returns
+    what solving would."""
+
+    def __init__(self) -> None:
+        self.plans: dict[tuple, list[Placement]] = {}
+        self.hits = 0
+
+    def get(self, key: tuple, solve: Callable[[], list[Placement]]) -> list[Placement]:
+        if key in self.plans:
+            self.hits += 1
+        else:
+            self.plans[key] = solve()
+        return self.plans[key]
+
+
 class CollectionReplay:
     """One start time, one approach."""
 
     def __init__(self, trace: PriceTrace, jobs: Sequence[ResolvedJob], start: int,
-                 approach: str, config: CollectionConfig) -> None:
+                 approach: str, config: CollectionConfig, rates: JobRates | None = None,
+                 decisions: Decisions | None = None, labels: list[str] | None = None) -> None:
         if approach not in APPROACHES:
             raise InvalidInput(f"approach {approach!r}: expected one of {', '.join(APPROACHES)}")
         self.trace, self.start, self.approach, self.config = trace, start, approach, config
-        offerings = trace.offerings
-        ones = np.ones(len(offerings))
-        self.jobs = []
-        for rj in jobs:
-            if not rj.job.checkpoint_gb > 0:
-                rj = replace(rj, job=replace(rj.job, checkpoint_gb=config.checkpoint_gb))
-            whole = rj.table.lookup(rj.job.model, offerings["gpu_model"],
-                                    offerings["gpu_count"])[0]
-            one = rj.table.lookup(rj.job.model, offerings["gpu_model"], ones)[0]
-            self.jobs.append(_Job(rj, whole, one))
+        rates = rates if rates is not None else job_rates(trace, jobs, config)
+        self.jobs = [_Job(rj, whole, one) for rj, whole, one in rates]
+        self.decisions = decisions if decisions is not None else Decisions()
         self.period_s = int(round(config.replan_hours * HOUR))
-        self.labels = offering_labels(offerings)
+        self.labels = labels if labels is not None else offering_labels(trace.offerings)
+        self.gpu_count = trace.offerings["gpu_count"].to_numpy(dtype=int)
         self.instances: list[dict] = []
         self.usd = 0.0
         self.shared = 0  # instance-periods with more than one job
@@ -132,18 +169,30 @@ class CollectionReplay:
         if self.approach == "cheapest-hourly":
             return self._cheapest_hourly(t0, active)
         prices = self.trace.price_at(t0)
+        elapsed = (t0 - self.start) / HOUR
+        share = self.config.share_instances and self.approach == "collection"
+        quota = self.config.quota if self.approach == "collection" else None
+        # Move charges are all zero while no job runs anywhere yet.
+        charged = self.approach != "alone" and any(j.at >= 0 for j in active)
+        index = {id(j): n for n, j in enumerate(self.jobs)}
+        key = (share, quota, charged, prices.tobytes(), elapsed,
+               tuple((index[id(j)], j.left, j.at, j.shared) for j in active))
+        plan = self.decisions.get(
+            key, lambda: self._plan(prices, elapsed, active, share, quota, charged))
+        return {id(j): p for j, p in zip(active, plan, strict=True)}
+
+    def _plan(self, prices: np.ndarray, elapsed: float, active: list[_Job], share: bool,
+              quota: int | None, charged: bool) -> list[Placement]:
+        """The planner's placement of each active job, in their order."""
         rows = np.flatnonzero(~np.isnan(prices))
         frame = self.trace.offerings.iloc[rows].assign(usd_per_hour=prices[rows], trace_row=rows)
         offerings = planner.prepare(frame)
-        elapsed = (t0 - self.start) / HOUR
         specs = [_remaining(j, elapsed) for j in active]
-        share = self.config.share_instances and self.approach == "collection"
-        quota = self.config.quota if self.approach == "collection" else None
         pp = packing.packing_problem(specs, offerings, quota)
         if not share:
             pp.slot_allowed[:] = False
         _extend_deadlines(pp)
-        if self.approach != "alone":
+        if charged:
             pp.whole_extra, pp.slot_extra = self._move_charges(active, offerings, prices, rows)
         if share:
             plan = packing.solve(pp)
@@ -157,14 +206,12 @@ class CollectionReplay:
         instance = (plan.assignment["instance"] if "instance" in plan.assignment
                     else pd.Series([f"i{n}" for n in range(len(plan.assignment))]))
         gpus = plan.assignment.get("gpus")
-        by_name = {s.name: j for s, j in zip(specs, active, strict=True)}
-        out = {}
+        by_name = {s.name: n for n, s in enumerate(specs)}
+        out: list[Placement | None] = [None] * len(active)
         for n, row in enumerate(plan.assignment.itertuples()):
-            job = by_name[row.job]
             o = int(trace_rows[row.offering_index])
-            on_one = gpus is not None and int(gpus.iloc[n]) == 1 and \
-                int(self.trace.offerings["gpu_count"].iloc[o]) > 1
-            out[id(job)] = (o, bool(on_one), str(instance.iloc[n]))
+            on_one = gpus is not None and int(gpus.iloc[n]) == 1 and self.gpu_count[o] > 1
+            out[by_name[row.job]] = (o, bool(on_one), str(instance.iloc[n]))
         return out
 
     def _move_charges(self, active: list[_Job], offerings: pd.DataFrame, prices: np.ndarray,
@@ -234,9 +281,9 @@ class CollectionReplay:
             self.instances.append({
                 "period_start": pd.Timestamp(t0, unit="s", tz="UTC"),
                 "offering": self.labels[o],
-                "gpu_count": int(trace.offerings["gpu_count"].iloc[o]),
+                "gpu_count": int(self.gpu_count[o]),
                 "jobs": ", ".join(j.spec.name for j in jobs),
-                "gpus_used": len(jobs) if on_one else int(trace.offerings["gpu_count"].iloc[o]),
+                "gpus_used": len(jobs) if on_one else int(self.gpu_count[o]),
                 "cost_usd": usd,
             })
 
@@ -272,11 +319,14 @@ def run_collection_backtest(trace: PriceTrace, jobs: Sequence[ResolvedJob],
     INSTANCE_COLUMNS). A run that cannot be planned has NaN cost and the reason in `error`.
     `progress(n)` is called after each run."""
     config = config or CollectionConfig()
+    rates, decisions, labels = job_rates(trace, jobs, config), Decisions(), \
+        offering_labels(trace.offerings)
     runs, instances = [], []
     for start in starts:
         when = pd.Timestamp(int(start), unit="s", tz="UTC")
         for approach in approaches:
-            replay = CollectionReplay(trace, jobs, int(start), approach, config)
+            replay = CollectionReplay(trace, jobs, int(start), approach, config, rates,
+                                      decisions, labels)
             row = {"approach": approach, "start": when}
             try:
                 row |= replay.run()

@@ -141,8 +141,7 @@ def packing_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
     gpus = offerings["gpu_count"].to_numpy(dtype=int)
     share = base.usd_per_hour / gpus
     one_gpu = offerings.assign(gpu_count=1, usd_per_hour=share)
-    sps = np.vstack([j.table.lookup(j.job.model, offerings["gpu_model"], np.ones(len(gpus)))[0]
-                     for j in jobs])
+    sps = _one_gpu_rates(jobs, offerings["gpu_model"])
     out = outcomes(np.array([j.job.steps for j in jobs])[:, None], sps, share,
                         offerings["preemptions_per_hour"].to_numpy(dtype=float),
                         np.array([j.checkpoint_hours for j in jobs])[:, None],
@@ -152,6 +151,18 @@ def packing_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
     budgets = np.array([j.job.constraints.budget_usd or np.inf for j in jobs])
     allowed &= out.cost <= budgets[:, None]
     return PackingProblem(base, gpus, out.hours, sps, allowed)
+
+
+def _one_gpu_rates(jobs: Sequence[ResolvedJob], gpu_models: pd.Series) -> np.ndarray:
+    """(J, O): each job's steps/s on one GPU of each offering, one lookup per model (a
+    sweep's jobs share theirs)."""
+    ones = np.ones(len(gpu_models))
+    rates: dict[tuple[int, str], np.ndarray] = {}
+    for j in jobs:
+        key = (id(j.table), j.job.model)
+        if key not in rates:
+            rates[key] = j.table.lookup(j.job.model, gpu_models, ones)[0]
+    return np.vstack([rates[(id(j.table), j.job.model)] for j in jobs])
 
 
 def plan_collection_shared(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
