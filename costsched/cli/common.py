@@ -59,17 +59,25 @@ def user_text(value: object) -> str:
     return escape(printable(value))
 
 
+EXIT_BAD_INPUT = 2
+EXIT_TRY_AGAIN = 75  # EX_TEMPFAIL: the store is down or busy now; the same command may work
+
+
 def friendly_errors(fn: F) -> F:
-    """Bad input ends the command with its one-line message and exit code 2, no traceback."""
+    """Bad input ends the command with its one-line message and exit code 2, a store that
+    cannot be reached now with exit code 75; no traceback."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except InvalidInput as exc:
+            from costsched.store.database import StoreUnavailable
+
             err_console.print(f"[red]error:[/red] {user_text(exc)}", highlight=False,
                               soft_wrap=True)
-            raise typer.Exit(2) from None
+            code = EXIT_TRY_AGAIN if isinstance(exc, StoreUnavailable) else EXIT_BAD_INPUT
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -9,6 +9,7 @@ from costsched.store.database import (
     ENV_DB,
     StoreBusy,
     StoreError,
+    StoreUnavailable,
     default_url,
     from_epoch_seconds,
     resolve_url,
@@ -27,5 +28,5 @@ from costsched.store.spot_availability import SpotAvailabilityStore
 
 __all__ = ["ENV_DB", "OBSERVATION_COLUMNS", "OFFERING_ATTRS", "OFFERING_KEY", "IngestResult",
            "JobRecord", "JobStore", "PriceStore", "SpotAvailabilityStore",
-           "StaleState", "StoreBusy", "StoreError", "default_url",
+           "StaleState", "StoreBusy", "StoreError", "StoreUnavailable", "default_url",
            "from_epoch_seconds", "observations_frame", "resolve_url", "to_epoch_seconds"]

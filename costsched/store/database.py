@@ -46,7 +46,13 @@ class StoreError(InvalidInput):
     """The store cannot be opened or used: what failed, where, and what to do."""
 
 
-class StoreBusy(StoreError):
+class StoreUnavailable(StoreError):
+    """The store cannot be used now but may be soon (the server is down or unreachable,
+    did not answer in time, is out of resources, or another writer holds a lock): try
+    again later. The CLI exits with EX_TEMPFAIL (75) for it, so that cron can retry."""
+
+
+class StoreBusy(StoreUnavailable):
     """A write lost a race with another writer (a lock, a deadlock, a serialization
     failure): running it again may succeed."""
 
@@ -192,7 +198,7 @@ _PG_STATES = {  # SQLSTATE (or its class) -> (error type, what it means and what
                          "try again"),
     "40P01": (StoreBusy, "a write deadlocked with another writer; try again"),
     "55P03": (StoreBusy, "a lock is held by another writer; try again"),
-    "57014": (StoreError, "a statement ran past the statement timeout and was cancelled; "
+    "57014": (StoreUnavailable, "a statement ran past the statement timeout and was cancelled; "
                           "raise statement_timeout (options=-c statement_timeout=ms in the "
                           "URL) or try when the server is less busy"),
     "28P01": (StoreError, "authentication failed: check the user and password in the URL"),
@@ -200,10 +206,10 @@ _PG_STATES = {  # SQLSTATE (or its class) -> (error type, what it means and what
     "3D000": (StoreError, "the database does not exist: create it (createdb) or fix the "
                           "URL"),
     "42501": (StoreError, "permission denied: grant the user access to the database"),
-    "53": (StoreError, "the server is out of resources (disk, memory or connections)"),
-    "57P": (StoreError, "the server shut down or ended the connection; try again when it "
+    "53": (StoreUnavailable, "the server is out of resources (disk, memory or connections)"),
+    "57P": (StoreUnavailable, "the server shut down or ended the connection; try again when it "
                         "is back"),
-    "08": (StoreError, "the connection to the server failed; try again when it is back"),
+    "08": (StoreUnavailable, "the connection to the server failed; try again when it is back"),
 }
 
 
@@ -232,27 +238,30 @@ def _translate(where: str, context: ExceptionContext) -> BaseException | None:
                 return kind(f"store {where}: {meaning}")
         return StoreError(f"store {where}: {message}")
     if isinstance(context.sqlalchemy_exception, OperationalError) or context.is_disconnect:
-        return StoreError(f"store {where}: {_connect_failure(message)}")
+        meaning, transient = _connect_failure(message)
+        kind = StoreUnavailable if transient else StoreError
+        return kind(f"store {where}: {meaning}")
     return None
 
 
-def _connect_failure(message: str) -> str:
+def _connect_failure(message: str) -> tuple[str, bool]:
+    """What a failed connection means and what to do; and whether it may pass by itself."""
     lowered = message.lower()
     if "connection refused" in lowered:
-        return "no database server answers there (connection refused): start it or fix " \
-               "the host and port"
+        return ("no database server answers there (connection refused): start it or fix "
+                "the host and port", True)
     if "timeout" in lowered or "timed out" in lowered:
-        return "the server did not answer in time; check it, or raise connect_timeout " \
-               "(seconds) in the URL"
+        return ("the server did not answer in time; check it, or raise connect_timeout "
+                "(seconds) in the URL", True)
     if "password authentication failed" in lowered:
-        return "authentication failed: check the user and password in the URL"
+        return "authentication failed: check the user and password in the URL", False
     if "database" in lowered and "does not exist" in lowered:
-        return "the database does not exist: create it (createdb) or fix the URL"
+        return "the database does not exist: create it (createdb) or fix the URL", False
     if "could not translate host name" in lowered or "name or service not known" in lowered:
-        return "unknown host: fix the host name in the URL"
+        return "unknown host: fix the host name in the URL", False
     if "closed" in lowered or "terminat" in lowered or "lost" in lowered:
-        return "the connection to the server was lost; try again when it is back"
-    return message
+        return "the connection to the server was lost; try again when it is back", True
+    return message, False
 
 
 def _first_line(error: BaseException) -> str:

@@ -32,8 +32,10 @@ def show(db: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def assert_one_line(code: int, out: str, err: str, *needles: str) -> None:
-    assert code == 2, (code, out, err)
+def assert_one_line(code: int, out: str, err: str, *needles: str, exit_code: int = 2) -> None:
+    """One line naming the store, no secret, no traceback; exit 2 (fix it) or 75 (try
+    again: the store is there but cannot be used now)."""
+    assert code == exit_code, (code, out, err)
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith("error: store "), err
     assert "Traceback" not in out + err and SECRET not in out + err
@@ -86,7 +88,8 @@ def _free_port() -> int:
 
 def test_connection_refused() -> None:
     url = f"postgresql+psycopg://me:{SECRET}@127.0.0.1:{_free_port()}/db"
-    assert_one_line(*show(url), "connection refused", "start it or fix the host and port")
+    assert_one_line(*show(url), "connection refused", "start it or fix the host and port",
+                    exit_code=75)
 
 
 @pytest.fixture()
@@ -121,7 +124,7 @@ def test_a_silent_server_ends_at_the_connect_timeout(silent_server: int) -> None
     thread.start()
     thread.join(120)  # a hang guard only: without a timeout it would never end
     assert done, "the command hung on a server that never answers"
-    assert_one_line(*done[0], "did not answer in time", "connect_timeout")
+    assert_one_line(*done[0], "did not answer in time", "connect_timeout", exit_code=75)
 
 
 # --- file permissions ---------------------------------------------------------------
