@@ -123,6 +123,23 @@ def test_random_small_cases_match_brute_force(seed: int) -> None:
     assert (per_instance <= gpus_of[per_instance.index]).all()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_several_instances_of_one_offering_match_brute_force(seed: int) -> None:
+    # Five jobs, some identical, on 2-GPU instances (three of them may be rented): the
+    # ordering of an offering's instances and of their hours must keep the least cost.
+    rng = np.random.default_rng(100 + seed)
+    gpus = np.array([1, 2])
+    price = np.array([2.0, 2.0 * rng.uniform(0.6, 1.0)])
+    slot = np.repeat(rng.integers(1, 4, (3, 2)).astype(float), [2, 2, 1], axis=0)
+    steps = np.repeat(rng.integers(1, 5, 3) * 1800.0, [2, 2, 1])
+    capacity = np.array([np.inf, rng.choice([1.0, 2.0, np.inf])])
+    pp = make(steps, slot * gpus * 0.9, slot, price, gpus, capacity=capacity)
+    plan = packing.solve(pp)
+    assert plan.feasible, plan.reasons
+    assert plan.total_cost == pytest.approx(brute_force(pp), rel=1e-9)
+    assert (plan.assignment.groupby("instance").size() <= 2).all()
+
+
 def test_a_deadline_a_slow_shared_gpu_cannot_meet_keeps_the_job_alone() -> None:
     # Job 0 needs 2 h on one GPU but has 1.5 h: it takes a whole 8-GPU instance (4x faster).
     pp = make([7200.0] * 8, [[1.0, 4.0]] * 8, [[1.0, 1.0]] * 8, [3.0, 20.0], [1, 8],
