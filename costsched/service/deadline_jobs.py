@@ -57,6 +57,16 @@ def uses_deadline_policy(resolved: ResolvedJob) -> bool:
 
 
 @dataclass(frozen=True)
+class DeadlineDecision(Decision):
+    """A deadline policy's decision, with what a launch tries after its offering when
+    capacity is short: spot in the other zones of the same market where it is available
+    now (cheapest first), then on-demand in the decision's region; (key, {"gpu_model",
+    "gpu_count", "usd_per_hour"}) each."""
+
+    fallbacks: tuple[tuple[OfferingKey, dict], ...] = ()
+
+
+@dataclass(frozen=True)
 class DeadlineMarket:
     offerings: pd.DataFrame  # per zone: spot and on-demand rows of one instance type
     market: MarketNow
@@ -67,7 +77,7 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     policy: str = DEFAULT_DEADLINE_POLICY, overheads: Overheads | None = None,
                     unavailable: Collection[OfferingKey] = (),
                     measured_rates: pd.DataFrame | None = None,
-                    late_ok: bool = True) -> Decision:
+                    late_ok: bool = True) -> DeadlineDecision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
     capacity or were preempted (no spot there now). `late_ok=False` (a new job): refuse,
@@ -123,8 +133,9 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
             hours_left * float(_offering_row(zones, here)["usd_per_hour"]))
     price = float(target["usd_per_hour"])
     move = 0.0 if choice == here else overheads.restart_hours(job.checkpoint_gb) * price
-    return Decision(at, chosen.name, current, tuple(target[KEY]),  # type: ignore[arg-type]
-                    _offering(target), price, stay, hours_left * price + move)
+    key: OfferingKey = tuple(target[KEY])  # type: ignore[assignment]
+    return DeadlineDecision(at, chosen.name, current, key, _offering(target), price, stay,
+                            hours_left * price + move, _fallbacks(found, key))
 
 
 def _check_reachable(resolved: ResolvedJob, state: DeadlineState, due: datetime,
@@ -139,18 +150,13 @@ def _check_reachable(resolved: ResolvedJob, state: DeadlineState, due: datetime,
             "allow faster GPUs")
 
 
-def fallback_keys(store: PriceStore, resolved: ResolvedJob, decision: Decision,
-                  at: datetime, unavailable: Collection[OfferingKey] = (),
-                  measured_rates: pd.DataFrame | None = None) -> list[tuple[OfferingKey, dict]]:
-    """What a launch tries after the decision's offering when capacity is short: spot in
-    the other zones where it is available now (cheapest first), then on-demand in the
-    decision's region. (key, {"gpu_model", "gpu_count", "usd_per_hour"}) each."""
-    found = _market(store, resolved, at, measured_rates, unavailable,
-                    resolved.job.checkpoint_gb, None)
+def _fallbacks(found: DeadlineMarket, choice: OfferingKey
+               ) -> tuple[tuple[OfferingKey, dict], ...]:
+    """`DeadlineDecision.fallbacks` of `choice` in the market it was chosen from."""
     zones = found.offerings.assign(available=found.market.spot_available[0])
     spot = zones[zones["available"]].sort_values("spot_usd_per_hour", kind="stable")
-    od = zones[zones["region"] == decision.choice[1]].head(1)
-    out, seen = [], {decision.choice}
+    od = zones[zones["region"] == choice[1]].head(1)
+    out, seen = [], {choice}
     for prefix, rows in (("spot", spot), ("od", od)):
         for _, row in rows.iterrows():
             key = tuple(row[f"{prefix}_{k}"] for k in KEY)
@@ -159,7 +165,7 @@ def fallback_keys(store: PriceStore, resolved: ResolvedJob, decision: Decision,
                 out.append((key, {"gpu_model": row["gpu_model"],
                                   "gpu_count": int(row["gpu_count"]),
                                   "usd_per_hour": float(row[f"{prefix}_usd_per_hour"])}))
-    return out  # type: ignore[return-value]
+    return tuple(out)  # type: ignore[arg-type]
 
 
 # --- the market of one job ----------------------------------------------------------------

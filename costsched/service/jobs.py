@@ -30,8 +30,8 @@ from costsched.policies import OfferingKey
 from costsched.prices import prices_at
 from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
+    DeadlineDecision,
     decide_deadline,
-    fallback_keys,
     uses_deadline_policy,
 )
 from costsched.service.decide import Decision, decide, decision_rates
@@ -91,7 +91,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                        policy=deadline_policy,
                                        unavailable=_recently_full(store, when),
                                        measured_rates=_rates(store, when), late_ok=False)
-            candidates = _deadline_candidates(store, resolved, decision, when, launcher)
+            candidates = _deadline_candidates(resolved, decision, launcher)
         else:
             candidates = _candidates(store, resolved, when, launcher, offering)
         stored = {"spec": spec.model_dump(mode="json"), "source": source,
@@ -438,8 +438,8 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour)
     try:
-        rest = (_deadline_candidates(store, run.resolved, choice, at, launcher)[1:]
-                if _deadline_policy(run) else
+        rest = (_deadline_candidates(run.resolved, choice, launcher)[1:]
+                if isinstance(choice, DeadlineDecision) else
                 _candidates(store, run.resolved, at, launcher, None,
                             exclude=[choice.choice, current.key]))
         rest = [c for c in rest if tuple(c["key"]) != current.key]
@@ -514,8 +514,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
             steps_left=steps_left(store, run, when), current=None, policy=by_deadline,
             unavailable={*_recently_full(store, when), lost},
             measured_rates=_rates(store, when))
-        cands = _deadline_candidates(store, run.resolved, decision, when, launcher,
-                                     unavailable={lost})
+        cands = _deadline_candidates(run.resolved, decision, launcher)
     else:
         cands = _candidates(store, run.resolved, when, launcher, None)
     move = store.moves.create(job_id, "recovery", cands, at=when,
@@ -539,17 +538,14 @@ def _deadline_label(run: RunningJob) -> str:
     return "none" if due is None else f"{due:%Y-%m-%d %H:%M} UTC"
 
 
-def _deadline_candidates(store: PriceStore, resolved: ResolvedJob, decision: Decision,
-                         at: datetime, launcher: Launcher,
-                         unavailable: Sequence[OfferingKey] | set = ()) -> list[dict]:
-    """The deadline policy's choice first, then spot elsewhere and on-demand (capacity)."""
-    full = {*_recently_full(store, at), *unavailable}
+def _deadline_candidates(resolved: ResolvedJob, decision: DeadlineDecision,
+                         launcher: Launcher) -> list[dict]:
+    """The deadline policy's choice first, then its fallbacks (capacity), those the
+    launcher can start."""
     out = [candidate(decision.offering, decision.usd_per_hour)]
-    for key, facts in fallback_keys(store, resolved, decision, at, full, _rates(store, at)):
-        o = offering_of({"key": list(key), "gpu_model": facts["gpu_model"],
-                         "gpu_count": facts["gpu_count"]})
-        if launcher.can_launch(o):
-            out.append(candidate(o, facts["usd_per_hour"]))
+    out += [candidate(offering_of({"key": list(key), "gpu_model": facts["gpu_model"],
+                                   "gpu_count": facts["gpu_count"]}), facts["usd_per_hour"])
+            for key, facts in decision.fallbacks]
     out = [c for c in out if launcher.can_launch(offering_of(c))][:CANDIDATES]
     if not out:
         raise InvalidInput(f"job {resolved.name}: no offering that {launcher.name} can "
