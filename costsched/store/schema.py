@@ -22,18 +22,26 @@ from sqlalchemy import (
 
 metadata = MetaData()
 
+# The columns that name an offering, with one type each wherever a table names one.
+_OFFERING_TYPES = {
+    "cloud": String(16), "region": String(64), "zone": String(64),
+    "instance_type": String(128), "market": String(16), "os": String(16),
+    "gpu_model": String(32), "gpu_count": Integer(),
+}
+
+
+def _offering_columns(*names: str) -> list[Column]:
+    """Not-null columns `names` (in order) of an offering."""
+    return [Column(name, _OFFERING_TYPES[name], nullable=False) for name in names]
+
+
 offerings = Table(
     "offerings",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("cloud", String(16), nullable=False),
-    Column("region", String(64), nullable=False),
-    Column("zone", String(64), nullable=False),  # "" when the price is regional
-    Column("instance_type", String(128), nullable=False),
-    Column("market", String(16), nullable=False),
-    Column("os", String(16), nullable=False),
-    Column("gpu_model", String(32), nullable=False),
-    Column("gpu_count", Integer, nullable=False),
+    # zone is "" where the price is regional
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market", "os",
+                       "gpu_model", "gpu_count"),
     Column("vcpus", Integer, nullable=False),
     Column("memory_gb", Float, nullable=False),
     UniqueConstraint(
@@ -58,11 +66,7 @@ prices = Table(
 zone_coverage = Table(
     "zone_coverage",
     metadata,
-    Column("cloud", String(16), nullable=False),
-    Column("region", String(64), nullable=False),
-    Column("zone", String(64), nullable=False),
-    Column("instance_type", String(128), nullable=False),
-    Column("market", String(16), nullable=False),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market"),
     Column("first_seen_ts", BigInteger, nullable=False),
     Column("last_seen_ts", BigInteger, nullable=False),
     PrimaryKeyConstraint("cloud", "region", "zone", "instance_type", "market",
@@ -94,14 +98,8 @@ placements = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("job_id", Integer, ForeignKey("jobs.id"), nullable=False),
-    Column("cloud", String(16), nullable=False),
-    Column("region", String(64), nullable=False),
-    Column("zone", String(64), nullable=False),
-    Column("instance_type", String(128), nullable=False),
-    Column("market", String(16), nullable=False),
-    Column("os", String(16), nullable=False),
-    Column("gpu_model", String(32), nullable=False),
-    Column("gpu_count", Integer, nullable=False),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market",
+                       "os", "gpu_model", "gpu_count"),
     Column("start_ts", BigInteger, nullable=False),
     Column("end_ts", BigInteger, nullable=True),
     Column("usd_per_hour", Float, nullable=False),  # the stored price at start
@@ -150,13 +148,8 @@ availability = Table(
     "availability",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("cloud", String(16), nullable=False),
-    Column("region", String(64), nullable=False),
-    Column("zone", String(64), nullable=False),
-    Column("instance_type", String(128), nullable=False),
-    Column("market", String(16), nullable=False),
-    Column("gpu_model", String(32), nullable=False),
-    Column("gpu_count", Integer, nullable=False),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market",
+                       "gpu_model", "gpu_count"),
     Column("ts", BigInteger, nullable=False),
     Column("event", String(16), nullable=False),  # capacity | preempted | launched
     Column("detail", Text, nullable=False, server_default=""),
@@ -197,13 +190,8 @@ spot_availability = Table(
     "spot_availability",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("cloud", String(16), nullable=False),
-    Column("region", String(64), nullable=False),
-    Column("zone", String(64), nullable=False),
-    Column("instance_type", String(128), nullable=False),
-    Column("market", String(16), nullable=False),
-    Column("gpu_model", String(32), nullable=False),
-    Column("gpu_count", Integer, nullable=False),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market",
+                       "gpu_model", "gpu_count"),
     Column("start_ts", BigInteger, nullable=False),
     Column("end_ts", BigInteger, nullable=False),
     Column("available", Boolean, nullable=False),
