@@ -28,6 +28,7 @@ from costsched.optimize.decision import Overheads, egress_per_gb
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import NONE, DeadlineState, MarketNow, deadline_policy
+from costsched.policies.deadline.base import spell_mean
 from costsched.prices import prices_at
 from costsched.service.decide import Decision
 from costsched.store import PriceStore
@@ -238,8 +239,6 @@ def _past_spell_mean(store: PriceStore, zones: pd.DataFrame, instance_type: str,
     """Per zone: the mean length in seconds of its spot spells the store's availability
     observations saw end before `at`, with the replay's prior of one spell (as the
     deadline backtest gives the policy); None when the store has no such spell."""
-    from costsched.backtest.deadline.engine import PRIOR_SPELL
-
     spells = store.spot_availability.spells(zones=list(zones["zone"]),
                                             instance_type=instance_type,
                                             kinds=("availability",), end=at)
@@ -248,12 +247,9 @@ def _past_spell_mean(store: PriceStore, zones: pd.DataFrame, instance_type: str,
         return None
     seconds = (spells["end"] - spells["start"]).dt.total_seconds()
     per_zone = seconds.groupby([spells["cloud"], spells["zone"]]).agg(["sum", "count"])
-    out = np.full(len(zones), PRIOR_SPELL)
-    for i, key in enumerate(zip(zones["cloud"], zones["zone"], strict=True)):
-        if key in per_zone.index:
-            total, count = per_zone.loc[key]
-            out[i] = (total + PRIOR_SPELL) / (count + 1)
-    return out
+    seen = per_zone.reindex(pd.MultiIndex.from_arrays([zones["cloud"], zones["zone"]]),
+                            fill_value=0)
+    return spell_mean(seen["sum"].to_numpy(dtype=float), seen["count"].to_numpy(dtype=float))
 
 
 def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,

@@ -29,6 +29,7 @@ from costsched.policies.deadline.base import (
     DeadlineState,
     MarketNow,
     is_spot,
+    spell_mean,
     zone_of,
 )
 
@@ -91,7 +92,7 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
     deadline = np.full(n, job.deadline)
     move_usd = trace.move_usd(job.checkpoint_gb)
     since = trace.run_before * float(tick)
-    spell_mean = past_spell_mean(trace.available, trace.run_before * float(tick))
+    past_means = past_spell_mean(trace.available, trace.run_before * float(tick))
 
     progress = np.zeros(n)
     placement = np.full(n, NONE, dtype=np.int64)
@@ -123,7 +124,7 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
                               deadline=deadline, last_zone=last_zone)
         market = MarketNow(float(tick), available, since[:, at].T,
                            trace.spot_price[:, at].T, trace.on_demand_price[:, at].T,
-                           trace.region_codes, move_usd, spell_mean[:, at].T)
+                           trace.region_codes, move_usd, past_means[:, at].T)
         chosen = np.where(done, placement, policy.decide(state, market))
         new_zone = zone_of(chosen, zones)
         bad = ~done & is_spot(chosen, zones) & ~available[rows, np.maximum(new_zone, 0)]
@@ -167,11 +168,6 @@ def _saved(progress: np.ndarray, checkpoint: float) -> np.ndarray:
     return np.floor(progress / checkpoint) * checkpoint
 
 
-# Prior of `past_spell_mean`: one spell of this many seconds, so that a zone with little
-# history is neither trusted nor dismissed.
-PRIOR_SPELL = 3600.0
-
-
 def past_spell_mean(available: np.ndarray, run_before: np.ndarray) -> np.ndarray:
     """Per zone and tick: the mean length in seconds of the zone's spot spells seen to end
     by the tick (gone at its start), with the prior spell: the past of the trace only."""
@@ -179,4 +175,4 @@ def past_spell_mean(available: np.ndarray, run_before: np.ndarray) -> np.ndarray
     ended[:, 1:] = np.where(available[:, :-1] & ~available[:, 1:], run_before[:, :-1], 0.0)
     count = np.cumsum(ended > 0, axis=1)
     total = np.cumsum(ended, axis=1)
-    return (total + PRIOR_SPELL) / (count + 1)
+    return spell_mean(total, count)

@@ -75,6 +75,16 @@ class MarketNow:
         return np.asarray(zone) + self.zones
 
 
+# `MarketNow.spell_mean` counts one spell of this many seconds besides those seen to end,
+# so that a zone with little history is neither trusted nor dismissed.
+PRIOR_SPELL = 3600.0
+
+
+def spell_mean(total_seconds: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """`MarketNow.spell_mean` from the total length and number of the spells seen to end."""
+    return (np.asarray(total_seconds) + PRIOR_SPELL) / (np.asarray(count) + 1)
+
+
 def zone_of(placement: np.ndarray, zones: int) -> np.ndarray:
     """The zone of each placement (NONE stays NONE)."""
     return np.where(placement >= zones, placement - zones, placement)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from costsched.backtest.deadline import DeadlineJob, simulate
-from costsched.backtest.deadline.engine import PRIOR_SPELL, past_spell_mean
+from costsched.backtest.deadline.engine import past_spell_mean
+from costsched.policies.deadline.base import PRIOR_SPELL
 from tests.costsched.backtest.deadline.traces import Scripted, trace
 
 TICK = 60
