@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -51,8 +50,10 @@ TARGET_SWEEP_S = 10.0
 TARGET_SWEEP_MB = 500.0
 SWEEP_JOBS = 10_000
 ROOT = Path(__file__).resolve().parent.parent
-DISPA = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data")) / (
-    "dispa2020")
+sys.path.insert(0, str(ROOT))  # for tests.shared_data
+from tests.shared_data import shared_data  # noqa: E402
+
+DISPA = shared_data() / "dispa2020"
 # GPU model -> (typical spot USD per GPU-hour, AWS/Azure/GCP instance-type stem)
 GPUS = {"K80": 0.25, "P100": 0.45, "V100": 0.95, "T4": 0.20, "A100": 1.30}
 

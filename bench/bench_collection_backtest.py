@@ -17,7 +17,7 @@ and CPU seconds and the ratios; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,8 +42,10 @@ from costsched.store import PriceStore, to_epoch_seconds
 from costsched.throughput import ThroughputTable
 
 ROOT = Path(__file__).resolve().parent.parent
-DISPA = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data")) / (
-    "dispa2020")
+sys.path.insert(0, str(ROOT))  # for tests.shared_data
+from tests.shared_data import shared_data  # noqa: E402
+
+DISPA = shared_data() / "dispa2020"
 FIRST = pd.Timestamp("2020-02-18", tz="UTC").to_pydatetime()
 
 

@@ -13,7 +13,7 @@ machine the CPU time is the fair one) and the ratio to the target; asserts nothi
 from __future__ import annotations
 
 import argparse
-import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +24,10 @@ from costsched.service.deadline import deadline_backtest
 from costsched.store import PriceStore
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data"))
+sys.path.insert(0, str(ROOT))  # for tests.shared_data
+from tests.shared_data import shared_data  # noqa: E402
+
+SHARED = shared_data()
 TRACE = SHARED / "spot-traces" / "availability" / "1-node" / "aws-02-15-2023"
 TARGET_S = 30.0
 

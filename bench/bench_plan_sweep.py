@@ -12,7 +12,6 @@ under 10 s and 500 MB end to end. Prints figures and ratios; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
@@ -30,8 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_optimize import bench_ranking  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-DISPA = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data")) / (
-    "dispa2020")
+sys.path.insert(0, str(ROOT))  # for tests.shared_data
+from tests.shared_data import shared_data  # noqa: E402
+
+DISPA = shared_data() / "dispa2020"
 AT = "2020-03-01T00:00Z"
 TARGET_S, TARGET_MB = 10.0, 500.0
 MODELS = ["Transformer (batch size 64)", "ResNet-50 (batch size 64)", "A3C",

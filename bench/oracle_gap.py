@@ -16,7 +16,7 @@ file); default: a fresh temporary store.
 from __future__ import annotations
 
 import argparse
-import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,8 +35,10 @@ from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
 
 ROOT = Path(__file__).resolve().parent.parent
-DISPA = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data")) / (
-    "dispa2020")
+sys.path.insert(0, str(ROOT))  # for tests.shared_data
+from tests.shared_data import shared_data  # noqa: E402
+
+DISPA = shared_data() / "dispa2020"
 FIRST_START = "2020-02-10"
 TARGET_MEAN, TARGET_MAX = 0.05, 0.10
 

@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 
 from costsched.store import PriceStore
 from costsched.throughput import ENV_USER_FILE
+from tests.shared_data import shared_data
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("COSTSCHED_SHARED_DATA", ROOT.parent / "shared" / "data"))
+SHARED = shared_data()
 DISPA = SHARED / "dispa2020"
 
 
