@@ -36,6 +36,7 @@ from costsched import service
 from costsched.config import Config
 from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES, InvalidInput
+from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.service import jobs as job_service
 from costsched.store import PriceStore
 from costsched.store.leases import TaskRun, holder_name
@@ -248,8 +249,6 @@ class Daemon:
         return detail + (f", {left} move(s) left unfinished" if left else "")
 
     def _deadline_pass(self, at: datetime | None) -> int:
-        from costsched.policies.deadline import DEADLINE_POLICIES
-
         return self._replan_jobs(
             at, lambda job_id: self.store.jobs.get(job_id).policy in DEADLINE_POLICIES)[1]
 

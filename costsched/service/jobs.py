@@ -27,10 +27,12 @@ from costsched.model import InvalidInput, Offering
 from costsched.optimize.decision import Overheads
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
+from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
 from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     DeadlineDecision,
+    deadline_at,
     decide_deadline,
     uses_deadline_policy,
 )
@@ -526,14 +528,10 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
 
 def _deadline_policy(run: RunningJob) -> str:
     """The deadline policy that places this job ('' when the cost policy does)."""
-    from costsched.policies.deadline import DEADLINE_POLICIES
-
     return run.record.policy if run.record.policy in DEADLINE_POLICIES else ""
 
 
 def _deadline_label(run: RunningJob) -> str:
-    from costsched.service.deadline_jobs import deadline_at
-
     due = deadline_at(run.resolved, run.record.created_at)
     return "none" if due is None else f"{due:%Y-%m-%d %H:%M} UTC"
 
