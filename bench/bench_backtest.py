@@ -10,11 +10,14 @@
    2,000 offerings (bench_optimize's inputs) measured in the same run.
 3. A generated year of hourly spot prices for 500 offerings (4.4 M observations) and
    1,000 jobs of 1-7 V100-days with random starts, every policy.
+4. The same year stored (SQLite), and `costsched backtest` of a few runs over it in a
+   subprocess (time, peak memory; targets 5 s and 1 GB), beside reading the whole stored
+   history into a trace, which is what a backtest did before it read only its window.
 
 Prints times, runs/s and the ratio to the target; asserts nothing.
 
     .venv/bin/python bench/bench_backtest.py [--offerings 500] [--jobs 1000] [--skip-year]
-        [--skip-sweep]
+        [--skip-sweep] [--skip-stored-year]
 """
 
 from __future__ import annotations
@@ -209,18 +212,62 @@ def bench_year(n_offerings: int, n_jobs: int) -> None:
           f"  ({errors} runs without a usable offering)")
 
 
+WHOLE_HISTORY = """
+import sys
+from costsched.backtest import PriceTrace
+from costsched.service.backtest import REPLAY_OS
+from costsched.store import PriceStore
+PriceTrace.from_store(PriceStore(sys.argv[1]), os=list(REPLAY_OS))
+"""
+
+
+def _timed(command: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident MB of a child process (the largest of the children
+    so far: measure the smaller first)."""
+    t = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t
+    return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def bench_stored_year(n_offerings: int, tmp: Path) -> None:
+    db = tmp / "year.sqlite"
+    frame = generate_year(n_offerings)
+    t = time.perf_counter()
+    store = PriceStore(f"sqlite:///{db}")
+    store.ingest(frame)
+    store.dispose()
+    print(f"stored year: {len(frame):,} observations in {time.perf_counter() - t:.1f} s")
+    url = f"sqlite:///{db}"
+    home = frame.loc[frame["gpu_model"] == "V100", "region"].iloc[0]
+    backtest = [str(ROOT / ".venv" / "bin" / "costsched"), "backtest", "--db", url,
+                "--region", home, "--days", "2", "--starts", "3", "--json"]
+    # Children's peak memory is the largest so far: the smaller command goes first.
+    wall_new, mb_new = _timed(backtest)
+    wall_old, mb_old = _timed([sys.executable, "-c", WHOLE_HISTORY, url])
+    print(f"  backtest, 3 starts x 6 models x 8 policies   {wall_new:7.2f} s {mb_new:7.0f} MB"
+          f"  (targets 5 s, 1024 MB)")
+    print(f"  whole history read into a trace (before)      {wall_old:7.2f} s {mb_old:7.0f} MB"
+          f"  (x{wall_old / wall_new:.1f} the time of the whole backtest now)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offerings", type=int, default=500)
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--skip-year", action="store_true")
     parser.add_argument("--skip-sweep", action="store_true")
+    parser.add_argument("--skip-table", action="store_true")
+    parser.add_argument("--skip-stored-year", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "prices.sqlite"
-        bench_table(db)
+        if not args.skip_table:
+            bench_table(db)
         if not args.skip_sweep:
             bench_sweep(db, Path(tmp))
+        if not args.skip_stored_year:
+            bench_stored_year(args.offerings, Path(tmp))
     if not args.skip_year:
         bench_year(args.offerings, args.jobs)
 

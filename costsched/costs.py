@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -58,6 +58,28 @@ def job_cost(store: PriceStore, job_id: int, *, now: datetime,
     charged = placement_costs(store, placed, now=now, egress=moves)
     return JobCost(job_id=int(job_id), compute_usd=float(charged["usd"].sum()),
                    egress_usd=float(moves["usd"].sum()), placements=charged, moves=moves)
+
+
+def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
+              checkpoint_gb: Mapping[int, float]) -> dict[int, JobCost]:
+    """`job_cost` of many jobs from one read of their placements and one set of price
+    queries (the cost of a pass over a team's jobs does not grow with a query per job).
+    `checkpoint_gb`: each job's checkpoint size; jobs without placements cost 0."""
+    wanted = [int(j) for j in job_ids]
+    placed = store.jobs.placements()
+    placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
+    moves = egress_costs(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted})
+    charged = placement_costs(store, placed, now=now, egress=moves)
+    by_job = dict(tuple(charged.groupby("job_id"))) if len(charged) else {}
+    moved = dict(tuple(moves.groupby("job_id"))) if len(moves) else {}
+    out = {}
+    for job_id in wanted:
+        mine = by_job.get(job_id, charged.iloc[0:0])
+        egress = moved.get(job_id, moves.iloc[0:0])
+        out[job_id] = JobCost(job_id=job_id, compute_usd=float(mine["usd"].sum()),
+                              egress_usd=float(egress["usd"].sum()), placements=mine,
+                              moves=egress)
+    return out
 
 
 def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetime,

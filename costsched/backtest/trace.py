@@ -77,11 +77,20 @@ class PriceTrace:
         store: PriceStore,
         start: datetime | None = None,
         end: datetime | None = None,
+        *,
+        since: datetime | None = None,
         **filters: str | list[str] | None,
     ) -> PriceTrace:
         """One read of the store. Observations before `start` are read too (the price in
-        effect at `start` may have been set long before); none after `end`."""
-        history = store.history(None, end, **filters)
+        effect at `start` may have been set long before); none after `end`. With `since`,
+        only the prices in effect from `since` on: each offering's last observation at or
+        before it and every later one, so prices and costs from `since` on are those of the
+        whole history (a year of prices is not read for a week's replay)."""
+        history = store.history(since, end, **filters)
+        if since is not None:
+            before = store.as_of(since, **filters)
+            history = (pd.concat([before[history.columns], history], ignore_index=True)
+                       if not before.empty else history)
         trace = cls.from_history(history)
         if start is not None and trace.end < int(to_epoch_seconds([start])[0]):
             raise InvalidInput(f"no price observations after {start:%Y-%m-%d %H:%M}")

@@ -169,11 +169,18 @@ def backtest(
         raise InvalidInput(f"{where}: no jobs to replay (an empty sweep?): expected at least "
                            "one job")
     with using(store) as opened:
-        trace = PriceTrace.from_store(opened, os=list(REPLAY_OS))
+        if first is None:
+            span = opened.span(os=list(REPLAY_OS))
+            if span is None:
+                raise InvalidInput("no price observations in the chosen period and filters")
+            first = default_first_start(_Span(*span), starts, every_hours, _longest(jobs))
+        # Only the prices a replay can read: from the first start less the longest history
+        # a policy reads before a decision (dynamic-aware's week), in effect then or later.
+        history = max(getattr(REPLAY_POLICIES[n], "history_hours", 0.0) for n in names)
+        trace = PriceTrace.from_store(opened, since=first - timedelta(hours=history),
+                                      os=list(REPLAY_OS))
     if share_instances:
         trace = trace.shared()
-    if first is None:
-        first = default_first_start(trace, starts, every_hours, _longest(jobs))
     times = regular_starts(first, starts, every_hours)
     config = BacktestConfig(period_hours=period_hours, overheads=overheads, margin=margin,
                             checkpoint_gb=checkpoint_gb)
@@ -224,7 +231,15 @@ def finite(name: str, value: float) -> float:
     return value
 
 
-def default_first_start(trace: PriceTrace, starts: int, every_hours: float,
+@dataclass(frozen=True)
+class _Span:
+    """A trace's first and last observation times (epoch seconds), without its prices."""
+
+    start: int
+    end: int
+
+
+def default_first_start(trace: PriceTrace | _Span, starts: int, every_hours: float,
                         days: float) -> datetime:
     """The latest midnight (UTC) from which `starts` starts `every_hours` apart end
     FIT_LENGTHS x `days` before the trace's end; the trace's first whole day if none."""

@@ -277,6 +277,16 @@ class PriceStore:
             )
         return self._price_frame(query)
 
+    def span(self, **filters: str | Sequence[str] | None) -> tuple[int, int] | None:
+        """Epoch seconds of the first and the last observation of the matching offerings
+        (None when there is none): one indexed aggregate, no rows read out."""
+        query = (select(func.min(prices.c.effective_ts), func.max(prices.c.effective_ts))
+                 .join(offerings, prices.c.offering_id == offerings.c.id)
+                 .where(*_where(filters)))
+        with self.engine.connect() as conn:
+            first, last = conn.execute(query).one()
+        return None if first is None else (int(first), int(last))
+
     def history(
         self,
         start: datetime | None = None,

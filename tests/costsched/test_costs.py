@@ -244,3 +244,27 @@ def test_many_placements_cost_a_few_queries(any_store: PriceStore) -> None:
     for i in (0, 7, 29):
         alone = costs.placement_costs(any_store, placed.iloc[[i]], now=at(40))
         assert alone["usd"].iloc[0] == pytest.approx(frame["usd"].iloc[i])
+
+
+def test_many_jobs_cost_the_same_at_once_as_one_at_a_time(any_store: PriceStore) -> None:
+    observe(any_store, EAST_A, [(-1, 1.0), (2, 1.2), (5, 3.0)])
+    observe(any_store, WEST, [(3, 0.9), (6, 0.5)])
+    observe(any_store, GCP, [(0, 1.5), (20, 9.0)])
+    moved, stayed, never, other = (new_job(any_store, n) for n in ("a", "b", "c", "d"))
+    place(any_store, moved, EAST_A, 0)
+    place(any_store, moved, WEST, 4, usd_per_hour=0.9, reason="migration")
+    place(any_store, moved, GCP, 7, usd_per_hour=1.5, reason="recovery")
+    place(any_store, stayed, EAST_B, 1, usd_per_hour=2.0)
+    place(any_store, other, ON_DEMAND, 2)
+    sizes = {moved: 20.0, stayed: 5.0, never: 1.0, other: 0.0}
+
+    together = costs.job_costs(any_store, [moved, stayed, never], now=at(9), checkpoint_gb=sizes)
+
+    assert sorted(together) == sorted([moved, stayed, never])  # only the jobs asked for
+    for job in (moved, stayed, never):
+        alone = costs.job_cost(any_store, job, now=at(9), checkpoint_gb=sizes[job])
+        assert together[job].compute_usd == pytest.approx(alone.compute_usd)
+        assert together[job].egress_usd == pytest.approx(alone.egress_usd)
+        assert together[job].placements["id"].tolist() == alone.placements["id"].tolist()
+    assert together[moved].egress_usd > 0
+    assert together[never].total_usd == 0
