@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from costsched.backtest.trace import PriceTrace
 from costsched.model import InvalidInput
-from costsched.store import to_epoch_seconds
+from costsched.store import PriceStore, to_epoch_seconds
 from tests.costsched.backtest.handmade import K80_A, T0, V100_A, history, trace
 
 H = 3600
@@ -111,3 +112,25 @@ def test_a_live_shared_view_matches_the_replayed_one() -> None:
     assert live.keys == replayed.keys
     np.testing.assert_allclose(live.prices, replayed.prices)
     np.testing.assert_allclose(live.steps_per_second, replayed.steps_per_second)
+
+
+def test_a_trace_read_since_a_time_prices_and_charges_like_the_whole_history(
+        any_store: PriceStore) -> None:
+    rows = [(V100_A, 1.0, 0), (V100_A, 3.0, 1), (V100_A, 2.0, 5), (K80_A, 0.5, 0.5),
+            (K80_A, 0.7, 9)]
+    any_store.ingest(history(rows))
+    since = (T0 + pd.Timedelta(days=3)).to_pydatetime()
+    whole = PriceTrace.from_store(any_store)
+    window = PriceTrace.from_store(any_store, since=since)
+
+    assert len(window.times) < len(whole.times)  # the observations of days 0-2 but one
+    t0 = int(since.timestamp())
+    o = np.array([row(whole, V100_A), row(whole, K80_A)])
+    assert window.keys == whole.keys
+    for t in (t0, t0 + 5 * H, t0 + 2 * 24 * H, t0 + 7 * 24 * H, t0 + 40 * 24 * H):
+        assert window.price_at(t, o).tolist() == whole.price_at(t, o).tolist()
+    starts, ends = np.array([t0, t0 + 3 * H]), np.array([t0 + 60 * H, t0 + 30 * 24 * H])
+    for offering in o:
+        both = np.full(2, offering)
+        assert window.cost(both, starts, ends) == pytest.approx(whole.cost(both, starts, ends))
+    assert window.end == whole.end
