@@ -10,6 +10,7 @@ import pandas as pd
 
 from costsched import catalog
 from costsched.model import utc
+from costsched.passes import frozen, memo
 from costsched.store import OBSERVATION_COLUMNS, PriceStore
 
 _TYPE_KEY = ["cloud", "region", "instance_type", "os"]
@@ -37,6 +38,13 @@ def prices_at(
     """
     filters = dict(cloud=list(clouds), region=list(regions), gpu_model=list(gpu_models),
                    market=list(markets), instance_type=list(instance_types), os=[os])
+    where = None if store is None else store.url
+    return memo(("prices_at", where, utc(at), frozen(filters), use_catalog),
+                lambda: _prices_at(store, at, filters, use_catalog))
+
+
+def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[str]],
+               use_catalog: bool) -> pd.DataFrame:
     stored = store.as_of(at, **filters) if store is not None else pd.DataFrame()
     frames = [stored] if not stored.empty else []
     if use_catalog:

@@ -16,6 +16,7 @@ import pandas as pd
 from sqlalchemy import Connection, Engine, Insert, Table, func, insert, select
 
 from costsched.model import InvalidInput, PriceObservation
+from costsched.passes import frozen, memo
 from costsched.store import database, zones
 from costsched.store.availability import AvailabilityStore
 from costsched.store.database import (  # noqa: F401 - re-exported: the store's public names
@@ -275,7 +276,7 @@ class PriceStore:
                 .join(prices, (prices.c.offering_id == latest.c.id)
                       & (prices.c.effective_ts == latest.c.ts))
             )
-        return self._price_frame(query)
+        return memo(("as_of", self.url, t, frozen(filters)), lambda: self._price_frame(query))
 
     def span(self, **filters: str | Sequence[str] | None) -> tuple[int, int] | None:
         """Epoch seconds of the first and the last observation of the matching offerings
@@ -305,7 +306,8 @@ class PriceStore:
             .where(*conditions)
             .order_by(offerings.c.id, prices.c.effective_ts)
         )
-        return self._price_frame(query)
+        key = ("history", self.url, str(start), str(end), frozen(filters))
+        return memo(key, lambda: self._price_frame(query))
 
     def _price_frame(self, query) -> pd.DataFrame:  # noqa: ANN001 - a SQLAlchemy Select
         with self.engine.connect() as conn:

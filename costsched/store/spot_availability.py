@@ -21,6 +21,7 @@ import pandas as pd
 from sqlalchemy import Engine, case, func, insert, select
 
 from costsched.model import CLOUDS, InvalidInput, utc
+from costsched.passes import frozen, memo
 from costsched.store.database import epoch_second, from_epoch_seconds, to_epoch_seconds
 from costsched.store.schema import spot_availability as table
 
@@ -137,6 +138,14 @@ class SpotAvailabilityStore:
         [start, end): a running interval ended by a not-running one of the same offering
         and source at its end was preempted, any other was still running when last seen
         (censored)."""
+        key = ("spells", str(self.engine.url), frozen(dict(
+            cloud=cloud, zones=zones, instance_type=instance_type, kinds=kinds,
+            start=str(start), end=str(end))))
+        return memo(key, lambda: self._spells(cloud, zones, instance_type, kinds, start, end))
+
+    def _spells(self, cloud: str | None, zones: Sequence[str] | None,
+                instance_type: str | None, kinds: Sequence[str], start: datetime | None,
+                end: datetime | None) -> pd.DataFrame:
         frames = [self.intervals(cloud=cloud, zones=zones, instance_type=instance_type,
                                  kind=k, start=start, end=end) for k in _kinds(kinds)]
         frame = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
