@@ -15,7 +15,7 @@ import math
 import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pandas as pd
 from sqlalchemy import Connection, Engine, insert, select, update
@@ -375,15 +375,19 @@ def _record(conn: Connection, job_id: int) -> JobRecord:
 
 
 def _to_record(row) -> JobRecord:  # noqa: ANN001 - a SQLAlchemy RowMapping
-    created, updated = from_epoch_seconds([row["created_ts"], row["updated_ts"]])
     return JobRecord(
         id=int(row["id"]), name=row["name"], spec=json.loads(row["spec"]), state=row["state"],
         policy=row["policy"], steps_total=float(row["steps_total"]),
         steps_done=float(row["steps_done"]), checkpoint_location=row["checkpoint_location"],
         checkpoint_step=(None if row["checkpoint_step"] is None
                          else float(row["checkpoint_step"])),
-        created_at=created.to_pydatetime(), updated_at=updated.to_pydatetime(),
+        created_at=_utc(row["created_ts"]), updated_at=_utc(row["updated_ts"]),
     )
+
+
+def _utc(epoch_second: int) -> datetime:
+    # The standard library's conversion: pandas' costs ~0.3 ms a call, paid per job listed.
+    return datetime.fromtimestamp(int(epoch_second), timezone.utc)
 
 
 def _check_states(what: str, states: str | Iterable[str]) -> tuple[str, ...]:
