@@ -221,34 +221,50 @@ PriceTrace.from_store(PriceStore(sys.argv[1]), os=list(REPLAY_OS))
 """
 
 
-def _timed(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak resident MB of a child process (the largest of the children
-    so far: measure the smaller first)."""
+MEASURE = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(used.ru_utime + used.ru_stime, used.ru_maxrss / 1024)
+"""
+
+
+def _timed(command: list[str]) -> tuple[float, float, float]:
+    """Wall and CPU seconds and peak resident MB of `command`, measured by a small parent
+    of its own (a process's peak counts every child it ever waited for)."""
     t = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - t
-    return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    out = subprocess.run([sys.executable, "-c", MEASURE, *command], check=True,
+                         capture_output=True, text=True).stdout.split()
+    return time.perf_counter() - t, float(out[-2]), float(out[-1])
+
+
+STORE_YEAR = """
+import sys
+sys.path[:0] = [sys.argv[2], sys.argv[3]]
+from bench_backtest import generate_year
+from costsched.store import PriceStore
+frame = generate_year(int(sys.argv[4]))
+PriceStore(sys.argv[1]).ingest(frame)
+print(frame.loc[frame["gpu_model"] == "V100", "region"].iloc[0])
+"""
 
 
 def bench_stored_year(n_offerings: int, tmp: Path) -> None:
-    db = tmp / "year.sqlite"
-    frame = generate_year(n_offerings)
+    url = f"sqlite:///{tmp / 'year.sqlite'}"
     t = time.perf_counter()
-    store = PriceStore(f"sqlite:///{db}")
-    store.ingest(frame)
-    store.dispose()
-    print(f"stored year: {len(frame):,} observations in {time.perf_counter() - t:.1f} s")
-    url = f"sqlite:///{db}"
-    home = frame.loc[frame["gpu_model"] == "V100", "region"].iloc[0]
-    backtest = [str(ROOT / ".venv" / "bin" / "costsched"), "backtest", "--db", url,
+    home = subprocess.run([sys.executable, "-c", STORE_YEAR, url, str(ROOT / "bench"),
+                           str(ROOT), str(n_offerings)], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    print(f"stored year: {n_offerings} offerings hourly in {time.perf_counter() - t:.1f} s")
+    backtest = [str(Path(sys.executable).parent / "costsched"), "backtest", "--db", url,
                 "--region", home, "--days", "2", "--starts", "3", "--json"]
-    # Children's peak memory is the largest so far: the smaller command goes first.
-    wall_new, mb_new = _timed(backtest)
-    wall_old, mb_old = _timed([sys.executable, "-c", WHOLE_HISTORY, url])
-    print(f"  backtest, 3 starts x 6 models x 8 policies   {wall_new:7.2f} s {mb_new:7.0f} MB"
-          f"  (targets 5 s, 1024 MB)")
-    print(f"  whole history read into a trace (before)      {wall_old:7.2f} s {mb_old:7.0f} MB"
-          f"  (x{wall_old / wall_new:.1f} the time of the whole backtest now)")
+    new = _timed(backtest)
+    old = _timed([sys.executable, "-c", WHOLE_HISTORY, url])
+    print("  backtest, 3 starts x 6 models x 8 policies   "
+          f"{new[0]:7.2f} s wall {new[1]:7.2f} s CPU {new[2]:7.0f} MB  (targets 5 s, 1024 MB)")
+    print("  whole history read into a trace (before)      "
+          f"{old[0]:7.2f} s wall {old[1]:7.2f} s CPU {old[2]:7.0f} MB  "
+          f"(x{old[1] / new[1]:.1f} the CPU of the whole backtest now)")
 
 
 def main() -> None:
