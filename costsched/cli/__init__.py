@@ -7,6 +7,8 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+import costsched.cli.check
+import costsched.cli.gpus
 from costsched import catalog as catalog_data
 from costsched.cli import backtest, collect, config, daemon, jobs, plan, prices, report, throughput
 from costsched.cli.common import (
@@ -42,6 +44,8 @@ app.command("stop")(jobs.stop)
 app.command("logs")(jobs.logs)
 app.command("report")(report.report)
 app.command("daemon")(daemon.daemon)
+app.command("gpus")(costsched.cli.gpus.gpus)
+app.command("check")(costsched.cli.check.check)
 
 
 def _version(value: bool) -> None:
