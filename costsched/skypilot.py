@@ -397,4 +397,17 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str
     if spec.run:
         task["run"] = spec.run
     header = "".join(f"# {line}\n" for line in note.splitlines())
-    return header + yaml.safe_dump(task, sort_keys=False, default_flow_style=False)
+    return header + yaml.dump(task, Dumper=_TaskDumper, sort_keys=False,
+                              default_flow_style=False)
+
+
+class _TaskDumper(yaml.SafeDumper):
+    """Commands of several lines as literal blocks (`run: |`), as people write them."""
+
+
+def _text_block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_TaskDumper.add_representer(str, _text_block)

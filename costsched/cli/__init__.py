@@ -7,10 +7,10 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-import costsched.cli.check
-import costsched.cli.gpus
 from costsched import catalog as catalog_data
 from costsched.cli import backtest, collect, config, daemon, jobs, plan, prices, report, throughput
+from costsched.cli import check as check_cli
+from costsched.cli import gpus as gpus_cli
 from costsched.cli.common import (
     JsonOption,
     console,
@@ -44,8 +44,8 @@ app.command("stop")(jobs.stop)
 app.command("logs")(jobs.logs)
 app.command("report")(report.report)
 app.command("daemon")(daemon.daemon)
-app.command("gpus")(costsched.cli.gpus.gpus)
-app.command("check")(costsched.cli.check.check)
+app.command("gpus")(gpus_cli.gpus)
+app.command("check")(check_cli.check)
 
 
 def _version(value: bool) -> None:
