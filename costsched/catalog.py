@@ -126,7 +126,7 @@ def spot_observations() -> pd.DataFrame:
         {
             "cloud": listed["cloud"],
             "region": listed["region"],
-            "zone": listed["zone"].fillna("").astype(str),
+            "zone": ["" if pd.isna(z) else str(z) for z in listed["zone"]],
             "instance_type": listed["instance_type"],
             "market": "spot",
             "os": "linux",

@@ -303,6 +303,8 @@ def _accelerators(value: Any, where: str, fail: Any) -> list[tuple[str, int]]:
         items = [str(k) if v is None else f"{k}:{v}" for k, v in value.items()]
     elif isinstance(value, list) and value:
         items = [str(v) for v in value]
+    elif isinstance(value, (set, frozenset)) and value:  # YAML !!set: no order, so sorted
+        items = sorted(str(v) for v in value)
     else:
         raise fail(where, "expected GPU:COUNT (V100:1), a set or a list of them")
     out = []
