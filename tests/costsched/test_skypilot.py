@@ -178,3 +178,24 @@ def test_a_machine_type_with_guest_gpus_round_trips() -> None:
     # GCP prices are regional: the pinned zone allows its region's regional price
     assert placements(back) == [("gcp", "us-central1", "", "n1-standard-8+1xnvidia-tesla-v100",
                                  "on_demand")]
+
+
+def test_plan_emit_sky_on_a_fresh_install(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    result = cli("plan", EXAMPLES / "finetune.yaml", "--emit", "sky", "--at", "2026-11-01")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# Pinned by costsched plan")
+    emitted = yaml.safe_load(result.stdout)
+    assert emitted["resources"]["use_spot"] is True and emitted["name"] == "bert-finetune"
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text(result.stdout)
+    again = cli("plan", pinned, "--emit", "sky", "--at", "2026-11-01")
+    assert yaml.safe_load(again.stdout)["resources"] == emitted["resources"]
+    bad = cli("plan", EXAMPLES / "finetune.yaml", "--emit", "terraform")
+    assert bad.exit_code == 2 and "--emit 'terraform': expected sky" in bad.output
+
+
+def test_a_fresh_install_plans_a_spot_job_and_says_how_old_its_prices_are(cli) -> None:  # noqa: ANN001
+    result = cli("plan", EXAMPLES.parent / "resnet50.yaml", "--top", "3", "--at", "2026-11-01")
+    assert result.exit_code == 0, result.output  # was: no offering has market spot
+    assert "us-east-1 p3.2xlarge spot" in result.stdout
+    assert "over a week old (the oldest 18 mo" in result.stdout
