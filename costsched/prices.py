@@ -30,9 +30,10 @@ def prices_at(
     """Every matching offering's price at `at`, cheapest per GPU-hour first.
 
     Offerings without an on-demand observation in the store get the catalog's list price
-    (source `catalog ...`) when it held by `at` and the type was not retired by then; those
-    without a spot observation get the bundled spot snapshot's price the same way (source
-    `catalog ... spot snapshot: ...`, `effective_at` its month: its age shows).
+    (source `catalog ...`) when it held by `at` and the type was not retired by then; a cloud
+    without any spot observation among those asked for gets the bundled spot snapshot's
+    prices that held by `at` (source `catalog ... spot snapshot: ...`, `effective_at` its
+    month: its age shows).
     Columns: the offering's, usd_per_hour, effective_at, source, usd_per_gpu_hour,
     on_demand_usd_per_hour (`on_demand_reference` as of `at`) and spot_discount
     (1 - spot / on-demand).
@@ -75,8 +76,9 @@ def _catalog_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
 
 
 def _spot_snapshot(at: datetime, stored: pd.DataFrame, **filters: list[str]) -> pd.DataFrame:
-    """The bundled spot prices that held by `at`, for the (cloud, region, type) the store
-    holds no spot observation of: stored prices always come first."""
+    """The bundled spot prices that held by `at`, for the clouds of which the store holds no
+    spot observation among those asked for: a cloud's collected spot prices are used alone,
+    never mixed with older snapshot prices of its other types or regions."""
     snapshot = catalog.spot_observations()
     for name, values in filters.items():
         if values:
@@ -85,8 +87,8 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, **filters: list[str]) -> 
     snapshot = snapshot[(snapshot["effective_at"] <= when)
                         & ~catalog.retired_mask(snapshot, when)]
     if not stored.empty:
-        have = stored[stored["market"] == "spot"][_TYPE_KEY].drop_duplicates()
-        snapshot = _anti_join(snapshot, have, _TYPE_KEY)
+        collected = stored.loc[stored["market"] == "spot", "cloud"].unique()
+        snapshot = snapshot[~snapshot["cloud"].isin(collected)]
     return snapshot
 
 

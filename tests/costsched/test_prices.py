@@ -138,15 +138,14 @@ def test_every_snapshot_row_is_a_catalog_type_with_a_source_and_a_date() -> None
     assert (snapshot["usd_per_hour"].to_numpy() < on_demand.to_numpy()).all()
 
 
-def test_a_stored_spot_price_replaces_the_snapshot_of_its_type_only(store: PriceStore) -> None:
+def test_a_clouds_collected_spot_prices_are_used_alone(store: PriceStore) -> None:
+    """Old snapshot prices of other types must not undercut what was collected."""
+    assert not prices_at(store, T, markets=["spot"], clouds=["aws"]).empty  # the snapshot
     store.ingest(rows_frame([row(0.5)], "collected"))  # p3.2xlarge spot, us-east-1a
-    frame = prices_at(store, T, markets=["spot"], clouds=["aws"], regions=["us-east-1"])
-    p3 = frame[frame["instance_type"] == "p3.2xlarge"]
-    assert p3[["zone", "usd_per_hour", "source"]].values.tolist() == [
-        ["us-east-1a", 0.5, "collected"]]
-    others = frame[frame["instance_type"] != "p3.2xlarge"]
-    assert not others.empty and others["source"].str.startswith(
-        catalog.SPOT_SNAPSHOT_SOURCE).all()
+    frame = prices_at(store, T, markets=["spot"])
+    aws = frame[frame["cloud"] == "aws"]
+    assert aws[["zone", "instance_type", "usd_per_hour", "source"]].values.tolist() == [
+        ["us-east-1a", "p3.2xlarge", 0.5, "collected"]]
 
 
 def test_the_snapshot_is_not_used_before_its_date() -> None:

@@ -199,3 +199,36 @@ def test_a_fresh_install_plans_a_spot_job_and_says_how_old_its_prices_are(cli) -
     assert result.exit_code == 0, result.output  # was: no offering has market spot
     assert "us-east-1 p3.2xlarge spot" in result.stdout
     assert "over a week old (the oldest 18 mo" in result.stdout
+
+
+RESOURCE_KEYS = ["infra", "cloud", "region", "zone", "accelerators", "instance_type",
+                 "use_spot", "job_recovery", "any_of", "ordered", "ports"]
+TASK_KEYS = ["name", "workdir", "setup", "run", "envs", "num_nodes", "file_mounts",
+             "costsched"]
+
+
+def _fuzzed_tasks():  # noqa: ANN202
+    from hypothesis import strategies as st
+
+    from tests.reliability.fuzz import values
+
+    resources = st.dictionaries(st.sampled_from(RESOURCE_KEYS), st.one_of(
+        values, st.sampled_from(["V100:1", "aws/us-east-1", "us-east-1a", "p3.2xlarge"])),
+        max_size=4)
+    return st.fixed_dictionaries({"run": st.just("x"), "resources": resources},
+                                 optional={k: values for k in TASK_KEYS if k != "run"})
+
+
+def test_fuzzed_tasks_load_or_fail_in_one_line(tmp_path: Path) -> None:
+    from hypothesis import given
+
+    from tests.reliability.fuzz import FUZZ, one_line_error
+
+    @FUZZ
+    @given(doc=_fuzzed_tasks())
+    def run(doc: dict) -> None:
+        path = tmp_path / "task.yaml"
+        path.write_text(yaml.safe_dump(doc, allow_unicode=True))
+        one_line_error(lambda: load(path))
+
+    run()
