@@ -34,7 +34,7 @@ def refusal(text: str) -> str:
 
 def test_a_skypilot_task_file_loads_as_a_job() -> None:
     (spec,) = load(EXAMPLES / "finetune.yaml")
-    assert spec.name == "bert-finetune" and spec.workdir == "."
+    assert spec.name == "resnet50-finetune" and spec.workdir == "."
     assert spec.setup == "pip install -r requirements.txt\n"
     assert spec.run.startswith("python train.py") and spec.envs == {"EPOCHS": "3"}
     c = spec.constraints
@@ -185,7 +185,7 @@ def test_plan_emit_sky_on_a_fresh_install(cli, tmp_path: Path) -> None:  # noqa:
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("# Pinned by costsched plan")
     emitted = yaml.safe_load(result.stdout)
-    assert emitted["resources"]["use_spot"] is True and emitted["name"] == "bert-finetune"
+    assert emitted["resources"]["use_spot"] is True and emitted["name"] == "resnet50-finetune"
     pinned = tmp_path / "pinned.yaml"
     pinned.write_text(result.stdout)
     again = cli("plan", pinned, "--emit", "sky", "--at", "2026-11-01")
