@@ -13,7 +13,7 @@ the field; none is dropped silently.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ ALTERNATIVE_FIELDS = tuple(f for f in RESOURCE_FIELDS
                            if f not in ("job_recovery", "any_of", "ordered"))
 RECOVERY_STRATEGIES = ("FAILOVER", "EAGER_NEXT_REGION")
 BUCKET_SCHEMES = ("s3://", "gs://")
+Fail = Callable[[str, str], InvalidInput]  # (field, message) -> the error naming both
 
 
 class _Section(BaseModel):
@@ -145,7 +146,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "") -> JobS
     return parse(spec, source)
 
 
-def _section(value: Any, fail: Any) -> _Section:
+def _section(value: Any, fail: Fail) -> _Section:
     if value is None:
         return _Section()
     if not isinstance(value, dict):
@@ -156,13 +157,13 @@ def _section(value: Any, fail: Any) -> _Section:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         if first["type"] == "extra_forbidden":
-            return_msg = "unknown field: expected one of " + ", ".join(_Section.model_fields)
+            message = "unknown field: expected one of " + ", ".join(_Section.model_fields)
         else:
-            return_msg = first["msg"].removeprefix("Value error, ")
-        raise fail(f"costsched.{where}", return_msg) from None
+            message = first["msg"].removeprefix("Value error, ")
+        raise fail(f"costsched.{where}", message) from None
 
 
-def _text(value: Any, name: str, fail: Any) -> str:
+def _text(value: Any, name: str, fail: Fail) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -170,7 +171,7 @@ def _text(value: Any, name: str, fail: Any) -> str:
     return value
 
 
-def _envs(value: Any, fail: Any) -> dict[str, str]:
+def _envs(value: Any, fail: Fail) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -181,7 +182,7 @@ def _envs(value: Any, fail: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def _checkpoint_mount(value: Any, fail: Any) -> str:
+def _checkpoint_mount(value: Any, fail: Fail) -> str:
     """The bucket of the one file mount costsched honours: the checkpoint location."""
     if not value:
         return ""
@@ -202,7 +203,7 @@ def _checkpoint_mount(value: Any, fail: Any) -> str:
     return source
 
 
-def _resources(resources: dict, fail: Any) -> _Scope:
+def _resources(resources: dict, fail: Fail) -> _Scope:
     for key in resources:
         if key not in RESOURCE_FIELDS:
             raise fail(f"resources.{key}", "costsched cannot honour this field; accepted: "
@@ -230,7 +231,7 @@ def _resources(resources: dict, fail: Any) -> _Scope:
     return _union(scopes, f"resources.{kind}", fail)
 
 
-def _recovery(value: Any, fail: Any) -> None:
+def _recovery(value: Any, fail: Fail) -> None:
     """costsched always recovers a preempted job inside its scope (the cheapest place then);
     both of SkyPilot's strategies are that. Restarting after the job's own errors is not."""
     if value is None:
@@ -251,7 +252,7 @@ def _recovery(value: Any, fail: Any) -> None:
                    "(it recovers preemptions only); expected 0")
 
 
-def _scope(res: dict, where: str, fail: Any) -> _Scope:
+def _scope(res: dict, where: str, fail: Fail) -> _Scope:
     scope = _Scope()
     if "infra" in res:
         if any(k in res for k in ("cloud", "region", "zone")):
@@ -292,7 +293,7 @@ def _scope(res: dict, where: str, fail: Any) -> _Scope:
     return scope
 
 
-def _accelerators(value: Any, where: str, fail: Any) -> list[tuple[str, int]]:
+def _accelerators(value: Any, where: str, fail: Fail) -> list[tuple[str, int]]:
     """[(GPU model, count)] of 'V100:1', {V100: 1, A100: 8}, {V100:1, A100:1} (a set) or
     [V100:1, A100:1] (an ordered list: costsched ranks them all by the job's objective)."""
     if value is None:
@@ -317,7 +318,7 @@ def _accelerators(value: Any, where: str, fail: Any) -> list[tuple[str, int]]:
 
 
 def _types(scope: _Scope, instance_type: Any, where: str,
-           fail: Any) -> set[tuple[str, str]] | None:
+           fail: Fail) -> set[tuple[str, str]] | None:
     """The catalog's (cloud, instance type) pairs the alternative allows; None: any."""
     if instance_type is None and not scope.gpus:
         return None
@@ -348,7 +349,7 @@ def _types(scope: _Scope, instance_type: Any, where: str,
     return found
 
 
-def _union(scopes: list[_Scope], where: str, fail: Any) -> _Scope:
+def _union(scopes: list[_Scope], where: str, fail: Fail) -> _Scope:
     """One scope allowing what any alternative allows; refused where the job's constraints
     (a product of per-field lists) would allow more than the alternatives do."""
 
