@@ -19,6 +19,7 @@ from costsched.model import InvalidInput
 CATALOG_VERSION = "2026.11"
 GPU_MODELS = ("K80", "P100", "V100", "T4", "A10G", "L4", "A100", "A100-80GB", "H100")
 CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
+SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
 
 
 def _read(name: str) -> pd.DataFrame:
@@ -112,6 +113,32 @@ def on_demand_observations() -> pd.DataFrame:
         }
     )
     return frame
+
+
+@cache
+def spot_observations() -> pd.DataFrame:
+    """The bundled snapshot of spot prices (spot_prices.csv) as an observation frame: a
+    fallback before any collection, dated by the month it was published for. The source
+    column says where each figure comes from."""
+    listed = _read("spot_prices.csv").merge(instance_types(), on=["cloud", "instance_type"],
+                                            how="inner")
+    return pd.DataFrame(
+        {
+            "cloud": listed["cloud"],
+            "region": listed["region"],
+            "zone": ["" if pd.isna(z) else str(z) for z in listed["zone"]],
+            "instance_type": listed["instance_type"],
+            "market": "spot",
+            "os": "linux",
+            "gpu_model": listed["gpu_model"],
+            "gpu_count": listed["gpu_count"].astype(int),
+            "vcpus": listed["vcpus"].astype(int),
+            "memory_gb": listed["memory_gb"].astype(float),
+            "usd_per_hour": listed["usd_per_hour"].astype(float),
+            "effective_at": pd.to_datetime(listed["as_of"], format="%Y-%m", utc=True),
+            "source": SPOT_SNAPSHOT_SOURCE + ": " + listed["source"],
+        }
+    )
 
 
 def retired_mask(frame: pd.DataFrame, at: pd.Timestamp) -> pd.Series:

@@ -105,6 +105,8 @@ class ConstraintsSpec(_Strict):
     gpu_counts: list[int] = []
     max_price: float | None = None
     max_migrations: int | None = Field(None, ge=0)
+    zones: list[str] = []
+    instance_types: list[str] = []
 
     @field_validator("deadline", mode="before")
     @classmethod
@@ -161,6 +163,8 @@ def _choices(values: list[str], accepted: tuple[str, ...]) -> list[str]:
 class JobSpec(_Strict):
     name: str = Field(min_length=1)
     run: str = ""
+    workdir: str | None = None
+    setup: str | None = None
     envs: dict[str, str] = {}
     model: str | None = None
     throughputs: dict[str, float] | None = None
@@ -291,7 +295,8 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         deadline_hours=deadline_hours, budget_usd=c.budget, clouds=tuple(c.clouds),
         regions=tuple(c.regions), markets=tuple(c.markets), gpu_models=tuple(c.gpu_models),
         gpu_counts=tuple(c.gpu_counts), max_price_per_hour=c.max_price,
-        max_migrations=c.max_migrations,
+        max_migrations=c.max_migrations, zones=tuple(c.zones),
+        instance_types=tuple(c.instance_types),
     )
     job = Job(name=spec.name, run=spec.run, model=model, steps=float(steps),
               checkpoint=spec.checkpoint.location, checkpoint_gb=spec.checkpoint.size_gb,
@@ -348,6 +353,19 @@ def _known_fields(loc: tuple) -> str:
     return ", ".join(model.model_fields)
 
 
+_OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "checkpoint",
+                       "constraints", "sweep"})
+
+
+def skypilot_task(doc: Any) -> bool:
+    """A SkyPilot task: it has `resources` or a `costsched:` section, or it is a bare
+    task (a `run` without any of costsched's own fields)."""
+    if not isinstance(doc, dict):
+        return False
+    return ("resources" in doc or "costsched" in doc
+            or ("run" in doc and not _OWN_KEYS & doc.keys()))
+
+
 def load(path: str | Path) -> list[JobSpec]:
     """Every job in a YAML file (one per document), sweeps expanded."""
     path = Path(path)
@@ -370,6 +388,11 @@ def load(path: str | Path) -> list[JobSpec]:
     specs: list[JobSpec] = []
     for i, doc in enumerate(docs, start=1):
         where = str(path) if len(docs) == 1 else f"{path} (document {i})"
+        if skypilot_task(doc):  # a SkyPilot task file, read as it is
+            from costsched.skypilot import parse_task
+
+            specs.extend(expand_sweep(parse_task(doc, where, path.stem)))
+            continue
         specs.extend(expand_sweep(parse(doc, where)))
     names = [s.name for s in specs]
     dupes = sorted(n for n, count in collections.Counter(names).items() if count > 1)

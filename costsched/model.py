@@ -100,6 +100,9 @@ class Constraints:
     gpu_counts: tuple[int, ...] = ()
     max_price_per_hour: float | None = None
     max_migrations: int | None = None
+    # A zone allows its own offerings and the regional ones (zone "") of its region.
+    zones: tuple[str, ...] = ()
+    instance_types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,10 @@ def prices_at(
     """Every matching offering's price at `at`, cheapest per GPU-hour first.
 
     Offerings without an on-demand observation in the store get the catalog's list price
-    (source `catalog ...`) when it held by `at` and the type was not retired by then.
+    (source `catalog ...`) when it held by `at` and the type was not retired by then; a cloud
+    without any spot observation among those asked for gets the bundled spot snapshot's
+    prices that held by `at` (source `catalog ... spot snapshot: ...`, `effective_at` its
+    month: its age shows).
     Columns: the offering's, usd_per_hour, effective_at, source, usd_per_gpu_hour,
     on_demand_usd_per_hour (`on_demand_reference` as of `at`) and spot_discount
     (1 - spot / on-demand).
@@ -55,6 +58,7 @@ def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[s
             have = stored[stored["market"] == "on_demand"][_TYPE_KEY].drop_duplicates()
             listed = _anti_join(listed, have, _TYPE_KEY)
         frames.append(listed)
+        frames.append(_spot_snapshot(at, stored, **filters))
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(columns=[*OBSERVATION_COLUMNS, "usd_per_gpu_hour",
@@ -77,6 +81,23 @@ def _catalog_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
         if values:
             listed = listed[listed[name].isin(values)]
     return listed
+
+
+def _spot_snapshot(at: datetime, stored: pd.DataFrame, **filters: list[str]) -> pd.DataFrame:
+    """The bundled spot prices that held by `at`, for the clouds of which the store holds no
+    spot observation among those asked for: a cloud's collected spot prices are used alone,
+    never mixed with older snapshot prices of its other types or regions."""
+    snapshot = catalog.spot_observations()
+    for name, values in filters.items():
+        if values:
+            snapshot = snapshot[snapshot[name].isin(values)]
+    when = pd.Timestamp(utc(at))
+    snapshot = snapshot[(snapshot["effective_at"] <= when)
+                        & ~catalog.retired_mask(snapshot, when)]
+    if not stored.empty:
+        collected = stored.loc[stored["market"] == "spot", "cloud"].unique()
+        snapshot = snapshot[~snapshot["cloud"].isin(collected)]
+    return snapshot
 
 
 def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:

@@ -9,6 +9,8 @@ import typer
 
 from costsched import catalog as catalog_data
 from costsched.cli import backtest, collect, config, daemon, jobs, plan, prices, report, throughput
+from costsched.cli import check as check_cli
+from costsched.cli import gpus as gpus_cli
 from costsched.cli.common import (
     JsonOption,
     console,
@@ -42,6 +44,8 @@ app.command("stop")(jobs.stop)
 app.command("logs")(jobs.logs)
 app.command("report")(report.report)
 app.command("daemon")(daemon.daemon)
+app.command("gpus")(gpus_cli.gpus)
+app.command("check")(check_cli.check)
 
 
 def _version(value: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -24,11 +25,15 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.cli.packing import instances_json, instances_table
+from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
 from costsched.optimize.planner import JobPlan
 from costsched.optimize.planner import Progress as Report
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
+from costsched.service.gpus import age_text
+from costsched.service.plan import job_specs
+from costsched.skypilot import emit_task
 
 
 @friendly_errors
@@ -61,6 +66,10 @@ def plan(
     share_instances: Annotated[bool, typer.Option(
         "--share-instances", help="Collections: jobs that can run on one GPU may share "
         "multi-GPU instances, one GPU each; the plan lists the instances to rent.")] = False,
+    emit: Annotated[str | None, typer.Option(
+        "--emit", help="sky: print each job as a SkyPilot task pinned to its best offering "
+        "(cloud, region, zone, instance type, spot) instead of the tables.",
+        show_default=False)] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -72,7 +81,9 @@ def plan(
         result = plan_jobs(db, jobs, at=at, objective=objective, deadline=deadline,
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
-    if json_out:
+    if emit is not None:
+        _emit(emit, jobs, result)
+    elif json_out:
         print_json(_json(result, top))
     elif len(result.jobs) > TABLES_UP_TO:
         _print_groups(result)
@@ -88,6 +99,7 @@ def plan(
 
 
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
+STALE = timedelta(days=7)  # a price older than this is flagged with its age
 REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
 
 
@@ -164,6 +176,12 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
     if shown["throughput_estimated"].any():
         notes.append("* estimated throughput (`costsched throughput show --model "
                      f"'{user_text(job.model)}'` gives the rule)")
+    old = shown[shown["effective_at"] < result.at - STALE]
+    if not old.empty:
+        oldest = (result.at - old["effective_at"].min()).total_seconds() / 86400
+        notes.append(f"{len(old)} prices shown are over a week old (the oldest "
+                     f"{age_text(oldest)}: list prices or the bundled spot snapshot); "
+                     "`costsched collect` fetches today's")
     if p.baseline:
         b = p.baseline
         notes.append(f"baseline: {b.basis} at {money(b.usd_per_hour, 4)}/h, "
@@ -249,6 +267,25 @@ def _json(result: PlanResult, top: int) -> dict:
             "instances": None if collection.instances is None else instances_json(collection),
         }
     return out
+
+
+def _emit(kind: str, files: list[Path], result: PlanResult) -> None:
+    """Each planned job as a SkyPilot task pinned to its best offering, as YAML documents."""
+    if kind != "sky":
+        raise InvalidInput(f"--emit {kind!r}: expected sky")
+    specs = {spec.name: spec for _, spec in job_specs(files)}
+    docs = []
+    for p in result.jobs:
+        if p.best is None:
+            err_console.print(f"[red]no plan:[/red] {user_text(p.reason)}", highlight=False,
+                              soft_wrap=True)
+            continue
+        b = p.best
+        note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
+                f":\n{b['offering']} at ${b['usd_per_hour']:,.4f}/h, expected "
+                f"{b['expected_hours']:,.2f} h and ${b['expected_cost']:,.2f}.")
+        docs.append(emit_task(specs[p.job.name], b, note))
+    console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
 
 
 def _number(value: float) -> float | None:

@@ -161,11 +161,13 @@ def unmatched(job: ResolvedJob, market: pd.DataFrame, at: datetime) -> str:
     checks: Sequence[tuple[str, str, Sequence]] = (
         ("cloud", "cloud", c.clouds), ("region", "region", c.regions),
         ("market", "market", c.markets), ("gpu_model", "GPU model", c.gpu_models),
-        ("gpu_count", "GPU count", c.gpu_counts))
+        ("gpu_count", "GPU count", c.gpu_counts),
+        ("instance_type", "instance type", c.instance_types), ("zone", "zone", c.zones))
     for column, what, accepted in checks:
         if not accepted:
             continue
-        kept = left[left[column].isin(list(accepted))]
+        kept = left[ranking.zone_allowed(left, accepted) if column == "zone"
+                    else left[column].isin(list(accepted))]
         if kept.empty:
             found = sorted({str(v) for v in left[column]})
             shown = ", ".join(found[:12]) + (f", ... ({len(found)} in all)"
@@ -254,7 +256,8 @@ def _without_limits(c: Constraints) -> Constraints:
     """The job's offering filters only (deadline and budget are handled by the problem)."""
     return Constraints(clouds=c.clouds, regions=c.regions, markets=c.markets,
                        gpu_models=c.gpu_models, gpu_counts=c.gpu_counts,
-                       max_price_per_hour=c.max_price_per_hour)
+                       max_price_per_hour=c.max_price_per_hour, zones=c.zones,
+                       instance_types=c.instance_types)
 
 
 def plan_collection(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from costsched import clouds
 from costsched.model import Constraints
 from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
 
@@ -184,14 +185,26 @@ def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.S
     checks: Sequence[tuple[str, Sequence]] = (
         ("cloud", constraints.clouds), ("region", constraints.regions),
         ("market", constraints.markets), ("gpu_model", constraints.gpu_models),
-        ("gpu_count", constraints.gpu_counts),
+        ("gpu_count", constraints.gpu_counts), ("instance_type", constraints.instance_types),
     )
     for column, accepted in checks:
         if accepted:
             exclude(~offerings[column].isin(list(accepted)), f"{column} not allowed")
+    if constraints.zones:
+        exclude(~zone_allowed(offerings, constraints.zones), "zone not allowed")
     if constraints.max_price_per_hour is not None:
         exclude(offerings["usd_per_hour"] > constraints.max_price_per_hour, "over max_price")
     return reason
+
+
+def zone_allowed(offerings: pd.DataFrame, zones: Sequence[str]) -> pd.Series:
+    """Offerings in one of `zones`, or priced for the whole region (zone "") of one."""
+    regions = {z: r for z in zones if (r := clouds.zone_region(z)) is not None}
+    in_zone = offerings["zone"].isin(list(zones))
+    regional = (offerings["zone"] == "") & pd.Series(
+        list(zip(offerings["cloud"], offerings["region"], strict=True)),
+        index=offerings.index).isin(list(regions.values()))
+    return in_zone | regional
 
 
 def rank(offerings: pd.DataFrame, steps: float, steps_per_second: np.ndarray,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timezone
+from importlib import resources
 
 import pandas as pd
 import pytest
@@ -106,5 +107,48 @@ def test_prices_at_gives_each_offering_its_reference(store: PriceStore, two_list
     assert {"usd_per_gpu_hour", "on_demand_usd_per_hour", "spot_discount"} <= set(frame)
 
     later = prices_at(None, datetime(2026, 6, 1, tzinfo=timezone.utc), clouds=["aws"],
-                      regions=["us-east-1"], instance_types=["p3.2xlarge"])
+                      regions=["us-east-1"], instance_types=["p3.2xlarge"],
+                      markets=["on_demand"])
     assert later["usd_per_hour"].tolist() == [3.0]  # one list price per offering: the newest
+
+
+SNAPSHOT_MONTH = pd.Timestamp("2025-05-01", tz="UTC")
+
+
+def test_a_fresh_install_has_spot_prices_from_the_bundled_snapshot() -> None:
+    frame = prices_at(None, T, markets=["spot"], clouds=["aws"], regions=["us-east-1"],
+                      instance_types=["p3.2xlarge"])
+    (spot,) = frame.to_dict("records")
+    assert spot["usd_per_hour"] == 0.6929  # the median of the 4 us-east-1 zones listed
+    assert spot["zone"] == "" and spot["effective_at"] == SNAPSHOT_MONTH
+    assert spot["source"].startswith(catalog.SPOT_SNAPSHOT_SOURCE)
+    assert "skypilot-catalog" in spot["source"]
+    assert spot["spot_discount"] == pytest.approx(1 - 0.6929 / list_price(*TYPE))
+
+
+def test_every_snapshot_row_is_a_catalog_type_with_a_source_and_a_date() -> None:
+    raw = pd.read_csv(resources.files("costsched.data") / "spot_prices.csv")
+    snapshot = catalog.spot_observations()
+    assert len(snapshot) == len(raw) > 0  # none dropped by the join with the types
+    assert raw["source"].str.len().gt(20).all() and raw["as_of"].notna().all()
+    assert (snapshot["usd_per_hour"] > 0).all()
+    listed = catalog.on_demand_observations().set_index(["cloud", "region", "instance_type"])
+    on_demand = listed["usd_per_hour"].reindex(
+        pd.MultiIndex.from_frame(snapshot[["cloud", "region", "instance_type"]]))
+    assert (snapshot["usd_per_hour"].to_numpy() < on_demand.to_numpy()).all()
+
+
+def test_a_clouds_collected_spot_prices_are_used_alone(store: PriceStore) -> None:
+    """Old snapshot prices of other types must not undercut what was collected."""
+    assert not prices_at(store, T, markets=["spot"], clouds=["aws"]).empty  # the snapshot
+    store.ingest(rows_frame([row(0.5)], "collected"))  # p3.2xlarge spot, us-east-1a
+    frame = prices_at(store, T, markets=["spot"])
+    aws = frame[frame["cloud"] == "aws"]
+    assert aws[["zone", "instance_type", "usd_per_hour", "source"]].values.tolist() == [
+        ["us-east-1a", "p3.2xlarge", 0.5, "collected"]]
+
+
+def test_the_snapshot_is_not_used_before_its_date() -> None:
+    before = SNAPSHOT_MONTH.to_pydatetime() - pd.Timedelta(days=1)
+    assert prices_at(None, before, markets=["spot"]).empty
+    assert not prices_at(None, SNAPSHOT_MONTH.to_pydatetime(), markets=["spot"]).empty

@@ -46,8 +46,12 @@ def test_show_on_an_empty_store_uses_the_catalog(cli) -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     listed = catalog.on_demand_prices()
-    assert len(rows) == listed["retired"].isna().sum() < len(listed)
-    assert {r["source"] for r in rows} == {catalog.CATALOG_SOURCE}
+    spot = catalog.spot_observations()
+    assert len(rows) == listed["retired"].isna().sum() + len(spot)
+    assert listed["retired"].isna().sum() < len(listed)
+    on_demand = [r for r in rows if r["market"] == "on_demand"]
+    assert {r["source"] for r in on_demand} == {catalog.CATALOG_SOURCE}
+    assert {r["source"] for r in rows if r["market"] == "spot"} == set(spot["source"])
     per_gpu = [r["usd_per_gpu_hour"] for r in rows]
     assert per_gpu == sorted(per_gpu)
 
@@ -57,6 +61,7 @@ def test_cheapest_per_gpu(cli) -> None:
     assert len(rows) == len({r["gpu_model"] for r in rows})
     listed = catalog.on_demand_prices()
     listed = listed[listed["retired"].isna()]  # nothing retired is offered today
+    listed = pd.concat([listed, catalog.spot_observations()])  # and the spot snapshot
     for r in rows:
         same = listed[listed["gpu_model"] == r["gpu_model"]]
         assert r["usd_per_gpu_hour"] == pytest.approx(

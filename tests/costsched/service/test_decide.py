@@ -48,6 +48,11 @@ def test_a_decision_needs_prices_and_sane_values(tmp_path) -> None:
     with pytest.raises(InvalidInput, match="at 2019-01-01 00:00 UTC: no prices known"):
         service.decide(str(tmp_path / "s.sqlite"), JOB, home_region="us-east-1",
                        at=datetime(2019, 1, 1, tzinfo=timezone.utc))
-    # Today an empty store knows the catalog's on-demand prices only: no spot offering.
+    # Before the bundled spot snapshot's month an empty store knows the catalog's on-demand
+    # prices only: no spot offering.
     with pytest.raises(InvalidInput, match="policy dynamic-aware: no offering in its scope"):
-        service.decide(str(tmp_path / "s.sqlite"), JOB, home_region="us-east-1")
+        service.decide(str(tmp_path / "s.sqlite"), JOB, home_region="us-east-1",
+                       at=datetime(2025, 4, 1, tzinfo=timezone.utc))
+    # From then on it decides on the snapshot's spot prices.
+    today = service.decide(str(tmp_path / "s.sqlite"), JOB, home_region="us-east-1")
+    assert today.offering.market == "spot" and today.offering.region == "us-east-1"

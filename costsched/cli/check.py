@@ -1,0 +1,50 @@
+"""`costsched check`: which clouds this machine can use, and the line that fixes each gap."""
+
+from __future__ import annotations
+
+import typer
+
+from costsched.cli.common import JsonOption, console, print_json, user_text
+from costsched.service.check import CloudCheck, can_launch_somewhere, check_all
+
+
+def check(json_out: JsonOption = False) -> None:
+    """For each cloud: SDK installed, credentials found (environment, files, instance role;
+    never their values), one harmless authenticated call, what that enables (collect
+    prices, launch, checkpoints) and the exact line that fixes each gap. Exit 0 when at
+    least one cloud can launch, else 1."""
+    checks = check_all()
+    ok = can_launch_somewhere(checks)
+    if json_out:
+        print_json({"clouds": [c.as_dict() for c in checks], "can_launch": ok})
+    else:
+        for c in checks:
+            _print(c)
+        console.print("Ready to launch on: " + (", ".join(c.cloud for c in checks if c.launch)
+                                                 if ok else "none (local runs only)"),
+                      highlight=False)
+    if not ok:
+        raise typer.Exit(1)
+
+
+def _yes(flag: bool) -> str:
+    return "[green]yes[/green]" if flag else "[red]no[/red]"
+
+
+def _print(c: CloudCheck) -> None:
+    console.print(f"[bold]{c.cloud}[/bold]", highlight=False)
+    console.print(f"  SDK: {'installed' if c.extra_installed else 'not installed'}",
+                  highlight=False)
+    if c.extra_installed:
+        found = ", ".join(c.credentials) or "none"
+        console.print(f"  credentials: {user_text(found)}", highlight=False)
+    for call in c.calls:
+        mark = "[green]ok[/green]" if call.ok else "[red]failed[/red]"
+        console.print(f"  {user_text(call.name)}: {mark} {user_text(call.detail)}",
+                      highlight=False, soft_wrap=True)
+    console.print(f"  collect prices {_yes(c.collect_prices)}, launch {_yes(c.launch)}, "
+                  f"checkpoints {_yes(c.checkpoints)}", highlight=False)
+    for note in c.notes:
+        console.print(f"  {user_text(note)}", highlight=False, soft_wrap=True)
+    for fix in c.fixes:
+        console.print(f"  fix: {user_text(fix)}", highlight=False, soft_wrap=True)

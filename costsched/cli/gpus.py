@@ -1,0 +1,111 @@
+"""`costsched gpus [MODEL]`: each GPU's cheapest on-demand and spot price now, where, and
+how old the price is; with a model, every offering of it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    frame_records,
+    friendly_errors,
+    money,
+    options,
+    print_json,
+    split_csv,
+)
+from costsched.service.gpus import age_text, gpu_offerings, gpu_summary
+
+SNAPSHOT_NOTE = ("Prices older than a few days are the bundled list prices and spot "
+                 "snapshot: `costsched collect` fetches today's.")
+
+
+@friendly_errors
+def gpus(
+    gpu: Annotated[str | None, typer.Argument(
+        help="A GPU model (A100, v100, nvidia-tesla-t4): list its offerings.",
+        show_default=False)] = None,
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.",
+                                                    show_default=False)] = None,
+    at: Annotated[str | None, typer.Option(help="Prices as of this time (ISO 8601; "
+                                           "default now).", show_default=False)] = None,
+    top: Annotated[int, typer.Option(help="With a model: offerings shown.", min=1)] = 20,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """GPU models and counts with the cheapest on-demand and spot price now, where, and how
+    old each price is (stored prices, else the bundled list prices and spot snapshot)."""
+    with options(cloud="--cloud", at="--at"):
+        if gpu is None:
+            frame = gpu_summary(db, at, clouds=split_csv(cloud))
+        else:
+            frame = gpu_offerings(db, gpu, at, clouds=split_csv(cloud))
+    if json_out:
+        print_json({"gpu": gpu, "rows": frame_records(frame)})
+        return
+    if gpu is None:
+        console.print(summary_table(frame))
+    else:
+        console.print(offerings_table(frame, top))
+    console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False)
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1),
+                 header_style="bold")
+
+
+def summary_table(frame: pd.DataFrame) -> Table:
+    """One row per GPU model and count; fits 80 columns (places fold, figures never cut).
+    `age` is that of the older of the row's two prices (--json has each)."""
+    out = _table("Cheapest price per GPU model and count, now")
+    out.add_column("GPUs", no_wrap=True)
+    out.add_column("on-demand", justify="right", no_wrap=True)
+    out.add_column("where", overflow="fold")
+    out.add_column("spot", justify="right", no_wrap=True)
+    out.add_column("where", overflow="fold")
+    out.add_column("age", justify="right", no_wrap=True)
+    for row in frame.to_dict("records"):
+        cells = [f"{row['gpu_model']}:{row['gpu_count']}"]
+        ages = []
+        for market in ("on_demand", "spot"):
+            where = row.get(f"{market}_where")
+            cells += [money(row.get(f"{market}_usd_per_hour"), 3),
+                      _place(where) if isinstance(where, str) else "-"]
+            age = row.get(f"{market}_age_days", float("nan"))
+            if age == age:
+                ages.append(age)
+        cells.append(age_text(max(ages)) if ages else "-")
+        out.add_row(*(Text(c) for c in cells))
+    return out
+
+
+def offerings_table(frame: pd.DataFrame, top: int) -> Table:
+    shown = frame.head(top)
+    model = shown["gpu_model"].iloc[0] if not shown.empty else ""
+    out = _table(f"{model}: {len(frame):,} offerings priced, {len(shown):,} shown "
+                 "(fewest GPUs first, then cheapest)")
+    for name, right in (("GPUs", True), ("market", False), ("$/h", True), ("$/GPU-h", True),
+                        ("age", True), ("where", False), ("instance type", False)):
+        out.add_column(name, justify="right" if right else "left", no_wrap=right,
+                       overflow="fold")
+    for r in shown.itertuples():
+        out.add_row(*(Text(c) for c in (
+            str(r.gpu_count), r.market.replace("_", "-"), money(r.usd_per_hour, 3),
+            money(r.usd_per_gpu_hour, 3), age_text(r.age_days),
+            f"{r.cloud} {r.zone or r.region}", r.instance_type.split("+", 1)[0])))
+    return out
+
+
+def _place(where: str) -> str:
+    """'aws us-east-1 g5.xlarge' -> 'aws us-east-1': the instance type is in `gpus MODEL`
+    (and in --json)."""
+    return " ".join(where.split(" ")[:2])

@@ -1,0 +1,84 @@
+"""GPUs at a glance: the cheapest on-demand and spot price of each GPU model and count now,
+where it is, and how old that price is (stored prices, else the bundled list prices and
+spot snapshot)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import pandas as pd
+
+from costsched import catalog
+from costsched.model import CLOUDS, MARKETS
+from costsched.prices import prices_at
+from costsched.service.stores import StoreLike, using
+from costsched.service.values import as_time, choices
+
+SUMMARY_KEY = ["gpu_model", "gpu_count"]
+OFFERING_COLUMNS = ["gpu_model", "gpu_count", "cloud", "region", "zone", "instance_type",
+                    "market", "usd_per_hour", "usd_per_gpu_hour", "effective_at",
+                    "age_days", "source"]
+
+
+def gpu_offerings(store: StoreLike, gpu: str, at: datetime | str | None = None, *,
+                  clouds: Sequence[str] = ()) -> pd.DataFrame:
+    """Every priced offering of one GPU model as of `at` (default now): fewest GPUs first,
+    then cheapest; `age_days` is how old each price is."""
+    when = as_time(at, "at")
+    model = catalog.gpu_model_name(gpu)
+    with using(store) as opened:
+        frame = prices_at(opened, when, gpu_models=[model],
+                          clouds=choices("cloud", clouds, CLOUDS))
+    frame = _with_age(frame, when)
+    return frame.sort_values(["gpu_count", "usd_per_hour", "market"],
+                             ignore_index=True)[OFFERING_COLUMNS]
+
+
+def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
+                clouds: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per GPU model and count: for each market, the cheapest price now
+    (`on_demand_usd_per_hour`, `spot_usd_per_hour`), where (`..._where`: cloud region or
+    zone and instance type) and its age in days (`..._age_days`). Columns can be added
+    beside these (for instance a spot risk) without changing the rest."""
+    when = as_time(at, "at")
+    with using(store) as opened:
+        frame = prices_at(opened, when, clouds=choices("cloud", clouds, CLOUDS))
+    frame = _with_age(frame, when)
+    keys = frame[SUMMARY_KEY].drop_duplicates().sort_values(
+        SUMMARY_KEY, key=lambda s: s.map(_gpu_order) if s.name == "gpu_model" else s)
+    out = keys.reset_index(drop=True)
+    for market in MARKETS:
+        cheapest = (frame[frame["market"] == market]
+                    .sort_values("usd_per_hour", kind="stable")
+                    .drop_duplicates(SUMMARY_KEY))
+        cheapest = cheapest.assign(
+            where=cheapest["cloud"] + " " + cheapest["zone"].where(cheapest["zone"] != "",
+                                                                    cheapest["region"])
+            + " " + cheapest["instance_type"])
+        part = cheapest[[*SUMMARY_KEY, "usd_per_hour", "where", "age_days", "source"]]
+        part = part.rename(columns={c: f"{market}_{c}" for c in
+                                    ("usd_per_hour", "where", "age_days", "source")})
+        out = out.merge(part, on=SUMMARY_KEY, how="left")
+    return out
+
+
+def age_text(days: float) -> str:
+    """How old a price is, in the coarsest unit that says it: '3 h', '12 d', '18 mo'."""
+    if days != days:  # NaN: no price
+        return "-"
+    if days < 1:
+        return f"{days * 24:.0f} h"
+    if days < 60:
+        return f"{days:.0f} d"
+    return f"{days / 30.44:.0f} mo"
+
+
+def _with_age(frame: pd.DataFrame, when: datetime) -> pd.DataFrame:
+    age = (pd.Timestamp(when) - pd.to_datetime(frame["effective_at"], utc=True))
+    return frame.assign(age_days=age.dt.total_seconds() / 86400)
+
+
+def _gpu_order(model: str) -> int:
+    order = {m: i for i, m in enumerate(catalog.GPU_MODELS)}
+    return order.get(model, len(order))

@@ -1,0 +1,169 @@
+"""`costsched check` against botocore's Stubber (the exact AWS calls) and a fake Compute
+Engine client; with no credentials anywhere; never printing a secret."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from costsched.service import check as checks
+from tests.conftest import hermetic_aws_env
+
+SECRET = "wJalrXUtnFEMI-not-a-real-secret"
+ARN = "arn:aws:iam::123456789012:user/alice"
+
+
+@pytest.fixture()
+def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    hermetic_aws_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+
+
+@pytest.fixture()
+def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    hermetic_aws_env(monkeypatch, tmp_path)
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
+                 "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud"))
+
+
+def stubbed_aws(dry_run_code: str, identity: bool = True) -> tuple[Any, list[Stubber]]:
+    """A client factory whose STS and EC2 clients answer through Stubbers that expect
+    exactly: GetCallerIdentity, then DescribeInstances(DryRun=True, MaxResults=5)."""
+    session = boto3.Session()
+    sts, ec2 = session.client("sts", region_name="us-east-1"), session.client(
+        "ec2", region_name="us-east-1")
+    sts_stub, ec2_stub = Stubber(sts), Stubber(ec2)
+    if identity:
+        sts_stub.add_response("get_caller_identity", {
+            "UserId": "AIDAEXAMPLE", "Account": "123456789012", "Arn": ARN}, {})
+        ec2_stub.add_client_error("describe_instances", service_error_code=dry_run_code,
+                                  service_message="Request would have succeeded"
+                                  if dry_run_code == "DryRunOperation" else "not allowed",
+                                  http_status_code=412,
+                                  expected_params={"DryRun": True, "MaxResults": 5})
+    else:
+        sts_stub.add_client_error("get_caller_identity",
+                                  service_error_code="InvalidClientTokenId",
+                                  service_message="The security token is invalid",
+                                  http_status_code=403)
+    sts_stub.activate()
+    ec2_stub.activate()
+    clients = {"sts": sts, "ec2": ec2}
+    return (lambda service, region: clients[service]), [sts_stub, ec2_stub]
+
+
+def test_aws_with_credentials_that_may_launch(aws_env: None) -> None:
+    client, stubs = stubbed_aws("DryRunOperation")
+    result = checks.check_aws(client)
+    for stub in stubs:
+        stub.assert_no_pending_responses()  # both calls were made, with the exact params
+    assert result.credentials == ["environment variable AWS_ACCESS_KEY_ID",
+                                  "environment variable AWS_SECRET_ACCESS_KEY"]
+    assert [(c.name, c.ok) for c in result.calls] == [
+        ("sts GetCallerIdentity", True), ("ec2 DescribeInstances DryRun (us-east-1)", True)]
+    assert ARN in result.calls[0].detail
+    assert result.collect_prices and result.launch and result.checkpoints
+    assert result.fixes == []
+    assert SECRET not in json.dumps(result.as_dict())
+
+
+def test_aws_without_ec2_permission_can_collect_but_not_launch(aws_env: None) -> None:
+    client, stubs = stubbed_aws("UnauthorizedOperation")
+    result = checks.check_aws(client)
+    assert result.collect_prices and not result.launch
+    assert result.calls[1].detail.startswith("UnauthorizedOperation")
+    assert result.fixes == [f"# ask your AWS administrator to allow ec2:DescribeInstances, "
+                            f"ec2:RunInstances and ec2:TerminateInstances for {ARN}"]
+
+
+def test_aws_refused_credentials(aws_env: None) -> None:
+    client, stubs = stubbed_aws("", identity=False)
+    result = checks.check_aws(client)
+    assert len(result.calls) == 1  # no EC2 call after STS refused
+    assert not (result.collect_prices or result.launch or result.checkpoints)
+    assert result.calls[0].detail.startswith("InvalidClientTokenId")
+    assert result.fixes == ["aws configure  # the credentials found were refused"]
+
+
+class FakeZones:
+    """compute_v1.ZonesClient's list, asserting the request it is given."""
+
+    def __init__(self, project: str, error: Exception | None = None) -> None:
+        self.project, self.error, self.requests = project, error, []
+
+    def __call__(self, credentials: Any) -> FakeZones:
+        assert credentials == "creds"
+        return self
+
+    def list(self, project: str) -> list[dict]:
+        self.requests.append(project)
+        if self.error is not None:
+            raise self.error
+        return [{"name": "us-central1-a"}, {"name": "us-central1-b"}]
+
+
+def test_gcp_lists_zones_with_the_default_credentials(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    key = tmp_path / "key.json"
+    key.write_text('{"private_key": "' + SECRET + '"}')
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud"))
+    monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
+    zones = FakeZones("my-project")
+    result = checks.check_gcp(lambda: ("creds", "my-project"), zones)
+    assert zones.requests == ["my-project"]
+    assert result.credentials == ["environment variable GOOGLE_APPLICATION_CREDENTIALS"]
+    assert [(c.name, c.ok, c.detail) for c in result.calls] == [
+        ("compute zones.list (my-project)", True, "2 zones")]
+    assert result.launch and result.collect_prices and result.checkpoints
+    assert SECRET not in json.dumps(result.as_dict())
+
+
+def test_gcp_with_the_compute_api_disabled(no_credentials: None) -> None:
+    zones = FakeZones("p", RuntimeError("403 Compute Engine API has not been used in "
+                                        "project p before or it is disabled"))
+    result = checks.check_gcp(lambda: ("creds", "p"), zones)
+    assert not result.launch and result.collect_prices
+    assert result.fixes == ["gcloud services enable compute.googleapis.com --project p"]
+    assert result.credentials == ["instance service account (metadata server)"]
+
+
+def test_nothing_configured_exits_1_with_the_line_for_each_gap(
+        cli, no_credentials: None, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    from google.auth.exceptions import DefaultCredentialsError
+
+    def no_adc() -> None:
+        raise DefaultCredentialsError("none")
+
+    real_gcp = checks.check_gcp
+    monkeypatch.setattr(checks, "check_gcp", lambda: real_gcp(no_adc))
+    result = cli("check")
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "fix: aws configure" in out
+    assert "fix: gcloud auth application-default login" in out
+    assert "no credentials needed" in out  # Azure's prices are public
+    assert "Ready to launch on: none" in out
+    data = json.loads(cli("check", "--json").stdout)
+    assert data["can_launch"] is False
+    assert [c["cloud"] for c in data["clouds"]] == ["aws", "gcp", "azure"]
+    assert data["clouds"][2]["collect_prices"] is True
+
+
+def test_one_cloud_that_can_launch_exits_0(cli, aws_env: None,  # noqa: ANN001
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    client, _ = stubbed_aws("DryRunOperation")
+    real_aws = checks.check_aws
+    monkeypatch.setattr(checks, "check_aws", lambda: real_aws(client))
+    monkeypatch.setattr(checks, "check_gcp", lambda: checks.CloudCheck("gcp", False))
+    result = cli("check")
+    assert result.exit_code == 0, result.output
+    assert "Ready to launch on: aws" in result.stdout
+    assert SECRET not in result.stdout

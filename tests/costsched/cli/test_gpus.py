@@ -1,0 +1,73 @@
+"""`costsched gpus`: cheapest on-demand and spot price per GPU model and count, where, and
+how old; one model's offerings; 80 columns; JSON."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from rich.console import Console
+
+from costsched import catalog
+from costsched.cli.gpus import summary_table
+from costsched.service.gpus import age_text, gpu_offerings, gpu_summary
+from costsched.store import PriceStore
+from price_collectors.base import rows_frame
+
+NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+
+def spot_row(price: float, at: datetime) -> tuple:
+    spec = catalog.require("aws", "g5.xlarge")
+    return ("aws", "us-west-2", "us-west-2b", "g5.xlarge", "spot", "linux", "A10G", 1,
+            int(spec["vcpus"]), float(spec["memory_gb"]), price, at)
+
+
+def test_one_row_per_gpu_and_count_from_list_prices_and_the_spot_snapshot() -> None:
+    frame = gpu_summary(None, NOW)
+    assert not frame.duplicated(["gpu_model", "gpu_count"]).any()
+    v100 = frame[(frame["gpu_model"] == "V100") & (frame["gpu_count"] == 1)].iloc[0]
+    listed = catalog.on_demand_prices()
+    cheapest = listed[(listed["gpu_model"] == "V100") & (listed["gpu_count"] == 1)
+                      & listed["retired"].isna()]["usd_per_hour"].min()
+    assert v100["on_demand_usd_per_hour"] == cheapest
+    assert v100["spot_usd_per_hour"] == 0.6929  # the snapshot's us-east-1 p3.2xlarge
+    assert v100["spot_where"] == "aws us-east-1 p3.2xlarge"
+    assert v100["spot_age_days"] == pytest.approx((NOW - datetime(
+        2025, 5, 1, tzinfo=timezone.utc)).days)
+
+
+def test_a_collected_price_wins_and_is_young(store: PriceStore) -> None:
+    store.ingest(rows_frame([spot_row(0.30, datetime(2026, 10, 31, 21, tzinfo=timezone.utc))],
+                            "collected"))
+    frame = gpu_summary(store, NOW)
+    a10g = frame[(frame["gpu_model"] == "A10G") & (frame["gpu_count"] == 1)].iloc[0]
+    assert a10g["spot_usd_per_hour"] == 0.30
+    assert a10g["spot_where"] == "aws us-west-2b g5.xlarge"
+    assert age_text(a10g["spot_age_days"]) == "3 h"
+
+
+def test_one_models_offerings_fewest_gpus_then_cheapest() -> None:
+    frame = gpu_offerings(None, "nvidia-tesla-v100", NOW)
+    assert set(frame["gpu_model"]) == {"V100"}
+    assert frame["gpu_count"].is_monotonic_increasing
+    ones = frame[frame["gpu_count"] == 1]["usd_per_hour"]
+    assert ones.is_monotonic_increasing and set(frame["market"]) == {"on_demand", "spot"}
+
+
+def test_the_table_fits_80_columns() -> None:
+    console = Console(width=80, record=True)
+    console.print(summary_table(gpu_summary(None, NOW)))
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any(line.lstrip().startswith("H100:8") for line in lines)
+
+
+def test_cli_table_json_and_a_bad_gpu(cli) -> None:  # noqa: ANN001
+    out = cli("gpus", "--at", "2026-11-01").stdout
+    assert "A100:8" in out and " mo" in out and "costsched collect" in out
+    rows = json.loads(cli("gpus", "A100", "--json", "--at", "2026-11-01").stdout)["rows"]
+    assert rows and {r["gpu_model"] for r in rows} == {"A100"}
+    bad = cli("gpus", "Z9000")
+    assert bad.exit_code == 2 and "unknown GPU model 'Z9000'" in bad.output
