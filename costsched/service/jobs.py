@@ -96,14 +96,16 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             candidates = _deadline_candidates(resolved, decision, launcher)
         else:
             candidates = _candidates(store, resolved, when, launcher, offering)
+        code = _pack_code(spec, source)
         stored = {"spec": spec.model_dump(mode="json"), "source": source,
-                  "launcher": launcher.name}
+                  "launcher": launcher.name, "code": code}
         record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
                                       policy=deadline_policy if by_deadline
                                       else "dynamic-aware")
         uri = _checkpoint_uri(spec, record_id, checkpoint_root)
         try:
             _check_checkpoints(uri)
+            _store_code(code, uri)
         except InvalidInput as exc:
             store.jobs.transition(record_id, "failed", at=when, detail=str(exc))
             raise
@@ -566,8 +568,11 @@ def _mover(store: PriceStore, launcher: Launcher, job_id: int,
            at: datetime | None = None) -> Mover:
     run = _running(store, job_id)
     spec = run.resolved
+    code = run.record.spec.get("code") or {}
     job = JobLaunch(job_id, run.record.name, spec.job.run, run.checkpoint_uri,
-                    dict(spec.envs))
+                    dict(spec.envs), code_uri=_code_uri(run.checkpoint_uri, code),
+                    code_sha256=code.get("sha256", ""), code_size=int(code.get("size", 0)),
+                    setup=run.record.spec["spec"].get("setup", ""))
     return Mover(store, launcher, job, _newest_checkpoint,
                  (lambda: at) if at is not None else utcnow)
 
@@ -577,6 +582,29 @@ def _newest_checkpoint(uri: str) -> int | None:
 
     newest = open_store(uri).newest_verified()
     return None if newest is None else newest.version
+
+
+def _pack_code(spec: JobSpec, source: str) -> dict | None:
+    """The job's workdir packed once at launch (None without one): every instance of the
+    job, recoveries and moves included, runs this code."""
+    from launchers.codepack import pack_workdir
+
+    return pack_workdir(spec.workdir, f"{source}: job {spec.name!r}")
+
+
+def _store_code(code: dict | None, checkpoint_uri: str) -> None:
+    if code is not None:
+        from launchers.codepack import store_code
+
+        store_code(code, checkpoint_uri)
+
+
+def _code_uri(checkpoint_uri: str, code: dict) -> str:
+    if not code:
+        return ""
+    from launchers.codepack import archive_uri
+
+    return archive_uri(checkpoint_uri, code["sha256"])
 
 
 def _check_checkpoints(uri: str) -> None:
@@ -589,6 +617,8 @@ def _check_checkpoints(uri: str) -> None:
 def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
     base = spec.checkpoint.location or root or str(
         Path(platformdirs.user_data_dir("costsched")) / "checkpoints")
+    if ":" not in base and not Path(base).expanduser().is_absolute():
+        base = str(Path(base).expanduser().resolve())  # the same from any directory later
     return f"{base.rstrip('/')}/job-{job_id}"
 
 
