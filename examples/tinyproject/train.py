@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from tiny.data import batches
 from tiny.model import sgd_step
 
