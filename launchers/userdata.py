@@ -130,9 +130,11 @@ def checkout_install(site_packages: str) -> str:
     if not _ROOT_RE.match(site_packages):
         raise InvalidInput(f"site-packages {site_packages!r}: expected an absolute path of "
                            "letters, digits, '.', '_', '-' and '/'")
-    return ('"$root/bin/python" -c "import pathlib, sysconfig; pathlib.Path(sysconfig.'
-            "get_paths()['purelib'], 'costsched-installed.pth').write_text("
-            f"'{site_packages}')\"")
+    purelib = '"$("$root/bin/python" -c \'import sysconfig; print(sysconfig.get_paths()["purelib"])\')"'
+    # a .pth line that imports: site.addsitedir also reads that directory's own .pth files
+    # (an editable install's)
+    return (f"printf 'import site; site.addsitedir(\"%s\")\\n' {site_packages} "
+            f"> {purelib}/costsched-installed.pth")
 
 
 def read_payload(script: str) -> dict[str, Any]:
