@@ -130,7 +130,8 @@ def checkout_install(site_packages: str) -> str:
     if not _ROOT_RE.match(site_packages):
         raise InvalidInput(f"site-packages {site_packages!r}: expected an absolute path of "
                            "letters, digits, '.', '_', '-' and '/'")
-    purelib = '"$("$root/bin/python" -c \'import sysconfig; print(sysconfig.get_paths()["purelib"])\')"'
+    purelib = ('"$("$root/bin/python" -c '
+               '\'import sysconfig; print(sysconfig.get_paths()["purelib"])\')"')
     # a .pth line that imports: site.addsitedir also reads that directory's own .pth files
     # (an editable install's)
     return (f"printf 'import site; site.addsitedir(\"%s\")\\n' {site_packages} "
