@@ -10,7 +10,7 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -334,6 +334,79 @@ def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
             store.moves.advance(move, "cancelled", at=when, detail="the job was stopped")
     return store.jobs.transition(job_id, "cancelled", at=when, expect=record.state,
                                  detail="stopped by the user")
+
+
+def start(store: PriceStore, launcher: Launcher, job: int | str, *,
+          at: datetime | str | None = None) -> JobRecord:
+    """Start a stopped job again: from its newest verified checkpoint, with the code and
+    spec it was launched with, on the best offering now (or its deadline policy's)."""
+    when = as_time(at)
+    job_id = job_ids(store, job, states=())[0]
+    record = store.jobs.get(job_id)
+    if record.state != "cancelled":
+        raise InvalidInput(f"job {job_id} ({record.name}) is {record.state}: only a stopped "
+                           "job can be started again")
+    busy = [r for r in store.jobs.find(record.name) if not r.final]
+    if busy:
+        raise InvalidInput(f"job name {record.name!r}: job {busy[0].id} of that name is "
+                           f"{busy[0].state}; stop it first")
+    run = _running(store, job_id)
+    if run.launcher != launcher.name:
+        raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
+                           f"launcher, not {launcher.name}")
+    by_deadline = _deadline_policy(run)
+    if by_deadline:
+        decision = decide_deadline(store, run.resolved, created_at=record.created_at, at=when,
+                                   steps_left=steps_left(store, run, when), current=None,
+                                   policy=by_deadline, unavailable=_recently_full(store, when),
+                                   measured_rates=_rates(store, when))
+        cands = _deadline_candidates(run.resolved, decision, launcher)
+    else:
+        cands = _candidates(store, run.resolved, when, launcher, None)
+    store.jobs.transition(job_id, "pending", at=when, expect="cancelled",
+                          detail="started again by the user")
+    move = store.moves.create(job_id, "recovery", cands, at=when,
+                              detail="started again from its newest verified checkpoint")
+    _run_move(store, launcher, move, at)
+    return store.jobs.get(job_id)
+
+
+def follow(store: PriceStore, launcher: Launcher, job: int | str, *, poll: float = 1.0,
+           tail: int = 1000) -> Iterator[str]:
+    """The job's output as it comes, from its current instance on, then each instance a
+    recovery or move starts, until the job has ended. Its jobs are reconciled meanwhile, as
+    `status` does, so that the job's end is seen."""
+    job_id = job_ids(store, job, states=())[0]
+    followed, seen = None, []  # the index of the instance followed, its last lines shown
+    while True:
+        reconcile(store, launcher)
+        final = store.jobs.get(job_id).final  # before the last reads: nothing is missed
+        order = list(dict.fromkeys(store.jobs.placements(job_id)["instance"].astype(str)))
+        if followed is None and order:
+            followed = len(order) - 1
+            yield f"--- instance {order[followed]}\n"
+        while followed is not None:
+            lines = launcher.logs(order[followed], tail=tail).splitlines(keepends=True)
+            fresh = _new_lines(seen, lines)
+            if fresh:
+                yield "".join(fresh)
+            seen = lines
+            if followed + 1 >= len(order):
+                break
+            followed, seen = followed + 1, []  # a newer instance: read the old one to its end
+            yield f"--- instance {order[followed]}\n"
+        if final:
+            return
+        time.sleep(poll)
+
+
+def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
+    """The lines of `lines` after those already seen (the window may have scrolled)."""
+    for dropped in range(len(seen) + 1):
+        kept = len(seen) - dropped
+        if lines[:kept] == seen[dropped:]:
+            return lines[kept:]
+    return lines
 
 
 def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
@@ -663,5 +736,5 @@ def _label(key: OfferingKey) -> str:
 
 
 __all__ = ["BudgetAlarm", "JobStatus", "MigrationAdvice", "RunningJob", "budget_alarms",
-           "job_ids", "launch", "logs", "migrate",
-           "reconcile", "settle", "status", "steps_left", "stop"]
+           "follow", "job_ids", "launch", "logs", "migrate",
+           "reconcile", "settle", "start", "status", "steps_left", "stop"]
