@@ -43,6 +43,7 @@ job = json.loads(base64.b64decode("{payload}").decode("utf-8"))
 os.makedirs(job["workdir"], exist_ok=True)
 stop = job.get("stop")
 if stop and os.fork() == 0:  # a watcher: SIGTERM to the agent once the stop flag reads TRUE
+    os.setsid()  # never one of the job's processes, which the agent waits for
     agent = os.getppid()
     while os.getppid() == agent:
         time.sleep(stop["every"])  # first: the agent sets up its SIGTERM handler

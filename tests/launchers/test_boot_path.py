@@ -52,8 +52,9 @@ def free_port() -> int:
 
 
 class Metadata:
-    """EC2's instance metadata, as much as the agent reads: an IMDSv2 token, then
-    spot/instance-action (404 until a notice is set, then its JSON)."""
+    """The instance metadata servers, as much as the agent reads: EC2's IMDSv2 token, then
+    spot/instance-action (404 until a notice is set, then its JSON); Compute Engine's
+    instance/preempted (FALSE, then TRUE)."""
 
     def __init__(self) -> None:
         self.notice = False
@@ -67,6 +68,8 @@ class Metadata:
                 self._send(200 if ok else 400, TOKEN if ok else "")
 
             def do_GET(self) -> None:  # noqa: N802
+                if self.path.startswith("/computeMetadata/v1/"):
+                    return self._google()
                 if self.headers.get("X-aws-ec2-metadata-token") != TOKEN:
                     return self._send(401, "")
                 if self.path != "/latest/meta-data/spot/instance-action":
@@ -76,6 +79,14 @@ class Metadata:
                     return self._send(404, "")
                 self._send(200, json.dumps({"action": "terminate",
                                             "time": "2026-01-01T00:02:00Z"}))
+
+            def _google(self) -> None:
+                if self.headers.get("Metadata-Flavor") != "Google":
+                    return self._send(403, "")
+                if self.path != "/computeMetadata/v1/instance/preempted":
+                    return self._send(404, "")
+                owner.asked += 1
+                self._send(200, "TRUE" if owner.notice else "FALSE")
 
             def _send(self, code: int, body: str) -> None:
                 data = body.encode()
@@ -133,23 +144,15 @@ def write_job(tmp_path: Path) -> Path:
 
 
 class Instance:
-    """One EC2 instance played on this machine: its user data under bash, in a sandbox."""
+    """One instance played on this machine: its startup script under bash, in a sandbox,
+    with the cloud's endpoints on loopback."""
 
-    def __init__(self, ec2: Any, instance_id: str, sandbox: Path, endpoint: str,
-                 metadata: Metadata) -> None:
-        ec2_id = instance_id.split("/")[1]
-        answer = ec2.describe_instance_attribute(InstanceId=ec2_id, Attribute="userData")
-        self.script = base64.b64decode(answer["UserData"]["Value"]).decode()
-        self.sandbox = sandbox
+    def __init__(self, script: str, sandbox: Path, env: dict[str, str]) -> None:
+        self.script, self.sandbox = script, sandbox
         sandbox.mkdir(parents=True)
         env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(sandbox),
-               "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-               "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
-               "AWS_EC2_METADATA_SERVICE_ENDPOINT": metadata.url,
-               "AWS_CONFIG_FILE": str(sandbox / "none"),
-               "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none"),
                "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": os.devnull,
-               "COSTSCHED_AGENT_POLL": "0.2"}
+               "COSTSCHED_AGENT_POLL": "0.2", **env}
         self.out = (sandbox / "console.log").open("wb")
         self.proc = subprocess.Popen(["bash", "-c", self.script], cwd=sandbox, env=env,
                                      stdout=self.out, stderr=subprocess.STDOUT,
@@ -173,6 +176,20 @@ class Instance:
             os.killpg(self.proc.pid, 9)
             self.proc.wait()
         self.out.close()
+
+
+def ec2_instance(ec2: Any, instance_id: str, sandbox: Path, endpoint: str,
+                 metadata: Metadata) -> Instance:
+    """An EC2 instance: the user data EC2 holds for it."""
+    answer = ec2.describe_instance_attribute(InstanceId=instance_id.split("/")[1],
+                                            Attribute="userData")
+    script = base64.b64decode(answer["UserData"]["Value"]).decode()
+    return Instance(script, sandbox, {
+        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
+        "AWS_EC2_METADATA_SERVICE_ENDPOINT": metadata.url,
+        "AWS_CONFIG_FILE": str(sandbox / "none"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")})
 
 
 def wait_for(predicate: Any, timeout: float = 90) -> None:
@@ -210,7 +227,7 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     code_key = f"jobs/job-{job.id}/code/{stored['sha256']}.tar.gz"
     assert s3.head_object(Bucket=BUCKET, Key=code_key)["ContentLength"] == stored["size"]
 
-    first = Instance(ec2, first_id, tmp_path / "i1", moto_server, metadata)
+    first = ec2_instance(ec2, first_id, tmp_path / "i1", moto_server, metadata)
     checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
     try:
         wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
@@ -238,7 +255,7 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     second_id = str(store.jobs.placements(job.id)["instance"].iloc[-1])
     assert second_id != first_id
 
-    second = Instance(ec2, second_id, tmp_path / "i2", moto_server, metadata)
+    second = ec2_instance(ec2, second_id, tmp_path / "i2", moto_server, metadata)
     try:
         status = second.wait()
     finally:
@@ -257,3 +274,76 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
     got = checkpoints.fetch(result, tmp_path / "got")
     assert got.read_bytes() == (reference / "result.npy").read_bytes()
+
+
+def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
+        tmp_path: Path, metadata: Metadata, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same on Compute Engine's side: the startup script of the instance costsched asked
+    for (a fake InstancesClient keeps it), GCS on the loopback fake, the preempted notice
+    from a loopback metadata server."""
+    pytest.importorskip("google.cloud.compute_v1")
+    from launchers.gcp import GcpLauncher
+    from tests.launchers.checkpoints.gcs_fake import FakeGcs
+    from tests.launchers.test_gcp import FakeInstances
+
+    with FakeGcs(BUCKET) as gcs:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs.url)
+        instances = FakeInstances()
+        site = sysconfig.get_paths()["purelib"]
+        launcher = GcpLauncher(project="proj", instances_client=instances,
+                               install=checkout_install(site), root=str(tmp_path / "i1" / "root"))
+        store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
+        store.ingest(pd.DataFrame([dict(
+            cloud="gcp", region="us-central1", zone="us-central1-a",
+            instance_type="n1-standard-8+1xnvidia-tesla-v100", market="spot", os="linux",
+            gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=30.0, usd_per_hour=0.8,
+            effective_at=AT, source="test")]))
+        path = write_job(tmp_path)
+        spec = yaml.safe_load(path.read_text())
+        spec["constraints"]["regions"] = ["us-central1"]
+        path.write_text(yaml.safe_dump(spec))
+
+        def boot(sandbox: Path) -> Instance:
+            """Compute Engine starts the newest instance: RUNNING, its startup script run."""
+            (zone, name), made = list(instances.store.items())[-1]
+            made.status = "RUNNING"
+            service.reconcile(store, launcher)
+            script = next(i.value for i in made.metadata.items if i.key == "startup-script")
+            return Instance(script, sandbox, {"STORAGE_EMULATOR_HOST": gcs.url,
+                                              "GCE_METADATA_HOST": metadata.url[7:-1]})
+
+        [job] = service.launch(store, [path], launcher=launcher,
+                               checkpoint_root=f"gs://{BUCKET}/jobs")
+        code = store.jobs.get(job.id).spec["code"]
+        assert f"jobs/job-{job.id}/code/{code['sha256']}.tar.gz" in gcs.objects
+        checkpoints = open_store(f"gs://{BUCKET}/jobs/job-{job.id}")
+        first = boot(tmp_path / "i1")
+        try:
+            wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
+            metadata.notice = True
+            status = first.wait()
+        finally:
+            first.kill()
+        assert status["state"] == "stopped" and status["detail"] == "preemption notice", status
+        stopped_at = int((first.workdir / "job.log").read_text()
+                         .split("stopped at step")[1].split()[0])
+
+        instances.store.clear()  # a preempted spot VM is deleted
+        metadata.notice = False
+        launcher.root = str(tmp_path / "i2" / "root")
+        done = service.reconcile(store, launcher)
+        assert any("preempted; recovery" in line for line in done), done
+        second = boot(tmp_path / "i2")
+        try:
+            status = second.wait()
+        finally:
+            second.kill()
+        assert status["state"] == "succeeded", status
+        assert f"resumed at step {stopped_at}" in (second.workdir / "job.log").read_text()
+        reference = tmp_path / "reference"
+        subprocess.run([sys.executable, "train.py", "--steps", "600"], cwd=PROJECT,
+                       check=True, env={**os.environ, "CHECKPOINT_DIR": str(reference)},
+                       capture_output=True)
+        result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
+        got = checkpoints.fetch(result, tmp_path / "got")
+        assert got.read_bytes() == (reference / "result.npy").read_bytes()
