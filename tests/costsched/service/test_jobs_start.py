@@ -91,3 +91,32 @@ def test_new_lines_after_a_scrolled_window() -> None:
     assert service._new_lines(seen, ["a\n", "b\n", "c\n"]) == []
     assert service._new_lines([], ["x\n"]) == ["x\n"]
     assert service._new_lines(seen, ["x\n", "y\n"]) == ["x\n", "y\n"]
+
+
+def test_a_workdir_above_the_limit_is_refused_before_anything_is_stored(
+        tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text("print(1)\n")
+    (project / "data.bin").write_bytes(b"\0" * 300_000)
+    (project / "job.yaml").write_text("name: big\nworkdir: .\nrun: python train.py\n"
+                                      "throughputs: {V100: 1}\nsteps: 10\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("COSTSCHED_CONFIG", raising=False)
+    monkeypatch.setenv("COSTSCHED_LAUNCH_MAX_CODE_MB", "0.25")
+    store = PriceStore(f"sqlite:///{db_path}")
+    launcher = LocalLauncher(tmp_path / "instances")
+    with pytest.raises(InvalidInput) as caught:
+        service.launch(store, [project / "job.yaml"], launcher=launcher,
+                       checkpoint_root=str(tmp_path / "ckpt"))
+    assert str(caught.value) == (
+        f"{project / 'job.yaml'}: job 'big': field workdir: workdir {project}: 0.3 MB to pack, "
+        "above the limit of 0.2 MB (config launch.max_code_mb); largest: data.bin (0.3 MB), "
+        f"job.yaml (0.0 MB), train.py (0.0 MB); exclude data and outputs in "
+        f"{project / '.costschedignore'} (.gitignore syntax)")
+    assert store.jobs.list().empty and not (tmp_path / "ckpt").exists()
+    (project / ".costschedignore").write_text("*.bin\n")  # as the message says
+    from launchers.codepack import pack_workdir
+
+    assert pack_workdir(str(project), "job.yaml")["files"] == 3
