@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from costsched.model import InvalidInput
-from launchers.checkpoints import open_store
+from launchers.checkpoints import CheckpointStore, open_store
 
 IGNORE_FILE = ".costschedignore"
 DEFAULT_LIMIT_MB = 100
@@ -337,15 +337,15 @@ def publish(packed: Packed, checkpoint_uri: str) -> str:
     object); its URI."""
     folder, name = _split(archive_uri(checkpoint_uri, packed.sha256))
     store = open_store(folder)
-    kind = type(store).__name__
-    if kind == "S3Store":
+    kind = _kind(store)
+    if kind == "s3":
         with packed.path.open("rb") as body:
             store.client.put_object(Bucket=store.bucket, Key=store._key(name), Body=body,
                                     ContentLength=packed.size,
                                     ContentType="application/gzip",
                                     ChecksumAlgorithm="SHA256",
                                     ChecksumSHA256=_b64(bytes.fromhex(packed.sha256)))
-    elif kind == "GcsStore":
+    elif kind == "gcs":
         store.bucket.blob(store._key(name)).upload_from_filename(
             str(packed.path), content_type="application/gzip", checksum="md5")
     else:
@@ -365,15 +365,15 @@ def fetch(uri: str, sha256: str, size: int, dest: Path) -> Path:
         raise CorruptArchive(f"code archive {uri}: expected SHA-256 {sha256!r} is not one")
     folder, name = _split(uri)
     store = open_store(folder)
-    kind = type(store).__name__
+    kind = _kind(store)
     temp = dest.with_name(dest.name + ".partial")
     try:
         with temp.open("wb") as out:
-            if kind == "S3Store":
+            if kind == "s3":
                 body = store.client.get_object(Bucket=store.bucket, Key=store._key(name))["Body"]
                 for chunk in body.iter_chunks(_CHUNK):
                     out.write(chunk)
-            elif kind == "GcsStore":
+            elif kind == "gcs":
                 store.bucket.blob(store._key(name)).download_to_file(out)
             else:
                 with (Path(store.root) / name).open("rb") as source:
@@ -398,6 +398,20 @@ def _mismatch(path: Path, sha256: str, size: int) -> str:
     if digest.hexdigest() != sha256:
         return f"SHA-256 {digest.hexdigest()}, expected {sha256}"
     return ""
+
+
+def _kind(store: CheckpointStore) -> str:
+    """'s3', 'gcs' or 'local': the archive is one object put and got with the store's own
+    client (its bucket and key prefix), or one file in its directory."""
+    from launchers.checkpoints.gcs import GcsStore
+    from launchers.checkpoints.local import LocalStore
+    from launchers.checkpoints.s3 import S3Store
+
+    kinds = {S3Store: "s3", GcsStore: "gcs", LocalStore: "local"}
+    for cls, kind in kinds.items():
+        if isinstance(store, cls):
+            return kind
+    raise InvalidInput(f"code archive: no way to store it in {store.uri}")
 
 
 def _split(uri: str) -> tuple[str, str]:
