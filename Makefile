@@ -39,14 +39,15 @@ demo: install
 	@if [ -d "$(SPOT_TRACES)" ]; then $(MAKE) --no-print-directory demo-deadline; else \
 		echo "(spot traces not found at $(SPOT_TRACES): set SPOT_TRACES=... for the deadline replay)"; fi
 
-# A job's life on this machine: the local launcher runs examples/train.py as a subprocess.
-LOCAL := .demo/local
+# A job's life on this machine: the local launcher runs examples/train.py as a subprocess,
+# in each instance's own copy of the job's code (its workdir, packed at launch).
+LOCAL := $(CURDIR)/.demo/local
 LOCAL_ENV := COSTSCHED_DB=$(LOCAL)/store.sqlite COSTSCHED_INSTANCES=$(LOCAL)/instances
 demo-local: install
 	@rm -rf $(LOCAL) && mkdir -p $(LOCAL)
-	@echo "== Run a job locally: spot prices stored, launch on the cheapest zone =="
+	@echo "== Run a job locally: spot prices stored, launch from its folder on the cheapest zone =="
 	$(LOCAL_ENV) $(BIN)/costsched prices import examples/demo/prices-before.csv
-	$(LOCAL_ENV) $(BIN)/costsched launch examples/demo/train.yaml
+	cd examples/demo && $(LOCAL_ENV) $(CURDIR)/$(BIN)/costsched launch train.yaml
 	@echo "== Zone a's price rises and b's falls: the policy moves the job, in dollars =="
 	$(LOCAL_ENV) $(BIN)/costsched prices import examples/demo/prices-after.csv
 	$(LOCAL_ENV) $(BIN)/costsched migrate

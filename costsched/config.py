@@ -169,6 +169,7 @@ class LaunchConfig(_Section):
 
     launcher: Literal["local", "aws", "gcp"] = "local"
     checkpoint_root: str | None = None
+    max_code_mb: Number = Field(100, gt=0, allow_inf_nan=False)  # a job's packed workdir
 
 
 class NotifyConfig(_Section):

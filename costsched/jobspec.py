@@ -1,7 +1,9 @@
 """Job spec YAML (SkyPilot-like), validated with pydantic; errors name the file and field.
 
     name: resnet50-imagenet
-    run: python examples/train.py --steps 20000
+    workdir: .                               # the code, packed at launch (see docs/projects.md)
+    setup: pip install -r requirements.txt   # once on each new instance, before run
+    run: python train.py --steps 20000
     model: ResNet-50 (batch size 64)        # or throughputs: {V100: 5.4, "K80:8": 5.7}
     steps: 20000                             # or epochs + steps_per_epoch, or hours + reference_gpu
     checkpoint: {location: s3://bucket/resnet50, size_gb: 0.2, interval_minutes: 30}
@@ -163,8 +165,8 @@ def _choices(values: list[str], accepted: tuple[str, ...]) -> list[str]:
 class JobSpec(_Strict):
     name: str = Field(min_length=1)
     run: str = ""
-    workdir: str | None = None
-    setup: str | None = None
+    workdir: str | None = None  # the project's code, packed at launch (relative: to the file)
+    setup: str = ""  # run once on each new instance, in the unpacked workdir, before `run`
     envs: dict[str, str] = {}
     model: str | None = None
     throughputs: dict[str, float] | None = None
@@ -366,6 +368,15 @@ def skypilot_task(doc: Any) -> bool:
             or ("run" in doc and not _OWN_KEYS & doc.keys()))
 
 
+def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
+    """The spec with its workdir as an absolute path (a relative one is taken from `folder`,
+    the spec file's), so that the job does not depend on where costsched was started."""
+    if not spec.workdir:
+        return spec
+    workdir = (folder / Path(spec.workdir).expanduser()).resolve()
+    return spec.model_copy(update={"workdir": str(workdir)})
+
+
 def load(path: str | Path) -> list[JobSpec]:
     """Every job in a YAML file (one per document), sweeps expanded."""
     path = Path(path)
@@ -391,9 +402,10 @@ def load(path: str | Path) -> list[JobSpec]:
         if skypilot_task(doc):  # a SkyPilot task file, read as it is
             from costsched.skypilot import parse_task
 
-            specs.extend(expand_sweep(parse_task(doc, where, path.stem)))
-            continue
-        specs.extend(expand_sweep(parse(doc, where)))
+            spec = parse_task(doc, where, path.stem)
+        else:
+            spec = parse(doc, where)
+        specs.extend(expand_sweep(anchor_workdir(spec, path.parent)))
     names = [s.name for s in specs]
     dupes = sorted(n for n, count in collections.Counter(names).items() if count > 1)
     if dupes:

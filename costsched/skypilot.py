@@ -137,7 +137,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "") -> JobS
         "name": doc.get("name") or default_name or "task",
         "run": _text(doc.get("run"), "run", fail),
         "workdir": workdir,
-        "setup": _text(doc.get("setup"), "setup", fail) or None,
+        "setup": _text(doc.get("setup"), "setup", fail) or "",
         "envs": _envs(doc.get("envs"), fail),
         "checkpoint": checkpoint,
         "constraints": constraints,

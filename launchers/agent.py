@@ -2,10 +2,15 @@
 contract.
 
     python -m launchers.agent --job-id 7 --checkpoint-uri s3://bucket/jobs/7 \\
-        --workdir /var/lib/costsched [--poll 5] [--notice-url URL] -- 'python train.py'
+        --workdir /var/lib/costsched [--poll 5] [--notice-url URL] \\
+        [--code-uri URI --code-sha256 SHA --code-size BYTES] [--setup CMD] -- 'python train.py'
 
-It restores the newest verified checkpoint into WORKDIR/checkpoints, starts the command
-(/bin/sh -c, output to WORKDIR/job.log) with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR
+It fetches the job's code archive, verifies it (size, SHA-256, every entry inside) and
+unpacks it into WORKDIR/code, once per instance; restores the newest verified checkpoint
+into WORKDIR/checkpoints; runs the setup commands once per instance in WORKDIR/code (a
+failing setup fails the attempt: status.json says "phase": "setup" and its exit code);
+then starts the command there (/bin/sh -c, output, setup's included, to WORKDIR/job.log)
+with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR
 and CHECKPOINT_DIR added to its environment, and every poll interval publishes each
 complete checkpoint file that changed (keeping the last 3 versions) and checks the cloud's
 preemption notice. SIGTERM to the agent, or a notice, becomes SIGTERM for the job; once the
@@ -32,6 +37,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -44,6 +50,13 @@ KEEP = 3  # checkpoint versions kept in the store
 STATUS = "status.json"
 JOB_LOG = "job.log"
 CHECKPOINTS = "checkpoints"
+CODE = "code"  # the unpacked code archive: where setup and the command run
+_SETUP_DONE = ".setup-done"  # beside the code: setup ran to success on this instance
+ENV_POLL = "COSTSCHED_AGENT_POLL"  # the default --poll (seconds)
+# The metadata server's address where it is not the usual one (tests, emulators): the
+# variables the clouds' own SDKs read.
+_METADATA_ENVS = {"169.254.169.254": "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+                  "metadata.google.internal": "GCE_METADATA_HOST"}
 _STAGING = ".publishing"  # hard links of the files being published, beside the checkpoints
 _TICK = 0.05  # seconds between looks at the job and the stop flag
 _NOTICE_TIMEOUT = 2.0
@@ -178,6 +191,17 @@ def notice_present(url: str) -> bool:
     return False
 
 
+def metadata_url(url: str) -> str:
+    """`url` on the metadata endpoint the environment names, for a cloud's usual address
+    (AWS_EC2_METADATA_SERVICE_ENDPOINT: a URL; GCE_METADATA_HOST: host[:port])."""
+    parts = urlsplit(url)
+    override = os.environ.get(_METADATA_ENVS.get(parts.hostname or "", ""), "").strip()
+    if not override:
+        return url
+    base = urlsplit(override if "://" in override else f"http://{override}")
+    return urlunsplit((base.scheme, base.netloc, parts.path, parts.query, ""))
+
+
 def _imds_token(url: str) -> str:
     parts = urlsplit(url)
     token_url = urlunsplit((parts.scheme, parts.netloc, "/latest/api/token", "", ""))
@@ -200,12 +224,30 @@ def redact(uri: str) -> str:
 
 # --- the job ---------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Code:
+    """The job's code archive as launched: where it is, its SHA-256 and size."""
+
+    uri: str
+    sha256: str
+    size: int
+
+
+class SetupFailed(RuntimeError):
+    def __init__(self, exit_code: int, detail: str) -> None:
+        super().__init__(detail)
+        self.exit_code = exit_code
+
+
 class Agent:
     def __init__(self, job_id: int, store: CheckpointStore, workdir: Path, command: str,
-                 poll: float, notice_url: str | None = None) -> None:
+                 poll: float, notice_url: str | None = None, code: Code | None = None,
+                 setup: str = "") -> None:
         self.job_id, self.store, self.command = job_id, store, command
         self.workdir, self.poll, self.notice_url = workdir, poll, notice_url
+        self.code, self.setup = code, setup
         self.checkpoints = workdir / CHECKPOINTS
+        self.code_dir = workdir / CODE
         self.publisher = Publisher(store, self.checkpoints)
 
     @property
@@ -213,6 +255,12 @@ class Agent:
         return _stop["reason"]
 
     def run(self) -> dict:
+        try:
+            self._unpack_code()
+        except Exception as exc:  # noqa: BLE001 - said in the status, the attempt fails
+            log.error("code: %s", exc)
+            return {"state": "failed", "phase": "code", "exit_code": None,
+                    "checkpoint_version": None, "detail": f"code: {exc}"}
         self.checkpoints.mkdir(parents=True, exist_ok=True)
         self.publisher.version = restore(self.store, self.checkpoints)
         self.publisher.remember_all()
@@ -221,14 +269,65 @@ class Agent:
         env = {**os.environ, "COSTSCHED_JOB_ID": str(self.job_id),
                "COSTSCHED_CHECKPOINT_DIR": str(self.checkpoints),
                "CHECKPOINT_DIR": str(self.checkpoints)}
-        with (self.workdir / JOB_LOG).open("ab") as out:
-            job = subprocess.Popen(["/bin/sh", "-c", self.command], env=env,
-                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        try:
+            self._run_setup(env)
+        except SetupFailed as exc:
+            return {"state": "failed", "phase": "setup", "exit_code": exc.exit_code,
+                    "checkpoint_version": self.publisher.version, "detail": str(exc)}
+        if self.stop_reason:
+            return self._status(0)
+        job = self._start(self.command, env)
         self._supervise(job)
         exit_code = _exit_code(job.returncode)
         self._wait_for_group()
         self.publisher.publish_changed()
         return self._status(exit_code)
+
+    def _start(self, command: str, env: dict[str, str]) -> subprocess.Popen:
+        with (self.workdir / JOB_LOG).open("ab") as out:
+            return subprocess.Popen(["/bin/sh", "-c", command], env=env, cwd=self.code_dir,
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+
+    def _unpack_code(self) -> None:
+        """The code archive into WORKDIR/code, fetched and verified once per instance (an
+        empty directory for a job without code)."""
+        if self.code_dir.is_dir():
+            return  # this instance has it already (the agent started again)
+        if self.code is None:
+            self.code_dir.mkdir(parents=True)
+            return
+        from launchers import codepack
+
+        archive = self.workdir / ".code.tar.gz"
+        codepack.fetch(self.code.uri, self.code.sha256, self.code.size, archive)
+        try:
+            files = codepack.unpack(archive, self.code_dir, self.code.sha256, self.code.size)
+        finally:
+            archive.unlink(missing_ok=True)
+        log.info("code %s: %d files (sha256 %s)", redact(self.code.uri), files,
+                 self.code.sha256[:12])
+
+    def _run_setup(self, env: dict[str, str]) -> None:
+        """The setup commands, once per instance, in the code directory (output to the job's
+        log); SetupFailed with their exit code when they fail."""
+        done = self.workdir / _SETUP_DONE
+        if not self.setup.strip() or done.exists():
+            return
+        with (self.workdir / JOB_LOG).open("ab") as out:
+            out.write(b"costsched: setup\n")
+        setup = self._start(self.setup, env)
+        self._supervise(setup)
+        exit_code = _exit_code(setup.returncode)
+        self._wait_for_group()
+        if self.stop_reason and exit_code in (0, 128 + signal.SIGTERM):
+            return  # stopped during setup: run() sees the stop
+        if exit_code != 0:
+            last = _last_line(self.workdir / JOB_LOG)
+            raise SetupFailed(exit_code, f"setup failed: exit code {exit_code}"
+                              + (f" ({last})" if last else ""))
+        done.touch()
+        with (self.workdir / JOB_LOG).open("ab") as out:
+            out.write(b"costsched: setup done\n")
 
     def _supervise(self, job: subprocess.Popen) -> None:
         forwarded = False
@@ -359,9 +458,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--job-id", type=int, required=True)
     parser.add_argument("--checkpoint-uri", required=True)
     parser.add_argument("--workdir", type=Path, required=True)
-    parser.add_argument("--poll", type=float, default=5.0,
+    parser.add_argument("--poll", type=float, default=float(os.environ.get(ENV_POLL) or 5.0),
                         help="seconds between checkpoint publishes and notice checks")
     parser.add_argument("--notice-url", help="a cloud's preemption-notice metadata URL")
+    parser.add_argument("--code-uri", default="", help="the job's code archive")
+    parser.add_argument("--code-sha256", default="", help="its SHA-256, checked on fetch")
+    parser.add_argument("--code-size", type=int, default=0, help="its size in bytes")
+    parser.add_argument("--setup", default="", help="shell commands run once per instance "
+                        "in the unpacked code, before the command")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -387,7 +491,10 @@ def main(argv: list[str] | None = None) -> int:
         write_status(workdir, {"state": "failed", "exit_code": None, "checkpoint_version": None,
                                "detail": str(exc)})
         return 2
-    agent = Agent(args.job_id, store, workdir, args.command, args.poll, args.notice_url)
+    code = Code(args.code_uri, args.code_sha256, args.code_size) if args.code_uri else None
+    notice_url = metadata_url(args.notice_url) if args.notice_url else None
+    agent = Agent(args.job_id, store, workdir, args.command, args.poll, notice_url, code,
+                  args.setup)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
         status = agent.run()

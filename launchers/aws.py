@@ -18,7 +18,7 @@ from typing import Any
 from costsched.clouds import aws as aws_cloud
 from costsched.model import InvalidInput, Offering
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
-from launchers.userdata import startup_script
+from launchers.userdata import DEFAULT_ROOT, startup_script
 
 DEFAULT_INSTALL = "pip install 'costsched[aws]'"
 TAG_OFFERING = "costsched-offering"  # the offering's key, "|"-joined: the zone may be ""
@@ -58,10 +58,12 @@ class AwsLauncher(Launcher):
                  key_name: str | None = None, subnet_ids: Mapping[str, str] | None = None,
                  security_group_ids: Mapping[str, Sequence[str]] | None = None,
                  iam_instance_profile: str | None = None,
-                 install: str = DEFAULT_INSTALL) -> None:
+                 install: str = DEFAULT_INSTALL, root: str = DEFAULT_ROOT) -> None:
         """`image_id`: one AMI for every region, or one per region; by default the newest
         GPU Deep Learning AMI of the region. `subnet_ids` and `security_group_ids` are keyed
-        by zone or region (the zone's entry first). `iam_instance_profile`: a name or ARN."""
+        by zone or region (the zone's entry first). `iam_instance_profile`: a name or ARN.
+        `install` (shell, one line) installs costsched on the instance and `root` is where
+        its environment and the jobs' working directories go (launchers.userdata)."""
         self.session = session if session is not None else aws_cloud.new_session()
         self.image_id = image_id
         self.key_name = key_name
@@ -69,6 +71,7 @@ class AwsLauncher(Launcher):
         self.security_group_ids = {k: list(v) for k, v in (security_group_ids or {}).items()}
         self.iam_instance_profile = iam_instance_profile
         self.install = install
+        self.root = root
         self.regions: set[str] = set()  # where this launcher launched or found instances
         self._clients: dict[tuple[str, str], Any] = {}
         self._images: dict[str, str] = {}
@@ -130,7 +133,7 @@ class AwsLauncher(Launcher):
             "MinCount": 1,
             "MaxCount": 1,
             "ClientToken": client_token(spec.job_id, spec.attempt),
-            "UserData": startup_script(spec, install=self.install,
+            "UserData": startup_script(spec, install=self.install, root=self.root,
                                        notice_url=aws_cloud.SPOT_NOTICE_URL),
             "TagSpecifications": [{"ResourceType": kind, "Tags": tags}
                                   for kind in ("instance", "volume")],

@@ -25,7 +25,7 @@ from typing import Any
 from costsched.clouds import gcp as gcp_cloud
 from costsched.model import InvalidInput, Offering
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
-from launchers.userdata import StopFlag, startup_script
+from launchers.userdata import DEFAULT_ROOT, StopFlag, startup_script
 
 DEFAULT_INSTALL = "pip install 'costsched[gcp]'"
 META_SPEC = "costsched-spec"  # exact job id, attempt and offering key (labels are lossy)
@@ -94,7 +94,8 @@ class GcpLauncher(Launcher):
                  image: str = gcp_cloud.GPU_IMAGE, service_account: str | None = None,
                  install: str = DEFAULT_INSTALL,
                  zones: Callable[[Offering], list[str]] | None = None,
-                 network: str = "global/networks/default", disk_gb: int = 100) -> None:
+                 network: str = "global/networks/default", disk_gb: int = 100,
+                 root: str = DEFAULT_ROOT) -> None:
         """`zones` names the zones of a regional offering (the store's zone coverage), the
         first of which is used. `service_account`: an e-mail, or the project's default."""
         if instances_client is None or project is None:
@@ -108,6 +109,7 @@ class GcpLauncher(Launcher):
         self.image = image
         self.service_account = service_account or "default"
         self.install = install
+        self.root = root  # the instance's costsched environment and job directories
         self.zones = zones
         self.network = network
         self.disk_gb = disk_gb
@@ -138,7 +140,7 @@ class GcpLauncher(Launcher):
             scheduling = compute_v1.Scheduling(
                 provisioning_model="SPOT", instance_termination_action="DELETE",
                 on_host_maintenance="TERMINATE", automatic_restart=False)
-        script = startup_script(spec, install=self.install,
+        script = startup_script(spec, install=self.install, root=self.root,
                                 notice_url=gcp_cloud.PREEMPTION_NOTICE_URL, stop=STOP_FLAG)
         exact = json.dumps({"job_id": spec.job_id, "attempt": spec.attempt,
                             "offering": list(offering.key)})

@@ -4,6 +4,7 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
 
     base_dir/<job_id>-<attempt>/
         instance.json   the launch: spec, offering, tags, the agent's pid and start time
+        code/           the job's code, unpacked by the agent: where setup and the job run
         checkpoints/    the job's checkpoint directory (the agent restores and publishes)
         job.log         the job's output;  agent.log: the agent's
         status.json     written by the agent when the job is over
@@ -197,11 +198,20 @@ class LocalLauncher(Launcher):
                "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
         argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
                 "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
-                "--poll", str(self.poll_seconds), "--", spec.command]
+                "--poll", str(self.poll_seconds)]
+        if spec.code_uri:
+            argv += ["--code-uri", spec.code_uri, "--code-sha256", spec.code_sha256,
+                     "--code-size", str(spec.code_size)]
+        if spec.setup:
+            argv += ["--setup", spec.setup]
+        argv += ["--", spec.command]
         try:
+            # In the instance's own directory: the job runs in its unpacked code
+            # (folder/code), never in the directory costsched was started from.
             with (folder / "agent.log").open("ab") as out:
                 child = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         cwd=folder)
         except OSError as exc:
             raise InvalidInput(f"python {self.python!r}: cannot be started ({exc.strerror})"
                                ) from None
@@ -270,7 +280,7 @@ def _record(instance_id: str, spec: LaunchSpec) -> dict:
     offering = spec.offering
     return {"id": instance_id, "job_id": spec.job_id, "job_name": spec.job_name,
             "attempt": spec.attempt, "command": spec.command,
-            "checkpoint_uri": spec.checkpoint_uri,
+            "checkpoint_uri": spec.checkpoint_uri, "code_uri": spec.code_uri,
             "offering": dataclasses.asdict(offering), "offering_key": list(offering.key),
             "tags": {TAG_JOB: str(spec.job_id), TAG_ATTEMPT: spec.attempt},
             "env_names": sorted(spec.envs),  # names only: values may be secrets

@@ -1,5 +1,6 @@
 """The startup script a cloud instance runs at boot: install costsched, then start the job
-under its agent (`python -m launchers.agent`).
+under its agent (`python -m launchers.agent`), which fetches and verifies the job's code,
+runs its setup, then the job.
 
 No job field is ever written into the shell text. The job's fields travel as one JSON
 document, base64-encoded (an alphabet the shell gives no meaning to) inside a quoted
@@ -42,6 +43,7 @@ job = json.loads(base64.b64decode("{payload}").decode("utf-8"))
 os.makedirs(job["workdir"], exist_ok=True)
 stop = job.get("stop")
 if stop and os.fork() == 0:  # a watcher: SIGTERM to the agent once the stop flag reads TRUE
+    os.setsid()  # never one of the job's processes, which the agent waits for
     agent = os.getppid()
     while os.getppid() == agent:
         time.sleep(stop["every"])  # first: the agent sets up its SIGTERM handler
@@ -58,7 +60,14 @@ env = dict(os.environ)
 env.update(job["envs"])
 argv = [sys.executable, "-m", "launchers.agent", "--job-id", str(job["job_id"]),
         "--checkpoint-uri", job["checkpoint_uri"], "--workdir", job["workdir"],
-        "--notice-url", job["notice_url"], "--", job["command"]]
+        "--notice-url", job["notice_url"]]
+code = job.get("code")
+if code:
+    argv += ["--code-uri", code["uri"], "--code-sha256", code["sha256"],
+             "--code-size", str(code["size"])]
+if job.get("setup"):
+    argv += ["--setup", job["setup"]]
+argv += ["--", job["command"]]
 os.execve(sys.executable, argv, env)
 """
 
@@ -76,6 +85,9 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             "checkpoint_uri": spec.checkpoint_uri, "attempt": spec.attempt,
             "envs": {str(k): str(v) for k, v in spec.envs.items()},
             "notice_url": notice_url, "workdir": f"{root}/work/job-{spec.job_id}",
+            "code": None if not spec.code_uri else {
+                "uri": spec.code_uri, "sha256": spec.code_sha256, "size": spec.code_size},
+            "setup": spec.setup,
             "stop": None if stop is None else {"url": stop.url, "headers": dict(stop.headers),
                                                "every": stop.every_seconds}}
 
@@ -109,6 +121,22 @@ def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
         _BOOT.format(payload=encoded) + "COSTSCHED_BOOT",
         "",
     ])
+
+
+def checkout_install(site_packages: str) -> str:
+    """An install step that installs nothing: the instance's environment sees an existing
+    installation's packages (`site_packages`, e.g. an image's own, or a checkout's virtual
+    environment in tests) through a .pth file. For images that carry costsched already and
+    instances without access to a package index."""
+    if not _ROOT_RE.match(site_packages):
+        raise InvalidInput(f"site-packages {site_packages!r}: expected an absolute path of "
+                           "letters, digits, '.', '_', '-' and '/'")
+    purelib = ('"$("$root/bin/python" -c '
+               '\'import sysconfig; print(sysconfig.get_paths()["purelib"])\')"')
+    # a .pth line that imports: site.addsitedir also reads that directory's own .pth files
+    # (an editable install's)
+    return (f"printf 'import site; site.addsitedir(\"%s\")\\n' {site_packages} "
+            f"> {purelib}/costsched-installed.pth")
 
 
 def read_payload(script: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""`costsched launch | status | migrate | stop | logs`: run jobs on the chosen offerings."""
+"""`costsched launch | status | migrate | stop | start | logs`: run jobs on the chosen
+offerings."""
 
 from __future__ import annotations
 
@@ -146,12 +147,38 @@ def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) ->
 
 
 @friendly_errors
+def start(job: JobArgument,
+          wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")]
+          = 30.0,
+          db: DbOption = None, json_out: JsonOption = False) -> None:
+    """Start a stopped job again from its newest verified checkpoint, with the code and
+    spec it was launched with, on the best offering now."""
+    store = open_store(db)
+    launcher = _job_launcher(store, job)
+    record = service.start(store, launcher, job)
+    if wait > 0:
+        service.settle(store, launcher, wait)
+    _print_status(service.status(store, launcher, record.id), json_out, title="Started")
+
+
+@friendly_errors
 def logs(job: JobArgument,
          tail: Annotated[int, typer.Option(help="Lines from the end.", min=1)] = 200,
+         follow: Annotated[bool, typer.Option(
+             "--follow", "-f", help="Keep printing the output as it comes, across "
+             "recoveries and moves, until the job ends (Ctrl-C stops).")] = False,
          db: DbOption = None) -> None:
     """The job's output on its current (or last) instance."""
     store = open_store(db)
-    typer.echo(service.logs(store, _job_launcher(store, job), job, tail=tail), nl=False)
+    launcher = _job_launcher(store, job)
+    if not follow:
+        typer.echo(service.logs(store, launcher, job, tail=tail), nl=False)
+        return
+    try:
+        for text in service.follow(store, launcher, job, tail=max(tail, 1000)):
+            typer.echo(text, nl=False)
+    except KeyboardInterrupt:
+        pass
 
 
 def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",

@@ -41,6 +41,13 @@ class LaunchSpec:
     checkpoint_uri: str  # the job's checkpoint store: a directory, s3://b/p or gs://b/p
     attempt: str
     envs: dict[str, str] = field(default_factory=dict)  # the job's own (sweep values...)
+    # The job's code (launchers.codepack): the archive the agent fetches, verifies and
+    # unpacks into the instance's working directory ('' when the job has no workdir), and
+    # the setup commands run there once before the command.
+    code_uri: str = ""
+    code_sha256: str = ""
+    code_size: int = 0
+    setup: str = ""
 
 
 @dataclass(frozen=True)

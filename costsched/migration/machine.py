@@ -46,6 +46,10 @@ class JobLaunch:
     command: str
     checkpoint_uri: str
     envs: dict[str, str]
+    code_uri: str = ""  # the job's code archive (launchers.codepack), with its SHA-256 and size
+    code_sha256: str = ""
+    code_size: int = 0
+    setup: str = ""
 
 
 class Mover:
@@ -124,7 +128,9 @@ class Mover:
             instance = adopted[0] if adopted else self.launcher.launch(LaunchSpec(
                 job_id=self.job.job_id, job_name=self.job.name, command=self.job.command,
                 offering=offering, checkpoint_uri=self.job.checkpoint_uri,
-                attempt=move.attempt, envs=self.job.envs))
+                attempt=move.attempt, envs=self.job.envs, code_uri=self.job.code_uri,
+                code_sha256=self.job.code_sha256, code_size=self.job.code_size,
+                setup=self.job.setup))
         except CapacityError as exc:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,

@@ -10,7 +10,7 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -96,14 +96,16 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             candidates = _deadline_candidates(resolved, decision, launcher)
         else:
             candidates = _candidates(store, resolved, when, launcher, offering)
+        code = _pack_code(spec, source)
         stored = {"spec": spec.model_dump(mode="json"), "source": source,
-                  "launcher": launcher.name}
+                  "launcher": launcher.name, "code": code}
         record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
                                       policy=deadline_policy if by_deadline
                                       else "dynamic-aware")
         uri = _checkpoint_uri(spec, record_id, checkpoint_root)
         try:
             _check_checkpoints(uri)
+            _store_code(code, uri)
         except InvalidInput as exc:
             store.jobs.transition(record_id, "failed", at=when, detail=str(exc))
             raise
@@ -332,6 +334,79 @@ def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
             store.moves.advance(move, "cancelled", at=when, detail="the job was stopped")
     return store.jobs.transition(job_id, "cancelled", at=when, expect=record.state,
                                  detail="stopped by the user")
+
+
+def start(store: PriceStore, launcher: Launcher, job: int | str, *,
+          at: datetime | str | None = None) -> JobRecord:
+    """Start a stopped job again: from its newest verified checkpoint, with the code and
+    spec it was launched with, on the best offering now (or its deadline policy's)."""
+    when = as_time(at)
+    job_id = job_ids(store, job, states=())[0]
+    record = store.jobs.get(job_id)
+    if record.state != "cancelled":
+        raise InvalidInput(f"job {job_id} ({record.name}) is {record.state}: only a stopped "
+                           "job can be started again")
+    busy = [r for r in store.jobs.find(record.name) if not r.final]
+    if busy:
+        raise InvalidInput(f"job name {record.name!r}: job {busy[0].id} of that name is "
+                           f"{busy[0].state}; stop it first")
+    run = _running(store, job_id)
+    if run.launcher != launcher.name:
+        raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
+                           f"launcher, not {launcher.name}")
+    by_deadline = _deadline_policy(run)
+    if by_deadline:
+        decision = decide_deadline(store, run.resolved, created_at=record.created_at, at=when,
+                                   steps_left=steps_left(store, run, when), current=None,
+                                   policy=by_deadline, unavailable=_recently_full(store, when),
+                                   measured_rates=_rates(store, when))
+        cands = _deadline_candidates(run.resolved, decision, launcher)
+    else:
+        cands = _candidates(store, run.resolved, when, launcher, None)
+    store.jobs.transition(job_id, "pending", at=when, expect="cancelled",
+                          detail="started again by the user")
+    move = store.moves.create(job_id, "recovery", cands, at=when,
+                              detail="started again from its newest verified checkpoint")
+    _run_move(store, launcher, move, at)
+    return store.jobs.get(job_id)
+
+
+def follow(store: PriceStore, launcher: Launcher, job: int | str, *, poll: float = 1.0,
+           tail: int = 1000) -> Iterator[str]:
+    """The job's output as it comes, from its current instance on, then each instance a
+    recovery or move starts, until the job has ended. Its jobs are reconciled meanwhile, as
+    `status` does, so that the job's end is seen."""
+    job_id = job_ids(store, job, states=())[0]
+    followed, seen = None, []  # the index of the instance followed, its last lines shown
+    while True:
+        reconcile(store, launcher)
+        final = store.jobs.get(job_id).final  # before the last reads: nothing is missed
+        order = list(dict.fromkeys(store.jobs.placements(job_id)["instance"].astype(str)))
+        if followed is None and order:
+            followed = len(order) - 1
+            yield f"--- instance {order[followed]}\n"
+        while followed is not None:
+            lines = launcher.logs(order[followed], tail=tail).splitlines(keepends=True)
+            fresh = _new_lines(seen, lines)
+            if fresh:
+                yield "".join(fresh)
+            seen = lines
+            if followed + 1 >= len(order):
+                break
+            followed, seen = followed + 1, []  # a newer instance: read the old one to its end
+            yield f"--- instance {order[followed]}\n"
+        if final:
+            return
+        time.sleep(poll)
+
+
+def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
+    """The lines of `lines` after those already seen (the window may have scrolled)."""
+    for dropped in range(len(seen) + 1):
+        kept = len(seen) - dropped
+        if lines[:kept] == seen[dropped:]:
+            return lines[kept:]
+    return lines
 
 
 def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
@@ -566,8 +641,11 @@ def _mover(store: PriceStore, launcher: Launcher, job_id: int,
            at: datetime | None = None) -> Mover:
     run = _running(store, job_id)
     spec = run.resolved
+    code = run.record.spec.get("code") or {}
     job = JobLaunch(job_id, run.record.name, spec.job.run, run.checkpoint_uri,
-                    dict(spec.envs))
+                    dict(spec.envs), code_uri=_code_uri(run.checkpoint_uri, code),
+                    code_sha256=code.get("sha256", ""), code_size=int(code.get("size", 0)),
+                    setup=run.record.spec["spec"].get("setup", ""))
     return Mover(store, launcher, job, _newest_checkpoint,
                  (lambda: at) if at is not None else utcnow)
 
@@ -577,6 +655,29 @@ def _newest_checkpoint(uri: str) -> int | None:
 
     newest = open_store(uri).newest_verified()
     return None if newest is None else newest.version
+
+
+def _pack_code(spec: JobSpec, source: str) -> dict | None:
+    """The job's workdir packed once at launch (None without one): every instance of the
+    job, recoveries and moves included, runs this code."""
+    from launchers.codepack import pack_workdir
+
+    return pack_workdir(spec.workdir, f"{source}: job {spec.name!r}")
+
+
+def _store_code(code: dict | None, checkpoint_uri: str) -> None:
+    if code is not None:
+        from launchers.codepack import store_code
+
+        store_code(code, checkpoint_uri)
+
+
+def _code_uri(checkpoint_uri: str, code: dict) -> str:
+    if not code:
+        return ""
+    from launchers.codepack import archive_uri
+
+    return archive_uri(checkpoint_uri, code["sha256"])
 
 
 def _check_checkpoints(uri: str) -> None:
@@ -589,6 +690,8 @@ def _check_checkpoints(uri: str) -> None:
 def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
     base = spec.checkpoint.location or root or str(
         Path(platformdirs.user_data_dir("costsched")) / "checkpoints")
+    if ":" not in base and not Path(base).expanduser().is_absolute():
+        base = str(Path(base).expanduser().resolve())  # the same from any directory later
     return f"{base.rstrip('/')}/job-{job_id}"
 
 
@@ -633,5 +736,5 @@ def _label(key: OfferingKey) -> str:
 
 
 __all__ = ["BudgetAlarm", "JobStatus", "MigrationAdvice", "RunningJob", "budget_alarms",
-           "job_ids", "launch", "logs", "migrate",
-           "reconcile", "settle", "status", "steps_left", "stop"]
+           "follow", "job_ids", "launch", "logs", "migrate",
+           "reconcile", "settle", "start", "status", "steps_left", "stop"]

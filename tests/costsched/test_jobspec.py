@@ -98,3 +98,17 @@ def test_deadline_in_the_past_is_refused() -> None:
                   "constraints": {"deadline": "2020-02-01"}})
     with pytest.raises(InvalidInput, match="is not after the planning time"):
         resolve(spec, ThroughputTable(), AT)
+
+
+def test_workdir_is_taken_from_the_spec_files_folder(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "proj" / "jobs"
+    folder.mkdir(parents=True)
+    (folder / "job.yaml").write_text("name: a\nworkdir: ..\nsetup: pip install -r r.txt\n"
+                                     "run: python t.py\nthroughputs: {V100: 1}\nsteps: 10\n"
+                                     "---\nname: b\nrun: 'true'\nthroughputs: {V100: 1}\n"
+                                     "steps: 10\n")
+    monkeypatch.chdir(tmp_path)
+    a, b = load("proj/jobs/job.yaml")
+    assert a.workdir == str(tmp_path / "proj") and a.setup == "pip install -r r.txt"
+    assert b.workdir is None and b.setup == ""

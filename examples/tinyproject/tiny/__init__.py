@@ -1,0 +1,1 @@
+"""The project's own package: it travels with the job's code."""
