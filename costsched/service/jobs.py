@@ -25,6 +25,7 @@ from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
 from costsched.model import InvalidInput, Offering
 from costsched.optimize.decision import Overheads
+from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import DEADLINE_POLICIES
@@ -392,8 +393,8 @@ def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher
 
 
 def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
-    """Preemptions per spot hour that costsched's own jobs met, per (cloud, region, GPU
-    model and count): the decision model shrinks them toward the cloud's default."""
+    """Preemptions per spot hour that costsched's own jobs met, per (cloud, region, zone,
+    instance type, GPU model and count): the decision model pools them (`hazard`)."""
     seen = store.availability.since()
     placements = store.jobs.placements()
     if placements.empty:
@@ -403,14 +404,14 @@ def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
         return None
     end = spot["end_at"].fillna(pd.Timestamp(at))
     hours = (end - spot["start_at"]).dt.total_seconds().clip(lower=0) / 3600
-    keys = ["cloud", "region", "gpu_model", "gpu_count"]
+    keys = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count"]
     frame = spot.assign(hours=hours).groupby(keys, as_index=False)["hours"].sum()
     preempted = seen[seen["event"] == "preempted"].groupby(keys).size().rename("preemptions")
     frame = frame.join(preempted, on=keys).fillna({"preemptions": 0})
     return frame[frame["hours"] > 0]
 
 
-def _rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
+def _rates(store: PriceStore, at: datetime) -> Evidence:
     """Preemption rates for a ranking: costsched's own jobs' and the store's observations."""
     return decision_rates(store, at, measured_rates(store, at))
 
