@@ -58,6 +58,10 @@ def plan(
         help="Probe log(s) to measure preemption rates from (else the store's availability "
              "observations and per-cloud defaults).",
         show_default=False)] = None,
+    explain: Annotated[str | None, typer.Option(
+        "--explain", help="An offering's label as ranked ('aws us-east-1a p3.2xlarge "
+        "spot'): the arithmetic of its preemption rate and expected cost (first job).",
+        show_default=False)] = None,
     share_instances: Annotated[bool, typer.Option(
         "--share-instances", help="Collections: jobs that can run on one GPU may share "
         "multi-GPU instances, one GPU each; the plan lists the instances to rent.")] = False,
@@ -72,6 +76,14 @@ def plan(
         result = plan_jobs(db, jobs, at=at, objective=objective, deadline=deadline,
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
+    if explain is not None:
+        lines = result.explain(explain)
+        if json_out:
+            print_json({"offering": explain, "explain": lines})
+        else:
+            for line in lines:
+                console.print(user_text(line), highlight=False, soft_wrap=True)
+        return
     if json_out:
         print_json(_json(result, top))
     elif len(result.jobs) > TABLES_UP_TO:
@@ -153,13 +165,13 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
     rows = [
         [str(i), r.offering, f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour, 4),
          f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else ""),
-         f"{r.preemptions_per_hour:.3f}", f"{r.expected_hours:,.2f}",
+         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, f"{r.expected_hours:,.2f}",
          money(r.expected_cost, 2),
          f"{r.vs_on_demand_v100:.2f}x" if r.vs_on_demand_v100 == r.vs_on_demand_v100 else "-"]
         for i, r in enumerate(shown.itertuples(), start=1)
     ]
     console.print(table(title, ["#", "offering", "GPUs", "$/h", "steps/s", "preempt/h",
-                                "hours", "total $", "vs OD V100"], rows))
+                                "risk source", "hours", "total $", "vs OD V100"], rows))
     notes = []
     if shown["throughput_estimated"].any():
         notes.append("* estimated throughput (`costsched throughput show --model "
