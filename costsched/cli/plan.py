@@ -29,6 +29,7 @@ from costsched.optimize.planner import JobPlan
 from costsched.optimize.planner import Progress as Report
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
+from costsched.throughput import MEASURED_BY_COSTSCHED
 
 
 @friendly_errors
@@ -99,6 +100,7 @@ def plan(
         raise typer.Exit(1)
 
 
+MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
 REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
 
@@ -164,7 +166,8 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
     shown = result.ranking(index).head(top)
     rows = [
         [str(i), r.offering, f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour, 4),
-         f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else ""),
+         f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else "")
+         + (MEASURED_MARK if r.throughput_source.startswith(MEASURED_BY_COSTSCHED) else ""),
          f"{r.preemptions_per_hour:.3f}", r.preemption_basis, f"{r.expected_hours:,.2f}",
          money(r.expected_cost, 2),
          f"{r.vs_on_demand_v100:.2f}x" if r.vs_on_demand_v100 == r.vs_on_demand_v100 else "-"]
@@ -176,6 +179,9 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
     if shown["throughput_estimated"].any():
         notes.append("* estimated throughput (`costsched throughput show --model "
                      f"'{user_text(job.model)}'` gives the rule)")
+    if shown["throughput_source"].str.startswith(MEASURED_BY_COSTSCHED).any():
+        notes.append(f"{MEASURED_MARK} {MEASURED_BY_COSTSCHED} on earlier runs (`costsched "
+                     "throughput show --measured`)")
     if p.baseline:
         b = p.baseline
         notes.append(f"baseline: {b.basis} at {money(b.usd_per_hour, 4)}/h, "
@@ -219,8 +225,8 @@ def _print_collection(c: CollectionPlan, budget: float | None) -> None:
 def _json(result: PlanResult, top: int) -> dict:
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
-               "preemptions_per_hour", "preemption_basis", "work_hours", "expected_hours",
-               "expected_cost", "vs_on_demand_v100"]
+               "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
+               "expected_hours", "expected_cost", "vs_on_demand_v100"]
     shared: dict[int, dict] = {}  # identical jobs share one ranking: render it once
 
     def ranked(i: int, p: JobPlan) -> dict:

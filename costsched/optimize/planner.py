@@ -102,8 +102,10 @@ def plan_job(job: ResolvedJob, offerings: pd.DataFrame, objective: str = "cost",
              weight: float = 0.5) -> JobPlan:
     """Rank `prepare`d offerings for one job."""
     sps, estimated = throughputs(job, offerings)
+    source = job.table.sources(job.job.model, offerings["gpu_model"], offerings["gpu_count"])
     ranked = ranking.rank(
-        offerings.assign(throughput_estimated=estimated), job.job.steps, sps,
+        offerings.assign(throughput_estimated=estimated, throughput_source=source),
+        job.job.steps, sps,
         job.job.constraints, objective, preemptions_per_hour=offerings["preemptions_per_hour"],
         checkpoint_hours=job.checkpoint_hours, restart_hours=job.restart_hours, weight=weight,
     )

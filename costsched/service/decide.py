@@ -21,6 +21,7 @@ from costsched.policies.base import expected_cost
 from costsched.policies.history import with_typical
 from costsched.prices import prices_at
 from costsched.service.stores import StoreLike, using
+from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, at_least
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
@@ -65,8 +66,8 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
     left = job.steps if steps_left is None else steps_left
     at_least("steps_left", left, 0)
     at_least("margin", margin, 0)
-    table = table if table is not None else ThroughputTable.load()
     with using(store) as opened:
+        table = table if table is not None else table_with_measured(opened)
         frame = prices_at(opened, when)
         rates = decision_rates(opened, when, measured_rates)
     if frame.empty:

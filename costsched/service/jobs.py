@@ -39,6 +39,7 @@ from costsched.service.deadline_jobs import (
 )
 from costsched.service.decide import Decision, decide, decision_rates
 from costsched.service.plan import Jobs, job_specs
+from costsched.service.throughputs import learn, table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
@@ -74,7 +75,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     and whenever it is re-planned or recovered. `wait_seconds`: how long to wait for the
     instances to run. Returns the stored jobs."""
     when = as_time(at)
-    table = table if table is not None else ThroughputTable.load()
+    table = table if table is not None else table_with_measured(store)
     launched = []
     for source, spec in job_specs(jobs):
         busy = [r for r in store.jobs.find(spec.name) if not r.final]
@@ -148,6 +149,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
         line = _check_instance(store, launcher, job, when)
         if line:
             done.append(line)
+    learn(store, when)  # the steps/s each placement reached, for the next plans
     return done
 
 
@@ -597,7 +599,7 @@ def _running(store: PriceStore, job_id: int) -> RunningJob:
     record = store.jobs.get(job_id)
     stored = record.spec
     spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
-    resolved = resolve(spec, ThroughputTable.load(), record.created_at,
+    resolved = resolve(spec, table_with_measured(store), record.created_at,
                        source=stored.get("source", "<stored spec>"))
     regions = resolved.job.constraints.regions
     cands = store.moves.of_job(job_id)

@@ -27,6 +27,7 @@ from costsched.optimize.rank import OBJECTIVES
 from costsched.prices import prices_at
 from costsched.service.decide import decision_rates
 from costsched.service.stores import StoreLike, using
+from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, choices
 from costsched.throughput import ThroughputTable
 
@@ -206,7 +207,9 @@ def plan(
         if budget <= 0:
             raise InvalidInput(f"budget {budget}: expected a positive amount of USD")
         overrides["budget"] = budget
-    table = table if table is not None else ThroughputTable.load()
+    if table is None:  # the bundled figures, costsched's measurements, the user's
+        with using(store) as opened:
+            table = table_with_measured(opened)
     resolved = resolve_all([(source, _override(spec, overrides)) for source, spec in specs],
                            table, when)
     _step(progress, "reading prices")

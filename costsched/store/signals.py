@@ -101,19 +101,24 @@ class MeasuredThroughputStore:
         self.engine = engine
 
     def add(self, frame: pd.DataFrame) -> int:
-        """Store measurements (THROUGHPUT_COLUMNS but id); a placement already measured
-        (or forgotten) is left as it is. The number added."""
+        """Store measurements (THROUGHPUT_COLUMNS but id) in one transaction: one of a
+        placement measured before replaces it (a running placement is measured again as it
+        goes on); one of a forgotten placement is dropped. The number stored."""
         if frame.empty:
             return 0
         rows = frame.drop(columns=["id"], errors="ignore").copy()
         rows["measured_ts"] = to_epoch_seconds(rows.pop("measured_at"))
         rows["gpu_count"] = rows["gpu_count"].astype("int64")
+        table = measured_throughputs
         with self.engine.begin() as conn:
-            known = {r[0] for r in conn.execute(select(measured_throughputs.c.placement_id))}
-            rows = rows[~rows["placement_id"].isin(known)]
+            forgotten = {r[0] for r in conn.execute(
+                select(table.c.placement_id).where(table.c.forgotten.is_(True)))}
+            rows = rows[~rows["placement_id"].isin(forgotten)]
             records = rows.to_dict("records")
             if records:
-                conn.execute(insert(measured_throughputs), records)
+                conn.execute(delete(table).where(
+                    table.c.placement_id.in_([int(p) for p in rows["placement_id"]])))
+                conn.execute(insert(table), records)
         return len(records)
 
     def placements_measured(self) -> set[int]:
