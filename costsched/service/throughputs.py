@@ -5,7 +5,7 @@ figure (never over a user's own, `costsched.throughput`)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -22,15 +22,22 @@ from costsched.throughput import (
     progress_steps,
 )
 
+# Placements that ended longer ago than this are not looked at again (each pass reads the
+# progress records of the rest).
+RECENT = timedelta(days=7)
+
 
 def measure(store: PriceStore, at: datetime) -> pd.DataFrame:
-    """Steps/s of every placement with at least two progress records a minute apart,
-    except placements measured and since closed, or forgotten (THROUGHPUT_COLUMNS)."""
+    """Steps/s of every placement running or ended within RECENT before `at` with at least
+    two progress records a minute apart, except placements measured and since closed, or
+    forgotten (THROUGHPUT_COLUMNS)."""
     placements = store.jobs.placements()
     if placements.empty:
         return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
     done = store.measured_throughputs.placements_measured()
-    todo = placements[~(placements["id"].isin(done) & placements["end_at"].notna())]
+    ended = placements["end_at"].notna()
+    recent = ~ended | (placements["end_at"] >= pd.Timestamp(at) - RECENT)
+    todo = placements[recent & ~(placements["id"].isin(done) & ended)]
     rows = []
     for job_id, group in todo.groupby("job_id", sort=True):
         record = store.jobs.get(int(job_id))
