@@ -9,9 +9,11 @@ The token is only ever sent to Resource Graph: never logged, stored or shown.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -124,11 +126,8 @@ def parse(rows: Any, at: datetime, source: str, where: str = "data") -> pd.DataF
     return pd.DataFrame(out, columns=SIGNAL_COLUMNS)
 
 
-def read_file(path: Any, at: datetime) -> pd.DataFrame:
+def read_file(path: Path, at: datetime) -> pd.DataFrame:
     """A saved Resource Graph answer ({"data": [...]}) as of `at`."""
-    import json
-    from pathlib import Path
-
     path = Path(path)
     try:
         document = json.loads(path.read_text())

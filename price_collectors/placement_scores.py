@@ -10,8 +10,10 @@ prices use). One observation per (region, instance type), kind "placement".
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -42,7 +44,6 @@ class PlacementScoreCollector:
         if self._client is None:
             try:
                 import boto3
-                from botocore.exceptions import NoCredentialsError  # noqa: F401
             except ImportError:
                 raise CollectorUnavailable("aws: boto3 is not installed: pip install "
                                            "'costsched[aws]'") from None
@@ -98,12 +99,9 @@ def parse(scores: Any, instance_type: str, at: datetime, source: str,
     return rows
 
 
-def read_file(path: Any, at: datetime) -> pd.DataFrame:
+def read_file(path: Path, at: datetime) -> pd.DataFrame:
     """A saved answer: {"InstanceType": ..., "SpotPlacementScores": [...]} or a list of
     them (the request's instance type is not in the API's answer, so the file names it)."""
-    import json
-    from pathlib import Path
-
     path = Path(path)
     try:
         document = json.loads(path.read_text())
