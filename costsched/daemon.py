@@ -221,7 +221,7 @@ class Daemon:
         may have to go on-demand (or back to spot) within the hour, not the day."""
         c = self.config.collect
         summary = service.collect_prices(self.store, clouds=c.clouds, regions=c.regions,
-                                         gcp_project=c.gcp_project)
+                                         gcp_project=c.gcp_project, signals=True)
         moved = self._deadline_pass(at)
         return _collected(summary) + (f"; {moved} deadline move(s) started" if moved else "")
 

@@ -1,17 +1,21 @@
 """Throughput: training steps per second of a model on a GPU model at a GPU count.
 
-Three layers, most trusted first:
+Four layers, most trusted first:
 
 1. user measurements (`costsched throughput set/import`, kept in a CSV file, see
-   `user_path`), which override
-2. the bundled table (`costsched/data/throughputs.csv`: Gavel, OSDI 2020: 26 model
+   `user_path`) and a job spec's own throughputs, which override
+2. throughputs measured by costsched (`learned_rows`): the median steps/s of the newest
+   RECENT_RUNS placements of the same model on the same GPU model and count, from the jobs'
+   progress records (`costsched.service.throughputs`); their source starts with
+   MEASURED_BY_COSTSCHED. They override
+3. the bundled table (`costsched/data/throughputs.csv`: Gavel, OSDI 2020: 26 model
    configurations on K80, P100 and V100; multi-GPU entries from its multi-GPU table).
    A bundled multi-GPU figure faster than linear scaling (n x the 1-GPU figure of the same
    model and GPU model, e.g. LM (batch size 80) on 8 V100s at 8.19x) is looked up capped
    at n x that 1-GPU figure: a planner should not count on superlinear scaling that the
    user has not measured. User measurements and a job spec's own throughputs are never
    capped. `ThroughputTable.measured_rows` lists the published figure beside the cap; and
-3. estimates for what neither measured, by two stated rules (`Throughput.estimated` is
+4. estimates for what neither measured, by two stated rules (`Throughput.estimated` is
    True and `basis` names the rule and the measurement it started from):
 
    - GPU count rule (data-parallel scaling): from the nearest measured count m of the same
@@ -54,6 +58,8 @@ COLUMNS = ["model", "gpu_model", "gpu_count", "steps_per_second", "source"]
 ENV_USER_FILE = "COSTSCHED_THROUGHPUTS"
 SCALING_EFFICIENCY = 0.9  # per doubling of GPUs; a common data-parallel figure, stated not fit
 PRECISIONS = ("fp32", "fp16")
+MEASURED_BY_COSTSCHED = "measured by costsched"
+RECENT_RUNS = 5  # a learned figure is the median of this many newest runs
 # The newest measured architecture (tensor cores, HBM2): the closest in kind to every GPU
 # since, so estimates scale from it whenever the model was measured on it.
 REFERENCE_GPU = "V100"
@@ -265,9 +271,12 @@ class ThroughputTable:
         return out
 
     @classmethod
-    def load(cls, user_file: Path | None = None, precision: str = "fp32") -> ThroughputTable:
-        """The bundled table with the user's measurements on top."""
-        return cls(_overlay(bundled(), load_user(user_file)), precision=precision)
+    def load(cls, user_file: Path | None = None, precision: str = "fp32",
+             learned: pd.DataFrame | None = None) -> ThroughputTable:
+        """The bundled table, with what costsched measured (`learned_rows`) on top of it
+        and the user's measurements on top of both."""
+        base = bundled() if learned is None else _overlay(bundled(), learned)
+        return cls(_overlay(base, load_user(user_file)), precision=precision)
 
     def overlay(self, rows: pd.DataFrame, precision: str | None = None) -> ThroughputTable:
         """A new table with `rows` (e.g. a job spec's own measurements) on top of this one."""
@@ -327,6 +336,18 @@ class ThroughputTable:
             return self._scale_count(model, gpu, count)
         return self._scale_gpu(model, gpu, count)
 
+    def sources(self, model: str, gpu_models: np.ndarray | pd.Series,
+                gpu_counts: np.ndarray | pd.Series) -> np.ndarray:
+        """Where each (GPU model, count) row's figure comes from (`get`'s basis); "" where
+        the GPU model is not in the spec table."""
+        gpus = np.asarray(gpu_models, dtype=object)
+        counts = np.asarray(gpu_counts, dtype=int)
+        codes, uniques = pd.factorize(pd.MultiIndex.from_arrays([gpus, counts]))
+        known = {g.upper() for g in GPU_SPECS}
+        out = np.array([self.get(model, g, c).basis if str(g).upper() in known else ""
+                        for g, c in uniques] or [""], dtype=object)
+        return out[codes] if len(codes) else np.array([], dtype=object)
+
     def lookup(self, model: str, gpu_models: np.ndarray | pd.Series,
                gpu_counts: np.ndarray | pd.Series) -> tuple[np.ndarray, np.ndarray]:
         """Vectorized `get`: steps/s and an `estimated` flag per (GPU model, count) row.
@@ -384,6 +405,61 @@ class ThroughputTable:
 
     def _peak(self, gpu: str) -> float:
         return GPU_SPECS[gpu].speed_index(self.precision)
+
+
+def learned_rows(measurements: pd.DataFrame, precision: str = "fp32",
+                 runs: int = RECENT_RUNS) -> pd.DataFrame:
+    """Table rows (COLUMNS) from costsched's measurements (columns model, gpu_model,
+    gpu_count, precision, steps_per_second, measured_at): per (model, GPU model, count) of
+    `precision`, the median of its `runs` newest measurements."""
+    if measurements.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    rows = measurements[measurements["precision"] == precision]
+    rows = rows.sort_values("measured_at", ascending=False, kind="stable")
+    rows = rows.assign(key=rows["model"].map(model_key))
+    newest = rows.groupby(["key", "gpu_model", "gpu_count"], sort=True).head(runs)
+    out = []
+    for (_, gpu, count), group in newest.groupby(["key", "gpu_model", "gpu_count"],
+                                                 sort=True):
+        n = len(group)
+        last = group["measured_at"].iloc[0]
+        out.append((group["model"].iloc[0], gpu, int(count),
+                    float(group["steps_per_second"].median()),
+                    f"{MEASURED_BY_COSTSCHED}: median of {n} run{'s' if n > 1 else ''}, "
+                    f"last {last:%Y-%m-%d}"))
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def progress_steps(detail: str) -> float | None:
+    """The step a job's progress record reports: the agent's `step`, else `steps_done`,
+    else the newest checkpoint's `checkpoint_step`; None when it names none."""
+    found = dict(re.findall(r"(?:^|\s)(step|steps_done|checkpoint_step)=([-+0-9.eE]+)",
+                            detail))
+    for name in ("step", "steps_done", "checkpoint_step"):
+        if name in found:
+            try:
+                return float(found[name])
+            except ValueError:
+                return None
+    return None
+
+
+def placement_rates(progress: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp | None,
+                    min_seconds: float = 60.0) -> tuple[float, float, float] | None:
+    """(steps/s, steps, seconds) on one placement from progress records (columns at,
+    steps) within [start, end]: from its first record to its last, so that the start-up
+    before the first step is not counted; None with fewer than two records, under
+    `min_seconds` apart, or no steps made."""
+    within = progress[(progress["at"] >= start)
+                      & ((progress["at"] <= end) if end is not None else True)]
+    within = within.dropna(subset=["steps"]).sort_values("at", kind="stable")
+    if len(within) < 2:
+        return None
+    seconds = (within["at"].iloc[-1] - within["at"].iloc[0]).total_seconds()
+    steps = float(within["steps"].iloc[-1] - within["steps"].iloc[0])
+    if seconds < min_seconds or steps <= 0:
+        return None
+    return steps / seconds, steps, seconds
 
 
 def _kind(t: Throughput) -> str:

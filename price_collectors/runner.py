@@ -22,6 +22,7 @@ from costsched.model import InvalidInput
 from costsched.store import OFFERING_KEY, PriceStore
 from price_collectors.aws import AwsCollector
 from price_collectors.azure import AzureCollector
+from price_collectors.azure_eviction import AzureEvictionCollector
 from price_collectors.base import (
     Collection,
     Collector,
@@ -31,11 +32,22 @@ from price_collectors.base import (
     one_line,
 )
 from price_collectors.gcp import GcpCollector
+from price_collectors.placement_scores import PlacementScoreCollector
+from price_collectors.spot_advisor import SpotAdvisorCollector
 
 MAX_REJECTIONS_SHOWN = 20
 # The live collector of each cloud.
 COLLECTORS: dict[str, type[Collector]] = {
     c.cloud: c for c in (AwsCollector, GcpCollector, AzureCollector)}
+
+# The published spot risk signals of each cloud (GCP publishes none), collected with the
+# prices: each has `cloud`, `name` and `collect(at) -> frame of risk signal observations`.
+SIGNAL_COLLECTORS: dict[str, tuple[type, ...]] = {
+    "aws": (SpotAdvisorCollector, PlacementScoreCollector),
+    "azure": (AzureEvictionCollector,)}
+# A signal unchanged since its last stored observation is stored again after this long
+# (history stays one row a day at most, and `SignalStore.latest` sees it fresh).
+SIGNAL_REFRESH = timedelta(days=1)
 
 
 @dataclass
@@ -63,6 +75,8 @@ class RunSummary:
     inserted: int = 0
     unchanged: int = 0
     store: str = ""
+    # Risk signal collectors run with the prices: name -> observations stored, or error.
+    signals: dict[str, int | str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -75,6 +89,7 @@ class RunSummary:
     def to_dict(self) -> dict:
         return {"inserted": self.inserted, "unchanged": self.unchanged,
                 "rejected": self.rejected, "ok": self.ok, "store": self.store,
+                "signals": dict(self.signals),
                 "clouds": {name: c.to_dict() for name, c in self.clouds.items()}}
 
 
@@ -93,6 +108,42 @@ def make_collectors(
     return [COLLECTORS[cloud].from_options(names, gpus=gpus, workers=workers,
                                            gcp_project=gcp_project)
             for cloud, names in regions.items()]
+
+
+def make_signal_collectors(regions: dict[str, list[str]]) -> list:
+    """The risk signal collectors of the clouds in `regions` (cloud -> its regions)."""
+    return [kind(names) for cloud, names in regions.items()
+            for kind in SIGNAL_COLLECTORS.get(cloud, ())]
+
+
+def run_signals(collectors: Sequence, store: PriceStore,
+                at: datetime | None = None) -> dict[str, int | str]:
+    """Collect each signal and store the observations that changed (or were last stored
+    over SIGNAL_REFRESH ago). A collector that cannot run gives its one-line error."""
+    when = at or datetime.now(timezone.utc)
+    out: dict[str, int | str] = {}
+    for collector in collectors:
+        label = f"{collector.cloud}:{collector.name}"
+        try:
+            frame = collector.collect(when)
+        except Exception as exc:  # the signal as a whole could not be collected
+            out[label] = one_line(exc)
+            continue
+        out[label] = store.signals.add(changed_signals(frame, store, when))
+    return out
+
+
+def changed_signals(frame: pd.DataFrame, store: PriceStore, at: datetime) -> pd.DataFrame:
+    """The observations whose value differs from the newest stored one of the same
+    offering and kind, or whose newest is older than SIGNAL_REFRESH."""
+    key = ["cloud", "region", "zone", "instance_type", "os", "kind"]
+    stored = store.signals.latest(at, max_age=SIGNAL_REFRESH)
+    if frame.empty or stored.empty:
+        return frame
+    merged = frame.merge(stored[[*key, "value"]].rename(columns={"value": "stored"}),
+                         on=key, how="left")
+    keep = (merged["stored"].isna() | (merged["stored"] != merged["value"])).to_numpy()
+    return frame[keep].reset_index(drop=True)
 
 
 def watermarks(store: PriceStore, filters: dict[str, list[str]]) -> dict[str, datetime]:

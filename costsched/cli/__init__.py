@@ -22,6 +22,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.cli.deadline import deadline_backtest_cmd
+from costsched.cli.risk import app as risk_app
 from costsched.model import CLOUDS
 from costsched.service.values import choices
 
@@ -33,6 +34,7 @@ app = typer.Typer(
 app.add_typer(prices.app, name="prices")
 app.add_typer(throughput.app, name="throughput")
 app.add_typer(config.app, name="config")
+app.add_typer(risk_app, name="risk")
 app.command("plan")(plan.plan)
 app.command("backtest")(backtest.backtest_cmd)
 app.command("backtest-deadline")(deadline_backtest_cmd)

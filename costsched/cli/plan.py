@@ -34,6 +34,7 @@ from costsched.service import plan as plan_jobs
 from costsched.service.gpus import age_text
 from costsched.service.plan import job_specs
 from costsched.skypilot import emit_task
+from costsched.throughput import MEASURED_BY_COSTSCHED
 
 
 @friendly_errors
@@ -63,6 +64,10 @@ def plan(
         help="Probe log(s) to measure preemption rates from (else the store's availability "
              "observations and per-cloud defaults).",
         show_default=False)] = None,
+    explain: Annotated[str | None, typer.Option(
+        "--explain", help="An offering's label as ranked ('aws us-east-1a p3.2xlarge "
+        "spot'): the arithmetic of its preemption rate and expected cost (first job).",
+        show_default=False)] = None,
     share_instances: Annotated[bool, typer.Option(
         "--share-instances", help="Collections: jobs that can run on one GPU may share "
         "multi-GPU instances, one GPU each; the plan lists the instances to rent.")] = False,
@@ -81,6 +86,14 @@ def plan(
         result = plan_jobs(db, jobs, at=at, objective=objective, deadline=deadline,
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
+    if explain is not None:
+        lines = result.explain(explain)
+        if json_out:
+            print_json({"offering": explain, "explain": lines})
+        else:
+            for line in lines:
+                console.print(user_text(line), highlight=False, soft_wrap=True)
+        return
     if emit is not None:
         _emit(emit, jobs, result)
     elif json_out:
@@ -98,6 +111,7 @@ def plan(
         raise typer.Exit(1)
 
 
+MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
 STALE = timedelta(days=7)  # a price older than this is flagged with its age
 REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
@@ -164,14 +178,15 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
     shown = result.ranking(index).head(top)
     rows = [
         [str(i), r.offering, f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour, 4),
-         f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else ""),
-         f"{r.preemptions_per_hour:.3f}", f"{r.expected_hours:,.2f}",
+         f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else "")
+         + (MEASURED_MARK if r.throughput_source.startswith(MEASURED_BY_COSTSCHED) else ""),
+         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, f"{r.expected_hours:,.2f}",
          money(r.expected_cost, 2),
          f"{r.vs_on_demand_v100:.2f}x" if r.vs_on_demand_v100 == r.vs_on_demand_v100 else "-"]
         for i, r in enumerate(shown.itertuples(), start=1)
     ]
     console.print(table(title, ["#", "offering", "GPUs", "$/h", "steps/s", "preempt/h",
-                                "hours", "total $", "vs OD V100"], rows))
+                                "risk source", "hours", "total $", "vs OD V100"], rows))
     notes = []
     if shown["throughput_estimated"].any():
         notes.append("* estimated throughput (`costsched throughput show --model "
@@ -182,6 +197,9 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
         notes.append(f"{len(old)} prices shown are over a week old (the oldest "
                      f"{age_text(oldest)}: list prices or the bundled spot snapshot); "
                      "`costsched collect` fetches today's")
+    if shown["throughput_source"].str.startswith(MEASURED_BY_COSTSCHED).any():
+        notes.append(f"{MEASURED_MARK} {MEASURED_BY_COSTSCHED} on earlier runs (`costsched "
+                     "throughput show --measured`)")
     if p.baseline:
         b = p.baseline
         notes.append(f"baseline: {b.basis} at {money(b.usd_per_hour, 4)}/h, "
@@ -225,8 +243,8 @@ def _print_collection(c: CollectionPlan, budget: float | None) -> None:
 def _json(result: PlanResult, top: int) -> dict:
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
-               "preemptions_per_hour", "preemption_basis", "work_hours", "expected_hours",
-               "expected_cost", "vs_on_demand_v100"]
+               "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
+               "expected_hours", "expected_cost", "vs_on_demand_v100"]
     shared: dict[int, dict] = {}  # identical jobs share one ranking: render it once
 
     def ranked(i: int, p: JobPlan) -> dict:

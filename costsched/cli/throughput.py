@@ -11,6 +11,7 @@ import typer
 from costsched import throughput as tp
 from costsched.catalog import gpu_model_name
 from costsched.cli.common import (
+    DbOption,
     JsonOption,
     console,
     frame_records,
@@ -22,6 +23,8 @@ from costsched.cli.common import (
 )
 from costsched.jobspec import parse_gpu
 from costsched.model import InvalidInput
+from costsched.service import throughputs
+from costsched.service.stores import using as open_store
 
 app = typer.Typer(help="Throughput (steps/s) of models on GPUs: bundled, measured, estimated.",
                   no_args_is_help=True)
@@ -48,12 +51,21 @@ def show(
     count: Annotated[list[int] | None, typer.Option("--count", help="GPU count(s).")] = None,
     precision: Annotated[str, typer.Option(help="fp32 | fp16: the peak used to estimate "
                                            "unmeasured GPU models.")] = "fp32",
+    measured: Annotated[bool, typer.Option(
+        "--measured", help="The runs costsched measured, one row each (newest first).")
+                        ] = False,
     file: FileOption = None,
+    db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """The table: measured rows (yours override the bundled ones), or with --model every
-    GPU model and count, estimated where nothing was measured."""
-    table_ = tp.ThroughputTable.load(file, precision=precision)
+    """The table as plans use it: measured rows (yours override those costsched measured
+    on its runs, which override the bundled ones), or with --model every GPU model and
+    count, estimated where nothing was measured."""
+    if measured:
+        _show_runs(db, model, json_out)
+        return
+    with open_store(db) as store:
+        table_ = throughputs.table_with_measured(store, file, precision=precision)
     gpus = [gpu_model_name(g) for g in split_csv(gpu)]
     if model is None:
         frame = _measured(table_)
@@ -84,6 +96,45 @@ def show(
     console.print(table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out))
     if frame["capped"].any():
         console.print(CAPPED_NOTE, highlight=False)
+
+
+def _show_runs(db: str | None, model: str | None, json_out: bool) -> None:
+    frame = throughputs.measured(db, model)
+    if json_out:
+        print_json({"source": tp.MEASURED_BY_COSTSCHED, "runs": frame_records(frame)})
+        return
+    rows = [[r.model, r.gpu_model, str(r.gpu_count), r.precision, f"{r.steps_per_second:.4g}",
+             f"{r.steps:,.0f} in {r.seconds / 60:,.1f} min", f"{r.measured_at:%Y-%m-%d %H:%M}",
+             f"job {r.job_id}", r.instance] for r in frame.itertuples()]
+    console.print(table(f"Throughputs {tp.MEASURED_BY_COSTSCHED}: {len(frame)} runs",
+                        ["model", "GPU", "GPUs", "precision", "steps/s", "steps", "measured",
+                         "job", "instance"], rows))
+
+
+@app.command("forget")
+@friendly_errors
+def forget(
+    model: Annotated[str | None, typer.Argument(help="The model (default every model).",
+                                                show_default=False)] = None,
+    gpu: Annotated[str | None, typer.Option(help="One GPU model, or GPU:COUNT.",
+                                            show_default=False)] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Forget throughputs costsched measured (plans go back to your figures, the bundled
+    ones or estimates); the runs forgotten are not measured again."""
+    gpu_model = count = None
+    if gpu is not None:
+        try:
+            gpu_model, count = parse_gpu(gpu)
+        except (ValueError, InvalidInput) as exc:
+            raise InvalidInput(f"--gpu {gpu!r}: {exc}") from None
+        count = count if ":" in gpu else None
+    n = throughputs.forget(db, model=model, gpu_model=gpu_model, gpu_count=count)
+    if json_out:
+        print_json({"forgotten": n})
+        return
+    console.print(f"forgot {n} measured run{'s' if n != 1 else ''}", highlight=False)
 
 
 def _measured(table_: tp.ThroughputTable) -> pd.DataFrame:

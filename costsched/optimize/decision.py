@@ -3,7 +3,8 @@ offering, and what moving it to another offering costs. The planner's ranking, e
 policy and the backtest's accounting use this module; nothing else models restarts.
 
 Spot risk (stated, exact under its assumptions): preemptions arrive as a Poisson process of
-rate `lam` per hour while the job runs; the job checkpoints every `tau` hours of work at
+rate `lam` per hour while the job runs (the offering's hazard: `costsched.optimize.hazard`,
+the one place rates come from); the job checkpoints every `tau` hours of work at
 no cost; after a preemption it loses the work since its last checkpoint and spends
 `restart` hours (`Overheads.restart_hours`: relaunch, warm-up, restoring the checkpoint)
 before running again. A segment of `tau` hours of work then takes, in expectation,
@@ -32,11 +33,8 @@ import numpy as np
 import pandas as pd
 
 from costsched import clouds
+from costsched.optimize.hazard import Evidence, offering_hazards
 
-# Weight of the cloud default when shrinking a measured group's rate: it counts as this
-# many instance-hours observed at the default rate (a gamma prior), so 0 preemptions in a
-# short probe does not become a rate of 0.
-PRIOR_HOURS = 24.0
 DEFAULT_CHECKPOINT_HOURS = 0.5
 
 
@@ -149,34 +147,13 @@ def _expm1_outer(tau: np.ndarray, rate: np.ndarray) -> np.ndarray:
 # --- preemption rates -----------------------------------------------------------------
 
 
-def offering_rates(frame: pd.DataFrame, measured: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Preemption rate per hour of each offering row, with its basis.
-
-    On-demand rows: 0. Spot rows: a measured group (`availability.preemption_rates`
-    output; matched on the columns it was grouped by) shrunk toward the cloud default
-    (`costsched.clouds`) by PRIOR_HOURS, else the cloud default. Columns:
-    preemptions_per_hour, preemption_basis.
-    """
-    default = {c: clouds.default_preemption(c).per_hour for c in pd.unique(frame["cloud"])}
-    rate = frame["cloud"].map(default).to_numpy(dtype=float)
-    basis = np.array([f"{c} default" for c in frame["cloud"]], dtype=object)
-    if measured is not None and not measured.empty:
-        keys = [c for c in ("cloud", "region", "zone", "gpu_model", "gpu_count")
-                if c in measured.columns]
-        joined = frame[keys].merge(measured[[*keys, "preemptions", "hours"]], on=keys,
-                                   how="left")
-        k = joined["preemptions"].to_numpy(dtype=float)
-        t = joined["hours"].to_numpy(dtype=float)
-        hit = ~np.isnan(t)
-        shrunk = (k + rate * PRIOR_HOURS) / (t + PRIOR_HOURS)
-        rate = np.where(hit, shrunk, rate)
-        basis = np.where(hit, [f"measured: {int(a) if a == a else 0} in {b:.0f} h"
-                               for a, b in zip(k, t, strict=True)], basis)
-    spot = (frame["market"] == "spot").to_numpy()
-    return pd.DataFrame({
-        "preemptions_per_hour": np.where(spot, rate, 0.0),
-        "preemption_basis": np.where(spot, basis, "on-demand"),
-    }, index=frame.index)
+def offering_rates(frame: pd.DataFrame,
+                   measured: Evidence | pd.DataFrame | None = None) -> pd.DataFrame:
+    """Preemption rate per hour of each offering row, with its basis: the hazard of
+    `costsched.optimize.hazard` (published signals as the prior, observations pooled from
+    zone to cloud). `measured`: observations (preemptions, hours per group) or Evidence
+    with signals too. Columns: preemptions_per_hour, preemption_basis."""
+    return offering_hazards(frame, measured)
 
 
 # --- moves ----------------------------------------------------------------------------

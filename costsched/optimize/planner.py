@@ -19,13 +19,15 @@ from costsched.model import Constraints, InvalidInput
 from costsched.optimize import rank as ranking
 from costsched.optimize.collection import POLICIES, CollectionPlan, CollectionProblem
 from costsched.optimize.decision import offering_rates
+from costsched.optimize.hazard import Evidence
 from costsched.prices import listed_on_demand, on_demand_reference
 
 BASELINE_GPU = "V100"
 QUOTA_KEY = ["cloud", "region", "instance_type"]
 
 
-def prepare(prices: pd.DataFrame, measured_rates: pd.DataFrame | None = None) -> pd.DataFrame:
+def prepare(prices: pd.DataFrame,
+            measured_rates: pd.DataFrame | Evidence | None = None) -> pd.DataFrame:
     """The price frame with a label, a preemption rate and a quota group per offering."""
     frame = prices.reset_index(drop=True)
     text = {c: frame[c].astype(str) for c in ("cloud", "region", "zone", "instance_type",
@@ -102,8 +104,10 @@ def plan_job(job: ResolvedJob, offerings: pd.DataFrame, objective: str = "cost",
              weight: float = 0.5) -> JobPlan:
     """Rank `prepare`d offerings for one job."""
     sps, estimated = throughputs(job, offerings)
+    source = job.table.sources(job.job.model, offerings["gpu_model"], offerings["gpu_count"])
     ranked = ranking.rank(
-        offerings.assign(throughput_estimated=estimated), job.job.steps, sps,
+        offerings.assign(throughput_estimated=estimated, throughput_source=source),
+        job.job.steps, sps,
         job.job.constraints, objective, preemptions_per_hour=offerings["preemptions_per_hour"],
         checkpoint_hours=job.checkpoint_hours, restart_hours=job.restart_hours, weight=weight,
     )

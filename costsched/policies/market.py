@@ -16,6 +16,7 @@ import pandas as pd
 
 from costsched.model import InvalidInput, Offering, utc
 from costsched.optimize.decision import egress_per_gb, offering_rates
+from costsched.optimize.hazard import Evidence
 from costsched.store import OFFERING_ATTRS, OFFERING_KEY
 from costsched.throughput import ThroughputTable
 
@@ -116,7 +117,7 @@ def share_instances(offerings: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, 
 
 
 def view_from_prices(frame: pd.DataFrame, t: datetime, table: ThroughputTable, model: str,
-                     measured_rates: pd.DataFrame | None = None,
+                     measured_rates: pd.DataFrame | Evidence | None = None,
                      shared: bool = False) -> MarketView:
     """The view of `model` from a `costsched.prices.prices_at` frame taken at `t`; with
     `shared`, one-GPU shares of multi-GPU instances are offered too (`share_instances`)."""

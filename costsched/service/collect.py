@@ -95,10 +95,14 @@ def collect_prices(
     workers: int = 32,
     progress: ProgressHook | None = None,
     planned: PlanHook | None = None,
+    signals: bool = False,
 ) -> RunSummary:
     """Collect current on-demand and spot GPU prices and store what is new, in one
-    transaction. A cloud that cannot run (no SDK, no credentials) is reported in its
-    summary's `error`, a failed region in `failed`; the others are stored.
+    transaction; with `signals`, the clouds' published spot risk signals too (AWS Spot
+    Instance Advisor buckets and placement scores, Azure eviction rates; each collector's
+    count or error in the summary's `signals`). A cloud that cannot run (no SDK, no
+    credentials) is reported in its summary's `error`, a failed region in `failed`; the
+    others are stored.
 
     `clouds` (default all) and `regions` (default all of theirs) choose what to collect,
     `gpus` the GPU models. `since`: AWS spot history from this time; default the newest
@@ -109,7 +113,14 @@ def collect_prices(
     """
     request = collect_request(clouds=clouds, regions=regions, gpus=gpus, since=since,
                               gcp_project=gcp_project, workers=workers)
-    return run_collection(store, request, progress=progress, planned=planned)
+    summary = run_collection(store, request, progress=progress, planned=planned)
+    if signals:
+        from price_collectors import runner
+
+        with using(store) as opened:
+            summary.signals = runner.run_signals(
+                runner.make_signal_collectors(request.regions), opened)
+    return summary
 
 
 def run_collection(store: StoreLike, request: CollectRequest, *,

@@ -25,6 +25,7 @@ import pandas as pd
 from costsched.jobspec import ResolvedJob
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads, egress_per_gb
+from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import NONE, DeadlineState, MarketNow, deadline_policy
@@ -77,7 +78,7 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     at: datetime, steps_left: float, current: OfferingKey | None,
                     policy: str = DEFAULT_DEADLINE_POLICY, overheads: Overheads | None = None,
                     unavailable: Collection[OfferingKey] = (),
-                    measured_rates: pd.DataFrame | None = None,
+                    measured_rates: pd.DataFrame | Evidence | None = None,
                     late_ok: bool = True) -> DeadlineDecision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
@@ -173,7 +174,7 @@ def _fallbacks(found: DeadlineMarket, choice: OfferingKey
 
 
 def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
-            rates: pd.DataFrame | None, unavailable: Collection[OfferingKey],
+            rates: pd.DataFrame | Evidence | None, unavailable: Collection[OfferingKey],
             checkpoint_gb: float, current: OfferingKey | None) -> DeadlineMarket:
     frame = prices_at(store, at)
     if frame.empty:

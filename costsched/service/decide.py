@@ -13,14 +13,15 @@ import numpy as np
 import pandas as pd
 
 from costsched.model import InvalidInput, Job, Offering
-from costsched.optimize.availability import merge_rates
 from costsched.optimize.decision import Overheads, move_cost
 from costsched.optimize.forecast import typical_from_observations
+from costsched.optimize.hazard import Evidence
 from costsched.policies import JobState, MarketView, OfferingKey, make_policy, view_from_prices
 from costsched.policies.base import expected_cost
 from costsched.policies.history import with_typical
 from costsched.prices import prices_at
 from costsched.service.stores import StoreLike, using
+from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, at_least
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
@@ -54,7 +55,7 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
            policy: str = "dynamic-aware", at: datetime | str | None = None,
            margin: float = 0.05, overheads: Overheads | None = None,
            table: ThroughputTable | None = None,
-           measured_rates: pd.DataFrame | None = None) -> Decision:
+           measured_rates: pd.DataFrame | Evidence | None = None) -> Decision:
     """The offering `policy` puts `job` on at `at` (default now), given the offering it runs
     on (`current`, None before its first placement) and the steps it has left (default all
     of them). `measured_rates`: preemptions and spot hours seen per (cloud, region, GPU
@@ -65,8 +66,8 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
     left = job.steps if steps_left is None else steps_left
     at_least("steps_left", left, 0)
     at_least("margin", margin, 0)
-    table = table if table is not None else ThroughputTable.load()
     with using(store) as opened:
+        table = table if table is not None else table_with_measured(opened)
         frame = prices_at(opened, when)
         rates = decision_rates(opened, when, measured_rates)
     if frame.empty:
@@ -91,21 +92,27 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
 
 
 def decision_rates(store: PriceStore, at: datetime,
-                   measured: pd.DataFrame | None = None) -> pd.DataFrame | None:
-    """The measured rates the decision model takes at `at`: `measured` (such as the
-    preemptions costsched's own jobs met) and the store's observations (`observed_rates`)
-    counted together; None when neither has any."""
-    return merge_rates(measured, observed_rates(store, at))
+                   measured: pd.DataFrame | Evidence | None = None) -> Evidence:
+    """What the decision model's hazards are computed from at `at`: `measured` (such as
+    the preemptions costsched's own jobs met), the store's observations (`observed_rates`)
+    and the newest published risk signals (`costsched.optimize.hazard`). Evidence given
+    is complete already: returned as it is."""
+    if isinstance(measured, Evidence):
+        return measured
+    return Evidence(signals=store.signals.latest(at)).with_observed(
+        measured, observed_rates(store, at))
 
 
 def observed_rates(store: PriceStore, at: datetime, *,
                    min_hours: float = MIN_OBSERVED_HOURS) -> pd.DataFrame | None:
-    """Preemptions per hour of running spot time per (cloud, region, GPU model, count) from
-    the store's preemption traces and probe logs before `at`, where at least `min_hours`
-    were observed; None when no group was. The decision model takes this frame as its
-    measured rates (shrunk toward the cloud's default while the hours are few)."""
-    rates = store.spot_availability.preemption_rates(end=at)
-    rates = rates[rates["hours"] >= min_hours]
+    """Preemptions per hour of running spot time per (cloud, region, zone, instance type,
+    GPU model, count) from the store's preemption traces and probe logs before `at`, where
+    at least `min_hours` were observed in the region; None when no region was. The
+    decision model pools them from zone to cloud (`costsched.optimize.hazard`)."""
+    rates = store.spot_availability.preemption_rates(
+        by=("cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count"), end=at)
+    region_hours = rates.groupby(["cloud", "region"])["hours"].transform("sum")
+    rates = rates[region_hours >= min_hours]
     return rates.reset_index(drop=True) if len(rates) else None
 
 

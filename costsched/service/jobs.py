@@ -25,6 +25,7 @@ from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
 from costsched.model import InvalidInput, Offering
 from costsched.optimize.decision import Overheads
+from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import DEADLINE_POLICIES
@@ -38,6 +39,7 @@ from costsched.service.deadline_jobs import (
 )
 from costsched.service.decide import Decision, decide, decision_rates
 from costsched.service.plan import Jobs, job_specs
+from costsched.service.throughputs import learn, table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
@@ -73,7 +75,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     and whenever it is re-planned or recovered. `wait_seconds`: how long to wait for the
     instances to run. Returns the stored jobs."""
     when = as_time(at)
-    table = table if table is not None else ThroughputTable.load()
+    table = table if table is not None else table_with_measured(store)
     launched = []
     for source, spec in job_specs(jobs):
         busy = [r for r in store.jobs.find(spec.name) if not r.final]
@@ -149,6 +151,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
         line = _check_instance(store, launcher, job, when)
         if line:
             done.append(line)
+    learn(store, when)  # the steps/s each placement reached, for the next plans
     return done
 
 
@@ -467,8 +470,8 @@ def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher
 
 
 def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
-    """Preemptions per spot hour that costsched's own jobs met, per (cloud, region, GPU
-    model and count): the decision model shrinks them toward the cloud's default."""
+    """Preemptions per spot hour that costsched's own jobs met, per (cloud, region, zone,
+    instance type, GPU model and count): the decision model pools them (`hazard`)."""
     seen = store.availability.since()
     placements = store.jobs.placements()
     if placements.empty:
@@ -478,14 +481,14 @@ def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
         return None
     end = spot["end_at"].fillna(pd.Timestamp(at))
     hours = (end - spot["start_at"]).dt.total_seconds().clip(lower=0) / 3600
-    keys = ["cloud", "region", "gpu_model", "gpu_count"]
+    keys = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count"]
     frame = spot.assign(hours=hours).groupby(keys, as_index=False)["hours"].sum()
     preempted = seen[seen["event"] == "preempted"].groupby(keys).size().rename("preemptions")
     frame = frame.join(preempted, on=keys).fillna({"preemptions": 0})
     return frame[frame["hours"] > 0]
 
 
-def _rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
+def _rates(store: PriceStore, at: datetime) -> Evidence:
     """Preemption rates for a ranking: costsched's own jobs' and the store's observations."""
     return decision_rates(store, at, measured_rates(store, at))
 
@@ -699,7 +702,7 @@ def _running(store: PriceStore, job_id: int) -> RunningJob:
     record = store.jobs.get(job_id)
     stored = record.spec
     spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
-    resolved = resolve(spec, ThroughputTable.load(), record.created_at,
+    resolved = resolve(spec, table_with_measured(store), record.created_at,
                        source=stored.get("source", "<stored spec>"))
     regions = resolved.job.constraints.regions
     cands = store.moves.of_job(job_id)

@@ -13,6 +13,8 @@ from costsched.jobspec import JobSpec, ResolvedJob, load, parse_hours, resolve
 from costsched.model import InvalidInput, Job
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
+from costsched.optimize.hazard import Evidence
+from costsched.optimize.hazard import explain as explain_hazard
 from costsched.optimize.planner import (
     JobPlan,
     Progress,
@@ -25,6 +27,7 @@ from costsched.optimize.rank import OBJECTIVES
 from costsched.prices import prices_at
 from costsched.service.decide import decision_rates
 from costsched.service.stores import StoreLike, using
+from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, choices
 from costsched.throughput import ThroughputTable
 
@@ -32,7 +35,7 @@ ALL_OBJECTIVES = (*OBJECTIVES, *(o for o in POLICIES if o not in OBJECTIVES))
 # One row per job in PlanResult.table: the job, then its best offering's columns.
 BEST_COLUMNS = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                 "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
-                "preemptions_per_hour", "expected_hours", "expected_cost"]
+                "preemptions_per_hour", "preemption_basis", "expected_hours", "expected_cost"]
 
 Jobs = str | Path | JobSpec | Sequence[str | Path | JobSpec]
 
@@ -43,6 +46,7 @@ class PlanResult:
     objective: str
     jobs: list[JobPlan]  # per job: every offering ranked (`.ranked`), `.choices`, `.best`
     collection: CollectionPlan | None  # several jobs: their placement together
+    evidence: Evidence | None = None  # what the preemption hazards were computed from
 
     @property
     def ok(self) -> bool:
@@ -81,6 +85,28 @@ class PlanResult:
             rows.append({"job": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps,
                          **best, "reason": p.reason})
         return pd.DataFrame(rows)
+
+    def explain(self, offering: str, job: str | int = 0) -> list[str]:
+        """The arithmetic of an offering's hazard and expected cost for a job: `offering`
+        is its label as the ranking shows it ('aws us-east-1a p3.2xlarge spot')."""
+        plan = self.jobs[job] if isinstance(job, int) else self._named(job)
+        ranked = plan.ranked
+        row = ranked[ranked["offering"] == offering]
+        if row.empty:
+            raise InvalidInput(f"offering {offering!r}: not in {plan.job.name}'s ranking; "
+                               f"expected a label like {ranked['offering'].iloc[0]!r}"
+                               if len(ranked) else f"offering {offering!r}: no offerings")
+        lines = [f"{offering}: preemption hazard"]
+        lines += ["  " + line for line in explain_hazard(row.head(1), self.evidence)[0]]
+        r = row.iloc[0]
+        lines.append(
+            f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
+            f"restart) with work {r['work_hours']:.4g} h, tau {plan.job.checkpoint_hours:.4g} "
+            f"h, restart {plan.job.restart_hours:.4g} h, rate {r['preemptions_per_hour']:.4g}"
+            f"/h: {r['expected_hours']:.4g} h (work alone if rate is 0)")
+        lines.append(f"expected cost = {r['expected_hours']:.4g} h x "
+                     f"${r['usd_per_hour']:.4f}/h = ${r['expected_cost']:.2f}")
+        return lines
 
     def _named(self, name: str) -> JobPlan:
         for p in self.jobs:
@@ -181,7 +207,9 @@ def plan(
         if budget <= 0:
             raise InvalidInput(f"budget {budget}: expected a positive amount of USD")
         overrides["budget"] = budget
-    table = table if table is not None else ThroughputTable.load()
+    if table is None:  # the bundled figures, costsched's measurements, the user's
+        with using(store) as opened:
+            table = table_with_measured(opened)
     resolved = resolve_all([(source, _override(spec, overrides)) for source, spec in specs],
                            table, when)
     _step(progress, "reading prices")
@@ -210,7 +238,7 @@ def plan(
         collection_objective = objective if objective in POLICIES else "cost"
         place = plan_collection_shared if share_instances else plan_collection
         collection = place(resolved, offerings, collection_objective, quota, budget)
-    return PlanResult(when, objective, plans, collection)
+    return PlanResult(when, objective, plans, collection, rates)
 
 
 def _step(progress: Progress | None, stage: str) -> None:

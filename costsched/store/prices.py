@@ -30,6 +30,7 @@ from costsched.store.jobs import JobStore
 from costsched.store.leases import Leases, TaskRuns
 from costsched.store.moves import MoveStore
 from costsched.store.schema import offerings, prices
+from costsched.store.signals import MeasuredThroughputStore, SignalStore
 from costsched.store.spot_availability import SpotAvailabilityStore
 
 OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
@@ -83,6 +84,16 @@ class PriceStore:
     def spot_availability(self) -> SpotAvailabilityStore:
         """Spot availability over time (traces and probe logs), as intervals per offering."""
         return SpotAvailabilityStore(self.engine)
+
+    @cached_property
+    def signals(self) -> SignalStore:
+        """Published spot risk signals (advisor buckets, placement scores, eviction rates)."""
+        return SignalStore(self.engine)
+
+    @cached_property
+    def measured_throughputs(self) -> MeasuredThroughputStore:
+        """Steps per second costsched measured on its jobs' placements."""
+        return MeasuredThroughputStore(self.engine)
 
     @cached_property
     def moves(self) -> MoveStore:

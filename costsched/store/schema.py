@@ -201,3 +201,45 @@ spot_availability = Table(
                      "start_ts", "available", name="uq_spot_availability_key"),
     Index("ix_spot_availability_zone_start", "zone", "start_ts"),
 )
+
+# --- published spot risk signals and throughputs measured by costsched ----------------
+
+# One row per observation of a published signal: an AWS Spot Instance Advisor bucket
+# (kind "advisor", value = the bucket's index), an EC2 spot placement score ("placement",
+# 1-10), an Azure spot eviction-rate bucket ("eviction", value = the bucket's index).
+# zone is "" where the signal is regional. History is kept: rows are only added.
+risk_signals = Table(
+    "risk_signals",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "os"),
+    Column("kind", String(16), nullable=False),
+    Column("value", Float, nullable=False),
+    Column("label", String(32), nullable=False),
+    Column("observed_ts", BigInteger, nullable=False),
+    Column("source", String(256), nullable=False),
+    UniqueConstraint("cloud", "region", "zone", "instance_type", "os", "kind", "observed_ts",
+                     "source", name="uq_risk_signals_key"),
+    Index("ix_risk_signals_observed", "observed_ts"),
+)
+
+# Steps per second a job reached on one placement, from its progress records. A row
+# forgotten by the user keeps its placement so that it is not learned again.
+measured_throughputs = Table(
+    "measured_throughputs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("model", String(256), nullable=False),
+    *_offering_columns("gpu_model", "gpu_count"),
+    Column("precision", String(8), nullable=False),
+    Column("steps_per_second", Float, nullable=False),
+    Column("steps", Float, nullable=False),
+    Column("seconds", Float, nullable=False),
+    Column("measured_ts", BigInteger, nullable=False),
+    Column("instance", String(256), nullable=False, server_default=""),
+    Column("job_id", Integer, nullable=False),
+    Column("placement_id", Integer, nullable=False),
+    Column("forgotten", Boolean, nullable=False, server_default=text("false")),
+    UniqueConstraint("placement_id", name="uq_measured_throughputs_placement"),
+    Index("ix_measured_throughputs_model", "model", "gpu_model", "gpu_count"),
+)

@@ -11,9 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from costsched import clouds
 from costsched.model import InvalidInput
 from costsched.optimize.availability import lifetimes, preemption_rates, read_probe_log
 from costsched.optimize.decision import offering_rates
+from costsched.optimize.hazard import PRIOR_HOURS
 from costsched.service.decide import observed_rates
 from costsched.service.prices import import_prices
 from costsched.store import PriceStore
@@ -206,8 +208,14 @@ def test_store_rates_feed_the_decision_model(tmp_path: Path, store: PriceStore) 
                            "gpu_model": ["V100"] * 3, "gpu_count": [1] * 3,
                            "market": ["spot"] * 3})
     got = offering_rates(offers, rates)
-    assert got["preemption_basis"].tolist()[:2] == ["measured: 1 in 50 h"] * 2
-    assert got["preemption_basis"].iloc[2] == "aws default"
+    # The zone's own data; its region's other zone and another region pool it.
+    assert got["preemption_basis"].tolist() == [
+        "measured in zone: 1 in 50 h; prior aws default",
+        "measured in region: 1 in 50 h; prior aws default",
+        "pooled from instance type: 1 in 50 h; prior aws default"]
+    aws = clouds.default_preemption("aws").per_hour
+    assert got["preemptions_per_hour"].tolist() == pytest.approx(
+        [(1 + aws * PRIOR_HOURS) / (50 + PRIOR_HOURS)] * 3)
 
 
 def test_probe_log_parser_errors_name_the_file(tmp_path: Path) -> None:

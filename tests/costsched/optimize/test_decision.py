@@ -14,13 +14,13 @@ import pytest
 from costsched import clouds
 from costsched.jobspec import parse, resolve
 from costsched.optimize.decision import (
-    PRIOR_HOURS,
     Overheads,
     egress_per_gb,
     expected_hours,
     move_cost,
     offering_rates,
 )
+from costsched.optimize.hazard import PRIOR_HOURS
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import JobState, make_policy, view_from_prices
 from costsched.prices import prices_at
@@ -167,7 +167,12 @@ def test_offering_rates_default_measured_and_on_demand() -> None:
     out = offering_rates(frame, measured)
     aws = clouds.default_preemption("aws").per_hour
     expected_k80 = (23 + aws * PRIOR_HOURS) / (97.3 + PRIOR_HOURS)
+    # The V100 has no data of its own: the cloud's K80 data (relative risk theta against
+    # the default) is its prior evidence; GCP saw nothing.
+    a = aws * PRIOR_HOURS
+    theta_cloud = (23 + a) / (aws * 97.3 + a)
     assert out["preemptions_per_hour"].tolist() == pytest.approx(
-        [expected_k80, aws, clouds.default_preemption("gcp").per_hour, 0.0])
+        [expected_k80, aws * theta_cloud, clouds.default_preemption("gcp").per_hour, 0.0])
     assert out["preemption_basis"].tolist() == [
-        "measured: 23 in 97 h", "aws default", "gcp default", "on-demand"]
+        "measured in region: 23 in 97 h; prior aws default",
+        "pooled from cloud: 23 in 97 h; prior aws default", "gcp default", "on-demand"]

@@ -173,11 +173,15 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
         assert p.usd == pytest.approx(integrate(prices, p.start_at, p.end_at), rel=1e-9)
     assert status.cost.total_usd == pytest.approx(placed["usd"].sum())
 
-    # The preemption is an availability observation: the decision model's rate for this
-    # offering group now counts it against the spot hours the job ran.
-    assert (store.availability.since()["event"] == "preempted").sum() == 1
+    # The preemption is an availability observation: the decision model's rate for the
+    # zone it happened in now counts it against the spot hours the job ran there.
+    seen = store.availability.since()
+    assert (seen["event"] == "preempted").sum() == 1
     rates = service.measured_rates(store, datetime.now(timezone.utc))
-    assert rates["preemptions"].tolist() == [1] and rates["hours"].iloc[0] > 0
+    hit = rates[rates["preemptions"] > 0]
+    assert hit["preemptions"].tolist() == [1] and hit["hours"].iloc[0] > 0
+    assert hit["zone"].iloc[0] == seen.loc[seen["event"] == "preempted", "zone"].iloc[0]
+    assert set(rates["zone"]) == set(placed["zone"])
 
 
 def integrate(prices: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> float:

@@ -13,7 +13,8 @@ from costsched.store.schema import offerings, prices
 from price_collectors import recorded
 
 JOB_TABLES = {"jobs", "placements", "job_events", "zone_coverage", "moves", "availability",
-              "leases", "task_runs", "spot_availability"}
+              "leases", "task_runs", "spot_availability", "risk_signals",
+              "measured_throughputs"}
 
 
 def every_row(engine: Engine) -> dict[str, list[tuple]]:

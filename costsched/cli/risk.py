@@ -1,0 +1,70 @@
+"""`costsched risk ...`: the published spot risk signals in the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    frame_records,
+    friendly_errors,
+    options,
+    print_json,
+    table,
+    user_text,
+)
+from costsched.service import signals as service
+
+app = typer.Typer(help="Published spot risk signals: Spot Instance Advisor buckets, spot "
+                  "placement scores, Azure eviction rates.", no_args_is_help=True)
+
+
+@app.command("import")
+@friendly_errors
+def import_(
+    path: Annotated[Path, typer.Argument(help="A saved signal document.")],
+    kind: Annotated[str, typer.Option(help="advisor (spot-advisor-data.json) | placement "
+                                      "(GetSpotPlacementScores answers with InstanceType) | "
+                                      "eviction (a Resource Graph answer).")],
+    at: Annotated[str | None, typer.Option(help="When the document was published (ISO "
+                                           "8601; default now).", show_default=False)] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Store a saved signal document's observations (history is kept)."""
+    with options(kind="--kind", at="--at"):
+        read, added = service.import_signals(db, path, kind, at)
+    if json_out:
+        print_json({"file": str(path), "read": read, "added": added})
+        return
+    console.print(f"{user_text(path)}: {read} observations, {added} new", highlight=False)
+
+
+@app.command("show")
+@friendly_errors
+def show(
+    at: Annotated[str | None, typer.Option(help="As of this time (default now).",
+                                           show_default=False)] = None,
+    cloud: Annotated[str | None, typer.Option(help="One cloud.", show_default=False)] = None,
+    history: Annotated[bool, typer.Option("--history", help="Every stored observation.")
+                       ] = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """The newest signal per offering and kind, with the prior rate it maps to."""
+    with options(at="--at"):
+        frame = service.signals(db, at, history=history, cloud=cloud)
+    if json_out:
+        print_json({"signals": frame_records(frame)})
+        return
+    rows = [[r.cloud, r.region + (f" {r.zone}" if r.zone else ""), r.instance_type, r.os,
+             r.kind, r.label, f"{r.prior_per_hour:.4f}", f"{r.observed_at:%Y-%m-%d %H:%M}",
+             r.source] for r in frame.itertuples()]
+    console.print(table(f"Spot risk signals: {len(frame)}",
+                        ["cloud", "where", "type", "OS", "kind", "bucket", "prior/h",
+                         "observed", "source"], rows))

@@ -1,0 +1,95 @@
+"""Throughputs costsched measures from its own jobs: steps per second on each placement,
+from the job's progress records, stored per (model, GPU model, count, precision) with
+time and instance; plans use the median of the newest runs over an estimate or a bundled
+figure (never over a user's own, `costsched.throughput`)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from costsched.service.stores import StoreLike, using
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+from costsched.store.signals import THROUGHPUT_COLUMNS
+from costsched.throughput import (
+    ThroughputTable,
+    learned_rows,
+    model_key,
+    placement_rates,
+    progress_steps,
+)
+
+# Placements that ended longer ago than this are not looked at again (each pass reads the
+# progress records of the rest).
+RECENT = timedelta(days=7)
+
+
+def measure(store: PriceStore, at: datetime) -> pd.DataFrame:
+    """Steps/s of every placement running or ended within RECENT before `at` with at least
+    two progress records a minute apart, except placements measured and since closed, or
+    forgotten (THROUGHPUT_COLUMNS)."""
+    placements = store.jobs.placements()
+    if placements.empty:
+        return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
+    done = store.measured_throughputs.placements_measured()
+    ended = placements["end_at"].notna()
+    recent = ~ended | (placements["end_at"] >= pd.Timestamp(at) - RECENT)
+    todo = placements[recent & ~(placements["id"].isin(done) & ended)]
+    rows = []
+    for job_id, group in todo.groupby("job_id", sort=True):
+        record = store.jobs.get(int(job_id))
+        events = store.jobs.events(int(job_id))
+        events = events[events["kind"] == "progress"]
+        progress = pd.DataFrame({"at": events["at"],
+                                 "steps": [progress_steps(d) for d in events["detail"]]})
+        spec = record.spec.get("spec", record.spec)  # stored as {"spec": ..., "source": ...}
+        model = str(spec.get("model") or record.name)
+        precision = str(spec.get("precision") or "fp32")
+        for p in group.itertuples():
+            end = None if pd.isna(p.end_at) else p.end_at
+            found = placement_rates(progress, p.start_at, end)
+            if found is None:
+                continue
+            sps, steps, seconds = found
+            rows.append((None, model, p.gpu_model, int(p.gpu_count), precision, sps, steps,
+                         seconds, pd.Timestamp(at), p.instance, int(job_id), int(p.id)))
+    return pd.DataFrame(rows, columns=THROUGHPUT_COLUMNS)
+
+
+def learn(store: StoreLike, at: datetime | str | None = None) -> int:
+    """Measure the placements not measured yet (and those still running) and store them;
+    the number stored."""
+    when = as_time(at, "at")
+    with using(store) as opened:
+        return opened.measured_throughputs.add(measure(opened, when))
+
+
+def measured(store: StoreLike, model: str | None = None) -> pd.DataFrame:
+    """The stored measurements (not forgotten), newest first."""
+    with using(store) as opened:
+        return opened.measured_throughputs.rows(model)
+
+
+def forget(store: StoreLike, *, model: str | None = None, gpu_model: str | None = None,
+           gpu_count: int | None = None) -> int:
+    """Forget matching measurements (`model` spelled in any case or punctuation): plans
+    stop using them; the number forgotten."""
+    with using(store) as opened:
+        kept = opened.measured_throughputs
+        if model is None:
+            return kept.forget(gpu_model=gpu_model, gpu_count=gpu_count)
+        names = {m for m in kept.rows()["model"] if model_key(m) == model_key(model)}
+        return sum(kept.forget(model=m, gpu_model=gpu_model, gpu_count=gpu_count)
+                   for m in sorted(names))
+
+
+def table_with_measured(store: PriceStore, user_file: Path | None = None,
+                        precision: str = "fp32") -> ThroughputTable:
+    """The throughput table plans use: bundled, costsched's measurements over it, the
+    user's over both."""
+    rows = store.measured_throughputs.rows()
+    return ThroughputTable.load(user_file, precision=precision,
+                                learned=learned_rows(rows, precision) if len(rows) else None)
