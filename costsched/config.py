@@ -177,6 +177,8 @@ class NotifyConfig(_Section):
 
     command: list[str] | None = None  # argv, run without a shell
     webhook: str | None = None
+    # Each hook's whole call (not each read): then the command is killed, the webhook left.
+    timeout_seconds: Number = Field(10.0, gt=0, le=600, allow_inf_nan=False)
 
     @field_validator("command")
     @classmethod

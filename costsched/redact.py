@@ -127,7 +127,7 @@ def redact(text: str) -> str:
 
 def _mask_assigned(match: re.Match[str]) -> str:
     value = match["value"]
-    if value.strip("\"'") == MASK:
+    if value.strip("\"'").startswith(MASK):  # masked already (a URL's password)
         return match.group()
     quote = value[0] if value[:1] in "\"'" else ""
     return f"{match['name']}{match['sep']}{quote}{MASK}{quote}"
