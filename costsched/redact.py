@@ -22,7 +22,8 @@ _SECRET_WORDS = (r"(?:token|secret|passw(?:or)?d|passwd|pwd|pass|api[_-]?key|api
                  r"auth|authorization|credentials?|signature|sig|bearer|cookie|session)")
 # A name like a secret: the word itself, or a name ending with it (api_key, X-Auth-Token).
 _SECRET_NAME = re.compile(rf"^(?:[\w.-]*[_.-])?{_SECRET_WORDS}$", re.IGNORECASE)
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
+# A URL in text, without the punctuation that ends a sentence or a clause after it.
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]*[^\s'\"<>`.,:;)\]}]")
 # name=value or name: value after a secret-like name; the value up to a space or quote.
 _ASSIGNED = re.compile(
     rf"(?P<name>\b(?:[\w.-]*[_.-])?{_SECRET_WORDS})(?P<sep>\s*[=:]\s*|\s+(?=[\"']))"
