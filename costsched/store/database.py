@@ -23,7 +23,13 @@ import pandas as pd
 import platformdirs
 from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import ExceptionContext
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 
 from costsched.model import InvalidInput, utc
 
@@ -139,6 +145,8 @@ def make_engine(url: str, limits: StoreConfig | None = None) -> Engine:
         scheme = url.split("://", 1)[0]
         raise StoreError(f"store {where}: unknown database kind {scheme!r}; expected sqlite, "
                          "postgresql+psycopg or another SQLAlchemy dialect") from None
+    except StoreError:
+        raise
     except (ArgumentError, ValueError):
         raise StoreError(f"store {where}: not a database URL; expected a SQLite file path "
                          "or a URL like postgresql+psycopg://user:password@host/db") from None
@@ -293,6 +301,14 @@ def _translate(where: str, context: ExceptionContext) -> BaseException | None:
     error = context.original_exception
     if isinstance(error, DBAPIError):
         error = error.orig
+    failed_to_connect = (isinstance(context.sqlalchemy_exception, OperationalError)
+                         or context.is_disconnect)
+    return _store_error(where, error, failed_to_connect)
+
+
+def _store_error(where: str, error: BaseException, failed_to_connect: bool
+                 ) -> StoreError | None:
+    """The StoreError a driver's error means, or None (a bug, or a constraint violated)."""
     message = _first_line(error)
     state = getattr(error, "sqlstate", None) or ""
     for prefix in (state, state[:3], state[:2]):
@@ -309,7 +325,7 @@ def _translate(where: str, context: ExceptionContext) -> BaseException | None:
             if needle in lowered:
                 return kind(f"store {where}: {meaning}")
         return StoreError(f"store {where}: {message}")
-    if isinstance(context.sqlalchemy_exception, OperationalError) or context.is_disconnect:
+    if failed_to_connect:
         meaning, transient = _connect_failure(message)
         kind = StoreUnavailable if transient else StoreError
         return kind(f"store {where}: {meaning}")
@@ -364,7 +380,7 @@ def write(engine: Engine, work: Callable[[Connection], T], *,
                     conn.execution_options(sqlite_begin="IMMEDIATE")
                 try:
                     with conn.begin():
-                        return work(conn)
+                        return _translated(engine, work, conn)
                 finally:
                     if engine.dialect.name == "sqlite" and not conn.invalidated:
                         _sqlite_busy_timeout(conn, busy_seconds)
@@ -374,6 +390,27 @@ def write(engine: Engine, work: Callable[[Connection], T], *,
                 raise
             time.sleep(min(0.05 * 2 ** attempt, 2.0, left) * (0.5 + random.random()))
     raise AssertionError("unreachable")
+
+
+def _translated(engine: Engine, work: Callable[[Connection], T], conn: Connection) -> T:
+    """`work(conn)`, with the errors of the driver's own cursors (bulk copies) translated as
+    SQLAlchemy's are by `_translate`."""
+    try:
+        return work(conn)
+    except Exception as exc:
+        if isinstance(exc, (InvalidInput, SQLAlchemyError)) or not _is_driver_error(exc):
+            raise
+        translated = _store_error(describe(engine.url.render_as_string(hide_password=False)),
+                                  exc, failed_to_connect=False)
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _is_driver_error(error: BaseException) -> bool:
+    return any(c.__name__ == "Error" and c.__module__.split(".")[0] in ("psycopg", "psycopg2",
+                                                                       "sqlite3")
+               for c in type(error).__mro__)
 
 
 def _sqlite_busy_timeout(conn: Connection, seconds: float) -> None:
