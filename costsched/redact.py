@@ -173,12 +173,15 @@ def secrets_in_url(url: str) -> list[str]:
     if not sep:
         return found
     head, at, tail = _split_userinfo(rest)
-    if at and ":" in head:
-        found.append(head.partition(":")[2])
+    user, _, password = head.partition(":") if at else ("", "", "")
     parts = urlsplit(f"x://{tail}") if tail else None
     if parts is not None:
         found.extend(v for _k, v in parse_qsl(parts.query, keep_blank_values=False))
         found.extend(s for s in parts.path.split("/") if looks_like_token(s))
+    # A password that is also the user, host or database name is shown as those anyway;
+    # masking it everywhere would hide that word in every message.
+    if password and password != user and password not in tail.split("?")[0]:
+        found.append(password)
     return found
 
 
