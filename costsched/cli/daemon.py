@@ -29,7 +29,7 @@ def daemon(
     the policy says so, refresh the on-demand catalog, on the config's schedules. Stops on
     SIGTERM or SIGINT once the step in progress is done. Logs one logfmt line per event."""
     loaded = config_module.load(config)
-    store = open_store(loaded.config.db)
+    store = open_store(loaded.config.db, loaded.config.store)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
     scheduled.log.addHandler(handler)

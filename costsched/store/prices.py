@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,9 @@ from costsched.store.leases import Leases, TaskRuns
 from costsched.store.moves import MoveStore
 from costsched.store.schema import offerings, prices
 from costsched.store.spot_availability import SpotAvailabilityStore
+
+if TYPE_CHECKING:
+    from costsched.config import StoreConfig
 
 OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
 OFFERING_ATTRS = ["gpu_model", "gpu_count", "vcpus", "memory_gb"]
@@ -52,9 +56,11 @@ class PriceStore:
     """The price history of every offering, in the database at `url`; the zones that offer
     regionally priced offerings (`record_zones`, `zones`); the job store (`jobs`)."""
 
-    def __init__(self, url: str | None = None, *, migrate: bool = True) -> None:
+    def __init__(self, url: str | None = None, *, migrate: bool = True,
+                 limits: StoreConfig | None = None) -> None:
         self.url = resolve_url(url) if url else default_url()
-        self.engine: Engine = database.make_engine(self.url)
+        # limits: the config's [store] waits (default: the configuration in effect).
+        self.engine: Engine = database.make_engine(self.url, limits)
         if migrate:
             try:
                 self.upgrade()

@@ -213,3 +213,30 @@ def test_a_store_gone_during_daemon_once_fails_the_run(open_dir: Path, fault: st
     reason = "deleted or moved" if fault == "deleted" else "turned read-only"
     assert lines and reason in lines[-1], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_daemons_config_file_sets_the_wait(tmp_path: Path) -> None:
+    """`daemon --config` opens its store with that file's [store] section (open_store's
+    limits), not only the default configuration."""
+    from datetime import datetime, timezone
+
+    from costsched.config import StoreConfig
+    from costsched.service.stores import open_store
+    from costsched.store.database import StoreBusy
+
+    path = tmp_path / "store.sqlite"
+    PriceStore(str(path)).dispose()
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(HOLD_SQLITE_LOCK),
+                               str(path)], stdout=subprocess.PIPE, text=True)
+    store = open_store(str(path), StoreConfig(busy_seconds=0.5))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        with pytest.raises(StoreBusy):
+            store.jobs.create("waits", {}, 1.0, at=datetime.now(timezone.utc))
+        took = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+        store.dispose()
+    assert 0.5 <= took < 2.5, took
