@@ -160,6 +160,6 @@ def test_report_escapes_a_job_names_control_characters(cli, db_path: Path) -> No
 
 
 def test_a_logged_warning_is_the_same_rule(caplog: pytest.LogCaptureFixture) -> None:
-    log = logging.getLogger("costsched.daemon")
+    log = logging.getLogger("tests.redaction")
     log.warning(logfmt("error", error="connect to postgresql://u:pa/ss-w0rd@h/db failed"))
     no_secret(caplog.text)
