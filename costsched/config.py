@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import (
+    AllowInfNan,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -30,6 +31,14 @@ from pydantic import (
 
 from costsched.model import CLOUDS, InvalidInput
 from costsched.optimize.decision import Overheads
+from costsched.redact import (
+    redact,
+    redact_url,
+    redact_value,
+    remember,
+    secrets_in_argv,
+    secrets_in_url,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,20 +57,9 @@ def default_path() -> Path:
 
 
 def mask_url(value: str) -> str:
-    """`value` with the password of a URL in it replaced by ***; other text unchanged."""
-    if "://" not in value:
-        return value
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return value
-    if "@" not in parts.netloc:
-        return value
-    userinfo, host = parts.netloc.rsplit("@", 1)
-    if ":" not in userinfo:
-        return value
-    user = userinfo.split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    """`value` with the secrets of a URL in it masked (`costsched.redact`); other text
+    unchanged."""
+    return redact_url(value) if "://" in value else value
 
 
 # --- the model -----------------------------------------------------------------------------
@@ -88,7 +86,8 @@ def _not_bool(value: Any) -> Any:
     return value
 
 
-Number = Annotated[float, BeforeValidator(_not_bool)]
+# Every number in the configuration is finite: inf and nan are refused.
+Number = Annotated[float, BeforeValidator(_not_bool), AllowInfNan(False)]
 
 
 class CollectConfig(_Section):
@@ -152,7 +151,7 @@ class MigrationConfig(_Section):
     restart_minutes: Number = Field(_DEFAULT_OVERHEADS.restart_minutes, ge=0,
                                    allow_inf_nan=False)
     warmup_minutes: Number = Field(_DEFAULT_OVERHEADS.warmup_minutes, ge=0, allow_inf_nan=False)
-    transfer_gbps: Number = Field(_DEFAULT_OVERHEADS.transfer_gbps, gt=0)
+    transfer_gbps: Number = Field(_DEFAULT_OVERHEADS.transfer_gbps, gt=0, allow_inf_nan=False)
     overlap_minutes: Number = Field(_DEFAULT_OVERHEADS.overlap_minutes, ge=0,
                                    allow_inf_nan=False)
     # None = half the job's checkpoint interval.
@@ -170,6 +169,8 @@ class LaunchConfig(_Section):
     launcher: Literal["local", "aws", "gcp"] = "local"
     checkpoint_root: str | None = None
     max_code_mb: Number = Field(100, gt=0, allow_inf_nan=False)  # a job's packed workdir
+    # A sweep making more jobs than this is refused before any job is made.
+    max_sweep_jobs: int = Field(10_000, ge=1)
 
 
 class NotifyConfig(_Section):
@@ -177,6 +178,8 @@ class NotifyConfig(_Section):
 
     command: list[str] | None = None  # argv, run without a shell
     webhook: str | None = None
+    # Each hook's whole call (not each read): then the command is killed, the webhook left.
+    timeout_seconds: Number = Field(10.0, gt=0, le=600, allow_inf_nan=False)
 
     @field_validator("command")
     @classmethod
@@ -197,6 +200,15 @@ class NotifyConfig(_Section):
         return value
 
 
+class StoreConfig(_Section):
+    """How long the store is waited for: a busy store (another writer's lock) is retried for
+    `busy_seconds` before the command exits 75; a PostgreSQL statement is cancelled after
+    `statement_timeout_seconds` (exit 75)."""
+
+    busy_seconds: Number = Field(10.0, gt=0, le=3600, allow_inf_nan=False)
+    statement_timeout_seconds: Number = Field(60.0, gt=0, le=86_400, allow_inf_nan=False)
+
+
 class Config(_Section):
     """The effective configuration. `db` None = the default store."""
 
@@ -207,6 +219,18 @@ class Config(_Section):
     migration: MigrationConfig = Field(default_factory=MigrationConfig)
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+
+    def secrets(self) -> list[str]:
+        """The values configured that are secrets: masked wherever they would be shown."""
+        found = secrets_in_url(self.db) if self.db else []
+        if self.notify.webhook:
+            found += secrets_in_url(self.notify.webhook)
+        if self.notify.command:
+            found += secrets_in_argv(self.notify.command)
+            for arg in self.notify.command:
+                found += secrets_in_url(arg) if "://" in arg else []
+        return found
 
 
 SECTIONS: dict[str, type[_Section]] = {
@@ -235,22 +259,14 @@ class Loaded:
     read: bool
 
     def rows(self) -> list[tuple[str, Any, str]]:
-        """(key, value, source) of every key, URL passwords masked."""
-        return [(key, _masked(self.value(key)), self.sources[key]) for key in KEYS]
+        """(key, value, source) of every key, secrets masked (`costsched.redact`)."""
+        return [(key, redact_value(self.value(key), key), self.sources[key]) for key in KEYS]
 
     def value(self, key: str) -> Any:
         node: Any = self.config
         for part in key.split("."):
             node = getattr(node, part)
         return node
-
-
-def _masked(value: Any) -> Any:
-    if isinstance(value, str):
-        return mask_url(value)
-    if isinstance(value, list):
-        return [_masked(v) for v in value]
-    return value
 
 
 def load(path: Path | None = None, env: Mapping[str, str] = os.environ) -> Loaded:
@@ -278,7 +294,14 @@ def load(path: Path | None = None, env: Mapping[str, str] = os.environ) -> Loade
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise _one_line(exc, data, sources) from None
+    remember(config.secrets())
     return Loaded(config, sources, file, read)
+
+
+def effective() -> Config:
+    """The configuration in effect for this process ($COSTSCHED_CONFIG or the default file,
+    with the environment's overrides)."""
+    return load().config
 
 
 def _read(file: Path) -> dict[str, Any]:
@@ -341,7 +364,11 @@ def _from_env(key: str, text: str) -> Any:
     """An environment string as the key's type: lists comma-separated (the notify command
     split like a shell would, without running one); "" = unset for optional keys."""
     if key == "notify.command":
-        return shlex.split(text) if text.strip() else None
+        try:
+            return shlex.split(text) if text.strip() else None
+        except ValueError as exc:  # an unbalanced quote
+            raise InvalidInput(f"env {_env_name(key)} {redact(text)!r}: {exc}: expected a "
+                               "command line quoted like a shell's") from None
     if key in ("collect.clouds", "collect.regions"):
         return [part.strip() for part in text.split(",") if part.strip()]
     if not text.strip() and key in _OPTIONAL:
@@ -370,8 +397,7 @@ def _one_line(exc: ValidationError, data: dict[str, Any], sources: dict[str, str
     key = ".".join(loc[:2]) if loc and loc[0] in SECTIONS else (loc[0] if loc else "")
     origin = sources.get(key, "default").removeprefix("file ")
     value = error.get("input")
-    if isinstance(value, str):
-        value = mask_url(value)
+    value = redact_value(value, key)
     kind = error["type"]
     ctx = error.get("ctx") or {}
     if kind == "value_error":
@@ -379,6 +405,9 @@ def _one_line(exc: ValidationError, data: dict[str, Any], sources: dict[str, str
     elif kind in ("greater_than_equal", "greater_than"):
         sign = ">=" if kind == "greater_than_equal" else ">"
         expected = f"expected a number {sign} {ctx.get('ge', ctx.get('gt')):g}"
+    elif kind in ("less_than_equal", "less_than"):
+        sign = "<=" if kind == "less_than_equal" else "<"
+        expected = f"expected a number {sign} {ctx.get('le', ctx.get('lt')):g}"
     elif kind == "literal_error" and key == "launch.launcher":
         expected = f"expected one of {', '.join(LAUNCHERS)}"
     else:

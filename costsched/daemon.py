@@ -56,11 +56,14 @@ LauncherFactory = Callable[[str], Launcher]
 
 def logfmt(level: str = "info", **fields: Any) -> str:
     """One logfmt line: ts=... level=... then `fields` in order; values with spaces or
-    quotes are quoted."""
+    quotes are quoted; secrets masked (`costsched.redact`)."""
+    from costsched.redact import MASK, is_secret_name, redact
+
     ts = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     parts = [f"ts={ts}", f"level={level}"]
     for key, value in fields.items():
-        text = f"{value:.2f}" if isinstance(value, float) else str(value)
+        text = f"{value:.2f}" if isinstance(value, float) else redact(str(value))
+        text = MASK if is_secret_name(key) and text else text
         if not text or any(c in text for c in ' "=\\\n'):
             text = '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
         parts.append(f"{key}={text}")

@@ -41,6 +41,17 @@ from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
 
+# The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
+# the arithmetic on it would overflow or lose all precision.
+MAX_STEPS = 1e12
+MAX_HOURS = 1e6  # about 114 years
+MAX_USD = 1e9
+MAX_MINUTES = 1e6
+MAX_GB = 1e6  # a petabyte
+MAX_STEPS_PER_SECOND = 1e9
+MAX_GPUS = 1024
+DEFAULT_MAX_SWEEP_JOBS = 10_000
+
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*"
                        r"(?:(\d+(?:\.\d+)?)\s*m)?\s*$")
 
@@ -75,14 +86,22 @@ def parse_hours(value: Any) -> float | datetime:
                 raise ValueError(f"{text!r}: expected hours (48, '36h', '2d', '90m') "
                                  "or an ISO time (2020-03-03T00:00Z)") from None
             return utc(ts.to_pydatetime())
-    if not math.isfinite(hours) or hours <= 0:
-        raise ValueError(f"{value!r}: expected a positive duration")
+    if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
+        raise ValueError(f"{value!r}: expected a positive duration of at most "
+                         f"{MAX_HOURS:g} hours")
     return hours
 
 
-def _positive(value: float | None, what: str) -> float | None:
-    if value is not None and (not math.isfinite(value) or value <= 0):
-        raise ValueError(f"{value!r}: expected a positive {what}")
+def _positive(value: float | None, what: str, most: float) -> float | None:
+    if value is not None and (not math.isfinite(value) or value <= 0 or value > most):
+        raise ValueError(f"{value!r}: expected a positive {what} of at most {most:g}")
+    return value
+
+
+def _amount(value: float, what: str, most: float) -> float:
+    """A finite amount from 0 to `most`."""
+    if not math.isfinite(value) or value < 0 or value > most:
+        raise ValueError(f"{value!r}: expected {what} from 0 to {most:g}")
     return value
 
 
@@ -92,9 +111,24 @@ class _Strict(BaseModel):
 
 class CheckpointSpec(_Strict):
     location: str = ""
-    size_gb: float = Field(0.0, ge=0)
-    interval_minutes: float = Field(DEFAULT_CHECKPOINT_HOURS * 60, gt=0)
-    restart_minutes: float = Field(Overheads().restart_minutes, ge=0)
+    size_gb: float = 0.0
+    interval_minutes: float = DEFAULT_CHECKPOINT_HOURS * 60
+    restart_minutes: float = Overheads().restart_minutes
+
+    @field_validator("size_gb")
+    @classmethod
+    def _size(cls, v: float) -> float:
+        return _amount(v, "a size in GB", MAX_GB)
+
+    @field_validator("interval_minutes")
+    @classmethod
+    def _interval(cls, v: float) -> float:
+        return _positive(v, "number of minutes", MAX_MINUTES)  # type: ignore[return-value]
+
+    @field_validator("restart_minutes")
+    @classmethod
+    def _restart(cls, v: float) -> float:
+        return _amount(v, "a number of minutes", MAX_MINUTES)
 
 
 class ConstraintsSpec(_Strict):
@@ -106,7 +140,7 @@ class ConstraintsSpec(_Strict):
     gpu_models: list[str] = []
     gpu_counts: list[int] = []
     max_price: float | None = None
-    max_migrations: int | None = Field(None, ge=0)
+    max_migrations: int | None = Field(None, ge=0, le=1_000_000)
     zones: list[str] = []
     instance_types: list[str] = []
 
@@ -125,12 +159,12 @@ class ConstraintsSpec(_Strict):
     @field_validator("budget")
     @classmethod
     def _budget(cls, v: float | None) -> float | None:
-        return _positive(v, "amount of USD")
+        return _positive(v, "amount of USD", MAX_USD)
 
     @field_validator("max_price")
     @classmethod
     def _price(cls, v: float | None) -> float | None:
-        return _positive(v, "USD per hour")
+        return _positive(v, "USD per hour", MAX_USD)
 
     @field_validator("clouds")
     @classmethod
@@ -150,8 +184,8 @@ class ConstraintsSpec(_Strict):
     @field_validator("gpu_counts")
     @classmethod
     def _counts(cls, v: list[int]) -> list[int]:
-        if any(n < 1 for n in v):
-            raise ValueError("expected whole numbers >= 1")
+        if any(n < 1 or n > MAX_GPUS for n in v):
+            raise ValueError(f"expected whole numbers from 1 to {MAX_GPUS}")
         return v
 
 
@@ -183,7 +217,13 @@ class JobSpec(_Strict):
     @field_validator("envs", mode="before")
     @classmethod
     def _envs(cls, v: Any) -> Any:
-        return {str(k): str(x) for k, x in v.items()} if isinstance(v, dict) else v
+        if not isinstance(v, dict):
+            return v
+        for key, value in v.items():
+            if not isinstance(value, (str, int, float, bool)):
+                kind = "nothing" if value is None else f"a {_yaml_kind(value)}"
+                raise ValueError(f"{key!r}: expected a string, number or true/false, got {kind}")
+        return {str(k): str(x) for k, x in v.items()}
 
     @field_validator("precision")
     @classmethod
@@ -200,7 +240,7 @@ class JobSpec(_Strict):
         out = {}
         for key, sps in v.items():
             gpu, n = parse_gpu(key)
-            _positive(sps, "number of steps per second")
+            _positive(sps, "number of steps per second", MAX_STEPS_PER_SECOND)
             out[f"{gpu}:{n}"] = float(sps)
         return out
 
@@ -212,10 +252,15 @@ class JobSpec(_Strict):
         gpu, n = parse_gpu(v)
         return f"{gpu}:{n}"
 
-    @field_validator("steps", "epochs", "steps_per_epoch", "hours")
+    @field_validator("steps", "epochs", "steps_per_epoch")
     @classmethod
     def _amounts(cls, v: float | None) -> float | None:
-        return _positive(v, "number")
+        return _positive(v, "number", MAX_STEPS)
+
+    @field_validator("hours")
+    @classmethod
+    def _work_hours(cls, v: float | None) -> float | None:
+        return _positive(v, "number of hours", MAX_HOURS)
 
     @model_validator(mode="after")
     def _work(self) -> JobSpec:
@@ -230,6 +275,8 @@ class JobSpec(_Strict):
                              f"hours and reference_gpu (got {', '.join(given) or 'none'})")
         if forms["epochs"] and (self.epochs is None or self.steps_per_epoch is None):
             raise ValueError("epochs needs steps_per_epoch (and the other way round)")
+        if forms["epochs"] and self.epochs * self.steps_per_epoch > MAX_STEPS:  # type: ignore[operator]
+            raise ValueError(f"epochs x steps_per_epoch: expected at most {MAX_STEPS:g} steps")
         if forms["hours"] and (self.hours is None or self.reference_gpu is None):
             raise ValueError("hours needs reference_gpu, the GPU those hours were measured "
                              f"on (one of {', '.join(GPU_SPECS)}, e.g. V100 or V100:8)")
@@ -311,10 +358,20 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     )
 
 
-def expand_sweep(spec: JobSpec) -> list[JobSpec]:
-    """One spec per combination of the sweep's values (set as envs), named name-1, ..."""
+def sweep_size(spec: JobSpec) -> int:
+    """How many jobs the spec makes: the product of its sweep's axis lengths."""
+    return math.prod(len(values) for values in spec.sweep.values()) if spec.sweep else 1
+
+
+def expand_sweep(spec: JobSpec, max_jobs: int = DEFAULT_MAX_SWEEP_JOBS,
+                 source: str = "<spec>") -> list[JobSpec]:
+    """One spec per combination of the sweep's values (set as envs), named name-1, ...;
+    InvalidInput, before any is made, when there would be more than `max_jobs`."""
     if not spec.sweep:
         return [spec]
+    size = sweep_size(spec)
+    if size > max_jobs:
+        raise InvalidInput(_too_many(source, spec.name, size, max_jobs))
     names = list(spec.sweep)
     out = []
     for i, values in enumerate(itertools.product(*spec.sweep.values()), start=1):
@@ -324,15 +381,31 @@ def expand_sweep(spec: JobSpec) -> list[JobSpec]:
     return out
 
 
+def _too_many(source: str, name: str, size: int, most: int) -> str:
+    return (f"{source}: job {name!r}: field sweep: {size:,} combinations: expected at most "
+            f"{most:,} jobs (launch.max_sweep_jobs in the config)")
+
+
 def parse(data: Any, source: str = "<spec>") -> JobSpec:
-    """A JobSpec from parsed YAML; InvalidInput naming the source and field."""
+    """A JobSpec from parsed YAML; InvalidInput naming the source, job and field."""
     if not isinstance(data, dict):
         raise InvalidInput(f"{source}: expected a mapping of job fields (name, run, model, "
-                           f"steps, ...), got {type(data).__name__}")
+                           f"steps, ...), got {_yaml_kind(data)}")
     try:
         return JobSpec.model_validate(data)
     except ValidationError as exc:
-        raise InvalidInput(_first_error(source, exc)) from None
+        name = data.get("name")
+        where = f"{source}: job {name!r}" if isinstance(name, str) and name else source
+        raise InvalidInput(_first_error(where, exc)) from None
+
+
+def _yaml_kind(value: Any) -> str:
+    """The YAML name of a parsed value's type, for messages."""
+    if isinstance(value, dict):
+        return "mapping"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return type(value).__name__
 
 
 def _first_error(source: str, exc: ValidationError) -> str:
@@ -377,8 +450,35 @@ def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
     return spec.model_copy(update={"workdir": str(workdir)})
 
 
-def load(path: str | Path) -> list[JobSpec]:
-    """Every job in a YAML file (one per document), sweeps expanded."""
+class _SpecLoader(yaml.SafeLoader):
+    """YAML's safe subset without aliases (a few lines of them can expand to gigabytes) and
+    without duplicate keys (YAML would keep the last one silently)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"alias *{event.anchor} is not accepted in a job spec: write the "
+                "value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[Any] = set()
+        for key_node, _value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                continue  # SafeLoader refuses these itself
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}: each field may be given once",
+                    key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load(path: str | Path, max_sweep_jobs: int | None = None) -> list[JobSpec]:
+    """Every job in a YAML file (one per document), sweeps expanded; at most `max_sweep_jobs`
+    jobs (default: the config's launch.max_sweep_jobs)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -387,7 +487,7 @@ def load(path: str | Path) -> list[JobSpec]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read ({exc})") from None
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_SpecLoader) if d is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f": line {mark.line + 1}" if mark is not None else ""
@@ -396,7 +496,11 @@ def load(path: str | Path) -> list[JobSpec]:
     if not docs:
         raise InvalidInput(f"{path}: no job in the file: expected fields name, run, model, "
                            "steps, ...")
-    specs: list[JobSpec] = []
+    if max_sweep_jobs is None:
+        from costsched.config import effective
+
+        max_sweep_jobs = effective().launch.max_sweep_jobs
+    parsed = []
     for i, doc in enumerate(docs, start=1):
         where = str(path) if len(docs) == 1 else f"{path} (document {i})"
         if skypilot_task(doc):  # a SkyPilot task file, read as it is
@@ -405,7 +509,12 @@ def load(path: str | Path) -> list[JobSpec]:
             spec = parse_task(doc, where, path.stem)
         else:
             spec = parse(doc, where)
-        specs.extend(expand_sweep(anchor_workdir(spec, path.parent)))
+        parsed.append(anchor_workdir(spec, path.parent))
+    total = sum(sweep_size(spec) for spec in parsed)  # counted before any job is made
+    if total > max_sweep_jobs:
+        name = max(parsed, key=sweep_size).name
+        raise InvalidInput(_too_many(str(path), name, total, max_sweep_jobs))
+    specs = [job for spec in parsed for job in expand_sweep(spec, max_sweep_jobs, str(path))]
     names = [s.name for s in specs]
     dupes = sorted(n for n, count in collections.Counter(names).items() if count > 1)
     if dupes:

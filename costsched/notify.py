@@ -2,29 +2,35 @@
 failures and budget alarms, with one JSON document {"event", "at", ...details}.
 
 A hook never stops the caller: a failure is one WARNING line and False in the result.
-The document carries the details given, with URL passwords masked; never the database URL.
+Each hook is bounded: it has `notify.timeout_seconds` in all (not per read); a command's
+output is discarded and its process group killed at the deadline; a webhook's response body
+is never read. The document carries the details given with secrets masked
+(`costsched.redact`); never the database URL.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import http.client
 import json
 import logging
 import math
 import os
+import signal
+import socket
 import subprocess
-import urllib.error
-import urllib.request
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from costsched.config import Config, mask_url
+from costsched.config import Config
 from costsched.model import InvalidInput
+from costsched.redact import MASK, is_secret_name, redact
 
 EVENTS = ("migration", "recovery", "failure", "budget")
-TIMEOUT_SECONDS = 10.0
 _log = logging.getLogger(__name__)
 
 
@@ -46,9 +52,10 @@ def notify(config: Config, event: str, **details: Any) -> NotifyResult:
         raise InvalidInput(f"event {event!r}: expected one of {', '.join(EVENTS)}")
     body = document(config, event, **details)
     hooks = config.notify
+    seconds = hooks.timeout_seconds
     return NotifyResult(
-        command=None if hooks.command is None else _run(hooks.command, body, event),
-        webhook=None if hooks.webhook is None else _post(hooks.webhook, body, event),
+        command=None if hooks.command is None else _run(hooks.command, body, event, seconds),
+        webhook=None if hooks.webhook is None else _post(hooks.webhook, body, event, seconds),
     )
 
 
@@ -61,11 +68,12 @@ def document(config: Config, event: str, **details: Any) -> bytes:
 
 def _clean(value: Any, db: str | None) -> Any:
     if isinstance(value, dict):
-        return {str(k): _clean(v, db) for k, v in value.items()}
+        return {str(k): MASK if is_secret_name(str(k)) else _clean(v, db)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clean(v, db) for v in value]
     if isinstance(value, str):
-        return "***" if db and value == db else mask_url(value)
+        return MASK if db and value == db else redact(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None  # JSON has no NaN
     return value
@@ -79,38 +87,119 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _run(argv: list[str], body: bytes, event: str) -> bool:
-    name = argv[0]
+def _run(argv: list[str], body: bytes, event: str, seconds: float) -> bool:
+    """Run the command in a session of its own with `body` on stdin; its output is
+    discarded (the last line of stderr kept for the warning). At the deadline, and when it
+    ends, whatever is left of its process group is killed."""
+    name = redact(argv[0])
     try:
-        done = subprocess.run(argv, input=body, capture_output=True, timeout=TIMEOUT_SECONDS,
-                              check=False, env={**os.environ, "COSTSCHED_EVENT": event})
-    except subprocess.TimeoutExpired:
-        return _failed(f"command {name}", event, f"no exit within {TIMEOUT_SECONDS:g} s")
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                env={**os.environ, "COSTSCHED_EVENT": event})
     except (OSError, ValueError) as exc:  # not found, not executable, a NUL in argv
         return _failed(f"command {name}", event, getattr(exc, "strerror", None) or str(exc))
-    if done.returncode != 0:
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        said = f": {lines[-1][:200]}" if lines else ""
-        return _failed(f"command {name}", event, f"exit status {done.returncode}{said}")
+    tail = _Tail()
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, body), daemon=True)
+    reader = threading.Thread(target=tail.drain, args=(proc.stderr,), daemon=True)
+    feeder.start()
+    reader.start()
+    try:
+        code: int | None = proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        _kill_group(proc)
+    reader.join(1.0)
+    if code is None:
+        return _failed(f"command {name}", event, f"no exit within {seconds:g} s (killed)")
+    if code != 0:
+        said = f": {tail.last_line()[:200]}" if tail.last_line() else ""
+        return _failed(f"command {name}", event, f"exit status {code}{said}")
     return True
 
 
-def _post(url: str, body: bytes, event: str) -> bool:
+def _feed(stdin: IO[bytes], body: bytes) -> None:
+    try:
+        with stdin:
+            stdin.write(body)
+    except OSError:  # the command did not read its input
+        pass
+
+
+class _Tail:
+    """The last bytes a stream wrote, read to its end in bounded memory."""
+
+    KEEP = 4096
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def drain(self, stream: IO[bytes]) -> None:
+        with stream:
+            while chunk := stream.read1(65536):  # type: ignore[attr-defined]
+                self.data = (self.data + chunk)[-self.KEEP:]
+
+    def last_line(self) -> str:
+        lines = self.data.decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the command's process group (it and anything it started), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _post(url: str, body: bytes, event: str, seconds: float) -> bool:
+    """POST `body`; the whole exchange (connect, send, the status line) within `seconds`,
+    the response's body never read."""
+    hook = f"webhook {redact(url)}"
     target, auth = _split_credentials(url)
+    parts = urlsplit(target)
     headers = {"Content-Type": "application/json", "User-Agent": "costsched"}
     if auth:
         headers["Authorization"] = auth
-    request = urllib.request.Request(target, data=body, headers=headers, method="POST")
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
-            response.read()
-    except urllib.error.HTTPError as exc:
-        return _failed(f"webhook {mask_url(url)}", event, f"HTTP {exc.code} {exc.reason}")
-    except urllib.error.URLError as exc:
-        return _failed(f"webhook {mask_url(url)}", event, str(exc.reason))
-    except (OSError, ValueError) as exc:  # timeouts, resets, bad URLs
-        return _failed(f"webhook {mask_url(url)}", event, str(exc) or type(exc).__name__)
+        conn = kind(parts.hostname or "", parts.port, timeout=seconds)
+    except ValueError as exc:  # a bad port
+        return _failed(hook, event, str(exc))
+    path = urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    outcome: list[tuple[int, str] | BaseException] = []
+
+    def exchange() -> None:
+        try:
+            conn.request("POST", path, body=body, headers=headers)
+            response = conn.getresponse()
+            outcome.append((response.status, response.reason))
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            outcome.append(exc)
+        finally:
+            conn.close()
+
+    worker = threading.Thread(target=exchange, daemon=True, name="costsched-webhook")
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        _abort(conn)
+        worker.join(1.0)
+        return _failed(hook, event, f"no answer within {seconds:g} s")
+    result = outcome[0] if outcome else RuntimeError("no result")
+    if isinstance(result, BaseException):
+        return _failed(hook, event, str(result) or type(result).__name__)
+    status, reason = result
+    if status >= 400:
+        return _failed(hook, event, f"HTTP {status} {reason}")
     return True
+
+
+def _abort(conn: http.client.HTTPConnection) -> None:
+    """End a connection another thread is blocked on."""
+    sock = conn.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _split_credentials(url: str) -> tuple[str, str | None]:
@@ -125,6 +214,6 @@ def _split_credentials(url: str) -> tuple[str, str | None]:
 
 
 def _failed(hook: str, event: str, reason: str) -> bool:
-    reason = " ".join(reason.split())
+    reason = redact(" ".join(reason.split()))
     _log.warning("notification hook %s failed for event %s: %s", hook, event, reason)
     return False

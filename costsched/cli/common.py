@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from costsched.model import InvalidInput
+from costsched.redact import redact
 from costsched.service.values import as_time
 
 # Piped output (files, tests, CI logs) gets a wide page instead of rich's default 80
@@ -74,7 +75,8 @@ def friendly_errors(fn: F) -> F:
         except InvalidInput as exc:
             from costsched.store.database import StoreUnavailable
 
-            err_console.print(f"[red]error:[/red] {user_text(exc)}", highlight=False,
+            err_console.print(f"[red]error:[/red] {user_text(redact(str(exc)))}",
+                              highlight=False,
                               soft_wrap=True)
             code = EXIT_TRY_AGAIN if isinstance(exc, StoreUnavailable) else EXIT_BAD_INPUT
             raise typer.Exit(code) from None
@@ -145,9 +147,19 @@ def _is_missing(value: Any) -> bool:
 WRAPPING_COLUMNS = {"regions", "source", "source or rule", "note", "reason"}
 
 
+def cell(value: str | Text) -> Text:
+    """A table cell shown literally: its control characters as escapes, a Text's style kept
+    (the one escaping of user text in tables)."""
+    if isinstance(value, Text):
+        if not _UNPRINTABLE.search(value.plain):
+            return value
+        return Text(printable(value.plain), style=value.style, justify=value.justify)
+    return Text(printable(value))
+
+
 def table(title: str, columns: list[str], rows: list[list[str | Text]]) -> Table:
-    """A table whose string cells (and title) are user text, shown literally; a styled cell
-    is passed as a rich Text."""
+    """A table whose cells (and title) are user text, shown literally (`cell`); a styled
+    cell is passed as a rich Text."""
     out = Table(title=Text(printable(title), style="table.title"), header_style="bold")
     for name in columns:
         numeric = name.startswith("$") or name.endswith(("$/h", "%", "h")) or name in {"GPUs"}
@@ -155,7 +167,7 @@ def table(title: str, columns: list[str], rows: list[list[str | Text]]) -> Table
         out.add_column(name, justify="right" if numeric else "left",
                        no_wrap=name not in WRAPPING_COLUMNS)
     for row in rows:
-        out.add_row(*(cell if isinstance(cell, Text) else Text(printable(cell)) for cell in row))
+        out.add_row(*(cell(value) for value in row))
     return out
 
 

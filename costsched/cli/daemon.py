@@ -12,6 +12,7 @@ import typer
 from costsched import config as config_module
 from costsched import daemon as scheduled
 from costsched.cli.common import JsonOption, console, friendly_errors, print_json, printable
+from costsched.redact import redact
 from costsched.service.stores import open_store
 
 
@@ -28,7 +29,7 @@ def daemon(
     the policy says so, refresh the on-demand catalog, on the config's schedules. Stops on
     SIGTERM or SIGINT once the step in progress is done. Logs one logfmt line per event."""
     loaded = config_module.load(config)
-    store = open_store(loaded.config.db)
+    store = open_store(loaded.config.db, loaded.config.store)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
     scheduled.log.addHandler(handler)
@@ -40,12 +41,14 @@ def daemon(
     runs = scheduled.run_once(store, loaded.config)
     if json_out:
         print_json([{"task": r.task, "status": r.status, "started_at": r.started_at,
-                     "finished_at": r.finished_at, "detail": r.detail} for r in runs])
+                     "finished_at": r.finished_at, "detail": redact(r.detail or "") or r.detail}
+                    for r in runs])
         return
     if not runs:
         console.print("Nothing due.")
     for r in runs:
-        console.print(printable(f"{r.task}: {r.status}" + (f": {r.detail}" if r.detail else "")),
+        console.print(printable(f"{r.task}: {r.status}" + (f": {redact(r.detail)}" if r.detail
+                                                           else "")),
                       highlight=False, markup=False)
     if any(r.status == "failed" for r in runs):
         raise typer.Exit(1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from costsched.config import StoreConfig
 from costsched.store import PriceStore
 
 # What the service functions take as their store: a store, a SQLAlchemy URL or SQLite file
@@ -12,12 +13,13 @@ from costsched.store import PriceStore
 StoreLike = PriceStore | str | None
 
 
-def open_store(db: str | None = None) -> PriceStore:
+def open_store(db: str | None = None, limits: StoreConfig | None = None) -> PriceStore:
     """The price store at `db` (a SQLAlchemy URL or a SQLite file path; default
     $COSTSCHED_DB, else a file in the user data directory), upgraded to the newest schema.
-    A store that cannot be opened raises StoreError: one line saying what, where (the URL's
-    password masked) and what to do."""
-    return PriceStore(db)
+    `limits`: how long to wait for it (a config's [store] section; default: the
+    configuration in effect). A store that cannot be opened raises StoreError: one line
+    saying what, where (the URL's password masked) and what to do."""
+    return PriceStore(db, limits=limits)
 
 
 @contextmanager

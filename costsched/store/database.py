@@ -11,18 +11,25 @@ import os
 import random
 import sqlite3
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pandas as pd
 import platformdirs
 from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import ExceptionContext
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 
 from costsched.model import InvalidInput, utc
 
@@ -30,14 +37,17 @@ ENV_DB = "COSTSCHED_DB"
 _SCRIPTS = "costsched.store:revisions"
 _EPOCH = pd.Timestamp(0, tz="UTC")
 CONNECT_TIMEOUT_S = 10  # PostgreSQL: unless the URL sets connect_timeout
-STATEMENT_TIMEOUT_MS = 300_000  # PostgreSQL: unless the URL's options set statement_timeout
-BUSY_TIMEOUT_S = 30.0  # SQLite: how long a writer waits for another one's lock
+# How long a busy store is waited for and a PostgreSQL statement may run come from the
+# config ([store] busy_seconds, statement_timeout_seconds: `costsched.config.StoreConfig`).
 WRITE_ATTEMPTS = 6  # a write that loses a race (lock, deadlock, serialization) runs again
 _UPGRADE_LOCK = 0x636F737473636864  # PostgreSQL advisory lock key around schema upgrades
 # The driver each SQLAlchemy dialect imports, and the package that provides it.
 _DRIVER_PACKAGES = {"MySQLdb": "mysqlclient", "pymysql": "PyMySQL", "psycopg": "psycopg",
                     "psycopg2": "psycopg2-binary", "asyncpg": "asyncpg", "pyodbc": "pyodbc",
                     "oracledb": "oracledb", "mariadb": "mariadb", "pg8000": "pg8000"}
+
+if TYPE_CHECKING:
+    from costsched.config import StoreConfig
 
 T = TypeVar("T")
 
@@ -96,29 +106,47 @@ def describe(url: str) -> str:
     return mask_url(url)
 
 
-def make_engine(url: str) -> Engine:
+def store_limits() -> StoreConfig:
+    """How long this process waits for a busy store and lets a statement run: the config's
+    [store] section."""
+    from costsched.config import effective
+
+    return effective().store
+
+
+def make_engine(url: str, limits: StoreConfig | None = None) -> Engine:
     """An engine for `url` whose database errors are one-line StoreErrors.
 
     SQLite: WAL, a busy timeout, foreign keys, and transactions begun by SQLAlchemy (so a
-    write can take the lock up front: `write`). PostgreSQL: connect and statement timeouts
-    unless the URL sets them, and connections checked before use (a restarted server)."""
+    write can take the lock up front: `write`), each checking first that the file is still
+    the one opened. PostgreSQL: connect, lock and statement timeouts unless the URL sets
+    them, and connections checked before use (a restarted server). `limits`: the config's
+    [store] section (default: `store_limits()`)."""
     where = describe(url)
+    limits = limits if limits is not None else store_limits()
+    watch: _FileWatch | None = None
     try:
         parsed = make_url(url)
         backend = parsed.get_backend_name()
         kwargs: dict = {}
         if backend == "sqlite":
-            kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S}
-            parsed = _read_only_sqlite(parsed)
+            kwargs["connect_args"] = {"timeout": limits.busy_seconds}
+            opened = _read_only_sqlite(parsed)
+            if parsed.database not in (None, "", ":memory:") and \
+                    not str(parsed.database).startswith("file:"):
+                watch = _FileWatch(Path(str(parsed.database)), writable=opened is parsed)
+            parsed = opened
         else:
             kwargs["pool_pre_ping"] = True
         if backend == "postgresql" and parsed.get_driver_name() in ("psycopg", "psycopg2"):
-            kwargs["connect_args"] = _postgresql_timeouts(parsed.query)
+            kwargs["connect_args"] = _postgresql_timeouts(parsed.query, limits)
         engine = create_engine(parsed, **kwargs)
     except NoSuchModuleError:
         scheme = url.split("://", 1)[0]
         raise StoreError(f"store {where}: unknown database kind {scheme!r}; expected sqlite, "
                          "postgresql+psycopg or another SQLAlchemy dialect") from None
+    except StoreError:
+        raise
     except (ArgumentError, ValueError):
         raise StoreError(f"store {where}: not a database URL; expected a SQLite file path "
                          "or a URL like postgresql+psycopg://user:password@host/db") from None
@@ -127,36 +155,86 @@ def make_engine(url: str) -> Engine:
         package = _DRIVER_PACKAGES.get(module, module or "its driver")
         raise StoreError(f"store {where}: its database driver {module!r} is not installed; "
                          f"install it (pip install {package})") from None
+    _BUSY_SECONDS[engine] = limits.busy_seconds
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
-        event.listen(engine, "begin", _sqlite_begin)
+        event.listen(engine, "begin", partial(_sqlite_begin, watch))
     event.listen(engine, "handle_error", partial(_translate, where))
     return engine
 
 
+_BUSY_SECONDS: weakref.WeakKeyDictionary[Engine, float] = weakref.WeakKeyDictionary()
+
+
+class _FileWatch:
+    """The SQLite file a store opened: each transaction checks first that it is still there,
+    still the same file, and (when it was opened for writing) still writable, so that a
+    store deleted, replaced or made read-only while in use fails the work instead of writing
+    into a file nobody will read."""
+
+    def __init__(self, path: Path, *, writable: bool) -> None:
+        self.path = path
+        self.writable = writable
+        self.identity: tuple[int, int] | None = None
+
+    def check(self) -> None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            if self.identity is None:
+                return  # not created yet: the first connection creates it
+            raise StoreError(f"store {self.path}: the file was deleted or moved while in use; "
+                             "work since then is not recorded: restore it or run again") from None
+        identity = (st.st_dev, st.st_ino)
+        if self.identity is None:  # as first seen: a file read-only from the start may be read
+            self.identity = identity
+            self.writable = self.writable and os.access(self.path, os.W_OK)
+        elif identity != self.identity:
+            raise StoreError(f"store {self.path}: the file was replaced while in use; work "
+                             "since then is not recorded: run again")
+        if self.writable and not os.access(self.path, os.W_OK):
+            raise StoreError(f"store {self.path}: the file turned read-only while in use; "
+                             "work since then is not recorded: restore write permission")
+
+
 def _read_only_sqlite(url: URL) -> URL:
-    """A SQLite file that nobody may write, in a directory nobody may write, opened as
-    immutable: SQLite could not create the files WAL reads need beside it. Reads work;
-    writes fail as read-only."""
+    """A SQLite file that we may not write, in a directory we may not write, opened
+    read-only. Its write-ahead log is read through the -shm file beside it (rows committed
+    there are not in the file yet); without a log it is opened as immutable. A log without
+    its -shm cannot be read here: a StoreError says so rather than show stale rows. Reads
+    work; writes fail as read-only."""
     path = url.database
     if not path or path.startswith("file:") or path == ":memory:":
         return url
     file = Path(path)
     if not file.is_file() or os.access(file, os.W_OK) or os.access(file.parent, os.W_OK):
         return url
-    return url.set(database=f"file:{file}?mode=ro&immutable=1").update_query_dict(
-        {"uri": "true"})
+    wal, shm = Path(f"{file}-wal"), Path(f"{file}-shm")
+    if wal.is_file() and wal.stat().st_size > 0:
+        if not shm.is_file():
+            raise StoreError(f"store {file}: read-only, and rows committed in its write-ahead "
+                             f"log {wal.name} need {shm.name} beside it to be read: open it "
+                             "once where its directory is writable")
+        mode = "mode=ro"
+    else:
+        mode = "mode=ro&immutable=1"
+    return url.set(database=f"file:{file}?{mode}").update_query_dict({"uri": "true"})
 
 
-def _postgresql_timeouts(query: Mapping[str, str | tuple[str, ...]]) -> dict:
-    """Connect arguments adding the default timeouts the URL does not set itself."""
+def _postgresql_timeouts(query: Mapping[str, str | tuple[str, ...]],
+                         limits: StoreConfig) -> dict:
+    """Connect arguments adding the timeouts the URL does not set itself: connecting, a
+    statement (`limits.statement_timeout_seconds`), waiting for a lock (`busy_seconds`)."""
     args: dict = {}
     if "connect_timeout" not in query:
         args["connect_timeout"] = CONNECT_TIMEOUT_S
     options = query.get("options", "")
     options = " ".join(options) if isinstance(options, tuple) else options
     if "statement_timeout" not in options:
-        args["options"] = f"{options} -c statement_timeout={STATEMENT_TIMEOUT_MS}".strip()
+        options += f" -c statement_timeout={round(limits.statement_timeout_seconds * 1000)}"
+    if "lock_timeout" not in options:
+        options += f" -c lock_timeout={round(limits.busy_seconds * 1000)}"
+    args["options"] = options.strip()
     return args
 
 
@@ -171,9 +249,11 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DB-API
     cursor.close()
 
 
-def _sqlite_begin(conn: Connection) -> None:
+def _sqlite_begin(watch: _FileWatch | None, conn: Connection) -> None:
     # A write transaction takes the write lock at BEGIN (waiting up to the busy timeout):
     # one that read first and wrote later could fail at once when another writer got in.
+    if watch is not None:
+        watch.check()
     mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
     conn.exec_driver_sql(f"BEGIN {mode}")
 
@@ -221,6 +301,14 @@ def _translate(where: str, context: ExceptionContext) -> BaseException | None:
     error = context.original_exception
     if isinstance(error, DBAPIError):
         error = error.orig
+    failed_to_connect = (isinstance(context.sqlalchemy_exception, OperationalError)
+                         or context.is_disconnect)
+    return _store_error(where, error, failed_to_connect)
+
+
+def _store_error(where: str, error: BaseException, failed_to_connect: bool
+                 ) -> StoreError | None:
+    """The StoreError a driver's error means, or None (a bug, or a constraint violated)."""
     message = _first_line(error)
     state = getattr(error, "sqlstate", None) or ""
     for prefix in (state, state[:3], state[:2]):
@@ -237,7 +325,7 @@ def _translate(where: str, context: ExceptionContext) -> BaseException | None:
             if needle in lowered:
                 return kind(f"store {where}: {meaning}")
         return StoreError(f"store {where}: {message}")
-    if isinstance(context.sqlalchemy_exception, OperationalError) or context.is_disconnect:
+    if failed_to_connect:
         meaning, transient = _connect_failure(message)
         kind = StoreUnavailable if transient else StoreError
         return kind(f"store {where}: {meaning}")
@@ -278,20 +366,57 @@ def _first_line(error: BaseException) -> str:
 def write(engine: Engine, work: Callable[[Connection], T], *,
           attempts: int = WRITE_ATTEMPTS) -> T:
     """`work(conn)` in one write transaction, run again with backoff when it loses a race
-    (StoreBusy: a lock, a deadlock, a serialization failure); the last loss is raised.
-    On SQLite the transaction takes the write lock at its start."""
+    (StoreBusy: a lock, a deadlock, a serialization failure), for at most the store's busy
+    seconds in all (and `attempts` times); the last loss is raised. On SQLite the
+    transaction takes the write lock at its start, waiting only for the time left."""
+    busy_seconds = _BUSY_SECONDS.get(engine, 10.0)
+    deadline = time.monotonic() + busy_seconds
     for attempt in range(attempts):
+        left = deadline - time.monotonic()
         try:
             with engine.connect() as conn:
                 if engine.dialect.name == "sqlite":
+                    _sqlite_busy_timeout(conn, max(left, 0.0))
                     conn.execution_options(sqlite_begin="IMMEDIATE")
-                with conn.begin():
-                    return work(conn)
+                try:
+                    with conn.begin():
+                        return _translated(engine, work, conn)
+                finally:
+                    if engine.dialect.name == "sqlite" and not conn.invalidated:
+                        _sqlite_busy_timeout(conn, busy_seconds)
         except StoreBusy:
-            if attempt == attempts - 1:
+            left = deadline - time.monotonic()
+            if attempt == attempts - 1 or left <= 0:
                 raise
-            time.sleep(min(0.05 * 2 ** attempt, 2.0) * (0.5 + random.random()))
+            time.sleep(min(0.05 * 2 ** attempt, 2.0, left) * (0.5 + random.random()))
     raise AssertionError("unreachable")
+
+
+def _translated(engine: Engine, work: Callable[[Connection], T], conn: Connection) -> T:
+    """`work(conn)`, with the errors of the driver's own cursors (bulk copies) translated as
+    SQLAlchemy's are by `_translate`."""
+    try:
+        return work(conn)
+    except Exception as exc:
+        if isinstance(exc, (InvalidInput, SQLAlchemyError)) or not _is_driver_error(exc):
+            raise
+        translated = _store_error(describe(engine.url.render_as_string(hide_password=False)),
+                                  exc, failed_to_connect=False)
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _is_driver_error(error: BaseException) -> bool:
+    return any(c.__name__ == "Error" and c.__module__.split(".")[0] in ("psycopg", "psycopg2",
+                                                                       "sqlite3")
+               for c in type(error).__mro__)
+
+
+def _sqlite_busy_timeout(conn: Connection, seconds: float) -> None:
+    """How long this SQLite connection waits for another writer's lock (outside any
+    transaction: on the driver's connection)."""
+    conn.connection.dbapi_connection.execute(f"PRAGMA busy_timeout = {round(seconds * 1000)}")
 
 
 # --- schema revisions ---------------------------------------------------------------------

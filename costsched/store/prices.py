@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,9 @@ from costsched.store.schema import offerings, prices
 from costsched.store.signals import MeasuredThroughputStore, SignalStore
 from costsched.store.spot_availability import SpotAvailabilityStore
 
+if TYPE_CHECKING:
+    from costsched.config import StoreConfig
+
 OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
 OFFERING_ATTRS = ["gpu_model", "gpu_count", "vcpus", "memory_gb"]
 # The columns of an observation frame: what importers and collectors hand to `ingest`.
@@ -54,9 +58,11 @@ class PriceStore:
     """The price history of every offering, in the database at `url`; the zones that offer
     regionally priced offerings (`record_zones`, `zones`); the job store (`jobs`)."""
 
-    def __init__(self, url: str | None = None, *, migrate: bool = True) -> None:
+    def __init__(self, url: str | None = None, *, migrate: bool = True,
+                 limits: StoreConfig | None = None) -> None:
         self.url = resolve_url(url) if url else default_url()
-        self.engine: Engine = database.make_engine(self.url)
+        # limits: the config's [store] waits (default: the configuration in effect).
+        self.engine: Engine = database.make_engine(self.url, limits)
         if migrate:
             try:
                 self.upgrade()

@@ -142,7 +142,14 @@ def test_policy_aliases_become_the_registered_name(tmp_path: Path) -> None:
     ("[policy]\nmargin = -0.1\n", "policy.margin -0.1", "expected a number >= 0"),
     ("[policy]\nmargin = true\n", "policy.margin True", "expected a number"),
     ("[migration]\nlost_work_minutes = nan\n", "migration.lost_work_minutes nan",
-     "expected a number >= 0"),
+     "expected a finite number"),
+    ("[migration]\ntransfer_gbps = inf\n", "migration.transfer_gbps inf",
+     "expected a finite number"),
+    ("[policy]\nmargin = -inf\n", "policy.margin -inf", "expected a finite number"),
+    ("[store]\nbusy_seconds = nan\n", "store.busy_seconds nan", "expected a finite number"),
+    ("[store]\nstatement_timeout_seconds = 0\n", "store.statement_timeout_seconds 0",
+     "expected a number > 0"),
+    ("[launch]\nmax_sweep_jobs = 0\n", "launch.max_sweep_jobs 0", "expected a number >= 1"),
     ("[launch]\nlauncher = 'azure'\n", "launch.launcher 'azure'", "expected one of local, aws, "
                                                                   "gcp"),
     ("[migration]\ntransfer_gbps = 0\n", "migration.transfer_gbps 0", "expected a number > 0"),
@@ -229,3 +236,31 @@ def test_config_show_bad_file_is_one_line_exit_2(tmp_path: Path) -> None:
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1
     assert lines[0].startswith(f"error: {path}: policy.name 'fast': expected one of static")
+
+
+def test_store_and_hook_limits_default_and_override(tmp_path: Path) -> None:
+    loaded = load(
+        write(tmp_path, "[store]\nbusy_seconds = 2.5\n"),
+        env={"COSTSCHED_STORE_STATEMENT_TIMEOUT_SECONDS": "7"})
+    store = loaded.config.store
+    assert (store.busy_seconds, store.statement_timeout_seconds) == (2.5, 7.0)
+    assert loaded.sources["store.statement_timeout_seconds"] == \
+        "env COSTSCHED_STORE_STATEMENT_TIMEOUT_SECONDS"
+    defaults = load(write(tmp_path, ""), env={}).config
+    assert defaults.store.busy_seconds == 10 and defaults.store.statement_timeout_seconds == 60
+    assert defaults.notify.timeout_seconds == 10 and defaults.launch.max_sweep_jobs == 10_000
+    assert {"store.busy_seconds", "store.statement_timeout_seconds", "notify.timeout_seconds",
+            "launch.max_sweep_jobs"} <= set(KEYS)
+
+
+def test_configured_secrets_are_the_secret_parts_only(tmp_path: Path) -> None:
+    config = load(write(tmp_path, (
+        'db = "postgresql+psycopg://me:pw/with-slash@db.example/prices"\n'
+        '[notify]\nwebhook = "https://h.example/hook?token=tok-123"\n'
+        'command = ["notify", "--password", "hunter22", "plain"]\n')), env={}).config
+    assert sorted(config.secrets()) == ["hunter22", "pw/with-slash", "tok-123"]
+    same = load(write(tmp_path, 'db = "postgresql+psycopg://costsched:costsched@h/db"\n'),
+                env={}).config
+    assert same.secrets() == []  # shown as the user name anyway: not masked everywhere
+    assert mask_url("postgresql+psycopg://me:pw/with-slash@db.example/prices") == \
+        "postgresql+psycopg://me:***@db.example/prices"

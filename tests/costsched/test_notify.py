@@ -168,3 +168,14 @@ def test_unknown_event_is_refused() -> None:
 def test_no_hooks_configured_does_nothing() -> None:
     result = notify(hooks(), "migration", job=1)
     assert (result.command, result.webhook, result.ok) == (None, None, True)
+
+
+def test_the_document_masks_fields_named_like_secrets_and_tokens_in_text() -> None:
+    from costsched.notify import document
+
+    body = json.loads(document(hooks(), "failure", api_key="k-0123456789",
+                               detail="POST https://h.example/x?token=abc failed: "
+                                      "Authorization: Bearer zzz-1234567"))
+    assert body["api_key"] == "***"
+    assert body["detail"] == ("POST https://h.example/x?token=*** failed: "
+                              "Authorization: Bearer ***")

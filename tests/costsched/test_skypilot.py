@@ -34,7 +34,7 @@ def refusal(text: str) -> str:
 
 def test_a_skypilot_task_file_loads_as_a_job() -> None:
     (spec,) = load(EXAMPLES / "finetune.yaml")
-    assert spec.name == "resnet50-finetune" and spec.workdir == "."
+    assert spec.name == "resnet50-finetune" and spec.workdir == str(EXAMPLES.resolve())
     assert spec.setup == "pip install -r requirements.txt\n"
     assert spec.run.startswith("python train.py") and spec.envs == {"EPOCHS": "3"}
     c = spec.constraints

@@ -52,7 +52,7 @@ def test_write_runs_again_when_it_loses_a_race(any_store: PriceStore,
 def test_a_held_sqlite_write_lock_is_busy_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(database, "BUSY_TIMEOUT_S", 0.1)
+    monkeypatch.setenv("COSTSCHED_STORE_BUSY_SECONDS", "0.1")
     monkeypatch.setattr(database.time, "sleep", lambda _s: None)
     store, rival = PriceStore(str(tmp_path / "p.sqlite")), None
     holder = store.engine.connect()
