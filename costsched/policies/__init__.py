@@ -54,6 +54,7 @@ def make_policy(name: str, scope: Scope | None = None, **options: float) -> Poli
     return policy
 
 
-__all__ = ["JOB_SCOPE", "POLICIES", "CheapestHourly", "ChooseOnce", "Dynamic", "DynamicAware", "GpuType",
+__all__ = ["JOB_SCOPE", "POLICIES", "CheapestHourly", "ChooseOnce", "Dynamic", "DynamicAware",
+           "GpuType",
            "JobState", "MarketView", "MultiCloud", "MultiGpu", "OfferingKey", "Policy", "Scope",
            "Static", "make_policy", "policy_name", "view_from_prices"]

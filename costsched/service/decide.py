@@ -21,7 +21,14 @@ from costsched.optimize.availability import merge_rates
 from costsched.optimize.decision import Overheads, move_cost, outcomes
 from costsched.optimize.forecast import typical_from_observations
 from costsched.optimize.rank import allowed_offerings, tie_rounded
-from costsched.policies import JobState, MarketView, OfferingKey, make_policy, view_from_prices
+from costsched.policies import (
+    JobState,
+    MarketView,
+    OfferingKey,
+    Policy,
+    make_policy,
+    view_from_prices,
+)
 from costsched.policies.base import JOB_SCOPE, expected_cost
 from costsched.policies.dynamic_aware import DEFAULT_PERIOD_HOURS
 from costsched.policies.history import with_typical
@@ -94,6 +101,14 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
                               opened.history(since, when, os="linux")])
         view = with_typical(view, typical_from_observations(
             past, view.keys, when.timestamp(), chosen.history_hours))
+    return choose(view, state, chosen, margin, when)
+
+
+def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
+           when: datetime) -> Decision:
+    """`chosen`'s decision over `view` for the job, carried out only when the move pays
+    (`pays`; a first placement always is), with the other offerings a move would pay to
+    (`Decision.alternatives`)."""
     choice = chosen.decide(view, state)
     row = view.row(choice)
     stay, there = _expected(view, state, choice)
