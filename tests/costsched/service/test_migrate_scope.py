@@ -163,3 +163,57 @@ def test_no_planned_move_is_to_an_offering_dearer_than_staying(
         assert found.choice_usd == pytest.approx(cost[view.row(found.choice)]
                                                  + moving[view.row(found.choice)])
         assert found.stay_usd == pytest.approx(stay)
+
+
+# --- a move the user asks for ----------------------------------------------------------------
+
+
+def test_migrate_to_moves_where_asked_through_the_state_machine(tmp_path) -> None:
+    from costsched.service import jobs as service
+    from launchers.local import LocalLauncher
+    from tests.costsched.service.test_jobs import (
+        LiveCounter,
+        set_prices,
+        write_spec,
+        zone_of,
+    )
+
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+    start = datetime.now(timezone.utc) - timedelta(hours=1)
+    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0}, start)
+    try:
+        [job] = service.launch(store, write_spec(tmp_path), launcher=launcher,
+                               wait_seconds=20, checkpoint_root=str(tmp_path / "checkpoints"))
+        assert zone_of(store, job.id) == "us-east-1a"
+        counter = LiveCounter(launcher, job.id)
+        counter.start()
+        # Bad offerings: one line each, nothing started.
+        for bad, says in (("us-east-1b", "expected 'CLOUD ZONE-OR-REGION"),
+                          ("aws us-west-2a p3.2xlarge spot", "no price known"),
+                          ("aws us-east-1 p3.2xlarge on-demand", "constraints exclude it")):
+            with pytest.raises(InvalidInput, match=says):
+                service.migrate(store, launcher, job.id, to=bad)
+        assert [m.kind for m in store.moves.of_job(job.id)] == ["launch"]
+        # A dearer zone, asked for: it moves, and the reason says by how much it is dearer.
+        [dry] = service.migrate(store, launcher, job.id, to="aws us-east-1b p3.2xlarge spot",
+                                dry_run=True)
+        assert dry.decision.moves and dry.started is None
+        assert dry.move_usd > dry.stay_usd
+        assert f"(${dry.move_usd - dry.stay_usd:,.2f} dearer)" in dry.reason
+        # The policy itself would never make that move.
+        [own] = service.migrate(store, launcher, job.id, dry_run=True, force=True)
+        assert not own.decision.moves
+        [moved] = service.migrate(store, launcher, job.id, to="aws:us-east-1b:p3.2xlarge:spot")
+        assert moved.started is not None
+        # A move the user names goes there or nowhere: no other fallback than staying.
+        assert [c["key"][2] for c in moved.started.candidates] == ["us-east-1b", "us-east-1a"]
+        service.settle(store, launcher, 30)
+        assert zone_of(store, job.id) == "us-east-1b"
+        assert store.moves.of_job(job.id)[-1].state == "done"
+        counter.stopped = True
+        assert counter.most <= 2
+    finally:
+        for instance in launcher.instances():
+            launcher.terminate(instance.id)
+        store.dispose()
