@@ -356,3 +356,67 @@ def test_the_hourly_collect_re_places_a_job_with_a_deadline(
         for instance in launcher.instances():
             launcher.terminate(instance.id)
         store.dispose()
+
+
+# --- a task that did nothing useful is an error; a partial failure a warning ------------------
+
+
+def summary(clouds: dict[str, CloudSummary], inserted: int = 0) -> RunSummary:
+    return RunSummary(clouds, inserted=inserted)
+
+
+def test_a_collection_where_every_source_failed_is_an_error(
+    store: PriceStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As a user met it: AWS without its SDK, and every region of the other cloud failing.
+    nothing = summary({
+        "aws": CloudSummary("aws", error="boto3 is not installed: pip install "
+                            "'costsched[aws]'"),
+        "gcp": CloudSummary("gcp", units=6, failed={f"r{i}": "timeout" for i in range(6)})})
+    monkeypatch.setattr(service_api, "collect_prices", lambda store, **kw: nothing)
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    t0 = datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc)
+    daemon = Daemon(store, Config(), tasks=("collect",))
+    run = daemon.run_task("collect", t0)
+    assert run.status == "failed"
+    assert run.detail.startswith("NothingCollected: every source failed: 0 new price(s)")
+    assert "6 region(s) failed; aws: boto3 is not installed" in run.detail
+    [line] = [r.getMessage() for r in caplog.records if "task=collect" in r.getMessage()
+              and "event=failed" in r.getMessage()]
+    assert "level=error" in line
+
+
+def test_a_partial_collection_is_a_warning_and_still_ok(
+    store: PriceStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    partial = summary({
+        "aws": CloudSummary("aws", error="boto3 is not installed"),
+        "gcp": CloudSummary("gcp", units=6, failed={"r1": "timeout"})}, inserted=12)
+    monkeypatch.setattr(service_api, "collect_prices", lambda store, **kw: partial)
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    run = Daemon(store, Config(), tasks=("collect",)).run_task(
+        "collect", datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc))
+    assert run.status == "ok"
+    assert run.detail == ("12 new price(s), 0 unchanged, 1 region(s) failed; "
+                          "aws: boto3 is not installed")
+    [line] = [r.getMessage() for r in caplog.records if "event=finished" in r.getMessage()]
+    assert "level=warning" in line
+
+
+def test_daemon_once_exits_1_when_boto3_is_missing_and_aws_is_all_it_collects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from costsched.cli import app
+
+    # The real collection path, with boto3 not importable.
+    monkeypatch.setitem(sys.modules, "boto3", None)
+    config = tmp_path / "config.toml"
+    config.write_text(f'db = "{tmp_path / "store.sqlite"}"\n'
+                      '[collect]\nclouds = ["aws"]\nregions = ["us-east-1"]\n')
+    result = CliRunner().invoke(app, ["daemon", "--once", "--config", str(config)])
+    assert result.exit_code == 1, result.output
+    assert "collect: failed: NothingCollected: every source failed" in result.output
+    assert "aws: boto3 is not installed" in result.output
+    assert "replan: ok" in result.output
