@@ -198,7 +198,7 @@ def _static_usd(store: PriceStore, record: JobRecord, placed: pd.DataFrame,
         return float("nan")
     begin = pieces["start_at"].min()
     stays = first.assign(start_at=begin, end_at=begin + pd.Timedelta(hours=steps / speed / 3600))
-    charged = placement_costs(store, stays, now=stays["end_at"].iloc[0].to_pydatetime())
+    charged = placement_costs(store, stays, now=begin.to_pydatetime())  # it has an end
     return float(charged["usd"].iloc[0])
 
 
