@@ -33,6 +33,7 @@ from costsched.policies.base import JOB_SCOPE, expected_cost
 from costsched.policies.dynamic_aware import DEFAULT_PERIOD_HOURS
 from costsched.policies.history import with_typical
 from costsched.prices import prices_at
+from costsched.report.amounts import usd
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, at_least
 from costsched.store import PriceStore
@@ -167,9 +168,9 @@ def pays(view: MarketView, state: JobState, stay_usd: float, move_usd: float,
     if saving > threshold and saving > 0:
         return ""
     if saving <= 0:
-        return f"it would cost ${-saving:,.4g} more than staying"
-    return (f"it would save ${saving:,.4g}, not more than the margin "
-            f"({margin:.0%} of the next {period_hours:g} h here, ${threshold:,.4g})")
+        return f"it would cost {usd(-saving)} more than staying"
+    return (f"it would save {usd(saving)}, not more than the margin "
+            f"({margin:.0%} of the next {period_hours:g} h here, {usd(threshold)})")
 
 
 def period_cost(view: MarketView, state: JobState, stay_usd: float,

@@ -77,8 +77,11 @@ def test_the_margin_holds_a_move_that_saves_too_little(store) -> None:
     store.ingest(pd.DataFrame([row("us-west-2a", 1.0), row("us-east-1b", 0.99)]))
     found = decide(store, JOB, home_region="us-west-2", current=key("us-west-2a"),
                    steps_left=JOB.steps / 2, at=AT, table=TABLE, margin=0.5)
-    assert not found.moves
-    assert found.held == "" or "margin" in found.held or "more than staying" in found.held
+    assert not found.moves and found.stay_usd > 0
+    # With no margin the same 1% saving, after the move's cost, is a move if it pays.
+    free = decide(store, JOB, home_region="us-west-2", current=key("us-west-2a"),
+                  steps_left=JOB.steps / 2, at=AT, table=TABLE, margin=0.0)
+    assert free.moves == (free.choice_usd < free.stay_usd and free.choice != key("us-west-2a"))
 
 
 def test_an_offering_is_written_as_the_tables_print_it() -> None:
@@ -217,3 +220,20 @@ def test_migrate_to_moves_where_asked_through_the_state_machine(tmp_path) -> Non
         for instance in launcher.instances():
             launcher.terminate(instance.id)
         store.dispose()
+
+
+def test_why_a_move_does_not_pay_is_said_in_dollars() -> None:
+    from costsched.service.decide import pays, period_cost
+
+    view = view_from_prices(pd.DataFrame([row("us-west-2a", 1.0), row("us-east-1b", 0.9)]),
+                            AT, TABLE, JOB.model)
+    state = JobState(JOB, "us-west-2", JOB.steps / 2, key("us-west-2a"))
+    day = period_cost(view, state, 100.0)
+    assert 0 < day <= 100.0
+    assert pays(view, state, 100.0, 90.0, 0.05) == ""
+    assert pays(view, state, 100.0, 100.0049, 0.0) == (
+        "it would cost $0.0049 more than staying")
+    held = pays(view, state, 100.0, 100.0 - 0.5 * 0.05 * day, 0.05)
+    assert held.startswith(f"it would save ${0.5 * 0.05 * day:,.2f}, not more than the margin")
+    assert pays(view, state, float("nan"), 1.0, 0.05) == (
+        "no price is known now for the offering it runs on")
