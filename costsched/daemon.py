@@ -140,15 +140,17 @@ class Daemon:
             _emit("info", task=task, event="started", run=run.id)
             with self._renewing(task):
                 try:
-                    outcome = Outcome.of(TASK_FUNCTIONS[task](self, at))
+                    result = TASK_FUNCTIONS[task](self, at)
                 except Exception as exc:  # noqa: BLE001 - a task's failure is recorded
                     detail = _one_line(exc)
                     _emit("error", task=task, event="failed", run=run.id, error=detail)
                     self._notify("failure", task=task, error=detail)
                     return runs.finish(run, "failed", _now(), detail)
             # A task that partly failed did something useful: a warning, not a failure.
-            _emit(outcome.level, task=task, event="finished", run=run.id, detail=outcome.detail)
-            return runs.finish(run, "ok", _now(), outcome.detail)
+            detail = str(result)
+            _emit(getattr(result, "level", "info"), task=task, event="finished", run=run.id,
+                  detail=detail)
+            return runs.finish(run, "ok", _now(), detail)
         finally:
             leases.release(task, self.holder)
 
@@ -225,8 +227,8 @@ class Daemon:
                                          gcp_project=c.gcp_project)
         moved = self._deadline_pass(at)
         collected = _collected(summary)
-        return Outcome(collected.detail + (f"; {moved} deadline move(s) started" if moved
-                                           else ""), collected.level)
+        return Outcome(collected + (f"; {moved} deadline move(s) started" if moved else ""),
+                       collected.level)
 
     def catalog(self, at: datetime | None = None) -> Outcome:
         """Refresh the on-demand catalog: collect the configured clouds' prices in every
@@ -442,17 +444,17 @@ def _scheduler_class() -> type:
     return Scheduler
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a task did, in one line, and how the daemon logs it: "info", or "warning" when
-    part of it failed (a task that did nothing useful raises instead: "error")."""
+class Outcome(str):
+    """What a task did, in one line (a str), with how the daemon logs it: `level` "info",
+    or "warning" when part of it failed (a task that did nothing useful raises instead,
+    and is logged as an "error")."""
 
-    detail: str
-    level: str = "info"
+    level: str
 
-    @classmethod
-    def of(cls, result: str | Outcome) -> Outcome:
-        return result if isinstance(result, Outcome) else cls(result)
+    def __new__(cls, detail: str, level: str = "info") -> Outcome:
+        made = super().__new__(cls, detail)
+        made.level = level
+        return made
 
 
 class NothingCollected(RuntimeError):
