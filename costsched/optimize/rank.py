@@ -44,13 +44,13 @@ def tie_order(offerings: pd.DataFrame) -> np.ndarray:
     n = len(offerings)
     reference = (offerings["on_demand_usd_per_hour"].to_numpy(dtype=float)
                  if "on_demand_usd_per_hour" in offerings.columns else np.full(n, np.nan))
-    named = [c for c in OFFERING_KEY if c in offerings.columns]
-    keys = offerings[named].astype(str).reset_index(drop=True)
-    frame = keys.assign(gpus=offerings["gpu_count"].to_numpy(dtype=int),
-                        reference=np.where(np.isnan(reference), np.inf, reference))
-    order = frame.sort_values(["gpus", "reference", *named], kind="stable").index
+    reference = np.where(np.isnan(reference), np.inf, reference)
+    columns = [offerings["gpu_count"].to_numpy(dtype=int).tolist(), reference.tolist(),
+               *(offerings[c].astype(str).tolist() for c in OFFERING_KEY
+                 if c in offerings.columns)]
+    rows = list(zip(*columns, strict=True))
     position = np.empty(n, dtype=int)
-    position[order.to_numpy()] = np.arange(n)
+    position[sorted(range(n), key=rows.__getitem__)] = np.arange(n)
     return position
 
 
