@@ -20,6 +20,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.service import jobs as service
+from costsched.service.decide import parse_offering
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
 
@@ -121,6 +122,8 @@ def migrate(
     """Ask the policy where each running job should be now, among every offering its
     constraints allow, in dollars, and move the jobs whose move pays (checkpoint, verify,
     launch the target, then end the source). With --to, move one job where you say."""
+    if to is not None:
+        parse_offering(to)  # how to write one, before anything is opened
     store = open_store(db)
     launcher = _job_launcher(store, job)
     service.reconcile(store, launcher)

@@ -237,3 +237,11 @@ def test_why_a_move_does_not_pay_is_said_in_dollars() -> None:
     assert held.startswith(f"it would save ${0.5 * 0.05 * day:,.2f}, not more than the margin")
     assert pays(view, state, float("nan"), 1.0, 0.05) == (
         "no price is known now for the offering it runs on")
+
+
+def test_migrate_to_a_misspelled_offering_is_one_line(cli) -> None:  # noqa: ANN001
+    result = cli("migrate", "1", "--to", "us-west-2b p3.2xlarge")
+    assert result.exit_code != 0
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.output
+    assert "offering 'us-west-2b p3.2xlarge': expected 'CLOUD ZONE-OR-REGION" in lines[0]
