@@ -143,13 +143,16 @@ class Daemon:
             _emit("info", task=task, event="started", run=run.id)
             with self._renewing(task):
                 try:
-                    detail = TASK_FUNCTIONS[task](self, at)
+                    result = TASK_FUNCTIONS[task](self, at)
                 except Exception as exc:  # noqa: BLE001 - a task's failure is recorded
                     detail = _one_line(exc)
                     _emit("error", task=task, event="failed", run=run.id, error=detail)
                     self._notify("failure", task=task, error=detail)
                     return runs.finish(run, "failed", _now(), detail)
-            _emit("info", task=task, event="finished", run=run.id, detail=detail)
+            # A task that partly failed did something useful: a warning, not a failure.
+            detail = str(result)
+            _emit(getattr(result, "level", "info"), task=task, event="finished", run=run.id,
+                  detail=detail)
             return runs.finish(run, "ok", _now(), detail)
         finally:
             leases.release(task, self.holder)
@@ -218,7 +221,7 @@ class Daemon:
 
     # --- the tasks ----------------------------------------------------------------------
 
-    def collect(self, at: datetime | None = None) -> str:
+    def collect(self, at: datetime | None = None) -> Outcome:
         """Collect today's on-demand and spot prices of the configured clouds and regions,
         then ask the deadline policy about each running job with a deadline: such a job
         may have to go on-demand (or back to spot) within the hour, not the day."""
@@ -226,9 +229,11 @@ class Daemon:
         summary = service.collect_prices(self.store, clouds=c.clouds, regions=c.regions,
                                          gcp_project=c.gcp_project, signals=True)
         moved = self._deadline_pass(at)
-        return _collected(summary) + (f"; {moved} deadline move(s) started" if moved else "")
+        collected = _collected(summary)
+        return Outcome(collected + (f"; {moved} deadline move(s) started" if moved else ""),
+                       collected.level)
 
-    def catalog(self, at: datetime | None = None) -> str:
+    def catalog(self, at: datetime | None = None) -> Outcome:
         """Refresh the on-demand catalog: collect the configured clouds' prices in every
         region of theirs (the collectors fetch on-demand and spot prices together), so that
         on-demand list prices stay current beyond the regions collected hourly."""
@@ -409,7 +414,7 @@ def status(store: PriceStore, failures: int = 3) -> list[TaskStatus]:
     return out
 
 
-TASK_FUNCTIONS: dict[str, Callable[[Daemon, datetime | None], str]] = {
+TASK_FUNCTIONS: dict[str, Callable[[Daemon, datetime | None], str | Outcome]] = {
     "collect": Daemon.collect, "replan": Daemon.replan, "catalog": Daemon.catalog}
 _RUNNING: dict[str, Daemon] = {}  # the daemon of this process, for the scheduled jobs
 
@@ -442,16 +447,38 @@ def _scheduler_class() -> type:
     return Scheduler
 
 
-def _collected(summary: Any) -> str:
-    """One line from a collection's RunSummary; raises when no cloud could be collected."""
+class Outcome(str):
+    """What a task did, in one line (a str), with how the daemon logs it: `level` "info",
+    or "warning" when part of it failed (a task that did nothing useful raises instead,
+    and is logged as an "error")."""
+
+    level: str
+
+    def __new__(cls, detail: str, level: str = "info") -> Outcome:
+        made = super().__new__(cls, detail)
+        made.level = level
+        return made
+
+
+class NothingCollected(RuntimeError):
+    """Every source of a collection failed: no cloud, no region gave a price."""
+
+
+def _collected(summary: Any) -> Outcome:
+    """One line from a collection's RunSummary: a warning when some cloud or region
+    failed; NothingCollected when every one did (no cloud ran, or each cloud that ran lost
+    every region it tried)."""
     errors = [f"{name}: {c.error}" for name, c in summary.clouds.items() if c.error]
     failed = sum(len(c.failed) for c in summary.clouds.values())
-    if errors and len(errors) == len(summary.clouds):
-        raise RuntimeError("; ".join(errors))
+    worked = [c for c in summary.clouds.values()
+              if not c.error and (not c.failed or c.units > len(c.failed))]
     line = f"{summary.inserted} new price(s), {summary.unchanged} unchanged"
     if failed:
         line += f", {failed} region(s) failed"
-    return line + "".join(f"; {e}" for e in errors)
+    line += "".join(f"; {e}" for e in errors)
+    if summary.clouds and not worked:
+        raise NothingCollected(f"every source failed: {line}")
+    return Outcome(line, "warning" if errors or failed else "info")
 
 
 def _label(key: Sequence[str]) -> str:

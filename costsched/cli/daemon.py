@@ -22,7 +22,9 @@ def daemon(
         "--config", help="The TOML config file (default: $COSTSCHED_CONFIG, else config.toml "
         "in the user config directory).", show_default=False)] = None,
     once: Annotated[bool, typer.Option(
-        "--once", help="Run each task that is due one time, then exit (for cron).")] = False,
+        "--once", help="Run each task that is due one time, then exit (for cron). Exit code 0 "
+        "when every task ran (one that partly failed, e.g. some regions, is logged as a "
+        "warning); 1 when a task failed, e.g. every price source failed.")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Run the scheduled optimizer: collect prices, re-plan running jobs and migrate where

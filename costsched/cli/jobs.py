@@ -21,6 +21,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.service import jobs as service
+from costsched.service.decide import parse_offering
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
 
@@ -99,31 +100,42 @@ def status(
 def migrate(
     job: Annotated[str | None, typer.Argument(help="Job id or name (default: every running "
                                               "job).", show_default=False)] = None,
+    to: Annotated[str | None, typer.Option(
+        "--to", help="Move the job to this offering, written as the tables print it: "
+        "'CLOUD ZONE-OR-REGION INSTANCE_TYPE MARKET', e.g. 'aws us-west-2b p3.2xlarge spot'. "
+        "Your choice: it moves even when dearer (the expected difference in dollars is "
+        "printed), within the job's constraints and max_migrations.",
+        show_default=False)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would move, and why, "
                                           "without moving.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Move even if the job moved less "
-                                        "than a day ago (max_migrations still holds).")]
-    = False,
-    margin: Annotated[float, typer.Option(help="A move must save, its own cost counted, more "
-                                          "than this fraction of the next day's expected cost "
-                                          "where the job is.")] = 0.05,
+    force: Annotated[bool, typer.Option("--force", help="Move now if the move pays at all: "
+                                        "neither the once-a-day limit nor the margin holds "
+                                        "it back. Never a move that costs more than staying; "
+                                        "max_migrations still holds.")] = False,
+    margin: Annotated[float, typer.Option(help="A move is made only when the expected cost "
+                                          "of the rest of the job there, the move included, "
+                                          "is below staying by more than this fraction of the "
+                                          "next day's expected cost where the job is.")] = 0.05,
     wait: Annotated[float, typer.Option(help="Seconds to wait for moves to complete.")] = 60.0,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Ask the policy where each running job should be now, in dollars, and move the jobs
-    it says should move (checkpoint, verify, launch the target, then end the source)."""
+    """Ask the policy where each running job should be now, among every offering its
+    constraints allow, in dollars, and move the jobs whose move pays (checkpoint, verify,
+    launch the target, then end the source). With --to, move one job where you say."""
+    if to is not None:
+        parse_offering(to)  # how to write one, before anything is opened
     store = open_store(db)
     launcher = _job_launcher(store, job)
     service.reconcile(store, launcher)
     advice = service.migrate(store, launcher, job, dry_run=dry_run, margin=margin,
-                             force=force)
+                             force=force, to=to)
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
     if json_out:
         print_json([{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
                      "current": list(a.decision.current or []), "choice": list(a.decision.choice),
-                     "stay_usd": a.stay_usd, "move_usd": a.move_usd,
+                     "stay_usd": _finite(a.stay_usd), "move_usd": _finite(a.move_usd),
                      "started": a.started is not None, "reason": a.reason} for a in advice])
         return
     if not advice:
@@ -252,3 +264,8 @@ def _print_daemon(scheduled: list[Any]) -> None:
         for f in t.failures:
             console.print(printable(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: "
                                     f"{f.detail}"), highlight=False, markup=False)
+
+
+def _finite(value: float) -> float | None:
+    """A dollar amount for JSON: null where it is not known (never NaN)."""
+    return value if value == value and abs(value) != float("inf") else None

@@ -21,7 +21,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.report import Report, build
-from costsched.report.html import format_cell, write
+from costsched.report.html import format_cell, heading, write
 from costsched.service.stores import using
 
 _SHOWN = [  # (attribute, title, columns left out of the terminal)
@@ -50,8 +50,8 @@ def report(
     json_out: JsonOption = False,
 ) -> None:
     """Spend per job, cloud and day from the stored placements, savings against on-demand
-    and against one V100 on spot, migrations and recoveries with their costs, and the jobs
-    near or over their budget."""
+    and against the job's launch-time choice kept to the end, migrations and recoveries
+    with their costs, and the jobs near or over their budget."""
     with options(since="--since", until="--until", job="--job"), using(db) as store:
         built = build(store, since=since, until=until, job=job)
     if html_out is not None:
@@ -76,7 +76,8 @@ def _print(built: Report) -> None:
     console.print(Text(
         f"spend {format_cell('usd', totals['usd'])}; saved "
         f"{format_cell('usd', totals['saved_vs_on_demand_usd'])} against on-demand and "
-        f"{format_cell('usd', totals['saved_vs_static_usd'])} against the static choice"))
+        f"{format_cell('usd', totals['saved_vs_static_usd'])} against the launch-time choice "
+        "kept"))
     for name, title, hidden in _SHOWN:
         frame: pd.DataFrame = getattr(built, name)
         if frame.empty:
@@ -84,9 +85,4 @@ def _print(built: Report) -> None:
         columns = [c for c in frame.columns if c not in hidden]
         rows = [[Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
                 for r in frame[columns].itertuples(index=False)]
-        console.print(table(title, [_heading(c) for c in columns], rows))  # type: ignore[arg-type]
-
-
-def _heading(column: str) -> str:
-    """Column names as `common.table` aligns them: figures in USD end with "$"."""
-    return column.replace("_usd", " $").replace("usd", "$").replace("_", " ")
+        console.print(table(title, [heading(c) for c in columns], rows))  # type: ignore[arg-type]

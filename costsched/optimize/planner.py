@@ -18,6 +18,7 @@ from costsched.jobspec import ResolvedJob
 from costsched.model import Constraints, InvalidInput
 from costsched.optimize import rank as ranking
 from costsched.optimize.collection import POLICIES, CollectionPlan, CollectionProblem
+from costsched.optimize.collection.problem import tie_weights
 from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.prices import listed_on_demand, on_demand_reference
@@ -252,7 +253,7 @@ def collection_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
         jobs=[j.name for j in jobs], offerings=list(offerings["offering"]),
         hours=hours, cost=cost, steps_per_second=sps, usd_per_hour=price,
         group=codes, capacity=capacity, group_names=list(names), deadline_hours=deadlines,
-        allowed=allowed, budget_usd=budget_usd,
+        allowed=allowed, budget_usd=budget_usd, tie=tie_weights(offerings),
     )
 
 

@@ -25,10 +25,53 @@ import pandas as pd
 from costsched import clouds
 from costsched.model import Constraints
 from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
+from costsched.store.prices import OFFERING_KEY
 
 OBJECTIVES = ("cost", "time", "tradeoff")
 # `rank`'s reasons for excluding an offering that the job's filters allow.
 UNFILTERED = ("no throughput", "misses deadline", "over budget")
+
+
+# Costs equal to this many significant digits are a tie (linear scaling makes an n-GPU
+# instance's cost equal a 1-GPU one's up to rounding).
+TIE_DIGITS = 9
+
+
+def tie_order(offerings: pd.DataFrame) -> np.ndarray:
+    """Each offering's position under the tie rule, which decides between offerings of
+    equal expected cost: fewer GPUs first (the job keeps its shape), then the lower
+    on-demand reference price (`on_demand_usd_per_hour`, where the frame has it), then the
+    offering key. Never the order the rows come in."""
+    n = len(offerings)
+    reference = (offerings["on_demand_usd_per_hour"].to_numpy(dtype=float)
+                 if "on_demand_usd_per_hour" in offerings.columns else np.full(n, np.nan))
+    reference = np.where(np.isnan(reference), np.inf, reference)
+    columns = [offerings["gpu_count"].to_numpy(dtype=int).tolist(), reference.tolist(),
+               *(offerings[c].astype(str).tolist() for c in OFFERING_KEY
+                 if c in offerings.columns)]
+    rows = list(zip(*columns, strict=True))
+    position = np.empty(n, dtype=int)
+    position[sorted(range(n), key=rows.__getitem__)] = np.arange(n)
+    return position
+
+
+def tie_rounded(values: np.ndarray, digits: int = TIE_DIGITS) -> np.ndarray:
+    """`values` rounded to `digits` significant digits (inf and NaN kept): equal results
+    are a tie."""
+    v = np.asarray(values, dtype=float)
+    finite = np.isfinite(v) & (v != 0)
+    out = v.copy()
+    if finite.any():
+        scale = 10.0 ** (digits - 1 - np.floor(np.log10(np.abs(v[finite]))))
+        out[finite] = np.round(v[finite] * scale) / scale
+    return out
+
+
+def best_of(values: np.ndarray, order: np.ndarray) -> int:
+    """The index of the least of `values` (NaN never chosen), ties (`tie_rounded`) going to
+    the lowest `order` (`tie_order` of the same rows)."""
+    rounded = np.where(np.isnan(values), np.inf, tie_rounded(values))
+    return int(np.lexsort((order, rounded))[0])
 
 
 def scores(objective: str, hours: np.ndarray, cost: np.ndarray,
@@ -230,6 +273,6 @@ def rank(offerings: pd.DataFrame, steps: float, steps_per_second: np.ndarray,
         work_hours=out.work_hours, expected_hours=out.hours, expected_cost=out.cost,
         score=score, excluded=reason,
     )
-    # Ties on the objective go to the cheaper, then the faster offering.
-    order = np.lexsort((out.hours, out.cost, score))
+    # Ties on the objective go to the cheaper offering, then by the tie rule.
+    order = np.lexsort((tie_order(offerings), tie_rounded(out.cost), tie_rounded(score)))
     return frame.iloc[order].reset_index(drop=True)

@@ -11,7 +11,7 @@ launcher's choice, the peer baseline. The hindsight oracle belongs to the backte
 from __future__ import annotations
 
 from costsched.model import InvalidInput
-from costsched.policies.base import ChooseOnce, JobState, Policy, Scope
+from costsched.policies.base import JOB_SCOPE, ChooseOnce, JobState, Policy, Scope
 from costsched.policies.cheapest_hourly import CheapestHourly
 from costsched.policies.dynamic import Dynamic
 from costsched.policies.dynamic_aware import DynamicAware
@@ -39,16 +39,22 @@ def policy_name(name: str) -> str:
     return key
 
 
-def make_policy(name: str, **options: float) -> Policy:
+def make_policy(name: str, scope: Scope | None = None, **options: float) -> Policy:
     """A policy by name; `margin` and `period_hours` (how often it is asked) apply to
-    dynamic-aware only."""
+    dynamic-aware only. `scope`: the offerings it chooses from instead of its own (live,
+    `JOB_SCOPE`: every offering the job's constraints allow)."""
     cls = POLICIES[policy_name(name)]
     if cls is DynamicAware:
-        return DynamicAware(**{k: float(v) for k, v in options.items()
-                               if k in ("margin", "period_hours")})
-    return cls()
+        policy: Policy = DynamicAware(**{k: float(v) for k, v in options.items()
+                                         if k in ("margin", "period_hours")})
+    else:
+        policy = cls()
+    if scope is not None:
+        policy.scope = scope  # type: ignore[misc]  # this instance's, not the class's
+    return policy
 
 
-__all__ = ["POLICIES", "CheapestHourly", "ChooseOnce", "Dynamic", "DynamicAware", "GpuType",
+__all__ = ["JOB_SCOPE", "POLICIES", "CheapestHourly", "ChooseOnce", "Dynamic", "DynamicAware",
+           "GpuType",
            "JobState", "MarketView", "MultiCloud", "MultiGpu", "OfferingKey", "Policy", "Scope",
            "Static", "make_policy", "policy_name", "view_from_prices"]

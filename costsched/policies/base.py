@@ -18,7 +18,7 @@ import pandas as pd
 from costsched.model import Constraints, InvalidInput, Job
 from costsched.optimize import decision
 from costsched.optimize.decision import Overheads
-from costsched.optimize.rank import allowed_offerings
+from costsched.optimize.rank import allowed_offerings, best_of
 from costsched.policies.market import MarketView, OfferingKey
 
 
@@ -42,16 +42,20 @@ class Scope:
     gpu_model: str | None = None  # only this GPU model
     single_gpu: bool = True  # only 1-GPU instances (no shares of multi-GPU ones)
     other_clouds: bool = False  # besides the home region, every region of other clouds
-    market: str = "spot"
+    market: str | None = "spot"  # None: the markets the job allows
+    every_region: bool = False  # every region and zone the job allows (no home region)
 
     def mask(self, offerings: pd.DataFrame, region: str, constraints: Constraints) -> np.ndarray:
-        home = offerings["region"] == region
-        if not home.any():
-            known = ", ".join(sorted(set(offerings["region"])))
-            raise InvalidInput(f"region {region!r}: no prices stored for it; known: {known}")
-        home_cloud = offerings.loc[home, "cloud"].iloc[0]
-        where = home | (self.other_clouds & (offerings["cloud"] != home_cloud))
-        ok = where & (offerings["market"] == self.market)
+        if self.every_region:
+            where = pd.Series(True, index=offerings.index)
+        else:
+            home = offerings["region"] == region
+            if not home.any():
+                known = ", ".join(sorted(set(offerings["region"])))
+                raise InvalidInput(f"region {region!r}: no prices stored for it; known: {known}")
+            home_cloud = offerings.loc[home, "cloud"].iloc[0]
+            where = home | (self.other_clouds & (offerings["cloud"] != home_cloud))
+        ok = where if self.market is None else where & (offerings["market"] == self.market)
         if self.gpu_model:
             ok &= offerings["gpu_model"] == self.gpu_model
         if self.single_gpu:
@@ -110,10 +114,18 @@ class Policy(ABC):
 
     def no_candidate(self, view: MarketView, state: JobState) -> InvalidInput:
         when = datetime.fromtimestamp(view.t, timezone.utc)
+        scope = ("the job's constraints" if self.scope.every_region
+                 else f"its scope ({self.description})")
         return InvalidInput(
-            f"policy {self.name}: no offering in its scope ({self.description}) can run "
+            f"policy {self.name}: no offering in {scope} can run "
             f"{state.job.model!r} from {state.region} at {when:%Y-%m-%d %H:%M} UTC"
         )
+
+
+# A running job's scope: every offering its constraints allow (clouds, regions, zones,
+# markets, GPU models and counts). Launch, recovery, migration and the daemon's re-plan
+# choose within it; the backtest's named policies keep their own scopes.
+JOB_SCOPE = Scope(single_gpu=False, other_clouds=True, market=None, every_region=True)
 
 
 def expected_cost(view: MarketView, state: JobState, rows: np.ndarray) -> np.ndarray:
@@ -125,13 +137,13 @@ def expected_cost(view: MarketView, state: JobState, rows: np.ndarray) -> np.nda
 
 
 def cheapest(view: MarketView, state: JobState, usable: np.ndarray) -> tuple[int, float] | None:
-    """The usable row of the lowest expected cost (the first in key order on ties) and
-    that cost; None if none is usable."""
+    """The usable row of the lowest expected cost (ties by the tie rule,
+    `optimize.rank.tie_order`) and that cost; None if none is usable."""
     rows = np.flatnonzero(usable)
     if len(rows) == 0:
         return None
     cost = expected_cost(view, state, rows)
-    i = int(np.argmin(cost))
+    i = best_of(cost, view.tie_order[rows])
     return int(rows[i]), float(cost[i])
 
 

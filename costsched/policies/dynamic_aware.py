@@ -24,6 +24,7 @@ import numpy as np
 from costsched.optimize.decision import egress_per_gb, move_cost
 from costsched.optimize.forecast import WINDOW_HOURS
 from costsched.optimize.lookahead import moves_between, next_period_costs
+from costsched.optimize.rank import best_of
 from costsched.policies.base import JobState, Policy
 from costsched.policies.history import forecast_prices
 from costsched.policies.market import MarketView, OfferingKey
@@ -77,7 +78,7 @@ class DynamicAware(Policy):
                                   job.checkpoint_hours, state.restart_hours, self.period_hours,
                                   move_now, idle_now, later)
         cost = costs.total
-        best = int(np.argmin(cost))
+        best = best_of(cost, view.tie_order[rows])
         if here is None:
             return view.key(int(rows[best]))
         saving = float(cost[here] - cost[best])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ import pandas as pd
 from costsched.model import InvalidInput, Offering, utc
 from costsched.optimize.decision import egress_per_gb, offering_rates
 from costsched.optimize.hazard import Evidence
+from costsched.optimize.rank import tie_order
 from costsched.store import OFFERING_ATTRS, OFFERING_KEY
 from costsched.throughput import ThroughputTable
 
@@ -42,6 +44,11 @@ class MarketView:
             return self.egress[row]
         return egress_per_gb(self.offerings["cloud"].to_numpy(),
                              self.offerings["region"].to_numpy(), row)
+
+    @cached_property
+    def tie_order(self) -> np.ndarray:
+        """Each row's position under the tie rule (`optimize.rank.tie_order`)."""
+        return tie_order(self.offerings)
 
     def row(self, key: OfferingKey | None) -> int | None:
         """The row of an offering key; None if the key is None or not in the view."""
@@ -121,7 +128,9 @@ def view_from_prices(frame: pd.DataFrame, t: datetime, table: ThroughputTable, m
                      shared: bool = False) -> MarketView:
     """The view of `model` from a `costsched.prices.prices_at` frame taken at `t`; with
     `shared`, one-GPU shares of multi-GPU instances are offered too (`share_instances`)."""
-    offerings = canonical(frame[[*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour"]])
+    # The on-demand reference price breaks ties (`optimize.rank.tie_order`) where known.
+    reference = ["on_demand_usd_per_hour"] if "on_demand_usd_per_hour" in frame.columns else []
+    offerings = canonical(frame[[*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour", *reference]])
     offerings["gpu_count"] = offerings["gpu_count"].astype(int)
     if shared:
         offerings = share_instances(offerings)[0]

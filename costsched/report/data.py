@@ -17,13 +17,11 @@ import pandas as pd
 from costsched.costs import egress_costs, placement_costs
 from costsched.jobspec import parse, resolve
 from costsched.model import InvalidInput, utc
-from costsched.prices import prices_at
 from costsched.service.values import as_time
 from costsched.store import JobRecord, PriceStore
 from costsched.throughput import ThroughputTable
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
-STATIC_GPU = "V100"  # the static choice: one of these on spot, where the job started
 MOVE_KINDS = ("migration", "recovery")
 
 JOB_COLUMNS = ["job_id", "name", "state", "hours", "compute_usd", "egress_usd", "usd",
@@ -34,6 +32,8 @@ EGRESS_COLUMNS = ["job_id", "name", "at", "from_cloud", "from_region", "to_cloud
                   "to_region", "gb", "usd_per_gb", "usd"]
 MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "target",
                 "idle_usd", "egress_usd", "usd"]
+_BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd",
+                     "saved_vs_static_usd")
 BUDGET_COLUMNS = ["job_id", "name", "budget_usd", "spent_usd", "used", "status"]
 
 
@@ -59,10 +59,13 @@ class Report:
     budgets: pd.DataFrame = field(repr=False)
 
     @property
-    def totals(self) -> dict[str, float]:
-        """USD over every job: compute, egress, spend, the baselines and the savings."""
-        sums = {c: float(self.jobs[c].sum()) for c in JOB_COLUMNS[4:]}
-        return {"hours": float(self.jobs["hours"].sum()), **sums}
+    def totals(self) -> dict[str, float | None]:
+        """USD over every job: compute, egress, spend, the baselines and the savings; a
+        baseline or saving over the jobs it applies to, None when it applies to none."""
+        sums = {c: float(self.jobs[c].sum(min_count=1)) for c in JOB_COLUMNS[4:]}
+        totals = {"hours": float(self.jobs["hours"].sum()), **sums}
+        return {c: (None if np.isnan(v) else v) if c in _BASELINE_COLUMNS else
+                (0.0 if np.isnan(v) else v) for c, v in totals.items()}
 
 
 def build(store: PriceStore, *, since: datetime | str | None = None,
@@ -78,13 +81,16 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
       the on-demand price of the same instance type in the same region, by the same rule as
       the job's own placements: the stored on-demand history, else the catalog's list
       prices; NaN when neither knows the type.
-    - static: the same work on one V100 on spot where the job started. The work is the
-      steps its placements made in the period (each piece's hours x the job's throughput on
-      its GPUs, by the job's throughput table as `service.jobs.steps_left` counts them),
-      at most the job's steps. Its hours are those steps / the job's steps per second on
-      1xV100 / 3600, priced at the cheapest 1xV100 spot price (`prices.prices_at`) in the
-      job's first placement's cloud and region at the start of that placement. NaN when the
-      job's spec cannot be resolved or that region has no V100 spot price.
+    - static: the same work on the job's launch-time choice (its first placement's
+      offering) kept to the end. The work is the steps its placements made in the period
+      (each piece's hours x the job's throughput on its GPUs, by the job's throughput table
+      as `service.jobs.steps_left` counts them), at most the job's steps; its hours are
+      those steps / the job's steps per second on that offering / 3600, from the start of
+      the period's first piece, charged over that offering's own stored price history (as
+      the job's placements are), not at its launch price.
+
+    A saving that does not apply (no baseline price, an unresolvable spec, no compute in
+    the period) is NaN, and None in `totals` when it applies to no job: never 0.
     """
     now_at = pd.Timestamp(as_time(now, "now"))
     start = None if since is None else pd.Timestamp(as_time(since, "since"))
@@ -166,7 +172,7 @@ def _job_table(store: PriceStore, records: list[JobRecord], placed: pd.DataFrame
         if mine.empty and moved.empty:
             continue
         compute, out = float(mine["usd"].sum()), float(moved["usd"].sum())
-        on_demand = float(mine["on_demand_usd"].sum(min_count=1)) if len(mine) else 0.0
+        on_demand = float(mine["on_demand_usd"].sum(min_count=1)) if len(mine) else np.nan
         static = _static_usd(store, record, placed[placed["job_id"] == record.id], mine,
                              rates[record.id])
         rows.append((record.id, record.name, record.state, float(mine["hours"].sum()),
@@ -178,22 +184,22 @@ def _job_table(store: PriceStore, records: list[JobRecord], placed: pd.DataFrame
 
 def _static_usd(store: PriceStore, record: JobRecord, placed: pd.DataFrame,
                 pieces: pd.DataFrame, rate: Callable[[str, int], float] | None) -> float:
-    if rate is None or placed.empty:
+    """The period's work on the job's launch-time choice, charged over that offering's
+    stored price history (see `build`); NaN when it does not apply."""
+    if rate is None or placed.empty or pieces.empty:
         return float("nan")
-    if pieces.empty:
-        return 0.0
     per_second = [rate(g, int(n)) for g, n in zip(pieces["gpu_model"], pieces["gpu_count"],
                                                    strict=True)]
     steps = min(float(np.dot(pieces["hours"].to_numpy() * 3600, per_second)),
                 record.steps_total)
-    first = placed.sort_values(["start_at", "id"]).iloc[0]
-    offered = prices_at(store, first["start_at"].to_pydatetime(), clouds=[first["cloud"]],
-                        regions=[first["region"]], gpu_models=[STATIC_GPU], markets=["spot"])
-    offered = offered[offered["gpu_count"] == 1]
-    if offered.empty:
+    first = placed.sort_values(["start_at", "id"]).iloc[[0]]
+    speed = rate(str(first["gpu_model"].iloc[0]), int(first["gpu_count"].iloc[0]))
+    if not speed > 0:
         return float("nan")
-    hours = steps / rate(STATIC_GPU, 1) / 3600
-    return hours * float(offered["usd_per_hour"].min())
+    begin = pieces["start_at"].min()
+    stays = first.assign(start_at=begin, end_at=begin + pd.Timedelta(hours=steps / speed / 3600))
+    charged = placement_costs(store, stays, now=begin.to_pydatetime())  # it has an end
+    return float(charged["usd"].iloc[0])
 
 
 def _cloud_table(pieces: pd.DataFrame, egress: pd.DataFrame) -> pd.DataFrame:

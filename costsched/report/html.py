@@ -15,6 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from costsched.model import InvalidInput
+from costsched.report.amounts import usd
 from costsched.report.data import Report
 
 _CSS = """
@@ -29,7 +30,8 @@ th { background: #f0f0f0; text-align: left; } td.num { text-align: right; }
 
 _TABLES = [  # (attribute, heading, what the table says)
     ("jobs", "Spend per job", "compute and egress in the period, against on-demand and "
-     "against one V100 on spot where the job started"),
+     "against the job's launch-time choice kept to the end, each at its stored prices; "
+     "- where a baseline does not apply"),
     ("clouds", "Spend per cloud", "egress is billed by the cloud the checkpoint left"),
     ("days", "Spend per day (UTC)", "placements split at midnight UTC"),
     ("moves", "Migrations and recoveries", "idle: billed without training (part of the "
@@ -44,11 +46,11 @@ def render(report: Report) -> str:
     period = (f"{_when(report.since) if report.since is not None else 'the first placement'}"
               f" to {_when(report.until)}")
     totals = report.totals
-    usd = {k: dollars(v) for k, v in totals.items()}
-    summary = (f"Spend {usd['usd']} (compute {usd['compute_usd']}, egress "
-               f"{usd['egress_usd']}) over {totals['hours']:,.1f} instance-hours. "
-               f"Saved {usd['saved_vs_on_demand_usd']} against on-demand and "
-               f"{usd['saved_vs_static_usd']} against the static choice.")
+    shown = {k: dollars(v) for k, v in totals.items()}
+    summary = (f"Spend {shown['usd']} (compute {shown['compute_usd']}, egress "
+               f"{shown['egress_usd']}) over {totals['hours']:,.1f} instance-hours. "
+               f"Saved {shown['saved_vs_on_demand_usd']} against on-demand and "
+               f"{shown['saved_vs_static_usd']} against the launch-time choice kept.")
     figures = [("Cost over time", _over_time(report)), ("Cost per job", _per_job(report)),
                ("Cost per cloud", _per_cloud(report))]
     parts = [
@@ -85,7 +87,7 @@ def write(report: Report, path: str | Path) -> Path:
 def _table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return '<p class="note">none</p>'
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(f"<th>{escape(heading(str(c)))}</th>" for c in frame.columns)
     rows = []
     for record in frame.itertuples(index=False):
         cells = []
@@ -95,6 +97,26 @@ def _table(frame: pd.DataFrame) -> str:
             cells.append(f"<td{css}>{escape(format_cell(column, value))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+# Column names as table headers, in words; amounts in USD end with "$" (the CLI's tables
+# align those to the right).
+HEADINGS = {
+    "job_id": "job", "move_id": "move", "name": "name", "state": "state", "hours": "hours",
+    "compute_usd": "compute $", "egress_usd": "egress $", "usd": "total $",
+    "on_demand_usd": "on-demand $", "saved_vs_on_demand_usd": "saved vs on-demand $",
+    "static_usd": "launch choice kept $", "saved_vs_static_usd": "saved vs launch choice $",
+    "from_cloud": "from cloud", "from_region": "from region", "to_cloud": "to cloud",
+    "to_region": "to region", "gb": "GB", "usd_per_gb": "$ per GB", "idle_usd": "idle $",
+    "budget_usd": "budget $", "spent_usd": "spent $", "used": "used", "at": "at",
+    "day": "day", "cloud": "cloud", "kind": "kind", "source": "from", "target": "to",
+    "status": "status",
+}
+
+
+def heading(column: str) -> str:
+    """A column's header in words ('saved_vs_on_demand_usd' -> 'saved vs on-demand $')."""
+    return HEADINGS.get(column, column.replace("_usd", " $").replace("_", " "))
 
 
 def format_cell(column: str, value: object) -> str:
@@ -114,10 +136,13 @@ def format_cell(column: str, value: object) -> str:
     return str(value)
 
 
-def dollars(value: float, digits: int = 2) -> str:
-    """USD with its sign first: -$0.20; "-" for NaN."""
-    if pd.isna(value):
+def dollars(value: float | None, digits: int = 2) -> str:
+    """USD with its sign first: -$0.20; under a cent with significant digits ($0.0049);
+    "-" for an amount that does not apply (None or NaN)."""
+    if value is None or pd.isna(value):
         return "-"
+    if digits == 2:
+        return usd(float(value))
     return f"{'-' if value < 0 else ''}${abs(value):,.{digits}f}"
 
 

@@ -1,25 +1,39 @@
 """Where should a job run now? A policy asked live, from the store's prices as of a time.
 
-The same policy objects and decision model the backtest replays: a job placed on an
-offering gets the decision a replay of the same store would make at the same instant.
+The same policy objects and decision model the backtest replays, with one difference: live,
+a policy chooses among every offering the job's constraints allow (`JOB_SCOPE`: every
+allowed cloud, region, zone, market and GPU count), where a replay keeps the named
+policy's published scope. And live, a move is made only when it pays: the decision
+model's expected cost of the rest of the job on the choice, the move included, must be
+below staying by more than the margin (`pays`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
 
-from costsched.model import InvalidInput, Job, Offering
-from costsched.optimize.decision import Overheads, move_cost
+from costsched.model import CLOUDS, MARKETS, InvalidInput, Job, Offering
+from costsched.optimize.decision import Overheads, move_cost, outcomes
 from costsched.optimize.forecast import typical_from_observations
 from costsched.optimize.hazard import Evidence
-from costsched.policies import JobState, MarketView, OfferingKey, make_policy, view_from_prices
-from costsched.policies.base import expected_cost
+from costsched.optimize.rank import allowed_offerings, tie_rounded
+from costsched.policies import (
+    JobState,
+    MarketView,
+    OfferingKey,
+    Policy,
+    make_policy,
+    view_from_prices,
+)
+from costsched.policies.base import JOB_SCOPE, expected_cost
+from costsched.policies.dynamic_aware import DEFAULT_PERIOD_HOURS
 from costsched.policies.history import with_typical
 from costsched.prices import prices_at
+from costsched.report.amounts import usd
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, at_least
@@ -43,11 +57,16 @@ class Decision:
     # move included.
     stay_usd: float
     choice_usd: float
+    # Why the policy's choice is not carried out ('' when it is): a move that does not pay.
+    held: str = field(default="", kw_only=True)
+    # Where else the move pays, best first (offering, USD/hour): what a move tries when
+    # the choice has no capacity.
+    alternatives: tuple[tuple[Offering, float], ...] = field(default=(), kw_only=True)
 
     @property
     def moves(self) -> bool:
         """True when the job should change offering (or be placed for the first time)."""
-        return self.choice != self.current
+        return self.choice != self.current and not self.held
 
 
 def decide(store: StoreLike, job: Job, *, home_region: str,
@@ -76,7 +95,7 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
     view = view_from_prices(frame, when, table, job.model, rates)
     state = JobState(job, home_region, left, None if current is None else tuple(current),
                      overheads or Overheads())
-    chosen = make_policy(policy, margin=margin)
+    chosen = make_policy(policy, scope=JOB_SCOPE, margin=margin)  # live: the job's scope
     if chosen.history_hours:  # the same price history a replay gives the policy
         since = when - timedelta(hours=chosen.history_hours)
         with using(store) as opened:
@@ -84,11 +103,90 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
                               opened.history(since, when, os="linux")])
         view = with_typical(view, typical_from_observations(
             past, view.keys, when.timestamp(), chosen.history_hours))
+    return choose(view, state, chosen, margin, when)
+
+
+def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
+           when: datetime) -> Decision:
+    """`chosen`'s decision over `view` for the job, carried out only when the move pays
+    (`pays`; a first placement always is), with the other offerings a move would pay to
+    (`Decision.alternatives`)."""
     choice = chosen.decide(view, state)
     row = view.row(choice)
     stay, there = _expected(view, state, choice)
+    held, alternatives = "", ()
+    if state.current is not None and choice != state.current:
+        held = pays(view, state, stay, there, margin)
+        if not held:
+            alternatives = _paying(view, state, chosen.candidates(view, state), stay, margin,
+                                   exclude={choice, state.current})
     return Decision(when, chosen.name, state.current, choice, view.offering(choice),
-                    float(view.prices[row]), stay, there)
+                    float(view.prices[row]), stay, there, held=held,
+                    alternatives=alternatives)
+
+
+def _paying(view: MarketView, state: JobState, usable: np.ndarray, stay_usd: float,
+            margin: float, exclude: set, most: int = 3) -> tuple[tuple[Offering, float], ...]:
+    """Up to `most` usable offerings other than `exclude` that a move to pays (`pays`),
+    cheapest first with the move included (ties by the tie rule)."""
+    rows = np.flatnonzero(usable)
+    rows = rows[[view.key(int(r)) not in exclude for r in rows]] if len(rows) else rows
+    if len(rows) == 0:
+        return ()
+    costs = expected_cost(view, state, rows) + _move_costs(view, state)[rows]
+    order = np.lexsort((view.tie_order[rows], tie_rounded(np.nan_to_num(costs, nan=np.inf))))
+    out = []
+    for i in order:
+        if len(out) == most:
+            break
+        if not pays(view, state, stay_usd, float(costs[i]), margin):
+            key = view.key(int(rows[i]))
+            out.append((view.offering(key), float(view.prices[rows[i]])))
+    return tuple(out)
+
+
+def _move_costs(view: MarketView, state: JobState) -> np.ndarray:
+    """USD of moving the job from its offering to each row (0 to its own)."""
+    here = view.row(state.current)
+    job = state.job
+    cost = move_cost(state.overheads, view.prices, here, view.egress_from(here),
+                     job.checkpoint_gb, job.checkpoint_hours)
+    cost[here] = 0.0
+    return cost
+
+
+def pays(view: MarketView, state: JobState, stay_usd: float, move_usd: float,
+         margin: float, period_hours: float = DEFAULT_PERIOD_HOURS) -> str:
+    """'' when moving pays: the expected cost of the rest of the job on the choice, the
+    move included (`move_usd`), is below staying (`stay_usd`) by more than `margin` x the
+    expected cost of the next `period_hours` where the job is. Else why not, in words."""
+    if not np.isfinite(stay_usd):
+        return "no price is known now for the offering it runs on"
+    if not np.isfinite(move_usd):
+        return "the choice cannot run the job's model"
+    threshold = margin * period_cost(view, state, stay_usd, period_hours)
+    saving = stay_usd - move_usd
+    if saving > threshold and saving > 0:
+        return ""
+    if saving <= 0:
+        return f"it would cost {usd(-saving)} more than staying"
+    return (f"it would save {usd(saving)}, not more than the margin "
+            f"({margin:.0%} of the next {period_hours:g} h here, {usd(threshold)})")
+
+
+def period_cost(view: MarketView, state: JobState, stay_usd: float,
+                period_hours: float = DEFAULT_PERIOD_HOURS) -> float:
+    """The expected cost of the next `period_hours` of the job where it is (all of the rest
+    when it finishes sooner): what the margin is a share of."""
+    here = view.row(state.current)
+    if here is None:
+        return float("nan")
+    hours = float(outcomes(state.steps_left, view.steps_per_second[[here]],
+                           view.prices[[here]], view.preemptions_per_hour[[here]],
+                           state.job.checkpoint_hours, state.restart_hours).hours[0])
+    if not np.isfinite(hours) or hours <= 0:
+        return stay_usd
+    return stay_usd * min(1.0, period_hours / hours)
 
 
 def decision_rates(store: PriceStore, at: datetime,
@@ -126,8 +224,77 @@ def _expected(view: MarketView, state: JobState, choice: OfferingKey) -> tuple[f
         return float("nan"), cost_there
     if here == there:
         return cost_there, cost_there
-    job = state.job
-    move = move_cost(state.overheads, view.prices[[here, there]], 0,
-                     view.egress_from(here)[[here, there]], job.checkpoint_gb,
-                     job.checkpoint_hours)[1]
+    move = _move_costs(view, state)[there]
     return float(expected_cost(view, state, np.array([here]))[0]), cost_there + float(move)
+
+
+# --- a move the user names ------------------------------------------------------------------
+
+OFFERING_SPELLING = ("'CLOUD ZONE-OR-REGION INSTANCE_TYPE MARKET' as the tables print it, "
+                     "e.g. 'aws us-west-2b p3.2xlarge spot' (or with colons: "
+                     "'aws:us-west-2b:p3.2xlarge:spot'; market spot or on-demand)")
+
+
+@dataclass(frozen=True)
+class OfferingName:
+    """An offering as a user writes it: the location is its zone, or its region where
+    the price holds for the whole region."""
+
+    cloud: str
+    location: str
+    instance_type: str
+    market: str  # spot | on_demand
+
+    def __str__(self) -> str:
+        return (f"{self.cloud} {self.location} {self.instance_type} "
+                f"{self.market.replace('_', '-')}")
+
+
+def parse_offering(text: str) -> OfferingName:
+    """'aws us-west-2b p3.2xlarge spot' (or 'aws:us-west-2b:p3.2xlarge:spot') as an
+    `OfferingName`; a one-line InvalidInput saying how to write one otherwise."""
+    parts = text.strip().replace(":", " ").split()
+    market = parts[3].lower().replace("-", "_") if len(parts) == 4 else ""
+    if len(parts) != 4 or parts[0].lower() not in CLOUDS or market not in MARKETS:
+        raise InvalidInput(f"offering {text!r}: expected {OFFERING_SPELLING}")
+    return OfferingName(parts[0].lower(), parts[1], parts[2], market)
+
+
+def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: OfferingKey,
+              steps_left: float, at: datetime | str | None = None,
+              overheads: Overheads | None = None, table: ThroughputTable | None = None,
+              measured_rates: pd.DataFrame | None = None) -> Decision:
+    """The decision to move `job` from `current` to `target`, the user's choice: with the
+    decision model's expected cost of the rest of the job there, the move included, and
+    where it is, whichever is less. The target must be priced now, allowed by the job's
+    constraints and able to run its model."""
+    when = as_time(at)
+    at_least("steps_left", steps_left, 0)
+    table = table if table is not None else ThroughputTable.load()
+    with using(store) as opened:
+        frame = prices_at(opened, when)
+        rates = decision_rates(opened, when, measured_rates)
+    view = view_from_prices(frame, when, table, job.model, rates)
+    o = view.offerings
+    found = np.flatnonzero(((o["cloud"] == target.cloud)
+                            & ((o["zone"] == target.location)
+                               | ((o["zone"] == "") & (o["region"] == target.location)))
+                            & (o["instance_type"] == target.instance_type)
+                            & (o["market"] == target.market)).to_numpy())
+    if len(found) == 0:
+        raise InvalidInput(f"offering '{target}': no price known for it at "
+                           f"{when:%Y-%m-%d %H:%M} UTC; `costsched prices show` lists the "
+                           "priced offerings")
+    row = int(found[0])
+    choice = view.key(row)
+    state = JobState(job, current[1], steps_left, tuple(current), overheads or Overheads())
+    why = allowed_offerings(o.iloc[[row]], replace(job.constraints, max_price_per_hour=None))
+    if why.iloc[0]:
+        raise InvalidInput(f"offering '{target}': the job's constraints exclude it "
+                           f"({why.iloc[0]})")
+    if np.isnan(view.steps_per_second[row]):
+        raise InvalidInput(f"offering '{target}': no throughput known for model "
+                           f"{job.model!r} on its GPUs")
+    stay, there = _expected(view, state, choice)
+    return Decision(when, "asked", state.current, choice, view.offering(choice),
+                    float(view.prices[row]), stay, there)

@@ -30,6 +30,7 @@ from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
+from costsched.report.amounts import usd
 from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     DeadlineDecision,
@@ -37,7 +38,7 @@ from costsched.service.deadline_jobs import (
     decide_deadline,
     uses_deadline_policy,
 )
-from costsched.service.decide import Decision, decide, decision_rates
+from costsched.service.decide import Decision, decide, decide_to, decision_rates, parse_offering
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import learn, table_with_measured
 from costsched.service.values import as_time
@@ -182,15 +183,25 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             dry_run: bool = False, at: datetime | str | None = None, margin: float = 0.05,
             policy: str = "dynamic-aware", force: bool = False,
             overheads: Overheads | None = None,
-            deadline_jobs_only: bool = False) -> list[MigrationAdvice]:
-    """Ask the policy where each running job (or `job`) should be now and, unless
-    `dry_run`, start the migrations it asks for: within the job's max_migrations, and at
-    most once a day per job unless `force`. Jobs placed by a deadline policy are asked
-    that policy, and not held to once a day (`deadline_jobs_only`: only those, for the
-    daemon's hourly pass). `overheads`: the restart and move assumptions (default
-    `Overheads()`)."""
+            deadline_jobs_only: bool = False, to: str | None = None) -> list[MigrationAdvice]:
+    """Ask the policy where each running job (or `job`) should be now, among every offering
+    the job's constraints allow, and, unless `dry_run`, start the migrations that pay: the
+    expected cost of the rest of the job there, the move included, is below staying by
+    more than `margin` x the expected cost of the next day where it is. Within the job's
+    max_migrations, and at most once a day per job unless `force`. `force`: now, whatever
+    the daily limit and the margin, but still only a move that pays (and within
+    max_migrations). `to`: move `job` to this offering ('aws us-west-2b p3.2xlarge spot',
+    as the tables print it), the user's choice, even a dearer one (its reason says by how
+    much). Jobs placed by a deadline policy are asked that policy, and not held to once a
+    day (`deadline_jobs_only`: only those, for the daemon's hourly pass). `overheads`: the
+    restart and move assumptions (default `Overheads()`)."""
     overheads = overheads or Overheads()
     when = as_time(at)
+    target = None
+    if to is not None:
+        target = parse_offering(to)
+        if job is None:
+            raise InvalidInput(f"offering {to!r}: name the job to move there")
     out = []
     for job_id in job_ids(store, job, states=("running",)):
         run = _running(store, job_id)
@@ -205,8 +216,12 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             "cloud", "region", "zone", "instance_type", "market", "os"))
         left = steps_left(store, run, when)
         job_model = run.resolved.job
-        by_deadline = _deadline_policy(run)
-        if by_deadline:
+        by_deadline = _deadline_policy(run) if target is None else ""
+        if target is not None:
+            choice = decide_to(store, job_model, target, current=current, steps_left=left,
+                               at=when, table=run.resolved.table, overheads=overheads,
+                               measured_rates=measured_rates(store, when))
+        elif by_deadline:
             choice = decide_deadline(store, run.resolved, created_at=run.record.created_at,
                                      at=when, steps_left=left, current=current,
                                      policy=by_deadline, overheads=overheads,
@@ -214,14 +229,12 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
                                      measured_rates=_rates(store, when))
         else:
             choice = decide(store, job_model, home_region=run.home_region, current=current,
-                            steps_left=left, policy=policy, at=when, margin=margin,
+                            steps_left=left, policy=policy, at=when,
+                            margin=0.0 if force else margin,
                             table=run.resolved.table,  # with the spec's own throughputs
                             measured_rates=measured_rates(store, when), overheads=overheads)
         stay, move = choice.stay_usd, choice.choice_usd
-        reason = (f"stay: ${stay:,.2f} expected here; no move saves more than {margin:.0%} "
-                  "of the next day's cost here" if not choice.moves else
-                  f"move: ${stay:,.2f} expected here, ${move:,.2f} on "
-                  f"{_label(choice.choice)} including the move")
+        reason = _move_reason(choice, margin if not force else 0.0, asked=target is not None)
         if by_deadline:
             reason = f"{by_deadline} (deadline {_deadline_label(run)}): " + (
                 f"stay on {_label(choice.choice)}" if not choice.moves else
@@ -229,15 +242,39 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         started = None
         if choice.moves and not dry_run:
             # A deadline policy re-decides every period and has its own hysteresis; the
-            # once-a-day limit would make it miss deadlines.
-            blocked = _migration_limit(store, run, when, daily=not (force or by_deadline))
+            # once-a-day limit would make it miss deadlines. A move the user asked for
+            # (`to`) is theirs to time.
+            daily = not (force or by_deadline or target is not None)
+            blocked = _migration_limit(store, run, when, daily=daily)
             if blocked:
                 reason = f"{reason}; not moved: {blocked}"
             else:
-                started = _start_migration(store, launcher, run, choice, placement, when)
+                started = _start_migration(store, launcher, run, choice, placement, when,
+                                           fallbacks=target is None)
         out.append(MigrationAdvice(job_id, run.record.name, choice, stay, move, started,
                                    reason))
     return out
+
+
+def _move_reason(choice: Decision, margin: float, asked: bool) -> str:
+    """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-')."""
+    stay, there = usd(choice.stay_usd), usd(choice.choice_usd)
+    where = _label(choice.choice)
+    if asked:
+        if not choice.moves:
+            return f"stay: it runs on {where} already"
+        diff = choice.choice_usd - choice.stay_usd
+        verdict = (f"${diff:,.2f} dearer" if diff >= 0.01 else
+                   f"{usd(diff)} dearer" if diff > 0 else f"saves {usd(-diff)}")
+        return (f"move to {where} as asked: {stay} expected here, {there} there including "
+                f"the move ({verdict})")
+    if choice.moves:
+        return (f"move: {stay} expected here, {there} on {where} including the move "
+                f"(saves {usd(choice.stay_usd - choice.choice_usd)})")
+    if choice.held:
+        return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
+    return (f"stay: {stay} expected here; no move saves more than {margin:.0%} of the "
+            "next day's cost here")
 
 
 @dataclass(frozen=True)
@@ -514,14 +551,22 @@ def _spelled(text: str) -> Callable[[str], bool]:
 
 
 def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
-                     choice: Decision, placement: pd.Series, at: datetime) -> MoveRecord:
+                     choice: Decision, placement: pd.Series, at: datetime,
+                     fallbacks: bool = True) -> MoveRecord:
+    """Start moving the job to `choice`; when it has no capacity there, try the next best
+    offerings (not with `fallbacks` False: a move the user asked for goes there or
+    nowhere), then stay where it is."""
     current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour)
+    if not launcher.can_launch(choice.offering):
+        raise InvalidInput(f"offering {_label(choice.choice)}: the {launcher.name} launcher "
+                           "cannot start it")
     try:
-        rest = (_deadline_candidates(run.resolved, choice, launcher)[1:]
-                if isinstance(choice, DeadlineDecision) else
-                _candidates(store, run.resolved, at, launcher, None,
-                            exclude=[choice.choice, current.key]))
+        rest = [] if not fallbacks else (
+            _deadline_candidates(run.resolved, choice, launcher)[1:]
+            if isinstance(choice, DeadlineDecision) else
+            [candidate(o, price) for o, price in choice.alternatives
+             if launcher.can_launch(o)])
         rest = [c for c in rest if tuple(c["key"]) != current.key]
     except InvalidInput:
         rest = []

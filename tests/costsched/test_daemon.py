@@ -356,3 +356,163 @@ def test_the_hourly_collect_re_places_a_job_with_a_deadline(
         for instance in launcher.instances():
             launcher.terminate(instance.id)
         store.dispose()
+
+
+# --- a task that did nothing useful is an error; a partial failure a warning ------------------
+
+
+def summary(clouds: dict[str, CloudSummary], inserted: int = 0) -> RunSummary:
+    return RunSummary(clouds, inserted=inserted)
+
+
+def test_a_collection_where_every_source_failed_is_an_error(
+    store: PriceStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As a user met it: AWS without its SDK, and every region of the other cloud failing.
+    nothing = summary({
+        "aws": CloudSummary("aws", error="boto3 is not installed: pip install "
+                            "'costsched[aws]'"),
+        "gcp": CloudSummary("gcp", units=6, failed={f"r{i}": "timeout" for i in range(6)})})
+    monkeypatch.setattr(service_api, "collect_prices", lambda store, **kw: nothing)
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    t0 = datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc)
+    daemon = Daemon(store, Config(), tasks=("collect",))
+    run = daemon.run_task("collect", t0)
+    assert run.status == "failed"
+    assert run.detail.startswith("NothingCollected: every source failed: 0 new price(s)")
+    assert "6 region(s) failed; aws: boto3 is not installed" in run.detail
+    [line] = [r.getMessage() for r in caplog.records if "task=collect" in r.getMessage()
+              and "event=failed" in r.getMessage()]
+    assert "level=error" in line
+
+
+def test_a_partial_collection_is_a_warning_and_still_ok(
+    store: PriceStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    partial = summary({
+        "aws": CloudSummary("aws", error="boto3 is not installed"),
+        "gcp": CloudSummary("gcp", units=6, failed={"r1": "timeout"})}, inserted=12)
+    monkeypatch.setattr(service_api, "collect_prices", lambda store, **kw: partial)
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    run = Daemon(store, Config(), tasks=("collect",)).run_task(
+        "collect", datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc))
+    assert run.status == "ok"
+    assert run.detail == ("12 new price(s), 0 unchanged, 1 region(s) failed; "
+                          "aws: boto3 is not installed")
+    [line] = [r.getMessage() for r in caplog.records if "event=finished" in r.getMessage()]
+    assert "level=warning" in line
+
+
+def test_daemon_once_exits_1_when_boto3_is_missing_and_aws_is_all_it_collects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from costsched.cli import app
+
+    # The real collection path, with boto3 not importable.
+    monkeypatch.setitem(sys.modules, "boto3", None)
+    config = tmp_path / "config.toml"
+    config.write_text(f'db = "{tmp_path / "store.sqlite"}"\n'
+                      '[collect]\nclouds = ["aws"]\nregions = ["us-east-1"]\n')
+    result = CliRunner().invoke(app, ["daemon", "--once", "--config", str(config)])
+    assert result.exit_code == 1, result.output
+    assert "collect: failed: NothingCollected: every source failed" in result.output
+    assert "aws: boto3 is not installed" in result.output
+    assert "replan: ok" in result.output
+
+
+# --- end to end: a job allowed in two regions -------------------------------------------------
+
+
+def test_a_job_in_two_regions_is_recovered_then_moved_only_when_the_move_pays(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Launched at home (us-west-2a), preempted and recovered into the other region it
+    allows (us-east-1b; the recovery here is `reconcile`'s, as `costsched status` and each
+    re-plan run it), then re-planned by the daemon: it stays while a move home would not
+    pay, and moves home once it does. The report charges every placement, and the static
+    baseline, from the stored prices."""
+    import yaml
+
+    from tests.costsched.service.test_jobs import integrate
+
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+
+    def offer(zone: str, price: float) -> None:
+        store.ingest(pd.DataFrame([dict(
+            cloud="aws", region=zone[:-1], zone=zone, instance_type="p3.2xlarge",
+            market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+            usd_per_hour=price, effective_at=datetime.now(timezone.utc), source="test")]))
+        time.sleep(1.1)  # prices are stored to the second: one change per second
+
+    spec = {"name": "two-regions", "throughputs": {"V100": 0.01}, "steps": 3000,
+            "run": f"{sys.executable} {TRAIN} --steps 3000 --step-seconds 0.02 "
+                   "--checkpoint-every 0.1",
+            "constraints": {"regions": ["us-west-2", "us-east-1"], "markets": ["spot"]},
+            "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    for zone, price in (("us-west-2a", 1.0), ("us-west-2b", 3.0), ("us-east-1b", 1.5)):
+        offer(zone, price)
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    daemon = Daemon(store, Config(), tasks=("replan",), launchers=lambda _: launcher,
+                    settle_seconds=30)
+    try:
+        [job] = service.launch(store, path, launcher=launcher, wait_seconds=20,
+                               checkpoint_root=str(tmp_path / "checkpoints"))
+        assert zone_of(store, job.id) == "us-west-2a"
+
+        # Preempted; home got dear meanwhile: recovered into the other region.
+        offer("us-west-2a", 4.0)
+        instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+        launcher.preempt(instance)
+        wait_for(lambda: launcher.status(instance).state == "preempted")
+        recovered = service.reconcile(store, launcher)
+        assert any("preempted; recovery" in line for line in recovered)
+        service.settle(store, launcher, 30)
+        assert zone_of(store, job.id) == "us-east-1b"
+
+        # Home a shade cheaper: after the move's own cost it would not pay. It stays.
+        offer("us-west-2a", 1.49)
+        assert "0 migration(s) started" in daemon.replan()
+        [stays] = [r.getMessage() for r in caplog.records if "event=stays" in r.getMessage()]
+        assert 'reason="stay: $' in stays
+        assert zone_of(store, job.id) == "us-east-1b"
+
+        # Home much cheaper: the move pays, and the daemon makes it.
+        offer("us-west-2a", 0.3)
+        assert "1 migration(s) started" in daemon.replan()
+        [moved] = [r.getMessage() for r in caplog.records if "event=migrated" in r.getMessage()]
+        assert "to=aws:us-west-2a:p3.2xlarge:spot" in moved
+        assert float(moved.split("usd_saved=")[1].split()[0]) > 0
+        wait_for(lambda: zone_of(store, job.id) == "us-west-2a", 30)
+        assert [m.kind for m in store.moves.of_job(job.id)] == ["launch", "recovery",
+                                                                "migration"]
+    finally:
+        for live in launcher.instances():
+            launcher.terminate(live.id)
+
+    # Every figure of the report from the stored prices.
+    later = (datetime.now(timezone.utc) + timedelta(hours=2)).replace(microsecond=0)
+    report = build_report(store, now=later)
+    history = store.history()
+    placed = store.jobs.placements(job.id)
+    charged = []
+    for p in placed.itertuples():
+        prices = history[history["zone"] == p.zone].sort_values("effective_at")
+        end = pd.Timestamp(later) if pd.isna(p.end_at) else p.end_at
+        charged.append(integrate(prices, p.start_at, end))
+    [row] = report.jobs.to_dict("records")
+    assert row["compute_usd"] == pytest.approx(sum(charged), rel=1e-9)
+    # The static baseline: the same hours of work (one V100 everywhere) on the launch
+    # choice, us-west-2a, from the launch on, at its own stored prices (1.0, 4.0, 1.49, 0.3).
+    home = history[history["zone"] == "us-west-2a"].sort_values("effective_at")
+    start = placed["start_at"].iloc[0]
+    hours = sum(((pd.Timestamp(later) if pd.isna(p.end_at) else p.end_at) - p.start_at)
+                .total_seconds() for p in placed.itertuples()) / 3600
+    assert row["static_usd"] == pytest.approx(
+        integrate(home, start, start + pd.Timedelta(hours=hours)), rel=1e-9)
+    assert row["saved_vs_static_usd"] == pytest.approx(row["static_usd"] - row["usd"])
+    store.dispose()

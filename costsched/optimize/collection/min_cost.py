@@ -19,7 +19,8 @@ NAME = "min_cost"
 
 def build(pairs: Pairs, x: cp.Variable) -> tuple[cp.Problem, object]:
     cost = pairs.cost
-    program = cp.Problem(cp.Minimize(cost @ x), pairs.shared(x))
+    ranked = cost * pairs.problem.tie_factor[pairs.offering]  # ties by the tie rule
+    program = cp.Problem(cp.Minimize(ranked @ x), pairs.shared(x))
     return program, lambda chosen: float(cost @ chosen)
 
 

@@ -201,7 +201,8 @@ def solve(pp: PackingProblem, objective: str = "cost", **solver_opts: object) ->
     if program.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         return infeasible(NAME, _diagnose(pp, whole, slots), cp.HIGHS,
                           time.perf_counter() - started)
-    plan = _plan(pp, whole, slots, v, float(program.value), started)
+    value = program.value if v.cost is None else v.cost.value  # type: ignore[attr-defined]
+    plan = _plan(pp, whole, slots, v, float(value), started)
     if p.budget_usd is not None and plan.total_cost > p.budget_usd * (1 + 1e-9):
         return infeasible(NAME, _diagnose(pp, whole, slots), cp.HIGHS, plan.solve_seconds)
     return plan
@@ -213,6 +214,7 @@ class _Vars:
     y: cp.Variable | None  # slot pairs
     open: cp.Variable | None  # instances
     hours: cp.Variable | None  # instances
+    cost: object = None  # the plan's USD (the objective before ties are broken)
 
 
 def _program(pp: PackingProblem, whole: Pairs, slots: Slots, objective: str,
@@ -223,10 +225,13 @@ def _program(pp: PackingProblem, whole: Pairs, slots: Slots, objective: str,
     y = cp.Variable(len(slots.job), boolean=True) if len(slots.job) else None
     opened = cp.Variable(n_bins, boolean=True) if n_bins else None
     hours = cp.Variable(n_bins, nonneg=True) if n_bins else None
-    placed, cost, constraints = 0, 0, []
+    placed, cost, ranked, constraints = 0, 0, 0, []
+    tie = p.tie_factor  # the cost objective breaks ties by the tie rule
     if x is not None:
         placed = placed + whole.by_job @ x
-        cost = cost + (whole.cost + pp.whole_extra[whole.job, whole.offering]) @ x
+        whole_usd = whole.cost + pp.whole_extra[whole.job, whole.offering]
+        cost = cost + whole_usd @ x
+        ranked = ranked + (whole_usd * tie[whole.offering]) @ x
     if y is not None:
         ones = np.ones(len(slots.job))
         by_job = sp.csr_matrix((ones, (slots.job, np.arange(len(ones)))),
@@ -235,6 +240,8 @@ def _program(pp: PackingProblem, whole: Pairs, slots: Slots, objective: str,
                                shape=(n_bins, len(ones)))
         placed = placed + by_job @ y
         cost = cost + p.usd_per_hour[slots.offering] @ hours + slots.extra @ y
+        ranked = (ranked + (p.usd_per_hour * tie)[slots.offering] @ hours
+                  + (slots.extra * tie[slots.offering[slots.bin]]) @ y)
         constraints += [
             by_bin @ y <= cp.multiply(pp.gpus[slots.offering], opened),  # GPUs per instance
             hours[slots.bin] >= cp.multiply(slots.hours, y),  # rented until its last job ends
@@ -270,7 +277,7 @@ def _program(pp: PackingProblem, whole: Pairs, slots: Slots, objective: str,
         if budget_usd is not None:
             constraints.append(cost <= budget_usd)
         return cp.Problem(cp.Minimize(makespan), constraints), _Vars(x, y, opened, hours)
-    return cp.Problem(cp.Minimize(cost), constraints), _Vars(x, y, opened, hours)
+    return cp.Problem(cp.Minimize(ranked), constraints), _Vars(x, y, opened, hours, cost)
 
 
 def _plan(pp: PackingProblem, whole: Pairs, slots: Slots, v: _Vars,
@@ -363,4 +370,4 @@ def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:
 def _without_budget(p: CollectionProblem) -> CollectionProblem:
     return CollectionProblem(p.jobs, p.offerings, p.hours, p.cost, p.steps_per_second,
                              p.usd_per_hour, p.group, p.capacity, p.group_names,
-                             p.deadline_hours, p.allowed, None)
+                             p.deadline_hours, p.allowed, None, p.tie)

@@ -27,6 +27,20 @@ import scipy.sparse as sp
 from costsched.optimize.collection.solver import HIGHS, cp
 
 _TOL = 1e-6
+# Ties between offerings of equal cost go by the tie rule (`optimize.rank.tie_order`: fewer
+# GPUs, then the on-demand reference price, then the key). A program has no such order, so
+# its cost coefficients are scaled by 1 + TIE_WEIGHT x (GPUs - 1 + position / offerings):
+# costs within a few millionths count as equal, and the rule decides.
+TIE_WEIGHT = 1e-6
+
+
+def tie_weights(offerings: pd.DataFrame) -> np.ndarray:
+    """(O,) the factor on each offering's cost coefficients that breaks ties by the rule."""
+    from costsched.optimize.rank import tie_order  # rank is a sibling the planner imports
+
+    n = max(len(offerings), 1)
+    gpus = offerings["gpu_count"].to_numpy(dtype=float)
+    return 1.0 + TIE_WEIGHT * (gpus - 1 + tie_order(offerings) / n)
 
 
 @dataclass
@@ -45,6 +59,7 @@ class CollectionProblem:
     deadline_hours: np.ndarray  # (J,) inf = none
     allowed: np.ndarray  # (J, O) the job's constraints permit the offering
     budget_usd: float | None = None  # for the whole collection
+    tie: np.ndarray | None = None  # (O,) `tie_weights`; None: ties go any way
 
     def __post_init__(self) -> None:
         self.hours = np.asarray(self.hours, dtype=float)
@@ -53,6 +68,11 @@ class CollectionProblem:
         assert self.cost.shape == (j, o) and self.allowed.shape == (j, o)
         assert len(self.jobs) == j and len(self.offerings) == o
         assert len(self.group) == o and len(self.capacity) == len(self.group_names)
+
+    @property
+    def tie_factor(self) -> np.ndarray:
+        """(O,) the factor on cost coefficients that breaks ties (ones without `tie`)."""
+        return np.ones(len(self.offerings)) if self.tie is None else self.tie
 
     @property
     def usable(self) -> np.ndarray:

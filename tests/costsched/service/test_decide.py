@@ -1,5 +1,6 @@
 """The service asks a policy where a job should run now, from the store's prices as of a
-time: the same decision a replay of the same store makes at that instant."""
+time: the decision a replay of the same store makes at that instant with the policy asked
+among every offering the job allows (`JOB_SCOPE`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 
 from costsched import service
 from costsched.backtest import PriceTrace, throughputs
-from costsched.model import InvalidInput, Job
-from costsched.policies import JobState, make_policy
+from costsched.model import Constraints, InvalidInput, Job
+from costsched.policies import JOB_SCOPE, JobState, make_policy
 from costsched.throughput import ThroughputTable
 
 TABLE = ThroughputTable()
@@ -25,7 +26,7 @@ def test_a_live_decision_is_the_replayed_one(recorded_store, policy: str) -> Non
     first = service.decide(recorded_store, JOB, home_region="us-east-1", policy=policy,
                            at=AT, table=TABLE)
     assert first.current is None and first.moves
-    assert first.choice == make_policy(policy).decide(
+    assert first.choice == make_policy(policy, scope=JOB_SCOPE).decide(
         replayed, JobState(JOB, "us-east-1", JOB.steps, None))
     assert first.offering.key == first.choice
     assert first.usd_per_hour == pytest.approx(replayed.prices[replayed.row(first.choice)])
@@ -36,9 +37,11 @@ def test_a_live_decision_is_the_replayed_one(recorded_store, policy: str) -> Non
     dearest = trace.keys[int(v100[replayed.prices[v100].argmax()])]
     later = service.decide(recorded_store, JOB, home_region="us-east-1", policy=policy,
                            at=AT, current=dearest, steps_left=JOB.steps / 2, table=TABLE)
-    assert later.choice == make_policy(policy).decide(
+    proposed = make_policy(policy, scope=JOB_SCOPE).decide(
         replayed, JobState(JOB, "us-east-1", JOB.steps / 2, dearest))
-    assert later.moves == (later.choice != dearest)
+    assert later.choice == proposed
+    # Carried out only when it pays.
+    assert later.moves == (proposed != dearest and later.choice_usd < later.stay_usd)
 
 
 def test_a_decision_needs_prices_and_sane_values(tmp_path) -> None:
@@ -50,9 +53,13 @@ def test_a_decision_needs_prices_and_sane_values(tmp_path) -> None:
                        at=datetime(2019, 1, 1, tzinfo=timezone.utc))
     # Before the bundled spot snapshot's month an empty store knows the catalog's on-demand
     # prices only: no spot offering.
-    with pytest.raises(InvalidInput, match="policy dynamic-aware: no offering in its scope"):
-        service.decide(str(tmp_path / "s.sqlite"), JOB, home_region="us-east-1",
+    spot_only = Job("a3c", "python train.py", "A3C", 3e6,
+                    constraints=Constraints(markets=("spot",)))
+    with pytest.raises(InvalidInput, match="policy dynamic-aware: no offering in the job's "
+                                           "constraints"):
+        service.decide(str(tmp_path / "s.sqlite"), spot_only, home_region="us-east-1",
                        at=datetime(2025, 4, 1, tzinfo=timezone.utc))
-    # From then on it decides on the snapshot's spot prices.
-    today = service.decide(str(tmp_path / "s.sqlite"), JOB, home_region="us-east-1")
-    assert today.offering.market == "spot" and today.offering.region == "us-east-1"
+    # From then on it decides on the snapshot's spot prices (any region: the job allows all).
+    today = service.decide(str(tmp_path / "s.sqlite"), spot_only, home_region="us-east-1")
+    assert today.offering.market == "spot"
+    assert today.offering.region in {"us-east-1", "us-west-2", "eu-west-1"}

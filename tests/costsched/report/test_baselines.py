@@ -1,0 +1,68 @@
+"""A saving that does not apply is null in JSON and "-" on screen, never 0; amounts under
+a cent keep their significant digits; the tables' headers read as words."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from costsched.report import build
+from costsched.report.amounts import usd
+from costsched.report.html import heading, render
+from costsched.store import OBSERVATION_COLUMNS, PriceStore
+from tests.costsched.report.scenario import at, job
+
+# An instance type no catalog lists and no on-demand price was stored for.
+ODD = ("aws", "us-east-1", "us-east-1a", "x9.odd", "spot", "linux")
+
+
+@pytest.fixture()
+def odd_db(db_path: Path) -> Path:
+    store = PriceStore(str(db_path))
+    store.ingest(pd.DataFrame([(*ODD, "V100", 1, 8, 61.0, 0.003, pd.Timestamp(at(-10)),
+                                "test")], columns=OBSERVATION_COLUMNS))
+    alpha = job(store, "alpha", {"V100": 2.0})
+    store.jobs.place(alpha, ODD, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=0.003,
+                     reason="launch", instance="i-1", keep_open=False)
+    store.jobs.end_placement(alpha, at(1))
+    store.dispose()
+    return db_path
+
+
+def test_a_saving_without_a_baseline_is_null_not_zero(cli, odd_db: Path) -> None:
+    store = PriceStore(str(odd_db))
+    report = build(store, now=at(5))
+    store.dispose()
+    [row] = report.jobs.to_dict("records")
+    assert row["usd"] == pytest.approx(0.003)
+    assert math.isnan(row["on_demand_usd"]) and math.isnan(row["saved_vs_on_demand_usd"])
+    assert report.totals["saved_vs_on_demand_usd"] is None
+    # The launch-time choice kept is known: what it ran on, at its own prices.
+    assert report.totals["saved_vs_static_usd"] == pytest.approx(0.0)
+
+    result = cli("report", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["totals"]["saved_vs_on_demand_usd"] is None
+    assert data["jobs"][0]["saved_vs_on_demand_usd"] is None
+    assert data["jobs"][0]["on_demand_usd"] is None
+
+    shown = cli("report").output
+    assert "saved - against on-demand" in shown
+    assert "spend $0.003;" in shown  # under a cent: significant digits, not $0.00
+    assert "saved vs on-demand $" in shown
+    assert "saved_vs" not in shown and "job_id" not in shown
+    page = render(build(PriceStore(str(odd_db)), now=at(5)))
+    assert "<th>saved vs on-demand $</th>" in page and "<th>job</th>" in page
+
+
+def test_amounts_in_words() -> None:
+    assert [usd(v) for v in (0.0049, 0.0264, 12.5, -0.00012, 0.0, 1e-15, float("nan"),
+                             None)] == [
+        "$0.0049", "$0.03", "$12.50", "-$0.00012", "$0.00", "$0.00", "-", "-"]
+    assert heading("saved_vs_static_usd") == "saved vs launch choice $"
+    assert heading("usd_per_gb") == "$ per GB"
