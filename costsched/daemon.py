@@ -36,6 +36,7 @@ from costsched import service
 from costsched.config import Config
 from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES, InvalidInput
+from costsched.passes import one_pass
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.service import jobs as job_service
 from costsched.store import PriceStore
@@ -264,17 +265,18 @@ class Daemon:
         """Per launcher in use: reconcile, re-plan each running job `wanted` says, and follow
         the moves started. Returns (jobs considered, migrations started)."""
         considered = started = 0
-        for name in self._launchers_in_use():
-            launcher = self.launchers(name)
-            for line in job_service.reconcile(self.store, launcher, at=at):
-                self._reported(line)
-            for job_id in self._running_jobs(name):
-                if self.stopping.is_set():
-                    break  # no new migration once asked to stop
-                if wanted(job_id):
-                    considered += 1
-                    started += self._replan_job(launcher, job_id, at)
-            self._settle(launcher, seconds=self.settle_seconds)
+        with one_pass():  # every job decided from the same market, read once
+            for name in self._launchers_in_use():
+                launcher = self.launchers(name)
+                for line in job_service.reconcile(self.store, launcher, at=at):
+                    self._reported(line)
+                for job_id in self._running_jobs(name):
+                    if self.stopping.is_set():
+                        break  # no new migration once asked to stop
+                    if wanted(job_id):
+                        considered += 1
+                        started += self._replan_job(launcher, job_id, at)
+                self._settle(launcher, seconds=self.settle_seconds)
         return considered, started
 
     def _replan_job(self, launcher: Launcher, job_id: int, at: datetime | None) -> int:

@@ -15,11 +15,13 @@ import copy
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from datetime import datetime, timezone
 from typing import TypeVar
 
 T = TypeVar("T")
 
 _CACHE: ContextVar[dict | None] = ContextVar("costsched_pass_cache", default=None)
+_NOW = "now"  # the cache's entry for the instant the pass decides at
 
 
 @contextmanager
@@ -28,22 +30,29 @@ def one_pass() -> Iterator[None]:
     if _CACHE.get() is not None:
         yield
         return
-    token = _CACHE.set({})
+    token = _CACHE.set({_NOW: datetime.now(timezone.utc)})
     try:
         yield
     finally:
         _CACHE.reset(token)
 
 
-def memo(key: Hashable, compute: Callable[[], T]) -> T:
-    """`compute()` once per `key` inside a pass (each caller gets a copy it may change);
-    outside a pass, `compute()`."""
+def memo(key: Hashable, compute: Callable[[], T], *, shared: bool = False) -> T:
+    """`compute()` once per `key` inside a pass (each caller gets a copy it may change, or,
+    `shared`, the one value, for callers that only read it); outside a pass, `compute()`."""
     cache = _CACHE.get()
     if cache is None:
         return compute()
     if key not in cache:
         cache[key] = compute()
-    return _copied(cache[key])
+    return cache[key] if shared else _copied(cache[key])
+
+
+def pass_now() -> datetime:
+    """The instant every decision of the pass is made at (when the pass began); now,
+    outside a pass. Side effects (a move's start, a placement) keep the real clock."""
+    cache = _CACHE.get()
+    return datetime.now(timezone.utc) if cache is None else cache[_NOW]
 
 
 def frozen(filters: dict) -> tuple:

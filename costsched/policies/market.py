@@ -19,6 +19,7 @@ from costsched.model import InvalidInput, Offering, utc
 from costsched.optimize.decision import egress_per_gb, offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.rank import tie_order
+from costsched.passes import memo
 from costsched.store import OFFERING_ATTRS, OFFERING_KEY
 from costsched.throughput import ThroughputTable
 
@@ -134,12 +135,23 @@ def view_from_prices(frame: pd.DataFrame, t: datetime, table: ThroughputTable, m
     offerings["gpu_count"] = offerings["gpu_count"].astype(int)
     if shared:
         offerings = share_instances(offerings)[0]
-    rates = offering_rates(offerings, measured_rates)["preemptions_per_hour"]
     keys = offering_keys(offerings)
+    rates = _rates(offerings, keys, t, shared, measured_rates)
     return MarketView(
         t=int(utc(t).timestamp()), offerings=offerings,
         prices=offerings["usd_per_hour"].to_numpy(dtype=float),
         steps_per_second=throughputs(offerings, table, model),
-        preemptions_per_hour=rates.to_numpy(dtype=float), keys=keys,
+        preemptions_per_hour=rates, keys=keys,
         rows={k: i for i, k in enumerate(keys)},
     )
+
+
+def _rates(offerings: pd.DataFrame, keys: list[OfferingKey], t: datetime, shared: bool,
+           measured: pd.DataFrame | Evidence | None) -> np.ndarray:
+    """Each offering's preemption rate per hour: once per pass for the same evidence and
+    offerings (every job of a pass is decided from the same market; the evidence object is
+    kept with the result, so its id names it while the pass lasts)."""
+    key = ("view_rates", id(measured), utc(t), shared, hash(tuple(keys)))
+    _, rates = memo(key, lambda: (measured, offering_rates(offerings, measured)[
+        "preemptions_per_hour"].to_numpy(dtype=float)), shared=True)
+    return rates.copy()

@@ -27,6 +27,7 @@ from costsched.model import InvalidInput, Offering
 from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
+from costsched.passes import memo, one_pass, pass_now
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
@@ -38,7 +39,14 @@ from costsched.service.deadline_jobs import (
     decide_deadline,
     uses_deadline_policy,
 )
-from costsched.service.decide import Decision, decide, decide_to, decision_rates, parse_offering
+from costsched.service.decide import (
+    Decision,
+    OfferingName,
+    decide,
+    decide_to,
+    decision_rates,
+    parse_offering,
+)
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import learn, table_with_measured
 from costsched.service.values import as_time
@@ -202,58 +210,70 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         target = parse_offering(to)
         if job is None:
             raise InvalidInput(f"offering {to!r}: name the job to move there")
-    out = []
-    for job_id in job_ids(store, job, states=("running",)):
-        run = _running(store, job_id)
-        if run.launcher != launcher.name:
-            continue
-        if deadline_jobs_only and not _deadline_policy(run):
-            continue
-        placement = _open_placement(store, job_id)
-        if placement is None:
-            continue
-        current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
-            "cloud", "region", "zone", "instance_type", "market", "os"))
-        left = steps_left(store, run, when)
-        job_model = run.resolved.job
-        by_deadline = _deadline_policy(run) if target is None else ""
-        if target is not None:
-            choice = decide_to(store, job_model, target, current=current, steps_left=left,
-                               at=when, table=run.resolved.table, overheads=overheads,
-                               measured_rates=measured_rates(store, when))
-        elif by_deadline:
-            choice = decide_deadline(store, run.resolved, created_at=run.record.created_at,
-                                     at=when, steps_left=left, current=current,
-                                     policy=by_deadline, overheads=overheads,
-                                     unavailable=_recently_full(store, when),
-                                     measured_rates=_rates(store, when))
+    with one_pass():
+        # Every job is decided at one instant; a move started is stamped by the clock
+        # unless the caller fixed the time.
+        when = when if at is not None else pass_now()
+        stamp = when if at is not None else None
+        return [advice for job_id in job_ids(store, job, states=("running",))
+                if (advice := _migrate_one(store, launcher, job_id, when, stamp, target,
+                                           dry_run, margin, policy, force, overheads,
+                                           deadline_jobs_only)) is not None]
+
+
+def _migrate_one(store: PriceStore, launcher: Launcher, job_id: int, when: datetime,
+                 stamp: datetime | None, target: OfferingName | None, dry_run: bool,
+                 margin: float, policy: str, force: bool, overheads: Overheads,
+                 deadline_jobs_only: bool) -> MigrationAdvice | None:
+    """`migrate` for one job (None when it is not this launcher's or not asked about)."""
+    run = _running(store, job_id)
+    if run.launcher != launcher.name:
+        return None
+    if deadline_jobs_only and not _deadline_policy(run):
+        return None
+    placement = _open_placement(store, job_id)
+    if placement is None:
+        return None
+    current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
+        "cloud", "region", "zone", "instance_type", "market", "os"))
+    left = steps_left(store, run, when)
+    job_model = run.resolved.job
+    by_deadline = _deadline_policy(run) if target is None else ""
+    if target is not None:
+        choice = decide_to(store, job_model, target, current=current, steps_left=left,
+                           at=when, table=run.resolved.table, overheads=overheads,
+                           measured_rates=_rates(store, when))
+    elif by_deadline:
+        choice = decide_deadline(store, run.resolved, created_at=run.record.created_at,
+                                 at=when, steps_left=left, current=current,
+                                 policy=by_deadline, overheads=overheads,
+                                 unavailable=_recently_full(store, when),
+                                 measured_rates=_rates(store, when))
+    else:
+        choice = decide(store, job_model, home_region=run.home_region, current=current,
+                        steps_left=left, policy=policy, at=when,
+                        margin=0.0 if force else margin,
+                        table=run.resolved.table,  # with the spec's own throughputs
+                        measured_rates=_rates(store, when), overheads=overheads)
+    stay, move = choice.stay_usd, choice.choice_usd
+    reason = _move_reason(choice, margin if not force else 0.0, asked=target is not None)
+    if by_deadline:
+        reason = f"{by_deadline} (deadline {_deadline_label(run)}): " + (
+            f"stay on {_label(choice.choice)}" if not choice.moves else
+            f"move to {_label(choice.choice)}")
+    started = None
+    if choice.moves and not dry_run:
+        # A deadline policy re-decides every period and has its own hysteresis; the
+        # once-a-day limit would make it miss deadlines. A move the user asked for
+        # (`to`) is theirs to time.
+        daily = not (force or by_deadline or target is not None)
+        blocked = _migration_limit(store, run, when, daily=daily)
+        if blocked:
+            reason = f"{reason}; not moved: {blocked}"
         else:
-            choice = decide(store, job_model, home_region=run.home_region, current=current,
-                            steps_left=left, policy=policy, at=when,
-                            margin=0.0 if force else margin,
-                            table=run.resolved.table,  # with the spec's own throughputs
-                            measured_rates=measured_rates(store, when), overheads=overheads)
-        stay, move = choice.stay_usd, choice.choice_usd
-        reason = _move_reason(choice, margin if not force else 0.0, asked=target is not None)
-        if by_deadline:
-            reason = f"{by_deadline} (deadline {_deadline_label(run)}): " + (
-                f"stay on {_label(choice.choice)}" if not choice.moves else
-                f"move to {_label(choice.choice)}")
-        started = None
-        if choice.moves and not dry_run:
-            # A deadline policy re-decides every period and has its own hysteresis; the
-            # once-a-day limit would make it miss deadlines. A move the user asked for
-            # (`to`) is theirs to time.
-            daily = not (force or by_deadline or target is not None)
-            blocked = _migration_limit(store, run, when, daily=daily)
-            if blocked:
-                reason = f"{reason}; not moved: {blocked}"
-            else:
-                started = _start_migration(store, launcher, run, choice, placement, when,
-                                           fallbacks=target is None)
-        out.append(MigrationAdvice(job_id, run.record.name, choice, stay, move, started,
-                                   reason))
-    return out
+            started = _start_migration(store, launcher, run, choice, placement, stamp,
+                                       fallbacks=target is None)
+    return MigrationAdvice(job_id, run.record.name, choice, stay, move, started, reason)
 
 
 def _move_reason(choice: Decision, margin: float, asked: bool) -> str:
@@ -526,8 +546,10 @@ def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
 
 
 def _rates(store: PriceStore, at: datetime) -> Evidence:
-    """Preemption rates for a ranking: costsched's own jobs' and the store's observations."""
-    return decision_rates(store, at, measured_rates(store, at))
+    """Preemption rates for a ranking: costsched's own jobs' and the store's observations
+    (once per pass: a pass's moves start no spot hours before `at`, nor preemptions)."""
+    return memo(("rates", store.url, at),
+                lambda: decision_rates(store, at, measured_rates(store, at)), shared=True)
 
 
 def _recently_full(store: PriceStore, at: datetime) -> set[OfferingKey]:
@@ -551,11 +573,12 @@ def _spelled(text: str) -> Callable[[str], bool]:
 
 
 def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
-                     choice: Decision, placement: pd.Series, at: datetime,
+                     choice: Decision, placement: pd.Series, at: datetime | None,
                      fallbacks: bool = True) -> MoveRecord:
     """Start moving the job to `choice`; when it has no capacity there, try the next best
     offerings (not with `fallbacks` False: a move the user asked for goes there or
-    nowhere), then stay where it is."""
+    nowhere), then stay where it is. `at`: the time its steps are stamped with (None: the
+    clock's)."""
     current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour)
     if not launcher.can_launch(choice.offering):
@@ -572,7 +595,7 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
         rest = []
     # Last: the source's own offering, so a move that cannot land keeps the job running.
     cands = [first, *rest[:CANDIDATES - 2], candidate(current, float(placement["usd_per_hour"]))]
-    move = store.moves.create(run.record.id, "migration", cands, at=at,
+    move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
                               source_instance=str(placement["instance"]),
                               detail=f"to {_label(choice.choice)}")
     return _run_move(store, launcher, move, at)
@@ -747,7 +770,8 @@ def _running(store: PriceStore, job_id: int) -> RunningJob:
     record = store.jobs.get(job_id)
     stored = record.spec
     spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
-    resolved = resolve(spec, table_with_measured(store), record.created_at,
+    table = memo(("throughputs", store.url), lambda: table_with_measured(store), shared=True)
+    resolved = resolve(spec, table, record.created_at,
                        source=stored.get("source", "<stored spec>"))
     regions = resolved.job.constraints.regions
     cands = store.moves.of_job(job_id)
