@@ -122,3 +122,6 @@ def render(result: DeadlineBacktestResult) -> None:
     steps = ", ".join(f"{k}: {v} s" for k, v in result.optimum_steps.items())
     console.print(f"prices: {info['prices']}; optimum over all zones, waste step {steps} "
                   f"(a step above the exact one gives a lower bound)", highlight=False)
+    if info.get("coverage"):
+        console.print(f"{info['coverage']}; runs start only where every zone is covered "
+                      f"to the deadline", highlight=False)

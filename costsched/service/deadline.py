@@ -87,7 +87,14 @@ def deadline_backtest(
     if trace.ticks < span:
         raise InvalidInput(f"deadline_hours {max(deadlines):g}: longer than the availability "
                            f"trace ({trace.ticks * trace.tick / 3600:.1f} h)")
-    first = np.unique(np.linspace(0, trace.ticks - span, int(starts)).round().astype(np.int64))
+    # Where zones' recordings cover different periods, runs start only where all cover
+    # their deadline (the rest is unknown, not "no spot"); `info["coverage"]` says so.
+    allowed = trace.start_ticks(span)
+    if len(allowed) == 0:
+        raise InvalidInput(f"deadline_hours {max(deadlines):g}: no period of that length is "
+                           f"covered by every zone's recording ({trace.coverage()})")
+    first = np.unique(allowed[np.linspace(0, len(allowed) - 1, int(starts)).round()
+                              .astype(np.int64)])
     zone_n = len(trace.zones)
     run_starts = np.repeat(first, zone_n)
     homes = np.tile(np.arange(zone_n), len(first))
@@ -122,7 +129,8 @@ def deadline_backtest(
             "start": trace.start, "ticks": trace.ticks, "tick_seconds": trace.tick,
             "prices": trace.price_source, "starts": len(first),
             "spot_usd_per_hour": float(np.mean(trace.spot_price)),
-            "on_demand_usd_per_hour": float(np.mean(trace.on_demand_price))}
+            "on_demand_usd_per_hour": float(np.mean(trace.on_demand_price)),
+            "coverage": trace.coverage()}
     return DeadlineBacktestResult(results, summarize(results), info, steps)
 
 
