@@ -84,7 +84,8 @@ class AvailabilityTrace:
                        **prices: float | np.ndarray | None) -> AvailabilityTrace:
         """From stored intervals (zone, start, end, available, ...; one kind). A tick takes
         the state of the interval holding its start; ticks no interval covers are
-        unavailable and not `covered`. `tick` defaults to the largest step all interval bounds fall on."""
+        unavailable and not `covered`. `tick` defaults to the largest step all interval
+        bounds fall on."""
         if frame.empty:
             raise InvalidInput("no spot availability intervals in the chosen period and zones")
         start_s = to_epoch_seconds(frame["start"])
@@ -123,8 +124,9 @@ class AvailabilityTrace:
                    on_demand_price: float | None = None,
                    kind: str = "availability") -> AvailabilityTrace:
         """The stored availability of `instance_type` spot in `zones` (all stored by
-        default; `kind` "preemption" for recordings of a kept instance), priced from the store's price history where it covers the trace (as-of
-        per tick), else by the reference prices; a price given overrides both."""
+        default; `kind` "preemption" for recordings of a kept instance), priced from the
+        store's price history where it covers the trace (as-of per tick), else by the
+        reference prices; a price given overrides both."""
         frame = store.spot_availability.intervals(
             zones=list(zones) if zones else None, instance_type=instance_type,
             kind=kind, start=start, end=end)

@@ -12,7 +12,6 @@ from costsched.service.deadline import deadline_backtest
 from tests.costsched.backtest.deadline.traces import intervals, trace
 
 
-
 def _unequal() -> AvailabilityTrace:
     """us-east-1a recorded for ticks 0..599, us-west-2b for ticks 300..899 (spot
     throughout each recording): a common period of ticks 300..599."""
