@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from costsched.catalog import gpu_model_name
 from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
+from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
 
@@ -91,8 +92,15 @@ class _Strict(BaseModel):
 class CheckpointSpec(_Strict):
     location: str = ""
     size_gb: float = Field(0.0, ge=0)
-    interval_minutes: float = Field(DEFAULT_CHECKPOINT_HOURS * 60, gt=0)
+    # Minutes of work between checkpoints, or "auto": costsched chooses it
+    # (costsched.optimize.checkpoint_interval) and tells the job.
+    interval_minutes: float | str = DEFAULT_CHECKPOINT_HOURS * 60
     restart_minutes: float = Field(Overheads().restart_minutes, ge=0)
+
+    @field_validator("interval_minutes", mode="before")
+    @classmethod
+    def _interval(cls, value: Any) -> float | str:
+        return checkpoint_interval.parse(value)
 
 
 class ConstraintsSpec(_Strict):
@@ -245,6 +253,7 @@ class ResolvedJob:
     envs: dict[str, str]
     source: str  # the file it came from
     deadline_at: datetime | None = None
+    checkpoint_auto: bool = False  # costsched chose checkpoint_hours (interval "auto")
 
     @property
     def name(self) -> str:
@@ -293,14 +302,17 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         gpu_counts=tuple(c.gpu_counts), max_price_per_hour=c.max_price,
         max_migrations=c.max_migrations,
     )
+    checkpoint_hours = checkpoint_interval.job_minutes(spec.checkpoint, constraints.clouds,
+                                                       constraints.regions) / 60
     job = Job(name=spec.name, run=spec.run, model=model, steps=float(steps),
               checkpoint=spec.checkpoint.location, checkpoint_gb=spec.checkpoint.size_gb,
-              constraints=constraints, checkpoint_hours=spec.checkpoint.interval_minutes / 60)
+              constraints=constraints, checkpoint_hours=checkpoint_hours)
     return ResolvedJob(
-        job=job, table=table, checkpoint_hours=spec.checkpoint.interval_minutes / 60,
+        job=job, table=table, checkpoint_hours=checkpoint_hours,
         restart_hours=Overheads(restart_minutes=spec.checkpoint.restart_minutes)
         .restart_hours(spec.checkpoint.size_gb),
         envs=dict(spec.envs), source=source, deadline_at=deadline_at,
+        checkpoint_auto=spec.checkpoint.interval_minutes == checkpoint_interval.AUTO,
     )
 
 

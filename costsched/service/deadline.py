@@ -21,6 +21,7 @@ from costsched.backtest.deadline import (
 )
 from costsched.backtest.deadline.report import BASELINE, OPTIMUM
 from costsched.model import InvalidInput
+from costsched.optimize import checkpoint_interval
 from costsched.policies.deadline import DEADLINE_POLICIES, deadline_policy
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import at_least, positive
@@ -49,7 +50,8 @@ def deadline_backtest(
     job_hours: float = 48.0,
     deadline_hours: Sequence[float] = (52.0, 70.0),
     restart_minutes: Sequence[float] = (3.0, 12.0),
-    checkpoint_minutes: float = DEFAULT_CHECKPOINT_MINUTES,
+    checkpoint_minutes: float | str = DEFAULT_CHECKPOINT_MINUTES,
+    preemptions_per_hour: float | None = None,
     checkpoint_gb: float = 1.0,
     starts: int = 20,
     policies: Sequence[str] = (),
@@ -60,7 +62,12 @@ def deadline_backtest(
 ) -> DeadlineBacktestResult:
     """Each setting (deadline x restart) runs every policy from `starts` start times spread
     evenly over the trace, once from each zone as its home zone, and the optimum from each
-    start over all the zones. `trace`: use this one instead of reading the store."""
+    start over all the zones. `trace`: use this one instead of reading the store.
+
+    `checkpoint_minutes="auto"`: the interval costsched would choose for the job
+    (`optimize.checkpoint_interval`) at `preemptions_per_hour` (default: the rate of the
+    trace itself, pooled over its zones: known only in hindsight), and every checkpoint
+    then costs its write time, in the policies' runs and the optimum alike."""
     positive("job_hours", job_hours)
     at_least("starts", starts, 1, "a whole number")
     deadlines = [positive("deadline_hours", float(d)) for d in deadline_hours]
@@ -83,6 +90,8 @@ def deadline_backtest(
                                                  on_demand_price=on_demand_price)
     elif zones:
         trace = trace.subset(zones)
+    minutes, write, basis = _checkpoints(checkpoint_minutes, checkpoint_gb, trace,
+                                         preemptions_per_hour)
     span = max(math.ceil(d * 3600 / trace.tick) for d in deadlines)
     if trace.ticks < span:
         raise InvalidInput(f"deadline_hours {max(deadlines):g}: longer than the availability "
@@ -103,7 +112,7 @@ def deadline_backtest(
     total, done = len(settings) * (len(names) + 1), 0
     frames, steps = [], {}
     for deadline, restart in settings:
-        job = DeadlineJob(job_hours, deadline, restart, checkpoint_minutes, checkpoint_gb)
+        job = DeadlineJob(job_hours, deadline, restart, minutes, checkpoint_gb, write)
         for name in names:
             runs = simulate(trace, deadline_policy(name), job, run_starts, homes)
             frames.append(_label(runs, deadline, restart, name))
@@ -130,9 +139,36 @@ def deadline_backtest(
             "prices": trace.price_source, "starts": len(first),
             "spot_usd_per_hour": float(np.mean(trace.spot_price)),
             "on_demand_usd_per_hour": float(np.mean(trace.on_demand_price)),
-            "coverage": trace.coverage()}
+            "coverage": trace.coverage(), "checkpoint_minutes": minutes,
+            "checkpoint_write_seconds": write, "checkpoint_basis": basis}
     return DeadlineBacktestResult(results, summarize(results), info, steps)
 
 
 def _label(runs: pd.DataFrame, deadline: float, restart: float, policy: str) -> pd.DataFrame:
     return runs.assign(deadline_hours=deadline, restart_minutes=restart, policy=policy)
+
+
+def trace_preemptions_per_hour(trace: AvailabilityTrace) -> float:
+    """Spot spells that ended per hour of spot available, pooled over the trace's zones."""
+    available = trace.available
+    ended = int((available[:, :-1] & ~available[:, 1:]).sum())
+    hours = float(available.sum()) * trace.tick / 3600
+    return ended / hours if hours > 0 else 0.0
+
+
+def _checkpoints(minutes: float | str, size_gb: float, trace: AvailabilityTrace,
+                 rate: float | None) -> tuple[float, float, str]:
+    """(interval minutes, write seconds, how the interval was chosen)."""
+    try:
+        parsed = checkpoint_interval.parse(minutes)
+    except ValueError as exc:
+        raise InvalidInput(f"checkpoint_minutes {exc}") from None
+    if parsed != checkpoint_interval.AUTO:
+        return float(parsed), 0.0, "given"
+    source = "given rate"
+    if rate is None:
+        rate, source = trace_preemptions_per_hour(trace), "the trace's own rate (hindsight)"
+    chosen = checkpoint_interval.interval_minutes(size_gb, rate)
+    write = float(round(checkpoint_interval.write_seconds(size_gb)))
+    return chosen, write, (f"auto: {chosen:g} min for {rate:.3f} preemptions/h ({source}) "
+                           f"and {write:g} s writes")

@@ -24,6 +24,7 @@ from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
 from costsched.model import InvalidInput, Offering
+from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import Overheads
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
@@ -567,7 +568,8 @@ def _mover(store: PriceStore, launcher: Launcher, job_id: int,
     run = _running(store, job_id)
     spec = run.resolved
     job = JobLaunch(job_id, run.record.name, spec.job.run, run.checkpoint_uri,
-                    dict(spec.envs))
+                    {**spec.envs, **checkpoint_interval.launch_env(
+                        spec.checkpoint_hours * 60, spec.checkpoint_auto)})
     return Mover(store, launcher, job, _newest_checkpoint,
                  (lambda: at) if at is not None else utcnow)
 

@@ -47,20 +47,25 @@ class DeadlineJob:
     restart_minutes: float
     checkpoint_minutes: float
     checkpoint_gb: float = 1.0
+    # Seconds each checkpoint takes to write (no progress meanwhile); 0: free.
+    checkpoint_write_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("work_hours", "deadline_hours", "checkpoint_minutes"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise InvalidInput(f"{name} {value}: expected a positive number")
-        for name in ("restart_minutes", "checkpoint_gb"):
+        for name in ("restart_minutes", "checkpoint_gb", "checkpoint_write_seconds"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise InvalidInput(f"{name} {value}: expected a number >= 0")
 
     @property
     def work(self) -> float:
-        return self.work_hours * HOUR
+        """Seconds of running to finish: the work and the checkpoints written on the way
+        (one per interval but the last)."""
+        writes = max(math.ceil(self.work_hours * HOUR / (self.checkpoint_minutes * 60)) - 1, 0)
+        return self.work_hours * HOUR + writes * self.checkpoint_write_seconds
 
     @property
     def deadline(self) -> float:
@@ -72,7 +77,8 @@ class DeadlineJob:
 
     @property
     def checkpoint(self) -> float:
-        return self.checkpoint_minutes * 60
+        """Seconds of running between checkpoints: the interval and the write."""
+        return self.checkpoint_minutes * 60 + self.checkpoint_write_seconds
 
     def horizon(self, tick: int) -> int:
         """Ticks a run may take: to its deadline, and on past it on-demand if it misses."""
