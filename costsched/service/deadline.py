@@ -19,7 +19,8 @@ from costsched.backtest.deadline import (
     simulate,
     summarize,
 )
-from costsched.backtest.deadline.report import BASELINE, OPTIMUM
+from costsched.backtest.deadline.oracle import MAX_STATES
+from costsched.backtest.deadline.report import BASELINE, HOME_OPTIMUM, OPTIMUM
 from costsched.model import InvalidInput
 from costsched.optimize import checkpoint_interval
 from costsched.policies.deadline import DEADLINE_POLICIES, deadline_policy
@@ -59,6 +60,8 @@ def deadline_backtest(
     on_demand_price: float | None = None,
     progress: Progress | None = None,
     trace: AvailabilityTrace | None = None,
+    optimum_states: int = MAX_STATES,
+    home_optimum: bool = False,
 ) -> DeadlineBacktestResult:
     """Each setting (deadline x restart) runs every policy from `starts` start times spread
     evenly over the trace, once from each zone as its home zone, and the optimum from each
@@ -67,7 +70,11 @@ def deadline_backtest(
     `checkpoint_minutes="auto"`: the interval costsched would choose for the job
     (`optimize.checkpoint_interval`) at `preemptions_per_hour` (default: the rate of the
     trace itself, pooled over its zones: known only in hindsight), and every checkpoint
-    then costs its write time, in the policies' runs and the optimum alike."""
+    then costs its write time, in the policies' runs and the optimum alike.
+
+    `optimum_states`: waste states of the optimum before it takes a coarser step (a lower
+    bound, `backtest.deadline.default_step`). `home_optimum`: also the optimum over each
+    run's home zone alone (policy HOME_OPTIMUM), the reference of single-zone policies."""
     positive("job_hours", job_hours)
     at_least("starts", starts, 1, "a whole number")
     deadlines = [positive("deadline_hours", float(d)) for d in deadline_hours]
@@ -109,7 +116,7 @@ def deadline_backtest(
     homes = np.tile(np.arange(zone_n), len(first))
 
     settings = list(product(deadlines, restarts))
-    total, done = len(settings) * (len(names) + 1), 0
+    total, done = len(settings) * (len(names) + 1 + home_optimum), 0
     frames, steps = [], {}
     for deadline, restart in settings:
         job = DeadlineJob(job_hours, deadline, restart, minutes, checkpoint_gb, write)
@@ -119,17 +126,22 @@ def deadline_backtest(
             done += 1
             if progress:
                 progress(done, total)
-        step = default_step(trace.tick, job)
+        step = default_step(trace.tick, job, optimum_states)
         steps[f"{deadline:g} h, {restart:g} min"] = step
-        best = optimum(trace, job, first, step=step)
-        frames.append(_label(pd.DataFrame({
-            "start_tick": run_starts, "home": homes, "cost_usd": np.repeat(best, zone_n),
-            "finish_hours": np.nan, "met": np.repeat(np.isfinite(best), zone_n),
-            "preemptions": 0, "restarts": 0, "spot_hours": np.nan,
-            "on_demand_hours": np.nan}), deadline, restart, OPTIMUM))
+        best = np.repeat(optimum(trace, job, first, step=step), zone_n)
+        frames.append(_label(_optimum_runs(run_starts, homes, best), deadline, restart,
+                             OPTIMUM))
         done += 1
         if progress:
             progress(done, total)
+        if home_optimum:
+            alone = np.stack([optimum(trace, job, first, zones=[z], step=step)
+                              for z in trace.zones], axis=1).ravel()  # start-major
+            frames.append(_label(_optimum_runs(run_starts, homes, alone), deadline, restart,
+                                 HOME_OPTIMUM))
+            done += 1
+            if progress:
+                progress(done, total)
     results = pd.concat(frames, ignore_index=True)
     results["home"] = np.array(trace.zones, dtype=object)[results["home"].to_numpy()]
     results["start"] = trace.start + pd.to_timedelta(results["start_tick"] * trace.tick,
@@ -142,6 +154,13 @@ def deadline_backtest(
             "coverage": trace.coverage(), "checkpoint_minutes": minutes,
             "checkpoint_write_seconds": write, "checkpoint_basis": basis}
     return DeadlineBacktestResult(results, summarize(results), info, steps)
+
+
+def _optimum_runs(starts: np.ndarray, homes: np.ndarray, cost: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({
+        "start_tick": starts, "home": homes, "cost_usd": cost, "finish_hours": np.nan,
+        "met": np.isfinite(cost), "preemptions": 0, "restarts": 0, "spot_hours": np.nan,
+        "on_demand_hours": np.nan})
 
 
 def _label(runs: pd.DataFrame, deadline: float, restart: float, policy: str) -> pd.DataFrame:

@@ -30,6 +30,7 @@ from costsched.policies.deadline.base import (
     MarketNow,
     is_spot,
     spell_mean,
+    spot_share,
     zone_of,
 )
 
@@ -99,6 +100,7 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
     move_usd = trace.move_usd(job.checkpoint_gb)
     since = trace.run_before * float(tick)
     past_means = past_spell_mean(trace.available, trace.run_before * float(tick))
+    shares = past_spot_share(trace.available, float(tick))
 
     progress = np.zeros(n)
     placement = np.full(n, NONE, dtype=np.int64)
@@ -130,7 +132,8 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
                               deadline=deadline, last_zone=last_zone)
         market = MarketNow(float(tick), available, since[:, at].T,
                            trace.spot_price[:, at].T, trace.on_demand_price[:, at].T,
-                           trace.region_codes, move_usd, past_means[:, at].T)
+                           trace.region_codes, move_usd, past_means[:, at].T,
+                           shares[at])
         chosen = np.where(done, placement, policy.decide(state, market))
         new_zone = zone_of(chosen, zones)
         bad = ~done & is_spot(chosen, zones) & ~available[rows, np.maximum(new_zone, 0)]
@@ -182,3 +185,11 @@ def past_spell_mean(available: np.ndarray, run_before: np.ndarray) -> np.ndarray
     count = np.cumsum(ended > 0, axis=1)
     total = np.cumsum(ended, axis=1)
     return spell_mean(total, count)
+
+
+def past_spot_share(available: np.ndarray, tick: float) -> np.ndarray:
+    """Per tick: the share of the ticks before it with spot in at least one zone (with the
+    prior of `base.spot_share`): the past of the trace only."""
+    anywhere = available.any(axis=0)
+    before = np.concatenate([[0], np.cumsum(anywhere)[:-1]]) * tick
+    return spot_share(before, np.arange(available.shape[1]) * tick)
