@@ -106,3 +106,15 @@ def test_the_home_zone_optimum_is_the_single_zone_reference(availability_store) 
     assert (greedy >= home - 1e-9).all()
     closed = result.summary.set_index("policy")["gap_closed_home"]
     assert closed["greedy"] == 0 and closed["optimum (home zone)"] == 1
+
+
+def test_the_command_can_choose_the_checkpoint_interval(availability_store, db_path) -> None:
+    args = ["backtest-deadline", "--deadline", "2.5", "--job-hours", "2",
+            "--restart-minutes", "3", "--starts", "2", "--db", str(db_path)]
+    out = CliRunner().invoke(command(), [*args, "--checkpoint-minutes", "auto"])
+    assert out.exit_code == 0, out.output
+    assert "checkpoints: auto:" in out.output and "preemptions/h" in out.output
+    bad = CliRunner().invoke(command(), [*args, "--checkpoint-minutes", "soon"])
+    assert bad.exit_code == 2
+    assert "checkpoint-minutes 'soon': expected minutes > 0 or 'auto'" in bad.output
+    assert "Traceback" not in bad.output
