@@ -20,6 +20,7 @@ Prints one table per trace set, then the cost over the optimum per set and polic
 a busy machine the CPU time is the fair one); asserts nothing.
 
     .venv/bin/python bench/bench_deadline.py [--sets tune,later] [--policies ...]
+        [--checkpoint-minutes auto] [--no-home-optimum] [--tables]
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import pandas as pd
 from costsched.backtest.deadline import AvailabilityTrace, to_markdown
 from costsched.backtest.deadline.synthetic import SpotModel, Variation
 from costsched.service import import_prices
-from costsched.service.deadline import deadline_backtest
+from costsched.service.deadline import deadline_backtest, trace_preemptions_per_hour
 from costsched.store import PriceStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +94,9 @@ def main() -> None:
     parser.add_argument("--sets", help="comma-separated trace sets (default: all)")
     parser.add_argument("--policies", help="comma-separated policies (default: all)")
     parser.add_argument("--tables", action="store_true", help="print each set's table")
+    parser.add_argument("--checkpoint-minutes", default="30",
+                        help="minutes between checkpoints, or auto: chosen for the tune "
+                             "set's preemption rate, each write charged")
     parser.add_argument("--no-home-optimum", action="store_true",
                         help="skip the single-zone optimum (uniform-progress's reference)")
     args = parser.parse_args()
@@ -103,13 +107,15 @@ def main() -> None:
         print(f"import: {wall:.1f} s (CPU {cpu:.1f} s)")
         sets, wall0, cpu0 = timed(lambda: trace_sets(store))
         store.dispose()
+    rate = trace_preemptions_per_hour(sets["tune"])  # the tuning part's, for "auto"
     wanted = args.sets.split(",") if args.sets else list(sets)
     summaries, total_wall, total_cpu = [], wall0, cpu0
     for name in wanted:
         trace = sets[name]
         result, wall, cpu = timed(lambda t=trace: deadline_backtest(
             None, trace=t, policies=policies, optimum_states=OPTIMUM_STATES,
-            home_optimum=not args.no_home_optimum))
+            home_optimum=not args.no_home_optimum,
+            checkpoint_minutes=args.checkpoint_minutes, preemptions_per_hour=rate))
         total_wall += wall
         total_cpu += cpu
         kind = "in sample" if name == "tune" else "out of sample"
@@ -117,6 +123,8 @@ def main() -> None:
               f"days from {trace.start:%Y-%m-%d}, spot {trace.available.mean():.0%} of the "
               f"time; {result.trace['starts']} starts; {wall:.1f} s wall, {cpu:.1f} s CPU"
               + (f"; {result.trace['coverage']}" if result.trace.get("coverage") else ""))
+        if result.trace["checkpoint_basis"] != "given":
+            print(f"  checkpoints: {result.trace['checkpoint_basis']}")
         if args.tables:
             print(to_markdown(result.summary))
         summaries.append(result.summary.assign(trace_set=name))
