@@ -117,31 +117,43 @@ def deadline_backtest(
 
     settings = list(product(deadlines, restarts))
     total, done = len(settings) * (len(names) + 1 + home_optimum), 0
-    frames, steps = [], {}
-    for deadline, restart in settings:
-        job = DeadlineJob(job_hours, deadline, restart, minutes, checkpoint_gb, write)
+    by_setting: dict[tuple[float, float], list[pd.DataFrame]] = {s: [] for s in settings}
+    steps = {}
+    n = len(run_starts)
+    for restart in restarts:
+        # The policies replay every deadline at once (one run per deadline, start and home).
+        job = DeadlineJob(job_hours, max(deadlines), restart, minutes, checkpoint_gb, write)
+        due = np.repeat(deadlines, n)
         for name in names:
-            runs = simulate(trace, deadline_policy(name), job, run_starts, homes)
-            frames.append(_label(runs, deadline, restart, name))
+            runs = simulate(trace, deadline_policy(name), job, np.tile(run_starts, len(deadlines)),
+                            np.tile(homes, len(deadlines)), due)
+            for i, deadline in enumerate(deadlines):
+                part = runs.iloc[i * n:(i + 1) * n].reset_index(drop=True)
+                by_setting[(deadline, restart)].append(_label(part, deadline, restart, name))
+                done += 1
+            if progress:
+                progress(done, total)
+        for deadline in deadlines:
+            job = DeadlineJob(job_hours, deadline, restart, minutes, checkpoint_gb, write)
+            frames = by_setting[(deadline, restart)]
+            step = default_step(trace.tick, job, optimum_states)
+            steps[f"{deadline:g} h, {restart:g} min"] = step
+            best = np.repeat(optimum(trace, job, first, step=step), zone_n)
+            frames.append(_label(_optimum_runs(run_starts, homes, best), deadline, restart,
+                                 OPTIMUM))
             done += 1
             if progress:
                 progress(done, total)
-        step = default_step(trace.tick, job, optimum_states)
-        steps[f"{deadline:g} h, {restart:g} min"] = step
-        best = np.repeat(optimum(trace, job, first, step=step), zone_n)
-        frames.append(_label(_optimum_runs(run_starts, homes, best), deadline, restart,
-                             OPTIMUM))
-        done += 1
-        if progress:
-            progress(done, total)
-        if home_optimum:
-            alone = np.stack([optimum(trace, job, first, zones=[z], step=step)
-                              for z in trace.zones], axis=1).ravel()  # start-major
-            frames.append(_label(_optimum_runs(run_starts, homes, alone), deadline, restart,
-                                 HOME_OPTIMUM))
-            done += 1
-            if progress:
-                progress(done, total)
+            if home_optimum:
+                alone = np.stack([optimum(trace, job, first, zones=[z], step=step)
+                                  for z in trace.zones], axis=1).ravel()  # start-major
+                frames.append(_label(_optimum_runs(run_starts, homes, alone), deadline,
+                                     restart, HOME_OPTIMUM))
+                done += 1
+                if progress:
+                    progress(done, total)
+    frames = [frame for setting in settings for frame in by_setting[setting]]
+    steps = {f"{d:g} h, {r:g} min": steps[f"{d:g} h, {r:g} min"] for d, r in settings}
     results = pd.concat(frames, ignore_index=True)
     results["home"] = np.array(trace.zones, dtype=object)[results["home"].to_numpy()]
     results["start"] = trace.start + pd.to_timedelta(results["start_tick"] * trace.tick,

@@ -81,22 +81,28 @@ class DeadlineJob:
         """Seconds of running between checkpoints: the interval and the write."""
         return self.checkpoint_minutes * 60 + self.checkpoint_write_seconds
 
-    def horizon(self, tick: int) -> int:
-        """Ticks a run may take: to its deadline, and on past it on-demand if it misses."""
-        return math.ceil(self.deadline / tick) + math.ceil((self.work + self.restart) / tick) + 1
+    def horizon(self, tick: int, deadline: float | None = None) -> int:
+        """Ticks a run may take: to its deadline (seconds; the job's by default), and on
+        past it on-demand if it misses."""
+        due = self.deadline if deadline is None else deadline
+        return math.ceil(due / tick) + math.ceil((self.work + self.restart) / tick) + 1
 
 
 def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
-             starts: np.ndarray, homes: np.ndarray) -> pd.DataFrame:
-    """One row per run (start tick, home zone index): columns RUN_COLUMNS."""
+             starts: np.ndarray, homes: np.ndarray,
+             deadline_hours: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per run (start tick, home zone index): columns RUN_COLUMNS.
+    `deadline_hours`: per run, instead of the job's (runs of several deadlines replayed
+    at once, as each would be alone)."""
     starts = np.asarray(starts, dtype=np.int64)
     homes = np.asarray(homes, dtype=np.int64)
     n, zones, tick = len(starts), len(trace.zones), trace.tick
-    horizon = job.horizon(tick)
+    deadline = (np.full(n, job.deadline) if deadline_hours is None
+                else np.asarray(deadline_hours, dtype=float) * HOUR)
+    horizon = job.horizon(tick, float(deadline.max()))
     trace = trace.padded(int(starts.max()) + horizon + 1)
     rows = np.arange(n)
     work = np.full(n, job.work)
-    deadline = np.full(n, job.deadline)
     move_usd = trace.move_usd(job.checkpoint_gb)
     since = trace.run_before * float(tick)
     past_means = past_spell_mean(trace.available, trace.run_before * float(tick))

@@ -62,3 +62,19 @@ def test_checkpoint_writes_lengthen_the_work_and_the_interval() -> None:
     assert job.checkpoint == 20 * 60 + 10
     assert job.work == 3600 + 2 * 10  # checkpoints after 20 and 40 minutes, not at the end
     assert DeadlineJob(1.0, 2.0, 1, 20).work == 3600
+
+
+def test_runs_of_several_deadlines_replay_as_each_would_alone() -> None:
+    from costsched.policies.deadline import SpotAnywhere, UniformProgress
+
+    rng = np.random.default_rng(5)
+    t = trace(rng.random((2, 400)) < 0.7, ZONES, TICK)
+    starts, homes = np.array([0, 0, 50, 50]), np.array([0, 1, 0, 1])
+    for policy in (SpotAnywhere, UniformProgress):
+        alone = [simulate(t, policy(), DeadlineJob(2.0, d, 3, 10), starts, homes)
+                 for d in (2.5, 4.0)]
+        together = simulate(t, policy(), DeadlineJob(2.0, 4.0, 3, 10), np.tile(starts, 2),
+                            np.tile(homes, 2), np.repeat([2.5, 4.0], 4))
+        for i, frame in enumerate(alone):
+            part = together.iloc[4 * i:4 * i + 4].reset_index(drop=True)
+            assert part.equals(frame)
