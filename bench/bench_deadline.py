@@ -59,9 +59,10 @@ VARIATIONS = [
     Variation("synthetic: correlated", shortage_hours=12, shortage_share=0.8),
     Variation("synthetic: drift", drift=0.4),
 ]
-# The optimum's waste states: 400 takes 39-s steps for 52-hour deadlines (a lower bound
-# 0.1-0.2% under the exact 15-s optimum on the tune set, at 2.6x less CPU).
-OPTIMUM_STATES = 400
+# The optimum's waste states: 250 takes 65-s steps for 52-hour deadlines (a lower bound
+# 0.03-0.26% under the exact 15-s optimum on the tune set, at 4.4x less CPU) and 195-s
+# steps for 70-hour ones (as the default).
+OPTIMUM_STATES = 250
 TARGET_S = 60.0
 TARGET_GAP = 0.10
 CANDIDATES = ("spot-anywhere", "spot-risk")
