@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from costsched.catalog import gpu_model_name
 from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
+from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
 
@@ -112,7 +113,9 @@ class _Strict(BaseModel):
 class CheckpointSpec(_Strict):
     location: str = ""
     size_gb: float = 0.0
-    interval_minutes: float = DEFAULT_CHECKPOINT_HOURS * 60
+    # Minutes of work between checkpoints, or "auto": costsched chooses it
+    # (costsched.optimize.checkpoint_interval) and tells the job.
+    interval_minutes: float | str = DEFAULT_CHECKPOINT_HOURS * 60
     restart_minutes: float = Overheads().restart_minutes
 
     @field_validator("size_gb")
@@ -120,10 +123,13 @@ class CheckpointSpec(_Strict):
     def _size(cls, v: float) -> float:
         return _amount(v, "a size in GB", MAX_GB)
 
-    @field_validator("interval_minutes")
+    @field_validator("interval_minutes", mode="before")
     @classmethod
-    def _interval(cls, v: float) -> float:
-        return _positive(v, "number of minutes", MAX_MINUTES)  # type: ignore[return-value]
+    def _interval(cls, v: Any) -> float | str:
+        minutes = checkpoint_interval.parse(v)
+        if minutes == checkpoint_interval.AUTO:
+            return minutes
+        return _positive(minutes, "number of minutes", MAX_MINUTES)  # type: ignore[return-value]
 
     @field_validator("restart_minutes")
     @classmethod
@@ -298,6 +304,7 @@ class ResolvedJob:
     envs: dict[str, str]
     source: str  # the file it came from
     deadline_at: datetime | None = None
+    checkpoint_auto: bool = False  # costsched chose checkpoint_hours (interval "auto")
 
     @property
     def name(self) -> str:
@@ -347,14 +354,17 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         max_migrations=c.max_migrations, zones=tuple(c.zones),
         instance_types=tuple(c.instance_types),
     )
+    checkpoint_hours = checkpoint_interval.job_minutes(spec.checkpoint, constraints.clouds,
+                                                       constraints.regions) / 60
     job = Job(name=spec.name, run=spec.run, model=model, steps=float(steps),
               checkpoint=spec.checkpoint.location, checkpoint_gb=spec.checkpoint.size_gb,
-              constraints=constraints, checkpoint_hours=spec.checkpoint.interval_minutes / 60)
+              constraints=constraints, checkpoint_hours=checkpoint_hours)
     return ResolvedJob(
-        job=job, table=table, checkpoint_hours=spec.checkpoint.interval_minutes / 60,
+        job=job, table=table, checkpoint_hours=checkpoint_hours,
         restart_hours=Overheads(restart_minutes=spec.checkpoint.restart_minutes)
         .restart_hours(spec.checkpoint.size_gb),
         envs=dict(spec.envs), source=source, deadline_at=deadline_at,
+        checkpoint_auto=spec.checkpoint.interval_minutes == checkpoint_interval.AUTO,
     )
 
 

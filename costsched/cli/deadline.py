@@ -56,8 +56,10 @@ def deadline_backtest_cmd(
     restart_minutes: Annotated[list[str] | None, typer.Option(
         "--restart-minutes", help="Restart overhead(s) in minutes (comma-separated).")]
     = None,
-    checkpoint_minutes: Annotated[float, typer.Option(
-        help="Minutes of work between checkpoints.")] = DEFAULT_CHECKPOINT_MINUTES,
+    checkpoint_minutes: Annotated[str, typer.Option(
+        help="Minutes of work between checkpoints, or auto (costsched chooses it from the "
+             "checkpoint's write time and the trace's preemption rate).")]
+    = f"{DEFAULT_CHECKPOINT_MINUTES:g}",
     checkpoint_gb: Annotated[float, typer.Option(
         help="Checkpoint size, for egress between regions.")] = 1.0,
     zones: Annotated[list[str] | None, typer.Option(
@@ -122,3 +124,8 @@ def render(result: DeadlineBacktestResult) -> None:
     steps = ", ".join(f"{k}: {v} s" for k, v in result.optimum_steps.items())
     console.print(f"prices: {info['prices']}; optimum over all zones, waste step {steps} "
                   f"(a step above the exact one gives a lower bound)", highlight=False)
+    if info.get("checkpoint_basis", "given") != "given":
+        console.print(f"checkpoints: {info['checkpoint_basis']}", highlight=False)
+    if info.get("coverage"):
+        console.print(f"{info['coverage']}; runs start only where every zone is covered "
+                      f"to the deadline", highlight=False)

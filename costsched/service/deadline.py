@@ -19,8 +19,10 @@ from costsched.backtest.deadline import (
     simulate,
     summarize,
 )
-from costsched.backtest.deadline.report import BASELINE, OPTIMUM
+from costsched.backtest.deadline.oracle import MAX_STATES
+from costsched.backtest.deadline.report import BASELINE, HOME_OPTIMUM, OPTIMUM
 from costsched.model import InvalidInput
+from costsched.optimize import checkpoint_interval
 from costsched.policies.deadline import DEADLINE_POLICIES, deadline_policy
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import at_least, positive
@@ -49,7 +51,8 @@ def deadline_backtest(
     job_hours: float = 48.0,
     deadline_hours: Sequence[float] = (52.0, 70.0),
     restart_minutes: Sequence[float] = (3.0, 12.0),
-    checkpoint_minutes: float = DEFAULT_CHECKPOINT_MINUTES,
+    checkpoint_minutes: float | str = DEFAULT_CHECKPOINT_MINUTES,
+    preemptions_per_hour: float | None = None,
     checkpoint_gb: float = 1.0,
     starts: int = 20,
     policies: Sequence[str] = (),
@@ -57,10 +60,21 @@ def deadline_backtest(
     on_demand_price: float | None = None,
     progress: Progress | None = None,
     trace: AvailabilityTrace | None = None,
+    optimum_states: int = MAX_STATES,
+    home_optimum: bool = False,
 ) -> DeadlineBacktestResult:
     """Each setting (deadline x restart) runs every policy from `starts` start times spread
     evenly over the trace, once from each zone as its home zone, and the optimum from each
-    start over all the zones. `trace`: use this one instead of reading the store."""
+    start over all the zones. `trace`: use this one instead of reading the store.
+
+    `checkpoint_minutes="auto"`: the interval costsched would choose for the job
+    (`optimize.checkpoint_interval`) at `preemptions_per_hour` (default: the rate of the
+    trace itself, pooled over its zones: known only in hindsight), and every checkpoint
+    then costs its write time, in the policies' runs and the optimum alike.
+
+    `optimum_states`: waste states of the optimum before it takes a coarser step (a lower
+    bound, `backtest.deadline.default_step`). `home_optimum`: also the optimum over each
+    run's home zone alone (policy HOME_OPTIMUM), the reference of single-zone policies."""
     positive("job_hours", job_hours)
     at_least("starts", starts, 1, "a whole number")
     deadlines = [positive("deadline_hours", float(d)) for d in deadline_hours]
@@ -83,37 +97,63 @@ def deadline_backtest(
                                                  on_demand_price=on_demand_price)
     elif zones:
         trace = trace.subset(zones)
+    minutes, write, basis = _checkpoints(checkpoint_minutes, checkpoint_gb, trace,
+                                         preemptions_per_hour)
     span = max(math.ceil(d * 3600 / trace.tick) for d in deadlines)
     if trace.ticks < span:
         raise InvalidInput(f"deadline_hours {max(deadlines):g}: longer than the availability "
                            f"trace ({trace.ticks * trace.tick / 3600:.1f} h)")
-    first = np.unique(np.linspace(0, trace.ticks - span, int(starts)).round().astype(np.int64))
+    # Where zones' recordings cover different periods, runs start only where all cover
+    # their deadline (the rest is unknown, not "no spot"); `info["coverage"]` says so.
+    allowed = trace.start_ticks(span)
+    if len(allowed) == 0:
+        raise InvalidInput(f"deadline_hours {max(deadlines):g}: no period of that length is "
+                           f"covered by every zone's recording ({trace.coverage()})")
+    first = np.unique(allowed[np.linspace(0, len(allowed) - 1, int(starts)).round()
+                              .astype(np.int64)])
     zone_n = len(trace.zones)
     run_starts = np.repeat(first, zone_n)
     homes = np.tile(np.arange(zone_n), len(first))
 
     settings = list(product(deadlines, restarts))
-    total, done = len(settings) * (len(names) + 1), 0
-    frames, steps = [], {}
-    for deadline, restart in settings:
-        job = DeadlineJob(job_hours, deadline, restart, checkpoint_minutes, checkpoint_gb)
+    total, done = len(settings) * (len(names) + 1 + home_optimum), 0
+    by_setting: dict[tuple[float, float], list[pd.DataFrame]] = {s: [] for s in settings}
+    steps = {}
+    n = len(run_starts)
+    for restart in restarts:
+        # The policies replay every deadline at once (one run per deadline, start and home).
+        job = DeadlineJob(job_hours, max(deadlines), restart, minutes, checkpoint_gb, write)
+        due = np.repeat(deadlines, n)
         for name in names:
-            runs = simulate(trace, deadline_policy(name), job, run_starts, homes)
-            frames.append(_label(runs, deadline, restart, name))
+            runs = simulate(trace, deadline_policy(name), job, np.tile(run_starts, len(deadlines)),
+                            np.tile(homes, len(deadlines)), due)
+            for i, deadline in enumerate(deadlines):
+                part = runs.iloc[i * n:(i + 1) * n].reset_index(drop=True)
+                by_setting[(deadline, restart)].append(_label(part, deadline, restart, name))
+                done += 1
+            if progress:
+                progress(done, total)
+        for deadline in deadlines:
+            job = DeadlineJob(job_hours, deadline, restart, minutes, checkpoint_gb, write)
+            frames = by_setting[(deadline, restart)]
+            step = default_step(trace.tick, job, optimum_states)
+            steps[f"{deadline:g} h, {restart:g} min"] = step
+            best = np.repeat(optimum(trace, job, first, step=step), zone_n)
+            frames.append(_label(_optimum_runs(run_starts, homes, best), deadline, restart,
+                                 OPTIMUM))
             done += 1
             if progress:
                 progress(done, total)
-        step = default_step(trace.tick, job)
-        steps[f"{deadline:g} h, {restart:g} min"] = step
-        best = optimum(trace, job, first, step=step)
-        frames.append(_label(pd.DataFrame({
-            "start_tick": run_starts, "home": homes, "cost_usd": np.repeat(best, zone_n),
-            "finish_hours": np.nan, "met": np.repeat(np.isfinite(best), zone_n),
-            "preemptions": 0, "restarts": 0, "spot_hours": np.nan,
-            "on_demand_hours": np.nan}), deadline, restart, OPTIMUM))
-        done += 1
-        if progress:
-            progress(done, total)
+            if home_optimum:
+                alone = np.stack([optimum(trace, job, first, zones=[z], step=step)
+                                  for z in trace.zones], axis=1).ravel()  # start-major
+                frames.append(_label(_optimum_runs(run_starts, homes, alone), deadline,
+                                     restart, HOME_OPTIMUM))
+                done += 1
+                if progress:
+                    progress(done, total)
+    frames = [frame for setting in settings for frame in by_setting[setting]]
+    steps = {f"{d:g} h, {r:g} min": steps[f"{d:g} h, {r:g} min"] for d, r in settings}
     results = pd.concat(frames, ignore_index=True)
     results["home"] = np.array(trace.zones, dtype=object)[results["home"].to_numpy()]
     results["start"] = trace.start + pd.to_timedelta(results["start_tick"] * trace.tick,
@@ -122,9 +162,44 @@ def deadline_backtest(
             "start": trace.start, "ticks": trace.ticks, "tick_seconds": trace.tick,
             "prices": trace.price_source, "starts": len(first),
             "spot_usd_per_hour": float(np.mean(trace.spot_price)),
-            "on_demand_usd_per_hour": float(np.mean(trace.on_demand_price))}
+            "on_demand_usd_per_hour": float(np.mean(trace.on_demand_price)),
+            "coverage": trace.coverage(), "checkpoint_minutes": minutes,
+            "checkpoint_write_seconds": write, "checkpoint_basis": basis}
     return DeadlineBacktestResult(results, summarize(results), info, steps)
+
+
+def _optimum_runs(starts: np.ndarray, homes: np.ndarray, cost: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({
+        "start_tick": starts, "home": homes, "cost_usd": cost, "finish_hours": np.nan,
+        "met": np.isfinite(cost), "preemptions": 0, "restarts": 0, "spot_hours": np.nan,
+        "on_demand_hours": np.nan})
 
 
 def _label(runs: pd.DataFrame, deadline: float, restart: float, policy: str) -> pd.DataFrame:
     return runs.assign(deadline_hours=deadline, restart_minutes=restart, policy=policy)
+
+
+def trace_preemptions_per_hour(trace: AvailabilityTrace) -> float:
+    """Spot spells that ended per hour of spot available, pooled over the trace's zones."""
+    available = trace.available
+    ended = int((available[:, :-1] & ~available[:, 1:]).sum())
+    hours = float(available.sum()) * trace.tick / 3600
+    return ended / hours if hours > 0 else 0.0
+
+
+def _checkpoints(minutes: float | str, size_gb: float, trace: AvailabilityTrace,
+                 rate: float | None) -> tuple[float, float, str]:
+    """(interval minutes, write seconds, how the interval was chosen)."""
+    try:
+        parsed = checkpoint_interval.parse(minutes)
+    except ValueError as exc:
+        raise InvalidInput(f"checkpoint_minutes {exc}") from None
+    if parsed != checkpoint_interval.AUTO:
+        return float(parsed), 0.0, "given"
+    source = "given rate"
+    if rate is None:
+        rate, source = trace_preemptions_per_hour(trace), "the trace's own rate (hindsight)"
+    chosen = checkpoint_interval.interval_minutes(size_gb, rate)
+    write = float(round(checkpoint_interval.write_seconds(size_gb)))
+    return chosen, write, (f"auto: {chosen:g} min for {rate:.3f} preemptions/h ({source}) "
+                           f"and {write:g} s writes")

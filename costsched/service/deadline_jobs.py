@@ -29,7 +29,7 @@ from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import NONE, DeadlineState, MarketNow, deadline_policy
-from costsched.policies.deadline.base import spell_mean
+from costsched.policies.deadline.base import spell_mean, spot_share
 from costsched.prices import prices_at
 from costsched.service.decide import Decision
 from costsched.store import PriceStore
@@ -231,6 +231,7 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
         move_usd=checkpoint_gb * egress_per_gb(zones["cloud"].to_numpy(dtype=object),
                                                zones["region"].to_numpy(dtype=object)),
         spell_mean=None if spell_mean is None else spell_mean[None, :],
+        spot_share=_past_spot_share(store, zones, kind, at),
     )
     return DeadlineMarket(zones, market)
 
@@ -251,6 +252,30 @@ def _past_spell_mean(store: PriceStore, zones: pd.DataFrame, instance_type: str,
     seen = per_zone.reindex(pd.MultiIndex.from_arrays([zones["cloud"], zones["zone"]]),
                             fill_value=0)
     return spell_mean(seen["sum"].to_numpy(dtype=float), seen["count"].to_numpy(dtype=float))
+
+
+def _past_spot_share(store: PriceStore, zones: pd.DataFrame, instance_type: str,
+                     at: datetime) -> np.ndarray | None:
+    """The share of the time the store observed before `at` during which at least one of
+    the zones had spot (as the deadline backtest gives the policy); None when the store
+    has no observation."""
+    seen = store.spot_availability.intervals(zones=list(zones["zone"]),
+                                             instance_type=instance_type,
+                                             kind="availability", end=at)
+    if seen.empty:
+        return None
+    limit = pd.Timestamp(at)
+    limit = limit.tz_localize("UTC") if limit.tzinfo is None else limit
+    begin = seen["start"].min()
+    up = seen[seen["available"]].sort_values("start", kind="stable")
+    covered, reach = 0.0, begin
+    for start, end in zip(up["start"], up["end"].clip(upper=limit), strict=True):
+        start = max(start, reach)
+        if end > start:
+            covered += (end - start).total_seconds()
+            reach = end
+    span = (min(seen["end"].max(), limit) - begin).total_seconds()
+    return spot_share(np.array([covered]), np.array([max(span, 0.0)]))
 
 
 def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,

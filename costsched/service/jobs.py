@@ -24,6 +24,7 @@ from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
 from costsched.model import InvalidInput, Offering
+from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
@@ -714,7 +715,9 @@ def _mover(store: PriceStore, launcher: Launcher, job_id: int,
     spec = run.resolved
     code = run.record.spec.get("code") or {}
     job = JobLaunch(job_id, run.record.name, spec.job.run, run.checkpoint_uri,
-                    dict(spec.envs), code_uri=_code_uri(run.checkpoint_uri, code),
+                    {**spec.envs, **checkpoint_interval.launch_env(
+                        spec.checkpoint_hours * 60, spec.checkpoint_auto)},
+                    code_uri=_code_uri(run.checkpoint_uri, code),
                     code_sha256=code.get("sha256", ""), code_size=int(code.get("size", 0)),
                     setup=run.record.spec["spec"].get("setup", ""))
     return Mover(store, launcher, job, _newest_checkpoint,

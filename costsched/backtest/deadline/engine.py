@@ -30,6 +30,7 @@ from costsched.policies.deadline.base import (
     MarketNow,
     is_spot,
     spell_mean,
+    spot_share,
     zone_of,
 )
 
@@ -47,20 +48,25 @@ class DeadlineJob:
     restart_minutes: float
     checkpoint_minutes: float
     checkpoint_gb: float = 1.0
+    # Seconds each checkpoint takes to write (no progress meanwhile); 0: free.
+    checkpoint_write_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("work_hours", "deadline_hours", "checkpoint_minutes"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise InvalidInput(f"{name} {value}: expected a positive number")
-        for name in ("restart_minutes", "checkpoint_gb"):
+        for name in ("restart_minutes", "checkpoint_gb", "checkpoint_write_seconds"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise InvalidInput(f"{name} {value}: expected a number >= 0")
 
     @property
     def work(self) -> float:
-        return self.work_hours * HOUR
+        """Seconds of running to finish: the work and the checkpoints written on the way
+        (one per interval but the last)."""
+        writes = max(math.ceil(self.work_hours * HOUR / (self.checkpoint_minutes * 60)) - 1, 0)
+        return self.work_hours * HOUR + writes * self.checkpoint_write_seconds
 
     @property
     def deadline(self) -> float:
@@ -72,27 +78,35 @@ class DeadlineJob:
 
     @property
     def checkpoint(self) -> float:
-        return self.checkpoint_minutes * 60
+        """Seconds of running between checkpoints: the interval and the write."""
+        return self.checkpoint_minutes * 60 + self.checkpoint_write_seconds
 
-    def horizon(self, tick: int) -> int:
-        """Ticks a run may take: to its deadline, and on past it on-demand if it misses."""
-        return math.ceil(self.deadline / tick) + math.ceil((self.work + self.restart) / tick) + 1
+    def horizon(self, tick: int, deadline: float | None = None) -> int:
+        """Ticks a run may take: to its deadline (seconds; the job's by default), and on
+        past it on-demand if it misses."""
+        due = self.deadline if deadline is None else deadline
+        return math.ceil(due / tick) + math.ceil((self.work + self.restart) / tick) + 1
 
 
 def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
-             starts: np.ndarray, homes: np.ndarray) -> pd.DataFrame:
-    """One row per run (start tick, home zone index): columns RUN_COLUMNS."""
+             starts: np.ndarray, homes: np.ndarray,
+             deadline_hours: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per run (start tick, home zone index): columns RUN_COLUMNS.
+    `deadline_hours`: per run, instead of the job's (runs of several deadlines replayed
+    at once, as each would be alone)."""
     starts = np.asarray(starts, dtype=np.int64)
     homes = np.asarray(homes, dtype=np.int64)
     n, zones, tick = len(starts), len(trace.zones), trace.tick
-    horizon = job.horizon(tick)
+    deadline = (np.full(n, job.deadline) if deadline_hours is None
+                else np.asarray(deadline_hours, dtype=float) * HOUR)
+    horizon = job.horizon(tick, float(deadline.max()))
     trace = trace.padded(int(starts.max()) + horizon + 1)
     rows = np.arange(n)
     work = np.full(n, job.work)
-    deadline = np.full(n, job.deadline)
     move_usd = trace.move_usd(job.checkpoint_gb)
     since = trace.run_before * float(tick)
     past_means = past_spell_mean(trace.available, trace.run_before * float(tick))
+    shares = past_spot_share(trace.available, float(tick))
 
     progress = np.zeros(n)
     placement = np.full(n, NONE, dtype=np.int64)
@@ -124,7 +138,8 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
                               deadline=deadline, last_zone=last_zone)
         market = MarketNow(float(tick), available, since[:, at].T,
                            trace.spot_price[:, at].T, trace.on_demand_price[:, at].T,
-                           trace.region_codes, move_usd, past_means[:, at].T)
+                           trace.region_codes, move_usd, past_means[:, at].T,
+                           shares[at])
         chosen = np.where(done, placement, policy.decide(state, market))
         new_zone = zone_of(chosen, zones)
         bad = ~done & is_spot(chosen, zones) & ~available[rows, np.maximum(new_zone, 0)]
@@ -176,3 +191,11 @@ def past_spell_mean(available: np.ndarray, run_before: np.ndarray) -> np.ndarray
     count = np.cumsum(ended > 0, axis=1)
     total = np.cumsum(ended, axis=1)
     return spell_mean(total, count)
+
+
+def past_spot_share(available: np.ndarray, tick: float) -> np.ndarray:
+    """Per tick: the share of the ticks before it with spot in at least one zone (with the
+    prior of `base.spot_share`): the past of the trace only."""
+    anywhere = available.any(axis=0)
+    before = np.concatenate([[0], np.cumsum(anywhere)[:-1]]) * tick
+    return spot_share(before, np.arange(available.shape[1]) * tick)

@@ -11,15 +11,17 @@ import pandas as pd
 BASELINE = "on-demand"
 GREEDY = "greedy"
 OPTIMUM = "optimum"
+HOME_OPTIMUM = "optimum (home zone)"  # the optimum without leaving the run's home zone
 SETTING = ["deadline_hours", "restart_minutes"]
 SUMMARY_COLUMNS = [*SETTING, "policy", "runs", "misses", "cost_usd", "vs_on_demand",
-                   "vs_optimum", "gap_closed"]
+                   "vs_optimum", "gap_closed", "gap_closed_home"]
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """Per setting and policy: runs, misses, total cost, and totals relative to on-demand
     and to the optimum over the same runs (what running one job from each start in each
-    home zone costs); gap_closed: (greedy - policy) / (greedy - optimum)."""
+    home zone costs); gap_closed: (greedy - policy) / (greedy - optimum); gap_closed_home:
+    the same against the optimum over each run's home zone alone (NaN without it)."""
     grouped = runs.groupby([*SETTING, "policy"], sort=False)
     out = grouped.agg(runs=("cost_usd", "size"), misses=("met", lambda m: int((~m).sum())),
                       cost_usd=("cost_usd", "sum")).reset_index()
@@ -34,6 +36,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     out["vs_optimum"] = out["cost_usd"] / best
     with np.errstate(divide="ignore", invalid="ignore"):
         out["gap_closed"] = (greedy - out["cost_usd"]) / (greedy - best)
+        out["gap_closed_home"] = (greedy - out["cost_usd"]) / (greedy - total(HOME_OPTIMUM))
     return out[SUMMARY_COLUMNS]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, reduce
 
@@ -44,6 +44,9 @@ class AvailabilityTrace:
     spot_price: np.ndarray  # USD/h (zones, ticks)
     on_demand_price: np.ndarray  # USD/h (zones, ticks)
     price_source: str = REFERENCE_SOURCE
+    # bool (zones, ticks): where the recording covers the zone (None: everywhere). Outside
+    # it the trace does not know whether there was spot; `available` says none there.
+    covered: np.ndarray | None = None
 
     @classmethod
     def from_arrays(cls, available: np.ndarray, zones: Sequence[str], tick: int, *,
@@ -81,7 +84,8 @@ class AvailabilityTrace:
                        **prices: float | np.ndarray | None) -> AvailabilityTrace:
         """From stored intervals (zone, start, end, available, ...; one kind). A tick takes
         the state of the interval holding its start; ticks no interval covers are
-        unavailable. `tick` defaults to the largest step all interval bounds fall on."""
+        unavailable and not `covered`. `tick` defaults to the largest step all interval
+        bounds fall on."""
         if frame.empty:
             raise InvalidInput("no spot availability intervals in the chosen period and zones")
         start_s = to_epoch_seconds(frame["start"])
@@ -94,6 +98,7 @@ class AvailabilityTrace:
         ticks = max(1, -(-(t1 - t0) // tick))
         zones = sorted(set(frame["zone"]))
         available = np.zeros((len(zones), ticks), dtype=bool)
+        covered = np.zeros_like(available)
         at = t0 + np.arange(ticks) * tick
         zone_col = frame["zone"].to_numpy()
         up = frame["available"].to_numpy(dtype=bool)
@@ -103,24 +108,28 @@ class AvailabilityTrace:
             row = np.searchsorted(start_s[mine], at, side="right") - 1
             inside = (row >= 0) & (at < end_s[mine][np.maximum(row, 0)])
             available[i] = inside & up[mine][np.maximum(row, 0)]
+            covered[i] = inside
         cloud = frame["cloud"].iloc[0] if "cloud" in frame.columns else None
         kwargs = {"instance_type": frame["instance_type"].iloc[0]} \
             if "instance_type" in frame.columns else {}
-        return cls.from_arrays(available, zones, tick, start=pd.Timestamp(t0, unit="s",
-                               tz="UTC"), cloud=cloud, **kwargs, **prices)
+        trace = cls.from_arrays(available, zones, tick, start=pd.Timestamp(t0, unit="s",
+                                tz="UTC"), cloud=cloud, **kwargs, **prices)
+        return replace(trace, covered=None if covered.all() else covered)
 
     @classmethod
     def from_store(cls, store: PriceStore, *, zones: Sequence[str] | None = None,
                    instance_type: str = "p3.2xlarge", start: datetime | None = None,
                    end: datetime | None = None, tick: int | None = None,
                    spot_price: float | None = None,
-                   on_demand_price: float | None = None) -> AvailabilityTrace:
+                   on_demand_price: float | None = None,
+                   kind: str = "availability") -> AvailabilityTrace:
         """The stored availability of `instance_type` spot in `zones` (all stored by
-        default), priced from the store's price history where it covers the trace (as-of
-        per tick), else by the reference prices; a price given overrides both."""
+        default; `kind` "preemption" for recordings of a kept instance), priced from the
+        store's price history where it covers the trace (as-of per tick), else by the
+        reference prices; a price given overrides both."""
         frame = store.spot_availability.intervals(
             zones=list(zones) if zones else None, instance_type=instance_type,
-            kind="availability", start=start, end=end)
+            kind=kind, start=start, end=end)
         if frame.empty:
             where = f" in {', '.join(zones)}" if zones else ""
             raise InvalidInput(f"no stored spot availability of {instance_type}{where}: "
@@ -169,8 +178,7 @@ class AvailabilityTrace:
         if spot_price is not None or on_demand_price is not None:
             source = "given prices" + ("" if spot_price is not None and on_demand_price
                                        is not None else "; otherwise " + source)
-        return AvailabilityTrace(self.tick, self.start, self.zones, self.regions, self.cloud,
-                                 self.available, spot, od, source)
+        return replace(self, spot_price=spot, on_demand_price=od, price_source=source)
 
     # --- derived arrays ---------------------------------------------------------------
 
@@ -205,10 +213,48 @@ class AvailabilityTrace:
         if missing:
             raise InvalidInput(f"zone {missing[0]!r}: expected one of {', '.join(self.zones)}")
         keep = [self.zones.index(z) for z in zones]
-        return AvailabilityTrace(self.tick, self.start, tuple(zones),
-                                 tuple(self.regions[i] for i in keep), self.cloud,
-                                 self.available[keep], self.spot_price[keep],
-                                 self.on_demand_price[keep], self.price_source)
+        covered = None if self.covered is None else self.covered[keep]
+        return replace(self, zones=tuple(zones), regions=tuple(self.regions[i] for i in keep),
+                       available=self.available[keep], spot_price=self.spot_price[keep],
+                       on_demand_price=self.on_demand_price[keep],
+                       covered=None if covered is None or covered.all() else covered)
+
+    def window(self, first: int, end: int) -> AvailabilityTrace:
+        """Ticks [first, end) of the trace, as a trace starting at tick `first`."""
+        if not 0 <= first < end <= self.ticks:
+            raise InvalidInput(f"ticks {first}..{end}: expected a window of the trace's "
+                               f"{self.ticks} ticks")
+        covered = None if self.covered is None else self.covered[:, first:end]
+        return replace(self, start=self.start + pd.Timedelta(seconds=first * self.tick),
+                       available=self.available[:, first:end],
+                       spot_price=self.spot_price[:, first:end],
+                       on_demand_price=self.on_demand_price[:, first:end],
+                       covered=None if covered is None or covered.all() else covered)
+
+    def start_ticks(self, span: int) -> np.ndarray:
+        """The ticks a run of `span` ticks may start at: where every zone's recording
+        covers the whole run (every tick up to `ticks - span` when all is covered)."""
+        if self.covered is None:
+            return np.arange(max(self.ticks - span + 1, 0))
+        covered_after = _runs(self.covered.all(axis=0)[None, ::-1])[0, ::-1]
+        return np.flatnonzero(covered_after >= span)
+
+    def coverage(self) -> str | None:
+        """What each zone's recording covers, where they differ (None where all cover the
+        whole trace)."""
+        if self.covered is None:
+            return None
+        parts = []
+        for zone, row in zip(self.zones, self.covered, strict=True):
+            ticks = np.flatnonzero(row)
+            if len(ticks) == 0:
+                parts.append(f"{zone} nothing")
+                continue
+            first = self.start + pd.Timedelta(seconds=int(ticks[0]) * self.tick)
+            last = self.start + pd.Timedelta(seconds=int(ticks[-1] + 1) * self.tick)
+            gaps = "" if len(ticks) == ticks[-1] - ticks[0] + 1 else " with gaps"
+            parts.append(f"{zone} {first:%Y-%m-%d %H:%M}..{last:%Y-%m-%d %H:%M}{gaps}")
+        return "zones cover different periods: " + "; ".join(parts)
 
     def padded(self, ticks: int) -> AvailabilityTrace:
         """At least `ticks` ticks: after its end no spot, prices held at their last value."""
@@ -217,11 +263,12 @@ class AvailabilityTrace:
             return self
         def hold(a: np.ndarray) -> np.ndarray:
             return np.concatenate([a, np.repeat(a[:, -1:], extra, axis=1)], axis=1)
-        available = np.concatenate([self.available, np.zeros((len(self.zones), extra),
-                                                             dtype=bool)], axis=1)
-        return AvailabilityTrace(self.tick, self.start, self.zones, self.regions, self.cloud,
-                                 available, hold(self.spot_price), hold(self.on_demand_price),
-                                 self.price_source)
+        none = np.zeros((len(self.zones), extra), dtype=bool)
+        available = np.concatenate([self.available, none], axis=1)
+        covered = (None if self.covered is None
+                   else np.concatenate([self.covered, none], axis=1))
+        return replace(self, available=available, spot_price=hold(self.spot_price),
+                       on_demand_price=hold(self.on_demand_price), covered=covered)
 
 
 def reference_prices(cloud: str, instance_type: str,

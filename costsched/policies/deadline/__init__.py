@@ -15,10 +15,11 @@ from costsched.policies.deadline.base import (
 from costsched.policies.deadline.greedy import Greedy
 from costsched.policies.deadline.multi_zone import SpotAnywhere
 from costsched.policies.deadline.on_demand import OnDemand
+from costsched.policies.deadline.spot_risk import SpotRisk
 from costsched.policies.deadline.uniform_progress import UniformProgress
 
 DEADLINE_POLICIES: dict[str, type[DeadlinePolicy]] = {
-    cls.name: cls for cls in (OnDemand, Greedy, UniformProgress, SpotAnywhere)
+    cls.name: cls for cls in (OnDemand, Greedy, UniformProgress, SpotAnywhere, SpotRisk)
 }
 
 
@@ -32,5 +33,5 @@ def deadline_policy(name: str) -> DeadlinePolicy:
 
 
 __all__ = ["DEADLINE_POLICIES", "NONE", "DeadlinePolicy", "DeadlineState", "Greedy",
-           "MarketNow", "OnDemand", "SpotAnywhere", "UniformProgress", "deadline_policy",
-           "keeps_deadline"]
+           "MarketNow", "OnDemand", "SpotAnywhere", "SpotRisk", "UniformProgress",
+           "deadline_policy", "keeps_deadline"]

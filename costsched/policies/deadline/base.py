@@ -66,6 +66,9 @@ class MarketNow:
     # Seconds: mean length of each zone's spot spells that ended before now (runs, zones);
     # None where no history is known.
     spell_mean: np.ndarray | None = None
+    # Share of the time before now that spot was available in at least one of the zones
+    # (runs,), with PRIOR_SHARE counted for PRIOR_SPELL seconds; None where unknown.
+    spot_share: np.ndarray | None = None
 
     @property
     def zones(self) -> int:
@@ -78,6 +81,15 @@ class MarketNow:
 # `MarketNow.spell_mean` counts one spell of this many seconds besides those seen to end,
 # so that a zone with little history is neither trusted nor dismissed.
 PRIOR_SPELL = 3600.0
+
+
+PRIOR_SHARE = 0.5
+
+
+def spot_share(seconds_with_spot: np.ndarray, seconds_seen: np.ndarray) -> np.ndarray:
+    """`MarketNow.spot_share` from the time seen and the part of it with spot somewhere."""
+    return ((np.asarray(seconds_with_spot) + PRIOR_SHARE * PRIOR_SPELL)
+            / (np.asarray(seconds_seen) + PRIOR_SPELL))
 
 
 def spell_mean(total_seconds: np.ndarray, count: np.ndarray) -> np.ndarray:

@@ -84,15 +84,21 @@ class SpotAnywhere(DeadlinePolicy):
         leave_cost = move_usd + slack_usd(state, od_price - best_price, state.restart)
         leave_od = any_spot & ((od_price - spot_cost) * useful > leave_cost)
 
-        expected = line(state, market)
-        behind = state.progress < expected
-        keep_od = on_demand & (state.progress < expected + state.restart)
+        behind, keep_od = self.pace(state, market)
+        keep_od &= on_demand
         where_od = np.where(state.last_zone >= 0, state.last_zone, state.home)
         without_spot = np.where(keep_od, current,
                                 np.where(behind, market.on_demand(where_od), NONE))
         wanted = np.where(any_spot, best, without_spot)
         wanted = np.where(on_demand & any_spot & ~leave_od, current, wanted)
         return np.where(stay_spot, current, wanted)
+
+    def pace(self, state: DeadlineState, market: MarketNow) -> tuple[np.ndarray, np.ndarray]:
+        """Without spot anywhere: (behind: start on-demand, keep: stay on on-demand).
+        Here uniform progress: behind the straight line, and on on-demand until a restart
+        ahead of it."""
+        expected = line(state, market)
+        return state.progress < expected, state.progress < expected + state.restart
 
 
 def slack_usd(state: DeadlineState, saving: np.ndarray, seconds: float) -> np.ndarray:

@@ -30,8 +30,8 @@ def test_every_policy_and_the_optimum_per_setting(availability_store) -> None:
                                restart_minutes=(3,), checkpoint_minutes=10, starts=4)
     summary = result.summary
     assert set(summary["policy"]) == {"on-demand", "greedy", "uniform-progress",
-                                      "spot-anywhere", "optimum"}
-    assert len(result.results) == 2 * 5 * 4 * 3  # settings x policies x starts x homes
+                                      "spot-anywhere", "spot-risk", "optimum"}
+    assert len(result.results) == 2 * 6 * 4 * 3  # settings x policies x starts x homes
     assert result.misses == 0
     assert (summary.loc[summary["policy"] == "on-demand", "vs_on_demand"] == 1).all()
     best = summary.set_index(["deadline_hours", "policy"])["cost_usd"]
@@ -91,3 +91,30 @@ def test_the_command_rejects_bad_numbers_in_one_line(availability_store, db_path
     assert out.exit_code == 2
     assert "--deadline 'soon': expected numbers" in out.output
     assert "Traceback" not in out.output
+
+
+def test_the_home_zone_optimum_is_the_single_zone_reference(availability_store) -> None:
+    result = deadline_backtest(availability_store, job_hours=2, deadline_hours=(3,),
+                               restart_minutes=(3,), checkpoint_minutes=10, starts=3,
+                               policies=["greedy", "uniform-progress"], home_optimum=True)
+    runs = result.results.set_index(["policy", "start_tick", "home"])["cost_usd"]
+    home, best = runs.loc["optimum (home zone)"], runs.loc["optimum"]
+    greedy = runs.loc["greedy"]
+    # Staying home can only cost more than the best over all zones, and no home-zone
+    # policy beats it.
+    assert (home >= best - 1e-9).all() and (home > best + 1e-9).any()
+    assert (greedy >= home - 1e-9).all()
+    closed = result.summary.set_index("policy")["gap_closed_home"]
+    assert closed["greedy"] == 0 and closed["optimum (home zone)"] == 1
+
+
+def test_the_command_can_choose_the_checkpoint_interval(availability_store, db_path) -> None:
+    args = ["backtest-deadline", "--deadline", "2.5", "--job-hours", "2",
+            "--restart-minutes", "3", "--starts", "2", "--db", str(db_path)]
+    out = CliRunner().invoke(command(), [*args, "--checkpoint-minutes", "auto"])
+    assert out.exit_code == 0, out.output
+    assert "checkpoints: auto:" in out.output and "preemptions/h" in out.output
+    bad = CliRunner().invoke(command(), [*args, "--checkpoint-minutes", "soon"])
+    assert bad.exit_code == 2
+    assert "checkpoint-minutes 'soon': expected minutes > 0 or 'auto'" in bad.output
+    assert "Traceback" not in bad.output

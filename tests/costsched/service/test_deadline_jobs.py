@@ -160,3 +160,27 @@ def test_the_live_decision_weighs_how_long_each_zone_s_spot_held(tmp_path: Path)
 
     assert choice(with_history=False) == "us-east-1a spot"
     assert choice(with_history=True) == "us-east-1b spot"
+
+
+def test_the_live_market_knows_the_share_of_the_past_with_spot_somewhere(
+        tmp_path: Path) -> None:
+    """Zone a: 10 min of spot in every 30 (3 cycles, then spot for the last hour); zone b:
+    1 h of spot, 1 h without (once, then spot since an hour ago). From the first
+    observation (3 h 30 min ago in a) to now, spot was somewhere except where both were
+    without: the share the replay would give spot-risk, with its prior."""
+    from costsched.policies.deadline.base import spot_share
+    from costsched.service.deadline_jobs import _past_spot_share
+
+    now = pd.Timestamp("2023-03-01 12:00", tz="UTC")
+    store = PriceStore(str(tmp_path / "share.sqlite"))
+    # a: spells at -2:30..-2:20, -2:00..-1:50, -1:30..-1:20, then -1:00 on;
+    # b: -3:00..-2:00 up, -2:00..-1:00 down, then -1:00 on.
+    store.spot_availability.add(pd.concat([spells("us-east-1a", 10, 20, 3, now),
+                                           spells("us-east-1b", 60, 60, 1, now)],
+                                          ignore_index=True))
+    zones = pd.DataFrame({"cloud": ["aws", "aws"], "zone": ["us-east-1a", "us-east-1b"]})
+    share = _past_spot_share(store, zones, "p3.2xlarge", now.to_pydatetime())
+    store.dispose()
+    # Seen from -3:00 (b's first) to now: 180 min. Spot somewhere: -3:00..-2:00 (b),
+    # -2:00..-1:50 and -1:30..-1:20 (a), -1:00..now: 60 + 10 + 10 + 60 = 140 min.
+    assert share == pytest.approx(spot_share(140 * 60.0, 180 * 60.0))

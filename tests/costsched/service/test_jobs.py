@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from costsched import clouds
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.store import PriceStore
@@ -330,3 +331,25 @@ def test_reconcilers_racing_on_a_move_take_each_step_once(world) -> None:
     assert placed["instance"].is_unique
     assert len(launcher.instances(job.id)) == 3  # none launched twice
     assert store.leases.held() == []
+
+
+def test_a_job_that_leaves_its_checkpoint_interval_to_costsched_is_told_it(world) -> None:
+    from costsched.optimize import checkpoint_interval
+
+    store, launcher, tmp = world
+    out = tmp / "interval.txt"
+    path = write_spec(tmp, "auto", run=f"echo $COSTSCHED_CHECKPOINT_MINUTES > {out}")
+    spec = yaml.safe_load(path.read_text())
+    spec["checkpoint"]["interval_minutes"] = "auto"
+    path.write_text(yaml.safe_dump(spec))
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp / "checkpoints"))
+
+    def ended() -> bool:
+        service.reconcile(store, launcher)
+        return store.jobs.get(job.id).final
+
+    wait_for(ended, seconds=30)
+    expected = checkpoint_interval.interval_minutes(
+        1.0, clouds.default_preemption("aws").per_hour)  # the spec's 1 GB, AWS only
+    assert out.read_text().strip() == f"{expected:g}"

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from costsched.backtest.deadline import DeadlineJob, simulate
-from costsched.backtest.deadline.engine import past_spell_mean
-from costsched.policies.deadline.base import PRIOR_SPELL
+from costsched.backtest.deadline.engine import past_spell_mean, past_spot_share
+from costsched.policies.deadline.base import PRIOR_SHARE, PRIOR_SPELL
 from tests.costsched.backtest.deadline.traces import Scripted, trace
 
 TICK = 60
@@ -43,3 +43,38 @@ def test_past_spell_mean_counts_only_spells_seen_to_end_by_the_tick() -> None:
     assert mean[:2].tolist() == [PRIOR_SPELL] * 2  # the first spell ends at tick 2
     assert mean[2:6].tolist() == pytest.approx([(2 * TICK + PRIOR_SPELL) / 2] * 4)
     assert mean[6] == pytest.approx((2 * TICK + 3 * TICK + PRIOR_SPELL) / 3)
+
+
+def test_past_spot_share_counts_ticks_with_spot_in_any_zone_before_the_tick() -> None:
+    t = trace(["1100", "0110"], ZONES, TICK)  # spot somewhere in ticks 0-2, none in 3
+    share = past_spot_share(t.available, float(TICK))
+    prior = PRIOR_SHARE * PRIOR_SPELL
+    seen = [0, 1, 2, 3]  # ticks before each tick; all of them with spot so far
+    assert share.tolist() == pytest.approx(
+        [(n * TICK + prior) / (n * TICK + PRIOR_SPELL) for n in seen])
+    later = past_spot_share(np.array([[True, True, True, False, False]]), float(TICK))
+    assert later[4] == pytest.approx((3 * TICK + prior) / (4 * TICK + PRIOR_SPELL))
+
+
+def test_checkpoint_writes_lengthen_the_work_and_the_interval() -> None:
+    job = DeadlineJob(1.0, 2.0, restart_minutes=1, checkpoint_minutes=20,
+                      checkpoint_write_seconds=10)
+    assert job.checkpoint == 20 * 60 + 10
+    assert job.work == 3600 + 2 * 10  # checkpoints after 20 and 40 minutes, not at the end
+    assert DeadlineJob(1.0, 2.0, 1, 20).work == 3600
+
+
+def test_runs_of_several_deadlines_replay_as_each_would_alone() -> None:
+    from costsched.policies.deadline import SpotAnywhere, UniformProgress
+
+    rng = np.random.default_rng(5)
+    t = trace(rng.random((2, 400)) < 0.7, ZONES, TICK)
+    starts, homes = np.array([0, 0, 50, 50]), np.array([0, 1, 0, 1])
+    for policy in (SpotAnywhere, UniformProgress):
+        alone = [simulate(t, policy(), DeadlineJob(2.0, d, 3, 10), starts, homes)
+                 for d in (2.5, 4.0)]
+        together = simulate(t, policy(), DeadlineJob(2.0, 4.0, 3, 10), np.tile(starts, 2),
+                            np.tile(homes, 2), np.repeat([2.5, 4.0], 4))
+        for i, frame in enumerate(alone):
+            part = together.iloc[4 * i:4 * i + 4].reset_index(drop=True)
+            assert part.equals(frame)
