@@ -19,6 +19,7 @@ from datetime import datetime
 
 import pandas as pd
 from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from costsched.model import (
     FINAL_STATES,
@@ -44,6 +45,16 @@ _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a
 
 class StaleState(InvalidInput):  # noqa: N818 - the name says what happened
     """The job was not in the expected state: another writer moved it first."""
+
+
+class NameTaken(InvalidInput):  # noqa: N818 - the name says what happened
+    """A live (not yet ended) job has this name already: one live job per name."""
+
+    def __init__(self, name: str, job_id: int | None, state: str) -> None:
+        which = f"job {job_id} of that name is {state}" if job_id is not None else \
+            "a job of that name is live"
+        super().__init__(f"job name {name!r}: {which}; stop it first or choose another name")
+        self.job_id = job_id
 
 
 @dataclass(frozen=True)
@@ -101,11 +112,20 @@ class JobStore:
                "steps_total": steps, "steps_done": 0.0,
                "checkpoint_location": checkpoint_location, "created_ts": ts, "updated_ts": ts}
         def create_job(conn: Connection) -> int:
+            live = conn.execute(select(jobs.c.id, jobs.c.state).where(
+                jobs.c.name == name, jobs.c.state.not_in(FINAL_STATES))).first()
+            if live is not None:
+                raise NameTaken(name, int(live.id), live.state)
             job_id = conn.execute(insert(jobs).values(row)).inserted_primary_key[0]
             _event(conn, job_id, ts, "state", None, "pending", "created")
             return int(job_id)
 
-        return write(self.engine, create_job)
+        try:
+            return write(self.engine, create_job)
+        except IntegrityError:  # another writer created a live job of that name meanwhile
+            live = [r for r in self.find(name) if not r.final]
+            raise NameTaken(name, live[0].id if live else None,
+                            live[0].state if live else "live") from None
 
     def get(self, job_id: int) -> JobRecord:
         with self.engine.connect() as conn:
