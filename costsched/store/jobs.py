@@ -215,6 +215,13 @@ class JobStore:
 
         return write(self.engine, progress)
 
+    def record_step(self, job_id: int, steps_done: float, *, at: datetime) -> None:
+        """Store the step the job itself reported: a reading, taken every few seconds, so
+        no event is logged for it (the job's events log what was decided)."""
+        steps = _number("steps_done", steps_done)
+        ts = epoch_second(at)
+        write(self.engine, lambda conn: _touch(conn, job_id, ts, steps_done=steps))
+
     # --- placements -----------------------------------------------------------------
 
     def place(
