@@ -129,6 +129,14 @@ class ScheduleConfig(_Section):
     _check = field_validator("collect", "replan", "catalog")(_cron)
 
 
+class DaemonConfig(_Section):
+    """How the daemon watches running jobs between its scheduled tasks."""
+
+    # Seconds between looks at running jobs' instances: a preempted or dead job is
+    # recovered at the next look.
+    watch_seconds: Number = Field(30.0, gt=0, le=86400, allow_inf_nan=False)
+
+
 class PolicyConfig(_Section):
     """The policy that decides migrations, and its margin (dynamic-aware)."""
 
@@ -206,6 +214,7 @@ class Config(_Section):
     migration: MigrationConfig = Field(default_factory=MigrationConfig)
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
 
 
 SECTIONS: dict[str, type[_Section]] = {
