@@ -352,7 +352,8 @@ class Daemon:
 
     def _reported(self, line: str) -> None:
         """Log a reconcile line; recoveries and failures are notified."""
-        _emit("info", task="replan", event="reconciled", detail=line)
+        level = "warning" if "checkpoints not published" in line else "info"
+        _emit(level, task="replan", event="reconciled", detail=line)
         job = line.split(":", 1)[0].removeprefix("job ").strip()
         if "recovery" in line and "failed" not in line.split("recovery", 1)[1]:
             self._notify("recovery", job=int(job) if job.isdigit() else job, detail=line)

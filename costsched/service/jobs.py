@@ -590,7 +590,7 @@ def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
         instance = launcher.status(str(placement["instance"]))
         _record_step(store, run.record, instance.step, at)
         if instance.state in ("running", "pending"):
-            return ""
+            return _checkpoint_news(store, run.record.id, instance.checkpoint_error, at)
     # Gone, or no open placement at all (a recovery stopped after closing it): act, under
     # the job's lease.
     with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
@@ -652,6 +652,19 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, when: datet
                               detail=why)
     after = _mover(store, launcher, job_id, when).run(move)  # under the steps lease already
     return f"job {job_id}: {why}; recovery {after.state}"
+
+
+def _checkpoint_news(store: PriceStore, job_id: int, error: str, at: datetime | None) -> str:
+    """A line (and an event in the job's log) when publishing the job's checkpoints starts
+    failing, fails differently, or works again; '' when nothing changed."""
+    events = store.jobs.events(job_id)
+    said = events[events["kind"] == "checkpoint"]
+    last = str(said["detail"].iloc[-1]) if not said.empty else "published"
+    now = f"not published: {error}" if error else "published"
+    if now == last:
+        return ""
+    store.jobs.note(job_id, "checkpoint", now, at=at or as_time(None))
+    return f"job {job_id}: checkpoints {now}"
 
 
 def _record_step(store: PriceStore, record: JobRecord, step: int | None,

@@ -86,3 +86,28 @@ def test_a_finishing_job_is_not_advised_in_nan_dollars(world) -> None:  # noqa: 
     assert s.instance_state == "running" and s.reported and s.steps_left == 0
     assert "nan" not in s.next.lower()
     service.stop(store, launcher, job.id)
+
+
+def test_a_failing_checkpoint_store_shows_in_status_and_the_reconcile_log(
+        world, capsys) -> None:  # noqa: F811
+    import shutil
+
+    from launchers.checkpoints.local import LocalStore
+
+    store, launcher, tmp = world
+    run = f"{sys.executable} {TRAIN} --steps 100000 --step-seconds 0.01 --checkpoint-every 0.2"
+    [job] = service.launch(store, write_spec(tmp, "full", run=run), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+    root = tmp / "checkpoints" / f"job-{job.id}"
+    wait_for(lambda: LocalStore(root).list(), seconds=30)
+    shutil.rmtree(root)
+    root.write_text("not a directory any more")
+    lines = wait_for(lambda: [x for x in service.reconcile(store, launcher)
+                              if "checkpoints not published" in x], seconds=30)
+    assert lines[0].startswith(f"job {job.id}: checkpoints not published: publishing")
+    assert service.reconcile(store, launcher) == []  # said once, not at every pass
+    [s] = service.status(store, launcher, job.id)
+    assert s.checkpoint_error.startswith("publishing")
+    cli_jobs._print_status([s], json_out=False)
+    assert "checkpoints not published" in capsys.readouterr().out
+    service.stop(store, launcher, job.id)
