@@ -608,7 +608,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     when = at or as_time(None)
     job_id = run.record.id
     if placement is None:
-        return _recover(store, launcher, run, when, None, "no instance",
+        return _recover(store, launcher, run, at, None, "no instance",
                         "its placement had ended (an interrupted recovery)")
     instance = launcher.status(str(placement["instance"]))
     _record_step(store, run.record, instance.step, when)
@@ -628,14 +628,16 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
                                   detail=f"instance {instance.id}")
     launcher.terminate(instance.id)
     store.jobs.end_placement(job_id, when)
-    return _recover(store, launcher, run, when, placement, instance.id,
+    return _recover(store, launcher, run, at, placement, instance.id,
                     f"instance {instance.id} {instance.state}")
 
 
-def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, when: datetime,
+def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
              placement: pd.Series | None, source: str, why: str) -> str:
-    """Start and step a recovery of a job whose instance is gone (its placement closed)."""
+    """Start and step a recovery of a job whose instance is gone (its placement closed);
+    `at`: the time of the pass (None: the clock, as the steps go)."""
     job_id = run.record.id
+    when = at or as_time(None)
     by_deadline = _deadline_policy(run)
     if by_deadline:
         lost = set() if placement is None else {_placed_offering(placement).key}
@@ -650,7 +652,7 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, when: datet
     move = store.moves.create(job_id, "recovery", cands, at=when,
                               source_instance="" if placement is None else source,
                               detail=why)
-    after = _mover(store, launcher, job_id, when).run(move)  # under the steps lease already
+    after = _mover(store, launcher, job_id, at).run(move)  # under the steps lease already
     return f"job {job_id}: {why}; recovery {after.state}"
 
 
