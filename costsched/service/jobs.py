@@ -672,8 +672,11 @@ def _checkpoint_news(store: PriceStore, job_id: int, error: str, at: datetime | 
 def _record_step(store: PriceStore, record: JobRecord, step: int | None,
                  at: datetime | None) -> None:
     """Store the step the job reported, when it is news."""
-    if step is not None and 0 < step <= record.steps_total and step != record.steps_done:
-        store.jobs.record_step(record.id, float(step), at=at or as_time(None))
+    if step is None or step <= 0:
+        return
+    step = min(float(step), record.steps_total)  # a job that runs past its spec is done
+    if step != record.steps_done:
+        store.jobs.record_step(record.id, step, at=at or as_time(None))
 
 
 def _deadline_policy(run: RunningJob) -> str:

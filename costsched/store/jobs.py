@@ -67,7 +67,7 @@ class JobRecord:
     state: str
     policy: str
     steps_total: float
-    steps_done: float
+    steps_done: float  # the step the job last reported (0: none reported yet)
     checkpoint_location: str
     checkpoint_step: float | None  # the newest verified checkpoint's step
     created_at: datetime
