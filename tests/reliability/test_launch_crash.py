@@ -1,7 +1,8 @@
 """A `launch` killed (SIGKILL) at real points of its run, in a process of its own: right
 after the job row is written, after the instance record is written but before the agent
-starts, and after the agent starts but before its pid is recorded. The next `status` pass
-carries each launch on: the job runs, with one live instance and one open placement, and
+starts, and after the agent starts but before its pid is recorded; and a recovery killed
+between closing the lost instance's placement and storing its move. The next `status`
+pass carries each on: the job runs, with one live instance and one open placement, and
 nothing stays `pending` or `launching`."""
 
 from __future__ import annotations
@@ -109,3 +110,58 @@ def test_a_job_that_cannot_be_started_fails_without_an_open_placement(tmp_path: 
     assert [i.state for i in launcher.instances(job.id)] in ([], ["failed"], ["terminated"])
     assert [m.state for m in store.moves.of_job(job.id)] == ["failed"]
     store.dispose()
+
+
+# A child that reconciles after a preemption and is killed between closing the job's
+# placement and storing its recovery move.
+_RECOVERY_KILLED = """
+import os, signal, sys
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from costsched.store.moves import MoveStore
+from launchers.local import LocalLauncher
+
+db, base = sys.argv[1:3]
+real = MoveStore.create
+def create(self, job_id, kind, *args, **kwargs):
+    if kind == "recovery":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self, job_id, kind, *args, **kwargs)
+MoveStore.create = create
+service.reconcile(PriceStore(db), LocalLauncher(base))
+print("not killed")
+"""
+
+
+def test_a_recovery_killed_before_its_move_is_carried_on(tmp_path: Path) -> None:
+    db = str(tmp_path / "store.sqlite")
+    store = PriceStore(db)
+    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
+               datetime.now(timezone.utc) - timedelta(hours=1))
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+    try:
+        [job] = service.launch(store, write_spec(tmp_path, "again", run="sleep 60"),
+                               launcher=launcher, wait_seconds=20,
+                               checkpoint_root=str(tmp_path / "checkpoints"))
+        first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+        launcher.preempt(first)
+        child = subprocess.run([sys.executable, "-c", _RECOVERY_KILLED, db,
+                                str(tmp_path / "instances")],
+                               cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert child.returncode == -9, child.stderr
+        # Killed there: running, no open placement (billing stopped), no move.
+        assert store.jobs.get(job.id).state == "running"
+        assert store.jobs.placements(job.id)["end_at"].notna().all()
+        assert [m.kind for m in store.moves.of_job(job.id)] == ["launch"]
+        service.status(store, launcher, job.id)
+        service.settle(store, launcher, 20)
+        assert store.jobs.get(job.id).state == "running"
+        assert [m.kind for m in store.moves.of_job(job.id)] == ["launch", "recovery"]
+        placements = store.jobs.placements(job.id)
+        open_ = placements[placements["end_at"].isna()]["instance"].tolist()
+        assert len(open_) == 1 and open_[0] != first
+        assert launcher.status(open_[0]).state == "running"
+    finally:
+        for instance in launcher.instances():
+            launcher.terminate(instance.id)
+        store.dispose()
