@@ -598,7 +598,10 @@ def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
         if not mine or store.jobs.get(run.record.id).state != "running" or any(
                 m.job_id == run.record.id for m in store.moves.unfinished()):
             return ""
-        return _end_or_recover(store, launcher, run, at)
+        try:
+            return _end_or_recover(store, launcher, run, at)
+        except StaleState:  # a move of the job was started meanwhile: it carries on
+            return ""
 
 
 def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
