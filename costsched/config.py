@@ -128,6 +128,14 @@ class ScheduleConfig(_Section):
     _check = field_validator("collect", "replan", "catalog")(_cron)
 
 
+class DaemonConfig(_Section):
+    """How the daemon watches running jobs between its scheduled tasks."""
+
+    # Seconds between looks at running jobs' instances: a preempted or dead job is
+    # recovered at the next look.
+    watch_seconds: Number = Field(30.0, gt=0, le=86400, allow_inf_nan=False)
+
+
 class PolicyConfig(_Section):
     """The policy that decides migrations, and its margin (dynamic-aware)."""
 
@@ -220,6 +228,7 @@ class Config(_Section):
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""

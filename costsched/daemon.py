@@ -8,6 +8,10 @@ its trigger fired since the task's last recorded run, so each trigger runs a tas
 re-planning also leases each job it may migrate ("job:<id>"). A daemon that finds the
 lease held elsewhere, or the trigger served already, records a "skipped" run.
 
+Beside the tasks, every daemon runs the watcher every `daemon.watch_seconds` (30 s by
+default): it looks at the running jobs' instances and recovers a preempted or dead job at
+once, under the job's lease (so several daemons act once); `--once` looks once.
+
     daemon = Daemon(store, loaded.config)
     daemon.serve()               # until SIGTERM or SIGINT
     run_once(store, config)      # each task that is due, one time (for cron)
@@ -43,6 +47,7 @@ from costsched.store import PriceStore
 from costsched.store.leases import TaskRun, holder_name
 
 TASKS = ("collect", "replan", "catalog")
+WATCH = "watch"  # the watcher: every daemon.watch_seconds, beside the scheduled tasks
 TASK_LEASE_SECONDS = 600  # renewed every third of it while the task runs
 JOB_LEASE_SECONDS = 600
 MISFIRE_GRACE_SECONDS = 3600  # a run this late (the daemon was down) still runs, once
@@ -95,13 +100,16 @@ class Daemon:
     `triggers`: an APScheduler trigger per task, instead of the config's schedules (tests
     use IntervalTrigger(seconds=2)); `tasks`: the tasks scheduled; `launchers`: the launcher
     of each backend name (default `default_launchers`); `settle_seconds`: how long a re-plan
-    follows the moves it started before it leaves them to the next run or start.
+    follows the moves it started before it leaves them to the next run or start;
+    `watch_seconds`: between the watcher's looks at running jobs (default: the config's
+    daemon.watch_seconds; 0: no watcher).
     """
 
     def __init__(self, store: PriceStore, config: Config, *,
                  triggers: Mapping[str, BaseTrigger] | None = None,
                  tasks: Sequence[str] = TASKS, launchers: LauncherFactory | None = None,
-                 settle_seconds: float = SETTLE_SECONDS, holder: str | None = None) -> None:
+                 settle_seconds: float = SETTLE_SECONDS, holder: str | None = None,
+                 watch_seconds: float | None = None) -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown:
             raise InvalidInput(f"task {unknown[0]!r}: expected one of {', '.join(TASKS)}")
@@ -110,6 +118,8 @@ class Daemon:
                          **{t: trig for t, trig in (triggers or {}).items() if t in tasks}}
         self.launchers = launchers or default_launchers
         self.settle_seconds = settle_seconds
+        self.watch_seconds = watch_seconds if watch_seconds is not None else \
+            config.daemon.watch_seconds  # 0: no watcher
         self.holder = holder or holder_name()
         self.stopping = threading.Event()
         self._scheduler: Any = None
@@ -166,7 +176,9 @@ class Daemon:
 
     def start(self) -> None:
         """Finish the moves a previous run left, then schedule the tasks (in the background)."""
+        from apscheduler.jobstores.memory import MemoryJobStore
         from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+        from apscheduler.triggers.interval import IntervalTrigger
 
         if _RUNNING.get("daemon") not in (None, self):
             raise InvalidInput("a daemon runs in this process already: one per process")
@@ -179,6 +191,13 @@ class Daemon:
             scheduler.add_job(_scheduled, trigger, args=[task], id=task, name=task,
                               replace_existing=True, coalesce=True, max_instances=1,
                               misfire_grace_time=MISFIRE_GRACE_SECONDS)
+        if self.watch_seconds:
+            # Each daemon watches (in memory, not in the shared schedule): the job's lease
+            # makes one of them act on a job at a time.
+            scheduler.add_jobstore(MemoryJobStore(), alias=WATCH)
+            scheduler.add_job(_watched, IntervalTrigger(seconds=self.watch_seconds),
+                              id=WATCH, name=WATCH, jobstore=WATCH, coalesce=True,
+                              max_instances=1, misfire_grace_time=None)
         scheduler.start()
         self._scheduler = scheduler
         _emit("info", event="started", holder=self.holder, tasks=",".join(self.triggers))
@@ -218,6 +237,25 @@ class Daemon:
             lines += self._settle(self.launchers(name), seconds=self.settle_seconds)
         for line in lines:
             _emit("info", task="resume", event="reconciled", detail=line)
+        return lines
+
+    # --- the watcher --------------------------------------------------------------------
+
+    def watch(self) -> list[str]:
+        """One look at the running jobs of every launcher in use: a job whose instance was
+        preempted, died or ended is recovered (or closed) now, and the moves under way are
+        followed until they end (at most `watch_seconds`). Every step is under the job's
+        lease, so several daemons watching the same store act once."""
+        lines: list[str] = []
+        for name in self._launchers_in_use():
+            if self.stopping.is_set():
+                break
+            try:
+                lines += self._settle(self.launchers(name),
+                                      seconds=self.watch_seconds or self.settle_seconds)
+            except Exception as exc:  # noqa: BLE001 - one backend's failure is logged
+                _emit("error", task=WATCH, event="failed", launcher=name,
+                      error=_one_line(exc))
         return lines
 
     # --- the tasks ----------------------------------------------------------------------
@@ -324,7 +362,8 @@ class Daemon:
 
     def _reported(self, line: str) -> None:
         """Log a reconcile line; recoveries and failures are notified."""
-        _emit("info", task="replan", event="reconciled", detail=line)
+        level = "warning" if "checkpoints not published" in line else "info"
+        _emit(level, task="replan", event="reconciled", detail=line)
         job = line.split(":", 1)[0].removeprefix("job ").strip()
         if "recovery" in line and "failed" not in line.split("recovery", 1)[1]:
             self._notify("recovery", job=int(job) if job.isdigit() else job, detail=line)
@@ -387,6 +426,7 @@ def run_once(store: PriceStore, config: Config, at: datetime | None = None, *,
     daemon = Daemon(store, config, triggers=triggers, launchers=launchers,
                     settle_seconds=settle_seconds)
     daemon.resume()
+    daemon.watch()  # recover what was preempted since the last run
     return daemon.run_once(at)
 
 
@@ -431,6 +471,17 @@ def _scheduled(task: str) -> None:
         daemon.run_task(task)
     except Exception as exc:  # noqa: BLE001 - e.g. the database is away: the next tick retries
         _emit("error", task=task, event="failed", error=_one_line(exc))
+
+
+def _watched() -> None:
+    """The watcher's scheduled job: one look at this process's daemon's running jobs."""
+    daemon = _RUNNING.get("daemon")
+    if daemon is None or daemon.stopping.is_set():
+        return
+    try:
+        daemon.watch()
+    except Exception as exc:  # noqa: BLE001 - the database may be back at the next look
+        _emit("error", task=WATCH, event="failed", error=_one_line(exc))
 
 
 def _scheduler_class() -> type:

@@ -202,6 +202,16 @@ def _choices(values: list[str], accepted: tuple[str, ...]) -> list[str]:
     return values
 
 
+MAX_COMMAND_BYTES = 64 * 1024  # a run command's limit (execve's is 128 KiB per argument)
+
+
+def _env_name(key: str) -> None:
+    """An environment variable's name: non-empty, without '=' or NUL."""
+    if not key or "=" in key or "\0" in key:
+        raise ValueError(f"{key!r}: expected an environment variable name (not empty, "
+                         "no '=' or NUL)")
+
+
 class JobSpec(_Strict):
     name: str = Field(min_length=1)
     run: str = ""
@@ -230,6 +240,32 @@ class JobSpec(_Strict):
                 kind = "nothing" if value is None else f"a {_yaml_kind(value)}"
                 raise ValueError(f"{key!r}: expected a string, number or true/false, got {kind}")
         return {str(k): str(x) for k, x in v.items()}
+
+    @field_validator("envs")
+    @classmethod
+    def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, value in v.items():
+            _env_name(key)
+            if "\0" in value:
+                raise ValueError(f"{key}: a value with a NUL character; expected text")
+        return v
+
+    @field_validator("run")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        if "\0" in v:
+            raise ValueError("a NUL character in the command; expected shell text")
+        if len(v.encode()) > MAX_COMMAND_BYTES:
+            raise ValueError(f"{len(v.encode()):,} bytes; expected at most "
+                             f"{MAX_COMMAND_BYTES:,} (put a long command in a script)")
+        return v
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_names(cls, v: dict | None) -> dict | None:
+        for key in v or {}:
+            _env_name(key)  # each sweep name becomes an environment variable
+        return v
 
     @field_validator("precision")
     @classmethod

@@ -5,9 +5,10 @@ $COSTSCHED_CHECKPOINT_DIR, else $CHECKPOINT_DIR, else ./ckpt. It checkpoints eve
 --checkpoint-every seconds and when it receives SIGTERM (what a spot/preemptible instance
 gets before it is taken away, and what `costsched` sends before a migration), then exits 0;
 started again with a directory holding that checkpoint (the same, or a copy elsewhere) it
-resumes from it. Checkpoints are written atomically (temp file, then rename). The final
-weights are the same bytes however often the run was stopped and resumed; --result writes
-them (np.save) and the last line prints their SHA-256.
+resumes from it. It writes the step it is at to $COSTSCHED_PROGRESS_FILE (about every
+second, and at each checkpoint) when that is set. Checkpoints are written atomically
+(temp file, then rename). The final weights are the same bytes however often the run was
+stopped and resumed; --result writes them (np.save) and the last line prints their SHA-256.
 
     python examples/train.py --steps 20000 --checkpoint-dir /tmp/ckpt --result w.npy
 """
@@ -49,6 +50,18 @@ def save(path: Path, step: int, w: np.ndarray, rng_state: dict) -> None:
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez(tmp, step=step, w=w, rng=np.array([json.dumps(rng_state)]))
     os.replace(tmp, path)
+
+
+def report_progress(step: int) -> None:
+    """The job contract's progress: the step done, in $COSTSCHED_PROGRESS_FILE (when set),
+    written atomically, so that costsched shows true progress instead of an estimate."""
+    target = os.environ.get("COSTSCHED_PROGRESS_FILE")
+    if not target:
+        return
+    tmp = f"{target}.tmp"
+    with open(tmp, "w") as handle:
+        handle.write(f"{step}\n")
+    os.replace(tmp, target)
 
 
 def weights_bytes(w: np.ndarray) -> bytes:
@@ -108,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"checkpoint {path}: unreadable ({exc})", file=sys.stderr)
         return 1
     print(f"resumed at step {step}" if step else "started", flush=True)
-    last_save = time.monotonic()
+    report_progress(step)
+    last_save = last_report = time.monotonic()
     while step < args.steps:
         batch = rng.integers(0, len(y), size=args.batch_size)
         _, grad = loss_and_grad(w, x[batch], y[batch])
@@ -116,8 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         step += 1
         if args.step_seconds:
             time.sleep(args.step_seconds)
+        if time.monotonic() - last_report >= 1.0:
+            report_progress(step)
+            last_report = time.monotonic()
         if stop["requested"]:
             save(path, step, w, rng.bit_generator.state)
+            report_progress(step)
             print(f"SIGTERM: checkpointed at step {step}, exiting", flush=True)
             return 0
         if time.monotonic() - last_save >= args.checkpoint_every:
@@ -125,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             last_save = time.monotonic()
     loss, _ = loss_and_grad(w, x, y)
     save(path, step, w, rng.bit_generator.state)
+    report_progress(step)
     result = weights_bytes(w)
     if args.result:
         tmp = args.result.with_name(args.result.name + ".tmp")

@@ -10,12 +10,14 @@ unpacks it into WORKDIR/code, once per instance; restores the newest verified ch
 into WORKDIR/checkpoints; runs the setup commands once per instance in WORKDIR/code (a
 failing setup fails the attempt: status.json says "phase": "setup" and its exit code);
 then starts the command there (/bin/sh -c, output, setup's included, to WORKDIR/job.log)
-with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR
-and CHECKPOINT_DIR added to its environment, and every poll interval publishes each
-complete checkpoint file that changed (keeping the last 3 versions) and checks the cloud's
-preemption notice. SIGTERM to the agent, or a notice, becomes SIGTERM for the job; once the
-job has exited the agent publishes a last time and writes WORKDIR/status.json atomically:
-{"state": "stopped" | "succeeded" | "failed", "exit_code", "checkpoint_version", "detail"}.
+with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR, CHECKPOINT_DIR and
+COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publishes each
+complete checkpoint file that changed (keeping the last 3 versions), checks the cloud's
+preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
+agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
+says {"state": "running", "step", "checkpoint_version", "checkpoint_error"} while the job
+runs, and once it has exited (after a last publish) {"state": "stopped" | "succeeded" |
+"failed", "exit_code", "checkpoint_version", "detail", "step", "checkpoint_error"}.
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
@@ -48,6 +50,7 @@ log = logging.getLogger("costsched.agent")
 
 KEEP = 3  # checkpoint versions kept in the store
 STATUS = "status.json"
+PROGRESS = "progress"  # the job writes its step here ($COSTSCHED_PROGRESS_FILE)
 JOB_LOG = "job.log"
 CHECKPOINTS = "checkpoints"
 CODE = "code"  # the unpacked code archive: where setup and the command run
@@ -96,6 +99,7 @@ class Publisher:
         self.store, self.directory, self.keep = store, directory, keep
         self.staging = directory.parent / _STAGING
         self.version: int | None = None  # newest version published or restored
+        self.error = ""  # why the last publish failed ('' once one succeeds)
         self._seen: dict[str, tuple[int, int, str]] = {}  # name -> (size, mtime_ns, sha256)
 
     def remember_all(self) -> None:
@@ -105,20 +109,37 @@ class Publisher:
             self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, _sha256(path))
 
     def publish_changed(self) -> int:
-        """Publish each changed file, then prune; the number published. Failures are logged
-        and retried at the next call."""
+        """Publish each changed file, then prune; the number published. A file that fails
+        is published again once the store is pruned to its newest verified version (a full
+        store frees room that way), else retried at the next call; `error` says why until
+        a publish succeeds."""
         published = 0
         for path in self._candidates():
             try:
                 published += self._publish_one(path)
             except Exception as exc:  # noqa: BLE001 - a store error must not end the job
                 log.error("publishing %s failed: %s", path.name, exc)
+                if not self._prune(1):
+                    self.error = f"publishing {path.name} failed: {exc}"
+                    continue
+                try:
+                    published += self._publish_one(path)
+                except Exception as again:  # noqa: BLE001
+                    self.error = f"publishing {path.name} failed: {again}"
+                    log.error("%s (after pruning)", self.error)
+                    continue
+            self.error = ""
         if published:
-            try:
-                self.store.prune(self.keep)
-            except Exception as exc:  # noqa: BLE001
-                log.error("pruning the checkpoint store failed: %s", exc)
+            self._prune(self.keep)
         return published
+
+    def _prune(self, keep: int) -> bool:
+        try:
+            self.store.prune(keep)
+            return True
+        except Exception as exc:  # noqa: BLE001
+            log.error("pruning the checkpoint store failed: %s", exc)
+            return False
 
     def _candidates(self) -> list[Path]:
         # complete files only: jobs write "x.tmp..." and rename; dot files are fetches
@@ -249,6 +270,7 @@ class Agent:
         self.checkpoints = workdir / CHECKPOINTS
         self.code_dir = workdir / CODE
         self.publisher = Publisher(store, self.checkpoints)
+        self._reported: dict = {}
 
     @property
     def stop_reason(self) -> str:
@@ -266,9 +288,10 @@ class Agent:
         self.publisher.remember_all()
         if self.stop_reason:  # asked to stop before the job started: nothing to run
             return self._status(0)
-        env = {**os.environ, "COSTSCHED_JOB_ID": str(self.job_id),
+        env = {**job_environment(), "COSTSCHED_JOB_ID": str(self.job_id),
                "COSTSCHED_CHECKPOINT_DIR": str(self.checkpoints),
-               "CHECKPOINT_DIR": str(self.checkpoints)}
+               "CHECKPOINT_DIR": str(self.checkpoints),
+               "COSTSCHED_PROGRESS_FILE": str(self.workdir / PROGRESS)}
         try:
             self._run_setup(env)
         except SetupFailed as exc:
@@ -345,8 +368,19 @@ class Agent:
                 forwarded = True
             if now >= next_publish:
                 self.publisher.publish_changed()
+                self._report_running()
                 next_publish = time.monotonic() + self.poll
             time.sleep(_TICK)
+
+    def _report_running(self) -> None:
+        """status.json while the job runs: its reported step and any publish failure
+        (rewritten only when they change)."""
+        report = {"state": "running", "step": read_progress(self.workdir / PROGRESS),
+                  "checkpoint_version": self.publisher.version,
+                  "checkpoint_error": self.publisher.error}
+        if report != self._reported:
+            write_status(self.workdir, report)
+            self._reported = report
 
     def _wait_for_group(self) -> None:
         """Until the job's other processes (a shell's children) have exited too."""
@@ -373,7 +407,30 @@ class Agent:
             if last:
                 detail += f" ({last})"
         return {"state": state, "exit_code": exit_code,
-                "checkpoint_version": self.publisher.version, "detail": detail}
+                "checkpoint_version": self.publisher.version, "detail": detail,
+                "step": read_progress(self.workdir / PROGRESS),
+                "checkpoint_error": self.publisher.error}
+
+
+def read_progress(path: Path) -> int | None:
+    """The step the job last wrote to its progress file (a whole number >= 0), or None."""
+    try:
+        text = path.read_text(errors="replace").strip()[:32]
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+# What the agent's own environment holds only for the agent (so that it can import
+# costsched and reach its checkpoint store), named by the launcher: not passed on to the job.
+ENV_AGENT_ONLY = "COSTSCHED_AGENT_ONLY"
+
+
+def job_environment() -> dict[str, str]:
+    """The agent's environment less what is the agent's alone."""
+    private = {n for n in os.environ.get(ENV_AGENT_ONLY, "").split(",") if n}
+    return {k: v for k, v in os.environ.items()
+            if k not in private and k != ENV_AGENT_ONLY}
 
 
 def _forward_sigterm(shell_pid: int) -> None:

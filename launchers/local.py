@@ -7,7 +7,8 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
         code/           the job's code, unpacked by the agent: where setup and the job run
         checkpoints/    the job's checkpoint directory (the agent restores and publishes)
         job.log         the job's output;  agent.log: the agent's
-        status.json     written by the agent when the job is over
+        status.json     written by the agent: the job's step while it runs, its end after
+        progress        the job's step, written by the job ($COSTSCHED_PROGRESS_FILE)
         terminated      present once terminate() ran;  notice: once notice() ran
 
 Everything is in files, so a new LocalLauncher on the same base directory (costsched
@@ -32,8 +33,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import ClassVar
 
+from costsched import clouds
 from costsched.model import InvalidInput, Offering
-from launchers.agent import JOB_LOG, STATUS
+from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
 from launchers.base import TAG_ATTEMPT, TAG_JOB, Instance, Launcher, LaunchSpec
 from launchers.procfs import group_members, has_proc, proc_stat
 
@@ -62,8 +64,10 @@ class LocalLauncher(Launcher):
     name: ClassVar[str] = "local"
 
     def __init__(self, base_dir: Path | None = None, grace_seconds: float = 10,
-                 python: str = sys.executable, poll_seconds: float = 2.0) -> None:
+                 python: str = sys.executable, poll_seconds: float = 2.0,
+                 start_grace_seconds: float = 60.0) -> None:
         self.base_dir = Path(base_dir) if base_dir is not None else default_base_dir()
+        self.start_grace_seconds = start_grace_seconds  # a launch's time to start its agent
         self.grace_seconds = grace_seconds
         self.python = python
         self.poll_seconds = poll_seconds  # the agent's publish interval
@@ -94,22 +98,27 @@ class LocalLauncher(Launcher):
         record = _read_json(folder / INSTANCE)
         alive = self._alive(instance_id, record)  # before status.json: it is written first
         status = _read_json(folder / STATUS)
-        exit_code = status.get("exit_code") if status else None
+        ended = status if status.get("state", "running") != "running" else {}
+        exit_code = ended.get("exit_code")
         if (folder / TERMINATED).exists():
             state, detail = "terminated", "terminated by costsched"
-        elif status:
-            state, detail = status.get("state", "failed"), status.get("detail", "")
+        elif ended:
+            state, detail = ended.get("state", "failed"), ended.get("detail", "")
             if (folder / NOTICE).exists() and state == "stopped":
                 state, detail = "preempted", f"after a preemption notice: {detail}"
         elif alive:
             state, detail = "running", ""
         elif record.get("pid") is None:
-            state, detail = "pending", "launch in progress"
+            state, detail = self._unstarted(instance_id, folder, record)
         else:
             state, detail = "preempted", "process gone without a status (killed)"
+        step = status.get("step")
         return Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                         offering_key=tuple(record["offering_key"]), state=state,
-                        exit_code=exit_code, detail=detail)
+                        exit_code=exit_code, detail=detail,
+                        step=step if isinstance(step, int) and step >= 0 else None,
+                        phase=str(status.get("phase") or ""),
+                        checkpoint_error=str(status.get("checkpoint_error") or ""))
 
     def request_stop(self, instance_id: str) -> None:
         record = _read_json(self._existing(instance_id) / INSTANCE)
@@ -193,9 +202,7 @@ class LocalLauncher(Launcher):
         return folder
 
     def _start(self, instance_id: str, folder: Path, spec: LaunchSpec, record: dict) -> Instance:
-        bin_dir = str(Path(self.python).parent)  # so that the job's `python` is ours
-        env = {**os.environ, **spec.envs,
-               "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+        env = instance_environment(spec.envs, self.python)
         argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
                 "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
                 "--poll", str(self.poll_seconds)]
@@ -212,9 +219,14 @@ class LocalLauncher(Launcher):
                 child = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True,
                                          cwd=folder)
-        except OSError as exc:
-            raise InvalidInput(f"python {self.python!r}: cannot be started ({exc.strerror})"
-                               ) from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the command or envs
+            why = getattr(exc, "strerror", None) or str(exc)
+            detail = (f"python {self.python!r}: cannot be started ({why})"
+                      if isinstance(exc, OSError) else f"the job cannot be started: {why}")
+            # The instance reads as failed (not pending for ever): nothing runs or bills.
+            write_status(folder, {"state": "failed", "exit_code": None,
+                                  "checkpoint_version": None, "detail": detail})
+            raise InvalidInput(detail) from None
         self._children[instance_id] = child
         stat = proc_stat(child.pid)
         record = {**record, "pid": child.pid, "start_time": stat.start_time if stat else None}
@@ -232,6 +244,25 @@ class LocalLauncher(Launcher):
                                             "start_time": stat.start_time if stat else None})
             return self.status(instance_id)
         return self._start(instance_id, folder, spec, record or _record(instance_id, spec))
+
+    def _unstarted(self, instance_id: str, folder: Path, record: dict) -> tuple[str, str]:
+        """An instance whose agent's pid was never recorded (costsched stopped mid-launch):
+        its agent is adopted if it runs; else it is pending for `start_grace_seconds`
+        after the launch, then failed (the next candidate is launched)."""
+        pid = _find_agent(folder)
+        if pid is not None:
+            stat = proc_stat(pid)
+            _write_json(folder / INSTANCE, {**record, "pid": pid,
+                                            "start_time": stat.start_time if stat else None})
+            return "running", "agent adopted after an interrupted launch"
+        try:
+            launched = datetime.fromisoformat(record.get("launched_at", ""))
+        except ValueError:
+            launched = datetime.min.replace(tzinfo=timezone.utc)
+        age = (datetime.now(timezone.utc) - launched).total_seconds()
+        if age < self.start_grace_seconds:
+            return "pending", "launch in progress"
+        return "failed", "the agent never started (the launch was interrupted)"
 
     def _alive(self, instance_id: str, record: dict) -> bool:
         """Whether the instance's process group has a live process (zombies are reaped)."""
@@ -264,6 +295,31 @@ class LocalLauncher(Launcher):
             deadline = time.monotonic() + _KILL_WAIT
             while self._alive(instance_id, record) and time.monotonic() < deadline:
                 time.sleep(_WAIT)
+
+
+# What a local instance's agent gets from costsched's environment: a clean base, never
+# costsched's own settings or secrets (COSTSCHED_*, tokens, cloud credentials).
+_BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGNAME")
+# The agent needs these to import costsched and launchers (and credentials, below, to reach
+# a bucket); the job does not see them.
+_AGENT_ENV = ("PYTHONPATH", "VIRTUAL_ENV")
+
+
+def instance_environment(envs: dict[str, str], python: str) -> dict[str, str]:
+    """The environment of a local instance's agent: PATH (with `python`'s directory first,
+    so that the job's `python` is the one costsched runs on), the base variables above,
+    the job's own `envs`; and, for the agent alone, what it needs to import its code."""
+    bin_dir = str(Path(python).parent)
+    env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
+    env["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", os.defpath)])
+    # Cloud credentials too: the agent may publish to a bucket; the job uses none.
+    private = (*_AGENT_ENV, *sorted(clouds.credential_envs()))
+    agent_only = [k for k in private if k in os.environ and k not in envs]
+    env.update({k: os.environ[k] for k in agent_only})
+    env.update(envs)
+    if agent_only:
+        env[ENV_AGENT_ONLY] = ",".join(agent_only)
+    return env
 
 
 def _instance_id(spec: LaunchSpec) -> str:

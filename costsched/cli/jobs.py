@@ -3,6 +3,7 @@ offerings."""
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -205,12 +206,19 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                 k: s.placement[k] for k in ("cloud", "region", "zone", "instance_type",
                                             "market", "usd_per_hour", "instance", "start_at")},
             "steps_total": s.record.steps_total, "steps_left": s.steps_left,
-            "progress": s.progress, "cost_usd": s.cost.total_usd,
+            "progress": s.progress, "progress_source": "reported" if s.reported
+            else "estimated",
+            "failure": None if s.failure is None else {
+                "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
+                "detail": s.failure.detail, "log_tail": s.failure.log_tail},
+            "checkpoint_error": s.checkpoint_error or None,
+            "cost_usd": s.cost.total_usd,
             "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
             "placements": frame_records(s.cost.placements),
             "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
             "next": s.next or None,
         } for s in shown]
+        jobs = [_finite(j) for j in jobs]
         print_json(jobs if scheduled is None else {"jobs": jobs, "daemon": [{
             "task": t.task, "next_run": t.next_run,
             "last": None if t.last is None else _run_json(t.last),
@@ -227,7 +235,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
         rows.append([str(s.record.id), s.record.name, s.record.state, where,
-                     s.instance_state or "-", f"{s.progress:.0%}", money(s.cost.total_usd, 2),
+                     s.instance_state or "-", _progress(s), money(s.cost.total_usd, 2),
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
     console.print(table(title, ["id", "job", "state", "placement", "instance", "progress",
@@ -236,12 +244,53 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         if s.next:
             console.print(printable(f"  job {s.record.id} next: {s.next}"), highlight=False,
                           markup=False)
+        for line in _problems(s):
+            console.print(printable(f"  job {s.record.id}: {line}"), highlight=False,
+                          markup=False, soft_wrap=True)
         if len(s.cost.placements) > 1 or s.record.final:
             for p in s.cost.placements.itertuples():
                 console.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
                                         f"{p.zone or p.region} {p.instance_type} {p.market}: "
                                         f"{p.hours:.3f} h, {money(p.usd, 4)}"),
                               highlight=False, markup=False)
+
+
+def _progress(s: service.JobStatus) -> str:
+    """'42%' when the job reported its step, '~42% (estimated)' when costsched estimates
+    it from the hours run; '-' for a job that ended before it reported any."""
+    if s.reported or s.record.state == "succeeded":
+        return f"{s.progress:.0%}"
+    if s.record.final:
+        return "-"
+    return f"~{s.progress:.0%} (estimated)"
+
+
+def _problems(s: service.JobStatus) -> list[str]:
+    """Why a failed job failed (exit code or phase, last lines of its output), and a
+    checkpoint store that fails now."""
+    out = []
+    if s.failure is not None:
+        f = s.failure
+        why = (f"failed in {f.phase}" if f.phase else
+               f"failed with exit code {f.exit_code}" if f.exit_code is not None else "failed")
+        out.append(f"{why}: {f.detail}" if f.detail else why)
+        if f.log_tail:
+            out.append(f"last {len(f.log_tail)} line(s) of its output:")
+            out.extend(f"  | {line}" for line in f.log_tail)
+    if s.checkpoint_error:
+        out.append(f"checkpoints not published: {s.checkpoint_error}")
+    return out
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every NaN or infinite number made null: JSON has no such numbers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _run_json(run: Any) -> dict:

@@ -59,6 +59,9 @@ class Instance:
     state: str  # one of INSTANCE_STATES
     exit_code: int | None = None
     detail: str = ""
+    step: int | None = None  # the step the job reported (its progress file); None: none
+    phase: str = ""  # where a job that failed before running stopped (e.g. "setup")
+    checkpoint_error: str = ""  # why publishing its checkpoints fails now ('' when fine)
 
     @property
     def live(self) -> bool:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
-from costsched.model import Offering
+from costsched.model import InvalidInput, Offering
 from costsched.store import PriceStore
 from costsched.store.moves import MoveRecord
 
@@ -135,6 +135,15 @@ class Mover:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
                                             detail=f"cannot launch: {exc}", tried=move.tried + 1)
+        except (InvalidInput, OSError) as exc:
+            # The job itself cannot be started (its command, its environment): no other
+            # offering would do better. Nothing runs or is billed; the job fails, saying why.
+            for stray in self.launcher.instances(self.job.job_id):
+                if stray.attempt == move.attempt and stray.live:
+                    self.launcher.terminate(stray.id)
+            self._end_job("failed", now, f"cannot start the job: {exc}")
+            return self.store.moves.advance(move, "failed", at=now,
+                                            detail=f"cannot start the job: {exc}")
         reason = "launch" if move.kind == "launch" else move.kind
         # Billed from launch; a migration's source stays placed (and billed) until it ends.
         self.store.jobs.place(self.job.job_id, offering.key, gpu_model=offering.gpu_model,

@@ -9,6 +9,7 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -99,32 +100,19 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                "instances use their own role")
         resolved = resolve(spec, table, when, source=source)
         by_deadline = offering is None and uses_deadline_policy(resolved)
-        if by_deadline:
-            decision = decide_deadline(store, resolved, created_at=when, at=when,
-                                       steps_left=resolved.job.steps, current=None,
-                                       policy=deadline_policy,
-                                       unavailable=_recently_full(store, when),
-                                       measured_rates=_rates(store, when), late_ok=False)
-            candidates = _deadline_candidates(resolved, decision, launcher)
-        else:
-            candidates = _candidates(store, resolved, when, launcher, offering)
-        code = _pack_code(spec, source)
+        policy = deadline_policy if by_deadline else "dynamic-aware"
+        candidates = _launch_candidates(store, resolved, when, launcher, offering,
+                                        policy if by_deadline else "")
+        code = _pack_code(spec, source)  # refused here when too large: nothing stored
+        # What a costsched resuming this launch (after a crash) needs to carry it on.
         stored = {"spec": spec.model_dump(mode="json"), "source": source,
-                  "launcher": launcher.name, "code": code}
+                  "launcher": launcher.name, "code": code, "offering": offering,
+                  "checkpoint_root": checkpoint_root}
         record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
-                                      policy=deadline_policy if by_deadline
-                                      else "dynamic-aware")
-        uri = _checkpoint_uri(spec, record_id, checkpoint_root)
-        try:
-            _check_checkpoints(uri)
-            _store_code(code, uri)
-        except InvalidInput as exc:
-            store.jobs.transition(record_id, "failed", at=when, detail=str(exc))
-            raise
-        store.jobs.record_progress(record_id, 0.0, at=when, checkpoint_location=uri)
-        move = store.moves.create(record_id, "launch", candidates, at=when,
-                                  detail=f"{len(candidates)} candidate offering(s)")
-        _run_move(store, launcher, move)
+                                      policy=policy)  # refused if the name is live
+        with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
+            if mine:  # else a reconciler resumed it already (it carries it on)
+                _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
         launched.append(record_id)
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)
@@ -133,13 +121,13 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
 
 def reconcile(store: PriceStore, launcher: Launcher, *,
               at: datetime | str | None = None) -> list[str]:
-    """One pass over this launcher's jobs: carry on every unfinished move, recover jobs
-    whose instance was preempted, and close jobs that finished or failed. Returns what
-    happened, a line each. Run it every few minutes (`costsched status` does, first).
-    Another costsched reconciling at the same time is harmless: a move one of them
-    advanced first is left to it."""
+    """One pass over this launcher's jobs: carry on every unfinished move (and launches a
+    costsched stopped before their first move), recover jobs whose instance was preempted,
+    and close jobs that finished or failed. Returns what happened, a line each. Run it
+    every few minutes (`costsched status` and the daemon's watcher do). Another costsched
+    reconciling at the same time is harmless: every step is taken under the job's lease."""
     when = as_time(at) if at is not None else None
-    done: list[str] = []
+    done: list[str] = _resume_launches(store, launcher, when)
     for move in store.moves.unfinished():
         job = _running(store, move.job_id)
         if job.launcher != launcher.name:
@@ -299,25 +287,45 @@ def _move_reason(choice: Decision, margin: float, asked: bool) -> str:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """Why a job failed: its exit code and last lines of output, or the phase it failed
+    in before its command ran (e.g. "setup"), and the launcher's word on it."""
+
+    exit_code: int | None
+    phase: str
+    detail: str
+    log_tail: list[str]
+
+
+@dataclass(frozen=True)
 class JobStatus:
     record: JobRecord
     placement: pd.Series | None  # the open placement (offering, since, price, instance)
     instance_state: str  # the launcher's word on it ('' when the job has no instance)
-    steps_left: float  # estimated from the hours run on each GPU
+    steps_left: float  # reported by the job, else estimated from the hours run on each GPU
     cost: JobCost  # so far, from the stored prices, summed over every placement
     moves: list[MoveRecord]
     next: str  # what the policy would do now, and why in dollars ('' when not running)
+    reported: bool = False  # steps_left is the job's own report, not an estimate
+    failure: Failure | None = None  # why it failed (failed jobs)
+    checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
 
     @property
     def progress(self) -> float:
         total = self.record.steps_total
-        return 1.0 if self.record.state == "succeeded" else (total - self.steps_left) / total
+        if self.record.state == "succeeded":
+            return 1.0
+        return min(max((total - self.steps_left) / total, 0.0), 1.0)
+
+
+FAILURE_LOG_LINES = 10
 
 
 def status(store: PriceStore, launcher: Launcher | None, job: int | str | None = None, *,
            at: datetime | str | None = None) -> list[JobStatus]:
-    """Each job (or `job`): state, placement, progress, cost so far and its moves. With a
-    launcher, its jobs are reconciled first (recoveries start, finished jobs close)."""
+    """Each job (or `job`): state, placement, progress (reported or estimated), cost so
+    far, its moves and, for a failed job, why. With a launcher, its jobs are reconciled
+    first (recoveries start, finished jobs close, interrupted launches resume)."""
     when = as_time(at)
     if launcher is not None:
         reconcile(store, launcher)
@@ -325,18 +333,44 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
     for job_id in job_ids(store, job, states=()):
         run = _running(store, job_id)
         placement = _open_placement(store, job_id)
-        state = ""
-        if placement is not None and launcher is not None and run.launcher == launcher.name:
-            state = launcher.status(str(placement["instance"])).state
+        ours = launcher is not None and run.launcher == launcher.name
+        instance = None
+        if placement is not None and ours:
+            instance = launcher.status(str(placement["instance"]))
+            _record_step(store, run.record, instance.step, when)
+        left, reported = progress(store, run, when)
         gb = run.resolved.job.checkpoint_gb
         advice = ""
-        if state == "running" and launcher is not None:
+        if instance is not None and instance.state == "running" and left > 0:
             found = migrate(store, launcher, job_id, dry_run=True, at=when)
-            advice = found[0].reason if found else ""
-        out.append(JobStatus(run.record, placement, state, steps_left(store, run, when),
-                             job_cost(store, job_id, now=when, checkpoint_gb=gb),
-                             store.moves.of_job(job_id), advice))
+            # A decision whose dollars are not numbers says nothing a user can act on.
+            if found and math.isfinite(found[0].stay_usd) and math.isfinite(found[0].move_usd):
+                advice = found[0].reason
+        failure = (_failure(store, launcher if ours else None, run)
+                   if run.record.state == "failed" else None)
+        out.append(JobStatus(run.record, placement, "" if instance is None else instance.state,
+                             left, job_cost(store, job_id, now=when, checkpoint_gb=gb),
+                             store.moves.of_job(job_id), advice, reported, failure,
+                             "" if instance is None else instance.checkpoint_error))
     return out
+
+
+def _failure(store: PriceStore, launcher: Launcher | None, run: RunningJob) -> Failure:
+    """Why the job failed: its last instance's exit code, phase and output, where the
+    launcher still has them; else what its log recorded."""
+    events = store.jobs.events(run.record.id)
+    ended = events[events["to_state"] == "failed"]
+    detail = str(ended["detail"].iloc[-1]) if not ended.empty else ""
+    placements = store.jobs.placements(run.record.id)
+    if launcher is None or placements.empty:
+        return Failure(None, "", detail, [])
+    last = str(placements["instance"].iloc[-1])
+    try:
+        instance = launcher.status(last)
+        lines = launcher.logs(last, tail=FAILURE_LOG_LINES).splitlines()
+    except InvalidInput:  # the launcher no longer knows it
+        return Failure(None, "", detail, [])
+    return Failure(instance.exit_code, instance.phase, detail or instance.detail, lines)
 
 
 @dataclass(frozen=True)
@@ -480,8 +514,21 @@ def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200)
 
 
 def steps_left(store: PriceStore, run: RunningJob, at: datetime) -> float:
-    """The steps the job has left: its total less the steps its placements made, estimated
-    from the hours each ran and the throughput of its GPUs (restarts lose a little more)."""
+    """The steps the job has left: its total less the step it reported (its progress
+    file), or, when it reports none, less the steps its placements made, estimated from
+    the hours each ran and the throughput of its GPUs (restarts lose a little more)."""
+    return progress(store, run, at)[0]
+
+
+def progress(store: PriceStore, run: RunningJob, at: datetime) -> tuple[float, bool]:
+    """(steps left, whether they come from the job's own report rather than an estimate)."""
+    reported = store.jobs.get(run.record.id).steps_done
+    if reported > 0:
+        return max(run.record.steps_total - reported, 0.0), True
+    return _estimated_left(store, run, at), False
+
+
+def _estimated_left(store: PriceStore, run: RunningJob, at: datetime) -> float:
     placements = store.jobs.placements(run.record.id)
     done = 0.0
     for p in placements.itertuples():
@@ -609,36 +656,112 @@ def _run_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
     with store.leases.holding(f"steps:{move.job_id}", STEP_LEASE_SECONDS) as mine:
         if not mine:
             return move
-        move = store.moves.get(move.id)  # as the last holder left it
-        if move.ended:
-            return move
-        return _mover(store, launcher, move.job_id, at).run(move)
+        return _step_move(store, launcher, move, at)
+
+
+def _step_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
+               at: datetime | None = None) -> MoveRecord:
+    """`_run_move` for a caller that holds the job's lease already."""
+    move = store.moves.get(move.id)  # as the last holder left it
+    if move.ended:
+        return move
+    return _mover(store, launcher, move.job_id, at).run(move)
+
+
+def _launch_candidates(store: PriceStore, resolved: ResolvedJob, when: datetime,
+                       launcher: Launcher, offering: str | None,
+                       deadline_policy: str) -> list[dict]:
+    """The offerings a launch tries, best first: the deadline policy's (when it places
+    the job) or the decision model's ranking (or `offering`)."""
+    if deadline_policy:
+        decision = decide_deadline(store, resolved, created_at=when, at=when,
+                                   steps_left=resolved.job.steps, current=None,
+                                   policy=deadline_policy,
+                                   unavailable=_recently_full(store, when),
+                                   measured_rates=_rates(store, when), late_ok=False)
+        return _deadline_candidates(resolved, decision, launcher)
+    return _candidates(store, resolved, when, launcher, offering)
+
+
+def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when: datetime,
+                  candidates: list[dict] | None = None) -> None:
+    """Carry a pending job without a move to its launch move and step it (under the job's
+    lease, held by the caller): check its checkpoint store, then launch. A job that
+    cannot start (its checkpoint store, no offering) fails, saying why."""
+    stored = record.spec
+    spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
+    uri = _checkpoint_uri(spec, record.id, stored.get("checkpoint_root"))
+    try:
+        _check_checkpoints(uri)
+        _store_code(stored.get("code"), uri)
+        if candidates is None:
+            run = _running(store, record.id)
+            candidates = _launch_candidates(store, run.resolved, when, launcher,
+                                            stored.get("offering"), _deadline_policy(run))
+    except InvalidInput as exc:
+        store.jobs.transition(record.id, "failed", at=when, expect="pending",
+                              detail=str(exc))
+        raise
+    store.jobs.record_progress(record.id, 0.0, at=when, checkpoint_location=uri)
+    move = store.moves.create(record.id, "launch", candidates, at=when,
+                              detail=f"{len(candidates)} candidate offering(s)")
+    _step_move(store, launcher, move)
+
+
+def _resume_launches(store: PriceStore, launcher: Launcher, at: datetime | None) -> list[str]:
+    """Launches a costsched stopped between storing the job and starting its launch move:
+    each is carried on by whoever takes the job's lease (free at once when its holder died
+    on this host, else when the lease expires)."""
+    done = []
+    frame = store.jobs.list(states=["pending"])
+    for job_id in [] if frame.empty else [int(i) for i in frame["id"]]:
+        record = store.jobs.get(job_id)
+        if record.spec.get("launcher") != launcher.name or store.moves.of_job(job_id):
+            continue
+        with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
+            record = store.jobs.get(job_id)  # as things are now, under the lease
+            if not mine or record.state != "pending" or store.moves.of_job(job_id):
+                continue
+            try:
+                _start_launch(store, launcher, record, at or as_time(None))
+                done.append(f"job {job_id}: interrupted launch resumed")
+            except InvalidInput as exc:
+                done.append(f"job {job_id}: failed: {exc}")
+    return done
 
 
 def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
                     at: datetime | None) -> str:
     placement = _open_placement(store, run.record.id)
-    if placement is None:
-        return ""
-    if launcher.status(str(placement["instance"])).state in ("running", "pending"):
-        return ""
+    if placement is not None:
+        instance = launcher.status(str(placement["instance"]))
+        _record_step(store, run.record, instance.step, at)
+        if instance.state in ("running", "pending"):
+            return _checkpoint_news(store, run.record.id, instance.checkpoint_error, at)
+    # Gone, or no open placement at all (a recovery stopped after closing it): act, under
+    # the job's lease.
     with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
         # Under the lease, as things are now: another costsched may have acted already.
         if not mine or store.jobs.get(run.record.id).state != "running" or any(
                 m.job_id == run.record.id for m in store.moves.unfinished()):
             return ""
-        return _end_or_recover(store, launcher, run, at)
+        try:
+            return _end_or_recover(store, launcher, run, at)
+        except StaleState:  # a move of the job was started meanwhile: it carries on
+            return ""
 
 
 def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
                     at: datetime | None) -> str:
     """Close a job whose instance finished, or recover one whose instance is gone."""
     placement = _open_placement(store, run.record.id)
-    if placement is None:
-        return ""
-    instance = launcher.status(str(placement["instance"]))
     when = at or as_time(None)
     job_id = run.record.id
+    if placement is None:
+        return _recover(store, launcher, run, at, None, "no instance",
+                        "its placement had ended (an interrupted recovery)")
+    instance = launcher.status(str(placement["instance"]))
+    _record_step(store, run.record, instance.step, when)
     if instance.state in ("running", "pending"):
         return ""
     if instance.state in ("succeeded", "failed"):
@@ -655,22 +778,55 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
                                   detail=f"instance {instance.id}")
     launcher.terminate(instance.id)
     store.jobs.end_placement(job_id, when)
+    return _recover(store, launcher, run, at, placement, instance.id,
+                    f"instance {instance.id} {instance.state}")
+
+
+def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
+             placement: pd.Series | None, source: str, why: str) -> str:
+    """Start and step a recovery of a job whose instance is gone (its placement closed);
+    `at`: the time of the pass (None: the clock, as the steps go)."""
+    job_id = run.record.id
+    when = at or as_time(None)
     by_deadline = _deadline_policy(run)
     if by_deadline:
-        lost = _placed_offering(placement).key
+        lost = set() if placement is None else {_placed_offering(placement).key}
         decision = decide_deadline(
             store, run.resolved, created_at=run.record.created_at, at=when,
             steps_left=steps_left(store, run, when), current=None, policy=by_deadline,
-            unavailable={*_recently_full(store, when), lost},
+            unavailable={*_recently_full(store, when), *lost},
             measured_rates=_rates(store, when))
         cands = _deadline_candidates(run.resolved, decision, launcher)
     else:
         cands = _candidates(store, run.resolved, when, launcher, None)
     move = store.moves.create(job_id, "recovery", cands, at=when,
-                              source_instance=instance.id,
-                              detail=f"instance {instance.id} {instance.state}")
+                              source_instance="" if placement is None else source,
+                              detail=why)
     after = _mover(store, launcher, job_id, at).run(move)  # under the steps lease already
-    return f"job {job_id}: {instance.state}; recovery {after.state}"
+    return f"job {job_id}: {why}; recovery {after.state}"
+
+
+def _checkpoint_news(store: PriceStore, job_id: int, error: str, at: datetime | None) -> str:
+    """A line (and an event in the job's log) when publishing the job's checkpoints starts
+    failing, fails differently, or works again; '' when nothing changed."""
+    events = store.jobs.events(job_id)
+    said = events[events["kind"] == "checkpoint"]
+    last = str(said["detail"].iloc[-1]) if not said.empty else "published"
+    now = f"not published: {error}" if error else "published"
+    if now == last:
+        return ""
+    store.jobs.note(job_id, "checkpoint", now, at=at or as_time(None))
+    return f"job {job_id}: checkpoints {now}"
+
+
+def _record_step(store: PriceStore, record: JobRecord, step: int | None,
+                 at: datetime | None) -> None:
+    """Store the step the job reported, when it is news."""
+    if step is None or step <= 0:
+        return
+    step = min(float(step), record.steps_total)  # a job that runs past its spec is done
+    if step != record.steps_done:
+        store.jobs.record_step(record.id, step, at=at or as_time(None))
 
 
 def _deadline_policy(run: RunningJob) -> str:
@@ -810,6 +966,6 @@ def _label(key: OfferingKey) -> str:
     return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"
 
 
-__all__ = ["BudgetAlarm", "JobStatus", "MigrationAdvice", "RunningJob", "budget_alarms",
-           "follow", "job_ids", "launch", "logs", "migrate",
-           "reconcile", "settle", "start", "status", "steps_left", "stop"]
+__all__ = ["BudgetAlarm", "Failure", "JobStatus", "MigrationAdvice", "RunningJob",
+           "budget_alarms", "follow", "job_ids", "launch", "logs", "migrate", "reconcile",
+           "settle", "start", "status", "steps_left", "stop"]

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from costsched.model import (
     FINAL_STATES,
@@ -46,6 +47,16 @@ class StaleState(InvalidInput):  # noqa: N818 - the name says what happened
     """The job was not in the expected state: another writer moved it first."""
 
 
+class NameTaken(InvalidInput):  # noqa: N818 - the name says what happened
+    """A live (not yet ended) job has this name already: one live job per name."""
+
+    def __init__(self, name: str, job_id: int | None, state: str) -> None:
+        which = f"job {job_id} of that name is {state}" if job_id is not None else \
+            "a job of that name is live"
+        super().__init__(f"job name {name!r}: {which}; stop it first or choose another name")
+        self.job_id = job_id
+
+
 @dataclass(frozen=True)
 class JobRecord:
     """One job as stored."""
@@ -56,7 +67,7 @@ class JobRecord:
     state: str
     policy: str
     steps_total: float
-    steps_done: float
+    steps_done: float  # the step the job last reported (0: none reported yet)
     checkpoint_location: str
     checkpoint_step: float | None  # the newest verified checkpoint's step
     created_at: datetime
@@ -101,11 +112,20 @@ class JobStore:
                "steps_total": steps, "steps_done": 0.0,
                "checkpoint_location": checkpoint_location, "created_ts": ts, "updated_ts": ts}
         def create_job(conn: Connection) -> int:
+            live = conn.execute(select(jobs.c.id, jobs.c.state).where(
+                jobs.c.name == name, jobs.c.state.not_in(FINAL_STATES))).first()
+            if live is not None:
+                raise NameTaken(name, int(live.id), live.state)
             job_id = conn.execute(insert(jobs).values(row)).inserted_primary_key[0]
             _event(conn, job_id, ts, "state", None, "pending", "created")
             return int(job_id)
 
-        return write(self.engine, create_job)
+        try:
+            return write(self.engine, create_job)
+        except IntegrityError:  # another writer created a live job of that name meanwhile
+            live = [r for r in self.find(name) if not r.final]
+            raise NameTaken(name, live[0].id if live else None,
+                            live[0].state if live else "live") from None
 
     def get(self, job_id: int) -> JobRecord:
         with self.engine.connect() as conn:
@@ -194,6 +214,13 @@ class JobStore:
             return _record(conn, job_id)
 
         return write(self.engine, progress)
+
+    def record_step(self, job_id: int, steps_done: float, *, at: datetime) -> None:
+        """Store the step the job itself reported: a reading, taken every few seconds, so
+        no event is logged for it (the job's events log what was decided)."""
+        steps = _number("steps_done", steps_done)
+        ts = epoch_second(at)
+        write(self.engine, lambda conn: _touch(conn, job_id, ts, steps_done=steps))
 
     # --- placements -----------------------------------------------------------------
 

@@ -8,12 +8,13 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
-from costsched.model import InvalidInput
-from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.model import FINAL_STATES, InvalidInput
+from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.jobs import StaleState
-from costsched.store.schema import job_events, moves
+from costsched.store.schema import job_events, jobs, moves, placements
 
 MOVE_KINDS = ("launch", "migration", "recovery")
 MOVE_STATES = ("planned", "checkpointing", "checkpoint_verified", "target_launched",
@@ -60,16 +61,44 @@ class MoveStore:
         if kind not in MOVE_KINDS:
             raise InvalidInput(f"move kind {kind!r}: expected one of {', '.join(MOVE_KINDS)}")
         ts = epoch_second(at)
-        with self.engine.begin() as conn:
-            move_id = int(conn.execute(insert(moves).values(
-                job_id=int(job_id), kind=kind, state="planned",
-                source_instance=source_instance, candidates=json.dumps(candidates),
-                tried=0, detail=detail, created_ts=ts, updated_ts=ts,
-            )).inserted_primary_key[0])
-            conn.execute(insert(job_events).values(
-                job_id=int(job_id), ts=ts, kind="move", from_state=None, to_state="planned",
-                detail=f"move {move_id} ({kind}) planned: {detail}".rstrip(": ")))
+        try:
+            move_id = write(self.engine, lambda conn: self._create(
+                conn, job_id, kind, candidates, ts, source_instance, detail))
+        except IntegrityError:  # another writer started a move of this job meanwhile
+            raise StaleState(f"job {job_id}: another move of it is under way") from None
         return self.get(move_id)
+
+    @staticmethod
+    def _create(conn: Connection, job_id: int, kind: str, candidates: list[dict], ts: int,
+                source_instance: str, detail: str) -> int:
+        # Checked again inside the write: the job is live, has no unfinished move, and a
+        # migration's source is still where the job is placed (not moved by another
+        # costsched since it decided).
+        state = conn.execute(select(jobs.c.state).where(jobs.c.id == int(job_id))
+                             .with_for_update()).scalar()
+        if state is None:
+            raise InvalidInput(f"job {job_id}: no such job in the store")
+        if state in FINAL_STATES:
+            raise StaleState(f"job {job_id} is {state}: no move starts")
+        busy = conn.execute(select(moves.c.id).where(
+            moves.c.job_id == int(job_id), moves.c.state.not_in(ENDED))).scalar()
+        if busy is not None:
+            raise StaleState(f"job {job_id}: move {busy} of it is under way")
+        if kind == "migration":
+            placed = conn.execute(select(placements.c.id).where(
+                placements.c.job_id == int(job_id), placements.c.end_ts.is_(None),
+                placements.c.instance == source_instance)).scalar()
+            if placed is None:
+                raise StaleState(f"job {job_id}: no longer placed on {source_instance}")
+        move_id = int(conn.execute(insert(moves).values(
+            job_id=int(job_id), kind=kind, state="planned",
+            source_instance=source_instance, candidates=json.dumps(candidates),
+            tried=0, detail=detail, created_ts=ts, updated_ts=ts,
+        )).inserted_primary_key[0])
+        conn.execute(insert(job_events).values(
+            job_id=int(job_id), ts=ts, kind="move", from_state=None, to_state="planned",
+            detail=f"move {move_id} ({kind}) planned: {detail}".rstrip(": ")))
+        return move_id
 
     def get(self, move_id: int) -> MoveRecord:
         with self.engine.connect() as conn:

@@ -90,6 +90,10 @@ jobs = Table(
     Column("created_ts", BigInteger, nullable=False),
     Column("updated_ts", BigInteger, nullable=False),
     Index("ix_jobs_name", "name"),
+    # One live job per name (revision 0005).
+    Index("uq_jobs_live_name", "name", unique=True,
+          sqlite_where=text("state NOT IN ('succeeded', 'failed', 'cancelled')"),
+          postgresql_where=text("state NOT IN ('succeeded', 'failed', 'cancelled')")),
 )
 
 # A job on an offering over [start_ts, end_ts); end_ts is NULL while it runs there.
@@ -140,6 +144,10 @@ moves = Table(
     Column("created_ts", BigInteger, nullable=False),
     Column("updated_ts", BigInteger, nullable=False),
     Index("ix_moves_job", "job_id", "id"),
+    # One unfinished move per job (revision 0005).
+    Index("uq_moves_open_per_job", "job_id", unique=True,
+          sqlite_where=text("state NOT IN ('done', 'failed', 'cancelled')"),
+          postgresql_where=text("state NOT IN ('done', 'failed', 'cancelled')")),
 )
 
 # What launching taught about an offering's availability: a capacity error, a preemption,

@@ -71,8 +71,15 @@ class GcsStore(CheckpointStore):
                     data.delete(if_generation_match=data.generation)
                     raise InvalidInput(f"checkpoint file {src}: changed while it was published")
                 manifest = self.bucket.blob(self._key(layout.manifest_name(version)))
-                if self._create(manifest, layout.encode_manifest(checkpoint),
-                                "application/json"):
+                try:
+                    written = self._create(manifest, layout.encode_manifest(checkpoint),
+                                           "application/json")
+                except BaseException:
+                    # No data object without its manifest is left behind by a failure.
+                    with contextlib.suppress(Exception):
+                        data.delete(if_generation_match=data.generation)
+                    raise
+                if written:
                     log.info("published %s version %d (%s, %d bytes)", self.uri, version,
                              name, size)
                     return checkpoint

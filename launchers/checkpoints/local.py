@@ -34,11 +34,17 @@ class LocalStore(CheckpointStore):
         files.writable_dir(self.root, "checkpoint directory")
         version = self._claim()
         folder = self.root / layout.version_dir(version)
-        sha, size = _copy_in(src, folder / name)
-        checkpoint = Checkpoint(version=version, name=name, size=size, sha256=sha,
-                                published_at=layout.now())
-        files.write_atomic(self.root / layout.manifest_name(version),
-                           layout.encode_manifest(checkpoint))
+        try:
+            sha, size = _copy_in(src, folder / name)
+            checkpoint = Checkpoint(version=version, name=name, size=size, sha256=sha,
+                                    published_at=layout.now())
+            files.write_atomic(self.root / layout.manifest_name(version),
+                               layout.encode_manifest(checkpoint))
+        except BaseException:
+            # A failed publish (a full disk...) leaves no trace: no empty version directory
+            # for every retry, and its number is free again.
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         log.info("published %s version %d (%s, %d bytes)", self.uri, version, name, size)
         return checkpoint
 

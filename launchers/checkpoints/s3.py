@@ -9,6 +9,7 @@ the loser moves on to the next number.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import logging
 from pathlib import Path
@@ -54,9 +55,16 @@ class S3Store(CheckpointStore):
                                     ContentType="application/octet-stream")
             if claimed:
                 manifest = layout.encode_manifest(checkpoint)
-                if self._put(self._key(layout.manifest_name(version)), manifest,
-                             hashlib.sha256(manifest).digest(), src,
-                             ContentType="application/json"):
+                try:
+                    written = self._put(self._key(layout.manifest_name(version)), manifest,
+                                        hashlib.sha256(manifest).digest(), src,
+                                        ContentType="application/json")
+                except BaseException:
+                    # No data object without its manifest is left behind by a failure.
+                    with contextlib.suppress(Exception):
+                        self.client.delete_object(Bucket=self.bucket, Key=data_key)
+                    raise
+                if written:
                     log.info("published %s version %d (%s, %d bytes)", self.uri, version,
                              name, size)
                     return checkpoint

@@ -7,6 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 import pytest
+from sqlalchemy import insert
+from sqlalchemy.exc import IntegrityError
 
 from costsched.model import JOB_STATES, InvalidInput
 from costsched.store import JobStore, PriceStore, StaleState
@@ -60,7 +62,9 @@ def test_create_and_get_round_trip(jobs: JobStore) -> None:
 
 
 def test_a_name_may_be_launched_again(jobs: JobStore) -> None:
-    first, second = new_job(jobs), new_job(jobs)
+    first = new_job(jobs)
+    jobs.transition(first, "cancelled", at=T0)
+    second = new_job(jobs)  # the name is free once its job ended
     other = new_job(jobs, name="bert")
     assert first != second
     assert [j.id for j in jobs.find("resnet")] == [first, second]
@@ -308,3 +312,19 @@ def test_list_filters_by_state(jobs: JobStore) -> None:
     with pytest.raises(InvalidInput, match="state 'lost': expected one of"):
         jobs.list(["lost"])
     assert set(JOB_STATES) >= set(every["state"])
+
+
+def test_a_name_has_one_live_job_even_past_the_check(jobs: JobStore) -> None:
+    """The store itself refuses a second live job of a name: a writer that inserts
+    without looking (as a racing one would, between its check and its insert) fails."""
+    first = new_job(jobs)
+    with pytest.raises(jobs_module.NameTaken, match=f"job {first} of that name is pending"):
+        new_job(jobs)
+    row = {"name": "resnet", "spec": "{}", "state": "running", "policy": "",
+           "steps_total": 1.0, "steps_done": 0.0, "checkpoint_location": "",
+           "created_ts": 0, "updated_ts": 0}
+    with pytest.raises(IntegrityError), jobs.engine.begin() as conn:
+        conn.execute(insert(jobs_module.jobs).values(row))
+    with jobs.engine.begin() as conn:  # an ended one of the same name is fine
+        conn.execute(insert(jobs_module.jobs).values({**row, "state": "failed"}))
+    assert [j.state for j in jobs.find("resnet")] == ["pending", "failed"]

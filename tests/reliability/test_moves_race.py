@@ -1,0 +1,112 @@
+"""Several costsched processes acting on one job at the same moment, on SQLite and
+PostgreSQL: N `costsched migrate` of one running job started together start one move
+(the job never has more than two live instances, and ends with one), and N `costsched
+launch` of one name start one job. Real CLI processes, a real store, real local instances."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from launchers.local import LocalLauncher
+from tests.costsched.service.test_jobs import TRAIN, set_prices, wait_for, write_spec
+from tests.reliability.conftest import BACKENDS, together
+
+PROCESSES = 4
+
+
+class LiveCounter(threading.Thread):
+    """The most live instances of a job seen at once, polling the launcher."""
+
+    def __init__(self, launcher: LocalLauncher, job_id: int) -> None:
+        super().__init__(daemon=True)
+        self.launcher, self.job_id, self.most, self.stopped = launcher, job_id, 0, False
+
+    def run(self) -> None:
+        while not self.stopped:
+            live = [i for i in self.launcher.instances(self.job_id) if i.live]
+            self.most = max(self.most, len(live))
+            time.sleep(0.02)
+
+
+def spec_in(tmp_path: Path, name: str, run: str) -> Path:
+    path = write_spec(tmp_path, name, run=run)
+    spec = yaml.safe_load(path.read_text())
+    spec["checkpoint"]["location"] = str(tmp_path / "checkpoints")
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+@pytest.fixture()
+def instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LocalLauncher:
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+    yield launcher
+    for instance in launcher.instances():
+        launcher.terminate(instance.id)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_migrates_started_together_start_one_move(backend: str, fresh_url, tmp_path: Path,
+                                                  instances: LocalLauncher) -> None:
+    url = fresh_url(backend)
+    store = PriceStore(url)
+    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
+               datetime.now(timezone.utc) - timedelta(hours=1))
+    run = f"{sys.executable} {TRAIN} --steps 1000000 --step-seconds 0.01 --checkpoint-every 0.2"
+    [job] = service.launch(store, spec_in(tmp_path, "mover", run), launcher=instances,
+                           wait_seconds=20)
+    assert store.jobs.get(job.id).state == "running"
+    set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))
+    counter = LiveCounter(instances, job.id)
+    counter.start()
+    done = together(tmp_path, [["migrate", str(job.id), "--force", "--wait", "30",
+                                "--db", url]] * PROCESSES)
+    service.settle(store, instances, 30)
+    counter.stopped = True
+    counter.join()
+    migrations = [m for m in store.moves.of_job(job.id) if m.kind == "migration"]
+    print(f"\n{backend}: {PROCESSES} migrate processes, {len(migrations)} move(s) started, "
+          f"at most {counter.most} live instance(s) seen; exit codes "
+          f"{[d.returncode for d in done]}")
+    assert len(migrations) == 1 and migrations[0].state == "done"
+    assert counter.most <= 2
+    assert len([i for i in instances.instances(job.id) if i.live]) == 1
+    placements = store.jobs.placements(job.id)
+    assert placements["end_at"].isna().sum() == 1  # billed once
+    assert sum(d.returncode == 0 for d in done) >= 1
+    for d in done:  # the others said why, in one line, or found nothing left to do
+        assert d.returncode == 0 or "under way" in d.stderr + d.stdout or \
+            "no longer placed" in d.stderr + d.stdout, d.stderr
+    store.dispose()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_launches_of_one_name_started_together_start_one_job(backend: str, fresh_url,
+                                                             tmp_path: Path,
+                                                             instances: LocalLauncher) -> None:
+    url = fresh_url(backend)
+    store = PriceStore(url)
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    spec = spec_in(tmp_path, "twin", "sleep 60")
+    done = together(tmp_path, [["launch", str(spec), "--wait", "10", "--db", url]]
+                    * PROCESSES)
+    jobs = store.jobs.find("twin")
+    live = [j for j in jobs if not j.final]
+    print(f"\n{backend}: {PROCESSES} launch processes, {len(jobs)} job(s) stored, "
+          f"{len(live)} live; exit codes {[d.returncode for d in done]}")
+    assert len(jobs) == 1 and len(live) == 1
+    assert sum(d.returncode == 0 for d in done) == 1
+    refused = [d for d in done if d.returncode != 0]
+    assert all("job name 'twin'" in d.stderr + d.stdout for d in refused)
+    assert len(instances.instances(live[0].id)) == 1
+    wait_for(lambda: store.jobs.get(live[0].id).state == "running", seconds=30)
+    store.dispose()
