@@ -314,7 +314,3 @@ def _print_daemon(scheduled: list[Any]) -> None:
             console.print(printable(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: "
                                     f"{f.detail}"), highlight=False, markup=False)
 
-
-def _finite(value: float) -> float | None:
-    """A dollar amount for JSON: null where it is not known (never NaN)."""
-    return value if value == value and abs(value) != float("inf") else None
