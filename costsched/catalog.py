@@ -14,9 +14,9 @@ from importlib import resources
 import pandas as pd
 
 from costsched import clouds
+from costsched.catalog_version import CATALOG_VERSION
 from costsched.model import InvalidInput
 
-CATALOG_VERSION = "2026.11"
 GPU_MODELS = ("K80", "P100", "V100", "T4", "A10G", "L4", "A100", "A100-80GB", "H100")
 CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
 

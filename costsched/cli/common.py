@@ -10,9 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from functools import wraps
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -20,7 +19,9 @@ from rich.table import Table
 from rich.text import Text
 
 from costsched.model import InvalidInput
-from costsched.service.values import as_time
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Piped output (files, tests, CI logs) gets a wide page instead of rich's default 80
 # columns, so that tables are not cut; a terminal keeps its own width.
@@ -84,6 +85,8 @@ def friendly_errors(fn: F) -> F:
 
 def parse_time(value: str | None, name: str = "--at") -> datetime:
     """An aware UTC time from ISO 8601 text ('2020-03-01T00:00Z', '2020-03-01'), or now."""
+    from costsched.service.values import as_time
+
     return as_time(value, name)
 
 
@@ -122,7 +125,7 @@ def print_json(data: Any) -> None:
 
 
 def _json_default(value: Any) -> Any:
-    if isinstance(value, (pd.Timestamp, datetime)):
+    if isinstance(value, datetime):  # pandas' Timestamp too
         return value.isoformat().replace("+00:00", "Z")
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
@@ -139,6 +142,8 @@ def frame_records(frame: pd.DataFrame) -> list[dict]:
 
 def _is_missing(value: Any) -> bool:
     """NaN, NaT or None, but not lists and other containers."""
+    import pandas as pd
+
     return value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value)))
 
 
