@@ -40,7 +40,7 @@ def _job_launcher(store: PriceStore, job: str | None) -> Any:
     """The launcher of `job` (or of the store's jobs: local unless they say otherwise)."""
     if job is None:
         frame = store.jobs.list()
-        names = {r["launcher"] for r in frame["spec"]} if not frame.empty else set()
+        names = {r.get("launcher", "local") for r in frame["spec"]} if not frame.empty else set()
         return make_launcher(names.pop() if len(names) == 1 else "local")
     job_id = service.job_ids(store, job, states=())[0]
     return make_launcher(store.jobs.get(job_id).spec.get("launcher", "local"))
