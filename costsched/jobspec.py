@@ -25,6 +25,7 @@ import collections
 import itertools
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +39,7 @@ from costsched.catalog import gpu_model_name
 from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
+from costsched.vocabulary import choose
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*"
                        r"(?:(\d+(?:\.\d+)?)\s*m)?\s*$")
@@ -136,7 +138,7 @@ class ConstraintsSpec(_Strict):
     @field_validator("markets")
     @classmethod
     def _markets(cls, v: list[str]) -> list[str]:
-        return _choices([m.replace("-", "_") for m in v], MARKETS)
+        return _choices(v, MARKETS)
 
     @field_validator("gpu_models")
     @classmethod
@@ -152,10 +154,10 @@ class ConstraintsSpec(_Strict):
 
 
 def _choices(values: list[str], accepted: tuple[str, ...]) -> list[str]:
-    bad = [v for v in values if v not in accepted]
-    if bad:
-        raise ValueError(f"{bad[0]!r}: expected one of {', '.join(accepted)}")
-    return values
+    spelled, error = choose(values, accepted)
+    if error is not None:
+        raise ValueError(error)
+    return spelled
 
 
 class JobSpec(_Strict):
@@ -182,7 +184,7 @@ class JobSpec(_Strict):
     @field_validator("precision")
     @classmethod
     def _precision(cls, v: str) -> str:
-        return _choices([v.lower()], PRECISIONS)[0]
+        return _choices([v], PRECISIONS)[0]
 
     @field_validator("throughputs")
     @classmethod
@@ -376,3 +378,14 @@ def load(path: str | Path) -> list[JobSpec]:
     if dupes:
         raise InvalidInput(f"{path}: field name: {dupes[0]!r} names more than one job")
     return specs
+
+
+def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:
+    """InvalidInput if two jobs of one submission (from one file or several) share a name:
+    jobs are found by name afterwards."""
+    first: dict[str, str] = {}
+    for source, spec in specs:
+        if spec.name in first:
+            raise InvalidInput(f"{source}: field name: {spec.name!r} is also the name of a job "
+                               f"in {first[spec.name]}: give each job a name of its own")
+        first[spec.name] = source

@@ -92,7 +92,7 @@ def show(
     gpu: GpuOption = None,
     cloud: CloudOption = None,
     region: RegionOption = None,
-    market: Annotated[str | None, typer.Option(help="spot or on_demand.")] = None,
+    market: Annotated[str | None, typer.Option(help="spot or on-demand.")] = None,
     at: Annotated[str | None, typer.Option(help="As of this time (ISO 8601); default now.")] = None,
     top: Annotated[int, typer.Option(help="Show at most this many rows (0: all).",
                                      min=0)] = 30,
@@ -145,7 +145,7 @@ def show(
 def history(
     instance: Annotated[str, typer.Option("--instance", help="Instance type, e.g. p3.2xlarge.")],
     region: RegionOption = None,
-    market: Annotated[str | None, typer.Option(help="spot or on_demand.")] = None,
+    market: Annotated[str | None, typer.Option(help="spot or on-demand.")] = None,
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601).")] = None,
     until: Annotated[str | None, typer.Option(help="Up to this time (ISO 8601).")] = None,
     db: DbOption = None,
