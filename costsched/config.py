@@ -196,6 +196,24 @@ class NotifyConfig(_Section):
         return value
 
 
+class PricesConfig(_Section):
+    """When a price is old enough for `plan` and `migrate` to say so."""
+
+    stale_after: Number = Field(168.0, gt=0, allow_inf_nan=False)  # hours (7 days)
+
+    @field_validator("stale_after", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if isinstance(value, str):  # '7d', '36h', as a job's deadline is written
+            from costsched.jobspec import parse_hours
+
+            hours = parse_hours(value)
+            if not isinstance(hours, float):
+                raise ValueError("expected a duration: hours, or '7d', '36h'")
+            return hours
+        return value
+
+
 class Config(_Section):
     """The effective configuration. `db` None = the default store."""
 
@@ -206,6 +224,7 @@ class Config(_Section):
     migration: MigrationConfig = Field(default_factory=MigrationConfig)
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
+    prices: PricesConfig = Field(default_factory=PricesConfig)
 
 
 SECTIONS: dict[str, type[_Section]] = {

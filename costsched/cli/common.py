@@ -29,11 +29,40 @@ _PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
 console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
-DbOption = Annotated[
-    str | None,
-    typer.Option("--db", help="SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, "
-                 "else a file in the user data directory).", show_default=False),
-]
+def _reads_store(db: str | None) -> str | None:
+    """A command that reads a store never creates one: a --db file that does not exist is
+    a typo, named in one line. (The default store, $COSTSCHED_DB or the user data
+    directory's, is the user's own: it is made on first use.)"""
+    from costsched.service.stores import missing_store
+
+    missing = missing_store(db)
+    if missing is not None and db is not None:
+        err_console.print(f"[red]error:[/red] --db {user_text(db)}: no such store "
+                          f"({user_text(missing.resolve())}); `costsched prices import` or "
+                          "`costsched collect` makes one", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    return db
+
+
+def _writes_store(db: str | None) -> str | None:
+    """A command that writes may make its store: it says so, once, on stderr."""
+    from costsched.service.stores import missing_store
+
+    missing = missing_store(db)
+    if missing is not None:
+        err_console.print(f"creating the store {user_text(missing.resolve())}",
+                          highlight=False, soft_wrap=True)
+    return db
+
+
+_DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else a file in the "
+            "user data directory).")
+# Commands that only read the store take DbOption; those that store prices or jobs take
+# NewDbOption, which may create the file.
+DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
+                                              callback=_reads_store, show_default=False)]
+NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
+                                                 callback=_writes_store, show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 
 F = TypeVar("F", bound=Callable[..., Any])

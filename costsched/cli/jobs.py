@@ -11,6 +11,7 @@ import typer
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    NewDbOption,
     console,
     frame_records,
     friendly_errors,
@@ -20,6 +21,12 @@ from costsched.cli.common import (
     table,
 )
 from costsched.service import jobs as service
+from costsched.service.staleness import (
+    OFFERING_COLUMNS,
+    age_hours,
+    offering_prices,
+    stale_after_hours,
+)
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
 
@@ -56,7 +63,7 @@ def launch(
     = None,
     launcher: LauncherOption = "local",
     wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")] = 30.0,
-    db: DbOption = None,
+    db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
@@ -119,11 +126,13 @@ def migrate(
                              force=force)
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
+    ages, stale_after = _price_ages(store, advice), stale_after_hours()
     if json_out:
         print_json([{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
                      "current": list(a.decision.current or []), "choice": list(a.decision.choice),
                      "stay_usd": a.stay_usd, "move_usd": a.move_usd,
-                     "started": a.started is not None, "reason": a.reason} for a in advice])
+                     "started": a.started is not None, "reason": a.reason,
+                     "price_age_hours": ages.get(a.job_id)} for a in advice])
         return
     if not advice:
         console.print("No running job to consider.")
@@ -131,6 +140,28 @@ def migrate(
         verb = "moving" if a.started else ("would move" if a.decision.moves else "staying")
         console.print(printable(f"job {a.job_id} ({a.name}): {verb}; {a.reason}"),
                       highlight=False, markup=False, soft_wrap=True)
+        old = {k: v for k, v in (ages.get(a.job_id) or {}).items()
+               if v is not None and v > stale_after}
+        if old:
+            console.print(printable(
+                f"  note: a price compared is {max(old.values()) / 24:,.1f} days old (more "
+                "than prices.stale_after): `costsched collect` brings newer ones"),
+                highlight=False, markup=False, soft_wrap=True)
+
+
+def _price_ages(store: PriceStore, advice: list[service.MigrationAdvice]
+                ) -> dict[int, dict[str, float | None]]:
+    """Per job, the age in hours of the prices its decision compared (where it is and
+    where the policy would put it)."""
+    if not advice:
+        return {}
+    at = advice[0].decision.at
+    keys = {k for a in advice for k in (a.decision.current, a.decision.choice) if k}
+    frame = offering_prices(store, keys, at)
+    hours = dict(zip(map(tuple, frame[OFFERING_COLUMNS].itertuples(index=False)),
+                     age_hours(frame["effective_at"], at).round(1), strict=True))
+    return {a.job_id: {"current": hours.get(tuple(a.decision.current or ())),
+                       "choice": hours.get(tuple(a.decision.choice))} for a in advice}
 
 
 @friendly_errors

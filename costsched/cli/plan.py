@@ -29,6 +29,7 @@ from costsched.optimize.planner import JobPlan
 from costsched.optimize.planner import Progress as Report
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
+from costsched.service.staleness import age_hours, stale, stale_after_hours
 
 
 @friendly_errors
@@ -72,15 +73,16 @@ def plan(
         result = plan_jobs(db, jobs, at=at, objective=objective, deadline=deadline,
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
+    stale_after = stale_after_hours()
     if json_out:
-        print_json(_json(result, top))
+        print_json(_json(result, top, stale_after))
     elif len(result.jobs) > TABLES_UP_TO:
         _print_groups(result)
         if result.collection is not None:
             _print_collection(result.collection, budget)
     else:
         for i in range(len(result.jobs)):
-            _print_job(result, i, top)
+            _print_job(result, i, top, stale_after)
         if result.collection is not None:
             _print_collection(result.collection, budget)
     if not result.ok:
@@ -137,7 +139,7 @@ def _print_groups(result: PlanResult) -> None:
                           soft_wrap=True)
 
 
-def _print_job(result: PlanResult, index: int, top: int) -> None:
+def _print_job(result: PlanResult, index: int, top: int, stale_after: float) -> None:
     p = result.jobs[index]
     job = p.job.job
     title = (f"{job.name}: {job.model}, {job.steps:,.0f} steps; by {result.per_job_objective}"
@@ -168,6 +170,10 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
         b = p.baseline
         notes.append(f"baseline: {b.basis} at {money(b.usd_per_hour, 4)}/h, "
                      f"{b.hours:,.2f} h, {money(b.cost, 2)}")
+    old = stale(shown, result.at, stale_after)
+    if old is not None:
+        notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
+                     "brings newer ones (prices.stale_after in the configuration)")
     n_excluded = int((p.ranked["excluded"] != "").sum())
     if n_excluded:
         why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
@@ -204,7 +210,7 @@ def _print_collection(c: CollectionPlan, budget: float | None) -> None:
         console.print(instances_table(c))
 
 
-def _json(result: PlanResult, top: int) -> dict:
+def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "preemptions_per_hour", "preemption_basis", "work_hours", "expected_hours",
@@ -214,8 +220,13 @@ def _json(result: PlanResult, top: int) -> dict:
     def ranked(i: int, p: JobPlan) -> dict:
         out = shared.get(id(p.ranked))
         if out is None:
+            shown = result.ranking(i).head(top)
+            old = stale(shown, result.at, stale_after)
             out = shared[id(p.ranked)] = {
-                "ranking": frame_records(result.ranking(i).head(top)[columns]),
+                "ranking": frame_records(shown[columns].assign(
+                    price_effective_at=shown["effective_at"],
+                    price_age_hours=age_hours(shown["effective_at"], result.at).round(1))),
+                "stale_prices": 0 if old is None else old.count,
                 "excluded": {str(k): int(v) for k, v in
                              p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
                              .value_counts().items()}}
@@ -235,7 +246,8 @@ def _json(result: PlanResult, top: int) -> dict:
                 "cost": b.cost},
             **ranked(i, p),
         })
-    out: dict = {"at": result.at, "objective": result.objective, "jobs": jobs,
+    out: dict = {"at": result.at, "objective": result.objective,
+                 "stale_after_hours": stale_after, "jobs": jobs,
                  "collection": None}
     collection = result.collection
     if collection is not None:

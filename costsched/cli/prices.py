@@ -13,6 +13,7 @@ from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    NewDbOption,
     console,
     err_console,
     frame_records,
@@ -47,7 +48,7 @@ def import_(
         "--trace-start", help="Start of spot traces whose folder names no day (ISO 8601); "
         "default midnight UTC of the day their folder names (aws-02-15-2023).",
         show_default=False)] = None,
-    db: DbOption = None,
+    db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) and
