@@ -197,3 +197,19 @@ def money(value: float | None, digits: int = 4) -> str:
     if value is None or value != value:
         return "-"
     return f"${value:,.{digits}f}"
+
+
+class _Quiet:
+    def update(self, text: str) -> None:
+        """Nothing is shown."""
+
+
+@contextmanager
+def live_status(text: str, shown: bool = True) -> Iterator[Any]:
+    """A spinner and a line on stderr while something is waited for (`.update(text)`
+    changes the line); nothing when not `shown` (--json)."""
+    if not shown:
+        yield _Quiet()
+        return
+    with err_console.status(text) as status:
+        yield status

@@ -15,10 +15,12 @@ from costsched.cli.common import (
     console,
     frame_records,
     friendly_errors,
+    live_status,
     money,
     print_json,
     printable,
     table,
+    user_text,
 )
 from costsched.service import jobs as service
 from costsched.service.staleness import (
@@ -70,8 +72,10 @@ def launch(
     capacity), with their checkpoints kept in their checkpoint store."""
     store = open_store(db)
     backend = make_launcher(launcher)
-    records = service.launch(store, jobs, launcher=backend, offering=offering,
-                             wait_seconds=wait)
+    with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
+                     shown=not json_out):
+        records = service.launch(store, jobs, launcher=backend, offering=offering,
+                                 wait_seconds=wait)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
@@ -95,10 +99,22 @@ def status(
     launcher = _job_launcher(store, job)
     deadline = time.monotonic() + wait
     shown = service.status(store, launcher, job)
-    while time.monotonic() < deadline and not all(s.record.final for s in shown):
-        time.sleep(0.5)
-        shown = service.status(store, launcher, job)
+    with live_status("waiting", shown=not json_out and wait > 0) as live:
+        while time.monotonic() < deadline and not all(s.record.final for s in shown):
+            live.update(_waiting_line(shown, deadline - time.monotonic()))
+            time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+            shown = service.status(store, launcher, job)
     _print_status(shown, json_out, scheduled=daemon.status(store))
+
+
+POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconciles them)
+
+
+def _waiting_line(shown: list[service.JobStatus], left: float) -> str:
+    """What a wait shows while it waits: each unfinished job's state and progress."""
+    jobs = ", ".join(f"{s.record.name} {s.record.state} {s.progress:.0%}" for s in shown
+                     if not s.record.final)
+    return user_text(f"waiting ({left:,.0f} s left): {jobs}")
 
 
 @friendly_errors
