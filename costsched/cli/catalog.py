@@ -10,6 +10,7 @@ import typer
 from costsched import catalog as catalog_data
 from costsched.cli.common import (
     JsonOption,
+    WideOption,
     console,
     frame_records,
     friendly_errors,
@@ -27,6 +28,7 @@ def catalog_cmd(
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model(s).")] = None,
     cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.")] = None,
     json_out: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """The bundled GPU instance types, with their regions and on-demand list prices."""
     types = catalog_data.instance_types()
@@ -59,4 +61,6 @@ def catalog_cmd(
     ]
     console.print(table(f"Catalog {catalog_data.CATALOG_VERSION}: {len(frame)} GPU instance types",
                         ["cloud", "instance type", "GPUs", "vCPUs", "GiB", "from $/h",
-                         "$/GPU-h", "regions", "as of", "retired"], rows))
+                         "$/GPU-h", "regions", "as of", "retired"], rows,
+                        detail=["retired", "as of", "GiB", "vCPUs", "regions", "$/GPU-h"],
+                        wide=wide), soft_wrap=wide)

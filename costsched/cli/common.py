@@ -6,7 +6,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import wraps
@@ -176,21 +176,71 @@ def _is_missing(value: Any) -> bool:
     return value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value)))
 
 
-WRAPPING_COLUMNS = {"regions", "source", "source or rule", "note", "reason"}
+WideOption = Annotated[bool, typer.Option(
+    "--wide", help="Every column, however wide the table (by default the columns that decide "
+    "come first and the others are left out where the terminal is too narrow).")]
+
+# Text longer than this in one word is folded rather than widening its column.
+FOLD_AFTER = 24
+# Detail columns are left out until the other columns' text fits on one line up to this
+# many characters (an offering's name, a region); longer text wraps.
+UNWRAPPED = 32
 
 
-def table(title: str, columns: list[str], rows: list[list[str | Text]]) -> Table:
-    """A table whose string cells (and title) are user text, shown literally; a styled cell
-    is passed as a rich Text."""
-    out = Table(title=Text(printable(title), style="table.title"), header_style="bold")
-    for name in columns:
-        numeric = name.startswith("$") or name.endswith(("$/h", "%", "h")) or name in {"GPUs"}
-        # Identifiers and figures are never cut; free text columns wrap instead.
-        out.add_column(name, justify="right" if numeric else "left",
-                       no_wrap=name not in WRAPPING_COLUMNS)
-    for row in rows:
-        out.add_row(*(cell if isinstance(cell, Text) else Text(printable(cell)) for cell in row))
+def is_figure(column: str) -> bool:
+    """Columns of numbers (dollars, hours, rates, counts): never wrapped or cut."""
+    return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s"))
+            or column in {"GPUs", "hours", "#", "id", "cost vs on-demand", "progress",
+                          "vs OD V100"})
+
+
+def table(title: str, columns: list[str], rows: list[list[str | Text]], *,
+          detail: Sequence[str] = (), wide: bool = False) -> Table:
+    """A table that fits the console: figures are never cut, text wraps, and where the
+    columns still do not fit, the `detail` columns are left out, in the order given, until
+    they do (unless `wide`); the caption names them. String cells (and the title) are user
+    text, shown literally; a styled cell is passed as a rich Text."""
+    cells = [[c if isinstance(c, Text) else Text(printable(c)) for c in row] for row in rows]
+    shown = list(range(len(columns)))
+    left_out: list[str] = []
+    for name in [] if wide else detail:
+        if _width_needed([columns[i] for i in shown], [[r[i] for i in shown] for r in cells]) \
+                <= console.width:
+            break
+        shown.remove(columns.index(name))
+        left_out.append(name)
+    caption = (f"not shown: {', '.join(left_out)} (--wide or --json shows "
+               f"{'it' if len(left_out) == 1 else 'them'})") if left_out else None
+    out = Table(title=Text(printable(title), style="table.title"), header_style="bold",
+                caption=caption)
+    if wide:  # as wide as the columns are: the terminal wraps or scrolls it
+        out.width = _width_needed(columns, cells)
+    for i in shown:
+        figure = is_figure(columns[i])
+        out.add_column(columns[i], justify="right" if figure else "left", no_wrap=figure,
+                       overflow="fold", min_width=_column_width(columns[i], [r[i] for r in cells]))
+    for row in cells:
+        out.add_row(*(row[i] for i in shown))
     return out
+
+
+def _width_needed(columns: list[str], rows: list[list[Text]]) -> int:
+    """Columns wide enough for every figure whole and every text column's longest word (up
+    to FOLD_AFTER), with rich's padding and borders."""
+    return 1 + sum(_column_width(name, [row[i] for row in rows], whole=True) + 3
+                   for i, name in enumerate(columns))
+
+
+def _column_width(name: str, cells: list[Text], whole: bool = False) -> int:
+    """A figure's column: its widest cell; a text column: its longest word, up to
+    FOLD_AFTER (`whole`: its widest cell, up to UNWRAPPED), headers included."""
+    texts = [Text(name), *cells]
+    if is_figure(name):
+        return max(t.cell_len for t in texts)
+    if whole:
+        return max(min(UNWRAPPED, t.cell_len) for t in texts)
+    return max(min(FOLD_AFTER, max((len(w) for w in t.plain.split()), default=0))
+               for t in texts)
 
 
 def money(value: float | None, digits: int = 4) -> str:

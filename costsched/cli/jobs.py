@@ -239,7 +239,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
     console.print(table(title, ["id", "job", "state", "placement", "instance", "progress",
-                                "cost $", "migrations", "recoveries"], rows))
+                                "cost $", "migrations", "recoveries"], rows,
+                        detail=["recoveries", "migrations", "instance"]))
     for s in shown:
         if s.next:
             console.print(printable(f"  job {s.record.id} next: {s.next}"), highlight=False,
@@ -267,7 +268,8 @@ def _print_daemon(scheduled: list[Any]) -> None:
              "-" if t.last is None else t.last.status,
              "" if t.last is None else t.last.detail] for t in scheduled]
     console.print(table("Scheduled optimizer (UTC)", ["task", "next run", "last run",
-                                                      "result", "detail"], rows))
+                                                      "result", "detail"], rows,
+                        detail=["last run"]))
     for t in scheduled:
         for f in t.failures:
             console.print(printable(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: "

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     err_console,
     frame_records,
@@ -64,6 +65,7 @@ def plan(
         "multi-GPU instances, one GPU each; the plan lists the instances to rent.")] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Rank offerings by expected cost and time for each job; for several jobs, also place
     them all at once (min cost under deadlines, min makespan under --budget, or
@@ -81,8 +83,8 @@ def plan(
         if result.collection is not None:
             _print_collection(result.collection, budget)
     else:
-        for i in range(len(result.jobs)):
-            _print_job(result, i, top, stale_after)
+        for members in _groups(result):  # a sweep's identical jobs: one table
+            _print_job(result, members, top, stale_after, wide)
         if result.collection is not None:
             _print_collection(result.collection, budget)
     if not result.ok:
@@ -139,10 +141,23 @@ def _print_groups(result: PlanResult) -> None:
                           soft_wrap=True)
 
 
-def _print_job(result: PlanResult, index: int, top: int, stale_after: float) -> None:
+def _covered(names: list[str]) -> str:
+    """'a', or '3 jobs (a, b, c)' for the jobs one table stands for."""
+    if len(names) == 1:
+        return names[0]
+    shown = ", ".join(names) if len(names) <= 6 else f"{names[0]}, ..., {names[-1]}"
+    return f"{len(names)} jobs ({shown})"
+
+
+def _print_job(result: PlanResult, members: list[int], top: int, stale_after: float,
+               wide: bool) -> None:
+    """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
+    index = members[0]
     p = result.jobs[index]
     job = p.job.job
-    title = (f"{job.name}: {job.model}, {job.steps:,.0f} steps; by {result.per_job_objective}"
+    names = [result.jobs[m].job.name for m in members]
+    title = (f"{_covered(names)}: {job.model}, {job.steps:,.0f} steps; "
+             f"by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")
              + (f", budget ${job.constraints.budget_usd:,.2f}" if job.constraints.budget_usd
@@ -161,7 +176,9 @@ def _print_job(result: PlanResult, index: int, top: int, stale_after: float) -> 
         for i, r in enumerate(shown.itertuples(), start=1)
     ]
     console.print(table(title, ["#", "offering", "GPUs", "$/h", "steps/s", "preempt/h",
-                                "hours", "total $", "vs OD V100"], rows))
+                                "hours", "total $", "vs OD V100"], rows,
+                        detail=["preempt/h", "steps/s", "GPUs", "vs OD V100"], wide=wide),
+                  soft_wrap=wide)
     notes = []
     if shown["throughput_estimated"].any():
         notes.append("* estimated throughput (`costsched throughput show --model "
@@ -180,7 +197,7 @@ def _print_job(result: PlanResult, index: int, top: int, stale_after: float) -> 
         notes.append(f"{n_excluded} offerings left out: "
                      + ", ".join(f"{n} {reason}" for reason, n in why.items()))
     for note in notes:
-        console.print(f"  {note}", highlight=False, soft_wrap=True)
+        console.print(f"  {note}", highlight=False)
 
 
 def _print_collection(c: CollectionPlan, budget: float | None) -> None:

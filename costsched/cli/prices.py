@@ -14,6 +14,7 @@ from costsched.cli.common import (
     DbOption,
     JsonOption,
     NewDbOption,
+    WideOption,
     console,
     err_console,
     frame_records,
@@ -102,6 +103,7 @@ def show(
     ] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Offerings sorted by price per GPU-hour, with the spot discount against on-demand."""
     when = parse_time(at)
@@ -132,7 +134,8 @@ def show(
     ]
     title = f"Prices as of {when:%Y-%m-%d %H:%M} UTC, cheapest per GPU-hour first"
     console.print(table(title, ["where", "instance type", "market", "GPUs", "$/h", "$/GPU-h",
-                                "spot disc.", "since"], rows))
+                                "spot disc.", "since"], rows,
+                        detail=["since", "spot disc.", "GPUs"], wide=wide), soft_wrap=wide)
     stale = frame[(frame["market"] == "spot")
                   & (pd.Timestamp(when) - frame["effective_at"] > STALE_SPOT_AGE)]
     if len(stale):
@@ -167,7 +170,7 @@ def history(
              r.market, money(r.usd_per_hour), r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",
                         ["time (UTC)", "cloud", "region", "zone", "market", "$/h", "source"],
-                        rows))
+                        rows, detail=["source", "cloud"]))
 
 
 @app.command()
