@@ -9,7 +9,7 @@ SPOT_TRACES ?= ../shared/data/spot-traces
 DEADLINE_DB := .demo/availability-2023.sqlite
 
 
-.PHONY: demo demo-local demo-recorded demo-deadline test lint bench install install-dev clean
+.PHONY: demo demo-local demo-recorded demo-deadline test lint bench docs install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -85,11 +85,17 @@ demo-deadline: install
 # started (scripts/start-postgres.sh, as root); otherwise they are skipped with the reason.
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)} \
 		$(BIN)/pytest -n 3 --dist loadfile --durations=15
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+
+# The docs site (docs/, mkdocs.yml) in build/site; the references are regenerated first.
+docs: $(VENV)/.installed-dev
+	$(BIN)/python scripts/gen_reference.py
+	$(BIN)/mkdocs build --strict --site-dir build/site
 
 bench: $(VENV)/.installed-dev
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -184,7 +184,7 @@ WideOption = Annotated[bool, typer.Option(
 FOLD_AFTER = 24
 # Detail columns are left out until the other columns' text fits on one line up to this
 # many characters (an offering's name, a region); longer text wraps.
-UNWRAPPED = 32
+UNWRAPPED = 40
 
 
 def is_figure(column: str) -> bool:
