@@ -1,12 +1,18 @@
-"""`plan` says when a price it ranks is older than `prices.stale_after`, with its age, in
+"""`plan` and `migrate` say when a price it ranks is older than `prices.stale_after`, with its age, in
 its notes and in --json."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from launchers.local import LocalLauncher
+from tests.costsched.service.test_jobs import set_prices, write_spec
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 JOB = str(EXAMPLES / "demo" / "train.yaml")  # us-east-1 spot: the demo's prices only
@@ -47,3 +53,25 @@ def test_the_limit_is_the_configurations(cli, db: str,  # noqa: ANN001
     monkeypatch.setenv("COSTSCHED_PRICES_STALE_AFTER", "90d")
     result = cli("plan", JOB, "--at", "2026-03-02", "--top", "3", "--db", db)
     assert result.exit_code == 0 and "older than" not in result.output
+
+
+def test_migrate_names_old_prices(cli, tmp_path: Path,  # noqa: ANN001
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    instances = tmp_path / "instances"
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(instances))
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    launcher = LocalLauncher(instances, grace_seconds=5)
+    set_prices(store, {"us-east-1a": 0.9, "us-east-1b": 1.0},
+               datetime.now(timezone.utc) - timedelta(days=30))
+    service.launch(store, write_spec(tmp_path), launcher=launcher, wait_seconds=20,
+                   checkpoint_root=str(tmp_path / "checkpoints"))
+    try:
+        argv = ["migrate", "--dry-run", "--db", store.url]
+        [advice] = json.loads(cli(*argv, "--json").stdout)
+        assert advice["price_age_hours"]["current"] == pytest.approx(30 * 24, abs=1)
+        text = cli(*argv).stdout
+        assert "note: a price compared is 30.0 days old" in text
+    finally:
+        for instance in launcher.instances():
+            launcher.terminate(instance.id)
+        store.dispose()
