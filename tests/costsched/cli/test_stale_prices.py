@@ -1,5 +1,5 @@
-"""`plan` and `migrate` say when a price it ranks is older than `prices.stale_after`, with its age, in
-its notes and in --json."""
+"""`plan` and `migrate` say when a price they use is older than `prices.stale_after`, with
+its age, in a note and in --json."""
 
 from __future__ import annotations
 
