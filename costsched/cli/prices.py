@@ -164,8 +164,12 @@ def history(
         print_json(frame_records(frame))
         return
     if frame.empty:
+        from costsched.catalog import instance_types
+        from costsched.vocabulary import did_you_mean
+
         raise InvalidInput(f"no stored prices for instance type {instance!r}"
-                           + (f" in {', '.join(split_csv(region))}" if region else ""))
+                           + (f" in {', '.join(split_csv(region))}" if region else "")
+                           + did_you_mean(instance, instance_types()["instance_type"]))
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
              r.market, money(r.usd_per_hour), r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",

@@ -80,3 +80,14 @@ def test_backtest_takes_job_files_as_arguments_like_plan(cli, recorded_store) ->
     assert as_argument.exit_code == 0, as_argument.output
     runs = json.loads(as_argument.stdout)["runs"]
     assert runs and runs == json.loads(as_option.stdout)["runs"]
+
+
+def test_a_region_and_an_instance_type_get_a_did_you_mean(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    db = str(tmp_path / "p.sqlite")
+    cli("prices", "import", EXAMPLES / "demo" / "prices-before.csv", "--db", db)
+    job = tmp_path / "job.yaml"
+    job.write_text("name: x\nmodel: A3C\nsteps: 100\nconstraints:\n  regions: [us-est-1]\n")
+    planned = cli("plan", job, "--db", db)
+    assert planned.exit_code == 1 and "did you mean 'us-west-1' or 'us-east-1'" in planned.output
+    history = cli("prices", "history", "--instance", "p3.2xlrge", "--db", db)
+    assert history.exit_code == 2 and "did you mean 'p3.2xlarge'" in history.output
