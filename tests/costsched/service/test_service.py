@@ -1,5 +1,5 @@
 """The service layer over real stores: collect, import, prices, history, export, plan,
-backtest, the README's Python API, and errors that speak of values, not CLI flags."""
+backtest, the documented Python API, and errors that speak of values, not CLI flags."""
 
 from __future__ import annotations
 
