@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import wraps
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -49,10 +50,16 @@ def _writes_store(db: str | None) -> str | None:
     from costsched.service.stores import missing_store
 
     missing = missing_store(db)
-    if missing is not None:
+    # Said only where the file can be made; otherwise opening it says why not.
+    if missing is not None and _can_create(missing):
         err_console.print(f"creating the store {user_text(missing.resolve())}",
                           highlight=False, soft_wrap=True)
     return db
+
+
+def _can_create(path: Path) -> bool:
+    folder = next((p for p in path.resolve().parents if p.exists()), None)
+    return folder is not None and folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
 
 
 _DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else a file in the "
