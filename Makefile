@@ -9,7 +9,7 @@ SPOT_TRACES ?= ../shared/data/spot-traces
 DEADLINE_DB := .demo/availability-2023.sqlite
 
 
-.PHONY: demo demo-local demo-recorded demo-deadline test lint bench install install-dev clean
+.PHONY: demo demo-local demo-recorded demo-deadline test lint bench docs install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,8 @@ install-dev: $(VENV)/.installed-dev
 
 demo: install
 	@mkdir -p .demo
+	@# An empty store: today's prices come from the bundled catalog.
+	@$(BIN)/python -c "import costsched; costsched.open_store('$(DEMO_DB)').dispose()"
 	@echo "== The cheapest offering of each GPU model (bundled catalog, no credentials needed) =="
 	$(BIN)/costsched prices show --db $(DEMO_DB) --cheapest-per-gpu
 	@echo "== Where to train a 10-epoch ResNet-50 within 24 h, cheapest first (* = estimated throughput) =="
@@ -84,11 +86,17 @@ demo-deadline: install
 # started (scripts/start-postgres.sh, as root); otherwise they are skipped with the reason.
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)} \
 		$(BIN)/pytest -n 3 --dist loadfile --durations=15
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+
+# The docs site (docs/, mkdocs.yml) in build/site; the references are regenerated first.
+docs: $(VENV)/.installed-dev
+	$(BIN)/python scripts/gen_reference.py
+	$(BIN)/mkdocs build --strict --site-dir build/site
 
 bench: $(VENV)/.installed-dev
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

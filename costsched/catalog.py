@@ -14,9 +14,10 @@ from importlib import resources
 import pandas as pd
 
 from costsched import clouds
+from costsched.catalog_version import CATALOG_VERSION
 from costsched.model import InvalidInput
+from costsched.vocabulary import did_you_mean
 
-CATALOG_VERSION = "2026.11"
 GPU_MODELS = ("K80", "P100", "V100", "T4", "A10G", "L4", "A100", "A100-80GB", "H100")
 CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
 SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
@@ -87,6 +88,7 @@ def gpu_model_name(value: str) -> str:
         raise InvalidInput(
             f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)} "
             "(or a cloud's name of one, such as nvidia-tesla-v100)"
+            + did_you_mean(name, GPU_MODELS)
         )
     return found
 

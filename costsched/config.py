@@ -217,6 +217,24 @@ class StoreConfig(_Section):
     statement_timeout_seconds: Number = Field(60.0, gt=0, le=86_400, allow_inf_nan=False)
 
 
+class PricesConfig(_Section):
+    """When a price is old enough for `plan` and `migrate` to say so."""
+
+    stale_after: Number = Field(168.0, gt=0, allow_inf_nan=False)  # hours (7 days)
+
+    @field_validator("stale_after", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if isinstance(value, str):  # '7d', '36h', as a job's deadline is written
+            from costsched.jobspec import parse_hours
+
+            hours = parse_hours(value)
+            if not isinstance(hours, float):
+                raise ValueError("expected a duration: hours, or '7d', '36h'")
+            return hours
+        return value
+
+
 class Config(_Section):
     """The effective configuration. `db` None = the default store."""
 
@@ -229,6 +247,7 @@ class Config(_Section):
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
+    prices: PricesConfig = Field(default_factory=PricesConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""

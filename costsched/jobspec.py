@@ -27,6 +27,7 @@ import collections
 import itertools
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +42,7 @@ from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
+from costsched.vocabulary import choose
 
 # The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
 # the arithmetic on it would overflow or lose all precision.
@@ -180,7 +182,7 @@ class ConstraintsSpec(_Strict):
     @field_validator("markets")
     @classmethod
     def _markets(cls, v: list[str]) -> list[str]:
-        return _choices([m.replace("-", "_") for m in v], MARKETS)
+        return _choices(v, MARKETS)
 
     @field_validator("gpu_models")
     @classmethod
@@ -196,10 +198,10 @@ class ConstraintsSpec(_Strict):
 
 
 def _choices(values: list[str], accepted: tuple[str, ...]) -> list[str]:
-    bad = [v for v in values if v not in accepted]
-    if bad:
-        raise ValueError(f"{bad[0]!r}: expected one of {', '.join(accepted)}")
-    return values
+    spelled, error = choose(values, accepted)
+    if error is not None:
+        raise ValueError(error)
+    return spelled
 
 
 MAX_COMMAND_BYTES = 64 * 1024  # a run command's limit (execve's is 128 KiB per argument)
@@ -270,7 +272,7 @@ class JobSpec(_Strict):
     @field_validator("precision")
     @classmethod
     def _precision(cls, v: str) -> str:
-        return _choices([v.lower()], PRECISIONS)[0]
+        return _choices([v], PRECISIONS)[0]
 
     @field_validator("throughputs")
     @classmethod
@@ -566,3 +568,14 @@ def load(path: str | Path, max_sweep_jobs: int | None = None) -> list[JobSpec]:
     if dupes:
         raise InvalidInput(f"{path}: field name: {dupes[0]!r} names more than one job")
     return specs
+
+
+def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:
+    """InvalidInput if two jobs of one submission (from one file or several) share a name:
+    jobs are found by name afterwards."""
+    first: dict[str, str] = {}
+    for source, spec in specs:
+        if spec.name in first:
+            raise InvalidInput(f"{source}: field name: {spec.name!r} is also the name of a job "
+                               f"in {first[spec.name]}: give each job a name of its own")
+        first[spec.name] = source

@@ -53,6 +53,7 @@ import platformdirs
 
 from costsched.catalog import gpu_model_name
 from costsched.model import InvalidInput
+from costsched.vocabulary import did_you_mean
 
 COLUMNS = ["model", "gpu_model", "gpu_count", "steps_per_second", "source"]
 ENV_USER_FILE = "COSTSCHED_THROUGHPUTS"
@@ -293,7 +294,7 @@ class ThroughputTable:
         except KeyError:
             raise InvalidInput(
                 f"unknown model {model!r}: expected one of {', '.join(self.models())} "
-                "(or give measured throughputs)"
+                "(or give measured throughputs)" + did_you_mean(model, self.models())
             ) from None
 
     def measured_rows(self) -> pd.DataFrame:

@@ -68,11 +68,13 @@ def read_jobs(paths: Sequence[Path], regions: Sequence[str], table: ThroughputTa
     choices. Measured `throughputs` in a spec price that job only.
     """
     out = []
-    for path in paths:
+    loaded = [(path, jobspec.load(path)) for path in paths]
+    jobspec.refuse_duplicate_names((str(path), spec) for path, specs in loaded for spec in specs)
+    for path, specs in loaded:
         # A sweep's jobs differ in their names and environments only: resolve each distinct
         # rest once (and share its throughput table, so that identical jobs replay once).
         resolved: dict[str, tuple[jobspec.ResolvedJob, float]] = {}
-        for spec in jobspec.load(path):
+        for spec in specs:
             key = spec.model_dump_json(exclude={"name", "envs"})
             if key not in resolved:
                 first = jobspec.resolve(spec, table, at, source=str(path))

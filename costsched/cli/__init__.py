@@ -1,61 +1,164 @@
-"""The `costsched` command line. Each command group lives in a module of its own."""
+"""The `costsched` command line. Each command group lives in a module of its own.
+
+A command's module is imported when the command runs, not when the CLI starts: `--help`,
+`--version` and the light commands do not pay for pandas, the solver or the report. The
+root's help lists every command from COMMANDS without importing any of them.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from difflib import get_close_matches
+from importlib import import_module
+from typing import Annotated, Any
 
-import pandas as pd
 import typer
+from typer import _click as click
+from typer._click.exceptions import UsageError
+from typer.core import TyperCommand, TyperGroup
 
-from costsched import catalog as catalog_data
-from costsched.cli import backtest, collect, config, daemon, jobs, plan, prices, report, throughput
-from costsched.cli import check as check_cli
-from costsched.cli import gpus as gpus_cli
-from costsched.cli.common import (
-    JsonOption,
-    console,
-    frame_records,
-    friendly_errors,
-    money,
-    print_json,
-    split_csv,
-    table,
-)
-from costsched.cli.deadline import deadline_backtest_cmd
-from costsched.cli.risk import app as risk_app
-from costsched.model import CLOUDS
-from costsched.service.values import choices
+
+@dataclass(frozen=True)
+class Entry:
+    """A command by name: where it is (module and attribute: a function or a typer.Typer)
+    and the first paragraph of its help, shown by `costsched --help`."""
+
+    module: str
+    attribute: str
+    help: str
+
+    def load(self, name: str) -> click.Command:
+        target = getattr(import_module(self.module), self.attribute)
+        if isinstance(target, typer.Typer):
+            command = typer.main.get_group(target)
+        else:
+            single = typer.Typer()
+            single.command(name)(target)
+            command = typer.main.get_command(single)
+        command.name = name
+        return command
+
+
+COMMANDS: dict[str, Entry] = {
+    "plan": Entry("costsched.cli.plan", "plan",
+                  "Rank offerings by expected cost and time for each job; for several jobs, "
+                  "also place them all at once (min cost under deadlines, min makespan under "
+                  "--budget, or throughput per dollar), within --quota."),
+    "backtest": Entry("costsched.cli.backtest", "backtest_cmd",
+                      "Replay stored prices: cost, hours and migrations of each policy, "
+                      "relative to static and to cheapest-hourly."),
+    "backtest-deadline": Entry("costsched.cli.deadline", "deadline_backtest_cmd",
+                               "Replay jobs with a deadline over stored spot availability: "
+                               "cost against on-demand, deadline misses and the share of the "
+                               "greedy-to-optimum gap each policy closes."),
+    "collect": Entry("costsched.cli.collect", "collect",
+                     "Collect current on-demand and spot GPU prices and store what is new."),
+    "launch": Entry("costsched.cli.jobs", "launch",
+                    "Start jobs on the best offering now (trying the next ones if a cloud has "
+                    "no capacity), with their checkpoints kept in their checkpoint store."),
+    "status": Entry("costsched.cli.jobs", "status",
+                    "Each job's state, placement, progress and cost so far (recovering "
+                    "preempted jobs and closing finished ones first)."),
+    "migrate": Entry("costsched.cli.jobs", "migrate",
+                     "Ask the policy where each running job should be now, among every "
+                     "offering its constraints allow, in dollars, and move the jobs whose "
+                     "move pays (checkpoint, verify, launch the target, then end the source). "
+                     "With --to, move one job where you say."),
+    "stop": Entry("costsched.cli.jobs", "stop",
+                  "Stop a job: its instance is terminated; its checkpoints are kept."),
+    "start": Entry("costsched.cli.jobs", "start",
+                   "Start a stopped job again from its newest verified checkpoint, with the "
+                   "code and spec it was launched with, on the best offering now."),
+    "logs": Entry("costsched.cli.jobs", "logs",
+                  "The job's output on its current (or last) instance."),
+    "report": Entry("costsched.cli.report", "report",
+                    "Spend per job, cloud and day from the stored placements, savings against "
+                    "on-demand and against the job's launch-time choice kept to the end, "
+                    "migrations and recoveries with their costs, and the jobs near or over "
+                    "their budget."),
+    "daemon": Entry("costsched.cli.daemon", "daemon",
+                    "Run the scheduled optimizer: collect prices, re-plan running jobs and "
+                    "migrate where the policy says so, refresh the on-demand catalog, on the "
+                    "config's schedules. Stops on SIGTERM or SIGINT once the step in progress "
+                    "is done. Logs one logfmt line per event."),
+    "catalog": Entry("costsched.cli.catalog", "catalog_cmd",
+                     "The bundled GPU instance types, with their regions and on-demand list "
+                     "prices."),
+    "prices": Entry("costsched.cli.prices", "app",
+                    "Price history: import recorded logs, show prices as of a time, export."),
+    "throughput": Entry("costsched.cli.throughput", "app",
+                        "Throughput (steps/s) of models on GPUs: bundled, measured, "
+                        "estimated."),
+    "config": Entry("costsched.cli.config", "app",
+                    "The configuration file and its COSTSCHED_* overrides."),
+    "risk": Entry("costsched.cli.risk", "app",
+                  "Published spot risk signals: Spot Instance Advisor buckets, spot placement "
+                  "scores, Azure eviction rates."),
+    "check": Entry("costsched.cli.check", "check",
+                   "For each cloud: SDK installed, credentials found (environment, files, "
+                   "instance role; never their values), one harmless authenticated call, what "
+                   "that enables (collect prices, launch, checkpoints) and the exact line that "
+                   "fixes each gap. Exit 0 when at least one cloud can launch, else 1."),
+    "gpus": Entry("costsched.cli.gpus", "gpus",
+                  "GPU models and counts with the cheapest on-demand and spot price now, "
+                  "where, and how old each price is (stored prices, else the bundled list "
+                  "prices and spot snapshot)."),
+}
+
+
+class LazyGroup(TyperGroup):
+    """The root group: commands registered on the app as usual, then COMMANDS, each
+    imported on first use. While the root's help is written, COMMANDS are listed from their
+    entries instead."""
+
+    _listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *(n for n in COMMANDS if n not in self.commands)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        entry = COMMANDS.get(cmd_name)
+        if found is not None or entry is None:
+            return found
+        if self._listing:
+            return TyperCommand(cmd_name, help=entry.help, short_help=entry.help)
+        command = self.commands[cmd_name] = entry.load(cmd_name)
+        return command
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            close = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if close and "Did you mean" not in exc.message:
+                exc.message = (exc.message.rstrip(".") + ". Did you mean "
+                               + ", ".join(repr(c) for c in close) + "?")
+            raise
+
 
 app = typer.Typer(
+    cls=LazyGroup,
     help="costsched: train ML models cheaply on cloud GPUs (prices, plans, migration).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-app.add_typer(prices.app, name="prices")
-app.add_typer(throughput.app, name="throughput")
-app.add_typer(config.app, name="config")
-app.add_typer(risk_app, name="risk")
-app.command("plan")(plan.plan)
-app.command("backtest")(backtest.backtest_cmd)
-app.command("backtest-deadline")(deadline_backtest_cmd)
-app.command("collect")(collect.collect)
-app.command("launch")(jobs.launch)
-app.command("status")(jobs.status)
-app.command("migrate")(jobs.migrate)
-app.command("stop")(jobs.stop)
-app.command("start")(jobs.start)
-app.command("logs")(jobs.logs)
-app.command("report")(report.report)
-app.command("daemon")(daemon.daemon)
-app.command("gpus")(gpus_cli.gpus)
-app.command("check")(check_cli.check)
 
 
 def _version(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
-        console.print(f"costsched {version('costsched')} (catalog {catalog_data.CATALOG_VERSION})")
+        from costsched.catalog_version import CATALOG_VERSION
+
+        typer.echo(f"costsched {version('costsched')} (catalog {CATALOG_VERSION})")
         raise typer.Exit()
 
 
@@ -66,47 +169,6 @@ def root(
     ] = False,
 ) -> None:
     """costsched: train ML models cheaply on cloud GPUs (prices, plans, migration)."""
-
-
-@app.command("catalog")
-@friendly_errors
-def catalog_cmd(
-    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model(s).")] = None,
-    cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.")] = None,
-    json_out: JsonOption = False,
-) -> None:
-    """The bundled GPU instance types, with their regions and on-demand list prices."""
-    types = catalog_data.instance_types()
-    listed = catalog_data.on_demand_prices()
-    gpus = [catalog_data.gpu_model_name(g) for g in split_csv(gpu)]
-    clouds = choices("--cloud", split_csv(cloud), CLOUDS)
-    if gpus:
-        types = types[types["gpu_model"].isin(gpus)]
-    if clouds:
-        types = types[types["cloud"].isin(clouds)]
-    per_type = listed.groupby(["cloud", "instance_type"]).agg(
-        regions=("region", lambda r: sorted(set(r))),
-        min_usd_per_hour=("usd_per_hour", "min"),
-        max_usd_per_hour=("usd_per_hour", "max"),
-        as_of=("as_of", "max"),
-    )
-    frame = types.merge(per_type.reset_index(), on=["cloud", "instance_type"], how="left")
-    frame = frame.sort_values(["gpu_model", "cloud", "gpu_count", "min_usd_per_hour"])
-    if json_out:
-        records = frame_records(frame)
-        print_json({"version": catalog_data.CATALOG_VERSION, "instance_types": records})
-        return
-    rows = [
-        [r.cloud, r.instance_type, f"{r.gpu_count}x{r.gpu_model}", str(r.vcpus),
-         f"{r.memory_gb:g}", money(r.min_usd_per_hour, 3),
-         money(r.min_usd_per_hour / r.gpu_count, 3),
-         ", ".join(r.regions) if isinstance(r.regions, list) else "-", str(r.as_of),
-         "-" if pd.isna(r.retired) else f"{r.retired:%Y-%m-%d}"]
-        for r in frame.itertuples()
-    ]
-    console.print(table(f"Catalog {catalog_data.CATALOG_VERSION}: {len(frame)} GPU instance types",
-                        ["cloud", "instance type", "GPUs", "vCPUs", "GiB", "from $/h",
-                         "$/GPU-h", "regions", "as of", "retired"], rows))
 
 
 def main() -> None:

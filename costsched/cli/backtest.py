@@ -42,9 +42,12 @@ FLAGS = {"days": "--days", "starts": "--starts", "first_start": "--first-start",
 
 @friendly_errors
 def backtest_cmd(
+    jobs: Annotated[list[Path] | None, typer.Argument(
+        help="Job spec YAML file(s), as for `costsched plan`; home regions from their "
+        "constraints, else --region.", show_default=False)] = None,
     jobs_files: Annotated[list[Path] | None, typer.Option(
-        "--jobs", help="Job spec YAML file(s), as for `costsched plan`; home regions from "
-        "their constraints, else --region.")] = None,
+        "--jobs", help="Job spec YAML file (the same as naming it as an argument).",
+        show_default=False)] = None,
     models: Annotated[list[str] | None, typer.Option(
         "--models", help="Model names (comma-separated; `costsched throughput show` lists "
         "them); default: the six of the published trace analysis: "
@@ -98,6 +101,7 @@ def backtest_cmd(
 ) -> None:
     """Replay stored prices: cost, hours and migrations of each policy, relative to static
     and to cheapest-hourly."""
+    jobs_files = [*(jobs or []), *(jobs_files or [])] or None
     for name, value in (("--restart-minutes", restart_minutes), ("--margin", margin),
                         ("--warmup-minutes", warmup_minutes), ("--checkpoint-gb", checkpoint_gb),
                         ("--lost-work-minutes", lost_work_minutes),

@@ -11,8 +11,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from costsched.cli.common import (
-    DbOption,
     JsonOption,
+    NewDbOption,
     console,
     err_console,
     friendly_errors,
@@ -44,7 +44,7 @@ def collect(
     workers: Annotated[int, typer.Option(help="Regions collected at once, per cloud.")] = 32,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Log every rejected price and failed region.")] = False,
-    db: DbOption = None,
+    db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Collect current on-demand and spot GPU prices and store what is new.

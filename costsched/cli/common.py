@@ -6,13 +6,13 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import wraps
-from typing import Annotated, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -21,7 +21,9 @@ from rich.text import Text
 
 from costsched.model import InvalidInput
 from costsched.redact import redact
-from costsched.service.values import as_time
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Piped output (files, tests, CI logs) gets a wide page instead of rich's default 80
 # columns, so that tables are not cut; a terminal keeps its own width.
@@ -29,11 +31,46 @@ _PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
 console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
-DbOption = Annotated[
-    str | None,
-    typer.Option("--db", help="SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, "
-                 "else a file in the user data directory).", show_default=False),
-]
+def _reads_store(db: str | None) -> str | None:
+    """A command that reads a store never creates one: a --db file that does not exist is
+    a typo, named in one line. (The default store, $COSTSCHED_DB or the user data
+    directory's, is the user's own: it is made on first use.)"""
+    from costsched.service.stores import missing_store
+
+    missing = missing_store(db)
+    if missing is not None and db is not None:
+        err_console.print(f"[red]error:[/red] --db {user_text(db)}: no such store "
+                          f"({user_text(missing.resolve())}); `costsched prices import` or "
+                          "`costsched collect` makes one", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    return db
+
+
+def _writes_store(db: str | None) -> str | None:
+    """A command that writes may make its store: it says so, once, on stderr."""
+    from costsched.service.stores import missing_store
+
+    missing = missing_store(db)
+    # Said only where the file can be made; otherwise opening it says why not.
+    if missing is not None and _can_create(missing):
+        err_console.print(f"creating the store {user_text(missing.resolve())}",
+                          highlight=False, soft_wrap=True)
+    return db
+
+
+def _can_create(path: Path) -> bool:
+    folder = next((p for p in path.resolve().parents if p.exists()), None)
+    return folder is not None and folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+_DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else a file in the "
+            "user data directory).")
+# Commands that only read the store take DbOption; those that store prices or jobs take
+# NewDbOption, which may create the file.
+DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
+                                              callback=_reads_store, show_default=False)]
+NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
+                                                 callback=_writes_store, show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,6 +123,8 @@ def friendly_errors(fn: F) -> F:
 
 def parse_time(value: str | None, name: str = "--at") -> datetime:
     """An aware UTC time from ISO 8601 text ('2020-03-01T00:00Z', '2020-03-01'), or now."""
+    from costsched.service.values import as_time
+
     return as_time(value, name)
 
 
@@ -124,7 +163,7 @@ def print_json(data: Any) -> None:
 
 
 def _json_default(value: Any) -> Any:
-    if isinstance(value, (pd.Timestamp, datetime)):
+    if isinstance(value, datetime):  # pandas' Timestamp too
         return value.isoformat().replace("+00:00", "Z")
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
@@ -141,10 +180,20 @@ def frame_records(frame: pd.DataFrame) -> list[dict]:
 
 def _is_missing(value: Any) -> bool:
     """NaN, NaT or None, but not lists and other containers."""
+    import pandas as pd
+
     return value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value)))
 
 
-WRAPPING_COLUMNS = {"regions", "source", "source or rule", "note", "reason"}
+WideOption = Annotated[bool, typer.Option(
+    "--wide", help="Every column, however wide the table (by default the columns that decide "
+    "come first and the others are left out where the terminal is too narrow).")]
+
+# Text longer than this in one word is folded rather than widening its column.
+FOLD_AFTER = 24
+# Detail columns are left out until the other columns' text fits on one line up to this
+# many characters (an offering's name, a region); longer text wraps.
+UNWRAPPED = 40
 
 
 def cell(value: str | Text) -> Text:
@@ -157,21 +206,79 @@ def cell(value: str | Text) -> Text:
     return Text(printable(value))
 
 
-def table(title: str, columns: list[str], rows: list[list[str | Text]]) -> Table:
-    """A table whose cells (and title) are user text, shown literally (`cell`); a styled
-    cell is passed as a rich Text."""
-    out = Table(title=Text(printable(title), style="table.title"), header_style="bold")
-    for name in columns:
-        numeric = name.startswith("$") or name.endswith(("$/h", "%", "h")) or name in {"GPUs"}
-        # Identifiers and figures are never cut; free text columns wrap instead.
-        out.add_column(name, justify="right" if numeric else "left",
-                       no_wrap=name not in WRAPPING_COLUMNS)
-    for row in rows:
-        out.add_row(*(cell(value) for value in row))
+def is_figure(column: str) -> bool:
+    """Columns of numbers (dollars, hours, rates, counts): never wrapped or cut."""
+    return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s"))
+            or column in {"GPUs", "hours", "#", "id", "cost vs on-demand", "progress",
+                          "vs OD V100"})
+
+
+def table(title: str, columns: list[str], rows: list[list[str | Text]], *,
+          detail: Sequence[str] = (), wide: bool = False) -> Table:
+    """A table that fits the console: figures are never cut, text wraps, and where the
+    columns still do not fit, the `detail` columns are left out, in the order given, until
+    they do (unless `wide`); the caption names them. String cells (and the title) are user
+    text, shown literally; a styled cell is passed as a rich Text."""
+    cells = [[cell(c) for c in row] for row in rows]
+    shown = list(range(len(columns)))
+    left_out: list[str] = []
+    for name in [] if wide else detail:
+        if _width_needed([columns[i] for i in shown], [[r[i] for i in shown] for r in cells]) \
+                <= console.width:
+            break
+        shown.remove(columns.index(name))
+        left_out.append(name)
+    caption = (f"not shown: {', '.join(left_out)} (--wide or --json shows "
+               f"{'it' if len(left_out) == 1 else 'them'})") if left_out else None
+    out = Table(title=Text(printable(title), style="table.title"), header_style="bold",
+                caption=caption)
+    if wide:  # as wide as the columns are: the terminal wraps or scrolls it
+        out.width = _width_needed(columns, cells)
+    for i in shown:
+        figure = is_figure(columns[i])
+        out.add_column(columns[i], justify="right" if figure else "left", no_wrap=figure,
+                       overflow="fold", min_width=_column_width(columns[i], [r[i] for r in cells]))
+    for row in cells:
+        out.add_row(*(row[i] for i in shown))
     return out
+
+
+def _width_needed(columns: list[str], rows: list[list[Text]]) -> int:
+    """Columns wide enough for every figure whole and every text column's longest word (up
+    to FOLD_AFTER), with rich's padding and borders."""
+    return 1 + sum(_column_width(name, [row[i] for row in rows], whole=True) + 3
+                   for i, name in enumerate(columns))
+
+
+def _column_width(name: str, cells: list[Text], whole: bool = False) -> int:
+    """A figure's column: its widest cell; a text column: its longest word, up to
+    FOLD_AFTER (`whole`: its widest cell, up to UNWRAPPED), headers included."""
+    texts = [Text(name), *cells]
+    if is_figure(name):
+        return max(t.cell_len for t in texts)
+    if whole:
+        return max(min(UNWRAPPED, t.cell_len) for t in texts)
+    return max(min(FOLD_AFTER, max((len(w) for w in t.plain.split()), default=0))
+               for t in texts)
 
 
 def money(value: float | None, digits: int = 4) -> str:
     if value is None or value != value:
         return "-"
     return f"${value:,.{digits}f}"
+
+
+class _Quiet:
+    def update(self, text: str) -> None:
+        """Nothing is shown."""
+
+
+@contextmanager
+def live_status(text: str, shown: bool = True) -> Iterator[Any]:
+    """A spinner and a line on stderr while something is waited for (`.update(text)`
+    changes the line); nothing when not `shown` (--json)."""
+    if not shown:
+        yield _Quiet()
+        return
+    with err_console.status(text) as status:
+        yield status

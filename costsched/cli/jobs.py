@@ -13,16 +13,25 @@ import typer
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    NewDbOption,
     console,
     frame_records,
     friendly_errors,
+    live_status,
     money,
     print_json,
     printable,
     table,
+    user_text,
 )
 from costsched.service import jobs as service
 from costsched.service.decide import parse_offering
+from costsched.service.staleness import (
+    OFFERING_COLUMNS,
+    age_hours,
+    offering_prices,
+    stale_after_hours,
+)
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
 
@@ -43,7 +52,7 @@ def _job_launcher(store: PriceStore, job: str | None) -> Any:
     """The launcher of `job` (or of the store's jobs: local unless they say otherwise)."""
     if job is None:
         frame = store.jobs.list()
-        names = {r["launcher"] for r in frame["spec"]} if not frame.empty else set()
+        names = {r.get("launcher", "local") for r in frame["spec"]} if not frame.empty else set()
         return make_launcher(names.pop() if len(names) == 1 else "local")
     job_id = service.job_ids(store, job, states=())[0]
     return make_launcher(store.jobs.get(job_id).spec.get("launcher", "local"))
@@ -59,15 +68,17 @@ def launch(
     = None,
     launcher: LauncherOption = "local",
     wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")] = 30.0,
-    db: DbOption = None,
+    db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
     store = open_store(db)
     backend = make_launcher(launcher)
-    records = service.launch(store, jobs, launcher=backend, offering=offering,
-                             wait_seconds=wait)
+    with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
+                     shown=not json_out):
+        records = service.launch(store, jobs, launcher=backend, offering=offering,
+                                 wait_seconds=wait)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
@@ -91,10 +102,22 @@ def status(
     launcher = _job_launcher(store, job)
     deadline = time.monotonic() + wait
     shown = service.status(store, launcher, job)
-    while time.monotonic() < deadline and not all(s.record.final for s in shown):
-        time.sleep(0.5)
-        shown = service.status(store, launcher, job)
+    with live_status("waiting", shown=not json_out and wait > 0) as live:
+        while time.monotonic() < deadline and not all(s.record.final for s in shown):
+            live.update(_waiting_line(shown, deadline - time.monotonic()))
+            time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+            shown = service.status(store, launcher, job)
     _print_status(shown, json_out, scheduled=daemon.status(store))
+
+
+POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconciles them)
+
+
+def _waiting_line(shown: list[service.JobStatus], left: float) -> str:
+    """What a wait shows while it waits: each unfinished job's state and progress."""
+    jobs = ", ".join(f"{s.record.name} {s.record.state} {s.progress:.0%}" for s in shown
+                     if not s.record.final)
+    return user_text(f"waiting ({left:,.0f} s left): {jobs}")
 
 
 @friendly_errors
@@ -133,11 +156,13 @@ def migrate(
                              force=force, to=to)
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
+    ages, stale_after = _price_ages(store, advice), stale_after_hours()
     if json_out:
         print_json([{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
                      "current": list(a.decision.current or []), "choice": list(a.decision.choice),
                      "stay_usd": _finite(a.stay_usd), "move_usd": _finite(a.move_usd),
-                     "started": a.started is not None, "reason": a.reason} for a in advice])
+                     "started": a.started is not None, "reason": a.reason,
+                     "price_age_hours": ages.get(a.job_id)} for a in advice])
         return
     if not advice:
         console.print("No running job to consider.")
@@ -145,6 +170,28 @@ def migrate(
         verb = "moving" if a.started else ("would move" if a.decision.moves else "staying")
         console.print(printable(f"job {a.job_id} ({a.name}): {verb}; {a.reason}"),
                       highlight=False, markup=False, soft_wrap=True)
+        old = {k: v for k, v in (ages.get(a.job_id) or {}).items()
+               if v is not None and v > stale_after}
+        if old:
+            console.print(printable(
+                f"  note: a price compared is {max(old.values()) / 24:,.1f} days old (more "
+                "than prices.stale_after): `costsched collect` brings newer ones"),
+                highlight=False, markup=False, soft_wrap=True)
+
+
+def _price_ages(store: PriceStore, advice: list[service.MigrationAdvice]
+                ) -> dict[int, dict[str, float | None]]:
+    """Per job, the age in hours of the prices its decision compared (where it is and
+    where the policy would put it)."""
+    if not advice:
+        return {}
+    at = advice[0].decision.at
+    keys = {k for a in advice for k in (a.decision.current, a.decision.choice) if k}
+    frame = offering_prices(store, keys, at)
+    hours = dict(zip(map(tuple, frame[OFFERING_COLUMNS].itertuples(index=False)),
+                     age_hours(frame["effective_at"], at).round(1), strict=True))
+    return {a.job_id: {"current": hours.get(tuple(a.decision.current or ())),
+                       "choice": hours.get(tuple(a.decision.choice))} for a in advice}
 
 
 @friendly_errors
@@ -239,7 +286,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
     console.print(table(title, ["id", "job", "state", "placement", "instance", "progress",
-                                "cost $", "migrations", "recoveries"], rows))
+                                "cost $", "migrations", "recoveries"], rows,
+                        detail=["recoveries", "migrations", "instance"]))
     for s in shown:
         if s.next:
             console.print(printable(f"  job {s.record.id} next: {s.next}"), highlight=False,
@@ -308,7 +356,8 @@ def _print_daemon(scheduled: list[Any]) -> None:
              "-" if t.last is None else t.last.status,
              "" if t.last is None else t.last.detail] for t in scheduled]
     console.print(table("Scheduled optimizer (UTC)", ["task", "next run", "last run",
-                                                      "result", "detail"], rows))
+                                                      "result", "detail"], rows,
+                        detail=["last run"]))
     for t in scheduled:
         for f in t.failures:
             console.print(printable(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: "

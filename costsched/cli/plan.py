@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     err_console,
     frame_records,
@@ -31,8 +31,8 @@ from costsched.optimize.planner import JobPlan
 from costsched.optimize.planner import Progress as Report
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
-from costsched.service.gpus import age_text
 from costsched.service.plan import job_specs
+from costsched.service.staleness import age_hours, stale, stale_after_hours
 from costsched.skypilot import emit_task
 from costsched.throughput import MEASURED_BY_COSTSCHED
 
@@ -77,6 +77,7 @@ def plan(
         show_default=False)] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Rank offerings by expected cost and time for each job; for several jobs, also place
     them all at once (min cost under deadlines, min makespan under --budget, or
@@ -94,17 +95,18 @@ def plan(
             for line in lines:
                 console.print(user_text(line), highlight=False, soft_wrap=True)
         return
+    stale_after = stale_after_hours()
     if emit is not None:
         _emit(emit, jobs, result)
     elif json_out:
-        print_json(_json(result, top))
+        print_json(_json(result, top, stale_after))
     elif len(result.jobs) > TABLES_UP_TO:
         _print_groups(result)
         if result.collection is not None:
             _print_collection(result.collection, budget)
     else:
-        for i in range(len(result.jobs)):
-            _print_job(result, i, top)
+        for members in _groups(result):  # a sweep's identical jobs: one table
+            _print_job(result, members, top, stale_after, wide)
         if result.collection is not None:
             _print_collection(result.collection, budget)
     if not result.ok:
@@ -113,7 +115,6 @@ def plan(
 
 MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
-STALE = timedelta(days=7)  # a price older than this is flagged with its age
 REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
 
 
@@ -163,10 +164,23 @@ def _print_groups(result: PlanResult) -> None:
                           soft_wrap=True)
 
 
-def _print_job(result: PlanResult, index: int, top: int) -> None:
+def _covered(names: list[str]) -> str:
+    """'a', or '3 jobs (a, b, c)' for the jobs one table stands for."""
+    if len(names) == 1:
+        return names[0]
+    shown = ", ".join(names) if len(names) <= 6 else f"{names[0]}, ..., {names[-1]}"
+    return f"{len(names)} jobs ({shown})"
+
+
+def _print_job(result: PlanResult, members: list[int], top: int, stale_after: float,
+               wide: bool) -> None:
+    """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
+    index = members[0]
     p = result.jobs[index]
     job = p.job.job
-    title = (f"{job.name}: {job.model}, {job.steps:,.0f} steps; by {result.per_job_objective}"
+    names = [result.jobs[m].job.name for m in members]
+    title = (f"{_covered(names)}: {job.model}, {job.steps:,.0f} steps; "
+             f"by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")
              + (f", budget ${job.constraints.budget_usd:,.2f}" if job.constraints.budget_usd
@@ -186,17 +200,14 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
         for i, r in enumerate(shown.itertuples(), start=1)
     ]
     console.print(table(title, ["#", "offering", "GPUs", "$/h", "steps/s", "preempt/h",
-                                "risk source", "hours", "total $", "vs OD V100"], rows))
+                                "risk source", "hours", "total $", "vs OD V100"], rows,
+                        detail=["risk source", "preempt/h", "steps/s", "GPUs", "vs OD V100"],
+                        wide=wide),
+                  soft_wrap=wide)
     notes = []
     if shown["throughput_estimated"].any():
         notes.append("* estimated throughput (`costsched throughput show --model "
                      f"'{user_text(job.model)}'` gives the rule)")
-    old = shown[shown["effective_at"] < result.at - STALE]
-    if not old.empty:
-        oldest = (result.at - old["effective_at"].min()).total_seconds() / 86400
-        notes.append(f"{len(old)} prices shown are over a week old (the oldest "
-                     f"{age_text(oldest)}: list prices or the bundled spot snapshot); "
-                     "`costsched collect` fetches today's")
     if shown["throughput_source"].str.startswith(MEASURED_BY_COSTSCHED).any():
         notes.append(f"{MEASURED_MARK} {MEASURED_BY_COSTSCHED} on earlier runs (`costsched "
                      "throughput show --measured`)")
@@ -204,13 +215,17 @@ def _print_job(result: PlanResult, index: int, top: int) -> None:
         b = p.baseline
         notes.append(f"baseline: {b.basis} at {money(b.usd_per_hour, 4)}/h, "
                      f"{b.hours:,.2f} h, {money(b.cost, 2)}")
+    old = stale(shown, result.at, stale_after)
+    if old is not None:
+        notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
+                     "brings newer ones (prices.stale_after in the configuration)")
     n_excluded = int((p.ranked["excluded"] != "").sum())
     if n_excluded:
         why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
         notes.append(f"{n_excluded} offerings left out: "
                      + ", ".join(f"{n} {reason}" for reason, n in why.items()))
     for note in notes:
-        console.print(f"  {note}", highlight=False, soft_wrap=True)
+        console.print(f"  {note}", highlight=False)
 
 
 def _print_collection(c: CollectionPlan, budget: float | None) -> None:
@@ -240,7 +255,7 @@ def _print_collection(c: CollectionPlan, budget: float | None) -> None:
         console.print(instances_table(c))
 
 
-def _json(result: PlanResult, top: int) -> dict:
+def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
@@ -250,8 +265,13 @@ def _json(result: PlanResult, top: int) -> dict:
     def ranked(i: int, p: JobPlan) -> dict:
         out = shared.get(id(p.ranked))
         if out is None:
+            shown = result.ranking(i).head(top)
+            old = stale(shown, result.at, stale_after)
             out = shared[id(p.ranked)] = {
-                "ranking": frame_records(result.ranking(i).head(top)[columns]),
+                "ranking": frame_records(shown[columns].assign(
+                    price_effective_at=shown["effective_at"],
+                    price_age_hours=age_hours(shown["effective_at"], result.at).round(1))),
+                "stale_prices": 0 if old is None else old.count,
                 "excluded": {str(k): int(v) for k, v in
                              p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
                              .value_counts().items()}}
@@ -271,7 +291,8 @@ def _json(result: PlanResult, top: int) -> dict:
                 "cost": b.cost},
             **ranked(i, p),
         })
-    out: dict = {"at": result.at, "objective": result.objective, "jobs": jobs,
+    out: dict = {"at": result.at, "objective": result.objective,
+                 "stale_after_hours": stale_after, "jobs": jobs,
                  "collection": None}
     collection = result.collection
     if collection is not None:

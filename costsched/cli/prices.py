@@ -13,6 +13,8 @@ from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    NewDbOption,
+    WideOption,
     console,
     err_console,
     frame_records,
@@ -47,7 +49,7 @@ def import_(
         "--trace-start", help="Start of spot traces whose folder names no day (ISO 8601); "
         "default midnight UTC of the day their folder names (aws-02-15-2023).",
         show_default=False)] = None,
-    db: DbOption = None,
+    db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) and
@@ -92,7 +94,7 @@ def show(
     gpu: GpuOption = None,
     cloud: CloudOption = None,
     region: RegionOption = None,
-    market: Annotated[str | None, typer.Option(help="spot or on_demand.")] = None,
+    market: Annotated[str | None, typer.Option(help="spot or on-demand.")] = None,
     at: Annotated[str | None, typer.Option(help="As of this time (ISO 8601); default now.")] = None,
     top: Annotated[int, typer.Option(help="Show at most this many rows (0: all).",
                                      min=0)] = 30,
@@ -101,6 +103,7 @@ def show(
     ] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Offerings sorted by price per GPU-hour, with the spot discount against on-demand."""
     when = parse_time(at)
@@ -131,7 +134,8 @@ def show(
     ]
     title = f"Prices as of {when:%Y-%m-%d %H:%M} UTC, cheapest per GPU-hour first"
     console.print(table(title, ["where", "instance type", "market", "GPUs", "$/h", "$/GPU-h",
-                                "spot disc.", "since"], rows))
+                                "spot disc.", "since"], rows,
+                        detail=["since", "spot disc.", "GPUs"], wide=wide), soft_wrap=wide)
     stale = frame[(frame["market"] == "spot")
                   & (pd.Timestamp(when) - frame["effective_at"] > STALE_SPOT_AGE)]
     if len(stale):
@@ -145,7 +149,7 @@ def show(
 def history(
     instance: Annotated[str, typer.Option("--instance", help="Instance type, e.g. p3.2xlarge.")],
     region: RegionOption = None,
-    market: Annotated[str | None, typer.Option(help="spot or on_demand.")] = None,
+    market: Annotated[str | None, typer.Option(help="spot or on-demand.")] = None,
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601).")] = None,
     until: Annotated[str | None, typer.Option(help="Up to this time (ISO 8601).")] = None,
     db: DbOption = None,
@@ -160,13 +164,17 @@ def history(
         print_json(frame_records(frame))
         return
     if frame.empty:
+        from costsched.catalog import instance_types
+        from costsched.vocabulary import did_you_mean
+
         raise InvalidInput(f"no stored prices for instance type {instance!r}"
-                           + (f" in {', '.join(split_csv(region))}" if region else ""))
+                           + (f" in {', '.join(split_csv(region))}" if region else "")
+                           + did_you_mean(instance, instance_types()["instance_type"]))
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
              r.market, money(r.usd_per_hour), r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",
                         ["time (UTC)", "cloud", "region", "zone", "market", "$/h", "source"],
-                        rows))
+                        rows, detail=["source", "cloud"]))
 
 
 @app.command()

@@ -85,4 +85,8 @@ def _print(built: Report) -> None:
         columns = [c for c in frame.columns if c not in hidden]
         rows = [[Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
                 for r in frame[columns].itertuples(index=False)]
-        console.print(table(title, [heading(c) for c in columns], rows))  # type: ignore[arg-type]
+        headings = [heading(c) for c in columns]
+        # Where the page is narrow, the rightmost columns go first; the row's name and its
+        # spend stay.
+        detail = [h for h in reversed(headings[1:]) if h != "total $"]
+        console.print(table(title, headings, rows, detail=detail))  # type: ignore[arg-type]

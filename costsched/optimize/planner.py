@@ -22,6 +22,7 @@ from costsched.optimize.collection.problem import tie_weights
 from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.prices import listed_on_demand, on_demand_reference
+from costsched.vocabulary import did_you_mean
 
 BASELINE_GPU = "V100"
 QUOTA_KEY = ["cloud", "region", "instance_type"]
@@ -180,7 +181,7 @@ def unmatched(job: ResolvedJob, market: pd.DataFrame, at: datetime) -> str:
             scope = "" if left is market else " among the offerings its other filters allow"
             wanted = ", ".join(str(v) for v in accepted)
             return (f"job {job.name}: no offering priced as of {when} has {what} {wanted}"
-                    f"{scope}; priced: {shown}")
+                    f"{scope}; priced: {shown}{did_you_mean(str(accepted[0]), found)}")
         left = kept
     limit = c.max_price_per_hour
     if limit is not None and (left["usd_per_hour"] > limit).all():

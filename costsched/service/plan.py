@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from costsched.jobspec import JobSpec, ResolvedJob, load, parse_hours, resolve
+from costsched.jobspec import (
+    JobSpec,
+    ResolvedJob,
+    load,
+    parse_hours,
+    refuse_duplicate_names,
+    resolve,
+)
 from costsched.model import InvalidInput, Job
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
@@ -127,6 +134,7 @@ def job_specs(jobs: Jobs, progress: Progress | None = None) -> list[tuple[str, J
             out.extend((str(item), spec) for spec in load(item))
         if progress is not None:
             progress("reading job specs", i, len(items))
+    refuse_duplicate_names(out)
     return out
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from costsched.model import InvalidInput
 from costsched.validation import argument_time, in_range
+from costsched.vocabulary import choose
 
 
 def as_time(value: datetime | str | None, name: str = "at") -> datetime:
@@ -33,12 +34,12 @@ def as_time(value: datetime | str | None, name: str = "at") -> datetime:
 
 
 def choices(name: str, values: Iterable[str], accepted: Iterable[str]) -> list[str]:
-    """`values` as a list, or InvalidInput naming the first one not in `accepted`."""
-    values, accepted = list(values), tuple(accepted)
-    bad = [v for v in values if v not in accepted]
-    if bad:
-        raise InvalidInput(f"{name} {bad[0]!r}: expected one of {', '.join(accepted)}")
-    return values
+    """`values` in their accepted spelling (any case, '-' or '_': 'AWS', 'on-demand'), or
+    InvalidInput naming the first one not in `accepted` and the close ones."""
+    spelled, error = choose(values, accepted)
+    if error is not None:
+        raise InvalidInput(f"{name} {error}")
+    return spelled
 
 
 def positive(name: str, value: float, what: str = "a positive number") -> float:

@@ -22,6 +22,7 @@ from costsched.store import PriceStore, database
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-pw"
+DEMO_PRICES = ROOT / "examples" / "demo" / "prices-before.csv"
 # Root ignores file permissions; without these capabilities it is held to them.
 UNPRIVILEGED = (["setpriv", "--bounding-set=-dac_override,-dac_read_search",
                  "--inh-caps=-dac_override,-dac_read_search"] if os.geteuid() == 0 else [])
@@ -57,7 +58,11 @@ def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
 def test_a_path_under_a_file(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     db = tmp_path / "file" / "prices.sqlite"
-    assert_one_line(*show(str(db)), "cannot create its directory")
+    # A command that writes makes a missing store (one that reads refuses it: no such store).
+    result = CliRunner().invoke(app, ["prices", "import", str(DEMO_PRICES), "--db", str(db)],
+                                catch_exceptions=False)
+    assert_one_line(result.exit_code, result.stdout, result.stderr.strip(),
+                    "cannot create its directory")
 
 
 def test_an_unknown_url_scheme() -> None:
@@ -180,7 +185,7 @@ def test_a_read_only_store_reads_and_refuses_writes(open_dir: Path, dispa: Path,
 
 def test_an_unwritable_directory(open_dir: Path) -> None:
     open_dir.chmod(0o555)
-    result = cli("prices", "show", "--db", str(open_dir / "prices.sqlite"))
+    result = cli("prices", "import", str(DEMO_PRICES), "--db", str(open_dir / "prices.sqlite"))
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines() == [
         f"error: store {open_dir / 'prices.sqlite'}: cannot be opened: its directory must"

@@ -46,7 +46,7 @@ from costsched.optimize.collection.problem import (
     infeasible,
 )
 from costsched.optimize.collection.problem import _job_reason as job_reason
-from costsched.optimize.collection.solver import cp
+from costsched.optimize.collection.solver import cp, solve_quietly
 
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
@@ -197,7 +197,7 @@ def solve(pp: PackingProblem, objective: str = "cost", **solver_opts: object) ->
         reasons = [job_reason(p, j) or _slot_reason(pp, j) for j in stuck]
         return infeasible(NAME, reasons, cp.HIGHS, time.perf_counter() - started)
     program, v = _program(pp, whole, slots, objective, p.budget_usd)
-    program.solve(solver=cp.HIGHS, **(EXACT | solver_opts))
+    solve_quietly(program, solver=cp.HIGHS, **(EXACT | solver_opts))
     if program.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         return infeasible(NAME, _diagnose(pp, whole, slots), cp.HIGHS,
                           time.perf_counter() - started)
@@ -353,7 +353,7 @@ def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:
                               pp.slot_steps_per_second, pp.slot_allowed, pp.whole_extra,
                               pp.slot_extra)
         program, v = _program(free, whole, slots, "cost", None)
-        program.solve(solver=cp.HIGHS, **EXACT)
+        solve_quietly(program, solver=cp.HIGHS, **EXACT)
         if program.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             cheapest = _plan(free, whole, slots, v, float(program.value), time.perf_counter())
             return [f"budget: the cheapest placement on shared instances that meets every "

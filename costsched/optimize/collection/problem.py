@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from costsched.optimize.collection.solver import HIGHS, cp
+from costsched.optimize.collection.solver import HIGHS, cp, solve_quietly
 
 _TOL = 1e-6
 # Ties between offerings of equal cost go by the tie rule (`optimize.rank.tie_order`: fewer
@@ -159,7 +159,7 @@ def diagnose(problem: CollectionProblem, solver: str = HIGHS) -> list[str]:
     pairs = problem.pairs()
     x = unit_variable(len(pairs.job))
     fit = cp.Problem(cp.Maximize(cp.sum(x)), pairs.shared(x, place_all=False))
-    fit.solve(solver=solver)
+    solve_quietly(fit, solver=solver)
     placed = int(round(fit.value or 0))
     if placed < len(problem.jobs):
         left = np.flatnonzero(pairs.by_job @ np.round(x.value) < 0.5)
@@ -198,7 +198,7 @@ def _job_reason(problem: CollectionProblem, j: int) -> str:
 def _cheapest(pairs: Pairs, solver: str) -> float:
     x = unit_variable(len(pairs.job))
     lp = cp.Problem(cp.Minimize(pairs.cost @ x), pairs.shared(x))
-    lp.solve(solver=solver)
+    solve_quietly(lp, solver=solver)
     return float(lp.value) if lp.status == cp.OPTIMAL else np.inf
 
 
@@ -226,7 +226,7 @@ def solve_assignment(policy: str, problem: CollectionProblem, build: Build,
     pairs = problem.pairs()
     x = cp.Variable(len(pairs.job), boolean=True) if integer else unit_variable(len(pairs.job))
     program, value_of = build(pairs, x)
-    program.solve(solver=solver, **solver_opts)
+    solve_quietly(program, solver=solver, **solver_opts)
     if program.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         reasons = diagnose(problem) or [f"solver status {program.status}"]
         return infeasible(policy, reasons, solver, time.perf_counter() - started)
@@ -237,7 +237,7 @@ def solve_assignment(policy: str, problem: CollectionProblem, build: Build,
         # A non-vertex optimum (ties under an interior-point method): solve the MILP.
         x_int = cp.Variable(len(pairs.job), boolean=True)
         program, value_of = build(pairs, x_int)
-        program.solve(solver=cp.HIGHS)
+        solve_quietly(program, solver=cp.HIGHS)
         chosen = _round(pairs, np.asarray(x_int.value))
         lp_value = float(program.value)
     return _plan(policy, problem, pairs, chosen, value_of(chosen), solver, started,

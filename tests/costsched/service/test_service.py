@@ -1,5 +1,5 @@
 """The service layer over real stores: collect, import, prices, history, export, plan,
-backtest, the README's Python API, and errors that speak of values, not CLI flags."""
+backtest, the documented Python API, and errors that speak of values, not CLI flags."""
 
 from __future__ import annotations
 
@@ -29,21 +29,20 @@ def _message(excinfo: pytest.ExceptionInfo) -> str:
     return text
 
 
-# --- the README's Python API ---------------------------------------------------------------
+# --- the documented Python API -------------------------------------------------------------
 
 def _readme_snippet() -> str:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Python API", 1)[1].split("\n## ", 1)[0]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    text = (ROOT / "docs" / "python-api.md").read_text()
+    return re.search(r"```python\n(.*?)```", text, re.S).group(1)
 
 
 def test_the_readme_python_api_runs(tmp_path: Path, dispa: Path) -> None:
     code = (_readme_snippet()
             .replace('"prices.sqlite"', repr(str(tmp_path / "prices.sqlite")))
-            .replace('"dispa2020/', f'"{dispa}/')
+            .replace('"../shared/data/dispa2020/', f'"{dispa}/')
             .replace('"examples/', f'"{EXAMPLES}/'))
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own code
+    exec(compile(code, "python-api.md", "exec"), namespace)  # noqa: S102 - the docs' own code
     plan, replay = namespace["plan"], namespace["replay"]
     table = plan.table
     assert list(table["job"]) == ["resnet50"] and table["reason"].tolist() == [""]

@@ -1,0 +1,5 @@
+"""`python -m costsched.cli`: the `costsched` command."""
+
+from costsched.cli import main
+
+main()

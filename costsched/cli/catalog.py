@@ -1,0 +1,66 @@
+"""`costsched catalog`: the bundled GPU instance types and their on-demand list prices."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from costsched import catalog as catalog_data
+from costsched.cli.common import (
+    JsonOption,
+    WideOption,
+    console,
+    frame_records,
+    friendly_errors,
+    money,
+    print_json,
+    split_csv,
+    table,
+)
+from costsched.model import CLOUDS
+from costsched.service.values import choices
+
+
+@friendly_errors
+def catalog_cmd(
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model(s).")] = None,
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.")] = None,
+    json_out: JsonOption = False,
+    wide: WideOption = False,
+) -> None:
+    """The bundled GPU instance types, with their regions and on-demand list prices."""
+    types = catalog_data.instance_types()
+    listed = catalog_data.on_demand_prices()
+    gpus = [catalog_data.gpu_model_name(g) for g in split_csv(gpu)]
+    clouds = choices("--cloud", split_csv(cloud), CLOUDS)
+    if gpus:
+        types = types[types["gpu_model"].isin(gpus)]
+    if clouds:
+        types = types[types["cloud"].isin(clouds)]
+    per_type = listed.groupby(["cloud", "instance_type"]).agg(
+        regions=("region", lambda r: sorted(set(r))),
+        min_usd_per_hour=("usd_per_hour", "min"),
+        max_usd_per_hour=("usd_per_hour", "max"),
+        as_of=("as_of", "max"),
+    )
+    frame = types.merge(per_type.reset_index(), on=["cloud", "instance_type"], how="left")
+    frame = frame.sort_values(["gpu_model", "cloud", "gpu_count", "min_usd_per_hour"])
+    if json_out:
+        records = frame_records(frame)
+        print_json({"version": catalog_data.CATALOG_VERSION, "instance_types": records})
+        return
+    rows = [
+        [r.cloud, r.instance_type, f"{r.gpu_count}x{r.gpu_model}", str(r.vcpus),
+         f"{r.memory_gb:g}", money(r.min_usd_per_hour, 3),
+         money(r.min_usd_per_hour / r.gpu_count, 3),
+         ", ".join(r.regions) if isinstance(r.regions, list) else "-", str(r.as_of),
+         "-" if pd.isna(r.retired) else f"{r.retired:%Y-%m-%d}"]
+        for r in frame.itertuples()
+    ]
+    console.print(table(f"Catalog {catalog_data.CATALOG_VERSION}: {len(frame)} GPU instance types",
+                        ["cloud", "instance type", "GPUs", "vCPUs", "GiB", "from $/h",
+                         "$/GPU-h", "regions", "as of", "retired"], rows,
+                        detail=["retired", "as of", "GiB", "vCPUs", "regions", "$/GPU-h"],
+                        wide=wide), soft_wrap=wide)

@@ -1,0 +1,55 @@
+"""One spelling of each name, whatever the user typed: clouds, markets and other fixed
+choices match regardless of case and of '-' against '_' ('AWS', 'on-demand'), and a name
+that matches nothing is answered with the close ones ("did you mean ...?")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from difflib import get_close_matches
+
+
+def folded(value: str) -> str:
+    """The form names are compared in: lower case, '_' for '-' and spaces."""
+    return str(value).strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def canonical(value: str, accepted: Iterable[str]) -> str | None:
+    """The accepted spelling of `value`, or None if it is none of them."""
+    return {folded(a): a for a in accepted}.get(folded(value))
+
+
+def did_you_mean(value: str, names: Iterable[str]) -> str:
+    """'; did you mean 'x'?' naming the names closest to `value`, or '' if none is close."""
+    names = list(names)
+    key = _letters(value)
+    # A name that holds what was typed ('resnet50' in 'ResNet-50 (batch size 64)'), else
+    # the names that read alike.
+    close = [n for n in names if key and key in _letters(n)][:3]
+    if not close:  # alike in full, or in the name before its parentheses ('Transformer')
+        by_fold = {folded(n): n for n in names}
+        by_base = {_letters(n.split("(")[0]): n for n in reversed(names)}
+        close = [by_fold[c] for c in get_close_matches(folded(value), list(by_fold), n=3,
+                                                       cutoff=0.6)]
+        close = close or [by_base[c] for c in get_close_matches(key, list(by_base), n=3,
+                                                                cutoff=0.6)]
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def _letters(value: str) -> str:
+    return "".join(c for c in str(value).lower() if c.isalnum())
+
+
+def choose(values: Iterable[str], accepted: Iterable[str]) -> tuple[list[str], str | None]:
+    """(`values` in their accepted spelling, None), or (..., the error text for the first
+    value that is not accepted: "'x': expected one of a, b; did you mean 'a'?")."""
+    accepted = tuple(accepted)
+    out = []
+    for value in values:
+        found = canonical(value, accepted)
+        if found is None:
+            return out, (f"{value!r}: expected one of {', '.join(accepted)}"
+                         f"{did_you_mean(value, accepted)}")
+        out.append(found)
+    return out, None

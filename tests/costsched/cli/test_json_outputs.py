@@ -1,0 +1,101 @@
+"""Every `--json` is exactly one JSON document on stdout, whatever the solver or a library
+prints: the CLI's output is parsed, and the process's own stdout (file descriptor 1, where
+C code writes) must stay empty. A fresh process checks the solver's banner, which HiGHS
+prints once per process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from costsched.cli import app
+from costsched.store import PriceStore
+from tests.costsched.report.scenario import fill
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
+AT = "2020-03-01T00:00Z"
+TWO_JOBS = [str(EXAMPLES / "resnet50.yaml"), str(EXAMPLES / "recommendation.yaml")]
+WINDOW = ["--first-start", "2020-02-24", "--starts", "2", "--every-hours", "48"]
+
+# Commands reading the recorded 2020 prices ({db}), in-process.
+ON_RECORDED = {
+    "plan one job": ["plan", TWO_JOBS[0], "--at", AT, "--top", "2"],
+    "plan a collection": ["plan", *TWO_JOBS, "--at", AT, "--top", "2"],
+    "backtest": ["backtest", "--models", "A3C", "--policies", "dynamic", *WINDOW],
+    "prices show": ["prices", "show", "--at", AT, "--top", "3"],
+    "prices history": ["prices", "history", "--instance", "p3.2xlarge", "--since",
+                       "2020-02-28", "--until", AT],
+    "prices availability": ["prices", "availability"],
+}
+# Commands on a store of their own, in-process; `report` on one with jobs and placements.
+ON_OWN_STORE = {
+    "catalog": ["catalog"],
+    "config show": ["config", "show"],
+    "throughput show": ["throughput", "show", "--model", "ResNet-50 (batch size 64)"],
+    "throughput set": ["throughput", "set", "Mine", "V100", "2.5"],
+    "prices import": ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv")],
+    "prices export": ["prices", "export", "{tmp}/out.csv"],
+    "status": ["status"],
+    "migrate": ["migrate", "--dry-run"],
+    "report": ["report", "--until", "2024-06-02T02:00Z"],
+}
+
+
+def run_json(argv: list[str], capfd: pytest.CaptureFixture[str]) -> object:
+    result = CliRunner().invoke(app, [*argv, "--json"], catch_exceptions=False)
+    leaked = capfd.readouterr().out
+    assert result.exit_code in (0, 1), result.output
+    assert leaked == "", f"written to stdout outside the command's output: {leaked[:200]!r}"
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("name", sorted(ON_RECORDED))
+def test_json_on_recorded_prices(name: str, recorded_store: PriceStore,
+                                 capfd: pytest.CaptureFixture[str]) -> None:
+    run_json([*ON_RECORDED[name], "--db", recorded_store.url], capfd)
+
+
+@pytest.mark.parametrize("name", sorted(ON_OWN_STORE))
+def test_json_on_a_store_of_its_own(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capfd: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "store.sqlite"
+    store = PriceStore(str(db))
+    if name == "report":
+        fill(store)
+    store.dispose()
+    monkeypatch.setenv("COSTSCHED_DB", str(db))
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    monkeypatch.setenv("COSTSCHED_THROUGHPUTS", str(tmp_path / "throughputs.csv"))
+    run_json([a.replace("{tmp}", str(tmp_path)) for a in ON_OWN_STORE[name]], capfd)
+
+
+def fresh_process(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=False)
+
+
+def test_a_collection_plan_prints_one_document_in_a_fresh_process(
+        recorded_store: PriceStore) -> None:
+    """The solver runs first in this process: its banner would lead stdout."""
+    code = ("import sys\nfrom costsched.cli import app\n"
+            f"app({['plan', *TWO_JOBS, '--at', AT, '--db', recorded_store.url, '--json']!r})")
+    done = fresh_process(code)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["collection"]["solver"] and len(document["jobs"]) == 2
+
+
+def test_the_python_api_prints_nothing(recorded_store: PriceStore) -> None:
+    code = ("import costsched\n"
+            f"result = costsched.plan({TWO_JOBS!r}, at={AT!r}, db={recorded_store.url!r})\n"
+            "assert result.collection is not None and len(result.table) == 2\n"
+            f"costsched.prices_as_of(at={AT!r}, db={recorded_store.url!r})\n")
+    done = fresh_process(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""

@@ -1,0 +1,56 @@
+"""The CLI starts without its heavy libraries: each command imports what it needs when it
+runs, and the root's help lists every command from the registry."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from costsched.cli import COMMANDS, app
+
+HEAVY = ("pandas", "matplotlib", "cvxpy", "sqlalchemy")
+
+
+def loaded_after(code: str) -> list[str]:
+    """The heavy top-level packages loaded in a fresh interpreter after `code`."""
+    probe = (f"{code}\nimport sys\n"
+             f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})),"
+             " file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True)
+    return out.stderr.split()
+
+
+def test_importing_the_cli_loads_no_heavy_library() -> None:
+    assert loaded_after("import costsched.cli") == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
+def test_help_and_version_load_no_heavy_library(argv: list[str]) -> None:
+    code = ("import sys\nfrom costsched.cli import app\n"
+            f"try:\n    app({argv!r})\nexcept SystemExit:\n    pass")
+    assert loaded_after(code) == []
+
+
+def test_root_help_lists_every_command_with_its_help() -> None:
+    out = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    for name, entry in COMMANDS.items():
+        assert name in out
+        assert entry.help.split(",")[0] in out  # the start of its one-line help
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_registry_help_is_the_commands_own(name: str) -> None:
+    """The help shown without importing a command is its docstring's first paragraph."""
+    command = COMMANDS[name].load(name)
+    own = " ".join((command.help or "").split("\n\n")[0].split())
+    assert COMMANDS[name].help == own
+
+
+def test_a_mistyped_command_is_answered_with_the_close_one() -> None:
+    result = CliRunner().invoke(app, ["catalg"])
+    assert result.exit_code == 2
+    assert "Did you mean 'catalog'?" in result.output

@@ -1,0 +1,53 @@
+"""A command that reads a store never creates one: a --db file that does not exist is one
+line naming it, and nothing is left behind. Commands that write make it and say so once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from costsched.cli import app
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+READERS = {
+    "plan": ["plan", str(EXAMPLES / "resnet50.yaml")],
+    "prices show": ["prices", "show"],
+    "prices history": ["prices", "history", "--instance", "p3.2xlarge"],
+    "backtest": ["backtest", "--models", "A3C"],
+    "status": ["status"],
+    "report": ["report"],
+    "migrate": ["migrate", "--dry-run"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_a_reader_given_a_missing_store_names_it_and_creates_nothing(name: str,
+                                                                     tmp_path: Path) -> None:
+    typo = tmp_path / "recorded-2002.sqlite"
+    result = CliRunner().invoke(app, [*READERS[name], "--db", str(typo)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and str(typo) in lines[0] and "no such store" in lines[0]
+    assert not typo.exists()
+
+
+def test_a_sqlite_url_to_a_missing_file_is_refused_too(tmp_path: Path) -> None:
+    typo = tmp_path / "nope.sqlite"
+    result = CliRunner().invoke(app, ["prices", "show", "--db", f"sqlite:///{typo}"])
+    assert result.exit_code == 2 and "no such store" in result.output
+    assert not typo.exists()
+
+
+def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
+    db = tmp_path / "new.sqlite"
+    argv = ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv"), "--db", str(db)]
+    first = CliRunner().invoke(app, argv)
+    assert first.exit_code == 0, first.output
+    assert first.stderr.count("creating the store") == 1 and db.exists()
+    second = CliRunner().invoke(app, argv)
+    assert "creating the store" not in second.stderr
+    shown = CliRunner().invoke(app, ["prices", "show", "--market", "spot", "--db", str(db)])
+    assert shown.exit_code == 0 and "p3.2xlarge" in shown.stdout
