@@ -21,6 +21,7 @@ from costsched.cli.common import (
     money,
     print_json,
     printable,
+    split_csv,
     table,
     user_text,
 )
@@ -91,6 +92,18 @@ def status(
     wait: Annotated[float, typer.Option(help="Seconds to wait for the jobs to end, "
                                         "recovering them as needed (0: show them now).")]
     = 0.0,
+    state: Annotated[list[str] | None, typer.Option(
+        "--state", help="Only jobs in these states (pending, launching, running, "
+        "checkpointing, migrating, recovering, succeeded, failed, cancelled; repeat or "
+        "comma-separate).", show_default=False)] = None,
+    name: Annotated[str | None, typer.Option(
+        help="Only jobs whose name matches this pattern ('resnet*').", show_default=False)]
+    = None,
+    limit: Annotated[int | None, typer.Option(help="Only the newest N jobs.", min=1,
+                                              show_default=False)] = None,
+    reconcile: Annotated[bool, typer.Option(
+        "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
+        "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -101,13 +114,22 @@ def status(
     store = open_store(db)
     launcher = _job_launcher(store, job)
     deadline = time.monotonic() + wait
-    shown = service.status(store, launcher, job)
+    states = [s.replace("-", "_").lower() for s in split_csv(state)]
+
+    def look() -> list[service.JobStatus]:
+        return service.status(store, launcher, job, reconcile_first=reconcile,
+                              states=states, name=name, limit=limit)
+
+    shown = look()
     with live_status("waiting", shown=not json_out and wait > 0) as live:
         while time.monotonic() < deadline and not all(s.record.final for s in shown):
             live.update(_waiting_line(shown, deadline - time.monotonic()))
             time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
-            shown = service.status(store, launcher, job)
+            shown = look()
     _print_status(shown, json_out, scheduled=daemon.status(store))
+    if not json_out and len(shown) > service.ADVICE_UP_TO:
+        console.print(f"(more than {service.ADVICE_UP_TO} jobs: `costsched migrate --dry-run` "
+                      "says what the policy would do with each)", highlight=False)
 
 
 POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconciles them)

@@ -185,9 +185,10 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                 if job.constraints.deadline_hours else "")
              + (f", budget ${job.constraints.budget_usd:,.2f}" if job.constraints.budget_usd
                 else ""))
-    if p.reason:
-        err_console.print(f"[red]no plan:[/red] {user_text(p.reason)}", highlight=False,
-                          soft_wrap=True)
+    if p.reason:  # one line per job, each naming it
+        for m in members:
+            err_console.print(f"[red]no plan:[/red] {user_text(result.jobs[m].reason)}",
+                              highlight=False, soft_wrap=True)
         return
     shown = result.ranking(index).head(top)
     rows = [

@@ -9,6 +9,7 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -20,7 +21,7 @@ import pandas as pd
 import platformdirs
 
 from costsched import clouds
-from costsched.costs import JobCost, job_cost
+from costsched.costs import JobCost, job_cost, job_costs
 from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
@@ -321,38 +322,69 @@ class JobStatus:
 FAILURE_LOG_LINES = 10
 
 
+ADVICE_UP_TO = 20  # jobs shown: above, the policy's advice is `migrate --dry-run`'s
+
+
 def status(store: PriceStore, launcher: Launcher | None, job: int | str | None = None, *,
-           at: datetime | str | None = None) -> list[JobStatus]:
-    """Each job (or `job`): state, placement, progress (reported or estimated), cost so
-    far, its moves and, for a failed job, why. With a launcher, its jobs are reconciled
-    first (recoveries start, finished jobs close, interrupted launches resume)."""
+           at: datetime | str | None = None, reconcile_first: bool = True,
+           states: Sequence[str] = (), name: str | None = None, limit: int | None = None,
+           advice: bool | None = None) -> list[JobStatus]:
+    """Each job (or `job`; or those in `states`, whose name matches the pattern `name`,
+    the newest `limit`): state, placement, progress (reported or estimated), cost so far,
+    its moves and, for a failed job, why. With a launcher, its jobs are reconciled first
+    (recoveries start, finished jobs close, interrupted launches resume) unless not
+    `reconcile_first`. `advice`: what the policy would do now for each running job
+    (default: when at most ADVICE_UP_TO jobs are shown). One pass: the prices, rates and
+    placements are read once for every job shown."""
     when = as_time(at)
-    if launcher is not None:
-        reconcile(store, launcher)
-    out = []
-    for job_id in job_ids(store, job, states=()):
-        run = _running(store, job_id)
-        placement = _open_placement(store, job_id)
-        ours = launcher is not None and run.launcher == launcher.name
-        instance = None
-        if placement is not None and ours:
-            instance = launcher.status(str(placement["instance"]))
-            _record_step(store, run.record, instance.step, when)
-        left, reported = progress(store, run, when)
-        gb = run.resolved.job.checkpoint_gb
-        advice = ""
-        if instance is not None and instance.state == "running" and left > 0:
-            found = migrate(store, launcher, job_id, dry_run=True, at=when)
-            # A decision whose dollars are not numbers says nothing a user can act on.
-            if found and math.isfinite(found[0].stay_usd) and math.isfinite(found[0].move_usd):
-                advice = found[0].reason
-        failure = (_failure(store, launcher if ours else None, run)
-                   if run.record.state == "failed" else None)
-        out.append(JobStatus(run.record, placement, "" if instance is None else instance.state,
-                             left, job_cost(store, job_id, now=when, checkpoint_gb=gb),
-                             store.moves.of_job(job_id), advice, reported, failure,
-                             "" if instance is None else instance.checkpoint_error))
-    return out
+    with one_pass():
+        if launcher is not None and reconcile_first:
+            reconcile(store, launcher)
+        ids = _shown(store, job, states, name, limit)
+        advise = len(ids) <= ADVICE_UP_TO if advice is None else advice
+        placed = store.jobs.placements()
+        placed = placed[placed["end_at"].isna() & placed["job_id"].isin(ids)]
+        open_by_job = {int(j): rows.iloc[-1] for j, rows in placed.groupby("job_id")}
+        runs = {job_id: _running(store, job_id) for job_id in ids}
+        costs = job_costs(store, ids, now=when, checkpoint_gb={
+            job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
+        return [_status_of(store, launcher, runs[job_id], open_by_job.get(job_id),
+                           costs[job_id], when, advise) for job_id in ids]
+
+
+def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
+           name: str | None, limit: int | None) -> list[int]:
+    """The ids `status` shows, oldest first."""
+    if job is not None:
+        return job_ids(store, job, states=())
+    frame = store.jobs.list(states=list(states))
+    if name is not None and not frame.empty:
+        frame = frame[[fnmatch.fnmatchcase(n, name) for n in frame["name"]]]
+    ids = [] if frame.empty else [int(i) for i in frame["id"]]
+    return ids[-limit:] if limit else ids
+
+
+def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
+               placement: pd.Series | None, cost: JobCost, when: datetime,
+               advise: bool) -> JobStatus:
+    job_id = run.record.id
+    ours = launcher is not None and run.launcher == launcher.name
+    instance = None
+    if placement is not None and ours:
+        instance = launcher.status(str(placement["instance"]))
+        _record_step(store, run.record, instance.step, when)
+    left, reported = progress(store, run, when)
+    advice = ""
+    if advise and instance is not None and instance.state == "running" and left > 0:
+        found = migrate(store, launcher, job_id, dry_run=True, at=when)
+        # A decision whose dollars are not numbers says nothing a user can act on.
+        if found and math.isfinite(found[0].stay_usd) and math.isfinite(found[0].move_usd):
+            advice = found[0].reason
+    failure = (_failure(store, launcher if ours else None, run)
+               if run.record.state == "failed" else None)
+    return JobStatus(run.record, placement, "" if instance is None else instance.state,
+                     left, cost, store.moves.of_job(job_id), advice, reported, failure,
+                     "" if instance is None else instance.checkpoint_error)
 
 
 def _failure(store: PriceStore, launcher: Launcher | None, run: RunningJob) -> Failure:

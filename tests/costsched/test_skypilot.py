@@ -198,7 +198,8 @@ def test_a_fresh_install_plans_a_spot_job_and_says_how_old_its_prices_are(cli) -
     result = cli("plan", EXAMPLES.parent / "resnet50.yaml", "--top", "3", "--at", "2026-11-01")
     assert result.exit_code == 0, result.output  # was: no offering has market spot
     assert "us-east-1 p3.2xlarge spot" in result.stdout
-    assert "over a week old (the oldest 18 mo" in result.stdout
+    assert "prices are older than 7.0 days (the oldest from 2025-05-01" in " ".join(
+        result.stdout.split())
 
 
 RESOURCE_KEYS = ["infra", "cloud", "region", "zone", "accelerators", "instance_type",

@@ -102,7 +102,8 @@ def test_epochs_times_steps_per_epoch_is_bounded(tmp_path: Path) -> None:
 def test_the_cli_says_one_line_with_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "job.yaml"
     path.write_text(LAUGHS)
-    result = CliRunner().invoke(app, ["plan", str(path), "--db", str(tmp_path / "p.sqlite")])
+    result = CliRunner().invoke(app, ["plan", str(path)],
+                                env={"COSTSCHED_DB": str(tmp_path / "p.sqlite")})
     assert result.exit_code == 2, result.output
     assert len(result.stderr.strip().splitlines()) == 1
     assert "alias *l0 is not accepted" in result.stderr

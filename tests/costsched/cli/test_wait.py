@@ -22,7 +22,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch) -> No
         sleeps.append(seconds)
         clock["now"] += seconds
 
-    def status(store, launcher, job):  # noqa: ANN001, ANN202
+    def status(store, launcher, job, **filters):  # noqa: ANN001, ANN003, ANN202
         looks.append(clock["now"])
         final = clock["now"] >= 9.0  # the job ends after 9 s
         record = SimpleNamespace(final=final, name="train", state="done" if final else
