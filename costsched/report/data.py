@@ -197,7 +197,9 @@ def _static_usd(store: PriceStore, record: JobRecord, placed: pd.DataFrame,
     if not speed > 0:
         return float("nan")
     begin = pieces["start_at"].min()
-    stays = first.assign(start_at=begin, end_at=begin + pd.Timedelta(hours=steps / speed / 3600))
+    # Whole seconds, as placements are stored (a float a hair under a second would be cut).
+    stays = first.assign(start_at=begin,
+                         end_at=begin + pd.Timedelta(seconds=round(steps / speed)))
     charged = placement_costs(store, stays, now=begin.to_pydatetime())  # it has an end
     return float(charged["usd"].iloc[0])
 
