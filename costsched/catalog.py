@@ -97,24 +97,7 @@ def gpu_model_name(value: str) -> str:
 def on_demand_observations() -> pd.DataFrame:
     """The catalog's on-demand prices as an observation frame (zone "" = regional price)."""
     listed = on_demand_prices()
-    frame = pd.DataFrame(
-        {
-            "cloud": listed["cloud"],
-            "region": listed["region"],
-            "zone": "",
-            "instance_type": listed["instance_type"],
-            "market": "on_demand",
-            "os": "linux",
-            "gpu_model": listed["gpu_model"],
-            "gpu_count": listed["gpu_count"].astype(int),
-            "vcpus": listed["vcpus"].astype(int),
-            "memory_gb": listed["memory_gb"].astype(float),
-            "usd_per_hour": listed["usd_per_hour"].astype(float),
-            "effective_at": pd.to_datetime(listed["as_of"], format="%Y-%m", utc=True),
-            "source": CATALOG_SOURCE,
-        }
-    )
-    return frame
+    return _observations(listed, "", "on_demand", CATALOG_SOURCE)
 
 
 @cache
@@ -124,13 +107,21 @@ def spot_observations() -> pd.DataFrame:
     column says where each figure comes from."""
     listed = _read("spot_prices.csv").merge(instance_types(), on=["cloud", "instance_type"],
                                             how="inner")
+    zones = ["" if pd.isna(z) else str(z) for z in listed["zone"]]
+    return _observations(listed, zones, "spot", SPOT_SNAPSHOT_SOURCE + ": " + listed["source"])
+
+
+def _observations(listed: pd.DataFrame, zone: object, market: str,
+                  source: object) -> pd.DataFrame:
+    """Bundled prices (with their instance type's columns and a month `as_of`) as an
+    observation frame."""
     return pd.DataFrame(
         {
             "cloud": listed["cloud"],
             "region": listed["region"],
-            "zone": ["" if pd.isna(z) else str(z) for z in listed["zone"]],
+            "zone": zone,
             "instance_type": listed["instance_type"],
-            "market": "spot",
+            "market": market,
             "os": "linux",
             "gpu_model": listed["gpu_model"],
             "gpu_count": listed["gpu_count"].astype(int),
@@ -138,7 +129,7 @@ def spot_observations() -> pd.DataFrame:
             "memory_gb": listed["memory_gb"].astype(float),
             "usd_per_hour": listed["usd_per_hour"].astype(float),
             "effective_at": pd.to_datetime(listed["as_of"], format="%Y-%m", utc=True),
-            "source": SPOT_SNAPSHOT_SOURCE + ": " + listed["source"],
+            "source": source,
         }
     )
 
