@@ -21,7 +21,7 @@ import pandas as pd
 import platformdirs
 
 from costsched import clouds
-from costsched.costs import JobCost, job_cost, job_costs
+from costsched.costs import JobCost, job_costs
 from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
@@ -423,13 +423,18 @@ def budget_alarms(store: PriceStore, *, at: datetime | str | None = None) -> lis
     when = as_time(at)
     alarms = []
     frame = store.jobs.list()
-    for job_id in [] if frame.empty else [int(i) for i in frame["id"]]:
-        run = _running(store, job_id)
+    # Only the jobs with a budget are resolved and charged (the stored spec names it).
+    budgeted = [] if frame.empty else [
+        int(job_id) for job_id, stored in zip(frame["id"], frame["spec"], strict=True)
+        if ((stored.get("spec") or {}).get("constraints") or {}).get("budget") is not None]
+    runs = {job_id: _running(store, job_id) for job_id in budgeted}
+    costs = job_costs(store, budgeted, now=when, checkpoint_gb={
+        job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
+    for job_id, run in runs.items():
         budget = run.resolved.job.constraints.budget_usd
         if budget is None:
             continue
-        spent = job_cost(store, job_id, now=when,
-                         checkpoint_gb=run.resolved.job.checkpoint_gb).total_usd
+        spent = costs[job_id].total_usd
         level = "over" if spent > budget else "near" if spent >= BUDGET_NEAR * budget else ""
         if not level:
             continue
