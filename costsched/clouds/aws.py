@@ -63,6 +63,13 @@ def parse_timestamp(value: Any) -> datetime:
     return botocore_parse(value)
 
 
+def sdk_errors() -> tuple[type[Exception], type[Exception]]:
+    """botocore's (ClientError, BotoCoreError): an answer refused, and a call that failed."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return ClientError, BotoCoreError
+
+
 def new_session(**kwargs: Any) -> Any:
     """A boto3 Session (credentials, region, profile and endpoints resolved as boto3 does),
     whose clients parse timestamps with `parse_timestamp`. SdkMissing without boto3."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
 
@@ -68,6 +69,21 @@ def credentials_and_project(project: str | None = None) -> tuple[object, str]:
     if not chosen:
         raise NoProject("gcp: no project: name one, or set GOOGLE_CLOUD_PROJECT")
     return credentials, chosen
+
+
+def default_credentials() -> tuple[Any, str | None]:
+    """google.auth's Application Default Credentials and their project, as it finds them
+    (its own errors when there are none)."""
+    import google.auth
+
+    return google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+
+
+def zones_client(credentials: Any) -> Any:
+    """A Compute Engine zones client with `credentials`."""
+    from google.cloud import compute_v1
+
+    return compute_v1.ZonesClient(credentials=credentials)
 
 
 # The boot image launchers use when none is given: a Deep Learning VM image family with CUDA

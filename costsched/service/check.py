@@ -4,8 +4,9 @@ exact line that fixes each gap. No secret value is read into a result: credentia
 named by where they were found (an environment variable's name, a file's path, the
 instance's role), never by their value.
 
-The cloud SDKs are imported inside the probes; each probe takes its SDK entry points as
-arguments so that tests give stubs (botocore's Stubber, a fake Compute Engine client).
+The cloud SDKs are reached through costsched.clouds' SDK helpers, inside the probes; each
+probe takes its SDK entry points as arguments so that tests give stubs (botocore's Stubber,
+a fake Compute Engine client).
 """
 
 from __future__ import annotations
@@ -102,15 +103,14 @@ def check_aws(client: Callable[[str, str], Any] | None = None,
     if method != "environment":
         out.credentials.append(method)
     region = session.region_name or DEFAULT_AWS_REGION
-    if client is None:
-        from costsched.clouds import aws as aws_cloud
+    from costsched.clouds import aws as aws_cloud
 
+    if client is None:
         def client(service: str, region_name: str) -> Any:
             return session.client(service, region_name=region_name,
                                   config=aws_cloud.boto_config())
 
-    from botocore.exceptions import BotoCoreError, ClientError
-
+    ClientError, BotoCoreError = aws_cloud.sdk_errors()  # noqa: N806 - the SDK's classes
     try:
         who = client("sts", region).get_caller_identity()
         out.calls.append(Call("sts GetCallerIdentity", True,
@@ -168,12 +168,9 @@ def check_gcp(auth_default: Callable[[], tuple[Any, str | None]] | None = None,
                                + ("" if Path(env_file).exists() else " (its file is missing)"))
     if adc.exists():
         out.credentials.append(f"file {adc}")
-    if auth_default is None:
-        import google.auth
+    from costsched.clouds import gcp as gcp_cloud
 
-        def auth_default() -> tuple[Any, str | None]:
-            return google.auth.default(
-                scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    auth_default = auth_default or gcp_cloud.default_credentials
     try:
         credentials, project = auth_default()
     except Exception as exc:  # noqa: BLE001 - google.auth raises several kinds; all mean none
@@ -187,11 +184,7 @@ def check_gcp(auth_default: Callable[[], tuple[Any, str | None]] | None = None,
         out.notes.append("credentials found but no project")
         out.fixes.append("gcloud config set project PROJECT_ID")
         return out
-    if zones_client is None:
-        from google.cloud import compute_v1
-
-        def zones_client(creds: Any) -> Any:
-            return compute_v1.ZonesClient(credentials=creds)
+    zones_client = zones_client or gcp_cloud.zones_client
     try:
         zones = list(zones_client(credentials).list(project=project))
     except Exception as exc:  # noqa: BLE001 - google.api_core errors: any means no access
