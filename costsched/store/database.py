@@ -21,7 +21,18 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 import pandas as pd
 import platformdirs
-from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy import (
+    URL,
+    Connection,
+    Engine,
+    Table,
+    create_engine,
+    event,
+    insert,
+    make_url,
+    select,
+    text,
+)
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import (
     ArgumentError,
@@ -361,6 +372,30 @@ def _first_line(error: BaseException) -> str:
 
 
 # --- write transactions ---------------------------------------------------------------------
+
+
+INSERT_CHUNK = 5_000  # rows per INSERT of `insert_new`
+
+
+def insert_new(conn: Connection, table: Table, rows: pd.DataFrame, key: Sequence[str],
+               **constant: object) -> int:
+    """Insert the `rows` whose `key` columns no stored row of the same sources has (rows
+    have a `source` column; the key includes it), with the `constant` columns added. The
+    number inserted. Stored key values take the rows' dtypes (SQLite gives booleans as
+    0/1)."""
+    rows = rows.drop_duplicates(list(key))
+    stored = pd.DataFrame(
+        conn.execute(select(*(table.c[c] for c in key)).where(
+            table.c.source.in_(sorted(set(rows["source"]))))).fetchall(),
+        columns=list(key))
+    if not stored.empty:
+        stored = stored.astype(rows[list(key)].dtypes.to_dict())
+        merged = rows.merge(stored, on=list(key), how="left", indicator=True)
+        rows = rows[(merged["_merge"] == "left_only").to_numpy()]
+    records = rows.assign(**constant).to_dict("records")
+    for first in range(0, len(records), INSERT_CHUNK):
+        conn.execute(insert(table), records[first:first + INSERT_CHUNK])
+    return len(records)
 
 
 def write(engine: Engine, work: Callable[[Connection], T], *,

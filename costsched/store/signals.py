@@ -12,7 +12,12 @@ import pandas as pd
 from sqlalchemy import Engine, delete, func, insert, select, update
 
 from costsched.model import CLOUDS, InvalidInput
-from costsched.store.database import epoch_second, from_epoch_seconds, to_epoch_seconds
+from costsched.store.database import (
+    epoch_second,
+    from_epoch_seconds,
+    insert_new,
+    to_epoch_seconds,
+)
 from costsched.store.schema import measured_throughputs, risk_signals
 
 # What a signal observation is: its kind and the values it takes.
@@ -28,7 +33,6 @@ THROUGHPUT_COLUMNS = ["id", "model", "gpu_model", "gpu_count", "precision",
                       "job_id", "placement_id"]
 _SIGNAL_KEY = ["cloud", "region", "zone", "instance_type", "os", "kind", "observed_ts",
                "source"]
-_CHUNK = 5_000
 
 
 class SignalStore:
@@ -43,19 +47,8 @@ class SignalStore:
         rows = _signal_rows(frame)
         if rows.empty:
             return 0
-        rows = rows.drop_duplicates(_SIGNAL_KEY)
         with self.engine.begin() as conn:
-            stored = pd.DataFrame(
-                conn.execute(select(*(risk_signals.c[c] for c in _SIGNAL_KEY)).where(
-                    risk_signals.c.source.in_(sorted(set(rows["source"]))))).fetchall(),
-                columns=_SIGNAL_KEY)
-            if not stored.empty:
-                merged = rows.merge(stored, on=_SIGNAL_KEY, how="left", indicator=True)
-                rows = rows[(merged["_merge"] == "left_only").to_numpy()]
-            records = rows.to_dict("records")
-            for first in range(0, len(records), _CHUNK):
-                conn.execute(insert(risk_signals), records[first:first + _CHUNK])
-        return len(records)
+            return insert_new(conn, risk_signals, rows, _SIGNAL_KEY)
 
     def history(self, *, cloud: str | None = None, kind: str | None = None) -> pd.DataFrame:
         """Every stored observation, oldest first."""

@@ -18,11 +18,16 @@ from datetime import datetime
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Engine, case, func, insert, select
+from sqlalchemy import Engine, case, func, select
 
 from costsched.model import CLOUDS, InvalidInput, utc
 from costsched.passes import frozen, memo
-from costsched.store.database import epoch_second, from_epoch_seconds, to_epoch_seconds
+from costsched.store.database import (
+    epoch_second,
+    from_epoch_seconds,
+    insert_new,
+    to_epoch_seconds,
+)
 from costsched.store.schema import spot_availability as table
 
 KINDS = ("availability", "preemption", "probe")
@@ -34,7 +39,6 @@ SUMMARY_COLUMNS = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu
 LATEST_COLUMNS = [*OFFERING, "available", "since", "until", "current"]
 _KEY = ["cloud", "region", "zone", "instance_type", "kind", "source", "start_ts", "available"]
 _MARKET = "spot"
-_CHUNK = 5_000
 
 
 class SpotAvailabilityStore:
@@ -51,20 +55,8 @@ class SpotAvailabilityStore:
         rows = _rows(frame)
         if rows.empty:
             return 0
-        rows = rows.drop_duplicates(_KEY)
         with self.engine.begin() as conn:
-            stored = pd.DataFrame(
-                conn.execute(select(*(table.c[c] for c in _KEY)).where(
-                    table.c.source.in_(sorted(set(rows["source"]))))).fetchall(),
-                columns=_KEY)
-            if not stored.empty:
-                stored["available"] = stored["available"].astype(bool)
-                merged = rows.merge(stored, on=_KEY, how="left", indicator=True)
-                rows = rows[(merged["_merge"] == "left_only").to_numpy()]
-            records = rows.assign(market=_MARKET).to_dict("records")
-            for first in range(0, len(records), _CHUNK):
-                conn.execute(insert(table), records[first:first + _CHUNK])
-        return len(records)
+            return insert_new(conn, table, rows, _KEY, market=_MARKET)
 
     # --- reads ----------------------------------------------------------------------
 

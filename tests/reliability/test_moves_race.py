@@ -6,8 +6,6 @@ launch` of one name start one job. Real CLI processes, a real store, real local 
 from __future__ import annotations
 
 import sys
-import threading
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -17,24 +15,16 @@ import yaml
 from costsched.service import jobs as service
 from costsched.store import PriceStore
 from launchers.local import LocalLauncher
-from tests.costsched.service.test_jobs import TRAIN, set_prices, wait_for, write_spec
+from tests.costsched.service.test_jobs import (
+    TRAIN,
+    LiveCounter,
+    set_prices,
+    wait_for,
+    write_spec,
+)
 from tests.reliability.conftest import BACKENDS, together
 
 PROCESSES = 4
-
-
-class LiveCounter(threading.Thread):
-    """The most live instances of a job seen at once, polling the launcher."""
-
-    def __init__(self, launcher: LocalLauncher, job_id: int) -> None:
-        super().__init__(daemon=True)
-        self.launcher, self.job_id, self.most, self.stopped = launcher, job_id, 0, False
-
-    def run(self) -> None:
-        while not self.stopped:
-            live = [i for i in self.launcher.instances(self.job_id) if i.live]
-            self.most = max(self.most, len(live))
-            time.sleep(0.02)
 
 
 def spec_in(tmp_path: Path, name: str, run: str) -> Path:
