@@ -29,10 +29,8 @@ install-dev: $(VENV)/.installed-dev
 
 demo: install
 	@mkdir -p .demo
-	@# An empty store: today's prices come from the bundled catalog.
-	@$(BIN)/python -c "import costsched; costsched.open_store('$(DEMO_DB)').dispose()"
 	@echo "== The cheapest offering of each GPU model (bundled catalog, no credentials needed) =="
-	$(BIN)/costsched prices show --db $(DEMO_DB) --cheapest-per-gpu
+	COSTSCHED_DB=$(DEMO_DB) $(BIN)/costsched prices show --cheapest-per-gpu
 	@echo "== Where to train a 10-epoch ResNet-50 within 24 h, cheapest first (* = estimated throughput) =="
 	$(BIN)/costsched plan examples/resnet50-anywhere.yaml --top 5 --db $(DEMO_DB)
 	@$(MAKE) --no-print-directory demo-local
