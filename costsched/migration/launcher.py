@@ -12,10 +12,11 @@ request or a cloud's preemption notice into SIGTERM for the job.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from costsched.model import Offering
+from costsched.model import InvalidInput, Offering
 
 # pending: asked for, not running the job yet; running: the job runs; stopped: the job
 # checkpointed and exited after a stop request (the instance is still up, and billed, until
@@ -106,6 +107,18 @@ class Launcher(ABC):
     @abstractmethod
     def instances(self, job_id: int | None = None) -> list[Instance]:
         """costsched's instances (all jobs, or one job's), found by their tags."""
+
+    def statuses(self, instance_ids: Sequence[str]) -> dict[str, Instance]:
+        """The state now of each of `instance_ids` (those the backend knows; an unknown id
+        is left out). Backends answer in as few calls as they can; this default asks one
+        at a time."""
+        found = {}
+        for instance_id in instance_ids:
+            try:
+                found[instance_id] = self.status(instance_id)
+            except InvalidInput:
+                continue
+        return found
 
     def logs(self, instance_id: str, tail: int = 200) -> str:
         """The last `tail` lines of the job's output, where the backend keeps them."""
