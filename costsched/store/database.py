@@ -151,6 +151,8 @@ def make_engine(url: str, limits: StoreConfig | None = None) -> Engine:
             kwargs["pool_pre_ping"] = True
         if backend == "postgresql" and parsed.get_driver_name() in ("psycopg", "psycopg2"):
             kwargs["connect_args"] = _postgresql_timeouts(parsed.query, limits)
+        watched = _watched_connect(parsed, limits) \
+            if backend == "postgresql" and parsed.get_driver_name() == "psycopg" else None
         engine = create_engine(parsed, **kwargs)
     except NoSuchModuleError:
         scheme = url.split("://", 1)[0]
@@ -170,6 +172,8 @@ def make_engine(url: str, limits: StoreConfig | None = None) -> Engine:
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", partial(_sqlite_begin, watch))
+    if watched is not None:
+        event.listen(engine, "do_connect", watched)
     event.listen(engine, "handle_error", partial(_translate, where))
     return engine
 
@@ -232,6 +236,27 @@ def _read_only_sqlite(url: URL) -> URL:
     return url.set(database=f"file:{file}?{mode}").update_query_dict({"uri": "true"})
 
 
+def _options(query: Mapping[str, str | tuple[str, ...]]) -> str:
+    """The libpq `options` a URL's query sets ("" when none)."""
+    options = query.get("options", "")
+    return " ".join(options) if isinstance(options, tuple) else options
+
+
+def _watched_connect(url: URL, limits: StoreConfig) -> Callable[..., object]:
+    """A do_connect listener making psycopg 3 connections that stop waiting for a server
+    that does not answer a statement within its statement timeout and a grace
+    (`watchdog`): the server's own timeout cannot end a wait for a server that has stopped
+    answering."""
+    from costsched.store import watchdog
+
+    within, why = watchdog.deadline(_options(url.query), limits.statement_timeout_seconds)
+
+    def connect(_dialect, _record, cargs: tuple, cparams: dict) -> object:  # noqa: ANN001
+        return watchdog.connect(within, why, *cargs, **cparams)
+
+    return connect
+
+
 def _postgresql_timeouts(query: Mapping[str, str | tuple[str, ...]],
                          limits: StoreConfig) -> dict:
     """Connect arguments adding the timeouts the URL does not set itself: connecting, a
@@ -239,8 +264,7 @@ def _postgresql_timeouts(query: Mapping[str, str | tuple[str, ...]],
     args: dict = {}
     if "connect_timeout" not in query:
         args["connect_timeout"] = CONNECT_TIMEOUT_S
-    options = query.get("options", "")
-    options = " ".join(options) if isinstance(options, tuple) else options
+    options = _options(query)
     if "statement_timeout" not in options:
         options += f" -c statement_timeout={round(limits.statement_timeout_seconds * 1000)}"
     if "lock_timeout" not in options:
@@ -321,6 +345,8 @@ def _store_error(where: str, error: BaseException, failed_to_connect: bool
                  ) -> StoreError | None:
     """The StoreError a driver's error means, or None (a bug, or a constraint violated)."""
     message = _first_line(error)
+    if meaning := getattr(error, "costsched_meaning", None):  # `watchdog.Unanswered`
+        return StoreUnavailable(f"store {where}: {meaning}")
     state = getattr(error, "sqlstate", None) or ""
     for prefix in (state, state[:3], state[:2]):
         if prefix and prefix in _PG_STATES:

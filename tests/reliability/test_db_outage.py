@@ -29,12 +29,14 @@ SECRET_FREE = "***@"
 
 class Proxy:
     """Forwards 127.0.0.1:port to a server; `close` drops every connection and refuses new
-    ones, `reopen` accepts again on the same port."""
+    ones, `reopen` accepts again on the same port; `freeze` silently drops whatever the
+    connections open now carry (a network path that loses packets), new ones work."""
 
     def __init__(self, host: str, port: int) -> None:
         self.target = (host, port)
         self.port = 0
         self.sockets: list[socket.socket] = []
+        self.frozen: set[socket.socket] = set()
         self.listener: socket.socket | None = None
         self.reopen()
 
@@ -59,6 +61,9 @@ class Proxy:
             sock.close()
         self.sockets.clear()
 
+    def freeze(self) -> None:
+        self.frozen.update(self.sockets)
+
     def _accept(self, listener: socket.socket) -> None:
         while True:
             try:
@@ -70,11 +75,11 @@ class Proxy:
             for a, b in ((client, server), (server, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while data := source.recv(65536):
-                sink.sendall(data)
+                if source not in self.frozen:
+                    sink.sendall(data)
         except OSError:
             pass
         for sock in (source, sink):
