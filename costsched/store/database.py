@@ -151,7 +151,7 @@ def make_engine(url: str, limits: StoreConfig | None = None) -> Engine:
             kwargs["pool_pre_ping"] = True
         if backend == "postgresql" and parsed.get_driver_name() in ("psycopg", "psycopg2"):
             kwargs["connect_args"] = _postgresql_timeouts(parsed.query, limits)
-        watched = _watched_connect(parsed, limits) \
+        watched = _watched_connect(parsed, limits, where) \
             if backend == "postgresql" and parsed.get_driver_name() == "psycopg" else None
         engine = create_engine(parsed, **kwargs)
     except NoSuchModuleError:
@@ -242,13 +242,16 @@ def _options(query: Mapping[str, str | tuple[str, ...]]) -> str:
     return " ".join(options) if isinstance(options, tuple) else options
 
 
-def _watched_connect(url: URL, limits: StoreConfig) -> Callable[..., object]:
+def _watched_connect(url: URL, limits: StoreConfig, where: str) -> Callable[..., object]:
     """A do_connect listener making psycopg 3 connections that stop waiting for a server
     that does not answer a statement within its statement timeout and a grace
     (`watchdog`): the server's own timeout cannot end a wait for a server that has stopped
     answering."""
     from costsched.store import watchdog
 
+    if not watchdog.SUPPORTED:
+        raise StoreError(f"store {where}: psycopg {watchdog.psycopg.__version__} is too old; "
+                         "3.3.6 or newer is needed (pip install -U 'psycopg[binary]>=3.3.6')")
     within, why = watchdog.deadline(_options(url.query), limits.statement_timeout_seconds)
 
     def connect(_dialect, _record, cargs: tuple, cparams: dict) -> object:  # noqa: ANN001

@@ -21,8 +21,10 @@ import psycopg
 from psycopg import errors
 
 GRACE_S = 2.0  # beyond the statement timeout: the server's own cancellation arrives first
-# `wait`'s polling interval when the caller gives none: psycopg's default.
-_INTERVAL = inspect.signature(psycopg.Connection.wait).parameters["interval"].default
+_WAIT = inspect.signature(psycopg.Connection.wait).parameters
+# psycopg 3.3.6 and later bound a wait (`timeout`); the postgres extra requires it.
+SUPPORTED = "timeout" in _WAIT
+_INTERVAL = _WAIT["interval"].default  # `wait`'s polling interval when the caller gives none
 _UNITS = {"": 0.001, "ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
