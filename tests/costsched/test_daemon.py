@@ -171,7 +171,10 @@ Daemon(PriceStore(url), Config(), triggers=triggers, tasks=tasks.split(","),
 """
 
 
-def spawn(tmp_path: Path, url: str, tasks: str, name: str) -> subprocess.Popen:
+def spawn(tmp_path: Path, url: str, tasks: str, name: str,
+          start: int | None = None) -> subprocess.Popen:
+    """A daemon process on `url` whose interval triggers start at `start` (epoch seconds;
+    default `aligned()`): daemons meant to share a schedule need the same one."""
     prices = tmp_path / "collected.json"
     if not prices.exists():
         prices.write_text(json.dumps(DEAR_A))
@@ -180,7 +183,8 @@ def spawn(tmp_path: Path, url: str, tasks: str, name: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = (tmp_path / f"{name}.log").open("wb")
     return subprocess.Popen([sys.executable, str(script), url, str(tmp_path / "instances"),
-                             str(int(aligned().timestamp())), tasks, str(prices)],
+                             str(start if start is not None else int(aligned().timestamp())),
+                             tasks, str(prices)],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
@@ -231,7 +235,10 @@ def test_two_daemons_run_each_trigger_once_and_migrate_a_job_once(
     slow = f"{sys.executable} {TRAIN} --steps 1500 --step-seconds 0.05 --checkpoint-every 0.1"
     [job] = service.launch(store, write_spec(tmp_path, run=slow), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp_path / "checkpoints"))
-    daemons = [spawn(tmp_path, empty_url, "collect,replan", f"d{i}") for i in range(2)]
+    # One start for both daemons and for the check below: each computing its own (a second
+    # apart when the spawns straddle a second) gives them schedules a second out of phase.
+    start = int(aligned().timestamp())
+    daemons = [spawn(tmp_path, empty_url, "collect,replan", f"d{i}", start) for i in range(2)]
     try:
         wait_for(lambda: [m for m in store.moves.of_job(job.id)
                           if m.kind == "migration" and m.state == "done"]
@@ -243,7 +250,6 @@ def test_two_daemons_run_each_trigger_once_and_migrate_a_job_once(
     assert codes == [0, 0]
     holders = {r.holder for r in store.task_runs.recent(limit=1000)}
     assert len({h.rsplit(":", 1)[0] for h in holders}) == 2  # both daemons took part
-    start = aligned().timestamp()
     for task, offset in (("collect", 0), ("replan", 1)):
         ok = store.task_runs.recent(task, statuses=("ok",), limit=1000)
         periods = [int((r.started_at.timestamp() - start - offset) // 2) for r in ok]
