@@ -518,7 +518,7 @@ class _SpecLoader(yaml.SafeLoader):
                 continue  # SafeLoader refuses these itself
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}: each field may be given once",
+                    None, None, f"duplicate field {key!r}: each field may be given once",
                     key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)

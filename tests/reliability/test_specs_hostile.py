@@ -38,8 +38,8 @@ def test_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
 
 
 def test_duplicate_keys_are_refused_naming_the_key(tmp_path: Path) -> None:
-    assert "duplicate key 'steps'" in refused(tmp_path, JOB + "steps: 10\nsteps: 20\n")
-    assert "duplicate key 'LR'" in refused(tmp_path, JOB + "steps: 1\nenvs: {LR: 1, LR: 2}\n")
+    assert "duplicate field 'steps'" in refused(tmp_path, JOB + "steps: 10\nsteps: 20\n")
+    assert "duplicate field 'LR'" in refused(tmp_path, JOB + "steps: 1\nenvs: {LR: 1, LR: 2}\n")
 
 
 @pytest.mark.parametrize(("value", "kind"), [("[1, 2]", "a list"), ("{a: 1}", "a mapping"),
@@ -107,3 +107,13 @@ def test_the_cli_says_one_line_with_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert len(result.stderr.strip().splitlines()) == 1
     assert "alias *l0 is not accepted" in result.stderr
+
+
+def test_the_cli_names_a_duplicate_field(tmp_path: Path) -> None:
+    # The line printed goes through the redaction rule: the field's name must survive it.
+    path = tmp_path / "job.yaml"
+    path.write_text(JOB + "hours: 1\nhours: 2\n")
+    result = CliRunner().invoke(app, ["plan", str(path)],
+                                env={"COSTSCHED_DB": str(tmp_path / "p.sqlite")})
+    assert result.exit_code == 2, result.output
+    assert "duplicate field 'hours'" in result.stderr
