@@ -81,6 +81,7 @@ def optimum(trace: AvailabilityTrace, job: DeadlineJob, starts: Sequence[int] | 
     price = np.stack(price_rows) * (tick / HOUR)  # USD per tick
     cum = np.concatenate([np.zeros((len(price), 1)), np.cumsum(price, axis=1)], axis=1)
     spot_rows, run_region = np.array(spot_rows), np.array(run_region)
+    spans = list(zip(bounds, [*bounds[1:], len(price_rows)], strict=True))
     is_spot = spot_rows >= 0
     up = np.ones((len(price), trace.ticks), dtype=bool)
     up[is_spot] = trace.available[spot_rows[is_spot]]
@@ -107,7 +108,9 @@ def optimum(trace: AvailabilityTrace, job: DeadlineJob, starts: Sequence[int] | 
         started = after_start[running, :, o:o + n] + (cum[:, at + k] - cum[:, at]).astype(
             np.float32)[:, :, None]
         started = np.where(startable[:, at][:, :, None], started, inf)
-        best = np.minimum.reduceat(started, bounds, axis=0)  # per region
+        # Per region (its rows are contiguous; slices, as np.minimum.reduceat over the
+        # first axis is about 20x slower).
+        best = np.stack([started[a:b].min(axis=0) for a, b in spans])
         best_any = best.min(axis=0)
         now = np.empty_like(done_value)
         now[:, :, n:] = inf
