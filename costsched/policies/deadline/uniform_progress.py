@@ -17,9 +17,9 @@ progress and R(t), C(t) the time and the work left, at every decision:
 5. uniform progress: without an instance and without spot, on-demand if behind the line
    (cp(t) < ep(t)), otherwise wait.
 
-This is the rule of the paper's policy as its authors' simulator implements it (on-demand
-is kept "until spot and ahead"); earlier versions here left on-demand for every spot spell
-and for idle once ahead, paying a restart (and often a preemption) each time.
+This is the paper's policy as its authors' simulator runs it: on-demand is kept until spot
+is back and the job is ahead, so that the job does not pay a restart (and risk a
+preemption's lost work) for every spot spell that comes while it catches up.
 """
 
 from __future__ import annotations
