@@ -80,6 +80,9 @@ def optimum(trace: AvailabilityTrace, job: DeadlineJob, starts: Sequence[int] | 
             run_region.append(r)
     price = np.stack(price_rows) * (tick / HOUR)  # USD per tick
     cum = np.concatenate([np.zeros((len(price), 1)), np.cumsum(price, axis=1)], axis=1)
+    # USD per row and tick of running one tick, and of the k ticks a start bills from it.
+    tick_usd = price.astype(np.float32)
+    start_usd = (cum[:, k:] - cum[:, :-k]).astype(np.float32)
     spot_rows, run_region = np.array(spot_rows), np.array(run_region)
     spans = list(zip(bounds, [*bounds[1:], len(price_rows)], strict=True))
     is_spot = spot_rows >= 0
@@ -105,8 +108,7 @@ def optimum(trace: AvailabilityTrace, job: DeadlineJob, starts: Sequence[int] | 
         at = starts + t
         later, after_start = future[0], future[k - 1]
         # Start a placement now: its k billed ticks, then its value with the restart added.
-        started = after_start[running, :, o:o + n] + (cum[:, at + k] - cum[:, at]).astype(
-            np.float32)[:, :, None]
+        started = after_start[running, :, o:o + n] + start_usd[:, at][:, :, None]
         started[~startable[:, at]] = inf
         # Per region (its rows are contiguous; slices, as np.minimum.reduceat over the
         # first axis is about 20x slower).
@@ -121,8 +123,8 @@ def optimum(trace: AvailabilityTrace, job: DeadlineJob, starts: Sequence[int] | 
         # (waste grows by progress mod checkpoint).
         stopped = w + (np.mod(t * tick - w * q, checkpoint) // q)
         leave = now[nones, :, :n][run_region]
-        keep = later[running, :, :n] + price[:, at].astype(np.float32)[:, :, None]
-        value = np.minimum(keep, leave)
+        value = later[running, :, :n] + tick_usd[:, at][:, :, None]  # keep running
+        np.minimum(value, leave, out=value)
         # Where spot is gone (only there: a gather of the rows that need it), preempted.
         row, start = np.nonzero(~up[:, at])
         value[row, start] = np.take(now[1 + run_region[row], start], stopped, axis=1)
