@@ -100,7 +100,7 @@ def main() -> None:
                              "set's preemption rate, each write charged")
     parser.add_argument("--home-optimum", action="store_true",
                         help="also the optimum over each home zone alone (uniform-progress's "
-                             "single-zone reference; about 8 s of CPU more per set)")
+                             "single-zone reference; about 2 s of CPU more per set)")
     args = parser.parse_args()
     policies = args.policies.split(",") if args.policies else ()
     with tempfile.TemporaryDirectory() as tmp:

@@ -120,19 +120,20 @@ def deadline_backtest(
     by_setting: dict[tuple[float, float], list[pd.DataFrame]] = {s: [] for s in settings}
     steps = {}
     n = len(run_starts)
+    # Each policy replays every setting at once (one run per setting, start and home).
+    job = DeadlineJob(job_hours, max(deadlines), max(restarts), minutes, checkpoint_gb, write)
+    due = np.repeat([d for d, _ in settings], n)
+    restart_of = np.repeat([r for _, r in settings], n)
+    for name in names:
+        runs = simulate(trace, deadline_policy(name), job, np.tile(run_starts, len(settings)),
+                        np.tile(homes, len(settings)), due, restart_of)
+        for i, (deadline, restart) in enumerate(settings):
+            part = runs.iloc[i * n:(i + 1) * n].reset_index(drop=True)
+            by_setting[(deadline, restart)].append(_label(part, deadline, restart, name))
+            done += 1
+        if progress:
+            progress(done, total)
     for restart in restarts:
-        # The policies replay every deadline at once (one run per deadline, start and home).
-        job = DeadlineJob(job_hours, max(deadlines), restart, minutes, checkpoint_gb, write)
-        due = np.repeat(deadlines, n)
-        for name in names:
-            runs = simulate(trace, deadline_policy(name), job, np.tile(run_starts, len(deadlines)),
-                            np.tile(homes, len(deadlines)), due)
-            for i, deadline in enumerate(deadlines):
-                part = runs.iloc[i * n:(i + 1) * n].reset_index(drop=True)
-                by_setting[(deadline, restart)].append(_label(part, deadline, restart, name))
-                done += 1
-            if progress:
-                progress(done, total)
         for deadline in deadlines:
             job = DeadlineJob(job_hours, deadline, restart, minutes, checkpoint_gb, write)
             frames = by_setting[(deadline, restart)]

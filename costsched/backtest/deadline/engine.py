@@ -16,7 +16,7 @@ long, and the mean length of each zone's past spells.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -90,22 +90,31 @@ class DeadlineJob:
 
 def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
              starts: np.ndarray, homes: np.ndarray,
-             deadline_hours: np.ndarray | None = None) -> pd.DataFrame:
+             deadline_hours: np.ndarray | None = None,
+             restart_minutes: np.ndarray | None = None) -> pd.DataFrame:
     """One row per run (start tick, home zone index): columns RUN_COLUMNS.
-    `deadline_hours`: per run, instead of the job's (runs of several deadlines replayed
-    at once, as each would be alone)."""
+    `deadline_hours`, `restart_minutes`: per run, instead of the job's (runs of several
+    settings replayed at once, as each would be alone: one pass over the ticks for all)."""
     starts = np.asarray(starts, dtype=np.int64)
     homes = np.asarray(homes, dtype=np.int64)
     n, zones, tick = len(starts), len(trace.zones), trace.tick
     deadline = (np.full(n, job.deadline) if deadline_hours is None
                 else np.asarray(deadline_hours, dtype=float) * HOUR)
-    horizon = job.horizon(tick, float(deadline.max()))
+    restart = (job.restart if restart_minutes is None
+               else np.asarray(restart_minutes, dtype=float) * 60)
+    longest = replace(job, restart_minutes=float(np.max(restart)) / 60)
+    horizon = longest.horizon(tick, float(deadline.max()))
     trace = trace.padded(int(starts.max()) + horizon + 1)
     rows = np.arange(n)
     work = np.full(n, job.work)
     move_usd = trace.move_usd(job.checkpoint_gb)
-    since = trace.run_before * float(tick)
-    past_means = past_spell_mean(trace.available, trace.run_before * float(tick))
+    # Per tick and zone (rows: ticks), so that a tick's market is one gather of rows.
+    available_at = np.ascontiguousarray(trace.available.T)
+    since = np.ascontiguousarray((trace.run_before * float(tick)).T)
+    past_means = np.ascontiguousarray(
+        past_spell_mean(trace.available, trace.run_before * float(tick)).T)
+    spot_price = np.ascontiguousarray(trace.spot_price.T)
+    od_price = np.ascontiguousarray(trace.on_demand_price.T)
     shares = past_spot_share(trace.available, float(tick))
 
     progress = np.zeros(n)
@@ -124,7 +133,7 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
         if done.all():
             break
         at = starts + t
-        available = trace.available[:, at].T
+        available = available_at[at]
         zone = zone_of(placement, zones)
         lost = ~done & is_spot(placement, zones) & ~available[rows, np.maximum(zone, 0)]
         if lost.any():
@@ -134,12 +143,10 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
             preemptions += lost
         state = DeadlineState(progress=progress, work=work, time_left=deadline - t * tick,
                               placement=placement, overhead_left=overhead,
-                              restart=job.restart, checkpoint=job.checkpoint, home=homes,
+                              restart=restart, checkpoint=job.checkpoint, home=homes,
                               deadline=deadline, last_zone=last_zone)
-        market = MarketNow(float(tick), available, since[:, at].T,
-                           trace.spot_price[:, at].T, trace.on_demand_price[:, at].T,
-                           trace.region_codes, move_usd, past_means[:, at].T,
-                           shares[at])
+        market = MarketNow(float(tick), available, since[at], spot_price[at], od_price[at],
+                           trace.region_codes, move_usd, past_means[at], shares[at])
         chosen = np.where(done, placement, policy.decide(state, market))
         new_zone = zone_of(chosen, zones)
         bad = ~done & is_spot(chosen, zones) & ~available[rows, np.maximum(new_zone, 0)]
@@ -153,13 +160,13 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
                          0.0)
         restarts += moved
         last_zone = np.where(start, new_zone, last_zone)
-        overhead = np.where(start, job.restart, np.where(change, 0.0, overhead))
+        overhead = np.where(start, restart, np.where(change, 0.0, overhead))
         placement = chosen
 
         running = ~done & (placement >= 0)
         spot = is_spot(placement, zones)
         z = np.maximum(new_zone, 0)
-        price = np.where(spot, trace.spot_price[z, at], trace.on_demand_price[z, at])
+        price = np.where(spot, spot_price[at, z], od_price[at, z])
         cost += np.where(running, price * tick / HOUR, 0.0)
         spot_s += np.where(running & spot, tick, 0.0)
         od_s += np.where(running & ~spot, tick, 0.0)

@@ -32,7 +32,7 @@ class DeadlineState:
     time_left: np.ndarray  # to the deadline, from the start of this tick
     placement: np.ndarray  # int: NONE, zone (spot) or zones + zone (on-demand)
     overhead_left: np.ndarray  # restart still to go on the current placement
-    restart: float  # overhead of every start
+    restart: float | np.ndarray  # overhead of every start (per run, or one for all)
     checkpoint: float  # progress between checkpoints
     home: np.ndarray  # int: the job's home zone (single-zone policies stay there)
     deadline: np.ndarray  # from the job's start

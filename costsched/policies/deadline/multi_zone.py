@@ -61,7 +61,7 @@ class SpotAnywhere(DeadlinePolicy):
             run = np.where(market.spot_available, market.available_for + market.spell_mean,
                            run)
         per_preemption = state.restart + state.checkpoint / 2
-        effective = market.spot_price * (1 + per_preemption / run)
+        effective = market.spot_price * (1 + np.reshape(per_preemption, (-1, 1)) / run)
         score = np.where(market.spot_available, effective * hours_left[:, None] + egress,
                          np.inf)
         best = np.argmin(score, axis=1)

@@ -2,16 +2,24 @@
 
 The job should keep up with the straight line ep(t) = C * t / D from no progress at its
 start to all its work C at its deadline D. With d the restart (changeover) time, cp(t) the
-progress and R(t), C(t) the time and the work left, at every decision, in this order:
+progress and R(t), C(t) the time and the work left, at every decision:
 
-1. safety net: off spot with R(t) < C(t) + 2d, on-demand to the end;
-2. taking risks: spot whenever the home zone has it, even while behind the line; a job on
-   spot stays there until it is preempted;
-3. hysteresis: on on-demand, stay until cp(t) >= ep(t + 2d) (ahead of where the line will
-   be two restarts from now), so that the job does not flip between on-demand and idle
-   around the line, paying a restart each time;
-4. uniform progress: idle and behind the line (cp(t) < ep(t)): on-demand to catch up;
-   otherwise wait.
+1. safety net: off spot with the work left and two restarts no longer fitting in the
+   time left, R(t) < C(t) + 2d (in whole ticks, as the replay bills them): on-demand to
+   the end;
+2. exploitation: a job on spot stays there until it is preempted;
+3. hysteresis: a job on on-demand stays there while its zone has no spot, and while it has
+   spot until cp(t) >= ep(t + 2d) (ahead of where the line will be two restarts from now);
+   only then it moves to spot. It never leaves on-demand to wait: each such flip between
+   on-demand and idle around the line would cost a restart;
+4. taking risks: a job without an instance takes spot whenever its zone has it, even
+   behind the line;
+5. uniform progress: without an instance and without spot, on-demand if behind the line
+   (cp(t) < ep(t)), otherwise wait.
+
+This is the paper's policy as its authors' simulator runs it: on-demand is kept until spot
+is back and the job is ahead, so that the job does not pay a restart (and risk a
+preemption's lost work) for every spot spell that comes while it catches up.
 """
 
 from __future__ import annotations
@@ -43,21 +51,20 @@ def line(state: DeadlineState, market: MarketNow) -> np.ndarray:
 class UniformProgress(DeadlinePolicy):
     name = "uniform-progress"
     description = ("Can't Be Late's rule: home-zone spot when there; on-demand while behind "
-                   "the straight line to the deadline, with hysteresis")
+                   "the straight line to the deadline, kept until spot and ahead (hysteresis)")
 
     def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
         rows = np.arange(len(state.home))
-        zones, d = market.zones, state.restart
+        zones, d, tick = market.zones, state.restart, market.tick
         spot = market.spot_available[rows, state.home]
         on_spot = is_spot(state.placement, zones)
         on_demand = is_on_demand(state.placement, zones)
         here_od = np.where(on_demand, state.placement, market.on_demand(state.home))
         t = state.elapsed
-        safety = state.time_left < state.remaining + 2 * d
-        hold_od = on_demand & (state.progress < expected_progress(state, t + 2 * d))
+        ahead = state.progress >= expected_progress(state, t + 2 * d)
         behind = state.progress < expected_progress(state, t)
-        wanted = np.where(behind, here_od, NONE)
-        wanted = np.where(hold_od, state.placement, wanted)
-        wanted = np.where(spot, state.home, wanted)
-        wanted = np.where(on_spot, state.placement, wanted)
+        without = np.where(spot, state.home, np.where(behind, here_od, NONE))
+        from_od = np.where(spot & ahead, state.home, state.placement)
+        wanted = np.where(on_spot, state.placement, np.where(on_demand, from_od, without))
+        safety = np.ceil((state.remaining + 2 * d) / tick) >= np.floor(state.time_left / tick)
         return np.where(safety & ~on_spot, here_od, wanted)

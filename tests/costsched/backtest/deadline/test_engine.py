@@ -78,3 +78,21 @@ def test_runs_of_several_deadlines_replay_as_each_would_alone() -> None:
         for i, frame in enumerate(alone):
             part = together.iloc[4 * i:4 * i + 4].reset_index(drop=True)
             assert part.equals(frame)
+
+
+def test_runs_of_several_restarts_and_deadlines_replay_as_each_would_alone() -> None:
+    from costsched.policies.deadline import SpotAnywhere, SpotRisk, UniformProgress
+
+    rng = np.random.default_rng(6)
+    t = trace(rng.random((2, 400)) < 0.7, ZONES, TICK)
+    starts, homes = np.array([0, 0, 50, 50]), np.array([0, 1, 0, 1])
+    settings = [(2.5, 3.0), (4.0, 3.0), (2.5, 12.0), (4.0, 12.0)]
+    for policy in (SpotAnywhere, SpotRisk, UniformProgress):
+        alone = [simulate(t, policy(), DeadlineJob(2.0, d, r, 10), starts, homes)
+                 for d, r in settings]
+        together = simulate(t, policy(), DeadlineJob(2.0, 4.0, 12, 10), np.tile(starts, 4),
+                            np.tile(homes, 4), np.repeat([d for d, _ in settings], 4),
+                            np.repeat([r for _, r in settings], 4))
+        for i, frame in enumerate(alone):
+            part = together.iloc[4 * i:4 * i + 4].reset_index(drop=True)
+            assert part.equals(frame), settings[i]
