@@ -10,13 +10,19 @@ of the zone's past spells where the market knows them (a spell that has lasted t
 last), plus the checkpoint's egress when the zone is in another region. A planned move or
 switch checkpoints first, so it costs a restart and the egress, no lost work. It moves
 between spot zones only for a lower price that repays the move. Without spot anywhere it
-follows uniform-progress: on-demand while behind the straight line, nothing while ahead.
+runs on-demand only where waiting for spot no longer fits: behind the straight line to the
+deadline (uniform-progress) and behind spot's expected pace too (`spot_pace`: the share of
+the past with spot somewhere, less what preemptions take of a spell), so that a job with
+ample slack waits out a shortage instead of paying on-demand for it.
 
 Leaving on-demand also spends slack (deadline minus the work still to do): the restart
 earns no progress, and slack spent early is what forces on-demand to the end later. So the
 restart's slack is priced too, dearer the less slack is left per second of work to do
 (`slack_usd`): with slack scarce the job leaves on-demand only for spot expected to hold
-long enough to repay it, instead of paying a restart for every short spell.
+long enough to repay it, instead of paying a restart for every short spell. The slack
+priced is what the move risks: the restart, and where the zone's past spells say the spell
+is expected to end before the work does, the work since the last checkpoint and the
+restart after the preemption.
 """
 
 from __future__ import annotations
@@ -39,6 +45,12 @@ HOUR = 3600.0
 # on-demand, per second of slack left per second of work (see `slack_usd`). Measured on the
 # 2023 AWS V100 trace: the cost of 52-hour deadlines is flat from 0.3 to 0.6.
 SLACK_WEIGHT = 0.5
+# Spot's expected pace is trusted as measured (no discount) before the job waits for spot
+# without spot anywhere. Chosen on the tuning split of bench_deadline only (first 60% of
+# the 2023 availability recording, 5 zones, and traces drawn from the model fitted on it):
+# a margin of 0.5-0.7 / 0.8 / 0.9 / 1.0 / 1.1 costs +5.7% / +5.4% / +5.2% / +5.2% / +12.1%
+# over the optimum on the tuning split (the fitted model's draws alike at every value).
+PACE_MARGIN = 1.0
 
 
 class SpotAnywhere(DeadlinePolicy):
@@ -81,7 +93,13 @@ class SpotAnywhere(DeadlinePolicy):
         lasting = np.maximum(run[rows, best], state.checkpoint)
         spot_cost = best_price * (1 + per_preemption / lasting)
         useful = np.minimum(hours_left, lasting / HOUR)
-        leave_cost = move_usd + slack_usd(state, od_price - best_price, state.restart)
+        # The slack a move risks: the restart, and where the zone's past spells say the spell
+        # is expected to end before the work does, the work since the last checkpoint and a
+        # restart after it (without that past, `lasting` is only a floor: the restart alone).
+        risked = state.restart
+        if market.spell_mean is not None:
+            risked = risked + np.clip(state.remaining / lasting, 0.0, 1.0) * per_preemption
+        leave_cost = move_usd + slack_usd(state, od_price - best_price, risked)
         leave_od = any_spot & ((od_price - spot_cost) * useful > leave_cost)
 
         behind, keep_od = self.pace(state, market)
@@ -95,10 +113,37 @@ class SpotAnywhere(DeadlinePolicy):
 
     def pace(self, state: DeadlineState, market: MarketNow) -> tuple[np.ndarray, np.ndarray]:
         """Without spot anywhere: (behind: start on-demand, keep: stay on on-demand).
-        Here uniform progress: behind the straight line, and on on-demand until a restart
-        ahead of it."""
-        expected = line(state, market)
-        return state.progress < expected, state.progress < expected + state.restart
+        Behind the straight line (and on on-demand until a restart ahead of it) and, where
+        the market's past is known, behind spot's expected pace as well."""
+        behind, keep = line_pace(state, market)
+        paced = spot_pace(state, market, PACE_MARGIN)
+        if paced is None:
+            return behind, keep
+        return behind & paced[0], keep & paced[1]
+
+
+def line_pace(state: DeadlineState, market: MarketNow) -> tuple[np.ndarray, np.ndarray]:
+    """Uniform progress: (behind the straight line, within a restart ahead of it)."""
+    expected = line(state, market)
+    return state.progress < expected, state.progress < expected + state.restart
+
+
+def spot_pace(state: DeadlineState, market: MarketNow,
+              margin: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(behind, keep) against spot's expected pace, None without the market's past. Spot
+    runs the job at (share of the past with spot somewhere) x (share of a spell of the
+    zones' mean past length not lost to a preemption: a restart and half a checkpoint
+    interval) x `margin`. Behind: the work left at that pace does not fit in the time left
+    after this tick and a restart; keep: it does not fit with a restart to spare."""
+    if market.spot_share is None or market.spell_mean is None:
+        return None
+    spell = np.mean(market.spell_mean, axis=1)
+    per_preemption = state.restart + state.checkpoint / 2
+    kept = np.clip(1 - per_preemption / spell, 0.05, 1.0)
+    rate = np.clip(market.spot_share * kept * margin, 1e-3, 1.0)
+    needed = state.remaining / rate
+    room = state.time_left - market.tick - state.restart
+    return needed > room, needed > room - state.restart
 
 
 def slack_usd(state: DeadlineState, saving: np.ndarray, seconds: float) -> np.ndarray:
