@@ -19,10 +19,7 @@ Leaving on-demand also spends slack (deadline minus the work still to do): the r
 earns no progress, and slack spent early is what forces on-demand to the end later. So the
 restart's slack is priced too, dearer the less slack is left per second of work to do
 (`slack_usd`): with slack scarce the job leaves on-demand only for spot expected to hold
-long enough to repay it, instead of paying a restart for every short spell. The slack
-priced is what the move risks: the restart, and where the zone's past spells say the spell
-is expected to end before the work does, the work since the last checkpoint and the
-restart after the preemption.
+long enough to repay it, instead of paying a restart for every short spell.
 """
 
 from __future__ import annotations
@@ -43,14 +40,16 @@ from costsched.policies.deadline.uniform_progress import line
 HOUR = 3600.0
 # Share of the work still to do that a second of slack spent is taken to push from spot to
 # on-demand, per second of slack left per second of work (see `slack_usd`). Measured on the
-# tuning split of bench_deadline only (with the rules below): 0.25 / 0.35 / 0.5 / 0.7 / 1.0
-# cost +5.5% / +5.8% / +5.2% / +5.2% / +5.8% over the optimum there.
+# tuning split of bench_deadline only (with the rules below): 0.25 / 0.5 / 0.7 / 1.0 cost
+# +5.3% / +5.5% / +5.7% / +4.8% over the optimum with the auto checkpoint interval and
+# +11.8% / +12.0% / +13.4% / +13.5% with 30-minute checkpoints: flat from 0.25 to 0.5.
 SLACK_WEIGHT = 0.5
 # Spot's expected pace is trusted as measured (no discount) before the job waits for spot
 # without spot anywhere. Chosen on the tuning split of bench_deadline only (first 60% of
 # the 2023 availability recording, 5 zones, and traces drawn from the model fitted on it):
-# a margin of 0.5-0.7 / 0.8 / 0.9 / 1.0 / 1.1 costs +5.7% / +5.4% / +5.2% / +5.2% / +12.1%
-# over the optimum on the tuning split (the fitted model's draws alike at every value).
+# a margin of 0.5 / 0.8 / 0.9 / 1.0 / 1.1 costs +6.0% / +5.7% / +5.5% / +5.5% / +12.6% over
+# the optimum there with the auto checkpoint interval, +12.6% / +12.5% / +12.0% / +12.0% /
+# +14.5% with 30-minute checkpoints (the fitted model's draws alike at every value).
 PACE_MARGIN = 1.0
 
 
@@ -94,13 +93,7 @@ class SpotAnywhere(DeadlinePolicy):
         lasting = np.maximum(run[rows, best], state.checkpoint)
         spot_cost = best_price * (1 + per_preemption / lasting)
         useful = np.minimum(hours_left, lasting / HOUR)
-        # The slack a move risks: the restart, and where the zone's past spells say the spell
-        # is expected to end before the work does, the work since the last checkpoint and a
-        # restart after it (without that past, `lasting` is only a floor: the restart alone).
-        risked = state.restart
-        if market.spell_mean is not None:
-            risked = risked + np.clip(state.remaining / lasting, 0.0, 1.0) * per_preemption
-        leave_cost = move_usd + slack_usd(state, od_price - best_price, risked)
+        leave_cost = move_usd + slack_usd(state, od_price - best_price, state.restart)
         leave_od = any_spot & ((od_price - spot_cost) * useful > leave_cost)
 
         behind, keep_od = self.pace(state, market)

@@ -1,5 +1,5 @@
-"""spot-anywhere's decisions worked out by hand: waiting out a shortage while spot's
-expected pace fits, and leaving on-demand only for spells that repay the slack they risk."""
+"""spot-anywhere's decisions worked out by hand: without spot anywhere it waits out the
+shortage while spot's expected pace still fits the deadline."""
 
 from __future__ import annotations
 
@@ -45,15 +45,3 @@ def test_without_spot_it_waits_while_spot_s_expected_pace_fits() -> None:
     # Ahead of the straight line (12 of 20 h done at half time): it waits whatever the pace.
     assert SpotAnywhere().decide(_state(20, 12, 40, 20), _market(False, 0.5, 3.0))[0] == NONE
 
-
-def test_it_leaves_on_demand_only_for_a_spell_that_repays_the_slack_it_risks() -> None:
-    # On on-demand, 40 h of work left in 42 h (1.95 h of slack after a restart). A new spell
-    # in a zone whose spells last 2 h saves (3.06 - 0.918 x (1 + 18 min / 2 h)) x 2 h = $4.0.
-    # The move risks the restart and, the spell being expected to end long before the work,
-    # 15 min of work and another restart: 21 min of slack, worth
-    # 2.142 $/h x 0.35 h x 0.5 x 40 / 1.95 = $7.7: it stays on on-demand. (Pricing the
-    # restart alone, $1.1, it would leave.)
-    state = _state(48, 8, 52, 10, placement=ON_DEMAND)
-    assert SpotAnywhere().decide(state, _market(True, 0.9, 2.0))[0] == ON_DEMAND
-    # Spells of 20 h save $42.6 for the same risk: it leaves for spot.
-    assert SpotAnywhere().decide(state, _market(True, 0.9, 20.0))[0] == 0
