@@ -2,7 +2,8 @@
 
 It places the job on spot as spot-anywhere does (any zone, each priced with what its
 preemptions are expected to cost), and differs where there is no spot anywhere: instead of
-keeping up with a straight line to the deadline, it asks whether spot can still be risked.
+on-demand behind both the straight line to the deadline and spot's expected pace, it asks
+only whether spot can still be risked at a discounted pace.
 Spot runs the job at an expected pace of (share of the past with spot somewhere) x (the
 share of a spell that is not lost to preemptions: a restart and the work since the last
 checkpoint, half an interval on average, per spell of the zones' mean past length). Where
