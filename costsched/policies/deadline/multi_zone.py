@@ -10,7 +10,10 @@ of the zone's past spells where the market knows them (a spell that has lasted t
 last), plus the checkpoint's egress when the zone is in another region. A planned move or
 switch checkpoints first, so it costs a restart and the egress, no lost work. It moves
 between spot zones only for a lower price that repays the move. Without spot anywhere it
-follows uniform-progress: on-demand while behind the straight line, nothing while ahead.
+runs on-demand only where waiting for spot no longer fits: behind the straight line to the
+deadline (uniform-progress) and behind spot's expected pace too (`spot_pace`: the share of
+the past with spot somewhere, less what preemptions take of a spell), so that a job with
+ample slack waits out a shortage instead of paying on-demand for it.
 
 Leaving on-demand also spends slack (deadline minus the work still to do): the restart
 earns no progress, and slack spent early is what forces on-demand to the end later. So the
@@ -37,8 +40,17 @@ from costsched.policies.deadline.uniform_progress import line
 HOUR = 3600.0
 # Share of the work still to do that a second of slack spent is taken to push from spot to
 # on-demand, per second of slack left per second of work (see `slack_usd`). Measured on the
-# 2023 AWS V100 trace: the cost of 52-hour deadlines is flat from 0.3 to 0.6.
+# tuning split of bench_deadline only (with the rules below): 0.25 / 0.5 / 0.7 / 1.0 cost
+# +5.3% / +5.5% / +5.7% / +4.8% over the optimum with the auto checkpoint interval and
+# +11.8% / +12.0% / +13.4% / +13.5% with 30-minute checkpoints: flat from 0.25 to 0.5.
 SLACK_WEIGHT = 0.5
+# Spot's expected pace is trusted as measured (no discount) before the job waits for spot
+# without spot anywhere. Chosen on the tuning split of bench_deadline only (first 60% of
+# the 2023 availability recording, 5 zones, and traces drawn from the model fitted on it):
+# a margin of 0.5 / 0.8 / 0.9 / 1.0 / 1.1 costs +6.0% / +5.7% / +5.5% / +5.5% / +12.6% over
+# the optimum there with the auto checkpoint interval, +12.6% / +12.5% / +12.0% / +12.0% /
+# +14.5% with 30-minute checkpoints (the fitted model's draws alike at every value).
+PACE_MARGIN = 1.0
 
 
 class SpotAnywhere(DeadlinePolicy):
@@ -95,10 +107,37 @@ class SpotAnywhere(DeadlinePolicy):
 
     def pace(self, state: DeadlineState, market: MarketNow) -> tuple[np.ndarray, np.ndarray]:
         """Without spot anywhere: (behind: start on-demand, keep: stay on on-demand).
-        Here uniform progress: behind the straight line, and on on-demand until a restart
-        ahead of it."""
-        expected = line(state, market)
-        return state.progress < expected, state.progress < expected + state.restart
+        Behind the straight line (and on on-demand until a restart ahead of it) and, where
+        the market's past is known, behind spot's expected pace as well."""
+        behind, keep = line_pace(state, market)
+        paced = spot_pace(state, market, PACE_MARGIN)
+        if paced is None:
+            return behind, keep
+        return behind & paced[0], keep & paced[1]
+
+
+def line_pace(state: DeadlineState, market: MarketNow) -> tuple[np.ndarray, np.ndarray]:
+    """Uniform progress: (behind the straight line, within a restart ahead of it)."""
+    expected = line(state, market)
+    return state.progress < expected, state.progress < expected + state.restart
+
+
+def spot_pace(state: DeadlineState, market: MarketNow,
+              margin: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(behind, keep) against spot's expected pace, None without the market's past. Spot
+    runs the job at (share of the past with spot somewhere) x (share of a spell of the
+    zones' mean past length not lost to a preemption: a restart and half a checkpoint
+    interval) x `margin`. Behind: the work left at that pace does not fit in the time left
+    after this tick and a restart; keep: it does not fit with a restart to spare."""
+    if market.spot_share is None or market.spell_mean is None:
+        return None
+    spell = np.mean(market.spell_mean, axis=1)
+    per_preemption = state.restart + state.checkpoint / 2
+    kept = np.clip(1 - per_preemption / spell, 0.05, 1.0)
+    rate = np.clip(market.spot_share * kept * margin, 1e-3, 1.0)
+    needed = state.remaining / rate
+    room = state.time_left - market.tick - state.restart
+    return needed > room, needed > room - state.restart
 
 
 def slack_usd(state: DeadlineState, saving: np.ndarray, seconds: float) -> np.ndarray:

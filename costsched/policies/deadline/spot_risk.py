@@ -2,7 +2,8 @@
 
 It places the job on spot as spot-anywhere does (any zone, each priced with what its
 preemptions are expected to cost), and differs where there is no spot anywhere: instead of
-keeping up with a straight line to the deadline, it asks whether spot can still be risked.
+on-demand behind both the straight line to the deadline and spot's expected pace, it asks
+only whether spot can still be risked at a discounted pace.
 Spot runs the job at an expected pace of (share of the past with spot somewhere) x (the
 share of a spell that is not lost to preemptions: a restart and the work since the last
 checkpoint, half an interval on average, per spell of the zones' mean past length). Where
@@ -20,7 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from costsched.policies.deadline.base import DeadlineState, MarketNow, is_spot, zone_of
-from costsched.policies.deadline.multi_zone import HOUR, SpotAnywhere, slack_usd
+from costsched.policies.deadline.multi_zone import (
+    HOUR,
+    SpotAnywhere,
+    line_pace,
+    slack_usd,
+    spot_pace,
+)
 
 # Spot's expected pace is discounted by this factor before it is trusted to finish the
 # job (the share of the past with spot is an average; the time left may be worse).
@@ -60,14 +67,5 @@ class SpotRisk(SpotAnywhere):
         return np.where(risky & ~pays, market.on_demand(here), wanted)
 
     def pace(self, state: DeadlineState, market: MarketNow) -> tuple[np.ndarray, np.ndarray]:
-        if market.spot_share is None or market.spell_mean is None:
-            return super().pace(state, market)
-        spell = np.mean(market.spell_mean, axis=1)
-        per_preemption = state.restart + state.checkpoint / 2
-        kept = np.clip(1 - per_preemption / spell, 0.05, 1.0)
-        rate = np.clip(market.spot_share * kept * PACE_MARGIN, 1e-3, 1.0)
-        needed = state.remaining / rate
-        room = state.time_left - market.tick - state.restart
-        behind = needed > room
-        keep = needed > room - state.restart
-        return behind, keep
+        paced = spot_pace(state, market, PACE_MARGIN)
+        return line_pace(state, market) if paced is None else paced

@@ -7,6 +7,7 @@ import numpy as np
 
 from costsched.policies.deadline import NONE, SpotAnywhere, SpotRisk
 from costsched.policies.deadline.base import DeadlineState, MarketNow
+from costsched.policies.deadline.multi_zone import line_pace
 
 H = 3600.0
 SPOT, OD = 0.918, 3.06
@@ -31,15 +32,19 @@ def _market(spot: bool, share: float, spell_h: float, age_h: float = 0.0) -> Mar
 
 
 def test_without_spot_it_waits_while_spot_s_expected_pace_fits() -> None:
-    # 12 h of work left in 20 h: behind the straight line (8 of 20 h done at half time),
-    # so spot-anywhere runs on-demand. With spot 90% of the past in 3-h spells, spot's pace
-    # is 0.9 x (1 - (3 min + 15 min) / 3 h) x 0.8 = 0.65: 18.5 h of the 19.9 h left after
-    # this tick and a restart: spot-risk waits.
+    # 12 h of work left in 20 h: behind the straight line (8 of 20 h done at half time).
+    # With spot 90% of the past in 3-h spells, spot's pace is
+    # 0.9 x (1 - (3 min + 15 min) / 3 h) x 0.8 = 0.65: 18.5 h of the 19.9 h left after this
+    # tick and a restart: spot-risk waits.
     state = _state(20, 8, 40, 20)
-    assert SpotAnywhere().decide(state, _market(False, 0.9, 3.0))[0] == 1  # on-demand
+    assert line_pace(state, _market(False, 0.9, 3.0))[0][0]
     assert SpotRisk().decide(state, _market(False, 0.9, 3.0))[0] == NONE
     # Spot half of the time: a pace of 0.36 needs 33 h: on-demand.
     assert SpotRisk().decide(state, _market(False, 0.5, 3.0))[0] == 1
+    # Spot 75% of the time: a pace of 0.54 needs 22.2 h: on-demand, where spot-anywhere,
+    # trusting the pace undiscounted (0.675: 17.8 h), waits.
+    assert SpotRisk().decide(state, _market(False, 0.75, 3.0))[0] == 1
+    assert SpotAnywhere().decide(state, _market(False, 0.75, 3.0))[0] == NONE
 
 
 def test_a_job_without_slack_starts_only_spells_that_repay_the_risk() -> None:
