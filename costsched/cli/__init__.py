@@ -56,7 +56,7 @@ COMMANDS: dict[str, Entry] = {
     "launch": Entry("costsched.cli.jobs", "launch",
                     "Start jobs on the best offering now (trying the next ones if a cloud has "
                     "no capacity), with their checkpoints kept in their checkpoint store."),
-    "status": Entry("costsched.cli.jobs", "status",
+    "status": Entry("costsched.cli.look", "status",
                     "Each job's state, placement, progress and cost so far (recovering "
                     "preempted jobs and closing finished ones first)."),
     "migrate": Entry("costsched.cli.jobs", "migrate",
@@ -69,7 +69,7 @@ COMMANDS: dict[str, Entry] = {
     "start": Entry("costsched.cli.jobs", "start",
                    "Start a stopped job again from its newest verified checkpoint, with the "
                    "code and spec it was launched with, on the best offering now."),
-    "logs": Entry("costsched.cli.jobs", "logs",
+    "logs": Entry("costsched.cli.look", "logs",
                   "The job's output on its current (or last) instance."),
     "report": Entry("costsched.cli.report", "report",
                     "Spend per job, cloud and day from the stored placements, savings against "

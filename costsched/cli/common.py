@@ -32,23 +32,25 @@ console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 def _reads_store(db: str | None) -> str | None:
-    """A command that reads a store never creates one: a --db file that does not exist is
-    a typo, named in one line. (The default store, $COSTSCHED_DB or the user data
-    directory's, is the user's own: it is made on first use.)"""
-    from costsched.service.stores import missing_store
+    """A command that reads a store never creates one: a store file that does not exist
+    (--db, $COSTSCHED_DB or the default one) is named in one line."""
+    from costsched.service.store_files import ENV_DB, missing_store
 
     missing = missing_store(db)
-    if missing is not None and db is not None:
-        err_console.print(f"[red]error:[/red] --db {user_text(db)}: no such store "
-                          f"({user_text(missing.resolve())}); `costsched prices import` or "
-                          "`costsched collect` makes one", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
-    return db
+    if missing is None:
+        return db
+    named = (f"--db {user_text(db)}" if db is not None else
+             f"${ENV_DB} {user_text(os.environ[ENV_DB])}" if os.environ.get(ENV_DB) else
+             "the default store")
+    err_console.print(f"[red]error:[/red] {named}: no such store ({user_text(missing.resolve())})"
+                      "; `costsched prices import FILE` or `costsched collect` makes one",
+                      highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
 
 
 def _writes_store(db: str | None) -> str | None:
     """A command that writes may make its store: it says so, once, on stderr."""
-    from costsched.service.stores import missing_store
+    from costsched.service.store_files import missing_store
 
     missing = missing_store(db)
     # Said only where the file can be made; otherwise opening it says why not.
