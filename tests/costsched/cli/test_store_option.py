@@ -51,3 +51,27 @@ def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
     assert "creating the store" not in second.stderr
     shown = CliRunner().invoke(app, ["prices", "show", "--market", "spot", "--db", str(db)])
     assert shown.exit_code == 0 and "p3.2xlarge" in shown.stdout
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_a_reader_on_a_missing_default_store_names_it_and_creates_nothing(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COSTSCHED_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # platformdirs' user data
+    result = CliRunner().invoke(app, READERS[name])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    expected = tmp_path / "data" / "costsched" / "prices.sqlite"
+    assert len(lines) == 1 and "the default store: no such store" in lines[0]
+    assert str(expected) in lines[0] and "costsched prices import" in lines[0]
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_reader_on_a_missing_costsched_db_names_the_variable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    typo = tmp_path / "recorded-2002.sqlite"
+    monkeypatch.setenv("COSTSCHED_DB", str(typo))
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: $COSTSCHED_DB {typo}: no such store")
+    assert not typo.exists()
