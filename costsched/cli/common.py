@@ -48,6 +48,27 @@ def _reads_store(db: str | None) -> str | None:
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
+def _reads_store_or_list_prices(db: str | None) -> str | None:
+    """A command that can answer from the bundled list prices reads the default store
+    ($COSTSCHED_DB, else the user data directory's) when there is one, else an empty store
+    in memory: nothing is created, and it says so once. A --db that does not exist is
+    still a typo, named in one line."""
+    from costsched.service.store_files import missing_store
+
+    if db is not None:
+        return _reads_store(db)
+    missing = missing_store(None)
+    if missing is None:
+        return db
+    err_console.print(f"no store at {user_text(missing.resolve())} yet: bundled list prices "
+                      "only (`costsched collect` or `costsched prices import FILE` makes one)",
+                      highlight=False, soft_wrap=True)
+    return IN_MEMORY
+
+
+IN_MEMORY = "sqlite://"  # an empty store that lives as long as the command
+
+
 def _writes_store(db: str | None) -> str | None:
     """A command that writes may make its store: it says so, once, on stderr."""
     from costsched.service.store_files import missing_store
@@ -67,12 +88,16 @@ def _can_create(path: Path) -> bool:
 
 _DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else a file in the "
             "user data directory).")
-# Commands that only read the store take DbOption; those that store prices or jobs take
-# NewDbOption, which may create the file.
+# Commands that only read the store take DbOption (ListPricesDbOption where the bundled
+# list prices can answer without one); those that store prices or jobs take NewDbOption,
+# which may create the file.
 DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
                                               callback=_reads_store, show_default=False)]
 NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                  callback=_writes_store, show_default=False)]
+ListPricesDbOption = Annotated[str | None, typer.Option(
+    "--db", help=_DB_HELP + " It must exist; without it, the bundled list prices are used.",
+    callback=_reads_store_or_list_prices, show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 
 F = TypeVar("F", bound=Callable[..., Any])

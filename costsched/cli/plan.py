@@ -11,8 +11,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from costsched.cli.common import (
-    DbOption,
     JsonOption,
+    ListPricesDbOption,
     WideOption,
     console,
     err_console,
@@ -75,7 +75,7 @@ def plan(
         "--emit", help="sky: print each job as a SkyPilot task pinned to its best offering "
         "(cloud, region, zone, instance type, spot) instead of the tables.",
         show_default=False)] = None,
-    db: DbOption = None,
+    db: ListPricesDbOption = None,
     json_out: JsonOption = False,
     wide: WideOption = False,
 ) -> None:

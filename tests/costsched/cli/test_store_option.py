@@ -3,6 +3,7 @@ line naming it, and nothing is left behind. Commands that write make it and say 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "p3.2xlarge" in shown.stdout
 
 
-@pytest.mark.parametrize("name", sorted(READERS))
+@pytest.mark.parametrize("name", sorted(set(READERS) - {"plan"}))
 def test_a_reader_on_a_missing_default_store_names_it_and_creates_nothing(
         name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COSTSCHED_DB", raising=False)
@@ -75,3 +76,15 @@ def test_a_reader_on_a_missing_costsched_db_names_the_variable(
     assert result.exit_code == 2
     assert result.output.startswith(f"error: $COSTSCHED_DB {typo}: no such store")
     assert not typo.exists()
+
+
+@pytest.mark.parametrize("argv", [["plan", str(EXAMPLES / "resnet50.yaml"), "--json"],
+                                  ["gpus", "V100", "--json"]])
+def test_plan_and_gpus_without_a_store_use_the_list_prices_and_create_nothing(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "not-yet.sqlite"
+    monkeypatch.setenv("COSTSCHED_DB", str(db))
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count(f"no store at {db} yet: bundled list prices only") == 1
+    assert json.loads(result.stdout) and not db.exists()
