@@ -137,15 +137,20 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except InvalidInput as exc:
-            from costsched.store.database import StoreUnavailable
-
-            err_console.print(f"[red]error:[/red] {user_text(redact(str(exc)))}",
-                              highlight=False,
-                              soft_wrap=True)
-            code = EXIT_TRY_AGAIN if isinstance(exc, StoreUnavailable) else EXIT_BAD_INPUT
-            raise typer.Exit(code) from None
+            fail(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def fail(exc: InvalidInput) -> None:
+    """End the command with the error's one line: exit code 75 for a store that cannot be
+    reached now, else 2."""
+    from costsched.store.database import StoreUnavailable
+
+    err_console.print(f"[red]error:[/red] {user_text(redact(str(exc)))}", highlight=False,
+                      soft_wrap=True)
+    code = EXIT_TRY_AGAIN if isinstance(exc, StoreUnavailable) else EXIT_BAD_INPUT
+    raise typer.Exit(code) from None
 
 
 def parse_time(value: str | None, name: str = "--at") -> datetime:

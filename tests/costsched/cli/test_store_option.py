@@ -88,3 +88,14 @@ def test_plan_and_gpus_without_a_store_use_the_list_prices_and_create_nothing(
     assert result.exit_code == 0, result.output
     assert result.stderr.count(f"no store at {db} yet: bundled list prices only") == 1
     assert json.loads(result.stdout) and not db.exists()
+
+
+def test_importing_a_path_that_does_not_exist_is_one_line_and_makes_no_store(
+        tmp_path: Path) -> None:
+    db, typo = tmp_path / "new.sqlite", tmp_path / "prices-befor.csv"
+    argv = ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv"), str(typo),
+            "--db", str(db)]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2
+    assert result.output == f"error: {typo}: cannot read: no such file or directory\n"
+    assert not db.exists()
