@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from typer import _click as click
 from typer._click.exceptions import UsageError
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,17 @@ class LazyGroup(TyperGroup):
                                + ", ".join(repr(c) for c in close) + "?")
             raise
 
+
+_typed = TyperOption.display_type_rich
+
+
+def _flag_shows_no_type(self: TyperOption, ctx: click.Context) -> str | None:
+    """A flag (--json, --wide, --help) takes no value: help shows no `<bool>` beside it."""
+    return None if self.is_flag else _typed(self, ctx)
+
+
+# typer has no setting for it; every command's help is written through TyperOption.
+TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
 
 app = typer.Typer(
     cls=LazyGroup,
