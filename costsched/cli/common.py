@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -194,12 +194,53 @@ def print_json(data: Any) -> None:
     sys.stdout.write(text + "\n")
 
 
+def stream_json(doc: dict[str, Any], indent: bool = True) -> None:
+    """One JSON document written piece by piece: a value that is an iterator (a
+    generator) is written item by item, and so are the members of a dict holding one, so
+    that a large list is never one string in memory. `indent`: two spaces per level, as
+    print_json; else each item on a line of its own, compact."""
+    dumps = partial(json.dumps, default=_json_default, indent=2 if indent else None,
+                    separators=None if indent else (",", ":"))
+    _stream(sys.stdout.write, dumps, doc, "\n")
+    sys.stdout.write("\n")
+
+
+def _stream(write: Callable[[str], Any], dumps: Callable[[Any], str], value: Any,
+            newline: str) -> None:
+    """`value` at the indentation `newline` ends with."""
+    inner = newline + "  "
+    if _holds_iterator(value):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        write("{" if isinstance(value, dict) else "[")
+        empty = True
+        for key, item in items:
+            write(("," if not empty else "") + inner)
+            if isinstance(value, dict):
+                write(json.dumps(key) + ": ")
+            _stream(write, dumps, item, inner)
+            empty = False
+        write(("" if empty else newline) + ("}" if isinstance(value, dict) else "]"))
+        return
+    write(dumps(value).replace("\n", newline))
+
+
+def _holds_iterator(value: Any) -> bool:
+    return isinstance(value, Iterator) or (
+        isinstance(value, dict) and any(_holds_iterator(v) for v in value.values()))
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):  # pandas' Timestamp too
         return value.isoformat().replace("+00:00", "Z")
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def frame_record_stream(frame: pd.DataFrame, chunk: int = 10_000) -> Iterator[dict]:
+    """frame_records of a large frame, a chunk of rows at a time."""
+    for start in range(0, len(frame), chunk):
+        yield from frame_records(frame.iloc[start:start + chunk])
 
 
 def frame_records(frame: pd.DataFrame) -> list[dict]:
