@@ -186,7 +186,7 @@ INDENT_UP_TO = 1_000_000  # characters of JSON
 
 
 def print_json(data: Any) -> None:
-    # Indented for reading; a large document (a 10,000-job plan is ~70 MB) compact
+    # Indented for reading; a large document (a long price history, a report) compact
     # instead, as only the compact form has Python's fast C encoder.
     text = json.dumps(data, default=_json_default, separators=(",", ":"))
     if len(text) < INDENT_UP_TO:
