@@ -1,12 +1,14 @@
 """Start-up benchmark: how long each light command takes to start and end, next to
 `python -c pass` in the same run (the interpreter's own start).
 
-Commands: `costsched --help`, `--version`, `status` on an empty store, and `logs` of a job
-that does not exist (one line, exit 2). Each is run --runs times in a fresh subprocess;
-the median wall time and the median CPU time (user + system, less sensitive to a busy
-machine) are printed with the wall time's ratio to `python -c pass` and the difference to
-the 0.5 s target. With --against DIR, the same commands of another checkout (e.g. an
-older commit: `git worktree add /tmp/old HEAD~10`) are timed in the same run, side by side.
+Commands: `costsched --help`, `--version`, `status` on an empty store, `logs` of a job
+that does not exist (one line, exit 2), and, on a second store, `status` and `logs` of a
+finished local job (a one-line script run by the local launcher before timing). Each is
+run --runs times in a fresh subprocess; the median wall time and the median CPU time
+(user + system, less sensitive to a busy machine) are printed with the wall time's ratio
+to `python -c pass` and the difference to the 0.5 s target. With --against DIR, the same
+commands of another checkout (e.g. an older commit: `git worktree add /tmp/old HEAD~10`)
+are timed in the same run, side by side.
 Asserts nothing.
 
     .venv/bin/python bench/bench_startup.py [--runs 7] [--against /tmp/old]
@@ -27,6 +29,15 @@ from pathlib import Path
 TARGET_SECONDS = 0.5
 COMMANDS = {"--help": ["--help"], "--version": ["--version"],
             "status (no jobs)": ["status"], "logs (no such job)": ["logs", "nosuchjob"]}
+# Run against the store holding one finished local job.
+JOB_COMMANDS = {"status (1 finished job)": ["status"], "logs (finished job)": ["logs", "hello"]}
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+JOB = f"""name: hello
+run: {sys.executable} -c "print('hello from the job')"
+throughputs: {{V100: 1.0}}
+steps: 10
+constraints: {{regions: [us-east-1], markets: [spot]}}
+"""
 
 
 def cli(checkout: Path | None) -> list[str]:
@@ -66,14 +77,29 @@ def main() -> None:
         PriceStore(db).dispose()
         baseline, _ = medians([sys.executable, "-c", "pass"], args.runs, env)
         print(f"python -c pass: {baseline:.3f} s wall ({args.runs} runs, medians)")
-        print(f"{'command':22} {'checkout':9} {'wall s':>7} {'cpu s':>7} {'x pass':>7} "
+        print(f"{'command':24} {'checkout':9} {'wall s':>7} {'cpu s':>7} {'x pass':>7} "
               f"{'vs 0.5 s':>9}")
         checkouts = [("this", None)] + ([("against", args.against)] if args.against else [])
-        for name, argv in COMMANDS.items():
-            for label, checkout in checkouts:
-                wall, cpu = medians([*cli(checkout), *argv], args.runs, env)
-                print(f"{name:22} {label:9} {wall:7.3f} {cpu:7.3f} {wall / baseline:7.1f} "
-                      f"{wall - TARGET_SECONDS:+9.3f}")
+        job_env = {**env, "COSTSCHED_DB": str(Path(tmp) / "jobs.sqlite")}
+        finished_job(Path(tmp), job_env)
+        for commands, environment in ((COMMANDS, env), (JOB_COMMANDS, job_env)):
+            for name, argv in commands.items():
+                for label, checkout in checkouts:
+                    wall, cpu = medians([*cli(checkout), *argv], args.runs, environment)
+                    print(f"{name:24} {label:9} {wall:7.3f} {cpu:7.3f} {wall / baseline:7.1f} "
+                          f"{wall - TARGET_SECONDS:+9.3f}")
+
+
+def finished_job(tmp: Path, env: dict[str, str]) -> None:
+    """A store with demo prices and one job run to its end by the local launcher."""
+    spec = tmp / "hello.yaml"
+    spec.write_text(JOB)
+    for argv in (["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv")],
+                 ["launch", str(spec), "--wait", "60"], ["status", "--wait", "60"]):
+        subprocess.run([*cli(None), *argv], env=env, check=True, capture_output=True)
+    out = subprocess.run([*cli(None), "logs", "hello"], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    assert "hello from the job" in out, out
 
 
 if __name__ == "__main__":

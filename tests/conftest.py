@@ -128,10 +128,12 @@ def recorded_store(tmp_path_factory: pytest.TempPathFactory, dispa: Path) -> Pri
 
 @pytest.fixture()
 def cli(monkeypatch: pytest.MonkeyPatch, db_path: Path):
-    """Invoke the CLI with COSTSCHED_DB pointing at a fresh SQLite file."""
+    """Invoke the CLI with COSTSCHED_DB pointing at a fresh SQLite store (made here:
+    reading commands refuse a store that does not exist)."""
     from costsched.cli import app
 
     monkeypatch.setenv("COSTSCHED_DB", str(db_path))
+    PriceStore(str(db_path)).dispose()
     runner = CliRunner()
 
     def invoke(*args: str):

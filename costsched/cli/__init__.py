@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from typer import _click as click
 from typer._click.exceptions import UsageError
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ COMMANDS: dict[str, Entry] = {
     "launch": Entry("costsched.cli.jobs", "launch",
                     "Start jobs on the best offering now (trying the next ones if a cloud has "
                     "no capacity), with their checkpoints kept in their checkpoint store."),
-    "status": Entry("costsched.cli.jobs", "status",
+    "status": Entry("costsched.cli.look", "status",
                     "Each job's state, placement, progress and cost so far (recovering "
                     "preempted jobs and closing finished ones first)."),
     "migrate": Entry("costsched.cli.jobs", "migrate",
@@ -69,7 +69,7 @@ COMMANDS: dict[str, Entry] = {
     "start": Entry("costsched.cli.jobs", "start",
                    "Start a stopped job again from its newest verified checkpoint, with the "
                    "code and spec it was launched with, on the best offering now."),
-    "logs": Entry("costsched.cli.jobs", "logs",
+    "logs": Entry("costsched.cli.look", "logs",
                   "The job's output on its current (or last) instance."),
     "report": Entry("costsched.cli.report", "report",
                     "Spend per job, cloud and day from the stored placements, savings against "
@@ -143,6 +143,17 @@ class LazyGroup(TyperGroup):
                                + ", ".join(repr(c) for c in close) + "?")
             raise
 
+
+_typed = TyperOption.display_type_rich
+
+
+def _flag_shows_no_type(self: TyperOption, ctx: click.Context) -> str | None:
+    """A flag (--json, --wide, --help) takes no value: help shows no `<bool>` beside it."""
+    return None if self.is_flag else _typed(self, ctx)
+
+
+# typer has no setting for it; every command's help is written through TyperOption.
+TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
 
 app = typer.Typer(
     cls=LazyGroup,

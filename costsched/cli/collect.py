@@ -116,8 +116,7 @@ def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary
            else "0 new rows (nothing changed since the last collection)" if collected
            else "0 new rows")
     console.print(f"Stored {new}, {summary.unchanged:,} unchanged, {summary.rejected:,} "
-                  f"rejected; store: {user_text(summary.store)}", highlight=False,
-                  soft_wrap=True)
+                  f"rejected; store: {user_text(summary.store)}", highlight=False)
 
 
 def _status(c) -> str:  # noqa: ANN001 - runner.CloudSummary

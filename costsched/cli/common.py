@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -32,23 +32,46 @@ console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 def _reads_store(db: str | None) -> str | None:
-    """A command that reads a store never creates one: a --db file that does not exist is
-    a typo, named in one line. (The default store, $COSTSCHED_DB or the user data
-    directory's, is the user's own: it is made on first use.)"""
-    from costsched.service.stores import missing_store
+    """A command that reads a store never creates one: a store file that does not exist
+    (--db, $COSTSCHED_DB or the default one) is named in one line."""
+    from costsched.service.store_files import ENV_DB, missing_store
 
     missing = missing_store(db)
-    if missing is not None and db is not None:
-        err_console.print(f"[red]error:[/red] --db {user_text(db)}: no such store "
-                          f"({user_text(missing.resolve())}); `costsched prices import` or "
-                          "`costsched collect` makes one", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
-    return db
+    if missing is None:
+        return db
+    named = (f"--db {user_text(db)}" if db is not None else
+             f"${ENV_DB} {user_text(os.environ[ENV_DB])}" if os.environ.get(ENV_DB) else
+             "the default store")
+    err_console.print(f"[red]error:[/red] {named}: no such store ({user_text(missing.resolve())})"
+                      "; `costsched prices import FILE` or `costsched collect` makes one",
+                      highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _reads_store_or_list_prices(db: str | None) -> str | None:
+    """A command that can answer from the bundled list prices reads the default store
+    ($COSTSCHED_DB, else the user data directory's) when there is one, else an empty store
+    in memory: nothing is created, and it says so once. A --db that does not exist is
+    still a typo, named in one line."""
+    from costsched.service.store_files import missing_store
+
+    if db is not None:
+        return _reads_store(db)
+    missing = missing_store(None)
+    if missing is None:
+        return db
+    err_console.print(f"no store at {user_text(missing.resolve())} yet: bundled list prices "
+                      "only (`costsched collect` or `costsched prices import FILE` makes one)",
+                      highlight=False, soft_wrap=True)
+    return IN_MEMORY
+
+
+IN_MEMORY = "sqlite://"  # an empty store that lives as long as the command
 
 
 def _writes_store(db: str | None) -> str | None:
     """A command that writes may make its store: it says so, once, on stderr."""
-    from costsched.service.stores import missing_store
+    from costsched.service.store_files import missing_store
 
     missing = missing_store(db)
     # Said only where the file can be made; otherwise opening it says why not.
@@ -65,12 +88,16 @@ def _can_create(path: Path) -> bool:
 
 _DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else a file in the "
             "user data directory).")
-# Commands that only read the store take DbOption; those that store prices or jobs take
-# NewDbOption, which may create the file.
+# Commands that only read the store take DbOption (ListPricesDbOption where the bundled
+# list prices can answer without one); those that store prices or jobs take NewDbOption,
+# which may create the file.
 DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
                                               callback=_reads_store, show_default=False)]
 NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                  callback=_writes_store, show_default=False)]
+ListPricesDbOption = Annotated[str | None, typer.Option(
+    "--db", help=_DB_HELP + " It must exist; without it, the bundled list prices are used.",
+    callback=_reads_store_or_list_prices, show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -110,15 +137,20 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except InvalidInput as exc:
-            from costsched.store.database import StoreUnavailable
-
-            err_console.print(f"[red]error:[/red] {user_text(redact(str(exc)))}",
-                              highlight=False,
-                              soft_wrap=True)
-            code = EXIT_TRY_AGAIN if isinstance(exc, StoreUnavailable) else EXIT_BAD_INPUT
-            raise typer.Exit(code) from None
+            fail(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def fail(exc: InvalidInput) -> None:
+    """End the command with the error's one line: exit code 75 for a store that cannot be
+    reached now, else 2."""
+    from costsched.store.database import StoreUnavailable
+
+    err_console.print(f"[red]error:[/red] {user_text(redact(str(exc)))}", highlight=False,
+                      soft_wrap=True)
+    code = EXIT_TRY_AGAIN if isinstance(exc, StoreUnavailable) else EXIT_BAD_INPUT
+    raise typer.Exit(code) from None
 
 
 def parse_time(value: str | None, name: str = "--at") -> datetime:
@@ -154,12 +186,47 @@ INDENT_UP_TO = 1_000_000  # characters of JSON
 
 
 def print_json(data: Any) -> None:
-    # Indented for reading; a large document (a 10,000-job plan is ~70 MB) compact
+    # Indented for reading; a large document (a long price history, a report) compact
     # instead, as only the compact form has Python's fast C encoder.
     text = json.dumps(data, default=_json_default, separators=(",", ":"))
     if len(text) < INDENT_UP_TO:
         text = json.dumps(data, indent=2, default=_json_default)
     sys.stdout.write(text + "\n")
+
+
+def stream_json(doc: dict[str, Any], indent: bool = True) -> None:
+    """One JSON document written piece by piece: a value that is an iterator (a
+    generator) is written item by item, and so are the members of a dict holding one, so
+    that a large list is never one string in memory. `indent`: two spaces per level, as
+    print_json; else each item on a line of its own, compact."""
+    dumps = partial(json.dumps, default=_json_default, indent=2 if indent else None,
+                    separators=None if indent else (",", ":"))
+    _stream(sys.stdout.write, dumps, doc, "\n")
+    sys.stdout.write("\n")
+
+
+def _stream(write: Callable[[str], Any], dumps: Callable[[Any], str], value: Any,
+            newline: str) -> None:
+    """`value` at the indentation `newline` ends with."""
+    inner = newline + "  "
+    if _holds_iterator(value):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        write("{" if isinstance(value, dict) else "[")
+        empty = True
+        for key, item in items:
+            write(("," if not empty else "") + inner)
+            if isinstance(value, dict):
+                write(json.dumps(key) + ": ")
+            _stream(write, dumps, item, inner)
+            empty = False
+        write(("" if empty else newline) + ("}" if isinstance(value, dict) else "]"))
+        return
+    write(dumps(value).replace("\n", newline))
+
+
+def _holds_iterator(value: Any) -> bool:
+    return isinstance(value, Iterator) or (
+        isinstance(value, dict) and any(_holds_iterator(v) for v in value.values()))
 
 
 def _json_default(value: Any) -> Any:
@@ -168,6 +235,12 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def frame_record_stream(frame: pd.DataFrame, chunk: int = 10_000) -> Iterator[dict]:
+    """frame_records of a large frame, a chunk of rows at a time."""
+    for start in range(0, len(frame), chunk):
+        yield from frame_records(frame.iloc[start:start + chunk])
 
 
 def frame_records(frame: pd.DataFrame) -> list[dict]:

@@ -14,6 +14,7 @@ from costsched.backtest.deadline import plot
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     err_console,
     frame_records,
@@ -79,6 +80,7 @@ def deadline_backtest_cmd(
     plot_path: Annotated[Path | None, typer.Option("--plot", help="Write a bar chart (PNG).")]
     = None,
     db: DbOption = None,
+    wide: WideOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Replay jobs with a deadline over stored spot availability: cost against on-demand,
@@ -103,12 +105,12 @@ def deadline_backtest_cmd(
                     "summary": frame_records(result.summary),
                     "runs": frame_records(result.results)})
         return
-    render(result)
+    render(result, wide)
     if plot_path is not None:
         console.print(f"chart written to {plot_path}")
 
 
-def render(result: DeadlineBacktestResult) -> None:
+def render(result: DeadlineBacktestResult, wide: bool = False) -> None:
     """The summary table and what it rests on."""
     rows = []
     for row in result.summary.itertuples(index=False):
@@ -120,7 +122,8 @@ def render(result: DeadlineBacktestResult) -> None:
     title = (f"Deadline backtest: {info['starts']} starts x {len(info['zones'])} home zones "
              f"({', '.join(info['zones'])})")
     console.print(table(title, ["deadline", "restart", "policy", "cost vs on-demand",
-                                "vs optimum", "gap closed", "misses", "runs"], rows))
+                                "vs optimum", "gap closed", "misses", "runs"], rows,
+                        detail=["runs", "gap closed", "vs optimum"], wide=wide))
     steps = ", ".join(f"{k}: {v} s" for k, v in result.optimum_steps.items())
     console.print(f"prices: {info['prices']}; optimum over all zones, waste step {steps} "
                   f"(a step above the exact one gives a lower bound)", highlight=False)

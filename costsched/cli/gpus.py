@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from costsched.cli.common import (
-    DbOption,
     JsonOption,
+    ListPricesDbOption,
     console,
     frame_records,
     friendly_errors,
@@ -38,7 +38,7 @@ def gpus(
     at: Annotated[str | None, typer.Option(help="Prices as of this time (ISO 8601; "
                                            "default now).", show_default=False)] = None,
     top: Annotated[int, typer.Option(help="With a model: offerings shown.", min=1)] = 20,
-    db: DbOption = None,
+    db: ListPricesDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """GPU models and counts with the cheapest on-demand and spot price now, where, and how

@@ -1,5 +1,5 @@
-"""`costsched launch | status | migrate | stop | start | logs`: run jobs on the chosen
-offerings."""
+"""`costsched launch | migrate | stop | start`, and `status | logs` from the store: run
+jobs on the chosen offerings."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.cli.look import NEVER_RUN, NO_JOBS, JobArgument
 from costsched.service import jobs as service
 from costsched.service.decide import parse_offering
 from costsched.service.staleness import (
@@ -38,7 +39,6 @@ from costsched.store import PriceStore
 
 LauncherOption = Annotated[str, typer.Option(
     "--launcher", help="local (subprocesses on this machine), aws or gcp.")]
-JobArgument = Annotated[str, typer.Argument(help="Job id or name.", show_default=False)]
 
 
 def make_launcher(name: str) -> Any:
@@ -85,30 +85,10 @@ def launch(
     _print_status(shown, json_out, title="Launched")
 
 
-@friendly_errors
-def status(
-    job: Annotated[str | None, typer.Argument(help="Job id or name (default: every job).",
-                                              show_default=False)] = None,
-    wait: Annotated[float, typer.Option(help="Seconds to wait for the jobs to end, "
-                                        "recovering them as needed (0: show them now).")]
-    = 0.0,
-    state: Annotated[list[str] | None, typer.Option(
-        "--state", help="Only jobs in these states (pending, launching, running, "
-        "checkpointing, migrating, recovering, succeeded, failed, cancelled; repeat or "
-        "comma-separate).", show_default=False)] = None,
-    name: Annotated[str | None, typer.Option(
-        help="Only jobs whose name matches this pattern ('resnet*').", show_default=False)]
-    = None,
-    limit: Annotated[int | None, typer.Option(help="Only the newest N jobs.", min=1,
-                                              show_default=False)] = None,
-    reconcile: Annotated[bool, typer.Option(
-        "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
-        "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,
-    db: DbOption = None,
-    json_out: JsonOption = False,
-) -> None:
-    """Each job's state, placement, progress and cost so far (recovering preempted jobs and
-    closing finished ones first)."""
+def show_status(job: str | None, *, wait: float, state: list[str] | None, name: str | None,
+                limit: int | None, reconcile: bool, db: str | None, json_out: bool) -> None:
+    """`costsched status` (costsched.cli.look) from the store, reconciling the jobs first
+    unless told not to."""
     from costsched import daemon
 
     store = open_store(db)
@@ -243,14 +223,9 @@ def start(job: JobArgument,
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")
 
 
-@friendly_errors
-def logs(job: JobArgument,
-         tail: Annotated[int, typer.Option(help="Lines from the end.", min=1)] = 200,
-         follow: Annotated[bool, typer.Option(
-             "--follow", "-f", help="Keep printing the output as it comes, across "
-             "recoveries and moves, until the job ends (Ctrl-C stops).")] = False,
-         db: DbOption = None) -> None:
-    """The job's output on its current (or last) instance."""
+def show_logs(job: str, *, tail: int, follow: bool, db: str | None) -> None:
+    """`costsched logs` (costsched.cli.look) from the store, following the job with
+    --follow."""
     store = open_store(db)
     launcher = _job_launcher(store, job)
     if not follow:
@@ -296,7 +271,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     if scheduled is not None:
         _print_daemon(scheduled)
     if not shown:
-        console.print("No jobs. `costsched launch JOB.yaml` starts one.")
+        console.print(NO_JOBS, highlight=False, markup=False)
         return
     rows = []
     for s in shown:
@@ -370,8 +345,7 @@ def _run_json(run: Any) -> dict:
 
 def _print_daemon(scheduled: list[Any]) -> None:
     if all(t.next_run is None and t.last is None for t in scheduled):
-        console.print("Scheduled optimizer: never run (`costsched daemon`, or `costsched "
-                      "daemon --once` from cron).", highlight=False, markup=False)
+        console.print(NEVER_RUN, highlight=False, markup=False)
         return
     rows = [[t.task, "-" if t.next_run is None else f"{t.next_run:%Y-%m-%d %H:%M:%S}",
              "-" if t.last is None else f"{t.last.started_at:%Y-%m-%d %H:%M:%S}",

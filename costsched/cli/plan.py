@@ -11,23 +11,24 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from costsched.cli.common import (
-    DbOption,
     JsonOption,
+    ListPricesDbOption,
     WideOption,
     console,
     err_console,
+    frame_record_stream,
     frame_records,
     friendly_errors,
     money,
     options,
     print_json,
+    stream_json,
     table,
     user_text,
 )
 from costsched.cli.packing import instances_json, instances_table
 from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
-from costsched.optimize.planner import JobPlan
 from costsched.optimize.planner import Progress as Report
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
@@ -75,7 +76,7 @@ def plan(
         "--emit", help="sky: print each job as a SkyPilot task pinned to its best offering "
         "(cloud, region, zone, instance type, spot) instead of the tables.",
         show_default=False)] = None,
-    db: DbOption = None,
+    db: ListPricesDbOption = None,
     json_out: JsonOption = False,
     wide: WideOption = False,
 ) -> None:
@@ -99,7 +100,8 @@ def plan(
     if emit is not None:
         _emit(emit, jobs, result)
     elif json_out:
-        print_json(_json(result, top, stale_after))
+        stream_json(_json(result, top, stale_after),
+                    indent=len(result.jobs) <= JSON_INDENTED_UP_TO)
     elif len(result.jobs) > TABLES_UP_TO:
         _print_groups(result)
         if result.collection is not None:
@@ -256,19 +258,27 @@ def _print_collection(c: CollectionPlan, budget: float | None) -> None:
         console.print(instances_table(c))
 
 
+JSON_INDENTED_UP_TO = 100  # jobs; a larger plan's JSON is compact, one item per line
+
+
 def _json(result: PlanResult, top: int, stale_after: float) -> dict:
+    """The plan as one JSON document whose lists are generators (stream_json writes them
+    piece by piece). Jobs that share a ranking (a sweep's identical jobs) share one entry
+    of "rankings", which lists them; each job names it by "ranking_index"."""
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
                "expected_hours", "expected_cost", "vs_on_demand_v100"]
-    shared: dict[int, dict] = {}  # identical jobs share one ranking: render it once
+    groups = _groups(result)
+    index_of = {m: g for g, members in enumerate(groups) for m in members}
 
-    def ranked(i: int, p: JobPlan) -> dict:
-        out = shared.get(id(p.ranked))
-        if out is None:
-            shown = result.ranking(i).head(top)
+    def rankings() -> Iterator[dict]:
+        for members in groups:
+            p = result.jobs[members[0]]
+            shown = result.ranking(members[0]).head(top)
             old = stale(shown, result.at, stale_after)
-            out = shared[id(p.ranked)] = {
+            yield {
+                "jobs": [result.jobs[m].job.name for m in members],
                 "ranking": frame_records(shown[columns].assign(
                     price_effective_at=shown["effective_at"],
                     price_age_hours=age_hours(shown["effective_at"], result.at).round(1))),
@@ -276,24 +286,24 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "excluded": {str(k): int(v) for k, v in
                              p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
                              .value_counts().items()}}
-        return out
 
-    jobs = []
-    for i, p in enumerate(result.jobs):
-        b = p.baseline
-        jobs.append({
-            "name": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps,
-            "source": p.job.source,
-            "deadline_hours": p.job.job.constraints.deadline_hours,
-            "budget_usd": p.job.job.constraints.budget_usd,
-            "reason": p.reason or None,
-            "baseline": None if b is None else {
-                "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
-                "cost": b.cost},
-            **ranked(i, p),
-        })
+    def jobs() -> Iterator[dict]:
+        for i, p in enumerate(result.jobs):
+            b = p.baseline
+            yield {
+                "name": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps,
+                "source": p.job.source,
+                "deadline_hours": p.job.job.constraints.deadline_hours,
+                "budget_usd": p.job.job.constraints.budget_usd,
+                "reason": p.reason or None,
+                "baseline": None if b is None else {
+                    "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
+                    "cost": b.cost},
+                "ranking_index": index_of[i],
+            }
+
     out: dict = {"at": result.at, "objective": result.objective,
-                 "stale_after_hours": stale_after, "jobs": jobs,
+                 "stale_after_hours": stale_after, "rankings": rankings(), "jobs": jobs(),
                  "collection": None}
     collection = result.collection
     if collection is not None:
@@ -303,7 +313,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             "makespan_hours": _number(collection.makespan_hours),
             "objective": _number(collection.objective),
             "solver": collection.solver, "solve_seconds": collection.solve_seconds,
-            "assignment": frame_records(collection.assignment.drop(columns="offering_index")),
+            "assignment": frame_record_stream(
+                collection.assignment.drop(columns="offering_index")),
             "instances": None if collection.instances is None else instances_json(collection),
         }
     return out

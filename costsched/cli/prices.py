@@ -17,6 +17,7 @@ from costsched.cli.common import (
     WideOption,
     console,
     err_console,
+    fail,
     frame_records,
     friendly_errors,
     money,
@@ -29,6 +30,7 @@ from costsched.cli.common import (
 )
 from costsched.model import InvalidInput
 from costsched.service import export_prices, import_prices, price_history, prices
+from costsched.service.prices import check_paths
 
 app = typer.Typer(help="Price history: import recorded logs, show prices as of a time, export.",
                   no_args_is_help=True)
@@ -41,10 +43,20 @@ CloudOption = Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp
 RegionOption = Annotated[list[str] | None, typer.Option("--region", help="Region(s).")]
 
 
+def _existing(paths: list[Path]) -> list[Path]:
+    """The paths to import, checked before the store is opened (or made)."""
+    try:
+        check_paths(paths)
+    except InvalidInput as exc:
+        fail(exc)
+    return paths
+
+
 @app.command("import")
 @friendly_errors
 def import_(
-    paths: Annotated[list[Path], typer.Argument(help="Files or directories of recorded logs.")],
+    paths: Annotated[list[Path], typer.Argument(help="Files or directories of recorded logs.",
+                                                callback=_existing, is_eager=True)],
     trace_start: Annotated[str | None, typer.Option(
         "--trace-start", help="Start of spot traces whose folder names no day (ISO 8601); "
         "default midnight UTC of the day their folder names (aws-02-15-2023).",

@@ -47,9 +47,11 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
     spot availability (spot traces, probe logs) from files or directories: the prices in
     one transaction, the availability in another. A bad file is an error line, not an
     exception. `trace_start`: when spot traces start whose folder names no day (default:
-    midnight UTC of the day their folder names)."""
+    midnight UTC of the day their folder names). A path that does not exist raises
+    InvalidInput naming it, before anything is read or stored."""
     from price_collectors import availability, recorded
 
+    check_paths(paths)
     start = as_time(trace_start, "trace start") if trace_start is not None else None
     traces, others = availability.split(paths)
     files, _ = recorded.expand(others)
@@ -73,6 +75,13 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
                         intervals=len(intervals), intervals_inserted=added,
                         availability=[{"file": str(path), "intervals": n}
                                       for path, n in found.files])
+
+
+def check_paths(paths: Sequence[str | Path]) -> None:
+    """InvalidInput naming the paths to import that do not exist."""
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise InvalidInput(f"{', '.join(missing)}: cannot read: no such file or directory")
 
 
 def prices(

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from costsched.config import StoreConfig
 from costsched.store import PriceStore
-from costsched.store.database import ENV_DB
 
 # What the service functions take as their store: a store, a SQLAlchemy URL or SQLite file
 # path to open for the call, or None for the default store.
@@ -37,29 +34,3 @@ def using(db: StoreLike) -> Iterator[PriceStore]:
     finally:
         store.dispose()
 
-
-def default_store_path() -> Path | None:
-    """The SQLite file of the default store ($COSTSCHED_DB, else the user data directory's
-    prices.sqlite); None when $COSTSCHED_DB is a server's URL."""
-    import platformdirs
-
-    db = os.environ.get(ENV_DB) or str(Path(platformdirs.user_data_dir("costsched"))
-                                       / "prices.sqlite")
-    return sqlite_path(db)
-
-
-def sqlite_path(db: str) -> Path | None:
-    """The file a SQLite path or sqlite:/// URL names; None for a server's URL or an
-    in-memory database."""
-    if "://" not in db:
-        return Path(db).expanduser()
-    if not db.startswith("sqlite:///"):
-        return None
-    return Path(db[len("sqlite:///"):].split("?")[0]) or None
-
-
-def missing_store(db: str | None) -> Path | None:
-    """The SQLite file of the store `db` names (None: the default store) if it does not
-    exist yet, else None. Nothing is created."""
-    path = default_store_path() if db is None else sqlite_path(db)
-    return path if path is not None and path != Path() and not path.exists() else None

@@ -177,10 +177,20 @@ def test_prices_and_availability_in_one_call(tmp_path: Path, dispa: Path,
                                               store: PriceStore) -> None:
     write_trace(tmp_path, "availability", "us-east-1a_v100_1.json", [1, 0])
     prices = dispa / "aws" / "cost" / "us-east-1"
-    result = import_prices(store, [prices, tmp_path, tmp_path / "missing"])
+    result = import_prices(store, [prices, tmp_path])
     assert result.inserted > 0 and store.count() == result.inserted
     assert result.intervals_inserted == 2
-    assert result.errors == [f"{tmp_path / 'missing'}: cannot read: no such file or directory"]
+    assert result.errors == []
+
+
+def test_a_path_that_does_not_exist_is_refused_before_anything_is_stored(
+        tmp_path: Path, dispa: Path, store: PriceStore) -> None:
+    write_trace(tmp_path, "availability", "us-east-1a_v100_1.json", [1, 0])
+    prices = dispa / "aws" / "cost" / "us-east-1"
+    with pytest.raises(InvalidInput) as raised:
+        import_prices(store, [prices, tmp_path, tmp_path / "missing"])
+    assert str(raised.value) == f"{tmp_path / 'missing'}: cannot read: no such file or directory"
+    assert store.count() == 0 and store.spot_availability.count() == 0
 
 
 def test_an_explicit_start_places_a_trace_whose_folder_names_no_day(tmp_path: Path,

@@ -62,6 +62,8 @@ def test_some_jobs_planned_others_not(cli, recorded_store, tmp_path: Path) -> No
     bad = spec(tmp_path, "bad", regions=["mars-1"])
     result = cli("plan", good, bad, "--at", AT, "--db", recorded_store.url, "--json")
     assert "Traceback" not in result.output
-    jobs = {j["name"]: j for j in json.loads(result.stdout)["jobs"]}
-    assert jobs["good"]["reason"] is None and jobs["good"]["ranking"]
-    assert "region mars-1" in jobs["bad"]["reason"] and not jobs["bad"]["ranking"]
+    doc = json.loads(result.stdout)
+    jobs = {j["name"]: j for j in doc["jobs"]}
+    ranked = {n: doc["rankings"][j["ranking_index"]]["ranking"] for n, j in jobs.items()}
+    assert jobs["good"]["reason"] is None and ranked["good"]
+    assert "region mars-1" in jobs["bad"]["reason"] and not ranked["bad"]

@@ -49,7 +49,9 @@ def test_json_lists_every_job_and_text_is_one_summary(cli, recorded_store,  # no
     assert len(data["jobs"]) == 10_000 == len(data["collection"]["assignment"])
     assert {j["name"] for j in data["jobs"]} == {f"transformer-sweep-{i}"
                                                   for i in range(1, 10_001)}
-    assert all(len(j["ranking"]) == 2 for j in data["jobs"])
+    assert {j["ranking_index"] for j in data["jobs"]} == {0}  # one ranking, written once
+    (shared,) = data["rankings"]
+    assert len(shared["ranking"]) == 2 and len(shared["jobs"]) == 10_000
     text = cli("plan", sweep, "--at", AT, "--db", recorded_store.url)
     assert text.exit_code == 0
     assert "10,000 jobs in 1 groups" in text.stdout

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from costsched import jobspec
 from costsched.cli import app
 from costsched.model import InvalidInput
+from costsched.store import PriceStore
 
 JOB = "name: a\nmodel: A3C\n"
 # Nine levels of nine aliases each: 9**9 (387 million) strings once expanded.
@@ -102,6 +103,7 @@ def test_epochs_times_steps_per_epoch_is_bounded(tmp_path: Path) -> None:
 def test_the_cli_says_one_line_with_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "job.yaml"
     path.write_text(LAUGHS)
+    PriceStore(str(tmp_path / "p.sqlite")).dispose()
     result = CliRunner().invoke(app, ["plan", str(path)],
                                 env={"COSTSCHED_DB": str(tmp_path / "p.sqlite")})
     assert result.exit_code == 2, result.output

@@ -99,3 +99,62 @@ def test_the_python_api_prints_nothing(recorded_store: PriceStore) -> None:
     done = fresh_process(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
+
+
+@pytest.fixture()
+def own_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty store named by COSTSCHED_DB, local instances and throughputs of its own."""
+    db = tmp_path / "store.sqlite"
+    PriceStore(str(db)).dispose()
+    monkeypatch.setenv("COSTSCHED_DB", str(db))
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    monkeypatch.setenv("COSTSCHED_THROUGHPUTS", str(tmp_path / "throughputs.csv"))
+    return db
+
+
+def test_collect_json(own_store: Path, azure_prices: object,
+                      capfd: pytest.CaptureFixture[str]) -> None:
+    summary = run_json(["collect", "--cloud", "azure"], capfd)
+    assert summary["ok"] is True and summary["inserted"] > 0
+
+
+def test_daemon_once_json(own_store: Path, azure_prices: object, tmp_path: Path,
+                          capfd: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[collect]\nclouds = ["azure"]\n')
+    runs = run_json(["daemon", "--once", "--config", str(config)], capfd)
+    assert [r["task"] for r in runs] == ["collect", "replan", "catalog"]
+
+
+def test_launch_and_stop_json(own_store: Path, tmp_path: Path,
+                              capfd: pytest.CaptureFixture[str]) -> None:
+    """A trivial job on the local launcher: launched, then stopped, each one document."""
+    assert CliRunner().invoke(app, ["prices", "import", str(EXAMPLES / "demo" /
+                                                            "prices-before.csv")]).exit_code == 0
+    spec = tmp_path / "sleeper.yaml"
+    spec.write_text(f"name: sleeper\nrun: {sys.executable} -c 'import time; time.sleep(60)'\n"
+                    "throughputs: {V100: 1.0}\nsteps: 1000\n"
+                    "constraints: {regions: [us-east-1], markets: [spot]}\n")
+    (launched,) = run_json(["launch", str(spec), "--wait", "30"], capfd)
+    assert launched["name"] == "sleeper" and launched["placement"]["market"] == "spot"
+    stopped = run_json(["stop", "sleeper"], capfd)
+    assert stopped == {"id": launched["id"], "name": "sleeper", "state": "cancelled"}
+
+
+def test_backtest_deadline_json(own_store: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    import numpy as np
+
+    from tests.costsched.backtest.deadline.traces import intervals, trace
+    from tests.costsched.service.test_deadline import ZONES
+
+    store = PriceStore(str(own_store))
+    rng = np.random.default_rng(5)
+    store.spot_availability.add(intervals(trace(np.repeat(rng.random((3, 80)) < 0.6, 6,
+                                                          axis=1), ZONES, 60)))
+    store.dispose()
+    document = run_json(["backtest-deadline", "--deadline", "2.5", "--job-hours", "2",
+                         "--restart-minutes", "3", "--checkpoint-minutes", "10", "--starts",
+                         "2"], capfd)
+    assert document["trace"]["zones"] == ZONES
+    assert {r["policy"] for r in document["summary"]} >= {"on-demand", "optimum"}
+    assert len(document["runs"]) == 6 * 2 * 3  # policies x starts x homes

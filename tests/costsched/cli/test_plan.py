@@ -32,8 +32,11 @@ def test_one_job_table(plan) -> None:  # noqa: ANN001
 def test_json_ranking_is_sorted_and_constrained(plan) -> None:  # noqa: ANN001
     result = plan(str(EXAMPLES / "resnet50.yaml"), "--top", "5", "--json")
     assert result.exit_code == 0, result.output
-    (job,) = json.loads(result.stdout)["jobs"]
-    ranking = job["ranking"]
+    doc = json.loads(result.stdout)
+    (job,) = doc["jobs"]
+    (shared,) = doc["rankings"]
+    assert shared["jobs"] == [job["name"]] and job["ranking_index"] == 0
+    ranking = shared["ranking"]
     assert len(ranking) == 5
     costs = [r["expected_cost"] for r in ranking]
     assert costs == sorted(costs)
@@ -42,15 +45,15 @@ def test_json_ranking_is_sorted_and_constrained(plan) -> None:  # noqa: ANN001
     assert ranking[0]["gpu_model"] == "V100"
     assert ranking[0]["vs_on_demand_v100"] < 0.5
     assert job["baseline"]["usd_per_hour"] == pytest.approx(3.06)
-    assert job["excluded"]["misses deadline"] > 0  # the K80s need more than 48 h
+    assert shared["excluded"]["misses deadline"] > 0  # the K80s need more than 48 h
 
 
 def test_objectives_and_overrides(plan) -> None:  # noqa: ANN001
     spec = str(EXAMPLES / "resnet50.yaml")
-    fast = json.loads(plan(spec, "--objective", "time", "--json").stdout)["jobs"][0]
+    fast = json.loads(plan(spec, "--objective", "time", "--json").stdout)["rankings"][0]
     assert fast["ranking"][0]["gpu_count"] == 8
     tight = plan(spec, "--objective", "time", "--budget", "15", "--json")
-    capped = json.loads(tight.stdout)["jobs"][0]["ranking"]
+    capped = json.loads(tight.stdout)["rankings"][0]["ranking"]
     assert all(r["expected_cost"] <= 15 for r in capped)
     assert capped[0]["expected_hours"] > fast["ranking"][0]["expected_hours"]
     result = plan(spec, "--deadline", "2h")
@@ -69,7 +72,8 @@ def test_several_jobs_get_a_collection_plan(plan) -> None:  # noqa: ANN001
     by_job = {a["job"]: a for a in collection["assignment"]}
     # Without quotas each job gets its own cheapest offering.
     for job in data["jobs"]:
-        assert by_job[job["name"]]["offering"] == job["ranking"][0]["offering"]
+        ranking = data["rankings"][job["ranking_index"]]["ranking"]
+        assert by_job[job["name"]]["offering"] == ranking[0]["offering"]
     text = plan(str(EXAMPLES / "sweep.yaml"), "--quota", "1").stdout
     assert "Collection plan (min_cost): 6 jobs" in text
 
@@ -98,8 +102,46 @@ def test_bad_yaml_is_one_line_exit_2(cli, tmp_path: Path) -> None:  # noqa: ANN0
 def test_measured_availability_changes_spot_risk(plan, dispa: Path) -> None:  # noqa: ANN001
     log = dispa / "aws" / "availability" / "persistent_2020-03-15.out"
     result = plan(str(EXAMPLES / "recommendation.yaml"), "--availability", str(log), "--json")
-    ranking = json.loads(result.stdout)["jobs"][0]["ranking"]
+    ranking = json.loads(result.stdout)["rankings"][0]["ranking"]
     k80 = next(r for r in ranking if r["instance_type"] == "p2.xlarge")
     assert k80["preemption_basis"].startswith("measured")
     assert k80["preemptions_per_hour"] > 0.15
     assert k80["expected_hours"] > k80["work_hours"]
+
+
+def test_a_sweeps_json_writes_its_shared_ranking_once(plan) -> None:  # noqa: ANN001
+    result = plan(str(EXAMPLES / "sweep.yaml"), "--top", "3", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (shared,) = doc["rankings"]
+    names = [j["name"] for j in doc["jobs"]]
+    assert shared["jobs"] == names and len(names) == 6
+    assert {j["ranking_index"] for j in doc["jobs"]} == {0}
+    best = shared["ranking"][0]["offering"]
+    assert result.stdout.count(f'"offering": "{best}"') == 1 + len(names)  # + assignment
+
+
+def test_plan_json_is_written_piece_by_piece(monkeypatch, recorded_store) -> None:  # noqa: ANN001
+    """No write holds the whole document: a sweep's jobs are written one by one."""
+    import io
+    import sys
+
+    from costsched.cli import plan as cli_plan
+    from costsched.cli.common import stream_json
+    from costsched.service import plan as plan_jobs
+
+    writes: list[str] = []
+
+    class Recorder(io.StringIO):
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return super().write(text)
+
+    result = plan_jobs(recorded_store, EXAMPLES / "sweep.yaml", at=AT)
+    out = Recorder()
+    monkeypatch.setattr(sys, "stdout", out)
+    stream_json(cli_plan._json(result, top=10, stale_after=168.0))
+    doc = json.loads(out.getvalue())
+    assert len(doc["jobs"]) == 6 and len(doc["rankings"]) == 1
+    assert sum(w.count('"ranking_index"') for w in writes) == 6
+    assert all(w.count('"ranking_index"') <= 1 for w in writes)  # one job per write at most

@@ -32,7 +32,7 @@ def test_fresh_prices_get_no_note(cli, db: str) -> None:  # noqa: ANN001
     assert "older than" not in result.output
     document = json.loads(cli("plan", JOB, "--at", "2026-01-03", "--top", "3", "--db", db,
                               "--json").stdout)
-    assert document["jobs"][0]["stale_prices"] == 0
+    assert document["rankings"][0]["stale_prices"] == 0
 
 
 def test_old_prices_are_named_with_their_age(cli, db: str) -> None:  # noqa: ANN001
@@ -43,7 +43,7 @@ def test_old_prices_are_named_with_their_age(cli, db: str) -> None:  # noqa: ANN
     document = json.loads(cli("plan", JOB, "--at", "2026-03-02", "--top", "3", "--db", db,
                               "--json").stdout)
     assert document["stale_after_hours"] == 168
-    job = document["jobs"][0]
+    job = document["rankings"][0]
     assert job["stale_prices"] == 3
     assert [r["price_age_hours"] for r in job["ranking"]] == [60 * 24] * 3
 

@@ -3,6 +3,7 @@ line naming it, and nothing is left behind. Commands that write make it and say 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,50 @@ def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
     assert "creating the store" not in second.stderr
     shown = CliRunner().invoke(app, ["prices", "show", "--market", "spot", "--db", str(db)])
     assert shown.exit_code == 0 and "p3.2xlarge" in shown.stdout
+
+
+@pytest.mark.parametrize("name", sorted(set(READERS) - {"plan"}))
+def test_a_reader_on_a_missing_default_store_names_it_and_creates_nothing(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COSTSCHED_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # platformdirs' user data
+    result = CliRunner().invoke(app, READERS[name])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    expected = tmp_path / "data" / "costsched" / "prices.sqlite"
+    assert len(lines) == 1 and "the default store: no such store" in lines[0]
+    assert str(expected) in lines[0] and "costsched prices import" in lines[0]
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_reader_on_a_missing_costsched_db_names_the_variable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    typo = tmp_path / "recorded-2002.sqlite"
+    monkeypatch.setenv("COSTSCHED_DB", str(typo))
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: $COSTSCHED_DB {typo}: no such store")
+    assert not typo.exists()
+
+
+@pytest.mark.parametrize("argv", [["plan", str(EXAMPLES / "resnet50.yaml"), "--json"],
+                                  ["gpus", "V100", "--json"]])
+def test_plan_and_gpus_without_a_store_use_the_list_prices_and_create_nothing(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "not-yet.sqlite"
+    monkeypatch.setenv("COSTSCHED_DB", str(db))
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count(f"no store at {db} yet: bundled list prices only") == 1
+    assert json.loads(result.stdout) and not db.exists()
+
+
+def test_importing_a_path_that_does_not_exist_is_one_line_and_makes_no_store(
+        tmp_path: Path) -> None:
+    db, typo = tmp_path / "new.sqlite", tmp_path / "prices-befor.csv"
+    argv = ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv"), str(typo),
+            "--db", str(db)]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2
+    assert result.output == f"error: {typo}: cannot read: no such file or directory\n"
+    assert not db.exists()

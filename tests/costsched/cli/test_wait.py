@@ -3,6 +3,7 @@ it waits for."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -11,9 +12,12 @@ from typer.testing import CliRunner
 from costsched import daemon
 from costsched.cli import app
 from costsched.cli import jobs as cli_jobs
+from costsched.store import PriceStore
 
 
-def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
+                                          store: PriceStore, db_path: Path) -> None:
+    monkeypatch.setenv("COSTSCHED_DB", str(db_path))  # an empty store; the looks are faked
     clock = {"now": 0.0}
     sleeps: list[float] = []
     looks: list[float] = []

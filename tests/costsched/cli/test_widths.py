@@ -97,3 +97,53 @@ def test_the_report_fits(width: int, tmp_path: Path, monkeypatch: pytest.MonkeyP
     out = render(["report", "--until", "2024-06-02T02:00Z", "--db", str(db)], width,
                  monkeypatch)
     assert_fits(out, width, ["$7.20", "alpha"])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_backtest_fits(width: int, recorded_store: PriceStore,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    out = render(["backtest", "--models", "A3C", "--policies", "dynamic,static", "--first-start",
+                  "2020-02-24", "--starts", "2", "--every-hours", "48", "--db",
+                  recorded_store.url], width, monkeypatch)
+    assert_fits(out, width, ["A3C", "dynamic", "static"])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_deadline_backtest_fits(width: int, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from tests.costsched.backtest.deadline.traces import intervals, trace
+
+    db = tmp_path / "store.sqlite"
+    store = PriceStore(str(db))
+    zones = ["us-east-1a", "us-east-1b", "us-west-2a"]
+    rng = np.random.default_rng(5)
+    store.spot_availability.add(intervals(trace(np.repeat(rng.random((3, 80)) < 0.6, 6,
+                                                          axis=1), zones, 60)))
+    store.dispose()
+    out = render(["backtest-deadline", "--deadline", "2.5", "--job-hours", "2",
+                  "--restart-minutes", "3", "--checkpoint-minutes", "10", "--starts", "2",
+                  "--db", str(db)], width, monkeypatch)
+    assert_fits(out, width, ["spot-anywhere", "uniform-progress", "optimum"])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize(("argv", "whole"), [
+    (["throughput", "show", "--model", "ResNet-50 (batch size 64)"], ["V100", "K80"]),
+    (["config", "show"], ["max_sweep_jobs", "stale_after"]),
+], ids=["throughput show", "config show"])
+def test_throughputs_and_config_fit(argv: list[str], whole: list[str], width: int,
+                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COSTSCHED_THROUGHPUTS", str(tmp_path / "throughputs.csv"))
+    (tmp_path / "config.toml").write_text("")
+    monkeypatch.setenv("COSTSCHED_CONFIG", str(tmp_path / "config.toml"))
+    assert_fits(render(argv, width, monkeypatch), width, whole)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_collect_summary_fits(width: int, tmp_path: Path, azure_prices: object,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    out = render(["collect", "--cloud", "azure", "--db", str(tmp_path / "store.sqlite")],
+                 width, monkeypatch)
+    assert_fits(out, width, ["azure", "Stored 13 new rows", "2 rejected"])

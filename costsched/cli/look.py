@@ -1,0 +1,82 @@
+"""`costsched status | logs`: the looks at jobs that must start at once. A store with
+nothing to show, and the output of a job named plainly, are read straight from the SQLite
+file (costsched.service.glance); everything else is answered by costsched.cli.jobs, which
+opens the store and asks the launcher."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from costsched.cli.common import DbOption, JsonOption, console, friendly_errors, print_json
+from costsched.service import glance
+
+JobArgument = Annotated[str, typer.Argument(help="Job id or name.", show_default=False)]
+
+NO_JOBS = "No jobs. `costsched launch JOB.yaml` starts one."
+NEVER_RUN = ("Scheduled optimizer: never run (`costsched daemon`, or `costsched daemon --once` "
+             "from cron).")
+
+
+@friendly_errors
+def status(
+    job: Annotated[str | None, typer.Argument(help="Job id or name (default: every job).",
+                                              show_default=False)] = None,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for the jobs to end, "
+                                        "recovering them as needed (0: show them now).")]
+    = 0.0,
+    state: Annotated[list[str] | None, typer.Option(
+        "--state", help="Only jobs in these states (pending, launching, running, "
+        "checkpointing, migrating, recovering, succeeded, failed, cancelled; repeat or "
+        "comma-separate).", show_default=False)] = None,
+    name: Annotated[str | None, typer.Option(
+        help="Only jobs whose name matches this pattern ('resnet*').", show_default=False)]
+    = None,
+    limit: Annotated[int | None, typer.Option(help="Only the newest N jobs.", min=1,
+                                              show_default=False)] = None,
+    reconcile: Annotated[bool, typer.Option(
+        "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
+        "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Each job's state, placement, progress and cost so far (recovering preempted jobs and
+    closing finished ones first)."""
+    if job is None and not wait and glance.nothing_to_show(db):
+        print_nothing(json_out)
+        return
+    from costsched.cli.jobs import show_status
+
+    show_status(job, wait=wait, state=state, name=name, limit=limit, reconcile=reconcile,
+                db=db, json_out=json_out)
+
+
+def print_nothing(json_out: bool) -> None:
+    """What `status` shows of a store without jobs whose scheduled optimizer never ran."""
+    if json_out:
+        print_json({"jobs": [], "daemon": [{"task": t, "next_run": None, "last": None,
+                                            "failures": []} for t in glance.TASKS]})
+        return
+    console.print(NEVER_RUN, highlight=False, markup=False)
+    console.print(NO_JOBS, highlight=False, markup=False)
+
+
+@friendly_errors
+def logs(job: JobArgument,
+         tail: Annotated[int, typer.Option(help="Lines from the end.", min=1)] = 200,
+         follow: Annotated[bool, typer.Option(
+             "--follow", "-f", help="Keep printing the output as it comes, across "
+             "recoveries and moves, until the job ends (Ctrl-C stops).")] = False,
+         db: DbOption = None) -> None:
+    """The job's output on its current (or last) instance."""
+    found = None if follow else glance.last_instance(db, job)
+    if found is not None:
+        from launchers import make_launcher
+
+        launcher, instance = found
+        typer.echo(make_launcher(launcher).logs(instance, tail=tail), nl=False)
+        return
+    from costsched.cli.jobs import show_logs
+
+    show_logs(job, tail=tail, follow=follow, db=db)

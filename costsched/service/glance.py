@@ -1,0 +1,82 @@
+"""Quick answers read from a SQLite store file with the standard library (no SQLAlchemy,
+pandas or schema upgrade), for the commands that must start at once: `status` of a store
+with nothing to show, `logs` of a job. Each answers only when the answer is plain; None
+means "open the store" (a server's URL, a file busy or unreadable now, an ambiguous name).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from costsched.service.store_files import store_file
+
+# costsched.store.schema's table names, and the daemon's tasks and scheduler table (a test
+# keeps them equal to the originals: importing those here would load SQLAlchemy).
+JOBS, PLACEMENTS, TASK_RUNS = "jobs", "placements", "task_runs"
+TASKS = ("collect", "replan", "catalog")
+JOBSTORE_TABLE = "apscheduler_jobs"
+
+
+def nothing_to_show(db: str | None) -> bool | None:
+    """True when the store has no job and its scheduled optimizer never ran (nor is
+    scheduled); False when it has either; None when it cannot be told this way."""
+    with _reading(db) as conn:
+        if conn is None:
+            return None
+        try:
+            return not any(_has_rows(conn, t) for t in (JOBS, TASK_RUNS, JOBSTORE_TABLE))
+        except sqlite3.Error:
+            return None
+
+
+def last_instance(db: str | None, job: str) -> tuple[str, str] | None:
+    """(launcher name, instance) of the newest placement of `job`: an id, or a name that
+    only one job has; None when it cannot be told this way (several jobs of that name, no
+    such job, no placement yet)."""
+    with _reading(db) as conn:
+        if conn is None:
+            return None
+        try:
+            column = "id" if job.isdigit() else "name"
+            found = conn.execute(f"SELECT id, spec FROM {JOBS} WHERE {column} = ?",
+                                 (int(job) if job.isdigit() else job,)).fetchall()
+            if len(found) != 1:
+                return None
+            placement = conn.execute(f"SELECT instance FROM {PLACEMENTS} WHERE job_id = ? "
+                                     "ORDER BY start_ts DESC, id DESC LIMIT 1",
+                                     (found[0][0],)).fetchone()
+            spec = json.loads(found[0][1])
+        except (sqlite3.Error, ValueError):
+            return None
+    if placement is None or not isinstance(spec, dict):
+        return None
+    return str(spec.get("launcher", "local")), str(placement[0])
+
+
+@contextmanager
+def _reading(db: str | None) -> Iterator[sqlite3.Connection | None]:
+    """A read-only connection to the store's SQLite file, or None (no such file, a
+    server's URL, a file that cannot be opened now)."""
+    path = store_file(db)
+    if path is None or not path.is_file():
+        yield None
+        return
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        yield None
+        return
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _has_rows(conn: sqlite3.Connection, table: str) -> bool:
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                          (table,)).fetchone()
+    return exists is not None and conn.execute(
+        f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0] == 1

@@ -1,0 +1,118 @@
+"""`status` of a store with nothing to show and `logs` of a job start at once: they read the
+SQLite file directly and import neither pandas, scipy, SQLAlchemy nor the planner, and say
+exactly what the store-backed path says."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from costsched import daemon
+from costsched.cli import app
+from costsched.service import glance
+from costsched.service.store_files import ENV_DB as LIGHT_ENV_DB
+from costsched.store import ENV_DB, PriceStore, schema
+
+HEAVY = ("pandas", "scipy", "sqlalchemy", "matplotlib", "cvxpy")
+AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
+KEY = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+
+
+def run_cli(argv: list[str], env: dict[str, str]) -> tuple[str, list[str]]:
+    """The command's stdout, and the heavy packages it loaded, in a fresh interpreter."""
+    probe = ("import sys\nfrom costsched.cli import app\n"
+             f"try:\n    app({argv!r})\nexcept SystemExit as exc:\n    assert not exc.code\n"
+             f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})),"
+             " file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=env, check=True)
+    return out.stdout, out.stderr.split()
+
+
+@pytest.fixture()
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    import os
+
+    db = tmp_path / "store.sqlite"
+    PriceStore(str(db)).dispose()
+    monkeypatch.setenv("COSTSCHED_DB", str(db))
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    return {**os.environ, "COLUMNS": "200"}
+
+
+def finished_job(db: str, instances: Path, name: str = "hello") -> int:
+    """A job that ran on the local launcher and ended, its output left in its instance."""
+    store = PriceStore(db)
+    job = store.jobs.create(name, {"name": name, "launcher": "local"}, 10.0, at=AT)
+    instance = f"{job}-1"
+    store.jobs.place(job, KEY, gpu_model="V100", gpu_count=1, at=AT, usd_per_hour=1.0,
+                     reason="launch", instance=instance)
+    store.jobs.end_placement(job, AT)
+    store.jobs.transition(job, "succeeded", at=AT)
+    store.dispose()
+    folder = instances / instance
+    folder.mkdir(parents=True)
+    (folder / "instance.json").write_text(json.dumps({"job_id": job}))
+    (folder / "job.log").write_text("one\ntwo\nthree\n")
+    return job
+
+
+def test_status_of_an_empty_store_loads_no_heavy_library_and_says_so(env) -> None:  # noqa: ANN001
+    out, heavy = run_cli(["status"], env)
+    assert heavy == []
+    assert "No jobs." in out and "never run" in out
+
+
+def test_the_quick_status_says_what_the_store_says(env, monkeypatch) -> None:  # noqa: ANN001
+    quick = [CliRunner().invoke(app, ["status", *flag]).stdout for flag in ([], ["--json"])]
+    monkeypatch.setattr(glance, "nothing_to_show", lambda db: None)  # the store's path
+    full = [CliRunner().invoke(app, ["status", *flag]).stdout for flag in ([], ["--json"])]
+    assert quick == full
+    assert json.loads(quick[1])["jobs"] == []
+
+
+def test_a_store_with_a_job_or_a_daemon_run_is_not_empty(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.sqlite")
+    PriceStore(db).dispose()
+    assert glance.nothing_to_show(db) is True
+    store = PriceStore(db)
+    store.task_runs.start("collect", "test", at=AT)
+    store.dispose()
+    assert glance.nothing_to_show(db) is False
+    other = str(tmp_path / "jobs.sqlite")
+    finished_job(other, tmp_path / "instances")
+    assert glance.nothing_to_show(other) is False
+    assert glance.nothing_to_show(str(tmp_path / "missing.sqlite")) is None
+    assert glance.nothing_to_show("postgresql+psycopg://u@h/db") is None
+
+
+def test_logs_of_a_job_loads_no_heavy_library(env, tmp_path: Path) -> None:  # noqa: ANN001
+    job = finished_job(env["COSTSCHED_DB"], tmp_path / "instances")
+    for named in ("hello", str(job)):
+        out, heavy = run_cli(["logs", named, "--tail", "2"], env)
+        assert (out, heavy) == ("two\nthree\n", [])
+
+
+def test_logs_of_a_name_two_jobs_share_asks_the_store(env, tmp_path: Path) -> None:  # noqa: ANN001
+    db = env["COSTSCHED_DB"]
+    first = finished_job(db, tmp_path / "instances")
+    second = finished_job(db, tmp_path / "instances2")
+    assert glance.last_instance(db, "hello") is None  # ambiguous: the store's rule decides
+    assert glance.last_instance(db, str(second)) == ("local", f"{second}-1")
+    assert glance.last_instance(db, str(first)) == ("local", f"{first}-1")
+    assert glance.last_instance(db, "nosuchjob") is None
+    result = CliRunner().invoke(app, ["logs", "nosuchjob"])
+    assert result.exit_code == 2 and "no job of that name" in result.output
+
+
+def test_the_light_names_are_the_stores_and_the_daemons() -> None:
+    tables = (schema.jobs.name, schema.placements.name, schema.task_runs.name)
+    assert tables == (glance.JOBS, glance.PLACEMENTS, glance.TASK_RUNS)
+    assert glance.TASKS == daemon.TASKS and glance.JOBSTORE_TABLE == daemon.JOBSTORE_TABLE
+    assert LIGHT_ENV_DB == ENV_DB
