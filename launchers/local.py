@@ -184,12 +184,11 @@ class LocalLauncher(Launcher):
             self._reap_child(instance_id)  # its state is in the files: no process to ask
             alive = False
         else:
-            # The agent writes its end before it exits: the process table is looked at
-            # first, then the files again (an end written in between is not taken for a
-            # kill).
             alive = self._alive(instance_id, record, groups)
-            status = _read_json(folder / STATUS)
-            terminated = (folder / TERMINATED).exists()
+            if not alive:  # the agent writes its end before it exits: read it again, so
+                # that an end written since the first read is not taken for a kill
+                status = _read_json(folder / STATUS)
+                terminated = (folder / TERMINATED).exists()
         ended = status if _ended(status) else {}
         if terminated:
             state, detail = "terminated", "terminated by costsched"
