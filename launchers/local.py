@@ -12,6 +12,8 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
         terminated      present once terminate() ran;  notice: once notice() ran
     base_dir/.index.json  instances that settled (ended, or stopped), so that listing
                     many instances opens only the folders that changed since
+    base_dir/.jobs/<job_id>/<attempt>  one empty file per launch: a job's instances are
+                    found without listing every folder ever made
 
 Everything is in files, so a new LocalLauncher on the same base directory (costsched
 restarted) sees the same instances; the pid is checked against its start time in /proc so
@@ -26,6 +28,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from stat import S_ISDIR
 from typing import ClassVar
 
 from costsched import clouds
@@ -59,6 +63,7 @@ _NAME_RULE = "1 to 100 of A-Z a-z 0-9 _ . -"
 _WAIT = 0.05  # seconds between looks at a process group that should end
 _KILL_WAIT = 10.0  # seconds a SIGKILLed group may take to go (a process in disk I/O)
 INDEX = ".index.json"  # settled instances, so that scans need not open their folders
+JOBS = ".jobs"  # JOBS/<job id>/<attempt>: a job's instances, found without listing them all
 _INDEX_VERSION = 1
 _SETTLE_NS = 2_000_000_000  # a folder unchanged this long is trusted to the index
 _MOVING = ("pending", "running")  # states that change without a file changing
@@ -99,6 +104,11 @@ class LocalLauncher(Launcher):
         base = self._base(create=True)
         folder = self._folder(instance_id, base)
         try:
+            _note_attempt(base, spec.job_id, spec.attempt)  # before the folder exists
+        except OSError as exc:
+            raise InvalidInput(f"local launcher base directory {base}: not writable "
+                               f"({exc.strerror})") from None
+        try:
             folder.mkdir()
         except FileExistsError:  # this attempt was launched before: never a second agent
             return self._relaunch(instance_id, folder, spec)
@@ -137,9 +147,12 @@ class LocalLauncher(Launcher):
         self._end(instance_id, record, self.grace_seconds)
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
-        # A folder is named <job id>-<attempt>: one job's folders are found by name.
-        prefix = None if job_id is None else f"{int(job_id)}-"
-        found = self._snapshot(prefix=prefix)
+        if job_id is None:
+            found = self._snapshot()
+        else:  # a folder is named <job id>-<attempt>: a job's are found by their names
+            names = _attempts(self._base(), int(job_id))
+            found = (self._snapshot(prefix=f"{int(job_id)}-") if names is None
+                     else self._snapshot(names))
         return [seen.instance for _, seen in sorted(found.items(),
                                                     key=lambda i: (i[1].launched_at, i[0]))
                 if job_id is None or seen.instance.job_id == job_id]
@@ -213,42 +226,49 @@ class LocalLauncher(Launcher):
 
     def _snapshot(self, names: set[str] | None = None, prefix: str | None = None
                   ) -> dict[str, _Seen]:
-        """The instances of the base directory (those named in `names`, or whose names
-        start with `prefix`, or all) from one scan. A folder that has not changed since
+        """The instances of the base directory: those named in `names` (their folders
+        looked up, the directory not listed), or whose names start with `prefix`, or all
+        (one listing of the directory). A folder that has not changed since
         its instance settled (ended, or not running any more) is answered from the index
         (INDEX), keyed by the folder's change time: every change to an instance's state
         renames or creates a file in its folder, which moves that time."""
         base = self._base()
-        try:
-            with os.scandir(base) as listing:
-                entries = [e for e in listing if _ID.fullmatch(e.name)
-                           and (names is None or e.name in names)
-                           and (prefix is None or e.name.startswith(prefix))
-                           and e.is_dir(follow_symlinks=False)]
-        except FileNotFoundError:
-            return {}
+        if names is not None:
+            listed = sorted(names)
+        else:
+            try:
+                listed = os.listdir(base)  # names only: a folder is stat()ed if wanted
+            except FileNotFoundError:
+                return {}
+        if prefix is not None:
+            listed = [n for n in listed if n.startswith(prefix)]
         index = self._index.load(base)
         groups = GroupTable()  # the process table, read once if any instance needs it
         settled_before = time.time_ns() - _SETTLE_NS
         seen: dict[str, _Seen] = {}
         settled: dict[str, tuple[int, _Seen]] = {}
-        for entry in entries:
+        for name in listed:
+            if not _ID.fullmatch(name):
+                continue
             try:
-                changed = entry.stat(follow_symlinks=False).st_ctime_ns
-            except FileNotFoundError:
+                info = os.lstat(base / name)
+            except (FileNotFoundError, NotADirectoryError):
                 continue
-            kept = index.get(entry.name)
+            if not S_ISDIR(info.st_mode):  # a file, or a symlink planted under base
+                continue
+            changed = info.st_ctime_ns
+            kept = index.get(name)
             if kept is not None and kept[0] == changed:
-                seen[entry.name] = kept[1]
+                seen[name] = kept[1]
                 continue
-            found = self._read(entry.name, Path(entry.path), groups)
+            found = self._read(name, base / name, groups)
             if found is None:
                 continue
-            seen[entry.name] = found
+            seen[name] = found
             # Only a change older than the clock's and the file system's resolution is
             # trusted: a write within the same tick would not move the change time.
             if found.instance.state not in _MOVING and changed < settled_before:
-                settled[entry.name] = (changed, found)
+                settled[name] = (changed, found)
         gone = ({n for n in index if n not in seen}
                 if names is None and prefix is None else set())
         if settled or gone:
@@ -448,6 +468,40 @@ def _read_json(path: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}
+
+
+def _note_attempt(base: Path, job_id: int, attempt: str) -> None:
+    """Enter the attempt in JOBS (made from the folders there are, the first time)."""
+    jobs = base / JOBS
+    if not jobs.is_dir():
+        _build_jobs(base)
+    (jobs / str(job_id)).mkdir(exist_ok=True)
+    (jobs / str(job_id) / attempt).touch()
+
+
+def _build_jobs(base: Path) -> None:
+    """JOBS from the instance folders of `base` (made by a version before it): built
+    aside, then renamed into place, so that it is complete whenever it exists."""
+    temp = base / f"{JOBS}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    temp.mkdir()
+    for name in os.listdir(base):
+        if _ID.fullmatch(name):
+            job, _, attempt = name.partition("-")
+            (temp / job).mkdir(exist_ok=True)
+            (temp / job / attempt).touch()
+    try:
+        os.rename(temp, base / JOBS)
+    except OSError:  # another process made it first: its entries and ours are the same
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _attempts(base: Path, job_id: int) -> set[str] | None:
+    """The instance ids JOBS holds for the job; None when there is no JOBS (a directory
+    no launch of this version wrote to): then the directory is listed."""
+    try:
+        return {f"{job_id}-{attempt}" for attempt in os.listdir(base / JOBS / str(job_id))}
+    except FileNotFoundError:
+        return None if not (base / JOBS).is_dir() else set()
 
 
 def _ended(status: dict) -> bool:
