@@ -32,6 +32,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -457,7 +458,9 @@ def _record(instance_id: str, spec: LaunchSpec) -> dict:
 
 
 def _write_json(path: Path, doc: dict) -> None:
-    temp = path.with_name(path.name + ".tmp")
+    # A temporary name of this writer's own: two writers (a launch, and a listing that
+    # adopts its agent) never rename each other's file away.
+    temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     temp.write_text(json.dumps(doc, indent=1))
     os.replace(temp, path)
 
