@@ -128,9 +128,9 @@ class LocalLauncher(Launcher):
         return seen.instance
 
     def statuses(self, instance_ids: Sequence[str]) -> dict[str, Instance]:
-        """One scan of the base directory and at most one of the process table; an
-        instance that ended long ago is answered from the index without opening its
-        folder."""
+        """Each asked folder looked up (the directory is not listed), the process table
+        read at most once; an instance that settled is answered from the index without
+        opening its folder. Unknown and malformed ids are left out."""
         wanted = set(instance_ids)
         return {name: seen.instance for name, seen in self._snapshot(wanted).items()}
 
