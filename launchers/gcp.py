@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from costsched.clouds import gcp as gcp_cloud
@@ -241,22 +241,46 @@ class GcpLauncher(Launcher):
         try:
             record = self.client.get(project=self.project, zone=zone, instance=name)
         except exceptions.NotFound:
-            if instance_id in self._deleted:
-                return Instance(id=instance_id, job_id=_job_of(name), attempt="",
-                                offering_key=("gcp", "", zone, "", "", "linux"),
-                                state="terminated", detail="deleted by costsched")
-            # Spot instances are deleted when preempted (termination action DELETE).
-            return Instance(id=instance_id, job_id=_job_of(name), attempt="",
-                            offering_key=("gcp", "", zone, "", "", "linux"),
-                            state="preempted", detail="gone: deleted by Compute Engine "
-                            "after a preemption, or outside costsched")
+            return self._gone(instance_id)
         return self._instance(zone, record)
 
+    def _gone(self, instance_id: str) -> Instance:
+        """An instance Compute Engine no longer has: deleted by this launcher, or (spot
+        instances are deleted when preempted: termination action DELETE) preempted."""
+        zone, name = self._split(instance_id)
+        if instance_id in self._deleted:
+            return Instance(id=instance_id, job_id=_job_of(name), attempt="",
+                            offering_key=("gcp", "", zone, "", "", "linux"),
+                            state="terminated", detail="deleted by costsched")
+        return Instance(id=instance_id, job_id=_job_of(name), attempt="",
+                        offering_key=("gcp", "", zone, "", "", "linux"),
+                        state="preempted", detail="gone: deleted by Compute Engine "
+                        "after a preemption, or outside costsched")
+
+    def statuses(self, instance_ids: Sequence[str]) -> dict[str, Instance]:
+        """One aggregated list of the project's costsched instances (every zone, paged by
+        the client), by label; an asked instance not listed is gone, as in `status`.
+        Malformed ids are left out."""
+        wanted = []
+        for instance_id in dict.fromkeys(instance_ids):
+            try:
+                self._split(instance_id)
+            except InvalidInput:
+                continue
+            wanted.append(instance_id)
+        if not wanted:
+            return {}
+        listed = {instance.id: instance for instance in self._listed(f"labels.{TAG_JOB}:*")}
+        return {i: listed[i] if i in listed else self._gone(i) for i in wanted}
+
     def instances(self, job_id: int | None = None) -> list[Instance]:
+        return self._listed(f'labels.{TAG_JOB}:*' if job_id is None
+                            else f'labels.{TAG_JOB} = "{int(job_id)}"')
+
+    def _listed(self, wanted: str) -> list[Instance]:
+        """The project's instances matching the filter `wanted`, in every zone."""
         from google.cloud import compute_v1
 
-        wanted = (f'labels.{TAG_JOB}:*' if job_id is None
-                  else f'labels.{TAG_JOB} = "{int(job_id)}"')
         request = compute_v1.AggregatedListInstancesRequest(project=self.project,
                                                             filter=wanted)
         found = []

@@ -10,6 +10,10 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
         status.json     written by the agent: the job's step while it runs, its end after
         progress        the job's step, written by the job ($COSTSCHED_PROGRESS_FILE)
         terminated      present once terminate() ran;  notice: once notice() ran
+    base_dir/.index.json  instances that settled (ended, or stopped), so that listing
+                    many instances opens only the folders that changed since
+    base_dir/.jobs/<job_id>/<attempt>  one empty file per launch: a job's instances are
+                    found without listing every folder ever made
 
 Everything is in files, so a new LocalLauncher on the same base directory (costsched
 restarted) sees the same instances; the pid is checked against its start time in /proc so
@@ -24,20 +28,32 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from stat import S_ISDIR
 from typing import ClassVar
 
 from costsched import clouds
 from costsched.model import InvalidInput, Offering
 from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
-from launchers.base import TAG_ATTEMPT, TAG_JOB, Instance, Launcher, LaunchSpec
-from launchers.procfs import group_members, has_proc, proc_stat
+from launchers.base import (
+    INSTANCE_STATES,
+    TAG_ATTEMPT,
+    TAG_JOB,
+    Instance,
+    Launcher,
+    LaunchSpec,
+)
+from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 
 INSTANCE = "instance.json"
 TERMINATED = "terminated"
@@ -47,6 +63,11 @@ _ID = re.compile(r"[0-9]{1,18}-[A-Za-z0-9_.-]{1,100}")
 _NAME_RULE = "1 to 100 of A-Z a-z 0-9 _ . -"
 _WAIT = 0.05  # seconds between looks at a process group that should end
 _KILL_WAIT = 10.0  # seconds a SIGKILLed group may take to go (a process in disk I/O)
+INDEX = ".index.json"  # settled instances, so that scans need not open their folders
+JOBS = ".jobs"  # JOBS/<job id>/<attempt>: a job's instances, found without listing them all
+_INDEX_VERSION = 1
+_SETTLE_NS = 2_000_000_000  # a folder unchanged this long is trusted to the index
+_MOVING = ("pending", "running")  # states that change without a file changing
 
 
 ENV_INSTANCES = "COSTSCHED_INSTANCES"
@@ -72,6 +93,7 @@ class LocalLauncher(Launcher):
         self.python = python
         self.poll_seconds = poll_seconds  # the agent's publish interval
         self._children: dict[str, subprocess.Popen] = {}  # reaped as they end
+        self._index = _Index()
 
     # --- Launcher ------------------------------------------------------------------------
 
@@ -82,6 +104,11 @@ class LocalLauncher(Launcher):
         instance_id = _instance_id(spec)
         base = self._base(create=True)
         folder = self._folder(instance_id, base)
+        try:
+            _note_attempt(base, spec.job_id, spec.attempt)  # before the folder exists
+        except OSError as exc:
+            raise InvalidInput(f"local launcher base directory {base}: not writable "
+                               f"({exc.strerror})") from None
         try:
             folder.mkdir()
         except FileExistsError:  # this attempt was launched before: never a second agent
@@ -95,30 +122,17 @@ class LocalLauncher(Launcher):
 
     def status(self, instance_id: str) -> Instance:
         folder = self._existing(instance_id)
-        record = _read_json(folder / INSTANCE)
-        alive = self._alive(instance_id, record)  # before status.json: it is written first
-        status = _read_json(folder / STATUS)
-        ended = status if status.get("state", "running") != "running" else {}
-        exit_code = ended.get("exit_code")
-        if (folder / TERMINATED).exists():
-            state, detail = "terminated", "terminated by costsched"
-        elif ended:
-            state, detail = ended.get("state", "failed"), ended.get("detail", "")
-            if (folder / NOTICE).exists() and state == "stopped":
-                state, detail = "preempted", f"after a preemption notice: {detail}"
-        elif alive:
-            state, detail = "running", ""
-        elif record.get("pid") is None:
-            state, detail = self._unstarted(instance_id, folder, record)
-        else:
-            state, detail = "preempted", "process gone without a status (killed)"
-        step = status.get("step")
-        return Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
-                        offering_key=tuple(record["offering_key"]), state=state,
-                        exit_code=exit_code, detail=detail,
-                        step=step if isinstance(step, int) and step >= 0 else None,
-                        phase=str(status.get("phase") or ""),
-                        checkpoint_error=str(status.get("checkpoint_error") or ""))
+        seen = self._read(instance_id, folder)
+        if seen is None:
+            raise InvalidInput(f"instance {instance_id!r}: {folder / INSTANCE} is unreadable")
+        return seen.instance
+
+    def statuses(self, instance_ids: Sequence[str]) -> dict[str, Instance]:
+        """Each asked folder looked up (the directory is not listed), the process table
+        read at most once; an instance that settled is answered from the index without
+        opening its folder. Unknown and malformed ids are left out."""
+        wanted = set(instance_ids)
+        return {name: seen.instance for name, seen in self._snapshot(wanted).items()}
 
     def request_stop(self, instance_id: str) -> None:
         record = _read_json(self._existing(instance_id) / INSTANCE)
@@ -134,16 +148,15 @@ class LocalLauncher(Launcher):
         self._end(instance_id, record, self.grace_seconds)
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
-        try:
-            folders = [p for p in self._base().iterdir() if _ID.fullmatch(p.name)]
-        except FileNotFoundError:
-            return []
-        found = []
-        for folder in folders:
-            record = _read_json(folder / INSTANCE)
-            if record and (job_id is None or record.get("job_id") == job_id):
-                found.append((record.get("launched_at", ""), folder.name))
-        return [self.status(name) for _, name in sorted(found)]
+        if job_id is None:
+            found = self._snapshot()
+        else:  # a folder is named <job id>-<attempt>: a job's are found by their names
+            names = _attempts(self._base(), int(job_id))
+            found = (self._snapshot(prefix=f"{int(job_id)}-") if names is None
+                     else self._snapshot(names))
+        return [seen.instance for _, seen in sorted(found.items(),
+                                                    key=lambda i: (i[1].launched_at, i[0]))
+                if job_id is None or seen.instance.job_id == job_id]
 
     def logs(self, instance_id: str, tail: int = 200) -> str:
         path = self._existing(instance_id) / JOB_LOG
@@ -171,6 +184,97 @@ class LocalLauncher(Launcher):
         self._end(instance_id, record, self.grace_seconds)
 
     # --- internals -----------------------------------------------------------------------
+
+    def _read(self, instance_id: str, folder: Path, groups: GroupTable | None = None
+              ) -> _Seen | None:
+        """The instance in `folder` now; None when it has no readable record (yet)."""
+        record = _read_json(folder / INSTANCE)
+        if not (isinstance(record.get("job_id"), int) and "attempt" in record
+                and "offering_key" in record):
+            return None
+        status = _read_json(folder / STATUS)
+        terminated = (folder / TERMINATED).exists()
+        if terminated or _ended(status):
+            self._reap_child(instance_id)  # its state is in the files: no process to ask
+            alive = False
+        else:
+            alive = self._alive(instance_id, record, groups)
+            if not alive:  # the agent writes its end before it exits: read it again, so
+                # that an end written since the first read is not taken for a kill
+                status = _read_json(folder / STATUS)
+                terminated = (folder / TERMINATED).exists()
+        ended = status if _ended(status) else {}
+        if terminated:
+            state, detail = "terminated", "terminated by costsched"
+        elif ended:
+            state, detail = ended.get("state", "failed"), ended.get("detail", "")
+            if (folder / NOTICE).exists() and state == "stopped":
+                state, detail = "preempted", f"after a preemption notice: {detail}"
+        elif alive:
+            state, detail = "running", ""
+        elif record.get("pid") is None:
+            state, detail = self._unstarted(instance_id, folder, record)
+        else:
+            state, detail = "preempted", "process gone without a status (killed)"
+        step = status.get("step")
+        instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
+                            offering_key=tuple(record["offering_key"]), state=state,
+                            exit_code=ended.get("exit_code"), detail=detail,
+                            step=step if isinstance(step, int) and step >= 0 else None,
+                            phase=str(status.get("phase") or ""),
+                            checkpoint_error=str(status.get("checkpoint_error") or ""))
+        return _Seen(instance, str(record.get("launched_at", "")))
+
+    def _snapshot(self, names: set[str] | None = None, prefix: str | None = None
+                  ) -> dict[str, _Seen]:
+        """The instances of the base directory: those named in `names` (their folders
+        looked up, the directory not listed), or whose names start with `prefix`, or all
+        (one listing of the directory). A folder that has not changed since
+        its instance settled (ended, or not running any more) is answered from the index
+        (INDEX), keyed by the folder's change time: every change to an instance's state
+        renames or creates a file in its folder, which moves that time."""
+        base = self._base()
+        if names is not None:
+            listed = sorted(names)
+        else:
+            try:
+                listed = os.listdir(base)  # names only: a folder is stat()ed if wanted
+            except FileNotFoundError:
+                return {}
+        if prefix is not None:
+            listed = [n for n in listed if n.startswith(prefix)]
+        index = self._index.load(base)
+        groups = GroupTable()  # the process table, read once if any instance needs it
+        settled_before = time.time_ns() - _SETTLE_NS
+        seen: dict[str, _Seen] = {}
+        settled: dict[str, tuple[int, _Seen]] = {}
+        for name in listed:
+            if not _ID.fullmatch(name):
+                continue
+            try:
+                info = os.lstat(base / name)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if not S_ISDIR(info.st_mode):  # a file, or a symlink planted under base
+                continue
+            changed = info.st_ctime_ns
+            kept = index.get(name)
+            if kept is not None and kept[0] == changed:
+                seen[name] = kept[1]
+                continue
+            found = self._read(name, base / name, groups)
+            if found is None:
+                continue
+            seen[name] = found
+            # Only a change older than the clock's and the file system's resolution is
+            # trusted: a write within the same tick would not move the change time.
+            if found.instance.state not in _MOVING and changed < settled_before:
+                settled[name] = (changed, found)
+        gone = ({n for n in index if n not in seen}
+                if names is None and prefix is None else set())
+        if settled or gone:
+            self._index.save(base, settled, gone)
+        return seen
 
     def _base(self, create: bool = False) -> Path:
         base = self.base_dir.expanduser().resolve()
@@ -264,11 +368,16 @@ class LocalLauncher(Launcher):
             return "pending", "launch in progress"
         return "failed", "the agent never started (the launch was interrupted)"
 
-    def _alive(self, instance_id: str, record: dict) -> bool:
-        """Whether the instance's process group has a live process (zombies are reaped)."""
+    def _reap_child(self, instance_id: str) -> None:
         child = self._children.get(instance_id)
         if child is not None and child.poll() is not None:
             del self._children[instance_id]
+
+    def _alive(self, instance_id: str, record: dict, groups: GroupTable | None = None
+               ) -> bool:
+        """Whether the instance's process group has a live process (zombies are reaped).
+        `groups`: a process table shared by many instances (else /proc is read here)."""
+        self._reap_child(instance_id)
         pid, start = record.get("pid"), record.get("start_time")
         if pid is None:
             return False
@@ -281,8 +390,12 @@ class LocalLauncher(Launcher):
         leader = proc_stat(pid)
         if leader is not None and leader.start_time != start:
             return False  # the pid is someone else's now, so our group is gone
+        if leader is not None and leader.state != "Z" and leader.pgrp == pid:
+            return True  # the leader lives: no need to look for the rest of its group
         if leader is not None and leader.state == "Z":
             _reap(pid)
+        if groups is not None:
+            return groups.has_members(pid)
         return bool(group_members(pid))
 
     def _end(self, instance_id: str, record: dict, grace: float) -> None:
@@ -345,7 +458,9 @@ def _record(instance_id: str, spec: LaunchSpec) -> dict:
 
 
 def _write_json(path: Path, doc: dict) -> None:
-    temp = path.with_name(path.name + ".tmp")
+    # A temporary name of this writer's own: two writers (a launch, and a listing that
+    # adopts its agent) never rename each other's file away.
+    temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     temp.write_text(json.dumps(doc, indent=1))
     os.replace(temp, path)
 
@@ -356,6 +471,110 @@ def _read_json(path: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}
+
+
+def _note_attempt(base: Path, job_id: int, attempt: str) -> None:
+    """Enter the attempt in JOBS (made from the folders there are, the first time)."""
+    jobs = base / JOBS
+    if not jobs.is_dir():
+        _build_jobs(base)
+    (jobs / str(job_id)).mkdir(exist_ok=True)
+    (jobs / str(job_id) / attempt).touch()
+
+
+def _build_jobs(base: Path) -> None:
+    """JOBS from the instance folders of `base` (made by a version before it): built
+    aside, then renamed into place, so that it is complete whenever it exists."""
+    temp = base / f"{JOBS}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    temp.mkdir()
+    for name in os.listdir(base):
+        if _ID.fullmatch(name):
+            job, _, attempt = name.partition("-")
+            (temp / job).mkdir(exist_ok=True)
+            (temp / job / attempt).touch()
+    try:
+        os.rename(temp, base / JOBS)
+    except OSError:  # another process made it first: its entries and ours are the same
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _attempts(base: Path, job_id: int) -> set[str] | None:
+    """The instance ids JOBS holds for the job; None when there is no JOBS (a directory
+    no launch of this version wrote to): then the directory is listed."""
+    try:
+        return {f"{job_id}-{attempt}" for attempt in os.listdir(base / JOBS / str(job_id))}
+    except FileNotFoundError:
+        return None if not (base / JOBS).is_dir() else set()
+
+
+def _ended(status: dict) -> bool:
+    """Whether the agent's status.json says the job ended (it says "running" while it runs)."""
+    return bool(status) and status.get("state", "running") != "running"
+
+
+@dataclass(frozen=True)
+class _Seen:
+    instance: Instance
+    launched_at: str  # ISO time of the launch: instances() lists in launch order
+
+
+class _Index:
+    """INDEX: instances that settled, by folder name, with the folder's change time then.
+    Any process may rewrite it (a temporary file renamed over it): an entry lost to a
+    concurrent rewrite only means that folder is read again. Kept parsed between calls
+    while the file is unchanged."""
+
+    def __init__(self) -> None:
+        self._stamp: tuple[int, int, int] | None = None
+        self._entries: dict[str, tuple[int, _Seen]] = {}
+
+    def load(self, base: Path) -> dict[str, tuple[int, _Seen]]:
+        path = base / INDEX
+        try:
+            stat = path.stat()
+        except OSError:
+            self._stamp, self._entries = None, {}
+            return self._entries
+        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if stamp != self._stamp:
+            self._stamp, self._entries = stamp, _parse_index(_read_json(path))
+        return self._entries
+
+    def save(self, base: Path, settled: dict[str, tuple[int, _Seen]], gone: set[str]
+             ) -> None:
+        entries = {n: e for n, e in {**self.load(base), **settled}.items() if n not in gone}
+        doc = {"version": _INDEX_VERSION, "instances": {
+            name: [changed, seen.launched_at, dataclasses.asdict(seen.instance)]
+            for name, (changed, seen) in entries.items()}}
+        temp = base / f"{INDEX}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+        try:
+            temp.write_text(json.dumps(doc, separators=(",", ":")))
+            os.replace(temp, base / INDEX)
+            stat = (base / INDEX).stat()
+        except OSError:  # a read-only base: the folders are read each time instead
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            return
+        self._entries = entries
+        self._stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+
+def _parse_index(doc: dict) -> dict[str, tuple[int, _Seen]]:
+    """The index's entries; one that does not read as an instance is left out (its folder
+    is then read)."""
+    if doc.get("version") != _INDEX_VERSION or not isinstance(doc.get("instances"), dict):
+        return {}
+    entries = {}
+    for name, entry in doc["instances"].items():
+        try:
+            changed, launched_at, fields = entry
+            instance = Instance(**{**fields, "offering_key": tuple(fields["offering_key"])})
+        except (TypeError, ValueError, KeyError):
+            continue
+        if (isinstance(changed, int) and isinstance(launched_at, str)
+                and instance.state in INSTANCE_STATES and instance.id == name):
+            entries[name] = (changed, _Seen(instance, launched_at))
+    return entries
 
 
 def _signal(pid: int, signum: int) -> None:

@@ -29,12 +29,30 @@ def has_proc() -> bool:
     return Path("/proc/self/stat").exists()
 
 
-def group_members(pgid: int) -> dict[int, ProcStat]:
-    """The live (not zombie) processes of a process group, by pid."""
-    members = {}
+def _live_processes() -> dict[int, ProcStat]:
+    """Every live (not zombie) process, by pid: one read of the process table."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             stat = proc_stat(int(entry.name))
-            if stat is not None and stat.pgrp == pgid and stat.state != "Z":
-                members[int(entry.name)] = stat
-    return members
+            if stat is not None and stat.state != "Z":
+                found[int(entry.name)] = stat
+    return found
+
+
+def group_members(pgid: int) -> dict[int, ProcStat]:
+    """The live (not zombie) processes of a process group, by pid."""
+    return {pid: stat for pid, stat in _live_processes().items() if stat.pgrp == pgid}
+
+
+class GroupTable:
+    """Which process groups have live processes, from one read of the process table made
+    on the first question: many instances are answered for the price of one scan."""
+
+    def __init__(self) -> None:
+        self._groups: set[int] | None = None
+
+    def has_members(self, pgid: int) -> bool:
+        if self._groups is None:
+            self._groups = {stat.pgrp for stat in _live_processes().values()}
+        return pgid in self._groups

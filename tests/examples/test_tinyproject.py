@@ -73,7 +73,8 @@ def test_fresh_clone_launched_preempted_recovered_from_elsewhere(tmp_path: Path)
     job = shown["jobs"][0] if isinstance(shown, dict) else shown[0]
     assert job["state"] == "succeeded", job
 
-    first, second = sorted((tmp_path / "instances").iterdir())
+    first, second = sorted(p for p in (tmp_path / "instances").iterdir()
+                           if not p.name.startswith("."))  # the launcher's own files
     first_log = (first / "job.log").read_text()
     second_log = (second / "job.log").read_text()
     assert "started at step 0" in first_log and "done at step" not in first_log

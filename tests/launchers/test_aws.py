@@ -5,6 +5,7 @@ run for real under bash with a stand-in agent."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import subprocess
@@ -268,3 +269,94 @@ def test_other_errors_are_one_line_runtime_errors(aws) -> None:
 def test_only_aws_offerings(launcher: AwsLauncher) -> None:
     gcp = Offering("gcp", "us-central1", "", "a2-highgpu-1g", "spot", "A100", 1)
     assert not launcher.can_launch(gcp) and launcher.can_launch(offering())
+
+
+def test_statuses_equal_status_one_by_one(aws) -> None:
+    """Mixed states across two regions; unknown, malformed and foreign ids left out."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.instances import StateReason
+
+    launcher = AwsLauncher(session=aws, image_id="ami-12c6146b")
+    running = launcher.launch(spec(job_id=7))
+    ended = launcher.launch(spec(job_id=8))
+    launcher.terminate(ended.id)
+    taken = launcher.launch(spec(job_id=9))
+    backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend.terminate_instances([taken.id.split("/")[1]])
+    backend.get_instance(taken.id.split("/")[1]).state_reason = StateReason(
+        "Server.SpotInstanceTermination: Spot instance termination",
+        "Server.SpotInstanceTermination")
+    west = AwsLauncher(session=aws, image_id="ami-12c6146b").launch(dataclasses.replace(
+        spec(job_id=10), offering=dataclasses.replace(offering(), region="us-west-2",
+                                                      zone="us-west-2a")))
+    foreign = aws.client("ec2", region_name="us-east-1").run_instances(
+        ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="t3.micro"
+    )["Instances"][0]["InstanceId"]
+    ours = [running.id, ended.id, taken.id, west.id]
+    one_by_one = {i: launcher.status(i) for i in ours}
+    assert [one_by_one[i].state for i in ours] == ["running", "terminated", "preempted",
+                                                   "running"]
+    asked = [*ours, "us-east-1/i-0123456789abcdef0", "not-an-id", f"us-east-1/{foreign}",
+             running.id]
+    assert launcher.statuses(asked) == one_by_one
+    assert launcher.statuses([]) == {}
+
+
+def _record(ec2_id: str, job_id: int, state: str = "running") -> dict:
+    return {"InstanceId": ec2_id, "InstanceType": "p3.2xlarge",
+            "State": {"Name": state, "Code": 16},
+            "Placement": {"AvailabilityZone": "us-east-1b"},
+            "Tags": [{"Key": TAG_JOB, "Value": str(job_id)},
+                     {"Key": TAG_ATTEMPT, "Value": "launch-1"}]}
+
+
+def test_statuses_ask_by_filter_in_chunks_of_ids(aws) -> None:
+    """The exact requests: per region, a tag filter and up to 200 instance ids a call,
+    following the pages; never one call per instance."""
+    from launchers.aws import ID_CHUNK
+
+    launcher = AwsLauncher(session=aws, image_id="ami-12c6146b")
+    east_ids = [f"i-{n:017x}" for n in range(1, 251)]
+    west_id = "i-0000000000000fff1"
+
+    def filters(ids: list[str]) -> list[dict]:
+        return [{"Name": "tag-key", "Values": [TAG_JOB]},
+                {"Name": "instance-id", "Values": ids}]
+
+    east = launcher._client("ec2", "us-east-1")
+    west = launcher._client("ec2", "us-west-2")
+    first, second = east_ids[:ID_CHUNK], east_ids[ID_CHUNK:]
+    with Stubber(east) as east_stub, Stubber(west) as west_stub:
+        # The first chunk comes in two pages; an id EC2 does not know is simply not listed.
+        east_stub.add_response("describe_instances", {
+            "Reservations": [{"Instances": [_record(i, n) for n, i in enumerate(first[:150])]}],
+            "NextToken": "page-2"}, {"Filters": filters(first)})
+        east_stub.add_response("describe_instances", {
+            "Reservations": [{"Instances": [_record(i, 150 + n)
+                                            for n, i in enumerate(first[150:199])]}]},
+            {"Filters": filters(first), "NextToken": "page-2"})
+        east_stub.add_response("describe_instances", {
+            "Reservations": [{"Instances": [_record(i, 200, "stopped") for i in second]}]},
+            {"Filters": filters(second)})
+        west_stub.add_response("describe_instances", {
+            "Reservations": [{"Instances": [_record(west_id, 300)]}]},
+            {"Filters": filters([west_id])})
+        asked = [f"us-east-1/{i}" for i in east_ids] + [f"us-west-2/{west_id}"]
+        seen = launcher.statuses(asked)
+        east_stub.assert_no_pending_responses()
+        west_stub.assert_no_pending_responses()
+    assert len(seen) == 250 and f"us-east-1/{first[199]}" not in seen
+    assert seen[f"us-east-1/{first[0]}"].state == "running"
+    assert seen[f"us-east-1/{second[0]}"].state == "terminated"
+    assert seen[f"us-west-2/{west_id}"].job_id == 300
+
+
+def test_statuses_errors_are_one_line(aws) -> None:
+    launcher = AwsLauncher(session=aws, image_id="ami-12c6146b")
+    with Stubber(launcher._client("ec2", "us-east-1")) as stub:
+        stub.add_client_error("describe_instances", service_error_code="UnauthorizedOperation",
+                              service_message="You are not\nauthorized")
+        with pytest.raises(RuntimeError) as caught:
+            launcher.statuses(["us-east-1/i-0123456789abcdef0"])
+    assert "UnauthorizedOperation" in str(caught.value) and "\n" not in str(caught.value)

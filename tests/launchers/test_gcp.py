@@ -83,7 +83,9 @@ class FakeInstances:
         for (zone, _), made in self.store.items():
             wanted = request.filter.split("=", 1)[1].strip().strip('"') \
                 if "=" in request.filter else None
-            if wanted is None or made.labels.get(TAG_JOB) == wanted:
+            assert wanted is not None or request.filter == f"labels.{TAG_JOB}:*"
+            if (made.labels.get(TAG_JOB) == wanted if wanted is not None
+                    else TAG_JOB in made.labels):
                 zones.setdefault(f"zones/{zone}", []).append(made)
         return [(scope, compute_v1.InstancesScopedList(instances=found))
                 for scope, found in zones.items()]
@@ -294,3 +296,30 @@ def test_stop_flag_watcher_sends_sigterm_to_the_agent(tmp_path) -> None:
         server.shutdown()
     assert done.returncode == 0, done.stderr
     assert got.exists()
+
+
+def test_statuses_one_aggregated_list_equal_status_one_by_one(
+        fake: FakeInstances, launcher: GcpLauncher) -> None:
+    running = launcher.launch(spec(job_id=7))
+    fake.store[tuple(running.id.split("/"))].status = "RUNNING"
+    taken = launcher.launch(spec(job_id=8))
+    fake.store[tuple(taken.id.split("/"))].status = "TERMINATED"
+    ended = launcher.launch(spec(offering(market="on_demand", zone="us-east1-b"), job_id=9))
+    fake.store[tuple(ended.id.split("/"))].status = "TERMINATED"
+    deleted = launcher.launch(spec(job_id=10))
+    launcher.terminate(deleted.id)
+    gone = launcher.launch(spec(job_id=11))
+    fake.store.pop(tuple(gone.id.split("/")))  # Compute Engine deleted it (preemption)
+    pending = launcher.launch(spec(job_id=12))
+    foreign = compute_v1.Instance(name="web-1", status="RUNNING")
+    fake.store[("us-central1-a", "web-1")] = foreign  # not costsched's: no label
+    ours = [running.id, taken.id, ended.id, deleted.id, gone.id, pending.id]
+    one_by_one = {i: launcher.status(i) for i in ours}
+    assert [one_by_one[i].state for i in ours] == [
+        "running", "preempted", "terminated", "terminated", "preempted", "pending"]
+    fake.listed.clear()
+    asked = [*ours, "us-central1-a/web-1", "not-a-handle", running.id]
+    assert launcher.statuses(asked) == one_by_one
+    assert fake.listed == [compute_v1.AggregatedListInstancesRequest(
+        project="proj", filter=f"labels.{TAG_JOB}:*")]  # one call for every zone
+    assert launcher.statuses(["not-a-handle"]) == {} and len(fake.listed) == 1
