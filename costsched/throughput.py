@@ -167,7 +167,10 @@ def validate_measurements(frame: pd.DataFrame, where: str = "measurements") -> p
         raise InvalidInput(f"{where}: missing column(s) {', '.join(missing)}: expected "
                            f"{', '.join(required)}[, source]")
     rows = []
-    for i, r in enumerate(frame.to_dict("records"), start=2):  # row 1 is the header
+    columns = list(frame.columns)
+    records = (dict(zip(columns, values, strict=True))
+               for values in frame.itertuples(index=False, name=None))
+    for i, r in enumerate(records, start=2):  # row 1 is the header
         at = f"{where}: row {i}"
         model = str(r["model"]).strip() if pd.notna(r["model"]) else ""
         if not model:
@@ -241,23 +244,38 @@ class ThroughputTable:
         if precision not in PRECISIONS:
             raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
         self.precision = precision
-        self.frame = (bundled() if frame is None else frame)[COLUMNS].reset_index(drop=True)
+        self._frame: pd.DataFrame | None = (bundled() if frame is None else frame)[
+            COLUMNS].reset_index(drop=True)
+        self._layers: tuple[ThroughputTable, pd.DataFrame] | None = None
         rows: dict[_Key, tuple[float, str]] = {
             (model_key(r.model), r.gpu_model, int(r.gpu_count)): (float(r.steps_per_second),
                                                                    r.source)
-            for r in self.frame.itertuples()
+            for r in self._frame.itertuples()
         }
+        self._index_rows(rows, {model_key(m): m for m in self._frame["model"]})
+
+    def _index_rows(self, rows: dict[_Key, tuple[float, str]], names: dict[str, str]) -> None:
+        """The lookups from the table's rows (by key, the last of a key winning)."""
+        self._rows = rows
         self._published = self._superlinear_bundled(rows)
         self._index = dict(rows)
         for key, published in self._published.items():
             one = rows[(key[0], key[1], 1)][0]
             self._index[key] = (key[2] * one, _capped_basis(rows[key][1], published, key[2], one))
-        self._names = {model_key(m): m for m in self.frame["model"]}
+        self._names = names
         self._counts: dict[tuple[str, str], list[int]] = {}
         for key, gpu, count in self._index:
             self._counts.setdefault((key, gpu), []).append(count)
         for counts in self._counts.values():
             counts.sort()
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The table's rows (model, gpu_model, gpu_count, steps_per_second, source)."""
+        if self._frame is None:  # an overlay's rows, put together when first asked for
+            base, top = self._layers  # type: ignore[misc]
+            self._frame = _overlay(base.frame, top)
+        return self._frame
 
     @staticmethod
     def _superlinear_bundled(rows: dict[_Key, tuple[float, str]]) -> dict[_Key, float]:
@@ -281,8 +299,24 @@ class ThroughputTable:
 
     def overlay(self, rows: pd.DataFrame, precision: str | None = None) -> ThroughputTable:
         """A new table with `rows` (e.g. a job spec's own measurements) on top of this one."""
-        return ThroughputTable(_overlay(self.frame, validate_measurements(rows)),
-                               precision=precision or self.precision)
+        top = validate_measurements(rows)
+        precision = precision or self.precision
+        if precision not in PRECISIONS:
+            raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+        # From this table's lookups, not its frame: a job spec's few rows cost what they
+        # are, not a rebuild of the whole table (a pass resolves every job's spec).
+        rows, names = dict(self._rows), dict(self._names)
+        for model, gpu, count, sps, source in top.itertuples(index=False, name=None):
+            key = (model_key(model), gpu, int(count))
+            rows.pop(key, None)  # a replaced row goes to the end, as in the frame
+            rows[key] = (float(sps), source)
+            names[key[0]] = model
+        table = ThroughputTable.__new__(ThroughputTable)
+        table.precision = precision
+        table._frame = None
+        table._layers = (self, top)
+        table._index_rows(rows, names)
+        return table
 
     def models(self) -> list[str]:
         return sorted(set(self.frame["model"]))
