@@ -157,17 +157,16 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     report and their checkpoints' news, and act on the jobs whose instance is gone
     (finished, failed, preempted): a line for each thing that happened, in job order."""
     ids = [run.record.id for run in runs]
-    placed = _open_placements(store, ids)
-    instances = _statuses(launcher, [str(p["instance"]) for p in placed.values()])
+    placed = _open_instances(store, ids)
+    instances = _statuses(launcher, list(placed.values()))
     said = store.jobs.last_details(ids, "checkpoint") if ids else {}
     steps: dict[int, float] = {}
     news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
     gone = []
     for run in runs:
         job_id = run.record.id
-        placement = placed.get(job_id)
-        if placement is not None:
-            instance = instances[str(placement["instance"])]
+        if job_id in placed:
+            instance = instances[placed[job_id]]
             step = _step_news(run.record, instance.step)
             if step is not None:
                 steps[job_id] = step
@@ -199,13 +198,24 @@ def _statuses(launcher: Launcher, instance_ids: list[str]) -> dict[str, Instance
     return found
 
 
-def _open_placements(store: PriceStore, job_ids: Sequence[int]) -> dict[int, pd.Series]:
-    """Each job's open placement (the newest, when a move has two open), from one read."""
+def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]:
+    """The instance of each job's open placement (the newest, when a move has two open),
+    from one read."""
     if not job_ids:
         return {}
     frame = store.jobs.placements_of(job_ids, open_only=True)
     newest = frame.drop_duplicates("job_id", keep="last")
-    return {int(row["job_id"]): row for _, row in newest.iterrows()}
+    return dict(zip(newest["job_id"].astype(int), newest["instance"].astype(str),
+                    strict=True))
+
+
+def _newest_open(placements: pd.DataFrame) -> dict[int, pd.Series]:
+    """Each job's open placement (the newest, when a move has two open)."""
+    newest = placements[placements["end_at"].isna()].drop_duplicates("job_id", keep="last")
+    columns = list(newest.columns)
+    job = columns.index("job_id")
+    return {int(values[job]): pd.Series(values, index=columns, dtype=object, name=index)
+            for index, *values in newest.itertuples(name=None)}
 
 
 def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
@@ -400,7 +410,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         runs = _runs(store, ids)
         placed = store.jobs.placements_of(ids)
         rows_of = placed.groupby("job_id").indices if len(placed) else {}
-        open_by_job = _open_placements(store, ids)
+        open_by_job = _newest_open(placed)
         ours = {job_id for job_id in ids if launcher is not None
                 and runs[job_id].launcher == launcher.name and job_id in open_by_job}
         instances = _statuses(launcher, [str(open_by_job[j]["instance"]) for j in ids
@@ -410,18 +420,21 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps(steps, at=when)
         failed = [j for j in ids if runs[j].record.state == "failed"]
-        ended = store.jobs.events_of(failed, kinds=["state"]) if failed else None
+        ended = store.jobs.events_of(failed, kinds=["state"])
+        ended_of = ended.groupby("job_id").indices if len(ended) else {}
         costs = job_costs(store, ids, now=when, checkpoint_gb={
             job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
         shown = []
         for job_id in ids:
             run = runs[job_id]
-            mine = placed.iloc[rows_of[job_id]] if job_id in rows_of else placed.iloc[0:0]
             done = steps.get(job_id, run.record.steps_done)
+            # Its placements, where they are needed: an estimate of its steps, a failure.
+            mine = (placed.iloc[rows_of.get(job_id, [])]
+                    if done <= 0 or run.record.state == "failed" else None)
             left, reported = _progress_of(run, done, mine, when)
             failure = None
             if run.record.state == "failed":
-                events = ended[ended["job_id"] == job_id]  # type: ignore[index]
+                events = ended.iloc[ended_of.get(job_id, [])]
                 failure = _failure_of(launcher if run.launcher == getattr(
                     launcher, "name", None) else None, events, mine)
             shown.append(_status_of(store, launcher, run, open_by_job.get(job_id),
