@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import pandas as pd
-from sqlalchemy import Connection, Engine, func, insert, select, true, update
+from sqlalchemy import Connection, Engine, bindparam, func, insert, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import (
@@ -337,11 +337,10 @@ class JobStore:
             return
         ts = epoch_second(at)
 
-        def store(conn: Connection) -> None:
-            for job_id, step in values.items():
-                _touch(conn, job_id, ts, steps_done=step)
-
-        write(self.engine, store)
+        rows = [{"job": job_id, "step": step} for job_id, step in values.items()]
+        query = (update(jobs).where(jobs.c.id == bindparam("job"))
+                 .values(steps_done=bindparam("step"), updated_ts=ts))
+        write(self.engine, lambda conn: conn.execute(query, rows))  # one statement, many rows
 
     def placements(self, job_id: int | None = None) -> pd.DataFrame:
         """Placements (of one job, or all), by job and start; end_at is NaT while open."""
