@@ -91,32 +91,35 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     when = as_time(at)
     table = table if table is not None else table_with_measured(store)
     launched = []
-    for source, spec in job_specs(jobs):
-        busy = [r for r in store.jobs.find(spec.name) if not r.final]
-        if busy:
-            raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
-                               f"{busy[0].state}; stop it first or choose another name")
-        leaked = sorted(set(spec.envs) & clouds.credential_envs())
-        if leaked:
-            raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
-                               "credentials are neither stored nor sent to instances; "
-                               "instances use their own role")
-        resolved = resolve(spec, table, when, source=source)
-        by_deadline = offering is None and uses_deadline_policy(resolved)
-        policy = deadline_policy if by_deadline else "dynamic-aware"
-        candidates = _launch_candidates(store, resolved, when, launcher, offering,
-                                        policy if by_deadline else "")
-        code = _pack_code(spec, source)  # refused here when too large: nothing stored
-        # What a costsched resuming this launch (after a crash) needs to carry it on.
-        stored = {"spec": spec.model_dump(mode="json"), "source": source,
-                  "launcher": launcher.name, "code": code, "offering": offering,
-                  "checkpoint_root": checkpoint_root}
-        record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
-                                      policy=policy)  # refused if the name is live
-        with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
-            if mine:  # else a reconciler resumed it already (it carries it on)
-                _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
-        launched.append(record_id)
+    # One pass: the prices, rates and spells every job is placed from are read once (the
+    # launches write none of them), so launching N jobs grows as N, not N squared.
+    with one_pass():
+        for source, spec in job_specs(jobs):
+            busy = [r for r in store.jobs.find(spec.name) if not r.final]
+            if busy:
+                raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
+                                   f"{busy[0].state}; stop it first or choose another name")
+            leaked = sorted(set(spec.envs) & clouds.credential_envs())
+            if leaked:
+                raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
+                                   "credentials are neither stored nor sent to instances; "
+                                   "instances use their own role")
+            resolved = resolve(spec, table, when, source=source)
+            by_deadline = offering is None and uses_deadline_policy(resolved)
+            policy = deadline_policy if by_deadline else "dynamic-aware"
+            candidates = _launch_candidates(store, resolved, when, launcher, offering,
+                                            policy if by_deadline else "")
+            code = _pack_code(spec, source)  # refused here when too large: nothing stored
+            # What a costsched resuming this launch (after a crash) needs to carry it on.
+            stored = {"spec": spec.model_dump(mode="json"), "source": source,
+                      "launcher": launcher.name, "code": code, "offering": offering,
+                      "checkpoint_root": checkpoint_root}
+            record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
+                                          policy=policy)  # refused if the name is live
+            with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
+                if mine:  # else a reconciler resumed it already (it carries it on)
+                    _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
+            launched.append(record_id)
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)
     return [store.jobs.get(i) for i in launched]
@@ -670,7 +673,9 @@ def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher
     if frame.empty:
         raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
                            "prices first")
-    plan = plan_job(resolved, prepare(frame, _rates(store, at)))
+    offerings = memo(("prepared", store.url, at), lambda: prepare(frame, _rates(store, at)),
+                     shared=True)  # read only: every job of a pass ranks the same offerings
+    plan = plan_job(resolved, offerings)
     choices = plan.choices
     if offering is not None:
         choices = plan.ranked[plan.ranked["offering"].map(_spelled(offering))]
@@ -722,8 +727,7 @@ def _rates(store: PriceStore, at: datetime) -> Evidence:
 
 
 def _recently_full(store: PriceStore, at: datetime) -> set[OfferingKey]:
-    seen = store.availability.since(at - CAPACITY_COOLDOWN)
-    full = seen[seen["event"] == "capacity"]
+    full = store.availability.since(at - CAPACITY_COOLDOWN, event="capacity")
     return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")
             for r in full.itertuples()}
 
