@@ -141,13 +141,8 @@ class JobStore:
 
     def list(self, states: Iterable[str] = ()) -> pd.DataFrame:
         """The jobs in any of `states` (every job when empty), oldest first."""
-        states = _check_states("state", states)
-        query = select(jobs).order_by(jobs.c.id)
-        if states:
-            query = query.where(jobs.c.state.in_(states))
-        with self.engine.connect() as conn:
-            records = [_to_record(row) for row in conn.execute(query).mappings()]
-        return pd.DataFrame([r.__dict__ for r in records], columns=JOB_COLUMNS)
+        return pd.DataFrame([r.__dict__ for r in self.records(states=states)],
+                            columns=JOB_COLUMNS)
 
     def records(self, job_ids: Iterable[int] | None = None, *,
                 states: Iterable[str] = ()) -> list[JobRecord]:
