@@ -268,6 +268,8 @@ def main() -> None:
     parser.add_argument("--launch-up-to", type=int, default=1000,
                         help="largest size whose launch is timed")
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--commands", default="",
+                        help="only these commands, comma-separated (default: all four)")
     parser.add_argument("--local-jobs", type=int, default=100,
                         help="jobs launched on the local launcher for one status (0: none)")
     args = parser.parse_args()
@@ -289,7 +291,10 @@ def main() -> None:
             t0 = time.perf_counter()
             build(url, size, launcher)
             print(f"  built {size} jobs in {time.perf_counter() - t0:.1f} s", flush=True)
+            chosen = [c for c in args.commands.split(",") if c]
             for name, fn in _commands(url, launcher).items():
+                if chosen and name not in chosen:
+                    continue
                 rows.setdefault(name, []).append(measure(fn, args.cap))
                 secs, mb = rows[name][-1]
                 print(f"    {name:<18} {secs:8.2f} s {mb:7.0f} MB", flush=True)
