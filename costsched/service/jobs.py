@@ -133,24 +133,23 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     every few minutes (`costsched status` and the daemon's watcher do). Another costsched
     reconciling at the same time is harmless: every step is taken under the job's lease."""
     when = as_time(at) if at is not None else None
-    with one_pass():
-        done: list[str] = _resume_launches(store, launcher, when)
-        unfinished = store.moves.unfinished()
-        owners = _runs(store, {m.job_id for m in unfinished})
-        for move in unfinished:
-            if owners[move.job_id].launcher != launcher.name:
-                continue
-            try:
-                after = _run_move(store, launcher, move, when)
-            except StaleState:
-                continue  # the other costsched got there first
-            if after.state != move.state:
-                done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
-        busy = {m.job_id for m in store.moves.unfinished()}
-        runs = [run for job_id, run in _runs(store, states=["running"]).items()
-                if job_id not in busy and run.launcher == launcher.name]
-        done += _check_instances(store, launcher, runs, when)
-        learn(store, when)  # the steps/s each placement reached, for the next plans
+    done: list[str] = _resume_launches(store, launcher, when)
+    unfinished = store.moves.unfinished()
+    owners = _runs(store, {m.job_id for m in unfinished})
+    for move in unfinished:
+        if owners[move.job_id].launcher != launcher.name:
+            continue
+        try:
+            after = _run_move(store, launcher, move, when)
+        except StaleState:
+            continue  # the other costsched got there first
+        if after.state != move.state:
+            done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
+    busy = {m.job_id for m in store.moves.unfinished()}
+    runs = [run for job_id, run in _runs(store, states=["running"]).items()
+            if job_id not in busy and run.launcher == launcher.name]
+    done += _check_instances(store, launcher, runs, when)
+    learn(store, when)  # the steps/s each placement reached, for the next plans
     return done
 
 
@@ -512,7 +511,7 @@ def budget_alarms(store: PriceStore, *, at: datetime | str | None = None) -> lis
     budgeted = [] if frame.empty else [
         int(job_id) for job_id, stored in zip(frame["id"], frame["spec"], strict=True)
         if ((stored.get("spec") or {}).get("constraints") or {}).get("budget") is not None]
-    runs = {job_id: _running(store, job_id) for job_id in budgeted}
+    runs = _runs(store, budgeted)
     costs = job_costs(store, budgeted, now=when, checkpoint_gb={
         job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
     for job_id, run in runs.items():
@@ -1046,7 +1045,8 @@ def _runs(store: PriceStore, job_ids: Iterable[int] | None = None, *,
     read of their records and one of their moves; by id, oldest first."""
     records = store.jobs.records(job_ids, states=states)
     moves = store.moves.of_jobs([r.id for r in records])
-    return {r.id: _run_of(store, r, moves[r.id]) for r in records}
+    with one_pass():  # (or the caller's): each distinct spec is resolved once
+        return {r.id: _run_of(store, r, moves[r.id]) for r in records}
 
 
 def _run_of(store: PriceStore, record: JobRecord, moves: list[MoveRecord]) -> RunningJob:
