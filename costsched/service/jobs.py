@@ -214,9 +214,10 @@ def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]
 def _newest_open(placements: pd.DataFrame) -> dict[int, pd.Series]:
     """Each job's open placement (the newest, when a move has two open)."""
     newest = placements[placements["end_at"].isna()].drop_duplicates("job_id", keep="last")
-    columns = list(newest.columns)
-    job = columns.index("job_id")
-    return {int(values[job]): pd.Series(values, index=columns, dtype=object, name=index)
+    columns = newest.columns  # one Index shared by every row's Series
+    job = columns.get_loc("job_id")
+    return {int(values[job]): pd.Series(values, index=columns, dtype=object, name=index,
+                                        copy=False)
             for index, *values in newest.itertuples(name=None)}
 
 
