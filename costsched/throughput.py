@@ -245,12 +245,16 @@ def _overlay(base: pd.DataFrame, top: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([kept[COLUMNS], top[COLUMNS]], ignore_index=True)
 
 
+def _check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+
+
 class ThroughputTable:
     """Measured rows, looked up by model, GPU model and GPU count; estimates otherwise."""
 
     def __init__(self, frame: pd.DataFrame | None = None, precision: str = "fp32") -> None:
-        if precision not in PRECISIONS:
-            raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+        _check_precision(precision)
         self.precision = precision
         self._frame: pd.DataFrame | None = (bundled() if frame is None else frame)[
             COLUMNS].reset_index(drop=True)
@@ -323,8 +327,7 @@ class ThroughputTable:
         top = (valid_rows(rows) if not isinstance(rows, pd.DataFrame) else
                list(validate_measurements(rows).itertuples(index=False, name=None)))
         precision = precision or self.precision
-        if precision not in PRECISIONS:
-            raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+        _check_precision(precision)
         # From this table's lookups, not its frame: a job spec's few rows cost what they
         # are, not a rebuild of the whole table (a pass resolves every job's spec).
         table = ThroughputTable.__new__(ThroughputTable)

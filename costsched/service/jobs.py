@@ -205,15 +205,19 @@ def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]
     from one read."""
     if not job_ids:
         return {}
-    frame = store.jobs.placements_of(job_ids, open_only=True)
-    newest = frame.drop_duplicates("job_id", keep="last")
+    newest = _newest_open_rows(store.jobs.placements_of(job_ids, open_only=True))
     return dict(zip(newest["job_id"].astype(int), newest["instance"].astype(str),
                     strict=True))
 
 
+def _newest_open_rows(placements: pd.DataFrame) -> pd.DataFrame:
+    """The newest open placement of each job (a move has two open for a while)."""
+    return placements[placements["end_at"].isna()].drop_duplicates("job_id", keep="last")
+
+
 def _newest_open(placements: pd.DataFrame) -> dict[int, pd.Series]:
     """Each job's open placement (the newest, when a move has two open)."""
-    newest = placements[placements["end_at"].isna()].drop_duplicates("job_id", keep="last")
+    newest = _newest_open_rows(placements)
     columns = newest.columns  # one Index shared by every row's Series
     job = columns.get_loc("job_id")
     return {int(values[job]): pd.Series(values, index=columns, dtype=object, name=index,

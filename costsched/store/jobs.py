@@ -153,7 +153,7 @@ class JobStore:
         if states:
             query = query.where(jobs.c.state.in_(states))
         with self.engine.connect() as conn:
-            return [_to_record(row) for chunk in _chunks(job_ids, jobs.c.id)
+            return [_to_record(row) for chunk in id_chunks(job_ids, jobs.c.id)
                     for row in conn.execute(query.where(chunk)).mappings()]
 
     def transition(
@@ -351,7 +351,7 @@ class JobStore:
             query = query.where(placements.c.end_ts.is_(None))
         with self.engine.connect() as conn:
             rows, columns = [], list(placements.c.keys())
-            for chunk in _chunks(job_ids, placements.c.job_id):
+            for chunk in id_chunks(job_ids, placements.c.job_id):
                 rows += [tuple(r) for r in conn.execute(query.where(chunk))]
         frame = pd.DataFrame(rows, columns=columns)
         frame["start_at"] = from_epoch_seconds(frame.pop("start_ts"))
@@ -375,7 +375,7 @@ class JobStore:
             query = query.where(job_events.c.kind.in_(kinds))
         with self.engine.connect() as conn:
             rows, columns = [], list(job_events.c.keys())
-            for chunk in _chunks(job_ids, job_events.c.job_id):
+            for chunk in id_chunks(job_ids, job_events.c.job_id):
                 rows += [tuple(r) for r in conn.execute(query.where(chunk))]
         frame = pd.DataFrame(rows, columns=columns).sort_values("id", kind="stable")
         frame["at"] = from_epoch_seconds(frame.pop("ts"))
@@ -387,7 +387,7 @@ class JobStore:
         newest = select(func.max(job_events.c.id)).where(job_events.c.kind == kind)
         out: dict[int, str] = {}
         with self.engine.connect() as conn:
-            for chunk in _chunks(job_ids, job_events.c.job_id):
+            for chunk in id_chunks(job_ids, job_events.c.job_id):
                 ids = newest.where(chunk).group_by(job_events.c.job_id)
                 query = select(job_events.c.job_id, job_events.c.detail).where(
                     job_events.c.id.in_(ids.scalar_subquery()))
@@ -395,7 +395,7 @@ class JobStore:
         return out
 
 
-def _chunks(ids: Iterable[int] | None, column) -> Iterator:  # noqa: ANN001 - a Column
+def id_chunks(ids: Iterable[int] | None, column) -> Iterator:  # noqa: ANN001 - a Column
     """WHERE clauses that together select `ids` of `column` (every row when None)."""
     if ids is None:
         yield true()

@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from costsched.model import FINAL_STATES, InvalidInput
 from costsched.store.database import epoch_second, write
-from costsched.store.jobs import ID_CHUNK, StaleState
+from costsched.store.jobs import StaleState, id_chunks
 from costsched.store.schema import job_events, jobs, moves, placements
 
 MOVE_KINDS = ("launch", "migration", "recovery")
@@ -119,13 +119,10 @@ class MoveStore:
         """{job id: its moves, oldest first} for each of `job_ids` (no moves: []), in one
         read."""
         out: dict[int, list[MoveRecord]] = {int(j): [] for j in job_ids}
-        wanted = sorted(out)
         with self.engine.connect() as conn:
-            for start in range(0, len(wanted), ID_CHUNK):
-                rows = conn.execute(select(moves).where(
-                    moves.c.job_id.in_(wanted[start:start + ID_CHUNK]))
-                    .order_by(moves.c.id)).mappings().all()
-                for row in rows:
+            for chunk in id_chunks(out, moves.c.job_id):
+                for row in conn.execute(select(moves).where(chunk)
+                                        .order_by(moves.c.id)).mappings():
                     out[int(row["job_id"])].append(_record(row))
         return out
 
