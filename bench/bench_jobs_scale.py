@@ -6,11 +6,16 @@ set). Also the time to launch N jobs through the service.
 Stores are built through the store's API: half the jobs running on one of three spot
 zones (priced from examples/demo), half finished after a placement of a few hours.
 Instances are played by an in-memory launcher. Each measurement runs in a child process
-of its own (forked after the store is built), so the peak resident memory printed is the
-command's. A measurement that passes --cap seconds is stopped and printed as "> cap".
+of its own (forked after the store is built and the modules imported); the peak resident
+memory printed is the child's own high-water mark (VmHWM in /proc/self/status: the
+parent's peak is not inherited, as getrusage's would be). A measurement that passes
+--cap seconds is stopped and printed as "> cap". The launch of N jobs is timed through
+the service up to --launch-up-to jobs. Last, --local-jobs jobs (a `sleep`) are launched on the local
+launcher (real processes) and one `status` of them is timed; then they are stopped.
 
     python bench/bench_jobs_scale.py                       # 10, 100, 1000 jobs
     python bench/bench_jobs_scale.py --sizes 10,100,1000,10000 --cap 600
+    COSTSCHED_TEST_PG_URL=postgresql+psycopg://... python bench/bench_jobs_scale.py
 """
 
 from __future__ import annotations
@@ -153,8 +158,18 @@ def _child(fn, out) -> None:  # noqa: ANN001 - a command and a pipe
         print(f"    failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         out.send((math.nan, math.nan))
         return
-    out.send((time.perf_counter() - start,
-              resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+    out.send((time.perf_counter() - start, peak_mb()))
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory (VmHWM), in MB; getrusage's where /proc is not."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def measure(fn, cap: float) -> tuple[float, float]:  # noqa: ANN001 - a command
@@ -188,6 +203,39 @@ def time_launch(url: str, jobs: int) -> float:
     return took
 
 
+def local_run(url: str, jobs: int, workdir: Path) -> tuple[float, float, int]:
+    """Launch `jobs` sleeping jobs on the local launcher (real processes); (seconds to
+    launch them, seconds of one `status` of them, reconcile included, jobs it shows
+    running). Every job is stopped afterwards."""
+    from costsched.jobspec import parse
+    from costsched.service import jobs as service
+    from costsched.service.prices import import_prices
+    from costsched.store import PriceStore
+    from launchers.local import LocalLauncher
+
+    store = PriceStore(url)
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    launcher = LocalLauncher(base_dir=workdir / "local", grace_seconds=1)
+    spec = {**SPEC, "run": "sleep 600", "constraints": {"clouds": ["aws"]}}
+    specs = [parse({**spec, "name": f"local-{n}"}) for n in range(jobs)]
+    start = time.perf_counter()
+    records = service.launch(store, specs, launcher=launcher,
+                             checkpoint_root=str(workdir / "local-checkpoints"))
+    launched = time.perf_counter() - start
+    try:
+        start = time.perf_counter()
+        shown = service.status(store, launcher)
+        took = time.perf_counter() - start
+    finally:
+        for record in records:
+            try:
+                service.stop(store, launcher, record.id)
+            except Exception as exc:  # noqa: BLE001 - the bench goes on; it says so
+                print(f"    job {record.id} not stopped: {exc}", file=sys.stderr)
+        store.dispose()
+    return launched, took, sum(s.record.state == "running" for s in shown)
+
+
 def _urls(kind: str, workdir: Path) -> str:
     if kind == "sqlite":
         return f"sqlite:///{workdir / f'jobs-{uuid.uuid4().hex[:8]}.sqlite'}"
@@ -202,7 +250,11 @@ def _urls(kind: str, workdir: Path) -> str:
 
 
 def _exponent(sizes: list[int], values: list[float]) -> str:
+    """The growth exponent from the first size of 100 or more (below, fixed costs rule)
+    to the largest measured."""
     pairs = [(n, v) for n, v in zip(sizes, values, strict=False) if math.isfinite(v) and v > 0]
+    if len([n for n, _ in pairs if n >= 100]) >= 2:
+        pairs = [(n, v) for n, v in pairs if n >= 100]
     if len(pairs) < 2:
         return "-"
     (n0, v0), (n1, v1) = pairs[0], pairs[-1]
@@ -216,14 +268,22 @@ def main() -> None:
     parser.add_argument("--launch-up-to", type=int, default=1000,
                         help="largest size whose launch is timed")
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--commands", default="",
+                        help="only these commands, comma-separated (default: all four)")
+    parser.add_argument("--local-jobs", type=int, default=100,
+                        help="jobs launched on the local launcher for one status (0: none)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = [b for b in args.backends.split(",")
                 if b == "sqlite" or os.environ.get("COSTSCHED_TEST_PG_URL")]
     workdir = Path(tempfile.mkdtemp(prefix="costsched-bench-scale-"))
+    # Imported once before the children fork: their times are the commands' work.
+    import costsched.daemon  # noqa: F401
+    import costsched.report.data  # noqa: F401
+    import costsched.service.jobs  # noqa: F401
     for backend in backends:
         print(f"\n== {backend}: seconds (peak MB) per command; growth exponent "
-              f"{sizes[0]} -> {sizes[-1]} jobs")
+              f"{next((n for n in sizes if n >= 100), sizes[0])} -> {sizes[-1]} jobs")
         rows: dict[str, list[tuple[float, float]]] = {}
         for size in sizes:
             url = _urls(backend, workdir)
@@ -231,7 +291,10 @@ def main() -> None:
             t0 = time.perf_counter()
             build(url, size, launcher)
             print(f"  built {size} jobs in {time.perf_counter() - t0:.1f} s", flush=True)
+            chosen = [c for c in args.commands.split(",") if c]
             for name, fn in _commands(url, launcher).items():
+                if chosen and name not in chosen:
+                    continue
                 rows.setdefault(name, []).append(measure(fn, args.cap))
                 secs, mb = rows[name][-1]
                 print(f"    {name:<18} {secs:8.2f} s {mb:7.0f} MB", flush=True)
@@ -251,6 +314,11 @@ def main() -> None:
             cells += [f"{'-':>16}"] * (len(sizes) - len(values))
             secs = [v[0] for v in values]
             print(f"  {name:<18}" + "".join(cells) + f"  {_exponent(sizes, secs)}")
+    if args.local_jobs:
+        launched, took, running = local_run(_urls("sqlite", workdir), args.local_jobs, workdir)
+        print(f"\n== local launcher, SQLite: {args.local_jobs} jobs launched in "
+              f"{launched:.1f} s; status of them (reconcile included) {took:.2f} s, "
+              f"{running} running")
 
 
 if __name__ == "__main__":

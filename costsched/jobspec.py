@@ -359,9 +359,9 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         gpu, n = parse_gpu(spec.reference_gpu or "")
         rows = [(spec.name, gpu, n, 1.0, f"job spec {source}: {spec.hours} h on {n}x{gpu}")]
     if rows:
-        frame = pd.DataFrame(rows, columns=["model", "gpu_model", "gpu_count",
-                                            "steps_per_second", "source"])
-        table = table.overlay(frame, precision=spec.precision)
+        fields = ("model", "gpu_model", "gpu_count", "steps_per_second", "source")
+        table = table.overlay([dict(zip(fields, row, strict=True)) for row in rows],
+                              precision=spec.precision)
     elif spec.precision != table.precision:
         table = ThroughputTable(table.frame, precision=spec.precision)
     model = spec.model or spec.name

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cache
@@ -166,8 +167,18 @@ def validate_measurements(frame: pd.DataFrame, where: str = "measurements") -> p
     if missing:
         raise InvalidInput(f"{where}: missing column(s) {', '.join(missing)}: expected "
                            f"{', '.join(required)}[, source]")
+    columns = list(frame.columns)
+    records = (dict(zip(columns, values, strict=True))
+               for values in frame.itertuples(index=False, name=None))
+    return pd.DataFrame(valid_rows(records, where), columns=COLUMNS)
+
+
+def valid_rows(records: Iterable[Mapping], where: str = "measurements") -> list[tuple]:
+    """Measurement records (model, gpu_model, gpu_count, steps_per_second[, source]) as
+    rows in canonical form (GPU names, int counts, a source), or InvalidInput naming the
+    row (counted from 2: row 1 is a file's header) and field."""
     rows = []
-    for i, r in enumerate(frame.to_dict("records"), start=2):  # row 1 is the header
+    for i, r in enumerate(records, start=2):
         at = f"{where}: row {i}"
         model = str(r["model"]).strip() if pd.notna(r["model"]) else ""
         if not model:
@@ -181,7 +192,7 @@ def validate_measurements(frame: pd.DataFrame, where: str = "measurements") -> p
         source = r.get("source")
         source = str(source) if source is not None and pd.notna(source) else "user measured"
         rows.append((model, gpu, int(count), sps, source))
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return rows
 
 
 def _positive(value: object, where: str, whole: bool = False) -> float:
@@ -234,30 +245,60 @@ def _overlay(base: pd.DataFrame, top: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([kept[COLUMNS], top[COLUMNS]], ignore_index=True)
 
 
+def _check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+
+
 class ThroughputTable:
     """Measured rows, looked up by model, GPU model and GPU count; estimates otherwise."""
 
     def __init__(self, frame: pd.DataFrame | None = None, precision: str = "fp32") -> None:
-        if precision not in PRECISIONS:
-            raise InvalidInput(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+        _check_precision(precision)
         self.precision = precision
-        self.frame = (bundled() if frame is None else frame)[COLUMNS].reset_index(drop=True)
+        self._frame: pd.DataFrame | None = (bundled() if frame is None else frame)[
+            COLUMNS].reset_index(drop=True)
+        self._layers: tuple[ThroughputTable, list[tuple]] | None = None
         rows: dict[_Key, tuple[float, str]] = {
             (model_key(r.model), r.gpu_model, int(r.gpu_count)): (float(r.steps_per_second),
                                                                    r.source)
-            for r in self.frame.itertuples()
+            for r in self._frame.itertuples()
         }
-        self._published = self._superlinear_bundled(rows)
-        self._index = dict(rows)
-        for key, published in self._published.items():
-            one = rows[(key[0], key[1], 1)][0]
-            self._index[key] = (key[2] * one, _capped_basis(rows[key][1], published, key[2], one))
-        self._names = {model_key(m): m for m in self.frame["model"]}
+        self._index_rows(rows, {model_key(m): m for m in self._frame["model"]})
+
+    def _index_rows(self, rows: dict[_Key, tuple[float, str]], names: dict[str, str]) -> None:
+        """The lookups from the table's rows (by key, the last of a key winning)."""
+        self._rows, self._names = rows, names
+        self._index: dict[_Key, tuple[float, str]] = {}
+        self._published: dict[_Key, float] = {}
         self._counts: dict[tuple[str, str], list[int]] = {}
-        for key, gpu, count in self._index:
-            self._counts.setdefault((key, gpu), []).append(count)
-        for counts in self._counts.values():
-            counts.sort()
+        self._derive(list(rows))
+
+    def _derive(self, keys: list[_Key]) -> None:
+        """The lookup, linear cap and GPU counts of each of `keys` (whole (model, GPU)
+        groups): a bundled multi-GPU row faster than n x the table's 1-GPU figure is
+        looked up as n x that figure."""
+        bundled_rows = _bundled_rows()
+        for key in keys:
+            sps, source = self._rows[key]
+            one = self._rows.get((key[0], key[1], 1))
+            if (key[2] > 1 and one is not None and sps > key[2] * one[0]
+                    and (key, sps, source) in bundled_rows):
+                self._published[key] = sps
+                self._index[key] = (key[2] * one[0], _capped_basis(source, sps, key[2], one[0]))
+            else:
+                self._index[key] = (sps, source)
+            self._counts.setdefault((key[0], key[1]), []).append(key[2])
+        for group in {(k[0], k[1]) for k in keys}:
+            self._counts[group].sort()
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The table's rows (model, gpu_model, gpu_count, steps_per_second, source)."""
+        if self._frame is None:  # an overlay's rows, put together when first asked for
+            base, top = self._layers  # type: ignore[misc]
+            self._frame = _overlay(base.frame, pd.DataFrame(top, columns=COLUMNS))
+        return self._frame
 
     @staticmethod
     def _superlinear_bundled(rows: dict[_Key, tuple[float, str]]) -> dict[_Key, float]:
@@ -279,10 +320,34 @@ class ThroughputTable:
         base = bundled() if learned is None else _overlay(bundled(), learned)
         return cls(_overlay(base, load_user(user_file)), precision=precision)
 
-    def overlay(self, rows: pd.DataFrame, precision: str | None = None) -> ThroughputTable:
-        """A new table with `rows` (e.g. a job spec's own measurements) on top of this one."""
-        return ThroughputTable(_overlay(self.frame, validate_measurements(rows)),
-                               precision=precision or self.precision)
+    def overlay(self, rows: pd.DataFrame | Sequence[Mapping],
+                precision: str | None = None) -> ThroughputTable:
+        """A new table with `rows` (e.g. a job spec's own measurements: a frame, or records
+        with the frame's columns) on top of this one."""
+        top = (valid_rows(rows) if not isinstance(rows, pd.DataFrame) else
+               list(validate_measurements(rows).itertuples(index=False, name=None)))
+        precision = precision or self.precision
+        _check_precision(precision)
+        # From this table's lookups, not its frame: a job spec's few rows cost what they
+        # are, not a rebuild of the whole table (a pass resolves every job's spec).
+        table = ThroughputTable.__new__(ThroughputTable)
+        table.precision = precision
+        table._frame = None
+        table._layers = (self, top)
+        table._rows, table._names = dict(self._rows), dict(self._names)
+        for model, gpu, count, sps, source in top:
+            key = (model_key(model), gpu, int(count))
+            table._rows.pop(key, None)  # a replaced row goes to the end, as in the frame
+            table._rows[key] = (float(sps), source)
+            table._names[key[0]] = model
+        # Only the (model, GPU) groups the rows touch are derived again.
+        touched = {(model_key(model), gpu) for model, gpu, *_ in top}
+        table._index = {k: v for k, v in self._index.items() if (k[0], k[1]) not in touched}
+        table._published = {k: v for k, v in self._published.items()
+                            if (k[0], k[1]) not in touched}
+        table._counts = {g: c for g, c in self._counts.items() if g not in touched}
+        table._derive([k for k in table._rows if (k[0], k[1]) in touched])
+        return table
 
     def models(self) -> list[str]:
         return sorted(set(self.frame["model"]))

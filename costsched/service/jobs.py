@@ -10,10 +10,11 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import platformdirs
 from costsched import clouds
 from costsched.costs import JobCost, job_costs
 from costsched.jobspec import JobSpec, ResolvedJob, parse, resolve
-from costsched.migration.launcher import Launcher
+from costsched.migration.launcher import Instance, Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, offering_of, utcnow
 from costsched.model import InvalidInput, Offering
 from costsched.optimize import checkpoint_interval
@@ -73,6 +74,7 @@ class RunningJob:
     launcher: str
     checkpoint_uri: str
     home_region: str
+    moves: list[MoveRecord]  # as read with the record, oldest first
 
 
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
@@ -89,32 +91,35 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     when = as_time(at)
     table = table if table is not None else table_with_measured(store)
     launched = []
-    for source, spec in job_specs(jobs):
-        busy = [r for r in store.jobs.find(spec.name) if not r.final]
-        if busy:
-            raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
-                               f"{busy[0].state}; stop it first or choose another name")
-        leaked = sorted(set(spec.envs) & clouds.credential_envs())
-        if leaked:
-            raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
-                               "credentials are neither stored nor sent to instances; "
-                               "instances use their own role")
-        resolved = resolve(spec, table, when, source=source)
-        by_deadline = offering is None and uses_deadline_policy(resolved)
-        policy = deadline_policy if by_deadline else "dynamic-aware"
-        candidates = _launch_candidates(store, resolved, when, launcher, offering,
-                                        policy if by_deadline else "")
-        code = _pack_code(spec, source)  # refused here when too large: nothing stored
-        # What a costsched resuming this launch (after a crash) needs to carry it on.
-        stored = {"spec": spec.model_dump(mode="json"), "source": source,
-                  "launcher": launcher.name, "code": code, "offering": offering,
-                  "checkpoint_root": checkpoint_root}
-        record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
-                                      policy=policy)  # refused if the name is live
-        with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
-            if mine:  # else a reconciler resumed it already (it carries it on)
-                _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
-        launched.append(record_id)
+    # One pass: the prices, rates and spells every job is placed from are read once (the
+    # launches write none of them), so launching N jobs grows as N, not N squared.
+    with one_pass():
+        for source, spec in job_specs(jobs):
+            busy = [r for r in store.jobs.find(spec.name) if not r.final]
+            if busy:
+                raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
+                                   f"{busy[0].state}; stop it first or choose another name")
+            leaked = sorted(set(spec.envs) & clouds.credential_envs())
+            if leaked:
+                raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
+                                   "credentials are neither stored nor sent to instances; "
+                                   "instances use their own role")
+            resolved = resolve(spec, table, when, source=source)
+            by_deadline = offering is None and uses_deadline_policy(resolved)
+            policy = deadline_policy if by_deadline else "dynamic-aware"
+            candidates = _launch_candidates(store, resolved, when, launcher, offering,
+                                            policy if by_deadline else "")
+            code = _pack_code(spec, source)  # refused here when too large: nothing stored
+            # What a costsched resuming this launch (after a crash) needs to carry it on.
+            stored = {"spec": spec.model_dump(mode="json"), "source": source,
+                      "launcher": launcher.name, "code": code, "offering": offering,
+                      "checkpoint_root": checkpoint_root}
+            record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
+                                          policy=policy)  # refused if the name is live
+            with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
+                if mine:  # else a reconciler resumed it already (it carries it on)
+                    _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
+            launched.append(record_id)
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)
     return [store.jobs.get(i) for i in launched]
@@ -129,9 +134,10 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     reconciling at the same time is harmless: every step is taken under the job's lease."""
     when = as_time(at) if at is not None else None
     done: list[str] = _resume_launches(store, launcher, when)
-    for move in store.moves.unfinished():
-        job = _running(store, move.job_id)
-        if job.launcher != launcher.name:
+    unfinished = store.moves.unfinished()
+    owners = _runs(store, {m.job_id for m in unfinished})
+    for move in unfinished:
+        if owners[move.job_id].launcher != launcher.name:
             continue
         try:
             after = _run_move(store, launcher, move, when)
@@ -140,18 +146,83 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
         if after.state != move.state:
             done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
     busy = {m.job_id for m in store.moves.unfinished()}
-    frame = store.jobs.list(states=["running"])
-    for job_id in frame["id"].astype(int) if not frame.empty else []:
-        if job_id in busy:
-            continue
-        job = _running(store, job_id)
-        if job.launcher != launcher.name:
-            continue
-        line = _check_instance(store, launcher, job, when)
-        if line:
-            done.append(line)
+    runs = [run for job_id, run in _runs(store, states=["running"]).items()
+            if job_id not in busy and run.launcher == launcher.name]
+    done += _check_instances(store, launcher, runs, when)
     learn(store, when)  # the steps/s each placement reached, for the next plans
     return done
+
+
+def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJob],
+                     at: datetime | None) -> list[str]:
+    """Ask the launcher about every running job's instance at once, store the steps they
+    report and their checkpoints' news, and act on the jobs whose instance is gone
+    (finished, failed, preempted): a line for each thing that happened, in job order."""
+    ids = [run.record.id for run in runs]
+    placed = _open_instances(store, ids)
+    instances = _statuses(launcher, list(placed.values()))
+    said = store.jobs.last_details(ids, "checkpoint") if ids else {}
+    steps: dict[int, float] = {}
+    news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
+    gone = []
+    for run in runs:
+        job_id = run.record.id
+        if job_id in placed:
+            instance = instances[placed[job_id]]
+            step = _step_news(run.record, instance.step)
+            if step is not None:
+                steps[job_id] = step
+            if instance.state in ("running", "pending"):
+                now = (f"not published: {instance.checkpoint_error}"
+                       if instance.checkpoint_error else "published")
+                if now != said.get(job_id, "published"):
+                    news[job_id] = now
+                continue
+        gone.append(run)  # gone, or no open placement at all (an interrupted recovery)
+    when = at or as_time(None)
+    store.jobs.record_steps(steps, at=when)
+    lines = {}
+    for job_id, now in news.items():
+        store.jobs.note(job_id, "checkpoint", now, at=when)
+        lines[job_id] = f"job {job_id}: checkpoints {now}"
+    for run in gone:
+        lines[run.record.id] = _act_on_gone(store, launcher, run, at)
+    return [lines[i] for i in ids if lines.get(i)]
+
+
+def _statuses(launcher: Launcher, instance_ids: list[str]) -> dict[str, Instance]:
+    """The launcher's word on each instance, in one call; an instance it does not know is
+    asked about alone, so that its error says which."""
+    found = launcher.statuses(instance_ids) if instance_ids else {}
+    for instance_id in instance_ids:
+        if instance_id not in found:
+            found[instance_id] = launcher.status(instance_id)
+    return found
+
+
+def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]:
+    """The instance of each job's open placement (the newest, when a move has two open),
+    from one read."""
+    if not job_ids:
+        return {}
+    newest = _newest_open_rows(store.jobs.placements_of(job_ids, open_only=True))
+    return dict(zip(newest["job_id"].astype(int), newest["instance"].astype(str),
+                    strict=True))
+
+
+def _newest_open_rows(placements: pd.DataFrame) -> pd.DataFrame:
+    """The newest open placement of each job (a move has two open for a while)."""
+    return placements[placements["end_at"].isna()].drop_duplicates("job_id", keep="last")
+
+
+def _newest_open(placements: pd.DataFrame) -> dict[int, pd.Series]:
+    """Each job's open placement (the newest, when a move has two open)."""
+    newest = _newest_open_rows(placements)
+    columns = newest.columns  # one Index shared by every row's Series
+    job = columns.get_loc("job_id")
+    return {int(values[job]): pd.Series(values, index=columns, dtype=object, name=index,
+                                        copy=False)
+            for index, *values in newest.itertuples(name=None)}
 
 
 def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
@@ -159,8 +230,9 @@ def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 
     deadline = time.monotonic() + seconds
     while True:
         reconcile(store, launcher)
-        pending = [m for m in store.moves.unfinished()
-                   if _running(store, m.job_id).launcher == launcher.name]
+        unfinished = store.moves.unfinished()
+        owners = _runs(store, {m.job_id for m in unfinished})
+        pending = [m for m in unfinished if owners[m.job_id].launcher == launcher.name]
         if not pending or time.monotonic() >= deadline:
             return
         time.sleep(poll)
@@ -342,14 +414,40 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             reconcile(store, launcher)
         ids = _shown(store, job, states, name, limit)
         advise = len(ids) <= ADVICE_UP_TO if advice is None else advice
-        placed = store.jobs.placements()
-        placed = placed[placed["end_at"].isna() & placed["job_id"].isin(ids)]
-        open_by_job = {int(j): rows.iloc[-1] for j, rows in placed.groupby("job_id")}
-        runs = {job_id: _running(store, job_id) for job_id in ids}
+        runs = _runs(store, ids)
+        placed = store.jobs.placements_of(ids)
+        rows_of = placed.groupby("job_id").indices if len(placed) else {}
+        open_by_job = _newest_open(placed)
+        ours = {job_id for job_id in ids if launcher is not None
+                and runs[job_id].launcher == launcher.name and job_id in open_by_job}
+        instances = _statuses(launcher, [str(open_by_job[j]["instance"]) for j in ids
+                                         if j in ours]) if ours else {}
+        asked = {j: instances[str(open_by_job[j]["instance"])] for j in ids if j in ours}
+        steps = {j: step for j, i in asked.items()
+                 if (step := _step_news(runs[j].record, i.step)) is not None}
+        store.jobs.record_steps(steps, at=when)
+        failed = [j for j in ids if runs[j].record.state == "failed"]
+        ended = store.jobs.events_of(failed, kinds=["state"])
+        ended_of = ended.groupby("job_id").indices if len(ended) else {}
         costs = job_costs(store, ids, now=when, checkpoint_gb={
             job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
-        return [_status_of(store, launcher, runs[job_id], open_by_job.get(job_id),
-                           costs[job_id], when, advise) for job_id in ids]
+        shown = []
+        for job_id in ids:
+            run = runs[job_id]
+            done = steps.get(job_id, run.record.steps_done)
+            # Its placements, where they are needed: an estimate of its steps, a failure.
+            mine = (placed.iloc[rows_of.get(job_id, [])]
+                    if done <= 0 or run.record.state == "failed" else None)
+            left, reported = _progress_of(run, done, mine, when)
+            failure = None
+            if run.record.state == "failed":
+                events = ended.iloc[ended_of.get(job_id, [])]
+                failure = _failure_of(launcher if run.launcher == getattr(
+                    launcher, "name", None) else None, events, mine)
+            shown.append(_status_of(store, launcher, run, open_by_job.get(job_id),
+                                    asked.get(job_id), left, reported, costs[job_id],
+                                    failure, when, advise))
+        return shown
 
 
 def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
@@ -365,35 +463,26 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
 
 
 def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
-               placement: pd.Series | None, cost: JobCost, when: datetime,
+               placement: pd.Series | None, instance: Instance | None, left: float,
+               reported: bool, cost: JobCost, failure: Failure | None, when: datetime,
                advise: bool) -> JobStatus:
-    job_id = run.record.id
-    ours = launcher is not None and run.launcher == launcher.name
-    instance = None
-    if placement is not None and ours:
-        instance = launcher.status(str(placement["instance"]))
-        _record_step(store, run.record, instance.step, when)
-    left, reported = progress(store, run, when)
     advice = ""
     if advise and instance is not None and instance.state == "running" and left > 0:
-        found = migrate(store, launcher, job_id, dry_run=True, at=when)
+        found = migrate(store, launcher, run.record.id, dry_run=True, at=when)
         # A decision whose dollars are not numbers says nothing a user can act on.
         if found and math.isfinite(found[0].stay_usd) and math.isfinite(found[0].move_usd):
             advice = found[0].reason
-    failure = (_failure(store, launcher if ours else None, run)
-               if run.record.state == "failed" else None)
     return JobStatus(run.record, placement, "" if instance is None else instance.state,
-                     left, cost, store.moves.of_job(job_id), advice, reported, failure,
+                     left, cost, run.moves, advice, reported, failure,
                      "" if instance is None else instance.checkpoint_error)
 
 
-def _failure(store: PriceStore, launcher: Launcher | None, run: RunningJob) -> Failure:
+def _failure_of(launcher: Launcher | None, events: pd.DataFrame,
+                placements: pd.DataFrame) -> Failure:
     """Why the job failed: its last instance's exit code, phase and output, where the
-    launcher still has them; else what its log recorded."""
-    events = store.jobs.events(run.record.id)
+    launcher still has them; else what its log recorded (`events`: its state changes)."""
     ended = events[events["to_state"] == "failed"]
     detail = str(ended["detail"].iloc[-1]) if not ended.empty else ""
-    placements = store.jobs.placements(run.record.id)
     if launcher is None or placements.empty:
         return Failure(None, "", detail, [])
     last = str(placements["instance"].iloc[-1])
@@ -427,7 +516,7 @@ def budget_alarms(store: PriceStore, *, at: datetime | str | None = None) -> lis
     budgeted = [] if frame.empty else [
         int(job_id) for job_id, stored in zip(frame["id"], frame["spec"], strict=True)
         if ((stored.get("spec") or {}).get("constraints") or {}).get("budget") is not None]
-    runs = {job_id: _running(store, job_id) for job_id in budgeted}
+    runs = _runs(store, budgeted)
     costs = job_costs(store, budgeted, now=when, checkpoint_gb={
         job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
     for job_id, run in runs.items():
@@ -560,20 +649,22 @@ def steps_left(store: PriceStore, run: RunningJob, at: datetime) -> float:
 def progress(store: PriceStore, run: RunningJob, at: datetime) -> tuple[float, bool]:
     """(steps left, whether they come from the job's own report rather than an estimate)."""
     reported = store.jobs.get(run.record.id).steps_done
+    placements = store.jobs.placements(run.record.id) if reported <= 0 else None
+    return _progress_of(run, reported, placements, at)
+
+
+def _progress_of(run: RunningJob, reported: float, placements: pd.DataFrame | None,
+                 at: datetime) -> tuple[float, bool]:
+    """`progress` from the step the job reported and its placements (read by the caller)."""
     if reported > 0:
         return max(run.record.steps_total - reported, 0.0), True
-    return _estimated_left(store, run, at), False
-
-
-def _estimated_left(store: PriceStore, run: RunningJob, at: datetime) -> float:
-    placements = store.jobs.placements(run.record.id)
     done = 0.0
-    for p in placements.itertuples():
+    for p in placements.itertuples():  # type: ignore[union-attr]
         end = at if pd.isna(p.end_at) else p.end_at
         hours = max((pd.Timestamp(end) - pd.Timestamp(p.start_at)).total_seconds(), 0) / 3600
         sps = run.resolved.table.get(run.resolved.job.model, p.gpu_model, int(p.gpu_count))
         done += hours * 3600 * sps.steps_per_second
-    return max(run.resolved.job.steps - done, 0.0)
+    return max(run.resolved.job.steps - done, 0.0), False
 
 
 # --- internals ---------------------------------------------------------------------------
@@ -586,7 +677,9 @@ def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher
     if frame.empty:
         raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
                            "prices first")
-    plan = plan_job(resolved, prepare(frame, _rates(store, at)))
+    offerings = memo(("prepared", store.url, at), lambda: prepare(frame, _rates(store, at)),
+                     shared=True)  # read only: every job of a pass ranks the same offerings
+    plan = plan_job(resolved, offerings)
     choices = plan.choices
     if offering is not None:
         choices = plan.ranked[plan.ranked["offering"].map(_spelled(offering))]
@@ -638,8 +731,7 @@ def _rates(store: PriceStore, at: datetime) -> Evidence:
 
 
 def _recently_full(store: PriceStore, at: datetime) -> set[OfferingKey]:
-    seen = store.availability.since(at - CAPACITY_COOLDOWN)
-    full = seen[seen["event"] == "capacity"]
+    full = store.availability.since(at - CAPACITY_COOLDOWN, event="capacity")
     return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")
             for r in full.itertuples()}
 
@@ -750,11 +842,10 @@ def _resume_launches(store: PriceStore, launcher: Launcher, at: datetime | None)
     each is carried on by whoever takes the job's lease (free at once when its holder died
     on this host, else when the lease expires)."""
     done = []
-    frame = store.jobs.list(states=["pending"])
-    for job_id in [] if frame.empty else [int(i) for i in frame["id"]]:
-        record = store.jobs.get(job_id)
-        if record.spec.get("launcher") != launcher.name or store.moves.of_job(job_id):
-            continue
+    pending = store.jobs.records(states=["pending"])
+    moved = store.moves.of_jobs([r.id for r in pending])
+    for job_id in [r.id for r in pending
+                   if r.spec.get("launcher") == launcher.name and not moved[r.id]]:
         with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
             record = store.jobs.get(job_id)  # as things are now, under the lease
             if not mine or record.state != "pending" or store.moves.of_job(job_id):
@@ -767,16 +858,10 @@ def _resume_launches(store: PriceStore, launcher: Launcher, at: datetime | None)
     return done
 
 
-def _check_instance(store: PriceStore, launcher: Launcher, run: RunningJob,
-                    at: datetime | None) -> str:
-    placement = _open_placement(store, run.record.id)
-    if placement is not None:
-        instance = launcher.status(str(placement["instance"]))
-        _record_step(store, run.record, instance.step, at)
-        if instance.state in ("running", "pending"):
-            return _checkpoint_news(store, run.record.id, instance.checkpoint_error, at)
-    # Gone, or no open placement at all (a recovery stopped after closing it): act, under
-    # the job's lease.
+def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
+                 at: datetime | None) -> str:
+    """Close or recover a job whose instance is gone (or that has no open placement),
+    under the job's lease."""
     with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
         # Under the lease, as things are now: another costsched may have acted already.
         if not mine or store.jobs.get(run.record.id).state != "running" or any(
@@ -843,27 +928,20 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
     return f"job {job_id}: {why}; recovery {after.state}"
 
 
-def _checkpoint_news(store: PriceStore, job_id: int, error: str, at: datetime | None) -> str:
-    """A line (and an event in the job's log) when publishing the job's checkpoints starts
-    failing, fails differently, or works again; '' when nothing changed."""
-    events = store.jobs.events(job_id)
-    said = events[events["kind"] == "checkpoint"]
-    last = str(said["detail"].iloc[-1]) if not said.empty else "published"
-    now = f"not published: {error}" if error else "published"
-    if now == last:
-        return ""
-    store.jobs.note(job_id, "checkpoint", now, at=at or as_time(None))
-    return f"job {job_id}: checkpoints {now}"
-
-
 def _record_step(store: PriceStore, record: JobRecord, step: int | None,
                  at: datetime | None) -> None:
     """Store the step the job reported, when it is news."""
+    news = _step_news(record, step)
+    if news is not None:
+        store.jobs.record_step(record.id, news, at=at or as_time(None))
+
+
+def _step_news(record: JobRecord, step: int | None) -> float | None:
+    """The step to store from the job's report (None: no report, or nothing new)."""
     if step is None or step <= 0:
-        return
+        return None
     step = min(float(step), record.steps_total)  # a job that runs past its spec is done
-    if step != record.steps_done:
-        store.jobs.record_step(record.id, step, at=at or as_time(None))
+    return step if step != record.steps_done else None
 
 
 def _deadline_policy(run: RunningJob) -> str:
@@ -963,18 +1041,49 @@ def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
 
 
 def _running(store: PriceStore, job_id: int) -> RunningJob:
-    record = store.jobs.get(job_id)
+    return _run_of(store, store.jobs.get(job_id), store.moves.of_job(job_id))
+
+
+def _runs(store: PriceStore, job_ids: Iterable[int] | None = None, *,
+          states: Sequence[str] = ()) -> dict[int, RunningJob]:
+    """`_running` of many jobs (every job in `states` when `job_ids` is None), from one
+    read of their records and one of their moves; by id, oldest first."""
+    records = store.jobs.records(job_ids, states=states)
+    moves = store.moves.of_jobs([r.id for r in records])
+    with one_pass():  # (or the caller's): each distinct spec is resolved once
+        return {r.id: _run_of(store, r, moves[r.id]) for r in records}
+
+
+def _run_of(store: PriceStore, record: JobRecord, moves: list[MoveRecord]) -> RunningJob:
     stored = record.spec
-    spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
-    table = memo(("throughputs", store.url), lambda: table_with_measured(store), shared=True)
-    resolved = resolve(spec, table, record.created_at,
-                       source=stored.get("source", "<stored spec>"))
+    resolved = _resolved(store, record)
     regions = resolved.job.constraints.regions
-    cands = store.moves.of_job(job_id)
     home = regions[0] if regions else (
-        cands[0].candidates[0]["key"][1] if cands and cands[0].candidates else "")
+        moves[0].candidates[0]["key"][1] if moves and moves[0].candidates else "")
     return RunningJob(record, resolved, stored.get("launcher", ""),
-                      record.checkpoint_location, home)
+                      record.checkpoint_location, home, moves)
+
+
+def _resolved(store: PriceStore, record: JobRecord) -> ResolvedJob:
+    """The job's stored spec resolved as at its creation; inside a pass, once per distinct
+    stored spec. A job that names its model differs from another only by its name when
+    their specs do, so they share one resolution (and one throughput table)."""
+    stored = record.spec
+    source = stored.get("source", "<stored spec>")
+    spec = stored["spec"]
+    named = {k: v for k, v in spec.items() if k != "name"} if spec.get("model") else spec
+    key = ("resolved", store.url, json.dumps(named, sort_keys=True, default=str), source,
+           record.created_at)
+
+    def compute() -> ResolvedJob:
+        table = memo(("throughputs", store.url), lambda: table_with_measured(store),
+                     shared=True)
+        return resolve(parse(spec, source), table, record.created_at, source=source)
+
+    resolved = memo(key, compute, shared=True)
+    if resolved.job.name == spec.get("name"):
+        return resolved
+    return replace(resolved, job=replace(resolved.job, name=spec["name"]))
 
 
 def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:

@@ -39,12 +39,21 @@ def measure(store: PriceStore, at: datetime) -> pd.DataFrame:
     recent = ~ended | (placements["end_at"] >= pd.Timestamp(at) - RECENT)
     todo = placements[recent & ~(placements["id"].isin(done) & ended)]
     rows = []
+    if todo.empty:
+        return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
+    # The jobs and progress records of every placement measured, in two reads.
+    ids = sorted({int(j) for j in todo["job_id"]})
+    records = {r.id: r for r in store.jobs.records(ids)}
+    logged = store.jobs.events_of(ids, kinds=["progress"])
+    logged = logged.assign(steps=[progress_steps(d) for d in logged["detail"]])
+    progress_of = logged.groupby("job_id").indices if len(logged) else {}
     for job_id, group in todo.groupby("job_id", sort=True):
-        record = store.jobs.get(int(job_id))
-        events = store.jobs.events(int(job_id))
-        events = events[events["kind"] == "progress"]
-        progress = pd.DataFrame({"at": events["at"],
-                                 "steps": [progress_steps(d) for d in events["detail"]]})
+        found = progress_of.get(job_id, [])
+        if len(found) < 2:
+            continue  # a rate needs two progress records
+        record = records[int(job_id)]
+        mine = logged.iloc[found]
+        progress = pd.DataFrame({"at": mine["at"], "steps": mine["steps"]})
         spec = record.spec.get("spec", record.spec)  # stored as {"spec": ..., "source": ...}
         model = str(spec.get("model") or record.name)
         precision = str(spec.get("precision") or "fp32")

@@ -36,11 +36,14 @@ class AvailabilityStore:
                 gpu_model=offering.gpu_model, gpu_count=offering.gpu_count,
                 ts=epoch_second(at), event=event, detail=detail[:2000]))
 
-    def since(self, start: datetime | None = None) -> pd.DataFrame:
-        """Every observation at or after `start` (all by default), oldest first."""
+    def since(self, start: datetime | None = None, event: str | None = None) -> pd.DataFrame:
+        """Every observation at or after `start` (all by default; only those of `event`
+        when given), oldest first."""
         query = select(availability).order_by(availability.c.ts, availability.c.id)
         if start is not None:
             query = query.where(availability.c.ts >= epoch_second(start))
+        if event is not None:
+            query = query.where(availability.c.event == event)
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         frame = pd.DataFrame([dict(r) for r in rows],

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import pandas as pd
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, func, insert, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import (
@@ -41,6 +41,8 @@ JOB_COLUMNS = [
     "checkpoint_step", "created_at", "updated_at", "spec",
 ]
 _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a bug
+# Ids per IN (...) list of a set-based read: well under SQLite's bound on query parameters.
+ID_CHUNK = 5000
 
 
 class StaleState(InvalidInput):  # noqa: N818 - the name says what happened
@@ -139,13 +141,20 @@ class JobStore:
 
     def list(self, states: Iterable[str] = ()) -> pd.DataFrame:
         """The jobs in any of `states` (every job when empty), oldest first."""
+        return pd.DataFrame([r.__dict__ for r in self.records(states=states)],
+                            columns=JOB_COLUMNS)
+
+    def records(self, job_ids: Iterable[int] | None = None, *,
+                states: Iterable[str] = ()) -> list[JobRecord]:
+        """The jobs of `job_ids` (every job when None) in any of `states` (any state when
+        empty), oldest first, in one read (a query per ID_CHUNK ids)."""
         states = _check_states("state", states)
         query = select(jobs).order_by(jobs.c.id)
         if states:
             query = query.where(jobs.c.state.in_(states))
         with self.engine.connect() as conn:
-            records = [_to_record(row) for row in conn.execute(query).mappings()]
-        return pd.DataFrame([r.__dict__ for r in records], columns=JOB_COLUMNS)
+            return [_to_record(row) for chunk in id_chunks(job_ids, jobs.c.id)
+                    for row in conn.execute(query.where(chunk)).mappings()]
 
     def transition(
         self,
@@ -316,15 +325,35 @@ class JobStore:
 
         write(self.engine, log)
 
+    def record_steps(self, steps: Mapping[int, float], *, at: datetime) -> None:
+        """`record_step` for many jobs ({job id: step}) in one transaction."""
+        values = {int(job_id): _number("steps_done", step) for job_id, step in steps.items()}
+        if not values:
+            return
+        ts = epoch_second(at)
+
+        rows = [{"job": job_id, "step": step} for job_id, step in values.items()]
+        query = (update(jobs).where(jobs.c.id == bindparam("job"))
+                 .values(steps_done=bindparam("step"), updated_ts=ts))
+        write(self.engine, lambda conn: conn.execute(query, rows))  # one statement, many rows
+
     def placements(self, job_id: int | None = None) -> pd.DataFrame:
         """Placements (of one job, or all), by job and start; end_at is NaT while open."""
+        return self.placements_of(None if job_id is None else [job_id])
+
+    def placements_of(self, job_ids: Iterable[int] | None, *,
+                      open_only: bool = False) -> pd.DataFrame:
+        """The placements of `job_ids` (every job's when None; only those still open with
+        `open_only`), by job and start, in one read; end_at is NaT while open."""
         query = select(placements).order_by(placements.c.job_id, placements.c.start_ts,
                                             placements.c.id)
-        if job_id is not None:
-            query = query.where(placements.c.job_id == int(job_id))
+        if open_only:
+            query = query.where(placements.c.end_ts.is_(None))
         with self.engine.connect() as conn:
-            result = conn.execute(query)
-            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+            rows, columns = [], list(placements.c.keys())
+            for chunk in id_chunks(job_ids, placements.c.job_id):
+                rows += [tuple(r) for r in conn.execute(query.where(chunk))]
+        frame = pd.DataFrame(rows, columns=columns)
         frame["start_at"] = from_epoch_seconds(frame.pop("start_ts"))
         end = frame.pop("end_ts")
         frame["end_at"] = pd.to_datetime(end.astype("Float64"), unit="s", utc=True)
@@ -332,14 +361,48 @@ class JobStore:
 
     def events(self, job_id: int) -> pd.DataFrame:
         """The job's log, in the order it was written."""
-        query = (select(job_events).where(job_events.c.job_id == int(job_id))
-                 .order_by(job_events.c.id))
         with self.engine.connect() as conn:
             _state(conn, job_id)
-            result = conn.execute(query)
-            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+        return self.events_of([job_id])
+
+    def events_of(self, job_ids: Iterable[int] | None, kinds: Iterable[str] = ()
+                  ) -> pd.DataFrame:
+        """The logs of `job_ids` (every job's when None), only events of `kinds` when
+        given, in the order they were written, in one read."""
+        query = select(job_events).order_by(job_events.c.id)
+        kinds = tuple(kinds)
+        if kinds:
+            query = query.where(job_events.c.kind.in_(kinds))
+        with self.engine.connect() as conn:
+            rows, columns = [], list(job_events.c.keys())
+            for chunk in id_chunks(job_ids, job_events.c.job_id):
+                rows += [tuple(r) for r in conn.execute(query.where(chunk))]
+        frame = pd.DataFrame(rows, columns=columns).sort_values("id", kind="stable")
         frame["at"] = from_epoch_seconds(frame.pop("ts"))
-        return frame[EVENT_COLUMNS]
+        return frame[EVENT_COLUMNS].reset_index(drop=True)
+
+    def last_details(self, job_ids: Iterable[int], kind: str) -> dict[int, str]:
+        """{job id: the detail of its newest event of `kind`}, for those of `job_ids`
+        that have one, in one read."""
+        newest = select(func.max(job_events.c.id)).where(job_events.c.kind == kind)
+        out: dict[int, str] = {}
+        with self.engine.connect() as conn:
+            for chunk in id_chunks(job_ids, job_events.c.job_id):
+                ids = newest.where(chunk).group_by(job_events.c.job_id)
+                query = select(job_events.c.job_id, job_events.c.detail).where(
+                    job_events.c.id.in_(ids.scalar_subquery()))
+                out.update({int(j): d for j, d in conn.execute(query)})
+        return out
+
+
+def id_chunks(ids: Iterable[int] | None, column) -> Iterator:  # noqa: ANN001 - a Column
+    """WHERE clauses that together select `ids` of `column` (every row when None)."""
+    if ids is None:
+        yield true()
+        return
+    wanted = sorted({int(i) for i in ids})
+    for start in range(0, len(wanted), ID_CHUNK):
+        yield column.in_(wanted[start:start + ID_CHUNK])
 
 
 # --- helpers (inside the caller's transaction) ----------------------------------------------

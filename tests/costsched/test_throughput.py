@@ -287,3 +287,23 @@ def test_show_model_gives_the_figure_used_and_no_note_without_caps(cli, user_fil
     assert cli("throughput", "set", LM, "V100:2", str(3 * one)).exit_code == 0
     mine = cli("throughput", "show", "--model", LM, "--gpu", "V100", "--count", "2")
     assert f"{3 * one:.4g} " in mine.stdout and "capped" not in mine.stdout
+
+
+@pytest.mark.parametrize("start", range(0, 240, 24))
+def test_an_overlay_looks_up_what_the_table_rebuilt_with_its_rows_does(start: int) -> None:
+    """A spec's rows on top of the table (derived for the groups they touch only) give the
+    lookups, caps and rows of a table built whole from the merged rows, twice over."""
+    table = tp.ThroughputTable()
+    for scale in (0.3, 1.0, 3.0):
+        top = table.frame.iloc[start:start + 4].assign(
+            steps_per_second=lambda f: f["steps_per_second"] * scale)  # noqa: B023
+        top.loc[top.index[0], "model"] = top["model"].iloc[0].upper()  # another spelling
+        fast = table.overlay(top.to_dict("records")).overlay(top.iloc[:1])
+        whole = tp.ThroughputTable(tp._overlay(tp._overlay(
+            table.frame, tp.validate_measurements(top)), tp.validate_measurements(top.iloc[:1])))
+        pd.testing.assert_frame_equal(fast.frame, whole.frame)
+        for model, gpu, count in zip(whole.frame["model"], whole.frame["gpu_model"],
+                                     whole.frame["gpu_count"], strict=True):
+            for n in sorted({1, int(count), 2 * int(count)}):
+                assert fast.get(model, gpu, n) == whole.get(model, gpu, n)
+        assert fast.measured_rows().equals(whole.measured_rows())
