@@ -5,6 +5,7 @@ transaction. The state machine that drives them is `costsched.migration`."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -13,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from costsched.model import FINAL_STATES, InvalidInput
 from costsched.store.database import epoch_second, from_epoch_seconds, write
-from costsched.store.jobs import StaleState
+from costsched.store.jobs import ID_CHUNK, StaleState
 from costsched.store.schema import job_events, jobs, moves, placements
 
 MOVE_KINDS = ("launch", "migration", "recovery")
@@ -113,6 +114,20 @@ class MoveStore:
             rows = conn.execute(select(moves).where(moves.c.job_id == int(job_id))
                                 .order_by(moves.c.id)).mappings().all()
         return [_record(r) for r in rows]
+
+    def of_jobs(self, job_ids: Iterable[int]) -> dict[int, list[MoveRecord]]:
+        """{job id: its moves, oldest first} for each of `job_ids` (no moves: []), in one
+        read."""
+        out: dict[int, list[MoveRecord]] = {int(j): [] for j in job_ids}
+        wanted = sorted(out)
+        with self.engine.connect() as conn:
+            for start in range(0, len(wanted), ID_CHUNK):
+                rows = conn.execute(select(moves).where(
+                    moves.c.job_id.in_(wanted[start:start + ID_CHUNK]))
+                    .order_by(moves.c.id)).mappings().all()
+                for row in rows:
+                    out[int(row["job_id"])].append(_record(row))
+        return out
 
     def unfinished(self) -> list[MoveRecord]:
         """Every move not ended yet, oldest first: what a restarted costsched resumes."""
