@@ -246,6 +246,8 @@ def _integrate(keys: np.ndarray, ts: np.ndarray, price: np.ndarray, key: np.ndar
     groups, first = np.unique(keys, return_index=True)
     group = np.searchsorted(groups, key).clip(max=len(groups) - 1)
     known = groups[group] == key
+    if not known.any():
+        return out
     group, start, end = group[known], start[known], end[known]
     ts, price = ts.astype(float), price.astype(float)
     # USD·s accrued from each offering's first observation to each of its observations.

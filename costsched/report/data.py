@@ -127,11 +127,11 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
 
     budgets = {j: b for j, b in zip(jobs["id"], map(_budget, jobs["spec"]), strict=True)
                if b is not None}
+    lives = _pieces(placed[placed["job_id"].isin(list(budgets))], None, end)
     moves, idle = _moves(store, jobs, placed, all_moves, start, end)
     stays = _static_stays(jobs, placed, pieces, start, end)
     charged = _charge(store, end, pieces=pieces, on_demand=_on_demand_twin(pieces),
-                      static=stays, budget=_pieces(placed[placed["job_id"].isin(list(budgets))],
-                                                   None, end), idle=idle)
+                      static=stays, lives=lives, idle=idle)
 
     pieces = pieces.assign(hours=charged["pieces"]["hours"], usd=charged["pieces"]["usd"],
                            name=pieces["job_id"].map(names))
@@ -142,13 +142,13 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     idle_usd = charged["idle"].groupby(idle["move"].to_numpy())["usd"].sum()
     moves["idle_usd"] = idle_usd.reindex(range(len(moves)), fill_value=0.0).to_numpy()
     moves["usd"] = moves["idle_usd"] + moves["egress_usd"]
-    lives = charged["budget"].groupby("job_id")["usd"].sum()
+    spent = charged["lives"].groupby("job_id")["usd"].sum()
     return Report(
         since=start, until=end, jobs=_job_table(jobs, pieces, egress, static),
         clouds=_cloud_table(pieces, egress), days=_day_table(pieces, egress),
         egress=egress[EGRESS_COLUMNS].reset_index(drop=True),
         moves=moves[MOVE_COLUMNS],
-        budgets=_budget_table(jobs, budgets, lives, all_moves, end),
+        budgets=_budget_table(jobs, budgets, spent, all_moves, end),
     )
 
 
@@ -187,16 +187,15 @@ def _on_demand_twin(pieces: pd.DataFrame) -> pd.DataFrame:
 
 def _charge(store: PriceStore, end: pd.Timestamp, **parts: pd.DataFrame
             ) -> dict[str, pd.DataFrame]:
-    """Each frame of placement intervals (an open one ends at `end`) with `hours`, `usd`
-    and `price_source`, all charged in one `placement_costs` call."""
+    """Each frame of placement intervals of jobs (an open one ends at `end`) with
+    `hours`, `usd`, `price_source` and `job_id`, all charged in one `placement_costs` call."""
     columns = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour"]
     together = pd.concat([frame[columns] for frame in parts.values()], ignore_index=True)
     charged = placement_costs(store, together, now=end.to_pydatetime())
     out, at = {}, 0
     for name, frame in parts.items():
-        rows = charged.iloc[at:at + len(frame)]
-        out[name] = rows.assign(job_id=frame["job_id"].to_numpy()).reset_index(drop=True) \
-            if "job_id" in frame.columns else rows.reset_index(drop=True)
+        rows = charged.iloc[at:at + len(frame)].reset_index(drop=True)
+        out[name] = rows.assign(job_id=frame["job_id"].to_numpy())
         at += len(frame)
     return out
 
@@ -377,15 +376,15 @@ def _moves(store: PriceStore, jobs: pd.DataFrame, placed: pd.DataFrame,
     return frame.astype({"idle_usd": float, "egress_usd": float, "usd": float}), idle_frame
 
 
-def _budget_table(jobs: pd.DataFrame, budgets: dict[int, float], lives: pd.Series,
+def _budget_table(jobs: pd.DataFrame, budgets: dict[int, float], compute: pd.Series,
                   egress: pd.DataFrame, end: pd.Timestamp) -> pd.DataFrame:
-    """Jobs whose whole-life spend up to `end` (`lives`: compute per job) is at least 80%
-    of their budget."""
+    """Jobs whose whole-life spend up to `end` (`compute` per job, plus egress) is at least
+    80% of their budget."""
     moved = egress[egress["at"] <= end].groupby("job_id")["usd"].sum()
     names = dict(zip(jobs["id"], jobs["name"], strict=True))
     rows = []
     for job_id, budget in budgets.items():
-        spent = float(lives.get(job_id, 0.0)) + float(moved.get(job_id, 0.0))
+        spent = float(compute.get(job_id, 0.0)) + float(moved.get(job_id, 0.0))
         used = spent / budget
         if used >= NEAR_BUDGET:
             rows.append((job_id, names[job_id], budget, spent, used,
