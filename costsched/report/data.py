@@ -212,8 +212,9 @@ def _static_stays(jobs: pd.DataFrame, placed: pd.DataFrame, pieces: pd.DataFrame
         return placed.iloc[0:0]
     table = ThroughputTable.load()
     models = {model_key(m) for m in table.models()}
+    ran = set(pieces["job_id"])
     rates = {j: _rate(spec, created, table, models) for j, spec, created
-             in zip(jobs["id"], jobs["spec"], jobs["created_at"], strict=True)}
+             in zip(jobs["id"], jobs["spec"], jobs["created_at"], strict=True) if j in ran}
     speeds = np.array([_speed(rates[j], g, n) for j, g, n in zip(
         pieces["job_id"], pieces["gpu_model"], pieces["gpu_count"], strict=True)], dtype=float)
     records = dict(zip(jobs["id"], jobs.to_dict("records"), strict=True))
