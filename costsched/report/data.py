@@ -358,8 +358,8 @@ def _moves(store: PriceStore, jobs: pd.DataFrame, placed: pd.DataFrame,
     copied = egress.groupby("to_placement")["usd"].sum()
     rows, idle = [], []
     for n, move in enumerate(moves):
-        source = on_instance.get((move.job_id, move.source_instance))
-        target = on_instance.get((move.job_id, move.target_instance))
+        source, target = (on_instance.get((move.job_id, i)) if i else None
+                          for i in (move.source_instance, move.target_instance))
         created = pd.Timestamp(move.created_at)
         if move.kind == "migration" and source is not None:
             idle.append({**_clip(source, created, end), "move": n})
