@@ -53,11 +53,8 @@ def job_cost(store: PriceStore, job_id: int, *, now: datetime,
     """The cost of job `job_id` up to `now`, summed over its launches, recoveries and
     migrations; `checkpoint_gb` is the size of the checkpoint copied on each move."""
     store.jobs.get(job_id)  # an unknown job is an error, not a cost of 0
-    placed = store.jobs.placements(job_id)
-    moves = egress_costs(placed, checkpoint_gb=checkpoint_gb)
-    charged = placement_costs(store, placed, now=now, egress=moves)
-    return JobCost(job_id=int(job_id), compute_usd=float(charged["usd"].sum()),
-                   egress_usd=float(moves["usd"].sum()), placements=charged, moves=moves)
+    return job_costs(store, [job_id], now=now, checkpoint_gb={int(job_id): checkpoint_gb}
+                     )[int(job_id)]
 
 
 def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
@@ -66,7 +63,8 @@ def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
     queries (the cost of a pass over a team's jobs does not grow with a query per job).
     `checkpoint_gb`: each job's checkpoint size; jobs without placements cost 0."""
     wanted = [int(j) for j in job_ids]
-    placed = store.jobs.placements()
+    # One job: its own placements; more: every placement in one read.
+    placed = store.jobs.placements(wanted[0] if len(wanted) == 1 else None)
     placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
     moves = egress_costs(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted})
     charged = placement_costs(store, placed, now=now, egress=moves)
@@ -102,10 +100,13 @@ def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetim
     usd = frame["usd_per_hour"].to_numpy(dtype=float) * (end - start) / 3600
     source = np.full(len(frame), "placement", dtype=object)
 
-    histories = {"catalog": _catalog_history(frame),
-                 "stored": _stored_history(store, frame, start, end)}
+    # Prices are looked up per distinct offering, then each placement takes its offering's.
+    offering = frame.groupby(OFFERING_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    offerings = frame[OFFERING_KEY].drop_duplicates().reset_index(drop=True)
+    histories = {"catalog": _catalog_history(offerings),
+                 "stored": _stored_history(store, offerings, start, end)}
     for name, history in histories.items():  # stored prices win
-        charged = _charge(history, frame, start, end)
+        charged = _charge(history, offerings, offering, start, end)
         has = ~np.isnan(charged)
         usd[has], source[has] = charged[has], name
 
@@ -164,12 +165,11 @@ class _History:
     on: list[str]
 
 
-def _stored_history(store: PriceStore, frame: pd.DataFrame, start: np.ndarray,
+def _stored_history(store: PriceStore, wanted: pd.DataFrame, start: np.ndarray,
                     end: np.ndarray) -> _History:
-    """The stored observations of the placements' offerings over the placements' span:
-    four queries at most (three unless an offering was observed only after every
-    placement ended), however many placements and offerings."""
-    wanted = frame[OFFERING_KEY].drop_duplicates()
+    """The stored observations of the `wanted` offerings over the placements' span (the
+    earliest start to the latest end): four queries at most (three unless an offering was
+    observed only after every placement ended), however many placements and offerings."""
     regional = wanted[wanted["zone"] != ""].assign(zone="")
     keys = pd.concat([wanted, regional]).drop_duplicates()
     empty = _History(pd.DataFrame(columns=["key", "ts", "usd_per_hour"]),
@@ -204,10 +204,10 @@ def _stored_history(store: PriceStore, frame: pd.DataFrame, start: np.ndarray,
                     OFFERING_KEY)
 
 
-def _catalog_history(frame: pd.DataFrame) -> _History:
-    """The catalog's on-demand list prices of the placements' on-demand types."""
+def _catalog_history(wanted: pd.DataFrame) -> _History:
+    """The catalog's on-demand list prices of the `wanted` offerings' on-demand types."""
     listed = catalog.on_demand_observations()
-    types = frame.loc[frame["market"] == "on_demand", _TYPE_KEY].drop_duplicates()
+    types = wanted.loc[wanted["market"] == "on_demand", _TYPE_KEY].drop_duplicates()
     listed = listed.merge(types, on=_TYPE_KEY)
     keys = listed[_TYPE_KEY].drop_duplicates().reset_index(drop=True)
     keys = keys.assign(key=np.arange(len(keys)), market="on_demand")
@@ -217,36 +217,55 @@ def _catalog_history(frame: pd.DataFrame) -> _History:
     return _History(prices[["key", "ts", "usd_per_hour"]], keys, [*_TYPE_KEY, "market"])
 
 
-def _charge(history: _History, frame: pd.DataFrame, start: np.ndarray,
-            end: np.ndarray) -> np.ndarray:
-    """USD of each placement under `history`; NaN where the history has no prices for it."""
-    usd = np.full(len(frame), np.nan)
-    matched = frame[OFFERING_KEY].merge(history.keys, how="left", on=history.on)["key"]
-    charged = matched.dropna().astype("int64")
-    keys = history.prices["key"].to_numpy(dtype="int64")  # sorted
-    for key, index in charged.groupby(charged).groups.items():
-        rows = index.to_numpy()
-        obs = history.prices.iloc[np.searchsorted(keys, key):
-                                  np.searchsorted(keys, key, side="right")]
-        usd[rows] = _integrate(obs["ts"].to_numpy(), obs["usd_per_hour"].to_numpy(),
-                               start[rows], end[rows])
+def _charge(history: _History, offerings: pd.DataFrame, offering: np.ndarray,
+            start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """USD of each placement (its row in `offerings`: `offering`) under `history`; NaN
+    where the history has no prices for it."""
+    usd = np.full(len(offering), np.nan)
+    matched = offerings[OFFERING_KEY].merge(history.keys, how="left", on=history.on)["key"]
+    key = matched.to_numpy(dtype=float)[offering]
+    has = ~np.isnan(key)
+    prices = history.prices
+    usd[has] = _integrate(prices["key"].to_numpy(dtype="int64"),
+                          prices["ts"].to_numpy(dtype="int64"),
+                          prices["usd_per_hour"].to_numpy(dtype=float),
+                          key[has].astype("int64"), start[has], end[has])
     return usd
 
 
-def _integrate(ts: np.ndarray, price: np.ndarray, start: np.ndarray,
-               end: np.ndarray) -> np.ndarray:
-    """USD of each [start, end] (epoch seconds) under one offering's observations (times
-    `ts`, ascending; USD/hour `price`): the step function of last observations, its first
-    price before the first one."""
+def _integrate(keys: np.ndarray, ts: np.ndarray, price: np.ndarray, key: np.ndarray,
+               start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """USD of each [start, end] (epoch seconds) on offering `key` under the observations
+    (`keys`, times `ts`, USD/hour `price`; sorted by key, then time): each offering's step
+    function of last observations, its first price before its first one; NaN for a key
+    without observations. All intervals at once: a cumulative sum per offering, then two
+    binary searches per interval."""
+    out = np.full(len(key), np.nan)
+    if not len(key) or not len(keys):
+        return out
+    groups, first = np.unique(keys, return_index=True)
+    group = np.searchsorted(groups, key).clip(max=len(groups) - 1)
+    known = groups[group] == key
+    if not known.any():
+        return out
+    group, start, end = group[known], start[known], end[known]
     ts, price = ts.astype(float), price.astype(float)
-    # USD accrued from the first observation to each observation.
-    accrued = np.concatenate([[0.0], np.cumsum(np.diff(ts) * price[:-1])])
+    # USD·s accrued from each offering's first observation to each of its observations.
+    same = keys[1:] == keys[:-1]
+    step = np.concatenate([[0.0], np.where(same, np.diff(ts) * price[:-1], 0.0)])
+    accrued = pd.Series(step).groupby(keys).cumsum().to_numpy()
+    # One sorted axis for every offering: group g's times sit in [g * width, (g+1) * width).
+    base = min(ts.min(), start.min(), end.min())
+    width = max(ts.max(), start.max(), end.max()) - base + 1
+    axis = np.searchsorted(groups, keys) * width + (ts - base)
 
     def accrued_at(t: np.ndarray) -> np.ndarray:
-        i = np.maximum(np.searchsorted(ts, t, side="right") - 1, 0)
+        i = np.searchsorted(axis, group * width + (t - base), side="right") - 1
+        i = np.maximum(i, first[group])
         return accrued[i] + price[i] * (t - ts[i])
 
-    return (accrued_at(end.astype(float)) - accrued_at(start.astype(float))) / 3600
+    out[known] = (accrued_at(end.astype(float)) - accrued_at(start.astype(float))) / 3600
+    return out
 
 
 # --- small helpers ------------------------------------------------------------------------

@@ -2,14 +2,20 @@
 savings against two baselines, the moves with their costs, and the budgets at risk.
 
 Everything is charged as `costsched.costs` charges it: each placement (clipped to the
-period, and split at midnight UTC) integrated over its stored price history.
+period, and split at midnight UTC) integrated over its stored price history. A report over
+many jobs and months is one pass: the jobs, placements, moves and move events are read once
+each, and every interval it prices (the pieces of placements, their on-demand twins, the
+launch-choice baselines, the budgets' whole lives, the moves' idle time) is charged in one
+`placement_costs` call, so the price history is read once, over the span they cover.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -17,9 +23,10 @@ import pandas as pd
 from costsched.costs import egress_costs, placement_costs
 from costsched.jobspec import parse, resolve
 from costsched.model import InvalidInput, utc
+from costsched.passes import memo, one_pass
 from costsched.service.values import as_time
-from costsched.store import JobRecord, PriceStore
-from costsched.throughput import ThroughputTable
+from costsched.store import OFFERING_KEY, PriceStore
+from costsched.throughput import ThroughputTable, model_key
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
 MOVE_KINDS = ("migration", "recovery")
@@ -82,12 +89,14 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
       the job's own placements: the stored on-demand history, else the catalog's list
       prices; NaN when neither knows the type.
     - static: the same work on the job's launch-time choice (its first placement's
-      offering) kept to the end. The work is the steps its placements made in the period
-      (each piece's hours x the job's throughput on its GPUs, by the job's throughput table
-      as `service.jobs.steps_left` counts them), at most the job's steps; its hours are
-      those steps / the job's steps per second on that offering / 3600, from the start of
-      the period's first piece, charged over that offering's own stored price history (as
-      the job's placements are), not at its launch price.
+      offering) kept to the end. The work is the step the job reported (its progress),
+      when the period holds the job's whole life up to that report; otherwise the steps its
+      placements made in the period (each piece's hours x the job's throughput on its
+      GPUs, by the job's throughput table as `service.jobs.steps_left` counts them); at
+      most the job's steps. Its hours are those steps / the job's steps per second on that
+      offering / 3600, from the start of the period's first piece, charged over that
+      offering's own stored price history (as the job's placements are), not at its launch
+      price.
 
     A saving that does not apply (no baseline price, an unresolvable spec, no compute in
     the period) is NaN, and None in `totals` when it applies to no job: never 0.
@@ -98,110 +107,214 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
     if start is not None and start >= end:
         raise InvalidInput(f"since {start:%Y-%m-%dT%H:%MZ}: expected a time before "
                            f"{end:%Y-%m-%dT%H:%MZ} (the end of the period)")
-    records = _jobs(store, job)
-    names = {r.id: r.name for r in records}
-    placed = store.jobs.placements()
+    with one_pass():  # each distinct stored spec is resolved once
+        return _build(store, _jobs(store, job), start, end)
+
+
+def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
+           end: pd.Timestamp) -> Report:
+    names = dict(zip(jobs["id"], jobs["name"], strict=True))
+    placed = store.jobs.placements(int(jobs["id"].iloc[0]) if len(jobs) == 1 else None)
     placed = placed[placed["job_id"].isin(list(names))].reset_index(drop=True)
 
-    pieces = placement_costs(store, _pieces(placed, start, end), now=end.to_pydatetime())
-    pieces["name"] = pieces["job_id"].map(names)
-    on_demand = placement_costs(store, _on_demand_twin(pieces), now=end.to_pydatetime())
-    pieces["on_demand_usd"] = np.where(on_demand["price_source"] == "placement", np.nan,
-                                       on_demand["usd"].to_numpy())
-
-    sizes = {r.id: _checkpoint_gb(r) for r in records}
+    pieces = _pieces(placed, start, end)
+    sizes = {j: _checkpoint_gb(spec) for j, spec in zip(jobs["id"], jobs["spec"], strict=True)}
     all_moves = egress_costs(placed, checkpoint_gb=sizes)
     in_period = all_moves["at"] <= end
     if start is not None:
         in_period &= all_moves["at"] >= start
     egress = all_moves[in_period].assign(name=lambda f: f["job_id"].map(names))
 
-    table = ThroughputTable.load()
-    rates = {r.id: _rate(r, table) for r in records}
-    jobs = _job_table(store, records, placed, pieces, egress, rates)
+    budgets = {j: b for j, b in zip(jobs["id"], map(_budget, jobs["spec"]), strict=True)
+               if b is not None}
+    lives = _pieces(placed[placed["job_id"].isin(list(budgets))], None, end)
+    moves, idle = _moves(store, jobs, placed, all_moves, start, end)
+    stays = _static_stays(jobs, placed, pieces, start, end)
+    charged = _charge(store, end, pieces=pieces, on_demand=_on_demand_twin(pieces),
+                      static=stays, lives=lives, idle=idle)
+
+    pieces = pieces.assign(hours=charged["pieces"]["hours"], usd=charged["pieces"]["usd"],
+                           name=pieces["job_id"].map(names))
+    twin = charged["on_demand"]
+    pieces["on_demand_usd"] = np.where(twin["price_source"] == "placement", np.nan,
+                                       twin["usd"])
+    static = pd.Series(charged["static"]["usd"].to_numpy(), index=stays["job_id"], dtype=float)
+    idle_usd = charged["idle"].groupby(idle["move"].to_numpy())["usd"].sum()
+    moves["idle_usd"] = idle_usd.reindex(range(len(moves)), fill_value=0.0).to_numpy()
+    moves["usd"] = moves["idle_usd"] + moves["egress_usd"]
+    spent = charged["lives"].groupby("job_id")["usd"].sum()
     return Report(
-        since=start, until=end, jobs=jobs,
+        since=start, until=end, jobs=_job_table(jobs, pieces, egress, static),
         clouds=_cloud_table(pieces, egress), days=_day_table(pieces, egress),
         egress=egress[EGRESS_COLUMNS].reset_index(drop=True),
-        moves=_move_table(store, records, placed, all_moves, start, end),
-        budgets=_budget_table(store, records, placed, all_moves, end),
+        moves=moves[MOVE_COLUMNS],
+        budgets=_budget_table(jobs, budgets, spent, all_moves, end),
     )
 
 
 # --- the period's pieces of placements -------------------------------------------------------
 
+_DAY = pd.Timedelta(days=1).value  # nanoseconds
+
 
 def _pieces(placed: pd.DataFrame, start: pd.Timestamp | None, end: pd.Timestamp
             ) -> pd.DataFrame:
-    """Each placement clipped to [start, end] and split at midnight UTC, with its `day`."""
+    """Each placement clipped to [start, end] and split at midnight UTC, with its `day`;
+    a placement that does not meet the period has no piece."""
     begin = placed["start_at"] if start is None else placed["start_at"].clip(lower=start)
     finish = placed["end_at"].fillna(end).clip(upper=end)
-    rows, lo, hi, days = [], [], [], []
-    for i, (s, e) in enumerate(zip(begin, finish, strict=True)):
-        day = s.normalize()
-        while day < e:
-            following = day + pd.Timedelta(days=1)
-            rows.append(i)
-            lo.append(max(s, day))
-            hi.append(min(e, following))
-            days.append(day)
-            day = following
+    lo = begin.to_numpy(dtype="datetime64[ns]").view("int64")
+    hi = finish.to_numpy(dtype="datetime64[ns]").view("int64")
+    first_day = lo - lo % _DAY
+    days = np.where((hi > first_day) & (hi >= lo), -((first_day - hi) // _DAY), 0)
+    rows = np.repeat(np.arange(len(placed)), days)
+    nth = np.arange(len(rows)) - np.repeat(np.cumsum(days) - days, days)
+    day = first_day[rows] + nth * _DAY
     out = placed.iloc[rows].reset_index(drop=True)
-    utc_times = "datetime64[ns, UTC]"
-    return out.assign(start_at=pd.Series(lo, dtype=utc_times),
-                      end_at=pd.Series(hi, dtype=utc_times), day=pd.Series(days, dtype=utc_times))
+
+    def utc_times(ns: np.ndarray) -> pd.Series:
+        return pd.Series(pd.to_datetime(ns, unit="ns", utc=True))
+
+    return out.assign(start_at=utc_times(np.maximum(lo[rows], day)),
+                      end_at=utc_times(np.minimum(hi[rows], day + _DAY)), day=utc_times(day))
 
 
 def _on_demand_twin(pieces: pd.DataFrame) -> pd.DataFrame:
     """The same pieces on the on-demand offering of their type and region; no price of
     their own, so that an unknown on-demand price shows as price_source "placement"."""
-    return pieces[[c for c in pieces.columns if c != "usd"]].assign(
-        market="on_demand", zone="", usd_per_hour=np.nan)
+    return pieces.assign(market="on_demand", zone="", usd_per_hour=np.nan)
+
+
+def _charge(store: PriceStore, end: pd.Timestamp, **parts: pd.DataFrame
+            ) -> dict[str, pd.DataFrame]:
+    """Each frame of placement intervals of jobs (an open one ends at `end`) with
+    `hours`, `usd`, `price_source` and `job_id`, all charged in one `placement_costs` call."""
+    columns = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour"]
+    together = pd.concat([frame[columns] for frame in parts.values()], ignore_index=True)
+    charged = placement_costs(store, together, now=end.to_pydatetime())
+    out, at = {}, 0
+    for name, frame in parts.items():
+        rows = charged.iloc[at:at + len(frame)].reset_index(drop=True)
+        out[name] = rows.assign(job_id=frame["job_id"].to_numpy())
+        at += len(frame)
+    return out
+
+
+# --- the launch-time choice kept -------------------------------------------------------------
+
+
+def _static_stays(jobs: pd.DataFrame, placed: pd.DataFrame, pieces: pd.DataFrame,
+                  start: pd.Timestamp | None, end: pd.Timestamp) -> pd.DataFrame:
+    """Per job whose launch-choice baseline applies (see `build`): its first placement's
+    offering over the period's work, as a placement frame (job_id, offering, start_at,
+    end_at, usd_per_hour)."""
+    if pieces.empty:
+        return placed.iloc[0:0]
+    table = ThroughputTable.load()
+    models = {model_key(m) for m in table.models()}
+    ran = set(pieces["job_id"])
+    rates = {j: _rate(spec, created, table, models) for j, spec, created
+             in zip(jobs["id"], jobs["spec"], jobs["created_at"], strict=True) if j in ran}
+    speeds = np.array([_speed(rates[j], g, n) for j, g, n in zip(
+        pieces["job_id"], pieces["gpu_model"], pieces["gpu_count"], strict=True)], dtype=float)
+    records = dict(zip(jobs["id"], jobs.to_dict("records"), strict=True))
+    # The steps each piece made by the throughput table, and those after the job's record
+    # was last written (its reported step, if any, was read by then).
+    read_at = pieces["job_id"].map(jobs.set_index("id")["updated_at"])
+    after = pieces["start_at"].where(pieces["start_at"] > read_at, read_at)
+    made = pd.DataFrame({
+        "steps": _seconds(pieces["start_at"], pieces["end_at"]) * speeds,
+        "since_read": _seconds(after, pieces["end_at"]) * speeds,
+        "unknown": np.isnan(speeds)}).groupby(pieces["job_id"].to_numpy()).agg(
+            {"steps": "sum", "since_read": "sum", "unknown": "any"})
+    begin = pieces.groupby("job_id")["start_at"].min().to_dict()
+    first = placed.sort_values(["job_id", "start_at", "id"], kind="stable").drop_duplicates(
+        "job_id")
+    firsts = dict(zip(first["job_id"], first.to_dict("records"), strict=True))
+    rows = []
+    for job_id, work, since_read, unknown in made.itertuples(name=None):
+        own, job = firsts[job_id], records[job_id]
+        if unknown:  # a GPU the job's throughput table cannot estimate
+            continue
+        if job["steps_done"] > 0 and (start is None or start <= own["start_at"]) and \
+                job["updated_at"] <= end:  # the period holds the job's life to its report
+            work = job["steps_done"] + since_read
+        steps_made = min(float(work), float(job["steps_total"]))
+        speed = _speed(rates[job_id], own["gpu_model"], own["gpu_count"])
+        if not speed > 0:
+            continue
+        # Whole seconds, as placements are stored (a float a hair under a second would be cut).
+        stay = begin[job_id] + pd.Timedelta(seconds=round(steps_made / speed))
+        rows.append({**own, "start_at": begin[job_id], "end_at": stay})
+    stays = pd.DataFrame(rows, columns=placed.columns)
+    for column in ("start_at", "end_at"):
+        stays[column] = pd.to_datetime(stays[column], utc=True)
+    return stays
+
+
+def _seconds(start: pd.Series, end: pd.Series) -> np.ndarray:
+    """Seconds from each start to its end (0 when the end is not after the start)."""
+    return np.maximum((end - start).dt.total_seconds().to_numpy(), 0.0)
+
+
+def _speed(rate: Callable[[str, int], float] | None, gpu: str, count: int) -> float:
+    if rate is None:
+        return float("nan")
+    try:
+        return rate(str(gpu), int(count))
+    except InvalidInput:  # a GPU the job's throughput table cannot estimate
+        return float("nan")
+
+
+def _rate(stored: dict, created_at: datetime, table: ThroughputTable, models: set[str]
+          ) -> Callable[[str, int], float] | None:
+    """The job's steps per second on (GPU model, count), by its own throughput table;
+    None when its stored spec does not resolve. Jobs whose stored specs differ at most in
+    a name that is only a label (not one of the table's `models`, by model_key) share one:
+    a sweep's jobs, say. (Its creation time only dates a deadline, which the spec met when
+    it was stored.)"""
+    spec = _spec(stored)
+    if spec.get("model") or model_key(str(spec.get("name"))) not in models:
+        spec = {k: v for k, v in spec.items() if k != "name"}
+    key = ("report rate", json.dumps(spec, sort_keys=True, default=str))
+    return memo(key, lambda: _resolved_rate(stored, created_at, table), shared=True)
+
+
+def _resolved_rate(stored: dict, created_at: datetime, table: ThroughputTable
+                   ) -> Callable[[str, int], float] | None:
+    try:
+        source = str(stored.get("source", "<stored spec>"))
+        resolved = resolve(parse(_spec(stored), source), table, utc(created_at),
+                           source=source)
+    except InvalidInput:
+        return None
+    model, own = resolved.job.model, resolved.table
+
+    @cache
+    def rate(gpu: str, count: int) -> float:
+        return own.get(model, gpu, count).steps_per_second
+
+    return rate
 
 
 # --- tables ---------------------------------------------------------------------------------
 
 
-def _job_table(store: PriceStore, records: list[JobRecord], placed: pd.DataFrame,
-               pieces: pd.DataFrame, egress: pd.DataFrame,
-               rates: dict[int, Callable[[str, int], float] | None]) -> pd.DataFrame:
-    rows = []
-    for record in records:
-        mine = pieces[pieces["job_id"] == record.id]
-        moved = egress[egress["job_id"] == record.id]
-        if mine.empty and moved.empty:
-            continue
-        compute, out = float(mine["usd"].sum()), float(moved["usd"].sum())
-        on_demand = float(mine["on_demand_usd"].sum(min_count=1)) if len(mine) else np.nan
-        static = _static_usd(store, record, placed[placed["job_id"] == record.id], mine,
-                             rates[record.id])
-        rows.append((record.id, record.name, record.state, float(mine["hours"].sum()),
-                     compute, out, compute + out, on_demand, on_demand - (compute + out),
-                     static, static - (compute + out)))
-    return pd.DataFrame(rows, columns=JOB_COLUMNS).astype(
-        {c: float for c in JOB_COLUMNS[3:]})
-
-
-def _static_usd(store: PriceStore, record: JobRecord, placed: pd.DataFrame,
-                pieces: pd.DataFrame, rate: Callable[[str, int], float] | None) -> float:
-    """The period's work on the job's launch-time choice, charged over that offering's
-    stored price history (see `build`); NaN when it does not apply."""
-    if rate is None or placed.empty or pieces.empty:
-        return float("nan")
-    per_second = [rate(g, int(n)) for g, n in zip(pieces["gpu_model"], pieces["gpu_count"],
-                                                   strict=True)]
-    steps = min(float(np.dot(pieces["hours"].to_numpy() * 3600, per_second)),
-                record.steps_total)
-    first = placed.sort_values(["start_at", "id"]).iloc[[0]]
-    speed = rate(str(first["gpu_model"].iloc[0]), int(first["gpu_count"].iloc[0]))
-    if not speed > 0:
-        return float("nan")
-    begin = pieces["start_at"].min()
-    # Whole seconds, as placements are stored (a float a hair under a second would be cut).
-    stays = first.assign(start_at=begin,
-                         end_at=begin + pd.Timedelta(seconds=round(steps / speed)))
-    charged = placement_costs(store, stays, now=begin.to_pydatetime())  # it has an end
-    return float(charged["usd"].iloc[0])
+def _job_table(jobs: pd.DataFrame, pieces: pd.DataFrame, egress: pd.DataFrame,
+               static: pd.Series) -> pd.DataFrame:
+    by_job = pieces.groupby("job_id")
+    compute = by_job[["hours", "usd"]].sum().rename(columns={"usd": "compute_usd"})
+    compute["on_demand_usd"] = by_job["on_demand_usd"].sum(min_count=1)
+    out = egress.groupby("job_id")["usd"].sum().rename("egress_usd")
+    frame = jobs.rename(columns={"id": "job_id"}).set_index("job_id")[["name", "state"]]
+    frame = frame.join(compute).join(out).join(static.rename("static_usd"))
+    frame = frame[frame["hours"].notna() | frame["egress_usd"].notna()]
+    frame[["hours", "compute_usd", "egress_usd"]] = frame[
+        ["hours", "compute_usd", "egress_usd"]].fillna(0.0)
+    frame["usd"] = frame["compute_usd"] + frame["egress_usd"]
+    frame["saved_vs_on_demand_usd"] = frame["on_demand_usd"] - frame["usd"]
+    frame["saved_vs_static_usd"] = frame["static_usd"] - frame["usd"]
+    return frame.reset_index()[JOB_COLUMNS].astype({c: float for c in JOB_COLUMNS[3:]})
 
 
 def _cloud_table(pieces: pd.DataFrame, egress: pd.DataFrame) -> pd.DataFrame:
@@ -224,56 +337,58 @@ def _day_table(pieces: pd.DataFrame, egress: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(["day", "job_id", "cloud"], ignore_index=True)[DAY_COLUMNS]
 
 
-def _move_table(store: PriceStore, records: list[JobRecord], placed: pd.DataFrame,
-                egress: pd.DataFrame, start: pd.Timestamp | None,
-                end: pd.Timestamp) -> pd.DataFrame:
-    """The migrations and recoveries started in the period. Their idle USD (part of the
-    compute spend, not added to it) is what was billed without training: a migration's
-    source from the stop request to its end, and the target from its launch until it ran
-    (until `end` while it has not). Egress: the checkpoint's copy into the target."""
-    rows = []
-    for record in records:
-        mine = placed[placed["job_id"] == record.id]
-        moves = [m for m in store.moves.of_job(record.id) if m.kind in MOVE_KINDS
-                 and pd.Timestamp(m.created_at) <= end
-                 and (start is None or pd.Timestamp(m.created_at) >= start)]
-        if not moves:
-            continue
-        ran = _target_running_times(store, record.id)
-        for move in moves:
-            source = _on_instance(mine, move.source_instance)
-            target = _on_instance(mine, move.target_instance)
-            idle = []
-            if move.kind == "migration" and source is not None:
-                idle.append(_clip(source, pd.Timestamp(move.created_at), end))
-            if target is not None:
-                idle.append(_clip(target, target["start_at"], ran.get(move.id, end)))
-            idle_usd = _charge(store, idle, end)
-            copied = (egress[egress["to_placement"] == target["id"]]["usd"].sum()
-                      if target is not None else 0.0)
-            rows.append((move.id, record.id, record.name, move.kind, move.state,
-                         pd.Timestamp(move.created_at), _where(source), _where(target),
-                         idle_usd, float(copied), idle_usd + float(copied)))
+def _moves(store: PriceStore, jobs: pd.DataFrame, placed: pd.DataFrame,
+           egress: pd.DataFrame, start: pd.Timestamp | None, end: pd.Timestamp
+           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The migrations and recoveries started in the period (MOVE_COLUMNS but idle_usd and
+    usd), and their idle intervals (placement frame with the row of their `move`).
+
+    Their idle USD (part of the compute spend, not added to it) is what was billed without
+    training: a migration's source from the stop request to its end, and the target from
+    its launch until it ran (until `end` while it has not). Egress: the checkpoint's copy
+    into the target."""
+    names = dict(zip(jobs["id"], jobs["name"], strict=True))
+    moves = [m for job_moves in store.moves.of_jobs(names).values() for m in job_moves
+             if m.kind in MOVE_KINDS and pd.Timestamp(m.created_at) <= end
+             and (start is None or pd.Timestamp(m.created_at) >= start)]
+    ran = _target_running_times(store, {m.job_id for m in moves})
+    # A job's placement on an instance: its last one there.
+    on_instance = {(j, i): row for j, i, row in zip(
+        placed["job_id"], placed["instance"], placed.to_dict("records"), strict=True)}
+    copied = egress.groupby("to_placement")["usd"].sum()
+    rows, idle = [], []
+    for n, move in enumerate(moves):
+        source, target = (on_instance.get((move.job_id, i)) if i else None
+                          for i in (move.source_instance, move.target_instance))
+        created = pd.Timestamp(move.created_at)
+        if move.kind == "migration" and source is not None:
+            idle.append({**_clip(source, created, end), "move": n})
+        if target is not None:
+            idle.append({**_clip(target, target["start_at"], ran.get(move.id, end)),
+                         "move": n})
+        out = float(copied.get(target["id"], 0.0)) if target is not None else 0.0
+        rows.append((move.id, move.job_id, names[move.job_id], move.kind, move.state,
+                     created, _where(source), _where(target), np.nan, out, np.nan))
     frame = pd.DataFrame(rows, columns=MOVE_COLUMNS)
     frame["at"] = pd.to_datetime(frame["at"], utc=True)
-    return frame.astype({"idle_usd": float, "egress_usd": float, "usd": float})
+    idle_frame = pd.DataFrame(idle, columns=[*placed.columns, "move"])
+    for column in ("start_at", "end_at"):
+        idle_frame[column] = pd.to_datetime(idle_frame[column], utc=True)
+    return frame.astype({"idle_usd": float, "egress_usd": float, "usd": float}), idle_frame
 
 
-def _budget_table(store: PriceStore, records: list[JobRecord], placed: pd.DataFrame,
+def _budget_table(jobs: pd.DataFrame, budgets: dict[int, float], compute: pd.Series,
                   egress: pd.DataFrame, end: pd.Timestamp) -> pd.DataFrame:
-    """Jobs whose whole-life spend up to `end` is at least 80% of their budget."""
+    """Jobs whose whole-life spend up to `end` (`compute` per job, plus egress) is at least
+    80% of their budget."""
+    moved = egress[egress["at"] <= end].groupby("job_id")["usd"].sum()
+    names = dict(zip(jobs["id"], jobs["name"], strict=True))
     rows = []
-    for record in records:
-        budget = _budget(record)
-        if budget is None:
-            continue
-        mine = _pieces(placed[placed["job_id"] == record.id], None, end)
-        spent = float(placement_costs(store, mine, now=end)["usd"].sum()) if len(mine) else 0.0
-        spent += float(egress[(egress["job_id"] == record.id) & (egress["at"] <= end)]
-                       ["usd"].sum())
+    for job_id, budget in budgets.items():
+        spent = float(compute.get(job_id, 0.0)) + float(moved.get(job_id, 0.0))
         used = spent / budget
         if used >= NEAR_BUDGET:
-            rows.append((record.id, record.name, budget, spent, used,
+            rows.append((job_id, names[job_id], budget, spent, used,
                          "over" if spent > budget else "near"))
     return pd.DataFrame(rows, columns=BUDGET_COLUMNS).astype(
         {"budget_usd": float, "spent_usd": float, "used": float})
@@ -281,50 +396,44 @@ def _budget_table(store: PriceStore, records: list[JobRecord], placed: pd.DataFr
 
 # --- small helpers ----------------------------------------------------------------------------
 
+_JOB_FIELDS = ["id", "name", "state", "spec", "steps_total", "steps_done", "created_at",
+               "updated_at"]
 
-def _jobs(store: PriceStore, job: int | str | None) -> list[JobRecord]:
+
+def _jobs(store: PriceStore, job: int | str | None) -> pd.DataFrame:
+    """The jobs reported on (id, name, state, stored spec, steps, times), oldest first."""
     if job is None:
-        frame = store.jobs.list()
-        return [store.jobs.get(int(i)) for i in frame["id"]] if len(frame) else []
+        return store.jobs.list()[_JOB_FIELDS]
     if isinstance(job, int) or str(job).strip().isdigit():
-        return [store.jobs.get(int(job))]
-    found = store.jobs.find(str(job))
+        found = [store.jobs.get(int(job))]
+    else:
+        found = store.jobs.find(str(job))
     if not found:
         raise InvalidInput(f"job {job!r}: no job of that id or name in the store")
-    return found
+    return pd.DataFrame([r.__dict__ for r in found])[_JOB_FIELDS]
 
 
-def _spec(record: JobRecord) -> dict:
-    spec = record.spec.get("spec") if isinstance(record.spec, dict) else None
+def _spec(stored: dict) -> dict:
+    spec = stored.get("spec") if isinstance(stored, dict) else None
     return spec if isinstance(spec, dict) else {}
 
 
-def _budget(record: JobRecord) -> float | None:
-    budget = (_spec(record).get("constraints") or {}).get("budget")
+def _budget(stored: dict) -> float | None:
+    budget = (_spec(stored).get("constraints") or {}).get("budget")
     return float(budget) if isinstance(budget, (int, float)) and budget > 0 else None
 
 
-def _checkpoint_gb(record: JobRecord) -> float:
-    size = (_spec(record).get("checkpoint") or {}).get("size_gb", 0.0)
+def _checkpoint_gb(stored: dict) -> float:
+    size = (_spec(stored).get("checkpoint") or {}).get("size_gb", 0.0)
     return float(size) if isinstance(size, (int, float)) and size >= 0 else 0.0
 
 
-def _rate(record: JobRecord, table: ThroughputTable) -> Callable[[str, int], float] | None:
-    """The job's steps per second on (GPU model, count), by its own throughput table."""
-    try:
-        source = str(record.spec.get("source", "<stored spec>"))
-        resolved = resolve(parse(_spec(record), source), table, utc(record.created_at),
-                           source=source)
-    except InvalidInput:
-        return None
-    model, own = resolved.job.model, resolved.table
-    return lambda gpu, count: own.get(model, gpu, count).steps_per_second
-
-
-def _target_running_times(store: PriceStore, job_id: int) -> dict[int, pd.Timestamp]:
-    """When each of the job's moves reached target_running, from the job's event log."""
-    events = store.jobs.events(job_id)
-    events = events[(events["kind"] == "move") & (events["to_state"] == "target_running")]
+def _target_running_times(store: PriceStore, job_ids: set[int]) -> dict[int, pd.Timestamp]:
+    """When each move of `job_ids` reached target_running, from the jobs' event logs."""
+    if not job_ids:
+        return {}
+    events = store.jobs.events_of(job_ids, kinds=("move",))
+    events = events[events["to_state"] == "target_running"]
     out = {}
     for at, detail in zip(events["at"], events["detail"], strict=True):
         head = str(detail).split(" ", 2)  # "move 12 (migration): ..."
@@ -333,32 +442,14 @@ def _target_running_times(store: PriceStore, job_id: int) -> dict[int, pd.Timest
     return out
 
 
-def _on_instance(placed: pd.DataFrame, instance: str) -> pd.Series | None:
-    if not instance:
-        return None
-    found = placed[placed["instance"] == instance]
-    return None if found.empty else found.iloc[-1]
-
-
-def _clip(placement: pd.Series, lo: pd.Timestamp, hi: pd.Timestamp) -> pd.Series:
+def _clip(placement: dict, lo: pd.Timestamp, hi: pd.Timestamp) -> dict:
     """The placement over [lo, hi] within its own interval (empty when they do not meet)."""
     end = placement["end_at"] if pd.notna(placement["end_at"]) else hi
-    clipped = placement.copy()
-    clipped["start_at"] = max(placement["start_at"], lo)
-    clipped["end_at"] = max(clipped["start_at"], min(end, hi))
-    return clipped
+    begin = max(placement["start_at"], lo)
+    return {**placement, "start_at": begin, "end_at": max(begin, min(end, hi))}
 
 
-def _charge(store: PriceStore, pieces: list[pd.Series], end: pd.Timestamp) -> float:
-    if not pieces:
-        return 0.0
-    frame = pd.DataFrame(pieces).reset_index(drop=True)
-    for column in ("start_at", "end_at"):
-        frame[column] = pd.to_datetime(frame[column], utc=True)
-    return float(placement_costs(store, frame, now=end.to_pydatetime())["usd"].sum())
-
-
-def _where(placement: pd.Series | None) -> str:
+def _where(placement: dict | None) -> str:
     if placement is None:
         return ""
     return " ".join([placement["cloud"], placement["zone"] or placement["region"],

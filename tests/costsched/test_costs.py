@@ -268,3 +268,42 @@ def test_many_jobs_cost_the_same_at_once_as_one_at_a_time(any_store: PriceStore)
         assert together[job].placements["id"].tolist() == alone.placements["id"].tolist()
     assert together[moved].egress_usd > 0
     assert together[never].total_usd == 0
+
+
+def test_intervals_on_many_offerings_at_once_equal_a_step_by_step_integral(
+        store: PriceStore) -> None:
+    """300 intervals on six offerings (one zone charged its region's prices), each with 120
+    price changes; some intervals start before an offering's first price or end after its
+    last. Charged together, each equals its prices summed one step at a time."""
+    rng = np.random.default_rng(3)
+    priced = [EAST_A, EAST_B, WEST, GCP, ON_DEMAND]
+    steps = {}
+    for key in priced:
+        hours = np.sort(rng.choice(np.arange(0, 2000), 120, replace=False) / 4.0)
+        usd = rng.uniform(0.2, 5.0, 120).round(4)
+        observe(store, key, list(zip(hours.tolist(), usd.tolist(), strict=True)))
+        steps[key] = (hours * 3600, usd)
+    keys = [*priced, GCP_ZONE_A]  # the zone has no prices of its own: its region's
+    rows = []
+    for n in range(300):
+        key = keys[n % len(keys)]
+        start = float(rng.uniform(-20, 520))
+        rows.append((n, 1, *key, GPU[key[3]], 1, pd.Timestamp(at(start)).floor("s"),
+                     pd.Timestamp(at(start + rng.uniform(0, 60))).floor("s"), 9.0,
+                     "launch", ""))
+    frame = pd.DataFrame(rows, columns=PLACEMENT_COLUMNS)
+    usd = costs.placement_costs(store, frame, now=at(1000))["usd"]
+
+    def by_steps(key: tuple, start: float, end: float) -> float:
+        ts, price = steps[GCP if key == GCP_ZONE_A else key]
+        total = 0.0
+        for i, p in enumerate(price):
+            lo = start if i == 0 else max(start, ts[i])
+            hi = min(end, ts[i + 1]) if i + 1 < len(ts) else end
+            total += p * max(hi - lo, 0.0) / 3600
+        return total
+
+    for row, charged_usd in zip(frame.itertuples(), usd, strict=True):
+        start, end = ((t - T0).total_seconds() for t in (row.start_at, row.end_at))
+        key = (row.cloud, row.region, row.zone, row.instance_type, row.market, row.os)
+        assert charged_usd == pytest.approx(by_steps(key, start, end), rel=1e-9, abs=1e-12)

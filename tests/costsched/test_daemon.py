@@ -512,13 +512,20 @@ def test_a_job_in_two_regions_is_recovered_then_moved_only_when_the_move_pays(
         charged.append(integrate(prices, p.start_at, end))
     [row] = report.jobs.to_dict("records")
     assert row["compute_usd"] == pytest.approx(sum(charged), rel=1e-9)
-    # The static baseline: the same hours of work (one V100 everywhere) on the launch
-    # choice, us-west-2a, from the launch on, at its own stored prices (1.0, 4.0, 1.49, 0.3).
+    # The static baseline: the same work on the launch choice, us-west-2a, from the launch
+    # on, at its own stored prices (1.0, 4.0, 1.49, 0.3). The work: the step the job
+    # reported, plus its hours after its record was last written at 0.01 steps/s (one V100
+    # everywhere); without a report, all its hours at that rate.
     home = history[history["zone"] == "us-west-2a"].sort_values("effective_at")
     start = placed["start_at"].iloc[0]
-    hours = sum(((pd.Timestamp(later) if pd.isna(p.end_at) else p.end_at) - p.start_at)
-                .total_seconds() for p in placed.itertuples()) / 3600
-    assert row["static_usd"] == pytest.approx(
-        integrate(home, start, start + pd.Timedelta(hours=hours)), rel=1e-9)
+    record = store.jobs.get(job.id)
+    ends = [pd.Timestamp(later) if pd.isna(p.end_at) else p.end_at for p in placed.itertuples()]
+    seconds = sum((e - s).total_seconds() for s, e in zip(placed["start_at"], ends, strict=True))
+    read = pd.Timestamp(record.updated_at)
+    after = sum(max((e - max(s, read)).total_seconds(), 0.0)
+                for s, e in zip(placed["start_at"], ends, strict=True))
+    work = record.steps_done + after * 0.01 if record.steps_done > 0 else seconds * 0.01
+    stay = pd.Timedelta(seconds=round(min(work, 3000) / 0.01))
+    assert row["static_usd"] == pytest.approx(integrate(home, start, start + stay), rel=1e-9)
     assert row["saved_vs_static_usd"] == pytest.approx(row["static_usd"] - row["usd"])
     store.dispose()

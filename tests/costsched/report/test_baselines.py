@@ -66,3 +66,25 @@ def test_amounts_in_words() -> None:
         "$0.0049", "$0.03", "$12.50", "-$0.00012", "$0.00", "$0.00", "-", "-"]
     assert heading("saved_vs_static_usd") == "saved vs launch choice $"
     assert heading("usd_per_gb") == "$ per GB"
+
+
+def test_the_launch_choice_kept_does_the_work_the_job_reported(store: PriceStore) -> None:
+    """Two jobs on EAST at $1.0/h, 2 steps/s by their specs, placed 0-2 h. One reported
+    step 3,600 at 2 h: half an hour of work, not the two its hours would make. The other
+    reported 3,600 at 1 h and ran on: 3,600 + 1 h x 2 steps/s = 10,800 steps, 1.5 h."""
+    east = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+    store.ingest(pd.DataFrame([(*east, "V100", 1, 8, 61.0, 1.0, pd.Timestamp(at(-10)),
+                                "test")], columns=OBSERVATION_COLUMNS))
+    done, running = job(store, "done", {"V100": 2.0}), job(store, "running", {"V100": 2.0})
+    for job_id, reported_at in ((done, 2), (running, 1)):
+        store.jobs.place(job_id, east, gpu_model="V100", gpu_count=1, at=at(0),
+                         usd_per_hour=1.0, reason="launch", instance=f"i-{job_id}")
+        store.jobs.end_placement(job_id, at(2))
+        store.jobs.record_progress(job_id, 3600.0, at=at(reported_at))
+    static = build(store, now=at(5)).jobs.set_index("name")["static_usd"]
+    assert static["done"] == pytest.approx(0.5)
+    assert static["running"] == pytest.approx(1.5)
+    # A period that starts after the launch holds only part of the reported work: the
+    # hours in it at 2 steps/s (1 h from 1 h on).
+    later = build(store, since=at(1), now=at(5)).jobs.set_index("name")["static_usd"]
+    assert later["done"] == pytest.approx(1.0)
