@@ -155,6 +155,25 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     return done
 
 
+def advance_moves(store: PriceStore, launcher: Launcher, *,
+                  at: datetime | str | None = None) -> list[str]:
+    """Step every unfinished move of this launcher's jobs as far as it goes now (each under
+    its job's lease; one another costsched is stepping is left to it). What changed, a
+    line each."""
+    when = as_time(at) if at is not None else None
+    done = []
+    for move in store.moves.unfinished():
+        if _running(store, move.job_id).launcher != launcher.name:
+            continue
+        try:
+            after = _run_move(store, launcher, move, when)
+        except StaleState:
+            continue  # the other costsched got there first
+        if after.state != move.state:
+            done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
+    return done
+
+
 def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
     """Reconcile until no move is under way for this launcher's jobs, or `seconds` pass."""
     deadline = time.monotonic() + seconds
