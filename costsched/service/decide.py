@@ -22,6 +22,7 @@ from costsched.optimize.decision import Overheads, move_cost, outcomes
 from costsched.optimize.forecast import typical_from_observations
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.rank import allowed_offerings, tie_rounded
+from costsched.passes import memo
 from costsched.policies import (
     JobState,
     MarketView,
@@ -118,20 +119,12 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
     with using(store) as opened:
         default = None if all(a.table is not None for a in asks) else \
             table_with_measured(opened)
-        frame = prices_at(opened, when)
         rates = decision_rates(opened, when, measured_rates)
-        past = None
-        if chosen.history_hours and not frame.empty:  # the history a replay gives it
-            since = when - timedelta(hours=chosen.history_hours)
-            past = pd.concat([prices_at(opened, since, use_catalog=False),
-                              opened.history(since, when, os="linux")])
-    if frame.empty:
-        raise InvalidInput(f"at {when:%Y-%m-%d %H:%M} UTC: no prices known; import or "
-                           "collect prices first")
-    market = market_view(frame, when, rates)
-    if past is not None:
-        market = with_typical(market, typical_from_observations(
-            past, market.keys, when.timestamp(), chosen.history_hours))
+        # Once per pass (a job decided again under its lease included); the rates object
+        # is kept with the market, so its id names it while the pass lasts.
+        _, market = memo(("market", opened.url, when, chosen.history_hours, id(rates)),
+                         lambda: (rates, _market(opened, when, rates, chosen.history_hours)),
+                         shared=True)
     views: dict[tuple[int, str], tuple[ThroughputTable, MarketView]] = {}
     out = []
     for ask in asks:
@@ -145,6 +138,24 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
                          overheads or Overheads())
         out.append(choose(views[key][1], state, chosen, margin, when))
     return out
+
+
+def _market(store: PriceStore, when: datetime, rates: Evidence,
+            history_hours: float) -> MarketView:
+    """The market as of `when`, with each offering's typical price over the `history_hours`
+    before it when the policy reads history (the same history a replay gives it)."""
+    frame = prices_at(store, when)
+    if frame.empty:
+        raise InvalidInput(f"at {when:%Y-%m-%d %H:%M} UTC: no prices known; import or "
+                           "collect prices first")
+    market = market_view(frame, when, rates)
+    if not history_hours:
+        return market
+    since = when - timedelta(hours=history_hours)
+    past = pd.concat([prices_at(store, since, use_catalog=False),
+                      store.history(since, when, os="linux")])
+    return with_typical(market, typical_from_observations(
+        past, market.keys, when.timestamp(), history_hours))
 
 
 def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
