@@ -67,8 +67,7 @@ class MarketView:
                           dtype=float)
         view = replace(self, steps_per_second=speeds[index] if len(pairs) else
                        np.full(len(self.keys), np.nan))
-        if "tie_order" in self.__dict__:
-            view.__dict__["tie_order"] = self.__dict__["tie_order"]
+        view.__dict__["tie_order"] = self.tie_order  # the cached property, computed once
         return view
 
     @cached_property
@@ -88,6 +87,9 @@ class MarketView:
         row = self.row(key)
         if row is None:
             raise InvalidInput(f"offering {key!r}: not in the market view")
+        return self.shared(("offering", row), lambda: self._offering(row))
+
+    def _offering(self, row: int) -> Offering:
         o = self.offerings.iloc[row]
         return Offering(cloud=o["cloud"], region=o["region"], zone=o["zone"],
                         instance_type=o["instance_type"], market=o["market"],

@@ -163,7 +163,7 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
     when = as_time(at) if at is not None else None
     done = []
     for move in store.moves.unfinished():
-        if _running(store, move.job_id).launcher != launcher.name:
+        if store.jobs.get(move.job_id).spec.get("launcher", "") != launcher.name:
             continue
         try:
             after = _run_move(store, launcher, move, when)
