@@ -239,8 +239,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             started, reason = None, _reason(run, choice, ask)
             if choice.moves and not dry_run and not (stop is not None and stop()):
                 choice, started, reason = _move_if_still(store, launcher, run, placement,
-                                                         choice, ask, stamp,
-                                                         deadline_jobs_only)
+                                                         choice, ask, stamp)
             out.append(MigrationAdvice(run.record.id, run.record.name, choice,
                                        choice.stay_usd, choice.choice_usd, started, reason))
         return out
@@ -327,8 +326,7 @@ def _reason(run: RunningJob, choice: Decision, ask: _Asking) -> str:
 
 def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
                    placement: pd.Series, choice: Decision, ask: _Asking,
-                   stamp: datetime | None, deadline_jobs_only: bool
-                   ) -> tuple[Decision, MoveRecord | None, str]:
+                   stamp: datetime | None) -> tuple[Decision, MoveRecord | None, str]:
     """Under the job's lease: decide for it again from what the store says now (another
     costsched may have moved it, or be moving it), and start the move if it still pays
     and its limits allow. (The decision, the move started or None, the reason.)"""
@@ -340,12 +338,13 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
                                   "job (a move of it may be under way)")
         if any(not m.ended for m in store.moves.of_job(job_id)):
             return choice, None, f"{reason}; not moved: a move of it is under way"
-        found = _placed(store, launcher, [job_id], deadline_jobs_only)
-        if not found or str(found[0][1]["instance"]) != str(placement["instance"]):
+        record, now_on = store.jobs.get(job_id), _open_placement(store, job_id)
+        if record.state != "running" or now_on is None or \
+                str(now_on["instance"]) != str(placement["instance"]):
             return choice, None, (f"{reason}; not moved: it is no longer placed on "
                                   f"{placement['instance']}")
-        run, placement = found[0]
-        [choice] = _decide(store, found, ask)
+        run, placement = replace(run, record=record), now_on  # its spec does not change
+        [choice] = _decide(store, [(run, placement)], ask)
         reason = _reason(run, choice, ask)
         if not choice.moves:
             return choice, None, reason
