@@ -130,16 +130,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     reconciling at the same time is harmless: every step is taken under the job's lease."""
     when = as_time(at) if at is not None else None
     done: list[str] = _resume_launches(store, launcher, when)
-    for move in store.moves.unfinished():
-        job = _running(store, move.job_id)
-        if job.launcher != launcher.name:
-            continue
-        try:
-            after = _run_move(store, launcher, move, when)
-        except StaleState:
-            continue  # the other costsched got there first
-        if after.state != move.state:
-            done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
+    done += advance_moves(store, launcher, at=when)
     busy = {m.job_id for m in store.moves.unfinished()}
     frame = store.jobs.list(states=["running"])
     for job_id in frame["id"].astype(int) if not frame.empty else []:
@@ -226,11 +217,11 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         target = parse_offering(to)
         if job is None:
             raise InvalidInput(f"offering {to!r}: name the job to move there")
-    ask = _Asking(when, target, margin, policy, force, overheads)
     with one_pass():
         # Every job is decided at one instant; a move started is stamped by the clock
         # unless the caller fixed the time.
-        ask = replace(ask, when=when if at is not None else pass_now())
+        ask = _Asking(when if at is not None else pass_now(), target, margin, policy, force,
+                      overheads)
         stamp = when if at is not None else None
         placed = _placed(store, launcher, job_ids(store, job, states=("running",)),
                          deadline_jobs_only)
