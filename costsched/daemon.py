@@ -348,9 +348,7 @@ class Daemon:
             for line in found:
                 self._reported(line)
             lines += found
-            pending = [m for m in self.store.moves.unfinished()
-                       if self._launcher_name(m.job_id) == launcher.name]
-            if not pending or time.monotonic() >= deadline:
+            if not self._moving(launcher) or time.monotonic() >= deadline:
                 break
             self.stopping.wait(_POLL)
         return lines
