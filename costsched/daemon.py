@@ -5,8 +5,9 @@ APScheduler 3 keeps the schedule in the store's own database (table apscheduler_
 ids "collect", "replan", "catalog", replaced at each start). Several daemons may share a
 store, on several hosts: each task runs under a lease named after it, and runs only when
 its trigger fired since the task's last recorded run, so each trigger runs a task once;
-re-planning also leases each job it may migrate ("job:<id>"). A daemon that finds the
-lease held elsewhere, or the trigger served already, records a "skipped" run.
+re-planning decides every job first, then starts each move under the job's own lease
+("steps:<id>", decided again once it is held). A daemon that finds the lease held
+elsewhere, or the trigger served already, records a "skipped" run.
 
 Beside the tasks, every daemon runs the watcher every `daemon.watch_seconds` (30 s by
 default): it looks at the running jobs' instances and recovers a preempted or dead job at
@@ -41,7 +42,6 @@ from costsched.config import Config
 from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES, InvalidInput
 from costsched.passes import one_pass
-from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.service import jobs as job_service
 from costsched.store import PriceStore
 from costsched.store.leases import TaskRun, holder_name
@@ -49,7 +49,6 @@ from costsched.store.leases import TaskRun, holder_name
 TASKS = ("collect", "replan", "catalog")
 WATCH = "watch"  # the watcher: every daemon.watch_seconds, beside the scheduled tasks
 TASK_LEASE_SECONDS = 600  # renewed every third of it while the task runs
-JOB_LEASE_SECONDS = 600
 MISFIRE_GRACE_SECONDS = 3600  # a run this late (the daemon was down) still runs, once
 SETTLE_SECONDS = 600.0  # how long a re-plan follows the moves it started
 _COUNTED = ("running", "ok", "failed")  # the runs that serve a trigger (skips do not)
@@ -285,7 +284,7 @@ class Daemon:
         """For each launcher with live jobs: reconcile (recoveries, finished jobs, unfinished
         moves), ask the configured policy where each running job should be, start the
         migrations it asks for, and follow them until they complete (or `settle_seconds`)."""
-        considered, started = self._replan_jobs(at, lambda _: True)
+        considered, started = self._replan_jobs(at)
         for alarm in job_service.budget_alarms(self.store, at=at):
             _emit("warning", task="replan", event="budget", job=alarm.job_id,
                   level=alarm.level, usd=alarm.spent_usd, budget=alarm.budget_usd)
@@ -296,39 +295,35 @@ class Daemon:
         return detail + (f", {left} move(s) left unfinished" if left else "")
 
     def _deadline_pass(self, at: datetime | None) -> int:
-        return self._replan_jobs(
-            at, lambda job_id: self.store.jobs.get(job_id).policy in DEADLINE_POLICIES)[1]
+        return self._replan_jobs(at, deadline_only=True)[1]
 
-    def _replan_jobs(self, at: datetime | None, wanted: Callable[[int], bool]) -> tuple[int, int]:
-        """Per launcher in use: reconcile, re-plan each running job `wanted` says, and follow
-        the moves started. Returns (jobs considered, migrations started)."""
+    def _replan_jobs(self, at: datetime | None, deadline_only: bool = False) -> tuple[int, int]:
+        """Per launcher in use: reconcile, decide for every running job (only those placed
+        by a deadline policy, with `deadline_only`) from one market, start the moves that
+        pay (each under its job's lease, decided again there), and follow them. Returns
+        (jobs considered, migrations started)."""
         considered = started = 0
+        policy = self.config.policy
         with one_pass():  # every job decided from the same market, read once
             for name in self._launchers_in_use():
+                if self.stopping.is_set():
+                    break  # no new migration once asked to stop
                 launcher = self.launchers(name)
                 for line in job_service.reconcile(self.store, launcher, at=at):
                     self._reported(line)
-                for job_id in self._running_jobs(name):
-                    if self.stopping.is_set():
-                        break  # no new migration once asked to stop
-                    if wanted(job_id):
-                        considered += 1
-                        started += self._replan_job(launcher, job_id, at)
-                self._settle(launcher, seconds=self.settle_seconds)
+                advice = job_service.migrate(
+                    self.store, launcher, at=at, margin=policy.margin, policy=policy.name,
+                    overheads=self.config.migration.overheads(),
+                    deadline_jobs_only=deadline_only, stop=self.stopping.is_set)
+                considered += len(advice)
+                started += sum(self._advised(a) for a in advice)
+                if self._moving(launcher):
+                    self._follow(launcher, seconds=self.settle_seconds)
         return considered, started
 
-    def _replan_job(self, launcher: Launcher, job_id: int, at: datetime | None) -> int:
-        lease = f"job:{job_id}"
-        if not self.store.leases.acquire(lease, self.holder, JOB_LEASE_SECONDS, at or _now()):
-            _emit("info", task="replan", event="skipped", job=job_id, reason="lease")
-            return 0
-        try:
-            policy = self.config.policy
-            [advice] = job_service.migrate(self.store, launcher, job_id, at=at,
-                                           margin=policy.margin, policy=policy.name,
-                                           overheads=self.config.migration.overheads())
-        finally:
-            self.store.leases.release(lease, self.holder)
+    def _advised(self, advice: job_service.MigrationAdvice) -> int:
+        """Log (and notify) one job's re-plan; 1 when it started a migration."""
+        job_id = advice.job_id
         if advice.started is None:
             _emit("info", task="replan", event="stays", job=job_id, reason=advice.reason)
             return 0
@@ -353,12 +348,27 @@ class Daemon:
             for line in found:
                 self._reported(line)
             lines += found
-            pending = [m for m in self.store.moves.unfinished()
-                       if self._launcher_name(m.job_id) == launcher.name]
-            if not pending or time.monotonic() >= deadline:
+            if not self._moving(launcher) or time.monotonic() >= deadline:
                 break
             self.stopping.wait(_POLL)
         return lines
+
+    def _moving(self, launcher: Launcher) -> list[int]:
+        """The ids of this launcher's moves under way."""
+        return [m.id for m in self.store.moves.unfinished()
+                if self._launcher_name(m.job_id) == launcher.name]
+
+    def _follow(self, launcher: Launcher, seconds: float) -> None:
+        """Step this launcher's moves under way (each under its job's lease) until they
+        end, `seconds` pass, or the daemon stops: what a re-plan does after it reconciled
+        and started its moves, without looking at every instance again."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping.is_set():
+            for line in job_service.advance_moves(self.store, launcher):
+                self._reported(line)
+            if not self._moving(launcher) or time.monotonic() >= deadline:
+                return
+            self.stopping.wait(_POLL)
 
     def _reported(self, line: str) -> None:
         """Log a reconcile line; recoveries and failures are notified."""
@@ -390,10 +400,6 @@ class Daemon:
 
     def _launchers_in_use(self) -> list[str]:
         return sorted({launcher for _, _, launcher in self._live_jobs()})
-
-    def _running_jobs(self, launcher: str) -> list[int]:
-        return [i for i, state, name in self._live_jobs()
-                if state == "running" and name == launcher]
 
     @contextmanager
     def _renewing(self, lease: str) -> Iterator[None]:

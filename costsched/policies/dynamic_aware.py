@@ -56,7 +56,9 @@ class DynamicAware(Policy):
         here = int(np.searchsorted(rows, cur)) if cur is not None and usable[cur] else None
         job, overheads = state.job, state.overheads
         prices = view.prices[rows]
-        forecast = forecast_prices(view)[rows]
+        forecast, later = view.shared(
+            ("dynamic-aware", rows.tobytes(), overheads, job.checkpoint_gb,
+             job.checkpoint_hours), lambda: _later_moves(view, rows, state))
         idle = overheads.move_idle_hours(job.checkpoint_gb, job.checkpoint_hours)
         if here is None:  # not placed yet, or its offering is gone: a launch, not a move
             move_now, idle_now = np.zeros(len(rows)), np.zeros(len(rows))
@@ -66,13 +68,6 @@ class DynamicAware(Policy):
             move_now[here] = 0.0
             idle_now = np.full(len(rows), idle)
             idle_now[here] = 0.0
-        if view.egress is not None:
-            egress = view.egress[rows][:, rows]
-        else:
-            offerings = view.offerings.iloc[rows]
-            egress = egress_per_gb(offerings["cloud"].to_numpy(), offerings["region"].to_numpy())
-        later = moves_between(overheads, forecast, egress, job.checkpoint_gb,
-                              job.checkpoint_hours)
         costs = next_period_costs(state.steps_left, view.steps_per_second[rows], prices,
                                   forecast, view.preemptions_per_hour[rows],
                                   job.checkpoint_hours, state.restart_hours, self.period_hours,
@@ -85,3 +80,18 @@ class DynamicAware(Policy):
         if best != here and saving > self.margin * float(costs.period[here]):
             return view.key(int(rows[best]))
         return state.current  # type: ignore[return-value]
+
+
+def _later_moves(view: MarketView, rows: np.ndarray,
+                 state: JobState) -> tuple[np.ndarray, np.ndarray]:
+    """The forecast price of `rows` and the [from, to] USD of a move between them after the
+    next period: the same for every job of the same checkpoint and overheads over `rows`."""
+    job = state.job
+    forecast = forecast_prices(view)[rows]
+    if view.egress is not None:
+        egress = view.egress[rows][:, rows]
+    else:
+        offerings = view.offerings.iloc[rows]
+        egress = egress_per_gb(offerings["cloud"].to_numpy(), offerings["region"].to_numpy())
+    return forecast, moves_between(state.overheads, forecast, egress, job.checkpoint_gb,
+                                   job.checkpoint_hours)

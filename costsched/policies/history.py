@@ -21,8 +21,10 @@ class HistoryView(MarketView):
 
 
 def with_typical(view: MarketView, typical: np.ndarray) -> HistoryView:
-    """`view` with each row's typical price."""
+    """`view` with each row's typical price (and nothing `MarketView.shared` kept from
+    `view`: what policies derive depends on the typical prices)."""
     known = {f.name: getattr(view, f.name) for f in fields(MarketView)}
+    known["derived"] = {}
     return HistoryView(**known, typical=np.asarray(typical, dtype=float))
 
 

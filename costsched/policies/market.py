@@ -7,10 +7,11 @@ equal offerings break the same way live and in a replay.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from costsched.store import OFFERING_ATTRS, OFFERING_KEY
 from costsched.throughput import ThroughputTable
 
 OfferingKey = tuple[str, str, str, str, str, str]  # cloud, region, zone, type, market, os
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -38,13 +40,35 @@ class MarketView:
     keys: Sequence[OfferingKey]  # per row
     rows: Mapping[OfferingKey, int]  # offering key -> row
     egress: np.ndarray | None = None  # [from, to] USD/GB if precomputed (replays)
+    # What policies derive from the view alone (not from a job's steps left or placement),
+    # kept for the other jobs decided from it: see `shared`.
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def shared(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """`compute()` once per `key` for this view and the views of other models made from
+        it (`for_model`): the jobs of a pass share what only their constraints decide.
+        Callers only read the value."""
+        if key not in self.derived:
+            self.derived[key] = compute()
+        return self.derived[key]
 
     def egress_from(self, row: int) -> np.ndarray:
         """USD per GB of copying a checkpoint from offering `row` to each offering."""
         if self.egress is not None:
             return self.egress[row]
-        return egress_per_gb(self.offerings["cloud"].to_numpy(),
-                             self.offerings["region"].to_numpy(), row)
+        return self.shared(("egress_from", row), lambda: _read_only(egress_per_gb(
+            self.offerings["cloud"].to_numpy(), self.offerings["region"].to_numpy(), row)))
+
+    def for_model(self, table: ThroughputTable, model: str) -> MarketView:
+        """This market seen by another model: its throughputs per offering, the rest
+        (prices, rates, tie order, what `shared` kept) the same objects."""
+        pairs, index = self.shared("gpu_pairs", lambda: _gpu_pairs(self.offerings))
+        speeds = np.array([_steps_per_second(table, model, gpu, count) for gpu, count in pairs],
+                          dtype=float)
+        view = replace(self, steps_per_second=speeds[index] if len(pairs) else
+                       np.full(len(self.keys), np.nan))
+        view.__dict__["tie_order"] = self.tie_order  # the cached property, computed once
+        return view
 
     @cached_property
     def tie_order(self) -> np.ndarray:
@@ -63,6 +87,9 @@ class MarketView:
         row = self.row(key)
         if row is None:
             raise InvalidInput(f"offering {key!r}: not in the market view")
+        return self.shared(("offering", row), lambda: self._offering(row))
+
+    def _offering(self, row: int) -> Offering:
         o = self.offerings.iloc[row]
         return Offering(cloud=o["cloud"], region=o["region"], zone=o["zone"],
                         instance_type=o["instance_type"], market=o["market"],
@@ -82,15 +109,30 @@ def offering_keys(offerings: pd.DataFrame) -> list[OfferingKey]:
 
 def throughputs(offerings: pd.DataFrame, table: ThroughputTable, model: str) -> np.ndarray:
     """Steps/s of `model` on each offering; NaN where the table has no value."""
-    pairs = offerings[["gpu_model", "gpu_count"]].drop_duplicates()
-    found = {}
-    for gpu, count in pairs.itertuples(index=False):
-        try:
-            found[(gpu, int(count))] = table.get(model, gpu, int(count)).steps_per_second
-        except InvalidInput:
-            found[(gpu, int(count))] = np.nan
-    keys = zip(offerings["gpu_model"], offerings["gpu_count"].astype(int), strict=True)
-    return np.array([found[k] for k in keys], dtype=float)
+    pairs, index = _gpu_pairs(offerings)
+    if not pairs:
+        return np.full(len(offerings), np.nan)
+    return np.array([_steps_per_second(table, model, gpu, count) for gpu, count in pairs],
+                    dtype=float)[index]
+
+
+def _gpu_pairs(offerings: pd.DataFrame) -> tuple[list[tuple[str, int]], np.ndarray]:
+    """The distinct (GPU model, count) pairs of `offerings`, and each row's pair."""
+    codes, uniques = pd.factorize(pd.MultiIndex.from_arrays(
+        [offerings["gpu_model"].astype(str), offerings["gpu_count"].astype(int)]))
+    return [(str(g), int(c)) for g, c in uniques], codes
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _steps_per_second(table: ThroughputTable, model: str, gpu: str, count: int) -> float:
+    try:
+        return table.get(model, gpu, count).steps_per_second
+    except InvalidInput:
+        return np.nan
 
 
 def share_instances(offerings: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
@@ -129,6 +171,14 @@ def view_from_prices(frame: pd.DataFrame, t: datetime, table: ThroughputTable, m
                      shared: bool = False) -> MarketView:
     """The view of `model` from a `costsched.prices.prices_at` frame taken at `t`; with
     `shared`, one-GPU shares of multi-GPU instances are offered too (`share_instances`)."""
+    return market_view(frame, t, measured_rates, shared).for_model(table, model)
+
+
+def market_view(frame: pd.DataFrame, t: datetime,
+                measured_rates: pd.DataFrame | Evidence | None = None,
+                shared: bool = False) -> MarketView:
+    """The market of a `costsched.prices.prices_at` frame taken at `t`, for no model yet
+    (every throughput NaN): `MarketView.for_model` gives each model's view of it."""
     # The on-demand reference price breaks ties (`optimize.rank.tie_order`) where known.
     reference = ["on_demand_usd_per_hour"] if "on_demand_usd_per_hour" in frame.columns else []
     offerings = canonical(frame[[*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour", *reference]])
@@ -140,7 +190,7 @@ def view_from_prices(frame: pd.DataFrame, t: datetime, table: ThroughputTable, m
     return MarketView(
         t=int(utc(t).timestamp()), offerings=offerings,
         prices=offerings["usd_per_hour"].to_numpy(dtype=float),
-        steps_per_second=throughputs(offerings, table, model),
+        steps_per_second=np.full(len(keys), np.nan),
         preemptions_per_hour=rates, keys=keys,
         rows={k: i for i, k in enumerate(keys)},
     )

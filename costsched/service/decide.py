@@ -10,6 +10,7 @@ below staying by more than the margin (`pays`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -21,6 +22,7 @@ from costsched.optimize.decision import Overheads, move_cost, outcomes
 from costsched.optimize.forecast import typical_from_observations
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.rank import allowed_offerings, tie_rounded
+from costsched.passes import memo
 from costsched.policies import (
     JobState,
     MarketView,
@@ -32,6 +34,7 @@ from costsched.policies import (
 from costsched.policies.base import JOB_SCOPE, expected_cost
 from costsched.policies.dynamic_aware import DEFAULT_PERIOD_HOURS
 from costsched.policies.history import with_typical
+from costsched.policies.market import market_view
 from costsched.prices import prices_at
 from costsched.report.amounts import usd
 from costsched.service.stores import StoreLike, using
@@ -69,6 +72,19 @@ class Decision:
         return self.choice != self.current and not self.held
 
 
+@dataclass(frozen=True)
+class Ask:
+    """One job to decide for (`decide_all`): its offering now (`current`, None before its
+    first placement), the steps it has left (None: all of them) and its throughput table
+    (None: the store's)."""
+
+    job: Job
+    home_region: str
+    current: OfferingKey | None = None
+    steps_left: float | None = None
+    table: ThroughputTable | None = None
+
+
 def decide(store: StoreLike, job: Job, *, home_region: str,
            current: OfferingKey | None = None, steps_left: float | None = None,
            policy: str = "dynamic-aware", at: datetime | str | None = None,
@@ -80,30 +96,66 @@ def decide(store: StoreLike, job: Job, *, home_region: str,
     of them). `measured_rates`: preemptions and spot hours seen per (cloud, region, GPU
     model, count), as the decision model takes them; the store's spot availability
     observations before `at` are added to them (`observed_rates`); groups seen by
-    neither take the clouds' default rates."""
+    neither take the clouds' default rates. `decide_all` for one job."""
+    [decision] = decide_all(store, [Ask(job, home_region, current, steps_left, table)],
+                            policy=policy, at=at, margin=margin, overheads=overheads,
+                            measured_rates=measured_rates)
+    return decision
+
+
+def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-aware",
+               at: datetime | str | None = None, margin: float = 0.05,
+               overheads: Overheads | None = None,
+               measured_rates: pd.DataFrame | Evidence | None = None) -> list[Decision]:
+    """`decide` for each of `asks`, in order, from one market: the prices, rates and price
+    history are read once, each model's view is made once, and jobs of the same
+    constraints share their scope and what the policy derives from it; per job, only its
+    steps left and placement are its own."""
     when = as_time(at)
-    left = job.steps if steps_left is None else steps_left
-    at_least("steps_left", left, 0)
+    for ask in asks:
+        at_least("steps_left", ask.job.steps if ask.steps_left is None else ask.steps_left, 0)
     at_least("margin", margin, 0)
+    chosen = make_policy(policy, scope=JOB_SCOPE, margin=margin)  # live: the job's scope
     with using(store) as opened:
-        table = table if table is not None else table_with_measured(opened)
-        frame = prices_at(opened, when)
+        default = None if all(a.table is not None for a in asks) else \
+            table_with_measured(opened)
         rates = decision_rates(opened, when, measured_rates)
+        # Once per pass (a job decided again under its lease included); the rates object
+        # is kept with the market, so its id names it while the pass lasts.
+        _, market = memo(("market", opened.url, when, chosen.history_hours, id(rates)),
+                         lambda: (rates, _market(opened, when, rates, chosen.history_hours)),
+                         shared=True)
+    views: dict[tuple[int, str], tuple[ThroughputTable, MarketView]] = {}
+    out = []
+    for ask in asks:
+        table = ask.table if ask.table is not None else default
+        key = (id(table), ask.job.model)  # the table is kept with its view: its id holds
+        if key not in views:
+            views[key] = (table, market.for_model(table, ask.job.model))
+        state = JobState(ask.job, ask.home_region,
+                         ask.job.steps if ask.steps_left is None else ask.steps_left,
+                         None if ask.current is None else tuple(ask.current),
+                         overheads or Overheads())
+        out.append(choose(views[key][1], state, chosen, margin, when))
+    return out
+
+
+def _market(store: PriceStore, when: datetime, rates: Evidence,
+            history_hours: float) -> MarketView:
+    """The market as of `when`, with each offering's typical price over the `history_hours`
+    before it when the policy reads history (the same history a replay gives it)."""
+    frame = prices_at(store, when)
     if frame.empty:
         raise InvalidInput(f"at {when:%Y-%m-%d %H:%M} UTC: no prices known; import or "
                            "collect prices first")
-    view = view_from_prices(frame, when, table, job.model, rates)
-    state = JobState(job, home_region, left, None if current is None else tuple(current),
-                     overheads or Overheads())
-    chosen = make_policy(policy, scope=JOB_SCOPE, margin=margin)  # live: the job's scope
-    if chosen.history_hours:  # the same price history a replay gives the policy
-        since = when - timedelta(hours=chosen.history_hours)
-        with using(store) as opened:
-            past = pd.concat([prices_at(opened, since, use_catalog=False),
-                              opened.history(since, when, os="linux")])
-        view = with_typical(view, typical_from_observations(
-            past, view.keys, when.timestamp(), chosen.history_hours))
-    return choose(view, state, chosen, margin, when)
+    market = market_view(frame, when, rates)
+    if not history_hours:
+        return market
+    since = when - timedelta(hours=history_hours)
+    past = pd.concat([prices_at(store, since, use_catalog=False),
+                      store.history(since, when, os="linux")])
+    return with_typical(market, typical_from_observations(
+        past, market.keys, when.timestamp(), history_hours))
 
 
 def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,

@@ -44,9 +44,10 @@ from costsched.service.deadline_jobs import (
     uses_deadline_policy,
 )
 from costsched.service.decide import (
+    Ask,
     Decision,
     OfferingName,
-    decide,
+    decide_all,
     decide_to,
     decision_rates,
     parse_offering,
@@ -134,6 +135,22 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     reconciling at the same time is harmless: every step is taken under the job's lease."""
     when = as_time(at) if at is not None else None
     done: list[str] = _resume_launches(store, launcher, when)
+    done += advance_moves(store, launcher, at=when)
+    busy = {m.job_id for m in store.moves.unfinished()}
+    runs = [run for job_id, run in _runs(store, states=["running"]).items()
+            if job_id not in busy and run.launcher == launcher.name]
+    done += _check_instances(store, launcher, runs, when)
+    learn(store, when)  # the steps/s each placement reached, for the next plans
+    return done
+
+
+def advance_moves(store: PriceStore, launcher: Launcher, *,
+                  at: datetime | str | None = None) -> list[str]:
+    """Step every unfinished move of this launcher's jobs as far as it goes now (each under
+    its job's lease; one another costsched is stepping is left to it). What changed, a
+    line each."""
+    when = as_time(at) if at is not None else None
+    done = []
     unfinished = store.moves.unfinished()
     owners = _runs(store, {m.job_id for m in unfinished})
     for move in unfinished:
@@ -145,11 +162,6 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
             continue  # the other costsched got there first
         if after.state != move.state:
             done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
-    busy = {m.job_id for m in store.moves.unfinished()}
-    runs = [run for job_id, run in _runs(store, states=["running"]).items()
-            if job_id not in busy and run.launcher == launcher.name]
-    done += _check_instances(store, launcher, runs, when)
-    learn(store, when)  # the steps/s each placement reached, for the next plans
     return done
 
 
@@ -253,7 +265,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             dry_run: bool = False, at: datetime | str | None = None, margin: float = 0.05,
             policy: str = "dynamic-aware", force: bool = False,
             overheads: Overheads | None = None,
-            deadline_jobs_only: bool = False, to: str | None = None) -> list[MigrationAdvice]:
+            deadline_jobs_only: bool = False, to: str | None = None,
+            stop: Callable[[], bool] | None = None) -> list[MigrationAdvice]:
     """Ask the policy where each running job (or `job`) should be now, among every offering
     the job's constraints allow, and, unless `dry_run`, start the migrations that pay: the
     expected cost of the rest of the job there, the move included, is below staying by
@@ -264,7 +277,12 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     as the tables print it), the user's choice, even a dearer one (its reason says by how
     much). Jobs placed by a deadline policy are asked that policy, and not held to once a
     day (`deadline_jobs_only`: only those, for the daemon's hourly pass). `overheads`: the
-    restart and move assumptions (default `Overheads()`)."""
+    restart and move assumptions (default `Overheads()`). `stop`: asked before each move
+    starts; once it says True, no further move starts (the rest are advice only).
+
+    Every job is decided first, from one market, without a lease; a move starts under the
+    job's lease, after its decision is made again there from what the store says then (so
+    two costsched deciding at once start one move)."""
     overheads = overheads or Overheads()
     when = as_time(at)
     target = None
@@ -275,67 +293,134 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     with one_pass():
         # Every job is decided at one instant; a move started is stamped by the clock
         # unless the caller fixed the time.
-        when = when if at is not None else pass_now()
+        ask = _Asking(when if at is not None else pass_now(), target, margin, policy, force,
+                      overheads)
         stamp = when if at is not None else None
-        return [advice for job_id in job_ids(store, job, states=("running",))
-                if (advice := _migrate_one(store, launcher, job_id, when, stamp, target,
-                                           dry_run, margin, policy, force, overheads,
-                                           deadline_jobs_only)) is not None]
+        placed = _placed(store, launcher, job_ids(store, job, states=("running",)),
+                         deadline_jobs_only)
+        out = []
+        for (run, placement), choice in zip(placed, _decide(store, placed, ask), strict=True):
+            started, reason = None, _reason(run, choice, ask)
+            if choice.moves and not dry_run and not (stop is not None and stop()):
+                choice, started, reason = _move_if_still(store, launcher, run, placement,
+                                                         choice, ask, stamp)
+            out.append(MigrationAdvice(run.record.id, run.record.name, choice,
+                                       choice.stay_usd, choice.choice_usd, started, reason))
+        return out
 
 
-def _migrate_one(store: PriceStore, launcher: Launcher, job_id: int, when: datetime,
-                 stamp: datetime | None, target: OfferingName | None, dry_run: bool,
-                 margin: float, policy: str, force: bool, overheads: Overheads,
-                 deadline_jobs_only: bool) -> MigrationAdvice | None:
-    """`migrate` for one job (None when it is not this launcher's or not asked about)."""
-    run = _running(store, job_id)
-    if run.launcher != launcher.name:
-        return None
-    if deadline_jobs_only and not _deadline_policy(run):
-        return None
-    placement = _open_placement(store, job_id)
-    if placement is None:
-        return None
-    current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
-        "cloud", "region", "zone", "instance_type", "market", "os"))
-    left = steps_left(store, run, when)
-    job_model = run.resolved.job
-    by_deadline = _deadline_policy(run) if target is None else ""
-    if target is not None:
-        choice = decide_to(store, job_model, target, current=current, steps_left=left,
-                           at=when, table=run.resolved.table, overheads=overheads,
-                           measured_rates=_rates(store, when))
-    elif by_deadline:
-        choice = decide_deadline(store, run.resolved, created_at=run.record.created_at,
-                                 at=when, steps_left=left, current=current,
-                                 policy=by_deadline, overheads=overheads,
-                                 unavailable=_recently_full(store, when),
-                                 measured_rates=_rates(store, when))
-    else:
-        choice = decide(store, job_model, home_region=run.home_region, current=current,
-                        steps_left=left, policy=policy, at=when,
-                        margin=0.0 if force else margin,
-                        table=run.resolved.table,  # with the spec's own throughputs
-                        measured_rates=_rates(store, when), overheads=overheads)
-    stay, move = choice.stay_usd, choice.choice_usd
-    reason = _move_reason(choice, margin if not force else 0.0, asked=target is not None)
+@dataclass(frozen=True)
+class _Asking:
+    """What `migrate` asks about every job: at `when`, by `policy` (or the job's deadline
+    policy), or to `target`."""
+
+    when: datetime
+    target: OfferingName | None
+    margin: float
+    policy: str
+    force: bool
+    overheads: Overheads
+
+
+def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int],
+            deadline_jobs_only: bool) -> list[tuple[RunningJob, pd.Series]]:
+    """The jobs of `job_ids` that `migrate` asks about, with their open placement: this
+    launcher's, placed now (and placed by a deadline policy, with `deadline_jobs_only`).
+    The placements are read once for all of them."""
+    if not job_ids:
+        return []
+    placements = store.jobs.placements(job_ids[0] if len(job_ids) == 1 else None)
+    placements = placements[placements["end_at"].isna() & placements["job_id"].isin(job_ids)]
+    open_by_job = {int(j): rows.iloc[-1] for j, rows in placements.groupby("job_id")}
+    out = []
+    for job_id in job_ids:
+        placement = open_by_job.get(int(job_id))
+        if placement is None:
+            continue
+        run = _running(store, job_id)
+        if run.launcher == launcher.name and (_deadline_policy(run) or not deadline_jobs_only):
+            out.append((run, placement))
+    return out
+
+
+def _decide(store: PriceStore, placed: Sequence[tuple[RunningJob, pd.Series]],
+            ask: _Asking) -> list[Decision]:
+    """Each job's decision, in order: the cost policy's for all of them at once, a
+    deadline policy's or the user's target (`ask.target`) per job."""
+    decisions: dict[int, Decision] = {}
+    by_cost: list[tuple[int, Ask]] = []
+    for i, (run, placement) in enumerate(placed):
+        current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
+            "cloud", "region", "zone", "instance_type", "market", "os"))
+        left = steps_left(store, run, ask.when)
+        by_deadline = _deadline_policy(run) if ask.target is None else ""
+        if ask.target is not None:
+            decisions[i] = decide_to(store, run.resolved.job, ask.target, current=current,
+                                     steps_left=left, at=ask.when, table=run.resolved.table,
+                                     overheads=ask.overheads,
+                                     measured_rates=_rates(store, ask.when))
+        elif by_deadline:
+            decisions[i] = decide_deadline(store, run.resolved,
+                                           created_at=run.record.created_at, at=ask.when,
+                                           steps_left=left, current=current,
+                                           policy=by_deadline, overheads=ask.overheads,
+                                           unavailable=_recently_full(store, ask.when),
+                                           measured_rates=_rates(store, ask.when))
+        else:  # with the spec's own throughputs
+            by_cost.append((i, Ask(run.resolved.job, run.home_region, current, left,
+                                   run.resolved.table)))
+    if by_cost:
+        found = decide_all(store, [a for _, a in by_cost], policy=ask.policy, at=ask.when,
+                           margin=0.0 if ask.force else ask.margin, overheads=ask.overheads,
+                           measured_rates=_rates(store, ask.when))
+        decisions.update((i, d) for (i, _), d in zip(by_cost, found, strict=True))
+    return [decisions[i] for i in range(len(placed))]
+
+
+def _reason(run: RunningJob, choice: Decision, ask: _Asking) -> str:
+    """Why the job moves or stays (`_move_reason`), or what its deadline policy says."""
+    by_deadline = _deadline_policy(run) if ask.target is None else ""
     if by_deadline:
-        reason = f"{by_deadline} (deadline {_deadline_label(run)}): " + (
+        return f"{by_deadline} (deadline {_deadline_label(run)}): " + (
             f"stay on {_label(choice.choice)}" if not choice.moves else
             f"move to {_label(choice.choice)}")
-    started = None
-    if choice.moves and not dry_run:
+    return _move_reason(choice, ask.margin if not ask.force else 0.0,
+                        asked=ask.target is not None)
+
+
+def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
+                   placement: pd.Series, choice: Decision, ask: _Asking,
+                   stamp: datetime | None) -> tuple[Decision, MoveRecord | None, str]:
+    """Under the job's lease: decide for it again from what the store says now (another
+    costsched may have moved it, or be moving it), and start the move if it still pays
+    and its limits allow. (The decision, the move started or None, the reason.)"""
+    job_id = run.record.id
+    reason = _reason(run, choice, ask)
+    with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
+        if not mine:
+            return choice, None, (f"{reason}; not moved: another costsched is acting on the "
+                                  "job (a move of it may be under way)")
+        if any(not m.ended for m in store.moves.of_job(job_id)):
+            return choice, None, f"{reason}; not moved: a move of it is under way"
+        record, now_on = store.jobs.get(job_id), _open_placement(store, job_id)
+        if record.state != "running" or now_on is None or \
+                str(now_on["instance"]) != str(placement["instance"]):
+            return choice, None, (f"{reason}; not moved: it is no longer placed on "
+                                  f"{placement['instance']}")
+        run, placement = replace(run, record=record), now_on  # its spec does not change
+        [choice] = _decide(store, [(run, placement)], ask)
+        reason = _reason(run, choice, ask)
+        if not choice.moves:
+            return choice, None, reason
         # A deadline policy re-decides every period and has its own hysteresis; the
         # once-a-day limit would make it miss deadlines. A move the user asked for
         # (`to`) is theirs to time.
-        daily = not (force or by_deadline or target is not None)
-        blocked = _migration_limit(store, run, when, daily=daily)
+        daily = not (ask.force or _deadline_policy(run) or ask.target is not None)
+        blocked = _migration_limit(store, run, ask.when, daily=daily)
         if blocked:
-            reason = f"{reason}; not moved: {blocked}"
-        else:
-            started = _start_migration(store, launcher, run, choice, placement, stamp,
-                                       fallbacks=target is None)
-    return MigrationAdvice(job_id, run.record.name, choice, stay, move, started, reason)
+            return choice, None, f"{reason}; not moved: {blocked}"
+        return choice, _start_migration(store, launcher, run, choice, placement, stamp,
+                                        fallbacks=ask.target is None), reason
 
 
 def _move_reason(choice: Decision, margin: float, asked: bool) -> str:
@@ -758,10 +843,10 @@ def _spelled(text: str) -> Callable[[str], bool]:
 def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
                      choice: Decision, placement: pd.Series, at: datetime | None,
                      fallbacks: bool = True) -> MoveRecord:
-    """Start moving the job to `choice`; when it has no capacity there, try the next best
-    offerings (not with `fallbacks` False: a move the user asked for goes there or
-    nowhere), then stay where it is. `at`: the time its steps are stamped with (None: the
-    clock's)."""
+    """Start moving the job to `choice` (the caller holds the job's lease, and decided
+    under it); when it has no capacity there, try the next best offerings (not with
+    `fallbacks` False: a move the user asked for goes there or nowhere), then stay where it
+    is. `at`: the time its steps are stamped with (None: the clock's)."""
     current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour)
     if not launcher.can_launch(choice.offering):
@@ -781,7 +866,7 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
                               source_instance=str(placement["instance"]),
                               detail=f"to {_label(choice.choice)}")
-    return _run_move(store, launcher, move, at)
+    return _step_move(store, launcher, move, at)
 
 
 def _run_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
