@@ -144,16 +144,18 @@ class LazyGroup(TyperGroup):
             raise
 
 
-_typed = TyperOption.display_type_rich
+_typed = getattr(TyperOption, "display_type_rich", None)
 
 
 def _flag_shows_no_type(self: TyperOption, ctx: click.Context) -> str | None:
     """A flag (--json, --wide, --help) takes no value: help shows no `<bool>` beside it."""
-    return None if self.is_flag else _typed(self, ctx)
+    return None if self.is_flag else _typed(self, ctx)  # type: ignore[misc]
 
 
-# typer has no setting for it; every command's help is written through TyperOption.
-TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
+# typer has no setting for it; every command's help is written through TyperOption (a
+# typer without that method is left as it is: only the help's look depends on it).
+if _typed is not None:
+    TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
 
 app = typer.Typer(
     cls=LazyGroup,
