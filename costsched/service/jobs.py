@@ -332,12 +332,13 @@ def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int],
     placements = store.jobs.placements(job_ids[0] if len(job_ids) == 1 else None)
     placements = placements[placements["end_at"].isna() & placements["job_id"].isin(job_ids)]
     open_by_job = {int(j): rows.iloc[-1] for j, rows in placements.groupby("job_id")}
+    runs = _runs(store, [j for j in job_ids if int(j) in open_by_job])
     out = []
     for job_id in job_ids:
         placement = open_by_job.get(int(job_id))
         if placement is None:
             continue
-        run = _running(store, job_id)
+        run = runs[int(job_id)]
         if run.launcher == launcher.name and (_deadline_policy(run) or not deadline_jobs_only):
             out.append((run, placement))
     return out
@@ -352,7 +353,7 @@ def _decide(store: PriceStore, placed: Sequence[tuple[RunningJob, pd.Series]],
     for i, (run, placement) in enumerate(placed):
         current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
             "cloud", "region", "zone", "instance_type", "market", "os"))
-        left = steps_left(store, run, ask.when)
+        left = _steps_left_of(store, run, ask.when)
         by_deadline = _deadline_policy(run) if ask.target is None else ""
         if ask.target is not None:
             decisions[i] = decide_to(store, run.resolved.job, ask.target, current=current,
@@ -402,7 +403,8 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
                                   "job (a move of it may be under way)")
         if any(not m.ended for m in store.moves.of_job(job_id)):
             return choice, None, f"{reason}; not moved: a move of it is under way"
-        record, now_on = store.jobs.get(job_id), _open_placement(store, job_id)
+        record, now_on = store.jobs.get(job_id), _newest_open(
+            store.jobs.placements_of([job_id], open_only=True)).get(job_id)
         if record.state != "running" or now_on is None or \
                 str(now_on["instance"]) != str(placement["instance"]):
             return choice, None, (f"{reason}; not moved: it is no longer placed on "
@@ -742,6 +744,14 @@ def progress(store: PriceStore, run: RunningJob, at: datetime) -> tuple[float, b
     reported = store.jobs.get(run.record.id).steps_done
     placements = store.jobs.placements(run.record.id) if reported <= 0 else None
     return _progress_of(run, reported, placements, at)
+
+
+def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float:
+    """`steps_left` of a job whose record was just read: its reported step is on the
+    record, so the store is read only for a job that reports none (its placements)."""
+    reported = run.record.steps_done
+    placements = store.jobs.placements(run.record.id) if reported <= 0 else None
+    return _progress_of(run, reported, placements, at)[0]
 
 
 def _progress_of(run: RunningJob, reported: float, placements: pd.DataFrame | None,
