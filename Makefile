@@ -30,9 +30,9 @@ install-dev: $(VENV)/.installed-dev
 demo: install
 	@mkdir -p .demo
 	@echo "== The cheapest offering of each GPU model (bundled catalog, no credentials needed) =="
-	COSTSCHED_DB=$(DEMO_DB) $(BIN)/costsched prices show --cheapest-per-gpu
+	COSTSCHED_DB=$(DEMO_DB) $(BIN)/costsched gpus
 	@echo "== Where to train a 10-epoch ResNet-50 within 24 h, cheapest first (* = estimated throughput) =="
-	$(BIN)/costsched plan examples/resnet50-anywhere.yaml --top 5 --db $(DEMO_DB)
+	COSTSCHED_DB=$(DEMO_DB) $(BIN)/costsched plan examples/resnet50-anywhere.yaml --top 5
 	@$(MAKE) --no-print-directory demo-local
 	@if [ -d "$(RECORDED)" ]; then $(MAKE) --no-print-directory demo-recorded; else \
 		echo "(recorded prices not found at $(RECORDED): set RECORDED=... for the 2020 replay)"; fi
