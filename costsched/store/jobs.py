@@ -18,7 +18,18 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import pandas as pd
-from sqlalchemy import Connection, Engine, bindparam, func, insert, select, true, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import (
@@ -349,15 +360,20 @@ class JobStore:
                                             placements.c.id)
         if open_only:
             query = query.where(placements.c.end_ts.is_(None))
-        with self.engine.connect() as conn:
-            rows, columns = [], list(placements.c.keys())
-            for chunk in id_chunks(job_ids, placements.c.job_id):
-                rows += [tuple(r) for r in conn.execute(query.where(chunk))]
-        frame = pd.DataFrame(rows, columns=columns)
+        frame = self._chunked(query, placements, job_ids)
         frame["start_at"] = from_epoch_seconds(frame.pop("start_ts"))
         end = frame.pop("end_ts")
         frame["end_at"] = pd.to_datetime(end.astype("Float64"), unit="s", utc=True)
         return frame[PLACEMENT_COLUMNS]
+
+    def _chunked(self, query: Select, table: Table, job_ids: Iterable[int] | None
+                 ) -> pd.DataFrame:
+        """`query`'s rows of `table` for `job_ids` (every job's when None), read in IN lists
+        of at most ID_CHUNK ids, as a frame of the table's columns."""
+        with self.engine.connect() as conn:
+            rows = [tuple(r) for chunk in id_chunks(job_ids, table.c.job_id)
+                    for r in conn.execute(query.where(chunk))]
+        return pd.DataFrame(rows, columns=list(table.c.keys()))
 
     def events(self, job_id: int) -> pd.DataFrame:
         """The job's log, in the order it was written."""
@@ -373,11 +389,7 @@ class JobStore:
         kinds = tuple(kinds)
         if kinds:
             query = query.where(job_events.c.kind.in_(kinds))
-        with self.engine.connect() as conn:
-            rows, columns = [], list(job_events.c.keys())
-            for chunk in id_chunks(job_ids, job_events.c.job_id):
-                rows += [tuple(r) for r in conn.execute(query.where(chunk))]
-        frame = pd.DataFrame(rows, columns=columns).sort_values("id", kind="stable")
+        frame = self._chunked(query, job_events, job_ids).sort_values("id", kind="stable")
         frame["at"] = from_epoch_seconds(frame.pop("ts"))
         return frame[EVENT_COLUMNS].reset_index(drop=True)
 

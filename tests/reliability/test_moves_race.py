@@ -18,6 +18,7 @@ import yaml
 
 from costsched.service import jobs as service
 from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord
 from launchers.local import LocalLauncher
 from tests.costsched.service.test_jobs import (
     TRAIN,
@@ -55,17 +56,23 @@ def instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LocalLauncher:
         launcher.terminate(instance.id)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_migrates_started_together_start_one_move(backend: str, fresh_url, tmp_path: Path,
-                                                  instances: LocalLauncher) -> None:
-    url = fresh_url(backend)
-    store = PriceStore(url)
+def mover_running(store: PriceStore, tmp_path: Path, instances: LocalLauncher) -> JobRecord:
+    """The mover job running in zone a, then prices that make a move to zone b pay."""
     set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
                datetime.now(timezone.utc) - timedelta(hours=1))
     [job] = service.launch(store, spec_in(tmp_path, "mover", MOVER, MOVER_STEPS),
                            launcher=instances, wait_seconds=20)
     assert store.jobs.get(job.id).state == "running"
     set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))
+    return job
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_migrates_started_together_start_one_move(backend: str, fresh_url, tmp_path: Path,
+                                                  instances: LocalLauncher) -> None:
+    url = fresh_url(backend)
+    store = PriceStore(url)
+    job = mover_running(store, tmp_path, instances)
     counter = LiveCounter(instances, job.id)
     counter.start()
     done = together(tmp_path, [["migrate", str(job.id), "--force", "--wait", "30",
@@ -157,12 +164,7 @@ def test_daemon_passes_racing_migrate_start_one_move(backend: str, fresh_url, tm
                                                      instances: LocalLauncher) -> None:
     url = fresh_url(backend)
     store = PriceStore(url)
-    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
-               datetime.now(timezone.utc) - timedelta(hours=1))
-    [job] = service.launch(store, spec_in(tmp_path, "mover", MOVER, MOVER_STEPS),
-                           launcher=instances, wait_seconds=20)
-    assert store.jobs.get(job.id).state == "running"
-    set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))
+    job = mover_running(store, tmp_path, instances)
     counter = LiveCounter(instances, job.id)
     counter.start()
     folder = str(tmp_path / "instances")
