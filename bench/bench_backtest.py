@@ -1,7 +1,8 @@
-"""Backtest benchmark: the README's backtest table on the recorded traces, and a generated year.
+"""Backtest benchmark: the backtest table (docs/backtests.md) on the recorded traces,
+and a generated year.
 
-1. The README's table: 6 models x 2 home regions x 30 daily starts x 8 policies (the
-   baselines static and cheapest-hourly among them) = 2,880 runs over the recorded
+1. The backtest table (docs/backtests.md): 6 models x 2 home regions x 30 daily starts x
+   8 policies (the baselines static and cheapest-hourly among them) = 2,880 runs over the recorded
    AWS/Azure traces (../shared/data/dispa2020), imported into a fresh SQLite store first.
    Target: under 10 s for the backtest itself. Each policy's time alone, side by side.
 2. A 10,000-job sweep (examples/sweep.yaml's shape, 100 x 100 values) through
@@ -80,7 +81,7 @@ def bench_table(db: Path) -> None:
     t_run, cpu = time.perf_counter() - t, time.process_time() - cpu
     store.dispose()
     per_policy = _per_policy_seconds(trace, jobs, starts, table)
-    print(f"README table: {len(results):,} runs ({len(jobs)} jobs x {len(starts)} starts x "
+    print(f"backtest table: {len(results):,} runs ({len(jobs)} jobs x {len(starts)} starts x "
           f"{len(POLICIES)} policies), trace {trace.prices.shape[0]:,} times x "
           f"{trace.prices.shape[1]} offerings")
     print(f"  import recorded logs  {t_import:7.2f} s (once, not part of the backtest)")

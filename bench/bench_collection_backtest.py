@@ -1,5 +1,5 @@
-"""Collection backtest benchmark: the README's two collection workloads on the recorded 2020
-traces (imported into a fresh SQLite store), from 2020-02-18:
+"""Collection backtest benchmark: the two collection workloads of docs/backtests.md on the
+recorded 2020 traces (imported into a fresh SQLite store), from 2020-02-18:
 
 1. examples/sweep.yaml (six Transformer jobs, 12 h deadlines) with shared instances;
 2. 8 jobs over the six published models (1 V100-day each, 48 h deadlines), on whole

@@ -1,4 +1,4 @@
-"""How far the online policies stay above the hindsight oracle, per row of the README's
+"""How far the online policies stay above the hindsight oracle, per row of docs/backtests.md's
 backtest table (6 models x 2 home regions, 30 daily starts from 2020-02-10, 4-day jobs
 sized on a V100, migration costs charged with the default overheads).
 
