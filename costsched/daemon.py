@@ -45,6 +45,7 @@ from costsched.passes import one_pass
 from costsched.service import jobs as job_service
 from costsched.store import PriceStore
 from costsched.store.leases import TaskRun, holder_name
+from costsched.store.schema import scheduler_jobs
 
 TASKS = ("collect", "replan", "catalog")
 WATCH = "watch"  # the watcher: every daemon.watch_seconds, beside the scheduled tasks
@@ -53,7 +54,7 @@ MISFIRE_GRACE_SECONDS = 3600  # a run this late (the daemon was down) still runs
 SETTLE_SECONDS = 600.0  # how long a re-plan follows the moves it started
 _COUNTED = ("running", "ok", "failed")  # the runs that serve a trigger (skips do not)
 _POLL = 0.2
-JOBSTORE_TABLE = "apscheduler_jobs"
+JOBSTORE_TABLE = scheduler_jobs.name  # made with the store's schema
 
 log = logging.getLogger("costsched.daemon")
 LauncherFactory = Callable[[str], Launcher]

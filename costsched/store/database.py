@@ -170,7 +170,7 @@ def make_engine(url: str, limits: StoreConfig | None = None) -> Engine:
                          f"install it (pip install {package})") from None
     _BUSY_SECONDS[engine] = limits.busy_seconds
     if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", partial(_sqlite_pragmas, limits.busy_seconds))
         event.listen(engine, "begin", partial(_sqlite_begin, watch))
     if watched is not None:
         event.listen(engine, "do_connect", watched)
@@ -276,15 +276,30 @@ def _postgresql_timeouts(query: Mapping[str, str | tuple[str, ...]],
     return args
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DB-API objects
+def _sqlite_pragmas(busy_seconds: float, dbapi_connection, _record) -> None:  # noqa: ANN001
     # SQLAlchemy, not the driver, begins transactions (`_sqlite_begin`).
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    _enter_wal(cursor, busy_seconds)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages instead of 2 MiB
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _enter_wal(cursor: sqlite3.Cursor, busy_seconds: float) -> None:
+    """Switch a new file to WAL, waiting up to `busy_seconds` for the processes opening it
+    too: SQLite answers "locked" at once, without its busy wait, to a connection that wants
+    the switch while another holds the file's shared lock (a no-op once it is WAL)."""
+    deadline = time.monotonic() + busy_seconds
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(random.uniform(0.005, 0.05))
 
 
 def _sqlite_begin(watch: _FileWatch | None, conn: Connection) -> None:

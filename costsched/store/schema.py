@@ -11,11 +11,13 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
     Table,
     Text,
+    Unicode,
     UniqueConstraint,
     text,
 )
@@ -187,6 +189,17 @@ task_runs = Table(
     Column("status", String(16), nullable=False),  # running | ok | failed | skipped
     Column("detail", Text, nullable=False, server_default=""),
     Index("ix_task_runs_task", "task", "id"),
+)
+
+# The daemon's schedule, in the layout of APScheduler 3's SQLAlchemyJobStore (which reads
+# and writes it). Made with the schema, under the upgrade's lock: daemons starting at once
+# on a new PostgreSQL store would otherwise race to create it, and one would fail.
+scheduler_jobs = Table(
+    "apscheduler_jobs",
+    metadata,
+    Column("id", Unicode(191), primary_key=True),
+    Column("next_run_time", Float(25), index=True),
+    Column("job_state", LargeBinary, nullable=False),
 )
 
 # --- spot availability over time ------------------------------------------------------

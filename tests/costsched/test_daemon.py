@@ -260,6 +260,43 @@ def test_two_daemons_run_each_trigger_once_and_migrate_a_job_once(
     store.dispose()
 
 
+START_AT_ONCE = """
+import sys, time
+import apscheduler.jobstores.sqlalchemy, apscheduler.schedulers.background  # loaded before
+from costsched.config import Config
+from costsched.daemon import Daemon
+from costsched.store import PriceStore
+
+url, at = sys.argv[1], float(sys.argv[2])
+store = PriceStore(url)
+time.sleep(max(0.0, at - time.time()))
+daemon = Daemon(store, Config(), tasks=["collect"], watch_seconds=0)
+daemon.start()
+daemon.stop()
+print("started and stopped")
+"""
+
+
+def test_daemons_starting_at_the_same_instant_on_a_new_store_all_start(
+    empty_url: str, tmp_path: Path
+) -> None:
+    """Their schedule's table is made with the store, not by the first scheduler to start:
+    on PostgreSQL, schedulers creating it at once fail on the catalog's unique index."""
+    script = tmp_path / "start_at_once.py"
+    script.write_text(textwrap.dedent(START_AT_ONCE))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    at = time.time() + 8  # every process has opened the store by then, even under load
+    runs = [subprocess.Popen([sys.executable, str(script), empty_url, str(at)], cwd=ROOT,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            for _ in range(3)]
+    outputs = [r.communicate(timeout=120)[0].decode() for r in runs]
+    assert [r.returncode for r in runs] == [0, 0, 0], outputs
+    assert all("started and stopped" in out for out in outputs)
+    store = PriceStore(empty_url)
+    assert {s.task for s in daemon_module.status(store) if s.next_run} == {"collect"}
+    store.dispose()
+
+
 def test_run_once_runs_what_is_due_and_nothing_twice(
     store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,7 @@ from price_collectors import recorded
 
 JOB_TABLES = {"jobs", "placements", "job_events", "zone_coverage", "moves", "availability",
               "leases", "task_runs", "spot_availability", "risk_signals",
-              "measured_throughputs"}
+              "measured_throughputs", "apscheduler_jobs"}
 
 
 def every_row(engine: Engine) -> dict[str, list[tuple]]:
@@ -81,4 +81,31 @@ def test_upgrade_to_a_named_revision_is_idempotent(tmp_path: Path) -> None:
     assert database.revision(store.engine) == "0001"
     database.upgrade(store.engine)
     assert database.revision(store.engine) == database.head()
+    store.dispose()
+
+
+def test_a_schedule_a_daemon_made_before_its_revision_is_kept(empty_url: str) -> None:
+    """Stores from before the schedule's table was part of the schema have it from
+    APScheduler (same layout): the upgrade keeps it and its rows."""
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from costsched.store.schema import scheduler_jobs
+
+    old = PriceStore(empty_url, migrate=False)
+    database.upgrade(old.engine, "0006")
+    scheduler = BackgroundScheduler(timezone="UTC")
+    scheduler.add_jobstore(SQLAlchemyJobStore(engine=old.engine, tablename=scheduler_jobs.name))
+    scheduler.add_job(print, "interval", hours=1, id="collect")
+    scheduler.start(paused=True)
+    scheduler.shutdown()
+    with old.engine.connect() as conn:
+        before = conn.execute(select(scheduler_jobs)).all()
+    assert [r.id for r in before] == ["collect"]
+    old.dispose()
+
+    store = PriceStore(empty_url)
+    assert store.revision() == database.head()
+    with store.engine.connect() as conn:
+        assert conn.execute(select(scheduler_jobs)).all() == before
     store.dispose()
