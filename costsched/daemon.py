@@ -493,16 +493,23 @@ def _watched() -> None:
 
 def _scheduler_class() -> type:
     """APScheduler's background scheduler, whose loop outlives a database that goes away
-    (it would end its thread on an error writing a job's next run time)."""
+    (it would end its thread on an error writing a job's next run time), and that submits
+    nothing once shut down (a run due as the daemon stops would log a traceback)."""
     from apscheduler.schedulers.background import BackgroundScheduler
+    from apscheduler.schedulers.base import STATE_STOPPED
 
     class Scheduler(BackgroundScheduler):
         def _process_jobs(self) -> float | None:
-            try:
-                return super()._process_jobs()
-            except Exception as exc:  # noqa: BLE001 - retried like a job store failure
-                _emit("error", event="schedule_failed", error=_one_line(exc))
-                return float(self.jobstore_retry_interval)
+            # `shutdown` takes this (re-entrant) lock after marking the scheduler stopped
+            # and before shutting the executors: looked at under it, the state is final.
+            with self._jobstores_lock:
+                if self.state == STATE_STOPPED:
+                    return None
+                try:
+                    return super()._process_jobs()
+                except Exception as exc:  # noqa: BLE001 - retried like a job store failure
+                    _emit("error", event="schedule_failed", error=_one_line(exc))
+                    return float(self.jobstore_retry_interval)
 
     return Scheduler
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy import text as sql_text
 
 from costsched import daemon as daemon_module
 from costsched import service as service_api
@@ -566,3 +567,26 @@ def test_a_job_in_two_regions_is_recovered_then_moved_only_when_the_move_pays(
     assert row["static_usd"] == pytest.approx(integrate(home, start, start + stay), rel=1e-9)
     assert row["saved_vs_static_usd"] == pytest.approx(row["static_usd"] - row["usd"])
     store.dispose()
+
+
+def test_a_run_falling_due_as_the_scheduler_stops_is_not_submitted(
+    store: PriceStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The scheduler's loop may look for due runs after `shutdown` shut its executors (it
+    was already past its own check): it submits nothing then, logs no traceback, and leaves
+    the run due for the next start."""
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+
+    scheduler = daemon_module._scheduler_class()(timezone="UTC")
+    scheduler.add_jobstore(SQLAlchemyJobStore(engine=store.engine,
+                                              tablename=daemon_module.JOBSTORE_TABLE))
+    scheduler.add_job("time:time", IntervalTrigger(seconds=3600), id="due",
+                      next_run_time=datetime.now(timezone.utc) - timedelta(seconds=5))
+    scheduler.start(paused=True)
+    scheduler.shutdown(wait=True)
+    caplog.set_level(logging.DEBUG)
+    assert scheduler._process_jobs() is None
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    with store.engine.connect() as conn:  # left due, for the next start
+        [due] = conn.execute(sql_text("SELECT next_run_time FROM apscheduler_jobs")).scalars()
+    assert due < time.time()
