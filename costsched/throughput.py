@@ -385,8 +385,22 @@ class ThroughputTable:
         """The measured throughput, else (with `estimate`) the stated estimate.
 
         InvalidInput when the model is unknown, or when nothing is measured and `estimate`
-        is False.
+        is False. Answers are kept (a table does not change once built): a pass asks the
+        same few (GPU, count) pairs for every job.
         """
+        asked = (model, gpu_model, gpu_count, estimate)
+        answers = self.__dict__.setdefault("_answers", {})
+        if asked not in answers:
+            try:
+                answers[asked] = self._get(model, gpu_model, gpu_count, estimate)
+            except InvalidInput as exc:
+                answers[asked] = str(exc)
+        answer = answers[asked]
+        if isinstance(answer, str):
+            raise InvalidInput(answer)
+        return answer
+
+    def _get(self, model: str, gpu_model: str, gpu_count: int, estimate: bool) -> Throughput:
         self.canonical(model)
         gpu = gpu_model_name(gpu_model)
         count = int(gpu_count)

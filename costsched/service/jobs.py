@@ -403,13 +403,12 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
                                   "job (a move of it may be under way)")
         if any(not m.ended for m in store.moves.of_job(job_id)):
             return choice, None, f"{reason}; not moved: a move of it is under way"
-        record, now_on = store.jobs.get(job_id), _newest_open(
-            store.jobs.placements_of([job_id], open_only=True)).get(job_id)
-        if record.state != "running" or now_on is None or \
-                str(now_on["instance"]) != str(placement["instance"]):
+        record = store.jobs.get(job_id)
+        if record.state != "running" or \
+                store.jobs.newest_open_placement(job_id) != int(placement["id"]):
             return choice, None, (f"{reason}; not moved: it is no longer placed on "
                                   f"{placement['instance']}")
-        run, placement = replace(run, record=record), now_on  # its spec does not change
+        run = replace(run, record=record)  # its spec does not change, nor its placement
         [choice] = _decide(store, [(run, placement)], ask)
         reason = _reason(run, choice, ask)
         if not choice.moves:
