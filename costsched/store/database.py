@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import os
 import random
-import select as sockets  # sqlalchemy's `select` is the query
 import sqlite3
 import time
 import weakref
@@ -176,26 +175,7 @@ def make_engine(url: str, limits: StoreConfig | None = None) -> Engine:
     if watched is not None:
         event.listen(engine, "do_connect", watched)
     event.listen(engine, "handle_error", partial(_translate, where))
-    if engine.dialect.name == "postgresql":
-        engine.dialect.do_ping = partial(_ping_if_stirred, engine.dialect.do_ping)
     return engine
-
-
-def _ping_if_stirred(ping: Callable[[object], bool], dbapi_connection: object) -> bool:
-    """The pool's check of a pooled connection before lending it, without a round trip
-    when nothing has arrived on its socket since it was returned. A server that restarted,
-    shut down or ended the session sends its goodbye or closes the socket: then `ping`
-    runs (and fails, and the pool reconnects). A server gone silent is the watchdog's: the
-    next statement ends at its deadline, as a ping would."""
-    try:
-        if getattr(dbapi_connection, "closed", True):
-            return ping(dbapi_connection)
-        poller = sockets.poll()  # not on Windows: the ping, then
-        poller.register(dbapi_connection.fileno(),  # type: ignore[attr-defined]
-                        sockets.POLLIN | sockets.POLLPRI)
-    except Exception:  # noqa: BLE001 - no socket to look at (or no poll here): ask
-        return ping(dbapi_connection)
-    return True if not poller.poll(0) else ping(dbapi_connection)
 
 
 _BUSY_SECONDS: weakref.WeakKeyDictionary[Engine, float] = weakref.WeakKeyDictionary()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 
 import pytest
@@ -71,57 +69,3 @@ def test_a_held_sqlite_write_lock_is_busy_not_a_traceback(
     rival.dispose()
     store.dispose()
 
-
-
-def _backend_pids(engine) -> set[int]:  # noqa: ANN001 - an Engine
-    with engine.connect() as conn:
-        return {conn.execute(text("SELECT pg_backend_pid()")).scalar_one()}
-
-
-def test_a_pooled_connection_is_pinged_only_when_its_server_spoke(
-    any_store: PriceStore
-) -> None:
-    """PostgreSQL: a quiet pooled connection is lent without a round trip; one whose server
-    ended the session is pinged, found gone and replaced, and the work goes on."""
-    engine = any_store.engine
-    if engine.dialect.name != "postgresql":
-        pytest.skip("the pool's check of PostgreSQL connections")
-    pings: list[object] = []
-
-    def ping(dbapi_connection: object) -> bool:
-        pings.append(dbapi_connection)
-        return type(engine.dialect).do_ping(engine.dialect, dbapi_connection)
-
-    engine.dialect.do_ping = partial(database._ping_if_stirred, ping)
-    [pid] = _backend_pids(engine)
-    for _ in range(3):
-        assert any_store.count() == 0
-    assert _backend_pids(engine) == {pid} and pings == []  # the same connection, unpinged
-
-    admin = database.make_engine(str(engine.url.render_as_string(hide_password=False)))
-    with admin.connect() as conn:
-        assert conn.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid}).scalar_one()
-    admin.dispose()
-    deadline = time.monotonic() + 10
-    while True:  # the server's goodbye reaches the pooled connection's socket
-        assert any_store.count() == 0
-        if pings or time.monotonic() > deadline:
-            break
-    assert len(pings) == 1  # pinged once, found gone, replaced
-    assert _backend_pids(engine) != {pid}
-
-
-def test_a_store_goes_on_after_its_server_ended_the_pooled_session(
-    any_store: PriceStore
-) -> None:
-    engine = any_store.engine
-    if engine.dialect.name != "postgresql":
-        pytest.skip("the pool's check of PostgreSQL connections")
-    [pid] = _backend_pids(engine)
-    admin = database.make_engine(str(engine.url.render_as_string(hide_password=False)))
-    with admin.connect() as conn:
-        assert conn.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid}).scalar_one()
-    admin.dispose()
-    time.sleep(0.5)  # the goodbye arrives
-    assert any_store.count() == 0
-    assert _backend_pids(engine) != {pid}
