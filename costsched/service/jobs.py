@@ -875,7 +875,7 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
                               source_instance=str(placement["instance"]),
                               detail=f"to {_label(choice.choice)}")
-    return _step_move(store, launcher, move, at)
+    return _mover(store, launcher, run, at).run(move)  # made under the lease: as it is
 
 
 def _run_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
@@ -894,7 +894,7 @@ def _step_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
     move = store.moves.get(move.id)  # as the last holder left it
     if move.ended:
         return move
-    return _mover(store, launcher, move.job_id, at).run(move)
+    return _mover(store, launcher, _running(store, move.job_id), at).run(move)
 
 
 def _launch_candidates(store: PriceStore, resolved: ResolvedJob, when: datetime,
@@ -1024,7 +1024,7 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
     move = store.moves.create(job_id, "recovery", cands, at=when,
                               source_instance="" if placement is None else source,
                               detail=why)
-    after = _mover(store, launcher, job_id, at).run(move)  # under the steps lease already
+    after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
     return f"job {job_id}: {why}; recovery {after.state}"
 
 
@@ -1080,12 +1080,12 @@ def _migration_limit(store: PriceStore, run: RunningJob, at: datetime, daily: bo
     return ""
 
 
-def _mover(store: PriceStore, launcher: Launcher, job_id: int,
+def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
            at: datetime | None = None) -> Mover:
-    run = _running(store, job_id)
+    """What steps the job's moves: its launch, from its stored spec (which never changes)."""
     spec = run.resolved
     code = run.record.spec.get("code") or {}
-    job = JobLaunch(job_id, run.record.name, spec.job.run, run.checkpoint_uri,
+    job = JobLaunch(run.record.id, run.record.name, spec.job.run, run.checkpoint_uri,
                     {**spec.envs, **checkpoint_interval.launch_env(
                         spec.checkpoint_hours * 60, spec.checkpoint_auto)},
                     code_uri=_code_uri(run.checkpoint_uri, code),

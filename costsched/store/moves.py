@@ -153,7 +153,9 @@ class MoveStore:
             conn.execute(insert(job_events).values(
                 job_id=move.job_id, ts=ts, kind="move", from_state=move.state,
                 to_state=to_state, detail=f"move {move.id} ({move.kind}): {detail}".rstrip(": ")))
-        return self.get(move.id)
+            # Read back in the same transaction: the row as this write left it.
+            row = conn.execute(select(moves).where(moves.c.id == move.id)).mappings().one()
+        return _record(row)
 
 
 def _record(row) -> MoveRecord:  # noqa: ANN001 - a SQLAlchemy RowMapping
