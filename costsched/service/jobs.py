@@ -401,7 +401,8 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
         if not mine:
             return choice, None, (f"{reason}; not moved: another costsched is acting on the "
                                   "job (a move of it may be under way)")
-        if any(not m.ended for m in store.moves.of_job(job_id)):
+        moves = store.moves.of_job(job_id)
+        if any(not m.ended for m in moves):
             return choice, None, f"{reason}; not moved: a move of it is under way"
         record = store.jobs.get(job_id)
         if record.state != "running" or \
@@ -417,7 +418,7 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
         # once-a-day limit would make it miss deadlines. A move the user asked for
         # (`to`) is theirs to time.
         daily = not (ask.force or _deadline_policy(run) or ask.target is not None)
-        blocked = _migration_limit(store, run, ask.when, daily=daily)
+        blocked = _migration_limit(run, moves, ask.when, daily=daily)
         if blocked:
             return choice, None, f"{reason}; not moved: {blocked}"
         return choice, _start_migration(store, launcher, run, choice, placement, stamp,
@@ -1069,9 +1070,11 @@ def _deadline_candidates(resolved: ResolvedJob, decision: DeadlineDecision,
     return out
 
 
-def _migration_limit(store: PriceStore, run: RunningJob, at: datetime, daily: bool) -> str:
-    migrations = [m for m in store.moves.of_job(run.record.id)
-                  if m.kind == "migration" and m.state != "cancelled"]
+def _migration_limit(run: RunningJob, moves: list[MoveRecord], at: datetime,
+                     daily: bool) -> str:
+    """Why the job's limits forbid another migration now ('' when they allow it), from its
+    moves as read under its lease."""
+    migrations = [m for m in moves if m.kind == "migration" and m.state != "cancelled"]
     limit = run.resolved.job.constraints.max_migrations
     if limit is not None and len(migrations) >= limit:
         return f"the job's max_migrations ({limit}) is reached"

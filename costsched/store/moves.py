@@ -63,15 +63,14 @@ class MoveStore:
             raise InvalidInput(f"move kind {kind!r}: expected one of {', '.join(MOVE_KINDS)}")
         ts = epoch_second(at)
         try:
-            move_id = write(self.engine, lambda conn: self._create(
+            return write(self.engine, lambda conn: self._create(
                 conn, job_id, kind, candidates, ts, source_instance, detail))
         except IntegrityError:  # another writer started a move of this job meanwhile
             raise StaleState(f"job {job_id}: another move of it is under way") from None
-        return self.get(move_id)
 
     @staticmethod
     def _create(conn: Connection, job_id: int, kind: str, candidates: list[dict], ts: int,
-                source_instance: str, detail: str) -> int:
+                source_instance: str, detail: str) -> MoveRecord:
         # Checked again inside the write: the job is live, has no unfinished move, and a
         # migration's source is still where the job is placed (not moved by another
         # costsched since it decided).
@@ -99,7 +98,8 @@ class MoveStore:
         conn.execute(insert(job_events).values(
             job_id=int(job_id), ts=ts, kind="move", from_state=None, to_state="planned",
             detail=f"move {move_id} ({kind}) planned: {detail}".rstrip(": ")))
-        return move_id
+        return _record(conn.execute(select(moves).where(moves.c.id == move_id))
+                       .mappings().one())
 
     def get(self, move_id: int) -> MoveRecord:
         with self.engine.connect() as conn:
