@@ -25,6 +25,7 @@ from costsched import daemon as daemon_module
 from costsched import service as service_api
 from costsched.config import Config
 from costsched.daemon import Daemon, run_once
+from costsched.daemon import scheduler as daemon_scheduler
 from costsched.report import build as build_report
 from costsched.service import jobs as service
 from costsched.store import PriceStore
@@ -577,7 +578,7 @@ def test_a_run_falling_due_as_the_scheduler_stops_is_not_submitted(
     the run due for the next start."""
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 
-    scheduler = daemon_module._scheduler_class()(timezone="UTC")
+    scheduler = daemon_scheduler._scheduler_class()(timezone="UTC")
     scheduler.add_jobstore(SQLAlchemyJobStore(engine=store.engine,
                                               tablename=daemon_module.JOBSTORE_TABLE))
     scheduler.add_job("time:time", IntervalTrigger(seconds=3600), id="due",

@@ -25,6 +25,7 @@ from tests.reliability.conftest import ROOT
 _KILLED = """
 import os, signal, subprocess, sys
 from costsched.service import jobs as service
+from costsched.service.jobs import launches as launch_module
 from costsched.store import PriceStore
 import launchers.local as local
 from launchers.local import LocalLauncher
@@ -35,7 +36,7 @@ def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
 if point == "job-row":  # the job is stored; its launch move is not
-    service._start_launch = die
+    launch_module._start_launch = die
 elif point == "instance-record":  # instance.json is written; no agent is started
     local.LocalLauncher._start = die
 elif point == "agent-pid":  # the agent runs; its pid is not recorded
@@ -117,6 +118,7 @@ def test_a_job_that_cannot_be_started_fails_without_an_open_placement(tmp_path: 
 _RECOVERY_KILLED = """
 import os, signal, sys
 from costsched.service import jobs as service
+from costsched.service.jobs import launches as launch_module
 from costsched.store import PriceStore
 from costsched.store.moves import MoveStore
 from launchers.local import LocalLauncher

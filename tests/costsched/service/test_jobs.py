@@ -20,6 +20,7 @@ import yaml
 from costsched import clouds
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
+from costsched.service.jobs import candidates as candidates_module
 from costsched.store import PriceStore
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
@@ -252,14 +253,14 @@ def test_an_offering_that_just_had_no_capacity_is_tried_last(world) -> None:
 
     now = datetime.now(timezone.utc)
     resolved = resolve(load(write_spec(tmp))[0], ThroughputTable(), now)
-    first = service._candidates(store, resolved, now, launcher, None)
+    first = candidates_module._candidates(store, resolved, now, launcher, None)
     assert [c["key"][2] for c in first] == list(ZONES)  # cheapest first
     full = Offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "V100", 1)
     store.availability.record(full, "capacity", at=now - timedelta(minutes=5))
-    again = service._candidates(store, resolved, now, launcher, None)
+    again = candidates_module._candidates(store, resolved, now, launcher, None)
     assert [c["key"][2] for c in again] == ["us-east-1b", "us-east-1c", "us-east-1a"]
     later = now + service.CAPACITY_COOLDOWN
-    assert [c["key"][2] for c in service._candidates(store, resolved, later, launcher,
+    assert [c["key"][2] for c in candidates_module._candidates(store, resolved, later, launcher,
                                                      None)] == list(ZONES)
 
 

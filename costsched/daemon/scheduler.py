@@ -1,32 +1,10 @@
-"""The scheduled optimizer: collect prices, re-plan running jobs, refresh the on-demand
-catalog, on cron schedules, unattended.
-
-APScheduler 3 keeps the schedule in the store's own database (table apscheduler_jobs, job
-ids "collect", "replan", "catalog", replaced at each start). Several daemons may share a
-store, on several hosts: each task runs under a lease named after it, and runs only when
-its trigger fired since the task's last recorded run, so each trigger runs a task once;
-re-planning decides every job first, then starts each move under the job's own lease
-("steps:<id>", decided again once it is held). A daemon that finds the lease held
-elsewhere, or the trigger served already, records a "skipped" run.
-
-Beside the tasks, every daemon runs the watcher every `daemon.watch_seconds` (30 s by
-default): it looks at the running jobs' instances and recovers a preempted or dead job at
-once, under the job's lease (so several daemons act once); `--once` looks once.
-
-    daemon = Daemon(store, loaded.config)
-    daemon.serve()               # until SIGTERM or SIGINT
-    run_once(store, config)      # each task that is due, one time (for cron)
-
-Tests compress the schedules by passing APScheduler triggers (`triggers=`): the config's
-schedules are 5-field cron expressions, whose finest step is a minute.
-"""
+"""The scheduler: each task on its cron schedule, under its lease, once per trigger;
+the watcher beside them; `run_once` for cron; the tasks' status as the store records it."""
 
 from __future__ import annotations
 
-import logging
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,48 +15,22 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import inspect, text
 
-from costsched import service
 from costsched.config import Config
+from costsched.daemon.events import _emit, _now, _one_line
+from costsched.daemon.tasks import Outcome, Tasks
+from costsched.daemon.watcher import WATCH, LauncherFactory
 from costsched.migration.launcher import Launcher
-from costsched.model import FINAL_STATES, InvalidInput
-from costsched.passes import one_pass
-from costsched.service import jobs as job_service
+from costsched.model import InvalidInput
 from costsched.store import PriceStore
 from costsched.store.leases import TaskRun, holder_name
 from costsched.store.schema import scheduler_jobs
 
 TASKS = ("collect", "replan", "catalog")
-WATCH = "watch"  # the watcher: every daemon.watch_seconds, beside the scheduled tasks
 TASK_LEASE_SECONDS = 600  # renewed every third of it while the task runs
 MISFIRE_GRACE_SECONDS = 3600  # a run this late (the daemon was down) still runs, once
 SETTLE_SECONDS = 600.0  # how long a re-plan follows the moves it started
 _COUNTED = ("running", "ok", "failed")  # the runs that serve a trigger (skips do not)
-_POLL = 0.2
 JOBSTORE_TABLE = scheduler_jobs.name  # made with the store's schema
-
-log = logging.getLogger("costsched.daemon")
-LauncherFactory = Callable[[str], Launcher]
-
-
-def logfmt(level: str = "info", **fields: Any) -> str:
-    """One logfmt line: ts=... level=... then `fields` in order; values with spaces or
-    quotes are quoted; secrets masked (`costsched.redact`)."""
-    from costsched.redact import MASK, is_secret_name, redact
-
-    ts = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    parts = [f"ts={ts}", f"level={level}"]
-    for key, value in fields.items():
-        text = f"{value:.2f}" if isinstance(value, float) else redact(str(value))
-        text = MASK if is_secret_name(key) and text else text
-        if not text or any(c in text for c in ' "=\\\n'):
-            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
-        parts.append(f"{key}={text}")
-    return " ".join(parts)
-
-
-def _emit(level: str, **fields: Any) -> None:
-    log.log(logging.ERROR if level == "error" else logging.WARNING if level == "warning"
-            else logging.INFO, logfmt(level, **fields))
 
 
 def default_launchers(name: str) -> Launcher:
@@ -94,7 +46,7 @@ def triggers_from(config: Config, tasks: Sequence[str] = TASKS) -> dict[str, Bas
             for task in tasks}
 
 
-class Daemon:
+class Daemon(Tasks):
     """The scheduled optimizer over `store`, configured by `config`.
 
     `triggers`: an APScheduler trigger per task, instead of the config's schedules (tests
@@ -239,169 +191,6 @@ class Daemon:
             _emit("info", task="resume", event="reconciled", detail=line)
         return lines
 
-    # --- the watcher --------------------------------------------------------------------
-
-    def watch(self) -> list[str]:
-        """One look at the running jobs of every launcher in use: a job whose instance was
-        preempted, died or ended is recovered (or closed) now, and the moves under way are
-        followed until they end (at most `watch_seconds`). Every step is under the job's
-        lease, so several daemons watching the same store act once."""
-        lines: list[str] = []
-        for name in self._launchers_in_use():
-            if self.stopping.is_set():
-                break
-            try:
-                lines += self._settle(self.launchers(name),
-                                      seconds=self.watch_seconds or self.settle_seconds)
-            except Exception as exc:  # noqa: BLE001 - one backend's failure is logged
-                _emit("error", task=WATCH, event="failed", launcher=name,
-                      error=_one_line(exc))
-        return lines
-
-    # --- the tasks ----------------------------------------------------------------------
-
-    def collect(self, at: datetime | None = None) -> Outcome:
-        """Collect today's on-demand and spot prices of the configured clouds and regions,
-        then ask the deadline policy about each running job with a deadline: such a job
-        may have to go on-demand (or back to spot) within the hour, not the day."""
-        c = self.config.collect
-        summary = service.collect_prices(self.store, clouds=c.clouds, regions=c.regions,
-                                         gcp_project=c.gcp_project, signals=True)
-        moved = self._deadline_pass(at)
-        collected = _collected(summary)
-        return Outcome(collected + (f"; {moved} deadline move(s) started" if moved else ""),
-                       collected.level)
-
-    def catalog(self, at: datetime | None = None) -> Outcome:
-        """Refresh the on-demand catalog: collect the configured clouds' prices in every
-        region of theirs (the collectors fetch on-demand and spot prices together), so that
-        on-demand list prices stay current beyond the regions collected hourly."""
-        c = self.config.collect
-        summary = service.collect_prices(self.store, clouds=c.clouds,
-                                         gcp_project=c.gcp_project)
-        return _collected(summary)
-
-    def replan(self, at: datetime | None = None) -> str:
-        """For each launcher with live jobs: reconcile (recoveries, finished jobs, unfinished
-        moves), ask the configured policy where each running job should be, start the
-        migrations it asks for, and follow them until they complete (or `settle_seconds`)."""
-        considered, started = self._replan_jobs(at)
-        for alarm in job_service.budget_alarms(self.store, at=at):
-            _emit("warning", task="replan", event="budget", job=alarm.job_id,
-                  level=alarm.level, usd=alarm.spent_usd, budget=alarm.budget_usd)
-            self._notify("budget", job=alarm.job_id, name=alarm.name, level=alarm.level,
-                         spent_usd=alarm.spent_usd, budget_usd=alarm.budget_usd)
-        left = len(self.store.moves.unfinished())
-        detail = f"{considered} running job(s), {started} migration(s) started"
-        return detail + (f", {left} move(s) left unfinished" if left else "")
-
-    def _deadline_pass(self, at: datetime | None) -> int:
-        return self._replan_jobs(at, deadline_only=True)[1]
-
-    def _replan_jobs(self, at: datetime | None, deadline_only: bool = False) -> tuple[int, int]:
-        """Per launcher in use: reconcile, decide for every running job (only those placed
-        by a deadline policy, with `deadline_only`) from one market, start the moves that
-        pay (each under its job's lease, decided again there), and follow them. Returns
-        (jobs considered, migrations started)."""
-        considered = started = 0
-        policy = self.config.policy
-        with one_pass():  # every job decided from the same market, read once
-            for name in self._launchers_in_use():
-                if self.stopping.is_set():
-                    break  # no new migration once asked to stop
-                launcher = self.launchers(name)
-                for line in job_service.reconcile(self.store, launcher, at=at):
-                    self._reported(line)
-                advice = job_service.migrate(
-                    self.store, launcher, at=at, margin=policy.margin, policy=policy.name,
-                    overheads=self.config.migration.overheads(),
-                    deadline_jobs_only=deadline_only, stop=self.stopping.is_set)
-                considered += len(advice)
-                started += sum(self._advised(a) for a in advice)
-                if self._moving(launcher):
-                    self._follow(launcher, seconds=self.settle_seconds)
-        return considered, started
-
-    def _advised(self, advice: job_service.MigrationAdvice) -> int:
-        """Log (and notify) one job's re-plan; 1 when it started a migration."""
-        job_id = advice.job_id
-        if advice.started is None:
-            _emit("info", task="replan", event="stays", job=job_id, reason=advice.reason)
-            return 0
-        current = advice.decision.current
-        saved = advice.stay_usd - advice.move_usd
-        where = {"from": _label(current) if current else "", "to": _label(advice.decision.choice)}
-        _emit("info", task="replan", event="migrated", job=job_id, **where, usd_saved=saved,
-              move=advice.started.id)
-        self._notify("migration", job=job_id, name=advice.name, move=advice.started.id,
-                     usd_saved=saved, stay_usd=advice.stay_usd, move_usd=advice.move_usd,
-                     reason=advice.reason, **where)
-        return 1
-
-    # --- helpers ------------------------------------------------------------------------
-
-    def _settle(self, launcher: Launcher, seconds: float) -> list[str]:
-        """Reconcile until this launcher's moves end, `seconds` pass, or the daemon stops."""
-        deadline = time.monotonic() + seconds
-        lines: list[str] = []
-        while not self.stopping.is_set():  # stopping: the moves resume at the next start
-            found = job_service.reconcile(self.store, launcher)
-            for line in found:
-                self._reported(line)
-            lines += found
-            if not self._moving(launcher) or time.monotonic() >= deadline:
-                break
-            self.stopping.wait(_POLL)
-        return lines
-
-    def _moving(self, launcher: Launcher) -> list[int]:
-        """The ids of this launcher's moves under way."""
-        return [m.id for m in self.store.moves.unfinished()
-                if self._launcher_name(m.job_id) == launcher.name]
-
-    def _follow(self, launcher: Launcher, seconds: float) -> None:
-        """Step this launcher's moves under way (each under its job's lease) until they
-        end, `seconds` pass, or the daemon stops: what a re-plan does after it reconciled
-        and started its moves, without looking at every instance again."""
-        deadline = time.monotonic() + seconds
-        while not self.stopping.is_set():
-            for line in job_service.advance_moves(self.store, launcher):
-                self._reported(line)
-            if not self._moving(launcher) or time.monotonic() >= deadline:
-                return
-            self.stopping.wait(_POLL)
-
-    def _reported(self, line: str) -> None:
-        """Log a reconcile line; recoveries and failures are notified."""
-        level = "warning" if "checkpoints not published" in line else "info"
-        _emit(level, task="replan", event="reconciled", detail=line)
-        job = line.split(":", 1)[0].removeprefix("job ").strip()
-        if "recovery" in line and "failed" not in line.split("recovery", 1)[1]:
-            self._notify("recovery", job=int(job) if job.isdigit() else job, detail=line)
-        elif "failed" in line:
-            self._notify("failure", job=int(job) if job.isdigit() else job, detail=line)
-
-    def _notify(self, event: str, **details: Any) -> None:
-        from costsched import notify
-
-        try:
-            notify.notify(self.config, event, **details)
-        except Exception as exc:  # noqa: BLE001 - a broken hook must not stop the daemon
-            _emit("warning", event="notify_failed", notify=event, error=_one_line(exc))
-
-    def _launcher_name(self, job_id: int) -> str:
-        return str(self.store.jobs.get(job_id).spec.get("launcher", "local"))
-
-    def _live_jobs(self) -> list[tuple[int, str, str]]:
-        frame = self.store.jobs.list()
-        if frame.empty:
-            return []
-        return [(int(r.id), str(r.state), str(r.spec.get("launcher", "local")))
-                for r in frame.itertuples() if r.state not in FINAL_STATES]
-
-    def _launchers_in_use(self) -> list[str]:
-        return sorted({launcher for _, _, launcher in self._live_jobs()})
-
     @contextmanager
     def _renewing(self, lease: str) -> Iterator[None]:
         """Keep `lease` from expiring while a long task holds it."""
@@ -512,55 +301,3 @@ def _scheduler_class() -> type:
                     return float(self.jobstore_retry_interval)
 
     return Scheduler
-
-
-class Outcome(str):
-    """What a task did, in one line (a str), with how the daemon logs it: `level` "info",
-    or "warning" when part of it failed (a task that did nothing useful raises instead,
-    and is logged as an "error")."""
-
-    level: str
-
-    def __new__(cls, detail: str, level: str = "info") -> Outcome:
-        made = super().__new__(cls, detail)
-        made.level = level
-        return made
-
-
-class NothingCollected(RuntimeError):
-    """Every source of a collection failed: no cloud, no region gave a price."""
-
-
-def _collected(summary: Any) -> Outcome:
-    """One line from a collection's RunSummary: a warning when some cloud or region
-    failed; NothingCollected when every one did (no cloud ran, or each cloud that ran lost
-    every region it tried)."""
-    errors = [f"{name}: {c.error}" for name, c in summary.clouds.items() if c.error]
-    failed = sum(len(c.failed) for c in summary.clouds.values())
-    worked = [c for c in summary.clouds.values()
-              if not c.error and (not c.failed or c.units > len(c.failed))]
-    line = f"{summary.inserted} new price(s), {summary.unchanged} unchanged"
-    if failed:
-        line += f", {failed} region(s) failed"
-    line += "".join(f"; {e}" for e in errors)
-    if summary.clouds and not worked:
-        raise NothingCollected(f"every source failed: {line}")
-    return Outcome(line, "warning" if errors or failed else "info")
-
-
-def _label(key: Sequence[str]) -> str:
-    cloud, region, zone, instance_type, market, _ = key
-    return f"{cloud}:{zone or region}:{instance_type}:{market}"
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-__all__ = ["TASKS", "Daemon", "TaskStatus", "default_launchers", "logfmt", "run_once",
-           "status", "triggers_from"]

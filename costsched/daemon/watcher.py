@@ -1,0 +1,114 @@
+"""The watcher: every `daemon.watch_seconds`, one look at the running jobs of every
+launcher in use; a job whose instance is gone is recovered (or closed) at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from costsched.config import Config
+from costsched.daemon.events import _emit, _one_line
+from costsched.migration.launcher import Launcher
+from costsched.model import FINAL_STATES
+from costsched.service import jobs as job_service
+from costsched.store import PriceStore
+
+WATCH = "watch"  # the watcher: every daemon.watch_seconds, beside the scheduled tasks
+_POLL = 0.2
+LauncherFactory = Callable[[str], Launcher]
+
+
+class Watcher:
+    """What a daemon watches with: its store, config and launchers (set by `Daemon`)."""
+
+    store: PriceStore
+    config: Config
+    launchers: LauncherFactory
+    stopping: threading.Event
+    settle_seconds: float
+    watch_seconds: float
+
+    # --- the watcher --------------------------------------------------------------------
+
+    def watch(self) -> list[str]:
+        """One look at the running jobs of every launcher in use: a job whose instance was
+        preempted, died or ended is recovered (or closed) now, and the moves under way are
+        followed until they end (at most `watch_seconds`). Every step is under the job's
+        lease, so several daemons watching the same store act once."""
+        lines: list[str] = []
+        for name in self._launchers_in_use():
+            if self.stopping.is_set():
+                break
+            try:
+                lines += self._settle(self.launchers(name),
+                                      seconds=self.watch_seconds or self.settle_seconds)
+            except Exception as exc:  # noqa: BLE001 - one backend's failure is logged
+                _emit("error", task=WATCH, event="failed", launcher=name,
+                      error=_one_line(exc))
+        return lines
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _settle(self, launcher: Launcher, seconds: float) -> list[str]:
+        """Reconcile until this launcher's moves end, `seconds` pass, or the daemon stops."""
+        deadline = time.monotonic() + seconds
+        lines: list[str] = []
+        while not self.stopping.is_set():  # stopping: the moves resume at the next start
+            found = job_service.reconcile(self.store, launcher)
+            for line in found:
+                self._reported(line)
+            lines += found
+            if not self._moving(launcher) or time.monotonic() >= deadline:
+                break
+            self.stopping.wait(_POLL)
+        return lines
+
+    def _moving(self, launcher: Launcher) -> list[int]:
+        """The ids of this launcher's moves under way."""
+        return [m.id for m in self.store.moves.unfinished()
+                if self._launcher_name(m.job_id) == launcher.name]
+
+    def _follow(self, launcher: Launcher, seconds: float) -> None:
+        """Step this launcher's moves under way (each under its job's lease) until they
+        end, `seconds` pass, or the daemon stops: what a re-plan does after it reconciled
+        and started its moves, without looking at every instance again."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping.is_set():
+            for line in job_service.advance_moves(self.store, launcher):
+                self._reported(line)
+            if not self._moving(launcher) or time.monotonic() >= deadline:
+                return
+            self.stopping.wait(_POLL)
+
+    def _reported(self, line: str) -> None:
+        """Log a reconcile line; recoveries and failures are notified."""
+        level = "warning" if "checkpoints not published" in line else "info"
+        _emit(level, task="replan", event="reconciled", detail=line)
+        job = line.split(":", 1)[0].removeprefix("job ").strip()
+        if "recovery" in line and "failed" not in line.split("recovery", 1)[1]:
+            self._notify("recovery", job=int(job) if job.isdigit() else job, detail=line)
+        elif "failed" in line:
+            self._notify("failure", job=int(job) if job.isdigit() else job, detail=line)
+
+    def _notify(self, event: str, **details: Any) -> None:
+        from costsched import notify
+
+        try:
+            notify.notify(self.config, event, **details)
+        except Exception as exc:  # noqa: BLE001 - a broken hook must not stop the daemon
+            _emit("warning", event="notify_failed", notify=event, error=_one_line(exc))
+
+    def _launcher_name(self, job_id: int) -> str:
+        return str(self.store.jobs.get(job_id).spec.get("launcher", "local"))
+
+    def _live_jobs(self) -> list[tuple[int, str, str]]:
+        frame = self.store.jobs.list()
+        if frame.empty:
+            return []
+        return [(int(r.id), str(r.state), str(r.spec.get("launcher", "local")))
+                for r in frame.itertuples() if r.state not in FINAL_STATES]
+
+    def _launchers_in_use(self) -> list[str]:
+        return sorted({launcher for _, _, launcher in self._live_jobs()})

@@ -1,0 +1,43 @@
+"""Running jobs: launch, reconcile (recoveries, finished jobs, unfinished moves), migrate,
+stop, status and logs, over the job store and a launcher.
+
+Each job's launches, migrations and recoveries go through the persisted state machine
+(`costsched.migration.machine`); these functions choose the offerings (the decision model's
+ranking, the policy's decision) and let the machine carry them out. A launcher is passed in
+(`launchers.make_launcher`), so the core never imports a backend.
+
+One module a job: `launches` (launch, start), `watch` (reconcile, recover), `move`
+(migrate), `statuses` (status, logs, follow), `stopping`, `budgets`; beneath them `steps` (carrying
+moves out), `candidates` (the offerings to try) and `runs` (a running job as stored).
+"""
+
+from costsched.service.jobs.budgets import BudgetAlarm, budget_alarms
+from costsched.service.jobs.candidates import measured_rates
+from costsched.service.jobs.launches import launch, start
+from costsched.service.jobs.move import MigrationAdvice, migrate
+from costsched.service.jobs.runs import (
+    CANDIDATES,
+    CAPACITY_COOLDOWN,
+    MIN_MIGRATION_INTERVAL,
+    STEP_LEASE_SECONDS,
+    RunningJob,
+    job_ids,
+    progress,
+    steps_left,
+)
+from costsched.service.jobs.statuses import (
+    ADVICE_UP_TO,
+    Failure,
+    JobStatus,
+    follow,
+    logs,
+    status,
+)
+from costsched.service.jobs.stopping import stop
+from costsched.service.jobs.watch import advance_moves, reconcile, settle
+
+__all__ = ["ADVICE_UP_TO", "CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL",
+           "STEP_LEASE_SECONDS", "BudgetAlarm", "Failure", "JobStatus", "MigrationAdvice",
+           "RunningJob", "advance_moves", "budget_alarms", "follow", "job_ids", "launch", "logs",
+           "measured_rates", "migrate", "progress", "reconcile", "settle", "start", "status",
+           "steps_left", "stop"]

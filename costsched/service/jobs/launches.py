@@ -1,0 +1,121 @@
+"""Launching jobs, and starting a stopped job again."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from costsched import clouds
+from costsched.jobspec import resolve
+from costsched.migration.launcher import Launcher
+from costsched.model import InvalidInput
+from costsched.passes import one_pass
+from costsched.service.deadline_jobs import (
+    DEFAULT_DEADLINE_POLICY,
+    decide_deadline,
+    uses_deadline_policy,
+)
+from costsched.service.jobs.candidates import (
+    _candidates,
+    _deadline_candidates,
+    _launch_candidates,
+    _rates,
+    _recently_full,
+)
+from costsched.service.jobs.runs import (
+    STEP_LEASE_SECONDS,
+    _deadline_policy,
+    _running,
+    job_ids,
+    steps_left,
+)
+from costsched.service.jobs.steps import _pack_code, _run_move, _start_launch
+from costsched.service.jobs.watch import settle
+from costsched.service.plan import Jobs, job_specs
+from costsched.service.throughputs import table_with_measured
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord
+from costsched.throughput import ThroughputTable
+
+
+def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
+           offering: str | None = None, wait_seconds: float = 0.0,
+           table: ThroughputTable | None = None,
+           checkpoint_root: str | None = None,
+           deadline_policy: str = DEFAULT_DEADLINE_POLICY) -> list[JobRecord]:
+    """Start each job of `jobs` (spec files or JobSpecs) on the best offering the launcher
+    can start (or `offering`, 'cloud:zone-or-region:instance_type:market'), trying the next
+    ones of the ranking on a capacity error. A job with a deadline that may use on-demand
+    capacity is placed by `deadline_policy` (spot in a zone that has it, or on-demand), now
+    and whenever it is re-planned or recovered. `wait_seconds`: how long to wait for the
+    instances to run. Returns the stored jobs."""
+    when = as_time(at)
+    table = table if table is not None else table_with_measured(store)
+    launched = []
+    # One pass: the prices, rates and spells every job is placed from are read once (the
+    # launches write none of them), so launching N jobs grows as N, not N squared.
+    with one_pass():
+        for source, spec in job_specs(jobs):
+            busy = [r for r in store.jobs.find(spec.name) if not r.final]
+            if busy:
+                raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
+                                   f"{busy[0].state}; stop it first or choose another name")
+            leaked = sorted(set(spec.envs) & clouds.credential_envs())
+            if leaked:
+                raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
+                                   "credentials are neither stored nor sent to instances; "
+                                   "instances use their own role")
+            resolved = resolve(spec, table, when, source=source)
+            by_deadline = offering is None and uses_deadline_policy(resolved)
+            policy = deadline_policy if by_deadline else "dynamic-aware"
+            candidates = _launch_candidates(store, resolved, when, launcher, offering,
+                                            policy if by_deadline else "")
+            code = _pack_code(spec, source)  # refused here when too large: nothing stored
+            # What a costsched resuming this launch (after a crash) needs to carry it on.
+            stored = {"spec": spec.model_dump(mode="json"), "source": source,
+                      "launcher": launcher.name, "code": code, "offering": offering,
+                      "checkpoint_root": checkpoint_root}
+            record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
+                                          policy=policy)  # refused if the name is live
+            with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
+                if mine:  # else a reconciler resumed it already (it carries it on)
+                    _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
+            launched.append(record_id)
+    if wait_seconds > 0:
+        settle(store, launcher, wait_seconds)
+    return [store.jobs.get(i) for i in launched]
+
+
+def start(store: PriceStore, launcher: Launcher, job: int | str, *,
+          at: datetime | str | None = None) -> JobRecord:
+    """Start a stopped job again: from its newest verified checkpoint, with the code and
+    spec it was launched with, on the best offering now (or its deadline policy's)."""
+    when = as_time(at)
+    job_id = job_ids(store, job, states=())[0]
+    record = store.jobs.get(job_id)
+    if record.state != "cancelled":
+        raise InvalidInput(f"job {job_id} ({record.name}) is {record.state}: only a stopped "
+                           "job can be started again")
+    busy = [r for r in store.jobs.find(record.name) if not r.final]
+    if busy:
+        raise InvalidInput(f"job name {record.name!r}: job {busy[0].id} of that name is "
+                           f"{busy[0].state}; stop it first")
+    run = _running(store, job_id)
+    if run.launcher != launcher.name:
+        raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
+                           f"launcher, not {launcher.name}")
+    by_deadline = _deadline_policy(run)
+    if by_deadline:
+        decision = decide_deadline(store, run.resolved, created_at=record.created_at, at=when,
+                                   steps_left=steps_left(store, run, when), current=None,
+                                   policy=by_deadline, unavailable=_recently_full(store, when),
+                                   measured_rates=_rates(store, when))
+        cands = _deadline_candidates(run.resolved, decision, launcher)
+    else:
+        cands = _candidates(store, run.resolved, when, launcher, None)
+    store.jobs.transition(job_id, "pending", at=when, expect="cancelled",
+                          detail="started again by the user")
+    move = store.moves.create(job_id, "recovery", cands, at=when,
+                              detail="started again from its newest verified checkpoint")
+    _run_move(store, launcher, move, at)
+    return store.jobs.get(job_id)

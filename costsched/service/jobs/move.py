@@ -1,0 +1,253 @@
+"""Moving running jobs: `migrate` asks the policy where each job should be now and starts
+the moves that pay."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import pandas as pd
+
+from costsched.migration.launcher import Launcher
+from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads
+from costsched.passes import one_pass, pass_now
+from costsched.policies import OfferingKey
+from costsched.report.amounts import usd
+from costsched.service.deadline_jobs import (
+    decide_deadline,
+)
+from costsched.service.decide import (
+    Ask,
+    Decision,
+    OfferingName,
+    decide_all,
+    decide_to,
+    parse_offering,
+)
+from costsched.service.jobs.candidates import _rates, _recently_full
+from costsched.service.jobs.runs import (
+    MIN_MIGRATION_INTERVAL,
+    STEP_LEASE_SECONDS,
+    RunningJob,
+    _deadline_label,
+    _deadline_policy,
+    _label,
+    _runs,
+    _steps_left_of,
+    job_ids,
+)
+from costsched.service.jobs.steps import _start_migration
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+from costsched.store.moves import MoveRecord
+
+
+@dataclass(frozen=True)
+class MigrationAdvice:
+    job_id: int
+    name: str
+    decision: Decision
+    stay_usd: float  # expected cost of the steps left where the job is
+    move_usd: float  # expected cost of the steps left on the choice, the move included
+    started: MoveRecord | None  # the migration started (None: a dry run or no move)
+    reason: str  # why it moves or stays, in words and dollars
+
+
+def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
+            dry_run: bool = False, at: datetime | str | None = None, margin: float = 0.05,
+            policy: str = "dynamic-aware", force: bool = False,
+            overheads: Overheads | None = None,
+            deadline_jobs_only: bool = False, to: str | None = None,
+            stop: Callable[[], bool] | None = None) -> list[MigrationAdvice]:
+    """Ask the policy where each running job (or `job`) should be now, among every offering
+    the job's constraints allow, and, unless `dry_run`, start the migrations that pay: the
+    expected cost of the rest of the job there, the move included, is below staying by
+    more than `margin` x the expected cost of the next day where it is. Within the job's
+    max_migrations, and at most once a day per job unless `force`. `force`: now, whatever
+    the daily limit and the margin, but still only a move that pays (and within
+    max_migrations). `to`: move `job` to this offering ('aws us-west-2b p3.2xlarge spot',
+    as the tables print it), the user's choice, even a dearer one (its reason says by how
+    much). Jobs placed by a deadline policy are asked that policy, and not held to once a
+    day (`deadline_jobs_only`: only those, for the daemon's hourly pass). `overheads`: the
+    restart and move assumptions (default `Overheads()`). `stop`: asked before each move
+    starts; once it says True, no further move starts (the rest are advice only).
+
+    Every job is decided first, from one market, without a lease; a move starts under the
+    job's lease, after its decision is made again there from what the store says then (so
+    two costsched deciding at once start one move)."""
+    overheads = overheads or Overheads()
+    when = as_time(at)
+    target = None
+    if to is not None:
+        target = parse_offering(to)
+        if job is None:
+            raise InvalidInput(f"offering {to!r}: name the job to move there")
+    with one_pass():
+        # Every job is decided at one instant; a move started is stamped by the clock
+        # unless the caller fixed the time.
+        ask = _Asking(when if at is not None else pass_now(), target, margin, policy, force,
+                      overheads)
+        stamp = when if at is not None else None
+        placed = _placed(store, launcher, job_ids(store, job, states=("running",)),
+                         deadline_jobs_only)
+        out = []
+        for (run, placement), choice in zip(placed, _decide(store, placed, ask), strict=True):
+            started, reason = None, _reason(run, choice, ask)
+            if choice.moves and not dry_run and not (stop is not None and stop()):
+                choice, started, reason = _move_if_still(store, launcher, run, placement,
+                                                         choice, ask, stamp)
+            out.append(MigrationAdvice(run.record.id, run.record.name, choice,
+                                       choice.stay_usd, choice.choice_usd, started, reason))
+        return out
+
+
+@dataclass(frozen=True)
+class _Asking:
+    """What `migrate` asks about every job: at `when`, by `policy` (or the job's deadline
+    policy), or to `target`."""
+
+    when: datetime
+    target: OfferingName | None
+    margin: float
+    policy: str
+    force: bool
+    overheads: Overheads
+
+
+def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int],
+            deadline_jobs_only: bool) -> list[tuple[RunningJob, pd.Series]]:
+    """The jobs of `job_ids` that `migrate` asks about, with their open placement: this
+    launcher's, placed now (and placed by a deadline policy, with `deadline_jobs_only`).
+    The placements are read once for all of them."""
+    if not job_ids:
+        return []
+    placements = store.jobs.placements(job_ids[0] if len(job_ids) == 1 else None)
+    placements = placements[placements["end_at"].isna() & placements["job_id"].isin(job_ids)]
+    open_by_job = {int(j): rows.iloc[-1] for j, rows in placements.groupby("job_id")}
+    runs = _runs(store, [j for j in job_ids if int(j) in open_by_job])
+    out = []
+    for job_id in job_ids:
+        placement = open_by_job.get(int(job_id))
+        if placement is None:
+            continue
+        run = runs[int(job_id)]
+        if run.launcher == launcher.name and (_deadline_policy(run) or not deadline_jobs_only):
+            out.append((run, placement))
+    return out
+
+
+def _decide(store: PriceStore, placed: Sequence[tuple[RunningJob, pd.Series]],
+            ask: _Asking) -> list[Decision]:
+    """Each job's decision, in order: the cost policy's for all of them at once, a
+    deadline policy's or the user's target (`ask.target`) per job."""
+    decisions: dict[int, Decision] = {}
+    by_cost: list[tuple[int, Ask]] = []
+    for i, (run, placement) in enumerate(placed):
+        current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
+            "cloud", "region", "zone", "instance_type", "market", "os"))
+        left = _steps_left_of(store, run, ask.when)
+        by_deadline = _deadline_policy(run) if ask.target is None else ""
+        if ask.target is not None:
+            decisions[i] = decide_to(store, run.resolved.job, ask.target, current=current,
+                                     steps_left=left, at=ask.when, table=run.resolved.table,
+                                     overheads=ask.overheads,
+                                     measured_rates=_rates(store, ask.when))
+        elif by_deadline:
+            decisions[i] = decide_deadline(store, run.resolved,
+                                           created_at=run.record.created_at, at=ask.when,
+                                           steps_left=left, current=current,
+                                           policy=by_deadline, overheads=ask.overheads,
+                                           unavailable=_recently_full(store, ask.when),
+                                           measured_rates=_rates(store, ask.when))
+        else:  # with the spec's own throughputs
+            by_cost.append((i, Ask(run.resolved.job, run.home_region, current, left,
+                                   run.resolved.table)))
+    if by_cost:
+        found = decide_all(store, [a for _, a in by_cost], policy=ask.policy, at=ask.when,
+                           margin=0.0 if ask.force else ask.margin, overheads=ask.overheads,
+                           measured_rates=_rates(store, ask.when))
+        decisions.update((i, d) for (i, _), d in zip(by_cost, found, strict=True))
+    return [decisions[i] for i in range(len(placed))]
+
+
+def _reason(run: RunningJob, choice: Decision, ask: _Asking) -> str:
+    """Why the job moves or stays (`_move_reason`), or what its deadline policy says."""
+    by_deadline = _deadline_policy(run) if ask.target is None else ""
+    if by_deadline:
+        return f"{by_deadline} (deadline {_deadline_label(run)}): " + (
+            f"stay on {_label(choice.choice)}" if not choice.moves else
+            f"move to {_label(choice.choice)}")
+    return _move_reason(choice, ask.margin if not ask.force else 0.0,
+                        asked=ask.target is not None)
+
+
+def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
+                   placement: pd.Series, choice: Decision, ask: _Asking,
+                   stamp: datetime | None) -> tuple[Decision, MoveRecord | None, str]:
+    """Under the job's lease: decide for it again from what the store says now (another
+    costsched may have moved it, or be moving it), and start the move if it still pays
+    and its limits allow. (The decision, the move started or None, the reason.)"""
+    job_id = run.record.id
+    reason = _reason(run, choice, ask)
+    with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
+        if not mine:
+            return choice, None, (f"{reason}; not moved: another costsched is acting on the "
+                                  "job (a move of it may be under way)")
+        moves = store.moves.of_job(job_id)
+        if any(not m.ended for m in moves):
+            return choice, None, f"{reason}; not moved: a move of it is under way"
+        record = store.jobs.get(job_id)
+        if record.state != "running" or \
+                store.jobs.newest_open_placement(job_id) != int(placement["id"]):
+            return choice, None, (f"{reason}; not moved: it is no longer placed on "
+                                  f"{placement['instance']}")
+        run = replace(run, record=record)  # its spec does not change, nor its placement
+        [choice] = _decide(store, [(run, placement)], ask)
+        reason = _reason(run, choice, ask)
+        if not choice.moves:
+            return choice, None, reason
+        # A deadline policy re-decides every period and has its own hysteresis; the
+        # once-a-day limit would make it miss deadlines. A move the user asked for
+        # (`to`) is theirs to time.
+        daily = not (ask.force or _deadline_policy(run) or ask.target is not None)
+        blocked = _migration_limit(run, moves, ask.when, daily=daily)
+        if blocked:
+            return choice, None, f"{reason}; not moved: {blocked}"
+        return choice, _start_migration(store, launcher, run, choice, placement, stamp,
+                                        fallbacks=ask.target is None), reason
+
+
+def _move_reason(choice: Decision, margin: float, asked: bool) -> str:
+    """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-')."""
+    stay, there = usd(choice.stay_usd), usd(choice.choice_usd)
+    where = _label(choice.choice)
+    if asked:
+        if not choice.moves:
+            return f"stay: it runs on {where} already"
+        diff = choice.choice_usd - choice.stay_usd
+        verdict = (f"${diff:,.2f} dearer" if diff >= 0.01 else
+                   f"{usd(diff)} dearer" if diff > 0 else f"saves {usd(-diff)}")
+        return (f"move to {where} as asked: {stay} expected here, {there} there including "
+                f"the move ({verdict})")
+    if choice.moves:
+        return (f"move: {stay} expected here, {there} on {where} including the move "
+                f"(saves {usd(choice.stay_usd - choice.choice_usd)})")
+    if choice.held:
+        return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
+    return (f"stay: {stay} expected here; no move saves more than {margin:.0%} of the "
+            "next day's cost here")
+
+
+def _migration_limit(run: RunningJob, moves: list[MoveRecord], at: datetime,
+                     daily: bool) -> str:
+    """Why the job's limits forbid another migration now ('' when they allow it), from its
+    moves as read under its lease."""
+    migrations = [m for m in moves if m.kind == "migration" and m.state != "cancelled"]
+    limit = run.resolved.job.constraints.max_migrations
+    if limit is not None and len(migrations) >= limit:
+        return f"the job's max_migrations ({limit}) is reached"
+    if daily and migrations and at - migrations[-1].created_at < MIN_MIGRATION_INTERVAL:
+        return "it moved less than a day ago"
+    return ""

@@ -1,0 +1,181 @@
+"""A running job as the store holds it (its record, resolved spec, moves), the limits every
+step keeps, and how far it has come."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+import pandas as pd
+
+from costsched.jobspec import ResolvedJob, parse, resolve
+from costsched.migration.machine import offering_of
+from costsched.model import InvalidInput, Offering
+from costsched.passes import memo, one_pass
+from costsched.policies import OfferingKey
+from costsched.policies.deadline import DEADLINE_POLICIES
+from costsched.service.deadline_jobs import (
+    deadline_at,
+)
+from costsched.service.throughputs import table_with_measured
+from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord
+from costsched.store.moves import MoveRecord
+
+CANDIDATES = 5  # offerings a launch or recovery may try, best first
+CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last
+MIN_MIGRATION_INTERVAL = timedelta(hours=24)  # at most one planned move a day per job
+# Whoever steps a job's moves or recovers it holds "steps:<job id>" meanwhile, so that two
+# costsched processes (or daemon threads) never both launch or bill the same step.
+STEP_LEASE_SECONDS = 300  # longer than one step (a cloud's launch call included)
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    record: JobRecord
+    resolved: ResolvedJob
+    launcher: str
+    checkpoint_uri: str
+    home_region: str
+    moves: list[MoveRecord]  # as read with the record, oldest first
+
+
+def _newest_open_rows(placements: pd.DataFrame) -> pd.DataFrame:
+    """The newest open placement of each job (a move has two open for a while)."""
+    return placements[placements["end_at"].isna()].drop_duplicates("job_id", keep="last")
+
+
+def _newest_open(placements: pd.DataFrame) -> dict[int, pd.Series]:
+    """Each job's open placement (the newest, when a move has two open)."""
+    newest = _newest_open_rows(placements)
+    columns = newest.columns  # one Index shared by every row's Series
+    job = columns.get_loc("job_id")
+    return {int(values[job]): pd.Series(values, index=columns, dtype=object, name=index,
+                                        copy=False)
+            for index, *values in newest.itertuples(name=None)}
+
+
+def steps_left(store: PriceStore, run: RunningJob, at: datetime) -> float:
+    """The steps the job has left: its total less the step it reported (its progress
+    file), or, when it reports none, less the steps its placements made, estimated from
+    the hours each ran and the throughput of its GPUs (restarts lose a little more)."""
+    return progress(store, run, at)[0]
+
+
+def progress(store: PriceStore, run: RunningJob, at: datetime) -> tuple[float, bool]:
+    """(steps left, whether they come from the job's own report rather than an estimate)."""
+    reported = store.jobs.get(run.record.id).steps_done
+    placements = store.jobs.placements(run.record.id) if reported <= 0 else None
+    return _progress_of(run, reported, placements, at)
+
+
+def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float:
+    """`steps_left` of a job whose record was just read: its reported step is on the
+    record, so the store is read only for a job that reports none (its placements)."""
+    reported = run.record.steps_done
+    placements = store.jobs.placements(run.record.id) if reported <= 0 else None
+    return _progress_of(run, reported, placements, at)[0]
+
+
+def _progress_of(run: RunningJob, reported: float, placements: pd.DataFrame | None,
+                 at: datetime) -> tuple[float, bool]:
+    """`progress` from the step the job reported and its placements (read by the caller)."""
+    if reported > 0:
+        return max(run.record.steps_total - reported, 0.0), True
+    done = 0.0
+    for p in placements.itertuples():  # type: ignore[union-attr]
+        end = at if pd.isna(p.end_at) else p.end_at
+        hours = max((pd.Timestamp(end) - pd.Timestamp(p.start_at)).total_seconds(), 0) / 3600
+        sps = run.resolved.table.get(run.resolved.job.model, p.gpu_model, int(p.gpu_count))
+        done += hours * 3600 * sps.steps_per_second
+    return max(run.resolved.job.steps - done, 0.0), False
+
+
+def _placed_offering(placement: pd.Series) -> Offering:
+    return offering_of({"key": [placement[k] for k in (
+        "cloud", "region", "zone", "instance_type", "market", "os")],
+        "gpu_model": placement["gpu_model"], "gpu_count": int(placement["gpu_count"])})
+
+
+def _deadline_policy(run: RunningJob) -> str:
+    """The deadline policy that places this job ('' when the cost policy does)."""
+    return run.record.policy if run.record.policy in DEADLINE_POLICIES else ""
+
+
+def _deadline_label(run: RunningJob) -> str:
+    due = deadline_at(run.resolved, run.record.created_at)
+    return "none" if due is None else f"{due:%Y-%m-%d %H:%M} UTC"
+
+
+def _running(store: PriceStore, job_id: int) -> RunningJob:
+    return _run_of(store, store.jobs.get(job_id), store.moves.of_job(job_id))
+
+
+def _runs(store: PriceStore, job_ids: Iterable[int] | None = None, *,
+          states: Sequence[str] = ()) -> dict[int, RunningJob]:
+    """`_running` of many jobs (every job in `states` when `job_ids` is None), from one
+    read of their records and one of their moves; by id, oldest first."""
+    records = store.jobs.records(job_ids, states=states)
+    moves = store.moves.of_jobs([r.id for r in records])
+    with one_pass():  # (or the caller's): each distinct spec is resolved once
+        return {r.id: _run_of(store, r, moves[r.id]) for r in records}
+
+
+def _run_of(store: PriceStore, record: JobRecord, moves: list[MoveRecord]) -> RunningJob:
+    stored = record.spec
+    resolved = _resolved(store, record)
+    regions = resolved.job.constraints.regions
+    home = regions[0] if regions else (
+        moves[0].candidates[0]["key"][1] if moves and moves[0].candidates else "")
+    return RunningJob(record, resolved, stored.get("launcher", ""),
+                      record.checkpoint_location, home, moves)
+
+
+def _resolved(store: PriceStore, record: JobRecord) -> ResolvedJob:
+    """The job's stored spec resolved as at its creation; inside a pass, once per distinct
+    stored spec. A job that names its model differs from another only by its name when
+    their specs do, so they share one resolution (and one throughput table)."""
+    stored = record.spec
+    source = stored.get("source", "<stored spec>")
+    spec = stored["spec"]
+    named = {k: v for k, v in spec.items() if k != "name"} if spec.get("model") else spec
+    key = ("resolved", store.url, json.dumps(named, sort_keys=True, default=str), source,
+           record.created_at)
+
+    def compute() -> ResolvedJob:
+        table = memo(("throughputs", store.url), lambda: table_with_measured(store),
+                     shared=True)
+        return resolve(parse(spec, source), table, record.created_at, source=source)
+
+    resolved = memo(key, compute, shared=True)
+    if resolved.job.name == spec.get("name"):
+        return resolved
+    return replace(resolved, job=replace(resolved.job, name=spec["name"]))
+
+
+def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:
+    placements = store.jobs.placements(job_id)
+    open_ = placements[placements["end_at"].isna()]
+    return None if open_.empty else open_.iloc[-1]
+
+
+def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> list[int]:
+    """The id of `job` (an id, or a name: its unfinished job, else its newest), or every
+    job in `states` when `job` is None."""
+    if job is None:
+        frame = store.jobs.list(states=list(states))
+        return [] if frame.empty else [int(i) for i in frame["id"]]
+    if isinstance(job, int) or str(job).isdigit():
+        return [store.jobs.get(int(job)).id]
+    found = store.jobs.find(str(job))
+    if not found:
+        raise InvalidInput(f"job {job!r}: no job of that name in the store")
+    live = [r for r in found if not r.final]
+    return [(live or found)[-1].id]
+
+
+def _label(key: OfferingKey) -> str:
+    cloud, region, zone, instance_type, market, _ = key
+    return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"

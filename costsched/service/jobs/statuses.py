@@ -1,0 +1,213 @@
+"""What a job is doing: its status, progress, cost so far, why it failed, and its output."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import pandas as pd
+
+from costsched.costs import JobCost, job_costs
+from costsched.migration.launcher import Instance, Launcher
+from costsched.model import InvalidInput
+from costsched.passes import one_pass
+from costsched.service.jobs.move import migrate
+from costsched.service.jobs.runs import (
+    RunningJob,
+    _newest_open,
+    _progress_of,
+    _runs,
+    job_ids,
+)
+from costsched.service.jobs.steps import _step_news
+from costsched.service.jobs.watch import _statuses, reconcile
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord
+from costsched.store.moves import MoveRecord
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a job failed: its exit code and last lines of output, or the phase it failed
+    in before its command ran (e.g. "setup"), and the launcher's word on it."""
+
+    exit_code: int | None
+    phase: str
+    detail: str
+    log_tail: list[str]
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    record: JobRecord
+    placement: pd.Series | None  # the open placement (offering, since, price, instance)
+    instance_state: str  # the launcher's word on it ('' when the job has no instance)
+    steps_left: float  # reported by the job, else estimated from the hours run on each GPU
+    cost: JobCost  # so far, from the stored prices, summed over every placement
+    moves: list[MoveRecord]
+    next: str  # what the policy would do now, and why in dollars ('' when not running)
+    reported: bool = False  # steps_left is the job's own report, not an estimate
+    failure: Failure | None = None  # why it failed (failed jobs)
+    checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
+
+    @property
+    def progress(self) -> float:
+        total = self.record.steps_total
+        if self.record.state == "succeeded":
+            return 1.0
+        return min(max((total - self.steps_left) / total, 0.0), 1.0)
+
+
+FAILURE_LOG_LINES = 10
+
+
+ADVICE_UP_TO = 20  # jobs shown: above, the policy's advice is `migrate --dry-run`'s
+
+
+def status(store: PriceStore, launcher: Launcher | None, job: int | str | None = None, *,
+           at: datetime | str | None = None, reconcile_first: bool = True,
+           states: Sequence[str] = (), name: str | None = None, limit: int | None = None,
+           advice: bool | None = None) -> list[JobStatus]:
+    """Each job (or `job`; or those in `states`, whose name matches the pattern `name`,
+    the newest `limit`): state, placement, progress (reported or estimated), cost so far,
+    its moves and, for a failed job, why. With a launcher, its jobs are reconciled first
+    (recoveries start, finished jobs close, interrupted launches resume) unless not
+    `reconcile_first`. `advice`: what the policy would do now for each running job
+    (default: when at most ADVICE_UP_TO jobs are shown). One pass: the prices, rates and
+    placements are read once for every job shown."""
+    when = as_time(at)
+    with one_pass():
+        if launcher is not None and reconcile_first:
+            reconcile(store, launcher)
+        ids = _shown(store, job, states, name, limit)
+        advise = len(ids) <= ADVICE_UP_TO if advice is None else advice
+        runs = _runs(store, ids)
+        placed = store.jobs.placements_of(ids)
+        rows_of = placed.groupby("job_id").indices if len(placed) else {}
+        open_by_job = _newest_open(placed)
+        ours = {job_id for job_id in ids if launcher is not None
+                and runs[job_id].launcher == launcher.name and job_id in open_by_job}
+        instances = _statuses(launcher, [str(open_by_job[j]["instance"]) for j in ids
+                                         if j in ours]) if ours else {}
+        asked = {j: instances[str(open_by_job[j]["instance"])] for j in ids if j in ours}
+        steps = {j: step for j, i in asked.items()
+                 if (step := _step_news(runs[j].record, i.step)) is not None}
+        store.jobs.record_steps(steps, at=when)
+        failed = [j for j in ids if runs[j].record.state == "failed"]
+        ended = store.jobs.events_of(failed, kinds=["state"])
+        ended_of = ended.groupby("job_id").indices if len(ended) else {}
+        costs = job_costs(store, ids, now=when, checkpoint_gb={
+            job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
+        shown = []
+        for job_id in ids:
+            run = runs[job_id]
+            done = steps.get(job_id, run.record.steps_done)
+            # Its placements, where they are needed: an estimate of its steps, a failure.
+            mine = (placed.iloc[rows_of.get(job_id, [])]
+                    if done <= 0 or run.record.state == "failed" else None)
+            left, reported = _progress_of(run, done, mine, when)
+            failure = None
+            if run.record.state == "failed":
+                events = ended.iloc[ended_of.get(job_id, [])]
+                failure = _failure_of(launcher if run.launcher == getattr(
+                    launcher, "name", None) else None, events, mine)
+            shown.append(_status_of(store, launcher, run, open_by_job.get(job_id),
+                                    asked.get(job_id), left, reported, costs[job_id],
+                                    failure, when, advise))
+        return shown
+
+
+def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
+           name: str | None, limit: int | None) -> list[int]:
+    """The ids `status` shows, oldest first."""
+    if job is not None:
+        return job_ids(store, job, states=())
+    frame = store.jobs.list(states=list(states))
+    if name is not None and not frame.empty:
+        frame = frame[[fnmatch.fnmatchcase(n, name) for n in frame["name"]]]
+    ids = [] if frame.empty else [int(i) for i in frame["id"]]
+    return ids[-limit:] if limit else ids
+
+
+def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
+               placement: pd.Series | None, instance: Instance | None, left: float,
+               reported: bool, cost: JobCost, failure: Failure | None, when: datetime,
+               advise: bool) -> JobStatus:
+    advice = ""
+    if advise and instance is not None and instance.state == "running" and left > 0:
+        found = migrate(store, launcher, run.record.id, dry_run=True, at=when)
+        # A decision whose dollars are not numbers says nothing a user can act on.
+        if found and math.isfinite(found[0].stay_usd) and math.isfinite(found[0].move_usd):
+            advice = found[0].reason
+    return JobStatus(run.record, placement, "" if instance is None else instance.state,
+                     left, cost, run.moves, advice, reported, failure,
+                     "" if instance is None else instance.checkpoint_error)
+
+
+def _failure_of(launcher: Launcher | None, events: pd.DataFrame,
+                placements: pd.DataFrame) -> Failure:
+    """Why the job failed: its last instance's exit code, phase and output, where the
+    launcher still has them; else what its log recorded (`events`: its state changes)."""
+    ended = events[events["to_state"] == "failed"]
+    detail = str(ended["detail"].iloc[-1]) if not ended.empty else ""
+    if launcher is None or placements.empty:
+        return Failure(None, "", detail, [])
+    last = str(placements["instance"].iloc[-1])
+    try:
+        instance = launcher.status(last)
+        lines = launcher.logs(last, tail=FAILURE_LOG_LINES).splitlines()
+    except InvalidInput:  # the launcher no longer knows it
+        return Failure(None, "", detail, [])
+    return Failure(instance.exit_code, instance.phase, detail or instance.detail, lines)
+
+
+def follow(store: PriceStore, launcher: Launcher, job: int | str, *, poll: float = 1.0,
+           tail: int = 1000) -> Iterator[str]:
+    """The job's output as it comes, from its current instance on, then each instance a
+    recovery or move starts, until the job has ended. Its jobs are reconciled meanwhile, as
+    `status` does, so that the job's end is seen."""
+    job_id = job_ids(store, job, states=())[0]
+    followed, seen = None, []  # the index of the instance followed, its last lines shown
+    while True:
+        reconcile(store, launcher)
+        final = store.jobs.get(job_id).final  # before the last reads: nothing is missed
+        order = list(dict.fromkeys(store.jobs.placements(job_id)["instance"].astype(str)))
+        if followed is None and order:
+            followed = len(order) - 1
+            yield f"--- instance {order[followed]}\n"
+        while followed is not None:
+            lines = launcher.logs(order[followed], tail=tail).splitlines(keepends=True)
+            fresh = _new_lines(seen, lines)
+            if fresh:
+                yield "".join(fresh)
+            seen = lines
+            if followed + 1 >= len(order):
+                break
+            followed, seen = followed + 1, []  # a newer instance: read the old one to its end
+            yield f"--- instance {order[followed]}\n"
+        if final:
+            return
+        time.sleep(poll)
+
+
+def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
+    """The lines of `lines` after those already seen (the window may have scrolled)."""
+    for dropped in range(len(seen) + 1):
+        kept = len(seen) - dropped
+        if lines[:kept] == seen[dropped:]:
+            return lines[kept:]
+    return lines
+
+
+def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
+    """The job's output on its current (or last) instance."""
+    job_id = job_ids(store, job, states=())[0]
+    placements = store.jobs.placements(job_id)
+    if placements.empty:
+        return ""
+    return launcher.logs(str(placements["instance"].iloc[-1]), tail=tail)

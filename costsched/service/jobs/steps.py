@@ -1,0 +1,206 @@
+"""Carrying a job's moves out: its launch, migration and recovery moves stepped through the
+persisted state machine (`costsched.migration.machine`), under the job's lease."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+import platformdirs
+
+from costsched.jobspec import JobSpec, parse
+from costsched.migration.launcher import Launcher
+from costsched.migration.machine import JobLaunch, Mover, candidate, utcnow
+from costsched.model import InvalidInput
+from costsched.optimize import checkpoint_interval
+from costsched.service.deadline_jobs import (
+    DeadlineDecision,
+)
+from costsched.service.decide import (
+    Decision,
+)
+from costsched.service.jobs.candidates import _deadline_candidates, _launch_candidates
+from costsched.service.jobs.runs import (
+    CANDIDATES,
+    STEP_LEASE_SECONDS,
+    RunningJob,
+    _deadline_policy,
+    _label,
+    _placed_offering,
+    _running,
+)
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord
+from costsched.store.moves import MoveRecord
+
+
+def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
+                     choice: Decision, placement: pd.Series, at: datetime | None,
+                     fallbacks: bool = True) -> MoveRecord:
+    """Start moving the job to `choice` (the caller holds the job's lease, and decided
+    under it); when it has no capacity there, try the next best offerings (not with
+    `fallbacks` False: a move the user asked for goes there or nowhere), then stay where it
+    is. `at`: the time its steps are stamped with (None: the clock's)."""
+    current = _placed_offering(placement)
+    first = candidate(choice.offering, choice.usd_per_hour)
+    if not launcher.can_launch(choice.offering):
+        raise InvalidInput(f"offering {_label(choice.choice)}: the {launcher.name} launcher "
+                           "cannot start it")
+    try:
+        rest = [] if not fallbacks else (
+            _deadline_candidates(run.resolved, choice, launcher)[1:]
+            if isinstance(choice, DeadlineDecision) else
+            [candidate(o, price) for o, price in choice.alternatives
+             if launcher.can_launch(o)])
+        rest = [c for c in rest if tuple(c["key"]) != current.key]
+    except InvalidInput:
+        rest = []
+    # Last: the source's own offering, so a move that cannot land keeps the job running.
+    cands = [first, *rest[:CANDIDATES - 2], candidate(current, float(placement["usd_per_hour"]))]
+    move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
+                              source_instance=str(placement["instance"]),
+                              detail=f"to {_label(choice.choice)}")
+    return _mover(store, launcher, run, at).run(move)  # made under the lease: as it is
+
+
+def _run_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
+              at: datetime | None = None) -> MoveRecord:
+    """Step `move` as far as it goes now; left as it is when another costsched is stepping
+    this job's moves (it carries on)."""
+    with store.leases.holding(f"steps:{move.job_id}", STEP_LEASE_SECONDS) as mine:
+        if not mine:
+            return move
+        return _step_move(store, launcher, move, at)
+
+
+def _step_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
+               at: datetime | None = None) -> MoveRecord:
+    """`_run_move` for a caller that holds the job's lease already."""
+    move = store.moves.get(move.id)  # as the last holder left it
+    if move.ended:
+        return move
+    return _mover(store, launcher, _running(store, move.job_id), at).run(move)
+
+
+def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when: datetime,
+                  candidates: list[dict] | None = None) -> None:
+    """Carry a pending job without a move to its launch move and step it (under the job's
+    lease, held by the caller): check its checkpoint store, then launch. A job that
+    cannot start (its checkpoint store, no offering) fails, saying why."""
+    stored = record.spec
+    spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
+    uri = _checkpoint_uri(spec, record.id, stored.get("checkpoint_root"))
+    try:
+        _check_checkpoints(uri)
+        _store_code(stored.get("code"), uri)
+        if candidates is None:
+            run = _running(store, record.id)
+            candidates = _launch_candidates(store, run.resolved, when, launcher,
+                                            stored.get("offering"), _deadline_policy(run))
+    except InvalidInput as exc:
+        store.jobs.transition(record.id, "failed", at=when, expect="pending",
+                              detail=str(exc))
+        raise
+    store.jobs.record_progress(record.id, 0.0, at=when, checkpoint_location=uri)
+    move = store.moves.create(record.id, "launch", candidates, at=when,
+                              detail=f"{len(candidates)} candidate offering(s)")
+    _step_move(store, launcher, move)
+
+
+def _resume_launches(store: PriceStore, launcher: Launcher, at: datetime | None) -> list[str]:
+    """Launches a costsched stopped between storing the job and starting its launch move:
+    each is carried on by whoever takes the job's lease (free at once when its holder died
+    on this host, else when the lease expires)."""
+    done = []
+    pending = store.jobs.records(states=["pending"])
+    moved = store.moves.of_jobs([r.id for r in pending])
+    for job_id in [r.id for r in pending
+                   if r.spec.get("launcher") == launcher.name and not moved[r.id]]:
+        with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
+            record = store.jobs.get(job_id)  # as things are now, under the lease
+            if not mine or record.state != "pending" or store.moves.of_job(job_id):
+                continue
+            try:
+                _start_launch(store, launcher, record, at or as_time(None))
+                done.append(f"job {job_id}: interrupted launch resumed")
+            except InvalidInput as exc:
+                done.append(f"job {job_id}: failed: {exc}")
+    return done
+
+
+def _record_step(store: PriceStore, record: JobRecord, step: int | None,
+                 at: datetime | None) -> None:
+    """Store the step the job reported, when it is news."""
+    news = _step_news(record, step)
+    if news is not None:
+        store.jobs.record_step(record.id, news, at=at or as_time(None))
+
+
+def _step_news(record: JobRecord, step: int | None) -> float | None:
+    """The step to store from the job's report (None: no report, or nothing new)."""
+    if step is None or step <= 0:
+        return None
+    step = min(float(step), record.steps_total)  # a job that runs past its spec is done
+    return step if step != record.steps_done else None
+
+
+def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
+           at: datetime | None = None) -> Mover:
+    """What steps the job's moves: its launch, from its stored spec (which never changes)."""
+    spec = run.resolved
+    code = run.record.spec.get("code") or {}
+    job = JobLaunch(run.record.id, run.record.name, spec.job.run, run.checkpoint_uri,
+                    {**spec.envs, **checkpoint_interval.launch_env(
+                        spec.checkpoint_hours * 60, spec.checkpoint_auto)},
+                    code_uri=_code_uri(run.checkpoint_uri, code),
+                    code_sha256=code.get("sha256", ""), code_size=int(code.get("size", 0)),
+                    setup=run.record.spec["spec"].get("setup", ""))
+    return Mover(store, launcher, job, _newest_checkpoint,
+                 (lambda: at) if at is not None else utcnow)
+
+
+def _newest_checkpoint(uri: str) -> int | None:
+    from launchers.checkpoints import open_store
+
+    newest = open_store(uri).newest_verified()
+    return None if newest is None else newest.version
+
+
+def _pack_code(spec: JobSpec, source: str) -> dict | None:
+    """The job's workdir packed once at launch (None without one): every instance of the
+    job, recoveries and moves included, runs this code."""
+    from launchers.codepack import pack_workdir
+
+    return pack_workdir(spec.workdir, f"{source}: job {spec.name!r}")
+
+
+def _store_code(code: dict | None, checkpoint_uri: str) -> None:
+    if code is not None:
+        from launchers.codepack import store_code
+
+        store_code(code, checkpoint_uri)
+
+
+def _code_uri(checkpoint_uri: str, code: dict) -> str:
+    if not code:
+        return ""
+    from launchers.codepack import archive_uri
+
+    return archive_uri(checkpoint_uri, code["sha256"])
+
+
+def _check_checkpoints(uri: str) -> None:
+    """Fail now, in one line, when the job's checkpoint store cannot be used."""
+    from launchers.checkpoints import open_store
+
+    open_store(uri).check()
+
+
+def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
+    base = spec.checkpoint.location or root or str(
+        Path(platformdirs.user_data_dir("costsched")) / "checkpoints")
+    if ":" not in base and not Path(base).expanduser().is_absolute():
+        base = str(Path(base).expanduser().resolve())  # the same from any directory later
+    return f"{base.rstrip('/')}/job-{job_id}"

@@ -1,0 +1,221 @@
+"""Watching running jobs: reconcile carries on unfinished moves, recovers jobs whose
+instance is gone, and closes jobs that finished or failed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime
+
+import pandas as pd
+
+from costsched.migration.launcher import Instance, Launcher
+from costsched.service.deadline_jobs import (
+    decide_deadline,
+)
+from costsched.service.jobs.candidates import (
+    _candidates,
+    _deadline_candidates,
+    _rates,
+    _recently_full,
+)
+from costsched.service.jobs.runs import (
+    STEP_LEASE_SECONDS,
+    RunningJob,
+    _deadline_policy,
+    _newest_open_rows,
+    _open_placement,
+    _placed_offering,
+    _runs,
+    steps_left,
+)
+from costsched.service.jobs.steps import (
+    _mover,
+    _record_step,
+    _resume_launches,
+    _run_move,
+    _step_news,
+)
+from costsched.service.throughputs import learn
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+from costsched.store.jobs import StaleState
+
+
+def reconcile(store: PriceStore, launcher: Launcher, *,
+              at: datetime | str | None = None) -> list[str]:
+    """One pass over this launcher's jobs: carry on every unfinished move (and launches a
+    costsched stopped before their first move), recover jobs whose instance was preempted,
+    and close jobs that finished or failed. Returns what happened, a line each. Run it
+    every few minutes (`costsched status` and the daemon's watcher do). Another costsched
+    reconciling at the same time is harmless: every step is taken under the job's lease."""
+    when = as_time(at) if at is not None else None
+    done: list[str] = _resume_launches(store, launcher, when)
+    done += advance_moves(store, launcher, at=when)
+    busy = {m.job_id for m in store.moves.unfinished()}
+    runs = [run for job_id, run in _runs(store, states=["running"]).items()
+            if job_id not in busy and run.launcher == launcher.name]
+    done += _check_instances(store, launcher, runs, when)
+    learn(store, when)  # the steps/s each placement reached, for the next plans
+    return done
+
+
+def advance_moves(store: PriceStore, launcher: Launcher, *,
+                  at: datetime | str | None = None) -> list[str]:
+    """Step every unfinished move of this launcher's jobs as far as it goes now (each under
+    its job's lease; one another costsched is stepping is left to it). What changed, a
+    line each."""
+    when = as_time(at) if at is not None else None
+    done = []
+    unfinished = store.moves.unfinished()
+    owners = _runs(store, {m.job_id for m in unfinished})
+    for move in unfinished:
+        if owners[move.job_id].launcher != launcher.name:
+            continue
+        try:
+            after = _run_move(store, launcher, move, when)
+        except StaleState:
+            continue  # the other costsched got there first
+        if after.state != move.state:
+            done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
+    return done
+
+
+def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJob],
+                     at: datetime | None) -> list[str]:
+    """Ask the launcher about every running job's instance at once, store the steps they
+    report and their checkpoints' news, and act on the jobs whose instance is gone
+    (finished, failed, preempted): a line for each thing that happened, in job order."""
+    ids = [run.record.id for run in runs]
+    placed = _open_instances(store, ids)
+    instances = _statuses(launcher, list(placed.values()))
+    said = store.jobs.last_details(ids, "checkpoint") if ids else {}
+    steps: dict[int, float] = {}
+    news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
+    gone = []
+    for run in runs:
+        job_id = run.record.id
+        if job_id in placed:
+            instance = instances[placed[job_id]]
+            step = _step_news(run.record, instance.step)
+            if step is not None:
+                steps[job_id] = step
+            if instance.state in ("running", "pending"):
+                now = (f"not published: {instance.checkpoint_error}"
+                       if instance.checkpoint_error else "published")
+                if now != said.get(job_id, "published"):
+                    news[job_id] = now
+                continue
+        gone.append(run)  # gone, or no open placement at all (an interrupted recovery)
+    when = at or as_time(None)
+    store.jobs.record_steps(steps, at=when)
+    lines = {}
+    for job_id, now in news.items():
+        store.jobs.note(job_id, "checkpoint", now, at=when)
+        lines[job_id] = f"job {job_id}: checkpoints {now}"
+    for run in gone:
+        lines[run.record.id] = _act_on_gone(store, launcher, run, at)
+    return [lines[i] for i in ids if lines.get(i)]
+
+
+def _statuses(launcher: Launcher, instance_ids: list[str]) -> dict[str, Instance]:
+    """The launcher's word on each instance, in one call; an instance it does not know is
+    asked about alone, so that its error says which."""
+    found = launcher.statuses(instance_ids) if instance_ids else {}
+    for instance_id in instance_ids:
+        if instance_id not in found:
+            found[instance_id] = launcher.status(instance_id)
+    return found
+
+
+def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]:
+    """The instance of each job's open placement (the newest, when a move has two open),
+    from one read."""
+    if not job_ids:
+        return {}
+    newest = _newest_open_rows(store.jobs.placements_of(job_ids, open_only=True))
+    return dict(zip(newest["job_id"].astype(int), newest["instance"].astype(str),
+                    strict=True))
+
+
+def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
+    """Reconcile until no move is under way for this launcher's jobs, or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        reconcile(store, launcher)
+        unfinished = store.moves.unfinished()
+        owners = _runs(store, {m.job_id for m in unfinished})
+        pending = [m for m in unfinished if owners[m.job_id].launcher == launcher.name]
+        if not pending or time.monotonic() >= deadline:
+            return
+        time.sleep(poll)
+
+
+def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
+                 at: datetime | None) -> str:
+    """Close or recover a job whose instance is gone (or that has no open placement),
+    under the job's lease."""
+    with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
+        # Under the lease, as things are now: another costsched may have acted already.
+        if not mine or store.jobs.get(run.record.id).state != "running" or any(
+                m.job_id == run.record.id for m in store.moves.unfinished()):
+            return ""
+        try:
+            return _end_or_recover(store, launcher, run, at)
+        except StaleState:  # a move of the job was started meanwhile: it carries on
+            return ""
+
+
+def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
+                    at: datetime | None) -> str:
+    """Close a job whose instance finished, or recover one whose instance is gone."""
+    placement = _open_placement(store, run.record.id)
+    when = at or as_time(None)
+    job_id = run.record.id
+    if placement is None:
+        return _recover(store, launcher, run, at, None, "no instance",
+                        "its placement had ended (an interrupted recovery)")
+    instance = launcher.status(str(placement["instance"]))
+    _record_step(store, run.record, instance.step, when)
+    if instance.state in ("running", "pending"):
+        return ""
+    if instance.state in ("succeeded", "failed"):
+        launcher.terminate(instance.id)
+        store.jobs.end_placement(job_id, when)
+        detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
+                  f"exit code {instance.exit_code}: {instance.detail}")
+        store.jobs.transition(job_id, instance.state, at=when, expect="running", detail=detail)
+        return f"job {job_id}: {instance.state}" + (
+            f" (exit code {instance.exit_code})" if instance.state == "failed" else "")
+    # Preempted, or stopped or terminated behind costsched's back: recover it.
+    if instance.state == "preempted":
+        store.availability.record(_placed_offering(placement), "preempted", at=when,
+                                  detail=f"instance {instance.id}")
+    launcher.terminate(instance.id)
+    store.jobs.end_placement(job_id, when)
+    return _recover(store, launcher, run, at, placement, instance.id,
+                    f"instance {instance.id} {instance.state}")
+
+
+def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
+             placement: pd.Series | None, source: str, why: str) -> str:
+    """Start and step a recovery of a job whose instance is gone (its placement closed);
+    `at`: the time of the pass (None: the clock, as the steps go)."""
+    job_id = run.record.id
+    when = at or as_time(None)
+    by_deadline = _deadline_policy(run)
+    if by_deadline:
+        lost = set() if placement is None else {_placed_offering(placement).key}
+        decision = decide_deadline(
+            store, run.resolved, created_at=run.record.created_at, at=when,
+            steps_left=steps_left(store, run, when), current=None, policy=by_deadline,
+            unavailable={*_recently_full(store, when), *lost},
+            measured_rates=_rates(store, when))
+        cands = _deadline_candidates(run.resolved, decision, launcher)
+    else:
+        cands = _candidates(store, run.resolved, when, launcher, None)
+    move = store.moves.create(job_id, "recovery", cands, at=when,
+                              source_instance="" if placement is None else source,
+                              detail=why)
+    after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
+    return f"job {job_id}: {why}; recovery {after.state}"
