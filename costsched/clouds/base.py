@@ -16,11 +16,15 @@ class SdkMissing(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class EgressPrice:
-    """USD per GB of data leaving the cloud's region (first paid volume tier)."""
+    """USD per GB of data leaving the cloud's region (first paid volume tier), and of data
+    between two zones of one region."""
 
     internet_usd_per_gb: float  # to another cloud
-    inter_region_usd_per_gb: float  # to another region of the same cloud
+    inter_region_usd_per_gb: float  # to another region of the same cloud (no listed pair)
     source: str
+    # Between zones of one region, as billed to the account (both directions counted).
+    inter_zone_usd_per_gb: float = 0.0
+    inter_zone_source: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,20 +19,25 @@ until the new instance starts). Deadlines compare against this expectation.
 A planned move from offering i to j stops the job on i, copies its checkpoint and restarts
 on j. It costs the idle hours billed on j (`Overheads.move_idle_hours`: restart, warm-up,
 copy, work since the last checkpoint done again), the overlap billed on i while it writes
-the checkpoint, and the checkpoint's egress: free within a region, the cloud's
-inter-region rate within a cloud, the source cloud's internet rate across clouds.
-The overheads are stated assumptions, not measurements.
+the checkpoint, and the checkpoint's egress as the source cloud bills it
+(`costsched.clouds.transfer`): the inter-zone rate between zones of a region, the pair's
+listed rate between regions of a cloud (AWS lists one per pair), the source cloud's
+internet rate across clouds. `move_price` returns it itemised (`MovePrice`); every policy,
+the backtests and the reports price a move there. The overheads are stated assumptions,
+not measurements, except the lost work where the caller measures it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from costsched import clouds
+from costsched.clouds.transfer import pair_usd_per_gb
 from costsched.optimize.hazard import Evidence, offering_hazards
 
 DEFAULT_CHECKPOINT_HOURS = 0.5
@@ -159,35 +164,99 @@ def offering_rates(frame: pd.DataFrame,
 # --- moves ----------------------------------------------------------------------------
 
 
-def egress_per_gb(cloud: np.ndarray, region: np.ndarray,
-                  src: int | None = None) -> np.ndarray:
+class Place(NamedTuple):
+    """Where a job runs or its checkpoint is: cloud, region and zone ("" where unknown)."""
+
+    cloud: str
+    region: str
+    zone: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MovePrice:
+    """What one move is billed, itemised (USD; arrays of the same shape where several
+    destinations are priced at once): the checkpoint's egress, the restart billed on the
+    new instance (boot, warm-up, copy), the work since the last checkpoint done again there,
+    and the old instance billed while it writes its checkpoint."""
+
+    egress_usd: float | np.ndarray
+    restart_usd: float | np.ndarray
+    lost_work_usd: float | np.ndarray
+    overlap_usd: float | np.ndarray
+
+    @property
+    def total(self) -> float | np.ndarray:
+        return self.egress_usd + self.restart_usd + self.lost_work_usd + self.overlap_usd
+
+    def as_dict(self) -> dict[str, float]:
+        """The items and the total as numbers (a single move)."""
+        return {"egress_usd": float(self.egress_usd), "restart_usd": float(self.restart_usd),
+                "lost_work_usd": float(self.lost_work_usd),
+                "overlap_usd": float(self.overlap_usd), "total_usd": float(self.total)}
+
+
+def egress_usd_per_gb(src: Place, dst: Place) -> float:
+    """USD per GB of copying a checkpoint from `src` to `dst`, as the source cloud bills it
+    (`costsched.clouds.transfer`: zone pair, region pair, cloud)."""
+    return pair_usd_per_gb(clouds.egress(src.cloud), src.cloud, src.region, src.zone,
+                           dst.cloud, dst.region, dst.zone)
+
+
+def egress_per_gb(cloud: np.ndarray, region: np.ndarray, src: int | None = None,
+                  zone: np.ndarray | None = None) -> np.ndarray:
     """USD per GB of copying a checkpoint from each offering (rows) to each (columns), or
-    from offering `src` to each when it is given."""
+    from offering `src` to each when it is given. `zone`: each offering's zone ("" where
+    none); without it a move within a region is free."""
     cloud, region = np.asarray(cloud, dtype=object), np.asarray(region, dtype=object)
+    zone = (np.full(len(cloud), "", dtype=object) if zone is None
+            else np.asarray(zone, dtype=object))
+    zone = np.where(pd.isna(zone), "", zone).astype(object)
+    keys = pd.MultiIndex.from_arrays([cloud, region, zone])
+    codes, unique = pd.factorize(keys)
+    places = [Place(str(c), str(r), str(z)) for c, r, z in unique]
+    rows = range(len(places)) if src is None else [codes[src]]
+    table = np.array([[egress_usd_per_gb(places[i], dst) for dst in places] for i in rows],
+                     dtype=float)
     if src is not None:
-        price = clouds.egress(cloud[src])
-        same_cloud = cloud == cloud[src]
-        return np.where(same_cloud & (region == region[src]), 0.0,
-                        np.where(same_cloud, price.inter_region_usd_per_gb,
-                                 price.internet_usd_per_gb))
-    known = {c: clouds.egress(c) for c in pd.unique(cloud)}
-    internet = np.array([known[c].internet_usd_per_gb for c in cloud])
-    inter = np.array([known[c].inter_region_usd_per_gb for c in cloud])
-    same_cloud = cloud[:, None] == cloud[None, :]
-    same_region = same_cloud & (region[:, None] == region[None, :])
-    return np.where(same_region, 0.0, np.where(same_cloud, inter[:, None], internet[:, None]))
+        return table[0][codes]
+    return table[np.ix_(codes, codes)]
+
+
+def move_price(overheads: Overheads, prices: np.ndarray, src: int,
+               egress_usd_per_gb: np.ndarray, checkpoint_gb: float,
+               checkpoint_hours: float, lost_work_hours: float | None = None) -> MovePrice:
+    """The price of moving a job from offering `src` to each offering at today's `prices`
+    (USD/h), itemised: the egress of `checkpoint_gb` at `egress_usd_per_gb` (from `src` to
+    each, as `egress_per_gb(..., src)` gives), the restart hours billed at the new price,
+    the work lost since the last checkpoint (`lost_work_hours` where it is measured, else
+    the overheads' assumption) at the new price, and the overlap at the old price."""
+    prices = np.asarray(prices, dtype=float)
+    lost = (overheads.lost_work_hours(checkpoint_hours) if lost_work_hours is None
+            else max(float(lost_work_hours), 0.0))
+    gb = overheads.egress_gb(checkpoint_gb)
+    egress = gb * np.asarray(egress_usd_per_gb, dtype=float) if gb > 0 \
+        else np.zeros_like(prices)
+    return MovePrice(egress_usd=egress,
+                     restart_usd=overheads.restart_hours(checkpoint_gb) * prices,
+                     lost_work_usd=lost * prices,
+                     overlap_usd=np.full_like(prices, overheads.overlap_hours * prices[src]))
+
+
+def price_move(overheads: Overheads, src: Place, dst: Place, src_usd_per_hour: float,
+               dst_usd_per_hour: float, checkpoint_gb: float, checkpoint_hours: float,
+               lost_work_hours: float | None = None) -> MovePrice:
+    """The itemised price of one move from `src` to `dst` (see `move_price`)."""
+    one = move_price(overheads, np.array([src_usd_per_hour, dst_usd_per_hour]), 0,
+                     np.array([0.0, egress_usd_per_gb(src, dst)]), checkpoint_gb,
+                     checkpoint_hours, lost_work_hours)
+    return MovePrice(*(float(np.asarray(v)[1]) for v in (
+        one.egress_usd, one.restart_usd, one.lost_work_usd, one.overlap_usd)))
 
 
 def move_cost(overheads: Overheads, prices: np.ndarray, src: int,
               egress_usd_per_gb: np.ndarray, checkpoint_gb: float,
               checkpoint_hours: float) -> np.ndarray:
-    """USD of moving a job from offering `src` to each offering, at today's `prices`:
-    idle hours x the new price + overlap hours x the old price + egress
-    (`egress_usd_per_gb`: from `src` to each, as `egress_per_gb(..., src)` gives)."""
-    prices = np.asarray(prices, dtype=float)
-    idle = overheads.move_idle_hours(checkpoint_gb, checkpoint_hours)
-    cost = idle * prices + overheads.overlap_hours * prices[src]
-    egress = overheads.egress_gb(checkpoint_gb)
-    if egress > 0:
-        cost = cost + egress * np.asarray(egress_usd_per_gb, dtype=float)
-    return cost
+    """USD of moving a job from offering `src` to each offering at today's `prices`: the
+    total of `move_price`."""
+    return np.asarray(move_price(overheads, prices, src, egress_usd_per_gb, checkpoint_gb,
+                                 checkpoint_hours).total, dtype=float)

@@ -47,6 +47,8 @@ class AvailabilityTrace:
     # bool (zones, ticks): where the recording covers the zone (None: everywhere). Outside
     # it the trace does not know whether there was spot; `available` says none there.
     covered: np.ndarray | None = None
+    # USD/GB from zone i to zone j where given (`with_egress`); None: the clouds' rates.
+    egress: np.ndarray | None = None
 
     @classmethod
     def from_arrays(cls, available: np.ndarray, zones: Sequence[str], tick: int, *,
@@ -203,7 +205,12 @@ class AvailabilityTrace:
         return _runs(self.available[:, ::-1])[:, ::-1]
 
     def move_usd(self, checkpoint_gb: float) -> np.ndarray:
-        """USD of copying a checkpoint from zone i's region to zone j's (the clouds' egress)."""
+        """USD of copying a checkpoint from zone i to zone j: the rates given (`egress`),
+        else the clouds' egress by region pair (`optimize.decision.egress_per_gb`). Within
+        a region it is free: the checkpoint is restored from the region's object store,
+        which a zone of the same region reads at no charge (the optimum relies on it)."""
+        if self.egress is not None:
+            return checkpoint_gb * self.egress
         cloud = np.array([self.cloud] * len(self.zones), dtype=object)
         return checkpoint_gb * egress_per_gb(cloud, np.array(self.regions, dtype=object))
 
@@ -214,10 +221,12 @@ class AvailabilityTrace:
             raise InvalidInput(f"zone {missing[0]!r}: expected one of {', '.join(self.zones)}")
         keep = [self.zones.index(z) for z in zones]
         covered = None if self.covered is None else self.covered[keep]
+        egress = None if self.egress is None else self.egress[np.ix_(keep, keep)]
         return replace(self, zones=tuple(zones), regions=tuple(self.regions[i] for i in keep),
                        available=self.available[keep], spot_price=self.spot_price[keep],
                        on_demand_price=self.on_demand_price[keep],
-                       covered=None if covered is None or covered.all() else covered)
+                       covered=None if covered is None or covered.all() else covered,
+                       egress=egress)
 
     def window(self, first: int, end: int) -> AvailabilityTrace:
         """Ticks [first, end) of the trace, as a trace starting at tick `first`."""

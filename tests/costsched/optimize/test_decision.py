@@ -176,3 +176,51 @@ def test_offering_rates_default_measured_and_on_demand() -> None:
     assert out["preemption_basis"].tolist() == [
         "measured in region: 23 in 97 h; prior aws default",
         "pooled from cloud: 23 in 97 h; prior aws default", "gcp default", "on-demand"]
+
+
+def test_egress_by_zone_pair_region_pair_and_cloud() -> None:
+    from costsched.optimize.decision import Place, egress_usd_per_gb
+
+    east1c = Place("aws", "us-east-1", "us-east-1c")
+    east1d = Place("aws", "us-east-1", "us-east-1d")
+    east2b = Place("aws", "us-east-2", "us-east-2b")
+    west2a = Place("aws", "us-west-2", "us-west-2a")
+    # AWS's listed pair rates: us-east-1 -> us-east-2 $0.01/GB, -> us-west-2 $0.02/GB.
+    assert egress_usd_per_gb(east1c, east2b) == 0.01
+    assert egress_usd_per_gb(east1c, west2a) == 0.02
+    assert egress_usd_per_gb(east1c, east1c) == 0.0
+    assert egress_usd_per_gb(east1c, east1d) == clouds.egress("aws").inter_zone_usd_per_gb
+    assert egress_usd_per_gb(east1c, Place("aws", "us-east-1")) == 0.0  # zone unknown
+    assert egress_usd_per_gb(Place("gcp", "us-central1", "us-central1-a"),
+                             Place("gcp", "us-central1", "us-central1-b")) == 0.01
+    assert egress_usd_per_gb(east1c, Place("gcp", "us-central1")) == 0.09
+    # A pair AWS does not list: the cloud's inter-region rate.
+    assert egress_usd_per_gb(Place("aws", "xx-none-1"), west2a) == 0.02
+    matrix = egress_per_gb(["aws"] * 3, ["us-east-1", "us-east-1", "us-east-2"],
+                           zone=["us-east-1c", "us-east-1d", "us-east-2b"])
+    assert matrix.tolist() == [[0.0, 0.02, 0.01], [0.02, 0.0, 0.01], [0.01, 0.01, 0.0]]
+
+
+def test_move_price_is_itemised_and_its_total_is_move_cost() -> None:
+    from costsched.optimize.decision import Place, move_price, price_move
+
+    o = Overheads(overlap_minutes=12.0, lost_work_minutes=6.0)
+    prices = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    to = egress_per_gb(OFFERINGS["cloud"], OFFERINGS["region"], 1)
+    price = move_price(o, prices, 1, to, 50.0, 1.0)
+    np.testing.assert_allclose(price.egress_usd, to * 50.0)
+    np.testing.assert_allclose(price.restart_usd, o.restart_hours(50.0) * prices)
+    np.testing.assert_allclose(price.lost_work_usd, 0.1 * prices)
+    np.testing.assert_allclose(price.overlap_usd, 0.2 * 2.0)
+    np.testing.assert_allclose(price.total, move_cost(o, prices, 1, to, 50.0, 1.0))
+    # Measured lost work replaces the assumption.
+    measured = move_price(o, prices, 1, to, 50.0, 1.0, lost_work_hours=0.5)
+    np.testing.assert_allclose(measured.lost_work_usd, 0.5 * prices)
+    # A 50 GB checkpoint from us-east-1 to us-west-2: $1.00 of egress, once.
+    one = price_move(Overheads(), Place("aws", "us-east-1", "us-east-1c"),
+                     Place("aws", "us-west-2", "us-west-2a"), 1.0, 1.5, 50.0, 0.5,
+                     lost_work_hours=0.0)
+    assert one.egress_usd == pytest.approx(1.0)
+    assert one.restart_usd == pytest.approx(Overheads().restart_hours(50.0) * 1.5)
+    assert one.lost_work_usd == 0.0 and one.overlap_usd == 0.0
+    assert one.as_dict()["total_usd"] == pytest.approx(one.total)
