@@ -57,7 +57,8 @@ class MarketView:
         if self.egress is not None:
             return self.egress[row]
         return self.shared(("egress_from", row), lambda: _read_only(egress_per_gb(
-            self.offerings["cloud"].to_numpy(), self.offerings["region"].to_numpy(), row)))
+            self.offerings["cloud"].to_numpy(), self.offerings["region"].to_numpy(), row,
+            self.offerings["zone"].to_numpy() if "zone" in self.offerings else None)))
 
     def for_model(self, table: ThroughputTable, model: str) -> MarketView:
         """This market seen by another model: its throughputs per offering, the rest

@@ -24,7 +24,7 @@ import pandas as pd
 
 from costsched.jobspec import ResolvedJob
 from costsched.model import InvalidInput
-from costsched.optimize.decision import Overheads, egress_per_gb
+from costsched.optimize.decision import Overheads, Place, egress_per_gb, price_move
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
@@ -79,20 +79,24 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     policy: str = DEFAULT_DEADLINE_POLICY, overheads: Overheads | None = None,
                     unavailable: Collection[OfferingKey] = (),
                     measured_rates: pd.DataFrame | Evidence | None = None,
-                    late_ok: bool = True) -> DeadlineDecision:
+                    late_ok: bool = True, offerings: pd.DataFrame | None = None,
+                    checkpoint_gb: float | None = None) -> DeadlineDecision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
     capacity or were preempted (no spot there now). `late_ok=False` (a new job): refuse,
     in one line, a deadline that even on-demand from now cannot meet (a running job that
-    will be late goes on, on-demand, to finish as early as it can)."""
+    will be late goes on, on-demand, to finish as early as it can). `offerings`: the
+    planner's prepared offerings of the pass (else prepared here); `checkpoint_gb`: the
+    size of the job's newest checkpoint (else its spec's), what a move copies."""
     chosen = deadline_policy(policy)
     due = deadline_at(resolved, created_at)
     if due is None:
         raise InvalidInput(f"job {resolved.name!r}: it has no deadline")
     overheads = overheads or Overheads()
     job = resolved.job
-    found = _market(store, resolved, at, measured_rates, unavailable, job.checkpoint_gb,
-                    current)
+    size_gb = job.checkpoint_gb if checkpoint_gb is None else checkpoint_gb
+    found = _market(store, resolved, at, measured_rates, unavailable, size_gb, current,
+                    offerings)
     zones, market = found.offerings, found.market
     row = zones.iloc[0]
     sps = resolved.table.get(job.model, row["gpu_model"], int(row["gpu_count"])).steps_per_second
@@ -134,10 +138,26 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     stay = (float("nan") if here is None else
             hours_left * float(_offering_row(zones, here)["usd_per_hour"]))
     price = float(target["usd_per_hour"])
-    move = 0.0 if choice == here else overheads.restart_hours(job.checkpoint_gb) * price
     key: OfferingKey = tuple(target[KEY])  # type: ignore[assignment]
+    # A move priced as the bill prices it (`optimize.decision.price_move`), a first
+    # placement at its restart alone.
+    move = None
+    if current is not None and key != tuple(current):
+        src = _offering_row(zones, here) if here is not None else None
+        move = price_move(overheads, Place(current[0], current[1], current[2] or ""),
+                          Place(key[0], key[1], key[2] or ""),
+                          float("nan") if src is None else float(src["usd_per_hour"]),
+                          price, size_gb, job.checkpoint_hours)
+    start = (0.0 if choice == here else overheads.restart_hours(size_gb) * price) \
+        if move is None else float(move.total)
+    fallbacks = _fallbacks(found, key)
     return DeadlineDecision(at, chosen.name, current, key, _offering(target), price, stay,
-                            hours_left * price + move, _fallbacks(found, key))
+                            hours_left * price + start, fallbacks,
+                            alternatives=tuple(
+                                (_offering(pd.Series({**dict(zip(KEY, k, strict=True)),
+                                                      **facts})), facts["usd_per_hour"])
+                                for k, facts in fallbacks),
+                            move=move)
 
 
 def _check_reachable(resolved: ResolvedJob, state: DeadlineState, due: datetime,
@@ -175,12 +195,15 @@ def _fallbacks(found: DeadlineMarket, choice: OfferingKey
 
 def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
             rates: pd.DataFrame | Evidence | None, unavailable: Collection[OfferingKey],
-            checkpoint_gb: float, current: OfferingKey | None) -> DeadlineMarket:
-    frame = prices_at(store, at)
-    if frame.empty:
-        raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
-                           "prices first")
-    ranked = plan_job(resolved, prepare(frame, rates)).ranked
+            checkpoint_gb: float, current: OfferingKey | None,
+            offerings: pd.DataFrame | None = None) -> DeadlineMarket:
+    if offerings is None:
+        frame = prices_at(store, at)
+        if frame.empty:
+            raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or "
+                               "collect prices first")
+        offerings = prepare(frame, rates)
+    ranked = plan_job(resolved, offerings).ranked
     # The deadline policy keeps the deadline itself: a spot offering the planner expects to
     # be late on its own is still one to use while there is slack.
     reason = ranked["excluded"].fillna("").astype(str)
@@ -229,7 +252,8 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
         on_demand_price=zones["od_usd_per_hour"].to_numpy()[None, :],
         region=pd.factorize(zones["cloud"] + "/" + zones["region"])[0],
         move_usd=checkpoint_gb * egress_per_gb(zones["cloud"].to_numpy(dtype=object),
-                                               zones["region"].to_numpy(dtype=object)),
+                                               zones["region"].to_numpy(dtype=object),
+                                               zone=zones["zone"].to_numpy(dtype=object)),
         spell_mean=None if spell_mean is None else spell_mean[None, :],
         spot_share=_past_spot_share(store, zones, kind, at),
     )

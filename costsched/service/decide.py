@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from costsched.model import CLOUDS, MARKETS, InvalidInput, Job, Offering
-from costsched.optimize.decision import Overheads, move_cost, outcomes
+from costsched.optimize.decision import MovePrice, Overheads, move_price, outcomes
 from costsched.optimize.forecast import typical_from_observations
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.rank import allowed_offerings, tie_rounded
@@ -65,6 +65,10 @@ class Decision:
     # Where else the move pays, best first (offering, USD/hour): what a move tries when
     # the choice has no capacity.
     alternatives: tuple[tuple[Offering, float], ...] = field(default=(), kw_only=True)
+    # The move's price, itemised as the bill prices it (None when the job stays or is
+    # placed for the first time): `choice_usd` includes its total.
+    move: MovePrice | None = field(default=None, kw_only=True)
+    reason: str = field(default="", kw_only=True)  # why, in words and dollars
 
     @property
     def moves(self) -> bool:
@@ -165,7 +169,7 @@ def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
     (`Decision.alternatives`)."""
     choice = chosen.decide(view, state)
     row = view.row(choice)
-    stay, there = _expected(view, state, choice)
+    stay, there, move = _expected(view, state, choice)
     held, alternatives = "", ()
     if state.current is not None and choice != state.current:
         held = pays(view, state, stay, there, margin)
@@ -174,7 +178,7 @@ def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
                                    exclude={choice, state.current})
     return Decision(when, chosen.name, state.current, choice, view.offering(choice),
                     float(view.prices[row]), stay, there, held=held,
-                    alternatives=alternatives)
+                    alternatives=alternatives, move=move)
 
 
 def _paying(view: MarketView, state: JobState, usable: np.ndarray, stay_usd: float,
@@ -199,12 +203,26 @@ def _paying(view: MarketView, state: JobState, usable: np.ndarray, stay_usd: flo
 
 def _move_costs(view: MarketView, state: JobState) -> np.ndarray:
     """USD of moving the job from its offering to each row (0 to its own)."""
+    cost = np.asarray(_move_prices(view, state).total, dtype=float)
+    cost[view.row(state.current)] = 0.0
+    return cost
+
+
+def _move_prices(view: MarketView, state: JobState) -> MovePrice:
+    """The itemised price of moving the job from its offering to each row
+    (`optimize.decision.move_price`, egress by cloud, region and zone pair)."""
     here = view.row(state.current)
     job = state.job
-    cost = move_cost(state.overheads, view.prices, here, view.egress_from(here),
-                     job.checkpoint_gb, job.checkpoint_hours)
-    cost[here] = 0.0
-    return cost
+    return move_price(state.overheads, view.prices, here, view.egress_from(here),
+                      job.checkpoint_gb,
+                      job.checkpoint_hours)
+
+
+def move_of(view: MarketView, state: JobState, row: int) -> MovePrice:
+    """The itemised price of moving the job to offering `row`."""
+    every = _move_prices(view, state)
+    return MovePrice(*(float(np.asarray(v)[row]) for v in (
+        every.egress_usd, every.restart_usd, every.lost_work_usd, every.overlap_usd)))
 
 
 def pays(view: MarketView, state: JobState, stay_usd: float, move_usd: float,
@@ -266,18 +284,20 @@ def observed_rates(store: PriceStore, at: datetime, *,
     return rates.reset_index(drop=True) if len(rates) else None
 
 
-def _expected(view: MarketView, state: JobState, choice: OfferingKey) -> tuple[float, float]:
+def _expected(view: MarketView, state: JobState, choice: OfferingKey
+              ) -> tuple[float, float, MovePrice | None]:
     """Expected USD of the steps left on the current offering, and on `choice` plus the
-    move's cost when it is a move."""
+    move's price when it is a move; that price, itemised."""
     there = view.row(choice)
     cost_there = float(expected_cost(view, state, np.array([there]))[0])
     here = view.row(state.current)
     if here is None:
-        return float("nan"), cost_there
+        return float("nan"), cost_there, None
     if here == there:
-        return cost_there, cost_there
-    move = _move_costs(view, state)[there]
-    return float(expected_cost(view, state, np.array([here]))[0]), cost_there + float(move)
+        return cost_there, cost_there, None
+    move = move_of(view, state, there)
+    return (float(expected_cost(view, state, np.array([here]))[0]),
+            cost_there + float(move.total), move)
 
 
 # --- a move the user names ------------------------------------------------------------------
@@ -347,6 +367,6 @@ def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: Offe
     if np.isnan(view.steps_per_second[row]):
         raise InvalidInput(f"offering '{target}': no throughput known for model "
                            f"{job.model!r} on its GPUs")
-    stay, there = _expected(view, state, choice)
+    stay, there, move = _expected(view, state, choice)
     return Decision(when, "asked", state.current, choice, view.offering(choice),
-                    float(view.prices[row]), stay, there)
+                    float(view.prices[row]), stay, there, move=move)

@@ -12,7 +12,7 @@ moves out), `candidates` (the offerings to try) and `runs` (a running job as sto
 """
 
 from costsched.service.jobs.budgets import BudgetAlarm, budget_alarms
-from costsched.service.jobs.candidates import measured_rates
+from costsched.service.jobs.decider import measured_rates
 from costsched.service.jobs.launches import launch, start
 from costsched.service.jobs.move import MigrationAdvice, migrate
 from costsched.service.jobs.runs import (

@@ -11,19 +11,11 @@ from costsched.model import InvalidInput
 from costsched.passes import one_pass
 from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
-    decide_deadline,
     uses_deadline_policy,
 )
-from costsched.service.jobs.candidates import (
-    _candidates,
-    _deadline_candidates,
-    _launch_candidates,
-    _rates,
-    _recently_full,
-)
+from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
-    _deadline_policy,
     _running,
     job_ids,
     steps_left,
@@ -66,10 +58,13 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                    "credentials are neither stored nor sent to instances; "
                                    "instances use their own role")
             resolved = resolve(spec, table, when, source=source)
-            by_deadline = offering is None and uses_deadline_policy(resolved)
-            policy = deadline_policy if by_deadline else "dynamic-aware"
-            candidates = _launch_candidates(store, resolved, when, launcher, offering,
-                                            policy if by_deadline else "")
+            policy = (deadline_policy if offering is None and uses_deadline_policy(resolved)
+                      else "dynamic-aware")  # the policy that decides for it from now on
+            regions = resolved.job.constraints.regions
+            candidates = place(store, JobNow(resolved, when, policy,
+                                             regions[0] if regions else "", None,
+                                             resolved.job.steps, offering=offering,
+                                             first=True), launcher, when)
             code = _pack_code(spec, source)  # refused here when too large: nothing stored
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
@@ -104,15 +99,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     if run.launcher != launcher.name:
         raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
                            f"launcher, not {launcher.name}")
-    by_deadline = _deadline_policy(run)
-    if by_deadline:
-        decision = decide_deadline(store, run.resolved, created_at=record.created_at, at=when,
-                                   steps_left=steps_left(store, run, when), current=None,
-                                   policy=by_deadline, unavailable=_recently_full(store, when),
-                                   measured_rates=_rates(store, when))
-        cands = _deadline_candidates(run.resolved, decision, launcher)
-    else:
-        cands = _candidates(store, run.resolved, when, launcher, None)
+    cands = place(store, JobNow.of(run, None, steps_left(store, run, when)), launcher, when)
     store.jobs.transition(job_id, "pending", at=when, expect="cancelled",
                           detail="started again by the user")
     move = store.moves.create(job_id, "recovery", cands, at=when,

@@ -14,26 +14,16 @@ from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.passes import one_pass, pass_now
 from costsched.policies import OfferingKey
-from costsched.report.amounts import usd
-from costsched.service.deadline_jobs import (
-    decide_deadline,
-)
 from costsched.service.decide import (
-    Ask,
     Decision,
     OfferingName,
-    decide_all,
-    decide_to,
     parse_offering,
 )
-from costsched.service.jobs.candidates import _rates, _recently_full
+from costsched.service.jobs.decider import Decider, JobNow, decider_for, is_deadline, market_at
 from costsched.service.jobs.runs import (
     MIN_MIGRATION_INTERVAL,
     STEP_LEASE_SECONDS,
     RunningJob,
-    _deadline_label,
-    _deadline_policy,
-    _label,
     _runs,
     _steps_left_of,
     job_ids,
@@ -94,7 +84,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
                          deadline_jobs_only)
         out = []
         for (run, placement), choice in zip(placed, _decide(store, placed, ask), strict=True):
-            started, reason = None, _reason(run, choice, ask)
+            started, reason = None, choice.reason
             if choice.moves and not dry_run and not (stop is not None and stop()):
                 choice, started, reason = _move_if_still(store, launcher, run, placement,
                                                          choice, ask, stamp)
@@ -133,54 +123,33 @@ def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int],
         if placement is None:
             continue
         run = runs[int(job_id)]
-        if run.launcher == launcher.name and (_deadline_policy(run) or not deadline_jobs_only):
+        if run.launcher == launcher.name and (is_deadline(run.record.policy)
+                                              or not deadline_jobs_only):
             out.append((run, placement))
     return out
 
 
 def _decide(store: PriceStore, placed: Sequence[tuple[RunningJob, pd.Series]],
             ask: _Asking) -> list[Decision]:
-    """Each job's decision, in order: the cost policy's for all of them at once, a
-    deadline policy's or the user's target (`ask.target`) per job."""
-    decisions: dict[int, Decision] = {}
-    by_cost: list[tuple[int, Ask]] = []
+    """Each job's decision, in order, from one market: by the decider its stored policy
+    names (or the user's target, `ask.target`), the jobs of one decider at once."""
+    market = market_at(store, ask.when)
+    jobs, by_decider = [], {}
     for i, (run, placement) in enumerate(placed):
         current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
             "cloud", "region", "zone", "instance_type", "market", "os"))
-        left = _steps_left_of(store, run, ask.when)
-        by_deadline = _deadline_policy(run) if ask.target is None else ""
-        if ask.target is not None:
-            decisions[i] = decide_to(store, run.resolved.job, ask.target, current=current,
-                                     steps_left=left, at=ask.when, table=run.resolved.table,
-                                     overheads=ask.overheads,
-                                     measured_rates=_rates(store, ask.when))
-        elif by_deadline:
-            decisions[i] = decide_deadline(store, run.resolved,
-                                           created_at=run.record.created_at, at=ask.when,
-                                           steps_left=left, current=current,
-                                           policy=by_deadline, overheads=ask.overheads,
-                                           unavailable=_recently_full(store, ask.when),
-                                           measured_rates=_rates(store, ask.when))
-        else:  # with the spec's own throughputs
-            by_cost.append((i, Ask(run.resolved.job, run.home_region, current, left,
-                                   run.resolved.table)))
-    if by_cost:
-        found = decide_all(store, [a for _, a in by_cost], policy=ask.policy, at=ask.when,
-                           margin=0.0 if ask.force else ask.margin, overheads=ask.overheads,
-                           measured_rates=_rates(store, ask.when))
-        decisions.update((i, d) for (i, _), d in zip(by_cost, found, strict=True))
+        jobs.append(JobNow.of(run, current, _steps_left_of(store, run, ask.when)))
+        by_decider.setdefault(_decider(run, ask), []).append(i)
+    decisions: dict[int, Decision] = {}
+    for decider, rows in by_decider.items():
+        found = decider.decide_all([jobs[i] for i in rows], market, ask.when)
+        decisions.update(zip(rows, found, strict=True))
     return [decisions[i] for i in range(len(placed))]
 
 
-def _reason(run: RunningJob, choice: Decision, ask: _Asking) -> str:
-    """Why the job moves or stays (`_move_reason`), or what its deadline policy says."""
-    by_deadline = _deadline_policy(run) if ask.target is None else ""
-    if by_deadline:
-        return f"{by_deadline} (deadline {_deadline_label(run)}): " + (
-            f"stay on {_label(choice.choice)}" if not choice.moves else
-            f"move to {_label(choice.choice)}")
-    return _move_reason(choice, ask.margin if not ask.force else 0.0,
-                        asked=ask.target is not None)
+def _decider(run: RunningJob, ask: _Asking) -> Decider:
+    return decider_for(run.record.policy, cost_policy=ask.policy, margin=ask.margin,
+                       overheads=ask.overheads, force=ask.force, target=ask.target)
 
 
 def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
@@ -190,7 +159,7 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
     costsched may have moved it, or be moving it), and start the move if it still pays
     and its limits allow. (The decision, the move started or None, the reason.)"""
     job_id = run.record.id
-    reason = _reason(run, choice, ask)
+    reason = choice.reason
     with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
         if not mine:
             return choice, None, (f"{reason}; not moved: another costsched is acting on the "
@@ -205,39 +174,14 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
                                   f"{placement['instance']}")
         run = replace(run, record=record)  # its spec does not change, nor its placement
         [choice] = _decide(store, [(run, placement)], ask)
-        reason = _reason(run, choice, ask)
+        reason = choice.reason
         if not choice.moves:
             return choice, None, reason
-        # A deadline policy re-decides every period and has its own hysteresis; the
-        # once-a-day limit would make it miss deadlines. A move the user asked for
-        # (`to`) is theirs to time.
-        daily = not (ask.force or _deadline_policy(run) or ask.target is not None)
-        blocked = _migration_limit(run, moves, ask.when, daily=daily)
+        blocked = _migration_limit(run, moves, ask.when, daily=_decider(run, ask).daily)
         if blocked:
             return choice, None, f"{reason}; not moved: {blocked}"
         return choice, _start_migration(store, launcher, run, choice, placement, stamp,
                                         fallbacks=ask.target is None), reason
-
-
-def _move_reason(choice: Decision, margin: float, asked: bool) -> str:
-    """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-')."""
-    stay, there = usd(choice.stay_usd), usd(choice.choice_usd)
-    where = _label(choice.choice)
-    if asked:
-        if not choice.moves:
-            return f"stay: it runs on {where} already"
-        diff = choice.choice_usd - choice.stay_usd
-        verdict = (f"${diff:,.2f} dearer" if diff >= 0.01 else
-                   f"{usd(diff)} dearer" if diff > 0 else f"saves {usd(-diff)}")
-        return (f"move to {where} as asked: {stay} expected here, {there} there including "
-                f"the move ({verdict})")
-    if choice.moves:
-        return (f"move: {stay} expected here, {there} on {where} including the move "
-                f"(saves {usd(choice.stay_usd - choice.choice_usd)})")
-    if choice.held:
-        return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
-    return (f"stay: {stay} expected here; no move saves more than {margin:.0%} of the "
-            "next day's cost here")
 
 
 def _migration_limit(run: RunningJob, moves: list[MoveRecord], at: datetime,

@@ -15,10 +15,6 @@ from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo, one_pass
 from costsched.policies import OfferingKey
-from costsched.policies.deadline import DEADLINE_POLICIES
-from costsched.service.deadline_jobs import (
-    deadline_at,
-)
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
@@ -97,16 +93,6 @@ def _placed_offering(placement: pd.Series) -> Offering:
     return offering_of({"key": [placement[k] for k in (
         "cloud", "region", "zone", "instance_type", "market", "os")],
         "gpu_model": placement["gpu_model"], "gpu_count": int(placement["gpu_count"])})
-
-
-def _deadline_policy(run: RunningJob) -> str:
-    """The deadline policy that places this job ('' when the cost policy does)."""
-    return run.record.policy if run.record.policy in DEADLINE_POLICIES else ""
-
-
-def _deadline_label(run: RunningJob) -> str:
-    due = deadline_at(run.resolved, run.record.created_at)
-    return "none" if due is None else f"{due:%Y-%m-%d %H:%M} UTC"
 
 
 def _running(store: PriceStore, job_id: int) -> RunningJob:

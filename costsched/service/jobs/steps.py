@@ -3,6 +3,7 @@ persisted state machine (`costsched.migration.machine`), under the job's lease."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -14,18 +15,14 @@ from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, utcnow
 from costsched.model import InvalidInput
 from costsched.optimize import checkpoint_interval
-from costsched.service.deadline_jobs import (
-    DeadlineDecision,
-)
 from costsched.service.decide import (
     Decision,
 )
-from costsched.service.jobs.candidates import _deadline_candidates, _launch_candidates
+from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     CANDIDATES,
     STEP_LEASE_SECONDS,
     RunningJob,
-    _deadline_policy,
     _label,
     _placed_offering,
     _running,
@@ -49,11 +46,8 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
         raise InvalidInput(f"offering {_label(choice.choice)}: the {launcher.name} launcher "
                            "cannot start it")
     try:
-        rest = [] if not fallbacks else (
-            _deadline_candidates(run.resolved, choice, launcher)[1:]
-            if isinstance(choice, DeadlineDecision) else
-            [candidate(o, price) for o, price in choice.alternatives
-             if launcher.can_launch(o)])
+        rest = [] if not fallbacks else [candidate(o, price) for o, price in
+                                         choice.alternatives if launcher.can_launch(o)]
         rest = [c for c in rest if tuple(c["key"]) != current.key]
     except InvalidInput:
         rest = []
@@ -97,8 +91,9 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
         _store_code(stored.get("code"), uri)
         if candidates is None:
             run = _running(store, record.id)
-            candidates = _launch_candidates(store, run.resolved, when, launcher,
-                                            stored.get("offering"), _deadline_policy(run))
+            candidates = place(store, replace(JobNow.of(run, None, run.resolved.job.steps),
+                                              offering=stored.get("offering"), first=True),
+                               launcher, when)
     except InvalidInput as exc:
         store.jobs.transition(record.id, "failed", at=when, expect="pending",
                               detail=str(exc))

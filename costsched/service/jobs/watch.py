@@ -10,19 +10,10 @@ from datetime import datetime
 import pandas as pd
 
 from costsched.migration.launcher import Instance, Launcher
-from costsched.service.deadline_jobs import (
-    decide_deadline,
-)
-from costsched.service.jobs.candidates import (
-    _candidates,
-    _deadline_candidates,
-    _rates,
-    _recently_full,
-)
+from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     RunningJob,
-    _deadline_policy,
     _newest_open_rows,
     _open_placement,
     _placed_offering,
@@ -203,17 +194,9 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
     `at`: the time of the pass (None: the clock, as the steps go)."""
     job_id = run.record.id
     when = at or as_time(None)
-    by_deadline = _deadline_policy(run)
-    if by_deadline:
-        lost = set() if placement is None else {_placed_offering(placement).key}
-        decision = decide_deadline(
-            store, run.resolved, created_at=run.record.created_at, at=when,
-            steps_left=steps_left(store, run, when), current=None, policy=by_deadline,
-            unavailable={*_recently_full(store, when), *lost},
-            measured_rates=_rates(store, when))
-        cands = _deadline_candidates(run.resolved, decision, launcher)
-    else:
-        cands = _candidates(store, run.resolved, when, launcher, None)
+    lost = () if placement is None else (_placed_offering(placement).key,)
+    cands = place(store, JobNow.of(run, None, steps_left(store, run, when), lost), launcher,
+                  when)
     move = store.moves.create(job_id, "recovery", cands, at=when,
                               source_instance="" if placement is None else source,
                               detail=why)

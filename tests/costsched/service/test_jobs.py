@@ -20,7 +20,7 @@ import yaml
 from costsched import clouds
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
-from costsched.service.jobs import candidates as candidates_module
+from costsched.service.jobs.decider import JobNow, place
 from costsched.store import PriceStore
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
@@ -253,15 +253,15 @@ def test_an_offering_that_just_had_no_capacity_is_tried_last(world) -> None:
 
     now = datetime.now(timezone.utc)
     resolved = resolve(load(write_spec(tmp))[0], ThroughputTable(), now)
-    first = candidates_module._candidates(store, resolved, now, launcher, None)
-    assert [c["key"][2] for c in first] == list(ZONES)  # cheapest first
+    def placed(at: datetime) -> list[str]:
+        job = JobNow(resolved, at, "dynamic-aware", "us-east-1", None, resolved.job.steps)
+        return [c["key"][2] for c in place(store, job, launcher, at)]
+
+    assert placed(now) == list(ZONES)  # cheapest first
     full = Offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "V100", 1)
     store.availability.record(full, "capacity", at=now - timedelta(minutes=5))
-    again = candidates_module._candidates(store, resolved, now, launcher, None)
-    assert [c["key"][2] for c in again] == ["us-east-1b", "us-east-1c", "us-east-1a"]
-    later = now + service.CAPACITY_COOLDOWN
-    assert [c["key"][2] for c in candidates_module._candidates(store, resolved, later, launcher,
-                                                     None)] == list(ZONES)
+    assert placed(now) == ["us-east-1b", "us-east-1c", "us-east-1a"]
+    assert placed(now + service.CAPACITY_COOLDOWN) == list(ZONES)
 
 
 def test_budget_alarms_are_raised_once_per_level(world) -> None:

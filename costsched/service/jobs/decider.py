@@ -1,0 +1,395 @@
+"""One decider for a running job: `decide(job, market, now) -> Decision`.
+
+Whatever asks (a launch, a recovery, `start`, the watcher, `migrate`, `--to`, the daemon's
+re-plan), a job is decided by the decider its stored policy names: the price-driven
+decider (a `costsched.policies` policy, the decision model's expected cost) or the
+deadline decider (a `costsched.policies.deadline` policy). Both answer in one shape, a
+`Decision`: the offering to run on, the ranked offerings to fall back to
+(`alternatives`), the expected cost of staying and of moving, the move's price itemised
+(`move`) and the reason. `decider_for` is the one place that tells the two apart; a new
+reason to decide (a budget, a gang's lost node) is one more decider or step here, not a
+new path through the service.
+
+The market is built once per pass (`market_at`): prices, preemption rates, the offerings
+that just met no capacity, and the planner's prepared offerings, read once for every job.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import cached_property
+
+import pandas as pd
+
+from costsched.jobspec import ResolvedJob
+from costsched.migration.launcher import Launcher
+from costsched.migration.machine import candidate, offering_of
+from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads
+from costsched.optimize.hazard import Evidence
+from costsched.optimize.planner import plan_job, prepare
+from costsched.passes import memo
+from costsched.policies import POLICIES, OfferingKey
+from costsched.policies.deadline import DEADLINE_POLICIES
+from costsched.prices import prices_at
+from costsched.report.amounts import usd
+from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY, decide_deadline
+from costsched.service.decide import (
+    Ask,
+    Decision,
+    OfferingName,
+    decide_all,
+    decide_to,
+    decision_rates,
+)
+from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
+from costsched.store import PriceStore
+
+# --- the market, once per pass --------------------------------------------------------------
+
+
+class Market:
+    """What every job of a pass is decided from, read once: the prices as of `when`, the
+    preemption rates, the offerings that just met no capacity, the planner's offerings."""
+
+    def __init__(self, store: PriceStore, when: datetime) -> None:
+        self.store, self.when = store, when
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        frame = prices_at(self.store, self.when)
+        if frame.empty:
+            raise InvalidInput(f"at {self.when:%Y-%m-%d %H:%M} UTC: no prices known; import "
+                               "or collect prices first")
+        return frame
+
+    @cached_property
+    def rates(self) -> Evidence:
+        """Preemption rates: costsched's own jobs' and the store's observations."""
+        return decision_rates(self.store, self.when, measured_rates(self.store, self.when))
+
+    @property
+    def full(self) -> set[OfferingKey]:
+        """Offerings that met no capacity lately (read afresh: a launch of the pass may
+        just have met none): tried last."""
+        seen = self.store.availability.since(self.when - CAPACITY_COOLDOWN, event="capacity")
+        return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")
+                for r in seen.itertuples()}
+
+    @cached_property
+    def offerings(self) -> pd.DataFrame:
+        """The planner's prepared offerings (read only: every job ranks the same ones)."""
+        return prepare(self.frame, self.rates)
+
+
+def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
+    """Preemptions per spot hour that costsched's own jobs met, per (cloud, region, zone,
+    instance type, GPU model and count): the decision model pools them (`hazard`)."""
+    seen = store.availability.since()
+    placements = store.jobs.placements()
+    if placements.empty:
+        return None
+    spot = placements[placements["market"] == "spot"]
+    if spot.empty:
+        return None
+    end = spot["end_at"].fillna(pd.Timestamp(at))
+    hours = (end - spot["start_at"]).dt.total_seconds().clip(lower=0) / 3600
+    keys = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count"]
+    frame = spot.assign(hours=hours).groupby(keys, as_index=False)["hours"].sum()
+    preempted = seen[seen["event"] == "preempted"].groupby(keys).size().rename("preemptions")
+    frame = frame.join(preempted, on=keys).fillna({"preemptions": 0})
+    return frame[frame["hours"] > 0]
+
+
+def market_at(store: PriceStore, when: datetime) -> Market:
+    """The market of `when`, built once per pass (`costsched.passes`)."""
+    return memo(("market-now", store.url, when), lambda: Market(store, when), shared=True)
+
+
+# --- the job, as a decider sees it ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobNow:
+    """A job to decide for now: its spec, creation, stored policy, home region, where it
+    runs (`current`; None when it is to be placed: a launch, a recovery, a start), its
+    steps left, the offerings it just lost, and the user's own pick (`offering`, at
+    launch). `checkpoint_gb`: its newest checkpoint's size where one is measured."""
+
+    resolved: ResolvedJob
+    created_at: datetime
+    policy: str
+    home_region: str
+    current: OfferingKey | None
+    steps_left: float
+    lost: frozenset[OfferingKey] = frozenset()
+    offering: str | None = None
+    checkpoint_gb: float | None = None
+    first: bool = False  # a new job: a deadline it cannot meet is refused
+
+    @classmethod
+    def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float,
+           lost: Collection[OfferingKey] = ()) -> JobNow:
+        """The job of `run`; its checkpoint's size is measured where a move would copy it."""
+        return cls(run.resolved, run.record.created_at, run.record.policy, run.home_region,
+                   current, steps_left, frozenset(lost),
+                   checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
+                                  if current is not None else None))
+
+    @property
+    def size_gb(self) -> float:
+        """The checkpoint a move copies: the newest one's size, else the spec's."""
+        return (self.checkpoint_gb if self.checkpoint_gb is not None
+                else self.resolved.job.checkpoint_gb)
+
+
+def measured_checkpoint_gb(uri: str) -> float | None:
+    """The size in GB of the job's newest published checkpoint (None: none yet, or its
+    store cannot be read now); once per pass."""
+    if not uri:
+        return None
+
+    def read() -> float | None:
+        from launchers.checkpoints import open_store
+
+        try:
+            found = open_store(uri).list()
+        except Exception:  # noqa: BLE001 - unreadable now: the spec's size stands
+            return None
+        return found[-1].size / 1e9 if found else None
+
+    return memo(("checkpoint-gb", uri), read, shared=True)
+
+
+# --- the deciders ---------------------------------------------------------------------------
+
+
+class Decider(ABC):
+    """Decides where a job runs now. `decide_all`: many jobs of one market at once."""
+
+    name: str
+
+    @abstractmethod
+    def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
+        """Where `job` runs now, with its fallbacks, costs, move price and reason."""
+
+    def decide_all(self, jobs: Sequence[JobNow], market: Market,
+                   now: datetime) -> list[Decision]:
+        return [self.decide(job, market, now) for job in jobs]
+
+    @property
+    def daily(self) -> bool:
+        """Whether its moves are held to one a day (a deadline policy re-decides every
+        period with its own hysteresis; a move the user asks for is theirs to time)."""
+        return False
+
+
+@dataclass(frozen=True)
+class PriceDecider(Decider):
+    """The price-driven decider: a placement by the decision model's ranking of every
+    offering the job allows; a move by `policy` (a `costsched.policies` name), carried out
+    when it pays by more than `margin` (0 with `force`)."""
+
+    policy: str = "dynamic-aware"
+    margin: float = 0.05
+    overheads: Overheads = field(default_factory=Overheads)
+    force: bool = False
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.policy
+
+    @property
+    def daily(self) -> bool:
+        return not self.force
+
+    def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
+        return self.decide_all([job], market, now)[0]
+
+    def decide_all(self, jobs: Sequence[JobNow], market: Market,
+                   now: datetime) -> list[Decision]:
+        out: dict[int, Decision] = {}
+        moving = [(i, j) for i, j in enumerate(jobs) if j.current is not None]
+        for i, job in enumerate(jobs):
+            if job.current is None:
+                out[i] = self._placed(job, market, now)
+        if moving:
+            margin = 0.0 if self.force else self.margin
+            asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
+                        j.current, j.steps_left, j.resolved.table) for _, j in moving]
+            found = decide_all(market.store, asks, policy=self.policy, at=now, margin=margin,
+                               overheads=self.overheads, measured_rates=market.rates)
+            for (i, _), d in zip(moving, found, strict=True):
+                out[i] = replace(d, reason=move_reason(d, margin))
+        return [out[i] for i in range(len(jobs))]
+
+    def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
+        """A first placement (or a recovery): the planner's ranking by expected cost, the
+        user's `offering` alone when they named one."""
+        plan = plan_job(job.resolved, market.offerings)
+        choices = plan.choices
+        if job.offering is not None:
+            choices = plan.ranked[plan.ranked["offering"].map(_spelled(job.offering))]
+            if choices.empty:
+                raise InvalidInput(f"offering {job.offering!r}: not a priced offering now; "
+                                   "expected cloud:zone-or-region:instance_type:market as "
+                                   "`costsched prices show` lists them")
+        ranked = []
+        for row in choices.itertuples():
+            o = offering_of({"key": [row.cloud, row.region, row.zone, row.instance_type,
+                                     row.market, row.os],
+                             "gpu_model": row.gpu_model, "gpu_count": row.gpu_count})
+            ranked.append((o, float(row.usd_per_hour), float(getattr(row, "expected_cost",
+                                                                     float("nan")))))
+        if not ranked:
+            raise InvalidInput(plan.reason or f"job {job.resolved.name}: no offering meets "
+                               "its constraints now")
+        first, price, cost = ranked[0]
+        return Decision(now, self.policy, None, first.key, first, price, float("nan"), cost,
+                        alternatives=tuple((o, p) for o, p, _ in ranked[1:]),
+                        reason=f"placed on {label(first.key)}, the least expected cost")
+
+
+@dataclass(frozen=True)
+class DeadlineDecider(Decider):
+    """The deadline decider: a `costsched.policies.deadline` policy places the job each
+    period (spot where it is, on-demand when the deadline needs it)."""
+
+    policy: str = DEFAULT_DEADLINE_POLICY
+    overheads: Overheads = field(default_factory=Overheads)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.policy
+
+    def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
+        d = decide_deadline(market.store, job.resolved, created_at=job.created_at, at=now,
+                            steps_left=job.steps_left, current=job.current,
+                            policy=self.policy, overheads=self.overheads,
+                            unavailable={*market.full, *job.lost},
+                            measured_rates=market.rates, late_ok=not job.first,
+                            offerings=market.offerings, checkpoint_gb=job.size_gb)
+        verb = "stay on" if not d.moves else "move to" if job.current else "placed on"
+        return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
+                                 f"{label(d.choice)}{itemised(d) and ', the move' + itemised(d)}")
+
+
+@dataclass(frozen=True)
+class AskedDecider(Decider):
+    """The user's own choice (`migrate --to`): there, whatever it costs (its reason says
+    how much)."""
+
+    target: OfferingName
+    overheads: Overheads = field(default_factory=Overheads)
+    name: str = "asked"
+
+    def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
+        assert job.current is not None  # noqa: S101 - a move of a placed job
+        d = decide_to(market.store, replace(job.resolved.job, checkpoint_gb=job.size_gb),
+                      self.target, current=job.current, steps_left=job.steps_left, at=now,
+                      table=job.resolved.table, overheads=self.overheads,
+                      measured_rates=market.rates)
+        return replace(d, reason=move_reason(d, 0.0, asked=True))
+
+
+def decider_for(policy: str, *, cost_policy: str = "dynamic-aware", margin: float = 0.05,
+                overheads: Overheads | None = None, force: bool = False,
+                target: OfferingName | None = None) -> Decider:
+    """The decider of a job whose stored policy is `policy`: the user's `target` when
+    given, the deadline decider for a deadline policy, else the price-driven decider (by
+    `cost_policy`, the configured one, when the stored policy is not a policy's name)."""
+    overheads = overheads or Overheads()
+    if target is not None:
+        return AskedDecider(target, overheads)
+    if is_deadline(policy):
+        return DeadlineDecider(policy, overheads)
+    return PriceDecider(policy if policy in POLICIES else cost_policy, margin, overheads,
+                        force)
+
+
+def is_deadline(policy: str) -> bool:
+    """True when `policy` (a job's stored policy) is a deadline policy."""
+    return policy in DEADLINE_POLICIES
+
+
+# --- what a placement tries ----------------------------------------------------------------
+
+
+def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
+          exclude: Collection[OfferingKey] = ()) -> list[dict]:
+    """The offerings a launch, a recovery or a start tries, best first: the job's
+    decider's choice, then its fallbacks (`candidates_of`)."""
+    market = market_at(store, when)
+    decision = decider_for(job.policy).decide(job, market, when)
+    return candidates_of(decision, launcher, market, job.resolved.name, exclude)
+
+
+def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
+                  exclude: Collection[OfferingKey] = ()) -> list[dict]:
+    """The offerings a launch, recovery or move tries, best first: the decision's choice,
+    then its fallbacks, those the launcher can start (one that just met no capacity
+    after the others), at most CANDIDATES."""
+    ready, later = [], []
+    for o, price in ((d.offering, d.usd_per_hour), *d.alternatives):
+        if o.key in exclude or not launcher.can_launch(o):
+            continue
+        (later if o.key in market.full else ready).append(candidate(o, price))
+    out = [*ready, *later][:CANDIDATES]
+    if not out:
+        raise InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets "
+                           "its constraints now")
+    return out
+
+
+def move_reason(choice: Decision, margin: float, asked: bool = False) -> str:
+    """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-'), the
+    move's price itemised."""
+    stay, there = usd(choice.stay_usd), usd(choice.choice_usd)
+    where = label(choice.choice)
+    if asked:
+        if not choice.moves:
+            return f"stay: it runs on {where} already"
+        diff = choice.choice_usd - choice.stay_usd
+        verdict = (f"${diff:,.2f} dearer" if diff >= 0.01 else
+                   f"{usd(diff)} dearer" if diff > 0 else f"saves {usd(-diff)}")
+        return (f"move to {where} as asked: {stay} expected here, {there} there including "
+                f"the move{itemised(choice)} ({verdict})")
+    if choice.moves:
+        return (f"move: {stay} expected here, {there} on {where} including the move"
+                f"{itemised(choice)} (saves {usd(choice.stay_usd - choice.choice_usd)})")
+    if choice.held:
+        return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
+    return (f"stay: {stay} expected here; no move saves more than {margin:.0%} of the "
+            "next day's cost here")
+
+
+def itemised(choice: Decision) -> str:
+    """' of $X (egress $a, restart $b, lost work $c, overlap $d)', or '' without a move."""
+    m = choice.move
+    if m is None:
+        return ""
+    return (f" of {usd(float(m.total))} (egress {usd(float(m.egress_usd))}, restart "
+            f"{usd(float(m.restart_usd))}, lost work {usd(float(m.lost_work_usd))}, overlap "
+            f"{usd(float(m.overlap_usd))})")
+
+
+def label(key: OfferingKey) -> str:
+    cloud, region, zone, instance_type, market, _ = key
+    return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"
+
+
+def _spelled(text: str) -> Callable[[str], bool]:
+    """Matches an offering label ('aws us-east-1f p3.2xlarge spot') against the user's
+    'aws:us-east-1f:p3.2xlarge:spot' (or the label itself)."""
+    wanted = text.strip().replace(":", " ").replace("on_demand", "on-demand").split()
+    return lambda text: text.split() == wanted
+
+
+def _due(job: JobNow) -> str:
+    from costsched.service.deadline_jobs import deadline_at
+
+    due = deadline_at(job.resolved, job.created_at)
+    return "none" if due is None else f"{due:%Y-%m-%d %H:%M} UTC"
