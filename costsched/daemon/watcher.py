@@ -13,6 +13,7 @@ from costsched.daemon.events import _emit, _one_line
 from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES
 from costsched.service import jobs as job_service
+from costsched.service.jobs.runs import JobEvent
 from costsched.store import PriceStore
 
 WATCH = "watch"  # the watcher: every daemon.watch_seconds, beside the scheduled tasks
@@ -82,15 +83,11 @@ class Watcher:
                 return
             self.stopping.wait(_POLL)
 
-    def _reported(self, line: str) -> None:
-        """Log a reconcile line; recoveries and failures are notified."""
-        level = "warning" if "checkpoints not published" in line else "info"
-        _emit(level, task="replan", event="reconciled", detail=line)
-        job = line.split(":", 1)[0].removeprefix("job ").strip()
-        if "recovery" in line and "failed" not in line.split("recovery", 1)[1]:
-            self._notify("recovery", job=int(job) if job.isdigit() else job, detail=line)
-        elif "failed" in line:
-            self._notify("failure", job=int(job) if job.isdigit() else job, detail=line)
+    def _reported(self, event: JobEvent) -> None:
+        """Log what a reconcile did to a job; recoveries and failures are notified."""
+        _emit(event.level, task="replan", event="reconciled", detail=event)
+        if event.notify:
+            self._notify(event.notify, job=event.job_id, detail=str(event))
 
     def _notify(self, event: str, **details: Any) -> None:
         from costsched import notify

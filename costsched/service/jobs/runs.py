@@ -95,6 +95,23 @@ def _placed_offering(placement: pd.Series) -> Offering:
         "gpu_model": placement["gpu_model"], "gpu_count": int(placement["gpu_count"])})
 
 
+class JobEvent(str):
+    """One thing a reconcile did to a job: its line (this str), the job, what it was
+    (`kind`: "move", "checkpoint", "finished", "failed", "recovery", "launch"), the log
+    level it deserves and the notification it calls for ("recovery", "failure" or "")."""
+
+    job_id: int
+    kind: str
+    level: str
+    notify: str
+
+    def __new__(cls, job_id: int, kind: str, text: str, *, level: str = "info",
+                notify: str = "") -> JobEvent:
+        made = super().__new__(cls, f"job {job_id}: {text}")
+        made.job_id, made.kind, made.level, made.notify = job_id, kind, level, notify
+        return made
+
+
 def _running(store: PriceStore, job_id: int) -> RunningJob:
     return _run_of(store, store.jobs.get(job_id), store.moves.of_job(job_id))
 

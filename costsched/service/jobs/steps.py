@@ -22,6 +22,7 @@ from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     CANDIDATES,
     STEP_LEASE_SECONDS,
+    JobEvent,
     RunningJob,
     _label,
     _placed_offering,
@@ -104,7 +105,8 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
     _step_move(store, launcher, move)
 
 
-def _resume_launches(store: PriceStore, launcher: Launcher, at: datetime | None) -> list[str]:
+def _resume_launches(store: PriceStore, launcher: Launcher,
+                     at: datetime | None) -> list[JobEvent]:
     """Launches a costsched stopped between storing the job and starting its launch move:
     each is carried on by whoever takes the job's lease (free at once when its holder died
     on this host, else when the lease expires)."""
@@ -119,9 +121,9 @@ def _resume_launches(store: PriceStore, launcher: Launcher, at: datetime | None)
                 continue
             try:
                 _start_launch(store, launcher, record, at or as_time(None))
-                done.append(f"job {job_id}: interrupted launch resumed")
+                done.append(JobEvent(job_id, "launch", "interrupted launch resumed"))
             except InvalidInput as exc:
-                done.append(f"job {job_id}: failed: {exc}")
+                done.append(JobEvent(job_id, "failed", f"failed: {exc}", notify="failure"))
     return done
 
 

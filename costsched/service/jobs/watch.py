@@ -13,6 +13,7 @@ from costsched.migration.launcher import Instance, Launcher
 from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
+    JobEvent,
     RunningJob,
     _newest_open_rows,
     _open_placement,
@@ -34,14 +35,14 @@ from costsched.store.jobs import StaleState
 
 
 def reconcile(store: PriceStore, launcher: Launcher, *,
-              at: datetime | str | None = None) -> list[str]:
+              at: datetime | str | None = None) -> list[JobEvent]:
     """One pass over this launcher's jobs: carry on every unfinished move (and launches a
     costsched stopped before their first move), recover jobs whose instance was preempted,
     and close jobs that finished or failed. Returns what happened, a line each. Run it
     every few minutes (`costsched status` and the daemon's watcher do). Another costsched
     reconciling at the same time is harmless: every step is taken under the job's lease."""
     when = as_time(at) if at is not None else None
-    done: list[str] = _resume_launches(store, launcher, when)
+    done: list[JobEvent] = _resume_launches(store, launcher, when)
     done += advance_moves(store, launcher, at=when)
     busy = {m.job_id for m in store.moves.unfinished()}
     runs = [run for job_id, run in _runs(store, states=["running"]).items()
@@ -52,7 +53,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
 
 
 def advance_moves(store: PriceStore, launcher: Launcher, *,
-                  at: datetime | str | None = None) -> list[str]:
+                  at: datetime | str | None = None) -> list[JobEvent]:
     """Step every unfinished move of this launcher's jobs as far as it goes now (each under
     its job's lease; one another costsched is stepping is left to it). What changed, a
     line each."""
@@ -68,12 +69,16 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
         except StaleState:
             continue  # the other costsched got there first
         if after.state != move.state:
-            done.append(f"job {move.job_id}: {move.kind} {move.state} -> {after.state}")
+            failed = "failed" in (move.state, after.state)
+            done.append(JobEvent(move.job_id, "move",
+                                 f"{move.kind} {move.state} -> {after.state}",
+                                 notify="failure" if failed else
+                                 "recovery" if move.kind == "recovery" else ""))
     return done
 
 
 def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJob],
-                     at: datetime | None) -> list[str]:
+                     at: datetime | None) -> list[JobEvent]:
     """Ask the launcher about every running job's instance at once, store the steps they
     report and their checkpoints' news, and act on the jobs whose instance is gone
     (finished, failed, preempted): a line for each thing that happened, in job order."""
@@ -100,10 +105,11 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
         gone.append(run)  # gone, or no open placement at all (an interrupted recovery)
     when = at or as_time(None)
     store.jobs.record_steps(steps, at=when)
-    lines = {}
+    lines: dict[int, JobEvent | None] = {}
     for job_id, now in news.items():
         store.jobs.note(job_id, "checkpoint", now, at=when)
-        lines[job_id] = f"job {job_id}: checkpoints {now}"
+        lines[job_id] = JobEvent(job_id, "checkpoint", f"checkpoints {now}",
+                                 level="info" if now == "published" else "warning")
     for run in gone:
         lines[run.record.id] = _act_on_gone(store, launcher, run, at)
     return [lines[i] for i in ids if lines.get(i)]
@@ -143,22 +149,22 @@ def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 
 
 
 def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
-                 at: datetime | None) -> str:
+                 at: datetime | None) -> JobEvent | None:
     """Close or recover a job whose instance is gone (or that has no open placement),
     under the job's lease."""
     with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
         # Under the lease, as things are now: another costsched may have acted already.
         if not mine or store.jobs.get(run.record.id).state != "running" or any(
                 m.job_id == run.record.id for m in store.moves.unfinished()):
-            return ""
+            return None
         try:
             return _end_or_recover(store, launcher, run, at)
         except StaleState:  # a move of the job was started meanwhile: it carries on
-            return ""
+            return None
 
 
 def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
-                    at: datetime | None) -> str:
+                    at: datetime | None) -> JobEvent | None:
     """Close a job whose instance finished, or recover one whose instance is gone."""
     placement = _open_placement(store, run.record.id)
     when = at or as_time(None)
@@ -169,15 +175,17 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     instance = launcher.status(str(placement["instance"]))
     _record_step(store, run.record, instance.step, when)
     if instance.state in ("running", "pending"):
-        return ""
+        return None
     if instance.state in ("succeeded", "failed"):
         launcher.terminate(instance.id)
         store.jobs.end_placement(job_id, when)
         detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
                   f"exit code {instance.exit_code}: {instance.detail}")
         store.jobs.transition(job_id, instance.state, at=when, expect="running", detail=detail)
-        return f"job {job_id}: {instance.state}" + (
-            f" (exit code {instance.exit_code})" if instance.state == "failed" else "")
+        if instance.state == "succeeded":
+            return JobEvent(job_id, "finished", "succeeded")
+        return JobEvent(job_id, "failed", f"failed (exit code {instance.exit_code})",
+                        notify="failure")
     # Preempted, or stopped or terminated behind costsched's back: recover it.
     if instance.state == "preempted":
         store.availability.record(_placed_offering(placement), "preempted", at=when,
@@ -189,7 +197,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
 
 
 def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
-             placement: pd.Series | None, source: str, why: str) -> str:
+             placement: pd.Series | None, source: str, why: str) -> JobEvent:
     """Start and step a recovery of a job whose instance is gone (its placement closed);
     `at`: the time of the pass (None: the clock, as the steps go)."""
     job_id = run.record.id
@@ -201,4 +209,5 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
                               source_instance="" if placement is None else source,
                               detail=why)
     after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
-    return f"job {job_id}: {why}; recovery {after.state}"
+    return JobEvent(job_id, "recovery", f"{why}; recovery {after.state}",
+                    notify="failure" if after.state == "failed" else "recovery")
