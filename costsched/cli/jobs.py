@@ -164,6 +164,9 @@ def migrate(
                      "current": list(a.decision.current or []), "choice": list(a.decision.choice),
                      "stay_usd": _finite(a.stay_usd), "move_usd": _finite(a.move_usd),
                      "started": a.started is not None, "reason": a.reason,
+                     "move_price": (None if a.decision.move is None else
+                                    {k: _finite(v) for k, v in
+                                     a.decision.move.as_dict().items()}),
                      "price_age_hours": ages.get(a.job_id)} for a in advice])
         return
     if not advice:
