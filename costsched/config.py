@@ -122,7 +122,7 @@ class ScheduleConfig(_Section):
     """When the daemon runs each task (5-field cron expressions)."""
 
     collect: str = "0 * * * *"
-    replan: str = "0 6 * * *"
+    replan: str = "30 * * * *"
     catalog: str = "0 5 * * 1"
 
     _check = field_validator("collect", "replan", "catalog")(_cron)

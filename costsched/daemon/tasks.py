@@ -18,16 +18,12 @@ class Tasks(Watcher):
     # --- the tasks ----------------------------------------------------------------------
 
     def collect(self, at: datetime | None = None) -> Outcome:
-        """Collect today's on-demand and spot prices of the configured clouds and regions,
-        then ask the deadline policy about each running job with a deadline: such a job
-        may have to go on-demand (or back to spot) within the hour, not the day."""
+        """Collect today's on-demand and spot prices of the configured clouds and regions
+        (the re-plan that follows decides every running job from them)."""
         c = self.config.collect
         summary = service.collect_prices(self.store, clouds=c.clouds, regions=c.regions,
                                          gcp_project=c.gcp_project, signals=True)
-        moved = self._deadline_pass(at)
-        collected = _collected(summary)
-        return Outcome(collected + (f"; {moved} deadline move(s) started" if moved else ""),
-                       collected.level)
+        return _collected(summary)
 
     def catalog(self, at: datetime | None = None) -> Outcome:
         """Refresh the on-demand catalog: collect the configured clouds' prices in every
@@ -52,14 +48,11 @@ class Tasks(Watcher):
         detail = f"{considered} running job(s), {started} migration(s) started"
         return detail + (f", {left} move(s) left unfinished" if left else "")
 
-    def _deadline_pass(self, at: datetime | None) -> int:
-        return self._replan_jobs(at, deadline_only=True)[1]
-
-    def _replan_jobs(self, at: datetime | None, deadline_only: bool = False) -> tuple[int, int]:
-        """Per launcher in use: reconcile, decide for every running job (only those placed
-        by a deadline policy, with `deadline_only`) from one market, start the moves that
-        pay (each under its job's lease, decided again there), and follow them. Returns
-        (jobs considered, migrations started)."""
+    def _replan_jobs(self, at: datetime | None) -> tuple[int, int]:
+        """Per launcher in use: reconcile, decide for every running job from one market
+        (each by its own decider), start the moves that pay (each under its job's lease,
+        decided again there), and follow them. Returns (jobs considered, migrations
+        started)."""
         considered = started = 0
         policy = self.config.policy
         with one_pass():  # every job decided from the same market, read once
@@ -72,7 +65,7 @@ class Tasks(Watcher):
                 advice = job_service.migrate(
                     self.store, launcher, at=at, margin=policy.margin, policy=policy.name,
                     overheads=self.config.migration.overheads(),
-                    deadline_jobs_only=deadline_only, stop=self.stopping.is_set)
+                    stop=self.stopping.is_set)
                 considered += len(advice)
                 started += sum(self._advised(a) for a in advice)
                 if self._moving(launcher):

@@ -67,7 +67,7 @@ def test_defaults_when_the_default_file_is_missing(tmp_path: Path, monkeypatch) 
     assert loaded.read is False and loaded.path == tmp_path / "none.toml"
     assert config.db is None
     assert (config.schedule.collect, config.schedule.replan, config.schedule.catalog) == (
-        "0 * * * *", "0 6 * * *", "0 5 * * 1")
+        "0 * * * *", "30 * * * *", "0 5 * * 1")
     assert (config.policy.name, config.policy.margin) == ("dynamic-aware", 0.05)
     assert config.migration.overheads() == Overheads()
     assert config.launch.launcher == "local"

@@ -371,9 +371,7 @@ def test_cli_daemon_once_then_status_shows_the_tasks(
     assert "Scheduled optimizer" in text and "3 new price(s)" in text
 
 
-def test_the_hourly_collect_re_places_a_job_with_a_deadline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_hourly_replan_re_places_a_job_with_a_deadline(tmp_path: Path) -> None:
     from tests.costsched.service.test_deadline_jobs import WORK_HOURS, deadline_spec, market_of
 
     store = PriceStore(str(tmp_path / "store.sqlite"))
@@ -384,18 +382,18 @@ def test_the_hourly_collect_re_places_a_job_with_a_deadline(
                            checkpoint_root=str(tmp_path / "checkpoints"))
     try:
         assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1a", "spot")
-        # Zone a gets dear and b cheap: the deadline policy moves the job at the hourly
-        # collect, not at the daily re-plan; a cost-policy job would wait for the re-plan.
-        monkeypatch.setattr(service_api, "collect_prices", fake_collect(DEAR_A))
-        daemon = Daemon(store, Config(), tasks=("collect",), launchers=lambda _: launcher,
+        # Zone a gets dear and b cheap: the one re-plan task (hourly) asks every running
+        # job's decider; the deadline policy moves the job.
+        assert Config().schedule.replan == "30 * * * *"
+        set_prices(store, DEAR_A, datetime.now(timezone.utc) - timedelta(minutes=30))
+        daemon = Daemon(store, Config(), tasks=("replan",), launchers=lambda _: launcher,
                         settle_seconds=30)
-        detail = daemon.collect()
-        assert "1 deadline move(s) started" in detail
+        assert "1 migration(s) started" in daemon.replan()
         assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1b", "spot")
         # A second price change the same hour moves it again: no once-a-day limit.
-        monkeypatch.setattr(service_api, "collect_prices",
-                            fake_collect({"us-east-1b": 3.0, "us-east-1c": 0.4}))
-        assert "1 deadline move(s) started" in daemon.collect()
+        set_prices(store, {"us-east-1b": 3.0, "us-east-1c": 0.4},
+                   datetime.now(timezone.utc) - timedelta(minutes=10))
+        assert "1 migration(s) started" in daemon.replan()
         assert zone_of(store, job.id) == "us-east-1c"
     finally:
         for instance in launcher.instances():

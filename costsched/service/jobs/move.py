@@ -19,7 +19,7 @@ from costsched.service.decide import (
     OfferingName,
     parse_offering,
 )
-from costsched.service.jobs.decider import Decider, JobNow, decider_for, is_deadline, market_at
+from costsched.service.jobs.decider import Decider, JobNow, decider_for, market_at
 from costsched.service.jobs.runs import (
     MIN_MIGRATION_INTERVAL,
     STEP_LEASE_SECONDS,
@@ -49,7 +49,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             dry_run: bool = False, at: datetime | str | None = None, margin: float = 0.05,
             policy: str = "dynamic-aware", force: bool = False,
             overheads: Overheads | None = None,
-            deadline_jobs_only: bool = False, to: str | None = None,
+            to: str | None = None,
             stop: Callable[[], bool] | None = None) -> list[MigrationAdvice]:
     """Ask the policy where each running job (or `job`) should be now, among every offering
     the job's constraints allow, and, unless `dry_run`, start the migrations that pay: the
@@ -59,8 +59,9 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     the daily limit and the margin, but still only a move that pays (and within
     max_migrations). `to`: move `job` to this offering ('aws us-west-2b p3.2xlarge spot',
     as the tables print it), the user's choice, even a dearer one (its reason says by how
-    much). Jobs placed by a deadline policy are asked that policy, and not held to once a
-    day (`deadline_jobs_only`: only those, for the daemon's hourly pass). `overheads`: the
+    much). Each job is asked the decider its stored policy names (`policy`: the
+    price-driven policy of a job whose stored policy names none); a deadline policy's
+    moves are not held to once a day. `overheads`: the
     restart and move assumptions (default `Overheads()`). `stop`: asked before each move
     starts; once it says True, no further move starts (the rest are advice only).
 
@@ -80,8 +81,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         ask = _Asking(when if at is not None else pass_now(), target, margin, policy, force,
                       overheads)
         stamp = when if at is not None else None
-        placed = _placed(store, launcher, job_ids(store, job, states=("running",)),
-                         deadline_jobs_only)
+        placed = _placed(store, launcher, job_ids(store, job, states=("running",)))
         out = []
         for (run, placement), choice in zip(placed, _decide(store, placed, ask), strict=True):
             started, reason = None, choice.reason
@@ -106,11 +106,10 @@ class _Asking:
     overheads: Overheads
 
 
-def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int],
-            deadline_jobs_only: bool) -> list[tuple[RunningJob, pd.Series]]:
+def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int]
+            ) -> list[tuple[RunningJob, pd.Series]]:
     """The jobs of `job_ids` that `migrate` asks about, with their open placement: this
-    launcher's, placed now (and placed by a deadline policy, with `deadline_jobs_only`).
-    The placements are read once for all of them."""
+    launcher's, placed now. The placements are read once for all of them."""
     if not job_ids:
         return []
     placements = store.jobs.placements(job_ids[0] if len(job_ids) == 1 else None)
@@ -123,8 +122,7 @@ def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int],
         if placement is None:
             continue
         run = runs[int(job_id)]
-        if run.launcher == launcher.name and (is_deadline(run.record.policy)
-                                              or not deadline_jobs_only):
+        if run.launcher == launcher.name:
             out.append((run, placement))
     return out
 
