@@ -99,6 +99,12 @@ ListPricesDbOption = Annotated[str | None, typer.Option(
     "--db", help=_DB_HELP + " It must exist; without it, the bundled list prices are used.",
     callback=_reads_store_or_list_prices, show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+# What the commands about jobs share (`status`, `logs` and the rest).
+JobArgument = Annotated[str, typer.Argument(help="Job id or name.", show_default=False)]
+
+NO_JOBS = "No jobs. `costsched launch JOB.yaml` starts one."
+NEVER_RUN = ("Scheduled optimizer: never run (`costsched daemon`, or `costsched daemon --once` "
+             "from cron).")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -11,7 +11,10 @@ from typing import Annotated, Any
 import typer
 
 from costsched.cli.common import (
+    NEVER_RUN,
+    NO_JOBS,
     DbOption,
+    JobArgument,
     JsonOption,
     NewDbOption,
     console,
@@ -25,7 +28,6 @@ from costsched.cli.common import (
     table,
     user_text,
 )
-from costsched.cli.look import NEVER_RUN, NO_JOBS, JobArgument
 from costsched.service import jobs as service
 from costsched.service.decide import parse_offering
 from costsched.service.staleness import (

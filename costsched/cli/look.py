@@ -9,14 +9,17 @@ from typing import Annotated
 
 import typer
 
-from costsched.cli.common import DbOption, JsonOption, console, friendly_errors, print_json
+from costsched.cli.common import (
+    NEVER_RUN,
+    NO_JOBS,
+    DbOption,
+    JobArgument,
+    JsonOption,
+    console,
+    friendly_errors,
+    print_json,
+)
 from costsched.service import glance
-
-JobArgument = Annotated[str, typer.Argument(help="Job id or name.", show_default=False)]
-
-NO_JOBS = "No jobs. `costsched launch JOB.yaml` starts one."
-NEVER_RUN = ("Scheduled optimizer: never run (`costsched daemon`, or `costsched daemon --once` "
-             "from cron).")
 
 
 @friendly_errors

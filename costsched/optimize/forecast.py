@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from costsched.store import OFFERING_KEY, to_epoch_seconds
+from costsched.frames import OFFERING_KEY, to_epoch_seconds
 
 WINDOW_HOURS = 168.0  # one week
 QUANTILE = 0.25  # of the time in the window: the price the offering was at or below

@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from costsched import clouds
+from costsched.frames import OFFERING_KEY
 from costsched.model import Constraints
 from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
-from costsched.store.prices import OFFERING_KEY
 
 OBJECTIVES = ("cost", "time", "tradeoff")
 # `rank`'s reasons for excluding an offering that the job's filters allow.

@@ -16,12 +16,12 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
+from costsched.frames import OFFERING_ATTRS, OFFERING_KEY
 from costsched.model import InvalidInput, Offering, utc
 from costsched.optimize.decision import egress_per_gb, offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.rank import tie_order
 from costsched.passes import memo
-from costsched.store import OFFERING_ATTRS, OFFERING_KEY
 from costsched.throughput import ThroughputTable
 
 OfferingKey = tuple[str, str, str, str, str, str]  # cloud, region, zone, type, market, os

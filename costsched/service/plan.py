@@ -20,12 +20,12 @@ from costsched.jobspec import (
 from costsched.model import InvalidInput, Job
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
+from costsched.optimize.collection.build import plan_collection
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.hazard import explain as explain_hazard
 from costsched.optimize.planner import (
     JobPlan,
     Progress,
-    plan_collection,
     plan_jobs,
     prepare,
     unmatched,

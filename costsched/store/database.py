@@ -42,6 +42,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
+from costsched.frames import to_epoch_seconds  # noqa: F401 - the store's name for it
 from costsched.model import InvalidInput, utc
 
 ENV_DB = "COSTSCHED_DB"
@@ -554,12 +555,6 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 
 # --- times --------------------------------------------------------------------------------
-
-
-def to_epoch_seconds(times: pd.Series | Sequence[datetime]) -> np.ndarray:
-    """UTC epoch seconds of aware times (naive ones are taken as UTC)."""
-    ts = pd.to_datetime(pd.Series(times), utc=True)
-    return ((ts - _EPOCH) // pd.Timedelta(seconds=1)).to_numpy(dtype="int64")
 
 
 def from_epoch_seconds(seconds: pd.Series | np.ndarray) -> pd.Series:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, Engine, Insert, Table, func, insert, select
 
+from costsched.frames import OFFERING_ATTRS, OFFERING_KEY
 from costsched.model import InvalidInput, PriceObservation
 from costsched.passes import frozen, memo
 from costsched.store import database, zones
@@ -37,8 +38,6 @@ from costsched.store.spot_availability import SpotAvailabilityStore
 if TYPE_CHECKING:
     from costsched.config import StoreConfig
 
-OFFERING_KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
-OFFERING_ATTRS = ["gpu_model", "gpu_count", "vcpus", "memory_gb"]
 # The columns of an observation frame: what importers and collectors hand to `ingest`.
 OBSERVATION_COLUMNS = [*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour", "effective_at", "source"]
 _INSERT_CHUNK = 50_000

@@ -137,14 +137,15 @@ def _undominated(pp: PackingProblem) -> np.ndarray:
 def packing_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
                     quota: int | Mapping[str, int] | None = None,
                     budget_usd: float | None = None) -> PackingProblem:
-    """The collection's matrices (`planner.collection_problem`) with one GPU's throughput and
+    """The collection's matrices (`build.collection_problem`) with one GPU's throughput and
     expected hours on every multi-GPU offering. A job may take one GPU if its `gpu_counts`
     allow 1 (or are not given); its `max_price` and budget then apply to its share of the
     instance's price (price / GPUs)."""
-    from costsched.optimize import planner, rank  # planner imports this package
+    from costsched.optimize import rank
+    from costsched.optimize.collection.build import collection_problem  # it imports this
     from costsched.optimize.decision import outcomes
 
-    base = planner.collection_problem(jobs, offerings, quota, budget_usd)
+    base = collection_problem(jobs, offerings, quota, budget_usd)
     gpus = offerings["gpu_count"].to_numpy(dtype=int)
     share = base.usd_per_hour / gpus
     one_gpu = offerings.assign(gpu_count=1, usd_per_hour=share)
@@ -176,7 +177,7 @@ def plan_collection_shared(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
                            objective: str = "cost",
                            quota: int | Mapping[str, int] | None = None,
                            budget_usd: float | None = None) -> CollectionPlan:
-    """`planner.plan_collection` with shared instances: jobs that may run on one GPU can
+    """`build.plan_collection` with shared instances: jobs that may run on one GPU can
     share multi-GPU instances. `cost`: the least total cost with every deadline met (and
     within `budget_usd`); `time`: the least makespan within `budget_usd`. The plan's
     `instances` says which jobs share which instance."""

@@ -97,7 +97,7 @@ def test_time_objective_and_baseline(offerings) -> None:  # noqa: ANN001
 def test_identical_jobs_solved_once_match_the_full_collection(offerings, objective: str) -> None:  # noqa: ANN001
     """Without quota or total budget, one job per kind gives the optimum of all jobs."""
     from costsched.optimize.collection import POLICIES
-    from costsched.optimize.planner import collection_problem, plan_collection
+    from costsched.optimize.collection.build import collection_problem, plan_collection
 
     base = job("ResNet-50 (batch size 64)")
     other = job("Recommendation (batch size 2048)")

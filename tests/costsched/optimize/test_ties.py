@@ -13,7 +13,8 @@ import pytest
 
 from costsched.jobspec import parse, resolve
 from costsched.optimize.collection import plan_collection_shared
-from costsched.optimize.planner import plan_collection, plan_job, prepare
+from costsched.optimize.collection.build import plan_collection
+from costsched.optimize.planner import plan_job, prepare
 from costsched.optimize.rank import best_of, tie_order, tie_rounded
 from costsched.policies import JOB_SCOPE, JobState, make_policy, view_from_prices
 from costsched.throughput import ThroughputTable
