@@ -84,6 +84,7 @@ demo-deadline: install
 # started (scripts/start-postgres.sh, as root); otherwise they are skipped with the reason.
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)} \
 		$(BIN)/pytest -n 3 --dist loadfile --durations=15

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from costsched.model import CLOUDS, MARKETS, InvalidInput, Job, Offering
+from costsched.optimize.availability import preemption_rates
 from costsched.optimize.decision import MovePrice, Overheads, move_price, outcomes
 from costsched.optimize.forecast import typical_from_observations
 from costsched.optimize.hazard import Evidence
@@ -41,6 +42,7 @@ from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, at_least
 from costsched.store import PriceStore
+from costsched.store.spot_availability import RUNNING_KINDS
 from costsched.throughput import ThroughputTable
 
 # Fewer hours of observed spot time than this leave a group to the cloud's default rate.
@@ -277,8 +279,9 @@ def observed_rates(store: PriceStore, at: datetime, *,
     GPU model, count) from the store's preemption traces and probe logs before `at`, where
     at least `min_hours` were observed in the region; None when no region was. The
     decision model pools them from zone to cloud (`costsched.optimize.hazard`)."""
-    rates = store.spot_availability.preemption_rates(
-        by=("cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count"), end=at)
+    rates = preemption_rates(store.spot_availability.spells(kinds=RUNNING_KINDS, end=at),
+                             ("cloud", "region", "zone", "instance_type", "gpu_model",
+                              "gpu_count"))
     region_hours = rates.groupby(["cloud", "region"])["hours"].transform("sum")
     rates = rates[region_hours >= min_hours]
     return rates.reset_index(drop=True) if len(rates) else None

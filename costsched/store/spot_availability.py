@@ -163,26 +163,6 @@ class SpotAvailabilityStore:
             "preempted": ended.astype(bool),
         }).astype({"start": "datetime64[ns, UTC]", "end": "datetime64[ns, UTC]"})
 
-    def preemption_rates(self, *, by: Sequence[str] = ("cloud", "region", "gpu_model",
-                                                       "gpu_count"),
-                         cloud: str | None = None, zones: Sequence[str] | None = None,
-                         instance_type: str | None = None,
-                         kinds: Sequence[str] = RUNNING_KINDS,
-                         start: datetime | None = None,
-                         end: datetime | None = None) -> pd.DataFrame:
-        """Preemptions per hour of running spot time per group `by` (any of cloud, region,
-        zone, instance_type, gpu_model, gpu_count): instances, preemptions, hours, per_hour
-        and its interval, as `optimize.availability.preemption_rates` gives them, the
-        shape the decision model's measured rates take."""
-        from costsched.optimize.availability import preemption_rates
-
-        unknown = [b for b in by if b not in OFFERING]
-        if unknown:
-            raise InvalidInput(f"group {unknown[0]!r}: expected some of {', '.join(OFFERING)}")
-        lives = self.spells(cloud=cloud, zones=zones, instance_type=instance_type,
-                            kinds=kinds, start=start, end=end)
-        return preemption_rates(lives, tuple(by))
-
     def latest(self, at: datetime, *, zones: Sequence[str] | None = None,
                instance_type: str | None = None, cloud: str | None = None,
                kind: str = "availability") -> pd.DataFrame:

@@ -10,9 +10,10 @@ import pytest
 from sqlalchemy import insert, inspect, select
 
 from costsched.model import InvalidInput
+from costsched.optimize.availability import preemption_rates
 from costsched.store import PriceStore, database
 from costsched.store.schema import availability
-from costsched.store.spot_availability import COLUMNS
+from costsched.store.spot_availability import COLUMNS, RUNNING_KINDS
 
 T0 = pd.Timestamp("2023-02-15", tz="UTC")
 
@@ -85,19 +86,17 @@ def test_preemption_rates_count_running_to_not_running(any_store: PriceStore) ->
     # Running [0,2) preempted, [3,6) preempted, [7,8) still running at the end: 2 in 6 h.
     spot.add(trace([1, 1, 0, 1, 1, 1, 0, 1], kind="preemption", source="p.json"))
     spot.add(trace([1, 0, 1, 0], source="avail.json"))  # availability is not running time
-    rates = spot.preemption_rates()
+    rates = preemption_rates(spot.spells(kinds=RUNNING_KINDS))
     assert len(rates) == 1
     row = rates.iloc[0]
     assert (row["preemptions"], row["hours"]) == (2, 6.0)
     assert row["per_hour"] == pytest.approx(2 / 6)
     assert row["low_per_hour"] < row["per_hour"] < row["high_per_hour"]
     # Only what was seen before 4 h: [0,2) preempted, [3,4) cut at 4 h (not seen to end).
-    early = spot.preemption_rates(end=at(4)).iloc[0]
+    early = preemption_rates(spot.spells(kinds=RUNNING_KINDS, end=at(4))).iloc[0]
     assert (early["preemptions"], early["hours"]) == (1, 3.0)
-    by_zone = spot.preemption_rates(by=["zone", "instance_type"])
+    by_zone = preemption_rates(spot.spells(kinds=RUNNING_KINDS), ("zone", "instance_type"))
     assert by_zone[["zone", "instance_type"]].iloc[0].tolist() == ["us-east-1a", "p3.2xlarge"]
-    with pytest.raises(InvalidInput, match="group 'market'"):
-        spot.preemption_rates(by=["market"])
 
 
 def test_latest_state_per_zone(any_store: PriceStore) -> None:
