@@ -69,6 +69,16 @@ class MarketNow:
     # Share of the time before now that spot was available in at least one of the zones
     # (runs,), with PRIOR_SHARE counted for PRIOR_SPELL seconds; None where unknown.
     spot_share: np.ndarray | None = None
+    # Per zone (runs, zones), from the past before now only, the older the less counted
+    # (weights halving every MEMORY_HOURS; `recent_share`, `recent_spell`); None where
+    # unknown: the share of the time the zone had spot (with the prior of `spot_share`),
+    zone_share: np.ndarray | None = None
+    # the mean length in seconds of its spells without spot seen to end (with the prior
+    # spell), and how long it has been without spot now (0 where it has spot),
+    dry_mean: np.ndarray | None = None
+    dry_for: np.ndarray | None = None
+    # and the mean length of its spells with spot seen to end (with the prior spell).
+    spot_spell: np.ndarray | None = None
 
     @property
     def zones(self) -> int:
@@ -95,6 +105,43 @@ def spot_share(seconds_with_spot: np.ndarray, seconds_seen: np.ndarray) -> np.nd
 def spell_mean(total_seconds: np.ndarray, count: np.ndarray) -> np.ndarray:
     """`MarketNow.spell_mean` from the total length and number of the spells seen to end."""
     return (np.asarray(total_seconds) + PRIOR_SPELL) / (np.asarray(count) + 1)
+
+
+# The past a market's recent statistics weigh: an hour this long ago counts half as much
+# as the last one (spot markets change regime over days).
+MEMORY_HOURS = 48.0
+
+
+def recent_share(flags: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS
+                 ) -> np.ndarray:
+    """Per row and tick of a (rows, ticks) bool array: the share of the ticks before it
+    that were True, weights halving every `memory_hours`, with the prior of `spot_share`."""
+    decay = 0.5 ** (tick / (memory_hours * 3600))
+    rows, ticks = flags.shape
+    seen, true = np.zeros(rows), np.zeros(rows)
+    out = np.empty((rows, ticks))
+    values = flags.astype(float)
+    for t in range(ticks):
+        out[:, t] = spot_share(true, seen)
+        seen = seen * decay + tick
+        true = true * decay + values[:, t] * tick
+    return out
+
+
+def recent_spell(ended: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS
+                 ) -> np.ndarray:
+    """Per row and tick: the mean length of the spells seen to end before or at the tick
+    (`ended`: seconds of the spell that ended at each tick, 0 where none did), weights
+    halving every `memory_hours`, with the prior of `spell_mean`."""
+    decay = 0.5 ** (tick / (memory_hours * 3600))
+    rows, ticks = ended.shape
+    total, count = np.zeros(rows), np.zeros(rows)
+    out = np.empty((rows, ticks))
+    for t in range(ticks):
+        total = total * decay + ended[:, t]
+        count = count * decay + (ended[:, t] > 0)
+        out[:, t] = spell_mean(total, count)
+    return out
 
 
 def zone_of(placement: np.ndarray, zones: int) -> np.ndarray:
