@@ -17,11 +17,9 @@ from costsched.policies.deadline.multi_zone import SpotAnywhere
 from costsched.policies.deadline.on_demand import OnDemand
 from costsched.policies.deadline.spot_risk import SpotRisk
 from costsched.policies.deadline.uniform_progress import UniformProgress
-from costsched.policies.deadline.value import SpotValue
 
 DEADLINE_POLICIES: dict[str, type[DeadlinePolicy]] = {
-    cls.name: cls for cls in (OnDemand, Greedy, UniformProgress, SpotAnywhere, SpotRisk,
-                              SpotValue)
+    cls.name: cls for cls in (OnDemand, Greedy, UniformProgress, SpotAnywhere, SpotRisk)
 }
 
 
@@ -35,6 +33,5 @@ def deadline_policy(name: str) -> DeadlinePolicy:
 
 
 __all__ = ["DEADLINE_POLICIES", "NONE", "DeadlinePolicy", "DeadlineState", "Greedy",
-           "MarketNow", "OnDemand", "SpotAnywhere", "SpotRisk", "SpotValue",
-           "UniformProgress",
+           "MarketNow", "OnDemand", "SpotAnywhere", "SpotRisk", "UniformProgress",
            "deadline_policy", "keeps_deadline"]
