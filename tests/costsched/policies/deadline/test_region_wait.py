@@ -84,3 +84,22 @@ def test_the_recent_past_only_and_the_older_the_less() -> None:
     means = recent_spell(ended, 3600.0, memory_hours=1e9)
     assert means[0, 19] == spell_mean(0.0, 0.0)
     assert means[0, 20] == spell_mean(10 * 3600.0, 1.0)
+
+
+def test_after_an_early_preemption_it_is_not_stuck_on_on_demand() -> None:
+    from costsched.backtest.deadline import DeadlineJob, simulate
+    from costsched.policies.deadline import Greedy
+    from tests.costsched.backtest.deadline.traces import trace
+
+    # Spot for the first hour, none for 4 hours (on-demand while behind), then spot to the
+    # end: 10 h of work due in 14 h leaves the slack to go back to spot, and it does.
+    market = trace(["1" * 60 + "0" * 240 + "1" * 900], ["us-east-1a"], 60)
+    job = DeadlineJob(10, 14, 3, 10, 1.0)
+    runs = {p.name: simulate(market, p, job, np.array([0]), np.array([0])).iloc[0]
+            for p in (SpotAnywhere(), Greedy())}
+    mine = runs["spot-anywhere"]
+    assert mine["met"] and mine["preemptions"] == 1
+    # Spot from the return of spot (5 h in) to the end: the 6.4 h of work left then.
+    assert mine["spot_hours"] > 7.4 and mine["on_demand_hours"] < 3.2
+    assert runs["greedy"]["on_demand_hours"] > 9  # on-demand to the end once on it
+    assert mine["cost_usd"] < runs["greedy"]["cost_usd"] * 0.6
