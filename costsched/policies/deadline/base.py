@@ -117,15 +117,9 @@ def recent_share(flags: np.ndarray, tick: float, memory_hours: float = MEMORY_HO
     """Per row and tick of a (rows, ticks) bool array: the share of the ticks before it
     that were True, weights halving every `memory_hours`, with the prior of `spot_share`."""
     decay = 0.5 ** (tick / (memory_hours * 3600))
-    rows, ticks = flags.shape
-    seen, true = np.zeros(rows), np.zeros(rows)
-    out = np.empty((rows, ticks))
-    values = flags.astype(float)
-    for t in range(ticks):
-        out[:, t] = spot_share(true, seen)
-        seen = seen * decay + tick
-        true = true * decay + values[:, t] * tick
-    return out
+    values = np.asarray(flags, dtype=float)
+    seen = tick * _weighted_before(np.ones_like(values), decay)
+    return spot_share(tick * _weighted_before(values, decay), seen)
 
 
 def recent_spell(ended: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS
@@ -134,13 +128,28 @@ def recent_spell(ended: np.ndarray, tick: float, memory_hours: float = MEMORY_HO
     (`ended`: seconds of the spell that ended at each tick, 0 where none did), weights
     halving every `memory_hours`, with the prior of `spell_mean`."""
     decay = 0.5 ** (tick / (memory_hours * 3600))
-    rows, ticks = ended.shape
-    total, count = np.zeros(rows), np.zeros(rows)
+    ended = np.asarray(ended, dtype=float)
+    count = (ended > 0).astype(float)
+    total = decay * _weighted_before(ended, decay) + ended
+    return spell_mean(total, decay * _weighted_before(count, decay) + count)
+
+
+def _weighted_before(values: np.ndarray, decay: float) -> np.ndarray:
+    """Per row and tick t: the sum over ticks k < t of values[k] * decay ** (t - 1 - k),
+    in blocks short enough that decay ** -block stays far from overflowing."""
+    rows, ticks = values.shape
     out = np.empty((rows, ticks))
-    for t in range(ticks):
-        total = total * decay + ended[:, t]
-        count = count * decay + (ended[:, t] > 0)
-        out[:, t] = spell_mean(total, count)
+    block = max(1, int(200 / max(-np.log2(decay), 1e-12)))
+    carry = np.zeros(rows)
+    for first in range(0, ticks, block):
+        part = values[:, first:first + block]
+        j = np.arange(part.shape[1])
+        total = np.cumsum(part * decay ** -j, axis=1)
+        before = np.concatenate([np.zeros((rows, 1)), total[:, :-1]], axis=1)
+        out[:, first:first + part.shape[1]] = (decay ** j * carry[:, None]
+                                                + decay ** (j - 1.0) * before)
+        m = part.shape[1]
+        carry = decay ** m * carry + decay ** (m - 1.0) * total[:, -1]
     return out
 
 
