@@ -103,3 +103,20 @@ def test_after_an_early_preemption_it_is_not_stuck_on_on_demand() -> None:
     assert mine["spot_hours"] > 7.4 and mine["on_demand_hours"] < 3.2
     assert runs["greedy"]["on_demand_hours"] > 9  # on-demand to the end once on it
     assert mine["cost_usd"] < runs["greedy"]["cost_usd"] * 0.6
+
+
+def test_recent_statistics_match_their_definition_tick_by_tick() -> None:
+    rng = np.random.default_rng(3)
+    flags = rng.random((2, 3000)) < 0.6
+    ended = np.where(rng.random((2, 3000)) < 0.1, rng.random((2, 3000)) * 1e4, 0.0)
+    tick, memory = 60.0, 1.0  # 50 halvings over the trace: several closed-form blocks
+    decay = 0.5 ** (tick / (memory * 3600))
+    seen, true, total, count = (np.zeros(2) for _ in range(4))
+    share, spell = np.empty((2, 3000)), np.empty((2, 3000))
+    for t in range(3000):
+        share[:, t] = spot_share(true, seen)
+        seen, true = seen * decay + tick, true * decay + flags[:, t] * tick
+        total, count = total * decay + ended[:, t], count * decay + (ended[:, t] > 0)
+        spell[:, t] = spell_mean(total, count)
+    np.testing.assert_allclose(recent_share(flags, tick, memory), share, rtol=1e-12)
+    np.testing.assert_allclose(recent_spell(ended, tick, memory), spell, rtol=1e-12)
