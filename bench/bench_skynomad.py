@@ -177,8 +177,8 @@ def tune(policies: str, aligned: pd.Timestamp, tmp: Path) -> None:
     """The tuning split: each policy's cost over the optimum per zone set."""
     ticks = len(json.loads((DATA / "v100_spot_prices.json").read_text())[
         f"{ZONES[0]}_v100_1"])
-    span = int(np.ceil(DEADLINE_HOURS * 3600 / TICK)) + 1
-    starts = np.linspace(1000, ticks - span - 10, TUNE_STARTS).astype(int)
+    # Ticks 1,000 (5 days of past to learn from) to 1,200 before the end.
+    starts = np.linspace(1000, ticks - 1200, TUNE_STARTS).astype(int)
     windows = [aligned + pd.Timedelta(seconds=int(s) * TICK) for s in starts]
     gaps: dict[str, list[float]] = {}
     for zones in TUNE_SETS:
