@@ -11,6 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from costsched.backtest.deadline import plot
+from costsched.backtest.deadline.report import OPTIMUM
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -35,7 +36,9 @@ from costsched.service.deadline import (
 FLAGS = {"deadline_hours": "--deadline", "restart_minutes": "--restart-minutes",
          "job_hours": "--job-hours", "starts": "--starts", "checkpoint_minutes":
          "--checkpoint-minutes", "checkpoint_gb": "--checkpoint-gb", "spot_price":
-         "--spot-price", "on_demand_price": "--on-demand-price", "zone": "--zones"}
+         "--spot-price", "on_demand_price": "--on-demand-price", "zone": "--zones",
+         "windows": "--windows", "optimum_step": "--optimum-step",
+         "egress_rates": "--egress-rates"}
 
 
 def numbers(values: list[str] | None, flag: str) -> list[float]:
@@ -77,6 +80,17 @@ def deadline_backtest_cmd(
     on_demand_price: Annotated[float | None, typer.Option(
         help="On-demand USD/h (default: stored prices, else the catalog's list price).",
         show_default=False)] = None,
+    windows: Annotated[list[str] | None, typer.Option(
+        "--windows", help="Start times of the runs (ISO 8601, comma-separated), or a file "
+        "of them (one a line, or a CSV with a start column); default: --starts spread "
+        "over the trace.", show_default=False)] = None,
+    optimum_step: Annotated[str | None, typer.Option(
+        help="The optimum's precision: exact, or seconds of waste per state (coarser: a "
+             "lower bound, faster); default: exact up to 1,000 states, then coarser.",
+        show_default=False)] = None,
+    egress_rates: Annotated[Path | None, typer.Option(
+        help="CSV of from_region,to_region,usd_per_gb for moves between regions (default: "
+             "the clouds' published rates).", show_default=False)] = None,
     plot_path: Annotated[Path | None, typer.Option("--plot", help="Write a bar chart (PNG).")]
     = None,
     db: DbOption = None,
@@ -96,18 +110,60 @@ def deadline_backtest_cmd(
             job_hours=job_hours, deadline_hours=deadlines, restart_minutes=restarts,
             checkpoint_minutes=checkpoint_minutes, checkpoint_gb=checkpoint_gb,
             starts=starts, policies=split_csv(policies), spot_price=spot_price,
-            on_demand_price=on_demand_price,
+            on_demand_price=on_demand_price, windows=window_starts(windows) or None,
+            optimum_step=optimum_step,
+            egress_usd_per_gb=read_egress(egress_rates) if egress_rates else None,
             progress=lambda done, total: bar.update(task, completed=done, total=total))
     if plot_path is not None:
         plot(result.summary, plot_path)
     if json_out:
         print_json({"trace": result.trace, "optimum_step_seconds": result.optimum_steps,
                     "summary": frame_records(result.summary),
+                    "windows": frame_records(result.windows),
                     "runs": frame_records(result.results)})
         return
     render(result, wide)
     if plot_path is not None:
         console.print(f"chart written to {plot_path}")
+
+
+def window_starts(values: list[str] | None) -> list[str]:
+    """Start times from the option: each value a file of them or comma-separated times."""
+    out: list[str] = []
+    for value in values or []:
+        path = Path(value)
+        if not path.is_file():
+            out.extend(split_csv([value]))
+            continue
+        lines = [line.strip() for line in path.read_text().splitlines()]
+        lines = [line for line in lines if line and not line.startswith("#")]
+        if lines and "start" in [c.strip() for c in lines[0].split(",")]:
+            column = [c.strip() for c in lines[0].split(",")].index("start")
+            lines = [line.split(",")[column].strip() for line in lines[1:]]
+        if not lines:
+            raise InvalidInput(f"windows {path}: expected start times, one a line")
+        out.extend(lines)
+    return out
+
+
+def read_egress(path: Path) -> dict[tuple[str, str], float]:
+    """(from, to) region -> USD/GB from a CSV of from_region,to_region,usd_per_gb."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"egress_rates {path}: {exc}") from None
+    need = ["from_region", "to_region", "usd_per_gb"]
+    if list(frame.columns[:3]) != need and not set(need) <= set(frame.columns):
+        raise InvalidInput(f"egress_rates {path}: expected columns {','.join(need)}")
+    rates = pd.to_numeric(frame["usd_per_gb"], errors="coerce")
+    bad = frame.index[~(rates >= 0)]
+    if len(bad):
+        raise InvalidInput(f"egress_rates {path} row {int(bad[0]) + 2}: usd_per_gb "
+                           f"{frame['usd_per_gb'].iloc[bad[0]]!r}: expected USD >= 0")
+    return {(str(a), str(b)): float(r) for a, b, r in
+            zip(frame["from_region"], frame["to_region"], rates, strict=True)}
 
 
 def render(result: DeadlineBacktestResult, wide: bool = False) -> None:
@@ -124,11 +180,44 @@ def render(result: DeadlineBacktestResult, wide: bool = False) -> None:
     console.print(table(title, ["deadline", "restart", "policy", "cost vs on-demand",
                                 "vs optimum", "gap closed", "misses", "runs"], rows,
                         detail=["runs", "gap closed", "vs optimum"], wide=wide))
+    if info.get("windows") or info["starts"] <= 12:
+        render_windows(result, wide)
     steps = ", ".join(f"{k}: {v} s" for k, v in result.optimum_steps.items())
     console.print(f"prices: {info['prices']}; optimum over all zones, waste step {steps} "
                   f"(a step above the exact one gives a lower bound)", highlight=False)
+    egress = info.get("egress_usd_per_gb") or []
+    if egress:
+        pairs = ", ".join(f"{e['from_region']} -> {e['to_region']} ${e['usd_per_gb']:g}"
+                          for e in egress)
+        console.print(f"moves between regions: {info['checkpoint_gb']:g} GB checkpoint x "
+                      f"{info['egress_basis']} per GB ({pairs})", highlight=False)
     if info.get("checkpoint_basis", "given") != "given":
         console.print(f"checkpoints: {info['checkpoint_basis']}", highlight=False)
     if info.get("coverage"):
         console.print(f"{info['coverage']}; runs start only where every zone is covered "
                       f"to the deadline", highlight=False)
+
+
+def render_windows(result: DeadlineBacktestResult, wide: bool = False) -> None:
+    """Per window (start time) and setting, each policy's cost (the mean over the home
+    zones) and its distance from the optimum from the same start, then the mean."""
+    frame = result.windows
+    policies = list(dict.fromkeys(frame["policy"]))
+    rows = []
+    for (deadline, restart), part in frame.groupby(["deadline_hours", "restart_minutes"],
+                                                   sort=False):
+        by = part.set_index(["start", "policy"])
+        for start in dict.fromkeys(part["start"]):
+            for p in policies:
+                row = by.loc[(start, p)]
+                rows.append([f"{deadline:g} h", f"{restart:g} min",
+                             f"{start:%Y-%m-%d %H:%M}", p, f"{row['cost_usd']:.2f}",
+                             f"{row['vs_optimum'] - 1:+.1%}", str(row["misses"])])
+        means = part.groupby("policy", sort=False)["cost_usd"].mean()
+        for p in policies:
+            rows.append([f"{deadline:g} h", f"{restart:g} min", "mean", p,
+                         f"{means[p]:.2f}", f"{means[p] / means[OPTIMUM] - 1:+.1%}",
+                         str(int(part.loc[part["policy"] == p, "misses"].sum()))])
+    console.print(table("Per window: USD per run (mean over the home zones)",
+                        ["deadline", "restart", "window start", "policy", "USD",
+                         "vs optimum", "late"], rows, detail=["late"], wide=wide))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -198,8 +199,14 @@ class MovePrice:
 def egress_usd_per_gb(src: Place, dst: Place) -> float:
     """USD per GB of copying a checkpoint from `src` to `dst`, as the source cloud bills it
     (`costsched.clouds.transfer`: zone pair, region pair, cloud)."""
-    return pair_usd_per_gb(clouds.egress(src.cloud), src.cloud, src.region, src.zone,
-                           dst.cloud, dst.region, dst.zone)
+    return _pair(src.cloud, src.region, src.zone, dst.cloud, dst.region, dst.zone)
+
+
+@cache
+def _pair(src_cloud: str, src_region: str, src_zone: str, dst_cloud: str, dst_region: str,
+          dst_zone: str) -> float:
+    return pair_usd_per_gb(clouds.egress(src_cloud), src_cloud, src_region, src_zone,
+                           dst_cloud, dst_region, dst_zone)
 
 
 def egress_per_gb(cloud: np.ndarray, region: np.ndarray, src: int | None = None,
@@ -208,18 +215,38 @@ def egress_per_gb(cloud: np.ndarray, region: np.ndarray, src: int | None = None,
     from offering `src` to each when it is given. `zone`: each offering's zone ("" where
     none); without it a move within a region is free."""
     cloud, region = np.asarray(cloud, dtype=object), np.asarray(region, dtype=object)
-    zone = (np.full(len(cloud), "", dtype=object) if zone is None
-            else np.asarray(zone, dtype=object))
-    zone = np.where(pd.isna(zone), "", zone).astype(object)
+    if zone is not None:
+        zone = np.asarray(zone, dtype=object)
+        zone = np.where(pd.isna(zone), "", zone).astype(object)
+    if src is not None:
+        return _egress_from(cloud, region, zone, src)
+    if zone is None:
+        zone = np.full(len(cloud), "", dtype=object)
     keys = pd.MultiIndex.from_arrays([cloud, region, zone])
     codes, unique = pd.factorize(keys)
     places = [Place(str(c), str(r), str(z)) for c, r, z in unique]
-    rows = range(len(places)) if src is None else [codes[src]]
-    table = np.array([[egress_usd_per_gb(places[i], dst) for dst in places] for i in rows],
+    table = np.array([[egress_usd_per_gb(a, b) for b in places] for a in places],
                      dtype=float)
-    if src is not None:
-        return table[0][codes]
     return table[np.ix_(codes, codes)]
+
+
+def _egress_from(cloud: np.ndarray, region: np.ndarray, zone: np.ndarray | None,
+                 src: int) -> np.ndarray:
+    """`egress_per_gb` from one offering: one look-up per distinct destination region."""
+    here = Place(str(cloud[src]), str(region[src]), "" if zone is None else str(zone[src]))
+    out = np.full(len(cloud), clouds.egress(here.cloud).internet_usd_per_gb)
+    same_cloud = cloud == here.cloud
+    codes, names = pd.factorize(region[same_cloud])
+    rates = np.array([_pair(here.cloud, here.region, "", here.cloud, str(r), "")
+                      for r in names], dtype=float)
+    if len(names):
+        out[same_cloud] = rates[codes]
+    same_region = same_cloud & (region == here.region)
+    out[same_region] = 0.0
+    if here.zone and zone is not None:
+        other_zone = same_region & (zone != here.zone) & (zone != "")
+        out[other_zone] = clouds.egress(here.cloud).inter_zone_usd_per_gb
+    return out
 
 
 def move_price(overheads: Overheads, prices: np.ndarray, src: int,

@@ -4,8 +4,9 @@ through the deadline policies, against the hindsight optimum over the same zones
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from itertools import product
 
 import numpy as np
@@ -16,6 +17,7 @@ from costsched.backtest.deadline import (
     DeadlineJob,
     default_step,
     optimum,
+    per_window,
     simulate,
     summarize,
 )
@@ -37,6 +39,12 @@ class DeadlineBacktestResult:
     summary: pd.DataFrame  # per setting and policy; see backtest.deadline.report
     trace: dict  # zones, regions, start, ticks, tick_seconds, prices, start times
     optimum_steps: dict  # seconds of waste per DP state, per deadline and restart
+
+    @property
+    def windows(self) -> pd.DataFrame:
+        """Per setting, start and policy: mean cost over the home zones and the ratio to
+        the optimum from the same start (`backtest.deadline.per_window`)."""
+        return per_window(self.results)
 
     @property
     def misses(self) -> int:
@@ -62,6 +70,9 @@ def deadline_backtest(
     trace: AvailabilityTrace | None = None,
     optimum_states: int = MAX_STATES,
     home_optimum: bool = False,
+    windows: Sequence[datetime | str] | None = None,
+    optimum_step: int | str | None = None,
+    egress_usd_per_gb: Mapping[tuple[str, str], float] | None = None,
 ) -> DeadlineBacktestResult:
     """Each setting (deadline x restart) runs every policy from `starts` start times spread
     evenly over the trace, once from each zone as its home zone, and the optimum from each
@@ -73,8 +84,12 @@ def deadline_backtest(
     then costs its write time, in the policies' runs and the optimum alike.
 
     `optimum_states`: waste states of the optimum before it takes a coarser step (a lower
-    bound, `backtest.deadline.default_step`). `home_optimum`: also the optimum over each
-    run's home zone alone (policy HOME_OPTIMUM), the reference of single-zone policies."""
+    bound, `backtest.deadline.default_step`); `optimum_step`: "exact", or the seconds of
+    waste per state (a divisor of the tick), instead. `home_optimum`: also the optimum over
+    each run's home zone alone (policy HOME_OPTIMUM), the reference of single-zone policies.
+    `windows`: the start times of the runs (each in the tick that holds it) instead of
+    `starts` spread over the trace. `egress_usd_per_gb`: USD/GB per (from, to) region
+    instead of the clouds' rates."""
     positive("job_hours", job_hours)
     at_least("starts", starts, 1, "a whole number")
     deadlines = [positive("deadline_hours", float(d)) for d in deadline_hours]
@@ -97,6 +112,8 @@ def deadline_backtest(
                                                  on_demand_price=on_demand_price)
     elif zones:
         trace = trace.subset(zones)
+    if egress_usd_per_gb:
+        trace = trace.with_egress(egress_usd_per_gb)
     minutes, write, basis = _checkpoints(checkpoint_minutes, checkpoint_gb, trace,
                                          preemptions_per_hour)
     span = max(math.ceil(d * 3600 / trace.tick) for d in deadlines)
@@ -109,8 +126,11 @@ def deadline_backtest(
     if len(allowed) == 0:
         raise InvalidInput(f"deadline_hours {max(deadlines):g}: no period of that length is "
                            f"covered by every zone's recording ({trace.coverage()})")
-    first = np.unique(allowed[np.linspace(0, len(allowed) - 1, int(starts)).round()
-                              .astype(np.int64)])
+    if windows:
+        first = _window_ticks(trace, windows, allowed, max(deadlines))
+    else:
+        first = np.unique(allowed[np.linspace(0, len(allowed) - 1, int(starts)).round()
+                                  .astype(np.int64)])
     zone_n = len(trace.zones)
     run_starts = np.repeat(first, zone_n)
     homes = np.tile(np.arange(zone_n), len(first))
@@ -137,8 +157,9 @@ def deadline_backtest(
         for deadline in deadlines:
             job = DeadlineJob(job_hours, deadline, restart, minutes, checkpoint_gb, write)
             frames = by_setting[(deadline, restart)]
-            step = default_step(trace.tick, job, optimum_states)
-            steps[f"{deadline:g} h, {restart:g} min"] = step
+            step = _step(optimum_step, trace.tick, job, optimum_states)
+            steps[f"{deadline:g} h, {restart:g} min"] = exact_step(trace.tick, job) \
+                if step is None else step
             best = np.repeat(optimum(trace, job, first, step=step), zone_n)
             frames.append(_label(_optimum_runs(run_starts, homes, best), deadline, restart,
                                  OPTIMUM))
@@ -165,8 +186,59 @@ def deadline_backtest(
             "spot_usd_per_hour": float(np.mean(trace.spot_price)),
             "on_demand_usd_per_hour": float(np.mean(trace.on_demand_price)),
             "coverage": trace.coverage(), "checkpoint_minutes": minutes,
-            "checkpoint_write_seconds": write, "checkpoint_basis": basis}
+            "checkpoint_write_seconds": write, "checkpoint_basis": basis,
+            "checkpoint_gb": checkpoint_gb, "egress_usd_per_gb": trace.egress_rates(),
+            "egress_basis": "given" if egress_usd_per_gb else "the clouds' rates",
+            "windows": bool(windows)}
     return DeadlineBacktestResult(results, summarize(results), info, steps)
+
+
+def _window_ticks(trace: AvailabilityTrace, windows: Sequence[datetime | str],
+                  allowed: np.ndarray, deadline: float) -> np.ndarray:
+    """The tick holding each window's start, in the order given (each once)."""
+    ticks = []
+    for value in windows:
+        try:
+            at = pd.Timestamp(value)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"windows {value!r}: expected a start time such as "
+                               "2023-02-23T10:00:00Z") from None
+        at = at.tz_localize("UTC") if at.tzinfo is None else at.tz_convert("UTC")
+        tick = int((at - trace.start).total_seconds() // trace.tick)
+        if tick not in set(allowed.tolist()):
+            last = trace.start + pd.Timedelta(seconds=int(allowed.max()) * trace.tick) \
+                if len(allowed) else trace.start
+            raise InvalidInput(f"windows {value}: expected a start from "
+                               f"{trace.start:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S} "
+                               f"UTC, where the trace holds {deadline:g} hours of every zone")
+        if tick not in ticks:
+            ticks.append(tick)
+    return np.array(ticks, dtype=np.int64)
+
+
+def exact_step(tick: int, job: DeadlineJob) -> int:
+    """Seconds of the optimum's exact waste step (`backtest.deadline.optimum`)."""
+    return math.gcd(tick, *(round(v) for v in (job.restart, job.checkpoint, job.work,
+                                               job.deadline)))
+
+
+def _step(value: int | str | None, tick: int, job: DeadlineJob, states: int) -> int | None:
+    """The optimum's step: None for exact, else seconds of waste per state."""
+    if value is None:
+        return default_step(tick, job, states)
+    if isinstance(value, str) and value.strip().lower() == "exact":
+        return None
+    try:
+        seconds = int(value)
+    except (TypeError, ValueError):
+        seconds = 0
+    exact = exact_step(tick, job)
+    if seconds <= 0 or tick % seconds or seconds % exact:
+        divisors = [d for d in range(exact, tick + 1, exact) if tick % d == 0]
+        raise InvalidInput(f"optimum_step {value!r}: expected exact or seconds dividing the "
+                           f"{tick}-s tick that the exact {exact}-s step divides: "
+                           f"{', '.join(map(str, divisors))}")
+    return None if seconds == exact else seconds
 
 
 def _optimum_runs(starts: np.ndarray, homes: np.ndarray, cost: np.ndarray) -> pd.DataFrame:

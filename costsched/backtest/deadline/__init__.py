@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from costsched.backtest.deadline.engine import RUN_COLUMNS, DeadlineJob, simulate
 from costsched.backtest.deadline.oracle import default_step, optimum
-from costsched.backtest.deadline.report import plot, summarize, to_markdown
+from costsched.backtest.deadline.report import per_window, plot, summarize, to_markdown
 from costsched.backtest.deadline.trace import (
     REFERENCE_SOURCE,
     REFERENCE_SPOT_SHARE,
@@ -20,5 +20,5 @@ from costsched.backtest.deadline.trace import (
 )
 
 __all__ = ["REFERENCE_SOURCE", "REFERENCE_SPOT_SHARE", "RUN_COLUMNS", "AvailabilityTrace",
-           "DeadlineJob", "default_step", "optimum", "plot", "simulate", "summarize",
-           "to_markdown"]
+           "DeadlineJob", "default_step", "optimum", "per_window", "plot", "simulate",
+           "summarize", "to_markdown"]

@@ -10,7 +10,8 @@ egress when it starts in another region than the checkpoint's. Every tick a plac
 is billed in full at that tick's price. A run that misses its deadline goes on (on-demand,
 by the safety rule) until it is done, so its cost and lateness are known. The market a
 policy sees at a tick holds the trace up to that tick only: which zones have spot, for how
-long, and the mean length of each zone's past spells.
+long, the mean length of each zone's past spells with and without spot, and the share of
+the past each zone had spot.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from costsched.policies.deadline.base import (
     DeadlineState,
     MarketNow,
     is_spot,
+    recent_share,
+    recent_spell,
     spell_mean,
     spot_share,
     zone_of,
@@ -116,6 +119,13 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
     spot_price = np.ascontiguousarray(trace.spot_price.T)
     od_price = np.ascontiguousarray(trace.on_demand_price.T)
     shares = past_spot_share(trace.available, float(tick))
+    zone_shares = np.ascontiguousarray(recent_share(trace.available, float(tick)).T)
+    dry = ~trace.available
+    dry_before = _runs_before(dry) * float(tick)
+    dry_means = np.ascontiguousarray(recent_spell(_ended(dry, dry_before), float(tick)).T)
+    spot_spells = np.ascontiguousarray(recent_spell(
+        _ended(trace.available, trace.run_before * float(tick)), float(tick)).T)
+    dry_for = np.ascontiguousarray(dry_before.T)
 
     progress = np.zeros(n)
     placement = np.full(n, NONE, dtype=np.int64)
@@ -146,7 +156,8 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
                               restart=restart, checkpoint=job.checkpoint, home=homes,
                               deadline=deadline, last_zone=last_zone)
         market = MarketNow(float(tick), available, since[at], spot_price[at], od_price[at],
-                           trace.region_codes, move_usd, past_means[at], shares[at])
+                           trace.region_codes, move_usd, past_means[at], shares[at],
+                           zone_shares[at], dry_means[at], dry_for[at], spot_spells[at])
         chosen = np.where(done, placement, policy.decide(state, market))
         new_zone = zone_of(chosen, zones)
         bad = ~done & is_spot(chosen, zones) & ~available[rows, np.maximum(new_zone, 0)]
@@ -198,6 +209,22 @@ def past_spell_mean(available: np.ndarray, run_before: np.ndarray) -> np.ndarray
     count = np.cumsum(ended > 0, axis=1)
     total = np.cumsum(ended, axis=1)
     return spell_mean(total, count)
+
+
+def _ended(flags: np.ndarray, run_before: np.ndarray) -> np.ndarray:
+    """Per row and tick: the seconds of the spell of True that ended at the tick's start
+    (True at the tick before, False now), else 0."""
+    ended = np.zeros(flags.shape)
+    ended[:, 1:] = np.where(flags[:, :-1] & ~flags[:, 1:], run_before[:, :-1], 0.0)
+    return ended
+
+
+def _runs_before(flags: np.ndarray) -> np.ndarray:
+    """Ticks each row has been True without a break, up to and including tick t."""
+    z, n = flags.shape
+    idx = np.broadcast_to(np.arange(1, n + 1), (z, n))
+    last_false = np.maximum.accumulate(np.where(flags, 0, idx), axis=1)
+    return np.where(flags, idx - last_false, 0)
 
 
 def past_spot_share(available: np.ndarray, tick: float) -> np.ndarray:

@@ -40,6 +40,18 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     return out[SUMMARY_COLUMNS]
 
 
+def per_window(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per setting, start and policy: the mean cost of its runs (one per home zone), the
+    ratio to the optimum from the same start, and the runs that missed their deadline."""
+    grouped = runs.groupby([*SETTING, "start", "policy"], sort=False)
+    out = grouped.agg(cost_usd=("cost_usd", "mean"),
+                      misses=("met", lambda m: int((~m).sum()))).reset_index()
+    best = out[out["policy"] == OPTIMUM].set_index([*SETTING, "start"])["cost_usd"]
+    keys = pd.MultiIndex.from_frame(out[[*SETTING, "start"]])
+    out["vs_optimum"] = out["cost_usd"].to_numpy() / best.reindex(keys).to_numpy()
+    return out
+
+
 def to_markdown(summary: pd.DataFrame) -> str:
     """One row per setting and policy: cost vs on-demand and vs the optimum, gap closed,
     misses."""

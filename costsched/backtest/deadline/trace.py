@@ -9,7 +9,7 @@ reference prices below, else the values a caller gives.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, reduce
@@ -55,9 +55,12 @@ class AvailabilityTrace:
                     start: datetime | str = "2023-02-15", cloud: str | None = None,
                     spot_price: float | np.ndarray | None = None,
                     on_demand_price: float | np.ndarray | None = None,
-                    instance_type: str = "p3.2xlarge") -> AvailabilityTrace:
+                    instance_type: str = "p3.2xlarge",
+                    unpriced: bool = False) -> AvailabilityTrace:
         """From a (zones, ticks) matrix; prices as scalars, per zone, or per zone and tick
-        (default: the reference prices of `instance_type`)."""
+        (default: the reference prices of `instance_type`). `unpriced`: leave NaN where
+        there is no reference price (a region the catalog does not list), for prices to
+        come (`priced_from`, which checks that none is left)."""
         available = np.asarray(available, dtype=bool)
         if available.ndim != 2 or available.shape[0] != len(zones) or available.shape[1] < 1:
             raise InvalidInput(f"availability matrix {available.shape}: expected one row per "
@@ -75,19 +78,20 @@ class AvailabilityTrace:
         regions = tuple(f[1] for f in found if f is not None)
         shape = available.shape
         od_ref, spot_ref = reference_prices(cloud, instance_type, regions)
-        od = _grid(on_demand_price, od_ref, shape, "on_demand_price")
-        spot = _grid(spot_price, spot_ref, shape, "spot_price")
+        od = _grid(on_demand_price, od_ref, shape, "on_demand_price", unpriced)
+        spot = _grid(spot_price, spot_ref, shape, "spot_price", unpriced)
         return cls(tick, pd.Timestamp(start, tz="UTC") if pd.Timestamp(start).tzinfo is None
                    else pd.Timestamp(start).tz_convert("UTC"), tuple(zones), regions, cloud,
                    available, spot, od)
 
     @classmethod
     def from_intervals(cls, frame: pd.DataFrame, tick: int | None = None,
+                       unpriced: bool = False,
                        **prices: float | np.ndarray | None) -> AvailabilityTrace:
         """From stored intervals (zone, start, end, available, ...; one kind). A tick takes
         the state of the interval holding its start; ticks no interval covers are
         unavailable and not `covered`. `tick` defaults to the largest step all interval
-        bounds fall on."""
+        bounds fall on. `unpriced`: as `from_arrays`."""
         if frame.empty:
             raise InvalidInput("no spot availability intervals in the chosen period and zones")
         start_s = to_epoch_seconds(frame["start"])
@@ -115,7 +119,7 @@ class AvailabilityTrace:
         kwargs = {"instance_type": frame["instance_type"].iloc[0]} \
             if "instance_type" in frame.columns else {}
         trace = cls.from_arrays(available, zones, tick, start=pd.Timestamp(t0, unit="s",
-                                tz="UTC"), cloud=cloud, **kwargs, **prices)
+                                tz="UTC"), cloud=cloud, **kwargs, **prices, unpriced=unpriced)
         return replace(trace, covered=None if covered.all() else covered)
 
     @classmethod
@@ -143,12 +147,15 @@ class AvailabilityTrace:
                     instance_type=instance_type)["zone"])))
                 raise InvalidInput(f"zone {missing[0]!r}: no stored availability of "
                                    f"{instance_type}; stored zones: {known}")
-        trace = cls.from_intervals(frame, tick)
+        trace = cls.from_intervals(frame, tick, unpriced=True)
         return trace.priced_from(store, instance_type, spot_price, on_demand_price)
 
     def priced_from(self, store: PriceStore, instance_type: str, spot_price: float | None,
                     on_demand_price: float | None) -> AvailabilityTrace:
-        """The same trace with the store's as-of prices wherever it has them."""
+        """The same trace with the store's as-of prices wherever it has them (per tick and
+        zone: the zone's own price, else its region's), the prices given everywhere; a
+        tick left without a price (a region without a reference price, before the store's
+        first price there) is an error naming the zone and the option to give."""
         end = self.start + pd.Timedelta(seconds=self.tick * self.ticks)
         history = store.history(None, end.to_pydatetime(), cloud=self.cloud,
                                 instance_type=instance_type, os=list(STORED_OS))
@@ -174,6 +181,14 @@ class AvailabilityTrace:
             spot[:] = _positive("spot_price", spot_price)
         if on_demand_price is not None:
             od[:] = _positive("on_demand_price", on_demand_price)
+        for name, grid in (("on_demand_price", od), ("spot_price", spot)):
+            missing = np.isnan(grid).any(axis=1)
+            if missing.any():
+                i = int(np.flatnonzero(missing)[0])
+                raise InvalidInput(
+                    f"{name}: no price of {instance_type} in {self.zones[i]} "
+                    f"({self.regions[i]}) for the whole trace: none stored from its start "
+                    f"and no reference price for the region; give one")
         source = self.price_source
         if used:
             source = "stored prices as of each tick where stored; elsewhere " + source
@@ -213,6 +228,23 @@ class AvailabilityTrace:
             return checkpoint_gb * self.egress
         cloud = np.array([self.cloud] * len(self.zones), dtype=object)
         return checkpoint_gb * egress_per_gb(cloud, np.array(self.regions, dtype=object))
+
+    def with_egress(self, rates: Mapping[tuple[str, str], float]) -> AvailabilityTrace:
+        """The same trace with these USD/GB between regions (from, to); pairs not given
+        keep the clouds' rates, and a region to itself stays free."""
+        per_gb = self.move_usd(1.0).copy()
+        for i, a in enumerate(self.regions):
+            for j, b in enumerate(self.regions):
+                if a != b and (a, b) in rates:
+                    per_gb[i, j] = rates[(a, b)]
+        return replace(self, egress=per_gb)
+
+    def egress_rates(self) -> list[dict]:
+        """USD per GB between the trace's regions, as its moves are charged."""
+        per_gb = self.move_usd(1.0)
+        first = {r: self.regions.index(r) for r in dict.fromkeys(self.regions)}
+        return [{"from_region": a, "to_region": b, "usd_per_gb": float(per_gb[i, j])}
+                for a, i in first.items() for b, j in first.items() if a != b]
 
     def subset(self, zones: Sequence[str]) -> AvailabilityTrace:
         """The trace of some of its zones, in the order given."""
@@ -292,9 +324,9 @@ def reference_prices(cloud: str, instance_type: str,
 
 
 def _grid(value: float | np.ndarray | None, reference: np.ndarray, shape: tuple[int, int],
-          name: str) -> np.ndarray:
+          name: str, unpriced: bool = False) -> np.ndarray:
     if value is None:
-        if np.isnan(reference).any():
+        if np.isnan(reference).any() and not unpriced:
             raise InvalidInput(f"{name}: no reference price for a zone's region; give one")
         return np.repeat(reference[:, None], shape[1], axis=1).astype(float)
     array = np.asarray(value, dtype=float)

@@ -69,6 +69,16 @@ class MarketNow:
     # Share of the time before now that spot was available in at least one of the zones
     # (runs,), with PRIOR_SHARE counted for PRIOR_SPELL seconds; None where unknown.
     spot_share: np.ndarray | None = None
+    # Per zone (runs, zones), from the past before now only, the older the less counted
+    # (weights halving every MEMORY_HOURS; `recent_share`, `recent_spell`); None where
+    # unknown: the share of the time the zone had spot (with the prior of `spot_share`),
+    zone_share: np.ndarray | None = None
+    # the mean length in seconds of its spells without spot seen to end (with the prior
+    # spell), and how long it has been without spot now (0 where it has spot),
+    dry_mean: np.ndarray | None = None
+    dry_for: np.ndarray | None = None
+    # and the mean length of its spells with spot seen to end (with the prior spell).
+    spot_spell: np.ndarray | None = None
 
     @property
     def zones(self) -> int:
@@ -95,6 +105,52 @@ def spot_share(seconds_with_spot: np.ndarray, seconds_seen: np.ndarray) -> np.nd
 def spell_mean(total_seconds: np.ndarray, count: np.ndarray) -> np.ndarray:
     """`MarketNow.spell_mean` from the total length and number of the spells seen to end."""
     return (np.asarray(total_seconds) + PRIOR_SPELL) / (np.asarray(count) + 1)
+
+
+# The past a market's recent statistics weigh: an hour this long ago counts half as much
+# as the last one (spot markets change regime over days).
+MEMORY_HOURS = 48.0
+
+
+def recent_share(flags: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS
+                 ) -> np.ndarray:
+    """Per row and tick of a (rows, ticks) bool array: the share of the ticks before it
+    that were True, weights halving every `memory_hours`, with the prior of `spot_share`."""
+    decay = 0.5 ** (tick / (memory_hours * 3600))
+    values = np.asarray(flags, dtype=float)
+    seen = tick * _weighted_before(np.ones_like(values), decay)
+    return spot_share(tick * _weighted_before(values, decay), seen)
+
+
+def recent_spell(ended: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS
+                 ) -> np.ndarray:
+    """Per row and tick: the mean length of the spells seen to end before or at the tick
+    (`ended`: seconds of the spell that ended at each tick, 0 where none did), weights
+    halving every `memory_hours`, with the prior of `spell_mean`."""
+    decay = 0.5 ** (tick / (memory_hours * 3600))
+    ended = np.asarray(ended, dtype=float)
+    count = (ended > 0).astype(float)
+    total = decay * _weighted_before(ended, decay) + ended
+    return spell_mean(total, decay * _weighted_before(count, decay) + count)
+
+
+def _weighted_before(values: np.ndarray, decay: float) -> np.ndarray:
+    """Per row and tick t: the sum over ticks k < t of values[k] * decay ** (t - 1 - k),
+    in blocks short enough that decay ** -block stays far from overflowing."""
+    rows, ticks = values.shape
+    out = np.empty((rows, ticks))
+    block = max(1, int(200 / max(-np.log2(decay), 1e-12)))
+    carry = np.zeros(rows)
+    for first in range(0, ticks, block):
+        part = values[:, first:first + block]
+        j = np.arange(part.shape[1])
+        total = np.cumsum(part * decay ** -j, axis=1)
+        before = np.concatenate([np.zeros((rows, 1)), total[:, :-1]], axis=1)
+        out[:, first:first + part.shape[1]] = (decay ** j * carry[:, None]
+                                                + decay ** (j - 1.0) * before)
+        m = part.shape[1]
+        carry = decay ** m * carry + decay ** (m - 1.0) * total[:, -1]
+    return out
 
 
 def zone_of(placement: np.ndarray, zones: int) -> np.ndarray:
