@@ -13,6 +13,7 @@ from costsched.catalog import gpu_model_name
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    _reads_store,
     console,
     frame_records,
     friendly_errors,
@@ -24,7 +25,6 @@ from costsched.cli.common import (
 from costsched.jobspec import parse_gpu
 from costsched.model import InvalidInput
 from costsched.service import throughputs
-from costsched.service.stores import using as open_store
 
 app = typer.Typer(help="Throughput (steps/s) of models on GPUs: bundled, measured, estimated.",
                   no_args_is_help=True)
@@ -55,17 +55,20 @@ def show(
         "--measured", help="The runs costsched measured, one row each (newest first).")
                         ] = False,
     file: FileOption = None,
-    db: DbOption = None,
+    db: Annotated[str | None, typer.Option(
+        "--db", help="SQLAlchemy URL or SQLite file path of the store whose measured runs "
+        "are shown over the bundled figures (default: $COSTSCHED_DB, else a file in the "
+        "user data directory; without one, the bundled figures and yours).",
+        show_default=False)] = None,
     json_out: JsonOption = False,
 ) -> None:
     """The table as plans use it: measured rows (yours override those costsched measured
     on its runs, which override the bundled ones), or with --model every GPU model and
     count, estimated where nothing was measured."""
     if measured:
-        _show_runs(db, model, json_out)
+        _show_runs(_reads_store(db), model, json_out)
         return
-    with open_store(db) as store:
-        table_ = throughputs.table_with_measured(store, file, precision=precision)
+    table_ = throughputs.table_with_measured(_store_if_any(db), file, precision=precision)
     gpus = [gpu_model_name(g) for g in split_csv(gpu)]
     if model is None:
         frame = _measured(table_)
@@ -96,6 +99,16 @@ def show(
     console.print(table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out))
     if frame["capped"].any():
         console.print(CAPPED_NOTE, highlight=False)
+
+
+def _store_if_any(db: str | None) -> str | None:
+    """The store to read costsched's measurements from: --db (it must exist), else the
+    default store when there is one; None when there is none (bundled data needs none)."""
+    from costsched.service.store_files import missing_store
+
+    if db is not None:
+        return _reads_store(db)
+    return None if missing_store(None) is not None else db
 
 
 def _show_runs(db: str | None, model: str | None, json_out: bool) -> None:
