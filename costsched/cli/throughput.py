@@ -25,6 +25,7 @@ from costsched.cli.common import (
 from costsched.jobspec import parse_gpu
 from costsched.model import InvalidInput
 from costsched.service import throughputs
+from costsched.validation import MAX_GPUS
 
 app = typer.Typer(help="Throughput (steps/s) of models on GPUs: bundled, measured, estimated.",
                   no_args_is_help=True)
@@ -70,6 +71,9 @@ def show(
         return
     table_ = throughputs.table_with_measured(_store_if_any(db), file, precision=precision)
     gpus = [gpu_model_name(g) for g in split_csv(gpu)]
+    for n in count or ():
+        if not 1 <= n <= MAX_GPUS:
+            raise InvalidInput(f"--count {n}: expected a whole number from 1 to {MAX_GPUS}")
     if model is None:
         frame = _measured(table_)
         if gpus:
@@ -143,6 +147,9 @@ def forget(
         except (ValueError, InvalidInput) as exc:
             raise InvalidInput(f"--gpu {gpu!r}: {exc}") from None
         count = count if ":" in gpu else None
+        if count is not None and count > MAX_GPUS:
+            raise InvalidInput(f"--gpu {gpu!r}: expected GPU or GPU:COUNT with a count from 1 "
+                               f"to {MAX_GPUS}, such as V100 or V100:8")
     n = throughputs.forget(db, model=model, gpu_model=gpu_model, gpu_count=count)
     if json_out:
         print_json({"forgotten": n})
@@ -178,6 +185,8 @@ def set_(
         gpu_model, count = parse_gpu(gpu)
     except (ValueError, InvalidInput) as exc:
         raise InvalidInput(f"GPU {gpu!r}: {exc}") from None
+    if count > MAX_GPUS:
+        raise InvalidInput(f"GPU {gpu!r}: expected a count from 1 to {MAX_GPUS}, such as V100:8")
     row = pd.DataFrame([(model, gpu_model, count, steps_per_second, tp.measured_today(source))],
                        columns=tp.COLUMNS)
     path = tp.save_user(row, file)
