@@ -39,6 +39,7 @@ from costsched.redact import (
     remember,
     secrets_in_argv,
     secrets_in_url,
+    webhook_secrets,
 )
 
 if sys.version_info >= (3, 11):
@@ -305,7 +306,7 @@ class Config(_Section):
         """The values configured that are secrets: masked wherever they would be shown."""
         found = secrets_in_url(self.db) if self.db else []
         if self.notify.webhook:
-            found += secrets_in_url(self.notify.webhook)
+            found += webhook_secrets(self.notify.webhook)
         if self.notify.command:
             found += secrets_in_argv(self.notify.command)
             for arg in self.notify.command:
