@@ -113,6 +113,14 @@ def hermetic_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 
 
 @pytest.fixture(autouse=True)
+def _own_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own user data, config, cache and state directories: what one test
+    leaves in the default store or config is not another's."""
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(name, str(tmp_path / "user-dirs" / name.lower()))
+
+
+@pytest.fixture(autouse=True)
 def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the user's own throughput measurements out of every test (plans and replays
     read them)."""

@@ -17,24 +17,24 @@ from launchers.local import default_base_dir
 from tests.conftest import REAL_HOME, TEST_ROOT, isolate_environment
 
 
-def _inside(path: Path | str) -> bool:
-    return Path(path).resolve().is_relative_to(TEST_ROOT.resolve())
+def _inside(path: Path | str, root: Path = TEST_ROOT) -> bool:
+    return Path(path).resolve().is_relative_to(root.resolve())
 
 
-def test_every_default_directory_is_the_suites_own() -> None:
+def test_every_default_directory_is_the_suites_own(tmp_path: Path) -> None:
+    """The home and the clouds' files are the suite's; the user directories the test's."""
     assert not _inside(REAL_HOME)
     assert _inside(os.path.expanduser("~"))
-    assert _inside(platformdirs.user_data_dir("costsched"))
-    assert _inside(platformdirs.user_config_dir("costsched"))
-    assert _inside(platformdirs.user_cache_dir("costsched"))
-    assert _inside(config.default_path())
-    store = default_store_path()
-    assert store is not None and _inside(store)
-    assert _inside(default_url().removeprefix("sqlite:///"))
-    assert _inside(default_base_dir())
-    assert _inside(cache_dir())
     for name in ("AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "CLOUDSDK_CONFIG"):
         assert _inside(os.environ[name])
+    store = default_store_path()
+    assert store is not None
+    for path in (platformdirs.user_data_dir("costsched"),
+                 platformdirs.user_config_dir("costsched"),
+                 platformdirs.user_cache_dir("costsched"), config.default_path(), store,
+                 default_url().removeprefix("sqlite:///"), default_base_dir(), cache_dir()):
+        assert _inside(path, tmp_path), path
+        assert not _inside(path, Path(REAL_HOME)), path
 
 
 def test_the_machines_settings_are_dropped_and_the_numeric_ones_kept() -> None:

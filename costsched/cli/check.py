@@ -12,9 +12,9 @@ from costsched.service.check import CloudCheck, can_launch_somewhere, check_all
 def check(json_out: JsonOption = False) -> None:
     """For each cloud: one line saying what it can do, or what stops it and the fix; then
     SDK installed, credentials found (environment, files, credential helpers, instance
-    role; never their values), one harmless authenticated call, what that enables (collect
-    prices, launch, checkpoints). Each call is given calls.timeout_seconds (config), the
-    whole check 20 s. Exit 0 when at least one cloud can launch, else 1."""
+    role; never their values), one harmless authenticated call (each bounded by
+    calls.timeout_seconds, the whole check by 20 s) and what that enables (collect
+    prices, launch, checkpoints). Exit 0 when at least one cloud can launch, else 1."""
     checks = check_all()
     ok = can_launch_somewhere(checks)
     if json_out:

@@ -69,7 +69,10 @@ def show(
     if measured:
         _show_runs(_reads_store(db), model, json_out)
         return
-    table_ = throughputs.table_with_measured(_store_if_any(db), file, precision=precision)
+    if _no_store(db):  # the bundled figures and the user's need none
+        table_ = tp.ThroughputTable.load(file, precision=precision)
+    else:
+        table_ = throughputs.table_with_measured(db, file, precision=precision)
     gpus = [gpu_model_name(g) for g in split_csv(gpu)]
     for n in count or ():
         if not 1 <= n <= MAX_GPUS:
@@ -105,14 +108,15 @@ def show(
         console.print(CAPPED_NOTE, highlight=False)
 
 
-def _store_if_any(db: str | None) -> str | None:
-    """The store to read costsched's measurements from: --db (it must exist), else the
-    default store when there is one; None when there is none (bundled data needs none)."""
+def _no_store(db: str | None) -> bool:
+    """Whether there is no store to read costsched's measurements from: no --db (one given
+    must exist) and no default store ($COSTSCHED_DB, else the user data directory's)."""
     from costsched.service.store_files import missing_store
 
     if db is not None:
-        return _reads_store(db)
-    return None if missing_store(None) is not None else db
+        _reads_store(db)
+        return False
+    return missing_store(None) is not None
 
 
 def _show_runs(db: str | None, model: str | None, json_out: bool) -> None:

@@ -315,7 +315,8 @@ def parse_offering(text: str) -> OfferingName:
     for what, value, accepted in (("cloud", parts[0], CLOUDS), ("market", parts[3], MARKETS)):
         found, error = choose_name([value], accepted)
         if error is not None:
-            raise InvalidInput(f"offering {text!r}: {what} {error}")
+            raise InvalidInput(f"offering {text!r}: {what} {error}; an offering is written "
+                               f"{OFFERING_SPELLING}")
         spelled.append(found[0])
     return OfferingName(spelled[0], parts[1], parts[2], spelled[1])
 

@@ -101,12 +101,10 @@ def forget(store: StoreLike, *, model: str | None = None, gpu_model: str | None 
                    for m in sorted(names))
 
 
-def table_with_measured(store: StoreLike | None, user_file: Path | None = None,
+def table_with_measured(store: StoreLike, user_file: Path | None = None,
                         precision: str = "fp32") -> ThroughputTable:
     """The throughput table plans use: bundled, costsched's measurements over it, the
-    user's over both. `store` None: no store is opened (the bundled figures and the user's)."""
-    if store is None:
-        return ThroughputTable.load(user_file, precision=precision)
+    user's over both."""
     with using(store) as opened:
         rows = opened.measured_throughputs.rows()
     return ThroughputTable.load(user_file, precision=precision,
