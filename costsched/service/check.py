@@ -350,7 +350,9 @@ def check_gcp(auth_default: Callable[[], tuple[Any, str | None]] | None = None,
                                + ("" if Path(env_file).exists() else " (its file is missing)"))
     if adc.exists():
         out.credentials.append(f"file {adc}")
-    bad = _bad_files(files)
+    # The file google.auth will read: the variable's when set, else gcloud's.
+    bad = _bad_files({"GOOGLE_APPLICATION_CREDENTIALS": files["GOOGLE_APPLICATION_CREDENTIALS"]}
+                     if env_file else files)
     if bad:
         return _gap(out, *bad)
     auth_default = auth_default or gcp_cloud.default_credentials
