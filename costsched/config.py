@@ -32,12 +32,14 @@ from pydantic import (
 from costsched.model import CLOUDS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.redact import (
+    is_secret_name,
     redact,
     redact_url,
     redact_value,
     remember,
     secrets_in_argv,
     secrets_in_url,
+    webhook_secrets,
 )
 
 if sys.version_info >= (3, 11):
@@ -49,6 +51,34 @@ ENV_CONFIG = "COSTSCHED_CONFIG"
 ENV_PREFIX = "COSTSCHED_"
 LAUNCHERS = ("local", "aws", "gcp")
 _DEFAULT_OVERHEADS = Overheads()
+
+# What a local job keeps of the machine's environment by default: the numeric libraries'
+# kernel, thread and cache settings, and which devices and driver libraries it may use.
+PASS_ENV = ("OPENBLAS_*", "GOTO_*", "OMP_*", "KMP_*", "MKL_*", "BLIS_*", "NUMEXPR_*",
+            "VECLIB_MAXIMUM_THREADS", "NVPL_*", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+            "CUDA_HOME", "CUDA_PATH", "NVIDIA_*", "NCCL_*", "ROCR_VISIBLE_DEVICES",
+            "HIP_VISIBLE_DEVICES", "LD_LIBRARY_PATH")
+_ENV_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
+
+
+def never_passed(name: str) -> bool:
+    """Whether an environment variable is never given to a job from the machine, whatever
+    `launch.pass_env` says: a name like a secret's (`costsched.redact`), a cloud's
+    credentials, costsched's own settings."""
+    from costsched.clouds import credential_envs
+
+    return (is_secret_name(name) or name in credential_envs()
+            or name.upper().startswith(ENV_PREFIX))
+
+
+def passed_env(patterns: list[str] | tuple[str, ...], env: Mapping[str, str]
+               ) -> dict[str, str]:
+    """The variables of `env` that `patterns` (names, or prefixes ending in *) allow, less
+    those `never_passed`."""
+    names = {p for p in patterns if not p.endswith("*")}
+    prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
+    return {k: v for k, v in env.items()
+            if (k in names or (prefixes and k.startswith(prefixes))) and not never_passed(k)}
 
 
 def default_path() -> Path:
@@ -179,6 +209,28 @@ class LaunchConfig(_Section):
     max_code_mb: Number = Field(100, gt=0, allow_inf_nan=False)  # a job's packed workdir
     # A sweep making more jobs than this is refused before any job is made.
     max_sweep_jobs: int = Field(10_000, ge=1)
+    # The machine's numeric and device settings a local job keeps (names, or prefixes
+    # ending in *): a job then computes as it would when run by hand here. Secrets never.
+    pass_env: list[str] = Field(default_factory=lambda: list(PASS_ENV))
+
+    @field_validator("pass_env")
+    @classmethod
+    def _pass_env(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not _ENV_PATTERN.fullmatch(name):
+                raise ValueError(f"{name!r} is not a variable name: expected names such as "
+                                 "OMP_NUM_THREADS, or prefixes ending in * such as OPENBLAS_*")
+            if never_passed(name.rstrip("*")) and not name.endswith("*"):
+                raise ValueError(f"{name!r} is a secret or costsched's own setting: it is "
+                                 "never passed to a job (give it in the job's envs)")
+        return value
+
+
+class CallsConfig(_Section):
+    """How long one call to a cloud's API may take (`costsched check`, credential helpers):
+    its connection and each read, then it is given up (one attempt, no retries in check)."""
+
+    timeout_seconds: Number = Field(4.0, gt=0, le=120, allow_inf_nan=False)
 
 
 class NotifyConfig(_Section):
@@ -248,12 +300,13 @@ class Config(_Section):
     store: StoreConfig = Field(default_factory=StoreConfig)
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
     prices: PricesConfig = Field(default_factory=PricesConfig)
+    calls: CallsConfig = Field(default_factory=CallsConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""
         found = secrets_in_url(self.db) if self.db else []
         if self.notify.webhook:
-            found += secrets_in_url(self.notify.webhook)
+            found += webhook_secrets(self.notify.webhook)
         if self.notify.command:
             found += secrets_in_argv(self.notify.command)
             for arg in self.notify.command:
@@ -397,7 +450,7 @@ def _from_env(key: str, text: str) -> Any:
         except ValueError as exc:  # an unbalanced quote
             raise InvalidInput(f"env {_env_name(key)} {redact(text)!r}: {exc}: expected a "
                                "command line quoted like a shell's") from None
-    if key in ("collect.clouds", "collect.regions"):
+    if key in ("collect.clouds", "collect.regions", "launch.pass_env"):
         return [part.strip() for part in text.split(",") if part.strip()]
     if not text.strip() and key in _OPTIONAL:
         return None

@@ -28,7 +28,13 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from costsched.config import Config
 from costsched.model import InvalidInput
-from costsched.redact import MASK, is_secret_name, redact
+from costsched.redact import (
+    MASK,
+    is_secret_name,
+    redact,
+    remember,
+    webhook_secrets,
+)
 
 EVENTS = ("migration", "recovery", "failure", "budget")
 _log = logging.getLogger(__name__)
@@ -154,6 +160,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def _post(url: str, body: bytes, event: str, seconds: float) -> bool:
     """POST `body`; the whole exchange (connect, send, the status line) within `seconds`,
     the response's body never read."""
+    remember(webhook_secrets(url))  # its path is its credential, in every message after
     hook = f"webhook {redact(url)}"
     target, auth = _split_credentials(url)
     parts = urlsplit(target)

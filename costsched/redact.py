@@ -7,7 +7,9 @@ A secret is masked as *** wherever it appears in text:
 - after a name like a secret (token, secret, password, key, auth, credential, signature...):
   `token=...`, `--password ...`, `Authorization: ...`, and after `Bearer`/`Basic`;
 - any value costsched was configured with that is a secret (`remember`): the database
-  password, the webhook's token, a secret argument of the notify command.
+  password, the webhook's path and query (a webhook's URL is its credential: Slack's
+  /services/T.../B.../XXXX), a secret argument of the notify command;
+- in any URL, every path segment after a hook's (`/hooks/`, `/webhooks/`, a hooks.* host).
 """
 
 from __future__ import annotations
@@ -80,10 +82,48 @@ def redact_url(url: str) -> str:
     query, hash_, fragment = query.partition("#") if qmark else ("", "", "")
     if not qmark:
         path, hash_, fragment = path.partition("#")
-    segments = [MASK if looks_like_token(s) else s for s in path.split("/")]
+    segments = _mask_segments(authority, path.split("/"))
     fragment = MASK if fragment and looks_like_token(fragment) else fragment
     return (f"{scheme}://{head}{at}{authority}/{'/'.join(segments)}{qmark}"
             f"{_mask_query(query)}{hash_}{fragment}")
+
+
+# A webhook's URL is its credential: what follows these path segments (or the whole path
+# on a hooks.* host: Slack's /services/T.../B.../XXXX) is masked, however short.
+_HOOK_SEGMENTS = {"hook", "hooks", "webhook", "webhooks", "incomingwebhook", "callback",
+                  "callbacks", "trigger", "triggers", "catch"}
+_HOOK_HOSTS = ("hooks.", "hook.", "webhook.", "webhooks.")
+
+
+def _mask_segments(authority: str, segments: list[str]) -> list[str]:
+    """Path segments (the first after the host first) with token-like ones masked, and
+    every one after a hook's: after the first on a hooks.* host, after /hooks/ elsewhere."""
+    host = authority.rpartition("@")[2].lower()
+    masking_from = 1 if host.startswith(_HOOK_HOSTS) else None
+    out = []
+    for i, segment in enumerate(segments):
+        hidden = masking_from is not None and i >= masking_from
+        out.append(MASK if segment and (hidden or looks_like_token(segment)) else segment)
+        if masking_from is None and segment.lower() in _HOOK_SEGMENTS:
+            masking_from = i + 1
+    return out
+
+
+def webhook_secrets(url: str) -> list[str]:
+    """What to `remember` of a webhook's URL: the URL's own secrets, and its path after the
+    host when it can carry a credential (more than one segment, or a token-like or long
+    numbered one)."""
+    found = secrets_in_url(url)
+    _scheme, sep, rest = url.partition("://")
+    if not sep:
+        return found
+    tail = _split_userinfo(rest)[2]
+    path = urlsplit(f"x://{tail}").path.strip("/")
+    # Not a single plain word (/costsched): remembered, it would be masked in every text.
+    if path and ("/" in path or looks_like_token(path)
+                 or (len(path) >= 8 and any(c.isdigit() for c in path))):
+        found.append(path)
+    return found
 
 
 def _split_userinfo(rest: str) -> tuple[str, str, str]:
@@ -120,10 +160,14 @@ def redact(text: str) -> str:
     out = _URL.sub(lambda m: redact_url(m.group()), text)
     out = _SCHEME_TOKEN.sub(lambda m: f"{m['scheme']} {MASK}", out)
     out = _ASSIGNED.sub(_mask_assigned, out)
+    return _replace_remembered(out)
+
+
+def _replace_remembered(text: str) -> str:
     for secret in sorted(_remembered, key=len, reverse=True):
-        if secret in out:
-            out = out.replace(secret, MASK)
-    return out
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
 
 
 def _mask_assigned(match: re.Match[str]) -> str:
@@ -193,4 +237,5 @@ def secrets_in_argv(argv: Iterable[str]) -> list[str]:
 
 
 __all__ = ["MASK", "is_secret_name", "looks_like_token", "redact", "redact_argv",
-           "redact_url", "redact_value", "remember", "secrets_in_argv", "secrets_in_url"]
+           "redact_url", "redact_value", "remember", "secrets_in_argv",
+           "secrets_in_url", "webhook_secrets"]

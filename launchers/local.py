@@ -86,7 +86,8 @@ class LocalLauncher(Launcher):
 
     def __init__(self, base_dir: Path | None = None, grace_seconds: float = 10,
                  python: str = sys.executable, poll_seconds: float = 2.0,
-                 start_grace_seconds: float = 60.0) -> None:
+                 start_grace_seconds: float = 60.0,
+                 pass_env: Sequence[str] | None = None) -> None:
         self.base_dir = Path(base_dir) if base_dir is not None else default_base_dir()
         self.start_grace_seconds = start_grace_seconds  # a launch's time to start its agent
         self.grace_seconds = grace_seconds
@@ -94,6 +95,8 @@ class LocalLauncher(Launcher):
         self.poll_seconds = poll_seconds  # the agent's publish interval
         self._children: dict[str, subprocess.Popen] = {}  # reaped as they end
         self._index = _Index()
+        # The machine's settings a job keeps (config launch.pass_env when None).
+        self.pass_env = None if pass_env is None else tuple(pass_env)
 
     # --- Launcher ------------------------------------------------------------------------
 
@@ -306,7 +309,7 @@ class LocalLauncher(Launcher):
         return folder
 
     def _start(self, instance_id: str, folder: Path, spec: LaunchSpec, record: dict) -> Instance:
-        env = instance_environment(spec.envs, self.python)
+        env = instance_environment(spec.envs, self.python, self._pass_env())
         argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
                 "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
                 "--poll", str(self.poll_seconds)]
@@ -336,6 +339,13 @@ class LocalLauncher(Launcher):
         record = {**record, "pid": child.pid, "start_time": stat.start_time if stat else None}
         _write_json(folder / INSTANCE, record)
         return self.status(instance_id)
+
+    def _pass_env(self) -> tuple[str, ...]:
+        if self.pass_env is None:
+            from costsched.config import effective
+
+            self.pass_env = tuple(effective().launch.pass_env)
+        return self.pass_env
 
     def _relaunch(self, instance_id: str, folder: Path, spec: LaunchSpec) -> Instance:
         record = _read_json(folder / INSTANCE)
@@ -410,7 +420,8 @@ class LocalLauncher(Launcher):
                 time.sleep(_WAIT)
 
 
-# What a local instance's agent gets from costsched's environment: a clean base, never
+# What a local instance's agent gets from costsched's environment: a clean base and the
+# machine's numeric and device settings allowed by config launch.pass_env, never
 # costsched's own settings or secrets (COSTSCHED_*, tokens, cloud credentials).
 _BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGNAME")
 # The agent needs these to import costsched and launchers (and credentials, below, to reach
@@ -418,12 +429,18 @@ _BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGN
 _AGENT_ENV = ("PYTHONPATH", "VIRTUAL_ENV")
 
 
-def instance_environment(envs: dict[str, str], python: str) -> dict[str, str]:
+def instance_environment(envs: dict[str, str], python: str,
+                         pass_env: Sequence[str] = ()) -> dict[str, str]:
     """The environment of a local instance's agent: PATH (with `python`'s directory first,
     so that the job's `python` is the one costsched runs on), the base variables above,
-    the job's own `envs`; and, for the agent alone, what it needs to import its code."""
+    the machine's variables `pass_env` allows (`costsched.config.passed_env`: never a
+    secret), the job's own `envs` over them; and, for the agent alone, what it needs to
+    import its code."""
+    from costsched.config import passed_env
+
     bin_dir = str(Path(python).parent)
     env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
+    env.update(passed_env(tuple(pass_env), os.environ))
     env["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", os.defpath)])
     # Cloud credentials too: the agent may publish to a bucket; the job uses none.
     private = (*_AGENT_ENV, *sorted(clouds.credential_envs()))

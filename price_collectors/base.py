@@ -27,7 +27,13 @@ from costsched.model import CLOUDS, MARKETS, utc
 from costsched.prices import listed_on_demand, on_demand_reference
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.store.zones import ZONE_KEY
-from costsched.validation import identifier_problem, offering_problem, zoned_times
+from costsched.validation import (
+    identifier_problem,
+    offering_problem,
+    region_problem,
+    zone_problem,
+    zoned_times,
+)
 
 logger = logging.getLogger("price_collectors")
 logger.addHandler(logging.NullHandler())
@@ -318,6 +324,7 @@ def problems(frame: pd.DataFrame) -> pd.Series:
     for column in ("region", "zone", "instance_type", "os"):
         _mark(reasons, frame[column],
               lambda v, c=column: identifier_problem(c, v, empty=c == "zone"))
+    _check_places(frame, reasons)
     keys = ["cloud", "instance_type", "gpu_model", "gpu_count"]
     text = frame[keys].astype(str)
     offering = text["cloud"].str.cat([text[k] for k in keys[1:]], sep="\x1f")
@@ -348,6 +355,23 @@ def problems(frame: pd.DataFrame) -> pd.Series:
     _check_against_reference(frame, prices, reasons, ~on_demand,
                              pd.concat([good_od, frame[~on_demand & reasons.isna()]]))
     return reasons
+
+
+def _check_places(frame: pd.DataFrame, reasons: pd.Series) -> None:
+    """Mark rows whose region is not one of their cloud's (by its documented shape), or
+    whose zone is not a zone of their region (`costsched.validation`); once per distinct
+    place."""
+    open_rows = reasons.isna()
+    if not open_rows.any():
+        return
+    places = frame.loc[open_rows, ["cloud", "region", "zone"]].astype(str)
+    key = places["cloud"].str.cat([places["region"], places["zone"]], sep="\x1f")
+    found = {}
+    for k, r in zip(key, places.itertuples(index=False), strict=True):
+        if k not in found:
+            found[k] = (region_problem(r.cloud, r.region)
+                        or zone_problem(r.cloud, r.region, r.zone))
+    reasons[open_rows] = key.map(found)
 
 
 def _mark(reasons: pd.Series, values: pd.Series, rule: Callable[[object], str | None]) -> None:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from costsched.model import InvalidInput
 from costsched.store.signals import SIGNAL_COLUMNS
+from costsched.validation import region_problem
 from price_collectors.base import CollectorUnavailable, one_line
 from price_collectors.spot_advisor import gpu_types
 
@@ -89,10 +90,17 @@ def parse(scores: Any, instance_type: str, at: datetime, source: str,
         raise InvalidInput(f"{where}: expected a list of {{Region, Score}}")
     rows = []
     for i, item in enumerate(scores):
-        score = item.get("Score") if isinstance(item, dict) else None
-        region = item.get("Region") if isinstance(item, dict) else None
-        if not isinstance(score, (int, float)) or not 1 <= score <= 10 or not region:
-            raise InvalidInput(f"{where}[{i}]: expected Region and a Score 1-10, got {item!r}")
+        if not isinstance(item, dict):
+            raise InvalidInput(f"{where}[{i}]: expected {{Region, Score}}, got {item!r}")
+        score, region = item.get("Score"), item.get("Region")
+        # The API's scores are whole numbers 1-10: true, 9.5 or "7" are not scores.
+        if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 10:
+            raise InvalidInput(f"{where}[{i}]: field Score {score!r}: expected a whole "
+                               "number from 1 to 10")
+        problem = (region_problem("aws", region) if isinstance(region, str) and region
+                   else f"region {region!r}: expected an AWS region such as us-east-1")
+        if problem:
+            raise InvalidInput(f"{where}[{i}]: field Region: {problem}")
         zone = str(item.get("AvailabilityZoneId") or "")
         rows.append(("aws", str(region), zone, instance_type, "linux", "placement",
                      float(score), f"{int(score)}/10", at, source))

@@ -1,24 +1,86 @@
-"""Shared fixtures: the recorded data beside the checkout, fresh stores, the CLI runner."""
+"""Shared fixtures: the recorded data beside the checkout, fresh stores, the CLI runner.
+
+The whole suite runs away from the user's world: before anything else, the home, XDG and
+platform directories point at a temporary folder, and costsched's, the clouds' and the
+proxies' variables of the machine are dropped (`isolate_environment`)."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from sqlalchemy import create_engine, text
-from typer.testing import CliRunner
 
-from costsched.store import PriceStore
-from costsched.throughput import ENV_USER_FILE
-from tests.shared_data import shared_data
+# The machine's settings the suite keeps: how to reach the test database and the shared data.
+KEPT_COSTSCHED = ("COSTSCHED_TEST_PG_URL", "COSTSCHED_REQUIRE_PG", "COSTSCHED_REQUIRE_CHROMIUM",
+                  "COSTSCHED_SHARED_DATA")
+# Dropped from the machine's environment: whatever would make a test read the user's
+# credentials or reach a network, or shape output (the width, colours).
+DROPPED_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCLOUD_", "CLOUDSDK_", "GCE_", "BOTO_")
+DROPPED = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "HTTP_PROXY",
+           "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "NO_PROXY", "PYTHONSTARTUP")
+REAL_HOME = os.path.expanduser("~")
+
+
+def isolate_environment(environ: dict[str, str] | os._Environ = os.environ) -> Path:
+    """Point HOME, the XDG directories, and the clouds' config and credential files at a new
+    temporary folder (removed at exit); drop the machine's COSTSCHED_* settings (those
+    KEPT_COSTSCHED aside), cloud variables, proxies and terminal settings. The numeric
+    libraries' settings (OPENBLAS_*, OMP_*...) stay: the suite must pass with and without
+    them (CI runs the result-comparing tests both ways)."""
+    root = Path(tempfile.mkdtemp(prefix="costsched-tests-"))
+    atexit.register(shutil.rmtree, root, True)
+    home = root / "home"
+    home.mkdir()
+    for name in list(environ):
+        upper = name.upper()
+        if ((upper.startswith("COSTSCHED_") and name not in KEPT_COSTSCHED)
+                or upper.startswith(DROPPED_PREFIXES) or upper in DROPPED):
+            del environ[name]
+    environ.update({
+        "HOME": str(home), "USERPROFILE": str(home),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_DATA_DIRS": str(root / "share"), "XDG_CONFIG_DIRS": str(root / "etc"),
+        "AWS_CONFIG_FILE": str(home / ".aws" / "config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(home / ".aws" / "credentials"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "CLOUDSDK_CONFIG": str(home / ".config" / "gcloud"),
+        "NO_GCE_CHECK": "True",
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
+        "NO_PROXY": "*", "no_proxy": "*",
+    })
+    (home / ".gitconfig").write_text("[user]\n\tname = costsched tests\n"
+                                     "\temail = tests@localhost\n")
+    return root
+
+
+TEST_ROOT = isolate_environment()
+
+from sqlalchemy import create_engine, text  # noqa: E402 - after the isolation above
+from typer.testing import CliRunner  # noqa: E402
+
+from costsched.store import PriceStore  # noqa: E402
+from costsched.throughput import ENV_USER_FILE  # noqa: E402
+from tests.shared_data import shared_data  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = shared_data()
 DISPA = SHARED / "dispa2020"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "results: compares a job's result bytes with a run made in the test's own "
+        "environment (make test runs these again with BLAS kernel settings)")
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +110,14 @@ def hermetic_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture(autouse=True)
+def _own_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own user data, config, cache and state directories: what one test
+    leaves in the default store or config is not another's."""
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(name, str(tmp_path / "user-dirs" / name.lower()))
 
 
 @pytest.fixture(autouse=True)

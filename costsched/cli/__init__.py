@@ -95,10 +95,12 @@ COMMANDS: dict[str, Entry] = {
                   "Published spot risk signals: Spot Instance Advisor buckets, spot placement "
                   "scores, Azure eviction rates."),
     "check": Entry("costsched.cli.check", "check",
-                   "For each cloud: SDK installed, credentials found (environment, files, "
-                   "instance role; never their values), one harmless authenticated call, what "
-                   "that enables (collect prices, launch, checkpoints) and the exact line that "
-                   "fixes each gap. Exit 0 when at least one cloud can launch, else 1."),
+                   "For each cloud: one line saying what it can do, or what stops it and the "
+                   "fix; then SDK installed, credentials found (environment, files, "
+                   "credential helpers, instance role; never their values), one harmless "
+                   "authenticated call (each bounded by calls.timeout_seconds, the whole check "
+                   "by 20 s) and what that enables (collect prices, launch, checkpoints). Exit "
+                   "0 when at least one cloud can launch, else 1."),
     "gpus": Entry("costsched.cli.gpus", "gpus",
                   "GPU models and counts with the cheapest on-demand and spot price now, "
                   "where, and how old each price is (stored prices, else the bundled list "

@@ -5,14 +5,16 @@ from __future__ import annotations
 import typer
 
 from costsched.cli.common import JsonOption, console, print_json, user_text
+from costsched.redact import redact
 from costsched.service.check import CloudCheck, can_launch_somewhere, check_all
 
 
 def check(json_out: JsonOption = False) -> None:
-    """For each cloud: SDK installed, credentials found (environment, files, instance role;
-    never their values), one harmless authenticated call, what that enables (collect
-    prices, launch, checkpoints) and the exact line that fixes each gap. Exit 0 when at
-    least one cloud can launch, else 1."""
+    """For each cloud: one line saying what it can do, or what stops it and the fix; then
+    SDK installed, credentials found (environment, files, credential helpers, instance
+    role; never their values), one harmless authenticated call (each bounded by
+    calls.timeout_seconds, the whole check by 20 s) and what that enables (collect
+    prices, launch, checkpoints). Exit 0 when at least one cloud can launch, else 1."""
     checks = check_all()
     ok = can_launch_somewhere(checks)
     if json_out:
@@ -31,8 +33,19 @@ def _yes(flag: bool) -> str:
     return "[green]yes[/green]" if flag else "[red]no[/red]"
 
 
+def _summary(c: CloudCheck) -> str:
+    """What the cloud can do, or what stops it and the fix, in one line."""
+    if c.problem:
+        fix = f"; fix: {c.fixes[0]}" if c.fixes else ""
+        return f"{c.problem}{fix}"
+    can = [what for what, flag in (("collect prices", c.collect_prices), ("launch", c.launch),
+                                   ("checkpoints", c.checkpoints)) if flag]
+    return ("ready: " + ", ".join(can)) if can else "nothing possible"
+
+
 def _print(c: CloudCheck) -> None:
-    console.print(f"[bold]{c.cloud}[/bold]", highlight=False)
+    console.print(f"[bold]{c.cloud}[/bold]: {user_text(redact(_summary(c)))}", highlight=False,
+                  soft_wrap=True)
     console.print(f"  SDK: {'installed' if c.extra_installed else 'not installed'}",
                   highlight=False)
     if c.extra_installed:
@@ -46,5 +59,5 @@ def _print(c: CloudCheck) -> None:
                   f"checkpoints {_yes(c.checkpoints)}", highlight=False)
     for note in c.notes:
         console.print(f"  {user_text(note)}", highlight=False, soft_wrap=True)
-    for fix in c.fixes:
+    for fix in c.fixes[1 if c.problem else 0:]:
         console.print(f"  fix: {user_text(fix)}", highlight=False, soft_wrap=True)

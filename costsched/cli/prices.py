@@ -13,6 +13,7 @@ from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    ListPricesDbOption,
     NewDbOption,
     WideOption,
     console,
@@ -113,7 +114,7 @@ def show(
     cheapest_per_gpu: Annotated[
         bool, typer.Option("--cheapest-per-gpu", help="Only the cheapest offering per GPU model.")
     ] = False,
-    db: DbOption = None,
+    db: ListPricesDbOption = None,
     json_out: JsonOption = False,
     wide: WideOption = False,
 ) -> None:

@@ -50,14 +50,15 @@ def import_(
 def show(
     at: Annotated[str | None, typer.Option(help="As of this time (default now).",
                                            show_default=False)] = None,
-    cloud: Annotated[str | None, typer.Option(help="One cloud.", show_default=False)] = None,
+    cloud: Annotated[str | None, typer.Option(help="One cloud: aws, gcp or azure (any case).",
+                                              show_default=False)] = None,
     history: Annotated[bool, typer.Option("--history", help="Every stored observation.")
                        ] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """The newest signal per offering and kind, with the prior rate it maps to."""
-    with options(at="--at"):
+    with options(at="--at", cloud="--cloud"):
         frame = service.signals(db, at, history=history, cloud=cloud)
     if json_out:
         print_json({"signals": frame_records(frame)})

@@ -13,6 +13,7 @@ from costsched.catalog import gpu_model_name
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    _reads_store,
     console,
     frame_records,
     friendly_errors,
@@ -24,7 +25,7 @@ from costsched.cli.common import (
 from costsched.jobspec import parse_gpu
 from costsched.model import InvalidInput
 from costsched.service import throughputs
-from costsched.service.stores import using as open_store
+from costsched.validation import MAX_GPUS
 
 app = typer.Typer(help="Throughput (steps/s) of models on GPUs: bundled, measured, estimated.",
                   no_args_is_help=True)
@@ -55,18 +56,27 @@ def show(
         "--measured", help="The runs costsched measured, one row each (newest first).")
                         ] = False,
     file: FileOption = None,
-    db: DbOption = None,
+    db: Annotated[str | None, typer.Option(
+        "--db", help="SQLAlchemy URL or SQLite file path of the store whose measured runs "
+        "are shown over the bundled figures (default: $COSTSCHED_DB, else a file in the "
+        "user data directory; without one, the bundled figures and yours).",
+        show_default=False)] = None,
     json_out: JsonOption = False,
 ) -> None:
     """The table as plans use it: measured rows (yours override those costsched measured
     on its runs, which override the bundled ones), or with --model every GPU model and
     count, estimated where nothing was measured."""
     if measured:
-        _show_runs(db, model, json_out)
+        _show_runs(_reads_store(db), model, json_out)
         return
-    with open_store(db) as store:
-        table_ = throughputs.table_with_measured(store, file, precision=precision)
+    if _no_store(db):  # the bundled figures and the user's need none
+        table_ = tp.ThroughputTable.load(file, precision=precision)
+    else:
+        table_ = throughputs.table_with_measured(db, file, precision=precision)
     gpus = [gpu_model_name(g) for g in split_csv(gpu)]
+    for n in count or ():
+        if not 1 <= n <= MAX_GPUS:
+            raise InvalidInput(f"--count {n}: expected a whole number from 1 to {MAX_GPUS}")
     if model is None:
         frame = _measured(table_)
         if gpus:
@@ -96,6 +106,17 @@ def show(
     console.print(table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out))
     if frame["capped"].any():
         console.print(CAPPED_NOTE, highlight=False)
+
+
+def _no_store(db: str | None) -> bool:
+    """Whether there is no store to read costsched's measurements from: no --db (one given
+    must exist) and no default store ($COSTSCHED_DB, else the user data directory's)."""
+    from costsched.service.store_files import missing_store
+
+    if db is not None:
+        _reads_store(db)
+        return False
+    return missing_store(None) is not None
 
 
 def _show_runs(db: str | None, model: str | None, json_out: bool) -> None:
@@ -130,6 +151,9 @@ def forget(
         except (ValueError, InvalidInput) as exc:
             raise InvalidInput(f"--gpu {gpu!r}: {exc}") from None
         count = count if ":" in gpu else None
+        if count is not None and count > MAX_GPUS:
+            raise InvalidInput(f"--gpu {gpu!r}: expected GPU or GPU:COUNT with a count from 1 "
+                               f"to {MAX_GPUS}, such as V100 or V100:8")
     n = throughputs.forget(db, model=model, gpu_model=gpu_model, gpu_count=count)
     if json_out:
         print_json({"forgotten": n})
@@ -165,6 +189,8 @@ def set_(
         gpu_model, count = parse_gpu(gpu)
     except (ValueError, InvalidInput) as exc:
         raise InvalidInput(f"GPU {gpu!r}: {exc}") from None
+    if count > MAX_GPUS:
+        raise InvalidInput(f"GPU {gpu!r}: expected a count from 1 to {MAX_GPUS}, such as V100:8")
     row = pd.DataFrame([(model, gpu_model, count, steps_per_second, tp.measured_today(source))],
                        columns=tp.COLUMNS)
     path = tp.save_user(row, file)

@@ -110,3 +110,75 @@ CAPACITY_ERROR_CODES = frozenset({
 # instance (instances use their own role).
 CREDENTIAL_ENVS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
                    "AWS_SECURITY_TOKEN")
+
+
+# --- bounded calls (`costsched check`) ------------------------------------------------------
+
+
+class HelperTimeout(RuntimeError):
+    """A credential helper (a profile's credential_process) did not return in time; it was
+    killed."""
+
+
+class HelperFailed(RuntimeError):
+    """A credential helper exited non-zero. Its output is never kept: it may hold a secret."""
+
+
+def bounded_config(seconds: float) -> Any:  # -> botocore.config.Config
+    """Client config for one bounded attempt: connect and each read within `seconds`, no
+    retries (a caller that must answer in time, not a collector)."""
+    return boto_config(connect_timeout=seconds, read_timeout=seconds,
+                       retries={"mode": "standard", "total_max_attempts": 1})
+
+
+def credential_files(env: Any = None) -> dict[str, str]:
+    """The files botocore reads credentials and profiles from: {variable or default name:
+    path} (a path may not exist)."""
+    import os
+
+    env = os.environ if env is None else env
+    files = {"AWS_CONFIG_FILE": env.get("AWS_CONFIG_FILE") or "~/.aws/config",
+             "AWS_SHARED_CREDENTIALS_FILE": env.get("AWS_SHARED_CREDENTIALS_FILE")
+             or "~/.aws/credentials"}
+    if env.get("AWS_WEB_IDENTITY_TOKEN_FILE"):
+        files["AWS_WEB_IDENTITY_TOKEN_FILE"] = env["AWS_WEB_IDENTITY_TOKEN_FILE"]
+    return {name: os.path.expanduser(path) for name, path in files.items()}
+
+
+def bound_credential_helper(session: Any, seconds: float) -> None:
+    """Make the session's credential_process run within `seconds` (killed after) and fail
+    with HelperFailed, its output dropped (botocore would put its stderr, which may hold a
+    token, in the error)."""
+    resolver = session._session.get_component("credential_provider")  # noqa: SLF001
+    provider = resolver.get_provider("custom-process")
+    if provider is not None:
+        provider._popen = _bounded_popen(seconds)  # noqa: SLF001 - botocore's own hook
+
+
+def _bounded_popen(seconds: float) -> Any:
+    import contextlib
+    import os
+    import signal
+    import subprocess
+
+    class Bounded:
+        def __init__(self, argv: list[str], **options: Any) -> None:
+            self._process = subprocess.Popen(argv, start_new_session=True, **options)
+            self.returncode: int | None = None
+
+        def communicate(self, input: bytes | None = None) -> tuple[bytes, bytes]:  # noqa: A002
+            try:
+                out, _err = self._process.communicate(input, timeout=seconds)
+            except subprocess.TimeoutExpired:
+                # The helper's whole group: a child of it would keep the pipes open.
+                with contextlib.suppress(OSError):
+                    os.killpg(self._process.pid, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.communicate(timeout=1)
+                raise HelperTimeout(f"did not return within {seconds:g} s") from None
+            self.returncode = self._process.returncode
+            if self.returncode != 0:
+                raise HelperFailed(f"exited with code {self.returncode}") from None
+            return out, b""
+
+    return Bounded

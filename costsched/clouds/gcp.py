@@ -110,3 +110,33 @@ CAPACITY_ERROR_WORDS = ("stockout", "does not have enough resources", "resource_
 # Environment variables that carry this cloud's credentials: never stored nor sent to an
 # instance (instances use their own role).
 CREDENTIAL_ENVS = ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_OAUTH_ACCESS_TOKEN")
+
+
+# --- bounded calls (`costsched check`) ------------------------------------------------------
+
+
+def credential_files(env: Any = None) -> dict[str, str]:
+    """The files Application Default Credentials are read from: {variable or default name:
+    path} (a path may not exist)."""
+    env = os.environ if env is None else env
+    config = os.path.expanduser(env.get("CLOUDSDK_CONFIG") or "~/.config/gcloud")
+    files = {"gcloud application default credentials":
+             os.path.join(config, "application_default_credentials.json")}
+    if env.get("GOOGLE_APPLICATION_CREDENTIALS"):
+        files["GOOGLE_APPLICATION_CREDENTIALS"] = os.path.expanduser(
+            env["GOOGLE_APPLICATION_CREDENTIALS"])
+    return files
+
+
+def bounded_request(seconds: float) -> Any:  # -> google.auth.transport.Request
+    """A google-auth transport whose every request (a token refresh) is given `seconds`."""
+    import google.auth.transport.requests as transport
+
+    inner = transport.Request()
+
+    def request(url: str, method: str = "GET", body: Any = None, headers: Any = None,
+                timeout: float | None = None, **kwargs: Any) -> Any:
+        return inner(url, method=method, body=body, headers=headers, timeout=seconds,
+                     **kwargs)
+
+    return request

@@ -44,6 +44,8 @@ from costsched.service.values import as_time, at_least
 from costsched.store import PriceStore
 from costsched.store.spot_availability import RUNNING_KINDS
 from costsched.throughput import ThroughputTable
+from costsched.vocabulary import choose as choose_name
+from costsched.vocabulary import did_you_mean
 
 # Fewer hours of observed spot time than this leave a group to the cloud's default rate.
 MIN_OBSERVED_HOURS = 24.0
@@ -329,10 +331,43 @@ def parse_offering(text: str) -> OfferingName:
     """'aws us-west-2b p3.2xlarge spot' (or 'aws:us-west-2b:p3.2xlarge:spot') as an
     `OfferingName`; a one-line InvalidInput saying how to write one otherwise."""
     parts = text.strip().replace(":", " ").split()
-    market = parts[3].lower().replace("-", "_") if len(parts) == 4 else ""
-    if len(parts) != 4 or parts[0].lower() not in CLOUDS or market not in MARKETS:
+    if len(parts) != 4:
         raise InvalidInput(f"offering {text!r}: expected {OFFERING_SPELLING}")
-    return OfferingName(parts[0].lower(), parts[1], parts[2], market)
+    # Names in any case ('AWS', 'On-Demand'); a typo is answered with the close ones.
+    spelled = []
+    for what, value, accepted in (("cloud", parts[0], CLOUDS), ("market", parts[3], MARKETS)):
+        found, error = choose_name([value], accepted)
+        if error is not None:
+            raise InvalidInput(f"offering {text!r}: {what} {error}; an offering is written "
+                               f"{OFFERING_SPELLING}")
+        spelled.append(found[0])
+    return OfferingName(spelled[0], parts[1], parts[2], spelled[1])
+
+
+def _find_named(o: pd.DataFrame, target: OfferingName, when: datetime) -> int:
+    """The position of the priced offering `target` names (its location and instance type
+    in any case); a one-line InvalidInput with the close names when there is none."""
+    mine = ((o["cloud"] == target.cloud) & (o["market"] == target.market)).to_numpy()
+    zone, region = o["zone"].str.lower(), o["region"].str.lower()
+    location = target.location.lower()
+    here = mine & ((zone == location) | ((zone == "") & (region == location))).to_numpy()
+    typed = mine & (o["instance_type"].str.lower() == target.instance_type.lower()).to_numpy()
+    found = np.flatnonzero(here & typed)
+    if len(found):
+        return int(found[0])
+    what = f"{target.cloud} {target.market.replace('_', '-')}"
+    if not here.any():
+        places = sorted(set(o["zone"][mine]) - {""} | set(o["region"][mine]))
+        problem = f"no {what} price in {target.location!r}"
+        hint = did_you_mean(target.location, places)
+    else:
+        names = o["instance_type"][here if not typed.any() else mine]
+        problem = (f"no {what} price for instance type {target.instance_type!r}"
+                   + ("" if not typed.any() else f" in {target.location!r}"))
+        hint = did_you_mean(target.instance_type, sorted(set(names)))
+    raise InvalidInput(f"offering '{target}': no price known for it at "
+                       f"{when:%Y-%m-%d %H:%M} UTC ({problem})"
+                       + (hint or "; `costsched prices show` lists the priced offerings"))
 
 
 def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: OfferingKey,
@@ -351,16 +386,7 @@ def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: Offe
         rates = decision_rates(opened, when, measured_rates)
     view = view_from_prices(frame, when, table, job.model, rates)
     o = view.offerings
-    found = np.flatnonzero(((o["cloud"] == target.cloud)
-                            & ((o["zone"] == target.location)
-                               | ((o["zone"] == "") & (o["region"] == target.location)))
-                            & (o["instance_type"] == target.instance_type)
-                            & (o["market"] == target.market)).to_numpy())
-    if len(found) == 0:
-        raise InvalidInput(f"offering '{target}': no price known for it at "
-                           f"{when:%Y-%m-%d %H:%M} UTC; `costsched prices show` lists the "
-                           "priced offerings")
-    row = int(found[0])
+    row = _find_named(o, target, when)
     choice = view.key(row)
     state = JobState(job, current[1], steps_left, tuple(current), overheads or Overheads())
     why = allowed_offerings(o.iloc[[row]], replace(job.constraints, max_price_per_hour=None))

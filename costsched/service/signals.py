@@ -45,8 +45,11 @@ def signals(store: StoreLike, at: datetime | str | None = None, *,
             history: bool = False, cloud: str | None = None) -> pd.DataFrame:
     """The newest signal per offering and kind as of `at` (default now), or with `history`
     every stored observation; each with the rate per hour the decision model maps it to."""
+    from costsched.model import CLOUDS
     from costsched.optimize.hazard import signal_rate
 
+    if cloud is not None:  # any case ('AWS'); an unknown name is refused, with the choices
+        cloud = choices("cloud", [cloud], CLOUDS)[0]
     with using(store) as opened:
         frame = (opened.signals.history(cloud=cloud) if history
                  else opened.signals.latest(as_time(at, "at")))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from costsched.model import InvalidInput
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -21,6 +22,7 @@ from costsched.throughput import (
     placement_rates,
     progress_steps,
 )
+from costsched.validation import MAX_GPUS
 
 # Placements that ended longer ago than this are not looked at again (each pass reads the
 # progress records of the rest).
@@ -86,6 +88,10 @@ def forget(store: StoreLike, *, model: str | None = None, gpu_model: str | None 
            gpu_count: int | None = None) -> int:
     """Forget matching measurements (`model` spelled in any case or punctuation): plans
     stop using them; the number forgotten."""
+    if gpu_count is not None and (isinstance(gpu_count, bool) or not isinstance(gpu_count, int)
+                                  or not 1 <= gpu_count <= MAX_GPUS):
+        raise InvalidInput(f"gpu_count {gpu_count!r}: expected a whole number from 1 to "
+                           f"{MAX_GPUS}")
     with using(store) as opened:
         kept = opened.measured_throughputs
         if model is None:
@@ -95,10 +101,11 @@ def forget(store: StoreLike, *, model: str | None = None, gpu_model: str | None 
                    for m in sorted(names))
 
 
-def table_with_measured(store: PriceStore, user_file: Path | None = None,
+def table_with_measured(store: StoreLike, user_file: Path | None = None,
                         precision: str = "fp32") -> ThroughputTable:
     """The throughput table plans use: bundled, costsched's measurements over it, the
     user's over both."""
-    rows = store.measured_throughputs.rows()
+    with using(store) as opened:
+        rows = opened.measured_throughputs.rows()
     return ThroughputTable.load(user_file, precision=precision,
                                 learned=learned_rows(rows, precision) if len(rows) else None)

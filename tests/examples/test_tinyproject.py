@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from costsched.service import import_prices
 from launchers.checkpoints import open_store
 
@@ -47,6 +49,7 @@ def uninterrupted(clone: Path, tmp_path: Path) -> bytes:
     return (tmp_path / "reference" / "result.npy").read_bytes()
 
 
+@pytest.mark.results
 def test_fresh_clone_launched_preempted_recovered_from_elsewhere(tmp_path: Path) -> None:
     clone = fresh_clone(tmp_path)
     elsewhere = tmp_path / "elsewhere"

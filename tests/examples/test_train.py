@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "train.py"
 
@@ -21,6 +22,7 @@ def run(ckpt: Path, *extra: str) -> subprocess.CompletedProcess:
                            str(ckpt), *extra], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.results
 def test_sigterm_then_resume_matches_an_unbroken_run(tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     proc = subprocess.Popen([sys.executable, str(SCRIPT), "--steps", "2000", "--checkpoint-dir",
@@ -58,6 +60,7 @@ def stop_after(ckpt: Path, seconds: float) -> int:
     return int(np.load(ckpt / "checkpoint.npz")["step"])
 
 
+@pytest.mark.results
 def test_stopped_twice_and_moved_gives_the_same_bytes(tmp_path: Path) -> None:
     first, second, third = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     at1 = stop_after(first, 0.3)

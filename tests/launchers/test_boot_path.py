@@ -199,6 +199,7 @@ def wait_for(predicate: Any, timeout: float = 90) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.results
 def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: str,
                                                    metadata: Metadata) -> None:
     import boto3
@@ -276,6 +277,7 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     assert got.read_bytes() == (reference / "result.npy").read_bytes()
 
 
+@pytest.mark.results
 def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
         tmp_path: Path, metadata: Metadata, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same on Compute Engine's side: the startup script of the instance costsched asked

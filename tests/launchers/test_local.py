@@ -79,6 +79,7 @@ def started_at(launcher: LocalLauncher, instance_id: str) -> int:
     return int(launcher.logs(instance_id).split("resumed at step ")[1].split()[0])
 
 
+@pytest.mark.results
 def test_stop_then_relaunch_resumes_and_ends_with_the_same_weights(
         tmp_path: Path, launcher: LocalLauncher, unbroken: bytes) -> None:
     first = launcher.launch(spec(tmp_path, "a1"))
@@ -98,6 +99,7 @@ def test_stop_then_relaunch_resumes_and_ends_with_the_same_weights(
     assert (tmp_path / "w.npy").read_bytes() == unbroken
 
 
+@pytest.mark.results
 def test_preempted_without_notice_resumes_from_the_newest_checkpoint(
         tmp_path: Path, launcher: LocalLauncher, unbroken: bytes) -> None:
     first = launcher.launch(spec(tmp_path, "a1"))

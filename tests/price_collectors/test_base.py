@@ -62,8 +62,8 @@ def test_each_bad_price_is_rejected_with_its_reason(caplog) -> None:
 
 def test_spot_is_judged_against_the_on_demand_price_collected_with_it() -> None:
     # A region the catalog does not price p3.2xlarge in, with a collected on-demand price.
-    frame = rows_frame([row(10.0, market="on_demand", region="xx-test-1"),
-                        row(14.0, region="xx-test-1"), row(16.0, region="xx-test-1")], "test")
+    frame = rows_frame([row(10.0, market="on_demand", region="mx-central-1"),
+                        row(14.0, region="mx-central-1"), row(16.0, region="mx-central-1")], "test")
     good, rejected = validate(frame)
     assert sorted(good["usd_per_hour"]) == [10.0, 14.0]
     assert [r.usd_per_hour for r in rejected] == [16.0]
@@ -83,8 +83,8 @@ def test_a_region_the_catalog_does_not_list_is_judged_by_the_highest_list_price(
     p3 = prices[(prices["cloud"] == "aws") & (prices["instance_type"] == "p3.2xlarge")]
     highest = float(p3["usd_per_hour"].max())
     assert highest > listed()  # some region lists it dearer than us-east-1
-    frame = rows_frame([row(highest * 1.4, region="xx-test-1"),
-                        row(highest * 1.6, region="xx-test-1")], "test")
+    frame = rows_frame([row(highest * 1.4, region="mx-central-1"),
+                        row(highest * 1.6, region="mx-central-1")], "test")
     good, rejected = validate(frame)
     assert good["usd_per_hour"].tolist() == [pytest.approx(highest * 1.4)]
     assert f"1.5x on-demand ${highest:.4g}" in rejected[0].reason
@@ -136,7 +136,7 @@ class Toy(Collector):
         if unit == "c":
             raise UnitError("c is down")
         od = listed()
-        return UnitResult(rows_frame([row(od * 0.5, region=f"us-{unit}-1")], "toy"))
+        return UnitResult(rows_frame([row(od * 0.5, region=f"us-east-{ord(unit) - 96}")], "toy"))
 
 
 def test_collector_reports_units_regions_offerings_and_progress() -> None:
@@ -146,7 +146,7 @@ def test_collector_reports_units_regions_offerings_and_progress() -> None:
     assert planned == [("aws", list("abcde"))]
     assert sorted(seen) == [("aws", u, "c is down" if u == "c" else None) for u in "abcde"]
     assert collection.units == list("abde") and collection.failed == {"c": "c is down"}
-    assert collection.regions == ["us-a-1", "us-b-1", "us-d-1", "us-e-1"]
+    assert collection.regions == ["us-east-1", "us-east-2", "us-east-4", "us-east-5"]
     offerings = collection.offerings()
     assert len(offerings) == 4 and set(offerings["instance_type"]) == {"p3.2xlarge"}
 
@@ -156,7 +156,7 @@ def test_runner_summary_as_json(store: PriceStore) -> None:
     data = summary.to_dict()
     assert data["inserted"] == 4 and data["ok"] is False
     assert data["clouds"]["aws"]["failed"] == {"c": "c is down"}
-    assert data["clouds"]["aws"]["regions"] == ["us-a-1", "us-b-1", "us-d-1", "us-e-1"]
+    assert data["clouds"]["aws"]["regions"] == ["us-east-1", "us-east-2", "us-east-4", "us-east-5"]
     again = runner.run([Toy()], store)
     assert again.inserted == 0 and again.unchanged == 4
 

@@ -53,3 +53,18 @@ def test_bad_documents_are_one_line(cli, tmp_path: Path) -> None:  # noqa: ANN00
     result = cli("risk", "import", broken, "--kind", "advisor")
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert result.output.startswith(f"error: {broken}: not a readable JSON document")
+
+
+def test_the_cloud_is_named_in_any_case_and_a_bogus_one_refused(cli) -> None:  # noqa: ANN001
+    cli("risk", "import", FIXTURES / "placement-scores.json", "--kind", "placement",
+        "--at", "2026-11-20T12:00Z")
+    lower = json.loads(cli("risk", "show", "--cloud", "aws", "--history", "--json").stdout)
+    upper = json.loads(cli("risk", "show", "--cloud", "AWS", "--history", "--json").stdout)
+    assert len(lower["signals"]) == 3 and upper == lower
+    assert json.loads(cli("risk", "show", "--cloud", "Aws", "--json", "--at",
+                          "2026-11-20T13:00Z").stdout)["signals"]
+    bogus = cli("risk", "show", "--cloud", "bogus")
+    assert bogus.exit_code == 2
+    assert bogus.output.strip() == ("error: --cloud 'bogus': expected one of aws, gcp, "
+                                    "azure")
+    assert "did you mean 'aws'" in cli("risk", "show", "--cloud", "awz").output

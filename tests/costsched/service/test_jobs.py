@@ -108,6 +108,7 @@ def zone_of(store: PriceStore, job_id: int) -> str:
     return str(placements[placements["end_at"].isna()]["zone"].iloc[-1])
 
 
+@pytest.mark.results
 def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> None:
     store, launcher, tmp = world
     expected = uninterrupted(tmp)

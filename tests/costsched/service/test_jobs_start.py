@@ -28,6 +28,7 @@ AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
 RUN = "python train.py --steps 500 --step-seconds 0.01 --checkpoint-every 0.2"
 
 
+@pytest.mark.results
 def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Path, cli,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "tinyproject"

@@ -1,0 +1,45 @@
+"""A move the user names (`migrate --to`): names in any case, and a typo answered with the
+close names, in one line."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from costsched.model import InvalidInput, Job
+from costsched.service.decide import decide_to, parse_offering
+from costsched.throughput import ThroughputTable
+
+TABLE = ThroughputTable()
+AT = datetime(2020, 3, 1, 6, tzinfo=timezone.utc)
+JOB = Job("a3c", "python train.py", "A3C", 3e6, checkpoint_gb=2.0, checkpoint_hours=0.5)
+HERE = ("aws", "us-east-1", "us-east-1b", "p3.2xlarge", "spot")
+
+
+def test_an_offering_is_named_in_any_case(recorded_store) -> None:
+    target = parse_offering("AWS US-EAST-1 P3.2XLARGE On-Demand")
+    assert (target.cloud, target.market) == ("aws", "on_demand")
+    lower = decide_to(recorded_store, JOB, parse_offering("aws us-east-1 p3.2xlarge on-demand"),
+                      current=HERE, steps_left=1e6, at=AT, table=TABLE)
+    upper = decide_to(recorded_store, JOB, target, current=HERE, steps_left=1e6, at=AT,
+                      table=TABLE)
+    assert upper.choice == lower.choice
+    assert upper.offering.region == "us-east-1" and upper.offering.instance_type == "p3.2xlarge"
+    assert parse_offering("aws:us-east-1a:p3.2xlarge:ON-DEMAND").market == "on_demand"
+
+
+@pytest.mark.parametrize(("written", "says"), [
+    ("awz us-east-1a p3.2xlarge spot", "cloud 'awz': expected one of aws, gcp, azure; did "
+                                       "you mean 'aws'?"),
+    ("aws us-east-1a p3.2xlarge spto", "market 'spto': expected one of"),
+    ("aws us-east-1 p3.2xlarg on-demand", "(no aws on-demand price for instance type "
+                                          "'p3.2xlarg'); did you mean 'p3.2xlarge'"),
+    ("aws us-eats-1 p3.2xlarge on-demand", "(no aws on-demand price in 'us-eats-1'); did you "
+                                           "mean 'us-east-1'"),
+])
+def test_a_typo_gets_the_close_names(recorded_store, written: str, says: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        decide_to(recorded_store, JOB, parse_offering(written), current=HERE, steps_left=1e6,
+                  at=AT, table=TABLE)
+    assert says in str(err.value) and "\n" not in str(err.value)
