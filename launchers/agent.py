@@ -21,6 +21,12 @@ runs, and once it has exited (after a last publish) {"state": "stopped" | "succe
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
+
+WORKDIR/heartbeat ({"pid", "at": Unix seconds}, written atomically) is the agent's sign of
+life: rewritten at start and every poll interval while it restores, runs setup and watches
+the job. A launcher that finds the agent gone (its process, or a heartbeat older than
+`stale_after(poll)`) while the job runs knows nothing publishes the job's checkpoints any
+more (`launchers.agent_recovery`).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ log = logging.getLogger("costsched.agent")
 
 KEEP = 3  # checkpoint versions kept in the store
 STATUS = "status.json"
+HEARTBEAT = "heartbeat"  # the agent's sign of life: {"pid", "at"}, every poll interval
 PROGRESS = "progress"  # the job writes its step here ($COSTSCHED_PROGRESS_FILE)
 JOB_LOG = "job.log"
 CHECKPOINTS = "checkpoints"
@@ -107,6 +114,10 @@ class Publisher:
         for path in self._candidates():
             stat = path.stat()
             self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, _sha256(path))
+
+    def known(self, name: str, sha256: str) -> None:
+        """Take `name` with this content as published already (it is in the store)."""
+        self._seen[name] = (-1, -1, sha256)  # size and time never match: compared by content
 
     def publish_changed(self) -> int:
         """Publish each changed file, then prune; the number published. A file that fails
@@ -284,6 +295,7 @@ class Agent:
             return {"state": "failed", "phase": "code", "exit_code": None,
                     "checkpoint_version": None, "detail": f"code: {exc}"}
         self.checkpoints.mkdir(parents=True, exist_ok=True)
+        beat(self.workdir)
         self.publisher.version = restore(self.store, self.checkpoints)
         self.publisher.remember_all()
         if self.stop_reason:  # asked to stop before the job started: nothing to run
@@ -356,6 +368,7 @@ class Agent:
         forwarded = False
         next_publish = next_notice = time.monotonic()
         next_publish += self.poll
+        beat(self.workdir)
         while job.poll() is None:
             now = time.monotonic()
             if self.notice_url and not self.stop_reason and now >= next_notice:
@@ -367,6 +380,7 @@ class Agent:
                 _forward_sigterm(job.pid)
                 forwarded = True
             if now >= next_publish:
+                beat(self.workdir)
                 self.publisher.publish_changed()
                 self._report_running()
                 next_publish = time.monotonic() + self.poll
@@ -410,6 +424,31 @@ class Agent:
                 "checkpoint_version": self.publisher.version, "detail": detail,
                 "step": read_progress(self.workdir / PROGRESS),
                 "checkpoint_error": self.publisher.error}
+
+
+def beat(workdir: Path) -> None:
+    """WORKDIR/heartbeat, now (a failed write is retried at the next beat)."""
+    temp = workdir / (HEARTBEAT + ".tmp")
+    try:
+        temp.write_text(json.dumps({"pid": os.getpid(), "at": time.time()}))
+        os.replace(temp, workdir / HEARTBEAT)
+    except OSError as exc:
+        log.warning("heartbeat: %s", exc)
+
+
+def read_heartbeat(workdir: Path) -> dict:
+    """The agent's last heartbeat ({} when there is none, or it does not read)."""
+    try:
+        doc = json.loads((workdir / HEARTBEAT).read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) and isinstance(doc.get("at"), (int, float)) else {}
+
+
+def stale_after(poll: float) -> float:
+    """Seconds without a heartbeat after which an agent whose process still runs is taken
+    for hung: long, so that a slow publish of a large checkpoint is never taken for one."""
+    return max(30 * poll, 600.0)
 
 
 def read_progress(path: Path) -> int | None:

@@ -44,7 +44,17 @@ from typing import ClassVar
 
 from costsched import clouds
 from costsched.model import InvalidInput, Offering
-from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
+from launchers.agent import (
+    CHECKPOINTS,
+    ENV_AGENT_ONLY,
+    JOB_LOG,
+    PROGRESS,
+    STATUS,
+    read_heartbeat,
+    read_progress,
+    stale_after,
+    write_status,
+)
 from launchers.base import (
     INSTANCE_STATES,
     TAG_ATTEMPT,
@@ -58,6 +68,7 @@ from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 INSTANCE = "instance.json"
 TERMINATED = "terminated"
 NOTICE = "notice"
+AGENT_LOST = "agent-lost"  # present once the job was stopped because its agent was gone
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # fullmatch: "$" would let "a\n" through
 _ID = re.compile(r"[0-9]{1,18}-[A-Za-z0-9_.-]{1,100}")
 _NAME_RULE = "1 to 100 of A-Z a-z 0-9 _ . -"
@@ -204,6 +215,7 @@ class LocalLauncher(Launcher):
                 status = _read_json(folder / STATUS)
                 terminated = (folder / TERMINATED).exists()
         ended = status if _ended(status) else {}
+        agent = ""
         if terminated:
             state, detail = "terminated", "terminated by costsched"
         elif ended:
@@ -212,6 +224,7 @@ class LocalLauncher(Launcher):
                 state, detail = "preempted", f"after a preemption notice: {detail}"
         elif alive:
             state, detail = "running", ""
+            agent = self._agent_trouble(folder, record)
         elif record.get("pid") is None:
             state, detail = self._unstarted(instance_id, folder, record)
         else:
@@ -222,8 +235,57 @@ class LocalLauncher(Launcher):
                             exit_code=ended.get("exit_code"), detail=detail,
                             step=step if isinstance(step, int) and step >= 0 else None,
                             phase=str(status.get("phase") or ""),
-                            checkpoint_error=str(status.get("checkpoint_error") or ""))
+                            checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
+                            agent=agent)
         return _Seen(instance, str(record.get("launched_at", "")))
+
+    def _agent_trouble(self, folder: Path, record: dict) -> str:
+        """Why the agent of a running instance no longer looks after its job ('' when it
+        does): its process is gone while the job's live on, or its heartbeat stopped."""
+        pid = record.get("pid")
+        if has_proc() and not _same_process(pid, record.get("start_time")):
+            return (f"the agent (pid {pid}) is gone while the job runs on: its checkpoints "
+                    "are not published")
+        beat = read_heartbeat(folder)
+        if beat:
+            age = time.time() - float(beat["at"])
+            if age > stale_after(self.poll_seconds):
+                return (f"the agent has not reported for {age:,.0f} s (hung): the job's "
+                        "checkpoints are not published")
+        return ""
+
+    def recover_agent(self, instance_id: str) -> bool:
+        """`Launcher.recover_agent` for a local instance (`launchers.agent_recovery`)."""
+        folder = self._existing(instance_id)
+        record = _read_json(folder / INSTANCE)
+        pid = record.get("pid")
+        if pid is None or not self._alive(instance_id, record):
+            return True  # nothing runs: the next look sees it ended
+        if _same_process(pid, record.get("start_time")):  # hung: the agent alone goes
+            _signal(pid, signal.SIGKILL)
+            deadline = time.monotonic() + _KILL_WAIT
+            while _same_process(pid, record.get("start_time")) and \
+                    time.monotonic() < deadline:
+                self._reap_child(instance_id)
+                time.sleep(_WAIT)
+        from launchers.agent_recovery import publish_leftovers
+        from launchers.checkpoints import open_store
+
+        store = open_store(record["checkpoint_uri"])
+        checkpoints = folder / CHECKPOINTS
+        version = publish_leftovers(store, checkpoints)
+        (folder / AGENT_LOST).touch()
+        _signal_group(pid, signal.SIGTERM)  # the job checkpoints and exits, as on a notice
+        self._end(instance_id, record, self.grace_seconds)
+        version = publish_leftovers(store, checkpoints) or version
+        newest = store.newest_verified()
+        write_status(folder, {
+            "state": "stopped", "exit_code": None,
+            "checkpoint_version": None if newest is None else newest.version,
+            "detail": "the agent was gone: the job's checkpoints were published and the job "
+                      "stopped, to be relaunched from its newest checkpoint",
+            "step": read_progress(folder / PROGRESS), "checkpoint_error": ""})
+        return True
 
     def _snapshot(self, names: set[str] | None = None, prefix: str | None = None
                   ) -> dict[str, _Seen]:
@@ -575,6 +637,14 @@ def _parse_index(doc: dict) -> dict[str, tuple[int, _Seen]]:
                 and instance.state in INSTANCE_STATES and instance.id == name):
             entries[name] = (changed, _Seen(instance, launched_at))
     return entries
+
+
+def _same_process(pid: int | None, start_time: int | None) -> bool:
+    """Whether `pid` is still the live (not zombie) process that started at `start_time`."""
+    if pid is None:
+        return False
+    stat = proc_stat(pid)
+    return stat is not None and stat.start_time == start_time and stat.state != "Z"
 
 
 def _signal(pid: int, signum: int) -> None:

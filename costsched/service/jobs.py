@@ -36,6 +36,7 @@ from costsched.policies import OfferingKey
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
 from costsched.report.amounts import usd
+from costsched.service.agents import look_after
 from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     DeadlineDecision,
@@ -180,7 +181,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     for run in runs:
         job_id = run.record.id
         if job_id in placed:
-            instance = instances[placed[job_id]]
+            instance = look_after(store, launcher, job_id, instances[placed[job_id]], at)
             step = _step_news(run.record, instance.step)
             if step is not None:
                 steps[job_id] = step
