@@ -20,11 +20,25 @@ job never runs twice: its old processes are all gone before the relaunch is aske
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import signal
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-from launchers.agent import Publisher
-from launchers.checkpoints import CheckpointStore
+from launchers.agent import (
+    CHECKPOINTS,
+    PROGRESS,
+    Publisher,
+    read_heartbeat,
+    read_progress,
+    stale_after,
+    write_status,
+)
+from launchers.checkpoints import CheckpointStore, open_store
+from launchers.procfs import has_proc, proc_stat
 
 log = logging.getLogger("costsched.agent_recovery")
 
@@ -43,3 +57,68 @@ def publish_leftovers(store: CheckpointStore, directory: Path) -> int | None:
     if publisher.error:
         log.error("%s", publisher.error)
     return publisher.version if publisher.version != before else None
+
+
+_KILL_WAIT = 10.0  # seconds a SIGKILLed agent may take to go
+_WAIT = 0.05
+
+
+def same_process(pid: int | None, start_time: int | None) -> bool:
+    """Whether `pid` is still the live (not zombie) process that started at `start_time`."""
+    if pid is None:
+        return False
+    stat = proc_stat(pid)
+    return stat is not None and stat.start_time == start_time and stat.state != "Z"
+
+
+def trouble(workdir: Path, pid: int | None, start_time: int | None, poll: float) -> str:
+    """Why the agent (`pid`, started at `start_time`) of an instance whose job runs no
+    longer looks after it ('' when it does): its process is gone, or its heartbeat in
+    `workdir` is older than `stale_after(poll)`."""
+    if has_proc() and not same_process(pid, start_time):
+        return (f"the agent (pid {pid}) is gone while the job runs on: its checkpoints are "
+                "not published")
+    beat = read_heartbeat(workdir)
+    if beat:
+        age = time.time() - float(beat["at"])
+        if age > stale_after(poll):
+            return (f"the agent has not reported for {age:,.0f} s (hung): the job's "
+                    "checkpoints are not published")
+    return ""
+
+
+def recover(workdir: Path, pid: int, start_time: int | None, checkpoint_uri: str, *,
+            reap: Callable[[], None], end_job: Callable[[], None]) -> None:
+    """The recovery of the module's doc for an instance whose working directory is
+    `workdir` and whose agent was `pid` (the leader of the job's process group): `reap`
+    collects the agent once killed (when it is our child), `end_job` sends the group
+    SIGTERM, waits the grace period, then kills what is left."""
+    if same_process(pid, start_time):  # hung: the agent alone goes, its job lives on
+        _kill(pid)
+        deadline = time.monotonic() + _KILL_WAIT
+        while same_process(pid, start_time) and time.monotonic() < deadline:
+            reap()
+            time.sleep(_WAIT)
+    store = open_store(checkpoint_uri)
+    checkpoints = workdir / CHECKPOINTS
+    publish_leftovers(store, checkpoints)
+    _kill_group(pid, signal.SIGTERM)  # the job checkpoints and exits, as on a notice
+    end_job()
+    publish_leftovers(store, checkpoints)
+    newest = store.newest_verified()
+    write_status(workdir, {
+        "state": "stopped", "exit_code": None,
+        "checkpoint_version": None if newest is None else newest.version,
+        "detail": "the agent was gone: the job's checkpoints were published and the job "
+                  "stopped, to be relaunched from its newest checkpoint",
+        "step": read_progress(workdir / PROGRESS), "checkpoint_error": ""})
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _kill_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signum)

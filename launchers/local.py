@@ -8,8 +8,10 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
         checkpoints/    the job's checkpoint directory (the agent restores and publishes)
         job.log         the job's output;  agent.log: the agent's
         status.json     written by the agent: the job's step while it runs, its end after
+        heartbeat       written by the agent every poll interval: its sign of life
         progress        the job's step, written by the job ($COSTSCHED_PROGRESS_FILE)
-        terminated      present once terminate() ran;  notice: once notice() ran
+        terminated      present once terminate() ran;  notice: once notice() ran;
+                        agent-lost: once the job was stopped because its agent was gone
     base_dir/.index.json  instances that settled (ended, or stopped), so that listing
                     many instances opens only the folders that changed since
     base_dir/.jobs/<job_id>/<attempt>  one empty file per launch: a job's instances are
@@ -44,17 +46,8 @@ from typing import ClassVar
 
 from costsched import clouds
 from costsched.model import InvalidInput, Offering
-from launchers.agent import (
-    CHECKPOINTS,
-    ENV_AGENT_ONLY,
-    JOB_LOG,
-    PROGRESS,
-    STATUS,
-    read_heartbeat,
-    read_progress,
-    stale_after,
-    write_status,
-)
+from launchers import agent_recovery
+from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
 from launchers.base import (
     INSTANCE_STATES,
     TAG_ATTEMPT,
@@ -241,50 +234,21 @@ class LocalLauncher(Launcher):
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:
         """Why the agent of a running instance no longer looks after its job ('' when it
-        does): its process is gone while the job's live on, or its heartbeat stopped."""
-        pid = record.get("pid")
-        if has_proc() and not _same_process(pid, record.get("start_time")):
-            return (f"the agent (pid {pid}) is gone while the job runs on: its checkpoints "
-                    "are not published")
-        beat = read_heartbeat(folder)
-        if beat:
-            age = time.time() - float(beat["at"])
-            if age > stale_after(self.poll_seconds):
-                return (f"the agent has not reported for {age:,.0f} s (hung): the job's "
-                        "checkpoints are not published")
-        return ""
+        does): `launchers.agent_recovery.trouble`."""
+        return agent_recovery.trouble(folder, record.get("pid"), record.get("start_time"),
+                                      self.poll_seconds)
 
     def recover_agent(self, instance_id: str) -> bool:
         """`Launcher.recover_agent` for a local instance (`launchers.agent_recovery`)."""
         folder = self._existing(instance_id)
         record = _read_json(folder / INSTANCE)
-        pid = record.get("pid")
-        if pid is None or not self._alive(instance_id, record):
+        if record.get("pid") is None or not self._alive(instance_id, record):
             return True  # nothing runs: the next look sees it ended
-        if _same_process(pid, record.get("start_time")):  # hung: the agent alone goes
-            _signal(pid, signal.SIGKILL)
-            deadline = time.monotonic() + _KILL_WAIT
-            while _same_process(pid, record.get("start_time")) and \
-                    time.monotonic() < deadline:
-                self._reap_child(instance_id)
-                time.sleep(_WAIT)
-        from launchers.agent_recovery import publish_leftovers
-        from launchers.checkpoints import open_store
-
-        store = open_store(record["checkpoint_uri"])
-        checkpoints = folder / CHECKPOINTS
-        version = publish_leftovers(store, checkpoints)
         (folder / AGENT_LOST).touch()
-        _signal_group(pid, signal.SIGTERM)  # the job checkpoints and exits, as on a notice
-        self._end(instance_id, record, self.grace_seconds)
-        version = publish_leftovers(store, checkpoints) or version
-        newest = store.newest_verified()
-        write_status(folder, {
-            "state": "stopped", "exit_code": None,
-            "checkpoint_version": None if newest is None else newest.version,
-            "detail": "the agent was gone: the job's checkpoints were published and the job "
-                      "stopped, to be relaunched from its newest checkpoint",
-            "step": read_progress(folder / PROGRESS), "checkpoint_error": ""})
+        agent_recovery.recover(
+            folder, record["pid"], record.get("start_time"), record["checkpoint_uri"],
+            reap=lambda: self._reap_child(instance_id),
+            end_job=lambda: self._end(instance_id, record, self.grace_seconds))
         return True
 
     def _snapshot(self, names: set[str] | None = None, prefix: str | None = None
@@ -637,14 +601,6 @@ def _parse_index(doc: dict) -> dict[str, tuple[int, _Seen]]:
                 and instance.state in INSTANCE_STATES and instance.id == name):
             entries[name] = (changed, _Seen(instance, launched_at))
     return entries
-
-
-def _same_process(pid: int | None, start_time: int | None) -> bool:
-    """Whether `pid` is still the live (not zombie) process that started at `start_time`."""
-    if pid is None:
-        return False
-    stat = proc_stat(pid)
-    return stat is not None and stat.start_time == start_time and stat.state != "Z"
 
 
 def _signal(pid: int, signum: int) -> None:
