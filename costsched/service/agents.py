@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from costsched.migration.launcher import Instance, Launcher
+from costsched.model import InvalidInput
 from costsched.store import PriceStore
 
 LEASE_SECONDS = 300  # as the steps of moves hold it (service.jobs.STEP_LEASE_SECONDS)
@@ -34,7 +35,14 @@ def look_after(store: PriceStore, launcher: Launcher, job_id: int, instance: Ins
         if not said.startswith(f"instance {instance.id}: "):  # said once per instance
             store.jobs.note(job_id, EVENT, f"instance {instance.id}: {instance.agent}",
                             at=when)
-        if not launcher.recover_agent(instance.id):
+        try:
+            recovered = launcher.recover_agent(instance.id)
+        except (InvalidInput, OSError) as exc:  # e.g. its checkpoint store is unreachable
+            line = f"instance {instance.id}: not recovered: {exc}"
+            if said != line:
+                store.jobs.note(job_id, EVENT, line, at=when)
+            return instance
+        if not recovered:
             return instance
         after = launcher.status(instance.id)
         store.jobs.note(job_id, EVENT, f"instance {instance.id}: {after.detail}", at=when)
