@@ -68,7 +68,8 @@ def listing(workdir: Path) -> Listing:
     if not _in_work_tree(workdir):
         return _walk(workdir, extra)
     # git blocks for ever reading a .gitignore that is a FIFO: found first, and refused
-    walked = _walk(workdir, extra)  # (git lists no FIFOs or sockets: said from here)
+    # (git lists no FIFOs or sockets: said from here; what git skips unread is its call)
+    walked = _walk(workdir, extra, strict=False)
     blocking = [s for s in walked.skipped
                 if s.split(" (")[0].rsplit("/", 1)[-1] == ".gitignore"]
     if blocking:
@@ -136,7 +137,9 @@ def _git_files(workdir: Path) -> list[str] | None:
     return sorted(names)
 
 
-def _walk(workdir: Path, extra: list[ignore.Rule]) -> Listing:
+def _walk(workdir: Path, extra: list[ignore.Rule], strict: bool = True) -> Listing:
+    """Every file the ignore files keep; `strict`: an entry that cannot be read is
+    InvalidInput (else it is passed over)."""
     out: list[str] = []
     skipped: list[str] = []
 
@@ -148,6 +151,8 @@ def _walk(workdir: Path, extra: list[ignore.Rule]) -> Listing:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
+            if not strict:
+                return
             raise unreadable(folder, exc) from None
         for entry in entries:
             path = f"{rel}/{entry.name}" if rel else entry.name
@@ -156,6 +161,8 @@ def _walk(workdir: Path, extra: list[ignore.Rule]) -> Listing:
             except FileNotFoundError:
                 continue  # removed since the folder was listed
             except OSError as exc:
+                if not strict:
+                    continue
                 raise unreadable(entry.path, exc) from None
             is_dir = stat.S_ISDIR(mode)
             if entry.name == ".git" or ignore.ignored(scoped, path, is_dir):
