@@ -24,9 +24,10 @@ group reaches every process of the job, and killing the group is killing the ins
 
 WORKDIR/heartbeat ({"pid", "at": Unix seconds}, written atomically) is the agent's sign of
 life: rewritten at start and every poll interval while it restores, runs setup and watches
-the job. A launcher that finds the agent gone (its process, or a heartbeat older than
-`stale_after(poll)`) while the job runs knows nothing publishes the job's checkpoints any
-more (`launchers.agent_recovery`).
+the job (`launchers.heartbeats`; with --attempt and --heartbeat-seconds, also beside the
+checkpoints). A launcher that finds the agent gone (its process, or its heartbeat stale)
+while the job runs knows nothing publishes the job's checkpoints any more
+(`launchers.agent_recovery`).
 """
 
 from __future__ import annotations
@@ -50,13 +51,13 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from launchers.checkpoints import CheckpointStore, CorruptCheckpoint, open_store
+from launchers.heartbeats import beat
 from launchers.procfs import group_members, has_proc
 
 log = logging.getLogger("costsched.agent")
 
 KEEP = 3  # checkpoint versions kept in the store
 STATUS = "status.json"
-HEARTBEAT = "heartbeat"  # the agent's sign of life: {"pid", "at"}, every poll interval
 PROGRESS = "progress"  # the job writes its step here ($COSTSCHED_PROGRESS_FILE)
 JOB_LOG = "job.log"
 CHECKPOINTS = "checkpoints"
@@ -274,10 +275,14 @@ class SetupFailed(RuntimeError):
 class Agent:
     def __init__(self, job_id: int, store: CheckpointStore, workdir: Path, command: str,
                  poll: float, notice_url: str | None = None, code: Code | None = None,
-                 setup: str = "") -> None:
+                 setup: str = "", attempt: str = "", heartbeat_seconds: float = 0.0) -> None:
         self.job_id, self.store, self.command = job_id, store, command
         self.workdir, self.poll, self.notice_url = workdir, poll, notice_url
         self.code, self.setup = code, setup
+        # The heartbeat beside the checkpoints (launchers.heartbeats), for launchers that
+        # cannot see the agent's process: every `heartbeat_seconds` (0: not written).
+        self.attempt, self.heartbeat_seconds = attempt, heartbeat_seconds
+        self._next_store_beat = 0.0
         self.checkpoints = workdir / CHECKPOINTS
         self.code_dir = workdir / CODE
         self.publisher = Publisher(store, self.checkpoints)
@@ -295,7 +300,7 @@ class Agent:
             return {"state": "failed", "phase": "code", "exit_code": None,
                     "checkpoint_version": None, "detail": f"code: {exc}"}
         self.checkpoints.mkdir(parents=True, exist_ok=True)
-        beat(self.workdir)
+        self._beat()
         self.publisher.version = restore(self.store, self.checkpoints)
         self.publisher.remember_all()
         if self.stop_reason:  # asked to stop before the job started: nothing to run
@@ -368,7 +373,7 @@ class Agent:
         forwarded = False
         next_publish = next_notice = time.monotonic()
         next_publish += self.poll
-        beat(self.workdir)
+        self._beat()
         while job.poll() is None:
             now = time.monotonic()
             if self.notice_url and not self.stop_reason and now >= next_notice:
@@ -380,11 +385,27 @@ class Agent:
                 _forward_sigterm(job.pid)
                 forwarded = True
             if now >= next_publish:
-                beat(self.workdir)
+                self._beat()
                 self.publisher.publish_changed()
                 self._report_running()
                 next_publish = time.monotonic() + self.poll
             time.sleep(_TICK)
+
+    def _beat(self) -> None:
+        """WORKDIR/heartbeat; and, when asked for, the heartbeat beside the checkpoints,
+        every `heartbeat_seconds` (a store that fails is said in the log, never fatal)."""
+        beat(self.workdir)
+        now = time.monotonic()
+        if self.heartbeat_seconds <= 0 or not self.attempt or now < self._next_store_beat:
+            return
+        self._next_store_beat = now + self.heartbeat_seconds
+        from launchers import heartbeats
+
+        try:
+            heartbeats.publish(self.store.uri, self.attempt,
+                               {"pid": os.getpid(), "at": time.time()})
+        except Exception as exc:  # noqa: BLE001 - a store error must not end the job
+            log.warning("heartbeat to %s: %s", redact(self.store.uri), exc)
 
     def _report_running(self) -> None:
         """status.json while the job runs: its reported step and any publish failure
@@ -424,31 +445,6 @@ class Agent:
                 "checkpoint_version": self.publisher.version, "detail": detail,
                 "step": read_progress(self.workdir / PROGRESS),
                 "checkpoint_error": self.publisher.error}
-
-
-def beat(workdir: Path) -> None:
-    """WORKDIR/heartbeat, now (a failed write is retried at the next beat)."""
-    temp = workdir / (HEARTBEAT + ".tmp")
-    try:
-        temp.write_text(json.dumps({"pid": os.getpid(), "at": time.time()}))
-        os.replace(temp, workdir / HEARTBEAT)
-    except OSError as exc:
-        log.warning("heartbeat: %s", exc)
-
-
-def read_heartbeat(workdir: Path) -> dict:
-    """The agent's last heartbeat ({} when there is none, or it does not read)."""
-    try:
-        doc = json.loads((workdir / HEARTBEAT).read_text())
-    except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) and isinstance(doc.get("at"), (int, float)) else {}
-
-
-def stale_after(poll: float) -> float:
-    """Seconds without a heartbeat after which an agent whose process still runs is taken
-    for hung: long, so that a slow publish of a large checkpoint is never taken for one."""
-    return max(30 * poll, 600.0)
 
 
 def read_progress(path: Path) -> int | None:
@@ -562,6 +558,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--code-size", type=int, default=0, help="its size in bytes")
     parser.add_argument("--setup", default="", help="shell commands run once per instance "
                         "in the unpacked code, before the command")
+    parser.add_argument("--attempt", default="", help="the launch attempt of this instance: "
+                        "names its heartbeat beside the checkpoints")
+    parser.add_argument("--heartbeat-seconds", type=float, default=0.0,
+                        help="write the heartbeat beside the checkpoints this often "
+                        "(0: never; for launchers that cannot see the agent's process)")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -590,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     code = Code(args.code_uri, args.code_sha256, args.code_size) if args.code_uri else None
     notice_url = metadata_url(args.notice_url) if args.notice_url else None
     agent = Agent(args.job_id, store, workdir, args.command, args.poll, notice_url, code,
-                  args.setup)
+                  args.setup, args.attempt, args.heartbeat_seconds)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
         status = agent.run()

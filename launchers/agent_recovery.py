@@ -28,16 +28,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from launchers.agent import (
-    CHECKPOINTS,
-    PROGRESS,
-    Publisher,
-    read_heartbeat,
-    read_progress,
-    stale_after,
-    write_status,
-)
+from launchers.agent import CHECKPOINTS, PROGRESS, Publisher, read_progress, write_status
 from launchers.checkpoints import CheckpointStore, open_store
+from launchers.heartbeats import read_local, stale_after
 from launchers.procfs import has_proc, proc_stat
 
 log = logging.getLogger("costsched.agent_recovery")
@@ -78,7 +71,7 @@ def trouble(workdir: Path, pid: int | None, start_time: int | None, poll: float)
     if has_proc() and not same_process(pid, start_time):
         return (f"the agent (pid {pid}) is gone while the job runs on: its checkpoints are "
                 "not published")
-    beat = read_heartbeat(workdir)
+    beat = read_local(workdir)
     if beat:
         age = time.time() - float(beat["at"])
         if age > stale_after(poll):

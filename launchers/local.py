@@ -87,6 +87,7 @@ def default_base_dir() -> Path:
 
 class LocalLauncher(Launcher):
     name: ClassVar[str] = "local"
+    sees_agents: ClassVar[bool] = True  # its agents' processes, and their heartbeat files
 
     def __init__(self, base_dir: Path | None = None, grace_seconds: float = 10,
                  python: str = sys.executable, poll_seconds: float = 2.0,

@@ -86,6 +86,9 @@ class CapacityError(RuntimeError):
 
 class Launcher(ABC):
     name: ClassVar[str]
+    # Whether `status` says by itself when an instance's agent is gone (it sees the agent's
+    # process); else the agent's heartbeat beside the checkpoints says it.
+    sees_agents: ClassVar[bool] = False
 
     @abstractmethod
     def can_launch(self, offering: Offering) -> bool:

@@ -36,7 +36,7 @@ from costsched.policies import OfferingKey
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
 from costsched.report.amounts import usd
-from costsched.service.agents import look_after
+from costsched.service.agents import look_after, with_heartbeat
 from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     DeadlineDecision,
@@ -181,7 +181,8 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     for run in runs:
         job_id = run.record.id
         if job_id in placed:
-            instance = look_after(store, launcher, job_id, instances[placed[job_id]], at)
+            instance = look_after(store, launcher, job_id, instances[placed[job_id]], at,
+                                  run.checkpoint_uri)
             step = _step_news(run.record, instance.step)
             if step is not None:
                 steps[job_id] = step
@@ -510,7 +511,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                 and runs[job_id].launcher == launcher.name and job_id in open_by_job}
         instances = _statuses(launcher, [str(open_by_job[j]["instance"]) for j in ids
                                          if j in ours]) if ours else {}
-        asked = {j: instances[str(open_by_job[j]["instance"])] for j in ids if j in ours}
+        asked = {j: with_heartbeat(launcher, runs[j].checkpoint_uri,
+                                   instances[str(open_by_job[j]["instance"])])
+                 for j in ids if j in ours}
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps(steps, at=when)

@@ -11,9 +11,10 @@ import signal
 import time
 from pathlib import Path
 
-from launchers.agent import HEARTBEAT, read_heartbeat
 from launchers.agent_recovery import publish_leftovers
 from launchers.checkpoints import open_store
+from launchers.heartbeats import HEARTBEAT
+from launchers.heartbeats import read_local as read_heartbeat
 from launchers.local import LocalLauncher
 from launchers.procfs import group_members
 from tests.launchers.test_local import launcher, spec, wait_for  # noqa: F401 - fixture

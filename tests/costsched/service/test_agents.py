@@ -4,12 +4,15 @@ a recovery that fails is told once, and the job left as it was."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from costsched.migration.launcher import Instance
 from costsched.model import InvalidInput
+from costsched.service import agents
 from costsched.service.agents import look_after
 from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import T0, FakeLauncher, launched_on, new_job
@@ -67,3 +70,32 @@ def test_recovered_instances_come_back_as_the_backend_says(store: PriceStore,
 
     monkeypatch.setattr(launcher, "recover_agent", recover, raising=False)
     assert look_after(store, launcher, job, gone(launcher, instance_id), T0).state == "stopped"
+
+
+def test_a_stale_heartbeat_beside_the_checkpoints_says_a_cloud_agent_is_gone(
+        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backend that cannot see processes (as EC2's and Compute Engine's): the heartbeat
+    the agent writes beside the checkpoints says it."""
+    from launchers import heartbeats
+
+    launcher = FakeLauncher()
+    assert not launcher.sees_agents
+    job = new_job(store)
+    instance_id = launched_on(store, launcher, job)
+    attempt = launcher.status(instance_id).attempt
+    uri = str(tmp_path / "checkpoints")
+    monkeypatch.setattr(agents, "_read", {})
+    running = launcher.status(instance_id)
+    # none yet (the instance is still installing): not judged
+    assert look_after(store, launcher, job, running, T0, uri) == running
+    heartbeats.publish(uri, attempt, {"pid": 1, "at": time.time() - 60})
+    monkeypatch.setattr(agents, "_read", {})
+    assert look_after(store, launcher, job, running, T0, uri) == running
+    heartbeats.publish(uri, attempt, {"pid": 1, "at": time.time() - 3600})
+    assert look_after(store, launcher, job, running, T0, uri) == running  # read 2 min ago
+    monkeypatch.setattr(agents, "_read", {})
+    said = look_after(store, launcher, job, running, T0, uri)
+    assert said.state == "running"
+    assert "not written its heartbeat for 60 min" in said.agent
+    assert said.checkpoint_error == said.agent
+    assert events(store, job) == [f"instance {instance_id}: {said.agent}"]
