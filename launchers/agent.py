@@ -21,6 +21,13 @@ runs, and once it has exited (after a last publish) {"state": "stopped" | "succe
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
+
+WORKDIR/heartbeat ({"pid", "at": Unix seconds}, written atomically) is the agent's sign of
+life: rewritten at start and every poll interval while it restores, runs setup and watches
+the job (`launchers.heartbeats`; with --attempt and --heartbeat-seconds, also beside the
+checkpoints). A launcher that finds the agent gone (its process, or its heartbeat stale)
+while the job runs knows nothing publishes the job's checkpoints any more
+(`launchers.agent_recovery`).
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from launchers.checkpoints import CheckpointStore, CorruptCheckpoint, open_store
+from launchers.heartbeats import beat
 from launchers.procfs import group_members, has_proc
 
 log = logging.getLogger("costsched.agent")
@@ -107,6 +115,10 @@ class Publisher:
         for path in self._candidates():
             stat = path.stat()
             self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, _sha256(path))
+
+    def known(self, name: str, sha256: str) -> None:
+        """Take `name` with this content as published already (it is in the store)."""
+        self._seen[name] = (-1, -1, sha256)  # size and time never match: compared by content
 
     def publish_changed(self) -> int:
         """Publish each changed file, then prune; the number published. A file that fails
@@ -263,10 +275,14 @@ class SetupFailed(RuntimeError):
 class Agent:
     def __init__(self, job_id: int, store: CheckpointStore, workdir: Path, command: str,
                  poll: float, notice_url: str | None = None, code: Code | None = None,
-                 setup: str = "") -> None:
+                 setup: str = "", attempt: str = "", heartbeat_seconds: float = 0.0) -> None:
         self.job_id, self.store, self.command = job_id, store, command
         self.workdir, self.poll, self.notice_url = workdir, poll, notice_url
         self.code, self.setup = code, setup
+        # The heartbeat beside the checkpoints (launchers.heartbeats), for launchers that
+        # cannot see the agent's process: every `heartbeat_seconds` (0: not written).
+        self.attempt, self.heartbeat_seconds = attempt, heartbeat_seconds
+        self._next_store_beat = 0.0
         self.checkpoints = workdir / CHECKPOINTS
         self.code_dir = workdir / CODE
         self.publisher = Publisher(store, self.checkpoints)
@@ -284,6 +300,7 @@ class Agent:
             return {"state": "failed", "phase": "code", "exit_code": None,
                     "checkpoint_version": None, "detail": f"code: {exc}"}
         self.checkpoints.mkdir(parents=True, exist_ok=True)
+        self._beat()
         self.publisher.version = restore(self.store, self.checkpoints)
         self.publisher.remember_all()
         if self.stop_reason:  # asked to stop before the job started: nothing to run
@@ -356,6 +373,7 @@ class Agent:
         forwarded = False
         next_publish = next_notice = time.monotonic()
         next_publish += self.poll
+        self._beat()
         while job.poll() is None:
             now = time.monotonic()
             if self.notice_url and not self.stop_reason and now >= next_notice:
@@ -367,10 +385,27 @@ class Agent:
                 _forward_sigterm(job.pid)
                 forwarded = True
             if now >= next_publish:
+                self._beat()
                 self.publisher.publish_changed()
                 self._report_running()
                 next_publish = time.monotonic() + self.poll
             time.sleep(_TICK)
+
+    def _beat(self) -> None:
+        """WORKDIR/heartbeat; and, when asked for, the heartbeat beside the checkpoints,
+        every `heartbeat_seconds` (a store that fails is said in the log, never fatal)."""
+        beat(self.workdir)
+        now = time.monotonic()
+        if self.heartbeat_seconds <= 0 or not self.attempt or now < self._next_store_beat:
+            return
+        self._next_store_beat = now + self.heartbeat_seconds
+        from launchers import heartbeats
+
+        try:
+            heartbeats.publish(self.store.uri, self.attempt,
+                               {"pid": os.getpid(), "at": time.time()})
+        except Exception as exc:  # noqa: BLE001 - a store error must not end the job
+            log.warning("heartbeat to %s: %s", redact(self.store.uri), exc)
 
     def _report_running(self) -> None:
         """status.json while the job runs: its reported step and any publish failure
@@ -523,6 +558,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--code-size", type=int, default=0, help="its size in bytes")
     parser.add_argument("--setup", default="", help="shell commands run once per instance "
                         "in the unpacked code, before the command")
+    parser.add_argument("--attempt", default="", help="the launch attempt of this instance: "
+                        "names its heartbeat beside the checkpoints")
+    parser.add_argument("--heartbeat-seconds", type=float, default=0.0,
+                        help="write the heartbeat beside the checkpoints this often "
+                        "(0: never; for launchers that cannot see the agent's process)")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -551,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     code = Code(args.code_uri, args.code_sha256, args.code_size) if args.code_uri else None
     notice_url = metadata_url(args.notice_url) if args.notice_url else None
     agent = Agent(args.job_id, store, workdir, args.command, args.poll, notice_url, code,
-                  args.setup)
+                  args.setup, args.attempt, args.heartbeat_seconds)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
         status = agent.run()

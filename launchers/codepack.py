@@ -6,11 +6,12 @@ unpacked by the agent on every instance that runs the job.
     fetch(uri, packed.sha256, packed.size, Path("/tmp/code.tar.gz"))  # verified download
     unpack(Path("/tmp/code.tar.gz"), Path("work/code"))               # checked, then extracted
 
-Which files: in a git work tree, those git would commit (`git ls-files -co
---exclude-standard`: tracked and untracked, `.gitignore` honoured); elsewhere every file
-but those the `.gitignore` files exclude. Either way `.costschedignore` at the workdir's
-top excludes more, in `.gitignore` syntax. The archive is deterministic (sorted names, no
-times, owners or modes but the executable bit), so the same code gets the same SHA-256.
+Which files: `launchers.workfiles` (what git would commit, or every file the `.gitignore`
+files keep; `.costschedignore` excludes more; regular files and links only). What is
+refused: `launchers.secrets_scan` (home and system folders, credential files not named in
+`.costschedallow`), a folder with nothing to pack, a link that leads out (through other
+links too). The archive is deterministic (sorted names, no times, owners or modes but the
+executable bit), so the same code gets the same SHA-256.
 """
 
 from __future__ import annotations
@@ -18,24 +19,25 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import logging
 import os
 import re
 import shutil
 import stat
-import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from costsched.model import InvalidInput
+from launchers import ignore, secrets_scan, workfiles
 from launchers.checkpoints import CheckpointStore, open_store
 
-IGNORE_FILE = ".costschedignore"
+IGNORE_FILE = workfiles.IGNORE_FILE
 DEFAULT_LIMIT_MB = 100
 CODE_DIR = "code"  # beside the checkpoint versions: <checkpoint uri>/code/<sha256>.tar.gz
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+log = logging.getLogger("costsched.codepack")
 _CHUNK = 1 << 20
 
 
@@ -46,6 +48,7 @@ class Packed:
     size: int  # bytes of the archive
     files: int
     content_bytes: int  # bytes of the files packed
+    skipped: tuple[str, ...] = field(default=())  # "path (FIFO)": left out, not files
 
     @property
     def name(self) -> str:
@@ -57,163 +60,10 @@ class CorruptArchive(RuntimeError):
     write outside its directory; str() says which and how."""
 
 
-# --- which files ----------------------------------------------------------------------
+# --- which files: launchers.workfiles -------------------------------------------------
 
-
-@dataclass(frozen=True)
-class _Rule:
-    base: str  # the ignore file's directory, relative to the workdir ('' for the top)
-    regex: re.Pattern[str]
-    negate: bool
-    dir_only: bool
-    anchored: bool  # matched against the path from `base`, not the last component
-
-
-def parse_ignore(text: str, base: str = "") -> list[_Rule]:
-    """The rules of an ignore file in `.gitignore` syntax: comments, blank lines, `!`
-    negation, a trailing `/` for directories, a leading or inner `/` anchoring the pattern
-    to the file's directory, `*`, `?`, `[...]` and `**`."""
-    rules = []
-    for raw in text.splitlines():
-        line = raw.rstrip("\r")
-        if not line.strip() or line.startswith("#"):
-            continue
-        if not line.endswith("\\ "):
-            line = line.rstrip(" ")
-        negate = line.startswith("!")
-        if negate or line.startswith("\\!") or line.startswith("\\#"):
-            line = line[1:]
-        dir_only = line.endswith("/")
-        line = line.rstrip("/")
-        if not line:
-            continue
-        anchored = "/" in line
-        line = line.lstrip("/")
-        rules.append(_Rule(base, re.compile(_glob_regex(line)), negate, dir_only, anchored))
-    return rules
-
-
-def _glob_regex(pattern: str) -> str:
-    out, i, n = [], 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("/**", i) and i + 3 == n:
-            out.append("/.*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
-            if end < 0:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            body = pattern[i + 1:end]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = end + 1
-        elif c == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "^" + "".join(out) + "$"
-
-
-def ignored(rules: Iterable[_Rule], path: str, is_dir: bool) -> bool:
-    """Whether `path` (relative to the workdir, '/'-separated) is excluded: the last rule
-    that matches decides."""
-    verdict = False
-    for rule in rules:
-        if rule.dir_only and not is_dir:
-            continue
-        if rule.base:
-            if not path.startswith(rule.base + "/"):
-                continue
-            rel = path[len(rule.base) + 1:]
-        else:
-            rel = path
-        subject = rel if rule.anchored else rel.rsplit("/", 1)[-1]
-        if rule.regex.match(subject):
-            verdict = not rule.negate
-    return verdict
-
-
-def _read_rules(path: Path, base: str) -> list[_Rule]:
-    try:
-        return parse_ignore(path.read_text(errors="replace"), base)
-    except FileNotFoundError:
-        return []
-
-
-def list_files(workdir: Path) -> list[str]:
-    """The workdir's files to pack, relative '/'-separated paths, sorted."""
-    extra = _read_rules(workdir / IGNORE_FILE, "")
-    listed = _git_files(workdir)
-    if listed is None:
-        return sorted(_walk(workdir, extra))
-    out = []
-    for rel in listed:
-        parts = rel.split("/")
-        # a directory excluded by .costschedignore excludes what is under it
-        if any(ignored(extra, "/".join(parts[:k]), True) for k in range(1, len(parts))):
-            continue
-        path = workdir / rel
-        if not path.is_symlink() and not path.is_file():
-            continue  # deleted but still tracked, or a submodule's directory
-        if not ignored(extra, rel, False):
-            out.append(rel)
-    return sorted(out)
-
-
-def _git_files(workdir: Path) -> list[str] | None:
-    """`git ls-files -co --exclude-standard` from the workdir; None outside a work tree
-    (or without git)."""
-    try:
-        inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=workdir,
-                                capture_output=True, text=True, check=False)
-        if inside.returncode != 0 or inside.stdout.strip() != "true":
-            return None
-        listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"],
-                                cwd=workdir, capture_output=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    names = {n.decode("utf-8", "surrogateescape") for n in listed.stdout.split(b"\0") if n}
-    return sorted(names)
-
-
-def _walk(workdir: Path, extra: list[_Rule]) -> list[str]:
-    out: list[str] = []
-    rules = [*extra]
-
-    def visit(folder: Path, rel: str, rules: list[_Rule]) -> None:
-        here = _read_rules(folder / ".gitignore", rel)
-        # .costschedignore is applied last, so that it can exclude what .gitignore keeps
-        scoped = [r for r in rules if r not in extra] + here + extra
-        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            is_dir = entry.is_dir(follow_symlinks=False)
-            if entry.name == ".git" or ignored(scoped, path, is_dir):
-                continue
-            if is_dir:
-                visit(Path(entry.path), path, scoped)
-            else:
-                out.append(path)
-
-    visit(workdir, "", rules)
-    return out
+parse_ignore, ignored = ignore.parse_ignore, ignore.ignored  # for this module's callers
+list_files = workfiles.list_files
 
 
 # --- packing --------------------------------------------------------------------------
@@ -221,24 +71,53 @@ def _walk(workdir: Path, extra: list[_Rule]) -> list[str]:
 
 def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 20) -> Packed:
     """The workdir as a deterministic tar.gz in dest_dir named by its SHA-256. InvalidInput
-    in one line when it is not a directory, when a link points out of it, or when its files
-    come to more than `limit_bytes` (naming the largest entries and the ignore file)."""
+    in one line when it is not a directory, is a home or system folder, holds credential
+    files (`launchers.secrets_scan`), has nothing to pack, has a link that leads out of it
+    (through other links too), has a file that cannot be read, or when its files come to
+    more than `limit_bytes` (naming the largest entries and the ignore file). Entries that
+    are neither files, directories nor links (FIFOs, sockets, devices) are left out, and
+    said in a warning and in `Packed.skipped`."""
     workdir = Path(workdir).expanduser()
     if not workdir.is_dir():
         raise InvalidInput(f"workdir {workdir}: not a directory")
     workdir = workdir.resolve()
-    names = list_files(workdir)
+    secrets_scan.check_folder(workdir)
+    listing = workfiles.listing(workdir)
+    names = listing.files
+    if not names:
+        raise InvalidInput(f"workdir {workdir}: nothing to pack: "
+                           + ("it is empty" if not any(workdir.iterdir()) else
+                              f"every file is excluded by {IGNORE_FILE} or .gitignore")
+                           + "; a job needs its code")
     sizes = {}
+    links = {}
     for rel in names:
         path = workdir / rel
-        if path.is_symlink():
-            _check_link(workdir, rel)
+        try:
+            info = path.lstat()
+        except OSError as exc:
+            raise workfiles.unreadable(path, exc) from None
+        if stat.S_ISLNK(info.st_mode):
+            links[rel] = _check_link(workdir, rel)
             sizes[rel] = 0
         else:
-            sizes[rel] = path.stat().st_size
+            sizes[rel] = info.st_size
+    for rel in links:  # within the archive as well: its links lead to its own entries
+        if resolve_within(links, rel) is None:
+            raise InvalidInput(_link_out(workdir, rel, links[rel]))
+    found = secrets_scan.credentials(workdir, [n for n in names if n not in links])
+    if found:
+        raise InvalidInput(
+            f"workdir {workdir}: holds credential files: {secrets_scan.describe(found)}; they "
+            f"would be stored with the job's checkpoints: exclude them in "
+            f"{workdir / IGNORE_FILE}, or name each one you mean to send in "
+            f"{workdir / secrets_scan.ALLOW_FILE}")
     total = sum(sizes.values())
     if total > limit_bytes:
         raise InvalidInput(_too_big(workdir, sizes, total, limit_bytes))
+    if listing.skipped:
+        log.warning("workdir %s: left out %s (not a file, directory or link)", workdir,
+                    _few(listing.skipped))
     dest_dir.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=dest_dir, prefix=".packing-", suffix=".tar.gz")
     try:
@@ -256,15 +135,59 @@ def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 2
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return Packed(final, sha, digest.size, len(names), total)
+    return Packed(final, sha, digest.size, len(names), total, tuple(listing.skipped))
 
 
-def _check_link(workdir: Path, rel: str) -> None:
-    target = os.readlink(workdir / rel)
-    resolved = (workdir / rel).parent / target
+def _few(names: list[str], limit: int = 5) -> str:
+    more = len(names) - limit
+    return ", ".join(names[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
+def _check_link(workdir: Path, rel: str) -> str:
+    """The link's target, when it leads inside the workdir, following every link on the
+    way (a link to a link that leads out leads out); else InvalidInput."""
+    try:
+        target = os.readlink(workdir / rel)
+    except OSError as exc:
+        raise workfiles.unreadable(workdir / rel, exc) from None
+    resolved = Path(os.path.realpath(workdir / rel))
     if os.path.isabs(target) or not _inside(workdir, resolved):
-        raise InvalidInput(f"workdir {workdir}: link {rel} points outside it (to {target}); "
-                           f"add it to {workdir / IGNORE_FILE} or copy what it points to")
+        raise InvalidInput(_link_out(workdir, rel, target))
+    return target
+
+
+def _link_out(workdir: Path, rel: str, target: str) -> str:
+    return (f"workdir {workdir}: link {rel} points outside it (to {target}, through the "
+            f"links on its way); add it to {workdir / IGNORE_FILE} or copy what it points to")
+
+
+def resolve_within(links: dict[str, str], name: str, limit: int = 40) -> list[str] | None:
+    """The path `name` ('/'-separated, relative) leads to in a tree whose links are `links`
+    (name: target), as the kernel would resolve it there, following links on the way and
+    at the end; None when it leads above the tree's top (or loops past `limit` links).
+    Names not in `links` count as directories or files of the tree."""
+    pending = list(reversed(PurePosixPath(name).parts))
+    here: list[str] = []
+    hops = 0
+    while pending:
+        part = pending.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not here:
+                return None
+            here.pop()
+            continue
+        at = "/".join([*here, part])
+        if at in links:
+            hops += 1
+            target = links[at]
+            if hops > limit or target.startswith("/"):
+                return None
+            pending.extend(reversed(PurePosixPath(target).parts))  # from the link's folder
+            continue
+        here.append(part)
+    return here
 
 
 def _inside(root: Path, path: Path) -> bool:
@@ -295,17 +218,29 @@ def _add(tar: tarfile.TarFile, workdir: Path, rel: str) -> None:
     info.mtime = 0
     info.uid = info.gid = 0
     info.uname = info.gname = ""
-    if path.is_symlink():
-        info.type = tarfile.SYMTYPE
-        info.linkname = os.readlink(path)
-        info.mode = 0o777
-        tar.addfile(info)
-        return
-    mode = path.stat().st_mode
-    info.mode = 0o755 if mode & stat.S_IXUSR else 0o644
-    with path.open("rb") as handle:
-        info.size = os.fstat(handle.fileno()).st_size
-        tar.addfile(info, handle)
+    try:
+        if path.is_symlink():
+            info.type = tarfile.SYMTYPE
+            info.linkname = os.readlink(path)
+            info.mode = 0o777
+            tar.addfile(info)
+            return
+        # never blocks (a FIFO put there since the listing), never follows a new link
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise workfiles.unreadable(path, exc) from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InvalidInput(f"workdir {workdir}: {rel} changed while it was packed (now "
+                               f"a {workfiles.kind(mode)}); launch again")
+        info.mode = 0o755 if mode & stat.S_IXUSR else 0o644
+        info.size = os.fstat(fd).st_size
+        try:
+            tar.addfile(info, handle)
+        except OSError as exc:  # it shrank while read, or the disk failed it
+            raise InvalidInput(f"workdir {workdir}: {rel} changed or failed while it was "
+                               f"packed ({exc}); launch again") from None
 
 
 class _HashingWriter(io.RawIOBase):
@@ -436,7 +371,9 @@ def unpack(archive: Path, dest: Path, sha256: str | None = None, size: int | Non
     """Extract a verified archive into `dest` (created; must not exist yet), after checking
     every entry: regular files, directories and links within `dest` only (no absolute
     names, no '..', no device, FIFO or hard link, no link leading out). The number of
-    files. CorruptArchive names the first entry refused; nothing is left at `dest`."""
+    files. Links are resolved as the kernel would, through the archive's other links: one
+    that leads out that way is refused too. CorruptArchive names the first entry refused;
+    nothing is left at `dest`."""
     if sha256 is not None and size is not None:
         problem = _mismatch(archive, sha256, size)
         if problem:
@@ -446,14 +383,23 @@ def unpack(archive: Path, dest: Path, sha256: str | None = None, size: int | Non
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
             members = tar.getmembers()
-            links = {m.name.rstrip("/") for m in members if m.issym()}
+            links = {m.name.rstrip("/"): m.linkname for m in members if m.issym()}
+            seen: set[str] = set()
             for member in members:
                 _check_member(member, archive)
+                where = f"code archive {archive}: entry {member.name!r}"
+                name = str(PurePosixPath(member.name))
+                if name in seen and not member.isdir():
+                    raise CorruptArchive(f"{where}: a second entry of that name")
+                seen.add(name)
                 parents = PurePosixPath(member.name).parents
                 if any(str(parent) in links for parent in parents):
-                    raise CorruptArchive(f"code archive {archive}: entry {member.name!r}: "
-                                         "under a link (only plain directories may hold "
-                                         "entries)")
+                    raise CorruptArchive(f"{where}: under a link (only plain directories "
+                                         "may hold entries)")
+                if member.issym() and resolve_within(links, name) is None:
+                    raise CorruptArchive(f"{where}: a link out of the working directory "
+                                         f"through the links on its way, or in a loop (to "
+                                         f"{member.linkname})")
             count = 0
             for member in members:
                 target = staging / member.name
@@ -466,7 +412,10 @@ def unpack(archive: Path, dest: Path, sha256: str | None = None, size: int | Non
                     continue
                 source = tar.extractfile(member)
                 assert source is not None  # a regular file, checked above
-                with source, target.open("wb") as out:
+                # a new file, never written through a link
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                             | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                with source, os.fdopen(fd, "wb") as out:
                     shutil.copyfileobj(source, out, _CHUNK)
                 target.chmod(0o755 if member.mode & stat.S_IXUSR else 0o644)
                 count += 1
@@ -521,7 +470,7 @@ def pack_workdir(workdir: str | None, where: str) -> dict | None:
     except InvalidInput as exc:
         raise InvalidInput(f"{where}: field workdir: {exc}") from None
     return {"sha256": packed.sha256, "size": packed.size, "files": packed.files,
-            "path": str(packed.path)}
+            "path": str(packed.path), "skipped": list(packed.skipped[:20])}
 
 
 def store_code(code: dict, checkpoint_uri: str) -> str:

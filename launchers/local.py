@@ -8,8 +8,10 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
         checkpoints/    the job's checkpoint directory (the agent restores and publishes)
         job.log         the job's output;  agent.log: the agent's
         status.json     written by the agent: the job's step while it runs, its end after
+        heartbeat       written by the agent every poll interval: its sign of life
         progress        the job's step, written by the job ($COSTSCHED_PROGRESS_FILE)
-        terminated      present once terminate() ran;  notice: once notice() ran
+        terminated      present once terminate() ran;  notice: once notice() ran;
+                        agent-lost: once the job was stopped because its agent was gone
     base_dir/.index.json  instances that settled (ended, or stopped), so that listing
                     many instances opens only the folders that changed since
     base_dir/.jobs/<job_id>/<attempt>  one empty file per launch: a job's instances are
@@ -44,6 +46,7 @@ from typing import ClassVar
 
 from costsched import clouds
 from costsched.model import InvalidInput, Offering
+from launchers import agent_recovery
 from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
 from launchers.base import (
     INSTANCE_STATES,
@@ -58,6 +61,7 @@ from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 INSTANCE = "instance.json"
 TERMINATED = "terminated"
 NOTICE = "notice"
+AGENT_LOST = "agent-lost"  # present once the job was stopped because its agent was gone
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # fullmatch: "$" would let "a\n" through
 _ID = re.compile(r"[0-9]{1,18}-[A-Za-z0-9_.-]{1,100}")
 _NAME_RULE = "1 to 100 of A-Z a-z 0-9 _ . -"
@@ -83,6 +87,7 @@ def default_base_dir() -> Path:
 
 class LocalLauncher(Launcher):
     name: ClassVar[str] = "local"
+    sees_agents: ClassVar[bool] = True  # its agents' processes, and their heartbeat files
 
     def __init__(self, base_dir: Path | None = None, grace_seconds: float = 10,
                  python: str = sys.executable, poll_seconds: float = 2.0,
@@ -207,6 +212,7 @@ class LocalLauncher(Launcher):
                 status = _read_json(folder / STATUS)
                 terminated = (folder / TERMINATED).exists()
         ended = status if _ended(status) else {}
+        agent = ""
         if terminated:
             state, detail = "terminated", "terminated by costsched"
         elif ended:
@@ -215,6 +221,7 @@ class LocalLauncher(Launcher):
                 state, detail = "preempted", f"after a preemption notice: {detail}"
         elif alive:
             state, detail = "running", ""
+            agent = self._agent_trouble(folder, record)
         elif record.get("pid") is None:
             state, detail = self._unstarted(instance_id, folder, record)
         else:
@@ -225,8 +232,28 @@ class LocalLauncher(Launcher):
                             exit_code=ended.get("exit_code"), detail=detail,
                             step=step if isinstance(step, int) and step >= 0 else None,
                             phase=str(status.get("phase") or ""),
-                            checkpoint_error=str(status.get("checkpoint_error") or ""))
+                            checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
+                            agent=agent)
         return _Seen(instance, str(record.get("launched_at", "")))
+
+    def _agent_trouble(self, folder: Path, record: dict) -> str:
+        """Why the agent of a running instance no longer looks after its job ('' when it
+        does): `launchers.agent_recovery.trouble`."""
+        return agent_recovery.trouble(folder, record.get("pid"), record.get("start_time"),
+                                      self.poll_seconds)
+
+    def recover_agent(self, instance_id: str) -> bool:
+        """`Launcher.recover_agent` for a local instance (`launchers.agent_recovery`)."""
+        folder = self._existing(instance_id)
+        record = _read_json(folder / INSTANCE)
+        if record.get("pid") is None or not self._alive(instance_id, record):
+            return True  # nothing runs: the next look sees it ended
+        (folder / AGENT_LOST).touch()
+        agent_recovery.recover(
+            folder, record["pid"], record.get("start_time"), record["checkpoint_uri"],
+            reap=lambda: self._reap_child(instance_id),
+            end_job=lambda: self._end(instance_id, record, self.grace_seconds))
+        return True
 
     def _snapshot(self, names: set[str] | None = None, prefix: str | None = None
                   ) -> dict[str, _Seen]:

@@ -60,7 +60,8 @@ env = dict(os.environ)
 env.update(job["envs"])
 argv = [sys.executable, "-m", "launchers.agent", "--job-id", str(job["job_id"]),
         "--checkpoint-uri", job["checkpoint_uri"], "--workdir", job["workdir"],
-        "--notice-url", job["notice_url"]]
+        "--notice-url", job["notice_url"], "--attempt", job["attempt"],
+        "--heartbeat-seconds", "60"]
 code = job.get("code")
 if code:
     argv += ["--code-uri", code["uri"], "--code-sha256", code["sha256"],

@@ -63,6 +63,9 @@ class Instance:
     step: int | None = None  # the step the job reported (its progress file); None: none
     phase: str = ""  # where a job that failed before running stopped (e.g. "setup")
     checkpoint_error: str = ""  # why publishing its checkpoints fails now ('' when fine)
+    # Why the agent no longer looks after the job while it runs ('' when it does): its
+    # process is gone, or its heartbeat stopped. Nothing publishes the job's checkpoints.
+    agent: str = ""
 
     @property
     def live(self) -> bool:
@@ -83,6 +86,9 @@ class CapacityError(RuntimeError):
 
 class Launcher(ABC):
     name: ClassVar[str]
+    # Whether `status` says by itself when an instance's agent is gone (it sees the agent's
+    # process); else the agent's heartbeat beside the checkpoints says it.
+    sees_agents: ClassVar[bool] = False
 
     @abstractmethod
     def can_launch(self, offering: Offering) -> bool:
@@ -119,6 +125,14 @@ class Launcher(ABC):
             except InvalidInput:
                 continue
         return found
+
+    def recover_agent(self, instance_id: str) -> bool:
+        """For an instance whose `agent` says it is gone: publish what the job checkpointed
+        since, have the job checkpoint and stop, and leave the instance "stopped", to be
+        relaunched from its newest checkpoint (`launchers.agent_recovery`). False when this
+        backend cannot reach inside its instances to do so (the job is then left running,
+        and its status says the agent is gone)."""
+        return False
 
     def logs(self, instance_id: str, tail: int = 200) -> str:
         """The last `tail` lines of the job's output, where the backend keeps them."""

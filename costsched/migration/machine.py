@@ -15,6 +15,12 @@ Safety: the source is terminated only once the target runs from the verified che
 a failed target is terminated before the next one is launched, so a job never has more
 than two instances; every launch carries a per-move, per-candidate attempt tag, so a
 costsched that crashed after asking for an instance adopts it instead of launching again.
+
+A stop wins over a move in every state: once the job is recorded as cancelled, the next
+step of its move (whoever takes it, whenever) winds the move down instead: every live
+instance of the job is terminated (those the move launched or was launching included),
+every placement ends, and the move is cancelled. A launch that returns after the job was
+stopped is ended at once, and so is one whose step lost a race with the stop.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from datetime import datetime, timedelta, timezone
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
 from costsched.model import InvalidInput, Offering
 from costsched.store import PriceStore
+from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
 
 # The job's state while a move of each kind is under way.
@@ -73,7 +80,44 @@ class Mover:
         return move
 
     def step(self, move: MoveRecord) -> MoveRecord:
-        """One transition of `move` (or none when it waits on an instance)."""
+        """One transition of `move` (or none when it waits on an instance); a move of a job
+        that was stopped is wound down instead (`wind_down`)."""
+        if self._stopped():
+            return self.wind_down(move)
+        try:
+            return self._transition(move)
+        except StaleState:
+            # Another writer changed the job or the move under this step: a stop, when the
+            # job is cancelled now (whatever this step launched is ended); else re-raised.
+            if not self._stopped():
+                raise
+            return self.wind_down(self.store.moves.get(move.id))
+
+    def wind_down(self, move: MoveRecord) -> MoveRecord:
+        """The job was stopped: terminate every live instance of it (the move's source and
+        target, and any its launches left untagged in the store), end every placement,
+        and cancel the move (unless it ended already). Idempotent."""
+        now = self.clock()
+        ids = {i.id for i in self.launcher.instances(self.job.job_id) if i.live}
+        for instance_id in sorted(ids | {move.source_instance, move.target_instance} - {""}):
+            try:
+                self.launcher.terminate(instance_id)
+            except InvalidInput:
+                continue  # an instance the backend never knew (it was never started)
+        while self.store.jobs.end_placement(self.job.job_id, now) is not None:
+            pass
+        if move.ended:
+            return move
+        try:
+            return self.store.moves.advance(move, "cancelled", at=now,
+                                            detail=f"the job was stopped ({move.state})")
+        except StaleState:  # the stop (or another costsched) cancelled it meanwhile
+            return self.store.moves.get(move.id)
+
+    def _stopped(self) -> bool:
+        return self.store.jobs.get(self.job.job_id).state == "cancelled"
+
+    def _transition(self, move: MoveRecord) -> MoveRecord:
         handler = {
             "planned": self._planned, "checkpointing": self._checkpointing,
             "checkpoint_verified": self._launch_target, "target_launched": self._target_launched,
@@ -144,6 +188,9 @@ class Mover:
             self._end_job("failed", now, f"cannot start the job: {exc}")
             return self.store.moves.advance(move, "failed", at=now,
                                             detail=f"cannot start the job: {exc}")
+        if self._stopped():  # stopped while the launch call ran: end what it started
+            self.launcher.terminate(instance.id)
+            return self.wind_down(move)
         reason = "launch" if move.kind == "launch" else move.kind
         # Billed from launch; a migration's source stays placed (and billed) until it ends.
         self.store.jobs.place(self.job.job_id, offering.key, gpu_model=offering.gpu_model,
@@ -186,7 +233,10 @@ class Mover:
     def _finish(self, move: MoveRecord) -> MoveRecord:
         now = self.clock()
         self._job_state("running", now, f"move {move.id} ({move.kind}) done")
-        return self.store.moves.advance(move, "done", at=now)
+        done = self.store.moves.advance(move, "done", at=now)
+        if self._stopped():  # stopped while it finished: nothing of it outlives the stop
+            return self.wind_down(done)
+        return done
 
     # --- job state ----------------------------------------------------------------------
 

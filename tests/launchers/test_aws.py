@@ -153,7 +153,7 @@ def test_startup_script_runs_the_agent_with_the_exact_fields(tmp_path: Path) -> 
     workdir = f"{root}/work/job-9"
     assert seen["argv"] == ["--job-id", "9", "--checkpoint-uri", f"/ck/$(touch {pwned})",
                             "--workdir", workdir, "--notice-url", aws_cloud.SPOT_NOTICE_URL,
-                            "--", command]
+                            "--attempt", "a1", "--heartbeat-seconds", "60", "--", command]
     assert seen["env"]["LR"] == f"$(touch {pwned})"
     assert (tmp_path / "installed").exists() and Path(workdir).is_dir()
     assert not pwned.exists()

@@ -15,6 +15,7 @@ from costsched.costs import JobCost, job_costs
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
+from costsched.service.jobs.agents import with_heartbeat
 from costsched.service.jobs.move import migrate
 from costsched.service.jobs.runs import (
     RunningJob,
@@ -94,7 +95,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                 and runs[job_id].launcher == launcher.name and job_id in open_by_job}
         instances = _statuses(launcher, [str(open_by_job[j]["instance"]) for j in ids
                                          if j in ours]) if ours else {}
-        asked = {j: instances[str(open_by_job[j]["instance"])] for j in ids if j in ours}
+        asked = {j: with_heartbeat(launcher, runs[j].checkpoint_uri,
+                                   instances[str(open_by_job[j]["instance"])])
+                 for j in ids if j in ours}
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps(steps, at=when)

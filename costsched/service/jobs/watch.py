@@ -10,6 +10,7 @@ from datetime import datetime
 import pandas as pd
 
 from costsched.migration.launcher import Instance, Launcher
+from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -92,7 +93,8 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     for run in runs:
         job_id = run.record.id
         if job_id in placed:
-            instance = instances[placed[job_id]]
+            instance = look_after(store, launcher, job_id, instances[placed[job_id]], at,
+                                  run.checkpoint_uri)
             step = _step_news(run.record, instance.step)
             if step is not None:
                 steps[job_id] = step

@@ -1,0 +1,121 @@
+"""The agent's heartbeat: its sign of life while it looks after a job.
+
+On the instance, WORKDIR/heartbeat ({"pid", "at": Unix seconds}, written atomically) is
+rewritten every poll interval (`beat`); the local launcher reads it (`read_local`) beside
+the agent's process. Where costsched cannot look inside the instance, one small object
+beside the job's checkpoints, per instance, rewritten every minute:
+
+    <checkpoint location>/agents/<attempt>.json    {"pid", "at": Unix seconds}
+
+    publish("s3://bucket/jobs/job-7", "j7-m2-0", {"pid": 812, "at": 1767225600.0})
+    read("s3://bucket/jobs/job-7", "j7-m2-0")      # the document, or None
+
+The agent writes it with the instance's own access to the checkpoint store (the instance
+profile, the service account), costsched reads it with its own: EC2 and Compute Engine show
+costsched an instance's state, not its processes. One write a minute is 1,440 small PUTs a
+day per running job (under a cent). The local launcher has no need of it: it sees the
+agent's process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+from pathlib import Path
+
+from launchers.checkpoints import open_store
+
+log = logging.getLogger("costsched.agent")
+HEARTBEAT = "heartbeat"  # WORKDIR/heartbeat
+FOLDER = "agents"
+_ATTEMPT = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
+
+def beat(workdir: Path) -> None:
+    """WORKDIR/heartbeat, now (a failed write is retried at the next beat)."""
+    temp = workdir / (HEARTBEAT + ".tmp")
+    try:
+        temp.write_text(json.dumps({"pid": os.getpid(), "at": time.time()}))
+        os.replace(temp, workdir / HEARTBEAT)
+    except OSError as exc:
+        log.warning("heartbeat: %s", exc)
+
+
+def read_local(workdir: Path) -> dict:
+    """The agent's last heartbeat ({} when there is none, or it does not read)."""
+    try:
+        doc = json.loads((workdir / HEARTBEAT).read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) and isinstance(doc.get("at"), (int, float)) else {}
+
+
+def stale_after(poll: float) -> float:
+    """Seconds without a heartbeat after which an agent whose process still runs is taken
+    for hung: long, so that a slow publish of a large checkpoint is never taken for one."""
+    return max(30 * poll, 600.0)
+
+
+def uri(checkpoint_uri: str, attempt: str) -> str:
+    """Where the heartbeat of the instance of `attempt` is kept."""
+    if not _ATTEMPT.match(attempt or "") or attempt in (".", ".."):
+        raise ValueError(f"attempt {attempt!r}: expected 1 to 100 of A-Z a-z 0-9 _ . -")
+    return f"{checkpoint_uri.rstrip('/')}/{FOLDER}/{attempt}.json"
+
+
+def publish(checkpoint_uri: str, attempt: str, doc: dict) -> None:
+    """Write the heartbeat (replacing the last one)."""
+    from launchers.codepack import _kind
+
+    store = open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
+    name = f"{uri(checkpoint_uri, attempt).rsplit('/', 1)[1]}"
+    body = json.dumps(doc).encode()
+    kind = _kind(store)
+    if kind == "s3":
+        store.client.put_object(Bucket=store.bucket, Key=store._key(name), Body=body,
+                                ContentType="application/json")
+    elif kind == "gcs":
+        store.bucket.blob(store._key(name)).upload_from_string(
+            body, content_type="application/json")
+    else:
+        root = Path(store.root)
+        root.mkdir(parents=True, exist_ok=True)
+        temp = root / f".{name}.tmp"
+        temp.write_bytes(body)
+        temp.replace(root / name)
+
+
+def read(checkpoint_uri: str, attempt: str) -> dict | None:
+    """The last heartbeat of the instance of `attempt`; None when there is none (the
+    agent has not started yet, or never wrote one) or it does not read."""
+    from launchers.codepack import _kind
+
+    store = open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
+    name = f"{uri(checkpoint_uri, attempt).rsplit('/', 1)[1]}"
+    kind = _kind(store)
+    try:
+        if kind == "s3":
+            try:
+                body = store.client.get_object(Bucket=store.bucket,
+                                               Key=store._key(name))["Body"].read()
+            except store.client.exceptions.NoSuchKey:
+                return None
+        elif kind == "gcs":
+            blob = store.bucket.blob(store._key(name))
+            if not blob.exists():
+                return None
+            body = blob.download_as_bytes()
+        else:
+            path = Path(store.root) / name
+            if not path.is_file():
+                return None
+            body = path.read_bytes()
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
+        return None
+    return doc
