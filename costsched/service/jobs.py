@@ -52,7 +52,9 @@ from costsched.service.decide import (
     decision_rates,
     parse_offering,
 )
+from costsched.service.estimates import record_launch
 from costsched.service.plan import Jobs, job_specs
+from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn, table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -120,6 +122,8 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
                 if mine:  # else a reconciler resumed it already (it carries it on)
                     _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
+                    # What its plan predicts, kept beside what it will do.
+                    record_launch(store, record_id, resolved, when, _rates(store, when))
             launched.append(record_id)
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)
@@ -141,6 +145,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
             if job_id not in busy and run.launcher == launcher.name]
     done += _check_instances(store, launcher, runs, when)
     learn(store, when)  # the steps/s each placement reached, for the next plans
+    done += flag_speeds(store, when or as_time(None))  # far from their plans: said once
     return done
 
 
