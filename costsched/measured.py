@@ -71,12 +71,14 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
         if steps <= 0 or hours.sum() <= 0:
             continue
         ran = hours > 0
-        if ran.sum() == 1:  # one GPU: measured exactly
-            measured[rows[ran]] = steps / (hours[ran][0] * 3600)
+        if ran.sum() == 1:  # one GPU: measured exactly; others it met after the reading
+            here = steps / (hours[ran][0] * 3600)  # by the table's ratio
+            measured[rows] = here * planned / planned[ran][0]
+            measured[rows[ran]] = here
             continue
         table_steps = float((hours * 3600 * planned).sum())
         if math.isfinite(table_steps) and table_steps > 0:
-            measured[rows[ran]] = planned[ran] * steps / table_steps
+            measured[rows] = planned * steps / table_steps
     frame["measured_sps"] = measured
     return frame[SPEED_COLUMNS]
 
@@ -85,15 +87,15 @@ def speed_on(job_speeds: pd.DataFrame, gpu: str, count: int, rate: Rate | None) 
     """The job's speed on (`gpu`, `count`): measured where it ran there, else its measured
     speed where it ran longest carried by its table's ratio between the two GPUs (`rate`);
     NaN when neither is known. `job_speeds`: one job's rows of `speeds`."""
-    known = job_speeds[job_speeds["measured_sps"].notna() & (job_speeds["hours"] > 0)]
-    if known.empty:
-        return math.nan
+    known = job_speeds[job_speeds["measured_sps"].notna()]
     here = known[(known["gpu_model"] == gpu) & (known["gpu_count"].astype(int) == int(count))]
     if len(here):
         return float(here["measured_sps"].iloc[0])
-    ref = known.sort_values("hours", ascending=False, kind="stable").iloc[0]
-    there = rate_or_nan(rate, gpu, count)
-    return float(ref["measured_sps"] * there / ref["planned_sps"])
+    ran = known[known["hours"] > 0]
+    if ran.empty:
+        return math.nan
+    ref = ran.sort_values("hours", ascending=False, kind="stable").iloc[0]
+    return float(ref["measured_sps"] * rate_or_nan(rate, gpu, count) / ref["planned_sps"])
 
 
 @dataclass(frozen=True)

@@ -170,7 +170,8 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     moves["idle_usd"] = idle_usd.reindex(range(len(moves)), fill_value=0.0).to_numpy()
     moves["usd"] = moves["idle_usd"] + moves["egress_usd"]
     spent = charged["lives"].groupby("job_id")["usd"].sum()
-    run_egress = all_moves[all_moves["at"] <= all_moves["job_id"].map(reached)]
+    run_egress = all_moves[all_moves["at"] <= pd.to_datetime(
+        all_moves["job_id"].map(reached), utc=True)]
     estimated = estimates.estimate_table(
         predicted, jobs, runs.assign(usd=charged["runs"]["usd"].to_numpy()), run_egress,
         _recoveries(job_moves))

@@ -455,6 +455,10 @@ class JobStore:
             rows = [tuple(r) for chunk in id_chunks(job_ids, job_predictions.c.job_id)
                     for r in conn.execute(query.where(chunk))]
         frame = pd.DataFrame(rows, columns=list(job_predictions.c.keys()))
+        if frame.empty:
+            return pd.DataFrame({c: pd.Series(dtype="datetime64[ns, UTC]" if c.endswith(
+                "_at") else float if c.startswith(("expected", "steps", "usd")) else object)
+                for c in PREDICTION_COLUMNS})
         frame["predicted_at"] = from_epoch_seconds(frame.pop("predicted_ts"))
         flagged = frame.pop("flagged_ts")
         frame["flagged_at"] = pd.to_datetime(flagged.astype("Float64"), unit="s", utc=True)
