@@ -96,8 +96,7 @@ def test_median_and_worst_per_model_and_gpu(runs: PriceStore, cli) -> None:
     assert (overall["model"], overall["jobs"]) == ("(all)", 3)
 
 
-def test_the_report_shows_the_section(runs: PriceStore, db_path, cli) -> None:  # noqa: ANN001
-    del runs  # the any_store fixture is a fresh store: this test fills its own CLI store
+def test_the_report_shows_the_section(db_path, cli) -> None:  # noqa: ANN001
     store = PriceStore(str(db_path))
     store.ingest(pd.DataFrame([(*EAST, "V100", 1, 8, 61.0, 1.0, pd.Timestamp(at(-1)), "test")],
                               columns=OBSERVATION_COLUMNS))
