@@ -101,24 +101,31 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
     period [since, until], as of `now` (default: the current time; an open placement is
     charged up to the earlier of `until` and `now`).
 
-    Savings are a baseline's USD less the job's spend (compute and egress) in the period:
+    Savings are a baseline's USD less the job's spend (compute and egress) in the period,
+    each baseline charged over the time it would take for the work the job did at the
+    job's measured speed (`costsched.measured`: its reported step over its placements'
+    hours), never at a declared figure:
 
-    - on-demand: the same hours (every piece of every placement in the period) charged on
-      the on-demand price of the same instance type in the same region, by the same rule as
-      the job's own placements: the stored on-demand history, else the catalog's list
-      prices; NaN when neither knows the type.
+    - on-demand: each piece of each placement in the period on the on-demand price of the
+      same instance type in the same region (the same GPU at the same speed: the same
+      hours), by the same rule as the job's own placements: the stored on-demand history,
+      else the catalog's list prices; NaN when neither knows the type.
     - static: the same work on the job's launch-time choice (its first placement's
       offering) kept to the end. The work is the step the job reported (its progress),
       when the period holds the job's whole life up to that report; otherwise the steps its
-      placements made in the period (each piece's hours x the job's throughput on its
-      GPUs, by the job's throughput table as `service.jobs.steps_left` counts them); at
-      most the job's steps. Its hours are those steps / the job's steps per second on that
-      offering / 3600, from the start of the period's first piece, charged over that
-      offering's own stored price history (as the job's placements are), not at its launch
-      price.
+      placements made in the period (each piece's hours x the job's measured speed on its
+      GPUs); at most the job's steps. Its hours are those steps / the job's measured speed
+      on that offering's GPUs (by its table's ratio where it never ran there) / 3600, from
+      the start of the period's first piece, charged over that offering's own stored price
+      history (as the job's placements are), not at its launch price. NaN for a job that
+      reported no step (no measured speed).
 
-    A saving that does not apply (no baseline price, an unresolvable spec, no compute in
-    the period) is NaN, and None in `totals` when it applies to no job: never 0.
+    `factor`: measured over planned speed (either way) beyond which `speeds` flags a job
+    (default: the configuration's `throughput.mismatch_factor`).
+
+    A saving that does not apply (no baseline price, an unresolvable spec, no measured
+    speed, no compute in the period) is NaN, and None in `totals` when it applies to no
+    job: never 0.
     """
     now_at = pd.Timestamp(as_time(now, "now"))
     start = None if since is None else pd.Timestamp(as_time(since, "since"))

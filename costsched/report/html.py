@@ -64,7 +64,9 @@ def render(report: Report) -> str:
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         "<title>costsched cost report</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
         "<h1>costsched cost report</h1>", f"<p>{escape(period)}</p>",
-        f"<p>{escape(summary)}</p>", '<div class="figures">',
+        f"<p>{escape(summary)}</p>",
+        *(f"<p>throughput: {escape(line)}</p>" for line in report.speeds["flag"] if line),
+        '<div class="figures">',
         *(f'<h2>{escape(title)}</h2><img alt="{escape(title)}" '
           f'src="data:image/png;base64,{png}">' for title, png in figures),
         "</div>",

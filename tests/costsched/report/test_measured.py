@@ -133,3 +133,15 @@ def test_another_gpu_is_reached_by_the_table_ratio_not_its_figure(store: PriceSt
     table = {"V100": 1.0, "A100": 4.0, "K80": 0.25}
     assert speed_on(found, "K80", 1, lambda gpu, count: table[gpu]) == pytest.approx(
         by_gpu["V100"] * 0.25)
+
+
+def test_the_html_report_says_so_too(store: PriceStore) -> None:
+    from costsched.report.html import render
+
+    prices(store, [(ZONE_A, "V100", 1, 2.75)])
+    job = new_job(store, "slow", {"V100": 10.0}, 36_000)
+    place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    store.jobs.record_step(job, 3600, at=at(3600))
+    page = render(build(store, now=at(3600), factor=1.5))
+    assert "<p>throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10x slower" in page
+    assert "<th>measured steps/s</th>" in page and ">0.1x</td>" in page
