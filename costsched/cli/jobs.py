@@ -292,8 +292,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         if s.next:
             console.print(printable(f"  job {s.record.id} next: {s.next}"), highlight=False,
                           markup=False)
-        for line in _problems(s) + [f"throughput: {flags[s.record.id]}"] * (
-                s.record.id in flags):
+        flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
+        for line in _problems(s) + flag:
             console.print(printable(f"  job {s.record.id}: {line}"), highlight=False,
                           markup=False, soft_wrap=True)
         if len(s.cost.placements) > 1 or s.record.final:

@@ -76,21 +76,16 @@ def flag_new(store: PriceStore, at: datetime, factor: float | None = None) -> li
     if not found:
         return []
     predicted = set(store.jobs.predictions(list(found))["job_id"])
-    noted = store.jobs.last_details([j for j in found if j not in predicted], "throughput")
-    lines, rows = [], []
-    for job_id, c in found.items():
-        if job_id in predicted:
-            if not store.jobs.flag_prediction(job_id, at=at):
-                continue
-        elif job_id in noted:
-            continue
-        else:
-            store.jobs.note(job_id, "throughput", c.line(), at=at)
-        lines.append(c.line())
-        rows.append(_measurement(c, placed[placed["job_id"] == job_id], at))
+    unplanned = [j for j in found if j not in predicted]
+    noted = store.jobs.last_details(unplanned, "throughput") if unplanned else {}
+    new = store.jobs.flag_predictions([j for j in found if j in predicted], at=at)
+    new |= {j for j in unplanned if j not in noted}
+    store.jobs.note_many({j: found[j].line() for j in unplanned if j in new}, "throughput",
+                         at=at)
+    rows = [_measurement(found[j], placed[placed["job_id"] == j], at) for j in sorted(new)]
     store.measured_throughputs.add(pd.DataFrame(
         [r for r in rows if r is not None], columns=THROUGHPUT_COLUMNS))
-    return lines
+    return [found[j].line() for j in sorted(new)]
 
 
 def _measurement(c: SpeedCheck, placed: pd.DataFrame, at: datetime) -> tuple | None:

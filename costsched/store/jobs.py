@@ -464,15 +464,34 @@ class JobStore:
         frame["flagged_at"] = pd.to_datetime(flagged.astype("Float64"), unit="s", utc=True)
         return frame[PREDICTION_COLUMNS]
 
-    def flag_prediction(self, job_id: int, *, at: datetime) -> bool:
-        """Mark the job's prediction as contradicted by its run, once: True the first time
-        (False when it was marked before or has no prediction)."""
+    def flag_predictions(self, job_ids: Iterable[int], *, at: datetime) -> set[int]:
+        """Mark the predictions of `job_ids` as contradicted by their runs, once, in one
+        transaction: the ids marked now (not those marked before or without one)."""
         ts = epoch_second(at)
-        query = (update(job_predictions)
-                 .where(job_predictions.c.job_id == int(job_id),
-                        job_predictions.c.flagged_ts.is_(None))
-                 .values(flagged_ts=ts))
-        return write(self.engine, lambda conn: conn.execute(query).rowcount == 1)
+        wanted = sorted({int(j) for j in job_ids})
+        if not wanted:
+            return set()
+
+        def flag(conn: Connection) -> set[int]:
+            found: set[int] = set()
+            for chunk in id_chunks(wanted, job_predictions.c.job_id):
+                found |= {int(r[0]) for r in conn.execute(
+                    select(job_predictions.c.job_id).where(
+                        chunk, job_predictions.c.flagged_ts.is_(None)))}
+            for chunk in id_chunks(found, job_predictions.c.job_id):
+                conn.execute(update(job_predictions).where(chunk).values(flagged_ts=ts))
+            return found
+
+        return write(self.engine, flag)
+
+    def note_many(self, details: Mapping[int, str], kind: str, *, at: datetime) -> None:
+        """`note` of many jobs ({job id: detail}) in one transaction; the jobs' records are
+        not touched (their last write stays when their step was read)."""
+        _check_text("kind", kind, 32, required=True)
+        rows = [{"job_id": int(j), "ts": epoch_second(at), "kind": kind, "from_state": None,
+                 "to_state": None, "detail": str(d)} for j, d in details.items()]
+        if rows:
+            write(self.engine, lambda conn: conn.execute(insert(job_events), rows))
 
 
 def id_chunks(ids: Iterable[int] | None, column) -> Iterator:  # noqa: ANN001 - a Column

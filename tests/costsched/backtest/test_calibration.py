@@ -11,7 +11,7 @@ from costsched.backtest import BacktestConfig, run_backtest
 from costsched.backtest.report import calibration
 from costsched.optimize.decision import Overheads
 from costsched.throughput import ThroughputTable
-from tests.costsched.backtest.handmade import DAY, T0, V100_A, V100_B, job, trace
+from tests.costsched.backtest.handmade import T0, V100_A, V100_B, job, trace
 
 TABLE = ThroughputTable()
 RESNET = "ResNet-50 (batch size 128)"
