@@ -122,14 +122,15 @@ class SpeedCheck:
         r = self.ratio
         return math.isfinite(r) and r > 0 and max(r, 1 / r) > self.factor
 
-    def line(self) -> str:
-        """What a user reads: both figures, by how much and what is kept."""
+    def line(self, savings: bool = True) -> str:
+        """What a user reads: both figures and by how much (`savings`: and that savings
+        are computed from the measured one)."""
         r = self.ratio
         how = f"{r:,.3g}x faster" if r >= 1 else f"{1 / r:,.3g}x slower"
         return (f"job {self.job_id} ({self.name}): measured {sps(self.measured_sps)} steps/s "
                 f"on {self.gpu_count}x{self.gpu_model}, {how} than the "
-                f"{sps(self.planned_sps)} its plan used ({self.basis}); savings use the "
-                "measured speed")
+                f"{sps(self.planned_sps)} its plan used ({self.basis})"
+                + ("; savings use the measured speed" if savings else ""))
 
 
 def sps(value: float) -> str:

@@ -128,7 +128,7 @@ def plan_notes(store: PriceStore, models: Iterable[str], factor: float | None = 
         c = found[job_id]
         if c.flagged:
             newest[model_key(c.model)] = c
-    return [f"{wanted[k]}: {c.line()}; a declared figure is kept: measure it again or "
+    return [f"{wanted[k]}: {c.line(savings=False)}; a declared figure is kept: measure it again or "
             "correct it (costsched throughput set)" for k, c in newest.items()
             if k in wanted]
 
