@@ -287,6 +287,13 @@ class PricesConfig(_Section):
         return value
 
 
+class ThroughputConfig(_Section):
+    """When a job's measured speed is far enough from its plan's to be flagged."""
+
+    # Measured over planned (or planned over measured) above this is flagged.
+    mismatch_factor: Number = Field(1.5, gt=1, allow_inf_nan=False)
+
+
 class Config(_Section):
     """The effective configuration. `db` None = the default store."""
 
@@ -301,6 +308,7 @@ class Config(_Section):
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
     prices: PricesConfig = Field(default_factory=PricesConfig)
     calls: CallsConfig = Field(default_factory=CallsConfig)
+    throughput: ThroughputConfig = Field(default_factory=ThroughputConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""

@@ -32,7 +32,8 @@ from costsched.throughput import ThroughputTable
 MAX_PERIODS = 10_000
 RESULT_COLUMNS = ["job", "jobs", "model", "region", "start", "policy", "cost_usd", "hours",
                   "migrations", "preemptions", "migration_usd", "first_offering",
-                  "last_offering", "hours_after_trace", "error"]
+                  "last_offering", "hours_after_trace", "error", "first_gpu",
+                  "expected_hours", "expected_usd"]
 
 
 # The online policies and, for replays only, the hindsight oracle.
@@ -123,9 +124,18 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
                 "migration_usd": migration_usd,
                 "first_offering": labels[first], "last_offering": labels[prev],
                 "hours_after_trace": max(0.0, end - max(trace.end, run.start)) / HOUR,
-                "error": None,
+                "error": None, **_expected(run, first),
             }
     raise InvalidInput(f"{state.job.name}: not finished after {MAX_PERIODS} periods")
+
+
+def _expected(run: Run, first: int) -> dict:
+    """What a plan at the start predicts on the first offering chosen: the work at its
+    speed, at its price then (the figures `calibration` sets beside the replay's)."""
+    o = run.trace.offerings.iloc[first]
+    hours = run.steps / float(run.steps_per_second[first]) / HOUR
+    return {"first_gpu": f"{o['gpu_count']}x{o['gpu_model']}", "expected_hours": hours,
+            "expected_usd": hours * float(run.trace.price_at(run.start, np.array([first]))[0])}
 
 
 def identical_groups(jobs: Sequence[BacktestJob],

@@ -1,5 +1,6 @@
 """Summaries of backtest results: cost relative to the baselines (`static`, `cheapest-hourly`),
-as a frame, markdown or a chart."""
+as a frame, markdown or a chart; and how the estimates made at each start held up against
+the replay (`calibration`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from costsched.model import InvalidInput
+from costsched.report.estimates import summary as ratio_summary
 
 BASELINE = "static"
 # What every summary compares each policy with: the plain choice, and a price-only launcher.
@@ -125,3 +127,27 @@ def plot(summary: pd.DataFrame, path: Path, baseline: str = BASELINE) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+CALIBRATION_COLUMNS = ["model", "gpu", "policy", "runs", "median_hours_ratio",
+                       "worst_hours_ratio", "median_usd_ratio", "worst_usd_ratio"]
+
+
+def calibration(results: pd.DataFrame) -> pd.DataFrame:
+    """Estimate versus actual over the replayed runs, as `costsched report` shows it for
+    real jobs: per (model, GPU of the first offering, policy), the median and worst (the
+    furthest from 1) ratio of the run's hours and cost to what a plan at its start
+    predicted on that offering (its price then, held). Above 1: the run took longer or
+    cost more than planned. Runs without an estimate (errors) are left out."""
+    need = {"expected_hours", "expected_usd", "first_gpu"}
+    if not need <= set(results.columns):
+        return pd.DataFrame(columns=CALIBRATION_COLUMNS)
+    runs = results[results["expected_usd"].notna() & results["cost_usd"].notna()]
+    runs = runs.assign(hours_ratio=runs["hours"] / runs["expected_hours"],
+                       usd_ratio=runs["cost_usd"] / runs["expected_usd"])
+    rows = []
+    for (model, gpu, policy), group in runs.groupby(["model", "first_gpu", "policy"],
+                                                    sort=False):
+        rows.append((model, gpu, policy, len(group), *ratio_summary(group["hours_ratio"]),
+                     *ratio_summary(group["usd_ratio"])))
+    return pd.DataFrame(rows, columns=CALIBRATION_COLUMNS)

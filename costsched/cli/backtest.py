@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
+import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -18,6 +19,7 @@ from costsched.backtest import (
     plot,
     reduction_table,
 )
+from costsched.backtest.report import calibration
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -205,7 +207,21 @@ def _print_summary(result: BacktestResult) -> None:
     if result.runs > len(result.results):
         console.print(f"identical jobs replayed once: {len(result.results):,} replays stand "
                       f"for {result.runs:,} runs", highlight=False)
+    _print_calibration(calibration(result.results))
     errors = result.errors
     if not errors.empty:
         console.print(f"[yellow]{len(errors)} runs had no usable offering[/yellow], e.g.: "
                       f"{user_text(errors['error'].iloc[0])}", highlight=False)
+
+
+def _print_calibration(frame: pd.DataFrame) -> None:
+    """Estimate at start versus the replay, per model, first GPU and policy."""
+    from costsched.report.html import format_cell, heading
+
+    if frame.empty:
+        return
+    columns = list(frame.columns)
+    rows = [[format_cell(c, v) for c, v in zip(columns, r, strict=True)]
+            for r in frame.itertuples(index=False)]
+    console.print(table("Estimate at start versus the replay (ratio = replay / estimate)",
+                        [heading(c) for c in columns], rows))

@@ -28,8 +28,10 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.config import effective
 from costsched.service import jobs as service
 from costsched.service.decide import parse_offering
+from costsched.service.speeds import status_flags as speed_flags
 from costsched.service.staleness import (
     OFFERING_COLUMNS,
     age_hours,
@@ -157,7 +159,7 @@ def migrate(
     launcher = _job_launcher(store, job)
     service.reconcile(store, launcher)
     advice = service.migrate(store, launcher, job, dry_run=dry_run, margin=margin,
-                             force=force, to=to)
+                             force=force, to=to, overheads=effective().migration.overheads())
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
     ages, stale_after = _price_ages(store, advice), stale_after_hours()
@@ -247,6 +249,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                   scheduled: list[Any] | None = None) -> None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
     tasks; --json is then {"jobs": [...], "daemon": [...]}."""
+    flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     if json_out:
         jobs = [{
             "id": s.record.id, "name": s.record.name, "state": s.record.state,
@@ -265,7 +268,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
             "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
             "placements": frame_records(s.cost.placements),
             "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
-            "next": s.next or None,
+            "next": s.next or None, "throughput_flag": flags.get(s.record.id),
         } for s in shown]
         jobs = [_finite(j) for j in jobs]
         print_json(jobs if scheduled is None else {"jobs": jobs, "daemon": [{
@@ -294,7 +297,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         if s.next:
             console.print(printable(f"  job {s.record.id} next: {s.next}"), highlight=False,
                           markup=False)
-        for line in _problems(s):
+        flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
+        for line in _problems(s) + flag:
             console.print(printable(f"  job {s.record.id}: {line}"), highlight=False,
                           markup=False, soft_wrap=True)
         if len(s.cost.placements) > 1 or s.record.final:

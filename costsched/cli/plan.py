@@ -33,6 +33,7 @@ from costsched.optimize.planner import Progress as Report
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
 from costsched.service.plan import job_specs
+from costsched.service.speeds import plan_notes_for
 from costsched.service.staleness import age_hours, stale, stale_after_hours
 from costsched.skypilot import emit_task
 from costsched.throughput import MEASURED_BY_COSTSCHED
@@ -109,6 +110,9 @@ def plan(
     else:
         for members in _groups(result):  # a sweep's identical jobs: one table
             _print_job(result, members, top, stale_after, wide)
+        # Earlier jobs of these models that ran far from their plans' throughput.
+        for line in plan_notes_for(db, {p.job.job.model for p in result.jobs}):
+            err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
         if result.collection is not None:
             _print_collection(result.collection, budget)
     if not result.ok:

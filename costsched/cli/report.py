@@ -31,6 +31,10 @@ _SHOWN = [  # (attribute, title, columns left out of the terminal)
     ("moves", "Migrations and recoveries", []),
     ("egress", "Egress per move", ["from_cloud", "to_cloud"]),
     ("budgets", "Jobs near or over their budget", []),
+    ("speeds", "Measured speed against the plan's", ["job_id", "flag", "planned_from"]),
+    ("estimates", "Estimate versus actual, per job (ratio = actual / expected)",
+     ["job_id", "model", "state"]),
+    ("calibration", "Estimate versus actual, by model and GPU", []),
 ]
 
 
@@ -78,6 +82,9 @@ def _print(built: Report) -> None:
         f"{format_cell('usd', totals['saved_vs_on_demand_usd'])} against on-demand and "
         f"{format_cell('usd', totals['saved_vs_static_usd'])} against the launch-time choice "
         "kept"))
+    for line in built.speeds["flag"]:
+        if line:
+            console.print(Text(f"throughput: {line}"), highlight=False)
     for name, title, hidden in _SHOWN:
         frame: pd.DataFrame = getattr(built, name)
         if frame.empty:

@@ -11,21 +11,28 @@ launch-choice baselines, the budgets' whole lives, the moves' idle time) is char
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cache
 
 import numpy as np
 import pandas as pd
 
 from costsched.costs import egress_costs, placement_costs
-from costsched.jobspec import parse, resolve
-from costsched.model import InvalidInput, utc
-from costsched.passes import memo, one_pass
+from costsched.measured import (
+    JobRate,
+    basis_words,
+    check,
+    job_rate,
+    mismatch_factor,
+    speed_on,
+    speeds,
+)
+from costsched.model import InvalidInput
+from costsched.passes import one_pass
+from costsched.report import estimates
 from costsched.service.values import as_time
 from costsched.store import OFFERING_KEY, PriceStore
+from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable, model_key
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
@@ -42,6 +49,8 @@ MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "t
 _BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd",
                      "saved_vs_static_usd")
 BUDGET_COLUMNS = ["job_id", "name", "budget_usd", "spent_usd", "used", "status"]
+SPEED_COLUMNS = ["job_id", "name", "gpu_model", "gpu_count", "planned_sps", "measured_sps",
+                 "measured_vs_planned", "flagged", "planned_from", "flag"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +63,10 @@ class Report:
     egress: one row per move that copied a checkpoint (`costs.egress_costs`).
     moves: the migrations and recoveries started in the period, with their costs.
     budgets: the jobs that spent at least 80% of their budget (over their whole life).
+    speeds: per job that reported a step, its measured speed beside the one its plan used
+      (`flag`: the words when they differ by more than the flagging factor).
+    estimates: per job launched with a plan, what the plan predicted beside what happened
+      (`costsched.report.estimates`); calibration: the same per model and GPU, and overall.
     """
 
     since: pd.Timestamp | None
@@ -64,6 +77,12 @@ class Report:
     egress: pd.DataFrame = field(repr=False)
     moves: pd.DataFrame = field(repr=False)
     budgets: pd.DataFrame = field(repr=False)
+    speeds: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(
+        columns=SPEED_COLUMNS))
+    estimates: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(
+        columns=estimates.ESTIMATE_COLUMNS))
+    calibration: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(
+        columns=estimates.CALIBRATION_COLUMNS))
 
     @property
     def totals(self) -> dict[str, float | None]:
@@ -77,29 +96,36 @@ class Report:
 
 def build(store: PriceStore, *, since: datetime | str | None = None,
           until: datetime | str | None = None, job: int | str | None = None,
-          now: datetime | str | None = None) -> Report:
+          now: datetime | str | None = None, factor: float | None = None) -> Report:
     """The cost report of the jobs in `store` (or of `job`, an id or a name) over the
     period [since, until], as of `now` (default: the current time; an open placement is
     charged up to the earlier of `until` and `now`).
 
-    Savings are a baseline's USD less the job's spend (compute and egress) in the period:
+    Savings are a baseline's USD less the job's spend (compute and egress) in the period,
+    each baseline charged over the time it would take for the work the job did at the
+    job's measured speed (`costsched.measured`: its reported step over its placements'
+    hours), never at a declared figure:
 
-    - on-demand: the same hours (every piece of every placement in the period) charged on
-      the on-demand price of the same instance type in the same region, by the same rule as
-      the job's own placements: the stored on-demand history, else the catalog's list
-      prices; NaN when neither knows the type.
+    - on-demand: each piece of each placement in the period on the on-demand price of the
+      same instance type in the same region (the same GPU at the same speed: the same
+      hours), by the same rule as the job's own placements: the stored on-demand history,
+      else the catalog's list prices; NaN when neither knows the type.
     - static: the same work on the job's launch-time choice (its first placement's
       offering) kept to the end. The work is the step the job reported (its progress),
       when the period holds the job's whole life up to that report; otherwise the steps its
-      placements made in the period (each piece's hours x the job's throughput on its
-      GPUs, by the job's throughput table as `service.jobs.steps_left` counts them); at
-      most the job's steps. Its hours are those steps / the job's steps per second on that
-      offering / 3600, from the start of the period's first piece, charged over that
-      offering's own stored price history (as the job's placements are), not at its launch
-      price.
+      placements made in the period (each piece's hours x the job's measured speed on its
+      GPUs); at most the job's steps. Its hours are those steps / the job's measured speed
+      on that offering's GPUs (by its table's ratio where it never ran there) / 3600, from
+      the start of the period's first piece, charged over that offering's own stored price
+      history (as the job's placements are), not at its launch price. NaN for a job that
+      reported no step (no measured speed).
 
-    A saving that does not apply (no baseline price, an unresolvable spec, no compute in
-    the period) is NaN, and None in `totals` when it applies to no job: never 0.
+    `factor`: measured over planned speed (either way) beyond which `speeds` flags a job
+    (default: the configuration's `throughput.mismatch_factor`).
+
+    A saving that does not apply (no baseline price, an unresolvable spec, no measured
+    speed, no compute in the period) is NaN, and None in `totals` when it applies to no
+    job: never 0.
     """
     now_at = pd.Timestamp(as_time(now, "now"))
     start = None if since is None else pd.Timestamp(as_time(since, "since"))
@@ -108,11 +134,11 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
         raise InvalidInput(f"since {start:%Y-%m-%dT%H:%MZ}: expected a time before "
                            f"{end:%Y-%m-%dT%H:%MZ} (the end of the period)")
     with one_pass():  # each distinct stored spec is resolved once
-        return _build(store, _jobs(store, job), start, end)
+        return _build(store, _jobs(store, job), start, end, factor)
 
 
 def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
-           end: pd.Timestamp) -> Report:
+           end: pd.Timestamp, factor: float | None) -> Report:
     names = dict(zip(jobs["id"], jobs["name"], strict=True))
     placed = store.jobs.placements(int(jobs["id"].iloc[0]) if len(jobs) == 1 else None)
     placed = placed[placed["job_id"].isin(list(names))].reset_index(drop=True)
@@ -128,10 +154,18 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     budgets = {j: b for j, b in zip(jobs["id"], map(_budget, jobs["spec"]), strict=True)
                if b is not None}
     lives = _pieces(placed[placed["job_id"].isin(list(budgets))], None, end)
-    moves, idle = _moves(store, jobs, placed, all_moves, start, end)
-    stays = _static_stays(jobs, placed, pieces, start, end)
+    job_moves = store.moves.of_jobs(names)
+    moves, idle = _moves(job_moves, jobs, placed, all_moves, start, end,
+                         _target_running_times(store, job_moves, start, end))
+    rates = _rates(jobs, set(placed["job_id"]))
+    measured = _measured(jobs, placed, rates)
+    stays = _static_stays(jobs, placed, pieces, start, end, measured, rates)
+    predicted = store.jobs.predictions(list(names))
+    reached = estimates.until(jobs, end)
+    runs = _clip_to(_pieces(placed[placed["job_id"].isin(list(predicted["job_id"]))],
+                            None, end), reached)
     charged = _charge(store, end, pieces=pieces, on_demand=_on_demand_twin(pieces),
-                      static=stays, lives=lives, idle=idle)
+                      static=stays, lives=lives, idle=idle, runs=runs)
 
     pieces = pieces.assign(hours=charged["pieces"]["hours"], usd=charged["pieces"]["usd"],
                            name=pieces["job_id"].map(names))
@@ -143,13 +177,76 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     moves["idle_usd"] = idle_usd.reindex(range(len(moves)), fill_value=0.0).to_numpy()
     moves["usd"] = moves["idle_usd"] + moves["egress_usd"]
     spent = charged["lives"].groupby("job_id")["usd"].sum()
+    run_egress = all_moves[all_moves["at"] <= pd.to_datetime(
+        all_moves["job_id"].map(reached), utc=True)]
+    estimated = estimates.estimate_table(
+        predicted, jobs, runs.assign(usd=charged["runs"]["usd"].to_numpy()), run_egress,
+        _recoveries(job_moves))
     return Report(
         since=start, until=end, jobs=_job_table(jobs, pieces, egress, static),
         clouds=_cloud_table(pieces, egress), days=_day_table(pieces, egress),
         egress=egress[EGRESS_COLUMNS].reset_index(drop=True),
         moves=moves[MOVE_COLUMNS],
         budgets=_budget_table(jobs, budgets, spent, all_moves, end),
+        speeds=_speed_table(jobs, measured, rates, predicted, mismatch_factor(factor)),
+        estimates=estimated, calibration=estimates.calibration(estimated),
     )
+
+
+def _clip_to(pieces: pd.DataFrame, ends: pd.Series) -> pd.DataFrame:
+    """`pieces` ending at the latest at their job's time in `ends` (by job id)."""
+    if pieces.empty:
+        return pieces
+    last = pd.to_datetime(pieces["job_id"].map(ends), utc=True)
+    end_at = pieces["end_at"].where(pieces["end_at"] < last, last)
+    kept = pieces.assign(end_at=end_at)
+    return kept[kept["end_at"] > kept["start_at"]].reset_index(drop=True)
+
+
+def _recoveries(job_moves: dict[int, list[MoveRecord]]) -> pd.Series:
+    """Per job id, its recoveries after a lost instance (not its restarts by the user)."""
+    return pd.Series({j: sum(m.kind == "recovery" and not m.detail.startswith("started again")
+                             for m in found) for j, found in job_moves.items()}, dtype=int)
+
+
+# --- measured speed ----------------------------------------------------------------------
+
+
+def _measured(jobs: pd.DataFrame, placed: pd.DataFrame,
+              rates: dict[int, JobRate | None]) -> pd.DataFrame:
+    """Each job's speed on each GPU it ran on (`costsched.measured.speeds`): its reported
+    step over its placements' hours up to its record's last write."""
+    done = dict(zip(jobs["id"], jobs["steps_done"], strict=True))
+    read = dict(zip(jobs["id"], pd.to_datetime(jobs["updated_at"], utc=True), strict=True))
+    return speeds(placed, done, read, rates)
+
+
+def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
+                 rates: dict[int, JobRate | None], predicted: pd.DataFrame,
+                 factor: float) -> pd.DataFrame:
+    """Per job with a measured speed: it beside the figure its plan used (the plan kept at
+    launch, else its throughput table's) on the GPU it ran longest, and whether it is off
+    by more than `factor`."""
+    names = dict(zip(jobs["id"], jobs["name"], strict=True))
+    plans = predicted.set_index("job_id") if len(predicted) else None
+    rows = []
+    for job_id, found in measured.groupby("job_id", sort=True):
+        rate = rates.get(int(job_id))
+        checked = check(int(job_id), names[job_id], "", found, "", factor)
+        if checked is None:
+            continue
+        gpu, count = checked.gpu_model, checked.gpu_count
+        basis = rate.basis(gpu, count) if rate is not None else ""
+        planned = checked.planned_sps
+        if plans is not None and job_id in plans.index:
+            plan = plans.loc[job_id]
+            if plan["gpu_model"] == gpu and int(plan["gpu_count"]) == count:
+                planned, basis = float(plan["steps_per_second"]), str(plan["throughput_source"])
+        checked = replace(checked, planned_sps=planned, basis=basis_words(basis))
+        rows.append((int(job_id), checked.name, gpu, count, checked.planned_sps,
+                     checked.measured_sps, checked.ratio, checked.flagged, checked.basis,
+                     checked.line() if checked.flagged else ""))
+    return pd.DataFrame(rows, columns=SPEED_COLUMNS)
 
 
 # --- the period's pieces of placements -------------------------------------------------------
@@ -204,22 +301,22 @@ def _charge(store: PriceStore, end: pd.Timestamp, **parts: pd.DataFrame
 
 
 def _static_stays(jobs: pd.DataFrame, placed: pd.DataFrame, pieces: pd.DataFrame,
-                  start: pd.Timestamp | None, end: pd.Timestamp) -> pd.DataFrame:
+                  start: pd.Timestamp | None, end: pd.Timestamp, measured: pd.DataFrame,
+                  rates: dict[int, JobRate | None]) -> pd.DataFrame:
     """Per job whose launch-choice baseline applies (see `build`): its first placement's
-    offering over the period's work, as a placement frame (job_id, offering, start_at,
-    end_at, usd_per_hour)."""
-    if pieces.empty:
+    offering over the period's work at the job's measured speed there, as a placement
+    frame (job_id, offering, start_at, end_at, usd_per_hour)."""
+    if pieces.empty or measured.empty:
         return placed.iloc[0:0]
-    table = ThroughputTable.load()
-    models = {model_key(m) for m in table.models()}
-    ran = set(pieces["job_id"])
-    rates = {j: _rate(spec, created, table, models) for j, spec, created
-             in zip(jobs["id"], jobs["spec"], jobs["created_at"], strict=True) if j in ran}
-    speeds = np.array([_speed(rates[j], g, n) for j, g, n in zip(
-        pieces["job_id"], pieces["gpu_model"], pieces["gpu_count"], strict=True)], dtype=float)
+    # Each piece's measured speed on its own GPU (NaN: the job reported no step).
+    keys = ["job_id", "gpu_model", "gpu_count"]
+    known = measured.assign(gpu_count=measured["gpu_count"].astype(int)).set_index(keys)
+    index = pd.MultiIndex.from_arrays([pieces["job_id"], pieces["gpu_model"],
+                                       pieces["gpu_count"].astype(int)])
+    speeds = known["measured_sps"].reindex(index).to_numpy(dtype=float)
     records = dict(zip(jobs["id"], jobs.to_dict("records"), strict=True))
-    # The steps each piece made by the throughput table, and those after the job's record
-    # was last written (its reported step, if any, was read by then).
+    # The steps each piece made at the job's measured speed, and those after the job's
+    # record was last written (its reported step, if any, was read by then).
     read_at = pieces["job_id"].map(jobs.set_index("id")["updated_at"])
     after = pieces["start_at"].where(pieces["start_at"] > read_at, read_at)
     made = pd.DataFrame({
@@ -231,16 +328,18 @@ def _static_stays(jobs: pd.DataFrame, placed: pd.DataFrame, pieces: pd.DataFrame
     first = placed.sort_values(["job_id", "start_at", "id"], kind="stable").drop_duplicates(
         "job_id")
     firsts = dict(zip(first["job_id"], first.to_dict("records"), strict=True))
+    by_job = measured.groupby("job_id").indices
     rows = []
     for job_id, work, since_read, unknown in made.itertuples(name=None):
         own, job = firsts[job_id], records[job_id]
-        if unknown:  # a GPU the job's throughput table cannot estimate
+        if unknown:  # no measured speed: no baseline, never one from a declared figure
             continue
         if job["steps_done"] > 0 and (start is None or start <= own["start_at"]) and \
                 job["updated_at"] <= end:  # the period holds the job's life to its report
             work = job["steps_done"] + since_read
         steps_made = min(float(work), float(job["steps_total"]))
-        speed = _speed(rates[job_id], own["gpu_model"], own["gpu_count"])
+        speed = speed_on(measured.iloc[by_job[job_id]], own["gpu_model"],
+                         int(own["gpu_count"]), rates.get(job_id))
         if not speed > 0:
             continue
         # Whole seconds, as placements are stored (a float a hair under a second would be cut).
@@ -257,44 +356,12 @@ def _seconds(start: pd.Series, end: pd.Series) -> np.ndarray:
     return np.maximum((end - start).dt.total_seconds().to_numpy(), 0.0)
 
 
-def _speed(rate: Callable[[str, int], float] | None, gpu: str, count: int) -> float:
-    if rate is None:
-        return float("nan")
-    try:
-        return rate(str(gpu), int(count))
-    except InvalidInput:  # a GPU the job's throughput table cannot estimate
-        return float("nan")
-
-
-def _rate(stored: dict, created_at: datetime, table: ThroughputTable, models: set[str]
-          ) -> Callable[[str, int], float] | None:
-    """The job's steps per second on (GPU model, count), by its own throughput table;
-    None when its stored spec does not resolve. Jobs whose stored specs differ at most in
-    a name that is only a label (not one of the table's `models`, by model_key) share one:
-    a sweep's jobs, say. (Its creation time only dates a deadline, which the spec met when
-    it was stored.)"""
-    spec = _spec(stored)
-    if spec.get("model") or model_key(str(spec.get("name"))) not in models:
-        spec = {k: v for k, v in spec.items() if k != "name"}
-    key = ("report rate", json.dumps(spec, sort_keys=True, default=str))
-    return memo(key, lambda: _resolved_rate(stored, created_at, table), shared=True)
-
-
-def _resolved_rate(stored: dict, created_at: datetime, table: ThroughputTable
-                   ) -> Callable[[str, int], float] | None:
-    try:
-        source = str(stored.get("source", "<stored spec>"))
-        resolved = resolve(parse(_spec(stored), source), table, utc(created_at),
-                           source=source)
-    except InvalidInput:
-        return None
-    model, own = resolved.job.model, resolved.table
-
-    @cache
-    def rate(gpu: str, count: int) -> float:
-        return own.get(model, gpu, count).steps_per_second
-
-    return rate
+def _rates(jobs: pd.DataFrame, ran: set[int]) -> dict[int, JobRate | None]:
+    """The throughput table's rates of the jobs of `ran`."""
+    table = ThroughputTable.load()
+    models = {model_key(m) for m in table.models()}
+    return {j: job_rate(spec, created, table, models) for j, spec, created
+            in zip(jobs["id"], jobs["spec"], jobs["created_at"], strict=True) if j in ran}
 
 
 # --- tables ---------------------------------------------------------------------------------
@@ -337,9 +404,9 @@ def _day_table(pieces: pd.DataFrame, egress: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(["day", "job_id", "cloud"], ignore_index=True)[DAY_COLUMNS]
 
 
-def _moves(store: PriceStore, jobs: pd.DataFrame, placed: pd.DataFrame,
-           egress: pd.DataFrame, start: pd.Timestamp | None, end: pd.Timestamp
-           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _moves(job_moves: dict[int, list[MoveRecord]], jobs: pd.DataFrame, placed: pd.DataFrame,
+           egress: pd.DataFrame, start: pd.Timestamp | None, end: pd.Timestamp,
+           ran: dict[int, pd.Timestamp]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The migrations and recoveries started in the period (MOVE_COLUMNS but idle_usd and
     usd), and their idle intervals (placement frame with the row of their `move`).
 
@@ -348,10 +415,7 @@ def _moves(store: PriceStore, jobs: pd.DataFrame, placed: pd.DataFrame,
     its launch until it ran (until `end` while it has not). Egress: the checkpoint's copy
     into the target."""
     names = dict(zip(jobs["id"], jobs["name"], strict=True))
-    moves = [m for job_moves in store.moves.of_jobs(names).values() for m in job_moves
-             if m.kind in MOVE_KINDS and pd.Timestamp(m.created_at) <= end
-             and (start is None or pd.Timestamp(m.created_at) >= start)]
-    ran = _target_running_times(store, {m.job_id for m in moves})
+    moves = _in_period(job_moves, start, end)
     # A job's placement on an instance: its last one there.
     on_instance = {(j, i): row for j, i, row in zip(
         placed["job_id"], placed["instance"], placed.to_dict("records"), strict=True)}
@@ -428,8 +492,19 @@ def _checkpoint_gb(stored: dict) -> float:
     return float(size) if isinstance(size, (int, float)) and size >= 0 else 0.0
 
 
-def _target_running_times(store: PriceStore, job_ids: set[int]) -> dict[int, pd.Timestamp]:
-    """When each move of `job_ids` reached target_running, from the jobs' event logs."""
+def _in_period(job_moves: dict[int, list[MoveRecord]], start: pd.Timestamp | None,
+               end: pd.Timestamp) -> list[MoveRecord]:
+    """The migrations and recoveries started in [start, end]."""
+    return [m for found in job_moves.values() for m in found
+            if m.kind in MOVE_KINDS and pd.Timestamp(m.created_at) <= end
+            and (start is None or pd.Timestamp(m.created_at) >= start)]
+
+
+def _target_running_times(store: PriceStore, job_moves: dict[int, list[MoveRecord]],
+                          start: pd.Timestamp | None, end: pd.Timestamp
+                          ) -> dict[int, pd.Timestamp]:
+    """When each move in the period reached target_running, from the jobs' event logs."""
+    job_ids = {m.job_id for m in _in_period(job_moves, start, end)}
     if not job_ids:
         return {}
     events = store.jobs.events_of(job_ids, kinds=("move",))

@@ -14,6 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from costsched.measured import sps
 from costsched.model import InvalidInput
 from costsched.report.amounts import usd
 from costsched.report.data import Report
@@ -38,6 +39,12 @@ _TABLES = [  # (attribute, heading, what the table says)
      "compute spend); egress: the checkpoint's copy"),
     ("egress", "Egress per move", ""),
     ("budgets", "Jobs near (80% or more) or over their budget", "whole-life spend"),
+    ("speeds", "Measured speed against the plan's", "steps per second: reported steps "
+     "over the hours run; the savings above use the measured speed"),
+    ("estimates", "Estimate versus actual, per job", "what the plan predicted at launch "
+     "for the work done so far, beside what it took; ratio = actual / expected"),
+    ("calibration", "Estimate versus actual, by model and GPU", "median and worst (furthest "
+     "from 1) ratio of actual to expected"),
 ]
 
 
@@ -57,7 +64,9 @@ def render(report: Report) -> str:
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         "<title>costsched cost report</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
         "<h1>costsched cost report</h1>", f"<p>{escape(period)}</p>",
-        f"<p>{escape(summary)}</p>", '<div class="figures">',
+        f"<p>{escape(summary)}</p>",
+        *(f"<p>throughput: {escape(line)}</p>" for line in report.speeds["flag"] if line),
+        '<div class="figures">',
         *(f'<h2>{escape(title)}</h2><img alt="{escape(title)}" '
           f'src="data:image/png;base64,{png}">' for title, png in figures),
         "</div>",
@@ -110,7 +119,14 @@ HEADINGS = {
     "to_region": "to region", "gb": "GB", "usd_per_gb": "$ per GB", "idle_usd": "idle $",
     "budget_usd": "budget $", "spent_usd": "spent $", "used": "used", "at": "at",
     "day": "day", "cloud": "cloud", "kind": "kind", "source": "from", "target": "to",
-    "status": "status",
+    "status": "status", "gpu_model": "GPU", "gpu_count": "GPUs", "gpu": "GPU",
+    "planned_sps": "planned steps/s", "measured_sps": "measured steps/s",
+    "measured_vs_planned": "measured / planned", "planned_from": "planned from",
+    "done": "done", "expected_hours": "expected hours", "hours_ratio": "hours ratio",
+    "expected_usd": "expected $", "usd_ratio": "cost ratio",
+    "expected_preemptions": "expected preemptions", "median_hours_ratio": "median hours ratio",
+    "worst_hours_ratio": "worst hours ratio", "median_usd_ratio": "median cost ratio",
+    "worst_usd_ratio": "worst cost ratio",
 }
 
 
@@ -125,8 +141,14 @@ def format_cell(column: str, value: object) -> str:
         return "-"
     if column.endswith("usd") or column == "usd_per_gb":
         return dollars(value, 3 if column == "usd_per_gb" else 2)
-    if column == "used":
+    if column in ("used", "done"):
         return f"{value:.0%}"
+    if column.endswith("_sps"):
+        return sps(float(value))
+    if column.endswith("ratio") or column == "measured_vs_planned":
+        return f"{value:,.3g}x"
+    if column == "flagged":
+        return "yes" if value else ""
     if column == "day":
         return f"{pd.Timestamp(value):%Y-%m-%d}"
     if isinstance(value, pd.Timestamp):

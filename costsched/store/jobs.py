@@ -40,13 +40,19 @@ from costsched.model import (
     Offering,
 )
 from costsched.store.database import epoch_second, from_epoch_seconds, write
-from costsched.store.schema import job_events, jobs, placements
+from costsched.store.schema import job_events, job_predictions, jobs, placements
 
 PLACEMENT_COLUMNS = [
     "id", "job_id", "cloud", "region", "zone", "instance_type", "market", "os", "gpu_model",
     "gpu_count", "start_at", "end_at", "usd_per_hour", "reason", "instance",
 ]
 EVENT_COLUMNS = ["id", "job_id", "at", "kind", "from_state", "to_state", "detail"]
+PREDICTION_COLUMNS = [
+    "job_id", "predicted_at", "model", "cloud", "region", "zone", "instance_type", "market",
+    "gpu_model", "gpu_count", "usd_per_hour", "steps", "steps_per_second",
+    "throughput_source", "expected_hours", "expected_usd", "expected_preemptions",
+    "flagged_at",
+]
 JOB_COLUMNS = [
     "id", "name", "state", "policy", "steps_total", "steps_done", "checkpoint_location",
     "checkpoint_step", "created_at", "updated_at", "spec",
@@ -415,6 +421,77 @@ class JobStore:
                     job_events.c.id.in_(ids.scalar_subquery()))
                 out.update({int(j): d for j, d in conn.execute(query)})
         return out
+
+
+    # --- what each job's plan predicted at launch ------------------------------------
+
+    def predict(self, job_id: int, prediction: Mapping[str, object], *, at: datetime) -> bool:
+        """Keep what the job's plan predicted at its launch (PREDICTION_COLUMNS but
+        job_id, predicted_at and flagged_at); the first prediction of a job is kept, a
+        later one is not stored (False)."""
+        row = {c: prediction[c] for c in PREDICTION_COLUMNS[2:-1]}
+        for c in ("usd_per_hour", "steps", "steps_per_second", "expected_hours",
+                  "expected_usd", "expected_preemptions"):
+            row[c] = _number(c, row[c])
+        row["gpu_count"] = int(row["gpu_count"])  # type: ignore[call-overload]
+        row["throughput_source"] = str(row["throughput_source"])[:2000]
+        row.update(job_id=int(job_id), predicted_ts=epoch_second(at))
+
+        def keep(conn: Connection) -> bool:
+            _state(conn, job_id)
+            found = conn.execute(select(job_predictions.c.job_id).where(
+                job_predictions.c.job_id == int(job_id))).first()
+            if found is not None:
+                return False
+            conn.execute(insert(job_predictions).values(row))
+            return True
+
+        return write(self.engine, keep)
+
+    def predictions(self, job_ids: Iterable[int] | None = None) -> pd.DataFrame:
+        """The predictions of `job_ids` (every job's when None), by job id, in one read."""
+        query = select(job_predictions).order_by(job_predictions.c.job_id)
+        with self.engine.connect() as conn:
+            rows = [tuple(r) for chunk in id_chunks(job_ids, job_predictions.c.job_id)
+                    for r in conn.execute(query.where(chunk))]
+        frame = pd.DataFrame(rows, columns=list(job_predictions.c.keys()))
+        if frame.empty:
+            return pd.DataFrame({c: pd.Series(dtype="datetime64[ns, UTC]" if c.endswith(
+                "_at") else float if c.startswith(("expected", "steps", "usd")) else object)
+                for c in PREDICTION_COLUMNS})
+        frame["predicted_at"] = from_epoch_seconds(frame.pop("predicted_ts"))
+        flagged = frame.pop("flagged_ts")
+        frame["flagged_at"] = pd.to_datetime(flagged.astype("Float64"), unit="s", utc=True)
+        return frame[PREDICTION_COLUMNS]
+
+    def flag_predictions(self, job_ids: Iterable[int], *, at: datetime) -> set[int]:
+        """Mark the predictions of `job_ids` as contradicted by their runs, once, in one
+        transaction: the ids marked now (not those marked before or without one)."""
+        ts = epoch_second(at)
+        wanted = sorted({int(j) for j in job_ids})
+        if not wanted:
+            return set()
+
+        def flag(conn: Connection) -> set[int]:
+            found: set[int] = set()
+            for chunk in id_chunks(wanted, job_predictions.c.job_id):
+                found |= {int(r[0]) for r in conn.execute(
+                    select(job_predictions.c.job_id).where(
+                        chunk, job_predictions.c.flagged_ts.is_(None)))}
+            for chunk in id_chunks(found, job_predictions.c.job_id):
+                conn.execute(update(job_predictions).where(chunk).values(flagged_ts=ts))
+            return found
+
+        return write(self.engine, flag)
+
+    def note_many(self, details: Mapping[int, str], kind: str, *, at: datetime) -> None:
+        """`note` of many jobs ({job id: detail}) in one transaction; the jobs' records are
+        not touched (their last write stays when their step was read)."""
+        _check_text("kind", kind, 32, required=True)
+        rows = [{"job_id": int(j), "ts": epoch_second(at), "kind": kind, "from_state": None,
+                 "to_state": None, "detail": str(d)} for j, d in details.items()]
+        if rows:
+            write(self.engine, lambda conn: conn.execute(insert(job_events), rows))
 
 
 def id_chunks(ids: Iterable[int] | None, column) -> Iterator:  # noqa: ANN001 - a Column

@@ -114,6 +114,27 @@ placements = Table(
     Index("ix_placements_job_start", "job_id", "start_ts"),
 )
 
+# What a job's plan predicted when it was launched, kept beside what then happened
+# (`costsched report`'s estimate versus actual); one row per job. `flagged_ts`: when its
+# measured speed was first found beyond the flagging factor of `steps_per_second`.
+job_predictions = Table(
+    "job_predictions",
+    metadata,
+    Column("job_id", Integer, ForeignKey("jobs.id"), primary_key=True),
+    Column("predicted_ts", BigInteger, nullable=False),
+    Column("model", String(256), nullable=False),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market",
+                       "gpu_model", "gpu_count"),
+    Column("usd_per_hour", Float, nullable=False),
+    Column("steps", Float, nullable=False),
+    Column("steps_per_second", Float, nullable=False),
+    Column("throughput_source", Text, nullable=False, server_default=""),
+    Column("expected_hours", Float, nullable=False),
+    Column("expected_usd", Float, nullable=False),
+    Column("expected_preemptions", Float, nullable=False),
+    Column("flagged_ts", BigInteger, nullable=True),
+)
+
 # Append-only: rows are inserted, never updated or deleted.
 job_events = Table(
     "job_events",

@@ -13,7 +13,8 @@ from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     uses_deadline_policy,
 )
-from costsched.service.jobs.decider import JobNow, place
+from costsched.service.estimates import record_launch
+from costsched.service.jobs.decider import JobNow, Market, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     _running,
@@ -75,6 +76,8 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
                 if mine:  # else a reconciler resumed it already (it carries it on)
                     _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
+                    # What its plan predicts, kept beside what it will do.
+                    record_launch(store, record_id, resolved, when, Market(store, when).rates)
             launched.append(record_id)
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)

@@ -12,6 +12,7 @@ import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.decider import JobNow, place
+from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
@@ -50,6 +51,9 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
             if job_id not in busy and run.launcher == launcher.name]
     done += _check_instances(store, launcher, runs, when)
     learn(store, when)  # the steps/s each placement reached, for the next plans
+    done += [JobEvent(job_id, "throughput", line.removeprefix(f"job {job_id} "),
+                      level="warning")  # far from their plans: said once
+             for job_id, line in flag_speeds(store, when or as_time(None))]
     return done
 
 

@@ -7,6 +7,7 @@ alpha (V100: 2 steps/s, checkpoint 10 GB, budget $8): launched on EAST at 0; a m
 beta (V100: 1 step/s, checkpoint 5 GB, budget $5, a name with markup): launched on WEST at
   0, preempted at 1; the recovery lands on EAST at 1.5 and runs from 2.
 gamma (A100: 4 steps/s): on GCP from 5; us-central1 has no V100 spot price.
+Each reports at NOW the steps its placements' hours make at its spec's speed.
 EAST's spot price is 1.0, then 1.5 from hour 2; EAST_B 1.2; WEST 0.5; GCP 2.0.
 On demand: EAST 3.0 and WEST 2.5 stored; GCP's from the catalog.
 """
@@ -94,4 +95,9 @@ def fill(store: PriceStore) -> dict[str, int]:
     gamma = job(store, "gamma", {"A100": 4.0})
     place(store, gamma, GCP, 5, "launch", "c-1")
     store.jobs.create("idle", {"spec": {"name": "idle"}}, 10.0, at=at(0))  # never placed
+    # Each reports, at NOW, the steps its hours made at its spec's speed (alpha's two
+    # placements overlap an hour: 7 h at 2 steps/s), so that its measured speed is that.
+    for job_id, steps in ((alpha, 7 * 3600 * 2.0), (beta, 5.5 * 3600 * 1.0),
+                          (gamma, 1 * 3600 * 4.0)):
+        store.jobs.record_step(job_id, steps, at=at(NOW))
     return {"alpha": alpha, "beta": beta, "gamma": gamma}

@@ -28,6 +28,7 @@ def odd_db(db_path: Path) -> Path:
     alpha = job(store, "alpha", {"V100": 2.0})
     store.jobs.place(alpha, ODD, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=0.003,
                      reason="launch", instance="i-1", keep_open=False)
+    store.jobs.record_step(alpha, 7200.0, at=at(1))  # its measured speed: 2 steps/s
     store.jobs.end_placement(alpha, at(1))
     store.dispose()
     return db_path
@@ -70,8 +71,9 @@ def test_amounts_in_words() -> None:
 
 def test_the_launch_choice_kept_does_the_work_the_job_reported(store: PriceStore) -> None:
     """Two jobs on EAST at $1.0/h, 2 steps/s by their specs, placed 0-2 h. One reported
-    step 3,600 at 2 h: half an hour of work, not the two its hours would make. The other
-    reported 3,600 at 1 h and ran on: 3,600 + 1 h x 2 steps/s = 10,800 steps, 1.5 h."""
+    step 3,600 at 2 h: 0.5 steps/s measured, so its launch choice kept takes the 2 h it
+    took (not the half hour its spec's speed would make). The other reported 3,600 at 1 h
+    (1 step/s measured) and ran on: 3,600 + 1 h x 1 step/s = 7,200 steps, 2 h."""
     east = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
     store.ingest(pd.DataFrame([(*east, "V100", 1, 8, 61.0, 1.0, pd.Timestamp(at(-10)),
                                 "test")], columns=OBSERVATION_COLUMNS))
@@ -81,10 +83,12 @@ def test_the_launch_choice_kept_does_the_work_the_job_reported(store: PriceStore
                          usd_per_hour=1.0, reason="launch", instance=f"i-{job_id}")
         store.jobs.end_placement(job_id, at(2))
         store.jobs.record_progress(job_id, 3600.0, at=at(reported_at))
-    static = build(store, now=at(5)).jobs.set_index("name")["static_usd"]
-    assert static["done"] == pytest.approx(0.5)
-    assert static["running"] == pytest.approx(1.5)
+    report = build(store, now=at(5))
+    static = report.jobs.set_index("name")["static_usd"]
+    assert static["done"] == pytest.approx(2.0)
+    assert static["running"] == pytest.approx(2.0)
+    assert report.jobs["saved_vs_static_usd"].tolist() == pytest.approx([0.0, 0.0])
     # A period that starts after the launch holds only part of the reported work: the
-    # hours in it at 2 steps/s (1 h from 1 h on).
+    # hours in it at the measured speed (1 h from 1 h on, on the same offering).
     later = build(store, since=at(1), now=at(5)).jobs.set_index("name")["static_usd"]
     assert later["done"] == pytest.approx(1.0)

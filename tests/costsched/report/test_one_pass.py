@@ -39,7 +39,7 @@ def at(hours: float) -> datetime:
 def fill(store: PriceStore, jobs: int, seed: int = 7) -> None:
     """`jobs` jobs of one to four placements over ten days, moved by migrations and
     recoveries (each with its move record), on offerings whose prices change every few
-    hours; some jobs report their step, some have budgets."""
+    hours; most jobs report their step, some have budgets."""
     rng = random.Random(seed)
     rows = []
     for key in SPOT + ON_DEMAND:
@@ -64,7 +64,7 @@ def fill(store: PriceStore, jobs: int, seed: int = 7) -> None:
         if rng.random() < 0.5:
             store.jobs.end_placement(job, at(min(t + rng.uniform(1, 30), END - 1)),
                                      instance=last)
-        if rng.random() < 0.3:
+        if rng.random() < 0.8:  # the others have no measured speed: no static baseline
             store.jobs.record_progress(job, rng.uniform(1e3, 5e4), at=at(t + 0.5))
 
 
@@ -177,20 +177,29 @@ def _alone(data: Store, prices: Prices, job: int, start: pd.Timestamp | None,
         seconds = [(p["end_at"] - p["start_at"]).total_seconds() for p in pieces]
         twins = [prices.usd({**p, "market": "on_demand", "zone": "", "usd_per_hour": np.nan})
                  for p in pieces]
-        work = sum(t * SPEED[p["gpu_model"]] for t, p in zip(seconds, pieces, strict=True))
         first = placed[0]
         read = pd.Timestamp(record.updated_at)
+        # The measured speed: the reported step over the hours up to the reading, shared
+        # among GPUs by the spec's ratio (one scale for the job).
+        ran = sum(max((min(read, p["end_at"] if pd.notna(p["end_at"]) else read)
+                       - p["start_at"]).total_seconds(), 0) * SPEED[p["gpu_model"]]
+                  for p in placed)
+        scale = record.steps_done / ran if record.steps_done > 0 and ran > 0 else np.nan
+        work = sum(t * SPEED[p["gpu_model"]] * scale
+                   for t, p in zip(seconds, pieces, strict=True))
         if record.steps_done > 0 and (start is None or start <= first["start_at"]) \
                 and read <= end:
             work = record.steps_done + sum(
                 max((p["end_at"] - max(p["start_at"], read)).total_seconds(), 0)
-                * SPEED[p["gpu_model"]] for p in pieces)
+                * SPEED[p["gpu_model"]] * scale for p in pieces)
         begin = min(p["start_at"] for p in pieces)
-        stay = pd.Timedelta(seconds=round(min(work, record.steps_total)
-                                          / SPEED[first["gpu_model"]]))
+        static = np.nan
+        if np.isfinite(scale):
+            stay = pd.Timedelta(seconds=round(min(work, record.steps_total)
+                                              / (SPEED[first["gpu_model"]] * scale)))
+            static = prices.usd({**first, "start_at": begin, "end_at": begin + stay})
         out.update(hours=sum(seconds) / 3600, compute_usd=sum(prices.usd(p) for p in pieces),
-                   on_demand_usd=pd.Series(twins).sum(min_count=1),
-                   static_usd=prices.usd({**first, "start_at": begin, "end_at": begin + stay}))
+                   on_demand_usd=pd.Series(twins).sum(min_count=1), static_usd=static)
     if spec["constraints"]["budget"]:
         out["spent_usd"] = (sum(prices.usd(p) for p in _pieces(placed, None, end))
                             + sum(m["usd"] for m in moved))
@@ -231,7 +240,7 @@ def test_the_report_of_many_jobs_equals_each_job_charged_alone(store: PriceStore
         budgets = report.budgets.set_index("job_id")
         moves = report.moves.set_index("move_id")
         assert len(jobs) > 100 and len(moves) > 100 and len(budgets) > 10  # the scenario holds
-        assert jobs["static_usd"].notna().all()
+        assert 100 < jobs["static_usd"].notna().sum() < len(jobs)
         for job in data.jobs:
             alone = _alone(data, prices, job, start, end)
             if alone["hours"] == 0 and alone["moves"] == 0:
@@ -239,8 +248,11 @@ def test_the_report_of_many_jobs_equals_each_job_charged_alone(store: PriceStore
                 continue
             row = jobs.loc[job]
             for column in ("hours", "compute_usd", "egress_usd", "on_demand_usd", "static_usd"):
-                assert row[column] == pytest.approx(alone[column], rel=1e-9, nan_ok=True), \
-                    (job, column)
+                # The static stay is rounded to whole seconds: a speed computed in another
+                # order of float operations may round a half second the other way.
+                close = 0.01 if column == "static_usd" else 0.0
+                assert row[column] == pytest.approx(alone[column], rel=1e-9, abs=close,
+                                                    nan_ok=True), (job, column)
             if job in budgets.index:
                 assert budgets.loc[job, "spent_usd"] == pytest.approx(alone["spent_usd"],
                                                                       rel=1e-9)

@@ -1,0 +1,236 @@
+"""Measured speed: the steps per second a job really made, from the step it reported and
+the hours its placements ran, and how far that is from the figure its plan used.
+
+A job's speed on a GPU (model and count) is its reported steps over its placements'
+hours up to the report. A job that ran on more than one GPU reports one step for all of
+them, so its steps are shared among its GPUs in the proportions of its throughput table
+(the table's ratios, scaled to what the job did); one that ran on one GPU is measured
+exactly. A speed on a GPU the job did not run on is its measured speed carried by the
+table's ratio between the two GPUs, never the table's absolute figure. Where no step was
+reported (or the table knows neither GPU), there is no speed: NaN, never a guess.
+
+Pure: frames and stored specs in, frames out; `costsched.service.speeds` reads the store.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+
+from costsched.jobspec import parse, resolve
+from costsched.model import InvalidInput, utc
+from costsched.passes import memo
+from costsched.throughput import ThroughputTable, model_key
+
+DEFAULT_FACTOR = 1.5  # measured / planned beyond this (either way) is flagged
+SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "measured_sps"]
+Rate = Callable[[str, int], float]  # steps/s on (GPU model, count) by a job's table
+
+
+def rate_or_nan(rate: Rate | None, gpu: str, count: int) -> float:
+    """`rate(gpu, count)`, NaN when there is no rate or its table cannot estimate the GPU."""
+    if rate is None:
+        return math.nan
+    try:
+        value = float(rate(str(gpu), int(count)))
+    except InvalidInput:
+        return math.nan
+    return value if value > 0 else math.nan
+
+
+def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
+           read_at: Mapping[int, pd.Timestamp], rates: Mapping[int, Rate | None]
+           ) -> pd.DataFrame:
+    """Per job and GPU (model, count) it ran on: the hours it ran there up to the reading
+    of its step (`read_at`), the speed its table gives (`planned_sps`) and the speed it
+    made (`measured_sps`, NaN when it reported no step). `placements`: the jobs' placement
+    frame (job_id, gpu_model, gpu_count, start_at, end_at; end NaT while open)."""
+    if placements.empty:
+        return pd.DataFrame(columns=SPEED_COLUMNS)
+    reading = placements["job_id"].map(lambda j: read_at.get(int(j)))
+    reading = pd.to_datetime(reading, utc=True)
+    end = placements["end_at"].fillna(reading)
+    end = end.where(end < reading, reading)
+    seconds = np.maximum((end - placements["start_at"]).dt.total_seconds().fillna(0.0), 0.0)
+    frame = placements[["job_id", "gpu_model", "gpu_count"]].assign(hours=seconds / 3600)
+    frame = frame.groupby(["job_id", "gpu_model", "gpu_count"], as_index=False,
+                          sort=False)["hours"].sum()
+    frame["planned_sps"] = [rate_or_nan(rates.get(int(j)), g, c) for j, g, c in zip(
+        frame["job_id"], frame["gpu_model"], frame["gpu_count"], strict=True)]
+    measured = np.full(len(frame), np.nan)
+    for job_id, rows in frame.groupby("job_id").indices.items():
+        steps = float(steps_done.get(int(job_id), 0.0))
+        hours = frame["hours"].to_numpy()[rows]
+        planned = frame["planned_sps"].to_numpy()[rows]
+        if steps <= 0 or hours.sum() <= 0:
+            continue
+        ran = hours > 0
+        if ran.sum() == 1:  # one GPU: measured exactly; others it met after the reading
+            here = steps / (hours[ran][0] * 3600)  # by the table's ratio
+            measured[rows] = here * planned / planned[ran][0]
+            measured[rows[ran]] = here
+            continue
+        table_steps = float((hours * 3600 * planned).sum())
+        if math.isfinite(table_steps) and table_steps > 0:
+            measured[rows] = planned * steps / table_steps
+    frame["measured_sps"] = measured
+    return frame[SPEED_COLUMNS]
+
+
+def speed_on(job_speeds: pd.DataFrame, gpu: str, count: int, rate: Rate | None) -> float:
+    """The job's speed on (`gpu`, `count`): measured where it ran there, else its measured
+    speed where it ran longest carried by its table's ratio between the two GPUs (`rate`);
+    NaN when neither is known. `job_speeds`: one job's rows of `speeds`."""
+    known = job_speeds[job_speeds["measured_sps"].notna()]
+    here = known[(known["gpu_model"] == gpu) & (known["gpu_count"].astype(int) == int(count))]
+    if len(here):
+        return float(here["measured_sps"].iloc[0])
+    ran = known[known["hours"] > 0]
+    if ran.empty:
+        return math.nan
+    ref = ran.sort_values("hours", ascending=False, kind="stable").iloc[0]
+    return float(ref["measured_sps"] * rate_or_nan(rate, gpu, count) / ref["planned_sps"])
+
+
+@dataclass(frozen=True)
+class SpeedCheck:
+    """A job's measured speed beside the figure its plan used, on the GPU it ran longest."""
+
+    job_id: int
+    name: str
+    model: str
+    gpu_model: str
+    gpu_count: int
+    planned_sps: float
+    measured_sps: float
+    basis: str  # where the planned figure came from (the job spec, a table, an estimate)
+    factor: float  # the flagging threshold
+
+    @property
+    def ratio(self) -> float:
+        """Measured over planned."""
+        return self.measured_sps / self.planned_sps
+
+    @property
+    def flagged(self) -> bool:
+        r = self.ratio
+        return math.isfinite(r) and r > 0 and max(r, 1 / r) > self.factor
+
+    def line(self, savings: bool = True) -> str:
+        """What a user reads: both figures and by how much (`savings`: and that savings
+        are computed from the measured one)."""
+        r = self.ratio
+        how = f"{r:,.3g}x faster" if r >= 1 else f"{1 / r:,.3g}x slower"
+        return (f"job {self.job_id} ({self.name}): measured {sps(self.measured_sps)} steps/s "
+                f"on {self.gpu_count}x{self.gpu_model}, {how} than the "
+                f"{sps(self.planned_sps)} its plan used ({self.basis})"
+                + ("; savings use the measured speed" if savings else ""))
+
+
+def sps(value: float) -> str:
+    """Steps per second in a few significant digits."""
+    if not math.isfinite(value):
+        return "-"
+    return f"{value:,.3g}" if value < 1000 else f"{value:,.0f}"
+
+
+def check(job_id: int, name: str, model: str, job_speeds: pd.DataFrame, basis: str,
+          factor: float = DEFAULT_FACTOR) -> SpeedCheck | None:
+    """The job's `SpeedCheck` on the GPU it ran longest with a measured speed; None when
+    it has none, or its plan's figure there is unknown."""
+    known = job_speeds[job_speeds["measured_sps"].notna() & job_speeds["planned_sps"].notna()
+                       & (job_speeds["hours"] > 0)]
+    if known.empty:
+        return None
+    top = known.sort_values("hours", ascending=False, kind="stable").iloc[0]
+    return SpeedCheck(int(job_id), str(name), str(model), str(top["gpu_model"]),
+                      int(top["gpu_count"]), float(top["planned_sps"]),
+                      float(top["measured_sps"]), basis, float(factor))
+
+
+def mismatch_factor(factor: float | None = None) -> float:
+    """`factor`, else the configured `throughput.mismatch_factor` (default 1.5)."""
+    if factor is not None:
+        return check_factor(factor)
+    from costsched.config import effective
+
+    return check_factor(effective().throughput.mismatch_factor)
+
+
+def check_factor(value: object) -> float:
+    """A flagging factor: a number above 1."""
+    try:
+        factor = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        factor = math.nan
+    if not math.isfinite(factor) or factor <= 1:
+        raise InvalidInput(f"throughput mismatch factor {value!r}: expected a number above 1")
+    return factor
+
+
+# --- a job's throughput table, from its stored spec ------------------------------------------
+
+
+class JobRate:
+    """A job's steps per second on (GPU model, count) by its own throughput table (the
+    figures its plans use), with where each figure comes from."""
+
+    def __init__(self, model: str, table: ThroughputTable) -> None:
+        self.model, self._table = model, table
+
+    def __call__(self, gpu: str, count: int) -> float:
+        return self._table.get(self.model, gpu, count).steps_per_second
+
+    def basis(self, gpu: str, count: int) -> str:
+        try:
+            return self._table.get(self.model, gpu, count).basis
+        except InvalidInput:
+            return ""
+
+
+def job_rate(stored: dict, created_at: datetime, table: ThroughputTable, models: set[str]
+             ) -> JobRate | None:
+    """The rate of a job from its stored spec ({"spec": ..., "source": ...}) over `table`
+    (`models`: its model keys); None when the spec does not resolve. Inside a pass, jobs
+    whose specs differ at most in a name that is only a label (not one of `models`) share
+    one: a sweep's jobs, say. (Its creation time only dates a deadline, which the spec met
+    when it was stored.)"""
+    spec = stored_spec(stored)
+    if spec.get("model") or model_key(str(spec.get("name"))) not in models:
+        spec = {k: v for k, v in spec.items() if k != "name"}
+    key = ("job rate", id(table), json.dumps(spec, sort_keys=True, default=str))
+    return memo(key, lambda: _resolved_rate(stored, created_at, table), shared=True)
+
+
+def _resolved_rate(stored: dict, created_at: datetime, table: ThroughputTable
+                   ) -> JobRate | None:
+    try:
+        source = str(stored.get("source", "<stored spec>"))
+        resolved = resolve(parse(stored_spec(stored), source), table, utc(created_at),
+                           source=source)
+    except InvalidInput:
+        return None
+    return JobRate(resolved.job.model, resolved.table)
+
+
+def stored_spec(stored: dict) -> dict:
+    """The job spec of a stored one ({"spec": ..., "source": ...}); {} when it has none."""
+    spec = stored.get("spec") if isinstance(stored, dict) else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def basis_words(basis: str) -> str:
+    """Where a planned figure came from, in a few words."""
+    if not basis:
+        return "source unknown"
+    if basis.startswith("job spec"):
+        return "the job spec's throughputs"
+    if basis.startswith("estimate"):
+        return "an estimate"
+    return basis

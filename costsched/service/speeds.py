@@ -1,0 +1,154 @@
+"""Jobs' measured speeds against the figures their plans used, from the store: the lines
+`status`, the daemon's log and `plan` show when a job ran more than the flagging factor
+(config `throughput.mismatch_factor`, default 1.5x) faster or slower than planned.
+
+A flagged job's measured speed is also stored with costsched's measurements (the learned
+layer of the throughput table): the next plan of that model uses it unless the user or the
+job spec declares a figure, which is kept, and flagged where it is used (`plan_notes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import pandas as pd
+
+from costsched.measured import (
+    SpeedCheck,
+    basis_words,
+    check,
+    job_rate,
+    mismatch_factor,
+    speeds,
+    stored_spec,
+)
+from costsched.service.stores import StoreLike, using
+from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord
+from costsched.store.signals import THROUGHPUT_COLUMNS
+from costsched.throughput import ThroughputTable, model_key
+
+RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that reported a step
+
+
+def checks(records: Iterable[JobRecord], placements: pd.DataFrame,
+           table: ThroughputTable | None = None, factor: float | None = None
+           ) -> dict[int, SpeedCheck]:
+    """Each job's measured speed beside its plan's (`SpeedCheck`), for the jobs of
+    `records` that reported a step; `placements`: theirs (more are ignored)."""
+    records = [r for r in records if r.steps_done > 0]
+    if not records or placements.empty:
+        return {}
+    table = table or ThroughputTable.load()
+    models = {model_key(m) for m in table.models()}
+    rates = {r.id: job_rate(r.spec, r.created_at, table, models) for r in records}
+    mine = placements[placements["job_id"].isin(list(rates))]
+    found = speeds(mine, {r.id: r.steps_done for r in records},
+                   {r.id: pd.Timestamp(r.updated_at) for r in records}, rates)
+    limit = mismatch_factor(factor)
+    out = {}
+    for r in records:
+        rows = found[found["job_id"] == r.id]
+        rate = rates[r.id]
+        model = rate.model if rate is not None else str(stored_spec(r.spec).get("model")
+                                                        or r.name)
+        got = check(r.id, r.name, model, rows, "", limit)
+        if got is None:
+            continue
+        basis = rate.basis(got.gpu_model, got.gpu_count) if rate is not None else ""
+        out[r.id] = SpeedCheck(got.job_id, got.name, got.model, got.gpu_model,
+                               got.gpu_count, got.planned_sps, got.measured_sps,
+                               basis_words(basis), got.factor)
+    return out
+
+
+def flag_new(store: PriceStore, at: datetime,
+             factor: float | None = None) -> list[tuple[int, str]]:
+    """The running jobs whose measured speed is beyond the factor from their plan's and
+    were not flagged before: (job id, a line) each (the daemon logs them), their flag kept with their
+    prediction (or in their log, for a job launched without one), and their measured speed
+    stored with costsched's measurements."""
+    records = store.jobs.records(states=["running"])
+    if not records:
+        return []
+    placed = store.jobs.placements_of([r.id for r in records])
+    found = {j: c for j, c in checks(records, placed, factor=factor).items() if c.flagged}
+    if not found:
+        return []
+    predicted = set(store.jobs.predictions(list(found))["job_id"])
+    unplanned = [j for j in found if j not in predicted]
+    noted = store.jobs.last_details(unplanned, "throughput") if unplanned else {}
+    new = store.jobs.flag_predictions([j for j in found if j in predicted], at=at)
+    new |= {j for j in unplanned if j not in noted}
+    store.jobs.note_many({j: found[j].line() for j in unplanned if j in new}, "throughput",
+                         at=at)
+    rows = [_measurement(found[j], placed[placed["job_id"] == j], at) for j in sorted(new)]
+    store.measured_throughputs.add(pd.DataFrame(
+        [r for r in rows if r is not None], columns=THROUGHPUT_COLUMNS))
+    return [(j, found[j].line()) for j in sorted(new)]
+
+
+def _measurement(c: SpeedCheck, placed: pd.DataFrame, at: datetime) -> tuple | None:
+    """A row of costsched's measurements: the job's speed on its GPU, as its newest
+    placement there."""
+    there = placed[(placed["gpu_model"] == c.gpu_model)
+                   & (placed["gpu_count"].astype(int) == c.gpu_count)]
+    if there.empty:
+        return None
+    newest = there.iloc[-1]
+    end = newest["end_at"] if pd.notna(newest["end_at"]) else pd.Timestamp(at)
+    seconds = max((end - newest["start_at"]).total_seconds(), 1.0)
+    return (None, c.model, c.gpu_model, c.gpu_count, "fp32", c.measured_sps,
+            c.measured_sps * seconds, seconds, pd.Timestamp(at), str(newest["instance"]),
+            c.job_id, int(newest["id"]))
+
+
+def plan_notes(store: PriceStore, models: Iterable[str], factor: float | None = None
+               ) -> list[str]:
+    """For each of `models` (as plans name them), the newest of its recent jobs whose
+    measured speed was beyond the factor from the figure its plan used: a line each, with
+    both figures (a declared figure is kept; the user decides)."""
+    wanted = {model_key(m): m for m in models}
+    if not wanted:
+        return []
+    frame = store.jobs.list()
+    if frame.empty:
+        return []
+    reported = frame[frame["steps_done"] > 0]
+    keys = [model_key(str(stored_spec(s).get("model") or n))
+            for s, n in zip(reported["spec"], reported["name"], strict=True)]
+    reported = reported[[k in wanted for k in keys]].tail(RECENT_JOBS * len(wanted))
+    if reported.empty:
+        return []
+    records = store.jobs.records([int(i) for i in reported["id"]])
+    placed = store.jobs.placements_of([r.id for r in records])
+    found = checks(records, placed, factor=factor)
+    newest: dict[str, SpeedCheck] = {}
+    for job_id in sorted(found):
+        c = found[job_id]
+        if c.flagged:
+            newest[model_key(c.model)] = c
+    return [f"{wanted[k]}: {c.line(savings=False)}; a declared figure is kept: measure it again or "
+            "correct it (costsched throughput set)" for k, c in newest.items()
+            if k in wanted]
+
+
+def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, str]:
+    """{job id: its flag line} for the jobs of `statuses` (`service.jobs.JobStatus`) whose
+    measured speed is beyond the factor from their plan's, from what `status` read."""
+    shown = list(statuses)
+    frames = [s.cost.placements for s in shown if len(s.cost.placements)]
+    if not frames:
+        return {}
+    found = checks([s.record for s in shown], pd.concat(frames, ignore_index=True),
+                   factor=factor)
+    return {j: c.line() for j, c in found.items() if c.flagged}
+
+
+def plan_notes_for(db: StoreLike, models: Iterable[str], factor: float | None = None
+                   ) -> list[str]:
+    """`plan_notes` from the store at `db` (a store, a URL or a path, None for the
+    default)."""
+    with using(db) as store:
+        return plan_notes(store, models, factor)

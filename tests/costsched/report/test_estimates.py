@@ -1,0 +1,114 @@
+"""Estimate versus actual: each job's plan at launch beside what its run did, per job and
+per model and GPU (median and worst ratio), for runs that beat, meet and miss their plans."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import pandas as pd
+import pytest
+
+from costsched.report import build
+from costsched.report.estimates import verdict
+from costsched.store import OBSERVATION_COLUMNS, PriceStore
+
+T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+EAST = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+
+
+def at(hours: float) -> datetime:
+    return T0 + timedelta(hours=hours)
+
+
+def planned_job(store: PriceStore, name: str, *, hours: float = 10.0, usd: float = 10.0,
+                preemptions: float = 0.5) -> int:
+    """A job of 36,000 steps planned at 1 step/s on EAST: `hours` and `usd` predicted."""
+    spec = {"name": name, "model": "ResNet-50 (batch size 64)", "steps": 36_000,
+            "throughputs": {"V100": 1.0}, "constraints": {}}
+    job = store.jobs.create(name, {"spec": spec, "source": "test"}, 36_000, at=at(0))
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{name}-1")
+    assert store.jobs.predict(job, {
+        "model": "ResNet-50 (batch size 64)", "cloud": "aws", "region": "us-east-1",
+        "zone": "us-east-1a", "instance_type": "p3.2xlarge", "market": "spot",
+        "gpu_model": "V100", "gpu_count": 1, "usd_per_hour": 1.0, "steps": 36_000,
+        "steps_per_second": 1.0, "throughput_source": "job spec test",
+        "expected_hours": hours, "expected_usd": usd, "expected_preemptions": preemptions},
+        at=at(0))
+    return job
+
+
+def finish(store: PriceStore, job: int, hours: float) -> None:
+    store.jobs.record_step(job, 36_000, at=at(hours))
+    store.jobs.end_placement(job, at(hours))
+    store.jobs.transition(job, "succeeded", at=at(hours))
+
+
+@pytest.fixture()
+def runs(any_store: PriceStore) -> PriceStore:
+    store = any_store
+    store.ingest(pd.DataFrame([(*EAST, "V100", 1, 8, 61.0, 1.0, pd.Timestamp(at(-1)), "test")],
+                              columns=OBSERVATION_COLUMNS))
+    finish(store, planned_job(store, "beat"), 8)  # 8 h, $8 for 10 h, $10 planned
+    finish(store, planned_job(store, "met"), 10.2)
+    # Half done after 7 h (one preemption, recovered at once): 5 h, $5 expected by then.
+    missed = planned_job(store, "missed")
+    store.jobs.end_placement(missed, at(3))
+    store.moves.create(missed, "recovery", [], at=at(3), source_instance="missed-1",
+                       detail="instance missed-1 preempted")
+    store.jobs.place(missed, EAST, gpu_model="V100", gpu_count=1, at=at(3),
+                     usd_per_hour=1.0, reason="recovery", instance="missed-2")
+    store.jobs.record_step(missed, 18_000, at=at(7))
+    # Launched without a plan kept: nothing to compare.
+    store.jobs.create("unplanned", {"spec": {"name": "unplanned"}, "source": "test"}, 10.0,
+                      at=at(0))
+    return store
+
+
+def test_each_job_beside_its_plan(runs: PriceStore) -> None:
+    report = build(runs, now=at(11), factor=1.5)
+    rows = report.estimates.set_index("name")
+    assert list(rows.index) == ["beat", "met", "missed"]
+    assert list(rows["verdict"]) == ["beat", "met", "missed"]
+    beat, met, missed = rows.loc["beat"], rows.loc["met"], rows.loc["missed"]
+    assert (beat["hours"], beat["usd"]) == (pytest.approx(8.0), pytest.approx(8.0))
+    assert beat["hours_ratio"] == pytest.approx(0.8) and beat["usd_ratio"] == pytest.approx(0.8)
+    assert met["hours_ratio"] == pytest.approx(1.02)
+    # Compared on the work done: half the steps, so half the plan, up to the reading at 7 h
+    # (not the 11 h of now).
+    assert missed["done"] == pytest.approx(0.5)
+    assert (missed["expected_hours"], missed["expected_usd"]) == (5.0, 5.0)
+    assert missed["hours"] == pytest.approx(7.0) and missed["usd"] == pytest.approx(7.0)
+    assert missed["hours_ratio"] == pytest.approx(1.4)
+    assert (missed["expected_preemptions"], missed["preemptions"]) == (0.25, 1)
+    assert beat["preemptions"] == 0 and beat["gpu"] == "1xV100"
+
+
+def test_median_and_worst_per_model_and_gpu(runs: PriceStore, cli) -> None:
+    report = build(runs, now=at(11), factor=1.5)
+    [group, overall] = report.calibration.to_dict("records")
+    assert (group["model"], group["gpu"], group["jobs"]) == (
+        "ResNet-50 (batch size 64)", "1xV100", 3)
+    assert group["median_hours_ratio"] == pytest.approx(1.02)
+    assert group["worst_hours_ratio"] == pytest.approx(1.4)  # further from 1 than 0.8
+    assert group["worst_usd_ratio"] == pytest.approx(1.4)
+    assert (overall["model"], overall["jobs"]) == ("(all)", 3)
+
+
+def test_the_report_shows_the_section(db_path, cli) -> None:  # noqa: ANN001
+    store = PriceStore(str(db_path))
+    store.ingest(pd.DataFrame([(*EAST, "V100", 1, 8, 61.0, 1.0, pd.Timestamp(at(-1)), "test")],
+                              columns=OBSERVATION_COLUMNS))
+    finish(store, planned_job(store, "beat"), 8)
+    store.dispose()
+    shown = cli("report", "--until", at(11).isoformat()).output
+    assert "Estimate versus actual, per job" in shown
+    assert "Estimate versus actual, by model and GPU" in shown
+    assert "0.8x" in shown and "beat" in shown
+
+
+def test_a_verdict_needs_a_ratio() -> None:
+    assert verdict(math.nan, math.nan) == ""
+    assert verdict(0.95, 1.05) == "met"
+    assert verdict(0.5, 1.2) == "missed"  # missing either misses the plan

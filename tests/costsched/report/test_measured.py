@@ -1,0 +1,147 @@
+"""Savings compare like with like: each baseline is charged over the time it would have
+taken for the work the job did, at the speed the job measured, never at a declared figure
+the run contradicts; a declared figure far from the measured one is flagged."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import pandas as pd
+import pytest
+
+from costsched.measured import speed_on, speeds
+from costsched.report import build
+from costsched.store import OBSERVATION_COLUMNS, PriceStore
+
+T0 = datetime(2026, 1, 3, 12, 0, tzinfo=timezone.utc)
+ZONE_A = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+ZONE_B = ("aws", "us-east-1", "us-east-1b", "p3.2xlarge", "spot", "linux")
+A100 = ("aws", "us-east-1", "us-east-1a", "p4d.24xlarge", "spot", "linux")
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def prices(store: PriceStore, rows: list[tuple[tuple, str, int, float]]) -> None:
+    store.ingest(pd.DataFrame(
+        [(*key, gpu, count, 8, 61.0, usd, pd.Timestamp(T0 - timedelta(days=1)), "test")
+         for key, gpu, count, usd in rows], columns=OBSERVATION_COLUMNS))
+
+
+def new_job(store: PriceStore, name: str, throughputs: dict, steps: float) -> int:
+    spec = {"name": name, "throughputs": throughputs, "steps": steps,
+            "checkpoint": {"size_gb": 0.1}, "constraints": {}}
+    return store.jobs.create(name, {"spec": spec, "source": "test"}, steps, at=at(-60))
+
+
+def place(store: PriceStore, job_id: int, key: tuple, gpu: str, seconds: float,
+          reason: str, instance: str, count: int = 1) -> None:
+    store.jobs.place(job_id, key, gpu_model=gpu, gpu_count=count, at=at(seconds),
+                     usd_per_hour=1.0, reason=reason, instance=instance)
+
+
+def test_the_demo_job_saves_the_price_difference_over_the_hours_it_ran(
+        store: PriceStore) -> None:
+    """`make demo`'s job as it was: declared 0.025 steps/s (a 40-hour run) but 4,000 steps
+    done in 36 s, 10 s on zone a at $2.75/h, then moved to zone b at $0.61/h. The launch
+    choice kept (zone a) would have taken the 36 s the job took: saved (2.75 - 0.61) x 26 s,
+    not the $122.21 that 44 hours at the declared speed made."""
+    prices(store, [(ZONE_A, "V100", 1, 2.75), (ZONE_B, "V100", 1, 0.61)])
+    job = new_job(store, "demo-train", {"V100": 0.025}, 4000)
+    place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    place(store, job, ZONE_B, "V100", 10, "migration", "i-2")
+    store.jobs.record_step(job, 4000, at=at(36))
+    store.jobs.end_placement(job, at(36))
+    store.jobs.transition(job, "succeeded", at=at(36))
+
+    report = build(store, now=at(600), factor=1.5)
+    [row] = report.jobs.to_dict("records")
+    assert row["usd"] == pytest.approx((2.75 * 10 + 0.61 * 26) / 3600)
+    assert row["static_usd"] == pytest.approx(2.75 * 36 / 3600)
+    assert row["saved_vs_static_usd"] == pytest.approx((2.75 - 0.61) * 26 / 3600)
+    assert report.totals["saved_vs_static_usd"] < 0.02  # was $122.21
+    [speed] = report.speeds.to_dict("records")
+    assert speed["planned_sps"] == pytest.approx(0.025)
+    assert speed["measured_sps"] == pytest.approx(4000 / 36)
+    assert speed["flagged"] and "0.025 its plan used" in speed["flag"]
+    assert "measured 111 steps/s on 1xV100, 4.44e+03x faster" in speed["flag"]
+
+
+def test_a_job_ten_times_slower_than_declared_is_flagged_and_saves_by_its_measured_speed(
+        store: PriceStore, cli) -> None:
+    """Declared 10 steps/s, ran at 1: 3,600 steps in an hour on zone b at $0.61 after
+    launching on zone a ($2.75). At the declared speed the launch choice kept would have
+    taken 6 minutes; at the measured one it takes the hour the job took."""
+    prices(store, [(ZONE_A, "V100", 1, 2.75), (ZONE_B, "V100", 1, 0.61)])
+    job = new_job(store, "slow", {"V100": 10.0}, 36_000)
+    place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    place(store, job, ZONE_B, "V100", 60, "migration", "i-2")
+    store.jobs.record_step(job, 3600, at=at(3600))
+    report = build(store, now=at(3600), factor=1.5)
+    [row] = report.jobs.to_dict("records")
+    assert row["static_usd"] == pytest.approx(2.75)
+    assert row["saved_vs_static_usd"] == pytest.approx(2.75 - (2.75 * 60 + 0.61 * 3540) / 3600)
+    [speed] = report.speeds.to_dict("records")
+    assert speed["measured_vs_planned"] == pytest.approx(0.1)
+    assert speed["flagged"]
+    assert "10x slower than the 10 its plan used (the job spec's throughputs)" in speed["flag"]
+    # Within the factor: not flagged.
+    assert not build(store, now=at(3600), factor=11).speeds["flagged"].any()
+
+    shown = cli("report").output
+    assert "throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10x slower" in shown
+    assert "Measured speed against the plan's" in shown
+
+
+def test_without_a_reported_step_no_launch_choice_saving_is_shown(store: PriceStore) -> None:
+    prices(store, [(ZONE_A, "V100", 1, 2.75), (ZONE_B, "V100", 1, 0.61)])
+    job = new_job(store, "silent", {"V100": 10.0}, 36_000)
+    place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    place(store, job, ZONE_B, "V100", 60, "migration", "i-2")
+    report = build(store, now=at(3600), factor=1.5)
+    [row] = report.jobs.to_dict("records")
+    assert math.isnan(row["static_usd"]) and math.isnan(row["saved_vs_static_usd"])
+    assert report.totals["saved_vs_static_usd"] is None
+    assert row["on_demand_usd"] > 0  # the same instance on-demand, for the same hours
+    assert report.speeds.empty
+
+
+def test_another_gpu_is_reached_by_the_table_ratio_not_its_figure(store: PriceStore) -> None:
+    """Launched on a V100 for an hour, then four A100s for an hour; the spec says 1 and 4
+    steps/s (a ratio of 4), the job did 25,000 steps: 5,000 on the V100 and 20,000 on the
+    A100s by that ratio. Its launch choice kept (the V100) does the 25,000 at 5,000 steps
+    an hour: five hours."""
+    prices(store, [(ZONE_A, "V100", 1, 1.0), (A100, "A100", 4, 10.0)])
+    job = new_job(store, "mixed", {"V100": 1.0, "A100:4": 4.0}, 100_000)
+    place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    place(store, job, A100, "A100", 3600, "migration", "i-2", count=4)
+    store.jobs.record_step(job, 25_000, at=at(7200))
+    report = build(store, now=at(7200), factor=1.5)
+    [row] = report.jobs.to_dict("records")
+    assert row["static_usd"] == pytest.approx(5 * 1.0)
+
+    placed = store.jobs.placements(job)
+    found = speeds(placed, {job: 25_000}, {job: pd.Timestamp(at(7200))},
+                   {job: lambda gpu, count: {"V100": 1.0, "A100": 4.0}[gpu]})
+    by_gpu = found.set_index("gpu_model")["measured_sps"]
+    assert by_gpu["V100"] == pytest.approx(5000 / 3600)
+    assert by_gpu["A100"] == pytest.approx(20_000 / 3600)
+    # A GPU it never ran on: its speed where it ran longest (the first of a tie), times
+    # the table's ratio between the two.
+    table = {"V100": 1.0, "A100": 4.0, "K80": 0.25}
+    assert speed_on(found, "K80", 1, lambda gpu, count: table[gpu]) == pytest.approx(
+        by_gpu["V100"] * 0.25)
+
+
+def test_the_html_report_says_so_too(store: PriceStore) -> None:
+    from costsched.report.html import render
+
+    prices(store, [(ZONE_A, "V100", 1, 2.75)])
+    job = new_job(store, "slow", {"V100": 10.0}, 36_000)
+    place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    store.jobs.record_step(job, 3600, at=at(3600))
+    page = render(build(store, now=at(3600), factor=1.5))
+    assert "<p>throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10x slower" in page
+    assert "<th>measured steps/s</th>" in page and ">0.1x</td>" in page
