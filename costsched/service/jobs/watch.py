@@ -12,7 +12,6 @@ import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.decider import JobNow, place
-from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
@@ -30,6 +29,7 @@ from costsched.service.jobs.steps import (
     _run_move,
     _step_news,
 )
+from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn
 from costsched.service.values import as_time
 from costsched.store import PriceStore
