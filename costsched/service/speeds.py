@@ -67,9 +67,8 @@ def flag_new(store: PriceStore, at: datetime,
              factor: float | None = None) -> list[tuple[int, str]]:
     """The running jobs whose measured speed is beyond the factor from their plan's and
     were not flagged before: (job id, a line) each (the daemon logs them), their flag kept
-    with their
-    prediction (or in their log, for a job launched without one), and their measured speed
-    stored with costsched's measurements."""
+    with their prediction (or in their log, for a job launched without one), and their
+    measured speed stored with costsched's measurements."""
     records = store.jobs.records(states=["running"])
     if not records:
         return []
