@@ -51,7 +51,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
             if job_id not in busy and run.launcher == launcher.name]
     done += _check_instances(store, launcher, runs, when)
     learn(store, when)  # the steps/s each placement reached, for the next plans
-    done += [JobEvent(job_id, "throughput", line.removeprefix(f"job {job_id} "),
+    done += [JobEvent(job_id, "throughput", line.split(": ", 1)[1],
                       level="warning")  # far from their plans: said once
              for job_id, line in flag_speeds(store, when or as_time(None))]
     return done
