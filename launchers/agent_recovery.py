@@ -69,14 +69,12 @@ def trouble(workdir: Path, pid: int | None, start_time: int | None, poll: float)
     longer looks after it ('' when it does): its process is gone, or its heartbeat in
     `workdir` is older than `stale_after(poll)`."""
     if has_proc() and not same_process(pid, start_time):
-        return (f"the agent (pid {pid}) is gone while the job runs on: its checkpoints are "
-                "not published")
+        return f"the agent (pid {pid}) is gone while the job runs on"
     beat = read_local(workdir)
     if beat:
         age = time.time() - float(beat["at"])
         if age > stale_after(poll):
-            return (f"the agent has not reported for {age:,.0f} s (hung): the job's "
-                    "checkpoints are not published")
+            return f"the agent has not reported for {age:,.0f} s (hung)"
     return ""
 
 

@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tarfile
@@ -363,3 +364,14 @@ def test_nothing_to_pack_is_refused(tmp_path: Path) -> None:
     empty.mkdir()
     with pytest.raises(InvalidInput, match="nothing to pack: it is empty"):
         pack(empty, tmp_path / "out")
+
+
+def test_a_device_is_left_out_with_a_note(tmp_path: Path) -> None:
+    root = project(tmp_path / "p")
+    try:  # /dev/null's numbers: reading it would give nothing, a disk's would give a disk
+        os.mknod(root / "null", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    except (PermissionError, AttributeError):
+        pytest.skip("no right to make a device node here")
+    packed = pack(root, tmp_path / "out")
+    assert members(packed) == ["train.py"]
+    assert packed.skipped == ("null (device)",)

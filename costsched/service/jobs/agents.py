@@ -57,8 +57,7 @@ def with_heartbeat(launcher: Launcher, checkpoint_uri: str, instance: Instance) 
     age = time.time() - float(beat["at"])
     if age <= STALE_SECONDS:
         return instance
-    said = (f"the agent has not written its heartbeat for {age / 60:,.0f} min: the job's "
-            "checkpoints are not published")
+    said = f"the agent has not written its heartbeat for {age / 60:,.0f} min"
     return replace(instance, agent=said, checkpoint_error=said)
 
 
