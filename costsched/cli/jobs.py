@@ -25,9 +25,9 @@ from costsched.cli.common import (
 )
 from costsched.cli.look import NEVER_RUN, NO_JOBS, JobArgument
 from costsched.service import jobs as service
+from costsched.service import views
 from costsched.service.decide import parse_offering
 from costsched.service.staleness import stale_after_hours
-from costsched.service import views
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from costsched.model import InvalidInput
+from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.redact import redact, redact_url
 from costsched.service import jobs as service
 from costsched.service import views
@@ -133,15 +133,16 @@ def spend_document(store: PriceStore, *, since: str | None = None,
 
 
 def prices_document(store: PriceStore) -> dict:
-    """The offerings the running jobs are placed on, the alternatives of the same GPU
+    """The offerings the unfinished jobs are placed on, the alternatives of the same GPU
     models as of now (cheapest per GPU-hour first), each used instance type's price history
-    over the last HISTORY_DAYS days in its region, and the newest spot risk signals."""
+    over the last HISTORY_DAYS days in its regions (from the price in effect then), and the
+    newest spot risk signals of those instance types."""
     from costsched.service.prices import price_history, prices
     from costsched.service.signals import signals
 
     now = pd.Timestamp(as_time(None))
-    placed = store.jobs.placements_of(
-        [int(i) for i in store.jobs.list(states=["running"])["id"]])
+    live = [s for s in JOB_STATES if s not in FINAL_STATES]
+    placed = store.jobs.placements_of([int(i) for i in store.jobs.list(states=live)["id"]])
     used = placed[placed["end_at"].isna()] if len(placed) else placed
     jobs = [{"job_id": int(p.job_id), "cloud": p.cloud, "region": p.region, "zone": p.zone,
              "instance_type": p.instance_type, "market": p.market, "gpu_model": p.gpu_model,
@@ -152,14 +153,25 @@ def prices_document(store: PriceStore) -> dict:
                     if len(frame) else frame)
     history = {}
     for instance_type, regions in _by_type(jobs).items():
-        rows = price_history(store, instance_type, regions=regions,
-                             since=now - timedelta(days=HISTORY_DAYS))
-        history[instance_type] = views.frame_records(rows)
+        rows = price_history(store, instance_type, regions=regions)
+        history[instance_type] = views.frame_records(_window(rows, now))
     types = {j["instance_type"] for j in jobs}
     risk = signals(store, now)
     risk = risk[risk["instance_type"].isin(types)] if len(risk) else risk
     return {"at": now, "jobs": jobs, "prices": views.frame_records(alternatives),
             "history": history, "signals": {"signals": views.frame_records(risk)}}
+
+
+def _window(rows: pd.DataFrame, now: pd.Timestamp) -> pd.DataFrame:
+    """The price changes of the last HISTORY_DAYS days, and for each offering the price in
+    effect when they begin (however old: its age shows)."""
+    if rows.empty:
+        return rows
+    start = now - timedelta(days=HISTORY_DAYS)
+    key = ["cloud", "region", "zone", "market"]
+    recent = rows[rows["effective_at"] >= start]
+    before = rows[rows["effective_at"] < start].groupby(key, sort=False).tail(1)
+    return pd.concat([before, recent]).sort_values(["effective_at", "zone"])
 
 
 def _by_type(jobs: list[dict]) -> dict[str, list[str]]:

@@ -4,6 +4,7 @@ page's script fetches again whenever the store changes."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -12,9 +13,9 @@ from starlette.routing import Route
 
 from costsched.dashboard import actions, data, live, render
 from costsched.dashboard.auth import COOKIE
+from costsched.model import JOB_STATES
 
-STATES = ("pending", "launching", "running", "checkpointing", "migrating", "recovering",
-          "succeeded", "failed", "cancelled")
+STATES = JOB_STATES  # the jobs page's filter
 
 
 def _page(request: Request, template: str, **context: object) -> Response:
@@ -60,7 +61,7 @@ def _price_changes(placements: list[dict]) -> dict[str, dict]:
     """Per placement started by a move (its start time), the hourly price before and after
     it, as stored when each placement began."""
     out = {}
-    for before, after in zip(placements, placements[1:]):
+    for before, after in zip(placements, placements[1:], strict=False):
         out[render.when(after["start_at"])] = {
             "from": before["usd_per_hour"], "to": after["usd_per_hour"],
             "saves": before["usd_per_hour"] - after["usd_per_hour"]}
@@ -94,7 +95,9 @@ async def prices_page(request: Request) -> Response:
     dashboard = request.app.state.dashboard
     version = await _version(request)
     doc = await dashboard.read(data.prices_document)
-    histories = {t: render.history_series(rows, doc["at"]) for t, rows in doc["history"].items()}
+    since = doc["at"] - timedelta(days=data.HISTORY_DAYS)
+    histories = {t: render.history_series(rows, since, doc["at"])
+                 for t, rows in doc["history"].items()}
     used = {(j["cloud"], j["region"], j["zone"], j["instance_type"], j["market"])
             for j in doc["jobs"]}
     return _page(request, "prices.html", doc=doc, histories=histories, used=used,

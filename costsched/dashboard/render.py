@@ -94,14 +94,15 @@ def day_series(days: list[dict]) -> dict:
         for c in clouds]}
 
 
-def history_series(rows: list[dict], until: Any) -> dict:
-    """A price history as steps, one line per offering (zone or region, and market),
-    carried on to `until`."""
+def history_series(rows: list[dict], since: Any, until: Any) -> dict:
+    """A price history as steps, one line per offering (zone or region, and market), from
+    `since` (a price older than that is drawn from there) carried on to `until`."""
     lines: dict[str, list[list[float]]] = {}
+    start = pd.Timestamp(since).value // 10**6
     for r in rows:
         name = f"{r['zone'] or r['region']} {r['market'].replace('_', '-')}"
-        lines.setdefault(name, []).append([pd.Timestamp(r["effective_at"]).value // 10**6,
-                                           r["usd_per_hour"]])
+        lines.setdefault(name, []).append(
+            [max(start, pd.Timestamp(r["effective_at"]).value // 10**6), r["usd_per_hour"]])
     end = pd.Timestamp(until).value // 10**6
     for points in lines.values():
         points.append([max(end, points[-1][0]), points[-1][1]])

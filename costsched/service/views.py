@@ -72,9 +72,8 @@ def job_launcher(store: PriceStore, job: int | str | None) -> Any:
     """The launcher of `job` (or of the store's jobs: local unless they all say otherwise),
     with this machine's defaults (local instances under $COSTSCHED_INSTANCES, else the user
     data directory; cloud launchers with their SDK's credentials)."""
-    from launchers import make_launcher
-
     from costsched.service.jobs import job_ids
+    from launchers import make_launcher
 
     if job is None:
         frame = store.jobs.list()

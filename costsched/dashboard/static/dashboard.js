@@ -23,8 +23,17 @@ function day(ms) {
     pad(d.getUTCMinutes());
 }
 
-const timeAxis = {type: "linear", ticks: {callback: (v) => day(v), maxRotation: 0,
-                                          autoSkipPadding: 12}};
+function date(ms) {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+// Epoch milliseconds on a linear axis, written as UTC dates (or times, over a short span).
+function timeAxis(from, to) {
+  const long = to - from > 3 * 86400e3;
+  return {type: "linear", min: from, max: to, beginAtZero: false,
+          ticks: {callback: (v) => (long ? date(v) : day(v)), maxRotation: 0,
+                  autoSkipPadding: 16}};
+}
 const money = {ticks: {callback: (v) => usd(v)}, beginAtZero: true};
 const base = {responsive: true, maintainAspectRatio: false, animation: false};
 
@@ -47,15 +56,19 @@ const KINDS = {
                                    usd: b.usd})),
       backgroundColor: data.bars.map((b, i) => color(labels.indexOf(b.label))),
       borderSkipped: false, barPercentage: 0.6}]},
-      options: {...base, indexAxis: "y", scales: {x: timeAxis},
+      options: {...base, indexAxis: "y",
+        scales: {x: timeAxis(Math.min(...data.bars.map((b) => b.from)),
+                             Math.max(...data.bars.map((b) => b.to)))},
         plugins: {legend: {display: false}, tooltip: {callbacks: {label: (c) =>
           `${c.raw.reason}: ${day(c.raw.x[0])} to ${day(c.raw.x[1])} UTC, ${usd(c.raw.usd)}`}}}}};
   },
   history(data) {
+    const xs = data.series.flatMap((s) => s.points.map((p) => p[0]));
     return {type: "line", data: {datasets: data.series.map((s, i) => ({label: s.label,
       data: s.points.map((p) => ({x: p[0], y: p[1]})), stepped: "before",
       borderColor: color(i), backgroundColor: color(i), pointRadius: 0, borderWidth: 2}))},
-      options: {...base, parsing: false, scales: {x: timeAxis, y: {...money,
+      options: {...base, parsing: false,
+        scales: {x: timeAxis(Math.min(...xs), Math.max(...xs)), y: {...money,
         beginAtZero: false}}, plugins: {tooltip: {callbacks: {
           title: (items) => day(items[0].parsed.x) + " UTC",
           label: (c) => `${c.dataset.label}: ${usd(c.parsed.y)}/h`}}}}};
