@@ -39,7 +39,9 @@ SECURITY_HEADERS = {
                                "img-src 'self' data:; connect-src 'self'; "
                                "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: under it a browser sends `Origin: null` with a form, and the CSRF
+    # check could not tell the dashboard's own forms from another site's.
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
 }
 

@@ -95,35 +95,38 @@ function fragmentUrl() {
 
 let fetching = null;
 
+function say(text) {
+  const status = document.getElementById("live-status");
+  if (status) { status.textContent = text; }
+}
+
 async function refresh(version) {
   const live = document.getElementById("live");
-  const status = document.getElementById("live-status");
   const response = await fetch(fragmentUrl(), {headers: {accept: "text/html"},
                                                credentials: "same-origin"});
-  if (!response.ok) { status.textContent = "update failed"; return; }
+  if (!response.ok) { say("update failed"); return; }
   const open = [...live.querySelectorAll("details[open]")].map((d) => d.id);
   live.innerHTML = await response.text();
   for (const id of open) { const d = document.getElementById(id); if (d) { d.open = true; } }
   live.dataset.version = version;
   draw(live);
-  status.textContent = "updated " + new Date().toLocaleTimeString();
+  say("updated " + new Date().toLocaleTimeString());
   document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
 }
 
 function listen() {
   const live = document.getElementById("live");
-  const status = document.getElementById("live-status");
-  if (!live || !window.EventSource) { return; }
+  if (!live || live.dataset.live !== "1" || !window.EventSource) { return; }
   const events = new EventSource("/api/events");
   events.addEventListener("change", (event) => {
     const version = JSON.parse(event.data);
-    status.textContent = "live";
+    say("live");
     if (version === live.dataset.version) { return; }
     // One fetch at a time; a change during a fetch is fetched after it.
     fetching = (fetching || Promise.resolve()).then(() => refresh(version))
-      .catch(() => { status.textContent = "update failed"; });
+      .catch(() => say("update failed"));
   });
-  events.addEventListener("error", () => { status.textContent = "reconnecting"; });
+  events.addEventListener("error", () => say("reconnecting"));
 }
 
 draw(document);

@@ -116,10 +116,14 @@ class Browser:
         return result["result"].get("value")
 
     def wait_for(self, expression: str, timeout: float = 60.0) -> Any:
-        """The value of `expression` once it is truthy (polled every 0.2 s)."""
+        """The value of `expression` once it is truthy (polled every 0.2 s; while a page
+        loads, an expression that throws is asked again)."""
         deadline = time.monotonic() + timeout
         while True:
-            value = self.js(expression)
+            try:
+                value = self.js(expression)
+            except AssertionError:
+                value = None
             if value:
                 return value
             assert time.monotonic() < deadline, f"still false after {timeout:g} s: {expression}"
