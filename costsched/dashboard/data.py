@@ -2,7 +2,8 @@
 service functions and `costsched.service.views`, the same code that writes the CLI's
 `--json`. Nothing here charges, ranks or decides; it reads and assembles.
 
-- jobs: `costsched status --no-reconcile --json` (optionally one state, a name pattern);
+- jobs: `costsched status --no-reconcile --json` (optionally one state, a name pattern),
+  with a failed job's output and errors redacted (`masked`);
 - job: one job's status, the policy's advice (`migrate JOB --dry-run --json`), its cost
   report (`report --job JOB --json`), budget, checkpoints and log tail;
 - spend: `costsched report --json`;
@@ -38,7 +39,23 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
     launcher = views.job_launcher(store, None)
     shown = service.status(store, launcher, None, reconcile_first=False,
                            states=states or [], name=name or None)
-    return views.status_document(shown, daemon.status(store))
+    doc = views.status_document(shown, daemon.status(store))
+    return {**doc, "jobs": [masked(j) for j in doc["jobs"]]}
+
+
+def masked(job: dict) -> dict:
+    """A job of a status document with its free text (why it failed, its last lines of
+    output, a checkpoint store's error, the daemon's details) passed through
+    `costsched.redact`: a job's output may print a credential; the dashboard never shows
+    one. Figures and names are left as they are."""
+    out = dict(job)
+    if job.get("failure"):
+        failure = job["failure"]
+        out["failure"] = {**failure, "detail": redact(failure["detail"] or ""),
+                          "log_tail": [redact(line) for line in failure["log_tail"]]}
+    if job.get("checkpoint_error"):
+        out["checkpoint_error"] = redact(job["checkpoint_error"])
+    return out
 
 
 def forecasts(store: PriceStore, jobs: list[dict]) -> dict[int, dict]:
@@ -83,6 +100,7 @@ def job_document(store: PriceStore, job: int | str) -> dict:
     launcher = views.job_launcher(store, job_id)
     [status] = views.status_document(service.status(store, launcher, job_id,
                                                     reconcile_first=False))
+    status = masked(status)
     record = store.jobs.get(job_id)
     advice = _advice(store, launcher, job_id) if record.state == "running" else []
     stay = advice[0]["stay_usd"] if advice else None

@@ -54,7 +54,9 @@ async def job_page(request: Request) -> Response:
     placements = doc["job"]["placements"]
     return _page(request, "job.html", doc=doc, job=doc["job"], version=version,
                  timeline=render.timeline(placements), moved=_price_changes(placements),
-                 budget_state=render.budget_state(doc["job"]["cost_usd"], doc["budget_usd"]))
+                 budget_state=render.budget_state(
+                     doc["forecast_usd"] if doc["forecast_usd"] is not None
+                     else doc["job"]["cost_usd"], doc["budget_usd"]))
 
 
 def _price_changes(placements: list[dict]) -> dict[str, dict]:

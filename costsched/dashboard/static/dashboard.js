@@ -37,6 +37,14 @@ function timeAxis(from, to) {
 const money = {ticks: {callback: (v) => usd(v)}, beginAtZero: true};
 const base = {responsive: true, maintainAspectRatio: false, animation: false};
 
+// An offering's name, on two lines where the page is narrow (a phone): "aws us-east-1a" over
+// "p3.2xlarge spot".
+function offeringLabel(value) {
+  const label = this.getLabelForValue(value);
+  const cut = label.indexOf(" ", label.indexOf(" ") + 1);
+  return window.innerWidth < 700 && cut > 0 ? [label.slice(0, cut), label.slice(cut + 1)] : label;
+}
+
 const KINDS = {
   bars(data) {
     return {type: "bar", data: {labels: data.labels, datasets: data.series.map((s, i) => (
@@ -54,11 +62,12 @@ const KINDS = {
     return {type: "bar", data: {labels, datasets: [{label: "placement",
       data: data.bars.map((b) => ({x: [b.from, b.to], y: b.label, reason: b.reason,
                                    usd: b.usd})),
-      backgroundColor: data.bars.map((b, i) => color(labels.indexOf(b.label))),
+      backgroundColor: data.bars.map((b) => color(labels.indexOf(b.label))),
       borderSkipped: false, barPercentage: 0.6}]},
       options: {...base, indexAxis: "y",
         scales: {x: timeAxis(Math.min(...data.bars.map((b) => b.from)),
-                             Math.max(...data.bars.map((b) => b.to)))},
+                             Math.max(...data.bars.map((b) => b.to))),
+                 y: {ticks: {callback: offeringLabel}}},
         plugins: {legend: {display: false}, tooltip: {callbacks: {label: (c) =>
           `${c.raw.reason}: ${day(c.raw.x[0])} to ${day(c.raw.x[1])} UTC, ${usd(c.raw.usd)}`}}}}};
   },

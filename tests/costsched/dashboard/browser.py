@@ -129,9 +129,10 @@ class Browser:
             assert time.monotonic() < deadline, f"still false after {timeout:g} s: {expression}"
             time.sleep(0.2)
 
-    def screenshot(self, path: Path) -> Path:
-        """The whole page (its full height) as a PNG."""
-        height = int(self.js("document.documentElement.scrollHeight"))
+    def screenshot(self, path: Path, full: bool = True) -> Path:
+        """The whole page (its full height; else the window) as a PNG."""
+        height = int(self.js("document.documentElement.scrollHeight" if full
+                             else "window.innerHeight"))
         width = int(self.js("window.innerWidth"))
         shot = self.send("Page.captureScreenshot", {
             "format": "png", "captureBeyondViewport": True,

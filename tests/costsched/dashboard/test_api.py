@@ -137,3 +137,15 @@ def test_live_fingerprint_changes_with_the_jobs(store: PriceStore, instances: Pa
     assert after != before
     store.jobs.record_step(ids["stopped"], 50, at=at(3))
     assert fingerprint(store) != after
+
+
+def test_a_failed_jobs_output_is_masked() -> None:
+    from costsched.dashboard.data import masked
+
+    job = {"id": 1, "name": "x", "checkpoint_error": f"s3: denied (secret_key={SECRET})",
+           "failure": {"exit_code": 1, "phase": None, "detail": f"token={SECRET}",
+                       "log_tail": ["ok", f"AWS_SECRET_ACCESS_KEY={SECRET}"]}}
+    shown = masked(job)
+    assert SECRET not in json.dumps(shown)
+    assert shown["failure"]["log_tail"][0] == "ok" and shown["failure"]["exit_code"] == 1
+    assert SECRET in json.dumps(job)  # the status document itself is left as it was
