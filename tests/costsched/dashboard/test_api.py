@@ -8,6 +8,7 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
+from costsched.dashboard.app import create_app
 from costsched.store import PriceStore
 from tests.costsched.dashboard.conftest import SECRET, ended, fill, running
 from tests.costsched.report.scenario import BETA, NOW, at
@@ -126,17 +127,44 @@ def test_chart_data_cannot_close_its_block(store: PriceStore, client: TestClient
     assert "\\u003c/script\\u003e" in page  # the name, inside the chart's JSON
 
 
-def test_live_fingerprint_changes_with_the_jobs(store: PriceStore, instances: Path) -> None:
+def test_live_fingerprint_changes_with_the_jobs(any_store: PriceStore, instances: Path
+                                                ) -> None:
     from costsched.dashboard.live import fingerprint
 
+    store = any_store  # SQLite and PostgreSQL
+    empty = fingerprint(store)
     ids = ended(store, instances)
     before = fingerprint(store)
-    assert fingerprint(store) == before
+    assert before != empty and fingerprint(store) == before
     store.jobs.note(ids["done"], "budget", "near: $2.50 of $3.00", at=at(3))
     after = fingerprint(store)
     assert after != before
     store.jobs.record_step(ids["stopped"], 50, at=at(3))
     assert fingerprint(store) != after
+    api = TestClient(create_app(store)).get("/api/jobs").json()
+    assert [j["state"] for j in api["jobs"]] == ["succeeded", "cancelled"]
+
+
+def test_the_stream_says_change_only_when_the_store_changed() -> None:
+    import asyncio
+
+    from costsched.dashboard.live import stream
+
+    seen = iter(["a", "a", "b", "b"])
+    looks = []
+
+    async def gone() -> bool:
+        return len(looks) >= 4
+
+    def read() -> str:
+        looks.append(1)
+        return next(seen)
+
+    async def events() -> list[str]:
+        return [e async for e in stream(read, gone, poll=0.01)]
+
+    got = asyncio.run(events())
+    assert got == ['event: change\nid: a\ndata: "a"\n\n', 'event: change\nid: b\ndata: "b"\n\n']
 
 
 def test_a_failed_jobs_output_is_masked() -> None:
