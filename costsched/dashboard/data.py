@@ -61,20 +61,18 @@ def masked(job: dict) -> dict:
 def forecasts(store: PriceStore, jobs: list[dict]) -> dict[int, dict]:
     """Per job of a jobs document: its budget (the spec's constraints.budget, None where
     unset) and, for a running job, its forecast: its spend so far and what the policy
-    expects the rest to cost where it is (`migrate --dry-run`'s stay_usd)."""
+    expects the rest to cost where it is (`migrate --dry-run`'s stay_usd), every running
+    job decided in one pass."""
     if not jobs:
         return {}
     records = {r.id: r for r in store.jobs.records([j["id"] for j in jobs])}
-    running = [j["id"] for j in jobs if j["state"] == "running"]
     stay: dict[int, float | None] = {}
-    if running:
+    if any(j["state"] == "running" for j in jobs):
         launcher = views.job_launcher(store, None)
-        for job_id in running:
-            advice = _advice(store, launcher, job_id)
-            stay[job_id] = advice[0]["stay_usd"] if advice else None
+        stay = {a["job_id"]: a["stay_usd"] for a in _advice(store, launcher, None)}
     out = {}
     for j in jobs:
-        left = stay.get(j["id"])
+        left = stay.get(j["id"]) if j["state"] == "running" else None
         out[j["id"]] = {"budget_usd": budget_of(records[j["id"]].spec),
                         "forecast_usd": None if left is None else j["cost_usd"] + left}
     return out
@@ -86,7 +84,9 @@ def budget_of(stored: dict) -> float | None:
     return None if budget is None else float(budget)
 
 
-def _advice(store: PriceStore, launcher: Any, job_id: int) -> list[dict]:
+def _advice(store: PriceStore, launcher: Any, job_id: int | None) -> list[dict]:
+    """`migrate [JOB] --dry-run --json`: what the policy would do with the running job (or
+    every running job), in dollars."""
     advice = service.migrate(store, launcher, job_id, dry_run=True)
     return views.advice_document(advice, views.price_ages(store, advice))
 

@@ -177,3 +177,4 @@ def test_a_failed_jobs_output_is_masked() -> None:
     assert SECRET not in json.dumps(shown)
     assert shown["failure"]["log_tail"][0] == "ok" and shown["failure"]["exit_code"] == 1
     assert SECRET in json.dumps(job)  # the status document itself is left as it was
+

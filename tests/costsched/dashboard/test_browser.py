@@ -123,6 +123,11 @@ def test_the_dashboard_shows_a_running_job_live(running_job, browser: Browser,
         jobs = json.loads(body)["jobs"]
         assert status == 200 and [(j["id"], j["name"], j["state"]) for j in jobs] == [
             (job, "demo-train", "running")]
+        one = json.loads(server.get(f"/api/jobs/{job}")[1])
+        [advice] = one["advice"]  # `migrate --dry-run`: staying, in dollars
+        assert one["budget_usd"] == 900
+        assert one["forecast_usd"] == pytest.approx(one["job"]["cost_usd"] + advice["stay_usd"])
+        assert one["forecast_usd"] > one["job"]["cost_usd"]
 
         # Every page, at both widths: the job, its charts drawn, not a console message.
         pages = {"jobs": "", "job": f"jobs/{job}", "spend": "spend", "prices": "prices"}
@@ -134,6 +139,10 @@ def test_the_dashboard_shows_a_running_job_live(running_job, browser: Browser,
                 assert "demo-train" in browser.js("document.body.innerText") or name in (
                     "spend", "prices"), name
                 keep(browser.screenshot(tmp_path / f"dashboard-{name}-{width_name}.png"))
+                if name == "jobs":  # its spend, forecast and budget
+                    row = browser.js(f"document.querySelector('tr[data-job=\"{job}\"]')"
+                                     ".innerText")
+                    assert "$900.00" in row and row.count("$") == 3, row
         assert browser.problems == []
 
         # The cloud takes the instance away; another process (status) recovers the job.
