@@ -73,8 +73,9 @@ def forecasts(store: PriceStore, jobs: list[dict]) -> dict[int, dict]:
     out = {}
     for j in jobs:
         left = stay.get(j["id"]) if j["state"] == "running" else None
+        known = left is not None and j["cost_usd"] is not None
         out[j["id"]] = {"budget_usd": budget_of(records[j["id"]].spec),
-                        "forecast_usd": None if left is None else j["cost_usd"] + left}
+                        "forecast_usd": j["cost_usd"] + left if known else None}
     return out
 
 
@@ -108,7 +109,8 @@ def job_document(store: PriceStore, job: int | str) -> dict:
     return {
         "job": status,
         "budget_usd": budget_of(record.spec),
-        "forecast_usd": None if stay is None else status["cost_usd"] + stay,
+        "forecast_usd": (status["cost_usd"] + stay
+                         if stay is not None and status["cost_usd"] is not None else None),
         "advice": advice,
         "report": views.report_document(build(store, job=job_id)),
         "events": [{**e, "detail": redact(str(e["detail"]))}
