@@ -101,6 +101,10 @@ COMMANDS: dict[str, Entry] = {
                    "authenticated call (each bounded by calls.timeout_seconds, the whole check "
                    "by 20 s) and what that enables (collect prices, launch, checkpoints). Exit "
                    "0 when at least one cloud can launch, else 1."),
+    "dashboard": Entry("costsched.cli.dashboard", "dashboard",
+                       "A live web view of the jobs, their spend and the prices under them, "
+                       "at http://127.0.0.1:8765/ by default (Ctrl-C stops); with a JSON API "
+                       "under /api/."),
     "gpus": Entry("costsched.cli.gpus", "gpus",
                   "GPU models and counts with the cheapest on-demand and spot price now, "
                   "where, and how old each price is (stored prices, else the bundled list "

@@ -21,6 +21,8 @@ from rich.text import Text
 
 from costsched.model import InvalidInput
 from costsched.redact import redact
+from costsched.service.views import frame_records
+from costsched.service.views import json_default as _json_default
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -235,33 +237,10 @@ def _holds_iterator(value: Any) -> bool:
         isinstance(value, dict) and any(_holds_iterator(v) for v in value.values()))
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, datetime):  # pandas' Timestamp too
-        return value.isoformat().replace("+00:00", "Z")
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
 def frame_record_stream(frame: pd.DataFrame, chunk: int = 10_000) -> Iterator[dict]:
     """frame_records of a large frame, a chunk of rows at a time."""
     for start in range(0, len(frame), chunk):
         yield from frame_records(frame.iloc[start:start + chunk])
-
-
-def frame_records(frame: pd.DataFrame) -> list[dict]:
-    """Records of a frame with NaN as null, for --json output."""
-    return [
-        {k: (None if _is_missing(v) else v) for k, v in row.items()}
-        for row in frame.to_dict("records")
-    ]
-
-
-def _is_missing(value: Any) -> bool:
-    """NaN, NaT or None, but not lists and other containers."""
-    import pandas as pd
-
-    return value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value)))
 
 
 WideOption = Annotated[bool, typer.Option(

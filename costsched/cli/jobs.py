@@ -3,7 +3,6 @@ jobs on the chosen offerings."""
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +17,6 @@ from costsched.cli.common import (
     JsonOption,
     NewDbOption,
     console,
-    frame_records,
     friendly_errors,
     live_status,
     money,
@@ -30,14 +28,10 @@ from costsched.cli.common import (
 )
 from costsched.config import effective
 from costsched.service import jobs as service
+from costsched.service import views
 from costsched.service.decide import parse_offering
 from costsched.service.speeds import status_flags as speed_flags
-from costsched.service.staleness import (
-    OFFERING_COLUMNS,
-    age_hours,
-    offering_prices,
-    stale_after_hours,
-)
+from costsched.service.staleness import stale_after_hours
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
 
@@ -55,12 +49,7 @@ def make_launcher(name: str) -> Any:
 
 def _job_launcher(store: PriceStore, job: str | None) -> Any:
     """The launcher of `job` (or of the store's jobs: local unless they say otherwise)."""
-    if job is None:
-        frame = store.jobs.list()
-        names = {r.get("launcher", "local") for r in frame["spec"]} if not frame.empty else set()
-        return make_launcher(names.pop() if len(names) == 1 else "local")
-    job_id = service.job_ids(store, job, states=())[0]
-    return make_launcher(store.jobs.get(job_id).spec.get("launcher", "local"))
+    return views.job_launcher(store, job)
 
 
 @friendly_errors
@@ -162,16 +151,9 @@ def migrate(
                              force=force, to=to, overheads=effective().migration.overheads())
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
-    ages, stale_after = _price_ages(store, advice), stale_after_hours()
+    ages, stale_after = views.price_ages(store, advice), stale_after_hours()
     if json_out:
-        print_json([{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
-                     "current": list(a.decision.current or []), "choice": list(a.decision.choice),
-                     "stay_usd": _finite(a.stay_usd), "move_usd": _finite(a.move_usd),
-                     "started": a.started is not None, "reason": a.reason,
-                     "move_price": (None if a.decision.move is None else
-                                    {k: _finite(v) for k, v in
-                                     a.decision.move.as_dict().items()}),
-                     "price_age_hours": ages.get(a.job_id)} for a in advice])
+        print_json(views.advice_document(advice, ages))
         return
     if not advice:
         console.print("No running job to consider.")
@@ -188,28 +170,13 @@ def migrate(
                 highlight=False, markup=False, soft_wrap=True)
 
 
-def _price_ages(store: PriceStore, advice: list[service.MigrationAdvice]
-                ) -> dict[int, dict[str, float | None]]:
-    """Per job, the age in hours of the prices its decision compared (where it is and
-    where the policy would put it)."""
-    if not advice:
-        return {}
-    at = advice[0].decision.at
-    keys = {k for a in advice for k in (a.decision.current, a.decision.choice) if k}
-    frame = offering_prices(store, keys, at)
-    hours = dict(zip(map(tuple, frame[OFFERING_COLUMNS].itertuples(index=False)),
-                     age_hours(frame["effective_at"], at).round(1), strict=True))
-    return {a.job_id: {"current": hours.get(tuple(a.decision.current or ())),
-                       "choice": hours.get(tuple(a.decision.choice))} for a in advice}
-
-
 @friendly_errors
 def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) -> None:
     """Stop a job: its instance is terminated; its checkpoints are kept."""
     store = open_store(db)
     record = service.stop(store, _job_launcher(store, job), job)
     if json_out:
-        print_json({"id": record.id, "name": record.name, "state": record.state})
+        print_json(views.record_document(record))
         return
     console.print(printable(f"job {record.id} ({record.name}): {record.state}"),
                   highlight=False, markup=False)
@@ -251,30 +218,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     tasks; --json is then {"jobs": [...], "daemon": [...]}."""
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     if json_out:
-        jobs = [{
-            "id": s.record.id, "name": s.record.name, "state": s.record.state,
-            "instance_state": s.instance_state or None,
-            "placement": None if s.placement is None else {
-                k: s.placement[k] for k in ("cloud", "region", "zone", "instance_type",
-                                            "market", "usd_per_hour", "instance", "start_at")},
-            "steps_total": s.record.steps_total, "steps_left": s.steps_left,
-            "progress": s.progress, "progress_source": "reported" if s.reported
-            else "estimated",
-            "failure": None if s.failure is None else {
-                "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
-                "detail": s.failure.detail, "log_tail": s.failure.log_tail},
-            "checkpoint_error": s.checkpoint_error or None,
-            "cost_usd": s.cost.total_usd,
-            "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
-            "placements": frame_records(s.cost.placements),
-            "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
-            "next": s.next or None, "throughput_flag": flags.get(s.record.id),
-        } for s in shown]
-        jobs = [_finite(j) for j in jobs]
-        print_json(jobs if scheduled is None else {"jobs": jobs, "daemon": [{
-            "task": t.task, "next_run": t.next_run,
-            "last": None if t.last is None else _run_json(t.last),
-            "failures": [_run_json(f) for f in t.failures]} for t in scheduled]})
+        print_json(views.status_document(shown, scheduled))
         return
     if scheduled is not None:
         _print_daemon(scheduled)
@@ -336,22 +280,6 @@ def _problems(s: service.JobStatus) -> list[str]:
     return out
 
 
-def _finite(value: Any) -> Any:
-    """`value` with every NaN or infinite number made null: JSON has no such numbers."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _run_json(run: Any) -> dict:
-    return {"status": run.status, "started_at": run.started_at,
-            "finished_at": run.finished_at, "holder": run.holder, "detail": run.detail}
-
-
 def _print_daemon(scheduled: list[Any]) -> None:
     if all(t.next_run is None and t.last is None for t in scheduled):
         console.print(NEVER_RUN, highlight=False, markup=False)
@@ -368,3 +296,5 @@ def _print_daemon(scheduled: list[Any]) -> None:
             console.print(printable(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: "
                                     f"{f.detail}"), highlight=False, markup=False)
 
+
+_finite = views.finite  # as tests and older callers name it

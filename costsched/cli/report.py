@@ -14,7 +14,6 @@ from costsched.cli.common import (
     JsonOption,
     console,
     err_console,
-    frame_records,
     friendly_errors,
     options,
     print_json,
@@ -23,6 +22,7 @@ from costsched.cli.common import (
 from costsched.report import Report, build
 from costsched.report.html import format_cell, heading, write
 from costsched.service.stores import using
+from costsched.service.views import report_document
 
 _SHOWN = [  # (attribute, title, columns left out of the terminal)
     ("jobs", "Spend per job", []),
@@ -69,8 +69,7 @@ def report(
 
 
 def _as_json(built: Report) -> dict:
-    return {"since": built.since, "until": built.until, "totals": built.totals,
-            **{name: frame_records(getattr(built, name)) for name, _, _ in _SHOWN}}
+    return report_document(built)
 
 
 def _print(built: Report) -> None:

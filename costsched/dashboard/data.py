@@ -1,0 +1,203 @@
+"""The dashboard's documents: what its pages show and its JSON API serves, built by the
+service functions and `costsched.service.views`, the same code that writes the CLI's
+`--json`. Nothing here charges, ranks or decides; it reads and assembles.
+
+- jobs: `costsched status --no-reconcile --json` (optionally one state, a name pattern),
+  with a failed job's output and errors redacted (`masked`);
+- job: one job's status, the policy's advice (`migrate JOB --dry-run --json`), its cost
+  report (`report --job JOB --json`), budget, checkpoints and log tail;
+- spend: `costsched report --json`;
+- prices: the offerings the running jobs use and their alternatives (`prices show --json`),
+  each used offering's history (`prices history --json`) and spot risk signals
+  (`risk show --json`).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pandas as pd
+
+from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
+from costsched.redact import redact, redact_url
+from costsched.service import jobs as service
+from costsched.service import views
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+
+LOG_LINES = 60  # lines of a job's output its page shows
+HISTORY_DAYS = 30  # of price history on the prices page
+ALTERNATIVES = 12  # offerings shown per GPU model of the running jobs
+
+
+def jobs_document(store: PriceStore, *, states: list[str] | None = None,
+                  name: str | None = None) -> dict:
+    """`costsched status --no-reconcile --json [--state S] [--name N]`."""
+    from costsched import daemon
+
+    launcher = views.job_launcher(store, None)
+    shown = service.status(store, launcher, None, reconcile_first=False,
+                           states=states or [], name=name or None)
+    doc = views.status_document(shown, daemon.status(store))
+    return {**doc, "jobs": [masked(j) for j in doc["jobs"]]}
+
+
+def masked(job: dict) -> dict:
+    """A job of a status document with its free text (why it failed, its last lines of
+    output, a checkpoint store's error, the daemon's details) passed through
+    `costsched.redact`: a job's output may print a credential; the dashboard never shows
+    one. Figures and names are left as they are."""
+    out = dict(job)
+    if job.get("failure"):
+        failure = job["failure"]
+        out["failure"] = {**failure, "detail": redact(failure["detail"] or ""),
+                          "log_tail": [redact(line) for line in failure["log_tail"]]}
+    if job.get("checkpoint_error"):
+        out["checkpoint_error"] = redact(job["checkpoint_error"])
+    return out
+
+
+def forecasts(store: PriceStore, jobs: list[dict]) -> dict[int, dict]:
+    """Per job of a jobs document: its budget (the spec's constraints.budget, None where
+    unset) and, for a running job, its forecast: its spend so far and what the policy
+    expects the rest to cost where it is (`migrate --dry-run`'s stay_usd), every running
+    job decided in one pass."""
+    if not jobs:
+        return {}
+    records = {r.id: r for r in store.jobs.records([j["id"] for j in jobs])}
+    stay: dict[int, float | None] = {}
+    if any(j["state"] == "running" for j in jobs):
+        launcher = views.job_launcher(store, None)
+        stay = {a["job_id"]: a["stay_usd"] for a in _advice(store, launcher, None)}
+    out = {}
+    for j in jobs:
+        left = stay.get(j["id"]) if j["state"] == "running" else None
+        known = left is not None and j["cost_usd"] is not None
+        out[j["id"]] = {"budget_usd": budget_of(records[j["id"]].spec),
+                        "forecast_usd": j["cost_usd"] + left if known else None}
+    return out
+
+
+def budget_of(stored: dict) -> float | None:
+    """The budget a stored spec sets (constraints.budget), or None."""
+    budget = ((stored.get("spec") or {}).get("constraints") or {}).get("budget")
+    return None if budget is None else float(budget)
+
+
+def _advice(store: PriceStore, launcher: Any, job_id: int | None) -> list[dict]:
+    """`migrate [JOB] --dry-run --json`: what the policy would do with the running job (or
+    every running job), in dollars."""
+    advice = service.migrate(store, launcher, job_id, dry_run=True)
+    return views.advice_document(advice, views.price_ages(store, advice))
+
+
+def job_document(store: PriceStore, job: int | str) -> dict:
+    """One job: its status (`status JOB --no-reconcile --json`'s one job), the policy's
+    advice, its cost report, budget and forecast, checkpoints, events and log tail."""
+    from costsched.report import build
+
+    job_id = service.job_ids(store, job, states=())[0]
+    launcher = views.job_launcher(store, job_id)
+    [status] = views.status_document(service.status(store, launcher, job_id,
+                                                    reconcile_first=False))
+    status = masked(status)
+    record = store.jobs.get(job_id)
+    advice = _advice(store, launcher, job_id) if record.state == "running" else []
+    stay = advice[0]["stay_usd"] if advice else None
+    events = store.jobs.events(job_id)
+    return {
+        "job": status,
+        "budget_usd": budget_of(record.spec),
+        "forecast_usd": (status["cost_usd"] + stay
+                         if stay is not None and status["cost_usd"] is not None else None),
+        "advice": advice,
+        "report": views.report_document(build(store, job=job_id)),
+        "events": [{**e, "detail": redact(str(e["detail"]))}
+                   for e in views.frame_records(events.tail(200))],
+        "checkpoints": checkpoints(record.checkpoint_location),
+        "log_tail": _log_tail(store, launcher, job_id),
+    }
+
+
+def checkpoints(location: str) -> dict:
+    """The job's published checkpoints, newest first (or why they cannot be listed)."""
+    shown = redact_url(location) if location else ""
+    if not location:
+        return {"location": "", "items": [], "error": "no checkpoint location"}
+    try:
+        from launchers.checkpoints import open_store
+
+        items = open_store(location).list()
+    except Exception as exc:  # noqa: BLE001 - a store that cannot be read is shown, not fatal
+        return {"location": shown, "items": [], "error": redact(str(exc))}
+    return {"location": shown, "error": None, "items": [
+        {"version": c.version, "name": c.name, "size": c.size, "sha256": c.sha256,
+         "published_at": c.published_at} for c in sorted(items, key=lambda c: -c.version)]}
+
+
+def _log_tail(store: PriceStore, launcher: Any, job_id: int) -> str:
+    try:
+        return redact(service.logs(store, launcher, job_id, tail=LOG_LINES))
+    except (InvalidInput, OSError) as exc:
+        return f"(no output: {redact(str(exc))})"
+
+
+def spend_document(store: PriceStore, *, since: str | None = None,
+                   until: str | None = None, job: str | None = None) -> dict:
+    """`costsched report --json [--since] [--until] [--job]`."""
+    from costsched.report import build
+
+    return views.report_document(build(store, since=since or None, until=until or None,
+                                       job=job or None))
+
+
+def prices_document(store: PriceStore) -> dict:
+    """The offerings the unfinished jobs are placed on, the alternatives of the same GPU
+    models as of now (cheapest per GPU-hour first), each used instance type's price history
+    over the last HISTORY_DAYS days in its regions (from the price in effect then), and the
+    newest spot risk signals of those instance types."""
+    from costsched.service.prices import price_history, prices
+    from costsched.service.signals import signals
+
+    now = pd.Timestamp(as_time(None))
+    live = [s for s in JOB_STATES if s not in FINAL_STATES]
+    placed = store.jobs.placements_of([int(i) for i in store.jobs.list(states=live)["id"]])
+    used = placed[placed["end_at"].isna()] if len(placed) else placed
+    jobs = [{"job_id": int(p.job_id), "cloud": p.cloud, "region": p.region, "zone": p.zone,
+             "instance_type": p.instance_type, "market": p.market, "gpu_model": p.gpu_model,
+             "usd_per_hour": float(p.usd_per_hour)} for p in used.itertuples()]
+    gpus = sorted({j["gpu_model"] for j in jobs})
+    frame = prices(store, now, gpu_models=gpus) if gpus else pd.DataFrame()
+    alternatives = (frame.groupby("gpu_model", sort=False).head(ALTERNATIVES)
+                    if len(frame) else frame)
+    history = {}
+    for instance_type, regions in _by_type(jobs).items():
+        rows = price_history(store, instance_type, regions=regions)
+        history[instance_type] = views.frame_records(_window(rows, now))
+    types = {j["instance_type"] for j in jobs}
+    risk = signals(store, now)
+    risk = risk[risk["instance_type"].isin(types)] if len(risk) else risk
+    return {"at": now, "jobs": jobs, "prices": views.frame_records(alternatives),
+            "history": history, "signals": {"signals": views.frame_records(risk)}}
+
+
+def _window(rows: pd.DataFrame, now: pd.Timestamp) -> pd.DataFrame:
+    """The price changes of the last HISTORY_DAYS days, and for each offering the price in
+    effect when they begin (however old: its age shows)."""
+    if rows.empty:
+        return rows
+    start = now - timedelta(days=HISTORY_DAYS)
+    key = ["cloud", "region", "zone", "market"]
+    recent = rows[rows["effective_at"] >= start]
+    before = rows[rows["effective_at"] < start].groupby(key, sort=False).tail(1)
+    return pd.concat([before, recent]).sort_values(["effective_at", "zone"])
+
+
+def _by_type(jobs: list[dict]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for j in jobs:
+        regions = out.setdefault(j["instance_type"], [])
+        if j["region"] not in regions:
+            regions.append(j["region"])
+    return out

@@ -1,0 +1,109 @@
+"""How the pages write values (the report's own formats) and the data their charts draw."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from costsched.report.amounts import usd
+from costsched.report.html import format_cell, heading
+from costsched.service.views import dumps
+
+
+def money(value: float | None) -> str:
+    """USD as the report writes it; '-' where it does not apply."""
+    return "-" if value is None or pd.isna(value) else usd(float(value))
+
+
+def when(value: Any) -> str:
+    """A time as the report writes it ('2026-01-01 12:00 UTC'); '-' for none."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return "-"
+    return f"{pd.Timestamp(value):%Y-%m-%d %H:%M} UTC"
+
+
+def age(value: Any, at: datetime | None = None) -> str:
+    """How long ago `value` was ('3.2 h', '12.0 days')."""
+    if value is None:
+        return "-"
+    now = pd.Timestamp(at) if at is not None else pd.Timestamp.now(tz="UTC")
+    hours = (now - pd.Timestamp(value)).total_seconds() / 3600
+    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+
+
+def offering(p: dict | None) -> str:
+    """'aws us-east-1a p3.2xlarge spot'."""
+    if not p:
+        return "-"
+    return (f"{p['cloud']} {p.get('zone') or p['region']} {p['instance_type']} "
+            f"{p['market'].replace('_', '-')}")
+
+
+def cell(column: str, value: Any) -> str:
+    """A report table's cell (`costsched.report.html.format_cell`)."""
+    if isinstance(value, str) and column in ("at", "day", "since", "until"):
+        value = pd.Timestamp(value)
+    return format_cell(column, value)
+
+
+def chart_json(data: Any) -> str:
+    """Chart data for a `<script type="application/json">` block: JSON with '<', '>' and
+    '&' escaped, so no value can close the block."""
+    return (dumps(data).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026"))
+
+
+def budget_state(spent: float | None, budget: float | None) -> str:
+    """'over', 'near' (80% or more, as the report's budget table says) or ''."""
+    from costsched.report.data import NEAR_BUDGET
+
+    if spent is None or budget is None or budget <= 0:
+        return ""
+    return "over" if spent > budget else "near" if spent >= NEAR_BUDGET * budget else ""
+
+
+FILTERS = {"money": money, "when": when, "age": age, "offering": offering, "cell": cell,
+           "heading": heading, "chart_json": chart_json}
+
+
+def timeline(placements: list[dict]) -> dict:
+    """A job's placements as floating bars: one row per offering, [start, end] in epoch
+    milliseconds (an open placement ends now)."""
+    now = pd.Timestamp.now(tz="UTC")
+    bars = []
+    for p in placements:
+        start = pd.Timestamp(p["start_at"])
+        end = pd.Timestamp(p["end_at"]) if p.get("end_at") else now
+        bars.append({"label": offering(p), "from": start.value // 10**6,
+                     "to": end.value // 10**6, "reason": p.get("reason", ""),
+                     "usd": p.get("usd")})
+    return {"bars": bars}
+
+
+def day_series(days: list[dict]) -> dict:
+    """The report's spend per day as bars stacked by cloud."""
+    labels = sorted({cell("day", d["day"]) for d in days})
+    clouds = sorted({d["cloud"] for d in days})
+    totals = {(cell("day", d["day"]), d["cloud"]): 0.0 for d in days}
+    for d in days:
+        totals[(cell("day", d["day"]), d["cloud"])] += d["usd"] or 0.0
+    return {"labels": labels, "series": [
+        {"label": c, "values": [round(totals.get((day, c), 0.0), 4) for day in labels]}
+        for c in clouds]}
+
+
+def history_series(rows: list[dict], since: Any, until: Any) -> dict:
+    """A price history as steps, one line per offering (zone or region, and market), from
+    `since` (a price older than that is drawn from there) carried on to `until`."""
+    lines: dict[str, list[list[float]]] = {}
+    start = pd.Timestamp(since).value // 10**6
+    for r in rows:
+        name = f"{r['zone'] or r['region']} {r['market'].replace('_', '-')}"
+        lines.setdefault(name, []).append(
+            [max(start, pd.Timestamp(r["effective_at"]).value // 10**6), r["usd_per_hour"]])
+    end = pd.Timestamp(until).value // 10**6
+    for points in lines.values():
+        points.append([max(end, points[-1][0]), points[-1][1]])
+    return {"series": [{"label": k, "points": v} for k, v in sorted(lines.items())]}

@@ -1,0 +1,142 @@
+// costsched dashboard: draws the charts of the page from their JSON blocks, and keeps the
+// page's live part current: the server says when the store changed (server-sent events),
+// and the part is fetched again and swapped in, without a reload.
+"use strict";
+
+const PALETTE = ["#2563eb", "#f59e0b", "#10b981", "#ef4444", "#8b5cf6", "#0891b2",
+                 "#db2777", "#65a30d"];
+const charts = [];
+
+function color(i) { return PALETTE[i % PALETTE.length]; }
+
+function usd(v) {
+  if (v === null || v === undefined) { return "-"; }
+  const digits = Math.abs(v) < 1 && v !== 0 ? 4 : 2;
+  return (v < 0 ? "-$" : "$") + Math.abs(v).toLocaleString("en-US",
+    {minimumFractionDigits: 2, maximumFractionDigits: digits});
+}
+
+function day(ms) {
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:` +
+    pad(d.getUTCMinutes());
+}
+
+function date(ms) {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+// Epoch milliseconds on a linear axis, written as UTC dates (or times, over a short span).
+function timeAxis(from, to) {
+  const long = to - from > 3 * 86400e3;
+  return {type: "linear", min: from, max: to, beginAtZero: false,
+          ticks: {callback: (v) => (long ? date(v) : day(v)), maxRotation: 0,
+                  autoSkipPadding: 16}};
+}
+const money = {ticks: {callback: (v) => usd(v)}, beginAtZero: true};
+const base = {responsive: true, maintainAspectRatio: false, animation: false};
+
+// An offering's name, on two lines where the page is narrow (a phone): "aws us-east-1a" over
+// "p3.2xlarge spot".
+function offeringLabel(value) {
+  const label = this.getLabelForValue(value);
+  const cut = label.indexOf(" ", label.indexOf(" ") + 1);
+  return window.innerWidth < 700 && cut > 0 ? [label.slice(0, cut), label.slice(cut + 1)] : label;
+}
+
+const KINDS = {
+  bars(data) {
+    return {type: "bar", data: {labels: data.labels, datasets: data.series.map((s, i) => (
+      {label: s.label, data: s.values, backgroundColor: color(i)}))},
+      options: {...base, scales: {y: money},
+        plugins: {tooltip: {callbacks: {label: (c) => `${c.dataset.label}: ${usd(c.raw)}`}}}}};
+  },
+  stacked(data) {
+    const chart = KINDS.bars(data);
+    chart.options.scales = {x: {stacked: true}, y: {...money, stacked: true}};
+    return chart;
+  },
+  timeline(data) {
+    const labels = [...new Set(data.bars.map((b) => b.label))];
+    return {type: "bar", data: {labels, datasets: [{label: "placement",
+      data: data.bars.map((b) => ({x: [b.from, b.to], y: b.label, reason: b.reason,
+                                   usd: b.usd})),
+      backgroundColor: data.bars.map((b) => color(labels.indexOf(b.label))),
+      borderSkipped: false, barPercentage: 0.6}]},
+      options: {...base, indexAxis: "y",
+        scales: {x: timeAxis(Math.min(...data.bars.map((b) => b.from)),
+                             Math.max(...data.bars.map((b) => b.to))),
+                 y: {ticks: {callback: offeringLabel}}},
+        plugins: {legend: {display: false}, tooltip: {callbacks: {label: (c) =>
+          `${c.raw.reason}: ${day(c.raw.x[0])} to ${day(c.raw.x[1])} UTC, ${usd(c.raw.usd)}`}}}}};
+  },
+  history(data) {
+    const xs = data.series.flatMap((s) => s.points.map((p) => p[0]));
+    return {type: "line", data: {datasets: data.series.map((s, i) => ({label: s.label,
+      data: s.points.map((p) => ({x: p[0], y: p[1]})), stepped: "before",
+      borderColor: color(i), backgroundColor: color(i), pointRadius: 0, borderWidth: 2}))},
+      options: {...base, parsing: false,
+        scales: {x: timeAxis(Math.min(...xs), Math.max(...xs)), y: {...money,
+        beginAtZero: false}}, plugins: {tooltip: {callbacks: {
+          title: (items) => day(items[0].parsed.x) + " UTC",
+          label: (c) => `${c.dataset.label}: ${usd(c.parsed.y)}/h`}}}}};
+  },
+};
+
+function draw(root) {
+  while (charts.length) { charts.pop().destroy(); }
+  for (const canvas of root.querySelectorAll("canvas[data-chart]")) {
+    const source = document.getElementById(canvas.dataset.source);
+    const kind = KINDS[canvas.dataset.chart];
+    if (!source || !kind || typeof Chart === "undefined") { continue; }
+    const chart = new Chart(canvas, kind(JSON.parse(source.textContent)));
+    charts.push(chart);
+    canvas.dataset.drawn = String(chart.data.datasets.length);
+  }
+}
+
+function fragmentUrl() {
+  const url = new URL(window.location.href);
+  url.searchParams.set("fragment", "1");
+  return url;
+}
+
+let fetching = null;
+
+function say(text) {
+  const status = document.getElementById("live-status");
+  if (status) { status.textContent = text; }
+}
+
+async function refresh(version) {
+  const live = document.getElementById("live");
+  const response = await fetch(fragmentUrl(), {headers: {accept: "text/html"},
+                                               credentials: "same-origin"});
+  if (!response.ok) { say("update failed"); return; }
+  const open = [...live.querySelectorAll("details[open]")].map((d) => d.id);
+  live.innerHTML = await response.text();
+  for (const id of open) { const d = document.getElementById(id); if (d) { d.open = true; } }
+  live.dataset.version = version;
+  draw(live);
+  say("updated " + new Date().toLocaleTimeString());
+  document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+}
+
+function listen() {
+  const live = document.getElementById("live");
+  if (!live || live.dataset.live !== "1" || !window.EventSource) { return; }
+  const events = new EventSource("/api/events");
+  events.addEventListener("change", (event) => {
+    const version = JSON.parse(event.data);
+    say("live");
+    if (version === live.dataset.version) { return; }
+    // One fetch at a time; a change during a fetch is fetched after it.
+    fetching = (fetching || Promise.resolve()).then(() => refresh(version))
+      .catch(() => say("update failed"));
+  });
+  events.addEventListener("error", () => say("reconnecting"));
+}
+
+draw(document);
+listen();

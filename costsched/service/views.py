@@ -1,0 +1,166 @@
+"""What the views show of the service's results, in one place for the CLI's `--json` and
+the dashboard's JSON API: the documents of `status`, `migrate`, `stop` and `report`, the
+JSON encoding of their values, and the launcher that answers for a store's jobs.
+
+Light on import (pandas, the store and the launchers load when a function needs them):
+the CLI's quick commands import this module.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from costsched.report import Report
+    from costsched.service.jobs import JobStatus, MigrationAdvice
+    from costsched.store import PriceStore
+    from costsched.store.jobs import JobRecord
+
+# The report's frames as its JSON names them, in the order the CLI prints them.
+REPORT_FRAMES = ("jobs", "clouds", "days", "moves", "egress", "budgets")
+PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_per_hour",
+                    "instance", "start_at")
+
+
+def json_default(value: Any) -> Any:
+    """How a value JSON has no type for is written: times as ISO 8601 in UTC ('Z'),
+    numpy scalars as numbers."""
+    if isinstance(value, datetime):  # pandas' Timestamp too
+        return value.isoformat().replace("+00:00", "Z")
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def dumps(data: Any) -> str:
+    """`data` as compact JSON, encoded as `--json` encodes it."""
+    return json.dumps(data, default=json_default, separators=(",", ":"))
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict]:
+    """Records of a frame with NaN as null, for JSON."""
+    return [
+        {k: (None if _is_missing(v) else v) for k, v in row.items()}
+        for row in frame.to_dict("records")
+    ]
+
+
+def _is_missing(value: Any) -> bool:
+    """NaN, NaT or None, but not lists and other containers."""
+    import pandas as pd
+
+    return value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value)))
+
+
+def finite(value: Any) -> Any:
+    """`value` with every NaN or infinite number made null: JSON has no such numbers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def job_launcher(store: PriceStore, job: int | str | None) -> Any:
+    """The launcher of `job` (or of the store's jobs: local unless they all say otherwise),
+    with this machine's defaults (local instances under $COSTSCHED_INSTANCES, else the user
+    data directory; cloud launchers with their SDK's credentials)."""
+    from costsched.service.jobs import job_ids
+    from launchers import make_launcher
+
+    if job is None:
+        frame = store.jobs.list()
+        names = {r.get("launcher", "local") for r in frame["spec"]} if not frame.empty else set()
+        return make_launcher(names.pop() if len(names) == 1 else "local")
+    job_id = job_ids(store, job, states=())[0]
+    return make_launcher(store.jobs.get(job_id).spec.get("launcher", "local"))
+
+
+def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None
+                    ) -> list[dict] | dict:
+    """`status --json`: the jobs, and with `scheduled` (costsched.daemon.status) the
+    scheduled optimizer's tasks as {"jobs": [...], "daemon": [...]}."""
+    from costsched.service.speeds import status_flags
+
+    flags = status_flags(shown)  # measured speed far from the plan's: {job id: words}
+    jobs = [finite(_job(s, flags.get(s.record.id))) for s in shown]
+    if scheduled is None:
+        return jobs
+    return {"jobs": jobs, "daemon": [{
+        "task": t.task, "next_run": t.next_run,
+        "last": None if t.last is None else _run(t.last),
+        "failures": [_run(f) for f in t.failures]} for t in scheduled]}
+
+
+def _job(s: JobStatus, throughput_flag: str | None) -> dict:
+    return {
+        "id": s.record.id, "name": s.record.name, "state": s.record.state,
+        "instance_state": s.instance_state or None,
+        "placement": None if s.placement is None else {
+            k: s.placement[k] for k in PLACEMENT_FIELDS},
+        "steps_total": s.record.steps_total, "steps_left": s.steps_left,
+        "progress": s.progress, "progress_source": "reported" if s.reported
+        else "estimated",
+        "failure": None if s.failure is None else {
+            "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
+            "detail": s.failure.detail, "log_tail": s.failure.log_tail},
+        "checkpoint_error": s.checkpoint_error or None,
+        "cost_usd": s.cost.total_usd,
+        "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
+        "placements": frame_records(s.cost.placements),
+        "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
+        "next": s.next or None, "throughput_flag": throughput_flag,
+    }
+
+
+def _run(run: Any) -> dict:
+    return {"status": run.status, "started_at": run.started_at,
+            "finished_at": run.finished_at, "holder": run.holder, "detail": run.detail}
+
+
+def advice_document(advice: list[MigrationAdvice],
+                    ages: dict[int, dict[str, float | None]]) -> list[dict]:
+    """`migrate --json`: per job, what the policy decided, in dollars, and the age in hours
+    of the prices it compared (`price_ages`)."""
+    return [{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
+             "current": list(a.decision.current or []), "choice": list(a.decision.choice),
+             "stay_usd": finite(a.stay_usd), "move_usd": finite(a.move_usd),
+             "started": a.started is not None, "reason": a.reason,
+             "move_price": (None if a.decision.move is None else
+                            {k: finite(v) for k, v in a.decision.move.as_dict().items()}),
+             "price_age_hours": ages.get(a.job_id)} for a in advice]
+
+
+def price_ages(store: PriceStore, advice: list[MigrationAdvice]
+               ) -> dict[int, dict[str, float | None]]:
+    """Per job, the age in hours of the prices its decision compared (where it is and
+    where the policy would put it)."""
+    if not advice:
+        return {}
+    from costsched.service.staleness import OFFERING_COLUMNS, age_hours, offering_prices
+
+    at = advice[0].decision.at
+    keys = {k for a in advice for k in (a.decision.current, a.decision.choice) if k}
+    frame = offering_prices(store, keys, at)
+    hours = dict(zip(map(tuple, frame[OFFERING_COLUMNS].itertuples(index=False)),
+                     age_hours(frame["effective_at"], at).round(1), strict=True))
+    return {a.job_id: {"current": hours.get(tuple(a.decision.current or ())),
+                       "choice": hours.get(tuple(a.decision.choice))} for a in advice}
+
+
+def record_document(record: JobRecord) -> dict:
+    """`stop --json`: the job and the state it is in now."""
+    return {"id": record.id, "name": record.name, "state": record.state}
+
+
+def report_document(built: Report) -> dict:
+    """`report --json`: the period, the totals and each of the report's tables."""
+    return {"since": built.since, "until": built.until, "totals": built.totals,
+            **{name: frame_records(getattr(built, name)) for name in REPORT_FRAMES}}

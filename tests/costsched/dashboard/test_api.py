@@ -1,0 +1,180 @@
+"""The JSON API answers what the CLI's `--json` prints, byte for byte once parsed: the same
+functions build both. The pages render the same documents, escaped, with nothing secret."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from starlette.testclient import TestClient
+
+from costsched.dashboard.app import create_app
+from costsched.store import PriceStore
+from tests.costsched.dashboard.conftest import SECRET, ended, fill, running
+from tests.costsched.report.scenario import BETA, NOW, at
+
+
+def cli_json(cli, *args: str):  # noqa: ANN001 - the CLI fixture
+    result = cli(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_jobs_are_the_status_commands_json(store: PriceStore, client: TestClient, cli,
+                                           instances: Path) -> None:
+    ended(store, instances)
+    api = client.get("/api/jobs")
+    assert api.status_code == 200 and api.headers["content-type"] == "application/json"
+    assert api.json() == cli_json(cli, "status", "--no-reconcile")
+    assert [j["name"] for j in api.json()["jobs"]] == ["done", "stopped"]
+    only = client.get("/api/jobs", params={"state": "cancelled"}).json()
+    assert only == cli_json(cli, "status", "--no-reconcile", "--state", "cancelled")
+    assert [j["name"] for j in only["jobs"]] == ["stopped"]
+    named = client.get("/api/jobs", params={"name": "do*"}).json()
+    assert [j["name"] for j in named["jobs"]] == ["done"]
+
+
+def test_spend_is_the_report_commands_json(store: PriceStore, client: TestClient, cli) -> None:
+    fill(store)
+    until = at(NOW).isoformat()
+    api = client.get("/api/spend", params={"until": until}).json()
+    assert api == cli_json(cli, "report", "--until", until)
+    assert api["totals"]["usd"] > 0 and {j["name"] for j in api["jobs"]} >= {"alpha", BETA}
+    one = client.get("/api/spend", params={"until": until, "job": "alpha"}).json()
+    assert one == cli_json(cli, "report", "--until", until, "--job", "alpha")
+
+
+def test_a_job_is_its_status_report_and_output(store: PriceStore, client: TestClient, cli,
+                                               instances: Path) -> None:
+    ids = ended(store, instances)
+    doc = client.get(f"/api/jobs/{ids['done']}").json()
+    [status] = cli_json(cli, "status", str(ids["done"]), "--no-reconcile")["jobs"]
+    assert doc["job"] == status
+    report = cli_json(cli, "report", "--job", "done")
+    assert {k: v for k, v in doc["report"].items() if k != "until"} == {
+        k: v for k, v in report.items() if k != "until"}
+    assert [p["reason"] for p in doc["job"]["placements"]] == ["launch", "migration"]
+    assert doc["budget_usd"] == 3.0 and doc["forecast_usd"] is None  # ended: nothing to go
+    assert doc["advice"] == []
+    assert "step 100" in doc["log_tail"] and "bye" in doc["log_tail"]
+    assert SECRET not in json.dumps(doc)  # its output printed a key: masked
+    assert [e["to_state"] for e in doc["events"] if e["kind"] == "state"][-1] == "succeeded"
+    assert client.get("/api/jobs/done").json()["job"]["id"] == ids["done"]  # by name too
+
+
+def test_an_unknown_job_is_one_line(client: TestClient) -> None:
+    api = client.get("/api/jobs/nope")
+    assert api.status_code == 404
+    assert list(api.json()) == ["error"] and "\n" not in api.json()["error"]
+    assert "nope" in api.json()["error"]
+    page = client.get("/jobs/nope")
+    assert page.status_code == 400 and "nope" in page.text and "Traceback" not in page.text
+
+
+def test_prices_show_the_running_jobs_offerings_and_alternatives(
+        store: PriceStore, client: TestClient, cli) -> None:
+    fill(store)  # alpha runs on WEST, beta on EAST (V100), gamma on GCP (A100)
+    doc = client.get("/api/prices").json()
+    used = {(j["job_id"], j["region"], j["instance_type"]) for j in doc["jobs"]}
+    assert used == {(1, "us-west-2", "p3.2xlarge"), (2, "us-east-1", "p3.2xlarge"),
+                    (3, "us-central1", "a2-highgpu-1g")}
+    shown = cli_json(cli, "prices", "show", "--gpu", "V100,A100", "--top", "0")
+    rows = {(r["cloud"], r["region"], r["zone"], r["instance_type"], r["market"]): r for r in shown}
+    for row in doc["prices"]:  # the alternatives are `prices show` rows, as it prints them
+        key = (row["cloud"], row["region"], row["zone"], row["instance_type"], row["market"])
+        assert {k: v for k, v in row.items() if k != "effective_at"} == {
+            k: v for k, v in rows[key].items() if k != "effective_at"}
+    assert {r["gpu_model"] for r in doc["prices"]} == {"V100", "A100"}
+    history = doc["history"]["p3.2xlarge"]
+    assert {r["region"] for r in history} == {"us-west-2", "us-east-1"}  # where they run
+    every = cli_json(cli, "prices", "history", "--instance", "p3.2xlarge",
+                     "--region", "us-west-2,us-east-1")
+    # Every price is older than the chart's 30 days: the one in effect then, per offering.
+    newest = {(r["region"], r["zone"], r["market"]): r for r in every}
+    assert sorted(history, key=str) == sorted(newest.values(), key=str)
+    assert any(r["usd_per_hour"] == 1.5 for r in history)  # EAST's from hour 2
+    assert doc["signals"] == {"signals": []}
+
+
+def test_pages_render_the_documents_escaped(store: PriceStore, client: TestClient,
+                                            instances: Path) -> None:
+    ids = ended(store, instances)
+    beta = running(store, BETA, budget=2.0)
+    for path in ("/", f"/jobs/{beta}", f"/jobs/{ids['done']}", "/spend", "/prices"):
+        page = client.get(path)
+        assert page.status_code == 200, path
+        assert "<b>[red]" not in page.text, path  # the job named with markup
+        assert page.headers["content-security-policy"].startswith("default-src 'self'")
+        assert "<script>" not in page.text  # nothing inline: the CSP allows none
+    jobs = client.get("/").text
+    assert "beta &lt;b&gt;[red]x&lt;/b&gt;" in jobs and f'href="/jobs/{beta}"' in jobs
+    assert 'data-chart="bars"' in jobs and 'id="chart-jobs"' in jobs
+    assert "$2.00" in jobs  # beta's budget
+    job = client.get(f"/jobs/{ids['done']}").text
+    assert 'data-chart="timeline"' in job and "migration" in job and "step 100" in job
+    assert "$1.00/h → $0.50/h (saves $0.50/h)" in job  # its move, at the stored prices
+    assert SECRET not in job
+    spend = client.get("/spend").text
+    assert spend.count("<canvas") == 3 and "saved against on-demand" in spend
+    part = client.get("/", params={"fragment": "1"}).text
+    assert "<html" not in part and "stopped" in part
+
+
+def test_chart_data_cannot_close_its_block(store: PriceStore, client: TestClient) -> None:
+    running(store, "</script><script>alert(1)</script>")
+    page = client.get("/").text
+    assert "<script>alert(1)" not in page
+    assert "\\u003c/script\\u003e" in page  # the name, inside the chart's JSON
+
+
+def test_live_fingerprint_changes_with_the_jobs(any_store: PriceStore, instances: Path
+                                                ) -> None:
+    from costsched.dashboard.live import fingerprint
+
+    store = any_store  # SQLite and PostgreSQL
+    empty = fingerprint(store)
+    ids = ended(store, instances)
+    before = fingerprint(store)
+    assert before != empty and fingerprint(store) == before
+    store.jobs.note(ids["done"], "budget", "near: $2.50 of $3.00", at=at(3))
+    after = fingerprint(store)
+    assert after != before
+    store.jobs.record_step(ids["stopped"], 50, at=at(3))
+    assert fingerprint(store) != after
+    api = TestClient(create_app(store)).get("/api/jobs").json()
+    assert [j["state"] for j in api["jobs"]] == ["succeeded", "cancelled"]
+
+
+def test_the_stream_says_change_only_when_the_store_changed() -> None:
+    import asyncio
+
+    from costsched.dashboard.live import stream
+
+    seen = iter(["a", "a", "b", "b"])
+    looks = []
+
+    async def gone() -> bool:
+        return len(looks) >= 4
+
+    def read() -> str:
+        looks.append(1)
+        return next(seen)
+
+    async def events() -> list[str]:
+        return [e async for e in stream(read, gone, poll=0.01)]
+
+    got = asyncio.run(events())
+    assert got == ['event: change\nid: a\ndata: "a"\n\n', 'event: change\nid: b\ndata: "b"\n\n']
+
+
+def test_a_failed_jobs_output_is_masked() -> None:
+    from costsched.dashboard.data import masked
+
+    job = {"id": 1, "name": "x", "checkpoint_error": f"s3: denied (secret_key={SECRET})",
+           "failure": {"exit_code": 1, "phase": None, "detail": f"token={SECRET}",
+                       "log_tail": ["ok", f"AWS_SECRET_ACCESS_KEY={SECRET}"]}}
+    shown = masked(job)
+    assert SECRET not in json.dumps(shown)
+    assert shown["failure"]["log_tail"][0] == "ok" and shown["failure"]["exit_code"] == 1
+    assert SECRET in json.dumps(job)  # the status document itself is left as it was
+
