@@ -9,14 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from costsched.jobspec import (
-    JobSpec,
-    ResolvedJob,
-    load,
-    parse_hours,
-    refuse_duplicate_names,
-    resolve,
-)
+from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, refuse_duplicate_names, resolve
 from costsched.model import InvalidInput, Job
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
@@ -36,6 +29,7 @@ from costsched.service.decide import decision_rates
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, choices
+from costsched.taskfile import load
 from costsched.throughput import ThroughputTable
 
 ALL_OBJECTIVES = (*OBJECTIVES, *(o for o in POLICIES if o not in OBJECTIVES))

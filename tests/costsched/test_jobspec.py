@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from costsched.jobspec import load, parse, resolve
+from costsched.jobspec import parse, resolve
 from costsched.model import InvalidInput
+from costsched.taskfile import load
 from costsched.throughput import ThroughputTable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

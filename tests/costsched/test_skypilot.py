@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from costsched import service
-from costsched.jobspec import load
 from costsched.model import InvalidInput
 from costsched.optimize.rank import allowed_offerings
 from costsched.prices import prices_at
 from costsched.skypilot import DEFAULT_HOURS, emit_task, parse_task
+from costsched.taskfile import load
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sky"
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
