@@ -471,7 +471,8 @@ def parse(data: Any, source: str = "<spec>") -> JobSpec:
         return JobSpec.model_validate(data)
     except ValidationError as exc:
         name = data.get("name")
-        where = f"{source}: job {name!r}" if isinstance(name, str) and name else source
+        where = (f"{source}: job {name!r}" if isinstance(name, str) and 0 < len(name) <= MAX_NAME
+                 else source)
         raise InvalidInput(_first_error(where, exc)) from None
 
 
