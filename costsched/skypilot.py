@@ -174,7 +174,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                        f"without accelerators runs on CPUs; expected {CPU} or nothing")
     elif not ({"model", "throughputs", "steps", "epochs", "steps_per_epoch", "hours"}
               & work.keys()):
-        first = scope.gpus[0]
+        first = scope.gpus[0] if scope.gpus else _first_gpu(scope)
         work.update(hours=DEFAULT_HOURS, reference_gpu=f"{first[0]}:{first[1]}")
     workdir = doc.get("workdir")
     if workdir is not None:
@@ -196,6 +196,12 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         **work,
     }
     return parse(spec, source)
+
+
+def _first_gpu(scope: _Scope) -> tuple[str, int]:
+    """The GPU of the task's first instance type (a task that names a GPU type only)."""
+    row = catalog.lookup(*sorted(scope.types or ())[0])
+    return str(row["gpu_model"]), int(row["gpu_count"])  # type: ignore[index]
 
 
 def _section(value: Any, fail: Fail) -> _Section:
@@ -458,7 +464,13 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> _Sco
     scope.cpu = not scope.gpus and _cpu_type(res.get("instance_type"), scope)
     if scope.cpu and cpus is None and memory is None and res.get("instance_type") is None:
         cpus = DEFAULT_CPUS
-    scope.types = _types(scope, res.get("instance_type"), cpus, memory, where, fail)
+    try:
+        scope.types = _types(scope, res.get("instance_type"), cpus, memory, where, key, fail)
+    except InvalidInput as exc:
+        if not alternative:
+            raise
+        scope.types = set()  # dropped with a note when other alternatives remain
+        scope.notes.append(str(exc).split(": field ", 1)[-1] + "; alternative dropped")
     return scope
 
 
@@ -496,7 +508,7 @@ def _cpu_type(instance_type: Any, scope: _Scope) -> bool:
 
 
 def _types(scope: _Scope, instance_type: Any, cpus: tuple[float, bool] | None,
-           memory: tuple[float, bool] | None, where: str,
+           memory: tuple[float, bool] | None, where: str, key: str,
            fail: Fail) -> set[tuple[str, str]] | None:
     """The catalog's (cloud, instance type) pairs the alternative allows; None: any."""
     if instance_type is None and not scope.gpus and not scope.cpu and not (cpus or memory):
@@ -529,7 +541,7 @@ def _types(scope: _Scope, instance_type: Any, cpus: tuple[float, bool] | None,
                  f"memory {memory[0]:g}{'+' if memory[1] else ''}" if memory else ""]
         kind = "CPU" if scope.cpu else "GPU"
         field_name = (f"{where}.instance_type" if instance_type is not None else
-                      f"{where}.accelerators" if scope.gpus else f"{where}.cpus")
+                      f"{where}.{key}" if scope.gpus else f"{where}.cpus")
         raise fail(field_name, f"{' '.join(a for a in asked if a)}: no {kind} instance "
                    f"type of the catalog on {', '.join(sorted(scope.clouds)) or 'any cloud'} "
                    "matches (`costsched gpus` lists them)")

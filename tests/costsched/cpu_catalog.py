@@ -46,9 +46,8 @@ def _clear() -> None:
             clear()
 
 
-@pytest.fixture
-def cpu_catalog(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The bundled catalog plus CPU instance types, for the test's duration."""
+def with_cpu_types(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The bundled catalog plus CPU instance types, for a fixture's duration."""
     read = catalog._read
 
     def with_cpus(name: str) -> pd.DataFrame:
