@@ -523,6 +523,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--code-size", type=int, default=0, help="its size in bytes")
     parser.add_argument("--setup", default="", help="shell commands run once per instance "
                         "in the unpacked code, before the command")
+    parser.add_argument("--mounts", default="", help="the task's file mounts (JSON; "
+                        "launchers.mounts)")
+    parser.add_argument("--mount-root", default="", help="the folder the mounts go under")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -554,6 +557,11 @@ def main(argv: list[str] | None = None) -> int:
                   args.setup)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
+        if args.mounts:  # the task's file mounts, before its setup (launchers.mounts)
+            from launchers import mounts
+
+            for line in mounts.prepare(json.loads(args.mounts), args.mount_root):
+                log.info("mount: %s", redact(line))
         status = agent.run()
     except Exception as exc:
         log.exception("agent failed")

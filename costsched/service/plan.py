@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -117,15 +117,17 @@ class PlanResult:
                            f"{', '.join(p.job.name for p in self.jobs)}")
 
 
-def job_specs(jobs: Jobs, progress: Progress | None = None) -> list[tuple[str, JobSpec]]:
-    """(source, spec) of every job in files and specs (a file may hold several)."""
+def job_specs(jobs: Jobs, progress: Progress | None = None,
+              envs: Mapping[str, str] | None = None) -> list[tuple[str, JobSpec]]:
+    """(source, spec) of every job in files and specs (a file may hold several); `envs`:
+    values given at launch for SkyPilot tasks' envs."""
     items = [jobs] if isinstance(jobs, (str, Path, JobSpec)) else list(jobs)
     out: list[tuple[str, JobSpec]] = []
     for i, item in enumerate(items, start=1):
         if isinstance(item, JobSpec):
             out.append(("<spec>", item))
         else:
-            out.extend((str(item), spec) for spec in load(item))
+            out.extend((str(item), spec) for spec in load(item, envs=envs))
         if progress is not None:
             progress("reading job specs", i, len(items))
     refuse_duplicate_names(out)
