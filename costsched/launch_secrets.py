@@ -30,9 +30,9 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str) -> dict[st
                            + (", ".join(names) or "(none)"))
     missing = [n for n in names if n not in given]
     if missing:
-        raise InvalidInput(f"{where}: field secrets.{missing[0]}: no value: give it at launch "
-                           f"(launch --secret {missing[0]}=VALUE, or --secret {missing[0]} "
-                           "to pass it from your environment)")
+        raise InvalidInput(f"{where}: field secrets.{missing[0]} is not given: give it at "
+                           "launch with --secret (NAME=VALUE, or NAME alone to take its value "
+                           "from your environment)")
     redact.remember(v for v in given.values() if v)
     return {n: given[n] for n in names}
 

@@ -111,9 +111,9 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                    "instances use their own role")
             if spec.task.launch_envs:
                 name = spec.task.launch_envs[0]
-                raise InvalidInput(f"{source}: field envs.{name}: no value: give it at launch "
-                                   f"(launch --env {name}=VALUE, or --env {name} to pass it "
-                                   "from your environment)")
+                raise InvalidInput(f"{source}: field envs.{name} is not given: give it at "
+                                   "launch with --env (NAME=VALUE, or NAME alone to take its "
+                                   "value from your environment)")
             given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
             resolved = resolve(spec, table, when, source=source)
             by_deadline = offering is None and uses_deadline_policy(resolved)
