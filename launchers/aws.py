@@ -127,8 +127,10 @@ class AwsLauncher(Launcher):
         return table.get(offering.zone) if offering.zone in table else table.get(
             offering.region)
 
-    def run_request(self, spec: LaunchSpec) -> dict[str, Any]:
-        """The run_instances arguments for `spec`."""
+    def run_request(self, spec: LaunchSpec,
+                    secret_refs: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The run_instances arguments for `spec`; `secret_refs`: the SSM parameters the
+        instance reads the job's secrets from (`put_secrets`)."""
         offering = spec.offering
         tags = [{"Key": TAG_JOB, "Value": str(spec.job_id)},
                 {"Key": TAG_ATTEMPT, "Value": spec.attempt},
@@ -145,7 +147,7 @@ class AwsLauncher(Launcher):
             "ClientToken": client_token(spec.job_id, spec.attempt),
             "UserData": startup_script(spec, install=self.install, root=self.root,
                                        notice_url=aws_cloud.SPOT_NOTICE_URL,
-                                       mount_root=self.mount_root),
+                                       mount_root=self.mount_root, secret_refs=secret_refs),
             "TagSpecifications": [{"ResourceType": kind, "Tags": tags}
                                   for kind in ("instance", "volume")],
             # The instance ends when its system shuts down (the agent may power it off).
@@ -177,6 +179,19 @@ class AwsLauncher(Launcher):
             key = "Arn" if self.iam_instance_profile.startswith("arn:") else "Name"
             request["IamInstanceProfile"] = {key: self.iam_instance_profile}
         return request
+
+    def put_secrets(self, spec: LaunchSpec) -> dict[str, str]:
+        """The job's secrets as SecureString SSM parameters of the instance's region (the
+        instance reads them with its own role at boot: ssm:GetParameter), so that they are
+        not in the instance's user data; {name: parameter name}."""
+        refs = {}
+        ssm = self._client("ssm", spec.offering.region)
+        for name in spec.secret_names:
+            ref = f"/costsched/job-{spec.job_id}/{name}"
+            ssm.put_parameter(Name=ref, Value=spec.envs[name], Type="SecureString",
+                              Overwrite=True, Description=f"costsched job {spec.job_id}")
+            refs[name] = ref
+        return refs
 
     def _root_disk(self, region: str, image: str) -> tuple[str, int]:
         """(the image's root device name, its size in GB)."""
@@ -249,7 +264,8 @@ class AwsLauncher(Launcher):
                 {"Name": f"tag:{TAG_ATTEMPT}", "Values": [spec.attempt]}]):
             return found
         try:
-            answer = self._client("ec2", region).run_instances(**self.run_request(spec))
+            refs = self.put_secrets(spec)
+            answer = self._client("ec2", region).run_instances(**self.run_request(spec, refs))
         except ClientError as exc:
             code, message = _error(exc)
             if code in aws_cloud.CAPACITY_ERROR_CODES:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,12 @@ if stop and os.fork() == 0:  # a watcher: SIGTERM to the agent once the stop fla
     os._exit(0)
 env = dict(os.environ)
 env.update(job["envs"])
+refs = job.get("secret_refs") or {{}}
+if refs:  # the job's secrets, read with the instance's own role (never in this script)
+    import boto3
+    ssm = boto3.client("ssm", region_name=job["region"])
+    for name, ref in refs.items():
+        env[name] = ssm.get_parameter(Name=ref, WithDecryption=True)["Parameter"]["Value"]
 argv = [sys.executable, "-m", "launchers.agent", "--job-id", str(job["job_id"]),
         "--checkpoint-uri", job["checkpoint_uri"], "--workdir", job["workdir"],
         "--notice-url", job["notice_url"]]
@@ -77,10 +84,12 @@ os.execve(sys.executable, argv, env)
 
 
 def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
-            stop: StopFlag | None = None, mount_root: str = "") -> dict[str, Any]:
+            stop: StopFlag | None = None, mount_root: str = "",
+            secret_refs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The job's fields as the instance receives them. A task's file mounts go where the
     task says (under `mount_root` when one is given); a local path cannot reach a cloud
-    instance and is refused."""
+    instance and is refused. `secret_refs`: where the instance reads each of the job's
+    secrets (an SSM parameter), which then are not in the payload."""
     if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int):
         raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number")
     leaked = sorted(set(spec.envs) & clouds.credential_envs())
@@ -95,7 +104,9 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
                                "put it in the workdir or a bucket")
     return {"job_id": spec.job_id, "job_name": spec.job_name, "command": spec.command,
             "checkpoint_uri": spec.checkpoint_uri, "attempt": spec.attempt,
-            "envs": {str(k): str(v) for k, v in spec.envs.items()},
+            "envs": {str(k): str(v) for k, v in spec.envs.items()
+                     if str(k) not in (secret_refs or {})},
+            "secret_refs": dict(secret_refs or {}), "region": spec.offering.region,
             "notice_url": notice_url, "workdir": f"{root}/work/job-{spec.job_id}",
             "code": None if not spec.code_uri else {
                 "uri": spec.code_uri, "sha256": spec.code_sha256, "size": spec.code_size},
@@ -106,7 +117,7 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
 
 def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
                    root: str = DEFAULT_ROOT, stop: StopFlag | None = None,
-                   mount_root: str = "") -> str:
+                   mount_root: str = "", secret_refs: Mapping[str, str] | None = None) -> str:
     """A bash script that makes a virtual environment under `root` (seeing the image's own
     packages: CUDA, frameworks), runs `install` in it, and starts the agent; with `stop`, a
     watcher beside the agent sends it SIGTERM once the stop flag reads TRUE.
@@ -120,7 +131,7 @@ def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
     if "\n" in install:
         raise InvalidInput("install command: expected one line")
     encoded = base64.b64encode(
-        json.dumps(payload(spec, notice_url, root, stop, mount_root),
+        json.dumps(payload(spec, notice_url, root, stop, mount_root, secret_refs),
                    sort_keys=True).encode("utf-8")
     ).decode("ascii")
     return "\n".join([
