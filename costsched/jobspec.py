@@ -25,12 +25,21 @@ from __future__ import annotations
 
 import itertools
 import math
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from costsched.catalog import gpu_model_name
 from costsched.cpu_work import CpuWork
@@ -75,8 +84,26 @@ def _amount(value: float, what: str, most: float) -> float:
     return value
 
 
+def _kinds(annotation: Any) -> set[Any]:
+    """Every type named in an annotation (float | None -> {float, NoneType})."""
+    args = typing.get_args(annotation)
+    return {annotation} if not args else set().union(*(_kinds(a) for a in args))
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bools(cls, v: Any, info: ValidationInfo) -> Any:
+        """true/false is never a number (pydantic would read true as 1)."""
+        kinds = _kinds(cls.model_fields[info.field_name].annotation)  # type: ignore[index]
+        if bool in kinds or not kinds & {int, float}:
+            return v
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, list) else [v]
+        if any(isinstance(x, bool) for x in items):
+            raise ValueError("true/false: expected a number")
+        return v
 
 
 class CheckpointSpec(_Strict):

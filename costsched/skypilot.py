@@ -20,11 +20,11 @@ from typing import Any
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
-from costsched.jobspec import CPU, JobSpec, parse
+from costsched.jobspec import CPU, JobSpec, _Strict, parse
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
 
@@ -52,10 +52,9 @@ RESOURCE_FIELDS = (*PLACEMENT_FIELDS, *KEPT_FIELDS, "job_recovery", "any_of", "o
 RECOVERY_STRATEGIES = ("FAILOVER", "EAGER_NEXT_REGION")
 
 
-class _Section(BaseModel):
+class _Section(_Strict):
     """The `costsched:` section: what a SkyPilot task does not say."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     model: str | None = None
     throughputs: dict[str, float] | None = None
     precision: str | None = None
