@@ -171,10 +171,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         if work.setdefault("reference_gpu", CPU) != CPU:
             raise fail("costsched.reference_gpu", f"{work['reference_gpu']!r}: a task "
                        f"without accelerators runs on CPUs; expected {CPU} or nothing")
-    elif not ({"model", "throughputs", "steps", "epochs", "steps_per_epoch", "hours"}
-              & work.keys()):
+    elif not ({"model", "throughputs", "steps", "epochs", "steps_per_epoch"} & work.keys()):
         first = scope.gpus[0] if scope.gpus else _first_gpu(scope)
-        work.update(hours=DEFAULT_HOURS, reference_gpu=f"{first[0]}:{first[1]}")
+        work.setdefault("hours", DEFAULT_HOURS)  # hours on the first GPU the task names
+        work.setdefault("reference_gpu", f"{first[0]}:{first[1]}")
     workdir = doc.get("workdir")
     if workdir is not None:
         if not isinstance(workdir, str) or not workdir.strip():
@@ -541,9 +541,10 @@ def _types(scope: _Scope, instance_type: Any, cpus: tuple[float, bool] | None,
         kind = "CPU" if scope.cpu else "GPU"
         field_name = (f"{where}.instance_type" if instance_type is not None else
                       f"{where}.{key}" if scope.gpus else f"{where}.cpus")
+        lists = " (`costsched gpus` lists them)" if kind == "GPU" else ""
         raise fail(field_name, f"{' '.join(a for a in asked if a)}: no {kind} instance "
                    f"type of the catalog on {', '.join(sorted(scope.clouds)) or 'any cloud'} "
-                   "matches (`costsched gpus` lists them)")
+                   f"matches{lists}")
     return found
 
 
