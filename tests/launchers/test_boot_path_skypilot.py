@@ -64,7 +64,11 @@ run: |
 def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
         tmp_path: Path, moto_server: str, metadata: Metadata) -> None:  # noqa: F811
     import boto3
+    from moto.moto_api._internal.models import moto_api_backend
 
+    # moto's backends outlive a server in this process: start from an empty account (an
+    # earlier test's instance of job 1 would be found again)
+    moto_api_backend.reset()
     s3 = boto3.client("s3", region_name="us-east-1")
     for bucket in ("sky-ckpts", "sky-data"):
         s3.create_bucket(Bucket=bucket)
@@ -91,9 +95,9 @@ def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
     record = ec2.describe_instances(InstanceIds=[instance_id.split("/")[1]])[
         "Reservations"][0]["Instances"][0]
     assert record["ImageId"] == image  # the task's image, not the launcher's
-    [volume] = ec2.describe_volumes(Filters=[{"Name": "attachment.instance-id",
-                                              "Values": [record["InstanceId"]]}])["Volumes"]
-    assert volume["Size"] == 120
+    volumes = [m["Ebs"]["VolumeId"] for m in record["BlockDeviceMappings"]]
+    sizes = [v["Size"] for v in ec2.describe_volumes(VolumeIds=volumes)["Volumes"]]
+    assert sizes == [120], sizes
     [group] = [g for g in record["SecurityGroups"] if g["GroupName"].endswith("-ports")]
     rules = ec2.describe_security_groups(GroupIds=[group["GroupId"]])["SecurityGroups"][0]
     assert sorted((p["FromPort"], p["ToPort"]) for p in rules["IpPermissions"]) == [
