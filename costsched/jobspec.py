@@ -396,6 +396,11 @@ class ResolvedJob:
     def name(self) -> str:
         return self.job.name
 
+    @property
+    def cpu(self) -> bool:
+        """CPU work: planned on CPU instance types (prices_at's include_cpu) only."""
+        return isinstance(self.table, CpuWork)
+
 
 def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
             source: str = "<spec>") -> ResolvedJob:

@@ -29,8 +29,9 @@ from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
 
 DEFAULT_HOURS = 1.0  # of work on the task's first GPU when no costsched: section says more
-# A task without accelerators or cpus gets SkyPilot's default CPU machine: 8 vCPUs.
-DEFAULT_CPUS = (8.0, False)
+# A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
+# CPU machine has.
+DEFAULT_CPUS = (8.0, True)
 TASK_FIELDS = ("name", "workdir", "setup", "run", "envs", "secrets", "num_nodes",
                "resources", "file_mounts", "config", "costsched")
 # Fields of SkyPilot's that costsched does not do, with what to use instead.
@@ -481,9 +482,10 @@ def _accelerators(value: Any, where: str, fail: Fail,
     if value is None:
         return [], []
     out, missing = [], []
+    sold = set(catalog.instance_types()["gpu_model"])
     for item in fields.accelerator_items(value, where, fail):
         found = fields.accelerator(item, where, fail)
-        if isinstance(found, str):
+        if isinstance(found, str) or found[0] not in sold:
             missing.append(item)
         else:
             out.append(found)
@@ -499,7 +501,7 @@ def _cpu_type(instance_type: Any, scope: _Scope) -> bool:
     """A task without accelerators: CPU work, unless it names a GPU instance type."""
     if instance_type is None:
         return True
-    types = catalog.instance_types()
+    types = catalog.instance_types(include_cpu=True)
     named = types[types["instance_type"] == str(instance_type)]
     if scope.clouds:
         named = named[named["cloud"].isin(scope.clouds)]
@@ -512,7 +514,7 @@ def _types(scope: _Scope, instance_type: Any, cpus: tuple[float, bool] | None,
     """The catalog's (cloud, instance type) pairs the alternative allows; None: any."""
     if instance_type is None and not scope.gpus and not scope.cpu and not (cpus or memory):
         return None
-    types = catalog.instance_types()
+    types = catalog.instance_types(include_cpu=scope.cpu)
     if scope.clouds:
         types = types[types["cloud"].isin(scope.clouds)]
     if scope.cpu:
@@ -569,7 +571,8 @@ def _union(scopes: list[_Scope], where: str, fail: Fail) -> _Scope:
     if any(s.zones for s in scopes) and not all(s.zones for s in scopes):
         raise fail(where, "some alternatives name a zone and others do not; costsched "
                    "takes zones for every alternative or for none")
-    listed = catalog.on_demand_observations()[["cloud", "region", "instance_type"]]
+    listed = catalog.on_demand_observations(include_cpu=out.cpu)[
+        ["cloud", "region", "instance_type"]]
     for row in itertools.product(listed.drop_duplicates().itertuples(index=False),
                                  ("on_demand", "spot")):
         (cloud, region, instance_type), market = row

@@ -176,7 +176,7 @@ def _fallbacks(found: DeadlineMarket, choice: OfferingKey
 def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
             rates: pd.DataFrame | Evidence | None, unavailable: Collection[OfferingKey],
             checkpoint_gb: float, current: OfferingKey | None) -> DeadlineMarket:
-    frame = prices_at(store, at)
+    frame = prices_at(store, at, include_cpu=resolved.cpu)
     if frame.empty:
         raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
                            "prices first")

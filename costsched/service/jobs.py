@@ -785,11 +785,12 @@ def _progress_of(run: RunningJob, reported: float, placements: pd.DataFrame | No
 def _candidates(store: PriceStore, resolved: ResolvedJob, at: datetime, launcher: Launcher,
                 offering: str | None, exclude: Sequence[OfferingKey] = ()) -> list[dict]:
     """The best offerings for the job now that the launcher can start, best first."""
-    frame = prices_at(store, at)
+    frame = prices_at(store, at, include_cpu=resolved.cpu)
     if frame.empty:
         raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or collect "
                            "prices first")
-    offerings = memo(("prepared", store.url, at), lambda: prepare(frame, _rates(store, at)),
+    offerings = memo(("prepared", store.url, at, resolved.cpu),
+                     lambda: prepare(frame, _rates(store, at)),
                      shared=True)  # read only: every job of a pass ranks the same offerings
     plan = plan_job(resolved, offerings)
     choices = plan.choices

@@ -219,13 +219,14 @@ def plan(
     _step(progress, "reading prices")
     filters = price_filters(resolved)
     with using(store) as opened:
-        frame = prices_at(opened, when, **filters)
+        cpu = any(r.cpu for r in resolved)  # CPU jobs: CPU instance types are offerings
+        frame = prices_at(opened, when, include_cpu=cpu, **filters)
         market = frame if not filters else None
 
         def explain(job: ResolvedJob) -> str:
             nonlocal market
             if market is None:  # every price, to say what exists: only when needed
-                market = prices_at(opened, when)
+                market = prices_at(opened, when, include_cpu=cpu)
             return unmatched(job, market, when)
 
         if isinstance(availability, (str, Path)):
