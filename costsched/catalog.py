@@ -18,7 +18,9 @@ from costsched.catalog_version import CATALOG_VERSION
 from costsched.model import InvalidInput
 from costsched.vocabulary import did_you_mean
 
-GPU_MODELS = ("K80", "P100", "V100", "T4", "A10G", "L4", "A100", "A100-80GB", "H100")
+# The GPU models, named as SkyPilot users write them (older first within a family).
+GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
+              "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "GH200", "B200", "MI300X")
 CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
 SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
 
@@ -29,28 +31,58 @@ def _read(name: str) -> pd.DataFrame:
 
 
 @cache
-def instance_types() -> pd.DataFrame:
-    """cloud, instance_type, gpu_model, gpu_count, gpu_memory_gb, vcpus, memory_gb, and
-    `retired`: the UTC day from which the provider no longer rents it (NaT if it does)."""
-    types = _read("instance_types.csv")
+def _all_types() -> pd.DataFrame:
+    """Every bundled instance type, GPU and CPU (gpu_count 0, gpu_model "")."""
+    types = check_types(_read("instance_types.csv"), "instance_types.csv")
     retired = _read("retirements.csv")[["cloud", "instance_type", "retired"]]
     types = types.merge(retired, on=["cloud", "instance_type"], how="left")
     types["retired"] = pd.to_datetime(types["retired"], utc=True)
     return types
 
 
+def check_types(types: pd.DataFrame, where: str) -> pd.DataFrame:
+    """Instance type rows with gpu_model "" exactly where gpu_count is 0; InvalidInput
+    (naming the file, row and field) otherwise."""
+    types = types.copy()
+    types["gpu_model"] = types["gpu_model"].fillna("").astype(str).str.strip()
+    counts = pd.to_numeric(types["gpu_count"], errors="coerce")
+    for i, (count, model) in enumerate(zip(counts, types["gpu_model"], strict=True)):
+        if count != count or count < 0 or count != int(count):
+            raise InvalidInput(f"{where}: row {i + 2}: field gpu_count: expected a whole "
+                               f"number >= 0, got {types['gpu_count'].iloc[i]!r}")
+        if (count == 0) != (model == ""):
+            raise InvalidInput(f"{where}: row {i + 2}: field gpu_model: expected empty "
+                               "exactly when gpu_count is 0 (a CPU instance type), got "
+                               f"{model!r} with gpu_count {int(count)}")
+    types["gpu_count"] = counts.astype(int)
+    types["gpu_memory_gb"] = pd.to_numeric(types["gpu_memory_gb"], errors="coerce").fillna(0)
+    return types
+
+
 @cache
-def on_demand_prices() -> pd.DataFrame:
+def instance_types(include_cpu: bool = False) -> pd.DataFrame:
+    """cloud, instance_type, gpu_model, gpu_count, gpu_memory_gb, vcpus, memory_gb, and
+    `retired`: the UTC day from which the provider no longer rents it (NaT if it does).
+    GPU types only, unless `include_cpu` (CPU types: gpu_count 0, gpu_model "")."""
+    types = _all_types()
+    if not include_cpu:
+        types = types[types["gpu_count"] > 0].reset_index(drop=True)
+    return types
+
+
+@cache
+def on_demand_prices(include_cpu: bool = False) -> pd.DataFrame:
     """cloud, region, instance_type, usd_per_hour, as_of, source: joined with the types."""
     listed = _read("on_demand_prices.csv")
-    return listed.merge(instance_types(), on=["cloud", "instance_type"], how="inner")
+    return listed.merge(instance_types(include_cpu), on=["cloud", "instance_type"],
+                        how="inner")
 
 
 @cache
 def _type_index() -> dict[tuple[str, str], dict]:
     return {
         (row["cloud"], row["instance_type"]): row
-        for row in instance_types().to_dict("records")
+        for row in _all_types().to_dict("records")
     }
 
 
@@ -94,19 +126,20 @@ def gpu_model_name(value: str) -> str:
 
 
 @cache
-def on_demand_observations() -> pd.DataFrame:
-    """The catalog's on-demand prices as an observation frame (zone "" = regional price)."""
-    listed = on_demand_prices()
+def on_demand_observations(include_cpu: bool = False) -> pd.DataFrame:
+    """The catalog's on-demand prices as an observation frame (zone "" = regional price);
+    GPU types only unless `include_cpu`."""
+    listed = on_demand_prices(include_cpu)
     return _observations(listed, "", "on_demand", CATALOG_SOURCE)
 
 
 @cache
-def spot_observations() -> pd.DataFrame:
+def spot_observations(include_cpu: bool = False) -> pd.DataFrame:
     """The bundled snapshot of spot prices (spot_prices.csv) as an observation frame: a
     fallback before any collection, dated by the month it was published for. The source
-    column says where each figure comes from."""
-    listed = _read("spot_prices.csv").merge(instance_types(), on=["cloud", "instance_type"],
-                                            how="inner")
+    column says where each figure comes from. GPU types only unless `include_cpu`."""
+    listed = _read("spot_prices.csv").merge(instance_types(include_cpu),
+                                            on=["cloud", "instance_type"], how="inner")
     zones = ["" if pd.isna(z) else str(z) for z in listed["zone"]]
     return _observations(listed, zones, "spot", SPOT_SNAPSHOT_SOURCE + ": " + listed["source"])
 
@@ -136,7 +169,7 @@ def _observations(listed: pd.DataFrame, zone: object, market: str,
 
 def retired_mask(frame: pd.DataFrame, at: pd.Timestamp) -> pd.Series:
     """Rows (with cloud and instance_type) whose type the provider had retired by `at`."""
-    retired = instance_types().set_index(["cloud", "instance_type"])["retired"]
+    retired = _all_types().set_index(["cloud", "instance_type"])["retired"]
     keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
     days = retired.reindex(keys)
     return pd.Series((days.notna() & (days <= at)).to_numpy(), index=frame.index)

@@ -278,7 +278,7 @@ class PricesConfig(_Section):
     @classmethod
     def _duration(cls, value: Any) -> Any:
         if isinstance(value, str):  # '7d', '36h', as a job's deadline is written
-            from costsched.jobspec import parse_hours
+            from costsched.durations import parse_hours  # pandas, only when needed
 
             hours = parse_hours(value)
             if not isinstance(hours, float):

@@ -23,21 +23,27 @@ A file may hold several jobs as YAML documents separated by `---`.
 
 from __future__ import annotations
 
-import collections
 import itertools
 import math
-import re
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-import pandas as pd
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from costsched.catalog import gpu_model_name
+from costsched.cpu_work import CpuWork
+from costsched.durations import MAX_HOURS, parse_hours
 from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
@@ -47,7 +53,6 @@ from costsched.vocabulary import choose
 # The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
 # the arithmetic on it would overflow or lose all precision.
 MAX_STEPS = 1e12
-MAX_HOURS = 1e6  # about 114 years
 MAX_USD = 1e9
 MAX_MINUTES = 1e6
 MAX_GB = 1e6  # a petabyte
@@ -55,8 +60,6 @@ MAX_STEPS_PER_SECOND = 1e9
 MAX_GPUS = 1024
 DEFAULT_MAX_SWEEP_JOBS = 10_000
 
-_DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*"
-                       r"(?:(\d+(?:\.\d+)?)\s*m)?\s*$")
 
 
 def parse_gpu(value: str) -> tuple[str, int]:
@@ -66,33 +69,6 @@ def parse_gpu(value: str) -> tuple[str, int]:
     if not n.isdigit() or int(n) < 1:
         raise ValueError(f"{value!r}: expected GPU or GPU:COUNT such as V100 or V100:8")
     return gpu_model_name(name), int(n)
-
-
-def parse_hours(value: Any) -> float | datetime:
-    """A duration in hours (number, '36h', '2d', '90m', '1d12h') or an absolute ISO time."""
-    if isinstance(value, bool):
-        raise ValueError("expected hours or a time")
-    if isinstance(value, (int, float)):
-        hours = float(value)
-    elif isinstance(value, datetime):
-        return utc(value)
-    else:
-        text = str(value)
-        m = _DURATION.match(text)
-        if m and any(m.groups()):
-            d, h, mins = (float(g) if g else 0.0 for g in m.groups())
-            hours = 24 * d + h + mins / 60
-        else:
-            try:
-                ts = pd.Timestamp(text)
-            except (ValueError, TypeError):
-                raise ValueError(f"{text!r}: expected hours (48, '36h', '2d', '90m') "
-                                 "or an ISO time (2020-03-03T00:00Z)") from None
-            return utc(ts.to_pydatetime())
-    if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
-        raise ValueError(f"{value!r}: expected a positive duration of at most "
-                         f"{MAX_HOURS:g} hours")
-    return hours
 
 
 def _positive(value: float | None, what: str, most: float) -> float | None:
@@ -108,8 +84,26 @@ def _amount(value: float, what: str, most: float) -> float:
     return value
 
 
+def _kinds(annotation: Any) -> set[Any]:
+    """Every type named in an annotation (float | None -> {float, NoneType})."""
+    args = typing.get_args(annotation)
+    return {annotation} if not args else set().union(*(_kinds(a) for a in args))
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bools(cls, v: Any, info: ValidationInfo) -> Any:
+        """true/false is never a number (pydantic would read true as 1)."""
+        kinds = _kinds(cls.model_fields[info.field_name].annotation)  # type: ignore[index]
+        if bool in kinds or not kinds & {int, float}:
+            return v
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, list) else [v]
+        if any(isinstance(x, bool) for x in items):
+            raise ValueError("true/false: expected a number")
+        return v
 
 
 class CheckpointSpec(_Strict):
@@ -205,6 +199,12 @@ def _choices(values: list[str], accepted: tuple[str, ...]) -> list[str]:
 
 
 MAX_COMMAND_BYTES = 64 * 1024  # a run command's limit (execve's is 128 KiB per argument)
+# An environment variable's value: the kernel refuses a NAME=value over 128 KiB, and all of
+# a process's environment and arguments share a few MiB; larger data goes in a file.
+MAX_ENV_BYTES = 32 * 1024
+MAX_ENVS_BYTES = 256 * 1024
+MAX_NAME = 100  # characters of a job's name (the store keeps 128, a sweep adds "-N")
+CPU = "CPU"  # reference_gpu of work measured on a CPU instance: no GPU at all
 
 
 def _env_name(key: str) -> None:
@@ -214,8 +214,46 @@ def _env_name(key: str) -> None:
                          "no '=' or NUL)")
 
 
+class MountSpec(_Strict):
+    """A file mount of a SkyPilot task: a bucket (mounted or copied) or a local path
+    (copied, like the workdir) at `path` on the instance."""
+
+    path: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    mode: str = "COPY"  # MOUNT | COPY | MOUNT_CACHED
+
+
+class TaskSpec(_Strict):
+    """What a SkyPilot task says beyond where the job runs, kept for the launchers.
+    Secrets and envs without a value are kept by name only: their values are given at
+    launch and never stored."""
+
+    ports: list[str] = []
+    disk_size: int | None = Field(None, ge=1, le=65_536)  # GB
+    disk_tier: str | None = None
+    image_id: str | dict[str, str] | None = None
+    network_tier: str | None = None
+    labels: dict[str, str] = {}
+    autostop: bool | int | str | dict | None = None
+    config: dict[str, Any] = {}
+    secrets: list[str] = []
+    launch_envs: list[str] = []
+    mounts: list[MountSpec] = []
+    checkpoint_mount: str = ""  # where the checkpoint bucket is mounted in the task
+    # `ordered:` alternatives, first preferred: {clouds, regions, markets, instance_types
+    # ("cloud/type")}, each list empty for any.
+    order: list[dict[str, list[str]]] = []
+    notes: list[str] = []  # what was read with a remark (an accelerator dropped, ...)
+
+    def image_for(self, region: str) -> str:
+        """The image for `region` ('' for the launcher's default)."""
+        if isinstance(self.image_id, dict):
+            return self.image_id.get(region, "")
+        return self.image_id or ""
+
+
 class JobSpec(_Strict):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=MAX_NAME)
     run: str = ""
     workdir: str | None = None  # the project's code, packed at launch (relative: to the file)
     setup: str = ""  # run once on each new instance, in the unpacked workdir, before `run`
@@ -231,6 +269,7 @@ class JobSpec(_Strict):
     checkpoint: CheckpointSpec = CheckpointSpec()
     constraints: ConstraintsSpec = ConstraintsSpec()
     sweep: dict[str, list[str | int | float]] | None = None
+    task: TaskSpec = TaskSpec()
 
     @field_validator("envs", mode="before")
     @classmethod
@@ -250,6 +289,12 @@ class JobSpec(_Strict):
             _env_name(key)
             if "\0" in value:
                 raise ValueError(f"{key}: a value with a NUL character; expected text")
+            if len(value.encode()) > MAX_ENV_BYTES:
+                raise ValueError(f"{key}: {len(value.encode()):,} bytes; expected at most "
+                                 f"{MAX_ENV_BYTES:,} (put larger data in a file)")
+        total = sum(len(k) + len(x.encode()) + 2 for k, x in v.items())
+        if total > MAX_ENVS_BYTES:
+            raise ValueError(f"{total:,} bytes in all; expected at most {MAX_ENVS_BYTES:,}")
         return v
 
     @field_validator("run")
@@ -291,8 +336,8 @@ class JobSpec(_Strict):
     @field_validator("reference_gpu")
     @classmethod
     def _reference(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
+        if v is None or v.strip().upper() == CPU:
+            return v if v is None else CPU
         gpu, n = parse_gpu(v)
         return f"{gpu}:{n}"
 
@@ -343,19 +388,31 @@ class ResolvedJob:
     source: str  # the file it came from
     deadline_at: datetime | None = None
     checkpoint_auto: bool = False  # costsched chose checkpoint_hours (interval "auto")
+    # `ordered:` alternatives of a SkyPilot task, first preferred (TaskSpec.order).
+    order: tuple[dict[str, list[str]], ...] = ()
+    notes: tuple[str, ...] = ()  # remarks made reading the task (TaskSpec.notes)
 
     @property
     def name(self) -> str:
         return self.job.name
+
+    @property
+    def cpu(self) -> bool:
+        """CPU work: planned on CPU instance types (prices_at's include_cpu) only."""
+        return isinstance(self.table, CpuWork)
 
 
 def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
             source: str = "<spec>") -> ResolvedJob:
     """The spec's job with steps, throughputs and a deadline in hours from `at`."""
     where = f"{source}: job {spec.name!r}"
+    if spec.reference_gpu == CPU:  # hours of CPU work, the same on any CPU instance
+        table = CpuWork(spec.name, f"job spec {source}: {spec.hours} h on a CPU instance",
+                        table.precision)
     rows = [(spec.model or spec.name, *key.split(":"), sps, f"job spec {source}")
             for key, sps in (spec.throughputs or {}).items()]
-    if spec.model is None and not rows:  # work given as hours on a reference GPU only
+    if spec.model is None and not rows and spec.reference_gpu != CPU:
+        # work given as hours on a reference GPU only
         gpu, n = parse_gpu(spec.reference_gpu or "")
         rows = [(spec.name, gpu, n, 1.0, f"job spec {source}: {spec.hours} h on {n}x{gpu}")]
     if rows:
@@ -373,6 +430,8 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         steps = spec.steps
     elif spec.epochs is not None and spec.steps_per_epoch is not None:
         steps = spec.epochs * spec.steps_per_epoch
+    elif spec.reference_gpu == CPU:
+        steps = (spec.hours or 0) * 3600 * CpuWork.STEPS_PER_SECOND
     else:
         gpu, n = parse_gpu(spec.reference_gpu or "")
         steps = (spec.hours or 0) * 3600 * table.get(model, gpu, n).steps_per_second
@@ -403,6 +462,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         .restart_hours(spec.checkpoint.size_gb),
         envs=dict(spec.envs), source=source, deadline_at=deadline_at,
         checkpoint_auto=spec.checkpoint.interval_minutes == checkpoint_interval.AUTO,
+        order=tuple(spec.task.order), notes=tuple(spec.task.notes),
     )
 
 
@@ -419,7 +479,7 @@ def expand_sweep(spec: JobSpec, max_jobs: int = DEFAULT_MAX_SWEEP_JOBS,
         return [spec]
     size = sweep_size(spec)
     if size > max_jobs:
-        raise InvalidInput(_too_many(source, spec.name, size, max_jobs))
+        raise InvalidInput(too_many(source, spec.name, size, max_jobs))
     names = list(spec.sweep)
     out = []
     for i, values in enumerate(itertools.product(*spec.sweep.values()), start=1):
@@ -429,7 +489,7 @@ def expand_sweep(spec: JobSpec, max_jobs: int = DEFAULT_MAX_SWEEP_JOBS,
     return out
 
 
-def _too_many(source: str, name: str, size: int, most: int) -> str:
+def too_many(source: str, name: str, size: int, most: int) -> str:
     return (f"{source}: job {name!r}: field sweep: {size:,} combinations: expected at most "
             f"{most:,} jobs (launch.max_sweep_jobs in the config)")
 
@@ -443,7 +503,8 @@ def parse(data: Any, source: str = "<spec>") -> JobSpec:
         return JobSpec.model_validate(data)
     except ValidationError as exc:
         name = data.get("name")
-        where = f"{source}: job {name!r}" if isinstance(name, str) and name else source
+        where = (f"{source}: job {name!r}" if isinstance(name, str) and 0 < len(name) <= MAX_NAME
+                 else source)
         raise InvalidInput(_first_error(where, exc)) from None
 
 
@@ -474,100 +535,6 @@ def _known_fields(loc: tuple) -> str:
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             model = annotation
     return ", ".join(model.model_fields)
-
-
-_OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "checkpoint",
-                       "constraints", "sweep"})
-
-
-def skypilot_task(doc: Any) -> bool:
-    """A SkyPilot task: it has `resources` or a `costsched:` section, or it is a bare
-    task (a `run` without any of costsched's own fields)."""
-    if not isinstance(doc, dict):
-        return False
-    return ("resources" in doc or "costsched" in doc
-            or ("run" in doc and not _OWN_KEYS & doc.keys()))
-
-
-def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
-    """The spec with its workdir as an absolute path (a relative one is taken from `folder`,
-    the spec file's), so that the job does not depend on where costsched was started."""
-    if not spec.workdir:
-        return spec
-    workdir = (folder / Path(spec.workdir).expanduser()).resolve()
-    return spec.model_copy(update={"workdir": str(workdir)})
-
-
-class _SpecLoader(yaml.SafeLoader):
-    """YAML's safe subset without aliases (a few lines of them can expand to gigabytes) and
-    without duplicate keys (YAML would keep the last one silently)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, f"alias *{event.anchor} is not accepted in a job spec: write the "
-                "value out", event.start_mark)
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: set[Any] = set()
-        for key_node, _value_node in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if isinstance(key, (list, dict)):
-                continue  # SafeLoader refuses these itself
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate field {key!r}: each field may be given once",
-                    key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def load(path: str | Path, max_sweep_jobs: int | None = None) -> list[JobSpec]:
-    """Every job in a YAML file (one per document), sweeps expanded; at most `max_sweep_jobs`
-    jobs (default: the config's launch.max_sweep_jobs)."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: cannot read ({exc})") from None
-    try:
-        docs = [d for d in yaml.load_all(text, Loader=_SpecLoader) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f": line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InvalidInput(f"{path}{line}: invalid YAML ({problem})") from None
-    if not docs:
-        raise InvalidInput(f"{path}: no job in the file: expected fields name, run, model, "
-                           "steps, ...")
-    if max_sweep_jobs is None:
-        from costsched.config import effective
-
-        max_sweep_jobs = effective().launch.max_sweep_jobs
-    parsed = []
-    for i, doc in enumerate(docs, start=1):
-        where = str(path) if len(docs) == 1 else f"{path} (document {i})"
-        if skypilot_task(doc):  # a SkyPilot task file, read as it is
-            from costsched.skypilot import parse_task
-
-            spec = parse_task(doc, where, path.stem)
-        else:
-            spec = parse(doc, where)
-        parsed.append(anchor_workdir(spec, path.parent))
-    total = sum(sweep_size(spec) for spec in parsed)  # counted before any job is made
-    if total > max_sweep_jobs:
-        name = max(parsed, key=sweep_size).name
-        raise InvalidInput(_too_many(str(path), name, total, max_sweep_jobs))
-    specs = [job for spec in parsed for job in expand_sweep(spec, max_sweep_jobs, str(path))]
-    names = [s.name for s in specs]
-    dupes = sorted(n for n, count in collections.Counter(names).items() if count > 1)
-    if dupes:
-        raise InvalidInput(f"{path}: field name: {dupes[0]!r} names more than one job")
-    return specs
 
 
 def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:

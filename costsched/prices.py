@@ -27,8 +27,10 @@ def prices_at(
     instance_types: Sequence[str] = (),
     os: str = "linux",
     use_catalog: bool = True,
+    include_cpu: bool = False,
 ) -> pd.DataFrame:
-    """Every matching offering's price at `at`, cheapest per GPU-hour first.
+    """Every matching offering's price at `at`, cheapest per GPU-hour first (CPU instance
+    types, gpu_count 0, only with `include_cpu`: their usd_per_gpu_hour is NaN, last).
 
     Offerings without an on-demand observation in the store get the catalog's list price
     (source `catalog ...`) when it held by `at` and the type was not retired by then; a cloud
@@ -42,30 +44,35 @@ def prices_at(
     filters = dict(cloud=list(clouds), region=list(regions), gpu_model=list(gpu_models),
                    market=list(markets), instance_type=list(instance_types), os=[os])
     where = None if store is None else store.url
-    return memo(("prices_at", where, utc(at), frozen(filters), use_catalog),
-                lambda: _prices_at(store, at, filters, use_catalog))
+    return memo(("prices_at", where, utc(at), frozen(filters), use_catalog, include_cpu),
+                lambda: _prices_at(store, at, filters, use_catalog, include_cpu))
 
 
 def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[str]],
-               use_catalog: bool) -> pd.DataFrame:
+               use_catalog: bool, include_cpu: bool = False) -> pd.DataFrame:
     stored = store.as_of(at, **filters) if store is not None else pd.DataFrame()
+    if not include_cpu and not stored.empty:
+        stored = stored[stored["gpu_count"] > 0]
     frames = [stored] if not stored.empty else []
     if use_catalog:
         listed = _catalog_rows(at, **filters)
+        if include_cpu:
+            listed = pd.concat([listed, _catalog_cpu_rows(at, **filters)], ignore_index=True)
         when = pd.Timestamp(utc(at))
         listed = listed[(listed["effective_at"] <= when) & ~catalog.retired_mask(listed, when)]
         if not stored.empty:
             have = stored[stored["market"] == "on_demand"][_TYPE_KEY].drop_duplicates()
             listed = _anti_join(listed, have, _TYPE_KEY)
         frames.append(listed)
-        frames.append(_spot_snapshot(at, stored, **filters))
+        frames.append(_spot_snapshot(at, stored, include_cpu, **filters))
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(columns=[*OBSERVATION_COLUMNS, "usd_per_gpu_hour",
                                      "on_demand_usd_per_hour", "spot_discount"])
     frame = pd.concat(frames, ignore_index=True)
     frame = frame.drop(columns=["offering_id"], errors="ignore")
-    frame["usd_per_gpu_hour"] = frame["usd_per_hour"] / frame["gpu_count"]
+    frame["usd_per_gpu_hour"] = frame["usd_per_hour"] / frame["gpu_count"].where(
+        frame["gpu_count"] > 0)
     frame["on_demand_usd_per_hour"] = on_demand_reference(frame, at=at)
     frame["spot_discount"] = np.where(
         frame["market"] == "spot", 1 - frame["usd_per_hour"] / frame["on_demand_usd_per_hour"],
@@ -83,11 +90,23 @@ def _catalog_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
     return listed
 
 
-def _spot_snapshot(at: datetime, stored: pd.DataFrame, **filters: list[str]) -> pd.DataFrame:
+def _catalog_cpu_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
+    """The catalog's newest on-demand list prices of CPU instance types held by `at`."""
+    listed = catalog.on_demand_observations(include_cpu=True)
+    listed = listed[listed["gpu_count"] == 0].sort_values("effective_at", kind="stable")
+    listed = listed[listed["effective_at"] <= pd.Timestamp(utc(at))]
+    for name, values in filters.items():
+        if values:
+            listed = listed[listed[name].isin(values)]
+    return listed.drop_duplicates(_TYPE_KEY, keep="last")
+
+
+def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False,
+                   **filters: list[str]) -> pd.DataFrame:
     """The bundled spot prices that held by `at`, for the clouds of which the store holds no
     spot observation among those asked for: a cloud's collected spot prices are used alone,
     never mixed with older snapshot prices of its other types or regions."""
-    snapshot = catalog.spot_observations()
+    snapshot = catalog.spot_observations(include_cpu)
     for name, values in filters.items():
         if values:
             snapshot = snapshot[snapshot[name].isin(values)]

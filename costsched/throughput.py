@@ -95,6 +95,23 @@ GPU_SPECS: dict[str, GpuSpec] = {
     "A100-80GB": GpuSpec(19.5, 312.0, 2039, "NVIDIA A100 80GB SXM data sheet (2021), dense "
                          "FP16"),
     "H100": GpuSpec(67.0, 989.0, 3350, "NVIDIA H100 SXM data sheet (2023), dense FP16"),
+    # GCP's A3 Mega: the same H100 SXM part, with more network per GPU.
+    "H100-MEGA": GpuSpec(67.0, 989.0, 3350, "NVIDIA H100 SXM data sheet (2023), dense FP16 "
+                         "(A3 Mega machines carry H100 SXM GPUs)"),
+    "A10": GpuSpec(31.2, 125.0, 600, "NVIDIA A10 data sheet (2021)"),
+    "A40": GpuSpec(37.4, 149.7, 696, "NVIDIA A40 data sheet (2020), dense FP16"),
+    "L40": GpuSpec(90.5, 181.0, 864, "NVIDIA L40 data sheet (2022), dense FP16"),
+    "L40S": GpuSpec(91.6, 362.0, 864, "NVIDIA L40S data sheet (2023), dense FP16 "
+                    "(733 TFLOPS with sparsity)"),
+    "H200": GpuSpec(67.0, 989.0, 4800, "NVIDIA H200 SXM data sheet (2024), dense FP16 "
+                    "(as summarized at itkb.uw.cz, 'NVIDIA H200 vs B300', 2026-06-22)"),
+    "GH200": GpuSpec(67.0, 989.0, 4000, "NVIDIA GH200 Grace Hopper data sheet (2023): the "
+                     "H100 GPU with 96 GB HBM3 at 4 TB/s, dense FP16"),
+    "B200": GpuSpec(80.0, 2250.0, 8000, "NVIDIA HGX B200 data sheet figures at 1,000 W "
+                    "(FP32 80, dense FP16 2,250 TFLOPS, 8 TB/s), as tabulated at "
+                    "glennklockwood.com/garden/processors/B200"),
+    "MI300X": GpuSpec(163.4, 1307.4, 5300, "AMD Instinct MI300X data sheet (2023), dense "
+                      "FP16"),
 }
 
 

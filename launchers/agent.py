@@ -563,6 +563,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--heartbeat-seconds", type=float, default=0.0,
                         help="write the heartbeat beside the checkpoints this often "
                         "(0: never; for launchers that cannot see the agent's process)")
+    parser.add_argument("--mounts", default="", help="the task's file mounts (JSON; "
+                        "launchers.mounts)")
+    parser.add_argument("--mount-root", default="", help="the folder the mounts go under")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -594,6 +597,11 @@ def main(argv: list[str] | None = None) -> int:
                   args.setup, args.attempt, args.heartbeat_seconds)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
+        if args.mounts:  # the task's file mounts, before its setup (launchers.mounts)
+            from launchers import mounts
+
+            for line in mounts.prepare(json.loads(args.mounts), args.mount_root):
+                log.info("mount: %s", redact(line))
         status = agent.run()
     except Exception as exc:
         log.exception("agent failed")

@@ -17,6 +17,7 @@ from typing import Any
 
 from costsched.clouds import aws as aws_cloud
 from costsched.model import InvalidInput, Offering
+from launchers import task_resources
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
@@ -61,12 +62,14 @@ class AwsLauncher(Launcher):
                  key_name: str | None = None, subnet_ids: Mapping[str, str] | None = None,
                  security_group_ids: Mapping[str, Sequence[str]] | None = None,
                  iam_instance_profile: str | None = None,
-                 install: str = DEFAULT_INSTALL, root: str = DEFAULT_ROOT) -> None:
+                 install: str = DEFAULT_INSTALL, root: str = DEFAULT_ROOT,
+                 mount_root: str = "") -> None:
         """`image_id`: one AMI for every region, or one per region; by default the newest
         GPU Deep Learning AMI of the region. `subnet_ids` and `security_group_ids` are keyed
         by zone or region (the zone's entry first). `iam_instance_profile`: a name or ARN.
         `install` (shell, one line) installs costsched on the instance and `root` is where
-        its environment and the jobs' working directories go (launchers.userdata)."""
+        its environment and the jobs' working directories go (launchers.userdata);
+        `mount_root`, a folder the task's file mounts go under ('' for their own paths)."""
         self.session = session if session is not None else aws_cloud.new_session()
         self.image_id = image_id
         self.key_name = key_name
@@ -75,6 +78,7 @@ class AwsLauncher(Launcher):
         self.iam_instance_profile = iam_instance_profile
         self.install = install
         self.root = root
+        self.mount_root = mount_root
         self.regions: set[str] = set()  # where this launcher launched or found instances
         self._clients: dict[tuple[str, str], Any] = {}
         self._images: dict[str, str] = {}
@@ -123,21 +127,27 @@ class AwsLauncher(Launcher):
         return table.get(offering.zone) if offering.zone in table else table.get(
             offering.region)
 
-    def run_request(self, spec: LaunchSpec) -> dict[str, Any]:
-        """The run_instances arguments for `spec`."""
+    def run_request(self, spec: LaunchSpec,
+                    secret_refs: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The run_instances arguments for `spec`; `secret_refs`: the SSM parameters the
+        instance reads the job's secrets from (`put_secrets`)."""
         offering = spec.offering
         tags = [{"Key": TAG_JOB, "Value": str(spec.job_id)},
                 {"Key": TAG_ATTEMPT, "Value": spec.attempt},
                 {"Key": TAG_OFFERING, "Value": "|".join(offering.key)},
                 {"Key": "Name", "Value": f"costsched-{spec.job_id}-{spec.job_name}"[:255]}]
+        task = spec.task
+        image = task_resources.image(task, offering.region) or self.image(offering.region)
+        tags += [{"Key": k, "Value": v} for k, v in task_resources.label_pairs(task).items()]
         request: dict[str, Any] = {
-            "ImageId": self.image(offering.region),
+            "ImageId": image,
             "InstanceType": offering.instance_type,
             "MinCount": 1,
             "MaxCount": 1,
             "ClientToken": client_token(spec.job_id, spec.attempt),
             "UserData": startup_script(spec, install=self.install, root=self.root,
-                                       notice_url=aws_cloud.SPOT_NOTICE_URL),
+                                       notice_url=aws_cloud.SPOT_NOTICE_URL,
+                                       mount_root=self.mount_root, secret_refs=secret_refs),
             "TagSpecifications": [{"ResourceType": kind, "Tags": tags}
                                   for kind in ("instance", "volume")],
             # The instance ends when its system shuts down (the agent may power it off).
@@ -155,13 +165,88 @@ class AwsLauncher(Launcher):
         subnet = self._lookup(self.subnet_ids, offering)
         if subnet:
             request["SubnetId"] = subnet
-        groups = self._lookup(self.security_group_ids, offering)
+        if task.get("disk_size") or task.get("disk_tier"):
+            root_device, size = self._root_disk(offering.region, image)
+            request["BlockDeviceMappings"] = [{"DeviceName": root_device, "Ebs": task_resources.ebs(
+                task, int(task.get("disk_size") or size))}]
+        groups = list(self._lookup(self.security_group_ids, offering) or [])
+        if task_resources.port_ranges(task):
+            groups = [*(groups or self._default_group(offering.region, subnet)),
+                      self._ports_group(spec, offering.region, subnet)]
         if groups:
-            request["SecurityGroupIds"] = list(groups)
+            request["SecurityGroupIds"] = groups
         if self.iam_instance_profile:
             key = "Arn" if self.iam_instance_profile.startswith("arn:") else "Name"
             request["IamInstanceProfile"] = {key: self.iam_instance_profile}
         return request
+
+    def put_secrets(self, spec: LaunchSpec) -> dict[str, str]:
+        """The job's secrets as SecureString SSM parameters of the instance's region (the
+        instance reads them with its own role at boot: ssm:GetParameter), so that they are
+        not in the instance's user data; {name: parameter name}."""
+        refs = {}
+        ssm = self._client("ssm", spec.offering.region)
+        for name in spec.secret_names:
+            ref = f"/costsched/job-{spec.job_id}/{name}"
+            ssm.put_parameter(Name=ref, Value=spec.envs[name], Type="SecureString",
+                              Overwrite=True, Description=f"costsched job {spec.job_id}")
+            refs[name] = ref
+        return refs
+
+    def _root_disk(self, region: str, image: str) -> tuple[str, int]:
+        """(the image's root device name, its size in GB)."""
+        found = self._client("ec2", region).describe_images(ImageIds=[image])["Images"]
+        if not found:
+            raise InvalidInput(f"aws {region}: image {image!r} not found")
+        root = found[0].get("RootDeviceName") or "/dev/xvda"
+        sizes = [m["Ebs"].get("VolumeSize", 0) for m in found[0].get("BlockDeviceMappings", [])
+                 if m.get("DeviceName") == root and "Ebs" in m]
+        return root, int(sizes[0]) if sizes else 8
+
+    def _vpc(self, region: str, subnet: str | None) -> str:
+        ec2 = self._client("ec2", region)
+        if subnet:
+            return str(ec2.describe_subnets(SubnetIds=[subnet])["Subnets"][0]["VpcId"])
+        vpcs = ec2.describe_vpcs(Filters=[{"Name": "is-default", "Values": ["true"]}])["Vpcs"]
+        if not vpcs:
+            raise InvalidInput(f"aws {region}: no default VPC to open the task's ports in; "
+                               "give the launcher a subnet")
+        return str(vpcs[0]["VpcId"])
+
+    def _default_group(self, region: str, subnet: str | None) -> list[str]:
+        """The VPC's default security group: what the instance has without a ports group."""
+        groups = self._client("ec2", region).describe_security_groups(Filters=[
+            {"Name": "vpc-id", "Values": [self._vpc(region, subnet)]},
+            {"Name": "group-name", "Values": ["default"]}])["SecurityGroups"]
+        return [str(g["GroupId"]) for g in groups[:1]]
+
+    def _ports_group(self, spec: LaunchSpec, region: str, subnet: str | None) -> str:
+        """A security group of the job's own opening the task's ports (TCP, from anywhere,
+        as SkyPilot opens them), made once per job and region."""
+        from botocore.exceptions import ClientError
+
+        ec2 = self._client("ec2", region)
+        vpc = self._vpc(region, subnet)
+        name = f"costsched-{spec.job_id}-ports"
+        found = ec2.describe_security_groups(Filters=[
+            {"Name": "vpc-id", "Values": [vpc]},
+            {"Name": "group-name", "Values": [name]}])["SecurityGroups"]
+        if found:
+            return str(found[0]["GroupId"])
+        group = str(ec2.create_security_group(
+            GroupName=name, VpcId=vpc, Description=f"costsched job {spec.job_id}: task ports",
+            TagSpecifications=[{"ResourceType": "security-group", "Tags": [
+                {"Key": TAG_JOB, "Value": str(spec.job_id)}]}])["GroupId"])
+        try:
+            ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=[
+                {"IpProtocol": "tcp", "FromPort": lo, "ToPort": hi,
+                 "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}
+                for lo, hi in task_resources.port_ranges(spec.task)])
+        except ClientError as exc:
+            code, message = _error(exc)
+            if code != "InvalidPermission.Duplicate":
+                raise RuntimeError(f"aws {region}: open ports: {code}: {message}") from None
+        return group
 
     def launch(self, spec: LaunchSpec) -> Instance:
         from botocore.exceptions import ClientError
@@ -179,7 +264,8 @@ class AwsLauncher(Launcher):
                 {"Name": f"tag:{TAG_ATTEMPT}", "Values": [spec.attempt]}]):
             return found
         try:
-            answer = self._client("ec2", region).run_instances(**self.run_request(spec))
+            refs = self.put_secrets(spec)
+            answer = self._client("ec2", region).run_instances(**self.run_request(spec, refs))
         except ClientError as exc:
             code, message = _error(exc)
             if code in aws_cloud.CAPACITY_ERROR_CODES:

@@ -22,8 +22,10 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from costsched import catalog
 from costsched.clouds import gcp as gcp_cloud
 from costsched.model import InvalidInput, Offering
+from launchers import task_resources
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
 from launchers.userdata import DEFAULT_ROOT, StopFlag, startup_script
 
@@ -45,6 +47,11 @@ def instance_name(job_id: int, attempt: str) -> str:
     return f"costsched-{job_id}-{digest}"
 
 
+def ports_tag(job_id: int) -> str:
+    """The network tag (and firewall rule name) that opens a job's ports."""
+    return f"costsched-{job_id}-ports"
+
+
 def label_value(value: str) -> str:
     """A label value: lower case letters, digits, '_' and '-', 63 characters at most."""
     return re.sub(r"[^a-z0-9_-]", "-", value.lower())[:63]
@@ -58,6 +65,9 @@ def machine_and_accelerators(instance_type: str) -> tuple[str, str, int]:
     if found:
         return found["machine"], found["accelerator"], int(found["count"])
     if instance_type.split("-", 1)[0] in gcp_cloud.ACCELERATOR_MACHINE_FAMILIES:
+        return instance_type, "", 0
+    known = catalog.lookup("gcp", instance_type)
+    if known is not None and int(known["gpu_count"]) == 0:  # a CPU machine type
         return instance_type, "", 0
     raise InvalidInput(f"instance type {instance_type!r}: expected MACHINE+NxACCELERATOR "
                        "(n1-standard-8+1xnvidia-tesla-v100) or an accelerator machine type "
@@ -95,9 +105,12 @@ class GcpLauncher(Launcher):
                  install: str = DEFAULT_INSTALL,
                  zones: Callable[[Offering], list[str]] | None = None,
                  network: str = "global/networks/default", disk_gb: int = 100,
-                 root: str = DEFAULT_ROOT) -> None:
+                 root: str = DEFAULT_ROOT, firewalls_client: Any = None,
+                 mount_root: str = "") -> None:
         """`zones` names the zones of a regional offering (the store's zone coverage), the
-        first of which is used. `service_account`: an e-mail, or the project's default."""
+        first of which is used. `service_account`: an e-mail, or the project's default.
+        `firewalls_client` opens a task's ports (made when first needed); `mount_root`, a
+        folder the task's file mounts go under ('' for their own paths)."""
         if instances_client is None or project is None:
             credentials, project = gcp_cloud.credentials_and_project(project)
             if instances_client is None:
@@ -113,6 +126,8 @@ class GcpLauncher(Launcher):
         self.zones = zones
         self.network = network
         self.disk_gb = disk_gb
+        self.firewalls = firewalls_client
+        self.mount_root = mount_root
         self._deleted: set[str] = set()
 
     def can_launch(self, offering: Offering) -> bool:
@@ -141,7 +156,19 @@ class GcpLauncher(Launcher):
                 provisioning_model="SPOT", instance_termination_action="DELETE",
                 on_host_maintenance="TERMINATE", automatic_restart=False)
         script = startup_script(spec, install=self.install, root=self.root,
-                                notice_url=gcp_cloud.PREEMPTION_NOTICE_URL, stop=STOP_FLAG)
+                                notice_url=gcp_cloud.PREEMPTION_NOTICE_URL, stop=STOP_FLAG,
+                                mount_root=self.mount_root)
+        task = spec.task
+        labels = {task_resources.gcp_label(k): task_resources.gcp_label(v)
+                  for k, v in task_resources.label_pairs(task).items()}
+        disk = compute_v1.AttachedDiskInitializeParams(
+            source_image=task_resources.image(task, offering.region) or self.image,
+            disk_size_gb=int(task.get("disk_size") or self.disk_gb))
+        if task.get("disk_tier"):
+            disk.disk_type = f"zones/{zone}/diskTypes/{task_resources.PD_TIERS[task['disk_tier']]}"
+        access = compute_v1.AccessConfig(name="External NAT", type_="ONE_TO_ONE_NAT")
+        if task.get("network_tier"):
+            access.network_tier = task_resources.GCP_NETWORK_TIERS[task["network_tier"]]
         exact = json.dumps({"job_id": spec.job_id, "attempt": spec.attempt,
                             "offering": list(offering.key)})
         return compute_v1.Instance(
@@ -152,19 +179,17 @@ class GcpLauncher(Launcher):
                 accelerator_type=f"zones/{zone}/acceleratorTypes/{accelerator}")]
             if accelerator else [],
             scheduling=scheduling,
-            labels={TAG_JOB: str(spec.job_id), TAG_ATTEMPT: label_value(spec.attempt)},
+            labels={**labels, TAG_JOB: str(spec.job_id), TAG_ATTEMPT: label_value(spec.attempt)},
+            tags=compute_v1.Tags(items=[ports_tag(spec.job_id)]
+                                 if task_resources.port_ranges(task) else []),
             metadata=compute_v1.Metadata(items=[
                 compute_v1.Items(key="startup-script", value=script),
                 compute_v1.Items(key="install-nvidia-driver", value="True"),
                 compute_v1.Items(key=META_SPEC, value=exact)]),
-            disks=[compute_v1.AttachedDisk(
-                boot=True, auto_delete=True,
-                initialize_params=compute_v1.AttachedDiskInitializeParams(
-                    source_image=self.image, disk_size_gb=self.disk_gb))],
-            network_interfaces=[compute_v1.NetworkInterface(
-                network=self.network,
-                access_configs=[compute_v1.AccessConfig(name="External NAT",
-                                                        type_="ONE_TO_ONE_NAT")])],
+            disks=[compute_v1.AttachedDisk(boot=True, auto_delete=True,
+                                           initialize_params=disk)],
+            network_interfaces=[compute_v1.NetworkInterface(network=self.network,
+                                                            access_configs=[access])],
             service_accounts=[compute_v1.ServiceAccount(email=self.service_account,
                                                         scopes=SCOPES)],
         )
@@ -179,6 +204,8 @@ class GcpLauncher(Launcher):
                                "offerings only")
         zone = self.zone(offering)
         resource = self.instance_resource(spec, zone)
+        if task_resources.port_ranges(spec.task):
+            self._open_ports(spec)
         request = compute_v1.InsertInstanceRequest(
             project=self.project, zone=zone, instance_resource=resource,
             request_id=str(uuid.uuid5(_NAMESPACE, f"{spec.job_id}:{spec.attempt}")))
@@ -194,6 +221,31 @@ class GcpLauncher(Launcher):
             raise RuntimeError(f"gcp {zone}: insert {offering.instance_type}: {message}"
                                ) from None
         return self.status(f"{zone}/{resource.name}")
+
+    def _open_ports(self, spec: LaunchSpec) -> None:
+        """A firewall rule of the job's own letting TCP in on the task's ports to its
+        instances (their network tag), as SkyPilot opens them; made once per job."""
+        from google.api_core import exceptions
+        from google.cloud import compute_v1
+
+        if self.firewalls is None:
+            credentials, _ = gcp_cloud.credentials_and_project(self.project)
+            self.firewalls = compute_v1.FirewallsClient(credentials=credentials)
+        ports = [f"{lo}-{hi}" if hi != lo else str(lo)
+                 for lo, hi in task_resources.port_ranges(spec.task)]
+        rule = compute_v1.Firewall(
+            name=ports_tag(spec.job_id), network=self.network, direction="INGRESS",
+            allowed=[compute_v1.Allowed(I_p_protocol="tcp", ports=ports)],
+            source_ranges=["0.0.0.0/0"], target_tags=[ports_tag(spec.job_id)],
+            description=f"costsched job {spec.job_id}: task ports")
+        try:
+            self.firewalls.insert(project=self.project, firewall_resource=rule).result(
+                timeout=OPERATION_TIMEOUT)
+        except exceptions.Conflict:
+            pass  # made for an earlier instance of the job
+        except exceptions.GoogleAPICallError as exc:
+            message = " ".join(str(exc).split())
+            raise RuntimeError(f"gcp: open ports {', '.join(ports)}: {message}") from None
 
     # -- reading -------------------------------------------------------------------------
 

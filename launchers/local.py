@@ -46,7 +46,7 @@ from typing import ClassVar
 
 from costsched import clouds
 from costsched.model import InvalidInput, Offering
-from launchers import agent_recovery
+from launchers import agent_recovery, mounts
 from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
 from launchers.base import (
     INSTANCE_STATES,
@@ -345,8 +345,12 @@ class LocalLauncher(Launcher):
                      "--code-size", str(spec.code_size)]
         if spec.setup:
             argv += ["--setup", spec.setup]
+        argv += mounts.agent_args(spec.task, str(folder / "mounts"))
         argv += ["--", spec.command]
+        unapplied = mounts.local_note(spec.task, folder / "mounts")
         try:
+            if unapplied:  # said once, at the head of the instance's log
+                (folder / "agent.log").write_text(unapplied + "\n")
             # In the instance's own directory: the job runs in its unpacked code
             # (folder/code), never in the directory costsched was started from.
             with (folder / "agent.log").open("ab") as out:
@@ -451,9 +455,11 @@ class LocalLauncher(Launcher):
 # machine's numeric and device settings allowed by config launch.pass_env, never
 # costsched's own settings or secrets (COSTSCHED_*, tokens, cloud credentials).
 _BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGNAME")
-# The agent needs these to import costsched and launchers (and credentials, below, to reach
-# a bucket); the job does not see them.
-_AGENT_ENV = ("PYTHONPATH", "VIRTUAL_ENV")
+# The agent needs these to import costsched and launchers (and credentials, below, and the
+# stores' endpoints where they are not the clouds' own, to reach a bucket); the job does
+# not see them.
+_AGENT_ENV = ("PYTHONPATH", "VIRTUAL_ENV", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
+              "STORAGE_EMULATOR_HOST")
 
 
 def instance_environment(envs: dict[str, str], python: str,

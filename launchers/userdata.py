@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,12 @@ if stop and os.fork() == 0:  # a watcher: SIGTERM to the agent once the stop fla
     os._exit(0)
 env = dict(os.environ)
 env.update(job["envs"])
+refs = job.get("secret_refs") or {{}}
+if refs:  # the job's secrets, read with the instance's own role (never in this script)
+    import boto3
+    ssm = boto3.client("ssm", region_name=job["region"])
+    for name, ref in refs.items():
+        env[name] = ssm.get_parameter(Name=ref, WithDecryption=True)["Parameter"]["Value"]
 argv = [sys.executable, "-m", "launchers.agent", "--job-id", str(job["job_id"]),
         "--checkpoint-uri", job["checkpoint_uri"], "--workdir", job["workdir"],
         "--notice-url", job["notice_url"], "--attempt", job["attempt"],
@@ -68,46 +75,65 @@ if code:
              "--code-size", str(code["size"])]
 if job.get("setup"):
     argv += ["--setup", job["setup"]]
+if job.get("mounts"):
+    argv += ["--mounts", json.dumps(job["mounts"])]
+    if job.get("mount_root"):
+        argv += ["--mount-root", job["mount_root"]]
 argv += ["--", job["command"]]
 os.execve(sys.executable, argv, env)
 """
 
 
 def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
-            stop: StopFlag | None = None) -> dict[str, Any]:
-    """The job's fields as the instance receives them."""
+            stop: StopFlag | None = None, mount_root: str = "",
+            secret_refs: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The job's fields as the instance receives them. A task's file mounts go where the
+    task says (under `mount_root` when one is given); a local path cannot reach a cloud
+    instance and is refused. `secret_refs`: where the instance reads each of the job's
+    secrets (an SSM parameter), which then are not in the payload."""
     if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int):
         raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number")
     leaked = sorted(set(spec.envs) & clouds.credential_envs())
     if leaked:
         raise InvalidInput(f"env {leaked[0]}: credentials are not sent to instances; "
                            "the instance uses its own role (instance profile, service account)")
+    mounts = [dict(m) for m in spec.task.get("mounts") or []]
+    for m in mounts:
+        if "://" not in m["source"]:
+            raise InvalidInput(f"file mount {m['path']}: {m['source']!r} is a local path: "
+                               "it travels to the local launcher's instances only for now; "
+                               "put it in the workdir or a bucket")
     return {"job_id": spec.job_id, "job_name": spec.job_name, "command": spec.command,
             "checkpoint_uri": spec.checkpoint_uri, "attempt": spec.attempt,
-            "envs": {str(k): str(v) for k, v in spec.envs.items()},
+            "envs": {str(k): str(v) for k, v in spec.envs.items()
+                     if str(k) not in (secret_refs or {})},
+            "secret_refs": dict(secret_refs or {}), "region": spec.offering.region,
             "notice_url": notice_url, "workdir": f"{root}/work/job-{spec.job_id}",
             "code": None if not spec.code_uri else {
                 "uri": spec.code_uri, "sha256": spec.code_sha256, "size": spec.code_size},
-            "setup": spec.setup,
+            "setup": spec.setup, "mounts": mounts, "mount_root": mount_root,
             "stop": None if stop is None else {"url": stop.url, "headers": dict(stop.headers),
                                                "every": stop.every_seconds}}
 
 
 def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
-                   root: str = DEFAULT_ROOT, stop: StopFlag | None = None) -> str:
+                   root: str = DEFAULT_ROOT, stop: StopFlag | None = None,
+                   mount_root: str = "", secret_refs: Mapping[str, str] | None = None) -> str:
     """A bash script that makes a virtual environment under `root` (seeing the image's own
     packages: CUDA, frameworks), runs `install` in it, and starts the agent; with `stop`, a
     watcher beside the agent sends it SIGTERM once the stop flag reads TRUE.
 
     `install` and `root` are the operator's settings, not job fields: `install` is shell
     text by design; `root` must be a plain absolute path."""
-    if not _ROOT_RE.match(root):
-        raise InvalidInput(f"root {root!r}: expected an absolute path of letters, digits, "
-                           "'.', '_', '-' and '/'")
+    for name, value in (("root", root), ("mount root", mount_root or "/")):
+        if not _ROOT_RE.match(value):
+            raise InvalidInput(f"{name} {value!r}: expected an absolute path of letters, "
+                               "digits, '.', '_', '-' and '/'")
     if "\n" in install:
         raise InvalidInput("install command: expected one line")
     encoded = base64.b64encode(
-        json.dumps(payload(spec, notice_url, root, stop), sort_keys=True).encode("utf-8")
+        json.dumps(payload(spec, notice_url, root, stop, mount_root, secret_refs),
+                   sort_keys=True).encode("utf-8")
     ).decode("ascii")
     return "\n".join([
         "#!/bin/bash",

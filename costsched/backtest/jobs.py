@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from costsched import jobspec
+from costsched import jobspec, taskfile
 from costsched.model import InvalidInput, Job
 from costsched.throughput import ThroughputTable
 
@@ -68,7 +68,7 @@ def read_jobs(paths: Sequence[Path], regions: Sequence[str], table: ThroughputTa
     choices. Measured `throughputs` in a spec price that job only.
     """
     out = []
-    loaded = [(path, jobspec.load(path)) for path in paths]
+    loaded = [(path, taskfile.load(path)) for path in paths]
     jobspec.refuse_duplicate_names((str(path), spec) for path, specs in loaded for spec in specs)
     for path, specs in loaded:
         # A sweep's jobs differ in their names and environments only: resolve each distinct

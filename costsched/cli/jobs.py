@@ -3,6 +3,7 @@ jobs on the chosen offerings."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,6 +28,7 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.config import effective
+from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.decide import parse_offering
@@ -62,20 +64,45 @@ def launch(
     = None,
     launcher: LauncherOption = "local",
     wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")] = 30.0,
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", help="NAME=VALUE for a SkyPilot task's envs (NAME alone: the value of NAME "
+                      "in your environment); may be repeated.", show_default=False)] = None,
+    secret: Annotated[list[str] | None, typer.Option(
+        "--secret", help="NAME=VALUE for a SkyPilot task's secrets (NAME alone: from your "
+                         "environment): passed to the job, never stored or shown.",
+        show_default=False)] = None,
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
+    envs, secrets = _given("--env", env), _given("--secret", secret)
     store = open_store(db)
     backend = make_launcher(launcher)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, jobs, launcher=backend, offering=offering,
-                                 wait_seconds=wait)
+                                 wait_seconds=wait, envs=envs, secrets=secrets)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
+
+
+def _given(option: str, items: list[str] | None) -> dict[str, str]:
+    """NAME=VALUE items of `option`; NAME alone takes the value from the environment."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        name, eq, value = item.partition("=")
+        if not name or not name.replace("_", "a").isalnum():
+            raise InvalidInput(f"{option} {name!r}: expected NAME=VALUE or NAME (letters, "
+                               "digits and _)")
+        if not eq:
+            if name not in os.environ:
+                raise InvalidInput(f"{option} {name}: {name} is not set in your environment; "
+                                   f"give {option} {name}=VALUE")
+            value = os.environ[name]
+        out[name] = value
+    return out
 
 
 def show_status(job: str | None, *, wait: float, state: list[str] | None, name: str | None,

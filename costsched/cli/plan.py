@@ -30,6 +30,7 @@ from costsched.cli.packing import instances_json, instances_table
 from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
 from costsched.optimize.planner import Progress as Report
+from costsched.optimize.planner import order_cost
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
 from costsched.service.plan import job_specs
@@ -198,7 +199,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         return
     shown = result.ranking(index).head(top)
     rows = [
-        [str(i), r.offering, f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour, 4),
+        [str(i), r.offering, f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU",
+         money(r.usd_per_hour, 4),
          f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else "")
          + (MEASURED_MARK if r.throughput_source.startswith(MEASURED_BY_COSTSCHED) else ""),
          f"{r.preemptions_per_hour:.3f}", r.preemption_basis, f"{r.expected_hours:,.2f}",
@@ -211,7 +213,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                         detail=["risk source", "preempt/h", "steps/s", "GPUs", "vs OD V100"],
                         wide=wide),
                   soft_wrap=wide)
-    notes = []
+    notes = [*p.job.notes, *filter(None, [order_cost(p)])]
     if shown["throughput_estimated"].any():
         notes.append("* estimated throughput (`costsched throughput show --model "
                      f"'{user_text(job.model)}'` gives the rule)")

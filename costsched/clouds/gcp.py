@@ -41,7 +41,9 @@ GCP = Cloud(
     accelerators={"K80": "nvidia-tesla-k80", "P100": "nvidia-tesla-p100",
                   "V100": "nvidia-tesla-v100", "T4": "nvidia-tesla-t4",
                   "A100": "nvidia-tesla-a100", "A100-80GB": "nvidia-a100-80gb",
-                  "L4": "nvidia-l4", "H100": "nvidia-h100-80gb"},
+                  "L4": "nvidia-l4", "H100": "nvidia-h100-80gb",
+                  "H100-MEGA": "nvidia-h100-mega-80gb", "H200": "nvidia-h200-141gb",
+                  "B200": "nvidia-b200"},
 )
 
 # GPU names as Cloud Billing Catalog SKU descriptions spell them (lower case).
@@ -49,7 +51,9 @@ SKU_GPU_NAMES = {"nvidia tesla k80": "K80", "nvidia tesla p100": "P100",
                  "nvidia tesla v100": "V100", "nvidia tesla t4": "T4",
                  "nvidia tesla a100": "A100", "nvidia tesla a100 80gb": "A100-80GB",
                  "nvidia a100 80gb": "A100-80GB", "nvidia l4": "L4",
-                 "nvidia h100 80gb": "H100", "nvidia h100": "H100"}
+                 "nvidia h100 80gb": "H100", "nvidia h100": "H100",
+                 "nvidia h100 80gb mega": "H100-MEGA", "nvidia h200 141gb": "H200",
+                 "nvidia h200": "H200", "nvidia b200": "B200"}
 
 
 def credentials_and_project(project: str | None = None) -> tuple[object, str]:

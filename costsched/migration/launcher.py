@@ -12,9 +12,9 @@ request or a cloud's preemption notice into SIGTERM for the job.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from costsched.model import InvalidInput, Offering
 
@@ -49,6 +49,10 @@ class LaunchSpec:
     code_sha256: str = ""
     code_size: int = 0
     setup: str = ""
+    # What a SkyPilot task says beyond placement (costsched.jobspec.TaskSpec as stored:
+    # ports, disk_size, disk_tier, image_id, labels, network_tier, mounts...).
+    task: Mapping[str, Any] = field(default_factory=dict)
+    secret_names: tuple[str, ...] = ()  # envs that are secrets: passed, never logged
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,10 @@ stopped is ended at once, and so is one whose step lost a race with the stop.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
 from costsched.model import InvalidInput, Offering
@@ -57,6 +58,8 @@ class JobLaunch:
     code_sha256: str = ""
     code_size: int = 0
     setup: str = ""
+    task: Mapping[str, Any] = field(default_factory=dict)  # LaunchSpec.task
+    secret_names: tuple[str, ...] = ()
 
 
 class Mover:
@@ -174,7 +177,8 @@ class Mover:
                 offering=offering, checkpoint_uri=self.job.checkpoint_uri,
                 attempt=move.attempt, envs=self.job.envs, code_uri=self.job.code_uri,
                 code_sha256=self.job.code_sha256, code_size=self.job.code_size,
-                setup=self.job.setup))
+                setup=self.job.setup, task=self.job.task,
+                secret_names=self.job.secret_names))
         except CapacityError as exc:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,

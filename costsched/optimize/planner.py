@@ -6,7 +6,7 @@ price frame is `costsched.prices.prices_at` output (one row per offering).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -66,6 +66,8 @@ def baseline(job: ResolvedJob, offerings: pd.DataFrame) -> Baseline | None:
     if prices.empty:
         return None
     price = float(prices.min())
+    if not np.isfinite(job.table.lookup(job.job.model, [BASELINE_GPU], [1])[0][0]):
+        return None  # a CPU job: a V100 machine is no yardstick for it
     sps = job.table.get(job.job.model, BASELINE_GPU, 1).steps_per_second
     hours = job.job.steps / sps / 3600
     return Baseline(price, sps, hours, hours * price, basis)
@@ -96,21 +98,64 @@ class JobPlan:
 
 
 def throughputs(job: ResolvedJob, offerings: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    return job.table.lookup(job.job.model, offerings["gpu_model"], offerings["gpu_count"])
+    """Steps/s and an `estimated` flag per offering; CPU instance types (GPU count 0, no
+    GPU model) have none for a GPU job, and GPU types none for a CPU job."""
+    return job.table.lookup(job.job.model, offerings["gpu_model"].fillna(""),
+                            offerings["gpu_count"].fillna(0))
 
 
 def plan_job(job: ResolvedJob, offerings: pd.DataFrame, objective: str = "cost",
              weight: float = 0.5) -> JobPlan:
     """Rank `prepare`d offerings for one job."""
     sps, estimated = throughputs(job, offerings)
-    source = job.table.sources(job.job.model, offerings["gpu_model"], offerings["gpu_count"])
+    source = job.table.sources(job.job.model, offerings["gpu_model"].fillna(""),
+                               offerings["gpu_count"].fillna(0))
     ranked = ranking.rank(
         offerings.assign(throughput_estimated=estimated, throughput_source=source),
         job.job.steps, sps,
         job.job.constraints, objective, preemptions_per_hour=offerings["preemptions_per_hour"],
         checkpoint_hours=job.checkpoint_hours, restart_hours=job.restart_hours, weight=weight,
     )
+    if job.order:
+        ranked = in_order(ranked, job.order)
     return JobPlan(job, ranked, baseline(job, offerings), _no_choice_reason(job, ranked))
+
+
+def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]]) -> pd.DataFrame:
+    """`ranked` with the choosable offerings of the first alternative (of a task's
+    `ordered:` resources) that has one first, then the next alternative's, ...; within an
+    alternative, as ranked. `order_rank` says which alternative each offering is of."""
+    alternative = pd.Series(len(order), index=ranked.index)
+    key = ranked["cloud"].astype(str) + "/" + ranked["instance_type"].astype(str)
+    for i in reversed(range(len(order))):
+        alt = order[i]
+        match = pd.Series(True, index=ranked.index)
+        for column, values in (("cloud", alt.get("clouds")), ("region", alt.get("regions")),
+                               ("market", alt.get("markets"))):
+            if values:
+                match &= ranked[column].isin(list(values))
+        if alt.get("instance_types"):
+            match &= key.isin(list(alt["instance_types"]))
+        alternative[match] = i
+    choosable = ranked["excluded"] == ""
+    ranked = ranked.assign(order_rank=alternative.where(choosable, len(order) + 1))
+    return ranked.sort_values("order_rank", kind="stable").reset_index(drop=True)
+
+
+def order_cost(plan: JobPlan) -> str:
+    """What a task's `ordered:` preference costs against the cheapest choice ('' without
+    one, or when the first choice is the cheapest)."""
+    choices = plan.choices
+    if not plan.job.order or choices.empty:
+        return ""
+    first, cheapest = choices.iloc[0], choices.loc[choices["expected_cost"].idxmin()]
+    extra = float(first["expected_cost"] - cheapest["expected_cost"])
+    if extra <= 0:
+        return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
+                "is also the cheapest choice")
+    return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
+            f"costs ${first['expected_cost']:,.2f}, ${extra:,.2f} more than the cheapest "
+            f"choice ({cheapest['offering']}, ${cheapest['expected_cost']:,.2f})")
 
 
 def rank_key(job: ResolvedJob) -> Hashable:

@@ -17,13 +17,14 @@ from costsched.backtest.collection import (
     run_collection_backtest,
     summarize,
 )
-from costsched.jobspec import ResolvedJob, load, resolve
+from costsched.jobspec import ResolvedJob, resolve
 from costsched.model import Constraints, InvalidInput, Job
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.service.backtest import REPLAY_OS, default_first_start
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, at_least, choices, positive
 from costsched.store import to_epoch_seconds
+from costsched.taskfile import load
 from costsched.throughput import ThroughputTable
 
 # Jobs from model names get a deadline of this many times their length on one V100.

@@ -198,7 +198,7 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
             checkpoint_gb: float, current: OfferingKey | None,
             offerings: pd.DataFrame | None = None) -> DeadlineMarket:
     if offerings is None:
-        frame = prices_at(store, at)
+        frame = prices_at(store, at, include_cpu=resolved.cpu)
         if frame.empty:
             raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or "
                                "collect prices first")

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 import numpy as np
 import pandas as pd
 
+from costsched.cpu_work import CpuWork
 from costsched.model import CLOUDS, MARKETS, InvalidInput, Job, Offering
 from costsched.optimize.availability import preemption_rates
 from costsched.optimize.decision import MovePrice, Overheads, move_price, outcomes
@@ -130,8 +131,11 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
         rates = decision_rates(opened, when, measured_rates)
         # Once per pass (a job decided again under its lease included); the rates object
         # is kept with the market, so its id names it while the pass lasts.
-        _, market = memo(("market", opened.url, when, chosen.history_hours, id(rates)),
-                         lambda: (rates, _market(opened, when, rates, chosen.history_hours)),
+        # CPU jobs (their throughput is CpuWork's) need the CPU instance types in it.
+        cpu = any(isinstance(a.table, CpuWork) for a in asks)
+        _, market = memo(("market", opened.url, when, chosen.history_hours, id(rates), cpu),
+                         lambda: (rates, _market(opened, when, rates, chosen.history_hours,
+                                                 cpu)),
                          shared=True)
     views: dict[tuple[int, str], tuple[ThroughputTable, MarketView]] = {}
     out = []
@@ -149,10 +153,10 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
 
 
 def _market(store: PriceStore, when: datetime, rates: Evidence,
-            history_hours: float) -> MarketView:
+            history_hours: float, include_cpu: bool = False) -> MarketView:
     """The market as of `when`, with each offering's typical price over the `history_hours`
     before it when the policy reads history (the same history a replay gives it)."""
-    frame = prices_at(store, when)
+    frame = prices_at(store, when, include_cpu=include_cpu)
     if frame.empty:
         raise InvalidInput(f"at {when:%Y-%m-%d %H:%M} UTC: no prices known; import or "
                            "collect prices first")
@@ -382,7 +386,7 @@ def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: Offe
     at_least("steps_left", steps_left, 0)
     table = table if table is not None else ThroughputTable.load()
     with using(store) as opened:
-        frame = prices_at(opened, when)
+        frame = prices_at(opened, when, include_cpu=isinstance(table, CpuWork))
         rates = decision_rates(opened, when, measured_rates)
     view = view_from_prices(frame, when, table, job.model, rates)
     o = view.offerings

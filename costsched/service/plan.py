@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
 
-from costsched.jobspec import (
-    JobSpec,
-    ResolvedJob,
-    load,
-    parse_hours,
-    refuse_duplicate_names,
-    resolve,
-)
+from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, refuse_duplicate_names, resolve
 from costsched.model import InvalidInput, Job
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
@@ -36,6 +29,7 @@ from costsched.service.decide import decision_rates
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, choices
+from costsched.taskfile import load
 from costsched.throughput import ThroughputTable
 
 ALL_OBJECTIVES = (*OBJECTIVES, *(o for o in POLICIES if o not in OBJECTIVES))
@@ -123,15 +117,17 @@ class PlanResult:
                            f"{', '.join(p.job.name for p in self.jobs)}")
 
 
-def job_specs(jobs: Jobs, progress: Progress | None = None) -> list[tuple[str, JobSpec]]:
-    """(source, spec) of every job in files and specs (a file may hold several)."""
+def job_specs(jobs: Jobs, progress: Progress | None = None,
+              envs: Mapping[str, str] | None = None) -> list[tuple[str, JobSpec]]:
+    """(source, spec) of every job in files and specs (a file may hold several); `envs`:
+    values given at launch for SkyPilot tasks' envs."""
     items = [jobs] if isinstance(jobs, (str, Path, JobSpec)) else list(jobs)
     out: list[tuple[str, JobSpec]] = []
     for i, item in enumerate(items, start=1):
         if isinstance(item, JobSpec):
             out.append(("<spec>", item))
         else:
-            out.extend((str(item), spec) for spec in load(item))
+            out.extend((str(item), spec) for spec in load(item, envs=envs))
         if progress is not None:
             progress("reading job specs", i, len(items))
     refuse_duplicate_names(out)
@@ -223,13 +219,14 @@ def plan(
     _step(progress, "reading prices")
     filters = price_filters(resolved)
     with using(store) as opened:
-        frame = prices_at(opened, when, **filters)
+        cpu = any(r.cpu for r in resolved)  # CPU jobs: CPU instance types are offerings
+        frame = prices_at(opened, when, include_cpu=cpu, **filters)
         market = frame if not filters else None
 
         def explain(job: ResolvedJob) -> str:
             nonlocal market
             if market is None:  # every price, to say what exists: only when needed
-                market = prices_at(opened, when)
+                market = prices_at(opened, when, include_cpu=cpu)
             return unmatched(job, market, when)
 
         if isinstance(availability, (str, Path)):

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from costsched.jobspec import load, parse, resolve
+from costsched.jobspec import parse, resolve
 from costsched.model import InvalidInput
+from costsched.taskfile import load
 from costsched.throughput import ThroughputTable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -112,3 +113,25 @@ def test_workdir_is_taken_from_the_spec_files_folder(tmp_path: Path,
     a, b = load("proj/jobs/job.yaml")
     assert a.workdir == str(tmp_path / "proj") and a.setup == "pip install -r r.txt"
     assert b.workdir is None and b.setup == ""
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("constraints.max_migrations", True), ("constraints.budget", True),
+    ("constraints.max_price", False), ("constraints.gpu_counts", [True]), ("steps", True),
+    ("checkpoint.size_gb", True)])
+def test_true_or_false_is_never_taken_for_a_number(field: str, value: object) -> None:
+    data: dict = {"name": "j", "model": "ResNet-50", "steps": 10}
+    outer, _, inner = field.partition(".")
+    if inner:
+        data[outer] = {inner: value}
+    else:
+        data[outer] = value
+    with pytest.raises(InvalidInput, match=rf"^x.yaml: job 'j': field {field}: true/false: "
+                                           "expected a number$"):
+        parse(data, "x.yaml")
+
+
+def test_a_name_over_the_limit_names_the_file_and_field() -> None:
+    with pytest.raises(InvalidInput, match=r"^x.yaml: field name: String should have at most "
+                                           r"100 characters$"):
+        parse({"name": "n" * 101, "model": "ResNet-50", "steps": 10}, "x.yaml")

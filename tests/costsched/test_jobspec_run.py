@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from costsched.jobspec import MAX_COMMAND_BYTES, load
+from costsched.jobspec import MAX_COMMAND_BYTES
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.store import PriceStore
+from costsched.taskfile import load
 from launchers.local import LocalLauncher
 
 BASE = {"name": "j", "model": "ResNet-50", "steps": 100, "run": "python train.py"}

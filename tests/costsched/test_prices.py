@@ -128,11 +128,14 @@ def test_a_fresh_install_has_spot_prices_from_the_bundled_snapshot() -> None:
 
 def test_every_snapshot_row_is_a_catalog_type_with_a_source_and_a_date() -> None:
     raw = pd.read_csv(resources.files("costsched.data") / "spot_prices.csv")
-    snapshot = catalog.spot_observations()
+    snapshot = catalog.spot_observations(include_cpu=True)
     assert len(snapshot) == len(raw) > 0  # none dropped by the join with the types
     assert raw["source"].str.len().gt(20).all() and raw["as_of"].notna().all()
     assert (snapshot["usd_per_hour"] > 0).all()
-    listed = catalog.on_demand_observations().set_index(["cloud", "region", "instance_type"])
+    listed = (catalog.on_demand_observations(include_cpu=True)
+              .sort_values("effective_at").drop_duplicates(
+                  ["cloud", "region", "instance_type"], keep="last")
+              .set_index(["cloud", "region", "instance_type"]))
     on_demand = listed["usd_per_hour"].reindex(
         pd.MultiIndex.from_frame(snapshot[["cloud", "region", "instance_type"]]))
     assert (snapshot["usd_per_hour"].to_numpy() < on_demand.to_numpy()).all()

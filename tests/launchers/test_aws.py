@@ -360,3 +360,37 @@ def test_statuses_errors_are_one_line(aws) -> None:
         with pytest.raises(RuntimeError) as caught:
             launcher.statuses(["us-east-1/i-0123456789abcdef0"])
     assert "UnauthorizedOperation" in str(caught.value) and "\n" not in str(caught.value)
+
+
+TASK = {"ports": ["8080", "9000-9005"], "disk_size": 250, "disk_tier": "high",
+        "image_id": {"us-east-1": "ami-12c6146b"}, "labels": {"team": "nlp"},
+        "mounts": [{"path": "/data", "source": "s3://data/set", "mode": "COPY"}]}
+
+
+def test_a_tasks_disk_image_ports_and_labels_reach_ec2(aws) -> None:
+    launcher = AwsLauncher(session=aws, image_id="ami-not-this-one")
+    got = launcher.launch(dataclasses.replace(spec(), task=TASK))
+    ec2 = aws.client("ec2", region_name="us-east-1")
+    record = describe(aws, got.id.split("/")[1])
+    assert record["ImageId"] == "ami-12c6146b"  # the task's image for its region
+    assert {"Key": "team", "Value": "nlp"} in record["Tags"]
+    [group] = [g for g in record["SecurityGroups"] if g["GroupName"] == "costsched-7-ports"]
+    rules = ec2.describe_security_groups(GroupIds=[group["GroupId"]])["SecurityGroups"][0]
+    assert sorted((p["FromPort"], p["ToPort"]) for p in rules["IpPermissions"]) == [
+        (8080, 8080), (9000, 9005)]
+    assert any(g["GroupName"] == "default" for g in record["SecurityGroups"])
+    request = launcher.run_request(dataclasses.replace(spec(attempt="again"), task=TASK))
+    [disk] = request["BlockDeviceMappings"]
+    image = ec2.describe_images(ImageIds=["ami-12c6146b"])["Images"][0]
+    assert disk["DeviceName"] == image["RootDeviceName"]
+    assert disk["Ebs"] == {"VolumeSize": 250, "VolumeType": "gp3", "Iops": 16000,
+                           "Throughput": 1000, "DeleteOnTermination": True}
+    assert request["SecurityGroupIds"][-1] == group["GroupId"]  # made once per job
+    job = read_payload(request["UserData"])
+    assert job["mounts"] == TASK["mounts"] and job["mount_root"] == ""
+
+
+def test_a_local_file_mount_cannot_reach_an_instance(launcher: AwsLauncher) -> None:
+    task = {"mounts": [{"path": "/cfg", "source": "/home/me/cfg", "mode": "COPY"}]}
+    with pytest.raises(InvalidInput, match="file mount /cfg: '/home/me/cfg' is a local path"):
+        launcher.run_request(dataclasses.replace(spec(), task=task))

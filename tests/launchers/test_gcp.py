@@ -4,6 +4,7 @@ failed insert operation does (google.api_core exceptions carrying compute_v1 Err
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -323,3 +324,36 @@ def test_statuses_one_aggregated_list_equal_status_one_by_one(
     assert fake.listed == [compute_v1.AggregatedListInstancesRequest(
         project="proj", filter=f"labels.{TAG_JOB}:*")]  # one call for every zone
     assert launcher.statuses(["not-a-handle"]) == {} and len(fake.listed) == 1
+
+
+class FakeFirewalls:
+    def __init__(self) -> None:
+        self.inserted: list[tuple[str, compute_v1.Firewall]] = []
+
+    def insert(self, *, project: str, firewall_resource: compute_v1.Firewall) -> Operation:
+        if any(f.name == firewall_resource.name for _, f in self.inserted):
+            return Operation(exceptions.Conflict("already exists"))
+        self.inserted.append((project, firewall_resource))
+        return Operation()
+
+
+def test_a_tasks_disk_image_ports_labels_and_network_tier_reach_compute_engine(
+        fake: FakeInstances) -> None:
+    firewalls = FakeFirewalls()
+    launcher = GcpLauncher(project="proj", instances_client=fake, firewalls_client=firewalls)
+    task = {"ports": ["8888", "6006-6010"], "disk_size": 300, "disk_tier": "high",
+            "image_id": "projects/p/global/images/mine", "labels": {"Team": "NLP"},
+            "network_tier": "best"}
+    launcher.launch(dataclasses.replace(spec(), task=task))
+    launcher.launch(dataclasses.replace(spec(attempt="again"), task=task))
+    body = fake.inserted[0].instance_resource
+    params = body.disks[0].initialize_params
+    assert (params.source_image, params.disk_size_gb) == ("projects/p/global/images/mine", 300)
+    assert params.disk_type == "zones/us-central1-a/diskTypes/pd-ssd"
+    assert dict(body.labels)["team"] == "nlp"
+    assert body.network_interfaces[0].access_configs[0].network_tier == "PREMIUM"
+    assert list(body.tags.items) == ["costsched-7-ports"]
+    [(project, rule)] = firewalls.inserted  # one rule per job, found again after
+    assert project == "proj" and list(rule.target_tags) == ["costsched-7-ports"]
+    assert [(a.I_p_protocol, list(a.ports)) for a in rule.allowed] == [
+        ("tcp", ["8888", "6006-6010"])]

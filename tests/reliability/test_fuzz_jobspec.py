@@ -8,7 +8,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from costsched import jobspec
+from costsched import jobspec, taskfile
 from tests.reliability.fuzz import FUZZ, one_line_error, values
 
 FIELDS = ["name", "run", "envs", "model", "throughputs", "precision", "steps", "epochs",
@@ -36,7 +36,7 @@ specs = st.fixed_dictionaries({}, optional={f: _field(f) for f in FIELDS}).map(
 def _load(tmp_path: Path, text: str) -> None:
     path = tmp_path / "job.yaml"
     path.write_text(text)
-    for spec in jobspec.load(path):
+    for spec in taskfile.load(path):
         assert spec.name  # a spec that loads is complete
         jobspec.expand_sweep(spec)
 

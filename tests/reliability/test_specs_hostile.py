@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from costsched import jobspec
+from costsched import taskfile
 from costsched.cli import app
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
@@ -25,7 +25,7 @@ def refused(tmp_path: Path, text: str, **kwargs: int) -> str:
     path.write_text(text)
     started = time.monotonic()
     with pytest.raises(InvalidInput) as caught:
-        jobspec.load(path, **kwargs)
+        taskfile.load(path, **kwargs)
     assert time.monotonic() - started < 5
     message = str(caught.value)
     assert message.startswith(f"{path}"), message
@@ -54,7 +54,7 @@ def test_envs_values_must_be_scalars(tmp_path: Path, value: str, kind: str) -> N
 def test_envs_scalars_are_kept_as_text(tmp_path: Path) -> None:
     path = tmp_path / "job.yaml"
     path.write_text(JOB + "steps: 10\nenvs: {A: 1, B: 0.5, C: true, D: text}\n")
-    assert jobspec.load(path)[0].envs == {"A": "1", "B": "0.5", "C": "True", "D": "text"}
+    assert taskfile.load(path)[0].envs == {"A": "1", "B": "0.5", "C": "True", "D": "text"}
 
 
 def test_a_sweep_past_the_cap_is_refused_before_it_is_made(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_the_sweep_cap_counts_every_document_and_comes_from_the_config(
     assert "6 combinations: expected at most 5 jobs" in refused(tmp_path, text)
     monkeypatch.setenv("COSTSCHED_LAUNCH_MAX_SWEEP_JOBS", "6")
     path = tmp_path / "job.yaml"
-    assert len(jobspec.load(path)) == 6
+    assert len(taskfile.load(path)) == 6
 
 
 @pytest.mark.parametrize(("field", "value"), [

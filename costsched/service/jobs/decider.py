@@ -60,7 +60,15 @@ class Market:
 
     @cached_property
     def frame(self) -> pd.DataFrame:
-        frame = prices_at(self.store, self.when)
+        return self._frame(include_cpu=False)
+
+    @cached_property
+    def cpu_frame(self) -> pd.DataFrame:
+        """The prices with the CPU instance types too (for CPU jobs)."""
+        return self._frame(include_cpu=True)
+
+    def _frame(self, include_cpu: bool) -> pd.DataFrame:
+        frame = prices_at(self.store, self.when, include_cpu=include_cpu)
         if frame.empty:
             raise InvalidInput(f"at {self.when:%Y-%m-%d %H:%M} UTC: no prices known; import "
                                "or collect prices first")
@@ -83,6 +91,14 @@ class Market:
     def offerings(self) -> pd.DataFrame:
         """The planner's prepared offerings (read only: every job ranks the same ones)."""
         return prepare(self.frame, self.rates)
+
+    @cached_property
+    def cpu_offerings(self) -> pd.DataFrame:
+        return prepare(self.cpu_frame, self.rates)
+
+    def offerings_for(self, resolved: ResolvedJob) -> pd.DataFrame:
+        """The offerings a job ranks: with the CPU instance types for a CPU job."""
+        return self.cpu_offerings if resolved.cpu else self.offerings
 
 
 def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
@@ -229,7 +245,7 @@ class PriceDecider(Decider):
     def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
         """A first placement (or a recovery): the planner's ranking by expected cost, the
         user's `offering` alone when they named one."""
-        plan = plan_job(job.resolved, market.offerings)
+        plan = plan_job(job.resolved, market.offerings_for(job.resolved))
         choices = plan.choices
         if job.offering is not None:
             choices = plan.ranked[plan.ranked["offering"].map(_spelled(job.offering))]
@@ -271,7 +287,8 @@ class DeadlineDecider(Decider):
                             policy=self.policy, overheads=self.overheads,
                             unavailable={*market.full, *job.lost},
                             measured_rates=market.rates, late_ok=not job.first,
-                            offerings=market.offerings, checkpoint_gb=job.size_gb)
+                            offerings=market.offerings_for(job.resolved),
+                            checkpoint_gb=job.size_gb)
         verb = "stay on" if not d.moves else "move to" if job.current else "placed on"
         return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
                                  f"{label(d.choice)}{itemised(d) and ', the move' + itemised(d)}")

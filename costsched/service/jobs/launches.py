@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
-from costsched import clouds
+from costsched import clouds, launch_secrets
 from costsched.jobspec import resolve
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
@@ -35,20 +36,24 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
            offering: str | None = None, wait_seconds: float = 0.0,
            table: ThroughputTable | None = None,
            checkpoint_root: str | None = None,
-           deadline_policy: str = DEFAULT_DEADLINE_POLICY) -> list[JobRecord]:
+           deadline_policy: str = DEFAULT_DEADLINE_POLICY,
+           envs: Mapping[str, str] | None = None,
+           secrets: Mapping[str, str] | None = None) -> list[JobRecord]:
     """Start each job of `jobs` (spec files or JobSpecs) on the best offering the launcher
     can start (or `offering`, 'cloud:zone-or-region:instance_type:market'), trying the next
     ones of the ranking on a capacity error. A job with a deadline that may use on-demand
     capacity is placed by `deadline_policy` (spot in a zone that has it, or on-demand), now
     and whenever it is re-planned or recovered. `wait_seconds`: how long to wait for the
-    instances to run. Returns the stored jobs."""
+    instances to run. `envs` and `secrets`: values given at launch for a SkyPilot task's
+    envs and secrets (the secrets are never stored: costsched.launch_secrets). Returns
+    the stored jobs."""
     when = as_time(at)
     table = table if table is not None else table_with_measured(store)
     launched = []
     # One pass: the prices, rates and spells every job is placed from are read once (the
     # launches write none of them), so launching N jobs grows as N, not N squared.
     with one_pass():
-        for source, spec in job_specs(jobs):
+        for source, spec in job_specs(jobs, envs=envs):
             busy = [r for r in store.jobs.find(spec.name) if not r.final]
             if busy:
                 raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
@@ -58,6 +63,12 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                 raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
                                    "credentials are neither stored nor sent to instances; "
                                    "instances use their own role")
+            if spec.task.launch_envs:
+                name = spec.task.launch_envs[0]
+                raise InvalidInput(f"{source}: field envs.{name} is not given: give it at "
+                                   "launch with --env (NAME=VALUE, or NAME alone to take its "
+                                   "value from your environment)")
+            given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
             resolved = resolve(spec, table, when, source=source)
             policy = (deadline_policy if offering is None and uses_deadline_policy(resolved)
                       else "dynamic-aware")  # the policy that decides for it from now on
@@ -73,6 +84,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                       "checkpoint_root": checkpoint_root}
             record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
                                           policy=policy)  # refused if the name is live
+            launch_secrets.keep(record_id, given)
             with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
                 if mine:  # else a reconciler resumed it already (it carries it on)
                     _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import platformdirs
 
+from costsched import launch_secrets
 from costsched.jobspec import JobSpec, parse
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, utcnow
@@ -148,12 +149,15 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
     """What steps the job's moves: its launch, from its stored spec (which never changes)."""
     spec = run.resolved
     code = run.record.spec.get("code") or {}
+    task = run.record.spec["spec"].get("task") or {}
+    secrets = launch_secrets.values(run.record.id, task.get("secrets", []), run.record.name)
     job = JobLaunch(run.record.id, run.record.name, spec.job.run, run.checkpoint_uri,
                     {**spec.envs, **checkpoint_interval.launch_env(
-                        spec.checkpoint_hours * 60, spec.checkpoint_auto)},
+                        spec.checkpoint_hours * 60, spec.checkpoint_auto), **secrets},
                     code_uri=_code_uri(run.checkpoint_uri, code),
                     code_sha256=code.get("sha256", ""), code_size=int(code.get("size", 0)),
-                    setup=run.record.spec["spec"].get("setup", ""))
+                    setup=run.record.spec["spec"].get("setup", ""), task=task,
+                    secret_names=tuple(secrets))
     return Mover(store, launcher, job, _newest_checkpoint,
                  (lambda: at) if at is not None else utcnow)
 

@@ -32,11 +32,13 @@ def test_catalog_is_consistent() -> None:
     types = catalog.instance_types()
     listed = catalog.on_demand_prices()
     assert not types.duplicated(["cloud", "instance_type"]).any()
-    assert not listed.duplicated(["cloud", "region", "instance_type"]).any()
+    # A type's list price may change: one row per month it is listed for.
+    assert not listed.duplicated(["cloud", "region", "instance_type", "as_of"]).any()
     assert (listed["usd_per_hour"] > 0).all()
     assert set(types["gpu_model"]) <= set(catalog.GPU_MODELS)
     raw = pd.read_csv(catalog.resources.files("costsched.data") / "on_demand_prices.csv")
-    assert len(raw) == len(listed), "every priced type must be in instance_types.csv"
+    assert len(raw) == len(catalog.on_demand_prices(include_cpu=True)), \
+        "every priced type must be in instance_types.csv"
     p3 = listed[(listed["instance_type"] == "p3.2xlarge") & (listed["region"] == "us-east-1")]
     assert p3["usd_per_hour"].tolist() == [3.06]
 
@@ -45,7 +47,7 @@ def test_show_on_an_empty_store_uses_the_catalog(cli) -> None:
     result = cli("prices", "show", "--json", "--top", "0")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
-    listed = catalog.on_demand_prices()
+    listed = catalog.on_demand_prices().drop_duplicates(["cloud", "region", "instance_type"])
     spot = catalog.spot_observations()
     assert len(rows) == listed["retired"].isna().sum() + len(spot)
     assert listed["retired"].isna().sum() < len(listed)

@@ -248,8 +248,9 @@ def test_a_command_that_does_not_exist_fails_the_job_in_one_line(world) -> None:
 
 def test_an_offering_that_just_had_no_capacity_is_tried_last(world) -> None:
     store, launcher, tmp = world
-    from costsched.jobspec import load, resolve
+    from costsched.jobspec import resolve
     from costsched.model import Offering
+    from costsched.taskfile import load
     from costsched.throughput import ThroughputTable
 
     now = datetime.now(timezone.utc)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from costsched.jobspec import load, resolve
+from costsched.jobspec import resolve
 from costsched.model import InvalidInput
 from costsched.optimize.collection import (
     CollectionProblem,
@@ -18,6 +18,7 @@ from costsched.optimize.collection import (
     plan_collection_shared,
 )
 from costsched.optimize.planner import prepare
+from costsched.taskfile import load
 from costsched.throughput import ThroughputTable
 
 

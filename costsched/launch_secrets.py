@@ -1,0 +1,58 @@
+"""A job's secrets, given at launch: held by the process that was given them, never stored.
+
+A SkyPilot task names its secrets (`secrets: {HF_TOKEN: }`); their values come with the
+launch (`costsched launch --secret HF_TOKEN=...` or `--secret HF_TOKEN` from the caller's
+environment) and live only in this process's memory, masked in everything costsched prints
+or logs (costsched.redact). The job process receives them as environment variables. A
+later process that starts one of the job's instances (a recovery, a move, `costsched
+start`, the daemon) takes each value from its own environment under the secret's name, and
+refuses the launch naming the secret when it has none.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+from costsched import redact
+from costsched.model import InvalidInput
+
+_GIVEN: dict[int, dict[str, str]] = {}  # job id -> name -> value, this process only
+
+
+def check(names: Sequence[str], given: Mapping[str, str], where: str) -> dict[str, str]:
+    """The values of the job's secrets `names` from `given`; InvalidInput naming the first
+    that is missing, or a value given for a secret the job does not name."""
+    extra = sorted(set(given) - set(names))
+    if extra:
+        raise InvalidInput(f"{where}: field secrets: {extra[0]!r} is given at launch but "
+                           "the task names no such secret; expected one of "
+                           + (", ".join(names) or "(none)"))
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise InvalidInput(f"{where}: field secrets.{missing[0]} is not given: give it at "
+                           "launch with --secret (NAME=VALUE, or NAME alone to take its value "
+                           "from your environment)")
+    redact.remember(v for v in given.values() if v)
+    return {n: given[n] for n in names}
+
+
+def keep(job_id: int, values: Mapping[str, str]) -> None:
+    """Hold a launched job's secrets for the instances this process starts for it."""
+    if values:
+        _GIVEN[job_id] = dict(values)
+
+
+def values(job_id: int, names: Sequence[str], job: str) -> dict[str, str]:
+    """The job's secrets for an instance: as given at launch in this process, else from
+    this process's environment; InvalidInput naming the first that neither has."""
+    held = _GIVEN.get(job_id, {})
+    out = {}
+    for name in names:
+        value = held.get(name, os.environ.get(name))
+        if value is None:
+            raise InvalidInput(f"job {job}: secret {name} has no value in this process: set "
+                               f"{name} in its environment to start the job's instance")
+        out[name] = value
+    redact.remember(v for v in out.values() if v)
+    return out

@@ -1,0 +1,208 @@
+"""The values of a SkyPilot task's fields, read one by one: accelerators in SkyPilot's
+vocabulary, cpus and memory, ports, disks, images, labels, file mounts and `${VAR}`.
+
+Each reader takes the value and a `fail(field, message)` that makes the one-line error
+naming the task file and the field; none reads a file or the catalog's prices.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from costsched import catalog
+from costsched.model import InvalidInput
+
+Fail = Callable[[str, str], InvalidInput]  # (field, message) -> the error naming both
+
+# Accelerator names the clouds sell, in SkyPilot's spelling. A name here that the catalog
+# has no instance type for is known but cannot be planned (it is dropped from a set of
+# alternatives with a note, or refused alone); a name outside it is a typo.
+ACCELERATORS = (
+    "K80", "M60", "P4", "P100", "V100", "V100-32GB", "T4", "T4g", "A10", "A10G", "A40",
+    "L4", "L40", "L40S", "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "B200", "GB200",
+    "GH200", "H20", "RTX6000", "RTXPRO6000", "A6000", "A5000", "A4000", "MI100", "MI210",
+    "MI250", "MI250X", "MI300X", "MI325X", "Gaudi-HL-205", "Inferentia", "Inferentia2",
+    "Trainium", "Trainium2",
+)
+_KNOWN = {a.upper(): a for a in ACCELERATORS}
+DISK_TIERS = ("low", "medium", "high", "ultra", "best")
+NETWORK_TIERS = ("standard", "best")
+MOUNT_MODES = ("MOUNT", "COPY", "MOUNT_CACHED")
+BUCKET_STORES = {"s3": "s3://", "gcs": "gs://"}
+BUCKET_SCHEMES = ("s3://", "gs://")
+OTHER_STORES = ("r2://", "cos://", "oci://", "https://", "azure://", "nebius://")
+MAX_DISK_GB = 65_536
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_LABEL = re.compile(r"^[A-Za-z0-9_.:/-]{1,63}$")
+
+
+def accelerator(item: str, where: str, fail: Fail) -> tuple[str, int] | str:
+    """('V100', 1) for 'V100' or 'v100:1'; the known name alone (a str) when the catalog
+    has no instance type with it; a one-line refusal for TPUs, fractions and typos."""
+    name, _, count = str(item).strip().partition(":")
+    name, count = name.strip(), count.strip() or "1"
+    if name.lower().startswith("tpu"):
+        raise fail(where, f"{item!r}: TPUs are not supported yet; `sky launch` runs TPU tasks")
+    try:
+        number = float(count)
+    except ValueError:
+        raise fail(where, f"{item!r}: expected GPU or GPU:COUNT such as V100 or A100:8") from None
+    if number != int(number) or number < 1:
+        if 0 < number < 1:
+            raise fail(where, f"{item!r}: fractional GPUs are not supported yet; ask for "
+                       "whole GPUs, or run it with `sky launch`")
+        raise fail(where, f"{item!r}: expected a whole GPU count of at least 1")
+    try:
+        return catalog.gpu_model_name(name), int(number)
+    except InvalidInput:
+        pass
+    known = _KNOWN.get(re.sub(r"[\s_]+", "-", name.upper()))
+    if known is None:
+        raise fail(where, f"{name!r}: not an accelerator costsched knows; expected one of "
+                   + ", ".join(ACCELERATORS))
+    return known
+
+
+def accelerator_items(value: Any, where: str, fail: Fail) -> list[str]:
+    """The items of 'V100:1', {V100: 1, A100: 8}, a YAML set or a list, in the file's order."""
+    if isinstance(value, (int, float, bool)) or value is None:
+        raise fail(where, "expected GPU:COUNT (V100:1), a set or a list of them")
+    if isinstance(value, str):
+        if "," in value:
+            raise fail(where, f"{value!r}: one accelerator per string; write several as "
+                       "a set {V100: 1, A100: 8} or a list [V100:1, A100:8]")
+        return [value]
+    if isinstance(value, dict):
+        return [str(k) if v is None else f"{k}:{v}" for k, v in value.items()]
+    if isinstance(value, (set, frozenset)) and value:  # YAML !!set: no order, so sorted
+        return sorted(str(v) for v in value)
+    if isinstance(value, list) and value and all(isinstance(v, (str, dict)) for v in value):
+        return [x for v in value for x in (accelerator_items(v, where, fail)
+                                           if isinstance(v, dict) else [str(v)])]
+    raise fail(where, "expected GPU:COUNT (V100:1), a set or a list of them")
+
+
+def amount(value: Any, where: str, fail: Fail, unit: str) -> tuple[float, bool]:
+    """(amount, at_least) of 8, '8', '8+', '32GB+' (cpus, memory in GB)."""
+    text = str(value).strip() if not isinstance(value, bool) else ""
+    at_least = text.endswith("+")
+    number = text.rstrip("+").strip()
+    if unit == "GB":
+        number = re.sub(r"(?i)\s*gb?$", "", number)
+    try:
+        x = float(number)
+    except ValueError:
+        x = float("nan")
+    if not (0 < x <= 100_000):
+        raise fail(where, f"{value!r}: expected a number of {unit}, or at least that many "
+                   f"with '+' (8, '8+')")
+    return x, at_least
+
+
+def ports(value: Any, fail: Fail) -> list[str]:
+    """['8080', '10000-10010'] of 8080, '8080', '10000-10010' or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        text = str(item).strip() if isinstance(item, (int, str)) and not isinstance(
+            item, bool) else ""
+        m = re.fullmatch(r"(\d{1,5})(?:\s*-\s*(\d{1,5}))?", text)
+        lo, hi = (int(m.group(1)), int(m.group(2) or m.group(1))) if m else (0, 0)
+        if not m or not 1 <= lo <= hi <= 65535:
+            raise fail("resources.ports", f"{item!r}: expected a port (8080), a range "
+                       "('10000-10010') or a list of them, from 1 to 65535")
+        out.append(str(lo) if lo == hi else f"{lo}-{hi}")
+    if not out:
+        raise fail("resources.ports", "expected a port (8080), a range or a list of them")
+    return out
+
+
+def disk_size(value: Any, fail: Fail) -> int:
+    text = re.sub(r"(?i)\s*gb?$", "", str(value).strip()) if not isinstance(value, bool) else ""
+    if not text.isdigit() or not 1 <= int(text) <= MAX_DISK_GB:
+        raise fail("resources.disk_size", f"{value!r}: expected whole GB from 1 to "
+                   f"{MAX_DISK_GB}")
+    return int(text)
+
+
+def choice(value: Any, field: str, accepted: tuple[str, ...], fail: Fail) -> str:
+    text = str(value).strip().lower() if isinstance(value, str) else ""
+    if text not in accepted:
+        raise fail(field, f"{value!r}: expected one of {', '.join(accepted)}")
+    return text
+
+
+def image(value: Any, fail: Fail) -> str | dict[str, str]:
+    """An image id, or one per region ({us-east-1: ami-..., us-west-2: ami-...})."""
+    if isinstance(value, dict) and value and all(
+            isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()):
+        return {str(k): str(v) for k, v in value.items()}
+    if not isinstance(value, str) or not value.strip():
+        raise fail("resources.image_id", "expected an image id, or a mapping of region: "
+                   "image id")
+    if value.startswith("docker:"):
+        raise fail("resources.image_id", f"{value!r}: running the job in a Docker image "
+                   "is not supported yet; give a machine image, or run it with `sky launch`")
+    return value.strip()
+
+
+def labels(value: Any, fail: Fail) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise fail("resources.labels", "expected a mapping of key: value")
+    out = {}
+    for k, v in value.items():
+        if not _LABEL.match(str(k)) or isinstance(v, (dict, list)) or v is None:
+            raise fail(f"resources.labels.{k}", "expected a key of letters, digits, '-', "
+                       "'_', '.', ':' or '/' (at most 63) and a text value")
+        out[str(k)] = str(v)
+    return out
+
+
+def substitute(value: str, where: str, values: Mapping[str, str | None], fail: Fail) -> str:
+    """`value` with ${VAR} and $VAR filled from `values` (the task's envs), as SkyPilot
+    fills file mounts and the workdir; a variable without a value is refused."""
+
+    def fill(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        if values.get(name) is None:
+            given = "has no value" if name in values else "is not in envs"
+            raise fail(where, f"${{{name}}} {given}: give envs.{name} a value, or "
+                       f"--env {name}=VALUE at launch")
+        return str(values[name])
+
+    return _VAR.sub(fill, value)
+
+
+def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[str, str]:
+    """(bucket URI or local path, mode) of one file mount, in any of SkyPilot's forms:
+    'gs://b/p' or a local path (copied); {source: ..., mode: ...};
+    {name: b, store: s3 | gcs, mode: ..., source: local data to upload}."""
+    where = f"file_mounts.{path}"
+    mode = "COPY"
+    if isinstance(source, dict):
+        extra = sorted(set(source) - {"name", "source", "store", "mode", "persistent",
+                                      "_force_delete", "config"})
+        if extra:
+            raise fail(f"{where}.{extra[0]}", "not a field of a file mount; expected name, "
+                       "source, store, mode, persistent")
+        mode = str(source.get("mode", "MOUNT")).upper()
+        if mode not in MOUNT_MODES:
+            raise fail(f"{where}.mode", f"{source.get('mode')!r}: expected one of "
+                       + ", ".join(MOUNT_MODES))
+        if source.get("name"):
+            store = str(source.get("store") or cloud_default).lower()
+            if store not in BUCKET_STORES:
+                raise fail(f"{where}.store", f"{source.get('store')!r}: costsched mounts "
+                           "buckets of s3 and gcs; others run with `sky launch`")
+            return f"{BUCKET_STORES[store]}{source['name']}", mode
+        if not source.get("source"):
+            raise fail(where, "expected source (a bucket or local path) or name (a bucket)")
+        source = source["source"]
+    if not isinstance(source, str) or not source.strip():
+        raise fail(where, "expected a bucket (s3://..., gs://...) or a local path")
+    if source.startswith(OTHER_STORES):
+        raise fail(where, f"{source!r}: costsched mounts s3:// and gs:// buckets and local "
+                   "paths; other stores run with `sky launch`")
+    return source.strip(), mode

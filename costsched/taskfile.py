@@ -1,0 +1,147 @@
+"""Job files as users hand them over: YAML read safely, each document taken for a
+costsched job spec or a SkyPilot task, sweeps expanded, workdirs anchored to the file.
+
+    specs = load("train.yaml")                       # every job of the file
+    specs = load("task.yaml", envs={"LR": "0.1"})    # a SkyPilot task's envs given at launch
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from costsched.config import effective
+from costsched.jobspec import JobSpec, expand_sweep, parse, sweep_size, too_many
+from costsched.model import InvalidInput
+from costsched.skypilot import parse_task
+
+_OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "checkpoint",
+                       "constraints", "sweep"})
+_SKY_KEYS = frozenset({"resources", "costsched", "secrets", "file_mounts", "num_nodes",
+                       "service", "config", "pool", "volumes", "job_group"})
+MAX_DEPTH = 100  # levels of nesting in a job file; a real one has fewer than ten
+
+
+def skypilot_task(doc: Any) -> bool:
+    """A SkyPilot task: it has a field only SkyPilot tasks have (`resources`, a
+    `costsched:` section, `secrets`, `file_mounts`...), or it is a bare task (a `run`
+    without any of costsched's own fields)."""
+    if not isinstance(doc, dict):
+        return False
+    return bool(_SKY_KEYS & doc.keys()) or ("run" in doc and not _OWN_KEYS & doc.keys())
+
+
+def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
+    """The spec with its workdir (and local file mounts) as absolute paths (a relative one
+    is taken from `folder`, the spec file's), so that the job does not depend on where
+    costsched was started."""
+    mounts = [m.model_copy(update={"source": str((folder / Path(m.source).expanduser())
+                                                 .resolve())})
+              if "://" not in m.source else m for m in spec.task.mounts]
+    update: dict[str, Any] = {}
+    if mounts != spec.task.mounts:
+        update["task"] = spec.task.model_copy(update={"mounts": mounts})
+    if spec.workdir:
+        update["workdir"] = str((folder / Path(spec.workdir).expanduser()).resolve())
+    return spec.model_copy(update=update) if update else spec
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """YAML's safe subset without aliases (a few lines of them can expand to gigabytes),
+    without duplicate keys (YAML would keep the last one silently) and without nesting
+    deeper than MAX_DEPTH (Python's recursion would break on it)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"alias *{event.anchor} is not accepted in a job spec: write the "
+                "value out", event.start_mark)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_DEPTH} levels deep: expected a job's "
+                    "fields", self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[Any] = set()
+        for key_node, _value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                continue  # SafeLoader refuses these itself
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate field {key!r}: each field may be given once",
+                    key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read(path: Path) -> list[Any]:
+    """The file's YAML documents; InvalidInput with the line of the first problem."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: cannot read ({exc})") from None
+    try:
+        return [d for d in yaml.load_all(text, Loader=_SpecLoader) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f": line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidInput(f"{path}{line}: invalid YAML ({problem})") from None
+    except RecursionError:  # a flow collection deeper than the parser itself can go
+        raise InvalidInput(f"{path}: invalid YAML (nested too deep: expected a job's "
+                           "fields)") from None
+
+
+def load(path: str | Path, max_sweep_jobs: int | None = None,
+         envs: Mapping[str, str] | None = None) -> list[JobSpec]:
+    """Every job in a YAML file (one per document), sweeps expanded; at most `max_sweep_jobs`
+    jobs (default: the config's launch.max_sweep_jobs). `envs`: values given at launch for
+    a SkyPilot task's envs."""
+    path = Path(path)
+    docs = read(path)
+    if not docs:
+        raise InvalidInput(f"{path}: no job in the file: expected fields name, run, model, "
+                           "steps, ...")
+    if len(docs) > 1 and any(skypilot_task(d) or (isinstance(d, dict) and set(d) == {"name"})
+                             for d in docs):
+        raise InvalidInput(f"{path}: {len(docs)} YAML documents: a SkyPilot pipeline; "
+                           "costsched runs one task per file (`sky jobs launch` runs "
+                           "pipelines)")
+    if max_sweep_jobs is None:
+        max_sweep_jobs = effective().launch.max_sweep_jobs
+    parsed = []
+    for i, doc in enumerate(docs, start=1):
+        where = str(path) if len(docs) == 1 else f"{path} (document {i})"
+        if skypilot_task(doc):  # a SkyPilot task file, read as it is
+            spec = parse_task(doc, where, path.stem, envs)
+        else:
+            if envs:
+                raise InvalidInput(f"{where}: envs given at launch are for SkyPilot tasks; "
+                                   "put a job spec's envs in its file")
+            spec = parse(doc, where)
+        parsed.append(anchor_workdir(spec, path.parent))
+    total = sum(sweep_size(spec) for spec in parsed)  # counted before any job is made
+    if total > max_sweep_jobs:
+        name = max(parsed, key=sweep_size).name
+        raise InvalidInput(too_many(str(path), name, total, max_sweep_jobs))
+    specs = [job for spec in parsed for job in expand_sweep(spec, max_sweep_jobs, str(path))]
+    names = [s.name for s in specs]
+    dupes = sorted(n for n, count in collections.Counter(names).items() if count > 1)
+    if dupes:
+        raise InvalidInput(f"{path}: field name: {dupes[0]!r} names more than one job")
+    return specs

@@ -1,0 +1,152 @@
+"""A SkyPilot task's file mounts, made on the instance before the job's setup runs.
+
+Each mount is {path, source, mode} (costsched.jobspec.MountSpec). A bucket (s3://, gs://)
+in mode COPY is copied down to `path`, as SkyPilot does; in mode MOUNT (or MOUNT_CACHED)
+it is mounted with the store's FUSE tool when the instance has it (`mount-s3` for S3,
+`gcsfuse` for GCS), else copied down, saying that writes stay on the instance. A local
+path (a folder or file on the machine costsched ran on) is copied where the launcher can
+reach it: the local launcher, whose instances are this machine's processes.
+
+`root` places every mount under a folder: '' on a cloud instance (the agent runs as
+root, paths are the task's), a folder of the instance's own on the local launcher (a
+local job must not write to this machine's /data).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+FUSE = {"s3": "mount-s3", "gs": "gcsfuse"}
+
+
+def agent_args(task: Mapping[str, Any], root: str = "") -> list[str]:
+    """The agent's arguments for a job's mounts ([] without any)."""
+    mounts = list(task.get("mounts") or [])
+    if not mounts:
+        return []
+    return ["--mounts", json.dumps(mounts), *(["--mount-root", root] if root else [])]
+
+
+def place(path: str, root: str = "") -> Path:
+    """Where the mount at `path` goes: the path itself, or under `root`."""
+    target = Path(path).expanduser()
+    if not root:
+        return target
+    inside = Path(root) / str(target).lstrip("/")
+    if ".." in inside.parts:
+        raise ValueError(f"mount path {path!r}: expected a path without '..'")
+    return inside
+
+
+def prepare(mounts: Sequence[Mapping[str, str]], root: str = "") -> list[str]:
+    """Make every mount; the lines said about them. ValueError or OSError naming the mount
+    that could not be made."""
+    said = []
+    for mount in mounts:
+        target = place(mount["path"], root)
+        source, mode = mount["source"], mount.get("mode", "COPY")
+        scheme = source.split("://", 1)[0] if "://" in source else ""
+        if scheme in FUSE and mode != "COPY" and shutil.which(FUSE[scheme]):
+            target.mkdir(parents=True, exist_ok=True)
+            bucket, _, prefix = source.split("://", 1)[1].partition("/")
+            argv = ([FUSE[scheme], bucket, str(target)] + (["--prefix", prefix + "/"]
+                                                            if prefix else [])
+                    if scheme == "s3" else
+                    [FUSE[scheme]] + (["--only-dir", prefix] if prefix else [])
+                    + [bucket, str(target)])
+            subprocess.run(argv, check=True, capture_output=True, timeout=120)
+            said.append(f"mounted {source} at {target}")
+            continue
+        if scheme == "s3":
+            files = _copy_s3(source, target)
+        elif scheme == "gs":
+            files = _copy_gcs(source, target)
+        elif scheme:
+            raise ValueError(f"mount {mount['path']}: {source!r}: expected s3://, gs:// or "
+                             "a local path")
+        else:
+            files = _copy_local(Path(source), target)
+        how = "copied" if mode == "COPY" else f"copied ({FUSE.get(scheme, 'a FUSE tool')} " \
+            "is not installed: writes stay on this instance)"
+        said.append(f"{how} {source} to {target}: {files} file(s)")
+    return said
+
+
+def _split(uri: str) -> tuple[str, str]:
+    bucket, _, prefix = uri.split("://", 1)[1].partition("/")
+    return bucket, prefix.strip("/")
+
+
+def _copy_s3(uri: str, target: Path) -> int:
+    import boto3
+
+    bucket, prefix = _split(uri)
+    s3 = boto3.client("s3")
+    count = 0
+    for page in s3.get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Prefix=f"{prefix}/" if prefix else ""):
+        for obj in page.get("Contents", []):
+            count += _write(target, obj["Key"], prefix,
+                            lambda dest, key=obj["Key"]: s3.download_file(bucket, key, dest))
+    target.mkdir(parents=True, exist_ok=True)
+    return count
+
+
+def _copy_gcs(uri: str, target: Path) -> int:
+    from google.cloud import storage
+
+    bucket, prefix = _split(uri)
+    client = storage.Client()
+    count = 0
+    for blob in client.list_blobs(bucket, prefix=f"{prefix}/" if prefix else None):
+        count += _write(target, blob.name, prefix,
+                        lambda dest, b=blob: b.download_to_filename(dest))
+    target.mkdir(parents=True, exist_ok=True)
+    return count
+
+
+def _write(target: Path, key: str, prefix: str, fetch: Any) -> int:
+    """One object under `target`, at its key less the prefix; 0 for a folder marker."""
+    relative = key[len(prefix):].lstrip("/") if prefix else key
+    if not relative or relative.endswith("/"):
+        return 0
+    dest = (target / relative).resolve()
+    if target.resolve() not in dest.parents:
+        raise ValueError(f"object {key!r}: outside its mount {target}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fetch(str(dest))
+    return 1
+
+
+def _copy_local(source: Path, target: Path) -> int:
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+        return sum(1 for p in target.rglob("*") if p.is_file())
+    if source.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+        return 1
+    raise ValueError(f"local path {source}: no such file or folder on this machine")
+
+
+LOCAL_UNAPPLIED = ("ports", "disk_size", "disk_tier", "image_id", "labels", "network_tier")
+
+
+def local_note(task: Mapping[str, Any], root: Path) -> str:
+    """What the local launcher says once about a task's fields it cannot apply on this
+    machine ('' when there are none)."""
+    unapplied = [f for f in LOCAL_UNAPPLIED if task.get(f)]
+    parts = []
+    if unapplied:
+        parts.append(", ".join(unapplied) + " not applied (the local launcher runs the job "
+                     "as a process on this machine)")
+    if task.get("mounts"):
+        parts.append(f"file mounts placed under {root} (their paths made relative to it)")
+    return f"costsched local launcher: {'; '.join(parts)}" if parts else ""
