@@ -223,5 +223,9 @@ def _print_calibration(frame: pd.DataFrame) -> None:
     columns = list(frame.columns)
     rows = [[format_cell(c, v) for c, v in zip(columns, r, strict=True)]
             for r in frame.itertuples(index=False)]
+    headings = [heading(c) for c in columns]
+    # Where the page is narrow, the hours and the worst go first; the median cost stays.
+    keep = {"model", "policy", "median cost ratio"}
     console.print(table("Estimate at start versus the replay (ratio = replay / estimate)",
-                        [heading(c) for c in columns], rows))
+                        headings, rows, detail=[h for h in reversed(headings)
+                                                if h not in keep]))

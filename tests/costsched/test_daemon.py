@@ -551,8 +551,9 @@ def test_a_job_in_two_regions_is_recovered_then_moved_only_when_the_move_pays(
     assert row["compute_usd"] == pytest.approx(sum(charged), rel=1e-9)
     # The static baseline: the same work on the launch choice, us-west-2a, from the launch
     # on, at its own stored prices (1.0, 4.0, 1.49, 0.3). The work: the step the job
-    # reported, plus its hours after its record was last written at 0.01 steps/s (one V100
-    # everywhere); without a report, all its hours at that rate.
+    # reported, plus its hours after its record was last written at its measured speed
+    # (the step over its hours up to then; one V100 everywhere), in the time that speed
+    # takes; without a report, no baseline.
     home = history[history["zone"] == "us-west-2a"].sort_values("effective_at")
     start = placed["start_at"].iloc[0]
     record = store.jobs.get(job.id)
@@ -561,8 +562,11 @@ def test_a_job_in_two_regions_is_recovered_then_moved_only_when_the_move_pays(
     read = pd.Timestamp(record.updated_at)
     after = sum(max((e - max(s, read)).total_seconds(), 0.0)
                 for s, e in zip(placed["start_at"], ends, strict=True))
-    work = record.steps_done + after * 0.01 if record.steps_done > 0 else seconds * 0.01
-    stay = pd.Timedelta(seconds=round(min(work, 3000) / 0.01))
+    ran = sum(max((min(e, read) - s).total_seconds(), 0.0)
+              for s, e in zip(placed["start_at"], ends, strict=True))
+    assert record.steps_done > 0 and seconds > 0  # it reported, so it has a measured speed
+    speed = record.steps_done / ran
+    stay = pd.Timedelta(seconds=round(min(record.steps_done + after * speed, 3000) / speed))
     assert row["static_usd"] == pytest.approx(integrate(home, start, start + stay), rel=1e-9)
     assert row["saved_vs_static_usd"] == pytest.approx(row["static_usd"] - row["usd"])
     store.dispose()
