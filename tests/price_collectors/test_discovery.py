@@ -1,0 +1,134 @@
+"""Discovery: DescribeInstanceTypes pages (botocore's Stubber, documented body shapes,
+requests asserted), the discovered types file, and the next collection pricing them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from botocore.stub import Stubber
+
+from costsched import catalog
+from price_collectors import discovery
+from price_collectors.aws import AwsCollector
+from tests.price_collectors.test_aws import StubbedClients
+
+NEW_TYPE = "p6-b200.48xlarge"  # in no bundled file
+
+
+def gpu_type(name: str, gpu: str, count: int, mib: int, vcpus: int, memory_mib: int) -> dict:
+    return {"InstanceType": name, "CurrentGeneration": True,
+            "VCpuInfo": {"DefaultVCpus": vcpus}, "MemoryInfo": {"SizeInMiB": memory_mib},
+            "GpuInfo": {"Gpus": [{"Name": gpu, "Manufacturer": "NVIDIA", "Count": count,
+                                  "MemoryInfo": {"SizeInMiB": mib}}],
+                        "TotalGpuMemoryInMiB": count * mib}}
+
+
+PAGES = [
+    [gpu_type(NEW_TYPE, "B200", 8, 183_359, 192, 2_097_152),
+     {"InstanceType": "m6i.xlarge", "CurrentGeneration": True,
+      "VCpuInfo": {"DefaultVCpus": 4}, "MemoryInfo": {"SizeInMiB": 16_384}}],
+    [gpu_type("p4de.24xlarge", "A100", 8, 81_920, 96, 1_179_648),
+     gpu_type("g4ad.xlarge", "Radeon Pro V520", 1, 8_192, 4, 16_384),
+     gpu_type("g6e.xlarge", "L40S", 1, 45_776, 4, 32_768)],
+]
+FILTERS = [{"Name": "current-generation", "Values": ["true"]}]
+
+
+def stub_region(clients: StubbedClients, region: str, zones: dict[str, list[str]]) -> None:
+    ec2 = clients.ec2(region)
+    _, stub = clients.stubs["ec2", region]
+    for n, page in enumerate(PAGES):
+        params = {"Filters": FILTERS, "MaxResults": discovery.PAGE_SIZE}
+        if n:
+            params["NextToken"] = f"page-{n}"
+        answer = {"InstanceTypes": page}
+        if n + 1 < len(PAGES):
+            answer["NextToken"] = f"page-{n + 1}"
+        stub.add_response("describe_instance_types", answer, params)
+    names = sorted([NEW_TYPE, "g6e.xlarge", "p4de.24xlarge"])
+    stub.add_response(
+        "describe_instance_type_offerings",
+        {"InstanceTypeOfferings": [
+            {"InstanceType": t, "LocationType": "availability-zone", "Location": z}
+            for t, zs in zones.items() for z in zs]},
+        {"LocationType": "availability-zone",
+         "Filters": [{"Name": "instance-type", "Values": names}]})
+    assert ec2 is not None
+
+
+@pytest.fixture
+def discovered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "discovered.csv"
+    monkeypatch.setenv(catalog.ENV_DISCOVERED, str(path))
+    catalog.reload()
+    yield path
+    monkeypatch.undo()
+    catalog.reload()
+
+
+def test_aws_discovery_finds_a_type_no_bundled_file_names(discovered: Path) -> None:
+    assert catalog.lookup("aws", NEW_TYPE) is None
+    clients = StubbedClients()
+    stub_region(clients, "us-east-1", {NEW_TYPE: ["us-east-1a", "us-east-1b"],
+                                       "g6e.xlarge": ["us-east-1a"],
+                                       "p4de.24xlarge": ["us-east-1c"]})
+    found = discovery.discover_aws(clients, ["us-east-1"])
+    clients.assert_all_used()
+
+    rows = found.types.set_index("instance_type")
+    assert list(rows.index) == ["g6e.xlarge", "p4de.24xlarge", NEW_TYPE]
+    b200 = rows.loc[NEW_TYPE]
+    assert (b200["gpu_model"], b200["gpu_count"], b200["gpu_memory_gb"]) == ("B200", 8, 179)
+    assert (b200["vcpus"], b200["memory_gb"]) == (192, 2048)
+    assert b200["zones"] == "us-east-1a us-east-1b" and b200["regions"] == "us-east-1"
+    assert rows.loc["p4de.24xlarge", "gpu_model"] == "A100-80GB"  # 80 GB A100
+    assert found.ignored == {"aws: GPU not in the vocabulary (Radeon Pro V520)": 1}
+    assert found.new == ["aws g6e.xlarge", f"aws {NEW_TYPE}"]
+
+    discovery.save(found)
+    assert catalog.lookup("aws", NEW_TYPE)["gpu_model"] == "B200"
+    assert catalog.lookup("aws", "p4de.24xlarge")["vcpus"] == 96  # the bundled row kept
+    assert NEW_TYPE in set(catalog.instance_types()["instance_type"])
+
+
+def test_the_next_collection_prices_the_discovered_type(discovered: Path) -> None:
+    clients = StubbedClients()
+    stub_region(clients, "us-east-1", {NEW_TYPE: ["us-east-1a"]})
+    discovery.save(discovery.discover_aws(clients, ["us-east-1"]))
+
+    pricing = StubbedClients()
+    product = {"product": {"attributes": {
+        "instanceType": NEW_TYPE, "operatingSystem": "Linux", "tenancy": "Shared",
+        "preInstalledSw": "NA", "capacitystatus": "Used", "regionCode": "us-east-1",
+        "licenseModel": "No License required", "operation": "RunInstances"}},
+        "terms": {"OnDemand": {"T1": {"effectiveDate": "2026-10-01T00:00:00Z",
+                                      "priceDimensions": {"D1": {
+                                          "unit": "Hrs", "pricePerUnit": {"USD": "113.9328"}}}}}}}
+    pricing.add_price_list("us-east-1", [product])
+    collector = AwsCollector(regions=["us-east-1"], gpus=["B200"], clients=pricing)
+    frame, ignored, rejected = collector.on_demand("us-east-1")
+    pricing.assert_all_used()
+    assert rejected == [] and not ignored
+    (row,) = frame.to_dict("records")
+    assert (row["instance_type"], row["gpu_model"], row["gpu_count"]) == (NEW_TYPE, "B200", 8)
+    assert float(row["usd_per_hour"]) == pytest.approx(113.9328)  # validated on ingest
+
+
+def test_a_broken_discovered_file_is_one_line_naming_it(discovered: Path) -> None:
+    discovered.write_text("cloud,instance_type\naws,x\n")
+    catalog.reload()
+    with pytest.raises(catalog.InvalidInput, match=r"discovered\.csv: missing field"):
+        catalog.instance_types()
+
+
+def test_discovered_types_file_round_trips(discovered: Path) -> None:
+    clients = StubbedClients()
+    stub_region(clients, "us-east-1", {NEW_TYPE: ["us-east-1a"]})
+    discovery.save(discovery.discover_aws(clients, ["us-east-1"]))
+    saved = catalog.discovered_types()
+    assert list(saved["instance_type"]) == [NEW_TYPE]
+    assert json.loads(json.dumps(saved.to_dict("records")))[0]["source"] == \
+        discovery.AWS_SOURCE
+    assert Stubber is not None
