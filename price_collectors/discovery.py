@@ -2,8 +2,10 @@
 
 AWS: `DescribeInstanceTypes` (GPU model, count and memory, vCPUs, memory) per region,
 with `DescribeInstanceTypeOfferings` for the availability zones that offer each type;
-both through boto3's paginators. A type whose GPU the catalog's vocabulary does not name
-(an inference chip, a graphics card) is counted, not kept.
+both through boto3's paginators. GCP: the Compute Engine `machineTypes` aggregated list
+(every zone's machine types; those with accelerators attached: A2, A3, A4, G2...). A type
+whose GPU the catalog's vocabulary does not name (an inference chip, a graphics card) is
+counted, not kept.
 
 What is found is kept in a CSV file (`discovered_path`), which the catalog reads beside its
 bundled files: the collectors then price every discovered type (the bundled row wins where
@@ -20,11 +22,12 @@ from typing import Any
 
 import pandas as pd
 
-from costsched import catalog
+from costsched import catalog, clouds
 from costsched.model import InvalidInput
 
 COLUMNS = [*catalog.TYPE_COLUMNS, "regions", "zones", "source"]
 AWS_SOURCE = "discovered: aws DescribeInstanceTypes"
+GCP_SOURCE = "discovered: gcp machineTypes.aggregatedList"
 PAGE_SIZE = 100  # DescribeInstanceTypes' maximum
 
 
@@ -111,6 +114,64 @@ def discover_aws(clients: Any, regions: Sequence[str]) -> Discovery:
     return Discovery(types, ignored, new)
 
 
+def _field(obj: Any, *names: str, default: Any = None) -> Any:
+    """A field of a proto-plus message or a REST dict (snake_case or camelCase)."""
+    for name in names:
+        if isinstance(obj, dict):
+            if name in obj:
+                return obj[name]
+        elif hasattr(obj, name):
+            return getattr(obj, name)
+    return default
+
+
+def _gpu_memory(model: str) -> int:
+    """GB per GPU of a model, as the catalog's types of it say (0 if none does)."""
+    types = catalog.instance_types()
+    known = types.loc[types["gpu_model"] == model, "gpu_memory_gb"]
+    return int(known.max()) if len(known) else 0
+
+
+def discover_gcp(client: Any, project: str) -> Discovery:
+    """Every machine type with GPUs attached, in every zone, from `client`
+    (compute_v1.MachineTypesClient or one like it) `aggregated_list` pages."""
+    by_type: dict[str, dict] = {}
+    ignored: Counter = Counter()
+    for scope, scoped in client.aggregated_list(request={"project": project}):
+        for machine in _field(scoped, "machine_types", "machineTypes", default=[]) or []:
+            accelerators = list(_field(machine, "accelerators", default=[]) or [])
+            if not accelerators:
+                continue
+            kind = str(_field(accelerators[0], "guest_accelerator_type",
+                              "guestAcceleratorType", default=""))
+            model = clouds.get("gcp").gpu_model_of(kind)
+            if model is None:
+                ignored[f"gcp: GPU not in the vocabulary ({kind})"] += 1
+                continue
+            name = str(_field(machine, "name"))
+            zone = str(_field(machine, "zone", default="") or scope).rsplit("/", 1)[-1]
+            row = by_type.setdefault(name, {
+                "cloud": "gcp", "instance_type": name, "gpu_model": model,
+                "gpu_count": sum(int(_field(a, "guest_accelerator_count",
+                                            "guestAcceleratorCount", default=0))
+                                 for a in accelerators),
+                "gpu_memory_gb": _gpu_memory(model),
+                "vcpus": int(_field(machine, "guest_cpus", "guestCpus", default=0)),
+                "memory_gb": round(int(_field(machine, "memory_mb", "memoryMb", default=0))
+                                   / 1024, 2),
+                "regions": set(), "zones": set()})
+            row["zones"].add(zone)
+            region = clouds.get("gcp").region_of_zone(zone)
+            if region:
+                row["regions"].add(region)
+    rows = [{**r, "regions": " ".join(sorted(r["regions"])), "zones": " ".join(sorted(r["zones"])),
+             "source": GCP_SOURCE} for r in sorted(by_type.values(),
+                                                   key=lambda r: r["instance_type"])]
+    types = pd.DataFrame(rows, columns=COLUMNS)
+    new = [f"gcp {t}" for t in types["instance_type"] if catalog.lookup("gcp", t) is None]
+    return Discovery(types, ignored, new)
+
+
 def save(discovery: Discovery, path: Path | None = None) -> Path:
     """Merge the discovered types into the file (a cloud's rows replaced by its new ones)
     and make the catalog read it again."""
@@ -149,7 +210,8 @@ class Refresh:
 
 
 def refresh(clouds: Sequence[str] = ("aws",), regions: Sequence[str] = (), *,
-            aws_clients: Any = None, path: Path | None = None) -> Refresh:
+            aws_clients: Any = None, gcp_client: Any = None, gcp_project: str | None = None,
+            path: Path | None = None) -> Refresh:
     """Discover each cloud's GPU instance types (in `regions`, else every region the
     account sees) and save them for the catalog; a cloud that cannot be read is named in
     `errors` with the reason, the others are saved."""
@@ -157,9 +219,20 @@ def refresh(clouds: Sequence[str] = ("aws",), regions: Sequence[str] = (), *,
 
     result = Refresh()
     for cloud in clouds:
+        if cloud == "gcp":
+            try:
+                client, project = gcp_client or _gcp_client(gcp_project)
+                result.found[cloud] = discover_gcp(client, project)
+            except CollectorUnavailable as exc:
+                result.errors[cloud] = str(exc)
+            except Exception as exc:  # an API error: one line, the other clouds go on
+                from price_collectors.base import one_line
+
+                result.errors[cloud] = one_line(exc)
+            continue
         if cloud != "aws":
-            result.errors[cloud] = ("discovery reads AWS only for now; its bundled types "
-                                    "and collected prices are used")
+            result.errors[cloud] = ("not discovered yet: its bundled types and collected "
+                                    "prices are used")
             continue
         try:
             clients = aws_clients or _aws_clients()
@@ -182,6 +255,23 @@ def _aws_clients() -> Any:
     clients = AwsClients()
     clients.check_credentials()
     return clients
+
+
+def _gcp_client(project: str | None) -> tuple[Any, str]:
+    from costsched.clouds import SdkMissing
+    from costsched.clouds.gcp import credentials_and_project
+    from price_collectors.base import CollectorUnavailable
+
+    try:
+        from google.cloud import compute_v1
+
+        credentials, chosen = credentials_and_project(project)
+    except ImportError:
+        raise CollectorUnavailable("gcp: google-cloud-compute is not installed: pip install "
+                                   "'costsched[gcp]'") from None
+    except (LookupError, SdkMissing) as exc:
+        raise CollectorUnavailable(str(exc)) from None
+    return compute_v1.MachineTypesClient(credentials=credentials), chosen
 
 
 def _aws_regions(clients: Any) -> list[str]:

@@ -59,12 +59,13 @@ def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     # daemon's weekly catalog task) reads no cloud unless a test hands it stubbed clients.
     monkeypatch.setenv("COSTSCHED_DISCOVERED_TYPES", str(tmp_path / "discovered-types.csv"))
     monkeypatch.setattr("price_collectors.discovery._aws_clients", _no_cloud)
+    monkeypatch.setattr("price_collectors.discovery._gcp_client", _no_cloud)
 
 
-def _no_cloud() -> None:
+def _no_cloud(*_args: object) -> None:
     from price_collectors.base import CollectorUnavailable
 
-    raise CollectorUnavailable("aws: tests read no cloud")
+    raise CollectorUnavailable("tests read no cloud")
 
 
 @pytest.fixture(autouse=True)

@@ -132,3 +132,48 @@ def test_discovered_types_file_round_trips(discovered: Path) -> None:
     assert json.loads(json.dumps(saved.to_dict("records")))[0]["source"] == \
         discovery.AWS_SOURCE
     assert Stubber is not None
+
+
+class FakeMachineTypes:
+    """compute_v1.MachineTypesClient's aggregated_list, over two pages of REST bodies."""
+
+    PAGES = [
+        {"zones/us-central1-a": {"machineTypes": [
+            {"name": "a3-ultragpu-8g", "guestCpus": 224, "memoryMb": 2_969_600,
+             "zone": "us-central1-a", "accelerators": [
+                 {"guestAcceleratorType": "nvidia-h200-141gb", "guestAcceleratorCount": 8}]},
+            {"name": "n2-standard-8", "guestCpus": 8, "memoryMb": 32_768,
+             "zone": "us-central1-a"}]}},
+        {"zones/us-central1-b": {"machineTypes": [
+            {"name": "a3-ultragpu-8g", "guestCpus": 224, "memoryMb": 2_969_600,
+             "zone": "us-central1-b", "accelerators": [
+                 {"guestAcceleratorType": "nvidia-h200-141gb", "guestAcceleratorCount": 8}]},
+            {"name": "ct5lp-hightpu-4t", "guestCpus": 112, "memoryMb": 196_608,
+             "zone": "us-central1-b", "accelerators": [
+                 {"guestAcceleratorType": "tpu-v5-lite-podslice",
+                  "guestAcceleratorCount": 4}]}]},
+         "zones/europe-west4-b": {"warning": {"code": "NO_RESULTS_ON_PAGE"}}},
+    ]
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+
+    def aggregated_list(self, request: dict):
+        self.requests.append(request)
+        for page in self.PAGES:  # the client's pager walks the pages
+            yield from page.items()
+
+
+def test_gcp_discovery_reads_machine_types_with_gpus_attached(discovered: Path) -> None:
+    client = FakeMachineTypes()
+    found = discovery.discover_gcp(client, "my-project")
+    assert client.requests == [{"project": "my-project"}]
+    (row,) = found.types.to_dict("records")
+    assert (row["instance_type"], row["gpu_model"], row["gpu_count"]) == (
+        "a3-ultragpu-8g", "H200", 8)
+    assert (row["vcpus"], row["memory_gb"]) == (224, 2900)
+    assert row["zones"] == "us-central1-a us-central1-b" and row["regions"] == "us-central1"
+    assert found.ignored == {"gcp: GPU not in the vocabulary (tpu-v5-lite-podslice)": 1}
+    assert found.new == ["gcp a3-ultragpu-8g"]
+    result = discovery.refresh(["gcp"], gcp_client=(client, "my-project"))
+    assert result.errors == {} and catalog.lookup("gcp", "a3-ultragpu-8g")["gpu_model"] == "H200"

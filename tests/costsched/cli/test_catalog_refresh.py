@@ -40,7 +40,8 @@ def test_refresh_adds_the_new_type_to_the_listing(cli, discovered: Path,
 
 
 def test_refresh_of_a_cloud_it_cannot_read_says_so(cli, discovered: Path) -> None:
-    result = cli("catalog", "refresh", "--cloud", "gcp")
+    result = cli("catalog", "refresh", "--cloud", "gcp,azure")
     assert result.exit_code == 1
-    assert "gcp: not refreshed:" in result.stdout
+    assert "gcp: not refreshed: tests read no cloud" in result.stdout
+    assert "azure: not refreshed: not discovered yet" in result.stdout
     assert not discovered.exists()
