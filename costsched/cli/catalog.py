@@ -24,8 +24,9 @@ from costsched.model import CLOUDS
 from costsched.service.values import choices
 
 app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
-                  help="The GPU instance types, with their regions and on-demand list prices; "
-                       "`refresh` discovers the types each cloud sells now.")
+                  help="The GPU instance types (bundled and discovered), with their regions "
+                       "and on-demand list prices; `catalog refresh` discovers what each cloud "
+                       "sells now.")
 
 
 @app.callback(invoke_without_command=True)

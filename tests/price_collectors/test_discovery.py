@@ -139,15 +139,15 @@ class FakeMachineTypes:
 
     PAGES = [
         {"zones/us-central1-a": {"machineTypes": [
-            {"name": "a3-ultragpu-8g", "guestCpus": 224, "memoryMb": 2_969_600,
+            {"name": "a4-highgpu-8g", "guestCpus": 224, "memoryMb": 4_063_232,
              "zone": "us-central1-a", "accelerators": [
-                 {"guestAcceleratorType": "nvidia-h200-141gb", "guestAcceleratorCount": 8}]},
+                 {"guestAcceleratorType": "nvidia-b200", "guestAcceleratorCount": 8}]},
             {"name": "n2-standard-8", "guestCpus": 8, "memoryMb": 32_768,
              "zone": "us-central1-a"}]}},
         {"zones/us-central1-b": {"machineTypes": [
-            {"name": "a3-ultragpu-8g", "guestCpus": 224, "memoryMb": 2_969_600,
+            {"name": "a4-highgpu-8g", "guestCpus": 224, "memoryMb": 4_063_232,
              "zone": "us-central1-b", "accelerators": [
-                 {"guestAcceleratorType": "nvidia-h200-141gb", "guestAcceleratorCount": 8}]},
+                 {"guestAcceleratorType": "nvidia-b200", "guestAcceleratorCount": 8}]},
             {"name": "ct5lp-hightpu-4t", "guestCpus": 112, "memoryMb": 196_608,
              "zone": "us-central1-b", "accelerators": [
                  {"guestAcceleratorType": "tpu-v5-lite-podslice",
@@ -170,10 +170,11 @@ def test_gcp_discovery_reads_machine_types_with_gpus_attached(discovered: Path) 
     assert client.requests == [{"project": "my-project"}]
     (row,) = found.types.to_dict("records")
     assert (row["instance_type"], row["gpu_model"], row["gpu_count"]) == (
-        "a3-ultragpu-8g", "H200", 8)
-    assert (row["vcpus"], row["memory_gb"]) == (224, 2900)
+        "a4-highgpu-8g", "B200", 8)  # in no bundled file
+    assert (row["vcpus"], row["memory_gb"]) == (224, 3968)
     assert row["zones"] == "us-central1-a us-central1-b" and row["regions"] == "us-central1"
     assert found.ignored == {"gcp: GPU not in the vocabulary (tpu-v5-lite-podslice)": 1}
-    assert found.new == ["gcp a3-ultragpu-8g"]
+    assert found.new == ["gcp a4-highgpu-8g"]
+    assert catalog.lookup("gcp", "a4-highgpu-8g") is None
     result = discovery.refresh(["gcp"], gcp_client=(client, "my-project"))
-    assert result.errors == {} and catalog.lookup("gcp", "a3-ultragpu-8g")["gpu_model"] == "H200"
+    assert result.errors == {} and catalog.lookup("gcp", "a4-highgpu-8g")["gpu_model"] == "B200"
