@@ -46,6 +46,9 @@ SOURCES = (
     Source("aws_vantage_tsaol.csv", "aws", "2026-08",
            "instances.vantage.sh via tsaol/aws-gpu data/p5_family_all.js (commit 18aebd1, "
            "'Last updated: 2026-08-26')"),
+    Source("aws_vantage_tsaol_p6.csv", "aws", "2026-08",
+           "instances.vantage.sh via tsaol/aws-gpu data/p6-b200_instances.js (commit 299375b, "
+           "'Last updated: 2026-08-26')"),
     # The SkyPilot catalog copies carry no date of their own; they are dated by the month
     # their schema version was first published (v8: files added 2025-10, skypilot-catalog
     # PR #154), the earliest month they can hold for: an older date, never a newer one.
@@ -64,7 +67,7 @@ SOURCES = (
            "month after v5 was the latest schema)"),
 )
 # GPU memory per card (GB) of the models these tables name.
-GPU_MEMORY_GB = {"H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 180, "L40S": 48, "L4": 24,
+GPU_MEMORY_GB = {"H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 179, "L40S": 48, "L4": 24,
                  "A10G": 24, "A100": 40, "A100-80GB": 80, "MI300X": 192, "T4": 16, "V100": 16}
 _LOCAL_ZONE = re.compile(r"^[a-z0-9]+-[a-z]+\d+-az\d+$")  # use1-atl2-az1
 
