@@ -14,7 +14,7 @@ from price_collectors import discovery
 from price_collectors.aws import AwsCollector
 from tests.price_collectors.test_aws import StubbedClients
 
-NEW_TYPE = "p6-b200.48xlarge"  # in no bundled file
+NEW_TYPE = "p5e.48xlarge"  # in no bundled file
 
 
 def gpu_type(name: str, gpu: str, count: int, mib: int, vcpus: int, memory_mib: int) -> dict:
@@ -26,7 +26,7 @@ def gpu_type(name: str, gpu: str, count: int, mib: int, vcpus: int, memory_mib: 
 
 
 PAGES = [
-    [gpu_type(NEW_TYPE, "B200", 8, 183_359, 192, 2_097_152),
+    [gpu_type(NEW_TYPE, "H200", 8, 144_384, 192, 2_097_152),
      {"InstanceType": "m6i.xlarge", "CurrentGeneration": True,
       "VCpuInfo": {"DefaultVCpus": 4}, "MemoryInfo": {"SizeInMiB": 16_384}}],
     [gpu_type("p4de.24xlarge", "A100", 8, 81_920, 96, 1_179_648),
@@ -79,16 +79,16 @@ def test_aws_discovery_finds_a_type_no_bundled_file_names(discovered: Path) -> N
 
     rows = found.types.set_index("instance_type")
     assert list(rows.index) == ["g6e.xlarge", "p4de.24xlarge", NEW_TYPE]
-    b200 = rows.loc[NEW_TYPE]
-    assert (b200["gpu_model"], b200["gpu_count"], b200["gpu_memory_gb"]) == ("B200", 8, 179)
-    assert (b200["vcpus"], b200["memory_gb"]) == (192, 2048)
-    assert b200["zones"] == "us-east-1a us-east-1b" and b200["regions"] == "us-east-1"
+    h200 = rows.loc[NEW_TYPE]
+    assert (h200["gpu_model"], h200["gpu_count"], h200["gpu_memory_gb"]) == ("H200", 8, 141)
+    assert (h200["vcpus"], h200["memory_gb"]) == (192, 2048)
+    assert h200["zones"] == "us-east-1a us-east-1b" and h200["regions"] == "us-east-1"
     assert rows.loc["p4de.24xlarge", "gpu_model"] == "A100-80GB"  # 80 GB A100
     assert found.ignored == {"aws: GPU not in the vocabulary (Radeon Pro V520)": 1}
     assert found.new == ["aws g6e.xlarge", f"aws {NEW_TYPE}"]
 
     discovery.save(found)
-    assert catalog.lookup("aws", NEW_TYPE)["gpu_model"] == "B200"
+    assert catalog.lookup("aws", NEW_TYPE)["gpu_model"] == "H200"
     assert catalog.lookup("aws", "p4de.24xlarge")["vcpus"] == 96  # the bundled row kept
     assert NEW_TYPE in set(catalog.instance_types()["instance_type"])
 
@@ -105,15 +105,15 @@ def test_the_next_collection_prices_the_discovered_type(discovered: Path) -> Non
         "licenseModel": "No License required", "operation": "RunInstances"}},
         "terms": {"OnDemand": {"T1": {"effectiveDate": "2026-10-01T00:00:00Z",
                                       "priceDimensions": {"D1": {
-                                          "unit": "Hrs", "pricePerUnit": {"USD": "113.9328"}}}}}}}
+                                          "unit": "Hrs", "pricePerUnit": {"USD": "70.0"}}}}}}}
     pricing.add_price_list("us-east-1", [product])
-    collector = AwsCollector(regions=["us-east-1"], gpus=["B200"], clients=pricing)
+    collector = AwsCollector(regions=["us-east-1"], gpus=["H200"], clients=pricing)
     frame, ignored, rejected = collector.on_demand("us-east-1")
     pricing.assert_all_used()
     assert rejected == [] and not ignored
     (row,) = frame.to_dict("records")
-    assert (row["instance_type"], row["gpu_model"], row["gpu_count"]) == (NEW_TYPE, "B200", 8)
-    assert float(row["usd_per_hour"]) == pytest.approx(113.9328)  # validated on ingest
+    assert (row["instance_type"], row["gpu_model"], row["gpu_count"]) == (NEW_TYPE, "H200", 8)
+    assert float(row["usd_per_hour"]) == pytest.approx(70.0)  # a test figure
 
 
 def test_a_broken_discovered_file_is_one_line_naming_it(discovered: Path) -> None:

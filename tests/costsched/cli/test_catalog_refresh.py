@@ -35,8 +35,8 @@ def test_refresh_adds_the_new_type_to_the_listing(cli, discovered: Path,
     clients.assert_all_used()
     assert discovered.exists()
 
-    listed = json.loads(cli("catalog", "--gpu", "b200", "--json").stdout)["instance_types"]
-    assert [t["instance_type"] for t in listed] == [NEW_TYPE]
+    listed = json.loads(cli("catalog", "--gpu", "h200", "--json").stdout)["instance_types"]
+    assert NEW_TYPE in [t["instance_type"] for t in listed]
 
 
 def test_refresh_of_a_cloud_it_cannot_read_says_so(cli, discovered: Path) -> None:
