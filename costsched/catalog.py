@@ -7,11 +7,14 @@ notice). This is the embedded default when no prices were collected.
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 import pandas as pd
+import platformdirs
 
 from costsched import clouds
 from costsched.catalog_version import CATALOG_VERSION
@@ -23,6 +26,10 @@ GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L
               "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "GH200", "B200", "MI300X")
 CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
 SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
+# Instance types found by `costsched catalog refresh` (price_collectors.discovery).
+ENV_DISCOVERED = "COSTSCHED_DISCOVERED_TYPES"
+TYPE_COLUMNS = ["cloud", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
+                "memory_gb"]
 
 
 def _read(name: str) -> pd.DataFrame:
@@ -30,10 +37,49 @@ def _read(name: str) -> pd.DataFrame:
         return pd.read_csv(fh)
 
 
+def discovered_path() -> Path:
+    """$COSTSCHED_DISCOVERED_TYPES, else discovered_types.csv in the user data directory."""
+    if os.environ.get(ENV_DISCOVERED):
+        return Path(os.environ[ENV_DISCOVERED]).expanduser()
+    return Path(platformdirs.user_data_dir("costsched")) / "discovered_types.csv"
+
+
+def discovered_types(path: Path | None = None) -> pd.DataFrame:
+    """The instance types a refresh discovered (TYPE_COLUMNS and where they are offered:
+    regions, zones, source); empty when there is no such file."""
+    path = path or discovered_path()
+    if not path.exists():
+        return pd.DataFrame(columns=[*TYPE_COLUMNS, "regions", "zones", "source"])
+    try:
+        frame = pd.read_csv(path, dtype={"regions": str, "zones": str, "gpu_model": str})
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"{path}: not a discovered-types CSV ({exc}); run `costsched "
+                           "catalog refresh` again") from None
+    missing = [c for c in TYPE_COLUMNS if c not in frame]
+    if missing:
+        raise InvalidInput(f"{path}: missing field(s) {', '.join(missing)}: expected "
+                           f"{', '.join(TYPE_COLUMNS)}, regions, zones, source")
+    return check_types(frame, str(path))
+
+
+def reload() -> None:
+    """Read the catalog's files again (after a refresh wrote discovered types)."""
+    for loader in (_all_types, instance_types, on_demand_prices, _type_index,
+                   on_demand_observations, spot_observations):
+        loader.cache_clear()
+
+
 @cache
 def _all_types() -> pd.DataFrame:
-    """Every bundled instance type, GPU and CPU (gpu_count 0, gpu_model "")."""
+    """Every instance type, GPU and CPU (gpu_count 0, gpu_model ""): the bundled ones, then
+    the discovered ones the bundled files do not name."""
     types = check_types(_read("instance_types.csv"), "instance_types.csv")
+    found = discovered_types()
+    if not found.empty:
+        known = set(zip(types["cloud"], types["instance_type"], strict=True))
+        fresh = found[[(c, t) not in known for c, t in
+                       zip(found["cloud"], found["instance_type"], strict=True)]]
+        types = pd.concat([types, fresh[TYPE_COLUMNS]], ignore_index=True)
     retired = _read("retirements.csv")[["cloud", "instance_type", "retired"]]
     types = types.merge(retired, on=["cloud", "instance_type"], how="left")
     types["retired"] = pd.to_datetime(types["retired"], utc=True)

@@ -116,7 +116,9 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False
     if not stored.empty:
         collected = stored.loc[stored["market"] == "spot", "cloud"].unique()
         snapshot = snapshot[~snapshot["cloud"].isin(collected)]
-    return snapshot
+    # A snapshot listed for several months: the newest that held by `at`.
+    return (snapshot.sort_values("effective_at", kind="stable")
+            .drop_duplicates(["cloud", "region", "zone", "instance_type"], keep="last"))
 
 
 def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:

@@ -35,11 +35,19 @@ class Source:
     cloud: str
     as_of: str  # YYYY-MM: the month the prices are known to have held for
     text: str
+    # GCP machine types whose GPUs the table prices on rows of their own (InstanceType
+    # empty): the file of those rows, and each machine type's (GPU model, count). The
+    # machine's price is its row's plus its GPUs' row in the same zone, as GCP bills it.
+    accelerators: str = ""
+    attached: tuple[tuple[str, str, int], ...] = ()
 
 
 SOURCES = (
     Source("aws_vantage_tsaol.csv", "aws", "2026-08",
            "instances.vantage.sh via tsaol/aws-gpu data/p5_family_all.js (commit 18aebd1, "
+           "'Last updated: 2026-08-26')"),
+    Source("aws_vantage_tsaol_p6.csv", "aws", "2026-08",
+           "instances.vantage.sh via tsaol/aws-gpu data/p6-b200_instances.js (commit 299375b, "
            "'Last updated: 2026-08-26')"),
     # The SkyPilot catalog copies carry no date of their own; they are dated by the month
     # their schema version was first published (v8: files added 2025-10, skypilot-catalog
@@ -49,21 +57,26 @@ SOURCES = (
            "schema's first month)"),
     Source("gcp_v8_006059e.csv", "gcp", "2025-10",
            "skypilot-catalog v8 gcp/vms.csv (commit 006059e; undated copy, dated by its "
-           "schema's first month)"),
+           "schema's first month; A3 types: machine row + its GPUs' row)",
+           accelerators="gcp_v8_006059e_accelerators.csv",
+           attached=(("a3-highgpu-4g", "H100", 4), ("a3-highgpu-8g", "H100", 8),
+                     ("a3-megagpu-8g", "H100-MEGA", 8), ("a3-ultragpu-8g", "H200", 8))),
     # v6 was published after 2023-06, when v5 was the latest schema (PR #33).
     Source("azure_v6_098741e.csv", "azure", "2023-07",
            "skypilot-catalog v6 azure/vms.csv (commit 098741e; undated copy, dated by the "
            "month after v5 was the latest schema)"),
 )
 # GPU memory per card (GB) of the models these tables name.
-GPU_MEMORY_GB = {"H100": 80, "H200": 141, "B200": 180, "L40S": 48, "L4": 24, "A10G": 24,
-                 "A100": 40, "A100-80GB": 80, "MI300X": 192, "T4": 16, "V100": 16}
+GPU_MEMORY_GB = {"H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 179, "L40S": 48, "L4": 24,
+                 "A10G": 24, "A100": 40, "A100-80GB": 80, "MI300X": 192, "T4": 16, "V100": 16}
 _LOCAL_ZONE = re.compile(r"^[a-z0-9]+-[a-z]+\d+-az\d+$")  # use1-atl2-az1
 
 
 def source_rows(source: Source) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(instance types, on-demand rows, spot rows) of one source table."""
     table = pd.read_csv(SOURCES_DIR / source.file)
+    if source.attached:
+        table = _with_attached_gpus(table, source)
     if "AvailabilityZone" in table:
         table = table[~table["AvailabilityZone"].fillna("").str.match(_LOCAL_ZONE)]
     gpu = table.get("AcceleratorName", pd.Series("", index=table.index))
@@ -92,6 +105,28 @@ def source_rows(source: Source) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
             "source": [f"{source.text}: median SpotPrice of its {n} zones in the region"
                        if n > 1 else f"{source.text}: SpotPrice" for n in spot["size"]]})
     return types, on_demand, spot
+
+
+def _with_attached_gpus(table: pd.DataFrame, source: Source) -> pd.DataFrame:
+    """The table with each attached-GPU machine type's GPU model, count and the price of
+    its GPUs (same zone) added to its own; a machine type without such a row is dropped."""
+    gpus = pd.read_csv(SOURCES_DIR / source.accelerators)
+    parts = {name: (model, count) for name, model, count in source.attached}
+    rows = []
+    for row in table.to_dict("records"):
+        if row["InstanceType"] not in parts:
+            rows.append(row)
+            continue
+        model, count = parts[row["InstanceType"]]
+        match = gpus[(gpus["AcceleratorName"] == model) & (gpus["AcceleratorCount"] == count)
+                     & (gpus["AvailabilityZone"] == row["AvailabilityZone"])]
+        if match.empty:
+            continue
+        gpu = match.iloc[0]
+        rows.append({**row, "AcceleratorName": model, "AcceleratorCount": count,
+                     "Price": round(row["Price"] + gpu["Price"], 5),
+                     "SpotPrice": round(row["SpotPrice"] + gpu["SpotPrice"], 5)})
+    return pd.DataFrame(rows, columns=table.columns)
 
 
 def rebuild() -> dict[str, pd.DataFrame]:

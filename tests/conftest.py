@@ -125,6 +125,17 @@ def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     """Keep the user's own throughput measurements out of every test (plans and replays
     read them)."""
     monkeypatch.setenv(ENV_USER_FILE, str(tmp_path / "user-throughputs.csv"))
+    # Nor the instance types a refresh discovered on this machine; and a refresh (the
+    # daemon's weekly catalog task) reads no cloud unless a test hands it stubbed clients.
+    monkeypatch.setenv("COSTSCHED_DISCOVERED_TYPES", str(tmp_path / "discovered-types.csv"))
+    monkeypatch.setattr("price_collectors.discovery._aws_clients", _no_cloud)
+    monkeypatch.setattr("price_collectors.discovery._gcp_client", _no_cloud)
+
+
+def _no_cloud(*_args: object) -> None:
+    from price_collectors.base import CollectorUnavailable
+
+    raise CollectorUnavailable("tests read no cloud")
 
 
 @pytest.fixture(autouse=True)

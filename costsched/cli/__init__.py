@@ -81,9 +81,10 @@ COMMANDS: dict[str, Entry] = {
                     "migrate where the policy says so, refresh the on-demand catalog, on the "
                     "config's schedules. Stops on SIGTERM or SIGINT once the step in progress "
                     "is done. Logs one logfmt line per event."),
-    "catalog": Entry("costsched.cli.catalog", "catalog_cmd",
-                     "The bundled GPU instance types, with their regions and on-demand list "
-                     "prices."),
+    "catalog": Entry("costsched.cli.catalog", "app",
+                     "The GPU instance types (bundled and discovered), with their regions and "
+                     "on-demand list prices; `catalog refresh` discovers what each cloud "
+                     "sells now."),
     "prices": Entry("costsched.cli.prices", "app",
                     "Price history: import recorded logs, show prices as of a time, export."),
     "throughput": Entry("costsched.cli.throughput", "app",

@@ -1,4 +1,5 @@
-"""`costsched catalog`: the bundled GPU instance types and their on-demand list prices."""
+"""`costsched catalog`: the GPU instance types (bundled and discovered) and their on-demand
+list prices; `costsched catalog refresh` discovers the types each cloud sells now."""
 
 from __future__ import annotations
 
@@ -22,15 +23,65 @@ from costsched.cli.common import (
 from costsched.model import CLOUDS
 from costsched.service.values import choices
 
+app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
+                  help="The GPU instance types (bundled and discovered), with their regions "
+                       "and on-demand list prices; `catalog refresh` discovers what each cloud "
+                       "sells now.")
 
-@friendly_errors
-def catalog_cmd(
+
+@app.callback(invoke_without_command=True)
+def main(
+    ctx: typer.Context,
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model(s).")] = None,
     cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.")] = None,
     json_out: JsonOption = False,
     wide: WideOption = False,
 ) -> None:
-    """The bundled GPU instance types, with their regions and on-demand list prices."""
+    """The GPU instance types (bundled, and discovered by `catalog refresh`), with their
+    regions and on-demand list prices."""
+    if ctx.invoked_subcommand is None:
+        catalog_cmd(gpu=gpu, cloud=cloud, json_out=json_out, wide=wide)
+
+
+@app.command("refresh")
+@friendly_errors
+def refresh_cmd(
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure "
+                                                    "(default: all).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", help="Only these regions "
+                                                     "(default: every region).")] = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Discover the GPU instance types each cloud sells now, from its own API, and add the
+    new ones to the catalog; the next `costsched collect` prices them."""
+    from price_collectors import discovery
+
+    clouds = choices("--cloud", split_csv(cloud), CLOUDS) or list(CLOUDS)
+    result = discovery.refresh(clouds, split_csv(region))
+    if json_out:
+        print_json({"path": str(result.path) if result.path else None,
+                    "clouds": {c: {"types": frame_records(f.types), "new": f.new,
+                                   "ignored": dict(f.ignored)}
+                               for c, f in result.found.items()},
+                    "errors": result.errors})
+    else:
+        for line in result.lines():
+            console.print(line, highlight=False, soft_wrap=True)
+        if result.path:
+            console.print(f"saved to {result.path}; `costsched collect` prices the new types",
+                          highlight=False, soft_wrap=True)
+    if not result.found:
+        raise typer.Exit(1)
+
+
+@friendly_errors
+def catalog_cmd(
+    gpu: list[str] | None = None,
+    cloud: list[str] | None = None,
+    json_out: bool = False,
+    wide: bool = False,
+) -> None:
+    """The GPU instance types, with their regions and on-demand list prices."""
     types = catalog_data.instance_types()
     listed = catalog_data.on_demand_prices()
     gpus = [catalog_data.gpu_model_name(g) for g in split_csv(gpu)]

@@ -28,11 +28,17 @@ class Tasks(Watcher):
     def catalog(self, at: datetime | None = None) -> Outcome:
         """Refresh the on-demand catalog: collect the configured clouds' prices in every
         region of theirs (the collectors fetch on-demand and spot prices together), so that
-        on-demand list prices stay current beyond the regions collected hourly."""
+        on-demand list prices stay current beyond the regions collected hourly. First the
+        clouds' GPU instance types are discovered (`catalog refresh`), so new ones are priced."""
+        from price_collectors import discovery
+
         c = self.config.collect
+        found = discovery.refresh(c.clouds)
         summary = service.collect_prices(self.store, clouds=c.clouds,
                                          gcp_project=c.gcp_project)
-        return _collected(summary)
+        line = _collected(summary)
+        new = sum(len(f.new) for f in found.found.values())
+        return Outcome(f"{line}; {new} GPU instance type(s) discovered new", line.level)
 
     def replan(self, at: datetime | None = None) -> str:
         """For each launcher with live jobs: reconcile (recoveries, finished jobs, unfinished

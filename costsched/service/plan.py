@@ -100,6 +100,9 @@ class PlanResult:
         lines = [f"{offering}: preemption hazard"]
         lines += ["  " + line for line in explain_hazard(row.head(1), self.evidence)[0]]
         r = row.iloc[0]
+        kind = "estimated" if r.get("throughput_estimated") else "measured or published"
+        lines.append(f"throughput {r['steps_per_second']:.4g} steps/s ({kind}): "
+                     f"{r.get('throughput_source', '')}")
         lines.append(
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
             f"restart) with work {r['work_hours']:.4g} h, tau {plan.job.checkpoint_hours:.4g} "

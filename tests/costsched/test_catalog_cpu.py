@@ -52,3 +52,13 @@ def test_a_bad_type_row_names_file_row_and_field(model: str, count: float, field
                          "memory_gb": [16]})
     with pytest.raises(InvalidInput, match=rf"^types\.csv: row 2: field {field}: "):
         catalog.check_types(rows, "types.csv")
+
+
+def test_a_spot_snapshot_listed_for_two_months_offers_the_newest_that_held() -> None:
+    def spot(at: datetime) -> list[float]:
+        frame = prices_at(None, at, markets=["spot"], regions=["us-east-1"],
+                          instance_types=["p5.48xlarge"])
+        return frame["usd_per_hour"].tolist()
+
+    assert spot(NOW) == [pytest.approx(23.45325)]  # the 2025-10 snapshot, not both
+    assert spot(datetime(2025, 7, 1, tzinfo=timezone.utc)) == [pytest.approx(26.7861)]

@@ -18,6 +18,13 @@ from price_collectors.base import rows_frame
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
 
 
+@pytest.fixture(autouse=True)
+def _own_default_store(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """`gpu_summary(None)` opens the default store: one of the test's own, never the
+    user's."""
+    monkeypatch.setenv("COSTSCHED_DB", str(tmp_path / "default.db"))
+
+
 def spot_row(price: float, at: datetime) -> tuple:
     spec = catalog.require("aws", "g5.xlarge")
     return ("aws", "us-west-2", "us-west-2b", "g5.xlarge", "spot", "linux", "A10G", 1,

@@ -48,7 +48,8 @@ def test_show_on_an_empty_store_uses_the_catalog(cli) -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     listed = catalog.on_demand_prices().drop_duplicates(["cloud", "region", "instance_type"])
-    spot = catalog.spot_observations()
+    spot = catalog.spot_observations().sort_values("effective_at").drop_duplicates(
+        ["cloud", "region", "zone", "instance_type"], keep="last")  # the newest per offering
     assert len(rows) == listed["retired"].isna().sum() + len(spot)
     assert listed["retired"].isna().sum() < len(listed)
     on_demand = [r for r in rows if r["market"] == "on_demand"]
