@@ -52,6 +52,13 @@ if stop and os.fork() == 0:  # a watcher: SIGTERM to the agent once the stop fla
             ask = urllib.request.Request(stop["url"], headers=stop["headers"])
             with urllib.request.urlopen(ask, timeout=10) as answer:
                 if answer.read().strip().upper() == b"TRUE":
+                    for _ in range(600):  # the agent's SIGTERM handler first (on a slow boot)
+                        with open(f"/proc/{{agent}}/status") as status:
+                            caught = [v for k, v in (x.split(":", 1) for x in status)
+                                      if k == "SigCgt"]
+                        if caught and int(caught[0], 16) >> 14 & 1:
+                            break
+                        time.sleep(0.2)
                     os.kill(agent, 15)
                     break
         except Exception:

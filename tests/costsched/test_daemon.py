@@ -32,6 +32,7 @@ from costsched.store import PriceStore
 from launchers.local import LocalLauncher
 from price_collectors.runner import CloudSummary, RunSummary
 from tests.costsched.service.test_jobs import (
+    STEPS,
     TRAIN,
     set_prices,
     wait_for,
@@ -67,8 +68,11 @@ def running_job(tmp_path: Path):  # noqa: ANN201
     store = PriceStore(str(tmp_path / "store.sqlite"))
     launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
     set_prices(store, CHEAP, datetime.now(timezone.utc) - timedelta(hours=1))
-    [job] = service.launch(store, write_spec(tmp_path), launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp_path / "checkpoints"))
+    # Slow enough (5 minutes) that it is still running when a loaded machine's daemon
+    # process has started and moved it.
+    slow = f"{sys.executable} {TRAIN} --steps {STEPS} --step-seconds 0.2 --checkpoint-every 0.1"
+    [job] = service.launch(store, write_spec(tmp_path, run=slow), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp_path / "checkpoints"))
     assert zone_of(store, job.id) == "us-east-1a"
     yield store, launcher, job.id
     for instance in launcher.instances():
