@@ -46,7 +46,7 @@ from typing import ClassVar
 
 from costsched import clouds
 from costsched.model import InvalidInput, Offering
-from launchers import agent_recovery, mounts
+from launchers import agent_recovery, gang, mounts
 from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
 from launchers.base import (
     INSTANCE_STATES,
@@ -154,6 +154,7 @@ class LocalLauncher(Launcher):
         if self._alive(instance_id, record):
             _signal_group(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
+        self._end_nodes(instance_id, folder, self.grace_seconds)
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
         if job_id is None:
@@ -166,8 +167,13 @@ class LocalLauncher(Launcher):
                                                     key=lambda i: (i[1].launched_at, i[0]))
                 if job_id is None or seen.instance.job_id == job_id]
 
-    def logs(self, instance_id: str, tail: int = 200) -> str:
-        path = self._existing(instance_id) / JOB_LOG
+    def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
+        """The last `tail` lines of the job's output on node `node` (0: rank 0)."""
+        folder = self._existing(instance_id)
+        if node and node not in gang.ranks(folder):
+            raise InvalidInput(f"instance {instance_id}: no node {node} (its nodes: 0"
+                               + "".join(f", {r}" for r in gang.ranks(folder)) + ")")
+        path = gang.node_folder(folder, node) / JOB_LOG
         try:
             with path.open(errors="replace") as handle:
                 return "".join(deque(handle, maxlen=tail))
@@ -178,8 +184,21 @@ class LocalLauncher(Launcher):
 
     def preempt(self, instance_id: str) -> None:
         """Take the instance away without notice: SIGKILL its whole process group."""
-        record = _read_json(self._existing(instance_id) / INSTANCE)
+        folder = self._existing(instance_id)
+        record = _read_json(folder / INSTANCE)
         self._end(instance_id, record, 0)
+        self._end_nodes(instance_id, folder, 0)
+
+    def preempt_node(self, instance_id: str, rank: int) -> None:
+        """Take one node of a gang away without notice (rank 0: the instance's own)."""
+        folder = self._existing(instance_id)
+        if rank == 0:
+            self._end(instance_id, _read_json(folder / INSTANCE), 0)
+            return
+        if rank not in gang.ranks(folder):
+            raise InvalidInput(f"instance {instance_id}: no node {rank}")
+        record = gang.read_json(gang.node_folder(folder, rank) / gang.NODE)
+        self._end(f"{instance_id}/{rank}", record, 0)
 
     def notice(self, instance_id: str) -> None:
         """A preemption notice: SIGTERM (the agent stops the job, which checkpoints), then
@@ -190,6 +209,7 @@ class LocalLauncher(Launcher):
         if self._alive(instance_id, record):
             _signal(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
+        self._end_nodes(instance_id, folder, self.grace_seconds)
 
     # --- internals -----------------------------------------------------------------------
 
@@ -226,6 +246,11 @@ class LocalLauncher(Launcher):
             state, detail = self._unstarted(instance_id, folder, record)
         else:
             state, detail = "preempted", "process gone without a status (killed)"
+        if record.get("nodes", 1) > 1:
+            state, detail, again = self._gang_state(instance_id, folder, record, state,
+                                                    detail)
+            if again:  # the gang was broken just now: read its end
+                return self._read(instance_id, folder)
         step = status.get("step")
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
@@ -336,28 +361,17 @@ class LocalLauncher(Launcher):
         return folder
 
     def _start(self, instance_id: str, folder: Path, spec: LaunchSpec, record: dict) -> Instance:
-        env = instance_environment(spec.envs, self.python, self._pass_env())
-        argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
-                "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
-                "--poll", str(self.poll_seconds)]
-        if spec.code_uri:
-            argv += ["--code-uri", spec.code_uri, "--code-sha256", spec.code_sha256,
-                     "--code-size", str(spec.code_size)]
-        if spec.setup:
-            argv += ["--setup", spec.setup]
-        argv += mounts.agent_args(spec.task, str(folder / "mounts"))
-        argv += ["--", spec.command]
+        nodes = gang.node_count(spec.task)
+        envs = (gang.node_envs(0, nodes, spec.offering.gpu_count) if nodes > 1 else {})
         unapplied = mounts.local_note(spec.task, folder / "mounts")
         try:
             if unapplied:  # said once, at the head of the instance's log
                 (folder / "agent.log").write_text(unapplied + "\n")
-            # In the instance's own directory: the job runs in its unpacked code
-            # (folder/code), never in the directory costsched was started from.
-            with (folder / "agent.log").open("ab") as out:
-                child = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True,
-                                         cwd=folder)
+            if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
+                self._start_nodes(instance_id, folder, spec, nodes)
+            child = self._spawn(folder, spec, envs, publish=True)
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the command or envs
+            self._end_nodes(instance_id, folder, 0)
             why = getattr(exc, "strerror", None) or str(exc)
             detail = (f"python {self.python!r}: cannot be started ({why})"
                       if isinstance(exc, OSError) else f"the job cannot be started: {why}")
@@ -370,6 +384,89 @@ class LocalLauncher(Launcher):
         record = {**record, "pid": child.pid, "start_time": stat.start_time if stat else None}
         _write_json(folder / INSTANCE, record)
         return self.status(instance_id)
+
+    def _spawn(self, folder: Path, spec: LaunchSpec, node_envs: dict[str, str],
+               publish: bool) -> subprocess.Popen:
+        """An agent for the job in `folder` (OSError, ValueError when it cannot start)."""
+        env = instance_environment({**spec.envs, **node_envs}, self.python, self._pass_env())
+        argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
+                "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
+                "--poll", str(self.poll_seconds)]
+        if not publish:
+            argv += ["--no-publish"]
+        if spec.code_uri:
+            argv += ["--code-uri", spec.code_uri, "--code-sha256", spec.code_sha256,
+                     "--code-size", str(spec.code_size)]
+        if spec.setup:
+            argv += ["--setup", spec.setup]
+        argv += mounts.agent_args(spec.task, str(folder / "mounts"))
+        argv += ["--", spec.command]
+        # In the node's own directory: the job runs in its unpacked code (folder/code),
+        # never in the directory costsched was started from.
+        with (folder / "agent.log").open("ab") as out:
+            return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    cwd=folder)
+
+    # --- a gang's nodes other than rank 0 (launchers.gang) -------------------------------
+
+    def _start_nodes(self, instance_id: str, folder: Path, spec: LaunchSpec,
+                     nodes: int) -> None:
+        """Agents for ranks 1 .. nodes-1, each in its node folder (one already started by
+        an interrupted launch of this attempt is kept)."""
+        for rank in range(1, nodes):
+            where = gang.node_folder(folder, rank)
+            where.mkdir(parents=True, exist_ok=True)
+            if gang.read_json(where / gang.NODE).get("pid") is not None:
+                continue
+            envs = gang.node_envs(rank, nodes, spec.offering.gpu_count)
+            child = self._spawn(where, spec, envs, publish=False)
+            self._children[f"{instance_id}/{rank}"] = child
+            stat = proc_stat(child.pid)
+            gang.write_node(where / gang.NODE, {"pid": child.pid, "start_time":
+                                                stat.start_time if stat else None})
+
+    def _end_nodes(self, instance_id: str, folder: Path, grace: float) -> None:
+        """End every node but rank 0: SIGTERM, then SIGKILL after `grace` seconds."""
+        for rank in gang.ranks(folder):
+            key = f"{instance_id}/{rank}"
+            record = gang.read_json(gang.node_folder(folder, rank) / gang.NODE)
+            if self._alive(key, record):
+                gang.signal_group(record.get("pid"), gang.SIGTERM)
+                self._end(key, record, grace)
+
+    def _gang_state(self, instance_id: str, folder: Path, record: dict, state: str,
+                    detail: str) -> tuple[str, str, bool]:
+        """A gang's state from rank 0's (`state`, `detail`) and its other nodes' (see
+        launchers.gang); True when the gang was broken now and must be read again."""
+        lost = gang.read_json(folder / gang.NODE_LOST)
+        started = record.get("pid") is not None  # else a launch that failed as a whole
+        if not lost and started and state in ("running", "failed"):
+            lost = self._lost_node(instance_id, folder)
+            if lost:
+                gang.write_node(folder / gang.NODE_LOST, lost)
+                if state == "running":  # rank 0 checkpoints on SIGTERM, then all end
+                    self.request_stop(instance_id)
+                    self._end(instance_id, _read_json(folder / INSTANCE), self.grace_seconds)
+                    self._end_nodes(instance_id, folder, self.grace_seconds)
+                    return state, detail, True
+        if state not in _MOVING:  # rank 0 ended: no node outlives it
+            self._end_nodes(instance_id, folder, self.grace_seconds)
+        if lost and state in ("running", "stopped", "failed", "preempted"):
+            return lost["state"], f"{lost['detail']}; the gang was ended ({detail})", False
+        return state, detail, False
+
+    def _lost_node(self, instance_id: str, folder: Path) -> dict:
+        """The first node other than rank 0 that is gone without succeeding ({} if none)."""
+        for rank in gang.ranks(folder):
+            where = gang.node_folder(folder, rank)
+            record = gang.read_json(where / gang.NODE)
+            if record.get("pid") is None or self._alive(f"{instance_id}/{rank}", record):
+                continue
+            ended = gang.node_ended(where)
+            if ended.get("state") != "succeeded":
+                return gang.lost_reason(rank, ended)
+        return {}
 
     def _pass_env(self) -> tuple[str, ...]:
         if self.pass_env is None:
@@ -503,6 +600,7 @@ def _record(instance_id: str, spec: LaunchSpec) -> dict:
             "offering": dataclasses.asdict(offering), "offering_key": list(offering.key),
             "tags": {TAG_JOB: str(spec.job_id), TAG_ATTEMPT: spec.attempt},
             "env_names": sorted(spec.envs),  # names only: values may be secrets
+            "nodes": gang.node_count(spec.task),
             "launched_at": datetime.now(timezone.utc).isoformat(),
             "pid": None, "start_time": None}
 
