@@ -18,7 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from typer.testing import CliRunner
 
+from costsched.cli import app
 from costsched.service import jobs as service
 from costsched.service import plan
 from costsched.store import PriceStore
@@ -28,7 +30,7 @@ from launchers.local import LocalLauncher
 from launchers.procfs import group_members
 
 ROOT = Path(__file__).resolve().parents[3]
-TRAIN = ROOT / "examples" / "multinode_train.py"
+TRAIN = ROOT / "examples" / "multinode" / "train.py"
 STEPS = 400
 TRAIN_ARGS = f"--steps {STEPS} --checkpoint-every 20"
 
@@ -131,7 +133,7 @@ def test_a_two_node_task_plans_at_twice_the_price_and_n_times_the_hazard(world) 
     assert a["expected_cost"] > 2 * b["expected_cost"] * 0.999  # N times, and more restarts
 
 
-def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world) -> None:
+def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world, monkeypatch) -> None:
     store, launcher, tmp = world
     expected = uninterrupted(tmp)
     [job] = service.launch(store, task(tmp, free_port(), 0.0), launcher=launcher,
@@ -146,6 +148,23 @@ def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world) -> None:
     instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
     assert "rank 0 of 2: from step 0" in launcher.logs(instance, node=0)
     assert "rank 1: from step 0" in launcher.logs(instance, node=1)
+    [now] = service.status(store, launcher, job.id)
+    assert now.nodes == 2
+    placed = now.cost.placements  # each of its two instances charged at the stored price
+    assert placed["usd"].sum() > 0
+    assert placed["usd"].tolist() == pytest.approx((2 * 1.25 * placed["hours"]).tolist())
+    # `costsched logs JOB --node 1`, and status's nodes in its table and JSON
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(launcher.base_dir))
+    db = ["--db", str(tmp / "store.sqlite")]
+    shown = CliRunner().invoke(app, ["logs", str(job.id), "--node", "1", *db])
+    assert shown.exit_code == 0 and "rank 1: from step 0" in shown.output
+    assert "rank 0 of 2" not in shown.output
+    shown = CliRunner().invoke(app, ["logs", str(job.id), "--node", "2", *db])
+    assert shown.exit_code != 0 and "no node 2" in shown.output
+    shown = CliRunner().invoke(app, ["status", str(job.id), "--json", *db])
+    assert json.loads(shown.output)["jobs"][0]["nodes"] == 2
+    shown = CliRunner().invoke(app, ["status", str(job.id), *db], env={"COLUMNS": "200"})
+    assert "gang (2 nodes)" in shown.output
     checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
     result = [c for c in checkpoints.list() if c.name == "result.json"][-1]
     got = checkpoints.fetch(result, tmp / "final")
