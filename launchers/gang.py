@@ -32,7 +32,13 @@ import signal
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from launchers.procfs import proc_stat
+
+if TYPE_CHECKING:
+    from launchers.base import LaunchSpec
+    from launchers.local import LocalLauncher
 
 NODES = "nodes"
 NODE = "node.json"  # in a node folder: its agent's pid and start time
@@ -115,4 +121,66 @@ def wait_until(done: Any, seconds: float, step: float = 0.05) -> bool:
     return True
 
 
-SIGTERM, SIGKILL = signal.SIGTERM, signal.SIGKILL
+# --- the launcher's side (launchers.local calls these) -----------------------------------
+
+def start_nodes(launcher: LocalLauncher, instance_id: str, folder: Path, spec: LaunchSpec,
+                nodes: int) -> None:
+    """Agents for ranks 1 .. nodes-1, each in its node folder (one already started by
+    an interrupted launch of this attempt is kept)."""
+    for rank in range(1, nodes):
+        where = node_folder(folder, rank)
+        where.mkdir(parents=True, exist_ok=True)
+        if read_json(where / NODE).get("pid") is not None:
+            continue
+        envs = node_envs(rank, nodes, spec.offering.gpu_count)
+        child = launcher._spawn(where, spec, envs, publish=False)
+        launcher._children[f"{instance_id}/{rank}"] = child
+        stat = proc_stat(child.pid)
+        write_node(where / NODE, {"pid": child.pid,
+                                  "start_time": stat.start_time if stat else None})
+
+
+def end_nodes(launcher: LocalLauncher, instance_id: str, folder: Path, grace: float) -> None:
+    """End every node but rank 0: SIGTERM, then SIGKILL after `grace` seconds."""
+    for rank in ranks(folder):
+        key = f"{instance_id}/{rank}"
+        record = read_json(node_folder(folder, rank) / NODE)
+        if launcher._alive(key, record):
+            signal_group(record.get("pid"), signal.SIGTERM)
+            launcher._end(key, record, grace)
+
+
+def gang_state(launcher: LocalLauncher, instance_id: str, folder: Path, record: dict,
+               state: str, detail: str) -> tuple[str, str, bool]:
+    """A gang's state from rank 0's (`state`, `detail`) and its other nodes' (see
+    this module's docstring); True when the gang was broken now and must be read again."""
+    lost = read_json(folder / NODE_LOST)
+    started = record.get("pid") is not None  # else a launch that failed as a whole
+    if not lost and started and state in ("running", "failed"):
+        lost = lost_node(launcher, instance_id, folder)
+        if lost:
+            write_node(folder / NODE_LOST, lost)
+            if state == "running":  # rank 0 checkpoints on SIGTERM, then all end
+                launcher.request_stop(instance_id)
+                launcher._end(instance_id, read_json(folder / "instance.json"),
+                              launcher.grace_seconds)
+                end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
+                return state, detail, True
+    if state not in ("pending", "running"):  # rank 0 ended: no node outlives it
+        end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
+    if lost and state in ("running", "stopped", "failed", "preempted"):
+        return lost["state"], f"{lost['detail']}; the gang was ended ({detail})", False
+    return state, detail, False
+
+
+def lost_node(launcher: LocalLauncher, instance_id: str, folder: Path) -> dict:
+    """The first node other than rank 0 that is gone without succeeding ({} if none)."""
+    for rank in ranks(folder):
+        where = node_folder(folder, rank)
+        record = read_json(where / NODE)
+        if record.get("pid") is None or launcher._alive(f"{instance_id}/{rank}", record):
+            continue
+        ended = node_ended(where)
+        if ended.get("state") != "succeeded":
+            return lost_reason(rank, ended)
+    return {}

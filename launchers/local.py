@@ -88,6 +88,7 @@ def default_base_dir() -> Path:
 class LocalLauncher(Launcher):
     name: ClassVar[str] = "local"
     sees_agents: ClassVar[bool] = True  # its agents' processes, and their heartbeat files
+    runs_gangs: ClassVar[bool] = True  # a multi-node job as N agents (launchers.gang)
 
     def __init__(self, base_dir: Path | None = None, grace_seconds: float = 10,
                  python: str = sys.executable, poll_seconds: float = 2.0,
@@ -154,7 +155,7 @@ class LocalLauncher(Launcher):
         if self._alive(instance_id, record):
             _signal_group(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
-        self._end_nodes(instance_id, folder, self.grace_seconds)
+        gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
         if job_id is None:
@@ -187,7 +188,7 @@ class LocalLauncher(Launcher):
         folder = self._existing(instance_id)
         record = _read_json(folder / INSTANCE)
         self._end(instance_id, record, 0)
-        self._end_nodes(instance_id, folder, 0)
+        gang.end_nodes(self, instance_id, folder, 0)
 
     def preempt_node(self, instance_id: str, rank: int) -> None:
         """Take one node of a gang away without notice (rank 0: the instance's own)."""
@@ -209,7 +210,7 @@ class LocalLauncher(Launcher):
         if self._alive(instance_id, record):
             _signal(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
-        self._end_nodes(instance_id, folder, self.grace_seconds)
+        gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
     # --- internals -----------------------------------------------------------------------
 
@@ -247,8 +248,8 @@ class LocalLauncher(Launcher):
         else:
             state, detail = "preempted", "process gone without a status (killed)"
         if record.get("nodes", 1) > 1:
-            state, detail, again = self._gang_state(instance_id, folder, record, state,
-                                                    detail)
+            state, detail, again = gang.gang_state(self, instance_id, folder, record, state,
+                                                   detail)
             if again:  # the gang was broken just now: read its end
                 return self._read(instance_id, folder)
         step = status.get("step")
@@ -368,10 +369,10 @@ class LocalLauncher(Launcher):
             if unapplied:  # said once, at the head of the instance's log
                 (folder / "agent.log").write_text(unapplied + "\n")
             if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
-                self._start_nodes(instance_id, folder, spec, nodes)
+                gang.start_nodes(self, instance_id, folder, spec, nodes)
             child = self._spawn(folder, spec, envs, publish=True)
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the command or envs
-            self._end_nodes(instance_id, folder, 0)
+            gang.end_nodes(self, instance_id, folder, 0)
             why = getattr(exc, "strerror", None) or str(exc)
             detail = (f"python {self.python!r}: cannot be started ({why})"
                       if isinstance(exc, OSError) else f"the job cannot be started: {why}")
@@ -407,66 +408,6 @@ class LocalLauncher(Launcher):
             return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True,
                                     cwd=folder)
-
-    # --- a gang's nodes other than rank 0 (launchers.gang) -------------------------------
-
-    def _start_nodes(self, instance_id: str, folder: Path, spec: LaunchSpec,
-                     nodes: int) -> None:
-        """Agents for ranks 1 .. nodes-1, each in its node folder (one already started by
-        an interrupted launch of this attempt is kept)."""
-        for rank in range(1, nodes):
-            where = gang.node_folder(folder, rank)
-            where.mkdir(parents=True, exist_ok=True)
-            if gang.read_json(where / gang.NODE).get("pid") is not None:
-                continue
-            envs = gang.node_envs(rank, nodes, spec.offering.gpu_count)
-            child = self._spawn(where, spec, envs, publish=False)
-            self._children[f"{instance_id}/{rank}"] = child
-            stat = proc_stat(child.pid)
-            gang.write_node(where / gang.NODE, {"pid": child.pid, "start_time":
-                                                stat.start_time if stat else None})
-
-    def _end_nodes(self, instance_id: str, folder: Path, grace: float) -> None:
-        """End every node but rank 0: SIGTERM, then SIGKILL after `grace` seconds."""
-        for rank in gang.ranks(folder):
-            key = f"{instance_id}/{rank}"
-            record = gang.read_json(gang.node_folder(folder, rank) / gang.NODE)
-            if self._alive(key, record):
-                gang.signal_group(record.get("pid"), gang.SIGTERM)
-                self._end(key, record, grace)
-
-    def _gang_state(self, instance_id: str, folder: Path, record: dict, state: str,
-                    detail: str) -> tuple[str, str, bool]:
-        """A gang's state from rank 0's (`state`, `detail`) and its other nodes' (see
-        launchers.gang); True when the gang was broken now and must be read again."""
-        lost = gang.read_json(folder / gang.NODE_LOST)
-        started = record.get("pid") is not None  # else a launch that failed as a whole
-        if not lost and started and state in ("running", "failed"):
-            lost = self._lost_node(instance_id, folder)
-            if lost:
-                gang.write_node(folder / gang.NODE_LOST, lost)
-                if state == "running":  # rank 0 checkpoints on SIGTERM, then all end
-                    self.request_stop(instance_id)
-                    self._end(instance_id, _read_json(folder / INSTANCE), self.grace_seconds)
-                    self._end_nodes(instance_id, folder, self.grace_seconds)
-                    return state, detail, True
-        if state not in _MOVING:  # rank 0 ended: no node outlives it
-            self._end_nodes(instance_id, folder, self.grace_seconds)
-        if lost and state in ("running", "stopped", "failed", "preempted"):
-            return lost["state"], f"{lost['detail']}; the gang was ended ({detail})", False
-        return state, detail, False
-
-    def _lost_node(self, instance_id: str, folder: Path) -> dict:
-        """The first node other than rank 0 that is gone without succeeding ({} if none)."""
-        for rank in gang.ranks(folder):
-            where = gang.node_folder(folder, rank)
-            record = gang.read_json(where / gang.NODE)
-            if record.get("pid") is None or self._alive(f"{instance_id}/{rank}", record):
-                continue
-            ended = gang.node_ended(where)
-            if ended.get("state") != "succeeded":
-                return gang.lost_reason(rank, ended)
-        return {}
 
     def _pass_env(self) -> tuple[str, ...]:
         if self.pass_env is None:
@@ -764,12 +705,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=("preempt", "notice"))
     parser.add_argument("job_id", type=int)
     parser.add_argument("--base-dir", type=Path, required=True)
+    parser.add_argument("--node", type=int, default=None,
+                        help="preempt: one node of a multi-node job (its rank)")
     args = parser.parse_args(argv)
     launcher = LocalLauncher(args.base_dir)
     live = [i for i in launcher.instances(args.job_id) if i.state == "running"]
     if not live:
         print(f"job {args.job_id}: no running instance under {args.base_dir}", file=sys.stderr)
         return 1
+    if args.node is not None and args.action == "preempt":
+        launcher.preempt_node(live[-1].id, args.node)
+        print(f"preempt: node {args.node} of instance {live[-1].id} of job {args.job_id}")
+        return 0
     getattr(launcher, args.action)(live[-1].id)
     print(f"{args.action}: instance {live[-1].id} of job {args.job_id}")
     return 0

@@ -21,6 +21,7 @@ import yaml
 from typer.testing import CliRunner
 
 from costsched.cli import app
+from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.service import plan
 from costsched.store import PriceStore
@@ -198,7 +199,20 @@ def test_preempting_one_node_ends_with_the_result_of_an_uninterrupted_run(world)
     assert list(placed["reason"]) == ["launch", "recovery"]
     last = str(placed["instance"].iloc[-1])
     assert "from step 0" not in launcher.logs(last, node=0)  # resumed from a checkpoint
-    assert 0 < counter.most <= 4  # never more than 2N agents alive
+    assert 0 < counter.most <= 2  # never more than N agents alive (2N is the bound)
     result = [c for c in checkpoints.list() if c.name == "result.json"][-1]
     got = checkpoints.fetch(result, tmp / "final")
     assert json.loads(Path(got).read_text()) == expected
+
+
+def test_a_launcher_that_starts_one_instance_a_job_refuses_a_gang(world) -> None:
+    store, _, tmp = world
+
+    class OneInstance(LocalLauncher):
+        name = "single"
+        runs_gangs = False
+
+    with pytest.raises(InvalidInput, match=r"gang.yaml: field num_nodes: 2: the single "
+                       "launcher starts one instance a job"):
+        service.launch(store, task(tmp, free_port(), 0.0), launcher=OneInstance(tmp / "x"))
+    assert store.jobs.list().empty  # nothing stored, nothing started
