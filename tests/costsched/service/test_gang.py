@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -216,3 +217,29 @@ def test_a_launcher_that_starts_one_instance_a_job_refuses_a_gang(world) -> None
                        "launcher starts one instance a job"):
         service.launch(store, task(tmp, free_port(), 0.0), launcher=OneInstance(tmp / "x"))
     assert store.jobs.list().empty  # nothing stored, nothing started
+
+
+def test_a_gang_is_decided_at_n_instances_price_and_hazard_its_egress_once(world) -> None:
+    store, _, tmp = world
+    from costsched.jobspec import resolve
+    from costsched.service.decide import Ask, decide_all
+    from costsched.taskfile import load
+    from costsched.throughput import ThroughputTable
+
+    store.ingest(pd.DataFrame([dict(  # a cheaper zone in another region: a move is priced
+        cloud="aws", region="us-west-2", zone="us-west-2a", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=0.25, effective_at=datetime.now(timezone.utc) - timedelta(hours=1),
+        source="test")]))
+    [spec] = load(task(tmp, free_port(), 0.0))
+    resolved = resolve(spec, ThroughputTable.load(), datetime.now(timezone.utc))
+    job = replace(resolved.job, constraints=replace(resolved.job.constraints, regions=()))
+    here = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+    one, two = decide_all(store, [Ask(job, "us-east-1", here, table=resolved.table),
+                                  Ask(job, "us-east-1", here, table=resolved.table,
+                                      nodes=2)], margin=0.0)
+    assert two.usd_per_hour == pytest.approx(2 * one.usd_per_hour)
+    assert two.stay_usd > 2 * one.stay_usd  # twice the price, and more restarts
+    assert one.move is not None and two.move is not None
+    assert one.move.egress_usd > 0  # copied once, whatever the nodes
+    assert two.move.egress_usd == pytest.approx(one.move.egress_usd)
