@@ -158,3 +158,15 @@ def test_terminate_and_preempt_end_every_node(tmp_path, launcher):
     launcher.preempt(second.id)
     assert alive(pids[0] + pids[1]) == []
     assert os.path.isdir(launcher.base_dir / first.id / gang.NODES)
+
+
+def test_one_node_is_preempted_from_the_command_line(tmp_path, launcher, capsys):
+    from launchers import local
+
+    instance = launcher.launch(spec(tmp_path, "sleep 60"))
+    wait_state(launcher, instance.id, ("running",))
+    assert local.main(["preempt", "7", "--node", "1", "--base-dir",
+                       str(launcher.base_dir)]) == 0
+    assert "node 1 of instance 7-a1" in capsys.readouterr().out
+    seen = launcher.status(instance.id)
+    assert seen.state == "preempted" and seen.detail.startswith("node 1 was preempted")
