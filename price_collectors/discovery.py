@@ -3,9 +3,10 @@
 AWS: `DescribeInstanceTypes` (GPU model, count and memory, vCPUs, memory) per region,
 with `DescribeInstanceTypeOfferings` for the availability zones that offer each type;
 both through boto3's paginators. GCP: the Compute Engine `machineTypes` aggregated list
-(every zone's machine types; those with accelerators attached: A2, A3, A4, G2...). A type
-whose GPU the catalog's vocabulary does not name (an inference chip, a graphics card) is
-counted, not kept.
+(every zone's machine types; those with accelerators attached: A2, A3, A4, G2...), with
+`discovery_gcp` adding the accelerator types and Billing Catalog SKUs. Azure: see
+`discovery_azure` (Retail Prices API and resource SKUs). A type whose GPU the catalog's
+vocabulary does not name (an inference chip, a graphics card) is counted, not kept.
 
 What is found is kept in a CSV file (`discovered_path`), which the catalog reads beside its
 bundled files: the collectors then price every discovered type (the bundled row wins where
