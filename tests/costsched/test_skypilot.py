@@ -139,7 +139,7 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
      "fractional GPUs are not supported yet"),
     ("resources: {accelerators: Z9000}\nrun: x", "resources.accelerators",
      "not an accelerator costsched knows"),
-    ("resources: {accelerators: B200:8}\nrun: x", "resources.accelerators",
+    ("resources: {accelerators: GH200:1}\nrun: x", "resources.accelerators",
      "the catalog has no instance type"),
     ("resources: {accelerators: MI300X:8}\nrun: x", "resources.accelerators",
      "the catalog has no instance type"),
