@@ -58,6 +58,7 @@ MAX_MINUTES = 1e6
 MAX_GB = 1e6  # a petabyte
 MAX_STEPS_PER_SECOND = 1e9
 MAX_GPUS = 1024
+MAX_NODES = 64  # instances in one gang
 DEFAULT_MAX_SWEEP_JOBS = 10_000
 
 
@@ -244,6 +245,7 @@ class TaskSpec(_Strict):
     # ("cloud/type")}, each list empty for any.
     order: list[dict[str, list[str]]] = []
     notes: list[str] = []  # what was read with a remark (an accelerator dropped, ...)
+    num_nodes: int = Field(1, ge=1, le=MAX_NODES)  # the job's num_nodes, for the launchers
 
     def image_for(self, region: str) -> str:
         """The image for `region` ('' for the launcher's default)."""
@@ -270,6 +272,19 @@ class JobSpec(_Strict):
     constraints: ConstraintsSpec = ConstraintsSpec()
     sweep: dict[str, list[str | int | float]] | None = None
     task: TaskSpec = TaskSpec()
+    # A gang: the job runs on this many instances of one offering, in one zone.
+    num_nodes: int = Field(1, ge=1, le=MAX_NODES)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nodes_to_task(cls, data: Any) -> Any:
+        """The launchers read the node count from the task (what they are given)."""
+        if isinstance(data, dict) and isinstance(data.get("num_nodes", 1), int):
+            task = data.get("task")
+            task = dict(task) if isinstance(task, dict) else (
+                task.model_dump() if isinstance(task, TaskSpec) else {})
+            data = {**data, "task": {**task, "num_nodes": data.get("num_nodes", 1)}}
+        return data
 
     @field_validator("envs", mode="before")
     @classmethod
@@ -391,6 +406,7 @@ class ResolvedJob:
     # `ordered:` alternatives of a SkyPilot task, first preferred (TaskSpec.order).
     order: tuple[dict[str, list[str]], ...] = ()
     notes: tuple[str, ...] = ()  # remarks made reading the task (TaskSpec.notes)
+    nodes: int = 1  # a gang's instances: priced N times, its hazard that of N instances
 
     @property
     def name(self) -> str:
@@ -462,7 +478,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         .restart_hours(spec.checkpoint.size_gb),
         envs=dict(spec.envs), source=source, deadline_at=deadline_at,
         checkpoint_auto=spec.checkpoint.interval_minutes == checkpoint_interval.AUTO,
-        order=tuple(spec.task.order), notes=tuple(spec.task.notes),
+        order=tuple(spec.task.order), notes=tuple(spec.task.notes), nodes=spec.num_nodes,
     )
 
 

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
-from costsched.jobspec import CPU, JobSpec, _Strict, parse
+from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
 
@@ -118,12 +118,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
             raise fail(str(key), "not a field costsched reads; accepted: "
                        + ", ".join(TASK_FIELDS))
     nodes = doc.get("num_nodes", 1)
-    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-        raise fail("num_nodes", f"{nodes!r}: expected a whole number of nodes (1)")
-    if nodes != 1:
-        raise fail("num_nodes", f"{nodes}: multi-node tasks are not supported yet (a job "
-                   "runs on one instance: ask for A100:8 rather than 8 nodes, or run it "
-                   "with `sky jobs launch`)")
+    if (isinstance(nodes, bool) or not isinstance(nodes, int)
+            or not 1 <= nodes <= MAX_NODES):
+        raise fail("num_nodes", f"{nodes!r}: expected a whole number of nodes, 1 to "
+                   f"{MAX_NODES}")
     section = _section(doc.get("costsched"), fail)
     envs, launch_envs = _envs(doc.get("envs"), given_envs or {}, fail)
     secrets = _secrets(doc.get("secrets"), fail)
@@ -190,6 +188,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "envs": envs,
         "checkpoint": checkpoint,
         "constraints": constraints,
+        "num_nodes": nodes,
         "task": {**kept, "config": _config(doc.get("config"), fail), "secrets": secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes},

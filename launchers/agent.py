@@ -108,6 +108,7 @@ class Publisher:
         self.staging = directory.parent / _STAGING
         self.version: int | None = None  # newest version published or restored
         self.error = ""  # why the last publish failed ('' once one succeeds)
+        self.enabled = True  # False: never publishes (a gang's node other than rank 0)
         self._seen: dict[str, tuple[int, int, str]] = {}  # name -> (size, mtime_ns, sha256)
 
     def remember_all(self) -> None:
@@ -124,7 +125,9 @@ class Publisher:
         """Publish each changed file, then prune; the number published. A file that fails
         is published again once the store is pruned to its newest verified version (a full
         store frees room that way), else retried at the next call; `error` says why until
-        a publish succeeds."""
+        a publish succeeds. Nothing when not `enabled` (a gang's node other than rank 0)."""
+        if not self.enabled:
+            return 0
         published = 0
         for path in self._candidates():
             try:
@@ -566,6 +569,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mounts", default="", help="the task's file mounts (JSON; "
                         "launchers.mounts)")
     parser.add_argument("--mount-root", default="", help="the folder the mounts go under")
+    parser.add_argument("--no-publish", action="store_true",
+                        help="restore the checkpoints but never publish them (a gang's "
+                        "nodes other than rank 0: rank 0 publishes)")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -595,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     notice_url = metadata_url(args.notice_url) if args.notice_url else None
     agent = Agent(args.job_id, store, workdir, args.command, args.poll, notice_url, code,
                   args.setup, args.attempt, args.heartbeat_seconds)
+    agent.publisher.enabled = not args.no_publish
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
         if args.mounts:  # the task's file mounts, before its setup (launchers.mounts)

@@ -46,7 +46,7 @@ from typing import ClassVar
 
 from costsched import clouds
 from costsched.model import InvalidInput, Offering
-from launchers import agent_recovery, mounts
+from launchers import agent_recovery, gang, mounts
 from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
 from launchers.base import (
     INSTANCE_STATES,
@@ -88,6 +88,7 @@ def default_base_dir() -> Path:
 class LocalLauncher(Launcher):
     name: ClassVar[str] = "local"
     sees_agents: ClassVar[bool] = True  # its agents' processes, and their heartbeat files
+    runs_gangs: ClassVar[bool] = True  # a multi-node job as N agents (launchers.gang)
 
     def __init__(self, base_dir: Path | None = None, grace_seconds: float = 10,
                  python: str = sys.executable, poll_seconds: float = 2.0,
@@ -154,6 +155,7 @@ class LocalLauncher(Launcher):
         if self._alive(instance_id, record):
             _signal_group(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
+        gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
         if job_id is None:
@@ -166,8 +168,13 @@ class LocalLauncher(Launcher):
                                                     key=lambda i: (i[1].launched_at, i[0]))
                 if job_id is None or seen.instance.job_id == job_id]
 
-    def logs(self, instance_id: str, tail: int = 200) -> str:
-        path = self._existing(instance_id) / JOB_LOG
+    def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
+        """The last `tail` lines of the job's output on node `node` (0: rank 0)."""
+        folder = self._existing(instance_id)
+        if node and node not in gang.ranks(folder):
+            raise InvalidInput(f"instance {instance_id}: no node {node} (its nodes: 0"
+                               + "".join(f", {r}" for r in gang.ranks(folder)) + ")")
+        path = gang.node_folder(folder, node) / JOB_LOG
         try:
             with path.open(errors="replace") as handle:
                 return "".join(deque(handle, maxlen=tail))
@@ -178,8 +185,21 @@ class LocalLauncher(Launcher):
 
     def preempt(self, instance_id: str) -> None:
         """Take the instance away without notice: SIGKILL its whole process group."""
-        record = _read_json(self._existing(instance_id) / INSTANCE)
+        folder = self._existing(instance_id)
+        record = _read_json(folder / INSTANCE)
         self._end(instance_id, record, 0)
+        gang.end_nodes(self, instance_id, folder, 0)
+
+    def preempt_node(self, instance_id: str, rank: int) -> None:
+        """Take one node of a gang away without notice (rank 0: the instance's own)."""
+        folder = self._existing(instance_id)
+        if rank == 0:
+            self._end(instance_id, _read_json(folder / INSTANCE), 0)
+            return
+        if rank not in gang.ranks(folder):
+            raise InvalidInput(f"instance {instance_id}: no node {rank}")
+        record = gang.read_json(gang.node_folder(folder, rank) / gang.NODE)
+        self._end(f"{instance_id}/{rank}", record, 0)
 
     def notice(self, instance_id: str) -> None:
         """A preemption notice: SIGTERM (the agent stops the job, which checkpoints), then
@@ -190,6 +210,7 @@ class LocalLauncher(Launcher):
         if self._alive(instance_id, record):
             _signal(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
+        gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
     # --- internals -----------------------------------------------------------------------
 
@@ -226,6 +247,11 @@ class LocalLauncher(Launcher):
             state, detail = self._unstarted(instance_id, folder, record)
         else:
             state, detail = "preempted", "process gone without a status (killed)"
+        if record.get("nodes", 1) > 1:
+            state, detail, again = gang.gang_state(self, instance_id, folder, record, state,
+                                                   detail)
+            if again:  # the gang was broken just now: read its end
+                return self._read(instance_id, folder)
         step = status.get("step")
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
@@ -336,28 +362,17 @@ class LocalLauncher(Launcher):
         return folder
 
     def _start(self, instance_id: str, folder: Path, spec: LaunchSpec, record: dict) -> Instance:
-        env = instance_environment(spec.envs, self.python, self._pass_env())
-        argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
-                "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
-                "--poll", str(self.poll_seconds)]
-        if spec.code_uri:
-            argv += ["--code-uri", spec.code_uri, "--code-sha256", spec.code_sha256,
-                     "--code-size", str(spec.code_size)]
-        if spec.setup:
-            argv += ["--setup", spec.setup]
-        argv += mounts.agent_args(spec.task, str(folder / "mounts"))
-        argv += ["--", spec.command]
+        nodes = gang.node_count(spec.task)
+        envs = (gang.node_envs(0, nodes, spec.offering.gpu_count) if nodes > 1 else {})
         unapplied = mounts.local_note(spec.task, folder / "mounts")
         try:
             if unapplied:  # said once, at the head of the instance's log
                 (folder / "agent.log").write_text(unapplied + "\n")
-            # In the instance's own directory: the job runs in its unpacked code
-            # (folder/code), never in the directory costsched was started from.
-            with (folder / "agent.log").open("ab") as out:
-                child = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True,
-                                         cwd=folder)
+            if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
+                gang.start_nodes(self, instance_id, folder, spec, nodes)
+            child = self._spawn(folder, spec, envs, publish=True)
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the command or envs
+            gang.end_nodes(self, instance_id, folder, 0)
             why = getattr(exc, "strerror", None) or str(exc)
             detail = (f"python {self.python!r}: cannot be started ({why})"
                       if isinstance(exc, OSError) else f"the job cannot be started: {why}")
@@ -370,6 +385,29 @@ class LocalLauncher(Launcher):
         record = {**record, "pid": child.pid, "start_time": stat.start_time if stat else None}
         _write_json(folder / INSTANCE, record)
         return self.status(instance_id)
+
+    def _spawn(self, folder: Path, spec: LaunchSpec, node_envs: dict[str, str],
+               publish: bool) -> subprocess.Popen:
+        """An agent for the job in `folder` (OSError, ValueError when it cannot start)."""
+        env = instance_environment({**spec.envs, **node_envs}, self.python, self._pass_env())
+        argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
+                "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
+                "--poll", str(self.poll_seconds)]
+        if not publish:
+            argv += ["--no-publish"]
+        if spec.code_uri:
+            argv += ["--code-uri", spec.code_uri, "--code-sha256", spec.code_sha256,
+                     "--code-size", str(spec.code_size)]
+        if spec.setup:
+            argv += ["--setup", spec.setup]
+        argv += mounts.agent_args(spec.task, str(folder / "mounts"))
+        argv += ["--", spec.command]
+        # In the node's own directory: the job runs in its unpacked code (folder/code),
+        # never in the directory costsched was started from.
+        with (folder / "agent.log").open("ab") as out:
+            return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    cwd=folder)
 
     def _pass_env(self) -> tuple[str, ...]:
         if self.pass_env is None:
@@ -503,6 +541,7 @@ def _record(instance_id: str, spec: LaunchSpec) -> dict:
             "offering": dataclasses.asdict(offering), "offering_key": list(offering.key),
             "tags": {TAG_JOB: str(spec.job_id), TAG_ATTEMPT: spec.attempt},
             "env_names": sorted(spec.envs),  # names only: values may be secrets
+            "nodes": gang.node_count(spec.task),
             "launched_at": datetime.now(timezone.utc).isoformat(),
             "pid": None, "start_time": None}
 
@@ -666,12 +705,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=("preempt", "notice"))
     parser.add_argument("job_id", type=int)
     parser.add_argument("--base-dir", type=Path, required=True)
+    parser.add_argument("--node", type=int, default=None,
+                        help="preempt: one node of a multi-node job (its rank)")
     args = parser.parse_args(argv)
     launcher = LocalLauncher(args.base_dir)
     live = [i for i in launcher.instances(args.job_id) if i.state == "running"]
     if not live:
         print(f"job {args.job_id}: no running instance under {args.base_dir}", file=sys.stderr)
         return 1
+    if args.node is not None and args.action == "preempt":
+        launcher.preempt_node(live[-1].id, args.node)
+        print(f"preempt: node {args.node} of instance {live[-1].id} of job {args.job_id}")
+        return 0
     getattr(launcher, args.action)(live[-1].id)
     print(f"{args.action}: instance {live[-1].id} of job {args.job_id}")
     return 0

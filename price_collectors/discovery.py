@@ -3,9 +3,10 @@
 AWS: `DescribeInstanceTypes` (GPU model, count and memory, vCPUs, memory) per region,
 with `DescribeInstanceTypeOfferings` for the availability zones that offer each type;
 both through boto3's paginators. GCP: the Compute Engine `machineTypes` aggregated list
-(every zone's machine types; those with accelerators attached: A2, A3, A4, G2...). A type
-whose GPU the catalog's vocabulary does not name (an inference chip, a graphics card) is
-counted, not kept.
+(every zone's machine types; those with accelerators attached: A2, A3, A4, G2...), with
+`discovery_gcp` adding the accelerator types and Billing Catalog SKUs. Azure: see
+`discovery_azure` (Retail Prices API and resource SKUs). A type whose GPU the catalog's
+vocabulary does not name (an inference chip, a graphics card) is counted, not kept.
 
 What is found is kept in a CSV file (`discovered_path`), which the catalog reads beside its
 bundled files: the collectors then price every discovered type (the bundled row wins where
@@ -36,6 +37,7 @@ class Discovery:
     types: pd.DataFrame  # COLUMNS
     ignored: Counter = field(default_factory=Counter)
     new: list[str] = field(default_factory=list)  # "cloud instance_type" not in the catalog
+    notes: list[str] = field(default_factory=list)  # what the next collection can price
 
 
 def aws_gpu_model(gpu: dict) -> str | None:
@@ -205,13 +207,16 @@ class Refresh:
             out.append(f"{cloud}: {len(found.types)} GPU instance type(s), new to the "
                        f"catalog: {new}")
             out += [f"{cloud}: left out {n}: {why}" for why, n in sorted(found.ignored.items())]
+            out += [f"{cloud}: {note}" for note in found.notes]
         out += [f"{cloud}: not refreshed: {why}" for cloud, why in sorted(self.errors.items())]
         return out
 
 
 def refresh(clouds: Sequence[str] = ("aws",), regions: Sequence[str] = (), *,
             aws_clients: Any = None, gcp_client: Any = None, gcp_project: str | None = None,
-            path: Path | None = None) -> Refresh:
+            gcp_accelerators: Any = None, gcp_catalog: Any = None,
+            azure_session: Any = None, azure_skus: Any = None,
+            azure_retail_url: str | None = None, path: Path | None = None) -> Refresh:
     """Discover each cloud's GPU instance types (in `regions`, else every region the
     account sees) and save them for the catalog; a cloud that cannot be read is named in
     `errors` with the reason, the others are saved."""
@@ -221,14 +226,29 @@ def refresh(clouds: Sequence[str] = ("aws",), regions: Sequence[str] = (), *,
     for cloud in clouds:
         if cloud == "gcp":
             try:
-                client, project = gcp_client or _gcp_client(gcp_project)
-                result.found[cloud] = discover_gcp(client, project)
+                if gcp_client is None:
+                    client, project, gcp_accelerators, gcp_catalog = _gcp_client(gcp_project)
+                else:
+                    client, project = gcp_client
+                found = discover_gcp(client, project)
+                result.found[cloud] = _enrich_gcp(found, project, gcp_accelerators, gcp_catalog)
             except CollectorUnavailable as exc:
                 result.errors[cloud] = str(exc)
             except Exception as exc:  # an API error: one line, the other clouds go on
                 from price_collectors.base import one_line
 
                 result.errors[cloud] = one_line(exc)
+            continue
+        if cloud == "azure":
+            try:
+                result.found[cloud] = _discover_azure(regions, azure_session, azure_skus,
+                                                      azure_retail_url)
+            except CollectorUnavailable as exc:
+                result.errors[cloud] = str(exc)
+            except Exception as exc:  # an API error: one line, the other clouds go on
+                from price_collectors.azure import _http_error
+
+                result.errors[cloud] = f"azure: {_http_error(exc)}"
             continue
         if cloud != "aws":
             result.errors[cloud] = ("not discovered yet: its bundled types and collected "
@@ -249,6 +269,37 @@ def refresh(clouds: Sequence[str] = ("aws",), regions: Sequence[str] = (), *,
     return result
 
 
+def _discover_azure(regions: Sequence[str], session: Any, skus: Any,
+                    retail_url: str | None) -> Discovery:
+    """Azure's GPU sizes: the Retail Prices API, with resource SKUs where credentials are."""
+    import os
+
+    from price_collectors import discovery_azure
+    from price_collectors.azure import ENV_URL
+
+    url = retail_url or os.environ.get(ENV_URL) or discovery_azure.RETAIL_URL
+    session = session or _azure_session()
+    if skus is None:
+        found = discovery_azure.credentials()
+        if found is not None:
+            subscription, token = found
+            skus = discovery_azure.resource_skus(session, subscription, token())
+    return discovery_azure.discover_azure(session, regions=regions, skus=skus,
+                                          retail_url=url)
+
+
+def _azure_session() -> Any:
+    """A requests session with retries for Azure's public APIs."""
+    from costsched.clouds import SdkMissing
+    from costsched.clouds.azure import http_session
+    from price_collectors.base import CollectorUnavailable
+
+    try:
+        return http_session(6, 0.5)
+    except SdkMissing as exc:
+        raise CollectorUnavailable(str(exc)) from None
+
+
 def _aws_clients() -> Any:
     from price_collectors.aws import AwsClients
 
@@ -257,7 +308,22 @@ def _aws_clients() -> Any:
     return clients
 
 
-def _gcp_client(project: str | None) -> tuple[Any, str]:
+def _enrich_gcp(found: Discovery, project: str, accelerators: Any, billing: Any) -> Discovery:
+    """GPU memory from the accelerator types, and pricing notes from the Billing Catalog
+    (each client's first page request made here; either may be None)."""
+    from price_collectors import discovery_gcp
+    from price_collectors.gcp import COMPUTE_SERVICE
+
+    pages = (accelerators.aggregated_list(request={"project": project})
+             if accelerators is not None else None)
+    skus = (billing.list_skus(request={"parent": COMPUTE_SERVICE, "page_size": 5000})
+            if billing is not None else None)
+    return discovery_gcp.enrich(found, pages, skus)
+
+
+def _gcp_client(project: str | None) -> tuple[Any, str, Any, Any]:
+    """Machine types, the project, accelerator types and (if installed) Billing Catalog
+    clients, all on Application Default Credentials."""
     from costsched.clouds import SdkMissing
     from costsched.clouds.gcp import credentials_and_project
     from price_collectors.base import CollectorUnavailable
@@ -271,7 +337,14 @@ def _gcp_client(project: str | None) -> tuple[Any, str]:
                                    "'costsched[gcp]'") from None
     except (LookupError, SdkMissing) as exc:
         raise CollectorUnavailable(str(exc)) from None
-    return compute_v1.MachineTypesClient(credentials=credentials), chosen
+    try:
+        from google.cloud import billing_v1
+
+        billing = billing_v1.CloudCatalogClient(credentials=credentials)
+    except ImportError:
+        billing = None
+    return (compute_v1.MachineTypesClient(credentials=credentials), chosen,
+            compute_v1.AcceleratorTypesClient(credentials=credentials), billing)
 
 
 def _aws_regions(clients: Any) -> list[str]:

@@ -49,6 +49,15 @@ SOURCES = (
     Source("aws_vantage_tsaol_p6.csv", "aws", "2026-08",
            "instances.vantage.sh via tsaol/aws-gpu data/p6-b200_instances.js (commit 299375b, "
            "'Last updated: 2026-08-26')"),
+    Source("aws_vantage_tsaol_g5.csv", "aws", "2026-08",
+           "instances.vantage.sh via tsaol/aws-gpu data/g5_instances.js (commit 18aebd1, "
+           "'Last updated: 2026-08-26')"),
+    Source("aws_vantage_tsaol_g6.csv", "aws", "2026-08",
+           "instances.vantage.sh via tsaol/aws-gpu data/g6_instances.js (commit 299375b, "
+           "'Last updated: 2026-08-26')"),
+    Source("aws_vantage_tsaol_p4de.csv", "aws", "2026-08",
+           "instances.vantage.sh via tsaol/aws-gpu data/p4de_instances.js (commit 299375b, "
+           "'Last updated: 2026-08-26')"),
     # The SkyPilot catalog copies carry no date of their own; they are dated by the month
     # their schema version was first published (v8: files added 2025-10, skypilot-catalog
     # PR #154), the earliest month they can hold for: an older date, never a newer one.

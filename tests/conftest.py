@@ -130,6 +130,7 @@ def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("COSTSCHED_DISCOVERED_TYPES", str(tmp_path / "discovered-types.csv"))
     monkeypatch.setattr("price_collectors.discovery._aws_clients", _no_cloud)
     monkeypatch.setattr("price_collectors.discovery._gcp_client", _no_cloud)
+    monkeypatch.setattr("price_collectors.discovery._azure_session", _no_cloud)
 
 
 def _no_cloud(*_args: object) -> None:

@@ -224,13 +224,13 @@ def start(job: JobArgument,
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")
 
 
-def show_logs(job: str, *, tail: int, follow: bool, db: str | None) -> None:
+def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
-    --follow."""
+    --follow; `node`: a multi-node job's node (its rank)."""
     store = open_store(db)
     launcher = _job_launcher(store, job)
-    if not follow:
-        typer.echo(service.logs(store, launcher, job, tail=tail), nl=False)
+    if not follow or node:
+        typer.echo(service.logs(store, launcher, job, tail=tail, node=node), nl=False)
         return
     try:
         for text in service.follow(store, launcher, job, tail=max(tail, 1000)):
@@ -257,7 +257,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         p = s.placement
         where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
-        rows.append([str(s.record.id), s.record.name, s.record.state, where,
+        name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
+        rows.append([str(s.record.id), name, s.record.state, where,
                      s.instance_state or "-", _progress(s), money(s.cost.total_usd, 2),
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])

@@ -71,9 +71,11 @@ def logs(job: JobArgument,
          follow: Annotated[bool, typer.Option(
              "--follow", "-f", help="Keep printing the output as it comes, across "
              "recoveries and moves, until the job ends (Ctrl-C stops).")] = False,
+         node: Annotated[int, typer.Option(
+             help="The node of a multi-node job (its rank; 0 is the first).", min=0)] = 0,
          db: DbOption = None) -> None:
     """The job's output on its current (or last) instance."""
-    found = None if follow else glance.last_instance(db, job)
+    found = None if follow or node else glance.last_instance(db, job)
     if found is not None:
         from launchers import make_launcher
 
@@ -82,4 +84,4 @@ def logs(job: JobArgument,
         return
     from costsched.cli.jobs import show_logs
 
-    show_logs(job, tail=tail, follow=follow, db=db)
+    show_logs(job, tail=tail, follow=follow, db=db, node=node)

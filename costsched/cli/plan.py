@@ -199,7 +199,9 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         return
     shown = result.ranking(index).head(top)
     rows = [
-        [str(i), r.offering, f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU",
+        [str(i), r.offering,
+         (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
+         + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
          money(r.usd_per_hour, 4),
          f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else "")
          + (MEASURED_MARK if r.throughput_source.startswith(MEASURED_BY_COSTSCHED) else ""),
@@ -272,7 +274,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     piece by piece). Jobs that share a ranking (a sweep's identical jobs) share one entry
     of "rankings", which lists them; each job names it by "ranking_index"."""
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
-               "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
+               "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
                "expected_hours", "expected_cost", "vs_on_demand_v100"]
     groups = _groups(result)

@@ -106,7 +106,14 @@ def throughputs(job: ResolvedJob, offerings: pd.DataFrame) -> tuple[np.ndarray, 
 
 def plan_job(job: ResolvedJob, offerings: pd.DataFrame, objective: str = "cost",
              weight: float = 0.5) -> JobPlan:
-    """Rank `prepare`d offerings for one job."""
+    """Rank `prepare`d offerings for one job. A gang of N nodes costs N times an
+    offering's price and is stopped by the first of its N instances preempted (N times
+    the rate); `nodes` says N."""
+    if job.nodes > 1:
+        offerings = offerings.assign(
+            usd_per_hour=offerings["usd_per_hour"] * job.nodes,
+            preemptions_per_hour=offerings["preemptions_per_hour"] * job.nodes)
+    offerings = offerings.assign(nodes=job.nodes)
     sps, estimated = throughputs(job, offerings)
     source = job.table.sources(job.job.model, offerings["gpu_model"].fillna(""),
                                offerings["gpu_count"].fillna(0))
@@ -163,7 +170,7 @@ def rank_key(job: ResolvedJob) -> Hashable:
     in name and environment only) share one ranking."""
     j = job.job
     return (id(job.table), j.model, j.steps, j.constraints, job.checkpoint_hours,
-            job.restart_hours)
+            job.restart_hours, job.nodes)
 
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)

@@ -92,6 +92,7 @@ class Ask:
     current: OfferingKey | None = None
     steps_left: float | None = None
     table: ThroughputTable | None = None
+    nodes: int = 1  # a gang: N instances, priced N times, preempted at N times the rate
 
 
 def decide(store: StoreLike, job: Job, *, home_region: str,
@@ -144,11 +145,18 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
         key = (id(table), ask.job.model)  # the table is kept with its view: its id holds
         if key not in views:
             views[key] = (table, market.for_model(table, ask.job.model))
+        view = views[key][1]
+        if ask.nodes > 1:  # a gang: N instances' price and hazard; its checkpoint moves once
+            scaled = {"prices": view.prices * ask.nodes, "derived": {},
+                      "preemptions_per_hour": view.preemptions_per_hour * ask.nodes}
+            if getattr(view, "typical", None) is not None:  # a policy that reads history
+                scaled["typical"] = view.typical * ask.nodes  # type: ignore[attr-defined]
+            view = replace(view, **scaled)
         state = JobState(ask.job, ask.home_region,
                          ask.job.steps if ask.steps_left is None else ask.steps_left,
                          None if ask.current is None else tuple(ask.current),
                          overheads or Overheads())
-        out.append(choose(views[key][1], state, chosen, margin, when))
+        out.append(choose(view, state, chosen, margin, when))
     return out
 
 

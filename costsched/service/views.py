@@ -102,7 +102,7 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None
 def _job(s: JobStatus, throughput_flag: str | None) -> dict:
     return {
         "id": s.record.id, "name": s.record.name, "state": s.record.state,
-        "instance_state": s.instance_state or None,
+        "instance_state": s.instance_state or None, "nodes": s.nodes,
         "placement": None if s.placement is None else {
             k: s.placement[k] for k in PLACEMENT_FIELDS},
         "steps_total": s.record.steps_total, "steps_left": s.steps_left,

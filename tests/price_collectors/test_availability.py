@@ -101,7 +101,7 @@ def test_probe_rates_from_the_store_match_the_probe_log_parser(imported, dispa: 
     logs = sorted(dispa.glob("*/availability/*.out"))
     keys = ["cloud", "region", "gpu_model", "gpu_count"]
     direct = preemption_rates(lifetimes(logs)).set_index(keys).sort_index()
-    stored = store.spot_availability.preemption_rates(kinds=["probe"]).set_index(keys)
+    stored = preemption_rates(store.spot_availability.spells(kinds=["probe"])).set_index(keys)
     stored = stored.sort_index()
     assert direct.index.equals(stored.index)
     np.testing.assert_array_equal(stored["preemptions"], direct["preemptions"])
@@ -113,7 +113,7 @@ def test_hand_made_preemption_trace_rates(tmp_path: Path, store: PriceStore) -> 
     write_trace(tmp_path, "preemption", "us-east-1a_v100_1.json", [0, 1, 1, 0, 1, 1, 1, 0, 0, 1])
     result = import_prices(store, [tmp_path])
     assert result.errors == [] and result.intervals == 6
-    rates = store.spot_availability.preemption_rates()
+    rates = preemption_rates(store.spot_availability.spells())
     assert rates[["cloud", "region", "gpu_model", "gpu_count"]].iloc[0].tolist() == [
         "aws", "us-east-1", "V100", 1]
     assert (rates["preemptions"].iloc[0], rates["hours"].iloc[0]) == (2, 6.0)
@@ -144,7 +144,7 @@ def test_hand_made_probe_log(tmp_path: Path, store: PriceStore) -> None:
     assert list(zip(hours, ends, got["available"], strict=True)) == [
         (0, 2, True), (2, 2.5, False), (2.5, 3, False), (3, 4, True)]
     assert set(got["instance_type"]) == {"n1-standard-8+1xnvidia-tesla-v100"}
-    rates = store.spot_availability.preemption_rates().iloc[0]
+    rates = preemption_rates(store.spot_availability.spells()).iloc[0]
     assert (rates["preemptions"], rates["hours"]) == (1, 3.0)
 
 

@@ -35,7 +35,8 @@ def budget_alarms(store: PriceStore, *, at: datetime | str | None = None) -> lis
         if ((stored.get("spec") or {}).get("constraints") or {}).get("budget") is not None]
     runs = _runs(store, budgeted)
     costs = job_costs(store, budgeted, now=when, checkpoint_gb={
-        job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
+        job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()},
+        nodes={job_id: run.resolved.nodes for job_id, run in runs.items()})
     for job_id, run in runs.items():
         budget = run.resolved.job.constraints.budget_usd
         if budget is None:

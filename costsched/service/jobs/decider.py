@@ -235,7 +235,8 @@ class PriceDecider(Decider):
         if moving:
             margin = 0.0 if self.force else self.margin
             asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
-                        j.current, j.steps_left, j.resolved.table) for _, j in moving]
+                        j.current, j.steps_left, j.resolved.table, j.resolved.nodes)
+                    for _, j in moving]
             found = decide_all(market.store, asks, policy=self.policy, at=now, margin=margin,
                                overheads=self.overheads, measured_rates=market.rates)
             for (i, _), d in zip(moving, found, strict=True):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import math
 import time
 from collections.abc import Iterator, Sequence
@@ -57,6 +58,12 @@ class JobStatus:
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
 
     @property
+    def nodes(self) -> int:
+        """The job's nodes: its instances at once (1 but for a multi-node job)."""
+        value = (self.record.spec.get("spec") or {}).get("num_nodes", 1)
+        return value if isinstance(value, int) and value > 1 else 1
+
+    @property
     def progress(self) -> float:
         total = self.record.steps_total
         if self.record.state == "succeeded":
@@ -105,7 +112,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended = store.jobs.events_of(failed, kinds=["state"])
         ended_of = ended.groupby("job_id").indices if len(ended) else {}
         costs = job_costs(store, ids, now=when, checkpoint_gb={
-            job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()})
+            job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()},
+            nodes={job_id: run.resolved.nodes for job_id, run in runs.items()})
         shown = []
         for job_id in ids:
             run = runs[job_id]
@@ -207,10 +215,18 @@ def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
     return lines
 
 
-def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
-    """The job's output on its current (or last) instance."""
+def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200,
+         node: int = 0) -> str:
+    """The job's output on its current (or last) instance; `node`: on that node of a
+    multi-node job (its rank)."""
     job_id = job_ids(store, job, states=())[0]
     placements = store.jobs.placements(job_id)
     if placements.empty:
         return ""
-    return launcher.logs(str(placements["instance"].iloc[-1]), tail=tail)
+    instance = str(placements["instance"].iloc[-1])
+    if not node:
+        return launcher.logs(instance, tail=tail)
+    if "node" not in inspect.signature(launcher.logs).parameters:
+        raise InvalidInput(f"job {job_id}: the {launcher.name} launcher keeps one log per "
+                           "job; --node is for the local launcher's multi-node jobs")
+    return launcher.logs(instance, tail=tail, node=node)  # type: ignore[call-arg]

@@ -1,0 +1,172 @@
+"""A gang on the local launcher: N real agents, one per node folder, that live and end
+as one."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from costsched.model import InvalidInput, Offering
+from launchers import gang
+from launchers.base import LaunchSpec
+from launchers.local import INSTANCE, LocalLauncher
+from launchers.procfs import group_members
+
+NODE_INFO = ('echo "rank=$SKYPILOT_NODE_RANK nodes=$SKYPILOT_NUM_NODES '
+             'gpus=$SKYPILOT_NUM_GPUS_PER_NODE own=$COSTSCHED_NODE_RANK"; '
+             'printf "ips=%s|\\n" "$SKYPILOT_NODE_IPS" | tr "\\n" ","; echo')
+
+
+def offering() -> Offering:
+    return Offering(cloud="aws", region="us-east-1", zone="us-east-1a",
+                    instance_type="p3.2xlarge", market="spot", gpu_model="V100", gpu_count=1)
+
+
+def spec(tmp_path: Path, command: str, nodes: int = 2, attempt: str = "a1",
+         setup: str = "") -> LaunchSpec:
+    return LaunchSpec(job_id=7, job_name="gang", command=command, offering=offering(),
+                      checkpoint_uri=str(tmp_path / "ckpt"), attempt=attempt, setup=setup,
+                      task={"num_nodes": nodes})
+
+
+def wait_state(launcher: LocalLauncher, instance_id: str, states: tuple[str, ...],
+               seconds: float = 60.0) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = launcher.status(instance_id).state
+        if state in states:
+            return state
+        time.sleep(0.1)
+    raise AssertionError(f"{instance_id}: still {launcher.status(instance_id).state}")
+
+
+def node_pids(launcher: LocalLauncher, instance_id: str) -> list[int]:
+    folder = launcher.base_dir.resolve() / instance_id
+    records = [gang.read_json(folder / INSTANCE)]
+    records += [gang.read_json(gang.node_folder(folder, r) / gang.NODE)
+                for r in gang.ranks(folder)]
+    return [r["pid"] for r in records if r.get("pid")]
+
+
+def alive(pids: list[int]) -> list[int]:
+    return [p for p in pids if group_members(p)]
+
+
+@pytest.fixture()
+def launcher(tmp_path: Path):  # noqa: ANN201
+    made = LocalLauncher(tmp_path / "instances", grace_seconds=3, poll_seconds=0.2,
+                         pass_env=())
+    yield made
+    for instance in made.instances():
+        made.terminate(instance.id)
+
+
+def test_two_nodes_see_their_ranks_the_gang_size_and_both_addresses(tmp_path, launcher):
+    instance = launcher.launch(spec(tmp_path, NODE_INFO, setup="echo setup-ran"))
+    assert wait_state(launcher, instance.id, ("succeeded", "failed")) == "succeeded"
+    for rank in (0, 1):
+        log = launcher.logs(instance.id, node=rank)
+        assert "setup-ran" in log  # setup runs on every node
+        assert f"rank={rank} nodes=2 gpus=1 own={rank}" in log
+        assert "ips=127.0.0.1,127.0.0.1|" in log  # one address a line, as SkyPilot gives
+    folder = launcher.base_dir.resolve() / instance.id
+    assert (folder / gang.NODES / "1" / "code").is_dir()  # a node folder of its own
+    with pytest.raises(InvalidInput, match="no node 2"):
+        launcher.logs(instance.id, node=2)
+
+
+def test_a_job_of_one_node_gets_no_node_folders_or_gang_variables(tmp_path, launcher):
+    instance = launcher.launch(spec(tmp_path, NODE_INFO, nodes=1))
+    assert wait_state(launcher, instance.id, ("succeeded", "failed")) == "succeeded"
+    assert "rank= nodes=" in launcher.logs(instance.id)
+    assert gang.ranks(launcher.base_dir.resolve() / instance.id) == []
+
+
+def test_only_rank_0_publishes_checkpoints(tmp_path, launcher):
+    command = 'echo "$SKYPILOT_NODE_RANK" > "$CHECKPOINT_DIR/from-$SKYPILOT_NODE_RANK"'
+    instance = launcher.launch(spec(tmp_path, command))
+    assert wait_state(launcher, instance.id, ("succeeded", "failed")) == "succeeded"
+    from launchers.checkpoints import open_store
+
+    store = open_store(str(tmp_path / "ckpt"))
+    assert {c.name for c in store.list()} == {"from-0"}
+
+
+def test_losing_a_node_ends_the_gang_as_preempted_after_rank_0_stopped(tmp_path, launcher):
+    instance = launcher.launch(spec(tmp_path, "sleep 60"))
+    assert wait_state(launcher, instance.id, ("running",)) == "running"
+    pids = node_pids(launcher, instance.id)
+    assert len(pids) == 2 and alive(pids) == pids
+    launcher.preempt_node(instance.id, 1)
+    seen = launcher.status(instance.id)
+    assert seen.state == "preempted" and seen.detail.startswith("node 1 was preempted")
+    assert alive(pids) == []  # rank 0 is not left running alone
+
+
+def test_a_node_whose_job_fails_fails_the_gang(tmp_path, launcher):
+    command = 'if [ "$SKYPILOT_NODE_RANK" = 1 ]; then exit 3; fi; sleep 60'
+    instance = launcher.launch(spec(tmp_path, command))
+    state = wait_state(launcher, instance.id, ("failed", "succeeded", "preempted"))
+    seen = launcher.status(instance.id)
+    assert state == "failed" and seen.detail.startswith("node 1 failed: exit code 3")
+    assert alive(node_pids(launcher, instance.id)) == []
+
+
+def test_a_node_that_finishes_early_is_left_alone(tmp_path, launcher):
+    command = 'if [ "$SKYPILOT_NODE_RANK" = 1 ]; then exit 0; fi; sleep 1.5'
+    instance = launcher.launch(spec(tmp_path, command))
+    assert wait_state(launcher, instance.id, ("failed", "succeeded", "preempted")) \
+        == "succeeded"
+
+
+def test_nodes_still_running_when_rank_0_ends_are_ended(tmp_path, launcher):
+    command = 'if [ "$SKYPILOT_NODE_RANK" = 1 ]; then sleep 60; fi'
+    instance = launcher.launch(spec(tmp_path, command))
+    assert wait_state(launcher, instance.id, ("failed", "succeeded")) == "succeeded"
+    assert alive(node_pids(launcher, instance.id)) == []
+
+
+def test_the_launch_is_all_or_nothing(tmp_path, launcher, monkeypatch):
+    real = LocalLauncher._spawn
+    started: list[int] = []
+
+    def spawn(self, folder, spec, envs, publish):  # noqa: ANN001, ANN202
+        if publish:  # rank 0, started last: it cannot start
+            raise OSError(24, "Too many open files")
+        child = real(self, folder, spec, envs, publish)
+        started.append(child.pid)
+        return child
+
+    monkeypatch.setattr(LocalLauncher, "_spawn", spawn)
+    with pytest.raises(InvalidInput, match="cannot be started"):
+        launcher.launch(spec(tmp_path, "sleep 60", nodes=3))
+    assert len(started) == 2 and alive(started) == []
+    [instance] = launcher.instances(7)
+    assert instance.state == "failed"
+
+
+def test_terminate_and_preempt_end_every_node(tmp_path, launcher):
+    first = launcher.launch(spec(tmp_path, "sleep 60", attempt="a1"))
+    second = launcher.launch(spec(tmp_path, "sleep 60", attempt="a2"))
+    for instance in (first, second):
+        wait_state(launcher, instance.id, ("running",))
+    pids = [node_pids(launcher, first.id), node_pids(launcher, second.id)]
+    launcher.terminate(first.id)
+    launcher.preempt(second.id)
+    assert alive(pids[0] + pids[1]) == []
+    assert os.path.isdir(launcher.base_dir / first.id / gang.NODES)
+
+
+def test_one_node_is_preempted_from_the_command_line(tmp_path, launcher, capsys):
+    from launchers import local
+
+    instance = launcher.launch(spec(tmp_path, "sleep 60"))
+    wait_state(launcher, instance.id, ("running",))
+    assert local.main(["preempt", "7", "--node", "1", "--base-dir",
+                       str(launcher.base_dir)]) == 0
+    assert "node 1 of instance 7-a1" in capsys.readouterr().out
+    seen = launcher.status(instance.id)
+    assert seen.state == "preempted" and seen.detail.startswith("node 1 was preempted")
