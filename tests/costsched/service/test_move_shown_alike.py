@@ -108,3 +108,19 @@ def test_plan_explain_prices_a_move_from_the_plans_choice_by_default(
         result.move_here(other, best).as_dict())
     with pytest.raises(InvalidInput, match="not in big's ranking"):
         result.move_here(other, "aws nowhere-1a p3.2xlarge spot")
+
+
+def test_the_report_shows_a_move_s_price_as_it_was_decided(
+        running: tuple[PriceStore, Instances, int]) -> None:
+    from costsched.report import build
+
+    store, launcher, job_id = running
+    stops: list[str] = []
+    launcher.request_stop = stops.append  # the move starts: its source is asked to stop
+    [advice] = service.migrate(store, launcher, job_id, at=NOW, overheads=OVERHEADS)
+    assert stops == [f"m-{job_id}"]
+    assert advice.started is not None
+    items = advice.decision.move.as_dict()
+    [row] = build(store, until=NOW + timedelta(hours=1)).moves.to_dict("records")
+    assert row["move_id"] == advice.started.id
+    assert {k: row[f"priced_{k}"] for k in items} == pytest.approx(items)
