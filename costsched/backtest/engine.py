@@ -88,10 +88,16 @@ def past_prices(trace: PriceTrace) -> Callable[[int, float], np.ndarray]:
     return typical
 
 
+Step = Callable[[int, int, float, int], None]
+
+
 def simulate(policy: Policy | Oracle, run: Run, state: JobState,
              labels: list[str] | None = None,
-             typical: Callable[[int, float], np.ndarray] | None = None) -> dict:
-    """One job from one start under one policy: cost, hours, migrations."""
+             typical: Callable[[int, float], np.ndarray] | None = None,
+             on_step: Step | None = None) -> dict:
+    """One job from one start under one policy: cost, hours, migrations. `on_step(t,
+    row before, steps left, row chosen)` is told each period's decision as it is made
+    (rows of the trace's offerings; -1 before the first placement)."""
     trace = run.trace
     labels = labels or offering_labels(trace.offerings)
     plan = policy.plan(run, state) if isinstance(policy, Oracle) else None
@@ -110,6 +116,8 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
                                   run.overheads)
             new = trace.rows[policy.decide(view, step_state)]
         left = run.steps - done  # summed as the oracle does, so plans replay exactly
+        if on_step is not None:
+            on_step(run.period_start(k), prev, left, new)
         out = run.advance_one(k, prev, new, left)
         usd += out.usd
         migration_usd += out.migration_usd

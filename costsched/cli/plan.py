@@ -27,6 +27,7 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.cli.packing import instances_json, instances_table
+from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
 from costsched.optimize.planner import Progress as Report
@@ -69,8 +70,12 @@ def plan(
         show_default=False)] = None,
     explain: Annotated[str | None, typer.Option(
         "--explain", help="An offering's label as ranked ('aws us-east-1a p3.2xlarge "
-        "spot'): the arithmetic of its preemption rate and expected cost (first job).",
+        "spot'): the arithmetic of its preemption rate and expected cost, and the price of "
+        "a move there itemised as migrate prices it (first job).",
         show_default=False)] = None,
+    moved_from: Annotated[str | None, typer.Option(
+        "--from", help="With --explain: price the move there from this offering (its label "
+        "as ranked; default the plan's choice).", show_default=False)] = None,
     share_instances: Annotated[bool, typer.Option(
         "--share-instances", help="Collections: jobs that can run on one GPU may share "
         "multi-GPU instances, one GPU each; the plan lists the instances to rent.")] = False,
@@ -91,9 +96,12 @@ def plan(
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
     if explain is not None:
-        lines = result.explain(explain)
+        overheads = effective().migration.overheads()
+        lines = result.explain(explain, moved_from=moved_from, overheads=overheads)
+        move = result.move_here(explain, moved_from, overheads=overheads)
         if json_out:
-            print_json({"offering": explain, "explain": lines})
+            print_json({"offering": explain, "explain": lines,
+                        "move": None if move is None else move.as_dict()})
         else:
             for line in lines:
                 console.print(user_text(line), highlight=False, soft_wrap=True)

@@ -44,8 +44,12 @@ CLOUD_COLUMNS = ["cloud", "hours", "compute_usd", "egress_usd", "usd"]
 DAY_COLUMNS = ["day", "job_id", "name", "cloud", "hours", "compute_usd", "egress_usd", "usd"]
 EGRESS_COLUMNS = ["job_id", "name", "at", "from_cloud", "from_region", "to_cloud",
                   "to_region", "gb", "usd_per_gb", "usd"]
+# priced_*: the move's price as the decider priced it when it chose the target (`Decision.move`,
+# kept with the move's first candidate), itemised; NaN for a recovery or a fallback target.
+PRICED = ["priced_total_usd", "priced_egress_usd", "priced_restart_usd", "priced_lost_work_usd",
+          "priced_overlap_usd"]
 MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "target",
-                "idle_usd", "egress_usd", "usd"]
+                "idle_usd", "egress_usd", "usd", *PRICED]
 _BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd",
                      "saved_vs_static_usd")
 BUDGET_COLUMNS = ["job_id", "name", "budget_usd", "spent_usd", "used", "status"]
@@ -432,13 +436,27 @@ def _moves(job_moves: dict[int, list[MoveRecord]], jobs: pd.DataFrame, placed: p
                          "move": n})
         out = float(copied.get(target["id"], 0.0)) if target is not None else 0.0
         rows.append((move.id, move.job_id, names[move.job_id], move.kind, move.state,
-                     created, _where(source), _where(target), np.nan, out, np.nan))
+                     created, _where(source), _where(target), np.nan, out, np.nan,
+                     *_priced(move)))
     frame = pd.DataFrame(rows, columns=MOVE_COLUMNS)
     frame["at"] = pd.to_datetime(frame["at"], utc=True)
     idle_frame = pd.DataFrame(idle, columns=[*placed.columns, "move"])
     for column in ("start_at", "end_at"):
         idle_frame[column] = pd.to_datetime(idle_frame[column], utc=True)
-    return frame.astype({"idle_usd": float, "egress_usd": float, "usd": float}), idle_frame
+    return frame.astype({"idle_usd": float, "egress_usd": float, "usd": float,
+                         **dict.fromkeys(PRICED, float)}), idle_frame
+
+
+def _priced(move: MoveRecord) -> tuple[float, ...]:
+    """The move's price as decided (total, egress, restart, lost work, overlap) when the
+    candidate it runs on (or tries now) is the one that price was for; else NaNs."""
+    tried = move.candidates[min(move.tried, len(move.candidates) - 1)] if move.candidates \
+        else {}
+    priced = tried.get("move") if isinstance(tried, dict) else None
+    if not isinstance(priced, dict):
+        return (np.nan,) * len(PRICED)
+    return tuple(float(priced.get(k, np.nan)) for k in (
+        "total_usd", "egress_usd", "restart_usd", "lost_work_usd", "overlap_usd"))
 
 
 def _budget_table(jobs: pd.DataFrame, budgets: dict[int, float], compute: pd.Series,

@@ -14,6 +14,7 @@ from costsched.model import InvalidInput, Job
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
 from costsched.optimize.collection.build import plan_collection
+from costsched.optimize.decision import MovePrice, Overheads, Place, price_move
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.hazard import explain as explain_hazard
 from costsched.optimize.planner import (
@@ -87,16 +88,13 @@ class PlanResult:
                          **best, "reason": p.reason})
         return pd.DataFrame(rows)
 
-    def explain(self, offering: str, job: str | int = 0) -> list[str]:
-        """The arithmetic of an offering's hazard and expected cost for a job: `offering`
-        is its label as the ranking shows it ('aws us-east-1a p3.2xlarge spot')."""
+    def explain(self, offering: str, job: str | int = 0, *, moved_from: str | None = None,
+                overheads: Overheads | None = None) -> list[str]:
+        """The arithmetic of an offering's hazard and expected cost for a job, and the
+        price of moving the job there, itemised (`move_here`): `offering` is its label as
+        the ranking shows it ('aws us-east-1a p3.2xlarge spot')."""
         plan = self.jobs[job] if isinstance(job, int) else self._named(job)
-        ranked = plan.ranked
-        row = ranked[ranked["offering"] == offering]
-        if row.empty:
-            raise InvalidInput(f"offering {offering!r}: not in {plan.job.name}'s ranking; "
-                               f"expected a label like {ranked['offering'].iloc[0]!r}"
-                               if len(ranked) else f"offering {offering!r}: no offerings")
+        row = _ranked_row(plan, offering)
         lines = [f"{offering}: preemption hazard"]
         lines += ["  " + line for line in explain_hazard(row.head(1), self.evidence)[0]]
         r = row.iloc[0]
@@ -110,7 +108,29 @@ class PlanResult:
             f"/h: {r['expected_hours']:.4g} h (work alone if rate is 0)")
         lines.append(f"expected cost = {r['expected_hours']:.4g} h x "
                      f"${r['usd_per_hour']:.4f}/h = ${r['expected_cost']:.2f}")
+        lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         return lines
+
+    def move_here(self, offering: str, moved_from: str | None = None, job: str | int = 0,
+                  overheads: Overheads | None = None) -> MovePrice | None:
+        """The price of moving the job to `offering` from `moved_from` (default the plan's
+        choice), itemised as `migrate` and the deciders price it
+        (`optimize.decision.price_move`); None when the two are one offering."""
+        plan = self.jobs[job] if isinstance(job, int) else self._named(job)
+        return _move_of(plan, offering, moved_from, overheads)
+
+    def _move_lines(self, plan: JobPlan, offering: str, moved_from: str | None,
+                    overheads: Overheads | None) -> list[str]:
+        if moved_from is None and plan.choices.empty:
+            return []
+        source = moved_from or str(plan.choices["offering"].iloc[0])
+        move = _move_of(plan, offering, source, overheads)
+        if move is None:
+            return [f"a move here: none, the job runs here ({source})"]
+        return [f"a move here from {source}: ${float(move.total):.2f} (egress "
+                f"${float(move.egress_usd):.2f} for {plan.job.job.checkpoint_gb:g} GB, restart "
+                f"${float(move.restart_usd):.2f}, lost work ${float(move.lost_work_usd):.2f}, "
+                f"overlap ${float(move.overlap_usd):.2f})"]
 
     def _named(self, name: str) -> JobPlan:
         for p in self.jobs:
@@ -118,6 +138,34 @@ class PlanResult:
                 return p
         raise InvalidInput(f"job {name!r}: expected one of "
                            f"{', '.join(p.job.name for p in self.jobs)}")
+
+
+def _move_of(plan: JobPlan, offering: str, moved_from: str | None,
+             overheads: Overheads | None) -> MovePrice | None:
+    """`PlanResult.move_here` for one job's plan."""
+    there = _ranked_row(plan, offering).iloc[0]
+    source = (_ranked_row(plan, moved_from) if moved_from is not None
+              else plan.choices.head(1)).iloc[0]
+    if source["offering"] == there["offering"]:
+        return None
+    return price_move(overheads or Overheads(), _place(source), _place(there),
+                      float(source["usd_per_hour"]), float(there["usd_per_hour"]),
+                      plan.job.job.checkpoint_gb, plan.job.job.checkpoint_hours)
+
+
+def _ranked_row(plan: JobPlan, offering: str) -> pd.DataFrame:
+    ranked = plan.ranked
+    row = ranked[ranked["offering"] == offering]
+    if row.empty:
+        raise InvalidInput(f"offering {offering!r}: not in {plan.job.name}'s ranking; "
+                           f"expected a label like {ranked['offering'].iloc[0]!r}"
+                           if len(ranked) else f"offering {offering!r}: no offerings")
+    return row
+
+
+def _place(row: pd.Series) -> Place:
+    zone = row.get("zone")
+    return Place(str(row["cloud"]), str(row["region"]), "" if pd.isna(zone) else str(zone))
 
 
 def job_specs(jobs: Jobs, progress: Progress | None = None,

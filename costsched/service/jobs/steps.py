@@ -44,6 +44,8 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     is. `at`: the time its steps are stamped with (None: the clock's)."""
     current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour)
+    if choice.move is not None:  # the move's price as decided, itemised: the report shows it
+        first["move"] = choice.move.as_dict()
     if not launcher.can_launch(choice.offering):
         raise InvalidInput(f"offering {_label(choice.choice)}: the {launcher.name} launcher "
                            "cannot start it")
