@@ -25,6 +25,7 @@ import pandas as pd
 
 from costsched import catalog, clouds
 from costsched.model import InvalidInput
+from price_collectors.base import message_field as _field
 
 COLUMNS = [*catalog.TYPE_COLUMNS, "regions", "zones", "source"]
 AWS_SOURCE = "discovered: aws DescribeInstanceTypes"
@@ -115,16 +116,6 @@ def discover_aws(clients: Any, regions: Sequence[str]) -> Discovery:
     new = [f"aws {t}" for t in types["instance_type"] if catalog.lookup("aws", t) is None]
     return Discovery(types, ignored, new)
 
-
-def _field(obj: Any, *names: str, default: Any = None) -> Any:
-    """A field of a proto-plus message or a REST dict (snake_case or camelCase)."""
-    for name in names:
-        if isinstance(obj, dict):
-            if name in obj:
-                return obj[name]
-        elif hasattr(obj, name):
-            return getattr(obj, name)
-    return default
 
 
 def _gpu_memory(model: str) -> int:

@@ -40,6 +40,7 @@ from price_collectors.base import (
     one_line,
     rows_frame,
 )
+from price_collectors.base import message_field as _get
 
 COMPUTE_SERVICE = "services/6F81-5844-456A"  # Compute Engine in the Billing Catalog
 SOURCE = "collect:gcp:billing-catalog"
@@ -138,16 +139,6 @@ class GcpCollector(Collector):
                            maximum=30 * self.retry_initial, multiplier=2,
                            timeout=300 * self.retry_initial)
 
-
-def _get(obj: Any, *names: str, default: Any = None) -> Any:
-    """A field of a proto-plus message or a dict (snake_case or camelCase)."""
-    for name in names:
-        if isinstance(obj, dict):
-            if name in obj:
-                return obj[name]
-        elif hasattr(obj, name):
-            return getattr(obj, name)
-    return default
 
 
 def sku_components(skus: Sequence[Any], regions: set[str]
