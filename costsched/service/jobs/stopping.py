@@ -37,7 +37,8 @@ LIVE_JOB_STATES = tuple(s for s in JOB_STATES if s not in FINAL_STATES)
 
 
 def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *,
-             wait_seconds: float = STOP_WAIT_SECONDS) -> JobRecord:
+             wait_seconds: float = STOP_WAIT_SECONDS,
+             detail: str = "stopped by the user") -> JobRecord:
     """Stop the job `job_id` (see the module's doc): its record, cancelled."""
     record = store.jobs.get(job_id)
     if record.final and not (record.state == "cancelled" and _leftovers(store, launcher,
@@ -46,7 +47,7 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
     if not record.final:
         try:
             record = store.jobs.transition(job_id, "cancelled", at=at, expect=LIVE_JOB_STATES,
-                                           detail="stopped by the user")
+                                           detail=detail)
         except StaleState:  # it ended by itself meanwhile (finished, or failed)
             record = store.jobs.get(job_id)
             if record.state != "cancelled":
