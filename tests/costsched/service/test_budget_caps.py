@@ -80,7 +80,7 @@ def _cost(store: PriceStore, job_id: int) -> float:
 
 
 def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
-        tmp_path: Path, local, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, local, cli, monkeypatch: pytest.MonkeyPatch) -> None:
     store, launcher = local
     budget = 0.08  # 8 s of the job's 40 s at one cent a second
     job_id = _launch(store, launcher, tmp_path,
@@ -119,10 +119,16 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     assert state.stopped == (job_id,) and state.running == ()
     assert state.spent_usd == pytest.approx(spent, rel=0.01)
 
-    # Started again at the same budget, the next watch stops it again at once; raised, it
-    # runs on from its checkpoint to the end.
-    caps.raise_budget(store, job_id, 5.0, at=_now())
-    assert service.start(store, launcher, job_id).state in ("recovering", "running")
+    # `status` shows the budget and what it stopped.
+    shown = cli("status", str(job_id), "--no-reconcile")
+    assert shown.exit_code == 0, shown.output
+    budgets = shown.output[shown.output.index("Budgets"):]
+    assert f"job {job_id} (capped)" in budgets and "total" in budgets
+
+    # Raised, it runs on from its checkpoint to the end.
+    started = cli("start", str(job_id), "--budget", "5", "--wait", "0")
+    assert started.exit_code == 0, started.output
+    assert caps.budget_states(store, BudgetsConfig(), _now(), WATCH)[0].usd == 5.0
     shown = "".join(service.follow(store, launcher, job_id, poll=0.2))
     assert store.jobs.get(job_id).state == "succeeded"
     assert f"resumed at step {step}" in shown and "done at step 4000" in shown
