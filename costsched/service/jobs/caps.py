@@ -25,6 +25,7 @@ from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import egress_costs, placement_costs
 from costsched.migration.launcher import Launcher
 from costsched.service.jobs.decider import budget_verdict
+from costsched.service.jobs.halt import stop_job
 from costsched.service.jobs.runs import (
     JobEvent,
     RunningJob,
@@ -32,7 +33,6 @@ from costsched.service.jobs.runs import (
     _progress_of,
     _runs,
 )
-from costsched.service.jobs.stopping import stop_job
 from costsched.store import PriceStore
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
