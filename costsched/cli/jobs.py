@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from costsched.cli.budgets import print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
     NO_JOBS,
@@ -152,29 +153,10 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
             shown = look()
     _print_status(shown, json_out, scheduled=daemon.status(store))
     if not json_out:
-        _print_budgets(store)
+        print_budgets(store)
     if not json_out and len(shown) > service.ADVICE_UP_TO:
         console.print(f"(more than {service.ADVICE_UP_TO} jobs: `costsched migrate --dry-run` "
                       "says what the policy would do with each)", highlight=False)
-
-
-def _print_budgets(store: PriceStore) -> None:
-    """Each budget: spent, committed by its running jobs, forecast to their end, and the
-    jobs it stopped."""
-    from costsched.service.jobs.caps import budget_states
-    from costsched.service.values import as_time
-
-    config = effective()
-    states = budget_states(store, config.budgets, as_time(None), config.daemon.watch_seconds)
-    if not states:
-        return
-    rows = [[s.name, s.period, money(s.usd, 2), money(s.spent_usd, 4),
-             money(s.committed_usd, 4), money(s.forecast_usd, 2),
-             ", ".join(map(str, s.running)) or "-", ", ".join(map(str, s.stopped)) or "-"]
-            for s in states]
-    console.print(table("Budgets", ["budget", "period", "cap $", "spent $", "committed $",
-                                    "forecast $", "running", "stopped"], rows,
-                        detail=["committed $", "period"]))
 
 
 POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconciles them)
