@@ -114,28 +114,28 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     placed = store.jobs.placements()
     placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
     stopped = _budget_stops(store, wanted)
+    runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
     out = []
     for job_id, usd in sorted(own.items()):
         out.append(_state(store, f"job {job_id} ({names[job_id]})", "job", usd, "total",
-                          [job_id], placed, states, at, interval_seconds, stopped))
+                          [job_id], placed, states, at, interval_seconds, stopped, runs))
     for name, members in named.items():
         members = sorted(members, key=lambda j: (created[j], j))
         b = config.named[name]
         out.append(_state(store, name, "named", float(b.usd), b.period, members, placed,
-                          states, at, interval_seconds, stopped))
+                          states, at, interval_seconds, stopped, runs))
     return out
 
 
 def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
            members: Sequence[int], placed: pd.DataFrame, states: Mapping[int, str],
-           at: datetime, interval_seconds: float,
-           stopped: Mapping[int, set[str]]) -> BudgetState:
+           at: datetime, interval_seconds: float, stopped: Mapping[int, set[str]],
+           runs: Mapping[int, RunningJob]) -> BudgetState:
     mine = placed[placed["job_id"].isin(list(members))]
     spent = _spent(store, mine, period_start(period, at), at)
     running = tuple(j for j in members if states[j] == "running")
     ahead = _next_charge(store, mine[mine["job_id"].isin(list(running))], at,
                          interval_seconds)
-    runs = _runs(store, running) if running else {}
     to_end = {j: _to_end(runs[j], mine, ahead.get(j, 0.0) * 3600 / interval_seconds, at)
               for j in running}
     return BudgetState(name, kind, usd, period, sum(spent.values()), sum(ahead.values()),
