@@ -83,6 +83,12 @@ def _spec(stored: Mapping) -> dict:
     return (stored.get("spec") or {}) if isinstance(stored, Mapping) else {}
 
 
+def _checkpoint_gb(stored: Mapping) -> float:
+    """The checkpoint size the job declares (what each move copies), 0 when it says none."""
+    size = (_spec(stored).get("checkpoint") or {}).get("size_gb")
+    return float(size) if isinstance(size, (int, float)) else 0.0
+
+
 def joins(stored: Mapping, name: str, budget: NamedBudget) -> bool:
     """Whether the job whose stored spec is `stored` joins the named budget `name`."""
     spec = _spec(stored)
@@ -105,7 +111,7 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     names = dict(zip(jobs["id"].astype(int), jobs["name"].astype(str), strict=True))
     own = {j: float(b) for j, s in specs.items()
            if isinstance(b := (_spec(s).get("constraints") or {}).get("budget"), (int, float))}
-    own.update(_raised(store, list(own)))
+    own.update(_raised(store, list(specs)))  # a job may be given one after its launch
     named = {n: [j for j, s in specs.items() if joins(s, n, b)]
              for n, b in config.named.items()}
     wanted = sorted({*own, *(j for members in named.values() for j in members)})
@@ -113,26 +119,27 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
         return []
     placed = store.jobs.placements()
     placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
+    sizes = {j: _checkpoint_gb(specs[j]) for j in wanted}
     stopped = _budget_stops(store, wanted)
     runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
     out = []
     for job_id, usd in sorted(own.items()):
         out.append(_state(store, f"job {job_id} ({names[job_id]})", "job", usd, "total",
-                          [job_id], placed, states, at, interval_seconds, stopped, runs))
+                          [job_id], placed, states, at, interval_seconds, stopped, runs, sizes))
     for name, members in named.items():
         members = sorted(members, key=lambda j: (created[j], j))
         b = config.named[name]
         out.append(_state(store, name, "named", float(b.usd), b.period, members, placed,
-                          states, at, interval_seconds, stopped, runs))
+                          states, at, interval_seconds, stopped, runs, sizes))
     return out
 
 
 def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
            members: Sequence[int], placed: pd.DataFrame, states: Mapping[int, str],
            at: datetime, interval_seconds: float, stopped: Mapping[int, set[str]],
-           runs: Mapping[int, RunningJob]) -> BudgetState:
+           runs: Mapping[int, RunningJob], sizes: Mapping[int, float]) -> BudgetState:
     mine = placed[placed["job_id"].isin(list(members))]
-    spent = _spent(store, mine, period_start(period, at), at)
+    spent = _spent(store, mine, period_start(period, at), at, sizes)
     running = tuple(j for j in members if states[j] == "running")
     ahead = _next_charge(store, mine[mine["job_id"].isin(list(running))], at,
                          interval_seconds)
@@ -144,12 +151,14 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
 
 
-def _spent(store: PriceStore, placed: pd.DataFrame, since: datetime | None,
-           at: datetime) -> dict[int, float]:
-    """Each job's compute and egress in [since, at] from the stored prices."""
+def _spent(store: PriceStore, placed: pd.DataFrame, since: datetime | None, at: datetime,
+           sizes: Mapping[int, float]) -> dict[int, float]:
+    """Each job's compute and egress (its declared checkpoint `sizes` copied at each move)
+    in [since, at] from the stored prices."""
     if placed.empty:
         return {}
-    moves = egress_costs(placed, checkpoint_gb=0.0)  # sizes unknown here: see _egress
+    moves = egress_costs(placed, checkpoint_gb={int(j): sizes.get(int(j), 0.0)
+                                                for j in placed["job_id"].unique()})
     frame = placed
     if since is not None:
         start = pd.Timestamp(since)

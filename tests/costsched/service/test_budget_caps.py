@@ -211,3 +211,36 @@ def test_a_job_joins_a_named_budget_by_its_field_or_its_labels() -> None:
                       "vision", team)
     assert not caps.joins({"spec": {"task": {"labels": {"team": "nlp"}}}}, "vision", team)
     assert not caps.joins({"spec": {}}, "vision", team)
+
+
+def test_budgets_meter_their_period_from_stored_prices(db_path: Path) -> None:
+    """A job placed 22:00-02:00 at a stored $1/h: its own budget (total) is charged $4, a
+    daily team budget at 03:00 the $2 since midnight; a raised budget replaces the spec's,
+    and a job launched without one can be given one."""
+    store = PriceStore(f"sqlite:///{db_path}")
+    key = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=1.0, effective_at=AT, source="test")]))
+    start = datetime(2026, 3, 1, 22, tzinfo=timezone.utc)
+    spec = {"name": "a", "constraints": {"budget": 10, "budget_name": "team"}}
+    a = store.jobs.create("a", {"spec": spec}, 100, at=start)
+    b = store.jobs.create("b", {"spec": {"name": "b"}}, 100, at=start)
+    store.jobs.place(a, key, gpu_model="V100", gpu_count=1, at=start, usd_per_hour=9.0,
+                     reason="launch")
+    store.jobs.end_placement(a, start + pd.Timedelta(hours=4))
+    at = start + pd.Timedelta(hours=5)
+    team = BudgetsConfig.model_validate({"named": {"team": {"usd": 3, "period": "day"}}})
+
+    own, named = caps.budget_states(store, team, at, 60)
+    assert (own.name, own.usd, own.period, own.jobs) == ("job 1 (a)", 10.0, "total", (a,))
+    assert own.spent_usd == pytest.approx(4.0)  # the stored price, not the recorded $9
+    assert (named.name, named.period, named.jobs) == ("team", "day", (a,))
+    assert named.spent_usd == pytest.approx(2.0)  # since midnight UTC
+    assert named.committed_usd == 0 and named.forecast_usd == pytest.approx(2.0)
+
+    caps.raise_budget(store, a, 20, at=at)
+    caps.raise_budget(store, b, 3, at=at)
+    states = {s.name: s.usd for s in caps.budget_states(store, team, at, 60)}
+    assert states == {"job 1 (a)": 20.0, "job 2 (b)": 3.0, "team": 3.0}
