@@ -244,3 +244,20 @@ def test_budgets_meter_their_period_from_stored_prices(db_path: Path) -> None:
     caps.raise_budget(store, b, 3, at=at)
     states = {s.name: s.usd for s in caps.budget_states(store, team, at, 60)}
     assert states == {"job 1 (a)": 20.0, "job 2 (b)": 3.0, "team": 3.0}
+
+
+def test_config_show_lists_the_budgets(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from costsched.cli import app
+
+    path = tmp_path / "config.toml"
+    path.write_text('[budgets]\nthresholds = [0.5, 0.9]\n[budgets.named.vision]\nusd = 500\n'
+                    'period = "month"\nlabels = { team = "vision" }\n')
+    shown = CliRunner().invoke(app, ["config", "show", "--config", str(path)])
+    assert shown.exit_code == 0, shown.output
+    lines = {line.split("│")[1].strip(): line for line in shown.output.splitlines()
+             if line.count("│") > 2}
+    assert "0.5, 0.9" in lines["budgets.thresholds"]
+    assert ("vision: {'usd': 500.0, 'period': 'month', 'labels': {'team': 'vision'}}"
+            in lines["budgets.named"])
