@@ -294,6 +294,32 @@ class ThroughputConfig(_Section):
     mismatch_factor: Number = Field(1.5, gt=1, allow_inf_nan=False)
 
 
+class NamedBudget(_Section):
+    """A team's or project's budget: `usd` over a `period` (day and month in UTC, or the
+    total); a job joins it by `constraints.budget_name`, or by carrying every one of its
+    `labels` (a task's `labels:`)."""
+
+    usd: Number = Field(gt=0, allow_inf_nan=False)
+    period: Literal["day", "month", "total"] = "total"
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class BudgetsConfig(_Section):
+    """Budgets that stop spending: the shares of a budget at which a notification is sent,
+    and the named (team or project) budgets that jobs join."""
+
+    thresholds: list[Number] = Field(default_factory=lambda: [0.5, 0.8, 1.0])
+    named: dict[str, NamedBudget] = Field(default_factory=dict)
+
+    @field_validator("thresholds")
+    @classmethod
+    def _thresholds(cls, value: list[float]) -> list[float]:
+        if any(not 0 < share <= 1 for share in value):
+            raise ValueError("expected shares of the budget above 0 and at most 1, "
+                             "e.g. [0.5, 0.8, 1.0]")
+        return sorted(set(value))
+
+
 class Config(_Section):
     """The effective configuration. `db` None = the default store."""
 
@@ -309,6 +335,7 @@ class Config(_Section):
     prices: PricesConfig = Field(default_factory=PricesConfig)
     calls: CallsConfig = Field(default_factory=CallsConfig)
     throughput: ThroughputConfig = Field(default_factory=ThroughputConfig)
+    budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""

@@ -137,6 +137,7 @@ class CheckpointSpec(_Strict):
 class ConstraintsSpec(_Strict):
     deadline: float | datetime | None = None
     budget: float | None = None
+    budget_name: str | None = Field(None, min_length=1, max_length=100)  # config budgets.named
     clouds: list[str] = []
     regions: list[str] = []
     markets: list[str] = []

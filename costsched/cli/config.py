@@ -48,5 +48,8 @@ def _text(key: str, value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, list):
-        return shlex.join(value) if key == "notify.command" else ", ".join(value)
+        return shlex.join(value) if key == "notify.command" else ", ".join(map(str, value))
+    if isinstance(value, dict):  # budgets.named: name: its settings
+        return "; ".join(f"{k}: {v.model_dump() if hasattr(v, 'model_dump') else v}"
+                         for k, v in value.items()) or "-"
     return str(value)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from costsched.cli.budgets import print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
     NO_JOBS,
@@ -71,6 +72,9 @@ def launch(
         "--secret", help="NAME=VALUE for a SkyPilot task's secrets (NAME alone: from your "
                          "environment): passed to the job, never stored or shown.",
         show_default=False)] = None,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Launch even when a job's pessimistic cost (preemptions at the 95th "
+                      "percentile) does not fit what is left of its budgets.")] = False,
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -79,6 +83,7 @@ def launch(
     envs, secrets = _given("--env", env), _given("--secret", secret)
     store = open_store(db)
     backend = make_launcher(launcher)
+    _check_budgets(store, jobs, envs, yes, json_out)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, jobs, launcher=backend, offering=offering,
@@ -86,6 +91,26 @@ def launch(
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
+
+
+def _check_budgets(store: PriceStore, jobs: list[Path], envs: dict[str, str], yes: bool,
+                   json_out: bool) -> None:
+    """Each budgeted job's expected and pessimistic cost against what is left of its
+    budgets, a line each; refused when the expected cost does not fit, or the pessimistic
+    one without --yes."""
+    from costsched.service.jobs.budget_launch import launch_fits
+    from costsched.service.values import as_time
+
+    config = effective()
+    fits = launch_fits(store, jobs, config.budgets, as_time(None), envs=envs,
+                       interval_seconds=config.daemon.watch_seconds)
+    refused = [f for f in fits if not f.fits or (not f.safe and not yes)]
+    if refused:
+        f = refused[0]
+        raise InvalidInput(f.line() + ("" if not f.fits else
+                                       "; give --yes to launch it anyway"))
+    for fit in fits if not json_out else ():
+        console.print(printable(fit.line()), highlight=False, markup=False)
 
 
 def _given(option: str, items: list[str] | None) -> dict[str, str]:
@@ -127,6 +152,8 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
             time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
             shown = look()
     _print_status(shown, json_out, scheduled=daemon.status(store))
+    if not json_out:
+        print_budgets(store)
     if not json_out and len(shown) > service.ADVICE_UP_TO:
         console.print(f"(more than {service.ADVICE_UP_TO} jobs: `costsched migrate --dry-run` "
                       "says what the policy would do with each)", highlight=False)
@@ -213,11 +240,20 @@ def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) ->
 def start(job: JobArgument,
           wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")]
           = 30.0,
+          budget: Annotated[float | None, typer.Option(
+              help="USD: the job's own budget from now on (raise it to start a job its "
+                   "budget stopped).", show_default=False)] = None,
           db: DbOption = None, json_out: JsonOption = False) -> None:
     """Start a stopped job again from its newest verified checkpoint, with the code and
     spec it was launched with, on the best offering now."""
     store = open_store(db)
     launcher = _job_launcher(store, job)
+    if budget is not None:
+        from costsched.service.jobs.caps import raise_budget
+        from costsched.service.values import as_time
+
+        raise_budget(store, service.job_ids(store, job, states=())[0], budget,
+                     at=as_time(None))
     record = service.start(store, launcher, job)
     if wait > 0:
         service.settle(store, launcher, wait)

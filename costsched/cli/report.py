@@ -9,6 +9,7 @@ import pandas as pd
 import typer
 from rich.text import Text
 
+from costsched.cli.budgets import print_budgets
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -66,6 +67,8 @@ def report(
         print_json(_as_json(built))
         return
     _print(built)
+    with using(db) as store:
+        print_budgets(store)  # each budget now: spent, committed, forecast, stopped
 
 
 def _as_json(built: Report) -> dict:

@@ -57,7 +57,9 @@ class Watcher:
         deadline = time.monotonic() + seconds
         lines: list[str] = []
         while not self.stopping.is_set():  # stopping: the moves resume at the next start
-            found = job_service.reconcile(self.store, launcher)
+            found = job_service.reconcile(self.store, launcher, budgets=self.config.budgets,
+                                          watch_seconds=self.watch_seconds
+                                          or self.config.daemon.watch_seconds)
             for line in found:
                 self._reported(line)
             lines += found

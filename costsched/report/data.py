@@ -191,7 +191,8 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
         clouds=_cloud_table(pieces, egress), days=_day_table(pieces, egress),
         egress=egress[EGRESS_COLUMNS].reset_index(drop=True),
         moves=moves[MOVE_COLUMNS],
-        budgets=_budget_table(jobs, budgets, spent, all_moves, end),
+        budgets=_budget_table(jobs, budgets, spent, all_moves, end,
+                              _stopped_at_budget(store, list(budgets))),
         speeds=_speed_table(jobs, measured, rates, predicted, mismatch_factor(factor)),
         estimates=estimated, calibration=estimates.calibration(estimated),
     )
@@ -460,9 +461,10 @@ def _priced(move: MoveRecord) -> tuple[float, ...]:
 
 
 def _budget_table(jobs: pd.DataFrame, budgets: dict[int, float], compute: pd.Series,
-                  egress: pd.DataFrame, end: pd.Timestamp) -> pd.DataFrame:
+                  egress: pd.DataFrame, end: pd.Timestamp,
+                  stopped: set[int] = frozenset()) -> pd.DataFrame:  # type: ignore[assignment]
     """Jobs whose whole-life spend up to `end` (`compute` per job, plus egress) is at least
-    80% of their budget."""
+    80% of their budget; those the watcher stopped at their cap say so."""
     moved = egress[egress["at"] <= end].groupby("job_id")["usd"].sum()
     names = dict(zip(jobs["id"], jobs["name"], strict=True))
     rows = []
@@ -471,9 +473,19 @@ def _budget_table(jobs: pd.DataFrame, budgets: dict[int, float], compute: pd.Ser
         used = spent / budget
         if used >= NEAR_BUDGET:
             rows.append((job_id, names[job_id], budget, spent, used,
+                         "stopped at its budget" if job_id in stopped else
                          "over" if spent > budget else "near"))
     return pd.DataFrame(rows, columns=BUDGET_COLUMNS).astype(
         {"budget_usd": float, "spent_usd": float, "used": float})
+
+
+def _stopped_at_budget(store: PriceStore, job_ids: list[int]) -> set[int]:
+    """The jobs the watcher stopped at their own budget's cap (their events say so)."""
+    said = store.jobs.events_of(job_ids, kinds=["budget"]) if job_ids else None
+    if said is None or said.empty:
+        return set()
+    return {int(j) for j, d in zip(said["job_id"], said["detail"], strict=True)
+            if d.startswith(f"stopped at budget job {int(j)} ")}
 
 
 # --- small helpers ----------------------------------------------------------------------------

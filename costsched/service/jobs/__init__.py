@@ -7,11 +7,15 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 (`launchers.make_launcher`), so the core never imports a backend.
 
 One module a job: `launches` (launch, start), `watch` (reconcile, recover), `move`
-(migrate), `statuses` (status, logs, follow), `stopping`, `budgets`; beneath them `steps` (carrying
-moves out), `candidates` (the offerings to try) and `runs` (a running job as stored).
+(migrate), `statuses` (status, logs, follow), `stopping`, `budgets` (alarms), `caps`
+(budgets that stop spending, at every watch) and `budget_launch` (budgets at launch);
+beneath them `steps` (carrying moves out), `candidates` (the offerings to try) and `runs`
+(a running job as stored).
 """
 
+from costsched.service.jobs.budget_launch import LaunchFit, launch_fits
 from costsched.service.jobs.budgets import BudgetAlarm, budget_alarms
+from costsched.service.jobs.caps import BudgetState, budget_states, raise_budget
 from costsched.service.jobs.decider import measured_rates
 from costsched.service.jobs.launches import launch, start
 from costsched.service.jobs.move import MigrationAdvice, migrate
@@ -37,7 +41,8 @@ from costsched.service.jobs.stopping import stop
 from costsched.service.jobs.watch import advance_moves, reconcile, settle
 
 __all__ = ["ADVICE_UP_TO", "CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL",
-           "STEP_LEASE_SECONDS", "BudgetAlarm", "Failure", "JobStatus", "MigrationAdvice",
-           "RunningJob", "advance_moves", "budget_alarms", "follow", "job_ids", "launch", "logs",
-           "measured_rates", "migrate", "progress", "reconcile", "settle", "start", "status",
-           "steps_left", "stop"]
+           "STEP_LEASE_SECONDS", "BudgetAlarm", "BudgetState", "Failure", "JobStatus",
+           "LaunchFit", "MigrationAdvice", "RunningJob", "advance_moves", "budget_alarms",
+           "budget_states", "follow", "job_ids", "launch", "launch_fits", "logs",
+           "measured_rates", "migrate", "progress", "raise_budget", "reconcile", "settle",
+           "start", "status", "steps_left", "stop"]

@@ -333,6 +333,23 @@ def is_deadline(policy: str) -> bool:
     return policy in DEADLINE_POLICIES
 
 
+# --- budgets: checked before moves ---------------------------------------------------------
+
+
+def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
+                   claims_usd: float = 0.0) -> str | None:
+    """The budget check that comes before any move (`caps.enforce` asks it at every watch):
+    why the job must stop now, or None. It stops when what was spent plus the next watch
+    interval's charge (plus `claims_usd`: what the budget's earlier jobs need to finish)
+    would pass the cap, so no job costs more than its budget plus one interval's charge."""
+    if spent_usd + next_usd + claims_usd <= cap_usd:
+        return None
+    claims = (f" + ${claims_usd:,.4f} its earlier jobs need to finish"
+              if claims_usd > 0 else "")
+    return (f"${spent_usd:,.4f} spent + ${next_usd:,.4f} for the next watch interval"
+            f"{claims} would pass the budget of ${cap_usd:,.2f}")
+
+
 # --- what a placement tries ----------------------------------------------------------------
 
 

@@ -9,8 +9,10 @@ from datetime import datetime
 
 import pandas as pd
 
+from costsched.config import BudgetsConfig
 from costsched.migration.launcher import Instance, Launcher
 from costsched.service.jobs.agents import look_after
+from costsched.service.jobs.caps import enforce
 from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -37,14 +39,19 @@ from costsched.store.jobs import StaleState
 
 
 def reconcile(store: PriceStore, launcher: Launcher, *,
-              at: datetime | str | None = None) -> list[JobEvent]:
+              at: datetime | str | None = None,
+              budgets: BudgetsConfig | None = None,
+              watch_seconds: float | None = None) -> list[JobEvent]:
     """One pass over this launcher's jobs: carry on every unfinished move (and launches a
     costsched stopped before their first move), recover jobs whose instance was preempted,
     and close jobs that finished or failed. Returns what happened, a line each. Run it
     every few minutes (`costsched status` and the daemon's watcher do). Another costsched
-    reconciling at the same time is harmless: every step is taken under the job's lease."""
+    reconciling at the same time is harmless: every step is taken under the job's lease.
+    Budgets are checked before moves (`caps.enforce`, `budgets`/`watch_seconds`: the
+    configured ones when not given): a job at its cap is checkpointed and stopped."""
     when = as_time(at) if at is not None else None
     done: list[JobEvent] = _resume_launches(store, launcher, when)
+    done += _budgets(store, launcher, when, budgets, watch_seconds)
     done += advance_moves(store, launcher, at=when)
     busy = {m.job_id for m in store.moves.unfinished()}
     runs = [run for job_id, run in _runs(store, states=["running"]).items()
@@ -55,6 +62,17 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
                       level="warning")  # far from their plans: said once
              for job_id, line in flag_speeds(store, when or as_time(None))]
     return done
+
+
+def _budgets(store: PriceStore, launcher: Launcher, at: datetime | None,
+             budgets: BudgetsConfig | None, watch_seconds: float | None) -> list[JobEvent]:
+    if budgets is None or watch_seconds is None:
+        from costsched.config import effective
+
+        config = effective()
+        budgets = budgets or config.budgets
+        watch_seconds = watch_seconds or config.daemon.watch_seconds
+    return enforce(store, launcher, budgets, at or as_time(None), watch_seconds)
 
 
 def advance_moves(store: PriceStore, launcher: Launcher, *,

@@ -1,0 +1,108 @@
+"""At launch: each job's expected cost and a pessimistic one against what is left of each
+budget it joins (its own `constraints.budget`, the named budgets of the config).
+
+The expected cost is the decision model's for the offering the job would be placed on. The
+pessimistic one counts preemptions at the 95th percentile: over the job's expected hours,
+preemptions arrive as a Poisson process at the offering's preemption rate (the decision
+model's, `preemptions_per_hour`), and each one costs a restart and the work lost since the
+last checkpoint (half the checkpoint interval). The 95th percentile of that count is the
+smallest k with P(N <= k) >= 0.95; the pessimistic cost is the work hours plus k restarts'
+hours, at the offering's price (never below the expected cost).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from costsched.config import BudgetsConfig
+from costsched.jobspec import resolve
+from costsched.optimize.planner import plan_job
+from costsched.service.jobs.caps import BudgetState, budget_states, joins
+from costsched.service.jobs.decider import market_at
+from costsched.service.plan import Jobs, job_specs
+from costsched.service.throughputs import table_with_measured
+from costsched.store import PriceStore
+
+PERCENTILE = 0.95
+
+
+@dataclass(frozen=True)
+class LaunchFit:
+    """One job against one budget at launch."""
+
+    job: str
+    budget: str  # "its own budget" or "budget NAME"
+    expected_usd: float
+    pessimistic_usd: float
+    left_usd: float
+
+    @property
+    def fits(self) -> bool:
+        return self.expected_usd <= self.left_usd
+
+    @property
+    def safe(self) -> bool:
+        """Whether even the pessimistic cost fits."""
+        return self.pessimistic_usd <= self.left_usd
+
+    def line(self) -> str:
+        verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
+        return (f"job {self.job}: expected ${self.expected_usd:,.2f}, pessimistic "
+                f"${self.pessimistic_usd:,.2f} ({PERCENTILE:.0%} of preemptions) against "
+                f"${self.left_usd:,.2f} left of {self.budget}: {verdict}")
+
+
+def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:
+    """The smallest k with P(N <= k) >= q for N ~ Poisson(mean)."""
+    if not mean > 0:
+        return 0
+    k, term = 0, math.exp(-mean)
+    total = term
+    while total < q and k < 100_000:
+        k += 1
+        term *= mean / k
+        total += term
+    return k
+
+
+def _left(state: BudgetState) -> float:
+    """What is left of a budget for a new job: its cap less what was spent and what its
+    running jobs are committed to for the next watch interval."""
+    return state.usd - state.spent_usd - state.committed_usd
+
+
+def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: datetime, *,
+                envs: Mapping[str, str] | None = None,
+                interval_seconds: float = 30.0) -> list[LaunchFit]:
+    """Each budgeted job of `jobs` against each budget it joins, with the offering it would
+    be placed on now (the planner's first choice)."""
+    states = {s.name: s for s in budget_states(store, config, at, interval_seconds)}
+    table = table_with_measured(store)
+    market = market_at(store, at)
+    out = []
+    for source, spec in job_specs(jobs, envs=envs):
+        stored = {"spec": spec.model_dump(mode="json")}
+        wanted = [(f"budget {n}", b.usd, _left(states[n]) if n in states else b.usd)
+                  for n, b in config.named.items() if joins(stored, n, b)]
+        if spec.constraints.budget is not None:
+            wanted.insert(0, ("its own budget", spec.constraints.budget,
+                              spec.constraints.budget))
+        if not wanted:
+            continue
+        resolved = resolve(spec, table, at, source=source)
+        plan = plan_job(resolved, market.offerings_for(resolved))
+        choices = plan.choices if not plan.choices.empty else plan.ranked
+        if choices.empty:
+            continue  # the launch itself says why nothing fits
+        row = choices.iloc[0]
+        expected = float(row["expected_cost"])
+        mean = float(row["expected_hours"]) * float(row.get("preemptions_per_hour", 0.0) or 0.0)
+        each = resolved.restart_hours + resolved.checkpoint_hours / 2
+        pessimistic = max(expected, (float(row["work_hours"]) + poisson_quantile(mean) * each)
+                          * float(row["usd_per_hour"]))
+        for name, _, left in wanted:
+            out.append(LaunchFit(spec.name, name, expected, pessimistic, left))
+    return out

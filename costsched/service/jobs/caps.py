@@ -1,0 +1,341 @@
+"""Budgets that stop spending: each job's own budget (`constraints.budget`, its whole life)
+and the named budgets of the config (`budgets.named`: a team's or project's USD over a day,
+a month or in total, that jobs join by `constraints.budget_name` or by their labels).
+
+Spend is metered while jobs run, from the stored prices (`costsched.costs`), at every
+watch (the daemon's watcher and `status` reconcile). A budget's running jobs are charged
+ahead for one watch interval at their offering's stored price (`committed`): when what was
+spent plus that charge would pass the cap, the decider's budget check says stop
+(`decider.budget_verdict`), and the job is asked to checkpoint, then stopped (its
+checkpoints are kept; `start` resumes it). So a job never costs more than its budget plus
+one watch interval's charge. Of a named budget's jobs, the newest is stopped first: the
+jobs that were running within the budget keep running.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import pandas as pd
+
+from costsched.config import BudgetsConfig, NamedBudget
+from costsched.costs import egress_costs, placement_costs
+from costsched.migration.launcher import Launcher
+from costsched.service.jobs.decider import budget_verdict
+from costsched.service.jobs.halt import stop_job
+from costsched.service.jobs.runs import (
+    JobEvent,
+    RunningJob,
+    _open_placement,
+    _progress_of,
+    _runs,
+)
+from costsched.store import PriceStore
+
+CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
+_POLL = 0.2
+_LAST_CHECK: dict[tuple[str, str], float] = {}  # (store, launcher): its last check's clock
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """One budget now: `spent` in its period, `committed` (its running jobs' next watch
+    interval at their stored prices), `forecast` (spent plus each running job's cost to its
+    end at its measured pace), its jobs and those a stop at the cap ended."""
+
+    name: str  # "job 3 (train)" for a job's own budget, else the configured name
+    kind: str  # "job" or "named"
+    usd: float
+    period: str  # "total", "day" or "month"
+    spent_usd: float
+    committed_usd: float
+    forecast_usd: float
+    jobs: tuple[int, ...] = ()
+    running: tuple[int, ...] = ()
+    stopped: tuple[int, ...] = ()
+    next_usd: Mapping[int, float] = field(default_factory=dict, repr=False)
+    spent_by_job: Mapping[int, float] = field(default_factory=dict, repr=False)
+    to_end_usd: Mapping[int, float] = field(default_factory=dict, repr=False)
+
+    @property
+    def used(self) -> float:
+        return self.spent_usd / self.usd
+
+    @property
+    def left_usd(self) -> float:
+        return self.usd - self.spent_usd
+
+
+def period_start(period: str, at: datetime) -> datetime | None:
+    """Where a budget's period began (UTC): today's midnight, the month's first, or None."""
+    at = at.astimezone(timezone.utc)
+    if period == "day":
+        return at.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "month":
+        return at.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return None
+
+
+def _spec(stored: Mapping) -> dict:
+    return (stored.get("spec") or {}) if isinstance(stored, Mapping) else {}
+
+
+def _checkpoint_gb(stored: Mapping) -> float:
+    """The checkpoint size the job declares (what each move copies), 0 when it says none."""
+    size = (_spec(stored).get("checkpoint") or {}).get("size_gb")
+    return float(size) if isinstance(size, (int, float)) else 0.0
+
+
+def joins(stored: Mapping, name: str, budget: NamedBudget) -> bool:
+    """Whether the job whose stored spec is `stored` joins the named budget `name`."""
+    spec = _spec(stored)
+    if (spec.get("constraints") or {}).get("budget_name") == name:
+        return True
+    labels = (spec.get("task") or {}).get("labels") or {}
+    return bool(budget.labels) and all(labels.get(k) == v for k, v in budget.labels.items())
+
+
+def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
+                  interval_seconds: float) -> list[BudgetState]:
+    """Every budget now: each job's own (jobs with `constraints.budget`), then the named
+    ones, from one read of the jobs and their placements."""
+    jobs = store.jobs.list()
+    if jobs.empty:
+        return []
+    specs = dict(zip(jobs["id"].astype(int), jobs["spec"], strict=True))
+    states = dict(zip(jobs["id"].astype(int), jobs["state"].astype(str), strict=True))
+    created = dict(zip(jobs["id"].astype(int), jobs["created_at"], strict=True))
+    names = dict(zip(jobs["id"].astype(int), jobs["name"].astype(str), strict=True))
+    own = {j: float(b) for j, s in specs.items()
+           if isinstance(b := (_spec(s).get("constraints") or {}).get("budget"), (int, float))}
+    own.update(_raised(store, list(specs)))  # a job may be given one after its launch
+    named = {n: [j for j, s in specs.items() if joins(s, n, b)]
+             for n, b in config.named.items()}
+    wanted = sorted({*own, *(j for members in named.values() for j in members)})
+    if not wanted:
+        return []
+    placed = store.jobs.placements()
+    placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
+    sizes = {j: _checkpoint_gb(specs[j]) for j in wanted}
+    stopped = _budget_stops(store, wanted)
+    runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
+    out = []
+    for job_id, usd in sorted(own.items()):
+        out.append(_state(store, f"job {job_id} ({names[job_id]})", "job", usd, "total",
+                          [job_id], placed, states, at, interval_seconds, stopped, runs, sizes))
+    for name, members in named.items():
+        members = sorted(members, key=lambda j: (created[j], j))
+        b = config.named[name]
+        out.append(_state(store, name, "named", float(b.usd), b.period, members, placed,
+                          states, at, interval_seconds, stopped, runs, sizes))
+    return out
+
+
+def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
+           members: Sequence[int], placed: pd.DataFrame, states: Mapping[int, str],
+           at: datetime, interval_seconds: float, stopped: Mapping[int, set[str]],
+           runs: Mapping[int, RunningJob], sizes: Mapping[int, float]) -> BudgetState:
+    mine = placed[placed["job_id"].isin(list(members))]
+    spent = _spent(store, mine, period_start(period, at), at, sizes)
+    running = tuple(j for j in members if states[j] == "running")
+    ahead = _next_charge(store, mine[mine["job_id"].isin(list(running))], at,
+                         interval_seconds)
+    to_end = {j: _to_end(runs[j], mine, ahead.get(j, 0.0) * 3600 / interval_seconds, at)
+              for j in running}
+    return BudgetState(name, kind, usd, period, sum(spent.values()), sum(ahead.values()),
+                       sum(spent.values()) + sum(to_end.values()), tuple(members), running,
+                       tuple(j for j in members if name in stopped.get(j, set())),
+                       next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
+
+
+def _spent(store: PriceStore, placed: pd.DataFrame, since: datetime | None, at: datetime,
+           sizes: Mapping[int, float]) -> dict[int, float]:
+    """Each job's compute and egress (its declared checkpoint `sizes` copied at each move)
+    in [since, at] from the stored prices."""
+    if placed.empty:
+        return {}
+    moves = egress_costs(placed, checkpoint_gb={int(j): sizes.get(int(j), 0.0)
+                                                for j in placed["job_id"].unique()})
+    frame = placed
+    if since is not None:
+        start = pd.Timestamp(since)
+        end = frame["end_at"].fillna(pd.Timestamp(at))
+        frame = frame[end > start].assign(start_at=frame["start_at"].clip(lower=start))
+        moves = moves[moves["at"] >= start] if len(moves) else moves
+    charged = placement_costs(store, frame, now=at)
+    out = charged.groupby("job_id")["usd"].sum().to_dict()
+    for job_id, usd in moves.groupby("job_id")["usd"].sum().items() if len(moves) else ():
+        out[job_id] = out.get(job_id, 0.0) + float(usd)
+    return {int(k): float(v) for k, v in out.items()}
+
+
+def _next_charge(store: PriceStore, placed: pd.DataFrame, at: datetime,
+                 interval_seconds: float) -> dict[int, float]:
+    """What each running job's open placements charge over the next watch interval, at
+    their offerings' stored prices."""
+    open_ = placed[placed["end_at"].isna()]
+    if open_.empty:
+        return {}
+    ahead = open_.assign(start_at=pd.Timestamp(at),
+                         end_at=pd.Timestamp(at) + timedelta(seconds=interval_seconds))
+    charged = placement_costs(store, ahead, now=at)
+    return {int(k): float(v) for k, v in charged.groupby("job_id")["usd"].sum().items()}
+
+
+def _to_end(run: RunningJob, placed: pd.DataFrame, usd_per_hour: float,
+            at: datetime) -> float:
+    """A running job's cost to its end at its open placement's price: its steps left at
+    the pace it reported (steps done over the hours it ran), else at its declared speed."""
+    mine = placed[placed["job_id"] == run.record.id]
+    left, reported = _progress_of(run, run.record.steps_done,
+                                  None if run.record.steps_done > 0 else mine, at)
+    if left <= 0 or usd_per_hour <= 0:
+        return 0.0
+    if reported:
+        end = mine["end_at"].fillna(pd.Timestamp(at))
+        hours = float(((end - mine["start_at"]).dt.total_seconds().clip(lower=0)).sum()) / 3600
+        per_hour = run.record.steps_done / hours if hours > 0 else 0.0
+    else:
+        now = mine[mine["end_at"].isna()]
+        if now.empty:
+            return 0.0
+        row = now.iloc[-1]
+        try:
+            per_hour = 3600 * run.resolved.table.get(
+                run.resolved.job.model, row["gpu_model"], int(row["gpu_count"])
+            ).steps_per_second
+        except Exception:  # noqa: BLE001 - no declared speed for it: no forecast
+            return 0.0
+    return usd_per_hour * left / per_hour if per_hour > 0 else float("inf")
+
+
+RAISED = "raised to $"
+
+
+def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) -> float:
+    """Set job `job_id`'s own budget to `usd` (kept in its events; its spec is as it was
+    launched): a job stopped at its cap can then be started again. Returns the old one."""
+    record = store.jobs.get(job_id)
+    if not usd > 0:
+        from costsched.model import InvalidInput
+
+        raise InvalidInput(f"budget {usd!r}: expected a positive amount of USD")
+    old = _raised(store, [job_id]).get(job_id)
+    if old is None:
+        old = (_spec(record.spec).get("constraints") or {}).get("budget")
+    store.jobs.note(job_id, "budget", f"{RAISED}{usd:.6g} (was {old})", at=at)
+    return float(old) if isinstance(old, (int, float)) else float("nan")
+
+
+def _raised(store: PriceStore, job_ids: Sequence[int]) -> dict[int, float]:
+    """Each job's own budget as last set by `raise_budget` (one read)."""
+    said = _budget_events(store, job_ids)
+    said = said[said["detail"].str.startswith(RAISED)]
+    return {int(j): float(d[len(RAISED):].split(" ", 1)[0])
+            for j, d in zip(said["job_id"], said["detail"], strict=True)}  # the last wins
+
+
+def _budget_events(store: PriceStore, job_ids: Sequence[int]) -> pd.DataFrame:
+    return store.jobs.events_of([int(j) for j in job_ids], kinds=["budget"])
+
+
+def _budget_stops(store: PriceStore, job_ids: Sequence[int]) -> dict[int, set[str]]:
+    """The budgets that stopped each job, from its events ('stopped at budget NAME: ...')."""
+    out: dict[int, set[str]] = {}
+    said = _budget_events(store, job_ids)
+    prefix = "stopped at budget "
+    for job_id, detail in zip(said["job_id"], said["detail"], strict=True):
+        if detail.startswith(prefix):
+            out.setdefault(int(job_id), set()).add(detail[len(prefix):].split(": ", 1)[0])
+    return out
+
+
+# --- at every watch ------------------------------------------------------------------------
+
+
+def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: datetime,
+            interval_seconds: float) -> list[JobEvent]:
+    """The budget check of a watch, before moves: a notification at each threshold a
+    budget's spend passes (once per budget and threshold), and a stop (checkpoint first) of
+    each running job of this launcher that its budget's cap says to stop. The next interval
+    is charged for `interval_seconds`, or for as long as the time since this process's last
+    check when that was longer (a slow pass): the cap holds however long a pass takes."""
+    key = (store.url, launcher.name)
+    last = _LAST_CHECK.get(key)
+    _LAST_CHECK[key] = time.monotonic()
+    if last is not None:
+        interval_seconds = max(interval_seconds, _LAST_CHECK[key] - last)
+    states = budget_states(store, config, at, interval_seconds)
+    if not states:
+        return []
+    runs = _runs(store, sorted({j for s in states for j in s.running}))
+    mine = {j for j, run in runs.items() if run.launcher == launcher.name}
+    events: list[JobEvent] = []
+    for state in states:
+        events += _thresholds(store, state, config.thresholds, at)
+        # The newest running job goes first: a job that joined a budget earlier keeps a
+        # claim on its cost to the end, and the hard cap (spent plus the next interval)
+        # stops the oldest only when it alone would pass it.
+        ahead = dict(state.next_usd)
+        running = list(state.running)
+        while running:
+            job_id = running.pop()
+            claims = sum(state.to_end_usd.get(j, 0.0) for j in running)
+            why = budget_verdict(state.name, state.spent_usd, sum(ahead.values()),
+                                 state.usd, claims)
+            if why is None:
+                break
+            ahead.pop(job_id, None)
+            if job_id in mine and store.jobs.get(job_id).state == "running":
+                events.append(_stop_at_cap(store, launcher, runs[job_id], state.name, why,
+                                           at))
+    return events
+
+
+def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
+                at: datetime) -> list[JobEvent]:
+    """A notification for each threshold the budget passed that was not said yet (said
+    once per budget amount, threshold and period; logged on the budget's newest job)."""
+    if not state.jobs:
+        return []
+    owner = state.jobs[-1]
+    said = store.jobs.events_of([owner], kinds=["budget"])["detail"]
+    out = []
+    for share in shares:
+        if state.spent_usd < share * state.usd:
+            break
+        key = f"{state.name} {share:.0%} of ${state.usd:,.2f} ({state.period}"
+        start = period_start(state.period, at)
+        key += ")" if start is None else f" from {start:%Y-%m-%d})"
+        if said.str.startswith(f"reached {key}").any():
+            continue
+        text = f"reached {key}: ${state.spent_usd:,.4f} of ${state.usd:,.2f} spent"
+        store.jobs.note(owner, "budget", text, at=at)
+        out.append(JobEvent(owner, "budget", f"budget {text}",
+                            level="warning" if share >= 0.8 else "info", notify="budget"))
+    return out
+
+
+def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: str,
+                 why: str, at: datetime) -> JobEvent:
+    """Ask the job to checkpoint and exit, wait for it (a while), then stop it: its
+    checkpoints are kept, `start` resumes it once the budget allows."""
+    job_id = run.record.id
+    placed = _open_placement(store, job_id)
+    if placed is not None:
+        instance = str(placed["instance"])
+        try:
+            launcher.request_stop(instance)
+            deadline = time.monotonic() + CHECKPOINT_WAIT_SECONDS
+            while (launcher.status(instance).state in ("running", "pending")
+                   and time.monotonic() < deadline):
+                time.sleep(_POLL)
+        except Exception:  # noqa: BLE001, S110 - the stop below ends it whatever happened
+            pass
+    detail = f"stopped at budget {name}: {why}"
+    store.jobs.note(job_id, "budget", detail, at=at)
+    stop_job(store, launcher, job_id, at, detail=detail)
+    return JobEvent(job_id, "budget", detail, level="warning", notify="budget")

@@ -1,0 +1,85 @@
+"""Stopping a job, the mechanics (`stop_job`): what `costsched stop` and a stop at a
+budget's cap both do. See `costsched.service.jobs.stopping` for what a stop guarantees."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+
+from costsched.migration.launcher import Launcher
+from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
+from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord, StaleState
+from costsched.store.leases import holder_name
+from costsched.store.moves import MoveRecord
+
+STOP_WAIT_SECONDS = 30.0  # how long a stop waits for another costsched's step to end
+LEASE_SECONDS = 300  # as the steps of moves hold it (service.jobs.STEP_LEASE_SECONDS)
+_POLL = 0.2
+LIVE_JOB_STATES = tuple(s for s in JOB_STATES if s not in FINAL_STATES)
+
+
+def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *,
+             wait_seconds: float = STOP_WAIT_SECONDS,
+             detail: str = "stopped by the user") -> JobRecord:
+    """Stop the job `job_id` (see the module's doc): its record, cancelled."""
+    record = store.jobs.get(job_id)
+    if record.final and not (record.state == "cancelled" and _leftovers(store, launcher,
+                                                                        job_id)):
+        raise InvalidInput(f"job {job_id} ({record.name}) is {record.state} already")
+    if not record.final:
+        try:
+            record = store.jobs.transition(job_id, "cancelled", at=at, expect=LIVE_JOB_STATES,
+                                           detail=detail)
+        except StaleState:  # it ended by itself meanwhile (finished, or failed)
+            record = store.jobs.get(job_id)
+            if record.state != "cancelled":
+                raise InvalidInput(f"job {job_id} ({record.name}) is {record.state} "
+                                   "already") from None
+    with _waiting_for_lease(store, f"steps:{job_id}", wait_seconds) as mine:
+        if mine:
+            for move in store.moves.of_job(job_id):
+                if not move.ended:
+                    _cancel(store, move, at)
+        for instance in launcher.instances(job_id):
+            if instance.live:
+                launcher.terminate(instance.id)
+        while store.jobs.end_placement(job_id, at) is not None:
+            pass  # a job stopped mid-migration has two
+    return record
+
+
+def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:
+    """Whether a cancelled job still has something to end: an unfinished move, a live
+    instance, an open placement (a stop that was interrupted)."""
+    return (any(not m.ended for m in store.moves.of_job(job_id))
+            or any(i.live for i in launcher.instances(job_id))
+            or store.jobs.newest_open_placement(job_id) is not None)
+
+
+def _cancel(store: PriceStore, move: MoveRecord, at: datetime) -> None:
+    # StaleState: moved on since it was read; its next step winds it down
+    with contextlib.suppress(StaleState):
+        store.moves.advance(move, "cancelled", at=at,
+                            detail=f"the job was stopped ({move.state})")
+
+
+@contextmanager
+def _waiting_for_lease(store: PriceStore, name: str, wait_seconds: float) -> Iterator[bool]:
+    """Hold the lease `name` for the block, waiting up to `wait_seconds` for another holder
+    to give it up; yields whether it was taken."""
+    holder = holder_name()
+    deadline = time.monotonic() + max(wait_seconds, 0.0)
+    while True:
+        taken = store.leases.acquire(name, holder, LEASE_SECONDS, datetime.now(timezone.utc))
+        if taken or time.monotonic() >= deadline:
+            break
+        time.sleep(_POLL)
+    try:
+        yield taken
+    finally:
+        if taken:
+            store.leases.release(name, holder)

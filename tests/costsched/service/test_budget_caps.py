@@ -1,0 +1,265 @@
+"""Budgets that stop spending (local launcher, real subprocesses, a real SQLite store): a job
+whose plan fits its budget but whose run does not is checkpointed and stopped by the
+daemon's watcher at its cap, costs no more than its budget plus one watch interval, keeps
+its checkpoints and is started again once its budget is raised; of two jobs of a team
+budget that together pass it, the second is stopped, not the first."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from costsched.config import BudgetsConfig, Config
+from costsched.costs import job_cost
+from costsched.daemon import Daemon
+from costsched.report.data import build
+from costsched.service import jobs as service
+from costsched.service.jobs import caps
+from costsched.service.jobs.decider import budget_verdict
+from costsched.store import PriceStore
+from launchers.checkpoints import open_store
+from launchers.local import LocalLauncher
+from tests.costsched.service.test_jobs import wait_for
+
+PROJECT = Path(__file__).resolve().parents[3] / "examples" / "tinyproject"
+AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+USD_PER_HOUR = 36.0  # one cent a second: a few seconds of the tiny job are dollars' cents
+WATCH = 1.0
+RUN = "python train.py --steps 4000 --step-seconds 0.01 --checkpoint-every 0.2"
+
+
+def _project(tmp_path: Path, name: str, constraints: dict, steps: int = 4000,
+             speed: float = 10_000) -> Path:
+    project = tmp_path / name
+    if not project.exists():
+        shutil.copytree(PROJECT, project,
+                        ignore=shutil.ignore_patterns("checkpoints", "__pycache__"))
+    spec = yaml.safe_load((project / "costsched.yaml").read_text())
+    # 10,000 steps/s declared is 100x faster than it runs (100 steps/s): the plan fits
+    # the budget, the run does not.
+    spec.update(name=name, run=RUN.replace("4000", str(steps)), setup="", steps=steps,
+                throughputs={"V100": speed})
+    spec["constraints"].update(constraints)
+    (project / "job.yaml").write_text(yaml.safe_dump(spec))
+    return project
+
+
+@pytest.fixture
+def local(tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch):
+    store = PriceStore(f"sqlite:///{db_path}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=USD_PER_HOUR, effective_at=AT, source="test")]))
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    launcher = LocalLauncher(tmp_path / "instances", poll_seconds=0.2)
+    return store, launcher
+
+
+def _launch(store: PriceStore, launcher: LocalLauncher, tmp_path: Path, project: Path,
+            monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.chdir(project)
+    [job] = service.launch(store, ["job.yaml"], launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    return job.id
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _cost(store: PriceStore, job_id: int) -> float:
+    return job_cost(store, job_id, now=_now(), checkpoint_gb=0.01).total_usd
+
+
+def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
+        tmp_path: Path, local, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, launcher = local
+    budget = 0.08  # 8 s of the job's 40 s at one cent a second
+    job_id = _launch(store, launcher, tmp_path,
+                     _project(tmp_path, "capped", {"budget": budget}), monkeypatch)
+    config = Config.model_validate({"daemon": {"watch_seconds": WATCH}})
+    daemon = Daemon(store, config, tasks=(), launchers=lambda _: launcher)
+    daemon.start()
+    try:
+        wait_for(lambda: store.jobs.get(job_id).state == "cancelled", seconds=60, poll=0.2)
+    finally:
+        daemon.stop()
+
+    interval_usd = USD_PER_HOUR * WATCH / 3600
+    spent = _cost(store, job_id)
+    assert budget / 2 < spent <= budget + interval_usd  # stopped near its cap, not past it
+    record = store.jobs.get(job_id)
+    assert record.state == "cancelled"
+    assert not any(i.live for i in launcher.instances(job_id))
+    checkpoints = open_store(str(tmp_path / "ckpt" / f"job-{job_id}"))
+    kept = checkpoints.newest_verified()
+    step = int(np.load(checkpoints.fetch(kept, tmp_path / "kept"))["step"])
+    assert 0 < step < 4000  # the checkpoint asked for at the cap, kept
+    events = store.jobs.events(job_id)
+    said = events[events["kind"] == "budget"]["detail"]
+    stopped = said[said.str.startswith("stopped at budget")]
+    assert len(stopped) == 1
+    assert stopped.iloc[0].startswith(f"stopped at budget job {job_id} (capped): $")
+    assert "would pass the budget of $0.08" in stopped.iloc[0]
+    assert any(d.startswith(f"reached job {job_id} (capped) 50% of $0.08") for d in said)
+
+    # The report and the API say why it stopped, and what the budget spent.
+    report = build(store, now=_now())
+    row = report.budgets.set_index("job_id").loc[job_id]
+    assert row["status"] == "stopped at its budget"
+    [state] = caps.budget_states(store, BudgetsConfig(), _now(), WATCH)
+    assert state.stopped == (job_id,) and state.running == ()
+    assert state.spent_usd == pytest.approx(spent, rel=0.01)
+
+    # `status` shows the budget and what it stopped.
+    shown = cli("status", str(job_id), "--no-reconcile")
+    assert shown.exit_code == 0, shown.output
+    budgets = shown.output[shown.output.index("Budgets"):]
+    assert f"job {job_id} (capped)" in budgets and "total" in budgets
+
+    reported = cli("report")
+    assert reported.exit_code == 0, reported.output
+    assert "stopped at its budget" in reported.output and "Budgets now" in reported.output
+
+    # Raised, it runs on from its checkpoint to the end.
+    started = cli("start", str(job_id), "--budget", "5", "--wait", "0")
+    assert started.exit_code == 0, started.output
+    assert caps.budget_states(store, BudgetsConfig(), _now(), WATCH)[0].usd == 5.0
+    shown = "".join(service.follow(store, launcher, job_id, poll=0.2))
+    assert store.jobs.get(job_id).state == "succeeded"
+    assert f"resumed at step {step}" in shown and "done at step 4000" in shown
+
+
+def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
+        tmp_path: Path, local, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first job alone fits the team's budget (2,000 steps, 20 s at its pace, declared
+    at half of it: $0.40 claimed); with the second they would pass it: the second is
+    stopped while the first still needs what it claims, and the first runs to its end."""
+    store, launcher = local
+    team = BudgetsConfig.model_validate(
+        {"named": {"vision": {"usd": 0.60, "period": "month"}}})
+    first = _launch(store, launcher, tmp_path,
+                    _project(tmp_path, "first", {"budget_name": "vision"}, steps=2000,
+                             speed=50), monkeypatch)
+    first_checkpoints = open_store(str(tmp_path / "ckpt" / f"job-{first}"))
+    wait_for(lambda: bool(first_checkpoints.list()), seconds=30, poll=0.1)
+    second = _launch(store, launcher, tmp_path,
+                     _project(tmp_path, "second", {"budget_name": "vision"}), monkeypatch)
+    events: list = []
+
+    def ended(job_id: int) -> Callable[[], bool]:
+        def watched() -> bool:
+            events.extend(service.reconcile(store, launcher, budgets=team,
+                                            watch_seconds=WATCH))
+            return store.jobs.get(job_id).final
+        return watched
+
+    try:
+        wait_for(ended(second), seconds=90, poll=WATCH)
+        first_then = store.jobs.get(first).state
+        wait_for(ended(first), seconds=90, poll=WATCH)
+    finally:
+        for job_id in (first, second):
+            if not store.jobs.get(job_id).final:
+                service.stop(store, launcher, job_id)
+    assert first_then == "running"  # the second was stopped while the first ran
+    assert store.jobs.get(first).state == "succeeded"
+    assert store.jobs.get(second).state == "cancelled"
+    [state] = caps.budget_states(store, team, _now(), WATCH)
+    assert state.name == "vision" and state.jobs == (first, second)
+    assert state.stopped == (second,) and state.running == ()
+    assert state.spent_usd <= 0.60 + USD_PER_HOUR * WATCH / 3600
+    assert any(e.startswith(f"job {second}: stopped at budget vision: $") and
+               "its earlier jobs need to finish" in e for e in events)
+    # Each threshold the team passed is notified once (which ones depends on the pace).
+    reached = [e.split(" (")[0] for e in events if "budget reached vision" in e]
+    assert len(reached) == len(set(reached))
+    assert all(e.notify == "budget" for e in events if "budget reached vision" in e)
+
+
+def test_the_budget_check_stops_when_the_next_interval_would_pass_the_cap() -> None:
+    assert budget_verdict("b", 0.5, 0.4, 1.0) is None
+    assert budget_verdict("b", 0.5, 0.5, 1.0) is None
+    assert budget_verdict("b", 0.61, 0.4, 1.0) == (
+        "$0.6100 spent + $0.4000 for the next watch interval would pass the budget of $1.00")
+
+
+def test_periods_begin_at_midnight_and_on_the_first_utc() -> None:
+    at = datetime(2026, 3, 17, 15, 4, tzinfo=timezone.utc)
+    assert caps.period_start("day", at) == datetime(2026, 3, 17, tzinfo=timezone.utc)
+    assert caps.period_start("month", at) == datetime(2026, 3, 1, tzinfo=timezone.utc)
+    assert caps.period_start("total", at) is None
+
+
+@pytest.mark.parametrize("value", [[0], [1.5], [-0.1]])
+def test_thresholds_are_shares_of_the_budget(value: list[float]) -> None:
+    with pytest.raises(ValueError, match="expected shares of the budget"):
+        BudgetsConfig.model_validate({"thresholds": value})
+
+
+def test_a_job_joins_a_named_budget_by_its_field_or_its_labels() -> None:
+    team = BudgetsConfig.model_validate(
+        {"named": {"vision": {"usd": 10, "labels": {"team": "vision"}}}}).named["vision"]
+    assert caps.joins({"spec": {"constraints": {"budget_name": "vision"}}}, "vision", team)
+    assert caps.joins({"spec": {"task": {"labels": {"team": "vision", "x": "y"}}}},
+                      "vision", team)
+    assert not caps.joins({"spec": {"task": {"labels": {"team": "nlp"}}}}, "vision", team)
+    assert not caps.joins({"spec": {}}, "vision", team)
+
+
+def test_budgets_meter_their_period_from_stored_prices(db_path: Path) -> None:
+    """A job placed 22:00-02:00 at a stored $1/h: its own budget (total) is charged $4, a
+    daily team budget at 03:00 the $2 since midnight; a raised budget replaces the spec's,
+    and a job launched without one can be given one."""
+    store = PriceStore(f"sqlite:///{db_path}")
+    key = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=1.0, effective_at=AT, source="test")]))
+    start = datetime(2026, 3, 1, 22, tzinfo=timezone.utc)
+    spec = {"name": "a", "constraints": {"budget": 10, "budget_name": "team"}}
+    a = store.jobs.create("a", {"spec": spec}, 100, at=start)
+    b = store.jobs.create("b", {"spec": {"name": "b"}}, 100, at=start)
+    store.jobs.place(a, key, gpu_model="V100", gpu_count=1, at=start, usd_per_hour=9.0,
+                     reason="launch")
+    store.jobs.end_placement(a, start + pd.Timedelta(hours=4))
+    at = start + pd.Timedelta(hours=5)
+    team = BudgetsConfig.model_validate({"named": {"team": {"usd": 3, "period": "day"}}})
+
+    own, named = caps.budget_states(store, team, at, 60)
+    assert (own.name, own.usd, own.period, own.jobs) == ("job 1 (a)", 10.0, "total", (a,))
+    assert own.spent_usd == pytest.approx(4.0)  # the stored price, not the recorded $9
+    assert (named.name, named.period, named.jobs) == ("team", "day", (a,))
+    assert named.spent_usd == pytest.approx(2.0)  # since midnight UTC
+    assert named.committed_usd == 0 and named.forecast_usd == pytest.approx(2.0)
+
+    caps.raise_budget(store, a, 20, at=at)
+    caps.raise_budget(store, b, 3, at=at)
+    states = {s.name: s.usd for s in caps.budget_states(store, team, at, 60)}
+    assert states == {"job 1 (a)": 20.0, "job 2 (b)": 3.0, "team": 3.0}
+
+
+def test_config_show_lists_the_budgets(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from costsched.cli import app
+
+    path = tmp_path / "config.toml"
+    path.write_text('[budgets]\nthresholds = [0.5, 0.9]\n[budgets.named.vision]\nusd = 500\n'
+                    'period = "month"\nlabels = { team = "vision" }\n')
+    shown = CliRunner().invoke(app, ["config", "show", "--config", str(path)])
+    assert shown.exit_code == 0, shown.output
+    lines = {line.split("│")[1].strip(): line for line in shown.output.splitlines()
+             if line.count("│") > 2}
+    assert "0.5, 0.9" in lines["budgets.thresholds"]
+    assert ("vision: {'usd': 500.0, 'period': 'month', 'labels': {'team': 'vision'}}"
+            in lines["budgets.named"])

@@ -1,0 +1,76 @@
+"""Budgets at launch: the expected cost and a pessimistic one (preemptions at the 95th
+percentile) against what is left of each budget, in one line; refused when the expected
+cost does not fit, or the pessimistic one without --yes (the CLI, a real SQLite store)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from costsched.config import BudgetsConfig
+from costsched.service.jobs.budget_launch import launch_fits, poisson_quantile
+from costsched.store import PriceStore
+
+AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+
+
+@pytest.fixture
+def priced(db_path: Path) -> PriceStore:
+    store = PriceStore(f"sqlite:///{db_path}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=0.9, effective_at=AT, source="test")]))
+    return store
+
+
+def _job(tmp_path: Path, **constraints: object) -> Path:
+    """100 hours on a V100 at $0.90/h spot: $90 of work before preemptions."""
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "long", "run": "true", "throughputs": {"V100": 1}, "steps": 360_000,
+        "checkpoint": {"size_gb": 1, "interval_minutes": 60},
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"], **constraints}}))
+    return path
+
+
+def test_the_95th_percentile_of_a_poisson_count() -> None:
+    assert poisson_quantile(0.0) == 0
+    assert poisson_quantile(1.0) == 3  # P(N<=2) = 0.920, P(N<=3) = 0.981
+    mean = 20.0
+    k = poisson_quantile(mean)
+    cdf = [sum(math.exp(-mean) * mean**i / math.factorial(i) for i in range(j + 1))
+           for j in (k - 1, k)]
+    assert cdf[0] < 0.95 <= cdf[1]
+
+
+def test_the_pessimistic_cost_counts_more_preemptions_than_the_expected_one(
+        tmp_path: Path, priced: PriceStore) -> None:
+    [fit] = launch_fits(priced, [_job(tmp_path, budget=1000)], BudgetsConfig(), AT)
+    assert 90 < fit.expected_usd < fit.pessimistic_usd
+    assert fit.budget == "its own budget" and fit.left_usd == 1000 and fit.safe
+    team = BudgetsConfig.model_validate({"named": {"vision": {"usd": 95}}})
+    fits = launch_fits(priced, [_job(tmp_path, budget_name="vision")], team, AT)
+    assert [(f.budget, f.left_usd) for f in fits] == [("budget vision", 95)]
+
+
+def test_launch_refuses_what_may_not_fit_unless_told_yes(
+        tmp_path: Path, priced: PriceStore, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    [fit] = launch_fits(priced, [_job(tmp_path, budget=1000)], BudgetsConfig(), AT)
+    between = round((fit.expected_usd + fit.pessimistic_usd) / 2, 2)
+    job = _job(tmp_path, budget=between)
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    refused = cli("launch", job, "--launcher", "local", "--wait", "0")
+    assert refused.exit_code != 0
+    assert refused.output == (
+        f"error: job long: expected ${fit.expected_usd:,.2f}, pessimistic "
+        f"${fit.pessimistic_usd:,.2f} (95% of preemptions) against ${between:,.2f} left of "
+        "its own budget: may not fit; give --yes to launch it anyway\n")
+    assert priced.jobs.list().empty
+    launched = cli("launch", job, "--launcher", "local", "--wait", "0", "--yes")
+    assert launched.exit_code == 0, launched.output
+    assert "may not fit" in launched.output and len(priced.jobs.list()) == 1
