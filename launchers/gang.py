@@ -32,13 +32,24 @@ import signal
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from launchers.procfs import proc_stat
 
 if TYPE_CHECKING:
+    import subprocess
+
     from launchers.base import LaunchSpec
-    from launchers.local import LocalLauncher
+
+
+class Spawner(Protocol):
+    """What a gang needs of its launcher (the local one): an agent started in a folder,
+    and the children it keeps."""
+
+    _children: dict[str, subprocess.Popen]
+
+    def _spawn(self, folder: Path, spec: LaunchSpec, node_envs: dict[str, str],
+               publish: bool) -> subprocess.Popen: ...
 
 NODES = "nodes"
 NODE = "node.json"  # in a node folder: its agent's pid and start time
@@ -123,7 +134,7 @@ def wait_until(done: Any, seconds: float, step: float = 0.05) -> bool:
 
 # --- the launcher's side (launchers.local calls these) -----------------------------------
 
-def start_nodes(launcher: LocalLauncher, instance_id: str, folder: Path, spec: LaunchSpec,
+def start_nodes(launcher: Spawner, instance_id: str, folder: Path, spec: LaunchSpec,
                 nodes: int) -> None:
     """Agents for ranks 1 .. nodes-1, each in its node folder (one already started by
     an interrupted launch of this attempt is kept)."""
@@ -140,7 +151,7 @@ def start_nodes(launcher: LocalLauncher, instance_id: str, folder: Path, spec: L
                                   "start_time": stat.start_time if stat else None})
 
 
-def end_nodes(launcher: LocalLauncher, instance_id: str, folder: Path, grace: float) -> None:
+def end_nodes(launcher: Spawner, instance_id: str, folder: Path, grace: float) -> None:
     """End every node but rank 0: SIGTERM, then SIGKILL after `grace` seconds."""
     for rank in ranks(folder):
         key = f"{instance_id}/{rank}"
@@ -150,7 +161,7 @@ def end_nodes(launcher: LocalLauncher, instance_id: str, folder: Path, grace: fl
             launcher._end(key, record, grace)
 
 
-def gang_state(launcher: LocalLauncher, instance_id: str, folder: Path, record: dict,
+def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
                state: str, detail: str) -> tuple[str, str, bool]:
     """A gang's state from rank 0's (`state`, `detail`) and its other nodes' (see
     this module's docstring); True when the gang was broken now and must be read again."""
@@ -173,7 +184,7 @@ def gang_state(launcher: LocalLauncher, instance_id: str, folder: Path, record: 
     return state, detail, False
 
 
-def lost_node(launcher: LocalLauncher, instance_id: str, folder: Path) -> dict:
+def lost_node(launcher: Spawner, instance_id: str, folder: Path) -> dict:
     """The first node other than rank 0 that is gone without succeeding ({} if none)."""
     for rank in ranks(folder):
         where = node_folder(folder, rank)

@@ -26,19 +26,13 @@ import pandas as pd
 from costsched import catalog, clouds
 from costsched.model import InvalidInput
 from price_collectors.base import message_field as _field
+from price_collectors.discovered import COLUMNS, Discovery
+from price_collectors.discovered import gpu_memory_gb as _gpu_memory
 
-COLUMNS = [*catalog.TYPE_COLUMNS, "regions", "zones", "source"]
 AWS_SOURCE = "discovered: aws DescribeInstanceTypes"
 GCP_SOURCE = "discovered: gcp machineTypes.aggregatedList"
 PAGE_SIZE = 100  # DescribeInstanceTypes' maximum
 
-
-@dataclass
-class Discovery:
-    types: pd.DataFrame  # COLUMNS
-    ignored: Counter = field(default_factory=Counter)
-    new: list[str] = field(default_factory=list)  # "cloud instance_type" not in the catalog
-    notes: list[str] = field(default_factory=list)  # what the next collection can price
 
 
 def aws_gpu_model(gpu: dict) -> str | None:
@@ -117,12 +111,6 @@ def discover_aws(clients: Any, regions: Sequence[str]) -> Discovery:
     return Discovery(types, ignored, new)
 
 
-
-def _gpu_memory(model: str) -> int:
-    """GB per GPU of a model, as the catalog's types of it say (0 if none does)."""
-    types = catalog.instance_types()
-    known = types.loc[types["gpu_model"] == model, "gpu_memory_gb"]
-    return int(known.max()) if len(known) else 0
 
 
 def discover_gcp(client: Any, project: str) -> Discovery:

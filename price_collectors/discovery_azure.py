@@ -104,7 +104,7 @@ def retail_sizes(items: Iterable[dict]) -> tuple[dict[str, set[str]], Counter]:
 def sku_specs(skus: Iterable[Any]) -> dict[str, dict]:
     """{size: {gpus, vcpus, memory_gb, zones}} of resource SKU entries (REST dicts or the
     SDK's objects) for virtual machines; zones as 'region-zone'."""
-    from price_collectors.discovery import _field
+    from price_collectors.base import message_field as _field
 
     specs: dict[str, dict] = {}
     for sku in skus:
@@ -129,7 +129,8 @@ def discover_azure(session: Any, *, regions: Iterable[str] = (),
                    timeout: float = 30.0) -> Any:
     """Every GPU size priced in the Retail Prices API (in `regions`, else everywhere),
     with its specs from `skus` (resource SKU entries; None without credentials)."""
-    from price_collectors.discovery import COLUMNS, Discovery, _gpu_memory
+    from price_collectors.discovered import COLUMNS, Discovery
+    from price_collectors.discovered import gpu_memory_gb as _gpu_memory
 
     chosen = sorted(set(regions)) or [None]
     items = (item for region in chosen
