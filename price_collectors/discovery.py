@@ -103,14 +103,19 @@ def discover_aws(clients: Any, regions: Sequence[str]) -> Discovery:
                                      {**spec, "regions": set(), "zones": set()})
             row["regions"].add(region)
             row["zones"].update(offered)
+    return _found("aws", by_type, ignored, AWS_SOURCE)
+
+
+def _found(cloud: str, by_type: dict[str, dict], ignored: Counter,
+           source: str) -> Discovery:
+    """A cloud's discovery from its types by name (their regions and zones as sets): in
+    the catalog's columns, sorted by type, with the types the catalog does not know yet."""
     rows = [{**r, "regions": " ".join(sorted(r["regions"])), "zones": " ".join(sorted(r["zones"])),
-             "source": AWS_SOURCE} for r in sorted(by_type.values(),
-                                                   key=lambda r: r["instance_type"])]
+             "source": source} for r in sorted(by_type.values(),
+                                               key=lambda r: r["instance_type"])]
     types = pd.DataFrame(rows, columns=COLUMNS)
-    new = [f"aws {t}" for t in types["instance_type"] if catalog.lookup("aws", t) is None]
+    new = [f"{cloud} {t}" for t in types["instance_type"] if catalog.lookup(cloud, t) is None]
     return Discovery(types, ignored, new)
-
-
 
 
 def discover_gcp(client: Any, project: str) -> Discovery:
@@ -145,12 +150,7 @@ def discover_gcp(client: Any, project: str) -> Discovery:
             region = clouds.get("gcp").region_of_zone(zone)
             if region:
                 row["regions"].add(region)
-    rows = [{**r, "regions": " ".join(sorted(r["regions"])), "zones": " ".join(sorted(r["zones"])),
-             "source": GCP_SOURCE} for r in sorted(by_type.values(),
-                                                   key=lambda r: r["instance_type"])]
-    types = pd.DataFrame(rows, columns=COLUMNS)
-    new = [f"gcp {t}" for t in types["instance_type"] if catalog.lookup("gcp", t) is None]
-    return Discovery(types, ignored, new)
+    return _found("gcp", by_type, ignored, GCP_SOURCE)
 
 
 def save(discovery: Discovery, path: Path | None = None) -> Path:
