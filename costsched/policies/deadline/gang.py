@@ -17,7 +17,7 @@ A gang that loses a node is released whole, not held. Holding the survivors woul
 them with no progress until replacements come, and save no time: the replacements boot
 and the gang meets again (the rendezvous) either way, so the restart after a shortfall is
 the same. What holding would have cost on the 16-node AWS traces is in
-docs/deadline-backtests.md, "Gangs".
+docs/deadlines.md, "Gangs".
 """
 
 from __future__ import annotations
