@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, reduce
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -86,7 +87,7 @@ class AvailabilityTrace:
 
     @classmethod
     def from_counts(cls, counts: np.ndarray, zones: Sequence[str], tick: int, nodes: int,
-                    **options: object) -> AvailabilityTrace:
+                    **options: Any) -> AvailabilityTrace:
         """The trace of a gang of `nodes` instances from a (zones, ticks) matrix of how many
         instances of a requested group were running in each tick (the 16-node AWS traces):
         spot is there for the gang where at least `nodes` ran. Prices stay per instance;
@@ -98,7 +99,7 @@ class AvailabilityTrace:
                                "matrix of whole numbers >= 0")
         if not (isinstance(nodes, (int, np.integer)) and nodes >= 1):
             raise InvalidInput(f"nodes {nodes!r}: expected a whole number >= 1")
-        return cls.from_arrays(counts >= nodes, zones, tick, **options)  # type: ignore[arg-type]
+        return cls.from_arrays(counts >= nodes, zones, tick, **options)
 
     @classmethod
     def from_intervals(cls, frame: pd.DataFrame, tick: int | None = None,
