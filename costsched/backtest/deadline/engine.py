@@ -62,7 +62,7 @@ class DeadlineJob:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise InvalidInput(f"{name} {value}: expected a positive number")
-        if not (isinstance(self.nodes, int) and self.nodes >= 1):
+        if not (isinstance(self.nodes, (int, np.integer)) and self.nodes >= 1):
             raise InvalidInput(f"nodes {self.nodes!r}: expected a whole number >= 1")
         for name in ("restart_minutes", "checkpoint_gb", "checkpoint_write_seconds"):
             value = getattr(self, name)
