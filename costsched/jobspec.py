@@ -47,6 +47,7 @@ from costsched.durations import MAX_HOURS, parse_hours
 from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
+from costsched.optimize.job import Workload
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
 from costsched.vocabulary import choose
 
@@ -392,26 +393,16 @@ class JobSpec(_Strict):
 
 
 @dataclass(frozen=True)
-class ResolvedJob:
-    """A job ready to plan: the core Job, the throughput table it is priced with, and
-    its checkpointing parameters."""
+class ResolvedJob(Workload):
+    """A job ready to plan: the optimizer's `Workload` (the core Job, the throughput table it
+    is priced with, its checkpointing, a gang's nodes, a task's `ordered:` alternatives) and
+    what the spec says beside it for the launchers and the views."""
 
-    job: Job
-    table: ThroughputTable
-    checkpoint_hours: float
-    restart_hours: float
     envs: dict[str, str]
     source: str  # the file it came from
     deadline_at: datetime | None = None
     checkpoint_auto: bool = False  # costsched chose checkpoint_hours (interval "auto")
-    # `ordered:` alternatives of a SkyPilot task, first preferred (TaskSpec.order).
-    order: tuple[dict[str, list[str]], ...] = ()
     notes: tuple[str, ...] = ()  # remarks made reading the task (TaskSpec.notes)
-    nodes: int = 1  # a gang's instances: priced N times, its hazard that of N instances
-
-    @property
-    def name(self) -> str:
-        return self.job.name
 
     @property
     def cpu(self) -> bool:
