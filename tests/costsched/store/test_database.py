@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -94,3 +96,13 @@ def test_a_store_waits_as_long_as_it_is_told_and_reads_no_configuration(
     timeouts = database._postgresql_timeouts({}, Limits(busy_seconds=3,
                                                         statement_timeout_seconds=7))
     assert timeouts["options"] == "-c statement_timeout=7000 -c lock_timeout=3000"
+
+
+def test_a_store_opened_and_used_loads_no_configuration_or_model(tmp_path: Path) -> None:
+    probe = ("import sys\nfrom costsched.store import PriceStore\n"
+             "store = PriceStore(sys.argv[1])\nstore.jobs.list()\nstore.dispose()\n"
+             "print(' '.join(sorted(m for m in sys.modules if m in {'costsched.config', "
+             "'costsched.optimize', 'costsched.policies', 'costsched.jobspec'})))")
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "p.sqlite")],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
