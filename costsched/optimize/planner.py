@@ -56,8 +56,8 @@ class Baseline:
 
 def baseline(job: Workload, offerings: pd.DataFrame) -> Baseline | None:
     """The cheapest on-demand 1xV100 price known: the frame's own on-demand reference of its
-    1xV100 rows (`costsched.list_prices.on_demand_reference`, which `prices_at` puts beside every
-    row), else the catalog's list price as of the frame's newest price; None if none."""
+    1xV100 rows (`costsched.list_prices.on_demand_reference`, which `prices_at` puts beside
+    every row), else the catalog's list price as of the frame's newest price; None if none."""
     v100 = offerings[(offerings["gpu_model"] == BASELINE_GPU) & (offerings["gpu_count"] == 1)]
     prices = (v100["on_demand_usd_per_hour"] if "on_demand_usd_per_hour" in v100
               else on_demand_reference(v100)).dropna()
