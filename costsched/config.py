@@ -41,6 +41,7 @@ from costsched.redact import (
     secrets_in_url,
     webhook_secrets,
 )
+from costsched.store_limits import DEFAULT_LIMITS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -265,8 +266,10 @@ class StoreConfig(_Section):
     `busy_seconds` before the command exits 75; a PostgreSQL statement is cancelled after
     `statement_timeout_seconds` (exit 75)."""
 
-    busy_seconds: Number = Field(10.0, gt=0, le=3600, allow_inf_nan=False)
-    statement_timeout_seconds: Number = Field(60.0, gt=0, le=86_400, allow_inf_nan=False)
+    busy_seconds: Number = Field(DEFAULT_LIMITS.busy_seconds, gt=0, le=3600,
+                                 allow_inf_nan=False)
+    statement_timeout_seconds: Number = Field(DEFAULT_LIMITS.statement_timeout_seconds, gt=0,
+                                              le=86_400, allow_inf_nan=False)
 
 
 class PricesConfig(_Section):
