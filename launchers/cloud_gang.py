@@ -269,4 +269,4 @@ def setting_from_config() -> str:
     """launch.gang_placement of the effective configuration ("auto" when unset)."""
     from costsched.config import effective
 
-    return check_placement(str(getattr(effective().launch, "gang_placement", "auto")))
+    return check_placement(effective().launch.gang_placement)
