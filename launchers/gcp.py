@@ -343,7 +343,9 @@ class GcpLauncher(Launcher):
     def _gone(self, instance_id: str) -> Instance:
         """An instance Compute Engine no longer has: deleted by this launcher, or (spot
         instances are deleted when preempted: termination action DELETE) preempted."""
-        zone, name = self._split(instance_id)
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):  # none of its nodes is left
+            return gcp_gang.gang_instance(self, zone, name, {})
         if instance_id in self._deleted:
             return Instance(id=instance_id, job_id=_job_of(name), attempt="",
                             offering_key=("gcp", "", zone, "", "", "linux"),
@@ -367,10 +369,7 @@ class GcpLauncher(Launcher):
         if not wanted:
             return {}
         listed = {instance.id: instance for instance in self._listed(f"labels.{TAG_JOB}:*")}
-        return {i: listed[i] if i in listed else
-                gcp_gang.gang_instance(self, *self._split(i, gangs=True), {})
-                if self._split(i, gangs=True)[1].startswith("gang-") else self._gone(i)
-                for i in wanted}
+        return {i: listed[i] if i in listed else self._gone(i) for i in wanted}
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
         return self._listed(f'labels.{TAG_JOB}:*' if job_id is None

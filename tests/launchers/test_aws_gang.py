@@ -262,3 +262,78 @@ def test_one_node_job_is_one_instance_as_before(aws, calls, launcher) -> None:
     assert cloud_gang.TAG_GANG not in tags_of(record)
     assert read_payload(user_data(aws, record["InstanceId"]))["gang"] is None
     assert not calls.groups
+
+
+TASK = """\
+name: gang-recovers
+num_nodes: 2
+resources:
+  infra: aws/us-east-1
+  accelerators: V100:1
+  use_spot: true
+run: python train.py
+"""
+
+
+def test_a_preempted_node_is_recovered_as_a_new_gang(aws, calls, tmp_path,
+                                                     monkeypatch) -> None:
+    """Through the service: node 1 taken away, rank 0 asked to checkpoint, then the job is
+    recovered on a new gang of two; the old nodes end; never more than 2N alive."""
+    import pandas as pd
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.instances import StateReason
+
+    from costsched.service import jobs as service
+    from costsched.store import PriceStore
+
+    at = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+    launcher = AwsLauncher(session=aws, image_id="ami-12c6146b", gang_placement="auto")
+    store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone=zone, instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=price, effective_at=at, source="test")
+        for zone, price in (("us-east-1a", 0.9), ("us-east-1b", 1.0))]))
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK)
+    [job] = service.launch(store, [path], launcher=launcher, at=at,
+                           checkpoint_root=f"s3://{BUCKET}/jobs")
+    first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    assert len(launcher.nodes(first)) == 2 and launcher.status(first).state == "running"
+
+    rank1 = launcher.nodes(first)[1].id.split("/")[1]
+    backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend.terminate_instances([rank1])
+    backend.get_instance(rank1).state_reason = StateReason(
+        "Server.SpotInstanceTermination: Spot instance termination",
+        "Server.SpotInstanceTermination")
+    assert service.reconcile(store, launcher) == []  # rank 0 checkpoints first
+    assert len(calls.commands) == 1
+    monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
+    done = service.reconcile(store, launcher)
+    assert any("preempted; recovery" in line for line in done), done
+    second = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    assert second != first and "/gang-" in second
+    assert [n.state for n in launcher.nodes(first)] == ["terminated", "preempted"]
+    assert [n.state for n in launcher.nodes(second)] == ["running", "running"]
+    live = [r for r in ec2_records(aws) if r["State"]["Name"] in ("pending", "running")]
+    assert len(live) == 2 and len(ec2_records(aws)) == 4  # 2N at most, N after
+    assert len(calls.groups) == 1  # the first gang's placement group is gone
+    store.dispose()
+
+
+def test_sweep_deletes_groups_left_by_ended_gangs_only(aws, calls, launcher) -> None:
+    ended = launcher.launch(spec(attempt="ended"))
+    for node in launcher.nodes(ended.id):  # its nodes ended, its group left behind (as
+        launcher.terminate(node.id)        # when EC2 refused the delete while they shut down)
+    left = f"costsched-7-{cloud_gang.digest(7, 'ended')}"
+    running = launcher.launch(spec(attempt="running"))
+    kept = f"costsched-7-{cloud_gang.digest(7, 'running')}"
+    assert set(calls.groups) == {kept} and calls.deleted == [left]  # swept by the launch
+    calls.groups["costsched-8-fresh"] = {  # a launch under way: no instance yet
+        "GroupName": "costsched-8-fresh", "Strategy": "cluster", "State": "available",
+        "Tags": [{"Key": cloud_gang.TAG_GANG, "Value": "0123456789ab"}]}
+    assert aws_gang.sweep_groups(launcher, "us-east-1") == []
+    assert set(calls.groups) == {kept, "costsched-8-fresh"}
+    assert launcher.status(running.id).state == "running"

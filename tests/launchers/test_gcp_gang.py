@@ -213,3 +213,20 @@ def test_request_stop_of_a_gang_flags_rank_0(tmp_path, fake, launcher) -> None:
 def test_gang_node_names_fit_compute_engine() -> None:
     name = gcp_gang.node_name(10**17, "0123456789ab", 63)
     assert len(name) <= 63
+
+
+def test_statuses_of_gangs_in_one_list_and_a_gang_with_no_node_left(tmp_path, fake,
+                                                                   launcher) -> None:
+    kept = launcher.launch(spec(tmp_path, attempt="kept"))
+    gone = launcher.launch(spec(tmp_path, attempt="gone"))
+    for made in fake.store.values():
+        made.status = "RUNNING"
+    digest = cloud_gang.digest(7, "gone")
+    for rank in (0, 1):  # both spot nodes preempted: Compute Engine deleted them
+        del fake.store[("us-central1-a", f"costsched-7-{digest}-{rank}")]
+    fake.listed.clear()
+    seen = launcher.statuses([kept.id, gone.id, "us-central1-a/gang-x"])
+    assert len(fake.listed) == 1  # one aggregated list for every gang
+    assert seen[kept.id].state == "running"
+    assert seen[gone.id].state == "preempted" and not seen[gone.id].live
+    assert set(seen) == {kept.id, gone.id}
