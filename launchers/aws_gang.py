@@ -126,7 +126,7 @@ def gang_instance(ec2: Ec2, region: str, gang: str, listed: list[dict]) -> Insta
         stop_rank0=lambda: ec2.request_stop(head.id),
         mark_lost=lambda at: client.create_tags(
             Resources=[first["InstanceId"]],
-            Tags=[{"Key": cloud_gang.TAG_LOST, "Value": f"{at:.0f}"}]))
+            Tags=[{"Key": cloud_gang.TAG_LOST, "Value": f"{at:.3f}"}]))
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
                                detail)
 

@@ -420,6 +420,25 @@ class GcpLauncher(Launcher):
             metadata_resource=compute_v1.Metadata(fingerprint=record.metadata.fingerprint,
                                                   items=kept))
 
+    def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
+        """The tail of the instance's serial console (the startup script and the agent log
+        there); of a gang's node `node` (0: rank 0). '' when Compute Engine has none."""
+        from google.api_core import exceptions
+
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):
+            job_id, count, digest = gcp_gang._parse(zone, name)
+            if not 0 <= node < count:
+                raise InvalidInput(f"instance {instance_id}: no node {node} (its nodes: 0 "
+                                   f"to {count - 1})")
+            name = gcp_gang.node_name(job_id, digest, node)
+        try:
+            answer = self.client.get_serial_port_output(project=self.project, zone=zone,
+                                                        instance=name)
+        except exceptions.GoogleAPICallError:
+            return ""
+        return "\n".join(str(answer.contents or "").splitlines()[-tail:])
+
     def terminate(self, instance_id: str) -> None:
         """Deletes the instance; a gang's every node, then its placement policy."""
         from google.api_core import exceptions

@@ -135,7 +135,7 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
     state, detail = cloud_gang.settle(
         states, count, float(lost) if lost.replace(".", "", 1).isdigit() else None,
         stop_rank0=lambda: gce.request_stop(f"{zone}/{rank0}"),
-        mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{at:.0f}"}))
+        mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{at:.3f}"}))
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
                                detail)
 

@@ -12,7 +12,7 @@ import pytest
 compute_v1 = pytest.importorskip("google.cloud.compute_v1")
 from google.api_core import exceptions  # noqa: E402
 
-from costsched.model import Offering  # noqa: E402
+from costsched.model import InvalidInput, Offering  # noqa: E402
 from launchers import cloud_gang, gcp_gang  # noqa: E402
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
 from launchers.gcp import META_SPEC, META_STOP, GcpLauncher  # noqa: E402
@@ -230,3 +230,25 @@ def test_statuses_of_gangs_in_one_list_and_a_gang_with_no_node_left(tmp_path, fa
     assert seen[kept.id].state == "running"
     assert seen[gone.id].state == "preempted" and not seen[gone.id].live
     assert set(seen) == {kept.id, gone.id}
+
+
+def test_logs_of_a_node_are_its_serial_console(tmp_path, fake, launcher,
+                                               monkeypatch) -> None:
+    got = launcher.launch(spec(tmp_path))
+    digest = cloud_gang.digest(7, "launch-1")
+    asked = []
+
+    def serial(*, project: str, zone: str, instance: str) -> compute_v1.SerialPortOutput:
+        asked.append((project, zone, instance))
+        if (zone, instance) not in fake.store:
+            raise exceptions.NotFound(instance)
+        return compute_v1.SerialPortOutput(contents=f"boot\n{instance} says hi\n")
+
+    monkeypatch.setattr(fake, "get_serial_port_output", serial, raising=False)
+    assert launcher.logs(got.id, tail=1, node=1) == f"costsched-7-{digest}-1 says hi"
+    assert launcher.logs(got.id) == f"boot\ncostsched-7-{digest}-0 says hi"
+    assert asked[0] == ("proj", "us-central1-a", f"costsched-7-{digest}-1")
+    with pytest.raises(InvalidInput, match="no node 2"):
+        launcher.logs(got.id, node=2)
+    launcher.terminate(got.id)
+    assert launcher.logs(got.id) == ""
