@@ -252,3 +252,50 @@ def test_logs_of_a_node_are_its_serial_console(tmp_path, fake, launcher,
         launcher.logs(got.id, node=2)
     launcher.terminate(got.id)
     assert launcher.logs(got.id) == ""
+
+
+TASK = """\
+name: gang-recovers
+num_nodes: 2
+resources:
+  infra: gcp/us-central1
+  accelerators: A100:1
+  use_spot: true
+run: python train.py
+"""
+
+
+def test_through_the_service_a_preempted_node_brings_a_new_gang(tmp_path, fake, launcher,
+                                                                monkeypatch) -> None:
+    import pandas as pd
+
+    from costsched.service import jobs as service
+    from costsched.store import PriceStore
+
+    at = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+    store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="gcp", region="us-central1", zone="us-central1-a", instance_type=A2,
+        market="spot", os="linux", gpu_model="A100", gpu_count=1, vcpus=12, memory_gb=85.0,
+        usd_per_hour=1.2, effective_at=at, source="test")]))
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK)
+    [job] = service.launch(store, [path], launcher=launcher, at=at,
+                           checkpoint_root=str(tmp_path / "ckpts"))
+    first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    assert "/gang-" in first and len(fake.store) == 2
+    for made in fake.store.values():
+        made.status = "RUNNING"
+    assert service.reconcile(store, launcher) == ["job 1: launch target_launched -> done"]
+    rank1 = launcher.nodes(first)[1].id.split("/")[1]
+    del fake.store[("us-central1-a", rank1)]  # preempted: Compute Engine deleted it
+    assert service.reconcile(store, launcher) == []  # rank 0 checkpoints first
+    monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
+    done = service.reconcile(store, launcher)
+    assert any("preempted; recovery" in line for line in done), done
+    second = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    assert second != first and "/gang-" in second
+    assert len(fake.store) == 2  # the new gang's two nodes; the old ones deleted
+    assert [n.state for n in launcher.nodes(first)] == ["terminated", "terminated"]
+    assert [i.id for i in launcher.instances(job.id)] == [second]
+    store.dispose()
