@@ -178,10 +178,9 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
     count = cloud_gang.nodes_of(spec)
     digest = cloud_gang.digest(spec.job_id, spec.attempt)
     gang = cloud_gang.name(spec.job_id, count, spec.attempt)
-    machine = gce.instance_resource(spec, zone).machine_type.rsplit("/", 1)[-1]
+    series = offering.instance_type.split("-", 1)[0]  # n1-standard-8+1x...: n1; a2-...: a2
     policy = ""
-    if cloud_gang.wants_placement(gce.placement, spec, machine.split("-", 1)[0],
-                                  cloud_gang.GCP_COMPACT_SERIES):
+    if cloud_gang.wants_placement(gce.placement, spec, series, cloud_gang.GCP_COMPACT_SERIES):
         policy = policy_name(spec.job_id, digest)
     inserted: list[str] = []
     rank = 0
