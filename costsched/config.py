@@ -213,6 +213,9 @@ class LaunchConfig(_Section):
     # The machine's numeric and device settings a local job keeps (names, or prefixes
     # ending in *): a job then computes as it would when run by hand here. Secrets never.
     pass_env: list[str] = Field(default_factory=lambda: list(PASS_ENV))
+    # A multi-node job of GPU instances on EC2 / Compute Engine: packed close together (a
+    # cluster placement group, a compact placement policy) where the type allows ("auto").
+    gang_placement: Literal["auto", "off"] = "auto"
 
     @field_validator("pass_env")
     @classmethod
