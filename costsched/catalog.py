@@ -56,7 +56,7 @@ def discovered_types(path: Path | None = None) -> pd.DataFrame:
 def reload() -> None:
     """Read the catalog's files again (after a refresh wrote discovered types)."""
     for loader in (_all_types, instance_types, on_demand_prices, _type_index,
-                   on_demand_observations, spot_observations):
+                   on_demand_observations, spot_observations, _retired_days):
         loader.cache_clear()
 
 
@@ -185,7 +185,23 @@ def _observations(listed: pd.DataFrame, zone: object, market: str,
 
 def retired_mask(frame: pd.DataFrame, at: pd.Timestamp) -> pd.Series:
     """Rows (with cloud and instance_type) whose type the provider had retired by `at`."""
-    retired = _all_types().set_index(["cloud", "instance_type"])["retired"]
-    keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
-    days = retired.reindex(keys)
-    return pd.Series((days.notna() & (days <= at)).to_numpy(), index=frame.index)
+    retired = {key for key, day in _retired_days().items() if day <= at}
+    mask = pd.Series(False, index=frame.index)
+    if not retired or frame.empty:
+        return mask
+    # Few types are retired: the rows that may be one are found by name first.
+    maybe = frame["instance_type"].isin({name for _, name in retired}).to_numpy()
+    if maybe.any():
+        mask[maybe] = [key in retired for key in zip(frame["cloud"].to_numpy()[maybe],
+                                                     frame["instance_type"].to_numpy()[maybe],
+                                                     strict=True)]
+    return mask
+
+
+@cache
+def _retired_days() -> dict[tuple[str, str], pd.Timestamp]:
+    """(cloud, instance type) -> the UTC day it was retired, for the retired types."""
+    types = _all_types()
+    gone = types[types["retired"].notna()]
+    return dict(zip(zip(gone["cloud"], gone["instance_type"], strict=True), gone["retired"],
+                    strict=True))
