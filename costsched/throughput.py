@@ -137,6 +137,7 @@ class Throughput:
         return self.published is not None
 
 
+@cache  # a table is built per plan: each of its rows' names keyed again
 def model_key(name: str) -> str:
     """A spelling-insensitive key: 'ResNet-50 (batch size 64)' == 'resnet50 bs64'."""
     key = re.sub(r"batch\s*size", "bs", name.lower())
