@@ -80,18 +80,25 @@ def read_bigquery(table: str, since: datetime, until: datetime, client: Any = No
     source = f"bigquery:{table.strip('`')}"
     try:
         from google.api_core import exceptions
+        from google.auth.exceptions import GoogleAuthError
         from google.cloud import bigquery
     except ImportError:
         raise InvalidInput("gcp: google-cloud-bigquery is not installed: "
                            "pip install 'costsched[gcp]'") from None
-    bq = client if client is not None else bigquery.Client(project=project)
+    try:
+        bq = client if client is not None else bigquery.Client(project=project)
+    except GoogleAuthError as exc:
+        raise InvalidInput(f"gcp: no credentials for BigQuery ({type(exc).__name__}); run "
+                           "`gcloud auth application-default login` or set "
+                           "GOOGLE_APPLICATION_CREDENTIALS to a service account's key file"
+                           ) from None
     config = bigquery.QueryJobConfig(query_parameters=[
         bigquery.ScalarQueryParameter("since", "TIMESTAMP", utc(since)),
         bigquery.ScalarQueryParameter("until", "TIMESTAMP", utc(until))])
     try:
         rows = [dict(r.items()) for r in bq.query_and_wait(query(table, detailed),
                                                             job_config=config)]
-    except exceptions.GoogleAPICallError as exc:
+    except (exceptions.GoogleAPICallError, GoogleAuthError) as exc:
         message = getattr(exc, "message", "") or str(exc)
         raise InvalidInput(f"export {source}: the query failed "
                            f"({str(message).splitlines()[0][:200]})") from None
