@@ -22,8 +22,8 @@ from costsched.cli.common import (
 )
 from costsched.service.stores import using
 
-app = typer.Typer(help="The clouds' billing exports: import them and match them to the jobs.",
-                  no_args_is_help=True)
+app = typer.Typer(help="The clouds' billing exports: import them and match them to the jobs "
+                  "(`report --billed` sets them beside the estimates).", no_args_is_help=True)
 
 
 @app.command("import")
