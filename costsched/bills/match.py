@@ -5,11 +5,13 @@
 2. tags: the line carries costsched's tags or labels: `costsched-attempt` names the launch
    (its move), hence the instance it launched; `costsched-job` alone names the job, whose
    placement overlapping the line longest is taken;
-3. time: a line that names no resource (an account's tax, a charge without a resource)
-   over a period when one job only ran on that cloud (in that region, where the line
-   names one) goes to that job's placement it overlapped longest.
+3. time: a usage line that names no resource (an export without resource ids) goes to
+   the placement it overlaps when one job only ran then on that cloud (in that region,
+   where the line names one; a compute line, on the instance type its usage type names).
 
-Anything else stays unmatched: kept and counted, never dropped.
+Anything else stays unmatched: kept and counted, never dropped. An account's charges that
+name no resource (tax, credits, rounding) are not one placement's: `report --billed` shares
+them among the jobs by their part of the account's billed usage.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pandas as pd
 from costsched.store.moves import MoveRecord
 
 MATCH_COLUMNS = ["id", "placement_id", "job_id", "matched_by"]
+SHARED = ("tax", "credit", "rounding")  # an account's charges: shared, not matched by time
 _ATTEMPT = re.compile(r"^j(\d+)-m(\d+)-(\d+)$")
 
 
@@ -36,28 +39,36 @@ def match(lines: pd.DataFrame, placed: pd.DataFrame, moves: dict[int, list[MoveR
     """MATCH_COLUMNS for each of `lines` (stored lines): the placement it was matched to and
     by which rule, or NaN and '' when unmatched. `placed`: every placement (an open one runs
     to `now`); `moves`: the jobs' moves (their launch attempts' instances)."""
-    out = pd.DataFrame({"id": lines["id"].to_numpy(),
-                        "placement_id": pd.array([pd.NA] * len(lines), dtype="Int64"),
-                        "job_id": pd.array([pd.NA] * len(lines), dtype="Int64"),
-                        "matched_by": [""] * len(lines)})
-    if lines.empty or placed.empty:
-        return out
-    places = placed.assign(end_at=placed["end_at"].fillna(now),
-                           name=placed["instance"].map(resource_name))
-    by_instance = {(c, n): g for (c, n), g in places.groupby(["cloud", "name"])
-                   if n}
-    launched = {(m.job_id, m.attempt): m.target_instance
-                for found in moves.values() for m in found}
-    for i, line in enumerate(lines.itertuples(index=False)):
-        found, rule = _by_instance(line, by_instance), "instance"
-        if found is None and (line.job_tag or line.attempt_tag):
-            found, rule = _by_tags(line, places, launched), "tags"
-        if found is None and not str(line.resource_id).strip():
-            found, rule = _by_time(line, places), "time"
-        if found is not None:
-            out.loc[i, ["placement_id", "job_id", "matched_by"]] = \
-                [int(found["id"]), int(found["job_id"]), rule]
-    return out
+    placement = np.full(len(lines), -1, dtype="int64")
+    job = np.full(len(lines), -1, dtype="int64")
+    rule = np.full(len(lines), "", dtype=object)
+    if len(lines) and len(placed):
+        places = placed.assign(end_at=placed["end_at"].fillna(now),
+                               name=placed["instance"].map(resource_name))
+        by_instance = {(c, n): g for (c, n), g in places.groupby(["cloud", "name"]) if n}
+        launched = {(m.job_id, m.attempt): m.target_instance
+                    for found in moves.values() for m in found}
+        # Most of an account's lines are other workloads': only those that name one of the
+        # placements' instances, carry costsched's tags or name no resource are looked at.
+        named = lines["resource_id"].map(resource_name)
+        looked = (named.isin(set(places["name"]) - {""}) | (lines["job_tag"] != "")
+                  | (lines["attempt_tag"] != "") | (lines["resource_id"].str.strip() == ""))
+        for i in np.flatnonzero(looked.to_numpy()):
+            line = lines.iloc[i]
+            found, by = _by_instance(line, by_instance), "instance"
+            if found is None and (line.job_tag or line.attempt_tag):
+                found, by = _by_tags(line, places, launched), "tags"
+            if found is None and not str(line.resource_id).strip():
+                found, by = _by_time(line, places), "time"
+            if found is not None:
+                placement[i], job[i], rule[i] = int(found["id"]), int(found["job_id"]), by
+    return pd.DataFrame({"id": lines["id"].to_numpy(), "placement_id": _ids(placement),
+                         "job_id": _ids(job), "matched_by": rule})
+
+
+def _ids(values: np.ndarray) -> pd.Series:
+    """Ids, with -1 as missing."""
+    return pd.Series(values, dtype="Int64").mask(values < 0)
 
 
 def _longest(line, candidates: pd.DataFrame) -> pd.Series | None:  # noqa: ANN001 - a row
@@ -96,9 +107,16 @@ def _by_tags(line, places: pd.DataFrame, launched: dict) -> pd.Series | None:  #
 
 
 def _by_time(line, places: pd.DataFrame) -> pd.Series | None:  # noqa: ANN001 - a row
+    if line.category in SHARED:
+        return None
     candidates = places[places["cloud"] == line.cloud]
     if line.region:
         candidates = candidates[candidates["region"] == line.region]
+    if line.category == "compute":
+        usage = str(line.usage_type).lower()
+        named = np.array([str(t).lower() in usage for t in candidates["instance_type"]],
+                         dtype=bool)
+        candidates = candidates[named]
     candidates = _overlapping(line, candidates)
     if candidates["job_id"].nunique() != 1:  # nobody, or several jobs: not one's to carry
         return None

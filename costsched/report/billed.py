@@ -12,6 +12,12 @@ difference (billed less estimated) is itemised:
 - rounding: the bill's own rounding lines, plus a compute or egress difference no larger
   than half a cent per billed line of it (what rounding each line to the cent can make).
 
+An account's charges that name no resource and were matched to no placement (tax, credits,
+rounding) are shared: each job gets the part of such a line that its matched usage is of
+all the usage the account was billed (compute, storage, egress, other) over the line's
+period, on the days of that usage. What other workloads of the account account for stays
+unmatched.
+
 The items add up to the difference. A job is flagged when its difference over the period
 is more than `bills.difference_threshold` of its estimate (any billed USD when nothing was
 estimated). Lines in another currency than USD are counted, not added.
@@ -38,6 +44,8 @@ DAY_COLUMNS = ["day", "job_id", "name", "estimated_usd", "billed_usd", "differen
 JOB_COLUMNS = ["job_id", "name", "estimated_usd", "billed_usd", "difference_usd",
                "difference_share", *ITEMS, "flagged"]
 UNMATCHED_COLUMNS = ["cloud", "category", "lines", "usd"]
+SHARED = ("tax", "credit", "rounding")  # an account's charges, shared when they name nothing
+USAGE = ("compute", "storage", "egress", "other")  # what a shared charge is shared by
 ROUNDING_PER_LINE = 0.005  # USD: a line rounded to the cent moves at most this much
 _BILLED = {"compute": "compute", "storage": "storage_usd", "egress": "egress", "tax": "tax_usd",
            "credit": "credits_usd", "rounding": "rounding_usd", "other": "other_usd"}
@@ -89,25 +97,27 @@ def build_billed(store: PriceStore, *, since: datetime | str | None = None,
     estimated = build(store, since=since, until=until, job=job, now=now)
     jobs = _jobs(store, job)
     names = dict(zip(jobs["id"], jobs["name"], strict=True))
-    found = BillStore(store.engine).lines(
-        since=None if estimated.since is None else estimated.since.to_pydatetime(),
-        until=estimated.until.to_pydatetime())
+    bills = BillStore(store.engine)
+    since_at = None if estimated.since is None else estimated.since.to_pydatetime()
+    found = bills.lines(since=since_at, until=estimated.until.to_pydatetime())
     usd = found["currency"].str.upper().isin(["USD", ""])
     lines = found[usd]
     mine = lines[lines["job_id"].notna() & lines["job_id"].isin(list(names))]
+    shares, left = _shares(bills, names, estimated.since, estimated.until)
     # A day of a cloud is compared once an export covers it (some line of that cloud that
     # day): a cloud whose bill is not imported (or has no bill: local runs) is not "unbilled".
     covered = set(zip(found["cloud"], found["usage_start"].dt.floor("D"), strict=True))
     est = estimated.days
     compared = pd.Series([(c, d) in covered for c, d in zip(est["cloud"], est["day"],
                                                              strict=True)], dtype=bool)
-    days = _days(est[compared.to_numpy()], mine, names)
+    billed = pd.concat([mine, shares], ignore_index=True) if len(shares) else mine
+    days = _days(est[compared.to_numpy()], billed, names)
     placed = store.jobs.placements(int(jobs["id"].iloc[0]) if len(jobs) == 1 else None)
     placed = placed[placed["job_id"].isin(list(names))]
     return BilledReport(
         since=estimated.since, until=estimated.until, threshold=threshold, days=days,
         jobs=_job_table(days, threshold),
-        unmatched=_unmatched(lines[lines["placement_id"].isna()]),
+        unmatched=_unmatched(lines[lines["placement_id"].isna()], left),
         rates=rates.billed_rates(store, mine, placed, estimated.until),
         other_currency=int((~usd).sum()),
         not_covered_usd=float(est.loc[~compared.to_numpy(), "usd"].sum()))
@@ -156,8 +166,48 @@ def _job_table(days: pd.DataFrame, threshold: float) -> pd.DataFrame:
     return sums[JOB_COLUMNS].astype({"flagged": bool})
 
 
-def _unmatched(lines: pd.DataFrame) -> pd.DataFrame:
+def _unmatched(lines: pd.DataFrame, left: pd.Series) -> pd.DataFrame:
+    """Per cloud and category, the lines matched to no job and their USD (of a shared line,
+    what the jobs' shares left)."""
+    lines = lines.assign(usd=lines["id"].map(left).fillna(lines["usd"]))
     if lines.empty:
         return pd.DataFrame(columns=UNMATCHED_COLUMNS).astype({"lines": int, "usd": float})
     out = lines.groupby(["cloud", "category"]).agg(lines=("usd", "size"), usd=("usd", "sum"))
     return out.reset_index()[UNMATCHED_COLUMNS]
+
+
+def _shares(bills: BillStore, names: dict, since: pd.Timestamp | None, until: pd.Timestamp
+            ) -> tuple[pd.DataFrame, pd.Series]:
+    """The jobs' shares of the account charges naming no resource that overlap the period
+    (as lines: usage_start on the day of the usage that earns them, job_id, category, usd),
+    and per such line, the USD no job's share took."""
+    overlapping = bills.lines(until=until.to_pydatetime(),
+                              ending_after=None if since is None else since.to_pydatetime())
+    shared = overlapping[overlapping["placement_id"].isna()
+                         & (overlapping["resource_id"].str.strip() == "")
+                         & overlapping["category"].isin(SHARED)
+                         & overlapping["currency"].str.upper().isin(["USD", ""])]
+    columns = ["usage_start", "job_id", "category", "usd"]
+    if shared.empty:
+        return pd.DataFrame(columns=columns), pd.Series(dtype=float)
+    base = bills.lines(since=shared["usage_start"].min().to_pydatetime(),
+                       until=shared["usage_end"].max().to_pydatetime())
+    base = base[base["category"].isin(USAGE) & base["currency"].str.upper().isin(["USD", ""])]
+    rows, left = [], {}
+    for line in shared.itertuples(index=False):
+        usage = base[(base["cloud"] == line.cloud)
+                     & ((base["account"] == line.account) if line.account else True)
+                     & (base["usage_start"] >= line.usage_start)
+                     & (base["usage_start"] < max(line.usage_end, line.usage_start))]
+        total = float(usage["usd"].sum())
+        if total <= 0:
+            continue
+        matched = usage[usage["job_id"].notna()]
+        left[line.id] = line.usd * (1 - float(matched["usd"].sum()) / total)
+        ours = matched[matched["job_id"].isin(list(names))
+                       & (matched["usage_start"] < until)
+                       & ((matched["usage_start"] >= since) if since is not None else True)]
+        earned = ours.groupby([ours["usage_start"].dt.floor("D"), "job_id"])["usd"].sum()
+        rows += [(day, job, line.category, line.usd * usd / total)
+                 for (day, job), usd in earned.items()]
+    return pd.DataFrame(rows, columns=columns), pd.Series(left, dtype=float)

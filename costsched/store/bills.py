@@ -69,9 +69,14 @@ class BillStore:
         return write(self.engine, work)
 
     def lines(self, *, since: datetime | None = None, until: datetime | None = None,
-              cloud: str | None = None, ids: Iterable[int] | None = None) -> pd.DataFrame:
-        """The stored lines whose usage starts in [since, until), oldest first."""
+              cloud: str | None = None, ids: Iterable[int] | None = None,
+              ending_after: datetime | None = None) -> pd.DataFrame:
+        """The stored lines whose usage starts in [since, until) (and ends after
+        `ending_after`), oldest first."""
         query = select(bill_lines).order_by(bill_lines.c.usage_start_ts, bill_lines.c.id)
+        if ending_after is not None:
+            query = query.where(bill_lines.c.usage_end_ts > epoch_second(ending_after,
+                                                                         "ending_after"))
         if since is not None:
             query = query.where(bill_lines.c.usage_start_ts >= epoch_second(since, "since"))
         if until is not None:

@@ -56,11 +56,14 @@ def test_matched_totals_then_an_injected_tax_and_egress_itemised(s3, store: Pric
     report = build_billed(store, now=scenario.NOW, threshold=0.05)
     jobs = _by_name(report)
     aws, gcp = jobs["aws-job"], jobs["gcp-job"]
-    assert aws["billed_usd"] == pytest.approx(2.754 + scenario.TAX)
-    assert aws["tax_usd"] == pytest.approx(scenario.TAX)
+    # The account's tax names no resource: the job's share is its part of the account's
+    # usage over the tax line's hours (the other instance's $1.006 is not the job's).
+    tax = scenario.TAX * 2.754 / (2.754 + 1.006)
+    assert aws["billed_usd"] == pytest.approx(2.754 + tax)
+    assert aws["tax_usd"] == pytest.approx(tax)
     assert aws["compute_usd"] == pytest.approx(0.0, abs=1e-9)
-    assert aws["difference_usd"] == pytest.approx(scenario.TAX)
-    assert aws["flagged"]  # 0.28 / 2.754 = 10% > 5%
+    assert aws["difference_usd"] == pytest.approx(tax)
+    assert aws["flagged"]  # 0.205 / 2.754 = 7.4% > 5%
     assert gcp["billed_usd"] == pytest.approx(4.0 + scenario.EGRESS)
     assert gcp["egress_usd"] == pytest.approx(scenario.EGRESS)
     assert gcp["tax_usd"] == 0.0 and gcp["compute_usd"] == pytest.approx(0.0, abs=1e-9)
@@ -69,7 +72,10 @@ def test_matched_totals_then_an_injected_tax_and_egress_itemised(s3, store: Pric
              "rounding_usd", "other_usd"]
     for row in report.days.to_dict("records"):  # the items add up to each day's difference
         assert sum(row[i] for i in items) == pytest.approx(row["difference_usd"])
-    assert report.totals["unmatched_lines"] == 1
+    assert report.totals["unmatched_lines"] == 2  # the other instance, and the tax line
+    assert report.totals["unmatched_usd"] == pytest.approx(1.006 + scenario.TAX - tax)
+    assert report.totals["billed_usd"] + report.totals["unmatched_usd"] == pytest.approx(
+        2.754 + 1.006 + scenario.TAX + 4.0 + scenario.EGRESS)  # every dollar billed, once
     days = report.days[report.days["name"] == "gcp-job"]
     assert days["day"].dt.strftime("%Y-%m-%d").tolist() == ["2024-06-01"]
 
@@ -83,11 +89,12 @@ def test_the_command_line_shows_the_same(s3, cli, db_path: Path) -> None:  # noq
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     jobs = {j["name"]: j for j in data["jobs"]}
-    assert jobs["aws-job"]["tax_usd"] == pytest.approx(scenario.TAX)
+    tax = scenario.TAX * 2.754 / (2.754 + 1.006)
+    assert jobs["aws-job"]["tax_usd"] == pytest.approx(tax)
     assert jobs["gcp-job"]["egress_usd"] == pytest.approx(scenario.EGRESS)
-    assert data["totals"]["billed_usd"] == pytest.approx(2.754 + 4.0 + 0.28 + 0.12)
+    assert data["totals"]["billed_usd"] == pytest.approx(2.754 + 4.0 + tax + 0.12)
     assert data["threshold"] == 0.05
     result = cli("report", "--billed", "--until", "2024-06-01T10:00Z")
     assert result.exit_code == 0, result.output
     assert "Billed against estimated, per job" in result.output
-    assert "aws-job" in result.output and "$0.28" in result.output
+    assert "aws-job" in result.output and "$0.21" in result.output
