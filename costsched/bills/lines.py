@@ -124,11 +124,14 @@ def finish(frame: pd.DataFrame) -> pd.DataFrame:
     out["usage_amount"] = out["usage_amount"].astype(float).fillna(0.0)
     if out.empty:
         return out
+    keyed = (out["line_key"] != "").to_numpy()
+    if keyed.all():
+        return out
     content = [c for c in LINE_COLUMNS if c not in ("line_key", "source")]
-    digest = pd.Series([hashlib.sha256("\x1f".join(map(str, row)).encode()).hexdigest()[:40]
-                        for row in out[content].itertuples(index=False, name=None)])
+    columns = [out[c].astype(str).tolist() for c in content]  # plain lists: fast to walk
+    digest = pd.Series([hashlib.sha256("\x1f".join(row).encode()).hexdigest()[:40]
+                        for row in zip(*columns, strict=True)], index=out.index)
     nth = digest.groupby([out["source"], digest]).cumcount()
-    keyed = out["line_key"] != ""
     out["line_key"] = out["line_key"].where(keyed, digest + "-" + nth.astype(str))
     return out
 

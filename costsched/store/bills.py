@@ -27,7 +27,8 @@ STORED_COLUMNS = ["id", "cloud", "account", "source", "line_key", "usage_start",
                   "resource_id", "category", "line_type", "service", "usage_type", "region",
                   "usage_amount", "usage_unit", "usd", "currency", "job_tag", "attempt_tag",
                   "placement_id", "job_id", "matched_by", "imported_at"]
-_KEY_CHUNK = 400
+_KEY_CHUNK = 400  # (cloud, line_key) pairs per IN list
+_INSERT_CHUNK = 5_000
 
 
 class BillStore:
@@ -49,7 +50,9 @@ class BillStore:
             else pd.Series(dtype="int64")
         rows = rows.drop_duplicates(["cloud", "line_key"], keep="last")
         rows["imported_ts"] = epoch_second(at, "at")
-        records = rows.to_dict("records")
+        names = list(rows.columns)  # plain values per column: faster than to_dict's rows
+        records = [dict(zip(names, values, strict=True)) for values in zip(
+            *(rows[c].astype(object).tolist() for c in names), strict=True)]
         same_source = bill_lines.c.source == source
         if window is not None:
             lo, hi = (epoch_second(t, "window") for t in window)
@@ -62,8 +65,8 @@ class BillStore:
             pair = tuple_(bill_lines.c.cloud, bill_lines.c.line_key)
             for first in range(0, len(keys), _KEY_CHUNK):
                 conn.execute(delete(bill_lines).where(pair.in_(keys[first:first + _KEY_CHUNK])))
-            for first in range(0, len(records), _KEY_CHUNK):
-                conn.execute(insert(bill_lines), records[first:first + _KEY_CHUNK])
+            for first in range(0, len(records), _INSERT_CHUNK):
+                conn.execute(insert(bill_lines), records[first:first + _INSERT_CHUNK])
             return len(records)
 
         return write(self.engine, work)
