@@ -36,6 +36,13 @@ def _by_name(report) -> dict[str, dict]:  # noqa: ANN001
     return {r["name"]: r for r in report.jobs.to_dict("records")}
 
 
+@pytest.fixture()
+def store(empty_url: str):  # noqa: ANN201 - SQLite and PostgreSQL
+    opened = PriceStore(empty_url)
+    yield opened
+    opened.dispose()
+
+
 def test_matched_totals_then_an_injected_tax_and_egress_itemised(s3, store: PriceStore
                                                                   ) -> None:  # noqa: ANN001
     scenario.fill(store)

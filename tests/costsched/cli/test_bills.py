@@ -70,6 +70,8 @@ def test_a_bad_export_is_one_line(cli, filled: Path, s3) -> None:  # noqa: ANN00
     assert PriceStore(str(filled)).engine  # the store is still there, nothing stored
     result = cli("report", "--billed", "--since", "soon")
     assert result.exit_code == 2 and "--since 'soon': expected an ISO 8601 time" in result.stderr
+    result = cli("report", "--billed", "--html", filled.parent / "r.html")
+    assert result.exit_code == 2 and "--html: not with --billed" in result.stderr
 
 
 def test_import_from_bigquery(cli, filled: Path, monkeypatch: pytest.MonkeyPatch) -> None:
