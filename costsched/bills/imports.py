@@ -54,13 +54,21 @@ def cloud_of(location: str) -> str:
 
 def import_export(store: PriceStore, location: str, *, since: datetime | str | None = None,
                   until: datetime | str | None = None, now: datetime | str | None = None,
-                  correct_prices: bool = True, rate_tolerance: float = 0.01,
+                  correct_prices: bool | None = None, rate_tolerance: float | None = None,
                   client: Any = None) -> ImportResult:
     """Import the export at `location` (see `cloud_of`). A file export is read whole; a
     BigQuery export over the usage that started in [since, until) (default: the last 35 days
     to `now`). `client`: the cloud's client to read through (an S3 client, a BigQuery
-    client, a requests session); default: one from the environment's credentials."""
+    client, a requests session); default: one from the environment's credentials.
+    `correct_prices`, `rate_tolerance`: whether and past what share a billed compute rate is
+    stored as a price (default: the configuration's `bills` section)."""
     cloud = cloud_of(location)
+    if correct_prices is None or rate_tolerance is None:
+        from costsched.config import effective
+
+        settings = effective().bills
+        correct_prices = settings.correct_prices if correct_prices is None else correct_prices
+        rate_tolerance = settings.rate_tolerance if rate_tolerance is None else rate_tolerance
     at = pd.Timestamp(as_time(now, "now"))
     bills = BillStore(store.engine)
     read: list[tuple[str, int]] = []

@@ -49,13 +49,9 @@ def import_(
     kept and counted), and record the billed compute rates that differ from the stored
     prices (bills.correct_prices)."""
     from costsched.bills.imports import import_export
-    from costsched.config import effective
 
-    settings = effective().bills
     with options(since="--since", until="--until"), using(db) as store:
-        result = import_export(store, location, since=since, until=until,
-                               correct_prices=settings.correct_prices,
-                               rate_tolerance=settings.rate_tolerance)
+        result = import_export(store, location, since=since, until=until)
     recorded = result.rates[result.rates["recorded"]] if len(result.rates) else result.rates
     if json_out:
         print_json({"cloud": result.cloud, "files": [{"source": s, "lines": n}
@@ -118,7 +114,10 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
         f"({money(totals['unmatched_usd'], 2)}) matched to no job"), highlight=False)
     if totals["not_covered_usd"]:
         console.print(Text(f"not compared: {money(totals['not_covered_usd'], 2)} estimated on "
-                           "days no imported export covers"), highlight=False)
+                           "days no imported export covers"
+                           + ("; import the clouds' bills with `costsched bills import`"
+                              if built.jobs.empty and built.unmatched.empty else "")),
+                      highlight=False)
     if totals["other_currency_lines"]:
         console.print(Text(f"not added: {totals['other_currency_lines']} line(s) billed in "
                            "another currency than USD"), highlight=False)
