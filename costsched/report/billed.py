@@ -194,20 +194,24 @@ def _shares(bills: BillStore, names: dict, since: pd.Timestamp | None, until: pd
                        until=shared["usage_end"].max().to_pydatetime())
     base = base[base["category"].isin(USAGE) & base["currency"].str.upper().isin(["USD", ""])]
     rows, left = [], {}
-    for line in shared.itertuples(index=False):
-        usage = base[(base["cloud"] == line.cloud)
-                     & ((base["account"] == line.account) if line.account else True)
-                     & (base["usage_start"] >= line.usage_start)
-                     & (base["usage_start"] < max(line.usage_end, line.usage_start))]
+    # One share per span of the account: its tax, credit and rounding lines together.
+    for (cloud, account, start, end), lines in shared.groupby(
+            ["cloud", "account", "usage_start", "usage_end"]):
+        usage = base[(base["cloud"] == cloud)
+                     & ((base["account"] == account) if account else True)
+                     & (base["usage_start"] >= start)
+                     & (base["usage_start"] < max(end, start))]
         total = float(usage["usd"].sum())
         if total <= 0:
             continue
         matched = usage[usage["job_id"].notna()]
-        left[line.id] = line.usd * (1 - float(matched["usd"].sum()) / total)
+        kept = 1 - float(matched["usd"].sum()) / total
+        left.update({i: usd * kept for i, usd in zip(lines["id"], lines["usd"], strict=True)})
         ours = matched[matched["job_id"].isin(list(names))
                        & (matched["usage_start"] < until)
                        & ((matched["usage_start"] >= since) if since is not None else True)]
         earned = ours.groupby([ours["usage_start"].dt.floor("D"), "job_id"])["usd"].sum()
-        rows += [(day, job, line.category, line.usd * usd / total)
-                 for (day, job), usd in earned.items()]
+        charged = lines.groupby("category")["usd"].sum()
+        rows += [(day, job, category, usd * part / total)
+                 for (day, job), part in earned.items() for category, usd in charged.items()]
     return pd.DataFrame(rows, columns=columns), pd.Series(left, dtype=float)
