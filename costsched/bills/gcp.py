@@ -22,7 +22,7 @@ _TABLE = re.compile(r"^(?P<project>[a-z][-a-z0-9.:]{3,62})\.(?P<dataset>[A-Za-z0
                     r"\.(?P<table>gcp_billing_export_(?P<detail>resource_)?v1_[A-Za-z0-9_]+)$")
 # cost_type: what each documented value is. regular: by its service and SKU (below).
 COST_TYPES = {"regular": "", "tax": "tax", "adjustment": "credit", "rounding error": "rounding"}
-_EGRESS = re.compile(r"egress|network|data transfer|internet", re.IGNORECASE)
+_EGRESS = re.compile(r"egress|network|data transfer|internet|download", re.IGNORECASE)
 _STORAGE = re.compile(r"storage|\bpd\b|disk|snapshot|image", re.IGNORECASE)
 _COMPUTE = re.compile(r"instance|core|ram|gpu|nvidia|tpu|preemptible|spot|vm\b",
                       re.IGNORECASE)

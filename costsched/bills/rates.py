@@ -1,7 +1,9 @@
 """What the bill says a placement's offering cost per hour, and the stored price it corrects.
 
 For each placement with billed compute lines (in USD): the span its compute lines cover
-within the placement, the billed USD over that span's hours (the billed effective rate),
+within the placement, the billed USD (its compute, less the credits on that compute matched
+to it: a Savings Plan's, a sustained use discount) over that span's hours (the billed
+effective rate),
 and the estimate over the same span, charged from the stored prices by
 `costsched.costs.placement_costs` (the report's own charge). Where they differ by more
 than the tolerance, the billed rate is stored as a price observation of the offering the
@@ -14,6 +16,7 @@ from __future__ import annotations
 import pandas as pd
 
 from costsched import catalog
+from costsched.bills import aws, azure, gcp
 from costsched.costs import placement_costs
 from costsched.store import OBSERVATION_COLUMNS, OFFERING_KEY, PriceStore
 
@@ -23,15 +26,35 @@ RATE_COLUMNS = ["placement_id", "job_id", *OFFERING_KEY, "gpu_model", "gpu_count
                 "estimated_usd_per_hour", "recorded"]
 
 
+def of_compute(line: pd.Series) -> bool:
+    """Whether a credit line is a discount on compute (a Savings Plan's negation of an
+    instance's usage, a sustained use discount on an instance's cores): by its usage type,
+    read as its cloud reads a usage line's."""
+    if line["cloud"] == "aws":
+        return aws.category("Usage", line["usage_type"], line["service"]) == "compute"
+    if line["cloud"] == "gcp":
+        return gcp.category("regular", line["service"], line["usage_type"]) == "compute"
+    return azure.category("Usage", line["service"]) == "compute"
+
+
 def billed_rates(store: PriceStore, lines: pd.DataFrame, placed: pd.DataFrame,
                  now: pd.Timestamp) -> pd.DataFrame:
-    """RATE_COLUMNS (recorded False) per placement with billed compute in USD."""
-    compute = lines[(lines["category"] == "compute") & lines["placement_id"].notna()
-                    & (lines["currency"].str.upper() == "USD")]
-    if compute.empty or placed.empty:
+    """RATE_COLUMNS (recorded False) per placement with billed compute in USD: its compute
+    lines, less the credits on that compute matched to it."""
+    ours = lines[lines["placement_id"].notna() & (lines["currency"].str.upper() == "USD")]
+    usage = ours["category"] == "compute"
+    credits = ours["category"] == "credit"
+    if credits.any():
+        credits[credits] = ours[credits].apply(of_compute, axis=1).astype(bool)
+    if not usage.any() or placed.empty:
         return pd.DataFrame(columns=RATE_COLUMNS)
-    billed = compute.groupby(compute["placement_id"].astype("int64")).agg(
+    compute = ours[usage | credits]
+    # The billed span is that of the usage lines; their credits are netted in its USD.
+    span = compute.assign(usage_start=compute["usage_start"].where(usage[usage | credits]),
+                          usage_end=compute["usage_end"].where(usage[usage | credits]))
+    billed = span.groupby(span["placement_id"].astype("int64")).agg(
         billed_usd=("usd", "sum"), lo=("usage_start", "min"), hi=("usage_end", "max"))
+    billed = billed[billed["lo"].notna()]  # credits alone bill no hours
     spans = placed.set_index("id").join(billed, how="inner")
     spans["end_at"] = spans["end_at"].fillna(now)
     spans["start_at"] = spans[["start_at", "lo"]].max(axis=1)

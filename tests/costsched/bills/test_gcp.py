@@ -68,6 +68,8 @@ def test_the_standard_table_has_no_resource_columns() -> None:
     ("regular", "Compute Engine", "Network Inter Zone Egress", "egress"),
     ("regular", "Compute Engine", "SSD backed PD Capacity", "storage"),
     ("regular", "Cloud Storage", "Standard Storage US Multi-region", "storage"),
+    ("regular", "Cloud Storage", "Download Worldwide Destinations (excluding Asia & "
+     "Australia)", "egress"),
     ("tax", "Invoice", "", "tax"),
     ("adjustment", "Compute Engine", "", "credit"),
     ("rounding error", "Invoice", "", "rounding"),

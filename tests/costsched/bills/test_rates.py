@@ -59,3 +59,24 @@ def test_a_rate_within_the_tolerance_or_correction_off_records_nothing(s3, store
     _billed_at(s3, 1.5)
     import_export(store, PREFIX, now=scenario.NOW, client=s3, correct_prices=False)
     assert _bill_prices(store).empty
+
+
+def test_a_savings_plan_discount_on_the_instance_is_in_its_rate(s3, store: PriceStore
+                                                                ) -> None:  # noqa: ANN001
+    ids = scenario.fill(store)
+    rows = []
+    for h in range(3):  # covered at the on-demand rate, then the plan's negation
+        rows.append(cur_row(T + h * H, T + (h + 1) * H, "SpotUsage:p3.2xlarge", 1.5,
+                            line_type="SavingsPlanCoveredUsage", resource="i-0aaa",
+                            line_id=f"u{h}"))
+        rows.append(cur_row(T + h * H, T + (h + 1) * H, "SpotUsage:p3.2xlarge", -0.5,
+                            line_type="SavingsPlanNegation", resource="i-0aaa",
+                            line_id=f"n{h}"))
+    rows.append(cur_row(T, T + H, "EBS:VolumeUsage.gp3", -0.2, line_type="Credit",
+                        resource="i-0aaa", line_id="c"))  # not on compute: not in the rate
+    s3.put_object(Bucket="cur-bucket", Key="r/a.csv.gz", Body=cur_csv_gz(rows))
+    result = import_export(store, PREFIX, now=scenario.NOW, client=s3)
+    rate = result.rates.set_index("job_id").loc[ids["aws-job"]]
+    assert rate["billed_usd"] == pytest.approx(3.0)
+    assert rate["billed_usd_per_hour"] == pytest.approx(1.0)
+    assert _bill_prices(store)["usd_per_hour"].tolist() == pytest.approx([1.0])
