@@ -49,6 +49,11 @@ class BillStore:
         rows["usage_end_ts"] = to_epoch_seconds(rows.pop("usage_end")) if len(rows) \
             else pd.Series(dtype="int64")
         rows = rows.drop_duplicates(["cloud", "line_key"], keep="last")
+        for column in rows.columns:  # a long ARN or SKU is cut to its column, not refused
+            length = getattr(bill_lines.c[column].type, "length", None) \
+                if column in bill_lines.c else None
+            if length and rows[column].dtype != float:
+                rows[column] = rows[column].astype(str).str.slice(0, length)
         rows["imported_ts"] = epoch_second(at, "at")
         names = list(rows.columns)  # plain values per column: faster than to_dict's rows
         records = [dict(zip(names, values, strict=True)) for values in zip(

@@ -74,3 +74,10 @@ def test_matches_are_recorded_and_unmatched_counted(bills: BillStore) -> None:
     assert stored["placement_id"].tolist()[0] == 7 and pd.isna(stored["placement_id"].iloc[1])
     assert stored["matched_by"].tolist() == ["instance", ""]
     assert bills.count() == 2 and bills.count(unmatched=True) == 1
+
+
+def test_long_names_are_cut_to_their_column(bills: BillStore) -> None:
+    lines = _lines("f", [1.0]).assign(usage_type="x" * 300, resource_id="arn:" + "r" * 600)
+    bills.replace("f", lines, at=T)
+    stored = bills.lines()
+    assert len(stored["usage_type"].iloc[0]) == 256 and len(stored["resource_id"].iloc[0]) == 512
