@@ -95,7 +95,8 @@ def import_export(store: PriceStore, location: str, *, since: datetime | str | N
     stored = bills.lines()
     mine = stored[stored["source"].isin([s for s, _ in read])]
     matched = _rematch(store, bills, stored, at)
-    found = bills.lines()
+    found = stored.assign(**{c: matched[c].to_numpy() for c in
+                             ("placement_id", "job_id", "matched_by")})
     billed = rates.billed_rates(store, found, store.jobs.placements(), at)
     if correct_prices and not billed.empty:
         billed = rates.correct(store, billed, rate_tolerance)
