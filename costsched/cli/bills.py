@@ -3,6 +3,7 @@ jobs' placements."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ from costsched.cli.common import (
     JsonOption,
     NewDbOption,
     console,
+    fail,
     frame_records,
     friendly_errors,
     money,
@@ -20,6 +22,7 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.model import InvalidInput
 from costsched.service.stores import using
 
 app = typer.Typer(help="The clouds' billing exports: import them and match them to the jobs "
@@ -89,8 +92,10 @@ _BILLED_TABLES = [  # (attribute, title, columns left out of the terminal)
 
 
 def print_billed(db: str | None, *, since: str | None, until: str | None, job: str | None,
-                 json_out: bool) -> None:
+                 json_out: bool, html: Path | None = None) -> None:
     """`report --billed`: the bill beside the estimate, per job and day, itemised."""
+    if html is not None:
+        fail(InvalidInput("--html: not with --billed; expected one of them"))
     from costsched.report.billed import build_billed
     from costsched.report.html import format_cell, heading
 

@@ -15,13 +15,11 @@ from costsched.cli.common import (
     JsonOption,
     console,
     err_console,
-    fail,
     friendly_errors,
     options,
     print_json,
     table,
 )
-from costsched.model import InvalidInput
 from costsched.report import Report, build
 from costsched.report.html import format_cell, heading, write
 from costsched.service.stores import using
@@ -66,9 +64,7 @@ def report(
     if billed:
         from costsched.cli.bills import print_billed
 
-        if html_out is not None:
-            fail(InvalidInput("--html: not with --billed; expected one of them"))
-        print_billed(db, since=since, until=until, job=job, json_out=json_out)
+        print_billed(db, since=since, until=until, job=job, json_out=json_out, html=html_out)
         return
     with options(since="--since", until="--until", job="--job"), using(db) as store:
         built = build(store, since=since, until=until, job=job)
