@@ -35,6 +35,7 @@ class ImportResult:
     unmatched: int
     unmatched_usd: float
     rates: pd.DataFrame = field(repr=False)
+    tagged: int = 0  # lines read that carry costsched's tags or labels
 
 
 def cloud_of(location: str) -> str:
@@ -105,7 +106,8 @@ def import_export(store: PriceStore, location: str, *, since: datetime | str | N
     return ImportResult(
         cloud=cloud, files=read, lines=len(mine), usd=float(mine["usd"].sum()),
         matched={r: int(counts.get(r, 0)) for r in ("instance", "tags", "time")},
-        unmatched=len(loose), unmatched_usd=float(loose["usd"].sum()), rates=billed)
+        unmatched=len(loose), unmatched_usd=float(loose["usd"].sum()), rates=billed,
+        tagged=int(((mine["job_tag"] != "") | (mine["attempt_tag"] != "")).sum()))
 
 
 def rematch(store: PriceStore, now: datetime | str | None = None) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import typer
 from rich.text import Text
 
 from costsched.cli.common import (
+    DbOption,
     JsonOption,
     NewDbOption,
     console,
@@ -61,6 +62,7 @@ def import_(
                                                       for s, n in result.files],
                     "lines": result.lines, "usd": result.usd, "matched": result.matched,
                     "unmatched": result.unmatched, "unmatched_usd": result.unmatched_usd,
+                    "tagged": result.tagged,
                     "rates": frame_records(result.rates)})
         return
     for source, count in result.files:
@@ -70,6 +72,10 @@ def import_(
         f"{result.cloud}: {result.lines} lines, {money(result.usd, 2)} billed; the store's "
         f"lines matched {matched}; {result.unmatched} unmatched "
         f"({money(result.unmatched_usd, 2)}), kept"), highlight=False)
+    if result.unmatched and not result.tagged:
+        console.print(Text("no line carries costsched's tags or labels: on AWS, activate "
+                           "costsched-job and costsched-attempt as cost allocation tags in "
+                           "the Billing console"), highlight=False)
     if len(recorded):
         rows = [[Text(str(r["placement_id"])), Text(f"{r['cloud']} {r['region']} "
                                                      f"{r['instance_type']} {r['market']}"),
@@ -77,6 +83,56 @@ def import_(
                  Text(money(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
         console.print(table("Billed compute rates recorded as prices (source bill)",
                             ["placement", "offering", "estimated $/h", "billed $/h"], rows))
+
+
+_LINE_SHOWN = ["usage_start", "cloud", "category", "resource_id", "usage_type", "usd",
+               "currency", "job_id", "matched_by", "source"]
+
+
+@app.command("lines")
+@friendly_errors
+def lines_cmd(
+    since: Annotated[str | None, typer.Option(
+        help="Lines whose usage starts at or after this time (ISO 8601).",
+        show_default=False)] = None,
+    until: Annotated[str | None, typer.Option(
+        help="Lines whose usage starts before this time (ISO 8601).", show_default=False)
+    ] = None,
+    unmatched: Annotated[bool, typer.Option(
+        "--unmatched", help="Only the lines matched to no job.")] = False,
+    limit: Annotated[int, typer.Option(
+        help="At most this many lines, the largest in USD first (0: all).", min=0)] = 50,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """The stored bill lines, the largest first, with the job each was matched to and by
+    which rule (instance, tags, time)."""
+    from costsched.service.values import as_time
+    from costsched.store.bills import BillStore
+
+    with options(since="--since", until="--until"), using(db) as store:
+        found = BillStore(store.engine).lines(
+            since=None if since is None else as_time(since, "since"),
+            until=None if until is None else as_time(until, "until"))
+    if unmatched:
+        found = found[found["placement_id"].isna()]
+    total = len(found)
+    found = found.reindex(found["usd"].abs().sort_values(ascending=False).index)
+    shown = found.head(limit) if limit else found
+    if json_out:
+        print_json({"lines": total, "shown": frame_records(shown)})
+        return
+    console.print(Text(f"{total} line(s), {money(float(found['usd'].sum()), 2)}"
+                       + (f"; the {len(shown)} largest" if len(shown) < total else "")),
+                  highlight=False)
+    if shown.empty:
+        return
+    from costsched.report.html import format_cell, heading
+
+    rows = [[Text(format_cell(c, v)) for c, v in zip(_LINE_SHOWN, r, strict=True)]
+            for r in shown[_LINE_SHOWN].itertuples(index=False)]
+    headings = [heading(c) for c in _LINE_SHOWN]
+    console.print(table("Bill lines", headings, rows, detail=list(reversed(headings[4:]))))
 
 
 # --- report --billed ------------------------------------------------------------------

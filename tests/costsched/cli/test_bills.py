@@ -41,6 +41,7 @@ def test_import_from_s3_then_again(cli, filled: Path, s3) -> None:  # noqa: ANN0
     data = json.loads(first.stdout)
     assert data["files"] == [{"source": "s3://cur-bucket/e/a.csv.gz", "lines": 5}]
     assert data["matched"] == {"instance": 3, "tags": 0, "time": 0}
+    assert data["tagged"] == 3  # the job's spot lines carry its tag
     assert data["unmatched"] == 2  # another workload's instance; the account's tax line
     assert data["unmatched_usd"] == pytest.approx(1.006 + scenario.TAX)
     again = json.loads(cli("bills", "import", "s3://cur-bucket/e/", "--json").stdout)
@@ -109,3 +110,25 @@ def test_import_from_azure_hides_the_signature(cli, filled: Path, loopback,  # n
     assert result.exit_code == 0, result.output
     assert "read 1 lines from " in result.output and "secret" not in result.output
     assert "1 unmatched ($2.00), kept" in result.output
+
+
+def test_lines_lists_the_unmatched_largest_first(cli, filled: Path, s3) -> None:  # noqa: ANN001, F811
+    untagged = [{**row, "resource_tags": {}} for row in scenario.aws_rows(extra=True)]
+    s3.put_object(Bucket="cur-bucket", Key="e/a.csv.gz", Body=cur_csv_gz(untagged))
+    imported = cli("bills", "import", "s3://cur-bucket/e/")
+    assert imported.exit_code == 0, imported.output
+    assert "activate costsched-job and costsched-attempt as cost allocation tags" in \
+        imported.output  # the export's lines carry no costsched tag
+    result = cli("bills", "lines", "--unmatched", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["lines"] == 2
+    assert [(r["resource_id"], r["category"]) for r in data["shown"]] == [
+        ("i-0other", "compute"), ("", "tax")]
+    assert all(r["job_id"] is None and r["matched_by"] == "" for r in data["shown"])
+    every = json.loads(cli("bills", "lines", "--limit", "1", "--json").stdout)
+    assert every["lines"] == 5 and len(every["shown"]) == 1
+    assert every["shown"][0]["usd"] == pytest.approx(1.006)
+    shown = cli("bills", "lines", "--since", "2024-06-01", "--until", "2024-06-02")
+    assert shown.exit_code == 0 and "5 line(s), $4.04" in shown.output
+    assert "i-0aaa" in shown.output and "instance" in shown.output
