@@ -326,6 +326,16 @@ class BudgetsConfig(_Section):
         return sorted(set(value))
 
 
+class BillsConfig(_Section):
+    """The clouds' bills against costsched's estimates (`bills import`, `report --billed`)."""
+
+    # |billed - estimated| above this share of the estimate flags a job.
+    difference_threshold: Number = Field(0.05, ge=0, allow_inf_nan=False)
+    # A placement's billed compute rate this far from its estimate corrects the stored price.
+    rate_tolerance: Number = Field(0.01, ge=0, allow_inf_nan=False)
+    correct_prices: bool = True
+
+
 class Config(_Section):
     """The effective configuration. `db` None = the default store."""
 
@@ -342,6 +352,7 @@ class Config(_Section):
     calls: CallsConfig = Field(default_factory=CallsConfig)
     throughput: ThroughputConfig = Field(default_factory=ThroughputConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
+    bills: BillsConfig = Field(default_factory=BillsConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""

@@ -191,9 +191,10 @@ class GcpLauncher(Launcher):
         task = spec.task
         labels = {task_resources.gcp_label(k): task_resources.gcp_label(v)
                   for k, v in task_resources.label_pairs(task).items()}
-        disk = compute_v1.AttachedDiskInitializeParams(
+        ours = {TAG_JOB: str(spec.job_id), TAG_ATTEMPT: label_value(spec.attempt)}
+        disk = compute_v1.AttachedDiskInitializeParams(  # labelled: its bill names the job
             source_image=task_resources.image(task, offering.region) or self.image,
-            disk_size_gb=int(task.get("disk_size") or self.disk_gb))
+            disk_size_gb=int(task.get("disk_size") or self.disk_gb), labels=ours)
         if task.get("disk_tier"):
             disk.disk_type = f"zones/{zone}/diskTypes/{task_resources.PD_TIERS[task['disk_tier']]}"
         access = compute_v1.AccessConfig(name="External NAT", type_="ONE_TO_ONE_NAT")
@@ -216,7 +217,7 @@ class GcpLauncher(Launcher):
                 accelerator_type=f"zones/{zone}/acceleratorTypes/{accelerator}")]
             if accelerator else [],
             scheduling=scheduling,
-            labels={**labels, TAG_JOB: str(spec.job_id), TAG_ATTEMPT: label_value(spec.attempt)},
+            labels={**labels, **ours},
             tags=compute_v1.Tags(items=[ports_tag(spec.job_id)]
                                  if task_resources.port_ranges(task) else []),
             metadata=compute_v1.Metadata(items=[
