@@ -22,6 +22,8 @@ from datetime import datetime, timedelta
 import numpy as np
 import pandas as pd
 
+from costsched.decide.deadline import next_placements
+from costsched.decide.price import Decision
 from costsched.jobspec import ResolvedJob
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads, Place, egress_per_gb, price_move
@@ -31,7 +33,6 @@ from costsched.policies import OfferingKey
 from costsched.policies.deadline import NONE, DeadlineState, MarketNow, deadline_policy
 from costsched.policies.deadline.base import spell_mean, spot_share
 from costsched.prices import prices_at
-from costsched.service.decide import Decision
 from costsched.store import PriceStore
 
 DEFAULT_DEADLINE_POLICY = "spot-anywhere"
@@ -126,13 +127,8 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     )
     if not late_ok:
         _check_reachable(resolved, state, due, str(row["spot_instance_type"]))
-    choice = int(chosen.decide(state, market)[0])
-    if choice == NONE:
-        # Never wait live: keep a running instance; otherwise the cheapest zone with spot
-        # now, else on-demand where the checkpoint is.
-        spot_now = np.where(market.spot_available[0], market.spot_price[0], np.inf)
-        choice = (here if here is not None else int(np.argmin(spot_now))
-                  if np.isfinite(spot_now).any() else len(zones) + (last if last >= 0 else home))
+    # Never wait live: the deadline core keeps a running instance, or places the job.
+    choice = int(next_placements(chosen, state, market, wait=False)[0])
     target = _offering_row(zones, choice)
     hours_left = float(state.remaining[0]) / 3600
     stay = (float("nan") if here is None else
@@ -304,7 +300,8 @@ def _past_spot_share(store: PriceStore, zones: pd.DataFrame, instance_type: str,
 
 def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,
               unavailable: Collection[OfferingKey]) -> tuple[np.ndarray, np.ndarray]:
-    """Per zone: is spot available now, and for how many seconds it has been seen so."""
+    """Per zone: is spot available now, and for how many seconds it has been seen so,
+    this decision period included (as the deadline backtest counts its tick)."""
     n = len(zones)
     available = np.ones(n, dtype=bool)
     since = np.zeros(n)  # unknown: the policy counts one decision period
@@ -322,7 +319,10 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
         if seen is not None:
             available[i] = bool(seen.available)
             if seen.available:
-                since[i] = max((pd.Timestamp(at) - pd.Timestamp(seen.since)).total_seconds(), 0)
+                # Counted as a replay counts it: the period now starting is one the spot
+                # is seen to have (`MarketNow.available_for`), so live equals replay.
+                since[i] = max((pd.Timestamp(at) - pd.Timestamp(seen.since)).total_seconds(),
+                               0) + DECISION_PERIOD.total_seconds()
         if (cloud, zone) in gone or (cloud, zone) in blocked:
             available[i], since[i] = False, 0.0
     return available, np.where(available, since, 0.0)
