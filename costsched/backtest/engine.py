@@ -97,10 +97,11 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
              typical: Callable[[int, float], np.ndarray] | None = None,
              on_step: Step | None = None, margin: float = BacktestConfig.margin) -> dict:
     """One job from one start under one policy: cost, hours, migrations. Each period is
-    decided as a running job is (`costsched.decide.price.choose`): the policy's move is
-    carried out when it pays by more than `margin`. `on_step(t, row before, steps left,
-    row chosen)` is told each period's decision as it is made (rows of the trace's
-    offerings; -1 before the first placement)."""
+    decided by a running job's decider (`costsched.decide.price.choose`, `margin` its
+    hysteresis); a baseline policy that does not weigh its moves is replayed as
+    published. `on_step(t, row before, steps left, row chosen)` is told each period's
+    decision as it is made (rows of the trace's offerings; -1 before the first
+    placement)."""
     trace = run.trace
     labels = labels or offering_labels(trace.offerings)
     plan = policy.plan(run, state) if isinstance(policy, Oracle) else None
@@ -117,9 +118,12 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
             current = None if prev < 0 else trace.keys[prev]
             step_state = JobState(state.job, state.region, run.steps - done, current,
                                   run.overheads)
-            # The running job's own decider: the policy's move carried out when it pays.
+            # The running job's own decider. A policy that weighs its moves is carried out
+            # as a running job's is; a baseline that does not is replayed as published
+            # (live, `pays` judges its moves too).
             when = datetime.fromtimestamp(view.t, timezone.utc)
-            decided = choose(view, step_state, policy, margin, when, alternatives=False)
+            decided = choose(view, step_state, policy, margin, when, alternatives=False,
+                             judge=policy.weighs_moves)
             new = trace.rows[carried_out(decided)]
         left = run.steps - done  # summed as the oracle does, so plans replay exactly
         if on_step is not None:

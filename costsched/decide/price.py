@@ -5,7 +5,9 @@ The same function decides a running job live (`service.jobs.decider.PriceDecider
 store's market at t) and each period of a replay (`backtest.engine.simulate`, over the
 trace's market at t): the policy proposes an offering, and a move is made only when the
 decision model's expected cost of the rest of the job on the choice, the move included, is
-below staying by more than the margin (`pays`). A first placement is always carried out.
+below staying by more than the margin (`pays`), or, for a policy that weighs the move
+itself (`Policy.weighs_moves`), as that policy decided. A first placement is always carried
+out.
 """
 
 from __future__ import annotations
@@ -55,16 +57,22 @@ class Decision:
 
 
 def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
-           when: datetime, *, alternatives: bool = True) -> Decision:
+           when: datetime, *, alternatives: bool = True, judge: bool = True) -> Decision:
     """`chosen`'s decision over `view` for the job, carried out only when the move pays
     (`pays`; a first placement always is), with the other offerings a move would pay to
-    (`Decision.alternatives`; a replay, which launches nothing, asks for none)."""
+    (`Decision.alternatives`; a replay, which launches nothing, asks for none).
+    `judge=False`: the policy's move carried out as it is (a baseline replayed as it was
+    published)."""
     choice = chosen.decide(view, state)
     row = view.row(choice)
     stay, there, move = expected_costs(view, state, choice)
     held, others = "", ()
     if state.current is not None and choice != state.current:
-        held = pays(view, state, stay, there, margin)
+        # A policy that weighed the move itself is not judged again by another model of
+        # it (today's price for the rest of the job): only a move that cannot be priced
+        # is held.
+        held = ("" if not judge else unpriced(stay, there) if chosen.weighs_moves
+                else pays(view, state, stay, there, margin))
         if not held and alternatives:
             others = _paying(view, state, chosen.candidates(view, state), stay, margin,
                                    exclude={choice, state.current})
@@ -122,10 +130,8 @@ def pays(view: MarketView, state: JobState, stay_usd: float, move_usd: float,
     """'' when moving pays: the expected cost of the rest of the job on the choice, the
     move included (`move_usd`), is below staying (`stay_usd`) by more than `margin` x the
     expected cost of the next `period_hours` where the job is. Else why not, in words."""
-    if not np.isfinite(stay_usd):
-        return "no price is known now for the offering it runs on"
-    if not np.isfinite(move_usd):
-        return "the choice cannot run the job's model"
+    if unpriced(stay_usd, move_usd):
+        return unpriced(stay_usd, move_usd)
     threshold = margin * period_cost(view, state, stay_usd, period_hours)
     saving = stay_usd - move_usd
     if saving > threshold and saving > 0:
@@ -134,6 +140,16 @@ def pays(view: MarketView, state: JobState, stay_usd: float, move_usd: float,
         return f"it would cost {usd(-saving)} more than staying"
     return (f"it would save {usd(saving)}, not more than the margin "
             f"({margin:.0%} of the next {period_hours:g} h here, {usd(threshold)})")
+
+
+def unpriced(stay_usd: float, move_usd: float) -> str:
+    """Why a move cannot be priced ('' when it can): where the job runs has no price now,
+    or the choice cannot run its model."""
+    if not np.isfinite(stay_usd):
+        return "no price is known now for the offering it runs on"
+    if not np.isfinite(move_usd):
+        return "the choice cannot run the job's model"
+    return ""
 
 
 def period_cost(view: MarketView, state: JobState, stay_usd: float,
