@@ -189,3 +189,34 @@ def carried_out(decision: Decision) -> OfferingKey:
     if decision.moves or decision.current is None:
         return decision.choice
     return decision.current
+
+
+def fitting(view: MarketView, state: JobState, usable: np.ndarray, left_usd: float,
+            when: datetime) -> Decision | None:
+    """At a budget's cap: a move to the usable offering, cheaper by the hour than where the
+    job runs, whose expected cost of the steps left, the move included (`move_of`, the one
+    move price), is least and fits in `left_usd`; None when none does (or the job's
+    offering has no price now)."""
+    here = view.row(state.current)
+    if here is None:
+        return None
+    # Only where it spends slower than where it met the cap.
+    rows = np.flatnonzero(usable & (view.prices < view.prices[here]))
+    if len(rows) == 0:
+        return None
+    # No steps left by the job's pace: what is left to pay is the move.
+    finish = (expected_cost(view, state, rows) if state.steps_left > 0 else
+              np.where(np.isnan(view.steps_per_second[rows]), np.nan, 0.0))
+    costs = finish + _move_costs(view, state)[rows]
+    costs = np.where(np.isfinite(costs), costs, np.inf)
+    fits = costs <= left_usd
+    if not fits.any():
+        return None
+    order = np.lexsort((view.tie_order[rows], tie_rounded(costs)))
+    best = int(next(i for i in order if fits[i]))
+    choice = view.key(int(rows[best]))
+    stay = (float(expected_cost(view, state, np.array([here]))[0]) if state.steps_left > 0
+            else 0.0)
+    return Decision(when, "budget", state.current, choice, view.offering(choice),
+                    float(view.prices[rows[best]]), stay, float(costs[best]),
+                    move=move_of(view, state, int(rows[best])))

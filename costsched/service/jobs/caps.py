@@ -7,9 +7,10 @@ watch (the daemon's watcher and `status` reconcile). A budget's running jobs are
 ahead for one watch interval at their offering's stored price (`committed`): when what was
 spent plus that charge would pass the cap, the decider's budget check says stop
 (`decider.budget_verdict`), and the job is asked to checkpoint, then stopped (its
-checkpoints are kept; `start` resumes it). So a job never costs more than its budget plus
-one watch interval's charge. Of a named budget's jobs, the newest is stopped first: the
-jobs that were running within the budget keep running.
+checkpoints are kept; `start` resumes it), or, where the config says so (`at_cap = "move"`),
+moved to the offering that finishes it within what is left, when one does. So a job never
+costs more than its budget plus one watch interval's charge. Of a named budget's jobs, the
+newest is stopped first: the jobs that were running within the budget keep running.
 """
 
 from __future__ import annotations
@@ -24,15 +25,21 @@ import pandas as pd
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import egress_costs, placement_costs
 from costsched.migration.launcher import Launcher
-from costsched.service.jobs.decider import budget_verdict
+from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads
+from costsched.policies import OfferingKey
+from costsched.service.jobs.decider import BudgetDecider, JobNow, budget_verdict, market_at
 from costsched.service.jobs.halt import stop_job
 from costsched.service.jobs.runs import (
+    STEP_LEASE_SECONDS,
     JobEvent,
     RunningJob,
     _open_placement,
     _progress_of,
     _runs,
+    _steps_left_of,
 )
+from costsched.service.jobs.steps import _start_migration
 from costsched.store import PriceStore
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
@@ -257,12 +264,15 @@ def _budget_stops(store: PriceStore, job_ids: Sequence[int]) -> dict[int, set[st
 
 
 def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: datetime,
-            interval_seconds: float) -> list[JobEvent]:
+            interval_seconds: float, overheads: Overheads | None = None) -> list[JobEvent]:
     """The budget check of a watch, before moves: a notification at each threshold a
     budget's spend passes (once per budget and threshold), and a stop (checkpoint first) of
-    each running job of this launcher that its budget's cap says to stop. The next interval
-    is charged for `interval_seconds`, or for as long as the time since this process's last
-    check when that was longer (a slow pass): the cap holds however long a pass takes."""
+    each running job of this launcher that its budget's cap says to stop, or, where the
+    config (`at_cap`, or the job's `constraints.at_cap`) says move, a move to the offering
+    the budget's decider finds to finish it within what is left (`BudgetDecider`; priced
+    with `overheads`), a stop when none does. The next interval is charged for
+    `interval_seconds`, or for as long as the time since this process's last check when
+    that was longer (a slow pass): the cap holds however long a pass takes."""
     key = (store.url, launcher.name)
     last = _LAST_CHECK.get(key)
     _LAST_CHECK[key] = time.monotonic()
@@ -290,9 +300,47 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 break
             ahead.pop(job_id, None)
             if job_id in mine and store.jobs.get(job_id).state == "running":
-                events.append(_stop_at_cap(store, launcher, runs[job_id], state.name, why,
-                                           at))
+                run = runs[job_id]
+                left = state.usd - state.spent_usd - claims
+                moved = (_move_at_cap(store, launcher, run, state.name, why, left, at,
+                                      overheads or Overheads())
+                         if at_cap(run, config) == "move" else None)
+                events.append(moved or _stop_at_cap(store, launcher, run, state.name, why,
+                                                    at))
     return events
+
+
+def at_cap(run: RunningJob, config: BudgetsConfig) -> str:
+    """What a cap does to the job: its own `constraints.at_cap`, else the config's."""
+    said = (_spec(run.record.spec).get("constraints") or {}).get("at_cap")
+    return said if said in ("stop", "move") else config.at_cap
+
+
+def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: str,
+                 why: str, left_usd: float, at: datetime,
+                 overheads: Overheads) -> JobEvent | None:
+    """Under the job's lease, move it where the budget's decider says it finishes within
+    `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
+    job_id = run.record.id
+    with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
+        placement = _open_placement(store, job_id)
+        if not mine or placement is None or \
+                any(not m.ended for m in store.moves.of_job(job_id)):
+            return None
+        current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
+            "cloud", "region", "zone", "instance_type", "market", "os"))
+        job = JobNow.of(run, current, _steps_left_of(store, run, at))
+        try:
+            decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
+                                                                 at)
+        except InvalidInput:
+            return None
+        if not decision.moves or not launcher.can_launch(decision.offering):
+            return None
+        detail = f"moved at budget {name}: {why}; {decision.reason}"
+        store.jobs.note(job_id, "budget", detail, at=at)
+        _start_migration(store, launcher, run, decision, placement, None, fallbacks=False)
+    return JobEvent(job_id, "budget", detail, level="warning", notify="budget")
 
 
 def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
