@@ -102,3 +102,54 @@ def test_at_its_cap_a_job_that_fits_nowhere_cheaper_is_stopped(
     said = said[said["kind"] == "budget"]["detail"]
     assert said.str.startswith("stopped at budget").sum() == 1
     assert not said.str.startswith("moved at budget").any()
+
+
+def test_status_report_and_the_api_show_each_budget(tmp_path: Path, cli, db_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job placed for 4 hours at a stored $1/h, its own budget $10 and a team's $3 a
+    day: `status --json`, `report --json` and `api.budgets` give each budget's spend,
+    commitment, forecast, jobs and stops alike."""
+    import json
+
+    from costsched.service import api
+
+    config = tmp_path / "config.toml"
+    config.write_text('[budgets.named.team]\nusd = 3\nperiod = "day"\n')
+    monkeypatch.setenv("COSTSCHED_CONFIG", str(config))
+    store = PriceStore(f"sqlite:///{db_path}")
+    key = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+    start = datetime(2026, 3, 1, 22, tzinfo=timezone.utc)
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=1.0, effective_at=start - pd.Timedelta(days=1), source="test")]))
+    spec = {"name": "a", "run": "true", "steps": 100, "throughputs": {"V100": 1.0},
+            "constraints": {"budget": 10, "budget_name": "team"}}
+    job = store.jobs.create("a", {"spec": spec}, 100, at=start)
+    store.jobs.place(job, key, gpu_model="V100", gpu_count=1, at=start, usd_per_hour=1.0,
+                     reason="launch")
+    store.jobs.end_placement(job, start + pd.Timedelta(hours=4))
+    store.jobs.transition(job, "cancelled", at=start + pd.Timedelta(hours=4))
+    store.jobs.note(job, "budget", "stopped at budget team: test", at=start)
+    store.dispose()
+
+    shown = cli("status", "--json", "--no-reconcile")
+    assert shown.exit_code == 0, shown.output
+    status = {b["name"]: b for b in json.loads(shown.output)["budgets"]}
+    reported = cli("report", "--json")
+    assert reported.exit_code == 0, reported.output
+    report = {b["name"]: b for b in json.loads(reported.output)["budgets_now"]}
+    frame = api.budgets(db=str(db_path)).set_index("name")
+
+    own = status[f"job {job} (a)"]
+    assert (own["kind"], own["period"], own["usd"]) == ("job", "total", 10.0)
+    assert own["spent_usd"] == pytest.approx(4.0) and own["left_usd"] == pytest.approx(6.0)
+    assert own["committed_usd"] == 0 and own["forecast_usd"] == pytest.approx(4.0)
+    assert (own["jobs"], own["running"], own["stopped"]) == ([job], [], [])
+    team = status["team"]
+    assert (team["kind"], team["period"], team["usd"], team["stopped"]) == (
+        "named", "day", 3.0, [job])
+    for name, budget in status.items():
+        assert report[name] == budget
+        assert frame.loc[name, "spent_usd"] == pytest.approx(budget["spent_usd"])
+        assert list(frame.loc[name, "stopped"]) == budget["stopped"]
