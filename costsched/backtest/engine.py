@@ -122,7 +122,7 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
             # as a running job's is; a baseline that does not is replayed as published
             # (live, `pays` judges its moves too).
             when = datetime.fromtimestamp(view.t, timezone.utc)
-            decided = choose(view, step_state, policy, margin, when, alternatives=False,
+            decided = choose(view, step_state, policy, margin, when, lean=True,
                              judge=policy.weighs_moves)
             new = trace.rows[carried_out(decided)]
         left = run.steps - done  # summed as the oracle does, so plans replay exactly

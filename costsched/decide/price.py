@@ -32,7 +32,7 @@ class Decision:
     policy: str
     current: OfferingKey | None
     choice: OfferingKey
-    offering: Offering  # the chosen offering, ready to launch
+    offering: Offering | None  # the chosen offering, ready to launch (None: a lean replay)
     usd_per_hour: float  # its price as of `at`
     # The decision model's expected USD of the steps left where the job is (NaN before its
     # first placement, or where its offering has no price now), and on the choice, the
@@ -57,28 +57,33 @@ class Decision:
 
 
 def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
-           when: datetime, *, alternatives: bool = True, judge: bool = True) -> Decision:
+           when: datetime, *, lean: bool = False, judge: bool = True) -> Decision:
     """`chosen`'s decision over `view` for the job, carried out only when the move pays
     (`pays`; a first placement always is), with the other offerings a move would pay to
-    (`Decision.alternatives`; a replay, which launches nothing, asks for none).
+    (`Decision.alternatives`). `lean`: for a replay, which launches and shows nothing: no
+    alternatives, no `Decision.offering`, and the expected costs only where the job moves
+    (else NaN).
     `judge=False`: the policy's move carried out as it is (a baseline replayed as it was
     published)."""
     choice = chosen.decide(view, state)
     row = view.row(choice)
-    stay, there, move = expected_costs(view, state, choice)
+    moving = state.current is not None and choice != state.current
+    nothing = float("nan")
+    stay, there, move = (expected_costs(view, state, choice) if moving or not lean
+                         else (nothing, nothing, None))
     held, others = "", ()
-    if state.current is not None and choice != state.current:
+    if moving:
         # A policy that weighed the move itself is not judged again by another model of
         # it (today's price for the rest of the job): only a move that cannot be priced
         # is held.
         held = ("" if not judge else unpriced(stay, there) if chosen.weighs_moves
                 else pays(view, state, stay, there, margin))
-        if not held and alternatives:
+        if not held and not lean:
             others = _paying(view, state, chosen.candidates(view, state), stay, margin,
-                                   exclude={choice, state.current})
-    return Decision(when, chosen.name, state.current, choice, view.offering(choice),
-                    float(view.prices[row]), stay, there, held=held,
-                    alternatives=others, move=move)
+                             exclude={choice, state.current})
+    return Decision(when, chosen.name, state.current, choice,
+                    None if lean else view.offering(choice), float(view.prices[row]), stay,
+                    there, held=held, alternatives=others, move=move)
 
 
 def _paying(view: MarketView, state: JobState, usable: np.ndarray, stay_usd: float,
