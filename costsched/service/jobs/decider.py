@@ -7,8 +7,9 @@ deadline decider (a `costsched.policies.deadline` policy). Both answer in one sh
 `Decision`: the offering to run on, the ranked offerings to fall back to
 (`alternatives`), the expected cost of staying and of moving, the move's price itemised
 (`move`) and the reason. `decider_for` is the one place that tells the two apart; a new
-reason to decide (a budget, a gang's lost node) is one more decider or step here, not a
-new path through the service.
+reason to decide is one more decider or step here, not a new path through the service (a
+budget's cap: `BudgetDecider`, asked by `caps.enforce`). The deciding itself is
+`costsched.decide`'s, the core the backtests replay; this module reads the market.
 
 The market is built once per pass (`market_at`): prices, preemption rates, the offerings
 that just met no capacity, and the planner's prepared offerings, read once for every job.
@@ -315,12 +316,17 @@ class AskedDecider(Decider):
         return replace(d, reason=move_reason(d, 0.0, asked=True))
 
 
+# Whose scope a budget's move chooses in: every offering the job allows (`JOB_SCOPE`).
+DEFAULT_PRICE_POLICY = "dynamic-aware"
+
+
 @dataclass(frozen=True)
 class BudgetDecider(Decider):
-    """At a budget's cap, where the config says move rather than stop: the offering the
-    job allows whose expected cost of its steps left, the move included, is least and fits
-    in what is left of the budget (`left_usd`). Its decision stays where the job is (no
-    move) when no offering fits: the job is then stopped as at any cap."""
+    """At a budget's cap, where the config says move rather than stop: of the offerings the
+    job allows that are cheaper by the hour than where it runs, the one whose expected cost
+    of its steps left, the move included, is least and fits in what is left of the budget
+    (`left_usd`; `decide.price.fitting`). Its decision stays where the job is (no move)
+    when none fits: the job is then stopped as at any cap."""
 
     left_usd: float
     overheads: Overheads = field(default_factory=Overheads)
@@ -352,9 +358,6 @@ class BudgetDecider(Decider):
             f"move to {label(found.choice)} at its budget's cap: {usd(found.choice_usd)} "
             f"expected to finish there including the move{itemised(found)}, within the "
             f"{usd(self.left_usd)} left"))
-
-
-DEFAULT_PRICE_POLICY = "dynamic-aware"
 
 
 def decider_for(policy: str, *, cost_policy: str = "dynamic-aware", margin: float = 0.05,
