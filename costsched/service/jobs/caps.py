@@ -51,7 +51,8 @@ _LAST_CHECK: dict[tuple[str, str], float] = {}  # (store, launcher): its last ch
 class BudgetState:
     """One budget now: `spent` in its period, `committed` (its running jobs' next watch
     interval at their stored prices), `forecast` (spent plus each running job's cost to its
-    end at its measured pace), its jobs and those a stop at the cap ended."""
+    end at its measured pace, or to the end of the period when that comes first), its jobs
+    and those a stop at the cap ended."""
 
     name: str  # "job 3 (train)" for a job's own budget, else the configured name
     kind: str  # "job" or "named"
@@ -84,6 +85,17 @@ def period_start(period: str, at: datetime) -> datetime | None:
     if period == "month":
         return at.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     return None
+
+
+def period_end(period: str, at: datetime) -> datetime | None:
+    """Where a budget's period ends (UTC): the next midnight, the next month's first, or
+    None (a total has no end)."""
+    start = period_start(period, at)
+    if start is None:
+        return None
+    if period == "day":
+        return start + timedelta(days=1)
+    return (start + timedelta(days=32)).replace(day=1)
 
 
 def _spec(stored: Mapping) -> dict:
@@ -150,10 +162,16 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
     running = tuple(j for j in members if states[j] == "running")
     ahead = _next_charge(store, mine[mine["job_id"].isin(list(running))], at,
                          interval_seconds)
-    to_end = {j: _to_end(runs[j], mine, ahead.get(j, 0.0) * 3600 / interval_seconds, at)
-              for j in running}
+    per_hour = {j: ahead.get(j, 0.0) * 3600 / interval_seconds for j in running}
+    to_end = {j: _to_end(runs[j], mine, per_hour[j], at) for j in running}
+    # The forecast runs to the end of the period: a running job is charged to its own end
+    # or to the period's, whichever comes first.
+    end = period_end(period, at)
+    hours = None if end is None else (end - at).total_seconds() / 3600
+    ahead_of_end = (to_end if hours is None else
+                    {j: min(usd_to_end, per_hour[j] * hours) for j, usd_to_end in to_end.items()})
     return BudgetState(name, kind, usd, period, sum(spent.values()), sum(ahead.values()),
-                       sum(spent.values()) + sum(to_end.values()), tuple(members), running,
+                       sum(spent.values()) + sum(ahead_of_end.values()), tuple(members), running,
                        tuple(j for j in members if name in stopped.get(j, set())),
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
 
