@@ -21,8 +21,8 @@ def budgets_now(store: PriceStore) -> list[BudgetState]:
 
 
 def print_budgets(store: PriceStore) -> None:
-    """Each budget: spent, committed by its running jobs, forecast to their end, and the
-    jobs it stopped."""
+    """Each budget: spent, committed by its running jobs, forecast to their end (or the
+    period's), and the jobs it stopped."""
     states = budgets_now(store)
     if not states:
         return
