@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched.cli.common import console, money, table
@@ -12,12 +13,13 @@ if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
 
 
-def budgets_now(store: PriceStore) -> list[BudgetState]:
-    """Each budget of the effective configuration now (`caps.budgets_now`)."""
+def budgets_now(store: PriceStore, at: datetime | None = None) -> list[BudgetState]:
+    """Each budget of the effective configuration now, or at `at` (a report's end)."""
     from costsched.service.jobs.budgets import budgets_now as now
 
     config = effective()
-    return now(store, config=config.budgets, interval_seconds=config.daemon.watch_seconds)
+    return now(store, at=at, config=config.budgets,
+               interval_seconds=config.daemon.watch_seconds)
 
 
 def print_budgets(store: PriceStore) -> None:

@@ -65,7 +65,7 @@ def report(
             Text(f"wrote {html_out}"), highlight=False)
     if json_out:
         with using(db) as store:
-            print_json(report_document(built, budgets_now(store)))
+            print_json(report_document(built, budgets_now(store, at=built.until)))
         return
     _print(built)
     with using(db) as store:

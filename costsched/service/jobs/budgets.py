@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 
 from costsched.config import BudgetsConfig
 from costsched.service.jobs.caps import BudgetState, budget_states
+from costsched.service.values import as_time
 from costsched.store import PriceStore
 
 
@@ -21,4 +22,4 @@ def budgets_now(store: PriceStore, *, at: datetime | None = None,
         found = effective()
         config = config or found.budgets
         interval_seconds = interval_seconds or found.daemon.watch_seconds
-    return budget_states(store, config, at or datetime.now(timezone.utc), interval_seconds)
+    return budget_states(store, config, as_time(at), interval_seconds)
