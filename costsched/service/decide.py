@@ -4,9 +4,10 @@ The market is read from the store here; the decision itself is `costsched.decide
 the same function the backtest replays each period with. One difference: live,
 a policy chooses among every offering the job's constraints allow (`JOB_SCOPE`: every
 allowed cloud, region, zone, market and GPU count), where a replay keeps the named
-policy's published scope. And live, a move is made only when it pays: the decision
-model's expected cost of the rest of the job on the choice, the move included, must be
-below staying by more than the margin (`pays`).
+policy's published scope. Live, a move is made only when it pays: the decision model's
+expected cost of the rest of the job on the choice, the move included, must be below
+staying by more than the margin (`pays`), unless the policy weighed the move itself
+(`Policy.weighs_moves`: dynamic-aware), whose move is carried out as it decided.
 """
 
 from __future__ import annotations
