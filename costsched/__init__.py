@@ -26,6 +26,7 @@ _API = {
     "price_history": ("costsched.service.api", "price_history"),
     "import_prices": ("costsched.service.api", "import_prices"),
     "collect_prices": ("costsched.service.api", "collect_prices"),
+    "budgets": ("costsched.service.api", "budgets"),
     "open_store": ("costsched.service", "open_store"),
 }
 

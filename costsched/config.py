@@ -316,6 +316,9 @@ class BudgetsConfig(_Section):
 
     thresholds: list[Number] = Field(default_factory=lambda: [0.5, 0.8, 1.0])
     named: dict[str, NamedBudget] = Field(default_factory=dict)
+    # At a cap: stop the job, or move it to the cheapest offering that still fits what is
+    # left (stopped when none does); a job's `constraints.at_cap` overrides it.
+    at_cap: Literal["stop", "move"] = "stop"
 
     @field_validator("thresholds")
     @classmethod

@@ -29,7 +29,7 @@ import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -139,6 +139,7 @@ class ConstraintsSpec(_Strict):
     deadline: float | datetime | None = None
     budget: float | None = None
     budget_name: str | None = Field(None, min_length=1, max_length=100)  # config budgets.named
+    at_cap: Literal["stop", "move"] | None = None  # config budgets.at_cap when not given
     clouds: list[str] = []
     regions: list[str] = []
     markets: list[str] = []

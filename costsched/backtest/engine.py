@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import cache
 
 import numpy as np
@@ -19,6 +19,7 @@ from costsched.backtest.accounting import Run
 from costsched.backtest.jobs import BacktestJob
 from costsched.backtest.oracle import Oracle
 from costsched.backtest.trace import HOUR, PriceTrace
+from costsched.decide.price import carried_out, choose
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.optimize.forecast import typical_prices
@@ -94,10 +95,13 @@ Step = Callable[[int, int, float, int], None]
 def simulate(policy: Policy | Oracle, run: Run, state: JobState,
              labels: list[str] | None = None,
              typical: Callable[[int, float], np.ndarray] | None = None,
-             on_step: Step | None = None) -> dict:
-    """One job from one start under one policy: cost, hours, migrations. `on_step(t,
-    row before, steps left, row chosen)` is told each period's decision as it is made
-    (rows of the trace's offerings; -1 before the first placement)."""
+             on_step: Step | None = None, margin: float = BacktestConfig.margin) -> dict:
+    """One job from one start under one policy: cost, hours, migrations. Each period is
+    decided by a running job's decider (`costsched.decide.price.choose`, `margin` its
+    hysteresis); a baseline policy that does not weigh its moves is replayed as
+    published. `on_step(t, row before, steps left, row chosen)` is told each period's
+    decision as it is made (rows of the trace's offerings; -1 before the first
+    placement)."""
     trace = run.trace
     labels = labels or offering_labels(trace.offerings)
     plan = policy.plan(run, state) if isinstance(policy, Oracle) else None
@@ -114,7 +118,13 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
             current = None if prev < 0 else trace.keys[prev]
             step_state = JobState(state.job, state.region, run.steps - done, current,
                                   run.overheads)
-            new = trace.rows[policy.decide(view, step_state)]
+            # The running job's own decider. A policy that weighs its moves is carried out
+            # as a running job's is; a baseline that does not is replayed as published
+            # (live, `pays` judges its moves too).
+            when = datetime.fromtimestamp(view.t, timezone.utc)
+            decided = choose(view, step_state, policy, margin, when, lean=True,
+                             judge=policy.weighs_moves)
+            new = trace.rows[carried_out(decided)]
         left = run.steps - done  # summed as the oracle does, so plans replay exactly
         if on_step is not None:
             on_step(run.period_start(k), prev, left, new)
@@ -214,7 +224,7 @@ def run_backtest(
                        "region": bj.region, "start": pd.Timestamp(start),
                        "policy": policy.name, "preemptions": 0}
                 try:
-                    row |= simulate(policy, run, state, labels, typical)
+                    row |= simulate(policy, run, state, labels, typical, margin=config.margin)
                 except InvalidInput as exc:
                     row |= {"cost_usd": np.nan, "hours": np.nan, "migrations": 0,
                             "migration_usd": np.nan, "first_offering": None,

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import TYPE_CHECKING
+
 from costsched.cli.common import console, money, table
 from costsched.config import effective
 from costsched.store import PriceStore
 
+if TYPE_CHECKING:
+    from costsched.service.jobs.caps import BudgetState
 
-def print_budgets(store: PriceStore) -> None:
-    """Each budget: spent, committed by its running jobs, forecast to their end, and the
-    jobs it stopped."""
-    from costsched.service.jobs.caps import budget_states
-    from costsched.service.values import as_time
+
+def budgets_now(store: PriceStore, at: datetime | None = None) -> list[BudgetState]:
+    """Each budget of the effective configuration now, or at `at` (a report's end)."""
+    from costsched.service.jobs.budgets import budgets_now as now
 
     config = effective()
-    states = budget_states(store, config.budgets, as_time(None), config.daemon.watch_seconds)
+    return now(store, at=at, config=config.budgets,
+               interval_seconds=config.daemon.watch_seconds)
+
+
+def print_budgets(store: PriceStore) -> None:
+    """Each budget: spent, committed by its running jobs, forecast to their end (or the
+    period's), and the jobs it stopped."""
+    states = budgets_now(store)
     if not states:
         return
     rows = [[s.name, s.period, money(s.usd, 2), money(s.spent_usd, 4),

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from costsched.cli.budgets import print_budgets
+from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
     NO_JOBS,
@@ -151,7 +151,8 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
             live.update(_waiting_line(shown, deadline - time.monotonic()))
             time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
             shown = look()
-    _print_status(shown, json_out, scheduled=daemon.status(store))
+    _print_status(shown, json_out, scheduled=daemon.status(store),
+                  budgets=budgets_now(store) if json_out else None)
     if not json_out:
         print_budgets(store)
     if not json_out and len(shown) > service.ADVICE_UP_TO:
@@ -276,12 +277,13 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
 
 
 def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
-                  scheduled: list[Any] | None = None) -> None:
+                  scheduled: list[Any] | None = None, budgets: list[Any] | None = None
+                  ) -> None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
-    tasks; --json is then {"jobs": [...], "daemon": [...]}."""
+    tasks; --json is then {"jobs": [...], "daemon": [...], "budgets": [...]}."""
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     if json_out:
-        print_json(views.status_document(shown, scheduled))
+        print_json(views.status_document(shown, scheduled, budgets))
         return
     if scheduled is not None:
         _print_daemon(scheduled)

@@ -59,7 +59,8 @@ def print_nothing(json_out: bool) -> None:
     """What `status` shows of a store without jobs whose scheduled optimizer never ran."""
     if json_out:
         print_json({"jobs": [], "daemon": [{"task": t, "next_run": None, "last": None,
-                                            "failures": []} for t in glance.TASKS]})
+                                            "failures": []} for t in glance.TASKS],
+                    "budgets": []})  # no jobs: no budget has spent or stopped anything
         return
     console.print(NEVER_RUN, highlight=False, markup=False)
     console.print(NO_JOBS, highlight=False, markup=False)

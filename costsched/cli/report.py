@@ -9,7 +9,7 @@ import pandas as pd
 import typer
 from rich.text import Text
 
-from costsched.cli.budgets import print_budgets
+from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -73,7 +73,8 @@ def report(
         (err_console if json_out else console).print(
             Text(f"wrote {html_out}"), highlight=False)
     if json_out:
-        print_json(_as_json(built))
+        with using(db) as store:
+            print_json(report_document(built, budgets_now(store, at=built.until)))
         return
     _print(built)
     with using(db) as store:

@@ -45,11 +45,6 @@ class Tasks(Watcher):
         moves), ask the configured policy where each running job should be, start the
         migrations it asks for, and follow them until they complete (or `settle_seconds`)."""
         considered, started = self._replan_jobs(at)
-        for alarm in job_service.budget_alarms(self.store, at=at):
-            _emit("warning", task="replan", event="budget", job=alarm.job_id,
-                  level=alarm.level, usd=alarm.spent_usd, budget=alarm.budget_usd)
-            self._notify("budget", job=alarm.job_id, name=alarm.name, level=alarm.level,
-                         spent_usd=alarm.spent_usd, budget_usd=alarm.budget_usd)
         left = len(self.store.moves.unfinished())
         detail = f"{considered} running job(s), {started} migration(s) started"
         return detail + (f", {left} move(s) left unfinished" if left else "")

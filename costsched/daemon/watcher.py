@@ -59,7 +59,8 @@ class Watcher:
         while not self.stopping.is_set():  # stopping: the moves resume at the next start
             found = job_service.reconcile(self.store, launcher, budgets=self.config.budgets,
                                           watch_seconds=self.watch_seconds
-                                          or self.config.daemon.watch_seconds)
+                                          or self.config.daemon.watch_seconds,
+                                          overheads=self.config.migration.overheads())
             for line in found:
                 self._reported(line)
             lines += found

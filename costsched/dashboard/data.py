@@ -23,6 +23,7 @@ from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.redact import redact, redact_url
 from costsched.service import jobs as service
 from costsched.service import views
+from costsched.service.jobs.budgets import budgets_now
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 
@@ -39,7 +40,7 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
     launcher = views.job_launcher(store, None)
     shown = service.status(store, launcher, None, reconcile_first=False,
                            states=states or [], name=name or None)
-    doc = views.status_document(shown, daemon.status(store))
+    doc = views.status_document(shown, daemon.status(store), budgets_now(store))
     return {**doc, "jobs": [masked(j) for j in doc["jobs"]]}
 
 
@@ -112,7 +113,8 @@ def job_document(store: PriceStore, job: int | str) -> dict:
         "forecast_usd": (status["cost_usd"] + stay
                          if stay is not None and status["cost_usd"] is not None else None),
         "advice": advice,
-        "report": views.report_document(build(store, job=job_id)),
+        "report": views.report_document(report := build(store, job=job_id),
+                                        budgets_now(store, at=report.until)),
         "events": [{**e, "detail": redact(str(e["detail"]))}
                    for e in views.frame_records(events.tail(200))],
         "checkpoints": checkpoints(record.checkpoint_location),
@@ -148,8 +150,8 @@ def spend_document(store: PriceStore, *, since: str | None = None,
     """`costsched report --json [--since] [--until] [--job]`."""
     from costsched.report import build
 
-    return views.report_document(build(store, since=since or None, until=until or None,
-                                       job=job or None))
+    built = build(store, since=since or None, until=until or None, job=job or None)
+    return views.report_document(built, budgets_now(store, at=built.until))
 
 
 def prices_document(store: PriceStore) -> dict:

@@ -98,6 +98,9 @@ class Policy(ABC):
     # Hours of price history before t the policy reads, as a `history.HistoryView`'s
     # typical prices; 0: the view as of t is all it needs.
     history_hours: ClassVar[float] = 0.0
+    # True when the policy weighs a move itself by the decision model (its price, a margin):
+    # a running job's decider then carries its moves out as they are, not judged twice.
+    weighs_moves: ClassVar[bool] = False
 
     def in_scope(self, offerings: pd.DataFrame, state: JobState) -> np.ndarray:
         """The scope's mask over `offerings` for this job (cached, read-only)."""

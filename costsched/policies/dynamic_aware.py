@@ -40,6 +40,7 @@ class DynamicAware(Policy):
                    "next period and of finishing at the past week's prices, moves charged")
     scope = MULTI_CLOUD
     history_hours = WINDOW_HOURS
+    weighs_moves = True  # the move's price and the margin are in `decide`
 
     def __init__(self, margin: float = DEFAULT_MARGIN,
                  period_hours: float = DEFAULT_PERIOD_HOURS) -> None:

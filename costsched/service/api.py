@@ -46,3 +46,23 @@ def import_prices(paths: Sequence[str | Path], *, db: StoreLike = None, **option
 def collect_prices(*, db: StoreLike = None, **options: Any) -> Any:
     """Collect today's prices from the clouds (a `price_collectors.runner.RunSummary`)."""
     return service.collect_prices(db, **options)
+
+
+def budgets(at: Any = None, *, db: StoreLike = None, **options: Any) -> pd.DataFrame:
+    """Each budget now (or at `at`), a row each: its cap and period, spent, committed by its
+    running jobs, forecast to their end, left, its jobs, running and stopped at its cap
+    (the rows of `status --json`'s "budgets"). `options`: `config` (a `BudgetsConfig`),
+    `interval_seconds`: the effective configuration's when not given."""
+    from costsched.service.jobs.budgets import budgets_now
+    from costsched.service.stores import using
+    from costsched.service.values import as_time
+    from costsched.service.views import budgets_document
+
+    with using(db) as store:
+        states = budgets_now(store, at=None if at is None else as_time(at), **options)
+    return pd.DataFrame(budgets_document(states), columns=BUDGET_COLUMNS)
+
+
+BUDGET_COLUMNS = ["name", "kind", "period", "usd", "spent_usd", "committed_usd",
+                  "forecast_usd", "left_usd", "used", "jobs", "running", "stopped",
+                  "spent_by_job"]

@@ -1,12 +1,14 @@
 """Running jobs that have a deadline: a deadline policy asked, live, where a job runs now.
 
-The same policy objects the deadline backtest replays, asked about a batch of one job.
-The market is the job's best instance type (by expected cost of its steps) in every zone
-its constraints allow: spot where a price is listed and capacity was seen lately, and
-on-demand in the same regions. Spot is taken as unavailable in a zone where a launch just
-met no capacity or an instance was just preempted, or where the store's availability
-observations say it is gone now. How long each zone's spot held before (the spells those
-observations saw end) weighs in as in the replay.
+The market is read from the store here; the decision is the deadline core's
+(`costsched.decide.deadline.decide_now`), the same `next_placements` the deadline backtest
+replays, asked about a batch of one job. The market is the job's best instance type (by
+expected cost of its steps) in every zone its constraints allow: spot where a price is
+listed and capacity was seen lately, and on-demand in the same regions. Spot is taken as
+unavailable in a zone where a launch just met no capacity or an instance was just
+preempted, or where the store's availability observations say it is gone now. How long
+each zone's spot held before (the spells those observations saw end) weighs in as in the
+replay.
 
 A live job is never left without an instance: where the policy would wait (ahead of its
 schedule with no spot anywhere), a running job keeps its instance and a job to recover
@@ -16,23 +18,30 @@ tries spot in every allowed zone, cheapest first, then on-demand.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
 
+from costsched.decide.deadline import (
+    KEY,
+    DeadlineDecision,
+    DeadlineMarket,
+    decide_now,
+)
 from costsched.jobspec import ResolvedJob
 from costsched.model import InvalidInput
-from costsched.optimize.decision import Overheads, Place, egress_per_gb, price_move
+from costsched.optimize.decision import Overheads, egress_per_gb
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
-from costsched.policies.deadline import NONE, DeadlineState, MarketNow, deadline_policy
+from costsched.policies.deadline import MarketNow, deadline_policy
 from costsched.policies.deadline.base import spell_mean, spot_share
 from costsched.prices import prices_at
-from costsched.service.decide import Decision
 from costsched.store import PriceStore
+
+__all__ = ["DEFAULT_DEADLINE_POLICY", "DeadlineDecision", "DeadlineMarket", "deadline_at",
+           "decide_deadline", "uses_deadline_policy"]
 
 DEFAULT_DEADLINE_POLICY = "spot-anywhere"
 # How often the daemon asks again about a job with a deadline (its collect schedule):
@@ -40,7 +49,6 @@ DEFAULT_DEADLINE_POLICY = "spot-anywhere"
 DECISION_PERIOD = timedelta(hours=1)
 RECENT = timedelta(minutes=30)  # a capacity error or preemption this recent: no spot there
 DEADLINE_EXCLUSION = "misses deadline"  # the planner's word for it
-KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
 
 
 def deadline_at(resolved: ResolvedJob, created_at: datetime) -> datetime | None:
@@ -56,22 +64,6 @@ def uses_deadline_policy(resolved: ResolvedJob) -> bool:
     them. (A spot-only job cannot fall back to on-demand, so the cost policy places it.)"""
     c = resolved.job.constraints
     return c.deadline_hours is not None and (not c.markets or "on_demand" in c.markets)
-
-
-@dataclass(frozen=True)
-class DeadlineDecision(Decision):
-    """A deadline policy's decision, with what a launch tries after its offering when
-    capacity is short: spot in the other zones of the same market where it is available
-    now (cheapest first), then on-demand in the decision's region; (key, {"gpu_model",
-    "gpu_count", "usd_per_hour"}) each."""
-
-    fallbacks: tuple[tuple[OfferingKey, dict], ...] = ()
-
-
-@dataclass(frozen=True)
-class DeadlineMarket:
-    offerings: pd.DataFrame  # per zone: spot and on-demand rows of one instance type
-    market: MarketNow
 
 
 def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: datetime,
@@ -97,97 +89,13 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     size_gb = job.checkpoint_gb if checkpoint_gb is None else checkpoint_gb
     found = _market(store, resolved, at, measured_rates, unavailable, size_gb, current,
                     offerings)
-    zones, market = found.offerings, found.market
-    row = zones.iloc[0]
-    sps = resolved.table.get(job.model, row["gpu_model"], int(row["gpu_count"])).steps_per_second
-    work = job.steps / sps
-    here = _index(zones, current)
-    if here is not None and here < len(zones):
-        # The job's own spot instance runs there: spot is available in its zone, whatever
-        # another launch met lately.
-        market.spot_available[0, here] = True
-    placement = np.array([here if here is not None else NONE])
-    last = NONE if here is None else here % len(zones)
-    if here is None and current is not None:
-        last = _zone_in_region(zones, current[1], default=NONE)
-    home = _zone_in_region(zones, resolved.job.constraints.regions[0]
-                           if resolved.job.constraints.regions else "", default=0)
-    state = DeadlineState(
-        progress=np.array([max(job.steps - steps_left, 0.0) / sps]),
-        work=np.array([work]),
-        time_left=np.array([(due - at).total_seconds()]),
-        placement=placement,
-        overhead_left=np.array([0.0]),
-        restart=overheads.restart_hours(job.checkpoint_gb) * 3600,
-        checkpoint=max(job.checkpoint_hours * 3600, 1.0),
-        home=np.array([home]),
-        deadline=np.array([(due - created_at).total_seconds()]),
-        last_zone=np.array([last]),
-    )
-    if not late_ok:
-        _check_reachable(resolved, state, due, str(row["spot_instance_type"]))
-    choice = int(chosen.decide(state, market)[0])
-    if choice == NONE:
-        # Never wait live: keep a running instance; otherwise the cheapest zone with spot
-        # now, else on-demand where the checkpoint is.
-        spot_now = np.where(market.spot_available[0], market.spot_price[0], np.inf)
-        choice = (here if here is not None else int(np.argmin(spot_now))
-                  if np.isfinite(spot_now).any() else len(zones) + (last if last >= 0 else home))
-    target = _offering_row(zones, choice)
-    hours_left = float(state.remaining[0]) / 3600
-    stay = (float("nan") if here is None else
-            hours_left * float(_offering_row(zones, here)["usd_per_hour"]))
-    price = float(target["usd_per_hour"])
-    key: OfferingKey = tuple(target[KEY])  # type: ignore[assignment]
-    # A move priced as the bill prices it (`optimize.decision.price_move`), a first
-    # placement at its restart alone.
-    move = None
-    if current is not None and key != tuple(current):
-        src = _offering_row(zones, here) if here is not None else None
-        move = price_move(overheads, Place(current[0], current[1], current[2] or ""),
-                          Place(key[0], key[1], key[2] or ""),
-                          float("nan") if src is None else float(src["usd_per_hour"]),
-                          price, size_gb, job.checkpoint_hours)
-    start = (0.0 if choice == here else overheads.restart_hours(size_gb) * price) \
-        if move is None else float(move.total)
-    fallbacks = _fallbacks(found, key)
-    return DeadlineDecision(at, chosen.name, current, key, _offering(target), price, stay,
-                            hours_left * price + start, fallbacks,
-                            alternatives=tuple(
-                                (_offering(pd.Series({**dict(zip(KEY, k, strict=True)),
-                                                      **facts})), facts["usd_per_hour"])
-                                for k, facts in fallbacks),
-                            move=move)
-
-
-def _check_reachable(resolved: ResolvedJob, state: DeadlineState, due: datetime,
-                     instance_type: str) -> None:
-    need = float(state.remaining[0] + state.restart)
-    have = float(state.time_left[0])
-    if need > have:
-        raise InvalidInput(
-            f"job {resolved.name!r}: deadline {due:%Y-%m-%d %H:%M} UTC is {have / 3600:.1f} h "
-            f"away, but its {resolved.job.steps:g} steps need {need / 3600:.1f} h on "
-            f"{instance_type} even on-demand (a restart included): set a later deadline or "
-            "allow faster GPUs")
-
-
-def _fallbacks(found: DeadlineMarket, choice: OfferingKey
-               ) -> tuple[tuple[OfferingKey, dict], ...]:
-    """`DeadlineDecision.fallbacks` of `choice` in the market it was chosen from."""
-    zones = found.offerings.assign(available=found.market.spot_available[0])
-    spot = zones[zones["available"]].sort_values("spot_usd_per_hour", kind="stable")
-    od = zones[zones["region"] == choice[1]].head(1)
-    out, seen = [], {choice}
-    for prefix, rows in (("spot", spot), ("od", od)):
-        for _, row in rows.iterrows():
-            key = tuple(row[f"{prefix}_{k}"] for k in KEY)
-            if key not in seen:
-                seen.add(key)
-                out.append((key, {"gpu_model": row["gpu_model"],
-                                  "gpu_count": int(row["gpu_count"]),
-                                  "usd_per_hour": float(row[f"{prefix}_usd_per_hour"])}))
-    return tuple(out)  # type: ignore[arg-type]
+    zones = found.offerings
+    sps = resolved.table.get(job.model, zones["gpu_model"].iloc[0],
+                             int(zones["gpu_count"].iloc[0])).steps_per_second
+    return decide_now(chosen, found, job, name=resolved.name, steps_per_second=sps,
+                      created_at=created_at, due=due, at=at, steps_left=steps_left,
+                      current=current, overheads=overheads, size_gb=size_gb,
+                      late_ok=late_ok)
 
 
 # --- the market of one job ----------------------------------------------------------------
@@ -304,7 +212,8 @@ def _past_spot_share(store: PriceStore, zones: pd.DataFrame, instance_type: str,
 
 def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,
               unavailable: Collection[OfferingKey]) -> tuple[np.ndarray, np.ndarray]:
-    """Per zone: is spot available now, and for how many seconds it has been seen so."""
+    """Per zone: is spot available now, and for how many seconds it has been seen so,
+    this decision period included (as the deadline backtest counts its tick)."""
     n = len(zones)
     available = np.ones(n, dtype=bool)
     since = np.zeros(n)  # unknown: the policy counts one decision period
@@ -322,46 +231,10 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
         if seen is not None:
             available[i] = bool(seen.available)
             if seen.available:
-                since[i] = max((pd.Timestamp(at) - pd.Timestamp(seen.since)).total_seconds(), 0)
+                # Counted as a replay counts it: the period now starting is one the spot
+                # is seen to have (`MarketNow.available_for`), so live equals replay.
+                since[i] = max((pd.Timestamp(at) - pd.Timestamp(seen.since)).total_seconds(),
+                               0) + DECISION_PERIOD.total_seconds()
         if (cloud, zone) in gone or (cloud, zone) in blocked:
             available[i], since[i] = False, 0.0
     return available, np.where(available, since, 0.0)
-
-
-def _index(zones: pd.DataFrame, key: OfferingKey | None) -> int | None:
-    """The placement index of an offering key: zone i (spot) or zones + i (on-demand)."""
-    if key is None:
-        return None
-    for prefix, offset in (("spot", 0), ("od", len(zones))):
-        cols = zones[[f"{prefix}_{k}" for k in KEY]]
-        hits = np.flatnonzero([tuple(r) == tuple(key) for r in cols.itertuples(index=False)])
-        if len(hits):
-            if prefix == "od":  # an on-demand instance: its zone if listed, else the region's
-                return offset + _zone_in_region(zones, key[1], default=int(hits[0]),
-                                                zone=key[2])
-            return offset + int(hits[0])
-    return None
-
-
-def _zone_in_region(zones: pd.DataFrame, region: str, *, default: int, zone: str = "") -> int:
-    exact = np.flatnonzero(zones["zone"].to_numpy() == zone) if zone else []
-    if len(exact):
-        return int(exact[0])
-    hits = np.flatnonzero(zones["region"].to_numpy() == region)
-    return int(hits[0]) if len(hits) else default
-
-
-def _offering_row(zones: pd.DataFrame, placement: int) -> pd.Series:
-    n = len(zones)
-    row = zones.iloc[placement % n]
-    prefix = "spot" if placement < n else "od"
-    return pd.Series({**{k: row[f"{prefix}_{k}"] for k in KEY},
-                      "gpu_model": row["gpu_model"], "gpu_count": int(row["gpu_count"]),
-                      "usd_per_hour": float(row[f"{prefix}_usd_per_hour"])}, dtype=object)
-
-
-def _offering(row: pd.Series):  # noqa: ANN202 - costsched.model.Offering
-    from costsched.migration.machine import offering_of
-
-    return offering_of({"key": [row[k] for k in KEY], "gpu_model": row["gpu_model"],
-                        "gpu_count": int(row["gpu_count"])})

@@ -1,44 +1,51 @@
 """Where should a job run now? A policy asked live, from the store's prices as of a time.
 
-The same policy objects and decision model the backtest replays, with one difference: live,
+The market is read from the store here; the decision itself is `costsched.decide.price`'s,
+the same function the backtest replays each period with. One difference: live,
 a policy chooses among every offering the job's constraints allow (`JOB_SCOPE`: every
 allowed cloud, region, zone, market and GPU count), where a replay keeps the named
-policy's published scope. And live, a move is made only when it pays: the decision
-model's expected cost of the rest of the job on the choice, the move included, must be
-below staying by more than the margin (`pays`).
+policy's published scope. Live, a move is made only when it pays: the decision model's
+expected cost of the rest of the job on the choice, the move included, must be below
+staying by more than the margin (`pays`), unless the policy weighed the move itself
+(`Policy.weighs_moves`: dynamic-aware), whose move is carried out as it decided.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
 
 from costsched.cpu_work import CpuWork
-from costsched.model import CLOUDS, MARKETS, InvalidInput, Job, Offering
+from costsched.decide.price import (
+    Decision,
+    choose,
+    expected_costs,
+    move_of,
+    pays,
+    period_cost,
+)
+from costsched.model import CLOUDS, MARKETS, InvalidInput, Job
 from costsched.optimize.availability import preemption_rates
-from costsched.optimize.decision import MovePrice, Overheads, move_price, outcomes
+from costsched.optimize.decision import Overheads
 from costsched.optimize.forecast import typical_from_observations
 from costsched.optimize.hazard import Evidence
-from costsched.optimize.rank import allowed_offerings, tie_rounded
+from costsched.optimize.rank import allowed_offerings
 from costsched.passes import memo
 from costsched.policies import (
     JobState,
     MarketView,
     OfferingKey,
-    Policy,
     make_policy,
     view_from_prices,
 )
-from costsched.policies.base import JOB_SCOPE, expected_cost
-from costsched.policies.dynamic_aware import DEFAULT_PERIOD_HOURS
+from costsched.policies.base import JOB_SCOPE
 from costsched.policies.history import with_typical
 from costsched.policies.market import market_view
 from costsched.prices import prices_at
-from costsched.report.amounts import usd
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, at_least
@@ -48,37 +55,12 @@ from costsched.throughput import ThroughputTable
 from costsched.vocabulary import choose as choose_name
 from costsched.vocabulary import did_you_mean
 
+__all__ = ["Ask", "Decision", "OfferingName", "choose", "decide", "decide_all", "decide_to",
+           "decision_rates", "move_of", "observed_rates", "parse_offering", "pays",
+           "period_cost"]
+
 # Fewer hours of observed spot time than this leave a group to the cloud's default rate.
 MIN_OBSERVED_HOURS = 24.0
-
-
-@dataclass(frozen=True)
-class Decision:
-    at: datetime
-    policy: str
-    current: OfferingKey | None
-    choice: OfferingKey
-    offering: Offering  # the chosen offering, ready to launch
-    usd_per_hour: float  # its price as of `at`
-    # The decision model's expected USD of the steps left where the job is (NaN before its
-    # first placement, or where its offering has no price now), and on the choice, the
-    # move included.
-    stay_usd: float
-    choice_usd: float
-    # Why the policy's choice is not carried out ('' when it is): a move that does not pay.
-    held: str = field(default="", kw_only=True)
-    # Where else the move pays, best first (offering, USD/hour): what a move tries when
-    # the choice has no capacity.
-    alternatives: tuple[tuple[Offering, float], ...] = field(default=(), kw_only=True)
-    # The move's price, itemised as the bill prices it (None when the job stays or is
-    # placed for the first time): `choice_usd` includes its total.
-    move: MovePrice | None = field(default=None, kw_only=True)
-    reason: str = field(default="", kw_only=True)  # why, in words and dollars
-
-    @property
-    def moves(self) -> bool:
-        """True when the job should change offering (or be placed for the first time)."""
-        return self.choice != self.current and not self.held
 
 
 @dataclass(frozen=True)
@@ -178,103 +160,6 @@ def _market(store: PriceStore, when: datetime, rates: Evidence,
         past, market.keys, when.timestamp(), history_hours))
 
 
-def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
-           when: datetime) -> Decision:
-    """`chosen`'s decision over `view` for the job, carried out only when the move pays
-    (`pays`; a first placement always is), with the other offerings a move would pay to
-    (`Decision.alternatives`)."""
-    choice = chosen.decide(view, state)
-    row = view.row(choice)
-    stay, there, move = _expected(view, state, choice)
-    held, alternatives = "", ()
-    if state.current is not None and choice != state.current:
-        held = pays(view, state, stay, there, margin)
-        if not held:
-            alternatives = _paying(view, state, chosen.candidates(view, state), stay, margin,
-                                   exclude={choice, state.current})
-    return Decision(when, chosen.name, state.current, choice, view.offering(choice),
-                    float(view.prices[row]), stay, there, held=held,
-                    alternatives=alternatives, move=move)
-
-
-def _paying(view: MarketView, state: JobState, usable: np.ndarray, stay_usd: float,
-            margin: float, exclude: set, most: int = 3) -> tuple[tuple[Offering, float], ...]:
-    """Up to `most` usable offerings other than `exclude` that a move to pays (`pays`),
-    cheapest first with the move included (ties by the tie rule)."""
-    rows = np.flatnonzero(usable)
-    rows = rows[[view.key(int(r)) not in exclude for r in rows]] if len(rows) else rows
-    if len(rows) == 0:
-        return ()
-    costs = expected_cost(view, state, rows) + _move_costs(view, state)[rows]
-    order = np.lexsort((view.tie_order[rows], tie_rounded(np.nan_to_num(costs, nan=np.inf))))
-    out = []
-    for i in order:
-        if len(out) == most:
-            break
-        if not pays(view, state, stay_usd, float(costs[i]), margin):
-            key = view.key(int(rows[i]))
-            out.append((view.offering(key), float(view.prices[rows[i]])))
-    return tuple(out)
-
-
-def _move_costs(view: MarketView, state: JobState) -> np.ndarray:
-    """USD of moving the job from its offering to each row (0 to its own)."""
-    cost = np.asarray(_move_prices(view, state).total, dtype=float)
-    cost[view.row(state.current)] = 0.0
-    return cost
-
-
-def _move_prices(view: MarketView, state: JobState) -> MovePrice:
-    """The itemised price of moving the job from its offering to each row
-    (`optimize.decision.move_price`, egress by cloud, region and zone pair)."""
-    here = view.row(state.current)
-    job = state.job
-    return move_price(state.overheads, view.prices, here, view.egress_from(here),
-                      job.checkpoint_gb,
-                      job.checkpoint_hours)
-
-
-def move_of(view: MarketView, state: JobState, row: int) -> MovePrice:
-    """The itemised price of moving the job to offering `row`."""
-    every = _move_prices(view, state)
-    return MovePrice(*(float(np.asarray(v)[row]) for v in (
-        every.egress_usd, every.restart_usd, every.lost_work_usd, every.overlap_usd)))
-
-
-def pays(view: MarketView, state: JobState, stay_usd: float, move_usd: float,
-         margin: float, period_hours: float = DEFAULT_PERIOD_HOURS) -> str:
-    """'' when moving pays: the expected cost of the rest of the job on the choice, the
-    move included (`move_usd`), is below staying (`stay_usd`) by more than `margin` x the
-    expected cost of the next `period_hours` where the job is. Else why not, in words."""
-    if not np.isfinite(stay_usd):
-        return "no price is known now for the offering it runs on"
-    if not np.isfinite(move_usd):
-        return "the choice cannot run the job's model"
-    threshold = margin * period_cost(view, state, stay_usd, period_hours)
-    saving = stay_usd - move_usd
-    if saving > threshold and saving > 0:
-        return ""
-    if saving <= 0:
-        return f"it would cost {usd(-saving)} more than staying"
-    return (f"it would save {usd(saving)}, not more than the margin "
-            f"({margin:.0%} of the next {period_hours:g} h here, {usd(threshold)})")
-
-
-def period_cost(view: MarketView, state: JobState, stay_usd: float,
-                period_hours: float = DEFAULT_PERIOD_HOURS) -> float:
-    """The expected cost of the next `period_hours` of the job where it is (all of the rest
-    when it finishes sooner): what the margin is a share of."""
-    here = view.row(state.current)
-    if here is None:
-        return float("nan")
-    hours = float(outcomes(state.steps_left, view.steps_per_second[[here]],
-                           view.prices[[here]], view.preemptions_per_hour[[here]],
-                           state.job.checkpoint_hours, state.restart_hours).hours[0])
-    if not np.isfinite(hours) or hours <= 0:
-        return stay_usd
-    return stay_usd * min(1.0, period_hours / hours)
-
-
 def decision_rates(store: PriceStore, at: datetime,
                    measured: pd.DataFrame | Evidence | None = None) -> Evidence:
     """What the decision model's hazards are computed from at `at`: `measured` (such as
@@ -299,22 +184,6 @@ def observed_rates(store: PriceStore, at: datetime, *,
     region_hours = rates.groupby(["cloud", "region"])["hours"].transform("sum")
     rates = rates[region_hours >= min_hours]
     return rates.reset_index(drop=True) if len(rates) else None
-
-
-def _expected(view: MarketView, state: JobState, choice: OfferingKey
-              ) -> tuple[float, float, MovePrice | None]:
-    """Expected USD of the steps left on the current offering, and on `choice` plus the
-    move's price when it is a move; that price, itemised."""
-    there = view.row(choice)
-    cost_there = float(expected_cost(view, state, np.array([there]))[0])
-    here = view.row(state.current)
-    if here is None:
-        return float("nan"), cost_there, None
-    if here == there:
-        return cost_there, cost_there, None
-    move = move_of(view, state, there)
-    return (float(expected_cost(view, state, np.array([here]))[0]),
-            cost_there + float(move.total), move)
 
 
 # --- a move the user names ------------------------------------------------------------------
@@ -408,6 +277,6 @@ def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: Offe
     if np.isnan(view.steps_per_second[row]):
         raise InvalidInput(f"offering '{target}': no throughput known for model "
                            f"{job.model!r} on its GPUs")
-    stay, there, move = _expected(view, state, choice)
+    stay, there, move = expected_costs(view, state, choice)
     return Decision(when, "asked", state.current, choice, view.offering(choice),
                     float(view.prices[row]), stay, there, move=move)

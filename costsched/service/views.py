@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from costsched.report import Report
     from costsched.service.jobs import JobStatus, MigrationAdvice
+    from costsched.service.jobs.caps import BudgetState
     from costsched.store import PriceStore
     from costsched.store.jobs import JobRecord
 
@@ -83,20 +84,40 @@ def job_launcher(store: PriceStore, job: int | str | None) -> Any:
     return make_launcher(store.jobs.get(job_id).spec.get("launcher", "local"))
 
 
-def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None
-                    ) -> list[dict] | dict:
+def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
+                    budgets: list[BudgetState] | None = None) -> list[dict] | dict:
     """`status --json`: the jobs, and with `scheduled` (costsched.daemon.status) the
-    scheduled optimizer's tasks as {"jobs": [...], "daemon": [...]}."""
+    scheduled optimizer's tasks as {"jobs": [...], "daemon": [...]}, with `budgets` each
+    budget now under "budgets" (`budgets_document`)."""
     from costsched.service.speeds import status_flags
 
     flags = status_flags(shown)  # measured speed far from the plan's: {job id: words}
     jobs = [finite(_job(s, flags.get(s.record.id))) for s in shown]
-    if scheduled is None:
+    if scheduled is None and budgets is None:
         return jobs
-    return {"jobs": jobs, "daemon": [{
-        "task": t.task, "next_run": t.next_run,
-        "last": None if t.last is None else _run(t.last),
-        "failures": [_run(f) for f in t.failures]} for t in scheduled]}
+    out: dict = {"jobs": jobs}
+    if scheduled is not None:
+        out["daemon"] = [{
+            "task": t.task, "next_run": t.next_run,
+            "last": None if t.last is None else _run(t.last),
+            "failures": [_run(f) for f in t.failures]} for t in scheduled]
+    if budgets is not None:
+        out["budgets"] = budgets_document(budgets)
+    return out
+
+
+def budgets_document(states: list[BudgetState]) -> list[dict]:
+    """Each budget now (`caps.budgets_now`): its cap and period, what its jobs spent in the
+    period, what its running jobs are charged ahead for the next watch interval
+    (`committed_usd`), the forecast to the end of its running jobs, its jobs, those running
+    and those a stop at its cap ended, and what each job spent."""
+    return [finite({
+        "name": s.name, "kind": s.kind, "period": s.period, "usd": s.usd,
+        "spent_usd": s.spent_usd, "committed_usd": s.committed_usd,
+        "forecast_usd": s.forecast_usd, "left_usd": s.left_usd, "used": s.used,
+        "jobs": list(s.jobs), "running": list(s.running), "stopped": list(s.stopped),
+        "spent_by_job": {str(j): usd for j, usd in s.spent_by_job.items()},
+    }) for s in states]
 
 
 def _job(s: JobStatus, throughput_flag: str | None) -> dict:
@@ -160,7 +181,11 @@ def record_document(record: JobRecord) -> dict:
     return {"id": record.id, "name": record.name, "state": record.state}
 
 
-def report_document(built: Report) -> dict:
-    """`report --json`: the period, the totals and each of the report's tables."""
-    return {"since": built.since, "until": built.until, "totals": built.totals,
-            **{name: frame_records(getattr(built, name)) for name in REPORT_FRAMES}}
+def report_document(built: Report, budgets: list[BudgetState] | None = None) -> dict:
+    """`report --json`: the period, the totals and each of the report's tables; with
+    `budgets`, each budget now under "budgets_now" (`budgets_document`)."""
+    out = {"since": built.since, "until": built.until, "totals": built.totals,
+           **{name: frame_records(getattr(built, name)) for name in REPORT_FRAMES}}
+    if budgets is not None:
+        out["budgets_now"] = budgets_document(budgets)
+    return out

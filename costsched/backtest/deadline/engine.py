@@ -17,12 +17,14 @@ the past each zone had spot.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from costsched.backtest.deadline.trace import AvailabilityTrace
+from costsched.decide.deadline import next_placements
 from costsched.model import InvalidInput
 from costsched.policies.deadline.base import (
     NONE,
@@ -38,6 +40,7 @@ from costsched.policies.deadline.base import (
 )
 
 HOUR = 3600.0
+DeadlineStep = Callable[[int, DeadlineState, MarketNow, np.ndarray], None]
 RUN_COLUMNS = ["start_tick", "home", "cost_usd", "finish_hours", "met", "preemptions",
                "restarts", "spot_hours", "on_demand_hours"]
 
@@ -99,8 +102,11 @@ class DeadlineJob:
 def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
              starts: np.ndarray, homes: np.ndarray,
              deadline_hours: np.ndarray | None = None,
-             restart_minutes: np.ndarray | None = None) -> pd.DataFrame:
+             restart_minutes: np.ndarray | None = None,
+             on_step: DeadlineStep | None = None) -> pd.DataFrame:
     """One row per run (start tick, home zone index): columns RUN_COLUMNS.
+    `on_step(tick, state, market, chosen)`: told each tick's decision for every run as it
+    is made (the tick counted from each run's start; `chosen` is kept where a run is done).
     `deadline_hours`, `restart_minutes`: per run, instead of the job's (runs of several
     settings replayed at once, as each would be alone: one pass over the ticks for all)."""
     starts = np.asarray(starts, dtype=np.int64)
@@ -163,7 +169,10 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
         market = MarketNow(float(tick), available, since[at], spot_price[at], od_price[at],
                            trace.region_codes, move_usd, past_means[at], shares[at],
                            zone_shares[at], dry_means[at], dry_for[at], spot_spells[at])
-        chosen = np.where(done, placement, policy.decide(state, market))
+        # The deadline core a live job is decided by; a replay may wait where it says so.
+        chosen = np.where(done, placement, next_placements(policy, state, market))
+        if on_step is not None:
+            on_step(t, state, market, chosen)
         new_zone = zone_of(chosen, zones)
         bad = ~done & is_spot(chosen, zones) & ~available[rows, np.maximum(new_zone, 0)]
         if bad.any():

@@ -14,7 +14,7 @@ beneath them `steps` (carrying moves out), `candidates` (the offerings to try) a
 """
 
 from costsched.service.jobs.budget_launch import LaunchFit, launch_fits
-from costsched.service.jobs.budgets import BudgetAlarm, budget_alarms
+from costsched.service.jobs.budgets import budgets_now
 from costsched.service.jobs.caps import BudgetState, budget_states, raise_budget
 from costsched.service.jobs.decider import measured_rates
 from costsched.service.jobs.launches import launch, start
@@ -41,8 +41,8 @@ from costsched.service.jobs.stopping import stop
 from costsched.service.jobs.watch import advance_moves, reconcile, settle
 
 __all__ = ["ADVICE_UP_TO", "CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL",
-           "STEP_LEASE_SECONDS", "BudgetAlarm", "BudgetState", "Failure", "JobStatus",
-           "LaunchFit", "MigrationAdvice", "RunningJob", "advance_moves", "budget_alarms",
+           "STEP_LEASE_SECONDS", "BudgetState", "Failure", "JobStatus",
+           "LaunchFit", "MigrationAdvice", "RunningJob", "advance_moves", "budgets_now",
            "budget_states", "follow", "job_ids", "launch", "launch_fits", "logs",
            "measured_rates", "migrate", "progress", "raise_budget", "reconcile", "settle",
            "start", "status", "steps_left", "stop"]

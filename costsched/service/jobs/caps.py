@@ -7,9 +7,10 @@ watch (the daemon's watcher and `status` reconcile). A budget's running jobs are
 ahead for one watch interval at their offering's stored price (`committed`): when what was
 spent plus that charge would pass the cap, the decider's budget check says stop
 (`decider.budget_verdict`), and the job is asked to checkpoint, then stopped (its
-checkpoints are kept; `start` resumes it). So a job never costs more than its budget plus
-one watch interval's charge. Of a named budget's jobs, the newest is stopped first: the
-jobs that were running within the budget keep running.
+checkpoints are kept; `start` resumes it), or, where the config says so (`at_cap = "move"`),
+moved to the offering that finishes it within what is left, when one does. So a job never
+costs more than its budget plus one watch interval's charge. Of a named budget's jobs, the
+newest is stopped first: the jobs that were running within the budget keep running.
 """
 
 from __future__ import annotations
@@ -24,15 +25,21 @@ import pandas as pd
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import egress_costs, placement_costs
 from costsched.migration.launcher import Launcher
-from costsched.service.jobs.decider import budget_verdict
+from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads
+from costsched.policies import OfferingKey
+from costsched.service.jobs.decider import BudgetDecider, JobNow, budget_verdict, market_at
 from costsched.service.jobs.halt import stop_job
 from costsched.service.jobs.runs import (
+    STEP_LEASE_SECONDS,
     JobEvent,
     RunningJob,
     _open_placement,
     _progress_of,
     _runs,
+    _steps_left_of,
 )
+from costsched.service.jobs.steps import _start_migration
 from costsched.store import PriceStore
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
@@ -44,7 +51,8 @@ _LAST_CHECK: dict[tuple[str, str], float] = {}  # (store, launcher): its last ch
 class BudgetState:
     """One budget now: `spent` in its period, `committed` (its running jobs' next watch
     interval at their stored prices), `forecast` (spent plus each running job's cost to its
-    end at its measured pace), its jobs and those a stop at the cap ended."""
+    end at its measured pace, or to the end of the period when that comes first), its jobs
+    and those a stop at the cap ended."""
 
     name: str  # "job 3 (train)" for a job's own budget, else the configured name
     kind: str  # "job" or "named"
@@ -77,6 +85,17 @@ def period_start(period: str, at: datetime) -> datetime | None:
     if period == "month":
         return at.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     return None
+
+
+def period_end(period: str, at: datetime) -> datetime | None:
+    """Where a budget's period ends (UTC): the next midnight, the next month's first, or
+    None (a total has no end)."""
+    start = period_start(period, at)
+    if start is None:
+        return None
+    if period == "day":
+        return start + timedelta(days=1)
+    return (start + timedelta(days=32)).replace(day=1)
 
 
 def _spec(stored: Mapping) -> dict:
@@ -143,10 +162,16 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
     running = tuple(j for j in members if states[j] == "running")
     ahead = _next_charge(store, mine[mine["job_id"].isin(list(running))], at,
                          interval_seconds)
-    to_end = {j: _to_end(runs[j], mine, ahead.get(j, 0.0) * 3600 / interval_seconds, at)
-              for j in running}
+    per_hour = {j: ahead.get(j, 0.0) * 3600 / interval_seconds for j in running}
+    to_end = {j: _to_end(runs[j], mine, per_hour[j], at) for j in running}
+    # The forecast runs to the end of the period: a running job is charged to its own end
+    # or to the period's, whichever comes first.
+    end = period_end(period, at)
+    hours = None if end is None else (end - at).total_seconds() / 3600
+    ahead_of_end = (to_end if hours is None else
+                    {j: min(usd_to_end, per_hour[j] * hours) for j, usd_to_end in to_end.items()})
     return BudgetState(name, kind, usd, period, sum(spent.values()), sum(ahead.values()),
-                       sum(spent.values()) + sum(to_end.values()), tuple(members), running,
+                       sum(spent.values()) + sum(ahead_of_end.values()), tuple(members), running,
                        tuple(j for j in members if name in stopped.get(j, set())),
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
 
@@ -257,12 +282,15 @@ def _budget_stops(store: PriceStore, job_ids: Sequence[int]) -> dict[int, set[st
 
 
 def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: datetime,
-            interval_seconds: float) -> list[JobEvent]:
+            interval_seconds: float, overheads: Overheads | None = None) -> list[JobEvent]:
     """The budget check of a watch, before moves: a notification at each threshold a
     budget's spend passes (once per budget and threshold), and a stop (checkpoint first) of
-    each running job of this launcher that its budget's cap says to stop. The next interval
-    is charged for `interval_seconds`, or for as long as the time since this process's last
-    check when that was longer (a slow pass): the cap holds however long a pass takes."""
+    each running job of this launcher that its budget's cap says to stop, or, where the
+    config (`at_cap`, or the job's `constraints.at_cap`) says move, a move to the offering
+    the budget's decider finds to finish it within what is left (`BudgetDecider`; priced
+    with `overheads`), a stop when none does. The next interval is charged for
+    `interval_seconds`, or for as long as the time since this process's last check when
+    that was longer (a slow pass): the cap holds however long a pass takes."""
     key = (store.url, launcher.name)
     last = _LAST_CHECK.get(key)
     _LAST_CHECK[key] = time.monotonic()
@@ -290,9 +318,47 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 break
             ahead.pop(job_id, None)
             if job_id in mine and store.jobs.get(job_id).state == "running":
-                events.append(_stop_at_cap(store, launcher, runs[job_id], state.name, why,
-                                           at))
+                run = runs[job_id]
+                left = state.usd - state.spent_usd - claims
+                moved = (_move_at_cap(store, launcher, run, state.name, why, left, at,
+                                      overheads or Overheads())
+                         if at_cap(run, config) == "move" else None)
+                events.append(moved or _stop_at_cap(store, launcher, run, state.name, why,
+                                                    at))
     return events
+
+
+def at_cap(run: RunningJob, config: BudgetsConfig) -> str:
+    """What a cap does to the job: its own `constraints.at_cap`, else the config's."""
+    said = (_spec(run.record.spec).get("constraints") or {}).get("at_cap")
+    return said if said in ("stop", "move") else config.at_cap
+
+
+def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: str,
+                 why: str, left_usd: float, at: datetime,
+                 overheads: Overheads) -> JobEvent | None:
+    """Under the job's lease, move it where the budget's decider says it finishes within
+    `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
+    job_id = run.record.id
+    with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
+        placement = _open_placement(store, job_id)
+        if not mine or placement is None or \
+                any(not m.ended for m in store.moves.of_job(job_id)):
+            return None
+        current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
+            "cloud", "region", "zone", "instance_type", "market", "os"))
+        job = JobNow.of(run, current, _steps_left_of(store, run, at))
+        try:
+            decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
+                                                                 at)
+        except InvalidInput:
+            return None
+        if not decision.moves or not launcher.can_launch(decision.offering):
+            return None
+        detail = f"moved at budget {name}: {why}; {decision.reason}"
+        store.jobs.note(job_id, "budget", detail, at=at)
+        _start_migration(store, launcher, run, decision, placement, None, fallbacks=False)
+    return JobEvent(job_id, "budget", detail, level="warning", notify="budget")
 
 
 def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],

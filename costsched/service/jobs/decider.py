@@ -7,8 +7,9 @@ deadline decider (a `costsched.policies.deadline` policy). Both answer in one sh
 `Decision`: the offering to run on, the ranked offerings to fall back to
 (`alternatives`), the expected cost of staying and of moving, the move's price itemised
 (`move`) and the reason. `decider_for` is the one place that tells the two apart; a new
-reason to decide (a budget, a gang's lost node) is one more decider or step here, not a
-new path through the service.
+reason to decide is one more decider or step here, not a new path through the service (a
+budget's cap: `BudgetDecider`, asked by `caps.enforce`). The deciding itself is
+`costsched.decide`'s, the core the backtests replay; this module reads the market.
 
 The market is built once per pass (`market_at`): prices, preemption rates, the offerings
 that just met no capacity, and the planner's prepared offerings, read once for every job.
@@ -24,6 +25,7 @@ from functools import cached_property
 
 import pandas as pd
 
+from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import candidate, offering_of
@@ -32,7 +34,8 @@ from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
 from costsched.passes import memo
-from costsched.policies import POLICIES, OfferingKey
+from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
+from costsched.policies.base import JOB_SCOPE
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
 from costsched.report.amounts import usd
@@ -311,6 +314,50 @@ class AskedDecider(Decider):
                       table=job.resolved.table, overheads=self.overheads,
                       measured_rates=market.rates)
         return replace(d, reason=move_reason(d, 0.0, asked=True))
+
+
+# Whose scope a budget's move chooses in: every offering the job allows (`JOB_SCOPE`).
+DEFAULT_PRICE_POLICY = "dynamic-aware"
+
+
+@dataclass(frozen=True)
+class BudgetDecider(Decider):
+    """At a budget's cap, where the config says move rather than stop: of the offerings the
+    job allows that are cheaper by the hour than where it runs, the one whose expected cost
+    of its steps left, the move included, is least and fits in what is left of the budget
+    (`left_usd`; `decide.price.fitting`). Its decision stays where the job is (no move)
+    when none fits: the job is then stopped as at any cap."""
+
+    left_usd: float
+    overheads: Overheads = field(default_factory=Overheads)
+    name: str = "budget"
+
+    def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
+        assert job.current is not None  # noqa: S101 - a move of a placed job
+        frame = market.cpu_frame if job.resolved.cpu else market.frame
+        view = view_from_prices(frame, now, job.resolved.table, job.resolved.job.model,
+                                market.rates)
+        nodes = job.resolved.nodes
+        if nodes > 1:  # a gang: N instances' price and hazard; its checkpoint moves once
+            view = replace(view, prices=view.prices * nodes, derived={},
+                           preemptions_per_hour=view.preemptions_per_hour * nodes)
+        state = JobState(replace(job.resolved.job, checkpoint_gb=job.size_gb),
+                         job.home_region, job.steps_left, job.current, self.overheads)
+        usable = make_policy(DEFAULT_PRICE_POLICY, scope=JOB_SCOPE).candidates(view, state)
+        found = fitting(view, state, usable, self.left_usd, now)
+        if found is None:
+            row = view.row(job.current)
+            price = float("nan") if row is None else float(view.prices[row])
+            here = (view.offering(job.current) if row is not None else
+                    offering_of({"key": list(job.current), "gpu_model": "", "gpu_count": 0}))
+            return Decision(now, self.name, job.current, job.current, here, price,
+                            float("nan"), float("nan"),
+                            reason=f"no offering the job allows finishes it within the "
+                                   f"{usd(self.left_usd)} left of its budget")
+        return replace(found, reason=(
+            f"move to {label(found.choice)} at its budget's cap: {usd(found.choice_usd)} "
+            f"expected to finish there including the move{itemised(found)}, within the "
+            f"{usd(self.left_usd)} left"))
 
 
 def decider_for(policy: str, *, cost_policy: str = "dynamic-aware", margin: float = 0.05,

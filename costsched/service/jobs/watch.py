@@ -11,6 +11,7 @@ import pandas as pd
 
 from costsched.config import BudgetsConfig
 from costsched.migration.launcher import Instance, Launcher
+from costsched.optimize.decision import Overheads
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.caps import enforce
 from costsched.service.jobs.decider import JobNow, place
@@ -41,7 +42,8 @@ from costsched.store.jobs import StaleState
 def reconcile(store: PriceStore, launcher: Launcher, *,
               at: datetime | str | None = None,
               budgets: BudgetsConfig | None = None,
-              watch_seconds: float | None = None) -> list[JobEvent]:
+              watch_seconds: float | None = None,
+              overheads: Overheads | None = None) -> list[JobEvent]:
     """One pass over this launcher's jobs: carry on every unfinished move (and launches a
     costsched stopped before their first move), recover jobs whose instance was preempted,
     and close jobs that finished or failed. Returns what happened, a line each. Run it
@@ -51,7 +53,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     configured ones when not given): a job at its cap is checkpointed and stopped."""
     when = as_time(at) if at is not None else None
     done: list[JobEvent] = _resume_launches(store, launcher, when)
-    done += _budgets(store, launcher, when, budgets, watch_seconds)
+    done += _budgets(store, launcher, when, budgets, watch_seconds, overheads)
     done += advance_moves(store, launcher, at=when)
     busy = {m.job_id for m in store.moves.unfinished()}
     runs = [run for job_id, run in _runs(store, states=["running"]).items()
@@ -65,14 +67,15 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
 
 
 def _budgets(store: PriceStore, launcher: Launcher, at: datetime | None,
-             budgets: BudgetsConfig | None, watch_seconds: float | None) -> list[JobEvent]:
+             budgets: BudgetsConfig | None, watch_seconds: float | None,
+             overheads: Overheads | None = None) -> list[JobEvent]:
     if budgets is None or watch_seconds is None:
         from costsched.config import effective
 
         config = effective()
         budgets = budgets or config.budgets
         watch_seconds = watch_seconds or config.daemon.watch_seconds
-    return enforce(store, launcher, budgets, at or as_time(None), watch_seconds)
+    return enforce(store, launcher, budgets, at or as_time(None), watch_seconds, overheads)
 
 
 def advance_moves(store: PriceStore, launcher: Launcher, *,

@@ -263,3 +263,37 @@ def test_config_show_lists_the_budgets(tmp_path: Path) -> None:
     assert "0.5, 0.9" in lines["budgets.thresholds"]
     assert ("vision: {'usd': 500.0, 'period': 'month', 'labels': {'team': 'vision'}}"
             in lines["budgets.named"])
+
+
+def test_a_budget_s_forecast_runs_to_the_end_of_its_period(db_path: Path) -> None:
+    """A job running since 22:00 at a stored $1/h, months of work left: at 03:00 its own
+    (total) budget forecasts its cost to its end, a daily team budget only to midnight."""
+    from costsched.service import api
+
+    store = PriceStore(f"sqlite:///{db_path}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=1.0, effective_at=AT, source="test")]))
+    start = datetime(2026, 3, 1, 22, tzinfo=timezone.utc)
+    steps = 1_000_000  # at 1 step/s declared: 277.8 hours
+    spec = {"name": "r", "run": "true", "steps": steps, "throughputs": {"V100": 1.0},
+            "constraints": {"budget": 1000, "budget_name": "team"}}
+    job = store.jobs.create("r", {"spec": spec}, steps, at=start)
+    store.jobs.place(job, ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux"),
+                     gpu_model="V100", gpu_count=1, at=start, usd_per_hour=1.0,
+                     reason="launch")
+    store.jobs.transition(job, "running", at=start)
+    team = BudgetsConfig.model_validate({"named": {"team": {"usd": 30, "period": "day"}}})
+    at = start + pd.Timedelta(hours=5)  # 03:00 the next day
+
+    frame = api.budgets(at, db=store, config=team, interval_seconds=3600).set_index("name")
+    own, daily = frame.loc[f"job {job} (r)"], frame.loc["team"]
+    assert own["spent_usd"] == pytest.approx(5.0) and daily["spent_usd"] == pytest.approx(3.0)
+    assert own["committed_usd"] == pytest.approx(1.0) == daily["committed_usd"]
+    to_end = (steps - 5 * 3600) / 3600  # its steps left at its declared pace, at $1/h
+    assert own["forecast_usd"] == pytest.approx(5.0 + to_end)
+    assert daily["forecast_usd"] == pytest.approx(3.0 + 21.0)  # to midnight
+    assert list(daily["running"]) == [job] and list(daily["stopped"]) == []
+    assert caps.period_end("month", at) == datetime(2026, 4, 1, tzinfo=timezone.utc)
+    store.dispose()

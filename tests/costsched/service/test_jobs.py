@@ -266,28 +266,6 @@ def test_an_offering_that_just_had_no_capacity_is_tried_last(world) -> None:
     assert placed(now + service.CAPACITY_COOLDOWN) == list(ZONES)
 
 
-def test_budget_alarms_are_raised_once_per_level(world) -> None:
-    store, launcher, tmp = world
-    path = write_spec(tmp, "budgeted")
-    spec = yaml.safe_load(path.read_text())
-    spec["constraints"]["budget"] = 50.0  # the plan expects about $43
-    path.write_text(yaml.safe_dump(spec))
-    [job] = service.launch(store, path, launcher=launcher, wait_seconds=10,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    start = pd.Timestamp(store.jobs.placements(job.id)["start_at"].iloc[0])
-    # Zone a at $1.00/h: 45 hours in, 90% of the budget is spent; 55 hours in, 110%.
-    assert service.budget_alarms(store, at=start + timedelta(hours=30)) == []
-    [near] = service.budget_alarms(store, at=start + timedelta(hours=45))
-    assert (near.job_id, near.level, near.budget_usd) == (job.id, "near", 50.0)
-    assert near.spent_usd == pytest.approx(45, rel=1e-3)
-    assert service.budget_alarms(store, at=start + timedelta(hours=46)) == []  # once
-    [over] = service.budget_alarms(store, at=start + timedelta(hours=55))
-    assert over.level == "over" and over.spent_usd > 50.0
-    assert service.budget_alarms(store, at=start + timedelta(hours=60)) == []
-    events = store.jobs.events(job.id)
-    assert events[events["kind"] == "budget"]["detail"].str[:4].tolist() == ["near", "over"]
-
-
 def test_reconcilers_racing_on_a_move_take_each_step_once(world) -> None:
     """Four costsched processes' worth of reconcilers (threads with stores of their own)
     carry on one migration, then one recovery: each instance is launched and billed once."""
