@@ -68,13 +68,14 @@ def next_placements(policy: DeadlinePolicy, state: DeadlineState, market: Market
 def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name: str,
                steps_per_second: float, created_at: datetime, due: datetime, at: datetime,
                steps_left: float, current: OfferingKey | None, overheads: Overheads,
-               size_gb: float, late_ok: bool) -> DeadlineDecision:
+               size_gb: float, late_ok: bool, nodes: int = 1) -> DeadlineDecision:
     """A live job's decision from its market (`found`): its state as the policy sees it
     (progress, time to `due`, where it runs and last ran, its home zone), the placement
     (`next_placements`, never waiting), its price, the expected cost of staying and of
     the choice with the move priced as the bill prices it, and the fallbacks a launch
     tries. `late_ok=False` (a new job): a deadline that even on-demand from now cannot
-    meet is refused in one line."""
+    meet is refused in one line. A gang of `nodes` is priced and moved as its N instances
+    (the checkpoint's egress once)."""
     zones, market = found.offerings, found.market
     row = zones.iloc[0]
     sps = steps_per_second
@@ -101,6 +102,7 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
         home=np.array([home]),
         deadline=np.array([(due - created_at).total_seconds()]),
         last_zone=np.array([last]),
+        nodes=nodes,
     )
     if not late_ok:
         _check_reachable(name, job, state, due, str(row["spot_instance_type"]))
@@ -109,8 +111,9 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
     target = _offering_row(zones, choice)
     hours_left = float(state.remaining[0]) / 3600
     stay = (float("nan") if here is None else
-            hours_left * float(_offering_row(zones, here)["usd_per_hour"]))
-    price = float(target["usd_per_hour"])
+            hours_left * nodes * float(_offering_row(zones, here)["usd_per_hour"]))
+    price = float(target["usd_per_hour"])  # one instance's, as every offering is quoted
+    gang_price = nodes * price
     key: OfferingKey = tuple(target[KEY])  # type: ignore[assignment]
     # A move priced as the bill prices it (`optimize.decision.price_move`), a first
     # placement at its restart alone.
@@ -119,13 +122,13 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
         src = _offering_row(zones, here) if here is not None else None
         move = price_move(overheads, Place(current[0], current[1], current[2] or ""),
                           Place(key[0], key[1], key[2] or ""),
-                          float("nan") if src is None else float(src["usd_per_hour"]),
-                          price, size_gb, job.checkpoint_hours)
-    start = (0.0 if choice == here else overheads.restart_hours(size_gb) * price) \
+                          float("nan") if src is None else nodes * float(src["usd_per_hour"]),
+                          gang_price, size_gb, job.checkpoint_hours)
+    start = (0.0 if choice == here else overheads.restart_hours(size_gb) * gang_price) \
         if move is None else float(move.total)
     fallbacks = _fallbacks(found, key)
     return DeadlineDecision(at, chosen.name, current, key, _offering(target), price, stay,
-                            hours_left * price + start, fallbacks,
+                            hours_left * gang_price + start, fallbacks,
                             alternatives=tuple(
                                 (_offering(pd.Series({**dict(zip(KEY, k, strict=True)),
                                                       **facts})), facts["usd_per_hour"])

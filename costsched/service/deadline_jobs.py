@@ -95,7 +95,7 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     return decide_now(chosen, found, job, name=resolved.name, steps_per_second=sps,
                       created_at=created_at, due=due, at=at, steps_left=steps_left,
                       current=current, overheads=overheads, size_gb=size_gb,
-                      late_ok=late_ok)
+                      late_ok=late_ok, nodes=resolved.nodes)
 
 
 # --- the market of one job ----------------------------------------------------------------
