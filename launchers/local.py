@@ -25,12 +25,10 @@ taking the instance away, without and with a preemption notice.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -38,51 +36,41 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from stat import S_ISDIR
 from typing import ClassVar
 
-from costsched import clouds
 from costsched.model import InvalidInput, Offering
 from launchers import agent_recovery, gang, mounts
-from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
+from launchers.agent import JOB_LOG, STATUS, write_status
 from launchers.base import (
-    INSTANCE_STATES,
     TAG_ATTEMPT,
     TAG_JOB,
     Instance,
     Launcher,
     LaunchSpec,
 )
+from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
+from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
+from launchers.local_procs import find_agent, reap, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
+
+# Where the launcher keeps things, as the tests and tools know them by this module.
+__all__ = ["ENV_INSTANCES", "INDEX", "INSTANCE", "JOBS", "LocalLauncher", "default_base_dir",
+           "instance_environment", "main"]
 
 INSTANCE = "instance.json"
 TERMINATED = "terminated"
 NOTICE = "notice"
 AGENT_LOST = "agent-lost"  # present once the job was stopped because its agent was gone
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # fullmatch: "$" would let "a\n" through
-_ID = re.compile(r"[0-9]{1,18}-[A-Za-z0-9_.-]{1,100}")
 _NAME_RULE = "1 to 100 of A-Z a-z 0-9 _ . -"
 _WAIT = 0.05  # seconds between looks at a process group that should end
 _KILL_WAIT = 10.0  # seconds a SIGKILLed group may take to go (a process in disk I/O)
-INDEX = ".index.json"  # settled instances, so that scans need not open their folders
-JOBS = ".jobs"  # JOBS/<job id>/<attempt>: a job's instances, found without listing them all
-_INDEX_VERSION = 1
 _SETTLE_NS = 2_000_000_000  # a folder unchanged this long is trusted to the index
 _MOVING = ("pending", "running")  # states that change without a file changing
 
-
-ENV_INSTANCES = "COSTSCHED_INSTANCES"
-
-
-def default_base_dir() -> Path:
-    """$COSTSCHED_INSTANCES, else `instances` in the user data directory."""
-    import platformdirs
-
-    return Path(os.environ.get(ENV_INSTANCES)
-                or Path(platformdirs.user_data_dir("costsched")) / "instances")
 
 
 class LocalLauncher(Launcher):
@@ -100,7 +88,7 @@ class LocalLauncher(Launcher):
         self.python = python
         self.poll_seconds = poll_seconds  # the agent's publish interval
         self._children: dict[str, subprocess.Popen] = {}  # reaped as they end
-        self._index = _Index()
+        self._index = Index()
         # The machine's settings a job keeps (config launch.pass_env when None).
         self.pass_env = None if pass_env is None else tuple(pass_env)
 
@@ -114,7 +102,7 @@ class LocalLauncher(Launcher):
         base = self._base(create=True)
         folder = self._folder(instance_id, base)
         try:
-            _note_attempt(base, spec.job_id, spec.attempt)  # before the folder exists
+            note_attempt(base, spec.job_id, spec.attempt)  # before the folder exists
         except OSError as exc:
             raise InvalidInput(f"local launcher base directory {base}: not writable "
                                f"({exc.strerror})") from None
@@ -146,14 +134,14 @@ class LocalLauncher(Launcher):
     def request_stop(self, instance_id: str) -> None:
         record = _read_json(self._existing(instance_id) / INSTANCE)
         if self._alive(instance_id, record):
-            _signal(record["pid"], signal.SIGTERM)
+            signal_pid(record["pid"], signal.SIGTERM)
 
     def terminate(self, instance_id: str) -> None:
         folder = self._existing(instance_id)
         (folder / TERMINATED).touch()  # first: a crash half-way still reads as terminated
         record = _read_json(folder / INSTANCE)
         if self._alive(instance_id, record):
-            _signal_group(record["pid"], signal.SIGTERM)
+            signal_group(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
         gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
@@ -161,7 +149,7 @@ class LocalLauncher(Launcher):
         if job_id is None:
             found = self._snapshot()
         else:  # a folder is named <job id>-<attempt>: a job's are found by their names
-            names = _attempts(self._base(), int(job_id))
+            names = attempts(self._base(), int(job_id))
             found = (self._snapshot(prefix=f"{int(job_id)}-") if names is None
                      else self._snapshot(names))
         return [seen.instance for _, seen in sorted(found.items(),
@@ -208,14 +196,14 @@ class LocalLauncher(Launcher):
         (folder / NOTICE).touch()
         record = _read_json(folder / INSTANCE)
         if self._alive(instance_id, record):
-            _signal(record["pid"], signal.SIGTERM)
+            signal_pid(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
         gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
     # --- internals -----------------------------------------------------------------------
 
     def _read(self, instance_id: str, folder: Path, groups: GroupTable | None = None
-              ) -> _Seen | None:
+              ) -> Seen | None:
         """The instance in `folder` now; None when it has no readable record (yet)."""
         record = _read_json(folder / INSTANCE)
         if not (isinstance(record.get("job_id"), int) and "attempt" in record
@@ -260,7 +248,7 @@ class LocalLauncher(Launcher):
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
                             agent=agent)
-        return _Seen(instance, str(record.get("launched_at", "")))
+        return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:
         """Why the agent of a running instance no longer looks after its job ('' when it
@@ -282,7 +270,7 @@ class LocalLauncher(Launcher):
         return True
 
     def _snapshot(self, names: set[str] | None = None, prefix: str | None = None
-                  ) -> dict[str, _Seen]:
+                  ) -> dict[str, Seen]:
         """The instances of the base directory: those named in `names` (their folders
         looked up, the directory not listed), or whose names start with `prefix`, or all
         (one listing of the directory). A folder that has not changed since
@@ -302,10 +290,10 @@ class LocalLauncher(Launcher):
         index = self._index.load(base)
         groups = GroupTable()  # the process table, read once if any instance needs it
         settled_before = time.time_ns() - _SETTLE_NS
-        seen: dict[str, _Seen] = {}
-        settled: dict[str, tuple[int, _Seen]] = {}
+        seen: dict[str, Seen] = {}
+        settled: dict[str, tuple[int, Seen]] = {}
         for name in listed:
-            if not _ID.fullmatch(name):
+            if not ID.fullmatch(name):
                 continue
             try:
                 info = os.lstat(base / name)
@@ -346,7 +334,7 @@ class LocalLauncher(Launcher):
 
     def _folder(self, instance_id: str, base: Path | None = None) -> Path:
         base = base or self._base()
-        if not isinstance(instance_id, str) or not _ID.fullmatch(instance_id):
+        if not isinstance(instance_id, str) or not ID.fullmatch(instance_id):
             raise InvalidInput(f"instance {instance_id!r}: expected <job id>-<attempt> "
                                f"(attempt: {_NAME_RULE})")
         folder = (base / instance_id).resolve()
@@ -420,7 +408,7 @@ class LocalLauncher(Launcher):
         record = _read_json(folder / INSTANCE)
         if record.get("pid") is not None:
             return self.status(instance_id)
-        pid = _find_agent(folder)  # a launch that crashed between starting and recording
+        pid = find_agent(folder)  # a launch that crashed between starting and recording
         if pid is not None:
             stat = proc_stat(pid)
             _write_json(folder / INSTANCE, {**record, "pid": pid,
@@ -432,7 +420,7 @@ class LocalLauncher(Launcher):
         """An instance whose agent's pid was never recorded (costsched stopped mid-launch):
         its agent is adopted if it runs; else it is pending for `start_grace_seconds`
         after the launch, then failed (the next candidate is launched)."""
-        pid = _find_agent(folder)
+        pid = find_agent(folder)
         if pid is not None:
             stat = proc_stat(pid)
             _write_json(folder / INSTANCE, {**record, "pid": pid,
@@ -472,7 +460,7 @@ class LocalLauncher(Launcher):
         if leader is not None and leader.state != "Z" and leader.pgrp == pid:
             return True  # the leader lives: no need to look for the rest of its group
         if leader is not None and leader.state == "Z":
-            _reap(pid)
+            reap(pid)
         if groups is not None:
             return groups.has_members(pid)
         return bool(group_members(pid))
@@ -483,44 +471,10 @@ class LocalLauncher(Launcher):
         while self._alive(instance_id, record) and time.monotonic() < deadline:
             time.sleep(_WAIT)
         if self._alive(instance_id, record):
-            _signal_group(record["pid"], signal.SIGKILL)
+            signal_group(record["pid"], signal.SIGKILL)
             deadline = time.monotonic() + _KILL_WAIT
             while self._alive(instance_id, record) and time.monotonic() < deadline:
                 time.sleep(_WAIT)
-
-
-# What a local instance's agent gets from costsched's environment: a clean base and the
-# machine's numeric and device settings allowed by config launch.pass_env, never
-# costsched's own settings or secrets (COSTSCHED_*, tokens, cloud credentials).
-_BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGNAME")
-# The agent needs these to import costsched and launchers (and credentials, below, and the
-# stores' endpoints where they are not the clouds' own, to reach a bucket); the job does
-# not see them.
-_AGENT_ENV = ("PYTHONPATH", "VIRTUAL_ENV", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
-              "STORAGE_EMULATOR_HOST")
-
-
-def instance_environment(envs: dict[str, str], python: str,
-                         pass_env: Sequence[str] = ()) -> dict[str, str]:
-    """The environment of a local instance's agent: PATH (with `python`'s directory first,
-    so that the job's `python` is the one costsched runs on), the base variables above,
-    the machine's variables `pass_env` allows (`costsched.config.passed_env`: never a
-    secret), the job's own `envs` over them; and, for the agent alone, what it needs to
-    import its code."""
-    from costsched.config import passed_env
-
-    bin_dir = str(Path(python).parent)
-    env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
-    env.update(passed_env(tuple(pass_env), os.environ))
-    env["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", os.defpath)])
-    # Cloud credentials too: the agent may publish to a bucket; the job uses none.
-    private = (*_AGENT_ENV, *sorted(clouds.credential_envs()))
-    agent_only = [k for k in private if k in os.environ and k not in envs]
-    env.update({k: os.environ[k] for k in agent_only})
-    env.update(envs)
-    if agent_only:
-        env[ENV_AGENT_ONLY] = ",".join(agent_only)
-    return env
 
 
 def _instance_id(spec: LaunchSpec) -> str:
@@ -562,137 +516,11 @@ def _read_json(path: Path) -> dict:
     return doc if isinstance(doc, dict) else {}
 
 
-def _note_attempt(base: Path, job_id: int, attempt: str) -> None:
-    """Enter the attempt in JOBS (made from the folders there are, the first time)."""
-    jobs = base / JOBS
-    if not jobs.is_dir():
-        _build_jobs(base)
-    (jobs / str(job_id)).mkdir(exist_ok=True)
-    (jobs / str(job_id) / attempt).touch()
-
-
-def _build_jobs(base: Path) -> None:
-    """JOBS from the instance folders of `base` (made by a version before it): built
-    aside, then renamed into place, so that it is complete whenever it exists."""
-    temp = base / f"{JOBS}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    temp.mkdir()
-    for name in os.listdir(base):
-        if _ID.fullmatch(name):
-            job, _, attempt = name.partition("-")
-            (temp / job).mkdir(exist_ok=True)
-            (temp / job / attempt).touch()
-    try:
-        os.rename(temp, base / JOBS)
-    except OSError:  # another process made it first: its entries and ours are the same
-        shutil.rmtree(temp, ignore_errors=True)
-
-
-def _attempts(base: Path, job_id: int) -> set[str] | None:
-    """The instance ids JOBS holds for the job; None when there is no JOBS (a directory
-    no launch of this version wrote to): then the directory is listed."""
-    try:
-        return {f"{job_id}-{attempt}" for attempt in os.listdir(base / JOBS / str(job_id))}
-    except FileNotFoundError:
-        return None if not (base / JOBS).is_dir() else set()
-
 
 def _ended(status: dict) -> bool:
     """Whether the agent's status.json says the job ended (it says "running" while it runs)."""
     return bool(status) and status.get("state", "running") != "running"
 
-
-@dataclass(frozen=True)
-class _Seen:
-    instance: Instance
-    launched_at: str  # ISO time of the launch: instances() lists in launch order
-
-
-class _Index:
-    """INDEX: instances that settled, by folder name, with the folder's change time then.
-    Any process may rewrite it (a temporary file renamed over it): an entry lost to a
-    concurrent rewrite only means that folder is read again. Kept parsed between calls
-    while the file is unchanged."""
-
-    def __init__(self) -> None:
-        self._stamp: tuple[int, int, int] | None = None
-        self._entries: dict[str, tuple[int, _Seen]] = {}
-
-    def load(self, base: Path) -> dict[str, tuple[int, _Seen]]:
-        path = base / INDEX
-        try:
-            stat = path.stat()
-        except OSError:
-            self._stamp, self._entries = None, {}
-            return self._entries
-        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        if stamp != self._stamp:
-            self._stamp, self._entries = stamp, _parse_index(_read_json(path))
-        return self._entries
-
-    def save(self, base: Path, settled: dict[str, tuple[int, _Seen]], gone: set[str]
-             ) -> None:
-        entries = {n: e for n, e in {**self.load(base), **settled}.items() if n not in gone}
-        doc = {"version": _INDEX_VERSION, "instances": {
-            name: [changed, seen.launched_at, dataclasses.asdict(seen.instance)]
-            for name, (changed, seen) in entries.items()}}
-        temp = base / f"{INDEX}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-        try:
-            temp.write_text(json.dumps(doc, separators=(",", ":")))
-            os.replace(temp, base / INDEX)
-            stat = (base / INDEX).stat()
-        except OSError:  # a read-only base: the folders are read each time instead
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            return
-        self._entries = entries
-        self._stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-
-
-def _parse_index(doc: dict) -> dict[str, tuple[int, _Seen]]:
-    """The index's entries; one that does not read as an instance is left out (its folder
-    is then read)."""
-    if doc.get("version") != _INDEX_VERSION or not isinstance(doc.get("instances"), dict):
-        return {}
-    entries = {}
-    for name, entry in doc["instances"].items():
-        try:
-            changed, launched_at, fields = entry
-            instance = Instance(**{**fields, "offering_key": tuple(fields["offering_key"])})
-        except (TypeError, ValueError, KeyError):
-            continue
-        if (isinstance(changed, int) and isinstance(launched_at, str)
-                and instance.state in INSTANCE_STATES and instance.id == name):
-            entries[name] = (changed, _Seen(instance, launched_at))
-    return entries
-
-
-def _signal(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signum)
-
-
-def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signum)
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):  # not ours: its parent reaps it
-        os.waitpid(pid, os.WNOHANG)
-
-
-def _find_agent(folder: Path) -> int | None:
-    """The pid of an agent running for `folder`, from the process table."""
-    if not has_proc():
-        return None
-    for entry in Path("/proc").iterdir():
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            continue
-        if b"launchers.agent" in argv and str(folder).encode() in argv:
-            return int(entry.name)
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:
