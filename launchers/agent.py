@@ -42,10 +42,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from launchers.checkpoints import CheckpointStore, open_store
+from launchers.gang_agent import GangFile, Rounds
 from launchers.heartbeats import beat
 from launchers.notices import metadata_url, notice_present, redact
 from launchers.procfs import group_members, has_proc
@@ -97,6 +99,8 @@ class Agent:
         self.code_dir = workdir / CODE
         self.publisher = Publisher(store, self.checkpoints)
         self._reported: dict = {}
+        self.rounds: Rounds | None = None  # a gang's node: its rounds (launchers.gang_agent)
+        self.grace = 10.0  # seconds a gang's paused job has to stop before it is killed
 
     @property
     def stop_reason(self) -> str:
@@ -126,12 +130,38 @@ class Agent:
                     "checkpoint_version": self.publisher.version, "detail": str(exc)}
         if self.stop_reason:
             return self._status(0)
+        if self.rounds is not None:  # a gang's node: the job runs round after round
+            return self.rounds.run(self, env)
+        return self._status(self.run_job(env))
+
+    def run_job(self, env: dict[str, str], pause: Callable[[], bool] | None = None) -> int:
+        """The command, until it exits (stopped when asked to, or when `pause` says so);
+        its exit code, once what it checkpointed is published."""
         job = self._start(self.command, env)
-        self._supervise(job)
+        self._supervise(job, pause)
         exit_code = _exit_code(job.returncode)
         self._wait_for_group()
         self.publisher.publish_changed()
+        return exit_code
+
+    # --- what a gang's rounds use (launchers.gang_agent) ---------------------------------
+
+    def outcome(self, exit_code: int) -> dict:
         return self._status(exit_code)
+
+    def report(self, status: dict) -> None:
+        write_status(self.workdir, status)
+        self._reported = status
+
+    def heartbeat(self) -> None:
+        self._beat()
+
+    def restore_newest(self) -> None:
+        """The newest verified checkpoint, when it is not the one this node holds."""
+        newest = self.store.newest_verified()
+        if newest is not None and newest.version != self.publisher.version:
+            self.publisher.version = restore(self.store, self.checkpoints)
+            self.publisher.remember_all()
 
     def _start(self, command: str, env: dict[str, str]) -> subprocess.Popen:
         with (self.workdir / JOB_LOG).open("ab") as out:
@@ -179,8 +209,12 @@ class Agent:
         with (self.workdir / JOB_LOG).open("ab") as out:
             out.write(b"costsched: setup done\n")
 
-    def _supervise(self, job: subprocess.Popen) -> None:
+    def _supervise(self, job: subprocess.Popen, pause: Callable[[], bool] | None = None
+                   ) -> None:
+        """Until `job` exits: publish, beat, report, and forward a stop (or `pause`: a
+        gang's round that ends, whose job is killed after `grace` seconds) as SIGTERM."""
         forwarded = False
+        kill_at: float | None = None
         next_publish = next_notice = time.monotonic()
         next_publish += self.poll
         self._beat()
@@ -190,10 +224,18 @@ class Agent:
                 if notice_present(self.notice_url):
                     _stop["reason"] = "preemption notice"
                 next_notice = time.monotonic() + self.poll
+            if not forwarded and pause is not None and pause():
+                log.info("the gang's round ends: SIGTERM to the job")
+                _forward_sigterm(job.pid)
+                forwarded, kill_at = True, now + self.grace
             if self.stop_reason and not forwarded:
                 log.info("%s: SIGTERM to the job", self.stop_reason)
                 _forward_sigterm(job.pid)
                 forwarded = True
+            if kill_at is not None and now >= kill_at:  # the round must end: nothing runs on
+                log.info("the job did not stop in %g s: killed", self.grace)
+                _kill_job()
+                kill_at = None
             if now >= next_publish:
                 self._beat()
                 self.publisher.publish_changed()
@@ -293,6 +335,15 @@ def _forward_sigterm(shell_pid: int) -> None:
             os.kill(pid, signal.SIGTERM)
 
 
+def _kill_job() -> None:
+    """SIGKILL to every process of the group but the agent."""
+    if not has_proc():
+        return
+    for pid in set(group_members(os.getpgrp())) - {os.getpid()}:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _is_shell(pid: int) -> bool:
     try:
         return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath("/bin/sh")
@@ -379,6 +430,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-publish", action="store_true",
                         help="restore the checkpoints but never publish them (a gang's "
                         "nodes other than rank 0: rank 0 publishes)")
+    parser.add_argument("--gang-file", type=Path, default=None,
+                        help="a gang's node: the gang's rounds (launchers.gang_agent)")
+    parser.add_argument("--rank", type=int, default=0, help="a gang's node: its rank")
+    parser.add_argument("--gang-wait", type=float, default=600.0,
+                        help="a gang's node: seconds to wait for the launcher's word after "
+                        "its round ended")
+    parser.add_argument("--grace", type=float, default=10.0,
+                        help="a gang's node: seconds a paused job has to stop")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -409,6 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     agent = Agent(args.job_id, store, workdir, args.command, args.poll, notice_url, code,
                   args.setup, args.attempt, args.heartbeat_seconds)
     agent.publisher.enabled = not args.no_publish
+    agent.grace = args.grace
+    if args.gang_file is not None:
+        agent.rounds = Rounds(GangFile(args.gang_file), args.rank, args.gang_wait)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
         if args.mounts:  # the task's file mounts, before its setup (launchers.mounts)

@@ -178,9 +178,13 @@ class LocalLauncher(Launcher):
         self._end(instance_id, record, 0)
         gang.end_nodes(self, instance_id, folder, 0)
 
-    def preempt_node(self, instance_id: str, rank: int) -> None:
-        """Take one node of a gang away without notice (rank 0: the instance's own)."""
+    def preempt_node(self, instance_id: str, rank: int, capacity: bool = True) -> None:
+        """Take one node of a gang away without notice (rank 0: the instance's own);
+        `capacity` False: and none is left where it ran, so that it cannot be replaced
+        there (the gang then moves)."""
         folder = self._existing(instance_id)
+        if not capacity:
+            (folder / gang.NO_CAPACITY).touch()
         if rank == 0:
             self._end(instance_id, _read_json(folder / INSTANCE), 0)
             return
@@ -221,6 +225,7 @@ class LocalLauncher(Launcher):
                 status = _read_json(folder / STATUS)
                 terminated = (folder / TERMINATED).exists()
         ended = status if _ended(status) else {}
+        lost: tuple[int, ...] = ()
         agent = ""
         if terminated:
             state, detail = "terminated", "terminated by costsched"
@@ -236,10 +241,10 @@ class LocalLauncher(Launcher):
         else:
             state, detail = "preempted", "process gone without a status (killed)"
         if record.get("nodes", 1) > 1:
-            state, detail, again = gang.gang_state(self, instance_id, folder, record, state,
-                                                   detail)
-            if again:  # the gang was broken just now: read its end
+            view = gang.gang_state(self, instance_id, folder, record, status, state, detail)
+            if view.again:  # the gang was ended just now: read its end
                 return self._read(instance_id, folder)
+            state, detail, lost = view.state, view.detail, view.lost
         step = status.get("step")
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
@@ -247,7 +252,7 @@ class LocalLauncher(Launcher):
                             step=step if isinstance(step, int) and step >= 0 else None,
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
-                            agent=agent)
+                            agent=agent, lost_nodes=lost)
         return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:
@@ -255,6 +260,14 @@ class LocalLauncher(Launcher):
         does): `launchers.agent_recovery.trouble`."""
         return agent_recovery.trouble(folder, record.get("pid"), record.get("start_time"),
                                       self.poll_seconds)
+
+    def repair_nodes(self, instance_id: str, spec: LaunchSpec) -> str:
+        """`Launcher.repair_nodes` for a local gang (`launchers.gang_repair`)."""
+        from launchers import gang_repair
+
+        folder = self._existing(instance_id)
+        return gang_repair.repair(self, instance_id, folder, _read_json(folder / INSTANCE),
+                                  spec)
 
     def recover_agent(self, instance_id: str) -> bool:
         """`Launcher.recover_agent` for a local instance (`launchers.agent_recovery`)."""
@@ -357,8 +370,9 @@ class LocalLauncher(Launcher):
             if unapplied:  # said once, at the head of the instance's log
                 (folder / "agent.log").write_text(unapplied + "\n")
             if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
-                gang.start_nodes(self, instance_id, folder, spec, nodes)
-            child = self._spawn(folder, spec, envs, publish=True)
+                gang.start_gang(self, instance_id, folder, spec, nodes)
+            child = self._spawn(folder, spec, envs, publish=True,
+                                gang_file=folder / gang.GANG if nodes > 1 else None)
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the command or envs
             gang.end_nodes(self, instance_id, folder, 0)
             why = getattr(exc, "strerror", None) or str(exc)
@@ -375,14 +389,19 @@ class LocalLauncher(Launcher):
         return self.status(instance_id)
 
     def _spawn(self, folder: Path, spec: LaunchSpec, node_envs: dict[str, str],
-               publish: bool) -> subprocess.Popen:
-        """An agent for the job in `folder` (OSError, ValueError when it cannot start)."""
+               publish: bool, gang_file: Path | None = None,
+               rank: int = 0) -> subprocess.Popen:
+        """An agent for the job in `folder` (OSError, ValueError when it cannot start);
+        a gang's node (`gang_file`: the gang's rounds) of rank `rank`."""
         env = instance_environment({**spec.envs, **node_envs}, self.python, self._pass_env())
         argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
                 "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
                 "--poll", str(self.poll_seconds)]
         if not publish:
             argv += ["--no-publish"]
+        if gang_file is not None:
+            argv += ["--gang-file", str(gang_file), "--rank", str(rank),
+                     "--grace", str(self.grace_seconds)]
         if spec.code_uri:
             argv += ["--code-uri", spec.code_uri, "--code-sha256", spec.code_sha256,
                      "--code-size", str(spec.code_size)]
@@ -535,6 +554,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-dir", type=Path, required=True)
     parser.add_argument("--node", type=int, default=None,
                         help="preempt: one node of a multi-node job (its rank)")
+    parser.add_argument("--no-capacity", action="store_true",
+                        help="preempt --node: and leave no capacity where it ran, so that "
+                        "the job moves")
     args = parser.parse_args(argv)
     launcher = LocalLauncher(args.base_dir)
     live = [i for i in launcher.instances(args.job_id) if i.state == "running"]
@@ -542,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"job {args.job_id}: no running instance under {args.base_dir}", file=sys.stderr)
         return 1
     if args.node is not None and args.action == "preempt":
-        launcher.preempt_node(live[-1].id, args.node)
+        launcher.preempt_node(live[-1].id, args.node, capacity=not args.no_capacity)
         print(f"preempt: node {args.node} of instance {live[-1].id} of job {args.job_id}")
         return 0
     getattr(launcher, args.action)(live[-1].id)

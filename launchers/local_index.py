@@ -125,7 +125,8 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
     for name, entry in doc["instances"].items():
         try:
             changed, launched_at, fields = entry
-            instance = Instance(**{**fields, "offering_key": tuple(fields["offering_key"])})
+            instance = Instance(**{**fields, "offering_key": tuple(fields["offering_key"]),
+                                   "lost_nodes": tuple(fields.get("lost_nodes", ()))})
         except (TypeError, ValueError, KeyError):
             continue
         if (isinstance(changed, int) and isinstance(launched_at, str)

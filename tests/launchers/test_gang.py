@@ -95,15 +95,77 @@ def test_only_rank_0_publishes_checkpoints(tmp_path, launcher):
     assert {c.name for c in store.list()} == {"from-0"}
 
 
-def test_losing_a_node_ends_the_gang_as_preempted_after_rank_0_stopped(tmp_path, launcher):
+ROUNDS = ('echo "round=$COSTSCHED_GANG_ROUND rank=$SKYPILOT_NODE_RANK"; '
+          'ls "$CHECKPOINT_DIR"; '
+          'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then echo "$COSTSCHED_GANG_ROUND" > '
+          '"$CHECKPOINT_DIR/round-$COSTSCHED_GANG_ROUND"; fi; exec sleep 60')
+
+
+def node_pid(launcher: LocalLauncher, instance_id: str, rank: int) -> int:
+    folder = launcher.base_dir.resolve() / instance_id
+    name = INSTANCE if rank == 0 else gang.NODE
+    return gang.read_json(gang.node_folder(folder, rank) / name)["pid"]
+
+
+def test_losing_a_node_leaves_the_others_running_until_it_is_replaced(tmp_path, launcher):
     instance = launcher.launch(spec(tmp_path, "sleep 60"))
     assert wait_state(launcher, instance.id, ("running",)) == "running"
     pids = node_pids(launcher, instance.id)
     assert len(pids) == 2 and alive(pids) == pids
     launcher.preempt_node(instance.id, 1)
     seen = launcher.status(instance.id)
-    assert seen.state == "preempted" and seen.detail.startswith("node 1 was preempted")
-    assert alive(pids) == []  # rank 0 is not left running alone
+    assert seen.state == "running" and seen.lost_nodes == (1,)
+    assert seen.detail.startswith("node 1 was preempted: its replacement is awaited")
+    assert alive(pids) == pids[:1]  # rank 0 is kept, waiting
+    assert launcher.status(instance.id).lost_nodes == (1,)  # a read changes nothing
+
+
+def test_a_lost_node_is_replaced_where_it_was_and_the_survivor_kept(tmp_path, launcher):
+    job = spec(tmp_path, ROUNDS)
+    instance = launcher.launch(job)
+    wait_state(launcher, instance.id, ("running",))
+    folder = launcher.base_dir.resolve() / instance.id
+    wait_for_log(launcher, instance.id, 0, "round=1 rank=0")
+    rank0, rank1 = node_pid(launcher, instance.id, 0), node_pid(launcher, instance.id, 1)
+    launcher.preempt_node(instance.id, 1)
+    said = launcher.repair_nodes(instance.id, job)
+    assert said.startswith("node 1 was preempted: replaced in us-east-1a, the other nodes "
+                           "kept") and "(round 2)" in said
+    assert node_pid(launcher, instance.id, 0) == rank0  # the same agent: the node is kept
+    assert node_pid(launcher, instance.id, 1) != rank1  # a new node in the lost one's place
+    assert alive([rank0]) == [rank0] and alive([rank1]) == []
+    assert (folder / gang.NODES / "1.lost-1" / "job.log").is_file()  # the old node's log
+    for rank in (0, 1):  # a new rendezvous: every node runs round 2
+        wait_for_log(launcher, instance.id, rank, f"round=2 rank={rank}")
+    # rank 0 checkpointed round 1, published it as it paused; the new node 1 restored it
+    wait_for_log(launcher, instance.id, 1, "round-1")
+    seen = launcher.status(instance.id)
+    assert seen.state == "running" and seen.lost_nodes == ()
+    assert launcher.repair_nodes(instance.id, job) == ""  # nothing more to repair
+    assert len(alive(node_pids(launcher, instance.id))) == 2
+
+
+def test_a_lost_node_without_capacity_where_it_was_ends_the_gang(tmp_path, launcher):
+    from launchers.base import CapacityError
+
+    job = spec(tmp_path, "sleep 60")
+    instance = launcher.launch(job)
+    wait_state(launcher, instance.id, ("running",))
+    pids = node_pids(launcher, instance.id)
+    launcher.preempt_node(instance.id, 1, capacity=False)
+    with pytest.raises(CapacityError, match="no capacity to replace node 1"):
+        launcher.repair_nodes(instance.id, job)
+    seen = launcher.status(instance.id)
+    assert seen.state == "preempted" and "cannot be replaced in us-east-1a" in seen.detail
+    assert alive(pids) == []  # ended as a whole, to move where N nodes fit
+
+
+def wait_for_log(launcher: LocalLauncher, instance_id: str, rank: int, text: str) -> None:
+    deadline = time.monotonic() + 60
+    while text not in launcher.logs(instance_id, node=rank):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"node {rank}: {text!r} not in its log")
+        time.sleep(0.1)
 
 
 def test_a_node_whose_job_fails_fails_the_gang(tmp_path, launcher):
@@ -133,10 +195,10 @@ def test_the_launch_is_all_or_nothing(tmp_path, launcher, monkeypatch):
     real = LocalLauncher._spawn
     started: list[int] = []
 
-    def spawn(self, folder, spec, envs, publish):  # noqa: ANN001, ANN202
+    def spawn(self, folder, spec, envs, publish, **gang_args):  # noqa: ANN001, ANN003, ANN202
         if publish:  # rank 0, started last: it cannot start
             raise OSError(24, "Too many open files")
-        child = real(self, folder, spec, envs, publish)
+        child = real(self, folder, spec, envs, publish, **gang_args)
         started.append(child.pid)
         return child
 
@@ -169,4 +231,8 @@ def test_one_node_is_preempted_from_the_command_line(tmp_path, launcher, capsys)
                        str(launcher.base_dir)]) == 0
     assert "node 1 of instance 7-a1" in capsys.readouterr().out
     seen = launcher.status(instance.id)
-    assert seen.state == "preempted" and seen.detail.startswith("node 1 was preempted")
+    assert seen.state == "running" and seen.lost_nodes == (1,)
+    assert not (launcher.base_dir / instance.id / gang.NO_CAPACITY).exists()
+    assert local.main(["preempt", "7", "--node", "1", "--no-capacity", "--base-dir",
+                       str(launcher.base_dir)]) == 0
+    assert (launcher.base_dir / instance.id / gang.NO_CAPACITY).exists()

@@ -1,0 +1,80 @@
+"""A gang that lost nodes while rank 0 runs, repaired where it is: the local launcher's
+`repair_nodes` (asked under the job's lease).
+
+1. the gang's round is paused (`launchers.gang_agent`): every node still running stops its
+   job, rank 0's checkpointing on SIGTERM, its agent publishing what it wrote;
+2. each lost node is replaced where it was (the same offering and zone: its node folder,
+   the old one kept aside as nodes/<rank>.lost-<round>); the replacement fetches the code,
+   runs setup and restores the newest checkpoint while the others wait;
+3. once every node still running has paused, the next round begins: every node, kept or
+   new, restarts the job from the newest checkpoint with the new round's addresses.
+
+The job never runs twice: no node starts the next round before every node has left the
+last. A replacement that cannot start there (no capacity: simulated by NO_CAPACITY in the
+instance's folder) ends the gang as preempted, and the job moves where N nodes fit, as
+after any preemption; a gang that does not pause in time is ended the same way. N agents
+at most are alive throughout: the lost node's is gone before its replacement starts.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from launchers import gang
+from launchers.base import CapacityError, LaunchSpec
+
+_PAUSE_MARGIN = 5.0  # seconds beyond the grace period (and a kill) for a round to pause
+_KILL_WAIT = 10.0
+
+
+def repair(launcher: gang.Spawner, instance_id: str, folder: Path, record: dict,
+           spec: LaunchSpec) -> str:
+    """Replace the gang's lost nodes where they were and resume it on N nodes (the
+    module's doc): what was done, in one line ('' when there was nothing to repair).
+    CapacityError when a replacement cannot start there: the gang was ended."""
+    if gang.read_json(folder / gang.NODE_LOST) or not launcher._alive(instance_id, record):
+        return ""  # the gang ended (or rank 0 is gone): the job is recovered as a whole
+    lost = [r for r, (kind, _) in gang.conditions(launcher, instance_id, folder).items()
+            if kind == "lost"]
+    if not lost:
+        return ""
+    nodes = int(record.get("nodes", 1))
+    where = spec.offering.zone or spec.offering.region
+    names = ", ".join(str(r) for r in lost)
+    if (folder / gang.NO_CAPACITY).exists():
+        gang.end_gang(launcher, instance_id, folder, {
+            "rank": lost[0], "state": "preempted",
+            "detail": f"node {names} was preempted and cannot be replaced in {where} (no "
+                      "capacity there): the gang was ended, to move where N nodes fit"})
+        raise CapacityError(spec.offering, f"no capacity to replace node {names}")
+    number = int(gang.read_json(folder / gang.GANG).get("round", 1))
+    gang.write_round(folder, number, nodes, paused=True)
+    for rank in lost:
+        old = gang.node_folder(folder, rank)
+        os.replace(old, old.with_name(f"{rank}.lost-{number}"))
+        gang.start_node(launcher, instance_id, folder, spec, rank, nodes)
+    kept = [0, *(r for r in gang.ranks(folder) if r not in lost)]
+    if not gang.wait_until(lambda: all(_left(launcher, instance_id, folder, r, number)
+                                       for r in kept),
+                           launcher.grace_seconds + _KILL_WAIT + _PAUSE_MARGIN):
+        gang.end_gang(launcher, instance_id, folder, {
+            "rank": lost[0], "state": "preempted",
+            "detail": f"node {names} was preempted and the gang did not pause in time: "
+                      "it was ended, to be recovered from its newest checkpoint"})
+        return f"node {names} was preempted; the gang did not pause in time and was ended"
+    gang.write_round(folder, number + 1, nodes)
+    return (f"node {names} was preempted: replaced in {where}, the other nodes kept; the "
+            f"gang resumes from its newest checkpoint (round {number + 1})")
+
+
+def _left(launcher: gang.Spawner, instance_id: str, folder: Path, rank: int,
+          number: int) -> bool:
+    """Whether node `rank` has left round `number`: its job ended, or its agent is gone."""
+    where = gang.node_folder(folder, rank)
+    key, name = (instance_id, "instance.json") if rank == 0 else \
+        (f"{instance_id}/{rank}", gang.NODE)
+    if not launcher._alive(key, gang.read_json(where / name)):
+        return True
+    status = gang.read_json(where / "status.json")
+    return status.get("round") == number and status.get("phase") in ("paused", "exited")
