@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Mapping
@@ -220,7 +221,9 @@ def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
     if not verdict and started and state in ("running", "failed"):
         current = read_json(folder / GANG)
         if current.get("paused") and state == "running":  # being repaired: not judged
-            return GangView("running", "the gang is paused while a lost node is replaced")
+            lost = replaced_in(folder, current.get("round", 1))
+            return GangView("running", "the gang is paused while node "
+                            f"{', '.join(map(str, lost))} is replaced", lost=lost)
         nodes = conditions(launcher, instance_id, folder, current.get("round"))
         lost = tuple(r for r, (kind, _) in nodes.items() if kind == "lost")
         if lost and state == "running":  # rank 0 lives: the node is replaced (`repair`)
@@ -280,3 +283,13 @@ def conditions(launcher: Spawner, instance_id: str, folder: Path,
         elif ended.get("state") != "succeeded":
             found[rank] = ("lost", f"node {rank} was preempted")
     return found
+
+
+def replaced_in(folder: Path, number: int) -> tuple[int, ...]:
+    """The nodes replaced while round `number` was paused (their old folders kept)."""
+    try:
+        names = os.listdir(folder / NODES)
+    except OSError:
+        return ()
+    return tuple(sorted({int(n.split(".")[0]) for n in names
+                         if re.fullmatch(rf"[0-9]+\.lost-{number}(-[0-9]+)?", n)}))

@@ -37,35 +37,49 @@ def repair(launcher: gang.Spawner, instance_id: str, folder: Path, record: dict,
         return ""  # the gang ended (or rank 0 is gone): the job is recovered as a whole
     lost = [r for r, (kind, _) in gang.conditions(launcher, instance_id, folder).items()
             if kind == "lost"]
-    if not lost:
+    doc = gang.read_json(folder / gang.GANG)
+    number, paused = int(doc.get("round", 1)), bool(doc.get("paused"))
+    if not lost and not paused:
         return ""
     nodes = int(record.get("nodes", 1))
     where = spec.offering.zone or spec.offering.region
-    names = ", ".join(str(r) for r in lost)
-    if (folder / gang.NO_CAPACITY).exists():
+    if lost and (folder / gang.NO_CAPACITY).exists():
+        names = ", ".join(str(r) for r in lost)
         gang.end_gang(launcher, instance_id, folder, {
             "rank": lost[0], "state": "preempted",
             "detail": f"node {names} was preempted and cannot be replaced in {where} (no "
                       "capacity there): the gang was ended, to move where N nodes fit"})
         raise CapacityError(spec.offering, f"no capacity to replace node {names}")
-    number = int(gang.read_json(folder / gang.GANG).get("round", 1))
-    gang.write_round(folder, number, nodes, paused=True)
+    if not paused:
+        gang.write_round(folder, number, nodes, paused=True)
     for rank in lost:
-        old = gang.node_folder(folder, rank)
-        os.replace(old, old.with_name(f"{rank}.lost-{number}"))
+        _retire(gang.node_folder(folder, rank), number)
         gang.start_node(launcher, instance_id, folder, spec, rank, nodes)
-    kept = [0, *(r for r in gang.ranks(folder) if r not in lost)]
+    # A repair cut short (costsched stopped) is carried on: the round is still paused,
+    # its replacements started.
+    replaced = gang.replaced_in(folder, number)
+    names = ", ".join(str(r) for r in replaced)
+    kept = [0, *(r for r in gang.ranks(folder) if r not in replaced)]
     if not gang.wait_until(lambda: all(_left(launcher, instance_id, folder, r, number)
                                        for r in kept),
                            launcher.grace_seconds + _KILL_WAIT + _PAUSE_MARGIN):
         gang.end_gang(launcher, instance_id, folder, {
-            "rank": lost[0], "state": "preempted",
+            "rank": replaced[0] if replaced else 0, "state": "preempted",
             "detail": f"node {names} was preempted and the gang did not pause in time: "
                       "it was ended, to be recovered from its newest checkpoint"})
         return f"node {names} was preempted; the gang did not pause in time and was ended"
     gang.write_round(folder, number + 1, nodes)
     return (f"node {names} was preempted: replaced in {where}, the other nodes kept; the "
             f"gang resumes from its newest checkpoint (round {number + 1})")
+
+
+def _retire(where: Path, number: int) -> None:
+    """A lost node's folder, kept aside (its logs) as <rank>.lost-<round>[-n]."""
+    target, n = where.with_name(f"{where.name}.lost-{number}"), 1
+    while target.exists():
+        n += 1
+        target = where.with_name(f"{where.name}.lost-{number}-{n}")
+    os.replace(where, target)
 
 
 def _left(launcher: gang.Spawner, instance_id: str, folder: Path, rank: int,

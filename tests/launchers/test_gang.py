@@ -160,6 +160,36 @@ def test_a_lost_node_without_capacity_where_it_was_ends_the_gang(tmp_path, launc
     assert alive(pids) == []  # ended as a whole, to move where N nodes fit
 
 
+def test_a_repair_cut_short_is_carried_on(tmp_path, launcher):
+    job = spec(tmp_path, ROUNDS)
+    instance = launcher.launch(job)
+    wait_for_log(launcher, instance.id, 0, "round=1 rank=0")
+    folder = launcher.base_dir.resolve() / instance.id
+    launcher.preempt_node(instance.id, 1)
+    # costsched stopped after pausing the round and starting the replacement
+    gang.write_round(folder, 1, 2, paused=True)
+    (folder / gang.NODES / "1").rename(folder / gang.NODES / "1.lost-1")
+    gang.start_node(launcher, instance.id, folder, job, 1, 2)
+    started = node_pid(launcher, instance.id, 1)
+    seen = launcher.status(instance.id)
+    assert seen.state == "running" and seen.lost_nodes == (1,)
+    assert "paused while node 1 is replaced" in seen.detail
+    assert "(round 2)" in launcher.repair_nodes(instance.id, job)
+    assert node_pid(launcher, instance.id, 1) == started  # not replaced twice
+    for rank in (0, 1):
+        wait_for_log(launcher, instance.id, rank, f"round=2 rank={rank}")
+
+
+def test_rank_0_whose_job_fails_fails_the_gang(tmp_path, launcher):
+    command = 'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then exit 4; fi; sleep 60'
+    instance = launcher.launch(spec(tmp_path, command))
+    state = wait_state(launcher, instance.id, ("failed", "succeeded", "preempted"))
+    seen = launcher.status(instance.id)
+    assert state == "failed" and seen.detail.startswith("exit code 4"), seen.detail
+    assert alive(node_pids(launcher, instance.id)) == []
+    assert launcher.status(instance.id).state == "failed"  # every later read says the same
+
+
 def wait_for_log(launcher: LocalLauncher, instance_id: str, rank: int, text: str) -> None:
     deadline = time.monotonic() + 60
     while text not in launcher.logs(instance_id, node=rank):
