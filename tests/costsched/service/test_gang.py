@@ -295,3 +295,35 @@ def test_a_gang_is_decided_at_n_instances_price_and_hazard_its_egress_once(world
     assert one.move is not None and two.move is not None
     assert one.move.egress_usd > 0  # copied once, whatever the nodes
     assert two.move.egress_usd == pytest.approx(one.move.egress_usd)
+
+
+def test_a_gangs_restart_is_the_boot_and_the_rendezvous(world) -> None:
+    from costsched.jobspec import resolve
+    from costsched.optimize.decision import Overheads
+    from costsched.service.decide import Ask, decide_all
+    from costsched.taskfile import load
+    from costsched.throughput import ThroughputTable
+
+    one_node, gang_of_two = Overheads(), Overheads().gang(2)
+    assert gang_of_two.restart_hours(1.0) == pytest.approx(
+        one_node.restart_hours(1.0) + one_node.rendezvous_minutes / 60)
+    assert gang_of_two.gang(2) == gang_of_two  # once: a gang's overheads are not stacked
+    assert Overheads().gang(1) == one_node and Overheads.free().gang(8).restart_hours(1) == 0
+    store, _, tmp = world
+    [spec] = load(task(tmp, free_port(), 0.0))
+    at = datetime.now(timezone.utc)
+    two = resolve(spec, ThroughputTable.load(), at)
+    one = resolve(spec.model_copy(update={"num_nodes": 1}), ThroughputTable.load(), at)
+    assert two.restart_hours == pytest.approx(one.restart_hours + 3 / 60)
+    store.ingest(pd.DataFrame([dict(  # somewhere to move to: the move's restart is priced
+        cloud="aws", region="us-east-1", zone="us-east-1b", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=0.25, effective_at=at - timedelta(hours=1), source="test")]))
+    here = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+    alone, gang_move = decide_all(store, [Ask(two.job, "us-east-1", here, table=two.table),
+                                          Ask(two.job, "us-east-1", here, table=two.table,
+                                              nodes=2)], margin=0.0)
+    assert alone.move is not None and gang_move.move is not None
+    assert gang_move.move.restart_usd == pytest.approx(  # N instances idle, the rendezvous too
+        2 * alone.move.restart_usd * gang_of_two.restart_hours(1.0)
+        / one_node.restart_hours(1.0))
