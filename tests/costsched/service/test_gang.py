@@ -171,6 +171,31 @@ def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world, monkeypatch) -> N
     result = [c for c in checkpoints.list() if c.name == "result.json"][-1]
     got = checkpoints.fetch(result, tmp / "final")
     assert json.loads(Path(got).read_text()) == expected
+    # `report`: the job's nodes, each charged from the stored price
+    from costsched.report import build as build_report
+
+    [row] = build_report(store, job=job.id).jobs.to_dict("records")
+    assert row["nodes"] == 2 and row["hours"] > 0
+    assert row["compute_usd"] == pytest.approx(2 * 1.25 * row["hours"])
+    shown = CliRunner().invoke(app, ["report", "--job", str(job.id), "--json", *db])
+    assert json.loads(shown.output)["jobs"][0]["nodes"] == 2
+
+
+def test_the_daemon_says_a_gangs_nodes(world, caplog) -> None:
+    import logging
+
+    from costsched.config import Config
+    from costsched.daemon import Daemon
+
+    store, launcher, tmp = world
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    [job] = service.launch(store, task(tmp, free_port(), 0.05), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+    daemon = Daemon(store, Config(), tasks=("replan",), launchers=lambda _: launcher,
+                    settle_seconds=5)
+    daemon.replan()
+    [stays] = [r.getMessage() for r in caplog.records if "event=stays" in r.getMessage()]
+    assert f"job={job.id} nodes=2 " in stays
 
 
 def rank0_pid(launcher: LocalLauncher, instance: str) -> int:
