@@ -433,7 +433,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--gang-file", type=Path, default=None,
                         help="a gang's node: the gang's rounds (launchers.gang_agent)")
     parser.add_argument("--rank", type=int, default=0, help="a gang's node: its rank")
-    parser.add_argument("--gang-wait", type=float, default=600.0,
+    parser.add_argument("--gang-wait", type=float, default=3600.0,
                         help="a gang's node: seconds to wait for the launcher's word after "
                         "its round ended")
     parser.add_argument("--grace", type=float, default=10.0,

@@ -166,9 +166,11 @@ def start_gang(launcher: Spawner, instance_id: str, folder: Path, spec: LaunchSp
 
 
 def write_round(folder: Path, number: int, nodes: int, paused: bool = False) -> None:
-    """The gang's file (`launchers.gang_agent`): round `number`, every node's address."""
+    """The gang's file (`launchers.gang_agent`): round `number`, every node's address;
+    when `paused`, since when."""
     gang_agent.write(folder / GANG, {"round": number, "paused": paused, "nodes": nodes,
-                                     "ips": [LOOPBACK] * nodes})
+                                     "ips": [LOOPBACK] * nodes,
+                                     "paused_at": time.time() if paused else None})
 
 
 def start_node(launcher: Spawner, instance_id: str, folder: Path, spec: LaunchSpec,

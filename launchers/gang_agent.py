@@ -11,7 +11,8 @@ SKYPILOT_NUM_NODES (and costsched's names) from that round, and COSTSCHED_GANG_R
 - **paused** (the launcher lost a node and replaces it): the agent sends its job SIGTERM
   (rank 0's checkpoints; its agent publishes what it wrote), kills what is left after the
   grace period, says `"phase": "paused"` in its status.json and waits for the next round;
-- **a new round** (every node is up again): the agent restores the job's newest verified
+- **a new round** (every node is up again; a replacement node, set up, says
+  `"phase": "ready"` until it comes): the agent restores the job's newest verified
   checkpoint (nodes other than rank 0, whose own folder holds it) and starts the job again,
   a new rendezvous with the new addresses. The agent, its folder and its setup are kept:
   the node is not provisioned again.
@@ -121,6 +122,9 @@ class Rounds:
     def run(self, agent: NodeAgent, env: dict[str, str]) -> dict:
         done, first = 0, True
         ending: dict | None = None  # what the agent ends with when no round comes
+        if not self.gang.round_to_run(0):  # a replacement: set up, it waits for the round
+            agent.report({"state": "running", "phase": "ready", "round": 0,
+                          "checkpoint_error": ""})
         while True:
             doc = self._wait(agent, done)
             if not doc:

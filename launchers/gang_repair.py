@@ -5,20 +5,28 @@
    job, rank 0's checkpointing on SIGTERM, its agent publishing what it wrote;
 2. each lost node is replaced where it was (the same offering and zone: its node folder,
    the old one kept aside as nodes/<rank>.lost-<round>); the replacement fetches the code,
-   runs setup and restores the newest checkpoint while the others wait;
-3. once every node still running has paused, the next round begins: every node, kept or
-   new, restarts the job from the newest checkpoint with the new round's addresses.
+   runs setup and restores the newest checkpoint while the others wait, then says it is
+   ready;
+3. once every node still running has paused and every replacement is ready, the next
+   round begins: every node, kept or new, restarts the job from the newest checkpoint
+   with the new round's addresses.
 
-The job never runs twice: no node starts the next round before every node has left the
-last. A replacement that cannot start there (no capacity: simulated by NO_CAPACITY in the
-instance's folder) ends the gang as preempted, and the job moves where N nodes fit, as
-after any preemption; a gang that does not pause in time is ended the same way. N agents
-at most are alive throughout: the lost node's is gone before its replacement starts.
+Each call does what can be done then and returns (the pause is waited for, a grace period
+at most; a replacement's setup is not): the next reconcile pass calls again, and a repair
+cut short (costsched stopped) is carried on from the paused round. The job never runs
+twice: no node starts the next round before every node has left the last. A replacement
+that cannot start there (no capacity: simulated by NO_CAPACITY in the instance's folder)
+ends the gang as preempted, and the job moves where N nodes fit, as after any preemption;
+so does a gang that does not pause in time, or a replacement not ready after
+READY_SECONDS. A replacement whose setup fails fails the gang, as a failing node does. N
+agents at most are alive throughout: the lost node's is gone before its replacement
+starts.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from launchers import gang
@@ -26,13 +34,17 @@ from launchers.base import CapacityError, LaunchSpec
 
 _PAUSE_MARGIN = 5.0  # seconds beyond the grace period (and a kill) for a round to pause
 _KILL_WAIT = 10.0
+# How long the nodes kept wait for a replacement to be set up before the gang is ended and
+# the job recovered elsewhere (a move would set up every node; one is quicker).
+READY_SECONDS = 1800.0
 
 
 def repair(launcher: gang.Spawner, instance_id: str, folder: Path, record: dict,
            spec: LaunchSpec) -> str:
-    """Replace the gang's lost nodes where they were and resume it on N nodes (the
-    module's doc): what was done, in one line ('' when there was nothing to repair).
-    CapacityError when a replacement cannot start there: the gang was ended."""
+    """Replace the gang's lost nodes where they were and resume it on N nodes once they
+    are set up (the module's doc). Each call does what can be done now: what it did, in one
+    line ('' when nothing). CapacityError when a replacement cannot start there: the gang
+    was ended."""
     if gang.read_json(folder / gang.NODE_LOST) or not launcher._alive(instance_id, record):
         return ""  # the gang ended (or rank 0 is gone): the job is recovered as a whole
     lost = [r for r, (kind, _) in gang.conditions(launcher, instance_id, folder).items()
@@ -52,6 +64,7 @@ def repair(launcher: gang.Spawner, instance_id: str, folder: Path, record: dict,
         raise CapacityError(spec.offering, f"no capacity to replace node {names}")
     if not paused:
         gang.write_round(folder, number, nodes, paused=True)
+        doc = gang.read_json(folder / gang.GANG)
     for rank in lost:
         _retire(gang.node_folder(folder, rank), number)
         gang.start_node(launcher, instance_id, folder, spec, rank, nodes)
@@ -63,14 +76,45 @@ def repair(launcher: gang.Spawner, instance_id: str, folder: Path, record: dict,
     if not gang.wait_until(lambda: all(_left(launcher, instance_id, folder, r, number)
                                        for r in kept),
                            launcher.grace_seconds + _KILL_WAIT + _PAUSE_MARGIN):
-        gang.end_gang(launcher, instance_id, folder, {
-            "rank": replaced[0] if replaced else 0, "state": "preempted",
-            "detail": f"node {names} was preempted and the gang did not pause in time: "
-                      "it was ended, to be recovered from its newest checkpoint"})
-        return f"node {names} was preempted; the gang did not pause in time and was ended"
+        return _end(launcher, instance_id, folder, replaced, "preempted",
+                    f"node {names} was preempted and the gang did not pause in time")
+    ready = {r: _ready(launcher, instance_id, folder, r) for r in replaced}
+    broken = [why for why in ready.values() if why not in ("ready", "")]
+    if broken:  # its setup failed there: as that error on any node, the gang fails
+        return _end(launcher, instance_id, folder, replaced, "failed", broken[0])
+    if not all(ready.values()):  # set up and restored while the others wait
+        waited = time.time() - float(doc.get("paused_at") or time.time())
+        if waited > READY_SECONDS:
+            return _end(launcher, instance_id, folder, replaced, "preempted",
+                        f"node {names} was preempted and its replacement was not ready "
+                        f"after {waited / 60:,.0f} min")
+        return (f"node {names} was preempted: replaced in {where}, the other nodes kept; "
+                "the gang resumes once the new node is set up") if lost else ""
     gang.write_round(folder, number + 1, nodes)
     return (f"node {names} was preempted: replaced in {where}, the other nodes kept; the "
             f"gang resumes from its newest checkpoint (round {number + 1})")
+
+
+def _end(launcher: gang.Spawner, instance_id: str, folder: Path, replaced: tuple[int, ...],
+         state: str, why: str) -> str:
+    """End the gang (`state`: preempted, to be recovered, or failed) and say why."""
+    gang.end_gang(launcher, instance_id, folder, {
+        "rank": replaced[0] if replaced else 0, "state": state,
+        "detail": f"{why}: the gang was ended" + (
+            ", to be recovered from its newest checkpoint" if state == "preempted" else "")})
+    return f"{why}: the gang was ended"
+
+
+def _ready(launcher: gang.Spawner, instance_id: str, folder: Path, rank: int) -> str:
+    """Whether replacement `rank` waits for the next round ("ready"), is still setting up
+    (''), or why it cannot run."""
+    where = gang.node_folder(folder, rank)
+    status = gang.read_json(where / "status.json")
+    if launcher._alive(f"{instance_id}/{rank}", gang.read_json(where / gang.NODE)):
+        return "ready" if status.get("phase") == "ready" else ""
+    ended = gang.node_ended(where)
+    return gang.lost_reason(rank, ended)["detail"] if ended.get("state") == "failed" \
+        else f"node {rank}'s replacement was lost too"
 
 
 def _retire(where: Path, number: int) -> None:

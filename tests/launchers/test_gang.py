@@ -128,9 +128,10 @@ def test_a_lost_node_is_replaced_where_it_was_and_the_survivor_kept(tmp_path, la
     wait_for_log(launcher, instance.id, 0, "round=1 rank=0")
     rank0, rank1 = node_pid(launcher, instance.id, 0), node_pid(launcher, instance.id, 1)
     launcher.preempt_node(instance.id, 1)
-    said = launcher.repair_nodes(instance.id, job)
-    assert said.startswith("node 1 was preempted: replaced in us-east-1a, the other nodes "
-                           "kept") and "(round 2)" in said
+    said = repaired(launcher, instance.id, job)
+    assert said[0].startswith("node 1 was preempted: replaced in us-east-1a, the other "
+                              "nodes kept")
+    assert "(round 2)" in said[-1] and all("(round 2)" not in line for line in said[:-1])
     assert node_pid(launcher, instance.id, 0) == rank0  # the same agent: the node is kept
     assert node_pid(launcher, instance.id, 1) != rank1  # a new node in the lost one's place
     assert alive([rank0]) == [rank0] and alive([rank1]) == []
@@ -174,10 +175,50 @@ def test_a_repair_cut_short_is_carried_on(tmp_path, launcher):
     seen = launcher.status(instance.id)
     assert seen.state == "running" and seen.lost_nodes == (1,)
     assert "paused while node 1 is replaced" in seen.detail
-    assert "(round 2)" in launcher.repair_nodes(instance.id, job)
+    assert "(round 2)" in repaired(launcher, instance.id, job)[-1]
     assert node_pid(launcher, instance.id, 1) == started  # not replaced twice
     for rank in (0, 1):
         wait_for_log(launcher, instance.id, rank, f"round=2 rank={rank}")
+
+
+def test_the_gang_waits_for_its_replacement_to_be_set_up(tmp_path, launcher):
+    job = spec(tmp_path, ROUNDS, setup=f"if [ -e {tmp_path}/slow ]; then sleep 2; fi")
+    instance = launcher.launch(job)
+    wait_for_log(launcher, instance.id, 0, "round=1 rank=0")
+    (tmp_path / "slow").touch()  # the replacement's setup takes a while
+    launcher.preempt_node(instance.id, 1)
+    said = launcher.repair_nodes(instance.id, job)
+    assert said.endswith("the gang resumes once the new node is set up")
+    folder = launcher.base_dir.resolve() / instance.id
+    assert gang.read_json(folder / gang.GANG)["paused"]  # nobody runs round 2 yet
+    assert launcher.status(instance.id).lost_nodes == (1,)  # the next pass looks again
+    assert "(round 2)" in repaired(launcher, instance.id, job)[-1]
+    assert "costsched: setup done" in launcher.logs(instance.id, node=1)
+    wait_for_log(launcher, instance.id, 1, "round=2 rank=1")
+
+
+def test_a_replacement_whose_setup_fails_fails_the_gang(tmp_path, launcher):
+    job = spec(tmp_path, ROUNDS, setup=f"test ! -e {tmp_path}/broken")
+    instance = launcher.launch(job)
+    wait_for_log(launcher, instance.id, 0, "round=1 rank=0")
+    pids = node_pids(launcher, instance.id)
+    (tmp_path / "broken").touch()
+    launcher.preempt_node(instance.id, 1)
+    said = repaired_or_ended(launcher, instance.id, job)
+    assert said.startswith("node 1 failed: setup failed: exit code 1")
+    seen = launcher.status(instance.id)
+    assert seen.state == "failed" and seen.detail.startswith("node 1 failed: setup failed")
+    assert alive(pids + node_pids(launcher, instance.id)) == []
+
+
+def repaired_or_ended(launcher: LocalLauncher, instance_id: str, job: LaunchSpec) -> str:
+    deadline = time.monotonic() + 60
+    while True:
+        line = launcher.repair_nodes(instance_id, job)
+        if "ended" in line or "(round " in line:
+            return line
+        assert time.monotonic() < deadline, line
+        time.sleep(0.1)
 
 
 def test_rank_0_whose_job_fails_fails_the_gang(tmp_path, launcher):
@@ -188,6 +229,20 @@ def test_rank_0_whose_job_fails_fails_the_gang(tmp_path, launcher):
     assert state == "failed" and seen.detail.startswith("exit code 4"), seen.detail
     assert alive(node_pids(launcher, instance.id)) == []
     assert launcher.status(instance.id).state == "failed"  # every later read says the same
+
+
+def repaired(launcher: LocalLauncher, instance_id: str, job: LaunchSpec) -> list[str]:
+    """What `repair_nodes` said, call after call (as reconcile passes call it) until the
+    gang resumed."""
+    said: list[str] = []
+    deadline = time.monotonic() + 60
+    while not said or "(round " not in said[-1]:
+        assert time.monotonic() < deadline, said
+        line = launcher.repair_nodes(instance_id, job)
+        if line:
+            said.append(line)
+        time.sleep(0.1)
+    return said
 
 
 def wait_for_log(launcher: LocalLauncher, instance_id: str, rank: int, text: str) -> None:
