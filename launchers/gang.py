@@ -212,6 +212,7 @@ class GangView:
     detail: str
     again: bool = False  # the gang was ended just now: read it again
     lost: tuple[int, ...] = ()  # nodes preempted while the others wait for their replacement
+    replacing: tuple[int, ...] = ()  # nodes replaced, the gang waiting for them (paused)
 
 
 def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
@@ -223,9 +224,10 @@ def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
     if not verdict and started and state in ("running", "failed"):
         current = read_json(folder / GANG)
         if current.get("paused") and state == "running":  # being repaired: not judged
-            lost = replaced_in(folder, current.get("round", 1))
+            replacing = replaced_in(folder, current.get("round", 1))
             return GangView("running", "the gang is paused while node "
-                            f"{', '.join(map(str, lost))} is replaced", lost=lost)
+                            f"{', '.join(map(str, replacing))} is replaced",
+                            replacing=replacing)
         nodes = conditions(launcher, instance_id, folder, current.get("round"))
         lost = tuple(r for r, (kind, _) in nodes.items() if kind == "lost")
         if lost and state == "running":  # rank 0 lives: the node is replaced (`repair`)

@@ -226,6 +226,7 @@ class LocalLauncher(Launcher):
                 terminated = (folder / TERMINATED).exists()
         ended = status if _ended(status) else {}
         lost: tuple[int, ...] = ()
+        replacing: tuple[int, ...] = ()
         agent = ""
         if terminated:
             state, detail = "terminated", "terminated by costsched"
@@ -244,7 +245,7 @@ class LocalLauncher(Launcher):
             view = gang.gang_state(self, instance_id, folder, record, status, state, detail)
             if view.again:  # the gang was ended just now: read its end
                 return self._read(instance_id, folder)
-            state, detail, lost = view.state, view.detail, view.lost
+            state, detail, lost, replacing = view.state, view.detail, view.lost, view.replacing
         step = status.get("step")
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
@@ -252,7 +253,7 @@ class LocalLauncher(Launcher):
                             step=step if isinstance(step, int) and step >= 0 else None,
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
-                            agent=agent, lost_nodes=lost)
+                            agent=agent, lost_nodes=lost, replacing=replacing)
         return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:

@@ -126,7 +126,8 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
         try:
             changed, launched_at, fields = entry
             instance = Instance(**{**fields, "offering_key": tuple(fields["offering_key"]),
-                                   "lost_nodes": tuple(fields.get("lost_nodes", ()))})
+                                   "lost_nodes": tuple(fields.get("lost_nodes", ())),
+                                   "replacing": tuple(fields.get("replacing", ()))})
         except (TypeError, ValueError, KeyError):
             continue
         if (isinstance(changed, int) and isinstance(launched_at, str)

@@ -71,8 +71,10 @@ class Instance:
     # process is gone, or its heartbeat stopped. Nothing publishes the job's checkpoints.
     agent: str = ""
     # A gang's nodes taken away while rank 0 runs: the others wait for their replacement
-    # (`Launcher.repair_nodes`).
+    # (`Launcher.repair_nodes`); and its nodes replaced, the gang waiting for them to be
+    # set up (`repair_nodes` looks again).
     lost_nodes: tuple[int, ...] = ()
+    replacing: tuple[int, ...] = ()
 
     @property
     def live(self) -> bool:
@@ -144,8 +146,9 @@ class Launcher(ABC):
     def repair_nodes(self, instance_id: str, spec: LaunchSpec) -> str:
         """For a gang whose `lost_nodes` are gone while rank 0 runs: pause it (rank 0
         checkpoints), replace each lost node where it ran (`spec`: the job as launched
-        there), and resume it on N nodes, keeping the nodes still running; what was done,
-        in one line ('' when nothing was). CapacityError when a replacement cannot start
+        there), and resume it on N nodes once they are set up (`replacing` until then:
+        called again, it looks again), keeping the nodes still running; what was done, in
+        one line ('' when nothing was). CapacityError when a replacement cannot start
         there: the gang is then ended, and reads as preempted (the job moves)."""
         return ""
 

@@ -173,7 +173,7 @@ def test_a_repair_cut_short_is_carried_on(tmp_path, launcher):
     gang.start_node(launcher, instance.id, folder, job, 1, 2)
     started = node_pid(launcher, instance.id, 1)
     seen = launcher.status(instance.id)
-    assert seen.state == "running" and seen.lost_nodes == (1,)
+    assert seen.state == "running" and seen.lost_nodes == () and seen.replacing == (1,)
     assert "paused while node 1 is replaced" in seen.detail
     assert "(round 2)" in repaired(launcher, instance.id, job)[-1]
     assert node_pid(launcher, instance.id, 1) == started  # not replaced twice
@@ -191,7 +191,7 @@ def test_the_gang_waits_for_its_replacement_to_be_set_up(tmp_path, launcher):
     assert said.endswith("the gang resumes once the new node is set up")
     folder = launcher.base_dir.resolve() / instance.id
     assert gang.read_json(folder / gang.GANG)["paused"]  # nobody runs round 2 yet
-    assert launcher.status(instance.id).lost_nodes == (1,)  # the next pass looks again
+    assert launcher.status(instance.id).replacing == (1,)  # the next pass looks again
     assert "(round 2)" in repaired(launcher, instance.id, job)[-1]
     assert "costsched: setup done" in launcher.logs(instance.id, node=1)
     wait_for_log(launcher, instance.id, 1, "round=2 rank=1")

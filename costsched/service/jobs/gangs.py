@@ -30,7 +30,7 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
          at: datetime | None) -> Instance:
     """`instance` once its lost nodes were dealt with (unchanged when it lost none, or
     another costsched holds the job's lease, or a move of the job is under way)."""
-    if not instance.lost_nodes or instance.state != "running":
+    if not (instance.lost_nodes or instance.replacing) or instance.state != "running":
         return instance
     when = at or datetime.now(timezone.utc)
     with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
@@ -47,14 +47,15 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                           attempt=instance.attempt, envs=job.envs, code_uri=job.code_uri,
                           code_sha256=job.code_sha256, code_size=job.code_size,
                           setup=job.setup, task=job.task, secret_names=job.secret_names)
-        nodes = ", ".join(str(r) for r in instance.lost_nodes)
+        if instance.lost_nodes:  # taken away: said once, as any instance's preemption
+            nodes = ", ".join(str(r) for r in instance.lost_nodes)
+            store.availability.record(offering, "preempted", at=when,
+                                      detail=f"instance {instance.id} node {nodes}")
         try:
             said = launcher.repair_nodes(instance.id, spec)
         except CapacityError as exc:
             store.availability.record(offering, "capacity", at=when, detail=exc.reason)
             said = f"{exc}: the gang moves where its nodes fit"
         if said:
-            store.availability.record(offering, "preempted", at=when,
-                                      detail=f"instance {instance.id} node {nodes}")
             store.jobs.note(job_id, EVENT, f"instance {instance.id}: {said}", at=when)
         return launcher.status(instance.id)

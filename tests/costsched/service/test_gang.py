@@ -254,6 +254,8 @@ def test_preempting_one_node_keeps_the_other_and_ends_with_an_uninterrupted_resu
     assert f"rank 1: from step {resumed}" in launcher.logs(first, node=1)  # the new node
     events = " ".join(str(e) for e in store.jobs.events(job_id)["detail"])
     assert f"instance {first}: node 1 was preempted: replaced in us-east-1a" in events
+    preempted = store.availability.since(event="preempted")
+    assert list(preempted["detail"]) == [f"instance {first} node 1"]  # counted once
     assert 0 < counter.most <= 2  # N: the lost node's agent is gone before its replacement
     placed_cost = service.status(store, launcher, job_id)[0].cost.placements
     assert placed_cost["usd"].tolist() == pytest.approx(  # one placement, two nodes
