@@ -47,15 +47,17 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                           attempt=instance.attempt, envs=job.envs, code_uri=job.code_uri,
                           code_sha256=job.code_sha256, code_size=job.code_size,
                           setup=job.setup, task=job.task, secret_names=job.secret_names)
-        if instance.lost_nodes:  # taken away: said once, as any instance's preemption
-            nodes = ", ".join(str(r) for r in instance.lost_nodes)
-            store.availability.record(offering, "preempted", at=when,
-                                      detail=f"instance {instance.id} node {nodes}")
         try:
             said = launcher.repair_nodes(instance.id, spec)
         except CapacityError as exc:
             store.availability.record(offering, "capacity", at=when, detail=exc.reason)
             said = f"{exc}: the gang moves where its nodes fit"
+        after = launcher.status(instance.id)
+        if instance.lost_nodes and after.live:  # kept: its lost node is counted here, once
+            # (a gang ended instead reads as preempted: its recovery counts it)
+            nodes = ", ".join(str(r) for r in instance.lost_nodes)
+            store.availability.record(offering, "preempted", at=when,
+                                      detail=f"instance {instance.id} node {nodes}")
         if said:
             store.jobs.note(job_id, EVENT, f"instance {instance.id}: {said}", at=when)
-        return launcher.status(instance.id)
+        return after

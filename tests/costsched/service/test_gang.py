@@ -282,6 +282,9 @@ def test_a_node_that_cannot_be_replaced_where_it_ran_moves_the_gang(world) -> No
     last = str(placed["instance"].iloc[-1])
     assert "from step 0" not in launcher.logs(last, node=0)  # resumed from a checkpoint
     assert 0 < counter.most <= 4  # never more than 2N agents alive
+    seen = store.availability.since()
+    assert list(seen["event"]).count("preempted") == 1  # the lost node, counted once
+    assert "capacity" in list(seen["event"])  # and the zone that had none for it
     assert result(store, job_id, tmp) == expected
 
 
