@@ -28,6 +28,10 @@ the job (`launchers.heartbeats`; with --attempt and --heartbeat-seconds, also be
 checkpoints). A launcher that finds the agent gone (its process, or its heartbeat stale)
 while the job runs knows nothing publishes the job's checkpoints any more
 (`launchers.agent_recovery`).
+
+With --gang-file, the agent is one node of a gang (--rank): it runs the job in rounds,
+paused and resumed by the launcher (`launchers.gang_agent`). Publishing is
+`launchers.publisher`'s, the preemption notice `launchers.notices`'.
 """
 
 from __future__ import annotations

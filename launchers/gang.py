@@ -8,6 +8,8 @@ its own, with 127.0.0.1 as every node's address.
                                           agent's pid and start time), its own code/,
                                           checkpoints/ (restored, never published),
                                           job.log, agent.log, status.json
+    base_dir/<job_id>-<attempt>/nodes/<rank>.lost-<round>/   a lost node's folder, kept
+    base_dir/<job_id>-<attempt>/gang.json   the gang's rounds (launchers.gang_agent)
 
 Every node's job gets SkyPilot's variables (SKYPILOT_NODE_RANK, SKYPILOT_NUM_NODES,
 SKYPILOT_NODE_IPS one address a line, SKYPILOT_NUM_GPUS_PER_NODE) and the same as
@@ -22,7 +24,8 @@ Every agent runs its node's job in rounds (`launchers.gang_agent`), from the gan
   instance running, its `lost` nodes said, until the launcher is asked to replace them
   (`launchers.gang_repair`, under the job's lease): the round is paused (rank 0's job
   checkpoints on SIGTERM and its agent publishes), a new agent is started in the lost
-  node's folder, and the next round begins on N nodes; the nodes still running are kept;
+  node's folder, and the next round begins on N nodes once it is set up (`replacing`
+  until then); the nodes still running are kept;
 - a node whose job fails by itself (and no node lost) fails the gang, as the same error
   on rank 0 would; rank 0 is asked to stop, then every node is ended. Which way the gang
   ended is kept in NODE_LOST, so that every later read says the same;

@@ -12,15 +12,16 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
         progress        the job's step, written by the job ($COSTSCHED_PROGRESS_FILE)
         terminated      present once terminate() ran;  notice: once notice() ran;
                         agent-lost: once the job was stopped because its agent was gone
-    base_dir/.index.json  instances that settled (ended, or stopped), so that listing
-                    many instances opens only the folders that changed since
-    base_dir/.jobs/<job_id>/<attempt>  one empty file per launch: a job's instances are
-                    found without listing every folder ever made
+        gang.json, nodes/   a multi-node job's rounds and its other nodes (launchers.gang)
+    base_dir/.index.json, base_dir/.jobs/   what lets a listing of many instances open
+                    only the folders that changed (launchers.local_index)
 
 Everything is in files, so a new LocalLauncher on the same base directory (costsched
 restarted) sees the same instances; the pid is checked against its start time in /proc so
 that a reused pid is never taken for the agent. `preempt` and `notice` simulate a cloud
-taking the instance away, without and with a preemption notice.
+taking the instance away, without and with a preemption notice; `preempt_node` one node of
+a gang. The instance's environment is `launchers.local_env`'s, its processes are handled
+by `launchers.local_procs`.
 """
 
 from __future__ import annotations
