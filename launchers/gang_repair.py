@@ -65,7 +65,9 @@ def repair(launcher: gang.Spawner, instance_id: str, folder: Path, record: dict,
     if not paused:
         gang.write_round(folder, number, nodes, paused=True)
         doc = gang.read_json(folder / gang.GANG)
-    for rank in lost:
+    # The lost nodes, and any whose agent is gone otherwise (a node that finished early
+    # and stopped waiting): every node runs the next round.
+    for rank in sorted({*lost, *_gone(launcher, instance_id, folder)} if lost else ()):
         _retire(gang.node_folder(folder, rank), number)
         gang.start_node(launcher, instance_id, folder, spec, rank, nodes)
     # A repair cut short (costsched stopped) is carried on: the round is still paused,
@@ -78,6 +80,11 @@ def repair(launcher: gang.Spawner, instance_id: str, folder: Path, record: dict,
                            launcher.grace_seconds + _KILL_WAIT + _PAUSE_MARGIN):
         return _end(launcher, instance_id, folder, replaced, "preempted",
                     f"node {names} was preempted and the gang did not pause in time")
+    late = [r for r in _gone(launcher, instance_id, folder) if r not in replaced]
+    for rank in late:  # went while the round paused: it must run the next round too
+        _retire(gang.node_folder(folder, rank), number)
+        gang.start_node(launcher, instance_id, folder, spec, rank, nodes)
+    replaced = gang.replaced_in(folder, number)
     ready = {r: _ready(launcher, instance_id, folder, r) for r in replaced}
     broken = [why for why in ready.values() if why not in ("ready", "")]
     if broken:  # its setup failed there: as that error on any node, the gang fails
@@ -103,6 +110,12 @@ def _end(launcher: gang.Spawner, instance_id: str, folder: Path, replaced: tuple
         "detail": f"{why}: the gang was ended" + (
             ", to be recovered from its newest checkpoint" if state == "preempted" else "")})
     return f"{why}: the gang was ended"
+
+
+def _gone(launcher: gang.Spawner, instance_id: str, folder: Path) -> list[int]:
+    """The nodes but rank 0 whose agent is not alive."""
+    return [r for r in gang.ranks(folder) if not launcher._alive(
+        f"{instance_id}/{r}", gang.read_json(gang.node_folder(folder, r) / gang.NODE))]
 
 
 def _ready(launcher: gang.Spawner, instance_id: str, folder: Path, rank: int) -> str:

@@ -88,6 +88,8 @@ class LocalLauncher(Launcher):
         self.grace_seconds = grace_seconds
         self.python = python
         self.poll_seconds = poll_seconds  # the agent's publish interval
+        # How long a gang's node whose round ended waits for the next (launchers.gang_agent)
+        self.gang_wait_seconds = 3600.0
         self._children: dict[str, subprocess.Popen] = {}  # reaped as they end
         self._index = Index()
         # The machine's settings a job keeps (config launch.pass_env when None).
@@ -403,7 +405,8 @@ class LocalLauncher(Launcher):
             argv += ["--no-publish"]
         if gang_file is not None:
             argv += ["--gang-file", str(gang_file), "--rank", str(rank),
-                     "--grace", str(self.grace_seconds)]
+                     "--grace", str(self.grace_seconds),
+                     "--gang-wait", str(self.gang_wait_seconds)]
         if spec.code_uri:
             argv += ["--code-uri", spec.code_uri, "--code-sha256", spec.code_sha256,
                      "--code-size", str(spec.code_size)]

@@ -65,7 +65,10 @@ def launcher(tmp_path: Path):  # noqa: ANN201
 
 
 def test_two_nodes_see_their_ranks_the_gang_size_and_both_addresses(tmp_path, launcher):
-    instance = launcher.launch(spec(tmp_path, NODE_INFO, setup="echo setup-ran"))
+    # rank 0 ends the job: it waits for node 1 to have said its piece
+    command = (f'{NODE_INFO}; touch {tmp_path}/said-$SKYPILOT_NODE_RANK; '
+               f'for i in $(seq 300); do [ -e {tmp_path}/said-1 ] && break; sleep 0.1; done')
+    instance = launcher.launch(spec(tmp_path, command, setup="echo setup-ran"))
     assert wait_state(launcher, instance.id, ("succeeded", "failed")) == "succeeded"
     for rank in (0, 1):
         log = launcher.logs(instance.id, node=rank)
@@ -125,7 +128,8 @@ def test_a_lost_node_is_replaced_where_it_was_and_the_survivor_kept(tmp_path, la
     instance = launcher.launch(job)
     wait_state(launcher, instance.id, ("running",))
     folder = launcher.base_dir.resolve() / instance.id
-    wait_for_log(launcher, instance.id, 0, "round=1 rank=0")
+    for rank in (0, 1):
+        wait_for_log(launcher, instance.id, rank, f"round=1 rank={rank}")
     rank0, rank1 = node_pid(launcher, instance.id, 0), node_pid(launcher, instance.id, 1)
     launcher.preempt_node(instance.id, 1)
     said = repaired(launcher, instance.id, job)
@@ -219,6 +223,28 @@ def repaired_or_ended(launcher: LocalLauncher, instance_id: str, job: LaunchSpec
             return line
         assert time.monotonic() < deadline, line
         time.sleep(0.1)
+
+
+def test_a_node_that_finished_early_and_went_runs_the_next_round_too(tmp_path, launcher):
+    launcher.gang_wait_seconds = 1.0  # a node whose job ended waits this long, then goes
+    command = ('echo "round=$COSTSCHED_GANG_ROUND rank=$SKYPILOT_NODE_RANK"; '
+               'if [ "$SKYPILOT_NODE_RANK" = 1 ] && [ "$COSTSCHED_GANG_ROUND" = 1 ]; '
+               'then exit 0; fi; exec sleep 60')
+    job = spec(tmp_path, command, nodes=3)
+    instance = launcher.launch(job)
+    wait_for_log(launcher, instance.id, 1, "round=1 rank=1")
+    folder = launcher.base_dir.resolve() / instance.id
+    wait_until_gone = time.monotonic() + 30
+    while gang.node_ended(gang.node_folder(folder, 1)).get("state") != "succeeded":
+        assert time.monotonic() < wait_until_gone
+        time.sleep(0.1)
+    assert launcher.status(instance.id).state == "running"  # a node may finish early
+    kept = node_pid(launcher, instance.id, 0)
+    launcher.preempt_node(instance.id, 2)
+    assert "(round 2)" in repaired(launcher, instance.id, job)[-1]
+    for rank in (0, 1, 2):  # node 1 too, though it had finished: every node runs round 2
+        wait_for_log(launcher, instance.id, rank, f"round=2 rank={rank}")
+    assert node_pid(launcher, instance.id, 0) == kept
 
 
 def test_rank_0_whose_job_fails_fails_the_gang(tmp_path, launcher):
