@@ -9,10 +9,8 @@ every bundled offering.
    `service.plan` of one task (ResNet-50, any cloud, any market) over every bundled
    offering: median seconds of --runs calls, with the number of offerings ranked.
 
-SkyPilot's optimizer is not run: the `skypilot` package is not installed in this venv
-(`pip install --dry-run skypilot` resolves skypilot 0.14.1 with about 50 packages, one of
-them click 8.1.8, older than this venv's); the script says so instead of printing a ratio.
-Asserts nothing.
+SkyPilot's optimizer on the same prices, side by side: bench/bench_plan_vs_skypilot.py
+(SkyPilot run from a venv of its own). Asserts nothing.
 
     .venv/bin/python bench/bench_market.py [--runs 5]
 """
@@ -20,7 +18,6 @@ Asserts nothing.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import resource
 import statistics
@@ -82,8 +79,6 @@ def main() -> None:
     plan = median_seconds(lambda: service.plan(None, spec, at=at), args.runs)
     print(f"in process, warm: gpu_summary {summary * 1000:.0f} ms; plan of one task over "
           f"{offerings} offerings {plan * 1000:.0f} ms")
-    if importlib.util.find_spec("sky") is None:
-        print("skypilot is not installed here: no side-by-side ratio against its optimizer")
 
 
 if __name__ == "__main__":

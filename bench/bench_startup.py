@@ -3,7 +3,10 @@
 
 Commands: `costsched --help`, `--version`, `status` on an empty store, `logs` of a job
 that does not exist (one line, exit 2), and, on a second store, `status` and `logs` of a
-finished local job (a one-line script run by the local launcher before timing). Each is
+finished local job (a one-line script run by the local launcher before timing), and
+`gpus` and `gpus H100` with no store made yet (the bundled prices, read by the standard
+library) beside the same commands answered through pandas (as they are when a store
+exists, or a `catalog refresh` found types: here an empty discovered-types file). Each is
 run --runs times in a fresh subprocess; the median wall time and the median CPU time
 (user + system, less sensitive to a busy machine) are printed with the wall time's ratio
 to `python -c pass` and the difference to the 0.5 s target. With --against DIR, the same
@@ -32,6 +35,11 @@ COMMANDS = {"--help": ["--help"], "--version": ["--version"],
 # Run against the store holding one finished local job.
 JOB_COMMANDS = {"status (1 finished job)": ["status"], "logs (finished job)": ["logs", "hello"]}
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# Run with no store made yet: (name, argv, through pandas).
+GPUS_COMMANDS = {"gpus (no store)": (["gpus"], False),
+                 "gpus, pandas path": (["gpus"], True),
+                 "gpus H100 (no store)": (["gpus", "H100"], False),
+                 "gpus H100, pandas path": (["gpus", "H100"], True)}
 JOB = f"""name: hello
 run: {sys.executable} -c "print('hello from the job')"
 throughputs: {{V100: 1.0}}
@@ -88,6 +96,17 @@ def main() -> None:
                     wall, cpu = medians([*cli(checkout), *argv], args.runs, environment)
                     print(f"{name:24} {label:9} {wall:7.3f} {cpu:7.3f} {wall / baseline:7.1f} "
                           f"{wall - TARGET_SECONDS:+9.3f}")
+        discovered = Path(tmp) / "discovered.csv"
+        discovered.write_text("cloud,instance_type,gpu_model,gpu_count,gpu_memory_gb,vcpus,"
+                              "memory_gb,regions,zones,source\n")
+        for name, (argv, pandas_path) in GPUS_COMMANDS.items():
+            no_store = {**env, "COSTSCHED_DB": str(Path(tmp) / "none.sqlite"),
+                        "COSTSCHED_DISCOVERED_TYPES": str(discovered if pandas_path
+                                                          else Path(tmp) / "none.csv")}
+            for label, checkout in checkouts:
+                wall, cpu = medians([*cli(checkout), *argv], args.runs, no_store)
+                print(f"{name:24} {label:9} {wall:7.3f} {cpu:7.3f} {wall / baseline:7.1f} "
+                      f"{wall - TARGET_SECONDS:+9.3f}")
 
 
 def finished_job(tmp: Path, env: dict[str, str]) -> None:

@@ -7,27 +7,25 @@ notice). This is the embedded default when no prices were collected.
 
 from __future__ import annotations
 
-import os
-import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 import pandas as pd
-import platformdirs
 
-from costsched import clouds
-from costsched.catalog_version import CATALOG_VERSION
+# The catalog's names and the light readers live in bundled_prices (no pandas) for the
+# quick commands; they are the catalog's too.
+from costsched.bundled_prices import (  # noqa: F401
+    CATALOG_SOURCE,
+    ENV_DISCOVERED,
+    GPU_MODELS,
+    SPOT_SNAPSHOT_SOURCE,
+    discovered_path,
+    gpu_model_name,
+)
+from costsched.catalog_version import CATALOG_VERSION  # noqa: F401
 from costsched.model import InvalidInput
-from costsched.vocabulary import did_you_mean
 
-# The GPU models, named as SkyPilot users write them (older first within a family).
-GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
-              "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "GH200", "B200", "MI300X")
-CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
-SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
-# Instance types found by `costsched catalog refresh` (price_collectors.discovery).
-ENV_DISCOVERED = "COSTSCHED_DISCOVERED_TYPES"
 TYPE_COLUMNS = ["cloud", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
                 "memory_gb"]
 
@@ -35,13 +33,6 @@ TYPE_COLUMNS = ["cloud", "instance_type", "gpu_model", "gpu_count", "gpu_memory_
 def _read(name: str) -> pd.DataFrame:
     with resources.files("costsched.data").joinpath(name).open("r") as fh:
         return pd.read_csv(fh)
-
-
-def discovered_path() -> Path:
-    """$COSTSCHED_DISCOVERED_TYPES, else discovered_types.csv in the user data directory."""
-    if os.environ.get(ENV_DISCOVERED):
-        return Path(os.environ[ENV_DISCOVERED]).expanduser()
-    return Path(platformdirs.user_data_dir("costsched")) / "discovered_types.csv"
 
 
 def discovered_types(path: Path | None = None) -> pd.DataFrame:
@@ -65,7 +56,7 @@ def discovered_types(path: Path | None = None) -> pd.DataFrame:
 def reload() -> None:
     """Read the catalog's files again (after a refresh wrote discovered types)."""
     for loader in (_all_types, instance_types, on_demand_prices, _type_index,
-                   on_demand_observations, spot_observations):
+                   on_demand_observations, spot_observations, _retired_days):
         loader.cache_clear()
 
 
@@ -150,27 +141,6 @@ def require(cloud: str, instance_type: str) -> dict:
     return row
 
 
-def gpu_model_name(value: str) -> str:
-    """The catalog's spelling of a GPU model, given any case ('v100' -> 'V100'), a cloud's
-    accelerator name ('nvidia-tesla-v100', 'nvidia-h100-80gb' -> 'H100') or a vendor's
-    ('NVIDIA Tesla V100', 'tesla-v100')."""
-    text = str(value).strip()
-    for cloud in clouds.CLOUDS.values():
-        model = cloud.gpu_model_of(text)
-        if model is not None:
-            return model
-    name = re.sub(r"[\s_]+", "-", text.upper())
-    name = re.sub(r"^(NVIDIA-)?(TESLA-)?", "", name)
-    found = {m.upper(): m for m in GPU_MODELS}.get(name)
-    if found is None:
-        raise InvalidInput(
-            f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)} "
-            "(or a cloud's name of one, such as nvidia-tesla-v100)"
-            + did_you_mean(name, GPU_MODELS)
-        )
-    return found
-
-
 @cache
 def on_demand_observations(include_cpu: bool = False) -> pd.DataFrame:
     """The catalog's on-demand prices as an observation frame (zone "" = regional price);
@@ -215,7 +185,23 @@ def _observations(listed: pd.DataFrame, zone: object, market: str,
 
 def retired_mask(frame: pd.DataFrame, at: pd.Timestamp) -> pd.Series:
     """Rows (with cloud and instance_type) whose type the provider had retired by `at`."""
-    retired = _all_types().set_index(["cloud", "instance_type"])["retired"]
-    keys = pd.MultiIndex.from_frame(frame[["cloud", "instance_type"]])
-    days = retired.reindex(keys)
-    return pd.Series((days.notna() & (days <= at)).to_numpy(), index=frame.index)
+    retired = {key for key, day in _retired_days().items() if day <= at}
+    mask = pd.Series(False, index=frame.index)
+    if not retired or frame.empty:
+        return mask
+    # Few types are retired: the rows that may be one are found by name first.
+    maybe = frame["instance_type"].isin({name for _, name in retired}).to_numpy()
+    if maybe.any():
+        mask[maybe] = [key in retired for key in zip(frame["cloud"].to_numpy()[maybe],
+                                                     frame["instance_type"].to_numpy()[maybe],
+                                                     strict=True)]
+    return mask
+
+
+@cache
+def _retired_days() -> dict[tuple[str, str], pd.Timestamp]:
+    """(cloud, instance type) -> the UTC day it was retired, for the retired types."""
+    types = _all_types()
+    gone = types[types["retired"].notna()]
+    return dict(zip(zip(gone["cloud"], gone["instance_type"], strict=True), gone["retired"],
+                    strict=True))

@@ -41,6 +41,7 @@ from costsched.redact import (
     secrets_in_url,
     webhook_secrets,
 )
+from costsched.store_limits import DEFAULT_LIMITS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -212,6 +213,9 @@ class LaunchConfig(_Section):
     # The machine's numeric and device settings a local job keeps (names, or prefixes
     # ending in *): a job then computes as it would when run by hand here. Secrets never.
     pass_env: list[str] = Field(default_factory=lambda: list(PASS_ENV))
+    # A multi-node job of GPU instances on EC2 / Compute Engine: packed close together (a
+    # cluster placement group, a compact placement policy) where the type allows ("auto").
+    gang_placement: Literal["auto", "off"] = "auto"
 
     @field_validator("pass_env")
     @classmethod
@@ -265,8 +269,10 @@ class StoreConfig(_Section):
     `busy_seconds` before the command exits 75; a PostgreSQL statement is cancelled after
     `statement_timeout_seconds` (exit 75)."""
 
-    busy_seconds: Number = Field(10.0, gt=0, le=3600, allow_inf_nan=False)
-    statement_timeout_seconds: Number = Field(60.0, gt=0, le=86_400, allow_inf_nan=False)
+    busy_seconds: Number = Field(DEFAULT_LIMITS.busy_seconds, gt=0, le=3600,
+                                 allow_inf_nan=False)
+    statement_timeout_seconds: Number = Field(DEFAULT_LIMITS.statement_timeout_seconds, gt=0,
+                                              le=86_400, allow_inf_nan=False)
 
 
 class PricesConfig(_Section):
@@ -320,6 +326,16 @@ class BudgetsConfig(_Section):
         return sorted(set(value))
 
 
+class BillsConfig(_Section):
+    """The clouds' bills against costsched's estimates (`bills import`, `report --billed`)."""
+
+    # |billed - estimated| above this share of the estimate flags a job.
+    difference_threshold: Number = Field(0.05, ge=0, allow_inf_nan=False)
+    # A placement's billed compute rate this far from its estimate corrects the stored price.
+    rate_tolerance: Number = Field(0.01, ge=0, allow_inf_nan=False)
+    correct_prices: bool = True
+
+
 class Config(_Section):
     """The effective configuration. `db` None = the default store."""
 
@@ -336,6 +352,7 @@ class Config(_Section):
     calls: CallsConfig = Field(default_factory=CallsConfig)
     throughput: ThroughputConfig = Field(default_factory=ThroughputConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
+    bills: BillsConfig = Field(default_factory=BillsConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""

@@ -1,4 +1,5 @@
-"""Prices as of a time: the store's observations, with the catalog's list prices as fallback."""
+"""Prices as of a time: the store's observations, with the catalog's list prices as fallback
+(`costsched.list_prices`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ import numpy as np
 import pandas as pd
 
 from costsched import catalog
+from costsched.list_prices import TYPE_KEY, listed_on_demand, on_demand_reference
 from costsched.model import utc
 from costsched.passes import frozen, memo
 from costsched.store import OBSERVATION_COLUMNS, PriceStore
-
-_TYPE_KEY = ["cloud", "region", "instance_type", "os"]
 
 
 def prices_at(
@@ -61,8 +61,8 @@ def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[s
         when = pd.Timestamp(utc(at))
         listed = listed[(listed["effective_at"] <= when) & ~catalog.retired_mask(listed, when)]
         if not stored.empty:
-            have = stored[stored["market"] == "on_demand"][_TYPE_KEY].drop_duplicates()
-            listed = _anti_join(listed, have, _TYPE_KEY)
+            have = stored[stored["market"] == "on_demand"][TYPE_KEY].drop_duplicates()
+            listed = _anti_join(listed, have, TYPE_KEY)
         frames.append(listed)
         frames.append(_spot_snapshot(at, stored, include_cpu, **filters))
     frames = [f for f in frames if not f.empty]
@@ -98,7 +98,7 @@ def _catalog_cpu_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
     for name, values in filters.items():
         if values:
             listed = listed[listed[name].isin(values)]
-    return listed.drop_duplicates(_TYPE_KEY, keep="last")
+    return listed.drop_duplicates(TYPE_KEY, keep="last")
 
 
 def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False,
@@ -119,56 +119,6 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False
     # A snapshot listed for several months: the newest that held by `at`.
     return (snapshot.sort_values("effective_at", kind="stable")
             .drop_duplicates(["cloud", "region", "zone", "instance_type"], keep="last"))
-
-
-def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:
-    """The catalog's on-demand list prices as observation rows, one per (cloud, region, type):
-    the newest listed at or before `at` (default: the newest of all), else the earliest
-    listed (a list price newer than `at` is a better guess than none)."""
-    if at is None:  # asked for every file an import validates: computed once per catalog
-        return _newest()[0].copy()
-    return _listed(at)
-
-
-# (the catalog frame, its newest list prices, the same by type): recomputed when the
-# catalog frame is another object.
-_NEWEST: list = []
-
-
-def _newest() -> tuple[pd.DataFrame, pd.Series]:
-    observed = catalog.on_demand_observations()
-    if not _NEWEST or _NEWEST[0] is not observed:
-        listed = _listed(None)
-        _NEWEST[:] = [observed, listed, listed.set_index(_TYPE_KEY)["usd_per_hour"]]
-    return _NEWEST[1], _NEWEST[2]
-
-
-def _listed(at: datetime | None) -> pd.DataFrame:
-    listed = catalog.on_demand_observations().sort_values("effective_at", kind="stable")
-    held = listed if at is None else listed[listed["effective_at"] <= pd.Timestamp(utc(at))]
-    chosen = pd.concat([held.drop_duplicates(_TYPE_KEY, keep="last"),
-                        listed.drop_duplicates(_TYPE_KEY, keep="first")])
-    return chosen.drop_duplicates(_TYPE_KEY, keep="first").reset_index(drop=True)
-
-
-def on_demand_reference(frame: pd.DataFrame, *, at: datetime | None = None) -> pd.Series:
-    """Each row's on-demand reference price (spot discounts, baselines, price checks): the
-    on-demand price of the same (cloud, region, type, os) in `frame` (the newest; of equally
-    new ones the highest), else the catalog's list price as of `at` (`listed_on_demand`),
-    else NaN."""
-    if frame.empty:
-        return pd.Series(np.nan, index=frame.index, dtype=float)
-    price = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
-    od = frame.assign(usd_per_hour=price)[(frame["market"] == "on_demand") & price.notna()]
-    order = [c for c in ("effective_at", "usd_per_hour") if c in od]
-    od = od.sort_values(order, kind="stable")
-    own = od.drop_duplicates(_TYPE_KEY, keep="last").set_index(_TYPE_KEY)["usd_per_hour"]
-    listed = (_newest()[1] if at is None
-              else listed_on_demand(at).set_index(_TYPE_KEY)["usd_per_hour"])
-    keys = pd.MultiIndex.from_frame(frame[_TYPE_KEY])
-    from_frame = own.reindex(keys).to_numpy(dtype=float)
-    from_catalog = listed.reindex(keys).to_numpy(dtype=float)
-    return pd.Series(np.where(np.isnan(from_frame), from_catalog, from_frame), index=frame.index)
 
 
 def _anti_join(left: pd.DataFrame, right: pd.DataFrame, on: list[str]) -> pd.DataFrame:

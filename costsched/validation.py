@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pandas as pd
 
@@ -72,6 +72,22 @@ def in_range(ts: pd.Timestamp, shown: object = None) -> pd.Timestamp:
         shown = ts.isoformat() if shown is None else shown
         raise ValueError(f"{str(shown)!r}: expected {SUPPORTED_RANGE}")
     return ts.as_unit("ns")
+
+
+def as_time(value: datetime | str | None, name: str = "at") -> datetime:
+    """An aware UTC time from a datetime or ISO 8601 text ('2020-03-01T00:00Z',
+    '2020-03-01'; no zone means UTC), in the supported range; None or 'now' is now."""
+    if value is None or value == "now":
+        return datetime.now(timezone.utc)
+    try:
+        if isinstance(value, datetime):
+            ts = in_range(pd.Timestamp(value).tz_localize("UTC") if value.tzinfo is None
+                          else pd.Timestamp(value))
+        else:
+            ts = argument_time(str(value))
+    except ValueError as exc:
+        raise InvalidInput(f"{name} {exc}") from None
+    return ts.to_pydatetime()
 
 
 def zoned_times(values: pd.Series) -> tuple[pd.Series, pd.Series]:

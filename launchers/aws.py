@@ -7,18 +7,22 @@ through the instance metadata notice (the agent) and from outside through the in
 state reason (`status`). `request_stop` reaches the agent through SSM Run Command: the
 instance profile needs the SSM core policy (AmazonSSMManagedInstanceCore), as the Deep
 Learning AMIs ship the SSM agent.
+
+A job of N nodes runs as a gang of N instances, known by one handle
+"REGION/gang-<job>-<N>-<digest>" (launchers.aws_gang, launchers.cloud_gang).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from costsched.clouds import aws as aws_cloud
 from costsched.model import InvalidInput, Offering
-from launchers import task_resources
+from launchers import aws_gang, cloud_gang, task_resources
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
+from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
 DEFAULT_INSTALL = "pip install 'costsched[aws]'"
@@ -57,19 +61,23 @@ def _error(exc: Any) -> tuple[str, str]:
 
 class AwsLauncher(Launcher):
     name = "aws"
+    runs_gangs: ClassVar[bool] = True  # a multi-node job as N instances (launchers.aws_gang)
+    error = staticmethod(_error)
 
     def __init__(self, session: Any = None, image_id: str | Mapping[str, str] | None = None,
                  key_name: str | None = None, subnet_ids: Mapping[str, str] | None = None,
                  security_group_ids: Mapping[str, Sequence[str]] | None = None,
                  iam_instance_profile: str | None = None,
                  install: str = DEFAULT_INSTALL, root: str = DEFAULT_ROOT,
-                 mount_root: str = "") -> None:
+                 mount_root: str = "", gang_placement: str | None = None) -> None:
         """`image_id`: one AMI for every region, or one per region; by default the newest
         GPU Deep Learning AMI of the region. `subnet_ids` and `security_group_ids` are keyed
         by zone or region (the zone's entry first). `iam_instance_profile`: a name or ARN.
         `install` (shell, one line) installs costsched on the instance and `root` is where
         its environment and the jobs' working directories go (launchers.userdata);
-        `mount_root`, a folder the task's file mounts go under ('' for their own paths)."""
+        `mount_root`, a folder the task's file mounts go under ('' for their own paths).
+        `gang_placement`: "auto" (a cluster placement group for a GPU gang whose type takes
+        one) or "off"; by default config launch.gang_placement."""
         self.session = session if session is not None else aws_cloud.new_session()
         self.image_id = image_id
         self.key_name = key_name
@@ -79,6 +87,8 @@ class AwsLauncher(Launcher):
         self.install = install
         self.root = root
         self.mount_root = mount_root
+        self._placement = (None if gang_placement is None
+                           else cloud_gang.check_placement(gang_placement))
         self.regions: set[str] = set()  # where this launcher launched or found instances
         self._clients: dict[tuple[str, str], Any] = {}
         self._images: dict[str, str] = {}
@@ -92,6 +102,13 @@ class AwsLauncher(Launcher):
 
     def can_launch(self, offering: Offering) -> bool:
         return offering.cloud == "aws"
+
+    @property
+    def placement(self) -> str:
+        """Whether gangs are packed in a cluster placement group: "auto" or "off"."""
+        if self._placement is None:
+            self._placement = cloud_gang.setting_from_config()
+        return self._placement
 
     # -- launch ------------------------------------------------------------------------
 
@@ -127,15 +144,24 @@ class AwsLauncher(Launcher):
         return table.get(offering.zone) if offering.zone in table else table.get(
             offering.region)
 
-    def run_request(self, spec: LaunchSpec,
-                    secret_refs: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def run_request(self, spec: LaunchSpec, secret_refs: Mapping[str, str] | None = None,
+                    node: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The run_instances arguments for `spec`; `secret_refs`: the SSM parameters the
-        instance reads the job's secrets from (`put_secrets`)."""
+        instance reads the job's secrets from (`put_secrets`); `node`: the instance's place
+        in a gang (`cloud_gang.node_payload`)."""
         offering = spec.offering
+        label = f"costsched-{spec.job_id}-{spec.job_name}"
+        token = client_token(spec.job_id, spec.attempt)
         tags = [{"Key": TAG_JOB, "Value": str(spec.job_id)},
                 {"Key": TAG_ATTEMPT, "Value": spec.attempt},
-                {"Key": TAG_OFFERING, "Value": "|".join(offering.key)},
-                {"Key": "Name", "Value": f"costsched-{spec.job_id}-{spec.job_name}"[:255]}]
+                {"Key": TAG_OFFERING, "Value": "|".join(offering.key)}]
+        if node is not None:
+            tags += [{"Key": cloud_gang.TAG_GANG, "Value": node["digest"]},
+                     {"Key": cloud_gang.TAG_NODE, "Value": str(node["rank"])},
+                     {"Key": cloud_gang.TAG_NODES, "Value": str(node["nodes"])}]
+            label = f"costsched-{spec.job_id}-node{node['rank']}-{spec.job_name}"
+            token = client_token(spec.job_id, f"{spec.attempt}/node{node['rank']}")
+        tags.append({"Key": "Name", "Value": label[:255]})
         task = spec.task
         image = task_resources.image(task, offering.region) or self.image(offering.region)
         tags += [{"Key": k, "Value": v} for k, v in task_resources.label_pairs(task).items()]
@@ -144,10 +170,11 @@ class AwsLauncher(Launcher):
             "InstanceType": offering.instance_type,
             "MinCount": 1,
             "MaxCount": 1,
-            "ClientToken": client_token(spec.job_id, spec.attempt),
+            "ClientToken": token,
             "UserData": startup_script(spec, install=self.install, root=self.root,
                                        notice_url=aws_cloud.SPOT_NOTICE_URL,
-                                       mount_root=self.mount_root, secret_refs=secret_refs),
+                                       mount_root=self.mount_root, secret_refs=secret_refs,
+                                       node=node),
             "TagSpecifications": [{"ResourceType": kind, "Tags": tags}
                                   for kind in ("instance", "volume")],
             # The instance ends when its system shuts down (the agent may power it off).
@@ -257,6 +284,8 @@ class AwsLauncher(Launcher):
                                "offerings only")
         region = offering.region
         self.regions.add(region)
+        if cloud_gang.nodes_of(spec) > 1:
+            return aws_gang.launch(self, spec)
         # A costsched that crashed after asking finds its instance (the ClientToken covers
         # a retry in flight on EC2's side).
         for found in self._describe(region, [
@@ -290,24 +319,33 @@ class AwsLauncher(Launcher):
                         attempt=tags.get(TAG_ATTEMPT, ""), offering_key=key,  # type: ignore[arg-type]
                         state=state, detail=detail)
 
-    def _describe(self, region: str, filters: list[dict[str, Any]]) -> list[Instance]:
+    def _records(self, region: str, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
         pages = self._client("ec2", region).get_paginator("describe_instances").paginate(
             Filters=filters)
-        return [self._instance(region, record) for page in pages
-                for reservation in page["Reservations"] for record in reservation["Instances"]]
+        return [record for page in pages for reservation in page["Reservations"]
+                for record in reservation["Instances"]]
+
+    def _describe(self, region: str, filters: list[dict[str, Any]]) -> list[Instance]:
+        """The instances found, a gang's nodes as one."""
+        return aws_gang.group(self, region, self._records(region, filters))
 
     @staticmethod
-    def _split(instance_id: str) -> tuple[str, str]:
+    def _split(instance_id: str, gangs: bool = False) -> tuple[str, str]:
+        """(region, EC2 instance id), or with `gangs` (region, gang name) for a gang."""
         region, _, ec2_id = instance_id.partition("/")
-        if not region or not ec2_id.startswith("i-"):
+        gang = gangs and cloud_gang.parse(ec2_id) is not None
+        if not region or not (ec2_id.startswith("i-") or gang):
             raise InvalidInput(f"instance {instance_id!r}: expected REGION/INSTANCE_ID, "
-                               "like us-east-1/i-0123456789abcdef0")
+                               "like us-east-1/i-0123456789abcdef0"
+                               + (", or REGION/gang-JOB-NODES-DIGEST" if gangs else ""))
         return region, ec2_id
 
     def status(self, instance_id: str) -> Instance:
         from botocore.exceptions import ClientError
 
-        region, ec2_id = self._split(instance_id)
+        region, ec2_id = self._split(instance_id, gangs=True)
+        if ec2_id.startswith("gang-"):
+            return aws_gang.status(self, region, ec2_id)
         try:
             answer = self._client("ec2", region).describe_instances(InstanceIds=[ec2_id])
         except ClientError as exc:
@@ -328,15 +366,19 @@ class AwsLauncher(Launcher):
         five calls, not 1,000. Ids unknown to EC2 (or not tagged by costsched) and
         malformed ones are left out."""
         by_region: dict[str, list[str]] = {}
+        gangs: dict[str, list[str]] = {}
         for instance_id in dict.fromkeys(instance_ids):
             try:
-                region, ec2_id = self._split(instance_id)
+                region, ec2_id = self._split(instance_id, gangs=True)
             except InvalidInput:
                 continue
-            by_region.setdefault(region, []).append(ec2_id)
+            (gangs if ec2_id.startswith("gang-") else by_region).setdefault(
+                region, []).append(ec2_id)
         from botocore.exceptions import ClientError
 
         found: dict[str, Instance] = {}
+        for region, names in sorted(gangs.items()):
+            found.update(aws_gang.statuses(self, region, names))
         for region, ec2_ids in sorted(by_region.items()):
             for start in range(0, len(ec2_ids), ID_CHUNK):
                 chunk = ec2_ids[start:start + ID_CHUNK]
@@ -367,11 +409,23 @@ class AwsLauncher(Launcher):
 
     # -- acting --------------------------------------------------------------------------
 
+    def nodes(self, instance_id: str) -> list[NodeState]:
+        """The nodes of a gang, rank 0 first (`launchers.gang.ReportsNodes`); a job of one
+        instance is its only node."""
+        region, ec2_id = self._split(instance_id, gangs=True)
+        if ec2_id.startswith("gang-"):
+            return aws_gang.nodes(self, region, ec2_id)
+        seen = self.status(instance_id)
+        return [NodeState(0, seen.id, seen.state, seen.detail)]
+
     def request_stop(self, instance_id: str) -> None:
-        """SIGTERM to the agent through SSM Run Command; the agent checkpoints the job."""
+        """SIGTERM to the agent through SSM Run Command; the agent checkpoints the job.
+        A gang's rank 0 is asked: its checkpoints are the job's."""
         from botocore.exceptions import ClientError
 
-        region, ec2_id = self._split(instance_id)
+        region, ec2_id = self._split(instance_id, gangs=True)
+        if ec2_id.startswith("gang-"):
+            ec2_id = self._split(aws_gang.node_id(self, region, ec2_id, 0))[1]
         try:
             self._client("ssm", region).send_command(
                 InstanceIds=[ec2_id], DocumentName="AWS-RunShellScript",
@@ -384,9 +438,12 @@ class AwsLauncher(Launcher):
                                "AmazonSSMManagedInstanceCore") from None
 
     def terminate(self, instance_id: str) -> None:
+        """Ends the instance; a gang's every node, then its placement group."""
         from botocore.exceptions import ClientError
 
-        region, ec2_id = self._split(instance_id)
+        region, ec2_id = self._split(instance_id, gangs=True)
+        if ec2_id.startswith("gang-"):
+            return aws_gang.terminate(self, region, ec2_id, self.terminate)
         try:
             self._client("ec2", region).terminate_instances(InstanceIds=[ec2_id])
         except ClientError as exc:
@@ -396,12 +453,14 @@ class AwsLauncher(Launcher):
             raise RuntimeError(f"aws {region}: terminate_instances {ec2_id}: {code}: "
                                f"{message}") from None
 
-    def logs(self, instance_id: str, tail: int = 200) -> str:
+    def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
         """The tail of the instance's console output (the startup script and the agent log
-        there), when EC2 has one."""
+        there), when EC2 has one; of a gang's node `node` (0: rank 0)."""
         from botocore.exceptions import ClientError
 
-        region, ec2_id = self._split(instance_id)
+        region, ec2_id = self._split(instance_id, gangs=True)
+        if ec2_id.startswith("gang-"):
+            ec2_id = self._split(aws_gang.node_id(self, region, ec2_id, node))[1]
         try:
             answer = self._client("ec2", region).get_console_output(InstanceId=ec2_id,
                                                                     Latest=True)

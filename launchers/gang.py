@@ -43,7 +43,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from launchers import gang_agent
 from launchers.gang_agent import GANG
@@ -72,6 +72,27 @@ class Spawner(Protocol):
     def _end(self, instance_id: str, record: dict, grace: float) -> None: ...
 
     def request_stop(self, instance_id: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """One node of a gang as its launcher sees it."""
+
+    rank: int
+    id: str  # the node's own instance on its cloud ('' when it has none)
+    state: str  # one of launchers.base.INSTANCE_STATES: "preempted" when the cloud took it
+    detail: str = ""
+    address: str = ""  # its private address ('' while unknown)
+
+
+class ReportsNodes(Protocol):
+    """What a cloud launcher of gangs tells of each node (EC2, Compute Engine): the nodes
+    of the gang `instance_id`, rank 0 first, so that recovery sees which node was lost."""
+
+    runs_gangs: ClassVar[bool]
+
+    def nodes(self, instance_id: str) -> list[NodeState]: ...
+
 
 NODES = "nodes"
 NODE = "node.json"  # in a node folder: its agent's pid and start time

@@ -10,6 +10,9 @@ action DELETE), so a spot instance that is gone and that this launcher did not d
 reported preempted. `request_stop` sets the metadata flag `costsched-stop`, which a watcher
 beside the agent turns into SIGTERM.
 
+A job of N nodes runs as a gang of N instances, known by one handle
+"ZONE/gang-<job>-<N>-<digest>" (launchers.gcp_gang, launchers.cloud_gang).
+
 google-cloud-compute is imported only inside this module's methods.
 """
 
@@ -19,14 +22,15 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 from costsched import catalog
 from costsched.clouds import gcp as gcp_cloud
 from costsched.model import InvalidInput, Offering
-from launchers import task_resources
+from launchers import cloud_gang, gcp_gang, task_resources
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
+from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, StopFlag, startup_script
 
 DEFAULT_INSTALL = "pip install 'costsched[gcp]'"
@@ -99,6 +103,7 @@ def _capacity_reason(exc: Exception) -> str | None:
 
 class GcpLauncher(Launcher):
     name = "gcp"
+    runs_gangs: ClassVar[bool] = True  # a multi-node job as N instances (launchers.gcp_gang)
 
     def __init__(self, project: str | None = None, instances_client: Any = None,
                  image: str = gcp_cloud.GPU_IMAGE, service_account: str | None = None,
@@ -106,11 +111,15 @@ class GcpLauncher(Launcher):
                  zones: Callable[[Offering], list[str]] | None = None,
                  network: str = "global/networks/default", disk_gb: int = 100,
                  root: str = DEFAULT_ROOT, firewalls_client: Any = None,
-                 mount_root: str = "") -> None:
+                 mount_root: str = "", policies_client: Any = None,
+                 gang_placement: str | None = None) -> None:
         """`zones` names the zones of a regional offering (the store's zone coverage), the
         first of which is used. `service_account`: an e-mail, or the project's default.
         `firewalls_client` opens a task's ports (made when first needed); `mount_root`, a
-        folder the task's file mounts go under ('' for their own paths)."""
+        folder the task's file mounts go under ('' for their own paths).
+        `policies_client` makes a gang's compact placement policy (made when first needed);
+        `gang_placement`: "auto" (one for a GPU gang whose series takes one) or "off"; by
+        default config launch.gang_placement."""
         if instances_client is None or project is None:
             credentials, project = gcp_cloud.credentials_and_project(project)
             if instances_client is None:
@@ -128,10 +137,29 @@ class GcpLauncher(Launcher):
         self.disk_gb = disk_gb
         self.firewalls = firewalls_client
         self.mount_root = mount_root
+        self._policies = policies_client
+        self._placement = (None if gang_placement is None
+                           else cloud_gang.check_placement(gang_placement))
         self._deleted: set[str] = set()
 
     def can_launch(self, offering: Offering) -> bool:
         return offering.cloud == "gcp"
+
+    @property
+    def placement(self) -> str:
+        """Whether gangs get a compact placement policy: "auto" or "off"."""
+        if self._placement is None:
+            self._placement = cloud_gang.setting_from_config()
+        return self._placement
+
+    def policies(self) -> Any:
+        """The ResourcePoliciesClient (made when first needed)."""
+        if self._policies is None:
+            from google.cloud import compute_v1
+
+            credentials, _ = gcp_cloud.credentials_and_project(self.project)
+            self._policies = compute_v1.ResourcePoliciesClient(credentials=credentials)
+        return self._policies
 
     # -- launch ------------------------------------------------------------------------
 
@@ -144,8 +172,10 @@ class GcpLauncher(Launcher):
                                f"{offering.instance_type}; a zone is needed to launch")
         return known[0]
 
-    def instance_resource(self, spec: LaunchSpec, zone: str) -> Any:
-        """The compute_v1.Instance to insert for `spec` in `zone`."""
+    def instance_resource(self, spec: LaunchSpec, zone: str,
+                          node: Mapping[str, Any] | None = None, policy: str = "") -> Any:
+        """The compute_v1.Instance to insert for `spec` in `zone`; `node`: its place in a
+        gang (`cloud_gang.node_payload`), `policy` the gang's placement policy ('' none)."""
         from google.cloud import compute_v1
 
         offering = spec.offering
@@ -157,13 +187,14 @@ class GcpLauncher(Launcher):
                 on_host_maintenance="TERMINATE", automatic_restart=False)
         script = startup_script(spec, install=self.install, root=self.root,
                                 notice_url=gcp_cloud.PREEMPTION_NOTICE_URL, stop=STOP_FLAG,
-                                mount_root=self.mount_root)
+                                mount_root=self.mount_root, node=node)
         task = spec.task
         labels = {task_resources.gcp_label(k): task_resources.gcp_label(v)
                   for k, v in task_resources.label_pairs(task).items()}
-        disk = compute_v1.AttachedDiskInitializeParams(
+        ours = {TAG_JOB: str(spec.job_id), TAG_ATTEMPT: label_value(spec.attempt)}
+        disk = compute_v1.AttachedDiskInitializeParams(  # labelled: its bill names the job
             source_image=task_resources.image(task, offering.region) or self.image,
-            disk_size_gb=int(task.get("disk_size") or self.disk_gb))
+            disk_size_gb=int(task.get("disk_size") or self.disk_gb), labels=ours)
         if task.get("disk_tier"):
             disk.disk_type = f"zones/{zone}/diskTypes/{task_resources.PD_TIERS[task['disk_tier']]}"
         access = compute_v1.AccessConfig(name="External NAT", type_="ONE_TO_ONE_NAT")
@@ -171,15 +202,22 @@ class GcpLauncher(Launcher):
             access.network_tier = task_resources.GCP_NETWORK_TIERS[task["network_tier"]]
         exact = json.dumps({"job_id": spec.job_id, "attempt": spec.attempt,
                             "offering": list(offering.key)})
+        name = instance_name(spec.job_id, spec.attempt)
+        if node is not None:
+            name = gcp_gang.node_name(spec.job_id, node["digest"], node["rank"])
+            labels.update({cloud_gang.TAG_GANG: node["digest"],
+                           cloud_gang.TAG_NODE: str(node["rank"]),
+                           cloud_gang.TAG_NODES: str(node["nodes"])})
         return compute_v1.Instance(
-            name=instance_name(spec.job_id, spec.attempt),
+            name=name,
+            resource_policies=[policy] if policy else [],
             machine_type=f"zones/{zone}/machineTypes/{machine}",
             guest_accelerators=[compute_v1.AcceleratorConfig(
                 accelerator_count=count,
                 accelerator_type=f"zones/{zone}/acceleratorTypes/{accelerator}")]
             if accelerator else [],
             scheduling=scheduling,
-            labels={**labels, TAG_JOB: str(spec.job_id), TAG_ATTEMPT: label_value(spec.attempt)},
+            labels={**labels, **ours},
             tags=compute_v1.Tags(items=[ports_tag(spec.job_id)]
                                  if task_resources.port_ranges(task) else []),
             metadata=compute_v1.Metadata(items=[
@@ -202,6 +240,8 @@ class GcpLauncher(Launcher):
         if not self.can_launch(offering):
             raise InvalidInput(f"cloud {offering.cloud!r}: the gcp launcher starts gcp "
                                "offerings only")
+        if cloud_gang.nodes_of(spec) > 1:
+            return gcp_gang.launch(self, spec, _capacity_reason)
         zone = self.zone(offering)
         resource = self.instance_resource(spec, zone)
         if task_resources.port_ranges(spec.task):
@@ -250,11 +290,14 @@ class GcpLauncher(Launcher):
     # -- reading -------------------------------------------------------------------------
 
     @staticmethod
-    def _split(instance_id: str) -> tuple[str, str]:
+    def _split(instance_id: str, gangs: bool = False) -> tuple[str, str]:
+        """(zone, instance name), or with `gangs` (zone, gang name) for a gang."""
         zone, _, name = instance_id.partition("/")
-        if not zone or not name.startswith("costsched-"):
+        gang = gangs and cloud_gang.parse(name) is not None
+        if not zone or not (name.startswith("costsched-") or gang):
             raise InvalidInput(f"instance {instance_id!r}: expected ZONE/NAME, like "
-                               "us-central1-a/costsched-7-0123456789ab")
+                               "us-central1-a/costsched-7-0123456789ab"
+                               + (", or ZONE/gang-JOB-NODES-DIGEST" if gangs else ""))
         return zone, name
 
     def _instance(self, zone: str, record: Any) -> Instance:
@@ -289,7 +332,9 @@ class GcpLauncher(Launcher):
     def status(self, instance_id: str) -> Instance:
         from google.api_core import exceptions
 
-        zone, name = self._split(instance_id)
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):
+            return gcp_gang.status(self, zone, name)
         try:
             record = self.client.get(project=self.project, zone=zone, instance=name)
         except exceptions.NotFound:
@@ -299,7 +344,9 @@ class GcpLauncher(Launcher):
     def _gone(self, instance_id: str) -> Instance:
         """An instance Compute Engine no longer has: deleted by this launcher, or (spot
         instances are deleted when preempted: termination action DELETE) preempted."""
-        zone, name = self._split(instance_id)
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):  # none of its nodes is left
+            return gcp_gang.gang_instance(self, zone, name, {})
         if instance_id in self._deleted:
             return Instance(id=instance_id, job_id=_job_of(name), attempt="",
                             offering_key=("gcp", "", zone, "", "", "linux"),
@@ -316,7 +363,7 @@ class GcpLauncher(Launcher):
         wanted = []
         for instance_id in dict.fromkeys(instance_ids):
             try:
-                self._split(instance_id)
+                self._split(instance_id, gangs=True)
             except InvalidInput:
                 continue
             wanted.append(instance_id)
@@ -338,29 +385,68 @@ class GcpLauncher(Launcher):
         found = []
         for scope, listed in self.client.aggregated_list(request=request):
             zone = scope.rsplit("/", 1)[-1]
-            found.extend(self._instance(zone, record) for record in listed.instances)
-        return found
+            found.extend((zone, record) for record in listed.instances)
+        return gcp_gang.group(self, found)  # a gang's nodes as one
 
     # -- acting --------------------------------------------------------------------------
 
+    def nodes(self, instance_id: str) -> list[NodeState]:
+        """The nodes of a gang, rank 0 first (`launchers.gang.ReportsNodes`); a job of one
+        instance is its only node."""
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):
+            return gcp_gang.nodes(self, zone, name)
+        seen = self.status(instance_id)
+        return [NodeState(0, seen.id, seen.state, seen.detail)]
+
     def request_stop(self, instance_id: str) -> None:
-        """Sets the metadata flag the watcher beside the agent reads."""
+        """Sets the metadata flag the watcher beside the agent reads (a gang's rank 0's:
+        its checkpoints are the job's)."""
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):
+            job_id, _, digest = gcp_gang._parse(zone, name)
+            name = gcp_gang.node_name(job_id, digest, 0)
+        self.set_items(zone, name, {META_STOP: "TRUE"})
+
+    def set_items(self, zone: str, name: str, items: Mapping[str, str]) -> None:
+        """Set metadata items of an instance, keeping its others."""
         from google.cloud import compute_v1
 
-        zone, name = self._split(instance_id)
         record = self.client.get(project=self.project, zone=zone, instance=name)
-        items = [compute_v1.Items(key=i.key, value=i.value) for i in record.metadata.items
-                 if i.key != META_STOP]
-        items.append(compute_v1.Items(key=META_STOP, value="TRUE"))
+        kept = [compute_v1.Items(key=i.key, value=i.value) for i in record.metadata.items
+                if i.key not in items]
+        kept += [compute_v1.Items(key=k, value=v) for k, v in items.items()]
         self.client.set_metadata(
             project=self.project, zone=zone, instance=name,
             metadata_resource=compute_v1.Metadata(fingerprint=record.metadata.fingerprint,
-                                                  items=items))
+                                                  items=kept))
 
-    def terminate(self, instance_id: str) -> None:
+    def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
+        """The tail of the instance's serial console (the startup script and the agent log
+        there); of a gang's node `node` (0: rank 0). '' when Compute Engine has none."""
         from google.api_core import exceptions
 
-        zone, name = self._split(instance_id)
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):
+            job_id, count, digest = gcp_gang._parse(zone, name)
+            if not 0 <= node < count:
+                raise InvalidInput(f"instance {instance_id}: no node {node} (its nodes: 0 "
+                                   f"to {count - 1})")
+            name = gcp_gang.node_name(job_id, digest, node)
+        try:
+            answer = self.client.get_serial_port_output(project=self.project, zone=zone,
+                                                        instance=name)
+        except exceptions.GoogleAPICallError:
+            return ""
+        return "\n".join(str(answer.contents or "").splitlines()[-tail:])
+
+    def terminate(self, instance_id: str) -> None:
+        """Deletes the instance; a gang's every node, then its placement policy."""
+        from google.api_core import exceptions
+
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):
+            return gcp_gang.terminate(self, zone, name)
         self._deleted.add(instance_id)
         try:
             self.client.delete(project=self.project, zone=zone, instance=name).result(

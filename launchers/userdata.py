@@ -72,10 +72,17 @@ if refs:  # the job's secrets, read with the instance's own role (never in this 
     ssm = boto3.client("ssm", region_name=job["region"])
     for name, ref in refs.items():
         env[name] = ssm.get_parameter(Name=ref, WithDecryption=True)["Parameter"]["Value"]
+node = job.get("gang")
+if node:  # a node of a gang: wait for every node's address (launchers.cloud_gang)
+    from launchers import cloud_gang
+    env.update(cloud_gang.boot_node(job))
 argv = [sys.executable, "-m", "launchers.agent", "--job-id", str(job["job_id"]),
         "--checkpoint-uri", job["checkpoint_uri"], "--workdir", job["workdir"],
-        "--notice-url", job["notice_url"], "--attempt", job["attempt"],
-        "--heartbeat-seconds", "60"]
+        "--notice-url", job["notice_url"], "--attempt", job["attempt"]]
+if node and node["rank"]:  # rank 0 alone publishes checkpoints and heartbeats
+    argv += ["--no-publish"]
+else:
+    argv += ["--heartbeat-seconds", "60"]
 code = job.get("code")
 if code:
     argv += ["--code-uri", code["uri"], "--code-sha256", code["sha256"],
@@ -93,11 +100,13 @@ os.execve(sys.executable, argv, env)
 
 def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             stop: StopFlag | None = None, mount_root: str = "",
-            secret_refs: Mapping[str, str] | None = None) -> dict[str, Any]:
+            secret_refs: Mapping[str, str] | None = None,
+            node: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The job's fields as the instance receives them. A task's file mounts go where the
     task says (under `mount_root` when one is given); a local path cannot reach a cloud
     instance and is refused. `secret_refs`: where the instance reads each of the job's
-    secrets (an SSM parameter), which then are not in the payload."""
+    secrets (an SSM parameter), which then are not in the payload. `node`: the instance's
+    place in a gang (`launchers.cloud_gang.node_payload`), None for a job of one node."""
     if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int):
         raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number")
     leaked = sorted(set(spec.envs) & clouds.credential_envs())
@@ -120,15 +129,18 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
                 "uri": spec.code_uri, "sha256": spec.code_sha256, "size": spec.code_size},
             "setup": spec.setup, "mounts": mounts, "mount_root": mount_root,
             "stop": None if stop is None else {"url": stop.url, "headers": dict(stop.headers),
-                                               "every": stop.every_seconds}}
+                                               "every": stop.every_seconds},
+            "gang": None if node is None else dict(node)}
 
 
 def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
                    root: str = DEFAULT_ROOT, stop: StopFlag | None = None,
-                   mount_root: str = "", secret_refs: Mapping[str, str] | None = None) -> str:
+                   mount_root: str = "", secret_refs: Mapping[str, str] | None = None,
+                   node: Mapping[str, Any] | None = None) -> str:
     """A bash script that makes a virtual environment under `root` (seeing the image's own
     packages: CUDA, frameworks), runs `install` in it, and starts the agent; with `stop`, a
-    watcher beside the agent sends it SIGTERM once the stop flag reads TRUE.
+    watcher beside the agent sends it SIGTERM once the stop flag reads TRUE; with `node`,
+    the instance is that node of a gang (it waits for the gang's addresses first).
 
     `install` and `root` are the operator's settings, not job fields: `install` is shell
     text by design; `root` must be a plain absolute path."""
@@ -139,7 +151,7 @@ def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
     if "\n" in install:
         raise InvalidInput("install command: expected one line")
     encoded = base64.b64encode(
-        json.dumps(payload(spec, notice_url, root, stop, mount_root, secret_refs),
+        json.dumps(payload(spec, notice_url, root, stop, mount_root, secret_refs, node),
                    sort_keys=True).encode("utf-8")
     ).decode("ascii")
     return "\n".join([

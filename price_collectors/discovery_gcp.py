@@ -52,7 +52,8 @@ def accelerator_types(pages: Any) -> tuple[dict[str, dict], Counter]:
 
 def pricing(types: pd.DataFrame, skus: Any) -> dict[str, str]:
     """{instance type: what the next collection can price of it} from Billing Catalog SKUs:
-    the regions (of the type's own) holding its core, RAM and GPU SKUs per market."""
+    the regions (of the type's own) holding its core, RAM and GPU SKUs per market (its GPU
+    slice SKU for an A4 machine)."""
     components, _ = gcp_prices.sku_components(list(skus), set())
     out = {}
     for spec in types.to_dict("records"):
@@ -67,9 +68,10 @@ def pricing(types: pd.DataFrame, skus: Any) -> dict[str, str]:
         counts = {}
         for market in ("on_demand", "spot"):
             counts[market] = sum(
-                all(k in components for k in ((r, market, "core", family),
-                                              (r, market, "ram", family),
-                                              (r, market, "gpu", spec["gpu_model"])))
+                all(k in components for k in (
+                    ((r, market, "slice", family),) if family in gcp_prices.SLICE_FAMILIES
+                    else ((r, market, "core", family), (r, market, "ram", family),
+                          (r, market, "gpu", spec["gpu_model"]))))
                 for r in regions)
         out[name] = (f"Billing Catalog SKUs price it on-demand in {counts['on_demand']} and "
                      f"spot in {counts['spot']} of its {len(regions)} region(s)")

@@ -4,7 +4,11 @@ Compute Engine bills a GPU VM by components: per vCPU-hour and per GiB-hour of i
 machine family (N1, A2, A3, G2) plus per GPU-hour of its accelerator, each a SKU with a
 regional price, on-demand (usageType OnDemand) or spot (usageType Preemptible). This
 collector reads those SKUs (`CloudCatalogClient.list_skus`) and prices each catalog
-offering as vCPUs x core + GiB x RAM + GPUs x GPU, which is how the bill adds up. What it
+offering as vCPUs x core + GiB x RAM + GPUs x GPU, which is how the bill adds up. A4
+machines (B200) have no core or RAM SKU: one SKU per "GPU slice" (one GPU with its share
+of vCPUs and memory, "A4 Nvidia B200 (1 gpu slice) running in ...") prices the whole
+machine as GPUs x slice. Their spot SKU is known by its description ("Spot Preemptible
+A4 ..."), which wins over the usage type it is filed under. What it
 leaves out, honestly: the local SSD that a2-ultragpu / a3 machines carry (billed as its
 own SKU), sustained-use and committed-use discounts, and any bundled SKU GCP may publish
 for a machine type (an offering whose component SKUs are absent stays unpriced and is
@@ -47,15 +51,19 @@ SOURCE = "collect:gcp:billing-catalog"
 UNIT = "all regions"  # the catalog is one listing for every region
 MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot"}
 # Machine family of an instance type prefix -> the family as SKU descriptions name it.
-FAMILIES = {"n1": "n1 predefined", "a2": "a2", "a3": "a3", "g2": "g2"}
+FAMILIES = {"n1": "n1 predefined", "a2": "a2", "a3": "a3", "g2": "g2", "a4": "a4"}
+# Families priced by one SKU per GPU slice (GPU, vCPUs and memory together).
+SLICE_FAMILIES = {"a4"}
 _RUNNING_IN = r" running in [^()]+$"  # a parenthesised suffix marks DWS/calendar variants
 _GPU_SKU = re.compile(r"^(?:spot preemptible |preemptible )?(?P<name>nvidia .+?) gpu"
                       r"(?: attached to (?:spot preemptible |preemptible |a3 )?vms)?"
                       + _RUNNING_IN, re.IGNORECASE)
 _VM_SKU = re.compile(r"^(?:spot preemptible |preemptible )?(?P<family>n1 predefined|a2|a3|g2)"
                      r" instance (?P<kind>core|ram)" + _RUNNING_IN, re.IGNORECASE)
+_SLICE_SKU = re.compile(r"^(?P<spot>spot preemptible |preemptible )?(?P<family>a4) "
+                        r"(?P<name>nvidia .+?) \(1 gpu slice\)" + _RUNNING_IN, re.IGNORECASE)
 _N1_COMBO = re.compile(r"^(?P<machine>n1-[a-z]+-\d+)\+(?P<count>\d+)x(?P<accelerator>[a-z0-9-]+)$")
-UNITS = {"gpu": "h", "core": "h", "ram": "GiBy.h"}
+UNITS = {"gpu": "h", "core": "h", "ram": "GiBy.h", "slice": "h"}
 
 
 class GcpCollector(Collector):
@@ -146,14 +154,22 @@ def sku_components(skus: Sequence[Any], regions: set[str]
     """(region, market, kind, name) -> (USD per unit, effective time) of the VM SKUs.
 
     kind is 'gpu' (name: catalog GPU model), 'core' or 'ram' (name: family as in SKU
-    descriptions). Component SKUs of other usage types (commitments) are counted.
+    descriptions) or 'slice' (name: the family of SLICE_FAMILIES: its price per GPU with
+    that GPU's vCPUs and memory). Component SKUs of other usage types (commitments) are
+    counted.
     """
     components: dict[tuple, tuple[float, datetime, int]] = {}
     ignored: Counter = Counter()
     for sku in skus:
         description = str(_get(sku, "description", default=""))
         gpu, vm = _GPU_SKU.match(description), _VM_SKU.match(description)
-        if gpu:
+        piece = _SLICE_SKU.match(description)
+        spot_named = False
+        if piece:
+            if SKU_GPU_NAMES.get(piece["name"].lower()) is None:
+                continue
+            kind, name, spot_named = "slice", piece["family"].lower(), bool(piece["spot"])
+        elif gpu:
             model = SKU_GPU_NAMES.get(gpu["name"].lower())
             if model is None:
                 continue  # another GPU (or a virtual-workstation variant)
@@ -164,6 +180,8 @@ def sku_components(skus: Sequence[Any], regions: set[str]
             continue  # not a GPU VM component (disks, network, other families...)
         category = _get(sku, "category", default={})
         market = MARKETS.get(str(_get(category, "usage_type", "usageType", default="")))
+        if spot_named and market is not None:
+            market = "spot"  # filed under OnDemand, named spot: the name says what it bills
         if market is None:
             ignored["GCP SKU of another usage type (commitment...)"] += 1
             continue
@@ -250,9 +268,11 @@ def price_offerings(
             in_zones = sorted(z for z, cards in zones.get(accelerator, {}).items()
                               if GCP.region_of_zone(z) == region and cards >= gpus)
             for market in ("on_demand", "spot"):
-                needed = {"core": (region, market, "core", family),
-                          "ram": (region, market, "ram", family),
-                          "gpu": (region, market, "gpu", spec["gpu_model"])}
+                needed = ({"slice": (region, market, "slice", family)}
+                          if family in SLICE_FAMILIES else
+                          {"core": (region, market, "core", family),
+                           "ram": (region, market, "ram", family),
+                           "gpu": (region, market, "gpu", spec["gpu_model"])})
                 missing = [k for k, key in needed.items() if key not in components]
                 status = ("no zone offers it" if not in_zones else
                           f"no {'/'.join(missing)} SKU" if missing else "priced")
@@ -260,9 +280,13 @@ def price_offerings(
                                  status))
                 if status != "priced":
                     continue
-                core, ram, gpu = (components[needed[k]] for k in ("core", "ram", "gpu"))
-                price = vcpus * core[0] + memory * ram[0] + gpus * gpu[0]
-                effective = max(core[1], ram[1], gpu[1])
+                if family in SLICE_FAMILIES:
+                    price, effective = gpus * components[needed["slice"]][0], \
+                        components[needed["slice"]][1]
+                else:
+                    core, ram, gpu = (components[needed[k]] for k in ("core", "ram", "gpu"))
+                    price = vcpus * core[0] + memory * ram[0] + gpus * gpu[0]
+                    effective = max(core[1], ram[1], gpu[1])
                 rows.append(("gcp", region, "", spec["instance_type"], market, "linux",
                              spec["gpu_model"], gpus, vcpus, memory, round(price, 9), effective))
     table = pd.DataFrame(coverage, columns=["region", "instance_type", "market", "zones",

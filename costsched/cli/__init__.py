@@ -76,6 +76,9 @@ COMMANDS: dict[str, Entry] = {
                     "on-demand and against the job's launch-time choice kept to the end, "
                     "migrations and recoveries with their costs, and the jobs near or over "
                     "their budget."),
+    "bills": Entry("costsched.cli.bills", "app",
+                   "The clouds' billing exports: import them and match them to the jobs "
+                   "(`report --billed` sets them beside the estimates)."),
     "daemon": Entry("costsched.cli.daemon", "daemon",
                     "Run the scheduled optimizer: collect prices, re-plan running jobs and "
                     "migrate where the policy says so, refresh the on-demand catalog, on the "

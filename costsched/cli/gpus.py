@@ -3,15 +3,19 @@ how old the price is; with a model, every offering of it."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pandas as pd
 import typer
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from costsched import bundled_prices
+from costsched.bundled_prices import age_text
 from costsched.cli.common import (
+    IN_MEMORY,
     JsonOption,
     ListPricesDbOption,
     console,
@@ -22,7 +26,9 @@ from costsched.cli.common import (
     print_json,
     split_csv,
 )
-from costsched.service.gpus import age_text, gpu_offerings, gpu_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SNAPSHOT_NOTE = ("Prices older than a few days are the bundled list prices and spot "
                  "snapshot: `costsched collect` fetches today's.")
@@ -44,18 +50,43 @@ def gpus(
     """GPU models and counts with the cheapest on-demand and spot price now, where, and how
     old each price is (stored prices, else the bundled list prices and spot snapshot)."""
     with options(cloud="--cloud", at="--at"):
-        if gpu is None:
-            frame = gpu_summary(db, at, clouds=split_csv(cloud))
-        else:
-            frame = gpu_offerings(db, gpu, at, clouds=split_csv(cloud))
+        rows = _rows(db, gpu, at, split_csv(cloud))
     if json_out:
-        print_json({"gpu": gpu, "rows": frame_records(frame)})
+        print_json({"gpu": gpu, "rows": rows})
         return
     if gpu is None:
-        console.print(summary_table(frame))
+        console.print(summary_table(rows))
     else:
-        console.print(offerings_table(frame, top))
+        console.print(offerings_table(rows, top))
     console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False)
+
+
+def _rows(db: str | None, gpu: str | None, at: str | None,
+          clouds: list[str]) -> list[dict[str, Any]]:
+    """The rows shown, NaN as None. Without a store to read (none made yet) nor discovered
+    instance types, from the bundled files by the standard library alone (the quick path:
+    no pandas, no database layer); else through the service, from the store."""
+    from costsched.bundled_prices import discovered_path
+
+    if db == IN_MEMORY and not discovered_path().exists():
+        if at is None or at == "now":
+            when = datetime.now(timezone.utc)
+        else:
+            from costsched.service.values import as_time
+
+            when = as_time(at, "at")
+        if gpu is None:
+            return bundled_prices.gpu_summary(when, clouds=clouds)
+        return bundled_prices.gpu_offerings(gpu, when, clouds=clouds)
+    from costsched.service.gpus import gpu_offerings, gpu_summary
+
+    if gpu is None:
+        return frame_records(gpu_summary(db, at, clouds=clouds))
+    return frame_records(gpu_offerings(db, gpu, at, clouds=clouds))
+
+
+def _records(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return frame_records(rows) if hasattr(rows, "to_dict") else list(rows)  # type: ignore[arg-type]
 
 
 def _table(title: str) -> Table:
@@ -63,9 +94,10 @@ def _table(title: str) -> Table:
                  header_style="bold")
 
 
-def summary_table(frame: pd.DataFrame) -> Table:
-    """One row per GPU model and count; fits 80 columns (places fold, figures never cut).
-    `age` is that of the older of the row's two prices (--json has each)."""
+def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> Table:
+    """One row per GPU model and count (a frame or its records, missing values None);
+    fits 80 columns (places fold, figures never cut). `age` is that of the older of the
+    row's two prices (--json has each)."""
     out = _table("Cheapest price per GPU model and count, now")
     out.add_column("GPUs", no_wrap=True)
     out.add_column("on-demand", justify="right", no_wrap=True)
@@ -73,35 +105,38 @@ def summary_table(frame: pd.DataFrame) -> Table:
     out.add_column("spot", justify="right", no_wrap=True)
     out.add_column("where", overflow="fold")
     out.add_column("age", justify="right", no_wrap=True)
-    for row in frame.to_dict("records"):
+    for row in _records(rows):
         cells = [f"{row['gpu_model']}:{row['gpu_count']}"]
         ages = []
         for market in ("on_demand", "spot"):
             where = row.get(f"{market}_where")
             cells += [money(row.get(f"{market}_usd_per_hour"), 3),
                       _place(where) if isinstance(where, str) else "-"]
-            age = row.get(f"{market}_age_days", float("nan"))
-            if age == age:
+            age = row.get(f"{market}_age_days")
+            if age is not None and age == age:
                 ages.append(age)
         cells.append(age_text(max(ages)) if ages else "-")
         out.add_row(*(Text(c) for c in cells))
     return out
 
 
-def offerings_table(frame: pd.DataFrame, top: int) -> Table:
-    shown = frame.head(top)
-    model = shown["gpu_model"].iloc[0] if not shown.empty else ""
-    out = _table(f"{model}: {len(frame):,} offerings priced, {len(shown):,} shown "
+def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int) -> Table:
+    """One GPU model's offerings (a frame or its records), the first `top` of them."""
+    every = _records(rows)
+    shown = every[:top]
+    model = shown[0]["gpu_model"] if shown else ""
+    out = _table(f"{model}: {len(every):,} offerings priced, {len(shown):,} shown "
                  "(fewest GPUs first, then cheapest)")
     for name, right in (("GPUs", True), ("market", False), ("$/h", True), ("$/GPU-h", True),
                         ("age", True), ("where", False), ("instance type", False)):
         out.add_column(name, justify="right" if right else "left", no_wrap=right,
                        overflow="fold")
-    for r in shown.itertuples():
+    for r in shown:
         out.add_row(*(Text(c) for c in (
-            str(r.gpu_count), r.market.replace("_", "-"), money(r.usd_per_hour, 3),
-            money(r.usd_per_gpu_hour, 3), age_text(r.age_days),
-            f"{r.cloud} {r.zone or r.region}", r.instance_type.split("+", 1)[0])))
+            str(r["gpu_count"]), r["market"].replace("_", "-"), money(r["usd_per_hour"], 3),
+            money(r["usd_per_gpu_hour"], 3), age_text(r["age_days"]),
+            f"{r['cloud']} {r['zone'] or r['region']}",
+            r["instance_type"].split("+", 1)[0])))
     return out
 
 

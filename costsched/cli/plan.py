@@ -37,7 +37,7 @@ from costsched.service import plan as plan_jobs
 from costsched.service.plan import job_specs
 from costsched.service.speeds import plan_notes_for
 from costsched.service.staleness import age_hours, stale, stale_after_hours
-from costsched.skypilot import emit_task
+from costsched.skypilot_emit import emit_task
 from costsched.throughput import MEASURED_BY_COSTSCHED
 
 

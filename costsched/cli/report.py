@@ -51,12 +51,21 @@ def report(
     html_out: Annotated[Path | None, typer.Option(
         "--html", help="Also write the report, with its plots, as one HTML file.",
         show_default=False)] = None,
+    billed: Annotated[bool, typer.Option(
+        "--billed", help="The imported bills (`bills import`) beside the estimate, per job "
+        "and day, the difference itemised; jobs past bills.difference_threshold flagged.")
+    ] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Spend per job, cloud and day from the stored placements, savings against on-demand
     and against the job's launch-time choice kept to the end, migrations and recoveries
     with their costs, and the jobs near or over their budget."""
+    if billed:
+        from costsched.cli.bills import print_billed
+
+        print_billed(db, since=since, until=until, job=job, json_out=json_out, html=html_out)
+        return
     with options(since="--since", until="--until", job="--job"), using(db) as store:
         built = build(store, since=since, until=until, job=job)
     if html_out is not None:

@@ -5,5 +5,6 @@
   offering (spot preemption, checkpoints, restarts) and the cost of a move;
 - `availability`: preemption rates measured from probe logs;
 - `collection`: a sweep of jobs placed at once (cvxpy + HiGHS), one policy per module;
-- `planner`: the glue from job specs and a price frame to both.
+- `job`: a job as the optimizer reads it (`Workload`; the job spec's `ResolvedJob` is one);
+- `planner`: the glue from jobs and a price frame to both.
 """

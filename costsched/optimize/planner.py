@@ -1,4 +1,4 @@
-"""From resolved jobs and a price frame to ranked offerings and a collection plan.
+"""From jobs (`Workload`s) and a price frame to ranked offerings and a collection plan.
 
 The glue the CLI, the daemon and the backtest share: frames in, frames out, no I/O. The
 price frame is `costsched.prices.prices_at` output (one row per offering).
@@ -9,19 +9,23 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Generic, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from costsched import catalog
-from costsched.jobspec import ResolvedJob
+from costsched.list_prices import listed_on_demand, on_demand_reference
 from costsched.optimize import rank as ranking
 from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
-from costsched.prices import listed_on_demand, on_demand_reference
+from costsched.optimize.job import Workload
 from costsched.vocabulary import did_you_mean
 
 BASELINE_GPU = "V100"
+# The job a plan is of: a `Workload`, or one with more said of it (the job spec's
+# `ResolvedJob`), handed back as it came.
+W = TypeVar("W", bound=Workload)
 QUOTA_KEY = ["cloud", "region", "instance_type"]
 
 
@@ -50,10 +54,10 @@ class Baseline:
     basis: str
 
 
-def baseline(job: ResolvedJob, offerings: pd.DataFrame) -> Baseline | None:
+def baseline(job: Workload, offerings: pd.DataFrame) -> Baseline | None:
     """The cheapest on-demand 1xV100 price known: the frame's own on-demand reference of its
-    1xV100 rows (`costsched.prices.on_demand_reference`, which `prices_at` puts beside every
-    row), else the catalog's list price as of the frame's newest price; None if none."""
+    1xV100 rows (`costsched.list_prices.on_demand_reference`, which `prices_at` puts beside
+    every row), else the catalog's list price as of the frame's newest price; None if none."""
     v100 = offerings[(offerings["gpu_model"] == BASELINE_GPU) & (offerings["gpu_count"] == 1)]
     prices = (v100["on_demand_usd_per_hour"] if "on_demand_usd_per_hour" in v100
               else on_demand_reference(v100)).dropna()
@@ -74,8 +78,8 @@ def baseline(job: ResolvedJob, offerings: pd.DataFrame) -> Baseline | None:
 
 
 @dataclass(frozen=True)
-class JobPlan:
-    job: ResolvedJob
+class JobPlan(Generic[W]):
+    job: W
     ranked: pd.DataFrame  # every offering, choosable first (excluded == '')
     baseline: Baseline | None
     reason: str  # why nothing is choosable ('' if something is)
@@ -88,7 +92,7 @@ class JobPlan:
     def best(self) -> pd.Series | None:
         return None if self.choices.empty else self.choices.iloc[0]
 
-    def for_job(self, other: ResolvedJob) -> JobPlan:
+    def for_job(self, other: W) -> JobPlan[W]:
         """The same plan for a job identical in what is ranked (`rank_key`): the ranking
         is shared, the reason names the other job."""
         if other is self.job:
@@ -97,15 +101,15 @@ class JobPlan:
         return replace(self, job=other, reason=reason)
 
 
-def throughputs(job: ResolvedJob, offerings: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def throughputs(job: Workload, offerings: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Steps/s and an `estimated` flag per offering; CPU instance types (GPU count 0, no
     GPU model) have none for a GPU job, and GPU types none for a CPU job."""
     return job.table.lookup(job.job.model, offerings["gpu_model"].fillna(""),
                             offerings["gpu_count"].fillna(0))
 
 
-def plan_job(job: ResolvedJob, offerings: pd.DataFrame, objective: str = "cost",
-             weight: float = 0.5) -> JobPlan:
+def plan_job(job: W, offerings: pd.DataFrame, objective: str = "cost",
+             weight: float = 0.5) -> JobPlan[W]:
     """Rank `prepare`d offerings for one job. A gang of N nodes costs N times an
     offering's price and is stopped by the first of its N instances preempted (N times
     the rate); `nodes` says N."""
@@ -165,7 +169,7 @@ def order_cost(plan: JobPlan) -> str:
             f"choice ({cheapest['offering']}, ${cheapest['expected_cost']:,.2f})")
 
 
-def rank_key(job: ResolvedJob) -> Hashable:
+def rank_key(job: Workload) -> Hashable:
     """What a job's ranking depends on: jobs with equal keys (a sweep's jobs, which differ
     in name and environment only) share one ranking."""
     j = job.job
@@ -176,13 +180,13 @@ def rank_key(job: ResolvedJob) -> Hashable:
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
-def plan_jobs(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame, objective: str = "cost",
-              weight: float = 0.5, *, explain: Callable[[ResolvedJob], str] | None = None,
-              progress: Progress | None = None) -> list[JobPlan]:
+def plan_jobs(jobs: Sequence[W], offerings: pd.DataFrame, objective: str = "cost",
+              weight: float = 0.5, *, explain: Callable[[W], str] | None = None,
+              progress: Progress | None = None) -> list[JobPlan[W]]:
     """`plan_job` for each job, ranking each group of identical jobs (`rank_key`) once.
     `explain(job)`: a better reason than the ranking's for a job none of whose offerings
     passes its filters ('' to keep the ranking's), such as `unmatched` over every price."""
-    first: dict[Hashable, JobPlan] = {}
+    first: dict[Hashable, JobPlan[W]] = {}
     keys = [rank_key(j) for j in jobs]
     distinct = len(set(keys))
     out = []
@@ -204,7 +208,7 @@ def _passes_filters(ranked: pd.DataFrame) -> bool:
     return bool(ranked["excluded"].isin(["", *ranking.UNFILTERED]).any())
 
 
-def unmatched(job: ResolvedJob, market: pd.DataFrame, at: datetime) -> str:
+def unmatched(job: Workload, market: pd.DataFrame, at: datetime) -> str:
     """Why no offering of `market` (every price as of `at`) matches the job's filters: the
     first filter that leaves nothing, with the values that do exist; '' if some match."""
     c = job.job.constraints
@@ -240,7 +244,7 @@ def unmatched(job: ResolvedJob, market: pd.DataFrame, at: datetime) -> str:
     return ""
 
 
-def _no_choice_reason(job: ResolvedJob, ranked: pd.DataFrame) -> str:
+def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     if (ranked["excluded"] == "").any():
         return ""
     name, c = job.name, job.job.constraints

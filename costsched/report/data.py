@@ -30,10 +30,10 @@ from costsched.measured import (
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
 from costsched.report import estimates
-from costsched.service.values import as_time
 from costsched.store import OFFERING_KEY, PriceStore
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable, model_key
+from costsched.validation import as_time
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
 MOVE_KINDS = ("migration", "recovery")

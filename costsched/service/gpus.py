@@ -10,6 +10,7 @@ from datetime import datetime
 import pandas as pd
 
 from costsched import catalog
+from costsched.bundled_prices import age_text, gpu_order  # noqa: F401 (age_text: theirs)
 from costsched.model import CLOUDS, MARKETS
 from costsched.prices import prices_at
 from costsched.service.stores import StoreLike, using
@@ -46,7 +47,7 @@ def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
         frame = prices_at(opened, when, clouds=choices("cloud", clouds, CLOUDS))
     frame = _with_age(frame, when)
     keys = frame[SUMMARY_KEY].drop_duplicates().sort_values(
-        SUMMARY_KEY, key=lambda s: s.map(_gpu_order) if s.name == "gpu_model" else s)
+        SUMMARY_KEY, key=lambda s: s.map(gpu_order) if s.name == "gpu_model" else s)
     out = keys.reset_index(drop=True)
     for market in MARKETS:
         cheapest = (frame[frame["market"] == market]
@@ -63,22 +64,6 @@ def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
     return out
 
 
-def age_text(days: float) -> str:
-    """How old a price is, in the coarsest unit that says it: '3 h', '12 d', '18 mo'."""
-    if days != days:  # NaN: no price
-        return "-"
-    if days < 1:
-        return f"{days * 24:.0f} h"
-    if days < 60:
-        return f"{days:.0f} d"
-    return f"{days / 30.44:.0f} mo"
-
-
 def _with_age(frame: pd.DataFrame, when: datetime) -> pd.DataFrame:
     age = (pd.Timestamp(when) - pd.to_datetime(frame["effective_at"], utc=True))
     return frame.assign(age_days=age.dt.total_seconds() / 86400)
-
-
-def _gpu_order(model: str) -> int:
-    order = {m: i for i, m in enumerate(catalog.GPU_MODELS)}
-    return order.get(model, len(order))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, refuse_duplicate_names, resolve
-from costsched.model import InvalidInput, Job
+from costsched.model import InvalidInput
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
 from costsched.optimize.collection.build import plan_collection
@@ -197,14 +197,7 @@ def resolve_all(specs: Sequence[tuple[str, JobSpec]], table: ThroughputTable,
         if first is None:
             out.append(done.setdefault(key, resolve(spec, table, at, source=source)))
         else:
-            j = first.job  # built directly: dataclasses.replace is 5x slower on 10k jobs
-            job = Job(name=spec.name, run=spec.run, model=j.model, steps=j.steps,
-                      checkpoint=j.checkpoint, checkpoint_gb=j.checkpoint_gb,
-                      constraints=j.constraints, checkpoint_hours=j.checkpoint_hours)
-            out.append(ResolvedJob(job=job, table=first.table,
-                                   checkpoint_hours=first.checkpoint_hours,
-                                   restart_hours=first.restart_hours, envs=dict(spec.envs),
-                                   source=source, deadline_at=first.deadline_at))
+            out.append(first.sibling(spec, source))
     return out
 
 

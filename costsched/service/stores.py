@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from costsched.config import StoreConfig
+from costsched.config import StoreConfig, effective
 from costsched.store import PriceStore
 
 # What the service functions take as their store: a store, a SQLAlchemy URL or SQLite file
@@ -19,7 +19,7 @@ def open_store(db: str | None = None, limits: StoreConfig | None = None) -> Pric
     `limits`: how long to wait for it (a config's [store] section; default: the
     configuration in effect). A store that cannot be opened raises StoreError: one line
     saying what, where (the URL's password masked) and what to do."""
-    return PriceStore(db, limits=limits)
+    return PriceStore(db, limits=limits if limits is not None else effective().store)
 
 
 @contextmanager

@@ -8,29 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from datetime import datetime, timezone
-
-import pandas as pd
 
 from costsched.model import InvalidInput
-from costsched.validation import argument_time, in_range
+from costsched.validation import as_time  # noqa: F401 - the service's name for it
 from costsched.vocabulary import choose
-
-
-def as_time(value: datetime | str | None, name: str = "at") -> datetime:
-    """An aware UTC time from a datetime or ISO 8601 text ('2020-03-01T00:00Z',
-    '2020-03-01'; no zone means UTC), in the supported range; None or 'now' is now."""
-    if value is None or value == "now":
-        return datetime.now(timezone.utc)
-    try:
-        if isinstance(value, datetime):
-            ts = in_range(pd.Timestamp(value).tz_localize("UTC") if value.tzinfo is None
-                          else pd.Timestamp(value))
-        else:
-            ts = argument_time(str(value))
-    except ValueError as exc:
-        raise InvalidInput(f"{name} {exc}") from None
-    return ts.to_pydatetime()
 
 
 def choices(name: str, values: Iterable[str], accepted: Iterable[str]) -> list[str]:

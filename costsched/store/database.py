@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -44,22 +44,21 @@ from sqlalchemy.exc import (
 
 from costsched.frames import to_epoch_seconds  # noqa: F401 - the store's name for it
 from costsched.model import InvalidInput, utc
+from costsched.redact import redact_url
+from costsched.store_limits import DEFAULT_LIMITS, StoreLimits
 
 ENV_DB = "COSTSCHED_DB"
 _SCRIPTS = "costsched.store:revisions"
 _EPOCH = pd.Timestamp(0, tz="UTC")
 CONNECT_TIMEOUT_S = 10  # PostgreSQL: unless the URL sets connect_timeout
-# How long a busy store is waited for and a PostgreSQL statement may run come from the
-# config ([store] busy_seconds, statement_timeout_seconds: `costsched.config.StoreConfig`).
+# How long a busy store is waited for and a PostgreSQL statement may run are the caller's
+# (`costsched.store_limits`: the configuration's [store] section, else the defaults).
 WRITE_ATTEMPTS = 6  # a write that loses a race (lock, deadlock, serialization) runs again
 _UPGRADE_LOCK = 0x636F737473636864  # PostgreSQL advisory lock key around schema upgrades
 # The driver each SQLAlchemy dialect imports, and the package that provides it.
 _DRIVER_PACKAGES = {"MySQLdb": "mysqlclient", "pymysql": "PyMySQL", "psycopg": "psycopg",
                     "psycopg2": "psycopg2-binary", "asyncpg": "asyncpg", "pyodbc": "pyodbc",
                     "oracledb": "oracledb", "mariadb": "mariadb", "pg8000": "pg8000"}
-
-if TYPE_CHECKING:
-    from costsched.config import StoreConfig
 
 T = TypeVar("T")
 
@@ -107,35 +106,25 @@ def resolve_url(db: str) -> str:
 def describe(url: str) -> str:
     """Where a store is, for messages: a SQLite file's path, else its URL with the password
     masked."""
-    from costsched.config import mask_url
-
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):
-        return mask_url(url)
+        return redact_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         return parsed.database
-    return mask_url(url)
+    return redact_url(url)
 
 
-def store_limits() -> StoreConfig:
-    """How long this process waits for a busy store and lets a statement run: the config's
-    [store] section."""
-    from costsched.config import effective
-
-    return effective().store
-
-
-def make_engine(url: str, limits: StoreConfig | None = None) -> Engine:
+def make_engine(url: str, limits: StoreLimits | None = None) -> Engine:
     """An engine for `url` whose database errors are one-line StoreErrors.
 
     SQLite: WAL, a busy timeout, foreign keys, and transactions begun by SQLAlchemy (so a
     write can take the lock up front: `write`), each checking first that the file is still
     the one opened. PostgreSQL: connect, lock and statement timeouts unless the URL sets
-    them, and connections checked before use (a restarted server). `limits`: the config's
-    [store] section (default: `store_limits()`)."""
+    them, and connections checked before use (a restarted server). `limits`: how long to
+    wait (the configuration's [store] section; default: `store_limits.DEFAULT_LIMITS`)."""
     where = describe(url)
-    limits = limits if limits is not None else store_limits()
+    limits = limits if limits is not None else DEFAULT_LIMITS
     watch: _FileWatch | None = None
     try:
         parsed = make_url(url)
@@ -243,7 +232,7 @@ def _options(query: Mapping[str, str | tuple[str, ...]]) -> str:
     return " ".join(options) if isinstance(options, tuple) else options
 
 
-def _watched_connect(url: URL, limits: StoreConfig, where: str) -> Callable[..., object]:
+def _watched_connect(url: URL, limits: StoreLimits, where: str) -> Callable[..., object]:
     """A do_connect listener making psycopg 3 connections that stop waiting for a server
     that does not answer a statement within its statement timeout and a grace
     (`watchdog`): the server's own timeout cannot end a wait for a server that has stopped
@@ -262,7 +251,7 @@ def _watched_connect(url: URL, limits: StoreConfig, where: str) -> Callable[...,
 
 
 def _postgresql_timeouts(query: Mapping[str, str | tuple[str, ...]],
-                         limits: StoreConfig) -> dict:
+                         limits: StoreLimits) -> dict:
     """Connect arguments adding the timeouts the URL does not set itself: connecting, a
     statement (`limits.statement_timeout_seconds`), waiting for a lock (`busy_seconds`)."""
     args: dict = {}

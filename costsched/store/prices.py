@@ -36,7 +36,7 @@ from costsched.store.signals import MeasuredThroughputStore, SignalStore
 from costsched.store.spot_availability import SpotAvailabilityStore
 
 if TYPE_CHECKING:
-    from costsched.config import StoreConfig
+    from costsched.store_limits import StoreLimits
 
 # The columns of an observation frame: what importers and collectors hand to `ingest`.
 OBSERVATION_COLUMNS = [*OFFERING_KEY, *OFFERING_ATTRS, "usd_per_hour", "effective_at", "source"]
@@ -58,9 +58,10 @@ class PriceStore:
     regionally priced offerings (`record_zones`, `zones`); the job store (`jobs`)."""
 
     def __init__(self, url: str | None = None, *, migrate: bool = True,
-                 limits: StoreConfig | None = None) -> None:
+                 limits: StoreLimits | None = None) -> None:
         self.url = resolve_url(url) if url else default_url()
-        # limits: the config's [store] waits (default: the configuration in effect).
+        # limits: how long to wait for it (the configuration's [store] section; default:
+        # `costsched.store_limits.DEFAULT_LIMITS`, reading no configuration).
         self.engine: Engine = database.make_engine(self.url, limits)
         if migrate:
             try:

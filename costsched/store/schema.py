@@ -285,3 +285,39 @@ measured_throughputs = Table(
     UniqueConstraint("placement_id", name="uq_measured_throughputs_placement"),
     Index("ix_measured_throughputs_model", "model", "gpu_model", "gpu_count"),
 )
+
+# --- the clouds' bills ------------------------------------------------------------------
+
+# One row per billed line item read from a cloud's billing export (costsched.bills), with the
+# placement it was matched to (placement_id NULL: unmatched, kept and counted). line_key is
+# the line's identity within its cloud: re-importing an export replaces, never adds.
+bill_lines = Table(
+    "bill_lines",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("cloud", String(16), nullable=False),
+    Column("account", String(128), nullable=False, server_default=""),
+    Column("source", String(1024), nullable=False),
+    Column("line_key", String(128), nullable=False),
+    Column("usage_start_ts", BigInteger, nullable=False),
+    Column("usage_end_ts", BigInteger, nullable=False),
+    Column("resource_id", String(512), nullable=False, server_default=""),
+    Column("category", String(16), nullable=False),
+    Column("line_type", String(64), nullable=False, server_default=""),
+    Column("service", String(128), nullable=False, server_default=""),
+    Column("usage_type", String(256), nullable=False, server_default=""),
+    Column("region", String(64), nullable=False, server_default=""),
+    Column("usage_amount", Float, nullable=False, server_default=text("0")),
+    Column("usage_unit", String(32), nullable=False, server_default=""),
+    Column("usd", Float, nullable=False),
+    Column("currency", String(8), nullable=False, server_default=""),
+    Column("job_tag", String(32), nullable=False, server_default=""),
+    Column("attempt_tag", String(64), nullable=False, server_default=""),
+    Column("placement_id", Integer, nullable=True),
+    Column("job_id", Integer, nullable=True),
+    Column("matched_by", String(16), nullable=False, server_default=""),
+    Column("imported_ts", BigInteger, nullable=False),
+    UniqueConstraint("cloud", "line_key", name="uq_bill_lines_key"),
+    Index("ix_bill_lines_usage", "usage_start_ts"),
+    Index("ix_bill_lines_source", "source"),
+)

@@ -44,3 +44,19 @@ def test_an_unknown_name_is_one_line_naming_the_models(value: str) -> None:
     assert message.startswith(f"unknown GPU model {value!r}: expected one of ")
     assert "\n" not in message
     assert all(model in message for model in catalog.GPU_MODELS)
+
+
+def test_retired_mask_marks_a_type_from_its_retirement_day_on_its_cloud_only() -> None:
+    import pandas as pd
+
+    from costsched import catalog
+
+    frame = pd.DataFrame({"cloud": ["azure", "azure", "aws", "azure"],
+                          "instance_type": ["Standard_NC6", "Standard_NC6", "Standard_NC6",
+                                            "Standard_NC6s_v3"]},
+                         index=[10, 11, 12, 13])
+    day = pd.Timestamp("2023-09-06", tz="UTC")
+    assert catalog.retired_mask(frame, day - pd.Timedelta(seconds=1)).tolist() == [False] * 4
+    on = catalog.retired_mask(frame, day)
+    assert on.tolist() == [True, True, False, False] and list(on.index) == [10, 11, 12, 13]
+    assert catalog.retired_mask(frame.iloc[:0], day).empty

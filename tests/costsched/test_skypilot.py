@@ -13,7 +13,8 @@ from costsched import service
 from costsched.model import InvalidInput
 from costsched.optimize.rank import allowed_offerings
 from costsched.prices import prices_at
-from costsched.skypilot import DEFAULT_HOURS, emit_task, parse_task
+from costsched.skypilot import DEFAULT_HOURS, parse_task
+from costsched.skypilot_emit import emit_task
 from costsched.taskfile import load
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sky"

@@ -138,6 +138,7 @@ def test_spot_n1_insert_request(fake: FakeInstances, launcher: GcpLauncher) -> N
     assert "curl evil" not in items["startup-script"]
     assert json.loads(items[META_SPEC])["attempt"] == "Migration 3/Ä"
     assert body.disks[0].initialize_params.source_image == gcp_cloud.GPU_IMAGE
+    assert dict(body.disks[0].initialize_params.labels) == dict(body.labels)  # on its bill
     assert body.service_accounts[0].email == "runner@proj.iam.gserviceaccount.com"
     assert (got.state, got.job_id, got.attempt) == ("pending", 7, "Migration 3/Ä")
     assert got.offering_key == offering().key

@@ -82,6 +82,11 @@ SKUS = [
          1_000_000),
      sku("Nvidia H100 80GB GPU attached to Spot Preemptible VMs running in Virginia",
          "Preemptible", "h", "2", 0)],
+    # A4: one SKU per GPU slice; the spot one is filed under OnDemand, named spot.
+    [sku("A4 Nvidia B200 (1 gpu slice) running in Virginia", "OnDemand", "h", "16",
+         110_000_000),
+     sku("Spot Preemptible A4 Nvidia B200 (1 gpu slice) running in Virginia", "OnDemand", "h",
+         "4", 954_200_000)],
 ]
 
 
@@ -120,8 +125,8 @@ def test_refresh_reads_all_three_apis_and_the_next_collection_prices_the_new_typ
     assert found.notes == [
         "a3-highgpu-2g: Billing Catalog SKUs price it on-demand in 1 and spot in 1 of its "
         "1 region(s)",
-        "a4-highgpu-8g: not priced by collect: its family (a4) is not billed by the "
-        "core/RAM/GPU SKUs collect reads"]
+        "a4-highgpu-8g: Billing Catalog SKUs price it on-demand in 1 and spot in 1 of its "
+        "1 region(s)"]
     assert any("a3-highgpu-2g: Billing" in line for line in result.lines())
 
     # The next collection prices it: 52 vCPUs, 468 GiB, 2 GPUs at the SKUs' test figures.
@@ -134,3 +139,10 @@ def test_refresh_reads_all_three_apis_and_the_next_collection_prices_the_new_typ
     assert prices == pytest.approx({"on_demand": 52 * 0.03 + 468 * 0.003 + 2 * 10,
                                     "spot": 52 * 0.01 + 468 * 0.001 + 2 * 2})
     assert set(got["region"]) == {"us-east4"}
+
+    # And the new A4 machine: 8 GPU slices.
+    collector = GcpCollector(gpus=["B200"], project="p", catalog_client=Pager(SKUS),
+                             accelerator_client=Pager(ACCELERATORS))
+    got = collector.collect().observations.query("instance_type == 'a4-highgpu-8g'")
+    assert dict(zip(got["market"], got["usd_per_hour"], strict=True)) == pytest.approx(
+        {"on_demand": 8 * 16.11, "spot": 8 * 4.9542})

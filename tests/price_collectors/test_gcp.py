@@ -8,6 +8,7 @@ import threading
 from datetime import datetime, timezone
 from urllib.parse import parse_qs, urlsplit
 
+import pandas as pd
 import pytest
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
@@ -231,3 +232,44 @@ def test_effective_time_is_never_naive() -> None:
 
     assert _time("2026-11-21T07:41:12Z").tzinfo is not None
     assert _time(datetime(2026, 1, 1)).tzinfo == timezone.utc
+
+
+def _sku(description: str, usage_type: str, dollars: float) -> dict:
+    """A Billing Catalog SKU in the API's JSON shape (one hourly USD rate)."""
+    units, nanos = int(dollars), round((dollars - int(dollars)) * 1e9)
+    return {"description": description,
+            "category": {"resourceFamily": "Compute", "resourceGroup": "GPU",
+                         "usageType": usage_type},
+            "serviceRegions": ["us-central1", "europe-west4"],
+            "pricingInfo": [{"effectiveTime": "2026-11-21T07:41:12.355Z", "pricingExpression": {
+                "usageUnit": "h", "tieredRates": [{"startUsageAmount": 0, "unitPrice": {
+                    "currencyCode": "USD", "units": str(units), "nanos": nanos}}]}}]}
+
+
+def test_an_a4_machine_is_priced_per_gpu_slice_and_its_spot_sku_by_its_name() -> None:
+    """A4 (B200) has no core or RAM SKU: one SKU per GPU slice prices the machine. Google
+    files the spot slice SKU under usage type OnDemand; its description says spot."""
+    from price_collectors.gcp import price_offerings, sku_components
+
+    skus = [_sku("A4 Nvidia B200 (1 gpu slice) running in Americas", "OnDemand", 16.11),
+            _sku("Spot Preemptible A4 Nvidia B200 (1 gpu slice) running in Americas",
+                 "OnDemand", 4.9542),
+            _sku("Commitment v1: A4 Nvidia B200 (1 gpu slice) in Americas for 1 Year",
+                 "Commit1Yr", 9.0)]
+    components, _ = sku_components(skus, set())
+    assert components[("us-central1", "on_demand", "slice", "a4")][0] == pytest.approx(16.11)
+    assert components[("us-central1", "spot", "slice", "a4")][0] == pytest.approx(4.9542)
+    assert len(components) == 4  # two markets in two regions; the commitment is left out
+    types = pd.DataFrame([{"cloud": "gcp", "instance_type": "a4-highgpu-8g",
+                           "gpu_model": "B200", "gpu_count": 8, "vcpus": 224,
+                           "memory_gb": 3968.0}])
+    zones = {"nvidia-b200": {"us-central1-b": 8, "europe-west4-b": 4}}
+    rows, coverage = price_offerings(types, components, zones)
+    priced = {(r.region, r.market): r.usd_per_hour for r in rows.itertuples()}
+    assert priced == {("us-central1", "on_demand"): pytest.approx(8 * 16.11),
+                      ("us-central1", "spot"): pytest.approx(8 * 4.9542)}
+    # Europe's zones offer 4 B200s per VM at most: not the 8 this machine has.
+    europe = coverage[coverage["region"] == "europe-west4"]
+    assert set(europe["status"]) == {"no zone offers it"}
+    assert machine_parts({"instance_type": "a4-highgpu-8g", "gpu_model": "B200"}) == (
+        "a4", "nvidia-b200")

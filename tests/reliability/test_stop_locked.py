@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from costsched.service import jobs as service
-from costsched.store import StoreUnavailable
+from costsched.store import PriceStore, StoreUnavailable
+from costsched.store_limits import Limits
 from tests.costsched.service.test_status_batched import NOW, team
 from tests.reliability.test_store_faults import HOLD_SQLITE_LOCK
 
@@ -24,10 +25,10 @@ def ended_on_terminate(launcher):  # noqa: ANN001, ANN201 - the test's in-memory
     return launcher
 
 
-def test_a_stop_that_cannot_be_recorded_terminates_nothing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COSTSCHED_STORE_BUSY_SECONDS", "0.5")
-    store, launcher = team(tmp_path, 1, kinds=("quiet",))
+def test_a_stop_that_cannot_be_recorded_terminates_nothing(tmp_path: Path) -> None:
+    made, launcher = team(tmp_path, 1, kinds=("quiet",))
+    made.dispose()
+    store = PriceStore(made.url, migrate=False, limits=Limits(busy_seconds=0.5))
     launcher = ended_on_terminate(launcher)
     [instance] = launcher.instances()
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(HOLD_SQLITE_LOCK),

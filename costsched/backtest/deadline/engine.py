@@ -44,7 +44,8 @@ RUN_COLUMNS = ["start_tick", "home", "cost_usd", "finish_hours", "met", "preempt
 
 @dataclass(frozen=True)
 class DeadlineJob:
-    """A job of `work_hours` on one instance, due `deadline_hours` after its start."""
+    """A job of `work_hours` on `nodes` instances at once (a gang), due `deadline_hours`
+    after its start."""
 
     work_hours: float
     deadline_hours: float
@@ -53,12 +54,16 @@ class DeadlineJob:
     checkpoint_gb: float = 1.0
     # Seconds each checkpoint takes to write (no progress meanwhile); 0: free.
     checkpoint_write_seconds: float = 0.0
+    # A gang of this many instances: billed N x the price, egress once per move.
+    nodes: int = 1
 
     def __post_init__(self) -> None:
         for name in ("work_hours", "deadline_hours", "checkpoint_minutes"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise InvalidInput(f"{name} {value}: expected a positive number")
+        if not (isinstance(self.nodes, (int, np.integer)) and self.nodes >= 1):
+            raise InvalidInput(f"nodes {self.nodes!r}: expected a whole number >= 1")
         for name in ("restart_minutes", "checkpoint_gb", "checkpoint_write_seconds"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
@@ -154,7 +159,7 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
         state = DeadlineState(progress=progress, work=work, time_left=deadline - t * tick,
                               placement=placement, overhead_left=overhead,
                               restart=restart, checkpoint=job.checkpoint, home=homes,
-                              deadline=deadline, last_zone=last_zone)
+                              deadline=deadline, last_zone=last_zone, nodes=job.nodes)
         market = MarketNow(float(tick), available, since[at], spot_price[at], od_price[at],
                            trace.region_codes, move_usd, past_means[at], shares[at],
                            zone_shares[at], dry_means[at], dry_for[at], spot_spells[at])
@@ -178,7 +183,7 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
         spot = is_spot(placement, zones)
         z = np.maximum(new_zone, 0)
         price = np.where(spot, spot_price[at, z], od_price[at, z])
-        cost += np.where(running, price * tick / HOUR, 0.0)
+        cost += np.where(running, price * tick / HOUR * job.nodes, 0.0)
         spot_s += np.where(running & spot, tick, 0.0)
         od_s += np.where(running & ~spot, tick, 0.0)
         idle_part = np.minimum(overhead, tick)

@@ -17,6 +17,10 @@ resumes: leaving a placement before its restart is over is never cheaper than ha
 waited idle instead. On-demand is one state per region at the region's lowest on-demand
 price of the tick (exact where zones of a region are priced alike, as on-demand prices
 are; a lower bound otherwise).
+
+A gang (`DeadlineJob.nodes`) is billed its N instances at every tick and its checkpoint's
+egress once per move; its availability is the trace's (give the trace of the gang:
+`AvailabilityTrace.from_counts`).
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def optimum(trace: AvailabilityTrace, job: DeadlineJob, starts: Sequence[int] | 
             price_rows.append(trace.spot_price[z])
             spot_rows.append(z)
             run_region.append(r)
-    price = np.stack(price_rows) * (tick / HOUR)  # USD per tick
+    price = np.stack(price_rows) * (tick / HOUR * job.nodes)  # USD per tick of the gang
     cum = np.concatenate([np.zeros((len(price), 1)), np.cumsum(price, axis=1)], axis=1)
     # USD per row and tick of running one tick, and of the k ticks a start bills from it.
     tick_usd = price.astype(np.float32)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, reduce
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -83,6 +84,22 @@ class AvailabilityTrace:
         return cls(tick, pd.Timestamp(start, tz="UTC") if pd.Timestamp(start).tzinfo is None
                    else pd.Timestamp(start).tz_convert("UTC"), tuple(zones), regions, cloud,
                    available, spot, od)
+
+    @classmethod
+    def from_counts(cls, counts: np.ndarray, zones: Sequence[str], tick: int, nodes: int,
+                    **options: Any) -> AvailabilityTrace:
+        """The trace of a gang of `nodes` instances from a (zones, ticks) matrix of how many
+        instances of a requested group were running in each tick (the 16-node AWS traces):
+        spot is there for the gang where at least `nodes` ran. Prices stay per instance;
+        `options` as `from_arrays`."""
+        counts = np.asarray(counts)
+        if counts.ndim != 2 or not np.issubdtype(counts.dtype, np.number) \
+                or (counts < 0).any():
+            raise InvalidInput(f"instance counts {counts.shape}: expected a (zones, ticks) "
+                               "matrix of whole numbers >= 0")
+        if not (isinstance(nodes, (int, np.integer)) and nodes >= 1):
+            raise InvalidInput(f"nodes {nodes!r}: expected a whole number >= 1")
+        return cls.from_arrays(counts >= nodes, zones, tick, **options)
 
     @classmethod
     def from_intervals(cls, frame: pd.DataFrame, tick: int | None = None,

@@ -9,15 +9,15 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from costsched.jobspec import ResolvedJob
 from costsched.model import Constraints, InvalidInput
 from costsched.optimize import rank as ranking
 from costsched.optimize.collection import POLICIES
 from costsched.optimize.collection.problem import CollectionPlan, CollectionProblem, tie_weights
+from costsched.optimize.job import Workload
 from costsched.optimize.planner import rank_key, throughputs
 
 
-def collection_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
+def collection_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
                        quota: int | Mapping[str, int] | None = None,
                        budget_usd: float | None = None) -> CollectionProblem:
     """The collection's matrices. `quota`: instances at most per (cloud, region, type),
@@ -65,7 +65,7 @@ def _without_limits(c: Constraints) -> Constraints:
                        instance_types=c.instance_types)
 
 
-def plan_collection(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
+def plan_collection(jobs: Sequence[Workload], offerings: pd.DataFrame,
                     objective: str = "cost", quota: int | Mapping[str, int] | None = None,
                     budget_usd: float | None = None) -> CollectionPlan:
     """`cost`: min total cost, deadlines met; `time`: min makespan within `budget_usd`;
@@ -83,14 +83,14 @@ def plan_collection(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
     return POLICIES[objective](problem)
 
 
-def _kinds(jobs: Sequence[ResolvedJob]) -> tuple[np.ndarray, list[ResolvedJob]]:
+def _kinds(jobs: Sequence[Workload]) -> tuple[np.ndarray, list[Workload]]:
     """Each job's kind (identical `rank_key`) and the first job of each kind."""
     index: dict[Hashable, int] = {}
     kind = np.array([index.setdefault(rank_key(j), len(index)) for j in jobs], dtype=int)
     return kind, [jobs[i] for i in np.unique(kind, return_index=True)[1]]
 
 
-def _repeated(plan: CollectionPlan, problem: CollectionProblem, jobs: Sequence[ResolvedJob],
+def _repeated(plan: CollectionPlan, problem: CollectionProblem, jobs: Sequence[Workload],
               kind: np.ndarray) -> CollectionPlan:
     """The plan of one job per kind as the plan of every job: each gets its kind's offering;
     sums count every job, the makespan is the same."""

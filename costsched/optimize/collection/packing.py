@@ -49,7 +49,7 @@ from costsched.optimize.collection.problem import _job_reason as job_reason
 from costsched.optimize.collection.solver import cp, solve_quietly
 
 if TYPE_CHECKING:
-    from costsched.jobspec import ResolvedJob
+    from costsched.optimize.job import Workload
 
 NAME = "shared_instances"
 OBJECTIVES = ("cost", "time")
@@ -134,7 +134,7 @@ def _undominated(pp: PackingProblem) -> np.ndarray:
     return keep
 
 
-def packing_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
+def packing_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
                     quota: int | Mapping[str, int] | None = None,
                     budget_usd: float | None = None) -> PackingProblem:
     """The collection's matrices (`build.collection_problem`) with one GPU's throughput and
@@ -161,7 +161,7 @@ def packing_problem(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
     return PackingProblem(base, gpus, out.hours, sps, allowed)
 
 
-def _one_gpu_rates(jobs: Sequence[ResolvedJob], gpu_models: pd.Series) -> np.ndarray:
+def _one_gpu_rates(jobs: Sequence[Workload], gpu_models: pd.Series) -> np.ndarray:
     """(J, O): each job's steps/s on one GPU of each offering, one lookup per model (a
     sweep's jobs share theirs)."""
     ones = np.ones(len(gpu_models))
@@ -173,7 +173,7 @@ def _one_gpu_rates(jobs: Sequence[ResolvedJob], gpu_models: pd.Series) -> np.nda
     return np.vstack([rates[(id(j.table), j.job.model)] for j in jobs])
 
 
-def plan_collection_shared(jobs: Sequence[ResolvedJob], offerings: pd.DataFrame,
+def plan_collection_shared(jobs: Sequence[Workload], offerings: pd.DataFrame,
                            objective: str = "cost",
                            quota: int | Mapping[str, int] | None = None,
                            budget_usd: float | None = None) -> CollectionPlan:

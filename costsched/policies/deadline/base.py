@@ -10,6 +10,11 @@ checkpoint every `checkpoint` seconds of progress; a preemption loses the work s
 last checkpoint, a planned stop (a change of placement) loses nothing, because the job
 writes a checkpoint on SIGTERM before it exits (the job contract), and every start pays
 `restart` seconds (billed, no progress) before the work goes on.
+
+A job may be a gang of `nodes` instances (`DeadlineState.nodes`, 1 by default): then the
+market is its whole gang's (spot for all N at once; prices per instance), it is billed N
+times the price, its restart includes the nodes' rendezvous and a move pays the
+checkpoint's egress once (`gang`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,10 @@ class DeadlineState:
     home: np.ndarray  # int: the job's home zone (single-zone policies stay there)
     deadline: np.ndarray  # from the job's start
     last_zone: np.ndarray  # int: where the job last ran (its checkpoint); NONE if never
+    # Instances the job runs on at once (a gang; per run, or one for all): it runs only
+    # where spot holds all of them (the market's availability is the gang's) and every
+    # placement is billed this many times its price.
+    nodes: int | np.ndarray = 1
 
     @property
     def elapsed(self) -> np.ndarray:
@@ -54,7 +63,8 @@ class DeadlineState:
 
 @dataclass
 class MarketNow:
-    """The market at the start of this tick, one row per run, one column per zone."""
+    """The market at the start of this tick, one row per run, one column per zone: spot
+    (its availability and its past) for the job's whole gang at once, prices per instance."""
 
     tick: float  # seconds until the next decision
     spot_available: np.ndarray  # bool (runs, zones)

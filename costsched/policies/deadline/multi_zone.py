@@ -24,6 +24,10 @@ earns no progress, and slack spent early is what forces on-demand to the end lat
 restart's slack is priced too, dearer the less slack is left per second of work to do
 (`slack_usd`): with slack scarce the job leaves on-demand only for spot expected to hold
 long enough to repay it, instead of paying a restart for every short spell.
+
+For a gang (`DeadlineState.nodes`) every price above is the whole gang's, and a move pays
+the restart (with the rendezvous) on all nodes but the checkpoint's egress once: moves
+are cheaper against the work left than for one node (`gang`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from costsched.policies.deadline.base import (
     is_spot,
     zone_of,
 )
+from costsched.policies.deadline.gang import move_usd as gang_move_usd
+from costsched.policies.deadline.gang import priced
 from costsched.policies.deadline.outlook import finish_usd, learned
 from costsched.policies.deadline.uniform_progress import line
 
@@ -63,6 +69,7 @@ class SpotAnywhere(DeadlinePolicy):
     description = "spot in any allowed zone or region; on-demand only when none is safe"
 
     def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
+        market = priced(state, market)  # USD per hour of the job's whole gang
         zones = market.zones
         rows = np.arange(len(state.home))
         current = state.placement
@@ -84,8 +91,8 @@ class SpotAnywhere(DeadlinePolicy):
         best = np.argmin(score, axis=1)
         any_spot = np.isfinite(score[rows, best])
         best_price = market.spot_price[rows, best]
-        # A planned move checkpoints first: it pays the restart and the egress.
-        move_usd = state.restart / HOUR * best_price + egress[rows, best]
+        # A planned move checkpoints first: it pays the restart and the egress (once).
+        move_usd = gang_move_usd(state, best_price, egress[rows, best])
 
         on_spot = is_spot(current, zones)
         cheaper = (market.spot_price[rows, np.maximum(here, 0)] - best_price) * hours_left
@@ -150,7 +157,7 @@ def waits_for_region(state: DeadlineState, market: MarketNow, best: np.ndarray,
     last = np.maximum(state.last_zone, 0)
     egress = market.move_usd[last]
     wait = np.where(market.spot_available, 0.0, dry)
-    finish = (egress + restart / HOUR * spot
+    finish = (gang_move_usd(state, spot, egress)
               + finish_usd(work, room - wait, share, spell, per_preemption, spot, od))
     home_region = market.region[None, :] == market.region[last][:, None]
     # What the wait alone costs (the slack it spends), against the egress it saves.

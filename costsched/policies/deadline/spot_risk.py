@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from costsched.policies.deadline.base import DeadlineState, MarketNow, is_spot, zone_of
+from costsched.policies.deadline.gang import priced
 from costsched.policies.deadline.multi_zone import (
     HOUR,
     SpotAnywhere,
@@ -46,6 +47,7 @@ class SpotRisk(SpotAnywhere):
         wanted = super().choose(state, market)
         if market.spell_mean is None:
             return wanted
+        market = priced(state, market)  # USD per hour of the job's whole gang
         # A job without an instance and behind spot's pace starts spot only where the
         # spell is expected to repay the slack it risks: a restart now, and if it ends
         # before the work does, the work since the last checkpoint and another restart.

@@ -71,7 +71,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             if spec.num_nodes > 1 and not getattr(launcher, "runs_gangs", False):
                 raise InvalidInput(f"{source}: field num_nodes: {spec.num_nodes}: the "
                                    f"{launcher.name} launcher starts one instance a job; "
-                                   "multi-node jobs run on the local launcher for now")
+                                   "multi-node jobs run on the local, aws and gcp launchers")
             given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
             resolved = resolve(spec, table, when, source=source)
             policy = (deadline_policy if offering is None and uses_deadline_policy(resolved)

@@ -33,3 +33,22 @@ def test_a_job_yaml_says_num_nodes_too() -> None:
         parse({**JOB, "num_nodes": 0}, "j.yaml")
     with pytest.raises(InvalidInput, match="j.yaml.*num_nodes"):
         parse({**JOB, "num_nodes": True}, "j.yaml")
+
+
+def test_every_job_of_a_gang_sweep_is_planned_on_all_its_nodes(tmp_path) -> None:  # noqa: ANN001
+    """A sweep's jobs share what was resolved for the first, a gang's nodes included: each
+    is priced for its two instances, not the first alone."""
+    from costsched import service
+
+    task = tmp_path / "gang.yaml"
+    task.write_text(
+        "name: gang\nnum_nodes: 2\nrun: python train.py --lr $LR\nenvs: {LR: '0.1'}\n"
+        "resources: {infra: aws/us-east-1, accelerators: V100:1}\n"
+        "costsched: {model: ResNet-50 (batch size 64), steps: 50000,\n"
+        "            sweep: {LR: ['0.1', '0.2', '0.3']}}\n")
+    plans = service.plan(str(tmp_path / "p.sqlite"), [str(task)], at="2020-03-01").jobs
+    assert [p.job.name for p in plans] == ["gang-1", "gang-2", "gang-3"]
+    assert [p.job.nodes for p in plans] == [2, 2, 2]
+    assert [p.job.envs["LR"] for p in plans] == ["0.1", "0.2", "0.3"]
+    prices = {float(p.best["usd_per_hour"]) for p in plans}
+    assert len(prices) == 1 and (plans[0].ranked["nodes"] == 2).all()

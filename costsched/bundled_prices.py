@@ -1,0 +1,215 @@
+"""The bundled list prices and spot snapshot as plain rows, read with the csv module.
+
+For the commands that answer from the bundled catalog alone (no store to read, no
+discovered types): `costsched gpus` starts in a fraction of the time pandas takes to
+import. The rules are those of `costsched.prices.prices_at` on an empty store, row for row
+and in the same order (tests compare the two): per (cloud, region, instance type) the
+newest on-demand list price that held by the time asked for, per (cloud, region, zone,
+instance type) the newest spot snapshot price, neither for a type retired by then.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from costsched import clouds
+from costsched.catalog_version import CATALOG_VERSION
+from costsched.model import CLOUDS, MARKETS, InvalidInput
+from costsched.vocabulary import choose, did_you_mean
+
+# The GPU models, named as SkyPilot users write them (older first within a family).
+GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
+              "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "GH200", "B200", "MI300X")
+CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
+SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
+# Instance types found by `costsched catalog refresh` (price_collectors.discovery).
+ENV_DISCOVERED = "COSTSCHED_DISCOVERED_TYPES"
+SUMMARY_KEY = ("gpu_model", "gpu_count")
+OFFERING_COLUMNS = ("gpu_model", "gpu_count", "cloud", "region", "zone", "instance_type",
+                    "market", "usd_per_hour", "usd_per_gpu_hour", "effective_at",
+                    "age_days", "source")
+
+
+def discovered_path() -> Path:
+    """$COSTSCHED_DISCOVERED_TYPES, else discovered_types.csv in the user data directory."""
+    if os.environ.get(ENV_DISCOVERED):
+        return Path(os.environ[ENV_DISCOVERED]).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("costsched")) / "discovered_types.csv"
+
+
+def gpu_model_name(value: str) -> str:
+    """The catalog's spelling of a GPU model, given any case ('v100' -> 'V100'), a cloud's
+    accelerator name ('nvidia-tesla-v100', 'nvidia-h100-80gb' -> 'H100') or a vendor's
+    ('NVIDIA Tesla V100', 'tesla-v100')."""
+    text = str(value).strip()
+    for cloud in clouds.CLOUDS.values():
+        model = cloud.gpu_model_of(text)
+        if model is not None:
+            return model
+    name = re.sub(r"[\s_]+", "-", text.upper())
+    name = re.sub(r"^(NVIDIA-)?(TESLA-)?", "", name)
+    found = {m.upper(): m for m in GPU_MODELS}.get(name)
+    if found is None:
+        raise InvalidInput(
+            f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)} "
+            "(or a cloud's name of one, such as nvidia-tesla-v100)"
+            + did_you_mean(name, GPU_MODELS)
+        )
+    return found
+
+
+def age_text(days: float) -> str:
+    """How old a price is, in the coarsest unit that says it: '3 h', '12 d', '18 mo'."""
+    if days != days:  # NaN: no price
+        return "-"
+    if days < 1:
+        return f"{days * 24:.0f} h"
+    if days < 60:
+        return f"{days:.0f} d"
+    return f"{days / 30.44:.0f} mo"
+
+
+def gpu_order(model: str) -> int:
+    """A GPU model's place in GPU_MODELS (unknown ones last)."""
+    return _ORDER.get(model, len(_ORDER))
+
+
+_ORDER = {m: i for i, m in enumerate(GPU_MODELS)}
+
+
+def _read(name: str) -> list[dict[str, str]]:
+    with resources.files("costsched.data").joinpath(name).open("r", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _month(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m").replace(tzinfo=timezone.utc)
+
+
+@cache
+def _gpu_types() -> dict[tuple[str, str], dict]:
+    """(cloud, instance type) -> the bundled GPU type's row, with `retired` (a UTC day or
+    None)."""
+    retired = {(r["cloud"], r["instance_type"]):
+               datetime.strptime(r["retired"], "%Y-%m-%d").replace(tzinfo=timezone.utc)
+               for r in _read("retirements.csv")}
+    types = {}
+    for row in _read("instance_types.csv"):
+        count = int(float(row["gpu_count"]))
+        if count > 0:
+            key = (row["cloud"], row["instance_type"])
+            types[key] = {"gpu_model": row["gpu_model"].strip(), "gpu_count": count,
+                          "retired": retired.get(key)}
+    return types
+
+
+def _priced(name: str) -> list[dict]:
+    """The rows of a bundled price file whose type is a bundled GPU type, in file order,
+    with the type's GPU model and count, `effective_at` (the month) and usd_per_hour."""
+    types = _gpu_types()
+    out = []
+    for row in _read(name):
+        kind = types.get((row["cloud"], row["instance_type"]))
+        if kind is not None:
+            out.append({**row, **kind, "usd_per_hour": float(row["usd_per_hour"]),
+                        "effective_at": _month(row["as_of"])})
+    return out
+
+
+@cache
+def _on_demand() -> list[dict]:
+    rows = _priced("on_demand_prices.csv")
+    for row in rows:
+        row.update(zone="", market="on_demand", source=CATALOG_SOURCE)
+    return sorted(rows, key=lambda r: r["effective_at"])  # stable: file order within a month
+
+
+@cache
+def _spot() -> list[dict]:
+    rows = _priced("spot_prices.csv")
+    for row in rows:
+        row.update(zone=row["zone"] or "", market="spot",
+                   source=f"{SPOT_SNAPSHOT_SOURCE}: {row['source']}")
+    return sorted(rows, key=lambda r: r["effective_at"])
+
+
+def _newest(rows: list[dict], key: tuple[str, ...], when: datetime) -> list[dict]:
+    """Per `key`, the last row (in the rows' order) that held by `when` and whose type was
+    not retired by then, at that row's place."""
+    last: dict[tuple, tuple[int, dict]] = {}
+    for i, row in enumerate(rows):
+        if row["effective_at"] <= when:
+            last[tuple(row[k] for k in key)] = (i, row)
+    return [row for _, row in sorted(last.values(), key=lambda p: p[0])
+            if row["retired"] is None or row["retired"] > when]
+
+
+def prices_at(when: datetime, *, clouds: Sequence[str] = (),
+              gpu_models: Sequence[str] = ()) -> list[dict]:
+    """The bundled GPU offerings' prices that held at `when`, cheapest per GPU-hour first
+    (then by cloud, region and zone): dicts with the offering, market, usd_per_hour,
+    usd_per_gpu_hour, effective_at (the month), age_days and source."""
+    on_demand = _newest(_on_demand(), ("cloud", "region", "instance_type"), when)
+    spot = _newest(_spot(), ("cloud", "region", "zone", "instance_type"), when)
+    rows = [r for r in on_demand + spot
+            if (not clouds or r["cloud"] in clouds)
+            and (not gpu_models or r["gpu_model"] in gpu_models)]
+    out = [{
+        "gpu_model": r["gpu_model"], "gpu_count": r["gpu_count"], "cloud": r["cloud"],
+        "region": r["region"], "zone": r["zone"], "instance_type": r["instance_type"],
+        "market": r["market"], "usd_per_hour": r["usd_per_hour"],
+        "usd_per_gpu_hour": r["usd_per_hour"] / r["gpu_count"],
+        "effective_at": r["effective_at"],
+        "age_days": (when - r["effective_at"]).total_seconds() / 86400,
+        "source": r["source"],
+    } for r in rows]
+    out.sort(key=lambda r: (r["usd_per_gpu_hour"], r["cloud"], r["region"], r["zone"]))
+    return out
+
+
+def gpu_offerings(gpu: str, when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
+    """Every bundled offering of one GPU model at `when` (OFFERING_COLUMNS): fewest GPUs
+    first, then cheapest."""
+    rows = prices_at(when, clouds=_clouds(clouds), gpu_models=[gpu_model_name(gpu)])
+    rows.sort(key=lambda r: (r["gpu_count"], r["usd_per_hour"], r["market"]))
+    return [{c: r[c] for c in OFFERING_COLUMNS} for r in rows]
+
+
+def gpu_summary(when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
+    """One row per GPU model and count (as `costsched.service.gpus.gpu_summary`): per
+    market the cheapest price, where, its age in days and its source (None where the
+    market has no price)."""
+    rows = prices_at(when, clouds=_clouds(clouds))
+    keys = sorted(dict.fromkeys((r["gpu_model"], r["gpu_count"]) for r in rows),
+                  key=lambda k: (gpu_order(k[0]), k[1]))
+    out = {k: dict(zip(SUMMARY_KEY, k, strict=True)) for k in keys}
+    for market in MARKETS:
+        cheapest: dict[tuple, dict] = {}
+        for r in sorted((r for r in rows if r["market"] == market),
+                        key=lambda r: r["usd_per_hour"]):
+            cheapest.setdefault((r["gpu_model"], r["gpu_count"]), r)
+        for key, summary in out.items():
+            r = cheapest.get(key)
+            summary.update({
+                f"{market}_usd_per_hour": None if r is None else r["usd_per_hour"],
+                f"{market}_where": None if r is None else
+                f"{r['cloud']} {r['zone'] or r['region']} {r['instance_type']}",
+                f"{market}_age_days": None if r is None else r["age_days"],
+                f"{market}_source": None if r is None else r["source"]})
+    return list(out.values())
+
+
+def _clouds(values: Sequence[str]) -> list[str]:
+    spelled, error = choose(values, CLOUDS)
+    if error is not None:
+        raise InvalidInput(f"cloud {error}")
+    return spelled

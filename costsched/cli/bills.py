@@ -1,0 +1,194 @@
+"""`costsched bills ...`: the clouds' billing exports, read into the store and matched to the
+jobs' placements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    NewDbOption,
+    console,
+    fail,
+    frame_records,
+    friendly_errors,
+    money,
+    options,
+    print_json,
+    table,
+    user_text,
+)
+from costsched.model import InvalidInput
+from costsched.service.stores import using
+
+app = typer.Typer(help="The clouds' billing exports: import them and match them to the jobs "
+                  "(`report --billed` sets them beside the estimates).", no_args_is_help=True)
+
+
+@app.command("import")
+@friendly_errors
+def import_(
+    location: Annotated[str, typer.Argument(
+        help="The export: s3://BUCKET/PREFIX (AWS Data Exports / CUR, CSV or Parquet), "
+        "PROJECT.DATASET.gcp_billing_export_resource_v1_<ACCOUNT> (GCP's BigQuery export) "
+        "or https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX (Azure cost exports; a "
+        "shared access signature in $AZURE_STORAGE_SAS_TOKEN).", show_default=False)],
+    since: Annotated[str | None, typer.Option(
+        help="BigQuery: the usage from this time (ISO 8601); default 35 days before --until.",
+        show_default=False)] = None,
+    until: Annotated[str | None, typer.Option(
+        help="BigQuery: the usage before this time (ISO 8601); default now.",
+        show_default=False)] = None,
+    db: NewDbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Read a cloud's billing export into the store (the same export read again replaces
+    what it stored: nothing is counted twice), match every stored line to the jobs'
+    placements (by instance, then costsched's tags or labels, then time; the unmatched are
+    kept and counted), and record the billed compute rates that differ from the stored
+    prices (bills.correct_prices)."""
+    from costsched.bills.imports import import_export
+
+    with options(since="--since", until="--until"), using(db) as store:
+        result = import_export(store, location, since=since, until=until)
+    recorded = result.rates[result.rates["recorded"]] if len(result.rates) else result.rates
+    if json_out:
+        print_json({"cloud": result.cloud, "files": [{"source": s, "lines": n}
+                                                      for s, n in result.files],
+                    "lines": result.lines, "usd": result.usd, "matched": result.matched,
+                    "unmatched": result.unmatched, "unmatched_usd": result.unmatched_usd,
+                    "tagged": result.tagged,
+                    "rates": frame_records(result.rates)})
+        return
+    for source, count in result.files:
+        console.print(Text(f"read {count} lines from {user_text(source)}"), highlight=False)
+    matched = ", ".join(f"{n} by {rule}" for rule, n in result.matched.items())
+    console.print(Text(
+        f"{result.cloud}: {result.lines} lines, {money(result.usd, 2)} billed; the store's "
+        f"lines matched {matched}; {result.unmatched} unmatched "
+        f"({money(result.unmatched_usd, 2)}), kept"), highlight=False)
+    if result.unmatched and not result.tagged:
+        console.print(Text("no line carries costsched's tags or labels: on AWS, activate "
+                           "costsched-job and costsched-attempt as cost allocation tags in "
+                           "the Billing console"), highlight=False)
+    if len(recorded):
+        rows = [[Text(str(r["placement_id"])), Text(f"{r['cloud']} {r['region']} "
+                                                     f"{r['instance_type']} {r['market']}"),
+                 Text(money(r["estimated_usd_per_hour"])),
+                 Text(money(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
+        console.print(table("Billed compute rates recorded as prices (source bill)",
+                            ["placement", "offering", "estimated $/h", "billed $/h"], rows))
+
+
+_LINE_SHOWN = ["usage_start", "cloud", "category", "resource_id", "usage_type", "usd",
+               "currency", "job_id", "matched_by", "source"]
+
+
+@app.command("lines")
+@friendly_errors
+def lines_cmd(
+    since: Annotated[str | None, typer.Option(
+        help="Lines whose usage starts at or after this time (ISO 8601).",
+        show_default=False)] = None,
+    until: Annotated[str | None, typer.Option(
+        help="Lines whose usage starts before this time (ISO 8601).", show_default=False)
+    ] = None,
+    unmatched: Annotated[bool, typer.Option(
+        "--unmatched", help="Only the lines matched to no job.")] = False,
+    limit: Annotated[int, typer.Option(
+        help="At most this many lines, the largest in USD first (0: all).", min=0)] = 50,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """The stored bill lines, the largest first, with the job each was matched to and by
+    which rule (instance, tags, time)."""
+    from costsched.service.values import as_time
+    from costsched.store.bills import BillStore
+
+    with options(since="--since", until="--until"), using(db) as store:
+        found = BillStore(store.engine).lines(
+            since=None if since is None else as_time(since, "since"),
+            until=None if until is None else as_time(until, "until"))
+    if unmatched:
+        found = found[found["placement_id"].isna()]
+    total = len(found)
+    found = found.reindex(found["usd"].abs().sort_values(ascending=False).index)
+    shown = found.head(limit) if limit else found
+    if json_out:
+        print_json({"lines": total, "shown": frame_records(shown)})
+        return
+    console.print(Text(f"{total} line(s), {money(float(found['usd'].sum()), 2)}"
+                       + (f"; the {len(shown)} largest" if len(shown) < total else "")),
+                  highlight=False)
+    if shown.empty:
+        return
+    from costsched.report.html import format_cell, heading
+
+    rows = [[Text(format_cell(c, v)) for c, v in zip(_LINE_SHOWN, r, strict=True)]
+            for r in shown[_LINE_SHOWN].itertuples(index=False)]
+    headings = [heading(c) for c in _LINE_SHOWN]
+    console.print(table("Bill lines", headings, rows, detail=list(reversed(headings[4:]))))
+
+
+# --- report --billed ------------------------------------------------------------------
+
+_BILLED_TABLES = [  # (attribute, title, columns left out of the terminal)
+    ("jobs", "Billed against estimated, per job (flagged past {threshold:.0%})", []),
+    ("days", "Billed against estimated, per job and day (UTC)", ["job_id"]),
+    ("unmatched", "Billed lines matched to no job, kept", []),
+    ("rates", "Billed compute rate per placement", ["job_id", "zone", "os", "gpu_model",
+                                                    "gpu_count", "start_at", "end_at",
+                                                    "recorded"]),
+]
+
+
+def print_billed(db: str | None, *, since: str | None, until: str | None, job: str | None,
+                 json_out: bool, html: Path | None = None) -> None:
+    """`report --billed`: the bill beside the estimate, per job and day, itemised."""
+    if html is not None:
+        fail(InvalidInput("--html: not with --billed; expected one of them"))
+    from costsched.report.billed import build_billed
+    from costsched.report.html import format_cell, heading
+
+    with options(since="--since", until="--until", job="--job"), using(db) as store:
+        built = build_billed(store, since=since, until=until, job=job)
+    if json_out:
+        print_json({"since": built.since, "until": built.until, "threshold": built.threshold,
+                    "totals": built.totals,
+                    **{name: frame_records(getattr(built, name))
+                       for name, _, _ in _BILLED_TABLES}})
+        return
+    totals = built.totals
+    since_text = "the first placement" if built.since is None else \
+        f"{built.since:%Y-%m-%d %H:%M}"
+    console.print(Text(f"Billed against estimated: {since_text} to "
+                       f"{built.until:%Y-%m-%d %H:%M} UTC"), highlight=False)
+    console.print(Text(
+        f"estimated {money(totals['estimated_usd'], 2)}, billed "
+        f"{money(totals['billed_usd'], 2)}, difference {money(totals['difference_usd'], 2)}; "
+        f"{totals['flagged_jobs']} job(s) flagged; {totals['unmatched_lines']} line(s) "
+        f"({money(totals['unmatched_usd'], 2)}) matched to no job"), highlight=False)
+    if totals["not_covered_usd"]:
+        console.print(Text(f"not compared: {money(totals['not_covered_usd'], 2)} estimated on "
+                           "days no imported export covers"
+                           + ("; import the clouds' bills with `costsched bills import`"
+                              if built.jobs.empty and built.unmatched.empty else "")),
+                      highlight=False)
+    if totals["other_currency_lines"]:
+        console.print(Text(f"not added: {totals['other_currency_lines']} line(s) billed in "
+                           "another currency than USD"), highlight=False)
+    for name, title, hidden in _BILLED_TABLES:
+        frame = getattr(built, name)
+        if frame.empty:
+            continue
+        columns = [c for c in frame.columns if c not in hidden]
+        rows = [[Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
+                for r in frame[columns].itertuples(index=False)]
+        headings = [heading(c) for c in columns]
+        console.print(table(title.format(threshold=built.threshold), headings, rows,
+                            detail=list(reversed(headings[3:]))))

@@ -1,0 +1,64 @@
+"""A SkyPilot task written back from a job spec, pinned to the offering a plan chose."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from costsched import skypilot_fields as fields
+from costsched.jobspec import JobSpec
+from costsched.skypilot_resources import KEPT_FIELDS
+
+
+def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str:
+    """A SkyPilot task of `spec` pinned to one offering (cloud, region, zone, instance
+    type, market): its name, workdir, setup, run, envs, secrets' names, file mounts and
+    placement-neutral resources kept."""
+    instance_type = str(offering["instance_type"]).split("+", 1)[0]
+    infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
+                                       offering.get("zone") or "") if p)
+    task: dict[str, Any] = {"name": spec.name}
+    if spec.workdir:
+        task["workdir"] = spec.workdir
+    resources: dict[str, Any] = {"infra": infra, "instance_type": instance_type}
+    if int(offering.get("gpu_count") or 0):
+        resources["accelerators"] = f"{offering['gpu_model']}:{int(offering['gpu_count'])}"
+    resources["use_spot"] = offering["market"] == "spot"
+    kept = spec.task.model_dump(include=set(KEPT_FIELDS), exclude_none=True)
+    resources.update({k: v for k, v in kept.items() if v not in ({}, [])})
+    task["resources"] = resources
+    envs: dict[str, Any] = {**spec.envs, **dict.fromkeys(spec.task.launch_envs)}
+    if envs:
+        task["envs"] = envs
+    if spec.task.secrets:
+        task["secrets"] = dict.fromkeys(spec.task.secrets)
+    mounts = {m.path: ({"source": m.source, "mode": m.mode} if m.mode != "COPY"
+                       else m.source) for m in spec.task.mounts}
+    if spec.checkpoint.location.startswith(fields.BUCKET_SCHEMES):
+        path = spec.task.checkpoint_mount or "/checkpoints"
+        mounts[path] = {"source": spec.checkpoint.location, "mode": "MOUNT"}
+    if mounts:
+        task["file_mounts"] = mounts
+    if spec.task.config:
+        task["config"] = spec.task.config
+    if spec.setup:
+        task["setup"] = spec.setup
+    if spec.run:
+        task["run"] = spec.run
+    header = "".join(f"# {line}\n" for line in note.splitlines())
+    return header + yaml.dump(task, Dumper=_TaskDumper, sort_keys=False,
+                              default_flow_style=False)
+
+
+class _TaskDumper(yaml.SafeDumper):
+    """Commands of several lines as literal blocks (`run: |`), as people write them."""
+
+
+def _text_block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_TaskDumper.add_representer(str, _text_block)

@@ -1,0 +1,338 @@
+"""EC2 gangs (launchers.cloud_gang): N instances of one offering in one zone, launched one
+run_instances call a node (each with its rank's user data and its own client token),
+all or nothing, optionally in a cluster placement group of the gang's own.
+
+A gang's handle is REGION/gang-<job>-<N>-<digest>; its nodes are the instances tagged
+costsched-gang=<digest>, their ranks in costsched-node. When a node cannot be had
+(InsufficientInstanceCapacity, a spot request EC2 refuses...), the nodes already started
+are terminated and the launch fails as one CapacityError: the next zone or offering is
+tried, as for a job of one instance.
+
+A cluster placement group is made for a gang of GPU instances of a family that takes one
+(`cloud_gang.AWS_CLUSTER_FAMILIES`) unless `launch.gang_placement` is "off"; it is deleted
+when the gang is terminated. EC2 deletes a group only once its instances are gone, so one
+still in use then is deleted by a later launch or termination of a gang in its region.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from costsched.clouds import aws as aws_cloud
+from costsched.model import InvalidInput
+from launchers import cloud_gang
+from launchers.base import TAG_JOB, CapacityError, Instance, LaunchSpec
+from launchers.gang import NodeState
+
+_LIVE = ("pending", "running")
+_GROUP_GONE = ("InvalidPlacementGroup.Unknown", "InvalidGroup.NotFound")
+CHUNK = 200  # tag values per describe_instances filter
+TAG_PLACEMENT = "costsched-placement"  # on each node: its gang's placement group
+
+
+class Ec2(Protocol):
+    """What a gang needs of the EC2 launcher (launchers.aws.AwsLauncher)."""
+
+    placement: str
+
+    def _client(self, service: str, region: str) -> Any: ...
+
+    def run_request(self, spec: LaunchSpec, secret_refs: Any = None,
+                    node: dict[str, Any] | None = None) -> dict[str, Any]: ...
+
+    def put_secrets(self, spec: LaunchSpec) -> dict[str, str]: ...
+
+    def _instance(self, region: str, record: dict[str, Any]) -> Instance: ...
+
+    def request_stop(self, instance_id: str) -> None: ...
+
+    def error(self, exc: Any) -> tuple[str, str]: ...
+
+
+def group_name(job_id: int, gang_digest: str) -> str:
+    """The cluster placement group of a gang."""
+    return f"costsched-{job_id}-{gang_digest}"
+
+
+def _tags(record: dict[str, Any]) -> dict[str, str]:
+    return {t["Key"]: t["Value"] for t in record.get("Tags", [])}
+
+
+def _rank(record: dict[str, Any]) -> int:
+    value = _tags(record).get(cloud_gang.TAG_NODE, "")
+    return int(value) if value.isdigit() else -1
+
+
+# --- reading -----------------------------------------------------------------------------
+
+def records(ec2: Ec2, region: str, digests: Sequence[str]) -> dict[str, list[dict]]:
+    """The instances of each gang of `digests` in `region` (paginated, CHUNK digests a
+    call): {digest: [describe_instances records]}."""
+    found: dict[str, list[dict]] = {d: [] for d in digests}
+    paginator = ec2._client("ec2", region).get_paginator("describe_instances")
+    for start in range(0, len(digests), CHUNK):
+        chunk = list(digests[start:start + CHUNK])
+        for page in paginator.paginate(Filters=[
+                {"Name": f"tag:{cloud_gang.TAG_GANG}", "Values": chunk}]):
+            for reservation in page["Reservations"]:
+                for record in reservation["Instances"]:
+                    found.setdefault(_tags(record).get(cloud_gang.TAG_GANG, ""),
+                                     []).append(record)
+    return found
+
+
+def by_rank(ec2: Ec2, region: str, listed: Iterable[dict]) -> dict[int, dict]:
+    """One record a rank: its live instance, else its newest."""
+    chosen: dict[int, dict] = {}
+    for record in listed:
+        rank = _rank(record)
+        kept = chosen.get(rank)
+        if kept is None:
+            chosen[rank] = record
+            continue
+        live, kept_live = (ec2._instance(region, r).state in _LIVE for r in (record, kept))
+        if (live, str(record.get("LaunchTime", ""))) > (kept_live,
+                                                         str(kept.get("LaunchTime", ""))):
+            chosen[rank] = record
+    return chosen
+
+
+def node_states(ec2: Ec2, region: str, ranked: dict[int, dict]) -> list[NodeState]:
+    out = []
+    for rank, record in sorted(ranked.items()):
+        seen = ec2._instance(region, record)
+        out.append(NodeState(rank, seen.id, seen.state, seen.detail,
+                             str(record.get("PrivateIpAddress") or "")))
+    return out
+
+
+def gang_instance(ec2: Ec2, region: str, gang: str, listed: list[dict]) -> Instance:
+    """The gang `gang` (its handle's name) from its instances' records, acting as a gang
+    must when a node is lost (`cloud_gang.settle`)."""
+    job_id, nodes, _ = cloud_gang.parse(gang) or (-1, 0, "")
+    handle = f"{region}/{gang}"
+    ranked = by_rank(ec2, region, listed)
+    if not ranked:
+        return cloud_gang.instance(handle, job_id, "", ("aws", region, "", "", "", "linux"),
+                                   "terminated", "no node of the gang is known to EC2")
+    first = ranked.get(0) or ranked[min(ranked)]
+    head = ec2._instance(region, first)
+    states = node_states(ec2, region, ranked)
+    lost = _tags(first).get(cloud_gang.TAG_LOST, "")
+    client = ec2._client("ec2", region)
+    state, detail = cloud_gang.settle(
+        states, nodes, float(lost) if _is_number(lost) else None,
+        stop_rank0=lambda: ec2.request_stop(head.id),
+        mark_lost=lambda at: client.create_tags(
+            Resources=[first["InstanceId"]],
+            Tags=[{"Key": cloud_gang.TAG_LOST, "Value": f"{at:.3f}"}]))
+    return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
+                               detail)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def group(ec2: Ec2, region: str, listed: Iterable[dict]) -> list[Instance]:
+    """Instances of `listed` records as costsched knows them: a gang's nodes as one."""
+    singles, gangs = [], {}
+    for record in listed:
+        tags = _tags(record)
+        digest = tags.get(cloud_gang.TAG_GANG)
+        if digest is None:
+            singles.append(ec2._instance(region, record))
+            continue
+        job = tags.get(TAG_JOB, "")
+        nodes = tags.get(cloud_gang.TAG_NODES, "")
+        gangs.setdefault(f"gang-{job}-{nodes}-{digest}", []).append(record)
+    return singles + [gang_instance(ec2, region, name, found)
+                      for name, found in sorted(gangs.items())]
+
+
+def nodes(ec2: Ec2, region: str, gang: str) -> list[NodeState]:
+    parsed = cloud_gang.parse(gang)
+    if parsed is None:
+        raise InvalidInput(f"instance {region}/{gang}: not a gang")
+    return node_states(ec2, region, by_rank(ec2, region,
+                                            records(ec2, region, [parsed[2]])[parsed[2]]))
+
+
+def status(ec2: Ec2, region: str, gang: str) -> Instance:
+    parsed = cloud_gang.parse(gang)
+    if parsed is None:
+        raise InvalidInput(f"instance {region}/{gang}: expected gang-JOB-NODES-DIGEST")
+    return gang_instance(ec2, region, gang, records(ec2, region, [parsed[2]])[parsed[2]])
+
+
+def statuses(ec2: Ec2, region: str, gangs: Sequence[str]) -> dict[str, Instance]:
+    """Many gangs of one region in one describe call per CHUNK gangs."""
+    parsed = {g: cloud_gang.parse(g) for g in gangs}
+    wanted = [p[2] for p in parsed.values() if p is not None]
+    found = records(ec2, region, wanted)
+    return {f"{region}/{g}": gang_instance(ec2, region, g, found[p[2]])
+            for g, p in parsed.items() if p is not None and found[p[2]]}
+
+
+def node_id(ec2: Ec2, region: str, gang: str, rank: int) -> str:
+    """The instance handle of node `rank` (InvalidInput when the gang has no such node)."""
+    for node in nodes(ec2, region, gang):
+        if node.rank == rank:
+            return node.id
+    raise InvalidInput(f"instance {region}/{gang}: no node {rank}")
+
+
+# --- launching ---------------------------------------------------------------------------
+
+def launch(ec2: Ec2, spec: LaunchSpec) -> Instance:
+    """Every node of the gang, or none (see the module's docstring)."""
+    from botocore.exceptions import ClientError
+
+    offering = spec.offering
+    region = offering.region
+    count = cloud_gang.nodes_of(spec)
+    digest = cloud_gang.digest(spec.job_id, spec.attempt)
+    gang = cloud_gang.name(spec.job_id, count, spec.attempt)
+    client = ec2._client("ec2", region)
+    # A launch interrupted before (costsched stopped): its live nodes are kept.
+    started = {rank: record for rank, record in
+               by_rank(ec2, region, records(ec2, region, [digest])[digest]).items()
+               if ec2._instance(region, record).state in _LIVE}
+    zone = offering.zone or next(
+        (r["Placement"]["AvailabilityZone"] for r in started.values()), "")
+    placement = ""
+    rank = 0
+    try:
+        if cloud_gang.wants_placement(ec2.placement, spec,
+                                      offering.instance_type.split(".", 1)[0],
+                                      cloud_gang.AWS_CLUSTER_FAMILIES):
+            sweep_groups(ec2, region)
+            placement = group_name(spec.job_id, digest)
+            _make_group(client, placement, spec.job_id, digest)
+        refs = ec2.put_secrets(spec)
+        for rank in range(count):
+            if rank in started:
+                continue
+            request = ec2.run_request(spec, refs, node=cloud_gang.node_payload(spec, rank))
+            where = {**({"AvailabilityZone": zone} if zone else {}),
+                     **({"GroupName": placement} if placement else {})}
+            if where:
+                request["Placement"] = where
+            if placement:
+                for kind in request["TagSpecifications"]:
+                    kind["Tags"].append({"Key": TAG_PLACEMENT, "Value": placement})
+            record = client.run_instances(**request)["Instances"][0]
+            started[rank] = record
+            zone = zone or record.get("Placement", {}).get("AvailabilityZone", "")
+        ips = _addresses(client, started, count)
+        cloud_gang.publish_addresses(spec.checkpoint_uri, digest, ips)
+    except ClientError as exc:
+        code, message = ec2.error(exc)
+        _end(ec2, region, [r["InstanceId"] for r in started.values()], placement)
+        why = (f"{code}: {message} (node {rank} of {count}; the gang's "
+               f"{len(started)} started nodes were terminated)")
+        if code in aws_cloud.CAPACITY_ERROR_CODES:
+            raise CapacityError(offering, why) from None
+        raise RuntimeError(f"aws {offering.location}: a gang of {count} "
+                           f"{offering.instance_type}: {why}") from None
+    except Exception:
+        _end(ec2, region, [r["InstanceId"] for r in started.values()], placement)
+        raise
+    return gang_instance(ec2, region, gang, list(started.values()))
+
+
+def _addresses(client: Any, started: dict[int, dict], count: int) -> list[str]:
+    """The nodes' private addresses, rank 0 first (asked again where the launch answer
+    had none)."""
+    missing = [r["InstanceId"] for r in started.values() if not r.get("PrivateIpAddress")]
+    if missing:
+        answer = client.describe_instances(InstanceIds=missing)
+        again = {r["InstanceId"]: r for res in answer["Reservations"] for r in res["Instances"]}
+        started.update({rank: again.get(r["InstanceId"], r) for rank, r in started.items()})
+    ips = [str(started[rank].get("PrivateIpAddress") or "") for rank in range(count)]
+    if not all(ips):
+        raise RuntimeError("a node of the gang has no private address: its nodes cannot "
+                           "reach each other")
+    return ips
+
+
+def _make_group(client: Any, placement: str, job_id: int, digest: str) -> None:
+    from botocore.exceptions import ClientError
+
+    try:
+        client.create_placement_group(
+            GroupName=placement, Strategy="cluster",
+            TagSpecifications=[{"ResourceType": "placement-group", "Tags": [
+                {"Key": TAG_JOB, "Value": str(job_id)},
+                {"Key": cloud_gang.TAG_GANG, "Value": digest}]}])
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "InvalidPlacementGroup.Duplicate":
+            raise
+
+
+# --- ending ------------------------------------------------------------------------------
+
+def terminate(ec2: Ec2, region: str, gang: str,
+              terminate_one: Callable[[str], None]) -> None:
+    """Every node of the gang, then its placement group (idempotent)."""
+    parsed = cloud_gang.parse(gang)
+    if parsed is None:
+        raise InvalidInput(f"instance {region}/{gang}: expected gang-JOB-NODES-DIGEST")
+    listed = records(ec2, region, [parsed[2]])[parsed[2]]
+    ids = [r["InstanceId"] for r in listed
+           if r["State"]["Name"] not in ("shutting-down", "terminated")]
+    for ec2_id in ids:
+        terminate_one(f"{region}/{ec2_id}")
+    for placement in sorted({_tags(r).get(TAG_PLACEMENT, "") for r in listed} - {""}):
+        _delete_group(ec2, region, placement)
+
+
+def _end(ec2: Ec2, region: str, ec2_ids: list[str], placement: str) -> None:
+    """A failed launch's nodes, then its placement group."""
+    if ec2_ids:
+        ec2._client("ec2", region).terminate_instances(InstanceIds=ec2_ids)
+    if placement:
+        _delete_group(ec2, region, placement)
+
+
+def _delete_group(ec2: Ec2, region: str, placement: str) -> bool:
+    """Delete a placement group; False when EC2 still has instances in it."""
+    from botocore.exceptions import ClientError
+
+    try:
+        ec2._client("ec2", region).delete_placement_group(GroupName=placement)
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code in _GROUP_GONE:
+            return True
+        if code == "InvalidPlacementGroup.InUse":
+            return False
+        raise
+    return True
+
+
+def sweep_groups(ec2: Ec2, region: str) -> list[str]:
+    """Delete the region's gang placement groups that no live instance uses any more (left
+    while their instances shut down); the names deleted."""
+    client = ec2._client("ec2", region)
+    groups = client.describe_placement_groups(Filters=[
+        {"Name": "tag-key", "Values": [cloud_gang.TAG_GANG]}]).get("PlacementGroups", [])
+    if not groups:
+        return []
+    tagged = {g["GroupName"]: _tags(g).get(cloud_gang.TAG_GANG, "") for g in groups}
+    found = records(ec2, region, sorted(set(tagged.values())))
+    deleted = []
+    for name, digest in sorted(tagged.items()):
+        listed = found.get(digest, [])
+        # A group with no instance yet may be a launch's under way: left alone.
+        if not listed or any(r["State"]["Name"] not in ("shutting-down", "terminated")
+                             for r in listed):
+            continue
+        if _delete_group(ec2, region, name):
+            deleted.append(name)
+    return deleted

@@ -1,0 +1,272 @@
+"""A gang on EC2 and Compute Engine: what both clouds' launchers share (launchers.aws_gang,
+launchers.gcp_gang).
+
+A gang of N nodes is N instances of one offering in one zone, each tagged (labelled) with
+the job, the attempt, the gang and its rank, each booted with the same startup script but
+for its rank. costsched knows it by one handle, `REGION/gang-<job>-<N>-<digest>` on EC2 and
+`ZONE/gang-<job>-<N>-<digest>` on Compute Engine, where the digest names the (job, attempt):
+a restarted costsched finds the nodes again from the handle alone.
+
+How the nodes learn each other's addresses: every instance has its private address from
+the moment the cloud accepts it (EC2's run_instances answer, Compute Engine's instance once
+its insert is done), so once the launch has all N, the launcher writes them, rank 0 first,
+to one small object beside the job's checkpoints:
+
+    <checkpoint location>/gangs/<digest>.json    {"nodes": N, "ips": ["10.0.0.5", ...]}
+
+Each node's startup script waits for it (reading the store with the instance's own role,
+as the agent does for the checkpoints), then starts the agent with the gang's variables
+(`launchers.gang.node_envs`: SkyPilot's and costsched's). Rank 0's agent alone publishes
+checkpoints and heartbeats; every node restores the newest checkpoint and runs `setup`.
+
+A gang lives and ends as one, as on the local launcher: its state is running when all N
+run, pending while any is starting; when a node other than rank 0 is lost while rank 0 runs,
+rank 0 is asked to checkpoint and stop first, and the gang reads as that node's end
+(preempted, terminated) once rank 0 had `STOP_GRACE_SECONDS` to do so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from launchers import gang
+from launchers.base import Instance, LaunchSpec
+
+FOLDER = "gangs"  # beside the checkpoints: one object per gang, its nodes' addresses
+TAG_GANG = "costsched-gang"  # the gang's digest, on every node
+TAG_NODE = "costsched-node"  # the node's rank
+TAG_NODES = "costsched-nodes"  # the gang's size
+TAG_LOST = "costsched-gang-lost"  # on rank 0: when rank 0 was asked to stop for a lost node
+ADDRESS_WAIT_SECONDS = 1800.0  # how long a node's startup waits for the gang's addresses
+STOP_GRACE_SECONDS = 120.0  # rank 0's time to checkpoint once a node is lost
+# Placement: "auto" packs a GPU gang close together (an EC2 cluster placement group, a
+# Compute Engine compact placement policy) where the instance type supports it; "off" never.
+PLACEMENTS = ("auto", "off")
+_NAME = re.compile(r"^gang-(?P<job>\d{1,18})-(?P<nodes>\d{1,3})-(?P<digest>[0-9a-f]{12})$")
+_LOST_STATES = ("preempted", "terminated", "failed", "stopped", "succeeded")
+
+
+def nodes_of(spec: LaunchSpec) -> int:
+    """The job's nodes (1 but for a gang)."""
+    return gang.node_count(spec.task)
+
+
+def digest(job_id: int, attempt: str) -> str:
+    """Names a gang (job, attempt) in its handle, tags and objects: 12 hex digits."""
+    return hashlib.sha256(f"costsched-gang:{job_id}:{attempt}".encode()).hexdigest()[:12]
+
+
+def name(job_id: int, nodes: int, attempt: str) -> str:
+    """The gang's part of its handle: gang-<job>-<nodes>-<digest>."""
+    return f"gang-{job_id}-{nodes}-{digest(job_id, attempt)}"
+
+
+def parse(gang_name: str) -> tuple[int, int, str] | None:
+    """(job id, nodes, digest) of a gang name; None when `gang_name` is not one."""
+    found = _NAME.match(gang_name)
+    if not found:
+        return None
+    return int(found["job"]), int(found["nodes"]), found["digest"]
+
+
+def node_payload(spec: LaunchSpec, rank: int) -> dict[str, Any]:
+    """What node `rank`'s startup script is told about its gang (launchers.userdata)."""
+    return {"rank": rank, "nodes": nodes_of(spec), "gpus": spec.offering.gpu_count,
+            "digest": digest(spec.job_id, spec.attempt)}
+
+
+# --- the gang's addresses, beside the checkpoints --------------------------------------
+
+def _doc_store(checkpoint_uri: str) -> Any:
+    from launchers.checkpoints import open_store
+
+    return open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
+
+
+def publish_addresses(checkpoint_uri: str, gang_digest: str, ips: Sequence[str]) -> None:
+    """Write the gang's addresses, rank 0 first (replacing any written before)."""
+    from pathlib import Path
+
+    from launchers.codepack import _kind
+
+    store = _doc_store(checkpoint_uri)
+    key = f"{gang_digest}.json"
+    body = json.dumps({"nodes": len(ips), "ips": list(ips)}).encode()
+    kind = _kind(store)
+    if kind == "s3":
+        store.client.put_object(Bucket=store.bucket, Key=store._key(key), Body=body,
+                                ContentType="application/json")
+    elif kind == "gcs":
+        store.bucket.blob(store._key(key)).upload_from_string(
+            body, content_type="application/json")
+    else:
+        root = Path(store.root)
+        root.mkdir(parents=True, exist_ok=True)
+        temp = root / f".{key}.tmp"
+        temp.write_bytes(body)
+        temp.replace(root / key)
+
+
+def read_addresses(checkpoint_uri: str, gang_digest: str) -> list[str] | None:
+    """The gang's addresses; None while they are not written (or do not read)."""
+    from pathlib import Path
+
+    from launchers.codepack import _kind
+
+    store = _doc_store(checkpoint_uri)
+    key = f"{gang_digest}.json"
+    kind = _kind(store)
+    try:
+        if kind == "s3":
+            try:
+                body = store.client.get_object(Bucket=store.bucket,
+                                               Key=store._key(key))["Body"].read()
+            except store.client.exceptions.NoSuchKey:
+                return None
+        elif kind == "gcs":
+            blob = store.bucket.blob(store._key(key))
+            if not blob.exists():
+                return None
+            body = blob.download_as_bytes()
+        else:
+            path = Path(store.root) / key
+            if not path.is_file():
+                return None
+            body = path.read_bytes()
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    ips = doc.get("ips") if isinstance(doc, dict) else None
+    if not isinstance(ips, list) or not all(isinstance(ip, str) and ip for ip in ips):
+        return None
+    return ips
+
+
+def boot_node(job: Mapping[str, Any], wait_seconds: float = ADDRESS_WAIT_SECONDS,
+              step: float = 2.0) -> dict[str, str]:
+    """On a node, at boot: wait for the gang's addresses, then the variables its job gets
+    (SkyPilot's and costsched's). A node that waits in vain writes a failed status for
+    its agent's place and exits."""
+    node = job["gang"]
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            ips = read_addresses(job["checkpoint_uri"], node["digest"])
+        except Exception as exc:  # noqa: BLE001 - a store that fails now may answer later
+            print(f"costsched: gang addresses: {exc}", file=sys.stderr)
+            ips = None
+        if ips is not None and len(ips) == node["nodes"]:
+            return gang.node_envs(node["rank"], node["nodes"], node["gpus"], ips)
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(step)
+    from pathlib import Path
+
+    from launchers.agent import write_status
+
+    detail = (f"node {node['rank']}: the gang's {node['nodes']} addresses did not come "
+              f"within {wait_seconds:.0f} seconds")
+    print(f"costsched: {detail}", file=sys.stderr)
+    workdir = Path(job["workdir"])
+    workdir.mkdir(parents=True, exist_ok=True)
+    write_status(workdir, {"state": "failed", "exit_code": None, "checkpoint_version": None,
+                           "detail": detail})
+    sys.exit(1)
+
+
+# --- a gang's state from its nodes' ----------------------------------------------------
+
+def combine(nodes: Sequence[gang.NodeState], expected: int) -> tuple[str, str,
+                                                                      gang.NodeState | None]:
+    """(state, detail, the first lost node or None) of a gang from its nodes' states,
+    ranks 0 .. expected-1 (a rank with no node is taken as lost)."""
+    by_rank = {n.rank: n for n in nodes}
+    lost = None
+    for rank in range(expected):
+        node = by_rank.get(rank)
+        if node is None:
+            lost = gang.NodeState(rank, "", "terminated", "no instance")
+            break
+        if node.state in _LOST_STATES:
+            lost = node
+            break
+    if lost is not None:
+        reason = f": {lost.detail}" if lost.detail else ""
+        return lost.state, f"node {lost.rank} {lost.state}{reason}", lost
+    states = {n.state for n in nodes}
+    if states == {"running"}:
+        return "running", f"{expected} nodes running", None
+    starting = sum(1 for n in nodes if n.state != "running")
+    return "pending", f"{starting} of {expected} nodes starting", None
+
+
+def settle(nodes: Sequence[gang.NodeState], expected: int, lost_at: float | None,
+           stop_rank0: Callable[[], None], mark_lost: Callable[[float], None],
+           now: float | None = None) -> tuple[str, str]:
+    """The gang's state, acting as a gang must when a node is lost while rank 0 runs: rank
+    0 is asked to checkpoint and stop (`stop_rank0`, once: `mark_lost` keeps when, read
+    back as `lost_at`) and the gang reads running for STOP_GRACE_SECONDS, then as the lost
+    node's end. Rank 0 lost itself (its own notice checkpointed it) ends the gang at once."""
+    state, detail, lost = combine(nodes, expected)
+    rank0 = next((n for n in nodes if n.rank == 0), None)
+    if lost is None or lost.rank == 0 or rank0 is None or rank0.state != "running":
+        return state, detail
+    now = time.time() if now is None else now
+    if lost_at is None:
+        try:
+            stop_rank0()
+        except RuntimeError as exc:  # cannot reach rank 0: the gang ends at once
+            return state, f"{detail}; rank 0 could not be asked to checkpoint ({exc})"
+        mark_lost(now)
+        lost_at = now
+    if now - lost_at < STOP_GRACE_SECONDS:
+        return "running", f"{detail}; rank 0 checkpoints before the gang ends"
+    return state, f"{detail}; the gang was ended"
+
+
+def instance(handle: str, job_id: int, attempt: str, key: tuple[str, ...], state: str,
+             detail: str) -> Instance:
+    return Instance(id=handle, job_id=job_id, attempt=attempt,
+                    offering_key=key, state=state, detail=detail)  # type: ignore[arg-type]
+
+
+# --- placement -------------------------------------------------------------------------
+
+# EC2 instance families a cluster placement group takes, among the GPU (and accelerator)
+# ones costsched launches (EC2 User Guide, "Placement groups", rules for cluster groups).
+AWS_CLUSTER_FAMILIES = frozenset({
+    "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "g4dn", "g5", "g6", "g6e",
+    "trn1", "trn1n", "inf2", "dl1"})
+# Compute Engine machine series a compact placement policy takes, among the GPU ones
+# (Compute Engine docs, "Placement policies overview": A2, A3, G2; not N1).
+GCP_COMPACT_SERIES = frozenset({"a2", "a3", "g2"})
+
+
+def check_placement(value: str) -> str:
+    from costsched.model import InvalidInput
+
+    if value not in PLACEMENTS:
+        raise InvalidInput(f"gang placement {value!r}: expected one of "
+                           f"{', '.join(PLACEMENTS)}")
+    return value
+
+
+def wants_placement(setting: str, spec: LaunchSpec, family: str,
+                    supported: frozenset[str]) -> bool:
+    """Whether the gang of `spec` is packed close together: `setting` "auto", a gang of GPU
+    instances, of a family that supports it."""
+    return (setting == "auto" and nodes_of(spec) > 1 and spec.offering.gpu_count > 0
+            and family in supported)
+
+
+def setting_from_config() -> str:
+    """launch.gang_placement of the effective configuration ("auto" when unset)."""
+    from costsched.config import effective
+
+    return check_placement(effective().launch.gang_placement)

@@ -1,0 +1,280 @@
+"""Compute Engine gangs (launchers.cloud_gang): N instances of one offering in one zone,
+inserted one a node (each with its rank's startup script), all or nothing, optionally under
+a compact placement policy of the gang's own.
+
+A gang's handle is ZONE/gang-<job>-<N>-<digest>; node `rank` is the instance
+costsched-<job>-<digest>-<rank> of that zone, labelled costsched-gang=<digest> and
+costsched-node=<rank>, so that the handle alone names every node. When a node cannot be had
+(ZONE_RESOURCE_POOL_EXHAUSTED, a quota...), the nodes already inserted are deleted and the
+launch fails as one CapacityError: the next zone or offering is tried.
+
+A compact placement policy (groupPlacementPolicy collocation COLLOCATED, vmCount N) is made
+for a gang of GPU instances of a series that takes one (`cloud_gang.GCP_COMPACT_SERIES`)
+unless `launch.gang_placement` is "off"; it is deleted after the gang's nodes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from costsched.model import InvalidInput
+from launchers import cloud_gang
+from launchers.base import CapacityError, Instance, LaunchSpec
+from launchers.gang import NodeState
+
+OPERATION_TIMEOUT = 600.0
+_NAMESPACE = uuid.UUID("0b7c9e52-3f0e-4d0e-9b8c-67616e672d31")
+
+
+class Gce(Protocol):
+    """What a gang needs of the Compute Engine launcher (launchers.gcp.GcpLauncher)."""
+
+    project: str
+    client: Any
+    placement: str
+    _deleted: set[str]
+
+    def zone(self, offering: Any) -> str: ...
+
+    def instance_resource(self, spec: LaunchSpec, zone: str,
+                          node: Mapping[str, Any] | None = None,
+                          policy: str = "") -> Any: ...
+
+    def policies(self) -> Any: ...
+
+    def _open_ports(self, spec: LaunchSpec) -> None: ...
+
+    def _instance(self, zone: str, record: Any) -> Instance: ...
+
+    def request_stop(self, instance_id: str) -> None: ...
+
+    def set_items(self, zone: str, name: str, items: Mapping[str, str]) -> None: ...
+
+
+def node_name(job_id: int, gang_digest: str, rank: int) -> str:
+    """The instance of node `rank` (RFC 1035, under 63 characters)."""
+    return f"costsched-{job_id}-{gang_digest}-{rank}"
+
+
+def policy_name(job_id: int, gang_digest: str) -> str:
+    return f"costsched-{job_id}-{gang_digest}"
+
+
+def policy_url(project: str, region: str, name: str) -> str:
+    return f"projects/{project}/regions/{region}/resourcePolicies/{name}"
+
+
+def _parse(zone: str, gang: str) -> tuple[int, int, str]:
+    parsed = cloud_gang.parse(gang)
+    if parsed is None:
+        raise InvalidInput(f"instance {zone}/{gang}: expected gang-JOB-NODES-DIGEST")
+    return parsed
+
+
+def _address(record: Any) -> str:
+    interfaces = list(record.network_interfaces or [])
+    return str(interfaces[0].network_i_p or "") if interfaces else ""
+
+
+# --- reading -----------------------------------------------------------------------------
+
+def node_records(gce: Gce, zone: str, gang: str) -> dict[int, Any]:
+    """{rank: the node's instance} of the nodes Compute Engine has (one get a node)."""
+    from google.api_core import exceptions
+
+    job_id, count, digest = _parse(zone, gang)
+    found = {}
+    for rank in range(count):
+        try:
+            found[rank] = gce.client.get(project=gce.project, zone=zone,
+                                         instance=node_name(job_id, digest, rank))
+        except exceptions.NotFound:
+            continue
+    return found
+
+
+def node_states(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) -> list[NodeState]:
+    """Every node, rank 0 first; one Compute Engine no longer has is gone: deleted by
+    costsched (terminated), else preempted (a spot instance is deleted when preempted)."""
+    job_id, count, digest = _parse(zone, gang)
+    out = []
+    for rank in range(count):
+        name = node_name(job_id, digest, rank)
+        record = records.get(rank)
+        if record is not None:
+            seen = gce._instance(zone, record)
+            out.append(NodeState(rank, seen.id, seen.state, seen.detail, _address(record)))
+        elif f"{zone}/{gang}" in gce._deleted:
+            out.append(NodeState(rank, f"{zone}/{name}", "terminated", "deleted by costsched"))
+        else:
+            out.append(NodeState(rank, f"{zone}/{name}", "preempted",
+                                 "gone: deleted by Compute Engine after a preemption, or "
+                                 "outside costsched"))
+    return out
+
+
+def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) -> Instance:
+    """The gang from its nodes' instances, acting as a gang must when a node is lost
+    (`cloud_gang.settle`)."""
+    job_id, count, digest = _parse(zone, gang)
+    handle = f"{zone}/{gang}"
+    states = node_states(gce, zone, gang, records)
+    if not records:
+        state = "terminated" if handle in gce._deleted else "preempted"
+        return cloud_gang.instance(handle, job_id, "", ("gcp", "", zone, "", "", "linux"),
+                                   state, "no node of the gang is left: "
+                                   + states[0].detail if states else "no node")
+    first = records.get(0) or records[min(records)]
+    head = gce._instance(zone, first)
+    items = {i.key: i.value for i in first.metadata.items} if first.metadata else {}
+    lost = items.get(cloud_gang.TAG_LOST, "")
+    rank0 = node_name(job_id, digest, 0)
+    state, detail = cloud_gang.settle(
+        states, count, float(lost) if lost.replace(".", "", 1).isdigit() else None,
+        stop_rank0=lambda: gce.request_stop(f"{zone}/{rank0}"),
+        mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{at:.3f}"}))
+    return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
+                               detail)
+
+
+def status(gce: Gce, zone: str, gang: str) -> Instance:
+    return gang_instance(gce, zone, gang, node_records(gce, zone, gang))
+
+
+def nodes(gce: Gce, zone: str, gang: str) -> list[NodeState]:
+    return node_states(gce, zone, gang, node_records(gce, zone, gang))
+
+
+def group(gce: Gce, listed: Iterable[tuple[str, Any]]) -> list[Instance]:
+    """(zone, instance) pairs as costsched knows them: a gang's nodes as one."""
+    singles, gangs = [], {}
+    for zone, record in listed:
+        labels = dict(record.labels)
+        digest = labels.get(cloud_gang.TAG_GANG)
+        rank = labels.get(cloud_gang.TAG_NODE, "")
+        if digest is None or not rank.isdigit():
+            singles.append(gce._instance(zone, record))
+            continue
+        job = record.name.split("-")[1]
+        gang = f"gang-{job}-{labels.get(cloud_gang.TAG_NODES, '')}-{digest}"
+        gangs.setdefault((zone, gang), {})[int(rank)] = record
+    return singles + [gang_instance(gce, zone, gang, found)
+                      for (zone, gang), found in sorted(gangs.items())]
+
+
+# --- launching ---------------------------------------------------------------------------
+
+def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
+    """Every node of the gang, or none (see the module's docstring); `capacity_reason`
+    tells a capacity error from another (launchers.gcp)."""
+    from google.api_core import exceptions
+    from google.cloud import compute_v1
+
+    offering = spec.offering
+    zone = gce.zone(offering)
+    count = cloud_gang.nodes_of(spec)
+    digest = cloud_gang.digest(spec.job_id, spec.attempt)
+    gang = cloud_gang.name(spec.job_id, count, spec.attempt)
+    series = offering.instance_type.split("-", 1)[0]  # n1-standard-8+1x...: n1; a2-...: a2
+    policy = ""
+    if cloud_gang.wants_placement(gce.placement, spec, series, cloud_gang.GCP_COMPACT_SERIES):
+        policy = policy_name(spec.job_id, digest)
+    inserted: list[str] = []
+    rank = 0
+    try:
+        if task_ports(spec):
+            gce._open_ports(spec)
+        if policy:
+            _make_policy(gce, offering.region, policy, count, spec.job_id)
+        for rank in range(count):
+            node = cloud_gang.node_payload(spec, rank)
+            resource = gce.instance_resource(
+                spec, zone, node=node,
+                policy=policy_url(gce.project, offering.region, policy) if policy else "")
+            request = compute_v1.InsertInstanceRequest(
+                project=gce.project, zone=zone, instance_resource=resource,
+                request_id=str(uuid.uuid5(_NAMESPACE, f"{spec.job_id}:{spec.attempt}:{rank}")))
+            # Inserted before a crash: the same (job, attempt, rank) is the same node.
+            with contextlib.suppress(exceptions.Conflict):
+                gce.client.insert(request=request).result(timeout=OPERATION_TIMEOUT)
+            inserted.append(resource.name)
+        records = node_records(gce, zone, gang)
+        ips = [_address(records[r]) if r in records else "" for r in range(count)]
+        if not all(ips):
+            raise RuntimeError(f"gcp {zone}: a node of the gang has no internal address: "
+                               "its nodes cannot reach each other")
+        cloud_gang.publish_addresses(spec.checkpoint_uri, digest, ips)
+    except exceptions.GoogleAPICallError as exc:
+        _end(gce, zone, offering.region, inserted, policy)
+        reason = capacity_reason(exc)
+        why = (f"node {rank} of {count}; the gang's {len(inserted)} inserted nodes were "
+               "deleted")
+        if reason is not None:
+            raise CapacityError(offering, f"{reason} ({why})") from None
+        message = " ".join(str(exc).split())
+        raise RuntimeError(f"gcp {zone}: a gang of {count} {offering.instance_type}: "
+                           f"{message} ({why})") from None
+    except Exception:
+        _end(gce, zone, offering.region, inserted, policy)
+        raise
+    return gang_instance(gce, zone, gang, records)
+
+
+def task_ports(spec: LaunchSpec) -> bool:
+    from launchers import task_resources
+
+    return bool(task_resources.port_ranges(spec.task))
+
+
+def _make_policy(gce: Gce, region: str, name: str, count: int, job_id: int) -> None:
+    from google.api_core import exceptions
+    from google.cloud import compute_v1
+
+    policy = compute_v1.ResourcePolicy(
+        name=name, description=f"costsched job {job_id}: its gang's nodes close together",
+        group_placement_policy=compute_v1.ResourcePolicyGroupPlacementPolicy(
+            collocation="COLLOCATED", vm_count=count))
+    with contextlib.suppress(exceptions.Conflict):  # made by this launch before a crash
+        gce.policies().insert(project=gce.project, region=region,
+                              resource_policy_resource=policy).result(
+                                  timeout=OPERATION_TIMEOUT)
+
+
+# --- ending ------------------------------------------------------------------------------
+
+def _delete(gce: Gce, zone: str, name: str) -> None:
+    from google.api_core import exceptions
+
+    with contextlib.suppress(exceptions.NotFound):  # gone already
+        gce.client.delete(project=gce.project, zone=zone, instance=name).result(
+            timeout=OPERATION_TIMEOUT)
+
+
+def _delete_policy(gce: Gce, region: str, name: str) -> None:
+    from google.api_core import exceptions
+
+    # None made (a series that takes none), or not ours to delete: a policy costs nothing.
+    with contextlib.suppress(exceptions.NotFound, exceptions.Forbidden):
+        gce.policies().delete(project=gce.project, region=region,
+                              resource_policy=name).result(timeout=OPERATION_TIMEOUT)
+
+
+def _end(gce: Gce, zone: str, region: str, names: Sequence[str], policy: str) -> None:
+    """A failed launch's nodes, then its placement policy."""
+    for name in names:
+        _delete(gce, zone, name)
+    if policy:
+        _delete_policy(gce, region, policy)
+
+
+def terminate(gce: Gce, zone: str, gang: str) -> None:
+    """Every node of the gang (each delete waited for), then its placement policy."""
+    job_id, count, digest = _parse(zone, gang)
+    gce._deleted.add(f"{zone}/{gang}")
+    for rank in range(count):
+        _delete(gce, zone, node_name(job_id, digest, rank))
+    if gce.placement != "off":  # whether or not it had one (its nodes may be gone)
+        _delete_policy(gce, zone.rsplit("-", 1)[0], policy_name(job_id, digest))

@@ -1,0 +1,98 @@
+"""The bundled prices read with the csv module (the quick path of `costsched gpus`) agree
+row for row with the pandas path on an empty store, and `costsched gpus` without a store
+imports neither pandas nor the database layer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from costsched import bundled_prices, catalog
+from costsched.cli.common import IN_MEMORY
+from costsched.cli.gpus import offerings_table, summary_table
+from costsched.model import InvalidInput
+from costsched.service import gpus as service
+from costsched.service.views import dumps, frame_records
+
+# The first day of the bundled spot snapshot, a day between, today and a day of 2022.
+TIMES = [datetime(2026, 11, 26, 6, 30, tzinfo=timezone.utc),
+         datetime(2025, 10, 1, tzinfo=timezone.utc),
+         datetime(2025, 12, 15, 12, tzinfo=timezone.utc),
+         datetime(2022, 3, 1, tzinfo=timezone.utc)]
+CLOUD_FILTERS = [[], ["aws"], ["gcp", "azure"]]
+
+
+def _text(table: object) -> str:
+    console = Console(width=200, record=True)
+    console.print(table)
+    return console.export_text()
+
+
+@pytest.mark.parametrize("when", TIMES)
+@pytest.mark.parametrize("clouds", CLOUD_FILTERS)
+def test_the_summary_is_the_pandas_paths(when: datetime, clouds: list[str]) -> None:
+    light = bundled_prices.gpu_summary(when, clouds=clouds)
+    full = frame_records(service.gpu_summary(IN_MEMORY, when, clouds=clouds))
+    assert dumps(light) == dumps(full)
+    assert light or when.year == 2022  # before the first bundled GCP and Azure price
+    assert _text(summary_table(light)) == _text(summary_table(full))
+
+
+@pytest.mark.parametrize("when", TIMES[:2])
+@pytest.mark.parametrize("gpu", [*catalog.GPU_MODELS, "nvidia-tesla-v100", "a100-80gb"])
+def test_every_models_offerings_are_the_pandas_paths(when: datetime, gpu: str) -> None:
+    light = bundled_prices.gpu_offerings(gpu, when)
+    full = frame_records(service.gpu_offerings(IN_MEMORY, gpu, when))
+    assert dumps(light) == dumps(full)
+    assert _text(offerings_table(light, 20)) == _text(offerings_table(full, 20))
+
+
+def test_h100_has_offerings_and_a_cloud_filter_keeps_its_cloud() -> None:
+    rows = bundled_prices.gpu_offerings("H100", TIMES[0], clouds=["GCP"])
+    assert rows and {r["cloud"] for r in rows} == {"gcp"}
+
+
+def test_bad_names_are_the_services_errors() -> None:
+    with pytest.raises(InvalidInput, match="unknown GPU model 'Z9000'"):
+        bundled_prices.gpu_offerings("Z9000", TIMES[0])
+    with pytest.raises(InvalidInput, match="^cloud "):
+        bundled_prices.gpu_summary(TIMES[0], clouds=["awz"])
+
+
+def _run_gpus(tmp_path: Path, *argv: str) -> tuple[str, list[str]]:
+    """`costsched gpus ARGV` in a subprocess with no store and no discovered types: its
+    output and the heavy modules it imported."""
+    code = ("import sys, json\n"
+            f"sys.argv = ['costsched', 'gpus', *{list(argv)!r}]\n"
+            "from costsched.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('pandas', 'numpy', 'sqlalchemy', 'cvxpy') if m in sys.modules]\n"
+            "print('HEAVY=' + json.dumps(heavy))\n")
+    env = {"COSTSCHED_DB": str(tmp_path / "none.db"),
+           "COSTSCHED_DISCOVERED_TYPES": str(tmp_path / "none.csv"),
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    body, _, heavy = out.rpartition("HEAVY=")
+    return body, json.loads(heavy)
+
+
+def test_gpus_without_a_store_imports_nothing_heavy(tmp_path: Path) -> None:
+    for argv in ([], ["H100"], ["--json"]):
+        body, heavy = _run_gpus(tmp_path, *argv)
+        assert heavy == [], (argv, heavy)
+        assert body.strip()
+    body, _ = _run_gpus(tmp_path, "H100", "--json")
+    assert {r["cloud"] for r in json.loads(body)["rows"]} == {"aws", "gcp", "azure"}
+
+
+def test_with_discovered_types_the_pandas_path_answers(tmp_path: Path) -> None:
+    (tmp_path / "none.csv").write_text(",".join(catalog.TYPE_COLUMNS) + ",regions,zones,source\n")
+    body, heavy = _run_gpus(tmp_path, "L4")
+    assert "pandas" in heavy and "L4: " in body and "offerings priced" in body

@@ -1,0 +1,339 @@
+"""EC2 gangs against moto: N instances with the same tags and user data but for their rank,
+their addresses beside the checkpoints, all-or-nothing when a node meets no capacity, a
+lost node, termination of every node. moto has no placement groups: their three calls are
+answered at botocore's boundary (a before-call handler with EC2's documented response
+shapes), which keeps the groups made and deleted."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("moto")
+import boto3  # noqa: E402
+from botocore.awsrequest import AWSResponse  # noqa: E402
+from moto import mock_aws  # noqa: E402
+
+from costsched.model import InvalidInput, Offering  # noqa: E402
+from launchers import aws_gang, cloud_gang  # noqa: E402
+from launchers.aws import STOP_COMMAND, AwsLauncher  # noqa: E402
+from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
+from launchers.userdata import read_payload  # noqa: E402
+
+BUCKET = "gang-bucket"
+
+
+def offering(instance_type: str = "p3.2xlarge", zone: str = "us-east-1b") -> Offering:
+    return Offering("aws", "us-east-1", zone, instance_type, "spot", "V100", 1, 8, 61.0)
+
+
+def spec(nodes: int = 2, attempt: str = "launch-1", **kw: Any) -> LaunchSpec:
+    return LaunchSpec(job_id=7, job_name="gang", command="torchrun train.py",
+                      offering=offering(**kw), checkpoint_uri=f"s3://{BUCKET}/jobs/job-7",
+                      attempt=attempt, envs={"LR": "0.1"}, task={"num_nodes": nodes})
+
+
+class Calls:
+    """EC2 calls seen at botocore's boundary: run_instances' parameters as sent, placement
+    groups answered (moto has none), and a capacity error for the n-th run_instances."""
+
+    def __init__(self, session: boto3.session.Session) -> None:
+        self.runs: list[dict] = []
+        self.groups: dict[str, dict] = {}
+        self.deleted: list[str] = []
+        self.fail_run: int | None = None  # 1-based: that run_instances call fails
+        session.events.register("before-parameter-build.ec2.RunInstances", self._run)
+        session.events.register("before-call.ec2.RunInstances", self._maybe_fail)
+        self.asked: dict = {}  # the API parameters of the call under way
+        self.commands: list[dict] = []  # SSM send_command (moto lists every instance in one)
+        session.events.register("before-parameter-build.ssm.SendCommand",
+                                lambda params, **_: self.commands.append(dict(params)))
+        for op in ("CreatePlacementGroup", "DescribePlacementGroups", "DeletePlacementGroup"):
+            session.events.register(f"before-parameter-build.ec2.{op}", self._ask)
+            session.events.register(f"before-call.ec2.{op}", getattr(self, f"_{op}"))
+
+    def _run(self, params: dict, **_: Any) -> None:
+        self.runs.append(json.loads(json.dumps(params)))
+
+    def _ask(self, params: dict, **_: Any) -> None:
+        self.asked = dict(params)
+
+    @staticmethod
+    def _answer(status: int, body: dict) -> tuple[AWSResponse, dict]:
+        return AWSResponse("https://ec2.us-east-1.amazonaws.com/", status, {}, None), {
+            **body, "ResponseMetadata": {"HTTPStatusCode": status}}
+
+    def _maybe_fail(self, **_: Any) -> tuple[AWSResponse, dict] | None:
+        if self.fail_run is not None and len(self.runs) == self.fail_run:
+            return self._answer(500, {"Error": {
+                "Code": "InsufficientInstanceCapacity",
+                "Message": "We currently do not have sufficient p3.2xlarge capacity in "
+                           "the Availability Zone you requested (us-east-1b)."}})
+        return None
+
+    def _CreatePlacementGroup(self, **_: Any) -> tuple[AWSResponse, dict]:  # noqa: N802
+        params = self.asked
+        name = params["GroupName"]
+        if name in self.groups:
+            return self._answer(400, {"Error": {"Code": "InvalidPlacementGroup.Duplicate",
+                                                "Message": f"{name} exists"}})
+        tags = params["TagSpecifications"][0]["Tags"]
+        self.groups[name] = {"GroupName": name, "Strategy": params["Strategy"],
+                             "State": "available", "Tags": tags}
+        return self._answer(200, {"PlacementGroup": self.groups[name]})
+
+    def _DescribePlacementGroups(self, **_: Any) -> tuple[AWSResponse, dict]:  # noqa: N802
+        params = self.asked
+        [wanted] = params["Filters"]
+        assert wanted == {"Name": "tag-key", "Values": [cloud_gang.TAG_GANG]}
+        return self._answer(200, {"PlacementGroups": list(self.groups.values())})
+
+    def _DeletePlacementGroup(self, **_: Any) -> tuple[AWSResponse, dict]:  # noqa: N802
+        params = self.asked
+        name = params["GroupName"]
+        if self.groups.pop(name, None) is None:
+            return self._answer(400, {"Error": {"Code": "InvalidPlacementGroup.Unknown",
+                                                "Message": f"{name} unknown"}})
+        self.deleted.append(name)
+        return self._answer(200, {})
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        session = boto3.session.Session(region_name="us-east-1")
+        session.client("s3").create_bucket(Bucket=BUCKET)
+        yield session
+
+
+@pytest.fixture
+def calls(aws) -> Calls:
+    return Calls(aws)
+
+
+@pytest.fixture
+def launcher(aws, calls) -> AwsLauncher:
+    return AwsLauncher(session=aws, image_id="ami-12c6146b", gang_placement="auto")
+
+
+def ec2_records(session) -> list[dict]:
+    ec2 = session.client("ec2", region_name="us-east-1")
+    return [r for res in ec2.describe_instances()["Reservations"] for r in res["Instances"]]
+
+
+def tags_of(record: dict) -> dict[str, str]:
+    return {t["Key"]: t["Value"] for t in record["Tags"]}
+
+
+def user_data(session, ec2_id: str) -> str:
+    import base64
+
+    ec2 = session.client("ec2", region_name="us-east-1")
+    value = ec2.describe_instance_attribute(InstanceId=ec2_id, Attribute="userData")
+    return base64.b64decode(value["UserData"]["Value"]).decode()
+
+
+def test_two_nodes_same_tags_ranked_user_data_placement_group_and_addresses(
+        aws, calls: Calls, launcher: AwsLauncher) -> None:
+    got = launcher.launch(spec())
+    digest = cloud_gang.digest(7, "launch-1")
+    assert got.id == f"us-east-1/gang-7-2-{digest}"
+    assert (got.job_id, got.attempt, got.offering_key) == (7, "launch-1", offering().key)
+    records = sorted(ec2_records(aws), key=lambda r: tags_of(r)[cloud_gang.TAG_NODE])
+    assert len(records) == 2
+    tags = [tags_of(r) for r in records]
+    shared = {TAG_JOB: "7", TAG_ATTEMPT: "launch-1", cloud_gang.TAG_GANG: digest,
+              cloud_gang.TAG_NODES: "2", aws_gang.TAG_PLACEMENT: f"costsched-7-{digest}"}
+    for rank, node_tags in enumerate(tags):
+        assert {k: node_tags[k] for k in shared} == shared
+        assert node_tags[cloud_gang.TAG_NODE] == str(rank)
+    assert {r["InstanceType"] for r in records} == {"p3.2xlarge"}
+    assert {r["Placement"]["AvailabilityZone"] for r in records} == {"us-east-1b"}
+    # One offering, one zone, one cluster placement group, a client token a node.
+    group = f"costsched-7-{digest}"
+    assert calls.groups[group]["Strategy"] == "cluster"
+    assert [r["Placement"] for r in calls.runs] == [
+        {"AvailabilityZone": "us-east-1b", "GroupName": group}] * 2
+    assert len({r["ClientToken"] for r in calls.runs}) == 2
+    # The same user data but for the rank.
+    payloads = [read_payload(user_data(aws, r["InstanceId"])) for r in records]
+    assert [p["gang"] for p in payloads] == [
+        {"rank": 0, "nodes": 2, "gpus": 1, "digest": digest},
+        {"rank": 1, "nodes": 2, "gpus": 1, "digest": digest}]
+    for p in payloads:
+        p.pop("gang")
+    assert payloads[0] == payloads[1] and payloads[0]["command"] == "torchrun train.py"
+    # The nodes' addresses beside the checkpoints, rank 0 first.
+    ips = [r["PrivateIpAddress"] for r in records]
+    assert cloud_gang.read_addresses(f"s3://{BUCKET}/jobs/job-7", digest) == ips
+    # One instance for costsched; each node's state and address.
+    assert launcher.status(got.id).state == "running"
+    nodes = launcher.nodes(got.id)
+    assert [(n.rank, n.state, n.address) for n in nodes] == [
+        (0, "running", ips[0]), (1, "running", ips[1])]
+    assert [i.id for i in launcher.instances(7)] == [got.id]
+    assert launcher.statuses([got.id])[got.id].state == "running"
+    # The same attempt launched again finds the gang (a costsched that crashed).
+    assert launcher.launch(spec()).id == got.id and len(ec2_records(aws)) == 2
+
+
+def test_terminate_ends_every_node_and_the_placement_group(aws, calls, launcher) -> None:
+    got = launcher.launch(spec(nodes=3))
+    launcher.terminate(got.id)
+    assert {r["State"]["Name"] for r in ec2_records(aws)} == {"terminated"}
+    assert calls.deleted == [f"costsched-7-{cloud_gang.digest(7, 'launch-1')}"]
+    assert not calls.groups
+    seen = launcher.status(got.id)
+    assert seen.state == "terminated" and not seen.live
+    launcher.terminate(got.id)  # idempotent
+
+
+def test_no_capacity_for_the_second_node_ends_the_first(aws, calls, launcher) -> None:
+    calls.fail_run = 2
+    with pytest.raises(CapacityError) as caught:
+        launcher.launch(spec())
+    assert "InsufficientInstanceCapacity" in caught.value.reason
+    assert "node 1 of 2" in caught.value.reason and "\n" not in str(caught.value)
+    assert caught.value.offering == offering()
+    [record] = ec2_records(aws)  # the first node, started then ended
+    assert record["State"]["Name"] == "terminated"
+    assert not calls.groups and calls.deleted  # its placement group went with it
+    assert launcher.instances(7) == [] or all(not i.live for i in launcher.instances(7))
+
+
+def test_a_lost_node_stops_rank_0_then_reads_preempted(aws, calls, launcher,
+                                                      monkeypatch) -> None:
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.instances import StateReason
+
+    got = launcher.launch(spec())
+    rank0, rank1 = (n.id.split("/")[1] for n in launcher.nodes(got.id))
+    backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend.terminate_instances([rank1])
+    backend.get_instance(rank1).state_reason = StateReason(
+        "Server.SpotInstanceTermination: Spot instance termination",
+        "Server.SpotInstanceTermination")
+    seen = launcher.status(got.id)
+    # Rank 0 is asked to checkpoint first: the gang still runs, and says why.
+    assert seen.state == "running" and "node 1 preempted" in seen.detail
+    [command] = calls.commands
+    assert command["InstanceIds"] == [rank0]
+    assert command["Parameters"] == {"commands": [STOP_COMMAND]}
+    assert launcher.status(got.id).state == "running"
+    assert len(calls.commands) == 1  # asked once
+    assert [n.state for n in launcher.nodes(got.id)] == ["running", "preempted"]
+    monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)  # its time is up
+    seen = launcher.status(got.id)
+    assert seen.state == "preempted" and "node 1 preempted" in seen.detail
+    launcher.terminate(got.id)
+    assert {r["State"]["Name"] for r in ec2_records(aws)} == {"terminated"}
+
+
+def test_placement_off_or_unsupported_type_makes_no_group(aws, calls) -> None:
+    off = AwsLauncher(session=aws, image_id="ami-12c6146b", gang_placement="off")
+    off.launch(spec())
+    t3 = AwsLauncher(session=aws, image_id="ami-12c6146b", gang_placement="auto")
+    t3.launch(spec(attempt="launch-2", instance_type="t3.large"))
+    assert not calls.groups and all("GroupName" not in r["Placement"] for r in calls.runs)
+    assert {r["Placement"]["AvailabilityZone"] for r in calls.runs} == {"us-east-1b"}
+    with pytest.raises(InvalidInput, match="gang placement 'always'"):
+        AwsLauncher(session=aws, image_id="ami-12c6146b", gang_placement="always")
+
+
+def test_regional_offering_puts_every_node_in_rank_0s_zone(aws, calls) -> None:
+    launcher = AwsLauncher(session=aws, image_id="ami-12c6146b", gang_placement="off")
+    launcher.launch(spec(nodes=3, zone=""))
+    zones = {r["Placement"]["AvailabilityZone"] for r in ec2_records(aws)}
+    assert len(zones) == 1
+    assert "Placement" not in calls.runs[0]
+    assert [r["Placement"] for r in calls.runs[1:]] == [{"AvailabilityZone": zones.pop()}] * 2
+
+
+def test_one_node_job_is_one_instance_as_before(aws, calls, launcher) -> None:
+    got = launcher.launch(spec(nodes=1))
+    assert got.id.split("/")[1].startswith("i-")
+    [record] = ec2_records(aws)
+    assert cloud_gang.TAG_GANG not in tags_of(record)
+    assert read_payload(user_data(aws, record["InstanceId"]))["gang"] is None
+    assert not calls.groups
+
+
+TASK = """\
+name: gang-recovers
+num_nodes: 2
+resources:
+  infra: aws/us-east-1
+  accelerators: V100:1
+  use_spot: true
+run: python train.py
+"""
+
+
+def test_a_preempted_node_is_recovered_as_a_new_gang(aws, calls, tmp_path,
+                                                     monkeypatch) -> None:
+    """Through the service: node 1 taken away, rank 0 asked to checkpoint, then the job is
+    recovered on a new gang of two; the old nodes end; never more than 2N alive."""
+    import pandas as pd
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.instances import StateReason
+
+    from costsched.service import jobs as service
+    from costsched.store import PriceStore
+
+    at = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+    launcher = AwsLauncher(session=aws, image_id="ami-12c6146b", gang_placement="auto")
+    store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone=zone, instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=price, effective_at=at, source="test")
+        for zone, price in (("us-east-1a", 0.9), ("us-east-1b", 1.0))]))
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK)
+    [job] = service.launch(store, [path], launcher=launcher, at=at,
+                           checkpoint_root=f"s3://{BUCKET}/jobs")
+    first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    assert len(launcher.nodes(first)) == 2 and launcher.status(first).state == "running"
+
+    rank1 = launcher.nodes(first)[1].id.split("/")[1]
+    backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend.terminate_instances([rank1])
+    backend.get_instance(rank1).state_reason = StateReason(
+        "Server.SpotInstanceTermination: Spot instance termination",
+        "Server.SpotInstanceTermination")
+    assert service.reconcile(store, launcher) == []  # rank 0 checkpoints first
+    assert len(calls.commands) == 1
+    monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
+    done = service.reconcile(store, launcher)
+    assert any("preempted; recovery" in line for line in done), done
+    second = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    assert second != first and "/gang-" in second
+    assert [n.state for n in launcher.nodes(first)] == ["terminated", "preempted"]
+    assert [n.state for n in launcher.nodes(second)] == ["running", "running"]
+    live = [r for r in ec2_records(aws) if r["State"]["Name"] in ("pending", "running")]
+    assert len(live) == 2 and len(ec2_records(aws)) == 4  # 2N at most, N after
+    assert len(calls.groups) == 1  # the first gang's placement group is gone
+    store.dispose()
+
+
+def test_sweep_deletes_groups_left_by_ended_gangs_only(aws, calls, launcher) -> None:
+    ended = launcher.launch(spec(attempt="ended"))
+    for node in launcher.nodes(ended.id):  # its nodes ended, its group left behind (as
+        launcher.terminate(node.id)        # when EC2 refused the delete while they shut down)
+    left = f"costsched-7-{cloud_gang.digest(7, 'ended')}"
+    running = launcher.launch(spec(attempt="running"))
+    kept = f"costsched-7-{cloud_gang.digest(7, 'running')}"
+    assert set(calls.groups) == {kept} and calls.deleted == [left]  # swept by the launch
+    calls.groups["costsched-8-fresh"] = {  # a launch under way: no instance yet
+        "GroupName": "costsched-8-fresh", "Strategy": "cluster", "State": "available",
+        "Tags": [{"Key": cloud_gang.TAG_GANG, "Value": "0123456789ab"}]}
+    assert aws_gang.sweep_groups(launcher, "us-east-1") == []
+    assert set(calls.groups) == {kept, "costsched-8-fresh"}
+    assert launcher.status(running.id).state == "running"
