@@ -55,10 +55,9 @@ from launchers.gang_agent import GangFile, Rounds
 from launchers.heartbeats import beat
 from launchers.notices import metadata_url, notice_present, redact
 from launchers.procfs import group_members, has_proc
-from launchers.publisher import KEEP, Publisher, restore
+from launchers.publisher import Publisher, restore
 
 log = logging.getLogger("costsched.agent")
-__all__ = ["KEEP", "Agent", "Publisher", "main", "restore"]  # the publisher's, as before
 
 STATUS = "status.json"
 PROGRESS = "progress"  # the job writes its step here ($COSTSCHED_PROGRESS_FILE)
