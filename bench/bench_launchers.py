@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import launchers.local as local
+import launchers.local_index as local_index
 from costsched.model import Offering
 from launchers.agent import write_status
 from launchers.base import LaunchSpec
@@ -76,7 +77,7 @@ def make_folders(base: Path, n: int) -> tuple[list[str], list[subprocess.Popen]]
             write_status(folder, status)
         ids.append(instance_id)
     if hasattr(local, "_build_jobs"):  # each job's entries, as launches write them
-        local._build_jobs(base)
+        local_index.build_jobs(base)
     return ids, running
 
 

@@ -481,7 +481,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     return ResolvedJob(
         job=job, table=table, checkpoint_hours=checkpoint_hours,
         restart_hours=Overheads(restart_minutes=spec.checkpoint.restart_minutes)
-        .restart_hours(spec.checkpoint.size_gb),
+        .gang(spec.num_nodes).restart_hours(spec.checkpoint.size_gb),
         envs=dict(spec.envs), source=source, deadline_at=deadline_at,
         checkpoint_auto=spec.checkpoint.interval_minutes == checkpoint_interval.AUTO,
         order=tuple(spec.task.order), notes=tuple(spec.task.notes), nodes=spec.num_nodes,

@@ -28,35 +28,37 @@ the job (`launchers.heartbeats`; with --attempt and --heartbeat-seconds, also be
 checkpoints). A launcher that finds the agent gone (its process, or its heartbeat stale)
 while the job runs knows nothing publishes the job's checkpoints any more
 (`launchers.agent_recovery`).
+
+With --gang-file, the agent is one node of a gang (--rank): it runs the job in rounds,
+paused and resumed by the launcher (`launchers.gang_agent`). Publishing is
+`launchers.publisher`'s, the preemption notice `launchers.notices`'.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-from launchers.checkpoints import CheckpointStore, CorruptCheckpoint, open_store
+from launchers.checkpoints import CheckpointStore, open_store
+from launchers.gang_agent import GangFile, Rounds
 from launchers.heartbeats import beat
+from launchers.notices import metadata_url, notice_present, redact
 from launchers.procfs import group_members, has_proc
+from launchers.publisher import Publisher, restore
 
 log = logging.getLogger("costsched.agent")
 
-KEEP = 3  # checkpoint versions kept in the store
 STATUS = "status.json"
 PROGRESS = "progress"  # the job writes its step here ($COSTSCHED_PROGRESS_FILE)
 JOB_LOG = "job.log"
@@ -64,198 +66,8 @@ CHECKPOINTS = "checkpoints"
 CODE = "code"  # the unpacked code archive: where setup and the command run
 _SETUP_DONE = ".setup-done"  # beside the code: setup ran to success on this instance
 ENV_POLL = "COSTSCHED_AGENT_POLL"  # the default --poll (seconds)
-# The metadata server's address where it is not the usual one (tests, emulators): the
-# variables the clouds' own SDKs read.
-_METADATA_ENVS = {"169.254.169.254": "AWS_EC2_METADATA_SERVICE_ENDPOINT",
-                  "metadata.google.internal": "GCE_METADATA_HOST"}
-_STAGING = ".publishing"  # hard links of the files being published, beside the checkpoints
 _TICK = 0.05  # seconds between looks at the job and the stop flag
-_NOTICE_TIMEOUT = 2.0
 _EXIT_DETAIL = {126: "command not executable", 127: "command not found"}
-
-
-# --- checkpoints ------------------------------------------------------------------------
-
-def restore(store: CheckpointStore, dest: Path) -> int | None:
-    """The newest version that verifies and fetches intact, into dest; its version."""
-    for checkpoint in reversed(store.list()):
-        if not store.verify(checkpoint):
-            log.warning("checkpoint version %d does not verify: skipped", checkpoint.version)
-            continue
-        try:
-            store.fetch(checkpoint, dest)
-        except CorruptCheckpoint as exc:
-            log.warning("%s: skipped", exc)
-            continue
-        log.info("restored checkpoint version %d (%s)", checkpoint.version, checkpoint.name)
-        return checkpoint.version
-    return None
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-class Publisher:
-    """Publishes the files of a checkpoint directory that changed since last published."""
-
-    def __init__(self, store: CheckpointStore, directory: Path, keep: int = KEEP) -> None:
-        self.store, self.directory, self.keep = store, directory, keep
-        self.staging = directory.parent / _STAGING
-        self.version: int | None = None  # newest version published or restored
-        self.error = ""  # why the last publish failed ('' once one succeeds)
-        self.enabled = True  # False: never publishes (a gang's node other than rank 0)
-        self._seen: dict[str, tuple[int, int, str]] = {}  # name -> (size, mtime_ns, sha256)
-
-    def remember_all(self) -> None:
-        """Take the files there now as published (after a restore)."""
-        for path in self._candidates():
-            stat = path.stat()
-            self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, _sha256(path))
-
-    def known(self, name: str, sha256: str) -> None:
-        """Take `name` with this content as published already (it is in the store)."""
-        self._seen[name] = (-1, -1, sha256)  # size and time never match: compared by content
-
-    def publish_changed(self) -> int:
-        """Publish each changed file, then prune; the number published. A file that fails
-        is published again once the store is pruned to its newest verified version (a full
-        store frees room that way), else retried at the next call; `error` says why until
-        a publish succeeds. Nothing when not `enabled` (a gang's node other than rank 0)."""
-        if not self.enabled:
-            return 0
-        published = 0
-        for path in self._candidates():
-            try:
-                published += self._publish_one(path)
-            except Exception as exc:  # noqa: BLE001 - a store error must not end the job
-                log.error("publishing %s failed: %s", path.name, exc)
-                if not self._prune(1):
-                    self.error = f"publishing {path.name} failed: {exc}"
-                    continue
-                try:
-                    published += self._publish_one(path)
-                except Exception as again:  # noqa: BLE001
-                    self.error = f"publishing {path.name} failed: {again}"
-                    log.error("%s (after pruning)", self.error)
-                    continue
-            self.error = ""
-        if published:
-            self._prune(self.keep)
-        return published
-
-    def _prune(self, keep: int) -> bool:
-        try:
-            self.store.prune(keep)
-            return True
-        except Exception as exc:  # noqa: BLE001
-            log.error("pruning the checkpoint store failed: %s", exc)
-            return False
-
-    def _candidates(self) -> list[Path]:
-        # complete files only: jobs write "x.tmp..." and rename; dot files are fetches
-        try:
-            paths = sorted(self.directory.iterdir())
-        except FileNotFoundError:
-            return []
-        return [p for p in paths if ".tmp" not in p.name and not p.name.startswith(".")
-                and p.is_file()]
-
-    def _publish_one(self, path: Path) -> int:
-        stat = path.stat()
-        seen = self._seen.get(path.name)
-        if seen is not None and seen[:2] == (stat.st_size, stat.st_mtime_ns):
-            return 0
-        # a hard link pins this version of the file while the job may rename a newer one in
-        staged = self._stage(path)
-        try:
-            stat = staged.stat()
-            sha = _sha256(staged)
-            if seen is not None and seen[2] == sha:
-                self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, sha)
-                return 0
-            checkpoint = self.store.publish(staged, name=path.name)
-        finally:
-            staged.unlink(missing_ok=True)
-        if checkpoint.sha256 != sha:
-            log.error("checkpoint version %d of %s changed while published: republished next",
-                      checkpoint.version, path.name)
-            return 0
-        self._seen[path.name] = (stat.st_size, stat.st_mtime_ns, sha)
-        self.version = checkpoint.version
-        log.info("published %s as version %d (%d bytes)", path.name, checkpoint.version,
-                 checkpoint.size)
-        return 1
-
-    def _stage(self, path: Path) -> Path:
-        self.staging.mkdir(exist_ok=True)
-        staged = self.staging / path.name
-        staged.unlink(missing_ok=True)
-        try:
-            os.link(path, staged)
-        except OSError:  # no hard links here: a copy does the same, slower
-            shutil.copy2(path, staged)
-        return staged
-
-
-# --- preemption notices ----------------------------------------------------------------
-
-def notice_present(url: str) -> bool:
-    """Whether a cloud's metadata server announces a preemption: AWS spot/instance-action
-    answers 200 with JSON when there is a notice and 404 otherwise; GCP instance/preempted
-    answers TRUE or FALSE. Unreachable counts as no notice."""
-    headers = {"Metadata-Flavor": "Google"}
-    for _ in range(2):
-        try:
-            request = urllib.request.Request(url, headers=headers)
-            with urllib.request.urlopen(request, timeout=_NOTICE_TIMEOUT) as response:
-                body = response.read().decode(errors="replace").strip()
-            return bool(body) and body.upper() != "FALSE"
-        except urllib.error.HTTPError as exc:
-            if exc.code == 401 and "X-aws-ec2-metadata-token" not in headers:
-                token = _imds_token(url)  # IMDSv2; never logged
-                if token:
-                    headers["X-aws-ec2-metadata-token"] = token
-                    continue
-            return False
-        except (OSError, ValueError):
-            return False
-    return False
-
-
-def metadata_url(url: str) -> str:
-    """`url` on the metadata endpoint the environment names, for a cloud's usual address
-    (AWS_EC2_METADATA_SERVICE_ENDPOINT: a URL; GCE_METADATA_HOST: host[:port])."""
-    parts = urlsplit(url)
-    override = os.environ.get(_METADATA_ENVS.get(parts.hostname or "", ""), "").strip()
-    if not override:
-        return url
-    base = urlsplit(override if "://" in override else f"http://{override}")
-    return urlunsplit((base.scheme, base.netloc, parts.path, parts.query, ""))
-
-
-def _imds_token(url: str) -> str:
-    parts = urlsplit(url)
-    token_url = urlunsplit((parts.scheme, parts.netloc, "/latest/api/token", "", ""))
-    request = urllib.request.Request(token_url, method="PUT",
-                                     headers={"X-aws-ec2-metadata-token-ttl-seconds": "300"})
-    try:
-        with urllib.request.urlopen(request, timeout=_NOTICE_TIMEOUT) as response:
-            return response.read().decode().strip()
-    except (OSError, ValueError):
-        return ""
-
-
-def redact(uri: str) -> str:
-    """A URI without the user:password@ part, for logs."""
-    parts = urlsplit(uri)
-    if "@" not in parts.netloc:
-        return uri
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 # --- the job ---------------------------------------------------------------------------
@@ -290,6 +102,8 @@ class Agent:
         self.code_dir = workdir / CODE
         self.publisher = Publisher(store, self.checkpoints)
         self._reported: dict = {}
+        self.rounds: Rounds | None = None  # a gang's node: its rounds (launchers.gang_agent)
+        self.grace = 10.0  # seconds a gang's paused job has to stop before it is killed
 
     @property
     def stop_reason(self) -> str:
@@ -319,12 +133,38 @@ class Agent:
                     "checkpoint_version": self.publisher.version, "detail": str(exc)}
         if self.stop_reason:
             return self._status(0)
+        if self.rounds is not None:  # a gang's node: the job runs round after round
+            return self.rounds.run(self, env)
+        return self._status(self.run_job(env))
+
+    def run_job(self, env: dict[str, str], pause: Callable[[], bool] | None = None) -> int:
+        """The command, until it exits (stopped when asked to, or when `pause` says so);
+        its exit code, once what it checkpointed is published."""
         job = self._start(self.command, env)
-        self._supervise(job)
+        self._supervise(job, pause)
         exit_code = _exit_code(job.returncode)
         self._wait_for_group()
         self.publisher.publish_changed()
+        return exit_code
+
+    # --- what a gang's rounds use (launchers.gang_agent) ---------------------------------
+
+    def outcome(self, exit_code: int) -> dict:
         return self._status(exit_code)
+
+    def report(self, status: dict) -> None:
+        write_status(self.workdir, status)
+        self._reported = status
+
+    def heartbeat(self) -> None:
+        self._beat()
+
+    def restore_newest(self) -> None:
+        """The newest verified checkpoint, when it is not the one this node holds."""
+        newest = self.store.newest_verified()
+        if newest is not None and newest.version != self.publisher.version:
+            self.publisher.version = restore(self.store, self.checkpoints)
+            self.publisher.remember_all()
 
     def _start(self, command: str, env: dict[str, str]) -> subprocess.Popen:
         with (self.workdir / JOB_LOG).open("ab") as out:
@@ -372,8 +212,12 @@ class Agent:
         with (self.workdir / JOB_LOG).open("ab") as out:
             out.write(b"costsched: setup done\n")
 
-    def _supervise(self, job: subprocess.Popen) -> None:
+    def _supervise(self, job: subprocess.Popen, pause: Callable[[], bool] | None = None
+                   ) -> None:
+        """Until `job` exits: publish, beat, report, and forward a stop (or `pause`: a
+        gang's round that ends, whose job is killed after `grace` seconds) as SIGTERM."""
         forwarded = False
+        kill_at: float | None = None
         next_publish = next_notice = time.monotonic()
         next_publish += self.poll
         self._beat()
@@ -383,10 +227,18 @@ class Agent:
                 if notice_present(self.notice_url):
                     _stop["reason"] = "preemption notice"
                 next_notice = time.monotonic() + self.poll
+            if not forwarded and pause is not None and pause():
+                log.info("the gang's round ends: SIGTERM to the job")
+                _forward_sigterm(job.pid)
+                forwarded, kill_at = True, now + self.grace
             if self.stop_reason and not forwarded:
                 log.info("%s: SIGTERM to the job", self.stop_reason)
                 _forward_sigterm(job.pid)
                 forwarded = True
+            if kill_at is not None and now >= kill_at:  # the round must end: nothing runs on
+                log.info("the job did not stop in %g s: killed", self.grace)
+                _kill_job()
+                kill_at = None
             if now >= next_publish:
                 self._beat()
                 self.publisher.publish_changed()
@@ -486,6 +338,15 @@ def _forward_sigterm(shell_pid: int) -> None:
             os.kill(pid, signal.SIGTERM)
 
 
+def _kill_job() -> None:
+    """SIGKILL to every process of the group but the agent."""
+    if not has_proc():
+        return
+    for pid in set(group_members(os.getpgrp())) - {os.getpid()}:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _is_shell(pid: int) -> bool:
     try:
         return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath("/bin/sh")
@@ -572,6 +433,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-publish", action="store_true",
                         help="restore the checkpoints but never publish them (a gang's "
                         "nodes other than rank 0: rank 0 publishes)")
+    parser.add_argument("--gang-file", type=Path, default=None,
+                        help="a gang's node: the gang's rounds (launchers.gang_agent)")
+    parser.add_argument("--rank", type=int, default=0, help="a gang's node: its rank")
+    parser.add_argument("--gang-wait", type=float, default=3600.0,
+                        help="a gang's node: seconds to wait for the launcher's word after "
+                        "its round ended")
+    parser.add_argument("--grace", type=float, default=10.0,
+                        help="a gang's node: seconds a paused job has to stop")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -602,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     agent = Agent(args.job_id, store, workdir, args.command, args.poll, notice_url, code,
                   args.setup, args.attempt, args.heartbeat_seconds)
     agent.publisher.enabled = not args.no_publish
+    agent.grace = args.grace
+    if args.gang_file is not None:
+        agent.rounds = Rounds(GangFile(args.gang_file), args.rank, args.gang_wait)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
         if args.mounts:  # the task's file mounts, before its setup (launchers.mounts)

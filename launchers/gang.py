@@ -8,19 +8,28 @@ its own, with 127.0.0.1 as every node's address.
                                           agent's pid and start time), its own code/,
                                           checkpoints/ (restored, never published),
                                           job.log, agent.log, status.json
+    base_dir/<job_id>-<attempt>/nodes/<rank>.lost-<round>/   a lost node's folder, kept
+    base_dir/<job_id>-<attempt>/gang.json   the gang's rounds (launchers.gang_agent)
 
 Every node's job gets SkyPilot's variables (SKYPILOT_NODE_RANK, SKYPILOT_NUM_NODES,
 SKYPILOT_NODE_IPS one address a line, SKYPILOT_NUM_GPUS_PER_NODE) and the same as
 COSTSCHED_NODE_RANK, COSTSCHED_NUM_NODES, COSTSCHED_NODE_IPS, COSTSCHED_NUM_GPUS_PER_NODE,
 so a torchrun-style command runs unchanged; `setup` runs on every node.
 
-A gang lives and ends as one: a launch starts all N agents or none; a node lost while rank
-0 runs (preempted, or its job failed) breaks the gang: rank 0 is asked to stop (its job
-checkpoints on SIGTERM and the agent publishes), then every node is ended. The instance
-then reads as preempted (a node was taken away: the job is recovered from its newest
-checkpoint on N nodes) or failed (a node's job exited with an error: the job fails, as it
-would with that error on rank 0). A node whose job exits 0 before rank 0 is left alone
-(a worker may finish early); when rank 0 ends, the nodes still running are ended.
+Every agent runs its node's job in rounds (`launchers.gang_agent`), from the gang's file
+`gang.json` in rank 0's folder. A gang lives and ends as one:
+
+- a launch starts all N agents or none;
+- a node taken away while rank 0's agent lives (its agent gone without an end) leaves the
+  instance running, its `lost` nodes said, until the launcher is asked to replace them
+  (`launchers.gang_repair`, under the job's lease): the round is paused (rank 0's job
+  checkpoints on SIGTERM and its agent publishes), a new agent is started in the lost
+  node's folder, and the next round begins on N nodes once it is set up (`replacing`
+  until then); the nodes still running are kept;
+- a node whose job fails by itself (and no node lost) fails the gang, as the same error
+  on rank 0 would; rank 0 is asked to stop, then every node is ended. Which way the gang
+  ended is kept in NODE_LOST, so that every later read says the same;
+- rank 0's job that exits 0 is the job's end: the nodes still running are ended.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Mapping
@@ -35,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from launchers import gang_agent
+from launchers.gang_agent import GANG
 from launchers.procfs import proc_stat
 
 if TYPE_CHECKING:
@@ -49,8 +61,17 @@ class Spawner(Protocol):
 
     _children: dict[str, subprocess.Popen]
 
+    grace_seconds: float
+
     def _spawn(self, folder: Path, spec: LaunchSpec, node_envs: dict[str, str],
-               publish: bool) -> subprocess.Popen: ...
+               publish: bool, gang_file: Path | None = None,
+               rank: int = 0) -> subprocess.Popen: ...
+
+    def _alive(self, instance_id: str, record: dict) -> bool: ...
+
+    def _end(self, instance_id: str, record: dict, grace: float) -> None: ...
+
+    def request_stop(self, instance_id: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -75,7 +96,8 @@ class ReportsNodes(Protocol):
 
 NODES = "nodes"
 NODE = "node.json"  # in a node folder: its agent's pid and start time
-NODE_LOST = "node-lost"  # in the instance folder: why the gang was broken (JSON)
+NODE_LOST = "node-lost"  # in the instance folder: the gang's end as decided (JSON)
+NO_CAPACITY = "no-capacity"  # in the instance folder: no replacement node can start there
 LOOPBACK = "127.0.0.1"
 
 
@@ -156,21 +178,36 @@ def wait_until(done: Any, seconds: float, step: float = 0.05) -> bool:
 
 # --- the launcher's side (launchers.local calls these) -----------------------------------
 
-def start_nodes(launcher: Spawner, instance_id: str, folder: Path, spec: LaunchSpec,
-                nodes: int) -> None:
-    """Agents for ranks 1 .. nodes-1, each in its node folder (one already started by
-    an interrupted launch of this attempt is kept)."""
+def start_gang(launcher: Spawner, instance_id: str, folder: Path, spec: LaunchSpec,
+               nodes: int) -> None:
+    """The gang's first round, then agents for ranks 1 .. nodes-1, each in its node folder
+    (one already started by an interrupted launch of this attempt is kept)."""
+    if not (folder / GANG).exists():
+        write_round(folder, 1, nodes)
     for rank in range(1, nodes):
-        where = node_folder(folder, rank)
-        where.mkdir(parents=True, exist_ok=True)
-        if read_json(where / NODE).get("pid") is not None:
-            continue
-        envs = node_envs(rank, nodes, spec.offering.gpu_count)
-        child = launcher._spawn(where, spec, envs, publish=False)
-        launcher._children[f"{instance_id}/{rank}"] = child
-        stat = proc_stat(child.pid)
-        write_node(where / NODE, {"pid": child.pid,
-                                  "start_time": stat.start_time if stat else None})
+        if read_json(node_folder(folder, rank) / NODE).get("pid") is None:
+            start_node(launcher, instance_id, folder, spec, rank, nodes)
+
+
+def write_round(folder: Path, number: int, nodes: int, paused: bool = False) -> None:
+    """The gang's file (`launchers.gang_agent`): round `number`, every node's address;
+    when `paused`, since when."""
+    gang_agent.write(folder / GANG, {"round": number, "paused": paused, "nodes": nodes,
+                                     "ips": [LOOPBACK] * nodes,
+                                     "paused_at": time.time() if paused else None})
+
+
+def start_node(launcher: Spawner, instance_id: str, folder: Path, spec: LaunchSpec,
+               rank: int, nodes: int) -> None:
+    """An agent for node `rank` (not 0) in its node folder."""
+    where = node_folder(folder, rank)
+    where.mkdir(parents=True, exist_ok=True)
+    envs = node_envs(rank, nodes, spec.offering.gpu_count)
+    child = launcher._spawn(where, spec, envs, publish=False, gang_file=folder / GANG,
+                            rank=rank)
+    launcher._children[f"{instance_id}/{rank}"] = child
+    stat = proc_stat(child.pid)
+    write_node(where / NODE, {"pid": child.pid, "start_time": stat.start_time if stat else None})
 
 
 def end_nodes(launcher: Spawner, instance_id: str, folder: Path, grace: float) -> None:
@@ -183,37 +220,104 @@ def end_nodes(launcher: Spawner, instance_id: str, folder: Path, grace: float) -
             launcher._end(key, record, grace)
 
 
+def end_gang(launcher: Spawner, instance_id: str, folder: Path, verdict: dict) -> None:
+    """Decide the gang's end (`verdict`: its state and detail, kept in NODE_LOST), then
+    ask rank 0 to stop (its job checkpoints on SIGTERM, its agent publishes) and end every
+    node."""
+    write_node(folder / NODE_LOST, verdict)
+    launcher.request_stop(instance_id)
+    launcher._end(instance_id, read_json(folder / "instance.json"), launcher.grace_seconds)
+    end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
+
+
+@dataclass(frozen=True)
+class GangView:
+    state: str
+    detail: str
+    again: bool = False  # the gang was ended just now: read it again
+    lost: tuple[int, ...] = ()  # nodes preempted while the others wait for their replacement
+    replacing: tuple[int, ...] = ()  # nodes replaced, the gang waiting for them (paused)
+
+
 def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
-               state: str, detail: str) -> tuple[str, str, bool]:
-    """A gang's state from rank 0's (`state`, `detail`) and its other nodes' (see
-    this module's docstring); True when the gang was broken now and must be read again."""
-    lost = read_json(folder / NODE_LOST)
+               status: dict, state: str, detail: str) -> GangView:
+    """A gang's state from rank 0's (`state`, `detail`, its `status`) and its other
+    nodes' (see this module's docstring)."""
+    verdict = read_json(folder / NODE_LOST)
     started = record.get("pid") is not None  # else a launch that failed as a whole
-    if not lost and started and state in ("running", "failed"):
-        lost = lost_node(launcher, instance_id, folder)
+    if not verdict and started and state in ("running", "failed"):
+        current = read_json(folder / GANG)
+        if current.get("paused") and state == "running":  # being repaired: not judged
+            replacing = replaced_in(folder, current.get("round", 1))
+            return GangView("running", "the gang is paused while node "
+                            f"{', '.join(map(str, replacing))} is replaced",
+                            replacing=replacing)
+        nodes = conditions(launcher, instance_id, folder, current.get("round"))
+        lost = tuple(r for r, (kind, _) in nodes.items() if kind == "lost")
+        if lost and state == "running":  # rank 0 lives: the node is replaced (`repair`)
+            paused = " (the gang is paused)" if status.get("phase") == "paused" else ""
+            return GangView("running", f"node {lost[0]} was preempted: its replacement is "
+                            f"awaited{paused}", lost=lost)
+        failed = [(r, why) for r, (kind, why) in nodes.items() if kind == "failed"]
         if lost:
-            write_node(folder / NODE_LOST, lost)
-            if state == "running":  # rank 0 checkpoints on SIGTERM, then all end
-                launcher.request_stop(instance_id)
-                launcher._end(instance_id, read_json(folder / "instance.json"),
-                              launcher.grace_seconds)
-                end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
-                return state, detail, True
+            verdict = {"rank": lost[0], "state": "preempted",
+                       "detail": f"node {lost[0]} was preempted; the gang was ended ({detail})"}
+        elif failed:
+            verdict = {"rank": failed[0][0], "state": "failed",
+                       "detail": f"{failed[0][1]}; the gang was ended ({detail})"}
+        elif state == "running" and _failed_in(status, current.get("round")):
+            # rank 0's job failed by itself
+            verdict = {"rank": 0, "state": "failed", "detail": str(status.get("detail", ""))}
+        elif state == "failed":
+            verdict = {"rank": 0, "state": "failed", "detail": detail}
+        if verdict:
+            if state == "running":
+                end_gang(launcher, instance_id, folder, verdict)
+                return GangView(state, detail, again=True)
+            write_node(folder / NODE_LOST, verdict)
     if state not in ("pending", "running"):  # rank 0 ended: no node outlives it
         end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
-    if lost and state in ("running", "stopped", "failed", "preempted"):
-        return lost["state"], f"{lost['detail']}; the gang was ended ({detail})", False
-    return state, detail, False
+    if verdict and state in ("running", "stopped", "failed", "preempted"):
+        return GangView(verdict["state"], verdict["detail"])
+    return GangView(state, detail)
 
 
-def lost_node(launcher: Spawner, instance_id: str, folder: Path) -> dict:
-    """The first node other than rank 0 that is gone without succeeding ({} if none)."""
+def _failed_in(status: dict, number: object) -> bool:
+    """Whether a node's status says its job failed by itself in round `number` (an exit
+    of an earlier round was that round's end)."""
+    return (status.get("phase") == "exited" and status.get("outcome") == "failed"
+            and status.get("round") == number)
+
+
+def conditions(launcher: Spawner, instance_id: str, folder: Path,
+               number: object = None) -> dict[int, tuple[str, str]]:
+    """Each node but rank 0 that is not fine, by rank: ("lost", why) when its agent is gone
+    without succeeding (preempted, or ended), ("failed", why) when its job failed (by
+    itself in round `number`, the gang's current one)."""
+    found = {}
     for rank in ranks(folder):
         where = node_folder(folder, rank)
         record = read_json(where / NODE)
-        if record.get("pid") is None or launcher._alive(f"{instance_id}/{rank}", record):
+        if record.get("pid") is None:
+            continue
+        status = read_json(where / "status.json")
+        if launcher._alive(f"{instance_id}/{rank}", record):
+            if _failed_in(status, number):
+                found[rank] = ("failed", f"node {rank} failed: {status.get('detail', '')}")
             continue
         ended = node_ended(where)
-        if ended.get("state") != "succeeded":
-            return lost_reason(rank, ended)
-    return {}
+        if ended.get("state") == "failed":
+            found[rank] = ("failed", lost_reason(rank, ended)["detail"])
+        elif ended.get("state") != "succeeded":
+            found[rank] = ("lost", f"node {rank} was preempted")
+    return found
+
+
+def replaced_in(folder: Path, number: int) -> tuple[int, ...]:
+    """The nodes replaced while round `number` was paused (their old folders kept)."""
+    try:
+        names = os.listdir(folder / NODES)
+    except OSError:
+        return ()
+    return tuple(sorted({int(n.split(".")[0]) for n in names
+                         if re.fullmatch(rf"[0-9]+\.lost-{number}(-[0-9]+)?", n)}))

@@ -12,25 +12,24 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
         progress        the job's step, written by the job ($COSTSCHED_PROGRESS_FILE)
         terminated      present once terminate() ran;  notice: once notice() ran;
                         agent-lost: once the job was stopped because its agent was gone
-    base_dir/.index.json  instances that settled (ended, or stopped), so that listing
-                    many instances opens only the folders that changed since
-    base_dir/.jobs/<job_id>/<attempt>  one empty file per launch: a job's instances are
-                    found without listing every folder ever made
+        gang.json, nodes/   a multi-node job's rounds and its other nodes (launchers.gang)
+    base_dir/.index.json, base_dir/.jobs/   what lets a listing of many instances open
+                    only the folders that changed (launchers.local_index)
 
 Everything is in files, so a new LocalLauncher on the same base directory (costsched
 restarted) sees the same instances; the pid is checked against its start time in /proc so
 that a reused pid is never taken for the agent. `preempt` and `notice` simulate a cloud
-taking the instance away, without and with a preemption notice.
+taking the instance away, without and with a preemption notice; `preempt_node` one node of
+a gang. The instance's environment is `launchers.local_env`'s, its processes are handled
+by `launchers.local_procs`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -38,51 +37,41 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from stat import S_ISDIR
 from typing import ClassVar
 
-from costsched import clouds
 from costsched.model import InvalidInput, Offering
 from launchers import agent_recovery, gang, mounts
-from launchers.agent import ENV_AGENT_ONLY, JOB_LOG, STATUS, write_status
+from launchers.agent import JOB_LOG, STATUS, write_status
 from launchers.base import (
-    INSTANCE_STATES,
     TAG_ATTEMPT,
     TAG_JOB,
     Instance,
     Launcher,
     LaunchSpec,
 )
+from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
+from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
+from launchers.local_procs import find_agent, reap, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
+
+# Where the launcher keeps things, as the tests and tools know them by this module.
+__all__ = ["ENV_INSTANCES", "INDEX", "INSTANCE", "JOBS", "LocalLauncher", "default_base_dir",
+           "instance_environment", "main"]
 
 INSTANCE = "instance.json"
 TERMINATED = "terminated"
 NOTICE = "notice"
 AGENT_LOST = "agent-lost"  # present once the job was stopped because its agent was gone
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # fullmatch: "$" would let "a\n" through
-_ID = re.compile(r"[0-9]{1,18}-[A-Za-z0-9_.-]{1,100}")
 _NAME_RULE = "1 to 100 of A-Z a-z 0-9 _ . -"
 _WAIT = 0.05  # seconds between looks at a process group that should end
 _KILL_WAIT = 10.0  # seconds a SIGKILLed group may take to go (a process in disk I/O)
-INDEX = ".index.json"  # settled instances, so that scans need not open their folders
-JOBS = ".jobs"  # JOBS/<job id>/<attempt>: a job's instances, found without listing them all
-_INDEX_VERSION = 1
 _SETTLE_NS = 2_000_000_000  # a folder unchanged this long is trusted to the index
 _MOVING = ("pending", "running")  # states that change without a file changing
 
-
-ENV_INSTANCES = "COSTSCHED_INSTANCES"
-
-
-def default_base_dir() -> Path:
-    """$COSTSCHED_INSTANCES, else `instances` in the user data directory."""
-    import platformdirs
-
-    return Path(os.environ.get(ENV_INSTANCES)
-                or Path(platformdirs.user_data_dir("costsched")) / "instances")
 
 
 class LocalLauncher(Launcher):
@@ -99,8 +88,10 @@ class LocalLauncher(Launcher):
         self.grace_seconds = grace_seconds
         self.python = python
         self.poll_seconds = poll_seconds  # the agent's publish interval
+        # How long a gang's node whose round ended waits for the next (launchers.gang_agent)
+        self.gang_wait_seconds = 3600.0
         self._children: dict[str, subprocess.Popen] = {}  # reaped as they end
-        self._index = _Index()
+        self._index = Index()
         # The machine's settings a job keeps (config launch.pass_env when None).
         self.pass_env = None if pass_env is None else tuple(pass_env)
 
@@ -114,7 +105,7 @@ class LocalLauncher(Launcher):
         base = self._base(create=True)
         folder = self._folder(instance_id, base)
         try:
-            _note_attempt(base, spec.job_id, spec.attempt)  # before the folder exists
+            note_attempt(base, spec.job_id, spec.attempt)  # before the folder exists
         except OSError as exc:
             raise InvalidInput(f"local launcher base directory {base}: not writable "
                                f"({exc.strerror})") from None
@@ -146,14 +137,14 @@ class LocalLauncher(Launcher):
     def request_stop(self, instance_id: str) -> None:
         record = _read_json(self._existing(instance_id) / INSTANCE)
         if self._alive(instance_id, record):
-            _signal(record["pid"], signal.SIGTERM)
+            signal_pid(record["pid"], signal.SIGTERM)
 
     def terminate(self, instance_id: str) -> None:
         folder = self._existing(instance_id)
         (folder / TERMINATED).touch()  # first: a crash half-way still reads as terminated
         record = _read_json(folder / INSTANCE)
         if self._alive(instance_id, record):
-            _signal_group(record["pid"], signal.SIGTERM)
+            signal_group(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
         gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
@@ -161,7 +152,7 @@ class LocalLauncher(Launcher):
         if job_id is None:
             found = self._snapshot()
         else:  # a folder is named <job id>-<attempt>: a job's are found by their names
-            names = _attempts(self._base(), int(job_id))
+            names = attempts(self._base(), int(job_id))
             found = (self._snapshot(prefix=f"{int(job_id)}-") if names is None
                      else self._snapshot(names))
         return [seen.instance for _, seen in sorted(found.items(),
@@ -190,9 +181,13 @@ class LocalLauncher(Launcher):
         self._end(instance_id, record, 0)
         gang.end_nodes(self, instance_id, folder, 0)
 
-    def preempt_node(self, instance_id: str, rank: int) -> None:
-        """Take one node of a gang away without notice (rank 0: the instance's own)."""
+    def preempt_node(self, instance_id: str, rank: int, capacity: bool = True) -> None:
+        """Take one node of a gang away without notice (rank 0: the instance's own);
+        `capacity` False: and none is left where it ran, so that it cannot be replaced
+        there (the gang then moves)."""
         folder = self._existing(instance_id)
+        if not capacity:
+            (folder / gang.NO_CAPACITY).touch()
         if rank == 0:
             self._end(instance_id, _read_json(folder / INSTANCE), 0)
             return
@@ -208,14 +203,14 @@ class LocalLauncher(Launcher):
         (folder / NOTICE).touch()
         record = _read_json(folder / INSTANCE)
         if self._alive(instance_id, record):
-            _signal(record["pid"], signal.SIGTERM)
+            signal_pid(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
         gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
     # --- internals -----------------------------------------------------------------------
 
     def _read(self, instance_id: str, folder: Path, groups: GroupTable | None = None
-              ) -> _Seen | None:
+              ) -> Seen | None:
         """The instance in `folder` now; None when it has no readable record (yet)."""
         record = _read_json(folder / INSTANCE)
         if not (isinstance(record.get("job_id"), int) and "attempt" in record
@@ -233,6 +228,8 @@ class LocalLauncher(Launcher):
                 status = _read_json(folder / STATUS)
                 terminated = (folder / TERMINATED).exists()
         ended = status if _ended(status) else {}
+        lost: tuple[int, ...] = ()
+        replacing: tuple[int, ...] = ()
         agent = ""
         if terminated:
             state, detail = "terminated", "terminated by costsched"
@@ -248,10 +245,10 @@ class LocalLauncher(Launcher):
         else:
             state, detail = "preempted", "process gone without a status (killed)"
         if record.get("nodes", 1) > 1:
-            state, detail, again = gang.gang_state(self, instance_id, folder, record, state,
-                                                   detail)
-            if again:  # the gang was broken just now: read its end
+            view = gang.gang_state(self, instance_id, folder, record, status, state, detail)
+            if view.again:  # the gang was ended just now: read its end
                 return self._read(instance_id, folder)
+            state, detail, lost, replacing = view.state, view.detail, view.lost, view.replacing
         step = status.get("step")
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
@@ -259,14 +256,22 @@ class LocalLauncher(Launcher):
                             step=step if isinstance(step, int) and step >= 0 else None,
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
-                            agent=agent)
-        return _Seen(instance, str(record.get("launched_at", "")))
+                            agent=agent, lost_nodes=lost, replacing=replacing)
+        return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:
         """Why the agent of a running instance no longer looks after its job ('' when it
         does): `launchers.agent_recovery.trouble`."""
         return agent_recovery.trouble(folder, record.get("pid"), record.get("start_time"),
                                       self.poll_seconds)
+
+    def repair_nodes(self, instance_id: str, spec: LaunchSpec) -> str:
+        """`Launcher.repair_nodes` for a local gang (`launchers.gang_repair`)."""
+        from launchers import gang_repair
+
+        folder = self._existing(instance_id)
+        return gang_repair.repair(self, instance_id, folder, _read_json(folder / INSTANCE),
+                                  spec)
 
     def recover_agent(self, instance_id: str) -> bool:
         """`Launcher.recover_agent` for a local instance (`launchers.agent_recovery`)."""
@@ -282,7 +287,7 @@ class LocalLauncher(Launcher):
         return True
 
     def _snapshot(self, names: set[str] | None = None, prefix: str | None = None
-                  ) -> dict[str, _Seen]:
+                  ) -> dict[str, Seen]:
         """The instances of the base directory: those named in `names` (their folders
         looked up, the directory not listed), or whose names start with `prefix`, or all
         (one listing of the directory). A folder that has not changed since
@@ -302,10 +307,10 @@ class LocalLauncher(Launcher):
         index = self._index.load(base)
         groups = GroupTable()  # the process table, read once if any instance needs it
         settled_before = time.time_ns() - _SETTLE_NS
-        seen: dict[str, _Seen] = {}
-        settled: dict[str, tuple[int, _Seen]] = {}
+        seen: dict[str, Seen] = {}
+        settled: dict[str, tuple[int, Seen]] = {}
         for name in listed:
-            if not _ID.fullmatch(name):
+            if not ID.fullmatch(name):
                 continue
             try:
                 info = os.lstat(base / name)
@@ -346,7 +351,7 @@ class LocalLauncher(Launcher):
 
     def _folder(self, instance_id: str, base: Path | None = None) -> Path:
         base = base or self._base()
-        if not isinstance(instance_id, str) or not _ID.fullmatch(instance_id):
+        if not isinstance(instance_id, str) or not ID.fullmatch(instance_id):
             raise InvalidInput(f"instance {instance_id!r}: expected <job id>-<attempt> "
                                f"(attempt: {_NAME_RULE})")
         folder = (base / instance_id).resolve()
@@ -369,8 +374,9 @@ class LocalLauncher(Launcher):
             if unapplied:  # said once, at the head of the instance's log
                 (folder / "agent.log").write_text(unapplied + "\n")
             if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
-                gang.start_nodes(self, instance_id, folder, spec, nodes)
-            child = self._spawn(folder, spec, envs, publish=True)
+                gang.start_gang(self, instance_id, folder, spec, nodes)
+            child = self._spawn(folder, spec, envs, publish=True,
+                                gang_file=folder / gang.GANG if nodes > 1 else None)
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the command or envs
             gang.end_nodes(self, instance_id, folder, 0)
             why = getattr(exc, "strerror", None) or str(exc)
@@ -387,14 +393,20 @@ class LocalLauncher(Launcher):
         return self.status(instance_id)
 
     def _spawn(self, folder: Path, spec: LaunchSpec, node_envs: dict[str, str],
-               publish: bool) -> subprocess.Popen:
-        """An agent for the job in `folder` (OSError, ValueError when it cannot start)."""
+               publish: bool, gang_file: Path | None = None,
+               rank: int = 0) -> subprocess.Popen:
+        """An agent for the job in `folder` (OSError, ValueError when it cannot start);
+        a gang's node (`gang_file`: the gang's rounds) of rank `rank`."""
         env = instance_environment({**spec.envs, **node_envs}, self.python, self._pass_env())
         argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
                 "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
                 "--poll", str(self.poll_seconds)]
         if not publish:
             argv += ["--no-publish"]
+        if gang_file is not None:
+            argv += ["--gang-file", str(gang_file), "--rank", str(rank),
+                     "--grace", str(self.grace_seconds),
+                     "--gang-wait", str(self.gang_wait_seconds)]
         if spec.code_uri:
             argv += ["--code-uri", spec.code_uri, "--code-sha256", spec.code_sha256,
                      "--code-size", str(spec.code_size)]
@@ -420,7 +432,7 @@ class LocalLauncher(Launcher):
         record = _read_json(folder / INSTANCE)
         if record.get("pid") is not None:
             return self.status(instance_id)
-        pid = _find_agent(folder)  # a launch that crashed between starting and recording
+        pid = find_agent(folder)  # a launch that crashed between starting and recording
         if pid is not None:
             stat = proc_stat(pid)
             _write_json(folder / INSTANCE, {**record, "pid": pid,
@@ -432,7 +444,7 @@ class LocalLauncher(Launcher):
         """An instance whose agent's pid was never recorded (costsched stopped mid-launch):
         its agent is adopted if it runs; else it is pending for `start_grace_seconds`
         after the launch, then failed (the next candidate is launched)."""
-        pid = _find_agent(folder)
+        pid = find_agent(folder)
         if pid is not None:
             stat = proc_stat(pid)
             _write_json(folder / INSTANCE, {**record, "pid": pid,
@@ -472,7 +484,7 @@ class LocalLauncher(Launcher):
         if leader is not None and leader.state != "Z" and leader.pgrp == pid:
             return True  # the leader lives: no need to look for the rest of its group
         if leader is not None and leader.state == "Z":
-            _reap(pid)
+            reap(pid)
         if groups is not None:
             return groups.has_members(pid)
         return bool(group_members(pid))
@@ -483,44 +495,10 @@ class LocalLauncher(Launcher):
         while self._alive(instance_id, record) and time.monotonic() < deadline:
             time.sleep(_WAIT)
         if self._alive(instance_id, record):
-            _signal_group(record["pid"], signal.SIGKILL)
+            signal_group(record["pid"], signal.SIGKILL)
             deadline = time.monotonic() + _KILL_WAIT
             while self._alive(instance_id, record) and time.monotonic() < deadline:
                 time.sleep(_WAIT)
-
-
-# What a local instance's agent gets from costsched's environment: a clean base and the
-# machine's numeric and device settings allowed by config launch.pass_env, never
-# costsched's own settings or secrets (COSTSCHED_*, tokens, cloud credentials).
-_BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGNAME")
-# The agent needs these to import costsched and launchers (and credentials, below, and the
-# stores' endpoints where they are not the clouds' own, to reach a bucket); the job does
-# not see them.
-_AGENT_ENV = ("PYTHONPATH", "VIRTUAL_ENV", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
-              "STORAGE_EMULATOR_HOST")
-
-
-def instance_environment(envs: dict[str, str], python: str,
-                         pass_env: Sequence[str] = ()) -> dict[str, str]:
-    """The environment of a local instance's agent: PATH (with `python`'s directory first,
-    so that the job's `python` is the one costsched runs on), the base variables above,
-    the machine's variables `pass_env` allows (`costsched.config.passed_env`: never a
-    secret), the job's own `envs` over them; and, for the agent alone, what it needs to
-    import its code."""
-    from costsched.config import passed_env
-
-    bin_dir = str(Path(python).parent)
-    env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
-    env.update(passed_env(tuple(pass_env), os.environ))
-    env["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", os.defpath)])
-    # Cloud credentials too: the agent may publish to a bucket; the job uses none.
-    private = (*_AGENT_ENV, *sorted(clouds.credential_envs()))
-    agent_only = [k for k in private if k in os.environ and k not in envs]
-    env.update({k: os.environ[k] for k in agent_only})
-    env.update(envs)
-    if agent_only:
-        env[ENV_AGENT_ONLY] = ",".join(agent_only)
-    return env
 
 
 def _instance_id(spec: LaunchSpec) -> str:
@@ -562,137 +540,11 @@ def _read_json(path: Path) -> dict:
     return doc if isinstance(doc, dict) else {}
 
 
-def _note_attempt(base: Path, job_id: int, attempt: str) -> None:
-    """Enter the attempt in JOBS (made from the folders there are, the first time)."""
-    jobs = base / JOBS
-    if not jobs.is_dir():
-        _build_jobs(base)
-    (jobs / str(job_id)).mkdir(exist_ok=True)
-    (jobs / str(job_id) / attempt).touch()
-
-
-def _build_jobs(base: Path) -> None:
-    """JOBS from the instance folders of `base` (made by a version before it): built
-    aside, then renamed into place, so that it is complete whenever it exists."""
-    temp = base / f"{JOBS}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    temp.mkdir()
-    for name in os.listdir(base):
-        if _ID.fullmatch(name):
-            job, _, attempt = name.partition("-")
-            (temp / job).mkdir(exist_ok=True)
-            (temp / job / attempt).touch()
-    try:
-        os.rename(temp, base / JOBS)
-    except OSError:  # another process made it first: its entries and ours are the same
-        shutil.rmtree(temp, ignore_errors=True)
-
-
-def _attempts(base: Path, job_id: int) -> set[str] | None:
-    """The instance ids JOBS holds for the job; None when there is no JOBS (a directory
-    no launch of this version wrote to): then the directory is listed."""
-    try:
-        return {f"{job_id}-{attempt}" for attempt in os.listdir(base / JOBS / str(job_id))}
-    except FileNotFoundError:
-        return None if not (base / JOBS).is_dir() else set()
-
 
 def _ended(status: dict) -> bool:
     """Whether the agent's status.json says the job ended (it says "running" while it runs)."""
     return bool(status) and status.get("state", "running") != "running"
 
-
-@dataclass(frozen=True)
-class _Seen:
-    instance: Instance
-    launched_at: str  # ISO time of the launch: instances() lists in launch order
-
-
-class _Index:
-    """INDEX: instances that settled, by folder name, with the folder's change time then.
-    Any process may rewrite it (a temporary file renamed over it): an entry lost to a
-    concurrent rewrite only means that folder is read again. Kept parsed between calls
-    while the file is unchanged."""
-
-    def __init__(self) -> None:
-        self._stamp: tuple[int, int, int] | None = None
-        self._entries: dict[str, tuple[int, _Seen]] = {}
-
-    def load(self, base: Path) -> dict[str, tuple[int, _Seen]]:
-        path = base / INDEX
-        try:
-            stat = path.stat()
-        except OSError:
-            self._stamp, self._entries = None, {}
-            return self._entries
-        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        if stamp != self._stamp:
-            self._stamp, self._entries = stamp, _parse_index(_read_json(path))
-        return self._entries
-
-    def save(self, base: Path, settled: dict[str, tuple[int, _Seen]], gone: set[str]
-             ) -> None:
-        entries = {n: e for n, e in {**self.load(base), **settled}.items() if n not in gone}
-        doc = {"version": _INDEX_VERSION, "instances": {
-            name: [changed, seen.launched_at, dataclasses.asdict(seen.instance)]
-            for name, (changed, seen) in entries.items()}}
-        temp = base / f"{INDEX}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-        try:
-            temp.write_text(json.dumps(doc, separators=(",", ":")))
-            os.replace(temp, base / INDEX)
-            stat = (base / INDEX).stat()
-        except OSError:  # a read-only base: the folders are read each time instead
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            return
-        self._entries = entries
-        self._stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-
-
-def _parse_index(doc: dict) -> dict[str, tuple[int, _Seen]]:
-    """The index's entries; one that does not read as an instance is left out (its folder
-    is then read)."""
-    if doc.get("version") != _INDEX_VERSION or not isinstance(doc.get("instances"), dict):
-        return {}
-    entries = {}
-    for name, entry in doc["instances"].items():
-        try:
-            changed, launched_at, fields = entry
-            instance = Instance(**{**fields, "offering_key": tuple(fields["offering_key"])})
-        except (TypeError, ValueError, KeyError):
-            continue
-        if (isinstance(changed, int) and isinstance(launched_at, str)
-                and instance.state in INSTANCE_STATES and instance.id == name):
-            entries[name] = (changed, _Seen(instance, launched_at))
-    return entries
-
-
-def _signal(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signum)
-
-
-def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signum)
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):  # not ours: its parent reaps it
-        os.waitpid(pid, os.WNOHANG)
-
-
-def _find_agent(folder: Path) -> int | None:
-    """The pid of an agent running for `folder`, from the process table."""
-    if not has_proc():
-        return None
-    for entry in Path("/proc").iterdir():
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            continue
-        if b"launchers.agent" in argv and str(folder).encode() in argv:
-            return int(entry.name)
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -707,6 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-dir", type=Path, required=True)
     parser.add_argument("--node", type=int, default=None,
                         help="preempt: one node of a multi-node job (its rank)")
+    parser.add_argument("--no-capacity", action="store_true",
+                        help="preempt --node: and leave no capacity where it ran, so that "
+                        "the job moves")
     args = parser.parse_args(argv)
     launcher = LocalLauncher(args.base_dir)
     live = [i for i in launcher.instances(args.job_id) if i.state == "running"]
@@ -714,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"job {args.job_id}: no running instance under {args.base_dir}", file=sys.stderr)
         return 1
     if args.node is not None and args.action == "preempt":
-        launcher.preempt_node(live[-1].id, args.node)
+        launcher.preempt_node(live[-1].id, args.node, capacity=not args.no_capacity)
         print(f"preempt: node {args.node} of instance {live[-1].id} of job {args.job_id}")
         return 0
     getattr(launcher, args.action)(live[-1].id)

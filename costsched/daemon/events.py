@@ -29,6 +29,15 @@ def _emit(level: str, **fields: Any) -> None:
             else logging.INFO, logfmt(level, **fields))
 
 
+def nodes_of(store: Any, job_id: int) -> dict[str, int]:
+    """The `nodes` field of a job's line: {"nodes": N} for a job of N > 1 nodes, else {}."""
+    try:
+        nodes = (store.jobs.get(job_id).spec.get("spec") or {}).get("num_nodes", 1)
+    except Exception:  # noqa: BLE001 - a line is logged even when its job cannot be read
+        return {}
+    return {"nodes": nodes} if isinstance(nodes, int) and nodes > 1 else {}
+
+
 def _label(key: Sequence[str]) -> str:
     cloud, region, zone, instance_type, market, _ = key
     return f"{cloud}:{zone or region}:{instance_type}:{market}"

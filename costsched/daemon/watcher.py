@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from costsched.config import Config
-from costsched.daemon.events import _emit, _one_line
+from costsched.daemon.events import _emit, _one_line, nodes_of
 from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES
 from costsched.service import jobs as job_service
@@ -88,7 +88,8 @@ class Watcher:
 
     def _reported(self, event: JobEvent) -> None:
         """Log what a reconcile did to a job; recoveries and failures are notified."""
-        _emit(event.level, task="replan", event="reconciled", detail=event)
+        _emit(event.level, task="replan", event="reconciled",
+              **nodes_of(self.store, event.job_id), detail=event)
         if event.notify:
             self._notify(event.notify, job=event.job_id, detail=str(event))
 

@@ -70,6 +70,11 @@ class Instance:
     # Why the agent no longer looks after the job while it runs ('' when it does): its
     # process is gone, or its heartbeat stopped. Nothing publishes the job's checkpoints.
     agent: str = ""
+    # A gang's nodes taken away while rank 0 runs: the others wait for their replacement
+    # (`Launcher.repair_nodes`); and its nodes replaced, the gang waiting for them to be
+    # set up (`repair_nodes` looks again).
+    lost_nodes: tuple[int, ...] = ()
+    replacing: tuple[int, ...] = ()
 
     @property
     def live(self) -> bool:
@@ -137,6 +142,15 @@ class Launcher(ABC):
         backend cannot reach inside its instances to do so (the job is then left running,
         and its status says the agent is gone)."""
         return False
+
+    def repair_nodes(self, instance_id: str, spec: LaunchSpec) -> str:
+        """For a gang whose `lost_nodes` are gone while rank 0 runs: pause it (rank 0
+        checkpoints), replace each lost node where it ran (`spec`: the job as launched
+        there), and resume it on N nodes once they are set up (`replacing` until then:
+        called again, it looks again), keeping the nodes still running; what was done, in
+        one line ('' when nothing was). CapacityError when a replacement cannot start
+        there: the gang is then ended, and reads as preempted (the job moves)."""
+        return ""
 
     def logs(self, instance_id: str, tail: int = 200) -> str:
         """The last `tail` lines of the job's output, where the backend keeps them."""

@@ -6,8 +6,9 @@ Spot risk (stated, exact under its assumptions): preemptions arrive as a Poisson
 rate `lam` per hour while the job runs (the offering's hazard: `costsched.optimize.hazard`,
 the one place rates come from); the job checkpoints every `tau` hours of work at
 no cost; after a preemption it loses the work since its last checkpoint and spends
-`restart` hours (`Overheads.restart_hours`: relaunch, warm-up, restoring the checkpoint)
-before running again. A segment of `tau` hours of work then takes, in expectation,
+`restart` hours (`Overheads.restart_hours`: relaunch, warm-up, restoring the checkpoint;
+for a gang, its nodes' rendezvous too: `Overheads.gang`) before running again. A segment
+of `tau` hours of work then takes, in expectation,
 
     E[segment] = (exp(lam * tau) - 1) * (1 / lam + restart)
 
@@ -30,7 +31,7 @@ not measurements, except the lost work where the caller measures it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import NamedTuple
 
@@ -55,11 +56,22 @@ class Overheads:
     # Work redone after a planned move; None = half the job's checkpoint interval.
     lost_work_minutes: float | None = None
     egress: bool = True  # charge the checkpoint's egress on a move
+    # A gang's nodes finding one another once all are up (torchrun's rendezvous, the
+    # collectives' set-up): part of a gang's every restart and move (`gang`).
+    rendezvous_minutes: float = 3.0
 
     @classmethod
     def free(cls) -> Overheads:
         """Every move and every restart free (the assumption of published trace analyses)."""
-        return cls(0.0, 0.0, math.inf, 0.0, 0.0, egress=False)
+        return cls(0.0, 0.0, math.inf, 0.0, 0.0, egress=False, rendezvous_minutes=0.0)
+
+    def gang(self, nodes: int) -> Overheads:
+        """The overheads of a job of `nodes` instances: a gang's restart is the boot and
+        set-up, then the rendezvous (unchanged for one node, or once applied)."""
+        if nodes <= 1 or not self.rendezvous_minutes:
+            return self
+        return replace(self, restart_minutes=self.restart_minutes + self.rendezvous_minutes,
+                       rendezvous_minutes=0.0)
 
     def restart_hours(self, checkpoint_gb: float) -> float:
         """Hours from a stop to full speed on a new instance: boot, warm-up, copy."""

@@ -38,7 +38,7 @@ from costsched.validation import as_time
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
 MOVE_KINDS = ("migration", "recovery")
 
-JOB_COLUMNS = ["job_id", "name", "state", "hours", "compute_usd", "egress_usd", "usd",
+JOB_COLUMNS = ["job_id", "name", "state", "nodes", "hours", "compute_usd", "egress_usd", "usd",
                "on_demand_usd", "saved_vs_on_demand_usd", "static_usd", "saved_vs_static_usd"]
 CLOUD_COLUMNS = ["cloud", "hours", "compute_usd", "egress_usd", "usd"]
 DAY_COLUMNS = ["day", "job_id", "name", "cloud", "hours", "compute_usd", "egress_usd", "usd"]
@@ -168,7 +168,8 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     reached = estimates.until(jobs, end)
     runs = _clip_to(_pieces(placed[placed["job_id"].isin(list(predicted["job_id"]))],
                             None, end), reached)
-    charged = _charge(store, end, pieces=pieces, on_demand=_on_demand_twin(pieces),
+    nodes = {j: _nodes(spec) for j, spec in zip(jobs["id"], jobs["spec"], strict=True)}
+    charged = _charge(store, end, nodes, pieces=pieces, on_demand=_on_demand_twin(pieces),
                       static=stays, lives=lives, idle=idle, runs=runs)
 
     pieces = pieces.assign(hours=charged["pieces"]["hours"], usd=charged["pieces"]["usd"],
@@ -187,7 +188,7 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
         predicted, jobs, runs.assign(usd=charged["runs"]["usd"].to_numpy()), run_egress,
         _recoveries(job_moves))
     return Report(
-        since=start, until=end, jobs=_job_table(jobs, pieces, egress, static),
+        since=start, until=end, jobs=_job_table(jobs, pieces, egress, static, nodes),
         clouds=_cloud_table(pieces, egress), days=_day_table(pieces, egress),
         egress=egress[EGRESS_COLUMNS].reset_index(drop=True),
         moves=moves[MOVE_COLUMNS],
@@ -287,17 +288,20 @@ def _on_demand_twin(pieces: pd.DataFrame) -> pd.DataFrame:
     return pieces.assign(market="on_demand", zone="", usd_per_hour=np.nan)
 
 
-def _charge(store: PriceStore, end: pd.Timestamp, **parts: pd.DataFrame
-            ) -> dict[str, pd.DataFrame]:
+def _charge(store: PriceStore, end: pd.Timestamp, nodes: dict[int, int],
+            **parts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Each frame of placement intervals of jobs (an open one ends at `end`) with
-    `hours`, `usd`, `price_source` and `job_id`, all charged in one `placement_costs` call."""
+    `hours`, `usd`, `price_source` and `job_id`, all charged in one `placement_costs` call;
+    a job of several nodes (`nodes`, by job id) is charged once per node."""
     columns = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour"]
     together = pd.concat([frame[columns] for frame in parts.values()], ignore_index=True)
     charged = placement_costs(store, together, now=end.to_pydatetime())
     out, at = {}, 0
     for name, frame in parts.items():
         rows = charged.iloc[at:at + len(frame)].reset_index(drop=True)
-        out[name] = rows.assign(job_id=frame["job_id"].to_numpy())
+        many = np.array([nodes.get(int(j), 1) for j in frame["job_id"]], dtype=float)
+        out[name] = rows.assign(job_id=frame["job_id"].to_numpy(),
+                                usd=rows["usd"].to_numpy() * many)
         at += len(frame)
     return out
 
@@ -373,7 +377,7 @@ def _rates(jobs: pd.DataFrame, ran: set[int]) -> dict[int, JobRate | None]:
 
 
 def _job_table(jobs: pd.DataFrame, pieces: pd.DataFrame, egress: pd.DataFrame,
-               static: pd.Series) -> pd.DataFrame:
+               static: pd.Series, nodes: dict[int, int]) -> pd.DataFrame:
     by_job = pieces.groupby("job_id")
     compute = by_job[["hours", "usd"]].sum().rename(columns={"usd": "compute_usd"})
     compute["on_demand_usd"] = by_job["on_demand_usd"].sum(min_count=1)
@@ -386,7 +390,9 @@ def _job_table(jobs: pd.DataFrame, pieces: pd.DataFrame, egress: pd.DataFrame,
     frame["usd"] = frame["compute_usd"] + frame["egress_usd"]
     frame["saved_vs_on_demand_usd"] = frame["on_demand_usd"] - frame["usd"]
     frame["saved_vs_static_usd"] = frame["static_usd"] - frame["usd"]
-    return frame.reset_index()[JOB_COLUMNS].astype({c: float for c in JOB_COLUMNS[3:]})
+    frame["nodes"] = [nodes.get(int(j), 1) for j in frame.index]
+    return frame.reset_index()[JOB_COLUMNS].astype({c: float for c in JOB_COLUMNS[4:]}
+                                                    | {"nodes": int})
 
 
 def _cloud_table(pieces: pd.DataFrame, egress: pd.DataFrame) -> pd.DataFrame:
@@ -515,6 +521,12 @@ def _spec(stored: dict) -> dict:
 def _budget(stored: dict) -> float | None:
     budget = (_spec(stored).get("constraints") or {}).get("budget")
     return float(budget) if isinstance(budget, (int, float)) and budget > 0 else None
+
+
+def _nodes(stored: dict) -> int:
+    """The job's nodes (num_nodes; 1 but for a multi-node job): each is charged."""
+    value = _spec(stored).get("num_nodes", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
 
 
 def _checkpoint_gb(stored: dict) -> float:

@@ -111,7 +111,8 @@ def _table(frame: pd.DataFrame) -> str:
 # Column names as table headers, in words; amounts in USD end with "$" (the CLI's tables
 # align those to the right).
 HEADINGS = {
-    "job_id": "job", "move_id": "move", "name": "name", "state": "state", "hours": "hours",
+    "job_id": "job", "move_id": "move", "name": "name", "state": "state", "nodes": "nodes",
+    "hours": "hours",
     "compute_usd": "compute $", "egress_usd": "egress $", "usd": "total $",
     "on_demand_usd": "on-demand $", "saved_vs_on_demand_usd": "saved vs on-demand $",
     "static_usd": "launch choice kept $", "saved_vs_static_usd": "saved vs launch choice $",

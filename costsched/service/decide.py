@@ -137,7 +137,7 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
         state = JobState(ask.job, ask.home_region,
                          ask.job.steps if ask.steps_left is None else ask.steps_left,
                          None if ask.current is None else tuple(ask.current),
-                         overheads or Overheads())
+                         (overheads or Overheads()).gang(ask.nodes))
         out.append(choose(view, state, chosen, margin, when))
     return out
 

@@ -5,9 +5,11 @@ Plain sockets and the standard library. Run by costsched (or SkyPilot) on N node
 the gang from SKYPILOT_NODE_RANK, SKYPILOT_NUM_NODES and SKYPILOT_NODE_IPS (rank 0's address
 first); GANG_PORT (default 29400) is the port rank 0 listens on. The state is whole numbers,
 so a run that was preempted and resumed from its checkpoint ends with exactly the result of
-a run that never stopped. On its own (no SKYPILOT_* set) it runs as one node:
+a run that never stopped. When a node goes away, rank 0 checkpoints the step it was on and
+every node exits; the gang is started again (the lost node replaced) and resumes there.
+On its own (no SKYPILOT_* set) it runs as one node:
 
-    python multinode_train.py --steps 200 --checkpoint-dir /tmp/ckpt
+    python train.py --steps 200 --checkpoint-dir /tmp/ckpt
 """
 
 from __future__ import annotations
@@ -104,8 +106,12 @@ def rank0(nodes: int, port: int, steps: int, every: int, pause: float, ckpt: Pat
             save(ckpt, step, state)
             return 143
         total = partial(step, 0, state)
-        for conn in peers:
-            total = (total + receive(conn, 1)[0]) % MODULUS
+        try:
+            for conn in peers:
+                total = (total + receive(conn, 1)[0]) % MODULUS
+        except ConnectionError:  # a node was lost: step `step` starts from `state`, whole
+            save(ckpt, step, state)
+            raise
         state = update(state, total)
         step += 1
         for conn in peers:

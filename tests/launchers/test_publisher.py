@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from costsched.model import Offering
-from launchers.agent import Publisher
 from launchers.base import LaunchSpec
 from launchers.checkpoints import local as local_store
 from launchers.checkpoints.local import LocalStore
 from launchers.local import LocalLauncher
+from launchers.publisher import Publisher
 from tests.launchers.test_local import wait_for
 
 TRAIN = Path(__file__).resolve().parents[2] / "examples" / "train.py"

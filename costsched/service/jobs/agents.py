@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import InvalidInput
+from costsched.service.jobs import gangs
 from costsched.store import PriceStore
 
 LEASE_SECONDS = 300  # as the steps of moves hold it (service.jobs.STEP_LEASE_SECONDS)
@@ -64,7 +65,9 @@ def with_heartbeat(launcher: Launcher, checkpoint_uri: str, instance: Instance) 
 def look_after(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                at: datetime | None, checkpoint_uri: str = "") -> Instance:
     """`instance` as it is once a gone agent was dealt with (unchanged when its agent is
-    fine, or another costsched holds the job's lease: it deals with it)."""
+    fine, or another costsched holds the job's lease: it deals with it); a gang's lost
+    nodes replaced first (`gangs.keep`)."""
+    instance = gangs.keep(store, launcher, job_id, instance, at)
     instance = with_heartbeat(launcher, checkpoint_uri, instance)
     if not instance.agent or instance.state not in ("running", "pending"):
         return instance

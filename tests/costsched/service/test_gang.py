@@ -171,12 +171,41 @@ def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world, monkeypatch) -> N
     result = [c for c in checkpoints.list() if c.name == "result.json"][-1]
     got = checkpoints.fetch(result, tmp / "final")
     assert json.loads(Path(got).read_text()) == expected
+    # `report`: the job's nodes, each charged from the stored price
+    from costsched.report import build as build_report
+
+    [row] = build_report(store, job=job.id).jobs.to_dict("records")
+    assert row["nodes"] == 2 and row["hours"] > 0
+    assert row["compute_usd"] == pytest.approx(2 * 1.25 * row["hours"])
+    shown = CliRunner().invoke(app, ["report", "--job", str(job.id), "--json", *db])
+    assert json.loads(shown.output)["jobs"][0]["nodes"] == 2
 
 
-@pytest.mark.results
-def test_preempting_one_node_ends_with_the_result_of_an_uninterrupted_run(world) -> None:
+def test_the_daemon_says_a_gangs_nodes(world, caplog) -> None:
+    import logging
+
+    from costsched.config import Config
+    from costsched.daemon import Daemon
+
     store, launcher, tmp = world
-    expected = uninterrupted(tmp)
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    [job] = service.launch(store, task(tmp, free_port(), 0.05), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+    daemon = Daemon(store, Config(), tasks=("replan",), launchers=lambda _: launcher,
+                    settle_seconds=5)
+    daemon.replan()
+    [stays] = [r.getMessage() for r in caplog.records if "event=stays" in r.getMessage()]
+    assert f"job={job.id} nodes=2 " in stays
+
+
+def rank0_pid(launcher: LocalLauncher, instance: str) -> int:
+    return gang.read_json(launcher.base_dir.resolve() / instance / "instance.json")["pid"]
+
+
+def preempted_gang(store: PriceStore, launcher: LocalLauncher, tmp: Path,
+                   capacity: bool = True) -> tuple[int, str, int, NodeCounter]:
+    """A two-node job launched, one of its nodes preempted once rank 0 has published a
+    checkpoint: (job id, its instance, rank 0's agent pid, the agents' counter)."""
     counter = NodeCounter(launcher.base_dir)
     counter.start()
     [job] = service.launch(store, task(tmp, free_port(), 0.02), launcher=launcher,
@@ -184,26 +213,79 @@ def test_preempting_one_node_ends_with_the_result_of_an_uninterrupted_run(world)
     checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
     wait_for(checkpoints.newest_verified)  # it trains and rank 0 publishes
     first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
-    launcher.preempt_node(first, 1)
-    seen = wait_for(lambda: (launcher.status(first).state != "running"
-                             and launcher.status(first)))
-    assert seen.state == "preempted" and seen.detail.startswith("node 1 was preempted")
+    rank0 = rank0_pid(launcher, first)
+    launcher.preempt_node(first, 1, capacity=capacity)
+    return job.id, first, rank0, counter
 
+
+def finish(store: PriceStore, launcher: LocalLauncher, job_id: int) -> None:
     def finished() -> bool:
         service.reconcile(store, launcher)
-        return store.jobs.get(job.id).final
+        return store.jobs.get(job_id).final
 
     wait_for(finished, seconds=120, poll=0.3)
+
+
+def result(store: PriceStore, job_id: int, tmp: Path) -> dict:
+    checkpoints = open_store(store.jobs.get(job_id).checkpoint_location)
+    found = [c for c in checkpoints.list() if c.name == "result.json"][-1]
+    return json.loads(Path(checkpoints.fetch(found, tmp / "final")).read_text())
+
+
+@pytest.mark.results
+def test_preempting_one_node_keeps_the_other_and_ends_with_an_uninterrupted_result(
+        world) -> None:
+    store, launcher, tmp = world
+    expected = uninterrupted(tmp)
+    job_id, first, rank0, counter = preempted_gang(store, launcher, tmp)
+    seen = launcher.status(first)  # rank 0 waits, kept, for the lost node's replacement
+    assert seen.state == "running" and seen.lost_nodes == (1,)
+    finish(store, launcher, job_id)
     counter.stopped = True
-    assert store.jobs.get(job.id).state == "succeeded", store.jobs.events(job.id)
-    placed = store.jobs.placements(job.id)
+    assert store.jobs.get(job_id).state == "succeeded", store.jobs.events(job_id)
+    placed = store.jobs.placements(job_id)
+    assert list(placed["reason"]) == ["launch"]  # repaired in place: no recovery move
+    assert rank0_pid(launcher, first) == rank0  # the surviving node is the same agent
+    log = launcher.logs(first, node=0)
+    starts = [int(x.split()[0]) for x in log.split("rank 0 of 2: from step ")[1:]]
+    assert len(starts) == 2 and starts[0] == 0  # round 1, then round 2 from a checkpoint
+    resumed = starts[1]
+    assert resumed > 0
+    assert f"rank 1: from step {resumed}" in launcher.logs(first, node=1)  # the new node
+    events = " ".join(str(e) for e in store.jobs.events(job_id)["detail"])
+    assert f"instance {first}: node 1 was preempted: replaced in us-east-1a" in events
+    preempted = store.availability.since(event="preempted")
+    assert list(preempted["detail"]) == [f"instance {first} node 1"]  # counted once
+    assert 0 < counter.most <= 2  # N: the lost node's agent is gone before its replacement
+    placed_cost = service.status(store, launcher, job_id)[0].cost.placements
+    assert placed_cost["usd"].tolist() == pytest.approx(  # one placement, two nodes
+        (2 * 1.25 * placed_cost["hours"]).tolist())
+    assert result(store, job_id, tmp) == expected
+
+
+@pytest.mark.results
+def test_a_node_that_cannot_be_replaced_where_it_ran_moves_the_gang(world) -> None:
+    store, launcher, tmp = world
+    store.ingest(pd.DataFrame([dict(  # another zone where two nodes fit
+        cloud="aws", region="us-east-1", zone="us-east-1b", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=1.30, effective_at=datetime.now(timezone.utc) - timedelta(hours=1),
+        source="test")]))
+    expected = uninterrupted(tmp)
+    job_id, first, _, counter = preempted_gang(store, launcher, tmp, capacity=False)
+    finish(store, launcher, job_id)
+    counter.stopped = True
+    assert store.jobs.get(job_id).state == "succeeded", store.jobs.events(job_id)
+    placed = store.jobs.placements(job_id)
     assert list(placed["reason"]) == ["launch", "recovery"]
+    assert list(placed["zone"]) == ["us-east-1a", "us-east-1b"]  # where N nodes fit
     last = str(placed["instance"].iloc[-1])
     assert "from step 0" not in launcher.logs(last, node=0)  # resumed from a checkpoint
-    assert 0 < counter.most <= 2  # never more than N agents alive (2N is the bound)
-    result = [c for c in checkpoints.list() if c.name == "result.json"][-1]
-    got = checkpoints.fetch(result, tmp / "final")
-    assert json.loads(Path(got).read_text()) == expected
+    assert 0 < counter.most <= 4  # never more than 2N agents alive
+    seen = store.availability.since()
+    assert list(seen["event"]).count("preempted") == 1  # the lost node, counted once
+    assert "capacity" in list(seen["event"])  # and the zone that had none for it
+    assert result(store, job_id, tmp) == expected
 
 
 def test_a_launcher_that_starts_one_instance_a_job_refuses_a_gang(world) -> None:
@@ -243,3 +325,35 @@ def test_a_gang_is_decided_at_n_instances_price_and_hazard_its_egress_once(world
     assert one.move is not None and two.move is not None
     assert one.move.egress_usd > 0  # copied once, whatever the nodes
     assert two.move.egress_usd == pytest.approx(one.move.egress_usd)
+
+
+def test_a_gangs_restart_is_the_boot_and_the_rendezvous(world) -> None:
+    from costsched.jobspec import resolve
+    from costsched.optimize.decision import Overheads
+    from costsched.service.decide import Ask, decide_all
+    from costsched.taskfile import load
+    from costsched.throughput import ThroughputTable
+
+    one_node, gang_of_two = Overheads(), Overheads().gang(2)
+    assert gang_of_two.restart_hours(1.0) == pytest.approx(
+        one_node.restart_hours(1.0) + one_node.rendezvous_minutes / 60)
+    assert gang_of_two.gang(2) == gang_of_two  # once: a gang's overheads are not stacked
+    assert Overheads().gang(1) == one_node and Overheads.free().gang(8).restart_hours(1) == 0
+    store, _, tmp = world
+    [spec] = load(task(tmp, free_port(), 0.0))
+    at = datetime.now(timezone.utc)
+    two = resolve(spec, ThroughputTable.load(), at)
+    one = resolve(spec.model_copy(update={"num_nodes": 1}), ThroughputTable.load(), at)
+    assert two.restart_hours == pytest.approx(one.restart_hours + 3 / 60)
+    store.ingest(pd.DataFrame([dict(  # somewhere to move to: the move's restart is priced
+        cloud="aws", region="us-east-1", zone="us-east-1b", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=0.25, effective_at=at - timedelta(hours=1), source="test")]))
+    here = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+    alone, gang_move = decide_all(store, [Ask(two.job, "us-east-1", here, table=two.table),
+                                          Ask(two.job, "us-east-1", here, table=two.table,
+                                              nodes=2)], margin=0.0)
+    assert alone.move is not None and gang_move.move is not None
+    assert gang_move.move.restart_usd == pytest.approx(  # N instances idle, the rendezvous too
+        2 * alone.move.restart_usd * gang_of_two.restart_hours(1.0)
+        / one_node.restart_hours(1.0))

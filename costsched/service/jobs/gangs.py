@@ -1,0 +1,63 @@
+"""A gang that lost nodes while rank 0 runs, kept where it is: under the job's lease, the
+launcher pauses it (rank 0 checkpoints), replaces each lost node where it ran and resumes
+it on N nodes, keeping the nodes still running (`Launcher.repair_nodes`). When no
+replacement can start there, the launcher ends the gang: it reads as preempted, and the
+same reconcile pass recovers the job where N nodes fit, as after any preemption.
+
+The placement stays open throughout: the job is charged once per node and placement,
+from the stored price; the lost node's preemption and a zone without capacity are
+recorded in the offerings' availability, as for any instance.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
+from costsched.service.jobs.runs import (
+    STEP_LEASE_SECONDS,
+    _open_placement,
+    _placed_offering,
+    _running,
+)
+from costsched.service.jobs.steps import _mover
+from costsched.store import PriceStore
+
+EVENT = "gang"  # the job log's event kind for what happened to a gang's nodes
+
+
+def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
+         at: datetime | None) -> Instance:
+    """`instance` once its lost nodes were dealt with (unchanged when it lost none, or
+    another costsched holds the job's lease, or a move of the job is under way)."""
+    if not (instance.lost_nodes or instance.replacing) or instance.state != "running":
+        return instance
+    when = at or datetime.now(timezone.utc)
+    with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
+        if not mine or store.jobs.get(job_id).state != "running" \
+                or any(not m.ended for m in store.moves.of_job(job_id)):
+            return instance
+        placement = _open_placement(store, job_id)
+        if placement is None or str(placement["instance"]) != instance.id:
+            return instance
+        offering = _placed_offering(placement)
+        job = _mover(store, launcher, _running(store, job_id), at).job
+        spec = LaunchSpec(job_id=job.job_id, job_name=job.name, command=job.command,
+                          offering=offering, checkpoint_uri=job.checkpoint_uri,
+                          attempt=instance.attempt, envs=job.envs, code_uri=job.code_uri,
+                          code_sha256=job.code_sha256, code_size=job.code_size,
+                          setup=job.setup, task=job.task, secret_names=job.secret_names)
+        try:
+            said = launcher.repair_nodes(instance.id, spec)
+        except CapacityError as exc:
+            store.availability.record(offering, "capacity", at=when, detail=exc.reason)
+            said = f"{exc}: the gang moves where its nodes fit"
+        after = launcher.status(instance.id)
+        if instance.lost_nodes and after.live:  # kept: its lost node is counted here, once
+            # (a gang ended instead reads as preempted: its recovery counts it)
+            nodes = ", ".join(str(r) for r in instance.lost_nodes)
+            store.availability.record(offering, "preempted", at=when,
+                                      detail=f"instance {instance.id} node {nodes}")
+        if said:
+            store.jobs.note(job_id, EVENT, f"instance {instance.id}: {said}", at=when)
+        return after
