@@ -131,10 +131,14 @@ def _given(option: str, items: list[str] | None) -> dict[str, str]:
 
 
 def show_status(job: str | None, *, wait: float, state: list[str] | None, name: str | None,
-                limit: int | None, reconcile: bool, db: str | None, json_out: bool) -> None:
+                limit: int | None, reconcile: bool, db: str | None, json_out: bool,
+                labels: list[str] | None = None, budget: str | None = None) -> None:
     """`costsched status` (costsched.cli.look) from the store, reconciling the jobs first
-    unless told not to."""
+    unless told not to; `labels` (LABEL=VALUE) and `budget`: only the jobs they select."""
     from costsched import daemon
+    from costsched.service.job_filters import job_filter
+
+    only = job_filter(labels or [], budget, where="--label")
 
     store = open_store(db)
     launcher = _job_launcher(store, job)
@@ -143,7 +147,7 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
 
     def look() -> list[service.JobStatus]:
         return service.status(store, launcher, job, reconcile_first=reconcile,
-                              states=states, name=name, limit=limit)
+                              states=states, name=name, limit=limit, only=only)
 
     shown = look()
     with live_status("waiting", shown=not json_out and wait > 0) as live:

@@ -20,6 +20,7 @@ from costsched.cli.common import (
     print_json,
 )
 from costsched.service import glance
+from costsched.service.job_filters import parse_labels
 
 
 @friendly_errors
@@ -38,6 +39,12 @@ def status(
     = None,
     limit: Annotated[int | None, typer.Option(help="Only the newest N jobs.", min=1,
                                               show_default=False)] = None,
+    label: Annotated[list[str] | None, typer.Option(
+        "--label", help="Only jobs whose task carries this label (LABEL=VALUE; repeat: all "
+        "of them).", show_default=False)] = None,
+    budget: Annotated[str | None, typer.Option(
+        help="Only jobs in this budget: its constraints.budget_name, or a named budget's "
+        "labels ([budgets.named.NAME]).", show_default=False)] = None,
     reconcile: Annotated[bool, typer.Option(
         "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
         "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,
@@ -46,13 +53,14 @@ def status(
 ) -> None:
     """Each job's state, placement, progress and cost so far (recovering preempted jobs and
     closing finished ones first)."""
+    parse_labels(label or [])  # a malformed one is refused, jobs or none
     if job is None and not wait and glance.nothing_to_show(db):
         print_nothing(json_out)
         return
     from costsched.cli.jobs import show_status
 
     show_status(job, wait=wait, state=state, name=name, limit=limit, reconcile=reconcile,
-                db=db, json_out=json_out)
+                db=db, json_out=json_out, labels=label or [], budget=budget)
 
 
 def print_nothing(json_out: bool) -> None:

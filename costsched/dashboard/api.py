@@ -29,10 +29,20 @@ def _states(request: Request) -> list[str]:
 
 
 async def jobs(request: Request) -> Response:
-    """GET /api/jobs?state=running&name=resnet*: `costsched status --no-reconcile --json`."""
+    """GET /api/jobs?state=running&name=resnet*&label=team=vision&budget=vision:
+    `costsched status --no-reconcile --json` (`label` repeated or comma-separated: all)."""
     dashboard = request.app.state.dashboard
+    q = request.query_params
     return json_response(await dashboard.read(
-        data.jobs_document, states=_states(request), name=request.query_params.get("name")))
+        data.jobs_document, states=_states(request), name=q.get("name"),
+        labels=labels_of(request), budget=q.get("budget")))
+
+
+def labels_of(request: Request) -> list[str]:
+    """The query's `label=LABEL=VALUE` filters (repeated, or comma-separated as the jobs
+    page's field sends them; empty ones left out)."""
+    return [p.strip() for v in request.query_params.getlist("label") for p in v.split(",")
+            if p.strip()]
 
 
 async def job(request: Request) -> Response:

@@ -2,7 +2,8 @@
 service functions and `costsched.service.views`, the same code that writes the CLI's
 `--json`. Nothing here charges, ranks or decides; it reads and assembles.
 
-- jobs: `costsched status --no-reconcile --json` (optionally one state, a name pattern),
+- jobs: `costsched status --no-reconcile --json` (optionally one state, a name pattern,
+  labels and a budget: `costsched.service.job_filters`),
   with a failed job's output and errors redacted (`masked`);
 - job: one job's status, the policy's advice (`migrate JOB --dry-run --json`), its cost
   report (`report --job JOB --json`), budget, checkpoints and log tail;
@@ -23,6 +24,7 @@ from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.redact import redact, redact_url
 from costsched.service import jobs as service
 from costsched.service import views
+from costsched.service.job_filters import job_filter
 from costsched.service.jobs.budgets import budgets_now
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -33,13 +35,16 @@ ALTERNATIVES = 12  # offerings shown per GPU model of the running jobs
 
 
 def jobs_document(store: PriceStore, *, states: list[str] | None = None,
-                  name: str | None = None) -> dict:
-    """`costsched status --no-reconcile --json [--state S] [--name N]`."""
+                  name: str | None = None, labels: list[str] | None = None,
+                  budget: str | None = None) -> dict:
+    """`costsched status --no-reconcile --json [--state S] [--name N] [--label K=V]
+    [--budget B]`."""
     from costsched import daemon
 
     launcher = views.job_launcher(store, None)
+    only = job_filter(labels or [], budget, where="label")
     shown = service.status(store, launcher, None, reconcile_first=False,
-                           states=states or [], name=name or None)
+                           states=states or [], name=name or None, only=only)
     doc = views.status_document(shown, daemon.status(store), budgets_now(store))
     return {**doc, "jobs": [masked(j) for j in doc["jobs"]]}
 

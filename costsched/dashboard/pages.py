@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from costsched.dashboard import actions, data, live, render
+from costsched.dashboard import actions, api, data, live, render
 from costsched.dashboard.auth import COOKIE
 from costsched.model import JOB_STATES
 
@@ -35,16 +35,19 @@ async def jobs_page(request: Request) -> Response:
     dashboard = request.app.state.dashboard
     state = request.query_params.get("state") or ""
     name = request.query_params.get("name") or ""
+    labels = api.labels_of(request)
+    budget = request.query_params.get("budget") or ""
     version = await _version(request)
     doc = await dashboard.read(data.jobs_document, states=[state] if state else [],
-                               name=name or None)
+                               name=name or None, labels=labels, budget=budget or None)
     extra = await dashboard.read(data.forecasts, doc["jobs"])
     bars = {"labels": [j["name"] for j in doc["jobs"]], "series": [
         {"label": "spent", "values": [j["cost_usd"] for j in doc["jobs"]]},
         {"label": "forecast", "values": [extra[j["id"]]["forecast_usd"] for j in doc["jobs"]]},
         {"label": "budget", "values": [extra[j["id"]]["budget_usd"] for j in doc["jobs"]]}]}
     return _page(request, "jobs.html", doc=doc, extra=extra, states=STATES, state=state,
-                 name=name, version=version, chart=bars, budget_state=render.budget_state)
+                 name=name, label=", ".join(labels), budget=budget, version=version,
+                 chart=bars, budget_state=render.budget_state)
 
 
 async def job_page(request: Request) -> Response:

@@ -19,20 +19,50 @@ _MATCH = ["cloud", "region", "instance_type", "market"]
 
 
 def record_launch(store: PriceStore, job_id: int, resolved: ResolvedJob, at: datetime,
-                  rates: Evidence | pd.DataFrame | None = None) -> bool:
+                  rates: Evidence | pd.DataFrame | None = None, *,
+                  instance: str | None = None) -> bool:
     """Keep what the decision model predicts for job `job_id` (just launched) on the
-    offering it was placed on at `at`: its hours, cost and preemptions, and the
-    throughput it counted on. False when the job has no placement yet, its offering has no
-    price now, or a prediction was kept already: a launch never fails for want of one."""
+    offering it was placed on at `at` (the placement of `instance`; None: its first): its
+    hours, cost and preemptions, and the throughput it counted on. False when the job has
+    no such placement, its offering has no price now, or a prediction was kept already: a
+    launch never fails for want of one."""
     try:
-        return _record(store, job_id, resolved, at, rates)
+        return _record(store, job_id, resolved, at, rates, instance)
     except InvalidInput:
         return False
 
 
+def record_landed(store: PriceStore, job_id: int, at: datetime | None,
+                  kind: str = "launch") -> bool:
+    """Keep the prediction of a job whose move of `kind` landed without one being kept: a
+    launch that a costsched resumed after another stopped mid-way ("launch"), or a stopped
+    job started again ("recovery"). The offering is the one the move actually launched,
+    the prediction is made as at `at` (None: now) from the job's stored spec. False when
+    the job has a prediction already (the first is kept), or its move has not launched."""
+    if not store.jobs.predictions([job_id]).empty:
+        return False  # read first: the common case plans nothing
+    moves = store.moves.of_job(job_id)
+    if not moves or moves[-1].kind != kind or not moves[-1].target_instance:
+        return False  # its newest move is not that one, or launched nothing yet
+    from costsched.service.jobs.decider import market_at
+    from costsched.service.jobs.runs import _running
+    from costsched.service.values import as_time
+
+    when = as_time(at)
+    try:
+        resolved = _running(store, job_id).resolved
+        rates = market_at(store, when).rates
+    except InvalidInput:
+        return False
+    return record_launch(store, job_id, resolved, when, rates,
+                         instance=moves[-1].target_instance)
+
+
 def _record(store: PriceStore, job_id: int, resolved: ResolvedJob, at: datetime,
-            rates: Evidence | pd.DataFrame | None) -> bool:
+            rates: Evidence | pd.DataFrame | None, instance: str | None = None) -> bool:
     placed = store.jobs.placements(job_id)
+    if instance is not None:
+        placed = placed[placed["instance"] == instance]
     if placed.empty:
         return False
     first = placed.iloc[0]

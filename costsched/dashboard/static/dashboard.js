@@ -136,7 +136,13 @@ function listen() {
       .catch(() => say("update failed"));
   });
   events.addEventListener("error", () => say("reconnecting"));
+  // A browser opens few connections to one server at a time (six over HTTP/1.1): a page
+  // left, or kept in the back/forward cache, must not keep its stream open, or after a
+  // few pages the next one waits for a free connection.
+  window.addEventListener("pagehide", () => events.close(), {once: true});
 }
 
 draw(document);
 listen();
+// Back from the back/forward cache: its stream was closed on leaving; listen again.
+window.addEventListener("pageshow", (event) => { if (event.persisted) { listen(); } });

@@ -14,7 +14,7 @@ from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     uses_deadline_policy,
 )
-from costsched.service.estimates import record_launch
+from costsched.service.estimates import record_landed, record_launch
 from costsched.service.jobs.decider import JobNow, Market, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -124,4 +124,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     move = store.moves.create(job_id, "recovery", cands, at=when,
                               detail="started again from its newest verified checkpoint")
     _run_move(store, launcher, move, at)
+    # A job stopped before any launch of it could be predicted: what its plan predicts
+    # where it starts now (a job keeps the first prediction it had).
+    record_landed(store, job_id, when, kind="recovery")
     return store.jobs.get(job_id)

@@ -16,6 +16,7 @@ from costsched.costs import JobCost, job_costs
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
+from costsched.service.job_filters import JobFilter
 from costsched.service.jobs.agents import with_heartbeat
 from costsched.service.jobs.move import migrate
 from costsched.service.jobs.runs import (
@@ -80,19 +81,19 @@ ADVICE_UP_TO = 20  # jobs shown: above, the policy's advice is `migrate --dry-ru
 def status(store: PriceStore, launcher: Launcher | None, job: int | str | None = None, *,
            at: datetime | str | None = None, reconcile_first: bool = True,
            states: Sequence[str] = (), name: str | None = None, limit: int | None = None,
-           advice: bool | None = None) -> list[JobStatus]:
+           advice: bool | None = None, only: JobFilter | None = None) -> list[JobStatus]:
     """Each job (or `job`; or those in `states`, whose name matches the pattern `name`,
     the newest `limit`): state, placement, progress (reported or estimated), cost so far,
     its moves and, for a failed job, why. With a launcher, its jobs are reconciled first
     (recoveries start, finished jobs close, interrupted launches resume) unless not
     `reconcile_first`. `advice`: what the policy would do now for each running job
     (default: when at most ADVICE_UP_TO jobs are shown). One pass: the prices, rates and
-    placements are read once for every job shown."""
+    placements are read once for every job shown. `only`: those of a label or budget."""
     when = as_time(at)
     with one_pass():
         if launcher is not None and reconcile_first:
             reconcile(store, launcher)
-        ids = _shown(store, job, states, name, limit)
+        ids = _shown(store, job, states, name, limit, only)
         advise = len(ids) <= ADVICE_UP_TO if advice is None else advice
         runs = _runs(store, ids)
         placed = store.jobs.placements_of(ids)
@@ -134,11 +135,12 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
 
 
 def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
-           name: str | None, limit: int | None) -> list[int]:
+           name: str | None, limit: int | None, only: JobFilter | None = None) -> list[int]:
     """The ids `status` shows, oldest first."""
     if job is not None:
         return job_ids(store, job, states=())
     frame = store.jobs.list(states=list(states))
+    frame = only.select(frame) if only is not None else frame
     if name is not None and not frame.empty:
         frame = frame[[fnmatch.fnmatchcase(n, name) for n in frame["name"]]]
     ids = [] if frame.empty else [int(i) for i in frame["id"]]

@@ -19,6 +19,7 @@ from costsched.optimize import checkpoint_interval
 from costsched.service.decide import (
     Decision,
 )
+from costsched.service.estimates import record_landed
 from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     CANDIDATES,
@@ -124,6 +125,7 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
                 continue
             try:
                 _start_launch(store, launcher, record, at or as_time(None))
+                record_landed(store, job_id, at)  # its plan's prediction, kept as at launch
                 done.append(JobEvent(job_id, "launch", "interrupted launch resumed"))
             except InvalidInput as exc:
                 done.append(JobEvent(job_id, "failed", f"failed: {exc}", notify="failure"))

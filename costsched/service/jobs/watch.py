@@ -12,6 +12,7 @@ import pandas as pd
 from costsched.config import BudgetsConfig
 from costsched.migration.launcher import Instance, Launcher
 from costsched.optimize.decision import Overheads
+from costsched.service.estimates import record_landed
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.caps import enforce
 from costsched.service.jobs.decider import JobNow, place
@@ -94,6 +95,8 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
             after = _run_move(store, launcher, move, when)
         except StaleState:
             continue  # the other costsched got there first
+        if move.kind == "launch" and after.target_instance:  # resumed: keep its prediction
+            record_landed(store, move.job_id, when)
         if after.state != move.state:
             failed = "failed" in (move.state, after.state)
             done.append(JobEvent(move.job_id, "move",

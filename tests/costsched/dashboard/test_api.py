@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from starlette.testclient import TestClient
 
 from costsched.dashboard.app import create_app
@@ -178,3 +179,63 @@ def test_a_failed_jobs_output_is_masked() -> None:
     assert shown["failure"]["log_tail"][0] == "ok" and shown["failure"]["exit_code"] == 1
     assert SECRET in json.dumps(job)  # the status document itself is left as it was
 
+
+
+def team_jobs(store: PriceStore) -> None:
+    """Three ended jobs: 'seg' labelled team=vision, 'det' in budget 'vision' by name and
+    labelled team=vision and tier=gold, 'lm' labelled team=nlp."""
+    for name, labels, budget_name in (("seg", {"team": "vision"}, None),
+                                      ("det", {"team": "vision", "tier": "gold"}, "vision"),
+                                      ("lm", {"team": "nlp"}, None)):
+        spec = {"spec": {"name": name, "throughputs": {"V100": 2.0}, "steps": 100,
+                         "task": {"labels": labels},
+                         "constraints": {"budget_name": budget_name}}, "launcher": "local"}
+        job = store.jobs.create(name, spec, 100, at=at(0))
+        store.jobs.transition(job, "cancelled", at=at(1))
+
+
+def names(doc: dict) -> list[str]:
+    return [j["name"] for j in doc["jobs"]]
+
+
+def test_jobs_filter_by_label_and_budget_as_the_status_command_does(
+        store: PriceStore, client: TestClient, cli, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    team_jobs(store)
+    # Budget 'nlp' is joined by a label; 'vision' by constraints.budget_name alone.
+    config = tmp_path / "config.toml"
+    config.write_text('[budgets.named.nlp]\nusd = 100\nlabels = {team = "nlp"}\n')
+    monkeypatch.setenv("COSTSCHED_CONFIG", str(config))
+    cases = [({"label": "team=vision"}, ["--label", "team=vision"], ["seg", "det"]),
+             ({"label": ["team=vision", "tier=gold"]},
+              ["--label", "team=vision", "--label", "tier=gold"], ["det"]),
+             ({"label": "team=vision,tier=gold"}, ["--label", "team=vision", "--label",
+                                                   "tier=gold"], ["det"]),
+             ({"budget": "vision"}, ["--budget", "vision"], ["det"]),
+             ({"budget": "nlp"}, ["--budget", "nlp"], ["lm"]),
+             ({"budget": "nlp", "label": "team=vision"},
+              ["--budget", "nlp", "--label", "team=vision"], []),
+             ({"label": "team="}, ["--label", "team="], [])]
+    for params, options, expected in cases:
+        api = client.get("/api/jobs", params=params)
+        assert api.status_code == 200, api.text
+        assert names(api.json()) == expected, params
+        assert api.json() == cli_json(cli, "status", "--no-reconcile", *options)
+    assert names(client.get("/api/jobs").json()) == ["seg", "det", "lm"]
+    # The page: the filtered jobs, its fields holding the filter (a URL to share).
+    page = client.get("/", params={"label": "team=vision", "budget": "vision"})
+    assert page.status_code == 200
+    assert ">det</a>" in page.text and ">seg</a>" not in page.text
+    assert 'name="label" value="team=vision"' in page.text
+    assert 'name="budget" value="vision"' in page.text
+
+
+def test_a_malformed_label_filter_is_one_line(client: TestClient, cli) -> None:
+    api = client.get("/api/jobs", params={"label": "team"})
+    assert api.status_code == 400
+    assert "LABEL=VALUE" in api.json()["error"] and "\n" not in api.json()["error"]
+    page = client.get("/", params={"label": "team"})
+    assert page.status_code == 400 and "LABEL=VALUE" in page.text
+    result = cli("status", "--no-reconcile", "--label", "team")
+    assert result.exit_code != 0 and "--label 'team': expected LABEL=VALUE" in result.output
+    assert "Traceback" not in result.output

@@ -43,16 +43,19 @@ def _drawn(count: int) -> str:
 @pytest.fixture()
 def running_job(tmp_path: Path) -> Iterator[tuple[str, int, Path]]:
     """A store with the local demo's prices and its job running for long (40,000 steps of
-    20 ms), launched on the local launcher: (store path, job id, instances folder)."""
+    2 s: the step it reports changes seldom, so an open page is not re-rendered all the
+    time for it; a test's change is what updates a page), launched on the local launcher,
+    labelled team=vision and in budget 'vision': (store path, job id, instances folder)."""
     db = tmp_path / "store.sqlite"
     instances = tmp_path / "instances"
     import_prices(str(db), [EXAMPLES / "demo" / "prices-before.csv"])
     spec = yaml.safe_load((EXAMPLES / "demo" / "train.yaml").read_text())
     spec.update(workdir=str(EXAMPLES), steps=40000,
-                run="python train.py --steps 40000 --step-seconds 0.02 --checkpoint-every 1",
+                run="python train.py --steps 40000 --step-seconds 2 --checkpoint-every 1",
                 checkpoint={"location": str(tmp_path / "checkpoints"), "size_gb": 0.1,
                             "interval_minutes": 30},
-                constraints={**spec["constraints"], "budget": 900})
+                constraints={**spec["constraints"], "budget": 900, "budget_name": "vision"},
+                task={"labels": {"team": "vision"}})
     (tmp_path / "train.yaml").write_text(yaml.safe_dump(spec))
     store = PriceStore(str(db))
     launcher = LocalLauncher(instances, poll_seconds=0.2)
@@ -96,11 +99,19 @@ class Server:
             self.process.wait()
 
 
-@pytest.fixture()
-def browser(tmp_path: Path) -> Iterator[Browser]:
-    opened = Browser(tmp_path / "profile")
+@pytest.fixture(scope="module")
+def _chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One Chromium for the module's tests (each starts without cookies or problems)."""
+    opened = Browser(tmp_path_factory.mktemp("chromium") / "profile")
     yield opened
     opened.close()
+
+
+@pytest.fixture()
+def browser(_chromium: Browser) -> Browser:
+    _chromium.send("Storage.clearCookies")
+    _chromium.problems.clear()
+    return _chromium
 
 
 def keep(shot: Path) -> None:
@@ -161,6 +172,18 @@ def test_the_dashboard_shows_a_running_job_live(running_job, browser: Browser,
         assert int(browser.js("document.body.dataset.updates")) >= 1
         assert browser.js(f"{row}.cells[2].innerText") in ("running", "recovering")
         browser.wait_for(_drawn(1))
+
+        # Filtered by label from the page's form: the filter is in the URL, to share.
+        browser.js("document.querySelector('form.filters input[name=label]').value = "
+                   "'team=vision'; document.querySelector('form.filters').submit()")
+        browser.wait_for("location.search.includes('label=team%3Dvision') && "
+                         f"!!{row}")
+        browser.open(f"{server.url}?label=team%3Dnlp")
+        assert browser.js(f"{row}") is None
+        assert "No jobs match" in browser.js("document.body.innerText")
+        browser.open(f"{server.url}?budget=vision")
+        assert browser.js(f"!!{row}") and browser.js(
+            "document.querySelector('form.filters input[name=budget]').value") == "vision"
         assert browser.problems == []
     finally:
         server.stop()

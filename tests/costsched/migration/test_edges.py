@@ -69,9 +69,9 @@ class FakeLauncher(Launcher):
 
 
 @pytest.fixture()
-def store(any_store: PriceStore) -> PriceStore:
+def store(migrated_store: PriceStore) -> PriceStore:
     """SQLite and PostgreSQL: the move states must fit the job log's columns on both."""
-    return any_store
+    return migrated_store
 
 
 def mover(store: PriceStore, launcher: FakeLauncher, job_id: int) -> Mover:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,8 @@ from costsched.store import PriceStore
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
 from tests.costsched.service.test_jobs import (
+    STEPS,
+    TRAIN,
     LiveCounter,
     set_prices,
     uninterrupted,
@@ -27,11 +30,20 @@ from tests.costsched.service.test_jobs import (
     write_spec,
 )
 
+PACED = Path(__file__).with_name("paced.py")
+# train.py's steps (its result is `uninterrupted`'s), slow enough that the job is still
+# training when the crashing costsched has started, even on a busy machine; once costsched
+# is started again, every instance but the source runs at full speed (paced.py): the
+# moved job finishes in a moment instead of sleeping through its remaining steps.
+TRAIN_ARGS = f"--steps {STEPS} --step-seconds 0.03 --checkpoint-every 0.1"
+POLL = 0.2  # the agents' publishing interval: a move sees an instance's state soon
+
 STATES = ("planned", "checkpointing", "checkpoint_verified", "target_launched",
           "target_running", "source_terminated")
 
 # Runs a migration in a process of its own that kills itself right after the move's state
-# is stored as CRASH_AT: as if costsched crashed there.
+# is stored as CRASH_AT: as if costsched crashed there. It is started early and loads
+# costsched while the job launches; it migrates the job whose id it is sent on stdin.
 CRASHING_MIGRATION = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
@@ -40,7 +52,8 @@ CRASHING_MIGRATION = textwrap.dedent("""
     from costsched.store.moves import MoveStore
     from launchers.local import LocalLauncher
 
-    db, base, job_id, crash_at = sys.argv[1:]
+    db, base, crash_at = sys.argv[1:]
+    job_id = sys.stdin.readline().strip()
 
     def crash_after(method):
         def wrapped(self, *args, **kwargs):
@@ -53,35 +66,50 @@ CRASHING_MIGRATION = textwrap.dedent("""
     MoveStore.create = crash_after(MoveStore.create)
     MoveStore.advance = crash_after(MoveStore.advance)
     store = PriceStore(db)
-    launcher = LocalLauncher(Path(base), grace_seconds=5)
+    launcher = LocalLauncher(Path(base), grace_seconds=5, poll_seconds=%(poll)s)
     service.migrate(store, launcher, int(job_id), force=True)
     service.settle(store, launcher, 150)  # it dies long before, on a loaded machine too
-""")
+""") % {"poll": POLL}
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The weights of the job run without interruption (the same for every case)."""
+    return uninterrupted(tmp_path_factory.mktemp("uninterrupted"))
 
 
 @pytest.mark.parametrize("crash_at", STATES)
-def test_a_crash_in_any_state_of_a_migration_resumes_it(world, crash_at: str) -> None:  # noqa: F811
-    store, launcher, tmp = world
-    expected = uninterrupted(tmp)
-    [job] = service.launch(store, write_spec(tmp), launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
+def test_a_crash_in_any_state_of_a_migration_resumes_it(world, expected: bytes,  # noqa: F811
+                                                        crash_at: str) -> None:
+    store, _, tmp = world
+    crashing = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_MIGRATION, str(tmp / "store.sqlite"),
+         str(tmp / "instances"), crash_at], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    launcher = LocalLauncher(tmp / "instances", grace_seconds=5, poll_seconds=POLL)
+    pace = tmp / "pace"
+    run = f"{sys.executable} {PACED} {pace} {TRAIN} {TRAIN_ARGS}"
+    [job] = service.launch(store, write_spec(tmp, run=run), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     counter = LiveCounter(launcher, job.id)
     counter.start()
     checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
     before = wait_for(checkpoints.newest_verified).version
     set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))
 
-    crashed = subprocess.run(
-        [sys.executable, "-c", CRASHING_MIGRATION, str(tmp / "store.sqlite"),
-         str(tmp / "instances"), str(job.id), crash_at], capture_output=True, text=True,
-        timeout=180)
-    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    try:
+        _, stderr = crashing.communicate(f"{job.id}\n", timeout=180)
+    finally:
+        if crashing.poll() is None:
+            crashing.kill()
+    assert crashing.returncode == -signal.SIGKILL, stderr
     [move] = store.moves.of_job(job.id)[1:]
     assert move.kind == "migration" and move.state == crash_at
 
     # costsched starts again: a new store and launcher object, the same files.
+    pace.write_text(move.source_instance)  # the source keeps its pace; the rest run at once
     store = PriceStore(str(tmp / "store.sqlite"))
-    launcher = LocalLauncher(tmp / "instances", grace_seconds=5)
+    launcher = LocalLauncher(tmp / "instances", grace_seconds=5, poll_seconds=POLL)
     assert checkpoints.newest_verified().version >= before  # nothing verified was lost
 
     def finished() -> bool:

@@ -37,8 +37,8 @@ OTHER = "elsewhere:1:other"  # another costsched's lease holder name
 
 
 @pytest.fixture()
-def store(any_store: PriceStore) -> PriceStore:
-    return any_store
+def store(migrated_store: PriceStore) -> PriceStore:
+    return migrated_store
 
 
 def move_in(store: PriceStore, launcher: FakeLauncher, kind: str, state: str
