@@ -57,6 +57,15 @@ def job_cost(store: PriceStore, job_id: int, *, now: datetime,
                      )[int(job_id)]
 
 
+def per_node(charged: pd.DataFrame, job_ids: Iterable[int],
+             nodes: Mapping[int, int]) -> pd.DataFrame:
+    """`charged` (a row per placement interval of the job in `job_ids`, same order) with
+    each row's `usd` times its job's nodes, and a `nodes` column: every node of a
+    multi-node job is billed (its checkpoint's egress is not: it is copied once)."""
+    many = np.array([nodes.get(int(j), 1) for j in job_ids], dtype=float)
+    return charged.assign(usd=charged["usd"].to_numpy() * many, nodes=many.astype(int))
+
+
 def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
               checkpoint_gb: Mapping[int, float],
               nodes: Mapping[int, int] | None = None) -> dict[int, JobCost]:
@@ -71,8 +80,7 @@ def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
     moves = egress_costs(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted})
     charged = placement_costs(store, placed, now=now, egress=moves)
     if nodes and len(charged):
-        many = charged["job_id"].map(lambda j: nodes.get(int(j), 1)).astype(float)
-        charged = charged.assign(usd=charged["usd"] * many, nodes=many.astype(int))
+        charged = per_node(charged, charged["job_id"], nodes)
     by_job = dict(tuple(charged.groupby("job_id"))) if len(charged) else {}
     moved = dict(tuple(moves.groupby("job_id"))) if len(moves) else {}
     out = {}

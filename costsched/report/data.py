@@ -17,7 +17,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from costsched.costs import egress_costs, placement_costs
+from costsched.costs import egress_costs, per_node, placement_costs
 from costsched.measured import (
     JobRate,
     basis_words,
@@ -299,9 +299,8 @@ def _charge(store: PriceStore, end: pd.Timestamp, nodes: dict[int, int],
     out, at = {}, 0
     for name, frame in parts.items():
         rows = charged.iloc[at:at + len(frame)].reset_index(drop=True)
-        many = np.array([nodes.get(int(j), 1) for j in frame["job_id"]], dtype=float)
-        out[name] = rows.assign(job_id=frame["job_id"].to_numpy(),
-                                usd=rows["usd"].to_numpy() * many)
+        out[name] = per_node(rows, frame["job_id"], nodes).assign(
+            job_id=frame["job_id"].to_numpy()).drop(columns="nodes")
         at += len(frame)
     return out
 
