@@ -150,6 +150,11 @@ class JobStore:
         with self.engine.connect() as conn:
             return _record(conn, job_id)
 
+    def state(self, job_id: int) -> str:
+        """The job's state, in one small read (its record's spec is not parsed)."""
+        with self.engine.connect() as conn:
+            return _state(conn, job_id)
+
     def find(self, name: str) -> list[JobRecord]:
         """Every job called `name`, oldest first."""
         with self.engine.connect() as conn:
