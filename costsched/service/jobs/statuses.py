@@ -112,8 +112,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended = store.jobs.events_of(failed, kinds=["state"])
         ended_of = ended.groupby("job_id").indices if len(ended) else {}
         costs = job_costs(store, ids, now=when, checkpoint_gb={
-            job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()},
-            nodes={job_id: run.resolved.nodes for job_id, run in runs.items()})
+            job_id: run.checkpoint_gb for job_id, run in runs.items()},
+            nodes={job_id: run.nodes for job_id, run in runs.items()})
         shown = []
         for job_id in ids:
             run = runs[job_id]

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from costsched.model import JOB_STATES, InvalidInput
 from costsched.store import JobStore, PriceStore, StaleState
+from costsched.store import job_log, job_placements
 from costsched.store import jobs as jobs_module
 
 T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -279,7 +280,8 @@ def test_a_failed_write_leaves_nothing_half_written(
     def power_cut(*_args, **_kwargs) -> None:
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(jobs_module, "_event", power_cut)  # fails after the main write
+    for module in (jobs_module, job_placements, job_log):  # each writer of the job's log
+        monkeypatch.setattr(module, "_event", power_cut)  # fails after the main write
     with pytest.raises(RuntimeError, match="power cut"):
         jobs.place(job_id, A100, gpu_model="A100", gpu_count=1, at=at(2), usd_per_hour=3.6,
                    reason="migration")
