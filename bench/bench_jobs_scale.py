@@ -68,7 +68,15 @@ def memory_launcher(states: dict | None = None):  # noqa: ANN201 - a Launcher of
         name = "memory"
 
         def __init__(self) -> None:
-            self.states: dict[str, tuple] = dict(states or {})
+            self.states: dict[str, tuple] = {}
+            self.of_job: dict[int, list[str]] = {}  # a cloud's lookup by the job's tag
+            for instance_id, state in (states or {}).items():
+                self._put(instance_id, state)
+
+        def _put(self, instance_id: str, state: tuple) -> None:
+            if instance_id not in self.states:
+                self.of_job.setdefault(state[1], []).append(instance_id)
+            self.states[instance_id] = state
 
         def _get(self, instance_id: str) -> Instance:
             return Instance(*self.states[instance_id])
@@ -78,12 +86,12 @@ def memory_launcher(states: dict | None = None):  # noqa: ANN201 - a Launcher of
 
         def launch(self, spec: LaunchSpec) -> Instance:
             instance_id = f"m-{spec.job_id}-{spec.attempt}"
-            self.states[instance_id] = (instance_id, spec.job_id, spec.attempt,
-                                        tuple(spec.offering.key), "running")
+            self._put(instance_id, (instance_id, spec.job_id, spec.attempt,
+                                    tuple(spec.offering.key), "running"))
             return self._get(instance_id)
 
         def add(self, instance_id: str, job_id: int, key: tuple, state: str) -> None:
-            self.states[instance_id] = (instance_id, job_id, "a0", tuple(key), state)
+            self._put(instance_id, (instance_id, job_id, "a0", tuple(key), state))
 
         def _set(self, instance_id: str, state: str) -> None:
             self.states[instance_id] = (*self.states[instance_id][:4], state)
@@ -98,7 +106,8 @@ def memory_launcher(states: dict | None = None):  # noqa: ANN201 - a Launcher of
             self._set(instance_id, "terminated")
 
         def instances(self, job_id: int | None = None) -> list[Instance]:
-            return [self._get(i) for i, s in self.states.items() if job_id in (None, s[1])]
+            found = self.states if job_id is None else self.of_job.get(job_id, [])
+            return [self._get(i) for i in found]
 
     return MemoryLauncher()
 

@@ -72,14 +72,17 @@ def job_cost(store: PriceStore, job_id: int, *, now: datetime,
 
 def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
               checkpoint_gb: Mapping[int, float],
-              nodes: Mapping[int, int] | None = None) -> dict[int, JobCost]:
+              nodes: Mapping[int, int] | None = None,
+              placements: pd.DataFrame | None = None) -> dict[int, JobCost]:
     """`job_cost` of many jobs from one read of their placements and one set of price
     queries (the cost of a pass over a team's jobs does not grow with a query per job).
     `checkpoint_gb`: each job's checkpoint size; jobs without placements cost 0. `nodes`:
-    a multi-node job's instances, each charged (its checkpoint is copied once a move)."""
+    a multi-node job's instances, each charged (its checkpoint is copied once a move).
+    `placements`: theirs, when the caller read them already."""
     wanted = [int(j) for j in job_ids]
     # One job: its own placements; more: every placement in one read.
-    placed = store.jobs.placements(wanted[0] if len(wanted) == 1 else None)
+    placed = placements if placements is not None else \
+        store.jobs.placements(wanted[0] if len(wanted) == 1 else None)
     placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
     moves = egress_costs(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted})
     charged = placement_costs(store, placed, now=now, egress=moves)

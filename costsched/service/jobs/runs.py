@@ -155,11 +155,14 @@ def _running(store: PriceStore, job_id: int) -> RunningJob:
 
 
 def _runs(store: PriceStore, job_ids: Iterable[int] | None = None, *,
-          states: Sequence[str] = ()) -> dict[int, RunningJob]:
-    """`_running` of many jobs (every job in `states` when `job_ids` is None), from one
-    read of their records and one of their moves; by id, oldest first. Their specs are
-    resolved when first asked for, each distinct one once (`Resolutions`)."""
-    records = store.jobs.records(job_ids, states=states)
+          states: Sequence[str] = (), records: Sequence[JobRecord] | None = None
+          ) -> dict[int, RunningJob]:
+    """`_running` of many jobs (every job in `states` when `job_ids` is None; those of
+    `records` when the caller read them), from one read of their records and one of their
+    moves; by id, oldest first. Their specs are resolved when first asked for, each
+    distinct one once (`Resolutions`)."""
+    if records is None:
+        records = store.jobs.records(job_ids, states=states)
     moves = store.moves.of_jobs([r.id for r in records])
     resolutions = Resolutions(store)
     return {r.id: _run_of(store, r, moves[r.id], resolutions) for r in records}

@@ -92,9 +92,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
     with one_pass():
         if launcher is not None and reconcile_first:
             reconcile(store, launcher)
-        ids = _shown(store, job, states, name, limit)
+        records = _shown(store, job, states, name, limit)
+        ids = [r.id for r in records]
         advise = len(ids) <= ADVICE_UP_TO if advice is None else advice
-        runs = _runs(store, ids)
+        runs = _runs(store, records=records)
         placed = store.jobs.placements_of(ids)
         rows_of = placed.groupby("job_id").indices if len(placed) else {}
         open_by_job = _newest_open(placed)
@@ -113,7 +114,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended_of = ended.groupby("job_id").indices if len(ended) else {}
         costs = job_costs(store, ids, now=when, checkpoint_gb={
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
-            nodes={job_id: run.nodes for job_id, run in runs.items()})
+            nodes={job_id: run.nodes for job_id, run in runs.items()}, placements=placed)
         shown = []
         for job_id in ids:
             run = runs[job_id]
@@ -134,15 +135,14 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
 
 
 def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
-           name: str | None, limit: int | None) -> list[int]:
-    """The ids `status` shows, oldest first."""
+           name: str | None, limit: int | None) -> list[JobRecord]:
+    """The jobs `status` shows, oldest first, in one read."""
     if job is not None:
-        return job_ids(store, job, states=())
-    frame = store.jobs.list(states=list(states))
-    if name is not None and not frame.empty:
-        frame = frame[[fnmatch.fnmatchcase(n, name) for n in frame["name"]]]
-    ids = [] if frame.empty else [int(i) for i in frame["id"]]
-    return ids[-limit:] if limit else ids
+        return store.jobs.records(job_ids(store, job, states=()))
+    found = store.jobs.records(states=states)
+    if name is not None:
+        found = [r for r in found if fnmatch.fnmatchcase(r.name, name)]
+    return found[-limit:] if limit else found
 
 
 def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
