@@ -313,7 +313,7 @@ def run_code(code: Path, *argv: str) -> str:
 
 def baseline_tree(rev: str, workdir: Path) -> Path:
     """A temporary work tree of `rev` (removed at the end of the run)."""
-    tree = workdir / f"baseline-{rev}"
+    tree = workdir / f"code-{rev}"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet",
                     str(tree), rev], check=True)
     return tree
@@ -353,6 +353,8 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--commands", default=",".join(COMMANDS))
     parser.add_argument("--baseline", default=BASELINE, help="the commit of today's code")
+    parser.add_argument("--new", default="",
+                        help="a commit of the new code (default: this checkout as it is)")
     parser.add_argument("--cap", type=float, default=900.0, help="seconds per command")
     # The subprocesses' own arguments.
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -369,10 +371,11 @@ def main() -> None:
     backends = [b for b in args.backends.split(",") if b == "sqlite" or args.url]
     workdir = Path(tempfile.mkdtemp(prefix="costsched-bench-scale-"))
     old = baseline_tree(args.baseline, workdir)
+    ours = baseline_tree(args.new, workdir) if args.new else ROOT
     try:
         for backend in backends:
-            print(f"\n== {backend}: today ({args.baseline}) and new (this checkout); seconds, "
-                  "peak MB; today/new", flush=True)
+            print(f"\n== {backend}: today ({args.baseline}) and new ({args.new or 'this checkout'})"
+                  "; seconds, peak MB; today/new", flush=True)
             print(f"  {'jobs':>6}  {'command':<18}{'today':>20}{'new':>20}{'time':>9}"
                   f"{'memory':>9}", flush=True)
             for size in sizes:
@@ -384,15 +387,16 @@ def main() -> None:
                 print(f"  (built {size:,} jobs in {time.perf_counter() - t0:.0f} s)",
                       flush=True)
                 today = measure(old, commands, built, states, workdir, args.cap)
-                new = measure(ROOT, commands, built, states, workdir, args.cap)
+                new = measure(ours, commands, built, states, workdir, args.cap)
                 for name in commands:
                     (s0, m0), (s1, m1) = today[name], new[name]
                     print(f"  {size:>6,}  {name:<18}{cell(s0, m0, args.cap):>20}"
                           f"{cell(s1, m1, args.cap):>20}{ratio(s0, s1):>9}"
                           f"{ratio(m0, m1):>9}", flush=True)
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
-                       check=False)
+        for tree in {old, ours} - {ROOT}:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(tree)], check=False)
         if SCHEMAS:
             _drop_schemas()
         shutil.rmtree(workdir, ignore_errors=True)
