@@ -30,6 +30,7 @@ from costsched.service.jobs.runs import (
     MIN_MIGRATION_INTERVAL,
     STEP_LEASE_SECONDS,
     RunningJob,
+    _newest_open,
     _runs,
     _steps_left_of,
     job_ids,
@@ -119,9 +120,7 @@ def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int]
     launcher's, placed now. The placements are read once for all of them."""
     if not job_ids:
         return []
-    placements = store.jobs.placements(job_ids[0] if len(job_ids) == 1 else None)
-    placements = placements[placements["end_at"].isna() & placements["job_id"].isin(job_ids)]
-    open_by_job = {int(j): rows.iloc[-1] for j, rows in placements.groupby("job_id")}
+    open_by_job = _newest_open(store.jobs.placements_of(job_ids, open_only=True))
     runs = _runs(store, [j for j in job_ids if int(j) in open_by_job])
     out = []
     for job_id in job_ids:
