@@ -11,7 +11,7 @@ from functools import cached_property, partial
 
 import pandas as pd
 
-from costsched.jobspec import ResolvedJob, parse, resolve
+from costsched.jobspec import MAX_NAME, JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
@@ -183,6 +183,7 @@ class Resolutions:
     def __init__(self, store: PriceStore) -> None:
         self.store = store
         self.done: dict[tuple, ResolvedJob] = {}
+        self.parsed: dict[tuple, JobSpec] = {}
         self.table: ThroughputTable | None = None
 
     def __call__(self, record: JobRecord) -> ResolvedJob:
@@ -193,13 +194,26 @@ class Resolutions:
         key = ("resolved", self.store.url, json.dumps(named, sort_keys=True, default=str),
                source, record.created_at)
         if key not in self.done:
-            self.done[key] = memo(key, lambda: resolve(parse(spec, source), self._table(),
-                                                       record.created_at, source=source),
-                                  shared=True)
+            self.done[key] = memo(key, lambda: resolve(self._parsed(spec, source),
+                                                       self._table(), record.created_at,
+                                                       source=source), shared=True)
         resolved = self.done[key]
         if resolved.job.name == spec.get("name"):
             return resolved
         return replace(resolved, job=replace(resolved.job, name=spec["name"]))
+
+    def _parsed(self, spec: dict, source: str) -> JobSpec:
+        """The stored spec parsed; specs that differ only in their name (a sweep's jobs)
+        are checked once, the others taking their own name (checked when stored)."""
+        name = spec.get("name")
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME:
+            return parse(spec, source)  # says what is wrong with it
+        shape = ("parsed", json.dumps({k: v for k, v in spec.items() if k != "name"},
+                                      sort_keys=True, default=str), source)
+        if shape not in self.parsed:
+            self.parsed[shape] = parse(spec, source)
+        parsed = self.parsed[shape]
+        return parsed if parsed.name == name else parsed.model_copy(update={"name": name})
 
     def _table(self) -> ThroughputTable:
         if self.table is None:

@@ -17,7 +17,7 @@ from costsched.service.jobs import move as move_module
 from costsched.service.jobs import runs as runs_module
 from costsched.service.prices import import_prices
 from costsched.store import PriceStore
-from tests.costsched.service.test_migrate_many import NOW, add_running
+from tests.costsched.service.test_migrate_many import NOW, add_running, spec
 from tests.costsched.service.test_status_scale import Instances
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -157,3 +157,20 @@ def test_status_of_a_team_resolves_none_of_its_specs(
         assert cost.placements["hours"].sum() == pytest.approx(5 if job_id == finished else 6)
         assert cost.total_usd == pytest.approx(cost.placements["usd"].sum())
         assert cost.total_usd > 0
+
+
+def test_specs_that_differ_in_their_name_are_checked_once_and_resolved_each_as_its_own(
+        store: PriceStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    launcher = Instances()
+    ids = [add_running(store, launcher, n) for n in (0, 12, 24)]  # one spec but the name
+    parsed = counted(monkeypatch, runs_module, "parse")
+    runs = runs_module._runs(store, ids)
+    found = [runs[j].resolved for j in ids]
+    assert len(parsed) == 1
+    for n, resolved in zip((0, 12, 24), found, strict=True):
+        alone = runs_module.resolve(runs_module.parse(spec(n), "test"),
+                                    runs_module.table_with_measured(store), NOW)
+        assert (resolved.job.name, resolved.job.model) == (f"mixed-{n}", f"mixed-{n}")
+        assert resolved.job == alone.job
+        assert resolved.table.get(resolved.job.model, "A100", 1) == \
+            alone.table.get(alone.job.model, "A100", 1)
