@@ -115,6 +115,16 @@ class JobStore(JobPlacements, JobLog):
         return pd.DataFrame([r.__dict__ for r in self.records(states=states)],
                             columns=JOB_COLUMNS)
 
+    def ids(self, states: Iterable[str] = ()) -> list[int]:
+        """The ids of the jobs in any of `states` (every job's when empty), oldest first,
+        without reading their records."""
+        states = _check_states("state", states)
+        query = select(jobs.c.id).order_by(jobs.c.id)
+        if states:
+            query = query.where(jobs.c.state.in_(states))
+        with self.engine.connect() as conn:
+            return [int(i) for i in conn.execute(query).scalars()]
+
     def records(self, job_ids: Iterable[int] | None = None, *,
                 states: Iterable[str] = ()) -> list[JobRecord]:
         """The jobs of `job_ids` (every job when None) in any of `states` (any state when

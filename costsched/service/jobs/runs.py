@@ -232,8 +232,7 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
     """The id of `job` (an id, or a name: its unfinished job, else its newest), or every
     job in `states` when `job` is None."""
     if job is None:
-        frame = store.jobs.list(states=list(states))
-        return [] if frame.empty else [int(i) for i in frame["id"]]
+        return store.jobs.ids(states)
     if isinstance(job, int) or str(job).isdigit():
         return [store.jobs.get(int(job)).id]
     found = store.jobs.find(str(job))

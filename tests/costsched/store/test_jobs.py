@@ -314,6 +314,12 @@ def test_list_filters_by_state(jobs: JobStore) -> None:
     with pytest.raises(InvalidInput, match="state 'lost': expected one of"):
         jobs.list(["lost"])
     assert set(JOB_STATES) >= set(every["state"])
+    # The ids alone, as the records list them.
+    assert jobs.ids() == ids
+    assert jobs.ids(["running", "failed"]) == ids[1:]
+    assert jobs.ids(["succeeded"]) == []
+    with pytest.raises(InvalidInput, match="state 'lost': expected one of"):
+        jobs.ids(["lost"])
 
 
 def test_a_name_has_one_live_job_even_past_the_check(jobs: JobStore) -> None:
