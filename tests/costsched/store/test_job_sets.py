@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from costsched.migration.machine import candidate, offering_of
-from costsched.store import PriceStore
-from costsched.store import job_rows
+from costsched.store import PriceStore, job_rows
 
 T0 = datetime(2026, 1, 2, tzinfo=timezone.utc)
 KEY = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")

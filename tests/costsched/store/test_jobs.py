@@ -11,8 +11,7 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import JOB_STATES, InvalidInput
-from costsched.store import JobStore, PriceStore, StaleState
-from costsched.store import job_log, job_placements
+from costsched.store import JobStore, PriceStore, StaleState, job_log, job_placements
 from costsched.store import jobs as jobs_module
 
 T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
