@@ -30,6 +30,7 @@ import math
 import os
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -370,6 +371,8 @@ def main() -> None:
     commands = [c for c in args.commands.split(",") if c]
     backends = [b for b in args.backends.split(",") if b == "sqlite" or args.url]
     workdir = Path(tempfile.mkdtemp(prefix="costsched-bench-scale-"))
+    # Stopped (SIGTERM), the run still removes its work trees and schemas.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     old = baseline_tree(args.baseline, workdir)
     ours = baseline_tree(args.new, workdir) if args.new else ROOT
     try:
