@@ -1,6 +1,7 @@
 """How the running half scales with the number of jobs: one daemon re-plan pass and one
 `status`, on the code of a baseline commit ("today") and on this checkout's ("new"), side
-by side in one run, with their time, peak memory and the ratios between the two.
+by side in one run, with their time (and CPU time), peak memory and the ratios between
+the two.
 
 A store of N jobs is built once per backend and size, through the baseline code's store
 API (half the jobs running on one of three spot zones priced from examples/demo, half
@@ -249,21 +250,23 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure_in_child(name: str, url: str, states: dict, cap: float) -> tuple[float, float]:
-    """(seconds, peak MB) of one command in a forked child; (inf, nan) past `cap` seconds,
-    (nan, nan) when it failed (the child says why on stderr)."""
+def measure_in_child(name: str, url: str, states: dict, cap: float
+                     ) -> tuple[float, float, float]:
+    """(seconds, peak MB, CPU seconds) of one command in a forked child; (inf, nan, nan)
+    past `cap` seconds, (nan, nan, nan) when it failed (the child says why on stderr). On a
+    busy machine the CPU seconds are the steadier figure."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: the command, then its figures down the pipe
         os.close(read)
         launcher = memory_launcher(states)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             command(name, url, launcher)
-            out = (time.perf_counter() - start, peak_mb())
+            out = (time.perf_counter() - start, peak_mb(), time.process_time() - cpu)
         except BaseException as exc:  # noqa: BLE001 - the row says it failed
             print(f"    {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            out = (math.nan, math.nan)
+            out = (math.nan, math.nan, math.nan)
         os.write(write, json.dumps(out).encode())
         os._exit(0)
     os.close(write)
@@ -273,12 +276,12 @@ def measure_in_child(name: str, url: str, states: dict, cap: float) -> tuple[flo
         if done:
             with os.fdopen(read) as pipe:
                 text = pipe.read()
-            return tuple(json.loads(text)) if text else (math.nan, math.nan)
+            return tuple(json.loads(text)) if text else (math.nan, math.nan, math.nan)
         time.sleep(0.05)
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     os.close(read)
-    return math.inf, math.nan
+    return math.inf, math.nan, math.nan
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -321,7 +324,7 @@ def baseline_tree(rev: str, workdir: Path) -> Path:
 
 
 def measure(code: Path, commands: list[str], built: str, states: Path, workdir: Path,
-            cap: float) -> dict[str, tuple[float, float]]:
+            cap: float) -> dict[str, tuple[float, float, float]]:
     urls = [copy_store(built, workdir) for _ in commands]
     out = run_code(code, "--commands", ",".join(commands), "--urls", " ".join(urls),
                    "--states", str(states), "--cap", str(cap))
@@ -329,12 +332,12 @@ def measure(code: Path, commands: list[str], built: str, states: Path, workdir: 
     return {r["command"]: tuple(r["figures"]) for r in rows}
 
 
-def cell(secs: float, mb: float, cap: float) -> str:
+def cell(secs: float, mb: float, cpu: float, cap: float) -> str:
     if math.isinf(secs):
         return f"> {cap:g} s"
     if math.isnan(secs):
         return "failed"
-    return f"{secs:8.2f} s {mb:5.0f} MB"
+    return f"{secs:8.2f} s ({cpu:.2f}) {mb:5.0f} MB"
 
 
 def ratio(old: float, new: float) -> str:
@@ -378,9 +381,9 @@ def main() -> None:
     try:
         for backend in backends:
             print(f"\n== {backend}: today ({args.baseline}) and new ({args.new or 'this checkout'})"
-                  "; seconds, peak MB; today/new", flush=True)
-            print(f"  {'jobs':>6}  {'command':<18}{'today':>20}{'new':>20}{'time':>9}"
-                  f"{'memory':>9}", flush=True)
+                  "; seconds (CPU seconds), peak MB; today/new: time, CPU, memory", flush=True)
+            print(f"  {'jobs':>6}  {'command':<18}{'today':>28}{'new':>28}{'time':>9}"
+                  f"{'CPU':>9}{'memory':>9}", flush=True)
             for size in sizes:
                 built = (f"sqlite:///{workdir / f'built-{size}.sqlite'}" if backend == "sqlite"
                          else _pg_url(args.url, _pg_schema(args.url)))
@@ -392,10 +395,10 @@ def main() -> None:
                 today = measure(old, commands, built, states, workdir, args.cap)
                 new = measure(ours, commands, built, states, workdir, args.cap)
                 for name in commands:
-                    (s0, m0), (s1, m1) = today[name], new[name]
-                    print(f"  {size:>6,}  {name:<18}{cell(s0, m0, args.cap):>20}"
-                          f"{cell(s1, m1, args.cap):>20}{ratio(s0, s1):>9}"
-                          f"{ratio(m0, m1):>9}", flush=True)
+                    (s0, m0, c0), (s1, m1, c1) = today[name], new[name]
+                    print(f"  {size:>6,}  {name:<18}{cell(s0, m0, c0, args.cap):>28}"
+                          f"{cell(s1, m1, c1, args.cap):>28}{ratio(s0, s1):>9}"
+                          f"{ratio(c0, c1):>9}{ratio(m0, m1):>9}", flush=True)
     finally:
         for tree in {old, ours} - {ROOT}:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
