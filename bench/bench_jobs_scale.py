@@ -1,30 +1,38 @@
-"""How the running half scales with the number of jobs: `status`, `migrate --dry-run`,
-`report` and one daemon re-plan pass over stores of 10 to 10,000 jobs, with their time,
-peak memory and growth exponent, on SQLite (and PostgreSQL when COSTSCHED_TEST_PG_URL is
-set). Also the time to launch N jobs through the service.
+"""How the running half scales with the number of jobs: one daemon re-plan pass and one
+`status`, on the code of a baseline commit ("today") and on this checkout's ("new"), side
+by side in one run, with their time (and CPU time), peak memory and the ratios between
+the two.
 
-Stores are built through the store's API: half the jobs running on one of three spot
-zones (priced from examples/demo), half finished after a placement of a few hours.
-Instances are played by an in-memory launcher. Each measurement runs in a child process
-of its own (forked after the store is built and the modules imported); the peak resident
-memory printed is the child's own high-water mark (VmHWM in /proc/self/status: the
-parent's peak is not inherited, as getrusage's would be). A measurement that passes
---cap seconds is stopped and printed as "> cap". The launch of N jobs is timed through
-the service up to --launch-up-to jobs. Last, --local-jobs jobs (a `sleep`) are launched on the local
-launcher (real processes) and one `status` of them is timed; then they are stopped.
+A store of N jobs is built once per backend and size, through the baseline code's store
+API (half the jobs running on one of three spot zones priced from examples/demo, half
+finished after a placement of a few hours; instances played by an in-memory launcher whose
+instances are saved with the store). Every measurement starts from its own copy of that
+store (a copy of the SQLite file; on PostgreSQL, a copy of the schema), so both codes and
+both commands see the same jobs. The baseline runs from a temporary `git worktree` of its
+commit; each code runs in a subprocess of its own, which imports its modules and then forks
+one child per command: the time is the command's, and the peak resident memory the child's
+own high-water mark (VmHWM in /proc/self/status). A command past --cap seconds is stopped
+and shown as "> cap".
 
-    python bench/bench_jobs_scale.py                       # 10, 100, 1000 jobs
-    python bench/bench_jobs_scale.py --sizes 10,100,1000,10000 --cap 600
+    python bench/bench_jobs_scale.py                      # 1,000 and 10,000 jobs, SQLite
+    python bench/bench_jobs_scale.py --quick              # 1,000 jobs
+    python bench/bench_jobs_scale.py --jobs 2000 --url postgresql+psycopg://...
     COSTSCHED_TEST_PG_URL=postgresql+psycopg://... python bench/bench_jobs_scale.py
+
+PostgreSQL is measured when --url (or COSTSCHED_TEST_PG_URL) names a server; each store
+lives in a schema of its own, dropped at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
-import multiprocessing as mp
 import os
-import resource
+import pickle
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,13 +41,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# The code measured: this checkout, or the baseline's work tree for its subprocesses.
+CODE = Path(os.environ.get("COSTSCHED_BENCH_CODE", str(ROOT)))
+sys.path.insert(0, str(CODE))
 
-from costsched.migration.launcher import Instance, Launcher, LaunchSpec  # noqa: E402
-from costsched.model import Offering  # noqa: E402
-
+BASELINE = "815fd22"  # the code before the passes were made set-based end to end
 NOW = datetime(2026, 1, 2, 12, tzinfo=timezone.utc)
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
+PRICES = ROOT / "examples" / "demo" / "prices-before.csv"
 SPEC = {
     "name": "scale-0",
     "run": "python train.py",
@@ -49,53 +58,74 @@ SPEC = {
                    "interval_minutes": 30},
     "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
 }
+COMMANDS = ("daemon pass", "status")  # measured by default; also "migrate --dry-run", "report"
 
 
-class MemoryLauncher(Launcher):
-    """Instances that run until told otherwise; nothing leaves the process."""
+def memory_launcher(states: dict | None = None):  # noqa: ANN201 - a Launcher of the code
+    """A launcher whose instances run until told otherwise; nothing leaves the process."""
+    from costsched.migration.launcher import Instance, Launcher, LaunchSpec
+    from costsched.model import Offering
 
-    name = "memory"
+    class MemoryLauncher(Launcher):
+        name = "memory"
 
-    def __init__(self) -> None:
-        self.states: dict[str, Instance] = {}
+        def __init__(self) -> None:
+            self.states: dict[str, tuple] = {}
+            self.of_job: dict[int, list[str]] = {}  # a cloud's lookup by the job's tag
+            for instance_id, state in (states or {}).items():
+                self._put(instance_id, state)
 
-    def can_launch(self, offering: Offering) -> bool:
-        return True
+        def _put(self, instance_id: str, state: tuple) -> None:
+            if instance_id not in self.states:
+                self.of_job.setdefault(state[1], []).append(instance_id)
+            self.states[instance_id] = state
 
-    def launch(self, spec: LaunchSpec) -> Instance:
-        instance = Instance(f"m-{spec.job_id}-{spec.attempt}", spec.job_id, spec.attempt,
-                            spec.offering.key, "running")
-        self.states[instance.id] = instance
-        return instance
+        def _get(self, instance_id: str) -> Instance:
+            return Instance(*self.states[instance_id])
 
-    def add(self, instance_id: str, job_id: int, key: tuple, state: str) -> None:
-        self.states[instance_id] = Instance(instance_id, job_id, "a0", key, state)
+        def can_launch(self, offering: Offering) -> bool:
+            return True
 
-    def _set(self, instance_id: str, state: str) -> None:
-        old = self.states[instance_id]
-        self.states[instance_id] = Instance(old.id, old.job_id, old.attempt,
-                                            old.offering_key, state)
+        def launch(self, spec: LaunchSpec) -> Instance:
+            instance_id = f"m-{spec.job_id}-{spec.attempt}"
+            self._put(instance_id, (instance_id, spec.job_id, spec.attempt,
+                                    tuple(spec.offering.key), "running"))
+            return self._get(instance_id)
 
-    def status(self, instance_id: str) -> Instance:
-        return self.states[instance_id]
+        def add(self, instance_id: str, job_id: int, key: tuple, state: str) -> None:
+            self._put(instance_id, (instance_id, job_id, "a0", tuple(key), state))
 
-    def request_stop(self, instance_id: str) -> None:
-        self._set(instance_id, "stopped")
+        def _set(self, instance_id: str, state: str) -> None:
+            self.states[instance_id] = (*self.states[instance_id][:4], state)
 
-    def terminate(self, instance_id: str) -> None:
-        self._set(instance_id, "terminated")
+        def status(self, instance_id: str) -> Instance:
+            return self._get(instance_id)
 
-    def instances(self, job_id: int | None = None) -> list[Instance]:
-        return [i for i in self.states.values() if job_id in (None, i.job_id)]
+        def request_stop(self, instance_id: str) -> None:
+            self._set(instance_id, "stopped")
+
+        def terminate(self, instance_id: str) -> None:
+            self._set(instance_id, "terminated")
+
+        def instances(self, job_id: int | None = None) -> list[Instance]:
+            found = self.states if job_id is None else self.of_job.get(job_id, [])
+            return [self._get(i) for i in found]
+
+    return MemoryLauncher()
 
 
-def build(url: str, jobs: int, launcher: MemoryLauncher) -> None:
-    """A store of `jobs` jobs: even ids running, odd ones finished."""
+# --- the store -------------------------------------------------------------------------------
+
+
+def build(url: str, jobs: int) -> dict:
+    """A store of `jobs` jobs at `url`: even ones running, odd ones finished; the
+    launcher's instances (to save beside it)."""
     from costsched.service.prices import import_prices
     from costsched.store import PriceStore
 
+    launcher = memory_launcher()
     store = PriceStore(url)
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [PRICES])
     start = NOW - timedelta(hours=6)
     for n in range(jobs):
         spec = {**SPEC, "name": f"scale-{n}"}
@@ -103,8 +133,7 @@ def build(url: str, jobs: int, launcher: MemoryLauncher) -> None:
         job_id = store.jobs.create(spec["name"], stored, 4000, at=start,
                                    policy="dynamic-aware",
                                    checkpoint_location=f"/tmp/costsched-bench-scale/{n}")
-        zone = ZONES[n % len(ZONES)]
-        key = ("aws", "us-east-1", zone, "p3.2xlarge", "spot", "linux")
+        key = ("aws", "us-east-1", ZONES[n % len(ZONES)], "p3.2xlarge", "spot", "linux")
         instance = f"m-{job_id}"
         store.jobs.transition(job_id, "running", at=start)
         store.jobs.place(job_id, key, gpu_model="V100", gpu_count=1, at=start,
@@ -117,208 +146,266 @@ def build(url: str, jobs: int, launcher: MemoryLauncher) -> None:
         else:
             launcher.add(instance, job_id, key, "running")
     store.dispose()
+    return launcher.states
 
 
-def _commands(url: str, launcher: MemoryLauncher) -> dict:
-    def status() -> None:
-        from costsched.service import jobs as service
-        from costsched.store import PriceStore
-
-        service.status(PriceStore(url), launcher, at=NOW)
-
-    def migrate() -> None:
-        from costsched.service import jobs as service
-        from costsched.store import PriceStore
-
-        service.migrate(PriceStore(url), launcher, dry_run=True, at=NOW)
-
-    def report() -> None:
-        from costsched.report.data import build as report
-        from costsched.store import PriceStore
-
-        report(PriceStore(url), now=NOW)
-
-    def daemon() -> None:
-        from costsched.config import Config
-        from costsched.daemon import Daemon
-        from costsched.store import PriceStore
-
-        Daemon(PriceStore(url), Config(), launchers=lambda _: launcher,
-               settle_seconds=0).replan(NOW)
-
-    return {"status": status, "migrate --dry-run": migrate, "report": report,
-            "daemon pass": daemon}
-
-
-def _child(fn, out) -> None:  # noqa: ANN001 - a command and a pipe
-    start = time.perf_counter()
-    try:
-        fn()
-    except Exception as exc:  # the bench goes on; the row says what failed
-        print(f"    failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        out.send((math.nan, math.nan))
-        return
-    out.send((time.perf_counter() - start, peak_mb()))
-
-
-def peak_mb() -> float:
-    """This process's peak resident memory (VmHWM), in MB; getrusage's where /proc is not."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def measure(fn, cap: float) -> tuple[float, float]:  # noqa: ANN001 - a command
-    """(seconds, peak MB) of `fn` in a forked child; (inf, nan) past `cap` seconds."""
-    parent, child = mp.Pipe(duplex=False)
-    proc = mp.get_context("fork").Process(target=_child, args=(fn, child))
-    proc.start()
-    if parent.poll(cap):
-        result = parent.recv()
-        proc.join()
-        return result
-    proc.kill()
-    proc.join()
-    return math.inf, math.nan
-
-
-def time_launch(url: str, jobs: int) -> float:
-    from costsched.jobspec import parse
-    from costsched.service import jobs as service
-    from costsched.service.prices import import_prices
-    from costsched.store import PriceStore
-
-    store = PriceStore(url)
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
-    specs = [parse({**SPEC, "name": f"launch-{n}"}) for n in range(jobs)]
-    start = time.perf_counter()
-    service.launch(store, specs, launcher=MemoryLauncher(), at=NOW,
-                   checkpoint_root=tempfile.mkdtemp(prefix="costsched-bench-"))
-    took = time.perf_counter() - start
-    store.dispose()
-    return took
-
-
-def local_run(url: str, jobs: int, workdir: Path) -> tuple[float, float, int]:
-    """Launch `jobs` sleeping jobs on the local launcher (real processes); (seconds to
-    launch them, seconds of one `status` of them, reconcile included, jobs it shows
-    running). Every job is stopped afterwards."""
-    from costsched.jobspec import parse
-    from costsched.service import jobs as service
-    from costsched.service.prices import import_prices
-    from costsched.store import PriceStore
-    from launchers.local import LocalLauncher
-
-    store = PriceStore(url)
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
-    launcher = LocalLauncher(base_dir=workdir / "local", grace_seconds=1)
-    spec = {**SPEC, "run": "sleep 600", "constraints": {"clouds": ["aws"]}}
-    specs = [parse({**spec, "name": f"local-{n}"}) for n in range(jobs)]
-    start = time.perf_counter()
-    records = service.launch(store, specs, launcher=launcher,
-                             checkpoint_root=str(workdir / "local-checkpoints"))
-    launched = time.perf_counter() - start
-    try:
-        start = time.perf_counter()
-        shown = service.status(store, launcher)
-        took = time.perf_counter() - start
-    finally:
-        for record in records:
-            try:
-                service.stop(store, launcher, record.id)
-            except Exception as exc:  # noqa: BLE001 - the bench goes on; it says so
-                print(f"    job {record.id} not stopped: {exc}", file=sys.stderr)
-        store.dispose()
-    return launched, took, sum(s.record.state == "running" for s in shown)
-
-
-def _urls(kind: str, workdir: Path) -> str:
-    if kind == "sqlite":
-        return f"sqlite:///{workdir / f'jobs-{uuid.uuid4().hex[:8]}.sqlite'}"
+def copy_store(url: str, workdir: Path) -> str:
+    """A copy of the store at `url` (a SQLite file, or a PostgreSQL schema of the bench's);
+    its URL."""
+    if url.startswith("sqlite:///"):
+        source = Path(url.removeprefix("sqlite:///"))
+        target = workdir / f"copy-{uuid.uuid4().hex[:8]}.sqlite"
+        for suffix in ("", "-wal"):  # a log not yet checkpointed holds rows too
+            if Path(f"{source}{suffix}").exists():
+                shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
+        return f"sqlite:///{target}"
     from sqlalchemy import create_engine, text
 
-    base = os.environ["COSTSCHED_TEST_PG_URL"]
+    base, schema = _pg_parts(url)
+    copy = _pg_schema(base)
+    engine = create_engine(base)
+    with engine.begin() as conn:
+        tables = conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = :s"),
+                              {"s": schema}).scalars().all()
+        for table in tables:
+            conn.execute(text(f'CREATE TABLE {copy}."{table}" '
+                              f'(LIKE {schema}."{table}" INCLUDING ALL)'))
+            conn.execute(text(f'INSERT INTO {copy}."{table}" SELECT * FROM {schema}."{table}"'))
+    engine.dispose()
+    return _pg_url(base, copy)
+
+
+SCHEMAS: list[tuple[str, str]] = []  # (server URL, schema) made by this run
+
+
+def _pg_schema(base: str) -> str:
+    from sqlalchemy import create_engine, text
+
     schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with create_engine(base).begin() as conn:
+    engine = create_engine(base)
+    with engine.begin() as conn:
         conn.execute(text(f"CREATE SCHEMA {schema}"))
+    engine.dispose()
+    SCHEMAS.append((base, schema))
+    return schema
+
+
+def _pg_url(base: str, schema: str) -> str:
     sep = "&" if "?" in base else "?"
     return f"{base}{sep}options=-csearch_path%3D{schema}"
 
 
-def _exponent(sizes: list[int], values: list[float]) -> str:
-    """The growth exponent from the first size of 100 or more (below, fixed costs rule)
-    to the largest measured."""
-    pairs = [(n, v) for n, v in zip(sizes, values, strict=False) if math.isfinite(v) and v > 0]
-    if len([n for n, _ in pairs if n >= 100]) >= 2:
-        pairs = [(n, v) for n, v in pairs if n >= 100]
-    if len(pairs) < 2:
+def _pg_parts(url: str) -> tuple[str, str]:
+    base, _, schema = url.rpartition("options=-csearch_path%3D")
+    return base.rstrip("?&"), schema
+
+
+def _drop_schemas() -> None:
+    from sqlalchemy import create_engine, text
+
+    for base, schema in SCHEMAS:
+        engine = create_engine(base)
+        with engine.begin() as conn:
+            conn.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        engine.dispose()
+
+
+# --- one code's measurements (run in its subprocess) ----------------------------------------
+
+
+def command(name: str, url: str, launcher) -> None:  # noqa: ANN001 - a Launcher
+    """Run one command of the bench on the store at `url`, as a user's would."""
+    from costsched.store import PriceStore
+
+    if name == "daemon pass":
+        from costsched.config import Config
+        from costsched.daemon import Daemon
+
+        Daemon(PriceStore(url), Config(), launchers=lambda _: launcher,
+               settle_seconds=0).replan(NOW)
+    elif name == "status":
+        from costsched.service import jobs as service
+
+        service.status(PriceStore(url), launcher, at=NOW)
+    elif name == "migrate --dry-run":
+        from costsched.service import jobs as service
+
+        service.migrate(PriceStore(url), launcher, dry_run=True, at=NOW)
+    elif name == "report":
+        from costsched.report.data import build as report
+
+        report(PriceStore(url), now=NOW)
+    else:
+        raise SystemExit(f"command {name!r}: expected one of daemon pass, status, "
+                         "migrate --dry-run, report")
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory (VmHWM), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure_in_child(name: str, url: str, states: dict, cap: float
+                     ) -> tuple[float, float, float]:
+    """(seconds, peak MB, CPU seconds) of one command in a forked child; (inf, nan, nan)
+    past `cap` seconds, (nan, nan, nan) when it failed (the child says why on stderr). On a
+    busy machine the CPU seconds are the steadier figure."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the command, then its figures down the pipe
+        os.close(read)
+        launcher = memory_launcher(states)
+        start, cpu = time.perf_counter(), time.process_time()
+        try:
+            command(name, url, launcher)
+            out = (time.perf_counter() - start, peak_mb(), time.process_time() - cpu)
+        except BaseException as exc:  # noqa: BLE001 - the row says it failed
+            print(f"    {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            out = (math.nan, math.nan, math.nan)
+        os.write(write, json.dumps(out).encode())
+        os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + cap
+    while time.monotonic() < deadline:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            with os.fdopen(read) as pipe:
+                text = pipe.read()
+            return tuple(json.loads(text)) if text else (math.nan, math.nan, math.nan)
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    os.close(read)
+    return math.inf, math.nan, math.nan
+
+
+def worker(args: argparse.Namespace) -> None:
+    """The subprocess of one code: build a store, or measure commands on copies of one."""
+    if args.build:
+        states = build(args.url, args.size)
+        Path(args.build).write_bytes(pickle.dumps(states))
+        return
+    states = pickle.loads(Path(args.states).read_bytes())
+    # Imported before the children fork: their times are the commands' own work.
+    import costsched.daemon  # noqa: F401
+    import costsched.report.data  # noqa: F401
+    import costsched.service.jobs  # noqa: F401
+
+    for name, url in zip(args.commands.split(","), args.urls.split(" "), strict=True):
+        print(json.dumps({"command": name, "figures": measure_in_child(
+            name, url, states, args.cap)}), flush=True)
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+def run_code(code: Path, *argv: str) -> str:
+    """This script's worker under `code` (a checkout); its standard output."""
+    env = {**os.environ, "COSTSCHED_BENCH_CODE": str(code)}
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", *argv],
+                          cwd=code, env=env, capture_output=True, text=True, check=False)
+    sys.stderr.write(done.stderr)
+    if done.returncode:
+        raise SystemExit(f"the worker under {code} failed (exit {done.returncode})")
+    return done.stdout
+
+
+def baseline_tree(rev: str, workdir: Path) -> Path:
+    """A temporary work tree of `rev` (removed at the end of the run)."""
+    tree = workdir / f"code-{rev}"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet",
+                    str(tree), rev], check=True)
+    return tree
+
+
+def measure(code: Path, commands: list[str], built: str, states: Path, workdir: Path,
+            cap: float) -> dict[str, tuple[float, float, float]]:
+    urls = [copy_store(built, workdir) for _ in commands]
+    out = run_code(code, "--commands", ",".join(commands), "--urls", " ".join(urls),
+                   "--states", str(states), "--cap", str(cap))
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return {r["command"]: tuple(r["figures"]) for r in rows}
+
+
+def cell(secs: float, mb: float, cpu: float, cap: float) -> str:
+    if math.isinf(secs):
+        return f"> {cap:g} s"
+    if math.isnan(secs):
+        return "failed"
+    return f"{secs:8.2f} s ({cpu:.2f}) {mb:5.0f} MB"
+
+
+def ratio(old: float, new: float) -> str:
+    if not (math.isfinite(old) and math.isfinite(new)) or new <= 0:
         return "-"
-    (n0, v0), (n1, v1) = pairs[0], pairs[-1]
-    return f"{math.log(v1 / v0) / math.log(n1 / n0):.2f}"
+    return f"{old / new:.2f}x"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10,100,1000")
-    parser.add_argument("--cap", type=float, default=300.0, help="seconds per measurement")
-    parser.add_argument("--launch-up-to", type=int, default=1000,
-                        help="largest size whose launch is timed")
+    parser.add_argument("--jobs", default="1000,10000",
+                        help="store sizes, comma-separated (default 1000,10000)")
+    parser.add_argument("--quick", action="store_true", help="1,000 jobs only")
+    parser.add_argument("--url", default=os.environ.get("COSTSCHED_TEST_PG_URL", ""),
+                        help="a PostgreSQL server to measure too (default "
+                             "COSTSCHED_TEST_PG_URL)")
     parser.add_argument("--backends", default="sqlite,postgresql")
-    parser.add_argument("--commands", default="",
-                        help="only these commands, comma-separated (default: all four)")
-    parser.add_argument("--local-jobs", type=int, default=100,
-                        help="jobs launched on the local launcher for one status (0: none)")
+    parser.add_argument("--commands", default=",".join(COMMANDS))
+    parser.add_argument("--baseline", default=BASELINE, help="the commit of today's code")
+    parser.add_argument("--new", default="",
+                        help="a commit of the new code (default: this checkout as it is)")
+    parser.add_argument("--cap", type=float, default=900.0, help="seconds per command")
+    # The subprocesses' own arguments.
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--build", help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--urls", help=argparse.SUPPRESS)
+    parser.add_argument("--states", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    backends = [b for b in args.backends.split(",")
-                if b == "sqlite" or os.environ.get("COSTSCHED_TEST_PG_URL")]
+    if args.worker:
+        worker(args)
+        return
+    sizes = [1000] if args.quick else [int(s) for s in args.jobs.split(",")]
+    commands = [c for c in args.commands.split(",") if c]
+    backends = [b for b in args.backends.split(",") if b == "sqlite" or args.url]
     workdir = Path(tempfile.mkdtemp(prefix="costsched-bench-scale-"))
-    # Imported once before the children fork: their times are the commands' work.
-    import costsched.daemon  # noqa: F401
-    import costsched.report.data  # noqa: F401
-    import costsched.service.jobs  # noqa: F401
-    for backend in backends:
-        print(f"\n== {backend}: seconds (peak MB) per command; growth exponent "
-              f"{next((n for n in sizes if n >= 100), sizes[0])} -> {sizes[-1]} jobs")
-        rows: dict[str, list[tuple[float, float]]] = {}
-        for size in sizes:
-            url = _urls(backend, workdir)
-            launcher = MemoryLauncher()
-            t0 = time.perf_counter()
-            build(url, size, launcher)
-            print(f"  built {size} jobs in {time.perf_counter() - t0:.1f} s", flush=True)
-            chosen = [c for c in args.commands.split(",") if c]
-            for name, fn in _commands(url, launcher).items():
-                if chosen and name not in chosen:
-                    continue
-                rows.setdefault(name, []).append(measure(fn, args.cap))
-                secs, mb = rows[name][-1]
-                print(f"    {name:<18} {secs:8.2f} s {mb:7.0f} MB", flush=True)
-            if size <= args.launch_up_to:
-                took = time_launch(_urls(backend, workdir), size)
-                rows.setdefault("launch N jobs", []).append((took, math.nan))
-                print(f"    {'launch N jobs':<18} {took:8.2f} s", flush=True)
-        header = f"  {'command':<18}" + "".join(f"{n:>16}" for n in sizes) + "  exponent"
-        print(header)
-        for name, values in rows.items():
-            cells = []
-            for secs, mb in values:
-                shown = f"> {args.cap:g} s" if math.isinf(secs) else f"{secs:.2f} s"
-                if math.isfinite(mb):
-                    shown += f" {mb:.0f}M"
-                cells.append(f"{shown:>16}")
-            cells += [f"{'-':>16}"] * (len(sizes) - len(values))
-            secs = [v[0] for v in values]
-            print(f"  {name:<18}" + "".join(cells) + f"  {_exponent(sizes, secs)}")
-    if args.local_jobs:
-        launched, took, running = local_run(_urls("sqlite", workdir), args.local_jobs, workdir)
-        print(f"\n== local launcher, SQLite: {args.local_jobs} jobs launched in "
-              f"{launched:.1f} s; status of them (reconcile included) {took:.2f} s, "
-              f"{running} running")
+    # Stopped (SIGTERM), the run still removes its work trees and schemas.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    old = baseline_tree(args.baseline, workdir)
+    ours = baseline_tree(args.new, workdir) if args.new else ROOT
+    try:
+        for backend in backends:
+            print(f"\n== {backend}: today ({args.baseline}) and new ({args.new or 'this checkout'})"
+                  "; seconds (CPU seconds), peak MB; today/new: time, CPU, memory", flush=True)
+            print(f"  {'jobs':>6}  {'command':<18}{'today':>28}{'new':>28}{'time':>9}"
+                  f"{'CPU':>9}{'memory':>9}", flush=True)
+            for size in sizes:
+                built = (f"sqlite:///{workdir / f'built-{size}.sqlite'}" if backend == "sqlite"
+                         else _pg_url(args.url, _pg_schema(args.url)))
+                states = workdir / f"states-{backend}-{size}.pickle"
+                t0 = time.perf_counter()
+                run_code(old, "--build", str(states), "--size", str(size), "--url", built)
+                print(f"  (built {size:,} jobs in {time.perf_counter() - t0:.0f} s)",
+                      flush=True)
+                today = measure(old, commands, built, states, workdir, args.cap)
+                new = measure(ours, commands, built, states, workdir, args.cap)
+                for name in commands:
+                    (s0, m0, c0), (s1, m1, c1) = today[name], new[name]
+                    print(f"  {size:>6,}  {name:<18}{cell(s0, m0, c0, args.cap):>28}"
+                          f"{cell(s1, m1, c1, args.cap):>28}{ratio(s0, s1):>9}"
+                          f"{ratio(c0, c1):>9}{ratio(m0, m1):>9}", flush=True)
+    finally:
+        for tree in {old, ours} - {ROOT}:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(tree)], check=False)
+        if SCHEMAS:
+            _drop_schemas()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -35,17 +36,29 @@ _MOVE_REASONS = ("migration", "recovery")
 
 @dataclass(frozen=True, eq=False)
 class JobCost:
-    """A job's cost so far: compute per placement plus egress per move."""
+    """A job's cost so far: compute per placement plus egress per move. Its frames are
+    rows of frames charged for many jobs at once, taken when first asked for."""
 
     job_id: int
     compute_usd: float
     egress_usd: float
-    placements: pd.DataFrame = field(repr=False)  # placement_costs, with egress_usd
-    moves: pd.DataFrame = field(repr=False)  # egress_costs
+    charged: pd.DataFrame = field(repr=False)  # placement_costs of its jobs, egress_usd too
+    moved: pd.DataFrame = field(repr=False)  # egress_costs of its jobs
+    rows: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     total_usd: float = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "total_usd", self.compute_usd + self.egress_usd)
+
+    @cached_property
+    def placements(self) -> pd.DataFrame:
+        """Its placements as charged (`placement_costs`, with egress_usd)."""
+        return self.charged if self.rows is None else self.charged.iloc[self.rows[0]]
+
+    @cached_property
+    def moves(self) -> pd.DataFrame:
+        """Its moves' egress (`egress_costs`)."""
+        return self.moved if self.rows is None else self.moved.iloc[self.rows[1]]
 
 
 def job_cost(store: PriceStore, job_id: int, *, now: datetime,
@@ -68,28 +81,34 @@ def per_node(charged: pd.DataFrame, job_ids: Iterable[int],
 
 def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
               checkpoint_gb: Mapping[int, float],
-              nodes: Mapping[int, int] | None = None) -> dict[int, JobCost]:
+              nodes: Mapping[int, int] | None = None,
+              placements: pd.DataFrame | None = None) -> dict[int, JobCost]:
     """`job_cost` of many jobs from one read of their placements and one set of price
     queries (the cost of a pass over a team's jobs does not grow with a query per job).
     `checkpoint_gb`: each job's checkpoint size; jobs without placements cost 0. `nodes`:
-    a multi-node job's instances, each charged (its checkpoint is copied once a move)."""
+    a multi-node job's instances, each charged (its checkpoint is copied once a move).
+    `placements`: theirs, when the caller read them already."""
     wanted = [int(j) for j in job_ids]
     # One job: its own placements; more: every placement in one read.
-    placed = store.jobs.placements(wanted[0] if len(wanted) == 1 else None)
+    placed = placements if placements is not None else \
+        store.jobs.placements(wanted[0] if len(wanted) == 1 else None)
     placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
     moves = egress_costs(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted})
     charged = placement_costs(store, placed, now=now, egress=moves)
     if nodes and len(charged):
         charged = per_node(charged, charged["job_id"], nodes)
-    by_job = dict(tuple(charged.groupby("job_id"))) if len(charged) else {}
-    moved = dict(tuple(moves.groupby("job_id"))) if len(moves) else {}
+    # Each job's rows and sums from one grouping of every job's (no frame per job).
+    by_job = charged.groupby("job_id").indices if len(charged) else {}
+    moved = moves.groupby("job_id").indices if len(moves) else {}
+    usd = charged["usd"].to_numpy(dtype=float)
+    egress_usd = moves["usd"].to_numpy(dtype=float)
+    none = np.array([], dtype=int)
     out = {}
     for job_id in wanted:
-        mine = by_job.get(job_id, charged.iloc[0:0])
-        egress = moved.get(job_id, moves.iloc[0:0])
-        out[job_id] = JobCost(job_id=job_id, compute_usd=float(mine["usd"].sum()),
-                              egress_usd=float(egress["usd"].sum()), placements=mine,
-                              moves=egress)
+        mine, egress = by_job.get(job_id, none), moved.get(job_id, none)
+        out[job_id] = JobCost(job_id=job_id, compute_usd=float(np.nansum(usd[mine])),
+                              egress_usd=float(np.nansum(egress_usd[egress])), charged=charged,
+                              moved=moves, rows=(mine, egress))
     return out
 
 

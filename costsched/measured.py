@@ -144,14 +144,28 @@ def check(job_id: int, name: str, model: str, job_speeds: pd.DataFrame, basis: s
           factor: float = DEFAULT_FACTOR) -> SpeedCheck | None:
     """The job's `SpeedCheck` on the GPU it ran longest with a measured speed; None when
     it has none, or its plan's figure there is unknown."""
-    known = job_speeds[job_speeds["measured_sps"].notna() & job_speeds["planned_sps"].notna()
-                       & (job_speeds["hours"] > 0)]
+    top = longest(job_speeds).get(int(job_id))
+    return None if top is None else checked(top, name, model, basis, factor)
+
+
+def checked(top: tuple, name: str, model: str, basis: str,
+            factor: float = DEFAULT_FACTOR) -> SpeedCheck:
+    """The `SpeedCheck` of a job's row of `longest`."""
+    return SpeedCheck(int(top.job_id), str(name), str(model), str(top.gpu_model),
+                      int(top.gpu_count), float(top.planned_sps), float(top.measured_sps),
+                      basis, float(factor))
+
+
+def longest(found: pd.DataFrame) -> dict[int, tuple]:
+    """Of `speeds` rows (of any number of jobs), each job's row on the GPU it ran longest
+    with both speeds known (the first such of equal hours), as a named tuple; a job with
+    none is left out. Sorted once for every job."""
+    known = found[found["measured_sps"].notna() & found["planned_sps"].notna()
+                  & (found["hours"] > 0)]
     if known.empty:
-        return None
-    top = known.sort_values("hours", ascending=False, kind="stable").iloc[0]
-    return SpeedCheck(int(job_id), str(name), str(model), str(top["gpu_model"]),
-                      int(top["gpu_count"]), float(top["planned_sps"]),
-                      float(top["measured_sps"]), basis, float(factor))
+        return {}
+    top = known.sort_values("hours", ascending=False, kind="stable").drop_duplicates("job_id")
+    return {int(row.job_id): row for row in top.itertuples(index=False)}
 
 
 def mismatch_factor(factor: float | None = None) -> float:

@@ -382,6 +382,21 @@ class ThroughputTable:
         table._derive([k for k in table._rows if (k[0], k[1]) in touched])
         return table
 
+    def speeds_key(self, model: str) -> tuple | None:
+        """What `get(model, ...)`'s steps per second on every GPU depend on: the precision
+        and the model's own rows. Two tables whose keys are equal answer alike, so a pass
+        makes one market view per key rather than per job (a sweep's jobs, each its own
+        name). None for a kind of table whose answers this does not describe."""
+        if type(self) is not ThroughputTable:
+            return None
+        keys = self.__dict__.setdefault("_speeds_keys", {})
+        if model not in keys:
+            key = model_key(model)
+            rows = tuple(sorted((gpu, count, value[0]) for (k, gpu, count), value
+                                in self._index.items() if k == key))
+            keys[model] = (self.precision, key in self._names, rows)
+        return keys[model]
+
     def models(self) -> list[str]:
         return sorted(set(self.frame["model"]))
 

@@ -31,7 +31,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
-from costsched.model import InvalidInput, Offering
+from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
@@ -118,7 +118,7 @@ class Mover:
             return self.store.moves.get(move.id)
 
     def _stopped(self) -> bool:
-        return self.store.jobs.get(self.job.job_id).state == "cancelled"
+        return self.store.jobs.state(self.job.job_id) == "cancelled"
 
     def _transition(self, move: MoveRecord) -> MoveRecord:
         handler = {
@@ -245,9 +245,9 @@ class Mover:
     # --- job state ----------------------------------------------------------------------
 
     def _job_state(self, state: str, at: datetime, detail: str) -> None:
-        record = self.store.jobs.get(self.job.job_id)
-        if record.state != state and not record.final:
-            self.store.jobs.transition(self.job.job_id, state, at=at, expect=record.state,
+        current = self.store.jobs.state(self.job.job_id)
+        if current != state and current not in FINAL_STATES:
+            self.store.jobs.transition(self.job.job_id, state, at=at, expect=current,
                                        detail=detail)
 
     def _end_job(self, state: str, at: datetime, detail: str) -> None:

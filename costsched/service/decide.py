@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -124,10 +125,15 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
     out = []
     for ask in asks:
         table = ask.table if ask.table is not None else default
-        key = (id(table), ask.job.model)  # the table is kept with its view: its id holds
-        if key not in views:
-            views[key] = (table, market.for_model(table, ask.job.model))
-        view = views[key][1]
+        speeds = table.speeds_key(ask.job.model)
+        if speeds is not None:  # one view per pass for the jobs whose speeds are alike
+            view = market.shared(("model view", speeds),
+                                 partial(market.for_model, table, ask.job.model))
+        else:
+            key = (id(table), ask.job.model)  # the table is kept with its view: its id holds
+            if key not in views:
+                views[key] = (table, market.for_model(table, ask.job.model))
+            view = views[key][1]
         if ask.nodes > 1:  # a gang: N instances' price and hazard; its checkpoint moves once
             scaled = {"prices": view.prices * ask.nodes, "derived": {},
                       "preemptions_per_hour": view.preemptions_per_hour * ask.nodes}

@@ -17,8 +17,9 @@ import pandas as pd
 from costsched.measured import (
     SpeedCheck,
     basis_words,
-    check,
+    checked,
     job_rate,
+    longest,
     mismatch_factor,
     speeds,
     stored_spec,
@@ -47,19 +48,17 @@ def checks(records: Iterable[JobRecord], placements: pd.DataFrame,
     found = speeds(mine, {r.id: r.steps_done for r in records},
                    {r.id: pd.Timestamp(r.updated_at) for r in records}, rates)
     limit = mismatch_factor(factor)
+    tops = longest(found)  # each job's GPU it ran longest: one sort for every job
     out = {}
     for r in records:
-        rows = found[found["job_id"] == r.id]
+        if r.id not in tops:
+            continue
         rate = rates[r.id]
         model = rate.model if rate is not None else str(stored_spec(r.spec).get("model")
                                                         or r.name)
-        got = check(r.id, r.name, model, rows, "", limit)
-        if got is None:
-            continue
-        basis = rate.basis(got.gpu_model, got.gpu_count) if rate is not None else ""
-        out[r.id] = SpeedCheck(got.job_id, got.name, got.model, got.gpu_model,
-                               got.gpu_count, got.planned_sps, got.measured_sps,
-                               basis_words(basis), got.factor)
+        top = tops[r.id]
+        basis = rate.basis(str(top.gpu_model), int(top.gpu_count)) if rate is not None else ""
+        out[r.id] = checked(top, r.name, model, basis_words(basis), limit)
     return out
 
 

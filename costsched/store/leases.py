@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,6 +51,9 @@ class Leases:
         when `holder` holds it now; False when another holder's lease has not expired."""
         now = epoch_second(at)
         expires = now + max(int(ttl_seconds), 1)
+        claimed = self._claim(name, holder, now, expires)
+        if claimed is not None:
+            return claimed or self._take_from_dead(name, holder, expires)
         if self._take(name, holder, now, expires):
             return True
         try:
@@ -104,6 +108,28 @@ class Leases:
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
         return [Lease(r.name, r.holder, _time(r.expires_ts)) for r in rows]
+
+    def _claim(self, name: str, holder: str, now: int, expires: int) -> bool | None:
+        """Insert the lease, or take it over when it expired or is the holder's own, in one
+        statement (an upsert whose update is conditional): whether `holder` holds it now;
+        None on a database without upserts (the caller updates, then inserts)."""
+        dialect = self.engine.dialect.name
+        if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35):  # RETURNING
+            from sqlalchemy.dialects.sqlite import insert as upsert
+        elif dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as upsert
+        else:
+            return None
+        row = upsert(leases).values(name=name, holder=holder, expires_ts=expires)
+        # PostgreSQL waits for a concurrent claim of the row, then checks the condition on
+        # the row it committed; SQLite runs one writer at a time: never two holders.
+        claim = row.on_conflict_do_update(
+            index_elements=[leases.c.name],
+            set_={"holder": row.excluded.holder, "expires_ts": row.excluded.expires_ts},
+            where=or_(leases.c.expires_ts <= now, leases.c.holder == holder)
+        ).returning(leases.c.name)  # a row back when it was inserted or taken over
+        with self.engine.begin() as conn:
+            return conn.execute(claim).first() is not None
 
     def _take(self, name: str, holder: str, now: int, expires: int) -> bool:
         # PostgreSQL re-checks the WHERE on the row a concurrent UPDATE committed, and

@@ -317,3 +317,24 @@ def test_an_overlay_looks_up_what_the_table_rebuilt_with_its_rows_does(start: in
             for n in sorted({1, int(count), 2 * int(count)}):
                 assert fast.get(model, gpu, n) == whole.get(model, gpu, n)
         assert fast.measured_rows().equals(whole.measured_rows())
+
+
+def test_tables_of_equal_speeds_keys_answer_alike_on_every_gpu() -> None:
+    """Two jobs named apart with the same figures (a sweep): equal keys, and equal answers
+    wherever they are asked; a different figure or precision is a different key."""
+    base = tp.ThroughputTable.load(user_file=Path("/nonexistent"))
+
+    def table(model: str, sps: float, precision: str = "fp32") -> tp.ThroughputTable:
+        return base.overlay([{"model": model, "gpu_model": "V100", "gpu_count": 1,
+                              "steps_per_second": sps, "source": "spec"}], precision)
+
+    one, two = table("sweep-1", 0.025), table("sweep-2", 0.025)
+    assert one.speeds_key("sweep-1") == two.speeds_key("sweep-2")
+    for gpu in sorted(tp.GPU_SPECS):
+        for count in (1, 2, 8):
+            assert one.get("sweep-1", gpu, count).steps_per_second == \
+                two.get("sweep-2", gpu, count).steps_per_second
+    assert table("sweep-3", 0.05).speeds_key("sweep-3") != one.speeds_key("sweep-1")
+    assert table("sweep-4", 0.025, "fp16").speeds_key("sweep-4") != one.speeds_key("sweep-1")
+    assert one.speeds_key("unknown-model") != one.speeds_key("sweep-1")
+    assert base.speeds_key("resnet50") != one.speeds_key("sweep-1")

@@ -19,11 +19,18 @@ from costsched.service.decide import (
     OfferingName,
     parse_offering,
 )
-from costsched.service.jobs.decider import Decider, JobNow, decider_for, market_at
+from costsched.service.jobs.decider import (
+    DeadlineDecider,
+    Decider,
+    JobNow,
+    decider_for,
+    market_at,
+)
 from costsched.service.jobs.runs import (
     MIN_MIGRATION_INTERVAL,
     STEP_LEASE_SECONDS,
     RunningJob,
+    _newest_open,
     _runs,
     _steps_left_of,
     job_ids,
@@ -31,6 +38,7 @@ from costsched.service.jobs.runs import (
 from costsched.service.jobs.steps import _start_migration
 from costsched.service.values import as_time
 from costsched.store import PriceStore
+from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 
 
@@ -112,9 +120,7 @@ def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int]
     launcher's, placed now. The placements are read once for all of them."""
     if not job_ids:
         return []
-    placements = store.jobs.placements(job_ids[0] if len(job_ids) == 1 else None)
-    placements = placements[placements["end_at"].isna() & placements["job_id"].isin(job_ids)]
-    open_by_job = {int(j): rows.iloc[-1] for j, rows in placements.groupby("job_id")}
+    open_by_job = _newest_open(store.jobs.placements_of(job_ids, open_only=True))
     runs = _runs(store, [j for j in job_ids if int(j) in open_by_job])
     out = []
     for job_id in job_ids:
@@ -170,9 +176,10 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
                 store.jobs.newest_open_placement(job_id) != int(placement["id"]):
             return choice, None, (f"{reason}; not moved: it is no longer placed on "
                                   f"{placement['instance']}")
-        run = replace(run, record=record)  # its spec does not change, nor its placement
-        [choice] = _decide(store, [(run, placement)], ask)
-        reason = choice.reason
+        decided, run = run.record, replace(run, record=record)  # its spec does not change
+        if not _decided_alike(decided, record, _decider(run, ask)):
+            [choice] = _decide(store, [(run, placement)], ask)
+            reason = choice.reason
         if not choice.moves:
             return choice, None, reason
         blocked = _migration_limit(run, moves, ask.when, daily=_decider(run, ask).daily)
@@ -180,6 +187,16 @@ def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
             return choice, None, f"{reason}; not moved: {blocked}"
         return choice, _start_migration(store, launcher, run, choice, placement, stamp,
                                         fallbacks=ask.target is None), reason
+
+
+def _decided_alike(decided: JobRecord, now: JobRecord, decider: Decider) -> bool:
+    """Whether deciding for the job again would answer as its decision did: the job is as
+    it was decided from (its record but the time of its last write; its placement and its
+    moves were checked by the caller), and its decider reads nothing but the job and the
+    pass's market (a deadline decider also reads the offerings that just met no capacity,
+    which a move of the pass may have changed)."""
+    return not isinstance(decider, DeadlineDecider) and \
+        replace(now, updated_at=decided.updated_at) == decided
 
 
 def _migration_limit(run: RunningJob, moves: list[MoveRecord], at: datetime,

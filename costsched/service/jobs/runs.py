@@ -4,21 +4,23 @@ step keeps, and how far it has come."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import cached_property, partial
 
 import pandas as pd
 
-from costsched.jobspec import ResolvedJob, parse, resolve
+from costsched.jobspec import MAX_NAME, JobSpec, ResolvedJob, parse, resolve
 from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
-from costsched.passes import memo, one_pass
+from costsched.passes import memo
 from costsched.policies import OfferingKey
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
+from costsched.throughput import ThroughputTable
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
 CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last
@@ -30,12 +32,48 @@ STEP_LEASE_SECONDS = 300  # longer than one step (a cloud's launch call included
 
 @dataclass(frozen=True)
 class RunningJob:
+    """A job as the store holds it. Its spec is resolved when first asked for (`resolved`,
+    once per distinct spec in a pass): a pass that only looks at a job's record, instance
+    and costs does not resolve it."""
+
     record: JobRecord
-    resolved: ResolvedJob
     launcher: str
     checkpoint_uri: str
-    home_region: str
     moves: list[MoveRecord]  # as read with the record, oldest first
+    resolve: Callable[[], ResolvedJob] = field(repr=False, compare=False)
+
+    @cached_property
+    def resolved(self) -> ResolvedJob:
+        return self.resolve()
+
+    @cached_property
+    def home_region(self) -> str:
+        """Its first allowed region, else where its first move went."""
+        regions = self.resolved.job.constraints.regions
+        if regions:
+            return regions[0]
+        first = self.moves[0].candidates if self.moves else []
+        return first[0]["key"][1] if first else ""
+
+    @property
+    def checkpoint_gb(self) -> float:
+        """The checkpoint size its spec declares (0 when none), read from its stored spec
+        when it is not resolved (as its resolution would give it: the spec was checked when
+        it was stored)."""
+        if "resolved" in self.__dict__:
+            return self.resolved.job.checkpoint_gb
+        size = ((self.record.spec.get("spec") or {}).get("checkpoint") or {}).get("size_gb")
+        return float(size) if isinstance(size, (int, float)) and \
+            not isinstance(size, bool) else 0.0
+
+    @property
+    def nodes(self) -> int:
+        """Its instances at once (a gang's num_nodes; 1 for others), from its stored spec."""
+        if "resolved" in self.__dict__:
+            return self.resolved.nodes
+        value = (self.record.spec.get("spec") or {}).get("num_nodes", 1)
+        return value if isinstance(value, int) and not isinstance(value, bool) and \
+            value > 1 else 1
 
 
 def _newest_open_rows(placements: pd.DataFrame) -> pd.DataFrame:
@@ -117,45 +155,71 @@ def _running(store: PriceStore, job_id: int) -> RunningJob:
 
 
 def _runs(store: PriceStore, job_ids: Iterable[int] | None = None, *,
-          states: Sequence[str] = ()) -> dict[int, RunningJob]:
-    """`_running` of many jobs (every job in `states` when `job_ids` is None), from one
-    read of their records and one of their moves; by id, oldest first."""
-    records = store.jobs.records(job_ids, states=states)
+          states: Sequence[str] = (), records: Sequence[JobRecord] | None = None
+          ) -> dict[int, RunningJob]:
+    """`_running` of many jobs (every job in `states` when `job_ids` is None; those of
+    `records` when the caller read them), from one read of their records and one of their
+    moves; by id, oldest first. Their specs are resolved when first asked for, each
+    distinct one once (`Resolutions`)."""
+    if records is None:
+        records = store.jobs.records(job_ids, states=states)
     moves = store.moves.of_jobs([r.id for r in records])
-    with one_pass():  # (or the caller's): each distinct spec is resolved once
-        return {r.id: _run_of(store, r, moves[r.id]) for r in records}
+    resolutions = Resolutions(store)
+    return {r.id: _run_of(store, r, moves[r.id], resolutions) for r in records}
 
 
-def _run_of(store: PriceStore, record: JobRecord, moves: list[MoveRecord]) -> RunningJob:
-    stored = record.spec
-    resolved = _resolved(store, record)
-    regions = resolved.job.constraints.regions
-    home = regions[0] if regions else (
-        moves[0].candidates[0]["key"][1] if moves and moves[0].candidates else "")
-    return RunningJob(record, resolved, stored.get("launcher", ""),
-                      record.checkpoint_location, home, moves)
+def _run_of(store: PriceStore, record: JobRecord, moves: list[MoveRecord],
+            resolutions: Resolutions | None = None) -> RunningJob:
+    return RunningJob(record, record.spec.get("launcher", ""), record.checkpoint_location,
+                      moves, partial(resolutions or Resolutions(store), record))
 
 
-def _resolved(store: PriceStore, record: JobRecord) -> ResolvedJob:
-    """The job's stored spec resolved as at its creation; inside a pass, once per distinct
-    stored spec. A job that names its model differs from another only by its name when
-    their specs do, so they share one resolution (and one throughput table)."""
-    stored = record.spec
-    source = stored.get("source", "<stored spec>")
-    spec = stored["spec"]
-    named = {k: v for k, v in spec.items() if k != "name"} if spec.get("model") else spec
-    key = ("resolved", store.url, json.dumps(named, sort_keys=True, default=str), source,
-           record.created_at)
+class Resolutions:
+    """Stored specs resolved as at their jobs' creation, for the jobs read together: each
+    distinct spec once, over one read of the throughput table (in a pass, the pass's
+    resolutions and table). A job that names its model differs from another only by its
+    name when their specs do, so they share one resolution (and one throughput table)."""
 
-    def compute() -> ResolvedJob:
-        table = memo(("throughputs", store.url), lambda: table_with_measured(store),
-                     shared=True)
-        return resolve(parse(spec, source), table, record.created_at, source=source)
+    def __init__(self, store: PriceStore) -> None:
+        self.store = store
+        self.done: dict[tuple, ResolvedJob] = {}
+        self.parsed: dict[tuple, JobSpec] = {}
+        self.table: ThroughputTable | None = None
 
-    resolved = memo(key, compute, shared=True)
-    if resolved.job.name == spec.get("name"):
-        return resolved
-    return replace(resolved, job=replace(resolved.job, name=spec["name"]))
+    def __call__(self, record: JobRecord) -> ResolvedJob:
+        stored = record.spec
+        source = stored.get("source", "<stored spec>")
+        spec = stored["spec"]
+        named = {k: v for k, v in spec.items() if k != "name"} if spec.get("model") else spec
+        key = ("resolved", self.store.url, json.dumps(named, sort_keys=True, default=str),
+               source, record.created_at)
+        if key not in self.done:
+            self.done[key] = memo(key, lambda: resolve(self._parsed(spec, source),
+                                                       self._table(), record.created_at,
+                                                       source=source), shared=True)
+        resolved = self.done[key]
+        if resolved.job.name == spec.get("name"):
+            return resolved
+        return replace(resolved, job=replace(resolved.job, name=spec["name"]))
+
+    def _parsed(self, spec: dict, source: str) -> JobSpec:
+        """The stored spec parsed; specs that differ only in their name (a sweep's jobs)
+        are checked once, the others taking their own name (checked when stored)."""
+        name = spec.get("name")
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME:
+            return parse(spec, source)  # says what is wrong with it
+        shape = ("parsed", json.dumps({k: v for k, v in spec.items() if k != "name"},
+                                      sort_keys=True, default=str), source)
+        if shape not in self.parsed:
+            self.parsed[shape] = parse(spec, source)
+        parsed = self.parsed[shape]
+        return parsed if parsed.name == name else parsed.model_copy(update={"name": name})
+
+    def _table(self) -> ThroughputTable:
+        if self.table is None:
+            self.table = memo(("throughputs", self.store.url),
+                              lambda: table_with_measured(self.store), shared=True)
+        return self.table
 
 
 def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:
@@ -168,8 +232,7 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
     """The id of `job` (an id, or a name: its unfinished job, else its newest), or every
     job in `states` when `job` is None."""
     if job is None:
-        frame = store.jobs.list(states=list(states))
-        return [] if frame.empty else [int(i) for i in frame["id"]]
+        return store.jobs.ids(states)
     if isinstance(job, int) or str(job).isdigit():
         return [store.jobs.get(int(job)).id]
     found = store.jobs.find(str(job))

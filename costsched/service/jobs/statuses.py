@@ -93,9 +93,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
     with one_pass():
         if launcher is not None and reconcile_first:
             reconcile(store, launcher)
-        ids = _shown(store, job, states, name, limit, only)
+        records = _shown(store, job, states, name, limit, only)
+        ids = [r.id for r in records]
         advise = len(ids) <= ADVICE_UP_TO if advice is None else advice
-        runs = _runs(store, ids)
+        runs = _runs(store, records=records)
         placed = store.jobs.placements_of(ids)
         rows_of = placed.groupby("job_id").indices if len(placed) else {}
         open_by_job = _newest_open(placed)
@@ -113,8 +114,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended = store.jobs.events_of(failed, kinds=["state"])
         ended_of = ended.groupby("job_id").indices if len(ended) else {}
         costs = job_costs(store, ids, now=when, checkpoint_gb={
-            job_id: run.resolved.job.checkpoint_gb for job_id, run in runs.items()},
-            nodes={job_id: run.resolved.nodes for job_id, run in runs.items()})
+            job_id: run.checkpoint_gb for job_id, run in runs.items()},
+            nodes={job_id: run.nodes for job_id, run in runs.items()}, placements=placed)
         shown = []
         for job_id in ids:
             run = runs[job_id]
@@ -135,16 +136,17 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
 
 
 def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
-           name: str | None, limit: int | None, only: JobFilter | None = None) -> list[int]:
-    """The ids `status` shows, oldest first."""
+           name: str | None, limit: int | None,
+           only: JobFilter | None = None) -> list[JobRecord]:
+    """The jobs `status` shows, oldest first, in one read."""
     if job is not None:
-        return job_ids(store, job, states=())
-    frame = store.jobs.list(states=list(states))
-    frame = only.select(frame) if only is not None else frame
-    if name is not None and not frame.empty:
-        frame = frame[[fnmatch.fnmatchcase(n, name) for n in frame["name"]]]
-    ids = [] if frame.empty else [int(i) for i in frame["id"]]
-    return ids[-limit:] if limit else ids
+        return store.jobs.records(job_ids(store, job, states=()))
+    found = store.jobs.records(states=states)
+    if only is not None and not only.empty:
+        found = [r for r in found if only.matches(r.spec)]
+    if name is not None:
+        found = [r for r in found if fnmatch.fnmatchcase(r.name, name)]
+    return found[-limit:] if limit else found
 
 
 def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,

@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from costsched.migration.machine import candidate, offering_of
-from costsched.store import PriceStore
-from costsched.store import jobs as job_store
+from costsched.store import PriceStore, job_rows
 
 T0 = datetime(2026, 1, 2, tzinfo=timezone.utc)
 KEY = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
@@ -19,7 +18,7 @@ KEY = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
 
 @pytest.fixture()
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PriceStore:
-    monkeypatch.setattr(job_store, "ID_CHUNK", 2)  # seven jobs: four IN lists
+    monkeypatch.setattr(job_rows, "ID_CHUNK", 2)  # seven jobs: four IN lists
     store = PriceStore(f"sqlite:///{tmp_path / 'jobs.sqlite'}")
     for n in range(7):
         job_id = store.jobs.create(f"j{n}", {"spec": {"name": f"j{n}"}}, 100, at=T0)
@@ -71,6 +70,6 @@ def test_steps_of_many_jobs_are_stored_at_once(store: PriceStore) -> None:
     store.jobs.record_steps({ids[0]: 10, ids[3]: 42.5}, at=at)
     assert [store.jobs.get(i).steps_done for i in ids[:4]] == [10.0, 0.0, 0.0, 42.5]
     assert store.jobs.get(ids[3]).updated_at == at
-    with pytest.raises(job_store.InvalidInput, match="steps_done"):
+    with pytest.raises(job_rows.InvalidInput, match="steps_done"):
         store.jobs.record_steps({ids[0]: -1}, at=at)
     assert store.jobs.get(ids[0]).steps_done == 10.0  # nothing stored

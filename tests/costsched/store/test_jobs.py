@@ -11,7 +11,7 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import JOB_STATES, InvalidInput
-from costsched.store import JobStore, PriceStore, StaleState
+from costsched.store import JobStore, PriceStore, StaleState, job_log, job_placements
 from costsched.store import jobs as jobs_module
 
 T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -279,7 +279,8 @@ def test_a_failed_write_leaves_nothing_half_written(
     def power_cut(*_args, **_kwargs) -> None:
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(jobs_module, "_event", power_cut)  # fails after the main write
+    for module in (jobs_module, job_placements, job_log):  # each writer of the job's log
+        monkeypatch.setattr(module, "_event", power_cut)  # fails after the main write
     with pytest.raises(RuntimeError, match="power cut"):
         jobs.place(job_id, A100, gpu_model="A100", gpu_count=1, at=at(2), usd_per_hour=3.6,
                    reason="migration")
@@ -312,6 +313,12 @@ def test_list_filters_by_state(jobs: JobStore) -> None:
     with pytest.raises(InvalidInput, match="state 'lost': expected one of"):
         jobs.list(["lost"])
     assert set(JOB_STATES) >= set(every["state"])
+    # The ids alone, as the records list them.
+    assert jobs.ids() == ids
+    assert jobs.ids(["running", "failed"]) == ids[1:]
+    assert jobs.ids(["succeeded"]) == []
+    with pytest.raises(InvalidInput, match="state 'lost': expected one of"):
+        jobs.ids(["lost"])
 
 
 def test_a_name_has_one_live_job_even_past_the_check(jobs: JobStore) -> None:

@@ -1,0 +1,139 @@
+"""A job's placements on offerings: opened and ended with the job's log, read in sets."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+from datetime import datetime
+
+import pandas as pd
+from sqlalchemy import Connection, Engine, insert, select
+
+from costsched.model import FINAL_STATES, PLACEMENT_REASONS, InvalidInput, Offering
+from costsched.store.database import epoch_second, from_epoch_seconds, write
+from costsched.store.job_rows import (
+    PLACEMENT_COLUMNS,
+    _check_text,
+    _close,
+    _event,
+    _number,
+    _touch,
+    read_chunked,
+)
+from costsched.store.schema import placements
+
+
+class JobPlacements:
+    """The placements half of the job store (`JobStore`), in the database of `engine`."""
+
+    engine: Engine
+
+    def place(
+        self,
+        job_id: int,
+        offering_key: tuple[str, str, str, str, str, str],
+        *,
+        gpu_model: str,
+        gpu_count: int,
+        at: datetime,
+        usd_per_hour: float,
+        reason: str,
+        instance: str = "",
+        keep_open: bool = False,
+    ) -> int:
+        """End the job's open placement at `at` and open one on `offering_key`; its id.
+
+        `offering_key` is (cloud, region, zone, instance_type, market, os), as
+        `Offering.key`; `usd_per_hour` is the stored price at `at`. `keep_open` leaves the
+        open placement running beside the new one (a migration's source is billed until
+        it is terminated: `end_placement(..., instance=...)` closes it then).
+        """
+        if not isinstance(offering_key, tuple) or len(offering_key) != 6:
+            raise InvalidInput(
+                f"offering key {offering_key!r}: expected (cloud, region, zone,"
+                " instance_type, market, os)"
+            )
+        cloud, region, zone, instance_type, market, os_name = offering_key
+        _check_text("gpu_model", gpu_model, 32, required=True)
+        if isinstance(gpu_count, bool) or not isinstance(gpu_count, numbers.Integral):
+            raise InvalidInput(f"gpu_count {gpu_count!r}: expected a whole number >= 1")
+        Offering(cloud, region, zone, instance_type, market, gpu_model, int(gpu_count),
+                 os=os_name)  # validates the vocabulary
+        if reason not in PLACEMENT_REASONS:
+            raise InvalidInput(
+                f"reason {reason!r}: expected one of {', '.join(PLACEMENT_REASONS)}"
+            )
+        price = _number("usd_per_hour", usd_per_hour, positive=True)
+        _check_text("instance", instance, 256)
+        ts = epoch_second(at)
+        return write(self.engine, lambda conn: self._place(
+            conn, job_id, offering_key, ts, gpu_model=gpu_model, gpu_count=int(gpu_count),
+            price=price, reason=reason, instance=instance, keep_open=keep_open))
+
+    @staticmethod
+    def _place(conn: Connection, job_id: int, offering_key: tuple[str, ...], ts: int, *,
+               gpu_model: str, gpu_count: int, price: float, reason: str, instance: str,
+               keep_open: bool) -> int:
+        state = _touch(conn, job_id, ts)
+        if state in FINAL_STATES:
+            raise InvalidInput(
+                f"job {job_id} is {state!r}: expected a job that has not ended"
+            )
+        closed = None if keep_open else _close(conn, job_id, ts)
+        row = dict(zip(PLACEMENT_COLUMNS[2:8], offering_key, strict=True))
+        row.update(job_id=int(job_id), gpu_model=gpu_model, gpu_count=int(gpu_count),
+                   start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
+                   instance=instance)
+        placement_id = int(conn.execute(insert(placements).values(row))
+                           .inserted_primary_key[0])
+        ended = f" (ended placement {closed})" if closed is not None else ""
+        detail = (f"placement {placement_id}: {reason} on {'/'.join(offering_key)}"
+                  f" at {price:g} USD/h{ended}")
+        _event(conn, job_id, ts, "placement", None, None, detail)
+        return placement_id
+
+    def end_placement(self, job_id: int, at: datetime, *, instance: str | None = None
+                      ) -> int | None:
+        """End the job's open placement (the one on `instance`, if given) at `at`; its id,
+        or None when none was open."""
+        ts = epoch_second(at)
+
+        def end(conn: Connection) -> int | None:
+            _touch(conn, job_id, ts)
+            closed = _close(conn, job_id, ts, instance)
+            if closed is None:
+                conn.rollback()  # nothing happened: not even updated_ts moves
+                return None
+            _event(conn, job_id, ts, "placement_end", None, None, f"placement {closed} ended")
+            return closed
+
+        return write(self.engine, end)
+
+    def placements(self, job_id: int | None = None) -> pd.DataFrame:
+        """Placements (of one job, or all), by job and start; end_at is NaT while open."""
+        return self.placements_of(None if job_id is None else [job_id])
+
+    def placements_of(self, job_ids: Iterable[int] | None, *,
+                      open_only: bool = False) -> pd.DataFrame:
+        """The placements of `job_ids` (every job's when None; only those still open with
+        `open_only`), by job and start, in one read; end_at is NaT while open."""
+        query = select(placements).order_by(placements.c.job_id, placements.c.start_ts,
+                                            placements.c.id)
+        if open_only:
+            query = query.where(placements.c.end_ts.is_(None))
+        frame = read_chunked(self.engine, query, placements, job_ids)
+        frame["start_at"] = from_epoch_seconds(frame.pop("start_ts"))
+        end = frame.pop("end_ts")
+        frame["end_at"] = pd.to_datetime(end.astype("Float64"), unit="s", utc=True)
+        return frame[PLACEMENT_COLUMNS]
+
+    def newest_open_placement(self, job_id: int) -> int | None:
+        """The id of the job's newest open placement (a move has two open for a while, the
+        newest being where it goes), or None: `placements_of`'s rule, in one small read."""
+        query = (select(placements.c.id)
+                 .where(placements.c.job_id == int(job_id), placements.c.end_ts.is_(None))
+                 .order_by(placements.c.start_ts.desc(), placements.c.id.desc()).limit(1))
+        with self.engine.connect() as conn:
+            found = conn.execute(query).scalar()
+        return None if found is None else int(found)
+
