@@ -41,7 +41,12 @@ class Gce(Protocol):
 
     def instance_resource(self, spec: LaunchSpec, zone: str,
                           node: Mapping[str, Any] | None = None,
-                          policy: str = "") -> Any: ...
+                          policy: str = "", secret_refs: Mapping[str, str] | None = None
+                          ) -> Any: ...
+
+    def put_secrets(self, spec: LaunchSpec) -> dict[str, str]: ...
+
+    def _forget_key(self, key: str) -> None: ...
 
     def policies(self) -> Any: ...
 
@@ -189,11 +194,13 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
             gce._open_ports(spec)
         if policy:
             _make_policy(gce, offering.region, policy, count, spec.job_id)
+        refs = gce.put_secrets(spec)
         for rank in range(count):
             node = cloud_gang.node_payload(spec, rank)
             resource = gce.instance_resource(
                 spec, zone, node=node,
-                policy=policy_url(gce.project, offering.region, policy) if policy else "")
+                policy=policy_url(gce.project, offering.region, policy) if policy else "",
+                secret_refs=refs)
             request = compute_v1.InsertInstanceRequest(
                 project=gce.project, zone=zone, instance_resource=resource,
                 request_id=str(uuid.uuid5(_NAMESPACE, f"{spec.job_id}:{spec.attempt}:{rank}")))
@@ -276,5 +283,6 @@ def terminate(gce: Gce, zone: str, gang: str) -> None:
     gce._deleted.add(f"{zone}/{gang}")
     for rank in range(count):
         _delete(gce, zone, node_name(job_id, digest, rank))
+    gce._forget_key(digest)  # the gang's secrets (cloud_secrets.key is its digest)
     if gce.placement != "off":  # whether or not it had one (its nodes may be gone)
         _delete_policy(gce, zone.rsplit("-", 1)[0], policy_name(job_id, digest))
