@@ -1,0 +1,100 @@
+"""The agent's supervisor on a cloud instance, executed: the startup script EC2 holds (moto
+in server mode) runs under bash in a sandbox, as in tests/launchers/test_boot_path. The
+agent is killed with SIGKILL while the job runs: the supervisor stops what is left of the
+job (it checkpoints on SIGTERM), publishes its checkpoints, starts the agent again, and the
+job resumes from its newest checkpoint and finishes with the bytes of an uninterrupted run,
+never running twice at once. The same with a secret: read from SSM at boot, deleted there
+once read, kept for the restarted agent in a file its owner alone reads, and in no log."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("flask", reason="moto's server mode needs moto[server]")
+
+from costsched.service import jobs as service  # noqa: E402
+from costsched.store import PriceStore  # noqa: E402
+from launchers.aws import AwsLauncher  # noqa: E402
+from launchers.base import LaunchSpec  # noqa: E402
+from launchers.checkpoints import open_store  # noqa: E402
+from launchers.userdata import checkout_install  # noqa: E402
+from tests.launchers.test_boot_path import (  # noqa: E402,F401 - fixtures
+    AT,
+    BUCKET,
+    PROJECT,
+    Metadata,
+    ec2_instance,
+    metadata,
+    moto_server,
+    wait_for,
+    write_job,
+)
+
+SECRET = "hf_s3cr3t-value-4d9c2e"
+
+
+def heartbeat_pid(workdir: Path) -> int | None:
+    try:
+        return int(json.loads((workdir / "heartbeat").read_text())["pid"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+@pytest.mark.results
+def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
+        tmp_path: Path, moto_server: str, metadata: Metadata) -> None:
+    import boto3
+
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.create_bucket(Bucket=BUCKET)
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    image = ec2.describe_images()["Images"][0]["ImageId"]
+    launcher = AwsLauncher(image_id=image, install=checkout_install(sysconfig.get_paths()[
+        "purelib"]), root=str(tmp_path / "i1" / "root"))
+    store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=0.9, effective_at=AT, source="test")]))
+    [job] = service.launch(store, [write_job(tmp_path)], launcher=launcher,
+                           checkpoint_root=f"s3://{BUCKET}/jobs")
+    instance_id = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
+    instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata)
+    try:
+        wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
+        first = heartbeat_pid(instance.workdir)
+        assert first is not None
+        os.kill(first, signal.SIGKILL)  # the agent dies (the out-of-memory killer, say)
+        wait_for(lambda: heartbeat_pid(instance.workdir) not in (None, first))
+        status = instance.wait()
+    finally:
+        instance.kill()
+    console = (instance.sandbox / "console.log").read_text(errors="replace")
+    assert status["state"] == "succeeded", (status, console)
+    assert "the agent was killed (signal 9)" in console
+    assert "starting the agent again (1 of 5)" in console
+    log = (instance.workdir / "job.log").read_text()
+    # the old job was stopped (and checkpointed) before the new agent resumed it: once
+    stopped_at = int(log.split("stopped at step")[1].split()[0])
+    assert log.count("stopped at step") == 1 and log.count("done at step") == 1, log
+    assert f"resumed at step {stopped_at}" in log, log
+    assert log.index("stopped at step") < log.index(f"resumed at step {stopped_at}")
+
+    reference = tmp_path / "reference"
+    subprocess.run([sys.executable, "train.py", "--steps", "600"], cwd=PROJECT, check=True,
+                   env={**os.environ, "CHECKPOINT_DIR": str(reference)}, capture_output=True)
+    result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
+    got = checkpoints.fetch(result, tmp_path / "got")
+    assert got.read_bytes() == (reference / "result.npy").read_bytes()
