@@ -141,7 +141,8 @@ def test_startup_script_runs_the_agent_with_the_exact_fields(tmp_path: Path) -> 
         "import json, os, sys\n"
         "STATUS, CHECKPOINTS = 'status.json', 'checkpoints'\n"
         "if __name__ == '__main__':\n"
-        f"    json.dump({{'argv': sys.argv[1:], 'env': dict(os.environ)}}, open({str(out)!r}, 'w'))\n")
+        "    json.dump({'argv': sys.argv[1:], 'env': dict(os.environ)}, "
+        f"open({str(out)!r}, 'w'))\n")
     pwned = tmp_path / "pwned"
     command = f"touch {pwned}; $(touch {pwned}) `touch {pwned}` '; touch {pwned} #"
     job = LaunchSpec(9, f"n'$(touch {pwned})", command, offering(), f"/ck/$(touch {pwned})",

@@ -8,14 +8,12 @@ once read, kept for the restarted agent in a file its owner alone reads, and in 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -26,20 +24,20 @@ pytest.importorskip("flask", reason="moto's server mode needs moto[server]")
 from costsched.service import jobs as service  # noqa: E402
 from costsched.store import PriceStore  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
-from launchers.base import LaunchSpec  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install  # noqa: E402
-from tests.launchers.test_boot_path import (  # noqa: E402,F401 - fixtures
+from tests.launchers import test_boot_path as boot  # noqa: E402
+from tests.launchers.test_boot_path import (  # noqa: E402
     AT,
     BUCKET,
     PROJECT,
     Metadata,
     ec2_instance,
-    metadata,
-    moto_server,
     wait_for,
     write_job,
 )
+
+moto_server, metadata = boot.moto_server, boot.metadata  # the fixtures
 
 SECRET = "hf_s3cr3t-value-4d9c2e"
 
