@@ -96,3 +96,67 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
     result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
     got = checkpoints.fetch(result, tmp_path / "got")
     assert got.read_bytes() == (reference / "result.npy").read_bytes()
+
+
+@pytest.mark.results
+def test_boot_reads_the_secret_from_ssm_deletes_it_and_says_it_nowhere(
+        tmp_path: Path, moto_server: str, metadata: Metadata) -> None:
+    import boto3
+
+    from launchers.base import LaunchSpec
+    from tests.launchers.test_aws import offering
+
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.create_bucket(Bucket=BUCKET)
+    ssm = boto3.client("ssm", region_name="us-east-1")
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    root = tmp_path / "i1" / "root"
+    launcher = AwsLauncher(image_id=ec2.describe_images()["Images"][0]["ImageId"],
+                           install=checkout_install(sysconfig.get_paths()["purelib"]),
+                           root=str(root))
+    digest = ("import hashlib, os; open('../seen', 'w').write("
+              "hashlib.sha256(os.environ['HF_TOKEN'].encode()).hexdigest())")
+    job = LaunchSpec(1, "secret", f"{sys.executable} -c \"{digest}\"", offering(),
+                     f"s3://{BUCKET}/jobs/job-1", "launch-1",
+                     envs={"HF_TOKEN": SECRET}, secret_names=("HF_TOKEN",))
+    got = launcher.launch(job)
+    assert len(ssm.describe_parameters()["Parameters"]) == 1
+    instance = ec2_instance(ec2, got.id, tmp_path / "i1", moto_server, metadata)
+    try:
+        status = instance.wait()
+    finally:
+        instance.kill()
+    console = (instance.sandbox / "console.log").read_text(errors="replace")
+    assert status["state"] == "succeeded", (status, console)
+    import hashlib
+
+    assert (instance.workdir / "seen").read_text() == hashlib.sha256(
+        SECRET.encode()).hexdigest()
+    assert ssm.describe_parameters()["Parameters"] == []  # deleted once read
+    import base64
+
+    user_data = base64.b64decode(ec2.describe_instance_attribute(
+        InstanceId=got.id.split("/")[1], Attribute="userData")["UserData"]["Value"]).decode()
+    for text in (console, (instance.workdir / "job.log").read_text(),
+                 (instance.workdir / "status.json").read_text(), user_data):
+        assert SECRET not in text
+    [launch] = (root / "run").iterdir()
+    assert launch.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_systemd_unit_restarts_the_supervisor_and_holds_no_job_field() -> None:
+    from launchers.base import LaunchSpec
+    from launchers.userdata import read_payload, startup_script
+    from tests.launchers.test_aws import offering
+
+    job = LaunchSpec(4, "n", "python train.py", offering(), "s3://b/jobs/job-4", "a1",
+                     envs={"HF_TOKEN": SECRET, "LR": "0.1"}, secret_names=("HF_TOKEN",))
+    script = startup_script(job, install="true", notice_url="http://127.0.0.1:9/",
+                            root="/opt/costsched", secret_refs={"HF_TOKEN": "/costsched/x"})
+    unit = read_payload(script)["unit"]
+    lines = unit.splitlines()
+    assert "Restart=on-failure" in lines and "KillMode=process" in lines
+    assert ("ExecStart=/opt/costsched/bin/python -m launchers.agent_supervisor @LAUNCH@"
+            in lines)
+    assert SECRET not in unit and "0.1" not in unit and "train.py" not in unit
+    assert SECRET not in script
