@@ -324,6 +324,10 @@ class AwsLauncher(Launcher):
             answer = self._client("ec2", region).run_instances(**self.run_request(spec, refs))
         except ClientError as exc:
             code, message = _error(exc)
+            if spec.secret_names:  # no instance will read them
+                self._forget_secrets(region, {"Tags": [
+                    {"Key": TAG_JOB, "Value": str(spec.job_id)},
+                    {"Key": TAG_ATTEMPT, "Value": spec.attempt}]})
             if code in aws_cloud.CAPACITY_ERROR_CODES:
                 raise CapacityError(offering, f"{code}: {message}") from None
             raise RuntimeError(f"aws {offering.location}: run_instances "

@@ -283,6 +283,8 @@ class GcpLauncher(Launcher):
         except exceptions.Conflict:
             pass  # inserted before a crash: the same (job, attempt) names the same instance
         except exceptions.GoogleAPICallError as exc:
+            if spec.secret_names:  # no instance will read them
+                self._forget_key(cloud_secrets.key(spec.job_id, spec.attempt))
             reason = _capacity_reason(exc)
             if reason is not None:
                 raise CapacityError(offering, reason) from None

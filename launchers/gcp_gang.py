@@ -216,6 +216,7 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
         cloud_gang.publish_addresses(spec.checkpoint_uri, digest, ips)
     except exceptions.GoogleAPICallError as exc:
         _end(gce, zone, offering.region, inserted, policy)
+        gce._forget_key(digest)  # the gang's secrets: no node will read them
         reason = capacity_reason(exc)
         why = (f"node {rank} of {count}; the gang's {len(inserted)} inserted nodes were "
                "deleted")
@@ -226,6 +227,7 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
                            f"{message} ({why})") from None
     except Exception:
         _end(gce, zone, offering.region, inserted, policy)
+        gce._forget_key(digest)
         raise
     return gang_instance(gce, zone, gang, records)
 

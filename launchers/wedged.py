@@ -24,9 +24,9 @@ def is_wedged(startup_script: str, now: float | None = None) -> bool:
     (still installing) is not judged."""
     try:
         job = read_payload(startup_script)
-    except (InvalidInput, ValueError):
+        beat = heartbeats.read(str(job["checkpoint_uri"]), str(job["attempt"]))
+    except (InvalidInput, ValueError, KeyError):  # not a script of ours, or no heartbeat
         return False
-    beat = heartbeats.read(str(job["checkpoint_uri"]), str(job["attempt"]))
     if not beat:
         return False
     now = time.time() if now is None else now

@@ -86,3 +86,22 @@ def test_sweep_deletes_what_a_crashed_launch_left_and_keeps_live_ones(
 def test_a_launch_without_secrets_makes_no_ssm_call(aws, launcher: AwsLauncher) -> None:
     launcher.launch(spec())
     assert ("ssm", "us-east-1") not in launcher._clients
+
+
+def test_a_launch_that_fails_deletes_the_secrets_it_put(aws) -> None:
+    from botocore.stub import Stubber
+
+    from costsched.clouds import aws as aws_cloud
+    from launchers.base import CapacityError
+
+    launcher = AwsLauncher(session=aws, image_id="ami-12c6146b")
+    ec2 = launcher._client("ec2", "us-east-1")
+    code = sorted(aws_cloud.CAPACITY_ERROR_CODES)[0]
+    with Stubber(ec2) as stub:
+        stub.add_response("describe_instances", {"Reservations": []})  # not launched before
+        stub.add_response("describe_instances", {"Reservations": []})  # the sweep's look
+        stub.add_client_error("run_instances", service_error_code=code,
+                              service_message="no capacity")
+        with pytest.raises(CapacityError):
+            launcher.launch(secret_spec())
+    assert parameters(aws) == {}
