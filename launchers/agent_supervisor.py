@@ -8,9 +8,9 @@ newest verified checkpoint.
 LAUNCH.json ({"argv", "env", "workdir", "checkpoint_uri", "publish", "grace_seconds",
 "restarts"}) is written by the startup script (launchers.userdata) readable by its owner
 alone: it holds the job's environment, secrets included, so that an agent started again
-has them after the cloud's copy was deleted. Under systemd the supervisor is a unit's
-service (Restart=on-failure: a supervisor that dies is started again); elsewhere the
-startup script runs it in a loop of its own.
+has them after the cloud's copy was deleted; it is deleted once the job ended. Under
+systemd the supervisor is a unit's service (Restart=on-failure: a supervisor that dies is
+started again); elsewhere the startup script runs it in a loop of its own.
 
 The job never runs twice:
 - one agent at a time per job on the instance: the supervisor holds an exclusive lock
@@ -48,7 +48,7 @@ log = logging.getLogger("costsched.agent_supervisor")
 LOCK = ".agent.lock"
 DEFAULT_RESTARTS = 5  # agent deaths a supervisor recovers from before it gives up
 DEFAULT_GRACE = 60.0  # seconds the dead agent's job has to checkpoint before SIGKILL
-CRASHED = 75  # the supervisor's exit code when it gave up (systemd starts it again)
+CRASHED = 75  # the supervisor's exit code when it gave up (userdata.GAVE_UP: not restarted)
 _WAIT = 0.1
 
 
@@ -217,7 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     launch = json.loads(Path(args[0]).read_text())
     os.environ.update(launch["env"])  # the stores' settings (systemd starts us with none)
     signal.signal(signal.SIGTERM, _on_sigterm)
-    return supervise(launch)
+    code = supervise(launch)
+    if code == 0:  # the job ended: its environment (secrets included) is kept no longer
+        Path(args[0]).unlink(missing_ok=True)
+    return code
 
 
 if __name__ == "__main__":

@@ -122,6 +122,7 @@ else:
 """
 
 SUPERVISOR_TRIES = 3  # supervisor runs the shell's loop makes where systemd is absent
+GAVE_UP = 75  # the supervisor's exit code once its agent died too often (agent_supervisor)
 
 
 def systemd_unit(root: str, job_id: int, restart_seconds: int = 10) -> str:
@@ -139,6 +140,7 @@ def systemd_unit(root: str, job_id: int, restart_seconds: int = 10) -> str:
         "Type=simple",
         f"ExecStart={root}/bin/python -m launchers.agent_supervisor @LAUNCH@",
         "Restart=on-failure",
+        f"RestartPreventExitStatus={GAVE_UP}",
         f"RestartSec={int(restart_seconds)}",
         "KillMode=process",
         "TimeoutStopSec=180",
@@ -229,8 +231,10 @@ def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
         'launch="${launch##*$\'\\n\'}"  # the launch file (empty: systemd runs the job)',
         '[ -n "$launch" ] || exit 0',
         "tries=0",
-        'until "$root/bin/python" -m launchers.agent_supervisor "$launch"; do',
-        f'  tries=$((tries + 1)); [ "$tries" -lt {SUPERVISOR_TRIES} ] || exit 1',
+        "while :; do  # the supervisor again if it died (not when it gave up: GAVE_UP)",
+        '  code=0; "$root/bin/python" -m launchers.agent_supervisor "$launch" || code=$?',
+        f'  [ "$code" -ne 0 ] && [ "$code" -ne {GAVE_UP} ] || exit "$code"',
+        f'  tries=$((tries + 1)); [ "$tries" -lt {SUPERVISOR_TRIES} ] || exit "$code"',
         "  sleep 5",
         "done",
         "",

@@ -13,7 +13,6 @@ import hashlib
 import http.server
 import json
 import os
-import stat
 import subprocess
 import sys
 import threading
@@ -189,12 +188,18 @@ def test_boot_reads_then_deletes_the_secret_and_says_it_nowhere(
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text(f"__path__.append({str(REAL)!r})\n")
     seen = tmp_path / "seen"
-    (fake / "agent.py").write_text(  # a stand-in agent: the secret's digest, never itself
-        "import hashlib, os, sys\n"
+    # a stand-in agent: the secret's digest (never itself), and the launch file's modes
+    (fake / "agent.py").write_text(
+        "import hashlib, json, os, stat, sys\n"
         "STATUS, CHECKPOINTS = 'status.json', 'checkpoints'\n"
         "if __name__ == '__main__':\n"
-        f"    open({str(seen)!r}, 'w').write("
-        "hashlib.sha256(os.environ['HF_TOKEN'].encode()).hexdigest())\n")
+        f"    run = {str(root / 'run')!r}\n"
+        "    [launch] = os.listdir(run)\n"
+        "    modes = [stat.S_IMODE(os.stat(p).st_mode) for p in (run, f'{run}/{launch}')]\n"
+        "    kept = json.load(open(f'{run}/{launch}'))['env']['HF_TOKEN'] == "
+        "os.environ['HF_TOKEN']\n"
+        f"    open({str(seen)!r}, 'w').write(json.dumps(["
+        "hashlib.sha256(os.environ['HF_TOKEN'].encode()).hexdigest(), modes, kept]))\n")
     launcher = make_launcher(instances, manager, api=loopback.url, root=str(root))
     try:
         launcher.launch(secret_spec())
@@ -208,18 +213,16 @@ def test_boot_reads_then_deletes_the_secret_and_says_it_nowhere(
     finally:
         loopback.close()
     assert done.returncode == 0, done.stderr
-    assert seen.read_text() == hashlib.sha256(VALUE.encode()).hexdigest()
+    digest, modes, kept = json.loads(seen.read_text())
+    assert digest == hashlib.sha256(VALUE.encode()).hexdigest()
+    assert modes == [0o700, 0o600] and kept  # for the agent's restarts, its owner's alone
     sid = secret_id(7, "launch-1", "HF_TOKEN")
     assert [(m, p, a) for m, p, _, _, a in manager.requests[3:]] == [
         ("GET", f"projects/proj/secrets/{sid}/versions/latest:access", f"Bearer {TOKEN}"),
         ("DELETE", f"projects/proj/secrets/{sid}", f"Bearer {TOKEN}")]
     assert manager.secrets == {}
     assert VALUE not in done.stdout + done.stderr
-    run = root / "run"
-    [launch] = run.iterdir()  # kept for the agent's restarts, for its owner alone
-    assert stat.S_IMODE(run.stat().st_mode) == 0o700
-    assert stat.S_IMODE(launch.stat().st_mode) == 0o600
-    assert json.loads(launch.read_text())["env"]["HF_TOKEN"] == VALUE
+    assert list((root / "run").iterdir()) == []  # the job ended: deleted
     launcher.terminate(made_id := f"us-central1-a/{made.name}")  # none left: no error
     assert launcher.status(made_id).state == "terminated"
 
