@@ -173,3 +173,52 @@ def test_the_systemd_unit_restarts_the_supervisor_and_holds_no_job_field() -> No
             in lines)
     assert SECRET not in unit and "0.1" not in unit and "train.py" not in unit
     assert SECRET not in script
+
+
+def test_the_startup_scripts_loop_starts_a_killed_supervisor_again_and_never_a_second_agent(
+        tmp_path: Path) -> None:
+    """Without systemd: the supervisor is killed while its agent runs; the script's loop
+    starts another, which waits for that agent (never a second one) and, the job having
+    ended meanwhile, starts nothing."""
+    from launchers.base import LaunchSpec
+    from launchers.userdata import startup_script
+    from tests.launchers.test_aws import offering
+
+    real = Path(__file__).resolve().parents[2] / "launchers"
+    root = tmp_path / "root"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "python").symlink_to(sys.executable)  # stands for the made venv
+    fake = tmp_path / "fake" / "launchers"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"__path__.append({str(real)!r})\n")
+    runs, parent = tmp_path / "runs", tmp_path / "parent"
+    (fake / "agent.py").write_text(  # a stand-in agent: says it ran, lives 4 s, succeeds
+        "import json, os, sys, time\n"
+        "from pathlib import Path\n"
+        "STATUS, CHECKPOINTS = 'status.json', 'checkpoints'\n"
+        "if __name__ == '__main__':\n"
+        "    os.setpgid(0, 0)\n"
+        f"    with open({str(runs)!r}, 'a') as out: out.write(f'{{os.getpid()}}\\n')\n"
+        f"    Path({str(parent)!r}).write_text(str(os.getppid()))\n"
+        "    time.sleep(4)\n"
+        "    workdir = sys.argv[sys.argv.index('--workdir') + 1]\n"
+        "    Path(workdir, STATUS).write_text(json.dumps({'state': 'succeeded'}))\n")
+    job = LaunchSpec(5, "n", "python train.py", offering(), str(tmp_path / "ckpt"), "a1")
+    script = startup_script(job, install="true", notice_url="http://127.0.0.1:9/",
+                            root=str(root))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path),
+           "PYTHONPATH": os.pathsep.join([str(fake.parent), str(real.parent)])}
+    boot_script = subprocess.Popen(["bash", "-c", script], env=env, cwd=tmp_path,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(parent.exists, timeout=60)
+        supervisor = int(parent.read_text())
+        assert b"launchers.agent_supervisor" in Path(f"/proc/{supervisor}/cmdline").read_bytes()
+        os.kill(supervisor, signal.SIGKILL)  # the supervisor dies
+        out, err = boot_script.communicate(timeout=60)
+    finally:
+        if boot_script.poll() is None:
+            boot_script.kill()
+    assert boot_script.returncode == 0, err
+    assert len(runs.read_text().splitlines()) == 1  # one agent, once
+    assert "the job ended" in err  # the second supervisor saw it and started nothing
