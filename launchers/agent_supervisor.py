@@ -177,6 +177,20 @@ def _wait(agent: subprocess.Popen, stop: dict | None) -> int:
     return int(agent.returncode)
 
 
+def _previous_agent(workdir: Path) -> int | None:
+    """The pid of the agent that wrote the heartbeat (the leader of the job's process
+    group) when it ran since the machine started: after a reboot that pid names another
+    process, if any."""
+    beat = read_local(workdir)
+    if not beat.get("pid"):
+        return None
+    try:
+        up = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return int(beat["pid"])
+    return int(beat["pid"]) if float(beat.get("at", 0)) >= time.time() - up else None
+
+
 def supervise(launch: dict[str, Any]) -> int:
     """Run the agent of `launch` (the LAUNCH.json document) to its end, recovering and
     starting it again after each death; the supervisor's exit code."""
@@ -191,9 +205,8 @@ def supervise(launch: dict[str, Any]) -> int:
             if ended(workdir):
                 log.info("the job ended: %s", read_status(workdir).get("detail", ""))
                 return 0
-            previous = read_local(workdir).get("pid")  # a dead agent's process group
-            end_leftovers(workdir, int(previous) if previous else None,
-                          launch["checkpoint_uri"], publish, grace)
+            end_leftovers(workdir, _previous_agent(workdir), launch["checkpoint_uri"],
+                          publish, grace)
             if started:
                 log.info("starting the agent again (%d of %d)", started, restarts)
             agent = subprocess.Popen(launch["argv"], env=launch["env"],

@@ -78,3 +78,17 @@ def test_one_agent_at_a_time_and_a_dead_agents_job_stopped_first(tmp_path: Path)
     ended = proc_stat(job)
     assert ended is None or ended.state == "Z"  # gone (or dead, its parent gone too)
     assert json.loads((work / "status.json").read_text())["state"] == "succeeded"
+
+
+@pytest.mark.skipif(not has_proc(), reason="needs /proc")
+def test_a_heartbeat_from_before_the_machine_started_names_no_process(tmp_path: Path) -> None:
+    from launchers.agent_supervisor import _previous_agent
+
+    up = float(Path("/proc/uptime").read_text().split()[0])
+    (tmp_path / "heartbeat").write_text(json.dumps({"pid": os.getpid(), "at": time.time()}))
+    assert _previous_agent(tmp_path) == os.getpid()
+    (tmp_path / "heartbeat").write_text(json.dumps({"pid": os.getpid(),
+                                                    "at": time.time() - up - 60}))
+    assert _previous_agent(tmp_path) is None  # written before a reboot: not signalled
+    (tmp_path / "heartbeat").unlink()
+    assert _previous_agent(tmp_path) is None
