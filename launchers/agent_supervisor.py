@@ -202,6 +202,8 @@ def supervise(launch: dict[str, Any]) -> int:
     with (workdir / LOCK).open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # an agent left by a dead supervisor ends first
         for started in range(restarts + 1):
+            if _stopping["asked"]:  # while it waited for the lock
+                return 0
             if ended(workdir):
                 log.info("the job ended: %s", read_status(workdir).get("detail", ""))
                 return 0
