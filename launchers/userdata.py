@@ -89,7 +89,9 @@ if job.get("mounts"):
 argv += ["--", job["command"]]
 systemd = (os.geteuid() == 0 and os.path.isdir("/run/systemd/system")
            and shutil.which("systemctl"))
-run = "/run/costsched" if systemd else job["root"] + "/run"  # /run: memory, not disk
+root = os.environ.pop("COSTSCHED_BOOT_ROOT")  # the script's own $root
+env.pop("COSTSCHED_BOOT_ROOT", None)
+run = "/run/costsched" if systemd else root + "/run"  # /run: memory, not disk
 os.makedirs(run, mode=0o700, exist_ok=True)
 os.chmod(run, 0o700)
 launch = run + "/job-" + str(job["job_id"]) + ".json"
@@ -114,7 +116,7 @@ if refs and not node:  # kept in the launch file: the cloud's copy is deleted no
 if systemd:
     unit = "costsched-job-" + str(job["job_id"]) + ".service"
     with open("/etc/systemd/system/" + unit, "w") as out:
-        out.write(job["unit"].replace("@LAUNCH@", launch))
+        out.write(job["unit"].replace("@ROOT@", root).replace("@LAUNCH@", launch))
     subprocess.run(["systemctl", "daemon-reload"], check=True)
     subprocess.run(["systemctl", "start", "--no-block", unit], check=True)
 else:
@@ -125,9 +127,10 @@ SUPERVISOR_TRIES = 3  # supervisor runs the shell's loop makes where systemd is 
 GAVE_UP = 75  # the supervisor's exit code once its agent died too often (agent_supervisor)
 
 
-def systemd_unit(root: str, job_id: int, restart_seconds: int = 10) -> str:
+def systemd_unit(job_id: int, restart_seconds: int = 10) -> str:
     """The unit that runs the agent's supervisor under systemd: started again when it fails
-    (Restart=on-failure); @LAUNCH@ is the launch file the startup script wrote. No job field
+    (Restart=on-failure); @ROOT@ is the script's costsched folder and @LAUNCH@ the launch
+    file it wrote. No job field
     or secret is in it; KillMode=process leaves a dead supervisor's agent and job to the
     supervisor started after it (which waits for that agent, then recovers its job)."""
     return "\n".join([
@@ -138,7 +141,7 @@ def systemd_unit(root: str, job_id: int, restart_seconds: int = 10) -> str:
         "StartLimitBurst=5",
         "[Service]",
         "Type=simple",
-        f"ExecStart={root}/bin/python -m launchers.agent_supervisor @LAUNCH@",
+        "ExecStart=@ROOT@/bin/python -m launchers.agent_supervisor @LAUNCH@",
         "Restart=on-failure",
         f"RestartPreventExitStatus={GAVE_UP}",
         f"RestartSec={int(restart_seconds)}",
@@ -182,7 +185,7 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
                      if str(k) not in (secret_refs or {}) and k not in spec.secret_names},
             "secret_refs": dict(secret_refs or {}), "region": spec.offering.region,
             "secret_store": "gsm" if secret_api else "ssm", "secret_api": secret_api,
-            "root": root, "unit": systemd_unit(root, spec.job_id),
+            "unit": systemd_unit(spec.job_id),
             "notice_url": notice_url, "workdir": f"{root}/work/job-{spec.job_id}",
             "code": None if not spec.code_uri else {
                 "uri": spec.code_uri, "sha256": spec.code_sha256, "size": spec.code_size},
@@ -225,7 +228,7 @@ def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
         '[ -x "$root/bin/python" ] || python3 -m venv --system-site-packages "$root"',
         'export PATH="$root/bin:$PATH"',
         install,
-        "launch=\"$(\"$root/bin/python\" - <<'COSTSCHED_BOOT'",
+        "launch=\"$(COSTSCHED_BOOT_ROOT=\"$root\" \"$root/bin/python\" - <<'COSTSCHED_BOOT'",
         _BOOT.format(payload=encoded) + "COSTSCHED_BOOT",
         ')"',
         'launch="${launch##*$\'\\n\'}"  # the launch file (empty: systemd runs the job)',

@@ -20,6 +20,16 @@ from tests.launchers.test_aws import spec, user_data  # noqa: E402
 
 aws, launcher = base.aws, base.launcher  # the fixtures
 
+
+@pytest.fixture(autouse=True)
+def _no_instance_left():
+    """moto's backends are this process's: the boot tests' server would find this test's
+    instances (a launch finds one of the same job and attempt)."""
+    yield
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()
+
 VALUE = "hf_s3cr3t-token-9a7b"
 
 

@@ -26,6 +26,16 @@ BUCKET = "wedged-bucket"
 aws = base.aws  # the fixture
 
 
+@pytest.fixture(autouse=True)
+def _no_instance_left():
+    """moto's backends are this process's: the boot tests' server would find this test's
+    instances (a launch finds one of the same job and attempt)."""
+    yield
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()
+
+
 def test_a_wedged_instance_is_terminated_and_the_job_relaunched(
         aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     aws.client("s3").create_bucket(Bucket=BUCKET)

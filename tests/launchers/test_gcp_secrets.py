@@ -170,6 +170,7 @@ def test_launch_makes_the_secret_and_the_instance_carries_no_value(
     job = read_payload(items["startup-script"])
     assert job["secret_refs"] == {"HF_TOKEN": f"projects/proj/secrets/{sid}"}
     assert job["secret_store"] == "gsm" and "HF_TOKEN" not in job["envs"]
+    assert VALUE not in json.dumps(job) and data not in json.dumps(job)
 
 
 def test_a_launch_without_secrets_asks_secret_manager_nothing(

@@ -169,8 +169,7 @@ def test_the_systemd_unit_restarts_the_supervisor_and_holds_no_job_field() -> No
     unit = read_payload(script)["unit"]
     lines = unit.splitlines()
     assert "Restart=on-failure" in lines and "KillMode=process" in lines
-    assert ("ExecStart=/opt/costsched/bin/python -m launchers.agent_supervisor @LAUNCH@"
-            in lines)
+    assert "ExecStart=@ROOT@/bin/python -m launchers.agent_supervisor @LAUNCH@" in lines
     assert SECRET not in unit and "0.1" not in unit and "train.py" not in unit
     assert SECRET not in script
 
