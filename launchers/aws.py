@@ -14,13 +14,15 @@ A job of N nodes runs as a gang of N instances, known by one handle
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from costsched.clouds import aws as aws_cloud
 from costsched.model import InvalidInput, Offering
-from launchers import aws_gang, cloud_gang, task_resources
+from launchers import aws_gang, aws_secrets, cloud_gang, task_resources, wedged
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
@@ -32,6 +34,7 @@ _NOT_FOUND = ("InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed")
 # Instance ids per describe_instances call in `statuses`: EC2 takes up to 200 values in
 # one filter. Asked by filter, an unknown id is left out instead of failing the call.
 ID_CHUNK = 200
+log = logging.getLogger("costsched.aws")
 
 
 def client_token(job_id: int, attempt: str) -> str:
@@ -209,16 +212,40 @@ class AwsLauncher(Launcher):
 
     def put_secrets(self, spec: LaunchSpec) -> dict[str, str]:
         """The job's secrets as SecureString SSM parameters of the instance's region (the
-        instance reads them with its own role at boot: ssm:GetParameter), so that they are
-        not in the instance's user data; {name: parameter name}."""
-        refs = {}
+        instance reads them with its own role at boot, then deletes them: launchers.
+        aws_secrets), so that they are not in the instance's user data; {name: parameter
+        name}. Leftovers of launches that crashed are swept first."""
+        if not spec.secret_names:
+            return {}
         ssm = self._client("ssm", spec.offering.region)
-        for name in spec.secret_names:
-            ref = f"/costsched/job-{spec.job_id}/{name}"
-            ssm.put_parameter(Name=ref, Value=spec.envs[name], Type="SecureString",
-                              Overwrite=True, Description=f"costsched job {spec.job_id}")
-            refs[name] = ref
-        return refs
+        self.sweep_secrets(spec.offering.region)
+        return aws_secrets.put(ssm, spec)
+
+    def sweep_secrets(self, region: str) -> list[str]:
+        """Delete the region's secret parameters that no live instance will read (a launch
+        that crashed left them); their names. Never fails a launch: said in the log."""
+        from botocore.exceptions import ClientError
+
+        try:
+            live = self._describe(region, [{"Name": "tag-key", "Values": [TAG_JOB]}])
+            return aws_secrets.sweep(self._client("ssm", region), live)
+        except ClientError as exc:
+            log.warning("aws %s: leftover secrets not swept: %s", region, _error(exc)[0])
+            return []
+
+    def _forget_secrets(self, region: str, record: dict[str, Any]) -> None:
+        """Delete the secret parameters of the instance's launch attempt (idempotent)."""
+        from botocore.exceptions import ClientError
+
+        tags = {t["Key"]: t["Value"] for t in record.get("Tags", [])}
+        job = tags.get(TAG_JOB, "")
+        if not job.isdigit() or TAG_ATTEMPT not in tags:
+            return
+        try:
+            aws_secrets.delete(self._client("ssm", region), int(job), tags[TAG_ATTEMPT])
+        except ClientError as exc:
+            log.warning("aws %s: the secrets of job %s not deleted: %s", region, job,
+                        _error(exc)[0])
 
     def _root_disk(self, region: str, image: str) -> tuple[str, int]:
         """(the image's root device name, its size in GB)."""
@@ -297,6 +324,10 @@ class AwsLauncher(Launcher):
             answer = self._client("ec2", region).run_instances(**self.run_request(spec, refs))
         except ClientError as exc:
             code, message = _error(exc)
+            if spec.secret_names:  # no instance will read them
+                self._forget_secrets(region, {"Tags": [
+                    {"Key": TAG_JOB, "Value": str(spec.job_id)},
+                    {"Key": TAG_ATTEMPT, "Value": spec.attempt}]})
             if code in aws_cloud.CAPACITY_ERROR_CODES:
                 raise CapacityError(offering, f"{code}: {message}") from None
             raise RuntimeError(f"aws {offering.location}: run_instances "
@@ -444,14 +475,41 @@ class AwsLauncher(Launcher):
         region, ec2_id = self._split(instance_id, gangs=True)
         if ec2_id.startswith("gang-"):
             return aws_gang.terminate(self, region, ec2_id, self.terminate)
+        ec2 = self._client("ec2", region)
         try:
-            self._client("ec2", region).terminate_instances(InstanceIds=[ec2_id])
+            ec2.terminate_instances(InstanceIds=[ec2_id])
+            answer = ec2.describe_instances(InstanceIds=[ec2_id])
         except ClientError as exc:
             code, message = _error(exc)
             if code in _NOT_FOUND:
                 return  # gone already
             raise RuntimeError(f"aws {region}: terminate_instances {ec2_id}: {code}: "
                                f"{message}") from None
+        for reservation in answer["Reservations"]:
+            for record in reservation["Instances"]:
+                self._forget_secrets(region, record)
+
+    def recover_agent(self, instance_id: str) -> bool:
+        """An instance whose heartbeat is stale: its supervisor starts a dead agent again
+        (launchers.agent_supervisor), so the launcher acts only on a wedged instance, one
+        whose heartbeat is older than `wedged.WEDGED_SECONDS`: it is terminated, to be
+        relaunched from the job's newest checkpoint. False (left alone) otherwise."""
+        from botocore.exceptions import ClientError
+
+        region, ec2_id = self._split(instance_id, gangs=True)
+        if ec2_id.startswith("gang-"):  # rank 0 writes the gang's heartbeat
+            ec2_id = self._split(aws_gang.node_id(self, region, ec2_id, 0))[1]
+        try:
+            answer = self._client("ec2", region).describe_instance_attribute(
+                InstanceId=ec2_id, Attribute="userData")
+        except ClientError as exc:  # the service says the agent is gone meanwhile
+            log.warning("aws %s: the user data of %s: %s", region, ec2_id, _error(exc)[0])
+            return False
+        encoded = (answer.get("UserData") or {}).get("Value") or ""
+        if not wedged.is_wedged(base64.b64decode(encoded).decode("utf-8", "replace")):
+            return False
+        self.terminate(instance_id)
+        return True
 
     def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
         """The tail of the instance's console output (the startup script and the agent log

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from costsched.clouds import aws as aws_cloud
 from costsched.model import InvalidInput
 from launchers import cloud_gang
-from launchers.base import TAG_JOB, CapacityError, Instance, LaunchSpec
+from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, LaunchSpec
 from launchers.gang import NodeState
 
 _LIVE = ("pending", "running")
@@ -42,6 +42,8 @@ class Ec2(Protocol):
                     node: dict[str, Any] | None = None) -> dict[str, Any]: ...
 
     def put_secrets(self, spec: LaunchSpec) -> dict[str, str]: ...
+
+    def _forget_secrets(self, region: str, record: dict[str, Any]) -> None: ...
 
     def _instance(self, region: str, record: dict[str, Any]) -> Instance: ...
 
@@ -234,6 +236,7 @@ def launch(ec2: Ec2, spec: LaunchSpec) -> Instance:
     except ClientError as exc:
         code, message = ec2.error(exc)
         _end(ec2, region, [r["InstanceId"] for r in started.values()], placement)
+        _forget(ec2, region, spec)
         why = (f"{code}: {message} (node {rank} of {count}; the gang's "
                f"{len(started)} started nodes were terminated)")
         if code in aws_cloud.CAPACITY_ERROR_CODES:
@@ -242,8 +245,16 @@ def launch(ec2: Ec2, spec: LaunchSpec) -> Instance:
                            f"{offering.instance_type}: {why}") from None
     except Exception:
         _end(ec2, region, [r["InstanceId"] for r in started.values()], placement)
+        _forget(ec2, region, spec)
         raise
     return gang_instance(ec2, region, gang, list(started.values()))
+
+
+def _forget(ec2: Ec2, region: str, spec: LaunchSpec) -> None:
+    """A failed launch's secrets: no node will read them."""
+    if spec.secret_names:
+        ec2._forget_secrets(region, {"Tags": [{"Key": TAG_JOB, "Value": str(spec.job_id)},
+                                              {"Key": TAG_ATTEMPT, "Value": spec.attempt}]})
 
 
 def _addresses(client: Any, started: dict[int, dict], count: int) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -28,9 +29,10 @@ from typing import Any, ClassVar
 from costsched import catalog
 from costsched.clouds import gcp as gcp_cloud
 from costsched.model import InvalidInput, Offering
-from launchers import cloud_gang, gcp_gang, task_resources
+from launchers import cloud_gang, cloud_secrets, gcp_gang, task_resources, wedged
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
 from launchers.gang import NodeState
+from launchers.gcp_secrets import SecretManager
 from launchers.userdata import DEFAULT_ROOT, StopFlag, startup_script
 
 DEFAULT_INSTALL = "pip install 'costsched[gcp]'"
@@ -43,6 +45,7 @@ SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 OPERATION_TIMEOUT = 600.0  # seconds to wait for an insert or a delete
 _N1_GPU = re.compile(r"^(?P<machine>[a-z0-9-]+)\+(?P<count>\d+)x(?P<accelerator>[a-z0-9-]+)$")
 _NAMESPACE = uuid.UUID("5d0c1f0e-8a47-4c4e-9d1e-6c6f73747363")
+log = logging.getLogger("costsched.gcp")
 
 
 def instance_name(job_id: int, attempt: str) -> str:
@@ -112,14 +115,16 @@ class GcpLauncher(Launcher):
                  network: str = "global/networks/default", disk_gb: int = 100,
                  root: str = DEFAULT_ROOT, firewalls_client: Any = None,
                  mount_root: str = "", policies_client: Any = None,
-                 gang_placement: str | None = None) -> None:
+                 gang_placement: str | None = None, secrets: SecretManager | None = None
+                 ) -> None:
         """`zones` names the zones of a regional offering (the store's zone coverage), the
         first of which is used. `service_account`: an e-mail, or the project's default.
         `firewalls_client` opens a task's ports (made when first needed); `mount_root`, a
         folder the task's file mounts go under ('' for their own paths).
         `policies_client` makes a gang's compact placement policy (made when first needed);
         `gang_placement`: "auto" (one for a GPU gang whose series takes one) or "off"; by
-        default config launch.gang_placement."""
+        default config launch.gang_placement. `secrets`: where the job's secrets travel to
+        the instance (launchers.gcp_secrets; by default the project's Secret Manager)."""
         if instances_client is None or project is None:
             credentials, project = gcp_cloud.credentials_and_project(project)
             if instances_client is None:
@@ -141,6 +146,7 @@ class GcpLauncher(Launcher):
         self._placement = (None if gang_placement is None
                            else cloud_gang.check_placement(gang_placement))
         self._deleted: set[str] = set()
+        self.secrets = secrets if secrets is not None else SecretManager(project)
 
     def can_launch(self, offering: Offering) -> bool:
         return offering.cloud == "gcp"
@@ -172,10 +178,32 @@ class GcpLauncher(Launcher):
                                f"{offering.instance_type}; a zone is needed to launch")
         return known[0]
 
+    def put_secrets(self, spec: LaunchSpec) -> dict[str, str]:
+        """The job's secrets in Secret Manager (launchers.gcp_secrets), read by the
+        instance with its service account at boot, never in its metadata; {name: secret}.
+        Leftovers of launches that crashed are swept first."""
+        if not spec.secret_names:
+            return {}
+        try:
+            self.secrets.sweep(self.instances())
+        except Exception as exc:  # noqa: BLE001 - a sweep never fails a launch
+            log.warning("gcp: leftover secrets not swept: %s", type(exc).__name__)
+        return self.secrets.put(spec)
+
+    def _forget_key(self, key: str) -> None:
+        """Delete the secrets of a launch attempt (its `cloud_secrets.key`; idempotent, a
+        failure is logged: the next launch's sweep deletes them)."""
+        try:
+            self.secrets.delete_key(key)
+        except Exception as exc:  # noqa: BLE001 - a terminate never fails for it
+            log.warning("gcp: secrets not deleted: %s", exc)
+
     def instance_resource(self, spec: LaunchSpec, zone: str,
-                          node: Mapping[str, Any] | None = None, policy: str = "") -> Any:
+                          node: Mapping[str, Any] | None = None, policy: str = "",
+                          secret_refs: Mapping[str, str] | None = None) -> Any:
         """The compute_v1.Instance to insert for `spec` in `zone`; `node`: its place in a
-        gang (`cloud_gang.node_payload`), `policy` the gang's placement policy ('' none)."""
+        gang (`cloud_gang.node_payload`), `policy` the gang's placement policy ('' none);
+        `secret_refs`: where the instance reads the job's secrets (`put_secrets`)."""
         from google.cloud import compute_v1
 
         offering = spec.offering
@@ -187,7 +215,9 @@ class GcpLauncher(Launcher):
                 on_host_maintenance="TERMINATE", automatic_restart=False)
         script = startup_script(spec, install=self.install, root=self.root,
                                 notice_url=gcp_cloud.PREEMPTION_NOTICE_URL, stop=STOP_FLAG,
-                                mount_root=self.mount_root, node=node)
+                                mount_root=self.mount_root, node=node,
+                                secret_refs=secret_refs,
+                                secret_api=self.secrets.api if secret_refs else "")
         task = spec.task
         labels = {task_resources.gcp_label(k): task_resources.gcp_label(v)
                   for k, v in task_resources.label_pairs(task).items()}
@@ -243,7 +273,7 @@ class GcpLauncher(Launcher):
         if cloud_gang.nodes_of(spec) > 1:
             return gcp_gang.launch(self, spec, _capacity_reason)
         zone = self.zone(offering)
-        resource = self.instance_resource(spec, zone)
+        resource = self.instance_resource(spec, zone, secret_refs=self.put_secrets(spec))
         if task_resources.port_ranges(spec.task):
             self._open_ports(spec)
         request = compute_v1.InsertInstanceRequest(
@@ -254,6 +284,8 @@ class GcpLauncher(Launcher):
         except exceptions.Conflict:
             pass  # inserted before a crash: the same (job, attempt) names the same instance
         except exceptions.GoogleAPICallError as exc:
+            if spec.secret_names:  # no instance will read them
+                self._forget_key(cloud_secrets.key(spec.job_id, spec.attempt))
             reason = _capacity_reason(exc)
             if reason is not None:
                 raise CapacityError(offering, reason) from None
@@ -449,10 +481,35 @@ class GcpLauncher(Launcher):
             return gcp_gang.terminate(self, zone, name)
         self._deleted.add(instance_id)
         try:
+            record = self.client.get(project=self.project, zone=zone, instance=name)
             self.client.delete(project=self.project, zone=zone, instance=name).result(
                 timeout=OPERATION_TIMEOUT)
         except exceptions.NotFound:
-            return  # gone already
+            return  # gone already (its secrets, if any are left, go in the next sweep)
+        seen = self._instance(zone, record)
+        self._forget_key(cloud_secrets.key(seen.job_id, seen.attempt))
+
+    def recover_agent(self, instance_id: str) -> bool:
+        """An instance whose heartbeat is stale: its supervisor starts a dead agent again
+        (launchers.agent_supervisor), so the launcher acts only on a wedged instance, one
+        whose heartbeat is older than `wedged.WEDGED_SECONDS`: it is deleted, to be
+        relaunched from the job's newest checkpoint. False (left alone) otherwise."""
+        from google.api_core import exceptions
+
+        zone, name = self._split(instance_id, gangs=True)
+        if name.startswith("gang-"):  # rank 0 writes the gang's heartbeat
+            job_id, _, digest = gcp_gang._parse(zone, name)
+            name = gcp_gang.node_name(job_id, digest, 0)
+        try:
+            record = self.client.get(project=self.project, zone=zone, instance=name)
+        except exceptions.GoogleAPICallError as exc:
+            log.warning("gcp %s: the startup script of %s: %s", zone, name, exc)
+            return False
+        items = {i.key: i.value for i in record.metadata.items} if record.metadata else {}
+        if not wedged.is_wedged(items.get("startup-script", "")):
+            return False
+        self.terminate(instance_id)
+        return True
 
 
 def _job_of(name: str) -> int:

@@ -41,7 +41,12 @@ class Gce(Protocol):
 
     def instance_resource(self, spec: LaunchSpec, zone: str,
                           node: Mapping[str, Any] | None = None,
-                          policy: str = "") -> Any: ...
+                          policy: str = "", secret_refs: Mapping[str, str] | None = None
+                          ) -> Any: ...
+
+    def put_secrets(self, spec: LaunchSpec) -> dict[str, str]: ...
+
+    def _forget_key(self, key: str) -> None: ...
 
     def policies(self) -> Any: ...
 
@@ -189,11 +194,13 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
             gce._open_ports(spec)
         if policy:
             _make_policy(gce, offering.region, policy, count, spec.job_id)
+        refs = gce.put_secrets(spec)
         for rank in range(count):
             node = cloud_gang.node_payload(spec, rank)
             resource = gce.instance_resource(
                 spec, zone, node=node,
-                policy=policy_url(gce.project, offering.region, policy) if policy else "")
+                policy=policy_url(gce.project, offering.region, policy) if policy else "",
+                secret_refs=refs)
             request = compute_v1.InsertInstanceRequest(
                 project=gce.project, zone=zone, instance_resource=resource,
                 request_id=str(uuid.uuid5(_NAMESPACE, f"{spec.job_id}:{spec.attempt}:{rank}")))
@@ -209,6 +216,7 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
         cloud_gang.publish_addresses(spec.checkpoint_uri, digest, ips)
     except exceptions.GoogleAPICallError as exc:
         _end(gce, zone, offering.region, inserted, policy)
+        gce._forget_key(digest)  # the gang's secrets: no node will read them
         reason = capacity_reason(exc)
         why = (f"node {rank} of {count}; the gang's {len(inserted)} inserted nodes were "
                "deleted")
@@ -219,6 +227,7 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
                            f"{message} ({why})") from None
     except Exception:
         _end(gce, zone, offering.region, inserted, policy)
+        gce._forget_key(digest)
         raise
     return gang_instance(gce, zone, gang, records)
 
@@ -276,5 +285,6 @@ def terminate(gce: Gce, zone: str, gang: str) -> None:
     gce._deleted.add(f"{zone}/{gang}")
     for rank in range(count):
         _delete(gce, zone, node_name(job_id, digest, rank))
+    gce._forget_key(digest)  # the gang's secrets (cloud_secrets.key is its digest)
     if gce.placement != "off":  # whether or not it had one (its nodes may be gone)
         _delete_policy(gce, zone.rsplit("-", 1)[0], policy_name(job_id, digest))

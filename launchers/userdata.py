@@ -37,42 +37,35 @@ class StopFlag:
     every_seconds: float = 5.0
 
 
-# Runs as the here-document's Python: decodes the job and replaces itself with the agent.
+# Runs as the here-document's Python: decodes the job, reads its secrets, writes what the
+# agent's supervisor needs (launchers.agent_supervisor) to a file its owner alone reads, and
+# starts the supervisor under systemd, or prints the file's path for the shell's own loop.
 _BOOT = """\
-import base64, json, os, sys, time, urllib.request
+import base64, json, os, shutil, subprocess, sys, urllib.request
 job = json.loads(base64.b64decode("{payload}").decode("utf-8"))
 os.makedirs(job["workdir"], exist_ok=True)
-stop = job.get("stop")
-if stop and os.fork() == 0:  # a watcher: SIGTERM to the agent once the stop flag reads TRUE
-    os.setsid()  # never one of the job's processes, which the agent waits for
-    agent = os.getppid()
-    while os.getppid() == agent:
-        time.sleep(stop["every"])  # first: the agent sets up its SIGTERM handler
-        try:
-            ask = urllib.request.Request(stop["url"], headers=stop["headers"])
-            with urllib.request.urlopen(ask, timeout=10) as answer:
-                if answer.read().strip().upper() == b"TRUE":
-                    for _ in range(600):  # the agent's SIGTERM handler first (on a slow boot)
-                        with open(f"/proc/{{agent}}/status") as status:
-                            caught = [v for k, v in (x.split(":", 1) for x in status)
-                                      if k == "SigCgt"]
-                        if caught and int(caught[0], 16) >> 14 & 1:
-                            break
-                        time.sleep(0.2)
-                    os.kill(agent, 15)
-                    break
-        except Exception:
-            pass
-    os._exit(0)
 env = dict(os.environ)
 env.update(job["envs"])
 refs = job.get("secret_refs") or {{}}
-if refs:  # the job's secrets, read with the instance's own role (never in this script)
+node = job.get("gang")
+if refs and job.get("secret_store") == "gsm":  # Secret Manager, as the service account
+    host = os.environ.get("GCE_METADATA_HOST") or "metadata.google.internal"
+    ask = urllib.request.Request(
+        f"http://{{host}}/computeMetadata/v1/instance/service-accounts/default/token",
+        headers={{"Metadata-Flavor": "Google"}})
+    with urllib.request.urlopen(ask, timeout=30) as answer:
+        auth = {{"Authorization": "Bearer " + json.loads(answer.read())["access_token"]}}
+    for name, ref in refs.items():
+        ask = urllib.request.Request(f"{{job['secret_api']}}/v1/{{ref}}/versions/latest:access",
+                                     headers=auth)
+        with urllib.request.urlopen(ask, timeout=30) as answer:
+            data = json.loads(answer.read())["payload"]["data"]
+        env[name] = base64.b64decode(data).decode("utf-8")
+elif refs:  # SSM parameters, with the instance's own role (never in this script)
     import boto3
     ssm = boto3.client("ssm", region_name=job["region"])
     for name, ref in refs.items():
         env[name] = ssm.get_parameter(Name=ref, WithDecryption=True)["Parameter"]["Value"]
-node = job.get("gang")
 if node:  # a node of a gang: wait for every node's address (launchers.cloud_gang)
     from launchers import cloud_gang
     env.update(cloud_gang.boot_node(job))
@@ -94,18 +87,81 @@ if job.get("mounts"):
     if job.get("mount_root"):
         argv += ["--mount-root", job["mount_root"]]
 argv += ["--", job["command"]]
-os.execve(sys.executable, argv, env)
+systemd = (os.geteuid() == 0 and os.path.isdir("/run/systemd/system")
+           and shutil.which("systemctl"))
+root = os.environ.pop("COSTSCHED_BOOT_ROOT")  # the script's own $root
+env.pop("COSTSCHED_BOOT_ROOT", None)
+run = "/run/costsched" if systemd else root + "/run"  # /run: memory, not disk
+os.makedirs(run, mode=0o700, exist_ok=True)
+os.chmod(run, 0o700)
+launch = run + "/job-" + str(job["job_id"]) + ".json"
+fd = os.open(launch + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+with os.fdopen(fd, "w") as out:
+    json.dump({{"argv": argv, "env": env, "workdir": job["workdir"], "stop": job.get("stop"),
+               "checkpoint_uri": job["checkpoint_uri"], "publish": not (node and node["rank"])}},
+              out)
+os.replace(launch + ".new", launch)
+if refs and not node:  # kept in the launch file: the cloud's copy is deleted now
+    try:
+        if job.get("secret_store") == "gsm":
+            for ref in refs.values():
+                urllib.request.urlopen(urllib.request.Request(
+                    f"{{job['secret_api']}}/v1/{{ref}}", headers=auth, method="DELETE"),
+                    timeout=30).close()
+        else:
+            ssm.delete_parameters(Names=sorted(refs.values()))
+    except Exception as exc:  # the launcher deletes them when the instance ends
+        print(f"costsched: the job's secrets stay in the cloud until its instance ends "
+              f"({{type(exc).__name__}})", file=sys.stderr)
+if systemd:
+    unit = "costsched-job-" + str(job["job_id"]) + ".service"
+    with open("/etc/systemd/system/" + unit, "w") as out:
+        out.write(job["unit"].replace("@ROOT@", root).replace("@LAUNCH@", launch))
+    subprocess.run(["systemctl", "daemon-reload"], check=True)
+    subprocess.run(["systemctl", "start", "--no-block", unit], check=True)
+else:
+    print(launch)
 """
+
+SUPERVISOR_TRIES = 3  # supervisor runs the shell's loop makes where systemd is absent
+GAVE_UP = 75  # the supervisor's exit code once its agent died too often (agent_supervisor)
+
+
+def systemd_unit(job_id: int, restart_seconds: int = 10) -> str:
+    """The unit that runs the agent's supervisor under systemd: started again when it fails
+    (Restart=on-failure); @ROOT@ is the script's costsched folder and @LAUNCH@ the launch
+    file it wrote. No job field
+    or secret is in it; KillMode=process leaves a dead supervisor's agent and job to the
+    supervisor started after it (which waits for that agent, then recovers its job)."""
+    return "\n".join([
+        "[Unit]",
+        f"Description=costsched job {int(job_id)}: the agent's supervisor",
+        "After=network-online.target",
+        "StartLimitIntervalSec=3600",
+        "StartLimitBurst=5",
+        "[Service]",
+        "Type=simple",
+        "ExecStart=@ROOT@/bin/python -m launchers.agent_supervisor @LAUNCH@",
+        "Restart=on-failure",
+        f"RestartPreventExitStatus={GAVE_UP}",
+        f"RestartSec={int(restart_seconds)}",
+        "KillMode=process",
+        "TimeoutStopSec=180",
+        "StandardOutput=journal+console",
+        "StandardError=journal+console",
+        "",
+    ])
 
 
 def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             stop: StopFlag | None = None, mount_root: str = "",
             secret_refs: Mapping[str, str] | None = None,
-            node: Mapping[str, Any] | None = None) -> dict[str, Any]:
+            node: Mapping[str, Any] | None = None, secret_api: str = "") -> dict[str, Any]:
     """The job's fields as the instance receives them. A task's file mounts go where the
     task says (under `mount_root` when one is given); a local path cannot reach a cloud
     instance and is refused. `secret_refs`: where the instance reads each of the job's
-    secrets (an SSM parameter), which then are not in the payload. `node`: the instance's
+    secrets (an SSM parameter name; with `secret_api`, the Secret Manager endpoint, a
+    secret's resource name), which then are not in the payload. `node`: the instance's
     place in a gang (`launchers.cloud_gang.node_payload`), None for a job of one node."""
     if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int):
         raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number")
@@ -113,6 +169,10 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
     if leaked:
         raise InvalidInput(f"env {leaked[0]}: credentials are not sent to instances; "
                            "the instance uses its own role (instance profile, service account)")
+    unplaced = [n for n in spec.secret_names if n not in (secret_refs or {})]
+    if unplaced:  # a secret's value never travels in the script
+        raise InvalidInput(f"secret {unplaced[0]}: no secret store to carry it to the "
+                           "instance; it is not put in the startup script")
     mounts = [dict(m) for m in spec.task.get("mounts") or []]
     for m in mounts:
         if "://" not in m["source"]:
@@ -122,8 +182,10 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
     return {"job_id": spec.job_id, "job_name": spec.job_name, "command": spec.command,
             "checkpoint_uri": spec.checkpoint_uri, "attempt": spec.attempt,
             "envs": {str(k): str(v) for k, v in spec.envs.items()
-                     if str(k) not in (secret_refs or {})},
+                     if str(k) not in (secret_refs or {}) and k not in spec.secret_names},
             "secret_refs": dict(secret_refs or {}), "region": spec.offering.region,
+            "secret_store": "gsm" if secret_api else "ssm", "secret_api": secret_api,
+            "unit": systemd_unit(spec.job_id),
             "notice_url": notice_url, "workdir": f"{root}/work/job-{spec.job_id}",
             "code": None if not spec.code_uri else {
                 "uri": spec.code_uri, "sha256": spec.code_sha256, "size": spec.code_size},
@@ -136,11 +198,13 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
 def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
                    root: str = DEFAULT_ROOT, stop: StopFlag | None = None,
                    mount_root: str = "", secret_refs: Mapping[str, str] | None = None,
-                   node: Mapping[str, Any] | None = None) -> str:
+                   node: Mapping[str, Any] | None = None, secret_api: str = "") -> str:
     """A bash script that makes a virtual environment under `root` (seeing the image's own
-    packages: CUDA, frameworks), runs `install` in it, and starts the agent; with `stop`, a
-    watcher beside the agent sends it SIGTERM once the stop flag reads TRUE; with `node`,
-    the instance is that node of a gang (it waits for the gang's addresses first).
+    packages: CUDA, frameworks), runs `install` in it, and starts the agent under its
+    supervisor (`launchers.agent_supervisor`: a systemd unit where the instance has systemd,
+    else a loop of this script's), which starts a dead agent again; with `stop`, the
+    supervisor sends the agent SIGTERM once the stop flag reads TRUE; with `node`, the
+    instance is that node of a gang (it waits for the gang's addresses first).
 
     `install` and `root` are the operator's settings, not job fields: `install` is shell
     text by design; `root` must be a plain absolute path."""
@@ -151,7 +215,8 @@ def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
     if "\n" in install:
         raise InvalidInput("install command: expected one line")
     encoded = base64.b64encode(
-        json.dumps(payload(spec, notice_url, root, stop, mount_root, secret_refs, node),
+        json.dumps(payload(spec, notice_url, root, stop, mount_root, secret_refs, node,
+                           secret_api),
                    sort_keys=True).encode("utf-8")
     ).decode("ascii")
     return "\n".join([
@@ -163,8 +228,18 @@ def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
         '[ -x "$root/bin/python" ] || python3 -m venv --system-site-packages "$root"',
         'export PATH="$root/bin:$PATH"',
         install,
-        "exec \"$root/bin/python\" - <<'COSTSCHED_BOOT'",
+        "launch=\"$(COSTSCHED_BOOT_ROOT=\"$root\" \"$root/bin/python\" - <<'COSTSCHED_BOOT'",
         _BOOT.format(payload=encoded) + "COSTSCHED_BOOT",
+        ')"',
+        'launch="${launch##*$\'\\n\'}"  # the launch file (empty: systemd runs the job)',
+        '[ -n "$launch" ] || exit 0',
+        "tries=0",
+        "while :; do  # the supervisor again if it died (not when it gave up: GAVE_UP)",
+        '  code=0; "$root/bin/python" -m launchers.agent_supervisor "$launch" || code=$?',
+        f'  [ "$code" -ne 0 ] && [ "$code" -ne {GAVE_UP} ] || exit "$code"',
+        f'  tries=$((tries + 1)); [ "$tries" -lt {SUPERVISOR_TRIES} ] || exit "$code"',
+        "  sleep 5",
+        "done",
         "",
     ])
 

@@ -134,18 +134,23 @@ def test_startup_script_runs_the_agent_with_the_exact_fields(tmp_path: Path) -> 
     (root / "bin" / "python").symlink_to(sys.executable)  # stands for the made venv
     fake = tmp_path / "fake"
     (fake / "launchers").mkdir(parents=True)
-    (fake / "launchers" / "__init__.py").write_text("")
+    real = Path(__file__).resolve().parents[2] / "launchers"  # its supervisor: the real one
+    (fake / "launchers" / "__init__.py").write_text(f"__path__.append({str(real)!r})\n")
     out = tmp_path / "agent.json"
     (fake / "launchers" / "agent.py").write_text(
         "import json, os, sys\n"
-        f"json.dump({{'argv': sys.argv[1:], 'env': dict(os.environ)}}, open({str(out)!r}, 'w'))\n")
+        "STATUS, CHECKPOINTS = 'status.json', 'checkpoints'\n"
+        "if __name__ == '__main__':\n"
+        "    json.dump({'argv': sys.argv[1:], 'env': dict(os.environ)}, "
+        f"open({str(out)!r}, 'w'))\n")
     pwned = tmp_path / "pwned"
     command = f"touch {pwned}; $(touch {pwned}) `touch {pwned}` '; touch {pwned} #"
     job = LaunchSpec(9, f"n'$(touch {pwned})", command, offering(), f"/ck/$(touch {pwned})",
                      "a1", envs={"LR": f"$(touch {pwned})"})
     script = startup_script(job, install=f"touch {tmp_path / 'installed'}",
                             notice_url=aws_cloud.SPOT_NOTICE_URL, root=str(root))
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(fake), "HOME": str(tmp_path)}
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path),
+           "PYTHONPATH": os.pathsep.join([str(fake), str(real.parent)])}
     done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True,
                           timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

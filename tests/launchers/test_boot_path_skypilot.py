@@ -18,6 +18,7 @@ pytest.importorskip("flask", reason="moto's server mode needs moto[server]")
 
 from costsched.service import jobs as service  # noqa: E402
 from costsched.store import PriceStore  # noqa: E402
+from launchers import cloud_secrets  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.userdata import checkout_install, read_payload  # noqa: E402
 from tests.launchers.test_boot_path import (  # noqa: E402, F401  (fixtures)
@@ -108,7 +109,9 @@ def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
 
     script = base64.b64decode(user_data).decode()
     assert SECRET not in script and "HF_TOKEN" not in read_payload(script)["envs"]
-    assert read_payload(script)["secret_refs"] == {"HF_TOKEN": f"/costsched/job-{job.id}/HF_TOKEN"}
+    key = cloud_secrets.key(job.id, read_payload(script)["attempt"])
+    assert read_payload(script)["secret_refs"] == {
+        "HF_TOKEN": f"/costsched/job-{job.id}/{key}/HF_TOKEN"}
 
     instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata)
     try:
@@ -116,6 +119,8 @@ def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
     finally:
         instance.kill()
     assert status["state"] == "succeeded", status
+    ssm = boto3.client("ssm", region_name="us-east-1")
+    assert ssm.describe_parameters()["Parameters"] == []  # deleted once read
     checkpoint = store.jobs.get(job.id).checkpoint_location
     assert checkpoint.startswith("s3://sky-ckpts")
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="sky-ckpts")["Contents"]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -281,18 +282,25 @@ def test_stop_flag_watcher_sends_sigterm_to_the_agent(tmp_path) -> None:
     (root / "bin" / "python").symlink_to(sys.executable)
     fake = tmp_path / "fake" / "launchers"
     fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("")
+    # the real package behind the stand-in agent: its supervisor runs the stand-in
+    real = Path(__file__).resolve().parents[2] / "launchers"
+    (fake / "__init__.py").write_text(f"__path__.append({str(real)!r})\n")
     got = tmp_path / "sigterm"
     (fake / "agent.py").write_text(
         "import signal, sys, time\n"
-        f"signal.signal(signal.SIGTERM, lambda *a: (open({str(got)!r}, 'w').close(), "
+        "STATUS, CHECKPOINTS = 'status.json', 'checkpoints'\n"
+        "if __name__ == '__main__':\n"
+        " import pathlib; pathlib.Path(sys.argv[sys.argv.index('--workdir') + 1], STATUS)"
+        ".write_text('{\"state\": \"stopped\"}')\n"
+        f" signal.signal(signal.SIGTERM, lambda *a: (open({str(got)!r}, 'w').close(), "
         "sys.exit(0)))\n"
-        "time.sleep(30)\nsys.exit(3)\n")
+        " time.sleep(30)\n sys.exit(3)\n")
     flag = StopFlag(url=f"http://127.0.0.1:{server.server_port}/stop",
                     headers={"Metadata-Flavor": "Google"}, every_seconds=1.0)
     script = startup_script(spec(), install="true", notice_url="http://127.0.0.1:9/none",
                             root=str(root), stop=flag)
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(fake.parent)}
+    env = {"PATH": os.environ["PATH"],
+           "PYTHONPATH": os.pathsep.join([str(fake.parent), str(real.parent)])}
     try:
         done = subprocess.run(["bash", "-c", script], env=env, capture_output=True,
                               text=True, timeout=60, cwd=tmp_path)

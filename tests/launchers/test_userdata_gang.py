@@ -44,6 +44,7 @@ def boot(tmp_path: Path, job: LaunchSpec, rank: int) -> dict:
     (fake / "agent.py").write_text(
         "import json, os, sys\n"
         "from pathlib import Path\n"
+        "STATUS, CHECKPOINTS = 'status.json', 'checkpoints'\n"
         "def write_status(workdir, doc):\n"
         "    Path(workdir, 'status.json').write_text(json.dumps(doc))\n"
         "if __name__ == '__main__':\n"
