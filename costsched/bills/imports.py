@@ -14,9 +14,9 @@ import pandas as pd
 from costsched.bills import match as matching
 from costsched.bills import rates
 from costsched.model import InvalidInput
-from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.bills import BillStore
+from costsched.validation import as_time
 
 DEFAULT_DAYS = 35  # a BigQuery window without --since: the last month and some
 
