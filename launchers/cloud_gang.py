@@ -28,7 +28,6 @@ rank 0 is asked to checkpoint and stop first, and the gang reads as that node's 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import sys
 import time
@@ -91,57 +90,17 @@ def _doc_store(checkpoint_uri: str) -> Any:
 
 def publish_addresses(checkpoint_uri: str, gang_digest: str, ips: Sequence[str]) -> None:
     """Write the gang's addresses, rank 0 first (replacing any written before)."""
-    from pathlib import Path
+    from launchers.heartbeats import put_doc
 
-    from launchers.codepack import _kind
-
-    store = _doc_store(checkpoint_uri)
-    key = f"{gang_digest}.json"
-    body = json.dumps({"nodes": len(ips), "ips": list(ips)}).encode()
-    kind = _kind(store)
-    if kind == "s3":
-        store.client.put_object(Bucket=store.bucket, Key=store._key(key), Body=body,
-                                ContentType="application/json")
-    elif kind == "gcs":
-        store.bucket.blob(store._key(key)).upload_from_string(
-            body, content_type="application/json")
-    else:
-        root = Path(store.root)
-        root.mkdir(parents=True, exist_ok=True)
-        temp = root / f".{key}.tmp"
-        temp.write_bytes(body)
-        temp.replace(root / key)
+    put_doc(_doc_store(checkpoint_uri), f"{gang_digest}.json",
+            {"nodes": len(ips), "ips": list(ips)})
 
 
 def read_addresses(checkpoint_uri: str, gang_digest: str) -> list[str] | None:
     """The gang's addresses; None while they are not written (or do not read)."""
-    from pathlib import Path
+    from launchers.heartbeats import get_doc
 
-    from launchers.codepack import _kind
-
-    store = _doc_store(checkpoint_uri)
-    key = f"{gang_digest}.json"
-    kind = _kind(store)
-    try:
-        if kind == "s3":
-            try:
-                body = store.client.get_object(Bucket=store.bucket,
-                                               Key=store._key(key))["Body"].read()
-            except store.client.exceptions.NoSuchKey:
-                return None
-        elif kind == "gcs":
-            blob = store.bucket.blob(store._key(key))
-            if not blob.exists():
-                return None
-            body = blob.download_as_bytes()
-        else:
-            path = Path(store.root) / key
-            if not path.is_file():
-                return None
-            body = path.read_bytes()
-        doc = json.loads(body)
-    except ValueError:
-        return None
+    doc = get_doc(_doc_store(checkpoint_uri), f"{gang_digest}.json")
     ips = doc.get("ips") if isinstance(doc, dict) else None
     if not isinstance(ips, list) or not all(isinstance(ip, str) and ip for ip in ips):
         return None

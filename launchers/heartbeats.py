@@ -25,6 +25,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from launchers.checkpoints import open_store
 
@@ -66,12 +67,11 @@ def uri(checkpoint_uri: str, attempt: str) -> str:
     return f"{checkpoint_uri.rstrip('/')}/{FOLDER}/{attempt}.json"
 
 
-def publish(checkpoint_uri: str, attempt: str, doc: dict) -> None:
-    """Write the heartbeat (replacing the last one)."""
+def put_doc(store: Any, name: str, doc: object) -> None:
+    """Write `doc` as JSON at `name` in a checkpoint store (S3, GCS or a folder),
+    replacing the last one whole: a reader sees the old document or the new one."""
     from launchers.codepack import _kind
 
-    store = open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
-    name = f"{uri(checkpoint_uri, attempt).rsplit('/', 1)[1]}"
     body = json.dumps(doc).encode()
     kind = _kind(store)
     if kind == "s3":
@@ -88,13 +88,11 @@ def publish(checkpoint_uri: str, attempt: str, doc: dict) -> None:
         temp.replace(root / name)
 
 
-def read(checkpoint_uri: str, attempt: str) -> dict | None:
-    """The last heartbeat of the instance of `attempt`; None when there is none (the
-    agent has not started yet, or never wrote one) or it does not read."""
+def get_doc(store: Any, name: str) -> object | None:
+    """The JSON document at `name` in a checkpoint store; None when there is none or it
+    does not read."""
     from launchers.codepack import _kind
 
-    store = open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
-    name = f"{uri(checkpoint_uri, attempt).rsplit('/', 1)[1]}"
     kind = _kind(store)
     try:
         if kind == "s3":
@@ -113,9 +111,22 @@ def read(checkpoint_uri: str, attempt: str) -> dict | None:
             if not path.is_file():
                 return None
             body = path.read_bytes()
-        doc = json.loads(body)
+        return json.loads(body)
     except ValueError:
         return None
+
+
+def publish(checkpoint_uri: str, attempt: str, doc: dict) -> None:
+    """Write the heartbeat (replacing the last one)."""
+    store = open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
+    put_doc(store, uri(checkpoint_uri, attempt).rsplit("/", 1)[1], doc)
+
+
+def read(checkpoint_uri: str, attempt: str) -> dict | None:
+    """The last heartbeat of the instance of `attempt`; None when there is none (the
+    agent has not started yet, or never wrote one) or it does not read."""
+    store = open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
+    doc = get_doc(store, uri(checkpoint_uri, attempt).rsplit("/", 1)[1])
     if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
         return None
     return doc
