@@ -122,7 +122,8 @@ class Rounds:
     def run(self, agent: NodeAgent, env: dict[str, str]) -> dict:
         done, first = 0, True
         ending: dict | None = None  # what the agent ends with when no round comes
-        if not self.gang.round_to_run(0):  # a replacement: set up, it waits for the round
+        replacement = not self.gang.round_to_run(0)
+        if replacement:  # set up, it waits for the round
             agent.report({"state": "running", "phase": "ready", "round": 0,
                           "checkpoint_error": ""})
         while True:
@@ -132,8 +133,10 @@ class Rounds:
                     ending = {**agent.outcome(0), "state": "stopped", "exit_code": None,
                               "detail": agent.stop_reason or "the gang never started"}
                 return ending
-            if not first and self.rank != 0:
-                agent.restore_newest()  # the checkpoint rank 0 published as it paused
+            if self.rank != 0 and (replacement or not first):
+                # The checkpoint rank 0 published as it paused: a replacement restored at
+                # its start, maybe before rank 0 had published, so it restores again.
+                agent.restore_newest()
             first, done = False, int(doc["round"])
             agent.report({"state": "running", "round": done, "checkpoint_error": ""})
             exit_code = agent.run_job({**env, **round_env(doc)},

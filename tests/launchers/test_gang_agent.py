@@ -110,3 +110,25 @@ def test_a_node_started_while_the_gang_is_paused_waits_for_the_next_round(tmp_pa
     gang_round(tmp_path, 4)
     proc.communicate(timeout=30)
     assert "round=4" in log(tmp_path) and "round=3" not in log(tmp_path)
+
+
+def test_a_replacement_restores_what_rank_0_published_after_it_was_set_up(tmp_path) -> None:
+    # A replacement is set up (restoring the newest checkpoint then) while the gang is
+    # paused; rank 0 may publish its pause checkpoint only after that: the next round
+    # must start from it, not from what the replacement found at its start.
+    from launchers.checkpoints import open_store
+
+    store = open_store(str(tmp_path / "store"))
+    (tmp_path / "state.txt").write_text("round 1 began")
+    store.publish(tmp_path / "state.txt")
+    gang_round(tmp_path, 1, paused=True)
+    proc = start(tmp_path, 'echo "round=$COSTSCHED_GANG_ROUND state=$(cat '
+                           '"$CHECKPOINT_DIR/state.txt")"; exit 0')
+    wait_for(lambda: status(tmp_path).get("phase") == "ready")
+    (tmp_path / "state.txt").write_text("rank 0 paused")
+    store.publish(tmp_path / "state.txt")  # rank 0's checkpoint, published late
+    gang_round(tmp_path, 2)
+    wait_for(lambda: "round=2" in log(tmp_path))
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert "round=2 state=rank 0 paused" in log(tmp_path)
