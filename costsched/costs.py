@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from costsched import catalog
+from costsched.list_prices import TYPE_KEY
 from costsched.model import InvalidInput, utc
 from costsched.optimize.decision import egress_per_gb
 from costsched.store import OFFERING_KEY, PriceStore, to_epoch_seconds
 
-_TYPE_KEY = ["cloud", "region", "instance_type", "os"]  # the catalog's list price key
 _NEEDED = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour"]
 COST_COLUMNS = ["hours", "usd", "price_source"]
 MOVE_COLUMNS = [
@@ -239,14 +239,14 @@ def _stored_history(store: PriceStore, wanted: pd.DataFrame, start: np.ndarray,
 def _catalog_history(wanted: pd.DataFrame) -> _History:
     """The catalog's on-demand list prices of the `wanted` offerings' on-demand types."""
     listed = catalog.on_demand_observations()
-    types = wanted.loc[wanted["market"] == "on_demand", _TYPE_KEY].drop_duplicates()
-    listed = listed.merge(types, on=_TYPE_KEY)
-    keys = listed[_TYPE_KEY].drop_duplicates().reset_index(drop=True)
+    types = wanted.loc[wanted["market"] == "on_demand", TYPE_KEY].drop_duplicates()
+    listed = listed.merge(types, on=TYPE_KEY)
+    keys = listed[TYPE_KEY].drop_duplicates().reset_index(drop=True)
     keys = keys.assign(key=np.arange(len(keys)), market="on_demand")
-    prices = (listed.merge(keys, on=[*_TYPE_KEY, "market"])
+    prices = (listed.merge(keys, on=[*TYPE_KEY, "market"])
               .assign(ts=lambda f: _seconds(f["effective_at"]))
               .sort_values(["key", "ts"]))
-    return _History(prices[["key", "ts", "usd_per_hour"]], keys, [*_TYPE_KEY, "market"])
+    return _History(prices[["key", "ts", "usd_per_hour"]], keys, [*TYPE_KEY, "market"])
 
 
 def _charge(history: _History, offerings: pd.DataFrame, offering: np.ndarray,

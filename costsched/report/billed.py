@@ -33,7 +33,7 @@ import pandas as pd
 
 from costsched.bills import rates
 from costsched.report import build
-from costsched.report.data import _jobs
+from costsched.report.data import reported_jobs
 from costsched.store import PriceStore
 from costsched.store.bills import BillStore
 
@@ -95,7 +95,7 @@ def build_billed(store: PriceStore, *, since: datetime | str | None = None,
 
         threshold = float(effective().bills.difference_threshold)
     estimated = build(store, since=since, until=until, job=job, now=now)
-    jobs = _jobs(store, job)
+    jobs = reported_jobs(store, job)
     names = dict(zip(jobs["id"], jobs["name"], strict=True))
     bills = BillStore(store.engine)
     since_at = None if estimated.since is None else estimated.since.to_pydatetime()

@@ -138,7 +138,7 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
         raise InvalidInput(f"since {start:%Y-%m-%dT%H:%MZ}: expected a time before "
                            f"{end:%Y-%m-%dT%H:%MZ} (the end of the period)")
     with one_pass():  # each distinct stored spec is resolved once
-        return _build(store, _jobs(store, job), start, end, factor)
+        return _build(store, reported_jobs(store, job), start, end, factor)
 
 
 def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
@@ -499,7 +499,7 @@ _JOB_FIELDS = ["id", "name", "state", "spec", "steps_total", "steps_done", "crea
                "updated_at"]
 
 
-def _jobs(store: PriceStore, job: int | str | None) -> pd.DataFrame:
+def reported_jobs(store: PriceStore, job: int | str | None) -> pd.DataFrame:
     """The jobs reported on (id, name, state, stored spec, steps, times), oldest first."""
     if job is None:
         return store.jobs.list()[_JOB_FIELDS]
