@@ -78,30 +78,21 @@ def read_bigquery(table: str, since: datetime, until: datetime, client: Any = No
     default credentials)."""
     project, detailed = parse_table(table)
     source = f"bigquery:{table.strip('`')}"
+    from costsched.clouds.base import SdkMissing
+    from costsched.clouds.gcp import NoCredentials, QueryFailed, bigquery_rows
+
     try:
-        from google.api_core import exceptions
-        from google.auth.exceptions import GoogleAuthError
-        from google.cloud import bigquery
-    except ImportError:
-        raise InvalidInput("gcp: google-cloud-bigquery is not installed: "
-                           "pip install 'costsched[gcp]'") from None
-    try:
-        bq = client if client is not None else bigquery.Client(project=project)
-    except GoogleAuthError as exc:
-        raise InvalidInput(f"gcp: no credentials for BigQuery ({type(exc).__name__}); run "
+        rows = bigquery_rows(project, query(table, detailed),
+                             {"since": utc(since), "until": utc(until)}, client)
+    except SdkMissing as exc:
+        raise InvalidInput(str(exc)) from None
+    except NoCredentials as exc:
+        raise InvalidInput(f"gcp: no credentials for BigQuery ({exc}); run "
                            "`gcloud auth application-default login` or set "
                            "GOOGLE_APPLICATION_CREDENTIALS to a service account's key file"
                            ) from None
-    config = bigquery.QueryJobConfig(query_parameters=[
-        bigquery.ScalarQueryParameter("since", "TIMESTAMP", utc(since)),
-        bigquery.ScalarQueryParameter("until", "TIMESTAMP", utc(until))])
-    try:
-        rows = [dict(r.items()) for r in bq.query_and_wait(query(table, detailed),
-                                                            job_config=config)]
-    except (exceptions.GoogleAPICallError, GoogleAuthError) as exc:
-        message = getattr(exc, "message", "") or str(exc)
-        raise InvalidInput(f"export {source}: the query failed "
-                           f"({str(message).splitlines()[0][:200]})") from None
+    except QueryFailed as exc:
+        raise InvalidInput(f"export {source}: the query failed ({exc})") from None
     return lines_of(rows, source)
 
 

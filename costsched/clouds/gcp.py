@@ -14,6 +14,10 @@ class NoCredentials(LookupError):
     """No Application Default Credentials; str() says how to provide them."""
 
 
+class QueryFailed(RuntimeError):
+    """A BigQuery query the service refused or could not run; str() is its message."""
+
+
 class NoProject(LookupError):
     """No project named, in the environment or in the credentials; str() says where."""
 
@@ -144,3 +148,30 @@ def bounded_request(seconds: float) -> Any:  # -> google.auth.transport.Request
                      **kwargs)
 
     return request
+
+
+def bigquery_rows(project: str, sql: str, timestamps: dict[str, Any],
+                  client: Any = None) -> list[dict]:
+    """The rows of a BigQuery query with TIMESTAMP parameters `timestamps` (name: aware
+    datetime), as dicts. `client`: a google.cloud.bigquery.Client (default: one on
+    `project` with the default credentials). SdkMissing without google-cloud-bigquery,
+    NoCredentials without credentials, QueryFailed when the query fails."""
+    try:
+        from google.api_core import exceptions
+        from google.auth.exceptions import GoogleAuthError
+        from google.cloud import bigquery
+    except ImportError:
+        raise SdkMissing("gcp: google-cloud-bigquery is not installed: "
+                         "pip install 'costsched[gcp]'") from None
+    try:
+        bq = client if client is not None else bigquery.Client(project=project)
+    except GoogleAuthError as exc:
+        raise NoCredentials(type(exc).__name__) from None
+    config = bigquery.QueryJobConfig(query_parameters=[
+        bigquery.ScalarQueryParameter(name, "TIMESTAMP", at)
+        for name, at in timestamps.items()])
+    try:
+        return [dict(r.items()) for r in bq.query_and_wait(sql, job_config=config)]
+    except (exceptions.GoogleAPICallError, GoogleAuthError) as exc:
+        message = getattr(exc, "message", "") or str(exc)
+        raise QueryFailed(str(message).splitlines()[0][:200]) from None
