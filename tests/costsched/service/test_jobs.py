@@ -184,7 +184,9 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     hit = rates[rates["preemptions"] > 0]
     assert hit["preemptions"].tolist() == [1] and hit["hours"].iloc[0] > 0
     assert hit["zone"].iloc[0] == seen.loc[seen["event"] == "preempted", "zone"].iloc[0]
-    assert set(rates["zone"]) == set(placed["zone"])
+    # Every zone the job spent spot time in (the store keeps whole seconds: a move that
+    # came and went within one second adds no exposure).
+    assert set(rates["zone"]) == set(placed.loc[placed["hours"] > 0, "zone"])
 
 
 def integrate(prices: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> float:
