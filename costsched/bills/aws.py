@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from costsched.bills import files
+from costsched.bills import deliveries, files
 from costsched.bills.lines import (
     BadExport,
     costsched_tags,
@@ -145,30 +145,42 @@ def split_uri(uri: str) -> tuple[str, str]:
 
 def read_s3(uri: str, client: Any = None, page_size: int = 1000
             ) -> Iterator[tuple[str, pd.DataFrame]]:
-    """(file, its bill lines) for each export file under `uri` (s3://bucket/prefix: one
-    file, or a folder listed page by page), in key order. `client`: a boto3 S3 client
-    (default: one from the default session)."""
+    """(file, its bill lines) for each export file to read under `uri` (s3://bucket/prefix:
+    one file, or a folder listed page by page), in key order: per billing period, the
+    newest delivery's (`deliveries`). `client`: a boto3 S3 client (default: one from the
+    default session)."""
+    return scan_s3(uri, client, page_size).lines()
+
+
+def scan_s3(uri: str, client: Any = None, page_size: int = 1000) -> deliveries.Scan:
+    """The export files under `uri`, listed, and those to read chosen (`deliveries`): a
+    location inside a billing period's folder is listed from that folder."""
     from costsched.clouds.aws import new_session, sdk_errors
 
     bucket, prefix = split_uri(uri)
     s3 = client if client is not None else new_session().client("s3")
     refused, failed = sdk_errors()
     try:
-        keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(
-                    Bucket=bucket, Prefix=prefix, PaginationConfig={"PageSize": page_size})
-                for o in page.get("Contents", []) if files.is_export_file(o["Key"])]
+        listed = [deliveries.Listed(o["Key"], o.get("LastModified"))
+                  for page in s3.get_paginator("list_objects_v2").paginate(
+                      Bucket=bucket, Prefix=deliveries.widen(prefix),
+                      PaginationConfig={"PageSize": page_size})
+                  for o in page.get("Contents", [])]
     except (refused, failed) as exc:
         raise InvalidInput(f"export {uri}: cannot list it ({_error(exc)})") from None
-    if not keys:
+    if not any(files.is_export_file(o.name) and o.name.startswith(prefix) for o in listed):
         raise InvalidInput(f"export {uri}: no export file there; expected "
                            f"{', '.join(files.SUFFIXES)} files under that prefix")
-    for key in sorted(keys):
-        where = f"s3://{bucket}/{key}"
+
+    def fetch(key: str) -> bytes:
         try:
-            data = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            return s3.get_object(Bucket=bucket, Key=key)["Body"].read()
         except (refused, failed) as exc:
-            raise InvalidInput(f"{where}: cannot read it ({_error(exc)})") from None
-        yield where, lines_of(files.read_table(data, where), where)
+            raise InvalidInput(f"s3://{bucket}/{key}: cannot read it ({_error(exc)})"
+                               ) from None
+
+    return deliveries.Scan(f"s3://{bucket}/", deliveries.select(listed, prefix, fetch),
+                           fetch, lines_of)
 
 
 def _error(exc: BaseException) -> str:

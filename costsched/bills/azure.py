@@ -16,12 +16,14 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import pandas as pd
 
-from costsched.bills import files
+from costsched.bills import deliveries, files
 from costsched.bills.lines import (
     BadExport,
     costsched_tags,
@@ -130,16 +132,25 @@ def _locate(url: str) -> tuple[str, str, str, str]:
 
 def read_container(url: str, session: Any = None, env: dict[str, str] | None = None
                    ) -> Iterator[tuple[str, pd.DataFrame]]:
-    """(file, its bill lines) for each export file under the container location `url`,
-    by name. `session`: a requests session (default: a new one)."""
+    """(file, its bill lines) for each export file to read under the container location
+    `url`, by name: per billing period, the newest run's (`deliveries`). `session`: a
+    requests session (default: a new one)."""
+    return scan_container(url, session, env).lines()
+
+
+def scan_container(url: str, session: Any = None, env: dict[str, str] | None = None
+                   ) -> deliveries.Scan:
+    """The export blobs under `url`, listed, and those to read chosen (`deliveries`): a
+    location inside a billing period's folder (a run's) is listed from that folder."""
     import requests
 
     base, _, prefix, sas = _locate(url)
     sas = sas or (env if env is not None else os.environ).get(ENV_SAS, "").lstrip("?")
     http = session if session is not None else requests.Session()
-    names, marker = [], ""
+    listed: list[deliveries.Listed] = []
+    marker = ""
     while True:
-        query = f"restype=container&comp=list&prefix={quote(prefix, safe='')}"
+        query = f"restype=container&comp=list&prefix={quote(deliveries.widen(prefix), safe='')}"
         if marker:
             query += f"&marker={quote(marker, safe='')}"
         body = _get(http, f"{base}?{query}", sas, base).content
@@ -147,18 +158,29 @@ def read_container(url: str, session: Any = None, env: dict[str, str] | None = N
             root = ET.fromstring(body)
         except ET.ParseError:
             raise InvalidInput(f"export {base}: List Blobs did not answer XML") from None
-        names += [n.text or "" for n in root.iter("Name")]
+        listed += [deliveries.Listed(blob.findtext("Name") or "",
+                                     _modified(blob.findtext("Properties/Last-Modified")))
+                   for blob in root.iter("Blob")]
         marker = (root.findtext("NextMarker") or "").strip()
         if not marker:
             break
-    names = sorted(n for n in names if files.is_export_file(n))
-    if not names:
+    if not any(files.is_export_file(o.name) and o.name.startswith(prefix) for o in listed):
         raise InvalidInput(f"export {base}/{prefix}: no export file there; expected "
                            f"{', '.join(files.SUFFIXES)} blobs under that prefix")
-    for name in names:
-        where = f"{base}/{name}"
-        data = _get(http, f"{base}/{quote(name)}", sas, where).content
-        yield where, lines_of(files.read_table(data, where), where)
+
+    def fetch(name: str) -> bytes:
+        return _get(http, f"{base}/{quote(name)}", sas, f"{base}/{name}").content
+
+    return deliveries.Scan(f"{base}/", deliveries.select(listed, prefix, fetch), fetch,
+                           lines_of)
+
+
+def _modified(text: str | None) -> datetime | None:
+    """A blob's Last-Modified (RFC 1123, as List Blobs gives it), or None."""
+    try:
+        return parsedate_to_datetime(text.strip()) if text else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _get(http: Any, url: str, sas: str, where: str) -> Any:

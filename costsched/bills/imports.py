@@ -4,7 +4,6 @@ compute rates that correct the stored prices."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -13,6 +12,7 @@ import pandas as pd
 
 from costsched.bills import match as matching
 from costsched.bills import rates
+from costsched.bills.deliveries import Scan
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
 from costsched.store.bills import BillStore
@@ -25,7 +25,9 @@ DEFAULT_DAYS = 35  # a BigQuery window without --since: the last month and some
 class ImportResult:
     """What an import read and matched. files: (source, lines read) each; matched: lines
     per rule over every stored line; rates: the placements' billed compute rates
-    (`rates.RATE_COLUMNS`, `recorded` where a price was stored)."""
+    (`rates.RATE_COLUMNS`, `recorded` where a price was stored); skipped, dropped: the
+    files of older deliveries of a billing period left unread, and those whose stored
+    lines were deleted (`costsched.bills.deliveries`)."""
 
     cloud: str
     files: list[tuple[str, int]]
@@ -36,6 +38,11 @@ class ImportResult:
     unmatched_usd: float
     rates: pd.DataFrame = field(repr=False)
     tagged: int = 0  # lines read that carry costsched's tags or labels
+    # Cumulative exports: files of older deliveries of a billing period, not read, and the
+    # stored files of older deliveries whose lines were deleted (with how many lines).
+    skipped: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    dropped_lines: int = 0
 
 
 def cloud_of(location: str) -> str:
@@ -73,6 +80,9 @@ def import_export(store: PriceStore, location: str, *, since: datetime | str | N
     at = pd.Timestamp(as_time(now, "now"))
     bills = BillStore(store.engine)
     read: list[tuple[str, int]] = []
+    skipped: list[str] = []
+    dropped: list[str] = []
+    dropped_lines = 0
     if cloud == "gcp":
         from costsched.bills.gcp import read_bigquery
 
@@ -89,10 +99,13 @@ def import_export(store: PriceStore, location: str, *, since: datetime | str | N
         read.append((source, len(lines)))
     else:
         # Every file is read and checked before any is stored: a bad file stores nothing.
-        files = list(_files(cloud, location, client))
+        scan = _scan(cloud, location, client)
+        files = list(scan.lines())
         for source, lines in files:
             bills.replace(source, lines, at=at.to_pydatetime())
             read.append((source, len(lines)))
+        skipped = scan.skipped
+        dropped, dropped_lines = _drop_superseded(bills, scan.current)
     stored = bills.lines()
     mine = stored[stored["source"].isin([s for s, _ in read])]
     matched = _rematch(store, bills, stored, at)
@@ -107,7 +120,8 @@ def import_export(store: PriceStore, location: str, *, since: datetime | str | N
         cloud=cloud, files=read, lines=len(mine), usd=float(mine["usd"].sum()),
         matched={r: int(counts.get(r, 0)) for r in ("instance", "tags", "time")},
         unmatched=len(loose), unmatched_usd=float(loose["usd"].sum()), rates=billed,
-        tagged=int(((mine["job_tag"] != "") | (mine["attempt_tag"] != "")).sum()))
+        tagged=int(((mine["job_tag"] != "") | (mine["attempt_tag"] != "")).sum()),
+        skipped=skipped, dropped=dropped, dropped_lines=dropped_lines)
 
 
 def rematch(store: PriceStore, now: datetime | str | None = None) -> pd.DataFrame:
@@ -131,11 +145,20 @@ def _rematch(store: PriceStore, bills: BillStore, stored: pd.DataFrame,
     return found
 
 
-def _files(cloud: str, location: str, client: Any) -> Iterator[tuple[str, pd.DataFrame]]:
+def _drop_superseded(bills: BillStore, current: dict[str, frozenset[str]]
+                     ) -> tuple[list[str], int]:
+    """Delete the stored lines of the files under each period folder that are not of its
+    newest delivery (imported before a newer delivery came): (those files, lines deleted)."""
+    stale = sorted(source for folder, newest in current.items()
+                   for source in bills.sources(folder) if source not in newest)
+    return stale, bills.drop(stale)
+
+
+def _scan(cloud: str, location: str, client: Any) -> Scan:
     if cloud == "aws":
-        from costsched.bills.aws import read_s3
+        from costsched.bills.aws import scan_s3
 
-        return read_s3(location, client)
-    from costsched.bills.azure import read_container
+        return scan_s3(location, client)
+    from costsched.bills.azure import scan_container
 
-    return read_container(location, client)
+    return scan_container(location, client)

@@ -3,7 +3,8 @@ the placements they were matched to.
 
 A line's identity is (cloud, line_key). Storing an export's lines replaces the lines of the
 same source (within the window read, when one is given) and any stored line of the same
-identity, in one transaction: importing the same export twice leaves one copy.
+identity, in one transaction: importing the same export twice leaves one copy. `drop`
+deletes what older deliveries of a cumulative export stored.
 """
 
 from __future__ import annotations
@@ -73,6 +74,31 @@ class BillStore:
             for first in range(0, len(records), _INSERT_CHUNK):
                 conn.execute(insert(bill_lines), records[first:first + _INSERT_CHUNK])
             return len(records)
+
+        return write(self.engine, work)
+
+    def sources(self, under: str) -> dict[str, int]:
+        """The stored sources whose name starts with `under`, with their number of lines."""
+        query = (select(bill_lines.c.source, func.count())
+                 .where(bill_lines.c.source.startswith(under, autoescape=True))
+                 .group_by(bill_lines.c.source))
+        with self.engine.connect() as conn:
+            found = conn.execute(query).all()
+        # LIKE ignores case on SQLite: keep the exact prefix only.
+        return {str(s): int(n) for s, n in found if str(s).startswith(under)}
+
+    def drop(self, sources: Iterable[str]) -> int:
+        """Delete the stored lines of `sources` in one transaction; the number deleted."""
+        names = sorted(set(sources))
+        if not names:
+            return 0
+
+        def work(conn) -> int:  # noqa: ANN001 - a Connection
+            gone = 0
+            for first in range(0, len(names), _KEY_CHUNK):
+                gone += conn.execute(delete(bill_lines).where(
+                    bill_lines.c.source.in_(names[first:first + _KEY_CHUNK]))).rowcount
+            return gone
 
         return write(self.engine, work)
 

@@ -34,7 +34,9 @@ def test_blobs_are_listed_page_by_page_and_read(loopback) -> None:  # noqa: ANN0
                                                  "prefix=daily%2Fcostsched") for p in lists)
     assert "marker=1" in lists[1] and "marker=2" in lists[2]
     gets = [p.split("?")[0] for p in loopback.paths if "comp=list" not in p]
-    assert gets == ["/acct/costs/daily/costsched/20240601-20240630/part_0_0001.csv",
+    # The period folder's manifest is read (it names no file: both parts are read).
+    assert gets == ["/acct/costs/daily/costsched/20240601-20240630/manifest.json",
+                    "/acct/costs/daily/costsched/20240601-20240630/part_0_0001.csv",
                     "/acct/costs/daily/costsched/20240601-20240630/part_1_0001.csv"]
     assert all("sig=secret" in p for p in loopback.paths)
     # Sources are named without the signature.
