@@ -8,7 +8,8 @@ import gzip
 import io
 import json
 from datetime import datetime, timezone
-from urllib.parse import parse_qs, urlsplit
+from email.utils import format_datetime
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pandas as pd
 import requests
@@ -201,10 +202,11 @@ class BlobService:
     one container, path-style: /ACCOUNT/CONTAINER."""
 
     def __init__(self, account: str, container: str, blobs: dict[str, bytes],
-                 page: int = 1) -> None:
+                 page: int = 1, modified: dict[str, datetime] | None = None) -> None:
         self.base = f"/{account}/{container}"
         self.blobs = blobs
         self.page = page
+        self.modified = modified if modified is not None else {}  # Last-Modified by name
 
     def __call__(self, request) -> tuple[int, dict[str, str], bytes]:  # noqa: ANN001
         parts = urlsplit(request.path)
@@ -219,13 +221,19 @@ class BlobService:
             more = start + self.page < len(names)
             xml = ("<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults "
                    f"ContainerName=\"{self.base}\"><Prefix>{prefix}</Prefix><Blobs>"
-                   + "".join(f"<Blob><Name>{n}</Name><Properties><Content-Length>"
-                             f"{len(self.blobs[n])}</Content-Length></Properties></Blob>"
-                             for n in shown)
+                   + "".join(f"<Blob><Name>{n}</Name><Properties>{self._modified(n)}"
+                             f"<Content-Length>{len(self.blobs[n])}</Content-Length>"
+                             "</Properties></Blob>" for n in shown)
                    + f"</Blobs><NextMarker>{start + self.page if more else ''}</NextMarker>"
                    "</EnumerationResults>")
             return 200, {"Content-Type": "application/xml"}, xml.encode()
-        name = parts.path.removeprefix(self.base + "/")
+        name = unquote(parts.path.removeprefix(self.base + "/"))
         if name in self.blobs:
             return 200, {"Content-Type": "application/octet-stream"}, self.blobs[name]
         return 404, {"x-ms-error-code": "BlobNotFound"}, b""
+
+    def _modified(self, name: str) -> str:
+        at = self.modified.get(name)
+        return "" if at is None else \
+            f"<Last-Modified>{format_datetime(at.astimezone(timezone.utc), usegmt=True)}" \
+            "</Last-Modified>"
