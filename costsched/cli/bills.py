@@ -48,10 +48,11 @@ def import_(
     json_out: JsonOption = False,
 ) -> None:
     """Read a cloud's billing export into the store (the same export read again replaces
-    what it stored: nothing is counted twice), match every stored line to the jobs'
-    placements (by instance, then costsched's tags or labels, then time; the unmatched are
-    kept and counted), and record the billed compute rates that differ from the stored
-    prices (bills.correct_prices)."""
+    what it stored, and per billing period only the newest delivery of an export that
+    writes the period again on each run counts: nothing is counted twice), match every
+    stored line to the jobs' placements (by instance, then costsched's tags or labels, then
+    time; the unmatched are kept and counted), and record the billed compute rates that
+    differ from the stored prices (bills.correct_prices)."""
     from costsched.bills.imports import import_export
 
     with options(since="--since", until="--until"), using(db) as store:
@@ -63,10 +64,20 @@ def import_(
                     "lines": result.lines, "usd": result.usd, "matched": result.matched,
                     "unmatched": result.unmatched, "unmatched_usd": result.unmatched_usd,
                     "tagged": result.tagged,
+                    "skipped": result.skipped, "dropped": result.dropped,
+                    "dropped_lines": result.dropped_lines,
                     "rates": frame_records(result.rates)})
         return
     for source, count in result.files:
         console.print(Text(f"read {count} lines from {user_text(source)}"), highlight=False)
+    if result.skipped:
+        console.print(Text(f"skipped {len(result.skipped)} superseded file(s): older "
+                           "deliveries of a billing period whose newest delivery was read"),
+                      highlight=False)
+    if result.dropped:
+        console.print(Text(f"dropped {result.dropped_lines} stored line(s) of "
+                           f"{len(result.dropped)} file(s) of older deliveries, superseded by "
+                           "the newest"), highlight=False)
     matched = ", ".join(f"{n} by {rule}" for rule, n in result.matched.items())
     console.print(Text(
         f"{result.cloud}: {result.lines} lines, {money(result.usd, 2)} billed; the store's "

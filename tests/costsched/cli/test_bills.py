@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,31 @@ def test_import_from_azure_hides_the_signature(cli, filled: Path, loopback,  # n
     assert result.exit_code == 0, result.output
     assert "read 1 lines from " in result.output and "secret" not in result.output
     assert "1 unmatched ($2.00), kept" in result.output
+
+
+def test_import_says_what_older_deliveries_it_skipped_and_dropped(
+        cli, filled: Path, loopback, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001, F811
+    folder = "x/20240601-20240630/"
+    blobs = {f"{folder}run-1/part_0.csv": azure_csv([azure_row("2024-06-01", "vm9",
+                                                               "Virtual Machines", 2.0)])}
+    times = {f"{folder}run-1/part_0.csv": datetime(2024, 6, 2, 6, tzinfo=timezone.utc)}
+    loopback.handler = BlobService("acct", "costs", blobs, modified=times)
+    monkeypatch.setenv("AZURE_STORAGE_SAS_TOKEN", "sv=2022-11-02&sig=secret")
+    first = cli("bills", "import", f"{loopback.url}/acct/costs/x")
+    assert first.exit_code == 0, first.output
+    assert "superseded" not in first.output
+    blobs[f"{folder}run-2/part_0.csv"] = azure_csv([  # the next day's month-to-date run
+        azure_row("2024-06-01", "vm9", "Virtual Machines", 2.5),
+        azure_row("2024-06-02", "vm9", "Virtual Machines", 3.0)])
+    times[f"{folder}run-2/part_0.csv"] = datetime(2024, 6, 3, 6, tzinfo=timezone.utc)
+    again = cli("bills", "import", f"{loopback.url}/acct/costs/x")
+    assert again.exit_code == 0, again.output
+    assert "skipped 1 superseded file(s)" in again.output
+    assert "dropped 1 stored line(s) of 1 file(s) of older deliveries" in again.output
+    assert "2 unmatched ($5.50), kept" in again.output  # June 1 once, as revised
+    data = json.loads(cli("bills", "import", f"{loopback.url}/acct/costs/x", "--json").stdout)
+    assert data["skipped"] == [f"{loopback.url}/acct/costs/{folder}run-1/part_0.csv"]
+    assert data["dropped"] == [] and data["dropped_lines"] == 0 and data["usd"] == 5.5
 
 
 def test_lines_lists_the_unmatched_largest_first(cli, filled: Path, s3) -> None:  # noqa: ANN001, F811
