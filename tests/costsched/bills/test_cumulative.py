@@ -188,3 +188,22 @@ def test_legacy_cur_report_versions_count_once(s3, store: PriceStore) -> None:  
     assert [s for s, _ in result.files] == [f"s3://cur-bucket/{keys[1]}"]
     assert result.skipped == [f"s3://cur-bucket/{keys[0]}"]
     assert BillStore(store.engine).lines()["usd"].sum() == pytest.approx(4.5)
+
+
+def test_the_store_finds_and_drops_the_sources_under_a_folder(store: PriceStore) -> None:
+    import pandas as pd
+
+    from costsched.bills.aws import lines_of
+
+    bills = BillStore(store.engine)
+    for n, source in enumerate(["s3://b/P=1/a.csv", "s3://b/P=1/d/b.csv", "s3://b/p=1/c.csv",
+                                "s3://b/P_1/e.csv", "s3://b/P=10/f.csv"]):
+        rows = pd.DataFrame([cur_row(T + n * H, T + (n + 1) * H, "BoxUsage:x", 1.0 + n)])
+        bills.replace(source, lines_of(rows.astype(str), source), at=NOW)
+    # Exactly the prefix: not another case, not '_' or '%' read as LIKE's wildcards.
+    assert bills.sources("s3://b/P=1/") == {"s3://b/P=1/a.csv": 1, "s3://b/P=1/d/b.csv": 1}
+    assert bills.sources("s3://b/P%") == {}
+    assert bills.drop(["s3://b/P=1/a.csv", "s3://b/none.csv"]) == 1
+    assert sorted(bills.lines()["source"]) == ["s3://b/P=1/d/b.csv", "s3://b/P=10/f.csv",
+                                               "s3://b/P_1/e.csv", "s3://b/p=1/c.csv"]
+    assert bills.drop([]) == 0
