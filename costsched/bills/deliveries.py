@@ -200,30 +200,39 @@ def _by_place(folder: str, items: list[Listed], manifests: dict[str, Listed]
         return None
     if len(groups) == 1:
         return frozenset(o.name for o in next(iter(groups.values())))
-    if any(o.modified is None for group in groups.values() for o in group):
+    last = {k: _newest(group) for k, group in groups.items()}
+    if any(t is None for t in last.values()):
         return None
-    last = {k: max(o.modified for o in group) for k, group in groups.items()}  # type: ignore[type-var]
-    newest = max(last.values())
+    newest = max(t for t in last.values() if t is not None)
     return frozenset(o.name for k, group in groups.items() if last[k] == newest
                      for o in group)
+
+
+def _newest(group: list[Listed]) -> datetime | None:
+    """When a group's newest file was modified; None when a time is unknown."""
+    times = [o.modified for o in group]
+    return None if any(t is None for t in times) else max(t for t in times if t is not None)
 
 
 def _clusters(items: list[Listed]) -> Iterator[list[Listed]]:
     """Files grouped by their Last-Modified times: a gap of more than GAP starts a group.
     Files whose time is unknown are one group."""
-    if not items:
+    timed = [(o.modified, o) for o in items if o.modified is not None]
+    if len(timed) < len(items):
+        if items:
+            yield items
         return
-    if any(o.modified is None for o in items):
-        yield items
-        return
-    ordered = sorted(items, key=lambda o: o.modified)  # type: ignore[arg-type, return-value]
-    group = [ordered[0]]
-    for item in ordered[1:]:
-        if item.modified - group[-1].modified > GAP:  # type: ignore[operator]
+    timed.sort(key=lambda pair: pair[0])
+    group: list[Listed] = []
+    previous: datetime | None = None
+    for at, item in timed:
+        if previous is not None and at - previous > GAP:
             yield group
             group = []
         group.append(item)
-    yield group
+        previous = at
+    if group:
+        yield group
 
 
 @dataclass(frozen=True)
