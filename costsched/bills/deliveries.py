@@ -25,8 +25,9 @@ delivery is chosen by the first rule that decides:
    folder are grouped by their Last-Modified times (a gap of more than an hour starts
    another delivery). When any sub-folder holds a manifest, the sub-folders without one
    are deliveries still being written and are left out. The delivery whose newest file was
-   modified last counts; when a time is unknown and there is more than one delivery,
-   every file is read, as without this rule.
+   modified last counts; when a time is unknown, run folders named by their time
+   (`202406021527/<run id>/...`, as Azure writes some) are ordered by name, and otherwise,
+   with more than one delivery, every file is read, as without this rule.
 
 An export that overwrites its files keeps its one delivery. Files outside any period's
 folder are all read.
@@ -50,6 +51,7 @@ _RUN_FILE = re.compile(r"^.+_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
                        r"\.csv(?:\.gz)?$", re.IGNORECASE)
 _DATA_PERIOD = re.compile(r"^(?P<head>(?:.*/)?)data/(?P<period>BILLING_PERIOD=[^/]+/)$",
                           re.IGNORECASE)
+_STAMP = re.compile(r"^\d{12,14}$")  # a run folder named by its time, 202406021527
 GAP = timedelta(hours=1)  # files written further apart than this are different deliveries
 
 
@@ -202,7 +204,12 @@ def _by_place(folder: str, items: list[Listed], manifests: dict[str, Listed]
         return frozenset(o.name for o in next(iter(groups.values())))
     last = {k: _newest(group) for k, group in groups.items()}
     if any(t is None for t in last.values()):
-        return None
+        stamps = {k: k.removeprefix("folder:") for k in groups}
+        if not all(k.startswith("folder:") and _STAMP.match(v) for k, v in stamps.items()) \
+                or len({len(v) for v in stamps.values()}) != 1:
+            return None
+        newest_name = max(stamps.values())  # run folders named by their time: by name
+        return frozenset(o.name for o in groups[f"folder:{newest_name}"])
     newest = max(t for t in last.values() if t is not None)
     return frozenset(o.name for k, group in groups.items() if last[k] == newest
                      for o in group)

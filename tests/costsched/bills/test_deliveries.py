@@ -103,3 +103,14 @@ def test_ties_keep_both_deliveries(reorder: bool) -> None:
     listed = [Listed(P + "run-1/a.csv", T), Listed(P + "run-2/a.csv", T)]
     chosen = select(list(reversed(listed)) if reorder else listed, "", _never)
     assert chosen.read == [P + "run-1/a.csv", P + "run-2/a.csv"] and chosen.skipped == []
+
+
+def test_run_folders_named_by_their_time_are_ordered_by_name() -> None:
+    listed = [Listed(P + "202406021527/0a1b/part_0_0001.snappy.parquet"),
+              Listed(P + "202406030944/9f8e/part_0_0001.snappy.parquet"),
+              Listed(P + "202406030944/9f8e/part_1_0001.snappy.parquet")]
+    chosen = select(listed, "", _never)
+    assert chosen.read == [o.name for o in listed[1:]]
+    assert chosen.skipped == [listed[0].name]
+    other = [Listed(P + "202406021527/a.csv"), Listed(P + "run-x/a.csv")]
+    assert select(other, "", _never).skipped == []  # not all named by time: undecided
