@@ -4,7 +4,8 @@ Columns are read by their documented names (CUR 2.0: `line_item_usage_start_date
 legacy CUR's `lineItem/UsageStartDate` and Athena's `line_item_usage_start_date` are the same
 names once normalised. Tags: CUR 2.0's `resource_tags` map (`user_costsched_job`), legacy
 CUR's `resourceTags/user:costsched-job` or `resource_tags_user_costsched_job` columns, each
-present once the tag is activated as a cost allocation tag.
+present once the tag is activated as a cost allocation tag. Per billing period, only the
+newest delivery's files are read (`costsched.bills.deliveries`).
 """
 
 from __future__ import annotations

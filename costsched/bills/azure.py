@@ -1,9 +1,11 @@
 """Azure Cost Management exports (CSV in a storage container), as bill lines.
 
 Files are listed with the Blob service's List Blobs call (page by page, following
-NextMarker) and read with Get Blob, over HTTPS with `requests`, authorised by a shared
-access signature: the location's own query string, else $AZURE_STORAGE_SAS_TOKEN. The
-signature is never stored, logged or shown: sources are named without it.
+NextMarker, with each blob's Last-Modified) and read with Get Blob (per billing period,
+the newest run only: `costsched.bills.deliveries`), over HTTPS with `requests`,
+authorised by a shared access signature: the location's own query string, else
+$AZURE_STORAGE_SAS_TOKEN. The signature is never stored, logged or shown: sources are
+named without it.
 
 Columns by their documented names, in any case: ResourceId (or the older InstanceId),
 Date, CostInBillingCurrency (or the older Cost / PreTaxCost), BillingCurrency,
