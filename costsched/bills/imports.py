@@ -15,7 +15,7 @@ from costsched.bills import rates
 from costsched.bills.deliveries import Scan
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
-from costsched.store.bills import BillStore
+from costsched.store.bills import BillStore, stored_source
 from costsched.validation import as_time
 
 DEFAULT_DAYS = 35  # a BigQuery window without --since: the last month and some
@@ -107,7 +107,7 @@ def import_export(store: PriceStore, location: str, *, since: datetime | str | N
         skipped = scan.skipped
         dropped, dropped_lines = _drop_superseded(bills, scan.current)
     stored = bills.lines()
-    mine = stored[stored["source"].isin([s for s, _ in read])]
+    mine = stored[stored["source"].isin([stored_source(s) for s, _ in read])]
     matched = _rematch(store, bills, stored, at)
     found = stored.assign(**{c: matched[c].to_numpy() for c in
                              ("placement_id", "job_id", "matched_by")})
@@ -149,8 +149,11 @@ def _drop_superseded(bills: BillStore, current: dict[str, frozenset[str]]
                      ) -> tuple[list[str], int]:
     """Delete the stored lines of the files under each period folder that are not of its
     newest delivery (imported before a newer delivery came): (those files, lines deleted)."""
-    stale = sorted(source for folder, newest in current.items()
-                   for source in bills.sources(folder) if source not in newest)
+    stale: list[str] = []
+    for folder, newest in current.items():
+        keep = {stored_source(s) for s in newest}  # as stored: a long name is cut
+        stale += [s for s in bills.sources(stored_source(folder)) if s not in keep]
+    stale.sort()
     return stale, bills.drop(stale)
 
 

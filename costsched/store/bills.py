@@ -32,6 +32,11 @@ _KEY_CHUNK = 400  # (cloud, line_key) pairs per IN list
 _INSERT_CHUNK = 5_000
 
 
+def stored_source(source: str) -> str:
+    """A source as the store keeps it: cut to its column, as `replace` cuts it."""
+    return source[:bill_lines.c.source.type.length or len(source)]
+
+
 class BillStore:
     """The billed line items read from the clouds' exports."""
 

@@ -207,3 +207,15 @@ def test_the_store_finds_and_drops_the_sources_under_a_folder(store: PriceStore)
     assert sorted(bills.lines()["source"]) == ["s3://b/P=1/d/b.csv", "s3://b/P=10/f.csv",
                                                "s3://b/P_1/e.csv", "s3://b/p=1/c.csv"]
     assert bills.drop([]) == 0
+
+
+def test_a_name_longer_than_the_stored_source_is_not_dropped_after_storing(
+        s3, store: PriceStore) -> None:  # noqa: ANN001
+    folder = f"{CUR}data/BILLING_PERIOD=2024-06/{'d' * 950}/"
+    key = _deliver(s3, "2024-06", "d" * 950, _cur_rows(T, 2, 0.0))
+    # A key within S3's 1024 bytes, its source (s3://bucket/key) past the column's 1024.
+    assert key.startswith(f"s3://cur-bucket/{folder}") and 1024 < len(key) < 1024 + 16
+    result = import_export(store, f"s3://cur-bucket/{CUR}", now=NOW, client=s3,
+                           correct_prices=False, rate_tolerance=0.01)
+    assert result.dropped == [] and result.lines == 2
+    assert BillStore(store.engine).lines()["usd"].sum() == pytest.approx(2.0)
