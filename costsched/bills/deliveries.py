@@ -19,7 +19,8 @@ delivery is chosen by the first rule that decides:
 
 1. a manifest in the period's folder (or, for `data/BILLING_PERIOD=...`, in the sibling
    `metadata/BILLING_PERIOD=...`) that names listed data files of the period, and only
-   listed ones: exactly the files it names (the newest manifest, by Last-Modified);
+   listed ones: exactly the files it names (the newest manifest, by Last-Modified; one
+   that cannot be read or is not JSON is not used);
 2. else deliveries by place: each sub-folder of the period's folder is one delivery (a run,
    an assembly), each `<name>_<guid>.csv` file one, and the other files directly in the
    folder are grouped by their Last-Modified times (a gap of more than an hour starts
@@ -45,6 +46,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from costsched.bills import files
+from costsched.model import InvalidInput
 
 _PERIOD = re.compile(r"^(?:\d{8}-\d{8}|BILLING_PERIOD=\d{4}-\d{2})$", re.IGNORECASE)
 _RUN_FILE = re.compile(r"^.+_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -138,7 +140,10 @@ def _by_manifest(folder: str, items: list[Listed], manifests: dict[str, Listed],
     for name, item in sorted(manifests.items()):
         if name.rsplit("/", 1)[0] + "/" not in places:
             continue
-        refs = _references(fetch(name))
+        try:
+            refs = _references(fetch(name))
+        except InvalidInput:  # not readable (no right to metadata/): the other rules decide
+            continue
         under = {r for r in refs if folder in r}
         named = frozenset(n for n in names if any(r == n or r.endswith("/" + n) for r in under))
         if named and len(named) == len(under):  # names listed files only: it is current

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from costsched.bills.deliveries import Listed, period_folder, select, widen
+from costsched.model import InvalidInput
 
 T = datetime(2024, 6, 2, 6, 0, tzinfo=timezone.utc)
 D = timedelta(days=1)
@@ -85,8 +86,13 @@ def test_a_manifest_decides_without_times() -> None:
     # A manifest naming a file that is not listed is not the listing's: times decide.
     manifest["dataFiles"].append(f"s3://b/{data}d3/x-00001.csv.gz")
     assert select(listed, "e/", lambda name: json.dumps(manifest).encode()).skipped == []
-    # Nor is a manifest that is not JSON.
+    # Nor is a manifest that is not JSON, or that cannot be read.
     assert select(listed, "e/", lambda name: b"<xml/>").skipped == []
+
+    def refused(name: str) -> bytes:
+        raise InvalidInput(f"s3://b/{name}: cannot read it (AccessDenied)")
+
+    assert select(listed, "e/", refused).skipped == []
 
 
 def test_a_location_inside_a_period_reads_only_the_newest_of_it() -> None:
