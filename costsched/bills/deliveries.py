@@ -18,7 +18,8 @@ A file's billing period is its innermost folder named like a date range
 delivery is chosen by the first rule that decides:
 
 1. a manifest in the period's folder (or, for `data/BILLING_PERIOD=...`, in the sibling
-   `metadata/BILLING_PERIOD=...`) that names listed data files of the period, and only
+   `metadata/BILLING_PERIOD=...`, read there by its documented name when the location
+   listed was the `data/` folder) that names listed data files of the period, and only
    listed ones: exactly the files it names (the newest manifest, by Last-Modified; one
    that cannot be read or is not JSON is not used);
 2. else deliveries by place: each sub-folder of the period's folder is one delivery (a run,
@@ -115,7 +116,8 @@ def select(listed: Iterable[Listed], within: str, fetch: Callable[[str], bytes]
     skipped: list[str] = []
     current: dict[str, frozenset[str]] = {}
     for folder, items in periods.items():
-        chosen = _by_manifest(folder, items, manifests, fetch)
+        chosen = _by_manifest(folder, items, _manifests_of(folder, manifests, widen(within)),
+                              fetch)
         if chosen is None:
             chosen = _by_place(folder, items, manifests)
         if chosen is None:  # not decidable: every file, as without deliveries
@@ -129,17 +131,31 @@ def select(listed: Iterable[Listed], within: str, fetch: Callable[[str], bytes]
                      current=current)
 
 
-def _by_manifest(folder: str, items: list[Listed], manifests: dict[str, Listed],
-                 fetch: Callable[[str], bytes]) -> frozenset[str] | None:
+def _manifests_of(folder: str, manifests: dict[str, Listed], listed: str
+                  ) -> dict[str, Listed]:
+    """The manifests that may name a period folder's current files: those listed in the
+    folder or, for CUR 2.0's `data/BILLING_PERIOD=...`, in its `metadata/` sibling; when
+    that sibling was not listed (the location was `data/`), the one AWS names
+    `<export>-Manifest.json` there, if it can be read."""
     places = {folder}
     sibling = _DATA_PERIOD.match(folder)
-    if sibling:
-        places.add(f"{sibling['head']}metadata/{sibling['period']}")
+    metadata = f"{sibling['head']}metadata/{sibling['period']}" if sibling else None
+    if metadata:
+        places.add(metadata)
+    found = {n: o for n, o in manifests.items() if n.rsplit("/", 1)[0] + "/" in places}
+    if not found and sibling and metadata and not metadata.startswith(listed):
+        export = sibling["head"].rstrip("/").rsplit("/", 1)[-1]
+        if export:
+            name = f"{metadata}{export}-Manifest.json"
+            found[name] = Listed(name)
+    return found
+
+
+def _by_manifest(folder: str, items: list[Listed], manifests: dict[str, Listed],
+                 fetch: Callable[[str], bytes]) -> frozenset[str] | None:
     names = {o.name for o in items}
     found: list[tuple[datetime | None, frozenset[str]]] = []
     for name, item in sorted(manifests.items()):
-        if name.rsplit("/", 1)[0] + "/" not in places:
-            continue
         try:
             refs = _references(fetch(name))
         except InvalidInput:  # not readable (no right to metadata/): the other rules decide

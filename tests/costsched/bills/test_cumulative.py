@@ -219,3 +219,16 @@ def test_a_name_longer_than_the_stored_source_is_not_dropped_after_storing(
                            correct_prices=False, rate_tolerance=0.01)
     assert result.dropped == [] and result.lines == 2
     assert BillStore(store.engine).lines()["usd"].sum() == pytest.approx(2.0)
+
+
+def test_from_the_data_folder_the_manifest_is_read_by_its_name(s3, store: PriceStore
+                                                               ) -> None:  # noqa: ANN001
+    _deliver(s3, "2024-06", "d-1", _cur_rows(T, 2, 0.0))
+    current = _deliver(s3, "2024-06", "d-2", _cur_rows(T, 3, 0.25))
+    # A delivery being written: its files are there, the manifest does not name them yet.
+    s3.put_object(Bucket="cur-bucket", Body=cur_csv_gz(_cur_rows(T, 1, 9.0)),
+                  Key=f"{CUR}data/BILLING_PERIOD=2024-06/d-3/costsched-00001.csv.gz")
+    result = import_export(store, f"s3://cur-bucket/{CUR}data/", now=NOW, client=s3,
+                           correct_prices=False, rate_tolerance=0.01)
+    assert [s for s, _ in result.files] == [current] and len(result.skipped) == 2
+    assert BillStore(store.engine).lines()["usd"].sum() == pytest.approx(3.25)
