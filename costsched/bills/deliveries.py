@@ -160,10 +160,9 @@ def _by_manifest(folder: str, items: list[Listed], manifests: dict[str, Listed],
             refs = _references(fetch(name))
         except InvalidInput:  # not readable (no right to metadata/): the other rules decide
             continue
-        under = {r for r in refs if folder in r}
-        named = frozenset(n for n in names if any(r == n or r.endswith("/" + n) for r in under))
-        if named and len(named) == len(under):  # names listed files only: it is current
-            found.append((item.modified, named))
+        named = {_listed_as(r, names) for r in refs if folder in r}
+        if named and None not in named:  # names listed files only: it is current
+            found.append((item.modified, frozenset(n for n in named if n is not None)))
     if not found:
         return None
     if len({s for _, s in found}) == 1:
@@ -173,6 +172,17 @@ def _by_manifest(folder: str, items: list[Listed], manifests: dict[str, Listed],
     newest = max(t for t, _ in found)
     chosen = {s for t, s in found if t == newest}
     return chosen.pop() if len(chosen) == 1 else None
+
+
+def _listed_as(ref: str, names: set[str]) -> str | None:
+    """The listed name a manifest's reference is (the reference itself, or a path ending
+    in it: a container's or bucket's name before it), or None."""
+    parts = ref.split("/")
+    for i in range(len(parts)):
+        candidate = "/".join(parts[i:])
+        if candidate in names:
+            return candidate
+    return None
 
 
 def _references(data: bytes) -> set[str]:

@@ -83,6 +83,9 @@ def test_a_manifest_decides_without_times() -> None:
                            data + "d2/x-00001.csv.gz", data + "d2/x-00002.csv.gz",
                            "e/x/other/y.csv"]  # outside any period folder: read as before
     assert chosen.skipped == [data + "d1/x-00001.csv.gz"]
+    # A file named twice (as a URI and as a key) is still one listed file.
+    twice = {"dataFiles": [*manifest["dataFiles"], data + "d2/x-00001.csv.gz"]}
+    assert select(listed, "e/", lambda name: json.dumps(twice).encode()).read == chosen.read
     # A manifest naming a file that is not listed is not the listing's: times decide.
     manifest["dataFiles"].append(f"s3://b/{data}d3/x-00001.csv.gz")
     assert select(listed, "e/", lambda name: json.dumps(manifest).encode()).skipped == []
