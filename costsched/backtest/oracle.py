@@ -14,7 +14,7 @@ from then on) cannot beat the best plan found so far (at first: the best plan th
 moves); a pair of a label and an offering whose bound already fails is not run at
 all. The cuts are exact, so the result is the optimum over all plans, not an
 approximation; a test checks it against brute force on small traces. Offerings no plan can
-tell apart (same cloud, region, speed and price history) are searched once.
+tell apart (same cloud, region, zone, speed and price history) are searched once.
 
 A job already placed (`JobState.current`) is planned from where it runs: staying there is
 no move, and the first move away is charged as any other (the plan for the rest of a job a
@@ -129,8 +129,8 @@ class Oracle:
         return int(offered[best]), float(usd[best]) * (1 + 1e-9)
 
     def _representatives(self, run: Run, state: JobState) -> np.ndarray:
-        """One offering per group that no plan can tell apart: same cloud, region and speed
-        and the same price at every time (e.g. zones of a region with equal prices)."""
+        """One offering per group that no plan can tell apart (`PriceTrace.twins`): same
+        cloud, region, zone and speed and the same price at every time."""
         in_scope = scope_mask(self.scope, run.trace.offerings, state.region,
                               state.job.constraints)
         usable = in_scope & ~np.isnan(run.steps_per_second)
