@@ -9,6 +9,13 @@ of the trace is first priced (the recorded Azure log begins on 2020-02-24: befor
 oracle foresees its offerings' arrival), the policies' migrations and their time per table;
 asserts nothing.
 
+The USD gap of the starts before every cloud is priced is then split where it arises: after
+that time (each run against the oracle for the rest of its job from where the run was
+then: what the policy loses with every offering in sight) and before it; and, of the runs
+the policy finished before it, how much an oracle over the offerings priced at their start
+also saves (hindsight of those prices) and how much only the full oracle does (its
+foresight of the offerings priced later).
+
     .venv/bin/python bench/oracle_gap.py [--db prices.sqlite] [--policies dynamic,...]
 
 `--db`: a store holding the recorded AWS and Azure logs (imported into it if it is a new
@@ -21,6 +28,7 @@ import argparse
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +37,19 @@ import pandas as pd
 from costsched.backtest import (
     PUBLISHED_MODELS,
     BacktestConfig,
+    BacktestJob,
+    Oracle,
     PriceTrace,
     jobs_for_models,
+    make_replay_policy,
     regular_starts,
     run_backtest,
+    simulate,
+    throughputs,
 )
+from costsched.backtest.accounting import Run
+from costsched.backtest.engine import past_prices
+from costsched.policies import JobState
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
 
@@ -83,6 +99,61 @@ def every_cloud_priced(trace: PriceTrace) -> pd.Timestamp:
     return pd.Timestamp(by_cloud.min().max(), unit="s", tz="UTC")
 
 
+def before_and_after(trace: PriceTrace, jobs: list[BacktestJob], starts: list,
+                     name: str, config: BacktestConfig, table: ThroughputTable,
+                     covered: pd.Timestamp) -> pd.DataFrame:
+    """A row per run of policy `name` from a start before `covered`: its USD (`usd`), the
+    USD of its periods from its first decision at or after `covered` (`after`), the
+    oracle's USD for the rest of the job from where the run was then (`oracle_after`; both
+    NaN for a run finished before), and the oracle's over the offerings priced at the start
+    only (`oracle_start`)."""
+    cut = covered.timestamp()
+    policy = make_replay_policy(name, config.margin, config.period_hours)
+    period_s = int(round(config.period_hours * 3600))
+    typical = past_prices(trace)
+    rows = []
+    for bj in jobs:
+        job = bj.job if bj.job.checkpoint_gb > 0 else replace(
+            bj.job, checkpoint_gb=config.checkpoint_gb)
+        rate = throughputs(trace, table, job.model)
+        for start in starts:
+            t0 = int(pd.Timestamp(start).timestamp())
+            if t0 >= cut:
+                continue
+            run = Run(trace, rate, job.steps, t0, period_s, config.overheads,
+                      job.checkpoint_gb, job.checkpoint_hours)
+            state = JobState(job, bj.region, job.steps, None, config.overheads)
+            steps: list[tuple[int, int, float, int]] = []
+            usd = simulate(policy, run, state, typical=typical, margin=config.margin,
+                           on_step=lambda *step, into=steps: into.append(step))["cost_usd"]
+            after = oracle_after = np.nan
+            later = [k for k, (t, *_) in enumerate(steps) if t >= cut]
+            if later:
+                k = later[0]
+                t, prev, left, _ = steps[k]
+                after = sum(run.advance_one(i, p, new, rest).usd
+                            for i, (_, p, rest, new) in enumerate(steps) if i >= k)
+                rest_run = Run(trace, rate, left, t, period_s, config.overheads,
+                               job.checkpoint_gb, job.checkpoint_hours)
+                placed = JobState(job, bj.region, left, trace.keys[prev], config.overheads)
+                oracle_after = simulate(Oracle(), rest_run, placed)["cost_usd"]
+            priced = ~np.isnan(trace.price_at(t0))
+            oracle_start = simulate(Oracle(), replace_trace(run, trace.subset(priced)),
+                                    state)["cost_usd"]
+            rows.append({"model": job.model, "region": bj.region,
+                         "start": pd.Timestamp(start), "usd": usd,
+                         "after": after, "oracle_after": oracle_after,
+                         "oracle_start": oracle_start})
+    return pd.DataFrame(rows)
+
+
+def replace_trace(run: Run, trace: PriceTrace) -> Run:
+    """`run` over another trace of the same times (its offerings' throughputs kept)."""
+    keep = np.array([run.trace.rows[k] for k in trace.keys], dtype=int)
+    return Run(trace, run.steps_per_second[keep], run.steps, run.start, run.period_s,
+               run.overheads, run.checkpoint_gb, run.checkpoint_hours)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", type=Path, default=None)
@@ -124,6 +195,24 @@ def main() -> None:
         print(f"{part} ({covered:%Y-%m-%d %H:%M} UTC), {results[rows]['start'].nunique()} "
               "starts: " + ", ".join(f"{n} mean {split[n].mean():+.1%} max {split[n].max():+.1%}"
                                       for n in names))
+    early = results[(results["start"] < covered) & (results["policy"] == "oracle")]
+    oracle_usd = early.set_index(["model", "region", "start"])["cost_usd"]
+    for name in names if len(early) else []:
+        split = before_and_after(trace, jobs, starts, name, config, table, covered)
+        split = split.set_index(["model", "region", "start"])
+        split["oracle"] = oracle_usd.reindex(split.index).to_numpy()
+        gap_usd = float((split["usd"] - split["oracle"]).sum())
+        lost_after = float((split["after"] - split["oracle_after"]).sum())
+        done = split[split["after"].isna()]
+        print(f"{name}: of the ${gap_usd:,.0f} above the oracle in those starts, "
+              f"${lost_after:,.0f} after {covered:%Y-%m-%d %H:%M} UTC (against the oracle "
+              f"for the rest of each job from where it ran then) and "
+              f"${gap_usd - lost_after:,.0f} before; of the {len(done)} runs done before, "
+              f"${(done['usd'] - done['oracle']).sum():,.0f}: "
+              f"${(done['usd'] - done['oracle_start']).sum():,.0f} against an oracle over "
+              "the offerings priced at their start, "
+              f"${(done['oracle_start'] - done['oracle']).sum():,.0f} the oracle's "
+              "foresight of the offerings priced later")
     migrations = results.groupby("policy")["migrations"].sum()
     for name in [*names, "oracle"]:
         wall, cpu = seconds[name]

@@ -101,11 +101,15 @@ def simulate(policy: Policy | Oracle, run: Run, state: JobState,
     hysteresis); a baseline policy that does not weigh its moves is replayed as
     published. `on_step(t, row before, steps left, row chosen)` is told each period's
     decision as it is made (rows of the trace's offerings; -1 before the first
-    placement)."""
+    placement). A job placed already (`state.current`) runs the rest of its steps
+    (`run.steps`) from there, the first move away charged."""
     trace = run.trace
     labels = labels or offering_labels(trace.offerings)
     plan = policy.plan(run, state) if isinstance(policy, Oracle) else None
-    prev, done, usd, migration_usd, migrations = -1, 0.0, 0.0, 0.0, 0
+    prev = -1 if state.current is None else trace.rows.get(tuple(state.current), -2)
+    if prev == -2:
+        raise InvalidInput(f"{state.job.name}: offering {state.current!r} is not in the trace")
+    done, usd, migration_usd, migrations = 0.0, 0.0, 0.0, 0
     first = -1
     for k in range(MAX_PERIODS):
         if plan is not None:

@@ -14,7 +14,11 @@ from then on) cannot beat the best plan found so far (at first: the best plan th
 moves); a pair of a label and an offering whose bound already fails is not run at
 all. The cuts are exact, so the result is the optimum over all plans, not an
 approximation; a test checks it against brute force on small traces. Offerings no plan can
-tell apart (same cloud, region, speed and price history) are searched once.
+tell apart (same cloud, region, zone, speed and price history) are searched once.
+
+A job already placed (`JobState.current`) is planned from where it runs: staying there is
+no move, and the first move away is charged as any other (the plan for the rest of a job a
+policy has run so far, e.g. from the time a new cloud is first priced).
 """
 
 from __future__ import annotations
@@ -41,19 +45,21 @@ class Oracle:
     scope: ClassVar[Scope] = MULTI_CLOUD
 
     def plan(self, run: Run, state: JobState) -> list[int]:
-        """The offering row for each period, from the start until the job is done."""
+        """The offering row for each period, from the start until the job's `run.steps` are
+        done; from `state.current` when the job runs there at the start."""
         trace = run.trace
         reps = self._representatives(run, state)
         if len(reps) == 0:
             raise InvalidInput(f"oracle: no offering can run {state.job.model!r}")
         rates = run.steps_per_second[reps] * HOUR
+        placed, here = self._placed(run, state, reps)
 
-        cur = np.array([-1])
+        cur = np.array([here])
         prog = np.array([0.0])
         cost = np.array([0.0])
         history: list[tuple[np.ndarray, np.ndarray]] = []
         # The best plan that never moves bounds the search from the first period on.
-        seed, upper = self._best_stay(run, reps)
+        seed, upper = self._best_stay(run, reps) if here < 0 else (here, _stay_usd(run, here))
         found = None
         for k in range(MAX_PERIODS):
             t0 = run.period_start(k)
@@ -85,9 +91,31 @@ class Oracle:
             history.append((cur, parent))
             if len(cur) == 0:
                 break
-        if found is None:  # nothing beat staying on the seed
-            return _stay_plan(run, seed)
-        return _unwind(history, found)
+        plan = _stay_plan(run, seed) if found is None else _unwind(history, found)
+        # Staying is no move: the plan keeps the job on its own offering, not on the twin
+        # searched for it.
+        for k, row in enumerate(plan):
+            if row != here:
+                break
+            plan[k] = placed
+        return plan
+
+    def _placed(self, run: Run, state: JobState, reps: np.ndarray) -> tuple[int, int]:
+        """The row the job runs on at the start and the row searched for it (its twin
+        among `reps`); (-1, -1) before its first placement."""
+        if state.current is None:
+            return -1, -1
+        trace = run.trace
+        row = trace.rows.get(tuple(state.current))  # type: ignore[arg-type]
+        if row is None or np.isnan(trace.price_at(run.start, np.array([row]))[0]):
+            raise InvalidInput(f"oracle: the job's offering {state.current!r} has no price "
+                               "at the start")
+        twin = reps[run.trace.twins[reps] == trace.twins[row]]
+        in_scope = scope_mask(self.scope, trace.offerings, state.region, state.job.constraints)
+        if not in_scope[row] or len(twin) == 0:
+            raise InvalidInput(f"oracle: the job's offering {state.current!r} is not one "
+                               f"it may choose for {state.job.model!r}")
+        return row, int(twin[0])
 
     @staticmethod
     def _best_stay(run: Run, reps: np.ndarray) -> tuple[int, float]:
@@ -101,8 +129,8 @@ class Oracle:
         return int(offered[best]), float(usd[best]) * (1 + 1e-9)
 
     def _representatives(self, run: Run, state: JobState) -> np.ndarray:
-        """One offering per group that no plan can tell apart: same cloud, region and speed
-        and the same price at every time (e.g. zones of a region with equal prices)."""
+        """One offering per group that no plan can tell apart (`PriceTrace.twins`): same
+        cloud, region, zone and speed and the same price at every time."""
         in_scope = scope_mask(self.scope, run.trace.offerings, state.region,
                               state.job.constraints)
         usable = in_scope & ~np.isnan(run.steps_per_second)
@@ -155,6 +183,20 @@ def _pareto(cur: np.ndarray, prog: np.ndarray, cost: np.ndarray,
     survivors[order] = shifted < before
     keep[np.flatnonzero(mask)] = survivors
     return keep
+
+
+def _stay_usd(run: Run, row: int) -> float:
+    """What staying on `row` to the end costs, as charged (the bound a placed job's search
+    starts from, a hair above so that staying itself is found)."""
+    usd = 0.0
+    done = 0.0
+    for k in range(MAX_PERIODS):
+        out = run.advance_one(k, row, row, run.steps - done)
+        usd += out.usd
+        if out.finished:
+            return usd * (1 + 1e-9)
+        done += out.steps
+    return np.inf
 
 
 def _stay_plan(run: Run, row: int) -> list[int]:

@@ -93,6 +93,9 @@ def _later_moves(view: MarketView, rows: np.ndarray,
         egress = view.egress[rows][:, rows]
     else:
         offerings = view.offerings.iloc[rows]
-        egress = egress_per_gb(offerings["cloud"].to_numpy(), offerings["region"].to_numpy())
+        # By zone pair too, as the move now is priced (`MarketView.egress_from`).
+        egress = egress_per_gb(offerings["cloud"].to_numpy(), offerings["region"].to_numpy(),
+                               zone=offerings["zone"].to_numpy() if "zone" in offerings
+                               else None)
     return forecast, moves_between(state.overheads, forecast, egress, job.checkpoint_gb,
                                    job.checkpoint_hours)

@@ -3,6 +3,8 @@ no price; a replay reads the user's throughputs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,7 +14,16 @@ from costsched.backtest.accounting import Run
 from costsched.model import Job
 from costsched.optimize.decision import Overheads
 from costsched.throughput import ThroughputTable, save_user
-from tests.costsched.backtest.handmade import AZ_V100, DAY, K80_A, T0, V100_A, trace
+from tests.costsched.backtest.handmade import (
+    AZ_V100,
+    DAY,
+    K80_A,
+    T0,
+    V100_A,
+    V100_B,
+    WEST_V100,
+    trace,
+)
 
 H = 3600
 
@@ -35,6 +46,27 @@ def test_a_move_is_charged_idle_hours_from_the_job_interval_and_egress() -> None
     assert egress > 0
     assert out.migration_usd[0] == pytest.approx(idle * 2.0 + 0.5 * 1.0 + egress)
     assert out.steps[0] == pytest.approx((24 - idle) * H)
+
+
+def test_a_move_between_zones_is_charged_the_clouds_inter_zone_egress() -> None:
+    # The bill's price of the copy (AWS: $0.02/GB between zones of a region), as a running
+    # job's decider prices the move; the same zone's other instance copies for free.
+    tr = trace([(V100_A, 1.0, 0), (V100_B, 1.0, 0), (K80_A, 1.0, 0)])
+    a, b, k = key_row(tr, V100_A), key_row(tr, V100_B), key_row(tr, K80_A)
+    run = Run(tr, np.ones(3), 1e9, int(T0.timestamp()), 86_400, Overheads(),
+              checkpoint_gb=50.0)
+    out = run.advance(0, np.array([a, a]), np.array([b, k]), np.array([1e9, 1e9]))
+    idle_usd = run.idle_hours * 1.0
+    assert out.migration_usd[0] == pytest.approx(idle_usd + 50 * 0.02)
+    assert out.migration_usd[1] == pytest.approx(idle_usd)
+
+
+def test_the_replay_prices_a_copy_as_a_running_jobs_decider_does() -> None:
+    tr = trace([(V100_A, 1.0, 0), (V100_B, 1.0, 0), (K80_A, 1.0, 0), (AZ_V100, 1.0, 0),
+                (WEST_V100, 1.0, 0)])
+    live = replace(tr.view(int(T0.timestamp()), np.ones(len(tr.keys))), egress=None)
+    for row in range(len(tr.keys)):
+        np.testing.assert_array_equal(tr.egress_per_gb[row], live.egress_from(row))
 
 
 def test_overlap_on_an_offering_without_a_price_is_not_nan() -> None:

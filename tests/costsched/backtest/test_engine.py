@@ -18,6 +18,7 @@ from costsched.backtest import (
 from costsched.optimize.decision import Overheads
 from costsched.throughput import ThroughputTable
 from tests.costsched.backtest.handmade import (
+    AZ_V100,
     DAY,
     T0,
     V100_A,
@@ -25,6 +26,7 @@ from tests.costsched.backtest.handmade import (
     V100X4_A,
     WEST_V100,
     job,
+    one,
     trace,
 )
 
@@ -108,3 +110,15 @@ def test_reductions_against_each_baseline() -> None:
     start = frame["start"].iloc[0]
     assert by_run.loc[(start, "dynamic"), "reduction_vs_cheapest_hourly"] == pytest.approx(
         base[(start, "cheapest-hourly")] / base[(start, "dynamic")])
+
+
+@pytest.mark.parametrize("policy", ["dynamic", "dynamic-aware", "oracle"])
+def test_a_running_job_moves_to_a_cloud_first_priced_after_it_started(policy: str) -> None:
+    # Azure has no price at the start; once it has, the replayed decider sees it and moves
+    # the job there at the first decision (the move charged).
+    tr = trace([(V100_A, 3.0, 0), (AZ_V100, 0.5, 1)])
+    row = one(tr, job(A3C, 3, TABLE), policy, Overheads(), TABLE)
+    assert row["first_offering"].startswith("aws:")
+    assert row["last_offering"].startswith("azure:")
+    assert row["migrations"] == 1
+    assert 3.0 * 24 + 0.5 * 48 < row["cost_usd"] < 3.0 * 24 + 0.5 * 49

@@ -18,23 +18,26 @@ from costsched.backtest import (
     jobs_for_models,
     regular_starts,
     run_backtest,
+    simulate,
     throughputs,
 )
 from costsched.backtest import REPLAY_POLICIES as POLICIES
 from costsched.backtest import oracle as oracle_module
 from costsched.backtest.accounting import Run
 from costsched.backtest.oracle import Oracle
+from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.policies.base import JobState
 from costsched.throughput import ThroughputTable
-from tests.costsched.backtest.handmade import AZ_V100, K80_A, T0, V100_A, job, trace
+from tests.costsched.backtest.handmade import AZ_V100, K80_A, T0, V100_A, V100_B, job, trace
 
 TABLE = ThroughputTable()
 OFFERINGS = (V100_A, K80_A, AZ_V100)
 
 
-def brute_force(run: Run, usable: list[int], periods: int) -> float:
-    """The cheapest plan by trying every sequence of offerings (periods small)."""
+def brute_force(run: Run, usable: list[int], periods: int, placed: int = -1) -> float:
+    """The cheapest plan by trying every sequence of offerings (periods small), from
+    offering `placed` (-1: not placed yet)."""
     best = math.inf
 
     def go(k: int, prev: int, done: float, usd: float) -> None:
@@ -50,7 +53,7 @@ def brute_force(run: Run, usable: list[int], periods: int) -> float:
             else:
                 go(k + 1, new, done + float(out.steps[0]), total)
 
-    go(0, -1, 0.0, 0.0)
+    go(0, placed, 0.0, 0.0)
     return best
 
 
@@ -78,6 +81,59 @@ def test_oracle_equals_brute_force(prices: list[list[float]], idle_hours: float,
     periods = len(plan) + 1
     assert frame["cost_usd"].iloc[0] == pytest.approx(brute_force(run, [0, 1, 2], periods + 2),
                                                       rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    prices=st.lists(st.lists(st.floats(0.05, 3.0), min_size=4, max_size=4), min_size=3,
+                    max_size=3),
+    idle_hours=st.sampled_from([1.0, 6.0]),
+    days=st.floats(0.3, 1.6),
+    placed=st.sampled_from(OFFERINGS),
+)
+def test_oracle_from_a_placed_job_equals_brute_force_from_there(
+        prices: list[list[float]], idle_hours: float, days: float, placed: tuple) -> None:
+    # The rest of a job that runs somewhere already: staying is free, the first move away
+    # is charged like any other.
+    rows = [(o, p, d) for o, series in zip(OFFERINGS, prices, strict=True)
+            for d, p in enumerate(series)]
+    tr = trace(rows)
+    bj = job("A3C", days, TABLE)
+    costs = Overheads(restart_minutes=idle_hours * 60, warmup_minutes=0,
+                      lost_work_minutes=0, transfer_gbps=math.inf)
+    run = Run(tr, throughputs(tr, TABLE, "A3C"), bj.job.steps, int(T0.timestamp()), 86_400,
+              costs, checkpoint_gb=5.0)
+    key = next(k for k in tr.keys if k[3] == placed[3] and k[0] == placed[0])
+    state = JobState(bj.job, bj.region, bj.job.steps, key, costs)
+    plan = Oracle().plan(run, state)
+    replayed = simulate(Oracle(), run, state)
+    assert replayed["cost_usd"] == pytest.approx(
+        brute_force(run, [0, 1, 2], len(plan) + 3, placed=tr.rows[key]), rel=1e-9)
+
+
+def test_a_placed_job_stays_on_its_own_offering_not_on_a_twin() -> None:
+    # Two zones priced alike are searched once; the plan keeps the job where it runs.
+    tr = trace([(V100_A, 1.0, 0), (V100_B, 1.0, 0), (K80_A, 2.0, 0)])
+    bj = job("A3C", 2.0, TABLE)
+    costs = Overheads()
+    run = Run(tr, throughputs(tr, TABLE, "A3C"), bj.job.steps, int(T0.timestamp()), 86_400,
+              costs, checkpoint_gb=1.0)
+    key = next(k for k in tr.keys if k[2] == "us-east-1b")
+    state = JobState(bj.job, bj.region, bj.job.steps, key, costs)
+    assert Oracle().plan(run, state) == [tr.rows[key]] * 2
+    row = simulate(Oracle(), run, state)
+    assert row["migrations"] == 0
+    assert row["cost_usd"] == pytest.approx(48.0)
+
+
+def test_the_oracle_refuses_a_placement_without_a_price_at_the_start() -> None:
+    tr = trace([(V100_A, 1.0, 0), (AZ_V100, 0.5, 1)])
+    bj = job("A3C", 2.0, TABLE)
+    run = Run(tr, throughputs(tr, TABLE, "A3C"), bj.job.steps, int(T0.timestamp()), 86_400,
+              Overheads(), checkpoint_gb=1.0)
+    key = next(k for k in tr.keys if k[0] == "azure")
+    with pytest.raises(InvalidInput, match="no price at the start"):
+        Oracle().plan(run, JobState(bj.job, bj.region, bj.job.steps, key, Overheads()))
 
 
 @pytest.fixture(scope="module")

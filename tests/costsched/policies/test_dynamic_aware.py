@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from costsched.backtest import BacktestConfig, PriceTrace, run_backtest, throughputs
 from costsched.model import Job
 from costsched.optimize.decision import Overheads
 from costsched.policies import JobState, make_policy
+from costsched.policies.dynamic_aware import _later_moves
 from costsched.throughput import ThroughputTable
 from tests.costsched.backtest.handmade import K80_A, T0, V100_A, V100_B, free_but_idle, job, trace
 from tests.costsched.backtest.handmade import one as replay_one
@@ -105,3 +108,21 @@ def test_without_history_free_moves_and_no_margin_it_decides_as_dynamic(
                 checked += 1
                 moved += current is not None and choice != current
     assert checked >= 80 and moved > 0
+
+
+def test_later_moves_are_priced_by_zone_pair_live_as_in_a_replay() -> None:
+    # Live the view carries no egress matrix and the policy prices moves after the next
+    # period itself: by cloud, region and zone pair, as a replay's trace does.
+    tr = trace([(V100_A, 1.0, 0), (V100_B, 1.0, 0), (K80_A, 0.5, 0)])
+    bj = job(RESNET, 3, TABLE)
+    state = JobState(replace(bj.job, checkpoint_gb=50.0), bj.region, bj.job.steps, None,
+                     Overheads())
+    replayed = tr.view(int(T0.timestamp()), throughputs(tr, TABLE, RESNET))
+    live = replace(replayed, egress=None, derived={})
+    rows = np.arange(len(tr.keys))
+    _, in_replay = _later_moves(replayed, rows, state)
+    _, asked_live = _later_moves(live, rows, state)
+    np.testing.assert_allclose(asked_live, in_replay)
+    a, b = tr.rows[(*V100_A[:4], "spot", "linux")], tr.rows[(*V100_B[:4], "spot", "linux")]
+    idle = Overheads().move_idle_hours(50.0, bj.job.checkpoint_hours)
+    assert in_replay[a, b] == pytest.approx(idle * 1.0 + 50 * 0.02)
