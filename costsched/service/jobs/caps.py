@@ -121,13 +121,13 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
                   interval_seconds: float) -> list[BudgetState]:
     """Every budget now: each job's own (jobs with `constraints.budget`), then the named
     ones, from one read of the jobs and their placements."""
-    jobs = store.jobs.list()
-    if jobs.empty:
+    records = store.jobs.records()
+    if not records:
         return []
-    specs = dict(zip(jobs["id"].astype(int), jobs["spec"], strict=True))
-    states = dict(zip(jobs["id"].astype(int), jobs["state"].astype(str), strict=True))
-    created = dict(zip(jobs["id"].astype(int), jobs["created_at"], strict=True))
-    names = dict(zip(jobs["id"].astype(int), jobs["name"].astype(str), strict=True))
+    specs = {r.id: r.spec for r in records}
+    states = {r.id: r.state for r in records}
+    created = {r.id: r.created_at for r in records}
+    names = {r.id: r.name for r in records}
     own = {j: float(b) for j, s in specs.items()
            if isinstance(b := (_spec(s).get("constraints") or {}).get("budget"), (int, float))}
     own.update(_raised(store, list(specs)))  # a job may be given one after its launch
