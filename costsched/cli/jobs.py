@@ -296,7 +296,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         return
     rows = []
     for s in shown:
-        p = s.placement
+        p = s.open_placement
         where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
