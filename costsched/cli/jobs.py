@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -295,6 +296,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         console.print(NO_JOBS, highlight=False, markup=False)
         return
     rows = []
+    placed = _charged_rows(shown)
     for s in shown:
         p = s.open_placement
         where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
@@ -315,12 +317,32 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         for line in _problems(s) + flag:
             console.print(printable(f"  job {s.record.id}: {line}"), highlight=False,
                           markup=False, soft_wrap=True)
-        if len(s.cost.placements) > 1 or s.record.final:
-            for p in s.cost.placements.itertuples():
+        charged = placed(s)
+        if len(charged) > 1 or s.record.final:
+            for p in charged:
                 console.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
                                         f"{p.zone or p.region} {p.instance_type} {p.market}: "
                                         f"{p.hours:.3f} h, {money(p.usd, 4)}"),
                               highlight=False, markup=False)
+
+
+def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus], list]:
+    """Each job's placements as charged (`JobCost.placements`), as named tuples: one walk
+    over each frame the jobs' costs share, not a frame per job."""
+    by_frame: dict[int, dict[int, list]] = {}
+
+    def rows(s: service.JobStatus) -> list:
+        cost = s.cost
+        if cost.rows is None:  # a cost of its own
+            return list(cost.placements.itertuples())
+        if id(cost.charged) not in by_frame:
+            found: dict[int, list] = {}
+            for p in cost.charged.itertuples():
+                found.setdefault(int(p.job_id), []).append(p)
+            by_frame[id(cost.charged)] = found
+        return by_frame[id(cost.charged)].get(s.record.id, [])
+
+    return rows
 
 
 def _progress(s: service.JobStatus) -> str:
