@@ -115,6 +115,22 @@ def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
     return out
 
 
+def charged_records(costs: Iterable[JobCost]) -> dict[int, list[dict]]:
+    """Each job's placements as charged (`JobCost.placements`) as records (`to_dict`'s), by
+    job id: one conversion of each frame the costs share, not a frame per job."""
+    out: dict[int, list[dict]] = {}
+    converted: dict[int, list[dict]] = {}
+    for cost in costs:
+        if cost.rows is None:  # a cost of its own
+            out[cost.job_id] = cost.placements.to_dict("records")
+            continue
+        if id(cost.charged) not in converted:
+            converted[id(cost.charged)] = cost.charged.to_dict("records")
+        records = converted[id(cost.charged)]
+        out[cost.job_id] = [records[i] for i in cost.rows[0]]
+    return out
+
+
 def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetime,
                     egress: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each placement with `hours`, `usd` (its prices integrated over [start_at, end_at or
