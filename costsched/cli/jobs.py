@@ -29,6 +29,7 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.cli.long_table import Lines, print_table
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
@@ -306,24 +307,23 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                      s.instance_state or "-", _progress(s), money(s.cost.total_usd, 2),
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
-    console.print(table(title, ["id", "job", "state", "placement", "instance", "progress",
-                                "cost $", "migrations", "recoveries"], rows,
-                        detail=["recoveries", "migrations", "instance"]))
+    print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
+                        "migrations", "recoveries"], rows,
+                detail=["recoveries", "migrations", "instance"])
+    out = Lines()
     for s in shown:
         if s.next:
-            console.print(printable(f"  job {s.record.id} next: {s.next}"), highlight=False,
-                          markup=False)
+            out.print(printable(f"  job {s.record.id} next: {s.next}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         for line in _problems(s) + flag:
-            console.print(printable(f"  job {s.record.id}: {line}"), highlight=False,
-                          markup=False, soft_wrap=True)
+            out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         charged = placed(s)
         if len(charged) > 1 or s.record.final:
             for p in charged:
-                console.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
-                                        f"{p.zone or p.region} {p.instance_type} {p.market}: "
-                                        f"{p.hours:.3f} h, {money(p.usd, 4)}"),
-                              highlight=False, markup=False)
+                out.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
+                                    f"{p.zone or p.region} {p.instance_type} {p.market}: "
+                                    f"{p.hours:.3f} h, {money(p.usd, 4)}"))
+    out.flush()
 
 
 def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus], list]:
