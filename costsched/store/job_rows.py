@@ -13,6 +13,7 @@ import pandas as pd
 from sqlalchemy import Connection, Engine, Select, Table, insert, select, true, update
 
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
+from costsched.passes import memo
 from costsched.store.database import from_epoch_seconds
 from costsched.store.schema import job_events, jobs, placements
 
@@ -151,13 +152,19 @@ def _record(conn: Connection, job_id: int) -> JobRecord:
 
 def _to_record(row) -> JobRecord:  # noqa: ANN001 - a SQLAlchemy RowMapping
     return JobRecord(
-        id=int(row["id"]), name=row["name"], spec=json.loads(row["spec"]), state=row["state"],
+        id=int(row["id"]), name=row["name"], spec=_spec(row["spec"]), state=row["state"],
         policy=row["policy"], steps_total=float(row["steps_total"]),
         steps_done=float(row["steps_done"]), checkpoint_location=row["checkpoint_location"],
         checkpoint_step=(None if row["checkpoint_step"] is None
                          else float(row["checkpoint_step"])),
         created_at=_utc(row["created_ts"]), updated_at=_utc(row["updated_ts"]),
     )
+
+
+def _spec(stored: str) -> dict:
+    """A stored spec parsed: in a pass, once per text however often its job is read (its
+    records share it; nothing changes a record's spec)."""
+    return memo(("stored spec", stored), lambda: json.loads(stored), shared=True)
 
 
 def _utc(epoch_second: int) -> datetime:
