@@ -130,7 +130,7 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     names = {r.id: r.name for r in records}
     own = {j: float(b) for j, s in specs.items()
            if isinstance(b := (_spec(s).get("constraints") or {}).get("budget"), (int, float))}
-    own.update(_raised(store, list(specs)))  # a job may be given one after its launch
+    own.update(_raised(store, None))  # a job may be given one after its launch (any job)
     named = {n: [j for j, s in specs.items() if joins(s, n, b)]
              for n, b in config.named.items()}
     wanted = sorted({*own, *(j for members in named.values() for j in members)})
@@ -255,16 +255,17 @@ def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) ->
     return float(old) if isinstance(old, (int, float)) else float("nan")
 
 
-def _raised(store: PriceStore, job_ids: Sequence[int]) -> dict[int, float]:
-    """Each job's own budget as last set by `raise_budget` (one read)."""
+def _raised(store: PriceStore, job_ids: Sequence[int] | None) -> dict[int, float]:
+    """Each job's own budget as last set by `raise_budget` (one read; None: every job's)."""
     said = _budget_events(store, job_ids)
     said = said[said["detail"].str.startswith(RAISED)]
     return {int(j): float(d[len(RAISED):].split(" ", 1)[0])
             for j, d in zip(said["job_id"], said["detail"], strict=True)}  # the last wins
 
 
-def _budget_events(store: PriceStore, job_ids: Sequence[int]) -> pd.DataFrame:
-    return store.jobs.events_of([int(j) for j in job_ids], kinds=["budget"])
+def _budget_events(store: PriceStore, job_ids: Sequence[int] | None) -> pd.DataFrame:
+    return store.jobs.events_of(None if job_ids is None else [int(j) for j in job_ids],
+                                kinds=["budget"])
 
 
 def _budget_stops(store: PriceStore, job_ids: Sequence[int]) -> dict[int, set[str]]:
