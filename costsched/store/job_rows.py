@@ -10,7 +10,23 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import pandas as pd
-from sqlalchemy import Connection, Engine, Select, Table, insert, select, true, update
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ColumnElement,
+    Connection,
+    Engine,
+    Select,
+    Table,
+    any_,
+    bindparam,
+    insert,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.compiler import compiles
 
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.passes import memo
@@ -78,7 +94,29 @@ def id_chunks(ids: Iterable[int] | None, column) -> Iterator:  # noqa: ANN001 - 
         return
     wanted = sorted({int(i) for i in ids})
     for start in range(0, len(wanted), ID_CHUNK):
-        yield column.in_(wanted[start:start + ID_CHUNK])
+        yield _Among(column, wanted[start:start + ID_CHUNK])
+
+
+class _Among(ColumnElement):
+    """`column IN (ids)`; on PostgreSQL `column = ANY(ids)`, the ids as one array: an IN
+    list of thousands of ids is parsed by the driver and planned by the server id by id."""
+
+    type = Boolean()
+    inherit_cache = False  # its ids are not part of a cached statement's key
+
+    def __init__(self, column, ids: list[int]) -> None:  # noqa: ANN001 - a Column
+        self.column, self.ids = column, ids
+
+
+@compiles(_Among)
+def _in_list(element: _Among, compiler, **kw) -> str:  # noqa: ANN001 - a SQL compiler
+    return compiler.process(element.column.in_(element.ids), **kw)
+
+
+@compiles(_Among, "postgresql")
+def _any_of(element: _Among, compiler, **kw) -> str:  # noqa: ANN001 - a SQL compiler
+    ids = bindparam(None, element.ids, type_=ARRAY(BigInteger), unique=True)
+    return compiler.process(element.column == any_(ids), **kw)
 
 
 def read_chunked(engine: Engine, query: Select, table: Table, job_ids: Iterable[int] | None
