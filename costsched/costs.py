@@ -100,15 +100,34 @@ def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
     # Each job's rows and sums from one grouping of every job's (no frame per job).
     by_job = charged.groupby("job_id").indices if len(charged) else {}
     moved = moves.groupby("job_id").indices if len(moves) else {}
-    usd = charged["usd"].to_numpy(dtype=float)
-    egress_usd = moves["usd"].to_numpy(dtype=float)
+    # NaN counts as 0 (np.nansum's rule), summed as np.sum sums each job's rows.
+    usd = np.nan_to_num(charged["usd"].to_numpy(dtype=float), nan=0.0, posinf=np.inf,
+                        neginf=-np.inf)
+    egress_usd = np.nan_to_num(moves["usd"].to_numpy(dtype=float), nan=0.0, posinf=np.inf,
+                               neginf=-np.inf)
     none = np.array([], dtype=int)
     out = {}
     for job_id in wanted:
         mine, egress = by_job.get(job_id, none), moved.get(job_id, none)
-        out[job_id] = JobCost(job_id=job_id, compute_usd=float(np.nansum(usd[mine])),
-                              egress_usd=float(np.nansum(egress_usd[egress])), charged=charged,
+        out[job_id] = JobCost(job_id=job_id, compute_usd=float(usd[mine].sum()),
+                              egress_usd=float(egress_usd[egress].sum()), charged=charged,
                               moved=moves, rows=(mine, egress))
+    return out
+
+
+def charged_records(costs: Iterable[JobCost]) -> dict[int, list[dict]]:
+    """Each job's placements as charged (`JobCost.placements`) as records (`to_dict`'s), by
+    job id: one conversion of each frame the costs share, not a frame per job."""
+    out: dict[int, list[dict]] = {}
+    converted: dict[int, list[dict]] = {}
+    for cost in costs:
+        if cost.rows is None:  # a cost of its own
+            out[cost.job_id] = cost.placements.to_dict("records")
+            continue
+        if id(cost.charged) not in converted:
+            converted[id(cost.charged)] = cost.charged.to_dict("records")
+        records = converted[id(cost.charged)]
+        out[cost.job_id] = [records[i] for i in cost.rows[0]]
     return out
 
 

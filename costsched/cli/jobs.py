@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,6 +29,7 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.cli.long_table import Lines, print_table
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
@@ -295,8 +297,9 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         console.print(NO_JOBS, highlight=False, markup=False)
         return
     rows = []
+    placed = _charged_rows(shown)
     for s in shown:
-        p = s.placement
+        p = s.open_placement
         where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
@@ -304,23 +307,42 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                      s.instance_state or "-", _progress(s), money(s.cost.total_usd, 2),
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
-    console.print(table(title, ["id", "job", "state", "placement", "instance", "progress",
-                                "cost $", "migrations", "recoveries"], rows,
-                        detail=["recoveries", "migrations", "instance"]))
+    print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
+                        "migrations", "recoveries"], rows,
+                detail=["recoveries", "migrations", "instance"])
+    out = Lines()
     for s in shown:
         if s.next:
-            console.print(printable(f"  job {s.record.id} next: {s.next}"), highlight=False,
-                          markup=False)
+            out.print(printable(f"  job {s.record.id} next: {s.next}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         for line in _problems(s) + flag:
-            console.print(printable(f"  job {s.record.id}: {line}"), highlight=False,
-                          markup=False, soft_wrap=True)
-        if len(s.cost.placements) > 1 or s.record.final:
-            for p in s.cost.placements.itertuples():
-                console.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
-                                        f"{p.zone or p.region} {p.instance_type} {p.market}: "
-                                        f"{p.hours:.3f} h, {money(p.usd, 4)}"),
-                              highlight=False, markup=False)
+            out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
+        charged = placed(s)
+        if len(charged) > 1 or s.record.final:
+            for p in charged:
+                out.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
+                                    f"{p.zone or p.region} {p.instance_type} {p.market}: "
+                                    f"{p.hours:.3f} h, {money(p.usd, 4)}"))
+    out.flush()
+
+
+def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus], list]:
+    """Each job's placements as charged (`JobCost.placements`), as named tuples: one walk
+    over each frame the jobs' costs share, not a frame per job."""
+    by_frame: dict[int, dict[int, list]] = {}
+
+    def rows(s: service.JobStatus) -> list:
+        cost = s.cost
+        if cost.rows is None:  # a cost of its own
+            return list(cost.placements.itertuples())
+        if id(cost.charged) not in by_frame:
+            found: dict[int, list] = {}
+            for p in cost.charged.itertuples():
+                found.setdefault(int(p.job_id), []).append(p)
+            by_frame[id(cost.charged)] = found
+        return by_frame[id(cost.charged)].get(s.record.id, [])
+
+    return rows
 
 
 def _progress(s: service.JobStatus) -> str:

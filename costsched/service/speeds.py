@@ -24,6 +24,7 @@ from costsched.measured import (
     speeds,
     stored_spec,
 )
+from costsched.passes import one_pass
 from costsched.service.stores import StoreLike, using
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
@@ -137,11 +138,15 @@ def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, s
     """{job id: its flag line} for the jobs of `statuses` (`service.jobs.JobStatus`) whose
     measured speed is beyond the factor from their plan's, from what `status` read."""
     shown = list(statuses)
-    frames = [s.cost.placements for s in shown if len(s.cost.placements)]
+    # The frames their costs share (one for the jobs of a status), not a frame per job.
+    shared = {id(s.cost.charged): s.cost.charged for s in shown}
+    frames = [f for f in shared.values() if len(f)]
     if not frames:
         return {}
-    found = checks([s.record for s in shown], pd.concat(frames, ignore_index=True),
-                   factor=factor)
+    placed = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    placed = placed[placed["job_id"].isin([s.record.id for s in shown])]
+    with one_pass():  # jobs of one spec share its rate
+        found = checks([s.record for s in shown], placed, factor=factor)
     return {j: c.line() for j, c in found.items() if c.flagged}
 
 

@@ -43,16 +43,20 @@ def measure(store: PriceStore, at: datetime) -> pd.DataFrame:
     rows = []
     if todo.empty:
         return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
-    # The jobs and progress records of every placement measured, in two reads.
+    # The progress records of every placement's job, then the jobs of those that have two
+    # (a rate needs two progress records): two reads, and no look at the other jobs.
     ids = sorted({int(j) for j in todo["job_id"]})
-    records = {r.id: r for r in store.jobs.records(ids)}
-    logged = store.jobs.events_of(ids, kinds=["progress"])
+    every = len(ids) == placements["job_id"].nunique()  # then read without a list of ids
+    logged = store.jobs.events_of(None if every else ids, kinds=["progress"])
     logged = logged.assign(steps=[progress_steps(d) for d in logged["detail"]])
     progress_of = logged.groupby("job_id").indices if len(logged) else {}
+    rated = [j for j in ids if len(progress_of.get(j, ())) >= 2]
+    if not rated:
+        return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
+    records = {r.id: r for r in store.jobs.records(rated)}
+    todo = todo[todo["job_id"].isin(rated)]
     for job_id, group in todo.groupby("job_id", sort=True):
-        found = progress_of.get(job_id, [])
-        if len(found) < 2:
-            continue  # a rate needs two progress records
+        found = progress_of[job_id]
         record = records[int(job_id)]
         mine = logged.iloc[found]
         progress = pd.DataFrame({"at": mine["at"], "steps": mine["steps"]})

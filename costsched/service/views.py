@@ -45,10 +45,12 @@ def dumps(data: Any) -> str:
 
 def frame_records(frame: pd.DataFrame) -> list[dict]:
     """Records of a frame with NaN as null, for JSON."""
-    return [
-        {k: (None if _is_missing(v) else v) for k, v in row.items()}
-        for row in frame.to_dict("records")
-    ]
+    return json_records(frame.to_dict("records"))
+
+
+def json_records(records: list[dict]) -> list[dict]:
+    """`records` with NaN as null, for JSON."""
+    return [{k: (None if _is_missing(v) else v) for k, v in row.items()} for row in records]
 
 
 def _is_missing(value: Any) -> bool:
@@ -89,10 +91,12 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
     """`status --json`: the jobs, and with `scheduled` (costsched.daemon.status) the
     scheduled optimizer's tasks as {"jobs": [...], "daemon": [...]}, with `budgets` each
     budget now under "budgets" (`budgets_document`)."""
+    from costsched.costs import charged_records
     from costsched.service.speeds import status_flags
 
     flags = status_flags(shown)  # measured speed far from the plan's: {job id: words}
-    jobs = [finite(_job(s, flags.get(s.record.id))) for s in shown]
+    charged = charged_records(s.cost for s in shown)  # not a frame per job
+    jobs = [finite(_job(s, flags.get(s.record.id), charged[s.cost.job_id])) for s in shown]
     if scheduled is None and budgets is None:
         return jobs
     out: dict = {"jobs": jobs}
@@ -120,12 +124,12 @@ def budgets_document(states: list[BudgetState]) -> list[dict]:
     }) for s in states]
 
 
-def _job(s: JobStatus, throughput_flag: str | None) -> dict:
+def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict:
     return {
         "id": s.record.id, "name": s.record.name, "state": s.record.state,
         "instance_state": s.instance_state or None, "nodes": s.nodes,
-        "placement": None if s.placement is None else {
-            k: s.placement[k] for k in PLACEMENT_FIELDS},
+        "placement": None if s.open_placement is None else {
+            k: s.open_placement[k] for k in PLACEMENT_FIELDS},
         "steps_total": s.record.steps_total, "steps_left": s.steps_left,
         "progress": s.progress, "progress_source": "reported" if s.reported
         else "estimated",
@@ -135,7 +139,7 @@ def _job(s: JobStatus, throughput_flag: str | None) -> dict:
         "checkpoint_error": s.checkpoint_error or None,
         "cost_usd": s.cost.total_usd,
         "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
-        "placements": frame_records(s.cost.placements),
+        "placements": json_records(charged),
         "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
         "next": s.next or None, "throughput_flag": throughput_flag,
     }

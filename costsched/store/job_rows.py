@@ -10,9 +10,26 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import pandas as pd
-from sqlalchemy import Connection, Engine, Select, Table, insert, select, true, update
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ColumnElement,
+    Connection,
+    Engine,
+    Select,
+    Table,
+    any_,
+    bindparam,
+    insert,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.compiler import compiles
 
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
+from costsched.passes import memo
 from costsched.store.database import from_epoch_seconds
 from costsched.store.schema import job_events, jobs, placements
 
@@ -77,7 +94,29 @@ def id_chunks(ids: Iterable[int] | None, column) -> Iterator:  # noqa: ANN001 - 
         return
     wanted = sorted({int(i) for i in ids})
     for start in range(0, len(wanted), ID_CHUNK):
-        yield column.in_(wanted[start:start + ID_CHUNK])
+        yield _Among(column, wanted[start:start + ID_CHUNK])
+
+
+class _Among(ColumnElement):
+    """`column IN (ids)`; on PostgreSQL `column = ANY(ids)`, the ids as one array: an IN
+    list of thousands of ids is parsed by the driver and planned by the server id by id."""
+
+    type = Boolean()
+    inherit_cache = False  # its ids are not part of a cached statement's key
+
+    def __init__(self, column, ids: list[int]) -> None:  # noqa: ANN001 - a Column
+        self.column, self.ids = column, ids
+
+
+@compiles(_Among)
+def _in_list(element: _Among, compiler, **kw) -> str:  # noqa: ANN001 - a SQL compiler
+    return compiler.process(element.column.in_(element.ids), **kw)
+
+
+@compiles(_Among, "postgresql")
+def _any_of(element: _Among, compiler, **kw) -> str:  # noqa: ANN001 - a SQL compiler
+    ids = bindparam(None, element.ids, type_=ARRAY(BigInteger), unique=True)
+    return compiler.process(element.column == any_(ids), **kw)
 
 
 def read_chunked(engine: Engine, query: Select, table: Table, job_ids: Iterable[int] | None
@@ -151,13 +190,19 @@ def _record(conn: Connection, job_id: int) -> JobRecord:
 
 def _to_record(row) -> JobRecord:  # noqa: ANN001 - a SQLAlchemy RowMapping
     return JobRecord(
-        id=int(row["id"]), name=row["name"], spec=json.loads(row["spec"]), state=row["state"],
+        id=int(row["id"]), name=row["name"], spec=_spec(row["spec"]), state=row["state"],
         policy=row["policy"], steps_total=float(row["steps_total"]),
         steps_done=float(row["steps_done"]), checkpoint_location=row["checkpoint_location"],
         checkpoint_step=(None if row["checkpoint_step"] is None
                          else float(row["checkpoint_step"])),
         created_at=_utc(row["created_ts"]), updated_at=_utc(row["updated_ts"]),
     )
+
+
+def _spec(stored: str) -> dict:
+    """A stored spec parsed: in a pass, once per text however often its job is read (its
+    records share it; nothing changes a record's spec)."""
+    return memo(("stored spec", stored), lambda: json.loads(stored), shared=True)
 
 
 def _utc(epoch_second: int) -> datetime:

@@ -121,16 +121,16 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
                   interval_seconds: float) -> list[BudgetState]:
     """Every budget now: each job's own (jobs with `constraints.budget`), then the named
     ones, from one read of the jobs and their placements."""
-    jobs = store.jobs.list()
-    if jobs.empty:
+    records = store.jobs.records()
+    if not records:
         return []
-    specs = dict(zip(jobs["id"].astype(int), jobs["spec"], strict=True))
-    states = dict(zip(jobs["id"].astype(int), jobs["state"].astype(str), strict=True))
-    created = dict(zip(jobs["id"].astype(int), jobs["created_at"], strict=True))
-    names = dict(zip(jobs["id"].astype(int), jobs["name"].astype(str), strict=True))
+    specs = {r.id: r.spec for r in records}
+    states = {r.id: r.state for r in records}
+    created = {r.id: r.created_at for r in records}
+    names = {r.id: r.name for r in records}
     own = {j: float(b) for j, s in specs.items()
            if isinstance(b := (_spec(s).get("constraints") or {}).get("budget"), (int, float))}
-    own.update(_raised(store, list(specs)))  # a job may be given one after its launch
+    own.update(_raised(store, None))  # a job may be given one after its launch (any job)
     named = {n: [j for j, s in specs.items() if joins(s, n, b)]
              for n, b in config.named.items()}
     wanted = sorted({*own, *(j for members in named.values() for j in members)})
@@ -255,16 +255,17 @@ def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) ->
     return float(old) if isinstance(old, (int, float)) else float("nan")
 
 
-def _raised(store: PriceStore, job_ids: Sequence[int]) -> dict[int, float]:
-    """Each job's own budget as last set by `raise_budget` (one read)."""
+def _raised(store: PriceStore, job_ids: Sequence[int] | None) -> dict[int, float]:
+    """Each job's own budget as last set by `raise_budget` (one read; None: every job's)."""
     said = _budget_events(store, job_ids)
     said = said[said["detail"].str.startswith(RAISED)]
     return {int(j): float(d[len(RAISED):].split(" ", 1)[0])
             for j, d in zip(said["job_id"], said["detail"], strict=True)}  # the last wins
 
 
-def _budget_events(store: PriceStore, job_ids: Sequence[int]) -> pd.DataFrame:
-    return store.jobs.events_of([int(j) for j in job_ids], kinds=["budget"])
+def _budget_events(store: PriceStore, job_ids: Sequence[int] | None) -> pd.DataFrame:
+    return store.jobs.events_of(None if job_ids is None else [int(j) for j in job_ids],
+                                kinds=["budget"])
 
 
 def _budget_stops(store: PriceStore, job_ids: Sequence[int]) -> dict[int, set[str]]:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 import pandas as pd
 
@@ -21,7 +22,7 @@ from costsched.service.jobs.agents import with_heartbeat
 from costsched.service.jobs.move import migrate
 from costsched.service.jobs.runs import (
     RunningJob,
-    _newest_open,
+    _newest_open_rows,
     _progress_of,
     _runs,
     job_ids,
@@ -48,7 +49,7 @@ class Failure:
 @dataclass(frozen=True)
 class JobStatus:
     record: JobRecord
-    placement: pd.Series | None  # the open placement (offering, since, price, instance)
+    open_placement: dict | None  # the open placement's fields (offering, since, price, instance)
     instance_state: str  # the launcher's word on it ('' when the job has no instance)
     steps_left: float  # reported by the job, else estimated from the hours run on each GPU
     cost: JobCost  # so far, from the stored prices, summed over every placement
@@ -57,6 +58,13 @@ class JobStatus:
     reported: bool = False  # steps_left is the job's own report, not an estimate
     failure: Failure | None = None  # why it failed (failed jobs)
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
+
+    @cached_property
+    def placement(self) -> pd.Series | None:
+        """The open placement as a Series (`open_placement`); None when none is open."""
+        return None if self.open_placement is None else pd.Series(
+            list(self.open_placement.values()), index=list(self.open_placement),
+            dtype=object)
 
     @property
     def nodes(self) -> int:
@@ -97,15 +105,18 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ids = [r.id for r in records]
         advise = len(ids) <= ADVICE_UP_TO if advice is None else advice
         runs = _runs(store, records=records)
-        placed = store.jobs.placements_of(ids)
+        # Every job's placements: read without a list of ids when every job is shown.
+        every = job is None and not states and name is None and not limit and (
+            only is None or only.empty)
+        placed = store.jobs.placements_of(None if every else ids)
         rows_of = placed.groupby("job_id").indices if len(placed) else {}
-        open_by_job = _newest_open(placed)
+        open_rows = OpenPlacements(placed)
         ours = {job_id for job_id in ids if launcher is not None
-                and runs[job_id].launcher == launcher.name and job_id in open_by_job}
-        instances = _statuses(launcher, [str(open_by_job[j]["instance"]) for j in ids
+                and runs[job_id].launcher == launcher.name and job_id in open_rows.instance}
+        instances = _statuses(launcher, [open_rows.instance[j] for j in ids
                                          if j in ours]) if ours else {}
         asked = {j: with_heartbeat(launcher, runs[j].checkpoint_uri,
-                                   instances[str(open_by_job[j]["instance"])])
+                                   instances[open_rows.instance[j]])
                  for j in ids if j in ours}
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
@@ -129,7 +140,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                 events = ended.iloc[ended_of.get(job_id, [])]
                 failure = _failure_of(launcher if run.launcher == getattr(
                     launcher, "name", None) else None, events, mine)
-            shown.append(_status_of(store, launcher, run, open_by_job.get(job_id),
+            shown.append(_status_of(store, launcher, run, open_rows.of.get(job_id),
                                     asked.get(job_id), left, reported, costs[job_id],
                                     failure, when, advise))
         return shown
@@ -149,8 +160,21 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
     return found[-limit:] if limit else found
 
 
+class OpenPlacements:
+    """Each job's open placement (the newest, when a move has two open) in `placements`,
+    as its fields by name, from one walk over the frame's rows."""
+
+    def __init__(self, placements: pd.DataFrame) -> None:
+        rows = _newest_open_rows(placements)
+        columns = list(rows.columns)
+        job = columns.index("job_id")
+        self.of = {int(values[job]): dict(zip(columns, values, strict=True))
+                   for values in rows.itertuples(index=False, name=None)}
+        self.instance = {j: str(fields["instance"]) for j, fields in self.of.items()}
+
+
 def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
-               placement: pd.Series | None, instance: Instance | None, left: float,
+               placement: dict | None, instance: Instance | None, left: float,
                reported: bool, cost: JobCost, failure: Failure | None, when: datetime,
                advise: bool) -> JobStatus:
     advice = ""
