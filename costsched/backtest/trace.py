@@ -128,11 +128,10 @@ class PriceTrace:
 
     @cached_property
     def egress_per_gb(self) -> np.ndarray:
-        """[from, to] USD per GB of checkpoint copied between offerings: by cloud, region
-        pair and zone pair, as a running job's move is priced (`MarketView.egress_from`)."""
-        zone = self.offerings["zone"].to_numpy() if "zone" in self.offerings else None
+        """[from, to] USD per GB of checkpoint copied between offerings: by cloud and region
+        pair, as a running job's move is priced (`MarketView.egress_from`)."""
         return egress_per_gb(self.offerings["cloud"].to_numpy(),
-                             self.offerings["region"].to_numpy(), zone=zone)
+                             self.offerings["region"].to_numpy())
 
     def view(self, t: int, steps_per_second: np.ndarray) -> MarketView:
         """What a policy sees at time t, for a model of these throughputs per offering."""
@@ -141,14 +140,12 @@ class PriceTrace:
 
     @cached_property
     def twins(self) -> np.ndarray:
-        """A class number per offering: equal for offerings of the same cloud, region, zone,
-        GPU model and count with the same price at every time (e.g. instance types alike).
-        Zones differ in what a move between them is charged (`egress_per_gb`), so offerings
-        of different zones are never twins."""
+        """A class number per offering: equal for offerings of the same cloud, region, GPU
+        model and count with the same price at every time (e.g. zones priced alike: a move
+        between zones of a region is free, `egress_per_gb`)."""
         columns = np.ascontiguousarray(np.nan_to_num(self.prices, nan=-1.0).T)
         digests = [hashlib.blake2b(col.tobytes(), digest_size=16).hexdigest() for col in columns]
-        where = [c for c in ("cloud", "region", "zone") if c in self.offerings]
-        keys = self.offerings[[*where, "gpu_model", "gpu_count"]].assign(p=digests)
+        keys = self.offerings[["cloud", "region", "gpu_model", "gpu_count"]].assign(p=digests)
         return keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()
 
     @cached_property

@@ -28,11 +28,6 @@ AWS = Cloud(
         "(up to 10 TB/month), to another AWS region $0.02/GB, S3 to EC2 in the same region "
         "free; figures as listed in 2026 (summarized at wring.co/blog/aws-data-transfer-"
         "pricing-guide, 'AWS Data Transfer Pricing, 2026')",
-        inter_zone_usd_per_gb=0.02,
-        inter_zone_source=(
-            "aws.amazon.com/ec2/pricing/on-demand 'Data Transfer within the same AWS Region': "
-            "$0.01/GB in each direction between Availability Zones, both billed ($0.02/GB "
-            "a copy), as listed in 2026"),
     ),
     # Measured with `optimize.availability.preemption_rates` from the dispa2020 probe logs
     # (../shared/data/dispa2020/aws/availability, MIT licence).

@@ -20,11 +20,6 @@ AZURE = Cloud(
         "$0.087/GB (first 10 TB/month), between regions within North America $0.02/GB, "
         "within a region free; figures as listed in 2026 (summarized at lucidity.cloud/feeds/"
         "blog/azure-storage-egress-cost)",
-        inter_zone_usd_per_gb=0.0,
-        inter_zone_source=(
-            "azure.microsoft.com/pricing/details/bandwidth: data transfer between "
-            "availability zones of one region not charged (Microsoft's 2024 announcement "
-            "that inter-zone transfer stays free), as listed in 2026"),
     ),
     preemption=PreemptionRate(0.0854, "assumed: no recorded Azure eviction log; the AWS rate"),
 )

@@ -16,15 +16,14 @@ class SdkMissing(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class EgressPrice:
-    """USD per GB of data leaving the cloud's region (first paid volume tier), and of data
-    between two zones of one region."""
+    """USD per GB of data leaving the cloud's region (first paid volume tier). Within a
+    region a checkpoint's copy is free whatever the zones: it goes through the region's
+    object storage, and storage to a machine of its region is not billed on any of the
+    three clouds (the clouds' zone-to-zone rates are for traffic between machines)."""
 
     internet_usd_per_gb: float  # to another cloud
     inter_region_usd_per_gb: float  # to another region of the same cloud (no listed pair)
     source: str
-    # Between zones of one region, as billed to the account (both directions counted).
-    inter_zone_usd_per_gb: float = 0.0
-    inter_zone_source: str = ""
 
 
 @dataclass(frozen=True, slots=True)

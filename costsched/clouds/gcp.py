@@ -32,11 +32,8 @@ GCP = Cloud(
         0.12, 0.02,
         "cloud.google.com/vpc/network-pricing: premium tier internet egress $0.12/GB "
         "(0-1 TiB/month), between regions within North America $0.02/GB; not re-checked "
-        "here (no GCP prices in the recorded traces)",
-        inter_zone_usd_per_gb=0.01,
-        inter_zone_source=(
-            "cloud.google.com/vpc/network-pricing 'VM-to-VM data transfer': between zones "
-            "of one region $0.01/GB, as listed in 2026"),
+        "here (no GCP prices in the recorded traces); Cloud Storage to Compute Engine in "
+        "the bucket's region free",
     ),
     preemption=PreemptionRate(
         0.633, "measured: dispa2020 gcp/availability, us-central1/us-east1/us-west1, "

@@ -1,8 +1,8 @@
-"""What copying data from one place to another is billed, per GB, by cloud, region pair and
-zone pair: the clouds' published rates.
+"""What copying a checkpoint from one place to another is billed, per GB, by cloud and
+region pair: the clouds' published rates.
 
-- Same zone (or same region where the zone is not known): free.
-- Zones of one region: the cloud's inter-zone rate (`EgressPrice.inter_zone_usd_per_gb`).
+- One region, whatever the zones: free (the copy goes through the region's object
+  storage, and storage to a machine of its region is not billed; see `EgressPrice`).
 - Regions of one cloud: the pair's listed rate where the cloud lists rates per pair (AWS:
   `costsched/data/aws_egress_pairs.csv`), else the cloud's inter-region rate.
 - Another cloud: the source cloud's internet rate.
@@ -36,13 +36,11 @@ def listed_pairs(cloud: str) -> dict[tuple[str, str], float]:
 
 def pair_usd_per_gb(price: EgressPrice, src_cloud: str, src_region: str, src_zone: str,
                     dst_cloud: str, dst_region: str, dst_zone: str) -> float:
-    """USD per GB of a copy from one place to another; `price`: the source cloud's rates.
-    An empty zone is "somewhere in the region" (a move within the region is then free)."""
+    """USD per GB of a checkpoint's copy from one place to another; `price`: the source
+    cloud's rates. The zones are those of the places; no zone pair changes the price."""
     if src_cloud != dst_cloud:
         return price.internet_usd_per_gb
     if src_region == dst_region:
-        if src_zone and dst_zone and src_zone != dst_zone:
-            return price.inter_zone_usd_per_gb
         return 0.0
     return listed_pairs(src_cloud).get((src_region, dst_region),
                                        price.inter_region_usd_per_gb)

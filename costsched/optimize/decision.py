@@ -210,7 +210,7 @@ class MovePrice:
 
 def egress_usd_per_gb(src: Place, dst: Place) -> float:
     """USD per GB of copying a checkpoint from `src` to `dst`, as the source cloud bills it
-    (`costsched.clouds.transfer`: zone pair, region pair, cloud)."""
+    (`costsched.clouds.transfer`: by cloud and region pair)."""
     return _pair(src.cloud, src.region, src.zone, dst.cloud, dst.region, dst.zone)
 
 
@@ -225,7 +225,7 @@ def egress_per_gb(cloud: np.ndarray, region: np.ndarray, src: int | None = None,
                   zone: np.ndarray | None = None) -> np.ndarray:
     """USD per GB of copying a checkpoint from each offering (rows) to each (columns), or
     from offering `src` to each when it is given. `zone`: each offering's zone ("" where
-    none); without it a move within a region is free."""
+    none); a copy within a region is free whatever the zones (`costsched.clouds.transfer`)."""
     cloud, region = np.asarray(cloud, dtype=object), np.asarray(region, dtype=object)
     if zone is not None:
         zone = np.asarray(zone, dtype=object)
@@ -253,11 +253,7 @@ def _egress_from(cloud: np.ndarray, region: np.ndarray, zone: np.ndarray | None,
                       for r in names], dtype=float)
     if len(names):
         out[same_cloud] = rates[codes]
-    same_region = same_cloud & (region == here.region)
-    out[same_region] = 0.0
-    if here.zone and zone is not None:
-        other_zone = same_region & (zone != here.zone) & (zone != "")
-        out[other_zone] = clouds.egress(here.cloud).inter_zone_usd_per_gb
+    out[same_cloud & (region == here.region)] = 0.0
     return out
 
 

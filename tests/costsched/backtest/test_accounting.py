@@ -48,17 +48,17 @@ def test_a_move_is_charged_idle_hours_from_the_job_interval_and_egress() -> None
     assert out.steps[0] == pytest.approx((24 - idle) * H)
 
 
-def test_a_move_between_zones_is_charged_the_clouds_inter_zone_egress() -> None:
-    # The bill's price of the copy (AWS: $0.02/GB between zones of a region), as a running
-    # job's decider prices the move; the same zone's other instance copies for free.
-    tr = trace([(V100_A, 1.0, 0), (V100_B, 1.0, 0), (K80_A, 1.0, 0)])
-    a, b, k = key_row(tr, V100_A), key_row(tr, V100_B), key_row(tr, K80_A)
-    run = Run(tr, np.ones(3), 1e9, int(T0.timestamp()), 86_400, Overheads(),
+def test_a_move_is_charged_egress_between_regions_not_between_zones() -> None:
+    # The bill's price of the copy, as a running job's decider prices the move: through the
+    # region's object storage a zone change is free; us-east-1 -> us-west-2 is $0.02/GB.
+    tr = trace([(V100_A, 1.0, 0), (V100_B, 1.0, 0), (K80_A, 1.0, 0), (WEST_V100, 1.0, 0)])
+    a, b, k, w = (key_row(tr, o) for o in (V100_A, V100_B, K80_A, WEST_V100))
+    run = Run(tr, np.ones(4), 1e9, int(T0.timestamp()), 86_400, Overheads(),
               checkpoint_gb=50.0)
-    out = run.advance(0, np.array([a, a]), np.array([b, k]), np.array([1e9, 1e9]))
+    out = run.advance(0, np.array([a, a, a]), np.array([b, k, w]), np.full(3, 1e9))
     idle_usd = run.idle_hours * 1.0
-    assert out.migration_usd[0] == pytest.approx(idle_usd + 50 * 0.02)
-    assert out.migration_usd[1] == pytest.approx(idle_usd)
+    assert out.migration_usd.tolist() == pytest.approx([idle_usd, idle_usd,
+                                                        idle_usd + 50 * 0.02])
 
 
 def test_the_replay_prices_a_copy_as_a_running_jobs_decider_does() -> None:

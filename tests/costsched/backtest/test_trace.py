@@ -55,16 +55,11 @@ def test_vectorized_lookup_matches_a_scalar_scan() -> None:
             np.testing.assert_equal(tr.price_at(t, np.array([o]))[0], want)
 
 
-def test_identical_price_histories_in_one_zone_are_twins() -> None:
+def test_identical_price_histories_are_twins() -> None:
     v100_b = ("aws", "us-east-1", "us-east-1b", "p3.2xlarge", "V100", 1)
-    frame = history([(V100_A, 1.0, 0), (v100_b, 1.0, 0), (K80_A, 1.0, 0)])
-    vpc = frame.iloc[[0]].assign(os="linux-vpc")  # the same instance, another product
-    tr = PriceTrace.from_history(pd.concat([frame, vpc], ignore_index=True))
+    tr = trace([(V100_A, 1.0, 0), (v100_b, 1.0, 0), (K80_A, 1.0, 0)])
     twins = tr.twins
-    same = tr.rows[(*V100_A[:4], "spot", "linux-vpc")]
-    assert twins[row(tr, V100_A)] == twins[same] != twins[row(tr, K80_A)]
-    # A move between zones is charged the zones' egress: priced alike, they are no twins.
-    assert twins[row(tr, V100_A)] != twins[row(tr, v100_b)]
+    assert twins[row(tr, V100_A)] == twins[row(tr, v100_b)] != twins[row(tr, K80_A)]
 
 
 def test_offerings_are_in_key_order_whatever_the_order_of_observations() -> None:

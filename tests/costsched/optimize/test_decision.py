@@ -178,7 +178,7 @@ def test_offering_rates_default_measured_and_on_demand() -> None:
         "pooled from cloud: 23 in 97 h; prior aws default", "gcp default", "on-demand"]
 
 
-def test_egress_by_zone_pair_region_pair_and_cloud() -> None:
+def test_egress_by_region_pair_and_cloud_free_between_zones() -> None:
     from costsched.optimize.decision import Place, egress_usd_per_gb
 
     east1c = Place("aws", "us-east-1", "us-east-1c")
@@ -189,16 +189,17 @@ def test_egress_by_zone_pair_region_pair_and_cloud() -> None:
     assert egress_usd_per_gb(east1c, east2b) == 0.01
     assert egress_usd_per_gb(east1c, west2a) == 0.02
     assert egress_usd_per_gb(east1c, east1c) == 0.0
-    assert egress_usd_per_gb(east1c, east1d) == clouds.egress("aws").inter_zone_usd_per_gb
+    # Within a region the copy goes through the region's object storage: not billed.
+    assert egress_usd_per_gb(east1c, east1d) == 0.0
     assert egress_usd_per_gb(east1c, Place("aws", "us-east-1")) == 0.0  # zone unknown
     assert egress_usd_per_gb(Place("gcp", "us-central1", "us-central1-a"),
-                             Place("gcp", "us-central1", "us-central1-b")) == 0.01
+                             Place("gcp", "us-central1", "us-central1-b")) == 0.0
     assert egress_usd_per_gb(east1c, Place("gcp", "us-central1")) == 0.09
     # A pair AWS does not list: the cloud's inter-region rate.
     assert egress_usd_per_gb(Place("aws", "xx-none-1"), west2a) == 0.02
     matrix = egress_per_gb(["aws"] * 3, ["us-east-1", "us-east-1", "us-east-2"],
                            zone=["us-east-1c", "us-east-1d", "us-east-2b"])
-    assert matrix.tolist() == [[0.0, 0.02, 0.01], [0.02, 0.0, 0.01], [0.01, 0.01, 0.0]]
+    assert matrix.tolist() == [[0.0, 0.0, 0.01], [0.0, 0.0, 0.01], [0.01, 0.01, 0.0]]
 
 
 def test_move_price_is_itemised_and_its_total_is_move_cost() -> None:
