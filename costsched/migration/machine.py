@@ -25,7 +25,9 @@ stopped is ended at once, and so is one whose step lost a race with the stop.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import copy
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -33,11 +35,13 @@ from typing import Any
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
+from costsched.store.batch import Batch, BatchStores
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
 
 # The job's state while a move of each kind is under way.
 JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering"}
+RENEW_SECONDS = 60.0  # `run_many` renews the jobs' leases at least this often
 STOP_TIMEOUT = timedelta(minutes=10)  # a source that does not checkpoint by then is ended
 
 
@@ -72,6 +76,12 @@ class Mover:
         self.store, self.launcher, self.job = store, launcher, job
         self.newest_checkpoint = newest_checkpoint
         self.clock = clock
+
+    def bound(self, store: Any) -> Mover:
+        """This mover writing to `store` (a batch's stores, `run_many`)."""
+        twin = copy.copy(self)
+        twin.store = store
+        return twin
 
     def run(self, move: MoveRecord) -> MoveRecord:
         """Step until the move ends or has to wait for an instance."""
@@ -254,6 +264,67 @@ class Mover:
         while self.store.jobs.end_placement(self.job.job_id, at) is not None:
             pass  # every placement of the job ends with it
         self._job_state(state, at, detail)
+
+
+def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
+             held: Callable[[list[int]], set[int]] | None = None
+             ) -> list[MoveRecord | StaleState]:
+    """`Mover.run` of many moves (each with its job's mover; the caller holds the jobs'
+    leases): round by round, each move one step a round, through the same transitions,
+    until each ends or waits on an instance. A round's writes are committed together
+    (`Batch`, a commit every few hundred steps or quarter second), after what its
+    launchers did, as each step writes it; a launch is tagged with an attempt committed
+    in an earlier round (the move's, or the candidate a failed launch moved it to).
+    `held(job ids)`, asked between rounds: the jobs whose lease is still the caller's
+    (renewed); the moves of the others are left as they are. For each move, in order, as
+    it was left, or the StaleState its step raised (another writer moved it first)."""
+    out: list[MoveRecord | StaleState] = [move for _, move in moves]
+    going = [i for i, (_, move) in enumerate(moves) if not move.ended]
+    renewed = time.monotonic()
+    while going:
+        stepped: list[int] = []
+        lost: set[int] = set()
+        batch: Batch | None = None
+        try:
+            for i in going:
+                if held is not None and time.monotonic() - renewed >= RENEW_SECONDS:
+                    if batch is not None:  # a long round: the leases outlive it
+                        batch, _ = None, batch.commit()
+                    kept = held(sorted({moves[j][1].job_id for j in going}))
+                    lost = {moves[j][1].job_id for j in going} - kept
+                    renewed = time.monotonic()
+                if moves[i][1].job_id in lost:
+                    continue
+                if batch is None:
+                    batch = Batch(store.engine)
+                    stores = BatchStores(batch)
+                move = out[i]
+                assert isinstance(move, MoveRecord)
+                try:
+                    after = moves[i][0].bound(stores).step(move)
+                except StaleState as exc:
+                    out[i] = exc
+                else:
+                    out[i] = after
+                    if not after.ended and (after.state, after.tried) != (move.state, move.tried):
+                        stepped.append(i)
+                if batch.full():
+                    batch, _ = None, batch.commit()
+            if batch is not None:
+                batch, _ = None, batch.commit()
+        except BaseException:
+            if batch is not None:  # what the steps before the failure wrote is kept
+                try:
+                    batch.commit()
+                except Exception:  # noqa: BLE001 - the failure below is what is told
+                    batch.rollback()
+            raise
+        if stepped and held is not None:
+            kept = held(sorted({moves[i][1].job_id for i in stepped}))
+            renewed = time.monotonic()
+            stepped = [i for i in stepped if moves[i][1].job_id in kept]
+        going = stepped
+    return out
 
 
 def offering_of(candidate: dict) -> Offering:

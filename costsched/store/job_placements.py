@@ -102,12 +102,14 @@ class JobPlacements:
             _touch(conn, job_id, ts)
             closed = _close(conn, job_id, ts, instance)
             if closed is None:
-                conn.rollback()  # nothing happened: not even updated_ts moves
-                return None
+                raise _NothingOpen  # undone: not even updated_ts moves
             _event(conn, job_id, ts, "placement_end", None, None, f"placement {closed} ended")
             return closed
 
-        return write(self.engine, end)
+        try:
+            return write(self.engine, end)
+        except _NothingOpen:
+            return None
 
     def placements(self, job_id: int | None = None) -> pd.DataFrame:
         """Placements (of one job, or all), by job and start; end_at is NaT while open."""
@@ -137,3 +139,6 @@ class JobPlacements:
             found = conn.execute(query).scalar()
         return None if found is None else int(found)
 
+
+class _NothingOpen(Exception):  # noqa: N818 - undoes a write that found nothing to end
+    """`end_placement` found no open placement: its transaction is rolled back."""
