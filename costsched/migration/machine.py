@@ -35,7 +35,7 @@ from typing import Any
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
-from costsched.store.batch import Batch, BatchStores
+from costsched.store.batch import BATCH_STEPS, Batch
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
 
@@ -271,54 +271,49 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
              ) -> list[MoveRecord | StaleState]:
     """`Mover.run` of many moves (each with its job's mover; the caller holds the jobs'
     leases): round by round, each move one step a round, through the same transitions,
-    until each ends or waits on an instance. A round's writes are committed together
-    (`Batch`, a commit every few hundred steps or quarter second), after what its
-    launchers did, as each step writes it; a launch is tagged with an attempt committed
-    in an earlier round (the move's, or the candidate a failed launch moved it to).
-    `held(job ids)`, asked between rounds: the jobs whose lease is still the caller's
-    (renewed); the moves of the others are left as they are. For each move, in order, as
-    it was left, or the StaleState its step raised (another writer moved it first)."""
+    until each ends or waits on an instance. The steps' writes are written together
+    (`Batch`: a few statements a few hundred steps), after what their launchers did, as
+    each step writes them; a launch is tagged with an attempt committed before (the
+    move's, or the candidate a failed launch moved it to, in an earlier round).
+    `held(job ids)`, asked between rounds (and batches of a long round): the jobs whose
+    lease is still the caller's (renewed); the moves of the others are left as they are.
+    For each move, in order, as it was left, or the StaleState its step raised (another
+    writer moved it first)."""
     out: list[MoveRecord | StaleState] = [move for _, move in moves]
     going = [i for i, (_, move) in enumerate(moves) if not move.ended]
     renewed = time.monotonic()
     while going:
         stepped: list[int] = []
-        lost: set[int] = set()
-        batch: Batch | None = None
-        try:
-            for i in going:
-                if held is not None and time.monotonic() - renewed >= RENEW_SECONDS:
-                    if batch is not None:  # a long round: the leases outlive it
-                        batch, _ = None, batch.commit()
-                    kept = held(sorted({moves[j][1].job_id for j in going}))
-                    lost = {moves[j][1].job_id for j in going} - kept
-                    renewed = time.monotonic()
-                if moves[i][1].job_id in lost:
-                    continue
-                if batch is None:
-                    batch = Batch(store.engine)
-                    stores = BatchStores(batch)
-                move = out[i]
-                assert isinstance(move, MoveRecord)
-                try:
-                    after = moves[i][0].bound(stores).step(move)
-                except StaleState as exc:
-                    out[i] = exc
-                else:
-                    out[i] = after
-                    if not after.ended and (after.state, after.tried) != (move.state, move.tried):
-                        stepped.append(i)
-                if batch.full():
-                    batch, _ = None, batch.commit()
-            if batch is not None:
-                batch, _ = None, batch.commit()
-        except BaseException:
-            if batch is not None:  # what the steps before the failure wrote is kept
-                try:
-                    batch.commit()
-                except Exception:  # noqa: BLE001 - the failure below is what is told
-                    batch.rollback()
-            raise
+        at = 0
+        while at < len(going):
+            if held is not None and time.monotonic() - renewed >= RENEW_SECONDS:
+                kept = held(sorted({moves[i][1].job_id for i in going[at:]}))
+                going = going[:at] + [i for i in going[at:] if moves[i][1].job_id in kept]
+                renewed = time.monotonic()
+            chunk = going[at:at + BATCH_STEPS]
+            if not chunk:
+                break
+            batch = Batch(store.engine, [out[i] for i in chunk])  # type: ignore[misc]
+            try:
+                for i in chunk:
+                    at += 1
+                    move = out[i]
+                    assert isinstance(move, MoveRecord)
+                    try:
+                        after = moves[i][0].bound(batch).step(move)
+                    except StaleState as exc:
+                        out[i] = exc
+                    else:
+                        out[i] = after
+                        if not after.ended and \
+                                (after.state, after.tried) != (move.state, move.tried):
+                            stepped.append(i)
+                    if batch.full():
+                        break
+            except BaseException:
+                batch.commit()  # what the steps before the failure wrote is kept
+                raise
+            batch.commit()
         if stepped and held is not None:
             kept = held(sorted({moves[i][1].job_id for i in stepped}))
             renewed = time.monotonic()

@@ -1,74 +1,123 @@
-"""Many small writes in one transaction: the job store's writes of a batch of job moves.
+"""The writes of many job moves' steps, written together: a few statements a batch.
 
-A pass that steps thousands of moves would otherwise commit each of their writes on its
-own. Inside a `Batch`, the job, move and availability stores (`BatchStores`) write through
-one connection: each write in a savepoint of its own (one that fails, a compare-and-set
-lost to another writer for instance, undoes itself only, as its own transaction would
-have), all committed together. Reads go through the same connection, so they see the
-batch's writes.
+A pass that steps thousands of moves would otherwise write each step's few rows in
+transactions of their own. A `Batch` reads the rows its moves' steps may change at once
+(their jobs, moves and open placements, locked: SQLite's write lock, PostgreSQL's row
+locks), answers the steps' reads and checks from them as the store would (a move's
+compare-and-set, a job's expected state, a placement's times), keeps the writes, and at
+`commit` writes them set-based: one INSERT of the placements opened, one UPDATE of the
+placements ended, of the jobs and of the moves changed (each still compare-and-set on the
+row as read), one INSERT of the availability observations and of the jobs' events, in the
+order the steps wrote them.
 
-What may be written in a batch is what may be lost with it: the writes of a move's step
-that follow what its launcher did (the step is taken again, and the launch adopted by its
-attempt tag), never the attempt a launch is tagged with (committed before the batch).
-The transaction holds SQLite's write lock (PostgreSQL: the rows written) while it is
-open: its owner commits it every `BATCH_SECONDS` or `BATCH_WRITES` steps (`full`).
+What a batch keeps is what may be lost with it (the process killed before its commit):
+the writes of a step that follow what its launcher did. The step is then taken again, its
+launch adopted by its attempt tag; the attempt a launch is tagged with was committed
+before (`machine.run_many`). The transaction holds its locks while the steps call their
+launchers: its owner commits it every `BATCH_SECONDS` or `BATCH_STEPS` steps (`full`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, bindparam, insert, select, update
 
-from costsched.store.availability import AvailabilityStore
-from costsched.store.jobs import JobStore
-from costsched.store.moves import MoveStore
+from costsched.model import FINAL_STATES, InvalidInput, Offering
+from costsched.store.availability import EVENTS
+from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.job_placements import place_checked, placed_detail
+from costsched.store.job_rows import (
+    PLACEMENT_COLUMNS,
+    StaleState,
+    _check_states,
+    _check_text,
+    id_chunks,
+)
+from costsched.store.moves import MOVE_STATES, MoveRecord, _record
+from costsched.store.schema import availability, job_events, jobs, moves, placements
 
-T = TypeVar("T")
-BATCH_SECONDS = 0.25  # a batch open this long is committed at its next step's end
-BATCH_WRITES = 500  # steps per batch at most
+BATCH_SECONDS = 0.25  # a batch open this long is committed after its current step
+BATCH_STEPS = 1000  # steps per batch at most
+
+
+@dataclass
+class _Open:
+    """A placement open as the batch sees it (`id` None: opened in the batch, until its
+    commit)."""
+
+    id: int | None
+    start_ts: int
+    instance: str
+    order: int  # opened in the batch: after every stored one, in the order opened
 
 
 class Batch:
-    """One write transaction of `engine`, begun now; what the stores take for an engine
-    (`connect`, `begin`, and `write`'s `run_in_batch`)."""
+    """One transaction of `engine`, begun now, for the steps of `moves` (their rows read
+    and locked now); the stores those steps write to (`jobs`, `moves`, `availability`)."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.dialect, self.url = engine.dialect, engine.url
+    def __init__(self, engine: Engine, moves_: Sequence[MoveRecord]) -> None:
         self.conn = engine.connect()
         if engine.dialect.name == "sqlite":  # the write lock now, not at the first write
             self.conn.execution_options(sqlite_begin="IMMEDIATE")
         self.transaction = self.conn.begin()
-        self.opened = time.monotonic()
-        self.steps = 0
+        self.sane_rowcount = engine.dialect.supports_sane_multi_rowcount
+        self.opened, self.steps = time.monotonic(), 0
+        try:
+            self._read([m.job_id for m in moves_], [m.id for m in moves_])
+        except BaseException:
+            self.rollback()
+            raise
+        self.state_as_read = dict(self.states)
+        self.move_as_read = {i: (m.state, m.tried) for i, m in self.move_rows.items()}
+        self.touched: dict[int, int] = {}  # job id: its updated_ts
+        self.placed: list[tuple[_Open, dict]] = []
+        self.ended: list[tuple[_Open, int]] = []
+        self.seen: list[dict] = []  # availability observations
+        self.advanced: set[int] = set()  # the moves written
+        self.events: list[tuple[dict, object]] = []  # (row, its detail or a function of it)
+        self.jobs, self.moves, self.availability = _Jobs(self), _Moves(self), _Seen(self)
 
-    def run_in_batch(self, work: Callable[[Connection], T]) -> T:
-        """`database.write`'s work, in a savepoint of the batch's transaction."""
-        with self.conn.begin_nested():
-            return work(self.conn)
-
-    @contextmanager
-    def connect(self) -> Iterator[Connection]:
-        yield self.conn
-
-    @contextmanager
-    def begin(self) -> Iterator[Connection]:
-        with self.conn.begin_nested():
-            yield self.conn
+    def _read(self, job_ids: list[int], move_ids: list[int]) -> None:
+        conn = self.conn
+        self.states: dict[int, str] = {}
+        self.move_rows: dict[int, MoveRecord] = {}
+        self.open: dict[int, list[_Open]] = {int(j): [] for j in job_ids}
+        for chunk in id_chunks(job_ids, jobs.c.id):
+            self.states.update((int(i), s) for i, s in conn.execute(
+                select(jobs.c.id, jobs.c.state).where(chunk).with_for_update()))
+        for chunk in id_chunks(move_ids, moves.c.id):
+            self.move_rows.update((int(r["id"]), _record(r)) for r in conn.execute(
+                select(moves).where(chunk).with_for_update()).mappings())
+        for chunk in id_chunks(job_ids, placements.c.job_id):
+            for r in conn.execute(
+                    select(placements.c.id, placements.c.job_id, placements.c.start_ts,
+                           placements.c.instance)
+                    .where(chunk, placements.c.end_ts.is_(None))
+                    .order_by(placements.c.start_ts, placements.c.id).with_for_update()):
+                self.open[int(r.job_id)].append(_Open(int(r.id), int(r.start_ts),
+                                                      str(r.instance), 0))
 
     def full(self) -> bool:
-        """Whether the batch should be committed now (one more step counted)."""
+        """Whether to commit now (one more step counted)."""
         self.steps += 1
-        return self.steps >= BATCH_WRITES or time.monotonic() - self.opened >= BATCH_SECONDS
+        return self.steps >= BATCH_STEPS or time.monotonic() - self.opened >= BATCH_SECONDS
+
+    # --- the writes, at the commit ---------------------------------------------------------
 
     def commit(self) -> None:
+        """Write what the steps wrote, and commit; StaleState (nothing written) when a row
+        changed under the batch's locks (never, unless another writer ignores them)."""
         try:
+            self._write(self.conn)
             self.transaction.commit()
-        finally:
-            self.conn.close()
+        except BaseException:
+            self.rollback()
+            raise
+        self.conn.close()
 
     def rollback(self) -> None:
         try:
@@ -77,13 +126,189 @@ class Batch:
         finally:
             self.conn.close()
 
+    def _write(self, conn: Connection) -> None:
+        if self.placed:
+            made = conn.execute(insert(placements).returning(
+                placements.c.id, sort_by_parameter_order=True),
+                [row for _, row in self.placed]).scalars().all()
+            for (opened, _), placement_id in zip(self.placed, made, strict=True):
+                opened.id = int(placement_id)
+        if self.ended:
+            conn.execute(update(placements).where(placements.c.id == bindparam("p_id"))
+                         .values(end_ts=bindparam("p_end")),
+                         [{"p_id": o.id, "p_end": ts} for o, ts in self.ended])
+        if self.touched:
+            rows = [{"j_id": j, "j_was": self.state_as_read[j], "j_state": self.states[j],
+                     "j_ts": ts} for j, ts in self.touched.items()]
+            self._changed(conn.execute(
+                update(jobs).where(jobs.c.id == bindparam("j_id"),
+                                   jobs.c.state == bindparam("j_was"))
+                .values(state=bindparam("j_state"), updated_ts=bindparam("j_ts")), rows),
+                rows, "job")
+        changed = [self.move_rows[i] for i in sorted(self.advanced)]
+        if changed:
+            rows = [{"m_id": m.id, "m_was": self.move_as_read[m.id][0],
+                     "m_tried_was": self.move_as_read[m.id][1], "m_state": m.state,
+                     "m_tried": m.tried, "m_target": m.target_instance,
+                     "m_version": m.checkpoint_version,
+                     "m_ts": epoch_second(m.updated_at)} for m in changed]
+            self._changed(conn.execute(
+                update(moves).where(moves.c.id == bindparam("m_id"),
+                                    moves.c.state == bindparam("m_was"),
+                                    moves.c.tried == bindparam("m_tried_was"))
+                .values(state=bindparam("m_state"), tried=bindparam("m_tried"),
+                        target_instance=bindparam("m_target"),
+                        checkpoint_version=bindparam("m_version"),
+                        updated_ts=bindparam("m_ts")), rows), rows, "move")
+        if self.seen:
+            conn.execute(insert(availability), self.seen)
+        if self.events:
+            conn.execute(insert(job_events), [
+                {**row, "detail": detail() if callable(detail) else detail}
+                for row, detail in self.events])
 
-class BatchStores:
-    """The stores a job move's steps write to (`jobs`, `moves`, `availability`), writing
-    in `batch`."""
+    def _changed(self, result, rows: list, what: str) -> None:  # noqa: ANN001 - a result
+        if self.sane_rowcount and result.rowcount != len(rows):
+            raise StaleState(f"a {what} changed under a batch of moves' steps: another "
+                             "costsched wrote it; the steps are taken again")
+
+    # --- what the steps read and write ---------------------------------------------------
+
+    def state(self, job_id: int) -> str:
+        if job_id not in self.states:
+            raise InvalidInput(f"job {job_id}: not among the batch's jobs")
+        return self.states[job_id]
+
+    def touch(self, job_id: int, ts: int) -> str:
+        state = self.state(job_id)
+        self.touched[job_id] = ts
+        return state
+
+    def event(self, job_id: int, ts: int, kind: str, from_state: str | None,
+              to_state: str | None, detail: object) -> None:
+        self.events.append(({"job_id": int(job_id), "ts": ts, "kind": kind,
+                             "from_state": from_state, "to_state": to_state}, detail))
+
+    def close(self, job_id: int, ts: int, instance: str | None = None) -> _Open | None:
+        """`job_rows._close` on the batch's view: the placement ended, or None."""
+        found = [o for o in self.open.get(job_id, ())
+                 if instance is None or o.instance == instance]
+        if not found:
+            return None
+        first = min(found, key=lambda o: (o.start_ts, o.order, o.id or 0))
+        if ts < first.start_ts:
+            raise InvalidInput(
+                f"time {from_epoch_seconds([ts])[0]}: expected at or after the start of"
+                f" placement {first.id} ({from_epoch_seconds([first.start_ts])[0]})")
+        self.open[job_id].remove(first)
+        self.ended.append((first, ts))
+        return first
+
+
+class _Jobs:
+    """The job store's reads and writes a move's step makes, on the batch."""
 
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
-        self.jobs = JobStore(batch)  # type: ignore[arg-type]
-        self.moves = MoveStore(batch)  # type: ignore[arg-type]
-        self.availability = AvailabilityStore(batch)  # type: ignore[arg-type]
+
+    def state(self, job_id: int) -> str:
+        return self.batch.state(int(job_id))
+
+    def transition(self, job_id: int, to_state: str, *, at: datetime,
+                   expect: str | Iterable[str] | None = None, detail: str = "") -> None:
+        _check_states("state", [to_state])
+        expected = None if expect is None else _check_states("expected state", expect)
+        _check_text("detail", detail, None)
+        ts, job_id = epoch_second(at), int(job_id)
+        current = self.batch.state(job_id)
+        if expected is not None and current not in expected:
+            raise StaleState(f"job {job_id} is {current!r}: expected "
+                             f"{' or '.join(expected)} to move it to {to_state!r}")
+        self.batch.states[job_id] = to_state
+        self.batch.touched[job_id] = ts
+        self.batch.event(job_id, ts, "state", current, to_state, detail)
+
+    def end_placement(self, job_id: int, at: datetime, *, instance: str | None = None
+                      ) -> int | None:
+        """The placement ended (-1 for one opened in the batch: its id comes at the
+        commit), or None."""
+        ts, job_id = epoch_second(at), int(job_id)
+        self.batch.state(job_id)
+        closed = self.batch.close(job_id, ts, instance)
+        if closed is None:
+            return None
+        self.batch.touch(job_id, ts)
+        self.batch.event(job_id, ts, "placement_end", None, None,
+                         lambda: f"placement {closed.id} ended")
+        return closed.id if closed.id is not None else -1
+
+    def place(self, job_id: int, offering_key: tuple[str, str, str, str, str, str], *,
+              gpu_model: str, gpu_count: int, at: datetime, usd_per_hour: float,
+              reason: str, instance: str = "", keep_open: bool = False) -> int:
+        """The placement opened (-1: its id comes at the commit)."""
+        price = place_checked(offering_key, gpu_model, gpu_count, usd_per_hour, reason,
+                              instance)
+        ts, job_id = epoch_second(at), int(job_id)
+        state = self.batch.state(job_id)
+        if state in FINAL_STATES:
+            raise InvalidInput(f"job {job_id} is {state!r}: expected a job that has not ended")
+        closed = None if keep_open else self.batch.close(job_id, ts)
+        self.batch.touch(job_id, ts)
+        row = dict(zip(PLACEMENT_COLUMNS[2:8], offering_key, strict=True))
+        row.update(job_id=job_id, gpu_model=gpu_model, gpu_count=int(gpu_count),
+                   start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
+                   instance=instance)
+        opened = _Open(None, ts, instance, len(self.batch.placed) + 1)
+        self.batch.open.setdefault(job_id, []).append(opened)
+        self.batch.placed.append((opened, row))
+        self.batch.event(job_id, ts, "placement", None, None, lambda: placed_detail(
+            opened.id, reason, offering_key, price, None if closed is None else closed.id))
+        return -1
+
+
+class _Moves:
+    """The move store's reads and writes a move's step makes, on the batch."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+
+    def get(self, move_id: int) -> MoveRecord:
+        found = self.batch.move_rows.get(int(move_id))
+        if found is None:
+            raise InvalidInput(f"move {move_id}: not among the batch's moves")
+        return found
+
+    def advance(self, move: MoveRecord, to_state: str, *, at: datetime, detail: str = "",
+                **values: object) -> MoveRecord:
+        if to_state not in MOVE_STATES:
+            raise InvalidInput(f"move state {to_state!r}: expected one of "
+                               f"{', '.join(MOVE_STATES)}")
+        ts = epoch_second(at)
+        stored = self.get(move.id)
+        if (stored.state, stored.tried) != (move.state, move.tried):
+            raise StaleState(f"move {move.id} is no longer {move.state!r}: another "
+                             "costsched moved it first")
+        after = replace(stored, state=to_state,  # type: ignore[arg-type]
+                        updated_at=datetime.fromtimestamp(ts, timezone.utc), **values)
+        self.batch.move_rows[move.id] = after
+        self.batch.advanced.add(move.id)
+        self.batch.event(move.job_id, ts, "move", move.state, to_state,
+                         f"move {move.id} ({move.kind}): {detail}".rstrip(": "))
+        return after
+
+
+class _Seen:
+    """The availability store's `record`, on the batch."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+
+    def record(self, offering: Offering, event: str, *, at: datetime, detail: str = "") -> None:
+        if event not in EVENTS:
+            raise InvalidInput(f"availability event {event!r}: expected one of "
+                               f"{', '.join(EVENTS)}")
+        self.batch.seen.append({
+            "cloud": offering.cloud, "region": offering.region, "zone": offering.zone,
+            "instance_type": offering.instance_type, "market": offering.market,
+            "gpu_model": offering.gpu_model, "gpu_count": offering.gpu_count,
+            "ts": epoch_second(at), "event": event, "detail": detail[:2000]})
