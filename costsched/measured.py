@@ -64,10 +64,10 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
     frame["planned_sps"] = [rate_or_nan(rates.get(int(j)), g, c) for j, g, c in zip(
         frame["job_id"], frame["gpu_model"], frame["gpu_count"], strict=True)]
     measured = np.full(len(frame), np.nan)
+    all_hours, all_planned = frame["hours"].to_numpy(), frame["planned_sps"].to_numpy()
     for job_id, rows in frame.groupby("job_id").indices.items():
         steps = float(steps_done.get(int(job_id), 0.0))
-        hours = frame["hours"].to_numpy()[rows]
-        planned = frame["planned_sps"].to_numpy()[rows]
+        hours, planned = all_hours[rows], all_planned[rows]
         if steps <= 0 or hours.sum() <= 0:
             continue
         ran = hours > 0

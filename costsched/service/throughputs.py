@@ -49,10 +49,12 @@ def measure(store: PriceStore, at: datetime) -> pd.DataFrame:
     logged = store.jobs.events_of(ids, kinds=["progress"])
     logged = logged.assign(steps=[progress_steps(d) for d in logged["detail"]])
     progress_of = logged.groupby("job_id").indices if len(logged) else {}
-    for job_id, group in todo.groupby("job_id", sort=True):
+    placed_of = todo.groupby("job_id").indices
+    for job_id in sorted(placed_of):
         found = progress_of.get(job_id, [])
         if len(found) < 2:
             continue  # a rate needs two progress records
+        group = todo.iloc[placed_of[job_id]]
         record = records[int(job_id)]
         mine = logged.iloc[found]
         progress = pd.DataFrame({"at": mine["at"], "steps": mine["steps"]})

@@ -55,6 +55,7 @@ class MigrationAdvice:
     move_usd: float  # expected cost of the steps left on the choice, the move included
     started: MoveRecord | None  # the migration started (None: a dry run or no move)
     reason: str  # why it moves or stays, in words and dollars
+    nodes: int = 1  # its instances at once (a gang's num_nodes)
 
 
 def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
@@ -105,7 +106,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         for i, ((run, _), choice) in enumerate(zip(placed, decided, strict=True)):
             choice, started, reason = moved.get(i, (choice, None, choice.reason))
             out.append(MigrationAdvice(run.record.id, run.record.name, choice,
-                                       choice.stay_usd, choice.choice_usd, started, reason))
+                                       choice.stay_usd, choice.choice_usd, started, reason,
+                                       run.nodes))
         return out
 
 
