@@ -71,8 +71,12 @@ class Watcher:
 
     def _moving(self, launcher: Launcher) -> list[int]:
         """The ids of this launcher's moves under way."""
-        return [m.id for m in self.store.moves.unfinished()
-                if self._launcher_name(m.job_id) == launcher.name]
+        unfinished = self.store.moves.unfinished()
+        if not unfinished:
+            return []
+        records = {r.id: r for r in self.store.jobs.records({m.job_id for m in unfinished})}
+        return [m.id for m in unfinished
+                if str(records[m.job_id].spec.get("launcher", "local")) == launcher.name]
 
     def _follow(self, launcher: Launcher, seconds: float) -> None:
         """Step this launcher's moves under way (each under its job's lease) until they

@@ -42,6 +42,7 @@ from costsched.store.moves import MoveRecord
 # The job's state while a move of each kind is under way.
 JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering"}
 RENEW_SECONDS = 60.0  # `run_many` renews the jobs' leases at least this often
+RETRIES = 3  # a step left out of a batch's writes this often is left for the next pass
 STOP_TIMEOUT = timedelta(minutes=10)  # a source that does not checkpoint by then is ended
 
 
@@ -281,6 +282,7 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
     writer moved it first)."""
     out: list[MoveRecord | StaleState] = [move for _, move in moves]
     going = [i for i, (_, move) in enumerate(moves) if not move.ended]
+    retries: dict[int, int] = {}  # the steps left out of a batch's writes, by move
     renewed = time.monotonic()
     while going:
         stepped: list[int] = []
@@ -294,11 +296,12 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
             if not chunk:
                 break
             batch = Batch(store.engine, [out[i] for i in chunk])  # type: ignore[misc]
+            before: dict[int, MoveRecord] = {}
             try:
                 for i in chunk:
                     at += 1
-                    move = out[i]
-                    assert isinstance(move, MoveRecord)
+                    move = before[i] = out[i]  # type: ignore[assignment]
+                    batch.job = move.job_id
                     try:
                         after = moves[i][0].bound(batch).step(move)
                     except StaleState as exc:
@@ -310,15 +313,21 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
                             stepped.append(i)
                     if batch.full():
                         break
-            except BaseException:
-                batch.commit()  # what the steps before the failure wrote is kept
-                raise
-            batch.commit()
+            finally:  # what the steps wrote (before a failure too) is written
+                dropped = batch.commit()
+            for i, move in before.items():
+                if move.job_id in dropped:  # its step is taken again, from the store
+                    out[i] = move
+                    retries[i] = retries.get(i, 0) + 1
+                    if retries[i] <= RETRIES and i not in stepped:
+                        stepped.append(i)
+                    elif retries[i] > RETRIES and i in stepped:
+                        stepped.remove(i)
         if stepped and held is not None:
             kept = held(sorted({moves[i][1].job_id for i in stepped}))
             renewed = time.monotonic()
             stepped = [i for i in stepped if moves[i][1].job_id in kept]
-        going = stepped
+        going = sorted(stepped)
     return out
 
 

@@ -2,19 +2,21 @@
 
 A pass that steps thousands of moves would otherwise write each step's few rows in
 transactions of their own. A `Batch` reads the rows its moves' steps may change at once
-(their jobs, moves and open placements, locked: SQLite's write lock, PostgreSQL's row
-locks), answers the steps' reads and checks from them as the store would (a move's
-compare-and-set, a job's expected state, a placement's times), keeps the writes, and at
-`commit` writes them set-based: one INSERT of the placements opened, one UPDATE of the
-placements ended, of the jobs and of the moves changed (each still compare-and-set on the
-row as read), one INSERT of the availability observations and of the jobs' events, in the
-order the steps wrote them.
+(their jobs, moves and open placements), answers the steps' reads and checks from them as
+the store would (a move's compare-and-set, a job's expected state, a placement's times),
+keeps the writes, and at `commit` writes them set-based in one transaction: one INSERT of
+the placements opened, one UPDATE of the placements ended, of the jobs and of the moves
+changed (each still compare-and-set), one INSERT of the availability observations and of
+the jobs' events, in the order the steps wrote them.
 
-What a batch keeps is what may be lost with it (the process killed before its commit):
+No lock is held while the steps run (they call launchers, which may take long): at the
+commit, a job whose state or move changed since the batch read them (a stop recorded
+meanwhile) has its step's writes left out, as if that step had stopped before writing;
+it is taken again from the store as it is then (`machine.run_many`), and so a stop wins.
+What a batch keeps until its commit is what may be lost with it (the process killed):
 the writes of a step that follow what its launcher did. The step is then taken again, its
 launch adopted by its attempt tag; the attempt a launch is tagged with was committed
-before (`machine.run_many`). The transaction holds its locks while the steps call their
-launchers: its owner commits it every `BATCH_SECONDS` or `BATCH_STEPS` steps (`full`).
+before. A batch is committed every `BATCH_SECONDS` or `BATCH_STEPS` steps (`full`).
 """
 
 from __future__ import annotations
@@ -50,56 +52,51 @@ class _Open:
     commit)."""
 
     id: int | None
+    job_id: int
     start_ts: int
     instance: str
     order: int  # opened in the batch: after every stored one, in the order opened
 
 
 class Batch:
-    """One transaction of `engine`, begun now, for the steps of `moves` (their rows read
-    and locked now); the stores those steps write to (`jobs`, `moves`, `availability`)."""
+    """The steps of `moves_` (their jobs', moves' and open placements' rows read now) and
+    the stores they write to (`jobs`, `moves`, `availability`), written at `commit`."""
 
     def __init__(self, engine: Engine, moves_: Sequence[MoveRecord]) -> None:
-        self.conn = engine.connect()
-        if engine.dialect.name == "sqlite":  # the write lock now, not at the first write
-            self.conn.execution_options(sqlite_begin="IMMEDIATE")
-        self.transaction = self.conn.begin()
+        self.engine = engine
         self.sane_rowcount = engine.dialect.supports_sane_multi_rowcount
         self.opened, self.steps = time.monotonic(), 0
-        try:
-            self._read([m.job_id for m in moves_], [m.id for m in moves_])
-        except BaseException:
-            self.rollback()
-            raise
+        with engine.connect() as conn:  # no lock is held while the steps call launchers
+            self._read(conn, [m.job_id for m in moves_], [m.id for m in moves_])
         self.state_as_read = dict(self.states)
         self.move_as_read = {i: (m.state, m.tried) for i, m in self.move_rows.items()}
         self.touched: dict[int, int] = {}  # job id: its updated_ts
         self.placed: list[tuple[_Open, dict]] = []
         self.ended: list[tuple[_Open, int]] = []
-        self.seen: list[dict] = []  # availability observations
+        self.seen: list[tuple[int, dict]] = []  # (job id, an availability observation)
         self.advanced: set[int] = set()  # the moves written
         self.events: list[tuple[dict, object]] = []  # (row, its detail or a function of it)
         self.jobs, self.moves, self.availability = _Jobs(self), _Moves(self), _Seen(self)
+        self.job: int | None = None  # whose step runs now (`_Seen` tags its rows)
 
-    def _read(self, job_ids: list[int], move_ids: list[int]) -> None:
-        conn = self.conn
+    def _read(self, conn: Connection, job_ids: list[int], move_ids: list[int]) -> None:
         self.states: dict[int, str] = {}
         self.move_rows: dict[int, MoveRecord] = {}
         self.open: dict[int, list[_Open]] = {int(j): [] for j in job_ids}
         for chunk in id_chunks(job_ids, jobs.c.id):
             self.states.update((int(i), s) for i, s in conn.execute(
-                select(jobs.c.id, jobs.c.state).where(chunk).with_for_update()))
+                select(jobs.c.id, jobs.c.state).where(chunk)))
         for chunk in id_chunks(move_ids, moves.c.id):
             self.move_rows.update((int(r["id"]), _record(r)) for r in conn.execute(
-                select(moves).where(chunk).with_for_update()).mappings())
+                select(moves).where(chunk)).mappings())
         for chunk in id_chunks(job_ids, placements.c.job_id):
             for r in conn.execute(
                     select(placements.c.id, placements.c.job_id, placements.c.start_ts,
                            placements.c.instance)
                     .where(chunk, placements.c.end_ts.is_(None))
-                    .order_by(placements.c.start_ts, placements.c.id).with_for_update()):
-                self.open[int(r.job_id)].append(_Open(int(r.id), int(r.start_ts),
-                                                      str(r.instance), 0))
+                    .order_by(placements.c.start_ts, placements.c.id)):
+                self.open[int(r.job_id)].append(_Open(int(r.id), int(r.job_id),
+                                                      int(r.start_ts), str(r.instance), 0))
 
     def full(self) -> bool:
         """Whether to commit now (one more step counted)."""
@@ -108,51 +105,68 @@ class Batch:
 
     # --- the writes, at the commit ---------------------------------------------------------
 
-    def commit(self) -> None:
-        """Write what the steps wrote, and commit; StaleState (nothing written) when a row
-        changed under the batch's locks (never, unless another writer ignores them)."""
-        try:
-            self._write(self.conn)
-            self.transaction.commit()
-        except BaseException:
-            self.rollback()
-            raise
-        self.conn.close()
+    def commit(self) -> set[int]:
+        """Write what the steps wrote, in one transaction: the ids of the jobs whose writes
+        were left out, because their job's state or their move changed since the batch
+        read them (a stop recorded while a step called its launcher): as if that step had
+        stopped before writing, to be taken again from the store as it is then."""
+        with self.engine.connect() as conn:
+            if self.engine.dialect.name == "sqlite":
+                conn.execution_options(sqlite_begin="IMMEDIATE")
+            with conn.begin():
+                dropped = self._changed_since(conn)
+                self._write(conn, dropped)
+        return dropped
 
-    def rollback(self) -> None:
-        try:
-            if self.transaction.is_active:
-                self.transaction.rollback()
-        finally:
-            self.conn.close()
+    def _changed_since(self, conn: Connection) -> set[int]:
+        """The jobs (of those written) whose state, or whose move, is not as read; their
+        rows locked (PostgreSQL; SQLite's write lock is held) until the commit."""
+        written = set(self.touched) | {self.move_rows[i].job_id for i in self.advanced} | \
+            {row["job_id"] for _, row in self.placed} | {o.job_id for o, _ in self.ended}
+        changed = set()
+        for chunk in id_chunks(written, jobs.c.id):
+            changed |= {int(i) for i, state in conn.execute(
+                select(jobs.c.id, jobs.c.state).where(chunk).with_for_update())
+                if state != self.state_as_read.get(int(i))}
+        for chunk in id_chunks(self.advanced, moves.c.id):
+            changed |= {int(j) for i, j, state, tried in conn.execute(
+                select(moves.c.id, moves.c.job_id, moves.c.state, moves.c.tried)
+                .where(chunk).with_for_update())
+                if (state, tried) != self.move_as_read.get(int(i))}
+        return changed
 
-    def _write(self, conn: Connection) -> None:
-        if self.placed:
+    def _write(self, conn: Connection, dropped: set[int]) -> None:
+        placed = [(o, row) for o, row in self.placed if row["job_id"] not in dropped]
+        if placed:
             made = conn.execute(insert(placements).returning(
                 placements.c.id, sort_by_parameter_order=True),
-                [row for _, row in self.placed]).scalars().all()
-            for (opened, _), placement_id in zip(self.placed, made, strict=True):
+                [row for _, row in placed]).scalars().all()
+            for (opened, _), placement_id in zip(placed, made, strict=True):
                 opened.id = int(placement_id)
-        if self.ended:
-            conn.execute(update(placements).where(placements.c.id == bindparam("p_id"))
+        ended = [(o, ts) for o, ts in self.ended if o.job_id not in dropped]
+        if ended:
+            conn.execute(update(placements).where(placements.c.id == bindparam("p_id"),
+                                                  placements.c.end_ts.is_(None))
                          .values(end_ts=bindparam("p_end")),
-                         [{"p_id": o.id, "p_end": ts} for o, ts in self.ended])
-        if self.touched:
+                         [{"p_id": o.id, "p_end": ts} for o, ts in ended])
+        touched = {j: ts for j, ts in self.touched.items() if j not in dropped}
+        if touched:
             rows = [{"j_id": j, "j_was": self.state_as_read[j], "j_state": self.states[j],
-                     "j_ts": ts} for j, ts in self.touched.items()]
-            self._changed(conn.execute(
+                     "j_ts": ts} for j, ts in touched.items()]
+            self._check(conn.execute(
                 update(jobs).where(jobs.c.id == bindparam("j_id"),
                                    jobs.c.state == bindparam("j_was"))
                 .values(state=bindparam("j_state"), updated_ts=bindparam("j_ts")), rows),
                 rows, "job")
-        changed = [self.move_rows[i] for i in sorted(self.advanced)]
+        changed = [self.move_rows[i] for i in sorted(self.advanced)
+                   if self.move_rows[i].job_id not in dropped]
         if changed:
             rows = [{"m_id": m.id, "m_was": self.move_as_read[m.id][0],
                      "m_tried_was": self.move_as_read[m.id][1], "m_state": m.state,
                      "m_tried": m.tried, "m_target": m.target_instance,
                      "m_version": m.checkpoint_version,
                      "m_ts": epoch_second(m.updated_at)} for m in changed]
-            self._changed(conn.execute(
+            self._check(conn.execute(
                 update(moves).where(moves.c.id == bindparam("m_id"),
                                     moves.c.state == bindparam("m_was"),
                                     moves.c.tried == bindparam("m_tried_was"))
@@ -160,15 +174,16 @@ class Batch:
                         target_instance=bindparam("m_target"),
                         checkpoint_version=bindparam("m_version"),
                         updated_ts=bindparam("m_ts")), rows), rows, "move")
-        if self.seen:
-            conn.execute(insert(availability), self.seen)
-        if self.events:
-            conn.execute(insert(job_events), [
-                {**row, "detail": detail() if callable(detail) else detail}
-                for row, detail in self.events])
+        seen = [row for job_id, row in self.seen if job_id not in dropped]
+        if seen:
+            conn.execute(insert(availability), seen)
+        events = [{**row, "detail": detail() if callable(detail) else detail}
+                  for row, detail in self.events if row["job_id"] not in dropped]
+        if events:
+            conn.execute(insert(job_events), events)
 
-    def _changed(self, result, rows: list, what: str) -> None:  # noqa: ANN001 - a result
-        if self.sane_rowcount and result.rowcount != len(rows):
+    def _check(self, result, rows: list, what: str) -> None:  # noqa: ANN001 - a result
+        if self.sane_rowcount and result.rowcount != len(rows):  # its rows are locked
             raise StaleState(f"a {what} changed under a batch of moves' steps: another "
                              "costsched wrote it; the steps are taken again")
 
@@ -258,7 +273,7 @@ class _Jobs:
         row.update(job_id=job_id, gpu_model=gpu_model, gpu_count=int(gpu_count),
                    start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
                    instance=instance)
-        opened = _Open(None, ts, instance, len(self.batch.placed) + 1)
+        opened = _Open(None, job_id, ts, instance, len(self.batch.placed) + 1)
         self.batch.open.setdefault(job_id, []).append(opened)
         self.batch.placed.append((opened, row))
         self.batch.event(job_id, ts, "placement", None, None, lambda: placed_detail(
@@ -307,8 +322,8 @@ class _Seen:
         if event not in EVENTS:
             raise InvalidInput(f"availability event {event!r}: expected one of "
                                f"{', '.join(EVENTS)}")
-        self.batch.seen.append({
+        self.batch.seen.append((self.batch.job if self.batch.job is not None else -1, {
             "cloud": offering.cloud, "region": offering.region, "zone": offering.zone,
             "instance_type": offering.instance_type, "market": offering.market,
             "gpu_model": offering.gpu_model, "gpu_count": offering.gpu_count,
-            "ts": epoch_second(at), "event": event, "detail": detail[:2000]})
+            "ts": epoch_second(at), "event": event, "detail": detail[:2000]}))

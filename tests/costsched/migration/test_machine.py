@@ -77,8 +77,9 @@ CRASHING_MIGRATION = textwrap.dedent("""
 
     def crash_after_commit(method):  # the moves stepped together: stored at the commit
         def wrapped(self):
-            method(self)
+            dropped = method(self)
             crash_at_state(store.moves.of_job(int(job_id)))
+            return dropped
         return wrapped
 
     MoveStore.create = crash_after(MoveStore.create)
