@@ -283,6 +283,7 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
     out: list[MoveRecord | StaleState] = [move for _, move in moves]
     going = [i for i, (_, move) in enumerate(moves) if not move.ended]
     retries: dict[int, int] = {}  # the steps left out of a batch's writes, by move
+    stale: set[int] = set()  # the moves to read again (their step was left out)
     renewed = time.monotonic()
     while going:
         stepped: list[int] = []
@@ -295,12 +296,14 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
             chunk = going[at:at + BATCH_STEPS]
             if not chunk:
                 break
-            batch = Batch(store.engine, [out[i] for i in chunk])  # type: ignore[misc]
+            batch = Batch(store.engine, [out[i] for i in chunk],  # type: ignore[misc]
+                          stale={moves[i][1].id for i in chunk if i in stale})
             before: dict[int, MoveRecord] = {}
             try:
                 for i in chunk:
                     at += 1
-                    move = before[i] = out[i]  # type: ignore[assignment]
+                    move = before[i] = batch.moves.get(moves[i][1].id)
+                    stale.discard(i)
                     batch.job = move.job_id
                     try:
                         after = moves[i][0].bound(batch).step(move)
@@ -318,6 +321,7 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
             for i, move in before.items():
                 if move.job_id in dropped:  # its step is taken again, from the store
                     out[i] = move
+                    stale.add(i)
                     retries[i] = retries.get(i, 0) + 1
                     if retries[i] <= RETRIES and i not in stepped:
                         stepped.append(i)

@@ -62,12 +62,16 @@ class Batch:
     """The steps of `moves_` (their jobs', moves' and open placements' rows read now) and
     the stores they write to (`jobs`, `moves`, `availability`), written at `commit`."""
 
-    def __init__(self, engine: Engine, moves_: Sequence[MoveRecord]) -> None:
+    def __init__(self, engine: Engine, moves_: Sequence[MoveRecord],
+                 stale: Iterable[int] = ()) -> None:
+        """`moves_` as their last writes left them (those of `stale` ids are read again:
+        their last step was left out of its batch)."""
         self.engine = engine
         self.sane_rowcount = engine.dialect.supports_sane_multi_rowcount
         self.opened, self.steps = time.monotonic(), 0
+        self.move_rows = {m.id: m for m in moves_}
         with engine.connect() as conn:  # no lock is held while the steps call launchers
-            self._read(conn, [m.job_id for m in moves_], [m.id for m in moves_])
+            self._read(conn, [m.job_id for m in moves_], sorted(set(stale)))
         self.state_as_read = dict(self.states)
         self.move_as_read = {i: (m.state, m.tried) for i, m in self.move_rows.items()}
         self.touched: dict[int, int] = {}  # job id: its updated_ts
@@ -81,7 +85,6 @@ class Batch:
 
     def _read(self, conn: Connection, job_ids: list[int], move_ids: list[int]) -> None:
         self.states: dict[int, str] = {}
-        self.move_rows: dict[int, MoveRecord] = {}
         self.open: dict[int, list[_Open]] = {int(j): [] for j in job_ids}
         for chunk in id_chunks(job_ids, jobs.c.id):
             self.states.update((int(i), s) for i, s in conn.execute(

@@ -33,6 +33,7 @@ from costsched.service.jobs.runs import (
     RunningJob,
     _label,
     _newest_open,
+    _newest_open_rows,
     _runs,
     _steps_left_of,
     job_ids,
@@ -211,7 +212,8 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
         ids = [jobs[k][0].record.id for k in mine]
         moves_now = store.moves.of_jobs(ids)
         records = {r.id: r for r in store.jobs.records(ids)}
-        newest = _newest_open(store.jobs.placements_of(ids, open_only=True))
+        opened = _newest_open_rows(store.jobs.placements_of(ids, open_only=True))
+        newest = dict(zip(opened["job_id"].astype(int), opened["id"].astype(int), strict=True))
         ready, again = [], []
         for k in mine:
             run, placement, choice = jobs[k]
@@ -220,9 +222,7 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
                 out[k] = (choice, None, f"{reason}; not moved: a move of it is under way")
                 continue
             record = records[job_id]
-            now_placed = newest.get(job_id)
-            if record.state != "running" or now_placed is None or \
-                    int(now_placed["id"]) != int(placement["id"]):
+            if record.state != "running" or newest.get(job_id) != int(placement["id"]):
                 out[k] = (choice, None, f"{reason}; not moved: it is no longer placed on "
                                         f"{placement['instance']}")
                 continue
