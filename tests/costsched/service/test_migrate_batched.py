@@ -177,3 +177,40 @@ def test_a_job_held_by_another_costsched_is_left_out_of_the_batch(tmp_path: Path
     # Its lease is still the other's; those the pass took are given back.
     assert [(x.name, x.holder) for x in store.leases.held()] == [
         (f"steps:{held}", "other-host:1:abc")]
+
+
+def test_a_stop_recorded_while_a_batch_calls_a_launcher_wins(tmp_path: Path) -> None:
+    """The user stops one job while the pass's batch asks its source to stop: that job's
+    step is left out of the batch's writes, and taken again: it winds the move down; the
+    others' moves, in the same batch, finish."""
+    store = PriceStore(f"sqlite:///{tmp_path / 'jobs.sqlite'}")
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    launcher = FileInstances(tmp_path / "instances.json")
+    running_jobs(store, launcher, tmp_path / "ckpt", jobs=9)
+    movers = [a.job_id for a in service.migrate(store, launcher, dry_run=True, at=NOW)
+              if a.decision.moves]
+    stopped = movers[1]
+    asked = launcher.request_stop
+
+    def stop_meanwhile(instance_id: str) -> None:
+        if instance_id == f"m-{stopped}":  # another costsched records the user's stop
+            PriceStore(store.url).jobs.transition(stopped, "cancelled", at=NOW,
+                                                  detail="stopped by the user")
+        asked(instance_id)
+
+    launcher.request_stop = stop_meanwhile  # type: ignore[method-assign]
+    done = {a.job_id: a for a in service.migrate(store, launcher, at=NOW)}
+    assert [m.state for m in store.moves.of_job(stopped)] == ["cancelled"]
+    assert done[stopped].started is not None and done[stopped].started.state == "cancelled"
+    assert store.jobs.get(stopped).state == "cancelled"
+    assert not [i for i in launcher.instances(stopped) if i.live]
+    assert store.jobs.placements(stopped)["end_at"].notna().all()
+    for job_id in movers:
+        if job_id != stopped:
+            assert [m.state for m in store.moves.of_job(job_id)] == ["done"]
+            assert store.jobs.get(job_id).state == "running"
+    # The stopped job's log: its move planned, the stop, the move wound down; no step of
+    # the batch it was left out of.
+    log = store.jobs.events(stopped)
+    assert list(log["to_state"].dropna())[-2:] == ["cancelled", "cancelled"]
+    assert "migrating" not in list(log["to_state"].dropna())
