@@ -26,11 +26,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-from sqlalchemy import Connection, Engine, bindparam, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select
 
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store.availability import EVENTS
-from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.database import (
+    epoch_second,
+    from_epoch_seconds,
+    insert_rows,
+    update_rows,
+    write,
+)
 from costsched.store.job_placements import place_checked, placed_detail
 from costsched.store.job_rows import (
     PLACEMENT_COLUMNS,
@@ -42,8 +48,8 @@ from costsched.store.job_rows import (
 from costsched.store.moves import MOVE_STATES, MoveRecord, _record
 from costsched.store.schema import availability, job_events, jobs, moves, placements
 
-BATCH_SECONDS = 0.25  # a batch open this long is committed after its current step
-BATCH_STEPS = 1000  # steps per batch at most
+BATCH_SECONDS = 1.0  # a batch open this long is committed after its current step
+BATCH_STEPS = 2000  # steps per batch at most
 
 
 @dataclass
@@ -67,7 +73,6 @@ class Batch:
         """`moves_` as their last writes left them (those of `stale` ids are read again:
         their last step was left out of its batch)."""
         self.engine = engine
-        self.sane_rowcount = engine.dialect.supports_sane_multi_rowcount
         self.opened, self.steps = time.monotonic(), 0
         self.move_rows = {m.id: m for m in moves_}
         with engine.connect() as conn:  # no lock is held while the steps call launchers
@@ -113,13 +118,12 @@ class Batch:
         were left out, because their job's state or their move changed since the batch
         read them (a stop recorded while a step called its launcher): as if that step had
         stopped before writing, to be taken again from the store as it is then."""
-        with self.engine.connect() as conn:
-            if self.engine.dialect.name == "sqlite":
-                conn.execution_options(sqlite_begin="IMMEDIATE")
-            with conn.begin():
-                dropped = self._changed_since(conn)
-                self._write(conn, dropped)
-        return dropped
+        def commit(conn: Connection) -> set[int]:
+            dropped = self._changed_since(conn)
+            self._write(conn, dropped)
+            return dropped
+
+        return write(self.engine, commit)
 
     def _changed_since(self, conn: Connection) -> set[int]:
         """The jobs (of those written) whose state, or whose move, is not as read; their
@@ -147,46 +151,32 @@ class Batch:
             for (opened, _), placement_id in zip(placed, made, strict=True):
                 opened.id = int(placement_id)
         ended = [(o, ts) for o, ts in self.ended if o.job_id not in dropped]
-        if ended:
-            conn.execute(update(placements).where(placements.c.id == bindparam("p_id"),
-                                                  placements.c.end_ts.is_(None))
-                         .values(end_ts=bindparam("p_end")),
-                         [{"p_id": o.id, "p_end": ts} for o, ts in ended])
-        touched = {j: ts for j, ts in self.touched.items() if j not in dropped}
-        if touched:
-            rows = [{"j_id": j, "j_was": self.state_as_read[j], "j_state": self.states[j],
-                     "j_ts": ts} for j, ts in touched.items()]
-            self._check(conn.execute(
-                update(jobs).where(jobs.c.id == bindparam("j_id"),
-                                   jobs.c.state == bindparam("j_was"))
-                .values(state=bindparam("j_state"), updated_ts=bindparam("j_ts")), rows),
-                rows, "job")
-        changed = [self.move_rows[i] for i in sorted(self.advanced)
-                   if self.move_rows[i].job_id not in dropped]
-        if changed:
-            rows = [{"m_id": m.id, "m_was": self.move_as_read[m.id][0],
-                     "m_tried_was": self.move_as_read[m.id][1], "m_state": m.state,
-                     "m_tried": m.tried, "m_target": m.target_instance,
-                     "m_version": m.checkpoint_version,
-                     "m_ts": epoch_second(m.updated_at)} for m in changed]
-            self._check(conn.execute(
-                update(moves).where(moves.c.id == bindparam("m_id"),
-                                    moves.c.state == bindparam("m_was"),
-                                    moves.c.tried == bindparam("m_tried_was"))
-                .values(state=bindparam("m_state"), tried=bindparam("m_tried"),
-                        target_instance=bindparam("m_target"),
-                        checkpoint_version=bindparam("m_version"),
-                        updated_ts=bindparam("m_ts")), rows), rows, "move")
-        seen = [row for job_id, row in self.seen if job_id not in dropped]
-        if seen:
-            conn.execute(insert(availability), seen)
-        events = [{**row, "detail": detail() if callable(detail) else detail}
-                  for row, detail in self.events if row["job_id"] not in dropped]
-        if events:
-            conn.execute(insert(job_events), events)
+        update_rows(conn, placements, [{"was_id": o.id, "end_ts": ts}
+                                       for o, ts in ended], ["id"], ["end_ts"])
+        touched = [{"was_id": j, "was_state": self.state_as_read[j],
+                    "state": self.states[j], "updated_ts": ts}
+                   for j, ts in self.touched.items() if j not in dropped]
+        self._check(update_rows(conn, jobs, touched, ["id", "state"],
+                                ["state", "updated_ts"]), touched, "job")
+        changed = [{"was_id": m.id, "was_state": self.move_as_read[m.id][0],
+                    "was_tried": self.move_as_read[m.id][1], "state": m.state,
+                    "tried": m.tried, "target_instance": m.target_instance,
+                    "checkpoint_version": m.checkpoint_version,
+                    "updated_ts": epoch_second(m.updated_at)}
+                   for m in (self.move_rows[i] for i in sorted(self.advanced))
+                   if m.job_id not in dropped]
+        self._check(update_rows(conn, moves, changed, ["id", "state", "tried"],
+                                ["state", "tried", "target_instance", "checkpoint_version",
+                                 "updated_ts"]), changed, "move")
+        insert_rows(conn, availability, [row for job_id, row in self.seen
+                                         if job_id not in dropped])
+        insert_rows(conn, job_events, [{**row, "detail": detail() if callable(detail)
+                                        else detail}
+                                       for row, detail in self.events
+                                       if row["job_id"] not in dropped])
 
-    def _check(self, result, rows: list, what: str) -> None:  # noqa: ANN001 - a result
-        if self.sane_rowcount and result.rowcount != len(rows):  # its rows are locked
+    def _check(self, changed: int, rows: list, what: str) -> None:
+        if changed != len(rows):  # its rows are locked: only a writer ignoring them
             raise StaleState(f"a {what} changed under a batch of moves' steps: another "
                              "costsched wrote it; the steps are taken again")
 

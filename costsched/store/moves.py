@@ -13,7 +13,7 @@ from sqlalchemy import Connection, Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import FINAL_STATES, InvalidInput
-from costsched.store.database import epoch_second, write
+from costsched.store.database import epoch_second, insert_rows, write
 from costsched.store.jobs import StaleState, id_chunks
 from costsched.store.schema import job_events, jobs, moves, placements
 
@@ -177,7 +177,7 @@ class MoveStore:
             return out  # type: ignore[return-value]
         made = conn.execute(insert(moves).returning(moves.c.id, sort_by_parameter_order=True),
                             rows).scalars().all()
-        conn.execute(insert(job_events), [
+        insert_rows(conn, job_events, [
             {"job_id": row["job_id"], "ts": ts, "kind": "move", "from_state": None,
              "to_state": "planned",
              "detail": f"move {move_id} ({row['kind']}) planned: {row['detail']}".rstrip(": ")}

@@ -44,7 +44,7 @@ from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord, NewMove
 
-MOVE_GROUP = 1000  # moves started together (their leases taken, created, stepped at once)
+MOVE_GROUP = 5000  # moves started together (their leases taken, created, stepped at once)
 
 
 @dataclass(frozen=True)
