@@ -273,7 +273,7 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
     """`Mover.run` of many moves (each with its job's mover; the caller holds the jobs'
     leases): round by round, each move one step a round, through the same transitions,
     until each ends or waits on an instance. The steps' writes are written together
-    (`Batch`: a few statements a few hundred steps), after what their launchers did, as
+    (`Batch`: a few statements a batch of steps), after what their launchers did, as
     each step writes them; a launch is tagged with an attempt committed before (the
     move's, or the candidate a failed launch moved it to, in an earlier round).
     `held(job ids)`, asked between rounds (and batches of a long round): the jobs whose

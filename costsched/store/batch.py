@@ -30,11 +30,10 @@ from sqlalchemy import Connection, Engine, insert, select
 
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store.availability import EVENTS
+from costsched.store.bulk import insert_rows, update_rows
 from costsched.store.database import (
     epoch_second,
     from_epoch_seconds,
-    insert_rows,
-    update_rows,
     write,
 )
 from costsched.store.job_placements import place_checked, placed_detail

@@ -26,14 +26,12 @@ from sqlalchemy import (
     Connection,
     Engine,
     Table,
-    bindparam,
     create_engine,
     event,
     insert,
     make_url,
     select,
     text,
-    update,
 )
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import (
@@ -432,51 +430,6 @@ def insert_new(conn: Connection, table: Table, rows: pd.DataFrame, key: Sequence
     for first in range(0, len(records), INSERT_CHUNK):
         conn.execute(insert(table), records[first:first + INSERT_CHUNK])
     return len(records)
-
-
-def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, object]]) -> None:
-    """Insert `rows` (dicts of the same columns) into `table`: on PostgreSQL by COPY (a
-    statement of thousands of parameters costs more to build and parse than the rows),
-    elsewhere by one executemany."""
-    if not rows:
-        return
-    if conn.dialect.name != "postgresql" or conn.connection.dbapi_connection is None:
-        conn.execute(insert(table), list(rows))
-        return
-    columns = list(rows[0])
-    cursor = conn.connection.dbapi_connection.cursor()
-    try:
-        with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row([row[c] for c in columns])
-    finally:
-        cursor.close()
-
-
-def update_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, object]],
-                where: Sequence[str], values: Sequence[str]) -> int:
-    """Update many rows of `table` (each dict: its `where` columns' expected values under
-    "was_<column>", and its `values` columns' new ones) in one statement on PostgreSQL
-    (an UPDATE ... FROM unnest(arrays)), elsewhere one executemany; the rows changed (on
-    a database whose executemany counts them; else len(rows))."""
-    if not rows:
-        return 0
-    if conn.dialect.name != "postgresql":
-        bind = {c: bindparam(f"b_{c}") for c in values}
-        query = update(table).where(*(table.c[c] == bindparam(f"b_was_{c}") for c in where))
-        result = conn.execute(query.values(**bind), [
-            {f"b_{k}": v for k, v in row.items()} for row in rows])
-        return int(result.rowcount) if conn.dialect.supports_sane_multi_rowcount \
-            else len(rows)
-    names = [f"was_{c}" for c in where] + list(values)
-    columns = list(where) + list(values)
-    arrays = ", ".join(f"CAST(:{n} AS {table.c[c].type.compile(dialect=conn.dialect)}[])"
-                       for n, c in zip(names, columns, strict=True))
-    sets = ", ".join(f"{c} = v.{c}" for c in values)
-    matches = " AND ".join(f"{table.name}.{c} = v.was_{c}" for c in where)
-    statement = text(f"UPDATE {table.name} SET {sets} FROM unnest({arrays}) "
-                     f"AS v({', '.join(names)}) WHERE {matches}")
-    return int(conn.execute(statement, {n: [row[n] for row in rows] for n in names}).rowcount)
 
 
 def write(engine: Engine, work: Callable[[Connection], T], *,

@@ -13,7 +13,8 @@ from sqlalchemy import Connection, Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import FINAL_STATES, InvalidInput
-from costsched.store.database import epoch_second, insert_rows, write
+from costsched.store.bulk import insert_rows
+from costsched.store.database import epoch_second, write
 from costsched.store.jobs import StaleState, id_chunks
 from costsched.store.schema import job_events, jobs, moves, placements
 
