@@ -201,6 +201,18 @@ def copy_store(url: str, workdir: Path) -> str:
             conn.execute(text(f'CREATE TABLE {copy}."{table}" '
                               f'(LIKE {schema}."{table}" INCLUDING ALL)'))
             conn.execute(text(f'INSERT INTO {copy}."{table}" SELECT * FROM {schema}."{table}"'))
+            # A serial column of its own (LIKE keeps the original's sequence as default).
+            for column in conn.execute(text(
+                    "SELECT column_name FROM information_schema.columns WHERE "
+                    "table_schema = :s AND table_name = :t AND column_default LIKE 'nextval%'"),
+                    {"s": schema, "t": table}).scalars().all():
+                sequence = f'{copy}."{table}_{column}_seq"'
+                conn.execute(text(f'CREATE SEQUENCE {sequence} OWNED BY '
+                                  f'{copy}."{table}"."{column}"'))
+                conn.execute(text(f'ALTER TABLE {copy}."{table}" ALTER COLUMN "{column}" '
+                                  f"SET DEFAULT nextval('{sequence}')"))
+                conn.execute(text(f"SELECT setval('{sequence}', COALESCE(MAX(\"{column}\"), "
+                                  f'0) + 1, false) FROM {copy}."{table}"'))
     engine.dispose()
     return _pg_url(base, copy)
 

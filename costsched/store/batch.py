@@ -26,11 +26,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-from sqlalchemy import Connection, Engine, insert, select
+from sqlalchemy import Connection, Engine, select
 
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store.availability import EVENTS
-from costsched.store.bulk import insert_rows, update_rows
+from costsched.store.bulk import insert_rows, insert_with_ids, update_rows
 from costsched.store.database import (
     epoch_second,
     from_epoch_seconds,
@@ -143,12 +143,9 @@ class Batch:
 
     def _write(self, conn: Connection, dropped: set[int]) -> None:
         placed = [(o, row) for o, row in self.placed if row["job_id"] not in dropped]
-        if placed:
-            made = conn.execute(insert(placements).returning(
-                placements.c.id, sort_by_parameter_order=True),
-                [row for _, row in placed]).scalars().all()
-            for (opened, _), placement_id in zip(placed, made, strict=True):
-                opened.id = int(placement_id)
+        made = insert_with_ids(conn, placements, [row for _, row in placed])
+        for (opened, _), placement_id in zip(placed, made, strict=True):
+            opened.id = placement_id
         ended = [(o, ts) for o, ts in self.ended if o.job_id not in dropped]
         update_rows(conn, placements, [{"was_id": o.id, "end_ts": ts}
                                        for o, ts in ended], ["id"], ["end_ts"])

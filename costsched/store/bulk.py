@@ -50,3 +50,24 @@ def update_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, obje
     statement = text(f"UPDATE {table.name} SET {sets} FROM unnest({arrays}) "
                      f"AS v({', '.join(names)}) WHERE {matches}")
     return int(conn.execute(statement, {n: [row[n] for row in rows] for n in names}).rowcount)
+
+
+def insert_with_ids(conn: Connection, table: Table, rows: Sequence[Mapping[str, object]]
+                    ) -> list[int]:
+    """Insert `rows` into `table` (whose key is its serial `id`): their ids, in order. On
+    PostgreSQL the ids are drawn from the column's sequence first, and the rows copied in
+    with them (`insert_rows`); elsewhere (or without a sequence of its own) one
+    INSERT ... RETURNING."""
+    if not rows:
+        return []
+    sequence = conn.execute(text(f"SELECT pg_get_serial_sequence('{table.name}', 'id')")
+                            ).scalar() if conn.dialect.name == "postgresql" else None
+    if sequence is None:  # (a table copied LIKE another owns no sequence of its own)
+        return [int(i) for i in conn.execute(
+            insert(table).returning(table.c.id, sort_by_parameter_order=True),
+            list(rows)).scalars()]
+    ids = sorted(int(i) for i in conn.execute(
+        text("SELECT nextval(:sequence) FROM generate_series(1, :n)"),
+        {"sequence": sequence, "n": len(rows)}).scalars())
+    insert_rows(conn, table, [{"id": i, **row} for i, row in zip(ids, rows, strict=True)])
+    return ids
