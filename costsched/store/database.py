@@ -438,9 +438,6 @@ def write(engine: Engine, work: Callable[[Connection], T], *,
     (StoreBusy: a lock, a deadlock, a serialization failure), for at most the store's busy
     seconds in all (and `attempts` times); the last loss is raised. On SQLite the
     transaction takes the write lock at its start, waiting only for the time left."""
-    in_batch = getattr(engine, "run_in_batch", None)
-    if in_batch is not None:  # a `batch.Batch`: in its transaction, committed with it
-        return in_batch(work)
     busy_seconds = _BUSY_SECONDS.get(engine, 10.0)
     deadline = time.monotonic() + busy_seconds
     for attempt in range(attempts):

@@ -63,8 +63,7 @@ CRASHING_MIGRATION = textwrap.dedent("""
     def crash_after(method):
         def wrapped(self, *args, **kwargs):
             move = method(self, *args, **kwargs)
-            if not hasattr(self.engine, "run_in_batch"):  # stored now (else at the commit)
-                crash_at_state([move])
+            crash_at_state([move])
             return move
         return wrapped
 
