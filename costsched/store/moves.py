@@ -13,7 +13,7 @@ from sqlalchemy import Connection, Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import FINAL_STATES, InvalidInput
-from costsched.store.bulk import insert_rows
+from costsched.store.bulk import insert_rows, insert_with_ids
 from costsched.store.database import epoch_second, write
 from costsched.store.jobs import StaleState, id_chunks
 from costsched.store.schema import job_events, jobs, moves, placements
@@ -176,8 +176,7 @@ class MoveStore:
                              "detail": new.detail, "created_ts": ts, "updated_ts": ts})
         if not rows:
             return out  # type: ignore[return-value]
-        made = conn.execute(insert(moves).returning(moves.c.id, sort_by_parameter_order=True),
-                            rows).scalars().all()
+        made = insert_with_ids(conn, moves, rows)
         insert_rows(conn, job_events, [
             {"job_id": row["job_id"], "ts": ts, "kind": "move", "from_state": None,
              "to_state": "planned",
