@@ -276,8 +276,9 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
     (`Batch`: a few statements a batch of steps), after what their launchers did, as
     each step writes them; a launch is tagged with an attempt committed before (the
     move's, or the candidate a failed launch moved it to, in an earlier round).
-    `held(job ids)`, asked between rounds (and batches of a long round): the jobs whose
-    lease is still the caller's (renewed); the moves of the others are left as they are.
+    `held(job ids)`, asked before a batch once RENEW_SECONDS passed since it was last
+    asked (well within the leases' time): the jobs whose lease is still the caller's
+    (renewed); the moves of the others are left as they are.
     For each move, in order, as it was left, or the StaleState its step raised (another
     writer moved it first)."""
     out: list[MoveRecord | StaleState] = [move for _, move in moves]
@@ -327,10 +328,6 @@ def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
                         stepped.append(i)
                     elif retries[i] > RETRIES and i in stepped:
                         stepped.remove(i)
-        if stepped and held is not None:
-            kept = held(sorted({moves[i][1].job_id for i in stepped}))
-            renewed = time.monotonic()
-            stepped = [i for i in stepped if moves[i][1].job_id in kept]
         going = sorted(stepped)
     return out
 

@@ -214,3 +214,29 @@ def test_a_stop_recorded_while_a_batch_calls_a_launcher_wins(tmp_path: Path) -> 
     log = store.jobs.events(stopped)
     assert list(log["to_state"].dropna())[-2:] == ["cancelled", "cancelled"]
     assert "migrating" not in list(log["to_state"].dropna())
+
+
+def test_a_move_whose_lease_was_lost_mid_pass_is_left_to_its_new_holder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass renews its jobs' leases as its moves go; a job whose lease another
+    costsched took meanwhile (it had expired) is not stepped further by this pass."""
+    from costsched.migration import machine
+
+    store = PriceStore(f"sqlite:///{tmp_path / 'jobs.sqlite'}")
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    launcher = FileInstances(tmp_path / "instances.json")
+    running_jobs(store, launcher, tmp_path / "ckpt", jobs=9)
+    movers = [a.job_id for a in service.migrate(store, launcher, dry_run=True, at=NOW)
+              if a.decision.moves]
+    lost = movers[0]
+    renew = store.leases.renew_many
+
+    def taken_by_another(names: list[str], holder: str, ttl: float, at) -> set[str]:  # noqa: ANN001
+        return renew([n for n in names if n != f"steps:{lost}"], holder, ttl, at)
+
+    monkeypatch.setattr(machine, "RENEW_SECONDS", 0.0)  # renewed before every batch
+    monkeypatch.setattr(store.leases, "renew_many", taken_by_another)
+    service.migrate(store, launcher, at=NOW)
+    assert [m.state for m in store.moves.of_job(lost)] == ["planned"]  # left as it was
+    assert not [i for i in launcher.instances(lost) if i.attempt != "a0"]  # nothing launched
+    assert all([m.state for m in store.moves.of_job(j)] == ["done"] for j in movers[1:])
