@@ -5,9 +5,10 @@ APScheduler 3 keeps the schedule in the store's own database (table apscheduler_
 ids "collect", "replan", "catalog", replaced at each start). Several daemons may share a
 store, on several hosts: each task runs under a lease named after it, and runs only when
 its trigger fired since the task's last recorded run, so each trigger runs a task once;
-re-planning decides every job first, then starts each move under the job's own lease
-("steps:<id>", decided again once it is held). A daemon that finds the lease held
-elsewhere, or the trigger served already, records a "skipped" run.
+re-planning decides every job first, then starts the moves under each job's own lease
+("steps:<id>", decided again once it is held), together (`migration.machine.run_many`).
+A daemon that finds the lease held elsewhere, or the trigger served already, records a
+"skipped" run.
 
 Beside the tasks, every daemon runs the watcher every `daemon.watch_seconds` (30 s by
 default): it looks at the running jobs' instances and recovers a preempted or dead job at

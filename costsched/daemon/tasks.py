@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from costsched import service
-from costsched.daemon.events import _emit, _label, nodes_of
+from costsched.daemon.events import _emit, _label
 from costsched.daemon.watcher import Watcher
 from costsched.passes import one_pass
 from costsched.service import jobs as job_service
@@ -76,15 +76,16 @@ class Tasks(Watcher):
     def _advised(self, advice: job_service.MigrationAdvice) -> int:
         """Log (and notify) one job's re-plan; 1 when it started a migration."""
         job_id = advice.job_id
+        nodes = {"nodes": advice.nodes} if advice.nodes > 1 else {}  # as `nodes_of` says
         if advice.started is None:
-            _emit("info", task="replan", event="stays", job=job_id,
-                  **nodes_of(self.store, job_id), reason=advice.reason)
+            _emit("info", task="replan", event="stays", job=job_id, **nodes,
+                  reason=advice.reason)
             return 0
         current = advice.decision.current
         saved = advice.stay_usd - advice.move_usd
         where = {"from": _label(current) if current else "", "to": _label(advice.decision.choice)}
-        _emit("info", task="replan", event="migrated", job=job_id,
-              **nodes_of(self.store, job_id), **where, usd_saved=saved,
+        _emit("info", task="replan", event="migrated", job=job_id, **nodes, **where,
+              usd_saved=saved,
               move=advice.started.id)
         self._notify("migration", job=job_id, name=advice.name, move=advice.started.id,
                      usd_saved=saved, stay_usd=advice.stay_usd, move_usd=advice.move_usd,

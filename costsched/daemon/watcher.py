@@ -11,7 +11,7 @@ from typing import Any
 from costsched.config import Config
 from costsched.daemon.events import _emit, _one_line, nodes_of
 from costsched.migration.launcher import Launcher
-from costsched.model import FINAL_STATES
+from costsched.model import FINAL_STATES, JOB_STATES
 from costsched.service import jobs as job_service
 from costsched.service.jobs.runs import JobEvent
 from costsched.store import PriceStore
@@ -71,8 +71,12 @@ class Watcher:
 
     def _moving(self, launcher: Launcher) -> list[int]:
         """The ids of this launcher's moves under way."""
-        return [m.id for m in self.store.moves.unfinished()
-                if self._launcher_name(m.job_id) == launcher.name]
+        unfinished = self.store.moves.unfinished()
+        if not unfinished:
+            return []
+        records = {r.id: r for r in self.store.jobs.records({m.job_id for m in unfinished})}
+        return [m.id for m in unfinished
+                if str(records[m.job_id].spec.get("launcher", "local")) == launcher.name]
 
     def _follow(self, launcher: Launcher, seconds: float) -> None:
         """Step this launcher's moves under way (each under its job's lease) until they
@@ -105,11 +109,9 @@ class Watcher:
         return str(self.store.jobs.get(job_id).spec.get("launcher", "local"))
 
     def _live_jobs(self) -> list[tuple[int, str, str]]:
-        frame = self.store.jobs.list()
-        if frame.empty:
-            return []
-        return [(int(r.id), str(r.state), str(r.spec.get("launcher", "local")))
-                for r in frame.itertuples() if r.state not in FINAL_STATES]
+        live = [s for s in JOB_STATES if s not in FINAL_STATES]
+        return [(r.id, r.state, str(r.spec.get("launcher", "local")))
+                for r in self.store.jobs.records(states=live)]
 
     def _launchers_in_use(self) -> list[str]:
         return sorted({launcher for _, _, launcher in self._live_jobs()})

@@ -25,7 +25,9 @@ stopped is ended at once, and so is one whose step lost a race with the stop.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import copy
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -33,11 +35,14 @@ from typing import Any
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
+from costsched.store.batch import BATCH_STEPS, Batch
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
 
 # The job's state while a move of each kind is under way.
 JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering"}
+RENEW_SECONDS = 60.0  # `run_many` renews the jobs' leases at least this often
+RETRIES = 3  # a step left out of a batch's writes this often is left for the next pass
 STOP_TIMEOUT = timedelta(minutes=10)  # a source that does not checkpoint by then is ended
 
 
@@ -72,6 +77,12 @@ class Mover:
         self.store, self.launcher, self.job = store, launcher, job
         self.newest_checkpoint = newest_checkpoint
         self.clock = clock
+
+    def bound(self, store: Any) -> Mover:
+        """This mover writing to `store` (a batch's stores, `run_many`)."""
+        twin = copy.copy(self)
+        twin.store = store
+        return twin
 
     def run(self, move: MoveRecord) -> MoveRecord:
         """Step until the move ends or has to wait for an instance."""
@@ -254,6 +265,71 @@ class Mover:
         while self.store.jobs.end_placement(self.job.job_id, at) is not None:
             pass  # every placement of the job ends with it
         self._job_state(state, at, detail)
+
+
+def run_many(store: PriceStore, moves: Sequence[tuple[Mover, MoveRecord]], *,
+             held: Callable[[list[int]], set[int]] | None = None
+             ) -> list[MoveRecord | StaleState]:
+    """`Mover.run` of many moves (each with its job's mover; the caller holds the jobs'
+    leases): round by round, each move one step a round, through the same transitions,
+    until each ends or waits on an instance. The steps' writes are written together
+    (`Batch`: a few statements a batch of steps), after what their launchers did, as
+    each step writes them; a launch is tagged with an attempt committed before (the
+    move's, or the candidate a failed launch moved it to, in an earlier round).
+    `held(job ids)`, asked before a batch once RENEW_SECONDS passed since it was last
+    asked (well within the leases' time): the jobs whose lease is still the caller's
+    (renewed); the moves of the others are left as they are.
+    For each move, in order, as it was left, or the StaleState its step raised (another
+    writer moved it first)."""
+    out: list[MoveRecord | StaleState] = [move for _, move in moves]
+    going = [i for i, (_, move) in enumerate(moves) if not move.ended]
+    retries: dict[int, int] = {}  # the steps left out of a batch's writes, by move
+    stale: set[int] = set()  # the moves to read again (their step was left out)
+    renewed = time.monotonic()
+    while going:
+        stepped: list[int] = []
+        at = 0
+        while at < len(going):
+            if held is not None and time.monotonic() - renewed >= RENEW_SECONDS:
+                kept = held(sorted({moves[i][1].job_id for i in going[at:]}))
+                going = going[:at] + [i for i in going[at:] if moves[i][1].job_id in kept]
+                renewed = time.monotonic()
+            chunk = going[at:at + BATCH_STEPS]
+            if not chunk:
+                break
+            batch = Batch(store.engine, [out[i] for i in chunk],  # type: ignore[misc]
+                          stale={moves[i][1].id for i in chunk if i in stale})
+            before: dict[int, MoveRecord] = {}
+            try:
+                for i in chunk:
+                    at += 1
+                    move = before[i] = batch.moves.get(moves[i][1].id)
+                    stale.discard(i)
+                    batch.job = move.job_id
+                    try:
+                        after = moves[i][0].bound(batch).step(move)
+                    except StaleState as exc:
+                        out[i] = exc
+                    else:
+                        out[i] = after
+                        if not after.ended and \
+                                (after.state, after.tried) != (move.state, move.tried):
+                            stepped.append(i)
+                    if batch.full():
+                        break
+            finally:  # what the steps wrote (before a failure too) is written
+                dropped = batch.commit()
+            for i, move in before.items():
+                if move.job_id in dropped:  # its step is taken again, from the store
+                    out[i] = move
+                    stale.add(i)
+                    retries[i] = retries.get(i, 0) + 1
+                    if retries[i] <= RETRIES and i not in stepped:
+                        stepped.append(i)
+                    elif retries[i] > RETRIES and i in stepped:
+                        stepped.remove(i)
+        going = sorted(stepped)
+    return out
 
 
 def offering_of(candidate: dict) -> Offering:

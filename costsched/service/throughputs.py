@@ -54,9 +54,10 @@ def measure(store: PriceStore, at: datetime) -> pd.DataFrame:
     if not rated:
         return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
     records = {r.id: r for r in store.jobs.records(rated)}
-    todo = todo[todo["job_id"].isin(rated)]
-    for job_id, group in todo.groupby("job_id", sort=True):
+    placed_of = todo.groupby("job_id").indices
+    for job_id in rated:  # sorted, as `ids`
         found = progress_of[job_id]
+        group = todo.iloc[placed_of[job_id]]
         record = records[int(job_id)]
         mine = logged.iloc[found]
         progress = pd.DataFrame({"at": mine["at"], "steps": mine["steps"]})

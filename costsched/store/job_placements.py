@@ -48,23 +48,8 @@ class JobPlacements:
         open placement running beside the new one (a migration's source is billed until
         it is terminated: `end_placement(..., instance=...)` closes it then).
         """
-        if not isinstance(offering_key, tuple) or len(offering_key) != 6:
-            raise InvalidInput(
-                f"offering key {offering_key!r}: expected (cloud, region, zone,"
-                " instance_type, market, os)"
-            )
-        cloud, region, zone, instance_type, market, os_name = offering_key
-        _check_text("gpu_model", gpu_model, 32, required=True)
-        if isinstance(gpu_count, bool) or not isinstance(gpu_count, numbers.Integral):
-            raise InvalidInput(f"gpu_count {gpu_count!r}: expected a whole number >= 1")
-        Offering(cloud, region, zone, instance_type, market, gpu_model, int(gpu_count),
-                 os=os_name)  # validates the vocabulary
-        if reason not in PLACEMENT_REASONS:
-            raise InvalidInput(
-                f"reason {reason!r}: expected one of {', '.join(PLACEMENT_REASONS)}"
-            )
-        price = _number("usd_per_hour", usd_per_hour, positive=True)
-        _check_text("instance", instance, 256)
+        price = place_checked(offering_key, gpu_model, gpu_count, usd_per_hour, reason,
+                              instance)
         ts = epoch_second(at)
         return write(self.engine, lambda conn: self._place(
             conn, job_id, offering_key, ts, gpu_model=gpu_model, gpu_count=int(gpu_count),
@@ -86,10 +71,8 @@ class JobPlacements:
                    instance=instance)
         placement_id = int(conn.execute(insert(placements).values(row))
                            .inserted_primary_key[0])
-        ended = f" (ended placement {closed})" if closed is not None else ""
-        detail = (f"placement {placement_id}: {reason} on {'/'.join(offering_key)}"
-                  f" at {price:g} USD/h{ended}")
-        _event(conn, job_id, ts, "placement", None, None, detail)
+        _event(conn, job_id, ts, "placement", None, None,
+               placed_detail(placement_id, reason, offering_key, price, closed))
         return placement_id
 
     def end_placement(self, job_id: int, at: datetime, *, instance: str | None = None
@@ -102,12 +85,14 @@ class JobPlacements:
             _touch(conn, job_id, ts)
             closed = _close(conn, job_id, ts, instance)
             if closed is None:
-                conn.rollback()  # nothing happened: not even updated_ts moves
-                return None
+                raise _NothingOpen  # undone: not even updated_ts moves
             _event(conn, job_id, ts, "placement_end", None, None, f"placement {closed} ended")
             return closed
 
-        return write(self.engine, end)
+        try:
+            return write(self.engine, end)
+        except _NothingOpen:
+            return None
 
     def placements(self, job_id: int | None = None) -> pd.DataFrame:
         """Placements (of one job, or all), by job and start; end_at is NaT while open."""
@@ -137,3 +122,37 @@ class JobPlacements:
             found = conn.execute(query).scalar()
         return None if found is None else int(found)
 
+
+class _NothingOpen(Exception):  # noqa: N818 - undoes a write that found nothing to end
+    """`end_placement` found no open placement: its transaction is rolled back."""
+
+
+def place_checked(offering_key: tuple, gpu_model: str, gpu_count: int, usd_per_hour: float,
+                  reason: str, instance: str) -> float:
+    """Check what `place` is given (InvalidInput naming what is wrong); the price."""
+    if not isinstance(offering_key, tuple) or len(offering_key) != 6:
+        raise InvalidInput(
+            f"offering key {offering_key!r}: expected (cloud, region, zone,"
+            " instance_type, market, os)"
+        )
+    cloud, region, zone, instance_type, market, os_name = offering_key
+    _check_text("gpu_model", gpu_model, 32, required=True)
+    if isinstance(gpu_count, bool) or not isinstance(gpu_count, numbers.Integral):
+        raise InvalidInput(f"gpu_count {gpu_count!r}: expected a whole number >= 1")
+    Offering(cloud, region, zone, instance_type, market, gpu_model, int(gpu_count),
+             os=os_name)  # validates the vocabulary
+    if reason not in PLACEMENT_REASONS:
+        raise InvalidInput(
+            f"reason {reason!r}: expected one of {', '.join(PLACEMENT_REASONS)}"
+        )
+    price = _number("usd_per_hour", usd_per_hour, positive=True)
+    _check_text("instance", instance, 256)
+    return price
+
+
+def placed_detail(placement_id: object, reason: str, offering_key: tuple, price: float,
+                  closed: object | None) -> str:
+    """The log's line for a placement opened (`closed`: the one it ended, if any)."""
+    ended = f" (ended placement {closed})" if closed is not None else ""
+    return (f"placement {placement_id}: {reason} on {'/'.join(offering_key)}"
+            f" at {price:g} USD/h{ended}")

@@ -16,7 +16,7 @@ import os
 import socket
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -29,6 +29,7 @@ from costsched.model import InvalidInput
 from costsched.store.database import epoch_second, from_epoch_seconds
 from costsched.store.schema import leases, task_runs
 
+LEASE_CHUNK = 500  # leases per statement of the bulk operations (3 parameters each)
 RUN_STATUSES = ("running", "ok", "failed", "skipped")
 RunStatus = Literal["running", "ok", "failed", "skipped"]
 
@@ -79,6 +80,83 @@ class Leases:
             if taken:
                 self.release(name, holder)
 
+    def acquire_many(self, names: Iterable[str], holder: str, ttl_seconds: float,
+                     at: datetime) -> set[str]:
+        """`acquire` of many leases for `holder`, in one statement per LEASE_CHUNK names
+        (each row taken as `acquire` takes it: inserted, or taken over when it expired or
+        is the holder's own): the names `holder` holds now."""
+        wanted = sorted(set(names))
+        now = epoch_second(at)
+        expires = now + max(int(ttl_seconds), 1)
+        dialect = self.engine.dialect.name
+        if not wanted:
+            return set()
+        if not (dialect == "postgresql" or
+                (dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35))):
+            return {n for n in wanted if self.acquire(n, holder, ttl_seconds, at)}
+        upsert = _upsert(dialect)
+        taken: set[str] = set()
+        with self.engine.begin() as conn:
+            for start in range(0, len(wanted), LEASE_CHUNK):
+                rows = upsert(leases).values([
+                    {"name": n, "holder": holder, "expires_ts": expires}
+                    for n in wanted[start:start + LEASE_CHUNK]])
+                claim = rows.on_conflict_do_update(
+                    index_elements=[leases.c.name],
+                    set_={"holder": rows.excluded.holder,
+                          "expires_ts": rows.excluded.expires_ts},
+                    where=or_(leases.c.expires_ts <= now, leases.c.holder == holder)
+                ).returning(leases.c.name)
+                taken |= {str(n) for n in conn.execute(claim).scalars()}
+        # Those held by a process of this host that has died are free at once, as `acquire`.
+        left = [n for n in wanted if n not in taken]
+        with self.engine.connect() as conn:
+            dead = {str(r.name): str(r.holder) for start in range(0, len(left), LEASE_CHUNK)
+                    for r in conn.execute(select(leases.c.name, leases.c.holder).where(
+                        leases.c.name.in_(left[start:start + LEASE_CHUNK])))
+                    if _died_here(str(r.holder))}
+        return taken | {n for n in dead if self._take_from_dead(n, holder, expires)}
+
+    def renew_many(self, names: Iterable[str], holder: str, ttl_seconds: float,
+                   at: datetime) -> set[str]:
+        """`renew` of many leases in one transaction: the names still `holder`'s."""
+        wanted = sorted(set(names))
+        expires = epoch_second(at) + max(int(ttl_seconds), 1)
+        kept: set[str] = set()
+        with self.engine.begin() as conn:
+            for start in range(0, len(wanted), LEASE_CHUNK):
+                chunk = wanted[start:start + LEASE_CHUNK]
+                conn.execute(update(leases).where(leases.c.name.in_(chunk),
+                                                  leases.c.holder == holder)
+                             .values(expires_ts=expires))
+                kept |= {str(n) for n in conn.execute(select(leases.c.name).where(
+                    leases.c.name.in_(chunk), leases.c.holder == holder)).scalars()}
+        return kept
+
+    def release_many(self, names: Iterable[str], holder: str) -> int:
+        """`release` of many leases in one transaction; how many `holder` gave up."""
+        wanted = sorted(set(names))
+        gone = 0
+        with self.engine.begin() as conn:
+            for start in range(0, len(wanted), LEASE_CHUNK):
+                gone += int(conn.execute(delete(leases).where(
+                    leases.c.name.in_(wanted[start:start + LEASE_CHUNK]),
+                    leases.c.holder == holder)).rowcount)
+        return gone
+
+    @contextmanager
+    def holding_many(self, names: Iterable[str], ttl_seconds: float
+                     ) -> Iterator[tuple[str, set[str]]]:
+        """`holding` of many leases at once: yields (the holder, the names it took); those
+        it took are given up after the block."""
+        holder = holder_name()
+        taken = self.acquire_many(names, holder, ttl_seconds, datetime.now(timezone.utc))
+        try:
+            yield holder, taken
+        finally:
+            if taken:
+                self.release_many(taken, holder)
+
     def renew(self, name: str, holder: str, ttl_seconds: float, at: datetime) -> bool:
         """Extend a lease `holder` holds; False when it is not (or no longer) theirs."""
         expires = epoch_second(at) + max(int(ttl_seconds), 1)
@@ -114,13 +192,10 @@ class Leases:
         statement (an upsert whose update is conditional): whether `holder` holds it now;
         None on a database without upserts (the caller updates, then inserts)."""
         dialect = self.engine.dialect.name
-        if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35):  # RETURNING
-            from sqlalchemy.dialects.sqlite import insert as upsert
-        elif dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as upsert
-        else:
+        if not (dialect == "postgresql" or
+                (dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35))):  # RETURNING
             return None
-        row = upsert(leases).values(name=name, holder=holder, expires_ts=expires)
+        row = _upsert(dialect)(leases).values(name=name, holder=holder, expires_ts=expires)
         # PostgreSQL waits for a concurrent claim of the row, then checks the condition on
         # the row it committed; SQLite runs one writer at a time: never two holders.
         claim = row.on_conflict_do_update(
@@ -151,6 +226,14 @@ class Leases:
                 update(leases).where(leases.c.name == name, leases.c.holder == current)
                 .values(holder=holder, expires_ts=expires)).rowcount
         return changed == 1
+
+
+def _upsert(dialect: str):  # noqa: ANN202 - the dialect's insert, with ON CONFLICT
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as upsert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as upsert
+    return upsert
 
 
 def holder_name() -> str:

@@ -5,7 +5,7 @@ transaction. The state machine that drives them is `costsched.migration`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -13,6 +13,7 @@ from sqlalchemy import Connection, Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import FINAL_STATES, InvalidInput
+from costsched.store.bulk import insert_rows, insert_with_ids
 from costsched.store.database import epoch_second, write
 from costsched.store.jobs import StaleState, id_chunks
 from costsched.store.schema import job_events, jobs, moves, placements
@@ -21,6 +22,17 @@ MOVE_KINDS = ("launch", "migration", "recovery")
 MOVE_STATES = ("planned", "checkpointing", "checkpoint_verified", "target_launched",
                "target_running", "source_terminated", "done", "failed", "cancelled")
 ENDED = ("done", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class NewMove:
+    """A move to create (`MoveStore.create_many`): `create`'s arguments."""
+
+    job_id: int
+    kind: str
+    candidates: list[dict]
+    source_instance: str = ""
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,82 @@ class MoveStore:
             detail=f"move {move_id} ({kind}) planned: {detail}".rstrip(": ")))
         return _record(conn.execute(select(moves).where(moves.c.id == move_id))
                        .mappings().one())
+
+    def create_many(self, wanted: Sequence[NewMove], *, at: datetime
+                    ) -> list[MoveRecord | InvalidInput]:
+        """`create` of many moves (one a job) in one transaction, each checked as `create`
+        checks it: for each, in order, its record, or the error `create` would have raised
+        (StaleState: the job ended, has a move under way, or is no longer on the source)."""
+        for new in wanted:
+            if new.kind not in MOVE_KINDS:
+                raise InvalidInput(f"move kind {new.kind!r}: expected one of "
+                                   f"{', '.join(MOVE_KINDS)}")
+        if len({new.job_id for new in wanted}) != len(wanted):
+            raise InvalidInput("moves: expected one new move a job")
+        ts = epoch_second(at)
+        try:
+            return write(self.engine, lambda conn: self._create_many(conn, wanted, ts))
+        except IntegrityError:  # a move of one of them was started meanwhile: one by one
+            out: list[MoveRecord | InvalidInput] = []
+            for new in wanted:
+                try:
+                    out.append(self.create(new.job_id, new.kind, new.candidates, at=at,
+                                           source_instance=new.source_instance,
+                                           detail=new.detail))
+                except InvalidInput as exc:
+                    out.append(exc)
+            return out
+
+    @staticmethod
+    def _create_many(conn: Connection, wanted: Sequence[NewMove], ts: int
+                     ) -> list[MoveRecord | InvalidInput]:
+        ids = [new.job_id for new in wanted]
+        states: dict[int, str] = {}
+        busy: dict[int, int] = {}
+        placed: set[tuple[int, str]] = set()
+        for chunk in id_chunks(ids, jobs.c.id):  # the jobs' rows locked, as `_create`'s
+            states.update((int(i), s) for i, s in conn.execute(
+                select(jobs.c.id, jobs.c.state).where(chunk).with_for_update()))
+        for chunk in id_chunks(ids, moves.c.job_id):
+            busy.update((int(j), int(m)) for j, m in conn.execute(
+                select(moves.c.job_id, moves.c.id).where(chunk, moves.c.state.not_in(ENDED))))
+        for chunk in id_chunks(ids, placements.c.job_id):
+            placed.update((int(j), str(i)) for j, i in conn.execute(
+                select(placements.c.job_id, placements.c.instance).where(
+                    chunk, placements.c.end_ts.is_(None))))
+        out: list[MoveRecord | InvalidInput | None] = []
+        rows = []
+        for new in wanted:
+            job_id, state = int(new.job_id), states.get(int(new.job_id))
+            if state is None:
+                out.append(InvalidInput(f"job {job_id}: no such job in the store"))
+            elif state in FINAL_STATES:
+                out.append(StaleState(f"job {job_id} is {state}: no move starts"))
+            elif job_id in busy:
+                out.append(StaleState(f"job {job_id}: move {busy[job_id]} of it is under way"))
+            elif new.kind == "migration" and (job_id, new.source_instance) not in placed:
+                out.append(StaleState(f"job {job_id}: no longer placed on "
+                                      f"{new.source_instance}"))
+            else:
+                out.append(None)
+                rows.append({"job_id": job_id, "kind": new.kind, "state": "planned",
+                             "source_instance": new.source_instance,
+                             "candidates": json.dumps(new.candidates), "tried": 0,
+                             "detail": new.detail, "created_ts": ts, "updated_ts": ts})
+        if not rows:
+            return out  # type: ignore[return-value]
+        made = insert_with_ids(conn, moves, rows)
+        insert_rows(conn, job_events, [
+            {"job_id": row["job_id"], "ts": ts, "kind": "move", "from_state": None,
+             "to_state": "planned",
+             "detail": f"move {move_id} ({row['kind']}) planned: {row['detail']}".rstrip(": ")}
+            for move_id, row in zip(made, rows, strict=True)])
+        records = {}
+        for chunk in id_chunks(made, moves.c.id):
+            records.update((int(r["id"]), _record(r)) for r in
+                           conn.execute(select(moves).where(chunk)).mappings())
+        found = iter(made)
+        return [records[int(next(found))] if o is None else o for o in out]
 
     def get(self, move_id: int) -> MoveRecord:
         with self.engine.connect() as conn:

@@ -3,13 +3,14 @@ the moves that pay."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 import pandas as pd
 
 from costsched.migration.launcher import Launcher
+from costsched.migration.machine import utcnow
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.passes import one_pass, pass_now
@@ -30,16 +31,20 @@ from costsched.service.jobs.runs import (
     MIN_MIGRATION_INTERVAL,
     STEP_LEASE_SECONDS,
     RunningJob,
+    _label,
     _newest_open,
+    _newest_open_rows,
     _runs,
     _steps_left_of,
     job_ids,
 )
-from costsched.service.jobs.steps import _start_migration
+from costsched.service.jobs.steps import _migration_candidates, _run_moves
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
-from costsched.store.moves import MoveRecord
+from costsched.store.moves import MoveRecord, NewMove
+
+MOVE_GROUP = 5000  # moves started together (their leases taken, created, stepped at once)
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class MigrationAdvice:
     move_usd: float  # expected cost of the steps left on the choice, the move included
     started: MoveRecord | None  # the migration started (None: a dry run or no move)
     reason: str  # why it moves or stays, in words and dollars
+    nodes: int = 1  # its instances at once (a gang's num_nodes)
 
 
 def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
@@ -90,15 +96,46 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
                       overheads)
         stamp = when if at is not None else None
         placed = _placed(store, launcher, job_ids(store, job, states=("running",)))
+        decided = _decide(store, placed, ask)
+        moved: dict[int, tuple[Decision, MoveRecord | None, str]] = {}
+        if not dry_run:
+            for group in _groups(placed, decided, ask, stop):
+                moved.update(zip(group, _move_if_still(
+                    store, launcher, [(*placed[i], decided[i]) for i in group], ask, stamp),
+                    strict=True))
         out = []
-        for (run, placement), choice in zip(placed, _decide(store, placed, ask), strict=True):
-            started, reason = None, choice.reason
-            if choice.moves and not dry_run and not (stop is not None and stop()):
-                choice, started, reason = _move_if_still(store, launcher, run, placement,
-                                                         choice, ask, stamp)
+        for i, ((run, _), choice) in enumerate(zip(placed, decided, strict=True)):
+            choice, started, reason = moved.get(i, (choice, None, choice.reason))
             out.append(MigrationAdvice(run.record.id, run.record.name, choice,
-                                       choice.stay_usd, choice.choice_usd, started, reason))
+                                       choice.stay_usd, choice.choice_usd, started, reason,
+                                       run.nodes))
         return out
+
+
+def _groups(placed: Sequence[tuple[RunningJob, pd.Series]], decided: Sequence[Decision],
+            ask: _Asking, stop: Callable[[], bool] | None) -> Iterator[list[int]]:
+    """The jobs whose moves start together, in job order: up to MOVE_GROUP price-driven
+    jobs at once; a deadline job alone (its decider reads the capacity the moves before it
+    met). `stop` is asked before each move joins a group; once it says True, no further
+    group forms."""
+    group: list[int] = []
+    for i, ((run, _), choice) in enumerate(zip(placed, decided, strict=True)):
+        if not choice.moves:
+            continue
+        if stop is not None and stop():
+            break
+        if isinstance(_decider(run, ask), DeadlineDecider):
+            if group:
+                yield group
+            yield [i]
+            group = []
+            continue
+        group.append(i)
+        if len(group) >= MOVE_GROUP:
+            yield group
+            group = []
+    if group:
+        yield group
 
 
 @dataclass(frozen=True)
@@ -156,37 +193,85 @@ def _decider(run: RunningJob, ask: _Asking) -> Decider:
                        overheads=ask.overheads, force=ask.force, target=ask.target)
 
 
-def _move_if_still(store: PriceStore, launcher: Launcher, run: RunningJob,
-                   placement: pd.Series, choice: Decision, ask: _Asking,
-                   stamp: datetime | None) -> tuple[Decision, MoveRecord | None, str]:
-    """Under the job's lease: decide for it again from what the store says now (another
-    costsched may have moved it, or be moving it), and start the move if it still pays
-    and its limits allow. (The decision, the move started or None, the reason.)"""
-    job_id = run.record.id
-    reason = choice.reason
-    with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
-        if not mine:
-            return choice, None, (f"{reason}; not moved: another costsched is acting on the "
-                                  "job (a move of it may be under way)")
-        moves = store.moves.of_job(job_id)
-        if any(not m.ended for m in moves):
-            return choice, None, f"{reason}; not moved: a move of it is under way"
-        record = store.jobs.get(job_id)
-        if record.state != "running" or \
-                store.jobs.newest_open_placement(job_id) != int(placement["id"]):
-            return choice, None, (f"{reason}; not moved: it is no longer placed on "
-                                  f"{placement['instance']}")
-        decided, run = run.record, replace(run, record=record)  # its spec does not change
-        if not _decided_alike(decided, record, _decider(run, ask)):
-            [choice] = _decide(store, [(run, placement)], ask)
-            reason = choice.reason
-        if not choice.moves:
-            return choice, None, reason
-        blocked = _migration_limit(run, moves, ask.when, daily=_decider(run, ask).daily)
-        if blocked:
-            return choice, None, f"{reason}; not moved: {blocked}"
-        return choice, _start_migration(store, launcher, run, choice, placement, stamp,
-                                        fallbacks=ask.target is None), reason
+def _move_if_still(store: PriceStore, launcher: Launcher,
+                   jobs: Sequence[tuple[RunningJob, pd.Series, Decision]], ask: _Asking,
+                   stamp: datetime | None) -> list[tuple[Decision, MoveRecord | None, str]]:
+    """Under each job's lease (taken for all at once): decide for it again from what the
+    store says now (another costsched may have moved it, or be moving it), and start the
+    move if it still pays and its limits allow; the moves started are created in one
+    transaction, then stepped together. For each job, in order: (the decision, the move
+    started or None, the reason)."""
+    names = [f"steps:{run.record.id}" for run, _, _ in jobs]
+    out: list[tuple[Decision, MoveRecord | None, str] | None] = [None] * len(jobs)
+    with store.leases.holding_many(names, STEP_LEASE_SECONDS) as (holder, taken):
+        mine = [k for k, name in enumerate(names) if name in taken]
+        for k in sorted(set(range(len(jobs))) - set(mine)):
+            choice = jobs[k][2]
+            out[k] = (choice, None, f"{choice.reason}; not moved: another costsched is "
+                                    "acting on the job (a move of it may be under way)")
+        ids = [jobs[k][0].record.id for k in mine]
+        moves_now = store.moves.of_jobs(ids)
+        records = {r.id: r for r in store.jobs.records(ids)}
+        opened = _newest_open_rows(store.jobs.placements_of(ids, open_only=True))
+        newest = dict(zip(opened["job_id"].astype(int), opened["id"].astype(int), strict=True))
+        ready, again = [], []
+        for k in mine:
+            run, placement, choice = jobs[k]
+            job_id, reason = run.record.id, choice.reason
+            if any(not m.ended for m in moves_now[job_id]):
+                out[k] = (choice, None, f"{reason}; not moved: a move of it is under way")
+                continue
+            record = records[job_id]
+            if record.state != "running" or newest.get(job_id) != int(placement["id"]):
+                out[k] = (choice, None, f"{reason}; not moved: it is no longer placed on "
+                                        f"{placement['instance']}")
+                continue
+            decided, run = run.record, replace(run, record=record)  # its spec does not change
+            ready.append((k, run, placement))
+            if not _decided_alike(decided, record, _decider(run, ask)):
+                again.append(len(ready) - 1)
+        choices = {k: jobs[k][2] for k, _, _ in ready}
+        if again:  # decided again, from the store as it is now
+            found = _decide(store, [ready[r][1:] for r in again], ask)
+            choices.update((ready[r][0], c) for r, c in zip(again, found, strict=True))
+        starting, failure = [], None
+        for k, run, placement in ready:
+            choice = choices[k]
+            if not choice.moves:
+                out[k] = (choice, None, choice.reason)
+                continue
+            blocked = _migration_limit(run, moves_now[run.record.id], ask.when,
+                                       daily=_decider(run, ask).daily)
+            if blocked:
+                out[k] = (choice, None, f"{choice.reason}; not moved: {blocked}")
+                continue
+            try:
+                cands = _migration_candidates(launcher, choice, placement,
+                                              fallbacks=ask.target is None)
+            except InvalidInput as exc:  # the moves before it start; then it is said
+                failure = exc
+                break
+            starting.append((k, run, NewMove(run.record.id, "migration", cands,
+                                             str(placement["instance"]),
+                                             f"to {_label(choice.choice)}")))
+        made = store.moves.create_many([new for _, _, new in starting],
+                                       at=stamp or utcnow()) if starting else []
+        runs = []
+        for (k, run, _), move in zip(starting, made, strict=True):
+            if isinstance(move, MoveRecord):
+                runs.append((k, run, move))
+            else:  # the job ended, or moved, since it was read under its lease
+                out[k] = (choices[k], None, f"{choices[k].reason}; not moved: {move}")
+        after = _run_moves(store, launcher, [(run, move) for _, run, move in runs], holder,
+                           stamp)
+        for (k, _, move), left in zip(runs, after, strict=True):
+            if isinstance(left, Exception):
+                failure = failure or left
+            out[k] = (choices[k], left if isinstance(left, MoveRecord) else move,
+                      choices[k].reason)
+    if failure is not None:
+        raise failure
+    return out  # type: ignore[return-value]
 
 
 def _decided_alike(decided: JobRecord, now: JobRecord, decider: Decider) -> bool:

@@ -3,6 +3,7 @@ persisted state machine (`costsched.migration.machine`), under the job's lease."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ import platformdirs
 from costsched import launch_secrets
 from costsched.jobspec import JobSpec, parse
 from costsched.migration.launcher import Launcher
-from costsched.migration.machine import JobLaunch, Mover, candidate, utcnow
+from costsched.migration.machine import JobLaunch, Mover, candidate, run_many, utcnow
 from costsched.model import InvalidInput
 from costsched.optimize import checkpoint_interval
 from costsched.service.decide import (
@@ -32,7 +33,7 @@ from costsched.service.jobs.runs import (
 )
 from costsched.service.values import as_time
 from costsched.store import PriceStore
-from costsched.store.jobs import JobRecord
+from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
 
 
@@ -43,6 +44,17 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     under it); when it has no capacity there, try the next best offerings (not with
     `fallbacks` False: a move the user asked for goes there or nowhere), then stay where it
     is. `at`: the time its steps are stamped with (None: the clock's)."""
+    cands = _migration_candidates(launcher, choice, placement, fallbacks)
+    move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
+                              source_instance=str(placement["instance"]),
+                              detail=f"to {_label(choice.choice)}")
+    return _mover(store, launcher, run, at).run(move)  # made under the lease: as it is
+
+
+def _migration_candidates(launcher: Launcher, choice: Decision, placement: pd.Series,
+                          fallbacks: bool = True) -> list[dict]:
+    """The offerings a migration to `choice` tries, in order: the choice, then (with
+    `fallbacks`) the next best the launcher can start, then the source's own offering."""
     current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour)
     if choice.move is not None:  # the move's price as decided, itemised: the report shows it
@@ -57,11 +69,22 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     except InvalidInput:
         rest = []
     # Last: the source's own offering, so a move that cannot land keeps the job running.
-    cands = [first, *rest[:CANDIDATES - 2], candidate(current, float(placement["usd_per_hour"]))]
-    move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
-                              source_instance=str(placement["instance"]),
-                              detail=f"to {_label(choice.choice)}")
-    return _mover(store, launcher, run, at).run(move)  # made under the lease: as it is
+    return [first, *rest[:CANDIDATES - 2], candidate(current, float(placement["usd_per_hour"]))]
+
+
+def _run_moves(store: PriceStore, launcher: Launcher,
+               moves: Sequence[tuple[RunningJob, MoveRecord]], holder: str,
+               at: datetime | None = None) -> list[MoveRecord | StaleState]:
+    """Step many moves as far as they go now, together (`machine.run_many`): the caller
+    holds their jobs' leases as `holder`; they are renewed as the steps go, and a move
+    whose lease was lost meanwhile is left to whoever took it."""
+    def held(job_ids: list[int]) -> set[int]:
+        kept = store.leases.renew_many([f"steps:{j}" for j in job_ids], holder,
+                                       STEP_LEASE_SECONDS, utcnow())
+        return {int(name.split(":", 1)[1]) for name in kept}
+
+    return run_many(store, [(_mover(store, launcher, run, at), move) for run, move in moves],
+                    held=held)
 
 
 def _run_move(store: PriceStore, launcher: Launcher, move: MoveRecord,

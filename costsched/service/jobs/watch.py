@@ -30,7 +30,7 @@ from costsched.service.jobs.steps import (
     _mover,
     _record_step,
     _resume_launches,
-    _run_move,
+    _run_moves,
     _step_news,
 )
 from costsched.service.speeds import flag_new as flag_speeds
@@ -38,6 +38,7 @@ from costsched.service.throughputs import learn
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import StaleState
+from costsched.store.moves import MoveRecord
 
 
 def reconcile(store: PriceStore, launcher: Launcher, *,
@@ -82,25 +83,34 @@ def _budgets(store: PriceStore, launcher: Launcher, at: datetime | None,
 def advance_moves(store: PriceStore, launcher: Launcher, *,
                   at: datetime | str | None = None) -> list[JobEvent]:
     """Step every unfinished move of this launcher's jobs as far as it goes now (each under
-    its job's lease; one another costsched is stepping is left to it). What changed, a
-    line each."""
+    its job's lease, taken for all at once; one another costsched is stepping is left to
+    it), together (`steps._run_moves`). What changed, a line each."""
     when = as_time(at) if at is not None else None
-    done = []
     unfinished = store.moves.unfinished()
     owners = _runs(store, {m.job_id for m in unfinished})
-    for move in unfinished:
-        if owners[move.job_id].launcher != launcher.name:
-            continue
-        try:
-            after = _run_move(store, launcher, move, when)
-        except StaleState:
+    mine = [m for m in unfinished if owners[m.job_id].launcher == launcher.name]
+    if not mine:
+        return []
+    done = []
+    names = [f"steps:{m.job_id}" for m in mine]
+    with store.leases.holding_many(names, STEP_LEASE_SECONDS) as (holder, taken):
+        held = [m for m in mine if f"steps:{m.job_id}" in taken]
+        # As the last holder left them, with their jobs as they are now.
+        now = {m.id: m for moves in store.moves.of_jobs([m.job_id for m in held]).values()
+               for m in moves}
+        runs = _runs(store, [m.job_id for m in held])
+        going = [m for m in held if not now[m.id].ended]
+        after = _run_moves(store, launcher, [(runs[m.job_id], now[m.id]) for m in going],
+                           holder, when)
+    for move, left in zip(going, after, strict=True):
+        if not isinstance(left, MoveRecord):
             continue  # the other costsched got there first
-        if move.kind == "launch" and after.target_instance:  # resumed: keep its prediction
+        if move.kind == "launch" and left.target_instance:  # resumed: keep its prediction
             record_landed(store, move.job_id, when)
-        if after.state != move.state:
-            failed = "failed" in (move.state, after.state)
+        if left.state != move.state:
+            failed = "failed" in (move.state, left.state)
             done.append(JobEvent(move.job_id, "move",
-                                 f"{move.kind} {move.state} -> {after.state}",
+                                 f"{move.kind} {move.state} -> {left.state}",
                                  notify="failure" if failed else
                                  "recovery" if move.kind == "recovery" else ""))
     return done

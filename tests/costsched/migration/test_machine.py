@@ -49,22 +49,42 @@ CRASHING_MIGRATION = textwrap.dedent("""
     from pathlib import Path
     from costsched.service import jobs as service
     from costsched.store import PriceStore
-    from costsched.store.moves import MoveStore
+    from costsched.store.batch import Batch
+    from costsched.store.moves import MoveRecord, MoveStore
     from launchers.local import LocalLauncher
 
     db, base, crash_at = sys.argv[1:]
     job_id = sys.stdin.readline().strip()
 
+    def crash_at_state(moves):
+        if any(m.kind == "migration" and m.state == crash_at for m in moves):
+            os.kill(os.getpid(), signal.SIGKILL)
+
     def crash_after(method):
         def wrapped(self, *args, **kwargs):
             move = method(self, *args, **kwargs)
-            if move.kind == "migration" and move.state == crash_at:
-                os.kill(os.getpid(), signal.SIGKILL)
+            crash_at_state([move])
             return move
         return wrapped
 
+    def crash_after_all(method):
+        def wrapped(self, *args, **kwargs):
+            made = method(self, *args, **kwargs)
+            crash_at_state([m for m in made if isinstance(m, MoveRecord)])
+            return made
+        return wrapped
+
+    def crash_after_commit(method):  # the moves stepped together: stored at the commit
+        def wrapped(self):
+            dropped = method(self)
+            crash_at_state(store.moves.of_job(int(job_id)))
+            return dropped
+        return wrapped
+
     MoveStore.create = crash_after(MoveStore.create)
+    MoveStore.create_many = crash_after_all(MoveStore.create_many)
     MoveStore.advance = crash_after(MoveStore.advance)
+    Batch.commit = crash_after_commit(Batch.commit)
     store = PriceStore(db)
     launcher = LocalLauncher(Path(base), grace_seconds=5, poll_seconds=%(poll)s)
     service.migrate(store, launcher, int(job_id), force=True)

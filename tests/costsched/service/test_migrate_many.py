@@ -114,18 +114,18 @@ def test_a_move_is_decided_again_under_the_lease(
     """Another costsched moved the job between this one's decision and its taking the
     lease: nothing starts, and the reason says so."""
     store, launcher, job_id = one_mover
-    taken = store.leases.holding
+    taken = store.leases.holding_many
 
     @contextmanager
-    def moved_meanwhile(name: str, ttl: float):  # noqa: ANN202 - a context manager
+    def moved_meanwhile(names: list[str], ttl: float):  # noqa: ANN202 - a context manager
         store.jobs.end_placement(job_id, NOW, instance=f"m-{job_id}")
         store.jobs.place(job_id, ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot",
                                   "linux"), gpu_model="V100", gpu_count=1, at=NOW,
                          usd_per_hour=0.92, reason="migration", instance="elsewhere")
-        with taken(name, ttl) as mine:
+        with taken(names, ttl) as mine:
             yield mine
 
-    monkeypatch.setattr(store.leases, "holding", moved_meanwhile)
+    monkeypatch.setattr(store.leases, "holding_many", moved_meanwhile)
     [advice] = service.migrate(store, launcher, job_id, at=NOW, force=True)
     assert advice.started is None
     assert f"not moved: it is no longer placed on m-{job_id}" in advice.reason

@@ -103,16 +103,16 @@ def test_a_move_of_a_job_that_changed_under_its_lease_is_decided_again(
     it): the decision is made again from the job as it is then."""
     launcher = Movable()
     job_id = mover(store, launcher, tmp_path)
-    taken = store.leases.holding
+    taken = store.leases.holding_many
 
     @contextmanager
-    def stepped_meanwhile(name: str, ttl: float):  # noqa: ANN202 - a context manager
+    def stepped_meanwhile(names: list[str], ttl: float):  # noqa: ANN202 - a context manager
         store.jobs.record_step(job_id, 3000, at=NOW)
-        with taken(name, ttl) as mine:
+        with taken(names, ttl) as mine:
             yield mine
 
     [first] = service.migrate(store, launcher, job_id, dry_run=True, at=NOW, force=True)
-    monkeypatch.setattr(store.leases, "holding", stepped_meanwhile)
+    monkeypatch.setattr(store.leases, "holding_many", stepped_meanwhile)
     decided = counted(monkeypatch, move_module, "_decide")
     [advice] = service.migrate(store, launcher, job_id, at=NOW, force=True)
     assert len(decided) == 2

@@ -108,3 +108,29 @@ def test_a_lease_of_a_process_gone_from_this_host_is_free_at_once(tmp_path) -> N
         assert first and not second  # two holders of this process: one at a time
         assert [x.name for x in leases.held()].count("steps:4") == 1
     assert "steps:4" not in [x.name for x in leases.held()]
+
+
+def test_many_leases_are_taken_as_each_would_be_alone(any_store: PriceStore) -> None:
+    """`acquire_many` takes each lease as `acquire` would (new, expired, its own; not one
+    another holder keeps, nor one of a live process); `renew_many` and `release_many`
+    touch only the holder's own."""
+    leases = any_store.leases
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    host = socket.gethostname()
+    assert leases.acquire("steps:1", "other", 60, T0)  # expired at T0 + 60
+    assert leases.acquire("steps:2", "other", 600, T0)  # still held at T0 + 90
+    assert leases.acquire("steps:3", "a", 60, T0)  # its own
+    assert leases.acquire("steps:4", f"{host}:{gone}:dead", 600, T0)  # its holder died
+    assert leases.acquire("steps:5", f"{host}:{os.getppid()}:live", 600, T0)
+    names = [f"steps:{n}" for n in range(1, 8)]
+    taken = leases.acquire_many(names, "a", 60, T0 + timedelta(seconds=90))
+    assert taken == {"steps:1", "steps:3", "steps:4", "steps:6", "steps:7"}
+    held = {x.name: x.holder for x in leases.held()}
+    assert held == {**{n: "a" for n in taken}, "steps:2": "other",
+                    "steps:5": f"{host}:{os.getppid()}:live"}
+    assert not leases.acquire_many(names, "b", 60, T0 + timedelta(seconds=100))
+    assert leases.renew_many(names, "a", 60, T0 + timedelta(seconds=140)) == taken
+    assert not leases.acquire("steps:6", "b", 60, T0 + timedelta(seconds=160))  # renewed
+    assert leases.release_many(names, "a") == len(taken)
+    assert {x.name for x in leases.held()} == {"steps:2", "steps:5"}
