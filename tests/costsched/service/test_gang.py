@@ -138,7 +138,8 @@ def test_a_two_node_task_plans_at_twice_the_price_and_n_times_the_hazard(world) 
 def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world, monkeypatch) -> None:
     store, launcher, tmp = world
     expected = uninterrupted(tmp)
-    [job] = service.launch(store, task(tmp, free_port(), 0.0), launcher=launcher,
+    # At least 2 s of training: the store keeps whole seconds, and the charge is checked.
+    [job] = service.launch(store, task(tmp, free_port(), 0.005), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
 
     def finished() -> bool:
