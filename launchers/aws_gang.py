@@ -29,6 +29,7 @@ _LIVE = ("pending", "running")
 _GROUP_GONE = ("InvalidPlacementGroup.Unknown", "InvalidGroup.NotFound")
 CHUNK = 200  # tag values per describe_instances filter
 TAG_PLACEMENT = "costsched-placement"  # on each node: its gang's placement group
+TAG_ROUND = "costsched-gang-round"  # on a replacement node: the round it was started for
 
 
 class Ec2(Protocol):
@@ -248,6 +249,73 @@ def launch(ec2: Ec2, spec: LaunchSpec) -> Instance:
         _forget(ec2, region, spec)
         raise
     return gang_instance(ec2, region, gang, list(started.values()))
+
+
+def replace_node(ec2: Ec2, spec: LaunchSpec, rank: int) -> str:
+    """Replace the gang's lost node `rank` where it ran, the other nodes kept: the gang's
+    round is paused (its address document), the lost instance terminated if EC2 still has
+    it, ONE instance of the same offering started in rank 0's zone (and placement group)
+    with the same tags and node `rank`'s user data, and the next round's addresses
+    published with the new node's. The new instance's handle. Restart-safe: a replacement
+    already started for that round (its costsched-gang-round tag) is the one kept, and its
+    client token names the round. CapacityError when EC2 has no capacity for it there:
+    nothing was started, the gang is to be ended and moved as a whole."""
+    from botocore.exceptions import ClientError
+
+    from launchers.aws import client_token
+
+    region = spec.offering.region
+    count = cloud_gang.nodes_of(spec)
+    digest = cloud_gang.digest(spec.job_id, spec.attempt)
+    if not 0 < rank < count:
+        raise InvalidInput(f"gang of {count} nodes: node {rank} is not one to replace "
+                           f"(1 to {count - 1}; rank 0 lost ends the gang)")
+    client = ec2._client("ec2", region)
+    listed = records(ec2, region, [digest])[digest]
+    head = by_rank(ec2, region, listed).get(0)
+    if head is None or ec2._instance(region, head).state != "running":
+        raise RuntimeError(f"aws {region}: the gang's rank 0 does not run: it is recovered "
+                           "as a whole")
+    doc = cloud_gang.read_round(spec.checkpoint_uri, digest)
+    number = int(doc.get("round", 1))
+    ips = [str(ip) for ip in doc.get("ips", [])]
+    if not doc.get("paused"):  # every node stops its round, rank 0 checkpointing
+        cloud_gang.publish_addresses(spec.checkpoint_uri, digest, ips, number, paused=True)
+    mine = [r for r in listed if _rank(r) == rank]
+    fresh = [r for r in mine if _tags(r).get(TAG_ROUND) == str(number + 1)
+             and r["State"]["Name"] in _LIVE]
+    if fresh:  # started before a restart of costsched
+        record = fresh[0]
+    else:
+        lost = [r["InstanceId"] for r in mine
+                if r["State"]["Name"] not in ("shutting-down", "terminated")]
+        if lost:  # N at most: the lost node is gone before its replacement starts
+            client.terminate_instances(InstanceIds=lost)
+        request = ec2.run_request(spec, ec2.put_secrets(spec),
+                                  node=cloud_gang.node_payload(spec, rank))
+        request["ClientToken"] = client_token(
+            spec.job_id, f"{spec.attempt}/node{rank}/round{number + 1}")
+        placement = _tags(head).get(TAG_PLACEMENT, "")
+        request["Placement"] = {"AvailabilityZone": head["Placement"]["AvailabilityZone"],
+                                **({"GroupName": placement} if placement else {})}
+        extra = [{"Key": TAG_ROUND, "Value": str(number + 1)}]
+        if placement:
+            extra.append({"Key": TAG_PLACEMENT, "Value": placement})
+        for kind in request["TagSpecifications"]:
+            kind["Tags"].extend(extra)
+        try:
+            record = client.run_instances(**request)["Instances"][0]
+        except ClientError as exc:
+            code, message = ec2.error(exc)
+            why = f"{code}: {message} (node {rank}'s replacement of {count})"
+            if code in aws_cloud.CAPACITY_ERROR_CODES:
+                raise CapacityError(spec.offering, why) from None
+            raise RuntimeError(f"aws {spec.offering.location}: {why}") from None
+    started = {r: rec for r, rec in by_rank(ec2, region, listed).items() if r != rank}
+    started[rank] = record
+    cloud_gang.publish_addresses(spec.checkpoint_uri, digest,
+                                 _addresses(client, started, count), number + 1)
+    return f"{region}/{record['InstanceId']}"
 
 
 def _forget(ec2: Ec2, region: str, spec: LaunchSpec) -> None:

@@ -32,9 +32,10 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from launchers import gang
+from launchers import gang, gang_agent
 from launchers.base import Instance, LaunchSpec
 
 FOLDER = "gangs"  # beside the checkpoints: one object per gang, its nodes' addresses
@@ -88,12 +89,50 @@ def _doc_store(checkpoint_uri: str) -> Any:
     return open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
 
 
-def publish_addresses(checkpoint_uri: str, gang_digest: str, ips: Sequence[str]) -> None:
-    """Write the gang's addresses, rank 0 first (replacing any written before)."""
+def publish_addresses(checkpoint_uri: str, gang_digest: str, ips: Sequence[str],
+                      number: int = 1, paused: bool = False) -> None:
+    """Write the gang's addresses, rank 0 first, as its round `number` (replacing any
+    written before): a node lost and replaced, the gang runs a new round with the new
+    node's address (`launchers.gang_agent`'s rounds; `paused` while it is replaced)."""
     from launchers.heartbeats import put_doc
 
     put_doc(_doc_store(checkpoint_uri), f"{gang_digest}.json",
-            {"nodes": len(ips), "ips": list(ips)})
+            {"nodes": len(ips), "ips": list(ips), "round": number, "paused": paused})
+
+
+def read_round(checkpoint_uri: str, gang_digest: str) -> dict[str, Any]:
+    """The gang's address document as a round (`launchers.gang_agent.GangFile`'s fields):
+    {} while none is written; a document written before rounds existed is round 1."""
+    from launchers.heartbeats import get_doc
+
+    doc = get_doc(_doc_store(checkpoint_uri), f"{gang_digest}.json")
+    ips = doc.get("ips") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not isinstance(ips, list):
+        return {}
+    number = doc.get("round", 1)
+    return {"round": number if isinstance(number, int) and number > 0 else 1,
+            "paused": bool(doc.get("paused")), "nodes": doc.get("nodes", len(ips)),
+            "ips": list(ips)}
+
+
+class StoreGangFile(gang_agent.GangFile):
+    """The gang's rounds as a cloud node reads them: the address document beside the
+    checkpoints, read again at most every `every` seconds (one small GET)."""
+
+    def __init__(self, checkpoint_uri: str, gang_digest: str, every: float = 5.0) -> None:
+        super().__init__(Path(f"{gang_digest}.json"))
+        self.checkpoint_uri, self.gang_digest, self.every = checkpoint_uri, gang_digest, every
+        self._next = 0.0
+
+    def read(self) -> dict:
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + self.every
+            try:
+                self._doc = read_round(self.checkpoint_uri, self.gang_digest) or self._doc
+            except Exception as exc:  # noqa: BLE001 - a store that fails now may answer later
+                print(f"costsched: gang round: {exc}", file=sys.stderr)
+        return self._doc
 
 
 def read_addresses(checkpoint_uri: str, gang_digest: str) -> list[str] | None:
@@ -125,8 +164,6 @@ def boot_node(job: Mapping[str, Any], wait_seconds: float = ADDRESS_WAIT_SECONDS
         if time.monotonic() >= deadline:
             break
         time.sleep(step)
-    from pathlib import Path
-
     from launchers.agent import write_status
 
     detail = (f"node {node['rank']}: the gang's {node['nodes']} addresses did not come "

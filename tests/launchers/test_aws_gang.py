@@ -337,3 +337,98 @@ def test_sweep_deletes_groups_left_by_ended_gangs_only(aws, calls, launcher) -> 
     assert aws_gang.sweep_groups(launcher, "us-east-1") == []
     assert set(calls.groups) == {kept, "costsched-8-fresh"}
     assert launcher.status(running.id).state == "running"
+
+
+def lose_rank1(launcher: AwsLauncher, gang_id: str) -> str:
+    """Node 1 taken away by EC2 (a spot interruption, as moto can say it): its id."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.instances import StateReason
+
+    rank1 = launcher.nodes(gang_id)[1].id.split("/")[1]
+    backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend.terminate_instances([rank1])
+    backend.get_instance(rank1).state_reason = StateReason(
+        "Server.SpotInstanceTermination: Spot instance termination",
+        "Server.SpotInstanceTermination")
+    return rank1
+
+
+def live_records(session) -> list[dict]:
+    return [r for r in ec2_records(session)
+            if r["State"]["Name"] in ("pending", "running", "stopping", "stopped")]
+
+
+def test_a_lost_node_is_replaced_alone_in_its_zone_with_its_user_data(
+        aws, calls: Calls, launcher: AwsLauncher) -> None:
+    got = launcher.launch(spec())
+    digest = cloud_gang.digest(7, "launch-1")
+    uri = f"s3://{BUCKET}/jobs/job-7"
+    rank0 = launcher.nodes(got.id)[0].id
+    assert cloud_gang.read_round(uri, digest)["round"] == 1
+    lost = lose_rank1(launcher, got.id)
+    lost_payload = read_payload(user_data(aws, lost))
+    assert len(live_records(aws)) == 1
+    new = aws_gang.replace_node(launcher, spec(), 1)
+    assert len(calls.runs) == 3  # two at launch, ONE replacement
+    assert len(live_records(aws)) == 2  # never more than N
+    new_id = new.split("/")[1]
+    [record] = [r for r in ec2_records(aws) if r["InstanceId"] == new_id]
+    assert read_payload(user_data(aws, new_id)) == lost_payload  # rank 1's user data
+    assert record["Placement"]["AvailabilityZone"] == "us-east-1b"
+    assert calls.runs[-1]["Placement"] == {"AvailabilityZone": "us-east-1b",
+                                           "GroupName": f"costsched-7-{digest}"}
+    [old] = [r for r in ec2_records(aws) if r["InstanceId"] == lost]
+    assert {k: v for k, v in tags_of(record).items() if k != aws_gang.TAG_ROUND} == \
+        tags_of(old)
+    assert tags_of(record)[aws_gang.TAG_ROUND] == "2"
+    assert calls.runs[-1]["ClientToken"] not in {r["ClientToken"] for r in calls.runs[:2]}
+    # Rank 0 kept; the gang's next round has the new node's address.
+    nodes = launcher.nodes(got.id)
+    assert nodes[0].id == rank0 and nodes[1].id == new
+    assert cloud_gang.read_round(uri, digest) == {
+        "round": 2, "paused": False, "nodes": 2,
+        "ips": [nodes[0].address, record["PrivateIpAddress"]]}
+    assert launcher.status(got.id).state == "running"
+    # Asked again (a costsched restarted mid-repair, before the round began): the same
+    # replacement, no other instance.
+    cloud_gang.publish_addresses(uri, digest, [nodes[0].address, ""], 1, paused=True)
+    assert aws_gang.replace_node(launcher, spec(), 1) == new
+    assert len(calls.runs) == 3 and len(live_records(aws)) == 2
+
+
+def test_a_lost_node_still_reported_is_terminated_before_its_replacement(
+        aws, calls: Calls, launcher: AwsLauncher) -> None:
+    got = launcher.launch(spec())
+    rank1 = launcher.nodes(got.id)[1].id.split("/")[1]
+    aws.client("ec2").stop_instances(InstanceIds=[rank1])  # reads lost: stopped
+    seen: list[int] = []
+    launcher._client("ec2", "us-east-1").meta.events.register(
+        "before-call.ec2.RunInstances", lambda **_: seen.append(len(live_records(aws))))
+    aws_gang.replace_node(launcher, spec(), 1)
+    assert seen == [1]  # only rank 0 was alive when the replacement was asked for
+    assert len(live_records(aws)) == 2
+    [old] = [r for r in ec2_records(aws) if r["InstanceId"] == rank1]
+    assert old["State"]["Name"] == "terminated"
+
+
+def test_no_capacity_for_the_replacement_starts_nothing(aws, calls: Calls,
+                                                        launcher: AwsLauncher) -> None:
+    got = launcher.launch(spec())
+    lose_rank1(launcher, got.id)
+    calls.fail_run = 3
+    with pytest.raises(CapacityError) as caught:
+        aws_gang.replace_node(launcher, spec(), 1)
+    assert "InsufficientInstanceCapacity" in caught.value.reason
+    assert "node 1's replacement" in caught.value.reason
+    assert len(live_records(aws)) == 1
+    # The round stays paused: the gang is ended and moved as a whole, as after any loss.
+    digest = cloud_gang.digest(7, "launch-1")
+    assert cloud_gang.read_round(f"s3://{BUCKET}/jobs/job-7", digest)["paused"] is True
+
+
+def test_rank_0_is_not_replaced(aws, calls: Calls, launcher: AwsLauncher) -> None:
+    launcher.launch(spec())
+    with pytest.raises(InvalidInput, match="node 0"):
+        aws_gang.replace_node(launcher, spec(), 0)
+    assert len(calls.runs) == 2
