@@ -484,7 +484,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.gang_doc:
         from launchers.cloud_gang import StoreGangFile
 
-        agent.rounds = Rounds(StoreGangFile(args.checkpoint_uri, args.gang_doc, args.rank),
+        agent.rounds = Rounds(StoreGangFile(args.checkpoint_uri, args.gang_doc, args.rank,
+                                            every=args.poll),
                               args.rank, args.gang_wait, args.gang_exit_wait)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
