@@ -12,17 +12,24 @@ the moment the cloud accepts it (EC2's run_instances answer, Compute Engine's in
 its insert is done), so once the launch has all N, the launcher writes them, rank 0 first,
 to one small object beside the job's checkpoints:
 
-    <checkpoint location>/gangs/<digest>.json    {"nodes": N, "ips": ["10.0.0.5", ...]}
+    <checkpoint location>/gangs/<digest>.json
+        {"nodes": N, "ips": ["10.0.0.5", ...], "round": 1, "paused": false}
 
 Each node's startup script waits for it (reading the store with the instance's own role,
 as the agent does for the checkpoints), then starts the agent with the gang's variables
 (`launchers.gang.node_envs`: SkyPilot's and costsched's). Rank 0's agent alone publishes
 checkpoints and heartbeats; every node restores the newest checkpoint and runs `setup`.
+Every agent runs the job in rounds from that document (`StoreGangFile`, the rounds of
+`launchers.gang_agent`), so that a lost node is replaced where it ran with the other nodes
+kept (`launchers.aws_gang.repair`, `launchers.gcp_gang.repair`): the round paused, rank 0
+says it left it (`<digest>.left.json`), a replacement says it is set up
+(`<digest>.ready-<rank>.json`), and the next round carries the new node's address.
 
-A gang lives and ends as one, as on the local launcher: its state is running when all N
-run, pending while any is starting; when a node other than rank 0 is lost while rank 0 runs,
-rank 0 is asked to checkpoint and stop first, and the gang reads as that node's end
-(preempted, terminated) once rank 0 had `STOP_GRACE_SECONDS` to do so.
+A gang's state is running when all N run, pending while any is starting; a node lost while
+rank 0 runs keeps it running while it is replaced (`repair_view`). A node lost otherwise
+(its own instance shut down), or a repair given up, ends it as one: rank 0 is asked to
+checkpoint and stop first, and the gang reads as that node's end once rank 0 had
+`STOP_GRACE_SECONDS` to do so (`settle`).
 """
 
 from __future__ import annotations
