@@ -311,7 +311,12 @@ def repair(ec2: Ec2, region: str, gang: str, spec: LaunchSpec) -> str:
         _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
         raise CapacityError(exc.offering, f"{exc.reason}: the gang was ended") from None
     waited = time.time() - paused_at
-    if cloud_gang.read_left(spec.checkpoint_uri, digest) < number:
+    left, how = cloud_gang.read_left(spec.checkpoint_uri, digest)
+    if left >= number and how != "paused":  # its command ended by itself: so did its agent
+        _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
+        return (f"node {names} was lost and rank 0's command ended by itself before it "
+                "paused: the gang was ended")
+    if left < number:
         if waited > cloud_gang.STOP_GRACE_SECONDS:
             _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
             return f"node {names} was lost and the gang did not pause in time: it was ended"

@@ -131,13 +131,16 @@ def read_ready(checkpoint_uri: str, gang_digest: str, rank: int) -> int:
     return number if isinstance(number, int) else 0
 
 
-def read_left(checkpoint_uri: str, gang_digest: str) -> int:
-    """The last round rank 0 said it left (0 when none)."""
+def read_left(checkpoint_uri: str, gang_digest: str) -> tuple[int, str]:
+    """(the last round rank 0 said it left, how: "paused", or "exited" when its command
+    ended by itself and its agent with it); (0, '') when none."""
     from launchers.heartbeats import get_doc
 
     doc = get_doc(_doc_store(checkpoint_uri), f"{gang_digest}.left.json")
     number = doc.get("round") if isinstance(doc, dict) else None
-    return number if isinstance(number, int) else 0
+    if not isinstance(number, int):
+        return 0, ""
+    return number, str(doc.get("phase", ""))  # type: ignore[union-attr]
 
 
 class StoreGangFile(gang_agent.GangFile):

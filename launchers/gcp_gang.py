@@ -293,7 +293,12 @@ def repair(gce: Gce, zone: str, gang: str, spec: LaunchSpec, capacity_reason: An
                            "was ended") from None
     records = node_records(gce, zone, gang)
     waited = time.time() - paused_at
-    if cloud_gang.read_left(spec.checkpoint_uri, digest) < number:
+    left, how = cloud_gang.read_left(spec.checkpoint_uri, digest)
+    if left >= number and how != "paused":  # its command ended by itself: so did its agent
+        _give_up(gce, zone, job_id, digest, ranks)
+        return (f"node {names} was lost and rank 0's command ended by itself before it "
+                "paused: the gang was ended")
+    if left < number:
         if waited > cloud_gang.STOP_GRACE_SECONDS:
             _give_up(gce, zone, job_id, digest, ranks)
             return f"node {names} was lost and the gang did not pause in time: it was ended"

@@ -523,3 +523,19 @@ def test_a_gang_that_does_not_pause_in_time_is_ended(aws, calls: Calls,
     assert "did not pause in time" in launcher.repair_nodes(got.id, spec())
     assert len(calls.commands) == 1
     assert launcher.status(got.id).state == "preempted"
+
+
+def test_rank_0_whose_command_ended_during_the_pause_ends_the_gang(
+        aws, calls: Calls, launcher: AwsLauncher, monkeypatch) -> None:
+    got = launcher.launch(spec())
+    lose_rank1(launcher, got.id)
+    launcher.repair_nodes(got.id, spec())
+    new = launcher.nodes(got.id)[1].id.split("/")[1]
+    cloud_gang.StoreGangFile(URI, DIGEST, 0).left(1, "exited")  # and its agent ended
+    node_says(1, "ready")
+    assert "ended by itself" in launcher.repair_nodes(got.id, spec())
+    assert cloud_gang.read_round(URI, DIGEST)["round"] == 1  # no round 2 for no rank 0
+    [record] = [r for r in ec2_records(aws) if r["InstanceId"] == new]
+    assert record["State"]["Name"] == "terminated"  # N after: the replacement ended
+    monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
+    assert launcher.status(got.id).state == "preempted"  # recovered as a whole

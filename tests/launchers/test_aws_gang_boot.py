@@ -236,7 +236,7 @@ def test_a_lost_node_is_replaced_and_the_gang_resumes_through_the_boot_path(
         live = [r for res in ec2.describe_instances()["Reservations"] for r in res["Instances"]
                 if r["State"]["Name"] in ("pending", "running")]
         assert len(live) == 2
-        wait_for(lambda: cloud_gang.read_left(uri, digest) == 1)  # rank 0 checkpointed
+        wait_for(lambda: cloud_gang.read_left(uri, digest) == (1, "paused"))  # rank 0 checkpointed
         played.append(play(new[1].id, "replacement"))
         wait_for(lambda: cloud_gang.read_ready(uri, digest, 1) == 1)
         service.reconcile(store, launcher)

@@ -50,10 +50,10 @@ def test_kept_nodes_follow_a_new_round_from_the_store(tmp_path) -> None:
     try:
         for rank in (0, 1):
             wait_for(lambda r=rank: "round=1 ips=10.0.0.1 10.0.0.2" in log(tmp_path, r))
-        assert cloud_gang.read_left(uri, DIGEST) == 0
+        assert cloud_gang.read_left(uri, DIGEST) == (0, "")
         # Node 1 lost: the launcher pauses the round; rank 0 checkpoints and says so.
         cloud_gang.publish_addresses(uri, DIGEST, ["10.0.0.1", "10.0.0.2"], 1, paused=True)
-        wait_for(lambda: cloud_gang.read_left(uri, DIGEST) == 1)
+        wait_for(lambda: cloud_gang.read_left(uri, DIGEST) == (1, "paused"))
         assert all(p.poll() is None for p in procs)  # the agents are kept
         # The replacement is up: round 2, with its address.
         cloud_gang.publish_addresses(uri, DIGEST, ["10.0.0.1", "10.0.0.9"], 2)
