@@ -8,6 +8,10 @@ costsched-gang=<digest>, their ranks in costsched-node. When a node cannot be ha
 are terminated and the launch fails as one CapacityError: the next zone or offering is
 tried, as for a job of one instance.
 
+A node other than rank 0 lost while rank 0 runs (a spot interruption...) is replaced where
+it ran, the other nodes kept (`repair`: one instance with the node's user data, the gang's
+next round); no capacity for it there ends the gang, to be recovered as a whole.
+
 A cluster placement group is made for a gang of GPU instances of a family that takes one
 (`cloud_gang.AWS_CLUSTER_FAMILIES`) unless `launch.gang_placement` is "off"; it is deleted
 when the gang is terminated. EC2 deletes a group only once its instances are gone, so one

@@ -8,6 +8,10 @@ costsched-node=<rank>, so that the handle alone names every node. When a node ca
 (ZONE_RESOURCE_POOL_EXHAUSTED, a quota...), the nodes already inserted are deleted and the
 launch fails as one CapacityError: the next zone or offering is tried.
 
+A node other than rank 0 lost while rank 0 runs (preempted: deleted) is inserted again
+under its name, the other nodes kept (`repair`); no capacity for it there ends the gang,
+to be recovered as a whole.
+
 A compact placement policy (groupPlacementPolicy collocation COLLOCATED, vmCount N) is made
 for a gang of GPU instances of a series that takes one (`cloud_gang.GCP_COMPACT_SERIES`)
 unless `launch.gang_placement` is "off"; it is deleted after the gang's nodes.
