@@ -295,6 +295,7 @@ def repair(ec2: Ec2, region: str, gang: str, spec: LaunchSpec) -> str:
         return ""  # rank 0 gone, or the gang ends: it is recovered as a whole
     mark = cloud_gang.parse_mark(_tags(head).get(cloud_gang.TAG_REPAIR, ""))
     doc = cloud_gang.read_round(spec.checkpoint_uri, digest)
+    began = mark is None  # what the job's log is told once: a later pass that waits says ''
     if mark is None:
         lost = cloud_gang.lost_ranks(node_states(ec2, region, ranked), count)
         if not lost:
@@ -324,16 +325,16 @@ def repair(ec2: Ec2, region: str, gang: str, spec: LaunchSpec) -> str:
         if waited > cloud_gang.STOP_GRACE_SECONDS:
             _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
             return f"node {names} was lost and the gang did not pause in time: it was ended"
-        return f"node {names} was lost: replaced in {where}, the other nodes kept; the " \
-               "gang pauses (rank 0 checkpoints)"
+        return (f"node {names} was lost: replaced in {where}, the other nodes kept; the "
+                "gang pauses (rank 0 checkpoints)") if began else ""
     if any(cloud_gang.read_ready(spec.checkpoint_uri, digest, r) < number for r in ranks) \
             or any(ec2._instance(region, started[r]).state != "running" for r in ranks):
         if waited > cloud_gang.REPAIR_READY_SECONDS:
             _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
             return (f"node {names}'s replacement was not set up after {waited / 60:,.0f} "
                     "min: the gang was ended")
-        return f"node {names} was lost: replaced in {where}, the other nodes kept; the " \
-               "gang resumes once the new node is set up"
+        return (f"node {names} was lost: replaced in {where}, the other nodes kept; the "
+                "gang resumes once the new node is set up") if began else ""
     cloud_gang.publish_addresses(spec.checkpoint_uri, digest,
                                  _addresses(client, started, count), number + 1)
     client.delete_tags(Resources=[head["InstanceId"]],

@@ -272,6 +272,7 @@ def repair(gce: Gce, zone: str, gang: str, spec: LaunchSpec, capacity_reason: An
     rank0 = node_name(job_id, digest, 0)
     mark = cloud_gang.parse_mark(items.get(cloud_gang.TAG_REPAIR, ""))
     doc = cloud_gang.read_round(spec.checkpoint_uri, digest)
+    began = mark is None  # what the job's log is told once: a later pass that waits says ''
     if mark is None:
         lost = cloud_gang.lost_ranks(node_states(gce, zone, gang, records), count)
         if not lost:
@@ -307,7 +308,7 @@ def repair(gce: Gce, zone: str, gang: str, spec: LaunchSpec, capacity_reason: An
             _give_up(gce, zone, job_id, digest, ranks)
             return f"node {names} was lost and the gang did not pause in time: it was ended"
         return (f"node {names} was lost: replaced in {zone}, the other nodes kept; the "
-                "gang pauses (rank 0 checkpoints)")
+                "gang pauses (rank 0 checkpoints)") if began else ""
     if any(cloud_gang.read_ready(spec.checkpoint_uri, digest, r) < number for r in ranks) \
             or any(r not in records or gce._instance(zone, records[r]).state != "running"
                    for r in ranks):
@@ -316,10 +317,10 @@ def repair(gce: Gce, zone: str, gang: str, spec: LaunchSpec, capacity_reason: An
             return (f"node {names}'s replacement was not set up after {waited / 60:,.0f} "
                     "min: the gang was ended")
         return (f"node {names} was lost: replaced in {zone}, the other nodes kept; the "
-                "gang resumes once the new node is set up")
+                "gang resumes once the new node is set up") if began else ""
     ips = [_address(records[r]) if r in records else "" for r in range(count)]
     if not all(ips):
-        return f"node {names} was lost: replaced in {zone}; waiting for its address"
+        return ""  # its address comes with its network interface: the next pass
     cloud_gang.publish_addresses(spec.checkpoint_uri, digest, ips, number + 1)
     gce.set_items(zone, rank0, {cloud_gang.TAG_REPAIR: ""})
     return (f"node {names} was lost: replaced in {zone}, the other nodes kept; the gang "

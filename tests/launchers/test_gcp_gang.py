@@ -201,7 +201,8 @@ def test_a_lost_node_is_inserted_again_alone_and_the_gang_resumes(tmp_path, fake
     assert launcher.status(got.id).replacing == (1,)
     node_says(tmp_path, 0, "left")
     node_says(tmp_path, 1, "ready")
-    assert "set up" in launcher.repair_nodes(got.id, spec(tmp_path))  # still provisioning
+    assert launcher.repair_nodes(got.id, spec(tmp_path)) == ""  # still provisioning
+    assert cloud_gang.read_round(uri, digest)["round"] == 1
     fake.store[("us-central1-a", f"costsched-7-{digest}-1")].status = "RUNNING"
     assert "round 2" in launcher.repair_nodes(got.id, spec(tmp_path))
     assert len(fake.inserted) == 3 and len(fake.store) == 2
