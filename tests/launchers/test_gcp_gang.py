@@ -356,3 +356,44 @@ def test_through_the_service_no_capacity_to_replace_a_node_brings_a_new_gang(
     assert [n.state for n in launcher.nodes(first)] == ["terminated", "terminated"]
     assert [i.id for i in launcher.instances(job.id)] == [second]
     store.dispose()
+
+
+def test_through_the_service_a_preempted_node_is_replaced_in_place(tmp_path, fake,
+                                                                   launcher) -> None:
+    import pandas as pd
+
+    from costsched.service import jobs as service
+    from costsched.store import PriceStore
+
+    at = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+    store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="gcp", region="us-central1", zone="us-central1-a", instance_type=A2,
+        market="spot", os="linux", gpu_model="A100", gpu_count=1, vcpus=12, memory_gb=85.0,
+        usd_per_hour=1.2, effective_at=at, source="test")]))
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK)
+    [job] = service.launch(store, [path], launcher=launcher, at=at,
+                           checkpoint_root=str(tmp_path / "ckpts"))
+    first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    for made in fake.store.values():
+        made.status = "RUNNING"
+    service.reconcile(store, launcher)
+    rank0 = launcher.nodes(first)[0].id
+    rank1 = launcher.nodes(first)[1].id.split("/")[1]
+    del fake.store[("us-central1-a", rank1)]  # preempted: Compute Engine deleted it
+    assert service.reconcile(store, launcher) == []
+    assert len(fake.inserted) == 3 and len(fake.store) == 2  # one replacement, N alive
+    assert fake.inserted[2].instance_resource == fake.inserted[1].instance_resource
+    uri = store.jobs.get(job.id).checkpoint_location
+    digest = cloud_gang.digest(job.id, launcher.status(first).attempt)
+    cloud_gang.StoreGangFile(uri, digest, 0).left(1, "paused")
+    cloud_gang.StoreGangFile(uri, digest, 1).ready()
+    fake.store[("us-central1-a", rank1)].status = "RUNNING"
+    service.reconcile(store, launcher)
+    assert cloud_gang.read_round(uri, digest)["round"] == 2
+    assert str(store.jobs.placements(job.id)["instance"].iloc[-1]) == first
+    assert launcher.nodes(first)[0].id == rank0
+    assert [n.state for n in launcher.nodes(first)] == ["running", "running"]
+    assert launcher.status(first).state == "running"
+    store.dispose()
