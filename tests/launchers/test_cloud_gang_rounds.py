@@ -19,7 +19,7 @@ from tests.launchers.test_gang_agent import wait_for
 DIGEST = "0123456789ab"
 JOB = ('echo "round=$COSTSCHED_GANG_ROUND ips=$(echo $SKYPILOT_NODE_IPS) '
        'state=$(cat "$CHECKPOINT_DIR/state.txt" 2>/dev/null)"; '
-       'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then '
+       'if [ "$SKYPILOT_NODE_RANK" = 0 ] && [ "$COSTSCHED_GANG_ROUND" = 1 ]; then '
        'echo "rank 0 in round $COSTSCHED_GANG_ROUND" > "$CHECKPOINT_DIR/state.txt"; fi; '
        "trap 'exit 0' TERM; while true; do sleep 0.1; done")
 
