@@ -436,6 +436,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--gang-file", type=Path, default=None,
                         help="a gang's node: the gang's rounds (launchers.gang_agent)")
     parser.add_argument("--rank", type=int, default=0, help="a gang's node: its rank")
+    parser.add_argument("--gang-doc", default="", help="a cloud gang's node: its digest; "
+                        "the rounds come from the gang's document beside the checkpoints "
+                        "(launchers.cloud_gang)")
+    parser.add_argument("--gang-exit-wait", type=float, default=None,
+                        help="a gang's node: seconds to wait for a new round after its job "
+                        "exited by itself (default: --gang-wait)")
     parser.add_argument("--gang-wait", type=float, default=3600.0,
                         help="a gang's node: seconds to wait for the launcher's word after "
                         "its round ended")
@@ -473,7 +479,14 @@ def main(argv: list[str] | None = None) -> int:
     agent.publisher.enabled = not args.no_publish
     agent.grace = args.grace
     if args.gang_file is not None:
-        agent.rounds = Rounds(GangFile(args.gang_file), args.rank, args.gang_wait)
+        agent.rounds = Rounds(GangFile(args.gang_file), args.rank, args.gang_wait,
+                              args.gang_exit_wait)
+    elif args.gang_doc:
+        from launchers.cloud_gang import StoreGangFile
+
+        agent.rounds = Rounds(StoreGangFile(args.checkpoint_uri, args.gang_doc, args.rank,
+                                            every=args.poll),
+                              args.rank, args.gang_wait, args.gang_exit_wait)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
         if args.mounts:  # the task's file mounts, before its setup (launchers.mounts)

@@ -449,6 +449,14 @@ class AwsLauncher(Launcher):
         seen = self.status(instance_id)
         return [NodeState(0, seen.id, seen.state, seen.detail)]
 
+    def repair_nodes(self, instance_id: str, spec: LaunchSpec) -> str:
+        """`Launcher.repair_nodes` for a gang: its lost nodes replaced where they ran, the
+        others kept (`launchers.aws_gang.repair`)."""
+        region, ec2_id = self._split(instance_id, gangs=True)
+        if not ec2_id.startswith("gang-"):
+            return ""
+        return aws_gang.repair(self, region, ec2_id, spec)
+
     def request_stop(self, instance_id: str) -> None:
         """SIGTERM to the agent through SSM Run Command; the agent checkpoints the job.
         A gang's rank 0 is asked: its checkpoints are the job's."""

@@ -8,6 +8,10 @@ costsched-gang=<digest>, their ranks in costsched-node. When a node cannot be ha
 are terminated and the launch fails as one CapacityError: the next zone or offering is
 tried, as for a job of one instance.
 
+A node other than rank 0 lost while rank 0 runs (a spot interruption...) is replaced where
+it ran, the other nodes kept (`repair`: one instance with the node's user data, the gang's
+next round); no capacity for it there ends the gang, to be recovered as a whole.
+
 A cluster placement group is made for a gang of GPU instances of a family that takes one
 (`cloud_gang.AWS_CLUSTER_FAMILIES`) unless `launch.gang_placement` is "off"; it is deleted
 when the gang is terminated. EC2 deletes a group only once its instances are gone, so one
@@ -16,6 +20,8 @@ still in use then is deleted by a later launch or termination of a gang in its r
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
@@ -29,6 +35,7 @@ _LIVE = ("pending", "running")
 _GROUP_GONE = ("InvalidPlacementGroup.Unknown", "InvalidGroup.NotFound")
 CHUNK = 200  # tag values per describe_instances filter
 TAG_PLACEMENT = "costsched-placement"  # on each node: its gang's placement group
+TAG_ROUND = "costsched-gang-round"  # on a replacement node: the round it was started for
 
 
 class Ec2(Protocol):
@@ -122,7 +129,14 @@ def gang_instance(ec2: Ec2, region: str, gang: str, listed: list[dict]) -> Insta
     head = ec2._instance(region, first)
     states = node_states(ec2, region, ranked)
     lost = _tags(first).get(cloud_gang.TAG_LOST, "")
+    view = cloud_gang.repair_view(states, nodes, lost,
+                                  _tags(first).get(cloud_gang.TAG_REPAIR, ""))
+    if view is not None:  # a lost node replaced where it ran (`repair`)
+        state, detail, lost_nodes, replacing = view
+        return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key,
+                                   state, detail, lost_nodes, replacing)
     client = ec2._client("ec2", region)
+    states = cloud_gang.given_up(states, lost, _tags(first).get(cloud_gang.TAG_REPAIR, ""))
     state, detail = cloud_gang.settle(
         states, nodes, float(lost) if _is_number(lost) else None,
         stop_rank0=lambda: ec2.request_stop(head.id),
@@ -248,6 +262,145 @@ def launch(ec2: Ec2, spec: LaunchSpec) -> Instance:
         _forget(ec2, region, spec)
         raise
     return gang_instance(ec2, region, gang, list(started.values()))
+
+
+def repair(ec2: Ec2, region: str, gang: str, spec: LaunchSpec) -> str:
+    """Replace the gang's lost nodes where they ran, the other nodes kept (the launcher's
+    `repair_nodes`, under the job's lease); each call does what can be done now and says
+    it in one line ('' when nothing):
+
+    1. rank 0 is marked (TAG_REPAIR: the round, when, the ranks) and the round paused in
+       the gang's address document: every node stops its job, rank 0 checkpointing;
+    2. each lost instance EC2 still has is terminated, then ONE instance started for it:
+       the same offering, rank 0's zone and placement group, the same tags, the rank's
+       user data, a client token naming the round (N instances at most);
+    3. once rank 0 said it left the round (its checkpoint published) and each replacement
+       said it is set up, the next round is published with every node's address: each
+       agent starts the job again from the newest checkpoint.
+
+    A costsched restarted midway carries on from rank 0's mark and the documents.
+    CapacityError when a replacement cannot start there: the gang was ended (rank 0 asked
+    to stop), to be moved as a whole where N fit, as after any loss; so is a gang that does
+    not pause in time or whose replacement is not set up in time."""
+    parsed = cloud_gang.parse(gang)
+    if parsed is None:
+        raise InvalidInput(f"instance {region}/{gang}: expected gang-JOB-NODES-DIGEST")
+    _, count, digest = parsed
+    client = ec2._client("ec2", region)
+    listed = records(ec2, region, [digest])[digest]
+    ranked = by_rank(ec2, region, listed)
+    head = ranked.get(0)
+    if head is None or ec2._instance(region, head).state != "running" \
+            or _tags(head).get(cloud_gang.TAG_LOST):
+        return ""  # rank 0 gone, or the gang ends: it is recovered as a whole
+    mark = cloud_gang.parse_mark(_tags(head).get(cloud_gang.TAG_REPAIR, ""))
+    doc = cloud_gang.read_round(spec.checkpoint_uri, digest)
+    began = mark is None  # what the job's log is told once: a later pass that waits says ''
+    if mark is None:
+        lost = cloud_gang.lost_ranks(node_states(ec2, region, ranked), count)
+        if not lost:
+            return ""
+        mark = (int(doc.get("round", 1)), time.time(), lost)
+        _tag(client, head, cloud_gang.TAG_REPAIR, cloud_gang.repair_mark(*mark))
+    number, paused_at, ranks = mark
+    names = ", ".join(str(r) for r in ranks)
+    where = head["Placement"]["AvailabilityZone"]
+    if doc.get("round") == number and not doc.get("paused"):
+        cloud_gang.publish_addresses(spec.checkpoint_uri, digest, doc.get("ips", []),
+                                     number, paused=True)
+    started = {r: rec for r, rec in ranked.items() if r not in ranks}
+    try:
+        for rank in ranks:
+            started[rank] = _replacement(ec2, spec, head, listed, rank, number + 1)
+    except CapacityError as exc:
+        _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
+        raise CapacityError(exc.offering, f"{exc.reason}: the gang was ended") from None
+    waited = time.time() - paused_at
+    left, how = cloud_gang.read_left(spec.checkpoint_uri, digest)
+    if left >= number and how != "paused":  # its command ended by itself: so did its agent
+        _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
+        return (f"node {names} was lost and rank 0's command ended by itself before it "
+                "paused: the gang was ended")
+    if left < number:
+        if waited > cloud_gang.STOP_GRACE_SECONDS:
+            _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
+            return f"node {names} was lost and the gang did not pause in time: it was ended"
+        return (f"node {names} was lost: replaced in {where}, the other nodes kept; the "
+                "gang pauses (rank 0 checkpoints)") if began else ""
+    if any(cloud_gang.read_ready(spec.checkpoint_uri, digest, r) < number for r in ranks) \
+            or any(ec2._instance(region, started[r]).state != "running" for r in ranks):
+        if waited > cloud_gang.REPAIR_READY_SECONDS:
+            _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
+            return (f"node {names}'s replacement was not set up after {waited / 60:,.0f} "
+                    "min: the gang was ended")
+        return (f"node {names} was lost: replaced in {where}, the other nodes kept; the "
+                "gang resumes once the new node is set up") if began else ""
+    cloud_gang.publish_addresses(spec.checkpoint_uri, digest,
+                                 _addresses(client, started, count), number + 1)
+    client.delete_tags(Resources=[head["InstanceId"]],
+                       Tags=[{"Key": cloud_gang.TAG_REPAIR}])
+    return (f"node {names} was lost: replaced in {where}, the other nodes kept; the gang "
+            f"resumes from its newest checkpoint (round {number + 1})")
+
+
+def _tag(client: Any, record: dict, key: str, value: str) -> None:
+    client.create_tags(Resources=[record["InstanceId"]], Tags=[{"Key": key, "Value": value}])
+
+
+def _give_up(ec2: Ec2, region: str, client: Any, head: dict,
+             listed: list[dict]) -> None:
+    """End the gang as after any loss (`cloud_gang.settle`): its replacements terminated,
+    rank 0 asked to checkpoint and stop, the gang read as preempted once it had the time
+    to (`cloud_gang.given_up`)."""
+    _tag(client, head, cloud_gang.TAG_LOST, f"{time.time():.3f}")
+    started = [r["InstanceId"] for r in listed if _tags(r).get(TAG_ROUND)
+               and r["State"]["Name"] in _LIVE]
+    if started:
+        client.terminate_instances(InstanceIds=started)
+    with contextlib.suppress(RuntimeError):  # cannot reach it: the gang ends all the same
+        ec2.request_stop(f"{region}/{head['InstanceId']}")
+
+
+def _replacement(ec2: Ec2, spec: LaunchSpec, head: dict, listed: list[dict], rank: int,
+                 number: int) -> dict:
+    """The instance replacing node `rank` for round `number`: the one started already
+    (before a restart of costsched), else a new one once the lost one is gone."""
+    from botocore.exceptions import ClientError
+
+    from launchers.aws import client_token
+
+    region = spec.offering.region
+    client = ec2._client("ec2", region)
+    mine = [r for r in listed if _rank(r) == rank]
+    for record in mine:
+        if _tags(record).get(TAG_ROUND) == str(number) and record["State"]["Name"] in _LIVE:
+            return record
+    lost = [r["InstanceId"] for r in mine
+            if r["State"]["Name"] not in ("shutting-down", "terminated")]
+    if lost:  # N at most: the lost node is gone before its replacement starts
+        client.terminate_instances(InstanceIds=lost)
+    request = ec2.run_request(spec, ec2.put_secrets(spec),
+                              node=cloud_gang.node_payload(spec, rank))
+    # One token a try: a replacement lost in its turn is replaced by a new instance.
+    request["ClientToken"] = client_token(
+        spec.job_id, f"{spec.attempt}/node{rank}/round{number}/{len(mine)}")
+    placement = _tags(head).get(TAG_PLACEMENT, "")
+    request["Placement"] = {"AvailabilityZone": head["Placement"]["AvailabilityZone"],
+                            **({"GroupName": placement} if placement else {})}
+    extra = [{"Key": TAG_ROUND, "Value": str(number)}]
+    if placement:
+        extra.append({"Key": TAG_PLACEMENT, "Value": placement})
+    for kind in request["TagSpecifications"]:
+        kind["Tags"].extend(extra)
+    try:
+        return client.run_instances(**request)["Instances"][0]
+    except ClientError as exc:
+        code, message = ec2.error(exc)
+        why = (f"{code}: {message} (node {rank}'s replacement, of "
+               f"{cloud_gang.nodes_of(spec)})")
+        if code in aws_cloud.CAPACITY_ERROR_CODES:
+            raise CapacityError(spec.offering, why) from None
+        raise RuntimeError(f"aws {spec.offering.location}: {why}") from None
 
 
 def _forget(ec2: Ec2, region: str, spec: LaunchSpec) -> None:

@@ -12,17 +12,24 @@ the moment the cloud accepts it (EC2's run_instances answer, Compute Engine's in
 its insert is done), so once the launch has all N, the launcher writes them, rank 0 first,
 to one small object beside the job's checkpoints:
 
-    <checkpoint location>/gangs/<digest>.json    {"nodes": N, "ips": ["10.0.0.5", ...]}
+    <checkpoint location>/gangs/<digest>.json
+        {"nodes": N, "ips": ["10.0.0.5", ...], "round": 1, "paused": false}
 
 Each node's startup script waits for it (reading the store with the instance's own role,
 as the agent does for the checkpoints), then starts the agent with the gang's variables
 (`launchers.gang.node_envs`: SkyPilot's and costsched's). Rank 0's agent alone publishes
 checkpoints and heartbeats; every node restores the newest checkpoint and runs `setup`.
+Every agent runs the job in rounds from that document (`StoreGangFile`, the rounds of
+`launchers.gang_agent`), so that a lost node is replaced where it ran with the other nodes
+kept (`launchers.aws_gang.repair`, `launchers.gcp_gang.repair`): the round paused, rank 0
+says it left it (`<digest>.left.json`), a replacement says it is set up
+(`<digest>.ready-<rank>.json`), and the next round carries the new node's address.
 
-A gang lives and ends as one, as on the local launcher: its state is running when all N
-run, pending while any is starting; when a node other than rank 0 is lost while rank 0 runs,
-rank 0 is asked to checkpoint and stop first, and the gang reads as that node's end
-(preempted, terminated) once rank 0 had `STOP_GRACE_SECONDS` to do so.
+A gang's state is running when all N run, pending while any is starting; a node lost while
+rank 0 runs keeps it running while it is replaced (`repair_view`). A node lost otherwise
+(its own instance shut down), or a repair given up, ends it as one: rank 0 is asked to
+checkpoint and stop first, and the gang reads as that node's end once rank 0 had
+`STOP_GRACE_SECONDS` to do so (`settle`).
 """
 
 from __future__ import annotations
@@ -32,9 +39,10 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from launchers import gang
+from launchers import gang, gang_agent
 from launchers.base import Instance, LaunchSpec
 
 FOLDER = "gangs"  # beside the checkpoints: one object per gang, its nodes' addresses
@@ -88,12 +96,98 @@ def _doc_store(checkpoint_uri: str) -> Any:
     return open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
 
 
-def publish_addresses(checkpoint_uri: str, gang_digest: str, ips: Sequence[str]) -> None:
-    """Write the gang's addresses, rank 0 first (replacing any written before)."""
+def publish_addresses(checkpoint_uri: str, gang_digest: str, ips: Sequence[str],
+                      number: int = 1, paused: bool = False) -> None:
+    """Write the gang's addresses, rank 0 first, as its round `number` (replacing any
+    written before): a node lost and replaced, the gang runs a new round with the new
+    node's address (`launchers.gang_agent`'s rounds; `paused` while it is replaced)."""
     from launchers.heartbeats import put_doc
 
     put_doc(_doc_store(checkpoint_uri), f"{gang_digest}.json",
-            {"nodes": len(ips), "ips": list(ips)})
+            {"nodes": len(ips), "ips": list(ips), "round": number, "paused": paused})
+
+
+def read_round(checkpoint_uri: str, gang_digest: str) -> dict[str, Any]:
+    """The gang's address document as a round (`launchers.gang_agent.GangFile`'s fields):
+    {} while none is written; a document written before rounds existed is round 1."""
+    from launchers.heartbeats import get_doc
+
+    doc = get_doc(_doc_store(checkpoint_uri), f"{gang_digest}.json")
+    ips = doc.get("ips") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not isinstance(ips, list):
+        return {}
+    number = doc.get("round", 1)
+    return {"round": number if isinstance(number, int) and number > 0 else 1,
+            "paused": bool(doc.get("paused")), "nodes": doc.get("nodes", len(ips)),
+            "ips": list(ips)}
+
+
+def read_ready(checkpoint_uri: str, gang_digest: str, rank: int) -> int:
+    """The round after which replacement `rank` said it is set up and waits (0: none)."""
+    from launchers.heartbeats import get_doc
+
+    doc = get_doc(_doc_store(checkpoint_uri), f"{gang_digest}.ready-{rank}.json")
+    number = doc.get("after") if isinstance(doc, dict) else None
+    return number if isinstance(number, int) else 0
+
+
+def read_left(checkpoint_uri: str, gang_digest: str) -> tuple[int, str]:
+    """(the last round rank 0 said it left, how: "paused", or "exited" when its command
+    ended by itself and its agent with it); (0, '') when none."""
+    from launchers.heartbeats import get_doc
+
+    doc = get_doc(_doc_store(checkpoint_uri), f"{gang_digest}.left.json")
+    number = doc.get("round") if isinstance(doc, dict) else None
+    if not isinstance(number, int):
+        return 0, ""
+    return number, str(doc.get("phase", ""))  # type: ignore[union-attr]
+
+
+class StoreGangFile(gang_agent.GangFile):
+    """The gang's rounds as a cloud node reads them: the address document beside the
+    checkpoints, read again at most every `every` seconds (one small GET)."""
+
+    def __init__(self, checkpoint_uri: str, gang_digest: str, rank: int,
+                 every: float = 5.0) -> None:
+        super().__init__(Path(f"{gang_digest}.json"))
+        self.checkpoint_uri, self.gang_digest, self.every = checkpoint_uri, gang_digest, every
+        self.rank = rank
+        self._next = 0.0
+
+    def left(self, number: int, phase: str) -> None:
+        """Rank 0 says it left round `number` (its checkpoint published): the launcher
+        starts the next round only then (`read_left`)."""
+        if self.rank != 0:
+            return
+        from launchers.heartbeats import put_doc
+
+        try:
+            put_doc(_doc_store(self.checkpoint_uri), f"{self.gang_digest}.left.json",
+                    {"round": number, "phase": phase, "at": time.time()})
+        except Exception as exc:  # noqa: BLE001 - the launcher ends the gang in time
+            print(f"costsched: gang round {number}: {exc}", file=sys.stderr)
+
+    def ready(self) -> None:
+        """A replacement set up: the launcher starts the next round only then."""
+        from launchers.heartbeats import put_doc
+
+        self._next = 0.0
+        after = int(self.read().get("round", 0))
+        try:
+            put_doc(_doc_store(self.checkpoint_uri),
+                    f"{self.gang_digest}.ready-{self.rank}.json", {"after": after})
+        except Exception as exc:  # noqa: BLE001 - the launcher ends the gang in time
+            print(f"costsched: gang node {self.rank} ready: {exc}", file=sys.stderr)
+
+    def read(self) -> dict:
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + self.every
+            try:
+                self._doc = read_round(self.checkpoint_uri, self.gang_digest) or self._doc
+            except Exception as exc:  # noqa: BLE001 - a store that fails now may answer later
+                print(f"costsched: gang round: {exc}", file=sys.stderr)
+        return self._doc
 
 
 def read_addresses(checkpoint_uri: str, gang_digest: str) -> list[str] | None:
@@ -125,8 +219,6 @@ def boot_node(job: Mapping[str, Any], wait_seconds: float = ADDRESS_WAIT_SECONDS
         if time.monotonic() >= deadline:
             break
         time.sleep(step)
-    from pathlib import Path
-
     from launchers.agent import write_status
 
     detail = (f"node {node['rank']}: the gang's {node['nodes']} addresses did not come "
@@ -190,9 +282,95 @@ def settle(nodes: Sequence[gang.NodeState], expected: int, lost_at: float | None
 
 
 def instance(handle: str, job_id: int, attempt: str, key: tuple[str, ...], state: str,
-             detail: str) -> Instance:
-    return Instance(id=handle, job_id=job_id, attempt=attempt,
-                    offering_key=key, state=state, detail=detail)  # type: ignore[arg-type]
+             detail: str, lost_nodes: tuple[int, ...] = (),
+             replacing: tuple[int, ...] = ()) -> Instance:
+    return Instance(id=handle, job_id=job_id, attempt=attempt,  # type: ignore[arg-type]
+                    offering_key=key, state=state, detail=detail,  # type: ignore[arg-type]
+                    lost_nodes=lost_nodes, replacing=replacing)
+
+
+# --- a lost node replaced where it ran ---------------------------------------------------
+
+TAG_REPAIR = "costsched-gang-repair"  # on rank 0 while nodes are replaced: "ROUND AT R,R"
+REPAIR_READY_SECONDS = 1800.0  # a replacement's time to boot and set up before the gang ends
+
+
+def repairable(node: gang.NodeState) -> bool:
+    """Whether a lost node is replaced where it ran: taken away by the cloud (preempted),
+    stopped or terminated from outside; not a node whose own agent ended (its instance
+    shut itself down: its job's end is the gang's)."""
+    return node.state == "preempted" or (node.state in ("terminated", "stopped")
+                                         and "InstanceInitiatedShutdown" not in node.detail)
+
+
+def lost_ranks(nodes: Sequence[gang.NodeState], expected: int) -> tuple[int, ...]:
+    """The ranks (not 0) lost in a way a repair deals with, while rank 0 runs; () when
+    another node ended otherwise (the gang ends as one)."""
+    by_rank = {n.rank: n for n in nodes}
+    rank0 = by_rank.get(0)
+    if rank0 is None or rank0.state != "running":
+        return ()
+    lost = []
+    for rank in range(1, expected):
+        node = by_rank.get(rank)
+        if node is None or node.state in _LOST_STATES:
+            if node is not None and not repairable(node):
+                return ()
+            lost.append(rank)
+    return tuple(lost)
+
+
+def repair_mark(number: int, at: float, ranks: Sequence[int]) -> str:
+    return f"{number} {at:.3f} {','.join(str(r) for r in ranks)}"
+
+
+def parse_mark(text: str) -> tuple[int, float, tuple[int, ...]] | None:
+    """(round paused, when, ranks replaced) of a repair's mark; None when not one."""
+    parts = text.split()
+    try:
+        return (int(parts[0]), float(parts[1]),
+                tuple(int(r) for r in parts[2].split(",")))
+    except (IndexError, ValueError):
+        return None
+
+
+def given_up(nodes: Sequence[gang.NodeState], lost_tag: str,
+             mark: str) -> list[gang.NodeState]:
+    """The nodes of a gang whose repair gave up (`lost_tag` set over a repair's `mark`):
+    the nodes it replaced read as preempted (their replacements were ended), so that the
+    gang ends as preempted and the job is recovered where N fit."""
+    parsed = parse_mark(mark)
+    if not lost_tag or parsed is None:
+        return list(nodes)
+    return [gang.NodeState(n.rank, n.id, "preempted",
+                           "lost; no replacement could run where it ran", n.address)
+            if n.rank in parsed[2] else n for n in nodes]
+
+
+def repair_view(nodes: Sequence[gang.NodeState], expected: int, lost_tag: str,
+                mark: str) -> tuple[str, str, tuple[int, ...], tuple[int, ...]] | None:
+    """(state, detail, lost nodes, nodes being replaced) of a gang a repair deals with:
+    running, while nodes are lost (to be replaced) or replaced (the gang paused); None
+    when no repair is under way or due (`settle` says what the gang is)."""
+    if lost_tag:  # the repair gave up: the gang ends
+        return None
+    rank0 = next((n for n in nodes if n.rank == 0), None)
+    if rank0 is None or rank0.state != "running":
+        return None
+    parsed = parse_mark(mark)
+    if parsed is not None:
+        number, _, ranks = parsed
+        names = ", ".join(str(r) for r in ranks)
+        return ("running", f"node {names} replaced where it ran, the other nodes kept; the "
+                f"gang resumes in round {number + 1}", (), ranks)
+    lost = lost_ranks(nodes, expected)
+    if not lost:
+        return None
+    by_rank = {n.rank: n for n in nodes}
+    first = by_rank.get(lost[0])
+    why = f" ({first.state}: {first.detail})" if first is not None and first.detail else ""
+    names = ", ".join(str(r) for r in lost)
+    return ("running", f"node {names} lost{why}: to be replaced where it ran", lost, ())
 
 
 # --- placement -------------------------------------------------------------------------

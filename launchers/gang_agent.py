@@ -69,6 +69,14 @@ class GangFile:
             return doc
         return {}
 
+    def left(self, number: int, phase: str) -> None:
+        """Round `number` ended on this node (`phase`: paused, exited): said where the
+        launcher cannot see the node's status (`launchers.cloud_gang.StoreGangFile`)."""
+
+    def ready(self) -> None:
+        """A replacement node, set up, waits for the next round: said where the launcher
+        cannot see the node's status (`launchers.cloud_gang.StoreGangFile`)."""
+
     def stops(self, running: int) -> bool:
         """Whether round `running` is to stop: paused, or a later round begun."""
         doc = self.read()
@@ -116,8 +124,13 @@ class NodeAgent(Protocol):
 class Rounds:
     """The job of node `rank` run round after round (the module's doc)."""
 
-    def __init__(self, gang: GangFile, rank: int, wait_seconds: float) -> None:
+    def __init__(self, gang: GangFile, rank: int, wait_seconds: float,
+                 exit_wait: float | None = None) -> None:
         self.gang, self.rank, self.wait_seconds = gang, rank, wait_seconds
+        # How long a node whose job exited by itself (not paused) waits for a new round
+        # (`wait_seconds` unless given): short where the launcher learns of the exit only
+        # when the agent ends.
+        self.exit_wait = wait_seconds if exit_wait is None else exit_wait
 
     def run(self, agent: NodeAgent, env: dict[str, str]) -> dict:
         done, first = 0, True
@@ -126,8 +139,10 @@ class Rounds:
         if replacement:  # set up, it waits for the round
             agent.report({"state": "running", "phase": "ready", "round": 0,
                           "checkpoint_error": ""})
+            self.gang.ready()
+        wait = self.wait_seconds
         while True:
-            doc = self._wait(agent, done)
+            doc = self._wait(agent, done, wait)
             if not doc:
                 if ending is None:  # no round ran
                     ending = {**agent.outcome(0), "state": "stopped", "exit_code": None,
@@ -149,16 +164,20 @@ class Rounds:
                               "round": done})
                 ending = {**outcome, "state": "stopped",
                           "detail": "the gang was paused and not resumed"}
+                self.gang.left(done, "paused")
+                wait = self.wait_seconds
                 continue
             if exit_code == 0 and self.rank == 0:
                 return outcome  # the job's end
             agent.report({**outcome, "state": "running", "phase": "exited", "round": done,
                           "outcome": outcome["state"]})
             ending = outcome
+            self.gang.left(done, "exited")
+            wait = self.exit_wait
 
-    def _wait(self, agent: NodeAgent, after: int) -> dict:
-        """The next round to run; {} when asked to stop or after `wait_seconds`."""
-        deadline = time.monotonic() + self.wait_seconds
+    def _wait(self, agent: NodeAgent, after: int, seconds: float) -> dict:
+        """The next round to run; {} when asked to stop or after `seconds`."""
+        deadline = time.monotonic() + seconds
         next_beat = 0.0
         while not agent.stop_reason:
             doc = self.gang.round_to_run(after)

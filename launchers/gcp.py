@@ -431,6 +431,14 @@ class GcpLauncher(Launcher):
         seen = self.status(instance_id)
         return [NodeState(0, seen.id, seen.state, seen.detail)]
 
+    def repair_nodes(self, instance_id: str, spec: LaunchSpec) -> str:
+        """`Launcher.repair_nodes` for a gang: its lost nodes replaced where they ran, the
+        others kept (`launchers.gcp_gang.repair`)."""
+        zone, name = self._split(instance_id, gangs=True)
+        if not name.startswith("gang-"):
+            return ""
+        return gcp_gang.repair(self, zone, name, spec, _capacity_reason)
+
     def request_stop(self, instance_id: str) -> None:
         """Sets the metadata flag the watcher beside the agent reads (a gang's rank 0's:
         its checkpoints are the job's)."""

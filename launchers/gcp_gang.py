@@ -8,6 +8,10 @@ costsched-node=<rank>, so that the handle alone names every node. When a node ca
 (ZONE_RESOURCE_POOL_EXHAUSTED, a quota...), the nodes already inserted are deleted and the
 launch fails as one CapacityError: the next zone or offering is tried.
 
+A node other than rank 0 lost while rank 0 runs (preempted: deleted) is inserted again
+under its name, the other nodes kept (`repair`); no capacity for it there ends the gang,
+to be recovered as a whole.
+
 A compact placement policy (groupPlacementPolicy collocation COLLOCATED, vmCount N) is made
 for a gang of GPU instances of a series that takes one (`cloud_gang.GCP_COMPACT_SERIES`)
 unless `launch.gang_placement` is "off"; it is deleted after the gang's nodes.
@@ -16,6 +20,7 @@ unless `launch.gang_placement` is "off"; it is deleted after the gang's nodes.
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -134,8 +139,15 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
                                    + states[0].detail if states else "no node")
     first = records.get(0) or records[min(records)]
     head = gce._instance(zone, first)
-    items = {i.key: i.value for i in first.metadata.items} if first.metadata else {}
+    items = _items(first)
     lost = items.get(cloud_gang.TAG_LOST, "")
+    mark = items.get(cloud_gang.TAG_REPAIR, "") if 0 in records else ""
+    view = cloud_gang.repair_view(states, count, lost, mark)
+    if view is not None:  # a lost node replaced where it ran (`repair`)
+        state, detail, lost_nodes, replacing = view
+        return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key,
+                                   state, detail, lost_nodes, replacing)
+    states = cloud_gang.given_up(states, lost, mark)
     rank0 = node_name(job_id, digest, 0)
     state, detail = cloud_gang.settle(
         states, count, float(lost) if lost.replace(".", "", 1).isdigit() else None,
@@ -143,6 +155,10 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
         mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{at:.3f}"}))
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
                                detail)
+
+
+def _items(record: Any) -> dict[str, str]:
+    return {i.key: i.value for i in record.metadata.items} if record.metadata else {}
 
 
 def status(gce: Gce, zone: str, gang: str) -> Instance:
@@ -230,6 +246,128 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
         gce._forget_key(digest)
         raise
     return gang_instance(gce, zone, gang, records)
+
+
+def repair(gce: Gce, zone: str, gang: str, spec: LaunchSpec, capacity_reason: Any) -> str:
+    """Replace the gang's lost nodes where they ran, the other nodes kept (the launcher's
+    `repair_nodes`, under the job's lease), as `launchers.aws_gang.repair` does on EC2:
+    rank 0 marked (its metadata item TAG_REPAIR) and the round paused; each lost node's
+    instance deleted if Compute Engine still has it, then inserted again under its name,
+    in its zone, with its labels, startup script and placement policy; the next round
+    published once rank 0 left the paused one and each replacement is set up. Each call
+    does what can be done now and says it in one line ('' when nothing). A live instance
+    under a replaced node's name is its replacement (the lost one was deleted first):
+    a costsched restarted midway carries on. CapacityError when a replacement cannot be
+    inserted there: the gang was ended, to be moved as a whole where N fit."""
+    from google.api_core import exceptions
+
+    job_id, count, digest = _parse(zone, gang)
+    records = node_records(gce, zone, gang)
+    head = records.get(0)
+    if head is None or gce._instance(zone, head).state != "running":
+        return ""  # rank 0 gone: the gang is recovered as a whole
+    items = _items(head)
+    if items.get(cloud_gang.TAG_LOST):
+        return ""
+    rank0 = node_name(job_id, digest, 0)
+    mark = cloud_gang.parse_mark(items.get(cloud_gang.TAG_REPAIR, ""))
+    doc = cloud_gang.read_round(spec.checkpoint_uri, digest)
+    began = mark is None  # what the job's log is told once: a later pass that waits says ''
+    if mark is None:
+        lost = cloud_gang.lost_ranks(node_states(gce, zone, gang, records), count)
+        if not lost:
+            return ""
+        mark = (int(doc.get("round", 1)), time.time(), lost)
+        gce.set_items(zone, rank0, {cloud_gang.TAG_REPAIR: cloud_gang.repair_mark(*mark)})
+    number, paused_at, ranks = mark
+    names = ", ".join(str(r) for r in ranks)
+    if doc.get("round") == number and not doc.get("paused"):
+        cloud_gang.publish_addresses(spec.checkpoint_uri, digest, doc.get("ips", []),
+                                     number, paused=True)
+    try:
+        for rank in ranks:
+            _replace(gce, zone, spec, records.get(rank), rank, number + 1)
+    except exceptions.GoogleAPICallError as exc:
+        reason = capacity_reason(exc)
+        _give_up(gce, zone, job_id, digest, ranks)
+        if reason is not None:
+            raise CapacityError(spec.offering, f"{reason} (node {names}'s replacement): "
+                                "the gang was ended") from None
+        message = " ".join(str(exc).split())
+        raise RuntimeError(f"gcp {zone}: node {names}'s replacement: {message}: the gang "
+                           "was ended") from None
+    records = node_records(gce, zone, gang)
+    waited = time.time() - paused_at
+    left, how = cloud_gang.read_left(spec.checkpoint_uri, digest)
+    if left >= number and how != "paused":  # its command ended by itself: so did its agent
+        _give_up(gce, zone, job_id, digest, ranks)
+        return (f"node {names} was lost and rank 0's command ended by itself before it "
+                "paused: the gang was ended")
+    if left < number:
+        if waited > cloud_gang.STOP_GRACE_SECONDS:
+            _give_up(gce, zone, job_id, digest, ranks)
+            return f"node {names} was lost and the gang did not pause in time: it was ended"
+        return (f"node {names} was lost: replaced in {zone}, the other nodes kept; the "
+                "gang pauses (rank 0 checkpoints)") if began else ""
+    if any(cloud_gang.read_ready(spec.checkpoint_uri, digest, r) < number for r in ranks) \
+            or any(r not in records or gce._instance(zone, records[r]).state != "running"
+                   for r in ranks):
+        if waited > cloud_gang.REPAIR_READY_SECONDS:
+            _give_up(gce, zone, job_id, digest, ranks)
+            return (f"node {names}'s replacement was not set up after {waited / 60:,.0f} "
+                    "min: the gang was ended")
+        return (f"node {names} was lost: replaced in {zone}, the other nodes kept; the "
+                "gang resumes once the new node is set up") if began else ""
+    ips = [_address(records[r]) if r in records else "" for r in range(count)]
+    if not all(ips):
+        return ""  # its address comes with its network interface: the next pass
+    cloud_gang.publish_addresses(spec.checkpoint_uri, digest, ips, number + 1)
+    gce.set_items(zone, rank0, {cloud_gang.TAG_REPAIR: ""})
+    return (f"node {names} was lost: replaced in {zone}, the other nodes kept; the gang "
+            f"resumes from its newest checkpoint (round {number + 1})")
+
+
+def _replace(gce: Gce, zone: str, spec: LaunchSpec, record: Any, rank: int,
+             number: int) -> None:
+    """Node `rank` inserted again for round `number`, once its lost instance is gone (N
+    instances at most); nothing when its replacement is there already."""
+    from google.api_core import exceptions
+    from google.cloud import compute_v1
+
+    name = node_name(spec.job_id, cloud_gang.digest(spec.job_id, spec.attempt), rank)
+    # The request names the instance it replaces: a replacement lost in its turn is
+    # inserted anew, a repeated call (the same lost instance) is the same insert.
+    lost_id = str(getattr(record, "id", "") or "") if record is not None else ""
+    if record is not None:
+        if gce._instance(zone, record).state in ("pending", "running"):
+            return  # inserted before (a costsched restarted midway)
+        _delete(gce, zone, name)
+    offering = spec.offering
+    series = offering.instance_type.split("-", 1)[0]
+    policy = ""
+    if cloud_gang.wants_placement(gce.placement, spec, series, cloud_gang.GCP_COMPACT_SERIES):
+        policy = policy_url(gce.project, offering.region,
+                            policy_name(spec.job_id, cloud_gang.digest(spec.job_id,
+                                                                       spec.attempt)))
+    resource = gce.instance_resource(spec, zone, node=cloud_gang.node_payload(spec, rank),
+                                     policy=policy, secret_refs=gce.put_secrets(spec))
+    request = compute_v1.InsertInstanceRequest(
+        project=gce.project, zone=zone, instance_resource=resource,
+        request_id=str(uuid.uuid5(
+            _NAMESPACE, f"{spec.job_id}:{spec.attempt}:{rank}:round{number}:{lost_id}")))
+    with contextlib.suppress(exceptions.Conflict):  # inserted before a crash
+        gce.client.insert(request=request).result(timeout=OPERATION_TIMEOUT)
+
+
+def _give_up(gce: Gce, zone: str, job_id: int, digest: str, ranks: Sequence[int]) -> None:
+    """End the gang as after any loss: its replacements deleted, rank 0 asked to
+    checkpoint and stop, the gang read as preempted once it had the time to."""
+    rank0 = node_name(job_id, digest, 0)
+    gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{time.time():.3f}"})
+    for rank in ranks:
+        _delete(gce, zone, node_name(job_id, digest, rank))
+    with contextlib.suppress(RuntimeError):
+        gce.request_stop(f"{zone}/{rank0}")
 
 
 def task_ports(spec: LaunchSpec) -> bool:

@@ -76,6 +76,9 @@ if node and node["rank"]:  # rank 0 alone publishes checkpoints and heartbeats
     argv += ["--no-publish"]
 else:
     argv += ["--heartbeat-seconds", "60"]
+if node:  # its job runs in rounds: a lost node replaced, the others follow the next one
+    argv += ["--gang-doc", node["digest"], "--rank", str(node["rank"]),
+             "--gang-exit-wait", "0"]
 code = job.get("code")
 if code:
     argv += ["--code-uri", code["uri"], "--code-sha256", code["sha256"],

@@ -206,8 +206,10 @@ def test_no_capacity_for_the_second_node_ends_the_first(aws, calls, launcher) ->
     assert launcher.instances(7) == [] or all(not i.live for i in launcher.instances(7))
 
 
-def test_a_lost_node_stops_rank_0_then_reads_preempted(aws, calls, launcher,
-                                                      monkeypatch) -> None:
+def test_a_node_whose_agent_ended_stops_rank_0_then_reads_its_end(
+        aws, calls, launcher, monkeypatch) -> None:
+    """A node whose own agent ended (its instance shut itself down) is not replaced: the
+    gang ends as one."""
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.ec2.models import ec2_backends
     from moto.ec2.models.instances import StateReason
@@ -217,20 +219,22 @@ def test_a_lost_node_stops_rank_0_then_reads_preempted(aws, calls, launcher,
     backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
     backend.terminate_instances([rank1])
     backend.get_instance(rank1).state_reason = StateReason(
-        "Server.SpotInstanceTermination: Spot instance termination",
-        "Server.SpotInstanceTermination")
+        "Client.InstanceInitiatedShutdown: Instance initiated shutdown",
+        "Client.InstanceInitiatedShutdown")
     seen = launcher.status(got.id)
     # Rank 0 is asked to checkpoint first: the gang still runs, and says why.
-    assert seen.state == "running" and "node 1 preempted" in seen.detail
+    assert seen.state == "running" and "node 1 terminated" in seen.detail
+    assert seen.lost_nodes == ()
     [command] = calls.commands
     assert command["InstanceIds"] == [rank0]
     assert command["Parameters"] == {"commands": [STOP_COMMAND]}
     assert launcher.status(got.id).state == "running"
     assert len(calls.commands) == 1  # asked once
-    assert [n.state for n in launcher.nodes(got.id)] == ["running", "preempted"]
+    assert launcher.repair_nodes(got.id, spec()) == "" and len(calls.runs) == 2
+    assert [n.state for n in launcher.nodes(got.id)] == ["running", "terminated"]
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)  # its time is up
     seen = launcher.status(got.id)
-    assert seen.state == "preempted" and "node 1 preempted" in seen.detail
+    assert seen.state == "terminated" and "node 1 terminated" in seen.detail
     launcher.terminate(got.id)
     assert {r["State"]["Name"] for r in ec2_records(aws)} == {"terminated"}
 
@@ -275,14 +279,10 @@ run: python train.py
 """
 
 
-def test_a_preempted_node_is_recovered_as_a_new_gang(aws, calls, tmp_path,
-                                                     monkeypatch) -> None:
-    """Through the service: node 1 taken away, rank 0 asked to checkpoint, then the job is
-    recovered on a new gang of two; the old nodes end; never more than 2N alive."""
+def launched_gang(aws, tmp_path) -> tuple[Any, Any, AwsLauncher, str]:
+    """Through the service: a gang of two launched for TASK (store, job, launcher, its
+    handle)."""
     import pandas as pd
-    from moto.core import DEFAULT_ACCOUNT_ID
-    from moto.ec2.models import ec2_backends
-    from moto.ec2.models.instances import StateReason
 
     from costsched.service import jobs as service
     from costsched.store import PriceStore
@@ -301,15 +301,52 @@ def test_a_preempted_node_is_recovered_as_a_new_gang(aws, calls, tmp_path,
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
     assert len(launcher.nodes(first)) == 2 and launcher.status(first).state == "running"
+    return store, job, launcher, first
 
-    rank1 = launcher.nodes(first)[1].id.split("/")[1]
-    backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
-    backend.terminate_instances([rank1])
-    backend.get_instance(rank1).state_reason = StateReason(
-        "Server.SpotInstanceTermination: Spot instance termination",
-        "Server.SpotInstanceTermination")
+
+def test_a_preempted_node_is_replaced_in_place_through_the_service(aws, calls,
+                                                                   tmp_path) -> None:
+    """Through the service: node 1 taken away; the reconcile pass replaces it where it ran
+    (one instance), rank 0 kept, and the gang resumes in round 2 once rank 0 checkpointed
+    and the new node is set up; the job stays on its placement; N instances at most."""
+    from costsched.service import jobs as service
+
+    store, job, launcher, first = launched_gang(aws, tmp_path)
+    rank0 = launcher.nodes(first)[0].id
+    lose_rank1(launcher, first)
+    assert service.reconcile(store, launcher) == []
+    assert len(calls.runs) == 3 and len(live_records(aws)) == 2 and not calls.commands
+    attempt = launcher.status(first).attempt
+    uri, digest = f"s3://{BUCKET}/jobs/job-{job.id}", cloud_gang.digest(job.id, attempt)
+    cloud_gang.StoreGangFile(uri, digest, 0).left(1, "paused")  # rank 0's agent
+    cloud_gang.StoreGangFile(uri, digest, 1).ready()  # the replacement's agent
+    service.reconcile(store, launcher)
+    assert cloud_gang.read_round(uri, digest)["round"] == 2
+    assert str(store.jobs.placements(job.id)["instance"].iloc[-1]) == first
+    assert store.jobs.get(job.id).state == "running"
+    assert launcher.nodes(first)[0].id == rank0
+    assert [n.state for n in launcher.nodes(first)] == ["running", "running"]
+    assert len(calls.runs) == 3 and len(live_records(aws)) == 2 and len(ec2_records(aws)) == 3
+    events = store.jobs.events(job.id)
+    said = list(events[events["kind"] == "gang"]["detail"])
+    assert any("replaced in us-east-1" in d for d in said), said
+    assert any("round 2" in d for d in said), said
+    store.dispose()
+
+
+def test_no_capacity_to_replace_a_node_recovers_the_job_as_a_new_gang(
+        aws, calls, tmp_path, monkeypatch) -> None:
+    """Through the service: node 1 taken away and no capacity for its replacement: rank 0
+    is asked to checkpoint, then the job is recovered on a new gang of two; the old nodes
+    end; never more than 2N alive."""
+    from costsched.service import jobs as service
+
+    store, job, launcher, first = launched_gang(aws, tmp_path)
+    lose_rank1(launcher, first)
+    calls.fail_run = 3
     assert service.reconcile(store, launcher) == []  # rank 0 checkpoints first
-    assert len(calls.commands) == 1
+    assert len(calls.commands) == 1 and len(live_records(aws)) == 1
+    calls.fail_run = None
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
     done = service.reconcile(store, launcher)
     assert any("preempted; recovery" in line for line in done), done
@@ -317,8 +354,7 @@ def test_a_preempted_node_is_recovered_as_a_new_gang(aws, calls, tmp_path,
     assert second != first and "/gang-" in second
     assert [n.state for n in launcher.nodes(first)] == ["terminated", "preempted"]
     assert [n.state for n in launcher.nodes(second)] == ["running", "running"]
-    live = [r for r in ec2_records(aws) if r["State"]["Name"] in ("pending", "running")]
-    assert len(live) == 2 and len(ec2_records(aws)) == 4  # 2N at most, N after
+    assert len(live_records(aws)) == 2 and len(ec2_records(aws)) == 4  # 2N at most, N after
     assert len(calls.groups) == 1  # the first gang's placement group is gone
     store.dispose()
 
@@ -337,3 +373,173 @@ def test_sweep_deletes_groups_left_by_ended_gangs_only(aws, calls, launcher) -> 
     assert aws_gang.sweep_groups(launcher, "us-east-1") == []
     assert set(calls.groups) == {kept, "costsched-8-fresh"}
     assert launcher.status(running.id).state == "running"
+
+
+def lose_rank1(launcher: AwsLauncher, gang_id: str) -> str:
+    """Node 1 taken away by EC2 (a spot interruption, as moto can say it): its id."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.instances import StateReason
+
+    rank1 = launcher.nodes(gang_id)[1].id.split("/")[1]
+    backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    backend.terminate_instances([rank1])
+    backend.get_instance(rank1).state_reason = StateReason(
+        "Server.SpotInstanceTermination: Spot instance termination",
+        "Server.SpotInstanceTermination")
+    return rank1
+
+
+def live_records(session) -> list[dict]:
+    return [r for r in ec2_records(session)
+            if r["State"]["Name"] in ("pending", "running", "stopping", "stopped")]
+
+
+URI = f"s3://{BUCKET}/jobs/job-7"
+DIGEST = cloud_gang.digest(7, "launch-1")
+
+
+def node_says(rank: int, what: str, number: int = 1) -> None:
+    """What a node's agent writes beside the checkpoints (its gang file's own calls):
+    rank 0 left the round, a replacement is set up."""
+    doc = cloud_gang.StoreGangFile(URI, DIGEST, rank)
+    if what == "left":
+        doc.left(number, "paused")
+    else:
+        doc.ready()
+
+
+def test_a_lost_node_is_replaced_alone_in_its_zone_with_its_user_data(
+        aws, calls: Calls, launcher: AwsLauncher) -> None:
+    got = launcher.launch(spec())
+    rank0 = launcher.nodes(got.id)[0].id
+    assert cloud_gang.read_round(URI, DIGEST)["round"] == 1
+    lost = lose_rank1(launcher, got.id)
+    lost_payload = read_payload(user_data(aws, lost))
+    # The gang runs on, its lost node to be replaced; rank 0 is not asked to stop.
+    seen = launcher.status(got.id)
+    assert (seen.state, seen.lost_nodes, seen.replacing) == ("running", (1,), ())
+    assert "node 1 lost" in seen.detail and not calls.commands
+    said = launcher.repair_nodes(got.id, spec())
+    assert "replaced in us-east-1b" in said and "pauses" in said
+    assert cloud_gang.read_round(URI, DIGEST)["paused"] is True  # every node stops
+    assert len(calls.runs) == 3  # two at launch, ONE replacement
+    assert len(live_records(aws)) == 2  # never more than N
+    new = launcher.nodes(got.id)[1].id
+    new_id = new.split("/")[1]
+    [record] = [r for r in ec2_records(aws) if r["InstanceId"] == new_id]
+    assert read_payload(user_data(aws, new_id)) == lost_payload  # rank 1's user data
+    assert record["Placement"]["AvailabilityZone"] == "us-east-1b"
+    assert calls.runs[-1]["Placement"] == {"AvailabilityZone": "us-east-1b",
+                                           "GroupName": f"costsched-7-{DIGEST}"}
+    [old] = [r for r in ec2_records(aws) if r["InstanceId"] == lost]
+    assert {k: v for k, v in tags_of(record).items() if k != aws_gang.TAG_ROUND} == \
+        tags_of(old)
+    assert tags_of(record)[aws_gang.TAG_ROUND] == "2"
+    assert calls.runs[-1]["ClientToken"] not in {r["ClientToken"] for r in calls.runs[:2]}
+    seen = launcher.status(got.id)
+    assert (seen.state, seen.lost_nodes, seen.replacing) == ("running", (), (1,))
+    # Rank 0 has not checkpointed yet, then the replacement is not set up: no new round,
+    # nothing new for the job's log.
+    assert launcher.repair_nodes(got.id, spec()) == ""
+    node_says(0, "left")
+    assert launcher.repair_nodes(got.id, spec()) == ""
+    assert cloud_gang.read_round(URI, DIGEST) == {
+        "round": 1, "paused": True, "nodes": 2,
+        "ips": [launcher.nodes(got.id)[0].address, old["PrivateIpAddress"]]}
+    assert len(calls.runs) == 3
+    node_says(1, "ready")
+    said = launcher.repair_nodes(got.id, spec())
+    assert "round 2" in said
+    assert len(calls.runs) == 3 and len(live_records(aws)) == 2
+    # Rank 0 kept; the gang's next round has the new node's address.
+    nodes = launcher.nodes(got.id)
+    assert nodes[0].id == rank0 and nodes[1].id == new
+    assert cloud_gang.read_round(URI, DIGEST) == {
+        "round": 2, "paused": False, "nodes": 2,
+        "ips": [nodes[0].address, record["PrivateIpAddress"]]}
+    seen = launcher.status(got.id)
+    assert (seen.state, seen.lost_nodes, seen.replacing) == ("running", (), ())
+    assert launcher.repair_nodes(got.id, spec()) == ""
+
+
+def test_a_repair_cut_short_carries_on_with_the_same_replacement(
+        aws, calls: Calls, launcher: AwsLauncher) -> None:
+    got = launcher.launch(spec())
+    lose_rank1(launcher, got.id)
+    launcher.repair_nodes(got.id, spec())
+    new = launcher.nodes(got.id)[1].id
+    # A costsched started again: a new launcher, the same cloud and documents.
+    again = AwsLauncher(session=aws, image_id="ami-12c6146b", gang_placement="auto")
+    assert again.status(got.id).replacing == (1,)
+    node_says(0, "left")
+    node_says(1, "ready")
+    assert "round 2" in again.repair_nodes(got.id, spec())
+    assert again.nodes(got.id)[1].id == new
+    assert len(calls.runs) == 3 and len(live_records(aws)) == 2
+
+
+def test_a_lost_node_still_reported_is_terminated_before_its_replacement(
+        aws, calls: Calls, launcher: AwsLauncher) -> None:
+    got = launcher.launch(spec())
+    rank1 = launcher.nodes(got.id)[1].id.split("/")[1]
+    aws.client("ec2").stop_instances(InstanceIds=[rank1])  # reads lost: stopped
+    assert launcher.status(got.id).lost_nodes == (1,)
+    seen: list[int] = []
+    launcher._client("ec2", "us-east-1").meta.events.register(
+        "before-call.ec2.RunInstances", lambda **_: seen.append(len(live_records(aws))))
+    launcher.repair_nodes(got.id, spec())
+    assert seen == [1]  # only rank 0 was alive when the replacement was asked for
+    assert len(live_records(aws)) == 2
+    [old] = [r for r in ec2_records(aws) if r["InstanceId"] == rank1]
+    assert old["State"]["Name"] == "terminated"
+
+
+def test_no_capacity_for_the_replacement_ends_the_gang(aws, calls: Calls,
+                                                       launcher: AwsLauncher,
+                                                       monkeypatch) -> None:
+    got = launcher.launch(spec())
+    rank0 = launcher.nodes(got.id)[0].id.split("/")[1]
+    lose_rank1(launcher, got.id)
+    calls.fail_run = 3
+    with pytest.raises(CapacityError) as caught:
+        launcher.repair_nodes(got.id, spec())
+    assert "InsufficientInstanceCapacity" in caught.value.reason
+    assert "node 1's replacement" in caught.value.reason
+    assert len(live_records(aws)) == 1
+    # Ended as after any loss: rank 0 asked to checkpoint and stop, then preempted.
+    [command] = calls.commands
+    assert command["InstanceIds"] == [rank0]
+    assert launcher.status(got.id).state == "running"
+    assert launcher.repair_nodes(got.id, spec()) == ""  # no second try
+    monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
+    seen = launcher.status(got.id)
+    assert seen.state == "preempted" and "node 1 preempted" in seen.detail
+
+
+def test_a_gang_that_does_not_pause_in_time_is_ended(aws, calls: Calls,
+                                                     launcher: AwsLauncher,
+                                                     monkeypatch) -> None:
+    got = launcher.launch(spec())
+    lose_rank1(launcher, got.id)
+    launcher.repair_nodes(got.id, spec())
+    monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
+    assert "did not pause in time" in launcher.repair_nodes(got.id, spec())
+    assert len(calls.commands) == 1
+    assert launcher.status(got.id).state == "preempted"
+
+
+def test_rank_0_whose_command_ended_during_the_pause_ends_the_gang(
+        aws, calls: Calls, launcher: AwsLauncher, monkeypatch) -> None:
+    got = launcher.launch(spec())
+    lose_rank1(launcher, got.id)
+    launcher.repair_nodes(got.id, spec())
+    new = launcher.nodes(got.id)[1].id.split("/")[1]
+    cloud_gang.StoreGangFile(URI, DIGEST, 0).left(1, "exited")  # and its agent ended
+    node_says(1, "ready")
+    assert "ended by itself" in launcher.repair_nodes(got.id, spec())
+    assert cloud_gang.read_round(URI, DIGEST)["round"] == 1  # no round 2 for no rank 0
+    [record] = [r for r in ec2_records(aws) if r["InstanceId"] == new]
+    assert record["State"]["Name"] == "terminated"  # N after: the replacement ended
+    monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
+    assert launcher.status(got.id).state == "preempted"  # recovered as a whole

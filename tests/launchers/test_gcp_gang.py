@@ -167,23 +167,76 @@ def test_no_capacity_for_the_second_node_deletes_the_first(tmp_path, fake, polic
     assert policies.names == set()
 
 
-def test_a_lost_node_stops_rank_0_then_the_gang_reads_preempted(tmp_path, fake, launcher,
-                                                               monkeypatch) -> None:
+def node_says(tmp_path: Path, rank: int, what: str) -> None:
+    """What a node's agent writes beside the checkpoints (its gang file's own calls)."""
+    doc = cloud_gang.StoreGangFile(str(tmp_path / "ckpt"), cloud_gang.digest(7, "launch-1"),
+                                   rank)
+    if what == "left":
+        doc.left(1, "paused")
+    else:
+        doc.ready()
+
+
+def test_a_lost_node_is_inserted_again_alone_and_the_gang_resumes(tmp_path, fake,
+                                                                  launcher) -> None:
+    got = launcher.launch(spec(tmp_path))
+    digest = cloud_gang.digest(7, "launch-1")
+    uri = str(tmp_path / "ckpt")
+    for made in fake.store.values():
+        made.status = "RUNNING"
+    rank0 = fake.store[("us-central1-a", f"costsched-7-{digest}-0")]
+    del fake.store[("us-central1-a", f"costsched-7-{digest}-1")]  # preempted: deleted
+    seen = launcher.status(got.id)
+    assert (seen.state, seen.lost_nodes, seen.replacing) == ("running", (1,), ())
+    assert META_STOP not in {i.key for i in rank0.metadata.items}  # rank 0 runs on
+    said = launcher.repair_nodes(got.id, spec(tmp_path))
+    assert "replaced in us-central1-a" in said
+    assert cloud_gang.read_round(uri, digest)["paused"] is True
+    # The exact insert of the replacement: node 1's, but for its request id.
+    assert len(fake.inserted) == 3 and len(fake.store) == 2
+    again, first = fake.inserted[2], fake.inserted[1]
+    assert (again.project, again.zone) == ("proj", "us-central1-a")
+    assert again.instance_resource == first.instance_resource
+    assert again.request_id not in {r.request_id for r in fake.inserted[:2]}
+    assert launcher.status(got.id).replacing == (1,)
+    node_says(tmp_path, 0, "left")
+    node_says(tmp_path, 1, "ready")
+    assert launcher.repair_nodes(got.id, spec(tmp_path)) == ""  # still provisioning
+    assert cloud_gang.read_round(uri, digest)["round"] == 1
+    fake.store[("us-central1-a", f"costsched-7-{digest}-1")].status = "RUNNING"
+    assert "round 2" in launcher.repair_nodes(got.id, spec(tmp_path))
+    assert len(fake.inserted) == 3 and len(fake.store) == 2
+    ips = [n.address for n in launcher.nodes(got.id)]
+    assert all(ips)
+    assert cloud_gang.read_round(uri, digest) == {"round": 2, "paused": False, "nodes": 2,
+                                                  "ips": ips}
+    seen = launcher.status(got.id)
+    assert (seen.state, seen.lost_nodes, seen.replacing) == ("running", (), ())
+    assert fake.store[("us-central1-a", f"costsched-7-{digest}-0")] is rank0  # kept
+
+
+def test_no_capacity_for_the_replacement_ends_the_gang(tmp_path, fake, launcher,
+                                                       monkeypatch) -> None:
     got = launcher.launch(spec(tmp_path))
     digest = cloud_gang.digest(7, "launch-1")
     for made in fake.store.values():
         made.status = "RUNNING"
-    del fake.store[("us-central1-a", f"costsched-7-{digest}-1")]  # preempted: deleted
-    seen = launcher.status(got.id)
-    assert seen.state == "running" and "node 1 preempted" in seen.detail
+    del fake.store[("us-central1-a", f"costsched-7-{digest}-1")]
+    fake.fail_nth = (3, exceptions.from_http_status(
+        400, "The zone does not have enough resources available",
+        errors=[compute_v1.Errors(code="ZONE_RESOURCE_POOL_EXHAUSTED", message="details")]))
+    with pytest.raises(CapacityError) as caught:
+        launcher.repair_nodes(got.id, spec(tmp_path))
+    assert "ZONE_RESOURCE_POOL_EXHAUSTED" in caught.value.reason
     rank0 = fake.store[("us-central1-a", f"costsched-7-{digest}-0")]
     items = {i.key: i.value for i in rank0.metadata.items}
     assert items[META_STOP] == "TRUE" and cloud_gang.TAG_LOST in items
-    assert "startup-script" in items  # the others kept
-    assert [n.state for n in launcher.nodes(got.id)] == ["running", "preempted"]
+    assert len(fake.store) == 1
+    assert launcher.repair_nodes(got.id, spec(tmp_path)) == ""
+    assert launcher.status(got.id).state == "running"  # rank 0 checkpoints
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
     seen = launcher.status(got.id)
-    assert seen.state == "preempted" and "node 1 preempted" in seen.detail
+    assert seen.state == "preempted" and "node 1" in seen.detail
 
 
 def test_terminate_deletes_every_node_then_the_policy(tmp_path, fake, policies,
@@ -265,8 +318,8 @@ run: python train.py
 """
 
 
-def test_through_the_service_a_preempted_node_brings_a_new_gang(tmp_path, fake, launcher,
-                                                                monkeypatch) -> None:
+def test_through_the_service_no_capacity_to_replace_a_node_brings_a_new_gang(
+        tmp_path, fake, launcher, monkeypatch) -> None:
     import pandas as pd
 
     from costsched.service import jobs as service
@@ -289,7 +342,11 @@ def test_through_the_service_a_preempted_node_brings_a_new_gang(tmp_path, fake, 
     assert service.reconcile(store, launcher) == ["job 1: launch target_launched -> done"]
     rank1 = launcher.nodes(first)[1].id.split("/")[1]
     del fake.store[("us-central1-a", rank1)]  # preempted: Compute Engine deleted it
+    fake.fail_nth = (3, exceptions.from_http_status(  # and no capacity to insert it again
+        400, "The zone does not have enough resources available",
+        errors=[compute_v1.Errors(code="ZONE_RESOURCE_POOL_EXHAUSTED", message="details")]))
     assert service.reconcile(store, launcher) == []  # rank 0 checkpoints first
+    fake.fail_nth = None
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
     done = service.reconcile(store, launcher)
     assert any("preempted; recovery" in line for line in done), done
@@ -298,4 +355,45 @@ def test_through_the_service_a_preempted_node_brings_a_new_gang(tmp_path, fake, 
     assert len(fake.store) == 2  # the new gang's two nodes; the old ones deleted
     assert [n.state for n in launcher.nodes(first)] == ["terminated", "terminated"]
     assert [i.id for i in launcher.instances(job.id)] == [second]
+    store.dispose()
+
+
+def test_through_the_service_a_preempted_node_is_replaced_in_place(tmp_path, fake,
+                                                                   launcher) -> None:
+    import pandas as pd
+
+    from costsched.service import jobs as service
+    from costsched.store import PriceStore
+
+    at = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+    store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    store.ingest(pd.DataFrame([dict(
+        cloud="gcp", region="us-central1", zone="us-central1-a", instance_type=A2,
+        market="spot", os="linux", gpu_model="A100", gpu_count=1, vcpus=12, memory_gb=85.0,
+        usd_per_hour=1.2, effective_at=at, source="test")]))
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK)
+    [job] = service.launch(store, [path], launcher=launcher, at=at,
+                           checkpoint_root=str(tmp_path / "ckpts"))
+    first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    for made in fake.store.values():
+        made.status = "RUNNING"
+    service.reconcile(store, launcher)
+    rank0 = launcher.nodes(first)[0].id
+    rank1 = launcher.nodes(first)[1].id.split("/")[1]
+    del fake.store[("us-central1-a", rank1)]  # preempted: Compute Engine deleted it
+    assert service.reconcile(store, launcher) == []
+    assert len(fake.inserted) == 3 and len(fake.store) == 2  # one replacement, N alive
+    assert fake.inserted[2].instance_resource == fake.inserted[1].instance_resource
+    uri = store.jobs.get(job.id).checkpoint_location
+    digest = cloud_gang.digest(job.id, launcher.status(first).attempt)
+    cloud_gang.StoreGangFile(uri, digest, 0).left(1, "paused")
+    cloud_gang.StoreGangFile(uri, digest, 1).ready()
+    fake.store[("us-central1-a", rank1)].status = "RUNNING"
+    service.reconcile(store, launcher)
+    assert cloud_gang.read_round(uri, digest)["round"] == 2
+    assert str(store.jobs.placements(job.id)["instance"].iloc[-1]) == first
+    assert launcher.nodes(first)[0].id == rank0
+    assert [n.state for n in launcher.nodes(first)] == ["running", "running"]
+    assert launcher.status(first).state == "running"
     store.dispose()
