@@ -56,10 +56,10 @@ from launchers.heartbeats import beat
 from launchers.notices import metadata_url, notice_present, redact
 from launchers.procfs import group_members, has_proc
 from launchers.publisher import Publisher, restore
+from launchers.status_file import write_status
 
 log = logging.getLogger("costsched.agent")
 
-STATUS = "status.json"
 PROGRESS = "progress"  # the job writes its step here ($COSTSCHED_PROGRESS_FILE)
 JOB_LOG = "job.log"
 CHECKPOINTS = "checkpoints"
@@ -383,16 +383,6 @@ def _last_line(path: Path, limit: int = 200) -> str:
     except OSError:
         return ""
     return lines[-1].strip()[:limit] if lines else ""
-
-
-def write_status(workdir: Path, status: dict) -> None:
-    """WORKDIR/status.json, atomically (temp file, fsync, rename)."""
-    temp = workdir / (STATUS + ".tmp")
-    with temp.open("w") as handle:
-        json.dump(status, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, workdir / STATUS)
 
 
 def _become_group_leader() -> None:

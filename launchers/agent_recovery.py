@@ -28,11 +28,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from launchers.agent import CHECKPOINTS, PROGRESS, read_progress, write_status
+from launchers.agent import CHECKPOINTS, PROGRESS, read_progress
 from launchers.checkpoints import CheckpointStore, open_store
 from launchers.heartbeats import read_local, stale_after
 from launchers.procfs import has_proc, proc_stat
 from launchers.publisher import Publisher
+from launchers.status_file import write_status
 
 log = logging.getLogger("costsched.agent_recovery")
 

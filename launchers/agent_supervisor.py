@@ -53,7 +53,7 @@ _WAIT = 0.1
 
 
 def read_status(workdir: Path) -> dict:
-    from launchers.agent import STATUS
+    from launchers.status_file import STATUS
 
     try:
         return json.loads((workdir / STATUS).read_text())

@@ -15,7 +15,6 @@ A job of N nodes runs as a gang of N instances, known by one handle
 from __future__ import annotations
 
 import base64
-import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -35,11 +34,6 @@ _NOT_FOUND = ("InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed")
 # one filter. Asked by filter, an unknown id is left out instead of failing the call.
 ID_CHUNK = 200
 log = logging.getLogger("costsched.aws")
-
-
-def client_token(job_id: int, attempt: str) -> str:
-    """run_instances' idempotency token: the same (job, attempt) asks for the same instance."""
-    return hashlib.sha256(f"costsched:{job_id}:{attempt}".encode()).hexdigest()[:64]
 
 
 def _state(record: dict[str, Any]) -> tuple[str, str]:
@@ -154,7 +148,7 @@ class AwsLauncher(Launcher):
         in a gang (`cloud_gang.node_payload`)."""
         offering = spec.offering
         label = f"costsched-{spec.job_id}-{spec.job_name}"
-        token = client_token(spec.job_id, spec.attempt)
+        token = aws_gang.client_token(spec.job_id, spec.attempt)
         tags = [{"Key": TAG_JOB, "Value": str(spec.job_id)},
                 {"Key": TAG_ATTEMPT, "Value": spec.attempt},
                 {"Key": TAG_OFFERING, "Value": "|".join(offering.key)}]
@@ -163,7 +157,7 @@ class AwsLauncher(Launcher):
                      {"Key": cloud_gang.TAG_NODE, "Value": str(node["rank"])},
                      {"Key": cloud_gang.TAG_NODES, "Value": str(node["nodes"])}]
             label = f"costsched-{spec.job_id}-node{node['rank']}-{spec.job_name}"
-            token = client_token(spec.job_id, f"{spec.attempt}/node{node['rank']}")
+            token = aws_gang.client_token(spec.job_id, f"{spec.attempt}/node{node['rank']}")
         tags.append({"Key": "Name", "Value": label[:255]})
         task = spec.task
         image = task_resources.image(task, offering.region) or self.image(offering.region)

@@ -21,6 +21,7 @@ still in use then is deleted by a later launch or termination of a gang in its r
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
@@ -57,6 +58,12 @@ class Ec2(Protocol):
     def request_stop(self, instance_id: str) -> None: ...
 
     def error(self, exc: Any) -> tuple[str, str]: ...
+
+
+def client_token(job_id: int, attempt: str) -> str:
+    """run_instances' idempotency token: the same (job, attempt) asks for the same instance
+    (a node of a gang: its attempt names the node, and the round of a replacement)."""
+    return hashlib.sha256(f"costsched:{job_id}:{attempt}".encode()).hexdigest()[:64]
 
 
 def group_name(job_id: int, gang_digest: str) -> str:
@@ -366,8 +373,6 @@ def _replacement(ec2: Ec2, spec: LaunchSpec, head: dict, listed: list[dict], ran
     """The instance replacing node `rank` for round `number`: the one started already
     (before a restart of costsched), else a new one once the lost one is gone."""
     from botocore.exceptions import ClientError
-
-    from launchers.aws import client_token
 
     region = spec.offering.region
     client = ec2._client("ec2", region)

@@ -219,7 +219,7 @@ def boot_node(job: Mapping[str, Any], wait_seconds: float = ADDRESS_WAIT_SECONDS
         if time.monotonic() >= deadline:
             break
         time.sleep(step)
-    from launchers.agent import write_status
+    from launchers.status_file import write_status
 
     detail = (f"node {node['rank']}: the gang's {node['nodes']} addresses did not come "
               f"within {wait_seconds:.0f} seconds")

@@ -44,7 +44,7 @@ from typing import ClassVar
 
 from costsched.model import InvalidInput, Offering
 from launchers import agent_recovery, gang, mounts
-from launchers.agent import JOB_LOG, STATUS, write_status
+from launchers.agent import JOB_LOG
 from launchers.base import (
     TAG_ATTEMPT,
     TAG_JOB,
@@ -56,6 +56,7 @@ from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_enviro
 from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
 from launchers.local_procs import find_agent, reap, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
+from launchers.status_file import STATUS, write_status
 
 # Where the launcher keeps things, as the tests and tools know them by this module.
 __all__ = ["ENV_INSTANCES", "INDEX", "INSTANCE", "JOBS", "LocalLauncher", "default_base_dir",

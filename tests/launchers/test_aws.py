@@ -21,7 +21,8 @@ from moto import mock_aws  # noqa: E402
 
 from costsched.clouds import aws as aws_cloud  # noqa: E402
 from costsched.model import InvalidInput, Offering  # noqa: E402
-from launchers.aws import STOP_COMMAND, AwsLauncher, client_token  # noqa: E402
+from launchers.aws import STOP_COMMAND, AwsLauncher  # noqa: E402
+from launchers.aws_gang import client_token  # noqa: E402
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
 from launchers.userdata import read_payload, startup_script  # noqa: E402
 

@@ -21,10 +21,10 @@ import pytest
 import launchers.local as local
 import launchers.procfs as procfs
 from costsched.model import Offering
-from launchers.agent import write_status
 from launchers.base import LaunchSpec
 from launchers.local import INDEX, LocalLauncher
 from launchers.procfs import proc_stat
+from launchers.status_file import write_status
 
 OFFERING = Offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "V100", 1)
 

@@ -17,8 +17,8 @@ import pytest
 from costsched.clouds import aws as aws_cloud
 from costsched.model import Offering
 from launchers import cloud_gang
-from launchers.agent import STATUS
 from launchers.base import LaunchSpec
+from launchers.status_file import STATUS
 from launchers.userdata import read_payload, startup_script
 
 REAL = Path(cloud_gang.__file__).resolve().parent
