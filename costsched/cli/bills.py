@@ -20,6 +20,7 @@ from costsched.cli.common import (
     money,
     options,
     print_json,
+    report_cells,
     table,
     user_text,
 )
@@ -138,11 +139,7 @@ def lines_cmd(
                   highlight=False)
     if shown.empty:
         return
-    from costsched.report.html import format_cell, heading
-
-    rows = [[Text(format_cell(c, v)) for c, v in zip(_LINE_SHOWN, r, strict=True)]
-            for r in shown[_LINE_SHOWN].itertuples(index=False)]
-    headings = [heading(c) for c in _LINE_SHOWN]
+    headings, rows = report_cells(shown, _LINE_SHOWN)
     console.print(table("Bill lines", headings, rows, detail=list(reversed(headings[4:]))))
 
 
@@ -164,7 +161,6 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
     if html is not None:
         fail(InvalidInput("--html: not with --billed; expected one of them"))
     from costsched.report.billed import build_billed
-    from costsched.report.html import format_cell, heading
 
     with options(since="--since", until="--until", job="--job"), using(db) as store:
         built = build_billed(store, since=since, until=until, job=job)
@@ -197,9 +193,6 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
         frame = getattr(built, name)
         if frame.empty:
             continue
-        columns = [c for c in frame.columns if c not in hidden]
-        rows = [[Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
-                for r in frame[columns].itertuples(index=False)]
-        headings = [heading(c) for c in columns]
+        headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden])
         console.print(table(title.format(threshold=built.threshold), headings, rows,
                             detail=list(reversed(headings[3:]))))

@@ -264,6 +264,18 @@ def cell(value: str | Text) -> Text:
     return Text(printable(value))
 
 
+def report_cells(frame: pd.DataFrame, columns: Sequence[str]
+                 ) -> tuple[list[str], list[list[str | Text]]]:
+    """The headings and rows of `frame`'s `columns` as the reports show them (each value
+    formatted by its column, `report.html.format_cell`)."""
+    from costsched.report.html import format_cell, heading
+
+    rows: list[list[str | Text]] = [
+        [Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
+        for r in frame[list(columns)].itertuples(index=False)]
+    return [heading(c) for c in columns], rows
+
+
 def is_figure(column: str) -> bool:
     """Columns of numbers (dollars, hours, rates, counts): never wrapped or cut."""
     return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s"))

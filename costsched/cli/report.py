@@ -18,10 +18,11 @@ from costsched.cli.common import (
     friendly_errors,
     options,
     print_json,
+    report_cells,
     table,
 )
 from costsched.report import Report, build
-from costsched.report.html import format_cell, heading, write
+from costsched.report.html import format_cell, write
 from costsched.service.stores import using
 from costsched.service.views import report_document
 
@@ -101,10 +102,7 @@ def _print(built: Report) -> None:
         frame: pd.DataFrame = getattr(built, name)
         if frame.empty:
             continue
-        columns = [c for c in frame.columns if c not in hidden]
-        rows = [[Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
-                for r in frame[columns].itertuples(index=False)]
-        headings = [heading(c) for c in columns]
+        headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden])
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.
         detail = [h for h in reversed(headings[1:]) if h != "total $"]
