@@ -35,7 +35,6 @@ Every agent runs its node's job in rounds (`launchers.gang_agent`), from the gan
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -47,6 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from launchers import gang_agent
 from launchers.gang_agent import GANG
+from launchers.json_files import read_json
 from launchers.procfs import proc_stat
 
 if TYPE_CHECKING:
@@ -121,20 +121,6 @@ def node_envs(rank: int, nodes: int, gpus_per_node: int,
     return {f"{prefix}_{k}": v for prefix in ("SKYPILOT", "COSTSCHED") for k, v in values.items()}
 
 
-def write_node(path: Path, doc: dict) -> None:
-    temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(doc))
-    os.replace(temp, path)
-
-
-def read_json(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
 def ranks(folder: Path) -> list[int]:
     """The ranks other than 0 that have a node folder under the instance's."""
     try:
@@ -207,7 +193,8 @@ def start_node(launcher: Spawner, instance_id: str, folder: Path, spec: LaunchSp
                             rank=rank)
     launcher._children[f"{instance_id}/{rank}"] = child
     stat = proc_stat(child.pid)
-    write_node(where / NODE, {"pid": child.pid, "start_time": stat.start_time if stat else None})
+    gang_agent.write(where / NODE, {"pid": child.pid,
+                                    "start_time": stat.start_time if stat else None})
 
 
 def end_nodes(launcher: Spawner, instance_id: str, folder: Path, grace: float) -> None:
@@ -224,7 +211,7 @@ def end_gang(launcher: Spawner, instance_id: str, folder: Path, verdict: dict) -
     """Decide the gang's end (`verdict`: its state and detail, kept in NODE_LOST), then
     ask rank 0 to stop (its job checkpoints on SIGTERM, its agent publishes) and end every
     node."""
-    write_node(folder / NODE_LOST, verdict)
+    gang_agent.write(folder / NODE_LOST, verdict)
     launcher.request_stop(instance_id)
     launcher._end(instance_id, read_json(folder / "instance.json"), launcher.grace_seconds)
     end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
@@ -274,7 +261,7 @@ def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
             if state == "running":
                 end_gang(launcher, instance_id, folder, verdict)
                 return GangView(state, detail, again=True)
-            write_node(folder / NODE_LOST, verdict)
+            gang_agent.write(folder / NODE_LOST, verdict)
     if state not in ("pending", "running"):  # rank 0 ended: no node outlives it
         end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
     if verdict and state in ("running", "stopped", "failed", "preempted"):

@@ -86,7 +86,7 @@ class GangFile:
 
 
 def write(path: Path, doc: dict) -> None:
-    """The gang's file, atomically."""
+    """A small JSON document (the gang's file, a node's record), atomically."""
     temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     temp.write_text(json.dumps(doc))
     os.replace(temp, path)

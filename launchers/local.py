@@ -52,6 +52,7 @@ from launchers.base import (
     Launcher,
     LaunchSpec,
 )
+from launchers.json_files import read_json
 from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
 from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
 from launchers.local_procs import find_agent, reap, signal_group, signal_pid
@@ -136,14 +137,14 @@ class LocalLauncher(Launcher):
         return {name: seen.instance for name, seen in self._snapshot(wanted).items()}
 
     def request_stop(self, instance_id: str) -> None:
-        record = _read_json(self._existing(instance_id) / INSTANCE)
+        record = read_json(self._existing(instance_id) / INSTANCE)
         if self._alive(instance_id, record):
             signal_pid(record["pid"], signal.SIGTERM)
 
     def terminate(self, instance_id: str) -> None:
         folder = self._existing(instance_id)
         (folder / TERMINATED).touch()  # first: a crash half-way still reads as terminated
-        record = _read_json(folder / INSTANCE)
+        record = read_json(folder / INSTANCE)
         if self._alive(instance_id, record):
             signal_group(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
@@ -178,7 +179,7 @@ class LocalLauncher(Launcher):
     def preempt(self, instance_id: str) -> None:
         """Take the instance away without notice: SIGKILL its whole process group."""
         folder = self._existing(instance_id)
-        record = _read_json(folder / INSTANCE)
+        record = read_json(folder / INSTANCE)
         self._end(instance_id, record, 0)
         gang.end_nodes(self, instance_id, folder, 0)
 
@@ -190,7 +191,7 @@ class LocalLauncher(Launcher):
         if not capacity:
             (folder / gang.NO_CAPACITY).touch()
         if rank == 0:
-            self._end(instance_id, _read_json(folder / INSTANCE), 0)
+            self._end(instance_id, read_json(folder / INSTANCE), 0)
             return
         if rank not in gang.ranks(folder):
             raise InvalidInput(f"instance {instance_id}: no node {rank}")
@@ -202,7 +203,7 @@ class LocalLauncher(Launcher):
         the instance is taken away, killed after grace_seconds if still alive."""
         folder = self._existing(instance_id)
         (folder / NOTICE).touch()
-        record = _read_json(folder / INSTANCE)
+        record = read_json(folder / INSTANCE)
         if self._alive(instance_id, record):
             signal_pid(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
@@ -213,11 +214,11 @@ class LocalLauncher(Launcher):
     def _read(self, instance_id: str, folder: Path, groups: GroupTable | None = None
               ) -> Seen | None:
         """The instance in `folder` now; None when it has no readable record (yet)."""
-        record = _read_json(folder / INSTANCE)
+        record = read_json(folder / INSTANCE)
         if not (isinstance(record.get("job_id"), int) and "attempt" in record
                 and "offering_key" in record):
             return None
-        status = _read_json(folder / STATUS)
+        status = read_json(folder / STATUS)
         terminated = (folder / TERMINATED).exists()
         if terminated or _ended(status):
             self._reap_child(instance_id)  # its state is in the files: no process to ask
@@ -226,7 +227,7 @@ class LocalLauncher(Launcher):
             alive = self._alive(instance_id, record, groups)
             if not alive:  # the agent writes its end before it exits: read it again, so
                 # that an end written since the first read is not taken for a kill
-                status = _read_json(folder / STATUS)
+                status = read_json(folder / STATUS)
                 terminated = (folder / TERMINATED).exists()
         ended = status if _ended(status) else {}
         lost: tuple[int, ...] = ()
@@ -271,13 +272,13 @@ class LocalLauncher(Launcher):
         from launchers import gang_repair
 
         folder = self._existing(instance_id)
-        return gang_repair.repair(self, instance_id, folder, _read_json(folder / INSTANCE),
+        return gang_repair.repair(self, instance_id, folder, read_json(folder / INSTANCE),
                                   spec)
 
     def recover_agent(self, instance_id: str) -> bool:
         """`Launcher.recover_agent` for a local instance (`launchers.agent_recovery`)."""
         folder = self._existing(instance_id)
-        record = _read_json(folder / INSTANCE)
+        record = read_json(folder / INSTANCE)
         if record.get("pid") is None or not self._alive(instance_id, record):
             return True  # nothing runs: the next look sees it ended
         (folder / AGENT_LOST).touch()
@@ -430,7 +431,7 @@ class LocalLauncher(Launcher):
         return self.pass_env
 
     def _relaunch(self, instance_id: str, folder: Path, spec: LaunchSpec) -> Instance:
-        record = _read_json(folder / INSTANCE)
+        record = read_json(folder / INSTANCE)
         if record.get("pid") is not None:
             return self.status(instance_id)
         pid = find_agent(folder)  # a launch that crashed between starting and recording
@@ -531,14 +532,6 @@ def _write_json(path: Path, doc: dict) -> None:
     temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     temp.write_text(json.dumps(doc, indent=1))
     os.replace(temp, path)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
 
 
 

@@ -20,19 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launchers.base import INSTANCE_STATES, Instance
+from launchers.json_files import read_json
 
 INDEX = ".index.json"  # settled instances, so that scans need not open their folders
 JOBS = ".jobs"  # JOBS/<job id>/<attempt>: a job's instances, found without listing them all
 _INDEX_VERSION = 1
 ID = re.compile(r"[0-9]{1,18}-[A-Za-z0-9_.-]{1,100}")  # an instance folder's name
-
-
-def read_json(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
 
 
 def note_attempt(base: Path, job_id: int, attempt: str) -> None:
