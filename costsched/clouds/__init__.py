@@ -4,6 +4,10 @@
     clouds.get("gcp").accelerator("V100")          # 'nvidia-tesla-v100'
     clouds.zone_region("us-east-1b")               # ('aws', 'us-east-1')
     clouds.owners_of_region("us-central1")         # ['gcp']
+    clouds.place_problem("aws", "us-east-1", "us-west-2a")  # 'zone ...: a zone of us-west-2...'
+
+The regions and zones that exist are known here and only here (`base.Cloud.region_problem`
+says the rule): every import, collector and option that names a place asks these.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from costsched.clouds.aws import AWS
 from costsched.clouds.azure import AZURE
 from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
 from costsched.clouds.gcp import GCP
+from costsched.vocabulary import did_you_mean
 
 CLOUDS: dict[str, Cloud] = {c.name: c for c in (AWS, GCP, AZURE)}
 NAMES: tuple[str, ...] = tuple(CLOUDS)
@@ -29,9 +34,33 @@ def get(name: str) -> Cloud:
 
 
 def owners_of_region(region: str) -> list[str]:
-    """The clouds whose region names look like `region` (AWS us-east-1, GCP us-east1,
-    Azure eastus are told apart by shape)."""
+    """The clouds that have `region` (listed, or new by their rule: AWS us-east-1, GCP
+    us-east1, Azure eastus are told apart by shape)."""
     return [c.name for c in CLOUDS.values() if c.is_region(region)]
+
+
+def place_problem(cloud: str, region: object, zone: object = "") -> str | None:
+    """What is wrong with a place of `cloud`: its region not one of the cloud's, or its zone
+    ('' for the whole region) not in that region; None when it exists (or when `cloud`
+    is not a cloud: that is refused as such where clouds are checked)."""
+    found = CLOUDS.get(cloud)
+    if found is None:
+        return None
+    return found.region_problem(region) or found.zone_problem(str(region), zone)
+
+
+def region_problem(region: str, names: tuple[str, ...] = NAMES) -> str | None:
+    """What is wrong with `region` as a region of any of the clouds `names` (an option that
+    takes regions of every cloud); None when one of them has it."""
+    if any(CLOUDS[n].is_region(region) for n in names):
+        return None
+    shaped = [n for n in names if CLOUDS[n].region_pattern.fullmatch(region)]
+    if len(shaped) == 1 or len(names) == 1:  # that cloud's own reason
+        return CLOUDS[(shaped or names)[0]].region_problem(region)
+    listed = sorted(r for n in names for r in CLOUDS[n].regions)
+    examples = ", ".join(f"{n} {CLOUDS[n].region_example}" for n in names)
+    return (f"region {region!r}: not a region of {_either(names)}: expected a name such "
+            f"as {examples}{did_you_mean(region, listed)}")
 
 
 def zone_region(zone: str) -> tuple[str, str] | None:
@@ -41,6 +70,10 @@ def zone_region(zone: str) -> tuple[str, str] | None:
         if region is not None:
             return cloud.name, region
     return None
+
+
+def _either(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def egress(cloud: str) -> EgressPrice:
@@ -65,4 +98,4 @@ def default_preemption(cloud: str) -> PreemptionRate:
 
 __all__ = ["CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
            "UnknownCloud", "credential_envs", "default_preemption", "egress", "get",
-           "owners_of_region", "zone_region"]
+           "owners_of_region", "place_problem", "region_problem", "zone_region"]

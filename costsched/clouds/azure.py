@@ -8,12 +8,33 @@ from typing import Any
 
 from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
 
+# The public regions Azure lists (2026-05, learn.microsoft.com/azure/reliability/
+# regions-list, their programmatic names). A region opened since is accepted by its shape
+# (base.py).
+REGIONS = frozenset({
+    "australiacentral", "australiacentral2", "australiaeast", "australiasoutheast",
+    "austriaeast", "belgiumcentral", "brazilsouth", "brazilsoutheast", "canadacentral",
+    "canadaeast", "centralindia", "centralus", "chilecentral", "eastasia", "eastus", "eastus2",
+    "francecentral", "francesouth", "germanynorth", "germanywestcentral", "indonesiacentral",
+    "israelcentral", "italynorth", "japaneast", "japanwest", "jioindiacentral", "jioindiawest",
+    "koreacentral", "koreasouth", "malaysiawest", "mexicocentral", "newzealandnorth",
+    "northcentralus", "northeurope", "norwayeast", "norwaywest", "polandcentral",
+    "qatarcentral", "southafricanorth", "southafricawest", "southcentralus", "southeastasia",
+    "southindia", "spaincentral", "swedencentral", "switzerlandnorth", "switzerlandwest",
+    "uaecentral", "uaenorth", "uksouth", "ukwest", "westcentralus", "westeurope", "westindia",
+    "westus", "westus2", "westus3",
+})
+
 AZURE = Cloud(
     name="azure",
-    region_pattern=re.compile(r"^[a-z]+\d*$"),
+    # Lower-case letters holding a direction, and an optional number (eastus, westeurope,
+    # germanywestcentral, eastus2).
+    region_pattern=re.compile(r"[a-z]*(?:north|south|east|west|central)[a-z]*[1-9]?"),
     region_example="eastus",
     zone_pattern=None,  # zones are "1", "2", "3" within a region
     zone_example="1",
+    regions=REGIONS,
+    zone_names=("1", "2", "3"),
     egress=EgressPrice(
         0.087, 0.02,
         "azure.microsoft.com/pricing/details/bandwidth: internet egress from North America "
