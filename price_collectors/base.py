@@ -39,9 +39,10 @@ logger = logging.getLogger("price_collectors")
 logger.addHandler(logging.NullHandler())
 
 # A price above CEILING[market] x the on-demand reference, or below FLOOR x it, is not
-# stored. Spot prices are capped at on-demand on all three clouds; 1.5 leaves room for a
-# stale reference. On-demand prices differ by region (AWS sa-east-1 ~1.6x us-east-1)
-# and the bundled catalog may be old, hence 3. No cloud discounts spot by 99%.
+# stored (docs/prices.md states the same rule). Spot prices are capped at on-demand on all
+# three clouds; 1.5 leaves room for a stale reference. On-demand prices differ by region
+# (AWS sa-east-1 ~1.6x us-east-1) and the bundled catalog may be old, hence 3. No cloud
+# discounts spot by 99%, and a fixed floor (one cent) would not scale with the instance.
 CEILING = {"on_demand": 3.0, "spot": 1.5}
 FLOOR = 0.01
 # When no on-demand reference exists at all (a type the catalog prices nowhere).
@@ -408,9 +409,10 @@ def _check_against_reference(
     for i in subset.index[price > ceiling]:
         basis_text = (f"{CEILING[frame.at[i, 'market']]:g}x on-demand ${ref[i]:.4g}"
                       if ref[i] == ref[i] else f"${CEILING_PER_GPU_HOUR:g}/GPU-hour")
-        reasons[i] = f"above ceiling ({basis_text})"
+        reasons[i] = f"above ceiling ({basis_text}: at most ${ceiling[i]:.4g}/h)"
     for i in subset.index[price < floor]:
-        reasons[i] = f"below floor ({FLOOR:g}x on-demand ${ref[i]:.4g})"
+        reasons[i] = (f"below floor ({FLOOR:.0%} of on-demand ${ref[i]:.4g}: at least "
+                      f"${floor[i]:.4g}/h)")
 
 
 def _reason_kind(reason: str) -> str:
