@@ -29,6 +29,7 @@ from pydantic import (
     field_validator,
 )
 
+from costsched import file_limits
 from costsched.model import CLOUDS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.redact import (
@@ -339,6 +340,20 @@ class BillsConfig(_Section):
     correct_prices: bool = True
 
 
+def _megabytes(kind: file_limits.FileKind) -> Any:
+    return Field(kind.default_mb, gt=0, allow_inf_nan=False)
+
+
+class FilesConfig(_Section):
+    """How large a file of each kind may be (MB), checked before it is parsed
+    (`costsched.file_limits` says why each default)."""
+
+    task_mb: Number = _megabytes(file_limits.TASK)
+    import_mb: Number = _megabytes(file_limits.IMPORT)
+    signals_mb: Number = _megabytes(file_limits.SIGNALS)
+    throughputs_mb: Number = _megabytes(file_limits.THROUGHPUTS)
+
+
 class Config(_Section):
     """The effective configuration. `db` None = the default store."""
 
@@ -356,6 +371,7 @@ class Config(_Section):
     throughput: ThroughputConfig = Field(default_factory=ThroughputConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     bills: BillsConfig = Field(default_factory=BillsConfig)
+    files: FilesConfig = Field(default_factory=FilesConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""
@@ -441,6 +457,7 @@ def effective() -> Config:
 
 
 def _read(file: Path) -> dict[str, Any]:
+    file_limits.check(file, file_limits.CONFIG)
     try:
         text = file.read_bytes().decode("utf-8")
     except OSError as exc:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from costsched import file_limits
+from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, refuse_duplicate_names, resolve
 from costsched.model import InvalidInput
 from costsched.optimize.availability import lifetimes, preemption_rates
@@ -275,6 +277,8 @@ def plan(
 
         if isinstance(availability, (str, Path)):
             availability = [availability]
+        for path in availability or ():
+            file_limits.check(path, file_limits.IMPORT, effective().files.import_mb)
         rates = decision_rates(opened, when, preemption_rates(lifetimes(availability))
                                if availability else None)
         offerings = prepare(frame, rates)
