@@ -19,6 +19,7 @@ from costsched.cli.common import (
     friendly_errors,
     money,
     options,
+    parse_time,
     print_json,
     report_cells,
     table,
@@ -56,6 +57,9 @@ def import_(
     differ from the stored prices (bills.correct_prices)."""
     from costsched.bills.imports import import_export
 
+    for name, value in (("--since", since), ("--until", until)):
+        if value is not None:
+            parse_time(value, name)  # before the export is listed
     with options(since="--since", until="--until"), using(db) as store:
         result = import_export(store, location, since=since, until=until)
     recorded = result.rates[result.rates["recorded"]] if len(result.rates) else result.rates

@@ -16,12 +16,14 @@ from costsched.cli.common import (
     frame_records,
     friendly_errors,
     money,
+    options,
     print_json,
     split_csv,
     table,
 )
 from costsched.model import CLOUDS
 from costsched.service.values import choices
+from costsched.service.values import regions as known_regions
 
 app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
                   help="The GPU instance types (bundled and discovered), with their regions "
@@ -57,7 +59,9 @@ def refresh_cmd(
     from price_collectors import discovery
 
     clouds = choices("--cloud", split_csv(cloud), CLOUDS) or list(CLOUDS)
-    result = discovery.refresh(clouds, split_csv(region))
+    with options(region="--region"):
+        regions = known_regions(split_csv(region), clouds)
+    result = discovery.refresh(clouds, regions)
     if json_out:
         print_json({"path": str(result.path) if result.path else None,
                     "clouds": {c: {"types": frame_records(f.types), "new": f.new,

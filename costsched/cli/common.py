@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -180,6 +181,18 @@ def options(**flags: str) -> Iterator[None]:
             if text.startswith(name) and text[len(name):len(name) + 1] in (" ", ":"):
                 raise InvalidInput(flag + text[len(name):]) from None
         raise
+
+
+def at_least(option: str, value: float | None, low: float = 0.0, *,
+             above: bool = False) -> None:
+    """One line refusing an option's number that is not finite, or below `low` (or not
+    above it, with `above`): '--wait -3.0: expected a finite number >= 0'."""
+    if value is None:
+        return
+    fine = math.isfinite(value) and (value > low if above else value >= low)
+    if not fine:
+        raise InvalidInput(f"{option} {value}: expected a finite number "
+                           f"{'>' if above else '>='} {low:g}")
 
 
 def split_csv(values: list[str] | None) -> list[str]:

@@ -19,13 +19,14 @@ from costsched.cli.common import (
     JobArgument,
     JsonOption,
     NewDbOption,
+    at_least,
     console,
     friendly_errors,
     live_status,
     money,
+    options,
     print_json,
     printable,
-    split_csv,
     table,
     user_text,
 )
@@ -82,6 +83,7 @@ def launch(
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
+    at_least("--wait", wait, 0.0)
     envs, secrets = _given("--env", env), _given("--secret", secret)
     store = open_store(db)
     backend = make_launcher(launcher)
@@ -145,11 +147,12 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     store = open_store(db)
     launcher = _job_launcher(store, job)
     deadline = time.monotonic() + wait
-    states = [s.replace("-", "_").lower() for s in split_csv(state)]
+    states = list(state or ())  # in their stored spelling (costsched.cli.look)
 
     def look() -> list[service.JobStatus]:
-        return service.status(store, launcher, job, reconcile_first=reconcile,
-                              states=states, name=name, limit=limit, only=only)
+        with options(name="--name", budget="--budget", state="--state"):
+            return service.status(store, launcher, job, reconcile_first=reconcile,
+                                  states=states, name=name, limit=limit, only=only)
 
     shown = look()
     with live_status("waiting", shown=not json_out and wait > 0) as live:
@@ -203,6 +206,8 @@ def migrate(
     """Ask the policy where each running job should be now, among every offering its
     constraints allow, in dollars, and move the jobs whose move pays (checkpoint, verify,
     launch the target, then end the source). With --to, move one job where you say."""
+    at_least("--margin", margin, 0.0)
+    at_least("--wait", wait, 0.0)
     if to is not None:
         parse_offering(to)  # how to write one, before anything is opened
     store = open_store(db)
@@ -253,6 +258,8 @@ def start(job: JobArgument,
           db: DbOption = None, json_out: JsonOption = False) -> None:
     """Start a stopped job again from its newest verified checkpoint, with the code and
     spec it was launched with, on the best offering now."""
+    at_least("--wait", wait, 0.0)
+    at_least("--budget", budget, 0.0, above=True)
     store = open_store(db)
     launcher = _job_launcher(store, job)
     if budget is not None:

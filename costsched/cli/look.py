@@ -15,12 +15,14 @@ from costsched.cli.common import (
     DbOption,
     JobArgument,
     JsonOption,
+    at_least,
     console,
     friendly_errors,
     print_json,
+    split_csv,
 )
 from costsched.service import glance
-from costsched.service.job_filters import parse_labels
+from costsched.service.job_filters import parse_labels, parse_states
 
 
 @friendly_errors
@@ -54,12 +56,14 @@ def status(
     """Each job's state, placement, progress and cost so far (recovering preempted jobs and
     closing finished ones first)."""
     parse_labels(label or [])  # a malformed one is refused, jobs or none
+    states = parse_states(split_csv(state))  # and an unknown state
+    at_least("--wait", wait, 0.0)
     if job is None and not wait and glance.nothing_to_show(db):
         print_nothing(json_out)
         return
     from costsched.cli.jobs import show_status
 
-    show_status(job, wait=wait, state=state, name=name, limit=limit, reconcile=reconcile,
+    show_status(job, wait=wait, state=states, name=name, limit=limit, reconcile=reconcile,
                 db=db, json_out=json_out, labels=label or [], budget=budget)
 
 

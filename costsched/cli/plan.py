@@ -90,6 +90,9 @@ def plan(
     """Rank offerings by expected cost and time for each job; for several jobs, also place
     them all at once (min cost under deadlines, min makespan under --budget, or
     throughput per dollar), within --quota."""
+    if moved_from is not None and explain is None:
+        raise InvalidInput(f"--from {moved_from!r}: prices a move to the offering --explain "
+                           "names: expected --explain OFFERING with it")
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(shown=not json_out) as report:
         result = plan_jobs(db, jobs, at=at, objective=objective, deadline=deadline,

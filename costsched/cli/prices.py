@@ -76,7 +76,7 @@ def import_(
             progress.update(task, completed=done, total=total,
                             description=user_text(path.name))
 
-        with options(trace_start="--trace-start"):
+        with options(**{"trace start": "--trace-start"}):
             result = import_prices(db, paths, progress=advance, trace_start=trace_start)
     summary = result.to_dict()
     if json_out:
@@ -120,7 +120,7 @@ def show(
 ) -> None:
     """Offerings sorted by price per GPU-hour, with the spot discount against on-demand."""
     when = parse_time(at)
-    with options(cloud="--cloud", market="--market"):
+    with options(cloud="--cloud", market="--market", region="--region"):
         frame = prices(db, when, gpu_models=split_csv(gpu), clouds=split_csv(cloud),
                        regions=split_csv(region), markets=[market] if market else [],
                        cheapest_per_gpu=cheapest_per_gpu)
@@ -169,7 +169,7 @@ def history(
     json_out: JsonOption = False,
 ) -> None:
     """Every stored price change of an instance type, oldest first."""
-    with options(since="--since", until="--until", market="--market"):
+    with options(since="--since", until="--until", market="--market", region="--region"):
         frame = price_history(db, instance, regions=split_csv(region),
                               markets=[market] if market else [], since=since or None,
                               until=until or None)
@@ -180,9 +180,15 @@ def history(
         from costsched.catalog import instance_types
         from costsched.vocabulary import did_you_mean
 
+        types = instance_types()["instance_type"]
+        if instance in set(types):  # a known type: say where it has prices instead
+            elsewhere = sorted(set(price_history(db, instance)["region"])) if region else []
+            hint = (f"; it has prices in {', '.join(elsewhere)}" if elsewhere else
+                    "; `costsched prices import` or `costsched collect` adds prices")
+        else:
+            hint = did_you_mean(instance, types)
         raise InvalidInput(f"no stored prices for instance type {instance!r}"
-                           + (f" in {', '.join(split_csv(region))}" if region else "")
-                           + did_you_mean(instance, instance_types()["instance_type"]))
+                           + (f" in {', '.join(split_csv(region))}" if region else "") + hint)
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
              r.market, money(r.usd_per_hour), r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",

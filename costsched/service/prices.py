@@ -10,10 +10,12 @@ from pathlib import Path
 import pandas as pd
 
 from costsched import catalog
+from costsched.config import effective
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.prices import prices_at
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
+from costsched.service.values import regions as known_regions
 
 EXPORT_SUFFIXES = (".csv", ".parquet")
 
@@ -52,6 +54,7 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
     from price_collectors import availability, recorded
 
     check_paths(paths)
+    limit = effective().files.import_mb  # each file's size, checked before it is read
     start = as_time(trace_start, "trace start") if trace_start is not None else None
     traces, others = availability.split(paths)
     files, _ = recorded.expand(others)
@@ -63,8 +66,8 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
         if progress:
             progress(done, len(files) + len(traces), path)
 
-    parsed = recorded.read_paths(others, progress=advance)
-    found = availability.read_paths(traces, start=start, progress=advance)
+    parsed = recorded.read_paths(others, progress=advance, limit_mb=limit)
+    found = availability.read_paths(traces, start=start, progress=advance, limit_mb=limit)
     intervals = found.intervals()
     with using(store) as opened:
         result = opened.ingest(parsed.observations())
@@ -100,7 +103,7 @@ def prices(
     prices. `cheapest_per_gpu`: only the cheapest offering of each GPU model."""
     when = as_time(at, "at")
     gpus = [catalog.gpu_model_name(g) for g in gpu_models]
-    filters = dict(clouds=choices("cloud", clouds, CLOUDS), regions=list(regions),
+    filters = dict(clouds=choices("cloud", clouds, CLOUDS), regions=known_regions(regions),
                    gpu_models=gpus, markets=choices("market", markets, MARKETS),
                    instance_types=list(instance_types))
     with using(store) as opened:
@@ -123,6 +126,7 @@ def price_history(
     start = as_time(since, "since") if since is not None else None
     end = as_time(until, "until") if until is not None else None
     market = choices("market", markets, MARKETS)
+    known_regions(regions)
     with using(store) as opened:
         frame = opened.history(start=start, end=end, instance_type=[instance_type],
                                region=list(regions), market=market)

@@ -22,6 +22,7 @@ from costsched import catalog, clouds
 from costsched.model import InvalidInput
 from costsched.optimize.decision import egress_per_gb
 from costsched.store import PriceStore, to_epoch_seconds
+from costsched.vocabulary import did_you_mean
 
 # Reference prices where the store has none for the trace's time. On-demand: the bundled
 # catalog's list price of the instance type in the zone's region (p3.2xlarge: $3.06/h in
@@ -156,7 +157,7 @@ class AvailabilityTrace:
         if frame.empty:
             where = f" in {', '.join(zones)}" if zones else ""
             raise InvalidInput(f"no stored spot availability of {instance_type}{where}: "
-                               "import an availability trace first")
+                               + _stored_instead(store, instance_type, kind, zones))
         if zones:
             missing = sorted(set(zones) - set(frame["zone"]))
             if missing:
@@ -377,3 +378,20 @@ def _runs(available: np.ndarray) -> np.ndarray:
     idx = np.broadcast_to(np.arange(1, n + 1), (z, n))
     last_false = np.maximum.accumulate(np.where(available, 0, idx), axis=1)
     return np.where(available, idx - last_false, 0)
+
+
+def _stored_instead(store: PriceStore, instance_type: str, kind: str,
+                    zones: Sequence[str] | None) -> str:
+    """What the store has instead (the instance types, or the zones of this one, of
+    `kind`), with the close ones; or how to add availability when it has none."""
+    stored = store.spot_availability.summary()
+    stored = stored[stored["kind"] == kind]
+    if stored.empty:
+        return f"the store has no {kind} trace: import one first (`costsched prices import`)"
+    types = sorted(set(stored["instance_type"]))
+    if instance_type not in types:
+        return (f"expected an instance type of the stored traces: {', '.join(types)}"
+                f"{did_you_mean(instance_type, types)}")
+    known = sorted(set(stored.loc[stored["instance_type"] == instance_type, "zone"]))
+    asked = next(iter(zones or ()), "")
+    return f"stored zones: {', '.join(known)}{did_you_mean(asked, known)}"

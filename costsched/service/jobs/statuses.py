@@ -17,7 +17,7 @@ from costsched.costs import JobCost, job_costs
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
-from costsched.service.job_filters import JobFilter
+from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
 from costsched.service.jobs.move import migrate
 from costsched.service.jobs.runs import (
@@ -33,6 +33,7 @@ from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
+from costsched.vocabulary import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,37 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
         found = [r for r in found if only.matches(r.spec)]
     if name is not None:
         found = [r for r in found if fnmatch.fnmatchcase(r.name, name)]
+        if not found:
+            _check_name_pattern(store, name)
+    if only is not None and only.budget and not found:
+        _check_budget_name(store, only)
     return found[-limit:] if limit else found
+
+
+def _check_name_pattern(store: PriceStore, name: str) -> None:
+    """InvalidInput when no job of the store has a name `name` matches (a typo): the close
+    names. A pattern some job matches, in other states, is a filter that found none."""
+    names = sorted({r.name for r in store.jobs.records()})
+    if names and not any(fnmatch.fnmatchcase(n, name) for n in names):
+        raise InvalidInput(f"name {name!r}: no job's name matches it"
+                           f"{did_you_mean(name, names) or '; the jobs: ' + _few(names)}")
+
+
+def _check_budget_name(store: PriceStore, only: JobFilter) -> None:
+    """InvalidInput when the budget asked for is neither configured nor any job's
+    constraints.budget_name (a typo): the budgets there are."""
+    known = budget_names([r.spec for r in store.jobs.records()], only.named)
+    if only.budget not in known:
+        accepted = (f"expected one of {', '.join(known)}" if known else
+                    "no budget is configured ([budgets.named.NAME]) or named by a job "
+                    "(constraints.budget_name)")
+        raise InvalidInput(f"budget {only.budget!r}: no job is in a budget of that name: "
+                           f"{accepted}{did_you_mean(only.budget, known)}")
+
+
+def _few(names: list[str], limit: int = 5) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
+                                       if len(names) > limit else "")
 
 
 class OpenPlacements:
