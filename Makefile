@@ -9,7 +9,8 @@ SPOT_TRACES ?= ../shared/data/spot-traces
 DEADLINE_DB := .demo/availability-2023.sqlite
 
 
-.PHONY: demo demo-local demo-recorded demo-deadline test lint bench docs install install-dev clean
+.PHONY: demo demo-local demo-recorded demo-deadline test test-loaded lint bench docs install \
+	install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -110,6 +111,16 @@ test: $(VENV)/.installed-dev
 			echo "== the result-comparing tests again, with $(BLAS_ENV)"; \
 			env $(BLAS_ENV) $(BIN)/pytest -n 3 --dist loadfile -m results; \
 		fi
+
+# The suite on a busy machine: CPU hogs (busy loops, one per core plus two; LOAD_HOGS=N
+# for another count) run beside pytest for as long as it runs. No test may depend on the
+# machine being quiet. TESTS=... runs part of the suite (default: all of it).
+LOAD_HOGS ?=
+TESTS ?=
+test-loaded: $(VENV)/.installed-dev
+	export COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)}; \
+		$(BIN)/python scripts/under_load.py $(if $(LOAD_HOGS),--hogs $(LOAD_HOGS)) -- \
+		$(BIN)/pytest -n 3 --dist loadfile --durations=15 $(TESTS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -116,3 +116,104 @@ def test_no_credentials_in_the_logs(s3: Any, tmp_path: Path, caplog: pytest.LogC
     assert store.restore(tmp_path / "out") == checkpoint
     assert "published s3://ckpt-bucket/jobs/7 version 1" in caplog.text
     assert "s3cr3t-never-logged" not in caplog.text
+
+
+def test_interleaved_publishers_never_share_a_version_nor_lose_a_checkpoint(
+        s3: Any, tmp_path: Path) -> None:
+    """Publishing is safe under concurrency by its own steps, not by the timing of a quiet
+    machine: twelve publishers whose every call to S3 is held back a random while (so that
+    each step of one falls between the steps of the others: a listing between another's
+    data and manifest, a data put racing another's) each get a version of their own, and
+    every version listed is one publisher's bytes, verified. Conditional puts are atomic, as
+    S3's are (the double: tests.conftest.atomic_s3_puts)."""
+    import random
+    import threading
+    import time
+
+    class Jittered:
+        """The client, each call held back up to 3 ms."""
+
+        def __init__(self, client: Any, seed: int) -> None:
+            self._client, self._random = client, random.Random(seed)
+
+        def __getattr__(self, name: str) -> Any:
+            found = getattr(self._client, name)
+            if not callable(found) or name == "exceptions":
+                return found
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                time.sleep(self._random.random() * 0.003)
+                return found(*args, **kwargs)
+
+            return call
+
+    writers = 12
+    payloads = [f"writer {i}: ".encode() + bytes(range(256)) * (i + 1) for i in range(writers)]
+    sources = []
+    for i, data in enumerate(payloads):
+        (tmp_path / f"w{i}").mkdir()
+        sources.append(tmp_path / f"w{i}" / "checkpoint.npz")
+        sources[-1].write_bytes(data)
+    published: dict[int, Any] = {}
+    errors: list[BaseException] = []
+    start = threading.Barrier(writers)
+
+    def publish(i: int) -> None:
+        store = S3Store(BUCKET, PREFIX, client=Jittered(s3, seed=i))
+        start.wait()
+        try:
+            published[i] = store.publish(sources[i])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=publish, args=(i,)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == [] and len(published) == writers
+    versions = [c.version for c in published.values()]
+    assert sorted(versions) == sorted(set(versions))  # no two share one
+    store = S3Store(BUCKET, PREFIX, client=s3)
+    listed = {c.version: c for c in store.list()}
+    assert set(listed) == set(versions)  # none lost, none extra
+    for i, checkpoint in published.items():
+        assert listed[checkpoint.version] == checkpoint
+        assert store.verify(checkpoint)
+        body = s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/v{checkpoint.version:08d}/"
+                             "checkpoint.npz")["Body"].read()
+        assert body == payloads[i]  # the writer's own bytes under its version
+
+
+def test_the_double_decides_a_conditional_put_in_one_step_as_s3_does(
+        s3: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture's moto, like S3, lets one of two racing conditional puts of a key win
+    even when the write itself is slow (a pause between moto's look for the key and its
+    write: left as moto has it, both puts succeed and the second overwrites the first)."""
+    import threading
+    import time
+
+    from moto.s3.models import S3Backend
+
+    slow = S3Backend.put_object
+
+    def put_object(self: Any, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.05)
+        return slow(self, *args, **kwargs)
+
+    monkeypatch.setattr(S3Backend, "put_object", put_object)
+    outcomes: list[str] = []
+
+    def put(body: bytes) -> None:
+        try:
+            s3.put_object(Bucket=BUCKET, Key="race", Body=body, IfNoneMatch="*")
+            outcomes.append("put")
+        except s3.exceptions.ClientError as exc:
+            outcomes.append(exc.response["Error"]["Code"])
+
+    threads = [threading.Thread(target=put, args=(body,)) for body in (b"one", b"two")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(outcomes) == ["PreconditionFailed", "put"]
