@@ -73,6 +73,24 @@ class S3Store(CheckpointStore):
         raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
                            "tries (too many concurrent publishers)")
 
+    def check(self) -> None:
+        """Fail now, in one line, when the bucket cannot be listed: no credentials, a refusal
+        (denied, a bad key), no such bucket, S3 out of reach; never a traceback."""
+        from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+        try:
+            self._scan()
+        except NoCredentialsError:
+            raise InvalidInput(f"checkpoint store {self.uri}: no AWS credentials found: run "
+                               "`aws configure`, set AWS_PROFILE, or set AWS_ACCESS_KEY_ID and "
+                               "AWS_SECRET_ACCESS_KEY (`costsched check` says more)") from None
+        except ClientError as exc:
+            raise InvalidInput(f"checkpoint store {self.uri}: S3 refused to list it "
+                               f"({_code(exc) or 'no reason given'})") from None
+        except BotoCoreError as exc:
+            raise InvalidInput(f"checkpoint store {self.uri}: S3 cannot be reached "
+                               f"({type(exc).__name__})") from None
+
     def list(self) -> list[Checkpoint]:
         def read(version: int) -> bytes | None:
             key = self._key(layout.manifest_name(version))

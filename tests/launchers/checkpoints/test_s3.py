@@ -217,3 +217,25 @@ def test_the_double_decides_a_conditional_put_in_one_step_as_s3_does(
     for thread in threads:
         thread.join(timeout=60)
     assert sorted(outcomes) == ["PreconditionFailed", "put"]
+
+
+def test_a_store_that_cannot_be_used_is_said_in_one_line_before_a_launch(
+        s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No credentials, S3 refusing the listing, or a bucket that does not exist: `check`
+    (what a launch asks before it starts anything) says so in one line, never a traceback."""
+    from botocore.stub import Stubber
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    with pytest.raises(InvalidInput, match=r"^checkpoint store s3://ckpt-bucket/jobs/7: no AWS "
+                                           r"credentials found: run `aws configure`"):
+        S3Store(BUCKET, PREFIX).check()
+    stubbed = Stubber(s3)
+    stubbed.add_client_error("list_objects_v2", "AccessDenied", http_status_code=403)
+    with stubbed, pytest.raises(InvalidInput, match=r"^checkpoint store s3://ckpt-bucket/"
+                                                    r"jobs/7: S3 refused to list it "
+                                                    r"\(AccessDenied\)$"):
+        S3Store(BUCKET, PREFIX, client=s3).check()
+    with pytest.raises(InvalidInput, match="bucket no-such-bucket does not exist"):
+        S3Store("no-such-bucket", PREFIX, client=s3).check()
+    S3Store(BUCKET, PREFIX, client=s3).check()  # a bucket that can be listed
