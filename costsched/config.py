@@ -141,12 +141,12 @@ class CollectConfig(_Section):
     @field_validator("regions")
     @classmethod
     def _regions(cls, value: list[str]) -> list[str]:
-        from costsched.clouds import owners_of_region
+        from costsched.clouds import region_problem
 
         for region in value:
-            if not owners_of_region(region):
-                raise ValueError(f"{region!r} is not a region name: expected names such as "
-                                 "us-east-1, us-central1, eastus")
+            problem = region_problem(region)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
 
