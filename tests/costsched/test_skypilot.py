@@ -196,7 +196,7 @@ def test_emit_then_read_back_gives_the_decided_placement(tmp_path: Path) -> None
     emitted = yaml.safe_load(text)
     assert emitted["resources"]["use_spot"] is True
     assert emitted["run"] == spec.run and emitted["setup"] == spec.setup
-    assert emitted["envs"] == spec.envs and emitted["workdir"] == spec.workdir
+    assert emitted["envs"] == spec.envs and emitted["workdir"] == "."  # as the file says
     back = parse_task(emitted, "pinned.yaml")
     assert placements(back) == [(best["cloud"], best["region"], best["zone"],
                                  best["instance_type"], best["market"])]
