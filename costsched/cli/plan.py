@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -31,8 +31,8 @@ from costsched.cli.packing import instances_json, instances_table
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
+from costsched.optimize.planner import JobPlan, order_cost
 from costsched.optimize.planner import Progress as Report
-from costsched.optimize.planner import order_cost
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
 from costsched.service.plan import job_specs
@@ -115,7 +115,7 @@ def plan(
     elif len(result.jobs) > TABLES_UP_TO:
         _print_groups(result)
         if result.collection is not None:
-            _print_collection(result.collection, budget)
+            _print_collection(result.collection, budget, result.jobs)
     else:
         for members in _groups(result):  # a sweep's identical jobs: one table
             _print_job(result, members, top, stale_after, wide)
@@ -123,7 +123,7 @@ def plan(
         for line in plan_notes_for(db, {p.job.job.model for p in result.jobs}):
             err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
         if result.collection is not None:
-            _print_collection(result.collection, budget)
+            _print_collection(result.collection, budget, result.jobs)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -157,22 +157,26 @@ def _groups(result: PlanResult) -> list[list[int]]:
 
 def _print_groups(result: PlanResult) -> None:
     """One row per group of identical jobs: its best offering, or why it has none."""
-    rows, reasons = [], []
+    rows, reasons, notes = [], [], {}
     for members in _groups(result):
         first, last = result.jobs[members[0]], result.jobs[members[-1]]
         names = first.job.name + ("" if len(members) == 1 else f" ... {last.job.name}")
-        best = first.best
+        best, work = first.best, first.job.work
         if best is None:
             reasons.append(f"{len(members)} jobs ({names}): {first.reason}")
+        if work is not None and work.assumed:
+            notes.setdefault(work.assumption(), None)
         rows.append([names, str(len(members)), first.job.job.model,
-                     f"{first.job.job.steps:,.0f}", "-" if best is None else best["offering"],
+                     figures.group_work(first.job.job.steps, work),
+                     "-" if best is None else best["offering"],
                      "-" if best is None else money(best["usd_per_hour"], 4),
-                     "-" if best is None else f"{best['expected_hours']:,.2f}",
-                     "-" if best is None else money(best["expected_cost"], 2)])
+                     *(["-", "-"] if best is None else figures.group_cells(best, work))])
     console.print(table(f"{len(result.jobs):,} jobs in {len(rows):,} groups of identical jobs; "
                         f"best by {result.per_job_objective} (--json gives every job)",
-                        ["jobs", "count", "model", "steps", "best offering", "$/h", "hours",
+                        ["jobs", "count", "model", "work", "best offering", "$/h", "hours",
                          "total $ each"], rows))
+    for note in notes:
+        console.print(f"  {user_text(note)}", highlight=False)
     for reason in reasons:
         err_console.print(f"[red]no plan:[/red] {user_text(reason)}", highlight=False,
                           soft_wrap=True)
@@ -245,7 +249,15 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         console.print(f"  {note}", highlight=False)
 
 
-def _print_collection(c: CollectionPlan, budget: float | None) -> None:
+def _print_collection(c: CollectionPlan, budget: float | None,
+                      jobs: Sequence[JobPlan] = ()) -> None:
+    _print_collection_table(c, budget)
+    note = figures.collection_note([p.job for p in jobs])
+    if note and c.feasible:
+        console.print(f"  {user_text(note)}", highlight=False)
+
+
+def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
     if not c.feasible:
         for reason in c.reasons[:REASONS_SHOWN]:
             err_console.print(f"[red]no collection plan ({c.policy}):[/red] "

@@ -53,6 +53,19 @@ def work_cells(r: object, work: Work | None) -> list[str]:
     return [f"{r.expected_hours:,.2f}{mark}", money(r.expected_cost, 2) + mark]
 
 
+def group_work(steps: float, work: Work | None) -> str:
+    """The work column of `plan`'s table of groups: steps, or hours on the reference."""
+    return f"{steps:,.0f} steps" if work is None or work.hours is None else work.describe()
+
+
+def group_cells(best: pd.Series, work: Work | None) -> list[str]:
+    """The hours and total of a group's best offering; for assumed work, no hours and the
+    cost of an hour of it."""
+    if work is not None and work.assumed:
+        return ["-", f"{money(best['expected_cost'] / (work.hours or 1.0), 4)}/work-h"]
+    return [f"{best['expected_hours']:,.2f}", money(best["expected_cost"], 2)]
+
+
 def per_work_hour(shown: pd.DataFrame, work: Work | None) -> pd.Series | None:
     """`plan --json`'s `usd_per_work_hour`: the expected cost of an hour of the reference's
     work, where the work is hours on a reference; None where it is steps."""
@@ -110,3 +123,16 @@ def rule_hint(model: str, table_frame: pd.DataFrame, source: str, first_of_file:
         label = shown.loc[shown["throughput_estimated"].astype(bool), "offering"].iloc[0]
         return f"`costsched plan {where} --explain '{label}'`"
     return f"`costsched plan {where} --json` (each row's throughput_source)"
+
+
+def collection_note(jobs: list) -> str:
+    """A collection of jobs some of which give no work: whose totals rest on an assumed
+    hour ('' when none)."""
+    assumed = [j.name for j in jobs if j.work is not None and j.work.assumed]
+    if not assumed:
+        return ""
+    shown = ", ".join(assumed[:6]) + (f", ... ({len(assumed)} in all)" if len(assumed) > 6
+                                      else "")
+    return (f"the work of {shown} is not given: the collection counts 1 h of work on the "
+            "first GPU of each (a total needs the work: `costsched: {hours: H}` or "
+            "`costsched: {model: NAME, steps: N}`)")

@@ -154,3 +154,15 @@ def test_launch_and_status_of_a_task_without_work_say_what_their_figures_rest_on
     finally:
         stopped = cli("stop", "1")
         assert stopped.exit_code == 0, stopped.output
+
+
+def test_a_large_sweep_without_work_shows_the_cost_of_an_hour_of_it(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    lrs = ", ".join(f"0.{i:02d}" for i in range(1, 22))
+    path = task(tmp_path, f"costsched: {{sweep: {{LR: [{lrs}]}}}}\n")
+    result = cli("plan", path, "--wide")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "21 jobs in 1 groups of identical jobs" in out
+    assert "1 h of work on 1xV100 (assumed)" in out and re.search(r"\$0\.\d{4}/work-h", out)
+    assert f"the work is not given in {path}: figures are for 1 h of work" in out
