@@ -26,7 +26,6 @@ from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 
-from costsched import clouds
 from costsched.cpu_work import CpuWork
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
@@ -137,24 +136,12 @@ def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing |
         if not hit.any():
             found = sorted({str(v) for v in market[column] if str(v)})
             wanted = ", ".join(str(v) for v in accepted)
-            # A real name with no price is not a typo: no look-alike is offered for it.
-            typo = "" if _well_formed(column, str(accepted[0])) else did_you_mean(
-                str(accepted[0]), found)
+            # A GPU costsched knows, unpriced here, is no typo: no look-alike is offered.
+            typo = "" if column == "gpu_model" and str(accepted[0]) in GPU_SPECS else (
+                did_you_mean(str(accepted[0]), found))
             return Missing(f"no offering priced as of {when} has {what} {wanted}",
                            [f"priced: {_listed(found)}{typo}"])
     return None
-
-
-def _well_formed(column: str, value: str) -> bool:
-    """A name of its kind that costsched knows (a GPU model of its data sheets) or that
-    has the shape of a cloud's region or zone names."""
-    if column == "gpu_model":
-        return value in GPU_SPECS
-    if column == "region":
-        return bool(clouds.owners_of_region(value))
-    if column == "zone":
-        return clouds.zone_region(value) is not None
-    return False
 
 
 def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool,

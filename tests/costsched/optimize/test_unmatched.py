@@ -46,10 +46,10 @@ def why(at: datetime = NOW, **constraints: object) -> str:
 def test_a_value_nothing_has_is_named_with_those_that_exist() -> None:
     assert why(gpu_models=("H100",)) == ("job j: no offering priced as of 2026-06-01T00:00Z "
                                          "has GPU model H100; priced: A100, V100")
-    # A real region with no price is not taken for a typo; a misspelt one is.
-    assert why(regions=("us-east-2",)).endswith("priced: us-central1, us-east-1, us-east1")
     assert "priced: us-central1, us-east-1, us-east1; did you mean 'us-east-1'" in why(
         regions=("us-east-l",))
+    # A GPU costsched knows, with no price here, is not taken for a typo; a misspelt is.
+    assert why(gpu_models=("A10O",)).endswith("did you mean 'A100'?")
 
 
 def test_a_shape_nothing_has() -> None:
