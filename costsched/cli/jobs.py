@@ -369,6 +369,8 @@ def _problems(s: service.JobStatus) -> list[str]:
             out.extend(f"  | {line}" for line in f.log_tail)
     if s.checkpoint_error:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
+    if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
+        out.append(s.assumed_work.assumption())
     return out
 
 
