@@ -340,7 +340,8 @@ class Arm:
                doc: dict | None = None, error: dict | None = None) -> Answer:
         op = f"op-{next(self._ids)}"
         self.operations[op] = {"kind": kind, "path": path, "error": error}
-        url = (f"{base}/subscriptions/{self.subscription}/providers/Microsoft.Compute/"
+        provider = path.split("/providers/", 1)[1].split("/", 1)[0]
+        url = (f"{base}/subscriptions/{self.subscription}/providers/{provider}/"
                f"locations/eastus/operations/{op}?api-version=2024-07-01")
         return _json(status, doc if doc is not None else {},
                      {"Azure-AsyncOperation": url, "Retry-After": "0"})
