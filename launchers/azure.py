@@ -227,13 +227,25 @@ class AzureLauncher(Launcher):
         if not self.can_launch(offering):
             raise InvalidInput(f"cloud {offering.cloud!r}: the azure launcher starts azure "
                                "offerings only")
-        self.ensure_group()
-        if cloud_gang.nodes_of(spec) > 1:
-            return azure_gang.launch(self, spec)
-        name = azure_vm.vm_name(spec.job_id, spec.attempt)
-        body = self.document(spec, name, security_group=self.ports_group(spec))
-        self.create(offering, name, body)
-        return self.status(self.handle(offering.region, name))
+        http_error, _ = self.errors()
+        try:
+            self.ensure_group()
+            if cloud_gang.nodes_of(spec) > 1:
+                return azure_gang.launch(self, spec)
+            name = azure_vm.vm_name(spec.job_id, spec.attempt)
+            body = self.document(spec, name, security_group=self.ports_group(spec))
+            self.create(offering, name, body)
+            return self.status(self.handle(offering.region, name))
+        except http_error as exc:  # its network, security group or placement group
+            raise self.refused(exc, f"azure {offering.region}") from None
+
+    def refused(self, exc: Exception, where: str) -> Exception:
+        """What to raise for an error of Resource Manager: one line."""
+        if error_code(exc) == "ResourceGroupNotFound":
+            return InvalidInput(f"azure: resource group {self.group} does not exist: `az "
+                                f"group create -n {self.group} -l {self.settings.location}`, "
+                                "or set azure.create_resource_group = true")
+        return RuntimeError(f"{where}: {error_text(exc)}")
 
     def create(self, offering: Offering, name: str, body: Mapping[str, Any]) -> None:
         """PUT the VM (the same again is the same VM) and wait for it up to wait_seconds;
@@ -249,12 +261,7 @@ class AzureLauncher(Launcher):
             if reason is not None:
                 self.delete_vm(name, wait=True)  # a VM that failed to allocate, if any
                 raise CapacityError(offering, reason) from None
-            if error_code(exc) == "ResourceGroupNotFound":
-                raise InvalidInput(f"azure: resource group {self.group} does not exist: "
-                                   f"`az group create -n {self.group} -l "
-                                   f"{self.settings.location}`, or set "
-                                   "azure.create_resource_group = true") from None
-            raise RuntimeError(f"{where}: {error_text(exc)}") from None
+            raise self.refused(exc, where) from None
 
     # -- reading --------------------------------------------------------------------------
 
