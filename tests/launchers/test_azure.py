@@ -5,7 +5,6 @@ evicted, deleted), capacity errors, adoption by tags, and what it refuses."""
 from __future__ import annotations
 
 import base64
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -69,7 +68,7 @@ def test_a_spot_vm_is_one_documented_put_with_its_network_made_once(
     assert calls == [
         ("GET", "Microsoft.Network/virtualNetworks/costsched-eastus"),  # none yet
         ("PUT", "Microsoft.Network/virtualNetworks/costsched-eastus"),
-        ("GET", f"Microsoft.Network/locations/eastus/operations/op-1"),
+        ("GET", "Microsoft.Network/locations/eastus/operations/op-1"),
         ("GET", "Microsoft.Network/virtualNetworks/costsched-eastus"),  # its final state
         ("PUT", f"Microsoft.Compute/virtualMachines/{name}"),
         ("GET", "Microsoft.Compute/locations/eastus/operations/op-4"),
