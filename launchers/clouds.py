@@ -7,8 +7,9 @@ Each cloud's launcher is made when first needed, with this machine's defaults, a
 instance is handed to the launcher whose handle it has: EC2's REGION/i-... (or
 REGION/gang-...), Compute Engine's ZONE/NAME, Azure's LOCATION/RESOURCE_GROUP/NAME. The
 clouds' names of regions and zones tell them apart (`costsched.clouds`). `instances` asks
-the clouds whose launchers this process has made: a launch asked again after a crash is
-found by the cloud's own launch (the same job and attempt are the same instance there).
+the clouds this process has launched on or asked about (not every region of every cloud):
+a launch asked again after a crash is found by the cloud's own launch (the same job and
+attempt are the same instance there).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class CloudsLauncher(Launcher):
         machine's defaults when first needed); `clouds`: the clouds jobs may run on (those
         of `backends` when given)."""
         self._made: dict[str, Launcher] = dict(backends or {})
+        self._used: set[str] = set()  # the clouds launched on or asked about
         self.clouds = tuple(backends) if backends else tuple(clouds)
         unknown = [c for c in self.clouds if c not in CLOUDS]
         if unknown:
@@ -68,12 +70,15 @@ class CloudsLauncher(Launcher):
         return self._made[cloud]
 
     def of(self, instance_id: str) -> Launcher:
-        return self.backend(owner(instance_id))
+        cloud = owner(instance_id)
+        self._used.add(cloud)
+        return self.backend(cloud)
 
     def can_launch(self, offering: Offering) -> bool:
         return offering.cloud in self.clouds
 
     def launch(self, spec: LaunchSpec) -> Instance:
+        self._used.add(spec.offering.cloud)
         return self.backend(spec.offering.cloud).launch(spec)
 
     def status(self, instance_id: str) -> Instance:
@@ -89,12 +94,13 @@ class CloudsLauncher(Launcher):
                 continue
         found: dict[str, Instance] = {}
         for cloud, ids in by_cloud.items():
+            self._used.add(cloud)
             found.update(self.backend(cloud).statuses(ids))
         return found
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
-        return [i for launcher in list(self._made.values())
-                for i in launcher.instances(job_id)]
+        return [i for cloud in sorted(self._used)
+                for i in self.backend(cloud).instances(job_id)]
 
     def request_stop(self, instance_id: str) -> None:
         self.of(instance_id).request_stop(instance_id)

@@ -14,3 +14,16 @@ def azure_tls(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from tests.launchers.azure_fake import tls
 
     return tls(Path(tmp_path_factory.mktemp("azure-tls")))
+
+
+@pytest.fixture()
+def azure(azure_tls: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The loopback Azure (tests.launchers.azure_fake), its resource group `costsched` made,
+    with this process's SDKs pointed at it."""
+    from tests.launchers.azure_fake import Azure
+
+    with Azure(tmp_path / "azure", azure_tls) as fake:
+        for name, value in fake.env().items():
+            monkeypatch.setenv(name, value)
+        fake.arm.add_group()
+        yield fake

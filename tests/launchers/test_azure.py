@@ -26,15 +26,6 @@ IDENTITY = (f"/subscriptions/{SUBSCRIPTION}/resourceGroups/costsched/providers/"
 KEY = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 nobody"
 
 
-@pytest.fixture()
-def azure(azure_tls: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    with Azure(tmp_path / "azure", azure_tls) as fake:
-        for name, value in fake.env().items():
-            monkeypatch.setenv(name, value)
-        fake.arm.add_group()
-        yield fake
-
-
 def make(azure: Azure, tmp_path: Path, **settings: Any) -> AzureLauncher:
     key = tmp_path / "key.pub"
     key.write_text(KEY)

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
@@ -29,15 +28,6 @@ from launchers.checkpoints import open_store
 from launchers.userdata import checkout_install
 from tests.launchers.azure_fake import SUBSCRIPTION, Azure, StaticToken
 from tests.launchers.test_boot_path import AT, PROJECT, Instance, wait_for, write_job
-
-
-@pytest.fixture()
-def azure(azure_tls: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    with Azure(tmp_path / "azure", azure_tls) as fake:
-        for name, value in fake.env().items():
-            monkeypatch.setenv(name, value)
-        fake.arm.add_group()
-        yield fake
 
 
 def azure_launcher(azure: Azure, root: Path, key: Path) -> AzureLauncher:
