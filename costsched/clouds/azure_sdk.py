@@ -79,10 +79,6 @@ def subscription(configured: str | None = None,
                        "--subscription ID`")
 
 
-def _scope(endpoint: str) -> str:
-    return f"{endpoint.rstrip('/')}/.default"
-
-
 class AzureClients:
     """The management clients of one subscription, each made when first used. `options`
     go to every client (azure-core's: `connection_timeout`, `read_timeout`, `retry_total`,
@@ -110,8 +106,10 @@ class AzureClients:
 
     def _make(self, module: str, name: str) -> Any:
         client = getattr(_need(module), name)
+        # The token's audience is the public cloud's Resource Manager whatever the endpoint
+        # (the SDK's default scope): an emulator or a proxy answers for it.
         return client(self.credential, self.subscription_id, base_url=self.endpoint,
-                      credential_scopes=[_scope(self.endpoint)], **self.options)
+                      **self.options)
 
     @cached_property
     def compute(self) -> Any:  # azure.mgmt.compute.ComputeManagementClient

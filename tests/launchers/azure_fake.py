@@ -253,6 +253,10 @@ class Arm:
         self.pending: set[str] = set()  # VMs that stay Creating (not running yet)
         self.serial: dict[str, str] = {}  # VM name -> its serial log
         self.blob_url = ""  # where the serial logs are served (BlobService's /ACCOUNT/...)
+        # Long-running operations answered done at once (201 with a terminal provisioning
+        # state and no Azure-AsyncOperation: nothing to poll), as ARM may answer them.
+        self.instant = False
+        self.forbid: set[str] = set()  # path parts answered 403 AuthorizationFailed
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -293,6 +297,9 @@ class Arm:
                 return _error(401, "AuthenticationFailed", "no management token")
             if not request.query.get("api-version"):
                 return _error(400, "MissingApiVersionParameter", "api-version")
+            if any(part in request.path for part in self.forbid):
+                return _error(403, "AuthorizationFailed", "The client 'x' does not have "
+                              "authorization to perform action over scope")
             base = f"https://{request.headers['host']}"
             path = request.path.rstrip("/")
             if "/operations/" in path:
@@ -338,6 +345,10 @@ class Arm:
 
     def _async(self, base: str, kind: str, path: str, status: int,
                doc: dict | None = None, error: dict | None = None) -> Answer:
+        if self.instant and error is None:
+            if doc and kind == "createVm":
+                doc = self.resources[path.lower()]
+            return _json(200 if status == 202 else status, doc if doc is not None else {})
         op = f"op-{next(self._ids)}"
         self.operations[op] = {"kind": kind, "path": path, "error": error}
         provider = path.split("/providers/", 1)[1].split("/", 1)[0]
