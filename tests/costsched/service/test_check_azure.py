@@ -13,7 +13,6 @@ from costsched.clouds.azure_sdk import AzureClients
 from costsched.config import Config
 from costsched.service.check import check_azure
 from tests.launchers.azure_fake import SUBSCRIPTION, StaticToken
-from tests.launchers.conftest import azure, azure_tls  # noqa: F401 - fixtures by name
 
 SECRET = "s3cr3t-client-value-000"
 
@@ -61,7 +60,7 @@ def test_a_missing_resource_group_and_container(azure: Any) -> None:
     assert "container ckpt does not exist" in found.calls[-1].detail
 
 
-def test_credentials_that_fail_are_one_line_without_their_text(azure: Any) -> None:
+def test_credentials_that_fail_are_one_line_without_their_text() -> None:
     from azure.core.exceptions import ClientAuthenticationError
 
     class Refusing:
