@@ -248,6 +248,9 @@ class TaskSpec(_Strict):
     # ("cloud/type")}, each list empty for any.
     order: list[dict[str, list[str]]] = []
     notes: list[str] = []  # what was read with a remark (an accelerator dropped, ...)
+    # What a launch must be given first, one line each ("file_mounts./out: ${B} has no
+    # value: ..."): a plan goes on without it, `launch` refuses until it is given.
+    needs: list[str] = []
     num_nodes: int = Field(1, ge=1, le=MAX_NODES)  # the job's num_nodes, for the launchers
 
     def image_for(self, region: str) -> str:
@@ -255,6 +258,12 @@ class TaskSpec(_Strict):
         if isinstance(self.image_id, dict):
             return self.image_id.get(region, "")
         return self.image_id or ""
+
+    @property
+    def docker_image(self) -> str:
+        """The container image setup and run run in (image_id docker:IMAGE), or ''."""
+        image = self.image_id if isinstance(self.image_id, str) else ""
+        return image[len("docker:"):] if image.startswith("docker:") else ""
 
 
 class JobSpec(_Strict):

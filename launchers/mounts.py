@@ -142,7 +142,8 @@ LOCAL_UNAPPLIED = ("ports", "disk_size", "disk_tier", "image_id", "labels", "net
 def local_note(task: Mapping[str, Any], root: Path) -> str:
     """What the local launcher says once about a task's fields it cannot apply on this
     machine ('' when there are none)."""
-    unapplied = [f for f in LOCAL_UNAPPLIED if task.get(f)]
+    unapplied = [f for f in LOCAL_UNAPPLIED if task.get(f)
+                 and not (f == "image_id" and str(task[f]).startswith("docker:"))]
     parts = []
     if unapplied:
         parts.append(", ".join(unapplied) + " not applied (the local launcher runs the job "
