@@ -49,7 +49,7 @@ from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
-from costsched.vocabulary import choose
+from costsched.vocabulary import choose, did_you_mean
 
 # The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
 # the arithmetic on it would overflow or lose all precision.
@@ -554,18 +554,20 @@ def _first_error(source: str, exc: ValidationError) -> str:
     field = ".".join(str(p) for p in first["loc"]) or "(job)"
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        msg = f"unknown field: expected one of {_known_fields(first['loc'])}"
+        known = _known_fields(first["loc"])
+        msg = (f"unknown field: expected one of {', '.join(known)}"
+               + did_you_mean(str(first["loc"][-1]), known))
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{source}: field {field}: {msg}{more}"
 
 
-def _known_fields(loc: tuple) -> str:
+def _known_fields(loc: tuple) -> list[str]:
     model: type[BaseModel] = JobSpec
     for part in loc[:-1]:
         annotation = model.model_fields[str(part)].annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             model = annotation
-    return ", ".join(model.model_fields)
+    return list(model.model_fields)
 
 
 def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:

@@ -221,7 +221,8 @@ def _section(value: Any, fail: Fail) -> _Section:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         if first["type"] == "extra_forbidden":
-            message = "unknown field: expected one of " + ", ".join(_Section.model_fields)
+            message = ("unknown field: expected one of " + ", ".join(_Section.model_fields)
+                       + did_you_mean(str(first["loc"][-1]), _Section.model_fields))
         else:
             message = first["msg"].removeprefix("Value error, ")
         raise fail(f"costsched.{where}", message) from None

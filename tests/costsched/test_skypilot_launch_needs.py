@@ -162,3 +162,22 @@ def test_a_docker_image_task_on_the_local_launcher(cli, tmp_path: Path,  # noqa:
     [run] = [c for c in fake_docker.calls(log) if c["cmd"] == "run"]
     assert run["image"] == "python:3.11-slim" and "GREETING" in run["env"]
     assert "image_id not applied" not in (folder / "agent.log").read_text()
+
+
+def test_a_cpu_task_launches_on_a_cpu_instance(cli, db_path: Path, tmp_path: Path,  # noqa: ANN001
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from costsched import catalog
+    from costsched.store import PriceStore
+
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    path = tmp_path / "task.yaml"
+    path.write_text("name: eval\nresources: {cpus: 2+, infra: aws}\nrun: echo evaluated\n")
+    launched = cli("launch", path, "--wait", "0", "--json")
+    assert launched.exit_code == 0, launched.output
+    [job] = json.loads(launched.stdout)
+    assert _wait_final(cli, job["id"]) == "succeeded"
+    store = PriceStore(str(db_path))
+    [placement] = store.jobs.placements(job["id"]).to_dict("records")
+    store.dispose()
+    row = catalog.lookup("aws", placement["instance_type"])
+    assert row["gpu_count"] == 0 and placement["gpu_count"] == 0 and row["vcpus"] >= 2
