@@ -31,6 +31,7 @@ OLDER_NAMES = {"spot_recovery": "job_recovery", "candidates": "any_of"}
 RESOURCE_FIELDS = (*PLACEMENT_FIELDS, *KEPT_FIELDS, "job_recovery", "any_of", "ordered",
                    "accelerator_args")
 RECOVERY_STRATEGIES = ("FAILOVER", "EAGER_NEXT_REGION")
+SKY_IMAGE_TAG = "skypilot:"  # SkyPilot's names of its own images (skypilot:gpu-ubuntu-2004)
 
 
 @dataclass
@@ -79,6 +80,7 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
                    "`sky launch` runs TPU tasks")
     _recovery(resources.get("job_recovery"), fail)
     kept = _kept(resources, fail)
+    renamed += _sky_image_tags(kept)
     if "any_of" in resources and "ordered" in resources:
         raise fail("resources", "give any_of or ordered, not both")
     kind = "any_of" if "any_of" in resources else "ordered" if "ordered" in resources else ""
@@ -117,6 +119,23 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
                        "in one of them; give it in one place")
         kept["image_id"] = images
     return union, order, kept
+
+
+def _sky_image_tags(kept: dict[str, Any]) -> list[str]:
+    """SkyPilot's own image tags (skypilot:gpu-ubuntu-2004) taken out of the kept image:
+    the launcher's own image stands for them; a note says so."""
+    image = kept.get("image_id")
+    images = image if isinstance(image, dict) else {"": image} if image else {}
+    tags = {k: v for k, v in images.items() if str(v).startswith(SKY_IMAGE_TAG)}
+    if not tags:
+        return []
+    rest = {k: v for k, v in images.items() if k not in tags}
+    if rest and isinstance(image, dict):
+        kept["image_id"] = rest
+    else:
+        kept.pop("image_id")
+    return [f"resources.image_id: {', '.join(sorted(set(tags.values())))}: SkyPilot's own "
+            "image tag; the launcher's own image is used"]
 
 
 def _newer_names(resources: dict, fail: Fail) -> tuple[dict, list[str]]:
@@ -277,16 +296,30 @@ def _accelerators(value: Any, where: str, fail: Fail,
     job's objective."""
     if value is None:
         return [], []
-    out, missing = [], []
+    out, missing, unknown = [], [], []
     sold = set(catalog.instance_types()["gpu_model"])
-    for item in fields.accelerator_items(value, where, fail):
-        found = fields.accelerator(item, where, fail)
+    items = fields.accelerator_items(value, where, fail)
+    for item in items:
+        try:
+            found = fields.accelerator(item, where, fail)
+        except InvalidInput as exc:  # a name costsched does not know
+            if len(items) == 1 or "not an accelerator costsched knows" not in str(exc):
+                raise
+            said = str(exc).split(": field ", 1)[-1]
+            close = said.rsplit("; did you mean", 1)[1] if "; did you mean" in said else ""
+            unknown.append(said.split("; expected one of")[0]
+                           + (f" (did you mean{close[:-1]})" if close else ""))
+            continue
         if isinstance(found, str) or found[0] not in sold:
             missing.append(item)
         else:
             out.append(found)
     notes = [f"{where}: {m} dropped: the catalog has no instance type with it "
              "(`costsched gpus` lists them)" for m in missing]
+    notes += [f"{u}; dropped from the set" for u in unknown]
+    if unknown and not out and not missing:
+        raise fail(where, "none of " + ", ".join(items) + " is an accelerator costsched "
+                   "knows (`costsched gpus` lists them)")
     if missing and not out and not alternative:
         raise fail(where, f"{', '.join(missing)}: the catalog has no instance type with "
                    "it (`costsched gpus` lists them); `sky launch` looks in SkyPilot's "

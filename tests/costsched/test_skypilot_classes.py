@@ -139,3 +139,22 @@ def test_alternatives_on_other_clouds_are_dropped_and_an_image_kept_per_cloud() 
         "projects/p/global/images/ubuntu"
     assert image(spec.task.model_dump(), "us-east-1", "aws") == ""  # the launcher's own
     assert image({"image_id": "docker:ubuntu:20.04"}, "us-east-1", "aws") == ""
+
+
+def test_skypilots_own_image_tags_leave_the_launchers_image() -> None:
+    spec = task("resources:\n  accelerators: T4:1\n  image_id:\n"
+                "    us-east-1: skypilot:gpu-ubuntu-1804\n    us-west-2: ami-0abc\nrun: x")
+    assert spec.task.image_id == {"us-west-2": "ami-0abc"}
+    assert ("resources.image_id: skypilot:gpu-ubuntu-1804: SkyPilot's own image tag; the "
+            "launcher's own image is used") in spec.task.notes
+    assert task("resources: {accelerators: T4, image_id: 'skypilot:gpu-ubuntu-2004'}\n"
+                "run: x").task.image_id is None
+
+
+def test_an_unknown_name_in_a_set_is_dropped_with_its_close_names() -> None:
+    spec = task("resources: {accelerators: {V10O: 1, T4: 1, RTX4070-TI-SUPER: 1}}\nrun: x")
+    assert spec.constraints.gpu_models == ["T4"]
+    assert ("resources.accelerators: 'V10O': not an accelerator costsched knows (did you "
+            "mean 'V100'); dropped from the set") in spec.task.notes
+    assert "none of V10O:1, Z9:1 is an accelerator costsched knows" in refusal(
+        "resources: {accelerators: {V10O: 1, Z9: 1}}\nrun: x")
