@@ -7,11 +7,13 @@ that image.
 Each container sees the job as the agent's own processes do: the agent's working
 directory (the code, the checkpoint directory, the progress file, the log) at the same
 path, the task's file mounts at the task's paths, the checkpoint directory also at the
-task's checkpoint mount path, the job's envs (values passed by name, never in the
-command line), the instance's network and GPUs. The agent runs `docker run` attached:
-a SIGTERM to it (a stop, a preemption notice) reaches the container's first process,
-`WRAPPER`, which forwards it to the job's processes and waits for them, as the agent does
-on the instance.
+task's checkpoint mount path, the job's envs and secrets, the instance's network and GPUs.
+The envs reach the container in a file only its owner reads, in memory (/dev/shm), that the
+container's first process reads; never on a command line and never in the container's
+configuration, which docker keeps on disk and `docker commit` copies into the image. The
+agent runs `docker run` attached: a SIGTERM to it (a stop, a preemption notice) reaches the
+container's first process, `WRAPPER`, which forwards it to the job's processes and waits
+for them, as the agent does on the instance.
 
 Private registries: ECR images with the instance's role, Artifact Registry and Container
 Registry images with the instance's service account, any other with the task's
@@ -27,8 +29,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -44,12 +48,16 @@ LOGIN_ENVS = ("SKYPILOT_DOCKER_USERNAME", "SKYPILOT_DOCKER_PASSWORD", "SKYPILOT_
 PULL_TIMEOUT = 3600.0  # seconds: a large image over a slow link
 _ECR = re.compile(r"^(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
 _GOOGLE = re.compile(r"^(?:[a-z0-9-]+-docker\.pkg\.dev|(?:[a-z]+\.)?gcr\.io)$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an env a shell can assign
+log = logging.getLogger("costsched.agent")
 
-# The container's first process (POSIX sh; $0 is the job's command). It runs the command in
-# a shell of its own and, on SIGTERM, sends SIGTERM to that shell's descendants (found in
-# /proc by their parents) but not to the shell, which lives to return their exit code; a
-# command that is the shell alone gets it itself. It exits with the command's code.
-WRAPPER = r"""term() {
+# The container's first process (POSIX sh; $0 is the job's command, $1 the file of its
+# envs). It runs the command in a shell of its own and, on SIGTERM, sends SIGTERM to that
+# shell's descendants (found in /proc by their parents) but not to the shell, which lives to
+# return their exit code; a command that is the shell alone gets it itself. It exits with
+# the command's code.
+WRAPPER = r"""if [ -n "$1" ]; then set -a; . "$1"; set +a; fi
+term() {
   kids=" $c "; grew=1
   while [ "$grew" = 1 ]; do
     grew=0
@@ -184,10 +192,10 @@ class Container:
     def run_argv(self, command: str, cwd: Path, env: Mapping[str, str], name: str,
                  image: str = "", keep: bool = False) -> list[str]:
         """`docker run` of `command` in the image (attached: its exit code is the job's)."""
-        names = sorted(set(self.env_names) | set(self.added_envs(env)))
+        envs = self.env_file(env)
         argv = [self.docker, "run", *([] if keep else ["--rm"]), "--name", name,
                 "--network", "host", "--ipc", "host",
-                "-v", f"{self.workdir}:{self.workdir}"]
+                "-v", f"{self.workdir}:{self.workdir}", "-v", f"{envs}:{envs}:ro"]
         for host, inside in self.mounts:
             argv += ["-v", f"{host}:{inside}"]
         if self.checkpoints_at:
@@ -197,10 +205,31 @@ class Container:
             argv += ["--gpus", "all"]
         if self.user:
             argv += ["--user", self.user]
-        for env_name in names:
-            argv += ["-e", env_name]  # the value from the client's environment
         return [*argv, "--entrypoint", "/bin/sh", image or self.run_image or self.ref,
-                "-c", WRAPPER, command]
+                "-c", WRAPPER, command, str(envs)]
+
+    def env_file(self, env: Mapping[str, str]) -> Path:
+        """The job's envs (its own, its secrets, the agent's) as a file of assignments the
+        wrapper reads: its owner alone reads it, in memory where the machine has /dev/shm."""
+        names = sorted(n for n in set(self.env_names) | set(self.added_envs(env)) if n in env)
+        lines = [f"{n}={shlex.quote(env[n])}\n" for n in names if _NAME.fullmatch(n)]
+        if len(lines) < len(names):
+            log.warning("envs %s: not shell variable names, not passed to the container",
+                        ", ".join(n for n in names if not _NAME.fullmatch(n)))
+        shm = Path("/dev/shm")
+        folder = (shm if shm.is_dir() and os.access(shm, os.W_OK) else self.workdir) / \
+            f"costsched-{self._key}"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / "env"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.writelines(lines)
+        return path
+
+    def forget_envs(self) -> None:
+        """Delete the envs' file (the job's containers have ended)."""
+        for folder in (Path("/dev/shm"), self.workdir):
+            shutil.rmtree(folder / f"costsched-{self._key}", ignore_errors=True)
 
     def starting(self, phase: str) -> str:
         """The name of the phase's container about to start, a dead agent's container of
@@ -217,6 +246,7 @@ class Container:
         if client_code is not None and client_code < 0 and not keep:
             self.remove(self.name(phase))
         (self.workdir / f".container-{phase}").unlink(missing_ok=True)
+        self.forget_envs()
 
     def added_envs(self, env: Mapping[str, str]) -> list[str]:
         """The names in `env` the agent set for the job (COSTSCHED_*, CHECKPOINT_DIR, a

@@ -160,7 +160,7 @@ def test_a_docker_image_task_on_the_local_launcher(cli, tmp_path: Path,  # noqa:
     [folder] = [p.parent for p in instances.glob("*/instance.json")]
     assert (folder / "checkpoints" / "out.txt").read_text() == "hello from the container\n"
     [run] = [c for c in fake_docker.calls(log) if c["cmd"] == "run"]
-    assert run["image"] == "python:3.11-slim" and "GREETING" in run["env"]
+    assert run["image"] == "python:3.11-slim" and run["env"] == {}  # GREETING: by file
     assert "image_id not applied" not in (folder / "agent.log").read_text()
 
 

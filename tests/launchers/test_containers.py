@@ -71,22 +71,37 @@ def test_setup_and_run_go_through_the_exact_docker_run(tmp_path: Path,
     setup, job = calls[1], calls[4]
     key = hashlib.sha256(str(work).encode()).hexdigest()[:10]
     user = [] if os.geteuid() == 0 else ["--user", f"{os.geteuid()}:{os.getegid()}"]
-    envs = ["-e", "CHECKPOINT_DIR", "-e", "COSTSCHED_CHECKPOINT_DIR", "-e", "COSTSCHED_JOB_ID",
-            "-e", "COSTSCHED_PROGRESS_FILE", "-e", "GREETING"]
+    envs = f"/dev/shm/costsched-{key}/env"
     common = ["--network", "host", "--ipc", "host", "-v", f"{work}:{work}",
-              "-v", f"{work / 'checkpoints'}:/checkpoint", "-w", str(work / "code"),
-              "--gpus", "all", *user, *envs, "--entrypoint", "/bin/sh"]
+              "-v", f"{envs}:{envs}:ro", "-v", f"{work / 'checkpoints'}:/checkpoint",
+              "-w", str(work / "code"), "--gpus", "all", *user, "--entrypoint", "/bin/sh"]
     assert setup["argv"] == ["docker", "run", "--name", f"costsched-{key}-setup", *common,
-                             IMAGE, "-c", containers.WRAPPER, "echo set up > ../setup-ran"]
+                             IMAGE, "-c", containers.WRAPPER, "echo set up > ../setup-ran",
+                             envs]
     assert calls[2]["argv"] == ["docker", "commit", f"costsched-{key}-setup",
                                 f"costsched-{key}:setup"]
     assert job["argv"] == ["docker", "run", "--rm", "--name", f"costsched-{key}-run",
                            *common, f"costsched-{key}:setup", "-c", containers.WRAPPER,
                            'echo "$GREETING from $COSTSCHED_JOB_ID" > '
-                           '"$CHECKPOINT_DIR/out.txt"']
-    # the container gets the job's envs and nothing else of the agent's environment
-    assert set(job["env"]) == {"CHECKPOINT_DIR", "COSTSCHED_CHECKPOINT_DIR",
-                               "COSTSCHED_JOB_ID", "COSTSCHED_PROGRESS_FILE", "GREETING"}
+                           '"$CHECKPOINT_DIR/out.txt"', envs]
+    # the envs reach the job through the file only (docker keeps none of them, nor does
+    # the image setup's changes were committed to), and the file is gone once it ends
+    assert set(job["env"]) == set() and not Path(envs).exists()
+
+
+def test_the_envs_file_holds_the_jobs_envs_only_for_its_owner(tmp_path: Path) -> None:
+    box = containers.Container(IMAGE, tmp_path, env_names=("SECRET_TOKEN", "B-AD"))
+    env = {"SECRET_TOKEN": "it's a $secret", "B-AD": "x", "PATH": os.environ["PATH"],
+           "COSTSCHED_JOB_ID": "7"}
+    path = box.env_file(env)
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    shown = subprocess.run(["/bin/sh", "-c", f'set -a; . "{path}"; set +a; '
+                            'printf "%s|%s" "$SECRET_TOKEN" "$COSTSCHED_JOB_ID"'],
+                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert shown.stdout == "it's a $secret|7"  # quoted as it is, nothing expanded
+    assert "B-AD" not in path.read_text()  # not a name a shell can set: left out
+    box.forget_envs()
+    assert not path.exists()
 
 
 def test_a_stop_reaches_the_job_in_its_container_and_the_checkpoint_is_kept(
