@@ -454,6 +454,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mounts", default="", help="the task's file mounts (JSON; "
                         "launchers.mounts)")
     parser.add_argument("--mount-root", default="", help="the folder the mounts go under")
+    parser.add_argument("--checkpoint-at", default="", help="where the task mounts its "
+                        "checkpoint bucket: a link to the checkpoint directory")
     parser.add_argument("--image", default="", help="setup and the command run in this "
                         "Docker image (JSON: launchers.containers.agent_args)")
     parser.add_argument("--no-publish", action="store_true",
@@ -528,11 +530,14 @@ def main(argv: list[str] | None = None) -> int:
                               args.rank, args.gang_wait, args.gang_exit_wait)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
-        if args.mounts:  # the task's file mounts, before its setup (launchers.mounts)
+        if args.mounts or args.checkpoint_at:  # the task's file mounts, before its setup
             from launchers import mounts
 
-            for line in mounts.prepare(json.loads(args.mounts), args.mount_root):
+            for line in mounts.prepare(json.loads(args.mounts or "[]"), args.mount_root):
                 log.info("mount: %s", redact(line))
+            if args.checkpoint_at and agent.container is None:  # a container binds it
+                log.info("mount: %s", mounts.link_checkpoints(
+                    args.checkpoint_at, agent.checkpoints, args.mount_root))
         status = agent.run()
     except Exception as exc:
         log.exception("agent failed")

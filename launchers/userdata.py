@@ -90,8 +90,10 @@ if job.get("setup"):
     argv += ["--setup", job["setup"]]
 if job.get("mounts"):
     argv += ["--mounts", json.dumps(job["mounts"])]
-    if job.get("mount_root"):
-        argv += ["--mount-root", job["mount_root"]]
+if job.get("checkpoint_at"):  # the task's checkpoint mount path: the checkpoint directory
+    argv += ["--checkpoint-at", job["checkpoint_at"]]
+if (job.get("mounts") or job.get("checkpoint_at")) and job.get("mount_root"):
+    argv += ["--mount-root", job["mount_root"]]
 image = job.get("image")
 if image:  # setup and run in a Docker image, with the job's envs and secrets by name
     names = sorted({{*image["envs"], *refs, *node_envs}})
@@ -200,6 +202,7 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             "code": None if not spec.code_uri else {
                 "uri": spec.code_uri, "sha256": spec.code_sha256, "size": spec.code_size},
             "setup": spec.setup, "mounts": mounts, "mount_root": mount_root,
+            "checkpoint_at": str(spec.task.get("checkpoint_mount") or ""),
             "stop": None if stop is None else {"url": stop.url, "headers": dict(stop.headers),
                                                "every": stop.every_seconds},
             "gang": None if node is None else dict(node),
