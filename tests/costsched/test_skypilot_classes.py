@@ -158,3 +158,21 @@ def test_an_unknown_name_in_a_set_is_dropped_with_its_close_names() -> None:
             "mean 'V100'); dropped from the set") in spec.task.notes
     assert "none of V10O:1, Z9:1 is an accelerator costsched knows" in refusal(
         "resources: {accelerators: {V10O: 1, Z9: 1}}\nrun: x")
+
+
+def test_emit_keeps_a_docker_image_and_pins_a_per_cloud_image() -> None:
+    from costsched.skypilot_emit import emit_task
+
+    offering = {"cloud": "gcp", "region": "us-central1", "zone": "", "market": "spot",
+                "instance_type": "a2-highgpu-8g", "gpu_model": "A100", "gpu_count": 8}
+    spec = task("resources:\n  accelerators: A100:8\n  any_of:\n"
+                "    - {cloud: gcp, image_id: projects/p/global/images/ubuntu}\n"
+                "    - {cloud: aws}\nrun: x")
+    emitted = yaml.safe_load(emit_task(spec, offering))
+    assert emitted["resources"]["image_id"] == "projects/p/global/images/ubuntu"
+    docker = task("resources: {accelerators: A100:8, image_id: 'docker:ubuntu:22.04'}\n"
+                  "run: x")
+    assert yaml.safe_load(emit_task(docker, offering))["resources"]["image_id"] == \
+        "docker:ubuntu:22.04"
+    aws = {**offering, "cloud": "aws", "region": "us-east-1", "instance_type": "p4d.24xlarge"}
+    assert "image_id" not in yaml.safe_load(emit_task(spec, aws))["resources"]
