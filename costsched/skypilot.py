@@ -43,10 +43,8 @@ UNUSED = {
     "outputs": "outputs: not used (an older field: the output's size for SkyPilot's egress "
                "estimate)",
 }
-# Secrets SkyPilot logs in to a private registry with (a task's envs or secrets).
-DOCKER_LOGIN = ("SKYPILOT_DOCKER_USERNAME", "SKYPILOT_DOCKER_PASSWORD",
-                "SKYPILOT_DOCKER_SERVER")
-DOCKER_PASSWORD = DOCKER_LOGIN[1]
+# The password SkyPilot logs in to a private registry with (launchers.containers): a secret.
+DOCKER_PASSWORD = "SKYPILOT_DOCKER_PASSWORD"
 # Fields of SkyPilot's that costsched does not do, with what to use instead.
 NOT_DONE = {
     "pool": "worker pools are not something costsched does; `sky jobs pool` runs them",
@@ -104,9 +102,9 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     secrets = _secrets(doc.get("secrets"), fail)
     notes = [UNUSED[k] for k in UNUSED if k in doc]
     if DOCKER_PASSWORD in envs:
-        raise fail(f"envs.{DOCKER_PASSWORD}", "a registry password in the task file: "
-                   "put it under secrets (no value) and give it at launch with --secret; "
-                   "costsched never stores it")
+        raise fail(f"envs.{DOCKER_PASSWORD}", "a registry password as an env's value "
+                   "(in the file or by --env) would be stored with the job: list it under "
+                   "secrets with no value and give it at launch with --secret")
     if DOCKER_PASSWORD in launch_envs:  # SkyPilot's envs form: a secret here, never kept
         launch_envs.remove(DOCKER_PASSWORD)
         secrets.append(DOCKER_PASSWORD)
