@@ -27,6 +27,13 @@ from costsched.vocabulary import choose, did_you_mean
 # The GPU models, named as SkyPilot users write them (older first within a family).
 GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
               "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "GH200", "B200", "MI300X")
+# Other names of the catalog's GPUs (upper case, as SkyPilot and the vendors write them):
+# the memory a model's base name already means, and the form factors of one model.
+GPU_ALIASES = {"A100-40GB": "A100", "A100-SXM4-40GB": "A100", "A100-40G": "A100",
+               "A100-SXM4-80GB": "A100-80GB", "A100-80G": "A100-80GB",
+               "H100-80GB": "H100", "H100-SXM": "H100", "H100-SXM5-80GB": "H100",
+               "H100-80GB-HBM3": "H100", "V100-16GB": "V100", "T4-16GB": "T4",
+               "L4-24GB": "L4", "A10G-24GB": "A10G", "H200-141GB": "H200"}
 CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
 SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
 # Instance types found by `costsched catalog refresh` (price_collectors.discovery).
@@ -57,6 +64,7 @@ def gpu_model_name(value: str) -> str:
             return model
     name = re.sub(r"[\s_]+", "-", text.upper())
     name = re.sub(r"^(NVIDIA-)?(TESLA-)?", "", name)
+    name = GPU_ALIASES.get(name, name)
     found = {m.upper(): m for m in GPU_MODELS}.get(name)
     if found is None:
         raise InvalidInput(

@@ -128,6 +128,12 @@ def lookup(cloud: str, instance_type: str) -> dict | None:
     return _type_index().get((cloud, instance_type))
 
 
+def lookup_any(instance_type: str) -> dict | None:
+    """The catalog row of an instance type on whichever cloud has it, or None."""
+    return next((row for (_, name), row in _type_index().items() if name == instance_type),
+                None)
+
+
 def require(cloud: str, instance_type: str) -> dict:
     """The catalog row of an instance type; an InvalidInput naming the known ones if absent."""
     row = lookup(cloud, instance_type)

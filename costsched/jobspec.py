@@ -49,7 +49,7 @@ from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
-from costsched.vocabulary import choose
+from costsched.vocabulary import choose, did_you_mean
 from costsched.work import CPU_REFERENCE, Work
 
 # The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
@@ -253,6 +253,9 @@ class TaskSpec(_Strict):
     # Local paths (workdir, mount sources) as the file wrote them, by their absolute path:
     # what `plan --emit sky` writes back.
     as_written: dict[str, str] = {}
+    # What a launch must be given first, one line each ("file_mounts./out: ${B} has no
+    # value: ..."): a plan goes on without it, `launch` refuses until it is given.
+    needs: list[str] = []
     num_nodes: int = Field(1, ge=1, le=MAX_NODES)  # the job's num_nodes, for the launchers
 
     def image_for(self, region: str) -> str:
@@ -260,6 +263,12 @@ class TaskSpec(_Strict):
         if isinstance(self.image_id, dict):
             return self.image_id.get(region, "")
         return self.image_id or ""
+
+    @property
+    def docker_image(self) -> str:
+        """The container image setup and run run in (image_id docker:IMAGE), or ''."""
+        image = self.image_id if isinstance(self.image_id, str) else ""
+        return image[len("docker:"):] if image.startswith("docker:") else ""
 
 
 class JobSpec(_Strict):
@@ -566,18 +575,20 @@ def _first_error(source: str, exc: ValidationError) -> str:
     field = ".".join(str(p) for p in first["loc"]) or "(job)"
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        msg = f"unknown field: expected one of {_known_fields(first['loc'])}"
+        known = _known_fields(first["loc"])
+        msg = (f"unknown field: expected one of {', '.join(known)}"
+               + did_you_mean(str(first["loc"][-1]), known))
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{source}: field {field}: {msg}{more}"
 
 
-def _known_fields(loc: tuple) -> str:
+def _known_fields(loc: tuple) -> list[str]:
     model: type[BaseModel] = JobSpec
     for part in loc[:-1]:
         annotation = model.model_fields[str(part)].annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             model = annotation
-    return ", ".join(model.model_fields)
+    return list(model.model_fields)
 
 
 def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:

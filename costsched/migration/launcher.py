@@ -110,6 +110,12 @@ class Launcher(ABC):
     def launch(self, spec: LaunchSpec) -> Instance:
         """Start the job on the offering; CapacityError when the offering cannot be had."""
 
+    def cannot_run(self, task: Mapping[str, Any]) -> str:
+        """Why this backend cannot run a job whose task (a TaskSpec's fields) asks for
+        what it lacks, in one line naming the field ('' when it can). Asked before the job
+        is stored."""
+        return ""
+
     @abstractmethod
     def status(self, instance_id: str) -> Instance:
         """The instance's state now (InvalidInput for an unknown id)."""
