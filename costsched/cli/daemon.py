@@ -326,9 +326,11 @@ def uninstall_cmd(
          "until `costsched daemon stop`.")
 
 
-def _say(*lines: str) -> None:
-    for line in lines:
-        console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
+def _say(*texts: str) -> None:
+    """Each text, line by line (a unit file or crontab block shown as it is written)."""
+    for text in texts:
+        for line in text.splitlines() or [""]:
+            console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
 
 
 def _failed(command: list[str], said: str) -> int:

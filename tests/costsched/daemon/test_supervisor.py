@@ -84,6 +84,30 @@ def test_a_launch_starts_a_supervisor_only_when_a_job_runs_and_none_watches(
     assert autostart.ensure(store, ON).started and len(spawned) == 2
 
 
+def test_launches_arming_at_once_start_one_supervisor(store: PriceStore,
+                                                      spawned: list[dict]) -> None:
+    """Eight launches (each its own connection to the store) ask at the same instant."""
+    live_job(store)
+    start = threading.Barrier(8)
+    said: list[autostart.Arming] = []
+
+    def launch() -> None:
+        own = PriceStore(store.url)
+        start.wait()
+        said.append(autostart.ensure(own, ON))
+        own.dispose()
+
+    threads = [threading.Thread(target=launch) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(spawned) == 1 and sum(a.started for a in said) == 1
+    assert {a.watcher.pid for a in said} == {os.getpid()}  # each names the one started
+    holder = f"{socket.gethostname()}:{os.getpid()}:{spawned[0]['tag']}"
+    assert store.leases.holder_of(SUPERVISOR_LEASE, now()) == holder
+
+
 def test_with_autostart_off_a_launch_starts_none_but_daemon_start_does(
         store: PriceStore, spawned: list[dict]) -> None:
     live_job(store)

@@ -2,7 +2,8 @@
 store, which recovers a preempted spot job from its last checkpoint with nothing else run,
 and ends by itself once no job is left. Real processes: the launch's supervisor, the local
 launcher's instances running examples/train.py, a real SQLite store. (Real processes are
-the point: the supervisor must outlive the command that started it.)"""
+the point: the supervisor must outlive the command that started it. Launches racing to
+start one are in test_supervisor.)"""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from costsched.cli import app
 from costsched.daemon.supervisor import SUPERVISOR_LEASE
 from costsched.store.leases import process_gone
 from launchers.checkpoints import open_store
-from tests.costsched.daemon.conftest import World, daemons_of
+from tests.costsched.daemon.conftest import World
 from tests.costsched.service.test_jobs import wait_for
 
 ARMED = re.compile(r"Recovery armed: supervisor pid (\d+) watches this store every 1 s; "
@@ -87,22 +88,3 @@ def test_a_preempted_spot_job_is_recovered_with_nothing_but_the_launch(world: Wo
     assert world.store.leases.holder_of(SUPERVISOR_LEASE, now) is None
     assert world.store.daemons.running(now) == []
     assert "event=idle" in log.read_text()
-
-
-def test_two_launches_at_once_start_one_supervisor(world: World) -> None:
-    launches = [subprocess.Popen([sys.executable, "-m", "costsched.cli", "launch",
-                                  str(world.sleeper(name)), "--wait", "0"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                for name in ("one", "two")]
-    said = [p.communicate(timeout=120)[0] for p in launches]
-    assert [p.returncode for p in launches] == [0, 0], said
-    pids = {int(m[1]) for m in (ARMED.search(s) for s in said) if m}
-    assert len(pids) == 1, said  # both name the same supervisor
-    [pid] = pids
-    wait_for(lambda: [r.pid for r in world.store.daemons.running(datetime.now(timezone.utc))]
-             == [pid], seconds=60)
-    assert daemons_of(world.store.url) == [pid]
-
-    # A later launch finds it running (the fixture ends it: the test above sees one end).
-    again = invoke("launch", str(world.sleeper("three")), "--wait", "0")
-    assert f"supervisor pid {pid} (started earlier) watches" in again
