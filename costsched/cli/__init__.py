@@ -82,9 +82,10 @@ COMMANDS: dict[str, Entry] = {
     "daemon": Entry("costsched.cli.daemon", "app",
                     "Run the scheduled optimizer: collect prices, re-plan running jobs and "
                     "migrate where the policy says so, refresh the on-demand catalog, on the "
-                    "config's schedules, and watch the running jobs. `daemon start | stop | "
-                    "status | install | uninstall` look after the daemon that watches a "
-                    "store."),
+                    "config's schedules, and watch the running jobs every "
+                    "daemon.watch_seconds (recovering preempted ones). Stops on SIGTERM or "
+                    "SIGINT once the step in progress is done. Logs one logfmt line per "
+                    "event."),
     "catalog": Entry("costsched.cli.catalog", "app",
                      "The GPU instance types (bundled and discovered), with their regions and "
                      "on-demand list prices; `catalog refresh` discovers what each cloud "

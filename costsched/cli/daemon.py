@@ -33,9 +33,7 @@ from costsched.redact import redact
 from costsched.service.stores import open_store
 from costsched.store.leases import holder_name, process_gone
 
-app = typer.Typer(invoke_without_command=True, no_args_is_help=False,
-                  help="Run the scheduled optimizer, or look after the daemon that watches "
-                  "a store's running jobs.")
+app = typer.Typer(invoke_without_command=True, no_args_is_help=False)  # help: `daemon`'s
 
 KIND_WORDS = {"auto": "auto-started by a launch (ends when no job is left)",
               "installed": "installed (`costsched daemon install`)",
@@ -148,8 +146,12 @@ def stop(db: DbOption = None, json_out: JsonOption = False) -> None:
     found = watching(store, config, datetime.now(timezone.utc))
     lines, stopped = [], []
     for w in found:
-        if not w.here or not w.pid:
+        if not w.here:
             lines.append(f"{w.who()} runs on another machine: stop it there.")
+            continue
+        if w.pid is None:  # a launch is starting it this instant
+            lines.append(f"A {w.who()} is being started by a launch: run `costsched daemon "
+                         "stop` again in a few seconds.")
             continue
         try:
             os.kill(w.pid, signal.SIGTERM)

@@ -90,21 +90,29 @@ def launch(
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, jobs, launcher=backend, offering=offering,
-                                 wait_seconds=wait, envs=envs, secrets=secrets)
+                                 envs=envs, secrets=secrets)
+        armed = _arm(store, backend)  # watched from now on, however the wait ends
+        if wait > 0:
+            service.settle(store, backend, wait)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
-    _arm(store, backend, json_out)
+    _print_armed(armed, json_out)
 
 
-def _arm(store: PriceStore, backend: Any, json_out: bool) -> None:
+def _arm(store: PriceStore, backend: Any) -> str | None:
     """Recovery for the jobs just started: a daemon watching the store (a supervisor
-    started in the background when none does, unless daemon.autostart is off), in one line
-    (on stderr beside --json)."""
-    from costsched.cli.common import err_console
+    started in the background when none does, unless daemon.autostart is off); the line
+    that says so."""
     from costsched.daemon.autostart import ensure
 
-    line = ensure(store, effective(), env=getattr(backend, "environment", dict)()).line()
+    return ensure(store, effective(), env=getattr(backend, "environment", dict)()).line()
+
+
+def _print_armed(line: str | None, json_out: bool) -> None:
+    """The recovery line (on stderr beside --json)."""
+    from costsched.cli.common import err_console
+
     if line:
         (err_console if json_out else console).print(printable(line), highlight=False,
                                                      markup=False, soft_wrap=True)
@@ -280,10 +288,11 @@ def start(job: JobArgument,
         raise_budget(store, service.job_ids(store, job, states=())[0], budget,
                      at=as_time(None))
     record = service.start(store, launcher, job)
+    armed = _arm(store, launcher)
     if wait > 0:
         service.settle(store, launcher, wait)
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")
-    _arm(store, launcher, json_out)
+    _print_armed(armed, json_out)
 
 
 def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:

@@ -167,3 +167,17 @@ def test_the_crontab_command_starts_the_installed_daemon(
     finally:
         first.wait(timeout=60)
     assert "event=started" in world.db.with_name("store.daemon.log").read_text()
+
+
+def test_a_store_url_with_a_password_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    from costsched.config import load
+    from costsched.daemon import install
+    from costsched.daemon.logs import log_path
+    from costsched.model import InvalidInput
+
+    url = "postgresql://team:hunter22@db.example.com/costsched"
+    log = log_path(url, load().config)
+    assert "hunter22" not in str(log) and log.name.startswith("daemon-db.example.com-costsched")
+    with pytest.raises(InvalidInput, match="holds a password") as refused:
+        install.plan(url, load(), log, "cron")
+    assert "hunter22" not in str(refused.value)
