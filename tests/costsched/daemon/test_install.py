@@ -129,6 +129,30 @@ def test_without_systemd_install_adds_crontab_lines_and_keeps_the_users_own(
     assert fakes.crontab.read_text() == THEIRS
 
 
+def test_install_now_without_systemd_starts_what_the_crontab_runs(
+        world: World, fakes: Fakes, monkeypatch: pytest.MonkeyPatch) -> None:
+    from costsched.daemon import install
+
+    monkeypatch.setenv("FAKE_SYSTEMCTL_EXIT", "1")
+    started: list[tuple[list[str], dict]] = []
+    real = subprocess.Popen
+
+    def popen(argv: list[str], **options: object) -> object:
+        if "--installed" not in argv:  # systemctl, crontab: the fakes
+            return real(argv, **options)
+        assert options["start_new_session"] is True
+        started.append((argv, dict(options["env"])))
+        return real(["true"])
+
+    monkeypatch.setattr(install.subprocess, "Popen", popen)
+    said = invoke("daemon", "install", "--now")
+    assert re.search(r"Started: installed daemon pid \d+\.", said)
+    [(argv, env)] = started
+    [line] = [x for x in fakes.crontab.read_text().splitlines() if x.startswith("@reboot ")]
+    assert " ".join(shlex.quote(a) for a in argv) in line
+    assert f"COSTSCHED_DB={shlex.quote(env['COSTSCHED_DB'])}" in line
+
+
 def test_one_installed_daemon_runs_per_store_on_a_machine(world: World) -> None:
     """The keep-alive line, while the daemon runs, finds it running and does not start."""
     from costsched.config import Config
@@ -141,10 +165,11 @@ def test_one_installed_daemon_runs_per_store_on_a_machine(world: World) -> None:
     keep_alive.stop()
 
 
-def test_the_crontab_command_starts_the_installed_daemon(
+def test_the_crontab_command_starts_one_installed_daemon(
         world: World, fakes: Fakes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run as cron runs it (sh, a bare environment): the daemon starts, for this store, and
-    `daemon status` and `daemon stop` know it (a real process: that is the point)."""
+    """Run as cron runs it (sh, a bare environment): the daemon starts, for this store; the
+    keep-alive finds it running and exits; `daemon status` and `daemon stop` know it (real
+    processes: that is the point)."""
     monkeypatch.setenv("FAKE_SYSTEMCTL_EXIT", "1")
     config = world.tmp / "config.toml"  # no scheduled collection reads a cloud here
     config.write_text('[schedule]\ncollect = "0 0 1 1 *"\ncatalog = "0 0 1 1 *"\n')
@@ -159,6 +184,9 @@ def test_the_crontab_command_starts_the_installed_daemon(
         wait_for(lambda: [r.kind for r in world.store.daemons.rows()] == ["installed"],
                  seconds=60)
         [row] = world.store.daemons.rows()
+        keep_alive = subprocess.run(["/bin/sh", "-c", command], env=cron_env, timeout=120)
+        assert keep_alive.returncode == 0
+        assert [r.holder for r in world.store.daemons.rows()] == [row.holder]
         assert daemons_of(world.store.url) == [row.pid]
         assert re.search(rf"installed daemon pid {row.pid}: installed \(`costsched daemon "
                          r"install`\), since", invoke("daemon", "status"))
