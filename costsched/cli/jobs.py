@@ -180,12 +180,9 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
             live.update(_waiting_line(shown, deadline - time.monotonic()))
             time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
             shown = look()
-    from costsched.daemon.logs import log_path
     from costsched.daemon.supervision import recovery
 
-    config = effective()
-    armed = recovery(store, config, datetime.now(timezone.utc), db=db,
-                     log=str(log_path(store.url, config)))
+    armed = recovery(store, effective(), datetime.now(timezone.utc), db=db)
     _print_status(shown, json_out, scheduled=daemon.status(store),
                   budgets=budgets_now(store) if json_out else None, recovery=armed)
     if not json_out:

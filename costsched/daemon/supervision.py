@@ -15,6 +15,7 @@ from datetime import datetime
 from socket import gethostname
 
 from costsched.config import Config
+from costsched.daemon.logs import log_path
 from costsched.daemon.supervisor import SUPERVISOR_LEASE, live_jobs
 from costsched.store import PriceStore
 from costsched.store.daemons import DaemonRow
@@ -131,7 +132,9 @@ class Recovery:
 
 def recovery(store: PriceStore, config: Config, at: datetime, *, db: str | None = None,
              log: str = "") -> Recovery:
-    """Whether recovery is armed for `store` at `at` (`db`: as the command was given it)."""
+    """Whether recovery is armed for `store` at `at` (`db`: as the command was given it;
+    `log`: where a supervisor still starting logs, by default the store's daemon log)."""
+    log = log or str(log_path(store.url, config))
     return Recovery(watching(store, config, at, log=log), len(live_jobs(store)),
                     config.daemon.autostart, db)
 
