@@ -125,14 +125,18 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         if {"model", "throughputs", "steps", "epochs", "steps_per_epoch"} & work.keys():
             raise fail("costsched", "a task without accelerators is CPU work: say its "
                        "length as hours (costsched: {hours: 3})")
+        assumed = "hours" not in work
         work.setdefault("hours", DEFAULT_HOURS)
         if work.setdefault("reference_gpu", CPU) != CPU:
             raise fail("costsched.reference_gpu", f"{work['reference_gpu']!r}: a task "
                        f"without accelerators runs on CPUs; expected {CPU} or nothing")
     elif not ({"model", "throughputs", "steps", "epochs", "steps_per_epoch"} & work.keys()):
         first = scope.gpus[0] if scope.gpus else first_gpu(scope)
+        assumed = "hours" not in work
         work.setdefault("hours", DEFAULT_HOURS)  # hours on the first GPU the task names
         work.setdefault("reference_gpu", f"{first[0]}:{first[1]}")
+    else:
+        assumed = False
     workdir = doc.get("workdir")
     if workdir is not None:
         if not isinstance(workdir, str) or not workdir.strip():
@@ -150,7 +154,8 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "num_nodes": nodes,
         "task": {**kept, "config": _config(doc.get("config"), fail), "secrets": secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
-                 "checkpoint_mount": chosen[1] if chosen else "", "notes": notes},
+                 "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
+                 "work_assumed": assumed},
         **work,
     }
     return parse(spec, source)

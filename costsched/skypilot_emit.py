@@ -20,8 +20,9 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str
     infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
                                        offering.get("zone") or "") if p)
     task: dict[str, Any] = {"name": spec.name}
+    written = spec.task.as_written  # local paths as the user wrote them
     if spec.workdir:
-        task["workdir"] = spec.workdir
+        task["workdir"] = written.get(spec.workdir, spec.workdir)
     resources: dict[str, Any] = {"infra": infra, "instance_type": instance_type}
     if int(offering.get("gpu_count") or 0):
         resources["accelerators"] = f"{offering['gpu_model']}:{int(offering['gpu_count'])}"
@@ -35,7 +36,7 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str
     if spec.task.secrets:
         task["secrets"] = dict.fromkeys(spec.task.secrets)
     mounts = {m.path: ({"source": m.source, "mode": m.mode} if m.mode != "COPY"
-                       else m.source) for m in spec.task.mounts}
+                       else written.get(m.source, m.source)) for m in spec.task.mounts}
     if spec.checkpoint.location.startswith(fields.BUCKET_SCHEMES):
         path = spec.task.checkpoint_mount or "/checkpoints"
         mounts[path] = {"source": spec.checkpoint.location, "mode": "MOUNT"}

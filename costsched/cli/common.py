@@ -281,7 +281,7 @@ def is_figure(column: str) -> bool:
     """Columns of numbers (dollars, hours, rates, counts): never wrapped or cut."""
     return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s"))
             or column in {"GPUs", "hours", "#", "id", "cost vs on-demand", "progress",
-                          "vs OD V100"})
+                          "vs OD V100", "speed"})
 
 
 def table(title: str, columns: list[str], rows: list[list[str | Text]], *,

@@ -196,7 +196,7 @@ def test_emit_then_read_back_gives_the_decided_placement(tmp_path: Path) -> None
     emitted = yaml.safe_load(text)
     assert emitted["resources"]["use_spot"] is True
     assert emitted["run"] == spec.run and emitted["setup"] == spec.setup
-    assert emitted["envs"] == spec.envs and emitted["workdir"] == spec.workdir
+    assert emitted["envs"] == spec.envs and emitted["workdir"] == "."  # as the file says
     back = parse_task(emitted, "pinned.yaml")
     assert placements(back) == [(best["cloud"], best["region"], best["zone"],
                                  best["instance_type"], best["market"])]
@@ -231,6 +231,30 @@ def test_plan_emit_sky_on_a_fresh_install(cli, tmp_path: Path) -> None:  # noqa:
     assert yaml.safe_load(again.stdout)["resources"] == emitted["resources"]
     bad = cli("plan", EXAMPLES / "finetune.yaml", "--emit", "terraform")
     assert bad.exit_code == 2 and "--emit 'terraform': expected sky" in bad.output
+
+
+def test_emit_keeps_the_paths_the_task_wrote_from_any_folder(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    project = tmp_path / "project"
+    (project / "configs").mkdir(parents=True)
+    (project / "task.yaml").write_text(
+        "name: rel\nworkdir: .\nfile_mounts: {/cfg: ./configs}\n"
+        "resources: {accelerators: V100:1, use_spot: true}\nrun: python train.py\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = cli("plan", "../project/task.yaml", "--emit", "sky", "--at", "2026-11-01")
+    assert result.exit_code == 0, result.output
+    emitted = yaml.safe_load(result.stdout)
+    assert emitted["workdir"] == "." and emitted["file_mounts"] == {"/cfg": "./configs"}
+    assert (f"# Relative paths as ../project/task.yaml wrote them: from {project.resolve()}."
+            in result.stdout)
+    # Saved beside the task, it reads back to the same folders.
+    pinned = project / "pinned.yaml"
+    pinned.write_text(result.stdout)
+    [back], [first] = load(pinned), load(project / "task.yaml")
+    assert back.workdir == first.workdir == str(project.resolve())
+    assert [m.source for m in back.task.mounts] == [str((project / "configs").resolve())]
 
 
 def test_a_fresh_install_plans_a_spot_job_and_says_how_old_its_prices_are(cli) -> None:  # noqa: ANN001
