@@ -186,6 +186,9 @@ class LocalLauncher(Launcher):
 
     # --- simulations (tests and the demo) ------------------------------------------------
 
+    def environment(self) -> dict[str, str]:
+        return {ENV_INSTANCES: str(self._base())}
+
     def preempt(self, instance_id: str) -> None:
         """Take the instance away without notice: SIGKILL its whole process group."""
         folder = self._existing(instance_id)

@@ -15,7 +15,7 @@ service functions and `costsched.service.views`, the same code that writes the C
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pandas as pd
@@ -40,13 +40,17 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
     """`costsched status --no-reconcile --json [--state S] [--name N] [--label K=V]
     [--budget B]`."""
     from costsched import daemon
+    from costsched.config import effective
+    from costsched.daemon.supervision import recovery
 
     launcher = views.job_launcher(store, None)
     only = job_filter(labels or [], budget, where="label")
     shown = service.status(store, launcher, None, reconcile_first=False,
                            states=states or [], name=name or None, only=only)
     doc = views.status_document(shown, daemon.status(store), budgets_now(store))
-    return {**doc, "jobs": [masked(j) for j in doc["jobs"]]}
+    now = datetime.now(timezone.utc)
+    armed = recovery(store, effective(), now).document(now)  # as `status --json` says it
+    return {**doc, "jobs": [masked(j) for j in doc["jobs"]], "recovery": armed}
 
 
 def masked(job: dict) -> dict:

@@ -164,3 +164,8 @@ class Launcher(ABC):
     def logs(self, instance_id: str, tail: int = 200) -> str:
         """The last `tail` lines of the job's output, where the backend keeps them."""
         return ""
+
+    def environment(self) -> dict[str, str]:
+        """What another process needs in its environment to make this launcher again by
+        its name and see the same instances (the daemon a launch starts in the background)."""
+        return {}
