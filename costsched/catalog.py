@@ -161,6 +161,22 @@ def spot_observations(include_cpu: bool = False) -> pd.DataFrame:
     return _observations(listed, zones, "spot", SPOT_SNAPSHOT_SOURCE + ": " + listed["source"])
 
 
+def price_history(instance_type: str) -> pd.DataFrame:
+    """Every bundled price of an instance type (GPU or CPU; on-demand and spot), oldest
+    first, as observation rows whose source names the bundled row's own ('catalog 2026.11:
+    <where it was read>')."""
+    listed = on_demand_prices(include_cpu=True)
+    listed = listed[listed["instance_type"] == instance_type]
+    spot = _read("spot_prices.csv").merge(instance_types(include_cpu=True),
+                                          on=["cloud", "instance_type"], how="inner")
+    spot = spot[spot["instance_type"] == instance_type]
+    frames = [_observations(listed, "", "on_demand", CATALOG_SOURCE + ": " + listed["source"]),
+              _observations(spot, ["" if pd.isna(z) else str(z) for z in spot["zone"]], "spot",
+                            CATALOG_SOURCE + ": " + spot["source"])]
+    frame = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
+    return frame.sort_values("effective_at", kind="stable", ignore_index=True)
+
+
 def _observations(listed: pd.DataFrame, zone: object, market: str,
                   source: object) -> pd.DataFrame:
     """Bundled prices (with their instance type's columns and an `as_of`: a day or a month)
