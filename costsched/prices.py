@@ -166,8 +166,8 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False
     # A place priced on several days: the newest that held by `at`.
     snapshot = (snapshot.sort_values("effective_at", kind="stable")
                 .drop_duplicates(["cloud", "region", "zone", "instance_type"], keep="last"))
-    if not stored.empty:
-        spot = stored[stored["market"] == "spot"]
+    spot = stored[stored["market"] == "spot"] if not stored.empty else stored
+    if not spot.empty:
         collected = spot.groupby("cloud")["effective_at"].max()
         newest = snapshot["cloud"].map(collected)
         snapshot = snapshot[newest.isna() | (snapshot["effective_at"] > newest)]

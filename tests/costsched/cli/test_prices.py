@@ -168,3 +168,38 @@ def test_today_nothing_retired_is_offered(cli) -> None:
     types = catalog.instance_types()
     retired = set(types.loc[types["retired"].notna(), "instance_type"])
     assert retired and not retired & {r["instance_type"] for r in rows}
+
+
+def test_history_of_a_gcp_machine_with_nothing_collected(cli) -> None:
+    """The bundled 2025-12..2026-07 series of a3-highgpu-8g: spot rose in steps, on-demand
+    stayed flat; each row names the commit it was read at."""
+    rows = json.loads(cli("prices", "history", "--instance", "a3-highgpu-8g", "--region",
+                          "us-central1", "--since", "2025-12-01", "--json").stdout)
+    spot = [r for r in rows if r["market"] == "spot"]
+    prices = [r["usd_per_hour"] for r in spot]
+    assert prices == sorted(prices) and len(set(prices)) == len(prices) > 10  # changes only
+    assert prices[0] == pytest.approx(20.390157) and prices[-1] == pytest.approx(50.609541)
+    assert spot[0]["effective_at"].startswith("2025-12-04")
+    assert spot[-1]["last_seen_at"].startswith("2026-07-30")
+    (on_demand,) = [r for r in rows if r["market"] == "on_demand"]
+    assert on_demand["usd_per_hour"] == 88.49
+    assert on_demand["effective_at"].startswith("2025-12-04")
+    assert on_demand["last_seen_at"].startswith("2026-07-30")
+    assert all("pricing.yml (commit " in r["source"] for r in rows)
+    table = cli("prices", "history", "--instance", "a3-highgpu-8g", "--region",
+                "us-central1", "--wide").stdout
+    assert "2026-07-22" in table and "$50.6095" in table and "seen until" in table
+    stored = cli("prices", "history", "--instance", "a3-highgpu-8g", "--stored-only")
+    assert stored.exit_code == 2 and "no stored prices" in stored.stderr
+
+
+def test_show_gives_each_price_its_age_and_marks_superseded_ones(cli) -> None:
+    rows = json.loads(cli("prices", "show", "--gpu", "H100", "--at", "2026-11-28",
+                          "--top", "0", "--json").stdout)
+    west = [r for r in rows if r["region"] == "us-west-1" and r["market"] == "on_demand"]
+    assert west and west[0]["superseded"] and rows[-1]["superseded"]
+    young = [r for r in rows if r["cloud"] == "gcp" and r["market"] == "spot"
+             and r["instance_type"] == "a3-highgpu-8g"]
+    assert young and all(r["age_days"] == pytest.approx(121) for r in young)
+    text = cli("prices", "show", "--gpu", "H100", "--at", "2026-11-28", "--top", "0").stdout
+    assert "19 mo!" in text and "superseded" in text

@@ -98,6 +98,24 @@ def test_prices_show_the_running_jobs_offerings_and_alternatives(
     assert doc["signals"] == {"signals": []}
 
 
+def test_prices_show_every_gpus_two_prices_each_with_its_age(client: TestClient, cli) -> None:
+    """The GPU summary beside the jobs' prices: `costsched gpus --json`'s rows, each price
+    with its own age, even with no job running."""
+    doc = client.get("/api/prices").json()
+    shown = cli_json(cli, "gpus")["rows"]
+    assert len(doc["gpus"]) == len(shown) > 20
+    now = ("on_demand_age_days", "spot_age_days")  # as of each call's own now
+    for page, printed in zip(doc["gpus"], shown, strict=True):
+        assert {k: v for k, v in page.items() if k not in now} == {
+            k: v for k, v in printed.items() if k not in now}
+        for market in ("on_demand", "spot"):
+            assert (page[f"{market}_age_days"] is None) == (page[f"{market}_usd_per_hour"]
+                                                            is None)
+    html = client.get("/prices").text
+    assert "Cheapest per GPU model and count" in html and "H100:8" in html
+    assert html.count("<th>age</th>") >= 2
+
+
 def test_pages_render_the_documents_escaped(store: PriceStore, client: TestClient,
                                             instances: Path) -> None:
     ids = ended(store, instances)
