@@ -99,11 +99,15 @@ def gpu_order(model: str) -> int:
 _ORDER = {m: i for i, m in enumerate(GPU_MODELS)}
 
 
-def _read(name: str) -> list[dict[str, str]]:
+@cache  # read once: the rows are never changed in place
+def _read(name: str) -> tuple[dict[str, str], ...]:
     with resources.files("costsched.data").joinpath(name).open("r", newline="") as fh:
-        return list(csv.DictReader(fh))
+        rows = csv.reader(fh)
+        header = next(rows)
+        return tuple(dict(zip(header, row, strict=True)) for row in rows)
 
 
+@cache  # a few dozen dates among thousands of rows
 def as_of_time(text: str) -> datetime:
     """When a bundled price held from: its `as_of`, a day ('2026-07-30', the day it was
     read) or a month ('2025-10': the first day of the month it is known to hold for)."""
