@@ -107,6 +107,7 @@ def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> Table:
     market's price with its own age (SUPERSEDED_MARK after a superseded one's) and place;
     fits 80 columns (places fold, figures never cut)."""
     out = _table("Cheapest price per GPU model and count, now")
+    out.padding = (0, 1, 0, 0)  # two spaces between columns: 80 hold both markets' cells
     out.add_column("GPUs", no_wrap=True)
     for market in ("on-demand", "spot"):
         out.add_column(market, justify="right", no_wrap=True)
