@@ -1,11 +1,13 @@
-"""The bundled list prices and spot snapshot as plain rows, read with the csv module.
+"""The bundled list prices and spot prices as plain rows, read with the csv module; and
+the one rule saying when a bundled price is superseded (`superseded`).
 
 For the commands that answer from the bundled catalog alone (no store to read, no
 discovered types): `costsched gpus` starts in a fraction of the time pandas takes to
-import. The rules are those of `costsched.prices.prices_at` on an empty store, row for row
-and in the same order (tests compare the two): per (cloud, region, instance type) the
-newest on-demand list price that held by the time asked for, per (cloud, region, zone,
-instance type) the newest spot snapshot price, neither for a type retired by then.
+import. The rules are those of `costsched.prices.prices_at(..., superseded=True)` on an
+empty store, row for row and in the same order (tests compare the two): per (cloud,
+region, instance type) the newest on-demand list price that held by the time asked for,
+per (cloud, region, zone, instance type) the newest bundled spot price, neither for a type
+retired by then; superseded prices after current ones.
 """
 
 from __future__ import annotations
