@@ -166,8 +166,10 @@ def spend_document(store: PriceStore, *, since: str | None = None,
 def prices_document(store: PriceStore) -> dict:
     """The offerings the unfinished jobs are placed on, the alternatives of the same GPU
     models as of now (cheapest per GPU-hour first), each used instance type's price history
-    over the last HISTORY_DAYS days in its regions (from the price in effect then), and the
-    newest spot risk signals of those instance types."""
+    over the last HISTORY_DAYS days in its regions (from the price in effect then), the
+    newest spot risk signals of those instance types, and the cheapest on-demand and spot
+    price of every GPU model and count, each with its own age (`costsched gpus`)."""
+    from costsched.service.gpus import gpu_summary
     from costsched.service.prices import price_history, prices
     from costsched.service.signals import signals
 
@@ -190,7 +192,8 @@ def prices_document(store: PriceStore) -> dict:
     risk = signals(store, now)
     risk = risk[risk["instance_type"].isin(types)] if len(risk) else risk
     return {"at": now, "jobs": jobs, "prices": views.frame_records(alternatives),
-            "history": history, "signals": {"signals": views.frame_records(risk)}}
+            "history": history, "signals": {"signals": views.frame_records(risk)},
+            "gpus": views.frame_records(gpu_summary(store, now))}
 
 
 def _window(rows: pd.DataFrame, now: pd.Timestamp) -> pd.DataFrame:
