@@ -142,6 +142,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "placements": json_records(charged),
         "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
         "next": s.next or None, "throughput_flag": throughput_flag,
+        "work_assumed": None if s.assumed_work is None else s.assumed_work.as_dict(),
     }
 
 
