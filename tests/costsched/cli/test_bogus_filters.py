@@ -132,11 +132,12 @@ CASES = [
     (["prices", "show", "--market", "bogus"], "--market 'bogus': expected one of on_demand"),
     (["prices", "show", "--at", "bogus"], "--at 'bogus': expected an ISO 8601 time"),
     (["prices", "show", "--top", "-3"], "--top"),
-    (["prices", "history", "--instance", "p3.2xlarg"], "no stored prices for instance type "
+    (["prices", "history", "--instance", "p3.2xlarg"], "no known prices for instance type "
      "'p3.2xlarg'; did you mean 'p3.2xlarge'?"),
     (["prices", "history", "--instance", "p3.2xlarge", "--region", "bogus"],
      "--region 'bogus': not a region of aws, gcp or azure"),
-    (["prices", "history", "--instance", "p3.2xlarge", "--region", "us-west-2"],
+    (["prices", "history", "--instance", "p3.2xlarge", "--region", "us-west-2",
+      "--stored-only"],
      "no stored prices for instance type 'p3.2xlarge' in us-west-2; it has prices in "
      "us-east-1"),
     (["prices", "history", "--instance", "p3.2xlarge", "--market", "bogus"],
