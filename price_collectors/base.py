@@ -47,6 +47,7 @@ CEILING = {"on_demand": 3.0, "spot": 1.5}
 FLOOR = 0.01
 # When no on-demand reference exists at all (a type the catalog prices nowhere).
 CEILING_PER_GPU_HOUR = 150.0
+_SAME = 1e-9  # relative: a price this close to a bound is at it (binary fractions)
 # The kinds of problem `problems` finds with a price (the start of its reason).
 PRICE_PROBLEMS = ("not a number", "not finite", "not positive", "above ceiling", "below floor")
 
@@ -406,13 +407,14 @@ def _check_against_reference(
     ceiling = ref * subset["market"].map(CEILING).astype(float)
     ceiling = ceiling.fillna(gpus * CEILING_PER_GPU_HOUR)
     floor = (ref * FLOOR).fillna(0.0)
-    for i in subset.index[price > ceiling]:
+    # A price at a bound as said passes: 1% of $3.06 is 0.030600000000000002 in binary.
+    for i in subset.index[price > ceiling * (1 + _SAME)]:
         basis_text = (f"{CEILING[frame.at[i, 'market']]:g}x on-demand ${ref[i]:.4g}"
                       if ref[i] == ref[i] else f"${CEILING_PER_GPU_HOUR:g}/GPU-hour")
-        reasons[i] = f"above ceiling ({basis_text}: at most ${ceiling[i]:.4g}/h)"
-    for i in subset.index[price < floor]:
+        reasons[i] = f"above ceiling ({basis_text}: at most ${ceiling[i]:.6g}/h)"
+    for i in subset.index[price < floor * (1 - _SAME)]:
         reasons[i] = (f"below floor ({FLOOR:.0%} of on-demand ${ref[i]:.4g}: at least "
-                      f"${floor[i]:.4g}/h)")
+                      f"${floor[i]:.6g}/h)")
 
 
 def _reason_kind(reason: str) -> str:

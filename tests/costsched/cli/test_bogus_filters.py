@@ -172,6 +172,8 @@ CASES = [
     (["gpus", "--top", "-3"], "--top"),
     (["config", "show", "--config", "missing.toml"], "missing.toml: config file not found"),
     (["daemon", "--config", "missing.toml"], "missing.toml: config file not found"),
+    (["daemon", "install", "--kind", "bogus", "--print"], "--kind 'bogus': expected one of "
+     "systemd, cron"),
 ]
 
 
@@ -223,6 +225,10 @@ ANY_VALUE = {
     "--db": "a store: tests/costsched/cli/test_store_option.py",
     "--html": "where a report is written", "--csv": "where rows are written",
     "--plot": "where a figure is written", "--source": "free text: where a figure comes from",
+    "daemon --log": "where the daemon's log is written (made when missing)",
+    "daemon supervise --log": "the background supervisor's log (a launch names it)",
+    "daemon supervise --tag": "free text: the background supervisor's holder name",
+    "daemon supervise --take-over": "a holder name: the lease says whether one holds it",
     "--gcp-project": "a GCP project id: the cloud says whether it is one",
     "throughput set --file": "where a measurement is written (made when missing)",
     "throughput import --file": "where measurements are written (made when missing)",

@@ -102,3 +102,25 @@ def test_risk_import_refuses_a_region_that_does_not_exist(cli, tmp_path: Path, k
     assert len(lines) == 1 and lines[0].startswith(f"error: {path}: {where}: {says}"), lines
     shown = cli("risk", "show", "--json")
     assert json.loads(shown.stdout)["signals"] == []
+
+
+def test_the_price_floor_is_the_documented_rule(cli, tmp_path: Path, db_path: Path) -> None:  # noqa: ANN001
+    """One rule, said by the refusal as docs/prices.md says it: a price below 1% of the
+    offering's on-demand price is refused ($0.02 spot for a $3.06 type), one at 1% passes
+    (a fixed one-cent floor would have passed the first and says nothing of the second)."""
+    low = write(tmp_path / "in", "low.csv", HEADER + EXPORT_ROW.format(
+        region="us-east-1", zone="us-east-1a").replace(",0.92,", ",0.02,"))
+    result = cli("prices", "import", low)
+    assert result.exit_code == 1, result.output
+    assert f"error: {low}: row 2: usd_per_hour '0.02': below floor (1% of on-demand $3.06: " \
+           "at least $0.0306/h)" in result.stderr, result.stderr
+    at_floor = write(tmp_path / "in", "at.csv", HEADER + EXPORT_ROW.format(
+        region="us-east-1", zone="us-east-1a").replace(",0.92,", ",0.0306,"))
+    assert cli("prices", "import", at_floor).exit_code == 0
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "prices.md").read_text()
+    assert "`below floor (1% of on-demand $3.06: at least $0.0306/h)`" in docs
+    store = PriceStore(str(db_path))
+    try:
+        assert store.observations()["usd_per_hour"].tolist() == [0.0306]
+    finally:
+        store.dispose()
