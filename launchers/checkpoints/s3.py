@@ -3,7 +3,8 @@
 The data object is put with its SHA-256 (S3 rejects a body that does not match it and keeps
 the checksum, so `verify` need not download), then the manifest. Both puts are conditional
 (`If-None-Match: *`): a version already taken by a concurrent publisher is never overwritten,
-the loser moves on to the next number.
+the loser moves on to the next number. Why that is safe on S3: docs/reliability.md,
+"Checkpoints under concurrency".
 """
 
 from __future__ import annotations
@@ -55,10 +56,12 @@ class S3Store(CheckpointStore):
                                     ContentType="application/octet-stream")
             if claimed:
                 manifest = layout.encode_manifest(checkpoint)
+                manifest_key = self._key(layout.manifest_name(version))
                 try:
-                    written = self._put(self._key(layout.manifest_name(version)), manifest,
+                    written = self._put(manifest_key, manifest,
                                         hashlib.sha256(manifest).digest(), src,
-                                        ContentType="application/json")
+                                        ContentType="application/json"
+                                        ) or self._holds(manifest_key, manifest)
                 except BaseException:
                     # No data object without its manifest is left behind by a failure.
                     with contextlib.suppress(Exception):
@@ -174,6 +177,17 @@ class S3Store(CheckpointStore):
                                    "published") from None
             raise
         return True
+
+    def _holds(self, key: str, data: bytes) -> bool:
+        """Whether `key` holds exactly `data`. A put refused as taken may have been taken by
+        itself: its first attempt landed and its answer was lost, and the client's retry
+        was refused. A manifest names its publisher's claimed data and the time to the
+        microsecond, so no other publisher's is the same bytes."""
+        try:
+            return bool(self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+                        == data)
+        except self.client.exceptions.NoSuchKey:
+            return False
 
     def _scan(self) -> tuple[set[int], set[int]]:
         """(versions with a manifest, versions with a data folder) under the prefix."""

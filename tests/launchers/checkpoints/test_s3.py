@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import logging
 from pathlib import Path
@@ -87,6 +88,38 @@ def test_a_manifest_lost_to_a_concurrent_publisher(s3: Any, tmp_path: Path) -> N
     assert keys == {f"{PREFIX}/v00000001.json", f"{PREFIX}/v00000002.json",
                     f"{PREFIX}/v00000002/checkpoint.npz"}
     assert s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001.json")["Body"].read() == theirs
+
+
+def test_a_manifest_whose_answer_was_lost_is_still_ours(s3: Any, tmp_path: Path) -> None:
+    """The manifest's first put lands but its answer is lost (a read timeout): the client
+    puts it again and S3 refuses, the key being taken, by that first put. The version is
+    ours: published once, its data kept, no second version."""
+    import boto3
+    from botocore.exceptions import ReadTimeoutError
+
+    other = boto3.client("s3", region_name="us-east-1")
+    manifests: list[str] = []
+
+    def land_then_lose_the_answer(request: Any, **kwargs: Any) -> None:
+        if not request.url.endswith("/v00000001.json"):
+            return
+        manifests.append(header(request, "If-None-Match"))
+        if len(manifests) == 1:
+            # what S3 stored of the first attempt (unless the double stored it already)
+            with contextlib.suppress(other.exceptions.ClientError):
+                other.put_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001.json",
+                                 Body=request.body, IfNoneMatch="*")
+            raise ReadTimeoutError(endpoint_url=request.url)
+
+    s3.meta.events.register("before-send.s3.PutObject", land_then_lose_the_answer)
+    store = S3Store(BUCKET, PREFIX, client=s3)
+    checkpoint = store.publish(source(tmp_path))
+
+    assert manifests == ["*", "*"]  # sent twice, refused the second time
+    assert checkpoint.version == 1
+    assert store.list() == [checkpoint] and store.verify(checkpoint)
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    assert keys == {f"{PREFIX}/v00000001.json", f"{PREFIX}/v00000001/checkpoint.npz"}
 
 
 def test_listing_follows_pages(s3: Any, tmp_path: Path) -> None:
