@@ -253,8 +253,9 @@ class Container:
         """The containers a dead agent left (its marks in the working directory), each
         stopped as a stop ends a job: SIGTERM to the container's first process (which
         forwards it to the job, which checkpoints), SIGKILL after `grace` seconds (`docker
-        stop`); the names of those asked. Its docker client may have died with the agent
-        (a unit's whole cgroup killed): the container, in the runtime's care, runs on."""
+        stop`), and their envs' file deleted; the names of those asked. Their docker client
+        may have died with the agent (a unit's whole cgroup killed): a container, in the
+        runtime's care, runs on."""
         names = [self.name(m.name[len(MARK):]) for m in sorted(self.workdir.glob(MARK + "*"))]
         for name in names:
             try:
@@ -264,6 +265,8 @@ class Container:
             except (OSError, subprocess.TimeoutExpired) as exc:  # the agent's rm -f is next
                 log.warning("container %s left by the agent: docker stop: %s", name,
                             type(exc).__name__)
+        if names:  # the envs' file (secrets included) the dead agent left
+            self.forget_envs()
         return names
 
     def added_envs(self, env: Mapping[str, str]) -> list[str]:
