@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
+from costsched.clouds.azure import AZURE
 from costsched.clouds.base import SdkMissing
 from costsched.model import InvalidInput
 from launchers.checkpoints import files, layout
@@ -45,8 +46,7 @@ BLOCK_BYTES = 8 << 20  # a blob over this is uploaded in blocks of this size (th
 ENV_ACCOUNT = "AZURE_STORAGE_ACCOUNT"
 ENV_ENDPOINT = "AZURE_STORAGE_SERVICE_ENDPOINT"
 # Blob endpoints of Azure's clouds: public, US Government, China.
-HOST_SUFFIXES = (".blob.core.windows.net", ".blob.core.usgovcloudapi.net",
-                 ".blob.core.chinacloudapi.cn")
+HOST_SUFFIXES = AZURE.storage_hosts
 ACCEPTED = "az://CONTAINER[/PREFIX] or https://ACCOUNT.blob.core.windows.net/CONTAINER[/PREFIX]"
 _ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
 _CONTAINER = re.compile(r"^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$")
