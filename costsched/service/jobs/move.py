@@ -20,6 +20,7 @@ from costsched.service.decide import (
     OfferingName,
     parse_offering,
 )
+from costsched.service.jobs.carry import stores_of
 from costsched.service.jobs.decider import (
     DeadlineDecider,
     Decider,
@@ -57,6 +58,8 @@ class MigrationAdvice:
     started: MoveRecord | None  # the migration started (None: a dry run or no move)
     reason: str  # why it moves or stays, in words and dollars
     nodes: int = 1  # its instances at once (a gang's num_nodes)
+    # The clouds left out for it, each with why (their instances cannot read its checkpoints)
+    left_out: tuple[str, ...] = ()
 
 
 def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
@@ -108,8 +111,16 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             choice, started, reason = moved.get(i, (choice, None, choice.reason))
             out.append(MigrationAdvice(run.record.id, run.record.name, choice,
                                        choice.stay_usd, choice.choice_usd, started, reason,
-                                       run.nodes))
+                                       run.nodes, _left_out(run, placed[i][1])))
         return out
+
+
+def _left_out(run: RunningJob, placement: pd.Series) -> tuple[str, ...]:
+    """The clouds the job's deciders leave out, each with why (`carry.readable`)."""
+    left_out = stores_of(run).unreadable()
+    left_out.pop(str(placement["cloud"]), None)
+    allowed = run.resolved.job.constraints.clouds
+    return tuple(why for cloud, why in left_out.items() if not allowed or cloud in allowed)
 
 
 def _groups(placed: Sequence[tuple[RunningJob, pd.Series]], decided: Sequence[Decision],
