@@ -32,16 +32,18 @@ def carry(source_uri: str, target_uri: str, *, code: tuple[str, int] | None = No
     chunks go through (and may raise to stop the copy). CarryError, one line, when it
     cannot be done: nothing is committed to the target, nothing changes at the source."""
     try:
+        target = open_store(target_uri)
+        target.check()  # a container or bucket that is not there, said in one line
         if code is not None:
             from launchers.codepack import archive_uri
             from launchers.codepack import carry as carry_code
 
             carry_code(archive_uri(source_uri, code[0]), code[0], code[1], target_uri)
-        return _carry_newest(open_store(source_uri), open_store(target_uri), tick)
+        return _carry_newest(open_store(source_uri), target, tick)
     except CarryError:
         raise
     except Exception as exc:  # noqa: BLE001 - a store's or an SDK's error, said in one line
-        why = " ".join(str(exc).split()) or type(exc).__name__
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # no XML, no ids
         raise CarryError(redact(f"cannot copy the checkpoints of {source_uri} to "
                                 f"{target_uri}: {why}")) from None
 

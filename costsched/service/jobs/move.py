@@ -9,6 +9,7 @@ from datetime import datetime
 
 import pandas as pd
 
+from costsched import clouds
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import utcnow
 from costsched.model import InvalidInput
@@ -35,6 +36,7 @@ from costsched.service.jobs.runs import (
     _label,
     _newest_open,
     _newest_open_rows,
+    _placed_offering,
     _runs,
     _steps_left_of,
     job_ids,
@@ -111,16 +113,17 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             choice, started, reason = moved.get(i, (choice, None, choice.reason))
             out.append(MigrationAdvice(run.record.id, run.record.name, choice,
                                        choice.stay_usd, choice.choice_usd, started, reason,
-                                       run.nodes, _left_out(run, placed[i][1])))
+                                       run.nodes, _left_out(run, placed[i][1], launcher)))
         return out
 
 
-def _left_out(run: RunningJob, placement: pd.Series) -> tuple[str, ...]:
-    """The clouds the job's deciders leave out, each with why (`carry.readable`)."""
-    left_out = stores_of(run).unreadable()
-    left_out.pop(str(placement["cloud"]), None)
-    allowed = run.resolved.job.constraints.clouds
-    return tuple(why for cloud, why in left_out.items() if not allowed or cloud in allowed)
+def _left_out(run: RunningJob, placement: pd.Series, launcher: Launcher) -> tuple[str, ...]:
+    """The clouds the job's deciders leave out, each with why (`carry.readable`): of those
+    it allows and `launcher` starts, but the one it runs on."""
+    allowed, here = run.resolved.job.constraints.clouds, _placed_offering(placement)
+    wanted = [c for c in clouds.NAMES if (not allowed or c in allowed) and c != here.cloud
+              and launcher.can_launch(replace(here, cloud=c))]
+    return tuple(stores_of(run).unreadable(wanted).values())
 
 
 def _groups(placed: Sequence[tuple[RunningJob, pd.Series]], decided: Sequence[Decision],
