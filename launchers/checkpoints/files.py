@@ -165,13 +165,14 @@ def partial(dest_dir: Path, name: str) -> Iterator[Partial]:
 class Stream:
     """Another store's version read as a file (`read`), its bytes hashed and counted on the
     way, as a store copies it in (`CheckpointStore.copy_in`): never more than `read` asks
-    for and one chunk held. More bytes than the manifest's size is CorruptCheckpoint at
-    once; `check` says whether what went through is the manifest's size and SHA-256."""
+    for and one chunk held (an SDK reading a few KB at a time copies each byte once). More
+    bytes than the manifest's size is CorruptCheckpoint at once; `check` says whether what
+    went through is the manifest's size and SHA-256."""
 
     def __init__(self, chunks: Iterable[bytes], checkpoint: Checkpoint, where: str) -> None:
         self.checkpoint, self.where = checkpoint, where
         self._chunks = iter(chunks)
-        self._held = b""
+        self._held, self._at = b"", 0  # the chunk being read, and how far
         self.sha = hashlib.sha256()
         self.size = 0
 
@@ -183,15 +184,21 @@ class Stream:
 
     def read(self, size: int | None = -1) -> bytes:
         wanted = None if size is None or size < 0 else size
-        parts, have = [self._held], len(self._held)
+        parts: list[bytes] = []
+        have = 0
         while wanted is None or have < wanted:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                break
-            parts.append(chunk)
-            have += len(chunk)
-        data = b"".join(parts)
-        out, self._held = (data, b"") if wanted is None else (data[:wanted], data[wanted:])
+            if self._at >= len(self._held):
+                chunk = next(self._chunks, None)
+                if chunk is None:
+                    break
+                self._held, self._at = chunk, 0
+                continue
+            end = len(self._held) if wanted is None else \
+                min(len(self._held), self._at + wanted - have)
+            parts.append(self._held[self._at:end])
+            have += end - self._at
+            self._at = end
+        out = parts[0] if len(parts) == 1 else b"".join(parts)
         self.sha.update(out)
         self.size += len(out)
         if self.size > self.checkpoint.size:
@@ -202,9 +209,10 @@ class Stream:
     def check(self) -> None:
         """CorruptCheckpoint naming what differs, unless every byte went through and they
         are the manifest's size and SHA-256."""
-        if self.size == self.checkpoint.size and not self._held:
-            self._held = next(self._chunks, b"")  # the source says it has ended
-        if self._held:
+        left = self._held[self._at:]
+        if self.size == self.checkpoint.size and not left:
+            left = next(self._chunks, b"")  # the source says it has ended
+        if left:
             raise CorruptCheckpoint(f"{self.where}: more than the manifest's "
                                     f"{self.checkpoint.size} bytes")
         mismatch = check(self.checkpoint, self.size, self.sha.hexdigest())
