@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -294,23 +295,29 @@ def test_a_copy_that_fails_leaves_the_job_on_its_cloud_saying_why(
 
 
 def test_a_cloud_that_cannot_read_the_store_is_left_out_and_said_once(
-        aws: Any, azure: Any, tmp_path: Path) -> None:
+        aws: Any, azure: Any, tmp_path: Path, cli: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     store, launcher, _, job = setup(tmp_path, "aws", "azure", "aws", "azure",
                                     root="s3://ckpt-bucket/jobs")
-    [other] = service.launch(store, [job_file(tmp_path, "other")], launcher=launcher,
-                             checkpoint_root="s3://ckpt-bucket/jobs",
-                             at=NOW - timedelta(hours=3))
+    service.launch(store, [job_file(tmp_path, "other")], launcher=launcher,
+                   checkpoint_root="s3://ckpt-bucket/jobs", at=NOW - timedelta(hours=3))
     store.ingest(pd.DataFrame([price("azure", 0.05, NOW - timedelta(hours=1))]))
+    monkeypatch.setattr("costsched.cli.jobs._job_launcher", lambda *_: launcher)
 
-    advice = service.migrate(store, launcher, dry_run=True, force=True)
+    shown = cli("migrate", "--dry-run", "--force", "--db", store.url)
+    advice = json.loads(cli("migrate", "--dry-run", "--force", "--db", store.url,
+                            "--json").stdout)
 
-    assert [a.decision.moves for a in advice] == [False, False]  # Azure is far cheaper
-    assert all(a.decision.choice[0] == "aws" for a in advice)
-    lines = {why for a in advice for why in a.left_out}
-    assert lines == {"azure is left out: its instances cannot read checkpoints in aws's "
-                     "storage; set launch.checkpoint_roots.azure to have them carried there"}
+    assert shown.exit_code == 0, shown.output
+    line = ("azure is left out: its instances cannot read checkpoints in aws's storage; set "
+            "launch.checkpoint_roots.azure to have them carried there")
+    assert shown.stdout.count("note: azure is left out") == 1  # two jobs, said once
+    assert line in " ".join(shown.stdout.split())
+    assert [a["moves"] for a in advice] == [False, False]  # though Azure is far cheaper
+    assert [a["left_out"] for a in advice] == [[line], [line]]
+    assert all(a["choice"][0] == "aws" for a in advice)
     with pytest.raises(InvalidInput, match="no cloud it allows can read its checkpoints "
                        r"\(s3://ckpt-bucket/jobs/job-0\): azure is left out"):
         service.launch(store, [job_file(tmp_path, "azure-only", ["azure"])],
                        launcher=launcher, checkpoint_root="s3://ckpt-bucket/jobs")
-    assert other.id != job.id
+    assert job.id == 1

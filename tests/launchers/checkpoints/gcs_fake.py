@@ -35,6 +35,7 @@ class Blob:
     data: bytes
     generation: int
     content_type: str
+    hashes: dict[str, str] = field(default_factory=dict)  # md5Hash, crc32c: made once
 
 
 class FakeGcs:
@@ -92,13 +93,16 @@ class FakeGcs:
             self.objects[name] = Blob(data, self._generation, content_type)
 
     def _resource(self, name: str, blob: Blob) -> dict:
+        if not blob.hashes:
+            blob.hashes.update(
+                md5Hash=base64.b64encode(hashlib.md5(blob.data).digest()).decode(),
+                crc32c=base64.b64encode(
+                    google_crc32c.value(blob.data).to_bytes(4, "big")).decode())
         return {"kind": "storage#object", "bucket": self.bucket, "name": name,
                 "id": f"{self.bucket}/{name}/{blob.generation}",
                 "generation": str(blob.generation), "metageneration": "1",
                 "size": str(len(blob.data)), "contentType": blob.content_type,
-                "md5Hash": base64.b64encode(hashlib.md5(blob.data).digest()).decode(),
-                "crc32c": base64.b64encode(
-                    google_crc32c.value(blob.data).to_bytes(4, "big")).decode()}
+                **blob.hashes}
 
     def _serve(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         parts = urlsplit(handler.path)
@@ -202,8 +206,8 @@ class FakeGcs:
         name = metadata.get("name") or req.query.get("name", "")
         with self._lock:
             upload_id = f"u{len(self.sessions) + 1}"
-            self.sessions[upload_id] = {"name": name, "metadata": metadata, "data": b"",
-                                        "query": dict(req.query)}
+            self.sessions[upload_id] = {"name": name, "metadata": metadata,
+                                        "data": bytearray(), "query": dict(req.query)}
         location = f"{self.url}/upload/storage/v1/b/{self.bucket}/o?uploadType=resumable" \
             f"&upload_id={upload_id}"
         return 200, {"Location": location}, b""
@@ -229,7 +233,7 @@ class FakeGcs:
             if session["query"].get("ifGenerationMatch") == "0" and name in self.objects:
                 return _error(412, "conditionNotMet")
             self._generation += 1
-            blob = Blob(session["data"], self._generation,
+            blob = Blob(bytes(session["data"]), self._generation,
                         session["metadata"].get("contentType", "application/octet-stream"))
             self.objects[name] = blob
         return _json(self._resource(name, blob))
