@@ -49,6 +49,7 @@ from costsched.service.decide import (
     decide_to,
     decision_rates,
 )
+from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
 from costsched.store import PriceStore
 
@@ -155,8 +156,6 @@ class JobNow:
            lost: Collection[OfferingKey] = ()) -> JobNow:
         """The job of `run`, kept to the clouds that can read its checkpoints (`carry`); its
         checkpoint's size is measured where a move would copy it."""
-        from costsched.service.jobs.carry import readable, stores_of
-
         resolved = readable(run.resolved, stores_of(run), run.record.name,
                             current[0] if current else None)
         return cls(resolved, run.record.created_at, run.record.policy, run.home_region,
