@@ -269,6 +269,26 @@ def test_gcs_to_s3_carries_the_newest_checkpoint_and_the_new_instance_restores_i
     assert cost.egress_usd == pytest.approx(advice.decision.move.egress_usd)
 
 
+def test_a_recovery_sent_to_another_cloud_carries_the_checkpoint_there(
+        aws: Any, azure: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOTS", "azure=az://ckpt/jobs")
+    store, launcher, fakes, job = setup(tmp_path, "aws", "azure", "aws", "azure",
+                                        root="s3://ckpt-bucket/jobs")
+    home = f"s3://ckpt-bucket/jobs/job-{job.id}"
+    written = checkpoint(home, tmp_path, b"before the preemption")
+    [first] = fakes["aws"].made
+    fakes["aws"].made[first] = replace(fakes["aws"].made[first], state="preempted")
+    store.ingest(pd.DataFrame([price("azure", 0.20, NOW - timedelta(hours=1))]))
+
+    settle(store, launcher)  # recovered where the decider says: Azure is the cheaper now
+
+    [target] = fakes["azure"].made
+    assert fakes["azure"].restored[target] == written
+    assert store.jobs.get(job.id).checkpoint_location == f"az://ckpt/jobs/job-{job.id}"
+    [recovery] = [m for m in store.moves.of_job(job.id) if m.kind == "recovery"]
+    assert recovery.state == "done"
+
+
 def test_a_copy_that_fails_leaves_the_job_on_its_cloud_saying_why(
         aws: Any, azure: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOTS", "azure=az://nosuch/jobs")
