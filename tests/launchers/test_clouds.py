@@ -60,7 +60,6 @@ def test_a_job_moves_from_aws_to_azure_when_it_pays_and_its_egress_is_charged_on
         azure: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                         "AWS_DEFAULT_REGION": "us-east-1",
-                        "MOTO_EC2_LOAD_DEFAULT_AMIS": "false",  # 1.5 s a region
                         # Azure's VMs read their checkpoints from Blob: carried there.
                         "COSTSCHED_LAUNCH_CHECKPOINT_ROOTS": "azure=az://ckpt/jobs"}.items():
         monkeypatch.setenv(name, value)
