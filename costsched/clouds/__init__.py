@@ -86,14 +86,30 @@ def storage_cloud(uri: str) -> str | None:
     return None
 
 
+def storage_root_problem(cloud: str, root: object) -> str | None:
+    """What is wrong with `root` as where `cloud`'s jobs keep their checkpoints (a location
+    in some cloud's object storage, a bucket or container named); None when it will do."""
+    if cloud not in CLOUDS:
+        return (f"not a cloud: expected one of {', '.join(NAMES)}"
+                f"{did_you_mean(cloud, NAMES)}")
+    text = root.strip() if isinstance(root, str) else ""
+    found = storage_cloud(text) if text else None
+    parts = text.split("://", 1)[-1].split("/")
+    # the bucket (or container) follows the scheme, or an Azure account's host
+    bucket = "".join(parts[1:2] if text.lower().startswith("https://") else parts[:1])
+    if found is None or not bucket or "?" in text or "#" in text:
+        return ("expected s3://BUCKET/PATH, gs://BUCKET/PATH, az://CONTAINER/PATH or an "
+                "Azure Blob account's URL (https://ACCOUNT.blob.core.windows.net/CONTAINER)")
+    return None
+
+
 def storage_roots(roots: dict[str, str]) -> dict[str, str]:
     """A mapping of clouds to locations in some cloud's object storage, as given, without a
     trailing '/'; ValueError naming the first that is not."""
     for cloud, root in roots.items():
-        if cloud not in CLOUDS or storage_cloud(root) is None or "?" in root:
-            raise ValueError(f"{cloud} = {root!r}: expected a cloud ({', '.join(NAMES)}) = "
-                             "s3://BUCKET/PATH, gs://BUCKET/PATH, az://CONTAINER/PATH or an "
-                             "Azure Blob account's URL")
+        problem = storage_root_problem(cloud, root)
+        if problem is not None:
+            raise ValueError(f"{cloud} = {root!r}: {problem}")
     return {cloud: root.strip().rstrip("/") for cloud, root in roots.items()}
 
 
@@ -120,4 +136,4 @@ def default_preemption(cloud: str) -> PreemptionRate:
 __all__ = ["CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
            "UnknownCloud", "credential_envs", "default_preemption", "egress", "get",
            "owners_of_region", "place_problem", "region_problem", "storage_cloud",
-           "storage_roots", "zone_region"]
+           "storage_root_problem", "storage_roots", "zone_region"]

@@ -51,6 +51,46 @@ AZURE = Cloud(
 )
 
 
+# Names and ids as Resource Manager takes them (learn.microsoft.com/azure/azure-resource-
+# manager/management/resource-name-rules): what a config key of Azure's must look like.
+IMAGE_URN = re.compile(r"(?P<publisher>[^:\s]+):(?P<offer>[^:\s]+):(?P<sku>[^:\s]+)"
+                       r":(?P<version>[^:\s]+)")
+SUBSCRIPTION_ID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+STORAGE_ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
+# costsched's VNets are named PREFIX-LOCATION, 64 characters at most
+VNET_PREFIX = re.compile(r"[A-Za-z0-9][\w.-]{0,39}")
+_ID = r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w.()]{1,90}/providers/"
+RESOURCE_IDS = {
+    "subnet": (re.compile(_ID + r"Microsoft\.Network/virtualNetworks/[^/]+/subnets/[^/]+",
+                          re.IGNORECASE),
+               "/subscriptions/SUB/resourceGroups/GROUP/providers/Microsoft.Network/"
+               "virtualNetworks/VNET/subnets/SUBNET"),
+    "identity": (re.compile(_ID + r"Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+",
+                            re.IGNORECASE),
+                 "/subscriptions/SUB/resourceGroups/GROUP/providers/"
+                 "Microsoft.ManagedIdentity/userAssignedIdentities/NAME"),
+    "image": (re.compile(_ID + r"Microsoft\.Compute/\S+", re.IGNORECASE),
+              "/subscriptions/SUB/resourceGroups/GROUP/providers/Microsoft.Compute/images/NAME "
+              "(or a gallery image's version)"),
+}
+
+
+def resource_id_problem(kind: str, value: str) -> str | None:
+    """What is wrong with `value` as the resource id of a `kind` of RESOURCE_IDS; None."""
+    pattern, shape = RESOURCE_IDS[kind]
+    if pattern.fullmatch(value.strip()):
+        return None
+    return f"expected {'an' if kind[0] in 'aeiou' else 'a'} {kind}'s id, {shape}"
+
+
+def image_problem(value: str) -> str | None:
+    """What is wrong with `value` as a VM image: a Marketplace URN or an image's id."""
+    if IMAGE_URN.fullmatch(value.strip()) or not resource_id_problem("image", value):
+        return None
+    return ("expected PUBLISHER:OFFER:SKU:VERSION (microsoft-dsvm:ubuntu-hpc:2204:latest) "
+            "or an image's resource id (/subscriptions/.../providers/Microsoft.Compute/...)")
+
+
 def http_session(retries: int, backoff: float) -> Any:  # -> requests.Session
     """A requests session that retries 429 and 5xx answers of GETs (honouring
     Retry-After) through urllib3's Retry. SdkMissing without requests."""
