@@ -13,6 +13,8 @@ says the rule): every import, collector and option that names a place asks these
 
 from __future__ import annotations
 
+import re
+
 from costsched.clouds.aws import AWS
 from costsched.clouds.azure import AZURE
 from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
@@ -20,6 +22,8 @@ from costsched.clouds.gcp import GCP
 from costsched.vocabulary import did_you_mean
 
 CLOUDS: dict[str, Cloud] = {c.name: c for c in (AWS, GCP, AZURE)}
+# A bucket's name as S3 and Cloud Storage take it (each has stricter rules of its own).
+BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
 NAMES: tuple[str, ...] = tuple(CLOUDS)
 
 
@@ -86,21 +90,31 @@ def storage_cloud(uri: str) -> str | None:
     return None
 
 
-def storage_root_problem(cloud: str, root: object) -> str | None:
-    """What is wrong with `root` as where `cloud`'s jobs keep their checkpoints (a location
-    in some cloud's object storage, a bucket or container named); None when it will do."""
-    if cloud not in CLOUDS:
-        return (f"not a cloud: expected one of {', '.join(NAMES)}"
-                f"{did_you_mean(cloud, NAMES)}")
-    text = root.strip() if isinstance(root, str) else ""
+def storage_location_problem(location: object) -> str | None:
+    """What is wrong with `location` as a place in some cloud's object storage, its bucket
+    (or container) named; None when it will do."""
+    text = location.strip() if isinstance(location, str) else ""
     found = storage_cloud(text) if text else None
     parts = text.split("://", 1)[-1].split("/")
     # the bucket (or container) follows the scheme, or an Azure account's host
     bucket = "".join(parts[1:2] if text.lower().startswith("https://") else parts[:1])
+    if found in ("aws", "gcp") and not BUCKET.fullmatch(bucket):
+        bucket = ""
     if found is None or not bucket or "?" in text or "#" in text:
         return ("expected s3://BUCKET/PATH, gs://BUCKET/PATH, az://CONTAINER/PATH or an "
-                "Azure Blob account's URL (https://ACCOUNT.blob.core.windows.net/CONTAINER)")
+                "Azure Blob account's URL (https://ACCOUNT.blob.core.windows.net/CONTAINER)"
+                + (", a bucket of 3-222 lowercase letters, digits, '.', '-', '_'"
+                   if found in ("aws", "gcp") else ""))
     return None
+
+
+def storage_root_problem(cloud: str, root: object) -> str | None:
+    """What is wrong with `root` as where `cloud`'s jobs keep their checkpoints (a location
+    in some cloud's object storage); None when it will do."""
+    if cloud not in CLOUDS:
+        return (f"not a cloud: expected one of {', '.join(NAMES)}"
+                f"{did_you_mean(cloud, NAMES)}")
+    return storage_location_problem(root)
 
 
 def storage_roots(roots: dict[str, str]) -> dict[str, str]:
@@ -133,7 +147,7 @@ def default_preemption(cloud: str) -> PreemptionRate:
     return get(cloud).preemption
 
 
-__all__ = ["CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
+__all__ = ["BUCKET", "CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
            "UnknownCloud", "credential_envs", "default_preemption", "egress", "get",
            "owners_of_region", "place_problem", "region_problem", "storage_cloud",
-           "storage_root_problem", "storage_roots", "zone_region"]
+           "storage_location_problem", "storage_root_problem", "storage_roots", "zone_region"]

@@ -22,7 +22,7 @@ import platformdirs
 from pydantic import Field, ValidationError, field_validator
 
 from costsched import file_limits
-from costsched.clouds import storage_root_problem, storage_roots
+from costsched.clouds import storage_location_problem, storage_root_problem, storage_roots
 from costsched.config.azure import AzureConfig
 from costsched.config.fields import EntryError, Number, Section, checked, cron
 from costsched.model import CLOUDS, InvalidInput
@@ -192,9 +192,24 @@ class LaunchConfig(Section):
     """Where jobs run and where their checkpoints go (None = the user data directory)."""
 
     launcher: Literal["local", "aws", "gcp", "azure", "clouds"] = "local"
-    checkpoint_root: str | None = None
+    checkpoint_root: str | None = None  # a path, or a location in object storage
     # cloud -> ROOT: checkpoints of the jobs that run there (ROOT/job-ID; docs/moves.md)
     checkpoint_roots: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("checkpoint_root")
+    @classmethod
+    def _root(cls, value: str | None) -> str | None:
+        """A path, file:// URL, or a store's location checked as such ("s3:/b", "s3://"
+        are typos, never a folder named "s3:")."""
+        def problem(text: str) -> str | None:
+            scheme = text.strip().split(":", 1)[0].lower() if ":" in text else ""
+            if not text.strip():
+                return "expected a path or a location in object storage (unset: the data folder)"
+            if scheme in ("s3", "gs", "az", "https"):
+                return storage_location_problem(text)
+            return None
+
+        return checked(value, problem)
 
     @field_validator("checkpoint_roots")
     @classmethod

@@ -30,8 +30,8 @@ def refusal(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> str
 
 
 @pytest.mark.parametrize(("text", "said"), [
-    ('[launch]\ncheckpoint_roots = {aws = "s3://b/x", gpc = "gs://b/y"}',
-     "launch.checkpoint_roots.gpc 'gs://b/y': not a cloud: expected one of aws, gcp, azure; "
+    ('[launch]\ncheckpoint_roots = {aws = "s3://bkt/x", gpc = "gs://bkt/y"}',
+     "launch.checkpoint_roots.gpc 'gs://bkt/y': not a cloud: expected one of aws, gcp, azure; "
      "did you mean 'gcp'?"),
     ('[launch]\ncheckpoint_roots = {aws = "s3://"}',
      "launch.checkpoint_roots.aws 's3://': expected s3://BUCKET/PATH"),
@@ -39,6 +39,12 @@ def refusal(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> str
      "launch.checkpoint_roots.azure 'https://acct.blob.core.windows.net/': expected"),
     ('[launch]\ncheckpoint_roots = {gcp = "/srv/checkpoints"}',
      "launch.checkpoint_roots.gcp '/srv/checkpoints': expected s3://BUCKET/PATH"),
+    ('[launch]\ncheckpoint_root = "s3:/my-bucket/ckpt"',
+     "launch.checkpoint_root 's3:/my-bucket/ckpt': expected s3://BUCKET/PATH"),
+    ('[launch]\ncheckpoint_root = "s3://My Bucket/ckpt"',
+     "a bucket of 3-222 lowercase letters, digits, '.', '-', '_'"),
+    ('[launch]\ncheckpoint_root = ""', "launch.checkpoint_root '': expected a path or a "
+     "location in object storage"),
     ('[daemon]\nlog_file = ""', "daemon.log_file '': expected a file's path"),
     ('[daemon]\nlog_file = "/var/log/"', "daemon.log_file '/var/log/': expected a file's path"),
     ('[azure]\nlocation = "eastus9"', "azure.location 'eastus9': region 'eastus9': not a "
@@ -78,7 +84,8 @@ def test_good_values_pass_as_given(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(f"""
 [launch]
-checkpoint_roots = {{ aws = "s3://b/x/", gcp = "gs://b", azure = "az://c/p" }}
+checkpoint_roots = {{ aws = "s3://bkt/x/", gcp = "gs://bkt", azure = "az://c/p" }}
+checkpoint_root = "file:///srv/checkpoints"
 [daemon]
 log_file = "~/costsched/daemon.log"
 [azure]
@@ -91,8 +98,12 @@ storage_account = "ckpts01"
 vnet = "team.net-1"
 """)
     config = load(path).config
-    assert config.launch.checkpoint_roots == {"aws": "s3://b/x", "gcp": "gs://b",
+    assert config.launch.checkpoint_roots == {"aws": "s3://bkt/x", "gcp": "gs://bkt",
                                              "azure": "az://c/p"}
     assert config.azure.subnets == {"eastus": SUBNET.lower()}
+    for root in ("/srv/checkpoints", "ckpt", "s3://my-bucket/ckpt", "az://c/p",
+                 "https://acct.blob.core.windows.net/c/p"):
+        path.write_text(f'[launch]\ncheckpoint_root = "{root}"\n')
+        assert load(path).config.launch.checkpoint_root == root
     path.write_text(f'[azure]\nimage = "{IMAGE}"\n')
     assert load(path).config.azure.image == IMAGE
