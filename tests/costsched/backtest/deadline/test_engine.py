@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from costsched.backtest.deadline import DeadlineJob, simulate
-from costsched.backtest.deadline.engine import past_spell_mean, past_spot_share
 from costsched.policies.deadline.base import PRIOR_SHARE, PRIOR_SPELL
+from costsched.policies.deadline.past import past_spell_mean, past_spot_share
 from tests.costsched.backtest.deadline.traces import Scripted, trace
 
 TICK = 60
