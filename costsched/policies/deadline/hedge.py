@@ -1,0 +1,193 @@
+"""spot-hedge: every start of spot weighed against waiting for a better one, the slack
+priced by the chance that the deadline will need on-demand, on-demand as a hedge.
+
+One number drives it: the *shortfall chance*, the probability that the slack left
+(deadline minus the work still to do and a restart) will not cover what finishing on spot
+at the market's pace takes: the time with no spot in any zone, and a restart and half a
+checkpoint interval of lost work per spell (`shortfall_chance`). The market's pace comes
+from its past (the share of the time with spot somewhere, the mean spells with and
+without spot), and from the policy's prior where the past is thin (a new store, a market
+never watched); the chance is spread by how many spells the time left holds (few spells:
+a wide spread).
+
+From it, each second of slack is priced (`slack_usd_per_second`): the on-demand premium
+over spot, times the chance, raised as the slack per second of work left runs short (the
+last hours of slack decide whether the rest of the work can still use spot).
+
+Each zone is then priced per hour of progress over its expected spell (`spot_rates`): the
+spot price over the spell, and the restart, the checkpoint's egress to another region,
+the next restart when the spell ends before the work, and the slack all of them spend; a
+zone without spot now is priced as if waited for, its expected time without spot counted
+as slack spent. A spell that has lasted is expected to last (its age plus the zone's mean
+spell), and a dry spell too (its age plus the zone's mean dry spell).
+
+The choice, per run and tick:
+
+- on-demand (started in the checkpoint's zone, or kept) where the shortfall chance is
+  above `hedge_above` (`keep_above` to stay on it) and on-demand costs less per hour of
+  progress than any spot now: with little slack the job hedges instead of waiting for
+  spot or starting a spell unlikely to repay its restart;
+- else the zone with the least rate, if it has spot now (the job's own zone priced
+  without a restart: it moves only where the move pays over the new spell);
+- else (waiting for a zone is cheapest) the job keeps the spot it runs on, or waits.
+
+The shared safety rule (`DeadlinePolicy.decide`) still puts the job on on-demand where a
+preemption could make it late. Gangs are priced as their N instances with the egress paid
+once (`gang`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from costsched.policies.deadline.base import (
+    NONE,
+    DeadlinePolicy,
+    DeadlineState,
+    MarketNow,
+    MarketPrior,
+    is_on_demand,
+    is_spot,
+    zone_of,
+)
+from costsched.policies.deadline.gang import move_usd, priced
+from costsched.policies.deadline.outlook import learned
+
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class HedgeConstants:
+    """The policy's constants (the defaults were chosen as docs/deadlines.md says)."""
+
+    hedge_above: float = 0.5  # shortfall chance above which on-demand hedges
+    keep_above: float = 0.25  # ... above which a job on on-demand stays there
+    scarcity: float = 0.5  # slack's price per (seconds of work left / seconds of slack)
+    spread: float = 1.0  # the shortfall's spread, in (spells in the time left) ** -1/2
+    prior: MarketPrior = field(default_factory=MarketPrior)
+
+
+class SpotHedge(DeadlinePolicy):
+    name = "spot-hedge"
+    description = ("spot in any zone, each start weighed against waiting; on-demand as a "
+                   "hedge when the slack left is unlikely to cover spot's shortages")
+
+    def __init__(self, constants: HedgeConstants | None = None) -> None:
+        self.constants = constants or HedgeConstants()
+        self.prior = self.constants.prior
+
+    def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
+        c = self.constants
+        market = priced(state, market)  # USD per hour of the job's whole gang
+        zones = market.zones
+        rows = np.arange(len(state.progress))
+        share, spell, dry = learned(market, market.spot_available.shape, self.prior)
+        chance = shortfall_chance(state, market, share, spell, dry, c.spread)
+        per_second = slack_usd_per_second(state, market, chance, c.scarcity)
+        rates = spot_rates(state, market, spell, dry, per_second)
+        best = np.argmin(rates, axis=1)
+        now = market.spot_available[rows, best]
+        best_now = np.where(market.spot_available, rates, np.inf).min(axis=1)
+
+        on_od = is_on_demand(state.placement, zones)
+        here = zone_of(state.placement, zones)
+        checkpoint_zone = np.where(state.last_zone >= 0, state.last_zone, state.home)
+        od_zone = np.where(on_od, here, checkpoint_zone)
+        od_hedge = (chance > np.where(on_od, c.keep_above, c.hedge_above)) & (
+            on_demand_rate(state, market, od_zone, per_second) < best_now)
+        od = np.where(on_od, state.placement, market.on_demand(od_zone))
+        running = is_spot(state.placement, zones) & market.spot_available[
+            rows, np.maximum(here, 0)]
+        wait = np.where(running, state.placement, NONE)
+        return np.where(od_hedge, od, np.where(now, best, wait))
+
+
+def shortfall_chance(state: DeadlineState, market: MarketNow, share: np.ndarray,
+                     spell: np.ndarray, dry: np.ndarray, spread: float) -> np.ndarray:
+    """Per run: the probability that the slack left does not cover finishing the work on
+    spot at the market's pace. Finishing takes, per second of work, (1 - s) / s seconds
+    without spot anywhere (s: the share of the past with spot somewhere) and a restart and
+    half a checkpoint interval per spell of the zones' mean useful length; the need is
+    taken as normal around that, with a standard deviation of the need over the square
+    root of the spells (with and without spot) the time left holds, times `spread`."""
+    restart = _per_run(state.restart, len(state.progress))
+    work = state.remaining
+    slack = state.time_left - market.tick - restart - work
+    weight = np.maximum(share.sum(axis=1), 1e-9)
+    mean_spell = (share * spell).sum(axis=1) / weight
+    mean_dry = (share * dry).sum(axis=1) / weight
+    anywhere = (np.asarray(market.spot_share) if market.spot_share is not None
+                else share.max(axis=1))
+    anywhere = np.clip(anywhere, 0.02, 0.999)
+    useful = np.maximum(mean_spell - restart, 60.0)
+    need = work * ((1 - anywhere) / anywhere + (restart + state.checkpoint / 2) / useful)
+    cycles = np.maximum(state.time_left, 1.0) / (mean_spell + mean_dry)
+    sigma = np.maximum(need * np.sqrt(spread / np.maximum(cycles, 1e-9)), 1.0)
+    return np.where(work > 0, normal_cdf((need - slack) / sigma), 0.0)
+
+
+def slack_usd_per_second(state: DeadlineState, market: MarketNow, chance: np.ndarray,
+                         scarcity: float) -> np.ndarray:
+    """Per run: USD a second of slack is worth: the on-demand premium over the cheapest
+    spot (now, else listed), times the shortfall chance, times `scarcity` x the seconds of
+    work left per second of slack where that exceeds 1 (slack runs short)."""
+    restart = _per_run(state.restart, len(state.progress))
+    spot = np.where(market.spot_available, market.spot_price, np.inf).min(axis=1)
+    spot = np.where(np.isfinite(spot), spot, market.spot_price.min(axis=1))
+    premium = np.maximum(market.on_demand_price.min(axis=1) - spot, 0.0)
+    slack = np.maximum(state.time_left - restart - state.remaining, 60.0)
+    return chance * premium / HOUR * np.maximum(1.0, scarcity * state.remaining / slack)
+
+
+def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: np.ndarray,
+               per_second: np.ndarray) -> np.ndarray:
+    """USD per hour of progress of running in each zone (runs, zones), over the spell it
+    is expected to hold there (its age and the zone's mean spell; a zone without spot now:
+    a mean spell after its dry spell's age and mean length, waited as slack): the spot
+    price, the start (a restart billed, the checkpoint's egress; none where the job runs
+    now), the next start when the spell ends before the work, and the slack they spend."""
+    zones = market.zones
+    n = len(state.progress)
+    restart = _per_run(state.restart, n)[:, None]
+    work = state.remaining[:, None]
+    here = zone_of(state.placement, zones)
+    staying = is_spot(state.placement, zones)[:, None] & (np.arange(zones) == here[:, None])
+    egress = np.where((state.last_zone >= 0)[:, None],
+                      market.move_usd[np.maximum(state.last_zone, 0)], 0.0)
+    available = market.spot_available
+    life = np.where(available, market.available_for + spell, spell)
+    dry_for = 0.0 if market.dry_for is None else market.dry_for
+    wait = np.where(available, 0.0, dry + dry_for)
+    started = np.where(staying, 0.0, restart)
+    useful = np.maximum(np.minimum(life, work + started) - started, 1.0)
+    ends = life < work + started
+    price = market.spot_price
+    slack = per_second[:, None]
+    start_usd = np.where(staying, 0.0, move_usd(state, price, egress))
+    end_usd = np.where(ends, restart * price / HOUR + slack * (restart + state.checkpoint / 2),
+                       0.0)
+    usd = price * useful / HOUR + start_usd + end_usd + slack * (started + wait)
+    return usd / useful * HOUR
+
+
+def on_demand_rate(state: DeadlineState, market: MarketNow, zone: np.ndarray,
+                   per_second: np.ndarray) -> np.ndarray:
+    """USD per hour of progress of on-demand in `zone` to the end of the work: its price,
+    and where the job is not on it yet, its start (a restart billed, and its slack)."""
+    rows = np.arange(len(zone))
+    price = market.on_demand_price[rows, zone]
+    restart = _per_run(state.restart, len(zone))
+    start = move_usd(state, price, np.zeros(len(zone))) + per_second * restart
+    start = np.where(is_on_demand(state.placement, market.zones), 0.0, start)
+    return price + start / np.maximum(state.remaining, 1.0) * HOUR
+
+
+def normal_cdf(z: np.ndarray) -> np.ndarray:
+    """The standard normal's distribution function to within 0.01 (a logistic curve)."""
+    return 1.0 / (1.0 + np.exp(-1.702 * np.clip(z, -40.0, 40.0)))
+
+
+def _per_run(value: float | np.ndarray, n: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(value, dtype=float), (n,)).astype(float)
