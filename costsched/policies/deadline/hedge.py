@@ -66,6 +66,7 @@ class HedgeConstants:
     keep_above: float = 0.25  # ... above which a job on on-demand stays there
     scarcity: float = 0.5  # slack's price per (seconds of work left / seconds of slack)
     spread: float = 1.0  # the shortfall's spread, in (spells in the time left) ** -1/2
+    mean_weight: float = 1.0  # a spell's expected life: its age + this x the zone's mean
     prior: MarketPrior = field(default_factory=MarketPrior)
 
 
@@ -86,7 +87,7 @@ class SpotHedge(DeadlinePolicy):
         share, spell, dry = learned(market, market.spot_available.shape, self.prior)
         chance = shortfall_chance(state, market, share, spell, dry, c.spread)
         per_second = slack_usd_per_second(state, market, chance, c.scarcity)
-        rates = spot_rates(state, market, spell, dry, per_second)
+        rates = spot_rates(state, market, spell, dry, per_second, c.mean_weight)
         best = np.argmin(rates, axis=1)
         now = market.spot_available[rows, best]
         best_now = np.where(market.spot_available, rates, np.inf).min(axis=1)
@@ -142,7 +143,7 @@ def slack_usd_per_second(state: DeadlineState, market: MarketNow, chance: np.nda
 
 
 def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: np.ndarray,
-               per_second: np.ndarray) -> np.ndarray:
+               per_second: np.ndarray, mean_weight: float = 1.0) -> np.ndarray:
     """USD per hour of progress of running in each zone (runs, zones), over the spell it
     is expected to hold there (its age and the zone's mean spell; a zone without spot now:
     a mean spell after its dry spell's age and mean length, waited as slack): the spot
@@ -157,7 +158,7 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
     egress = np.where((state.last_zone >= 0)[:, None],
                       market.move_usd[np.maximum(state.last_zone, 0)], 0.0)
     available = market.spot_available
-    life = np.where(available, market.available_for + spell, spell)
+    life = np.where(available, market.available_for + mean_weight * spell, spell)
     dry_for = 0.0 if market.dry_for is None else market.dry_for
     wait = np.where(available, 0.0, dry + dry_for)
     started = np.where(staying, 0.0, restart)
@@ -166,9 +167,14 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
     price = market.spot_price
     slack = per_second[:, None]
     start_usd = np.where(staying, 0.0, move_usd(state, price, egress))
-    end_usd = np.where(ends, restart * price / HOUR + slack * (restart + state.checkpoint / 2),
-                       0.0)
-    usd = price * useful / HOUR + start_usd + end_usd + slack * (started + wait)
+    # When the spell ends first: the next start's restart and the work lost since the
+    # last checkpoint (half an interval), billed again and spent from the slack.
+    lost = restart + state.checkpoint / 2
+    end_usd = np.where(ends, lost * (price / HOUR + slack), 0.0)
+    # A job without an instance spends a restart's slack whatever it starts: only a
+    # running job's start (a move) counts it.
+    start_slack = np.where((state.placement >= 0)[:, None], started, 0.0)
+    usd = price * useful / HOUR + start_usd + end_usd + slack * (start_slack + wait)
     return usd / useful * HOUR
 
 
@@ -179,7 +185,8 @@ def on_demand_rate(state: DeadlineState, market: MarketNow, zone: np.ndarray,
     rows = np.arange(len(zone))
     price = market.on_demand_price[rows, zone]
     restart = _per_run(state.restart, len(zone))
-    start = move_usd(state, price, np.zeros(len(zone))) + per_second * restart
+    start = (move_usd(state, price, np.zeros(len(zone)))
+             + np.where(state.placement >= 0, per_second * restart, 0.0))
     start = np.where(is_on_demand(state.placement, market.zones), 0.0, start)
     return price + start / np.maximum(state.remaining, 1.0) * HOUR
 
