@@ -94,9 +94,10 @@ HELD_FOR_DEFAULT = "aws-2023-02"
 # The grid of spot-hedge's constants searched per fold.
 PRIORS = {"prior 50%/1h": MarketPrior(),
           "prior 70%/2h": MarketPrior(0.7, 7200.0, 3600.0, 7200.0),
-          "prior 90%/4h": MarketPrior(0.9, 14400.0, 3600.0, 14400.0)}
-SCARCITY = (0.25, 0.5, 0.75)
-HEDGE_ABOVE = (0.5, 0.7)
+          "prior 90%/4h": MarketPrior(0.9, 14400.0, 3600.0, 14400.0),
+          "prior 95%/8h": MarketPrior(0.95, 28800.0, 3600.0, 28800.0)}
+SCARCITY = (0.25, 0.5)
+HEDGE_ABOVE = (0.5, 0.7, 0.9)
 
 
 def spot_trace(folder: Path, zones: list[str], start: str) -> AvailabilityTrace:

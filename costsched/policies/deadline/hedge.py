@@ -88,19 +88,26 @@ class SpotHedge(DeadlinePolicy):
         chance = shortfall_chance(state, market, share, spell, dry, c.spread)
         per_second = slack_usd_per_second(state, market, chance, c.scarcity)
         rates = spot_rates(state, market, spell, dry, per_second, c.mean_weight)
+        here = zone_of(state.placement, zones)
+        running = is_spot(state.placement, zones) & market.spot_available[
+            rows, np.maximum(here, 0)]
+        # A job on spot moves to another zone only for a lower price (its rate, the move
+        # included, lower too): not on the hope that a young spell there outlasts its own.
+        dearer = market.spot_price >= market.spot_price[rows, np.maximum(here, 0)][:, None]
+        rates = np.where(running[:, None] & dearer & (np.arange(zones) != here[:, None]),
+                         np.inf, rates)
         best = np.argmin(rates, axis=1)
         now = market.spot_available[rows, best]
         best_now = np.where(market.spot_available, rates, np.inf).min(axis=1)
 
         on_od = is_on_demand(state.placement, zones)
-        here = zone_of(state.placement, zones)
         checkpoint_zone = np.where(state.last_zone >= 0, state.last_zone, state.home)
         od_zone = np.where(on_od, here, checkpoint_zone)
         od_hedge = (chance > np.where(on_od, c.keep_above, c.hedge_above)) & (
             on_demand_rate(state, market, od_zone, per_second) < best_now)
+        # With too little slack to use spot at all, on-demand is kept.
+        od_hedge |= on_od & ~np.isfinite(rates[rows, best])
         od = np.where(on_od, state.placement, market.on_demand(od_zone))
-        running = is_spot(state.placement, zones) & market.spot_available[
-            rows, np.maximum(here, 0)]
         wait = np.where(running, state.placement, NONE)
         return np.where(od_hedge, od, np.where(now, best, wait))
 
@@ -115,7 +122,7 @@ def shortfall_chance(state: DeadlineState, market: MarketNow, share: np.ndarray,
     root of the spells (with and without spot) the time left holds, times `spread`."""
     restart = _per_run(state.restart, len(state.progress))
     work = state.remaining
-    slack = state.time_left - market.tick - restart - work
+    slack = state.time_left - market.tick - restart - work - reserve(state)
     weight = np.maximum(share.sum(axis=1), 1e-9)
     mean_spell = (share * spell).sum(axis=1) / weight
     mean_dry = (share * dry).sum(axis=1) / weight
@@ -138,8 +145,14 @@ def slack_usd_per_second(state: DeadlineState, market: MarketNow, chance: np.nda
     spot = np.where(market.spot_available, market.spot_price, np.inf).min(axis=1)
     spot = np.where(np.isfinite(spot), spot, market.spot_price.min(axis=1))
     premium = np.maximum(market.on_demand_price.min(axis=1) - spot, 0.0)
-    slack = np.maximum(state.time_left - restart - state.remaining, 60.0)
+    slack = np.maximum(state.time_left - restart - state.remaining - reserve(state), 60.0)
     return chance * premium / HOUR * np.maximum(1.0, scarcity * state.remaining / slack)
+
+
+def reserve(state: DeadlineState) -> np.ndarray:
+    """Slack spot cannot spend: a restart and a checkpoint interval (with less, the safety
+    rule keeps a job off spot, `spot_rates`)."""
+    return _per_run(state.restart, len(state.progress)) + state.checkpoint
 
 
 def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: np.ndarray,
@@ -162,20 +175,27 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
     dry_for = 0.0 if market.dry_for is None else market.dry_for
     wait = np.where(available, 0.0, dry + dry_for)
     started = np.where(staying, 0.0, restart)
-    useful = np.maximum(np.minimum(life, work + started) - started, 1.0)
-    ends = life < work + started
+    # With less slack (after the start's restart) than a checkpoint interval, the safety
+    # rule stops spot once the work since the last checkpoint exceeds it (a planned stop).
+    after = (state.time_left - market.tick - state.remaining)[:, None] - restart - started
+    exposure = np.mod(state.progress, state.checkpoint)[:, None]
+    cut = np.where(after < state.checkpoint, np.maximum(after - exposure, 0.0), np.inf)
+    stint = np.minimum(life, started + cut)
+    useful = np.minimum(stint, work + started) - started
+    ends = stint < work + started
     price = market.spot_price
     slack = per_second[:, None]
     start_usd = np.where(staying, 0.0, move_usd(state, price, egress))
-    # When the spell ends first: the next start's restart and the work lost since the
-    # last checkpoint (half an interval), billed again and spent from the slack.
-    lost = restart + state.checkpoint / 2
+    # When it ends first: the next start's restart and, where spot is lost (not stopped by
+    # the safety rule), the work since the last checkpoint (half an interval on average),
+    # billed again and spent from the slack.
+    lost = restart + np.where(stint < life, 0.0, state.checkpoint / 2)
     end_usd = np.where(ends, lost * (price / HOUR + slack), 0.0)
     # A job without an instance spends a restart's slack whatever it starts: only a
     # running job's start (a move) counts it.
     start_slack = np.where((state.placement >= 0)[:, None], started, 0.0)
     usd = price * useful / HOUR + start_usd + end_usd + slack * (start_slack + wait)
-    return usd / useful * HOUR
+    return np.where(useful > 0, usd / np.maximum(useful, 1.0) * HOUR, np.inf)
 
 
 def on_demand_rate(state: DeadlineState, market: MarketNow, zone: np.ndarray,
