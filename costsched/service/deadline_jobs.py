@@ -47,7 +47,7 @@ from costsched.store import PriceStore
 __all__ = ["DEFAULT_DEADLINE_POLICY", "DeadlineDecision", "DeadlineMarket", "deadline_at",
            "decide_deadline", "uses_deadline_policy"]
 
-DEFAULT_DEADLINE_POLICY = "spot-anywhere"
+DEFAULT_DEADLINE_POLICY = "spot-hedge"
 # How often the daemon asks again about a job with a deadline (its collect schedule):
 # the safety rule keeps one such period of slack.
 DECISION_PERIOD = timedelta(hours=1)

@@ -62,12 +62,15 @@ HOUR = 3600.0
 class HedgeConstants:
     """The policy's constants (the defaults were chosen as docs/deadlines.md says)."""
 
-    hedge_above: float = 0.5  # shortfall chance above which on-demand hedges
-    keep_above: float = 0.25  # ... above which a job on on-demand stays there
+    hedge_above: float = 0.7  # shortfall chance above which on-demand hedges
+    keep_above: float = 0.35  # ... above which a job on on-demand stays there
     scarcity: float = 0.5  # slack's price per (seconds of work left / seconds of slack)
     spread: float = 1.0  # the shortfall's spread, in (spells in the time left) ** -1/2
     mean_weight: float = 1.0  # a spell's expected life: its age + this x the zone's mean
-    prior: MarketPrior = field(default_factory=MarketPrior)
+    # A market not watched: spot 90% of the time (in a zone, or somewhere), counted as 4
+    # hours seen; spells of 4 hours with spot and 1 hour without, counted as one each.
+    prior: MarketPrior = field(default_factory=lambda: MarketPrior(0.9, 14400.0, 3600.0,
+                                                                   14400.0))
 
 
 class SpotHedge(DeadlinePolicy):

@@ -69,7 +69,8 @@ def market_of(store, job_id: int) -> str:  # noqa: ANN001
 def test_spot_while_safe_another_zone_after_a_preemption_on_demand_when_late(world) -> None:
     store, launcher, tmp = world
     [job] = service.launch(store, deadline_spec(tmp, "due", WORK_HOURS + 10), launcher=launcher,
-                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"),
+                           deadline_policy="spot-anywhere")
     assert job.policy == "spot-anywhere"
     assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1a", "spot")
 
