@@ -93,11 +93,10 @@ SYNTHETIC_ZONES = ("us-east-1a", "us-east-2a", "us-west-2a")
 HELD_FOR_DEFAULT = "aws-2023-02"
 # The grid of spot-hedge's constants searched per fold.
 PRIORS = {"prior 50%/1h": MarketPrior(),
-          "prior 70%/2h": MarketPrior(0.7, 7200.0, 3600.0, 7200.0),
           "prior 90%/4h": MarketPrior(0.9, 14400.0, 3600.0, 14400.0),
           "prior 95%/8h": MarketPrior(0.95, 28800.0, 3600.0, 28800.0)}
 SCARCITY = (0.25, 0.5)
-HEDGE_ABOVE = (0.5, 0.7, 0.9)
+HEDGE_ABOVE = (0.7, 0.9, 0.97)
 
 
 def spot_trace(folder: Path, zones: list[str], start: str) -> AvailabilityTrace:
@@ -208,7 +207,7 @@ def candidates(grid: str) -> dict[str, object]:
     out = {}
     for (label, prior), scarcity, above in product(
             PRIORS.items(), SCARCITY if grid == "full" else (0.5,),
-            HEDGE_ABOVE if grid == "full" else (0.5,)):
+            HEDGE_ABOVE if grid == "full" else (0.9,)):
         constants = HedgeConstants(hedge_above=above, keep_above=above / 2,
                                    scarcity=scarcity, prior=prior)
         out[f"{label}, scarcity {scarcity:g}, hedge above {above:g}"] = (

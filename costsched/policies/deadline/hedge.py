@@ -62,8 +62,8 @@ HOUR = 3600.0
 class HedgeConstants:
     """The policy's constants (the defaults were chosen as docs/deadlines.md says)."""
 
-    hedge_above: float = 0.7  # shortfall chance above which on-demand hedges
-    keep_above: float = 0.35  # ... above which a job on on-demand stays there
+    hedge_above: float = 0.9  # shortfall chance above which on-demand hedges
+    keep_above: float = 0.45  # ... above which a job on on-demand stays there
     scarcity: float = 0.5  # slack's price per (seconds of work left / seconds of slack)
     spread: float = 1.0  # the shortfall's spread, in (spells in the time left) ** -1/2
     mean_weight: float = 1.0  # a spell's expected life: its age + this x the zone's mean
@@ -106,9 +106,15 @@ class SpotHedge(DeadlinePolicy):
         on_od = is_on_demand(state.placement, zones)
         checkpoint_zone = np.where(state.last_zone >= 0, state.last_zone, state.home)
         od_zone = np.where(on_od, here, checkpoint_zone)
-        od_hedge = (chance > np.where(on_od, c.keep_above, c.hedge_above)) & (
+        # Instead of spot now: on-demand where the shortfall is likely and it costs less
+        # per hour of progress than any spot now.
+        od_hedge = now & (chance > np.where(on_od, c.keep_above, c.hedge_above)) & (
             on_demand_rate(state, market, od_zone, per_second) < best_now)
-        # With too little slack to use spot at all, on-demand is kept.
+        # Instead of waiting for spot: on-demand where the slack the wait spends is worth
+        # more than on-demand costs over it (`bridges`); with too little slack to use spot
+        # at all, on-demand is kept.
+        od_hedge |= ~now & ~running & bridges(state, market, od_zone, per_second,
+                                             waits(market, dry)[rows, best])
         od_hedge |= on_od & ~np.isfinite(rates[rows, best])
         od = np.where(on_od, state.placement, market.on_demand(od_zone))
         wait = np.where(running, state.placement, NONE)
@@ -142,12 +148,12 @@ def shortfall_chance(state: DeadlineState, market: MarketNow, share: np.ndarray,
 def slack_usd_per_second(state: DeadlineState, market: MarketNow, chance: np.ndarray,
                          scarcity: float) -> np.ndarray:
     """Per run: USD a second of slack is worth: the on-demand premium over the cheapest
-    spot (now, else listed), times the shortfall chance, times `scarcity` x the seconds of
-    work left per second of slack where that exceeds 1 (slack runs short)."""
+    spot listed (the work that slack keeps on spot), times the shortfall chance, times
+    `scarcity` x the seconds of work left per second of slack where that exceeds 1 (slack
+    runs short)."""
     restart = _per_run(state.restart, len(state.progress))
-    spot = np.where(market.spot_available, market.spot_price, np.inf).min(axis=1)
-    spot = np.where(np.isfinite(spot), spot, market.spot_price.min(axis=1))
-    premium = np.maximum(market.on_demand_price.min(axis=1) - spot, 0.0)
+    premium = np.maximum(market.on_demand_price.min(axis=1) - market.spot_price.min(axis=1),
+                         0.0)
     slack = np.maximum(state.time_left - restart - state.remaining - reserve(state), 60.0)
     return chance * premium / HOUR * np.maximum(1.0, scarcity * state.remaining / slack)
 
@@ -175,8 +181,7 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
                       market.move_usd[np.maximum(state.last_zone, 0)], 0.0)
     available = market.spot_available
     life = np.where(available, market.available_for + mean_weight * spell, spell)
-    dry_for = 0.0 if market.dry_for is None else market.dry_for
-    wait = np.where(available, 0.0, dry + dry_for)
+    wait = waits(market, dry)
     started = np.where(staying, 0.0, restart)
     # With less slack (after the start's restart) than a checkpoint interval, the safety
     # rule stops spot once the work since the last checkpoint exceeds it (a planned stop).
@@ -199,6 +204,30 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
     start_slack = np.where((state.placement >= 0)[:, None], started, 0.0)
     usd = price * useful / HOUR + start_usd + end_usd + slack * (start_slack + wait)
     return np.where(useful > 0, usd / np.maximum(useful, 1.0) * HOUR, np.inf)
+
+
+def waits(market: MarketNow, dry: np.ndarray) -> np.ndarray:
+    """Seconds until spot is expected back in each zone (runs, zones): none where it has
+    spot now; else the zone's mean dry spell past the age of the one it is in."""
+    dry_for = 0.0 if market.dry_for is None else market.dry_for
+    return np.where(market.spot_available, 0.0, dry + dry_for)
+
+
+def bridges(state: DeadlineState, market: MarketNow, zone: np.ndarray,
+            per_second: np.ndarray, wait: np.ndarray) -> np.ndarray:
+    """Per run: whether on-demand in `zone` over a wait of `wait` seconds for spot costs
+    less than the slack the wait would spend. Started, on-demand saves the wait less its
+    restart and the restart back to spot, for its premium over spot on the wait and its
+    restart billed; kept, it saves the whole wait for the premium alone."""
+    rows = np.arange(len(zone))
+    price = market.on_demand_price[rows, zone]
+    spot = market.spot_price.min(axis=1)
+    restart = _per_run(state.restart, len(zone))
+    kept = is_on_demand(state.placement, market.zones)
+    saved = np.where(kept, wait, wait - 2 * restart)
+    cost = ((price - spot) * wait / HOUR
+            + np.where(kept, 0.0, move_usd(state, price, np.zeros(len(zone)))))
+    return (per_second * saved > cost) & (saved > 0)
 
 
 def on_demand_rate(state: DeadlineState, market: MarketNow, zone: np.ndarray,

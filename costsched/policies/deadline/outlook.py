@@ -53,6 +53,8 @@ def learned(market: MarketNow, shape: tuple[int, int], prior: MarketPrior = DEFA
              else np.full(shape, prior.spell))
     if market.dry_mean is not None:
         dry = np.broadcast_to(market.dry_mean, shape)
+    elif market.spot_spell is None and market.spell_mean is None:
+        dry = np.full(shape, prior.dry)  # no past at all: the prior's
     else:
         # Spells with and without spot alternate: the share fixes their ratio.
         dry = spell * (1 - share) / np.maximum(share, 1e-3)

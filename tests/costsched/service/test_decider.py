@@ -68,33 +68,30 @@ def test_a_launch_a_recovery_and_a_move_choose_alike(store: PriceStore, tmp_path
 def test_the_default_deadline_policy_hedges_after_a_preemption_where_spot_is_dear(
         store: PriceStore, tmp_path: Path) -> None:
     """spot-hedge, the default, with a store that has watched no market (its prior
-    speaks): 10 hours of slack for 41.7 of work make on-demand likely to be needed (a 77%
-    chance), so slack is dear. A launch takes spot in zone a ($1.00/h); a recovery from a
+    speaks). With 6 hours of slack for 41.7 of work, on-demand is almost surely needed, so
+    slack is dear: a launch takes spot in zone a ($1.00/h), but a recovery from a
     preemption there, with b out of capacity too, finds spot only in c ($2.50/h), which
-    costs more per hour of progress than on-demand ($3.06/h) with the slack it risks."""
+    costs more per hour of progress than on-demand ($3.06/h) with the slack it risks. With
+    a day more to spare, the same recovery takes c's spot."""
     at = NOW - timedelta(hours=1)
     store.ingest(pd.DataFrame([offer(z, p, at) for z, p in
                                {"us-east-1a": 1.0, "us-east-1b": 2.0, "us-east-1c": 2.5}.items()]))
-    path = deadline_spec(tmp_path, "due", WORK_HOURS + 10)
-    resolved = resolve(parse(yaml.safe_load(path.read_text()), str(path)), ThroughputTable(),
-                       NOW)
     decider, market = decider_for(DEFAULT_DEADLINE_POLICY), market_at(store, NOW)
     assert DEFAULT_DEADLINE_POLICY == "spot-hedge"
+    lost = frozenset({key("us-east-1a"), key("us-east-1b")})
 
-    def ask(current: tuple | None, **kw: object) -> object:
-        job = JobNow(resolved, NOW, DEFAULT_DEADLINE_POLICY, "us-east-1", current,
+    def ask(slack_hours: float, **kw: object) -> object:
+        path = deadline_spec(tmp_path, f"due-{slack_hours:g}", WORK_HOURS + slack_hours)
+        resolved = resolve(parse(yaml.safe_load(path.read_text()), str(path)),
+                           ThroughputTable(), NOW)
+        job = JobNow(resolved, NOW, DEFAULT_DEADLINE_POLICY, "us-east-1", None,
                      resolved.job.steps, **kw)  # type: ignore[arg-type]
         return decider.decide(job, market, NOW)
 
-    assert ask(None, first=True).choice == key("us-east-1a")
-    recovered = ask(None, lost=frozenset({key("us-east-1a"), key("us-east-1b")}))
+    assert ask(6, first=True).choice == key("us-east-1a")
+    recovered = ask(6, lost=lost)
     assert recovered.choice[4] == "on_demand" and recovered.choice[1] == "us-east-1"
-    # With a day more to spare, the same recovery takes c's spot.
-    relaxed = resolve(parse(yaml.safe_load(deadline_spec(tmp_path, "later", WORK_HOURS + 34)
-                                           .read_text())), ThroughputTable(), NOW)
-    job = JobNow(relaxed, NOW, DEFAULT_DEADLINE_POLICY, "us-east-1", None, relaxed.job.steps,
-                 lost=frozenset({key("us-east-1a"), key("us-east-1b")}))
-    assert decider.decide(job, market, NOW).choice == key("us-east-1c")
+    assert ask(30, lost=lost).choice == key("us-east-1c")
 
 
 def test_a_50_gb_checkpoint_moved_across_regions_pays_its_egress_once(store: PriceStore,
