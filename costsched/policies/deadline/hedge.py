@@ -2,13 +2,14 @@
 priced by the chance that the deadline will need on-demand, on-demand as a hedge.
 
 One number drives it: the *shortfall chance*, the probability that the slack left
-(deadline minus the work still to do and a restart) will not cover what finishing on spot
-at the market's pace takes: the time with no spot in any zone, and a restart and half a
+(deadline minus the work still to do, a restart, and the restart and checkpoint interval
+the safety rule keeps back, `reserve`) will not cover what finishing on spot at the
+market's pace takes: the time with no spot in any zone, and a restart and half a
 checkpoint interval of lost work per spell (`shortfall_chance`). The market's pace comes
 from its past (the share of the time with spot somewhere, the mean spells with and
-without spot), and from the policy's prior where the past is thin (a new store, a market
-never watched); the chance is spread by how many spells the time left holds (few spells:
-a wide spread).
+without spot), added to the policy's prior, which speaks where the past is thin (a new
+store, a market never watched); the chance is spread by how many spells the time left
+holds (few spells: a wide spread).
 
 From it, each second of slack is priced (`slack_usd_per_second`): the on-demand premium
 over spot, times the chance, raised as the slack per second of work left runs short (the
@@ -16,20 +17,21 @@ last hours of slack decide whether the rest of the work can still use spot).
 
 Each zone is then priced per hour of progress over its expected spell (`spot_rates`): the
 spot price over the spell, and the restart, the checkpoint's egress to another region,
-the next restart when the spell ends before the work, and the slack all of them spend; a
-zone without spot now is priced as if waited for, its expected time without spot counted
-as slack spent. A spell that has lasted is expected to last (its age plus the zone's mean
-spell), and a dry spell too (its age plus the zone's mean dry spell).
+the next restart and the lost work when the spell ends before the work, and the slack all
+of them spend; a zone without spot now is priced as if waited for, its expected time
+without spot counted as slack spent (`waits`). A spell that has lasted is expected to last
+(its age plus the zone's mean spell), and a dry spell too.
 
 The choice, per run and tick:
 
-- on-demand (started in the checkpoint's zone, or kept) where the shortfall chance is
-  above `hedge_above` (`keep_above` to stay on it) and on-demand costs less per hour of
-  progress than any spot now: with little slack the job hedges instead of waiting for
-  spot or starting a spell unlikely to repay its restart;
-- else the zone with the least rate, if it has spot now (the job's own zone priced
-  without a restart: it moves only where the move pays over the new spell);
-- else (waiting for a zone is cheapest) the job keeps the spot it runs on, or waits.
+- the zone with the least rate, if it has spot now (a job on spot moves only to a cheaper
+  zone, and only where its rate, the move included, is lower);
+- on-demand instead, where the shortfall chance is above `hedge_above` (`keep_above` to
+  stay on it) and on-demand costs less per hour of progress than any spot now: with
+  little slack the job hedges rather than start a spell unlikely to repay its restart;
+- where waiting for a zone is cheapest, the job keeps the spot it runs on, or waits,
+  unless on-demand over the wait costs less than the slack the wait spends (`bridges`);
+  with too little slack to use spot at all, a job on on-demand stays there.
 
 The shared safety rule (`DeadlinePolicy.decide`) still puts the job on on-demand where a
 preemption could make it late. Gangs are priced as their N instances with the egress paid
@@ -66,7 +68,6 @@ class HedgeConstants:
     keep_above: float = 0.45  # ... above which a job on on-demand stays there
     scarcity: float = 0.5  # slack's price per (seconds of work left / seconds of slack)
     spread: float = 1.0  # the shortfall's spread, in (spells in the time left) ** -1/2
-    mean_weight: float = 1.0  # a spell's expected life: its age + this x the zone's mean
     # A market not watched: spot 90% of the time (in a zone, or somewhere), counted as 4
     # hours seen; spells of 4 hours with spot and 1 hour without, counted as one each.
     prior: MarketPrior = field(default_factory=lambda: MarketPrior(0.9, 14400.0, 3600.0,
@@ -90,7 +91,7 @@ class SpotHedge(DeadlinePolicy):
         share, spell, dry = learned(market, market.spot_available.shape, self.prior)
         chance = shortfall_chance(state, market, share, spell, dry, c.spread)
         per_second = slack_usd_per_second(state, market, chance, c.scarcity)
-        rates = spot_rates(state, market, spell, dry, per_second, c.mean_weight)
+        rates = spot_rates(state, market, spell, dry, per_second)
         here = zone_of(state.placement, zones)
         running = is_spot(state.placement, zones) & market.spot_available[
             rows, np.maximum(here, 0)]
@@ -165,12 +166,13 @@ def reserve(state: DeadlineState) -> np.ndarray:
 
 
 def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: np.ndarray,
-               per_second: np.ndarray, mean_weight: float = 1.0) -> np.ndarray:
+               per_second: np.ndarray) -> np.ndarray:
     """USD per hour of progress of running in each zone (runs, zones), over the spell it
     is expected to hold there (its age and the zone's mean spell; a zone without spot now:
     a mean spell after its dry spell's age and mean length, waited as slack): the spot
     price, the start (a restart billed, the checkpoint's egress; none where the job runs
-    now), the next start when the spell ends before the work, and the slack they spend."""
+    now), the next start and the work lost when the spell ends before the work, and the
+    slack they spend. Infinite where the slack left allows no progress there."""
     zones = market.zones
     n = len(state.progress)
     restart = _per_run(state.restart, n)[:, None]
@@ -180,7 +182,7 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
     egress = np.where((state.last_zone >= 0)[:, None],
                       market.move_usd[np.maximum(state.last_zone, 0)], 0.0)
     available = market.spot_available
-    life = np.where(available, market.available_for + mean_weight * spell, spell)
+    life = np.where(available, market.available_for + spell, spell)
     wait = waits(market, dry)
     started = np.where(staying, 0.0, restart)
     # With less slack (after the start's restart) than a checkpoint interval, the safety
