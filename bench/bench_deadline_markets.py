@@ -96,7 +96,7 @@ PRIORS = {"prior 50%/1h": MarketPrior(),
           "prior 90%/4h": MarketPrior(0.9, 14400.0, 3600.0, 14400.0),
           "prior 95%/8h": MarketPrior(0.95, 28800.0, 3600.0, 28800.0)}
 SCARCITY = (0.25, 0.5)
-HEDGE_ABOVE = (0.7, 0.9, 0.97)
+HEDGE_ABOVE = (0.9, 0.97, 1.0)  # 1.0: never on-demand instead of spot now
 
 
 def spot_trace(folder: Path, zones: list[str], start: str) -> AvailabilityTrace:

@@ -28,7 +28,8 @@ The choice, per run and tick:
   zone, and only where its rate, the move included, is lower);
 - on-demand instead, where the shortfall chance is above `hedge_above` (`keep_above` to
   stay on it) and on-demand costs less per hour of progress than any spot now: with
-  little slack the job hedges rather than start a spell unlikely to repay its restart;
+  little slack the job hedges rather than start a spell unlikely to repay its restart
+  (by default never: `HedgeConstants`);
 - where waiting for a zone is cheapest, the job keeps the spot it runs on, or waits,
   unless on-demand over the wait costs less than the slack the wait spends (`bridges`);
   with too little slack to use spot at all, a job on on-demand stays there.
@@ -64,20 +65,21 @@ HOUR = 3600.0
 class HedgeConstants:
     """The policy's constants (the defaults were chosen as docs/deadlines.md says)."""
 
-    hedge_above: float = 0.9  # shortfall chance above which on-demand hedges
-    keep_above: float = 0.45  # ... above which a job on on-demand stays there
-    scarcity: float = 0.5  # slack's price per (seconds of work left / seconds of slack)
+    # Shortfall chance above which on-demand is taken instead of spot now (1.0: never;
+    # the choice of every fold of the leave-one-set-out, docs/deadlines.md).
+    hedge_above: float = 1.0
+    keep_above: float = 0.5  # ... above which a job on on-demand stays there
+    scarcity: float = 0.25  # slack's price per (seconds of work left / seconds of slack)
     spread: float = 1.0  # the shortfall's spread, in (spells in the time left) ** -1/2
-    # A market not watched: spot 90% of the time (in a zone, or somewhere), counted as 4
-    # hours seen; spells of 4 hours with spot and 1 hour without, counted as one each.
-    prior: MarketPrior = field(default_factory=lambda: MarketPrior(0.9, 14400.0, 3600.0,
-                                                                   14400.0))
+    # A market not watched: spot half of the time (in a zone, or somewhere), counted as
+    # an hour seen; spells of an hour with spot and an hour without, counted as one each.
+    prior: MarketPrior = field(default_factory=MarketPrior)
 
 
 class SpotHedge(DeadlinePolicy):
     name = "spot-hedge"
-    description = ("spot in any zone, each start weighed against waiting; on-demand as a "
-                   "hedge when the slack left is unlikely to cover spot's shortages")
+    description = ("spot in any zone, each start weighed against waiting; on-demand to "
+                   "bridge a wait for spot when the slack it spends is worth more")
 
     def __init__(self, constants: HedgeConstants | None = None) -> None:
         self.constants = constants or HedgeConstants()

@@ -12,6 +12,7 @@ from costsched.backtest.deadline import DeadlineJob, simulate
 from costsched.policies.deadline import NONE, SpotAnywhere, SpotHedge, keeps_deadline
 from costsched.policies.deadline.base import DeadlineState, MarketNow
 from costsched.policies.deadline.hedge import (
+    HedgeConstants,
     shortfall_chance,
     slack_usd_per_second,
     spot_rates,
@@ -53,12 +54,17 @@ def test_a_preemption_waits_for_the_checkpoints_region_while_slack_is_ample() ->
     # Spot only in the west, the checkpoint in the east ($1.00 of egress). With 20 hours
     # of slack the shortfall chance is nil and waiting an hour for the east is free: it
     # waits. With 10 hours the wait's slack is worth more than the egress: it crosses. With
-    # under 2 hours even the west's spot (a restart and lost work each spell, at slack's
-    # price) costs more than on-demand: it hedges on on-demand where its checkpoint is.
+    # under 2 hours the shortfall chance is above 0.9: by default (no hedge instead of
+    # spot now) it takes the west's spot, as the safety rule allows; with a hedge threshold
+    # of 0.9 and slack priced at a weight of 0.5, the west's spot (a restart and lost work
+    # each spell, at slack's price) costs more than on-demand, and it hedges on on-demand
+    # where its checkpoint is.
     policy, west_only = SpotHedge(), market((False, True))
     assert policy.decide(state(40, 60), west_only)[0] == NONE
     assert policy.decide(state(40, 50), west_only)[0] == WEST
-    assert policy.decide(state(40, 41.8), west_only)[0] == west_only.on_demand(EAST)
+    assert policy.decide(state(40, 41.8), west_only)[0] == WEST
+    hedging = SpotHedge(HedgeConstants(hedge_above=0.9, keep_above=0.45, scarcity=0.5))
+    assert hedging.decide(state(40, 41.8), west_only)[0] == west_only.on_demand(EAST)
     # Without the egress there is nothing to wait for.
     assert policy.decide(state(40, 60), market((False, True), egress_usd=0.0))[0] == WEST
 
