@@ -65,14 +65,14 @@ def test_a_launch_a_recovery_and_a_move_choose_alike(store: PriceStore, tmp_path
         [o.key for o, _ in recovered.alternatives][:1]
 
 
-def test_the_default_deadline_policy_hedges_after_a_preemption_where_spot_is_dear(
+def test_the_default_deadline_policy_recovers_on_spot_while_any_zone_has_it(
         store: PriceStore, tmp_path: Path) -> None:
     """spot-hedge, the default, with a store that has watched no market (its prior
-    speaks). With 6 hours of slack for 41.7 of work, on-demand is almost surely needed, so
-    slack is dear: a launch takes spot in zone a ($1.00/h), but a recovery from a
-    preemption there, with b out of capacity too, finds spot only in c ($2.50/h), which
-    costs more per hour of progress than on-demand ($3.06/h) with the slack it risks. With
-    a day more to spare, the same recovery takes c's spot."""
+    speaks). A launch takes spot in zone a ($1.00/h). A recovery from a preemption there,
+    with b out of capacity too, takes c's spot ($2.50/h, under on-demand's $3.06/h) with 6
+    hours of slack for 41.7 of work as with 30: by default it never trades spot it can
+    start now for on-demand (the hedge threshold chosen out of sample). With no spot in
+    any zone, the recovery is not left waiting: on-demand in the checkpoint's region."""
     at = NOW - timedelta(hours=1)
     store.ingest(pd.DataFrame([offer(z, p, at) for z, p in
                                {"us-east-1a": 1.0, "us-east-1b": 2.0, "us-east-1c": 2.5}.items()]))
@@ -89,9 +89,10 @@ def test_the_default_deadline_policy_hedges_after_a_preemption_where_spot_is_dea
         return decider.decide(job, market, NOW)
 
     assert ask(6, first=True).choice == key("us-east-1a")
-    recovered = ask(6, lost=lost)
-    assert recovered.choice[4] == "on_demand" and recovered.choice[1] == "us-east-1"
-    assert ask(30, lost=lost).choice == key("us-east-1c")
+    assert ask(6, lost=lost).choice == ask(30, lost=lost).choice == key("us-east-1c")
+    stranded = ask(6, lost=lost | {key("us-east-1c")})
+    assert stranded.choice[4] == "on_demand" and stranded.choice[1] == "us-east-1"
+    assert stranded.reason.startswith("spot-hedge (deadline ")
 
 
 def test_a_50_gb_checkpoint_moved_across_regions_pays_its_egress_once(store: PriceStore,
