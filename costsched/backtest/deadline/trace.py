@@ -115,10 +115,7 @@ class AvailabilityTrace:
         start_s = to_epoch_seconds(frame["start"])
         end_s = to_epoch_seconds(frame["end"])
         t0, t1 = int(start_s.min()), int(end_s.max())
-        if tick is None:
-            tick = int(reduce(math.gcd, np.unique(np.concatenate([start_s, end_s]) - t0)
-                              .tolist(), 0)) or t1 - t0
-        tick = _whole_seconds("tick", tick)
+        tick = _whole_seconds("tick", interval_tick(frame) if tick is None else tick)
         ticks = max(1, -(-(t1 - t0) // tick))
         zones = sorted(set(frame["zone"]))
         available = np.zeros((len(zones), ticks), dtype=bool)
@@ -328,6 +325,15 @@ class AvailabilityTrace:
                    else np.concatenate([self.covered, none], axis=1))
         return replace(self, available=available, spot_price=hold(self.spot_price),
                        on_demand_price=hold(self.on_demand_price), covered=covered)
+
+
+def interval_tick(frame: pd.DataFrame) -> int:
+    """The largest step all the intervals' bounds fall on, counted from the first start."""
+    start_s = to_epoch_seconds(frame["start"])
+    end_s = to_epoch_seconds(frame["end"])
+    t0, t1 = int(start_s.min()), int(end_s.max())
+    return int(reduce(math.gcd, np.unique(np.concatenate([start_s, end_s]) - t0).tolist(),
+                      0)) or max(t1 - t0, 1)
 
 
 def reference_prices(cloud: str, instance_type: str,
