@@ -164,7 +164,7 @@ def _dry_hours(store: PriceStore, cloud: str, region: str, zone: str, instance_t
     if seen.empty:
         return DEFAULT_DRY_HOURS
     seen = seen[seen["zone"] == zone] if zone else seen[[
-        clouds.zone_region(z) == region for z in seen["zone"]]]
+        clouds.zone_region(z) == (cloud, region) for z in seen["zone"]]]
     dry = seen[~seen["available"].astype(bool)]
     limit = pd.Timestamp(at)
     dry = dry[dry["end"] <= limit]
