@@ -4,9 +4,12 @@ dollars and why."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from costsched.cli.common import console, money, table
+from costsched.cli.common import console, err_console, money, table
+from costsched.model import InvalidInput
 from costsched.optimize.booked import BookedPlans, CapacityPlan
 
 
@@ -55,3 +58,28 @@ def _age(p: CapacityPlan, at: datetime) -> str:
         return "-"
     hours = (at - seen).total_seconds() / 3600
     return f"{hours:,.1f} h"
+
+
+def confirm_booking(yes: bool) -> Callable[[BookedPlans], bool]:
+    """`launch --book`'s question before anything is bought: the plan, its price and what
+    it saves, answered by the user at a terminal (or by --yes); never bought silently."""
+
+    def ask(plans: BookedPlans) -> bool:
+        best = plans.best
+        b = best.booked
+        assert b is not None  # noqa: S101 - asked only for a plan with booked capacity
+        what = (f"buy {best.name} ({b.offering_id}) for {money(b.upfront_usd, 2)} upfront"
+                if b.upfront_usd > 0 else f"use {best.name}")
+        line = (f"{plans.job}: {what}: plan {money(best.usd, 2)} expected against "
+                f"{money(plans.baseline.usd, 2)} for {plans.baseline.name}")
+        if yes:
+            err_console.print(f"{line}: buying (--yes)", highlight=False, soft_wrap=True)
+            return True
+        if not sys.stdin.isatty():
+            raise InvalidInput(f"{line}: buying needs your yes: run at a terminal to be "
+                               "asked, or give --yes")
+        import typer
+
+        return typer.confirm(f"{line}. Buy it?", default=False, err=True)
+
+    return ask

@@ -75,14 +75,21 @@ def launch(
         "--secret", help="NAME=VALUE for a SkyPilot task's secrets (NAME alone: from your "
                          "environment): passed to the job, never stored or shown.",
         show_default=False)] = None,
+    book: Annotated[bool, typer.Option(
+        "--book", help="Buy the booked capacity in each job's best plan (a capacity block, "
+        "as `costsched plan` shows it) and run the job there while it lasts; asks first "
+        "unless --yes.")] = False,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Launch even when a job's pessimistic cost (preemptions at the 95th "
-                      "percentile) does not fit what is left of its budgets.")] = False,
+                      "percentile) does not fit what is left of its budgets; with --book, "
+                      "buy without asking.")] = False,
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
+    from costsched.cli.booked import confirm_booking
+
     envs, secrets = _given("--env", env), _given("--secret", secret)
     store = open_store(db)
     settings = effective().launch
@@ -92,7 +99,8 @@ def launch(
                      shown=not json_out):
         records = service.launch(store, jobs, launcher=backend, offering=offering,
                                  envs=envs, secrets=secrets,
-                                 checkpoint_root=settings.checkpoint_root)
+                                 checkpoint_root=settings.checkpoint_root,
+                                 book=confirm_booking(yes) if book else None)
         armed = _arm(store, backend)  # watched from now on, however the wait ends
         if wait > 0:
             service.settle(store, backend, wait)

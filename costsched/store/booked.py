@@ -160,6 +160,16 @@ class BookedStore:
             raise InvalidInput(f"booking {token!r}: no such booking")
         return self.get(token)  # type: ignore[return-value]
 
+    def give(self, token: str, job_id: int, *, at: datetime) -> Booking:
+        """The booking under `token` is the job's (`job_id`)."""
+        with self.engine.begin() as conn:
+            conn.execute(update(bookings).where(bookings.c.token == token)
+                         .values(job_id=job_id, updated_ts=epoch_second(at)))
+        found = self.get(token)
+        if found is None:
+            raise InvalidInput(f"booking {token!r}: no such booking")
+        return found
+
     def get(self, token: str) -> Booking | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(bookings).where(bookings.c.token == token)

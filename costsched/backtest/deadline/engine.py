@@ -103,9 +103,10 @@ class DeadlineJob:
 @dataclass(frozen=True)
 class BookedRun:
     """Capacity every run books (a capacity block bought at the run's start): in trace
-    zone `zone` (the last, `AvailabilityTrace.with_booked_zone`), usable from `start_hours` after the run's start for `hours` (the job has
-    left by then), `upfront_usd` paid at the start. It is run as the zone's on-demand
-    placement at no price while usable (`decide.booked.WithBooked`)."""
+    zone `zone` (the last: `AvailabilityTrace.with_booked_zone`), usable from `start_hours`
+    after the run's start for `hours` (the job has left by then), `upfront_usd` paid at the
+    start. It runs as the zone's on-demand placement at no price while usable
+    (`decide.booked.WithBooked`)."""
 
     zone: int
     start_hours: float
