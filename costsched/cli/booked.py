@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from costsched.cli.common import console, err_console, money, table
 from costsched.model import InvalidInput
@@ -83,3 +84,25 @@ def confirm_booking(yes: bool) -> Callable[[BookedPlans], bool]:
         return typer.confirm(f"{line}. Buy it?", default=False, err=True)
 
     return ask
+
+
+def booked_lines(s: Any, now: datetime) -> list[str]:
+    """`status`'s lines on a job's booked capacity (a `JobStatus`): each booking, when it
+    can be used and what it cost; a flex-start VM waiting for capacity."""
+    out = []
+    for b in s.bookings:
+        o = b.booked.offering
+        start, end = b.booked.start, b.booked.end
+        when = (f"starts in {(start - now).total_seconds() / 3600:,.1f} h" if now < start
+                else f"ends in {(end - now).total_seconds() / 3600:,.1f} h" if now < end
+                else "ended")
+        kind = o.market.replace("_", " ")
+        state = b.state if b.state in ("purchasing", "failed") else when
+        out.append(f"booked: {kind} {b.reservation_id or b.booked.offering_id} "
+                   f"({o.instance_type} x{b.booked.instance_count}, {o.zone or o.region}) "
+                   f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC, "
+                   f"{money(b.booked.upfront_usd, 2)} upfront: {state}"
+                   + (f" ({b.detail})" if b.state == "failed" and b.detail else ""))
+    if s.instance_state == "pending" and s.instance_detail.startswith("flex-start"):
+        out.append(s.instance_detail)
+    return out

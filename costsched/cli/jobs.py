@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from costsched.cli.booked import booked_lines, confirm_booking
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
@@ -88,8 +89,6 @@ def launch(
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
-    from costsched.cli.booked import confirm_booking
-
     envs, secrets = _given("--env", env), _given("--secret", secret)
     store = open_store(db)
     settings = effective().launch
@@ -351,7 +350,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
         rows.append([str(s.record.id), name, s.record.state, where,
-                     s.instance_state or "-", _progress(s), money(s.cost.total_usd, 2),
+                     s.instance_state or "-", _progress(s),
+                     money(s.cost.total_usd + s.booked_usd, 2),
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
     print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
@@ -362,7 +362,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         if s.next:
             out.print(printable(f"  job {s.record.id} next: {s.next}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
-        for line in _problems(s) + flag:
+        for line in _problems(s) + flag + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         charged = placed(s)
         if len(charged) > 1 or s.record.final:

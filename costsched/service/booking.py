@@ -43,6 +43,11 @@ def book(store: PriceStore, launcher: Launcher, booked: BookedOffering, *, token
             store.booked.advance(token, "failed", at=at, detail=str(exc))
             raise InvalidInput(f"{_what(booked)}: not bought: {exc.reason}; `costsched "
                                "collect --booked` finds the offerings for sale now") from None
+        except InvalidInput as exc:  # refused before the cloud was asked: nothing bought
+            store.booked.advance(token, "failed", at=at, detail=str(exc))
+            raise
+        # Any other error leaves it "purchasing": whether the cloud sold it is unknown
+        # until it is asked again under the same token.
     state = "active" if found.start <= at else "scheduled"
     return store.booked.advance(token, state, at=at, reservation_id=found.reservation_id,
                                 start=found.start, end=found.end,

@@ -183,6 +183,17 @@ class BookedStore:
                                 .order_by(bookings.c.id)).mappings().all()
         return [_booking(dict(r)) for r in rows]
 
+    def of_jobs(self, job_ids: Sequence[int] | None) -> dict[int, tuple[Booking, ...]]:
+        """The bookings of each of `job_ids` (None: every job's), in one read."""
+        query = select(bookings).where(bookings.c.job_id.is_not(None)).order_by(bookings.c.id)
+        if job_ids is not None:
+            query = query.where(bookings.c.job_id.in_(list(job_ids)))
+        out: dict[int, list[Booking]] = {}
+        with self.engine.connect() as conn:
+            for row in conn.execute(query).mappings():
+                out.setdefault(int(row["job_id"]), []).append(_booking(dict(row)))
+        return {k: tuple(v) for k, v in out.items()}
+
     def all(self, states: Sequence[str] = ()) -> list[Booking]:
         """Every booking (or those in `states`), oldest first."""
         query = select(bookings).order_by(bookings.c.id)

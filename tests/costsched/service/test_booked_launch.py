@@ -15,6 +15,7 @@ pytest.importorskip("boto3")
 import boto3  # noqa: E402
 from botocore.stub import ANY, Stubber  # noqa: E402
 
+from costsched.cli.booked import booked_lines  # noqa: E402
 from costsched.service import jobs as service  # noqa: E402
 from costsched.service.booking import booking_token  # noqa: E402
 from costsched.store import PriceStore  # noqa: E402
@@ -158,6 +159,12 @@ def test_the_booked_plan_buys_the_block_waits_launches_into_it_and_leaves_before
     advice = service.migrate(store, cloud.launcher, at=later)
     cloud.done()
     assert advice[0].started is None and advice[0].decision.choice == spot_key()
+    (shown,) = service.status(store, None, job.id, at=later, advice=False)
+    assert shown.booked_usd == 1887.84 and shown.bookings[0].reservation_id == RESERVATION
+    (line,) = booked_lines(shown, later)
+    assert line == (f"booked: capacity block {RESERVATION} (p5.48xlarge x1, us-east-1a) "
+                    "2026-12-02 11:30 to 2026-12-04 11:30 UTC, $1,887.84 upfront: starts "
+                    "in 15.5 h")
 
     # 3. The block starts: the re-plan moves the job there. The spot instance is asked to
     # checkpoint and stop (SSM), and is ended when it has not stopped in time.
