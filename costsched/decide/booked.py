@@ -65,7 +65,7 @@ class WithBooked(DeadlinePolicy):
             raise ValueError(f"booked zone {self.window.zone}: expected the market's last "
                              f"column ({zones - 1})")
         inside = self.window.holds(state.elapsed, market.tick)
-        around = self.outside(state, zones)
+        around = self.outside(state, zones, market.tick)
         chosen = self.inner.decide(around, _without_last(market))
         # The wrapped policy's placements in the whole market: on-demand shifts by one.
         chosen = np.where(chosen >= zones - 1, chosen + 1, chosen)
@@ -77,15 +77,16 @@ class WithBooked(DeadlinePolicy):
     def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
         return self.decide(state, market)
 
-    def outside(self, state: DeadlineState, zones: int) -> DeadlineState:
+    def outside(self, state: DeadlineState, zones: int, tick: float) -> DeadlineState:
         """The job as the wrapped policy sees it outside the window, in the market without
         the booked column: less the work the window still ahead will hold (its time less a
-        restart), less that time; off the booked capacity."""
+        restart, and less a tick at each end: the job is on it for whole ticks inside it
+        only), less the window's time; off the booked capacity."""
         elapsed = state.elapsed
         start = np.maximum(np.asarray(self.window.start, dtype=float), elapsed)
         end = np.minimum(np.asarray(self.window.end, dtype=float), state.deadline)
         ahead = np.maximum(end - start, 0.0)
-        holds = np.minimum(np.maximum(ahead - state.restart, 0.0), state.remaining)
+        holds = np.minimum(np.maximum(ahead - state.restart - 2 * tick, 0.0), state.remaining)
         booked = zones + self.window.zone
         leaving = state.placement == booked
         placement = np.where(leaving, NONE, np.where(state.placement >= zones,
