@@ -81,19 +81,23 @@ class WithBooked(DeadlinePolicy):
         """The job as the wrapped policy sees it outside the window, in the market without
         the booked column: less the work the window still ahead will hold (its time less a
         restart, and less a tick at each end: the job is on it for whole ticks inside it
-        only), less the window's time; off the booked capacity."""
+        only) and plus the restart after it when it cannot hold all, less the window's time;
+        off the booked capacity."""
         elapsed = state.elapsed
         start = np.maximum(np.asarray(self.window.start, dtype=float), elapsed)
         end = np.minimum(np.asarray(self.window.end, dtype=float), state.deadline)
         ahead = np.maximum(end - start, 0.0)
         holds = np.minimum(np.maximum(ahead - state.restart - 2 * tick, 0.0), state.remaining)
+        # Work the window cannot hold is done outside it, and what is left after it starts
+        # again off the booked capacity: one restart more.
+        after = np.where((ahead > 0) & (holds < state.remaining), state.restart, 0.0)
         booked = zones + self.window.zone
         leaving = state.placement == booked
         placement = np.where(leaving, NONE, np.where(state.placement >= zones,
                                                      state.placement - 1, state.placement))
         last = np.where(state.last_zone == self.window.zone, self.window.twin,
                         state.last_zone)
-        return replace(state, work=state.work - holds, time_left=state.time_left - ahead,
+        return replace(state, work=state.work - holds + after, time_left=state.time_left - ahead,
                        deadline=state.deadline - ahead, placement=placement,
                        overhead_left=np.where(leaving, 0.0, state.overhead_left),
                        last_zone=last)

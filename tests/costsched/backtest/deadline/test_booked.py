@@ -79,3 +79,22 @@ def test_a_block_out_of_reach_leaves_every_policy_as_it_was() -> None:
         same = simulate(grown, deadline_policy(name), job, np.array([0, 40]),
                         np.array([0, 1]), booked=BookedRun(index, 100.0, 10.0, 0.0))
         assert plain.equals(same), name
+
+
+
+@pytest.mark.parametrize("start_hours", [4.55, 5.07, 6.03])
+def test_a_job_the_block_splits_counts_the_restart_after_it_and_meets_its_deadline(
+        start_hours: float) -> None:
+    # No spot: 10 h of work due in 15 h, 30-minute restarts, a block usable for 3.98 h in
+    # the middle (not on the ticks). What the block cannot hold runs on-demand before and
+    # after it, and after it the job starts again: greedy, which goes on-demand at the last
+    # moment, must count that restart too.
+    job = DeadlineJob(10.0, 15.0, restart_minutes=30, checkpoint_minutes=30)
+    for policy in ("greedy", "uniform-progress"):
+        run = _with_block(["0" * 400, "0" * 400], job,
+                          BookedRun(2, start_hours, 3.98, 7.0), policy)
+        assert run["met"] and run["finish_hours"] <= 15.0, (policy, run.to_dict())
+        # Billed: the block, and on-demand for the hours off it (on it for the 39 whole
+        # ticks inside its window).
+        assert run["cost_usd"] == pytest.approx(7.0 + (run["on_demand_hours"] - 3.9)
+                                                * ON_DEMAND)
