@@ -17,6 +17,7 @@ from costsched.service.deadline_jobs import (
     uses_deadline_policy,
 )
 from costsched.service.estimates import record_landed, record_launch
+from costsched.service.jobs.carry import launch_stores, readable
 from costsched.service.jobs.decider import JobNow, Market, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -88,7 +89,12 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                    f"{launcher.name} launcher starts one instance a job; "
                                    "multi-node jobs run on the local, aws and gcp launchers")
             given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
-            resolved = resolve(spec, table, when, source=source)
+            resolved = readable(resolve(spec, table, when, source=source), launch_stores(
+                spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
+            # Refused here (nothing stored, nothing bought) when the checkpoint root cannot
+            # be used or the code is too large.
+            check_checkpoint_root(spec, checkpoint_root)
+            code = _pack_code(spec, source)
             booking, pick = None, offering
             if book is not None:  # bought before the job is stored: a refusal stores none
                 booking, pick = book_for_launch(store, launcher, resolved, source, when, book)
@@ -102,8 +108,6 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                              first=True,
                                              booked=(booking,) if booking else ()),
                                launcher, when)
-            check_checkpoint_root(spec, checkpoint_root)  # nothing stored when it cannot be used
-            code = _pack_code(spec, source)  # refused here when too large: nothing stored
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
                       "launcher": launcher.name, "code": code, "offering": pick,
