@@ -38,6 +38,15 @@ def usable_booking(bookings: Sequence[Booking], at: datetime,
     return None
 
 
+def reservation_of(bookings: Sequence[Booking], key: tuple) -> str:
+    """The capacity reservation a job booked on offering `key` ('' when it booked none
+    there): what a node replaced in booked capacity is launched into."""
+    for b in bookings:
+        if b.reservation_id and b.booked.offering.key == tuple(key):
+            return b.reservation_id
+    return ""
+
+
 def with_booking(found: DeadlineMarket, policy: DeadlinePolicy, booking: Booking,
                  created_at: datetime, checkpoint_gb: float
                  ) -> tuple[DeadlineMarket, DeadlinePolicy]:

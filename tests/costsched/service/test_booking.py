@@ -76,3 +76,20 @@ def test_the_local_launcher_buys_nothing(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="the local launcher cannot buy capacity blocks"):
         book(store, LocalLauncher(tmp_path / "l"), block, token="t", at=NOW)
     assert store.booked.get("t").state == "failed"
+
+
+def test_a_jobs_reservation_is_found_by_the_offering_it_booked(tmp_path: Path) -> None:
+    # What a node of a gang in booked capacity is replaced into (`service.jobs.gangs`).
+    from dataclasses import replace
+
+    from costsched.service.booked_jobs import reservation_of
+    from costsched.store.booked import Booking
+
+    store = PriceStore(f"sqlite:///{tmp_path}/s.db")
+    store_blocks(store)
+    booked = store.booked.offered(NOW)[0]
+    booking = Booking(1, "t", 7, booked, "scheduled", "cr-9", "", NOW, NOW)
+    assert reservation_of([booking], booked.offering.key) == "cr-9"
+    elsewhere = replace(booked.offering, zone="us-east-1b")
+    assert reservation_of([booking], elsewhere.key) == ""
+    assert reservation_of([replace(booking, reservation_id="")], booked.offering.key) == ""
