@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from costsched import catalog
-from costsched.model import CLOUDS, MARKETS, utc
+from costsched.model import ALL_MARKETS, CLOUDS, utc
 from costsched.prices import listed_on_demand, on_demand_reference
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.store.zones import ZONE_KEY
@@ -320,7 +320,7 @@ def problems(frame: pd.DataFrame) -> pd.Series:
     reasons = pd.Series([None] * len(frame), index=frame.index, dtype=object)
     if frame.empty:
         return reasons
-    for name, allowed in (("cloud", CLOUDS), ("market", MARKETS)):
+    for name, allowed in (("cloud", CLOUDS), ("market", ALL_MARKETS)):
         _mark(reasons, frame[name], lambda v, n=name, a=allowed: None if v in a else
               f"{n} {v!r}: expected one of {', '.join(a)}")
     for column in ("region", "zone", "instance_type", "os"):

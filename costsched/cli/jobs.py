@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from costsched.cli.booked import booked_lines, confirm_booking
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
@@ -76,9 +77,14 @@ def launch(
         "--secret", help="NAME=VALUE for a SkyPilot task's secrets (NAME alone: from your "
                          "environment): passed to the job, never stored or shown.",
         show_default=False)] = None,
+    book: Annotated[bool, typer.Option(
+        "--book", help="Buy the booked capacity in each job's best plan (a capacity block, "
+        "as `costsched plan` shows it) and run the job there while it lasts; asks first "
+        "unless --yes.")] = False,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Launch even when a job's pessimistic cost (preemptions at the 95th "
-                      "percentile) does not fit what is left of its budgets.")] = False,
+                      "percentile) does not fit what is left of its budgets; with --book, "
+                      "buy without asking.")] = False,
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -94,7 +100,8 @@ def launch(
                      shown=not json_out):
         records = service.launch(store, jobs, launcher=backend, offering=offering,
                                  envs=envs, secrets=secrets,
-                                 checkpoint_root=settings.checkpoint_root)
+                                 checkpoint_root=settings.checkpoint_root,
+                                 book=confirm_booking(yes) if book else None)
         armed = _arm(store, backend)  # watched from now on, however the wait ends
         if wait > 0:
             service.settle(store, backend, wait)
@@ -353,7 +360,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
         rows.append([str(s.record.id), name, s.record.state, where,
-                     s.instance_state or "-", _progress(s), money(s.cost.total_usd, 2),
+                     s.instance_state or "-", _progress(s),
+                     money(s.cost.total_usd + s.booked_usd, 2),
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
     print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
@@ -364,7 +372,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         if s.next:
             out.print(printable(f"  job {s.record.id} next: {s.next}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
-        for line in _problems(s) + flag:
+        for line in _problems(s) + flag + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         charged = placed(s)
         if len(charged) > 1 or s.record.final:

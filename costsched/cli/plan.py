@@ -11,6 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from costsched.cli import plan_figures as figures
+from costsched.cli.booked import print_booked
 from costsched.cli.common import (
     JsonOption,
     ListPricesDbOption,
@@ -256,6 +257,9 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                         else ""))
     for note in notes:
         console.print(f"  {note}", highlight=False)
+    booked = result.booked[index] if result.booked else None
+    if booked is not None:  # capacity booked ahead that fits the job: weighed apart
+        print_booked(booked, result.at, wide)
 
 
 def _print_collection(c: CollectionPlan, budget: float | None,
@@ -341,6 +345,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
                     "cost": b.cost},
                 "ranking_index": index_of[i],
+                "booked": (result.booked[i].as_dict(result.at)
+                           if result.booked and result.booked[i] is not None else None),
             }
 
     out: dict = {"at": result.at, "objective": result.objective,

@@ -67,8 +67,9 @@ def import_(
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) and
-    spot availability (spot traces, probe logs *.out)."""
+    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports), spot
+    availability (spot traces, probe logs *.out) and booked capacity (EC2
+    DescribeCapacityBlockOfferings and DescribeCapacityReservations JSON bodies)."""
     with Progress(TextColumn("[bold]reading"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err_console, disable=json_out, transient=True) as progress:
@@ -89,7 +90,7 @@ def import_(
                               soft_wrap=True)
         new = (f"{result.inserted:,} new rows" if result.inserted
                else "0 new rows (all stored already)")
-        if result.read or not result.availability:
+        if result.read or not (result.availability or result.booked_files):
             console.print(f"Imported {result.files} file(s): {result.read:,} observations, "
                           f"{new}, {result.unchanged:,} unchanged; {len(result.errors)} file(s) "
                           "rejected.", highlight=False)
@@ -99,6 +100,10 @@ def import_(
             console.print(f"Spot availability: {len(result.availability)} file(s), "
                           f"{result.intervals:,} intervals, {result.intervals_inserted:,} new.",
                           highlight=False)
+        if result.booked_files:
+            console.print(f"Booked capacity: {len(result.booked_files)} file(s), "
+                          f"{result.booked:,} offerings, {result.booked_inserted:,} new "
+                          "(`costsched plan` weighs them).", highlight=False)
     if result.errors:
         raise typer.Exit(1)
 

@@ -120,6 +120,14 @@ CAPACITY_ERROR_CODES = frozenset({
     "InstanceLimitExceeded", "Unsupported", "VcpuLimitExceeded",
 })
 
+# The instance types EC2 sells as Capacity Blocks for ML and the regions it sells them in
+# (EC2 User Guide, "Capacity Blocks for ML", 2025): where `collect --booked` asks.
+CAPACITY_BLOCK_TYPES = ("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge",
+                        "p5en.48xlarge", "p6-b200.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
+CAPACITY_BLOCK_REGIONS = ("us-east-1", "us-east-2", "us-west-2", "ap-northeast-1")
+# How far ahead a Capacity Block may start (eight weeks).
+CAPACITY_BLOCK_AHEAD_DAYS = 56
+
 # Environment variables that carry this cloud's credentials: never stored nor sent to an
 # instance (instances use their own role).
 CREDENTIAL_ENVS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",

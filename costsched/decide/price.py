@@ -48,6 +48,8 @@ class Decision:
     # placed for the first time): `choice_usd` includes its total.
     move: MovePrice | None = field(default=None, kw_only=True)
     reason: str = field(default="", kw_only=True)  # why, in words and dollars
+    # The capacity reservation the choice is launched into, when it is booked capacity.
+    reservation: str = field(default="", kw_only=True)
 
     @property
     def moves(self) -> bool:

@@ -214,7 +214,8 @@ class Mover:
                 code_sha256=self.job.code_sha256, code_size=self.job.code_size,
                 setup=self.job.setup, task=self.job.task,
                 secret_names=self.job.secret_names,
-                max_usd_per_hour=self.job.max_usd_per_hour))
+                max_usd_per_hour=self.job.max_usd_per_hour,
+                reservation=str(candidate.get("reservation", ""))))
         except CapacityError as exc:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
@@ -364,10 +365,14 @@ def offering_of(candidate: dict) -> Offering:
                     int(candidate["gpu_count"]), os=os_name)
 
 
-def candidate(offering: Offering, usd_per_hour: float) -> dict:
-    """A candidate as stored in a move."""
-    return {"key": list(offering.key), "gpu_model": offering.gpu_model,
-            "gpu_count": offering.gpu_count, "usd_per_hour": float(usd_per_hour)}
+def candidate(offering: Offering, usd_per_hour: float, reservation: str = "") -> dict:
+    """A candidate as stored in a move (with the capacity reservation booked capacity is
+    launched into)."""
+    out = {"key": list(offering.key), "gpu_model": offering.gpu_model,
+           "gpu_count": offering.gpu_count, "usd_per_hour": float(usd_per_hour)}
+    if reservation:
+        out["reservation"] = reservation
+    return out
 
 
 def _why(instance: Instance) -> str:

@@ -27,6 +27,7 @@ from costsched.backtest.deadline.report import BASELINE, HOME_OPTIMUM, OPTIMUM
 from costsched.model import InvalidInput
 from costsched.optimize import checkpoint_interval
 from costsched.policies.deadline import DEADLINE_POLICIES, deadline_policy
+from costsched.service.deadline_blocks import Block, booked_arm
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import at_least, positive
 
@@ -75,6 +76,7 @@ def deadline_backtest(
     optimum_step: int | str | None = None,
     egress_usd_per_gb: Mapping[tuple[str, str], float] | None = None,
     history: str = "full",
+    blocks: Sequence[Block] = (),
 ) -> DeadlineBacktestResult:
     """Each setting (deadline x restart) runs every policy from `starts` start times spread
     evenly over the trace, once from each zone as its home zone, and the optimum from each
@@ -93,7 +95,9 @@ def deadline_backtest(
     `starts` spread over the trace. `egress_usd_per_gb`: USD/GB per (from, to) region
     instead of the clouds' rates. `history`: what the policies know of the market before
     each run's start: "full", the stored trace before it, or "none", nothing (each run
-    sees only its own ticks, as a job meets a market its store has not watched)."""
+    sees only its own ticks, as a job meets a market its store has not watched).
+    `blocks`: capacity blocks each run may buy at its start; every policy is replayed once
+    more with each (policy "<name> + <block>"), the block's price in its cost."""
     positive("job_hours", job_hours)
     if history not in HISTORIES:
         raise InvalidInput(f"history {history!r}: expected one of {', '.join(HISTORIES)}")
@@ -150,12 +154,18 @@ def deadline_backtest(
     job = DeadlineJob(job_hours, max(deadlines), max(restarts), minutes, checkpoint_gb, write)
     due = np.repeat([d for d, _ in settings], n)
     restart_of = np.repeat([r for _, r in settings], n)
-    for name in names:
-        runs = simulate(trace, deadline_policy(name), job, np.tile(run_starts, len(settings)),
-                        np.tile(homes, len(settings)), due, restart_of, history=history)
+    arms = [(name, trace, None) for name in names] + [
+        (f"{name} + {b.label}", *booked_arm(trace, b, instance_type))
+        for b in blocks for name in names if name != BASELINE]
+    total += len(arms) - len(names)
+    for label, replayed, booked in arms:
+        name = label.split(" + ")[0]
+        runs = simulate(replayed, deadline_policy(name), job,
+                        np.tile(run_starts, len(settings)), np.tile(homes, len(settings)),
+                        due, restart_of, history=history, booked=booked)
         for i, (deadline, restart) in enumerate(settings):
             part = runs.iloc[i * n:(i + 1) * n].reset_index(drop=True)
-            by_setting[(deadline, restart)].append(_label(part, deadline, restart, name))
+            by_setting[(deadline, restart)].append(_label(part, deadline, restart, label))
             done += 1
         if progress:
             progress(done, total)
@@ -195,7 +205,8 @@ def deadline_backtest(
             "checkpoint_write_seconds": write, "checkpoint_basis": basis,
             "checkpoint_gb": checkpoint_gb, "egress_usd_per_gb": trace.egress_rates(),
             "egress_basis": "given" if egress_usd_per_gb else "the clouds' rates",
-            "windows": bool(windows), "history": history}
+            "windows": bool(windows), "history": history,
+            "blocks": [b.as_dict() for b in blocks]}
     return DeadlineBacktestResult(results, summarize(results), info, steps)
 
 

@@ -19,7 +19,8 @@ tries spot in every allowed zone, cheapest first, then on-demand.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -42,7 +43,9 @@ from costsched.policies.deadline import MarketNow, deadline_policy
 from costsched.policies.deadline.base import DEFAULT_PRIOR, MarketPrior
 from costsched.policies.deadline.past import MarketPast
 from costsched.prices import prices_at
+from costsched.service.booked_jobs import usable_booking, with_booking
 from costsched.store import PriceStore
+from costsched.store.booked import Booking
 
 __all__ = ["DEFAULT_DEADLINE_POLICY", "DeadlineDecision", "DeadlineMarket", "NoSpot",
            "deadline_at", "decide_deadline", "uses_deadline_policy"]
@@ -87,14 +90,17 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     unavailable: Collection[OfferingKey] = (),
                     measured_rates: pd.DataFrame | Evidence | None = None,
                     late_ok: bool = True, offerings: pd.DataFrame | None = None,
-                    checkpoint_gb: float | None = None) -> DeadlineDecision:
+                    checkpoint_gb: float | None = None,
+                    booked: Sequence[Booking] = ()) -> DeadlineDecision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
     capacity or were preempted (no spot there now). `late_ok=False` (a new job): refuse,
     in one line, a deadline that even on-demand from now cannot meet (a running job that
     will be late goes on, on-demand, to finish as early as it can). `offerings`: the
     planner's prepared offerings of the pass (else prepared here); `checkpoint_gb`: the
-    size of the job's newest checkpoint (else its spec's), what a move copies."""
+    size of the job's newest checkpoint (else its spec's), what a move copies. `booked`:
+    the job's bookings; one it can use now or later is in the policy's hands
+    (`service.booked_jobs`)."""
     chosen = deadline_policy(policy)
     due = deadline_at(resolved, created_at)
     if due is None:
@@ -107,10 +113,17 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     zones = found.offerings
     sps = resolved.table.get(job.model, zones["gpu_model"].iloc[0],
                              int(zones["gpu_count"].iloc[0])).steps_per_second
-    return decide_now(chosen, found, job, name=resolved.name, steps_per_second=sps,
-                      created_at=created_at, due=due, at=at, steps_left=steps_left,
-                      current=current, overheads=overheads, size_gb=size_gb,
-                      late_ok=late_ok, nodes=resolved.nodes)
+    booking = usable_booking(booked, at, str(zones["spot_instance_type"].iloc[0]))
+    if booking is not None:  # the booked capacity as the market's last zone
+        found, chosen = with_booking(found, chosen, booking, created_at, size_gb)
+    d = decide_now(chosen, found, job, name=resolved.name, steps_per_second=sps,
+                   created_at=created_at, due=due, at=at, steps_left=steps_left,
+                   current=current, overheads=overheads, size_gb=size_gb,
+                   late_ok=late_ok, nodes=resolved.nodes)
+    if booking is not None and d.offering is not None and \
+            d.offering.key == booking.booked.offering.key:
+        d = replace(d, reservation=booking.reservation_id)
+    return d
 
 
 # --- the market of one job ----------------------------------------------------------------

@@ -14,6 +14,7 @@ from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, refuse_duplicate_names, resolve
 from costsched.model import InvalidInput
 from costsched.optimize.availability import lifetimes, preemption_rates
+from costsched.optimize.booked import BookedPlans
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
 from costsched.optimize.collection.build import plan_collection
 from costsched.optimize.decision import MovePrice, Overheads, Place, price_move
@@ -24,6 +25,7 @@ from costsched.optimize.planner import JobPlan, Progress, plan_jobs, prepare
 from costsched.optimize.rank import OBJECTIVES
 from costsched.optimize.unmatched import Missing, unmatched
 from costsched.prices import prices_at
+from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
@@ -47,6 +49,9 @@ class PlanResult:
     jobs: list[JobPlan]  # per job: every offering ranked (`.ranked`), `.choices`, `.best`
     collection: CollectionPlan | None  # several jobs: their placement together
     evidence: Evidence | None = None  # what the preemption hazards were computed from
+    # Per job, its plans with the booked capacity that fits it (`service.booked`); () when
+    # the store offers none.
+    booked: tuple[BookedPlans | None, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -284,13 +289,14 @@ def plan(
         per_job = objective if objective in OBJECTIVES else "cost"
         plans = plan_jobs(resolved, offerings, per_job, weight, explain=explain,
                           progress=progress)
+        booked = booked_for(opened, plans, when)
     collection = None
     if several:
         _step(progress, "placing the jobs together")
         collection_objective = objective if objective in POLICIES else "cost"
         place = plan_collection_shared if share_instances else plan_collection
         collection = place(resolved, offerings, collection_objective, quota, budget)
-    return PlanResult(when, objective, plans, collection, rates)
+    return PlanResult(when, objective, plans, collection, rates, booked)
 
 
 def _step(progress: Progress | None, stage: str) -> None:

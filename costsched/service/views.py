@@ -143,6 +143,14 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
         "next": s.next or None, "throughput_flag": throughput_flag,
         "work_assumed": None if s.assumed_work is None else s.assumed_work.as_dict(),
+        "booked_usd": s.booked_usd, "instance_detail": s.instance_detail or None,
+        "bookings": [{"market": b.booked.offering.market, "state": b.state,
+                      "offering_id": b.booked.offering_id,
+                      "reservation_id": b.reservation_id or None,
+                      "instance_type": b.booked.offering.instance_type,
+                      "zone": b.booked.offering.zone, "start": b.booked.start,
+                      "end": b.booked.end, "upfront_usd": b.booked.upfront_usd,
+                      "detail": b.detail or None} for b in s.bookings],
     }
 
 

@@ -341,3 +341,55 @@ bill_lines = Table(
     Index("ix_bill_lines_usage", "usage_start_ts"),
     Index("ix_bill_lines_source", "source"),
 )
+
+# --- capacity booked ahead ----------------------------------------------------------------
+
+# Booked capacity offered (revision 0011_booked): EC2 Capacity Block offerings and the
+# reservations an account holds, one row per offering id, refreshed when seen again
+# (`observed_ts`: its age). Times in whole UTC epoch seconds.
+booked_offerings = Table(
+    "booked_offerings",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market", "os",
+                       "gpu_model", "gpu_count"),
+    Column("offering_id", String(128), nullable=False),
+    Column("instance_count", Integer, nullable=False),
+    Column("start_ts", BigInteger, nullable=False),
+    Column("end_ts", BigInteger, nullable=False),
+    Column("upfront_usd", Float, nullable=False),  # all instances, the whole duration
+    Column("usd_per_hour", Float, nullable=False, server_default=text("0")),
+    Column("currency", String(8), nullable=False, server_default="USD"),
+    Column("tenancy", String(16), nullable=False, server_default=""),
+    Column("wait_hours", Float, nullable=False, server_default=text("0")),
+    Column("observed_ts", BigInteger, nullable=False),
+    Column("source", String(256), nullable=False),
+    UniqueConstraint("cloud", "market", "offering_id", name="uq_booked_offerings_id"),
+    Index("ix_booked_offerings_start", "start_ts"),
+)
+
+# A booking costsched made (or is making) for a job: recorded as "purchasing" under a
+# unique token before the cloud is asked, so that a crash between the two is resolved by
+# finding the purchase by its token (tagged on it), never by buying again.
+bookings = Table(
+    "bookings",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("token", String(64), nullable=False),
+    Column("job_id", Integer, nullable=True),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market", "os",
+                       "gpu_model", "gpu_count"),
+    Column("offering_id", String(128), nullable=False),
+    Column("instance_count", Integer, nullable=False),
+    Column("start_ts", BigInteger, nullable=False),
+    Column("end_ts", BigInteger, nullable=False),
+    Column("upfront_usd", Float, nullable=False),
+    # purchasing | scheduled | active | ended | failed
+    Column("state", String(16), nullable=False),
+    Column("reservation_id", String(128), nullable=False, server_default=""),
+    Column("detail", Text, nullable=False, server_default=""),
+    Column("created_ts", BigInteger, nullable=False),
+    Column("updated_ts", BigInteger, nullable=False),
+    UniqueConstraint("token", name="uq_bookings_token"),
+    Index("ix_bookings_job", "job_id"),
+)

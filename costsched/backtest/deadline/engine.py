@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from costsched.backtest.deadline.trace import AvailabilityTrace
+from costsched.decide.booked import BookedWindow, WithBooked
 from costsched.decide.deadline import next_placements
 from costsched.model import InvalidInput
 from costsched.policies.deadline.base import (
@@ -100,18 +101,34 @@ class DeadlineJob:
         return math.ceil(due / tick) + math.ceil((self.work + self.restart) / tick) + 1
 
 
+@dataclass(frozen=True)
+class BookedRun:
+    """Capacity every run books (a capacity block bought at the run's start): in trace
+    zone `zone` (the last: `AvailabilityTrace.with_booked_zone`), usable from `start_hours`
+    after the run's start for `hours` (the job has left by then), `upfront_usd` paid at the
+    start. It runs as the zone's on-demand placement at no price while usable
+    (`decide.booked.WithBooked`)."""
+
+    zone: int
+    start_hours: float
+    hours: float
+    upfront_usd: float
+
+
 def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
              starts: np.ndarray, homes: np.ndarray,
              deadline_hours: np.ndarray | None = None,
              restart_minutes: np.ndarray | None = None,
-             on_step: DeadlineStep | None = None, history: str = "full") -> pd.DataFrame:
+             on_step: DeadlineStep | None = None, history: str = "full",
+             booked: BookedRun | None = None) -> pd.DataFrame:
     """One row per run (start tick, home zone index): columns RUN_COLUMNS.
     `on_step(tick, state, market, chosen)`: told each tick's decision for every run as it
     is made (the tick counted from each run's start; `chosen` is kept where a run is done).
     `deadline_hours`, `restart_minutes`: per run, instead of the job's (runs of several
     settings replayed at once, as each would be alone: one pass over the ticks for all).
     `history`: what the market's past holds (HISTORIES): with "none" each run's policy
-    sees the trace from its own start only (its statistics start from their priors)."""
+    sees the trace from its own start only (its statistics start from their priors).
+    `booked`: capacity each run books at its start (its price counted there)."""
     if history not in HISTORIES:
         raise InvalidInput(f"history {history!r}: expected one of {', '.join(HISTORIES)}")
     starts = np.asarray(starts, dtype=np.int64)
@@ -146,6 +163,12 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
     egress = np.zeros(n)
     spot_s = np.zeros(n)
     od_s = np.zeros(n)
+    if booked is not None:  # bought at each run's start; used through the policy
+        window = BookedWindow(booked.start_hours * HOUR,
+                              (booked.start_hours + booked.hours) * HOUR, booked.zone,
+                              trace.regions.index(trace.regions[booked.zone]))
+        policy = WithBooked(policy, window)
+        cost += booked.upfront_usd
 
     for t in range(horizon):
         if done.all():
@@ -163,8 +186,12 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
                               placement=placement, overhead_left=overhead,
                               restart=restart, checkpoint=job.checkpoint, home=homes,
                               deadline=deadline, last_zone=last_zone, nodes=job.nodes)
+        od_now = od_price[at]
+        if booked is not None:  # paid already: no price while it can be used
+            od_now[:, booked.zone] = np.where(window.holds(float(t * tick), float(tick)),
+                                              0.0, od_now[:, booked.zone])
         market = MarketNow(float(tick), available, spot_price=spot_price[at],
-                           on_demand_price=od_price[at], region=trace.region_codes,
+                           on_demand_price=od_now, region=trace.region_codes,
                            move_usd=move_usd, **past.at(first_row + t))
         # The deadline core a live job is decided by; a replay may wait where it says so.
         chosen = np.where(done, placement, next_placements(policy, state, market))
@@ -192,7 +219,7 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
         running = ~done & (placement >= 0)
         spot = is_spot(placement, zones)
         z = np.maximum(new_zone, 0)
-        price = np.where(spot, spot_price[at, z], od_price[at, z])
+        price = np.where(spot, spot_price[at, z], od_now[rows, z])
         cost += np.where(running, price * tick / HOUR * job.nodes, 0.0)
         spot_s += np.where(running & spot, tick, 0.0)
         od_s += np.where(running & ~spot, tick, 0.0)

@@ -275,6 +275,29 @@ class AvailabilityTrace:
                        covered=None if covered is None or covered.all() else covered,
                        egress=egress)
 
+    def with_booked_zone(self, zone: str, region: str) -> tuple[AvailabilityTrace, int]:
+        """The trace with one more zone, capacity booked in `zone` of `region` (a region of
+        the trace): never spot, on-demand at the region's price (the booked capacity is
+        free while it is booked: `engine.BookedRun`), moves priced as from and to the
+        region's first zone; and its index."""
+        if region not in self.regions:
+            raise InvalidInput(f"booked zone {zone!r}: its region {region} has no zone in "
+                               f"the trace ({', '.join(self.zones)})")
+        like = self.regions.index(region)
+        grow = lambda a, row: np.concatenate([a, row[None, :]])  # noqa: E731
+        egress = None
+        if self.egress is not None:
+            egress = grow(self.egress, self.egress[like])
+            egress = np.concatenate([egress, egress[:, like][:, None]], axis=1)
+        covered = (None if self.covered is None else
+                   grow(self.covered, np.ones(self.ticks, dtype=bool)))
+        return replace(self, zones=(*self.zones, f"{zone} (booked)"),
+                       regions=(*self.regions, region),
+                       available=grow(self.available, np.zeros(self.ticks, dtype=bool)),
+                       spot_price=grow(self.spot_price, self.on_demand_price[like]),
+                       on_demand_price=grow(self.on_demand_price, self.on_demand_price[like]),
+                       covered=covered, egress=egress), len(self.zones)
+
     def window(self, first: int, end: int) -> AvailabilityTrace:
         """Ticks [first, end) of the trace, as a trace starting at tick `first`."""
         if not 0 <= first < end <= self.ticks:

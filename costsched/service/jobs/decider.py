@@ -29,7 +29,7 @@ from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import candidate, offering_of
-from costsched.model import InvalidInput
+from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import JobPlan, plan_jobs, prepare
@@ -52,6 +52,7 @@ from costsched.service.decide import (
 from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
 from costsched.store import PriceStore
+from costsched.store.booked import Booking
 
 # --- the market, once per pass --------------------------------------------------------------
 
@@ -150,6 +151,8 @@ class JobNow:
     offering: str | None = None
     checkpoint_gb: float | None = None
     first: bool = False  # a new job: a deadline it cannot meet is refused
+    job_id: int | None = None  # its id in the job store (None: not stored yet)
+    booked: tuple[Booking, ...] = ()  # its bookings (read by its id when not given)
 
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float,
@@ -161,7 +164,7 @@ class JobNow:
         return cls(resolved, run.record.created_at, run.record.policy, run.home_region,
                    current, steps_left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
-                                  if current is not None else None))
+                                  if current is not None else None), job_id=run.record.id)
 
     @property
     def size_gb(self) -> float:
@@ -310,14 +313,22 @@ class DeadlineDecider(Decider):
                                 unavailable={*market.full, *job.lost},
                                 measured_rates=market.rates, late_ok=not job.first,
                                 offerings=market.offerings_for(job.resolved),
-                                checkpoint_gb=job.size_gb)
+                                checkpoint_gb=job.size_gb,
+                                booked=job.booked or (
+                                    () if job.job_id is None else
+                                    tuple(market.store.booked.of_job(job.job_id))))
         except NoSpot as exc:  # nothing to weigh: the planner's choice, as `plan` shows it
             d = PriceDecider(overheads=self.overheads).decide(job, market, now)
             return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {exc}; "
                                      f"{d.reason}")
         verb = "stay on" if not d.moves else "move to" if job.current else "placed on"
+        booked = (f" (booked capacity, reservation {d.reservation}: paid already)"
+                  if d.reservation else "; booked capacity left before its end"
+                  if job.current is not None and job.current[4] in BOOKED_MARKETS
+                  and d.moves else "")
         return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
-                                 f"{label(d.choice)}{itemised(d) and ', the move' + itemised(d)}")
+                                 f"{label(d.choice)}{booked}"
+                                 f"{itemised(d) and ', the move' + itemised(d)}")
 
 
 @dataclass(frozen=True)
@@ -440,7 +451,8 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
     for o, price in ((d.offering, d.usd_per_hour), *d.alternatives):
         if o.key in exclude or not launcher.can_launch(o):
             continue
-        (later if o.key in market.full else ready).append(candidate(o, price))
+        booked = d.reservation if o.key == d.choice else ""
+        (later if o.key in market.full else ready).append(candidate(o, price, booked))
     out = [*ready, *later][:CANDIDATES]
     if not out:
         raise InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets "

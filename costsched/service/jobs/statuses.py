@@ -31,6 +31,7 @@ from costsched.service.jobs.steps import _step_news
 from costsched.service.jobs.watch import _statuses, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
+from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean
@@ -60,6 +61,14 @@ class JobStatus:
     reported: bool = False  # steps_left is the job's own report, not an estimate
     failure: Failure | None = None  # why it failed (failed jobs)
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
+    bookings: tuple[Booking, ...] = ()  # capacity bought for it (capacity blocks)
+    instance_detail: str = ""  # the launcher's detail (a flex-start VM waiting...)
+
+    @property
+    def booked_usd(self) -> float:
+        """What its capacity blocks cost upfront (bought, not failed)."""
+        return sum(b.booked.upfront_usd for b in self.bookings
+                   if b.state not in ("purchasing", "failed"))
 
     @cached_property
     def placement(self) -> pd.Series | None:
@@ -116,6 +125,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         every = job is None and not states and name is None and not limit and (
             only is None or only.empty)
         placed = store.jobs.placements_of(None if every else ids)
+        booked = store.booked.of_jobs(None if every else ids)
         rows_of = placed.groupby("job_id").indices if len(placed) else {}
         open_rows = OpenPlacements(placed)
         ours = {job_id for job_id in ids if launcher is not None
@@ -149,7 +159,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                     launcher, "name", None) else None, events, mine)
             shown.append(_status_of(store, launcher, run, open_rows.of.get(job_id),
                                     asked.get(job_id), left, reported, costs[job_id],
-                                    failure, when, advise))
+                                    failure, when, advise, booked.get(job_id, ())))
         return shown
 
 
@@ -213,7 +223,7 @@ class OpenPlacements:
 def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
                placement: dict | None, instance: Instance | None, left: float,
                reported: bool, cost: JobCost, failure: Failure | None, when: datetime,
-               advise: bool) -> JobStatus:
+               advise: bool, bookings: tuple[Booking, ...] = ()) -> JobStatus:
     advice = ""
     if advise and instance is not None and instance.state == "running" and left > 0:
         found = migrate(store, launcher, run.record.id, dry_run=True, at=when)
@@ -222,7 +232,8 @@ def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
             advice = found[0].reason
     return JobStatus(run.record, placement, "" if instance is None else instance.state,
                      left, cost, run.moves, advice, reported, failure,
-                     "" if instance is None else instance.checkpoint_error)
+                     "" if instance is None else instance.checkpoint_error, bookings,
+                     "" if instance is None else instance.detail)
 
 
 def _failure_of(launcher: Launcher | None, events: pd.DataFrame,
