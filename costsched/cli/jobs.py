@@ -171,7 +171,7 @@ POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconcil
 
 def _waiting_line(shown: list[service.JobStatus], left: float) -> str:
     """What a wait shows while it waits: each unfinished job's state and progress."""
-    jobs = ", ".join(f"{s.record.name} {s.record.state} {s.progress:.0%}" for s in shown
+    jobs = ", ".join(f"{s.record.name} {s.record.state} {_progress(s)}" for s in shown
                      if not s.record.final)
     return user_text(f"waiting ({left:,.0f} s left): {jobs}")
 
@@ -348,11 +348,7 @@ def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus
 def _progress(s: service.JobStatus) -> str:
     """'42%' when the job reported its step, '~42% (estimated)' when costsched estimates
     it from the hours run; '-' for a job that ended before it reported any."""
-    if s.reported or s.record.state == "succeeded":
-        return f"{s.progress:.0%}"
-    if s.record.final:
-        return "-"
-    return f"~{s.progress:.0%} (estimated)"
+    return views.progress_words(s.progress, s.progress_source)
 
 
 def _problems(s: service.JobStatus) -> list[str]:

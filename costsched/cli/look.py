@@ -19,6 +19,7 @@ from costsched.cli.common import (
     friendly_errors,
     print_json,
 )
+from costsched.model import JOB_STATES
 from costsched.service import glance
 from costsched.service.job_filters import parse_labels
 
@@ -31,8 +32,7 @@ def status(
                                         "recovering them as needed (0: show them now).")]
     = 0.0,
     state: Annotated[list[str] | None, typer.Option(
-        "--state", help="Only jobs in these states (pending, launching, running, "
-        "checkpointing, migrating, recovering, succeeded, failed, cancelled; repeat or "
+        "--state", help=f"Only jobs in these states ({', '.join(JOB_STATES)}; repeat or "
         "comma-separate).", show_default=False)] = None,
     name: Annotated[str | None, typer.Option(
         help="Only jobs whose name matches this pattern ('resnet*').", show_default=False)]

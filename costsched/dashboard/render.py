@@ -9,7 +9,7 @@ import pandas as pd
 
 from costsched.report.amounts import usd
 from costsched.report.html import format_cell, heading
-from costsched.service.views import dumps
+from costsched.service.views import dumps, progress_words
 
 
 def money(value: float | None) -> str:
@@ -48,6 +48,11 @@ def cell(column: str, value: Any) -> str:
     return format_cell(column, value)
 
 
+def progress(job: dict) -> str:
+    """A job's progress as `status` writes it ('42%', '~42% (estimated)', '-')."""
+    return progress_words(job.get("progress"), job.get("progress_source"))
+
+
 def chart_json(data: Any) -> str:
     """Chart data for a `<script type="application/json">` block: JSON with '<', '>' and
     '&' escaped, so no value can close the block."""
@@ -65,7 +70,7 @@ def budget_state(spent: float | None, budget: float | None) -> str:
 
 
 FILTERS = {"money": money, "when": when, "age": age, "offering": offering, "cell": cell,
-           "heading": heading, "chart_json": chart_json}
+           "heading": heading, "chart_json": chart_json, "progress": progress}
 
 
 def timeline(placements: list[dict]) -> dict:

@@ -36,7 +36,7 @@ from costsched.throughput import ThroughputTable, model_key
 from costsched.validation import as_time
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
-MOVE_KINDS = ("migration", "recovery")
+MOVE_KINDS = ("migration", "recovery", "start")  # a launch is not a move between offerings
 
 JOB_COLUMNS = ["job_id", "name", "state", "nodes", "hours", "compute_usd", "egress_usd", "usd",
                "on_demand_usd", "saved_vs_on_demand_usd", "static_usd", "saved_vs_static_usd"]
@@ -211,8 +211,8 @@ def _clip_to(pieces: pd.DataFrame, ends: pd.Series) -> pd.DataFrame:
 
 def _recoveries(job_moves: dict[int, list[MoveRecord]]) -> pd.Series:
     """Per job id, its recoveries after a lost instance (not its restarts by the user)."""
-    return pd.Series({j: sum(m.kind == "recovery" and not m.detail.startswith("started again")
-                             for m in found) for j, found in job_moves.items()}, dtype=int)
+    return pd.Series({j: sum(m.kind == "recovery" for m in found)
+                      for j, found in job_moves.items()}, dtype=int)
 
 
 # --- measured speed ----------------------------------------------------------------------

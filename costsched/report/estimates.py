@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from costsched.model import FINAL_STATES
+
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
     "job_id", "name", "model", "gpu", "state", "done", "expected_hours", "hours",
@@ -27,7 +29,7 @@ ALL = "(all)"
 def until(jobs: pd.DataFrame, end: pd.Timestamp) -> pd.Series:
     """Per job (by id), the time its actual figures run to: the end of the report for a
     job that ended, else when its step was last read (its record's last write)."""
-    final = jobs["state"].isin(["succeeded", "failed", "cancelled"])
+    final = jobs["state"].isin(FINAL_STATES)
     read = pd.to_datetime(jobs["updated_at"], utc=True).where(~final, end)
     return pd.Series(read.where(read < end, end).to_numpy(), index=jobs["id"].to_numpy())
 

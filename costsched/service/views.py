@@ -124,6 +124,14 @@ def budgets_document(states: list[BudgetState]) -> list[dict]:
     }) for s in states]
 
 
+def progress_words(progress: float | None, source: str | None) -> str:
+    """A job's progress as every view writes it: '42%' (the step it reported), '~42%
+    (estimated)' (from the hours it ran, while it runs), '-' (not known)."""
+    if progress is None:
+        return "-"
+    return f"{progress:.0%}" if source == "reported" else f"~{progress:.0%} (estimated)"
+
+
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict:
     return {
         "id": s.record.id, "name": s.record.name, "state": s.record.state,
@@ -131,8 +139,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "placement": None if s.open_placement is None else {
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
         "steps_total": s.record.steps_total, "steps_left": s.steps_left,
-        "progress": s.progress, "progress_source": "reported" if s.reported
-        else "estimated",
+        "progress": s.progress, "progress_source": s.progress_source,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
             "detail": s.failure.detail, "log_tail": s.failure.log_tail},

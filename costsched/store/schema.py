@@ -92,10 +92,10 @@ jobs = Table(
     Column("created_ts", BigInteger, nullable=False),
     Column("updated_ts", BigInteger, nullable=False),
     Index("ix_jobs_name", "name"),
-    # One live job per name (revision 0005).
+    # One live job per name (revisions 0005, 0010).
     Index("uq_jobs_live_name", "name", unique=True,
-          sqlite_where=text("state NOT IN ('succeeded', 'failed', 'cancelled')"),
-          postgresql_where=text("state NOT IN ('succeeded', 'failed', 'cancelled')")),
+          sqlite_where=text("state NOT IN ('succeeded', 'failed', 'stopped')"),
+          postgresql_where=text("state NOT IN ('succeeded', 'failed', 'stopped')")),
 )
 
 # A job on an offering over [start_ts, end_ts); end_ts is NULL while it runs there.
@@ -149,14 +149,14 @@ job_events = Table(
     Index("ix_job_events_job", "job_id", "id"),
 )
 
-# A launch, migration or recovery of a job in progress: the job-move state machine's
+# A launch, migration, recovery or start of a job in progress: the job-move state machine's
 # persisted state (costsched.migration), so that a crash resumes it where it was.
 moves = Table(
     "moves",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("job_id", Integer, ForeignKey("jobs.id"), nullable=False),
-    Column("kind", String(16), nullable=False),  # launch | migration | recovery
+    Column("kind", String(16), nullable=False),  # launch | migration | recovery | start
     Column("state", String(24), nullable=False),
     Column("source_instance", String(256), nullable=False, server_default=""),
     Column("candidates", Text, nullable=False),  # JSON: the offerings to try, in order

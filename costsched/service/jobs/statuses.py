@@ -73,10 +73,23 @@ class JobStatus:
         return value if isinstance(value, int) and value > 1 else 1
 
     @property
-    def progress(self) -> float:
-        total = self.record.steps_total
+    def progress_source(self) -> str | None:
+        """"reported": the job's own step (or it succeeded); "estimated": from the hours
+        it ran at its planned speed, while it runs; None: a job that ended without
+        reporting a step (no estimate stands in for what it did)."""
+        if self.reported or self.record.state == "succeeded":
+            return "reported"
+        return None if self.record.final else "estimated"
+
+    @property
+    def progress(self) -> float | None:
+        """The share of its steps done (`progress_source` says how it is known); None
+        when it is not known."""
         if self.record.state == "succeeded":
             return 1.0
+        if self.progress_source is None:
+            return None
+        total = self.record.steps_total
         return min(max((total - self.steps_left) / total, 0.0), 1.0)
 
 
