@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
@@ -32,6 +33,20 @@ def state_phrase(state: str) -> str:
     """A job's state in a sentence: 'has succeeded', 'has failed', 'is stopped', 'is
     running'."""
     return f"has {state}" if state in ("succeeded", "failed") else f"is {state}"
+
+
+def failure_words(exit_code: int | None, detail: str) -> str:
+    """Why an instance failed, naming its exit code once: the launcher's own words ('exit
+    code 2 (ValueError: bad batch size)'), led by the exit code where they do not say it
+    (a store written by an earlier version may hold it twice: it is said once)."""
+    detail = str(detail or "").strip()
+    if exit_code is None:
+        return detail
+    code = f"exit code {exit_code}"
+    detail = re.sub(rf"^(?:{code}: )+(?={code}\b)", "", detail)
+    if not detail:
+        return code
+    return detail if re.search(rf"\b{code}\b", detail) else f"{code}: {detail}"
 
 
 # Why a job was placed on an offering: its first start, a planned move, after a preemption

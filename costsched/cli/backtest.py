@@ -23,6 +23,7 @@ from costsched.backtest.report import calibration
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     err_console,
     friendly_errors,
@@ -99,6 +100,7 @@ def backtest_cmd(
     csv_path: Annotated[Path | None, typer.Option("--csv", help="Write every run (CSV).")]
     = None,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """Replay stored prices: cost, hours and migrations of each policy, relative to static

@@ -13,6 +13,7 @@ from costsched.cli.common import (
     DbOption,
     JsonOption,
     NewDbOption,
+    WideOption,
     console,
     fail,
     frame_records,
@@ -115,6 +116,7 @@ def lines_cmd(
     limit: Annotated[int, typer.Option(
         help="At most this many lines, the largest in USD first (0: all).", min=0)] = 50,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """The stored bill lines, the largest first, with the job each was matched to and by

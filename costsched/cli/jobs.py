@@ -31,7 +31,7 @@ from costsched.cli.common import (
 )
 from costsched.cli.long_table import Lines, print_table
 from costsched.config import effective
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, failure_words
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.decide import parse_offering
@@ -39,6 +39,7 @@ from costsched.service.speeds import status_flags as speed_flags
 from costsched.service.staleness import stale_after_hours
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
+from costsched.vocabulary import prefixed
 
 LauncherOption = Annotated[str, typer.Option(
     "--launcher", help="local (subprocesses on this machine), aws or gcp.")]
@@ -357,9 +358,12 @@ def _problems(s: service.JobStatus) -> list[str]:
     out = []
     if s.failure is not None:
         f = s.failure
-        why = (f"failed in {f.phase}" if f.phase else
-               f"failed with exit code {f.exit_code}" if f.exit_code is not None else "failed")
-        out.append(f"{why}: {f.detail}" if f.detail else why)
+        words = failure_words(f.exit_code, f.detail)  # the exit code named once
+        if f.phase:  # 'failed in setup: exit code 2', not '...: setup failed: exit code 2'
+            words = words.removeprefix(f"{f.phase} failed: ")
+        head = f"failed in {f.phase}" if f.phase else "failed"
+        out.append(f"{head} with {words}" if words.startswith("exit code") else
+                   prefixed(head, words) if words else head)
         if f.log_tail:
             out.append(f"last {len(f.log_tail)} line(s) of its output:")
             out.extend(f"  | {line}" for line in f.log_tail)

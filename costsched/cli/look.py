@@ -15,6 +15,7 @@ from costsched.cli.common import (
     DbOption,
     JobArgument,
     JsonOption,
+    WideOption,
     console,
     friendly_errors,
     print_json,
@@ -49,6 +50,7 @@ def status(
         "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
         "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """Each job's state, placement, progress and cost so far (recovering preempted jobs and

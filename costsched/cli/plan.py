@@ -39,6 +39,7 @@ from costsched.service.speeds import plan_notes_for
 from costsched.service.staleness import age_hours, stale, stale_after_hours
 from costsched.skypilot_emit import emit_task
 from costsched.throughput import MEASURED_BY_COSTSCHED
+from costsched.vocabulary import prefixed
 
 
 @friendly_errors
@@ -194,7 +195,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     p = result.jobs[index]
     job = p.job.job
     names = [result.jobs[m].job.name for m in members]
-    title = (f"{_covered(names)}: {job.model}, {job.steps:,.0f} steps; "
+    # The model once: a job named after its model is not 'myclf: myclf'.
+    title = (prefixed(_covered(names), job.model) + f", {job.steps:,.0f} steps; "
              f"by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")

@@ -166,6 +166,7 @@ def history(
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601).")] = None,
     until: Annotated[str | None, typer.Option(help="Up to this time (ISO 8601).")] = None,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """Every stored price change of an instance type, oldest first."""

@@ -13,6 +13,7 @@ from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     err_console,
     friendly_errors,
@@ -57,6 +58,7 @@ def report(
         "and day, the difference itemised; jobs past bills.difference_threshold flagged.")
     ] = False,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """Spend per job, cloud and day from the stored placements, savings against on-demand
