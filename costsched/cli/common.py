@@ -269,10 +269,11 @@ def report_cells(frame: pd.DataFrame, columns: Sequence[str]
                  ) -> tuple[list[str], list[list[str | Text]]]:
     """The headings and rows of `frame`'s `columns` as the reports show them (each value
     formatted by its column, `report.html.format_cell`)."""
-    from costsched.report.html import format_cell, heading
+    from costsched.report.html import format_cell, heading, table_places
 
+    places = table_places(frame[list(columns)])  # one precision: the rows add up
     rows: list[list[str | Text]] = [
-        [Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
+        [Text(format_cell(c, v, places)) for c, v in zip(columns, r, strict=True)]
         for r in frame[list(columns)].itertuples(index=False)]
     return [heading(c) for c in columns], rows
 
@@ -356,12 +357,6 @@ def _column_width(name: str, cells: list[Text], whole: bool = False) -> int:
         return max(min(UNWRAPPED, t.cell_len) for t in texts)
     return max(min(FOLD_AFTER, max((len(w) for w in t.plain.split()), default=0))
                for t in texts)
-
-
-def money(value: float | None, digits: int = 4) -> str:
-    if value is None or value != value:
-        return "-"
-    return f"${value:,.{digits}f}"
 
 
 class _Quiet:

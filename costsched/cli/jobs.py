@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from costsched.amounts import hours_all, usd_all
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
@@ -22,7 +23,6 @@ from costsched.cli.common import (
     console,
     friendly_errors,
     live_status,
-    money,
     print_json,
     printable,
     split_csv,
@@ -299,13 +299,14 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         return
     rows = []
     placed = _charged_rows(shown)
-    for s in shown:
+    costs = usd_all(*(s.cost.total_usd for s in shown))  # one precision down the column
+    for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
         where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
         rows.append([str(s.record.id), name, s.record.state, where,
-                     s.instance_state or "-", _progress(s), money(s.cost.total_usd, 2),
+                     s.instance_state or "-", _progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
     print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
@@ -320,10 +321,13 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         charged = placed(s)
         if len(charged) > 1 or s.record.final:
-            for p in charged:
+            # One precision for the job's placements: they add up to its cost.
+            spans = hours_all(*(p.hours for p in charged))
+            amounts = usd_all(*(p.usd for p in charged))
+            for p, span, amount in zip(charged, spans, amounts, strict=True):
                 out.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
                                     f"{p.zone or p.region} {p.instance_type} {p.market}: "
-                                    f"{p.hours:.3f} h, {money(p.usd, 4)}"))
+                                    f"{span} h, {amount}"))
     out.flush()
 
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from costsched.amounts import hours, hours_all, per_hour, usd, usd_all
 from costsched.cli.common import (
     JsonOption,
     ListPricesDbOption,
@@ -19,7 +20,6 @@ from costsched.cli.common import (
     frame_record_stream,
     frame_records,
     friendly_errors,
-    money,
     options,
     print_json,
     stream_json,
@@ -168,9 +168,11 @@ def _print_groups(result: PlanResult) -> None:
             reasons.append(f"{len(members)} jobs ({names}): {first.reason}")
         rows.append([names, str(len(members)), first.job.job.model,
                      f"{first.job.job.steps:,.0f}", "-" if best is None else best["offering"],
-                     "-" if best is None else money(best["usd_per_hour"], 4),
-                     "-" if best is None else f"{best['expected_hours']:,.2f}",
-                     "-" if best is None else money(best["expected_cost"], 2)])
+                     "-" if best is None else per_hour(best["usd_per_hour"]),
+                     "-" if best is None else hours(best["expected_hours"]),
+                     None if best is None else best["expected_cost"]])
+    totals = usd_all(*(r[-1] for r in rows))  # one precision down the column
+    rows = [[*r[:-1], t] for r, t in zip(rows, totals, strict=True)]
     console.print(table(f"{len(result.jobs):,} jobs in {len(rows):,} groups of identical jobs; "
                         f"best by {result.per_job_objective} (--json gives every job)",
                         ["jobs", "count", "model", "steps", "best offering", "$/h", "hours",
@@ -208,15 +210,17 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                               highlight=False, soft_wrap=True)
         return
     shown = result.ranking(index).head(top)
+    totals = usd_all(*shown["expected_cost"])  # one precision down the column
+    spans = hours_all(*shown["expected_hours"])
     rows = [
         [str(i), r.offering,
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
-         money(r.usd_per_hour, 4),
+         per_hour(r.usd_per_hour),
          f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else "")
          + (MEASURED_MARK if r.throughput_source.startswith(MEASURED_BY_COSTSCHED) else ""),
-         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, f"{r.expected_hours:,.2f}",
-         money(r.expected_cost, 2),
+         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, spans[i - 1],
+         totals[i - 1],
          f"{r.vs_on_demand_v100:.2f}x" if r.vs_on_demand_v100 == r.vs_on_demand_v100 else "-"]
         for i, r in enumerate(shown.itertuples(), start=1)
     ]
@@ -234,8 +238,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                      "throughput show --measured`)")
     if p.baseline:
         b = p.baseline
-        notes.append(f"baseline: {b.basis} at {money(b.usd_per_hour, 4)}/h, "
-                     f"{b.hours:,.2f} h, {money(b.cost, 2)}")
+        notes.append(f"baseline: {b.basis} at {per_hour(b.usd_per_hour)}/h, "
+                     f"{hours(b.hours)} h, {usd(b.cost)}")
     old = stale(shown, result.at, stale_after)
     if old is not None:
         notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
@@ -260,17 +264,18 @@ def _print_collection(c: CollectionPlan, budget: float | None) -> None:
                               "them all)", highlight=False, soft_wrap=True)
         return
     a = c.assignment
-    title = (f"Collection plan ({c.policy}): {len(a):,} jobs, total {money(c.total_cost, 2)}, "
-             f"makespan {c.makespan_hours:,.2f} h" + (f", budget {money(budget, 2)}"
-                                                      if budget else ""))
+    total, cap = usd_all(c.total_cost, budget)
+    title = (f"Collection plan ({c.policy}): {len(a):,} jobs, total {total}, "
+             f"makespan {hours(c.makespan_hours)} h" + (f", budget {cap}" if budget else ""))
     if len(a) > TABLES_UP_TO:  # one row per offering used
         used = a.groupby("offering", sort=False).agg(
             jobs=("job", "size"), hours=("hours", "max"), cost=("cost", "sum"))
-        rows = [[offering, f"{r.jobs:,}", f"{r.hours:,.2f}", money(r.cost, 2)]
-                for offering, r in used.iterrows()]
+        rows = [[offering, f"{r.jobs:,}", span, cost] for (offering, r), span, cost in zip(
+            used.iterrows(), hours_all(*used["hours"]), usd_all(*used["cost"]), strict=True)]
         console.print(table(title, ["offering", "jobs", "longest h", "total $"], rows))
         return
-    rows = [[r.job, r.offering, f"{r.hours:,.2f}", money(r.cost, 2)] for r in a.itertuples()]
+    rows = [[r.job, r.offering, span, cost] for r, span, cost in zip(
+        a.itertuples(), hours_all(*a["hours"]), usd_all(*a["cost"]), strict=True)]
     console.print(table(title, ["job", "offering", "hours", "total $"], rows))
     if c.instances is not None:
         console.print(instances_table(c))
@@ -351,8 +356,8 @@ def _emit(kind: str, files: list[Path], result: PlanResult) -> None:
             continue
         b = p.best
         note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
-                f":\n{b['offering']} at ${b['usd_per_hour']:,.4f}/h, expected "
-                f"{b['expected_hours']:,.2f} h and ${b['expected_cost']:,.2f}.")
+                f":\n{b['offering']} at {per_hour(b['usd_per_hour'])}/h, expected "
+                f"{hours(b['expected_hours'])} h and {usd(b['expected_cost'])}.")
         docs.append(emit_task(specs[p.job.name], b, note))
     console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
 

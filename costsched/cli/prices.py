@@ -9,6 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from costsched.amounts import per_hour
 from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
     DbOption,
@@ -21,7 +22,6 @@ from costsched.cli.common import (
     fail,
     frame_records,
     friendly_errors,
-    money,
     options,
     parse_time,
     print_json,
@@ -140,7 +140,7 @@ def show(
         return
     rows = [
         [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
-         f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour), money(r.usd_per_gpu_hour),
+         f"{r.gpu_count}x{r.gpu_model}", per_hour(r.usd_per_hour), per_hour(r.usd_per_gpu_hour),
          "-" if pd.isna(r.spot_discount) else f"{r.spot_discount:.0%}",
          r.effective_at.strftime("%Y-%m-%d")]
         for r in frame.itertuples()
@@ -185,7 +185,7 @@ def history(
                            + (f" in {', '.join(split_csv(region))}" if region else "")
                            + did_you_mean(instance, instance_types()["instance_type"]))
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
-             r.market, money(r.usd_per_hour), r.source] for r in frame.itertuples()]
+             r.market, per_hour(r.usd_per_hour), r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",
                         ["time (UTC)", "cloud", "region", "zone", "market", "$/h", "source"],
                         rows, detail=["source", "cloud"]))

@@ -23,7 +23,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.report import Report, build
-from costsched.report.html import format_cell, write
+from costsched.report.html import totals_line, write
 from costsched.service.stores import using
 from costsched.service.views import report_document
 
@@ -91,12 +91,7 @@ def _as_json(built: Report) -> dict:
 def _print(built: Report) -> None:
     since = "the first placement" if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text(f"Cost report: {since} to {built.until:%Y-%m-%d %H:%M} UTC"))
-    totals = built.totals
-    console.print(Text(
-        f"spend {format_cell('usd', totals['usd'])}; saved "
-        f"{format_cell('usd', totals['saved_vs_on_demand_usd'])} against on-demand and "
-        f"{format_cell('usd', totals['saved_vs_static_usd'])} against the launch-time choice "
-        "kept"))
+    console.print(Text(totals_line(built.totals)))
     for line in built.speeds["flag"]:
         if line:
             console.print(Text(f"throughput: {line}"), highlight=False)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from costsched import catalog
+from costsched.amounts import per_hour, usd_all
 from costsched.list_prices import listed_on_demand, on_demand_reference
 from costsched.optimize import rank as ranking
 from costsched.optimize.decision import offering_rates
@@ -164,9 +165,10 @@ def order_cost(plan: JobPlan) -> str:
     if extra <= 0:
         return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
                 "is also the cheapest choice")
+    cost, more, least = usd_all(first["expected_cost"], extra, cheapest["expected_cost"])
     return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
-            f"costs ${first['expected_cost']:,.2f}, ${extra:,.2f} more than the cheapest "
-            f"choice ({cheapest['offering']}, ${cheapest['expected_cost']:,.2f})")
+            f"costs {cost}, {more} more than the cheapest choice ({cheapest['offering']}, "
+            f"{least})")
 
 
 def rank_key(job: Workload) -> Hashable:
@@ -239,8 +241,8 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime) -> str:
     limit = c.max_price_per_hour
     if limit is not None and (left["usd_per_hour"] > limit).all():
         return (f"job {job.name}: no offering that its filters allow costs at most "
-                f"${limit:,.4g}/h as of {when}; the cheapest costs "
-                f"${left['usd_per_hour'].min():,.4g}/h")
+                f"{per_hour(limit)}/h as of {when}; the cheapest costs "
+                f"{per_hour(left['usd_per_hour'].min())}/h")
     return ""
 
 
@@ -265,7 +267,9 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     within = runnable if c.deadline_hours is None else runnable[
         runnable["expected_hours"] <= c.deadline_hours]
     cheapest = within.loc[within["expected_cost"].idxmin()] if not within.empty else cheapest
-    missing = cheapest["expected_cost"] - (c.budget_usd or 0)
-    return (f"job {name}: budget ${c.budget_usd:,.2f} is ${missing:,.2f} short: the cheapest "
-            f"offering that meets the deadline, {cheapest['offering']}, costs "
-            f"${cheapest['expected_cost']:,.2f}")
+    budget, short, cost = usd_all(c.budget_usd, cheapest["expected_cost"] - (c.budget_usd or 0),
+                                  cheapest["expected_cost"])
+    which = ("offering that meets the deadline" if c.deadline_hours is not None
+             else "offering it allows")  # a job without a deadline is not told of one
+    return (f"job {name}: budget {budget} is {short} short: the cheapest {which}, "
+            f"{cheapest['offering']}, costs {cost}")

@@ -113,7 +113,7 @@ def test_pages_render_the_documents_escaped(store: PriceStore, client: TestClien
     assert "$2.00" in jobs  # beta's budget
     job = client.get(f"/jobs/{ids['done']}").text
     assert 'data-chart="timeline"' in job and "migration" in job and "step 100" in job
-    assert "$1.00/h → $0.50/h (saves $0.50/h)" in job  # its move, at the stored prices
+    assert "$1.0000/h → $0.5000/h (saves $0.5000/h)" in job  # its move, at the stored prices
     assert SECRET not in job
     spend = client.get("/spend").text
     assert spend.count("<canvas") == 3 and "saved against on-demand" in spend

@@ -189,7 +189,7 @@ def test_the_budget_check_stops_when_the_next_interval_would_pass_the_cap() -> N
     assert budget_verdict("b", 0.5, 0.4, 1.0) is None
     assert budget_verdict("b", 0.5, 0.5, 1.0) is None
     assert budget_verdict("b", 0.61, 0.4, 1.0) == (
-        "$0.6100 spent + $0.4000 for the next watch interval would pass the budget of $1.00")
+        "$0.61 spent + $0.40 for the next watch interval would pass the budget of $1.00")
 
 
 def test_periods_begin_at_midnight_and_on_the_first_utc() -> None:
