@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from costsched.report import build
 from costsched.amounts import usd
+from costsched.report import build
 from costsched.report.html import heading, render
 from costsched.store import OBSERVATION_COLUMNS, PriceStore
 from tests.costsched.report.scenario import at, job
