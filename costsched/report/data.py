@@ -19,10 +19,12 @@ import pandas as pd
 
 from costsched.costs import egress_costs, per_node, placement_costs
 from costsched.measured import (
+    MEASURING,
     JobRate,
     basis_words,
     check,
     job_rate,
+    measuring,
     mismatch_factor,
     speed_on,
     speeds,
@@ -162,8 +164,12 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     moves, idle = _moves(job_moves, jobs, placed, all_moves, start, end,
                          _target_running_times(store, job_moves, start, end))
     rates = _rates(jobs, set(placed["job_id"]))
-    measured = _measured(jobs, placed, rates)
-    stays = _static_stays(jobs, placed, pieces, start, end, measured, rates)
+    # The baselines take the pace the job kept over its placements' hours, setup included
+    # (a launch choice kept would have paid its setup too); the speed table, its training
+    # speed (setup left out: a slow start is no slow training).
+    paced = _measured(jobs, placed, rates, None)
+    measured = _measured(jobs, placed, rates, store.jobs.readings(list(names)))
+    stays = _static_stays(jobs, placed, pieces, start, end, paced, rates)
     predicted = store.jobs.predictions(list(names))
     reached = estimates.until(jobs, end)
     runs = _clip_to(_pieces(placed[placed["job_id"].isin(list(predicted["job_id"]))],
@@ -218,13 +224,14 @@ def _recoveries(job_moves: dict[int, list[MoveRecord]]) -> pd.Series:
 # --- measured speed ----------------------------------------------------------------------
 
 
-def _measured(jobs: pd.DataFrame, placed: pd.DataFrame,
-              rates: dict[int, JobRate | None]) -> pd.DataFrame:
-    """Each job's speed on each GPU it ran on (`costsched.measured.speeds`): its reported
-    step over its placements' hours up to its record's last write."""
+def _measured(jobs: pd.DataFrame, placed: pd.DataFrame, rates: dict[int, JobRate | None],
+              readings: pd.DataFrame | None) -> pd.DataFrame:
+    """Each job's speed on each GPU it ran on (`costsched.measured.speeds`): the steps it
+    made over the time it trained (`readings`; setup left out), or without readings its
+    reported step over its placements' hours up to its record's last write."""
     done = dict(zip(jobs["id"], jobs["steps_done"], strict=True))
     read = dict(zip(jobs["id"], pd.to_datetime(jobs["updated_at"], utc=True), strict=True))
-    return speeds(placed, done, read, rates)
+    return speeds(placed, done, read, rates, readings=readings)
 
 
 def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
@@ -238,6 +245,12 @@ def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
     rows = []
     for job_id, found in measured.groupby("job_id", sort=True):
         rate = rates.get(int(job_id))
+        if measuring(found):  # reported steps, not yet trained long enough to judge
+            top = found.sort_values("hours", ascending=False, kind="stable").iloc[0]
+            rows.append((int(job_id), names[job_id], top["gpu_model"], int(top["gpu_count"]),
+                         float(top["planned_sps"]), np.nan, np.nan, False, "",
+                         f"job {job_id} ({names[job_id]}): {MEASURING}"))
+            continue
         checked = check(int(job_id), names[job_id], "", found, "", factor)
         if checked is None:
             continue

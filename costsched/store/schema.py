@@ -111,6 +111,12 @@ placements = Table(
     Column("usd_per_hour", Float, nullable=False),  # the stored price at start
     Column("reason", String(16), nullable=False),
     Column("instance", String(256), nullable=False, server_default=""),  # launcher's handle
+    # The first and the last step the job reported here, and when (revision 0011): its
+    # training time, setup left out (`JobStore.readings`).
+    Column("first_step", Float, nullable=True),
+    Column("first_step_ts", BigInteger, nullable=True),
+    Column("last_step", Float, nullable=True),
+    Column("last_step_ts", BigInteger, nullable=True),
     Index("ix_placements_job_start", "job_id", "start_ts"),
 )
 

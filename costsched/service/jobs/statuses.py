@@ -7,7 +7,7 @@ import inspect
 import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 
@@ -58,6 +58,8 @@ class JobStatus:
     reported: bool = False  # steps_left is the job's own report, not an estimate
     failure: Failure | None = None  # why it failed (failed jobs)
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
+    # Its placements' step readings (`JobStore.readings`): its measured speed's training time.
+    readings: pd.DataFrame | None = field(default=None, repr=False)
 
     @cached_property
     def placement(self) -> pd.Series | None:
@@ -134,6 +136,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps(steps, at=when)
+        read = store.jobs.readings(None if every else ids)  # the readings just stored too
+        read_of = read.groupby("job_id").indices if len(read) else {}
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = store.jobs.events_of(failed, kinds=["state"])
         ended_of = ended.groupby("job_id").indices if len(ended) else {}
@@ -153,9 +157,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                 events = ended.iloc[ended_of.get(job_id, [])]
                 failure = _failure_of(launcher if run.launcher == getattr(
                     launcher, "name", None) else None, events, mine)
-            shown.append(_status_of(store, launcher, run, open_rows.of.get(job_id),
-                                    asked.get(job_id), left, reported, costs[job_id],
-                                    failure, when, advise))
+            found = _status_of(store, launcher, run, open_rows.of.get(job_id),
+                               asked.get(job_id), left, reported, costs[job_id], failure,
+                               when, advise)
+            shown.append(replace(found, readings=read.iloc[read_of.get(job_id, [])]))
         return shown
 
 
