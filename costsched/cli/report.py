@@ -24,21 +24,14 @@ from costsched.cli.common import (
 )
 from costsched.report import Report, build
 from costsched.report.html import totals_line, write
+from costsched.report.tables import TABLES
 from costsched.service.stores import using
 from costsched.service.views import report_document
 
-_SHOWN = [  # (attribute, title, columns left out of the terminal)
-    ("jobs", "Spend per job", []),
-    ("clouds", "Spend per cloud", []),
-    ("days", "Spend per day (UTC)", ["job_id"]),
-    ("moves", "Migrations and recoveries", []),
-    ("egress", "Egress per move", ["from_cloud", "to_cloud"]),
-    ("budgets", "Jobs near or over their budget", []),
-    ("speeds", "Measured speed against the plan's", ["job_id", "flag", "planned_from"]),
-    ("estimates", "Estimate versus actual, per job (ratio = actual / expected)",
-     ["job_id", "model", "state"]),
-    ("calibration", "Estimate versus actual, by model and GPU", []),
-]
+# Columns left out on the terminal (--json has them): said elsewhere on the page.
+_HIDDEN = {"days": ["job_id"], "egress": ["from_cloud", "to_cloud"],
+           "speeds": ["job_id", "flag", "planned_from"],
+           "estimates": ["job_id", "model", "state"]}
 
 
 @friendly_errors
@@ -95,10 +88,11 @@ def _print(built: Report) -> None:
     for line in built.speeds["flag"]:
         if line:
             console.print(Text(f"throughput: {line}"), highlight=False)
-    for name, title, hidden in _SHOWN:
+    for name, title, _ in TABLES:
         frame: pd.DataFrame = getattr(built, name)
         if frame.empty:
             continue
+        hidden = _HIDDEN.get(name, [])
         headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden])
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.

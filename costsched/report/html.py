@@ -19,6 +19,7 @@ from costsched.amounts import decimals, hours, per_hour, usd, usd_all
 from costsched.measured import sps
 from costsched.model import InvalidInput
 from costsched.report.data import Report
+from costsched.report.tables import TABLES
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -30,23 +31,6 @@ th { background: #f0f0f0; text-align: left; } td.num { text-align: right; }
 .note { color: #666; }
 """
 
-_TABLES = [  # (attribute, heading, what the table says)
-    ("jobs", "Spend per job", "compute and egress in the period, against on-demand and "
-     "against the job's launch-time choice kept to the end, each at its stored prices; "
-     "- where a baseline does not apply"),
-    ("clouds", "Spend per cloud", "egress is billed by the cloud the checkpoint left"),
-    ("days", "Spend per day (UTC)", "placements split at midnight UTC"),
-    ("moves", "Migrations and recoveries", "idle: billed without training (part of the "
-     "compute spend); egress: the checkpoint's copy"),
-    ("egress", "Egress per move", ""),
-    ("budgets", "Jobs near (80% or more) or over their budget", "whole-life spend"),
-    ("speeds", "Measured speed against the plan's", "steps per second: reported steps "
-     "over the hours run; the savings above use the measured speed"),
-    ("estimates", "Estimate versus actual, per job", "what the plan predicted at launch "
-     "for the work done so far, beside what it took; ratio = actual / expected"),
-    ("calibration", "Estimate versus actual, by model and GPU", "median and worst (furthest "
-     "from 1) ratio of actual to expected"),
-]
 
 
 def render(report: Report) -> str:
@@ -67,7 +51,7 @@ def render(report: Report) -> str:
           f'src="data:image/png;base64,{png}">' for title, png in figures),
         "</div>",
     ]
-    for name, heading, note in _TABLES:
+    for name, heading, note in TABLES:
         parts.append(f"<h2>{escape(heading)}</h2>")
         if note:
             parts.append(f'<p class="note">{escape(note)}</p>')

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from costsched.store import PriceStore
     from costsched.store.jobs import JobRecord
 
-# The report's frames as its JSON names them, in the order the CLI prints them.
-REPORT_FRAMES = ("jobs", "clouds", "days", "moves", "egress", "budgets")
 PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_per_hour",
                     "instance", "start_at")
 
@@ -193,10 +191,13 @@ def record_document(record: JobRecord) -> dict:
 
 
 def report_document(built: Report, budgets: list[BudgetState] | None = None) -> dict:
-    """`report --json`: the period, the totals and each of the report's tables; with
-    `budgets`, each budget now under "budgets_now" (`budgets_document`)."""
+    """`report --json`: the period, the totals and each of the report's tables (every one
+    its text and HTML show, `report.tables.TABLES`, by name); with `budgets`, each budget
+    now under "budgets_now" (`budgets_document`)."""
+    from costsched.report.tables import NAMES
+
     out = {"since": built.since, "until": built.until, "totals": built.totals,
-           **{name: frame_records(getattr(built, name)) for name in REPORT_FRAMES}}
+           **{name: frame_records(getattr(built, name)) for name in NAMES}}
     if budgets is not None:
         out["budgets_now"] = budgets_document(budgets)
     return out
