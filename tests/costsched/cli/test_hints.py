@@ -161,6 +161,14 @@ def test_every_costsched_command_a_message_names_exists() -> None:
     assert problems == []
 
 
+def test_every_command_the_dashboard_names_exists() -> None:
+    """The dashboard's pages name commands too (`<code>costsched collect</code>`)."""
+    named = [(path.name, hint) for path in sorted((SOURCE / "dashboard").rglob("*.html"))
+             for hint in re.findall(r"<code>costsched ([^<]+)</code>", path.read_text())]
+    assert len(named) >= 3
+    assert [f"{name}: {p}" for name, hint in named for p in check_hint(hint)] == []
+
+
 def test_every_option_a_command_names_is_its_own() -> None:
     """A bare option in a command module's text is an option of that module's commands;
     elsewhere (services, reports), of some command."""
