@@ -24,9 +24,9 @@ from tests.costsched.report.scenario import EAST, T0, fill
 TICKS = ("Object.values(Chart.instances).map((c) => c.scales.x.ticks.map((t) => t.label))")
 
 
-def leave(browser) -> None:  # noqa: ANN001 - a Browser
+def leave(chromium) -> None:  # noqa: ANN001 - a Browser
     """A blank page before the server stops: the page's live stream does not try again."""
-    browser.send("Page.navigate", {"url": "about:blank"}, session=True)
+    chromium.send("Page.navigate", {"url": "about:blank"}, session=True)
 
 
 @pytest.fixture()
