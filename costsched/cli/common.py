@@ -280,7 +280,8 @@ def report_cells(frame: pd.DataFrame, columns: Sequence[str]
 
 def is_figure(column: str) -> bool:
     """Columns of numbers (dollars, hours, rates, counts): never wrapped or cut."""
-    return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s"))
+    return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s", "hours",
+                                                        "preemptions", "ratio"))
             or column in {"GPUs", "hours", "#", "id", "cost vs on-demand", "progress",
                           "vs OD V100"})
 
