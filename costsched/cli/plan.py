@@ -202,7 +202,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              f"by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")
-             + (f", budget ${job.constraints.budget_usd:,.2f}" if job.constraints.budget_usd
+             + (f", budget {usd(job.constraints.budget_usd)}" if job.constraints.budget_usd
                 else ""))
     if p.reason:  # one line per job, each naming it
         for m in members:

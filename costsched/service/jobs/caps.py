@@ -22,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 
+from costsched import amounts
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import egress_costs, placement_costs
@@ -375,7 +376,7 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
     for share in shares:
         if state.spent_usd < share * state.usd:
             break
-        key = f"{state.name} {share:.0%} of ${state.usd:,.2f} ({state.period}"
+        key = f"{state.name} {share:.0%} of {amounts.usd(state.usd)} ({state.period}"
         start = period_start(state.period, at)
         key += ")" if start is None else f" from {start:%Y-%m-%d})"
         if said.str.startswith(f"reached {key}").any():
