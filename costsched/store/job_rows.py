@@ -216,7 +216,9 @@ def _check_states(what: str, states: str | Iterable[str]) -> tuple[str, ...]:
     states = (states,) if isinstance(states, str) else tuple(states)
     for state in states:
         if state not in JOB_STATES:
-            raise InvalidInput(f"{what} {state!r}: expected one of {', '.join(JOB_STATES)}")
+            stopped = "; a job its user stopped is 'stopped'" if state == "cancelled" else ""
+            raise InvalidInput(f"{what} {state!r}: expected one of {', '.join(JOB_STATES)}"
+                               f"{stopped}")
     return states
 
 

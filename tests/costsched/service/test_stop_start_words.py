@@ -81,3 +81,9 @@ def test_a_start_refuses_a_job_that_is_not_stopped(started_again) -> None:
     with pytest.raises(InvalidInput, match=r"\(train\) is running: only a stopped job can "
                                            "be started again"):
         service.start(store, launcher, job)
+
+
+def test_a_state_of_the_old_words_is_answered_with_the_new(started_again) -> None:
+    store, launcher, _ = started_again
+    with pytest.raises(InvalidInput, match="a job its user stopped is 'stopped'"):
+        service.status(store, launcher, states=["cancelled"], reconcile_first=False)
