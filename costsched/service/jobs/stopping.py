@@ -31,6 +31,7 @@ from costsched.store.jobs import JobRecord
 
 def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
          at: datetime | str | None = None) -> JobRecord:
-    """End a job, whatever it is doing (a move under way included): its instances are
-    terminated (its published checkpoints are kept). See `stop_job`."""
+    """Stop a job, whatever it is doing (a move under way included): it is `stopped`, its
+    instances are terminated, its published checkpoints and code are kept, and `start`
+    takes it up again. See `stop_job`."""
     return stop_job(store, launcher, job_ids(store, job, states=())[0], as_time(at))
