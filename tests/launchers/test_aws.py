@@ -400,3 +400,23 @@ def test_a_local_file_mount_cannot_reach_an_instance(launcher: AwsLauncher) -> N
     task = {"mounts": [{"path": "/cfg", "source": "/home/me/cfg", "mode": "COPY"}]}
     with pytest.raises(InvalidInput, match="file mount /cfg: '/home/me/cfg' is a local path"):
         launcher.run_request(dataclasses.replace(spec(), task=task))
+
+
+def test_no_credentials_is_one_line_not_botocores_error(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path) -> None:  # noqa: ANN001
+    """No credentials anywhere (no environment, no files, no instance role): the first call
+    says so in one line, what to do included, before botocore signs anything."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance role to ask
+    launcher = AwsLauncher(session=boto3.session.Session(region_name="us-east-1"),
+                           image_id="ami-12c6146b")
+    with pytest.raises(InvalidInput, match=r"^aws: no AWS credentials found: run `aws "
+                                           r"configure`") as refused:
+        launcher.launch(spec())
+    assert "\n" not in str(refused.value)
+    with pytest.raises(InvalidInput, match="no AWS credentials found"):
+        launcher.status("us-east-1/i-0123456789abcdef0")
