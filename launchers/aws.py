@@ -95,12 +95,16 @@ class AwsLauncher(Launcher):
         self._clients: dict[tuple[str, str], Any] = {}
         self._images: dict[str, str] = {}
 
+    def check_ready(self) -> None:
+        # Said in one line before any call, not as botocore's error mid-launch.
+        if self.session.get_credentials() is None:
+            raise InvalidInput(NO_CREDENTIALS)
+
     def _client(self, service: str, region: str) -> Any:
         key = (service, region)
         if key not in self._clients:
-            if not self._clients and self.session.get_credentials() is None:
-                # Said in one line before any call, not as botocore's error mid-launch.
-                raise InvalidInput(NO_CREDENTIALS)
+            if not self._clients:
+                self.check_ready()
             self._clients[key] = self.session.client(service, region_name=region,
                                                      config=aws_cloud.boto_config())
         return self._clients[key]

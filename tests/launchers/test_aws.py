@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,13 @@ from moto import mock_aws  # noqa: E402
 
 from costsched.clouds import aws as aws_cloud  # noqa: E402
 from costsched.model import InvalidInput, Offering  # noqa: E402
+from costsched.service import jobs as service  # noqa: E402
+from costsched.store import PriceStore  # noqa: E402
 from launchers.aws import STOP_COMMAND, AwsLauncher  # noqa: E402
 from launchers.aws_gang import client_token  # noqa: E402
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
 from launchers.userdata import read_payload, startup_script  # noqa: E402
+from tests.costsched.service.test_jobs import set_prices  # noqa: E402
 
 HOSTILE_NAME = "x'; rm -rf / #"
 HOSTILE_COMMAND = "python train.py $(curl evil) `id` \"; rm -rf / #' && echo pwned"
@@ -420,3 +424,12 @@ def test_no_credentials_is_one_line_not_botocores_error(monkeypatch: pytest.Monk
     assert "\n" not in str(refused.value)
     with pytest.raises(InvalidInput, match="no AWS credentials found"):
         launcher.status("us-east-1/i-0123456789abcdef0")
+    # `launch` asks first: nothing is stored for a job that could not start.
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    job = tmp_path / "job.yaml"
+    job.write_text("name: j\nrun: 'true'\nthroughputs: {V100: 1.0}\nsteps: 100\n")
+    with pytest.raises(InvalidInput, match="no AWS credentials found"):
+        service.launch(store, job, launcher=launcher)
+    assert store.jobs.records() == []
+    store.dispose()

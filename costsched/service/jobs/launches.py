@@ -48,6 +48,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     envs and secrets (the secrets are never stored: costsched.launch_secrets). Returns
     the stored jobs."""
     when = as_time(at)
+    launcher.check_ready()  # a backend that cannot be used is said before anything is stored
     table = table if table is not None else table_with_measured(store)
     launched = []
     # One pass: the prices, rates and spells every job is placed from are read once (the
@@ -107,6 +108,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     when = as_time(at)
     job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
+    launcher.check_ready()
     if record.state != "stopped":
         raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)}: only "
                            "a stopped job can be started again")
