@@ -29,6 +29,7 @@ from pydantic import (
     field_validator,
 )
 
+from costsched.clouds import storage_roots
 from costsched.model import CLOUDS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.redact import (
@@ -50,7 +51,7 @@ else:  # pragma: no cover - Python 3.10
 
 ENV_CONFIG = "COSTSCHED_CONFIG"
 ENV_PREFIX = "COSTSCHED_"
-LAUNCHERS = ("local", "aws", "gcp")
+LAUNCHERS = ("local", "aws", "gcp", "azure", "clouds")
 _DEFAULT_OVERHEADS = Overheads()
 
 # What a local job keeps of the machine's environment by default: the numeric libraries'
@@ -160,11 +161,20 @@ class ScheduleConfig(_Section):
 
 
 class DaemonConfig(_Section):
-    """How the daemon watches running jobs between its scheduled tasks."""
+    """How the daemon watches running jobs between its scheduled tasks, and whether a
+    launch starts one (the supervisor) when none watches the store."""
 
     # Seconds between looks at running jobs' instances: a preempted or dead job is
     # recovered at the next look.
     watch_seconds: Number = Field(30.0, gt=0, le=86400, allow_inf_nan=False)
+    # A launch (and `start`) starts a supervisor in the background when no daemon watches
+    # the store; off for teams that run `costsched daemon` as a service.
+    autostart: bool = True
+    # How long a supervisor a launch started stays once no job is left to watch.
+    idle_seconds: Number = Field(60.0, gt=0, le=86400, allow_inf_nan=False)
+    # The supervisor's (and an installed daemon's) log; None: beside the store (a SQLite
+    # file's folder, else the user state directory).
+    log_file: str | None = None
 
 
 class PolicyConfig(_Section):
@@ -205,8 +215,11 @@ class MigrationConfig(_Section):
 class LaunchConfig(_Section):
     """Where jobs run and where their checkpoints go (None = the user data directory)."""
 
-    launcher: Literal["local", "aws", "gcp"] = "local"
+    launcher: Literal["local", "aws", "gcp", "azure", "clouds"] = "local"
     checkpoint_root: str | None = None
+    # cloud -> ROOT: checkpoints of the jobs that run there (ROOT/job-ID; docs/moves.md)
+    checkpoint_roots: dict[str, str] = Field(default_factory=dict)
+    _roots = field_validator("checkpoint_roots")(storage_roots)
     max_code_mb: Number = Field(100, gt=0, allow_inf_nan=False)  # a job's packed workdir
     # A sweep making more jobs than this is refused before any job is made.
     max_sweep_jobs: int = Field(10_000, ge=1)
@@ -228,6 +241,40 @@ class LaunchConfig(_Section):
                 raise ValueError(f"{name!r} is a secret or costsched's own setting: it is "
                                  "never passed to a job (give it in the job's envs)")
         return value
+
+
+class AzureConfig(_Section):
+    """Where the azure launcher makes its VMs (docs/azure.md); credentials are azure-identity's
+    (environment, Azure CLI login, managed identity), never configured here."""
+
+    subscription_id: str | None = None  # none: $AZURE_SUBSCRIPTION_ID, else the CLI's default
+    resource_group: str = "costsched"
+    create_resource_group: bool = False  # made in `location` when missing
+    location: str = "eastus"  # the resource group's, when costsched makes it
+    # Location -> subnet resource id; a location not named gets costsched's own VNet there.
+    subnets: dict[str, str] = Field(default_factory=dict)
+    vnet: str = "costsched"  # the name prefix of costsched's own VNets: costsched-<location>
+    image: str = "microsoft-dsvm:ubuntu-hpc:2204:latest"  # PUBLISHER:OFFER:SKU:VERSION or an id
+    identity: str | None = None  # a user-assigned managed identity's resource id
+    storage_account: str | None = None  # the account of az://CONTAINER/PATH locations
+    ssh_public_key: str | None = None  # a file; none: no key anyone holds
+    public_ip: bool = True  # each VM's way out (code, packages, checkpoints)
+    management_endpoint: str = "https://management.azure.com"
+
+    @field_validator("resource_group")
+    @classmethod
+    def _group(cls, value: str) -> str:
+        if not re.fullmatch(r"[-\w.()]{0,89}[-\w()]", value):
+            raise ValueError("expected 1-90 letters, digits, '_', '-', '.', '(', ')', not "
+                             "ending in '.'")
+        return value
+
+    @field_validator("management_endpoint")
+    @classmethod
+    def _endpoint(cls, value: str) -> str:
+        if not value.startswith("https://"):
+            raise ValueError("expected an https:// URL, e.g. https://management.azure.com")
+        return value.rstrip("/")
 
 
 class CallsConfig(_Section):
@@ -356,6 +403,7 @@ class Config(_Section):
     throughput: ThroughputConfig = Field(default_factory=ThroughputConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     bills: BillsConfig = Field(default_factory=BillsConfig)
+    azure: AzureConfig = Field(default_factory=AzureConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""
@@ -507,13 +555,20 @@ def _from_env(key: str, text: str) -> Any:
                                "command line quoted like a shell's") from None
     if key in ("collect.clouds", "collect.regions", "launch.pass_env"):
         return [part.strip() for part in text.split(",") if part.strip()]
+    if key == "launch.checkpoint_roots":  # CLOUD=ROOT,CLOUD=ROOT
+        pairs = [part.partition("=") for part in text.split(",") if part.strip()]
+        if any(not sep for _, sep, _ in pairs):
+            raise InvalidInput(f"env {_env_name(key)} {text!r}: expected CLOUD=ROOT,...")
+        return {cloud.strip(): root.strip() for cloud, _, root in pairs}
     if not text.strip() and key in _OPTIONAL:
         return None
     return text.strip()
 
 
 _OPTIONAL = {"db", "collect.gcp_project", "migration.lost_work_minutes",
-             "launch.checkpoint_root", "notify.webhook"}
+             "launch.checkpoint_root", "notify.webhook", "daemon.log_file",
+             "azure.subscription_id", "azure.identity", "azure.storage_account",
+             "azure.ssh_public_key"}
 
 _EXPECTED = {
     "float_parsing": "expected a number",
@@ -521,6 +576,8 @@ _EXPECTED = {
     "finite_number": "expected a finite number",
     "string_type": "expected a string",
     "list_type": "expected a list of strings",
+    "bool_parsing": "expected true or false",
+    "bool_type": "expected true or false",
     "literal_error": None,  # from the field's choices
 }
 

@@ -20,13 +20,19 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str
     infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
                                        offering.get("zone") or "") if p)
     task: dict[str, Any] = {"name": spec.name}
+    written = spec.task.as_written  # local paths as the user wrote them
     if spec.workdir:
-        task["workdir"] = spec.workdir
+        task["workdir"] = written.get(spec.workdir, spec.workdir)
     resources: dict[str, Any] = {"infra": infra, "instance_type": instance_type}
     if int(offering.get("gpu_count") or 0):
         resources["accelerators"] = f"{offering['gpu_model']}:{int(offering['gpu_count'])}"
     resources["use_spot"] = offering["market"] == "spot"
     kept = spec.task.model_dump(include=set(KEPT_FIELDS), exclude_none=True)
+    if isinstance(kept.get("image_id"), dict):  # one per region or cloud: the offering's
+        image = kept["image_id"]
+        kept["image_id"] = image.get(offering["region"]) or image.get(offering["cloud"])
+        if not kept["image_id"]:
+            del kept["image_id"]
     resources.update({k: v for k, v in kept.items() if v not in ({}, [])})
     task["resources"] = resources
     envs: dict[str, Any] = {**spec.envs, **dict.fromkeys(spec.task.launch_envs)}
@@ -35,7 +41,7 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str
     if spec.task.secrets:
         task["secrets"] = dict.fromkeys(spec.task.secrets)
     mounts = {m.path: ({"source": m.source, "mode": m.mode} if m.mode != "COPY"
-                       else m.source) for m in spec.task.mounts}
+                       else written.get(m.source, m.source)) for m in spec.task.mounts}
     if spec.checkpoint.location.startswith(fields.BUCKET_SCHEMES):
         path = spec.task.checkpoint_mount or "/checkpoints"
         mounts[path] = {"source": spec.checkpoint.location, "mode": "MOUNT"}

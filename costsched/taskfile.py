@@ -15,9 +15,10 @@ from typing import Any
 import yaml
 
 from costsched.config import effective
-from costsched.jobspec import JobSpec, expand_sweep, parse, sweep_size, too_many
+from costsched.jobspec import JobSpec, parse
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
+from costsched.sweeps import expand_sweep, sweep_size, too_many
 
 _OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "checkpoint",
                        "constraints", "sweep"})
@@ -39,14 +40,20 @@ def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
     """The spec with its workdir (and local file mounts) as absolute paths (a relative one
     is taken from `folder`, the spec file's), so that the job does not depend on where
     costsched was started."""
-    mounts = [m.model_copy(update={"source": str((folder / Path(m.source).expanduser())
-                                                 .resolve())})
-              if "://" not in m.source else m for m in spec.task.mounts]
+    written: dict[str, str] = {}
+
+    def anchored(path: str) -> str:
+        out = str((folder / Path(path).expanduser()).resolve())
+        written[out] = path
+        return out
+
+    mounts = [m.model_copy(update={"source": anchored(m.source)}) if "://" not in m.source
+              else m for m in spec.task.mounts]
     update: dict[str, Any] = {}
-    if mounts != spec.task.mounts:
-        update["task"] = spec.task.model_copy(update={"mounts": mounts})
     if spec.workdir:
-        update["workdir"] = str((folder / Path(spec.workdir).expanduser()).resolve())
+        update["workdir"] = anchored(spec.workdir)
+    if written:
+        update["task"] = spec.task.model_copy(update={"mounts": mounts, "as_written": written})
     return spec.model_copy(update=update) if update else spec
 
 

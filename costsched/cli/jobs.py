@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,9 +42,6 @@ from costsched.service.stores import open_store
 from costsched.store import PriceStore
 from costsched.vocabulary import prefixed
 
-LauncherOption = Annotated[str, typer.Option(
-    "--launcher", help="local (subprocesses on this machine), aws or gcp.")]
-
 
 def make_launcher(name: str) -> Any:
     """A launcher with this machine's defaults (local instances under $COSTSCHED_INSTANCES,
@@ -66,7 +64,10 @@ def launch(
         help="Run on this offering (cloud:zone-or-region:instance_type:market, as `costsched "
              "plan` shows it) instead of the decision model's pick.", show_default=False)]
     = None,
-    launcher: LauncherOption = "local",
+    launcher: Annotated[str | None, typer.Option(
+        "--launcher", help="local (subprocesses on this machine), aws, gcp, azure, or clouds "
+        "(the cloud of the offering chosen, moving between them when it pays); default: "
+        "config launch.launcher.", show_default=False)] = None,
     wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")] = 30.0,
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="NAME=VALUE for a SkyPilot task's envs (NAME alone: the value of NAME "
@@ -85,15 +86,39 @@ def launch(
     capacity), with their checkpoints kept in their checkpoint store."""
     envs, secrets = _given("--env", env), _given("--secret", secret)
     store = open_store(db)
-    backend = make_launcher(launcher)
+    settings = effective().launch
+    backend = make_launcher(launcher or settings.launcher)
     _check_budgets(store, jobs, envs, yes, json_out)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, jobs, launcher=backend, offering=offering,
-                                 wait_seconds=wait, envs=envs, secrets=secrets)
+                                 envs=envs, secrets=secrets,
+                                 checkpoint_root=settings.checkpoint_root)
+        armed = _arm(store, backend)  # watched from now on, however the wait ends
+        if wait > 0:
+            service.settle(store, backend, wait)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
+    _print_armed(armed, json_out)
+
+
+def _arm(store: PriceStore, backend: Any) -> str | None:
+    """Recovery for the jobs just started: a daemon watching the store (a supervisor
+    started in the background when none does, unless daemon.autostart is off); the line
+    that says so."""
+    from costsched.daemon.autostart import ensure
+
+    return ensure(store, effective(), env=getattr(backend, "environment", dict)()).line()
+
+
+def _print_armed(line: str | None, json_out: bool) -> None:
+    """The recovery line (on stderr beside --json)."""
+    from costsched.cli.common import err_console
+
+    if line:
+        (err_console if json_out else console).print(printable(line), highlight=False,
+                                                     markup=False, soft_wrap=True)
 
 
 def _check_budgets(store: PriceStore, jobs: list[Path], envs: dict[str, str], yes: bool,
@@ -158,8 +183,11 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
             live.update(_waiting_line(shown, deadline - time.monotonic()))
             time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
             shown = look()
+    from costsched.daemon.supervision import recovery
+
+    armed = recovery(store, effective(), datetime.now(timezone.utc), db=db)
     _print_status(shown, json_out, scheduled=daemon.status(store),
-                  budgets=budgets_now(store) if json_out else None)
+                  budgets=budgets_now(store) if json_out else None, recovery=armed)
     if not json_out:
         print_budgets(store)
     if not json_out and len(shown) > service.ADVICE_UP_TO:
@@ -219,6 +247,9 @@ def migrate(
         return
     if not advice:
         console.print("No running job to consider.")
+    for line in dict.fromkeys(why for a in advice for why in a.left_out):  # each said once
+        console.print(printable(f"note: {line}"), highlight=False, markup=False,
+                      soft_wrap=True)
     for a in advice:
         verb = "moving" if a.started else ("would move" if a.decision.moves else "staying")
         console.print(printable(f"job {a.job_id} ({a.name}): {verb}; {a.reason}"),
@@ -263,9 +294,11 @@ def start(job: JobArgument,
         raise_budget(store, service.job_ids(store, job, states=())[0], budget,
                      at=as_time(None))
     record = service.start(store, launcher, job)
+    armed = _arm(store, launcher)
     if wait > 0:
         service.settle(store, launcher, wait)
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")
+    _print_armed(armed, json_out)
 
 
 def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:
@@ -284,16 +317,25 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
 
 
 def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
-                  scheduled: list[Any] | None = None, budgets: list[Any] | None = None
-                  ) -> None:
+                  scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
+                  recovery: Any = None) -> None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
-    tasks; --json is then {"jobs": [...], "daemon": [...], "budgets": [...]}."""
+    tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
+    the store; --json is then {"jobs": [...], "daemon": [...], "budgets": [...],
+    "recovery": {...}}."""
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
+    now = datetime.now(timezone.utc)
     if json_out:
-        print_json(views.status_document(shown, scheduled, budgets))
+        doc = views.status_document(shown, scheduled, budgets)
+        if recovery is not None and isinstance(doc, dict):
+            doc["recovery"] = recovery.document(now)
+        print_json(doc)
         return
     if scheduled is not None:
         _print_daemon(scheduled)
+    armed = None if recovery is None else recovery.line(now)
+    if armed:
+        console.print(printable(armed), highlight=False, markup=False, soft_wrap=True)
     if not shown:
         console.print(NO_JOBS, highlight=False, markup=False)
         return
@@ -373,6 +415,8 @@ def _problems(s: service.JobStatus) -> list[str]:
             out.extend(f"  | {line}" for line in f.log_tail)
     if s.checkpoint_error:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
+    if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
+        out.append(s.assumed_work.assumption())
     return out
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from costsched.amounts import hours, hours_all, per_hour, usd, usd_all
+from costsched.cli import plan_figures as figures
 from costsched.cli.common import (
     JsonOption,
     ListPricesDbOption,
@@ -30,16 +31,20 @@ from costsched.cli.packing import instances_json, instances_table
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
+from costsched.optimize.planner import JobPlan, order_cost, superseded_offerings
 from costsched.optimize.planner import Progress as Report
-from costsched.optimize.planner import order_cost
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
 from costsched.service.plan import job_specs
 from costsched.service.speeds import plan_notes_for
 from costsched.service.staleness import age_hours, stale, stale_after_hours
 from costsched.skypilot_emit import emit_task
-from costsched.throughput import MEASURED_BY_COSTSCHED
 from costsched.vocabulary import prefixed
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from costsched.work import Work
 
 
 @friendly_errors
@@ -116,7 +121,7 @@ def plan(
     elif len(result.jobs) > TABLES_UP_TO:
         _print_groups(result)
         if result.collection is not None:
-            _print_collection(result.collection, budget)
+            _print_collection(result.collection, budget, result.jobs)
     else:
         for members in _groups(result):  # a sweep's identical jobs: one table
             _print_job(result, members, top, stale_after, wide)
@@ -124,12 +129,11 @@ def plan(
         for line in plan_notes_for(db, {p.job.job.model for p in result.jobs}):
             err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
         if result.collection is not None:
-            _print_collection(result.collection, budget)
+            _print_collection(result.collection, budget, result.jobs)
     if not result.ok:
         raise typer.Exit(1)
 
 
-MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
 REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
 
@@ -159,24 +163,28 @@ def _groups(result: PlanResult) -> list[list[int]]:
 
 def _print_groups(result: PlanResult) -> None:
     """One row per group of identical jobs: its best offering, or why it has none."""
-    rows, reasons = [], []
+    rows, reasons, notes = [], [], {}
+    bests: list[tuple[pd.Series | None, Work | None]] = []
     for members in _groups(result):
         first, last = result.jobs[members[0]], result.jobs[members[-1]]
         names = first.job.name + ("" if len(members) == 1 else f" ... {last.job.name}")
-        best = first.best
+        best, work = first.best, first.job.work
         if best is None:
             reasons.append(f"{len(members)} jobs ({names}): {first.reason}")
+        if work is not None and work.assumed:
+            notes.setdefault(work.assumption(), None)
         rows.append([names, str(len(members)), first.job.job.model,
-                     f"{first.job.job.steps:,.0f}", "-" if best is None else best["offering"],
-                     "-" if best is None else per_hour(best["usd_per_hour"]),
-                     "-" if best is None else hours(best["expected_hours"]),
-                     None if best is None else best["expected_cost"]])
-    totals = usd_all(*(r[-1] for r in rows))  # one precision down the column
-    rows = [[*r[:-1], t] for r, t in zip(rows, totals, strict=True)]
+                     figures.group_work(first.job.job.steps, work),
+                     "-" if best is None else best["offering"],
+                     "-" if best is None else per_hour(best["usd_per_hour"])])
+        bests.append((best, work))
+    rows = [[*r, *c] for r, c in zip(rows, figures.group_cells(bests), strict=True)]
     console.print(table(f"{len(result.jobs):,} jobs in {len(rows):,} groups of identical jobs; "
                         f"best by {result.per_job_objective} (--json gives every job)",
-                        ["jobs", "count", "model", "steps", "best offering", "$/h", "hours",
+                        ["jobs", "count", "model", "work", "best offering", "$/h", "hours",
                          "total $ each"], rows))
+    for note in notes:
+        console.print(f"  {user_text(note)}", highlight=False)
     for reason in reasons:
         err_console.print(f"[red]no plan:[/red] {user_text(reason)}", highlight=False,
                           soft_wrap=True)
@@ -197,8 +205,9 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     p = result.jobs[index]
     job = p.job.job
     names = [result.jobs[m].job.name for m in members]
+    work = p.job.work
     # The model once: a job named after its model is not 'myclf: myclf'.
-    title = (prefixed(_covered(names), job.model) + f", {job.steps:,.0f} steps; "
+    title = (prefixed(_covered(names), figures.title_work(work, job.model, job.steps)) + "; "
              f"by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")
@@ -210,36 +219,33 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                               highlight=False, soft_wrap=True)
         return
     shown = result.ranking(index).head(top)
-    totals = usd_all(*shown["expected_cost"])  # one precision down the column
-    spans = hours_all(*shown["expected_hours"])
+    work_cells = figures.work_cells(shown, work)  # one precision down each column
     rows = [
         [str(i), r.offering,
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
-         per_hour(r.usd_per_hour),
-         f"{r.steps_per_second:.4g}" + ("*" if r.throughput_estimated else "")
-         + (MEASURED_MARK if r.throughput_source.startswith(MEASURED_BY_COSTSCHED) else ""),
-         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, spans[i - 1],
-         totals[i - 1],
+         per_hour(r.usd_per_hour), figures.speed_cell(r),
+         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, *work_cells[i - 1],
          f"{r.vs_on_demand_v100:.2f}x" if r.vs_on_demand_v100 == r.vs_on_demand_v100 else "-"]
         for i, r in enumerate(shown.itertuples(), start=1)
     ]
-    console.print(table(title, ["#", "offering", "GPUs", "$/h", "steps/s", "preempt/h",
-                                "risk source", "hours", "total $", "vs OD V100"], rows,
-                        detail=["risk source", "preempt/h", "steps/s", "GPUs", "vs OD V100"],
+    speed = figures.speed_column(work)
+    console.print(table(title, ["#", "offering", "GPUs", "$/h", speed, "preempt/h",
+                                "risk source", *figures.work_columns(work), "vs OD V100"],
+                        rows, detail=["risk source", "preempt/h", speed, "GPUs", "vs OD V100"],
                         wide=wide),
                   soft_wrap=wide)
-    notes = [*p.job.notes, *filter(None, [order_cost(p)])]
-    if shown["throughput_estimated"].any():
-        notes.append("* estimated throughput (`costsched throughput show --model "
-                     f"'{user_text(job.model)}'` gives the rule)")
-    if shown["throughput_source"].str.startswith(MEASURED_BY_COSTSCHED).any():
-        notes.append(f"{MEASURED_MARK} {MEASURED_BY_COSTSCHED} on earlier runs (`costsched "
-                     "throughput show --measured`)")
+    first_of_file = next(q for q in result.jobs if q.job.source == p.job.source) is p
+    hint = (figures.rule_hint(job.model, p.job.table.frame, p.job.source, first_of_file, shown)
+            if shown["throughput_estimated"].any() else "")
+    notes = [*p.job.notes, *p.notes, *filter(None, [order_cost(p)]),
+             *figures.notes(shown, work, hint)]
     if p.baseline:
         b = p.baseline
         notes.append(f"baseline: {b.basis} at {per_hour(b.usd_per_hour)}/h, "
-                     f"{hours(b.hours)} h, {usd(b.cost)}")
+                     + (f"{usd(b.cost / work.hours)} per {work.unit()}"
+                        if work is not None and work.assumed and work.hours else
+                        f"{hours(b.hours)} h, {usd(b.cost)}"))
     old = stale(shown, result.at, stale_after)
     if old is not None:
         notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
@@ -249,11 +255,25 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
         notes.append(f"{n_excluded} offerings left out: "
                      + ", ".join(f"{n} {reason}" for reason, n in why.items()))
+    gone = superseded_offerings(p)
+    if gone:  # which, and why: a bundled price its type's newer price superseded
+        notes.append("superseded (its instance type's bundled price changed since, "
+                     "`costsched prices history --instance TYPE`): " + ", ".join(gone[:3])
+                     + (f" and {len(gone) - 3} more (--json lists them)" if len(gone) > 3
+                        else ""))
     for note in notes:
         console.print(f"  {note}", highlight=False)
 
 
-def _print_collection(c: CollectionPlan, budget: float | None) -> None:
+def _print_collection(c: CollectionPlan, budget: float | None,
+                      jobs: Sequence[JobPlan] = ()) -> None:
+    _print_collection_table(c, budget)
+    note = figures.collection_note([p.job for p in jobs])
+    if note and c.feasible:
+        console.print(f"  {user_text(note)}", highlight=False)
+
+
+def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
     if not c.feasible:
         for reason in c.reasons[:REASONS_SHOWN]:
             err_console.print(f"[red]no collection plan ({c.policy}):[/red] "
@@ -300,15 +320,19 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             p = result.jobs[members[0]]
             shown = result.ranking(members[0]).head(top)
             old = stale(shown, result.at, stale_after)
+            per_work_hour = figures.per_work_hour(shown, p.job.work)
+            extra = {} if per_work_hour is None else {"usd_per_work_hour": per_work_hour}
             yield {
                 "jobs": [result.jobs[m].job.name for m in members],
                 "ranking": frame_records(shown[columns].assign(
                     price_effective_at=shown["effective_at"],
-                    price_age_hours=age_hours(shown["effective_at"], result.at).round(1))),
+                    price_age_hours=age_hours(shown["effective_at"], result.at).round(1),
+                    **extra)),
                 "stale_prices": 0 if old is None else old.count,
                 "excluded": {str(k): int(v) for k, v in
                              p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
-                             .value_counts().items()}}
+                             .value_counts().items()},
+                "superseded": superseded_offerings(p)}
 
     def jobs() -> Iterator[dict]:
         for i, p in enumerate(result.jobs):
@@ -319,6 +343,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "deadline_hours": p.job.job.constraints.deadline_hours,
                 "budget_usd": p.job.job.constraints.budget_usd,
                 "reason": p.reason or None,
+                "work": None if p.job.work is None else p.job.work.as_dict(),
+                "notes": [*p.job.notes, *p.notes],
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
                     "cost": b.cost},
@@ -347,7 +373,7 @@ def _emit(kind: str, files: list[Path], result: PlanResult) -> None:
     """Each planned job as a SkyPilot task pinned to its best offering, as YAML documents."""
     if kind != "sky":
         raise InvalidInput(f"--emit {kind!r}: expected sky")
-    specs = {spec.name: spec for _, spec in job_specs(files)}
+    specs = {spec.name: (source, spec) for source, spec in job_specs(files)}
     docs = []
     for p in result.jobs:
         if p.best is None:
@@ -358,7 +384,13 @@ def _emit(kind: str, files: list[Path], result: PlanResult) -> None:
         note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
                 f":\n{b['offering']} at {per_hour(b['usd_per_hour'])}/h, expected "
                 f"{hours(b['expected_hours'])} h and {usd(b['expected_cost'])}.")
-        docs.append(emit_task(specs[p.job.name], b, note))
+        if p.job.work is not None and p.job.work.assumed:
+            note = note.removesuffix(".") + f" for {p.job.work.describe()}."
+        source, spec = specs[p.job.name]
+        if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
+            note += (f"\nRelative paths as {source} wrote them: from "
+                     f"{Path(source).resolve().parent}.")
+        docs.append(emit_task(spec, b, note))
     console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
 
 

@@ -1,5 +1,7 @@
-"""Azure: region names, egress, the default eviction rate, and the HTTP session with
-retries that its public REST APIs are read with (requests, imported only when called)."""
+"""Azure: region names, egress, the default eviction rate, what the launcher needs to know
+of Azure (the Scheduled Events endpoint, the errors that mean "no capacity"), and the HTTP
+session with retries that its public REST APIs are read with (requests, imported only when
+called). The SDK clients are made in `costsched.clouds.azure_sdk`."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ AZURE = Cloud(
         "within a region free; figures as listed in 2026 (summarized at lucidity.cloud/feeds/"
         "blog/azure-storage-egress-cost)",
     ),
+    storage_schemes=("az://",),
+    storage_hosts=(".blob.core.windows.net", ".blob.core.usgovcloudapi.net",
+                   ".blob.core.chinacloudapi.cn"),
     preemption=PreemptionRate(0.0854, "assumed: no recorded Azure eviction log; the AWS rate"),
 )
 
@@ -46,3 +51,17 @@ def http_session(retries: int, backoff: float) -> Any:  # -> requests.Session
 # Environment variables that carry this cloud's credentials: never stored nor sent to an
 # instance (instances use their own role).
 CREDENTIAL_ENVS = ("AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PASSWORD")
+
+# The Scheduled Events endpoint of Azure's Instance Metadata Service, as the VM reads it
+# (header "Metadata: true"): a Spot VM's eviction is announced there as a Preempt event at
+# least 30 seconds before it happens (learn.microsoft.com, "Scheduled Events for Linux VMs").
+SCHEDULED_EVENTS_URL = "http://169.254.169.254/metadata/scheduledevents?api-version=2020-07-01"
+# The error codes of a VM create that mean this offering cannot be had now: try the next
+# (learn.microsoft.com: "Error messages for Azure Spot Virtual Machines", "Resolve errors for
+# SKU not available", "Troubleshoot allocation failures", quota errors).
+CAPACITY_ERROR_CODES = frozenset({
+    "SkuNotAvailable", "AllocationFailed", "ZonalAllocationFailed",
+    "OverconstrainedAllocationRequest", "OverconstrainedZonalAllocationRequest",
+    "SpotPriceGreaterThanProvidedMaxPrice", "QuotaExceeded", "OperationNotAllowed",
+    "AzureSpotIsNotSupportedForThisVMSize"})
+

@@ -53,6 +53,9 @@ class LaunchSpec:
     # ports, disk_size, disk_tier, image_id, labels, network_tier, mounts...).
     task: Mapping[str, Any] = field(default_factory=dict)
     secret_names: tuple[str, ...] = ()  # envs that are secrets: passed, never logged
+    # The job's constraints.max_price: a spot request's own cap where the cloud takes one
+    # (Azure's maxPrice); None: none.
+    max_usd_per_hour: float | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,12 @@ class CapacityError(RuntimeError):
                          f"{offering.market}: {reason}")
 
 
+class CarryError(RuntimeError):
+    """The job's checkpoint (or code) could not be copied into the store of the cloud an
+    offering is on: try the next offering; the job's checkpoints stay where they were.
+    str() is one line saying what and why."""
+
+
 class Launcher(ABC):
     name: ClassVar[str]
     # Whether `status` says by itself when an instance's agent is gone (it sees the agent's
@@ -111,6 +120,12 @@ class Launcher(ABC):
     @abstractmethod
     def launch(self, spec: LaunchSpec) -> Instance:
         """Start the job on the offering; CapacityError when the offering cannot be had."""
+
+    def cannot_run(self, task: Mapping[str, Any]) -> str:
+        """Why this backend cannot run a job whose task (a TaskSpec's fields) asks for
+        what it lacks, in one line naming the field ('' when it can). Asked before the job
+        is stored."""
+        return ""
 
     @abstractmethod
     def status(self, instance_id: str) -> Instance:
@@ -160,3 +175,8 @@ class Launcher(ABC):
     def logs(self, instance_id: str, tail: int = 200) -> str:
         """The last `tail` lines of the job's output, where the backend keeps them."""
         return ""
+
+    def environment(self) -> dict[str, str]:
+        """What another process needs in its environment to make this launcher again by
+        its name and see the same instances (the daemon a launch starts in the background)."""
+        return {}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -16,12 +15,14 @@ import pandas as pd
 
 from costsched import catalog
 from costsched.amounts import per_hour, usd_all
+from costsched.cpu_work import CpuWork
 from costsched.list_prices import listed_on_demand, on_demand_reference
+from costsched.model import Constraints
 from costsched.optimize import rank as ranking
 from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.job import Workload
-from costsched.vocabulary import did_you_mean
+from costsched.optimize.unmatched import Missing, shapes
 
 BASELINE_GPU = "V100"
 # The job a plan is of: a `Workload`, or one with more said of it (the job spec's
@@ -84,6 +85,8 @@ class JobPlan(Generic[W]):
     ranked: pd.DataFrame  # every offering, choosable first (excluded == '')
     baseline: Baseline | None
     reason: str  # why nothing is choosable ('' if something is)
+    # The shapes of a job's set (a task's accelerators) that no offering has, and why.
+    notes: tuple[str, ...] = ()
 
     @property
     def choices(self) -> pd.DataFrame:
@@ -154,6 +157,15 @@ def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]])
     return ranked.sort_values("order_rank", kind="stable").reset_index(drop=True)
 
 
+def superseded_offerings(plan: JobPlan) -> list[str]:
+    """The offerings the job's filters allow that were left out for a superseded bundled
+    price (`rank.SUPERSEDED`), each with its price and date: 'aws us-west-1 p5.48xlarge
+    on-demand ($122.9000/h of 2025-05-01)'."""
+    gone = plan.ranked[plan.ranked["excluded"] == ranking.SUPERSEDED]
+    return [f"{r.offering} ({per_hour(r.usd_per_hour / r.nodes)}/h of {r.effective_at:%Y-%m-%d})"
+            for r in gone.itertuples()]
+
+
 def order_cost(plan: JobPlan) -> str:
     """What a task's `ordered:` preference costs against the cheapest choice ('' without
     one, or when the first choice is the cheapest)."""
@@ -182,12 +194,16 @@ def rank_key(job: Workload) -> Hashable:
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
+Explain = Callable[[Workload], Missing | None]
+
+
 def plan_jobs(jobs: Sequence[W], offerings: pd.DataFrame, objective: str = "cost",
-              weight: float = 0.5, *, explain: Callable[[W], str] | None = None,
+              weight: float = 0.5, *, explain: Explain | None = None,
               progress: Progress | None = None) -> list[JobPlan[W]]:
     """`plan_job` for each job, ranking each group of identical jobs (`rank_key`) once.
-    `explain(job)`: a better reason than the ranking's for a job none of whose offerings
-    passes its filters ('' to keep the ranking's), such as `unmatched` over every price."""
+    `explain(job)`: why none of a job's offerings passes its filters, from every price
+    (`unmatched.unmatched`); it gives the reason of a job with no plan, and a note for each
+    shape of a job's set that no offering has (`JobPlan.notes`)."""
     first: dict[Hashable, JobPlan[W]] = {}
     keys = [rank_key(j) for j in jobs]
     distinct = len(set(keys))
@@ -196,8 +212,8 @@ def plan_jobs(jobs: Sequence[W], offerings: pd.DataFrame, objective: str = "cost
         shared = first.get(key)
         if shared is None:
             shared = plan_job(job, offerings, objective, weight)
-            if explain is not None and shared.reason and not _passes_filters(shared.ranked):
-                shared = replace(shared, reason=explain(job) or shared.reason)
+            if explain is not None:
+                shared = explained(shared, explain, offerings)
             first[key] = shared
             if progress is not None:
                 progress("ranking", len(first), distinct)
@@ -205,45 +221,40 @@ def plan_jobs(jobs: Sequence[W], offerings: pd.DataFrame, objective: str = "cost
     return out
 
 
+def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> JobPlan[W]:
+    """`plan` with the reason `explain` gives when no offering passes the job's filters,
+    and a note for each shape of its set (`unmatched.shapes`) that none has."""
+    reason = plan.reason
+    if reason and not _passes_filters(plan.ranked):
+        missing = explain(plan.job)
+        reason = missing.line(plan.job.name) if missing is not None else reason
+    notes = []
+    passing = plan.ranked[plan.ranked["excluded"].isin(PASSING)]
+    for shape, narrowed in shapes(plan.job, offerings):
+        has = passing[_has_shape(passing, narrowed)]
+        if has.empty:
+            job = replace(plan.job, job=replace(plan.job.job, constraints=narrowed))
+            missing = explain(job)
+            if missing is not None:
+                notes.append(missing.note(shape))
+    return replace(plan, reason=reason, notes=tuple(notes))
+
+
+# `rank`'s reasons of offerings that pass the job's filters and have a speed.
+PASSING = ("", "misses deadline", "over budget")
+
+
 def _passes_filters(ranked: pd.DataFrame) -> bool:
-    """Some offering passes the job's filters (it may still miss the deadline or budget)."""
-    return bool(ranked["excluded"].isin(["", *ranking.UNFILTERED]).any())
+    """Some offering passes the job's filters and has a speed (it may still miss the
+    deadline or budget)."""
+    return bool(ranked["excluded"].isin(PASSING).any())
 
 
-def unmatched(job: Workload, market: pd.DataFrame, at: datetime) -> str:
-    """Why no offering of `market` (every price as of `at`) matches the job's filters: the
-    first filter that leaves nothing, with the values that do exist; '' if some match."""
-    c = job.job.constraints
-    when = f"{pd.Timestamp(at):%Y-%m-%dT%H:%MZ}"
-    if market.empty:
-        return (f"job {job.name}: no offering has a price as of {when} (neither a stored "
-                "price nor a list price held by then)")
-    left = market
-    checks: Sequence[tuple[str, str, Sequence]] = (
-        ("cloud", "cloud", c.clouds), ("region", "region", c.regions),
-        ("market", "market", c.markets), ("gpu_model", "GPU model", c.gpu_models),
-        ("gpu_count", "GPU count", c.gpu_counts),
-        ("instance_type", "instance type", c.instance_types), ("zone", "zone", c.zones))
-    for column, what, accepted in checks:
-        if not accepted:
-            continue
-        kept = left[ranking.zone_allowed(left, accepted) if column == "zone"
-                    else left[column].isin(list(accepted))]
-        if kept.empty:
-            found = sorted({str(v) for v in left[column]})
-            shown = ", ".join(found[:12]) + (f", ... ({len(found)} in all)"
-                                             if len(found) > 12 else "")
-            scope = "" if left is market else " among the offerings its other filters allow"
-            wanted = ", ".join(str(v) for v in accepted)
-            return (f"job {job.name}: no offering priced as of {when} has {what} {wanted}"
-                    f"{scope}; priced: {shown}{did_you_mean(str(accepted[0]), found)}")
-        left = kept
-    limit = c.max_price_per_hour
-    if limit is not None and (left["usd_per_hour"] > limit).all():
-        return (f"job {job.name}: no offering that its filters allow costs at most "
-                f"{per_hour(limit)}/h as of {when}; the cheapest costs "
-                f"{per_hour(left['usd_per_hour'].min())}/h")
-    return ""
+def _has_shape(frame: pd.DataFrame, c: Constraints) -> pd.Series:
+    ok = frame["gpu_model"].isin(list(c.gpu_models))
+    if c.gpu_counts:
+        ok &= frame["gpu_count"].isin(list(c.gpu_counts))
+    return ok
 
 
 def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
@@ -255,6 +266,16 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     counts = ranked["excluded"].value_counts()
     runnable = ranked[ranked["excluded"].isin(["misses deadline", "over budget"])]
     if runnable.empty:
+        if isinstance(job.table, CpuWork):
+            return f"job {name}: no CPU instance type that its filters allow has a price"
+        speedless = ranked[ranked["excluded"] == "no throughput"]
+        if not speedless.empty:  # GPUs outside costsched's table of GPU data sheets
+            gpus = sorted({f"{g}:{int(n)}" for g, n in zip(
+                speedless["gpu_model"], speedless["gpu_count"], strict=True)})
+            return (f"job {name}: no speed of {job.job.model} is known on "
+                    f"{', '.join(gpus[:6])}, the GPUs its filters allow (no published "
+                    "figure, no data sheet to estimate from): give the job's steps/s on "
+                    "them (`throughputs:` in its file)")
         shown = ", ".join(f"{n} {why}" for why, n in counts.items())
         return f"job {name}: no offering matches its constraints ({shown})"
     if c.deadline_hours is not None and (runnable["excluded"] == "misses deadline").any():

@@ -40,8 +40,8 @@ from costsched.policies.deadline.base import spell_mean, spot_share
 from costsched.prices import prices_at
 from costsched.store import PriceStore
 
-__all__ = ["DEFAULT_DEADLINE_POLICY", "DeadlineDecision", "DeadlineMarket", "deadline_at",
-           "decide_deadline", "uses_deadline_policy"]
+__all__ = ["DEFAULT_DEADLINE_POLICY", "DeadlineDecision", "DeadlineMarket", "NoSpot",
+           "deadline_at", "decide_deadline", "uses_deadline_policy"]
 
 DEFAULT_DEADLINE_POLICY = "spot-anywhere"
 # How often the daemon asks again about a job with a deadline (its collect schedule):
@@ -49,6 +49,12 @@ DEFAULT_DEADLINE_POLICY = "spot-anywhere"
 DECISION_PERIOD = timedelta(hours=1)
 RECENT = timedelta(minutes=30)  # a capacity error or preemption this recent: no spot there
 DEADLINE_EXCLUSION = "misses deadline"  # the planner's word for it
+
+
+class NoSpot(InvalidInput):
+    """The job's scope has no spot offering to weigh against on-demand (or no instance type
+    offered both ways): it runs as a job without a deadline policy would, on the planner's
+    choice (`jobs.decider.DeadlineDecider`)."""
 
 
 def deadline_at(resolved: ResolvedJob, created_at: datetime) -> datetime | None:
@@ -118,8 +124,7 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
     ranked = ranked[(reason == "") | reason.str.startswith(DEADLINE_EXCLUSION)]
     spot = ranked[ranked["market"] == "spot"]
     if spot.empty:
-        raise InvalidInput(f"job {resolved.name!r}: no spot offering its constraints allow "
-                           "has a price now")
+        raise NoSpot("no spot offering its constraints allow has a price now")
     # On-demand: the priced offerings, else the catalog's list price of the same type in
     # the same region (what a launch there pays).
     listed = spot.assign(market="on_demand", zone="",
@@ -133,8 +138,8 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
                 "expected_cost", kind="stable")["instance_type"].iloc[0]
             if spot["instance_type"].isin(types).any() else None)
     if kind is None:
-        raise InvalidInput(f"job {resolved.name!r}: no instance type is offered both spot "
-                           "and on-demand within its constraints")
+        raise NoSpot("no instance type is offered both spot and on-demand within its "
+                     "constraints")
     spot = spot[spot["instance_type"] == kind].drop_duplicates(["cloud", "region", "zone"])
     od = od[od["instance_type"] == kind].sort_values("usd_per_hour", kind="stable")
     od_by_region = od.drop_duplicates(["cloud", "region"]).set_index(["cloud", "region"],

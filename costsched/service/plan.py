@@ -18,14 +18,10 @@ from costsched.optimize.collection.build import plan_collection
 from costsched.optimize.decision import MovePrice, Overheads, Place, price_move
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.hazard import explain as explain_hazard
-from costsched.optimize.planner import (
-    JobPlan,
-    Progress,
-    plan_jobs,
-    prepare,
-    unmatched,
-)
+from costsched.optimize.job import Workload
+from costsched.optimize.planner import JobPlan, Progress, plan_jobs, prepare
 from costsched.optimize.rank import OBJECTIVES
+from costsched.optimize.unmatched import Missing, unmatched
 from costsched.prices import prices_at
 from costsched.service.decide import decision_rates
 from costsched.service.stores import StoreLike, using
@@ -99,7 +95,9 @@ class PlanResult:
         lines = [f"{offering}: preemption hazard"]
         lines += ["  " + line for line in explain_hazard(row.head(1), self.evidence)[0]]
         r = row.iloc[0]
-        kind = "estimated" if r.get("throughput_estimated") else "measured or published"
+        source = str(r.get("throughput_source", ""))
+        kind = ("estimated" if r.get("throughput_estimated") else "from the job's file"
+                if source.startswith("job spec") else "measured or published")
         lines.append(f"throughput {r['steps_per_second']:.4g} steps/s ({kind}): "
                      f"{r.get('throughput_source', '')}")
         lines.append(
@@ -267,10 +265,11 @@ def plan(
     filters = price_filters(resolved)
     with using(store) as opened:
         cpu = any(r.cpu for r in resolved)  # CPU jobs: CPU instance types are offerings
-        frame = prices_at(opened, when, include_cpu=cpu, **filters)
+        # Superseded bundled prices too: ranked, left out (`rank.SUPERSEDED`), and named.
+        frame = prices_at(opened, when, include_cpu=cpu, superseded=True, **filters)
         market = frame if not filters else None
 
-        def explain(job: ResolvedJob) -> str:
+        def explain(job: Workload) -> Missing | None:
             nonlocal market
             if market is None:  # every price, to say what exists: only when needed
                 market = prices_at(opened, when, include_cpu=cpu)

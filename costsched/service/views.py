@@ -147,6 +147,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "placements": json_records(charged),
         "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
         "next": s.next or None, "throughput_flag": throughput_flag,
+        "work_assumed": None if s.assumed_work is None else s.assumed_work.as_dict(),
     }
 
 
@@ -165,7 +166,8 @@ def advice_document(advice: list[MigrationAdvice],
              "started": a.started is not None, "reason": a.reason,
              "move_price": (None if a.decision.move is None else
                             {k: finite(v) for k, v in a.decision.move.as_dict().items()}),
-             "price_age_hours": ages.get(a.job_id)} for a in advice]
+             "price_age_hours": ages.get(a.job_id), "left_out": list(a.left_out)}
+            for a in advice]
 
 
 def price_ages(store: PriceStore, advice: list[MigrationAdvice]

@@ -92,7 +92,7 @@ jobs = Table(
     Column("created_ts", BigInteger, nullable=False),
     Column("updated_ts", BigInteger, nullable=False),
     Index("ix_jobs_name", "name"),
-    # One live job per name (revisions 0005, 0010).
+    # One live job per name (revisions 0005, 0011).
     Index("uq_jobs_live_name", "name", unique=True,
           sqlite_where=text("state NOT IN ('succeeded', 'failed', 'stopped')"),
           postgresql_where=text("state NOT IN ('succeeded', 'failed', 'stopped')")),
@@ -111,7 +111,7 @@ placements = Table(
     Column("usd_per_hour", Float, nullable=False),  # the stored price at start
     Column("reason", String(16), nullable=False),
     Column("instance", String(256), nullable=False, server_default=""),  # launcher's handle
-    # The first and the last step the job reported here, and when (revision 0011): its
+    # The first and the last step the job reported here, and when (revision 0012): its
     # training time, setup left out (`JobStore.readings`).
     Column("first_step", Float, nullable=True),
     Column("first_step_ts", BigInteger, nullable=True),
@@ -227,6 +227,26 @@ scheduler_jobs = Table(
     Column("id", Unicode(191), primary_key=True),
     Column("next_run_time", Float(25), index=True),
     Column("job_state", LargeBinary, nullable=False),
+)
+
+# One row per daemon running now (each `costsched daemon` process, and the supervisor a
+# launch starts): who it is, how it was started, where it logs, its heartbeat and its last
+# look at the running jobs. Removed when it stops; a row whose process is gone is ignored.
+daemons = Table(
+    "daemons",
+    metadata,
+    Column("holder", String(128), primary_key=True),  # its leases' holder: host:pid:tag
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),  # auto | installed | service
+    Column("tasks", String(64), nullable=False),  # the scheduled tasks it runs
+    Column("watch_seconds", Float, nullable=False),  # 0: it does not watch
+    Column("log", String(1024), nullable=False, server_default=""),
+    Column("started_ts", BigInteger, nullable=False),
+    Column("seen_ts", BigInteger, nullable=False),  # its heartbeat
+    Column("pass_ts", BigInteger, nullable=True),  # its last look at the running jobs
+    Column("pass_status", String(16), nullable=False, server_default=""),  # ok | failed
+    Column("pass_detail", Text, nullable=False, server_default=""),
 )
 
 # --- spot availability over time ------------------------------------------------------

@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cached_property
+from functools import cached_property, partial
 
 import pandas as pd
 
@@ -33,13 +33,14 @@ from costsched.migration.machine import candidate, offering_of
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
-from costsched.optimize.planner import plan_job, prepare
+from costsched.optimize.planner import JobPlan, plan_jobs, prepare
+from costsched.optimize.unmatched import unmatched
 from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
 from costsched.policies.base import JOB_SCOPE
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
-from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY, decide_deadline
+from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY, NoSpot, decide_deadline
 from costsched.service.decide import (
     Ask,
     Decision,
@@ -48,6 +49,7 @@ from costsched.service.decide import (
     decide_to,
     decision_rates,
 )
+from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
 from costsched.store import PriceStore
 
@@ -152,8 +154,11 @@ class JobNow:
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float,
            lost: Collection[OfferingKey] = ()) -> JobNow:
-        """The job of `run`; its checkpoint's size is measured where a move would copy it."""
-        return cls(run.resolved, run.record.created_at, run.record.policy, run.home_region,
+        """The job of `run`, kept to the clouds that can read its checkpoints (`carry`); its
+        checkpoint's size is measured where a move would copy it."""
+        resolved = readable(run.resolved, stores_of(run), run.record.name,
+                            current[0] if current else None)
+        return cls(resolved, run.record.created_at, run.record.policy, run.home_region,
                    current, steps_left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
                                   if current is not None else None))
@@ -249,7 +254,7 @@ class PriceDecider(Decider):
     def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
         """A first placement (or a recovery): the planner's ranking by expected cost, the
         user's `offering` alone when they named one."""
-        plan = plan_job(job.resolved, market.offerings_for(job.resolved))
+        plan = planned(job.resolved, market, now)
         choices = plan.choices
         if job.offering is not None:
             choices = plan.ranked[plan.ranked["offering"].map(_spelled(job.offering))]
@@ -273,6 +278,14 @@ class PriceDecider(Decider):
                         reason=f"placed on {label(first.key)}, the least expected cost")
 
 
+def planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
+    """The job's plan as `costsched plan` makes it, with the same reason when it has none
+    (`optimize.unmatched`, from every price of the pass)."""
+    offerings = market.offerings_for(resolved)
+    return plan_jobs([resolved], offerings,
+                     explain=partial(unmatched, market=offerings, at=now, now=now))[0]
+
+
 @dataclass(frozen=True)
 class DeadlineDecider(Decider):
     """The deadline decider: a `costsched.policies.deadline` policy places the job each
@@ -286,13 +299,22 @@ class DeadlineDecider(Decider):
         return self.policy
 
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
-        d = decide_deadline(market.store, job.resolved, created_at=job.created_at, at=now,
-                            steps_left=job.steps_left, current=job.current,
-                            policy=self.policy, overheads=self.overheads,
-                            unavailable={*market.full, *job.lost},
-                            measured_rates=market.rates, late_ok=not job.first,
-                            offerings=market.offerings_for(job.resolved),
-                            checkpoint_gb=job.size_gb)
+        if job.first:  # a new job that cannot be planned: refused as `plan` says why
+            reason = planned(job.resolved, market, now).reason
+            if reason:
+                raise InvalidInput(reason)
+        try:
+            d = decide_deadline(market.store, job.resolved, created_at=job.created_at, at=now,
+                                steps_left=job.steps_left, current=job.current,
+                                policy=self.policy, overheads=self.overheads,
+                                unavailable={*market.full, *job.lost},
+                                measured_rates=market.rates, late_ok=not job.first,
+                                offerings=market.offerings_for(job.resolved),
+                                checkpoint_gb=job.size_gb)
+        except NoSpot as exc:  # nothing to weigh: the planner's choice, as `plan` shows it
+            d = PriceDecider(overheads=self.overheads).decide(job, market, now)
+            return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {exc}; "
+                                     f"{d.reason}")
         verb = "stay on" if not d.moves else "move to" if job.current else "placed on"
         return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
                                  f"{label(d.choice)}{itemised(d) and ', the move' + itemised(d)}")

@@ -33,6 +33,7 @@ from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
+from costsched.work import Work, assumed_work
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,11 @@ class JobStatus:
         return None if self.open_placement is None else pd.Series(
             list(self.open_placement.values()), index=list(self.open_placement),
             dtype=object)
+
+    @cached_property
+    def assumed_work(self) -> Work | None:
+        """The job's work when its file gives none (an hour assumed), else None."""
+        return assumed_work(self.record.spec)
 
     @property
     def nodes(self) -> int:

@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
 
 import pandas as pd
-import platformdirs
 
 from costsched import launch_secrets
 from costsched.jobspec import JobSpec, parse
@@ -21,6 +19,7 @@ from costsched.service.decide import (
     Decision,
 )
 from costsched.service.estimates import record_landed
+from costsched.service.jobs.carry import carrier, home_store
 from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     CANDIDATES,
@@ -184,9 +183,10 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
                     code_uri=_code_uri(run.checkpoint_uri, code),
                     code_sha256=code.get("sha256", ""), code_size=int(code.get("size", 0)),
                     setup=run.record.spec["spec"].get("setup", ""), task=task,
-                    secret_names=tuple(secrets))
+                    secret_names=tuple(secrets),
+                    max_usd_per_hour=spec.job.constraints.max_price_per_hour)
     return Mover(store, launcher, job, _newest_checkpoint,
-                 (lambda: at) if at is not None else utcnow)
+                 (lambda: at) if at is not None else utcnow, carrier(store, launcher, run))
 
 
 def _newest_checkpoint(uri: str) -> int | None:
@@ -220,15 +220,34 @@ def _code_uri(checkpoint_uri: str, code: dict) -> str:
 
 
 def _check_checkpoints(uri: str) -> None:
-    """Fail now, in one line, when the job's checkpoint store cannot be used."""
+    """Fail now, in one line, when the job's checkpoint store cannot be used (its name,
+    the bucket, the credentials or the network: whatever the store's client raises)."""
     from launchers.checkpoints import open_store
 
-    open_store(uri).check()
+    store = open_store(uri)
+    try:
+        store.check()
+    except InvalidInput:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any client's error, said in one line
+        why = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise InvalidInput(f"checkpoint location {uri}: cannot be used ({type(exc).__name__}"
+                           f"{': ' + why if why else ''}); `costsched check` tests the "
+                           "cloud's credentials") from None
+
+
+def check_checkpoint_root(spec: JobSpec, root: str | None) -> None:
+    """Before a job is stored: fail in one line when the bucket its checkpoints go to
+    cannot be used (a folder is made when the job starts)."""
+    base = (spec.checkpoint.location or root or "").rstrip("/")
+    if "://" not in base or base.startswith("file://"):
+        return
+    probe = f"{base}/job-0"  # a folder no job has: listing it reads nothing
+    try:
+        _check_checkpoints(probe)
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc).replace(probe, base)) from None
 
 
 def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
-    base = spec.checkpoint.location or root or str(
-        Path(platformdirs.user_data_dir("costsched")) / "checkpoints")
-    if ":" not in base and not Path(base).expanduser().is_absolute():
-        base = str(Path(base).expanduser().resolve())  # the same from any directory later
-    return f"{base.rstrip('/')}/job-{job_id}"
+    return home_store(spec.checkpoint.location, job_id, root)

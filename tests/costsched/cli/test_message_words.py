@@ -52,6 +52,7 @@ def test_prefixes_are_added_once() -> None:
     assert prefixed("aws", "aws: boto3 is not installed") == "aws: boto3 is not installed"
     assert prefixed("aws", "boto3 is not installed") == "aws: boto3 is not installed"
     assert prefixed("myclf", "myclf") == "myclf"
+    assert prefixed("myclf", "myclf, 3,000 steps") == "myclf, 3,000 steps"
     assert prefixed("resnet", "resnet50") == "resnet: resnet50"
     assert failure_words(2, "exit code 2") == "exit code 2"
     assert failure_words(2, "exit code 2: exit code 2") == "exit code 2"  # older stores

@@ -1,4 +1,4 @@
-"""Revision 0010 on SQLite and PostgreSQL: a job the user stopped is `stopped` (it was
+"""Revision 0011 on SQLite and PostgreSQL: a job the user stopped is `stopped` (it was
 `cancelled`), and starting it again is a `start` move (it was a `recovery`). Stores
 written before it read the same jobs in the new words; real recoveries stay recoveries."""
 
@@ -78,7 +78,7 @@ def test_the_revision_goes_back_as_it_came(empty_url: str) -> None:
     with back.engine.begin() as conn:
         cfg = database._config()
         cfg.attributes["connection"] = conn
-        command.downgrade(cfg, "0009")
+        command.downgrade(cfg, "0010")
     with back.engine.connect() as conn:
         assert conn.execute(select(jobs.c.state).order_by(jobs.c.id)).scalars().all() == [
             "cancelled", "running", "running"]

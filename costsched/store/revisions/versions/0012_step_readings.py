@@ -5,16 +5,16 @@ so that a measured speed is never a slow start read as slow training.
 Adds four nullable columns to `placements`; placements stored before have none (their
 jobs are measured over their placements' hours, as before).
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-11-28
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

@@ -7,16 +7,16 @@ events); a `recovery` move that started a stopped job again (its job was moved f
 launched -> reason `start`. The index of one live job per name is made again over the new
 state. A move's own `cancelled` state keeps its name (a stop cancels a move).
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-27
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010"
-down_revision = "0009"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,151 @@
+"""What a plan table's figures rest on, where they stand: the speed column and the work's
+columns of `costsched plan`, their marks, and the notes that say what each mark means and
+which key or command gives the real figure.
+
+A job's work is steps, hours of work on a reference GPU, or (a SkyPilot task that says
+none) an hour assumed on its first GPU (`costsched.work`). Assumed work has no total: its
+table shows the expected cost of an hour of the reference's work (`$/work-h`), by which the
+offerings rank, and says which key gives the work. A speed costsched estimated is marked,
+and so are the hours and cost computed from it.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import pandas as pd
+
+from costsched.amounts import hours_all, usd_all
+from costsched.cli.common import user_text
+from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
+from costsched.work import CPU_REFERENCE, Work
+
+ESTIMATED_MARK = "*"  # a speed costsched estimated, and what is computed from it
+MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
+PER_WORK_HOUR = "$/work-h"  # assumed work: the expected cost of an hour of it
+
+
+def relative(work: Work | None) -> bool:
+    """Speeds are shown against the work's reference (hours of work, no model)."""
+    return work is not None and work.hours is not None and (
+        work.relative or work.reference == CPU_REFERENCE)
+
+
+def speed_column(work: Work | None) -> str:
+    return "speed" if relative(work) else "steps/s"
+
+
+def speed_cell(r: object) -> str:
+    """A row's speed, marked when estimated or measured by costsched."""
+    return (f"{r.steps_per_second:.4g}" + (ESTIMATED_MARK if r.throughput_estimated else "")
+            + (MEASURED_MARK if str(r.throughput_source).startswith(MEASURED_BY_COSTSCHED)
+               else ""))
+
+
+def work_columns(work: Work | None) -> list[str]:
+    """The columns of what the work costs: hours and total, or per hour of assumed work."""
+    return [PER_WORK_HOUR] if work is not None and work.assumed else ["hours", "total $"]
+
+
+def work_cells(shown: pd.DataFrame, work: Work | None) -> list[list[str]]:
+    """Each row's cells under `work_columns`, each column at one precision (the money rule
+    of `costsched.amounts`), marked where the speed is estimated."""
+    marks = [ESTIMATED_MARK if e else "" for e in shown["throughput_estimated"]]
+    if work is not None and work.assumed:
+        per_work = usd_all(*(shown["expected_cost"] / (work.hours or 1.0)))
+        return [[c + m] for c, m in zip(per_work, marks, strict=True)]
+    spans = hours_all(*shown["expected_hours"])
+    totals = usd_all(*shown["expected_cost"])
+    return [[h + m, c + m] for h, c, m in zip(spans, totals, marks, strict=True)]
+
+
+def group_work(steps: float, work: Work | None) -> str:
+    """The work column of `plan`'s table of groups: steps, or hours on the reference."""
+    return f"{steps:,.0f} steps" if work is None or work.hours is None else work.describe()
+
+
+def group_cells(bests: list[tuple[pd.Series | None, Work | None]]) -> list[list[str]]:
+    """The hours and total of each group's best offering ('-' where it has none; for
+    assumed work no hours and the cost of an hour of it), each column at one precision."""
+    spans, costs, units = [], [], []
+    for best, work in bests:
+        assumed = work is not None and work.assumed
+        spans.append(None if best is None or assumed else best["expected_hours"])
+        costs.append(None if best is None else
+                     best["expected_cost"] / (work.hours or 1.0) if assumed  # type: ignore[union-attr]
+                     else best["expected_cost"])
+        units.append("/work-h" if best is not None and assumed else "")
+    return [[h, c + ("" if c == "-" else u)] for h, c, u in
+            zip(hours_all(*spans), usd_all(*costs), units, strict=True)]
+
+
+def per_work_hour(shown: pd.DataFrame, work: Work | None) -> pd.Series | None:
+    """`plan --json`'s `usd_per_work_hour`: the expected cost of an hour of the reference's
+    work, where the work is hours on a reference; None where it is steps."""
+    if work is None or work.hours is None:
+        return None
+    return shown["expected_cost"] / work.hours
+
+
+def title_work(work: Work | None, model: str, steps: float) -> str:
+    """What the table's title says of the work: 'ResNet-50, 20,000 steps', '3 h of work on
+    1xV100', 'work not given: per hour of work on 1xV100'."""
+    if work is None or work.hours is None:
+        return f"{model}, {steps:,.0f} steps"
+    if work.assumed:
+        return f"work not given: per {work.unit()}"
+    if relative(work):
+        return work.describe()
+    return f"{model}, {work.describe()} ({steps:,.0f} steps)"
+
+
+def notes(shown: pd.DataFrame, work: Work | None, hint: str) -> list[str]:
+    """The notes under the table: the work's assumption and its key, what the speed column
+    is against, and what the marks mean. `hint`: the command that shows how an estimated
+    speed was made."""
+    out = []
+    if work is not None and work.assumed:
+        out.append(work.assumption())
+        out.append(f"{PER_WORK_HOUR}: the expected cost of an hour of work on {work.reference} "
+                   "(the $/h over the speed, preemptions included); offerings rank by it")
+    if relative(work) and work is not None and work.reference != CPU_REFERENCE:
+        out.append(f"speed: work done in an hour against {work.reference} (1 = as fast)")
+    if shown["throughput_estimated"].any():
+        figures = "cost" if work is not None and work.assumed else "hours and cost"
+        out.append(f"{ESTIMATED_MARK} estimated speed, and the {figures} from it ({hint} "
+                   "gives the rule; `throughputs:` in the job's file, `costsched: "
+                   "{throughputs: ...}` in a SkyPilot task, gives measured ones)")
+    if shown["throughput_source"].astype(str).str.startswith(MEASURED_BY_COSTSCHED).any():
+        out.append(f"{MEASURED_MARK} {MEASURED_BY_COSTSCHED} on earlier runs (`costsched "
+                   "throughput show --measured`)")
+    return out
+
+
+def rule_hint(model: str, table_frame: pd.DataFrame, source: str, first_of_file: bool,
+              shown: pd.DataFrame) -> str:
+    """The command that shows how a speed was estimated: `throughput show --model` for a
+    model of the throughput table, else (speeds from the job's own file) `plan FILE
+    --explain` of its first estimated offering, else `plan FILE --json`."""
+    key = model_key(model)
+    rows = table_frame[table_frame["model"].map(model_key) == key]
+    own = rows["source"].astype(str).str.startswith("job spec").any()
+    if not own:
+        return f"`costsched throughput show --model '{user_text(model)}'`"
+    where = shlex.quote(user_text(source))
+    if first_of_file:
+        label = shown.loc[shown["throughput_estimated"].astype(bool), "offering"].iloc[0]
+        return f"`costsched plan {where} --explain '{label}'`"
+    return f"`costsched plan {where} --json` (each row's throughput_source)"
+
+
+def collection_note(jobs: list) -> str:
+    """A collection of jobs some of which give no work: whose totals rest on an assumed
+    hour ('' when none)."""
+    assumed = [j.name for j in jobs if j.work is not None and j.work.assumed]
+    if not assumed:
+        return ""
+    shown = ", ".join(assumed[:6]) + (f", ... ({len(assumed)} in all)" if len(assumed) > 6
+                                      else "")
+    return (f"the work of {shown} is not given: the collection counts 1 h of work on the "
+            "first GPU of each (a total needs the work: `costsched: {hours: H}` or "
+            "`costsched: {model: NAME, steps: N}`)")

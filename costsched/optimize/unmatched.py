@@ -1,0 +1,302 @@
+"""Why no priced offering fits a job, what exists instead, and how to get what is missing.
+
+One explanation for every caller (`plan`, `launch`, a recovery, the deadline policy), from
+the prices as of the time asked (`prices_at`'s frame, every offering), the first class that
+holds:
+
+1. no price at all as of that time;
+2. a value of a filter that no priced offering has (a region, a GPU model, an instance
+   type, ...): named, with the values that exist and the closest spelling;
+3. every value exists, but not together. The shape (GPU model and count, the instance
+   types; CPU instance types for CPU work) is looked for first, then the place (clouds,
+   regions, zones), then the market: "no spot price known for A100:1", with what exists
+   instead (the shape in the other market, the same GPUs at other counts in the market
+   asked, the shape in the market asked elsewhere) and the `costsched collect` line that
+   fetches today's prices of the shape;
+4. every offering that fits is over the job's price cap.
+
+Pure: frames in, words out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+
+import pandas as pd
+
+from costsched.cpu_work import CpuWork
+from costsched.model import Constraints
+from costsched.optimize.job import Workload
+from costsched.optimize.rank import zone_allowed
+from costsched.throughput import GPU_SPECS
+from costsched.vocabulary import did_you_mean
+
+SHOWN = 3  # offerings named as what exists instead
+VALUES_SHOWN = 12  # values named as those priced
+# A plan of a time older than this is of the past: today's prices would not fill it.
+RECENT = timedelta(days=2)
+MARKET_WORDS = {"spot": "spot", "on_demand": "on-demand"}
+
+
+@dataclass(frozen=True)
+class Missing:
+    """What no priced offering has (`what`), what exists instead, and how to get it."""
+
+    what: str
+    instead: list[str] = field(default_factory=list)
+    fix: str = ""
+
+    def line(self, job: str) -> str:
+        """The one line `plan` and `launch` print: 'job NAME: what; instead; fix'."""
+        return "; ".join([f"job {job}: {self.what}", *self.instead, *filter(None, [self.fix])])
+
+    def note(self, shape: str) -> str:
+        """A shape of a job's set left out: 'A100:1 left out: what; instead; fix'."""
+        return "; ".join([f"{shape} left out: {self.what}", *self.instead,
+                          *filter(None, [self.fix])])
+
+
+def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
+              now: datetime | None = None) -> Missing | None:
+    """Why no offering of `market` (every price as of `at`) passes the job's filters, or
+    None when some do. `now` (default the clock) decides whether `costsched collect`, which
+    fetches today's prices, can fill a plan as of `at`."""
+    c = job.job.constraints
+    when = f"{pd.Timestamp(at):%Y-%m-%dT%H:%MZ}"
+    if market.empty:
+        return Missing(f"no offering has a price as of {when} (neither a stored price nor a "
+                       "list price held by then)")
+    cpu = isinstance(job.table, CpuWork)
+    missing = _unknown_value(c, market, when)
+    if missing is not None:
+        return missing
+    recent = pd.Timestamp(at) >= pd.Timestamp(now or datetime.now(timezone.utc)) - RECENT
+    missing = _apart(c, market, when, cpu, recent)
+    if missing is not None:
+        return missing
+    left = market[_shape(market, c, cpu) & _place(market, c) & _market(market, c)]
+    limit = c.max_price_per_hour
+    if limit is not None and (left["usd_per_hour"] > limit).all():
+        return Missing(f"no offering that its filters allow costs at most ${limit:,.4g}/h as "
+                       f"of {when}; the cheapest costs ${left['usd_per_hour'].min():,.4g}/h")
+    return None
+
+
+def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]:
+    """The shapes a job asks for, each named ('A100:1') with the job's constraints narrowed
+    to it: the (GPU model, count) pairs of its instance types where it names some (a
+    SkyPilot task's accelerators), else of its GPU models and counts. [] for one shape."""
+    c = job.job.constraints
+    if isinstance(job.table, CpuWork) or not c.gpu_models:
+        return []
+    counts = c.gpu_counts
+    if c.instance_types:
+        typed = market[market["instance_type"].isin(list(c.instance_types))
+                       & market["gpu_model"].isin(list(c.gpu_models))]
+        pairs = sorted({(str(g), int(n)) for g, n in zip(typed["gpu_model"],
+                                                          typed["gpu_count"], strict=True)
+                        if not counts or int(n) in counts})
+        # a model the market has no type of at all keeps the counts asked
+        pairs += [(g, n) for g in c.gpu_models if g not in {p[0] for p in pairs}
+                  for n in counts]
+    else:
+        pairs = [(g, n) for g in c.gpu_models for n in counts] if counts else [
+            (g, 0) for g in c.gpu_models]
+    if len(pairs) < 2:
+        return []
+    out = []
+    for g, n in sorted(set(pairs)):
+        types = market.loc[(market["gpu_model"] == g) & (market["gpu_count"] == n),
+                           "instance_type"] if n else market.loc[market["gpu_model"] == g,
+                                                                 "instance_type"]
+        narrowed = replace(c, gpu_models=(g,), gpu_counts=(n,) if n else c.gpu_counts,
+                           instance_types=tuple(t for t in c.instance_types
+                                                if t in set(types)) or c.instance_types)
+        out.append((f"{g}:{n}" if n else g, narrowed))
+    return out
+
+
+# --- the classes ---------------------------------------------------------------------------
+
+
+def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing | None:
+    """A filter none of whose values any priced offering has."""
+    checks: Sequence[tuple[str, str, Sequence]] = (
+        ("cloud", "cloud", c.clouds), ("region", "region", c.regions),
+        ("market", "market", c.markets), ("gpu_model", "GPU model", c.gpu_models),
+        ("gpu_count", "GPU count", c.gpu_counts),
+        ("instance_type", "instance type", c.instance_types), ("zone", "zone", c.zones))
+    for column, what, accepted in checks:
+        if not accepted:
+            continue
+        hit = (zone_allowed(market, accepted) if column == "zone"
+               else market[column].isin(list(accepted)))
+        if not hit.any():
+            found = sorted({str(v) for v in market[column] if str(v)})
+            wanted = ", ".join(str(v) for v in accepted)
+            # A GPU costsched knows, unpriced here, is no typo: no look-alike is offered.
+            typo = "" if column == "gpu_model" and str(accepted[0]) in GPU_SPECS else (
+                did_you_mean(str(accepted[0]), found))
+            return Missing(f"no offering priced as of {when} has {what} {wanted}",
+                           [f"priced: {_listed(found)}{typo}"])
+    return None
+
+
+def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool,
+           recent: bool) -> Missing | None:
+    """Each value is priced, but not together: the shape, then the place, then the market."""
+    shape = market[_shape(market, c, cpu)]
+    asked = _shape_words(c, market, cpu)
+    if shape.empty:
+        return Missing(f"no instance type priced as of {when} is {asked}",
+                       _counts_priced(c, market))
+    placed = shape[_place(shape, c)]
+    where = _where_words(c)
+    if placed.empty:
+        elsewhere = shape.sort_values("usd_per_hour", kind="stable")
+        return Missing(f"no price known as of {when} for {asked} {where}",
+                       [f"priced elsewhere: {_offerings(elsewhere)}"])
+    if not _market(placed, c).any():
+        markets = " or ".join(MARKET_WORDS.get(m, m) for m in c.markets)
+        instead = [f"{_market_word(m)}: {_offerings(rows)}"
+                   for m, rows in placed.sort_values("usd_per_hour", kind="stable")
+                   .groupby("market", sort=True)]
+        instead += _other_counts(c, market, cpu)
+        far = shape[_market(shape, c) & ~_place(shape, c)]
+        if not far.empty:
+            instead.append(f"{markets} {asked} elsewhere: "
+                           f"{_offerings(far.sort_values('usd_per_hour', kind='stable'))}")
+        return Missing(f"no {markets} price known as of {when} for {asked}"
+                       + (f" {where}" if where else ""), instead,
+                       _collect(placed, c, cpu) if recent else "")
+    return None
+
+
+# --- filters -------------------------------------------------------------------------------
+
+
+def _shape(frame: pd.DataFrame, c: Constraints, cpu: bool = False) -> pd.Series:
+    """The offerings of the shape asked: CPU instance types (no GPU) for CPU work."""
+    ok = (frame["gpu_count"].fillna(0) == 0) if cpu else pd.Series(True, index=frame.index)
+    for column, accepted in (("gpu_model", c.gpu_models), ("gpu_count", c.gpu_counts),
+                             ("instance_type", c.instance_types)):
+        if accepted:
+            ok &= frame[column].isin(list(accepted))
+    return ok
+
+
+def _place(frame: pd.DataFrame, c: Constraints) -> pd.Series:
+    ok = pd.Series(True, index=frame.index)
+    for column, accepted in (("cloud", c.clouds), ("region", c.regions)):
+        if accepted:
+            ok &= frame[column].isin(list(accepted))
+    if c.zones:
+        ok &= zone_allowed(frame, c.zones)
+    return ok
+
+
+def _market(frame: pd.DataFrame, c: Constraints) -> pd.Series:
+    return (frame["market"].isin(list(c.markets)) if c.markets
+            else pd.Series(True, index=frame.index))
+
+
+# --- words ---------------------------------------------------------------------------------
+
+
+def _shape_words(c: Constraints, market: pd.DataFrame, cpu: bool) -> str:
+    """'A100:1', 'A100:1 or V100:1', 'p3.2xlarge', 'a CPU instance type'."""
+    if cpu:
+        return "CPU instance types" + (f" {_types(c.instance_types)}"
+                                       if c.instance_types else "")
+    if c.gpu_models:
+        counts = c.gpu_counts
+        if c.instance_types:  # the pairs the instance types have, as the catalog says
+            typed = market[market["instance_type"].isin(list(c.instance_types))]
+            pairs = sorted({f"{g}:{int(n)}" for g, n in zip(typed["gpu_model"],
+                                                              typed["gpu_count"], strict=True)
+                            if g in c.gpu_models and (not counts or int(n) in counts)})
+            if pairs:
+                return " or ".join(pairs)
+        if counts:
+            return " or ".join(f"{g}:{n}" for g in c.gpu_models for n in counts)
+        return " or ".join(c.gpu_models)
+    if c.instance_types:
+        return _types(c.instance_types)
+    if c.gpu_counts:
+        return " or ".join(f"{n} GPUs" for n in c.gpu_counts)
+    return "a GPU instance type"
+
+
+def _types(types: Sequence[str]) -> str:
+    """'p3.2xlarge or g4dn.xlarge', 'c6i.2xlarge, c6i.4xlarge, ... (15 in all)'."""
+    types = sorted(types)
+    if len(types) <= 3:
+        return " or ".join(types)
+    return ", ".join(types[:3]) + f", ... ({len(types)} in all)"
+
+
+def _where_words(c: Constraints) -> str:
+    parts = [*c.clouds, *c.regions, *c.zones]
+    return "in " + ", ".join(parts) if parts else ""
+
+
+def _market_word(market: str) -> str:
+    return MARKET_WORDS.get(market, market)
+
+
+def _listed(values: Sequence[str]) -> str:
+    return ", ".join(values[:VALUES_SHOWN]) + (f", ... ({len(values)} in all)"
+                                               if len(values) > VALUES_SHOWN else "")
+
+
+def _offerings(rows: pd.DataFrame) -> str:
+    """The first few offerings of `rows` with their price: 'gcp us-central1 a2-highgpu-1g
+    $3.673/h, ... (5 in all)'."""
+    shown = [f"{r.cloud} {r.zone or r.region} {r.instance_type} ${r.usd_per_hour:,.4g}/h"
+             for r in rows.head(SHOWN).itertuples()]
+    return ", ".join(shown) + (f" ({len(rows)} in all)" if len(rows) > SHOWN else "")
+
+
+def _counts_priced(c: Constraints, market: pd.DataFrame) -> list[str]:
+    """For each GPU model asked, the counts it is priced at."""
+    out = []
+    for g in c.gpu_models:
+        counts = sorted({int(n) for n in market.loc[market["gpu_model"] == g, "gpu_count"]})
+        if counts:
+            out.append(f"{g} is priced at {', '.join(map(str, counts))} GPU(s)")
+    return out
+
+
+def _other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
+    """The GPU models asked, in the market and place asked, at the counts not asked."""
+    if cpu or not c.gpu_models or not c.gpu_counts:
+        return []
+    rows = market[market["gpu_model"].isin(list(c.gpu_models))
+                  & ~market["gpu_count"].isin(list(c.gpu_counts))
+                  & _place(market, c) & _market(market, c)]
+    if rows.empty:
+        return []
+    markets = " or ".join(_market_word(m) for m in c.markets)
+    out = []
+    for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
+            ["gpu_model", "gpu_count"], sort=True):
+        out.append(f"{g}:{int(n)} from ${group['usd_per_hour'].min():,.4g}/h "
+                   f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
+                   f" {group['instance_type'].iloc[0]})")
+    return [f"{markets} at other counts: " + ", ".join(out)]
+
+
+def _collect(placed: pd.DataFrame, c: Constraints, cpu: bool) -> str:
+    """The `costsched collect` line that fetches today's prices of the shape, from the
+    clouds whose catalog has it (those that price it in another market); '' for CPU work,
+    whose prices are the catalog's (collect fetches GPU prices)."""
+    if cpu:
+        return ""
+    clouds = sorted(set(placed["cloud"].astype(str)))
+    line = "costsched collect" + "".join(f" --cloud {cloud}" for cloud in clouds)
+    if c.regions:
+        line += "".join(f" --region {r}" for r in sorted(set(placed["region"].astype(str))))
+    line += "".join(f" --gpu {g}" for g in sorted(set(c.gpu_models)))
+    return f"`{line}` fetches today's prices, spot and on-demand"

@@ -1,0 +1,87 @@
+"""How a job's work was said, and what a plan's figures rest on because of it.
+
+A job's work is steps (priced with its model's speeds, or the throughputs it gives), or
+hours of work on a reference GPU (`hours` + `reference_gpu`; with no model, the speeds of
+other GPUs are relative to the reference, 1 = as fast). A SkyPilot task that says no work
+(no `costsched:` section, or one without work) is given an hour on the first GPU it names:
+that hour is assumed, so a plan of it can rank offerings by the cost of an hour of work but
+has no total. `Work` says which, and the key of the job's file that gives the real work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+CPU_REFERENCE = "a CPU instance"
+
+
+@dataclass(frozen=True)
+class Work:
+    """A job's work as its file says it (or does not)."""
+
+    steps: float
+    hours: float | None = None  # hours of work on `reference` when said in hours
+    reference: str = ""  # "1xV100" or CPU_REFERENCE when said in hours, else ""
+    relative: bool = False  # speeds are relative to the reference (no model, no throughputs)
+    assumed: bool = False  # not said: costsched's default hour on the reference
+    source: str = ""  # the job's file
+
+    def describe(self) -> str:
+        """'20,000 steps', '3 h of work on 1xV100', '1 h of work on 1xV100 (assumed)'."""
+        if self.hours is None:
+            return f"{self.steps:,.0f} steps"
+        return (f"{self.hours:g} h of work on {self.reference}"
+                + (" (assumed)" if self.assumed else ""))
+
+    def unit(self) -> str:
+        """What the per-hour figures of a plan of assumed work are per."""
+        return f"hour of work on {self.reference}"
+
+    def key(self) -> str:
+        """The key of the job's file that gives the real work, in words."""
+        where = f" in {self.source}" if self.source and not self.source.startswith("<") else ""
+        if self.reference == CPU_REFERENCE:
+            return f"`costsched: {{hours: H}}` (hours of CPU work){where}"
+        # Only a SkyPilot task's work is ever assumed: its keys are under `costsched:`.
+        return (f"`costsched: {{hours: H}}` (hours of work on {self.reference}) or "
+                f"`costsched: {{model: NAME, steps: N}}`{where}")
+
+    def assumption(self) -> str:
+        """The note a plan or a launch of assumed work prints ('' when the work is given)."""
+        if not self.assumed:
+            return ""
+        where = self.source if self.source and not self.source.startswith("<") else "the job"
+        return (f"the work is not given in {where}: figures are for {self.hours:g} h of work "
+                f"on {self.reference}; a total needs the work: {self.key()}")
+
+    def as_dict(self) -> dict:
+        """The JSON form (`plan --json`, `status --json`)."""
+        return {"steps": self.steps, "hours": self.hours, "reference": self.reference or None,
+                "relative_speeds": self.relative, "assumed": self.assumed,
+                "note": self.assumption() or None,
+                "keys": self.keys() if self.assumed else []}
+
+    def keys(self) -> list[str]:
+        """The keys that give the real work, as dotted paths of the job's file."""
+        if self.reference == CPU_REFERENCE:
+            return ["costsched.hours"]
+        return ["costsched.hours", "costsched.model + costsched.steps"]
+
+
+def assumed_work(stored: Mapping[str, Any]) -> Work | None:
+    """The assumed work of a stored job (the store keeps its spec as JSON, with its file as
+    `source`); None when its work is given."""
+    spec = stored.get("spec") or {}
+    task = spec.get("task") or {}
+    if not isinstance(task, Mapping) or not task.get("work_assumed"):
+        return None
+    hours, reference = spec.get("hours") or 1.0, str(spec.get("reference_gpu") or "")
+    if reference.upper() == "CPU":
+        reference = CPU_REFERENCE
+    else:
+        gpu, _, count = reference.partition(":")
+        reference = f"{count or 1}x{gpu}"
+    return Work(float(hours) * 3600, float(hours), reference, True, True,
+                str(stored.get("source") or ""))

@@ -1,0 +1,168 @@
+"""A plan says what its figures rest on where they stand: a SkyPilot task that gives no work
+is priced per hour of work on its GPU (no total, the key that gives the work named), speeds
+given as hours on a reference GPU are shown against it, and an estimated speed marks the
+figures made from it with a command that shows the rule. Every key and command a note
+names is tried here. With nothing collected: the bundled list prices and spot snapshot."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+TASK = """\
+name: myclf
+resources:
+  accelerators: {accelerators}
+  use_spot: true
+run: {run}
+"""
+
+
+def task(folder: Path, section: str = "", accelerators: str = "V100:1",
+         run: str = "python train.py", name: str = "sky.yaml") -> Path:
+    path = folder / name
+    path.write_text(TASK.format(accelerators=accelerators, run=run) + section)
+    return path
+
+
+def plan_json(cli, path: Path) -> dict:  # noqa: ANN001
+    result = cli("plan", path, "--json", "--top", "3")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_a_task_without_work_is_priced_per_hour_of_work_and_says_so(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    path = task(tmp_path)
+    result = cli("plan", path, "--top", "3", "--wide")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "myclf: work not given: per hour of work on 1xV100; by cost" in out
+    assert "$/work-h" in out and "total $" not in out and "3,600 steps" not in out
+    assert (f"the work is not given in {path}: figures are for 1 h of work on 1xV100; a total "
+            "needs the work: `costsched: {hours: H}` (hours of work on 1xV100) or "
+            f"`costsched: {{model: NAME, steps: N}}` in {path}") in out
+    assert "speed: work done in an hour against 1xV100 (1 = as fast)" in out
+
+    doc = plan_json(cli, path)
+    work = doc["jobs"][0]["work"]
+    assert work["assumed"] is True and work["hours"] == 1.0 and work["reference"] == "1xV100"
+    assert work["keys"] == ["costsched.hours", "costsched.model + costsched.steps"]
+    rows = doc["rankings"][0]["ranking"]
+    assert rows and all(r["usd_per_work_hour"] == pytest.approx(r["expected_cost"])
+                        for r in rows)
+    assert "assumed (no work given)" in rows[0]["throughput_source"]
+    # Ranked by the cost of an hour of work: the cheapest first.
+    per_hour = [r["usd_per_work_hour"] for r in rows]
+    assert per_hour == sorted(per_hour)
+
+
+def test_the_hours_the_note_names_give_real_totals(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    per_hour = plan_json(cli, task(tmp_path))["rankings"][0]["ranking"][0]
+
+    hours = task(tmp_path, "costsched: {hours: 3}\n", name="hours.yaml")
+    result = cli("plan", hours, "--top", "3", "--wide")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "myclf: 3 h of work on 1xV100; by cost" in out
+    assert "total $" in out and "work not given" not in out and "$/work-h" not in out
+    doc = plan_json(cli, hours)
+    assert doc["jobs"][0]["work"]["assumed"] is False
+    best = doc["rankings"][0]["ranking"][0]
+    assert best["offering"] == per_hour["offering"]
+    # Three hours of work cost three times one (checkpoints every 30 minutes either way).
+    assert best["expected_cost"] == pytest.approx(3 * per_hour["usd_per_work_hour"])
+
+
+def test_the_model_and_steps_the_note_names_give_steps(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    steps = task(tmp_path, "costsched: {model: ResNet-50 (batch size 64), steps: 20000}\n",
+                 name="steps.yaml")
+    result = cli("plan", steps, "--top", "3", "--wide")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "myclf: ResNet-50 (batch size 64), 20,000 steps; by cost" in out
+    assert "steps/s" in out and "total $" in out and "work not given" not in out
+
+
+def _hint(output: str) -> list[str]:
+    """The command of the estimated-speed note, as argv after `costsched`."""
+    found = re.search(r"estimated speed, and the (?:hours and )?cost from it \(`costsched "
+                      r"([^`]+)` gives the rule", " ".join(output.split()))
+    assert found, output
+    return shlex.split(found.group(1))
+
+
+def test_an_estimated_speed_of_the_tasks_own_work_points_at_its_explanation(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    monkeypatch.chdir(tmp_path)
+    path = task(tmp_path, accelerators="{V100: 1, T4: 1}")
+    result = cli("plan", path.name, "--top", "5", "--wide")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"\$0\.\d+\*", result.stdout)  # the T4's cost, from its estimated speed
+    argv = _hint(result.stdout)
+    assert argv[:2] == ["plan", "sky.yaml"] and argv[2] == "--explain"
+    shown = cli(*argv)
+    assert shown.exit_code == 0, shown.output
+    assert "(estimated): estimate: T4 from V100" in shown.stdout
+
+
+def test_an_estimated_speed_of_a_bundled_model_points_at_the_throughput_table(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    path = tmp_path / "t4.yaml"
+    path.write_text("name: t4\nmodel: ResNet-50 (batch size 64)\nsteps: 20000\n"
+                    "constraints: {gpu_models: [T4], gpu_counts: [1]}\n")
+    result = cli("plan", path, "--top", "3", "--wide")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert re.search(r"\d\.\d\d\* │\s+\$\d+\.\d\d\*", result.stdout)  # hours, cost marked
+    argv = _hint(result.stdout)
+    assert argv == ["throughput", "show", "--model", "ResNet-50 (batch size 64)"]
+    shown = cli(*argv)
+    assert shown.exit_code == 0, shown.output
+    assert "T4" in shown.stdout and "estimate" in " ".join(shown.stdout.split())
+    assert "`throughputs:` in the job's file" in out and "gives measured ones" in out
+    # The key: a measured T4 figure in the job's file, and nothing is estimated.
+    path.write_text(path.read_text() + "throughputs: {T4: 2.0}\n")
+    measured = cli("plan", path, "--top", "3", "--wide")
+    assert measured.exit_code == 0, measured.output
+    assert not re.search(r"\d\*", measured.stdout) and "estimated" not in measured.stdout
+    assert re.search(r"│\s+2 │", measured.stdout)
+
+
+def test_launch_and_status_of_a_task_without_work_say_what_their_figures_rest_on(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    project = tmp_path / "project"
+    project.mkdir()
+    path = task(project, "workdir: .\n",
+                run=f"{sys.executable} -c 'import time; time.sleep(60)'")
+    launched = cli("launch", path, "--wait", "0")
+    try:
+        assert launched.exit_code == 0, launched.output
+        out = " ".join(launched.stdout.split())
+        assert (f"job 1: the work is not given in {path}: figures are for 1 h of work on "
+                "1xV100") in out
+        status = json.loads(cli("status", "1", "--json").stdout)
+        job = status["jobs"][0] if isinstance(status, dict) else status[0]
+        assert job["work_assumed"]["assumed"] is True
+        assert job["work_assumed"]["keys"][0] == "costsched.hours"
+    finally:
+        stopped = cli("stop", "1")
+        assert stopped.exit_code == 0, stopped.output
+
+
+def test_a_large_sweep_without_work_shows_the_cost_of_an_hour_of_it(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    lrs = ", ".join(f"0.{i:02d}" for i in range(1, 22))
+    path = task(tmp_path, f"costsched: {{sweep: {{LR: [{lrs}]}}}}\n")
+    result = cli("plan", path, "--wide")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "21 jobs in 1 groups of identical jobs" in out
+    assert "1 h of work on 1xV100 (assumed)" in out and re.search(r"\$0\.\d{4}/work-h", out)
+    assert f"the work is not given in {path}: figures are for 1 h of work" in out

@@ -1,0 +1,120 @@
+"""`optimize.unmatched` on a small price frame written out here: each class of "no offering"
+in the order it is looked for, the past that `collect` cannot fill, the shapes of a set,
+and the planner's reason when the offerings that pass have no speed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+import pandas as pd
+
+from costsched.model import Constraints, Job
+from costsched.optimize.job import Workload
+from costsched.optimize.planner import plan_jobs, prepare
+from costsched.optimize.unmatched import shapes, unmatched
+from costsched.throughput import ThroughputTable
+
+NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+ROWS = [  # cloud, region, instance type, market, GPU model, count, $/h
+    ("gcp", "us-central1", "a2-highgpu-1g", "on_demand", "A100", 1, 3.67),
+    ("gcp", "us-east1", "a2-highgpu-1g", "on_demand", "A100", 1, 3.67),
+    ("aws", "us-east-1", "p4d.24xlarge", "spot", "A100", 8, 6.79),
+    ("aws", "us-east-1", "p4d.24xlarge", "on_demand", "A100", 8, 32.77),
+    ("aws", "us-east-1", "p3.2xlarge", "spot", "V100", 1, 0.92),
+    ("aws", "us-east-1", "p3.2xlarge", "on_demand", "V100", 1, 3.06),
+]
+
+
+def market() -> pd.DataFrame:
+    frame = pd.DataFrame(ROWS, columns=["cloud", "region", "instance_type", "market",
+                                        "gpu_model", "gpu_count", "usd_per_hour"])
+    return frame.assign(zone="", os="linux", effective_at=pd.Timestamp(NOW),
+                        on_demand_usd_per_hour=float("nan"))
+
+
+def job(**constraints: object) -> Workload:
+    return Workload(Job("j", "run", "ResNet-50 (batch size 64)", 20_000.0,
+                        constraints=Constraints(**constraints)), ThroughputTable(), 0.5, 0.2)
+
+
+def why(at: datetime = NOW, **constraints: object) -> str:
+    found = unmatched(job(**constraints), market(), at, now=NOW)
+    return "" if found is None else found.line("j")
+
+
+def test_a_value_nothing_has_is_named_with_those_that_exist() -> None:
+    assert why(gpu_models=("H100",)) == ("job j: no offering priced as of 2026-06-01T00:00Z "
+                                         "has GPU model H100; priced: A100, V100")
+    assert "priced: us-central1, us-east-1, us-east1; did you mean 'us-east-1'" in why(
+        regions=("us-east-l",))
+    # A GPU costsched knows, with no price here, is not taken for a typo; a misspelt is.
+    assert why(gpu_models=("A10O",)).endswith("did you mean 'A100'?")
+
+
+def test_a_shape_nothing_has() -> None:
+    assert why(gpu_models=("V100",), gpu_counts=(8,)) == (
+        "job j: no instance type priced as of 2026-06-01T00:00Z is V100:8; V100 is priced "
+        "at 1 GPU(s)")
+
+
+def test_a_shape_priced_elsewhere_only() -> None:
+    assert why(clouds=("aws",), gpu_models=("A100",), gpu_counts=(1,)) == (
+        "job j: no price known as of 2026-06-01T00:00Z for A100:1 in aws; priced elsewhere: "
+        "gcp us-central1 a2-highgpu-1g $3.67/h, gcp us-east1 a2-highgpu-1g $3.67/h")
+
+
+def test_a_market_with_no_price_for_the_shape_says_what_exists_and_how_to_get_it() -> None:
+    assert why(markets=("spot",), gpu_models=("A100",), gpu_counts=(1,)) == (
+        "job j: no spot price known as of 2026-06-01T00:00Z for A100:1; on-demand: gcp "
+        "us-central1 a2-highgpu-1g $3.67/h, gcp us-east1 a2-highgpu-1g $3.67/h; spot at "
+        "other counts: A100:8 from $6.79/h (aws us-east-1 p4d.24xlarge); `costsched collect "
+        "--cloud gcp --gpu A100` fetches today's prices, spot and on-demand")
+    # A region asked is collected alone.
+    assert why(markets=("spot",), regions=("us-east1",), gpu_models=("A100",),
+               gpu_counts=(1,)).endswith(
+        "`costsched collect --cloud gcp --region us-east1 --gpu A100` fetches today's "
+        "prices, spot and on-demand")
+
+
+def test_a_plan_of_the_past_gets_no_collect_line() -> None:
+    past = NOW - timedelta(days=30)
+    assert "collect" not in why(past, markets=("spot",), gpu_models=("A100",),
+                                gpu_counts=(1,))
+
+
+def test_the_price_cap_comes_last() -> None:
+    assert why(gpu_models=("V100",), max_price_per_hour=0.5) == (
+        "job j: no offering that its filters allow costs at most $0.5/h as of "
+        "2026-06-01T00:00Z; the cheapest costs $0.92/h")
+    assert why(gpu_models=("V100",), markets=("spot",)) == ""
+
+
+def test_the_shapes_of_a_set_and_the_one_left_out() -> None:
+    asked = job(markets=("spot",), gpu_models=("A100", "V100"), gpu_counts=(1,),
+                instance_types=("a2-highgpu-1g", "p3.2xlarge"))
+    named = [name for name, _ in shapes(asked, market())]
+    assert named == ["A100:1", "V100:1"]
+    offerings = prepare(market())
+    [plan] = plan_jobs([asked], offerings,
+                       explain=lambda j: unmatched(j, market(), NOW, now=NOW))
+    assert plan.reason == "" and set(plan.choices["gpu_model"]) == {"V100"}
+    assert plan.notes == (
+        "A100:1 left out: no spot price known as of 2026-06-01T00:00Z for A100:1; on-demand: "
+        "gcp us-central1 a2-highgpu-1g $3.67/h, gcp us-east1 a2-highgpu-1g $3.67/h; spot at "
+        "other counts: A100:8 from $6.79/h (aws us-east-1 p4d.24xlarge); `costsched collect "
+        "--cloud gcp --gpu A100` fetches today's prices, spot and on-demand",)
+    assert shapes(job(gpu_models=("V100",), gpu_counts=(1,)), market()) == []
+
+
+def test_offerings_that_pass_but_have_no_speed_are_said_to() -> None:
+    """A GPU costsched has no data sheet of (one a store discovered) gets no estimate."""
+    frame = market()
+    frame.loc[frame["gpu_model"] == "V100", "gpu_model"] = "X9"
+    asked = replace(job(gpu_models=("X9",)), table=ThroughputTable())
+    [plan] = plan_jobs([asked], prepare(frame),
+                       explain=lambda j: unmatched(j, frame, NOW, now=NOW))
+    assert plan.reason == (
+        "job j: no speed of ResNet-50 (batch size 64) is known on X9:1, the GPUs its filters "
+        "allow (no published figure, no data sheet to estimate from): give the job's "
+        "steps/s on them (`throughputs:` in its file)")
