@@ -15,7 +15,7 @@ import shlex
 
 import pandas as pd
 
-from costsched.amounts import hours_all, usd_all
+from costsched.amounts import hours_all, per_hour, usd_all
 from costsched.cli.common import user_text
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.work import CPU_REFERENCE, Work
@@ -51,9 +51,9 @@ def work_cells(shown: pd.DataFrame, work: Work | None) -> list[list[str]]:
     """Each row's cells under `work_columns`, each column at one precision (the money rule
     of `costsched.amounts`), marked where the speed is estimated."""
     marks = [ESTIMATED_MARK if e else "" for e in shown["throughput_estimated"]]
-    if work is not None and work.assumed:
-        per_work = usd_all(*(shown["expected_cost"] / (work.hours or 1.0)))
-        return [[c + m] for c, m in zip(per_work, marks, strict=True)]
+    if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals
+        per_work = shown["expected_cost"] / (work.hours or 1.0)
+        return [[per_hour(c) + m] for c, m in zip(per_work, marks, strict=True)]
     spans = hours_all(*shown["expected_hours"])
     totals = usd_all(*shown["expected_cost"])
     return [[h + m, c + m] for h, c, m in zip(spans, totals, marks, strict=True)]
@@ -66,17 +66,24 @@ def group_work(steps: float, work: Work | None) -> str:
 
 def group_cells(bests: list[tuple[pd.Series | None, Work | None]]) -> list[list[str]]:
     """The hours and total of each group's best offering ('-' where it has none; for
-    assumed work no hours and the cost of an hour of it), each column at one precision."""
-    spans, costs, units = [], [], []
+    assumed work no hours and the cost of an hour of it, a rate), the totals and hours each
+    at one precision down their column."""
+    def assumed(work: Work | None) -> bool:
+        return work is not None and work.assumed
+
+    given = [(b, w) for b, w in bests if b is not None and not assumed(w)]
+    spans = iter(hours_all(*(b["expected_hours"] for b, _ in given)))
+    totals = iter(usd_all(*(b["expected_cost"] for b, _ in given)))
+    out = []
     for best, work in bests:
-        assumed = work is not None and work.assumed
-        spans.append(None if best is None or assumed else best["expected_hours"])
-        costs.append(None if best is None else
-                     best["expected_cost"] / (work.hours or 1.0) if assumed  # type: ignore[union-attr]
-                     else best["expected_cost"])
-        units.append("/work-h" if best is not None and assumed else "")
-    return [[h, c + ("" if c == "-" else u)] for h, c, u in
-            zip(hours_all(*spans), usd_all(*costs), units, strict=True)]
+        if best is None:
+            out.append(["-", "-"])
+        elif assumed(work):
+            out.append(["-", per_hour(best["expected_cost"] / (work.hours or 1.0))  # type: ignore[union-attr]
+                        + "/work-h"])
+        else:
+            out.append([next(spans), next(totals)])
+    return out
 
 
 def per_work_hour(shown: pd.DataFrame, work: Work | None) -> pd.Series | None:
