@@ -84,8 +84,13 @@ class JobStatus:
     def progress_source(self) -> str | None:
         """"reported": the job's own step (or it succeeded); "estimated": from the hours
         it ran at its planned speed, while it runs; None: a job that ended without
-        reporting a step (no estimate stands in for what it did)."""
-        if self.reported or self.record.state == "succeeded":
+        reporting a step (no estimate stands in for what it did), or whose work is assumed
+        (a share of an assumed hour says nothing of what is left)."""
+        if self.record.state == "succeeded":
+            return "reported"
+        if self.assumed_work is not None:
+            return None
+        if self.reported:
             return "reported"
         return None if self.record.final else "estimated"
 
