@@ -115,6 +115,21 @@ def test_a_cloud_without_its_sdk_is_named_once(world, monkeypatch: pytest.Monkey
     assert all("boto3 is not installed" in line for line in said)
 
 
+def test_a_checkpoint_store_without_its_sdk_is_one_line(
+        world, monkeypatch: pytest.MonkeyPatch, cli) -> None:
+    """A local launch whose checkpoints go to Azure Blob Storage, the azure extra not
+    installed: refused in one line naming the location and the extra; nothing stored."""
+    store, _, spec = world
+    not_installed(monkeypatch, "azure")
+    monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOT", "az://ckpt/jobs")
+    launched = cli("launch", str(spec), "--launcher", "local", "--wait", "0")
+    assert launched.exit_code == 2 and launched.output.count("\n") == 1, launched.output
+    assert "Traceback" not in launched.output and wrong(launched.output) == []
+    assert "checkpoint location az://ckpt/jobs: azure blob: azure-storage-blob is not " \
+           "installed: pip install 'costsched[azure]'" in " ".join(launched.output.split())
+    assert not store.jobs.records()
+
+
 class _Absent(importlib.abc.MetaPathFinder):
     """Packages this machine does not have, as an import sees them."""
 
