@@ -243,7 +243,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     if p.baseline:
         b = p.baseline
         notes.append(f"baseline: {b.basis} at {per_hour(b.usd_per_hour)}/h, "
-                     + (f"{usd(b.cost / work.hours)} per {work.unit()}"
+                     + (f"{per_hour(b.cost / work.hours)} per {work.unit()}"
                         if work is not None and work.assumed and work.hours else
                         f"{hours(b.hours)} h, {usd(b.cost)}"))
     old = stale(shown, result.at, stale_after)
