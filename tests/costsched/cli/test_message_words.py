@@ -115,18 +115,23 @@ def test_a_cloud_without_its_sdk_is_named_once(world, monkeypatch: pytest.Monkey
     assert all("boto3 is not installed" in line for line in said)
 
 
+@pytest.mark.parametrize(("root", "packages", "said"), [
+    ("az://ckpt/jobs", ("azure",), "azure blob: azure-storage-blob is not installed: pip "
+     "install 'costsched[azure]'"),
+    ("s3://ckpt-bucket/jobs", ("boto3", "botocore"), "aws: boto3 is not installed: pip "
+     "install 'costsched[aws]'")])
 def test_a_checkpoint_store_without_its_sdk_is_one_line(
-        world, monkeypatch: pytest.MonkeyPatch, cli) -> None:
-    """A local launch whose checkpoints go to Azure Blob Storage, the azure extra not
+        world, monkeypatch: pytest.MonkeyPatch, cli, root: str, packages: tuple[str, ...],
+        said: str) -> None:
+    """A local launch whose checkpoints go to a cloud's store, that cloud's extra not
     installed: refused in one line naming the location and the extra; nothing stored."""
     store, _, spec = world
-    not_installed(monkeypatch, "azure")
-    monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOT", "az://ckpt/jobs")
+    not_installed(monkeypatch, *packages)
+    monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOT", root)
     launched = cli("launch", str(spec), "--launcher", "local", "--wait", "0")
     assert launched.exit_code == 2 and launched.output.count("\n") == 1, launched.output
     assert "Traceback" not in launched.output and wrong(launched.output) == []
-    assert "checkpoint location az://ckpt/jobs: azure blob: azure-storage-blob is not " \
-           "installed: pip install 'costsched[azure]'" in " ".join(launched.output.split())
+    assert f"checkpoint location {root}: {said}" in " ".join(launched.output.split())
     assert not store.jobs.records()
 
 
