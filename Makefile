@@ -16,9 +16,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# Stamps re-run the install whenever pyproject.toml changes.
+# Stamps re-run the install whenever pyproject.toml changes. The demo's install carries
+# what the README's next commands need without a cloud account (DEMO_EXTRAS: the dashboard).
+DEMO_EXTRAS := dashboard
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[$(DEMO_EXTRAS)]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python

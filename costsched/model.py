@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
@@ -26,13 +27,38 @@ Market = Literal["on_demand", "spot"]
 # instead of overwriting the Linux rows that share their timestamps.
 OPERATING_SYSTEMS = ("linux", "linux-vpc", "windows", "suse", "rhel")
 
-# The life of a job in the job store. A job in a final state is over; launching it
-# again makes a new job.
+# The life of a job in the job store. A job in a final state has no instance and is not
+# watched: a succeeded or failed job is over (launching it again makes a new job), a
+# stopped job (`costsched stop`, or a budget's cap) can be started again from its newest
+# checkpoint (`costsched start`).
 JOB_STATES = ("pending", "launching", "running", "checkpointing", "migrating", "recovering",
-              "succeeded", "failed", "cancelled")
-FINAL_STATES = ("succeeded", "failed", "cancelled")
-# Why a job was placed on an offering: its first start, a planned move, or after preemption.
-PLACEMENT_REASONS = ("launch", "migration", "recovery")
+              "succeeded", "failed", "stopped")
+FINAL_STATES = ("succeeded", "failed", "stopped")
+
+
+def state_phrase(state: str) -> str:
+    """A job's state in a sentence: 'has succeeded', 'has failed', 'is stopped', 'is
+    running'."""
+    return f"has {state}" if state in ("succeeded", "failed") else f"is {state}"
+
+
+def failure_words(exit_code: int | None, detail: str) -> str:
+    """Why an instance failed, naming its exit code once: the launcher's own words ('exit
+    code 2 (ValueError: bad batch size)'), led by the exit code where they do not say it
+    (a store written by an earlier version may hold it twice: it is said once)."""
+    detail = str(detail or "").strip()
+    if exit_code is None:
+        return detail
+    code = f"exit code {exit_code}"
+    detail = re.sub(rf"^(?:{code}: )+(?={code}\b)", "", detail)
+    if not detail:
+        return code
+    return detail if re.search(rf"\b{code}\b", detail) else f"{code}: {detail}"
+
+
+# Why a job was placed on an offering: its first start, a planned move, after a preemption
+# (a recovery), or a stopped job started again by the user (a start, not a recovery).
+PLACEMENT_REASONS = ("launch", "migration", "recovery", "start")
 
 
 class InvalidInput(ValueError):

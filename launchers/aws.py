@@ -44,6 +44,11 @@ ID_CHUNK = 200
 log = logging.getLogger("costsched.aws")
 
 
+NO_CREDENTIALS = ("aws: no AWS credentials found: run `aws configure`, set AWS_PROFILE, or "
+                  "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (`costsched check` says "
+                  "what each cloud can do)")
+
+
 def _state(record: dict[str, Any]) -> tuple[str, str]:
     """(INSTANCE_STATES value, detail) of a describe_instances record. An instance that
     stopped or ended for a reason of the cloud's ("Server.*": a spot interruption, a
@@ -98,9 +103,16 @@ class AwsLauncher(Launcher):
         self._clients: dict[tuple[str, str], Any] = {}
         self._images: dict[str, str] = {}
 
+    def check_ready(self) -> None:
+        # Said in one line before any call, not as botocore's error mid-launch.
+        if self.session.get_credentials() is None:
+            raise InvalidInput(NO_CREDENTIALS)
+
     def _client(self, service: str, region: str) -> Any:
         key = (service, region)
         if key not in self._clients:
+            if not self._clients:
+                self.check_ready()
             self._clients[key] = self.session.client(service, region_name=region,
                                                      config=aws_cloud.boto_config())
         return self._clients[key]

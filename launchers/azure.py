@@ -124,6 +124,15 @@ class AzureLauncher(Launcher):
             self._placement = cloud_gang.setting_from_config()
         return self._placement
 
+    def check_ready(self) -> None:
+        # No subscription named, or the SDK missing: one line before a launch stores anything.
+        from costsched.clouds.base import SdkMissing
+
+        try:
+            self.clients.compute  # noqa: B018 (made, not called: no request is sent)
+        except SdkMissing as exc:
+            raise InvalidInput(str(exc)) from None
+
     def can_launch(self, offering: Offering) -> bool:
         return offering.cloud == "azure"
 

@@ -204,6 +204,7 @@ class Collector(ABC):
             planned(self.cloud, units)
         results: dict[str, UnitResult] = {}
         failed: dict[str, str] = {}
+        unavailable: CollectorUnavailable | None = None
         pool = ThreadPoolExecutor(max_workers=min(self.max_workers, max(1, len(units))),
                                   thread_name_prefix=f"collect-{self.cloud}")
         try:
@@ -211,16 +212,21 @@ class Collector(ABC):
                        for unit in units}
             for future in as_completed(futures):
                 unit = futures[future]
+                error = None
                 try:
                     results[unit] = future.result()
+                except CollectorUnavailable as exc:  # the cloud as a whole (no SDK...)
+                    unavailable, error = exc, one_line(exc)
                 except Exception as exc:  # one unit's failure must not stop the others
-                    failed[unit] = one_line(exc)
-                    logger.warning("%s %s failed: %s", self.cloud, unit, failed[unit])
+                    error = failed[unit] = one_line(exc)
+                    logger.warning("%s %s failed: %s", self.cloud, unit, error)
                 if progress:
-                    progress(self.cloud, unit, failed.get(unit))
+                    progress(self.cloud, unit, error)
         finally:
             # On a crash (KeyboardInterrupt...) units not started yet are dropped.
             pool.shutdown(wait=True, cancel_futures=True)
+        if unavailable is not None:
+            raise unavailable
         ok = [u for u in units if u in results]
         frames = [results[u].frame for u in ok if len(results[u].frame)]
         raw = pd.concat(frames, ignore_index=True) if frames else empty_frame()

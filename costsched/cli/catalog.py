@@ -9,13 +9,13 @@ import pandas as pd
 import typer
 
 from costsched import catalog as catalog_data
+from costsched.amounts import per_hour
 from costsched.cli.common import (
     JsonOption,
     WideOption,
     console,
     frame_records,
     friendly_errors,
-    money,
     options,
     print_json,
     split_csv,
@@ -108,8 +108,8 @@ def catalog_cmd(
         return
     rows = [
         [r.cloud, r.instance_type, f"{r.gpu_count}x{r.gpu_model}", str(r.vcpus),
-         f"{r.memory_gb:g}", money(r.min_usd_per_hour, 3),
-         money(r.min_usd_per_hour / r.gpu_count, 3),
+         f"{r.memory_gb:g}", per_hour(r.min_usd_per_hour),
+         per_hour(r.min_usd_per_hour / r.gpu_count),
          ", ".join(r.regions) if isinstance(r.regions, list) else "-", str(r.as_of),
          "-" if pd.isna(r.retired) else f"{r.retired:%Y-%m-%d}"]
         for r in frame.itertuples()

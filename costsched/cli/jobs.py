@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from costsched.cli.booked import booked_lines, confirm_booking
+from costsched.amounts import hours_all, usd_all
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
@@ -25,7 +26,6 @@ from costsched.cli.common import (
     console,
     friendly_errors,
     live_status,
-    money,
     options,
     print_json,
     printable,
@@ -34,7 +34,7 @@ from costsched.cli.common import (
 )
 from costsched.cli.long_table import Lines, print_table
 from costsched.config import effective
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, failure_words
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.decide import parse_offering
@@ -42,6 +42,7 @@ from costsched.service.speeds import status_flags as speed_flags
 from costsched.service.staleness import stale_after_hours
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
+from costsched.vocabulary import prefixed
 
 
 def make_launcher(name: str) -> Any:
@@ -209,7 +210,7 @@ POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconcil
 
 def _waiting_line(shown: list[service.JobStatus], left: float) -> str:
     """What a wait shows while it waits: each unfinished job's state and progress."""
-    jobs = ", ".join(f"{s.record.name} {s.record.state} {s.progress:.0%}" for s in shown
+    jobs = ", ".join(f"{s.record.name} {s.record.state} {_progress(s)}" for s in shown
                      if not s.record.final)
     return user_text(f"waiting ({left:,.0f} s left): {jobs}")
 
@@ -354,14 +355,14 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         return
     rows = []
     placed = _charged_rows(shown)
-    for s in shown:
+    costs = usd_all(*(s.cost.total_usd + s.booked_usd for s in shown))  # one precision down
+    for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
         where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
         rows.append([str(s.record.id), name, s.record.state, where,
-                     s.instance_state or "-", _progress(s),
-                     money(s.cost.total_usd + s.booked_usd, 2),
+                     s.instance_state or "-", _progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
     print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
@@ -376,10 +377,13 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         charged = placed(s)
         if len(charged) > 1 or s.record.final:
-            for p in charged:
+            # One precision for the job's placements: they add up to its cost.
+            spans = hours_all(*(p.hours for p in charged))
+            amounts = usd_all(*(p.usd for p in charged))
+            for p, span, amount in zip(charged, spans, amounts, strict=True):
                 out.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
                                     f"{p.zone or p.region} {p.instance_type} {p.market}: "
-                                    f"{p.hours:.3f} h, {money(p.usd, 4)}"))
+                                    f"{span} h, {amount}"))
     out.flush()
 
 
@@ -405,11 +409,7 @@ def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus
 def _progress(s: service.JobStatus) -> str:
     """'42%' when the job reported its step, '~42% (estimated)' when costsched estimates
     it from the hours run; '-' for a job that ended before it reported any."""
-    if s.reported or s.record.state == "succeeded":
-        return f"{s.progress:.0%}"
-    if s.record.final:
-        return "-"
-    return f"~{s.progress:.0%} (estimated)"
+    return views.progress_words(s.progress, s.progress_source)
 
 
 def _problems(s: service.JobStatus) -> list[str]:
@@ -418,9 +418,12 @@ def _problems(s: service.JobStatus) -> list[str]:
     out = []
     if s.failure is not None:
         f = s.failure
-        why = (f"failed in {f.phase}" if f.phase else
-               f"failed with exit code {f.exit_code}" if f.exit_code is not None else "failed")
-        out.append(f"{why}: {f.detail}" if f.detail else why)
+        words = failure_words(f.exit_code, f.detail)  # the exit code named once
+        if f.phase:  # 'failed in setup: exit code 2', not '...: setup failed: exit code 2'
+            words = words.removeprefix(f"{f.phase} failed: ")
+        head = f"failed in {f.phase}" if f.phase else "failed"
+        out.append(f"{head} with {words}" if words.startswith("exit code") else
+                   prefixed(head, words) if words else head)
         if f.log_tail:
             out.append(f"last {len(f.log_tail)} line(s) of its output:")
             out.extend(f"  | {line}" for line in f.log_tail)

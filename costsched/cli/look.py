@@ -16,11 +16,13 @@ from costsched.cli.common import (
     JobArgument,
     JsonOption,
     at_least,
+    WideOption,
     console,
     friendly_errors,
     print_json,
     split_csv,
 )
+from costsched.model import JOB_STATES
 from costsched.service import glance
 from costsched.service.job_filters import parse_labels, parse_states
 
@@ -33,8 +35,7 @@ def status(
                                         "recovering them as needed (0: show them now).")]
     = 0.0,
     state: Annotated[list[str] | None, typer.Option(
-        "--state", help="Only jobs in these states (pending, launching, running, "
-        "checkpointing, migrating, recovering, succeeded, failed, cancelled; repeat or "
+        "--state", help=f"Only jobs in these states ({', '.join(JOB_STATES)}; repeat or "
         "comma-separate).", show_default=False)] = None,
     name: Annotated[str | None, typer.Option(
         help="Only jobs whose name matches this pattern ('resnet*').", show_default=False)]
@@ -51,6 +52,7 @@ def status(
         "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
         "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """Each job's state, placement, progress and cost so far (recovering preempted jobs and

@@ -9,6 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from costsched.amounts import per_hour
 from costsched.bundled_prices import age_text
 from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
@@ -22,7 +23,6 @@ from costsched.cli.common import (
     fail,
     frame_records,
     friendly_errors,
-    money,
     options,
     parse_time,
     print_json,
@@ -147,7 +147,7 @@ def show(
         return
     rows = [
         [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
-         f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour), money(r.usd_per_gpu_hour),
+         f"{r.gpu_count}x{r.gpu_model}", per_hour(r.usd_per_hour), per_hour(r.usd_per_gpu_hour),
          "-" if pd.isna(r.spot_discount) else f"{r.spot_discount:.0%}",
          age_text(r.age_days) + (SUPERSEDED_MARK if r.superseded else ""),
          r.effective_at.strftime("%Y-%m-%d")]
@@ -208,7 +208,7 @@ def history(
                            f"{instance!r}"
                            + (f" in {', '.join(split_csv(region))}" if region else "") + hint)
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
-             r.market, money(r.usd_per_hour),
+             r.market, per_hour(r.usd_per_hour),
              "" if r.last_seen_at == r.effective_at else r.last_seen_at.strftime("%Y-%m-%d"),
              r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",

@@ -24,6 +24,11 @@ class SdkMissing(RuntimeError):
     """A cloud's SDK is not installed; str() is one line saying what to install."""
 
 
+class NotSetUp(LookupError):
+    """The cloud's account is not set up on this machine (no credentials, no project);
+    str() is one line saying what to do."""
+
+
 @dataclass(frozen=True, slots=True)
 class EgressPrice:
     """USD per GB of data leaving the cloud's region (first paid volume tier). Within a

@@ -7,10 +7,10 @@ import os
 import re
 from typing import Any
 
-from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
+from costsched.clouds.base import Cloud, EgressPrice, NotSetUp, PreemptionRate, SdkMissing
 
 
-class NoCredentials(LookupError):
+class NoCredentials(NotSetUp):
     """No Application Default Credentials; str() says how to provide them."""
 
 
@@ -18,7 +18,7 @@ class QueryFailed(RuntimeError):
     """A BigQuery query the service refused or could not run; str() is its message."""
 
 
-class NoProject(LookupError):
+class NoProject(NotSetUp):
     """No project named, in the environment or in the credentials; str() says where."""
 
 

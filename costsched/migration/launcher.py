@@ -123,6 +123,11 @@ class Launcher(ABC):
     # process); else the agent's heartbeat beside the checkpoints says it.
     sees_agents: ClassVar[bool] = False
 
+    def check_ready(self) -> None:
+        """InvalidInput (one line: what to set up) when this backend cannot be used at all
+        on this machine (no credentials): asked before a launch stores anything."""
+        return  # every backend can be used unless it says otherwise
+
     @abstractmethod
     def can_launch(self, offering: Offering) -> bool:
         """Whether this backend can start `offering` (its cloud's, or any for `local`)."""

@@ -11,6 +11,7 @@ import pandas as pd
 
 from costsched import file_limits
 from costsched.config import effective
+from costsched.amounts import per_hour, usd, usd_all
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, refuse_duplicate_names, resolve
 from costsched.model import InvalidInput
 from costsched.optimize.availability import lifetimes, preemption_rates
@@ -112,7 +113,7 @@ class PlanResult:
             f"h, restart {plan.job.restart_hours:.4g} h, rate {r['preemptions_per_hour']:.4g}"
             f"/h: {r['expected_hours']:.4g} h (work alone if rate is 0)")
         lines.append(f"expected cost = {r['expected_hours']:.4g} h x "
-                     f"${r['usd_per_hour']:.4f}/h = ${r['expected_cost']:.2f}")
+                     f"{per_hour(r['usd_per_hour'])}/h = {usd(r['expected_cost'])}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         return lines
 
@@ -132,10 +133,12 @@ class PlanResult:
         move = _move_of(plan, offering, source, overheads)
         if move is None:
             return [f"a move here: none, the job runs here ({source})"]
-        return [f"a move here from {source}: ${float(move.total):.2f} (egress "
-                f"${float(move.egress_usd):.2f} for {plan.job.job.checkpoint_gb:g} GB, restart "
-                f"${float(move.restart_usd):.2f}, lost work ${float(move.lost_work_usd):.2f}, "
-                f"overlap ${float(move.overlap_usd):.2f})"]
+        total, egress, restart, lost, overlap = usd_all(*(float(v) for v in (
+            move.total, move.egress_usd, move.restart_usd, move.lost_work_usd,
+            move.overlap_usd)))
+        return [f"a move here from {source}: {total} (egress {egress} for "
+                f"{plan.job.job.checkpoint_gb:g} GB, restart {restart}, lost work {lost}, "
+                f"overlap {overlap})"]
 
     def _named(self, name: str) -> JobPlan:
         for p in self.jobs:

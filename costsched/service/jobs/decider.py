@@ -25,6 +25,7 @@ from functools import cached_property, partial
 
 import pandas as pd
 
+from costsched.amounts import MAX_DECIMALS, decimals, usd
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.migration.launcher import Launcher
@@ -39,7 +40,6 @@ from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, vie
 from costsched.policies.base import JOB_SCOPE
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
-from costsched.report.amounts import usd
 from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY, NoSpot, decide_deadline
 from costsched.service.decide import (
     Ask,
@@ -387,10 +387,11 @@ class BudgetDecider(Decider):
                             float("nan"), float("nan"),
                             reason=f"no offering the job allows finishes it within the "
                                    f"{usd(self.left_usd)} left of its budget")
+        places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return replace(found, reason=(
-            f"move to {label(found.choice)} at its budget's cap: {usd(found.choice_usd)} "
-            f"expected to finish there including the move{itemised(found)}, within the "
-            f"{usd(self.left_usd)} left"))
+            f"move to {label(found.choice)} at its budget's cap: "
+            f"{usd(found.choice_usd, places)} expected to finish there including the move"
+            f"{itemised(found, places)}, within the {usd(self.left_usd, places)} left"))
 
 
 def decider_for(policy: str, *, cost_policy: str = "dynamic-aware", margin: float = 0.05,
@@ -424,10 +425,16 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
     would pass the cap, so no job costs more than its budget plus one interval's charge."""
     if spent_usd + next_usd + claims_usd <= cap_usd:
         return None
-    claims = (f" + ${claims_usd:,.4f} its earlier jobs need to finish"
-              if claims_usd > 0 else "")
-    return (f"${spent_usd:,.4f} spent + ${next_usd:,.4f} for the next watch interval"
-            f"{claims} would pass the budget of ${cap_usd:,.2f}")
+    # One precision for the line, fine enough to show the sum passing the cap.
+    places = decimals([spent_usd, next_usd, claims_usd, cap_usd])
+    while places < MAX_DECIMALS and sum(round(v, places) for v in (
+            spent_usd, next_usd, claims_usd)) <= round(cap_usd, places):
+        places += 1
+    spent, next_, claimed, cap = (usd(v, places) for v in (spent_usd, next_usd, claims_usd,
+                                                           cap_usd))
+    claims = f" + {claimed} its earlier jobs need to finish" if claims_usd > 0 else ""
+    return (f"{spent} spent + {next_} for the next watch interval{claims} would pass the "
+            f"budget of {cap}")
 
 
 # --- what a placement tries ----------------------------------------------------------------
@@ -462,34 +469,43 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
 
 def move_reason(choice: Decision, margin: float, asked: bool = False) -> str:
     """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-'), the
-    move's price itemised."""
-    stay, there = usd(choice.stay_usd), usd(choice.choice_usd)
+    move's price itemised; the amounts of a line at one precision (they add up)."""
+    diff = choice.choice_usd - choice.stay_usd
+    places = decimals([choice.stay_usd, choice.choice_usd, diff, *_parts(choice)])
+    stay, there = usd(choice.stay_usd, places), usd(choice.choice_usd, places)
     where = label(choice.choice)
     if asked:
         if not choice.moves:
             return f"stay: it runs on {where} already"
-        diff = choice.choice_usd - choice.stay_usd
-        verdict = (f"${diff:,.2f} dearer" if diff >= 0.01 else
-                   f"{usd(diff)} dearer" if diff > 0 else f"saves {usd(-diff)}")
+        verdict = f"{usd(diff, places)} dearer" if diff > 0 else f"saves {usd(-diff, places)}"
         return (f"move to {where} as asked: {stay} expected here, {there} there including "
-                f"the move{itemised(choice)} ({verdict})")
+                f"the move{itemised(choice, places)} ({verdict})")
     if choice.moves:
         return (f"move: {stay} expected here, {there} on {where} including the move"
-                f"{itemised(choice)} (saves {usd(choice.stay_usd - choice.choice_usd)})")
+                f"{itemised(choice, places)} (saves {usd(-diff, places)})")
     if choice.held:
         return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
     return (f"stay: {stay} expected here; no move saves more than {margin:.0%} of the "
             "next day's cost here")
 
 
-def itemised(choice: Decision) -> str:
-    """' of $X (egress $a, restart $b, lost work $c, overlap $d)', or '' without a move."""
+def _parts(choice: Decision) -> list[float]:
+    """The move's price and its items (none without a move)."""
     m = choice.move
-    if m is None:
+    return [] if m is None else [float(v) for v in (m.total, m.egress_usd, m.restart_usd,
+                                                    m.lost_work_usd, m.overlap_usd)]
+
+
+def itemised(choice: Decision, places: int | None = None) -> str:
+    """' of $X (egress $a, restart $b, lost work $c, overlap $d)', or '' without a move; at
+    one precision (`places`, else the one its own amounts need): the items add up."""
+    parts = _parts(choice)
+    if not parts:
         return ""
-    return (f" of {usd(float(m.total))} (egress {usd(float(m.egress_usd))}, restart "
-            f"{usd(float(m.restart_usd))}, lost work {usd(float(m.lost_work_usd))}, overlap "
-            f"{usd(float(m.overlap_usd))})")
+    total, egress, restart, lost, overlap = (
+        usd(v, decimals(parts) if places is None else places) for v in parts)
+    return (f" of {total} (egress {egress}, restart {restart}, lost work {lost}, overlap "
+            f"{overlap})")
 
 
 def label(key: OfferingKey) -> str:

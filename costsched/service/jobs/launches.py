@@ -8,7 +8,7 @@ from datetime import datetime
 from costsched import clouds, launch_secrets
 from costsched.jobspec import resolve
 from costsched.migration.launcher import Launcher
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, state_phrase
 from costsched.optimize.booked import BookedPlans
 from costsched.passes import one_pass
 from costsched.service.booking import book_for_launch
@@ -59,6 +59,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     (`service.booking`), after its yes (`book(plans)` says it) and before the job is stored;
     the job then runs on it while it can."""
     when = as_time(at)
+    launcher.check_ready()  # a backend that cannot be used is said before anything is stored
     table = table if table is not None else table_with_measured(store)
     launched = []
     # One pass: the prices, rates and spells every job is placed from are read once (the
@@ -135,9 +136,10 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     when = as_time(at)
     job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
-    if record.state != "cancelled":
-        raise InvalidInput(f"job {job_id} ({record.name}) is {record.state}: only a stopped "
-                           "job can be started again")
+    launcher.check_ready()
+    if record.state != "stopped":
+        raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)}: only "
+                           "a stopped job can be started again")
     busy = [r for r in store.jobs.find(record.name) if not r.final]
     if busy:
         raise InvalidInput(f"job name {record.name!r}: job {busy[0].id} of that name is "
@@ -147,12 +149,14 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
         raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
                            f"launcher, not {launcher.name}")
     cands = place(store, JobNow.of(run, None, steps_left(store, run, when)), launcher, when)
-    store.jobs.transition(job_id, "pending", at=when, expect="cancelled",
+    store.jobs.transition(job_id, "pending", at=when, expect="stopped",
                           detail="started again by the user")
-    move = store.moves.create(job_id, "recovery", cands, at=when,
+    # A start, not a recovery: no instance was lost (it counts in neither the job's
+    # recoveries nor the preemption figures).
+    move = store.moves.create(job_id, "start", cands, at=when,
                               detail="started again from its newest verified checkpoint")
     _run_move(store, launcher, move, at)
     # A job stopped before any launch of it could be predicted: what its plan predicts
     # where it starts now (a job keeps the first prediction it had).
-    record_landed(store, job_id, when, kind="recovery")
+    record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)

@@ -7,7 +7,7 @@ import inspect
 import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 
@@ -69,6 +69,8 @@ class JobStatus:
         """What its capacity blocks cost upfront (bought, not failed)."""
         return sum(b.booked.upfront_usd for b in self.bookings
                    if b.state not in ("purchasing", "failed"))
+    # Its placements' step readings (`JobStore.readings`): its measured speed's training time.
+    readings: pd.DataFrame | None = field(default=None, repr=False)
 
     @cached_property
     def placement(self) -> pd.Series | None:
@@ -89,10 +91,28 @@ class JobStatus:
         return value if isinstance(value, int) and value > 1 else 1
 
     @property
-    def progress(self) -> float:
-        total = self.record.steps_total
+    def progress_source(self) -> str | None:
+        """"reported": the job's own step (or it succeeded); "estimated": from the hours
+        it ran at its planned speed, while it runs; None: a job that ended without
+        reporting a step (no estimate stands in for what it did), or whose work is assumed
+        (a share of an assumed hour says nothing of what is left)."""
+        if self.record.state == "succeeded":
+            return "reported"
+        if self.assumed_work is not None:
+            return None
+        if self.reported:
+            return "reported"
+        return None if self.record.final else "estimated"
+
+    @property
+    def progress(self) -> float | None:
+        """The share of its steps done (`progress_source` says how it is known); None
+        when it is not known."""
         if self.record.state == "succeeded":
             return 1.0
+        if self.progress_source is None:
+            return None
+        total = self.record.steps_total
         return min(max((total - self.steps_left) / total, 0.0), 1.0)
 
 
@@ -138,6 +158,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps(steps, at=when)
+        read = store.jobs.readings(None if every else ids)  # the readings just stored too
+        read_of = read.groupby("job_id").indices if len(read) else {}
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = store.jobs.events_of(failed, kinds=["state"])
         ended_of = ended.groupby("job_id").indices if len(ended) else {}
@@ -157,9 +179,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                 events = ended.iloc[ended_of.get(job_id, [])]
                 failure = _failure_of(launcher if run.launcher == getattr(
                     launcher, "name", None) else None, events, mine)
-            shown.append(_status_of(store, launcher, run, open_rows.of.get(job_id),
-                                    asked.get(job_id), left, reported, costs[job_id],
-                                    failure, when, advise, booked.get(job_id, ())))
+            found = _status_of(store, launcher, run, open_rows.of.get(job_id),
+                               asked.get(job_id), left, reported, costs[job_id], failure,
+                               when, advise, booked.get(job_id, ()))
+            shown.append(replace(found, readings=read.iloc[read_of.get(job_id, [])]))
         return shown
 
 

@@ -225,13 +225,16 @@ def _code_uri(checkpoint_uri: str, code: dict) -> str:
 def _check_checkpoints(uri: str) -> None:
     """Fail now, in one line, when the job's checkpoint store cannot be used (its name,
     the bucket, the credentials or the network: whatever the store's client raises)."""
+    from costsched.clouds.base import SdkMissing
     from launchers.checkpoints import open_store
 
-    store = open_store(uri)
     try:
+        store = open_store(uri)
         store.check()
     except InvalidInput:
         raise
+    except SdkMissing as exc:  # its own line says what to install
+        raise InvalidInput(f"checkpoint location {uri}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - any client's error, said in one line
         why = (str(exc).strip().splitlines() or [""])[0][:300]
         raise InvalidInput(f"checkpoint location {uri}: cannot be used ({type(exc).__name__}"

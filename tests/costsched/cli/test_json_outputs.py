@@ -140,7 +140,7 @@ def test_launch_and_stop_json(own_store: Path, tmp_path: Path,
     (launched,) = run_json(["launch", str(spec), "--wait", "30"], capfd)
     assert launched["name"] == "sleeper" and launched["placement"]["market"] == "spot"
     stopped = run_json(["stop", "sleeper"], capfd)
-    assert stopped == {"id": launched["id"], "name": "sleeper", "state": "cancelled"}
+    assert stopped == {"id": launched["id"], "name": "sleeper", "state": "stopped"}
 
 
 def test_backtest_deadline_json(own_store: Path, capfd: pytest.CaptureFixture[str]) -> None:

@@ -106,8 +106,8 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
 
     # A deadline that even on-demand cannot meet is refused in one line; nothing starts.
     before = len(store.jobs.list())
-    with pytest.raises(InvalidInput, match=r"job 'late': deadline .* UTC is 41\.0 h away, "
-                       r"but its 1500 steps need 41\.9 h on p3\.2xlarge even on-demand"):
+    with pytest.raises(InvalidInput, match=r"job 'late': deadline .* UTC is 41\.00 h away, "
+                       r"but its 1500 steps need 41\.92 h on p3\.2xlarge even on-demand"):
         service.launch(store, deadline_spec(tmp, "late", 41.0), launcher=launcher,
                        checkpoint_root=str(tmp / "checkpoints"))
     assert len(store.jobs.list()) == before and launcher.instances() == launcher.instances(

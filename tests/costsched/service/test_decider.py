@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from costsched.amounts import usd
 from costsched.jobspec import parse, resolve
 from costsched.optimize.decision import Overheads, Place, egress_usd_per_gb
-from costsched.report.amounts import usd
 from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY
 from costsched.service.decide import Ask, decide_all
 from costsched.service.jobs.decider import JobNow, decider_for, market_at

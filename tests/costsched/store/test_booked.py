@@ -1,4 +1,4 @@
-"""The booked-capacity tables (revision 0011_booked): offerings refreshed by id with their
+"""The booked-capacity tables (revision 0013): offerings refreshed by id with their
 age, bookings recorded before they are bought."""
 
 from __future__ import annotations

@@ -2,19 +2,18 @@
 the account holds, with their age) and the bookings costsched made for jobs (a purchase
 recorded before it is made, so that a crash never buys twice).
 
-Adds two tables only. Revision id "0011_booked": another revision 0011 may be made beside
-it; whichever is merged second is chained after the first.
+Adds two tables only.
 
-Revision ID: 0011_booked
-Revises: 0010
-Create Date: 2026-12-01
+Revision ID: 0013
+Revises: 0012
+Create Date: 2026-11-29
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011_booked"
-down_revision = "0010"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
