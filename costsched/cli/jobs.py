@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
-from costsched.cli.booked import booked_lines, confirm_booking
 from costsched.amounts import hours_all, usd_all
+from costsched.cli.booked import booked_lines, confirm_booking
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,

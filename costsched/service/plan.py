@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from costsched import file_limits
-from costsched.config import effective
 from costsched.amounts import per_hour, usd, usd_all
+from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, refuse_duplicate_names, resolve
 from costsched.model import InvalidInput
 from costsched.optimize.availability import lifetimes, preemption_rates
