@@ -9,7 +9,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from costsched.cli.common import console, err_console, money, table
+from costsched.amounts import decimals, usd, usd_all
+from costsched.cli.common import console, err_console, table
 from costsched.model import InvalidInput
 from costsched.optimize.booked import BookedPlans, CapacityPlan
 
@@ -17,12 +18,15 @@ from costsched.optimize.booked import BookedPlans, CapacityPlan
 def print_booked(plans: BookedPlans, at: datetime, wide: bool = False) -> None:
     """The plans compared, then the parts of the best one."""
     base = plans.baseline
+    ordered = _ordered(plans)
+    places = decimals([p.usd for p in ordered if p.feasible])  # one precision down the table
     rows = []
-    for p in _ordered(plans):
-        vs = (f"{p.usd - base.usd:+,.2f}" if p.feasible and p is not base else
-              "baseline" if p is base else "-")
+    for p in ordered:
+        gap = p.usd - base.usd
+        vs = (("+" if gap >= 0 else "-") + usd(abs(gap), places)
+              if p.feasible and p is not base else "baseline" if p is base else "-")
         rows.append([("* " if p is plans.best else "") + p.name,
-                     money(p.usd, 2) if p.feasible else "-", vs,
+                     usd(p.usd, places) if p.feasible else "-", vs,
                      f"{p.fallback_probability:.0%}" if p.feasible else "-",
                      _age(p, at), "yes" if p.feasible else f"no: {p.reason}"])
     console.print(table(f"{plans.job}: with capacity booked ahead (expected USD; * the "
@@ -30,17 +34,20 @@ def print_booked(plans: BookedPlans, at: datetime, wide: bool = False) -> None:
                                   "offer age", "keeps deadline"], rows,
                         detail=["offer age", "on-demand odds"], wide=wide))
     best = plans.best
+    *amounts, total = usd_all(*(p.usd for p in best.parts), best.usd)
     parts = [[p.kind.replace("_", "-"), _when(at, p.start_hours), _when(at, p.end_hours),
-              f"{p.work_hours:,.1f}", money(p.usd, 2), p.why] for p in best.parts]
-    console.print(table(f"{plans.job}: {best.name}, {money(best.usd, 2)} expected",
+              f"{p.work_hours:,.1f}", amount, p.why]
+             for p, amount in zip(best.parts, amounts, strict=True)]
+    console.print(table(f"{plans.job}: {best.name}, {total} expected",
                         ["part", "from", "until", "work h", "expected $", "why"], parts,
                         detail=["work h"], wide=wide))
     if best is not base:
-        console.print(f"  saves {money(plans.saves_usd, 2)} ({plans.saves_usd / base.usd:.0%}) "
-                      f"against {base.name} ({money(base.usd, 2)}); `costsched launch "
+        saves, baseline = usd_all(plans.saves_usd, base.usd)
+        console.print(f"  saves {saves} ({plans.saves_usd / base.usd:.0%}) "
+                      f"against {base.name} ({baseline}); `costsched launch "
                       "--book` buys it (asked first)", highlight=False)
     else:
-        console.print(f"  no booked capacity beats {base.name} ({money(base.usd, 2)})",
+        console.print(f"  no booked capacity beats {base.name} ({usd(base.usd)})",
                       highlight=False)
 
 
@@ -69,10 +76,11 @@ def confirm_booking(yes: bool) -> Callable[[BookedPlans], bool]:
         best = plans.best
         b = best.booked
         assert b is not None  # noqa: S101 - asked only for a plan with booked capacity
-        what = (f"buy {best.name} ({b.offering_id}) for {money(b.upfront_usd, 2)} upfront"
+        upfront, planned, baseline = usd_all(b.upfront_usd, best.usd, plans.baseline.usd)
+        what = (f"buy {best.name} ({b.offering_id}) for {upfront} upfront"
                 if b.upfront_usd > 0 else f"use {best.name}")
-        line = (f"{plans.job}: {what}: plan {money(best.usd, 2)} expected against "
-                f"{money(plans.baseline.usd, 2)} for {plans.baseline.name}")
+        line = (f"{plans.job}: {what}: plan {planned} expected against "
+                f"{baseline} for {plans.baseline.name}")
         if yes:
             err_console.print(f"{line}: buying (--yes)", highlight=False, soft_wrap=True)
             return True
@@ -101,7 +109,7 @@ def booked_lines(s: Any, now: datetime) -> list[str]:
         out.append(f"booked: {kind} {b.reservation_id or b.booked.offering_id} "
                    f"({o.instance_type} x{b.booked.instance_count}, {o.zone or o.region}) "
                    f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC, "
-                   f"{money(b.booked.upfront_usd, 2)} upfront: {state}"
+                   f"{usd(b.booked.upfront_usd)} upfront: {state}"
                    + (f" ({b.detail})" if b.state == "failed" and b.detail else ""))
     if s.instance_state == "pending" and s.instance_detail.startswith("flex-start"):
         out.append(s.instance_detail)
