@@ -54,7 +54,7 @@ def is_booked_body(path: Path) -> bool:
     if path.suffix != ".json":
         return False
     try:
-        with path.open() as fh:
+        with path.open(encoding="utf-8", errors="replace") as fh:  # any bytes: a guess only
             head = fh.read(4096)
     except OSError:
         return False

@@ -92,6 +92,8 @@ def launch(
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
     at_least("--wait", wait, 0.0)
+    if offering is not None:
+        parse_offering(offering)  # how to write one, before anything is opened or reached
     envs, secrets = _given("--env", env), _given("--secret", secret)
     store = open_store(db)
     settings = effective().launch

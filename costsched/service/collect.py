@@ -35,7 +35,7 @@ def route_regions(regions: Sequence[str], clouds: Sequence[str] = (),
         if not owners:
             raise InvalidInput(cloud_facts.region_problem(region) or f"region {region!r}")
         if not any(c in routed for c in owners):
-            raise InvalidInput(f"region {region!r} is a {owners[0]} region, but the clouds "
+            raise InvalidInput(f"region {region!r} is a region of {owners[0]}, but the clouds "
                                f"asked for are {', '.join(names)}")
         for cloud in owners:
             if cloud in routed:

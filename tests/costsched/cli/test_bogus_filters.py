@@ -61,6 +61,8 @@ CASES = [
     (["backtest-deadline", "--deadline", "52", "--instance-type", "p3.2xlarg"],
      "expected an instance type of the stored traces: p3.2xlarge; did you mean"),
     (["backtest-deadline", "--deadline", "52", "--windows", "bogus"], "--windows 'bogus'"),
+    (["backtest-deadline", "--deadline", "52", "--history", "bogus"], "history 'bogus'"),
+    (["backtest-deadline", "--deadline", "52", "--block", "bogus"], "--block 'bogus'"),
     (["backtest-deadline", "--deadline", "52", "--starts", "0"], "--starts 0: expected a "
      "whole number >= 1"),
     (["backtest-deadline", "--deadline", "52", "--spot-price", "-3"], "--spot-price -3.0"),
@@ -85,7 +87,7 @@ CASES = [
     (["launch", JOB, "--launcher", "bogus"], "launcher 'bogus': expected one of local"),
     (["launch", JOB, "--wait", "-3"], "--wait -3.0: expected a finite number >= 0"),
     (["launch", JOB, "--wait", "nan"], "--wait nan: expected a finite number >= 0"),
-    (["launch", JOB, "--offering", "bogus"], "offering 'bogus': not a priced offering"),
+    (["launch", JOB, "--offering", "bogus"], "offering 'bogus': expected 'CLOUD ZONE-OR-REGION"),
     (["launch", JOB, "--secret", "NOT_SET_ANYWHERE"], "--secret NOT_SET_ANYWHERE: "
      "NOT_SET_ANYWHERE is not set in your environment"),
     (["launch", JOB, "--env", "NOT_SET_ANYWHERE"], "--env NOT_SET_ANYWHERE: NOT_SET_ANYWHERE "

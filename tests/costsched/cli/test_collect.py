@@ -65,7 +65,7 @@ def test_bad_options_exit_2(cli) -> None:
     assert result.exit_code == 2 and "--cloud 'ibm': expected one of aws, gcp, azure" in (
         result.output)
     result = cli("collect", "--cloud", "aws", "--region", "eastus")
-    assert result.exit_code == 2 and "'eastus' is a azure region" in result.output
+    assert result.exit_code == 2 and "'eastus' is a region of azure" in result.output
     result = cli("collect", "--gpu", "Z80")
     assert result.exit_code == 2 and "unknown GPU model 'Z80'" in result.output
 

@@ -55,12 +55,13 @@ def test_bad_values_name_them(availability_store) -> None:
         deadline_backtest(availability_store, job_hours=2, deadline_hours=(1,))
     with pytest.raises(InvalidInput, match="longer than the availability trace"):
         deadline_backtest(availability_store, job_hours=2, deadline_hours=(100,))
-    with pytest.raises(InvalidInput, match="p3.2xlarge in us-east-1z: import"):
+    with pytest.raises(InvalidInput, match="p3.2xlarge in us-east-1z: stored zones: "
+                       "us-east-1a.*did you mean 'us-east-1b'"):
         deadline_backtest(availability_store, zones=["us-east-1z"])
 
 
 def test_an_empty_store_says_what_to_do(store) -> None:
-    with pytest.raises(InvalidInput, match="import an availability trace"):
+    with pytest.raises(InvalidInput, match="the store has no availability trace: import one first"):
         deadline_backtest(store)
 
 
