@@ -32,7 +32,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
+from costsched.migration.launcher import (
+    CapacityError,
+    Instance,
+    Launcher,
+    LaunchSpec,
+    QuotaError,
+)
+from costsched.migration.quotas import next_fitting
+from costsched.migration.quotas import refused as quota_refused
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
 from costsched.store.batch import BATCH_STEPS, Batch
@@ -190,6 +198,17 @@ class Mover:
                 code_sha256=self.job.code_sha256, code_size=self.job.code_size,
                 setup=self.job.setup, task=self.job.task,
                 secret_names=self.job.secret_names))
+        except QuotaError as exc:
+            # The account's quota, not the cloud's capacity: recorded against the quota (the
+            # next decision knows it), and the candidates under the same quota skipped.
+            said = quota_refused(self.store.quotas, exc, now)
+            following = [offering_of(c) for c in move.candidates]
+            # A migration's last candidate is where it runs: tried whatever its quota.
+            keep = len(following) - 1 if move.kind == "migration" else None
+            return self.store.moves.advance(
+                move, "checkpoint_verified", at=now,
+                detail=f"cannot launch: {_where(offering)}: {said}",
+                tried=next_fitting(following, move.tried, exc, keep=keep))
         except CapacityError as exc:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
@@ -343,6 +362,11 @@ def candidate(offering: Offering, usd_per_hour: float) -> dict:
     """A candidate as stored in a move."""
     return {"key": list(offering.key), "gpu_model": offering.gpu_model,
             "gpu_count": offering.gpu_count, "usd_per_hour": float(usd_per_hour)}
+
+
+def _where(offering: Offering) -> str:
+    return (f"{offering.cloud} {offering.zone or offering.region} {offering.instance_type} "
+            f"{offering.market}")
 
 
 def _why(instance: Instance) -> str:

@@ -13,7 +13,7 @@ staying by more than the margin (`pays`), unless the policy weighed the move its
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -76,6 +76,8 @@ class Ask:
     steps_left: float | None = None
     table: ThroughputTable | None = None
     nodes: int = 1  # a gang: N instances, priced N times, preempted at N times the rate
+    # Offerings the account's quota does not hold the job's instances in: never chosen.
+    blocked: frozenset[OfferingKey] = field(default_factory=frozenset)
 
 
 def decide(store: StoreLike, job: Job, *, home_region: str,
@@ -140,12 +142,24 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
             if getattr(view, "typical", None) is not None:  # a policy that reads history
                 scaled["typical"] = view.typical * ask.nodes  # type: ignore[attr-defined]
             view = replace(view, **scaled)
+        if ask.blocked:
+            view = _without(view, ask.blocked - {ask.current})
         state = JobState(ask.job, ask.home_region,
                          ask.job.steps if ask.steps_left is None else ask.steps_left,
                          None if ask.current is None else tuple(ask.current),
                          (overheads or Overheads()).gang(ask.nodes))
         out.append(choose(view, state, chosen, margin, when))
     return out
+
+
+def _without(view: MarketView, keys: frozenset[OfferingKey]) -> MarketView:
+    """`view` where the offerings `keys` have no price now: no policy chooses them."""
+    rows = [r for r in (view.row(k) for k in keys) if r is not None]
+    if not rows:
+        return view
+    prices = view.prices.copy()
+    prices[rows] = np.nan
+    return replace(view, prices=prices, derived={})
 
 
 def _market(store: PriceStore, when: datetime, rates: Evidence,
