@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
+import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -124,11 +125,24 @@ def plan(
             err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
         if result.collection is not None:
             _print_collection(result.collection, budget, result.jobs)
+    if result.quota_note and not json_out and emit is None and result.ok:
+        err_console.print(f"note: {user_text(result.quota_note)}", highlight=False,
+                          soft_wrap=True)
     if not result.ok:
         raise typer.Exit(1)
 
 
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
+QUOTA_MARK = " (over quota)"  # an offering the account's quota does not hold; its note says
+
+
+def _quota_notes(shown: pd.DataFrame) -> list[str]:
+    """One note per quota that does not hold offerings of the table, naming them."""
+    if "quota" not in shown:
+        return []
+    over = shown[shown["quota"] != ""]
+    return [f"over quota: {', '.join(group['offering'])}: {why}"
+            for why, group in over.groupby("quota", sort=False)]
 REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
 
 
@@ -211,7 +225,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         return
     shown = result.ranking(index).head(top)
     rows = [
-        [str(i), r.offering,
+        [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
          money(r.usd_per_hour, 4), figures.speed_cell(r),
@@ -240,6 +254,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     if old is not None:
         notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
                      "brings newer ones (prices.stale_after in the configuration)")
+    notes.extend(_quota_notes(shown))
     n_excluded = int((p.ranked["excluded"] != "").sum())
     if n_excluded:
         why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
@@ -295,6 +310,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
                "expected_hours", "expected_cost", "vs_on_demand_v100"]
+    quota_columns = ["quota", "quota_code", "quota_name", "quota_scope", "quota_unit",
+                     "quota_limit", "quota_used", "quota_instances", "quota_observed_at"]
     groups = _groups(result)
     index_of = {m: g for g, members in enumerate(groups) for m in members}
 
@@ -307,7 +324,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             extra = {} if per_work_hour is None else {"usd_per_work_hour": per_work_hour}
             yield {
                 "jobs": [result.jobs[m].job.name for m in members],
-                "ranking": frame_records(shown[columns].assign(
+                "ranking": frame_records(shown[[*columns, *(
+                    c for c in quota_columns if c in shown)]].assign(
                     price_effective_at=shown["effective_at"],
                     price_age_hours=age_hours(shown["effective_at"], result.at).round(1),
                     **extra)),
@@ -334,8 +352,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             }
 
     out: dict = {"at": result.at, "objective": result.objective,
-                 "stale_after_hours": stale_after, "rankings": rankings(), "jobs": jobs(),
-                 "collection": None}
+                 "stale_after_hours": stale_after, "quota_note": result.quota_note or None,
+                 "rankings": rankings(), "jobs": jobs(), "collection": None}
     collection = result.collection
     if collection is not None:
         out["collection"] = {

@@ -95,6 +95,13 @@ def zones_client(credentials: Any) -> Any:
     return compute_v1.ZonesClient(credentials=credentials)
 
 
+def regions_client(credentials: Any) -> Any:
+    """A Compute Engine regions client with `credentials` (a region's quotas)."""
+    from google.cloud import compute_v1
+
+    return compute_v1.RegionsClient(credentials=credentials)
+
+
 # The boot image launchers use when none is given: a Deep Learning VM image family with CUDA
 # (its metadata key `install-nvidia-driver` installs the driver at first boot).
 GPU_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu121"

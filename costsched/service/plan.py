@@ -281,10 +281,12 @@ def plan(
                                if availability else None)
         quotas = QuotaFacts.of(opened)
         offerings = quotas.attach(prepare(frame, rates))
-        quota_note = quotas.unknown_note(frame["cloud"]) if len(frame) else ""
         per_job = objective if objective in OBJECTIVES else "cost"
         plans = plan_jobs(resolved, offerings, per_job, weight, explain=explain,
                           progress=progress)
+        # Said once, of the clouds the jobs may be placed on (a ranking shared is read once).
+        rankings = {id(p.ranked): p for p in plans}.values()
+        quota_note = quotas.unknown_note({c for p in rankings for c in p.choices["cloud"]})
     collection = None
     if several:
         _step(progress, "placing the jobs together")
