@@ -205,10 +205,14 @@ class Mover:
             following = [offering_of(c) for c in move.candidates]
             # A migration's last candidate is where it runs: tried whatever its quota.
             keep = len(following) - 1 if move.kind == "migration" else None
-            return self.store.moves.advance(
-                move, "checkpoint_verified", at=now,
-                detail=f"cannot launch: {_where(offering)}: {said}",
-                tried=next_fitting(following, move.tried, exc, keep=keep))
+            tried = next_fitting(following, move.tried, exc, keep=keep)
+            said = f"{_where(offering)}: {said}"
+            if tried >= len(following):  # nothing left: the job's failure names the quota
+                self._end_job("failed", now, f"no offering could be launched; {said}")
+                return self.store.moves.advance(move, "failed", at=now, tried=tried,
+                                                detail=f"cannot launch: {said}")
+            return self.store.moves.advance(move, "checkpoint_verified", at=now,
+                                            detail=f"cannot launch: {said}", tried=tried)
         except CapacityError as exc:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,

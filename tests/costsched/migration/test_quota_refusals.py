@@ -95,6 +95,14 @@ def test_a_quota_the_cloud_names_is_the_one_recorded(store: PriceStore) -> None:
     [quota] = store.quotas.current().to_dict("records")
     assert (quota["scope"], quota["code"], quota["unit"], quota["refused"]) == (
         "global", "GPUS_ALL_REGIONS", "GPUs", 1.0)
+    # The job's failure says which quota, and the request to make.
+    events = store.jobs.events(job)
+    [failed] = [d for d in events.loc[events["to_state"] == "failed", "detail"]
+                if d.startswith("no offering")]
+    assert failed.startswith("no offering could be launched; gcp us-central1-a ")
+    assert "quota GPUS_ALL_REGIONS across all regions refused 1 GPUs" in failed
+    assert failed.endswith("--quota-id=GPUS-ALL-REGIONS-per-project --preferred-value=1 "
+                           "--project=PROJECT_ID")
 
 
 def test_a_batch_of_moves_records_its_refusals_too(store: PriceStore) -> None:
