@@ -50,7 +50,7 @@ else:  # pragma: no cover - Python 3.10
 
 ENV_CONFIG = "COSTSCHED_CONFIG"
 ENV_PREFIX = "COSTSCHED_"
-LAUNCHERS = ("local", "aws", "gcp")
+LAUNCHERS = ("local", "aws", "gcp", "azure", "clouds")
 _DEFAULT_OVERHEADS = Overheads()
 
 # What a local job keeps of the machine's environment by default: the numeric libraries'
@@ -205,7 +205,7 @@ class MigrationConfig(_Section):
 class LaunchConfig(_Section):
     """Where jobs run and where their checkpoints go (None = the user data directory)."""
 
-    launcher: Literal["local", "aws", "gcp"] = "local"
+    launcher: Literal["local", "aws", "gcp", "azure", "clouds"] = "local"
     checkpoint_root: str | None = None
     max_code_mb: Number = Field(100, gt=0, allow_inf_nan=False)  # a job's packed workdir
     # A sweep making more jobs than this is refused before any job is made.
@@ -228,6 +228,40 @@ class LaunchConfig(_Section):
                 raise ValueError(f"{name!r} is a secret or costsched's own setting: it is "
                                  "never passed to a job (give it in the job's envs)")
         return value
+
+
+class AzureConfig(_Section):
+    """Where the azure launcher makes its VMs (docs/azure.md); credentials are azure-identity's
+    (environment, Azure CLI login, managed identity), never configured here."""
+
+    subscription_id: str | None = None  # none: $AZURE_SUBSCRIPTION_ID, else the CLI's default
+    resource_group: str = "costsched"
+    create_resource_group: bool = False  # made in `location` when missing
+    location: str = "eastus"  # the resource group's, when costsched makes it
+    # Location -> subnet resource id; a location not named gets costsched's own VNet there.
+    subnets: dict[str, str] = Field(default_factory=dict)
+    vnet: str = "costsched"  # the name prefix of costsched's own VNets: costsched-<location>
+    image: str = "microsoft-dsvm:ubuntu-hpc:2204:latest"  # PUBLISHER:OFFER:SKU:VERSION or an id
+    identity: str | None = None  # a user-assigned managed identity's resource id
+    storage_account: str | None = None  # the account of az://CONTAINER/PATH locations
+    ssh_public_key: str | None = None  # a file; none: no key anyone holds
+    public_ip: bool = True  # each VM's way out (code, packages, checkpoints)
+    management_endpoint: str = "https://management.azure.com"
+
+    @field_validator("resource_group")
+    @classmethod
+    def _group(cls, value: str) -> str:
+        if not re.fullmatch(r"[-\w.()]{0,89}[-\w()]", value):
+            raise ValueError("expected 1-90 letters, digits, '_', '-', '.', '(', ')', not "
+                             "ending in '.'")
+        return value
+
+    @field_validator("management_endpoint")
+    @classmethod
+    def _endpoint(cls, value: str) -> str:
+        if not value.startswith("https://"):
+            raise ValueError("expected an https:// URL, e.g. https://management.azure.com")
+        return value.rstrip("/")
 
 
 class CallsConfig(_Section):
@@ -356,6 +390,7 @@ class Config(_Section):
     throughput: ThroughputConfig = Field(default_factory=ThroughputConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     bills: BillsConfig = Field(default_factory=BillsConfig)
+    azure: AzureConfig = Field(default_factory=AzureConfig)
 
     def secrets(self) -> list[str]:
         """The values configured that are secrets: masked wherever they would be shown."""
@@ -513,7 +548,8 @@ def _from_env(key: str, text: str) -> Any:
 
 
 _OPTIONAL = {"db", "collect.gcp_project", "migration.lost_work_minutes",
-             "launch.checkpoint_root", "notify.webhook"}
+             "launch.checkpoint_root", "notify.webhook", "azure.subscription_id",
+             "azure.identity", "azure.storage_account", "azure.ssh_public_key"}
 
 _EXPECTED = {
     "float_parsing": "expected a number",

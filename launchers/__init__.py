@@ -2,7 +2,7 @@
 defined by the core that drives it), the agent that runs a job on an instance, and the
 checkpoint stores (`checkpoints`). Nothing outside a backend branches on a cloud's name.
 
-    launcher = make_launcher("local")            # or "aws", "gcp"
+    launcher = make_launcher("local")            # or "aws", "gcp", "azure", "clouds"
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from costsched.model import InvalidInput
 # Backend name -> (module, class); imported on demand (a backend may need its cloud's SDK).
 BACKENDS = {"local": ("launchers.local", "LocalLauncher"),
             "aws": ("launchers.aws", "AwsLauncher"),
-            "gcp": ("launchers.gcp", "GcpLauncher")}
+            "gcp": ("launchers.gcp", "GcpLauncher"),
+            "azure": ("launchers.azure", "AzureLauncher"),
+            "clouds": ("launchers.clouds", "CloudsLauncher")}
 
 
 def make_launcher(name: str, **options: Any) -> Any:  # -> launchers.base.Launcher

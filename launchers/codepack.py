@@ -283,6 +283,9 @@ def publish(packed: Packed, checkpoint_uri: str) -> str:
     elif kind == "gcs":
         store.bucket.blob(store._key(name)).upload_from_filename(
             str(packed.path), content_type="application/gzip", checksum="md5")
+    elif kind == "azure":
+        with packed.path.open("rb") as body:
+            store.put_bytes(name, body, "application/gzip")
     else:
         root = Path(store.root)
         root.mkdir(parents=True, exist_ok=True)
@@ -310,6 +313,9 @@ def fetch(uri: str, sha256: str, size: int, dest: Path) -> Path:
                     out.write(chunk)
             elif kind == "gcs":
                 store.bucket.blob(store._key(name)).download_to_file(out)
+            elif kind == "azure":
+                for chunk in store.download(name):
+                    out.write(chunk)
             else:
                 with (Path(store.root) / name).open("rb") as source:
                     shutil.copyfileobj(source, out, _CHUNK)
@@ -336,13 +342,14 @@ def _mismatch(path: Path, sha256: str, size: int) -> str:
 
 
 def _kind(store: CheckpointStore) -> str:
-    """'s3', 'gcs' or 'local': the archive is one object put and got with the store's own
-    client (its bucket and key prefix), or one file in its directory."""
+    """'s3', 'gcs', 'azure' or 'local': the archive is one object put and got with the
+    store's own client (its bucket and key prefix), or one file in its directory."""
+    from launchers.checkpoints.azure import AzureBlobStore
     from launchers.checkpoints.gcs import GcsStore
     from launchers.checkpoints.local import LocalStore
     from launchers.checkpoints.s3 import S3Store
 
-    kinds = {S3Store: "s3", GcsStore: "gcs", LocalStore: "local"}
+    kinds = {S3Store: "s3", GcsStore: "gcs", AzureBlobStore: "azure", LocalStore: "local"}
     for cls, kind in kinds.items():
         if isinstance(store, cls):
             return kind

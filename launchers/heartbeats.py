@@ -68,7 +68,7 @@ def uri(checkpoint_uri: str, attempt: str) -> str:
 
 
 def put_doc(store: Any, name: str, doc: object) -> None:
-    """Write `doc` as JSON at `name` in a checkpoint store (S3, GCS or a folder),
+    """Write `doc` as JSON at `name` in a checkpoint store (S3, GCS, Blob or a folder),
     replacing the last one whole: a reader sees the old document or the new one."""
     from launchers.codepack import _kind
 
@@ -80,6 +80,8 @@ def put_doc(store: Any, name: str, doc: object) -> None:
     elif kind == "gcs":
         store.bucket.blob(store._key(name)).upload_from_string(
             body, content_type="application/json")
+    elif kind == "azure":
+        store.put_bytes(name, body, "application/json")
     else:
         root = Path(store.root)
         root.mkdir(parents=True, exist_ok=True)
@@ -106,6 +108,10 @@ def get_doc(store: Any, name: str) -> object | None:
             if not blob.exists():
                 return None
             body = blob.download_as_bytes()
+        elif kind == "azure":
+            body = store.get_bytes(name)
+            if body is None:
+                return None
         else:
             path = Path(store.root) / name
             if not path.is_file():

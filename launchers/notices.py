@@ -11,13 +11,20 @@ from urllib.parse import urlsplit, urlunsplit
 # variables the clouds' own SDKs read.
 _METADATA_ENVS = {"169.254.169.254": "AWS_EC2_METADATA_SERVICE_ENDPOINT",
                   "metadata.google.internal": "GCE_METADATA_HOST"}
+_AZURE_METADATA_ENV = "AZURE_POD_IDENTITY_AUTHORITY_HOST"
+_AZURE_EVENTS = "/metadata/scheduledevents"
 _NOTICE_TIMEOUT = 2.0
 
 
 def notice_present(url: str) -> bool:
     """Whether a cloud's metadata server announces a preemption: AWS spot/instance-action
     answers 200 with JSON when there is a notice and 404 otherwise; GCP instance/preempted
-    answers TRUE or FALSE. Unreachable counts as no notice."""
+    answers TRUE or FALSE; Azure's Scheduled Events list a Preempt event
+    (launchers.azure_events). Unreachable counts as no notice."""
+    if urlsplit(url).path.startswith(_AZURE_EVENTS):
+        from launchers.azure_events import preempt_announced
+
+        return preempt_announced(url)
     headers = {"Metadata-Flavor": "Google"}
     for _ in range(2):
         try:
@@ -39,9 +46,13 @@ def notice_present(url: str) -> bool:
 
 def metadata_url(url: str) -> str:
     """`url` on the metadata endpoint the environment names, for a cloud's usual address
-    (AWS_EC2_METADATA_SERVICE_ENDPOINT: a URL; GCE_METADATA_HOST: host[:port])."""
+    (AWS_EC2_METADATA_SERVICE_ENDPOINT: a URL; GCE_METADATA_HOST: host[:port]; Azure's,
+    AZURE_POD_IDENTITY_AUTHORITY_HOST: a URL)."""
     parts = urlsplit(url)
-    override = os.environ.get(_METADATA_ENVS.get(parts.hostname or "", ""), "").strip()
+    name = _METADATA_ENVS.get(parts.hostname or "", "")
+    if parts.path.startswith("/metadata/"):  # Azure's (at AWS's address): azure-identity's
+        name = _AZURE_METADATA_ENV
+    override = os.environ.get(name, "").strip()
     if not override:
         return url
     base = urlsplit(override if "://" in override else f"http://{override}")

@@ -24,8 +24,18 @@ def is_wedged(startup_script: str, now: float | None = None) -> bool:
     (still installing) is not judged."""
     try:
         job = read_payload(startup_script)
-        beat = heartbeats.read(str(job["checkpoint_uri"]), str(job["attempt"]))
-    except (InvalidInput, ValueError, KeyError):  # not a script of ours, or no heartbeat
+        uri, attempt = str(job["checkpoint_uri"]), str(job["attempt"])
+    except (InvalidInput, ValueError, KeyError):  # not a script of ours
+        return False
+    return heartbeat_older(uri, attempt, now)
+
+
+def heartbeat_older(checkpoint_uri: str, attempt: str, now: float | None = None) -> bool:
+    """Whether the instance of `attempt` wrote its last heartbeat beside `checkpoint_uri`
+    more than WEDGED_SECONDS ago (False when it wrote none)."""
+    try:
+        beat = heartbeats.read(checkpoint_uri, attempt)
+    except (InvalidInput, ValueError, KeyError):  # no heartbeat
         return False
     if not beat:
         return False

@@ -44,9 +44,16 @@ def _gcp(gcp_project: str | None) -> Any:
     return GcpQuotaReader(project=gcp_project)
 
 
+def _azure(gcp_project: str | None) -> Any:
+    from price_collectors.quotas_azure import AzureQuotaReader
+
+    return AzureQuotaReader()
+
+
 # cloud -> a function making its reader (with its SDK's default clients; it may raise
-# QuotasUnreadable). Azure's needs the Azure launcher's client factory.
-READERS: dict[str, Callable[[str | None], Any]] = {"aws": _aws, "gcp": _gcp}
+# QuotasUnreadable).
+READERS: dict[str, Callable[[str | None], Any]] = {"aws": _aws, "gcp": _gcp,
+                                                    "azure": _azure}
 
 
 def read_quotas(store: PriceStore, regions: Mapping[str, Sequence[str]], *,

@@ -135,6 +135,7 @@ def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr("price_collectors.quotas_aws._default_session", _no_quota_cloud)
     monkeypatch.setattr("price_collectors.quotas_gcp.GcpQuotaReader._default_clients",
                         _no_quota_cloud)
+    monkeypatch.setattr("price_collectors.quotas_azure._default_clients", _no_quota_cloud)
 
 
 def _no_cloud(*_args: object) -> None:

@@ -40,9 +40,6 @@ from costsched.service.staleness import stale_after_hours
 from costsched.service.stores import open_store
 from costsched.store import PriceStore
 
-LauncherOption = Annotated[str, typer.Option(
-    "--launcher", help="local (subprocesses on this machine), aws or gcp.")]
-
 
 def make_launcher(name: str) -> Any:
     """A launcher with this machine's defaults (local instances under $COSTSCHED_INSTANCES,
@@ -65,7 +62,10 @@ def launch(
         help="Run on this offering (cloud:zone-or-region:instance_type:market, as `costsched "
              "plan` shows it) instead of the decision model's pick.", show_default=False)]
     = None,
-    launcher: LauncherOption = "local",
+    launcher: Annotated[str | None, typer.Option(
+        "--launcher", help="local (subprocesses on this machine), aws, gcp, azure, or clouds "
+        "(the cloud of the offering chosen, moving between them when it pays); default: "
+        "config launch.launcher.", show_default=False)] = None,
     wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")] = 30.0,
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="NAME=VALUE for a SkyPilot task's envs (NAME alone: the value of NAME "
@@ -84,12 +84,14 @@ def launch(
     capacity), with their checkpoints kept in their checkpoint store."""
     envs, secrets = _given("--env", env), _given("--secret", secret)
     store = open_store(db)
-    backend = make_launcher(launcher)
+    settings = effective().launch
+    backend = make_launcher(launcher or settings.launcher)
     _check_budgets(store, jobs, envs, yes, json_out)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, jobs, launcher=backend, offering=offering,
-                                 wait_seconds=wait, envs=envs, secrets=secrets)
+                                 wait_seconds=wait, envs=envs, secrets=secrets,
+                                 checkpoint_root=settings.checkpoint_root)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")

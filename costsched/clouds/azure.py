@@ -1,5 +1,7 @@
-"""Azure: region names, egress, the default eviction rate, and the HTTP session with
-retries that its public REST APIs are read with (requests, imported only when called)."""
+"""Azure: region names, egress, the default eviction rate, what the launcher needs to know
+of Azure (the Scheduled Events endpoint, the errors that mean "no capacity"), and the HTTP
+session with retries that its public REST APIs are read with (requests, imported only when
+called). The SDK clients are made in `costsched.clouds.azure_sdk`."""
 
 from __future__ import annotations
 
@@ -47,6 +49,18 @@ def http_session(retries: int, backoff: float) -> Any:  # -> requests.Session
 # instance (instances use their own role).
 CREDENTIAL_ENVS = ("AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PASSWORD")
 
+# The Scheduled Events endpoint of Azure's Instance Metadata Service, as the VM reads it
+# (header "Metadata: true"): a Spot VM's eviction is announced there as a Preempt event at
+# least 30 seconds before it happens (learn.microsoft.com, "Scheduled Events for Linux VMs").
+SCHEDULED_EVENTS_URL = "http://169.254.169.254/metadata/scheduledevents?api-version=2020-07-01"
+# The error codes of a VM create that mean this offering cannot be had now: try the next
+# (learn.microsoft.com: "Error messages for Azure Spot Virtual Machines", "Resolve errors for
+# SKU not available", "Troubleshoot allocation failures", quota errors).
+CAPACITY_ERROR_CODES = frozenset({
+    "SkuNotAvailable", "AllocationFailed", "ZonalAllocationFailed",
+    "OverconstrainedAllocationRequest", "OverconstrainedZonalAllocationRequest",
+    "SpotPriceGreaterThanProvidedMaxPrice", "QuotaExceeded", "OperationNotAllowed",
+    "AzureSpotIsNotSupportedForThisVMSize"})
 
 # --- quotas ---------------------------------------------------------------------------------
 
@@ -100,6 +114,26 @@ def quota_needs(region: str, instance_type: str, market: str, gpu_model: str,
     if families:
         out.append(Need("azure", region, families, "vCPUs", float(vcpus)))
     return tuple(out)
+
+
+# Of CAPACITY_ERROR_CODES, those of a quota ("OperationNotAllowed" only when its message says
+# quota): "... results in exceeding approved standardNCSv3Family Cores quota ...".
+QUOTA_ERROR_CODES = frozenset({"QuotaExceeded", "OperationNotAllowed"})
+_FAMILY_IN_MESSAGE = re.compile(r"approved (?P<family>\w+Family) (?:Cores|vCPUs) quota", re.I)
+
+
+def quota_in_message(message: str) -> str:
+    """The quota a refusal's message names ('' where it names none): a family's, the
+    region's low-priority vCPUs, or its total vCPUs."""
+    found = _FAMILY_IN_MESSAGE.search(message)
+    if found:
+        return found["family"]
+    flat = message.lower().replace(" ", "").replace("-", "")
+    if "lowpriority" in flat:
+        return SPOT_CORES
+    if "totalregional" in flat or "regionalcores" in flat:
+        return REGIONAL_CORES
+    return ""
 
 
 def quota_request(code: str, scope: str, value: float, account: str = "") -> str:

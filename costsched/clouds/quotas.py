@@ -39,11 +39,16 @@ class Need:
         return self.codes[0]
 
     def applies(self, limits: Mapping[str, float]) -> str | None:
-        """Which of `codes` holds, from the limits read (code: limit): the first whose limit
-        is above 0, else the first read at all; None when none was read."""
-        read = [c for c in self.codes if c in limits]
+        """Which of `codes` holds, from the limits read (code in lower case: limit): the
+        first whose limit is above 0, else the first read at all (in lower case); None
+        when none was read. Codes match without case (Azure spells families both ways)."""
+        read = [c.lower() for c in self.codes if c.lower() in limits]
         granted = [c for c in read if limits[c] > 0]
         return (granted or read or [None])[0]
+
+    def draws_on(self, code: str) -> bool:
+        """Whether `code` is one of this need's (without case)."""
+        return code.lower() in {c.lower() for c in self.codes}
 
 
 def needs(cloud: str, region: str, instance_type: str, market: str, gpu_model: str,

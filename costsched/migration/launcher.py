@@ -53,6 +53,9 @@ class LaunchSpec:
     # ports, disk_size, disk_tier, image_id, labels, network_tier, mounts...).
     task: Mapping[str, Any] = field(default_factory=dict)
     secret_names: tuple[str, ...] = ()  # envs that are secrets: passed, never logged
+    # The job's constraints.max_price: a spot request's own cap where the cloud takes one
+    # (Azure's maxPrice); None: none.
+    max_usd_per_hour: float | None = None
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ class JobLaunch:
     setup: str = ""
     task: Mapping[str, Any] = field(default_factory=dict)  # LaunchSpec.task
     secret_names: tuple[str, ...] = ()
+    max_usd_per_hour: float | None = None  # LaunchSpec.max_usd_per_hour
 
 
 class Mover:
@@ -197,7 +198,8 @@ class Mover:
                 attempt=move.attempt, envs=self.job.envs, code_uri=self.job.code_uri,
                 code_sha256=self.job.code_sha256, code_size=self.job.code_size,
                 setup=self.job.setup, task=self.job.task,
-                secret_names=self.job.secret_names))
+                secret_names=self.job.secret_names,
+                max_usd_per_hour=self.job.max_usd_per_hour))
         except QuotaError as exc:
             # The account's quota, not the cloud's capacity: recorded against the quota (the
             # next decision knows it), and the candidates under the same quota skipped.

@@ -25,6 +25,8 @@ def refused(quotas: Any, exc: QuotaError, at: datetime) -> str:
         return f"the account's quota refused it ({exc.reason})"
     need, code = found
     asked = need.amount * exc.instances
+    row = _stored(quotas, need.cloud, need.scope, code)
+    code = str(row["code"]) if row else code  # as the reading spelt it
     quotas.refused(need.cloud, need.scope, code, unit=need.unit, asked=asked, at=at,
                    detail=exc.reason, name=need.name if need.name != need.code else "")
     row = _stored(quotas, need.cloud, need.scope, code)
@@ -44,7 +46,7 @@ def quota_of(offering: Offering, named: str = "") -> tuple[Need, str] | None:
     quota a market); None when no mapping names one."""
     drawn = offering_needs(offering)
     for need in drawn:
-        if named and named in need.codes:
+        if named and need.draws_on(named):
             return need, named
     return (drawn[0], drawn[0].code) if drawn else None
 
@@ -75,7 +77,7 @@ def next_fitting(candidates: Sequence[Offering], tried: int, exc: QuotaError,
         if i == keep:
             return i
         same = [n for n in offering_needs(candidates[i])
-                if (n.cloud, n.scope) == (need.cloud, need.scope) and code in n.codes]
+                if (n.cloud, n.scope) == (need.cloud, need.scope) and n.draws_on(code)]
         if not same or same[0].amount * exc.instances < asked:
             return i
     return len(candidates)
@@ -83,5 +85,6 @@ def next_fitting(candidates: Sequence[Offering], tried: int, exc: QuotaError,
 
 def _stored(quotas: Any, cloud: str, scope: str, code: str) -> dict | None:
     frame = quotas.current()
-    row = frame[(frame["cloud"] == cloud) & (frame["scope"] == scope) & (frame["code"] == code)]
+    row = frame[(frame["cloud"] == cloud) & (frame["scope"] == scope)
+                & (frame["code"].str.lower() == code.lower())]
     return None if row.empty else row.iloc[0].to_dict()

@@ -102,10 +102,10 @@ def blocked_keys(offerings: pd.DataFrame, nodes: int = 1) -> set[tuple]:
 
 
 def _facts(quotas: pd.DataFrame) -> dict[tuple[str, str], dict[str, dict]]:
-    """(cloud, scope) -> code -> its row."""
+    """(cloud, scope) -> code in lower case -> its row."""
     out: dict[tuple[str, str], dict[str, dict]] = {}
     for r in quotas.to_dict("records"):
-        out.setdefault((r["cloud"], r["scope"]), {})[r["code"]] = r
+        out.setdefault((r["cloud"], r["scope"]), {})[str(r["code"]).lower()] = r
     return out
 
 
@@ -118,7 +118,7 @@ def _binding(key: Hashable, facts: dict[tuple[str, str], dict[str, dict]]) -> tu
                       0 if pd.isna(gpu_count) else int(gpu_count),
                       0 if pd.isna(vcpus) else int(vcpus)):
         held = _held(need, facts.get((need.cloud, need.scope), {}))
-        if held is not None and (best is None or held[-1] < best[-1]):
+        if held is not None and (best is None or _tightness(held) < _tightness(best)):
             best = held
     return best if best is not None else tuple(_empty(c, range(1)).iloc[0]
                                                for c in QUOTA_COLUMNS)
@@ -128,11 +128,12 @@ def _held(need: Need, read: dict[str, dict]) -> tuple | None:
     """QUOTA_COLUMNS' values of one need, from what was read of its scope; None when
     nothing was."""
     limits = {c: (r["limit"] if _known(r["limit"]) else math.inf)
-              for c, r in read.items() if c in need.codes}
-    code = need.applies(limits)
-    if code is None or need.amount <= 0:
+              for c, r in read.items() if need.draws_on(c)}
+    found = need.applies(limits)
+    if found is None or need.amount <= 0:
         return None
-    r = read[code]
+    r = read[found]
+    code = str(r["code"])  # as the cloud spells it
     used = float(r["used"]) if _known(r["used"]) else 0.0
     free = float(r["limit"]) - used if _known(r["limit"]) else math.nan
     refused = math.nan
@@ -148,6 +149,14 @@ def _held(need: Need, read: dict[str, dict]) -> tuple | None:
     if _known(refused):  # k instances fit only where k x need is below what was refused
         instances = min(instances, max(math.ceil(refused / need.amount - EPSILON) - 1, 0))
     return _values(need, code, r, free, refused, float(instances))
+
+
+def _tightness(values: tuple) -> tuple[float, float]:
+    """How tightly a quota holds an instance (the least binds): the instances that fit,
+    then the share of one instance's need that is left (the family's 0 before the region's
+    14 when neither holds 24 vCPUs)."""
+    need, free, instances = values[5], values[6], values[-1]
+    return instances, (free / need if _known(free) else math.inf)
 
 
 def _values(need: Need, code: str, r: dict, free: float, refused: float,

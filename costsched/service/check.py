@@ -109,6 +109,7 @@ def check_all(*, aws: Callable[[], CloudCheck] | None = None,
 
     threads = [threading.Thread(target=run, args=probe, daemon=True, name=f"check-{probe[0]}")
                for probe in probes]
+    import costsched.config  # noqa: F401 - loaded once here, not on any cloud's time
     deadline = time.monotonic() + total_seconds
     for thread in threads:
         thread.start()
@@ -510,16 +511,9 @@ def _refused_for_permission(exc: BaseException) -> bool:
         or "Forbidden" in type(exc).__name__
 
 
-def check_azure() -> CloudCheck:
-    """Azure's retail prices are public: collecting them needs no credentials. costsched
-    does not launch on Azure."""
-    out = CloudCheck("azure", extra_installed=_installed("requests"))
-    if not out.extra_installed:
-        out.problem = "requests is not installed"
-        out.fixes.append(AZURE_EXTRA)
-    out.collect_prices = out.extra_installed
-    out.credentials = ["none needed for prices"]
-    out.notes.append("prices come from the public Azure Retail Prices API: no credentials "
-                     "needed")
-    out.notes.append("launching and checkpoints on Azure are not supported by costsched")
-    return out
+def check_azure(**probes: Any) -> CloudCheck:
+    """Azure: its public prices, then what the account can do (costsched.service.check_azure;
+    `probes`: that module's `check` arguments)."""
+    from costsched.service.check_azure import check
+
+    return check(**probes)

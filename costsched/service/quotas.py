@@ -39,12 +39,16 @@ TABLE_COLUMNS = ["cloud", "scope", "code", "name", "unit", "limit", "used", "fre
 def refresh(store: StoreLike, *, clouds: Sequence[str] = (), regions: Sequence[str] = (),
             gcp_project: str | None = None, readers: Mapping[str, Any] | None = None,
             at: datetime | str | None = None) -> dict:
-    """Read the quotas of `clouds` (default all) in `regions` (default all of theirs) now
-    and store them: cloud -> `QuotasRead` (quotas stored; what was not read, one line)."""
+    """Read the quotas of `clouds` (default all) in `regions` (default those the store has
+    prices of, else all of the cloud's) now and store them: cloud -> `QuotasRead` (quotas
+    stored; what was not read, one line)."""
     from price_collectors.quotas import read_quotas
 
     routed = route_regions(regions, clouds)
     with using(store) as opened:
+        for cloud, named in routed.items():
+            if not named:
+                routed[cloud] = sorted(set(opened.offerings(cloud=cloud)["region"]))
         return read_quotas(opened, routed, gcp_project=gcp_project, readers=readers,
                            at=as_time(at) if at is not None else None)
 

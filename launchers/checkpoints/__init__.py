@@ -1,7 +1,7 @@
-"""Checkpoint stores: a local directory, S3 or GCS behind one interface (`base`).
+"""Checkpoint stores: a local directory, S3, GCS or Azure Blob behind one interface (`base`).
 
 `open_store(uri)` picks the store from the URI: "s3://bucket/prefix", "gs://bucket/prefix",
-"file:///path" or a plain path.
+"az://container/prefix" (or a Blob account's https:// URL), "file:///path" or a plain path.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from urllib.parse import unquote, urlsplit
 from costsched.model import InvalidInput
 from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint
 
-ACCEPTED = "s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], file:///PATH or a path"
+ACCEPTED = ("s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], "
+            "https://ACCOUNT.blob.core.windows.net/CONTAINER[/PREFIX], file:///PATH or a path")
 # "x:" of two letters or more (so "C:\\..." is a path); "name:rest" without "//" is a path too
 # unless the name is one of ours (a typo such as "s3:/bucket" must not become a directory).
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(//)?")
@@ -27,9 +28,13 @@ def open_store(uri: str, **options: Any) -> CheckpointStore:
         raise InvalidInput(f"checkpoint location {uri!r}: expected {ACCEPTED}")
     scheme = _SCHEME.match(uri)
     name = scheme.group(1).lower() if scheme else ""
-    if scheme is None or (scheme.group(2) is None and name not in ("s3", "gs", "file")):
+    if scheme is None or (scheme.group(2) is None and name not in ("s3", "gs", "az", "file")):
         return _local(Path(uri), **options)
     parts = urlsplit(uri)
+    if (name == "az" and scheme.group(2)) or (name == "https" and _blob_url(uri)):
+        from launchers.checkpoints.azure import AzureBlobStore
+
+        return AzureBlobStore(uri, **options)
     if name in ("s3", "gs") and scheme.group(2):
         bucket, prefix = parts.netloc, parts.path.strip("/")
         bad_prefix = "//" in prefix or {".", ".."} & set(prefix.split("/"))
@@ -47,6 +52,12 @@ def open_store(uri: str, **options: Any) -> CheckpointStore:
             and parts.path.startswith("/"):
         return _local(Path(unquote(parts.path)), **options)
     raise InvalidInput(f"checkpoint location {uri!r}: expected {ACCEPTED}")
+
+
+def _blob_url(uri: str) -> bool:
+    from launchers.checkpoints.azure import is_blob_url
+
+    return is_blob_url(uri)
 
 
 def _local(path: Path, **options: Any) -> CheckpointStore:

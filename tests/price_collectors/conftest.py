@@ -4,6 +4,7 @@ HTTP server, and the recorded AWS bodies grouped by region."""
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,9 +53,11 @@ Route = Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]]
 
 
 class Loopback:
-    """A threaded HTTP server on 127.0.0.1 whose answers come from `handler`."""
+    """A threaded HTTP server on 127.0.0.1 whose answers come from `handler`, for every
+    method (the request's body, if any, read into `request.body`); HTTPS with `tls` (an
+    ssl.SSLContext for the server: SDKs that send tokens only over TLS)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.handler: Route = lambda request: (404, {}, b"no handler")
         self.paths: list[str] = []
         self._lock = threading.Lock()
@@ -66,20 +69,30 @@ class Loopback:
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 with outer._lock:
                     outer.paths.append(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                self.body = self.rfile.read(length) if length else b""
                 status, headers, body = outer.handler(self)
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
+                if "Content-Length" not in headers:
+                    self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_GET  # noqa: N815
 
             def log_message(self, *args) -> None:  # quiet
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True,
+                                                 do_handshake_on_connect=False)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> Loopback:

@@ -184,7 +184,8 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
                     code_uri=_code_uri(run.checkpoint_uri, code),
                     code_sha256=code.get("sha256", ""), code_size=int(code.get("size", 0)),
                     setup=run.record.spec["spec"].get("setup", ""), task=task,
-                    secret_names=tuple(secrets))
+                    secret_names=tuple(secrets),
+                    max_usd_per_hour=spec.job.constraints.max_price_per_hour)
     return Mover(store, launcher, job, _newest_checkpoint,
                  (lambda: at) if at is not None else utcnow)
 

@@ -1,6 +1,7 @@
 """Fixtures of the checkpoint store tests: each store on its real backend (a directory, S3
-under moto, GCS against the loopback fake), with a `Backend` that reaches under the store
-to corrupt, drop or plant objects as a crash or another writer would."""
+under moto, GCS against the loopback fake, Azure Blob against the loopback Blob service),
+with a `Backend` that reaches under the store to corrupt, drop or plant objects as a crash
+or another writer would."""
 
 from __future__ import annotations
 
@@ -105,11 +106,43 @@ def gcs_backend(fake: FakeGcs) -> Backend:
                    lambda key: fake.objects[f"{PREFIX}/{key}"].data)
 
 
-@pytest.fixture(params=["local", "s3", "gcs"])
+@pytest.fixture()
+def azure_blob(azure_tls: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+               ) -> Iterator[Any]:
+    """The loopback Blob service (tests.launchers.azure_fake), its container `ckpt` made,
+    with the store pointed at it."""
+    from tests.launchers.azure_fake import Azure
+
+    with Azure(tmp_path / "azure", azure_tls) as azure:
+        for name, value in azure.env().items():
+            monkeypatch.setenv(name, value)
+        yield azure
+
+
+def azure_backend(azure: Any) -> Backend:
+    from launchers.checkpoints.azure import AzureBlobStore
+    from tests.launchers.azure_fake import STORAGE_TOKEN, Blob, StaticToken
+
+    blobs = azure.blob.containers["ckpt"]
+
+    def keys() -> set[str]:
+        return {name[len(PREFIX) + 1:] for name in blobs if name.startswith(PREFIX + "/")}
+
+    return Backend(AzureBlobStore(f"az://ckpt/{PREFIX}", credential=StaticToken(STORAGE_TOKEN)),
+                   lambda key, data: blobs.__setitem__(f"{PREFIX}/{key}",
+                                                       Blob(data, "application/octet-stream")),
+                   lambda key: blobs.pop(f"{PREFIX}/{key}"),
+                   keys,
+                   lambda key: blobs[f"{PREFIX}/{key}"].data)
+
+
+@pytest.fixture(params=["local", "s3", "gcs", "azure"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     """Each store in turn, on its real backend."""
     if request.param == "local":
         return local_backend(tmp_path / "store")
     if request.param == "s3":
         return s3_backend(request.getfixturevalue("s3"))
-    return gcs_backend(request.getfixturevalue("fake_gcs"))
+    if request.param == "gcs":
+        return gcs_backend(request.getfixturevalue("fake_gcs"))
+    return azure_backend(request.getfixturevalue("azure_blob"))

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from launchers.checkpoints import files
+from launchers.checkpoints.azure import AzureBlobStore
 from launchers.checkpoints.gcs import GcsStore
 from launchers.checkpoints.local import LocalStore
 from launchers.checkpoints.s3 import S3Store
@@ -35,6 +36,15 @@ def refuse_manifests(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
             return put(key, *args, **kwargs)
 
         monkeypatch.setattr(store, "_put", s3_put)
+    elif isinstance(store, AzureBlobStore):
+        create_blob = store._create
+
+        def azure_create(key: str, *args: Any) -> bool:
+            if key.endswith(".json"):
+                raise FULL
+            return create_blob(key, *args)
+
+        monkeypatch.setattr(store, "_create", azure_create)
     else:
         assert isinstance(store, GcsStore)
         create = store._create

@@ -1,0 +1,69 @@
+"""`plan` then `launch` of a SkyPilot task whose cheapest offering is an Azure spot VM: the
+plan says so, and `launch --launcher clouds` (the cloud of the offering the decider picks)
+starts it there, through the same credentials and settings a user has: the managed
+identity's tokens, COSTSCHED_AZURE_* settings, an az:// checkpoint root."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from costsched.store import PriceStore
+from tests.launchers.azure_fake import SUBSCRIPTION
+
+AT = datetime.now(timezone.utc) - timedelta(hours=2)
+
+
+def row(cloud: str, region: str, size: str, usd: float) -> dict:
+    return dict(cloud=cloud, region=region, zone="us-east-1a" if cloud == "aws" else "",
+                instance_type=size, market="spot", os="linux", gpu_model="V100", gpu_count=1,
+                vcpus=8, memory_gb=61.0, usd_per_hour=usd, effective_at=AT, source="test")
+
+
+def test_plan_then_launch_lands_on_the_cheapest_azure_spot_vm(
+        cli: Any, azure: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        db_path: Path) -> None:
+    azure.arm.instant = True
+    key = tmp_path / "key.pub"
+    key.write_text("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 nobody")
+    for name, value in {"AZURE_SUBSCRIPTION_ID": SUBSCRIPTION,
+                        "COSTSCHED_AZURE_MANAGEMENT_ENDPOINT": azure.url,
+                        "COSTSCHED_AZURE_SSH_PUBLIC_KEY": str(key),
+                        "COSTSCHED_LAUNCH_CHECKPOINT_ROOT": "az://ckpt/jobs"}.items():
+        monkeypatch.setenv(name, value)
+    PriceStore(str(db_path)).ingest(pd.DataFrame([
+        row("aws", "us-east-1", "p3.2xlarge", 0.92),
+        row("azure", "eastus", "Standard_NC6s_v3", 0.31),
+        row("azure", "westus2", "Standard_NC6s_v3", 0.45)]))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("print('training')\n")
+    task = project / "sky.yaml"
+    task.write_text(yaml.safe_dump({
+        "name": "resnet", "workdir": ".", "run": "python train.py",
+        "resources": {"accelerators": "V100:1", "use_spot": True}}))
+
+    planned = cli("plan", task, "--json", "--top", "3")
+    assert planned.exit_code == 0, planned.output
+    best = json.loads(planned.output)
+    text = json.dumps(best)
+    assert "Standard_NC6s_v3" in text and "eastus" in text
+
+    launched = cli("launch", task, "--launcher", "clouds", "--wait", "0", "--json")
+    assert launched.exit_code == 0, launched.output
+    [vm] = azure.arm.vms()
+    assert vm["location"] == "eastus" and vm["properties"]["priority"] == "Spot"
+    assert vm["properties"]["hardwareProfile"]["vmSize"] == "Standard_NC6s_v3"
+    assert "eastus/costsched/costsched-" in launched.output  # the VM's handle, shown
+    # Credentials: the managed identity's tokens, asked for Resource Manager and storage.
+    asked = {r.query.get("resource", "").rstrip("/") for r in azure.imds.requests
+             if r.path == "/metadata/identity/oauth2/token"}
+    assert {"https://management.azure.com", "https://storage.azure.com"} <= asked
+    assert any(n.startswith("jobs/job-") and "/code/" in n
+               for n in azure.blob.containers["ckpt"])  # the task's code, in Blob

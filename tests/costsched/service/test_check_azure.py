@@ -1,0 +1,91 @@
+"""`costsched check` on Azure, against the loopback Resource Manager and Blob service: what
+the account can do, one line per capability, and the line that fixes each gap; never a
+token or a secret."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from costsched.clouds.azure_sdk import AzureClients
+from costsched.config import Config
+from costsched.service.check import check_azure
+from tests.launchers.azure_fake import SUBSCRIPTION, StaticToken
+
+SECRET = "s3cr3t-client-value-000"
+
+
+def config(**azure_settings: Any) -> Config:
+    return Config.model_validate({
+        "azure": {"subscription_id": SUBSCRIPTION, **azure_settings},
+        "launch": {"checkpoint_root": "az://ckpt/jobs"}})
+
+
+def probe(fake: Any, **settings: Any) -> Any:
+    return check_azure(config=config(**settings), credential=StaticToken(),
+                       clients=lambda sub, cred: AzureClients(sub, cred, fake.url,
+                                                              retry_total=0),
+                       seconds=5.0)
+
+
+def test_an_account_that_can_do_everything(azure: Any) -> None:
+    found = probe(azure)
+    assert (found.collect_prices, found.launch, found.checkpoints) == (True, True, True)
+    assert found.problem is None
+    assert [(c.name, c.ok) for c in found.calls] == [
+        ("token for Resource Manager", True), ("resource group costsched", True),
+        ("virtual machines list (costsched)", True), ("compute usages (eastus)", True),
+        ("checkpoint container (az://ckpt/jobs)", True)]
+    assert found.quotas == ""
+    assert "managed identity (on an Azure VM)" in found.credentials
+    assert "arm-token" not in json.dumps(found.as_dict())
+
+
+def test_a_missing_permission_names_the_role_to_give(azure: Any) -> None:
+    azure.arm.forbid.add("/virtualMachines")
+    found = probe(azure)
+    assert not found.launch and found.collect_prices
+    assert found.problem.startswith("virtual machines list (costsched): AuthorizationFailed")
+    assert "costsched role" in found.fixes[0]
+
+
+def test_a_missing_quota_permission_is_one_line_naming_it(azure: Any) -> None:
+    azure.arm.forbid.add("/usages")
+    found = probe(azure)
+    assert found.launch and found.problem is None  # launching is not stopped by it
+    assert found.quotas == ("Microsoft.Compute/locations/usages/read is not allowed: plans "
+                            "cannot tell which offerings the subscription's quotas hold")
+    assert any(n.startswith("quotas: Microsoft.Compute/locations/usages/read") for n in
+               found.notes)
+
+
+def test_a_missing_resource_group_and_container(azure: Any) -> None:
+    found = probe(azure, resource_group="other")
+    assert found.problem == "resource group other does not exist"
+    assert found.fixes[0].startswith("az group create -n other -l eastus")
+    del azure.blob.containers["ckpt"]
+    found = probe(azure)
+    assert found.launch and not found.checkpoints
+    assert "container ckpt does not exist" in found.calls[-1].detail
+
+
+def test_credentials_that_fail_are_one_line_without_their_text() -> None:
+    from azure.core.exceptions import ClientAuthenticationError
+
+    class Refusing:
+        def get_token(self, *scopes: str, **_: Any) -> Any:
+            raise ClientAuthenticationError(f"AADSTS7000215: invalid secret {SECRET}")
+
+    found = check_azure(config=config(), credential=Refusing(), seconds=5.0)
+    assert found.problem.startswith("no usable Azure credentials")
+    assert found.fixes == ["az login"] and found.collect_prices and not found.launch
+    assert SECRET not in json.dumps(found.as_dict())
+
+
+def test_no_subscription_keeps_the_prices(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = check_azure(config=Config(), seconds=5.0)
+    assert found.collect_prices and not found.launch
+    assert found.problem == "no Azure subscription named (launch, checkpoints)"
+    assert "az account set" in found.fixes[0]
