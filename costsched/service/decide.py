@@ -76,7 +76,8 @@ class Ask:
     steps_left: float | None = None
     table: ThroughputTable | None = None
     nodes: int = 1  # a gang: N instances, priced N times, preempted at N times the rate
-    # Offerings the account's quota does not hold the job's instances in: never chosen.
+    # Offerings the account's quota does not hold the job's instances in: never chosen
+    # (but `current`, where it runs). One set shared by the asks of one size.
     blocked: frozenset[OfferingKey] = field(default_factory=frozenset)
 
 
@@ -124,6 +125,9 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
                                                  cpu)),
                          shared=True)
     views: dict[tuple[int, str], tuple[ThroughputTable, MarketView]] = {}
+    # Views without the offerings over quota, one per (view, blocked set): keeping the two
+    # keeps their ids theirs while the loop runs.
+    masked: dict[tuple[int, int], tuple[MarketView, frozenset, MarketView]] = {}
     out = []
     for ask in asks:
         table = ask.table if ask.table is not None else default
@@ -143,7 +147,11 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
                 scaled["typical"] = view.typical * ask.nodes  # type: ignore[attr-defined]
             view = replace(view, **scaled)
         if ask.blocked:
-            view = _without(view, ask.blocked - {ask.current})
+            found = masked.get((id(view), id(ask.blocked)))
+            if found is None:
+                found = masked[(id(view), id(ask.blocked))] = (
+                    view, ask.blocked, _without(view, ask.blocked))
+            view = _restored(found[2], found[0], ask.current)
         state = JobState(ask.job, ask.home_region,
                          ask.job.steps if ask.steps_left is None else ask.steps_left,
                          None if ask.current is None else tuple(ask.current),
@@ -160,6 +168,17 @@ def _without(view: MarketView, keys: frozenset[OfferingKey]) -> MarketView:
     prices = view.prices.copy()
     prices[rows] = np.nan
     return replace(view, prices=prices, derived={})
+
+
+def _restored(masked: MarketView, view: MarketView, current: OfferingKey | None) -> MarketView:
+    """`masked` with the price of the offering the job runs on back, where it was masked."""
+    row = view.row(current)
+    if row is None or masked is view or not np.isnan(masked.prices[row]) or \
+            np.isnan(view.prices[row]):
+        return masked
+    prices = masked.prices.copy()
+    prices[row] = view.prices[row]
+    return replace(masked, prices=prices, derived={})
 
 
 def _market(store: PriceStore, when: datetime, rates: Evidence,

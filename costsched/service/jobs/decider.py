@@ -67,6 +67,7 @@ class Market:
     def __init__(self, store: PriceStore, when: datetime) -> None:
         self.store, self.when = store, when
         self._attached: dict[tuple[bool, int], pd.DataFrame] = {}
+        self._over: dict[tuple[bool, int, int], frozenset[OfferingKey]] = {}
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -132,12 +133,15 @@ class Market:
         """The offerings a job ranks: with the CPU instance types for a CPU job."""
         return self.cpu_offerings if resolved.cpu else self.offerings
 
-    def over_quota(self, resolved: ResolvedJob,
-                   current: OfferingKey | None = None) -> frozenset[OfferingKey]:
-        """The offerings whose quota does not hold the job's instances (its nodes), but the
-        one it runs on (its instances are counted in the quota's use already)."""
-        return frozenset(blocked_keys(self.offerings_for(resolved), resolved.nodes)
-                         - {current})
+    def over_quota(self, resolved: ResolvedJob) -> frozenset[OfferingKey]:
+        """The offerings whose quota does not hold the job's instances (its nodes), one
+        set for every job of that size (the one a job runs on may be in it: its own
+        instances are counted in the quota's use)."""
+        key = (resolved.cpu, resolved.nodes, refusals_recorded())
+        if key not in self._over:
+            self._over[key] = frozenset(blocked_keys(self.offerings_for(resolved),
+                                                     resolved.nodes))
+        return self._over[key]
 
 
 def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
@@ -275,7 +279,7 @@ class PriceDecider(Decider):
             margin = 0.0 if self.force else self.margin
             asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
                         j.current, j.steps_left, j.resolved.table, j.resolved.nodes,
-                        blocked=market.over_quota(j.resolved, j.current))
+                        blocked=market.over_quota(j.resolved))
                     for _, j in moving]
             found = decide_all(market.store, asks, policy=self.policy, at=now, margin=margin,
                                overheads=self.overheads, measured_rates=market.rates)
@@ -343,7 +347,8 @@ class DeadlineDecider(Decider):
                                 steps_left=job.steps_left, current=job.current,
                                 policy=self.policy, overheads=self.overheads,
                                 unavailable={*market.full, *job.lost,
-                                             *market.over_quota(job.resolved, job.current)},
+                                             *(market.over_quota(job.resolved)
+                                               - {job.current})},
                                 measured_rates=market.rates, late_ok=not job.first,
                                 offerings=market.offerings_for(job.resolved),
                                 checkpoint_gb=job.size_gb)
@@ -402,7 +407,7 @@ class BudgetDecider(Decider):
         state = JobState(replace(job.resolved.job, checkpoint_gb=job.size_gb),
                          job.home_region, job.steps_left, job.current, self.overheads)
         usable = make_policy(DEFAULT_PRICE_POLICY, scope=JOB_SCOPE).candidates(view, state)
-        over = market.over_quota(job.resolved, job.current)
+        over = market.over_quota(job.resolved) - {job.current}
         if over:  # never a move to an offering the account's quota does not hold
             usable = usable & ~np.array([view.key(r) in over for r in range(len(usable))])
         found = fitting(view, state, usable, self.left_usd, now)

@@ -36,11 +36,13 @@ def store(tmp_path: Path):  # noqa: ANN201
     opened.dispose()
 
 
-def p_spot(store: PriceStore, **limits: float) -> None:
-    """The spot P quota, as read now, in each region named (region_with_dashes=limit)."""
+def p_spot(store: PriceStore, used: dict[str, float] | None = None, **limits: float) -> None:
+    """The spot P quota, as read now, in each region named (region_with_dashes=limit), and
+    its use (region: vCPUs)."""
     reading = pd.DataFrame([{"scope": r.replace("_", "-"), "code": "L-7212CCBC",
                              "name": "All P Spot Instance Requests", "unit": "vCPUs",
-                             "limit": v, "used": 0.0, "source": "test"}
+                             "limit": v, "used": (used or {}).get(r.replace("_", "-"), 0.0),
+                             "source": "test"}
                             for r, v in limits.items()])
     store.quotas.record("aws", reading, at=NOW - timedelta(minutes=5))
 
@@ -88,7 +90,8 @@ def test_a_move_never_goes_where_the_quota_does_not_hold(store: PriceStore,
                      resolved.job.steps)
     free = decider_for("dynamic-aware").decide(running, market_at(store, NOW), NOW)
     assert free.moves and free.choice[1] == "us-east-1"  # cheaper, and not known to be full
-    p_spot(store, us_east_1=0, us_west_2=8)  # the job's own 8 vCPUs fill us-west-2
+    # The job's own 8 vCPUs fill us-west-2: it stays there all the same.
+    p_spot(store, {"us-west-2": 8.0}, us_east_1=0, us_west_2=8)
     held = decider_for("dynamic-aware").decide(running, market_at(store, NOW), NOW)
     assert not held.moves and held.choice == key("us-west-2a")
     assert all(o.region != "us-east-1" for o, _ in held.alternatives)
