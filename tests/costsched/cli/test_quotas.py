@@ -41,6 +41,13 @@ def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> I
     raised to 96 vCPUs in us-west-2, and spot prices cheaper in us-east-1; the job's file."""
     hermetic_aws_env(monkeypatch, tmp_path)
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    # moto's public images, loaded for every region the launcher looks in: none needed.
+    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
+    # The account's regions are the two priced: moto lists every region, and the launcher
+    # looks for the job's instances in each (a backend of moto's each, seconds on a busy
+    # machine) before it launches.
+    monkeypatch.setattr("launchers.aws.AwsLauncher._all_regions",
+                        lambda self: ["us-east-1", "us-west-2"])
     with mock_aws():
         session = StubbedSession({r: documented(r) for r in ("us-east-1", "us-west-2")})
         monkeypatch.setattr("price_collectors.quotas_aws._default_session", lambda: session)
@@ -94,7 +101,19 @@ def test_plan_and_launch_go_where_the_quota_holds(cli, account: Path,  # noqa: A
     assert regions[0] == "us-west-2"
 
 
-def test_check_lists_the_quotas_read_with_their_age(cli, account: Path) -> None:  # noqa: ANN001
+def probes_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check`'s calls to the clouds (their own tests ask them): what it reads of the
+    store is asked here."""
+    from costsched.service import check as checks
+
+    for cloud in ("aws", "gcp", "azure"):
+        monkeypatch.setattr(checks, f"check_{cloud}",
+                            lambda cloud=cloud: checks.CloudCheck(cloud, True, launch=True))
+
+
+def test_check_lists_the_quotas_read_with_their_age(cli, account: Path,  # noqa: ANN001
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    probes_answer(monkeypatch)
     cli("quotas", "--refresh", "--cloud", "aws", "--region", "us-east-1,us-west-2")
     doc = json.loads(cli("check", "--json").stdout)
     read = {(q["cloud"], q["scope"], q["code"]): q for q in doc["quotas"]["read"]}
@@ -118,6 +137,7 @@ def test_a_missing_permission_is_one_line_naming_it(cli, account: Path,  # noqa:
     assert line.startswith("aws quotas: aws: servicequotas:ListServiceQuotas is not allowed "
                            "(AccessDeniedException)")
     assert "fix: allow servicequotas:ListServiceQuotas" in line
+    probes_answer(monkeypatch)
     doc = json.loads(cli("check", "--json").stdout)
     [reads] = doc["quotas"]["reads"]
     assert "servicequotas:ListServiceQuotas is not allowed" in reads["error"]
