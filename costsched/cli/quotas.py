@@ -73,6 +73,9 @@ def quotas(
         print_json({"at": now, "quotas": quota_records(shown),
                     "reads": read_records(facts, clouds),
                     "refreshed": {c: r.to_dict() for c, r in read.items()}})
+    elif facts.quotas.empty and facts.reads.empty:
+        console.print(f"No quotas read yet; {REFRESH_LINE} (and `costsched collect` with "
+                      "the prices).", highlight=False)
     else:
         print_table(facts, now, clouds=clouds, regions=regions, every=every)
     errors = [r for r in read_records(facts, clouds) if r["error"]]

@@ -63,6 +63,8 @@ def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> I
 
 def test_plan_and_launch_go_where_the_quota_holds(cli, account: Path,  # noqa: ANN001
                                                    db_path: Path) -> None:
+    assert cli("quotas").stdout.startswith("No quotas read yet; `costsched quotas --refresh` "
+                                           "reads them")
     read = cli("quotas", "--refresh", "--cloud", "aws", "--region", "us-east-1,us-west-2")
     assert read.exit_code == 0, read.output
     assert "All P Spot Instance Requests (L-7212CCBC)" in read.stdout
