@@ -44,16 +44,21 @@ demo: install
 # figure is real time: the job declares the speed it really has, and a move is priced
 # with a local process's restart (seconds, not a cloud instance's boot).
 LOCAL := $(CURDIR)/.demo/local
+# The supervisor the launch starts looks at the job every 5 s (a half-minute job), and
+# ends 5 s after it; the demo stops it at its end all the same.
 LOCAL_ENV := COSTSCHED_DB=$(LOCAL)/store.sqlite COSTSCHED_INSTANCES=$(LOCAL)/instances \
-	COSTSCHED_MIGRATION_RESTART_MINUTES=0.05 COSTSCHED_MIGRATION_WARMUP_MINUTES=0
+	COSTSCHED_MIGRATION_RESTART_MINUTES=0.05 COSTSCHED_MIGRATION_WARMUP_MINUTES=0 \
+	COSTSCHED_DAEMON_WATCH_SECONDS=5 COSTSCHED_DAEMON_IDLE_SECONDS=5
 # The demo's prices (examples/demo/prices-*.csv), stamped with the time they are imported:
 # each holds from then on, as a price collected now would.
 demo_prices = sed -E '2,$$ s/,[0-9T:-]+Z,/,'"$$(date -u +%Y-%m-%dT%H:%M:%SZ)"',/' \
 	examples/demo/prices-$(1).csv > $(LOCAL)/prices-$(1).csv
 demo-local: install
+	@if [ -f $(LOCAL)/store.sqlite ]; then $(LOCAL_ENV) $(BIN)/costsched daemon stop >/dev/null; fi
 	@rm -rf $(LOCAL) && mkdir -p $(LOCAL)
 	@echo "== Run a job locally: spot prices stored, launch from its folder on the cheapest zone =="
-	@echo "   (a 4,000-step job at about 100 steps/s: half a minute, priced as such)"
+	@echo "   (a 4,000-step job at about 100 steps/s: half a minute, priced as such; the launch"
+	@echo "   starts a supervisor in the background that watches it)"
 	@$(call demo_prices,before)
 	$(LOCAL_ENV) $(BIN)/costsched prices import $(LOCAL)/prices-before.csv
 	cd examples/demo && $(LOCAL_ENV) $(CURDIR)/$(BIN)/costsched launch train.yaml
@@ -61,12 +66,15 @@ demo-local: install
 	@$(call demo_prices,after)
 	$(LOCAL_ENV) $(BIN)/costsched prices import $(LOCAL)/prices-after.csv
 	$(LOCAL_ENV) $(BIN)/costsched migrate
-	@echo "== The cloud takes the instance away without notice; costsched recovers the job =="
+	@echo "== The cloud takes the instance away without notice; the supervisor recovers the job"
+	@echo "   (status only looks: --no-reconcile) =="
 	$(BIN)/python -m launchers.local preempt 1 --base-dir $(LOCAL)/instances
-	$(LOCAL_ENV) $(BIN)/costsched status --wait 120
+	$(LOCAL_ENV) $(BIN)/costsched status --wait 120 --no-reconcile
 	@echo "== What it cost, per job, cloud and day, against on-demand and the launch-time choice kept"
 	@echo "   (each baseline over the time it would have taken at the job's measured speed) =="
 	$(LOCAL_ENV) $(BIN)/costsched report --html $(LOCAL)/report.html
+	@echo "== No job is left: the supervisor ends by itself within seconds (daemon stop makes sure) =="
+	$(LOCAL_ENV) $(BIN)/costsched daemon stop
 
 # The same tools on the recorded 2019-2020 AWS and Azure spot prices.
 demo-recorded: install

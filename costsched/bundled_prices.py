@@ -1,11 +1,13 @@
-"""The bundled list prices and spot snapshot as plain rows, read with the csv module.
+"""The bundled list prices and spot prices as plain rows, read with the csv module; and
+the one rule saying when a bundled price is superseded (`superseded`).
 
 For the commands that answer from the bundled catalog alone (no store to read, no
 discovered types): `costsched gpus` starts in a fraction of the time pandas takes to
-import. The rules are those of `costsched.prices.prices_at` on an empty store, row for row
-and in the same order (tests compare the two): per (cloud, region, instance type) the
-newest on-demand list price that held by the time asked for, per (cloud, region, zone,
-instance type) the newest spot snapshot price, neither for a type retired by then.
+import. The rules are those of `costsched.prices.prices_at(..., superseded=True)` on an
+empty store, row for row and in the same order (tests compare the two): per (cloud,
+region, instance type) the newest on-demand list price that held by the time asked for,
+per (cloud, region, zone, instance type) the newest bundled spot price, neither for a type
+retired by then; superseded prices after current ones.
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ from costsched.vocabulary import choose, did_you_mean
 # The GPU models, named as SkyPilot users write them (older first within a family).
 GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
               "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "GH200", "B200", "MI300X")
+# Other names of the catalog's GPUs (upper case, as SkyPilot and the vendors write them):
+# the memory a model's base name already means, and the form factors of one model.
+GPU_ALIASES = {"A100-40GB": "A100", "A100-SXM4-40GB": "A100", "A100-40G": "A100",
+               "A100-SXM4-80GB": "A100-80GB", "A100-80G": "A100-80GB",
+               "H100-80GB": "H100", "H100-SXM": "H100", "H100-SXM5-80GB": "H100",
+               "H100-80GB-HBM3": "H100", "V100-16GB": "V100", "T4-16GB": "T4",
+               "L4-24GB": "L4", "A10G-24GB": "A10G", "H200-141GB": "H200"}
 CATALOG_SOURCE = f"catalog {CATALOG_VERSION}"
 SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
 # Instance types found by `costsched catalog refresh` (price_collectors.discovery).
@@ -34,7 +43,20 @@ ENV_DISCOVERED = "COSTSCHED_DISCOVERED_TYPES"
 SUMMARY_KEY = ("gpu_model", "gpu_count")
 OFFERING_COLUMNS = ("gpu_model", "gpu_count", "cloud", "region", "zone", "instance_type",
                     "market", "usd_per_hour", "usd_per_gpu_hour", "effective_at",
-                    "age_days", "source")
+                    "age_days", "superseded", "source")
+# A bundled price is superseded at a time when, after its own date and by that time, a
+# bundled price of the same instance type (cloud and market) changed somewhere by more
+# than PRICE_CHANGE from the one before it in the same place: the list price has changed
+# since (AWS cut p5's in mid-2025; GCP's H100 spot prices rose through 2026), so the
+# older figure is no longer the type's price anywhere. Smaller differences are rounding
+# between sources. A superseded price ranks behind every current one, and plans leave it
+# out (`superseded`).
+PRICE_CHANGE = 0.01
+# Where a view picks one spot price per GPU model and count (`gpu_summary`), a spot price
+# older than this ranks behind younger ones: it is shown only where none is younger. Spot
+# prices move (GCP's H100 spot rose 2.5x in the first half of 2026); list prices rarely
+# do, and one that changed makes the older ones superseded.
+OLD_DAYS = 365
 
 
 def discovered_path() -> Path:
@@ -57,6 +79,7 @@ def gpu_model_name(value: str) -> str:
             return model
     name = re.sub(r"[\s_]+", "-", text.upper())
     name = re.sub(r"^(NVIDIA-)?(TESLA-)?", "", name)
+    name = GPU_ALIASES.get(name, name)
     found = {m.upper(): m for m in GPU_MODELS}.get(name)
     if found is None:
         raise InvalidInput(
@@ -86,13 +109,20 @@ def gpu_order(model: str) -> int:
 _ORDER = {m: i for i, m in enumerate(GPU_MODELS)}
 
 
-def _read(name: str) -> list[dict[str, str]]:
+@cache  # read once: the rows are never changed in place
+def _read(name: str) -> tuple[dict[str, str], ...]:
     with resources.files("costsched.data").joinpath(name).open("r", newline="") as fh:
-        return list(csv.DictReader(fh))
+        rows = csv.reader(fh)
+        header = next(rows)
+        return tuple(dict(zip(header, row, strict=True)) for row in rows)
 
 
-def _month(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m").replace(tzinfo=timezone.utc)
+@cache  # a few dozen dates among thousands of rows
+def as_of_time(text: str) -> datetime:
+    """When a bundled price held from: its `as_of`, a day ('2026-07-30', the day it was
+    read) or a month ('2025-10': the first day of the month it is known to hold for)."""
+    form = "%Y-%m-%d" if len(text) > 7 else "%Y-%m"
+    return datetime.strptime(text, form).replace(tzinfo=timezone.utc)
 
 
 @cache
@@ -114,14 +144,14 @@ def _gpu_types() -> dict[tuple[str, str], dict]:
 
 def _priced(name: str) -> list[dict]:
     """The rows of a bundled price file whose type is a bundled GPU type, in file order,
-    with the type's GPU model and count, `effective_at` (the month) and usd_per_hour."""
+    with the type's GPU model and count, `effective_at` (`as_of_time`) and usd_per_hour."""
     types = _gpu_types()
     out = []
     for row in _read(name):
         kind = types.get((row["cloud"], row["instance_type"]))
         if kind is not None:
             out.append({**row, **kind, "usd_per_hour": float(row["usd_per_hour"]),
-                        "effective_at": _month(row["as_of"])})
+                        "effective_at": as_of_time(row["as_of"])})
     return out
 
 
@@ -142,6 +172,44 @@ def _spot() -> list[dict]:
     return sorted(rows, key=lambda r: r["effective_at"])
 
 
+@cache
+def _changes() -> dict[tuple[str, str, str], list[tuple[datetime, str]]]:
+    """(cloud, instance type, market) -> [(day, what changed)], oldest first: each time a
+    bundled price of the type in one place (region, zone) differed by more than
+    PRICE_CHANGE from the place's previous bundled price. Every type, GPU or CPU."""
+    out: dict[tuple[str, str, str], list[tuple[datetime, str]]] = {}
+    for name, market in (("on_demand_prices.csv", "on_demand"), ("spot_prices.csv", "spot")):
+        rows = sorted(((as_of_time(r["as_of"]), float(r["usd_per_hour"]), r)
+                       for r in _read(name)), key=lambda t: t[0])
+        last: dict[tuple, tuple[datetime, float]] = {}
+        for day, price, r in rows:
+            place = (r["cloud"], r["instance_type"], r["region"], r.get("zone") or "")
+            before = last.get(place)
+            if before is not None and day > before[0] and abs(price / before[1] - 1) > PRICE_CHANGE:
+                out.setdefault((r["cloud"], r["instance_type"], market), []).append(
+                    (day, f"{r['instance_type']} {market.replace('_', '-')} in "
+                          f"{place[3] or place[2]} went from ${before[1]:,.2f}/h "
+                          f"({before[0]:%Y-%m-%d}) to ${price:,.2f}/h ({day:%Y-%m-%d})"))
+            last[place] = (day, price)
+    return out
+
+
+def superseded(cloud: str, instance_type: str, market: str, effective_at: datetime,
+               when: datetime) -> str | None:
+    """Why a bundled price dated `effective_at` is superseded at `when` (the first change
+    of its type's price after it, by then: see PRICE_CHANGE), or None if it is current."""
+    for day, what in _changes().get((cloud, instance_type, market), ()):
+        if effective_at < day <= when:
+            return what
+    return None
+
+
+def old(market: str, age_days: float) -> bool:
+    """Whether a price of `market` this old ranks behind younger ones of its shape: a spot
+    price over OLD_DAYS old."""
+    return market == "spot" and age_days > OLD_DAYS
+
+
 def _newest(rows: list[dict], key: tuple[str, ...], when: datetime) -> list[dict]:
     """Per `key`, the last row (in the rows' order) that held by `when` and whose type was
     not retired by then, at that row's place."""
@@ -155,9 +223,10 @@ def _newest(rows: list[dict], key: tuple[str, ...], when: datetime) -> list[dict
 
 def prices_at(when: datetime, *, clouds: Sequence[str] = (),
               gpu_models: Sequence[str] = ()) -> list[dict]:
-    """The bundled GPU offerings' prices that held at `when`, cheapest per GPU-hour first
-    (then by cloud, region and zone): dicts with the offering, market, usd_per_hour,
-    usd_per_gpu_hour, effective_at (the month), age_days and source."""
+    """The bundled GPU offerings' prices that held at `when`, current ones first, cheapest
+    per GPU-hour first (then by cloud, region and zone): dicts with the offering, market,
+    usd_per_hour, usd_per_gpu_hour, effective_at, age_days, superseded (bool: see
+    PRICE_CHANGE) and source."""
     on_demand = _newest(_on_demand(), ("cloud", "region", "instance_type"), when)
     spot = _newest(_spot(), ("cloud", "region", "zone", "instance_type"), when)
     rows = [r for r in on_demand + spot
@@ -170,23 +239,27 @@ def prices_at(when: datetime, *, clouds: Sequence[str] = (),
         "usd_per_gpu_hour": r["usd_per_hour"] / r["gpu_count"],
         "effective_at": r["effective_at"],
         "age_days": (when - r["effective_at"]).total_seconds() / 86400,
+        "superseded": superseded(r["cloud"], r["instance_type"], r["market"],
+                                 r["effective_at"], when) is not None,
         "source": r["source"],
     } for r in rows]
-    out.sort(key=lambda r: (r["usd_per_gpu_hour"], r["cloud"], r["region"], r["zone"]))
+    out.sort(key=lambda r: (r["superseded"], r["usd_per_gpu_hour"], r["cloud"], r["region"],
+                            r["zone"]))
     return out
 
 
 def gpu_offerings(gpu: str, when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
     """Every bundled offering of one GPU model at `when` (OFFERING_COLUMNS): fewest GPUs
-    first, then cheapest."""
+    first, then current before superseded, then cheapest."""
     rows = prices_at(when, clouds=_clouds(clouds), gpu_models=[gpu_model_name(gpu)])
-    rows.sort(key=lambda r: (r["gpu_count"], r["usd_per_hour"], r["market"]))
+    rows.sort(key=lambda r: (r["gpu_count"], r["superseded"], r["usd_per_hour"], r["market"]))
     return [{c: r[c] for c in OFFERING_COLUMNS} for r in rows]
 
 
 def gpu_summary(when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
     """One row per GPU model and count (as `costsched.service.gpus.gpu_summary`): per
-    market the cheapest price, where, its age in days and its source (None where the
+    market the cheapest price (current before superseded, then spot prices under OLD_DAYS
+    before older), where, its age in days, whether it is superseded and its source (None where the
     market has no price)."""
     rows = prices_at(when, clouds=_clouds(clouds))
     keys = sorted(dict.fromkeys((r["gpu_model"], r["gpu_count"]) for r in rows),
@@ -195,7 +268,8 @@ def gpu_summary(when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
     for market in MARKETS:
         cheapest: dict[tuple, dict] = {}
         for r in sorted((r for r in rows if r["market"] == market),
-                        key=lambda r: r["usd_per_hour"]):
+                        key=lambda r: (r["superseded"], old(market, r["age_days"]),
+                                       r["usd_per_hour"])):
             cheapest.setdefault((r["gpu_model"], r["gpu_count"]), r)
         for key, summary in out.items():
             r = cheapest.get(key)
@@ -204,6 +278,7 @@ def gpu_summary(when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
                 f"{market}_where": None if r is None else
                 f"{r['cloud']} {r['zone'] or r['region']} {r['instance_type']}",
                 f"{market}_age_days": None if r is None else r["age_days"],
+                f"{market}_superseded": None if r is None else r["superseded"],
                 f"{market}_source": None if r is None else r["source"]})
     return list(out.values())
 

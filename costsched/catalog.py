@@ -1,8 +1,8 @@
 """The bundled offering catalog: GPU instance types and their on-demand list prices.
 
 CSV files in `costsched/data` (facts from the providers' public price lists and
-notices; each price row names its source and the month it held for, each retirement its
-notice). This is the embedded default when no prices were collected.
+notices; each price row names its source and the day or month it held for, each retirement
+its notice). This is the embedded default when no prices were collected.
 """
 
 from __future__ import annotations
@@ -128,6 +128,12 @@ def lookup(cloud: str, instance_type: str) -> dict | None:
     return _type_index().get((cloud, instance_type))
 
 
+def lookup_any(instance_type: str) -> dict | None:
+    """The catalog row of an instance type on whichever cloud has it, or None."""
+    return next((row for (_, name), row in _type_index().items() if name == instance_type),
+                None)
+
+
 def require(cloud: str, instance_type: str) -> dict:
     """The catalog row of an instance type; an InvalidInput naming the known ones if absent."""
     row = lookup(cloud, instance_type)
@@ -152,18 +158,35 @@ def on_demand_observations(include_cpu: bool = False) -> pd.DataFrame:
 @cache
 def spot_observations(include_cpu: bool = False) -> pd.DataFrame:
     """The bundled snapshot of spot prices (spot_prices.csv) as an observation frame: a
-    fallback before any collection, dated by the month it was published for. The source
-    column says where each figure comes from. GPU types only unless `include_cpu`."""
+    fallback before any collection, dated by the day it was read or the month it was
+    published for (price history where a source was read on many days). The source column
+    says where each figure comes from. GPU types only unless `include_cpu`."""
     listed = _read("spot_prices.csv").merge(instance_types(include_cpu),
                                             on=["cloud", "instance_type"], how="inner")
     zones = ["" if pd.isna(z) else str(z) for z in listed["zone"]]
     return _observations(listed, zones, "spot", SPOT_SNAPSHOT_SOURCE + ": " + listed["source"])
 
 
+def price_history(instance_type: str) -> pd.DataFrame:
+    """Every bundled price of an instance type (GPU or CPU; on-demand and spot), oldest
+    first, as observation rows whose source names the bundled row's own ('catalog 2026.11:
+    <where it was read>')."""
+    listed = on_demand_prices(include_cpu=True)
+    listed = listed[listed["instance_type"] == instance_type]
+    spot = _read("spot_prices.csv").merge(instance_types(include_cpu=True),
+                                          on=["cloud", "instance_type"], how="inner")
+    spot = spot[spot["instance_type"] == instance_type]
+    frames = [_observations(listed, "", "on_demand", CATALOG_SOURCE + ": " + listed["source"]),
+              _observations(spot, ["" if pd.isna(z) else str(z) for z in spot["zone"]], "spot",
+                            CATALOG_SOURCE + ": " + spot["source"])]
+    frame = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
+    return frame.sort_values("effective_at", kind="stable", ignore_index=True)
+
+
 def _observations(listed: pd.DataFrame, zone: object, market: str,
                   source: object) -> pd.DataFrame:
-    """Bundled prices (with their instance type's columns and a month `as_of`) as an
-    observation frame."""
+    """Bundled prices (with their instance type's columns and an `as_of`: a day or a month)
+    as an observation frame."""
     return pd.DataFrame(
         {
             "cloud": listed["cloud"],
@@ -177,10 +200,18 @@ def _observations(listed: pd.DataFrame, zone: object, market: str,
             "vcpus": listed["vcpus"].astype(int),
             "memory_gb": listed["memory_gb"].astype(float),
             "usd_per_hour": listed["usd_per_hour"].astype(float),
-            "effective_at": pd.to_datetime(listed["as_of"], format="%Y-%m", utc=True),
+            "effective_at": as_of_times(listed["as_of"]),
             "source": source,
         }
     )
+
+
+def as_of_times(as_of: pd.Series) -> pd.Series:
+    """`bundled_prices.as_of_time` of each bundled `as_of` (a day, or a month: its first
+    day)."""
+    text = as_of.astype(str)
+    return pd.to_datetime(text.where(text.str.len() > 7, text + "-01"), format="%Y-%m-%d",
+                          utc=True)
 
 
 def retired_mask(frame: pd.DataFrame, at: pd.Timestamp) -> pd.Series:

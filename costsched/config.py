@@ -160,11 +160,20 @@ class ScheduleConfig(_Section):
 
 
 class DaemonConfig(_Section):
-    """How the daemon watches running jobs between its scheduled tasks."""
+    """How the daemon watches running jobs between its scheduled tasks, and whether a
+    launch starts one (the supervisor) when none watches the store."""
 
     # Seconds between looks at running jobs' instances: a preempted or dead job is
     # recovered at the next look.
     watch_seconds: Number = Field(30.0, gt=0, le=86400, allow_inf_nan=False)
+    # A launch (and `start`) starts a supervisor in the background when no daemon watches
+    # the store; off for teams that run `costsched daemon` as a service.
+    autostart: bool = True
+    # How long a supervisor a launch started stays once no job is left to watch.
+    idle_seconds: Number = Field(60.0, gt=0, le=86400, allow_inf_nan=False)
+    # The supervisor's (and an installed daemon's) log; None: beside the store (a SQLite
+    # file's folder, else the user state directory).
+    log_file: str | None = None
 
 
 class PolicyConfig(_Section):
@@ -548,8 +557,9 @@ def _from_env(key: str, text: str) -> Any:
 
 
 _OPTIONAL = {"db", "collect.gcp_project", "migration.lost_work_minutes",
-             "launch.checkpoint_root", "notify.webhook", "azure.subscription_id",
-             "azure.identity", "azure.storage_account", "azure.ssh_public_key"}
+             "launch.checkpoint_root", "notify.webhook", "daemon.log_file",
+             "azure.subscription_id", "azure.identity", "azure.storage_account",
+             "azure.ssh_public_key"}
 
 _EXPECTED = {
     "float_parsing": "expected a number",
@@ -557,6 +567,8 @@ _EXPECTED = {
     "finite_number": "expected a finite number",
     "string_type": "expected a string",
     "list_type": "expected a list of strings",
+    "bool_parsing": "expected true or false",
+    "bool_type": "expected true or false",
     "literal_error": None,  # from the field's choices
 }
 

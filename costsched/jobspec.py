@@ -23,7 +23,6 @@ A file may hold several jobs as YAML documents separated by `---`.
 
 from __future__ import annotations
 
-import itertools
 import math
 import typing
 from collections.abc import Iterable
@@ -49,7 +48,7 @@ from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
 from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
-from costsched.vocabulary import choose
+from costsched.vocabulary import choose, did_you_mean
 from costsched.work import CPU_REFERENCE, Work
 
 # The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
@@ -61,8 +60,6 @@ MAX_GB = 1e6  # a petabyte
 MAX_STEPS_PER_SECOND = 1e9
 MAX_GPUS = 1024
 MAX_NODES = 64  # instances in one gang
-DEFAULT_MAX_SWEEP_JOBS = 10_000
-
 
 
 def parse_gpu(value: str) -> tuple[str, int]:
@@ -253,6 +250,9 @@ class TaskSpec(_Strict):
     # Local paths (workdir, mount sources) as the file wrote them, by their absolute path:
     # what `plan --emit sky` writes back.
     as_written: dict[str, str] = {}
+    # What a launch must be given first, one line each ("file_mounts./out: ${B} has no
+    # value: ..."): a plan goes on without it, `launch` refuses until it is given.
+    needs: list[str] = []
     num_nodes: int = Field(1, ge=1, le=MAX_NODES)  # the job's num_nodes, for the launchers
 
     def image_for(self, region: str) -> str:
@@ -260,6 +260,12 @@ class TaskSpec(_Strict):
         if isinstance(self.image_id, dict):
             return self.image_id.get(region, "")
         return self.image_id or ""
+
+    @property
+    def docker_image(self) -> str:
+        """The container image setup and run run in (image_id docker:IMAGE), or ''."""
+        image = self.image_id if isinstance(self.image_id, str) else ""
+        return image[len("docker:"):] if image.startswith("docker:") else ""
 
 
 class JobSpec(_Strict):
@@ -509,34 +515,6 @@ def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:
     return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source)
 
 
-def sweep_size(spec: JobSpec) -> int:
-    """How many jobs the spec makes: the product of its sweep's axis lengths."""
-    return math.prod(len(values) for values in spec.sweep.values()) if spec.sweep else 1
-
-
-def expand_sweep(spec: JobSpec, max_jobs: int = DEFAULT_MAX_SWEEP_JOBS,
-                 source: str = "<spec>") -> list[JobSpec]:
-    """One spec per combination of the sweep's values (set as envs), named name-1, ...;
-    InvalidInput, before any is made, when there would be more than `max_jobs`."""
-    if not spec.sweep:
-        return [spec]
-    size = sweep_size(spec)
-    if size > max_jobs:
-        raise InvalidInput(too_many(source, spec.name, size, max_jobs))
-    names = list(spec.sweep)
-    out = []
-    for i, values in enumerate(itertools.product(*spec.sweep.values()), start=1):
-        envs = {**spec.envs, **{k: str(v) for k, v in zip(names, values, strict=True)}}
-        out.append(spec.model_copy(update={"name": f"{spec.name}-{i}", "envs": envs,
-                                           "sweep": None}))
-    return out
-
-
-def too_many(source: str, name: str, size: int, most: int) -> str:
-    return (f"{source}: job {name!r}: field sweep: {size:,} combinations: expected at most "
-            f"{most:,} jobs (launch.max_sweep_jobs in the config)")
-
-
 def parse(data: Any, source: str = "<spec>") -> JobSpec:
     """A JobSpec from parsed YAML; InvalidInput naming the source, job and field."""
     if not isinstance(data, dict):
@@ -566,18 +544,20 @@ def _first_error(source: str, exc: ValidationError) -> str:
     field = ".".join(str(p) for p in first["loc"]) or "(job)"
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        msg = f"unknown field: expected one of {_known_fields(first['loc'])}"
+        known = _known_fields(first["loc"])
+        msg = (f"unknown field: expected one of {', '.join(known)}"
+               + did_you_mean(str(first["loc"][-1]), known))
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{source}: field {field}: {msg}{more}"
 
 
-def _known_fields(loc: tuple) -> str:
+def _known_fields(loc: tuple) -> list[str]:
     model: type[BaseModel] = JobSpec
     for part in loc[:-1]:
         annotation = model.model_fields[str(part)].annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             model = annotation
-    return ", ".join(model.model_fields)
+    return list(model.model_fields)
 
 
 def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:

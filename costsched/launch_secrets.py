@@ -56,3 +56,17 @@ def values(job_id: int, names: Sequence[str], job: str) -> dict[str, str]:
         out[name] = value
     redact.remember(v for v in out.values() if v)
     return out
+
+
+def held() -> dict[str, str]:
+    """Every secret this process holds for its jobs, by name, for a process it starts to
+    look after them (the supervisor gets them in its environment, as `values` reads them);
+    a name held with two different values is left out (each job's own is then needed)."""
+    out: dict[str, str] = {}
+    clash: set[str] = set()
+    for given in _GIVEN.values():
+        for name, value in given.items():
+            if out.get(name, value) != value:
+                clash.add(name)
+            out[name] = value
+    return {k: v for k, v in out.items() if k not in clash}

@@ -54,8 +54,9 @@ class Offering:
             raise InvalidInput(f"market {self.market!r}: expected one of {', '.join(MARKETS)}")
         if self.os not in OPERATING_SYSTEMS:
             raise InvalidInput(f"os {self.os!r}: expected one of {', '.join(OPERATING_SYSTEMS)}")
-        if self.gpu_count < 1:
-            raise InvalidInput(f"gpu_count {self.gpu_count}: expected a whole number >= 1")
+        if self.gpu_count < 0 or (self.gpu_count == 0) != (self.gpu_model == ""):
+            raise InvalidInput(f"gpu_count {self.gpu_count} of {self.gpu_model!r}: expected a "
+                               "whole number >= 1, or 0 with no GPU model (a CPU instance)")
 
     @property
     def key(self) -> tuple[str, str, str, str, str, str]:

@@ -9,7 +9,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from costsched import catalog
+from costsched import bundled_prices, catalog
 from costsched.list_prices import TYPE_KEY, listed_on_demand, on_demand_reference
 from costsched.model import utc
 from costsched.passes import frozen, memo
@@ -28,49 +28,70 @@ def prices_at(
     os: str = "linux",
     use_catalog: bool = True,
     include_cpu: bool = False,
+    superseded: bool = False,
 ) -> pd.DataFrame:
     """Every matching offering's price at `at`, cheapest per GPU-hour first (CPU instance
     types, gpu_count 0, only with `include_cpu`: their usd_per_gpu_hour is NaN, last).
 
-    Offerings without an on-demand observation in the store get the catalog's list price
-    (source `catalog ...`) when it held by `at` and the type was not retired by then; a cloud
-    without any spot observation among those asked for gets the bundled spot snapshot's
-    prices that held by `at` (source `catalog ... spot snapshot: ...`, `effective_at` its
-    month: its age shows).
-    Columns: the offering's, usd_per_hour, effective_at, source, usd_per_gpu_hour,
-    on_demand_usd_per_hour (`on_demand_reference` as of `at`) and spot_discount
-    (1 - spot / on-demand).
+    The store's prices and the bundled ones (the catalog's list prices, source `catalog
+    ...`, and its spot prices, source `catalog ... spot snapshot: ...`, each dated: its age
+    shows) combine, the newer winning:
+
+    - on-demand, per (cloud, region, type, os): the store's price, unless the bundled list
+      price is newer;
+    - spot: a cloud's bundled prices older than its newest collected spot price are left
+      out (a collection reads every type of a cloud: what it did not find is not offered),
+      and the newer bundled prices that remain replace the store's of the same (cloud,
+      region, type).
+
+    Bundled prices hold from their date while the type is not retired. A bundled price
+    superseded by a change of its type's price since (`bundled_prices.superseded`) is left
+    out, unless `superseded`: then it is kept after the current ones, marked in column
+    `superseded`.
+    Columns: the offering's, usd_per_hour, effective_at, source, superseded,
+    usd_per_gpu_hour, on_demand_usd_per_hour (`on_demand_reference` as of `at`) and
+    spot_discount (1 - spot / on-demand).
     """
     filters = dict(cloud=list(clouds), region=list(regions), gpu_model=list(gpu_models),
                    market=list(markets), instance_type=list(instance_types), os=[os])
     where = None if store is None else store.url
-    return memo(("prices_at", where, utc(at), frozen(filters), use_catalog, include_cpu),
-                lambda: _prices_at(store, at, filters, use_catalog, include_cpu))
+    return memo(("prices_at", where, utc(at), frozen(filters), use_catalog, include_cpu,
+                 superseded),
+                lambda: _prices_at(store, at, filters, use_catalog, include_cpu, superseded))
 
 
 def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[str]],
-               use_catalog: bool, include_cpu: bool = False) -> pd.DataFrame:
+               use_catalog: bool, include_cpu: bool = False,
+               keep_superseded: bool = False) -> pd.DataFrame:
     stored = store.as_of(at, **filters) if store is not None else pd.DataFrame()
     if not include_cpu and not stored.empty:
         stored = stored[stored["gpu_count"] > 0]
-    frames = [stored] if not stored.empty else []
+    frames = []
     if use_catalog:
         listed = _catalog_rows(at, **filters)
         if include_cpu:
             listed = pd.concat([listed, _catalog_cpu_rows(at, **filters)], ignore_index=True)
         when = pd.Timestamp(utc(at))
         listed = listed[(listed["effective_at"] <= when) & ~catalog.retired_mask(listed, when)]
+        snapshot = _spot_snapshot(at, stored, include_cpu, **filters)
         if not stored.empty:
-            have = stored[stored["market"] == "on_demand"][TYPE_KEY].drop_duplicates()
-            listed = _anti_join(listed, have, TYPE_KEY)
-        frames.append(listed)
-        frames.append(_spot_snapshot(at, stored, include_cpu, **filters))
+            listed, stored = _newer_on_demand(listed, stored)
+            if not snapshot.empty:  # the store's spot prices the snapshot's newer ones replace
+                stored = _anti_join(stored, snapshot[SPOT_PLACE], SPOT_PLACE,
+                                    stored["market"] == "spot")
+        frames = [_marked(listed, when), _marked(snapshot, when)]
+    if not stored.empty:
+        frames.insert(0, stored.assign(superseded=False))
+    frames = [f for f in frames if not f.empty]
+    if not keep_superseded:
+        frames = [f[~f["superseded"]] for f in frames]
     frames = [f for f in frames if not f.empty]
     if not frames:
-        return pd.DataFrame(columns=[*OBSERVATION_COLUMNS, "usd_per_gpu_hour",
+        return pd.DataFrame(columns=[*OBSERVATION_COLUMNS, "superseded", "usd_per_gpu_hour",
                                      "on_demand_usd_per_hour", "spot_discount"])
     frame = pd.concat(frames, ignore_index=True)
     frame = frame.drop(columns=["offering_id"], errors="ignore")
+    frame["superseded"] = frame["superseded"].astype(bool)
     frame["usd_per_gpu_hour"] = frame["usd_per_hour"] / frame["gpu_count"].where(
         frame["gpu_count"] > 0)
     frame["on_demand_usd_per_hour"] = on_demand_reference(frame, at=at)
@@ -78,8 +99,36 @@ def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[s
         frame["market"] == "spot", 1 - frame["usd_per_hour"] / frame["on_demand_usd_per_hour"],
         np.nan,
     )
-    return frame.sort_values(["usd_per_gpu_hour", "cloud", "region", "zone"],
+    return frame.sort_values(["superseded", "usd_per_gpu_hour", "cloud", "region", "zone"],
                              ignore_index=True)
+
+
+SPOT_PLACE = ["cloud", "region", "instance_type", "os"]
+
+
+def _marked(bundled: pd.DataFrame, when: pd.Timestamp) -> pd.DataFrame:
+    """Bundled rows with `superseded` (`bundled_prices.superseded` at `when`)."""
+    flags = [bundled_prices.superseded(c, t, m, e.to_pydatetime(), when.to_pydatetime())
+             is not None
+             for c, t, m, e in zip(bundled["cloud"], bundled["instance_type"],
+                                   bundled["market"], bundled["effective_at"], strict=True)]
+    return bundled.assign(superseded=pd.Series(flags, index=bundled.index, dtype=bool))
+
+
+def _newer_on_demand(listed: pd.DataFrame, stored: pd.DataFrame
+                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per (cloud, region, type, os) the newer on-demand price of the list and the store's
+    (the store's when as new): (the list prices kept, the store's rows kept)."""
+    own = stored[stored["market"] == "on_demand"]
+    if own.empty or listed.empty:
+        return listed, stored
+    newest = own.groupby(TYPE_KEY)["effective_at"].max().rename("stored_at").reset_index()
+    merged = listed.merge(newest, on=TYPE_KEY, how="left")
+    newer = (merged["stored_at"].isna() | (merged["effective_at"] > merged["stored_at"])
+             ).to_numpy()
+    replaced = listed[newer & merged["stored_at"].notna().to_numpy()][TYPE_KEY]
+    return listed[newer], _anti_join(stored, replaced, TYPE_KEY,
+                                     stored["market"] == "on_demand")
 
 
 def _catalog_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
@@ -103,9 +152,10 @@ def _catalog_cpu_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
 
 def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False,
                    **filters: list[str]) -> pd.DataFrame:
-    """The bundled spot prices that held by `at`, for the clouds of which the store holds no
-    spot observation among those asked for: a cloud's collected spot prices are used alone,
-    never mixed with older snapshot prices of its other types or regions."""
+    """The bundled spot prices that held by `at`, the newest of each place, less those of a
+    cloud older than the store's newest spot observation of that cloud among those asked
+    for: a cloud's collected spot prices are never mixed with older snapshot prices of its
+    other types or regions."""
     snapshot = catalog.spot_observations(include_cpu)
     for name, values in filters.items():
         if values:
@@ -113,16 +163,25 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False
     when = pd.Timestamp(utc(at))
     snapshot = snapshot[(snapshot["effective_at"] <= when)
                         & ~catalog.retired_mask(snapshot, when)]
-    if not stored.empty:
-        collected = stored.loc[stored["market"] == "spot", "cloud"].unique()
-        snapshot = snapshot[~snapshot["cloud"].isin(collected)]
-    # A snapshot listed for several months: the newest that held by `at`.
-    return (snapshot.sort_values("effective_at", kind="stable")
-            .drop_duplicates(["cloud", "region", "zone", "instance_type"], keep="last"))
+    # A place priced on several days: the newest that held by `at`.
+    snapshot = (snapshot.sort_values("effective_at", kind="stable")
+                .drop_duplicates(["cloud", "region", "zone", "instance_type"], keep="last"))
+    spot = stored[stored["market"] == "spot"] if not stored.empty else stored
+    if not spot.empty:
+        collected = spot.groupby("cloud")["effective_at"].max()
+        newest = snapshot["cloud"].map(collected)
+        snapshot = snapshot[newest.isna() | (snapshot["effective_at"] > newest)]
+    return snapshot
 
 
-def _anti_join(left: pd.DataFrame, right: pd.DataFrame, on: list[str]) -> pd.DataFrame:
-    if right.empty:
+def _anti_join(left: pd.DataFrame, right: pd.DataFrame, on: list[str],
+               among: pd.Series | None = None) -> pd.DataFrame:
+    """`left` less its rows (of those `among` marks, default all) whose `on` columns match
+    a row of `right`."""
+    if right.empty or left.empty:
         return left
-    merged = left.merge(right, on=on, how="left", indicator=True)
-    return left[(merged["_merge"] == "left_only").to_numpy()]
+    merged = left.merge(right[on].drop_duplicates(), on=on, how="left", indicator=True)
+    matched = (merged["_merge"] == "both").to_numpy()
+    if among is not None:
+        matched = matched & among.to_numpy(dtype=bool)
+    return left[~matched]

@@ -8,7 +8,13 @@ the launchers (`JobSpec.task`). What SkyPilot does not say (the model or through
 work, the checkpoint, a deadline or budget) comes from the task's `costsched:` section;
 without it the job is one hour of work on the first GPU the task asks for, or on any CPU
 instance for a task that asks for none. What costsched does not do is refused in one line
-naming the field and what `sky` does instead; nothing is dropped silently.
+naming the field and what `sky` does instead; nothing is dropped silently: a field read
+under an older name, or not used (a `service:` section, which `sky launch` does not use
+either), is said in a note.
+
+Values a task leaves to the launch (envs without a value used in file mounts, a bucket to
+name, which of several writable buckets holds the checkpoints) do not stop a plan: the
+plan names them, and `launch` refuses, in one line, until they are given (`TaskSpec.needs`).
 """
 
 from __future__ import annotations
@@ -23,14 +29,24 @@ from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
 from costsched.model import InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_resources import first_gpu, read_resources
+from costsched.vocabulary import did_you_mean
 
 DEFAULT_HOURS = 1.0  # of work on the task's first GPU when no costsched: section says more
 TASK_FIELDS = ("name", "workdir", "setup", "run", "envs", "secrets", "num_nodes",
                "resources", "file_mounts", "config", "costsched")
+# Fields costsched reads but does not use, each said once in a note.
+UNUSED = {
+    "service": "service: not used: costsched runs the task as one job, as `sky launch` "
+               "does (`sky serve up` serves it with replicas)",
+    "inputs": "inputs: not used (an older field: the data's size for SkyPilot's egress "
+              "estimate)",
+    "outputs": "outputs: not used (an older field: the output's size for SkyPilot's egress "
+               "estimate)",
+}
+# The password SkyPilot logs in to a private registry with (launchers.containers): a secret.
+DOCKER_PASSWORD = "SKYPILOT_DOCKER_PASSWORD"
 # Fields of SkyPilot's that costsched does not do, with what to use instead.
 NOT_DONE = {
-    "service": "serving (a `service:` section) is not something costsched does; "
-               "`sky serve up` runs it",
     "pool": "worker pools are not something costsched does; `sky jobs pool` runs them",
     "volumes": "volumes are not supported yet; use a bucket in file_mounts, or `sky launch`",
     "job_group": "job groups are not something costsched does; `sky jobs launch` runs them",
@@ -73,9 +89,9 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     for key in doc:
         if key in NOT_DONE:
             raise fail(str(key), NOT_DONE[str(key)])
-        if key not in TASK_FIELDS:
+        if key not in TASK_FIELDS and key not in UNUSED:
             raise fail(str(key), "not a field costsched reads; accepted: "
-                       + ", ".join(TASK_FIELDS))
+                       + ", ".join(TASK_FIELDS) + did_you_mean(str(key), TASK_FIELDS))
     nodes = doc.get("num_nodes", 1)
     if (isinstance(nodes, bool) or not isinstance(nodes, int)
             or not 1 <= nodes <= MAX_NODES):
@@ -84,6 +100,16 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     section = _section(doc.get("costsched"), fail)
     envs, launch_envs = _envs(doc.get("envs"), given_envs or {}, fail)
     secrets = _secrets(doc.get("secrets"), fail)
+    notes = [UNUSED[k] for k in UNUSED if k in doc]
+    if DOCKER_PASSWORD in envs:
+        raise fail(f"envs.{DOCKER_PASSWORD}", "a registry password as an env's value "
+                   "(in the file or by --env) would be stored with the job: list it under "
+                   "secrets with no value and give it at launch with --secret")
+    if DOCKER_PASSWORD in launch_envs:  # SkyPilot's envs form: a secret here, never kept
+        launch_envs.remove(DOCKER_PASSWORD)
+        secrets.append(DOCKER_PASSWORD)
+        notes.append(f"envs.{DOCKER_PASSWORD}: taken as a secret (give it with --secret; "
+                     "never stored)")
     if set(secrets) & set(envs):
         raise fail(f"secrets.{sorted(set(secrets) & set(envs))[0]}", "also in envs; give "
                    "each name in one of the two")
@@ -97,8 +123,15 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     scope, order, kept = read_resources(resources, fail)
     cloud_default = "gcs" if scope.clouds == {"gcp"} else "s3"
     checkpoint = dict(section.checkpoint or {})
-    mounts, chosen, note = _mounts(doc.get("file_mounts"), checkpoint.get("location"),
-                                   values, cloud_default, fail)
+    needs: list[str] = []
+    location = checkpoint.get("location")
+    if isinstance(location, str):
+        missing: set[str] = set()
+        checkpoint["location"] = location = fields.fill(location, values, missing)
+        if missing:
+            needs.append(f"costsched.checkpoint.location: {fields.unfilled(missing, values)}")
+    mounts, chosen, note = _mounts(doc.get("file_mounts"), location, values, cloud_default,
+                                   fail, needs)
     if chosen:
         checkpoint["location"] = chosen[0]
     markets = sorted(scope.markets)
@@ -137,12 +170,12 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         work.setdefault("reference_gpu", f"{first[0]}:{first[1]}")
     else:
         assumed = False
-    workdir = doc.get("workdir")
-    if workdir is not None:
-        if not isinstance(workdir, str) or not workdir.strip():
-            raise fail("workdir", "expected a local directory (a path)")
-        workdir = fields.substitute(workdir, "workdir", values, fail)
-    notes = [*scope.notes, *([note] if note else [])]
+    workdir = _workdir(doc.get("workdir"), values, fail, needs)
+    notes = [*notes, *scope.notes, *([note] if note else [])]
+    if launch_envs or secrets:  # what `launch` is given, said by plan
+        notes.append("at launch, give " + ", ".join(
+            [f"--env {n}" for n in launch_envs] + [f"--secret {n}" for n in secrets]))
+    notes += [f"launch needs: {n}" for n in needs]
     spec = {
         "name": doc.get("name") or default_name or "task",
         "run": _text(doc.get("run"), "run", fail),
@@ -155,10 +188,28 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "task": {**kept, "config": _config(doc.get("config"), fail), "secrets": secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
-                 "work_assumed": assumed},
+                 "work_assumed": assumed, "needs": needs},
         **work,
     }
     return parse(spec, source)
+
+
+def _workdir(value: Any, values: Mapping[str, str | None], fail: Fail,
+             needs: list[str]) -> str | None:
+    """The workdir, its variables filled. A git repository (url, ref) is refused: costsched
+    packs a local folder."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and "url" in value:
+        raise fail("workdir", "a git repository (url, ref): costsched packs a local folder; "
+                   "clone it in setup, or run it with `sky launch`")
+    if not isinstance(value, str) or not value.strip():
+        raise fail("workdir", "expected a local directory (a path)")
+    missing: set[str] = set()
+    value = fields.fill(value, values, missing)
+    if missing:
+        needs.append(f"workdir: {fields.unfilled(missing, values)}")
+    return value
 
 
 def _section(value: Any, fail: Fail) -> _Section:
@@ -172,7 +223,8 @@ def _section(value: Any, fail: Fail) -> _Section:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         if first["type"] == "extra_forbidden":
-            message = "unknown field: expected one of " + ", ".join(_Section.model_fields)
+            message = ("unknown field: expected one of " + ", ".join(_Section.model_fields)
+                       + did_you_mean(str(first["loc"][-1]), _Section.model_fields))
         else:
             message = first["msg"].removeprefix("Value error, ")
         raise fail(f"costsched.{where}", message) from None
@@ -232,48 +284,68 @@ def _config(value: Any, fail: Fail) -> dict[str, Any]:
 
 
 def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_default: str,
-            fail: Fail) -> tuple[list[dict[str, str]], tuple[str, str] | None, str]:
+            fail: Fail, needs: list[str]
+            ) -> tuple[list[dict[str, str]], tuple[str, str] | None, str]:
     """(the mounts, the checkpoint (bucket, its mount path), a note saying which mount it
-    is). The checkpoint
-    bucket is costsched.checkpoint.location (a bucket, or a mount's path), else the one
-    writable bucket mount (mode MOUNT), else the one bucket of a task with only one."""
+    is). The checkpoint bucket is costsched.checkpoint.location (a bucket, or a mount's
+    path), else the one writable bucket mount (mode MOUNT), else the one bucket of a task
+    with only one. What only a launch can settle (a variable without a value, a bucket
+    without a name, which of several writable buckets) is added to `needs`."""
     if value is None or value == {}:
         return [], None, ""
     if not isinstance(value, dict):
         raise fail("file_mounts", "expected a mapping of PATH ON THE INSTANCE: source")
-    mounts = []
-    for path, source in value.items():
-        where = f"file_mounts.{path}"
+    mounts, unsettled = [], []
+    for raw_path, raw_source in value.items():
+        missing: set[str] = set()
+        path = fields.fill(raw_path, values, missing)
+        source = fields.fill(raw_source, values, missing)
+        where = f"file_mounts.{raw_path}"
         if not isinstance(path, str) or not path.strip():
-            raise fail("file_mounts", f"{path!r}: expected a path on the instance")
+            raise fail("file_mounts", f"{raw_path!r}: expected a path on the instance")
         uri, mode = fields.bucket_of(source, path, cloud_default, fail)
-        uri = fields.substitute(uri, where, values, fail)
-        path = fields.substitute(path, where, values, fail)
         bucket = uri.startswith(fields.BUCKET_SCHEMES)
-        if bucket and not uri.split("://", 1)[1].split("/", 1)[0]:
-            raise fail(where, f"{uri!r}: expected a bucket name after the scheme")
-        mounts.append({"path": path, "source": uri, "mode": mode if bucket else "COPY"})
+        if missing:
+            needs.append(f"{where}: {fields.unfilled(missing, values)}")
+        elif bucket and not uri.split("://", 1)[1].split("/", 1)[0]:
+            needs.append(f"{where}.name: no bucket name: give the bucket's name")
+        else:
+            if bucket and "$" in uri:
+                raise fail(where, f"{uri!r}: expected a bucket name (letters, digits, "
+                           "'.', '-', '_')")
+            mounts.append({"path": path, "source": uri, "mode": mode if bucket else "COPY"})
+            continue
+        unsettled.append({"path": path, "source": uri or "?", "mode": mode if bucket
+                          else "COPY", "bucket": bucket or "://" not in uri})
     buckets = [m for m in mounts if m["source"].startswith(fields.BUCKET_SCHEMES)]
     if isinstance(location, str) and location:
         named = [m for m in mounts if m["path"].rstrip("/") == location.rstrip("/")]
         if named and named[0] in buckets:
             mounts.remove(named[0])
-            return mounts, (named[0]["source"], named[0]["path"]), ""
+            return mounts + _kept(unsettled), (named[0]["source"], named[0]["path"]), ""
         if named:
             raise fail("costsched.checkpoint.location", f"{location!r} is a local path's "
                        "mount; expected a bucket (or the path of a bucket mount)")
-        return mounts, None, ""
+        return mounts + _kept(unsettled), None, ""
     writable = [m for m in buckets if m["mode"] != "COPY"]
-    if len(writable) > 1:
-        raise fail("file_mounts", "several writable bucket mounts (" + ", ".join(
-            m["path"] for m in writable) + "): say which holds the checkpoints with "
-            "costsched.checkpoint.location: PATH")
-    chosen = writable or (buckets if len(buckets) == 1 else [])
+    maybe = [m for m in unsettled if m["bucket"] and m["mode"] != "COPY"]
+    if len(writable) + len(maybe) > 1:
+        needs.append("file_mounts: several writable bucket mounts (" + ", ".join(
+            m["path"] for m in [*writable, *maybe]) + "): say which holds the checkpoints "
+            "with costsched.checkpoint.location: PATH")
+        return mounts + _kept(unsettled), None, ""
+    if maybe:  # the checkpoint bucket is known at launch
+        return mounts + _kept(unsettled), None, ""
+    chosen = writable or (buckets if len(buckets) == 1 and not unsettled else [])
     if not chosen:
-        return mounts, None, ""
+        return mounts + _kept(unsettled), None, ""
     mounts.remove(chosen[0])
     why = "the one writable bucket mount" if writable else "the task's one bucket"
     source, path = chosen[0]["source"], chosen[0]["path"]
-    return mounts, (source, path), f"checkpoints go to {source} ({why}, {path})"
+    return (mounts + _kept(unsettled), (source, path),
+            f"checkpoints go to {source} ({why}, {path})")
 
 
+def _kept(unsettled: list[dict]) -> list[dict[str, str]]:
+    """Mounts a launch has yet to settle, as the plan keeps them (never launched so)."""
+    return [{k: m[k] for k in ("path", "source", "mode")} for m in unsettled]

@@ -28,6 +28,11 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str
         resources["accelerators"] = f"{offering['gpu_model']}:{int(offering['gpu_count'])}"
     resources["use_spot"] = offering["market"] == "spot"
     kept = spec.task.model_dump(include=set(KEPT_FIELDS), exclude_none=True)
+    if isinstance(kept.get("image_id"), dict):  # one per region or cloud: the offering's
+        image = kept["image_id"]
+        kept["image_id"] = image.get(offering["region"]) or image.get(offering["cloud"])
+        if not kept["image_id"]:
+            del kept["image_id"]
     resources.update({k: v for k, v in kept.items() if v not in ({}, [])})
     task["resources"] = resources
     envs: dict[str, Any] = {**spec.envs, **dict.fromkeys(spec.task.launch_envs)}

@@ -1,5 +1,6 @@
 """The values of a SkyPilot task's fields, read one by one: accelerators in SkyPilot's
-vocabulary, cpus and memory, ports, disks, images, labels, file mounts and `${VAR}`.
+vocabulary, cpus and memory, ports, disks, images (machine or Docker), labels, file mounts
+and `${VAR}`.
 
 Each reader takes the value and a `fail(field, message)` that makes the one-line error
 naming the task file and the field; none reads a file or the catalog's prices.
@@ -12,7 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from costsched import catalog
+from costsched.bundled_prices import GPU_MODELS
 from costsched.model import InvalidInput
+from costsched.vocabulary import did_you_mean
 
 Fail = Callable[[str, str], InvalidInput]  # (field, message) -> the error naming both
 
@@ -21,8 +24,9 @@ Fail = Callable[[str, str], InvalidInput]  # (field, message) -> the error namin
 # alternatives with a note, or refused alone); a name outside it is a typo.
 ACCELERATORS = (
     "K80", "M60", "P4", "P100", "V100", "V100-32GB", "T4", "T4g", "A10", "A10G", "A40",
-    "L4", "L40", "L40S", "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "B200", "GB200",
-    "GH200", "H20", "RTX6000", "RTXPRO6000", "A6000", "A5000", "A4000", "MI100", "MI210",
+    "L4", "L40", "L40S", "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "B100", "B200",
+    "B300", "GB200", "GB300", "GH200", "H20", "RTX3090", "RTX4090", "RTX5090", "RTX6000",
+    "RTXPRO6000", "A6000", "A5000", "A4000", "MI100", "MI210",
     "MI250", "MI250X", "MI300X", "MI325X", "Gaudi-HL-205", "Inferentia", "Inferentia2",
     "Trainium", "Trainium2",
 )
@@ -34,8 +38,11 @@ BUCKET_STORES = {"s3": "s3://", "gcs": "gs://"}
 BUCKET_SCHEMES = ("s3://", "gs://")
 OTHER_STORES = ("r2://", "cos://", "oci://", "https://", "azure://", "nebius://")
 MAX_DISK_GB = 65_536
+DOCKER = "docker:"  # image_id: docker:IMAGE runs setup and run in that container
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _LABEL = re.compile(r"^[A-Za-z0-9_.:/-]{1,63}$")
+# A container image reference: [registry[:port]/]path[:tag][@digest], no spaces or quotes.
+_IMAGE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}")
 
 
 def accelerator(item: str, where: str, fail: Fail) -> tuple[str, int] | str:
@@ -61,7 +68,8 @@ def accelerator(item: str, where: str, fail: Fail) -> tuple[str, int] | str:
     known = _KNOWN.get(re.sub(r"[\s_]+", "-", name.upper()))
     if known is None:
         raise fail(where, f"{name!r}: not an accelerator costsched knows; expected one of "
-                   + ", ".join(ACCELERATORS))
+                   + ", ".join(ACCELERATORS)
+                   + did_you_mean(name, dict.fromkeys([*GPU_MODELS, *ACCELERATORS])))
     return known
 
 
@@ -84,11 +92,13 @@ def accelerator_items(value: Any, where: str, fail: Fail) -> list[str]:
     raise fail(where, "expected GPU:COUNT (V100:1), a set or a list of them")
 
 
-def amount(value: Any, where: str, fail: Fail, unit: str) -> tuple[float, bool]:
-    """(amount, at_least) of 8, '8', '8+', '32GB+' (cpus, memory in GB)."""
+def amount(value: Any, where: str, fail: Fail, unit: str) -> tuple[float, str]:
+    """(amount, how) of 8, '8', '8+', '32GB+' (cpus, memory in GB) and, for memory, '4x'
+    (GB per vCPU); how is '' (exactly), '+' (at least) or 'x' (at least that many GB per
+    vCPU), as SkyPilot reads them."""
     text = str(value).strip() if not isinstance(value, bool) else ""
-    at_least = text.endswith("+")
-    number = text.rstrip("+").strip()
+    how = text[-1:] if text[-1:] in ("+", "x") and (unit == "GB" or text[-1:] == "+") else ""
+    number = text[:len(text) - len(how)].strip()
     if unit == "GB":
         number = re.sub(r"(?i)\s*gb?$", "", number)
     try:
@@ -96,9 +106,10 @@ def amount(value: Any, where: str, fail: Fail, unit: str) -> tuple[float, bool]:
     except ValueError:
         x = float("nan")
     if not (0 < x <= 100_000):
+        also = ", or GB per vCPU with 'x' ('4x')" if unit == "GB" else ""
         raise fail(where, f"{value!r}: expected a number of {unit}, or at least that many "
-                   f"with '+' (8, '8+')")
-    return x, at_least
+                   f"with '+' (8, '8+'){also}")
+    return x, how
 
 
 def ports(value: Any, fail: Fail) -> list[str]:
@@ -142,10 +153,21 @@ def image(value: Any, fail: Fail) -> str | dict[str, str]:
     if not isinstance(value, str) or not value.strip():
         raise fail("resources.image_id", "expected an image id, or a mapping of region: "
                    "image id")
-    if value.startswith("docker:"):
-        raise fail("resources.image_id", f"{value!r}: running the job in a Docker image "
-                   "is not supported yet; give a machine image, or run it with `sky launch`")
-    return value.strip()
+    value = value.strip()
+    if value.startswith(DOCKER):
+        ref = value[len(DOCKER):].strip()
+        if not _IMAGE_REF.fullmatch(ref):
+            raise fail("resources.image_id", f"{value!r}: expected docker:IMAGE, such as "
+                       "docker:nvcr.io/nvidia/pytorch:24.07-py3")
+        return DOCKER + ref
+    return value
+
+
+def docker_image(image_id: Any) -> str:
+    """The container image of an image_id `docker:IMAGE` ('' for a machine image)."""
+    if isinstance(image_id, str) and image_id.startswith(DOCKER):
+        return image_id[len(DOCKER):]
+    return ""
 
 
 def labels(value: Any, fail: Fail) -> dict[str, str]:
@@ -160,19 +182,36 @@ def labels(value: Any, fail: Fail) -> dict[str, str]:
     return out
 
 
-def substitute(value: str, where: str, values: Mapping[str, str | None], fail: Fail) -> str:
-    """`value` with ${VAR} and $VAR filled from `values` (the task's envs), as SkyPilot
-    fills file mounts and the workdir; a variable without a value is refused."""
+def fill(value: Any, values: Mapping[str, str | None], missing: set[str]) -> Any:
+    """`value` (text, or a mapping or list of them, keys included) with ${VAR} and $VAR
+    filled from `values` (the task's envs), as SkyPilot fills file mounts and the workdir.
+    A variable without a value (or not in envs) is left as written, its name added to
+    `missing`: what `launch` will need."""
+    if isinstance(value, dict):
+        return {fill(k, values, missing): fill(v, values, missing) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, values, missing) for v in value]
+    if not isinstance(value, str):
+        return value
 
-    def fill(m: re.Match[str]) -> str:
+    def one(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
         if values.get(name) is None:
-            given = "has no value" if name in values else "is not in envs"
-            raise fail(where, f"${{{name}}} {given}: give envs.{name} a value, or "
-                       f"--env {name}=VALUE at launch")
+            missing.add(name)
+            return m.group(0)
         return str(values[name])
 
-    return _VAR.sub(fill, value)
+    return _VAR.sub(one, value)
+
+
+def unfilled(names: set[str], values: Mapping[str, str | None]) -> str:
+    """What a launch must be given for the variables `names` (one line)."""
+    name = sorted(names)[0]
+    if name in values:
+        return (f"${{{name}}} has no value: give envs.{name} a value, or --env {name}=VALUE "
+                "at launch")
+    return (f"${{{name}}} is not one of the task's envs: add envs.{name} (a value, or none "
+            f"to give it at launch with --env {name}=VALUE)")
 
 
 def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[str, str]:
@@ -181,6 +220,12 @@ def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[s
     {name: b, store: s3 | gcs, mode: ..., source: local data to upload}."""
     where = f"file_mounts.{path}"
     mode = "COPY"
+    if isinstance(source, dict) and not source.get("name") and not source.get("source") \
+            and "name" in source:  # a bucket to name before launch (name: left empty)
+        mode = str(source.get("mode", "MOUNT")).upper()
+        store = str(source.get("store") or cloud_default).lower()
+        return BUCKET_STORES.get(store, BUCKET_STORES[cloud_default]), \
+            mode if mode in MOUNT_MODES else "MOUNT"
     if isinstance(source, dict):
         extra = sorted(set(source) - {"name", "source", "store", "mode", "persistent",
                                       "_force_delete", "config"})
@@ -193,6 +238,8 @@ def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[s
                        + ", ".join(MOUNT_MODES))
         if source.get("name"):
             store = str(source.get("store") or cloud_default).lower()
+            if "$" in store:  # a variable given at launch: the cloud's store until then
+                store = cloud_default
             if store not in BUCKET_STORES:
                 raise fail(f"{where}.store", f"{source.get('store')!r}: costsched mounts "
                            "buckets of s3 and gcs; others run with `sky launch`")

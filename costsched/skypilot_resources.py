@@ -15,17 +15,23 @@ from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
+from costsched.vocabulary import did_you_mean
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
-# CPU machine has.
-DEFAULT_CPUS = (8.0, True)
+# CPU machine has; a CPU task that does not say its memory gets at least 4 GB per vCPU (a
+# general-purpose machine), as SkyPilot gives it.
+DEFAULT_CPUS = (8.0, "+")
+DEFAULT_MEMORY_PER_CPU = (4.0, "x")
 PLACEMENT_FIELDS = ("infra", "cloud", "region", "zone", "accelerators", "gpus",
                     "instance_type", "cpus", "memory", "use_spot")
 KEPT_FIELDS = ("ports", "disk_size", "disk_tier", "image_id", "labels", "network_tier",
                "autostop")
+# Older names SkyPilot still reads, and the field each is now.
+OLDER_NAMES = {"spot_recovery": "job_recovery", "candidates": "any_of"}
 RESOURCE_FIELDS = (*PLACEMENT_FIELDS, *KEPT_FIELDS, "job_recovery", "any_of", "ordered",
                    "accelerator_args")
 RECOVERY_STRATEGIES = ("FAILOVER", "EAGER_NEXT_REGION")
+SKY_IMAGE_TAG = "skypilot:"  # SkyPilot's names of its own images (skypilot:gpu-ubuntu-2004)
 
 
 @dataclass
@@ -63,43 +69,103 @@ def first_gpu(scope: Scope) -> tuple[str, int]:
 
 def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict[str, Any]]:
     """(where the job may run, the alternatives' order for `ordered:`, the kept fields)."""
+    resources, renamed = _newer_names(resources, fail)
     for key in resources:
         if key not in RESOURCE_FIELDS:
             raise fail(f"resources.{key}", "not a field costsched reads; accepted: "
-                       + ", ".join(RESOURCE_FIELDS))
+                       + ", ".join(RESOURCE_FIELDS)
+                       + did_you_mean(str(key), [*RESOURCE_FIELDS, *OLDER_NAMES]))
     if "accelerator_args" in resources:
         raise fail("resources.accelerator_args", "TPU settings: TPUs are not supported yet; "
                    "`sky launch` runs TPU tasks")
     _recovery(resources.get("job_recovery"), fail)
     kept = _kept(resources, fail)
+    renamed += _sky_image_tags(kept)
     if "any_of" in resources and "ordered" in resources:
         raise fail("resources", "give any_of or ordered, not both")
     kind = "any_of" if "any_of" in resources else "ordered" if "ordered" in resources else ""
     base = {k: v for k, v in resources.items() if k in PLACEMENT_FIELDS}
     if not kind:
-        return _scope(base, "resources", fail), [], kept
+        scope = _scope(base, "resources", fail)
+        scope.notes[:0] = renamed
+        return scope, [], kept
     items = resources[kind]
     if not isinstance(items, list) or not items:
         raise fail(f"resources.{kind}", "expected a list of resources")
-    scopes = []
+    scopes, images = [], {}
     for i, item in enumerate(items):
         where = f"resources.{kind}[{i}]"
         if not isinstance(item, dict):
             raise fail(where, "expected a mapping of resources")
         for key in item:
-            if key not in PLACEMENT_FIELDS:
+            if key not in PLACEMENT_FIELDS and key != "image_id":
                 raise fail(f"{where}.{key}", "not accepted in an alternative; accepted: "
-                           + ", ".join(PLACEMENT_FIELDS) + " (the others go beside "
-                           f"{kind}, for every alternative)")
-        scopes.append(_scope({**base, **item}, where, fail, alternative=True))
+                           + ", ".join(PLACEMENT_FIELDS) + ", image_id (the others go "
+                           f"beside {kind}, for every alternative)")
+        scope = _scope({**base, **item}, where, fail, alternative=True)
+        if "image_id" in item:
+            images.update(_alternative_image(item["image_id"], scope, where, fail))
+        scopes.append(scope)
     usable = [s for s in scopes if s.types is None or s.types]
     if not usable:
         raise fail(f"resources.{kind}", "no alternative has an instance type in the "
                    "catalog (" + "; ".join(n for s in scopes for n in s.notes) + ")")
     union = _union(usable, f"resources.{kind}", fail)
-    union.notes = [n for s in scopes for n in s.notes]
+    union.notes = [*renamed, *(n for s in scopes for n in s.notes)]
     order = [s.order_key() for s in usable] if kind == "ordered" and len(usable) > 1 else []
+    if images:
+        if "image_id" in kept:
+            raise fail(f"resources.{kind}", "image_id is given beside the alternatives and "
+                       "in one of them; give it in one place")
+        kept["image_id"] = images
     return union, order, kept
+
+
+def _sky_image_tags(kept: dict[str, Any]) -> list[str]:
+    """SkyPilot's own image tags (skypilot:gpu-ubuntu-2004) taken out of the kept image:
+    the launcher's own image stands for them; a note says so."""
+    image = kept.get("image_id")
+    images = image if isinstance(image, dict) else {"": image} if image else {}
+    tags = {k: v for k, v in images.items() if str(v).startswith(SKY_IMAGE_TAG)}
+    if not tags:
+        return []
+    rest = {k: v for k, v in images.items() if k not in tags}
+    if rest and isinstance(image, dict):
+        kept["image_id"] = rest
+    else:
+        kept.pop("image_id")
+    return [f"resources.image_id: {', '.join(sorted(set(tags.values())))}: SkyPilot's own "
+            "image tag; the launcher's own image is used"]
+
+
+def _newer_names(resources: dict, fail: Fail) -> tuple[dict, list[str]]:
+    """The resources with older field names (spot_recovery, candidates) read as today's,
+    and a note for each."""
+    out, notes = dict(resources), []
+    for old, new in OLDER_NAMES.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise fail(f"resources.{old}", f"the older name of {new}, which is given too; "
+                       "give one of the two")
+        out[new] = out.pop(old)
+        notes.append(f"resources.{old}: read as {new} (its newer name)")
+    return out, notes
+
+
+def _alternative_image(value: Any, scope: Scope, where: str, fail: Fail) -> dict[str, str]:
+    """An alternative's machine image, kept for the cloud (or regions) it names."""
+    image = fields.image(value, fail)
+    if isinstance(image, dict):
+        return image
+    if fields.docker_image(image):
+        raise fail(f"{where}.image_id", "a Docker image for one alternative: give it beside "
+                   "the alternatives, for all of them")
+    places = sorted(scope.regions) or sorted(scope.clouds)
+    if not places:
+        raise fail(f"{where}.image_id", "a machine image for an alternative that names no "
+                   "cloud or region; name its cloud (an image belongs to one)")
+    return dict.fromkeys(places, image)
 
 
 def _kept(res: dict, fail: Fail) -> dict[str, Any]:
@@ -169,9 +235,14 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
     cloud = cloud.strip().lower()
     if cloud and cloud != "*":
         if cloud not in CLOUDS:
-            raise fail(f"{where}.{'infra' if 'infra' in res else 'cloud'}",
-                       f"{cloud!r}: costsched runs on {', '.join(CLOUDS)}; `sky launch` "
+            field_name = f"{where}.{'infra' if 'infra' in res else 'cloud'}"
+            message = (f"{cloud!r}: costsched runs on {', '.join(CLOUDS)}; `sky launch` "
                        "runs on the others")
+            if not alternative:
+                raise fail(field_name, message)
+            scope.types = set()  # dropped with a note when other alternatives remain
+            scope.notes.append(f"{field_name}: {message}; alternative dropped")
+            return scope
         scope.clouds = {cloud}
     if region and region != "*":
         owners = clouds.owners_of_region(region)
@@ -203,8 +274,11 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
     memory = fields.amount(res["memory"], f"{where}.memory", fail, "GB") \
         if "memory" in res else None
     scope.cpu = not scope.gpus and _cpu_type(res.get("instance_type"), scope)
-    if scope.cpu and cpus is None and memory is None and res.get("instance_type") is None:
-        cpus = DEFAULT_CPUS
+    if scope.cpu and res.get("instance_type") is None:
+        if cpus is None and memory is None:
+            cpus = DEFAULT_CPUS
+        if memory is None:
+            memory = DEFAULT_MEMORY_PER_CPU
     try:
         scope.types = _types(scope, res.get("instance_type"), cpus, memory, where, key, fail)
     except InvalidInput as exc:
@@ -222,19 +296,34 @@ def _accelerators(value: Any, where: str, fail: Fail,
     job's objective."""
     if value is None:
         return [], []
-    out, missing = [], []
+    out, missing, unknown = [], [], []
     sold = set(catalog.instance_types()["gpu_model"])
-    for item in fields.accelerator_items(value, where, fail):
-        found = fields.accelerator(item, where, fail)
+    items = fields.accelerator_items(value, where, fail)
+    for item in items:
+        try:
+            found = fields.accelerator(item, where, fail)
+        except InvalidInput as exc:  # a name costsched does not know
+            if len(items) == 1 or "not an accelerator costsched knows" not in str(exc):
+                raise
+            said = str(exc).split(": field ", 1)[-1]
+            close = said.rsplit("; did you mean", 1)[1] if "; did you mean" in said else ""
+            unknown.append(said.split("; expected one of")[0]
+                           + (f" (did you mean{close[:-1]})" if close else ""))
+            continue
         if isinstance(found, str) or found[0] not in sold:
             missing.append(item)
         else:
             out.append(found)
     notes = [f"{where}: {m} dropped: the catalog has no instance type with it "
              "(`costsched gpus` lists them)" for m in missing]
+    notes += [f"{u}; dropped from the set" for u in unknown]
+    if unknown and not out and not missing:
+        raise fail(where, "none of " + ", ".join(items) + " is an accelerator costsched "
+                   "knows (`costsched gpus` lists them)")
     if missing and not out and not alternative:
         raise fail(where, f"{', '.join(missing)}: the catalog has no instance type with "
-                   "it (`costsched gpus` lists them)")
+                   "it (`costsched gpus` lists them); `sky launch` looks in SkyPilot's "
+                   "catalog")
     return list(dict.fromkeys(out)), notes
 
 
@@ -264,10 +353,10 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
         pairs = pd.Series(list(zip(types["gpu_model"], types["gpu_count"], strict=True)),
                           index=types.index)
         types = types[pairs.isin(scope.gpus)]
-    for column, limit in (("vcpus", cpus), ("memory_gb", memory)):
+    for column, limit, unit, field_name in (("vcpus", cpus, "vCPUs", "cpus"),
+                                            ("memory_gb", memory, "GB", "memory")):
         if limit is not None:
-            size, at_least = limit
-            types = types[types[column] >= size] if at_least else types[types[column] == size]
+            types = _sized(types, column, limit, unit, f"{where}.{field_name}", scope.notes)
     if instance_type is not None:
         name = str(instance_type)
         # A machine type plus its accelerators (n1-standard-8 with V100:1) is one catalog
@@ -279,16 +368,49 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
     found = set(zip(types["cloud"], types["instance_type"], strict=True))
     if not found:
         asked = [str(instance_type or ""), ", ".join(f"{g}:{n}" for g, n in scope.gpus),
-                 f"cpus {cpus[0]:g}{'+' if cpus[1] else ''}" if cpus else "",
-                 f"memory {memory[0]:g}{'+' if memory[1] else ''}" if memory else ""]
+                 f"cpus {cpus[0]:g}{cpus[1]}" if cpus else "",
+                 f"memory {memory[0]:g}{memory[1]}" if memory else ""]
         kind = "CPU" if scope.cpu else "GPU"
         field_name = (f"{where}.instance_type" if instance_type is not None else
                       f"{where}.{key}" if scope.gpus else f"{where}.cpus")
         lists = " (`costsched gpus` lists them)" if kind == "GPU" else ""
+        on = ", ".join(sorted(scope.clouds)) or "any cloud"
+        if instance_type is not None and catalog.lookup_any(str(instance_type)) is None:
+            raise fail(field_name, f"{instance_type!r}: not an instance type of costsched's "
+                       f"catalog on {on}; `costsched catalog refresh` adds the clouds' "
+                       "newer types, `sky launch` looks it up in SkyPilot's catalog"
+                       + did_you_mean(str(instance_type), _named_types(scope)))
         raise fail(field_name, f"{' '.join(a for a in asked if a)}: no {kind} instance "
-                   f"type of the catalog on {', '.join(sorted(scope.clouds)) or 'any cloud'} "
-                   f"matches{lists}")
+                   f"type of the catalog on {on} matches{lists}; `sky launch` looks in "
+                   "SkyPilot's catalog")
     return found
+
+
+def _sized(types: pd.DataFrame, column: str, limit: tuple[float, str], unit: str,
+           where: str, notes: list[str]) -> pd.DataFrame:
+    """The types with `limit` of `column` as SkyPilot means it: exactly (else the nearest
+    amount above that the catalog has, said in a note), at least ('+') or, for memory, at
+    least that many GB per vCPU ('x')."""
+    size, how = limit
+    if how == "x":
+        return types[types[column] >= types["vcpus"] * size]
+    if how == "+":
+        return types[types[column] >= size]
+    exact = types[types[column] == size]
+    above = types[types[column] > size]
+    if exact.empty and not above.empty:
+        nearest = above[column].min()
+        notes.append(f"{where}: {size:g}: no instance type of the catalog has exactly "
+                     f"{size:g} {unit}; the nearest above, {nearest:g} {unit}, is planned")
+        return above[above[column] == nearest]
+    return exact
+
+
+def _named_types(scope: Scope) -> list[str]:
+    types = catalog.instance_types(include_cpu=True)
+    if scope.clouds:
+        types = types[types["cloud"].isin(scope.clouds)]
+    return sorted(set(types["instance_type"]))
 
 
 def _union(scopes: list[Scope], where: str, fail: Fail) -> Scope:

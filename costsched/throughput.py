@@ -9,7 +9,8 @@ Four layers, most trusted first:
    progress records (`costsched.service.throughputs`); their source starts with
    MEASURED_BY_COSTSCHED. They override
 3. the bundled table (`costsched/data/throughputs.csv`: Gavel, OSDI 2020: 26 model
-   configurations on K80, P100 and V100; multi-GPU entries from its multi-GPU table).
+   configurations on K80, P100 and V100 and its multi-GPU table; MLPerf Training results
+   of A100, A100-80GB, H100 and H200 nodes, each benchmark its own model).
    A bundled multi-GPU figure faster than linear scaling (n x the 1-GPU figure of the same
    model and GPU model, e.g. LM (batch size 80) on 8 V100s at 8.19x) is looked up capped
    at n x that 1-GPU figure: a planner should not count on superlinear scaling that the

@@ -29,6 +29,10 @@ checkpoints). A launcher that finds the agent gone (its process, or its heartbea
 while the job runs knows nothing publishes the job's checkpoints any more
 (`launchers.agent_recovery`).
 
+With --image, setup and the command run in containers of a Docker image
+(`launchers.containers`): the image is pulled before setup ("phase": "image" when it cannot
+be), and SIGTERM to the agent reaches the container's processes as it reaches a job's.
+
 With --gang-file, the agent is one node of a gang (--rank): it runs the job in rounds,
 paused and resumed by the launcher (`launchers.gang_agent`). Publishing is
 `launchers.publisher`'s, the preemption notice `launchers.notices`'.
@@ -51,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launchers.checkpoints import CheckpointStore, open_store
+from launchers.containers import Container, ContainerError
 from launchers.gang_agent import GangFile, Rounds
 from launchers.heartbeats import beat
 from launchers.notices import metadata_url, notice_present, redact
@@ -104,6 +109,8 @@ class Agent:
         self._reported: dict = {}
         self.rounds: Rounds | None = None  # a gang's node: its rounds (launchers.gang_agent)
         self.grace = 10.0  # seconds a gang's paused job has to stop before it is killed
+        self.container: Container | None = None  # setup and run in a Docker image
+        self._in_container = ""  # the phase whose container the job's process is client of
 
     @property
     def stop_reason(self) -> str:
@@ -126,6 +133,12 @@ class Agent:
                "COSTSCHED_CHECKPOINT_DIR": str(self.checkpoints),
                "CHECKPOINT_DIR": str(self.checkpoints),
                "COSTSCHED_PROGRESS_FILE": str(self.workdir / PROGRESS)}
+        if self.container is not None:
+            try:
+                log.info("%s", self.container.pull(env))
+            except ContainerError as exc:
+                return {"state": "failed", "phase": "image", "exit_code": None,
+                        "checkpoint_version": self.publisher.version, "detail": str(exc)}
         try:
             self._run_setup(env)
         except SetupFailed as exc:
@@ -143,7 +156,7 @@ class Agent:
         job = self._start(self.command, env)
         self._supervise(job, pause)
         exit_code = _exit_code(job.returncode)
-        self._wait_for_group()
+        self._wait_for_group(job)
         self.publisher.publish_changed()
         return exit_code
 
@@ -166,9 +179,16 @@ class Agent:
             self.publisher.version = restore(self.store, self.checkpoints)
             self.publisher.remember_all()
 
-    def _start(self, command: str, env: dict[str, str]) -> subprocess.Popen:
+    def _start(self, command: str, env: dict[str, str], phase: str = "run"
+               ) -> subprocess.Popen:
+        argv = ["/bin/sh", "-c", command]
+        if self.container is not None:  # the docker client: its container runs the command
+            self._in_container = phase
+            argv = self.container.run_argv(command, self.code_dir, env,
+                                           self.container.starting(phase),
+                                           keep=phase == "setup")
         with (self.workdir / JOB_LOG).open("ab") as out:
-            return subprocess.Popen(["/bin/sh", "-c", command], env=env, cwd=self.code_dir,
+            return subprocess.Popen(argv, env=env, cwd=self.code_dir,
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=out)
 
     def _unpack_code(self) -> None:
@@ -195,13 +215,21 @@ class Agent:
         log); SetupFailed with their exit code when they fail."""
         done = self.workdir / _SETUP_DONE
         if not self.setup.strip() or done.exists():
+            if self.container is not None:
+                self.container.set_up_already(bool(self.setup.strip()))
             return
         with (self.workdir / JOB_LOG).open("ab") as out:
             out.write(b"costsched: setup\n")
-        setup = self._start(self.setup, env)
+        setup = self._start(self.setup, env, phase="setup")
         self._supervise(setup)
         exit_code = _exit_code(setup.returncode)
-        self._wait_for_group()
+        done_now = exit_code == 0 and not self.stop_reason
+        self._wait_for_group(setup, keep_container=done_now)
+        if self.container is not None and done_now:
+            try:  # what setup installed in the image, for the job's container
+                self.container.keep_setup(self.container.name("setup"))
+            except ContainerError as exc:
+                raise SetupFailed(1, str(exc)) from None
         if self.stop_reason and exit_code in (0, 128 + signal.SIGTERM):
             return  # stopped during setup: run() sees the stop
         if exit_code != 0:
@@ -272,8 +300,14 @@ class Agent:
             write_status(self.workdir, report)
             self._reported = report
 
-    def _wait_for_group(self) -> None:
-        """Until the job's other processes (a shell's children) have exited too."""
+    def _wait_for_group(self, client: subprocess.Popen | None = None,
+                        keep_container: bool = False) -> None:
+        """Until the job's other processes (a shell's children) have exited too; the job's
+        container (if any) is ended, unless it is to be kept (setup's, committed next)."""
+        if self._in_container and client is not None:
+            self.container.ended(self._in_container,  # type: ignore[union-attr]
+                                 client.returncode, keep_container)
+        self._in_container = ""
         if not has_proc():
             return
         me = os.getpid()
@@ -420,6 +454,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mounts", default="", help="the task's file mounts (JSON; "
                         "launchers.mounts)")
     parser.add_argument("--mount-root", default="", help="the folder the mounts go under")
+    parser.add_argument("--checkpoint-at", default="", help="where the task mounts its "
+                        "checkpoint bucket: a link to the checkpoint directory")
+    parser.add_argument("--image", default="", help="setup and the command run in this "
+                        "Docker image (JSON: launchers.containers.agent_args)")
     parser.add_argument("--no-publish", action="store_true",
                         help="restore the checkpoints but never publish them (a gang's "
                         "nodes other than rank 0: rank 0 publishes)")
@@ -446,6 +484,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _container(args: argparse.Namespace, workdir: Path) -> Container:
+    """The job's image: its file mounts at the task's paths (placed under --mount-root on
+    the instance)."""
+    from launchers.mounts import place
+
+    tasks = json.loads(args.mounts) if args.mounts else []
+    return Container.from_args(args.image, workdir, [
+        (str(place(m["path"], args.mount_root)), str(Path(m["path"]).expanduser()))
+        for m in tasks])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -468,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
                   args.setup, args.attempt, args.heartbeat_seconds)
     agent.publisher.enabled = not args.no_publish
     agent.grace = args.grace
+    if args.image:
+        agent.container = _container(args, workdir)
     if args.gang_file is not None:
         agent.rounds = Rounds(GangFile(args.gang_file), args.rank, args.gang_wait,
                               args.gang_exit_wait)
@@ -479,11 +530,14 @@ def main(argv: list[str] | None = None) -> int:
                               args.rank, args.gang_wait, args.gang_exit_wait)
     log.info("job %d, checkpoints %s", args.job_id, redact(store.uri))
     try:
-        if args.mounts:  # the task's file mounts, before its setup (launchers.mounts)
+        if args.mounts or args.checkpoint_at:  # the task's file mounts, before its setup
             from launchers import mounts
 
-            for line in mounts.prepare(json.loads(args.mounts), args.mount_root):
+            for line in mounts.prepare(json.loads(args.mounts or "[]"), args.mount_root):
                 log.info("mount: %s", redact(line))
+            if args.checkpoint_at and agent.container is None:  # a container binds it
+                log.info("mount: %s", mounts.link_checkpoints(
+                    args.checkpoint_at, agent.checkpoints, args.mount_root))
         status = agent.run()
     except Exception as exc:
         log.exception("agent failed")

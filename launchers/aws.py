@@ -178,7 +178,8 @@ class AwsLauncher(Launcher):
             token = aws_gang.client_token(spec.job_id, f"{spec.attempt}/node{node['rank']}")
         tags.append({"Key": "Name", "Value": label[:255]})
         task = spec.task
-        image = task_resources.image(task, offering.region) or self.image(offering.region)
+        image = (task_resources.image(task, offering.region, "aws")
+                 or self.image(offering.region))
         tags += [{"Key": k, "Value": v} for k, v in task_resources.label_pairs(task).items()]
         request: dict[str, Any] = {
             "ImageId": image,

@@ -243,7 +243,7 @@ class GcpLauncher(Launcher):
                   for k, v in task_resources.label_pairs(task).items()}
         ours = {TAG_JOB: str(spec.job_id), TAG_ATTEMPT: label_value(spec.attempt)}
         disk = compute_v1.AttachedDiskInitializeParams(  # labelled: its bill names the job
-            source_image=task_resources.image(task, offering.region) or self.image,
+            source_image=task_resources.image(task, offering.region, "gcp") or self.image,
             disk_size_gb=int(task.get("disk_size") or self.disk_gb), labels=ours)
         if task.get("disk_tier"):
             disk.disk_type = f"zones/{zone}/diskTypes/{task_resources.PD_TIERS[task['disk_tier']]}"

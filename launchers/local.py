@@ -30,20 +30,21 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from stat import S_ISDIR
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from costsched.model import InvalidInput, Offering
-from launchers import agent_recovery, gang, mounts
+from launchers import agent_recovery, containers, gang, mounts
 from launchers.agent import JOB_LOG
 from launchers.base import (
     TAG_ATTEMPT,
@@ -98,6 +99,15 @@ class LocalLauncher(Launcher):
         self.pass_env = None if pass_env is None else tuple(pass_env)
 
     # --- Launcher ------------------------------------------------------------------------
+
+    def cannot_run(self, task: Mapping[str, Any]) -> str:
+        image = containers.image_of(task)
+        missing = containers.runtime_missing() if image else ""
+        if not missing:
+            return ""
+        return (f"field resources.image_id: docker:{image}: the local launcher runs the job "
+                f"on this machine, which has {missing}; install Docker, or launch on aws "
+                "or gcp")
 
     def can_launch(self, offering: Offering) -> bool:
         return True
@@ -175,6 +185,9 @@ class LocalLauncher(Launcher):
             return ""
 
     # --- simulations (tests and the demo) ------------------------------------------------
+
+    def environment(self) -> dict[str, str]:
+        return {ENV_INSTANCES: str(self._base())}
 
     def preempt(self, instance_id: str) -> None:
         """Take the instance away without notice: SIGKILL its whole process group."""
@@ -415,6 +428,8 @@ class LocalLauncher(Launcher):
         if spec.setup:
             argv += ["--setup", spec.setup]
         argv += mounts.agent_args(spec.task, str(folder / "mounts"))
+        argv += containers.agent_args(spec.task, [*spec.envs, *node_envs, *self._pass_env()],
+                                      gpus=shutil.which("nvidia-smi") is not None)
         argv += ["--", spec.command]
         # In the node's own directory: the job runs in its unpacked code (folder/code),
         # never in the directory costsched was started from.

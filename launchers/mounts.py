@@ -27,11 +27,33 @@ FUSE = {"s3": "mount-s3", "gs": "gcsfuse"}
 
 
 def agent_args(task: Mapping[str, Any], root: str = "") -> list[str]:
-    """The agent's arguments for a job's mounts ([] without any)."""
+    """The agent's arguments for a job's mounts and the path its checkpoint bucket is
+    mounted at ([] without any)."""
     mounts = list(task.get("mounts") or [])
-    if not mounts:
+    at = str(task.get("checkpoint_mount") or "")
+    if not mounts and not at:
         return []
-    return ["--mounts", json.dumps(mounts), *(["--mount-root", root] if root else [])]
+    return [*(["--mounts", json.dumps(mounts)] if mounts else []),
+            *(["--checkpoint-at", at] if at else []),
+            *(["--mount-root", root] if root else [])]
+
+
+def link_checkpoints(path: str, checkpoints: Path, root: str = "") -> str:
+    """The task's checkpoint mount path (placed under `root`) as a link to the agent's
+    checkpoint directory, so that a task written for SkyPilot, which writes its
+    checkpoints there, has them published; what was done (one line). A path that exists
+    already (not an empty folder) is left as it is."""
+    target = place(path, root)
+    if target.is_symlink() and target.resolve() == checkpoints.resolve():
+        return f"{target} is the checkpoint directory"
+    if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
+        target.rmdir()
+    if target.exists() or target.is_symlink():
+        return (f"{target} exists: left as it is; the job's checkpoints are published from "
+                f"$CHECKPOINT_DIR ({checkpoints})")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(checkpoints, target_is_directory=True)
+    return f"{target} is the checkpoint directory (published to the checkpoint bucket)"
 
 
 def place(path: str, root: str = "") -> Path:
@@ -142,7 +164,8 @@ LOCAL_UNAPPLIED = ("ports", "disk_size", "disk_tier", "image_id", "labels", "net
 def local_note(task: Mapping[str, Any], root: Path) -> str:
     """What the local launcher says once about a task's fields it cannot apply on this
     machine ('' when there are none)."""
-    unapplied = [f for f in LOCAL_UNAPPLIED if task.get(f)]
+    unapplied = [f for f in LOCAL_UNAPPLIED if task.get(f)
+                 and not (f == "image_id" and str(task[f]).startswith("docker:"))]
     parts = []
     if unapplied:
         parts.append(", ".join(unapplied) + " not applied (the local launcher runs the job "

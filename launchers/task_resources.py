@@ -23,12 +23,15 @@ GCP_NETWORK_TIERS = {"standard": "STANDARD", "best": "PREMIUM"}
 IO2_IOPS_PER_GB = 500  # io2's limit of provisioned IOPS per GB of volume
 
 
-def image(task: Mapping[str, Any], region: str) -> str:
-    """The task's image for `region` ('' for the launcher's own)."""
+def image(task: Mapping[str, Any], region: str, cloud: str = "") -> str:
+    """The task's machine image for `region` of `cloud` ('' for the launcher's own): one
+    image, or one per region or per cloud. A Docker image (docker:IMAGE) runs on the
+    launcher's own machine image (launchers.containers)."""
     value = task.get("image_id")
     if isinstance(value, Mapping):
-        return str(value.get(region, ""))
-    return str(value or "")
+        return str(value.get(region) or value.get(cloud) or "")
+    value = str(value or "")
+    return "" if value.startswith("docker:") else value
 
 
 def ebs(task: Mapping[str, Any], size_gb: int) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from costsched import clouds
 from costsched.model import InvalidInput
+from launchers import containers
 from launchers.base import LaunchSpec
 
 DEFAULT_ROOT = "/opt/costsched"  # the virtual environment and the jobs' working directories
@@ -66,9 +67,11 @@ elif refs:  # SSM parameters, with the instance's own role (never in this script
     ssm = boto3.client("ssm", region_name=job["region"])
     for name, ref in refs.items():
         env[name] = ssm.get_parameter(Name=ref, WithDecryption=True)["Parameter"]["Value"]
+node_envs = {{}}
 if node:  # a node of a gang: wait for every node's address (launchers.cloud_gang)
     from launchers import cloud_gang
-    env.update(cloud_gang.boot_node(job))
+    node_envs = cloud_gang.boot_node(job)
+    env.update(node_envs)
 argv = [sys.executable, "-m", "launchers.agent", "--job-id", str(job["job_id"]),
         "--checkpoint-uri", job["checkpoint_uri"], "--workdir", job["workdir"],
         "--notice-url", job["notice_url"], "--attempt", job["attempt"]]
@@ -87,8 +90,14 @@ if job.get("setup"):
     argv += ["--setup", job["setup"]]
 if job.get("mounts"):
     argv += ["--mounts", json.dumps(job["mounts"])]
-    if job.get("mount_root"):
-        argv += ["--mount-root", job["mount_root"]]
+if job.get("checkpoint_at"):  # the task's checkpoint mount path: the checkpoint directory
+    argv += ["--checkpoint-at", job["checkpoint_at"]]
+if (job.get("mounts") or job.get("checkpoint_at")) and job.get("mount_root"):
+    argv += ["--mount-root", job["mount_root"]]
+image = job.get("image")
+if image:  # setup and run in a Docker image, with the job's envs and secrets by name
+    names = sorted({{*image["envs"], *refs, *node_envs}})
+    argv += ["--image", json.dumps({{**image, "envs": names}}, sort_keys=True)]
 argv += ["--", job["command"]]
 systemd = (os.geteuid() == 0 and os.path.isdir("/run/systemd/system")
            and shutil.which("systemctl"))
@@ -193,9 +202,12 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             "code": None if not spec.code_uri else {
                 "uri": spec.code_uri, "sha256": spec.code_sha256, "size": spec.code_size},
             "setup": spec.setup, "mounts": mounts, "mount_root": mount_root,
+            "checkpoint_at": str(spec.task.get("checkpoint_mount") or ""),
             "stop": None if stop is None else {"url": stop.url, "headers": dict(stop.headers),
                                                "every": stop.every_seconds},
-            "gang": None if node is None else dict(node)}
+            "gang": None if node is None else dict(node),
+            "image": None if not containers.image_of(spec.task) else containers.image_spec(
+                spec.task, spec.envs, gpus=spec.offering.gpu_count > 0)}
 
 
 def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,

@@ -1,9 +1,16 @@
-"""Rebuild the bundled catalog's snapshot rows from published price tables.
+"""Rebuild the bundled catalog's snapshot rows from published, dated price tables.
 
-Maintainers run this after refreshing the source tables in scripts/snapshot_sources/
-(each a verbatim excerpt, in the publisher's own columns, of a published file; SOURCES
-names the file, the commit it was read at, and the month its prices held for):
+Two kinds of source, both kept in scripts/snapshot_sources/:
 
+- SOURCES: verbatim excerpts, in the publisher's own columns, of a published file, each
+  named with the commit it was read at and the month its prices held for;
+- HISTORIES: a public file that its repository rewrites about weekly (GCP's prices in
+  Cyclenerd/google-cloud-pricing-cost-calculator's pricing.yml), read at every commit since
+  a day: one row per machine type, region and commit, dated by the commit's day and naming
+  the commit. They become price history: one dated on-demand and spot row each.
+
+    python scripts/build_catalog_snapshot.py --fetch  # read the histories again (network:
+                                                      # git), then rewrite the data files
     python scripts/build_catalog_snapshot.py          # rewrite costsched/data/*.csv
     python scripts/build_catalog_snapshot.py --check  # exit 1 if the data is out of date
 
@@ -18,11 +25,14 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES_DIR = ROOT / "scripts" / "snapshot_sources"
@@ -75,17 +85,61 @@ SOURCES = (
            "skypilot-catalog v6 azure/vms.csv (commit 098741e; undated copy, dated by the "
            "month after v5 was the latest schema)"),
 )
+@dataclass(frozen=True)
+class HistorySource:
+    """A price file its repository rewrites over time, read at each commit since `since`."""
+
+    file: str  # the dated rows in snapshot_sources/ (HISTORY_COLUMNS)
+    cloud: str
+    repo: str  # owner/name on GitHub
+    path: str  # the file in the repository
+    since: str  # YYYY-MM-DD: the first commit day read
+    regions: tuple[str, ...]
+    # (machine type, GPU model, GPU count, vCPUs, memory GB): the machine types kept, with
+    # their shapes as the file gives them (`cpu`, `ram`, and the GPU key's count).
+    types: tuple[tuple[str, str, int, int, float], ...]
+
+    @property
+    def prefix(self) -> str:
+        """How the source text of every row read from it begins."""
+        return f"{self.repo} {self.path} (commit "
+
+    def text(self, commit: str) -> str:
+        return f"{self.prefix}{commit[:12]})"
+
+
+HISTORY_COLUMNS = ["cloud", "instance_type", "region", "zone", "spot_price_usd_per_hour",
+                   "ondemand_usd_per_hour", "observed_date", "source_repo", "source_path",
+                   "source_commit"]
+HISTORIES = (
+    # Prices of whole machines (vCPUs, memory and attached GPUs): `hour` and `hour_spot`
+    # under compute.instance.<type>.cost.<region>, from Google's billing catalog.
+    HistorySource("gcp_pricing_history.csv", "gcp",
+                  "Cyclenerd/google-cloud-pricing-cost-calculator", "pricing.yml",
+                  "2025-12-01",
+                  regions=("us-central1", "us-east1", "us-east4", "us-east5", "us-south1",
+                           "us-west1", "us-west4", "europe-west1", "europe-west4",
+                           "asia-southeast1"),
+                  types=(("a3-highgpu-1g", "H100", 1, 26, 234),
+                         ("a3-highgpu-8g", "H100", 8, 208, 1872),
+                         ("a3-megagpu-8g", "H100-MEGA", 8, 208, 1872),
+                         ("a2-ultragpu-1g", "A100-80GB", 1, 12, 170),
+                         ("a2-ultragpu-8g", "A100-80GB", 8, 96, 1360),
+                         ("g2-standard-4", "L4", 1, 4, 16))),
+)
+
 # GPU memory per card (GB) of the models these tables name.
 GPU_MEMORY_GB = {"H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 179, "L40S": 48, "L4": 24,
                  "A10G": 24, "A100": 40, "A100-80GB": 80, "MI300X": 192, "T4": 16, "V100": 16}
 _LOCAL_ZONE = re.compile(r"^[a-z0-9]+-[a-z]+\d+-az\d+$")  # use1-atl2-az1
 
 
-def source_rows(source: Source) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def source_rows(source: Source, sources_dir: Path = SOURCES_DIR
+                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(instance types, on-demand rows, spot rows) of one source table."""
-    table = pd.read_csv(SOURCES_DIR / source.file)
+    table = pd.read_csv(sources_dir / source.file)
     if source.attached:
-        table = _with_attached_gpus(table, source)
+        table = _with_attached_gpus(table, source, sources_dir)
     if "AvailabilityZone" in table:
         table = table[~table["AvailabilityZone"].fillna("").str.match(_LOCAL_ZONE)]
     gpu = table.get("AcceleratorName", pd.Series("", index=table.index))
@@ -116,10 +170,11 @@ def source_rows(source: Source) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
     return types, on_demand, spot
 
 
-def _with_attached_gpus(table: pd.DataFrame, source: Source) -> pd.DataFrame:
+def _with_attached_gpus(table: pd.DataFrame, source: Source, sources_dir: Path
+                        ) -> pd.DataFrame:
     """The table with each attached-GPU machine type's GPU model, count and the price of
     its GPUs (same zone) added to its own; a machine type without such a row is dropped."""
-    gpus = pd.read_csv(SOURCES_DIR / source.accelerators)
+    gpus = pd.read_csv(sources_dir / source.accelerators)
     parts = {name: (model, count) for name, model, count in source.attached}
     rows = []
     for row in table.to_dict("records"):
@@ -138,17 +193,99 @@ def _with_attached_gpus(table: pd.DataFrame, source: Source) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=table.columns)
 
 
-def rebuild() -> dict[str, pd.DataFrame]:
-    """The data files as they should be."""
-    types = pd.read_csv(DATA / "instance_types.csv", dtype=str, keep_default_na=False)
-    listed = pd.read_csv(DATA / "on_demand_prices.csv", dtype=str, keep_default_na=False)
-    spots = pd.read_csv(DATA / "spot_prices.csv", dtype=str, keep_default_na=False)
-    texts = {s.text for s in SOURCES}
+def history_rows(source: HistorySource, sources_dir: Path = SOURCES_DIR
+                 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(instance types, on-demand rows, spot rows) of a history's dated file: one row per
+    machine type, region and commit, dated by the commit's day (figures as written)."""
+    table = pd.read_csv(sources_dir / source.file, dtype=str, keep_default_na=False)
+    shapes = {t[0]: t for t in source.types}
+    table = table[table["instance_type"].isin(list(shapes))
+                  & table["region"].isin(list(source.regions))]
+    table = table.sort_values(["observed_date", "instance_type", "region"], kind="stable")
+    text = source.prefix + table["source_commit"].str[:12] + ")"
+    out = []
+    for column in ("ondemand_usd_per_hour", "spot_price_usd_per_hour"):
+        priced = table[column] != ""
+        out.append(pd.DataFrame({
+            "cloud": source.cloud, "region": table["region"][priced],
+            "zone": table["zone"][priced], "instance_type": table["instance_type"][priced],
+            "usd_per_hour": table[column][priced], "as_of": table["observed_date"][priced],
+            "source": text[priced]}))
+    types = pd.DataFrame(
+        [(source.cloud, name, model, count, GPU_MEMORY_GB[model], vcpus, f"{memory:g}")
+         for name, model, count, vcpus, memory in source.types],
+        columns=["cloud", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
+                 "memory_gb"])
+    return types, out[0], out[1]
+
+
+def pricing_rows(document: dict, source: HistorySource, commit: str, day: str) -> list[dict]:
+    """The HISTORY_COLUMNS rows of one version of a pricing.yml: per kept machine type and
+    region, its hourly on-demand and spot price (rounded to 6 decimals; empty if absent)."""
+    instances = (document.get("compute") or {}).get("instance") or {}
+    rows = []
+    for name, *_ in source.types:
+        costs = (instances.get(name) or {}).get("cost") or {}
+        for region in source.regions:
+            cost = costs.get(region) or {}
+            if "hour" not in cost and "hour_spot" not in cost:
+                continue
+            rows.append({"cloud": source.cloud, "instance_type": name, "region": region,
+                         "zone": "", "spot_price_usd_per_hour": _price(cost.get("hour_spot")),
+                         "ondemand_usd_per_hour": _price(cost.get("hour")),
+                         "observed_date": day, "source_repo": source.repo,
+                         "source_path": source.path, "source_commit": commit})
+    return rows
+
+
+def _price(value: object) -> str:
+    return "" if value is None else str(round(float(value), 6))  # type: ignore[arg-type]
+
+
+def fetch_history(source: HistorySource, url: str | None = None) -> pd.DataFrame:
+    """Every version of the source's file since `source.since`, read from a blob-less clone
+    of its repository (`url`: another clone or a local path instead of GitHub), as
+    HISTORY_COLUMNS rows, newest first."""
+    url = url or f"https://github.com/{source.repo}.git"
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as clone:
+        _git("clone", "--quiet", "--filter=blob:none", "--no-checkout", url, clone)
+        log = _git("-C", clone, "log", "--format=%H %cs", f"--since={source.since}", "--",
+                   source.path)
+        for line in log.splitlines():
+            commit, day = line.split()
+            text = _git("-C", clone, "show", f"{commit}:{source.path}")
+            rows += pricing_rows(yaml.load(text, Loader=loader) or {}, source, commit, day)
+    return pd.DataFrame(rows, columns=HISTORY_COLUMNS)
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", *args], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"git {' '.join(args[:3])}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def rebuild(data: Path = DATA, sources_dir: Path = SOURCES_DIR,
+            sources: tuple[Source, ...] = SOURCES,
+            histories: tuple[HistorySource, ...] = HISTORIES) -> dict[str, pd.DataFrame]:
+    """The data files as they should be: the rows the sources give replace those they gave
+    before (same source text, or a history's prefix); every other row is kept."""
+    types = pd.read_csv(data / "instance_types.csv", dtype=str, keep_default_na=False)
+    listed = pd.read_csv(data / "on_demand_prices.csv", dtype=str, keep_default_na=False)
+    spots = pd.read_csv(data / "spot_prices.csv", dtype=str, keep_default_na=False)
+    texts = {s.text for s in sources}
+    prefixes = tuple(h.prefix for h in histories)
     listed = listed[~listed["source"].isin(texts)]
     spots = spots[~spots["source"].str.split(": median| SpotPrice", regex=True).str[0]
                   .str.rstrip(":").isin(texts)]
-    for source in SOURCES:
-        new_types, on_demand, spot = source_rows(source)
+    if prefixes:
+        listed = listed[~listed["source"].str.startswith(prefixes)]
+        spots = spots[~spots["source"].str.startswith(prefixes)]
+    read = [source_rows(s, sources_dir) for s in sources]
+    read += [history_rows(h, sources_dir) for h in histories]
+    for new_types, on_demand, spot in read:
         known = set(zip(types["cloud"], types["instance_type"], strict=True))
         fresh = new_types[[(c, t) not in known for c, t in
                            zip(new_types["cloud"], new_types["instance_type"], strict=True)]]
@@ -160,21 +297,38 @@ def rebuild() -> dict[str, pd.DataFrame]:
             "spot_prices.csv": spots}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="Exit 1 (naming the files) if the data files are out of date.")
-    args = parser.parse_args(argv)
+def write(files: dict[str, pd.DataFrame], data: Path = DATA, check: bool = False) -> list[str]:
+    """The names of the data files that differ from `files`; rewritten unless `check`."""
     stale = []
-    for name, frame in rebuild().items():
-        path = DATA / name
+    for name, frame in files.items():
+        path = data / name
         old = path.read_bytes()
         ending = "\r\n" if b"\r\n" in old[:4096] else "\n"  # keep the file's own
         text = frame.to_csv(index=False, lineterminator=ending)
         if old.decode() != text:
             stale.append(name)
-            if not args.check:
+            if not check:
                 path.write_bytes(text.encode())
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="Exit 1 (naming the files) if the data files are out of date.")
+    parser.add_argument("--fetch", action="store_true",
+                        help="First read every history's file again at each of its commits "
+                        "(needs git and the network), rewriting its dated rows.")
+    parser.add_argument("--repo-url", default=None,
+                        help="With --fetch: clone this URL or path instead of GitHub's.")
+    args = parser.parse_args(argv)
+    if args.fetch:
+        for history in HISTORIES:
+            rows = fetch_history(history, args.repo_url)
+            rows.to_csv(SOURCES_DIR / history.file, index=False)
+            print(f"{history.file}: {len(rows):,} rows from "
+                  f"{rows['source_commit'].nunique()} commits of {history.repo}")
+    stale = write(rebuild(), check=args.check)
     if args.check and stale:
         print(f"out of date: {', '.join(stale)} (run scripts/build_catalog_snapshot.py)")
         return 1

@@ -121,6 +121,13 @@ def _own_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_supervisor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A launch starts no supervisor in the background unless a test asks for one
+    (tests/costsched/daemon turn daemon.autostart on, and end what they start)."""
+    monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
+
+
+@pytest.fixture(autouse=True)
 def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the user's own throughput measurements out of every test (plans and replays
     read them)."""

@@ -79,11 +79,13 @@ COMMANDS: dict[str, Entry] = {
     "bills": Entry("costsched.cli.bills", "app",
                    "The clouds' billing exports: import them and match them to the jobs "
                    "(`report --billed` sets them beside the estimates)."),
-    "daemon": Entry("costsched.cli.daemon", "daemon",
+    "daemon": Entry("costsched.cli.daemon", "app",
                     "Run the scheduled optimizer: collect prices, re-plan running jobs and "
                     "migrate where the policy says so, refresh the on-demand catalog, on the "
-                    "config's schedules. Stops on SIGTERM or SIGINT once the step in progress "
-                    "is done. Logs one logfmt line per event."),
+                    "config's schedules, and watch the running jobs every "
+                    "daemon.watch_seconds (recovering preempted ones). Stops on SIGTERM or "
+                    "SIGINT once the step in progress is done. Logs one logfmt line per "
+                    "event."),
     "catalog": Entry("costsched.cli.catalog", "app",
                      "The GPU instance types (bundled and discovered), with their regions and "
                      "on-demand list prices; `catalog refresh` discovers what each cloud "

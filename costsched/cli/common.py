@@ -249,6 +249,7 @@ WideOption = Annotated[bool, typer.Option(
 
 # Text longer than this in one word is folded rather than widening its column.
 FOLD_AFTER = 24
+MIN_FOLDED = 8  # a text column's words fold to no narrower than this
 # Detail columns are left out until the other columns' text fits on one line up to this
 # many characters (an offering's name, a region); longer text wraps.
 UNWRAPPED = 40
@@ -304,10 +305,23 @@ def table(title: str, columns: list[str], rows: list[list[str | Text]], *,
                 caption=caption)
     if wide:  # as wide as the columns are: the terminal wraps or scrolls it
         out.width = _width_needed(columns, cells)
+    least = {i: _column_width(columns[i], [r[i] for r in cells]) for i in shown}
+    if not wide:  # long words of text columns fold where even the least does not fit
+        text = [i for i in shown if not is_figure(columns[i])]
+        cut: set[int] = set()
+        while text and 1 + sum(w + 3 for w in least.values()) > console.width:
+            widest = max(text, key=least.__getitem__)
+            if least[widest] <= MIN_FOLDED:
+                break
+            least[widest] -= 1
+            cut.add(widest)
+        # rich shares the width evenly among the widest columns: none is left wider
+        for i in text if cut else ():
+            least[i] = min(least[i], *(least[j] for j in cut))
     for i in shown:
         figure = is_figure(columns[i])
         out.add_column(columns[i], justify="right" if figure else "left", no_wrap=figure,
-                       overflow="fold", min_width=_column_width(columns[i], [r[i] for r in cells]))
+                       overflow="fold", min_width=least[i])
     for row in cells:
         out.add_row(*(row[i] for i in shown))
     return out

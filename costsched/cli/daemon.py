@@ -1,9 +1,14 @@
-"""`costsched daemon`: the scheduled optimizer (collect, re-plan, refresh the catalog)."""
+"""`costsched daemon`: the scheduled optimizer (collect, re-plan, refresh the catalog) and
+the watcher, in the foreground; `daemon start | stop | status`: the daemon that watches a
+store's running jobs; `daemon install | uninstall`: what keeps one running across reboots."""
 
 from __future__ import annotations
 
-import logging
-import sys
+import os
+import signal
+import socket
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated
 
@@ -11,13 +16,36 @@ import typer
 
 from costsched import config as config_module
 from costsched import daemon as scheduled
-from costsched.cli.common import JsonOption, console, friendly_errors, print_json, printable
+from costsched.cli.common import (
+    DbOption,
+    JsonOption,
+    NewDbOption,
+    console,
+    friendly_errors,
+    print_json,
+    printable,
+)
+from costsched.daemon import autostart, install
+from costsched.daemon.logs import log_path, log_to, rotate
+from costsched.daemon.supervision import START, Watching, ago, recovery, watching
+from costsched.daemon.supervisor import Installed, Supervisor
 from costsched.redact import redact
 from costsched.service.stores import open_store
+from costsched.store.leases import holder_name, process_gone
+
+app = typer.Typer(invoke_without_command=True, no_args_is_help=False)  # help: `daemon`'s
+
+KIND_WORDS = {"auto": "auto-started by a launch (ends when no job is left)",
+              "installed": "installed (`costsched daemon install`)",
+              "service": "started by hand or by your service manager",
+              "starting": "starting"}
+STOP_WAIT = 30.0  # seconds `daemon stop` waits for each daemon to finish its step
 
 
+@app.callback()
 @friendly_errors
 def daemon(
+    ctx: typer.Context,
     config: Annotated[Path | None, typer.Option(
         "--config", help="The TOML config file (default: $COSTSCHED_CONFIG, else config.toml "
         "in the user config directory).", show_default=False)] = None,
@@ -25,20 +53,36 @@ def daemon(
         "--once", help="Run each task that is due one time, then exit (for cron). Exit code 0 "
         "when every task ran (one that partly failed, e.g. some regions, is logged as a "
         "warning); 1 when a task failed, e.g. every price source failed.")] = False,
+    log: Annotated[Path | None, typer.Option(
+        "--log", help="Append the log to this file instead of writing it to stderr.",
+        show_default=False)] = None,
+    installed: Annotated[bool, typer.Option(
+        "--installed", hidden=True, help="Run as the daemon `daemon install` keeps running: "
+        "one per store on this machine (exits at once while one runs).")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Run the scheduled optimizer: collect prices, re-plan running jobs and migrate where
-    the policy says so, refresh the on-demand catalog, on the config's schedules. Stops on
-    SIGTERM or SIGINT once the step in progress is done. Logs one logfmt line per event."""
+    the policy says so, refresh the on-demand catalog, on the config's schedules, and watch
+    the running jobs every daemon.watch_seconds (recovering preempted ones). Stops on SIGTERM
+    or SIGINT once the step in progress is done. Logs one logfmt line per event.
+
+    The subcommands look after the daemon that watches a store: `start`, `stop`, `status`,
+    and `install` / `uninstall` (what keeps one running across reboots)."""
+    if ctx.invoked_subcommand is not None:
+        return
     loaded = config_module.load(config)
     store = open_store(loaded.config.db, loaded.config.store)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    scheduled.log.addHandler(handler)
-    scheduled.log.setLevel(logging.INFO)
-    scheduled.log.propagate = False
+    path = None if log is None else log.expanduser().resolve()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rotate(path)
+    log_to(path)
+    where = "" if path is None else str(path)
+    if installed:
+        Installed(store, loaded.config, log=where).serve()
+        return
     if not once:
-        scheduled.Daemon(store, loaded.config).serve()
+        scheduled.Daemon(store, loaded.config, log=where).serve()
         return
     runs = scheduled.run_once(store, loaded.config)
     if json_out:
@@ -54,3 +98,249 @@ def daemon(
                       highlight=False, markup=False)
     if any(r.status == "failed" for r in runs):
         raise typer.Exit(1)
+
+
+@app.command("supervise", hidden=True)
+@friendly_errors
+def supervise(
+    tag: Annotated[str, typer.Option(help="The tag of its holder name.")] = "",
+    take_over: Annotated[str, typer.Option(help="The holder whose lease it takes.")] = "",
+    log: Annotated[Path | None, typer.Option(help="Its log file.")] = None,
+) -> None:
+    """The supervisor a launch starts in the background (`costsched.daemon.autostart`)."""
+    loaded = config_module.load()
+    store = open_store(loaded.config.db, loaded.config.store)
+    log_to(log)
+    holder = f"{socket.gethostname()}:{os.getpid()}:{tag}" if tag else holder_name()
+    Supervisor(store, loaded.config, holder=holder, log=str(log or ""),
+               take_over=take_over).serve()
+
+
+@app.command("start")
+@friendly_errors
+def start(db: DbOption = None, json_out: JsonOption = False) -> None:
+    """Make sure a daemon watches this store's running jobs: when none does, start a
+    supervisor in the background, as a launch does (whatever daemon.autostart says). It
+    recovers preempted jobs and moves jobs where the policy says so, and ends by itself once
+    no job is left."""
+    store = open_store(db)
+    armed = autostart.ensure(store, config_module.effective(), explicit=True)
+    if json_out:
+        print_json(armed.document())
+        return
+    line = armed.line() or ("No job runs in this store: nothing to watch (a launch starts "
+                            "the supervisor when it starts a job).")
+    console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
+    if armed.error:
+        raise typer.Exit(1)
+
+
+@app.command("stop")
+@friendly_errors
+def stop(db: DbOption = None, json_out: JsonOption = False) -> None:
+    """Stop the daemons of this machine that watch this store (each finishes its step
+    first). An installed daemon starts again at the next boot or keep-alive: `costsched
+    daemon uninstall` removes it."""
+    config = config_module.effective()
+    store = open_store(db)
+    found = watching(store, config, datetime.now(timezone.utc))
+    lines, stopped = [], []
+    for w in found:
+        if not w.here:
+            lines.append(f"{w.who()} runs on another machine: stop it there.")
+            continue
+        if w.pid is None:  # a launch is starting it this instant
+            lines.append(f"A {w.who()} is being started by a launch: run `costsched daemon "
+                         "stop` again in a few seconds.")
+            continue
+        try:
+            os.kill(w.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        deadline = time.monotonic() + STOP_WAIT
+        while not process_gone(w.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if process_gone(w.pid):
+            stopped.append(w.pid)
+            lines.append(f"Stopped {w.who()}.")
+        else:
+            lines.append(f"{w.who()} has not stopped after {STOP_WAIT:g} s (a step in "
+                         f"progress); `kill -KILL {w.pid}` ends it.")
+    left = recovery(store, config, datetime.now(timezone.utc), db=db)
+    if json_out:
+        print_json({"stopped": stopped, "lines": lines, "armed": left.armed,
+                    "fix": left.fix()})
+        return
+    if not found:
+        lines.append("No daemon watches this store.")
+    if left.fix():
+        lines.append(f"Recovery is not armed now: `{left.fix()}` arms it again (a launch "
+                     "does too, unless daemon.autostart is off).")
+    for line in lines:
+        console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
+
+
+@app.command("status")
+@friendly_errors
+def status(db: DbOption = None, json_out: JsonOption = False) -> None:
+    """Whether a daemon watches this store: its process, since when, its last look at the
+    running jobs and its result, its log, and whether it was installed or auto-started."""
+    config = config_module.effective()
+    store = open_store(db)
+    now = datetime.now(timezone.utc)
+    log = log_path(store.url, config)
+    armed = recovery(store, config, now, db=db, log=str(log))
+    where = install.installed(store.url)
+    tasks = scheduled.status(store)
+    if json_out:
+        print_json({"store": store.where, "running": armed.armed,
+                    "daemons": [w.document(now) for w in armed.watchers],
+                    "installed": where, "log": str(log), "live_jobs": armed.live_jobs,
+                    "fix": armed.fix(),
+                    "tasks": [{"task": t.task, "next_run": t.next_run,
+                               "last": None if t.last is None else {
+                                   "at": t.last.started_at, "status": t.last.status,
+                                   "detail": redact(t.last.detail)}} for t in tasks]})
+        return
+    lines = [f"Store: {store.where}"]
+    lines += [_described(w, now) for w in armed.watchers]
+    if not armed.watchers:
+        lines.append("No daemon watches this store." + (
+            f" {armed.live_jobs} job(s) run unwatched: `{armed.fix()}` starts one."
+            if armed.fix() else " A launch starts one when it starts a job"
+            + ("." if config.daemon.autostart else " (not now: daemon.autostart is off).")))
+    if where is None:
+        lines.append("Installed: no (`costsched daemon install` keeps one running across "
+                     "reboots).")
+    elif where["kind"] == "systemd":
+        lines.append(f"Installed: systemd user unit {where['unit']} ({where['path']}).")
+    else:
+        lines.append("Installed: crontab lines (`crontab -l` shows them).")
+    for t in tasks:
+        if t.last is not None:
+            lines.append(f"Task {t.task}: last run {ago(now, t.last.started_at)}, "
+                         f"{t.last.status}" + (f": {redact(t.last.detail)}"
+                                               if t.last.detail else ""))
+    for line in lines:
+        console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
+
+
+def _described(w: Watching, now: datetime) -> str:
+    since = "" if w.started_at is None else \
+        f", since {w.started_at:%Y-%m-%d %H:%M:%S} UTC ({ago(now, w.started_at)})"
+    result = "" if w.pass_at is None else f": {redact(w.pass_detail)}"
+    log = f"; log: {w.log}" if w.log else "; log: its stderr"
+    return (f"{w.who()}: {KIND_WORDS.get(w.kind, w.kind)}{since}; watches every "
+            f"{w.watch_seconds:g} s; {w.last_pass(now)}{result}{log}")
+
+
+KindOption = Annotated[str | None, typer.Option(
+    "--kind", help="systemd or cron (default: systemd where a systemd user manager answers, "
+    "else cron).", show_default=False)]
+
+
+@app.command("install")
+@friendly_errors
+def install_cmd(
+    db: NewDbOption = None,
+    print_only: Annotated[bool, typer.Option(
+        "--print", help="Only show what would be written, and where.")] = False,
+    now: Annotated[bool, typer.Option(
+        "--now", help="And start it now (systemd: systemctl --user enable --now).")] = False,
+    kind: KindOption = None,
+) -> None:
+    """Keep a daemon running for this store on this machine across reboots: a systemd
+    user unit where systemd runs, else crontab lines (at reboot, and a keep-alive every 10
+    minutes); the other lines of your crontab are kept."""
+    loaded = config_module.load()
+    store = open_store(db)
+    plan = install.plan(store.url, loaded, log_path(store.url, loaded.config), kind)
+    enable = " && ".join(" ".join(c) for c in plan.enable())
+    if plan.kind == "systemd":
+        if print_only:
+            _say(f"Would write {plan.path}:", plan.text,
+                 f"Then start it now and at every login: {enable}")
+            return
+        assert plan.path is not None
+        plan.path.parent.mkdir(parents=True, exist_ok=True)
+        plan.path.write_text(plan.text)
+        _say(f"Wrote {plan.path} (the daemon for {plan.store}; log: {plan.log}).")
+        if now:
+            for command in plan.enable():
+                code, said = install.run(command)
+                if code != 0:
+                    raise typer.Exit(_failed(command, said))
+            _say(f"Started: {plan.name}.service runs now and at every login "
+                 "(`costsched daemon status` shows it).")
+        else:
+            _say(f"Start it now and at every login: {enable}  (or: costsched daemon install "
+                 "--now)")
+        _say("To keep it running from boot without logging in: loginctl enable-linger")
+        return
+    crontab = "" if print_only else install.read_crontab()
+    if print_only:
+        _say("Would add to your crontab (its other lines kept):", plan.text.rstrip("\n"))
+        return
+    install.write_crontab(install.with_block(crontab, plan))
+    _say(f"Added to your crontab: the daemon for {plan.store} starts at every boot, and a "
+         f"keep-alive starts it again within 10 minutes should it stop (log: {plan.log}).")
+    if now:
+        pid = install.start_now(plan)
+        _say(f"Started: installed daemon pid {pid}.")
+    else:
+        _say("It starts within 10 minutes; `costsched daemon install --now` starts it now.")
+
+
+@app.command("uninstall")
+@friendly_errors
+def uninstall_cmd(
+    db: DbOption = None,
+    print_only: Annotated[bool, typer.Option(
+        "--print", help="Only show what would be removed.")] = False,
+) -> None:
+    """Remove what `costsched daemon install` wrote for this store (the systemd unit,
+    stopped and disabled, or costsched's crontab lines; your other lines are kept)."""
+    loaded = config_module.load()
+    store = open_store(db)
+    where = install.installed(store.url)
+    if where is None:
+        _say(f"No daemon is installed for {store.where} on this machine.")
+        return
+    plan = install.plan(store.url, loaded, log_path(store.url, loaded.config), where["kind"])
+    if where["kind"] == "systemd":
+        assert plan.path is not None
+        commands = [*plan.disable(), ["systemctl", "--user", "daemon-reload"]]
+        if print_only:
+            _say(f"Would run {' && '.join(' '.join(c) for c in plan.disable())}, remove "
+                 f"{plan.path}, and run systemctl --user daemon-reload.")
+            return
+        code, said = install.run(commands[0])  # a unit never enabled: nothing to stop
+        plan.path.unlink(missing_ok=True)
+        install.run(commands[1])
+        _say(f"Removed {plan.path}" + ("" if code == 0 else f" ({said})") + ".")
+        return
+    if print_only:
+        _say("Would remove these lines from your crontab (its other lines kept):",
+             plan.text.rstrip("\n"))
+        return
+    install.write_crontab(install.without_block(install.read_crontab(), plan.name))
+    _say(f"Removed the daemon for {plan.store} from your crontab; a daemon it started runs "
+         "until `costsched daemon stop`.")
+
+
+def _say(*texts: str) -> None:
+    """Each text, line by line (a unit file or crontab block shown as it is written)."""
+    for text in texts:
+        for line in text.splitlines() or [""]:
+            console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
+
+
+def _failed(command: list[str], said: str) -> int:
+    from costsched.cli.common import err_console
+
+    err_console.print(printable(f"error: {' '.join(command)}: {said or 'failed'}"),
+                      highlight=False, markup=False, soft_wrap=True)
+    return 1
+
+
+__all__ = ["START", "app"]

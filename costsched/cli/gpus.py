@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 SNAPSHOT_NOTE = ("Prices older than a few days are the bundled list prices and spot "
                  "snapshot: `costsched collect` fetches today's.")
+SUPERSEDED_MARK = "!"
+SUPERSEDED_NOTE = (f"{SUPERSEDED_MARK} superseded: a newer bundled price of the same instance "
+                   "type changed since (`costsched prices history --instance TYPE`); ranked "
+                   "behind current prices, and plans leave it out.")
 
 
 @friendly_errors
@@ -56,8 +60,12 @@ def gpus(
         return
     if gpu is None:
         console.print(summary_table(rows))
+        marked = any(r.get(f"{m}_superseded") for r in rows for m in ("on_demand", "spot"))
     else:
         console.print(offerings_table(rows, top))
+        marked = any(r["superseded"] for r in rows[:top])
+    if marked:
+        console.print(SUPERSEDED_NOTE, highlight=False, soft_wrap=False)
     console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False)
 
 
@@ -95,29 +103,31 @@ def _table(title: str) -> Table:
 
 
 def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> Table:
-    """One row per GPU model and count (a frame or its records, missing values None);
-    fits 80 columns (places fold, figures never cut). `age` is that of the older of the
-    row's two prices (--json has each)."""
+    """One row per GPU model and count (a frame or its records, missing values None): each
+    market's price with its own age (SUPERSEDED_MARK after a superseded one's) and place;
+    fits 80 columns (places fold, figures never cut)."""
     out = _table("Cheapest price per GPU model and count, now")
+    out.padding = (0, 1, 0, 0)  # two spaces between columns: 80 hold both markets' cells
     out.add_column("GPUs", no_wrap=True)
-    out.add_column("on-demand", justify="right", no_wrap=True)
-    out.add_column("where", overflow="fold")
-    out.add_column("spot", justify="right", no_wrap=True)
-    out.add_column("where", overflow="fold")
-    out.add_column("age", justify="right", no_wrap=True)
+    for market in ("on-demand", "spot"):
+        out.add_column(market, justify="right", no_wrap=True)
+        out.add_column("age", justify="right", no_wrap=True)
+        out.add_column("where", overflow="fold")
     for row in _records(rows):
         cells = [f"{row['gpu_model']}:{row['gpu_count']}"]
-        ages = []
         for market in ("on_demand", "spot"):
             where = row.get(f"{market}_where")
-            cells += [money(row.get(f"{market}_usd_per_hour"), 3),
-                      _place(where) if isinstance(where, str) else "-"]
             age = row.get(f"{market}_age_days")
-            if age is not None and age == age:
-                ages.append(age)
-        cells.append(age_text(max(ages)) if ages else "-")
+            cells += [money(row.get(f"{market}_usd_per_hour"), 3),
+                      _age(age if age is not None else float("nan"),
+                           bool(row.get(f"{market}_superseded"))),
+                      _place(where) if isinstance(where, str) else "-"]
         out.add_row(*(Text(c) for c in cells))
     return out
+
+
+def _age(days: float, superseded: bool) -> str:
+    return age_text(days) + (SUPERSEDED_MARK if superseded else "")
 
 
 def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int) -> Table:
@@ -126,7 +136,7 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int) 
     shown = every[:top]
     model = shown[0]["gpu_model"] if shown else ""
     out = _table(f"{model}: {len(every):,} offerings priced, {len(shown):,} shown "
-                 "(fewest GPUs first, then cheapest)")
+                 "(fewest GPUs first, then current before superseded, then cheapest)")
     for name, right in (("GPUs", True), ("market", False), ("$/h", True), ("$/GPU-h", True),
                         ("age", True), ("where", False), ("instance type", False)):
         out.add_column(name, justify="right" if right else "left", no_wrap=right,
@@ -134,7 +144,7 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int) 
     for r in shown:
         out.add_row(*(Text(c) for c in (
             str(r["gpu_count"]), r["market"].replace("_", "-"), money(r["usd_per_hour"], 3),
-            money(r["usd_per_gpu_hour"], 3), age_text(r["age_days"]),
+            money(r["usd_per_gpu_hour"], 3), _age(r["age_days"], bool(r["superseded"])),
             f"{r['cloud']} {r['zone'] or r['region']}",
             r["instance_type"].split("+", 1)[0])))
     return out

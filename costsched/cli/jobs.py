@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -90,11 +91,33 @@ def launch(
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, jobs, launcher=backend, offering=offering,
-                                 wait_seconds=wait, envs=envs, secrets=secrets,
+                                 envs=envs, secrets=secrets,
                                  checkpoint_root=settings.checkpoint_root)
+        armed = _arm(store, backend)  # watched from now on, however the wait ends
+        if wait > 0:
+            service.settle(store, backend, wait)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
+    _print_armed(armed, json_out)
+
+
+def _arm(store: PriceStore, backend: Any) -> str | None:
+    """Recovery for the jobs just started: a daemon watching the store (a supervisor
+    started in the background when none does, unless daemon.autostart is off); the line
+    that says so."""
+    from costsched.daemon.autostart import ensure
+
+    return ensure(store, effective(), env=getattr(backend, "environment", dict)()).line()
+
+
+def _print_armed(line: str | None, json_out: bool) -> None:
+    """The recovery line (on stderr beside --json)."""
+    from costsched.cli.common import err_console
+
+    if line:
+        (err_console if json_out else console).print(printable(line), highlight=False,
+                                                     markup=False, soft_wrap=True)
 
 
 def _check_budgets(store: PriceStore, jobs: list[Path], envs: dict[str, str], yes: bool,
@@ -159,8 +182,11 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
             live.update(_waiting_line(shown, deadline - time.monotonic()))
             time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
             shown = look()
+    from costsched.daemon.supervision import recovery
+
+    armed = recovery(store, effective(), datetime.now(timezone.utc), db=db)
     _print_status(shown, json_out, scheduled=daemon.status(store),
-                  budgets=budgets_now(store) if json_out else None)
+                  budgets=budgets_now(store) if json_out else None, recovery=armed)
     if not json_out:
         print_budgets(store)
     if not json_out and len(shown) > service.ADVICE_UP_TO:
@@ -264,9 +290,11 @@ def start(job: JobArgument,
         raise_budget(store, service.job_ids(store, job, states=())[0], budget,
                      at=as_time(None))
     record = service.start(store, launcher, job)
+    armed = _arm(store, launcher)
     if wait > 0:
         service.settle(store, launcher, wait)
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")
+    _print_armed(armed, json_out)
 
 
 def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:
@@ -285,16 +313,25 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
 
 
 def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
-                  scheduled: list[Any] | None = None, budgets: list[Any] | None = None
-                  ) -> None:
+                  scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
+                  recovery: Any = None) -> None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
-    tasks; --json is then {"jobs": [...], "daemon": [...], "budgets": [...]}."""
+    tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
+    the store; --json is then {"jobs": [...], "daemon": [...], "budgets": [...],
+    "recovery": {...}}."""
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
+    now = datetime.now(timezone.utc)
     if json_out:
-        print_json(views.status_document(shown, scheduled, budgets))
+        doc = views.status_document(shown, scheduled, budgets)
+        if recovery is not None and isinstance(doc, dict):
+            doc["recovery"] = recovery.document(now)
+        print_json(doc)
         return
     if scheduled is not None:
         _print_daemon(scheduled)
+    armed = None if recovery is None else recovery.line(now)
+    if armed:
+        console.print(printable(armed), highlight=False, markup=False, soft_wrap=True)
     if not shown:
         console.print(NO_JOBS, highlight=False, markup=False)
         return

@@ -68,7 +68,9 @@ def print_nothing(json_out: bool) -> None:
     if json_out:
         print_json({"jobs": [], "daemon": [{"task": t, "next_run": None, "last": None,
                                             "failures": []} for t in glance.TASKS],
-                    "budgets": []})  # no jobs: no budget has spent or stopped anything
+                    "budgets": [],  # no jobs: no budget has spent or stopped anything
+                    "recovery": {"armed": False, "live_jobs": 0, "fix": None,
+                                 "daemons": []}})  # no daemon: its table is empty
         return
     console.print(NEVER_RUN, highlight=False, markup=False)
     console.print(NO_JOBS, highlight=False, markup=False)

@@ -32,7 +32,7 @@ from costsched.cli.packing import instances_json, instances_table
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
-from costsched.optimize.planner import JobPlan, order_cost
+from costsched.optimize.planner import JobPlan, order_cost, superseded_offerings
 from costsched.optimize.planner import Progress as Report
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
@@ -260,6 +260,12 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
         notes.append(f"{n_excluded} offerings left out: "
                      + ", ".join(f"{n} {reason}" for reason, n in why.items()))
+    gone = superseded_offerings(p)
+    if gone:  # which, and why: a bundled price its type's newer price superseded
+        notes.append("superseded (its instance type's bundled price changed since, "
+                     "`costsched prices history --instance TYPE`): " + ", ".join(gone[:3])
+                     + (f" and {len(gone) - 3} more (--json lists them)" if len(gone) > 3
+                        else ""))
     for note in notes:
         console.print(f"  {note}", highlight=False)
 
@@ -332,7 +338,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "stale_prices": 0 if old is None else old.count,
                 "excluded": {str(k): int(v) for k, v in
                              p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
-                             .value_counts().items()}}
+                             .value_counts().items()},
+                "superseded": superseded_offerings(p)}
 
     def jobs() -> Iterator[dict]:
         for i, p in enumerate(result.jobs):

@@ -9,6 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from costsched.bundled_prices import age_text
 from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
     DbOption,
@@ -29,6 +30,7 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.cli.gpus import SUPERSEDED_MARK, SUPERSEDED_NOTE
 from costsched.model import InvalidInput
 from costsched.service import export_prices, import_prices, price_history, prices
 from costsched.service.prices import check_paths
@@ -142,13 +144,17 @@ def show(
         [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
          f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour), money(r.usd_per_gpu_hour),
          "-" if pd.isna(r.spot_discount) else f"{r.spot_discount:.0%}",
+         age_text(r.age_days) + (SUPERSEDED_MARK if r.superseded else ""),
          r.effective_at.strftime("%Y-%m-%d")]
         for r in frame.itertuples()
     ]
-    title = f"Prices as of {when:%Y-%m-%d %H:%M} UTC, cheapest per GPU-hour first"
+    title = (f"Prices as of {when:%Y-%m-%d %H:%M} UTC, current before superseded, cheapest "
+             "per GPU-hour first")
     console.print(table(title, ["where", "instance type", "market", "GPUs", "$/h", "$/GPU-h",
-                                "spot disc.", "since"], rows,
+                                "spot disc.", "age", "since"], rows,
                         detail=["since", "spot disc.", "GPUs"], wide=wide), soft_wrap=wide)
+    if frame["superseded"].any():
+        console.print(SUPERSEDED_NOTE, highlight=False, soft_wrap=True)
     stale = frame[(frame["market"] == "spot")
                   & (pd.Timestamp(when) - frame["effective_at"] > STALE_SPOT_AGE)]
     if len(stale):
@@ -165,14 +171,19 @@ def history(
     market: Annotated[str | None, typer.Option(help="spot or on-demand.")] = None,
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601).")] = None,
     until: Annotated[str | None, typer.Option(help="Up to this time (ISO 8601).")] = None,
-    db: DbOption = None,
+    bundled: Annotated[bool, typer.Option(
+        "--bundled/--stored-only", help="With the bundled catalog's dated prices, or only "
+        "the store's.")] = True,
+    db: ListPricesDbOption = None,
     json_out: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
-    """Every stored price change of an instance type, oldest first."""
+    """Every known price change of an instance type, oldest first: the store's and the
+    bundled catalog's dated prices, each with its source."""
     with options(since="--since", until="--until", market="--market"):
         frame = price_history(db, instance, regions=split_csv(region),
                               markets=[market] if market else [], since=since or None,
-                              until=until or None)
+                              until=until or None, bundled=bundled)
     if json_out:
         print_json(frame_records(frame))
         return
@@ -180,14 +191,19 @@ def history(
         from costsched.catalog import instance_types
         from costsched.vocabulary import did_you_mean
 
-        raise InvalidInput(f"no stored prices for instance type {instance!r}"
+        raise InvalidInput(f"no {'known' if bundled else 'stored'} prices for instance type "
+                           f"{instance!r}"
                            + (f" in {', '.join(split_csv(region))}" if region else "")
                            + did_you_mean(instance, instance_types()["instance_type"]))
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
-             r.market, money(r.usd_per_hour), r.source] for r in frame.itertuples()]
+             r.market, money(r.usd_per_hour),
+             "" if r.last_seen_at == r.effective_at else r.last_seen_at.strftime("%Y-%m-%d"),
+             r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",
-                        ["time (UTC)", "cloud", "region", "zone", "market", "$/h", "source"],
-                        rows, detail=["source", "cloud"]))
+                        ["time (UTC)", "cloud", "region", "zone", "market", "$/h",
+                         "seen until", "source"],
+                        rows, detail=["source", "cloud", "seen until"], wide=wide),
+                  soft_wrap=wide)
 
 
 @app.command()

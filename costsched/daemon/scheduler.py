@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from costsched.store.schema import scheduler_jobs
 
 TASKS = ("collect", "replan", "catalog")
 TASK_LEASE_SECONDS = 600  # renewed every third of it while the task runs
+HEARTBEAT_SECONDS = 10.0  # between a serving daemon's beats in its row (store.daemons)
 MISFIRE_GRACE_SECONDS = 3600  # a run this late (the daemon was down) still runs, once
 SETTLE_SECONDS = 600.0  # how long a re-plan follows the moves it started
 _COUNTED = ("running", "ok", "failed")  # the runs that serve a trigger (skips do not)
@@ -54,14 +56,16 @@ class Daemon(Tasks):
     of each backend name (default `default_launchers`); `settle_seconds`: how long a re-plan
     follows the moves it started before it leaves them to the next run or start;
     `watch_seconds`: between the watcher's looks at running jobs (default: the config's
-    daemon.watch_seconds; 0: no watcher).
+    daemon.watch_seconds; 0: no watcher); `kind`: how it was started, as its row in the
+    store says (`costsched.store.daemons.KINDS`); `log`: where it logs ('' for stderr).
     """
 
     def __init__(self, store: PriceStore, config: Config, *,
                  triggers: Mapping[str, BaseTrigger] | None = None,
                  tasks: Sequence[str] = TASKS, launchers: LauncherFactory | None = None,
                  settle_seconds: float = SETTLE_SECONDS, holder: str | None = None,
-                 watch_seconds: float | None = None) -> None:
+                 watch_seconds: float | None = None, kind: str = "service",
+                 log: str = "") -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown:
             raise InvalidInput(f"task {unknown[0]!r}: expected one of {', '.join(TASKS)}")
@@ -73,8 +77,11 @@ class Daemon(Tasks):
         self.watch_seconds = watch_seconds if watch_seconds is not None else \
             config.daemon.watch_seconds  # 0: no watcher
         self.holder = holder or holder_name()
+        self.kind, self.log = kind, log
+        self.shared_schedule = True  # the schedule in the store's table, with other daemons
         self.stopping = threading.Event()
         self._scheduler: Any = None
+        self._beaten = 0.0  # time.monotonic() of the last heartbeat
 
     # --- one task -------------------------------------------------------------------
 
@@ -135,10 +142,18 @@ class Daemon(Tasks):
         if _RUNNING.get("daemon") not in (None, self):
             raise InvalidInput("a daemon runs in this process already: one per process")
         _RUNNING["daemon"] = self
+        now = _now()
+        self.store.daemons.prune(now)
+        self.store.daemons.register(self.holder, kind=self.kind, tasks=tuple(self.triggers),
+                                    watch_seconds=self.watch_seconds, log=self.log, at=now)
+        self._beaten = time.monotonic()
         self.resume()
         scheduler = _scheduler_class()(timezone="UTC")
-        scheduler.add_jobstore(SQLAlchemyJobStore(engine=self.store.engine,
-                                                  tablename=JOBSTORE_TABLE))
+        if self.shared_schedule:
+            scheduler.add_jobstore(SQLAlchemyJobStore(engine=self.store.engine,
+                                                      tablename=JOBSTORE_TABLE))
+        else:  # its own triggers: it neither runs nor moves on the other daemons' tasks
+            scheduler.add_jobstore(MemoryJobStore())
         for task, trigger in self.triggers.items():
             scheduler.add_job(_scheduled, trigger, args=[task], id=task, name=task,
                               replace_existing=True, coalesce=True, max_instances=1,
@@ -152,7 +167,9 @@ class Daemon(Tasks):
                               max_instances=1, misfire_grace_time=None)
         scheduler.start()
         self._scheduler = scheduler
-        _emit("info", event="started", holder=self.holder, tasks=",".join(self.triggers))
+        _emit("info", event="started", holder=self.holder, kind=self.kind,
+              tasks=",".join(self.triggers), watch_seconds=self.watch_seconds,
+              store=self.store.where)
 
     def stop(self) -> None:
         """Take no new runs, let the running one finish its step, and give up the leases."""
@@ -161,25 +178,49 @@ class Daemon(Tasks):
             self._scheduler.shutdown(wait=True)
             self._scheduler = None
         released = self.store.leases.release_all(self.holder)
+        self.store.daemons.unregister(self.holder)
         if _RUNNING.get("daemon") is self:
             del _RUNNING["daemon"]
         _emit("info", event="stopped", holder=self.holder, leases_released=released)
 
-    def serve(self) -> None:
-        """Run until SIGTERM or SIGINT (call from the main thread)."""
+    def serve(self) -> bool:
+        """Run until SIGTERM or SIGINT (call from the main thread), or until `tick` says to
+        stop; False when it did not start at all (`claim` said no)."""
         def handle(signum: int, _frame: object) -> None:
             _emit("info", event="signal", signal=signal.Signals(signum).name)
             self.stopping.set()
 
+        if not self.claim():
+            return False
         previous = {s: signal.signal(s, handle) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
             self.start()
             while not self.stopping.wait(1.0):
-                pass
+                self.tick()
         finally:
             self.stop()
             for sig, old in previous.items():
                 signal.signal(sig, old)
+        return True
+
+    def claim(self) -> bool:
+        """Whether this daemon may start (a kind that runs once per store says no when one
+        runs already)."""
+        return True
+
+    def tick(self) -> None:
+        """What a serving daemon does every second beside its schedule: its heartbeat."""
+        if time.monotonic() - self._beaten < HEARTBEAT_SECONDS:
+            return
+        self._beaten = time.monotonic()
+        try:
+            if not self.store.daemons.beat(self.holder, _now()):  # pruned: back in the list
+                self.store.daemons.register(self.holder, kind=self.kind,
+                                            tasks=tuple(self.triggers),
+                                            watch_seconds=self.watch_seconds, log=self.log,
+                                            at=_now())
+        except Exception as exc:  # noqa: BLE001 - the store may be back at the next beat
+            _emit("warning", event="heartbeat_failed", error=_one_line(exc))
 
     def resume(self) -> list[str]:
         """Carry on the moves left unfinished (a daemon stopped mid-migration); what moved."""
@@ -261,8 +302,8 @@ def _scheduled(task: str) -> None:
     """What the APScheduler job store names (a module-level function): run `task` on this
     process's daemon."""
     daemon = _RUNNING.get("daemon")
-    if daemon is None or daemon.stopping.is_set():
-        return
+    if daemon is None or daemon.stopping.is_set() or task not in daemon.triggers:
+        return  # a task of the shared schedule this daemon does not run (a supervisor's)
     try:
         daemon.run_task(task)
     except Exception as exc:  # noqa: BLE001 - e.g. the database is away: the next tick retries

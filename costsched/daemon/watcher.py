@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from costsched.config import Config
-from costsched.daemon.events import _emit, _one_line, nodes_of
+from costsched.daemon.events import _emit, _now, _one_line, nodes_of
 from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES, JOB_STATES
 from costsched.service import jobs as job_service
@@ -30,6 +30,7 @@ class Watcher:
     stopping: threading.Event
     settle_seconds: float
     watch_seconds: float
+    holder: str
 
     # --- the watcher --------------------------------------------------------------------
 
@@ -37,9 +38,12 @@ class Watcher:
         """One look at the running jobs of every launcher in use: a job whose instance was
         preempted, died or ended is recovered (or closed) now, and the moves under way are
         followed until they end (at most `watch_seconds`). Every step is under the job's
-        lease, so several daemons watching the same store act once."""
+        lease, so several daemons watching the same store act once. The pass and its
+        result are recorded in the daemon's row (`store.daemons`)."""
         lines: list[str] = []
-        for name in self._launchers_in_use():
+        failures: list[str] = []
+        live = self._live_jobs()
+        for name in sorted({launcher for _, _, launcher in live}):
             if self.stopping.is_set():
                 break
             try:
@@ -48,7 +52,21 @@ class Watcher:
             except Exception as exc:  # noqa: BLE001 - one backend's failure is logged
                 _emit("error", task=WATCH, event="failed", launcher=name,
                       error=_one_line(exc))
+                failures.append(f"{name}: {_one_line(exc)}")
+        self._passed(len(live), lines, failures)
         return lines
+
+    def _passed(self, watched: int, lines: list[str], failures: list[str]) -> None:
+        """Record this pass in the daemon's row: ok, or failed with the launchers' errors."""
+        detail = f"{watched} job(s) watched" + "".join(f"; {line}" for line in lines[:5])
+        detail += f"; {len(lines) - 5} more" if len(lines) > 5 else ""
+        if failures:
+            detail = "; ".join(failures) + f" ({detail})"
+        try:
+            self.store.daemons.passed(self.holder, "failed" if failures else "ok", detail,
+                                      _now())
+        except Exception as exc:  # noqa: BLE001 - the store may be back at the next look
+            _emit("warning", task=WATCH, event="record_failed", error=_one_line(exc))
 
     # --- helpers ------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ service functions and `costsched.service.views`, the same code that writes the C
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pandas as pd
@@ -40,13 +40,17 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
     """`costsched status --no-reconcile --json [--state S] [--name N] [--label K=V]
     [--budget B]`."""
     from costsched import daemon
+    from costsched.config import effective
+    from costsched.daemon.supervision import recovery
 
     launcher = views.job_launcher(store, None)
     only = job_filter(labels or [], budget, where="label")
     shown = service.status(store, launcher, None, reconcile_first=False,
                            states=states or [], name=name or None, only=only)
     doc = views.status_document(shown, daemon.status(store), budgets_now(store))
-    return {**doc, "jobs": [masked(j) for j in doc["jobs"]]}
+    now = datetime.now(timezone.utc)
+    armed = recovery(store, effective(), now).document(now)  # as `status --json` says it
+    return {**doc, "jobs": [masked(j) for j in doc["jobs"]], "recovery": armed}
 
 
 def masked(job: dict) -> dict:
@@ -162,8 +166,10 @@ def spend_document(store: PriceStore, *, since: str | None = None,
 def prices_document(store: PriceStore) -> dict:
     """The offerings the unfinished jobs are placed on, the alternatives of the same GPU
     models as of now (cheapest per GPU-hour first), each used instance type's price history
-    over the last HISTORY_DAYS days in its regions (from the price in effect then), and the
-    newest spot risk signals of those instance types."""
+    over the last HISTORY_DAYS days in its regions (from the price in effect then), the
+    newest spot risk signals of those instance types, and the cheapest on-demand and spot
+    price of every GPU model and count, each with its own age (`costsched gpus`)."""
+    from costsched.service.gpus import gpu_summary
     from costsched.service.prices import price_history, prices
     from costsched.service.signals import signals
 
@@ -186,7 +192,8 @@ def prices_document(store: PriceStore) -> dict:
     risk = signals(store, now)
     risk = risk[risk["instance_type"].isin(types)] if len(risk) else risk
     return {"at": now, "jobs": jobs, "prices": views.frame_records(alternatives),
-            "history": history, "signals": {"signals": views.frame_records(risk)}}
+            "history": history, "signals": {"signals": views.frame_records(risk)},
+            "gpus": views.frame_records(gpu_summary(store, now))}
 
 
 def _window(rows: pd.DataFrame, now: pd.Timestamp) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.bundled_prices import age_text
 from costsched.report.amounts import usd
 from costsched.report.html import format_cell, heading
 from costsched.service.views import dumps
@@ -31,6 +32,13 @@ def age(value: Any, at: datetime | None = None) -> str:
     now = pd.Timestamp(at) if at is not None else pd.Timestamp.now(tz="UTC")
     hours = (now - pd.Timestamp(value)).total_seconds() / 3600
     return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+
+
+def days_old(value: float | None, superseded: bool = False) -> str:
+    """A price's age in days as `costsched gpus` writes it ('4 mo'), '!' after a
+    superseded one's; '-' for none."""
+    text = "-" if value is None or pd.isna(value) else age_text(float(value))
+    return text + ("!" if superseded and text != "-" else "")
 
 
 def offering(p: dict | None) -> str:
@@ -64,8 +72,8 @@ def budget_state(spent: float | None, budget: float | None) -> str:
     return "over" if spent > budget else "near" if spent >= NEAR_BUDGET * budget else ""
 
 
-FILTERS = {"money": money, "when": when, "age": age, "offering": offering, "cell": cell,
-           "heading": heading, "chart_json": chart_json}
+FILTERS = {"money": money, "when": when, "age": age, "days_old": days_old,
+           "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json}
 
 
 def timeline(placements: list[dict]) -> dict:

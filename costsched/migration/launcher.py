@@ -123,6 +123,12 @@ class Launcher(ABC):
     def launch(self, spec: LaunchSpec) -> Instance:
         """Start the job on the offering; CapacityError when the offering cannot be had."""
 
+    def cannot_run(self, task: Mapping[str, Any]) -> str:
+        """Why this backend cannot run a job whose task (a TaskSpec's fields) asks for
+        what it lacks, in one line naming the field ('' when it can). Asked before the job
+        is stored."""
+        return ""
+
     @abstractmethod
     def status(self, instance_id: str) -> Instance:
         """The instance's state now (InvalidInput for an unknown id)."""
@@ -171,3 +177,8 @@ class Launcher(ABC):
     def logs(self, instance_id: str, tail: int = 200) -> str:
         """The last `tail` lines of the job's output, where the backend keeps them."""
         return ""
+
+    def environment(self) -> dict[str, str]:
+        """What another process needs in its environment to make this launcher again by
+        its name and see the same instances (the daemon a launch starts in the background)."""
+        return {}

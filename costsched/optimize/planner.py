@@ -163,6 +163,15 @@ def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]])
     return ranked.sort_values("order_rank", kind="stable").reset_index(drop=True)
 
 
+def superseded_offerings(plan: JobPlan) -> list[str]:
+    """The offerings the job's filters allow that were left out for a superseded bundled
+    price (`rank.SUPERSEDED`), each with its price and date: 'aws us-west-1 p5.48xlarge
+    on-demand ($122.90/h of 2025-05-01)'."""
+    gone = plan.ranked[plan.ranked["excluded"] == ranking.SUPERSEDED]
+    return [f"{r.offering} (${r.usd_per_hour / r.nodes:,.2f}/h of {r.effective_at:%Y-%m-%d})"
+            for r in gone.itertuples()]
+
+
 def order_cost(plan: JobPlan) -> str:
     """What a task's `ordered:` preference costs against the cheapest choice ('' without
     one, or when the first choice is the cheapest)."""

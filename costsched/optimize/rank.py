@@ -30,6 +30,9 @@ from costsched.optimize.decision import expected_hours, expected_hours_risky, ou
 OBJECTIVES = ("cost", "time", "tradeoff")
 # `rank`'s reasons for excluding an offering that the job's filters allow.
 UNFILTERED = ("no throughput", "misses deadline", "over budget")
+# Why an offering the job's filters allow is left out when its price is a bundled one that
+# a change of its type's price superseded (`costsched.bundled_prices.superseded`).
+SUPERSEDED = "superseded price"
 
 
 # Costs equal to this many significant digits are a tie (linear scaling makes an n-GPU
@@ -219,7 +222,8 @@ def _pruned(objective: str, d: _Batch, sl: slice) -> Chosen:
 
 
 def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.Series:
-    """Why each offering is excluded by the job's constraints ('' = allowed)."""
+    """Why each offering is excluded by the job's constraints, or else by a superseded
+    price (SUPERSEDED, where the frame has a `superseded` column) ('' = allowed)."""
     reason = pd.Series("", index=offerings.index, dtype=object)
 
     def exclude(mask: pd.Series, why: str) -> None:
@@ -237,6 +241,8 @@ def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.S
         exclude(~zone_allowed(offerings, constraints.zones), "zone not allowed")
     if constraints.max_price_per_hour is not None:
         exclude(offerings["usd_per_hour"] > constraints.max_price_per_hour, "over max_price")
+    if "superseded" in offerings.columns:
+        exclude(offerings["superseded"].fillna(False).astype(bool), SUPERSEDED)
     return reason
 
 

@@ -15,19 +15,21 @@ from costsched.service.store_files import store_file
 
 # costsched.store.schema's table names, and the daemon's tasks and scheduler table (a test
 # keeps them equal to the originals: importing those here would load SQLAlchemy).
-JOBS, PLACEMENTS, TASK_RUNS = "jobs", "placements", "task_runs"
+JOBS, PLACEMENTS, TASK_RUNS, DAEMONS = "jobs", "placements", "task_runs", "daemons"
 TASKS = ("collect", "replan", "catalog")
 JOBSTORE_TABLE = "apscheduler_jobs"
 
 
 def nothing_to_show(db: str | None) -> bool | None:
-    """True when the store has no job and its scheduled optimizer never ran (nor is
-    scheduled); False when it has either; None when it cannot be told this way."""
+    """True when the store has no job, its scheduled optimizer never ran (nor is
+    scheduled) and no daemon runs for it; False when it has any; None when it cannot be
+    told this way."""
     with _reading(db) as conn:
         if conn is None:
             return None
         try:
-            return not any(_has_rows(conn, t) for t in (JOBS, TASK_RUNS, JOBSTORE_TABLE))
+            return not any(_has_rows(conn, t)
+                           for t in (JOBS, TASK_RUNS, JOBSTORE_TABLE, DAEMONS))
         except sqlite3.Error:
             return None
 

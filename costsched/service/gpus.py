@@ -10,57 +10,65 @@ from datetime import datetime
 import pandas as pd
 
 from costsched import catalog
-from costsched.bundled_prices import age_text, gpu_order  # noqa: F401 (age_text: theirs)
+from costsched.bundled_prices import (
+    OFFERING_COLUMNS,
+    SUMMARY_KEY,
+    age_text,  # noqa: F401 (theirs)
+    gpu_order,
+    old,
+)
 from costsched.model import CLOUDS, MARKETS
 from costsched.prices import prices_at
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
 
-SUMMARY_KEY = ["gpu_model", "gpu_count"]
-OFFERING_COLUMNS = ["gpu_model", "gpu_count", "cloud", "region", "zone", "instance_type",
-                    "market", "usd_per_hour", "usd_per_gpu_hour", "effective_at",
-                    "age_days", "source"]
-
 
 def gpu_offerings(store: StoreLike, gpu: str, at: datetime | str | None = None, *,
                   clouds: Sequence[str] = ()) -> pd.DataFrame:
     """Every priced offering of one GPU model as of `at` (default now): fewest GPUs first,
-    then cheapest; `age_days` is how old each price is."""
+    then current before superseded (`superseded`), then cheapest; `age_days` is how old
+    each price is."""
     when = as_time(at, "at")
     model = catalog.gpu_model_name(gpu)
     with using(store) as opened:
         frame = prices_at(opened, when, gpu_models=[model],
-                          clouds=choices("cloud", clouds, CLOUDS))
+                          clouds=choices("cloud", clouds, CLOUDS), superseded=True)
     frame = _with_age(frame, when)
-    return frame.sort_values(["gpu_count", "usd_per_hour", "market"],
-                             ignore_index=True)[OFFERING_COLUMNS]
+    return frame.sort_values(["gpu_count", "superseded", "usd_per_hour", "market"],
+                             ignore_index=True)[list(OFFERING_COLUMNS)]
 
 
 def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
                 clouds: Sequence[str] = ()) -> pd.DataFrame:
     """One row per GPU model and count: for each market, the cheapest price now
-    (`on_demand_usd_per_hour`, `spot_usd_per_hour`), where (`..._where`: cloud region or
-    zone and instance type) and its age in days (`..._age_days`). Columns can be added
-    beside these (for instance a spot risk) without changing the rest."""
+    (`on_demand_usd_per_hour`, `spot_usd_per_hour`; current before superseded, then spot
+    prices under a year old before older: `bundled_prices.OLD_DAYS`), where (`..._where`:
+    cloud, region or zone and instance type), its age in days (`..._age_days`), whether it
+    is superseded (`..._superseded`) and its source. Columns can be added beside these (for
+    instance a spot risk) without changing the rest."""
     when = as_time(at, "at")
+    shape = list(SUMMARY_KEY)
     with using(store) as opened:
-        frame = prices_at(opened, when, clouds=choices("cloud", clouds, CLOUDS))
+        frame = prices_at(opened, when, clouds=choices("cloud", clouds, CLOUDS),
+                          superseded=True)
     frame = _with_age(frame, when)
-    keys = frame[SUMMARY_KEY].drop_duplicates().sort_values(
-        SUMMARY_KEY, key=lambda s: s.map(gpu_order) if s.name == "gpu_model" else s)
+    keys = frame[shape].drop_duplicates().sort_values(
+        shape, key=lambda s: s.map(gpu_order) if s.name == "gpu_model" else s)
     out = keys.reset_index(drop=True)
+    frame = frame.assign(old=[old(m, a) for m, a in zip(frame["market"], frame["age_days"],
+                                                        strict=True)])
     for market in MARKETS:
         cheapest = (frame[frame["market"] == market]
-                    .sort_values("usd_per_hour", kind="stable")
-                    .drop_duplicates(SUMMARY_KEY))
+                    .sort_values(["superseded", "old", "usd_per_hour"], kind="stable")
+                    .drop_duplicates(shape))
         cheapest = cheapest.assign(
             where=cheapest["cloud"] + " " + cheapest["zone"].where(cheapest["zone"] != "",
                                                                     cheapest["region"])
             + " " + cheapest["instance_type"])
-        part = cheapest[[*SUMMARY_KEY, "usd_per_hour", "where", "age_days", "source"]]
-        part = part.rename(columns={c: f"{market}_{c}" for c in
-                                    ("usd_per_hour", "where", "age_days", "source")})
-        out = out.merge(part, on=SUMMARY_KEY, how="left")
+        fields = ("usd_per_hour", "where", "age_days", "superseded", "source")
+        part = cheapest[[*shape, *fields]].astype({"superseded": object})
+        part = part.rename(columns={c: f"{market}_{c}" for c in fields})
+        out = out.merge(part, on=shape, how="left")
     return out
 
 

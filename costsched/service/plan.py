@@ -266,7 +266,8 @@ def plan(
     filters = price_filters(resolved)
     with using(store) as opened:
         cpu = any(r.cpu for r in resolved)  # CPU jobs: CPU instance types are offerings
-        frame = prices_at(opened, when, include_cpu=cpu, **filters)
+        # Superseded bundled prices too: ranked, left out (`rank.SUPERSEDED`), and named.
+        frame = prices_at(opened, when, include_cpu=cpu, superseded=True, **filters)
         market = frame if not filters else None
 
         def explain(job: Workload) -> Missing | None:

@@ -95,16 +95,19 @@ def prices(
     instance_types: Sequence[str] = (),
     cheapest_per_gpu: bool = False,
 ) -> pd.DataFrame:
-    """Every matching offering's price as of `at` (default now), cheapest per GPU-hour
-    first, with its spot discount; the catalog's list prices fill in missing on-demand
-    prices. `cheapest_per_gpu`: only the cheapest offering of each GPU model."""
+    """Every matching offering's price as of `at` (default now), current before superseded
+    (`superseded`, see `costsched.prices.prices_at`), cheapest per GPU-hour first, with its
+    age in days (`age_days`) and spot discount; the catalog's list prices fill in missing
+    on-demand prices. `cheapest_per_gpu`: only the cheapest offering of each GPU model."""
     when = as_time(at, "at")
     gpus = [catalog.gpu_model_name(g) for g in gpu_models]
     filters = dict(clouds=choices("cloud", clouds, CLOUDS), regions=list(regions),
                    gpu_models=gpus, markets=choices("market", markets, MARKETS),
                    instance_types=list(instance_types))
     with using(store) as opened:
-        frame = prices_at(opened, when, **filters)
+        frame = prices_at(opened, when, superseded=True, **filters)
+    age = pd.Timestamp(when) - pd.to_datetime(frame["effective_at"], utc=True)
+    frame = frame.assign(age_days=age.dt.total_seconds() / 86400)
     if cheapest_per_gpu:
         frame = frame.drop_duplicates("gpu_model")  # rows are sorted cheapest first
     return frame
@@ -118,15 +121,48 @@ def price_history(
     markets: Sequence[str] = (),
     since: datetime | str | None = None,
     until: datetime | str | None = None,
+    bundled: bool = True,
 ) -> pd.DataFrame:
-    """Every stored price change of an instance type in [since, until], oldest first."""
+    """Every known price change of an instance type in [since, until], oldest first: the
+    store's observations and (with `bundled`) the bundled catalog's dated prices, each row
+    with its source. A bundled price equal to the one before it in the same place (a weekly
+    reading of an unchanged price) is not a change: the row before says until when it was
+    seen (`last_seen_at`; a stored row's is its own time)."""
     start = as_time(since, "since") if since is not None else None
     end = as_time(until, "until") if until is not None else None
     market = choices("market", markets, MARKETS)
     with using(store) as opened:
         frame = opened.history(start=start, end=end, instance_type=[instance_type],
                                region=list(regions), market=market)
-    return frame.drop(columns=["offering_id"]).sort_values(["effective_at", "zone"])
+    frame = frame.drop(columns=["offering_id"]).assign(last_seen_at=frame["effective_at"])
+    if bundled:
+        listed = _changes_only(catalog.price_history(instance_type))
+        keep = pd.Series(True, index=listed.index)
+        if regions:
+            keep &= listed["region"].isin(list(regions))
+        if market:
+            keep &= listed["market"].isin(market)
+        if start is not None:
+            keep &= listed["last_seen_at"] >= pd.Timestamp(start)
+        if end is not None:
+            keep &= listed["effective_at"] <= pd.Timestamp(end)
+        frame = pd.concat([f for f in (frame, listed[keep]) if not f.empty] or [frame],
+                          ignore_index=True)
+    return frame.sort_values(["effective_at", "zone"], kind="stable", ignore_index=True)
+
+
+def _changes_only(listed: pd.DataFrame) -> pd.DataFrame:
+    """Bundled rows (oldest first) less those whose price equals the one before in the same
+    place, with `last_seen_at`: the time of the last row of its run of equal prices."""
+    if listed.empty:
+        return listed.assign(last_seen_at=listed["effective_at"])
+    place = ["cloud", "region", "zone", "instance_type", "market", "os"]
+    before = listed.groupby(place, sort=False)["usd_per_hour"].shift()
+    new = (before.isna() | (listed["usd_per_hour"] != before)).to_numpy()
+    run = listed.assign(_new=new).groupby(place, sort=False)["_new"].cumsum()  # per place
+    seen = listed.assign(_run=run).groupby([*place, "_run"], sort=False)[
+        "effective_at"].transform("max")
+    return listed.assign(last_seen_at=seen)[new]
 
 
 def export_prices(store: StoreLike, path: str | Path) -> int:

@@ -136,9 +136,9 @@ def place_checked(offering_key: tuple, gpu_model: str, gpu_count: int, usd_per_h
             " instance_type, market, os)"
         )
     cloud, region, zone, instance_type, market, os_name = offering_key
-    _check_text("gpu_model", gpu_model, 32, required=True)
+    _check_text("gpu_model", gpu_model, 32, required=gpu_count != 0)  # "" for a CPU type
     if isinstance(gpu_count, bool) or not isinstance(gpu_count, numbers.Integral):
-        raise InvalidInput(f"gpu_count {gpu_count!r}: expected a whole number >= 1")
+        raise InvalidInput(f"gpu_count {gpu_count!r}: expected a whole number >= 0")
     Offering(cloud, region, zone, instance_type, market, gpu_model, int(gpu_count),
              os=os_name)  # validates the vocabulary
     if reason not in PLACEMENT_REASONS:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Literal
 
 from sqlalchemy import Engine, delete, insert, or_, select, update
@@ -173,6 +174,24 @@ class Leases:
                                                      leases.c.holder == holder)).rowcount
         return gone == 1
 
+    def hand_over(self, name: str, holder: str, to: str) -> bool:
+        """Give the lease `holder` holds to `to` (its expiry kept); whether it did."""
+        with self.engine.begin() as conn:
+            changed = conn.execute(update(leases).where(leases.c.name == name,
+                                                        leases.c.holder == holder)
+                                   .values(holder=to)).rowcount
+        return changed == 1
+
+    def holder_of(self, name: str, at: datetime) -> str | None:
+        """Who holds the lease `name` at `at`: None when nobody does (it is not stored, it
+        expired, or its holder was a process of this host that has died)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(leases.c.holder, leases.c.expires_ts)
+                               .where(leases.c.name == name)).first()
+        if row is None or row.expires_ts <= epoch_second(at) or _died_here(str(row.holder)):
+            return None
+        return str(row.holder)
+
     def release_all(self, holder: str) -> int:
         """Give up every lease of `holder`; how many."""
         with self.engine.begin() as conn:
@@ -247,13 +266,30 @@ def _died_here(holder: str) -> bool:
     pid = rest.partition(":")[0]
     if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
         return False
+    return process_gone(int(pid))
+
+
+def holder_pid(holder: str) -> tuple[str, int | None]:
+    """The host and process id a holder name ("host:pid:tag") names (None: not a pid)."""
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    return host, int(pid) if pid.isdigit() else None
+
+
+def process_gone(pid: int) -> bool:
+    """True when process `pid` of this host no longer runs (or only its exit status is
+    left, a zombie its parent has not collected yet)."""
     try:
-        os.kill(int(pid), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except OSError:
         return False  # alive, owned by another user
-    return False
+    try:  # Linux: the state after the command's closing parenthesis
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] == b"Z"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from costsched.model import InvalidInput, PriceObservation
 from costsched.passes import frozen, memo
 from costsched.store import database, zones
 from costsched.store.availability import AvailabilityStore
+from costsched.store.daemons import DaemonRecords
 from costsched.store.database import (  # noqa: F401 - re-exported: the store's public names
     ENV_DB,
     default_url,
@@ -116,6 +117,11 @@ class PriceStore:
     def leases(self) -> Leases:
         """Named leases that keep two daemons from running the same task or move at once."""
         return Leases(self.engine)
+
+    @cached_property
+    def daemons(self) -> DaemonRecords:
+        """The daemons running now: their process, log, heartbeat and last look at jobs."""
+        return DaemonRecords(self.engine)
 
     @cached_property
     def task_runs(self) -> TaskRuns:

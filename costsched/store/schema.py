@@ -223,6 +223,26 @@ scheduler_jobs = Table(
     Column("job_state", LargeBinary, nullable=False),
 )
 
+# One row per daemon running now (each `costsched daemon` process, and the supervisor a
+# launch starts): who it is, how it was started, where it logs, its heartbeat and its last
+# look at the running jobs. Removed when it stops; a row whose process is gone is ignored.
+daemons = Table(
+    "daemons",
+    metadata,
+    Column("holder", String(128), primary_key=True),  # its leases' holder: host:pid:tag
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),  # auto | installed | service
+    Column("tasks", String(64), nullable=False),  # the scheduled tasks it runs
+    Column("watch_seconds", Float, nullable=False),  # 0: it does not watch
+    Column("log", String(1024), nullable=False, server_default=""),
+    Column("started_ts", BigInteger, nullable=False),
+    Column("seen_ts", BigInteger, nullable=False),  # its heartbeat
+    Column("pass_ts", BigInteger, nullable=True),  # its last look at the running jobs
+    Column("pass_status", String(16), nullable=False, server_default=""),  # ok | failed
+    Column("pass_detail", Text, nullable=False, server_default=""),
+)
+
 # --- spot availability over time ------------------------------------------------------
 
 # Run-length encoded: one row per interval [start_ts, end_ts) of one state of one offering.

@@ -61,7 +61,12 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("name: a\nmodel: A3C\nstpes: 10\n", r"field stpes: unknown field: expected one of name,"),
+    ("name: a\nmodel: A3C\nstpes: 10\n", r"field stpes: unknown field: expected one of name,"
+     r".*; did you mean 'steps'\?$"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraint: {clouds: [aws]}\n",
+     r"field constraint: unknown field: .*; did you mean 'constraints'\?$"),
+    ("name: a\nthroughputs: {V10O: 3}\nsteps: 5\n",
+     r"field throughputs: unknown GPU model 'V10O': .*; did you mean 'V100'\?$"),
     ("name: a\nmodel: A3C\nsteps: -5\n", r"field steps: -5\.0: expected a positive number"),
     ("name: a\nmodel: A3C\n", r"field \(job\): give exactly one of: steps"),
     ("name: a\nsteps: 5\n", r"give model .* or throughputs"),

@@ -303,6 +303,8 @@ def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
         path = write_job(tmp_path)
         spec = yaml.safe_load(path.read_text())
         spec["constraints"]["regions"] = ["us-central1"]
+        # The stored V100 price, not the bundled 2026 readings of other GCP machines there.
+        spec["constraints"]["gpu_models"] = ["V100"]
         path.write_text(yaml.safe_dump(spec))
 
         def boot(sandbox: Path) -> Instance:

@@ -32,7 +32,7 @@ PARAMETERS = {
 MODELS = ["A3C", "CycleGAN"]
 # What each notebook's tables must name, given the recorded prices and MODELS.
 SHOWN = {
-    "price_analysis.ipynb": ["us-east-1d", "eastus", "V100", "K80"],
+    "price_analysis.ipynb": ["us-east-1d", "eastus", "V100", "K80", "asia-southeast1"],
     "savings.ipynb": [*MODELS, "dynamic-aware", "oracle"],
 }
 

@@ -22,7 +22,12 @@ from costsched.service.jobs.runs import (
     job_ids,
     steps_left,
 )
-from costsched.service.jobs.steps import _pack_code, _run_move, _start_launch
+from costsched.service.jobs.steps import (
+    _pack_code,
+    _run_move,
+    _start_launch,
+    check_checkpoint_root,
+)
 from costsched.service.jobs.watch import settle
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
@@ -68,6 +73,11 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                 raise InvalidInput(f"{source}: field envs.{name} is not given: give it at "
                                    "launch with --env (NAME=VALUE, or NAME alone to take its "
                                    "value from your environment)")
+            if spec.task.needs:  # what the task left to the launch: plan said it
+                raise InvalidInput(f"{source}: field {spec.task.needs[0]}")
+            unsupported = launcher.cannot_run(spec.task.model_dump())
+            if unsupported:
+                raise InvalidInput(f"{source}: {unsupported}")
             if spec.num_nodes > 1 and not getattr(launcher, "runs_gangs", False):
                 raise InvalidInput(f"{source}: field num_nodes: {spec.num_nodes}: the "
                                    f"{launcher.name} launcher starts one instance a job; "
@@ -81,6 +91,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                              regions[0] if regions else "", None,
                                              resolved.job.steps, offering=offering,
                                              first=True), launcher, when)
+            check_checkpoint_root(spec, checkpoint_root)  # nothing stored when it cannot be used
             code = _pack_code(spec, source)  # refused here when too large: nothing stored
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,

@@ -221,10 +221,33 @@ def _code_uri(checkpoint_uri: str, code: dict) -> str:
 
 
 def _check_checkpoints(uri: str) -> None:
-    """Fail now, in one line, when the job's checkpoint store cannot be used."""
+    """Fail now, in one line, when the job's checkpoint store cannot be used (its name,
+    the bucket, the credentials or the network: whatever the store's client raises)."""
     from launchers.checkpoints import open_store
 
-    open_store(uri).check()
+    store = open_store(uri)
+    try:
+        store.check()
+    except InvalidInput:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any client's error, said in one line
+        why = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise InvalidInput(f"checkpoint location {uri}: cannot be used ({type(exc).__name__}"
+                           f"{': ' + why if why else ''}); `costsched check` tests the "
+                           "cloud's credentials") from None
+
+
+def check_checkpoint_root(spec: JobSpec, root: str | None) -> None:
+    """Before a job is stored: fail in one line when the bucket its checkpoints go to
+    cannot be used (a folder is made when the job starts)."""
+    base = (spec.checkpoint.location or root or "").rstrip("/")
+    if "://" not in base or base.startswith("file://"):
+        return
+    probe = f"{base}/job-0"  # a folder no job has: listing it reads nothing
+    try:
+        _check_checkpoints(probe)
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc).replace(probe, base)) from None
 
 
 def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:

@@ -78,3 +78,46 @@ def test_cli_table_json_and_a_bad_gpu(cli) -> None:  # noqa: ANN001
     assert rows and {r["gpu_model"] for r in rows} == {"A100"}
     bad = cli("gpus", "Z9000")
     assert bad.exit_code == 2 and "unknown GPU model 'Z9000'" in bad.output
+
+
+CLOCK = "2026-11-28"  # the test's clock, never the machine's: 4 months after the newest
+
+
+def test_with_nothing_collected_modern_shapes_have_a_young_spot_price_and_two_ages(
+        cli) -> None:  # noqa: ANN001
+    rows = json.loads(cli("gpus", "--json", "--at", CLOCK).stdout)["rows"]
+    shapes = {(r["gpu_model"], r["gpu_count"]): r for r in rows}
+    for shape in [("H100", 1), ("H100", 8), ("A100-80GB", 8), ("L4", 1)]:
+        row = shapes[shape]
+        assert row["spot_usd_per_hour"] > 0 and row["spot_age_days"] < 365, shape
+        assert not row["spot_superseded"]
+    for row in rows:  # each market's own age, none where it has no price
+        for market in ("on_demand", "spot"):
+            assert (row[f"{market}_age_days"] is None) == (row[f"{market}_usd_per_hour"] is None)
+    h100 = shapes[("H100", 8)]  # on-demand read 2026-08 (AWS), spot 2026-07-30 (GCP)
+    assert h100["on_demand_where"].startswith("aws") and h100["spot_where"].startswith("gcp")
+    assert h100["on_demand_age_days"] == pytest.approx(119)
+    assert h100["spot_age_days"] == pytest.approx(121)
+    header = next(line for line in cli("gpus", "--at", CLOCK).stdout.splitlines()
+                  if "on-demand" in line)
+    assert header.split().count("age") == 2
+
+
+def test_the_superseded_h100_8_row_no_longer_ranks_as_current(cli) -> None:  # noqa: ANN001
+    rows = json.loads(cli("gpus", "H100", "--json", "--at", CLOCK).stdout)["rows"]
+    eights = [r for r in rows if r["gpu_count"] == 8]
+    west = [i for i, r in enumerate(eights) if r["region"] == "us-west-1"
+            and r["market"] == "on_demand"]
+    assert len(west) == 1 and eights[west[0]]["superseded"]
+    assert eights[west[0]]["usd_per_hour"] == 122.9
+    assert all(not r["superseded"] for r in eights[:west[0]])  # every current one before
+    assert [r["superseded"] for r in eights] == sorted(r["superseded"] for r in eights)
+    summary = {(r["gpu_model"], r["gpu_count"]): r for r in json.loads(
+        cli("gpus", "--json", "--at", CLOCK).stdout)["rows"]}[("H100", 8)]
+    assert summary["on_demand_where"] == "aws us-east-1 p5.48xlarge"
+    assert summary["on_demand_usd_per_hour"] == 55.04 and not summary["on_demand_superseded"]
+    text = cli("gpus", "H100", "--at", CLOCK, "--top", "100").stdout
+    assert "19 mo!" in text and "superseded" in text
+    # Before the cut reached the bundled data (2025-10), the same price was current.
+    before = json.loads(cli("gpus", "H100", "--json", "--at", "2025-07-01").stdout)["rows"]
+    assert not [r for r in before if r["region"] == "us-west-1"][0]["superseded"]

@@ -42,6 +42,8 @@ ON_OWN_STORE = {
     "prices import": ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv")],
     "prices export": ["prices", "export", "{tmp}/out.csv"],
     "status": ["status"],
+    "daemon status": ["daemon", "status"],
+    "daemon start": ["daemon", "start"],
     "migrate": ["migrate", "--dry-run"],
     "report": ["report", "--until", "2024-06-02T02:00Z"],
 }

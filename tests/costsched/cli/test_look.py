@@ -112,7 +112,8 @@ def test_logs_of_a_name_two_jobs_share_asks_the_store(env, tmp_path: Path) -> No
 
 
 def test_the_light_names_are_the_stores_and_the_daemons() -> None:
-    tables = (schema.jobs.name, schema.placements.name, schema.task_runs.name)
-    assert tables == (glance.JOBS, glance.PLACEMENTS, glance.TASK_RUNS)
+    tables = (schema.jobs.name, schema.placements.name, schema.task_runs.name,
+              schema.daemons.name)
+    assert tables == (glance.JOBS, glance.PLACEMENTS, glance.TASK_RUNS, glance.DAEMONS)
     assert glance.TASKS == daemon.TASKS and glance.JOBSTORE_TABLE == daemon.JOBSTORE_TABLE
     assert LIGHT_ENV_DB == ENV_DB

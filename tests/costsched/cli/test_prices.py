@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 import pandas as pd
 import pytest
 
-from costsched import catalog
+from costsched import bundled_prices, catalog
 
 
 def test_catalog_json_lists_every_gpu_generation(cli) -> None:
@@ -55,16 +56,30 @@ def test_show_on_an_empty_store_uses_the_catalog(cli) -> None:
     on_demand = [r for r in rows if r["market"] == "on_demand"]
     assert {r["source"] for r in on_demand} == {catalog.CATALOG_SOURCE}
     assert {r["source"] for r in rows if r["market"] == "spot"} == set(spot["source"])
-    per_gpu = [r["usd_per_gpu_hour"] for r in rows]
-    assert per_gpu == sorted(per_gpu)
+    # Current prices first, then the superseded ones, each cheapest per GPU-hour first.
+    flags = [r["superseded"] for r in rows]
+    assert flags == sorted(flags) and any(flags)
+    for flag in (False, True):
+        per_gpu = [r["usd_per_gpu_hour"] for r in rows if r["superseded"] == flag]
+        assert per_gpu == sorted(per_gpu)
 
 
 def test_cheapest_per_gpu(cli) -> None:
-    rows = json.loads(cli("prices", "show", "--cheapest-per-gpu", "--json").stdout)
+    rows = json.loads(cli("prices", "show", "--cheapest-per-gpu", "--json", "--at",
+                          "2026-11-28").stdout)
     assert len(rows) == len({r["gpu_model"] for r in rows})
-    listed = catalog.on_demand_prices()
-    listed = listed[listed["retired"].isna()]  # nothing retired is offered today
-    listed = pd.concat([listed, catalog.spot_observations()])  # and the spot snapshot
+    when = datetime(2026, 11, 28, tzinfo=timezone.utc)
+    listed = pd.concat([catalog.on_demand_observations(), catalog.spot_observations()])
+    # The newest price of each place, not retired (nothing retired is offered today), and
+    # current: a price its type's newer one superseded is not the cheapest.
+    listed = (listed.sort_values("effective_at", kind="stable")
+              .drop_duplicates(["cloud", "region", "zone", "instance_type", "market"],
+                               keep="last"))
+    listed = listed[~catalog.retired_mask(listed, pd.Timestamp(when))]
+    listed = listed[[bundled_prices.superseded(c, t, m, e.to_pydatetime(), when) is None
+                     for c, t, m, e in zip(listed["cloud"], listed["instance_type"],
+                                           listed["market"], listed["effective_at"],
+                                           strict=True)]]
     for r in rows:
         same = listed[listed["gpu_model"] == r["gpu_model"]]
         assert r["usd_per_gpu_hour"] == pytest.approx(
@@ -85,7 +100,7 @@ def test_show_table_output(cli) -> None:
          "--market 'reserved': expected one of on_demand, spot"),
         (["prices", "show", "--gpu", "V1000"], "unknown GPU model 'V1000': expected one of"),
         (["prices", "show", "--cloud", "ibm"], "--cloud 'ibm': expected one of aws, gcp, azure"),
-        (["prices", "history", "--instance", "p9.huge"], "no stored prices for instance type"),
+        (["prices", "history", "--instance", "p9.huge"], "no known prices for instance type"),
         (["prices", "export", "out.xlsx"], "out.xlsx: unknown export format"),
     ],
 )
@@ -153,3 +168,38 @@ def test_today_nothing_retired_is_offered(cli) -> None:
     types = catalog.instance_types()
     retired = set(types.loc[types["retired"].notna(), "instance_type"])
     assert retired and not retired & {r["instance_type"] for r in rows}
+
+
+def test_history_of_a_gcp_machine_with_nothing_collected(cli) -> None:
+    """The bundled 2025-12..2026-07 series of a3-highgpu-8g: spot rose in steps, on-demand
+    stayed flat; each row names the commit it was read at."""
+    rows = json.loads(cli("prices", "history", "--instance", "a3-highgpu-8g", "--region",
+                          "us-central1", "--since", "2025-12-01", "--json").stdout)
+    spot = [r for r in rows if r["market"] == "spot"]
+    prices = [r["usd_per_hour"] for r in spot]
+    assert prices == sorted(prices) and len(set(prices)) == len(prices) > 10  # changes only
+    assert prices[0] == pytest.approx(20.390157) and prices[-1] == pytest.approx(50.609541)
+    assert spot[0]["effective_at"].startswith("2025-12-04")
+    assert spot[-1]["last_seen_at"].startswith("2026-07-30")
+    (on_demand,) = [r for r in rows if r["market"] == "on_demand"]
+    assert on_demand["usd_per_hour"] == 88.49
+    assert on_demand["effective_at"].startswith("2025-12-04")
+    assert on_demand["last_seen_at"].startswith("2026-07-30")
+    assert all("pricing.yml (commit " in r["source"] for r in rows)
+    table = cli("prices", "history", "--instance", "a3-highgpu-8g", "--region",
+                "us-central1", "--wide").stdout
+    assert "2026-07-22" in table and "$50.6095" in table and "seen until" in table
+    stored = cli("prices", "history", "--instance", "a3-highgpu-8g", "--stored-only")
+    assert stored.exit_code == 2 and "no stored prices" in stored.stderr
+
+
+def test_show_gives_each_price_its_age_and_marks_superseded_ones(cli) -> None:
+    rows = json.loads(cli("prices", "show", "--gpu", "H100", "--at", "2026-11-28",
+                          "--top", "0", "--json").stdout)
+    west = [r for r in rows if r["region"] == "us-west-1" and r["market"] == "on_demand"]
+    assert west and west[0]["superseded"] and rows[-1]["superseded"]
+    young = [r for r in rows if r["cloud"] == "gcp" and r["market"] == "spot"
+             and r["instance_type"] == "a3-highgpu-8g"]
+    assert young and all(r["age_days"] == pytest.approx(121) for r in young)
+    text = cli("prices", "show", "--gpu", "H100", "--at", "2026-11-28", "--top", "0").stdout
+    assert "19 mo!" in text and "superseded" in text

@@ -54,8 +54,9 @@ def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "p3.2xlarge" in shown.stdout
 
 
-# plan and prices show answer from the bundled list prices without a store.
-@pytest.mark.parametrize("name", sorted(set(READERS) - {"plan", "prices show"}))
+# plan, prices show and prices history answer from the bundled prices without a store.
+@pytest.mark.parametrize("name", sorted(set(READERS) - {"plan", "prices show",
+                                                        "prices history"}))
 def test_a_reader_on_a_missing_default_store_names_it_and_creates_nothing(
         name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COSTSCHED_DB", raising=False)

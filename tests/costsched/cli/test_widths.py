@@ -147,3 +147,13 @@ def test_the_collect_summary_fits(width: int, tmp_path: Path, azure_prices: obje
     out = render(["collect", "--cloud", "azure", "--db", str(tmp_path / "store.sqlite")],
                  width, monkeypatch)
     assert_fits(out, width, ["azure", "Stored 13 new rows", "2 rejected"])
+
+
+def test_config_show_with_long_overrides_fits(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variables as long as the demo's fold in the "from" column instead of widening it."""
+    (tmp_path / "config.toml").write_text("")
+    monkeypatch.setenv("COSTSCHED_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("COSTSCHED_MIGRATION_RESTART_MINUTES", "0.05")
+    monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
+    assert_fits(render(["config", "show"], 80, monkeypatch), 80, ["daemon.autostart"])

@@ -83,8 +83,9 @@ def test_prices_show_the_running_jobs_offerings_and_alternatives(
     rows = {(r["cloud"], r["region"], r["zone"], r["instance_type"], r["market"]): r for r in shown}
     for row in doc["prices"]:  # the alternatives are `prices show` rows, as it prints them
         key = (row["cloud"], row["region"], row["zone"], row["instance_type"], row["market"])
-        assert {k: v for k, v in row.items() if k != "effective_at"} == {
-            k: v for k, v in rows[key].items() if k != "effective_at"}
+        now = ("effective_at", "age_days")  # as of each call's own now
+        assert {k: v for k, v in row.items() if k not in now} == {
+            k: v for k, v in rows[key].items() if k not in now}
     assert {r["gpu_model"] for r in doc["prices"]} == {"V100", "A100"}
     history = doc["history"]["p3.2xlarge"]
     assert {r["region"] for r in history} == {"us-west-2", "us-east-1"}  # where they run
@@ -95,6 +96,24 @@ def test_prices_show_the_running_jobs_offerings_and_alternatives(
     assert sorted(history, key=str) == sorted(newest.values(), key=str)
     assert any(r["usd_per_hour"] == 1.5 for r in history)  # EAST's from hour 2
     assert doc["signals"] == {"signals": []}
+
+
+def test_prices_show_every_gpus_two_prices_each_with_its_age(client: TestClient, cli) -> None:
+    """The GPU summary beside the jobs' prices: `costsched gpus --json`'s rows, each price
+    with its own age, even with no job running."""
+    doc = client.get("/api/prices").json()
+    shown = cli_json(cli, "gpus")["rows"]
+    assert len(doc["gpus"]) == len(shown) > 20
+    now = ("on_demand_age_days", "spot_age_days")  # as of each call's own now
+    for page, printed in zip(doc["gpus"], shown, strict=True):
+        assert {k: v for k, v in page.items() if k not in now} == {
+            k: v for k, v in printed.items() if k not in now}
+        for market in ("on_demand", "spot"):
+            assert (page[f"{market}_age_days"] is None) == (page[f"{market}_usd_per_hour"]
+                                                            is None)
+    html = client.get("/prices").text
+    assert "Cheapest per GPU model and count" in html and "H100:8" in html
+    assert html.count("<th>age</th>") >= 2
 
 
 def test_pages_render_the_documents_escaped(store: PriceStore, client: TestClient,

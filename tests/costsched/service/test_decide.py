@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from costsched import service
+from costsched import catalog, service
 from costsched.backtest import PriceTrace, throughputs
 from costsched.model import Constraints, InvalidInput, Job
 from costsched.policies import JOB_SCOPE, JobState, make_policy
@@ -59,7 +59,9 @@ def test_a_decision_needs_prices_and_sane_values(tmp_path) -> None:
                                            "constraints"):
         service.decide(str(tmp_path / "s.sqlite"), spot_only, home_region="us-east-1",
                        at=datetime(2025, 4, 1, tzinfo=timezone.utc))
-    # From then on it decides on the snapshot's spot prices (any region: the job allows all).
+    # From then on it decides on the bundled spot prices (any region: the job allows all).
     today = service.decide(str(tmp_path / "s.sqlite"), spot_only, home_region="us-east-1")
     assert today.offering.market == "spot"
-    assert today.offering.region in {"us-east-1", "us-west-2", "eu-west-1"}
+    bundled = catalog.spot_observations()
+    assert (today.offering.cloud, today.offering.region) in set(
+        zip(bundled["cloud"], bundled["region"], strict=True))

@@ -54,8 +54,9 @@ def run_on_t4(store: PriceStore, steps_per_second: float, start: datetime,
 
 
 def best(store: PriceStore, **spec: object) -> pd.Series:
+    """The best offering among the store's AWS prices (the bundled GCP prices aside)."""
     job = parse({"name": "next", "model": MODEL, "steps": 200_000,
-                 "constraints": {"markets": ["spot"]}, **spec})
+                 "constraints": {"markets": ["spot"], "clouds": ["aws"]}, **spec})
     return service.plan(store, job, at=AT).ranking("next").iloc[0]
 
 

@@ -1,0 +1,153 @@
+"""Who watches a store now: the daemons running for it (their rows in the store, and the
+supervisor lease), and whether recovery is armed, in the words `launch`, `status` and
+`daemon status` print. Reads only: starting a supervisor is `costsched.daemon.autostart`.
+
+Recovery is armed when a daemon that watches the running jobs runs: a supervisor holding
+the store's lease (one that let it go is on its way out), or a daemon run as a service or
+installed. Unarmed, a preempted job waits until something looks at it (`costsched status`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from datetime import datetime
+from socket import gethostname
+
+from costsched.config import Config
+from costsched.daemon.logs import log_path
+from costsched.daemon.supervisor import SUPERVISOR_LEASE, live_jobs
+from costsched.store import PriceStore
+from costsched.store.daemons import DaemonRow
+from costsched.store.leases import holder_pid
+
+START = "costsched daemon start"  # what arms recovery by hand
+LAUNCHING = "launching-"  # the tag of the holder a launch takes the lease under, at first
+KIND_WORDS = {"auto": "supervisor", "installed": "installed daemon", "service": "daemon",
+              "starting": "supervisor"}
+
+
+@dataclass(frozen=True)
+class Watching:
+    """A daemon that watches the store's running jobs now."""
+
+    pid: int | None
+    host: str
+    here: bool  # on this machine
+    kind: str  # auto | installed | service | starting (its lease taken, not running yet)
+    watch_seconds: float
+    log: str
+    started_at: datetime | None
+    pass_at: datetime | None
+    pass_status: str
+    pass_detail: str
+
+    @classmethod
+    def of(cls, row: DaemonRow) -> Watching:
+        return cls(row.pid, row.host, row.here, row.kind, row.watch_seconds, row.log,
+                   row.started_at, row.pass_at, row.pass_status, row.pass_detail)
+
+    def who(self) -> str:
+        """'supervisor pid 123', 'installed daemon pid 45 on host gpu-box', 'supervisor
+        (starting)'."""
+        where = "" if self.here else f" on host {self.host}"
+        what = KIND_WORDS.get(self.kind, "daemon")
+        return f"{what} (starting){where}" if self.pid is None else \
+            f"{what} pid {self.pid}{where}"
+
+    def last_pass(self, at: datetime) -> str:
+        """'last pass 4 s ago (ok)', or 'no pass yet'."""
+        if self.pass_at is None:
+            return "no pass yet"
+        return f"last pass {ago(at, self.pass_at)} ({self.pass_status})"
+
+    def document(self, at: datetime) -> dict:
+        return {"pid": self.pid, "host": self.host, "kind": self.kind,
+                "watch_seconds": self.watch_seconds, "log": self.log or None,
+                "started_at": self.started_at,
+                "last_pass": None if self.pass_at is None else {
+                    "at": self.pass_at, "seconds_ago": _seconds(at, self.pass_at),
+                    "status": self.pass_status, "detail": self.pass_detail}}
+
+
+def watching(store: PriceStore, config: Config, at: datetime, *, log: str = ""
+             ) -> list[Watching]:
+    """The daemons watching the store's running jobs at `at`, the supervisor first. A
+    supervisor whose process has not registered yet is "starting", with the config's
+    interval and `log` (where a launch sent its output)."""
+    auto = store.leases.holder_of(SUPERVISOR_LEASE, at)
+    rows = [r for r in store.daemons.running(at) if r.watch_seconds > 0
+            and (r.kind != "auto" or r.holder == auto)]  # one that let go of it is leaving
+    found = [Watching.of(r) for r in sorted(rows, key=lambda r: r.kind != "auto")]
+    if auto is not None and not any(r.holder == auto for r in rows):
+        host, pid = holder_pid(auto)
+        if auto.rpartition(":")[2].startswith(LAUNCHING):
+            pid = None  # the launch starting it holds the lease until it knows its pid
+        found.insert(0, Watching(pid, host, host == gethostname(), "starting",
+                                 config.daemon.watch_seconds, log, None, None, "", ""))
+    return found
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """Whether the store's running jobs are recovered without anyone looking, and the fix
+    when they are not."""
+
+    watchers: list[Watching]
+    live_jobs: int
+    autostart: bool
+    db: str | None = None  # the --db the command was given: the fix names it too
+
+    @property
+    def armed(self) -> bool:
+        return bool(self.watchers)
+
+    def fix(self) -> str | None:
+        """The command that arms recovery, when it is not armed and a job runs."""
+        if self.armed or not self.live_jobs:
+            return None
+        return START + (f" --db {shlex.quote(self.db)}" if self.db else "")
+
+    def line(self, at: datetime) -> str | None:
+        """One line for `status`: armed (by whom, how often, its last pass), or not and the
+        fix; None when nothing runs and nothing watches."""
+        if self.watchers:
+            first = self.watchers[0]
+            more = len(self.watchers) - 1
+            return (f"Recovery armed: {first.who()} watches this store every "
+                    f"{first.watch_seconds:g} s; {first.last_pass(at)}"
+                    + (f"; log: {first.log}" if first.log else "")
+                    + (f" (and {more} more daemon(s))" if more else ""))
+        if not self.live_jobs:
+            return None
+        why = ("" if self.autostart else
+               " (daemon.autostart is off: recovery depends on your daemon service)")
+        return (f"Recovery not armed: no daemon watches this store{why}, so a preempted job "
+                f"waits for the next `costsched status`; `{self.fix()}` starts one.")
+
+    def document(self, at: datetime) -> dict:
+        return {"armed": self.armed, "live_jobs": self.live_jobs, "fix": self.fix(),
+                "daemons": [w.document(at) for w in self.watchers]}
+
+
+def recovery(store: PriceStore, config: Config, at: datetime, *, db: str | None = None,
+             log: str = "") -> Recovery:
+    """Whether recovery is armed for `store` at `at` (`db`: as the command was given it;
+    `log`: where a supervisor still starting logs, by default the store's daemon log)."""
+    log = log or str(log_path(store.url, config))
+    return Recovery(watching(store, config, at, log=log), len(live_jobs(store)),
+                    config.daemon.autostart, db)
+
+
+def ago(at: datetime, then: datetime) -> str:
+    """'4 s ago', '3 min ago', '2.5 h ago'."""
+    seconds = _seconds(at, then)
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.1f} h ago"
+
+
+def _seconds(at: datetime, then: datetime) -> float:
+    return max(0.0, (at - then).total_seconds())

@@ -1,0 +1,320 @@
+"""Jobs that run in a Docker image (a SkyPilot task's `image_id: docker:IMAGE`), on any
+launcher whose instances have a container runtime: the agent pulls the image once per
+instance (logging in to a private registry first), runs the task's setup in a container of
+it and keeps what setup installed (`docker commit`), then runs the job in a container of
+that image.
+
+Each container sees the job as the agent's own processes do: the agent's working
+directory (the code, the checkpoint directory, the progress file, the log) at the same
+path, the task's file mounts at the task's paths, the checkpoint directory also at the
+task's checkpoint mount path, the job's envs and secrets, the instance's network and GPUs.
+The envs reach the container in a file only its owner reads, in memory (/dev/shm), that the
+container's first process reads; never on a command line and never in the container's
+configuration, which docker keeps on disk and `docker commit` copies into the image. The
+agent runs `docker run` attached: a SIGTERM to it (a stop, a preemption notice) reaches the
+container's first process, `WRAPPER`, which forwards it to the job's processes and waits
+for them, as the agent does on the instance.
+
+Private registries: ECR images with the instance's role, Artifact Registry and Container
+Registry images with the instance's service account, any other with the task's
+SKYPILOT_DOCKER_USERNAME, SKYPILOT_DOCKER_SERVER and the secret SKYPILOT_DOCKER_PASSWORD
+(given at launch). The password goes to `docker login` on its standard input, into a
+configuration folder of the agent's own that is deleted once the image is pulled.
+
+`Container` is what the agent uses; `agent_args` is what a launcher passes the agent.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DOCKER = "docker"  # the container runtime's client, found on PATH
+DOCKER_PREFIX = "docker:"  # image_id: docker:IMAGE
+LOGIN_ENVS = ("SKYPILOT_DOCKER_USERNAME", "SKYPILOT_DOCKER_PASSWORD", "SKYPILOT_DOCKER_SERVER")
+PULL_TIMEOUT = 3600.0  # seconds: a large image over a slow link
+_ECR = re.compile(r"^(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
+_GOOGLE = re.compile(r"^(?:[a-z0-9-]+-docker\.pkg\.dev|(?:[a-z]+\.)?gcr\.io)$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an env a shell can assign
+log = logging.getLogger("costsched.agent")
+
+# The container's first process (POSIX sh; $0 is the job's command, $1 the file of its
+# envs). It runs the command in a shell of its own and, on SIGTERM, sends SIGTERM to that
+# shell's descendants (found in /proc by their parents) but not to the shell, which lives to
+# return their exit code; a command that is the shell alone gets it itself. It exits with
+# the command's code.
+WRAPPER = r"""if [ -n "$1" ]; then set -a; . "$1"; set +a; fi
+term() {
+  kids=" $c "; grew=1
+  while [ "$grew" = 1 ]; do
+    grew=0
+    for d in /proc/[0-9]*; do
+      p=${d#/proc/}
+      case "$kids" in *" $p "*) continue;; esac
+      read -r line 2>/dev/null < "$d/stat" || continue
+      set -- ${line##*") "}
+      case "$kids" in *" $2 "*) kids="$kids$p "; grew=1;; esac
+    done
+  done
+  set -- $kids
+  if [ "$#" -gt 1 ]; then shift; kill -TERM "$@" 2>/dev/null; else kill -TERM "$c" 2>/dev/null; fi
+}
+trap term TERM
+/bin/sh -c "$0" & c=$!
+while :; do wait "$c"; s=$?; kill -0 "$c" 2>/dev/null || break; done
+exit "$s"
+"""
+
+
+class ContainerError(RuntimeError):
+    """The image cannot be had or run (one line, no secret in it)."""
+
+
+def image_of(task: Mapping[str, Any]) -> str:
+    """The Docker image of a task (its image_id `docker:IMAGE`), or ''."""
+    value = task.get("image_id")
+    if isinstance(value, str) and value.startswith(DOCKER_PREFIX):
+        return value[len(DOCKER_PREFIX):]
+    return ""
+
+
+def agent_args(task: Mapping[str, Any], env_names: Iterable[str], gpus: bool) -> list[str]:
+    """The agent's arguments for a task's image ([] for a task without one): the image,
+    the job's env names the container gets, whether it gets the instance's GPUs, and where
+    the task mounts its checkpoints."""
+    image = image_of(task)
+    if not image:
+        return []
+    return ["--image", json.dumps(image_spec(task, env_names, gpus), sort_keys=True)]
+
+
+def image_spec(task: Mapping[str, Any], env_names: Iterable[str], gpus: bool
+               ) -> dict[str, Any]:
+    """The agent's `--image` document (agent_args)."""
+    return {"ref": image_of(task), "envs": sorted(set(env_names)), "gpus": bool(gpus),
+            "checkpoints_at": str(task.get("checkpoint_mount") or "")}
+
+
+def runtime_missing(docker: str = DOCKER) -> str:
+    """'' when this machine has a container runtime's client on PATH, else why not."""
+    if shutil.which(docker):
+        return ""
+    return f"no container runtime on this machine ({docker!r} is not on PATH)"
+
+
+@dataclass
+class Container:
+    """One job's image on one instance, as its agent runs it."""
+
+    ref: str
+    workdir: Path  # the agent's working directory: bound at the same path
+    env_names: tuple[str, ...] = ()
+    gpus: bool = False
+    mounts: tuple[tuple[str, str], ...] = ()  # (path on the instance, path in the container)
+    checkpoints_at: str = ""  # the task's checkpoint mount path, bound to CHECKPOINT_DIR
+    user: str = field(default_factory=lambda: "" if os.geteuid() == 0
+                      else f"{os.geteuid()}:{os.getegid()}")
+    docker: str = DOCKER
+    run_image: str = ""  # the image the job runs in: `ref`, or ref with setup's changes
+
+    @classmethod
+    def from_args(cls, document: str, workdir: Path,
+                  mounts: Iterable[tuple[str, str]] = ()) -> Container:
+        """The container of the agent's `--image` document."""
+        spec = json.loads(document)
+        return cls(ref=str(spec["ref"]), workdir=workdir,
+                   env_names=tuple(spec.get("envs") or ()), gpus=bool(spec.get("gpus")),
+                   mounts=tuple(mounts), checkpoints_at=str(spec.get("checkpoints_at") or ""))
+
+    @property
+    def _key(self) -> str:
+        """Names this instance's containers apart from another agent's on one machine."""
+        return hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]
+
+    def name(self, phase: str) -> str:
+        return f"costsched-{self._key}-{phase}"
+
+    @property
+    def setup_image(self) -> str:
+        return f"costsched-{self._key}:setup"
+
+    # --- the image ----------------------------------------------------------------------
+
+    def pull(self, env: Mapping[str, str]) -> str:
+        """Log in to the image's registry when it needs it, pull the image; what was done
+        (one line). ContainerError when it cannot be had."""
+        config = Path(tempfile.mkdtemp(prefix=".docker-", dir=self.workdir))
+        os.chmod(config, 0o700)
+        try:
+            said = ""
+            login = registry_login(self.ref, env)
+            if login is not None:
+                server, user, password = login
+                self._docker(["--config", str(config), "login", "--username", user,
+                              "--password-stdin", server], stdin=password, what="login to "
+                             + server)
+                said = f", logged in to {server}"
+            self._docker(["--config", str(config), "pull", self.ref], what="pull",
+                         timeout=PULL_TIMEOUT)
+            return f"image {self.ref} pulled{said}"
+        finally:
+            shutil.rmtree(config, ignore_errors=True)
+
+    def keep_setup(self, setup_name: str) -> None:
+        """What setup installed, kept as the image the job runs in; its container gone."""
+        try:
+            self._docker(["commit", setup_name, self.setup_image], what="commit of setup",
+                         timeout=PULL_TIMEOUT)
+        finally:
+            self.remove(setup_name)
+        self.run_image = self.setup_image
+
+    def set_up_already(self, has_setup: bool) -> None:
+        """The image the job runs in when setup ran on this instance before (an agent
+        started again)."""
+        self.run_image = self.setup_image if has_setup else self.ref
+
+    # --- a container ---------------------------------------------------------------------
+
+    def run_argv(self, command: str, cwd: Path, env: Mapping[str, str], name: str,
+                 image: str = "", keep: bool = False) -> list[str]:
+        """`docker run` of `command` in the image (attached: its exit code is the job's)."""
+        envs = self.env_file(env)
+        argv = [self.docker, "run", *([] if keep else ["--rm"]), "--name", name,
+                "--network", "host", "--ipc", "host",
+                "-v", f"{self.workdir}:{self.workdir}", "-v", f"{envs}:{envs}:ro"]
+        for host, inside in self.mounts:
+            argv += ["-v", f"{host}:{inside}"]
+        if self.checkpoints_at:
+            argv += ["-v", f"{env.get('CHECKPOINT_DIR') or self.workdir}:{self.checkpoints_at}"]
+        argv += ["-w", str(cwd)]
+        if self.gpus:
+            argv += ["--gpus", "all"]
+        if self.user:
+            argv += ["--user", self.user]
+        return [*argv, "--entrypoint", "/bin/sh", image or self.run_image or self.ref,
+                "-c", WRAPPER, command, str(envs)]
+
+    def env_file(self, env: Mapping[str, str]) -> Path:
+        """The job's envs (its own, its secrets, the agent's) as a file of assignments the
+        wrapper reads: its owner alone reads it, in memory where the machine has /dev/shm."""
+        names = sorted(n for n in set(self.env_names) | set(self.added_envs(env)) if n in env)
+        lines = [f"{n}={shlex.quote(env[n])}\n" for n in names if _NAME.fullmatch(n)]
+        if len(lines) < len(names):
+            log.warning("envs %s: not shell variable names, not passed to the container",
+                        ", ".join(n for n in names if not _NAME.fullmatch(n)))
+        shm = Path("/dev/shm")
+        folder = (shm if shm.is_dir() and os.access(shm, os.W_OK) else self.workdir) / \
+            f"costsched-{self._key}"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / "env"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.writelines(lines)
+        return path
+
+    def forget_envs(self) -> None:
+        """Delete the envs' file (the job's containers have ended)."""
+        for folder in (Path("/dev/shm"), self.workdir):
+            shutil.rmtree(folder / f"costsched-{self._key}", ignore_errors=True)
+
+    def starting(self, phase: str) -> str:
+        """The name of the phase's container about to start, a dead agent's container of
+        that name ended first (a mark in the working directory says one may be left)."""
+        mark = self.workdir / f".container-{phase}"
+        if mark.exists():
+            self.remove(self.name(phase))
+        mark.touch()
+        return self.name(phase)
+
+    def ended(self, phase: str, client_code: int | None, keep: bool = False) -> None:
+        """After the phase's docker client exited: its container is ended too when the
+        client was killed (the container may run on), unless it is kept (setup's)."""
+        if client_code is not None and client_code < 0 and not keep:
+            self.remove(self.name(phase))
+        (self.workdir / f".container-{phase}").unlink(missing_ok=True)
+        self.forget_envs()
+
+    def added_envs(self, env: Mapping[str, str]) -> list[str]:
+        """The names in `env` the agent set for the job (COSTSCHED_*, CHECKPOINT_DIR, a
+        gang's round...): those its own environment lacks or holds otherwise."""
+        return [k for k, v in env.items() if os.environ.get(k) != v]
+
+    def remove(self, name: str) -> None:
+        """End and delete a container (none of that name: nothing done)."""
+        subprocess.run([self.docker, "rm", "-f", name], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120,
+                       check=False)
+
+    def _docker(self, args: list[str], what: str, stdin: str | None = None,
+                timeout: float = 300.0) -> None:
+        try:
+            done = subprocess.run([self.docker, *args], input=stdin, capture_output=True,
+                                  text=True, timeout=timeout, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ContainerError(f"image {self.ref}: {what}: {type(exc).__name__}: "
+                                 f"{exc}") from None
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["exit code "
+                                                         f"{done.returncode}"])[-1]
+            raise ContainerError(f"image {self.ref}: {what} failed: {last[:300]}")
+
+
+# --- registries ----------------------------------------------------------------------------
+
+def registry_of(ref: str) -> str:
+    """The registry an image reference names (docker.io when it names none)."""
+    first, _, rest = ref.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+def registry_login(ref: str, env: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(server, user, password) to log in with before pulling `ref`, or None for a public
+    image: the task's SKYPILOT_DOCKER_* when it gives them, else the instance's own
+    credentials for ECR (its role) and Google's registries (its service account)."""
+    host = registry_of(ref)
+    if env.get("SKYPILOT_DOCKER_PASSWORD"):
+        return (env.get("SKYPILOT_DOCKER_SERVER") or host,
+                env.get("SKYPILOT_DOCKER_USERNAME") or "", env["SKYPILOT_DOCKER_PASSWORD"])
+    ecr = _ECR.match(host)
+    if ecr:
+        return (host, *_ecr_login(ecr.group(1), ecr.group(2)))
+    if _GOOGLE.match(host):
+        return (host, "oauth2accesstoken", _google_token())
+    return None
+
+
+def _ecr_login(account: str, region: str) -> tuple[str, str]:
+    """ECR's (user, password), with the instance's role."""
+    import boto3
+
+    answer = boto3.client("ecr", region_name=region).get_authorization_token(
+        registryIds=[account])
+    token = answer["authorizationData"][0]["authorizationToken"]
+    user, _, password = base64.b64decode(token).decode().partition(":")
+    return user, password
+
+
+def _google_token() -> str:
+    """An access token of the instance's service account (its metadata server)."""
+    host = os.environ.get("GCE_METADATA_HOST") or "metadata.google.internal"
+    ask = urllib.request.Request(
+        f"http://{host}/computeMetadata/v1/instance/service-accounts/default/token",
+        headers={"Metadata-Flavor": "Google"})
+    with urllib.request.urlopen(ask, timeout=30) as answer:
+        return str(json.loads(answer.read())["access_token"])

@@ -1,0 +1,178 @@
+"""SkyPilot task fields as SkyPilot reads them: cpus and memory, older field names,
+accelerator aliases, Docker images, alternatives on other clouds, services, and the close
+names offered for a typo."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from costsched import catalog
+from costsched.model import InvalidInput
+from costsched.skypilot import parse_task
+
+
+def task(text: str):  # noqa: ANN201
+    return parse_task(yaml.safe_load(text), "task.yaml", "t")
+
+
+def rows(spec) -> list[dict]:  # noqa: ANN001
+    found = [catalog.lookup(c, t) for t in spec.constraints.instance_types
+             for c in ("aws", "gcp", "azure")]
+    return [r for r in found if r is not None]
+
+
+def refusal(text: str) -> str:
+    with pytest.raises(InvalidInput) as info:
+        task(text)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("task.yaml: field ")
+    return message
+
+
+def test_cpus_exactly_at_least_and_the_nearest_above() -> None:
+    four = rows(task("resources: {cpus: 4}\nrun: x"))
+    assert four and {r["vcpus"] for r in four} == {4}  # m6i.xlarge, n2-standard-4, D4s_v5...
+    assert {"m6i.xlarge", "n2-standard-4", "Standard_D4s_v5"} <= {r["instance_type"]
+                                                                   for r in four}
+    more = rows(task("resources: {cpus: 4+}\nrun: x"))
+    assert min(r["vcpus"] for r in more) == 4 and max(r["vcpus"] for r in more) > 4
+    one = task("resources: {cpus: 1}\nrun: x")  # no machine of 1 vCPU: the nearest above
+    assert {r["vcpus"] for r in rows(one)} == {2}
+    assert ("resources.cpus: 1: no instance type of the catalog has exactly 1 vCPUs; the "
+            "nearest above, 2 vCPUs, is planned") in one.task.notes
+
+
+def test_a_cpu_task_gets_four_gb_per_vcpu_unless_it_says_its_memory() -> None:
+    default = rows(task("resources: {cpus: 8}\nrun: x"))
+    assert default and all(r["memory_gb"] >= 4 * r["vcpus"] for r in default)
+    assert "c6i.2xlarge" not in {r["instance_type"] for r in default}  # 2 GB per vCPU
+    lean = rows(task("resources: {cpus: 8, memory: 16}\nrun: x"))
+    assert {r["instance_type"] for r in lean} >= {"c6i.2xlarge"}
+    rich = rows(task("resources: {cpus: 4+, memory: 7x}\nrun: x"))
+    assert rich and all(r["memory_gb"] >= 7 * r["vcpus"] for r in rich)
+    assert "field resources.cpus: '4x': expected a number of vCPUs" in refusal(
+        "resources: {cpus: 4x}\nrun: x")  # per vCPU is memory's form only
+
+
+def test_a_cpu_type_named_directly_is_a_cpu_job() -> None:
+    spec = task("resources: {instance_type: m5.8xlarge}\nrun: x")
+    assert spec.reference_gpu == "CPU" and spec.constraints.instance_types == ["m5.8xlarge"]
+    assert "did you mean 'm5.8xlarge'" in refusal(
+        "resources: {instance_type: m5.8xlarg}\nrun: x")
+
+
+def test_older_field_names_are_read_with_a_note() -> None:
+    spec = task("resources: {accelerators: V100, spot_recovery: FAILOVER}\nrun: x")
+    assert "resources.spot_recovery: read as job_recovery (its newer name)" in spec.task.notes
+    refusal_text = refusal("resources: {spot_recovery: SOMETIMES}\nrun: x")
+    assert "resources.job_recovery" in refusal_text and "FAILOVER" in refusal_text
+    alts = task("resources:\n  candidates:\n  - {accelerators: T4}\n  - {accelerators: V100}"
+                "\nrun: x")
+    assert set(alts.constraints.gpu_models) == {"T4", "V100"}
+    assert "resources.candidates: read as any_of (its newer name)" in alts.task.notes
+    old = task("inputs: {s3://in: 10}\noutputs: {s3://out: 1}\n"
+               "resources: {accelerators: V100}\nrun: x")
+    assert any(n.startswith("inputs: not used") for n in old.task.notes)
+    assert any(n.startswith("outputs: not used") for n in old.task.notes)
+
+
+def test_a_service_task_is_one_job_as_sky_launch_runs_it() -> None:
+    spec = task("service: {replicas: 2, readiness_probe: /}\n"
+                "resources: {accelerators: L4:1, ports: 8000}\nrun: vllm serve m")
+    assert spec.constraints.gpu_models == ["L4"] and spec.task.ports == ["8000"]
+    assert spec.task.notes[0] == ("service: not used: costsched runs the task as one job, as "
+                                  "`sky launch` does (`sky serve up` serves it with replicas)")
+
+
+@pytest.mark.parametrize(("name", "model"), [
+    ("A100-40GB", "A100"), ("a100-80gb", "A100-80GB"), ("nvidia-tesla-t4", "T4"),
+    ("NVIDIA-H100-80GB-HBM3", "H100"), ("nvidia-l4", "L4"), ("A10g", "A10G")])
+def test_accelerator_aliases(name: str, model: str) -> None:
+    assert task(f"resources: {{accelerators: '{name}:1'}}\nrun: x").constraints.gpu_models == [
+        model]
+
+
+@pytest.mark.parametrize(("text", "close"), [
+    ("resources: {accelerators: V10O}\nrun: x", "did you mean 'V100'"),
+    ("resources: {accelerators: A100s:8}\nrun: x", "'A100'"),
+    ("resource: {accelerators: V100}\nrun: x", "did you mean 'resources'"),
+    ("resources: {accelerators: V100, use-spot: true}\nrun: x", "did you mean 'use_spot'"),
+    ("setpu: pip install x\nrun: x", "did you mean 'setup'"),
+])
+def test_a_typo_gets_the_close_names(text: str, close: str) -> None:
+    assert close in refusal(text)
+
+
+def test_a_docker_image_is_kept_for_the_launchers() -> None:
+    spec = task("resources: {accelerators: V100, image_id: 'docker:nvcr.io/nvidia/pytorch:"
+                "24.07-py3'}\nrun: x")
+    assert spec.task.image_id == "docker:nvcr.io/nvidia/pytorch:24.07-py3"
+    assert spec.task.docker_image == "nvcr.io/nvidia/pytorch:24.07-py3"
+    assert task("resources: {accelerators: V100, image_id: ami-1}\nrun: x"
+                ).task.docker_image == ""
+
+
+def test_a_registry_password_is_a_secret() -> None:
+    spec = task("resources: {accelerators: V100, image_id: 'docker:r.example.com/a:1'}\n"
+                "envs: {SKYPILOT_DOCKER_USERNAME: robot, SKYPILOT_DOCKER_PASSWORD: null,"
+                " SKYPILOT_DOCKER_SERVER: r.example.com}\nrun: x")
+    assert spec.task.secrets == ["SKYPILOT_DOCKER_PASSWORD"]
+    assert "SKYPILOT_DOCKER_PASSWORD" not in spec.task.launch_envs
+    assert spec.envs == {"SKYPILOT_DOCKER_USERNAME": "robot",
+                         "SKYPILOT_DOCKER_SERVER": "r.example.com"}
+    assert any("taken as a secret" in n for n in spec.task.notes)
+
+
+def test_alternatives_on_other_clouds_are_dropped_and_an_image_kept_per_cloud() -> None:
+    spec = task("resources:\n  accelerators: A100:8\n  any_of:\n"
+                "    - {cloud: gcp, image_id: projects/p/global/images/ubuntu}\n"
+                "    - {cloud: aws}\n    - {cloud: lambda}\n    - {cloud: kubernetes}\n"
+                "run: x")
+    assert spec.constraints.clouds == ["aws", "gcp"]
+    assert spec.task.image_id == {"gcp": "projects/p/global/images/ubuntu"}
+    dropped = [n for n in spec.task.notes if "alternative dropped" in n]
+    assert len(dropped) == 2 and "'lambda'" in dropped[0] and "`sky launch`" in dropped[0]
+    from launchers.task_resources import image
+
+    assert image(spec.task.model_dump(), "us-central1", "gcp") == \
+        "projects/p/global/images/ubuntu"
+    assert image(spec.task.model_dump(), "us-east-1", "aws") == ""  # the launcher's own
+    assert image({"image_id": "docker:ubuntu:20.04"}, "us-east-1", "aws") == ""
+
+
+def test_skypilots_own_image_tags_leave_the_launchers_image() -> None:
+    spec = task("resources:\n  accelerators: T4:1\n  image_id:\n"
+                "    us-east-1: skypilot:gpu-ubuntu-1804\n    us-west-2: ami-0abc\nrun: x")
+    assert spec.task.image_id == {"us-west-2": "ami-0abc"}
+    assert ("resources.image_id: skypilot:gpu-ubuntu-1804: SkyPilot's own image tag; the "
+            "launcher's own image is used") in spec.task.notes
+    assert task("resources: {accelerators: T4, image_id: 'skypilot:gpu-ubuntu-2004'}\n"
+                "run: x").task.image_id is None
+
+
+def test_an_unknown_name_in_a_set_is_dropped_with_its_close_names() -> None:
+    spec = task("resources: {accelerators: {V10O: 1, T4: 1, RTX4070-TI-SUPER: 1}}\nrun: x")
+    assert spec.constraints.gpu_models == ["T4"]
+    assert ("resources.accelerators: 'V10O': not an accelerator costsched knows (did you "
+            "mean 'V100'); dropped from the set") in spec.task.notes
+    assert "none of V10O:1, Z9:1 is an accelerator costsched knows" in refusal(
+        "resources: {accelerators: {V10O: 1, Z9: 1}}\nrun: x")
+
+
+def test_emit_keeps_a_docker_image_and_pins_a_per_cloud_image() -> None:
+    from costsched.skypilot_emit import emit_task
+
+    offering = {"cloud": "gcp", "region": "us-central1", "zone": "", "market": "spot",
+                "instance_type": "a2-highgpu-8g", "gpu_model": "A100", "gpu_count": 8}
+    spec = task("resources:\n  accelerators: A100:8\n  any_of:\n"
+                "    - {cloud: gcp, image_id: projects/p/global/images/ubuntu}\n"
+                "    - {cloud: aws}\nrun: x")
+    emitted = yaml.safe_load(emit_task(spec, offering))
+    assert emitted["resources"]["image_id"] == "projects/p/global/images/ubuntu"
+    docker = task("resources: {accelerators: A100:8, image_id: 'docker:ubuntu:22.04'}\n"
+                  "run: x")
+    assert yaml.safe_load(emit_task(docker, offering))["resources"]["image_id"] == \
+        "docker:ubuntu:22.04"
+    aws = {**offering, "cloud": "aws", "region": "us-east-1", "instance_type": "p4d.24xlarge"}
+    assert "image_id" not in yaml.safe_load(emit_task(spec, aws))["resources"]

@@ -1,0 +1,150 @@
+"""A stand-in `docker` for tests: records each call it is given (one JSON line to
+$FAKE_DOCKER_LOG) and does what the call means on this machine, without a daemon:
+
+    [--config DIR] login --username U --password-stdin SERVER   reads the password, keeps
+                                        its SHA-256 (never the password) and DIR
+    [--config DIR] pull IMAGE           fails for an image named no-such-*
+    run [--rm] --name N ... IMAGE ARGS  runs ARGS (after --entrypoint) on this machine: in
+                                        the -w folder, with only the -e names' values from
+                                        its own environment (and PATH, HOME), as a process
+                                        group of its own (a container's isolation); a
+                                        SIGTERM it gets goes to that first process, as
+                                        docker's signal proxy sends it to PID 1
+    commit NAME TAG, rm -f NAME         recorded; rm ends a running "container" of that name
+
+`install(folder, log)` writes the `docker` executable into `folder` (put it first on PATH).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+
+def install(folder: Path, log: Path) -> Path:
+    """A `docker` in `folder` that runs this stand-in, logging to `log`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / "docker"
+    exe.write_text(f"#!/bin/sh\nFAKE_DOCKER_LOG='{log}' exec '{sys.executable}' "
+                   f"'{Path(__file__).resolve()}' \"$@\"\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return exe
+
+
+def calls(log: Path) -> list[dict]:
+    """The calls recorded so far, oldest first."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def _record(entry: dict) -> None:
+    with open(os.environ["FAKE_DOCKER_LOG"], "a") as out:
+        out.write(json.dumps(entry) + "\n")
+
+
+def _state(name: str) -> Path:
+    folder = Path(os.environ["FAKE_DOCKER_LOG"]).with_suffix(".containers")
+    folder.mkdir(exist_ok=True)
+    return folder / f"{name}.pid"
+
+
+def _run(argv: list[str]) -> int:
+    opts: dict = {"rm": False, "name": "", "env": [], "volumes": [], "workdir": "",
+                  "entrypoint": "", "flags": []}
+    i = 0
+    with_value = {"--name": "name", "-e": "env", "--env": "env", "-v": "volumes",
+                  "--volume": "volumes", "-w": "workdir", "--workdir": "workdir",
+                  "--entrypoint": "entrypoint", "--network": "flags", "--ipc": "flags",
+                  "--gpus": "flags", "--user": "flags", "--shm-size": "flags"}
+    while i < len(argv) and argv[i].startswith("-"):
+        arg = argv[i]
+        if arg == "--rm":
+            opts["rm"] = True
+            i += 1
+            continue
+        key = with_value[arg]  # an option the agent does not use is a test failure
+        value = argv[i + 1]
+        if isinstance(opts[key], list):
+            opts[key].append(value if key != "flags" else f"{arg} {value}")
+        else:
+            opts[key] = value
+        i += 2
+    image, args = argv[i], argv[i + 1:]
+    command = ([opts["entrypoint"]] if opts["entrypoint"] else []) + args
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")}
+    for name in opts["env"]:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    _record({"cmd": "run", "image": image, "name": opts["name"], "rm": opts["rm"],
+             "argv": ["docker", "run", *argv],
+             "env": {k: hashlib.sha256(v.encode()).hexdigest() for k, v in env.items()
+                     if k not in ("PATH", "HOME")}})
+    child = subprocess.Popen(command, env=env, cwd=opts["workdir"] or None,
+                             start_new_session=True)
+    if opts["name"]:
+        _state(opts["name"]).write_text(str(child.pid))
+
+    def forward(signum: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    code = child.wait()
+    if opts["name"]:
+        _state(opts["name"]).unlink(missing_ok=True)
+    return 128 - code if code < 0 else code
+
+
+def main(argv: list[str]) -> int:
+    config = ""
+    if argv[:1] == ["--config"]:
+        config, argv = argv[1], argv[2:]
+    cmd = argv[0] if argv else ""
+    if cmd == "login":
+        password = sys.stdin.read()
+        _record({"cmd": "login", "argv": ["docker", *argv], "config": config,
+                 "config_exists": bool(config) and Path(config).is_dir(),
+                 "password_sha256": hashlib.sha256(password.encode()).hexdigest()})
+        if config:
+            (Path(config) / "config.json").write_text('{"auths": {"x": {"auth": "kept"}}}')
+        print("Login Succeeded")
+        return 0
+    if cmd == "pull":
+        _record({"cmd": "pull", "argv": ["docker", *argv], "config": config,
+                 "logged_in": bool(config) and (Path(config) / "config.json").exists()})
+        if argv[1].rsplit("/", 1)[-1].startswith("no-such"):
+            print(f"Error response from daemon: manifest for {argv[1]} not found",
+                  file=sys.stderr)
+            return 1
+        return 0
+    if cmd == "run":
+        return _run(argv[1:])
+    if cmd == "rm":
+        name = argv[-1]
+        _record({"cmd": "rm", "argv": ["docker", *argv]})
+        pid_file = _state(name)
+        if not pid_file.exists():
+            print(f"Error response from daemon: No such container: {name}", file=sys.stderr)
+            return 1
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+        pid_file.unlink(missing_ok=True)
+        return 0
+    if cmd == "commit":
+        _record({"cmd": "commit", "argv": ["docker", *argv]})
+        return 0
+    print(f"fake docker: {cmd!r} is not something the agent should ask", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
