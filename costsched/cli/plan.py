@@ -133,6 +133,7 @@ def plan(
 
 
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
+REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
 QUOTA_MARK = " (over quota)"  # an offering the account's quota does not hold; its note says
 
 
@@ -143,7 +144,6 @@ def _quota_notes(shown: pd.DataFrame) -> list[str]:
     over = shown[shown["quota"] != ""]
     return [f"over quota: {', '.join(group['offering'])}: {why}"
             for why, group in over.groupby("quota", sort=False)]
-REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
 
 
 @contextmanager
