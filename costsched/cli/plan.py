@@ -34,6 +34,7 @@ from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
 from costsched.optimize.planner import JobPlan, order_cost, superseded_offerings
 from costsched.optimize.planner import Progress as Report
+from costsched.optimize.quotas import quota_cost
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
 from costsched.service.plan import job_specs
@@ -146,6 +147,16 @@ def _quota_notes(shown: pd.DataFrame) -> list[str]:
             for why, group in over.groupby("quota", sort=False)]
 
 
+def _quota_cost_json(ranked: pd.DataFrame) -> dict | None:
+    """`quota_cost` of a ranking for --json (None when the quotas cost it nothing)."""
+    paid = quota_cost(ranked)
+    if paid is None:
+        return None
+    return {"chosen": paid.chosen, "blocked": paid.blocked, "quota": paid.why,
+            "usd": None if paid.usd != paid.usd else round(paid.usd, 2),
+            "usd_per_hour": round(paid.usd_per_hour, 4)}
+
+
 @contextmanager
 def _progress(shown: bool) -> Iterator[Report | None]:
     if not shown:
@@ -255,6 +266,9 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
                      "brings newer ones (prices.stale_after in the configuration)")
     notes.extend(_quota_notes(shown))
+    paid = quota_cost(p.ranked)
+    if paid is not None:
+        notes.append(paid.line())
     n_excluded = int((p.ranked["excluded"] != "").sum())
     if n_excluded:
         why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
@@ -339,7 +353,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "excluded": {str(k): int(v) for k, v in
                              p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
                              .value_counts().items()},
-                "superseded": superseded_offerings(p)}
+                "superseded": superseded_offerings(p),
+                "quota_cost": _quota_cost_json(p.ranked)}
 
     def jobs() -> Iterator[dict]:
         for i, p in enumerate(result.jobs):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -87,6 +88,57 @@ def behind_quota(ranked: pd.DataFrame, nodes: int = 1) -> pd.DataFrame:
         return ranked
     order = np.argsort(group, kind="stable")
     return ranked.iloc[order].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class QuotaCost:
+    """What the account's quotas cost a job: the cheapest offering it would have taken
+    that they do not hold (`blocked`, with its mark `why`), against the first one they
+    hold (`chosen`); `usd`, the difference in expected cost (NaN where the ranking has
+    none), `usd_per_hour` in price."""
+
+    chosen: str
+    blocked: str
+    why: str
+    usd: float
+    usd_per_hour: float
+
+    def line(self) -> str:
+        """'quota cost: $12.40 more (+$0.9180/h) on aws us-west-2a p3.2xlarge spot than on
+        aws us-east-1a p3.2xlarge spot, which the quota does not hold (quota 0 of 8 vCPUs:
+        request L-7212CCBC in us-east-1)'."""
+        more = (f"${self.usd:,.2f} more (+${self.usd_per_hour:,.4f}/h)" if _known(self.usd)
+                else f"+${self.usd_per_hour:,.4f}/h")
+        return (f"quota cost: {more} on {self.chosen} than on {self.blocked}, which the "
+                f"quota does not hold ({self.why})")
+
+
+def quota_cost(ranked: pd.DataFrame) -> QuotaCost | None:
+    """Of a `behind_quota` ranking, what going where the quota holds costs: the first
+    choosable offering that fits against the cheapest over quota (by expected cost where
+    the ranking has it, else by price). None when nothing is over quota, nothing fits, or
+    the one that fits is not dearer."""
+    if "quota" not in ranked.columns or ranked.empty:
+        return None
+    choosable = (ranked["excluded"] == "") if "excluded" in ranked else pd.Series(
+        True, index=ranked.index)
+    fits = ranked[choosable & (ranked["quota"] == "")]
+    over = ranked[choosable & (ranked["quota"] != "")]
+    if fits.empty or over.empty:
+        return None
+    chosen = fits.iloc[0]
+    by = "expected_cost" if "expected_cost" in ranked and _known(chosen["expected_cost"]) \
+        else "usd_per_hour"
+    priced = over[over[by].notna()]
+    if priced.empty:
+        return None
+    cheapest = priced.loc[priced[by].idxmin()]
+    extra = float(chosen[by]) - float(cheapest[by])
+    if extra <= EPSILON:
+        return None
+    usd = extra if by == "expected_cost" else math.nan
+    return QuotaCost(str(chosen["offering"]), str(cheapest["offering"]), str(cheapest["quota"]),
+                     usd, float(chosen["usd_per_hour"]) - float(cheapest["usd_per_hour"]))
 
 
 def blocked_keys(offerings: pd.DataFrame, nodes: int = 1) -> set[tuple]:

@@ -34,7 +34,7 @@ from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import JobPlan, plan_jobs, prepare
-from costsched.optimize.quotas import blocked_keys
+from costsched.optimize.quotas import blocked_keys, quota_cost
 from costsched.optimize.unmatched import unmatched
 from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
@@ -313,12 +313,21 @@ class PriceDecider(Decider):
             raise InvalidInput(plan.reason or f"job {job.resolved.name}: no offering meets "
                                "its constraints now")
         first, price, cost = ranked[0]
-        over = str(choices["quota"].iloc[0]) if "quota" in choices else ""
         return Decision(now, self.policy, None, first.key, first, price, float("nan"), cost,
                         alternatives=tuple((o, p) for o, p, _ in ranked[1:]),
                         reason=f"placed on {label(first.key)}, the least expected cost"
-                        + (f"; no offering is within the account's quotas ({over})"
-                           if over else ""))
+                        + _quota_said(choices))
+
+
+def _quota_said(choices: pd.DataFrame) -> str:
+    """What the account's quotas did to a placement ranked `choices` (first the chosen):
+    nothing fits (the cheapest is tried all the same), or what going where they hold
+    costs in dollars ('' when they cost nothing)."""
+    over = str(choices["quota"].iloc[0]) if "quota" in choices else ""
+    if over:
+        return f"; no offering is within the account's quotas ({over})"
+    paid = quota_cost(choices)
+    return "" if paid is None else f" the account's quotas hold; {paid.line()}"
 
 
 def planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:

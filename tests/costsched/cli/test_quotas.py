@@ -77,7 +77,15 @@ def test_plan_and_launch_go_where_the_quota_holds(cli, account: Path,  # noqa: A
     assert "aws us-west-2a p3.2xlarge spot" in first and "over quota" not in first
     assert any("aws us-east-1a p3.2xlarge spot (over quota)" in line for line in lines)
     assert f"over quota: aws us-east-1a p3.2xlarge spot: {BLOCKED}" in planned.stdout
+    [paid] = [line.strip() for line in lines if "quota cost:" in line]
+    assert paid.startswith("quota cost: $") and paid.endswith(
+        "more (+$0.3100/h) on aws us-west-2a p3.2xlarge spot than on aws us-east-1a "
+        f"p3.2xlarge spot, which the quota does not hold ({BLOCKED})")
     doc = json.loads(cli("plan", account, "--json").stdout)
+    cost = doc["rankings"][0]["quota_cost"]
+    assert (cost["chosen"], cost["blocked"], cost["quota"], cost["usd_per_hour"]) == (
+        "aws us-west-2a p3.2xlarge spot", "aws us-east-1a p3.2xlarge spot", BLOCKED, 0.31)
+    assert cost["usd"] > 0 and f"${cost['usd']:,.2f} more" in paid
     ranking = doc["rankings"][0]["ranking"]
     assert [(r["region"], r["quota"]) for r in ranking[:2]] == [("us-west-2", ""),
                                                                 ("us-east-1", BLOCKED)]

@@ -12,7 +12,13 @@ import pandas as pd
 import pytest
 
 from costsched.clouds import azure, gcp, quotas
-from costsched.optimize.quotas import attach, behind_quota, blocked_keys, over_quota
+from costsched.optimize.quotas import (
+    attach,
+    behind_quota,
+    blocked_keys,
+    over_quota,
+    quota_cost,
+)
 
 AT = pd.Timestamp("2026-12-01 12:00", tz="UTC")
 NAN = math.nan
@@ -169,3 +175,25 @@ def test_offerings_over_quota_rank_behind_every_one_that_fits() -> None:
     assert out["quota"].tolist()[:2] == ["", "quota 0 of 8 vCPUs: request L-7212CCBC in "
                                              "us-east-1"]
     assert out["excluded"].iloc[2] == "no throughput"
+
+
+def test_the_quota_cost_is_the_first_that_fits_less_the_cheapest_over() -> None:
+    rows = [{**SPOT_EAST, "offering": "east", "usd_per_hour": 0.92, "expected_cost": 9.20},
+            {**SPOT_WEST, "offering": "west", "usd_per_hour": 1.23, "expected_cost": 12.30},
+            {**SPOT_WEST, "offering": "dear west", "usd_per_hour": 2.0,
+             "expected_cost": 20.0}]
+    held = frame(quota("aws", "us-east-1", "L-7212CCBC", 0),
+                 quota("aws", "us-west-2", "L-7212CCBC", 96))
+    ranked = behind_quota(attach(frame(*rows), held))
+    paid = quota_cost(ranked)
+    assert paid is not None
+    assert (paid.chosen, paid.blocked) == ("west", "east")
+    assert (round(paid.usd, 2), round(paid.usd_per_hour, 2)) == (3.10, 0.31)
+    assert paid.line() == ("quota cost: $3.10 more (+$0.3100/h) on west than on east, which "
+                           "the quota does not hold (quota 0 of 8 vCPUs: request L-7212CCBC "
+                           "in us-east-1)")
+    # Nothing over quota, nothing that fits, or the one over quota not cheaper: no cost.
+    assert quota_cost(behind_quota(attach(frame(*rows), frame()))) is None
+    assert quota_cost(behind_quota(attach(frame(rows[0]), held))) is None
+    dear = {**rows[0], "usd_per_hour": 3.0, "expected_cost": 30.0}
+    assert quota_cost(behind_quota(attach(frame(dear, rows[1]), held))) is None

@@ -76,6 +76,14 @@ def test_a_launch_and_a_recovery_go_where_the_quota_holds(store: PriceStore, tmp
                      first=not lost)
         decided = decider_for(policy).decide(now, market_at(store, NOW), NOW)
         assert decided.choice == key("us-west-2a"), decided.reason
+        if kind == "price":  # the quota's price: us-west-2 at $2.00/h against $1.00/h
+            assert decided.reason.startswith(
+                "placed on aws us-west-2a p3.2xlarge spot, the least expected cost the "
+                "account's quotas hold; quota cost: $"), decided.reason
+            assert ("more (+$1.0000/h) on aws us-west-2a p3.2xlarge spot than on aws "
+                    "us-east-1a p3.2xlarge spot, which the quota does "
+                    "not hold (quota 0 of 8 vCPUs: request L-7212CCBC in us-east-1)"
+                    ) in decided.reason
         tried = [tuple(c["key"]) for c in place(store, now, LocalLauncher(tmp_path), NOW)]
         assert tried[0] == key("us-west-2a")
         # Over quota (us-east-1 spot): after every offering that is not.
