@@ -34,7 +34,7 @@ from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import JobPlan, plan_jobs, prepare
-from costsched.optimize.quotas import blocked_keys, quota_cost
+from costsched.optimize.quotas import QuotaCost, blocked_keys, quota_cost
 from costsched.optimize.unmatched import unmatched
 from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
@@ -313,20 +313,21 @@ class PriceDecider(Decider):
             raise InvalidInput(plan.reason or f"job {job.resolved.name}: no offering meets "
                                "its constraints now")
         first, price, cost = ranked[0]
+        paid = quota_cost(choices)
         return Decision(now, self.policy, None, first.key, first, price, float("nan"), cost,
                         alternatives=tuple((o, p) for o, p, _ in ranked[1:]),
                         reason=f"placed on {label(first.key)}, the least expected cost"
-                        + _quota_said(choices))
+                        + _quota_said(choices, paid),
+                        quota_cost="" if paid is None else paid.line())
 
 
-def _quota_said(choices: pd.DataFrame) -> str:
+def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:
     """What the account's quotas did to a placement ranked `choices` (first the chosen):
     nothing fits (the cheapest is tried all the same), or what going where they hold
-    costs in dollars ('' when they cost nothing)."""
+    costs in dollars (`paid`; '' when they cost nothing)."""
     over = str(choices["quota"].iloc[0]) if "quota" in choices else ""
     if over:
         return f"; no offering is within the account's quotas ({over})"
-    paid = quota_cost(choices)
     return "" if paid is None else f" the account's quotas hold; {paid.line()}"
 
 
@@ -503,6 +504,8 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
         queue = last if o.key in over_quota else later if o.key in market.full else ready
         queue.append(candidate(o, price))
     out = [*ready, *later, *last][:CANDIDATES]
+    if out and d.quota_cost and out[0]["key"] == list(d.choice):
+        out[0]["quota_cost"] = d.quota_cost  # kept in the launch's record (its job's log)
     if not out:
         raise InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets "
                            "its constraints now")

@@ -105,7 +105,11 @@ def test_plan_and_launch_go_where_the_quota_holds(cli, account: Path,  # noqa: A
     # us-east-1 is tried, if ever, after every offering that fits.
     store = PriceStore(str(db_path))
     [move] = store.moves.of_job(job["id"])
+    # The job's log keeps what the quota cost its launch.
+    [planned_line] = [d for d in store.jobs.events(job["id"])["detail"]
+                      if "(launch) planned" in d]
     store.dispose()
+    assert planned_line.endswith(f"; {paid}"), planned_line
     regions = [c["key"][1] for c in move.candidates]
     assert move.tried == 0 and regions == sorted(regions, key=lambda r: r == "us-east-1")
     assert regions[0] == "us-west-2"
