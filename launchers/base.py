@@ -10,8 +10,9 @@ from costsched.migration.launcher import (
     Instance,
     Launcher,
     LaunchSpec,
+    Purchased,
     QuotaError,
 )
 
 __all__ = ["INSTANCE_STATES", "LIVE_STATES", "TAG_ATTEMPT", "TAG_JOB", "CapacityError",
-           "Instance", "LaunchSpec", "Launcher", "QuotaError"]
+           "Instance", "LaunchSpec", "Launcher", "Purchased", "QuotaError"]

@@ -3,16 +3,16 @@ last read.
 
 Adds tables only.
 
-Revision ID: 0011
-Revises: 0010
-Create Date: 2026-12-03
+Revision ID: 0014
+Revises: 0013
+Create Date: 2026-11-29
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
