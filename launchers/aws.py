@@ -30,6 +30,7 @@ from launchers.base import (
     Launcher,
     LaunchSpec,
     Purchased,
+    QuotaError,
 )
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
@@ -67,6 +68,16 @@ def _error(exc: Any) -> tuple[str, str]:
     err = exc.response.get("Error", {})
     message = " ".join(str(err.get("Message", "")).split())
     return str(err.get("Code", "")), message
+
+
+def quota_refused(exc: CapacityError, instances: int = 1) -> QuotaError | None:
+    """`exc` as the QuotaError it is when its EC2 code (the reason's first word) is a
+    quota's (a family's vCPU limit, on-demand or spot), else None. EC2 does not name the
+    quota: the offering's family and market say which (`costsched.clouds.quotas`)."""
+    code = exc.reason.split(":", 1)[0].strip()
+    if code not in aws_cloud.QUOTA_ERROR_CODES:
+        return None
+    return QuotaError(exc.offering, exc.reason, instances=instances)
 
 
 class AwsLauncher(Launcher):
@@ -336,6 +347,15 @@ class AwsLauncher(Launcher):
         return group
 
     def launch(self, spec: LaunchSpec) -> Instance:
+        try:
+            return self._launch(spec)
+        except CapacityError as exc:  # the account's quota, when EC2's code says so
+            refused = quota_refused(exc, cloud_gang.nodes_of(spec))
+            if refused is None:
+                raise
+            raise refused from None
+
+    def _launch(self, spec: LaunchSpec) -> Instance:
         from botocore.exceptions import ClientError
 
         offering = spec.offering

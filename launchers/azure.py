@@ -24,7 +24,15 @@ from typing import Any, ClassVar
 from costsched.clouds import azure as azure_cloud
 from costsched.model import InvalidInput, Offering
 from launchers import azure_gang, azure_vm, cloud_gang, task_resources
-from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
+from launchers.base import (
+    TAG_ATTEMPT,
+    TAG_JOB,
+    CapacityError,
+    Instance,
+    Launcher,
+    LaunchSpec,
+    QuotaError,
+)
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
@@ -71,6 +79,17 @@ def _power(doc: Mapping[str, Any]) -> tuple[str, str]:
         elif code.startswith("ProvisioningState/failed"):
             failure = str(status.get("message") or code)
     return power, failure
+
+
+def quota_refused(exc: CapacityError, instances: int = 1) -> QuotaError | None:
+    """`exc` as the QuotaError it is when Azure's answer is a quota's (QuotaExceeded, or
+    OperationNotAllowed saying quota; its message names the family, the low-priority or
+    the regional vCPUs), else None."""
+    code = exc.reason.split(":", 1)[0].strip()
+    if code not in azure_cloud.QUOTA_ERROR_CODES or "quota" not in exc.reason.lower():
+        return None
+    return QuotaError(exc.offering, exc.reason, quota=azure_cloud.quota_in_message(exc.reason),
+                      instances=instances)
 
 
 class AzureLauncher(Launcher):
@@ -231,6 +250,15 @@ class AzureLauncher(Launcher):
         return body
 
     def launch(self, spec: LaunchSpec) -> Instance:
+        try:
+            return self._launch(spec)
+        except CapacityError as exc:  # the subscription's quota, when Azure says so
+            refused = quota_refused(exc, cloud_gang.nodes_of(spec))
+            if refused is None:
+                raise
+            raise refused from None
+
+    def _launch(self, spec: LaunchSpec) -> Instance:
         offering = spec.offering
         if not self.can_launch(offering):
             raise InvalidInput(f"cloud {offering.cloud!r}: the azure launcher starts azure "

@@ -11,7 +11,8 @@ from costsched.migration.launcher import (
     Launcher,
     LaunchSpec,
     Purchased,
+    QuotaError,
 )
 
 __all__ = ["INSTANCE_STATES", "LIVE_STATES", "TAG_ATTEMPT", "TAG_JOB", "CapacityError",
-           "Instance", "LaunchSpec", "Launcher", "Purchased"]
+           "Instance", "LaunchSpec", "Launcher", "Purchased", "QuotaError"]

@@ -30,7 +30,15 @@ from costsched import catalog
 from costsched.clouds import gcp as gcp_cloud
 from costsched.model import InvalidInput, Offering
 from launchers import cloud_gang, cloud_secrets, gcp_gang, task_resources, wedged
-from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
+from launchers.base import (
+    TAG_ATTEMPT,
+    TAG_JOB,
+    CapacityError,
+    Instance,
+    Launcher,
+    LaunchSpec,
+    QuotaError,
+)
 from launchers.gang import NodeState
 from launchers.gcp_secrets import SecretManager
 from launchers.userdata import DEFAULT_ROOT, StopFlag, startup_script
@@ -107,6 +115,18 @@ def _capacity_reason(exc: Exception) -> str | None:
     if any(word in message.lower() for word in gcp_cloud.CAPACITY_ERROR_WORDS):
         return message
     return None
+
+
+def quota_refused(exc: CapacityError, instances: int = 1) -> QuotaError | None:
+    """`exc` as the QuotaError it is when Compute Engine's answer is a quota's
+    (QUOTA_EXCEEDED; its message names the metric: "Quota 'NVIDIA_V100_GPUS' exceeded"),
+    else None."""
+    named = gcp_cloud.QUOTA_IN_MESSAGE.search(exc.reason)
+    code = exc.reason.split(":", 1)[0].strip()
+    if named is None and code not in gcp_cloud.QUOTA_ERROR_CODES:
+        return None
+    return QuotaError(exc.offering, exc.reason, quota=named["metric"].upper() if named else "",
+                      instances=instances)
 
 
 class GcpLauncher(Launcher):
@@ -286,6 +306,15 @@ class GcpLauncher(Launcher):
         )
 
     def launch(self, spec: LaunchSpec) -> Instance:
+        try:
+            return self._launch(spec)
+        except CapacityError as exc:  # the project's quota, when the answer says so
+            refused = quota_refused(exc, cloud_gang.nodes_of(spec))
+            if refused is None:
+                raise
+            raise refused from None
+
+    def _launch(self, spec: LaunchSpec) -> Instance:
         from google.api_core import exceptions
         from google.cloud import compute_v1
 

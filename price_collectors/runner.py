@@ -78,6 +78,8 @@ class RunSummary:
     store: str = ""
     # Risk signal collectors run with the prices: name -> observations stored, or error.
     signals: dict[str, int | str] = field(default_factory=dict)
+    # The accounts' quotas read after the prices: cloud -> price_collectors.quotas.QuotasRead.
+    quotas: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -91,6 +93,7 @@ class RunSummary:
         return {"inserted": self.inserted, "unchanged": self.unchanged,
                 "rejected": self.rejected, "ok": self.ok, "store": self.store,
                 "signals": dict(self.signals),
+                "quotas": {name: q.to_dict() for name, q in self.quotas.items()},
                 "clouds": {name: c.to_dict() for name, c in self.clouds.items()}}
 
 

@@ -161,12 +161,23 @@ def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr("price_collectors.discovery._aws_clients", _no_cloud)
     monkeypatch.setattr("price_collectors.discovery._gcp_client", _no_cloud)
     monkeypatch.setattr("price_collectors.discovery._azure_session", _no_cloud)
+    # Nor do the quota readers that `collect` runs after the prices.
+    monkeypatch.setattr("price_collectors.quotas_aws._default_session", _no_quota_cloud)
+    monkeypatch.setattr("price_collectors.quotas_gcp.GcpQuotaReader._default_clients",
+                        _no_quota_cloud)
+    monkeypatch.setattr("price_collectors.quotas_azure._default_clients", _no_quota_cloud)
 
 
 def _no_cloud(*_args: object) -> None:
     from price_collectors.base import CollectorUnavailable
 
     raise CollectorUnavailable("tests read no cloud")
+
+
+def _no_quota_cloud(*_args: object) -> None:
+    from price_collectors.quota_reading import QuotasUnreadable
+
+    raise QuotasUnreadable("tests read no cloud")
 
 
 @pytest.fixture(autouse=True)

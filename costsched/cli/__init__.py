@@ -107,6 +107,10 @@ COMMANDS: dict[str, Entry] = {
                    "authenticated call (each bounded by calls.timeout_seconds, the whole check "
                    "by 20 s) and what that enables (collect prices, launch, checkpoints). Exit "
                    "0 when at least one cloud can launch, else 1."),
+    "quotas": Entry("costsched.cli.quotas", "quotas",
+                    "The accounts' quotas that GPU instances draw on, per region and market, "
+                    "with their limit, use and age (as `collect` read them, or now with "
+                    "--refresh); plans rank offerings over quota behind those that fit."),
     "dashboard": Entry("costsched.cli.dashboard", "dashboard",
                        "A live web view of the jobs, their spend and the prices under them, "
                        "at http://127.0.0.1:8765/ by default (Ctrl-C stops); with a JSON API "

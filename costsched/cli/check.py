@@ -18,15 +18,62 @@ def check(json_out: JsonOption = False) -> None:
     checks = check_all()
     ok = can_launch_somewhere(checks)
     if json_out:
-        print_json({"clouds": [c.as_dict() for c in checks], "can_launch": ok})
+        print_json({"clouds": [c.as_dict() for c in checks], "can_launch": ok,
+                    "quotas": _stored_quotas()})
     else:
         for c in checks:
             _print(c)
+        _print_quotas()
         console.print("Ready to launch on: " + (", ".join(c.cloud for c in checks if c.launch)
                                                  if ok else "none (local runs only)"),
                       highlight=False)
     if not ok:
         raise typer.Exit(1)
+
+
+def _facts() -> tuple[object, object] | None:
+    """The default store's quotas (and now), or None when there is no store yet: `check`
+    creates none."""
+    from costsched.service.store_files import missing_store
+
+    if missing_store(None) is not None:
+        return None
+    from costsched.service.quotas import QuotaFacts
+    from costsched.service.stores import using
+    from costsched.service.values import as_time
+
+    with using(None) as store:
+        return QuotaFacts.of(store), as_time(None)
+
+
+def _stored_quotas() -> dict:
+    """The quotas `collect` last read, each with its age, and how each cloud's reading
+    went (`costsched quotas --json`'s records)."""
+    found = _facts()
+    if found is None:
+        return {"read": [], "reads": [], "note": NO_QUOTAS}
+    from costsched.cli.quotas import quota_records, read_records
+
+    facts, now = found
+    return {"read": quota_records(facts.table(now)), "reads": read_records(facts, []),
+            "note": None}
+
+
+NO_QUOTAS = "no quotas read yet: `costsched collect` or `costsched quotas --refresh` reads them"
+
+
+def _print_quotas() -> None:
+    found = _facts()
+    if found is None:
+        console.print(f"quotas: {NO_QUOTAS}", highlight=False)
+        return
+    from costsched.cli.quotas import print_table
+
+    facts, now = found
+    if facts.quotas.empty and facts.reads.empty:
+        console.print(f"quotas: {NO_QUOTAS}", highlight=False)
+        return
+    print_table(facts, now, title="GPU quotas (as last read; `costsched quotas` for all)")
 
 
 def _yes(flag: bool) -> str:

@@ -144,6 +144,13 @@ def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary
         for unit, message in c.failed.items():
             err_console.print(f"[red]failed:[/red] {user_text(f'{name} {unit}: {message}')}",
                               highlight=False, soft_wrap=True)
+    for name, read in summary.quotas.items():
+        if read.error:
+            err_console.print(f"[yellow]quotas:[/yellow] {user_text(read.error)}"
+                              + (f"; fix: {user_text(read.fix)}" if read.fix else ""),
+                              highlight=False, soft_wrap=True)
+        else:
+            console.print(f"quotas: {name}: {read.read:,} read", highlight=False)
     collected = sum(c.collected for c in summary.clouds.values())
     new = (f"{summary.inserted:,} new rows" if summary.inserted
            else "0 new rows (nothing changed since the last collection)" if collected

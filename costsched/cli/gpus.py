@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 SNAPSHOT_NOTE = ("Prices older than a few days are the bundled list prices and spot "
                  "snapshot: `costsched collect` fetches today's.")
 SUPERSEDED_MARK = "!"
+OVER_QUOTA_MARK = "*"
+SUMMARY_QUOTA_NOTE = (f"{OVER_QUOTA_MARK} over quota: the account's quota, as last read, "
+                      "does not hold one instance of it; `costsched gpus MODEL` names the "
+                      "quota and the request to make.")
 SUPERSEDED_NOTE = (f"{SUPERSEDED_MARK} superseded: a newer bundled price of the same instance "
                    "type changed since (`costsched prices history --instance TYPE`); ranked "
                    "behind current prices, and plans leave it out.")
@@ -61,11 +65,16 @@ def gpus(
     if gpu is None:
         console.print(summary_table(rows))
         marked = any(r.get(f"{m}_superseded") for r in rows for m in ("on_demand", "spot"))
+        quota_notes = [SUMMARY_QUOTA_NOTE] if any(
+            r.get(f"{m}_quota") for r in rows for m in ("on_demand", "spot")) else []
     else:
         console.print(offerings_table(rows, top))
         marked = any(r["superseded"] for r in rows[:top])
+        quota_notes = over_quota_notes(rows[:top])
     if marked:
         console.print(SUPERSEDED_NOTE, highlight=False, soft_wrap=False)
+    for note in quota_notes:
+        console.print(note, highlight=False, soft_wrap=True)
     console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False)
 
 
@@ -118,10 +127,11 @@ def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> Table:
         for market in ("on_demand", "spot"):
             where = row.get(f"{market}_where")
             age = row.get(f"{market}_age_days")
+            over = OVER_QUOTA_MARK if row.get(f"{market}_quota") else ""
             cells += [per_hour(row.get(f"{market}_usd_per_hour")),
                       _age(age if age is not None else float("nan"),
                            bool(row.get(f"{market}_superseded"))),
-                      _place(where) if isinstance(where, str) else "-"]
+                      _place(where) + over if isinstance(where, str) else "-"]
         out.add_row(*(Text(c) for c in cells))
     return out
 
@@ -145,9 +155,22 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int) 
         out.add_row(*(Text(c) for c in (
             str(r["gpu_count"]), r["market"].replace("_", "-"), per_hour(r["usd_per_hour"]),
             per_hour(r["usd_per_gpu_hour"]), _age(r["age_days"], bool(r["superseded"])),
-            f"{r['cloud']} {r['zone'] or r['region']}",
+            f"{r['cloud']} {r['zone'] or r['region']}"
+            + (f" {OVER_QUOTA_MARK}" if r.get("quota") else ""),
             r["instance_type"].split("+", 1)[0])))
     return out
+
+
+def over_quota_notes(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per quota that does not hold offerings of `rows`, naming them."""
+    named: dict[str, list[str]] = {}
+    for r in rows:
+        if r.get("quota"):
+            named.setdefault(str(r["quota"]), []).append(
+                f"{r['cloud']} {r['zone'] or r['region']} {r['instance_type'].split('+', 1)[0]}"
+                f" {r['market'].replace('_', '-')}")
+    return [f"{OVER_QUOTA_MARK} over quota: {', '.join(where)}: {why}"
+            for why, where in named.items()]
 
 
 def _place(where: str) -> str:

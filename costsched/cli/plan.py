@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -34,6 +35,7 @@ from costsched.model import InvalidInput
 from costsched.optimize.collection import CollectionPlan
 from costsched.optimize.planner import JobPlan, order_cost, superseded_offerings
 from costsched.optimize.planner import Progress as Report
+from costsched.optimize.quotas import quota_cost
 from costsched.service import PlanResult
 from costsched.service import plan as plan_jobs
 from costsched.service.plan import job_specs
@@ -134,12 +136,35 @@ def plan(
             err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
         if result.collection is not None:
             _print_collection(result.collection, budget, result.jobs)
+    if result.quota_note and not json_out and emit is None and result.ok:
+        err_console.print(f"note: {user_text(result.quota_note)}", highlight=False,
+                          soft_wrap=True)
     if not result.ok:
         raise typer.Exit(1)
 
 
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
 REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
+QUOTA_MARK = " (over quota)"  # an offering the account's quota does not hold; its note says
+
+
+def _quota_notes(shown: pd.DataFrame) -> list[str]:
+    """One note per quota that does not hold offerings of the table, naming them."""
+    if "quota" not in shown:
+        return []
+    over = shown[shown["quota"] != ""]
+    return [f"over quota: {', '.join(group['offering'])}: {why}"
+            for why, group in over.groupby("quota", sort=False)]
+
+
+def _quota_cost_json(ranked: pd.DataFrame) -> dict | None:
+    """`quota_cost` of a ranking for --json (None when the quotas cost it nothing)."""
+    paid = quota_cost(ranked)
+    if paid is None:
+        return None
+    return {"chosen": paid.chosen, "blocked": paid.blocked, "quota": paid.why,
+            "usd": None if paid.usd != paid.usd else round(paid.usd, 2),
+            "usd_per_hour": round(paid.usd_per_hour, 4)}
 
 
 @contextmanager
@@ -225,7 +250,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     shown = result.ranking(index).head(top)
     work_cells = figures.work_cells(shown, work)  # one precision down each column
     rows = [
-        [str(i), r.offering,
+        [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
          per_hour(r.usd_per_hour), figures.speed_cell(r),
@@ -254,6 +279,10 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     if old is not None:
         notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
                      "brings newer ones (prices.stale_after in the configuration)")
+    notes.extend(_quota_notes(shown))
+    paid = quota_cost(p.ranked)
+    if paid is not None:
+        notes.append(paid.line())
     n_excluded = int((p.ranked["excluded"] != "").sum())
     if n_excluded:
         why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
@@ -319,6 +348,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
                "expected_hours", "expected_cost", "vs_on_demand_v100"]
+    quota_columns = ["quota", "quota_code", "quota_name", "quota_scope", "quota_unit",
+                     "quota_limit", "quota_used", "quota_instances", "quota_observed_at"]
     groups = _groups(result)
     index_of = {m: g for g, members in enumerate(groups) for m in members}
 
@@ -331,7 +362,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             extra = {} if per_work_hour is None else {"usd_per_work_hour": per_work_hour}
             yield {
                 "jobs": [result.jobs[m].job.name for m in members],
-                "ranking": frame_records(shown[columns].assign(
+                "ranking": frame_records(shown[[*columns, *(
+                    c for c in quota_columns if c in shown)]].assign(
                     price_effective_at=shown["effective_at"],
                     price_age_hours=age_hours(shown["effective_at"], result.at).round(1),
                     **extra)),
@@ -339,7 +371,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "excluded": {str(k): int(v) for k, v in
                              p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
                              .value_counts().items()},
-                "superseded": superseded_offerings(p)}
+                "superseded": superseded_offerings(p),
+                "quota_cost": _quota_cost_json(p.ranked)}
 
     def jobs() -> Iterator[dict]:
         for i, p in enumerate(result.jobs):
@@ -361,8 +394,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             }
 
     out: dict = {"at": result.at, "objective": result.objective,
-                 "stale_after_hours": stale_after, "rankings": rankings(), "jobs": jobs(),
-                 "collection": None}
+                 "stale_after_hours": stale_after, "quota_note": result.quota_note or None,
+                 "rankings": rankings(), "jobs": jobs(), "collection": None}
     collection = result.collection
     if collection is not None:
         out["collection"] = {

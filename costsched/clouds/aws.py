@@ -120,6 +120,11 @@ CAPACITY_ERROR_CODES = frozenset({
     "InstanceLimitExceeded", "Unsupported", "VcpuLimitExceeded",
 })
 
+# Of those, the codes that mean the account's quota is used up (not the cloud's capacity):
+# the vCPU limits of the instance families (on-demand, spot) and the old instance counts.
+QUOTA_ERROR_CODES = frozenset({
+    "VcpuLimitExceeded", "MaxSpotInstanceCountExceeded", "InstanceLimitExceeded"})
+
 # The instance types EC2 sells as Capacity Blocks for ML and the regions it sells them in
 # (EC2 User Guide, "Capacity Blocks for ML", 2025): where `collect --booked` asks.
 CAPACITY_BLOCK_TYPES = ("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge",
@@ -132,6 +137,65 @@ CAPACITY_BLOCK_AHEAD_DAYS = 56
 # instance (instances use their own role).
 CREDENTIAL_ENVS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
                    "AWS_SECURITY_TOKEN")
+
+
+# --- quotas ---------------------------------------------------------------------------------
+
+# The EC2 quotas of running instances, in vCPUs per region, one on-demand and one spot per
+# family of instance types (Service Quotas, service code ec2; the codes and names as
+# ListServiceQuotas lists them and the EC2 User Guide's "On-Demand Instance quotas" and
+# "Spot Instance quotas" name them): family letters -> (family's name, on-demand code, spot
+# code). Accelerated families, and the standard ones that CPU work runs on.
+QUOTA_SERVICE = "ec2"
+QUOTA_FAMILIES = {
+    "p": ("P", "L-417A185B", "L-7212CCBC"),
+    "g": ("G and VT", "L-DB2E81BA", "L-3819A6DF"),
+    "vt": ("G and VT", "L-DB2E81BA", "L-3819A6DF"),
+    "dl": ("DL", "L-6E869C2A", "L-85EED4F7"),
+    "trn": ("Trn", "L-2C3B7624", "L-6B0D517C"),
+    "inf": ("Inf", "L-1945791B", "L-B5D1601B"),
+    **dict.fromkeys("acdhimrtz", ("Standard (A, C, D, H, I, M, R, T, Z)", "L-1216C47A",
+                                  "L-34B43A08")),
+}
+_FAMILY = re.compile(r"^([a-z]+)")
+
+
+def quota_name(family: str, market: str) -> str:
+    """The quota's name as Service Quotas lists it."""
+    return (f"All {family} Spot Instance Requests" if market == "spot"
+            else f"Running On-Demand {family} instances")
+
+
+# Every quota code of QUOTA_FAMILIES -> its name.
+QUOTA_NAMES = {code: quota_name(family, market)
+               for family, on_demand, spot in QUOTA_FAMILIES.values()
+               for code, market in ((on_demand, "on_demand"), (spot, "spot"))}
+
+
+def quota_family(instance_type: str) -> tuple[str, str, str] | None:
+    """(family's name, on-demand code, spot code) of an instance type ('p3.2xlarge': P),
+    or None for a family no quota here names."""
+    found = _FAMILY.match(instance_type)
+    return QUOTA_FAMILIES.get(found.group(1)) if found else None
+
+
+def quota_needs(region: str, instance_type: str, market: str, gpu_model: str,
+                gpu_count: int, vcpus: int) -> tuple:
+    """The vCPU quota of the instance's family in its region, for its market."""
+    from costsched.clouds.quotas import Need
+
+    family = quota_family(instance_type)
+    if family is None or vcpus <= 0:
+        return ()
+    name, on_demand, spot = family
+    code = spot if market == "spot" else on_demand
+    return (Need("aws", region, (code,), "vCPUs", float(vcpus), quota_name(name, market)),)
+
+
+def quota_request(code: str, scope: str, value: float, account: str = "") -> str:
+    """The AWS CLI line that asks Service Quotas for `value` of `code` in region `scope`."""
+    return (f"aws service-quotas request-service-quota-increase --service-code "
+            f"{QUOTA_SERVICE} --quota-code {code} --desired-value {value:g} --region {scope}")
 
 
 # --- bounded calls (`costsched check`) ------------------------------------------------------

@@ -126,3 +126,84 @@ CAPACITY_ERROR_CODES = frozenset({
     "SpotPriceGreaterThanProvidedMaxPrice", "QuotaExceeded", "OperationNotAllowed",
     "AzureSpotIsNotSupportedForThisVMSize"})
 
+# --- quotas ---------------------------------------------------------------------------------
+
+# Compute's usages per region (`usage.list(location)`, with limit and current value): a
+# regular VM draws on its size's family quota ("standardNCSv3Family") and on the region's
+# total ("cores"); a Spot VM on the region's low-priority vCPUs ("lowPriorityCores") only.
+REGIONAL_CORES = "cores"
+SPOT_CORES = "lowPriorityCores"
+QUOTA_USAGE = re.compile(r"family$|^cores$|^lowprioritycores$", re.I)
+_SIZE = re.compile(r"^Standard_(?P<series>[A-Z]+)\d+(?P<features>[a-z]*)"
+                   r"(?P<rest>(_[A-Za-z0-9]+)*)$")
+
+
+def quota_families(size: str, gpu_model: str = "") -> tuple[str, ...]:
+    """The names a size's family quota may go by in the usage list, in the order tried
+    (matched without case): Azure spells them its own way (Standard_NC6s_v3:
+    standardNCSv3Family; NC4as_T4_v3: standardNCASv3_T4Family; ND96isr_H100_v5:
+    standardNDSH100v5Family; ND96asr_v4: standardNDASv4_A100Family), so each shape is
+    tried. RDMA (r) and isolated (i) letters are not part of a family's name."""
+    found = _SIZE.match(size)
+    if found is None:
+        return ()
+    series = found["series"]
+    features = found["features"].replace("r", "").replace("i", "").upper()
+    parts = [p for p in found["rest"].split("_") if p]
+    version = next((p for p in parts if re.fullmatch(r"v\d+", p)), "")
+    accelerators = [p for p in parts if p != version]
+    if gpu_model and not accelerators:
+        accelerators = [gpu_model.split("-")[0]]
+    out = []
+    for accelerator in [*accelerators, ""]:
+        out.append(f"standard{series}{features}{accelerator}{version}Family")
+        if accelerator:
+            out.append(f"standard{series}{features}{version}_{accelerator}Family")
+    return tuple(dict.fromkeys(out))
+
+
+def quota_needs(region: str, instance_type: str, market: str, gpu_model: str,
+                gpu_count: int, vcpus: int) -> tuple:
+    """Spot: the region's low-priority vCPUs; regular: the family's vCPUs and the region's."""
+    from costsched.clouds.quotas import Need
+
+    if vcpus <= 0:
+        return ()
+    if market == "spot":
+        return (Need("azure", region, (SPOT_CORES,), "vCPUs", float(vcpus),
+                     "Total Regional Low-priority vCPUs"),)
+    out = [Need("azure", region, (REGIONAL_CORES,), "vCPUs", float(vcpus),
+                "Total Regional vCPUs")]
+    families = quota_families(instance_type, gpu_model)
+    if families:
+        out.append(Need("azure", region, families, "vCPUs", float(vcpus)))
+    return tuple(out)
+
+
+# Of CAPACITY_ERROR_CODES, those of a quota ("OperationNotAllowed" only when its message says
+# quota): "... results in exceeding approved standardNCSv3Family Cores quota ...".
+QUOTA_ERROR_CODES = frozenset({"QuotaExceeded", "OperationNotAllowed"})
+_FAMILY_IN_MESSAGE = re.compile(r"approved (?P<family>\w+Family) (?:Cores|vCPUs) quota", re.I)
+
+
+def quota_in_message(message: str) -> str:
+    """The quota a refusal's message names ('' where it names none): a family's, the
+    region's low-priority vCPUs, or its total vCPUs."""
+    found = _FAMILY_IN_MESSAGE.search(message)
+    if found:
+        return found["family"]
+    flat = message.lower().replace(" ", "").replace("-", "")
+    if "lowpriority" in flat:
+        return SPOT_CORES
+    if "totalregional" in flat or "regionalcores" in flat:
+        return REGIONAL_CORES
+    return ""
+
+
+def quota_request(code: str, scope: str, value: float, account: str = "") -> str:
+    """The Azure CLI line (the quota extension) that asks for `value` vCPUs of `code` in
+    region `scope`."""
+    subscription = account or "SUBSCRIPTION_ID"
+    return (f"az quota update --resource-name {code} --scope /subscriptions/{subscription}"
+            f"/providers/Microsoft.Compute/locations/{scope} --limit-object "
+            f"value={value:g} --resource-type dedicated")

@@ -116,6 +116,13 @@ def zones_client(credentials: Any) -> Any:
     return compute_v1.ZonesClient(credentials=credentials)
 
 
+def regions_client(credentials: Any) -> Any:
+    """A Compute Engine regions client with `credentials` (a region's quotas)."""
+    from google.cloud import compute_v1
+
+    return compute_v1.RegionsClient(credentials=credentials)
+
+
 # The boot image launchers use when none is given: a Deep Learning VM image family with CUDA
 # (its metadata key `install-nvidia-driver` installs the driver at first boot).
 GPU_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu121"
@@ -133,9 +140,72 @@ CAPACITY_ERROR_CODES = frozenset({
 CAPACITY_ERROR_WORDS = ("stockout", "does not have enough resources", "resource_pool_exhausted",
                         "quota")
 
+# Of those, the codes that mean a quota of the project is used up: the message names it
+# ("Quota 'NVIDIA_V100_GPUS' exceeded.  Limit: 0.0 in region us-central1.").
+QUOTA_ERROR_CODES = frozenset({"QUOTA_EXCEEDED", "quotaExceeded"})
+QUOTA_IN_MESSAGE = re.compile(r"Quota '(?P<metric>[A-Z0-9_]+)' exceeded", re.I)
+
 # Environment variables that carry this cloud's credentials: never stored nor sent to an
 # instance (instances use their own role).
 CREDENTIAL_ENVS = ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_OAUTH_ACCESS_TOKEN")
+
+
+# --- quotas ---------------------------------------------------------------------------------
+
+# Compute Engine's allocation quotas a GPU instance draws on (the metrics `regions.get` and
+# `projects.get` list with their limit and usage): its GPU model's regional quota
+# (NVIDIA_V100_GPUS; a Spot VM draws on PREEMPTIBLE_NVIDIA_V100_GPUS where the project has
+# that quota, else on the standard one), the project's GPUS_ALL_REGIONS, and for an N1
+# machine the region's CPUS (PREEMPTIBLE_CPUS likewise for Spot VMs).
+ALL_REGIONS_GPUS = "GPUS_ALL_REGIONS"
+QUOTA_SERVICE = "compute.googleapis.com"
+# The metrics a reading keeps: GPUs, and the CPU quotas of the machine families.
+QUOTA_METRIC = re.compile(r"^(?!COMMITTED_)(PREEMPTIBLE_)?(NVIDIA_[A-Z0-9_]+_GPUS"
+                          r"|([A-Z0-9]+_)?CPUS)$|^GPUS_ALL_REGIONS$")
+
+
+def gpu_quota_metric(gpu_model: str) -> str:
+    """The regional quota of a catalog GPU model: V100 -> NVIDIA_V100_GPUS, A100-80GB ->
+    NVIDIA_A100_80GB_GPUS, H100-MEGA -> NVIDIA_H100_MEGA_GPUS."""
+    return "NVIDIA_" + gpu_model.upper().replace("-", "_") + "_GPUS"
+
+
+def quota_needs(region: str, instance_type: str, market: str, gpu_model: str,
+                gpu_count: int, vcpus: int) -> tuple:
+    """The GPU quotas of the region and the project, and an N1 machine's CPUs."""
+    from costsched.clouds.quotas import GLOBAL, Need
+
+    spot = market == "spot"
+    out = []
+    if gpu_model and gpu_count > 0:
+        metric = gpu_quota_metric(gpu_model)
+        codes = (f"PREEMPTIBLE_{metric}", metric) if spot else (metric,)
+        out.append(Need("gcp", region, codes, "GPUs", float(gpu_count), codes[0]))
+        out.append(Need("gcp", GLOBAL, (ALL_REGIONS_GPUS,), "GPUs", float(gpu_count),
+                        ALL_REGIONS_GPUS))
+    if instance_type.startswith("n1-") and vcpus > 0:
+        codes = ("PREEMPTIBLE_CPUS", "CPUS") if spot else ("CPUS",)
+        out.append(Need("gcp", region, codes, "vCPUs", float(vcpus), codes[0]))
+    return tuple(out)
+
+
+def quota_id(metric: str, scope: str) -> str:
+    """The Cloud Quotas id of a Compute Engine metric: NVIDIA_V100_GPUS in a region ->
+    NVIDIA-V100-GPUS-per-project-region; GPUS_ALL_REGIONS -> GPUS-ALL-REGIONS-per-project."""
+    from costsched.clouds.quotas import GLOBAL
+
+    return metric.replace("_", "-") + ("-per-project" if scope == GLOBAL
+                                       else "-per-project-region")
+
+
+def quota_request(code: str, scope: str, value: float, account: str = "") -> str:
+    """The gcloud line that asks for `value` of quota `code` (in region `scope`)."""
+    from costsched.clouds.quotas import GLOBAL
+
+    where = "" if scope == GLOBAL else f" --dimensions=region={scope}"
+    return (f"gcloud beta quotas preferences create --service={QUOTA_SERVICE} "
+            f"--quota-id={quota_id(code, scope)}{where} --preferred-value={value:g} "
+            f"--project={account or 'PROJECT_ID'}")
 
 
 # --- bounded calls (`costsched check`) ------------------------------------------------------

@@ -123,6 +123,11 @@ def _collected(summary: Any) -> Outcome:
     if failed:
         line += f", {failed} region(s) failed"
     line += "".join(f"; {e}" for e in errors)
+    # The quotas read after the prices; a cloud's unread ones change no decision (info).
+    quotas = [f"{name} {q.read} read" if not q.error else f"{name} not read ({q.error})"
+              for name, q in getattr(summary, "quotas", {}).items()]
+    if quotas:
+        line += "; quotas: " + ", ".join(quotas)
     if summary.clouds and not worked:
         raise NothingCollected(f"every source failed: {line}")
     return Outcome(line, "warning" if errors or failed else "info")

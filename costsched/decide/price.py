@@ -48,6 +48,9 @@ class Decision:
     # placed for the first time): `choice_usd` includes its total.
     move: MovePrice | None = field(default=None, kw_only=True)
     reason: str = field(default="", kw_only=True)  # why, in words and dollars
+    # What the account's quotas cost the placement, in dollars ('' when nothing): kept
+    # with the launch it starts (`optimize.quotas.QuotaCost.line`).
+    quota_cost: str = field(default="", kw_only=True)
     # The capacity reservation the choice is launched into, when it is booked capacity.
     reservation: str = field(default="", kw_only=True)
 

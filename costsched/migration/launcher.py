@@ -111,6 +111,19 @@ class CapacityError(RuntimeError):
                          f"{offering.market}: {reason}")
 
 
+class QuotaError(CapacityError):
+    """The account's quota does not hold the offering: no other offering under the same
+    quota will start either. `quota`: the quota's code where the cloud's answer names it
+    ('' where it does not: `costsched.clouds.quotas` says which the offering draws on);
+    `instances`: how many of the offering's instances were asked for."""
+
+    def __init__(self, offering: Offering, reason: str, quota: str = "",
+                 instances: int = 1) -> None:
+        super().__init__(offering, reason)
+        self.quota = quota
+        self.instances = instances
+
+
 class CarryError(RuntimeError):
     """The job's checkpoint (or code) could not be copied into the store of the cloud an
     offering is on: try the next offering; the job's checkpoints stay where they were.

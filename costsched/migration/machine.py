@@ -42,7 +42,10 @@ from costsched.migration.launcher import (
     Instance,
     Launcher,
     LaunchSpec,
+    QuotaError,
 )
+from costsched.migration.quotas import next_fitting
+from costsched.migration.quotas import refused as quota_refused
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
 from costsched.store.batch import BATCH_STEPS, Batch
@@ -217,6 +220,21 @@ class Mover:
                 secret_names=self.job.secret_names,
                 max_usd_per_hour=self.job.max_usd_per_hour,
                 reservation=str(candidate.get("reservation", ""))))
+        except QuotaError as exc:
+            # The account's quota, not the cloud's capacity: recorded against the quota (the
+            # next decision knows it), and the candidates under the same quota skipped.
+            said = quota_refused(self.store.quotas, exc, now)
+            following = [offering_of(c) for c in move.candidates]
+            # A migration's last candidate is where it runs: tried whatever its quota.
+            keep = len(following) - 1 if move.kind == "migration" else None
+            tried = next_fitting(following, move.tried, exc, keep=keep)
+            said = f"{_where(offering)}: {said}"
+            if tried >= len(following):  # nothing left: the job's failure names the quota
+                self._end_job("failed", now, f"no offering could be launched; {said}")
+                return self.store.moves.advance(move, "failed", at=now, tried=tried,
+                                                detail=f"cannot launch: {said}")
+            return self.store.moves.advance(move, "checkpoint_verified", at=now,
+                                            detail=f"cannot launch: {said}", tried=tried)
         except CapacityError as exc:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
@@ -374,6 +392,11 @@ def candidate(offering: Offering, usd_per_hour: float, reservation: str = "") ->
     if reservation:
         out["reservation"] = reservation
     return out
+
+
+def _where(offering: Offering) -> str:
+    return (f"{offering.cloud} {offering.zone or offering.region} {offering.instance_type} "
+            f"{offering.market}")
 
 
 def _why(instance: Instance) -> str:

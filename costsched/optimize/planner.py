@@ -22,6 +22,7 @@ from costsched.optimize import rank as ranking
 from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.job import Workload
+from costsched.optimize.quotas import behind_quota
 from costsched.optimize.unmatched import Missing, shapes
 
 BASELINE_GPU = "V100"
@@ -82,7 +83,9 @@ def baseline(job: Workload, offerings: pd.DataFrame) -> Baseline | None:
 @dataclass(frozen=True)
 class JobPlan(Generic[W]):
     job: W
-    ranked: pd.DataFrame  # every offering, choosable first (excluded == '')
+    # Every offering, choosable first (excluded == ''), those over quota (`quota` != '')
+    # behind the choosable ones that fit.
+    ranked: pd.DataFrame
     baseline: Baseline | None
     reason: str  # why nothing is choosable ('' if something is)
     # The shapes of a job's set (a task's accelerators) that no offering has, and why.
@@ -116,7 +119,9 @@ def plan_job(job: W, offerings: pd.DataFrame, objective: str = "cost",
              weight: float = 0.5) -> JobPlan[W]:
     """Rank `prepare`d offerings for one job. A gang of N nodes costs N times an
     offering's price and is stopped by the first of its N instances preempted (N times
-    the rate); `nodes` says N."""
+    the rate); `nodes` says N. Offerings whose quota (`quotas.attach`'s columns, where the
+    frame has them) does not hold N instances are ranked behind those it does, marked in
+    `quota`."""
     if job.nodes > 1:
         offerings = offerings.assign(
             usd_per_hour=offerings["usd_per_hour"] * job.nodes,
@@ -133,6 +138,8 @@ def plan_job(job: W, offerings: pd.DataFrame, objective: str = "cost",
     )
     if job.order:
         ranked = in_order(ranked, job.order)
+    # The account's quotas come before any preference: never one over quota while one fits.
+    ranked = behind_quota(ranked, job.nodes)
     return JobPlan(job, ranked, baseline(job, offerings), _no_choice_reason(job, ranked))
 
 

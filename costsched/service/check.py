@@ -64,6 +64,9 @@ class CloudCheck:
     notes: list[str] = field(default_factory=list)
     fixes: list[str] = field(default_factory=list)  # exact lines, in the order to run them
     problem: str | None = None  # what stops this cloud, in one line (None: nothing)
+    # Why the account's quotas cannot be read, in one line naming the permission ('':
+    # they can, or were not asked): plans then rank its offerings as if they fit.
+    quotas: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -233,6 +236,7 @@ def check_aws(client: Callable[[str, str], Any] | None = None,
     out.calls.append(Call(f"ec2 DescribeInstances DryRun ({region})", dry_ok,
                           "allowed (dry run)" if dry_ok else detail))
     out.launch = dry_ok
+    _aws_quotas(out, client, region, who.get("Arn", "your identity"), seconds)
     if not dry_ok:
         arn = who.get("Arn", "your identity")
         out.problem = f"ec2 DescribeInstances DryRun: {detail}"
@@ -242,6 +246,43 @@ def check_aws(client: Callable[[str, str], Any] | None = None,
             out.fixes.append(f"# ask your AWS administrator to allow ec2:DescribeInstances, "
                              f"ec2:RunInstances and ec2:TerminateInstances for {arn}")
     return out
+
+
+QUOTA_DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation")
+
+
+def _aws_quotas(out: CloudCheck, client: Callable[[str, str], Any], region: str, arn: str,
+                seconds: float) -> None:
+    """Whether Service Quotas lists the account's EC2 quotas (one bounded call): the
+    permission missing, named in `out.quotas` and a note with its fix."""
+    ClientError, _ = _aws_sdk_errors()  # noqa: N806 - the SDK's class
+    name = f"service-quotas ListServiceQuotas ({region})"
+    try:
+        client("service-quotas", region).list_service_quotas(ServiceCode="ec2", MaxResults=1)
+    except ClientError as exc:
+        detail = _aws_error(exc)
+        out.calls.append(Call(name, False, detail))
+        if exc.response.get("Error", {}).get("Code") in QUOTA_DENIED:
+            out.quotas = ("servicequotas:ListServiceQuotas is not allowed: plans cannot tell "
+                          "which offerings the account's quotas hold")
+            out.notes.append(f"quotas: {out.quotas}; fix: ask your AWS administrator to allow "
+                             "servicequotas:ListServiceQuotas and servicequotas:"
+                             f"ListAWSDefaultServiceQuotas for {arn}")
+        else:
+            out.quotas = f"quotas not read: {detail}"
+        return
+    except Exception as exc:  # noqa: BLE001 - network, endpoints: one line
+        detail = _aws_call_error(exc, seconds)[0]
+        out.calls.append(Call(name, False, detail))
+        out.quotas = f"quotas not read: {detail}"
+        return
+    out.calls.append(Call(name, True, "allowed"))
+
+
+def _aws_sdk_errors() -> tuple[type[Exception], type[Exception]]:
+    from costsched.clouds import aws as aws_cloud
+
+    return aws_cloud.sdk_errors()
 
 
 def network_cause_of(detail: str) -> bool:
@@ -330,10 +371,11 @@ def _aws_error(exc: Exception) -> str:
 
 def check_gcp(auth_default: Callable[[], tuple[Any, str | None]] | None = None,
               zones_client: Callable[[Any], Any] | None = None,
-              seconds: float | None = None) -> CloudCheck:
+              seconds: float | None = None,
+              regions_client: Callable[[Any], Any] | None = None) -> CloudCheck:
     """google-cloud-compute installed; Application Default Credentials (environment, the
     gcloud file, the instance's service account); a token (bounded); a Compute Engine
-    zones list (bounded, no retries)."""
+    zones list (bounded, no retries); a region's quotas (regions.get, bounded)."""
     out = CloudCheck("gcp", extra_installed=_installed("google.cloud.compute_v1")
                      and _installed("google.auth"))
     if not out.extra_installed:
@@ -417,9 +459,40 @@ def check_gcp(auth_default: Callable[[], tuple[Any, str | None]] | None = None,
         return out
     out.calls.append(Call(name, True, f"{len(zones)} zones"))
     out.collect_prices = out.launch = out.checkpoints = True
+    _gcp_quotas(out, (regions_client or gcp_cloud.regions_client)(credentials), project,
+                seconds)
     out.notes.append("GCS checkpoints: the credentials work; the bucket's own permissions "
                      "are checked when a job first writes to it")
     return out
+
+
+GCP_QUOTA_REGION = "us-central1"  # the region whose quotas `check` reads
+
+
+def _gcp_quotas(out: CloudCheck, client: Any, project: str, seconds: float) -> None:
+    """Whether Compute Engine gives a region's quotas (one bounded regions.get): the
+    permission missing, named in `out.quotas` and a note with its fix."""
+    name = f"compute regions.get ({project}, {GCP_QUOTA_REGION})"
+    try:
+        try:
+            client.get(project=project, region=GCP_QUOTA_REGION, timeout=seconds, retry=None)
+        except TypeError:  # a client without them
+            client.get(project=project, region=GCP_QUOTA_REGION)
+    except Exception as exc:  # noqa: BLE001 - google.api_core errors: one line
+        cause = network_cause(exc, seconds)
+        detail = f"{_NETWORK_PREFIX}{cause}" if cause else first_line(str(exc)) or \
+            type(exc).__name__
+        out.calls.append(Call(name, False, detail))
+        if _refused_for_permission(exc):
+            out.quotas = ("compute.regions.get is not allowed: plans cannot tell which "
+                          "offerings the project's quotas hold")
+            out.notes.append(f"quotas: {out.quotas}; fix: gcloud projects add-iam-policy-"
+                             f"binding {project} --member=user:YOU@EXAMPLE.COM "
+                             "--role=roles/compute.viewer")
+        else:
+            out.quotas = f"quotas not read: {detail}"
+        return
+    out.calls.append(Call(name, True, "allowed"))
 
 
 def _list_zones(client: Any, project: str, seconds: float) -> Any:

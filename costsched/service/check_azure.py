@@ -127,8 +127,33 @@ def check(config: Any = None, credential: Any = None,
                              "(or set azure.create_resource_group = true)")
     out.launch = ask(f"virtual machines list ({group})",
                      lambda: _vms(made, group)) and not out.problem
+    _quotas(out, made, config.azure.location, (http_error, refused))
     out.checkpoints = _checkpoints(out, config.launch.checkpoint_root, ask)
     return out
+
+
+def _quotas(out: CloudCheck, made: Any, location: str,
+            errors: tuple[type[Exception], ...]) -> None:
+    """Whether Compute's usages of a location (its quotas) can be read: the permission
+    missing, named in `out.quotas` and a note with its fix."""
+    name = f"compute usages ({location})"
+    try:
+        usages = list(made.compute.usage.list(location))
+    except errors as exc:
+        out.calls.append(Call(name, False, _said(exc)))
+        if getattr(exc, "status_code", None) == 403:
+            out.quotas = ("Microsoft.Compute/locations/usages/read is not allowed: plans "
+                          "cannot tell which offerings the subscription's quotas hold")
+            out.notes.append(f"quotas: {out.quotas}; fix: give this identity the costsched "
+                             "role (docs/azure.md, Permissions)")
+        else:
+            out.quotas = f"quotas not read: {_said(exc)}"
+        return
+    except Exception as exc:  # noqa: BLE001 - the network: one line
+        out.calls.append(Call(name, False, f"network: {type(exc).__name__}"))
+        out.quotas = f"quotas not read: network: {type(exc).__name__}"
+        return
+    out.calls.append(Call(name, True, f"{len(usages)} usages"))
 
 
 def _group(made: Any, group: str) -> str:

@@ -124,12 +124,19 @@ def collect_prices(
 def run_collection(store: StoreLike, request: CollectRequest, *,
                    progress: ProgressHook | None = None,
                    planned: PlanHook | None = None) -> RunSummary:
-    """Collect what `request` asks for with the clouds' real SDK clients, and store it."""
+    """Collect what `request` asks for with the clouds' real SDK clients, and store it;
+    then read the accounts' quotas in the regions collected (`price_collectors.quotas`)."""
     from price_collectors import runner
+    from price_collectors.quotas import read_quotas
 
     collectors = runner.make_collectors(request.regions, gpus=request.gpus,
                                         gcp_project=request.gcp_project,
                                         workers=request.workers)
     with using(store) as opened:
-        return runner.run(collectors, opened, since=request.since, progress=progress,
-                          planned=planned)
+        summary = runner.run(collectors, opened, since=request.since, progress=progress,
+                             planned=planned)
+        # A cloud that could not be collected at all said why already.
+        regions = {c: request.regions[c] or s.regions for c, s in summary.clouds.items()
+                   if not s.error}
+        summary.quotas = read_quotas(opened, regions, gcp_project=request.gcp_project)
+        return summary

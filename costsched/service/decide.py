@@ -13,7 +13,7 @@ staying by more than the margin (`pays`), unless the policy weighed the move its
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -76,6 +76,9 @@ class Ask:
     steps_left: float | None = None
     table: ThroughputTable | None = None
     nodes: int = 1  # a gang: N instances, priced N times, preempted at N times the rate
+    # Offerings the account's quota does not hold the job's instances in: never chosen
+    # (but `current`, where it runs). One set shared by the asks of one size.
+    blocked: frozenset[OfferingKey] = field(default_factory=frozenset)
 
 
 def decide(store: StoreLike, job: Job, *, home_region: str,
@@ -122,6 +125,9 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
                                                  cpu)),
                          shared=True)
     views: dict[tuple[int, str], tuple[ThroughputTable, MarketView]] = {}
+    # Views without the offerings over quota, one per (view, blocked set): keeping the two
+    # keeps their ids theirs while the loop runs.
+    masked: dict[tuple[int, int], tuple[MarketView, frozenset, MarketView]] = {}
     out = []
     for ask in asks:
         table = ask.table if ask.table is not None else default
@@ -140,12 +146,39 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
             if getattr(view, "typical", None) is not None:  # a policy that reads history
                 scaled["typical"] = view.typical * ask.nodes  # type: ignore[attr-defined]
             view = replace(view, **scaled)
+        if ask.blocked:
+            found = masked.get((id(view), id(ask.blocked)))
+            if found is None:
+                found = masked[(id(view), id(ask.blocked))] = (
+                    view, ask.blocked, _without(view, ask.blocked))
+            view = _restored(found[2], found[0], ask.current)
         state = JobState(ask.job, ask.home_region,
                          ask.job.steps if ask.steps_left is None else ask.steps_left,
                          None if ask.current is None else tuple(ask.current),
                          (overheads or Overheads()).gang(ask.nodes))
         out.append(choose(view, state, chosen, margin, when))
     return out
+
+
+def _without(view: MarketView, keys: frozenset[OfferingKey]) -> MarketView:
+    """`view` where the offerings `keys` have no price now: no policy chooses them."""
+    rows = [r for r in (view.row(k) for k in keys) if r is not None]
+    if not rows:
+        return view
+    prices = view.prices.copy()
+    prices[rows] = np.nan
+    return replace(view, prices=prices, derived={})
+
+
+def _restored(masked: MarketView, view: MarketView, current: OfferingKey | None) -> MarketView:
+    """`masked` with the price of the offering the job runs on back, where it was masked."""
+    row = view.row(current)
+    if row is None or masked is view or not np.isnan(masked.prices[row]) or \
+            np.isnan(view.prices[row]):
+        return masked
+    prices = masked.prices.copy()
+    prices[row] = view.prices[row]
+    return replace(masked, prices=prices, derived={})
 
 
 def _market(store: PriceStore, when: datetime, rates: Evidence,

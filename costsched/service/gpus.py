@@ -1,6 +1,7 @@
 """GPUs at a glance: the cheapest on-demand and spot price of each GPU model and count now,
-where it is, and how old that price is (stored prices, else the bundled list prices and
-spot snapshot)."""
+where it is, how old that price is (stored prices, else the bundled list prices and spot
+snapshot), and whether the account's quota holds it (`quota`: the plan's mark, '' when it
+does or is not known)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from costsched.bundled_prices import (
     old,
 )
 from costsched.model import CLOUDS, MARKETS
+from costsched.optimize.quotas import over_quota
 from costsched.prices import prices_at
+from costsched.service.quotas import QuotaFacts
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
 
@@ -33,9 +36,9 @@ def gpu_offerings(store: StoreLike, gpu: str, at: datetime | str | None = None, 
     with using(store) as opened:
         frame = prices_at(opened, when, gpu_models=[model],
                           clouds=choices("cloud", clouds, CLOUDS), superseded=True)
-    frame = _with_age(frame, when)
+        frame = _with_quota(opened, _with_age(frame, when))
     return frame.sort_values(["gpu_count", "superseded", "usd_per_hour", "market"],
-                             ignore_index=True)[list(OFFERING_COLUMNS)]
+                             ignore_index=True)[[*OFFERING_COLUMNS, "quota"]]
 
 
 def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
@@ -44,14 +47,15 @@ def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
     (`on_demand_usd_per_hour`, `spot_usd_per_hour`; current before superseded, then spot
     prices under a year old before older: `bundled_prices.OLD_DAYS`), where (`..._where`:
     cloud, region or zone and instance type), its age in days (`..._age_days`), whether it
-    is superseded (`..._superseded`) and its source. Columns can be added beside these (for
-    instance a spot risk) without changing the rest."""
+    is superseded (`..._superseded`), its source, and why the account's quota does not
+    hold one instance of it (`..._quota`, '' when it does or is not known). Columns can be
+    added beside these (for instance a spot risk) without changing the rest."""
     when = as_time(at, "at")
     shape = list(SUMMARY_KEY)
     with using(store) as opened:
         frame = prices_at(opened, when, clouds=choices("cloud", clouds, CLOUDS),
                           superseded=True)
-    frame = _with_age(frame, when)
+        frame = _with_quota(opened, _with_age(frame, when))
     keys = frame[shape].drop_duplicates().sort_values(
         shape, key=lambda s: s.map(gpu_order) if s.name == "gpu_model" else s)
     out = keys.reset_index(drop=True)
@@ -65,7 +69,7 @@ def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
             where=cheapest["cloud"] + " " + cheapest["zone"].where(cheapest["zone"] != "",
                                                                     cheapest["region"])
             + " " + cheapest["instance_type"])
-        fields = ("usd_per_hour", "where", "age_days", "superseded", "source")
+        fields = ("usd_per_hour", "where", "age_days", "superseded", "source", "quota")
         part = cheapest[[*shape, *fields]].astype({"superseded": object})
         part = part.rename(columns={c: f"{market}_{c}" for c in fields})
         out = out.merge(part, on=shape, how="left")
@@ -75,3 +79,12 @@ def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
 def _with_age(frame: pd.DataFrame, when: datetime) -> pd.DataFrame:
     age = (pd.Timestamp(when) - pd.to_datetime(frame["effective_at"], utc=True))
     return frame.assign(age_days=age.dt.total_seconds() / 86400)
+
+
+def _with_quota(store: StoreLike, frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with `quota`: why the account's quota, as last read, does not hold one
+    instance of each offering ('' when it does, or is not known)."""
+    facts = QuotaFacts.of(store)
+    if facts.quotas.empty or frame.empty:
+        return frame.assign(quota="")
+    return frame.assign(quota=over_quota(facts.attach(frame)))

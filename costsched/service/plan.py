@@ -28,6 +28,7 @@ from costsched.optimize.unmatched import Missing, unmatched
 from costsched.prices import prices_at
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
+from costsched.service.quotas import QuotaFacts
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, choices
@@ -38,7 +39,8 @@ ALL_OBJECTIVES = (*OBJECTIVES, *(o for o in POLICIES if o not in OBJECTIVES))
 # One row per job in PlanResult.table: the job, then its best offering's columns.
 BEST_COLUMNS = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                 "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
-                "preemptions_per_hour", "preemption_basis", "expected_hours", "expected_cost"]
+                "preemptions_per_hour", "preemption_basis", "expected_hours", "expected_cost",
+                "quota"]
 
 Jobs = str | Path | JobSpec | Sequence[str | Path | JobSpec]
 
@@ -50,6 +52,8 @@ class PlanResult:
     jobs: list[JobPlan]  # per job: every offering ranked (`.ranked`), `.choices`, `.best`
     collection: CollectionPlan | None  # several jobs: their placement together
     evidence: Evidence | None = None  # what the preemption hazards were computed from
+    # The clouds of the prices whose quotas are not known, said once ('' when all are).
+    quota_note: str = ""
     # Per job, its plans with the booked capacity that fits it (`service.booked`); () when
     # the store offers none.
     booked: tuple[BookedPlans | None, ...] = ()
@@ -288,10 +292,14 @@ def plan(
             file_limits.check(path, file_limits.IMPORT, effective().files.import_mb)
         rates = decision_rates(opened, when, preemption_rates(lifetimes(availability))
                                if availability else None)
-        offerings = prepare(frame, rates)
+        quotas = QuotaFacts.of(opened)
+        offerings = quotas.attach(prepare(frame, rates))
         per_job = objective if objective in OBJECTIVES else "cost"
         plans = plan_jobs(resolved, offerings, per_job, weight, explain=explain,
                           progress=progress)
+        # Said once, of the clouds the jobs may be placed on (a ranking shared is read once).
+        rankings = {id(p.ranked): p for p in plans}.values()
+        quota_note = quotas.unknown_note({c for p in rankings for c in p.choices["cloud"]})
         booked = booked_for(opened, plans, when)
     collection = None
     if several:
@@ -299,7 +307,8 @@ def plan(
         collection_objective = objective if objective in POLICIES else "cost"
         place = plan_collection_shared if share_instances else plan_collection
         collection = place(resolved, offerings, collection_objective, quota, budget)
-    return PlanResult(when, objective, plans, collection, rates, booked)
+    return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
+                      booked=booked)
 
 
 def _step(progress: Progress | None, stage: str) -> None:

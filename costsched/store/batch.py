@@ -45,6 +45,7 @@ from costsched.store.job_rows import (
     id_chunks,
 )
 from costsched.store.moves import MOVE_STATES, MoveRecord, _record
+from costsched.store.quotas import QuotaStore
 from costsched.store.schema import availability, job_events, jobs, moves, placements
 
 BATCH_SECONDS = 1.0  # a batch open this long is committed after its current step
@@ -65,7 +66,8 @@ class _Open:
 
 class Batch:
     """The steps of `moves_` (their jobs', moves' and open placements' rows read now) and
-    the stores they write to (`jobs`, `moves`, `availability`), written at `commit`."""
+    the stores they write to (`jobs`, `moves`, `availability`), written at `commit`
+    (`quotas`: at once)."""
 
     def __init__(self, engine: Engine, moves_: Sequence[MoveRecord],
                  stale: Iterable[int] = ()) -> None:
@@ -85,6 +87,8 @@ class Batch:
         self.advanced: set[int] = set()  # the moves written
         self.events: list[tuple[dict, object]] = []  # (row, its detail or a function of it)
         self.jobs, self.moves, self.availability = _Jobs(self), _Moves(self), _Seen(self)
+        # A quota's refusal is a fact of the account, not of a step: written at once.
+        self.quotas = QuotaStore(engine)
         self.job: int | None = None  # whose step runs now (`_Seen` tags its rows)
 
     def _read(self, conn: Connection, job_ids: list[int], move_ids: list[int]) -> None:

@@ -33,6 +33,7 @@ from costsched.store.database import (  # noqa: F401 - re-exported: the store's 
 from costsched.store.jobs import JobStore
 from costsched.store.leases import Leases, TaskRuns
 from costsched.store.moves import MoveStore
+from costsched.store.quotas import QuotaStore
 from costsched.store.schema import offerings, prices
 from costsched.store.signals import MeasuredThroughputStore, SignalStore
 from costsched.store.spot_availability import SpotAvailabilityStore
@@ -103,6 +104,11 @@ class PriceStore:
     def signals(self) -> SignalStore:
         """Published spot risk signals (advisor buckets, placement scores, eviction rates)."""
         return SignalStore(self.engine)
+
+    @cached_property
+    def quotas(self) -> QuotaStore:
+        """The accounts' quotas as last read, and the launches they refused."""
+        return QuotaStore(self.engine)
 
     @cached_property
     def measured_throughputs(self) -> MeasuredThroughputStore:

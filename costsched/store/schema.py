@@ -348,6 +348,43 @@ bill_lines = Table(
     Index("ix_bill_lines_source", "source"),
 )
 
+# --- the accounts' quotas -----------------------------------------------------------------
+
+# The newest reading of each quota of an account that GPU instances draw on (one row per
+# cloud, scope and code: a reading replaces the row), with what a launch was last refused
+# under it. scope is a region, or "global" for a quota of the whole project; limit_value and
+# used_value are NULL where the cloud did not say (a quota known only from a refusal).
+quotas = Table(
+    "quotas",
+    metadata,
+    Column("cloud", String(16), nullable=False),
+    Column("scope", String(64), nullable=False),
+    Column("code", String(128), nullable=False),
+    Column("name", String(256), nullable=False, server_default=""),
+    Column("unit", String(16), nullable=False),
+    Column("account", String(128), nullable=False, server_default=""),
+    Column("limit_value", Float, nullable=True),
+    Column("used_value", Float, nullable=True),
+    Column("observed_ts", BigInteger, nullable=True),
+    Column("source", String(256), nullable=False, server_default=""),
+    Column("refused_value", Float, nullable=True),  # what the refused launch asked for
+    Column("refused_ts", BigInteger, nullable=True),
+    Column("refused_detail", Text, nullable=False, server_default=""),
+    PrimaryKeyConstraint("cloud", "scope", "code", name="pk_quotas"),
+)
+
+# How each cloud's quotas were last read: when, how many, and why not (a missing
+# permission, no credentials), in one line.
+quota_reads = Table(
+    "quota_reads",
+    metadata,
+    Column("cloud", String(16), primary_key=True),
+    Column("read_ts", BigInteger, nullable=False),
+    Column("quotas", Integer, nullable=False, server_default=text("0")),
+    Column("error", Text, nullable=False, server_default=""),
+    Column("fix", Text, nullable=False, server_default=""),
+)
+
 # --- capacity booked ahead ----------------------------------------------------------------
 
 # Booked capacity offered (revision 0013): EC2 Capacity Block offerings and the

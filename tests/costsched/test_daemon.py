@@ -450,6 +450,22 @@ def test_a_partial_collection_is_a_warning_and_still_ok(
     assert "level=warning" in line
 
 
+def test_a_collection_says_how_the_quotas_read_went(
+    store: PriceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from price_collectors.quotas import QuotasRead
+
+    done = summary({"aws": CloudSummary("aws", units=1)}, inserted=3)
+    done.quotas = {"aws": QuotasRead(read=24),
+                   "gcp": QuotasRead(error="gcp: compute.projects.get is not allowed")}
+    monkeypatch.setattr(service_api, "collect_prices", lambda store, **kw: done)
+    run = Daemon(store, Config(), tasks=("collect",)).run_task(
+        "collect", datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc))
+    assert run.status == "ok"
+    assert run.detail == ("3 new price(s), 0 unchanged; quotas: aws 24 read, gcp not read "
+                          "(gcp: compute.projects.get is not allowed)")
+
+
 def test_daemon_once_exits_1_when_boto3_is_missing_and_aws_is_all_it_collects(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -264,9 +264,10 @@ class Arm:
     GET with $expand=instanceView, list, PATCH tags, DELETE, runCommand,
     retrieveBootDiagnosticsData), long-running ones through Azure-AsyncOperation.
 
-    `refuse[name] = (status, code)`: the VM's PUT is refused at once; `fail[name] = code`:
-    its operation fails (the VM is left Failed, as Azure leaves it); `evict(name)`: Azure
-    deletes a Spot VM."""
+    `refuse[name] = (status, code)` (or `(status, code, message)`): the VM's PUT is refused
+    at once; `fail[name] = code`: its operation fails (the VM is left Failed, as Azure
+    leaves it); `evict(name)`: Azure deletes a Spot VM. `usages[location]`: the Compute
+    usages of a location (its quotas, as `usage.list` lists them)."""
 
     def __init__(self, subscription: str = SUBSCRIPTION) -> None:
         self.subscription = subscription
@@ -282,6 +283,7 @@ class Arm:
         # state and no Azure-AsyncOperation: nothing to poll), as ARM may answer them.
         self.instant = False
         self.forbid: set[str] = set()  # path parts answered 403 AuthorizationFailed
+        self.usages: dict[str, list[dict]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -329,6 +331,9 @@ class Arm:
             path = request.path.rstrip("/")
             if "/operations/" in path:
                 return self._operation(path)
+            if path.lower().endswith("/usages") and \
+                    "/providers/microsoft.compute/locations/" in path.lower():
+                return _json(200, {"value": self.usages.get(path.split("/")[-2], [])})
             segments = path.split("/")
             if len(segments) == 5 and segments[3].lower() == "resourcegroups":
                 return self._group(request, path)
@@ -413,8 +418,8 @@ class Arm:
         key, name, group = path.lower(), segments[-1], segments[4]
         if request.method == "PUT":
             if name in self.refuse:
-                status, code = self.refuse[name]
-                return _error(status, code, f"{code} for {name}")
+                status, code, *said = self.refuse[name]
+                return _error(status, code, said[0] if said else f"{code} for {name}")
             doc = request.json()
             props = doc["properties"]
             if key in self.resources:  # the same PUT again: an update, no second VM

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 
+import numpy as np
 import pandas as pd
 
 from costsched.amounts import MAX_DECIMALS, decimals, usd
@@ -34,6 +35,7 @@ from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import JobPlan, plan_jobs, prepare
+from costsched.optimize.quotas import QuotaCost, blocked_keys, quota_cost
 from costsched.optimize.unmatched import unmatched
 from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
@@ -51,18 +53,23 @@ from costsched.service.decide import (
 )
 from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
+from costsched.service.quotas import QuotaFacts
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
+from costsched.store.quotas import refusals_recorded
 
 # --- the market, once per pass --------------------------------------------------------------
 
 
 class Market:
     """What every job of a pass is decided from, read once: the prices as of `when`, the
-    preemption rates, the offerings that just met no capacity, the planner's offerings."""
+    preemption rates, the offerings that just met no capacity, the account's quotas, the
+    planner's offerings (with the quota that binds each)."""
 
     def __init__(self, store: PriceStore, when: datetime) -> None:
         self.store, self.when = store, when
+        self._attached: dict[tuple[bool, int], pd.DataFrame] = {}
+        self._over: dict[tuple[bool, int, int], frozenset[OfferingKey]] = {}
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -93,18 +100,50 @@ class Market:
         return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")
                 for r in seen.itertuples()}
 
+    @property
+    def quotas(self) -> QuotaFacts:
+        """The account's quotas as last read, and the launches they refused since (read
+        again once a launch of this process was refused: a later job of the pass knows)."""
+        return QuotaFacts.of(self.store)
+
     @cached_property
-    def offerings(self) -> pd.DataFrame:
-        """The planner's prepared offerings (read only: every job ranks the same ones)."""
+    def _prepared(self) -> pd.DataFrame:
         return prepare(self.frame, self.rates)
 
     @cached_property
-    def cpu_offerings(self) -> pd.DataFrame:
+    def _cpu_prepared(self) -> pd.DataFrame:
         return prepare(self.cpu_frame, self.rates)
+
+    @property
+    def offerings(self) -> pd.DataFrame:
+        """The planner's prepared offerings, with the quota that binds each (read only:
+        every job ranks the same ones)."""
+        return self._with_quotas(cpu=False)
+
+    @property
+    def cpu_offerings(self) -> pd.DataFrame:
+        return self._with_quotas(cpu=True)
+
+    def _with_quotas(self, cpu: bool) -> pd.DataFrame:
+        key = (cpu, refusals_recorded())
+        if key not in self._attached:
+            self._attached[key] = self.quotas.attach(self._cpu_prepared if cpu
+                                                     else self._prepared)
+        return self._attached[key]
 
     def offerings_for(self, resolved: ResolvedJob) -> pd.DataFrame:
         """The offerings a job ranks: with the CPU instance types for a CPU job."""
         return self.cpu_offerings if resolved.cpu else self.offerings
+
+    def over_quota(self, resolved: ResolvedJob) -> frozenset[OfferingKey]:
+        """The offerings whose quota does not hold the job's instances (its nodes), one
+        set for every job of that size (the one a job runs on may be in it: its own
+        instances are counted in the quota's use)."""
+        key = (resolved.cpu, resolved.nodes, refusals_recorded())
+        if key not in self._over:
+            self._over[key] = frozenset(blocked_keys(self.offerings_for(resolved),
+                                                     resolved.nodes))
+        return self._over[key]
 
 
 def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
@@ -246,7 +285,8 @@ class PriceDecider(Decider):
         if moving:
             margin = 0.0 if self.force else self.margin
             asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
-                        j.current, j.steps_left, j.resolved.table, j.resolved.nodes)
+                        j.current, j.steps_left, j.resolved.table, j.resolved.nodes,
+                        blocked=market.over_quota(j.resolved))
                     for _, j in moving]
             found = decide_all(market.store, asks, policy=self.policy, at=now, margin=margin,
                                overheads=self.overheads, measured_rates=market.rates)
@@ -276,9 +316,22 @@ class PriceDecider(Decider):
             raise InvalidInput(plan.reason or f"job {job.resolved.name}: no offering meets "
                                "its constraints now")
         first, price, cost = ranked[0]
+        paid = quota_cost(choices)
         return Decision(now, self.policy, None, first.key, first, price, float("nan"), cost,
                         alternatives=tuple((o, p) for o, p, _ in ranked[1:]),
-                        reason=f"placed on {label(first.key)}, the least expected cost")
+                        reason=f"placed on {label(first.key)}, the least expected cost"
+                        + _quota_said(choices, paid),
+                        quota_cost="" if paid is None else paid.line())
+
+
+def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:
+    """What the account's quotas did to a placement ranked `choices` (first the chosen):
+    nothing fits (the cheapest is tried all the same), or what going where they hold
+    costs in dollars (`paid`; '' when they cost nothing)."""
+    over = str(choices["quota"].iloc[0]) if "quota" in choices else ""
+    if over:
+        return f"; no offering is within the account's quotas ({over})"
+    return "" if paid is None else f" the account's quotas hold; {paid.line()}"
 
 
 def planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
@@ -310,7 +363,9 @@ class DeadlineDecider(Decider):
             d = decide_deadline(market.store, job.resolved, created_at=job.created_at, at=now,
                                 steps_left=job.steps_left, current=job.current,
                                 policy=self.policy, overheads=self.overheads,
-                                unavailable={*market.full, *job.lost},
+                                unavailable={*market.full, *job.lost,
+                                             *(market.over_quota(job.resolved)
+                                               - {job.current})},
                                 measured_rates=market.rates, late_ok=not job.first,
                                 offerings=market.offerings_for(job.resolved),
                                 checkpoint_gb=job.size_gb,
@@ -377,6 +432,9 @@ class BudgetDecider(Decider):
         state = JobState(replace(job.resolved.job, checkpoint_gb=job.size_gb),
                          job.home_region, job.steps_left, job.current, self.overheads)
         usable = make_policy(DEFAULT_PRICE_POLICY, scope=JOB_SCOPE).candidates(view, state)
+        over = market.over_quota(job.resolved) - {job.current}
+        if over:  # never a move to an offering the account's quota does not hold
+            usable = usable & ~np.array([view.key(r) in over for r in range(len(usable))])
         found = fitting(view, state, usable, self.left_usd, now)
         if found is None:
             row = view.row(job.current)
@@ -446,21 +504,27 @@ def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
     decider's choice, then its fallbacks (`candidates_of`)."""
     market = market_at(store, when)
     decision = decider_for(job.policy).decide(job, market, when)
-    return candidates_of(decision, launcher, market, job.resolved.name, exclude)
+    return candidates_of(decision, launcher, market, job.resolved.name, exclude,
+                         over_quota=market.over_quota(job.resolved))
 
 
 def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
-                  exclude: Collection[OfferingKey] = ()) -> list[dict]:
+                  exclude: Collection[OfferingKey] = (),
+                  over_quota: Collection[OfferingKey] = ()) -> list[dict]:
     """The offerings a launch, recovery or move tries, best first: the decision's choice,
     then its fallbacks, those the launcher can start (one that just met no capacity
-    after the others), at most CANDIDATES."""
-    ready, later = [], []
+    after the others, and one the account's quota does not hold, `over_quota`, last), at
+    most CANDIDATES."""
+    ready, later, last = [], [], []
     for o, price in ((d.offering, d.usd_per_hour), *d.alternatives):
         if o.key in exclude or not launcher.can_launch(o):
             continue
         booked = d.reservation if o.key == d.choice else ""
-        (later if o.key in market.full else ready).append(candidate(o, price, booked))
-    out = [*ready, *later][:CANDIDATES]
+        queue = last if o.key in over_quota else later if o.key in market.full else ready
+        queue.append(candidate(o, price, booked))
+    out = [*ready, *later, *last][:CANDIDATES]
+    if out and d.quota_cost and out[0]["key"] == list(d.choice):
+        out[0]["quota_cost"] = d.quota_cost  # kept in the launch's record (its job's log)
     if not out:
         raise InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets "
                            "its constraints now")

@@ -130,7 +130,9 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
         raise
     store.jobs.record_progress(record.id, 0.0, at=when, checkpoint_location=uri)
     move = store.moves.create(record.id, "launch", candidates, at=when,
-                              detail=f"{len(candidates)} candidate offering(s)")
+                              detail=f"{len(candidates)} candidate offering(s)"
+                              + (f"; {candidates[0]['quota_cost']}"
+                                 if candidates and candidates[0].get("quota_cost") else ""))
     _step_move(store, launcher, move)
 
 

@@ -33,13 +33,17 @@ def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud"))
 
 
-def stubbed_aws(dry_run_code: str, identity: bool = True) -> tuple[Any, list[Stubber]]:
-    """A client factory whose STS and EC2 clients answer through Stubbers that expect
-    exactly: GetCallerIdentity, then DescribeInstances(DryRun=True, MaxResults=5)."""
+def stubbed_aws(dry_run_code: str, identity: bool = True,
+                quotas_code: str = "") -> tuple[Any, list[Stubber]]:
+    """A client factory whose STS, EC2 and Service Quotas clients answer through Stubbers
+    that expect exactly: GetCallerIdentity, then DescribeInstances(DryRun=True,
+    MaxResults=5), then ListServiceQuotas(ServiceCode=ec2, MaxResults=1) (refused with
+    `quotas_code` when given)."""
     session = boto3.Session()
     sts, ec2 = session.client("sts", region_name="us-east-1"), session.client(
         "ec2", region_name="us-east-1")
-    sts_stub, ec2_stub = Stubber(sts), Stubber(ec2)
+    quotas = session.client("service-quotas", region_name="us-east-1")
+    sts_stub, ec2_stub, quotas_stub = Stubber(sts), Stubber(ec2), Stubber(quotas)
     if identity:
         sts_stub.add_response("get_caller_identity", {
             "UserId": "AIDAEXAMPLE", "Account": "123456789012", "Arn": ARN}, {})
@@ -48,15 +52,23 @@ def stubbed_aws(dry_run_code: str, identity: bool = True) -> tuple[Any, list[Stu
                                   if dry_run_code == "DryRunOperation" else "not allowed",
                                   http_status_code=412,
                                   expected_params={"DryRun": True, "MaxResults": 5})
+        asked = {"ServiceCode": "ec2", "MaxResults": 1}
+        if quotas_code:
+            quotas_stub.add_client_error(
+                "list_service_quotas", service_error_code=quotas_code, http_status_code=400,
+                service_message=f"User: {ARN} is not authorized to perform: "
+                                "servicequotas:ListServiceQuotas", expected_params=asked)
+        else:
+            quotas_stub.add_response("list_service_quotas", {"Quotas": []}, asked)
     else:
         sts_stub.add_client_error("get_caller_identity",
                                   service_error_code="InvalidClientTokenId",
                                   service_message="The security token is invalid",
                                   http_status_code=403)
-    sts_stub.activate()
-    ec2_stub.activate()
-    clients = {"sts": sts, "ec2": ec2}
-    return (lambda service, region: clients[service]), [sts_stub, ec2_stub]
+    for stub in (sts_stub, ec2_stub, quotas_stub):
+        stub.activate()
+    clients = {"sts": sts, "ec2": ec2, "service-quotas": quotas}
+    return (lambda service, region: clients[service]), [sts_stub, ec2_stub, quotas_stub]
 
 
 def test_aws_with_credentials_that_may_launch(aws_env: None) -> None:
@@ -67,10 +79,11 @@ def test_aws_with_credentials_that_may_launch(aws_env: None) -> None:
     assert result.credentials == ["environment variable AWS_ACCESS_KEY_ID",
                                   "environment variable AWS_SECRET_ACCESS_KEY"]
     assert [(c.name, c.ok) for c in result.calls] == [
-        ("sts GetCallerIdentity", True), ("ec2 DescribeInstances DryRun (us-east-1)", True)]
+        ("sts GetCallerIdentity", True), ("ec2 DescribeInstances DryRun (us-east-1)", True),
+        ("service-quotas ListServiceQuotas (us-east-1)", True)]
     assert ARN in result.calls[0].detail
     assert result.collect_prices and result.launch and result.checkpoints
-    assert result.fixes == []
+    assert result.fixes == [] and result.quotas == ""
     assert SECRET not in json.dumps(result.as_dict())
 
 
@@ -90,6 +103,36 @@ def test_aws_refused_credentials(aws_env: None) -> None:
     assert not (result.collect_prices or result.launch or result.checkpoints)
     assert result.calls[0].detail.startswith("InvalidClientTokenId")
     assert result.fixes == ["aws configure  # the credentials found were refused"]
+
+
+def test_aws_without_the_quotas_permission_says_which_in_one_line(aws_env: None) -> None:
+    client, stubs = stubbed_aws("DryRunOperation", quotas_code="AccessDeniedException")
+    result = checks.check_aws(client)
+    for stub in stubs:
+        stub.assert_no_pending_responses()
+    assert result.launch and result.problem is None  # launching is not stopped by it
+    assert result.quotas == ("servicequotas:ListServiceQuotas is not allowed: plans cannot "
+                             "tell which offerings the account's quotas hold")
+    [note] = [n for n in result.notes if n.startswith("quotas: ")]
+    assert note.endswith(f"servicequotas:ListAWSDefaultServiceQuotas for {ARN}")
+    assert "\n" not in note
+
+
+class FakeRegions:
+    """compute_v1.RegionsClient's get, asserting the request it is given."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error, self.requests = error, []
+
+    def __call__(self, credentials: Any) -> FakeRegions:
+        assert credentials == "creds"
+        return self
+
+    def get(self, project: str, region: str, **bounds: Any) -> dict:
+        self.requests.append((project, region, bounds))
+        if self.error is not None:
+            raise self.error
+        return {"name": region, "quotas": []}
 
 
 class FakeZones:
@@ -116,14 +159,36 @@ def test_gcp_lists_zones_with_the_default_credentials(monkeypatch: pytest.Monkey
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key))
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud"))
     monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
-    zones = FakeZones("my-project")
-    result = checks.check_gcp(lambda: ("creds", "my-project"), zones)
+    zones, regions = FakeZones("my-project"), FakeRegions()
+    result = checks.check_gcp(lambda: ("creds", "my-project"), zones, regions_client=regions)
     assert zones.requests == ["my-project"]
+    assert regions.requests == [("my-project", "us-central1",
+                                 {"timeout": result_seconds(), "retry": None})]
     assert result.credentials == ["environment variable GOOGLE_APPLICATION_CREDENTIALS"]
     assert [(c.name, c.ok, c.detail) for c in result.calls] == [
-        ("compute zones.list (my-project)", True, "2 zones")]
+        ("compute zones.list (my-project)", True, "2 zones"),
+        ("compute regions.get (my-project, us-central1)", True, "allowed")]
     assert result.launch and result.collect_prices and result.checkpoints
     assert SECRET not in json.dumps(result.as_dict())
+
+
+def result_seconds() -> float:
+    return checks.call_seconds()
+
+
+def test_gcp_without_the_regions_permission_says_which(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    from google.api_core import exceptions
+
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud"))
+    denied = exceptions.Forbidden("Required 'compute.regions.get' permission for "
+                                  "'projects/p/regions/us-central1'")
+    result = checks.check_gcp(lambda: ("creds", "p"), FakeZones("p"),
+                              regions_client=FakeRegions(denied))
+    assert result.launch and result.problem is None
+    assert result.quotas.startswith("compute.regions.get is not allowed")
+    assert any(n.startswith("quotas: compute.regions.get is not allowed") and
+               n.endswith("--role=roles/compute.viewer") for n in result.notes)
 
 
 def test_gcp_with_the_compute_api_disabled(no_credentials: None) -> None:

@@ -75,3 +75,30 @@ def test_verbose_logs_each_rejected_price(cli, azure_prices) -> None:
     assert result.exit_code == 0, result.output
     assert ("WARNING rejected azure southcentralus Standard_NC4as_T4_v3 spot 0.0: not positive"
             in result.output)
+
+
+def test_collect_reads_the_quotas_of_the_regions_it_collected(cli, azure_prices,
+                                                              monkeypatch) -> None:
+    import pandas as pd
+
+    import price_collectors.quotas
+    from price_collectors.quota_reading import QuotaReading
+
+    asked: list[list[str]] = []
+
+    class Reader:
+        def read(self, regions: list[str]) -> QuotaReading:
+            asked.append(sorted(regions))
+            return QuotaReading("azure", pd.DataFrame([
+                {"scope": r, "code": "lowPriorityCores", "name": "Total Regional "
+                 "Low-priority vCPUs", "unit": "vCPUs", "limit": 24.0, "used": 6.0,
+                 "source": "test"} for r in regions]), account="sub-1")
+
+    monkeypatch.setitem(price_collectors.quotas.READERS, "azure", lambda project: Reader())
+    summary = json.loads(cli("collect", "--cloud", "azure", "--json").stdout)
+    regions = summary["clouds"]["azure"]["regions"]
+    assert asked == [sorted(regions)] and len(regions) > 1
+    assert summary["quotas"] == {"azure": {"read": len(regions), "error": "", "fix": ""}}
+    shown = json.loads(cli("quotas", "--json").stdout)
+    assert {(q["scope"], q["free"]) for q in shown["quotas"]} == {(r, 18.0) for r in regions}
+    assert all(q["account"] == "sub-1" for q in shown["quotas"])

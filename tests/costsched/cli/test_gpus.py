@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
+import pandas as pd
 import pytest
 from rich.console import Console
 
@@ -121,3 +122,38 @@ def test_the_superseded_h100_8_row_no_longer_ranks_as_current(cli) -> None:  # n
     # Before the cut reached the bundled data (2025-10), the same price was current.
     before = json.loads(cli("gpus", "H100", "--json", "--at", "2025-07-01").stdout)["rows"]
     assert not [r for r in before if r["region"] == "us-west-1"][0]["superseded"]
+
+
+def test_an_offering_over_quota_is_marked_with_the_request_to_make(
+        cli, store: PriceStore) -> None:  # noqa: ANN001
+    spec = catalog.require("aws", "p3.2xlarge")
+    at = datetime(2026, 10, 31, 21, tzinfo=timezone.utc)
+    store.ingest(rows_frame([("aws", region, f"{region}a", "p3.2xlarge", "spot", "linux",
+                              "V100", 1, int(spec["vcpus"]), float(spec["memory_gb"]), price,
+                              at) for region, price in (("us-east-1", 0.05),
+                                                        ("us-west-2", 0.06))], "collected"))
+    store.quotas.record("aws", pd.DataFrame([
+        {"scope": region, "code": "L-7212CCBC", "name": "All P Spot Instance Requests",
+         "unit": "vCPUs", "limit": limit, "used": 0.0, "source": "test"}
+        for region, limit in (("us-east-1", 0.0), ("us-west-2", 96.0))]), at=at)
+    blocked = "quota 0 of 8 vCPUs: request L-7212CCBC in us-east-1"
+    offerings = gpu_offerings(store, "V100", NOW)
+    spot = offerings[(offerings["market"] == "spot") & (offerings["gpu_count"] == 1)]
+    assert spot[["region", "quota"]].head(2).values.tolist() == [["us-east-1", blocked],
+                                                                 ["us-west-2", ""]]
+    # Quotas not read (the on-demand one here) change nothing.
+    assert set(offerings.loc[offerings["market"] == "on_demand", "quota"]) == {""}
+    v100 = gpu_summary(store, NOW).set_index(["gpu_model", "gpu_count"]).loc[("V100", 1)]
+    assert (v100["spot_where"], v100["spot_quota"]) == ("aws us-east-1a p3.2xlarge", blocked)
+    assert v100["on_demand_quota"] == ""
+
+    summary = cli("gpus", "--at", NOW.isoformat()).stdout
+    assert any(line.lstrip().startswith("V100:1") and "aws us-east-1a*" in line
+               for line in summary.splitlines())
+    assert "* over quota: the account's quota, as last read, does not hold" in summary
+    listed = cli("gpus", "V100", "--at", NOW.isoformat(), "--top", "3")
+    assert "aws us-east-1a *" in listed.stdout
+    assert (f"* over quota: aws us-east-1a p3.2xlarge spot: {blocked}"
+            in " ".join(listed.stdout.split()))
+    rows = json.loads(cli("gpus", "V100", "--json", "--at", NOW.isoformat()).stdout)["rows"]
+    assert rows[0]["quota"] == blocked

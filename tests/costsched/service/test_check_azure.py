@@ -36,8 +36,9 @@ def test_an_account_that_can_do_everything(azure: Any) -> None:
     assert found.problem is None
     assert [(c.name, c.ok) for c in found.calls] == [
         ("token for Resource Manager", True), ("resource group costsched", True),
-        ("virtual machines list (costsched)", True),
+        ("virtual machines list (costsched)", True), ("compute usages (eastus)", True),
         ("checkpoint container (az://ckpt/jobs)", True)]
+    assert found.quotas == ""
     assert "managed identity (on an Azure VM)" in found.credentials
     assert "arm-token" not in json.dumps(found.as_dict())
 
@@ -48,6 +49,16 @@ def test_a_missing_permission_names_the_role_to_give(azure: Any) -> None:
     assert not found.launch and found.collect_prices
     assert found.problem.startswith("virtual machines list (costsched): AuthorizationFailed")
     assert "costsched role" in found.fixes[0]
+
+
+def test_a_missing_quota_permission_is_one_line_naming_it(azure: Any) -> None:
+    azure.arm.forbid.add("/usages")
+    found = probe(azure)
+    assert found.launch and found.problem is None  # launching is not stopped by it
+    assert found.quotas == ("Microsoft.Compute/locations/usages/read is not allowed: plans "
+                            "cannot tell which offerings the subscription's quotas hold")
+    assert any(n.startswith("quotas: Microsoft.Compute/locations/usages/read") for n in
+               found.notes)
 
 
 def test_a_missing_resource_group_and_container(azure: Any) -> None:

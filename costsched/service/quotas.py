@@ -1,0 +1,143 @@
+"""The accounts' quotas for the commands and the deciders: read them now (`refresh`), what
+is known of them (`QuotaFacts`: every quota as last read, and how each cloud's reading
+went), their table with ages (`QuotaFacts.table`), and what a plan says, once, of the
+clouds whose quotas are not known (`QuotaFacts.unknown_note`).
+
+Which quotas an offering draws on is `costsched.clouds.quotas`'; whether they hold it,
+`costsched.optimize.quotas`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from costsched.clouds import aws as aws_cloud
+from costsched.clouds.quotas import GLOBAL, request_line, where
+from costsched.optimize.quotas import attach
+from costsched.passes import memo
+from costsched.service.collect import route_regions
+from costsched.service.stores import StoreLike, using
+from costsched.service.values import as_time
+from costsched.store import PriceStore
+from costsched.store.quotas import refusals_recorded
+
+REFRESH_LINE = "`costsched quotas --refresh` reads them"
+# What `check` and `costsched quotas` show by default: the quotas of GPU instances (not the
+# standard families' or the CPU-only ones, which `--all` adds).
+_STANDARD = {aws_cloud.QUOTA_FAMILIES["c"][1], aws_cloud.QUOTA_FAMILIES["c"][2]}
+TABLE_COLUMNS = ["cloud", "scope", "code", "name", "unit", "limit", "used", "free",
+                 "observed_at", "age_hours", "refused", "refused_at", "refused_detail",
+                 "account", "source"]
+
+
+def refresh(store: StoreLike, *, clouds: Sequence[str] = (), regions: Sequence[str] = (),
+            gcp_project: str | None = None, readers: Mapping[str, Any] | None = None,
+            at: datetime | str | None = None) -> dict:
+    """Read the quotas of `clouds` (default all) in `regions` (default those the store has
+    prices of, else all of the cloud's) now and store them: cloud -> `QuotasRead` (quotas
+    stored; what was not read, one line)."""
+    from price_collectors.quotas import read_quotas
+
+    routed = route_regions(regions, clouds)
+    with using(store) as opened:
+        for cloud, named in routed.items():
+            if not named:
+                routed[cloud] = sorted(set(opened.offerings(cloud=cloud)["region"]))
+        return read_quotas(opened, routed, gcp_project=gcp_project, readers=readers,
+                           at=as_time(at) if at is not None else None)
+
+
+@dataclass(frozen=True)
+class QuotaFacts:
+    """Every quota as last read or refused (`QuotaStore.current`), and how each cloud's
+    were last read (`QuotaStore.reads`)."""
+
+    quotas: pd.DataFrame
+    reads: pd.DataFrame
+
+    @classmethod
+    def of(cls, store: PriceStore) -> QuotaFacts:
+        """The store's, read once per pass (`costsched.passes`)."""
+        return memo(("quota-facts", store.url, refusals_recorded()),
+                    lambda: cls(store.quotas.current(), store.quotas.reads()), shared=True)
+
+    def attach(self, offerings: pd.DataFrame) -> pd.DataFrame:
+        """`offerings` with the quota that binds each (`optimize.quotas.attach`)."""
+        return attach(offerings, self.quotas)
+
+    def unknown(self, clouds: Iterable[str]) -> dict[str, str]:
+        """The clouds of `clouds` none of whose quotas is known, and why: the last
+        reading's error, or that they were never read."""
+        known = set(self.quotas["cloud"])
+        errors = dict(zip(self.reads["cloud"], self.reads["error"], strict=True))
+        return {c: (errors.get(c) or "never read") for c in sorted(set(clouds))
+                if c not in known}
+
+    def unknown_note(self, clouds: Iterable[str]) -> str:
+        """One line: the clouds of `clouds` whose quotas are not known, why, and that their
+        offerings are ranked as if they fit ('' when every one's are known)."""
+        unknown = self.unknown(clouds)
+        if not unknown:
+            return ""
+        why = "; ".join(f"{c}: {_short(reason)}" for c, reason in unknown.items())
+        return (f"quotas not known ({why}): offerings there are ranked as if the account's "
+                f"quotas held them; {REFRESH_LINE}")
+
+    def table(self, at: datetime, *, clouds: Sequence[str] = (), regions: Sequence[str] = (),
+              every: bool = False) -> pd.DataFrame:
+        """The quotas as last read (TABLE_COLUMNS), with what is free and their age in
+        hours: those of GPU instances, or `every` one read; of `clouds` and `regions`
+        (a region's table keeps the project-wide quotas)."""
+        frame = self.quotas
+        if clouds:
+            frame = frame[frame["cloud"].isin(list(clouds))]
+        if regions:
+            frame = frame[frame["scope"].isin([*regions, GLOBAL])]
+        if not every:
+            frame = frame[_for_gpus(frame)]
+        frame = frame.assign(
+            free=frame["limit"] - frame["used"].fillna(0.0),
+            age_hours=((pd.Timestamp(at) - frame["observed_at"]).dt.total_seconds()
+                       / 3600).round(1))
+        return frame.sort_values(["cloud", "scope", "code"])[TABLE_COLUMNS].reset_index(
+            drop=True)
+
+
+def _for_gpus(frame: pd.DataFrame) -> pd.Series:
+    """Quotas GPU instances draw on: not AWS's standard families', not GCP's CPU ones but
+    N1's (its GPU machines), every Azure one (family and regional)."""
+    code = frame["code"].astype(str)
+    gcp_cpu = (frame["cloud"] == "gcp") & code.str.endswith("CPUS") & ~code.isin(
+        ["CPUS", "PREEMPTIBLE_CPUS"])
+    standard = (frame["cloud"] == "aws") & code.isin(_STANDARD)
+    return ~(gcp_cpu | standard)
+
+
+def request(row: Mapping[str, Any], need: float = 0.0) -> str:
+    """The line that asks for quota `row` (a table's or a plan's row) to hold `need` more
+    than it does now ('' where its cloud says none)."""
+    limit, used = row.get("limit"), row.get("used")
+    used = 0.0 if used is None or pd.isna(used) else float(used)
+    value = used + need if limit is None or pd.isna(limit) else max(float(limit),
+                                                                     used + need)
+    value = float(np.ceil(value))
+    return request_line(str(row["cloud"]), str(row["code"]), str(row["scope"]), value,
+                        str(row.get("account") or ""))
+
+
+def describe(row: Mapping[str, Any]) -> str:
+    """'All P Spot Instance Requests (L-7212CCBC) in us-east-1'."""
+    name, code = str(row.get("name") or ""), str(row["code"])
+    named = f"{name} ({code})" if name and name != code else code
+    return f"{named} {where(str(row['scope']))}"
+
+
+def _short(reason: str) -> str:
+    text = " ".join(reason.split())
+    return text if len(text) <= 160 else text[:157] + "..."
