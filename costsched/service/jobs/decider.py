@@ -461,6 +461,12 @@ def move_reason(choice: Decision, margin: float, asked: bool = False) -> str:
                    f"{usd(diff)} dearer" if diff > 0 else f"saves {usd(-diff)}")
         return (f"move to {where} as asked: {stay} expected here, {there} there including "
                 f"the move{itemised(choice)} ({verdict})")
+    if choice.moves and choice.choice_usd >= choice.stay_usd:
+        # Only a policy that weighs its moves itself (dynamic-aware's look-ahead) moves so.
+        return (f"move: {stay} expected here, {there} on {where} including the move"
+                f"{itemised(choice)} ({usd(choice.choice_usd - choice.stay_usd)} dearer at "
+                f"today's prices for the rest of the job; {choice.policy} expects it to pay "
+                "with the next day at today's prices and the rest at the past week's)")
     if choice.moves:
         return (f"move: {stay} expected here, {there} on {where} including the move"
                 f"{itemised(choice)} (saves {usd(choice.stay_usd - choice.choice_usd)})")
