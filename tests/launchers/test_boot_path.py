@@ -109,8 +109,13 @@ class Metadata:
 
 @pytest.fixture()
 def moto_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+    """moto in server mode on loopback, from an empty account and left empty: its backends
+    are this process's, shared with every other moto of the worker (an earlier test's
+    instance of job 1 would be found again by a launch of job 1)."""
+    from moto.moto_api._internal.models import moto_api_backend
     from moto.server import ThreadedMotoServer
 
+    moto_api_backend.reset()
     hermetic_aws_env(monkeypatch, tmp_path, ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_EC2"))
     monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
     port = free_port()
@@ -122,6 +127,7 @@ def moto_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str
         yield endpoint
     finally:
         server.stop()
+        moto_api_backend.reset()
 
 
 @pytest.fixture()
