@@ -50,7 +50,6 @@ def test_a_wedged_instance_is_terminated_and_the_job_relaunched(
     first = launcher.status(str(store.jobs.placements(job.id)["instance"].iloc[-1]))
     assert first.state == "running"
     uri = f"s3://{BUCKET}/jobs/job-{job.id}"
-    monkeypatch.setattr(agents, "_read", {})  # no heartbeat read by an earlier test
 
     # stale, but the instance's supervisor may be starting its agent again: left alone
     heartbeats.publish(uri, first.attempt, {"pid": 41, "at": time.time() - 400})
