@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from costsched import file_limits
 from costsched.config import effective
 from costsched.jobspec import JobSpec, parse
 from costsched.model import InvalidInput
@@ -96,6 +97,7 @@ class _SpecLoader(yaml.SafeLoader):
 
 def read(path: Path) -> list[Any]:
     """The file's YAML documents; InvalidInput with the line of the first problem."""
+    file_limits.check(path, file_limits.TASK, effective().files.task_mb)
     try:
         text = path.read_text()
     except FileNotFoundError:

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 import platformdirs
 
+from costsched import file_limits
 from costsched.catalog import gpu_model_name
 from costsched.model import InvalidInput
 from costsched.vocabulary import did_you_mean
@@ -176,9 +177,11 @@ def user_path() -> Path:
     return Path(platformdirs.user_data_dir("costsched")) / "throughputs.csv"
 
 
-def read_measurements(path: Path) -> pd.DataFrame:
+def read_measurements(path: Path, limit_mb: float | None = None) -> pd.DataFrame:
     """A measurement CSV (model, gpu_model, gpu_count, steps_per_second[, source]),
-    validated; errors name the file, row and field."""
+    validated; errors name the file, row and field. A file over `limit_mb` (default
+    `file_limits.THROUGHPUTS`'s) is refused before it is read."""
+    file_limits.check(path, file_limits.THROUGHPUTS, limit_mb)
     try:
         frame = pd.read_csv(path, dtype={"model": str, "gpu_model": str})
     except FileNotFoundError:

@@ -18,6 +18,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
+from costsched.amounts import hours
 from costsched.decide.price import Decision
 from costsched.model import InvalidInput, Job, Offering
 from costsched.optimize.decision import Overheads, Place, price_move
@@ -142,8 +143,8 @@ def _check_reachable(name: str, job: Job, state: DeadlineState, due: datetime,
     have = float(state.time_left[0])
     if need > have:
         raise InvalidInput(
-            f"job {name!r}: deadline {due:%Y-%m-%d %H:%M} UTC is {have / 3600:.1f} h "
-            f"away, but its {job.steps:g} steps need {need / 3600:.1f} h on "
+            f"job {name!r}: deadline {due:%Y-%m-%d %H:%M} UTC is {hours(have / 3600)} h "
+            f"away, but its {job.steps:g} steps need {hours(need / 3600)} h on "
             f"{instance_type} even on-demand (a restart included): set a later deadline or "
             "allow faster GPUs")
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from costsched import clouds
 from costsched.frames import OFFERING_KEY
-from costsched.model import Constraints
+from costsched.model import BOOKED_MARKETS, Constraints
 from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
 
 OBJECTIVES = ("cost", "time", "tradeoff")
@@ -33,6 +33,7 @@ UNFILTERED = ("no throughput", "misses deadline", "over budget")
 # Why an offering the job's filters allow is left out when its price is a bundled one that
 # a change of its type's price superseded (`costsched.bundled_prices.superseded`).
 SUPERSEDED = "superseded price"
+BOOKED = "booked capacity (planned apart)"
 
 
 # Costs equal to this many significant digits are a tie (linear scaling makes an n-GPU
@@ -237,6 +238,10 @@ def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.S
     for column, accepted in checks:
         if accepted:
             exclude(~offerings[column].isin(list(accepted)), f"{column} not allowed")
+    # Booked capacity has a start, a length and a wait the hourly ranking cannot weigh:
+    # `optimize.booked` plans it, unless the job names its market.
+    exclude(offerings["market"].isin([m for m in BOOKED_MARKETS
+                                      if m not in constraints.markets]), BOOKED)
     if constraints.zones:
         exclude(~zone_allowed(offerings, constraints.zones), "zone not allowed")
     if constraints.max_price_per_hour is not None:
