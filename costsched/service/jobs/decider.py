@@ -479,17 +479,13 @@ def move_reason(choice: Decision, margin: float, asked: bool = False) -> str:
             return f"stay: it runs on {where} already"
         verdict = f"{usd(diff, places)} dearer" if diff > 0 else f"saves {usd(-diff, places)}"
         return (f"move to {where} as asked: {stay} expected here, {there} there including "
-<<<<<<< HEAD
-                f"the move{itemised(choice)} ({verdict})")
-    if choice.moves and choice.choice_usd >= choice.stay_usd:
+                f"the move{itemised(choice, places)} ({verdict})")
+    if choice.moves and diff >= 0:
         # Only a policy that weighs its moves itself (dynamic-aware's look-ahead) moves so.
         return (f"move: {stay} expected here, {there} on {where} including the move"
-                f"{itemised(choice)} ({usd(choice.choice_usd - choice.stay_usd)} dearer at "
+                f"{itemised(choice, places)} ({usd(diff, places)} dearer at "
                 f"today's prices for the rest of the job; {choice.policy} expects it to pay "
                 "with the next day at today's prices and the rest at the past week's)")
-=======
-                f"the move{itemised(choice, places)} ({verdict})")
->>>>>>> main
     if choice.moves:
         return (f"move: {stay} expected here, {there} on {where} including the move"
                 f"{itemised(choice, places)} (saves {usd(-diff, places)})")
