@@ -36,7 +36,7 @@ RUN = "python train.py --steps 4000 --step-seconds 0.01 --checkpoint-every 0.2"
 
 
 def _project(tmp_path: Path, name: str, constraints: dict, steps: int = 4000,
-             speed: float = 10_000) -> Path:
+             speed: float = 10_000, hold: Path | None = None) -> Path:
     project = tmp_path / name
     if not project.exists():
         shutil.copytree(PROJECT, project,
@@ -44,8 +44,8 @@ def _project(tmp_path: Path, name: str, constraints: dict, steps: int = 4000,
     spec = yaml.safe_load((project / "costsched.yaml").read_text())
     # 10,000 steps/s declared is 100x faster than it runs (100 steps/s): the plan fits
     # the budget, the run does not.
-    spec.update(name=name, run=RUN.replace("4000", str(steps)), setup="", steps=steps,
-                throughputs={"V100": speed})
+    run = RUN.replace("4000", str(steps)) + (f" --hold-while {hold}" if hold else "")
+    spec.update(name=name, run=run, setup="", steps=steps, throughputs={"V100": speed})
     spec["constraints"].update(constraints)
     (project / "job.yaml").write_text(yaml.safe_dump(spec))
     return project
@@ -142,15 +142,18 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
 
 def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
         tmp_path: Path, local, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first job alone fits the team's budget (2,000 steps, 20 s at its pace, declared
-    at half of it: $0.40 claimed); with the second they would pass it: the second is
-    stopped while the first still needs what it claims, and the first runs to its end."""
+    """The first job alone fits the team's budget (1,000 steps, 10 s at its pace, declared
+    at a tenth of it: $1.00 claimed); with the second they would pass it: the second is
+    stopped while the first still needs what it claims, and the first runs to its end. The
+    first holds at its first step until the second is stopped, however slow the machine."""
     store, launcher = local
     team = BudgetsConfig.model_validate(
-        {"named": {"vision": {"usd": 0.60, "period": "month"}}})
+        {"named": {"vision": {"usd": 1.10, "period": "month"}}})
+    hold = tmp_path / "hold"
+    hold.touch()
     first = _launch(store, launcher, tmp_path,
-                    _project(tmp_path, "first", {"budget_name": "vision"}, steps=2000,
-                             speed=50), monkeypatch)
+                    _project(tmp_path, "first", {"budget_name": "vision"}, steps=1000,
+                             speed=10, hold=hold), monkeypatch)
     first_checkpoints = open_store(str(tmp_path / "ckpt" / f"job-{first}"))
     wait_for(lambda: bool(first_checkpoints.list()), seconds=30, poll=0.1)
     second = _launch(store, launcher, tmp_path,
@@ -167,6 +170,7 @@ def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
     try:
         wait_for(ended(second), seconds=90, poll=WATCH)
         first_then = store.jobs.get(first).state
+        hold.unlink()
         wait_for(ended(first), seconds=90, poll=WATCH)
     finally:
         for job_id in (first, second):
@@ -178,7 +182,7 @@ def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
     [state] = caps.budget_states(store, team, _now(), WATCH)
     assert state.name == "vision" and state.jobs == (first, second)
     assert state.stopped == (second,) and state.running == ()
-    assert state.spent_usd <= 0.60 + USD_PER_HOUR * WATCH / 3600
+    assert state.spent_usd <= 1.10 + USD_PER_HOUR * WATCH / 3600
     assert any(e.startswith(f"job {second}: stopped at budget vision: $") and
                "its earlier jobs need to finish" in e for e in events)
     # Each threshold the team passed is notified once (which ones depends on the pace).
