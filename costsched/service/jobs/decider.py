@@ -422,7 +422,7 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
     """The budget check that comes before any move (`caps.enforce` asks it at every watch):
     why the job must stop now, or None. It stops when what was spent plus the next watch
     interval's charge (plus `claims_usd`: what the budget's earlier jobs need to finish)
-    would pass the cap, so no job costs more than its budget plus one interval's charge."""
+    would pass the cap: no job passes its budget but by what a late check lets it spend."""
     if spent_usd + next_usd + claims_usd <= cap_usd:
         return None
     # One precision for the line, fine enough to show the sum passing the cap.
