@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step-seconds", type=float, default=0.0,
                         help="sleep per step, to make a short job last (for demos)")
     parser.add_argument("--result", type=Path, help="write the final weights here (.npy)")
+    parser.add_argument("--hold-while", type=Path, default=None,
+                        help="while this file exists, wait after each step, checkpointed: "
+                        "to move or take the job away at a known point, whatever the clock")
     stop = {"requested": False}
 
     def on_sigterm(signum: int, _frame: object) -> None:
@@ -130,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         step += 1
         if args.step_seconds:
             time.sleep(args.step_seconds)
+        if args.hold_while is not None and args.hold_while.exists() and not stop["requested"]:
+            save(path, step, w, rng.bit_generator.state)
+            report_progress(step)
+            print(f"holding at step {step}", flush=True)
+            while args.hold_while.exists() and not stop["requested"]:
+                time.sleep(0.05)
         if time.monotonic() - last_report >= 1.0:
             report_progress(step)
             last_report = time.monotonic()

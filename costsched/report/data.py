@@ -68,7 +68,8 @@ class Report:
     days: per UTC day, job and cloud (egress on the day of the move, on the source cloud).
     egress: one row per move that copied a checkpoint (`costs.egress_costs`).
     moves: the migrations and recoveries started in the period, with their costs.
-    budgets: the jobs that spent at least 80% of their budget (over their whole life).
+    budgets: the jobs that spent at least 80% of their budget (over their whole life), and
+      those stopped at it.
     speeds: per job that reported a step, its measured speed beside the one its plan used
       (`flag`: the words when they differ by more than the flagging factor).
     estimates: per job launched with a plan, what the plan predicted beside what happened
@@ -482,14 +483,15 @@ def _budget_table(jobs: pd.DataFrame, budgets: dict[int, float], compute: pd.Ser
                   egress: pd.DataFrame, end: pd.Timestamp,
                   stopped: set[int] = frozenset()) -> pd.DataFrame:  # type: ignore[assignment]
     """Jobs whose whole-life spend up to `end` (`compute` per job, plus egress) is at least
-    80% of their budget; those the watcher stopped at their cap say so."""
+    80% of their budget, and those the watcher stopped at their cap, which say so (however
+    little they spent: the cap charges ahead for the next watch interval)."""
     moved = egress[egress["at"] <= end].groupby("job_id")["usd"].sum()
     names = dict(zip(jobs["id"], jobs["name"], strict=True))
     rows = []
     for job_id, budget in budgets.items():
         spent = float(compute.get(job_id, 0.0)) + float(moved.get(job_id, 0.0))
         used = spent / budget
-        if used >= NEAR_BUDGET:
+        if used >= NEAR_BUDGET or job_id in stopped:
             rows.append((job_id, names[job_id], budget, spent, used,
                          "stopped at its budget" if job_id in stopped else
                          "over" if spent > budget else "near"))

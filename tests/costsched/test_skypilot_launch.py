@@ -59,10 +59,12 @@ def _one(text: str) -> dict:
 
 @pytest.fixture()
 def s3_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+    from moto.moto_api._internal.models import moto_api_backend
     from moto.server import ThreadedMotoServer
 
     from tests.conftest import hermetic_aws_env
 
+    moto_api_backend.reset()  # its backends are the process's: no other test's buckets
     hermetic_aws_env(monkeypatch, tmp_path, ("AWS_ENDPOINT_URL_S3",))
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
@@ -72,6 +74,7 @@ def s3_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
+        moto_api_backend.reset()
 
 
 def test_a_skypilot_task_with_a_secret_and_two_buckets_runs_on_the_local_launcher(

@@ -68,9 +68,7 @@ def relocated(script: str, old_root: str, new_root: str) -> str:
 def test_two_nodes_boot_see_ranks_and_addresses_and_finish(
         tmp_path: Path, moto_server: str, metadata: Metadata) -> None:  # noqa: F811
     import boto3
-    from moto.moto_api._internal.models import moto_api_backend
 
-    moto_api_backend.reset()  # moto's backends outlive a server in this process
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
     ec2 = boto3.client("ec2", region_name="us-east-1")
@@ -173,11 +171,9 @@ def test_a_lost_node_is_replaced_and_the_gang_resumes_through_the_boot_path(
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.ec2.models import ec2_backends
     from moto.ec2.models.instances import StateReason
-    from moto.moto_api._internal.models import moto_api_backend
 
     from tests.launchers.test_boot_path import wait_for
 
-    moto_api_backend.reset()
     boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
     ec2 = boto3.client("ec2", region_name="us-east-1")
     image = ec2.describe_images()["Images"][0]["ImageId"]

@@ -27,7 +27,7 @@ from launchers.azure import AzureLauncher
 from launchers.checkpoints import open_store
 from launchers.userdata import checkout_install
 from tests.launchers.azure_fake import SUBSCRIPTION, Azure, StaticToken
-from tests.launchers.test_boot_path import AT, PROJECT, Instance, wait_for, write_job
+from tests.launchers.test_boot_path import AT, PROJECT, STEPS, Instance, wait_for, write_job
 
 
 def azure_launcher(azure: Azure, root: Path, key: Path) -> AzureLauncher:
@@ -107,7 +107,7 @@ def test_spot_vm_boots_is_evicted_and_the_job_recovers_on_another(
     assert f"resumed at step {stopped_at}" in (second.workdir / "job.log").read_text()
     assert (second.workdir / "setup-ran").exists()
     reference = tmp_path / "reference"
-    subprocess.run([sys.executable, "train.py", "--steps", "600"], cwd=PROJECT, check=True,
+    subprocess.run([sys.executable, "train.py", "--steps", STEPS], cwd=PROJECT, check=True,
                    env={**os.environ, "CHECKPOINT_DIR": str(reference)}, capture_output=True)
     result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
     got = checkpoints.fetch(result, tmp_path / "got")

@@ -43,6 +43,7 @@ PROJECT = ROOT / "examples" / "tinyproject"
 BUCKET = "boot-bucket"
 TOKEN = "imds-token-7"
 AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+STEPS = "300"  # the played job's: 3 s at 0.01 s a step, stopped after its first checkpoint
 
 
 def free_port() -> int:
@@ -109,8 +110,13 @@ class Metadata:
 
 @pytest.fixture()
 def moto_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+    """moto in server mode on loopback, from an empty account and left empty: its backends
+    are this process's, shared with every other moto of the worker (an earlier test's
+    instance of job 1 would be found again by a launch of job 1)."""
+    from moto.moto_api._internal.models import moto_api_backend
     from moto.server import ThreadedMotoServer
 
+    moto_api_backend.reset()
     hermetic_aws_env(monkeypatch, tmp_path, ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_EC2"))
     monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
     port = free_port()
@@ -122,6 +128,7 @@ def moto_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str
         yield endpoint
     finally:
         server.stop()
+        moto_api_backend.reset()
 
 
 @pytest.fixture()
@@ -135,7 +142,8 @@ def write_job(tmp_path: Path) -> Path:
     project = tmp_path / "tinyproject"
     shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("checkpoints", "__pycache__"))
     spec = yaml.safe_load((project / "costsched.yaml").read_text())
-    spec["run"] = "python train.py --steps 600 --step-seconds 0.01 --checkpoint-every 0.3"
+    spec["run"] = (f"python train.py --steps {STEPS} --step-seconds 0.01 "
+                   "--checkpoint-every 0.3")
     # pip's own offline install of the requirements runs in tests/examples/test_tinyproject
     spec["setup"] = "test -f requirements.txt && echo set up > ../setup-ran"
     path = project / "boot.yaml"
@@ -269,7 +277,7 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     assert not (second.workdir / "code" / "notes").exists()
 
     reference = tmp_path / "reference"
-    subprocess.run([sys.executable, "train.py", "--steps", "600"], cwd=PROJECT, check=True,
+    subprocess.run([sys.executable, "train.py", "--steps", STEPS], cwd=PROJECT, check=True,
                    env={**os.environ, "CHECKPOINT_DIR": str(reference)},
                    capture_output=True)
     result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
@@ -345,7 +353,7 @@ def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
         assert status["state"] == "succeeded", status
         assert f"resumed at step {stopped_at}" in (second.workdir / "job.log").read_text()
         reference = tmp_path / "reference"
-        subprocess.run([sys.executable, "train.py", "--steps", "600"], cwd=PROJECT,
+        subprocess.run([sys.executable, "train.py", "--steps", STEPS], cwd=PROJECT,
                        check=True, env={**os.environ, "CHECKPOINT_DIR": str(reference)},
                        capture_output=True)
         result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]

@@ -76,9 +76,7 @@ def test_a_docker_image_task_boots_on_ec2_is_preempted_and_resumes_in_its_contai
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.ec2.models import ec2_backends
     from moto.ec2.models.instances import StateReason
-    from moto.moto_api._internal.models import moto_api_backend
 
-    moto_api_backend.reset()  # an earlier test's instance of job 1 would be found again
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
     ec2 = boto3.client("ec2", region_name="us-east-1")

@@ -65,11 +65,7 @@ run: |
 def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
         tmp_path: Path, moto_server: str, metadata: Metadata) -> None:  # noqa: F811
     import boto3
-    from moto.moto_api._internal.models import moto_api_backend
 
-    # moto's backends outlive a server in this process: start from an empty account (an
-    # earlier test's instance of job 1 would be found again)
-    moto_api_backend.reset()
     s3 = boto3.client("s3", region_name="us-east-1")
     for bucket in ("sky-ckpts", "sky-data"):
         s3.create_bucket(Bucket=bucket)

@@ -39,16 +39,6 @@ from tests.launchers.test_boot_path import (  # noqa: E402
 
 metadata, moto_server = boot.metadata, boot.moto_server  # the fixtures
 
-@pytest.fixture()
-def fresh_moto(moto_server: str) -> str:
-    """moto's server with none of the instances an earlier test of this process made (its
-    backends are this process's): a launch would find one of the same job and attempt."""
-    import urllib.request
-
-    urllib.request.urlopen(urllib.request.Request(f"{moto_server}/moto-api/reset",
-                                                  method="POST"), timeout=30).close()
-    return moto_server
-
 SECRET = "hf_s3cr3t-value-4d9c2e"
 
 
@@ -61,7 +51,7 @@ def heartbeat_pid(workdir: Path) -> int | None:
 
 @pytest.mark.results
 def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
-        tmp_path: Path, fresh_moto: str, metadata: Metadata) -> None:
+        tmp_path: Path, moto_server: str, metadata: Metadata) -> None:
     import boto3
 
     s3 = boto3.client("s3", region_name="us-east-1")
@@ -79,7 +69,7 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     instance_id = str(store.jobs.placements(job.id)["instance"].iloc[-1])
     checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
-    instance = ec2_instance(ec2, instance_id, tmp_path / "i1", fresh_moto, metadata)
+    instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata)
     try:
         wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
         first = heartbeat_pid(instance.workdir)
@@ -110,7 +100,7 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
 
 @pytest.mark.results
 def test_boot_reads_the_secret_from_ssm_deletes_it_and_says_it_nowhere(
-        tmp_path: Path, fresh_moto: str, metadata: Metadata) -> None:
+        tmp_path: Path, moto_server: str, metadata: Metadata) -> None:
     import boto3
 
     from launchers.base import LaunchSpec
@@ -131,7 +121,7 @@ def test_boot_reads_the_secret_from_ssm_deletes_it_and_says_it_nowhere(
                      envs={"HF_TOKEN": SECRET}, secret_names=("HF_TOKEN",))
     got = launcher.launch(job)
     assert len(ssm.describe_parameters()["Parameters"]) == 1
-    instance = ec2_instance(ec2, got.id, tmp_path / "i1", fresh_moto, metadata)
+    instance = ec2_instance(ec2, got.id, tmp_path / "i1", moto_server, metadata)
     try:
         status = instance.wait()
     finally:

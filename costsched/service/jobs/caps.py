@@ -8,9 +8,12 @@ ahead for one watch interval at their offering's stored price (`committed`): whe
 spent plus that charge would pass the cap, the decider's budget check says stop
 (`decider.budget_verdict`), and the job is asked to checkpoint, then stopped (its
 checkpoints are kept; `start` resumes it), or, where the config says so (`at_cap = "move"`),
-moved to the offering that finishes it within what is left, when one does. So a job never
-costs more than its budget plus one watch interval's charge. Of a named budget's jobs, the
-newest is stopped first: the jobs that were running within the budget keep running.
+moved to the offering that finishes it within what is left, when one does. So a job costs
+no more than its budget while the checks keep their pace, and no more than its budget plus
+its price over the time by which a check comes more than a watch interval after the one
+before (a pass that outlasts its interval makes the next one late). Of a named budget's
+jobs, the newest is stopped first: the jobs that were running within the budget keep
+running.
 """
 
 from __future__ import annotations

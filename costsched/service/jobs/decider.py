@@ -480,7 +480,7 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
     """The budget check that comes before any move (`caps.enforce` asks it at every watch):
     why the job must stop now, or None. It stops when what was spent plus the next watch
     interval's charge (plus `claims_usd`: what the budget's earlier jobs need to finish)
-    would pass the cap, so no job costs more than its budget plus one interval's charge."""
+    would pass the cap: no job passes its budget but by what a late check lets it spend."""
     if spent_usd + next_usd + claims_usd <= cap_usd:
         return None
     # One precision for the line, fine enough to show the sum passing the cap.
@@ -544,6 +544,12 @@ def move_reason(choice: Decision, margin: float, asked: bool = False) -> str:
         verdict = f"{usd(diff, places)} dearer" if diff > 0 else f"saves {usd(-diff, places)}"
         return (f"move to {where} as asked: {stay} expected here, {there} there including "
                 f"the move{itemised(choice, places)} ({verdict})")
+    if choice.moves and diff >= 0:
+        # Only a policy that weighs its moves itself (dynamic-aware's look-ahead) moves so.
+        return (f"move: {stay} expected here, {there} on {where} including the move"
+                f"{itemised(choice, places)} ({usd(diff, places)} dearer at "
+                f"today's prices for the rest of the job; {choice.policy} expects it to pay "
+                "with the next day at today's prices and the rest at the past week's)")
     if choice.moves:
         return (f"move: {stay} expected here, {there} on {where} including the move"
                 f"{itemised(choice, places)} (saves {usd(-diff, places)})")

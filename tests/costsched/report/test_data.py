@@ -116,6 +116,20 @@ def test_jobs_near_and_over_their_budget(filled) -> None:
     assert budgets.loc[ids["beta"], "status"] == "over"
 
 
+def test_a_job_stopped_at_its_budget_is_listed_however_little_it_spent(filled) -> None:
+    """The cap charges ahead for the next watch interval (longer after a slow pass), so a
+    job can be stopped well short of 80% of its budget: the table still says why it ended."""
+    store, ids = filled
+    early = build(store, until=at(2), now=at(NOW))
+    assert early.budgets.empty  # by hour 2 neither is near its budget
+    store.jobs.note(ids["alpha"], "budget", f"stopped at budget job {ids['alpha']} (alpha): "
+                    "$2.00 spent + $6.50 for the next watch interval would pass the budget "
+                    "of $8.00", at=at(2))
+    [row] = build(store, until=at(2), now=at(NOW)).budgets.itertuples()
+    assert (row.job_id, row.status) == (ids["alpha"], "stopped at its budget")
+    assert row.used == pytest.approx(2.0 / 8.0)
+
+
 def test_a_period_counts_only_what_happened_in_it(filled) -> None:
     store, ids = filled
     report = build(store, since=at(4), now=at(NOW))  # 2024-06-02 00:00 onwards

@@ -62,13 +62,15 @@ def _zones(store: PriceStore, job_id: int) -> list[str]:
 def test_at_its_cap_a_job_moves_to_an_offering_that_finishes_it_within_the_budget(
         tmp_path: Path, local, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     """Launched on us-east-1a ($36/h, the only price then); zone b is priced at a hundredth
-    of it after the launch. At the cap (what it spent and the next 10 s would pass it) the
-    job moves to b instead of stopping, the move's price within what is left, and runs to
-    its end there within its budget plus one watch interval."""
+    of it after the launch. At the cap (what it spent and the next 10 s would pass it: at
+    about 5.5 s of the job's 12 s) the job moves to b instead of stopping, the move's price
+    within what is left, and runs to its end there within its budget plus one watch
+    interval."""
     store, launcher = local
-    budget = 0.205
+    budget = 0.155
     job_id = _launch(store, launcher, tmp_path,
-                     _project(tmp_path, "mover", {"budget": budget}), monkeypatch)
+                     _project(tmp_path, "mover", {"budget": budget}, steps=1200),
+                     monkeypatch)
     assert _zones(store, job_id) == ["us-east-1a"]
     _offer(store, "us-east-1b", USD_PER_HOUR / 100)
     events: list = []

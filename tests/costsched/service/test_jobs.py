@@ -112,8 +112,13 @@ def zone_of(store: PriceStore, job_id: int) -> str:
 def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> None:
     store, launcher, tmp = world
     expected = uninterrupted(tmp)
-    [job] = service.launch(store, write_spec(tmp), launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
+    # The job holds after each step, checkpointed, while this file exists: it is moved and
+    # taken away while it trains, never after it ended, however slowly the machine runs it.
+    hold = tmp / "hold"
+    hold.touch()
+    run = f"{sys.executable} {TRAIN} {TRAIN_ARGS} --hold-while {hold}"
+    [job] = service.launch(store, write_spec(tmp, run=run), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     counter = LiveCounter(launcher, job.id)
     counter.start()
     assert store.jobs.get(job.id).state == "running"
@@ -149,6 +154,7 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     wait_for(lambda: launcher.status(instance).state == "preempted")
     lines = service.reconcile(store, launcher)
     assert any("preempted; recovery" in line for line in lines)
+    hold.unlink()  # the recovered instance runs to the end
 
     def finished() -> bool:
         service.reconcile(store, launcher)
