@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from costsched.cli.common import console, money, table
 from costsched.config import effective
-from costsched.store import PriceStore
 
 if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
+    from costsched.store import PriceStore
 
 
 def budgets_now(store: PriceStore, at: datetime | None = None) -> list[BudgetState]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
 from costsched.cli.common import money, table
-from costsched.optimize.collection import CollectionPlan
+
+if TYPE_CHECKING:
+    from costsched.optimize.collection import CollectionPlan
 
 
 def instances_table(plan: CollectionPlan) -> Table:

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import shlex
 
-import pandas as pd
-
 from costsched.cli.common import money, user_text
+from costsched.lazy import pandas as pd
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.work import CPU_REFERENCE, Work
 

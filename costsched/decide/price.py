@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.model import Offering
 from costsched.optimize.decision import MovePrice, move_price, outcomes
 from costsched.optimize.rank import tie_rounded

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from costsched.lazy import numpy as np
 
 MICRO = 1e-6  # USD: smaller amounts show as $0.00
 

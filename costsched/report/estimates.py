@@ -10,8 +10,8 @@ missed it when either is above 1 + TOLERANCE, met it otherwise.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [

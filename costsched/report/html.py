@@ -7,17 +7,18 @@ import base64
 import io
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.measured import sps
 from costsched.model import InvalidInput
 from costsched.report.amounts import usd
 from costsched.report.data import Report
+
+if TYPE_CHECKING:  # matplotlib loads when a chart is drawn (`report --html`)
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -231,6 +232,9 @@ def _per_cloud(report: Report) -> str:
 
 
 def _figure() -> tuple[Figure, Axes]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(8, 3.6), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     return fig, fig.add_subplot()

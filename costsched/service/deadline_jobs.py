@@ -20,9 +20,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
-import numpy as np
-import pandas as pd
-
 from costsched.decide.deadline import (
     KEY,
     DeadlineDecision,
@@ -30,6 +27,8 @@ from costsched.decide.deadline import (
     decide_now,
 )
 from costsched.jobspec import ResolvedJob
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads, egress_per_gb
 from costsched.optimize.hazard import Evidence

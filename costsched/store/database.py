@@ -9,17 +9,17 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 import sqlite3
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
+from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
-import numpy as np
-import pandas as pd
 import platformdirs
 from sqlalchemy import (
     URL,
@@ -29,6 +29,7 @@ from sqlalchemy import (
     create_engine,
     event,
     insert,
+    inspect,
     make_url,
     select,
     text,
@@ -43,13 +44,14 @@ from sqlalchemy.exc import (
 )
 
 from costsched.frames import to_epoch_seconds  # noqa: F401 - the store's name for it
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.redact import redact_url
 from costsched.store_limits import DEFAULT_LIMITS, StoreLimits
 
 ENV_DB = "COSTSCHED_DB"
 _SCRIPTS = "costsched.store:revisions"
-_EPOCH = pd.Timestamp(0, tz="UTC")
 CONNECT_TIMEOUT_S = 10  # PostgreSQL: unless the URL sets connect_timeout
 # How long a busy store is waited for and a PostgreSQL statement may run are the caller's
 # (`costsched.store_limits`: the configuration's [store] section, else the defaults).
@@ -506,6 +508,39 @@ def head() -> str:
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
+_REVISION_LINE = re.compile(r"^(down_revision|revision) = (None|\"[^\"]+\")$", re.M)
+
+
+@cache
+def _plain_head() -> str | None:
+    """The newest revision as the revision files write it (the one no other revises),
+    read without Alembic; None where they are not one plain chain (Alembic then says)."""
+    revises: dict[str, str | None] = {}
+    for script in resources.files("costsched.store").joinpath("revisions/versions").iterdir():
+        if not script.name.endswith(".py") or script.name.startswith("__"):
+            continue
+        fields = dict((k, v.strip('"')) for k, v in _REVISION_LINE.findall(script.read_text()))
+        if set(fields) != {"revision", "down_revision"}:
+            return None
+        revises[fields["revision"]] = None if fields["down_revision"] == "None" else \
+            fields["down_revision"]
+    heads = set(revises) - set(revises.values())
+    return heads.pop() if len(heads) == 1 and len(revises) > 0 else None
+
+
+def _at_head(engine: Engine) -> bool:
+    """Whether the database's schema is at the newest revision, read in one query (the
+    version table holding that one revision); False when it cannot be told so."""
+    head_ = _plain_head()
+    if head_ is None:
+        return False
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):  # a new store
+            return False
+        rows = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+    return [tuple(r) for r in rows] == [(head_,)]
+
+
 def revision(engine: Engine) -> str | None:
     """The schema revision of the database (None for an empty one)."""
     return _revision_of(engine)
@@ -524,6 +559,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     Safe when several processes open a new store at once: the upgrade runs under the
     database's write lock (SQLite) or an advisory lock (PostgreSQL), and the revision is
     read again under it."""
+    if revision == "head" and _at_head(engine):  # every command's case: Alembic not loaded
+        return
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 

@@ -6,9 +6,9 @@ import numbers
 from collections.abc import Iterable
 from datetime import datetime
 
-import pandas as pd
 from sqlalchemy import Connection, Engine, insert, select
 
+from costsched.lazy import pandas as pd
 from costsched.model import FINAL_STATES, PLACEMENT_REASONS, InvalidInput, Offering
 from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.job_rows import (

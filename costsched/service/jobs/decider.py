@@ -23,10 +23,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 
-import pandas as pd
-
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import candidate, offering_of
 from costsched.model import InvalidInput

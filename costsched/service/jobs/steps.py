@@ -8,11 +8,11 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-import pandas as pd
 import platformdirs
 
 from costsched import launch_secrets
 from costsched.jobspec import JobSpec, parse
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, run_many, utcnow
 from costsched.model import InvalidInput
