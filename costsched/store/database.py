@@ -9,14 +9,12 @@ from __future__ import annotations
 import math
 import os
 import random
-import re
 import sqlite3
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from functools import cache, partial
-from importlib import resources
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -49,6 +47,7 @@ from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.redact import redact_url
 from costsched.store_limits import DEFAULT_LIMITS, StoreLimits
+from costsched.store_revision import VERSION_TABLE, newest_revision
 
 ENV_DB = "COSTSCHED_DB"
 _SCRIPTS = "costsched.store:revisions"
@@ -508,37 +507,17 @@ def head() -> str:
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
-_REVISION_LINE = re.compile(r"^(down_revision|revision) = (None|\"[^\"]+\")$", re.M)
-
-
-@cache
-def _plain_head() -> str | None:
-    """The newest revision as the revision files write it (the one no other revises),
-    read without Alembic; None where they are not one plain chain (Alembic then says)."""
-    revises: dict[str, str | None] = {}
-    for script in resources.files("costsched.store").joinpath("revisions/versions").iterdir():
-        if not script.name.endswith(".py") or script.name.startswith("__"):
-            continue
-        fields = dict((k, v.strip('"')) for k, v in _REVISION_LINE.findall(script.read_text()))
-        if set(fields) != {"revision", "down_revision"}:
-            return None
-        revises[fields["revision"]] = None if fields["down_revision"] == "None" else \
-            fields["down_revision"]
-    heads = set(revises) - set(revises.values())
-    return heads.pop() if len(heads) == 1 and len(revises) > 0 else None
-
-
 def _at_head(engine: Engine) -> bool:
     """Whether the database's schema is at the newest revision, read in one query (the
     version table holding that one revision); False when it cannot be told so."""
-    head_ = _plain_head()
-    if head_ is None:
+    newest = newest_revision()
+    if newest is None:
         return False
     with engine.connect() as conn:
-        if not inspect(conn).has_table("alembic_version"):  # a new store
+        if not inspect(conn).has_table(VERSION_TABLE):  # a new store
             return False
-        rows = conn.execute(text("SELECT version_num FROM alembic_version")).all()
-    return [tuple(r) for r in rows] == [(head_,)]
+        rows = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
+    return [tuple(r) for r in rows] == [(newest,)]
 
 
 def revision(engine: Engine) -> str | None:
