@@ -17,16 +17,10 @@ from typing import Any
 
 import yaml
 
-from costsched.jobspec import (
-    JobSpec,
-    expand_sweep,
-    parse,
-    refuse_duplicate_names,
-    sweep_size,
-    too_many,
-)
+from costsched.jobspec import JobSpec, parse, refuse_duplicate_names
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
+from costsched.sweeps import expand_sweep, sweep_size, too_many
 
 _OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "checkpoint",
                        "constraints", "sweep"})

@@ -8,7 +8,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from costsched import jobspec, taskfile
+from costsched import sweeps, taskfile
 from tests.reliability.fuzz import FUZZ, one_line_error, values
 
 FIELDS = ["name", "run", "envs", "model", "throughputs", "precision", "steps", "epochs",
@@ -38,7 +38,7 @@ def _load(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     for spec in taskfile.load(path):
         assert spec.name  # a spec that loads is complete
-        jobspec.expand_sweep(spec)
+        sweeps.expand_sweep(spec)
 
 
 @FUZZ
