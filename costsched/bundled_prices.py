@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from costsched import clouds
+from costsched.bundled_cache import kept
 from costsched.catalog_version import CATALOG_VERSION
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.vocabulary import choose, did_you_mean
@@ -127,6 +128,7 @@ def as_of_time(text: str) -> datetime:
 
 
 @cache
+@kept()
 def _gpu_types() -> dict[tuple[str, str], dict]:
     """(cloud, instance type) -> the bundled GPU type's row, with `retired` (a UTC day or
     None)."""
@@ -157,6 +159,7 @@ def _priced(name: str) -> list[dict]:
 
 
 @cache
+@kept()
 def _on_demand() -> list[dict]:
     rows = _priced("on_demand_prices.csv")
     for row in rows:
@@ -165,6 +168,7 @@ def _on_demand() -> list[dict]:
 
 
 @cache
+@kept()
 def _spot() -> list[dict]:
     rows = _priced("spot_prices.csv")
     for row in rows:
@@ -174,6 +178,7 @@ def _spot() -> list[dict]:
 
 
 @cache
+@kept()
 def _changes() -> dict[tuple[str, str, str], list[tuple[datetime, str]]]:
     """(cloud, instance type, market) -> [(day, what changed)], oldest first: each time a
     bundled price of the type in one place (region, zone) differed by more than
