@@ -14,7 +14,12 @@ Stores, each made by each checkout for itself before timing:
   the supervisor's autostart off: the costsched process's own work, not the job's, which
   runs in a process of its own that outlives it);
 - no store made yet: `gpus` and `gpus H100` from the bundled prices, beside the same
-  commands with an empty discovered-types file (as after a `catalog refresh`).
+  commands with an empty discovered-types file (as after a `catalog refresh`), and `gpus`
+  with the user cache emptied before each run (the first command after an install or an
+  upgrade, which parses the bundled prices and keeps them in the cache).
+
+Each checkout has a user cache directory of its own (XDG_CACHE_HOME): a command's first
+run may fill it, and the medians are those of the runs that find it made.
 
 Each command runs --runs times, the checkouts' runs taking turns (a busy machine weighs
 on both alike); the medians are printed. CPU time is the figure that matters on a shared
@@ -43,8 +48,9 @@ TARGET_SECONDS = 0.5
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
-# name -> (argv, store): the store is "empty", "demo", "none" (no store made yet) or
-# "none+discovered" (no store, an empty discovered-types file).
+# name -> (argv, store): the store is "empty", "demo", "none" (no store made yet),
+# "none+discovered" (no store, an empty discovered-types file) or "none+cold" (no store,
+# the user cache emptied before each run).
 COMMANDS: dict[str, tuple[list[str], str]] = {
     "--help": (["--help"], "empty"),
     "--version": (["--version"], "empty"),
@@ -64,6 +70,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "gpus (no store)": (["gpus"], "none"),
     "gpus H100 (no store)": (["gpus", "H100"], "none"),
     "gpus (discovered types)": (["gpus"], "none+discovered"),
+    "gpus (no store, no cache)": (["gpus"], "none+cold"),
 }
 # A job that ends at once; its prices are the demo's.
 FINISHED_JOB = f"""name: hello
@@ -98,7 +105,10 @@ class Checkout:
         base = {**os.environ, "PYTHONPATH": str(self.folder),
                 "COSTSCHED_INSTANCES": str(self.tmp / "instances"),
                 "COSTSCHED_DAEMON_AUTOSTART": "false",
-                "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "no-discovered.csv")}
+                "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "no-discovered.csv"),
+                "XDG_CACHE_HOME": str(self.tmp / "cache")}
+        if store == "none+cold":
+            return {**base, "COSTSCHED_DB": str(self.tmp / "none.sqlite")}
         if store == "none+discovered":
             return {**base, "COSTSCHED_DB": str(self.tmp / "none.sqlite"),
                     "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "discovered.csv")}
@@ -167,6 +177,8 @@ def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: i
         for i, checkout in enumerate(checkouts):
             if store == "demo-copy":  # a fresh copy: each launch adds the same one job
                 shutil.copy(checkout.tmp / "demo.sqlite", checkout.tmp / "copy.sqlite")
+            if store == "none+cold":
+                shutil.rmtree(checkout.tmp / "cache", ignore_errors=True)
             args = [a.replace("{tmp}", str(checkout.tmp)) for a in argv]
             times[i].append(run_once([*CLI, *args], checkout.env(store), checkout.tmp))
     return [(statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
