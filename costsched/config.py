@@ -29,6 +29,7 @@ from pydantic import (
     field_validator,
 )
 
+from costsched.clouds import storage_roots
 from costsched.model import CLOUDS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.redact import (
@@ -216,6 +217,9 @@ class LaunchConfig(_Section):
 
     launcher: Literal["local", "aws", "gcp", "azure", "clouds"] = "local"
     checkpoint_root: str | None = None
+    # cloud -> ROOT: checkpoints of the jobs that run there (ROOT/job-ID; docs/moves.md)
+    checkpoint_roots: dict[str, str] = Field(default_factory=dict)
+    _roots = field_validator("checkpoint_roots")(storage_roots)
     max_code_mb: Number = Field(100, gt=0, allow_inf_nan=False)  # a job's packed workdir
     # A sweep making more jobs than this is refused before any job is made.
     max_sweep_jobs: int = Field(10_000, ge=1)
@@ -551,6 +555,11 @@ def _from_env(key: str, text: str) -> Any:
                                "command line quoted like a shell's") from None
     if key in ("collect.clouds", "collect.regions", "launch.pass_env"):
         return [part.strip() for part in text.split(",") if part.strip()]
+    if key == "launch.checkpoint_roots":  # CLOUD=ROOT,CLOUD=ROOT
+        pairs = [part.partition("=") for part in text.split(",") if part.strip()]
+        if any(not sep for _, sep, _ in pairs):
+            raise InvalidInput(f"env {_env_name(key)} {text!r}: expected CLOUD=ROOT,...")
+        return {cloud.strip(): root.strip() for cloud, _, root in pairs}
     if not text.strip() and key in _OPTIONAL:
         return None
     return text.strip()

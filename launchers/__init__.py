@@ -18,6 +18,14 @@ BACKENDS = {"local": ("launchers.local", "LocalLauncher"),
             "gcp": ("launchers.gcp", "GcpLauncher"),
             "azure": ("launchers.azure", "AzureLauncher"),
             "clouds": ("launchers.clouds", "CloudsLauncher")}
+# Backends whose instances run on this machine and read every checkpoint store it can: a
+# job's checkpoints are never carried between clouds for them.
+HERE = ("local",)
+
+
+def runs_here(name: str) -> bool:
+    """Whether the launcher backend `name` runs its instances on this machine."""
+    return name in HERE
 
 
 def make_launcher(name: str, **options: Any) -> Any:  # -> launchers.base.Launcher

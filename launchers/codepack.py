@@ -4,6 +4,7 @@ unpacked by the agent on every instance that runs the job.
     packed = pack(Path("~/proj"), cache_dir, limit_bytes=100 << 20)   # Packed(sha256, ...)
     uri = publish(packed, "s3://bucket/jobs/job-7")    # .../job-7/code/<sha256>.tar.gz
     fetch(uri, packed.sha256, packed.size, Path("/tmp/code.tar.gz"))  # verified download
+    carry(uri, packed.sha256, packed.size, "az://ckpt/job-7")  # beside another store's too
     unpack(Path("/tmp/code.tar.gz"), Path("work/code"))               # checked, then extracted
 
 Which files: `launchers.workfiles` (what git would commit, or every file the `.gitignore`
@@ -326,6 +327,49 @@ def fetch(uri: str, sha256: str, size: int, dest: Path) -> Path:
     finally:
         temp.unlink(missing_ok=True)
     return dest
+
+
+def carry(uri: str, sha256: str, size: int, checkpoint_uri: str) -> str:
+    """The archive at `uri` stored beside `checkpoint_uri`'s checkpoints too, through a
+    verified download to a temporary file (an archive is at most launch.max_code_mb); once:
+    nothing is copied when it is there already. Its URI there."""
+    dest = archive_uri(checkpoint_uri, sha256)
+    if dest == uri or _stored(dest, size):
+        return dest
+    with tempfile.TemporaryDirectory(prefix="costsched-code-") as folder:
+        path = fetch(uri, sha256, size, Path(folder) / f"{sha256}.tar.gz")
+        publish(Packed(path, sha256, size, 0, 0), checkpoint_uri)
+    log.info("carried code archive %s to %s", uri, dest)
+    return dest
+
+
+def _stored(uri: str, size: int) -> bool:
+    """Whether the archive `uri` is stored, with its size."""
+    folder, name = _split(uri)
+    store = open_store(folder)
+    kind = _kind(store)
+    if kind == "s3":
+        try:
+            head = store.client.head_object(Bucket=store.bucket, Key=store._key(name))
+        except store.client.exceptions.ClientError as exc:
+            if str(exc.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey",
+                                                                  "NotFound"):
+                return False
+            raise
+        return head.get("ContentLength") == size
+    if kind == "gcs":
+        blob = store.bucket.get_blob(store._key(name))
+        return blob is not None and blob.size == size
+    if kind == "azure":
+        from azure.core.exceptions import ResourceNotFoundError
+
+        try:
+            found = store.container.get_blob_client(store._key(name)).get_blob_properties()
+        except ResourceNotFoundError:
+            return False
+        return found.size == size
+    path = Path(store.root) / name
+    return path.is_file() and path.stat().st_size == size
 
 
 def _mismatch(path: Path, sha256: str, size: int) -> str:

@@ -259,6 +259,9 @@ def migrate(
         return
     if not advice:
         console.print("No running job to consider.")
+    for line in dict.fromkeys(why for a in advice for why in a.left_out):  # each said once
+        console.print(printable(f"note: {line}"), highlight=False, markup=False,
+                      soft_wrap=True)
     for a in advice:
         verb = "moving" if a.started else ("would move" if a.decision.moves else "staying")
         console.print(printable(f"job {a.job_id} ({a.name}): {verb}; {a.reason}"),

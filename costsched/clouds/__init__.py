@@ -4,6 +4,7 @@
     clouds.get("gcp").accelerator("V100")          # 'nvidia-tesla-v100'
     clouds.zone_region("us-east-1b")               # ('aws', 'us-east-1')
     clouds.owners_of_region("us-central1")         # ['gcp']
+    clouds.storage_cloud("gs://bucket/jobs")       # 'gcp'
 """
 
 from __future__ import annotations
@@ -43,6 +44,26 @@ def zone_region(zone: str) -> tuple[str, str] | None:
     return None
 
 
+def storage_cloud(uri: str) -> str | None:
+    """The cloud whose object storage `uri` is in (s3:// AWS, gs:// GCP, az:// or a Blob
+    account's URL Azure); None for a path."""
+    for cloud in CLOUDS.values():
+        if cloud.stores(uri):
+            return cloud.name
+    return None
+
+
+def storage_roots(roots: dict[str, str]) -> dict[str, str]:
+    """A mapping of clouds to locations in some cloud's object storage, as given, without a
+    trailing '/'; ValueError naming the first that is not."""
+    for cloud, root in roots.items():
+        if cloud not in CLOUDS or storage_cloud(root) is None or "?" in root:
+            raise ValueError(f"{cloud} = {root!r}: expected a cloud ({', '.join(NAMES)}) = "
+                             "s3://BUCKET/PATH, gs://BUCKET/PATH, az://CONTAINER/PATH or an "
+                             "Azure Blob account's URL")
+    return {cloud: root.strip().rstrip("/") for cloud, root in roots.items()}
+
+
 def egress(cloud: str) -> EgressPrice:
     """The cloud's egress prices; an unknown cloud is charged like the dearest known one
     rather than for free."""
@@ -65,4 +86,4 @@ def default_preemption(cloud: str) -> PreemptionRate:
 
 __all__ = ["CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
            "UnknownCloud", "credential_envs", "default_preemption", "egress", "get",
-           "owners_of_region", "zone_region"]
+           "owners_of_region", "storage_cloud", "storage_roots", "zone_region"]

@@ -31,6 +31,7 @@ AWS = Cloud(
     ),
     # Measured with `optimize.availability.preemption_rates` from the dispa2020 probe logs
     # (../shared/data/dispa2020/aws/availability, MIT licence).
+    storage_schemes=("s3://",),
     preemption=PreemptionRate(
         0.0854, "measured: dispa2020 aws/availability, us-east-1, 2020-03-15..17: "
         "32 preemptions in 374.6 instance-hours"),

@@ -23,6 +23,9 @@ AZURE = Cloud(
         "within a region free; figures as listed in 2026 (summarized at lucidity.cloud/feeds/"
         "blog/azure-storage-egress-cost)",
     ),
+    storage_schemes=("az://",),
+    storage_hosts=(".blob.core.windows.net", ".blob.core.usgovcloudapi.net",
+                   ".blob.core.chinacloudapi.cn"),
     preemption=PreemptionRate(0.0854, "assumed: no recorded Azure eviction log; the AWS rate"),
 )
 

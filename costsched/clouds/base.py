@@ -48,9 +48,24 @@ class Cloud:
     # The cloud's own names of GPU models where they differ from the catalog's
     # (GCP's accelerator types: V100 -> nvidia-tesla-v100).
     accelerators: dict[str, str] = field(default_factory=dict)
+    # How its object storage's locations begin (s3://...), and the hosts of its storage's
+    # URLs (Azure Blob's https://ACCOUNT.blob.core.windows.net/...).
+    storage_schemes: tuple[str, ...] = ()
+    storage_hosts: tuple[str, ...] = ()
 
     def is_region(self, name: str) -> bool:
         return bool(self.region_pattern.match(name))
+
+    def stores(self, uri: str) -> bool:
+        """Whether `uri` is a location in this cloud's object storage."""
+        from urllib.parse import urlsplit
+
+        text = uri.strip()
+        if text.lower().startswith(self.storage_schemes):
+            return True
+        host = (urlsplit(text).hostname or "").lower() if "://" in text else ""
+        return bool(host) and text.lower().startswith("https://") and \
+            host.endswith(self.storage_hosts)
 
     def region_of_zone(self, zone: str) -> str | None:
         """The region of a zone name, or None if it is not a zone of this cloud."""

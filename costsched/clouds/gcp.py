@@ -35,6 +35,7 @@ GCP = Cloud(
         "here (no GCP prices in the recorded traces); Cloud Storage to Compute Engine in "
         "the bucket's region free",
     ),
+    storage_schemes=("gs://",),
     preemption=PreemptionRate(
         0.633, "measured: dispa2020 gcp/availability, us-central1/us-east1/us-west1, "
         "2020-03-01..07: 445 preemptions in 703.2 instance-hours"),

@@ -96,6 +96,12 @@ class CapacityError(RuntimeError):
                          f"{offering.market}: {reason}")
 
 
+class CarryError(RuntimeError):
+    """The job's checkpoint (or code) could not be copied into the store of the cloud an
+    offering is on: try the next offering; the job's checkpoints stay where they were.
+    str() is one line saying what and why."""
+
+
 class Launcher(ABC):
     name: ClassVar[str]
     # Whether `status` says by itself when an instance's agent is gone (it sees the agent's

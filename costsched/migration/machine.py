@@ -4,12 +4,16 @@ resumes where it was (`Mover.step` is idempotent in every state).
     planned -> checkpointing -> checkpoint_verified -> target_launched -> target_running
             -> source_terminated -> done
 
-A launch or a recovery has no source to checkpoint: planned -> checkpoint_verified. Failure
+A launch or a recovery has no source to checkpoint: planned -> checkpoint_verified. Before
+a target is launched on another cloud than the job's checkpoint store, its checkpoint is
+carried into that cloud's store (`Mover.carry`, part of checkpoint_verified ->
+target_launched: done once, so a step taken again after a crash launches at once). Failure
 edges: the source is preempted or fails while checkpointing -> checkpoint_verified with the
 newest verified checkpoint; the job finishes while checkpointing -> cancelled (the job
 succeeded); a target that cannot be launched (capacity) or dies before it runs ->
 terminated, and the next candidate offering is tried (a migration's last candidate is the
-source's own offering: the job stays where it was); no candidate left -> failed.
+source's own offering: the job stays where it was), as it is when the checkpoint cannot be
+carried to the target's cloud; no candidate left -> failed.
 
 Safety: the source is terminated only once the target runs from the verified checkpoint;
 a failed target is terminated before the next one is launched, so a job never has more
@@ -32,7 +36,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
+from costsched.migration.launcher import (
+    CapacityError,
+    CarryError,
+    Instance,
+    Launcher,
+    LaunchSpec,
+)
 from costsched.model import FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
 from costsched.store.batch import BATCH_STEPS, Batch
@@ -70,14 +80,19 @@ class JobLaunch:
 
 class Mover:
     """Drives moves one step at a time. `newest_checkpoint(uri)` is the newest verified
-    checkpoint version in a job's checkpoint store (None when there is none)."""
+    checkpoint version in a job's checkpoint store (None when there is none). `carry(job,
+    offering)`, asked before each launch: the job as launched on that offering, its
+    checkpoints carried first into that cloud's store when they are in another cloud's
+    (idempotent; CarryError when they cannot be: the next candidate is tried)."""
 
     def __init__(self, store: PriceStore, launcher: Launcher, job: JobLaunch,
                  newest_checkpoint: Callable[[str], int | None],
-                 clock: Callable[[], datetime] = utcnow) -> None:
+                 clock: Callable[[], datetime] = utcnow,
+                 carry: Callable[[JobLaunch, Offering], JobLaunch] | None = None) -> None:
         self.store, self.launcher, self.job = store, launcher, job
         self.newest_checkpoint = newest_checkpoint
         self.clock = clock
+        self.carry = carry
 
     def bound(self, store: Any) -> Mover:
         """This mover writing to `store` (a batch's stores, `run_many`)."""
@@ -183,11 +198,19 @@ class Mover:
         offering = offering_of(candidate)
         adopted = [i for i in self.launcher.instances(self.job.job_id)
                    if i.attempt == move.attempt and i.live]
+        job = self.job
+        try:
+            if not adopted and self.carry is not None:
+                job = self.carry(self.job, offering)
+        except CarryError as exc:  # the job stays where its checkpoints are: next candidate
+            return self.store.moves.advance(move, "checkpoint_verified", at=now,
+                                            detail=f"cannot launch: {exc}",
+                                            tried=move.tried + 1)
         try:
             instance = adopted[0] if adopted else self.launcher.launch(LaunchSpec(
                 job_id=self.job.job_id, job_name=self.job.name, command=self.job.command,
-                offering=offering, checkpoint_uri=self.job.checkpoint_uri,
-                attempt=move.attempt, envs=self.job.envs, code_uri=self.job.code_uri,
+                offering=offering, checkpoint_uri=job.checkpoint_uri,
+                attempt=move.attempt, envs=self.job.envs, code_uri=job.code_uri,
                 code_sha256=self.job.code_sha256, code_size=self.job.code_size,
                 setup=self.job.setup, task=self.job.task,
                 secret_names=self.job.secret_names,

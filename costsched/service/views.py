@@ -161,7 +161,8 @@ def advice_document(advice: list[MigrationAdvice],
              "started": a.started is not None, "reason": a.reason,
              "move_price": (None if a.decision.move is None else
                             {k: finite(v) for k, v in a.decision.move.as_dict().items()}),
-             "price_age_hours": ages.get(a.job_id)} for a in advice]
+             "price_age_hours": ages.get(a.job_id), "left_out": list(a.left_out)}
+            for a in advice]
 
 
 def price_ages(store: PriceStore, advice: list[MigrationAdvice]

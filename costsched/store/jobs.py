@@ -205,6 +205,19 @@ class JobStore(JobPlacements, JobLog):
 
         return write(self.engine, progress)
 
+    def relocate(self, job_id: int, checkpoint_location: str, *, at: datetime,
+                 detail: str) -> None:
+        """The job's checkpoints are at `checkpoint_location` from now on (copied there for
+        its next instance), logged with `detail`."""
+        _check_text("checkpoint_location", checkpoint_location, 1024)
+        ts = epoch_second(at)
+
+        def relocated(conn: Connection) -> None:
+            _touch(conn, job_id, ts, checkpoint_location=checkpoint_location)
+            _event(conn, job_id, ts, "checkpoints", None, None, detail)
+
+        write(self.engine, relocated)
+
     def record_step(self, job_id: int, steps_done: float, *, at: datetime) -> None:
         """Store the step the job itself reported: a reading, taken every few seconds, so
         no event is logged for it (the job's events log what was decided)."""

@@ -13,7 +13,10 @@ https://ACCOUNT.blob.core.windows.net, for an emulator's (Azurite's, path-style)
 
 Both uploads of a version are create-only (If-None-Match: *): a version already taken by a
 concurrent publisher is never overwritten, the loser moves on to the next number. The data
-is hashed as it is sent: a file that changed while it was published is deleted and refused.
+is hashed as it is sent: a file that changed while it was published (or a version copied
+in from another store, `copy_in`, that is not its manifest's) is deleted and refused. Data
+over BLOCK_BYTES goes up in blocks of that size, one at a time, and comes down in chunks no
+larger: that much in memory at most.
 The SDK is imported only here, when a store is made.
 """
 
@@ -25,10 +28,12 @@ import logging
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
+from costsched.clouds.azure import AZURE
 from costsched.clouds.base import SdkMissing
 from costsched.model import InvalidInput
 from launchers.checkpoints import files, layout
@@ -37,11 +42,11 @@ from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheck
 log = logging.getLogger(__name__)
 
 MAX_CLAIMS = 100  # versions tried before giving up on a contended prefix
+BLOCK_BYTES = 8 << 20  # a blob over this is uploaded in blocks of this size (the SDK's: 64 MiB)
 ENV_ACCOUNT = "AZURE_STORAGE_ACCOUNT"
 ENV_ENDPOINT = "AZURE_STORAGE_SERVICE_ENDPOINT"
 # Blob endpoints of Azure's clouds: public, US Government, China.
-HOST_SUFFIXES = (".blob.core.windows.net", ".blob.core.usgovcloudapi.net",
-                 ".blob.core.chinacloudapi.cn")
+HOST_SUFFIXES = AZURE.storage_hosts
 ACCEPTED = "az://CONTAINER[/PREFIX] or https://ACCOUNT.blob.core.windows.net/CONTAINER[/PREFIX]"
 _ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
 _CONTAINER = re.compile(r"^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$")
@@ -123,6 +128,9 @@ class AzureBlobStore(CheckpointStore):
             from costsched.clouds.azure_sdk import default_credential
 
             credential = default_credential()
+        client_options.setdefault("max_single_put_size", BLOCK_BYTES)
+        client_options.setdefault("max_block_size", BLOCK_BYTES)
+        client_options.setdefault("max_single_get_size", BLOCK_BYTES)
         self.container = blob.ContainerClient(endpoint or f"https://{account}{suffix}",
                                               container, credential=credential,
                                               **client_options)
@@ -164,6 +172,39 @@ class AzureBlobStore(CheckpointStore):
             version = max(version + 1, self._next_version())
         raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
                            "tries (too many concurrent publishers)")
+
+    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
+        name = layout.check_name(checkpoint.name)
+        where = f"copy of {source.uri} version {checkpoint.version}"
+        version = self._next_version()
+        for _ in range(MAX_CLAIMS):
+            copy = replace(checkpoint, version=version)
+            data_key = self._key(layout.version_dir(version), name)
+            stream = files.Stream(source.chunks(checkpoint), checkpoint, where)
+            if self._create(data_key, stream, checkpoint.size):
+                try:
+                    stream.check()
+                    written = self._create(self._key(layout.manifest_name(version)),
+                                           layout.encode_manifest(copy))
+                except BaseException:
+                    with contextlib.suppress(Exception):  # no data without its manifest
+                        self._delete(data_key)
+                    raise
+                if written:
+                    log.info("copied %s version %d in as %s version %d", source.uri,
+                             checkpoint.version, self.uri, version)
+                    return copy
+                self._delete(data_key)
+            version = max(version + 1, self._next_version())
+        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
+                           "tries (too many concurrent publishers)")
+
+    def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
+        try:
+            yield from self._download(self._data_key(checkpoint))
+        except self._errors.ResourceNotFoundError:
+            raise CorruptCheckpoint(f"checkpoint {self.uri} version {checkpoint.version} "
+                                    f"({checkpoint.name}): data missing") from None
 
     def list(self) -> list[Checkpoint]:
         manifests, _ = self._scan()

@@ -9,11 +9,13 @@ them; pruning keeps the last N and never deletes the newest verified one.
     store = open_store("s3://bucket/jobs/7")     # or gs://..., or a directory
     store.publish(Path("ckpt/checkpoint.npz"))   # -> Checkpoint(version=1, ...)
     store.restore(Path("ckpt"))                  # newest verified -> ckpt/checkpoint.npz
+    there.copy_in(store, store.list()[-1])       # that version, streamed into another store
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -57,6 +59,18 @@ class CheckpointStore(ABC):
     @abstractmethod
     def delete(self, checkpoint: Checkpoint) -> None:
         """Remove a version (manifest first, so it stops counting before its data goes)."""
+
+    def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
+        """A version's data as stored, chunk by chunk (not checked here: a store that copies
+        it in checks it against the manifest on the way)."""
+        raise NotImplementedError(f"{type(self).__name__}: no streamed reads")
+
+    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
+        """Publish `source`'s version `checkpoint` here as the next version, streamed (never
+        the whole file in memory, nothing on local disk): the data, then the manifest (the
+        same name, size, SHA-256 and publication time) once the bytes received are the
+        manifest's. CorruptCheckpoint when they are not: nothing is committed."""
+        raise NotImplementedError(f"{type(self).__name__}: no streamed copies")
 
     def check(self) -> None:
         """Fail now, with one line, when the store cannot be used (a bucket that does not

@@ -1,6 +1,7 @@
 """Local file work that every checkpoint store shares: checking the file to publish,
-hashing, atomic writes (temp name in the same directory, fsync, rename) and fetching into a
-partial file that only reaches its name once its size and SHA-256 match the manifest."""
+hashing, atomic writes (temp name in the same directory, fsync, rename), fetching into a
+partial file that only reaches its name once its size and SHA-256 match the manifest, and
+the stream a version is copied through from one store to another (`Stream`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -159,3 +160,61 @@ def partial(dest_dir: Path, name: str) -> Iterator[Partial]:
     finally:
         handle.close()
         temp.unlink(missing_ok=True)
+
+
+class Stream:
+    """Another store's version read as a file (`read`), its bytes hashed and counted on the
+    way, as a store copies it in (`CheckpointStore.copy_in`): never more than `read` asks
+    for and one chunk held (an SDK reading a few KB at a time copies each byte once). More
+    bytes than the manifest's size is CorruptCheckpoint at once; `check` says whether what
+    went through is the manifest's size and SHA-256."""
+
+    def __init__(self, chunks: Iterable[bytes], checkpoint: Checkpoint, where: str) -> None:
+        self.checkpoint, self.where = checkpoint, where
+        self._chunks = iter(chunks)
+        self._held, self._at = b"", 0  # the chunk being read, and how far
+        self.sha = hashlib.sha256()
+        self.size = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.size
+
+    def read(self, size: int | None = -1) -> bytes:
+        wanted = None if size is None or size < 0 else size
+        parts: list[bytes] = []
+        have = 0
+        while wanted is None or have < wanted:
+            if self._at >= len(self._held):
+                chunk = next(self._chunks, None)
+                if chunk is None:
+                    break
+                self._held, self._at = chunk, 0
+                continue
+            end = len(self._held) if wanted is None else \
+                min(len(self._held), self._at + wanted - have)
+            parts.append(self._held[self._at:end])
+            have += end - self._at
+            self._at = end
+        out = parts[0] if len(parts) == 1 else b"".join(parts)
+        self.sha.update(out)
+        self.size += len(out)
+        if self.size > self.checkpoint.size:
+            raise CorruptCheckpoint(f"{self.where}: more than the manifest's "
+                                    f"{self.checkpoint.size} bytes")
+        return out
+
+    def check(self) -> None:
+        """CorruptCheckpoint naming what differs, unless every byte went through and they
+        are the manifest's size and SHA-256."""
+        left = self._held[self._at:]
+        if self.size == self.checkpoint.size and not left:
+            left = next(self._chunks, b"")  # the source says it has ended
+        if left:
+            raise CorruptCheckpoint(f"{self.where}: more than the manifest's "
+                                    f"{self.checkpoint.size} bytes")
+        mismatch = check(self.checkpoint, self.size, self.sha.hexdigest())
+        if mismatch:
+            raise CorruptCheckpoint(f"{self.where}: {mismatch}")

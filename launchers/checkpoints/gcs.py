@@ -3,8 +3,10 @@
 The data blob is uploaded with an MD5 checked by the client against the server's, and
 compared with the MD5 of the bytes whose SHA-256 the manifest records; then the manifest
 blob. Both uploads carry `ifGenerationMatch=0` (create only): a version already taken by a
-concurrent publisher is never overwritten, the loser moves on to the next number. The SDK
-is imported only here, when a store is made.
+concurrent publisher is never overwritten, the loser moves on to the next number. A version
+copied in from another store (`copy_in`) is streamed in resumable chunks of CHUNK_BYTES
+(multipart when smaller), hashed on the way, and deleted unless it is its manifest's. The
+SDK is imported only here, when a store is made.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import base64
 import contextlib
 import hashlib
 import logging
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,7 @@ from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheck
 log = logging.getLogger(__name__)
 
 MAX_CLAIMS = 100  # versions tried before giving up on a contended prefix
+CHUNK_BYTES = 8 << 20  # streamed reads and resumable uploads (a multiple of 256 KiB)
 
 
 def _sdk() -> tuple[Any, Any]:
@@ -88,6 +93,44 @@ class GcsStore(CheckpointStore):
         raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
                            "tries (too many concurrent publishers)")
 
+    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
+        name = layout.check_name(checkpoint.name)
+        where = f"copy of {source.uri} version {checkpoint.version}"
+        version = self._next_version()
+        for _ in range(MAX_CLAIMS):
+            copy = replace(checkpoint, version=version)
+            data = self.bucket.blob(self._key(layout.version_dir(version), name),
+                                    chunk_size=CHUNK_BYTES)
+            stream = files.Stream(source.chunks(checkpoint), checkpoint, where)
+            if self._create(data, stream, "application/octet-stream", checkpoint.size):
+                try:
+                    stream.check()
+                    written = self._create(
+                        self.bucket.blob(self._key(layout.manifest_name(version))),
+                        layout.encode_manifest(copy), "application/json")
+                except BaseException:
+                    with contextlib.suppress(Exception):  # no data without its manifest
+                        data.delete(if_generation_match=data.generation)
+                    raise
+                if written:
+                    log.info("copied %s version %d in as %s version %d", source.uri,
+                             checkpoint.version, self.uri, version)
+                    return copy
+                data.delete(if_generation_match=data.generation)
+            version = max(version + 1, self._next_version())
+        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
+                           "tries (too many concurrent publishers)")
+
+    def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
+        try:
+            with self.bucket.blob(self._data_key(checkpoint)).open(
+                    "rb", chunk_size=CHUNK_BYTES) as reader:
+                while chunk := reader.read(CHUNK_BYTES):
+                    yield chunk
+        except self._errors.NotFound:
+            raise CorruptCheckpoint(f"checkpoint {self.uri} version {checkpoint.version} "
+                                    f"({checkpoint.name}): data missing") from None
+
     def list(self) -> list[Checkpoint]:
         def read(version: int) -> bytes | None:
             blob = self.bucket.blob(self._key(layout.manifest_name(version)))
@@ -136,10 +179,14 @@ class GcsStore(CheckpointStore):
     def _data_key(self, checkpoint: Checkpoint) -> str:
         return self._key(layout.version_dir(checkpoint.version), checkpoint.name)
 
-    def _create(self, blob: Any, content: Path | bytes, content_type: str) -> bool:
+    def _create(self, blob: Any, content: Path | bytes | files.Stream, content_type: str,
+                size: int | None = None) -> bool:
         """Upload `blob` unless it exists: True when created, False when already taken."""
         try:
-            if isinstance(content, Path):
+            if isinstance(content, files.Stream):
+                blob.upload_from_file(content, size=size, content_type=content_type,
+                                      if_generation_match=0, checksum="md5")
+            elif isinstance(content, Path):
                 blob.upload_from_filename(str(content), content_type=content_type,
                                           if_generation_match=0, checksum="md5")
             else:

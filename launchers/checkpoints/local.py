@@ -11,6 +11,8 @@ import logging
 import os
 import re
 import shutil
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from costsched.model import InvalidInput
@@ -47,6 +49,38 @@ class LocalStore(CheckpointStore):
             raise
         log.info("published %s version %d (%s, %d bytes)", self.uri, version, name, size)
         return checkpoint
+
+    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
+        name = layout.check_name(checkpoint.name)
+        files.writable_dir(self.root, "checkpoint directory")
+        version = self._claim()
+        folder = self.root / layout.version_dir(version)
+        copy = replace(checkpoint, version=version)
+        try:
+            with files.partial(folder, name) as part:
+                stream = files.Stream(source.chunks(checkpoint), checkpoint,
+                                      f"copy of {source.uri} version {checkpoint.version}")
+                part.copy_from(stream)  # type: ignore[arg-type]
+                stream.check()
+                part.commit(checkpoint, f"copy in {self.uri} version {version}")
+            files.write_atomic(self.root / layout.manifest_name(version),
+                               layout.encode_manifest(copy))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        log.info("copied %s version %d in as %s version %d", source.uri, checkpoint.version,
+                 self.uri, version)
+        return copy
+
+    def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
+        try:
+            stream = self._data(checkpoint).open("rb")
+        except FileNotFoundError:
+            raise CorruptCheckpoint(f"checkpoint {self.uri} version {checkpoint.version} "
+                                    f"({checkpoint.name}): data missing") from None
+        with stream:
+            while chunk := stream.read(files.CHUNK):
+                yield chunk
 
     def check(self) -> None:
         files.writable_dir(self.root, "checkpoint directory")

@@ -1,7 +1,10 @@
 """A checkpoint store in S3 (boto3).
 
 The data object is put with its SHA-256 (S3 rejects a body that does not match it and keeps
-the checksum, so `verify` need not download), then the manifest. Both puts are conditional
+the checksum, so `verify` need not download), then the manifest. A version copied in from
+another store (`copy_in`) is streamed as it is read, with the manifest's SHA-256 as its
+checksum; its payload is not signed (it could not be without reading it twice), so that
+checksum is what S3 checks it by. Both puts are conditional
 (`If-None-Match: *`): a version already taken by a concurrent publisher is never overwritten,
 the loser moves on to the next number.
 """
@@ -12,6 +15,8 @@ import base64
 import contextlib
 import hashlib
 import logging
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +77,51 @@ class S3Store(CheckpointStore):
             version = max(version + 1, self._next_version())
         raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
                            "tries (too many concurrent publishers)")
+
+    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
+        name = layout.check_name(checkpoint.name)
+        sha = bytes.fromhex(checkpoint.sha256)
+        where = f"copy of {source.uri} version {checkpoint.version}"
+        self.client.meta.events.register("before-sign.s3.PutObject", _unsigned_stream,
+                                         unique_id="costsched-unsigned-stream")
+        version = self._next_version()
+        for _ in range(MAX_CLAIMS):
+            copy = replace(checkpoint, version=version)
+            data_key = self._key(layout.version_dir(version), name)
+            stream = files.Stream(source.chunks(checkpoint), checkpoint, where)
+            claimed = self._put(data_key, stream, sha, where, ContentLength=checkpoint.size,
+                                ContentType="application/octet-stream")
+            if claimed:
+                try:
+                    stream.check()
+                except CorruptCheckpoint:
+                    self.client.delete_object(Bucket=self.bucket, Key=data_key)
+                    raise
+                manifest = layout.encode_manifest(copy)
+                try:
+                    written = self._put(self._key(layout.manifest_name(version)), manifest,
+                                        hashlib.sha256(manifest).digest(), where,
+                                        ContentType="application/json")
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        self.client.delete_object(Bucket=self.bucket, Key=data_key)
+                    raise
+                if written:
+                    log.info("copied %s version %d in as %s version %d", source.uri,
+                             checkpoint.version, self.uri, version)
+                    return copy
+                self.client.delete_object(Bucket=self.bucket, Key=data_key)
+            version = max(version + 1, self._next_version())
+        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
+                           "tries (too many concurrent publishers)")
+
+    def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
+        try:
+            body = self._body(checkpoint)
+        except self.client.exceptions.NoSuchKey:
+            raise CorruptCheckpoint(f"checkpoint {self.uri} version {checkpoint.version} "
+                                    f"({checkpoint.name}): data missing") from None
+        yield from body.iter_chunks(files.CHUNK)
 
     def list(self) -> list[Checkpoint]:
         def read(version: int) -> bytes | None:
@@ -138,8 +188,9 @@ class S3Store(CheckpointStore):
     def _body(self, checkpoint: Checkpoint) -> Any:
         return self.client.get_object(Bucket=self.bucket, Key=self._data_key(checkpoint))["Body"]
 
-    def _put(self, key: str, body: Any, sha256: bytes, src: Path, **extra: Any) -> bool:
-        """Put `key` unless it exists: True when put, False when already taken."""
+    def _put(self, key: str, body: Any, sha256: bytes, src: Path | str, **extra: Any) -> bool:
+        """Put `key` unless it exists: True when put, False when already taken. `src`: the
+        file published, or (a str) the copy of another store's version."""
         try:
             self.client.put_object(Bucket=self.bucket, Key=key, Body=body, IfNoneMatch="*",
                                    ChecksumAlgorithm="SHA256", ChecksumSHA256=_b64(sha256),
@@ -151,6 +202,9 @@ class S3Store(CheckpointStore):
             if code == "NoSuchBucket":
                 raise InvalidInput(f"checkpoint store {self.uri}: bucket {self.bucket} does "
                                    "not exist") from None
+            if code in ("BadDigest", "InvalidDigest") and isinstance(src, str):
+                raise CorruptCheckpoint(f"{src}: S3 found another SHA-256 than the "
+                                        "manifest's") from None
             if code in ("BadDigest", "InvalidDigest"):
                 raise InvalidInput(f"checkpoint file {src}: changed while it was "
                                    "published") from None
@@ -182,6 +236,18 @@ class S3Store(CheckpointStore):
     def _next_version(self) -> int:
         manifests, folders = self._scan()
         return max(manifests | folders, default=0) + 1
+
+
+def _unsigned_stream(request: Any, **_: Any) -> None:
+    """botocore's before-sign hook: a body streamed from another store (`files.Stream`) is
+    sent with an unsigned payload (signing it would read it whole first); S3 checks it
+    against the SHA-256 checksum sent with it."""
+    if isinstance(request.body, files.Stream):
+        from botocore.config import Config
+
+        config = request.context.get("client_config") or Config()
+        request.context["client_config"] = config.merge(
+            Config(s3={"payload_signing_enabled": False}))
 
 
 def _b64(digest: bytes) -> str:

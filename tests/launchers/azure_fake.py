@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import re
 import ssl
 import threading
 import time
@@ -123,9 +124,10 @@ class Blob:
 
 class BlobService:
     """One storage account's containers, path-style: /ACCOUNT/CONTAINER[/BLOB]. Create
-    (Put Blob, If-None-Match: * honoured), read (Get Blob, ranges), Get Blob Properties,
-    Delete Blob, List Blobs (prefix, delimiter, pages of `page`, NextMarker) and Get
-    Container Properties, as the Blob service REST API documents them."""
+    (Put Blob, or Put Block then Put Block List; If-None-Match: * honoured), read (Get
+    Blob, ranges), Get Blob Properties, Delete Blob, List Blobs (prefix, delimiter, pages of
+    `page`, NextMarker) and Get Container Properties, as the Blob service REST API
+    documents them."""
 
     def __init__(self, account: str = ACCOUNT, containers: tuple[str, ...] = ("ckpt",),
                  page: int = 5000) -> None:
@@ -133,6 +135,7 @@ class BlobService:
         self.containers: dict[str, dict[str, Blob]] = {c: {} for c in containers}
         self.page = page
         self.requests: list[Request] = []
+        self.blocks: dict[str, dict[str, bytes]] = {}  # blob name -> staged block id -> data
         self._lock = threading.Lock()
 
     def __call__(self, request: Request) -> Answer:
@@ -171,6 +174,28 @@ class BlobService:
         return status, {"x-ms-error-code": code, "Content-Type": "application/xml"}, body
 
     def _put(self, blobs: dict[str, Blob], name: str, request: Request) -> Answer:
+        comp = request.query.get("comp")
+        if comp == "block":  # Put Block: staged under the blob's name until committed
+            block = request.query.get("blockid", "")
+            if not block:
+                return self._error(400, "InvalidQueryParameterValue", "blockid")
+            self.blocks.setdefault(name, {})[block] = request.body
+            return 201, {"x-ms-request-server-encrypted": "true"}, b""
+        if comp == "blocklist":  # Put Block List: the staged blocks, in order, become it
+            if request.headers.get("if-none-match") == "*" and name in blobs:
+                return self._error(409, "BlobAlreadyExists",
+                                   "The specified blob already exists.")
+            staged = self.blocks.pop(name, {})
+            ids = re.findall(r"<(?:Latest|Uncommitted|Committed)>([^<]*)</", request.body.decode())
+            if any(i not in staged for i in ids):
+                return self._error(400, "InvalidBlockList", "The specified block list is "
+                                   "invalid.")
+            blob = Blob(b"".join(staged[i] for i in ids),
+                        request.headers.get("x-ms-blob-content-type",
+                                            "application/octet-stream"))
+            blobs[name] = blob
+            return 201, {"ETag": blob.etag, "Last-Modified": _http_date(blob.modified),
+                         "x-ms-request-server-encrypted": "true"}, b""
         if request.headers.get("x-ms-blob-type") != "BlockBlob":
             return self._error(400, "MissingRequiredHeader", "x-ms-blob-type")
         if request.headers.get("if-none-match") == "*" and name in blobs:

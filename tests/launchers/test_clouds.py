@@ -60,7 +60,8 @@ def test_a_job_moves_from_aws_to_azure_when_it_pays_and_its_egress_is_charged_on
         azure: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                         "AWS_DEFAULT_REGION": "us-east-1",
-                        "MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}.items():  # 1.5 s a region
+                        # Azure's VMs read their checkpoints from Blob: carried there.
+                        "COSTSCHED_LAUNCH_CHECKPOINT_ROOTS": "azure=az://ckpt/jobs"}.items():
         monkeypatch.setenv(name, value)
     with moto.mock_aws():
         session = boto3.session.Session(region_name="us-east-1")
@@ -104,6 +105,10 @@ def test_a_job_moves_from_aws_to_azure_when_it_pays_and_its_egress_is_charged_on
         assert vm["properties"]["priority"] == "Spot"
         moved = store.moves.get(move.id)
         assert (moved.state, moved.checkpoint_version) == ("done", 1)  # carried version 1
+        there = store.jobs.get(job.id).checkpoint_location
+        assert there == f"az://ckpt/jobs/job-{job.id}"  # the VM reads Blob, not S3
+        [copied] = open_store(there).list()
+        assert copied.sha256 == open_store(f"s3://ckpt-bucket/jobs/job-{job.id}").list()[0].sha256
         ec2 = session.client("ec2").describe_instances(InstanceIds=[first.split("/")[1]])
         assert ec2["Reservations"][0]["Instances"][0]["State"]["Name"] == "terminated"
 

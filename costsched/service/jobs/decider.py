@@ -48,6 +48,7 @@ from costsched.service.decide import (
     decide_to,
     decision_rates,
 )
+from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
 from costsched.store import PriceStore
 
@@ -152,8 +153,11 @@ class JobNow:
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float,
            lost: Collection[OfferingKey] = ()) -> JobNow:
-        """The job of `run`; its checkpoint's size is measured where a move would copy it."""
-        return cls(run.resolved, run.record.created_at, run.record.policy, run.home_region,
+        """The job of `run`, kept to the clouds that can read its checkpoints (`carry`); its
+        checkpoint's size is measured where a move would copy it."""
+        resolved = readable(run.resolved, stores_of(run), run.record.name,
+                            current[0] if current else None)
+        return cls(resolved, run.record.created_at, run.record.policy, run.home_region,
                    current, steps_left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
                                   if current is not None else None))

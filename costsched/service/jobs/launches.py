@@ -15,6 +15,7 @@ from costsched.service.deadline_jobs import (
     uses_deadline_policy,
 )
 from costsched.service.estimates import record_landed, record_launch
+from costsched.service.jobs.carry import launch_stores, readable
 from costsched.service.jobs.decider import JobNow, Market, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -83,7 +84,8 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                    f"{launcher.name} launcher starts one instance a job; "
                                    "multi-node jobs run on the local, aws and gcp launchers")
             given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
-            resolved = resolve(spec, table, when, source=source)
+            resolved = readable(resolve(spec, table, when, source=source), launch_stores(
+                spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
             policy = (deadline_policy if offering is None and uses_deadline_policy(resolved)
                       else "dynamic-aware")  # the policy that decides for it from now on
             regions = resolved.job.constraints.regions

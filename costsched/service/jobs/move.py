@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from costsched import clouds
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import utcnow
@@ -19,6 +20,7 @@ from costsched.service.decide import (
     OfferingName,
     parse_offering,
 )
+from costsched.service.jobs.carry import stores_of
 from costsched.service.jobs.decider import (
     DeadlineDecider,
     Decider,
@@ -33,6 +35,7 @@ from costsched.service.jobs.runs import (
     _label,
     _newest_open,
     _newest_open_rows,
+    _placed_offering,
     _runs,
     _steps_left_of,
     job_ids,
@@ -56,6 +59,8 @@ class MigrationAdvice:
     started: MoveRecord | None  # the migration started (None: a dry run or no move)
     reason: str  # why it moves or stays, in words and dollars
     nodes: int = 1  # its instances at once (a gang's num_nodes)
+    # The clouds left out for it, each with why (their instances cannot read its checkpoints)
+    left_out: tuple[str, ...] = ()
 
 
 def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
@@ -107,8 +112,17 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             choice, started, reason = moved.get(i, (choice, None, choice.reason))
             out.append(MigrationAdvice(run.record.id, run.record.name, choice,
                                        choice.stay_usd, choice.choice_usd, started, reason,
-                                       run.nodes))
+                                       run.nodes, _left_out(run, placed[i][1], launcher)))
         return out
+
+
+def _left_out(run: RunningJob, placement: pd.Series, launcher: Launcher) -> tuple[str, ...]:
+    """The clouds the job's deciders leave out, each with why (`carry.readable`): of those
+    it allows and `launcher` starts, but the one it runs on."""
+    allowed, here = run.resolved.job.constraints.clouds, _placed_offering(placement)
+    wanted = [c for c in clouds.NAMES if (not allowed or c in allowed) and c != here.cloud
+              and launcher.can_launch(replace(here, cloud=c))]
+    return tuple(stores_of(run).unreadable(wanted).values())
 
 
 def _groups(placed: Sequence[tuple[RunningJob, pd.Series]], decided: Sequence[Decision],

@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
-
-import platformdirs
 
 from costsched import launch_secrets
 from costsched.jobspec import JobSpec, parse
@@ -21,6 +18,7 @@ from costsched.service.decide import (
     Decision,
 )
 from costsched.service.estimates import record_landed
+from costsched.service.jobs.carry import carrier, home_store
 from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     CANDIDATES,
@@ -187,7 +185,7 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
                     secret_names=tuple(secrets),
                     max_usd_per_hour=spec.job.constraints.max_price_per_hour)
     return Mover(store, launcher, job, _newest_checkpoint,
-                 (lambda: at) if at is not None else utcnow)
+                 (lambda: at) if at is not None else utcnow, carrier(store, launcher, run))
 
 
 def _newest_checkpoint(uri: str) -> int | None:
@@ -251,8 +249,4 @@ def check_checkpoint_root(spec: JobSpec, root: str | None) -> None:
 
 
 def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
-    base = spec.checkpoint.location or root or str(
-        Path(platformdirs.user_data_dir("costsched")) / "checkpoints")
-    if ":" not in base and not Path(base).expanduser().is_absolute():
-        base = str(Path(base).expanduser().resolve())  # the same from any directory later
-    return f"{base.rstrip('/')}/job-{job_id}"
+    return home_store(spec.checkpoint.location, job_id, root)

@@ -1,6 +1,7 @@
 """A loopback emulation of the GCS JSON API endpoints google-cloud-storage calls for a
-checkpoint store: multipart upload, object metadata, media download, list (with pages and
-prefixes), delete; with generations and ifGenerationMatch. Every request is recorded."""
+checkpoint store: multipart and resumable uploads, object metadata, media download (whole
+or a range), list (with pages and prefixes), delete; with generations and
+ifGenerationMatch. Every request is recorded."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class Blob:
     data: bytes
     generation: int
     content_type: str
+    hashes: dict[str, str] = field(default_factory=dict)  # md5Hash, crc32c: made once
 
 
 class FakeGcs:
@@ -44,6 +46,7 @@ class FakeGcs:
         self.page_size = page_size
         self.objects: dict[str, Blob] = {}
         self.requests: list[Request] = []
+        self.sessions: dict[str, dict] = {}  # resumable uploads under way, by upload id
         # called with each request before it is answered (an upload's once its parts are read)
         self.before: Callable[[Request], None] = lambda request: None
         self._generation = 1000
@@ -58,6 +61,9 @@ class FakeGcs:
 
             def do_POST(self) -> None:  # noqa: N802
                 fake._serve(self, "POST")
+
+            def do_PUT(self) -> None:  # noqa: N802
+                fake._serve(self, "PUT")
 
             def do_DELETE(self) -> None:  # noqa: N802
                 fake._serve(self, "DELETE")
@@ -87,13 +93,16 @@ class FakeGcs:
             self.objects[name] = Blob(data, self._generation, content_type)
 
     def _resource(self, name: str, blob: Blob) -> dict:
+        if not blob.hashes:
+            blob.hashes.update(
+                md5Hash=base64.b64encode(hashlib.md5(blob.data).digest()).decode(),
+                crc32c=base64.b64encode(
+                    google_crc32c.value(blob.data).to_bytes(4, "big")).decode())
         return {"kind": "storage#object", "bucket": self.bucket, "name": name,
                 "id": f"{self.bucket}/{name}/{blob.generation}",
                 "generation": str(blob.generation), "metageneration": "1",
                 "size": str(len(blob.data)), "contentType": blob.content_type,
-                "md5Hash": base64.b64encode(hashlib.md5(blob.data).digest()).decode(),
-                "crc32c": base64.b64encode(
-                    google_crc32c.value(blob.data).to_bytes(4, "big")).decode()}
+                **blob.hashes}
 
     def _serve(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         parts = urlsplit(handler.path)
@@ -117,6 +126,11 @@ class FakeGcs:
 
     def _answer(self, req: Request, body: bytes) -> tuple[int, dict[str, str], bytes]:
         objects_path = f"/storage/v1/b/{self.bucket}/o"
+        if req.method == "POST" and req.path == f"/upload{objects_path}" and \
+                req.query.get("uploadType") == "resumable":
+            return self._resumable_start(req, body)
+        if req.method == "PUT" and req.path == f"/upload{objects_path}":
+            return self._resumable_chunk(req, body)
         if req.method == "POST" and req.path == f"/upload{objects_path}":
             return self._upload(req, body)  # calls `before` once its parts are read
         self.before(req)
@@ -145,10 +159,20 @@ class FakeGcs:
             return 204, {}, b""
         if req.query.get("alt") == "media":
             digest = self._resource(name, blob)
-            return 200, {"Content-Type": blob.content_type,
-                         "x-goog-generation": str(blob.generation),
-                         "x-goog-hash": f"crc32c={digest['crc32c']},md5={digest['md5Hash']}",
-                         "x-goog-stored-content-length": str(len(blob.data))}, blob.data
+            headers = {"Content-Type": blob.content_type,
+                       "x-goog-generation": str(blob.generation),
+                       "x-goog-hash": f"crc32c={digest['crc32c']},md5={digest['md5Hash']}",
+                       "x-goog-stored-content-length": str(len(blob.data))}
+            wanted = req.headers.get("range", "")
+            if not wanted.startswith("bytes="):
+                return 200, headers, blob.data
+            start, _, end = wanted.removeprefix("bytes=").partition("-")
+            first, size = int(start), len(blob.data)
+            if first >= size:
+                return _error(416, "Requested range not satisfiable")
+            last = min(int(end) if end else size - 1, size - 1)
+            return 206, {**headers, "Content-Range": f"bytes {first}-{last}/{size}"}, \
+                blob.data[first:last + 1]
         return _json(self._resource(name, blob))
 
     def _upload(self, req: Request, body: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -174,6 +198,44 @@ class FakeGcs:
                 with self._lock:
                     del self.objects[name]
                 return _error(400, f"{key} mismatch")
+        return _json(self._resource(name, blob))
+
+    def _resumable_start(self, req: Request, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """A resumable upload's session: its metadata kept until its last chunk."""
+        metadata = json.loads(body or b"{}")
+        name = metadata.get("name") or req.query.get("name", "")
+        with self._lock:
+            upload_id = f"u{len(self.sessions) + 1}"
+            self.sessions[upload_id] = {"name": name, "metadata": metadata,
+                                        "data": bytearray(), "query": dict(req.query)}
+        location = f"{self.url}/upload/storage/v1/b/{self.bucket}/o?uploadType=resumable" \
+            f"&upload_id={upload_id}"
+        return 200, {"Location": location}, b""
+
+    def _resumable_chunk(self, req: Request, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """One chunk (Content-Range: bytes FIRST-LAST/TOTAL, TOTAL * until the last): 308
+        with the bytes kept so far, then the object once TOTAL bytes are in."""
+        session = self.sessions.get(req.query.get("upload_id", ""))
+        if session is None:
+            return _error(404, "no such upload")
+        span, _, total = req.headers.get("content-range", "").removeprefix(
+            "bytes ").partition("/")
+        if span != "*":
+            first = int(span.split("-")[0])
+            if first != len(session["data"]):
+                return _error(400, f"chunk at {first}, expected {len(session['data'])}")
+            session["data"] += body
+        if total == "*" or len(session["data"]) < int(total):
+            kept = len(session["data"])
+            return 308, ({"Range": f"bytes=0-{kept - 1}"} if kept else {}), b""
+        name = session["name"]
+        with self._lock:
+            if session["query"].get("ifGenerationMatch") == "0" and name in self.objects:
+                return _error(412, "conditionNotMet")
+            self._generation += 1
+            blob = Blob(bytes(session["data"]), self._generation,
+                        session["metadata"].get("contentType", "application/octet-stream"))
+            self.objects[name] = blob
         return _json(self._resource(name, blob))
 
     def _list(self, req: Request) -> tuple[int, dict[str, str], bytes]:
