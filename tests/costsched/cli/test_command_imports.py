@@ -2,8 +2,9 @@
 demo's (its prices and a finished local job): a job file refused at parsing loads neither
 pandas, the database layer nor the planner; `gpus` reads the store with sqlite3;
 `status`, `report` and `plan` load neither the solver, SciPy, matplotlib nor Alembic (the
-store is at the newest revision). Each command runs in a fresh interpreter: what a
-command imports is only seen there."""
+store is at the newest revision); `daemon status` and a launch on this machine load no
+cloud's SDK, launcher or checkpoint store. Each command runs in a fresh interpreter: what
+a command imports is only seen there."""
 
 from __future__ import annotations
 
@@ -25,20 +26,27 @@ HEAVY = ("pandas", "numpy", "pyarrow", "sqlalchemy", "alembic", "scipy", "cvxpy"
 # What no command of a store at the newest revision loads unless it solves a collection
 # or draws a chart.
 NEVER = ("alembic", "scipy", "cvxpy", "matplotlib")
+# The clouds' SDKs and costsched's modules for them: only a command that reaches a cloud
+# loads them.
+CLOUD = ("boto3", "botocore", "azure", "google", "launchers.aws", "launchers.gcp",
+         "launchers.azure", "launchers.clouds", "launchers.carry", "launchers.checkpoints.s3",
+         "launchers.checkpoints.gcs", "launchers.checkpoints.azure")
 REFUSED = {"tpu.yaml": "name: tpu-task\nresources:\n  accelerators: tpu-v4-8\nrun: train\n",
            "typo.yaml": "name: typo\nresources:\n  accelerators: V10O:1\nrun: train\n"}
 
 
-def run(commands: list[list[str]], env: dict[str, str]) -> tuple[list[int], str, list[str]]:
-    """The commands' exit codes, their stderr, and the heavy libraries they loaded, run one
-    after the other in one fresh interpreter (what none of them loads, each does not; a
-    package counts once one of its modules ran: cvxpy's lazy stand-in alone does not)."""
+def run(commands: list[list[str]], env: dict[str, str], watched: tuple[str, ...] = HEAVY
+        ) -> tuple[list[int], str, list[str]]:
+    """The commands' exit codes, their stderr, and the `watched` libraries they loaded, run
+    one after the other in one fresh interpreter (what none of them loads, each does not;
+    a package counts once one of its modules ran: cvxpy's lazy stand-in alone does not; a
+    dotted name, one module, once it ran)."""
     probe = ("import json, sys\nfrom costsched.cli import app\ncodes = []\n"
              f"for argv in {commands!r}:\n"
              "    try:\n        app(argv)\n    except SystemExit as exc:\n"
              "        codes.append(exc.code or 0)\n"
-             f"loaded = sorted(h for h in {HEAVY!r} "
-             "if any(m.startswith(h + '.') for m in sys.modules))\n"
+             f"loaded = sorted(h for h in {watched!r} if any(m.startswith(h + '.') "
+             "or ('.' in h and m == h) for m in sys.modules))\n"
              "print('PROBE=' + json.dumps([codes, loaded]), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env=env, check=True, cwd=env["HOME"])
@@ -95,3 +103,21 @@ def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str,
     assert codes == [0, 0, 0]
     assert "pandas" in loaded and "sqlalchemy" in loaded  # the probe sees what loads
     assert not set(loaded) & set(NEVER), loaded
+
+
+def test_daemon_status_and_a_local_launch_load_no_cloud(env: dict[str, str],
+                                                        tmp_path: Path) -> None:
+    """Real processes (a launch's imports are only seen in a fresh interpreter): about 2 s
+    of CPU, the launch's own."""
+    codes, _, loaded = run([["daemon", "status"]], env, watched=HEAVY + CLOUD)
+    assert codes == [0] and not set(loaded) & {"pandas", "numpy", *NEVER, *CLOUD}, loaded
+    home = Path(env["HOME"])
+    db = tmp_path / "store.sqlite"  # the launch adds a job: to a copy of the store
+    db.write_bytes(Path(env["COSTSCHED_DB"]).read_bytes())
+    (home / "quick.yaml").write_text("name: quick\nrun: 'true'\nthroughputs: {V100: 1.0}\n"
+                                     "steps: 10\nconstraints: {regions: [us-east-1]}\n")
+    own = {**env, "COSTSCHED_DB": str(db), "COSTSCHED_INSTANCES": str(tmp_path / "instances")}
+    codes, err, loaded = run([["launch", "quick.yaml"]], own,
+                             watched=CLOUD + ("launchers.local",))
+    assert codes == [0], err
+    assert loaded == ["launchers.local"]  # the probe sees the launcher the launch used
