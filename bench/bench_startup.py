@@ -49,8 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 # name -> (argv, store): the store is "empty", "demo", "none" (no store made yet),
-# "none+discovered" (no store, an empty discovered-types file) or "none+cold" (no store,
-# the user cache emptied before each run).
+# "none+discovered" (no store, an empty discovered-types file); "+cold" after a store: the
+# user cache emptied before each run.
 COMMANDS: dict[str, tuple[list[str], str]] = {
     "--help": (["--help"], "empty"),
     "--version": (["--version"], "empty"),
@@ -71,6 +71,9 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "gpus H100 (no store)": (["gpus", "H100"], "none"),
     "gpus (discovered types)": (["gpus"], "none+discovered"),
     "gpus (no store, no cache)": (["gpus"], "none+cold"),
+    "plan resnet50 (no cache)": (["plan", str(EXAMPLES / "resnet50-anywhere.yaml")],
+                                 "demo+cold"),
+    "report (no cache)": (["report"], "demo+cold"),
 }
 # A job that ends at once; its prices are the demo's.
 FINISHED_JOB = f"""name: hello
@@ -107,8 +110,7 @@ class Checkout:
                 "COSTSCHED_DAEMON_AUTOSTART": "false",
                 "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "no-discovered.csv"),
                 "XDG_CACHE_HOME": str(self.tmp / "cache")}
-        if store == "none+cold":
-            return {**base, "COSTSCHED_DB": str(self.tmp / "none.sqlite")}
+        store = store.removesuffix("+cold")
         if store == "none+discovered":
             return {**base, "COSTSCHED_DB": str(self.tmp / "none.sqlite"),
                     "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "discovered.csv")}
@@ -177,7 +179,7 @@ def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: i
         for i, checkout in enumerate(checkouts):
             if store == "demo-copy":  # a fresh copy: each launch adds the same one job
                 shutil.copy(checkout.tmp / "demo.sqlite", checkout.tmp / "copy.sqlite")
-            if store == "none+cold":
+            if store.endswith("+cold"):
                 shutil.rmtree(checkout.tmp / "cache", ignore_errors=True)
             args = [a.replace("{tmp}", str(checkout.tmp)) for a in argv]
             times[i].append(run_once([*CLI, *args], checkout.env(store), checkout.tmp))
