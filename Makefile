@@ -9,15 +9,18 @@ SPOT_TRACES ?= ../shared/data/spot-traces
 DEADLINE_DB := .demo/availability-2023.sqlite
 
 
-.PHONY: demo demo-local demo-recorded demo-deadline test lint bench docs install install-dev clean
+.PHONY: demo demo-local demo-recorded demo-deadline test test-loaded lint bench docs install \
+	install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# Stamps re-run the install whenever pyproject.toml changes.
+# Stamps re-run the install whenever pyproject.toml changes. The demo's install carries
+# what the README's next commands need without a cloud account (DEMO_EXTRAS: the dashboard).
+DEMO_EXTRAS := dashboard
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[$(DEMO_EXTRAS)]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
@@ -118,6 +121,16 @@ test: $(VENV)/.installed-dev
 			echo "== the result-comparing tests again, with $(BLAS_ENV)"; \
 			env $(BLAS_ENV) $(BIN)/pytest -n 3 --dist loadfile -m results; \
 		fi
+
+# The suite on a busy machine: CPU hogs (busy loops, one per core plus two; LOAD_HOGS=N
+# for another count) run beside pytest for as long as it runs. No test may depend on the
+# machine being quiet. TESTS=... runs part of the suite (default: all of it).
+LOAD_HOGS ?=
+TESTS ?=
+test-loaded: $(VENV)/.installed-dev
+	export COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)}; \
+		$(BIN)/python scripts/under_load.py $(if $(LOAD_HOGS),--hogs $(LOAD_HOGS)) -- \
+		$(BIN)/pytest -n 3 --dist loadfile --durations=15 $(TESTS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -65,7 +65,7 @@ VARIATIONS = [
 OPTIMUM_STATES = 250
 TARGET_S = 60.0
 TARGET_GAP = 0.10
-CANDIDATES = ("spot-anywhere", "spot-risk")
+CANDIDATES = ("spot-hedge", "spot-anywhere", "spot-risk")
 SINGLE_ZONE = ("greedy", "uniform-progress")
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from costsched import clouds
 from costsched.bundled_cache import kept
+from costsched.amounts import per_hour
 from costsched.catalog_version import CATALOG_VERSION
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.vocabulary import choose, did_you_mean
@@ -194,8 +195,8 @@ def _changes() -> dict[tuple[str, str, str], list[tuple[datetime, str]]]:
             if before is not None and day > before[0] and abs(price / before[1] - 1) > PRICE_CHANGE:
                 out.setdefault((r["cloud"], r["instance_type"], market), []).append(
                     (day, f"{r['instance_type']} {market.replace('_', '-')} in "
-                          f"{place[3] or place[2]} went from ${before[1]:,.2f}/h "
-                          f"({before[0]:%Y-%m-%d}) to ${price:,.2f}/h ({day:%Y-%m-%d})"))
+                          f"{place[3] or place[2]} went from {per_hour(before[1])}/h "
+                          f"({before[0]:%Y-%m-%d}) to {per_hour(price)}/h ({day:%Y-%m-%d})"))
             last[place] = (day, price)
     return out
 

@@ -30,7 +30,7 @@ MOVE_COLUMNS = [
     "job_id", "from_placement", "to_placement", "at", "from_cloud", "from_region",
     "to_cloud", "to_region", "gb", "usd_per_gb", "usd",
 ]
-_MOVE_REASONS = ("migration", "recovery")
+_MOVE_REASONS = ("migration", "recovery", "start")  # the checkpoint is copied
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,6 +17,13 @@ _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?
                        r"(?:(\d+(?:\.\d+)?)\s*m)?\s*$")
 
 
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def parse_hours(value: Any) -> float | datetime:
     """A duration in hours (number, '36h', '2d', '90m', '1d12h') or an absolute ISO time."""
     if isinstance(value, bool):
@@ -28,7 +35,9 @@ def parse_hours(value: Any) -> float | datetime:
     else:
         text = str(value)
         m = _DURATION.match(text)
-        if m and any(m.groups()):
+        if _number(text) is not None:  # '-3', '1e9': hours, checked below (not a year)
+            hours = float(text)
+        elif m and any(m.groups()):
             d, h, mins = (float(g) if g else 0.0 for g in m.groups())
             hours = 24 * d + h + mins / 60
         else:

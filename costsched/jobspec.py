@@ -43,7 +43,7 @@ from pydantic import (
 from costsched.catalog import gpu_model_name
 from costsched.cpu_work import CpuWork
 from costsched.durations import MAX_HOURS, parse_hours
-from costsched.model import CLOUDS, MARKETS, Constraints, InvalidInput, Job, utc
+from costsched.model import ALL_MARKETS, CLOUDS, Constraints, InvalidInput, Job, utc
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
@@ -178,7 +178,7 @@ class ConstraintsSpec(_Strict):
     @field_validator("markets")
     @classmethod
     def _markets(cls, v: list[str]) -> list[str]:
-        return _choices(v, MARKETS)
+        return _choices(v, ALL_MARKETS)
 
     @field_validator("gpu_models")
     @classmethod

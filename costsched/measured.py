@@ -1,13 +1,20 @@
 """Measured speed: the steps per second a job really made, from the step it reported and
-the hours its placements ran, and how far that is from the figure its plan used.
+the hours it trained, and how far that is from the figure its plan used.
 
-A job's speed on a GPU (model and count) is its reported steps over its placements'
-hours up to the report. A job that ran on more than one GPU reports one step for all of
-them, so its steps are shared among its GPUs in the proportions of its throughput table
-(the table's ratios, scaled to what the job did); one that ran on one GPU is measured
-exactly. A speed on a GPU the job did not run on is its measured speed carried by the
-table's ratio between the two GPUs, never the table's absolute figure. Where no step was
-reported (or the table knows neither GPU), there is no speed: NaN, never a guess.
+A job's speed on a GPU (model and count) is the steps it made there over the time it
+trained there: on each placement, from the first step it reported to the last (its
+`readings`), so that the boot, the setup and the data loading before its first step are
+never counted as slow training. Until a running job (one with an open placement) has
+trained MIN_TRAINING_SECONDS between two readings on some GPU, its speed is still being
+measured (`measuring`): no figure, no flag. A job that ended before that is measured over
+its placements' hours (all it ran: a short job's setup included).
+A job whose placements were stored before readings were kept is measured over its
+placements' hours up to its report; one that ran on more than one GPU then reports one
+step for all of them, so its steps are shared among its GPUs in the proportions of its
+throughput table (the table's ratios, scaled to what the job did). A speed on a GPU the
+job did not train on (long enough) is its measured speed carried by the table's ratio
+between the two GPUs, never the table's absolute figure. Where no step was reported (or
+the table knows neither GPU), there is no speed: NaN, never a guess.
 
 Pure: frames and stored specs in, frames out; `costsched.service.speeds` reads the store.
 """
@@ -28,7 +35,13 @@ from costsched.passes import memo
 from costsched.throughput import ThroughputTable, model_key
 
 DEFAULT_FACTOR = 1.5  # measured / planned beyond this (either way) is flagged
-SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "measured_sps"]
+SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "measured_sps",
+                 "measuring"]
+# Between two readings on a GPU before its speed is judged: readings come every few seconds,
+# so a speed is never judged on one or two of them.
+MIN_TRAINING_SECONDS = 10.0
+MEASURING = (f"measuring: its speed is judged after {MIN_TRAINING_SECONDS:.0f} s of "
+             "training from its first reported step (boot and setup are not counted)")
 Rate = Callable[[str, int], float]  # steps/s on (GPU model, count) by a job's table
 
 
@@ -44,14 +57,28 @@ def rate_or_nan(rate: Rate | None, gpu: str, count: int) -> float:
 
 
 def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
-           read_at: Mapping[int, pd.Timestamp], rates: Mapping[int, Rate | None]
-           ) -> pd.DataFrame:
-    """Per job and GPU (model, count) it ran on: the hours it ran there up to the reading
-    of its step (`read_at`), the speed its table gives (`planned_sps`) and the speed it
-    made (`measured_sps`, NaN when it reported no step). `placements`: the jobs' placement
-    frame (job_id, gpu_model, gpu_count, start_at, end_at; end NaT while open)."""
+           read_at: Mapping[int, pd.Timestamp], rates: Mapping[int, Rate | None],
+           readings: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per job and GPU (model, count) it ran on: the hours it trained there (see the
+    module), the speed its table gives (`planned_sps`) and the speed it made
+    (`measured_sps`, NaN when it reported no step, or while `measuring`). `placements`:
+    the jobs' placement frame (id, job_id, gpu_model, gpu_count, start_at, end_at; end NaT
+    while open); `readings`: their step readings (`JobStore.readings`). A job without
+    readings, or one with no open placement that did not train long enough, is measured
+    over its placements' hours up to the reading of its step (`read_at`)."""
     if placements.empty:
         return pd.DataFrame(columns=SPEED_COLUMNS)
+    read = set() if readings is None or readings.empty else set(readings["job_id"])
+    if read:
+        trained = _trained(placements[placements["job_id"].isin(read)], readings, rates)
+        live = set(placements.loc[placements["end_at"].isna(), "job_id"])
+        short = set(trained.loc[trained["measuring"], "job_id"]) - live
+        trained = trained[~trained["job_id"].isin(short)]
+        rest = placements[~placements["job_id"].isin(read - short)]
+        if rest.empty:
+            return trained
+        return pd.concat([trained, speeds(rest, steps_done, read_at, rates)],
+                         ignore_index=True)
     reading = placements["job_id"].map(lambda j: read_at.get(int(j)))
     reading = pd.to_datetime(reading, utc=True)
     end = placements["end_at"].fillna(reading)
@@ -79,7 +106,44 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
         if math.isfinite(table_steps) and table_steps > 0:
             measured[rows] = planned * steps / table_steps
     frame["measured_sps"] = measured
+    frame["measuring"] = False
     return frame[SPEED_COLUMNS]
+
+
+def _trained(placements: pd.DataFrame, readings: pd.DataFrame,
+             rates: Mapping[int, Rate | None]) -> pd.DataFrame:
+    """`speeds` of jobs with step readings: per GPU, the steps between each placement's
+    first and last reading over the time between them; a GPU it has not trained on long
+    enough is carried by its table's ratio from the one it trained on longest."""
+    read = readings.set_index("id")
+    mine = placements.assign(
+        seconds=placements["id"].map(
+            (read["last_at"] - read["first_at"]).dt.total_seconds()).fillna(0.0),
+        steps=placements["id"].map(read["last_step"] - read["first_step"]).fillna(0.0))
+    frame = mine.groupby(["job_id", "gpu_model", "gpu_count"], as_index=False,
+                         sort=False)[["seconds", "steps"]].sum()
+    frame["hours"] = frame["seconds"] / 3600
+    frame["planned_sps"] = [rate_or_nan(rates.get(int(j)), g, c) for j, g, c in zip(
+        frame["job_id"], frame["gpu_model"], frame["gpu_count"], strict=True)]
+    enough = (frame["seconds"] >= MIN_TRAINING_SECONDS) & (frame["steps"] > 0)
+    frame["measured_sps"] = (frame["steps"] / frame["seconds"]).where(enough)
+    frame["measuring"] = False
+    for _, rows in frame.groupby("job_id").indices.items():
+        known = frame.iloc[rows][enough.iloc[rows]]
+        if known.empty:  # reported steps, not yet for long enough anywhere
+            frame.loc[frame.index[rows], "measuring"] = True
+            continue
+        ref = known.sort_values("seconds", ascending=False, kind="stable").iloc[0]
+        others = frame.index[rows][~enough.iloc[rows].to_numpy()]
+        frame.loc[others, "measured_sps"] = (ref["measured_sps"] * frame.loc[others,
+                                             "planned_sps"] / ref["planned_sps"])
+    return frame[SPEED_COLUMNS]
+
+
+def measuring(job_speeds: pd.DataFrame) -> bool:
+    """Whether a job (its rows of `speeds`) reported steps but has not trained long enough
+    on any GPU for a speed yet."""
+    return bool(len(job_speeds)) and bool(job_speeds["measuring"].all())
 
 
 def speed_on(job_speeds: pd.DataFrame, gpu: str, count: int, rate: Rate | None) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
@@ -11,6 +12,13 @@ from costsched import clouds
 
 CLOUDS = clouds.NAMES
 MARKETS = ("on_demand", "spot")
+# Capacity booked ahead, beside the hourly markets: an EC2 Capacity Block for ML (bought
+# upfront for a start and a duration), a GCE flex-start VM (Dynamic Workload Scheduler: an
+# hourly discount, a wait for capacity, at most 7 days) and a reservation the account
+# already holds (paid: free to use while it lasts). The general ranking leaves them out
+# unless a job names them; `costsched.optimize.booked` plans them (`BookedOffering`).
+BOOKED_MARKETS = ("capacity_block", "flex_start", "reservation")
+ALL_MARKETS = (*MARKETS, *BOOKED_MARKETS)
 Cloud = Literal["aws", "gcp", "azure"]
 Market = Literal["on_demand", "spot"]
 
@@ -19,13 +27,38 @@ Market = Literal["on_demand", "spot"]
 # instead of overwriting the Linux rows that share their timestamps.
 OPERATING_SYSTEMS = ("linux", "linux-vpc", "windows", "suse", "rhel")
 
-# The life of a job in the job store. A job in a final state is over; launching it
-# again makes a new job.
+# The life of a job in the job store. A job in a final state has no instance and is not
+# watched: a succeeded or failed job is over (launching it again makes a new job), a
+# stopped job (`costsched stop`, or a budget's cap) can be started again from its newest
+# checkpoint (`costsched start`).
 JOB_STATES = ("pending", "launching", "running", "checkpointing", "migrating", "recovering",
-              "succeeded", "failed", "cancelled")
-FINAL_STATES = ("succeeded", "failed", "cancelled")
-# Why a job was placed on an offering: its first start, a planned move, or after preemption.
-PLACEMENT_REASONS = ("launch", "migration", "recovery")
+              "succeeded", "failed", "stopped")
+FINAL_STATES = ("succeeded", "failed", "stopped")
+
+
+def state_phrase(state: str) -> str:
+    """A job's state in a sentence: 'has succeeded', 'has failed', 'is stopped', 'is
+    running'."""
+    return f"has {state}" if state in ("succeeded", "failed") else f"is {state}"
+
+
+def failure_words(exit_code: int | None, detail: str) -> str:
+    """Why an instance failed, naming its exit code once: the launcher's own words ('exit
+    code 2 (ValueError: bad batch size)'), led by the exit code where they do not say it
+    (a store written by an earlier version may hold it twice: it is said once)."""
+    detail = str(detail or "").strip()
+    if exit_code is None:
+        return detail
+    code = f"exit code {exit_code}"
+    detail = re.sub(rf"^(?:{code}: )+(?={code}\b)", "", detail)
+    if not detail:
+        return code
+    return detail if re.search(rf"\b{code}\b", detail) else f"{code}: {detail}"
+
+
+# Why a job was placed on an offering: its first start, a planned move, after a preemption
+# (a recovery), or a stopped job started again by the user (a start, not a recovery).
+PLACEMENT_REASONS = ("launch", "migration", "recovery", "start")
 
 
 class InvalidInput(ValueError):
@@ -50,8 +83,9 @@ class Offering:
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
             raise InvalidInput(f"cloud {self.cloud!r}: expected one of {', '.join(CLOUDS)}")
-        if self.market not in MARKETS:
-            raise InvalidInput(f"market {self.market!r}: expected one of {', '.join(MARKETS)}")
+        if self.market not in ALL_MARKETS:
+            raise InvalidInput(f"market {self.market!r}: expected one of "
+                               f"{', '.join(ALL_MARKETS)}")
         if self.os not in OPERATING_SYSTEMS:
             raise InvalidInput(f"os {self.os!r}: expected one of {', '.join(OPERATING_SYSTEMS)}")
         if self.gpu_count < 0 or (self.gpu_count == 0) != (self.gpu_model == ""):
@@ -86,6 +120,49 @@ class PriceObservation:
             raise InvalidInput(f"price {self.usd_per_hour}: expected a positive USD/hour")
         if self.effective_at.tzinfo is None:
             raise InvalidInput(f"time {self.effective_at}: expected a timezone-aware time")
+
+
+@dataclass(frozen=True, slots=True)
+class BookedOffering:
+    """Capacity booked ahead (see BOOKED_MARKETS): `offering.market` says which kind. The
+    instances are held over [start, end) (a flex-start VM: from when capacity is found,
+    `wait_hours` after asking, for at most `end - start`); `upfront_usd` is paid at the
+    purchase for all `instance_count` instances (0 for a reservation already held), and
+    `usd_per_hour` per instance while one runs (flex-start's price; 0 for a block or a
+    reservation). `offering_id` names it to the cloud (a CapacityBlockOfferingId, a
+    reservation's id or name); `observed_at` is when it was offered: its age."""
+
+    offering: Offering
+    start: datetime
+    end: datetime
+    instance_count: int
+    upfront_usd: float = 0.0
+    usd_per_hour: float = 0.0
+    offering_id: str = ""
+    wait_hours: float = 0.0
+    observed_at: datetime | None = None
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.offering.market not in BOOKED_MARKETS:
+            raise InvalidInput(f"market {self.offering.market!r}: expected one of "
+                               f"{', '.join(BOOKED_MARKETS)} for booked capacity")
+        if self.start.tzinfo is None or self.end.tzinfo is None:
+            raise InvalidInput("booked capacity: expected timezone-aware start and end")
+        if self.end <= self.start:
+            raise InvalidInput(f"booked capacity {self.offering_id or self.offering.key}: "
+                               f"end {self.end:%Y-%m-%d %H:%M} is not after its start")
+        if self.instance_count < 1:
+            raise InvalidInput(f"instance count {self.instance_count}: expected >= 1")
+        for name in ("upfront_usd", "usd_per_hour", "wait_hours"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise InvalidInput(f"{name} {value!r}: expected a number >= 0")
+
+    @property
+    def hours(self) -> float:
+        """Its length in hours."""
+        return (self.end - self.start).total_seconds() / 3600
 
 
 @dataclass(frozen=True, slots=True)

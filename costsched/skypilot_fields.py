@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from costsched import catalog
+from costsched import catalog, clouds
 from costsched.bundled_prices import GPU_MODELS
 from costsched.model import InvalidInput
 from costsched.vocabulary import did_you_mean
@@ -149,6 +149,8 @@ def image(value: Any, fail: Fail) -> str | dict[str, str]:
     """An image id, or one per region ({us-east-1: ami-..., us-west-2: ami-...})."""
     if isinstance(value, dict) and value and all(
             isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()):
+        for place, one in value.items():
+            _image_place(place, one, fail)
         return {str(k): str(v) for k, v in value.items()}
     if not isinstance(value, str) or not value.strip():
         raise fail("resources.image_id", "expected an image id, or a mapping of region: "
@@ -161,6 +163,18 @@ def image(value: Any, fail: Fail) -> str | dict[str, str]:
                        "docker:nvcr.io/nvidia/pytorch:24.07-py3")
         return DOCKER + ref
     return value
+
+
+def _image_place(place: str, one: str, fail: Fail) -> None:
+    """A key of image_id's mapping is a region of some cloud or a cloud: an image kept for a
+    place that does not exist would never be used, and the default image run instead."""
+    problem = None if place in clouds.NAMES else clouds.region_problem(place)
+    if problem:
+        raise fail(f"resources.image_id.{place}", f"{problem} (or a cloud: "
+                   f"{', '.join(clouds.NAMES)})")
+    if one.strip().startswith(DOCKER):
+        raise fail(f"resources.image_id.{place}", f"{one!r}: a Docker image runs the same "
+                   "in every region: give it as image_id: docker:IMAGE, for all of them")
 
 
 def docker_image(image_id: Any) -> str:

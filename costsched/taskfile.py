@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from costsched import file_limits
 from costsched.jobspec import JobSpec, parse, refuse_duplicate_names
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
@@ -100,6 +101,7 @@ class _SpecLoader(yaml.SafeLoader):
 
 def read(path: Path) -> list[Any]:
     """The file's YAML documents; InvalidInput with the line of the first problem."""
+    file_limits.check(path, file_limits.TASK, effective().files.task_mb)
     try:
         text = path.read_text()
     except FileNotFoundError:

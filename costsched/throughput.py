@@ -53,6 +53,7 @@ from pathlib import Path
 
 import platformdirs
 
+from costsched import file_limits
 from costsched.catalog import gpu_model_name
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -176,9 +177,11 @@ def user_path() -> Path:
     return Path(platformdirs.user_data_dir("costsched")) / "throughputs.csv"
 
 
-def read_measurements(path: Path) -> pd.DataFrame:
+def read_measurements(path: Path, limit_mb: float | None = None) -> pd.DataFrame:
     """A measurement CSV (model, gpu_model, gpu_count, steps_per_second[, source]),
-    validated; errors name the file, row and field."""
+    validated; errors name the file, row and field. A file over `limit_mb` (default
+    `file_limits.THROUGHPUTS`'s) is refused before it is read."""
+    file_limits.check(path, file_limits.THROUGHPUTS, limit_mb)
     try:
         frame = pd.read_csv(path, dtype={"model": str, "gpu_model": str})
     except FileNotFoundError:

@@ -150,54 +150,19 @@ def identifier_problem(name: str, value: object, *, empty: bool = False) -> str 
     return None
 
 
-# Region names as each cloud documents their shape: a geography, a direction, a number.
-# A shape rather than a list, so that a region opened after this release is accepted; a
-# name no cloud would give (us-moon-1, a typo of the geography) is refused.
-_DIRECTIONS = r"(?:north|south|east|west|central)(?:east|west|central)?"
-REGION_SHAPES = {
-    # us-east-1, eu-central-2, ap-southeast-5, us-gov-west-1, cn-northwest-1, mx-central-1
-    "aws": (re.compile(rf"(?:us|ca|mx|sa|eu|ap|me|af|il|cn)(?:-gov|-iso[a-z]?)?-"
-                       rf"{_DIRECTIONS}-[1-9]\d?"), "us-east-1"),
-    # us-central1, europe-west4, asia-northeast1, northamerica-northeast2, me-central1
-    "gcp": (re.compile(rf"(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-"
-                       rf"{_DIRECTIONS}[1-9]\d?"), "us-central1"),
-    # eastus, westeurope, southcentralus, uksouth, germanywestcentral, eastus2 (lower case
-    # letters naming a direction, and an optional number)
-    "azure": (re.compile(r"[a-z]*(?:north|south|east|west|central)[a-z]*[1-9]?"), "eastus"),
-}
-# AWS zones: the region and a letter; a Local Zone adds its metro and a number
-# (us-west-2-lax-1a). GCP zones: the region, "-" and a letter. Azure zones: 1, 2, 3.
-_AWS_ZONE = re.compile(r"(?P<region>.+?)(?:-[a-z]{3}-[1-9])?[a-z]")
-_GCP_ZONE = re.compile(r"(?P<region>.+)-[a-z]")
-
-
 def region_problem(cloud: str, region: object) -> str | None:
-    """Whether `region` has the shape of one of `cloud`'s regions (REGION_SHAPES)."""
-    shape = REGION_SHAPES.get(cloud)
-    if shape is None or not isinstance(region, str):
-        return None
-    pattern, example = shape
-    if not pattern.fullmatch(region):
-        return f"region {region!r}: not a region of {cloud}: expected a name such as {example}"
-    return None
+    """Whether `region` is one of `cloud`'s regions (`costsched.clouds` knows them)."""
+    from costsched import clouds
+
+    found = clouds.CLOUDS.get(cloud)
+    return None if found is None else found.region_problem(region)
 
 
 def zone_problem(cloud: str, region: object, zone: object) -> str | None:
     """Whether `zone` ("" for a regional price) is a zone of `region` on `cloud`."""
-    if not isinstance(zone, str) or not zone or not isinstance(region, str):
+    from costsched import clouds
+
+    found = clouds.CLOUDS.get(cloud)
+    if found is None or not isinstance(region, str) or not isinstance(zone, str):
         return None
-    if cloud == "azure":
-        return None if zone in ("1", "2", "3") else (
-            f"zone {zone!r}: not an Azure availability zone: expected 1, 2 or 3 (or empty)")
-    pattern = _AWS_ZONE if cloud == "aws" else _GCP_ZONE if cloud == "gcp" else None
-    if pattern is None:
-        return None
-    m = pattern.fullmatch(zone)
-    example = f"{region}a" if cloud == "aws" else f"{region}-a"
-    if m is None or region_problem(cloud, m["region"]) is not None:
-        return (f"zone {zone!r}: not a zone of {cloud}: expected a zone of {region} such "
-                f"as {example}")
-    if m["region"] != region:
-        return (f"zone {zone!r}: a zone of {m['region']}, not of region {region}: expected "
-                f"a zone such as {example}")
-    return None
+    return found.zone_problem(region, zone)

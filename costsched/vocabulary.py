@@ -53,3 +53,13 @@ def choose(values: Iterable[str], accepted: Iterable[str]) -> tuple[list[str], s
                          f"{did_you_mean(value, accepted)}")
         out.append(found)
     return out, None
+
+
+def prefixed(prefix: str, text: str) -> str:
+    """'prefix: text', unless `text` names `prefix` first already ('aws: boto3 is ...' or
+    'myclf, 3,000 steps' stays as it is): a message passed up through several hands names
+    its subject once."""
+    text = str(text)
+    if text == prefix or text.startswith((f"{prefix}:", f"{prefix} ", f"{prefix},")):
+        return text
+    return f"{prefix}: {text}"

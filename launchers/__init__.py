@@ -35,4 +35,9 @@ def make_launcher(name: str, **options: Any) -> Any:  # -> launchers.base.Launch
     except KeyError:
         raise InvalidInput(f"launcher {name!r}: expected one of {', '.join(BACKENDS)}"
                            ) from None
-    return getattr(import_module(module), cls)(**options)
+    from costsched.clouds.base import NotSetUp, SdkMissing
+
+    try:
+        return getattr(import_module(module), cls)(**options)
+    except (SdkMissing, NotSetUp) as exc:  # one line saying what to install or set up
+        raise InvalidInput(str(exc)) from None

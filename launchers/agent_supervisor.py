@@ -17,7 +17,8 @@ The job never runs twice:
   (WORKDIR/.agent.lock) that the agent inherits, so a supervisor started again while the
   agent of a dead supervisor lives waits for that agent to end;
 - before an agent is started again, what is left of the dead agent's job (its process
-  group: the agent led it) is asked to checkpoint and stop (SIGTERM, SIGKILL after the
+  group: the agent led it; and a job in a Docker image, its containers, which outlive
+  their docker client) is asked to checkpoint and stop (SIGTERM, SIGKILL after the
   grace period) and every checkpoint file it wrote is published, before and after the
   stop (`launchers.agent_recovery.publish_leftovers`); only then does a new agent restore
   the newest checkpoint and run the job on;
@@ -85,14 +86,22 @@ def _signal_group(pgid: int, signum: int) -> None:
 def end_leftovers(workdir: Path, pgid: int | None, checkpoint_uri: str, publish: bool,
                   grace: float) -> None:
     """The recovery of a dead agent's job (the module's doc): publish what it wrote, stop
-    its process group `pgid` (SIGTERM, then SIGKILL after `grace` seconds), publish what it
-    wrote on the way out. `publish` False: a node that never publishes (a gang's rank > 0)."""
+    the containers it left and its process group `pgid` (SIGTERM, then SIGKILL after
+    `grace` seconds), publish what it wrote on the way out. `publish` False: a node that
+    never publishes (a gang's rank > 0)."""
     from launchers.agent import CHECKPOINTS
+    from launchers.containers import Container
 
     checkpoints = workdir / CHECKPOINTS
     if publish:
         _publish(checkpoint_uri, checkpoints)
-    if pgid is not None and pgid > 1 and _group_alive(pgid):
+    # A job in a Docker image runs in the runtime's care, not in the agent's group: its
+    # container is stopped first (the docker client, when it lives, then exits with it).
+    stopped = Container("", workdir.resolve()).stop_left(grace)
+    if stopped:
+        log.info("the agent's containers %s were stopped", ", ".join(stopped))
+    outlived = pgid is not None and pgid > 1 and _group_alive(pgid)
+    if outlived:
         log.info("the agent's job (process group %d) outlived it: SIGTERM", pgid)
         _signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + grace
@@ -102,8 +111,8 @@ def end_leftovers(workdir: Path, pgid: int | None, checkpoint_uri: str, publish:
             _signal_group(pgid, signal.SIGKILL)
             while _group_alive(pgid):
                 time.sleep(_WAIT)
-        if publish:
-            _publish(checkpoint_uri, checkpoints)
+    if publish and (stopped or outlived):
+        _publish(checkpoint_uri, checkpoints)
 
 
 def _publish(checkpoint_uri: str, checkpoints: Path) -> None:

@@ -20,9 +20,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from costsched.clouds import aws as aws_cloud
-from costsched.model import InvalidInput, Offering
-from launchers import aws_gang, aws_secrets, cloud_gang, task_resources, wedged
-from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, Launcher, LaunchSpec
+from costsched.model import BOOKED_MARKETS, BookedOffering, InvalidInput, Offering
+from launchers import aws_booking, aws_gang, aws_secrets, cloud_gang, task_resources, wedged
+from launchers.base import (
+    TAG_ATTEMPT,
+    TAG_JOB,
+    CapacityError,
+    Instance,
+    Launcher,
+    LaunchSpec,
+    Purchased,
+)
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
@@ -34,6 +42,11 @@ _NOT_FOUND = ("InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed")
 # one filter. Asked by filter, an unknown id is left out instead of failing the call.
 ID_CHUNK = 200
 log = logging.getLogger("costsched.aws")
+
+
+NO_CREDENTIALS = ("aws: no AWS credentials found: run `aws configure`, set AWS_PROFILE, or "
+                  "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (`costsched check` says "
+                  "what each cloud can do)")
 
 
 def _state(record: dict[str, Any]) -> tuple[str, str]:
@@ -90,15 +103,36 @@ class AwsLauncher(Launcher):
         self._clients: dict[tuple[str, str], Any] = {}
         self._images: dict[str, str] = {}
 
+    def check_ready(self) -> None:
+        # Said in one line before any call, not as botocore's error mid-launch.
+        if self.session.get_credentials() is None:
+            raise InvalidInput(NO_CREDENTIALS)
+
     def _client(self, service: str, region: str) -> Any:
         key = (service, region)
         if key not in self._clients:
+            if not self._clients:
+                self.check_ready()
             self._clients[key] = self.session.client(service, region_name=region,
                                                      config=aws_cloud.boto_config())
         return self._clients[key]
 
     def can_launch(self, offering: Offering) -> bool:
-        return offering.cloud == "aws"
+        return offering.cloud == "aws" and offering.market != "flex_start"
+
+    # -- booked capacity -----------------------------------------------------------------
+
+    def purchase(self, booked: BookedOffering, token: str, job_id: int | None) -> Purchased:
+        """Buy the capacity block `booked` (`launchers.aws_booking`)."""
+        if booked.offering.market != "capacity_block":
+            raise InvalidInput(f"{booked.offering.market}: the aws launcher buys capacity "
+                               "blocks only")
+        region = booked.offering.region
+        self.regions.add(region)
+        return aws_booking.purchase(self._client("ec2", region), booked, token, job_id)
+
+    def purchased(self, booked: BookedOffering, token: str) -> Purchased | None:
+        return aws_booking.find(self._client("ec2", booked.offering.region), token)
 
     @property
     def placement(self) -> str:
@@ -185,6 +219,10 @@ class AwsLauncher(Launcher):
                 "MarketType": "spot",
                 "SpotOptions": {"SpotInstanceType": "one-time",
                                 "InstanceInterruptionBehavior": "terminate"}}
+        elif offering.market in BOOKED_MARKETS:  # into its capacity reservation
+            if not spec.reservation:
+                raise CapacityError(offering, "no capacity reservation to launch into")
+            request.update(aws_booking.launch_options(offering.market, spec.reservation))
         if self.key_name:
             request["KeyName"] = self.key_name
         subnet = self._lookup(self.subnet_ids, offering)

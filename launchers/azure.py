@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, ClassVar
 
 from costsched.clouds import azure as azure_cloud
@@ -125,6 +124,15 @@ class AzureLauncher(Launcher):
             self._placement = cloud_gang.setting_from_config()
         return self._placement
 
+    def check_ready(self) -> None:
+        # No subscription named, or the SDK missing: one line before a launch stores anything.
+        from costsched.clouds.base import SdkMissing
+
+        try:
+            self.clients.compute  # noqa: B018 (made, not called: no request is sent)
+        except SdkMissing as exc:
+            raise InvalidInput(str(exc)) from None
+
     def can_launch(self, offering: Offering) -> bool:
         return offering.cloud == "azure"
 
@@ -188,7 +196,7 @@ class AzureLauncher(Launcher):
     def ssh_key(self) -> str:
         if not self._ssh_key:
             path = self.settings.ssh_public_key
-            self._ssh_key = (Path(path).expanduser().read_text().strip() if path
+            self._ssh_key = (azure_vm.public_ssh_key(path) if path
                              else azure_vm.ephemeral_ssh_key())
         return self._ssh_key
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from costsched.clouds import azure as azure_cloud
 from costsched.model import InvalidInput
 from launchers import cloud_gang, task_resources
 from launchers.base import TAG_ATTEMPT, TAG_JOB, LaunchSpec
@@ -23,7 +25,6 @@ NETWORK_API = "2020-11-01"  # the Microsoft.Network version the VM's inline NIC 
 # Managed disk kinds by a task's disk_tier (the OS disk: Ultra and Premium v2 cannot be one).
 DISK_TIERS = {"low": "Standard_LRS", "medium": "StandardSSD_LRS", "high": "Premium_LRS",
               "ultra": "Premium_LRS", "best": "Premium_LRS"}
-_URN = re.compile(r"^(?P<publisher>[^:]+):(?P<offer>[^:]+):(?P<sku>[^:]+):(?P<version>[^:]+)$")
 _TAG_NAME = re.compile(r"[<>%&\\?/]")  # characters Azure refuses in a tag's name
 
 
@@ -43,7 +44,7 @@ def image_reference(image: str) -> dict[str, str]:
     URN) or a resource id (/subscriptions/.../images/... or a gallery image version)."""
     if image.startswith("/subscriptions/"):
         return {"id": image}
-    found = _URN.match(image)
+    found = azure_cloud.IMAGE_URN.fullmatch(image)
     if not found:
         raise InvalidInput(f"azure image {image!r}: expected PUBLISHER:OFFER:SKU:VERSION "
                            "(microsoft-dsvm:ubuntu-hpc:2204:latest) or an image's resource id")
@@ -119,6 +120,34 @@ def document(spec: LaunchSpec, *, name: str, script: str, subnet: str, image: st
     if identity:
         body["identity"] = {"type": "UserAssigned", "userAssignedIdentities": {identity: {}}}
     return body
+
+
+# An OpenSSH public key line: its type, then its base64 body (learn.microsoft.com: Azure
+# takes RSA and Ed25519 keys).
+_PUBLIC_KEY = re.compile(r"(ssh-rsa|ssh-ed25519|ecdsa-sha2-nistp\d+|sk-\S+) AAAA[\w+/=]+( .*)?")
+MAX_PUBLIC_KEY = 16 * 1024  # an RSA key of 16,384 bits is about 2.8 KB
+
+
+def public_ssh_key(path: str) -> str:
+    """The OpenSSH public key in the file config azure.ssh_public_key names; one line when
+    it cannot be read, is too large, or is not a public key. A private key is refused (it
+    would be sent to Azure in the VM's document) and never shown."""
+    where = f"config azure.ssh_public_key {path!r}"
+    try:
+        with open(os.path.expanduser(path), "rb") as file:
+            data = file.read(MAX_PUBLIC_KEY + 1)
+    except OSError as exc:
+        raise InvalidInput(f"{where}: cannot be read ({exc.strerror or type(exc).__name__})"
+                           ": expected a public key file such as ~/.ssh/id_ed25519.pub"
+                           ) from None
+    text = data.decode("utf-8", "replace").strip()
+    if b"PRIVATE KEY" in data:
+        raise InvalidInput(f"{where}: is a private key, never sent anywhere: name its "
+                           "public half (the .pub file beside it)")
+    if len(data) > MAX_PUBLIC_KEY or not _PUBLIC_KEY.fullmatch(text):
+        raise InvalidInput(f"{where}: not an OpenSSH public key: expected one line "
+                           "'ssh-rsa AAAA...' or 'ssh-ed25519 AAAA...' (ssh-keygen -y -f KEY)")
+    return text
 
 
 def ephemeral_ssh_key() -> str:

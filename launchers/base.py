@@ -10,7 +10,8 @@ from costsched.migration.launcher import (
     Instance,
     Launcher,
     LaunchSpec,
+    Purchased,
 )
 
 __all__ = ["INSTANCE_STATES", "LIVE_STATES", "TAG_ATTEMPT", "TAG_JOB", "CapacityError",
-           "Instance", "LaunchSpec", "Launcher"]
+           "Instance", "LaunchSpec", "Launcher", "Purchased"]

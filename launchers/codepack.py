@@ -103,9 +103,13 @@ def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 2
             sizes[rel] = 0
         else:
             sizes[rel] = info.st_size
+    loops = {}
     for rel in links:  # within the archive as well: its links lead to its own entries
         if resolve_within(links, rel) is None:
-            raise InvalidInput(_link_out(workdir, rel, links[rel]))
+            chain = loop_of(links, rel)
+            if chain is None:
+                raise InvalidInput(_link_out(workdir, rel, links[rel]))
+            loops[rel] = chain  # leads nowhere, so nowhere out: kept as a link, as git does
     found = secrets_scan.credentials(workdir, [n for n in names if n not in links])
     if found:
         raise InvalidInput(
@@ -119,6 +123,10 @@ def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 2
     if listing.skipped:
         log.warning("workdir %s: left out %s (not a file, directory or link)", workdir,
                     _few(listing.skipped))
+    if loops:
+        log.warning("workdir %s: %s a loop of links (%s): packed as links, as git keeps them; "
+                    "opening one fails", workdir, "link " + _few(list(loops)) +
+                    (" is" if len(loops) == 1 else " are in"), "; ".join(loops.values()))
     dest_dir.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=dest_dir, prefix=".packing-", suffix=".tar.gz")
     try:
@@ -167,28 +175,47 @@ def resolve_within(links: dict[str, str], name: str, limit: int = 40) -> list[st
     (name: target), as the kernel would resolve it there, following links on the way and
     at the end; None when it leads above the tree's top (or loops past `limit` links).
     Names not in `links` count as directories or files of the tree."""
+    return _follow(links, name, limit)[0]
+
+
+def loop_of(links: dict[str, str], name: str, limit: int = 40) -> str | None:
+    """'a -> b -> a' when resolving `name` never ends (a loop of links; or a chain of more
+    than `limit`, which the kernel refuses as it does a loop: ELOOP): the path leads
+    nowhere, so nowhere out of the tree. None otherwise."""
+    here, visited = _follow(links, name, limit)
+    if here is not None or len(visited) <= limit:
+        return None
+    repeated = [i for i, at in enumerate(visited) if at in visited[i + 1:]]
+    if not repeated:
+        return " -> ".join(visited[:3]) + f" -> ... (more than {limit} links)"
+    again = visited.index(visited[repeated[0]], repeated[0] + 1)
+    return " -> ".join(visited[:again + 1])
+
+
+def _follow(links: dict[str, str], name: str, limit: int) -> tuple[list[str] | None, list[str]]:
+    """(`resolve_within`'s answer, the links followed on the way, in order)."""
     pending = list(reversed(PurePosixPath(name).parts))
     here: list[str] = []
-    hops = 0
+    visited: list[str] = []
     while pending:
         part = pending.pop()
         if part in ("", "."):
             continue
         if part == "..":
             if not here:
-                return None
+                return None, visited
             here.pop()
             continue
         at = "/".join([*here, part])
         if at in links:
-            hops += 1
+            visited.append(at)
             target = links[at]
-            if hops > limit or target.startswith("/"):
-                return None
+            if len(visited) > limit or target.startswith("/"):
+                return None, visited
             pending.extend(reversed(PurePosixPath(target).parts))  # from the link's folder
             continue
         here.append(part)
-    return here
+    return here, visited
 
 
 def _inside(root: Path, path: Path) -> bool:
@@ -447,7 +474,8 @@ def unpack(archive: Path, dest: Path, sha256: str | None = None, size: int | Non
                 if any(str(parent) in links for parent in parents):
                     raise CorruptArchive(f"{where}: under a link (only plain directories "
                                          "may hold entries)")
-                if member.issym() and resolve_within(links, name) is None:
+                if member.issym() and resolve_within(links, name) is None \
+                        and loop_of(links, name) is None:  # a loop leads nowhere: kept
                     raise CorruptArchive(f"{where}: a link out of the working directory "
                                          f"through the links on its way, or in a loop (to "
                                          f"{member.linkname})")

@@ -49,6 +49,7 @@ PULL_TIMEOUT = 3600.0  # seconds: a large image over a slow link
 _ECR = re.compile(r"^(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
 _GOOGLE = re.compile(r"^(?:[a-z0-9-]+-docker\.pkg\.dev|(?:[a-z]+\.)?gcr\.io)$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an env a shell can assign
+MARK = ".container-"  # WORKDIR/.container-PHASE: the phase's container may run
 log = logging.getLogger("costsched.agent")
 
 # The container's first process (POSIX sh; $0 is the job's command, $1 the file of its
@@ -234,7 +235,7 @@ class Container:
     def starting(self, phase: str) -> str:
         """The name of the phase's container about to start, a dead agent's container of
         that name ended first (a mark in the working directory says one may be left)."""
-        mark = self.workdir / f".container-{phase}"
+        mark = self.workdir / f"{MARK}{phase}"
         if mark.exists():
             self.remove(self.name(phase))
         mark.touch()
@@ -245,8 +246,28 @@ class Container:
         client was killed (the container may run on), unless it is kept (setup's)."""
         if client_code is not None and client_code < 0 and not keep:
             self.remove(self.name(phase))
-        (self.workdir / f".container-{phase}").unlink(missing_ok=True)
+        (self.workdir / f"{MARK}{phase}").unlink(missing_ok=True)
         self.forget_envs()
+
+    def stop_left(self, grace: float) -> list[str]:
+        """The containers a dead agent left (its marks in the working directory), each
+        stopped as a stop ends a job: SIGTERM to the container's first process (which
+        forwards it to the job, which checkpoints), SIGKILL after `grace` seconds (`docker
+        stop`), and their envs' file deleted; the names of those asked. Their docker client
+        may have died with the agent (a unit's whole cgroup killed): a container, in the
+        runtime's care, runs on."""
+        names = [self.name(m.name[len(MARK):]) for m in sorted(self.workdir.glob(MARK + "*"))]
+        for name in names:
+            try:
+                subprocess.run([self.docker, "stop", "-t", str(max(0, round(grace))), name],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=grace + 120, check=False)
+            except (OSError, subprocess.TimeoutExpired) as exc:  # the agent's rm -f is next
+                log.warning("container %s left by the agent: docker stop: %s", name,
+                            type(exc).__name__)
+        if names:  # the envs' file (secrets included) the dead agent left
+            self.forget_envs()
+        return names
 
     def added_envs(self, env: Mapping[str, str]) -> list[str]:
         """The names in `env` the agent set for the job (COSTSCHED_*, CHECKPOINT_DIR, a

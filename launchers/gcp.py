@@ -43,6 +43,11 @@ STOP_FLAG = StopFlag(
     headers={"Metadata-Flavor": "Google"})
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 OPERATION_TIMEOUT = 600.0  # seconds to wait for an insert or a delete
+FLEX_START_SECONDS = 7 * 24 * 3600  # a flex-start VM's longest run (maxRunDuration)
+# How long a flex-start request waits for capacity before it fails (requestValidForDuration):
+# the wait the planner assumes (`costsched.service.booked.FLEX_START_WAIT_HOURS`).
+FLEX_START_WAIT_SECONDS = 2 * 3600
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _N1_GPU = re.compile(r"^(?P<machine>[a-z0-9-]+)\+(?P<count>\d+)x(?P<accelerator>[a-z0-9-]+)$")
 _NAMESPACE = uuid.UUID("5d0c1f0e-8a47-4c4e-9d1e-6c6f73747363")
 log = logging.getLogger("costsched.gcp")
@@ -213,6 +218,22 @@ class GcpLauncher(Launcher):
             scheduling = compute_v1.Scheduling(
                 provisioning_model="SPOT", instance_termination_action="DELETE",
                 on_host_maintenance="TERMINATE", automatic_restart=False)
+        elif offering.market == "flex_start":  # waits for capacity; runs at most 7 days
+            scheduling = compute_v1.Scheduling(
+                provisioning_model="FLEX_START", instance_termination_action="DELETE",
+                on_host_maintenance="TERMINATE", automatic_restart=False,
+                max_run_duration=compute_v1.Duration(seconds=FLEX_START_SECONDS))
+        params = None
+        if offering.market == "flex_start":  # how long the request may wait for capacity
+            params = compute_v1.InstanceParams(request_valid_for_duration=compute_v1.Duration(
+                seconds=FLEX_START_WAIT_SECONDS))
+        affinity = None
+        if offering.market == "reservation":  # a reservation the project holds, by name
+            if not spec.reservation:
+                raise CapacityError(offering, "no reservation to launch into")
+            affinity = compute_v1.ReservationAffinity(
+                consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_KEY,
+                values=[spec.reservation])
         script = startup_script(spec, install=self.install, root=self.root,
                                 notice_url=gcp_cloud.PREEMPTION_NOTICE_URL, stop=STOP_FLAG,
                                 mount_root=self.mount_root, node=node,
@@ -247,6 +268,8 @@ class GcpLauncher(Launcher):
                 accelerator_type=f"zones/{zone}/acceleratorTypes/{accelerator}")]
             if accelerator else [],
             scheduling=scheduling,
+            reservation_affinity=affinity,
+            params=params,
             labels={**labels, **ours},
             tags=compute_v1.Tags(items=[ports_tag(spec.job_id)]
                                  if task_resources.port_ranges(task) else []),
@@ -343,15 +366,19 @@ class GcpLauncher(Launcher):
         key = tuple(exact.get("offering") or ())
         if len(key) != 6:
             machine = record.machine_type.rsplit("/", 1)[-1]
-            market = "spot" if record.scheduling.provisioning_model == "SPOT" else "on_demand"
+            market = {"SPOT": "spot", "FLEX_START": "flex_start"}.get(
+                record.scheduling.provisioning_model, "on_demand")
             key = ("gcp", zone.rsplit("-", 1)[0], zone, machine, market, "linux")
         spot = (record.scheduling.provisioning_model == "SPOT" or
                 bool(record.scheduling.preemptible))
         status = record.status
+        detail = str(record.status_message or status)
         if status == "RUNNING":
             state = "running"
-        elif status in ("PROVISIONING", "STAGING", "REPAIRING"):
+        elif status in ("PENDING", "PROVISIONING", "STAGING", "REPAIRING"):
             state = "pending"
+            if record.scheduling.provisioning_model == "FLEX_START" and status == "PENDING":
+                detail = "flex-start: waiting for capacity"
         elif spot and (status in ("STOPPING", "TERMINATED") or record.last_stop_timestamp):
             state = "preempted"
         else:
@@ -359,7 +386,7 @@ class GcpLauncher(Launcher):
         return Instance(id=f"{zone}/{record.name}", job_id=job_id,
                         attempt=str(exact.get("attempt", record.labels.get(TAG_ATTEMPT, ""))),
                         offering_key=key, state=state,  # type: ignore[arg-type]
-                        detail=str(record.status_message or status))
+                        detail=detail)
 
     def status(self, instance_id: str) -> Instance:
         from google.api_core import exceptions

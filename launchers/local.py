@@ -507,7 +507,10 @@ class LocalLauncher(Launcher):
         return bool(group_members(pid))
 
     def _end(self, instance_id: str, record: dict, grace: float) -> None:
-        """Wait up to `grace` seconds for the group to end, then SIGKILL it and wait."""
+        """Wait up to `grace` seconds for the group to end, then SIGKILL it and wait; then
+        stop the containers its agent left (a job in a Docker image: its container, in the
+        runtime's care, outlives a docker client killed with the agent), so that a relaunch
+        never runs beside it."""
         deadline = time.monotonic() + grace
         while self._alive(instance_id, record) and time.monotonic() < deadline:
             time.sleep(_WAIT)
@@ -516,6 +519,9 @@ class LocalLauncher(Launcher):
             deadline = time.monotonic() + _KILL_WAIT
             while self._alive(instance_id, record) and time.monotonic() < deadline:
                 time.sleep(_WAIT)
+        instance, _, rank = instance_id.partition("/")  # a gang's node: ID/RANK
+        folder = gang.node_folder(self._folder(instance), int(rank or 0))
+        containers.Container("", folder).stop_left(grace)
 
 
 def _instance_id(spec: LaunchSpec) -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from costsched import catalog
+from costsched import catalog, file_limits
 from costsched.model import InvalidInput, utc
 from costsched.optimize.availability import cloud_region, read_probe_log
 from costsched.store.spot_availability import COLUMNS
@@ -97,12 +97,15 @@ def split(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
 
 
 def read_paths(files: Iterable[Path], *, start: datetime | None = None,
-               progress: Callable[[Path], None] | None = None) -> ParsedAvailability:
+               progress: Callable[[Path], None] | None = None,
+               limit_mb: float | None = None) -> ParsedAvailability:
     """Parse every availability file; a bad file becomes an error, never an exception.
-    `start`: the start of spot traces whose folder names no day."""
+    `start`: the start of spot traces whose folder names no day. A file over `limit_mb`
+    (default `file_limits.IMPORT`'s) is refused before it is read."""
     result = ParsedAvailability()
     for path in files:
         try:
+            file_limits.check(path, file_limits.IMPORT, limit_mb)
             frame = read_file(path, start=start)
         except InvalidInput as exc:
             message = str(exc)
@@ -136,7 +139,10 @@ def read_spot_trace(path: Path, *, start: datetime | None = None) -> pd.DataFram
                            "such as us-east-1a_v100_1.json")
     kind = _trace_kind(path)
     begin = pd.Timestamp(utc(start)) if start is not None else _folder_start(path)
-    cloud, region = cloud_region(name["zone"])
+    try:
+        cloud, region = cloud_region(name["zone"])
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: trace file name: {exc}") from None
     gpu, count = catalog.gpu_model_name(name["gpu"]), int(name["n"])
     gap, ticks = _trace_ticks(path)
     up = ticks > 0

@@ -141,6 +141,7 @@ class AwsCollector(Collector):
         return sorted(r["RegionName"] for r in answer.get("Regions", []))
 
     def collect_unit(self, unit: str, since: datetime | None) -> UnitResult:
+        self.clients  # noqa: B018 - no SDK or no credentials: the cloud, not this unit
         try:
             on_demand, ignored, rejected = self.on_demand(unit)
             spot, spot_rejected = self.spot_history(unit, since)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.clouds import place_problem
 from costsched.model import InvalidInput
 from costsched.optimize.hazard import EVICTION_LABELS
 from costsched.store.signals import SIGNAL_COLUMNS
@@ -121,6 +122,9 @@ def parse(rows: Any, at: datetime, source: str, where: str = "data") -> pd.DataF
         if bucket not in EVICTION_LABELS or not location:
             raise InvalidInput(f"{where}[{i}] {size}: evictionRate {bucket!r}: expected one "
                                f"of {', '.join(EVICTION_LABELS)} with a location")
+        problem = place_problem("azure", location)
+        if problem is not None:
+            raise InvalidInput(f"{where}[{i}] {size}: field location: {problem}")
         out.append(("azure", location, "", wanted[size.lower()], "linux", "eviction",
                     float(EVICTION_LABELS.index(bucket)), bucket, at, source))
     return pd.DataFrame(out, columns=SIGNAL_COLUMNS)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from costsched import catalog
-from costsched.model import CLOUDS, MARKETS, utc
+from costsched.model import ALL_MARKETS, CLOUDS, utc
 from costsched.prices import listed_on_demand, on_demand_reference
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.store.zones import ZONE_KEY
@@ -39,13 +39,15 @@ logger = logging.getLogger("price_collectors")
 logger.addHandler(logging.NullHandler())
 
 # A price above CEILING[market] x the on-demand reference, or below FLOOR x it, is not
-# stored. Spot prices are capped at on-demand on all three clouds; 1.5 leaves room for a
-# stale reference. On-demand prices differ by region (AWS sa-east-1 ~1.6x us-east-1)
-# and the bundled catalog may be old, hence 3. No cloud discounts spot by 99%.
+# stored (docs/prices.md states the same rule). Spot prices are capped at on-demand on all
+# three clouds; 1.5 leaves room for a stale reference. On-demand prices differ by region
+# (AWS sa-east-1 ~1.6x us-east-1) and the bundled catalog may be old, hence 3. No cloud
+# discounts spot by 99%, and a fixed floor (one cent) would not scale with the instance.
 CEILING = {"on_demand": 3.0, "spot": 1.5}
 FLOOR = 0.01
 # When no on-demand reference exists at all (a type the catalog prices nowhere).
 CEILING_PER_GPU_HOUR = 150.0
+_SAME = 1e-9  # relative: a price this close to a bound is at it (binary fractions)
 # The kinds of problem `problems` finds with a price (the start of its reason).
 PRICE_PROBLEMS = ("not a number", "not finite", "not positive", "above ceiling", "below floor")
 
@@ -202,6 +204,7 @@ class Collector(ABC):
             planned(self.cloud, units)
         results: dict[str, UnitResult] = {}
         failed: dict[str, str] = {}
+        unavailable: CollectorUnavailable | None = None
         pool = ThreadPoolExecutor(max_workers=min(self.max_workers, max(1, len(units))),
                                   thread_name_prefix=f"collect-{self.cloud}")
         try:
@@ -209,16 +212,21 @@ class Collector(ABC):
                        for unit in units}
             for future in as_completed(futures):
                 unit = futures[future]
+                error = None
                 try:
                     results[unit] = future.result()
+                except CollectorUnavailable as exc:  # the cloud as a whole (no SDK...)
+                    unavailable, error = exc, one_line(exc)
                 except Exception as exc:  # one unit's failure must not stop the others
-                    failed[unit] = one_line(exc)
-                    logger.warning("%s %s failed: %s", self.cloud, unit, failed[unit])
+                    error = failed[unit] = one_line(exc)
+                    logger.warning("%s %s failed: %s", self.cloud, unit, error)
                 if progress:
-                    progress(self.cloud, unit, failed.get(unit))
+                    progress(self.cloud, unit, error)
         finally:
             # On a crash (KeyboardInterrupt...) units not started yet are dropped.
             pool.shutdown(wait=True, cancel_futures=True)
+        if unavailable is not None:
+            raise unavailable
         ok = [u for u in units if u in results]
         frames = [results[u].frame for u in ok if len(results[u].frame)]
         raw = pd.concat(frames, ignore_index=True) if frames else empty_frame()
@@ -318,7 +326,7 @@ def problems(frame: pd.DataFrame) -> pd.Series:
     reasons = pd.Series([None] * len(frame), index=frame.index, dtype=object)
     if frame.empty:
         return reasons
-    for name, allowed in (("cloud", CLOUDS), ("market", MARKETS)):
+    for name, allowed in (("cloud", CLOUDS), ("market", ALL_MARKETS)):
         _mark(reasons, frame[name], lambda v, n=name, a=allowed: None if v in a else
               f"{n} {v!r}: expected one of {', '.join(a)}")
     for column in ("region", "zone", "instance_type", "os"):
@@ -405,12 +413,14 @@ def _check_against_reference(
     ceiling = ref * subset["market"].map(CEILING).astype(float)
     ceiling = ceiling.fillna(gpus * CEILING_PER_GPU_HOUR)
     floor = (ref * FLOOR).fillna(0.0)
-    for i in subset.index[price > ceiling]:
+    # A price at a bound as said passes: 1% of $3.06 is 0.030600000000000002 in binary.
+    for i in subset.index[price > ceiling * (1 + _SAME)]:
         basis_text = (f"{CEILING[frame.at[i, 'market']]:g}x on-demand ${ref[i]:.4g}"
                       if ref[i] == ref[i] else f"${CEILING_PER_GPU_HOUR:g}/GPU-hour")
-        reasons[i] = f"above ceiling ({basis_text})"
-    for i in subset.index[price < floor]:
-        reasons[i] = f"below floor ({FLOOR:g}x on-demand ${ref[i]:.4g})"
+        reasons[i] = f"above ceiling ({basis_text}: at most ${ceiling[i]:.6g}/h)"
+    for i in subset.index[price < floor * (1 - _SAME)]:
+        reasons[i] = (f"below floor ({FLOOR:.0%} of on-demand ${ref[i]:.4g}: at least "
+                      f"${floor[i]:.6g}/h)")
 
 
 def _reason_kind(reason: str) -> str:

@@ -50,11 +50,15 @@ COMPUTE_SERVICE = "services/6F81-5844-456A"  # Compute Engine in the Billing Cat
 SOURCE = "collect:gcp:billing-catalog"
 UNIT = "all regions"  # the catalog is one listing for every region
 MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot"}
+PRICED_MARKETS = ("on_demand", "spot", "flex_start")
 # Machine family of an instance type prefix -> the family as SKU descriptions name it.
 FAMILIES = {"n1": "n1 predefined", "a2": "a2", "a3": "a3", "g2": "g2", "a4": "a4"}
 # Families priced by one SKU per GPU slice (GPU, vCPUs and memory together).
 SLICE_FAMILIES = {"a4"}
 _RUNNING_IN = r" running in [^()]+$"  # a parenthesised suffix marks DWS/calendar variants
+# The suffix of the SKUs that bill flex-start VMs (Dynamic Workload Scheduler): priced as
+# market flex_start; other parenthesised variants (calendar mode...) are left out.
+FLEX_START_SUFFIX = " (DWS Defined Duration)"
 _GPU_SKU = re.compile(r"^(?:spot preemptible |preemptible )?(?P<name>nvidia .+?) gpu"
                       r"(?: attached to (?:spot preemptible |preemptible |a3 )?vms)?"
                       + _RUNNING_IN, re.IGNORECASE)
@@ -162,6 +166,9 @@ def sku_components(skus: Sequence[Any], regions: set[str]
     ignored: Counter = Counter()
     for sku in skus:
         description = str(_get(sku, "description", default=""))
+        flex = description.endswith(FLEX_START_SUFFIX)
+        if flex:
+            description = description.removesuffix(FLEX_START_SUFFIX)
         gpu, vm = _GPU_SKU.match(description), _VM_SKU.match(description)
         piece = _SLICE_SKU.match(description)
         spot_named = False
@@ -182,6 +189,8 @@ def sku_components(skus: Sequence[Any], regions: set[str]
         market = MARKETS.get(str(_get(category, "usage_type", "usageType", default="")))
         if spot_named and market is not None:
             market = "spot"  # filed under OnDemand, named spot: the name says what it bills
+        if flex and market is not None:
+            market = "flex_start"  # billed while a flex-start VM runs, whatever its filing
         if market is None:
             ignored["GCP SKU of another usage type (commitment...)"] += 1
             continue
@@ -267,13 +276,15 @@ def price_offerings(
         for region in regions:
             in_zones = sorted(z for z, cards in zones.get(accelerator, {}).items()
                               if GCP.region_of_zone(z) == region and cards >= gpus)
-            for market in ("on_demand", "spot"):
+            for market in PRICED_MARKETS:
                 needed = ({"slice": (region, market, "slice", family)}
                           if family in SLICE_FAMILIES else
                           {"core": (region, market, "core", family),
                            "ram": (region, market, "ram", family),
                            "gpu": (region, market, "gpu", spec["gpu_model"])})
                 missing = [k for k, key in needed.items() if key not in components]
+                if market == "flex_start" and len(missing) == len(needed):
+                    continue  # no flex-start SKU of the type at all: not offered so
                 status = ("no zone offers it" if not in_zones else
                           f"no {'/'.join(missing)} SKU" if missing else "priced")
                 coverage.append((region, spec["instance_type"], market, ",".join(in_zones),

@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.clouds import place_problem
 from costsched.model import InvalidInput
 from costsched.store.signals import SIGNAL_COLUMNS
-from costsched.validation import region_problem
 from price_collectors.base import CollectorUnavailable, one_line
 from price_collectors.spot_advisor import gpu_types
 
@@ -97,7 +97,7 @@ def parse(scores: Any, instance_type: str, at: datetime, source: str,
         if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 10:
             raise InvalidInput(f"{where}[{i}]: field Score {score!r}: expected a whole "
                                "number from 1 to 10")
-        problem = (region_problem("aws", region) if isinstance(region, str) and region
+        problem = (place_problem("aws", region) if isinstance(region, str) and region
                    else f"region {region!r}: expected an AWS region such as us-east-1")
         if problem:
             raise InvalidInput(f"{where}[{i}]: field Region: {problem}")

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from costsched import catalog
+from costsched import catalog, file_limits
+from costsched.clouds import place_problem
 from costsched.clouds.aws import AWS
 from costsched.clouds.azure import AZURE
 from costsched.model import InvalidInput
@@ -95,10 +96,19 @@ def expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
 
 
 def read_paths(
-    paths: Iterable[str | Path], progress: Callable[[Path], None] | None = None
+    paths: Iterable[str | Path], progress: Callable[[Path], None] | None = None,
+    limit_mb: float | None = None,
 ) -> ParsedFiles:
-    """Parse every file under `paths`; a bad file becomes an error, never an exception."""
-    files, errors = expand(paths)
+    """Parse every file under `paths`; a bad file becomes an error, never an exception.
+    A file over `limit_mb` (default `file_limits.IMPORT`'s) is refused before it is read."""
+    found, errors = expand(paths)
+    files = []
+    for path in found:
+        too_large = file_limits.problem(path, file_limits.IMPORT, limit_mb)
+        if too_large is None:
+            files.append(path)
+        else:
+            errors.append(too_large)
     result = ParsedFiles(errors=errors)
     mappings = _azure_mappings(files, result)
     unchecked: list[tuple[Path, pd.DataFrame]] = []
@@ -203,7 +213,8 @@ def _checked(path: Path, frame: pd.DataFrame,
         reason = reasons.iloc[i]
         if reason.split(" (")[0] in PRICE_PROBLEMS:
             price = frame["usd_per_hour"].iloc[i]
-            reason = f"{frame[_PRICE].iloc[i]} {price!r}: {reason}"
+            shown = repr(price) if isinstance(price, str) else f"{float(price):g}"
+            reason = f"{frame[_PRICE].iloc[i]} {shown}: {reason}"
         raise FileError(path, reason, int(frame[_ROW].iloc[i]))
     return frame.drop(columns=[_ROW, _PRICE])
 
@@ -247,6 +258,9 @@ def _spot_row(path: Path, n: int, item: dict) -> tuple:
     region = AWS.region_of_zone(zone)
     if region is None:
         raise FileError(path, f"AvailabilityZone {zone!r}: expected a zone like us-east-1a", n)
+    problem = place_problem("aws", region, zone)
+    if problem is not None:
+        raise FileError(path, f"AvailabilityZone {zone!r}: {problem}", n)
     product = item["ProductDescription"]
     if product not in AWS_PRODUCTS:
         raise FileError(path, f"ProductDescription {product!r}: expected one of "
@@ -283,8 +297,8 @@ def _positive_price(path: Path, row: int, name: str, value: object) -> float:
 def azure_region(stem: str) -> str:
     """ARM region name of a recorded file's stem: us_east -> eastus, eu_west -> westeurope."""
     parts = stem.lower().split("_")
-    if len(parts) == 1 and AZURE.is_region(parts[0]):
-        return parts[0]  # already an ARM name such as eastus2
+    if len(parts) == 1 and AZURE.region_pattern.fullmatch(parts[0]):
+        return parts[0]  # already an ARM name such as eastus2 (checked as a place later)
     digits = parts.pop() if parts and parts[-1].isdigit() else ""
     geo = _AZURE_GEOS.get(parts[0]) if parts else None
     directions = parts[1:]
@@ -335,6 +349,9 @@ def read_azure_daily_csv(
         region = azure_region(path.stem)
     except InvalidInput as exc:
         raise FileError(path, str(exc)) from None
+    problem = place_problem("azure", region)
+    if problem is not None:
+        raise FileError(path, f"file name {path.stem!r}: {problem}")
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     specs = {column: _azure_spec(path, column, mapping or {}) for column in table.columns[1:]}
     rows, lines, fields = [], [], []

@@ -20,6 +20,7 @@ import pandas as pd
 
 from costsched.model import InvalidInput
 from costsched.store import OFFERING_KEY, PriceStore
+from costsched.vocabulary import prefixed
 from price_collectors.aws import AwsCollector
 from price_collectors.azure import AzureCollector
 from price_collectors.azure_eviction import AzureEvictionCollector
@@ -201,7 +202,8 @@ def run(
             collections[collector.cloud] = collector.collect(
                 when, progress=progress, planned=planned)
         except Exception as exc:  # the cloud as a whole could not run
-            summaries[collector.cloud].error = one_line(exc)
+            # One line naming the cloud once, however its SDK's error spelled it.
+            summaries[collector.cloud].error = prefixed(collector.cloud, one_line(exc))
 
     with ThreadPoolExecutor(max_workers=max(1, len(collectors)),
                             thread_name_prefix="collect") as pool:

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from costsched import catalog
+from costsched.clouds import place_problem
 from costsched.model import InvalidInput
 from costsched.store.signals import SIGNAL_COLUMNS
 from price_collectors.base import CollectorUnavailable
@@ -70,6 +71,9 @@ def parse(document: Any, at: datetime, source: str, where: str = "document") -> 
     wanted = gpu_types("aws")
     rows = []
     for region, systems in document["spot_advisor"].items():
+        problem = place_problem("aws", region)
+        if problem is not None:
+            raise InvalidInput(f"{where}: field spot_advisor.{region}: {problem}")
         if not isinstance(systems, dict):
             raise InvalidInput(f"{where}: field spot_advisor.{region}: expected an object "
                                "of Linux and Windows")

@@ -112,6 +112,29 @@ def hermetic_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
+def atomic_s3_puts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make moto decide a put as S3 does: atomically. moto answers a conditional put
+    (If-None-Match: *) by looking for the key, then writing it; another thread's put of the
+    same key can come between the two, and both succeed, the second overwriting the first
+    (on a busy machine, one run in three of six concurrent publishers). S3 decides it in one
+    step: of concurrent conditional puts of a key one succeeds, the others are refused (412
+    PreconditionFailed or 409 ConditionalRequestConflict; docs.aws.amazon.com/AmazonS3/
+    latest/userguide/conditional-writes.html). Here, one put at a time: in-process and in
+    a moto server of this process alike."""
+    import threading
+
+    from moto.s3.responses import S3Response
+
+    one_at_a_time = threading.Lock()
+    original = S3Response.put_object
+
+    def put_object(self: S3Response) -> object:
+        with one_at_a_time:
+            return original(self)
+
+    monkeypatch.setattr(S3Response, "put_object", put_object)
+
+
 @pytest.fixture(autouse=True)
 def _own_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test its own user data, config, cache and state directories: what one test

@@ -23,11 +23,13 @@ from costsched.backtest.report import calibration
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     err_console,
     friendly_errors,
     options,
     print_json,
+    report_cells,
     split_csv,
     table,
     user_text,
@@ -99,6 +101,7 @@ def backtest_cmd(
     csv_path: Annotated[Path | None, typer.Option("--csv", help="Write every run (CSV).")]
     = None,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """Replay stored prices: cost, hours and migrations of each policy, relative to static
@@ -216,14 +219,9 @@ def _print_summary(result: BacktestResult) -> None:
 
 def _print_calibration(frame: pd.DataFrame) -> None:
     """Estimate at start versus the replay, per model, first GPU and policy."""
-    from costsched.report.html import format_cell, heading
-
     if frame.empty:
         return
-    columns = list(frame.columns)
-    rows = [[format_cell(c, v) for c, v in zip(columns, r, strict=True)]
-            for r in frame.itertuples(index=False)]
-    headings = [heading(c) for c in columns]
+    headings, rows = report_cells(frame, list(frame.columns))
     # Where the page is narrow, the hours and the worst go first; the median cost stays.
     keep = {"model", "policy", "median cost ratio"}
     console.print(table("Estimate at start versus the replay (ratio = replay / estimate)",

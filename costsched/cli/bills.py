@@ -9,16 +9,18 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from costsched.amounts import per_hour, usd, usd_all
 from costsched.cli.common import (
     DbOption,
     JsonOption,
     NewDbOption,
+    WideOption,
     console,
     fail,
     frame_records,
     friendly_errors,
-    money,
     options,
+    parse_time,
     print_json,
     report_cells,
     table,
@@ -56,6 +58,9 @@ def import_(
     differ from the stored prices (bills.correct_prices)."""
     from costsched.bills.imports import import_export
 
+    for name, value in (("--since", since), ("--until", until)):
+        if value is not None:
+            parse_time(value, name)  # before the export is listed
     with options(since="--since", until="--until"), using(db) as store:
         result = import_export(store, location, since=since, until=until)
     recorded = result.rates[result.rates["recorded"]] if len(result.rates) else result.rates
@@ -80,10 +85,11 @@ def import_(
                            f"{len(result.dropped)} file(s) of older deliveries, superseded by "
                            "the newest"), highlight=False)
     matched = ", ".join(f"{n} by {rule}" for rule, n in result.matched.items())
+    billed, unmatched = usd_all(result.usd, result.unmatched_usd)
     console.print(Text(
-        f"{result.cloud}: {result.lines} lines, {money(result.usd, 2)} billed; the store's "
-        f"lines matched {matched}; {result.unmatched} unmatched "
-        f"({money(result.unmatched_usd, 2)}), kept"), highlight=False)
+        f"{result.cloud}: {result.lines} lines, {billed} billed; the store's "
+        f"lines matched {matched}; {result.unmatched} unmatched ({unmatched}), kept"),
+        highlight=False)
     if result.unmatched and not result.tagged:
         console.print(Text("no line carries costsched's tags or labels: on AWS, activate "
                            "costsched-job and costsched-attempt as cost allocation tags in "
@@ -91,8 +97,8 @@ def import_(
     if len(recorded):
         rows = [[Text(str(r["placement_id"])), Text(f"{r['cloud']} {r['region']} "
                                                      f"{r['instance_type']} {r['market']}"),
-                 Text(money(r["estimated_usd_per_hour"])),
-                 Text(money(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
+                 Text(per_hour(r["estimated_usd_per_hour"])),
+                 Text(per_hour(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
         console.print(table("Billed compute rates recorded as prices (source bill)",
                             ["placement", "offering", "estimated $/h", "billed $/h"], rows))
 
@@ -115,6 +121,7 @@ def lines_cmd(
     limit: Annotated[int, typer.Option(
         help="At most this many lines, the largest in USD first (0: all).", min=0)] = 50,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """The stored bill lines, the largest first, with the job each was matched to and by
@@ -134,7 +141,7 @@ def lines_cmd(
     if json_out:
         print_json({"lines": total, "shown": frame_records(shown)})
         return
-    console.print(Text(f"{total} line(s), {money(float(found['usd'].sum()), 2)}"
+    console.print(Text(f"{total} line(s), {usd(float(found['usd'].sum()))}"
                        + (f"; the {len(shown)} largest" if len(shown) < total else "")),
                   highlight=False)
     if shown.empty:
@@ -175,13 +182,15 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
         f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text(f"Billed against estimated: {since_text} to "
                        f"{built.until:%Y-%m-%d %H:%M} UTC"), highlight=False)
+    estimated, billed, difference, unmatched = usd_all(
+        totals["estimated_usd"], totals["billed_usd"], totals["difference_usd"],
+        totals["unmatched_usd"])
     console.print(Text(
-        f"estimated {money(totals['estimated_usd'], 2)}, billed "
-        f"{money(totals['billed_usd'], 2)}, difference {money(totals['difference_usd'], 2)}; "
+        f"estimated {estimated}, billed {billed}, difference {difference}; "
         f"{totals['flagged_jobs']} job(s) flagged; {totals['unmatched_lines']} line(s) "
-        f"({money(totals['unmatched_usd'], 2)}) matched to no job"), highlight=False)
+        f"({unmatched}) matched to no job"), highlight=False)
     if totals["not_covered_usd"]:
-        console.print(Text(f"not compared: {money(totals['not_covered_usd'], 2)} estimated on "
+        console.print(Text(f"not compared: {usd(totals['not_covered_usd'])} estimated on "
                            "days no imported export covers"
                            + ("; import the clouds' bills with `costsched bills import`"
                               if built.jobs.empty and built.unmatched.empty else "")),

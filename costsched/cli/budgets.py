@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from costsched.cli.common import console, money, table
+from costsched.amounts import decimals, usd
+from costsched.cli.common import console, table
 from costsched.config import effective
 
 if TYPE_CHECKING:
@@ -28,8 +29,11 @@ def print_budgets(store: PriceStore) -> None:
     states = budgets_now(store)
     if not states:
         return
-    rows = [[s.name, s.period, money(s.usd, 2), money(s.spent_usd, 4),
-             money(s.committed_usd, 4), money(s.forecast_usd, 2),
+    # One precision for the table: a budget's spent and committed add up against its cap.
+    places = decimals([v for s in states for v in (s.usd, s.spent_usd, s.committed_usd,
+                                                   s.forecast_usd)])
+    rows = [[s.name, s.period, *(usd(v, places) for v in (s.usd, s.spent_usd,
+                                                          s.committed_usd, s.forecast_usd)),
              ", ".join(map(str, s.running)) or "-", ", ".join(map(str, s.stopped)) or "-"]
             for s in states]
     headings = ["budget", "period", "cap $", "spent $", "committed $", "forecast $",

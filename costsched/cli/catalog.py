@@ -9,19 +9,21 @@ import pandas as pd
 import typer
 
 from costsched import catalog as catalog_data
+from costsched.amounts import per_hour
 from costsched.cli.common import (
     JsonOption,
     WideOption,
     console,
     frame_records,
     friendly_errors,
-    money,
+    options,
     print_json,
     split_csv,
     table,
 )
 from costsched.model import CLOUDS
 from costsched.service.values import choices
+from costsched.service.values import regions as known_regions
 
 app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
                   help="The GPU instance types (bundled and discovered), with their regions "
@@ -57,7 +59,9 @@ def refresh_cmd(
     from price_collectors import discovery
 
     clouds = choices("--cloud", split_csv(cloud), CLOUDS) or list(CLOUDS)
-    result = discovery.refresh(clouds, split_csv(region))
+    with options(region="--region"):
+        regions = known_regions(split_csv(region), clouds)
+    result = discovery.refresh(clouds, regions)
     if json_out:
         print_json({"path": str(result.path) if result.path else None,
                     "clouds": {c: {"types": frame_records(f.types), "new": f.new,
@@ -104,8 +108,8 @@ def catalog_cmd(
         return
     rows = [
         [r.cloud, r.instance_type, f"{r.gpu_count}x{r.gpu_model}", str(r.vcpus),
-         f"{r.memory_gb:g}", money(r.min_usd_per_hour, 3),
-         money(r.min_usd_per_hour / r.gpu_count, 3),
+         f"{r.memory_gb:g}", per_hour(r.min_usd_per_hour),
+         per_hour(r.min_usd_per_hour / r.gpu_count),
          ", ".join(r.regions) if isinstance(r.regions, list) else "-", str(r.as_of),
          "-" if pd.isna(r.retired) else f"{r.retired:%Y-%m-%d}"]
         for r in frame.itertuples()

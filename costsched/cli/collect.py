@@ -42,6 +42,10 @@ def collect(
         "--gcp-project", help="Project whose accelerator availability is read "
                               "(default: GOOGLE_CLOUD_PROJECT or the credentials').")] = None,
     workers: Annotated[int, typer.Option(help="Regions collected at once, per cloud.")] = 32,
+    booked: Annotated[bool, typer.Option(
+        "--booked", help="Also the booked capacity: EC2 capacity blocks on sale that fit "
+        "the running jobs and the --gpu models, and the reservations the account and the "
+        "GCP project hold.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Log every rejected price and failed region.")] = False,
     db: NewDbOption = None,
@@ -87,12 +91,41 @@ def collect(
             logger.removeHandler(handler)
             logger.setLevel(level)
 
+    found = _collect_booked(db, request, gpus) if booked else None
     if json_out:
-        print_json(summary.to_dict())
+        print_json({**summary.to_dict(), **({"booked": found.to_dict()} if found else {})})
     else:
         _print_summary(summary)
+        if found is not None:
+            for line in found.errors:
+                err_console.print(f"[red]failed:[/red] {user_text(line)}", highlight=False,
+                                  soft_wrap=True)
+            console.print(f"Booked capacity: {found.offerings:,} offerings found in "
+                          f"{found.asked:,} asks, {found.added:,} new", highlight=False)
     if not summary.ok:
         raise typer.Exit(1)
+
+
+def _collect_booked(db, request, gpus: list[str]):  # noqa: ANN001, ANN202
+    """`collect_booked` of the clouds and regions asked for (GCP's reservations in the
+    project collected)."""
+    from costsched.service.booked_collect import collect_booked
+    from costsched.service.values import as_time
+
+    gce = None
+    if "gcp" in request.clouds:
+        def gce():  # noqa: ANN202 - the project's reservations, every zone
+            from google.cloud import compute_v1
+
+            from costsched.clouds.gcp import credentials_and_project
+
+            credentials, project = credentials_and_project(request.gcp_project)
+            return compute_v1.ReservationsClient(credentials=credentials).aggregated_list(
+                project=project)
+    aws_regions = request.regions.get("aws", [])
+    return collect_booked(db, at=as_time(None), regions=aws_regions, gpus=gpus,
+                          clouds=[c for c in request.clouds if c in ("aws", "gcp")],
+                          gce_reservations=gce)
 
 
 def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary

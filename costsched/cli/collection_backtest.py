@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from costsched.cli.common import frame_records, money, table
+from costsched.amounts import usd_all
+from costsched.cli.common import frame_records, table
 from costsched.service.collection_backtest import CollectionBacktestResult
 
 DESCRIPTIONS = {
@@ -26,10 +27,11 @@ def print_collection_backtest(result: CollectionBacktestResult, console: Console
                   highlight=False, soft_wrap=True)
     s = result.summary
     ratio = next((col for col in s.columns if col.startswith("vs_")), None)
-    rows = [[r.approach, DESCRIPTIONS.get(r.approach, ""), money(r.cost_usd, 2),
+    costs = usd_all(*s["cost_usd"])  # one precision: the approaches compare
+    rows = [[r.approach, DESCRIPTIONS.get(r.approach, ""), cost,
              f"{getattr(r, ratio):.2f}x" if ratio else "-", str(int(r.deadline_misses)),
              str(int(r.moves)), str(int(r.shared_instances)), str(int(r.runs))]
-            for r in s.itertuples()]
+            for r, cost in zip(s.itertuples(), costs, strict=True)]
     against = ratio[3:].replace("_", "-") if ratio else ""
     console.print(table("Collection backtest: total cost over the starts",
                         ["approach", "chooses", "total $", f"vs {against}", "deadline misses",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -18,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+from typer._click.globals import get_current_context
 
 from costsched.model import InvalidInput
 from costsched.redact import redact
@@ -184,6 +186,18 @@ def options(**flags: str) -> Iterator[None]:
         raise
 
 
+def at_least(option: str, value: float | None, low: float = 0.0, *,
+             above: bool = False) -> None:
+    """One line refusing an option's number that is not finite, or below `low` (or not
+    above it, with `above`): '--wait -3.0: expected a finite number >= 0'."""
+    if value is None:
+        return
+    fine = math.isfinite(value) and (value > low if above else value >= low)
+    if not fine:
+        raise InvalidInput(f"{option} {value}: expected a finite number "
+                           f"{'>' if above else '>='} {low:g}")
+
+
 def split_csv(values: list[str] | None) -> list[str]:
     """Repeated and comma-separated option values as one flat list."""
     out: list[str] = []
@@ -271,27 +285,55 @@ def report_cells(frame: pd.DataFrame, columns: Sequence[str]
                  ) -> tuple[list[str], list[list[str | Text]]]:
     """The headings and rows of `frame`'s `columns` as the reports show them (each value
     formatted by its column, `report.html.format_cell`)."""
-    from costsched.report.html import format_cell, heading
+    from costsched.report.html import format_cell, heading, table_places
 
+    places = table_places(frame[list(columns)])  # one precision: the rows add up
     rows: list[list[str | Text]] = [
-        [Text(format_cell(c, v)) for c, v in zip(columns, r, strict=True)]
+        [Text(format_cell(c, v, places)) for c, v in zip(columns, r, strict=True)]
         for r in frame[list(columns)].itertuples(index=False)]
     return [heading(c) for c in columns], rows
 
 
 def is_figure(column: str) -> bool:
     """Columns of numbers (dollars, hours, rates, counts): never wrapped or cut."""
-    return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s"))
+    return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s", "hours",
+                                                        "preemptions", "ratio"))
             or column in {"GPUs", "hours", "#", "id", "cost vs on-demand", "progress",
                           "vs OD V100", "speed"})
 
 
+def command_options() -> set[str]:
+    """The options of the command being run ('--wide', '--json', ...); none outside one."""
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return set()
+    return {o for p in ctx.command.params for o in (*p.opts, *p.secondary_opts)}
+
+
+def asked_wide() -> bool:
+    """Whether the command being run was given --wide."""
+    ctx = get_current_context(silent=True)
+    return bool(ctx is not None and ctx.params.get("wide"))
+
+
+def left_out_caption(left_out: Sequence[str]) -> str:
+    """'not shown: a, b (--wide or --json shows them)', naming only the options the
+    command being run has."""
+    offered = [o for o in ("--wide", "--json") if o in command_options()]
+    them = "it" if len(left_out) == 1 else "them"
+    how = (f"{' or '.join(offered)} shows {them}" if offered
+           else f"a wider terminal shows {them}")
+    return f"not shown: {', '.join(left_out)} ({how})"
+
+
 def table(title: str, columns: list[str], rows: list[list[str | Text]], *,
-          detail: Sequence[str] = (), wide: bool = False) -> Table:
+          detail: Sequence[str] = (), wide: bool | None = None) -> Table:
     """A table that fits the console: figures are never cut, text wraps, and where the
     columns still do not fit, the `detail` columns are left out, in the order given, until
-    they do (unless `wide`); the caption names them. String cells (and the title) are user
-    text, shown literally; a styled cell is passed as a rich Text."""
+    they do (unless `wide`, by default the command's --wide); the caption names them and
+    the command's option that shows them. String cells (and the title) are user text,
+    shown literally; a styled cell is passed as a rich Text."""
+    wide = asked_wide() if wide is None else wide
     cells = [[cell(c) for c in row] for row in rows]
     shown = list(range(len(columns)))
     left_out: list[str] = []
@@ -301,8 +343,7 @@ def table(title: str, columns: list[str], rows: list[list[str | Text]], *,
             break
         shown.remove(columns.index(name))
         left_out.append(name)
-    caption = (f"not shown: {', '.join(left_out)} (--wide or --json shows "
-               f"{'it' if len(left_out) == 1 else 'them'})") if left_out else None
+    caption = left_out_caption(left_out) if left_out else None
     out = Table(title=Text(printable(title), style="table.title"), header_style="bold",
                 caption=caption)
     if wide:  # as wide as the columns are: the terminal wraps or scrolls it
@@ -346,12 +387,6 @@ def _column_width(name: str, cells: list[Text], whole: bool = False) -> int:
         return max(min(UNWRAPPED, t.cell_len) for t in texts)
     return max(min(FOLD_AFTER, max((len(w) for w in t.plain.split()), default=0))
                for t in texts)
-
-
-def money(value: float | None, digits: int = 4) -> str:
-    if value is None or value != value:
-        return "-"
-    return f"${value:,.{digits}f}"
 
 
 class _Quiet:

@@ -25,7 +25,7 @@ def dashboard(
     port: Annotated[int, typer.Option(help="Port (0: any free one).", min=0, max=65535)]
     = 8765,
     actions: Annotated[bool, typer.Option(
-        "--actions", help="Serve stop, start and migrate --to (behind the token, with CSRF "
+        "--actions", help="Serve stop, start and `migrate --to` (behind the token, with CSRF "
         "protection); read-only without it.")] = False,
     token_file: Annotated[Path | None, typer.Option(
         help=f"A file holding the token (else ${ENV_TOKEN}); never on the command line.",

@@ -32,13 +32,14 @@ from costsched.service.deadline import (
     DeadlineBacktestResult,
     deadline_backtest,
 )
+from costsched.service.deadline_blocks import blocks_from
 
 FLAGS = {"deadline_hours": "--deadline", "restart_minutes": "--restart-minutes",
          "job_hours": "--job-hours", "starts": "--starts", "checkpoint_minutes":
          "--checkpoint-minutes", "checkpoint_gb": "--checkpoint-gb", "spot_price":
          "--spot-price", "on_demand_price": "--on-demand-price", "zone": "--zones",
          "windows": "--windows", "optimum_step": "--optimum-step",
-         "egress_rates": "--egress-rates"}
+         "egress_rates": "--egress-rates", "history": "--history", "block": "--block"}
 
 
 def numbers(values: list[str] | None, flag: str) -> list[float]:
@@ -91,6 +92,15 @@ def deadline_backtest_cmd(
     egress_rates: Annotated[Path | None, typer.Option(
         help="CSV of from_region,to_region,usd_per_gb for moves between regions (default: "
              "the clouds' published rates).", show_default=False)] = None,
+    history: Annotated[str, typer.Option(
+        help="What the policies know of the market before each run: full (the stored "
+             "trace before its start) or none (only the run's own ticks, as a job meets "
+             "a market never watched).")] = "full",
+    block: Annotated[list[str] | None, typer.Option(
+        "--block", help="A capacity block each run may buy at its start: INSTANCE_TYPE,"
+        "ZONE,START_HOURS,HOURS,UPFRONT_USD (START_HOURS after the run's start), or a CSV "
+        "file of them (that header); every policy is replayed again with each.",
+        show_default=False)] = None,
     plot_path: Annotated[Path | None, typer.Option("--plot", help="Write a bar chart (PNG).")]
     = None,
     db: DbOption = None,
@@ -113,6 +123,8 @@ def deadline_backtest_cmd(
             on_demand_price=on_demand_price, windows=window_starts(windows) or None,
             optimum_step=optimum_step,
             egress_usd_per_gb=read_egress(egress_rates) if egress_rates else None,
+            history=history,
+            blocks=blocks_from(block or []),
             progress=lambda done, total: bar.update(task, completed=done, total=total))
     if plot_path is not None:
         plot(result.summary, plot_path)
@@ -193,6 +205,13 @@ def render(result: DeadlineBacktestResult, wide: bool = False) -> None:
                       f"{info['egress_basis']} per GB ({pairs})", highlight=False)
     if info.get("checkpoint_basis", "given") != "given":
         console.print(f"checkpoints: {info['checkpoint_basis']}", highlight=False)
+    if info.get("history") == "none":
+        console.print("market history: none before each run (the policies know only the "
+                      "run's own ticks)", highlight=False)
+    for b in info.get("blocks") or []:
+        console.print(f"{b['label']}: bought at each run's start, its price in the run's "
+                      f"cost; the job leaves it {b['hours'] - b['usable_hours']:g} h before its "
+                      "end", highlight=False)
     if info.get("coverage"):
         console.print(f"{info['coverage']}; runs start only where every zone is covered "
                       f"to the deadline", highlight=False)

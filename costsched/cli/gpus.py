@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from costsched import bundled_prices
+from costsched.amounts import per_hour
 from costsched.bundled_prices import age_text
 from costsched.cli.common import (
     IN_MEMORY,
@@ -21,7 +22,6 @@ from costsched.cli.common import (
     console,
     frame_records,
     friendly_errors,
-    money,
     options,
     print_json,
     split_csv,
@@ -126,7 +126,7 @@ def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> Table:
         for market in ("on_demand", "spot"):
             where = row.get(f"{market}_where")
             age = row.get(f"{market}_age_days")
-            cells += [money(row.get(f"{market}_usd_per_hour"), 3),
+            cells += [per_hour(row.get(f"{market}_usd_per_hour")),
                       _age(age if age is not None else float("nan"),
                            bool(row.get(f"{market}_superseded"))),
                       _place(where) if isinstance(where, str) else "-"]
@@ -151,8 +151,8 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int) 
                        overflow="fold")
     for r in shown:
         out.add_row(*(Text(c) for c in (
-            str(r["gpu_count"]), r["market"].replace("_", "-"), money(r["usd_per_hour"], 3),
-            money(r["usd_per_gpu_hour"], 3), _age(r["age_days"], bool(r["superseded"])),
+            str(r["gpu_count"]), r["market"].replace("_", "-"), per_hour(r["usd_per_hour"]),
+            per_hour(r["usd_per_gpu_hour"]), _age(r["age_days"], bool(r["superseded"])),
             f"{r['cloud']} {r['zone'] or r['region']}",
             r["instance_type"].split("+", 1)[0])))
     return out

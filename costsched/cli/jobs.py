@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from costsched.amounts import hours_all, usd_all
+from costsched.cli.booked import booked_lines, confirm_booking
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
@@ -20,19 +22,19 @@ from costsched.cli.common import (
     JobArgument,
     JsonOption,
     NewDbOption,
+    at_least,
     console,
     friendly_errors,
     live_status,
-    money,
+    options,
     print_json,
     printable,
-    split_csv,
     table,
     user_text,
 )
 from costsched.cli.long_table import Lines, print_table
 from costsched.config import effective
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, failure_words
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.taskfile import read_jobs
@@ -49,6 +51,7 @@ def open_store(db: str | None) -> PriceStore:
     from costsched.service.stores import open_store as opened
 
     return opened(db)
+from costsched.vocabulary import prefixed
 
 
 def make_launcher(name: str) -> Any:
@@ -84,14 +87,20 @@ def launch(
         "--secret", help="NAME=VALUE for a SkyPilot task's secrets (NAME alone: from your "
                          "environment): passed to the job, never stored or shown.",
         show_default=False)] = None,
+    book: Annotated[bool, typer.Option(
+        "--book", help="Buy the booked capacity in each job's best plan (a capacity block, "
+        "as `costsched plan` shows it) and run the job there while it lasts; asks first "
+        "unless --yes.")] = False,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Launch even when a job's pessimistic cost (preemptions at the 95th "
-                      "percentile) does not fit what is left of its budgets.")] = False,
+                      "percentile) does not fit what is left of its budgets; with --book, "
+                      "buy without asking.")] = False,
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
+    at_least("--wait", wait, 0.0)
     envs, secrets = _given("--env", env), _given("--secret", secret)
     read = read_jobs(jobs, envs=envs)  # each file once, before the store is opened
     store = open_store(db)
@@ -102,7 +111,8 @@ def launch(
                      shown=not json_out):
         records = service.launch(store, read, launcher=backend, offering=offering,
                                  envs=envs, secrets=secrets,
-                                 checkpoint_root=settings.checkpoint_root)
+                                 checkpoint_root=settings.checkpoint_root,
+                                 book=confirm_booking(yes) if book else None)
         armed = _arm(store, backend)  # watched from now on, however the wait ends
         if wait > 0:
             service.settle(store, backend, wait)
@@ -180,11 +190,12 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     store = open_store(db)
     launcher = _job_launcher(store, job)
     deadline = time.monotonic() + wait
-    states = [s.replace("-", "_").lower() for s in split_csv(state)]
+    states = list(state or ())  # in their stored spelling (costsched.cli.look)
 
     def look() -> list[service.JobStatus]:
-        return service.status(store, launcher, job, reconcile_first=reconcile,
-                              states=states, name=name, limit=limit, only=only)
+        with options(name="--name", budget="--budget", state="--state"):
+            return service.status(store, launcher, job, reconcile_first=reconcile,
+                                  states=states, name=name, limit=limit, only=only)
 
     shown = look()
     with live_status("waiting", shown=not json_out and wait > 0) as live:
@@ -209,7 +220,7 @@ POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconcil
 
 def _waiting_line(shown: list[service.JobStatus], left: float) -> str:
     """What a wait shows while it waits: each unfinished job's state and progress."""
-    jobs = ", ".join(f"{s.record.name} {s.record.state} {s.progress:.0%}" for s in shown
+    jobs = ", ".join(f"{s.record.name} {s.record.state} {_progress(s)}" for s in shown
                      if not s.record.final)
     return user_text(f"waiting ({left:,.0f} s left): {jobs}")
 
@@ -244,6 +255,8 @@ def migrate(
     from costsched.service.decide import parse_offering
     from costsched.service.staleness import stale_after_hours
 
+    at_least("--margin", margin, 0.0)
+    at_least("--wait", wait, 0.0)
     if to is not None:
         parse_offering(to)  # how to write one, before anything is opened
     store = open_store(db)
@@ -297,6 +310,8 @@ def start(job: JobArgument,
           db: DbOption = None, json_out: JsonOption = False) -> None:
     """Start a stopped job again from its newest verified checkpoint, with the code and
     spec it was launched with, on the best offering now."""
+    at_least("--wait", wait, 0.0)
+    at_least("--budget", budget, 0.0, above=True)
     store = open_store(db)
     launcher = _job_launcher(store, job)
     if budget is not None:
@@ -355,13 +370,14 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         return
     rows = []
     placed = _charged_rows(shown)
-    for s in shown:
+    costs = usd_all(*(s.cost.total_usd + s.booked_usd for s in shown))  # one precision down
+    for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
         where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
                                        f"{p['instance_type']} {p['market'].replace('_', '-')}")
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
         rows.append([str(s.record.id), name, s.record.state, where,
-                     s.instance_state or "-", _progress(s), money(s.cost.total_usd, 2),
+                     s.instance_state or "-", _progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(sum(m.kind == "recovery" for m in s.moves))])
     print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
@@ -372,14 +388,17 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         if s.next:
             out.print(printable(f"  job {s.record.id} next: {s.next}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
-        for line in _problems(s) + flag:
+        for line in _problems(s) + flag + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         charged = placed(s)
         if len(charged) > 1 or s.record.final:
-            for p in charged:
+            # One precision for the job's placements: they add up to its cost.
+            spans = hours_all(*(p.hours for p in charged))
+            amounts = usd_all(*(p.usd for p in charged))
+            for p, span, amount in zip(charged, spans, amounts, strict=True):
                 out.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
                                     f"{p.zone or p.region} {p.instance_type} {p.market}: "
-                                    f"{p.hours:.3f} h, {money(p.usd, 4)}"))
+                                    f"{span} h, {amount}"))
     out.flush()
 
 
@@ -405,11 +424,7 @@ def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus
 def _progress(s: service.JobStatus) -> str:
     """'42%' when the job reported its step, '~42% (estimated)' when costsched estimates
     it from the hours run; '-' for a job that ended before it reported any."""
-    if s.reported or s.record.state == "succeeded":
-        return f"{s.progress:.0%}"
-    if s.record.final:
-        return "-"
-    return f"~{s.progress:.0%} (estimated)"
+    return views.progress_words(s.progress, s.progress_source)
 
 
 def _problems(s: service.JobStatus) -> list[str]:
@@ -418,9 +433,12 @@ def _problems(s: service.JobStatus) -> list[str]:
     out = []
     if s.failure is not None:
         f = s.failure
-        why = (f"failed in {f.phase}" if f.phase else
-               f"failed with exit code {f.exit_code}" if f.exit_code is not None else "failed")
-        out.append(f"{why}: {f.detail}" if f.detail else why)
+        words = failure_words(f.exit_code, f.detail)  # the exit code named once
+        if f.phase:  # 'failed in setup: exit code 2', not '...: setup failed: exit code 2'
+            words = words.removeprefix(f"{f.phase} failed: ")
+        head = f"failed in {f.phase}" if f.phase else "failed"
+        out.append(f"{head} with {words}" if words.startswith("exit code") else
+                   prefixed(head, words) if words else head)
         if f.log_tail:
             out.append(f"last {len(f.log_tail)} line(s) of its output:")
             out.extend(f"  | {line}" for line in f.log_tail)

@@ -15,12 +15,16 @@ from costsched.cli.common import (
     DbOption,
     JobArgument,
     JsonOption,
+    WideOption,
+    at_least,
     console,
     friendly_errors,
     print_json,
+    split_csv,
 )
+from costsched.model import JOB_STATES
 from costsched.service import glance
-from costsched.service.job_filters import parse_labels
+from costsched.service.job_filters import parse_labels, parse_states
 
 
 @friendly_errors
@@ -31,8 +35,7 @@ def status(
                                         "recovering them as needed (0: show them now).")]
     = 0.0,
     state: Annotated[list[str] | None, typer.Option(
-        "--state", help="Only jobs in these states (pending, launching, running, "
-        "checkpointing, migrating, recovering, succeeded, failed, cancelled; repeat or "
+        "--state", help=f"Only jobs in these states ({', '.join(JOB_STATES)}; repeat or "
         "comma-separate).", show_default=False)] = None,
     name: Annotated[str | None, typer.Option(
         help="Only jobs whose name matches this pattern ('resnet*').", show_default=False)]
@@ -49,17 +52,20 @@ def status(
         "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
         "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """Each job's state, placement, progress and cost so far (recovering preempted jobs and
     closing finished ones first)."""
     parse_labels(label or [])  # a malformed one is refused, jobs or none
+    states = parse_states(split_csv(state))  # and an unknown state
+    at_least("--wait", wait, 0.0)
     if job is None and not wait and glance.nothing_to_show(db):
         print_nothing(json_out)
         return
     from costsched.cli.jobs import show_status
 
-    show_status(job, wait=wait, state=state, name=name, limit=limit, reconcile=reconcile,
+    show_status(job, wait=wait, state=states, name=name, limit=limit, reconcile=reconcile,
                 db=db, json_out=json_out, labels=label or [], budget=budget)
 
 

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from costsched.cli.common import money, table
+from costsched.amounts import hours, hours_all, usd_all
+from costsched.cli.common import table
 
 if TYPE_CHECKING:
     from costsched.optimize.collection import CollectionPlan
@@ -14,12 +15,15 @@ if TYPE_CHECKING:
 
 def instances_table(plan: CollectionPlan) -> Table:
     """One row per instance to rent: its offering, GPUs used and idle, hours, cost, jobs."""
+    found = plan.instances
+    *costs, total = usd_all(*found["cost"], plan.total_cost)  # the rows add up to the total
+    spans = hours_all(*found["hours"])
     rows = [[r.instance, r.offering, f"{r.gpus_used}/{r.gpu_count}", str(r.gpus_idle),
-             f"{r.hours:,.2f}", money(r.cost, 2), r.jobs]
-            for r in plan.instances.itertuples()]
-    shared = int((plan.instances["jobs"].str.count(", ") > 0).sum())
+             span, cost, r.jobs]
+            for r, span, cost in zip(found.itertuples(), spans, costs, strict=True)]
+    shared = int((found["jobs"].str.count(", ") > 0).sum())
     title = (f"Instances ({plan.policy}): {len(rows)} to rent, {shared} shared, total "
-             f"{money(plan.total_cost, 2)}, makespan {plan.makespan_hours:,.2f} h")
+             f"{total}, makespan {hours(plan.makespan_hours)} h")
     return table(title, ["instance", "offering", "GPUs used", "idle", "hours", "total $",
                          "jobs"], rows)
 

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from costsched.amounts import hours, hours_all, per_hour, usd, usd_all
 from costsched.cli import plan_figures as figures
+from costsched.cli.booked import print_booked
 from costsched.cli.common import (
     JsonOption,
     ListPricesDbOption,
@@ -19,7 +21,6 @@ from costsched.cli.common import (
     frame_record_stream,
     frame_records,
     friendly_errors,
-    money,
     options,
     print_json,
     stream_json,
@@ -29,6 +30,7 @@ from costsched.cli.common import (
 from costsched.cli.packing import instances_json, instances_table
 from costsched.model import InvalidInput
 from costsched.taskfile import read_jobs
+from costsched.vocabulary import prefixed
 
 # The planner, the store and the prices load once the job files are read: a bad file is
 # refused before any of them.
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from costsched.optimize.planner import JobPlan
     from costsched.optimize.planner import Progress as Report
     from costsched.service import PlanResult
+    from costsched.work import Work
 
 
 @friendly_errors
@@ -89,6 +92,9 @@ def plan(
     """Rank offerings by expected cost and time for each job; for several jobs, also place
     them all at once (min cost under deadlines, min makespan under --budget, or
     throughput per dollar), within --quota."""
+    if moved_from is not None and explain is None:
+        raise InvalidInput(f"--from {moved_from!r}: prices a move to the offering --explain "
+                           "names: expected --explain OFFERING with it")
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(shown=not json_out) as report:
         specs = read_jobs(jobs, report)
@@ -173,6 +179,7 @@ def _groups(result: PlanResult) -> list[list[int]]:
 def _print_groups(result: PlanResult) -> None:
     """One row per group of identical jobs: its best offering, or why it has none."""
     rows, reasons, notes = [], [], {}
+    bests: list[tuple[pd.Series | None, Work | None]] = []
     for members in _groups(result):
         first, last = result.jobs[members[0]], result.jobs[members[-1]]
         names = first.job.name + ("" if len(members) == 1 else f" ... {last.job.name}")
@@ -184,8 +191,9 @@ def _print_groups(result: PlanResult) -> None:
         rows.append([names, str(len(members)), first.job.job.model,
                      figures.group_work(first.job.job.steps, work),
                      "-" if best is None else best["offering"],
-                     "-" if best is None else money(best["usd_per_hour"], 4),
-                     *(["-", "-"] if best is None else figures.group_cells(best, work))])
+                     "-" if best is None else per_hour(best["usd_per_hour"])])
+        bests.append((best, work))
+    rows = [[*r, *c] for r, c in zip(rows, figures.group_cells(bests), strict=True)]
     console.print(table(f"{len(result.jobs):,} jobs in {len(rows):,} groups of identical jobs; "
                         f"best by {result.per_job_objective} (--json gives every job)",
                         ["jobs", "count", "model", "work", "best offering", "$/h", "hours",
@@ -216,11 +224,12 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     job = p.job.job
     names = [result.jobs[m].job.name for m in members]
     work = p.job.work
-    title = (f"{_covered(names)}: {figures.title_work(work, job.model, job.steps)}; "
+    # The model once: a job named after its model is not 'myclf: myclf'.
+    title = (prefixed(_covered(names), figures.title_work(work, job.model, job.steps)) + "; "
              f"by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")
-             + (f", budget ${job.constraints.budget_usd:,.2f}" if job.constraints.budget_usd
+             + (f", budget {usd(job.constraints.budget_usd)}" if job.constraints.budget_usd
                 else ""))
     if p.reason:  # one line per job, each naming it
         for m in members:
@@ -228,12 +237,13 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                               highlight=False, soft_wrap=True)
         return
     shown = result.ranking(index).head(top)
+    work_cells = figures.work_cells(shown, work)  # one precision down each column
     rows = [
         [str(i), r.offering,
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
-         money(r.usd_per_hour, 4), figures.speed_cell(r),
-         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, *figures.work_cells(r, work),
+         per_hour(r.usd_per_hour), figures.speed_cell(r),
+         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, *work_cells[i - 1],
          f"{r.vs_on_demand_v100:.2f}x" if r.vs_on_demand_v100 == r.vs_on_demand_v100 else "-"]
         for i, r in enumerate(shown.itertuples(), start=1)
     ]
@@ -250,10 +260,10 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *figures.notes(shown, work, hint)]
     if p.baseline:
         b = p.baseline
-        notes.append(f"baseline: {b.basis} at {money(b.usd_per_hour, 4)}/h, "
-                     + (f"{money(b.cost / work.hours, 4)} per {work.unit()}"
+        notes.append(f"baseline: {b.basis} at {per_hour(b.usd_per_hour)}/h, "
+                     + (f"{per_hour(b.cost / work.hours)} per {work.unit()}"
                         if work is not None and work.assumed and work.hours else
-                        f"{b.hours:,.2f} h, {money(b.cost, 2)}"))
+                        f"{hours(b.hours)} h, {usd(b.cost)}"))
     old = stale(shown, result.at, stale_after)
     if old is not None:
         notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
@@ -271,6 +281,9 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                         else ""))
     for note in notes:
         console.print(f"  {note}", highlight=False)
+    booked = result.booked[index] if result.booked else None
+    if booked is not None:  # capacity booked ahead that fits the job: weighed apart
+        print_booked(booked, result.at, wide)
 
 
 def _print_collection(c: CollectionPlan, budget: float | None,
@@ -292,17 +305,18 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
                               "them all)", highlight=False, soft_wrap=True)
         return
     a = c.assignment
-    title = (f"Collection plan ({c.policy}): {len(a):,} jobs, total {money(c.total_cost, 2)}, "
-             f"makespan {c.makespan_hours:,.2f} h" + (f", budget {money(budget, 2)}"
-                                                      if budget else ""))
+    total, cap = usd_all(c.total_cost, budget)
+    title = (f"Collection plan ({c.policy}): {len(a):,} jobs, total {total}, "
+             f"makespan {hours(c.makespan_hours)} h" + (f", budget {cap}" if budget else ""))
     if len(a) > TABLES_UP_TO:  # one row per offering used
         used = a.groupby("offering", sort=False).agg(
             jobs=("job", "size"), hours=("hours", "max"), cost=("cost", "sum"))
-        rows = [[offering, f"{r.jobs:,}", f"{r.hours:,.2f}", money(r.cost, 2)]
-                for offering, r in used.iterrows()]
+        rows = [[offering, f"{r.jobs:,}", span, cost] for (offering, r), span, cost in zip(
+            used.iterrows(), hours_all(*used["hours"]), usd_all(*used["cost"]), strict=True)]
         console.print(table(title, ["offering", "jobs", "longest h", "total $"], rows))
         return
-    rows = [[r.job, r.offering, f"{r.hours:,.2f}", money(r.cost, 2)] for r in a.itertuples()]
+    rows = [[r.job, r.offering, span, cost] for r, span, cost in zip(
+        a.itertuples(), hours_all(*a["hours"]), usd_all(*a["cost"]), strict=True)]
     console.print(table(title, ["job", "offering", "hours", "total $"], rows))
     if c.instances is not None:
         console.print(instances_table(c))
@@ -359,6 +373,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
                     "cost": b.cost},
                 "ranking_index": index_of[i],
+                "booked": (result.booked[i].as_dict(result.at)
+                           if result.booked and result.booked[i] is not None else None),
             }
 
     out: dict = {"at": result.at, "objective": result.objective,
@@ -395,8 +411,8 @@ def _emit(kind: str, read: list[tuple[str, JobSpec]], result: PlanResult) -> Non
             continue
         b = p.best
         note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
-                f":\n{b['offering']} at ${b['usd_per_hour']:,.4f}/h, expected "
-                f"{b['expected_hours']:,.2f} h and ${b['expected_cost']:,.2f}.")
+                f":\n{b['offering']} at {per_hour(b['usd_per_hour'])}/h, expected "
+                f"{hours(b['expected_hours'])} h and {usd(b['expected_cost'])}.")
         if p.job.work is not None and p.job.work.assumed:
             note = note.removesuffix(".") + f" for {p.job.work.describe()}."
         source, spec = specs[p.job.name]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import shlex
 
-from costsched.cli.common import money, user_text
+from costsched.amounts import hours_all, per_hour, usd_all
+from costsched.cli.common import user_text
 from costsched.lazy import pandas as pd
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.work import CPU_REFERENCE, Work
@@ -45,11 +46,16 @@ def work_columns(work: Work | None) -> list[str]:
     return [PER_WORK_HOUR] if work is not None and work.assumed else ["hours", "total $"]
 
 
-def work_cells(r: object, work: Work | None) -> list[str]:
-    mark = ESTIMATED_MARK if r.throughput_estimated else ""
-    if work is not None and work.assumed:
-        return [money(r.expected_cost / (work.hours or 1.0), 4) + mark]
-    return [f"{r.expected_hours:,.2f}{mark}", money(r.expected_cost, 2) + mark]
+def work_cells(shown: pd.DataFrame, work: Work | None) -> list[list[str]]:
+    """Each row's cells under `work_columns`, each column at one precision (the money rule
+    of `costsched.amounts`), marked where the speed is estimated."""
+    marks = [ESTIMATED_MARK if e else "" for e in shown["throughput_estimated"]]
+    if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals
+        per_work = shown["expected_cost"] / (work.hours or 1.0)
+        return [[per_hour(c) + m] for c, m in zip(per_work, marks, strict=True)]
+    spans = hours_all(*shown["expected_hours"])
+    totals = usd_all(*shown["expected_cost"])
+    return [[h + m, c + m] for h, c, m in zip(spans, totals, marks, strict=True)]
 
 
 def group_work(steps: float, work: Work | None) -> str:
@@ -57,12 +63,26 @@ def group_work(steps: float, work: Work | None) -> str:
     return f"{steps:,.0f} steps" if work is None or work.hours is None else work.describe()
 
 
-def group_cells(best: pd.Series, work: Work | None) -> list[str]:
-    """The hours and total of a group's best offering; for assumed work, no hours and the
-    cost of an hour of it."""
-    if work is not None and work.assumed:
-        return ["-", f"{money(best['expected_cost'] / (work.hours or 1.0), 4)}/work-h"]
-    return [f"{best['expected_hours']:,.2f}", money(best["expected_cost"], 2)]
+def group_cells(bests: list[tuple[pd.Series | None, Work | None]]) -> list[list[str]]:
+    """The hours and total of each group's best offering ('-' where it has none; for
+    assumed work no hours and the cost of an hour of it, a rate), the totals and hours each
+    at one precision down their column."""
+    def assumed(work: Work | None) -> bool:
+        return work is not None and work.assumed
+
+    given = [(b, w) for b, w in bests if b is not None and not assumed(w)]
+    spans = iter(hours_all(*(b["expected_hours"] for b, _ in given)))
+    totals = iter(usd_all(*(b["expected_cost"] for b, _ in given)))
+    out = []
+    for best, work in bests:
+        if best is None:
+            out.append(["-", "-"])
+        elif assumed(work):
+            out.append(["-", per_hour(best["expected_cost"] / (work.hours or 1.0))  # type: ignore[union-attr]
+                        + "/work-h"])
+        else:
+            out.append([next(spans), next(totals)])
+    return out
 
 
 def per_work_hour(shown: pd.DataFrame, work: Work | None) -> pd.Series | None:

@@ -9,6 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from costsched.amounts import per_hour
 from costsched.bundled_prices import age_text
 from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
@@ -22,7 +23,6 @@ from costsched.cli.common import (
     fail,
     frame_records,
     friendly_errors,
-    money,
     options,
     parse_time,
     print_json,
@@ -67,8 +67,9 @@ def import_(
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) and
-    spot availability (spot traces, probe logs *.out)."""
+    """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports), spot
+    availability (spot traces, probe logs *.out) and booked capacity (EC2
+    DescribeCapacityBlockOfferings and DescribeCapacityReservations JSON bodies)."""
     with Progress(TextColumn("[bold]reading"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err_console, disable=json_out, transient=True) as progress:
@@ -78,7 +79,7 @@ def import_(
             progress.update(task, completed=done, total=total,
                             description=user_text(path.name))
 
-        with options(trace_start="--trace-start"):
+        with options(**{"trace start": "--trace-start"}):
             result = import_prices(db, paths, progress=advance, trace_start=trace_start)
     summary = result.to_dict()
     if json_out:
@@ -89,7 +90,7 @@ def import_(
                               soft_wrap=True)
         new = (f"{result.inserted:,} new rows" if result.inserted
                else "0 new rows (all stored already)")
-        if result.read or not result.availability:
+        if result.read or not (result.availability or result.booked_files):
             console.print(f"Imported {result.files} file(s): {result.read:,} observations, "
                           f"{new}, {result.unchanged:,} unchanged; {len(result.errors)} file(s) "
                           "rejected.", highlight=False)
@@ -99,6 +100,10 @@ def import_(
             console.print(f"Spot availability: {len(result.availability)} file(s), "
                           f"{result.intervals:,} intervals, {result.intervals_inserted:,} new.",
                           highlight=False)
+        if result.booked_files:
+            console.print(f"Booked capacity: {len(result.booked_files)} file(s), "
+                          f"{result.booked:,} offerings, {result.booked_inserted:,} new "
+                          "(`costsched plan` weighs them).", highlight=False)
     if result.errors:
         raise typer.Exit(1)
 
@@ -122,7 +127,7 @@ def show(
 ) -> None:
     """Offerings sorted by price per GPU-hour, with the spot discount against on-demand."""
     when = parse_time(at)
-    with options(cloud="--cloud", market="--market"):
+    with options(cloud="--cloud", market="--market", region="--region"):
         frame = prices(db, when, gpu_models=split_csv(gpu), clouds=split_csv(cloud),
                        regions=split_csv(region), markets=[market] if market else [],
                        cheapest_per_gpu=cheapest_per_gpu)
@@ -142,7 +147,7 @@ def show(
         return
     rows = [
         [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
-         f"{r.gpu_count}x{r.gpu_model}", money(r.usd_per_hour), money(r.usd_per_gpu_hour),
+         f"{r.gpu_count}x{r.gpu_model}", per_hour(r.usd_per_hour), per_hour(r.usd_per_gpu_hour),
          "-" if pd.isna(r.spot_discount) else f"{r.spot_discount:.0%}",
          age_text(r.age_days) + (SUPERSEDED_MARK if r.superseded else ""),
          r.effective_at.strftime("%Y-%m-%d")]
@@ -180,7 +185,7 @@ def history(
 ) -> None:
     """Every known price change of an instance type, oldest first: the store's and the
     bundled catalog's dated prices, each with its source."""
-    with options(since="--since", until="--until", market="--market"):
+    with options(since="--since", until="--until", market="--market", region="--region"):
         frame = price_history(db, instance, regions=split_csv(region),
                               markets=[market] if market else [], since=since or None,
                               until=until or None, bundled=bundled)
@@ -191,12 +196,19 @@ def history(
         from costsched.catalog import instance_types
         from costsched.vocabulary import did_you_mean
 
+        types = instance_types()["instance_type"]
+        if instance in set(types):  # a known type: say where it has prices instead
+            elsewhere = (sorted(set(price_history(db, instance, bundled=bundled)["region"]))
+                         if region else [])
+            hint = (f"; it has prices in {', '.join(elsewhere)}" if elsewhere else
+                    "; `costsched prices import` or `costsched collect` adds prices")
+        else:
+            hint = did_you_mean(instance, types)
         raise InvalidInput(f"no {'known' if bundled else 'stored'} prices for instance type "
                            f"{instance!r}"
-                           + (f" in {', '.join(split_csv(region))}" if region else "")
-                           + did_you_mean(instance, instance_types()["instance_type"]))
+                           + (f" in {', '.join(split_csv(region))}" if region else "") + hint)
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
-             r.market, money(r.usd_per_hour),
+             r.market, per_hour(r.usd_per_hour),
              "" if r.last_seen_at == r.effective_at else r.last_seen_at.strftime("%Y-%m-%d"),
              r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",

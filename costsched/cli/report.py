@@ -13,6 +13,7 @@ from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     err_console,
     friendly_errors,
@@ -22,22 +23,15 @@ from costsched.cli.common import (
     table,
 )
 from costsched.report import Report, build
-from costsched.report.html import format_cell, write
+from costsched.report.html import totals_line, write
+from costsched.report.tables import TABLES
 from costsched.service.stores import using
 from costsched.service.views import report_document
 
-_SHOWN = [  # (attribute, title, columns left out of the terminal)
-    ("jobs", "Spend per job", []),
-    ("clouds", "Spend per cloud", []),
-    ("days", "Spend per day (UTC)", ["job_id"]),
-    ("moves", "Migrations and recoveries", []),
-    ("egress", "Egress per move", ["from_cloud", "to_cloud"]),
-    ("budgets", "Jobs near or over their budget", []),
-    ("speeds", "Measured speed against the plan's", ["job_id", "flag", "planned_from"]),
-    ("estimates", "Estimate versus actual, per job (ratio = actual / expected)",
-     ["job_id", "model", "state"]),
-    ("calibration", "Estimate versus actual, by model and GPU", []),
-]
+# Columns left out on the terminal (--json has them): said elsewhere on the page.
+_HIDDEN = {"days": ["job_id"], "egress": ["from_cloud", "to_cloud"],
+           "speeds": ["job_id", "flag", "planned_from"],
+           "estimates": ["job_id", "model", "state"]}
 
 
 @friendly_errors
@@ -57,6 +51,7 @@ def report(
         "and day, the difference itemised; jobs past bills.difference_threshold flagged.")
     ] = False,
     db: DbOption = None,
+    wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
     """Spend per job, cloud and day from the stored placements, savings against on-demand
@@ -89,19 +84,15 @@ def _as_json(built: Report) -> dict:
 def _print(built: Report) -> None:
     since = "the first placement" if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text(f"Cost report: {since} to {built.until:%Y-%m-%d %H:%M} UTC"))
-    totals = built.totals
-    console.print(Text(
-        f"spend {format_cell('usd', totals['usd'])}; saved "
-        f"{format_cell('usd', totals['saved_vs_on_demand_usd'])} against on-demand and "
-        f"{format_cell('usd', totals['saved_vs_static_usd'])} against the launch-time choice "
-        "kept"))
+    console.print(Text(totals_line(built.totals)))
     for line in built.speeds["flag"]:
         if line:
             console.print(Text(f"throughput: {line}"), highlight=False)
-    for name, title, hidden in _SHOWN:
+    for name, title, _ in TABLES:
         frame: pd.DataFrame = getattr(built, name)
         if frame.empty:
             continue
+        hidden = _HIDDEN.get(name, [])
         headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden])
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.

@@ -66,6 +66,9 @@ def show(
     """The table as plans use it: measured rows (yours override those costsched measured
     on its runs, which override the bundled ones), or with --model every GPU model and
     count, estimated where nothing was measured."""
+    if file is not None and not file.is_file():
+        raise InvalidInput(f"--file {file}: no such file (`throughput set` and `throughput "
+                           "import` make one)")
     if measured:
         _show_runs(_reads_store(db), model, json_out)
         return
@@ -210,7 +213,9 @@ def import_(
     json_out: JsonOption = False,
 ) -> None:
     """Import measured throughputs from a CSV (all rows or none)."""
-    rows = tp.read_measurements(csv)
+    from costsched.config import effective
+
+    rows = tp.read_measurements(csv, effective().files.throughputs_mb)
     if "user measured" in set(rows["source"]):
         rows.loc[rows["source"] == "user measured", "source"] = tp.measured_today(
             f"user measured, imported from {csv.name}")

@@ -5,16 +5,25 @@
     clouds.zone_region("us-east-1b")               # ('aws', 'us-east-1')
     clouds.owners_of_region("us-central1")         # ['gcp']
     clouds.storage_cloud("gs://bucket/jobs")       # 'gcp'
+    clouds.place_problem("aws", "us-east-1", "us-west-2a")  # 'zone ...: a zone of us-west-2...'
+
+The regions and zones that exist are known here and only here (`base.Cloud.region_problem`
+says the rule): every import, collector and option that names a place asks these.
 """
 
 from __future__ import annotations
+
+import re
 
 from costsched.clouds.aws import AWS
 from costsched.clouds.azure import AZURE
 from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
 from costsched.clouds.gcp import GCP
+from costsched.vocabulary import did_you_mean
 
 CLOUDS: dict[str, Cloud] = {c.name: c for c in (AWS, GCP, AZURE)}
+# A bucket's name as S3 and Cloud Storage take it (each has stricter rules of its own).
+BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
 NAMES: tuple[str, ...] = tuple(CLOUDS)
 
 
@@ -30,9 +39,33 @@ def get(name: str) -> Cloud:
 
 
 def owners_of_region(region: str) -> list[str]:
-    """The clouds whose region names look like `region` (AWS us-east-1, GCP us-east1,
-    Azure eastus are told apart by shape)."""
+    """The clouds that have `region` (listed, or new by their rule: AWS us-east-1, GCP
+    us-east1, Azure eastus are told apart by shape)."""
     return [c.name for c in CLOUDS.values() if c.is_region(region)]
+
+
+def place_problem(cloud: str, region: object, zone: object = "") -> str | None:
+    """What is wrong with a place of `cloud`: its region not one of the cloud's, or its zone
+    ('' for the whole region) not in that region; None when it exists (or when `cloud`
+    is not a cloud: that is refused as such where clouds are checked)."""
+    found = CLOUDS.get(cloud)
+    if found is None:
+        return None
+    return found.region_problem(region) or found.zone_problem(str(region), zone)
+
+
+def region_problem(region: str, names: tuple[str, ...] = NAMES) -> str | None:
+    """What is wrong with `region` as a region of any of the clouds `names` (an option that
+    takes regions of every cloud); None when one of them has it."""
+    if any(CLOUDS[n].is_region(region) for n in names):
+        return None
+    shaped = [n for n in names if CLOUDS[n].region_pattern.fullmatch(region)]
+    if len(shaped) == 1 or len(names) == 1:  # that cloud's own reason
+        return CLOUDS[(shaped or names)[0]].region_problem(region)
+    listed = sorted(r for n in names for r in CLOUDS[n].regions)
+    examples = ", ".join(f"{n} {CLOUDS[n].region_example}" for n in names)
+    return (f"region {region!r}: not a region of {_either(names)}: expected a name such "
+            f"as {examples}{did_you_mean(region, listed)}")
 
 
 def zone_region(zone: str) -> tuple[str, str] | None:
@@ -44,6 +77,10 @@ def zone_region(zone: str) -> tuple[str, str] | None:
     return None
 
 
+def _either(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def storage_cloud(uri: str) -> str | None:
     """The cloud whose object storage `uri` is in (s3:// AWS, gs:// GCP, az:// or a Blob
     account's URL Azure); None for a path."""
@@ -53,14 +90,40 @@ def storage_cloud(uri: str) -> str | None:
     return None
 
 
+def storage_location_problem(location: object) -> str | None:
+    """What is wrong with `location` as a place in some cloud's object storage, its bucket
+    (or container) named; None when it will do."""
+    text = location.strip() if isinstance(location, str) else ""
+    found = storage_cloud(text) if text else None
+    parts = text.split("://", 1)[-1].split("/")
+    # the bucket (or container) follows the scheme, or an Azure account's host
+    bucket = "".join(parts[1:2] if text.lower().startswith("https://") else parts[:1])
+    if found in ("aws", "gcp") and not BUCKET.fullmatch(bucket):
+        bucket = ""
+    if found is None or not bucket or "?" in text or "#" in text:
+        return ("expected s3://BUCKET/PATH, gs://BUCKET/PATH, az://CONTAINER/PATH or an "
+                "Azure Blob account's URL (https://ACCOUNT.blob.core.windows.net/CONTAINER)"
+                + (", a bucket of 3-222 lowercase letters, digits, '.', '-', '_'"
+                   if found in ("aws", "gcp") else ""))
+    return None
+
+
+def storage_root_problem(cloud: str, root: object) -> str | None:
+    """What is wrong with `root` as where `cloud`'s jobs keep their checkpoints (a location
+    in some cloud's object storage); None when it will do."""
+    if cloud not in CLOUDS:
+        return (f"not a cloud: expected one of {', '.join(NAMES)}"
+                f"{did_you_mean(cloud, NAMES)}")
+    return storage_location_problem(root)
+
+
 def storage_roots(roots: dict[str, str]) -> dict[str, str]:
     """A mapping of clouds to locations in some cloud's object storage, as given, without a
     trailing '/'; ValueError naming the first that is not."""
     for cloud, root in roots.items():
-        if cloud not in CLOUDS or storage_cloud(root) is None or "?" in root:
-            raise ValueError(f"{cloud} = {root!r}: expected a cloud ({', '.join(NAMES)}) = "
-                             "s3://BUCKET/PATH, gs://BUCKET/PATH, az://CONTAINER/PATH or an "
-                             "Azure Blob account's URL")
+        problem = storage_root_problem(cloud, root)
+        if problem is not None:
+            raise ValueError(f"{cloud} = {root!r}: {problem}")
     return {cloud: root.strip().rstrip("/") for cloud, root in roots.items()}
 
 
@@ -84,6 +147,7 @@ def default_preemption(cloud: str) -> PreemptionRate:
     return get(cloud).preemption
 
 
-__all__ = ["CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
+__all__ = ["BUCKET", "CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
            "UnknownCloud", "credential_envs", "default_preemption", "egress", "get",
-           "owners_of_region", "storage_cloud", "storage_roots", "zone_region"]
+           "owners_of_region", "place_problem", "region_problem", "storage_cloud",
+           "storage_location_problem", "storage_root_problem", "storage_roots", "zone_region"]

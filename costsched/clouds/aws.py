@@ -15,13 +15,31 @@ from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
 # 1 try + 9 retries; adaptive mode also rate-limits on the client side after throttling.
 RETRIES = {"mode": "adaptive", "total_max_attempts": 10}
 
+# The regions AWS lists (2026-05: the commercial regions of the AWS Pricing API's
+# data-transfer pairs, as exported in ../shared/data/skynomad-v100/aws_egress_pricing.csv,
+# with GovCloud and China). A region opened since is accepted by its shape (base.py).
+REGIONS = frozenset({
+    "af-south-1", "ap-east-1", "ap-east-2", "ap-northeast-1", "ap-northeast-2",
+    "ap-northeast-3", "ap-south-1", "ap-south-2", "ap-southeast-1", "ap-southeast-2",
+    "ap-southeast-3", "ap-southeast-4", "ap-southeast-5", "ap-southeast-6", "ap-southeast-7",
+    "ca-central-1", "ca-west-1", "eu-central-1", "eu-central-2", "eu-north-1", "eu-south-1",
+    "eu-south-2", "eu-west-1", "eu-west-2", "eu-west-3", "il-central-1", "me-central-1",
+    "me-south-1", "mx-central-1", "sa-east-1", "us-east-1", "us-east-2", "us-west-1",
+    "us-west-2", "us-gov-east-1", "us-gov-west-1", "cn-north-1", "cn-northwest-1",
+})
+_DIRECTIONS = r"(?:north|south|east|west|central)(?:east|west|central)?"
+# The shape AWS names regions with: a geography, optionally -gov or -iso, a direction and a
+# number (us-east-1, us-gov-west-1, us-isob-east-1, ap-southeast-5).
+_REGION = rf"(?:us|ca|mx|sa|eu|ap|me|af|il|cn)(?:-gov|-iso[a-z]?)?-{_DIRECTIONS}-[1-9]\d?"
+
 AWS = Cloud(
     name="aws",
-    # us-east-1, us-gov-west-1, us-iso-east-1, us-isob-east-1
-    region_pattern=re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$"),
+    region_pattern=re.compile(_REGION),
     region_example="us-east-1",
-    zone_pattern=re.compile(r"^(?P<region>[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d+)[a-z]$"),
+    # The region and a letter; a Local Zone adds its metro and a number (us-west-2-lax-1a).
+    zone_pattern=re.compile(rf"^(?P<region>{_REGION})(?:-[a-z]{{3}}-[1-9])?[a-z]$"),
     zone_example="us-east-1a",
+    regions=REGIONS,
     egress=EgressPrice(
         0.09, 0.02,
         "aws.amazon.com/ec2/pricing/on-demand 'Data Transfer': out to internet $0.09/GB "
@@ -101,6 +119,14 @@ CAPACITY_ERROR_CODES = frozenset({
     "InsufficientInstanceCapacity", "SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded",
     "InstanceLimitExceeded", "Unsupported", "VcpuLimitExceeded",
 })
+
+# The instance types EC2 sells as Capacity Blocks for ML and the regions it sells them in
+# (EC2 User Guide, "Capacity Blocks for ML", 2025): where `collect --booked` asks.
+CAPACITY_BLOCK_TYPES = ("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge",
+                        "p5en.48xlarge", "p6-b200.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
+CAPACITY_BLOCK_REGIONS = ("us-east-1", "us-east-2", "us-west-2", "ap-northeast-1")
+# How far ahead a Capacity Block may start (eight weeks).
+CAPACITY_BLOCK_AHEAD_DAYS = 56
 
 # Environment variables that carry this cloud's credentials: never stored nor sent to an
 # instance (instances use their own role).

@@ -10,12 +10,33 @@ from typing import Any
 
 from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
 
+# The public regions Azure lists (2026-05, learn.microsoft.com/azure/reliability/
+# regions-list, their programmatic names). A region opened since is accepted by its shape
+# (base.py).
+REGIONS = frozenset({
+    "australiacentral", "australiacentral2", "australiaeast", "australiasoutheast",
+    "austriaeast", "belgiumcentral", "brazilsouth", "brazilsoutheast", "canadacentral",
+    "canadaeast", "centralindia", "centralus", "chilecentral", "eastasia", "eastus", "eastus2",
+    "francecentral", "francesouth", "germanynorth", "germanywestcentral", "indonesiacentral",
+    "israelcentral", "italynorth", "japaneast", "japanwest", "jioindiacentral", "jioindiawest",
+    "koreacentral", "koreasouth", "malaysiawest", "mexicocentral", "newzealandnorth",
+    "northcentralus", "northeurope", "norwayeast", "norwaywest", "polandcentral",
+    "qatarcentral", "southafricanorth", "southafricawest", "southcentralus", "southeastasia",
+    "southindia", "spaincentral", "swedencentral", "switzerlandnorth", "switzerlandwest",
+    "uaecentral", "uaenorth", "uksouth", "ukwest", "westcentralus", "westeurope", "westindia",
+    "westus", "westus2", "westus3",
+})
+
 AZURE = Cloud(
     name="azure",
-    region_pattern=re.compile(r"^[a-z]+\d*$"),
+    # Lower-case letters holding a direction, and an optional number (eastus, westeurope,
+    # germanywestcentral, eastus2).
+    region_pattern=re.compile(r"[a-z]*(?:north|south|east|west|central)[a-z]*[1-9]?"),
     region_example="eastus",
     zone_pattern=None,  # zones are "1", "2", "3" within a region
     zone_example="1",
+    regions=REGIONS,
+    zone_names=("1", "2", "3"),
     egress=EgressPrice(
         0.087, 0.02,
         "azure.microsoft.com/pricing/details/bandwidth: internet egress from North America "
@@ -28,6 +49,46 @@ AZURE = Cloud(
                    ".blob.core.chinacloudapi.cn"),
     preemption=PreemptionRate(0.0854, "assumed: no recorded Azure eviction log; the AWS rate"),
 )
+
+
+# Names and ids as Resource Manager takes them (learn.microsoft.com/azure/azure-resource-
+# manager/management/resource-name-rules): what a config key of Azure's must look like.
+IMAGE_URN = re.compile(r"(?P<publisher>[^:\s]+):(?P<offer>[^:\s]+):(?P<sku>[^:\s]+)"
+                       r":(?P<version>[^:\s]+)")
+SUBSCRIPTION_ID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+STORAGE_ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
+# costsched's VNets are named PREFIX-LOCATION, 64 characters at most
+VNET_PREFIX = re.compile(r"[A-Za-z0-9][\w.-]{0,39}")
+_ID = r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w.()]{1,90}/providers/"
+RESOURCE_IDS = {
+    "subnet": (re.compile(_ID + r"Microsoft\.Network/virtualNetworks/[^/]+/subnets/[^/]+",
+                          re.IGNORECASE),
+               "/subscriptions/SUB/resourceGroups/GROUP/providers/Microsoft.Network/"
+               "virtualNetworks/VNET/subnets/SUBNET"),
+    "identity": (re.compile(_ID + r"Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+",
+                            re.IGNORECASE),
+                 "/subscriptions/SUB/resourceGroups/GROUP/providers/"
+                 "Microsoft.ManagedIdentity/userAssignedIdentities/NAME"),
+    "image": (re.compile(_ID + r"Microsoft\.Compute/\S+", re.IGNORECASE),
+              "/subscriptions/SUB/resourceGroups/GROUP/providers/Microsoft.Compute/images/NAME "
+              "(or a gallery image's version)"),
+}
+
+
+def resource_id_problem(kind: str, value: str) -> str | None:
+    """What is wrong with `value` as the resource id of a `kind` of RESOURCE_IDS; None."""
+    pattern, shape = RESOURCE_IDS[kind]
+    if pattern.fullmatch(value.strip()):
+        return None
+    return f"expected {'an' if kind[0] in 'aeiou' else 'a'} {kind}'s id, {shape}"
+
+
+def image_problem(value: str) -> str | None:
+    """What is wrong with `value` as a VM image: a Marketplace URN or an image's id."""
+    if IMAGE_URN.fullmatch(value.strip()) or not resource_id_problem("image", value):
+        return None
+    return ("expected PUBLISHER:OFFER:SKU:VERSION (microsoft-dsvm:ubuntu-hpc:2204:latest) "
+            "or an image's resource id (/subscriptions/.../providers/Microsoft.Compute/...)")
 
 
 def http_session(retries: int, backoff: float) -> Any:  # -> requests.Session

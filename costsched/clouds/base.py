@@ -2,6 +2,14 @@
 
 Nothing outside `costsched/clouds/`, the per-cloud collectors and the per-cloud launchers
 branches on a cloud's name: everything else asks the `Cloud` object.
+
+Places: a region is one of the cloud's listed regions, or a region opened after the list
+was written. Such a new one must have the shape the cloud documents for its names (a
+geography, a direction, a number) and be numbered at most one past the highest listed
+region of its series (`us-east-3` after us-east-1 and us-east-2; `us-north-1` for a new
+series; never `us-east-9`): clouds number a series' regions in the order they open them. A
+zone is a zone of its region: named after it (AWS, GCP) or one of the cloud's zone names
+(Azure's 1, 2, 3).
 """
 
 from __future__ import annotations
@@ -9,9 +17,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from costsched.vocabulary import did_you_mean
+
 
 class SdkMissing(RuntimeError):
     """A cloud's SDK is not installed; str() is one line saying what to install."""
+
+
+class NotSetUp(LookupError):
+    """The cloud's account is not set up on this machine (no credentials, no project);
+    str() is one line saying what to do."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +52,7 @@ class PreemptionRate:
 @dataclass(frozen=True)
 class Cloud:
     name: str
+    # The shape the cloud documents for its region names (matched in full).
     region_pattern: re.Pattern[str]
     region_example: str
     # A zone name whose `region` group is its region; None where zones are not named
@@ -45,6 +61,10 @@ class Cloud:
     zone_example: str
     egress: EgressPrice
     preemption: PreemptionRate
+    # The regions the cloud lists (as of the date its module gives).
+    regions: frozenset[str] = frozenset()
+    # Zone names where they are not named after their region (Azure: 1, 2, 3).
+    zone_names: tuple[str, ...] = ()
     # The cloud's own names of GPU models where they differ from the catalog's
     # (GCP's accelerator types: V100 -> nvidia-tesla-v100).
     accelerators: dict[str, str] = field(default_factory=dict)
@@ -54,7 +74,58 @@ class Cloud:
     storage_hosts: tuple[str, ...] = ()
 
     def is_region(self, name: str) -> bool:
-        return bool(self.region_pattern.match(name))
+        """Whether `name` is one of the cloud's regions, listed or new (`region_problem`)."""
+        return self.region_problem(name) is None
+
+    def region_problem(self, region: object) -> str | None:
+        """What is wrong with `region` as a region of this cloud (None: nothing): a listed
+        region, or a new one of the documented shape numbered next in its series."""
+        if isinstance(region, str) and region in self.regions:
+            return None
+        text = region if isinstance(region, str) else repr(region)
+        where = f"region {text!r}: not a region of {self.name}"
+        if not isinstance(region, str) or not self.region_pattern.fullmatch(region):
+            return (f"{where}: expected a name such as {self.region_example}"
+                    f"{did_you_mean(text, sorted(self.regions))}")
+        series, number = _series(region)
+        listed = sorted((n, r) for r in self.regions for s, n in [_series(r)] if s == series)
+        highest = listed[-1][0] if listed else 0
+        if number <= highest + 1:
+            return None
+        following = self._numbered(series, highest + 1)
+        known = (f"its series has {', '.join(r for _, r in listed)}, and a new one would be "
+                 f"{following}" if listed else
+                 f"no listed region is of its series, whose first would be {following}")
+        return f"{where}: {known}{did_you_mean(region, sorted(self.regions))}"
+
+    def _numbered(self, series: str, number: int) -> str:
+        """The region `number` of `series`; a cloud whose first regions carry no number
+        (Azure's eastus, eastus2) names its first so."""
+        unnumbered_first = any(not r[-1:].isdigit() for r in self.regions)
+        return series if number == 1 and unnumbered_first else f"{series}{number}"
+
+    def zone_problem(self, region: str, zone: object) -> str | None:
+        """What is wrong with `zone` ('' for a price or signal of the whole region) as a
+        zone of `region` (a region of this cloud) (None: nothing)."""
+        if zone == "":
+            return None
+        text = zone if isinstance(zone, str) else repr(zone)
+        if self.zone_pattern is None:
+            if zone in self.zone_names:
+                return None
+            *first, last = self.zone_names
+            return (f"zone {text!r}: not an {self.name.title()} availability zone: expected "
+                    f"{', '.join(first)} or {last} (or empty)")
+        example = self.zone_example.replace(self.region_of_zone(self.zone_example) or "",
+                                            region, 1)
+        of_zone = self.region_of_zone(zone) if isinstance(zone, str) else None
+        if of_zone is None or self.region_problem(of_zone) is not None:
+            return (f"zone {text!r}: not a zone of {self.name}: expected a zone of {region} "
+                    f"such as {example}")
+        if of_zone != region:
+            return (f"zone {text!r}: a zone of {of_zone}, not of region {region}: expected a "
+                    f"zone such as {example}")
+        return None
 
     def stores(self, uri: str) -> bool:
         """Whether `uri` is a location in this cloud's object storage."""
@@ -84,3 +155,12 @@ class Cloud:
             if name == accelerator.strip().lower():
                 return model
         return None
+
+
+def _series(region: str) -> tuple[str, int]:
+    """A region name's series and number: ('us-east-', 2), ('us-east', 4), ('eastus', 1)
+    (an Azure name without a number is the first of its series)."""
+    m = re.fullmatch(r"(.*?)(\d*)", region)
+    assert m is not None  # the pattern matches any text
+    return m[1], int(m[2] or 1)
+

@@ -7,10 +7,10 @@ import os
 import re
 from typing import Any
 
-from costsched.clouds.base import Cloud, EgressPrice, PreemptionRate, SdkMissing
+from costsched.clouds.base import Cloud, EgressPrice, NotSetUp, PreemptionRate, SdkMissing
 
 
-class NoCredentials(LookupError):
+class NoCredentials(NotSetUp):
     """No Application Default Credentials; str() says how to provide them."""
 
 
@@ -18,16 +18,36 @@ class QueryFailed(RuntimeError):
     """A BigQuery query the service refused or could not run; str() is its message."""
 
 
-class NoProject(LookupError):
+class NoProject(NotSetUp):
     """No project named, in the environment or in the credentials; str() says where."""
 
 
+# The regions Compute Engine lists (2026-05, cloud.google.com/compute/docs/regions-zones).
+# A region opened since is accepted by its shape (base.py).
+REGIONS = frozenset({
+    "africa-south1", "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2",
+    "asia-northeast3", "asia-south1", "asia-south2", "asia-southeast1", "asia-southeast2",
+    "australia-southeast1", "australia-southeast2", "europe-central2", "europe-north1",
+    "europe-north2", "europe-southwest1", "europe-west1", "europe-west2", "europe-west3",
+    "europe-west4", "europe-west6", "europe-west8", "europe-west9", "europe-west10",
+    "europe-west12", "me-central1", "me-central2", "me-west1", "northamerica-northeast1",
+    "northamerica-northeast2", "northamerica-south1", "southamerica-east1",
+    "southamerica-west1", "us-central1", "us-east1", "us-east4", "us-east5", "us-south1",
+    "us-west1", "us-west2", "us-west3", "us-west4",
+})
+# The shape GCP names regions with: a geography, a direction and a number (us-central1,
+# europe-west4, northamerica-northeast2).
+_REGION = (r"(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-"
+           r"(?:north|south|east|west|central)(?:east|west|central)?[1-9]\d?")
+
 GCP = Cloud(
     name="gcp",
-    region_pattern=re.compile(r"^[a-z]+-[a-z]+\d+$"),
+    region_pattern=re.compile(_REGION),
     region_example="us-central1",
-    zone_pattern=re.compile(r"^(?P<region>[a-z]+-[a-z]+\d+)-[a-z]$"),
+    # The region, "-" and a letter.
+    zone_pattern=re.compile(rf"^(?P<region>{_REGION})-[a-z]$"),
     zone_example="us-central1-a",
+    regions=REGIONS,
     egress=EgressPrice(
         0.12, 0.02,
         "cloud.google.com/vpc/network-pricing: premium tier internet egress $0.12/GB "

@@ -10,6 +10,7 @@ from costsched.daemon.events import _emit, _label
 from costsched.daemon.watcher import Watcher
 from costsched.passes import one_pass
 from costsched.service import jobs as job_service
+from costsched.vocabulary import prefixed
 
 
 class Tasks(Watcher):
@@ -114,7 +115,7 @@ def _collected(summary: Any) -> Outcome:
     """One line from a collection's RunSummary: a warning when some cloud or region
     failed; NothingCollected when every one did (no cloud ran, or each cloud that ran lost
     every region it tried)."""
-    errors = [f"{name}: {c.error}" for name, c in summary.clouds.items() if c.error]
+    errors = [prefixed(name, c.error) for name, c in summary.clouds.items() if c.error]
     failed = sum(len(c.failed) for c in summary.clouds.values())
     worked = [c for c in summary.clouds.values()
               if not c.error and (not c.failed or c.units > len(c.failed))]

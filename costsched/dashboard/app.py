@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from costsched.dashboard import api, pages
 from costsched.dashboard.auth import Access
-from costsched.dashboard.render import FILTERS
+from costsched.dashboard.render import FILTERS, GLOBALS
 from costsched.model import InvalidInput
 from costsched.redact import redact
 from costsched.store import PriceStore
@@ -59,6 +59,7 @@ class Dashboard:
                                      autoescape=select_autoescape(["html"]),
                                      trim_blocks=True, lstrip_blocks=True)
         self.templates.filters.update(FILTERS)
+        self.templates.globals.update(GLOBALS)
 
     async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """`fn(store, ...)` in a worker thread, one at a time."""

@@ -32,6 +32,7 @@ from costsched.store import PriceStore
 LOG_LINES = 60  # lines of a job's output its page shows
 HISTORY_DAYS = 30  # of price history on the prices page
 ALTERNATIVES = 12  # offerings shown per GPU model of the running jobs
+CHEAPEST = 3  # offerings shown per GPU model when no job runs
 
 
 def jobs_document(store: PriceStore, *, states: list[str] | None = None,
@@ -165,10 +166,11 @@ def spend_document(store: PriceStore, *, since: str | None = None,
 
 def prices_document(store: PriceStore) -> dict:
     """The offerings the unfinished jobs are placed on, the alternatives of the same GPU
-    models as of now (cheapest per GPU-hour first), each used instance type's price history
-    over the last HISTORY_DAYS days in its regions (from the price in effect then), the
-    newest spot risk signals of those instance types, and the cheapest on-demand and spot
-    price of every GPU model and count, each with its own age (`costsched gpus`)."""
+    models as of now (cheapest per GPU-hour first; with no job running, the cheapest of
+    every GPU model: the prices are shown all the same), each used instance type's price
+    history over the last HISTORY_DAYS days in its regions (from the price in effect then),
+    the newest spot risk signals of the instance types shown, and the cheapest on-demand
+    and spot price of every GPU model and count, each with its own age (`costsched gpus`)."""
     from costsched.service.gpus import gpu_summary
     from costsched.service.prices import price_history, prices
     from costsched.service.signals import signals
@@ -181,14 +183,15 @@ def prices_document(store: PriceStore) -> dict:
              "instance_type": p.instance_type, "market": p.market, "gpu_model": p.gpu_model,
              "usd_per_hour": float(p.usd_per_hour)} for p in used.itertuples()]
     gpus = sorted({j["gpu_model"] for j in jobs})
-    frame = prices(store, now, gpu_models=gpus) if gpus else pd.DataFrame()
-    alternatives = (frame.groupby("gpu_model", sort=False).head(ALTERNATIVES)
-                    if len(frame) else frame)
+    frame = prices(store, now, gpu_models=gpus) if gpus else prices(store, now)
+    alternatives = (frame.groupby("gpu_model", sort=False).head(
+        ALTERNATIVES if gpus else CHEAPEST) if len(frame) else frame)
     history = {}
     for instance_type, regions in _by_type(jobs).items():
         rows = price_history(store, instance_type, regions=regions)
         history[instance_type] = views.frame_records(_window(rows, now))
-    types = {j["instance_type"] for j in jobs}
+    types = {j["instance_type"] for j in jobs} | (
+        set() if gpus or alternatives.empty else set(alternatives["instance_type"]))
     risk = signals(store, now)
     risk = risk[risk["instance_type"].isin(types)] if len(risk) else risk
     return {"at": now, "jobs": jobs, "prices": views.frame_records(alternatives),

@@ -14,6 +14,7 @@ from starlette.routing import Route
 from costsched.dashboard import actions, api, data, live, render
 from costsched.dashboard.auth import COOKIE
 from costsched.model import JOB_STATES
+from costsched.report.tables import TABLES
 
 STATES = JOB_STATES  # the jobs page's filter
 
@@ -90,10 +91,7 @@ async def spend_page(request: Request) -> Response:
                    "values": [j["static_usd"] for j in doc["jobs"]]}]}}
     return _page(request, "spend.html", doc=doc, charts=charts, version=version,
                  since=q.get("since") or "", until=q.get("until") or "",
-                 tables=[("jobs", "Spend per job"), ("clouds", "Spend per cloud"),
-                         ("days", "Spend per day (UTC)"), ("moves", "Migrations and recoveries"),
-                         ("egress", "Egress per move"),
-                         ("budgets", "Jobs near or over their budget")])
+                 tables=[(t.name, t.title) for t in TABLES])
 
 
 async def prices_page(request: Request) -> Response:

@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.amounts import hours, per_hour, usd, usd_all
 from costsched.bundled_prices import age_text
-from costsched.report.amounts import usd
-from costsched.report.html import format_cell, heading
-from costsched.service.views import dumps
+from costsched.report.html import format_cell, heading, table_places, totals_line
+from costsched.service.views import dumps, progress_words
 
 
 def money(value: float | None) -> str:
@@ -49,11 +49,22 @@ def offering(p: dict | None) -> str:
             f"{p['market'].replace('_', '-')}")
 
 
-def cell(column: str, value: Any) -> str:
-    """A report table's cell (`costsched.report.html.format_cell`)."""
+def cell(column: str, value: Any, places: dict[str, int] | None = None) -> str:
+    """A report table's cell (`costsched.report.html.format_cell`), at its table's
+    precision (`places`)."""
     if isinstance(value, str) and column in ("at", "day", "since", "until"):
         value = pd.Timestamp(value)
-    return format_cell(column, value)
+    return format_cell(column, value, places)
+
+
+def places(rows: list[dict]) -> dict[str, int]:
+    """The precision of a table's dollars and hours (`report.html.table_places`)."""
+    return table_places(pd.DataFrame(rows))
+
+
+def progress(job: dict) -> str:
+    """A job's progress as `status` writes it ('42%', '~42% (estimated)', '-')."""
+    return progress_words(job.get("progress"), job.get("progress_source"))
 
 
 def chart_json(data: Any) -> str:
@@ -73,7 +84,11 @@ def budget_state(spent: float | None, budget: float | None) -> str:
 
 
 FILTERS = {"money": money, "when": when, "age": age, "days_old": days_old,
-           "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json}
+           "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
+           "progress": progress, "places": places, "per_hour": per_hour, "hours": hours,
+           "totals_line": totals_line}
+# `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
+GLOBALS = {"usd_all": usd_all}
 
 
 def timeline(placements: list[dict]) -> dict:

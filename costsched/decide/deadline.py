@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from costsched.amounts import hours
 from costsched.decide.price import Decision
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -141,8 +142,8 @@ def _check_reachable(name: str, job: Job, state: DeadlineState, due: datetime,
     have = float(state.time_left[0])
     if need > have:
         raise InvalidInput(
-            f"job {name!r}: deadline {due:%Y-%m-%d %H:%M} UTC is {have / 3600:.1f} h "
-            f"away, but its {job.steps:g} steps need {need / 3600:.1f} h on "
+            f"job {name!r}: deadline {due:%Y-%m-%d %H:%M} UTC is {hours(have / 3600)} h "
+            f"away, but its {job.steps:g} steps need {hours(need / 3600)} h on "
             f"{instance_type} even on-demand (a restart included): set a later deadline or "
             "allow faster GPUs")
 

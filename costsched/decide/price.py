@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from costsched.lazy import numpy as np
+from costsched.amounts import usd, usd_all
 from costsched.model import Offering
 from costsched.optimize.decision import MovePrice, move_price, outcomes
 from costsched.optimize.rank import tie_rounded
 from costsched.policies import JobState, MarketView, OfferingKey, Policy
 from costsched.policies.base import expected_cost
 from costsched.policies.dynamic_aware import DEFAULT_PERIOD_HOURS
-from costsched.report.amounts import usd
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ class Decision:
     # placed for the first time): `choice_usd` includes its total.
     move: MovePrice | None = field(default=None, kw_only=True)
     reason: str = field(default="", kw_only=True)  # why, in words and dollars
+    # The capacity reservation the choice is launched into, when it is booked capacity.
+    reservation: str = field(default="", kw_only=True)
 
     @property
     def moves(self) -> bool:
@@ -142,8 +144,9 @@ def pays(view: MarketView, state: JobState, stay_usd: float, move_usd: float,
         return ""
     if saving <= 0:
         return f"it would cost {usd(-saving)} more than staying"
-    return (f"it would save {usd(saving)}, not more than the margin "
-            f"({margin:.0%} of the next {period_hours:g} h here, {usd(threshold)})")
+    saved, least = usd_all(saving, threshold)
+    return (f"it would save {saved}, not more than the margin "
+            f"({margin:.0%} of the next {period_hours:g} h here, {least})")
 
 
 def unpriced(stay_usd: float, move_usd: float) -> str:

@@ -14,9 +14,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, ClassVar
 
-from costsched.model import InvalidInput, Offering
+from costsched.model import BookedOffering, InvalidInput, Offering
 
 # pending: asked for, not running the job yet; running: the job runs; stopped: the job
 # checkpointed and exited after a stop request (the instance is still up, and billed, until
@@ -56,6 +57,9 @@ class LaunchSpec:
     # The job's constraints.max_price: a spot request's own cap where the cloud takes one
     # (Azure's maxPrice); None: none.
     max_usd_per_hour: float | None = None
+    # The capacity reservation booked capacity (a capacity block, a reservation held) is
+    # launched into ('' for spot and on-demand).
+    reservation: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,17 @@ class Instance:
         return self.state in LIVE_STATES
 
 
+@dataclass(frozen=True)
+class Purchased:
+    """Booked capacity bought: the cloud's reservation the job is launched into, its
+    confirmed start and end, and its state as the cloud says it."""
+
+    reservation_id: str
+    start: datetime
+    end: datetime
+    state: str = ""
+
+
 class CapacityError(RuntimeError):
     """The offering cannot be had now (no capacity, spot price too low, quota): try the next
     one. str() is one line naming the offering and the provider's reason."""
@@ -108,6 +123,11 @@ class Launcher(ABC):
     # process); else the agent's heartbeat beside the checkpoints says it.
     sees_agents: ClassVar[bool] = False
 
+    def check_ready(self) -> None:
+        """InvalidInput (one line: what to set up) when this backend cannot be used at all
+        on this machine (no credentials): asked before a launch stores anything."""
+        return  # every backend can be used unless it says otherwise
+
     @abstractmethod
     def can_launch(self, offering: Offering) -> bool:
         """Whether this backend can start `offering` (its cloud's, or any for `local`)."""
@@ -115,6 +135,17 @@ class Launcher(ABC):
     @abstractmethod
     def launch(self, spec: LaunchSpec) -> Instance:
         """Start the job on the offering; CapacityError when the offering cannot be had."""
+
+    def purchase(self, booked: BookedOffering, token: str, job_id: int | None) -> Purchased:
+        """Buy booked capacity (a capacity block) tagged with `token`; CapacityError when it
+        is no longer for sale. Backends that cannot buy any say so (InvalidInput)."""
+        raise InvalidInput(f"the {self.name} launcher cannot buy "
+                           f"{booked.offering.market.replace('_', ' ')}s")
+
+    def purchased(self, booked: BookedOffering, token: str) -> Purchased | None:
+        """What was bought under `token` already (None: nothing): asked before buying, so
+        that a purchase a crash left unrecorded is found instead of made again."""
+        return None
 
     def cannot_run(self, task: Mapping[str, Any]) -> str:
         """Why this backend cannot run a job whose task (a TaskSpec's fields) asks for

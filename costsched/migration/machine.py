@@ -4,13 +4,13 @@ resumes where it was (`Mover.step` is idempotent in every state).
     planned -> checkpointing -> checkpoint_verified -> target_launched -> target_running
             -> source_terminated -> done
 
-A launch or a recovery has no source to checkpoint: planned -> checkpoint_verified. Before
-a target is launched on another cloud than the job's checkpoint store, its checkpoint is
-carried into that cloud's store (`Mover.carry`, part of checkpoint_verified ->
+A launch, a recovery or a start has no source to checkpoint: planned -> checkpoint_verified.
+Before a target is launched on another cloud than the job's checkpoint store, its
+checkpoint is carried into that cloud's store (`Mover.carry`, part of checkpoint_verified ->
 target_launched: done once, so a step taken again after a crash launches at once). Failure
 edges: the source is preempted or fails while checkpointing -> checkpoint_verified with the
-newest verified checkpoint; the job finishes while checkpointing -> cancelled (the job
-succeeded); a target that cannot be launched (capacity) or dies before it runs ->
+newest verified checkpoint; the job finishes while checkpointing -> cancelled (the move;
+the job succeeded); a target that cannot be launched (capacity) or dies before it runs ->
 terminated, and the next candidate offering is tried (a migration's last candidate is the
 source's own offering: the job stays where it was), as it is when the checkpoint cannot be
 carried to the target's cloud; no candidate left -> failed.
@@ -20,7 +20,7 @@ a failed target is terminated before the next one is launched, so a job never ha
 than two instances; every launch carries a per-move, per-candidate attempt tag, so a
 costsched that crashed after asking for an instance adopts it instead of launching again.
 
-A stop wins over a move in every state: once the job is recorded as cancelled, the next
+A stop wins over a move in every state: once the job is recorded as stopped, the next
 step of its move (whoever takes it, whenever) winds the move down instead: every live
 instance of the job is terminated (those the move launched or was launching included),
 every placement ends, and the move is cancelled. A launch that returns after the job was
@@ -50,7 +50,8 @@ from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
 
 # The job's state while a move of each kind is under way.
-JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering"}
+JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering",
+             "start": "launching"}
 RENEW_SECONDS = 60.0  # `run_many` renews the jobs' leases at least this often
 RETRIES = 3  # a step left out of a batch's writes this often is left for the next pass
 STOP_TIMEOUT = timedelta(minutes=10)  # a source that does not checkpoint by then is ended
@@ -118,7 +119,7 @@ class Mover:
             return self._transition(move)
         except StaleState:
             # Another writer changed the job or the move under this step: a stop, when the
-            # job is cancelled now (whatever this step launched is ended); else re-raised.
+            # job is stopped now (whatever this step launched is ended); else re-raised.
             if not self._stopped():
                 raise
             return self.wind_down(self.store.moves.get(move.id))
@@ -145,7 +146,7 @@ class Mover:
             return self.store.moves.get(move.id)
 
     def _stopped(self) -> bool:
-        return self.store.jobs.state(self.job.job_id) == "cancelled"
+        return self.store.jobs.state(self.job.job_id) == "stopped"
 
     def _transition(self, move: MoveRecord) -> MoveRecord:
         handler = {
@@ -214,7 +215,8 @@ class Mover:
                 code_sha256=self.job.code_sha256, code_size=self.job.code_size,
                 setup=self.job.setup, task=self.job.task,
                 secret_names=self.job.secret_names,
-                max_usd_per_hour=self.job.max_usd_per_hour))
+                max_usd_per_hour=self.job.max_usd_per_hour,
+                reservation=str(candidate.get("reservation", ""))))
         except CapacityError as exc:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
@@ -364,10 +366,14 @@ def offering_of(candidate: dict) -> Offering:
                     int(candidate["gpu_count"]), os=os_name)
 
 
-def candidate(offering: Offering, usd_per_hour: float) -> dict:
-    """A candidate as stored in a move."""
-    return {"key": list(offering.key), "gpu_model": offering.gpu_model,
-            "gpu_count": offering.gpu_count, "usd_per_hour": float(usd_per_hour)}
+def candidate(offering: Offering, usd_per_hour: float, reservation: str = "") -> dict:
+    """A candidate as stored in a move (with the capacity reservation booked capacity is
+    launched into)."""
+    out = {"key": list(offering.key), "gpu_model": offering.gpu_model,
+           "gpu_count": offering.gpu_count, "usd_per_hour": float(usd_per_hour)}
+    if reservation:
+        out["reservation"] = reservation
+    return out
 
 
 def _why(instance: Instance) -> str:

@@ -57,13 +57,24 @@ class ProbeLog:
 
 
 def cloud_region(zone: str) -> tuple[str, str]:
-    """('aws', 'us-east-1') for 'us-east-1b'; ('gcp', 'us-west1') for 'us-west1-b'."""
+    """('aws', 'us-east-1') for 'us-east-1b'; ('gcp', 'us-west1') for 'us-west1-b'; a zone
+    whose region does not exist (`costsched.clouds`) is refused."""
     found = clouds.zone_region(zone)
     if found is None:
         shapes = " or ".join(f"{c.name} ({c.zone_example})" for c in clouds.CLOUDS.values()
                              if c.zone_pattern is not None)
         raise InvalidInput(f"zone {zone!r}: expected a zone name of {shapes}")
+    problem = clouds.place_problem(*found, zone)
+    if problem is not None:
+        raise InvalidInput(f"zone {zone!r}: {problem}")
     return found
+
+
+def _line_place(path: Path, lineno: int, zone: str) -> tuple[str, str]:
+    try:
+        return cloud_region(zone)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: line {lineno}: {exc}") from None
 
 
 def lifetimes(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -105,7 +116,7 @@ def read_probe_log(path: Path) -> ProbeLog:
         if c := _CREATED.match(msg):
             if c["id"] in live:  # a name reused before we saw the old one go: close it
                 log.lives.append(live.pop(c["id"]))
-            cloud, region = cloud_region(c["zone"])
+            cloud, region = _line_place(path, lineno, c["zone"])
             gpu, count = gpu_model_name(c["gpu"]), int(c["n"])
             configs.setdefault(c["id"], (c["zone"], gpu, count))
             live[c["id"]] = dict(cloud=cloud, region=region, zone=c["zone"],

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from costsched import clouds
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
+from costsched.amounts import hours
 
 PRIOR_HOURS = 24.0
 # The AWS rate measured on p3.2xlarge in us-east-1 (dispa2020): the top bucket's rate.
@@ -175,7 +176,7 @@ def explain(frame: pd.DataFrame, evidence: Evidence | pd.DataFrame | None = None
             k, t, e = row[f"k {name}"], row[f"t {name}"], row[f"e {name}"]
             if t > 0:
                 new = (k + a * theta) / (e + a)
-                lines.append(f"{name}: {k:g} preemptions in {t:.1f} h (expected {e:.3g} at "
+                lines.append(f"{name}: {k:g} preemptions in {hours(t)} h (expected {e:.3g} at "
                              f"their priors): theta = ({k:g} + {a:.3g} x {theta:.3g}) / "
                              f"({e:.3g} + {a:.3g}) = {new:.3g}")
                 theta = new
@@ -204,8 +205,10 @@ def _hazards(frame: pd.DataFrame, evidence: Evidence) -> pd.DataFrame:
         seen = t > 0
         theta = np.where(seen, (k + a * theta) / (e + a), theta)
         what = ("measured in " if name in ("zone", "region") else "pooled from ") + name
-        basis = np.where(seen, [f"{what}: {kk:g} in {tt:.0f} h" for kk, tt in
-                                zip(k, t, strict=True)], basis)
+        # Whole hours in this narrow column, but never "0 h" for minutes observed.
+        basis = np.where(seen, [f"{what}: {kk:g} in "
+                                f"{hours(tt) if tt < 1 else f'{tt:,.0f}'} h"
+                                for kk, tt in zip(k, t, strict=True)], basis)
         out[f"k {name}"], out[f"t {name}"], out[f"e {name}"] = k, t, e
     rate = r0 * theta
     out["preemptions_per_hour"] = np.where(spot, rate, 0.0)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from costsched import catalog
+from costsched.amounts import per_hour, usd_all
 from costsched.cpu_work import CpuWork
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -158,9 +159,9 @@ def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]])
 def superseded_offerings(plan: JobPlan) -> list[str]:
     """The offerings the job's filters allow that were left out for a superseded bundled
     price (`rank.SUPERSEDED`), each with its price and date: 'aws us-west-1 p5.48xlarge
-    on-demand ($122.90/h of 2025-05-01)'."""
+    on-demand ($122.9000/h of 2025-05-01)'."""
     gone = plan.ranked[plan.ranked["excluded"] == ranking.SUPERSEDED]
-    return [f"{r.offering} (${r.usd_per_hour / r.nodes:,.2f}/h of {r.effective_at:%Y-%m-%d})"
+    return [f"{r.offering} ({per_hour(r.usd_per_hour / r.nodes)}/h of {r.effective_at:%Y-%m-%d})"
             for r in gone.itertuples()]
 
 
@@ -175,9 +176,10 @@ def order_cost(plan: JobPlan) -> str:
     if extra <= 0:
         return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
                 "is also the cheapest choice")
+    cost, more, least = usd_all(first["expected_cost"], extra, cheapest["expected_cost"])
     return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
-            f"costs ${first['expected_cost']:,.2f}, ${extra:,.2f} more than the cheapest "
-            f"choice ({cheapest['offering']}, ${cheapest['expected_cost']:,.2f})")
+            f"costs {cost}, {more} more than the cheapest choice ({cheapest['offering']}, "
+            f"{least})")
 
 
 def rank_key(job: Workload) -> Hashable:
@@ -285,7 +287,9 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     within = runnable if c.deadline_hours is None else runnable[
         runnable["expected_hours"] <= c.deadline_hours]
     cheapest = within.loc[within["expected_cost"].idxmin()] if not within.empty else cheapest
-    missing = cheapest["expected_cost"] - (c.budget_usd or 0)
-    return (f"job {name}: budget ${c.budget_usd:,.2f} is ${missing:,.2f} short: the cheapest "
-            f"offering that meets the deadline, {cheapest['offering']}, costs "
-            f"${cheapest['expected_cost']:,.2f}")
+    budget, short, cost = usd_all(c.budget_usd, cheapest["expected_cost"] - (c.budget_usd or 0),
+                                  cheapest["expected_cost"])
+    which = ("offering that meets the deadline" if c.deadline_hours is not None
+             else "offering it allows")  # a job without a deadline is not told of one
+    return (f"job {name}: budget {budget} is {short} short: the cheapest {which}, "
+            f"{cheapest['offering']}, costs {cost}")

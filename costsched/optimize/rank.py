@@ -23,7 +23,7 @@ from costsched import clouds
 from costsched.frames import OFFERING_KEY
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
-from costsched.model import Constraints
+from costsched.model import BOOKED_MARKETS, Constraints
 from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
 
 OBJECTIVES = ("cost", "time", "tradeoff")
@@ -32,6 +32,7 @@ UNFILTERED = ("no throughput", "misses deadline", "over budget")
 # Why an offering the job's filters allow is left out when its price is a bundled one that
 # a change of its type's price superseded (`costsched.bundled_prices.superseded`).
 SUPERSEDED = "superseded price"
+BOOKED = "booked capacity (planned apart)"
 
 
 # Costs equal to this many significant digits are a tie (linear scaling makes an n-GPU
@@ -236,6 +237,10 @@ def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.S
     for column, accepted in checks:
         if accepted:
             exclude(~offerings[column].isin(list(accepted)), f"{column} not allowed")
+    # Booked capacity has a start, a length and a wait the hourly ranking cannot weigh:
+    # `optimize.booked` plans it, unless the job names its market.
+    exclude(offerings["market"].isin([m for m in BOOKED_MARKETS
+                                      if m not in constraints.markets]), BOOKED)
     if constraints.zones:
         exclude(~zone_allowed(offerings, constraints.zones), "zone not allowed")
     if constraints.max_price_per_hour is not None:

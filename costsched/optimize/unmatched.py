@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
+from costsched.amounts import per_hour
 from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
@@ -78,8 +79,8 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     left = market[_shape(market, c, cpu) & _place(market, c) & _market(market, c)]
     limit = c.max_price_per_hour
     if limit is not None and (left["usd_per_hour"] > limit).all():
-        return Missing(f"no offering that its filters allow costs at most ${limit:,.4g}/h as "
-                       f"of {when}; the cheapest costs ${left['usd_per_hour'].min():,.4g}/h")
+        return Missing(f"no offering that its filters allow costs at most {per_hour(limit)}/h as "
+                       f"of {when}; the cheapest costs {per_hour(left['usd_per_hour'].min())}/h")
     return None
 
 
@@ -252,8 +253,8 @@ def _listed(values: Sequence[str]) -> str:
 
 def _offerings(rows: pd.DataFrame) -> str:
     """The first few offerings of `rows` with their price: 'gcp us-central1 a2-highgpu-1g
-    $3.673/h, ... (5 in all)'."""
-    shown = [f"{r.cloud} {r.zone or r.region} {r.instance_type} ${r.usd_per_hour:,.4g}/h"
+    $3.6730/h, ... (5 in all)'."""
+    shown = [f"{r.cloud} {r.zone or r.region} {r.instance_type} {per_hour(r.usd_per_hour)}/h"
              for r in rows.head(SHOWN).itertuples()]
     return ", ".join(shown) + (f" ({len(rows)} in all)" if len(rows) > SHOWN else "")
 
@@ -281,7 +282,7 @@ def _other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
     out = []
     for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
             ["gpu_model", "gpu_count"], sort=True):
-        out.append(f"{g}:{int(n)} from ${group['usd_per_hour'].min():,.4g}/h "
+        out.append(f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].min())}/h "
                    f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
                    f" {group['instance_type'].iloc[0]})")
     return [f"{markets} at other counts: " + ", ".join(out)]

@@ -18,10 +18,12 @@ from costsched.costs import egress_costs, per_node, placement_costs
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.measured import (
+    MEASURING,
     JobRate,
     basis_words,
     check,
     job_rate,
+    measuring,
     mismatch_factor,
     speed_on,
     speeds,
@@ -35,7 +37,7 @@ from costsched.throughput import ThroughputTable, model_key
 from costsched.validation import as_time
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
-MOVE_KINDS = ("migration", "recovery")
+MOVE_KINDS = ("migration", "recovery", "start")  # a launch is not a move between offerings
 
 JOB_COLUMNS = ["job_id", "name", "state", "nodes", "hours", "compute_usd", "egress_usd", "usd",
                "on_demand_usd", "saved_vs_on_demand_usd", "static_usd", "saved_vs_static_usd"]
@@ -161,8 +163,12 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     moves, idle = _moves(job_moves, jobs, placed, all_moves, start, end,
                          _target_running_times(store, job_moves, start, end))
     rates = _rates(jobs, set(placed["job_id"]))
-    measured = _measured(jobs, placed, rates)
-    stays = _static_stays(jobs, placed, pieces, start, end, measured, rates)
+    # The baselines take the pace the job kept over its placements' hours, setup included
+    # (a launch choice kept would have paid its setup too); the speed table, its training
+    # speed (setup left out: a slow start is no slow training).
+    paced = _measured(jobs, placed, rates, None)
+    measured = _measured(jobs, placed, rates, store.jobs.readings(list(names)))
+    stays = _static_stays(jobs, placed, pieces, start, end, paced, rates)
     predicted = store.jobs.predictions(list(names))
     reached = estimates.until(jobs, end)
     runs = _clip_to(_pieces(placed[placed["job_id"].isin(list(predicted["job_id"]))],
@@ -210,20 +216,21 @@ def _clip_to(pieces: pd.DataFrame, ends: pd.Series) -> pd.DataFrame:
 
 def _recoveries(job_moves: dict[int, list[MoveRecord]]) -> pd.Series:
     """Per job id, its recoveries after a lost instance (not its restarts by the user)."""
-    return pd.Series({j: sum(m.kind == "recovery" and not m.detail.startswith("started again")
-                             for m in found) for j, found in job_moves.items()}, dtype=int)
+    return pd.Series({j: sum(m.kind == "recovery" for m in found)
+                      for j, found in job_moves.items()}, dtype=int)
 
 
 # --- measured speed ----------------------------------------------------------------------
 
 
-def _measured(jobs: pd.DataFrame, placed: pd.DataFrame,
-              rates: dict[int, JobRate | None]) -> pd.DataFrame:
-    """Each job's speed on each GPU it ran on (`costsched.measured.speeds`): its reported
-    step over its placements' hours up to its record's last write."""
+def _measured(jobs: pd.DataFrame, placed: pd.DataFrame, rates: dict[int, JobRate | None],
+              readings: pd.DataFrame | None) -> pd.DataFrame:
+    """Each job's speed on each GPU it ran on (`costsched.measured.speeds`): the steps it
+    made over the time it trained (`readings`; setup left out), or without readings its
+    reported step over its placements' hours up to its record's last write."""
     done = dict(zip(jobs["id"], jobs["steps_done"], strict=True))
     read = dict(zip(jobs["id"], pd.to_datetime(jobs["updated_at"], utc=True), strict=True))
-    return speeds(placed, done, read, rates)
+    return speeds(placed, done, read, rates, readings=readings)
 
 
 def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
@@ -237,6 +244,12 @@ def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
     rows = []
     for job_id, found in measured.groupby("job_id", sort=True):
         rate = rates.get(int(job_id))
+        if measuring(found):  # reported steps, not yet trained long enough to judge
+            top = found.sort_values("hours", ascending=False, kind="stable").iloc[0]
+            rows.append((int(job_id), names[job_id], top["gpu_model"], int(top["gpu_count"]),
+                         float(top["planned_sps"]), np.nan, np.nan, False, "",
+                         f"job {job_id} ({names[job_id]}): {MEASURING}"))
+            continue
         checked = check(int(job_id), names[job_id], "", found, "", factor)
         if checked is None:
             continue

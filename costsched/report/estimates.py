@@ -4,8 +4,9 @@ preemptions) beside what the job did, and how well the estimates hold per model 
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
 running at 1.5x its plan). Ratios are actual over expected: above 1 the job took longer
-or cost more than planned. A run beat its plan when both ratios are below 1 - TOLERANCE,
-missed it when either is above 1 + TOLERANCE, met it otherwise.
+or cost more than planned. A run came in `under` its estimate when both ratios are below
+1 - TOLERANCE, `over` it when either is above 1 + TOLERANCE, `within` it otherwise (the
+words say where the run stands against its estimate, not against a deadline).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 
+from costsched.model import FINAL_STATES
+
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
     "job_id", "name", "model", "gpu", "state", "done", "expected_hours", "hours",
     "hours_ratio", "expected_usd", "usd", "usd_ratio", "expected_preemptions", "preemptions",
-    "verdict",
+    "vs_estimate",
 ]
 CALIBRATION_COLUMNS = ["model", "gpu", "jobs", "median_hours_ratio", "worst_hours_ratio",
                        "median_usd_ratio", "worst_usd_ratio"]
@@ -27,7 +30,7 @@ ALL = "(all)"
 def until(jobs: pd.DataFrame, end: pd.Timestamp) -> pd.Series:
     """Per job (by id), the time its actual figures run to: the end of the report for a
     job that ended, else when its step was last read (its record's last write)."""
-    final = jobs["state"].isin(["succeeded", "failed", "cancelled"])
+    final = jobs["state"].isin(FINAL_STATES)
     read = pd.to_datetime(jobs["updated_at"], utc=True).where(~final, end)
     return pd.Series(read.where(read < end, end).to_numpy(), index=jobs["id"].to_numpy())
 
@@ -60,20 +63,21 @@ def estimate_table(predictions: pd.DataFrame, jobs: pd.DataFrame, lives: pd.Data
         rows.append((int(p.job_id), job["name"], p.model, f"{p.gpu_count}x{p.gpu_model}",
                      job["state"], done, expected_hours, hours, hours_ratio, expected_usd,
                      usd, usd_ratio, p.expected_preemptions * done,
-                     int(recoveries.get(p.job_id, 0)), verdict(hours_ratio, usd_ratio)))
+                     int(recoveries.get(p.job_id, 0)), vs_estimate(hours_ratio, usd_ratio)))
     return pd.DataFrame(rows, columns=ESTIMATE_COLUMNS)
 
 
-def verdict(hours_ratio: float, usd_ratio: float) -> str:
-    """'beat', 'met' or 'missed' (see the module); '' when nothing can be compared."""
+def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:
+    """'under', 'within' or 'over' the estimate (see the module); '' when nothing can be
+    compared."""
     ratios = [r for r in (hours_ratio, usd_ratio) if np.isfinite(r)]
     if not ratios:
         return ""
     if max(ratios) > 1 + TOLERANCE:
-        return "missed"
+        return "over"
     if max(ratios) < 1 - TOLERANCE:
-        return "beat"
-    return "met"
+        return "under"
+    return "within"
 
 
 def calibration(estimates: pd.DataFrame) -> pd.DataFrame:

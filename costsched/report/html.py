@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import base64
 import io
+from collections.abc import Mapping
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
+
+from costsched.amounts import decimals, hours, per_hour, usd, usd_all
 from costsched.measured import sps
 from costsched.model import InvalidInput
-from costsched.report.amounts import usd
 from costsched.report.data import Report
+from costsched.report.tables import TABLES
 
 if TYPE_CHECKING:  # matplotlib loads when a chart is drawn (`report --html`)
     from matplotlib.axes import Axes
@@ -30,35 +33,13 @@ th { background: #f0f0f0; text-align: left; } td.num { text-align: right; }
 .note { color: #666; }
 """
 
-_TABLES = [  # (attribute, heading, what the table says)
-    ("jobs", "Spend per job", "compute and egress in the period, against on-demand and "
-     "against the job's launch-time choice kept to the end, each at its stored prices; "
-     "- where a baseline does not apply"),
-    ("clouds", "Spend per cloud", "egress is billed by the cloud the checkpoint left"),
-    ("days", "Spend per day (UTC)", "placements split at midnight UTC"),
-    ("moves", "Migrations and recoveries", "idle: billed without training (part of the "
-     "compute spend); egress: the checkpoint's copy"),
-    ("egress", "Egress per move", ""),
-    ("budgets", "Jobs near (80% or more) or over their budget", "whole-life spend"),
-    ("speeds", "Measured speed against the plan's", "steps per second: reported steps "
-     "over the hours run; the savings above use the measured speed"),
-    ("estimates", "Estimate versus actual, per job", "what the plan predicted at launch "
-     "for the work done so far, beside what it took; ratio = actual / expected"),
-    ("calibration", "Estimate versus actual, by model and GPU", "median and worst (furthest "
-     "from 1) ratio of actual to expected"),
-]
 
 
 def render(report: Report) -> str:
     """The report as one HTML document."""
     period = (f"{_when(report.since) if report.since is not None else 'the first placement'}"
               f" to {_when(report.until)}")
-    totals = report.totals
-    shown = {k: dollars(v) for k, v in totals.items()}
-    summary = (f"Spend {shown['usd']} (compute {shown['compute_usd']}, egress "
-               f"{shown['egress_usd']}) over {totals['hours']:,.1f} instance-hours. "
-               f"Saved {shown['saved_vs_on_demand_usd']} against on-demand and "
-               f"{shown['saved_vs_static_usd']} against the launch-time choice kept.")
+    summary = totals_line(report.totals) + "."
     figures = [("Cost over time", _over_time(report)), ("Cost per job", _per_job(report)),
                ("Cost per cloud", _per_cloud(report))]
     parts = [
@@ -72,7 +53,7 @@ def render(report: Report) -> str:
           f'src="data:image/png;base64,{png}">' for title, png in figures),
         "</div>",
     ]
-    for name, heading, note in _TABLES:
+    for name, heading, note in TABLES:
         parts.append(f"<h2>{escape(heading)}</h2>")
         if note:
             parts.append(f'<p class="note">{escape(note)}</p>')
@@ -97,6 +78,7 @@ def write(report: Report, path: str | Path) -> Path:
 def _table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return '<p class="note">none</p>'
+    places = table_places(frame)
     head = "".join(f"<th>{escape(heading(str(c)))}</th>" for c in frame.columns)
     rows = []
     for record in frame.itertuples(index=False):
@@ -104,7 +86,7 @@ def _table(frame: pd.DataFrame) -> str:
         for column, value in zip(frame.columns, record, strict=True):
             numeric = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
             css = ' class="num"' if numeric else ""
-            cells.append(f"<td{css}>{escape(format_cell(column, value))}</td>")
+            cells.append(f"<td{css}>{escape(format_cell(column, value, places))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
@@ -128,7 +110,7 @@ HEADINGS = {
     "expected_usd": "expected $", "usd_ratio": "cost ratio",
     "expected_preemptions": "expected preemptions", "median_hours_ratio": "median hours ratio",
     "worst_hours_ratio": "worst hours ratio", "median_usd_ratio": "median cost ratio",
-    "worst_usd_ratio": "worst cost ratio",
+    "worst_usd_ratio": "worst cost ratio", "vs_estimate": "vs estimate",
 }
 
 
@@ -137,13 +119,33 @@ def heading(column: str) -> str:
     return HEADINGS.get(column, column.replace("_usd", " $").replace("_", " "))
 
 
-def format_cell(column: str, value: object) -> str:
-    """A value of `column` as the report's tables show it (the CLI's too)."""
+HOUR_COLUMNS = ("hours", "expected_hours")
+
+
+def table_places(frame: pd.DataFrame) -> dict[str, int]:
+    """One precision for a table's dollars and one for its hours (`costsched.amounts`):
+    the figures of a row and of a column read at the same decimals, so that they add up."""
+    def figures(columns: list[str]) -> list[float]:
+        return [float(v) for c in columns for v in frame[c] if isinstance(v, (int, float))]
+
+    return {"usd": decimals(figures([c for c in frame.columns if c.endswith("usd")])),
+            "hours": decimals(figures([c for c in frame.columns if c in HOUR_COLUMNS]))}
+
+
+def format_cell(column: str, value: object, places: Mapping[str, int] | None = None
+                ) -> str:
+    """A value of `column` as the report's tables show it (the CLI's too); `places`: the
+    table's precision of dollars and hours (`table_places`; else each figure's own)."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return "-"
-    if column.endswith("usd") or column == "usd_per_gb":
-        return dollars(value, 3 if column == "usd_per_gb" else 2)
-    if column in ("used", "done"):
+    places = places or {}
+    if column == "usd_per_gb" or column.endswith("usd_per_hour"):
+        return per_hour(float(value))  # a price: as the clouds quote them
+    if column.endswith("usd"):
+        return usd(float(value), places.get("usd"))
+    if column in HOUR_COLUMNS:
+        return hours(float(value), places.get("hours"))
+    if column in ("used", "done") or column.endswith("_share"):
         return f"{value:.0%}"
     if column.endswith("_sps"):
         return sps(float(value))
@@ -160,14 +162,15 @@ def format_cell(column: str, value: object) -> str:
     return str(value)
 
 
-def dollars(value: float | None, digits: int = 2) -> str:
-    """USD with its sign first: -$0.20; under a cent with significant digits ($0.0049);
-    "-" for an amount that does not apply (None or NaN)."""
-    if value is None or pd.isna(value):
-        return "-"
-    if digits == 2:
-        return usd(float(value))
-    return f"{'-' if value < 0 else ''}${abs(value):,.{digits}f}"
+def totals_line(totals: Mapping[str, float | None]) -> str:
+    """The report's totals in one line, its amounts at one precision (they add up):
+    'Spend $0.0300 (compute $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...'."""
+    spend, compute, egress, on_demand, static = usd_all(
+        totals["usd"], totals["compute_usd"], totals["egress_usd"],
+        totals["saved_vs_on_demand_usd"], totals["saved_vs_static_usd"])
+    return (f"Spend {spend} (compute {compute}, egress {egress}) over "
+            f"{hours(totals['hours'])} instance-hours; saved {on_demand} against on-demand "
+            f"and {static} against the launch-time choice kept")
 
 
 def _when(at: pd.Timestamp) -> str:

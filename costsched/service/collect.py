@@ -33,9 +33,7 @@ def route_regions(regions: Sequence[str], clouds: Sequence[str] = (),
     for region in regions:
         owners = cloud_facts.owners_of_region(region)
         if not owners:
-            examples = ", ".join(f"{c.name} ({c.region_example})"
-                                 for c in cloud_facts.CLOUDS.values())
-            raise InvalidInput(f"region {region!r}: not a region name of {examples}")
+            raise InvalidInput(cloud_facts.region_problem(region) or f"region {region!r}")
         if not any(c in routed for c in owners):
             raise InvalidInput(f"region {region!r} is a {owners[0]} region, but the clouds "
                                f"asked for are {', '.join(names)}")

@@ -21,11 +21,13 @@ from costsched.backtest.deadline import (
     simulate,
     summarize,
 )
+from costsched.backtest.deadline.engine import HISTORIES
 from costsched.backtest.deadline.oracle import MAX_STATES
 from costsched.backtest.deadline.report import BASELINE, HOME_OPTIMUM, OPTIMUM
 from costsched.model import InvalidInput
 from costsched.optimize import checkpoint_interval
 from costsched.policies.deadline import DEADLINE_POLICIES, deadline_policy
+from costsched.service.deadline_blocks import Block, booked_arm
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import at_least, positive
 
@@ -73,6 +75,8 @@ def deadline_backtest(
     windows: Sequence[datetime | str] | None = None,
     optimum_step: int | str | None = None,
     egress_usd_per_gb: Mapping[tuple[str, str], float] | None = None,
+    history: str = "full",
+    blocks: Sequence[Block] = (),
 ) -> DeadlineBacktestResult:
     """Each setting (deadline x restart) runs every policy from `starts` start times spread
     evenly over the trace, once from each zone as its home zone, and the optimum from each
@@ -89,8 +93,14 @@ def deadline_backtest(
     each run's home zone alone (policy HOME_OPTIMUM), the reference of single-zone policies.
     `windows`: the start times of the runs (each in the tick that holds it) instead of
     `starts` spread over the trace. `egress_usd_per_gb`: USD/GB per (from, to) region
-    instead of the clouds' rates."""
+    instead of the clouds' rates. `history`: what the policies know of the market before
+    each run's start: "full", the stored trace before it, or "none", nothing (each run
+    sees only its own ticks, as a job meets a market its store has not watched).
+    `blocks`: capacity blocks each run may buy at its start; every policy is replayed once
+    more with each (policy "<name> + <block>"), the block's price in its cost."""
     positive("job_hours", job_hours)
+    if history not in HISTORIES:
+        raise InvalidInput(f"history {history!r}: expected one of {', '.join(HISTORIES)}")
     at_least("starts", starts, 1, "a whole number")
     deadlines = [positive("deadline_hours", float(d)) for d in deadline_hours]
     restarts = [at_least("restart_minutes", float(r), 0.0) for r in restart_minutes]
@@ -144,12 +154,18 @@ def deadline_backtest(
     job = DeadlineJob(job_hours, max(deadlines), max(restarts), minutes, checkpoint_gb, write)
     due = np.repeat([d for d, _ in settings], n)
     restart_of = np.repeat([r for _, r in settings], n)
-    for name in names:
-        runs = simulate(trace, deadline_policy(name), job, np.tile(run_starts, len(settings)),
-                        np.tile(homes, len(settings)), due, restart_of)
+    arms = [(name, trace, None) for name in names] + [
+        (f"{name} + {b.label}", *booked_arm(trace, b, instance_type))
+        for b in blocks for name in names if name != BASELINE]
+    total += len(arms) - len(names)
+    for label, replayed, booked in arms:
+        name = label.split(" + ")[0]
+        runs = simulate(replayed, deadline_policy(name), job,
+                        np.tile(run_starts, len(settings)), np.tile(homes, len(settings)),
+                        due, restart_of, history=history, booked=booked)
         for i, (deadline, restart) in enumerate(settings):
             part = runs.iloc[i * n:(i + 1) * n].reset_index(drop=True)
-            by_setting[(deadline, restart)].append(_label(part, deadline, restart, name))
+            by_setting[(deadline, restart)].append(_label(part, deadline, restart, label))
             done += 1
         if progress:
             progress(done, total)
@@ -189,7 +205,8 @@ def deadline_backtest(
             "checkpoint_write_seconds": write, "checkpoint_basis": basis,
             "checkpoint_gb": checkpoint_gb, "egress_usd_per_gb": trace.egress_rates(),
             "egress_basis": "given" if egress_usd_per_gb else "the clouds' rates",
-            "windows": bool(windows)}
+            "windows": bool(windows), "history": history,
+            "blocks": [b.as_dict() for b in blocks]}
     return DeadlineBacktestResult(results, summarize(results), info, steps)
 
 
@@ -244,8 +261,8 @@ def _step(value: int | str | None, tick: int, job: DeadlineJob, states: int) -> 
 def _optimum_runs(starts: np.ndarray, homes: np.ndarray, cost: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({
         "start_tick": starts, "home": homes, "cost_usd": cost, "finish_hours": np.nan,
-        "met": np.isfinite(cost), "preemptions": 0, "restarts": 0, "spot_hours": np.nan,
-        "on_demand_hours": np.nan})
+        "met": np.isfinite(cost), "preemptions": 0, "restarts": 0, "region_moves": 0,
+        "egress_usd": np.nan, "spot_hours": np.nan, "on_demand_hours": np.nan})
 
 
 def _label(runs: pd.DataFrame, deadline: float, restart: float, policy: str) -> pd.DataFrame:

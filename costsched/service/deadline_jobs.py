@@ -6,9 +6,11 @@ replays, asked about a batch of one job. The market is the job's best instance t
 expected cost of its steps) in every zone its constraints allow: spot where a price is
 listed and capacity was seen lately, and on-demand in the same regions. Spot is taken as
 unavailable in a zone where a launch just met no capacity or an instance was just
-preempted, or where the store's availability observations say it is gone now. How long
-each zone's spot held before (the spells those observations saw end) weighs in as in the
-replay.
+preempted, or where the store's availability observations say it is gone now. What the
+market's past says (each zone's spells with and without spot, the shares of the time with
+spot) is computed from the store's observations by the replay's own function
+(`policies.deadline.past.MarketPast`), from the policy's prior: a store that has watched
+nothing gives the prior alone, as a replay with no history does.
 
 A live job is never left without an instance: where the policy would wait (ahead of its
 schedule with no spot anywhere), a running job keeps its instance and a job to recover
@@ -17,9 +19,11 @@ tries spot in every allowed zone, cheapest first, then on-demand.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
+from costsched.backtest.deadline.trace import AvailabilityTrace, interval_tick
 from costsched.decide.deadline import (
     KEY,
     DeadlineDecision,
@@ -35,18 +39,26 @@ from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import MarketNow, deadline_policy
-from costsched.policies.deadline.base import spell_mean, spot_share
+from costsched.policies.deadline.base import DEFAULT_PRIOR, MarketPrior
+from costsched.policies.deadline.past import MarketPast
 from costsched.prices import prices_at
+from costsched.service.booked_jobs import usable_booking, with_booking
 from costsched.store import PriceStore
+from costsched.store.booked import Booking
 
 __all__ = ["DEFAULT_DEADLINE_POLICY", "DeadlineDecision", "DeadlineMarket", "NoSpot",
            "deadline_at", "decide_deadline", "uses_deadline_policy"]
 
-DEFAULT_DEADLINE_POLICY = "spot-anywhere"
+DEFAULT_DEADLINE_POLICY = "spot-hedge"
 # How often the daemon asks again about a job with a deadline (its collect schedule):
 # the safety rule keeps one such period of slack.
 DECISION_PERIOD = timedelta(hours=1)
 RECENT = timedelta(minutes=30)  # a capacity error or preemption this recent: no spot there
+# The availability observations a live decision reads (an hour this old weighs 2^-15 in
+# the market's recent statistics, `policies.deadline.base.MEMORY_HOURS`), on their own
+# grid but no finer than this many seconds.
+PAST = timedelta(days=30)
+FINEST_TICK = 60
 DEADLINE_EXCLUSION = "misses deadline"  # the planner's word for it
 
 
@@ -77,14 +89,17 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     unavailable: Collection[OfferingKey] = (),
                     measured_rates: pd.DataFrame | Evidence | None = None,
                     late_ok: bool = True, offerings: pd.DataFrame | None = None,
-                    checkpoint_gb: float | None = None) -> DeadlineDecision:
+                    checkpoint_gb: float | None = None,
+                    booked: Sequence[Booking] = ()) -> DeadlineDecision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
     capacity or were preempted (no spot there now). `late_ok=False` (a new job): refuse,
     in one line, a deadline that even on-demand from now cannot meet (a running job that
     will be late goes on, on-demand, to finish as early as it can). `offerings`: the
     planner's prepared offerings of the pass (else prepared here); `checkpoint_gb`: the
-    size of the job's newest checkpoint (else its spec's), what a move copies."""
+    size of the job's newest checkpoint (else its spec's), what a move copies. `booked`:
+    the job's bookings; one it can use now or later is in the policy's hands
+    (`service.booked_jobs`)."""
     chosen = deadline_policy(policy)
     due = deadline_at(resolved, created_at)
     if due is None:
@@ -93,14 +108,21 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     job = resolved.job
     size_gb = job.checkpoint_gb if checkpoint_gb is None else checkpoint_gb
     found = _market(store, resolved, at, measured_rates, unavailable, size_gb, current,
-                    offerings)
+                    offerings, chosen.prior)
     zones = found.offerings
     sps = resolved.table.get(job.model, zones["gpu_model"].iloc[0],
                              int(zones["gpu_count"].iloc[0])).steps_per_second
-    return decide_now(chosen, found, job, name=resolved.name, steps_per_second=sps,
-                      created_at=created_at, due=due, at=at, steps_left=steps_left,
-                      current=current, overheads=overheads, size_gb=size_gb,
-                      late_ok=late_ok, nodes=resolved.nodes)
+    booking = usable_booking(booked, at, str(zones["spot_instance_type"].iloc[0]))
+    if booking is not None:  # the booked capacity as the market's last zone
+        found, chosen = with_booking(found, chosen, booking, created_at, size_gb)
+    d = decide_now(chosen, found, job, name=resolved.name, steps_per_second=sps,
+                   created_at=created_at, due=due, at=at, steps_left=steps_left,
+                   current=current, overheads=overheads, size_gb=size_gb,
+                   late_ok=late_ok, nodes=resolved.nodes)
+    if booking is not None and d.offering is not None and \
+            d.offering.key == booking.booked.offering.key:
+        d = replace(d, reservation=booking.reservation_id)
+    return d
 
 
 # --- the market of one job ----------------------------------------------------------------
@@ -109,7 +131,8 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
 def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
             rates: pd.DataFrame | Evidence | None, unavailable: Collection[OfferingKey],
             checkpoint_gb: float, current: OfferingKey | None,
-            offerings: pd.DataFrame | None = None) -> DeadlineMarket:
+            offerings: pd.DataFrame | None = None,
+            prior: MarketPrior = DEFAULT_PRIOR) -> DeadlineMarket:
     if offerings is None:
         frame = prices_at(store, at, include_cpu=resolved.cpu)
         if frame.empty:
@@ -155,7 +178,8 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
     for k in KEY:
         zones[f"od_{k}"] = od_rows[k].to_numpy()
     available, since = _spot_now(store, zones, kind, at, unavailable)
-    spell_mean = _past_spell_mean(store, zones, kind, at)
+    past = _market_past(store, zones, kind, at, prior)
+    past.pop("available_for", None)  # spot now and since when: the observations', above
     market = MarketNow(
         tick=DECISION_PERIOD.total_seconds(),
         spot_available=available[None, :],
@@ -166,52 +190,38 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
         move_usd=checkpoint_gb * egress_per_gb(zones["cloud"].to_numpy(dtype=object),
                                                zones["region"].to_numpy(dtype=object),
                                                zone=zones["zone"].to_numpy(dtype=object)),
-        spell_mean=None if spell_mean is None else spell_mean[None, :],
-        spot_share=_past_spot_share(store, zones, kind, at),
+        **past,
     )
     return DeadlineMarket(zones, market)
 
 
-def _past_spell_mean(store: PriceStore, zones: pd.DataFrame, instance_type: str,
-                     at: datetime) -> np.ndarray | None:
-    """Per zone: the mean length in seconds of its spot spells the store's availability
-    observations saw end before `at`, with the replay's prior of one spell (as the
-    deadline backtest gives the policy); None when the store has no such spell."""
-    spells = store.spot_availability.spells(zones=list(zones["zone"]),
-                                            instance_type=instance_type,
-                                            kinds=("availability",), end=at)
-    spells = spells[spells["preempted"]]  # ended: spot went away at its end
-    if spells.empty:
-        return None
-    seconds = (spells["end"] - spells["start"]).dt.total_seconds()
-    per_zone = seconds.groupby([spells["cloud"], spells["zone"]]).agg(["sum", "count"])
-    seen = per_zone.reindex(pd.MultiIndex.from_arrays([zones["cloud"], zones["zone"]]),
-                            fill_value=0)
-    return spell_mean(seen["sum"].to_numpy(dtype=float), seen["count"].to_numpy(dtype=float))
-
-
-def _past_spot_share(store: PriceStore, zones: pd.DataFrame, instance_type: str,
-                     at: datetime) -> np.ndarray | None:
-    """The share of the time the store observed before `at` during which at least one of
-    the zones had spot (as the deadline backtest gives the policy); None when the store
-    has no observation."""
-    seen = store.spot_availability.intervals(zones=list(zones["zone"]),
-                                             instance_type=instance_type,
-                                             kind="availability", end=at)
-    if seen.empty:
-        return None
-    limit = pd.Timestamp(at)
-    limit = limit.tz_localize("UTC") if limit.tzinfo is None else limit
-    begin = seen["start"].min()
-    up = seen[seen["available"]].sort_values("start", kind="stable")
-    covered, reach = 0.0, begin
-    for start, end in zip(up["start"], up["end"].clip(upper=limit), strict=True):
-        start = max(start, reach)
-        if end > start:
-            covered += (end - start).total_seconds()
-            reach = end
-    span = (min(seen["end"].max(), limit) - begin).total_seconds()
-    return spot_share(np.array([covered]), np.array([max(span, 0.0)]))
+def _market_past(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,
+                 prior: MarketPrior) -> dict[str, np.ndarray]:
+    """Per zone, what the market's past says at `at`, as the deadline replay computes it
+    (`past.MarketPast` from `prior` over the store's availability observations of the last
+    PAST, on their own grid, a minute at the finest; the tick holding `at` the last): the
+    `MarketNow` fields of the past, one row. A zone never observed keeps the prior; with
+    nothing stored, no field (the policy's prior speaks)."""
+    frame = store.spot_availability.intervals(zones=list(zones["zone"]),
+                                              instance_type=instance_type,
+                                              kind="availability", start=at - PAST, end=at)
+    if frame.empty:
+        return {}
+    trace = AvailabilityTrace.from_intervals(frame, max(interval_tick(frame), FINEST_TICK),
+                                             unpriced=True)
+    now = int((pd.Timestamp(at) - trace.start).total_seconds() // trace.tick)
+    available = trace.available[:, :now + 1]
+    if available.shape[1] < now + 1:  # observations that end before `at`: none since
+        available = np.pad(available, ((0, 0), (0, now + 1 - available.shape[1])))
+    fields = MarketPast.of(available, trace.tick, prior).at(np.array([now]))
+    seen = [trace.zones.index(z) if z in trace.zones else -1 for z in zones["zone"]]
+    known = np.array(seen) >= 0
+    fallback = {"spell_mean": prior.spell, "zone_share": prior.share, "dry_mean": prior.dry,
+                "dry_for": 0.0, "spot_spell": prior.spell, "available_for": 0.0}
+    out = {"spot_share": fields["spot_share"]}
+    for name, value in fallback.items():
+        out[name] = np.where(known, fields[name][:, np.maximum(seen, 0)], value)
+    return out
 
 
 def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,

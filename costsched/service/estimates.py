@@ -35,7 +35,7 @@ def record_landed(store: PriceStore, job_id: int, at: datetime | None,
                   kind: str = "launch") -> bool:
     """Keep the prediction of a job whose move of `kind` landed without one being kept: a
     launch that a costsched resumed after another stopped mid-way ("launch"), or a stopped
-    job started again ("recovery"). The offering is the one the move actually launched,
+    job started again ("start"). The offering is the one the move actually launched,
     the prediction is made as at `at` (None: now) from the job's stored spec. False when
     the job has a prediction already (the first is kept), or its move has not launched."""
     if not store.jobs.predictions([job_id]).empty:

@@ -72,6 +72,30 @@ def job_filter(labels: Iterable[str] = (), budget: str | None = None, *,
     return JobFilter(wanted, budget, dict(named or {}))
 
 
+def budget_names(specs: Iterable[Mapping], named: Mapping[str, NamedBudget]) -> list[str]:
+    """The budget names a filter can ask for: the configured named budgets, and those the
+    jobs whose stored record specs are `specs` name (constraints.budget_name)."""
+    found = set(named)
+    for stored in specs:
+        spec = (stored.get("spec") or {}) if isinstance(stored, Mapping) else {}
+        name = (spec.get("constraints") or {}).get("budget_name")
+        if isinstance(name, str) and name:
+            found.add(name)
+    return sorted(found)
+
+
+def parse_states(values: Iterable[str], where: str = "--state") -> list[str]:
+    """Job states in their stored spelling (any case, '-' or '_'), or one line naming the
+    first that is none, the states and the close ones."""
+    from costsched.model import JOB_STATES
+    from costsched.vocabulary import choose
+
+    states, error = choose(values, JOB_STATES)
+    if error is not None:
+        raise InvalidInput(f"{where} {error}")
+    return states
+
+
 def parse_labels(labels: Iterable[str], where: str = "--label") -> dict[str, str]:
     """`LABEL=VALUE` strings as a mapping; a malformed one is refused in one line."""
     wanted: dict[str, str] = {}

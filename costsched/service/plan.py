@@ -7,10 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from costsched import file_limits
+from costsched.amounts import per_hour, usd, usd_all
+from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.optimize.availability import lifetimes, preemption_rates
+from costsched.optimize.booked import BookedPlans
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
 from costsched.optimize.collection.build import plan_collection
 from costsched.optimize.decision import MovePrice, Overheads, Place, price_move
@@ -21,6 +25,7 @@ from costsched.optimize.planner import JobPlan, Progress, plan_jobs, prepare
 from costsched.optimize.rank import OBJECTIVES
 from costsched.optimize.unmatched import Missing, unmatched
 from costsched.prices import prices_at
+from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
@@ -43,6 +48,9 @@ class PlanResult:
     jobs: list[JobPlan]  # per job: every offering ranked (`.ranked`), `.choices`, `.best`
     collection: CollectionPlan | None  # several jobs: their placement together
     evidence: Evidence | None = None  # what the preemption hazards were computed from
+    # Per job, its plans with the booked capacity that fits it (`service.booked`); () when
+    # the store offers none.
+    booked: tuple[BookedPlans | None, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -103,7 +111,7 @@ class PlanResult:
             f"h, restart {plan.job.restart_hours:.4g} h, rate {r['preemptions_per_hour']:.4g}"
             f"/h: {r['expected_hours']:.4g} h (work alone if rate is 0)")
         lines.append(f"expected cost = {r['expected_hours']:.4g} h x "
-                     f"${r['usd_per_hour']:.4f}/h = ${r['expected_cost']:.2f}")
+                     f"{per_hour(r['usd_per_hour'])}/h = {usd(r['expected_cost'])}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         return lines
 
@@ -123,10 +131,12 @@ class PlanResult:
         move = _move_of(plan, offering, source, overheads)
         if move is None:
             return [f"a move here: none, the job runs here ({source})"]
-        return [f"a move here from {source}: ${float(move.total):.2f} (egress "
-                f"${float(move.egress_usd):.2f} for {plan.job.job.checkpoint_gb:g} GB, restart "
-                f"${float(move.restart_usd):.2f}, lost work ${float(move.lost_work_usd):.2f}, "
-                f"overlap ${float(move.overlap_usd):.2f})"]
+        total, egress, restart, lost, overlap = usd_all(*(float(v) for v in (
+            move.total, move.egress_usd, move.restart_usd, move.lost_work_usd,
+            move.overlap_usd)))
+        return [f"a move here from {source}: {total} (egress {egress} for "
+                f"{plan.job.job.checkpoint_gb:g} GB, restart {restart}, lost work {lost}, "
+                f"overlap {overlap})"]
 
     def _named(self, name: str) -> JobPlan:
         for p in self.jobs:
@@ -255,19 +265,22 @@ def plan(
 
         if isinstance(availability, (str, Path)):
             availability = [availability]
+        for path in availability or ():
+            file_limits.check(path, file_limits.IMPORT, effective().files.import_mb)
         rates = decision_rates(opened, when, preemption_rates(lifetimes(availability))
                                if availability else None)
         offerings = prepare(frame, rates)
         per_job = objective if objective in OBJECTIVES else "cost"
         plans = plan_jobs(resolved, offerings, per_job, weight, explain=explain,
                           progress=progress)
+        booked = booked_for(opened, plans, when)
     collection = None
     if several:
         _step(progress, "placing the jobs together")
         collection_objective = objective if objective in POLICIES else "cost"
         place = plan_collection_shared if share_instances else plan_collection
         collection = place(resolved, offerings, collection_objective, quota, budget)
-    return PlanResult(when, objective, plans, collection, rates)
+    return PlanResult(when, objective, plans, collection, rates, booked)
 
 
 def _step(progress: Progress | None, stage: str) -> None:

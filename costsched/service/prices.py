@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
-from costsched import catalog
+from costsched import catalog, file_limits
+from costsched.config import effective
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.prices import prices_at
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
+from costsched.service.values import regions as known_regions
 
 EXPORT_SUFFIXES = (".csv", ".parquet")
 
@@ -31,6 +33,11 @@ class ImportResult:
     intervals: int = 0
     intervals_inserted: int = 0
     availability: list[dict] = field(default_factory=list)
+    # Booked capacity (capacity block offerings, reservations held): read, newly stored,
+    # and per file {"file", "offerings"}.
+    booked: int = 0
+    booked_inserted: int = 0
+    booked_files: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -49,32 +56,70 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
     exception. `trace_start`: when spot traces start whose folder names no day (default:
     midnight UTC of the day their folder names). A path that does not exist raises
     InvalidInput naming it, before anything is read or stored."""
-    from price_collectors import availability, recorded
+    from price_collectors import availability, booked, recorded
 
     check_paths(paths)
+    limit = effective().files.import_mb  # each file's size, checked before it is read
     start = as_time(trace_start, "trace start") if trace_start is not None else None
     traces, others = availability.split(paths)
-    files, _ = recorded.expand(others)
+    files, expand_errors = recorded.expand(others)
+    blocks = [f for f in files if booked.is_booked_body(f)]
+    files = [f for f in files if f not in set(blocks)]
     done = 0
 
     def advance(path: Path) -> None:
         nonlocal done
         done += 1
         if progress:
-            progress(done, len(files) + len(traces), path)
+            progress(done, len(files) + len(traces) + len(blocks), path)
 
-    parsed = recorded.read_paths(others, progress=advance)
-    found = availability.read_paths(traces, start=start, progress=advance)
+    parsed = recorded.read_paths(files, progress=advance, limit_mb=limit)
+    found = availability.read_paths(traces, start=start, progress=advance, limit_mb=limit)
+    offered, block_errors, per_file = _booked_bodies(blocks, advance, limit)
     intervals = found.intervals()
     with using(store) as opened:
         result = opened.ingest(parsed.observations())
         added = opened.spot_availability.add(intervals)
-    return ImportResult(files=parsed.files + len(found.files), read=result.total,
-                        inserted=result.inserted, unchanged=result.unchanged,
-                        errors=[*parsed.errors, *found.errors], store=opened.where,
-                        intervals=len(intervals), intervals_inserted=added,
+        booked_added = sum(opened.booked.add(o, tenancy=t)[0] for o, t in offered)
+    return ImportResult(files=parsed.files + len(found.files) + len(per_file),
+                        read=result.total, inserted=result.inserted,
+                        unchanged=result.unchanged,
+                        errors=[*expand_errors, *parsed.errors, *found.errors,
+                                *block_errors],
+                        store=opened.where, intervals=len(intervals),
+                        intervals_inserted=added,
                         availability=[{"file": str(path), "intervals": n}
-                                      for path, n in found.files])
+                                      for path, n in found.files],
+                        booked=sum(len(o) for o, _ in offered), booked_inserted=booked_added,
+                        booked_files=per_file)
+
+
+def _booked_bodies(paths: Sequence[Path], advance: Callable[[Path], None],
+                   limit_mb: float | None = None,
+                   ) -> tuple[list[tuple[list, list[str]]], list[str], list[dict]]:
+    """The booked offerings of each DescribeCapacityBlockOfferings or
+    DescribeCapacityReservations body (seen when the file was written: its age), the
+    errors of the bad ones and per good file its count. A file over `limit_mb` is refused
+    unread."""
+    from price_collectors import booked
+
+    offered, errors, per_file = [], [], []
+    for path in paths:
+        too_large = file_limits.problem(path, file_limits.IMPORT, limit_mb)
+        if too_large is not None:
+            errors.append(too_large)
+            advance(path)
+            continue
+        seen = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+        try:
+            found = booked.read_body(path, seen)
+        except InvalidInput as exc:
+            errors.append(str(exc))
+        else:
+            offered.append(found)
+            per_file.append({"file": str(path), "offerings": len(found[0])})
+        advance(path)
+    return offered, errors, per_file
 
 
 def check_paths(paths: Sequence[str | Path]) -> None:
@@ -101,7 +146,7 @@ def prices(
     on-demand prices. `cheapest_per_gpu`: only the cheapest offering of each GPU model."""
     when = as_time(at, "at")
     gpus = [catalog.gpu_model_name(g) for g in gpu_models]
-    filters = dict(clouds=choices("cloud", clouds, CLOUDS), regions=list(regions),
+    filters = dict(clouds=choices("cloud", clouds, CLOUDS), regions=known_regions(regions),
                    gpu_models=gpus, markets=choices("market", markets, MARKETS),
                    instance_types=list(instance_types))
     with using(store) as opened:
@@ -131,6 +176,7 @@ def price_history(
     start = as_time(since, "since") if since is not None else None
     end = as_time(until, "until") if until is not None else None
     market = choices("market", markets, MARKETS)
+    known_regions(regions)
     with using(store) as opened:
         frame = opened.history(start=start, end=end, instance_type=[instance_type],
                                region=list(regions), market=market)

@@ -23,10 +23,13 @@ def read_signals(path: str | Path, kind: str, at: datetime | str | None = None
                  ) -> pd.DataFrame:
     """The observations of a saved signal document of `kind` (FILE_KINDS), as of `at`
     (default now: the documents carry no time of their own)."""
+    from costsched import file_limits
+    from costsched.config import effective
     from price_collectors import azure_eviction, placement_scores, spot_advisor
 
     choices("kind", [kind], list(FILE_KINDS))
     when = as_time(at, "at")
+    file_limits.check(path, file_limits.SIGNALS, effective().files.signals_mb)
     reader = {"advisor": spot_advisor.read_file, "placement": placement_scores.read_file,
               "eviction": azure_eviction.read_file}[kind]
     return reader(Path(path), when)

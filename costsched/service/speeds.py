@@ -14,11 +14,13 @@ from datetime import datetime
 
 from costsched.lazy import pandas as pd
 from costsched.measured import (
+    MEASURING,
     SpeedCheck,
     basis_words,
     checked,
     job_rate,
     longest,
+    measuring,
     mismatch_factor,
     speeds,
     stored_spec,
@@ -34,19 +36,36 @@ RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that report
 
 
 def checks(records: Iterable[JobRecord], placements: pd.DataFrame,
-           table: ThroughputTable | None = None, factor: float | None = None
-           ) -> dict[int, SpeedCheck]:
+           table: ThroughputTable | None = None, factor: float | None = None,
+           readings: pd.DataFrame | None = None) -> dict[int, SpeedCheck]:
     """Each job's measured speed beside its plan's (`SpeedCheck`), for the jobs of
-    `records` that reported a step; `placements`: theirs (more are ignored)."""
+    `records` that reported a step and trained long enough to be measured; `placements`
+    and `readings` (`JobStore.readings`): theirs (more are ignored)."""
+    return _checked(*_measured(records, placements, table, readings), factor)
+
+
+def _measured(records: Iterable[JobRecord], placements: pd.DataFrame,
+              table: ThroughputTable | None, readings: pd.DataFrame | None
+              ) -> tuple[list[JobRecord], pd.DataFrame, dict]:
+    """The jobs of `records` that reported a step, their `speeds` and their rates."""
     records = [r for r in records if r.steps_done > 0]
     if not records or placements.empty:
-        return {}
+        return [], pd.DataFrame(columns=["job_id", "measuring"]), {}
     table = table or ThroughputTable.load()
     models = {model_key(m) for m in table.models()}
     rates = {r.id: job_rate(r.spec, r.created_at, table, models) for r in records}
     mine = placements[placements["job_id"].isin(list(rates))]
     found = speeds(mine, {r.id: r.steps_done for r in records},
-                   {r.id: pd.Timestamp(r.updated_at) for r in records}, rates)
+                   {r.id: pd.Timestamp(r.updated_at) for r in records}, rates,
+                   readings=readings)
+    return records, found, rates
+
+
+def _checked(records: list[JobRecord], found: pd.DataFrame, rates: dict,
+             factor: float | None) -> dict[int, SpeedCheck]:
+    """Each of `records`' measured speed beside its plan's, from its `speeds` rows."""
+    if not records:
+        return {}
     limit = mismatch_factor(factor)
     tops = longest(found)  # each job's GPU it ran longest: one sort for every job
     out = {}
@@ -71,8 +90,11 @@ def flag_new(store: PriceStore, at: datetime,
     records = store.jobs.records(states=["running"])
     if not records:
         return []
-    placed = store.jobs.placements_of([r.id for r in records])
-    found = {j: c for j, c in checks(records, placed, factor=factor).items() if c.flagged}
+    ids = [r.id for r in records]
+    placed = store.jobs.placements_of(ids)
+    found = {j: c for j, c in checks(records, placed, factor=factor,
+                                     readings=store.jobs.readings(ids)).items()
+             if c.flagged}
     if not found:
         return []
     predicted = set(store.jobs.predictions(list(found))["job_id"])
@@ -121,8 +143,9 @@ def plan_notes(store: PriceStore, models: Iterable[str], factor: float | None = 
     if reported.empty:
         return []
     records = store.jobs.records([int(i) for i in reported["id"]])
-    placed = store.jobs.placements_of([r.id for r in records])
-    found = checks(records, placed, factor=factor)
+    ids = [r.id for r in records]
+    found = checks(records, store.jobs.placements_of(ids), factor=factor,
+                   readings=store.jobs.readings(ids))
     newest: dict[str, SpeedCheck] = {}
     for job_id in sorted(found):
         c = found[job_id]
@@ -135,7 +158,8 @@ def plan_notes(store: PriceStore, models: Iterable[str], factor: float | None = 
 
 def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, str]:
     """{job id: its flag line} for the jobs of `statuses` (`service.jobs.JobStatus`) whose
-    measured speed is beyond the factor from their plan's, from what `status` read."""
+    measured speed is beyond the factor from their plan's, and for the running jobs whose
+    speed is still being measured ('measuring ...'), from what `status` read."""
     shown = list(statuses)
     # The frames their costs share (one for the jobs of a status), not a frame per job.
     shared = {id(s.cost.charged): s.cost.charged for s in shown}
@@ -144,9 +168,17 @@ def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, s
         return {}
     placed = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     placed = placed[placed["job_id"].isin([s.record.id for s in shown])]
+    read = [s.readings for s in shown if s.readings is not None and len(s.readings)]
+    readings = pd.concat(read, ignore_index=True) if read else None
     with one_pass():  # jobs of one spec share its rate
-        found = checks([s.record for s in shown], placed, factor=factor)
-    return {j: c.line() for j, c in found.items() if c.flagged}
+        records, found, rates = _measured([s.record for s in shown], placed, None, readings)
+        flagged = _checked(records, found, rates, factor)
+    out = {j: c.line() for j, c in flagged.items() if c.flagged}
+    running = {s.record.id for s in shown if s.record.state == "running"}
+    for job_id, rows in found.groupby("job_id").indices.items():
+        if int(job_id) in running and measuring(found.iloc[rows]):
+            out[int(job_id)] = MEASURING
+    return out
 
 
 def plan_notes_for(db: StoreLike, models: Iterable[str], factor: float | None = None

@@ -101,6 +101,8 @@ def forget(store: StoreLike, *, model: str | None = None, gpu_model: str | None 
         if model is None:
             return kept.forget(gpu_model=gpu_model, gpu_count=gpu_count)
         names = {m for m in kept.rows()["model"] if model_key(m) == model_key(model)}
+        if not names:  # none measured: a model of the table, or a typo (said, with the close)
+            ThroughputTable.load().canonical(model)
         return sum(kept.forget(model=m, gpu_model=gpu_model, gpu_count=gpu_count)
                    for m in sorted(names))
 

@@ -23,6 +23,22 @@ def choices(name: str, values: Iterable[str], accepted: Iterable[str]) -> list[s
     return spelled
 
 
+def regions(values: Iterable[str], clouds: Iterable[str] = ()) -> list[str]:
+    """`values` when each is a region of one of `clouds` (default any cloud), listed or
+    opened since (`costsched.clouds`); else InvalidInput "region 'x': ..." saying what the
+    clouds have."""
+    from costsched import clouds as places
+
+    names = tuple(clouds) or places.NAMES
+    out = []
+    for value in values:
+        problem = places.region_problem(value, names)
+        if problem is not None:
+            raise InvalidInput(problem)
+        out.append(value)
+    return out
+
+
 def positive(name: str, value: float, what: str = "a positive number") -> float:
     if not 0 < value < math.inf:
         raise InvalidInput(f"{name} {value}: expected {what}")

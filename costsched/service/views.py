@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from costsched.store import PriceStore
     from costsched.store.jobs import JobRecord
 
-# The report's frames as its JSON names them, in the order the CLI prints them.
-REPORT_FRAMES = ("jobs", "clouds", "days", "moves", "egress", "budgets")
 PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_per_hour",
                     "instance", "start_at")
 
@@ -124,6 +122,14 @@ def budgets_document(states: list[BudgetState]) -> list[dict]:
     }) for s in states]
 
 
+def progress_words(progress: float | None, source: str | None) -> str:
+    """A job's progress as every view writes it: '42%' (the step it reported), '~42%
+    (estimated)' (from the hours it ran, while it runs), '-' (not known)."""
+    if progress is None:
+        return "-"
+    return f"{progress:.0%}" if source == "reported" else f"~{progress:.0%} (estimated)"
+
+
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict:
     return {
         "id": s.record.id, "name": s.record.name, "state": s.record.state,
@@ -131,8 +137,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "placement": None if s.open_placement is None else {
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
         "steps_total": s.record.steps_total, "steps_left": s.steps_left,
-        "progress": s.progress, "progress_source": "reported" if s.reported
-        else "estimated",
+        "progress": s.progress, "progress_source": s.progress_source,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
             "detail": s.failure.detail, "log_tail": s.failure.log_tail},
@@ -143,6 +148,14 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
         "next": s.next or None, "throughput_flag": throughput_flag,
         "work_assumed": None if s.assumed_work is None else s.assumed_work.as_dict(),
+        "booked_usd": s.booked_usd, "instance_detail": s.instance_detail or None,
+        "bookings": [{"market": b.booked.offering.market, "state": b.state,
+                      "offering_id": b.booked.offering_id,
+                      "reservation_id": b.reservation_id or None,
+                      "instance_type": b.booked.offering.instance_type,
+                      "zone": b.booked.offering.zone, "start": b.booked.start,
+                      "end": b.booked.end, "upfront_usd": b.booked.upfront_usd,
+                      "detail": b.detail or None} for b in s.bookings],
     }
 
 
@@ -188,10 +201,13 @@ def record_document(record: JobRecord) -> dict:
 
 
 def report_document(built: Report, budgets: list[BudgetState] | None = None) -> dict:
-    """`report --json`: the period, the totals and each of the report's tables; with
-    `budgets`, each budget now under "budgets_now" (`budgets_document`)."""
+    """`report --json`: the period, the totals and each of the report's tables (every one
+    its text and HTML show, `report.tables.TABLES`, by name); with `budgets`, each budget
+    now under "budgets_now" (`budgets_document`)."""
+    from costsched.report.tables import NAMES
+
     out = {"since": built.since, "until": built.until, "totals": built.totals,
-           **{name: frame_records(getattr(built, name)) for name in REPORT_FRAMES}}
+           **{name: frame_records(getattr(built, name)) for name in NAMES}}
     if budgets is not None:
         out["budgets_now"] = budgets_document(budgets)
     return out

@@ -9,7 +9,13 @@ from datetime import datetime
 from sqlalchemy import Connection, Engine, insert, select
 
 from costsched.lazy import pandas as pd
-from costsched.model import FINAL_STATES, PLACEMENT_REASONS, InvalidInput, Offering
+from costsched.model import (
+    BOOKED_MARKETS,
+    FINAL_STATES,
+    PLACEMENT_REASONS,
+    InvalidInput,
+    Offering,
+)
 from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.job_rows import (
     PLACEMENT_COLUMNS,
@@ -145,7 +151,8 @@ def place_checked(offering_key: tuple, gpu_model: str, gpu_count: int, usd_per_h
         raise InvalidInput(
             f"reason {reason!r}: expected one of {', '.join(PLACEMENT_REASONS)}"
         )
-    price = _number("usd_per_hour", usd_per_hour, positive=True)
+    # Booked capacity is paid for at its purchase: its hours cost nothing more.
+    price = _number("usd_per_hour", usd_per_hour, positive=market not in BOOKED_MARKETS)
     _check_text("instance", instance, 256)
     return price
 

@@ -38,6 +38,8 @@ PLACEMENT_COLUMNS = [
     "gpu_count", "start_at", "end_at", "usd_per_hour", "reason", "instance",
 ]
 EVENT_COLUMNS = ["id", "job_id", "at", "kind", "from_state", "to_state", "detail"]
+# A placement's step readings (`JobStore.readings`): `id` is the placement's.
+READING_COLUMNS = ["id", "job_id", "first_step", "first_at", "last_step", "last_at"]
 PREDICTION_COLUMNS = [
     "job_id", "predicted_at", "model", "cloud", "region", "zone", "instance_type", "market",
     "gpu_model", "gpu_count", "usd_per_hour", "steps", "steps_per_second",
@@ -214,7 +216,9 @@ def _check_states(what: str, states: str | Iterable[str]) -> tuple[str, ...]:
     states = (states,) if isinstance(states, str) else tuple(states)
     for state in states:
         if state not in JOB_STATES:
-            raise InvalidInput(f"{what} {state!r}: expected one of {', '.join(JOB_STATES)}")
+            stopped = "; a job its user stopped is 'stopped'" if state == "cancelled" else ""
+            raise InvalidInput(f"{what} {state!r}: expected one of {', '.join(JOB_STATES)}"
+                               f"{stopped}")
     return states
 
 

@@ -14,12 +14,12 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from sqlalchemy import Connection, Engine, bindparam, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.lazy import pandas as pd
 from costsched.model import FINAL_STATES, InvalidInput
-from costsched.store.database import epoch_second, write
+from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.job_log import JobLog
 from costsched.store.job_placements import JobPlacements
 from costsched.store.job_rows import (  # noqa: F401 - the job store's names, used from here
@@ -28,6 +28,7 @@ from costsched.store.job_rows import (  # noqa: F401 - the job store's names, us
     JOB_COLUMNS,
     PLACEMENT_COLUMNS,
     PREDICTION_COLUMNS,
+    READING_COLUMNS,
     JobRecord,
     NameTaken,
     StaleState,
@@ -41,9 +42,23 @@ from costsched.store.job_rows import (  # noqa: F401 - the job store's names, us
     _touch,
     id_chunks,
 )
-from costsched.store.schema import jobs
+from costsched.store.schema import jobs, placements
 
 _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a bug
+
+
+def _reading(ts: int):  # noqa: ANN202 - an UPDATE statement
+    """The step reading (parameters `job`, `step`) at `ts` kept on the job's newest open
+    placement (a move's target while its source is still open): its first reading kept,
+    its last replaced."""
+    newest = (select(placements.c.id)
+              .where(placements.c.job_id == bindparam("job"), placements.c.end_ts.is_(None))
+              .order_by(placements.c.start_ts.desc(), placements.c.id.desc()).limit(1)
+              .scalar_subquery())
+    return (update(placements).where(placements.c.id == newest).values(
+        first_step=func.coalesce(placements.c.first_step, bindparam("step")),
+        first_step_ts=func.coalesce(placements.c.first_step_ts, ts),
+        last_step=bindparam("step"), last_step_ts=ts))
 
 
 class JobStore(JobPlacements, JobLog):
@@ -220,10 +235,16 @@ class JobStore(JobPlacements, JobLog):
 
     def record_step(self, job_id: int, steps_done: float, *, at: datetime) -> None:
         """Store the step the job itself reported: a reading, taken every few seconds, so
-        no event is logged for it (the job's events log what was decided)."""
+        no event is logged for it (the job's events log what was decided). The reading is
+        also kept on its newest open placement (`readings`)."""
         steps = _number("steps_done", steps_done)
         ts = epoch_second(at)
-        write(self.engine, lambda conn: _touch(conn, job_id, ts, steps_done=steps))
+
+        def store(conn: Connection) -> None:
+            _touch(conn, job_id, ts, steps_done=steps)  # InvalidInput: no such job
+            conn.execute(_reading(ts), [{"job": int(job_id), "step": steps}])
+
+        write(self.engine, store)
 
     def record_steps(self, steps: Mapping[int, float], *, at: datetime) -> None:
         """`record_step` for many jobs ({job id: step}) in one transaction."""
@@ -235,4 +256,25 @@ class JobStore(JobPlacements, JobLog):
         rows = [{"job": job_id, "step": step} for job_id, step in values.items()]
         query = (update(jobs).where(jobs.c.id == bindparam("job"))
                  .values(steps_done=bindparam("step"), updated_ts=ts))
-        write(self.engine, lambda conn: conn.execute(query, rows))  # one statement, many rows
+
+        def store(conn: Connection) -> None:
+            conn.execute(query, rows)  # one statement, many rows
+            conn.execute(_reading(ts), rows)
+
+        write(self.engine, store)
+
+    def readings(self, job_ids: Iterable[int] | None) -> pd.DataFrame:
+        """The step readings of the placements of `job_ids` (every job's when None) that
+        have any (READING_COLUMNS): the first and the last step the job reported on each,
+        and when; the time between them is training, its setup left out."""
+        columns = [placements.c[c] for c in ("id", "job_id", "first_step", "first_step_ts",
+                                             "last_step", "last_step_ts")]
+        query = (select(*columns).where(placements.c.first_step_ts.is_not(None))
+                 .order_by(placements.c.job_id, placements.c.id))
+        with self.engine.connect() as conn:
+            rows = [tuple(r) for chunk in id_chunks(job_ids, placements.c.job_id)
+                    for r in conn.execute(query.where(chunk))]
+        frame = pd.DataFrame(rows, columns=[c.name for c in columns])
+        frame["first_at"] = from_epoch_seconds(frame.pop("first_step_ts"))
+        frame["last_at"] = from_epoch_seconds(frame.pop("last_step_ts"))
+        return frame.astype({"first_step": float, "last_step": float})[READING_COLUMNS]

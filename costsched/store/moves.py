@@ -1,4 +1,4 @@
-"""The persisted state of job moves (launch, migration, recovery): one row per move,
+"""The persisted state of job moves (launch, migration, recovery, start): one row per move,
 changed only by compare-and-set, each change logged in the job's event log in the same
 transaction. The state machine that drives them is `costsched.migration`."""
 
@@ -18,7 +18,7 @@ from costsched.store.database import epoch_second, write
 from costsched.store.jobs import StaleState, id_chunks
 from costsched.store.schema import job_events, jobs, moves, placements
 
-MOVE_KINDS = ("launch", "migration", "recovery")
+MOVE_KINDS = ("launch", "migration", "recovery", "start")
 MOVE_STATES = ("planned", "checkpointing", "checkpoint_verified", "target_launched",
                "target_running", "source_terminated", "done", "failed", "cancelled")
 ENDED = ("done", "failed", "cancelled")

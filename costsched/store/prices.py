@@ -21,6 +21,7 @@ from costsched.model import InvalidInput, PriceObservation
 from costsched.passes import frozen, memo
 from costsched.store import database, zones
 from costsched.store.availability import AvailabilityStore
+from costsched.store.booked import BookedStore
 from costsched.store.daemons import DaemonRecords
 from costsched.store.database import (  # noqa: F401 - re-exported: the store's public names
     ENV_DB,
@@ -86,6 +87,12 @@ class PriceStore:
     def availability(self) -> AvailabilityStore:
         """Capacity errors, preemptions and launches seen by the launchers."""
         return AvailabilityStore(self.engine)
+
+    @cached_property
+    def booked(self) -> BookedStore:
+        """Capacity booked ahead: offerings seen (capacity blocks, reservations) and the
+        bookings made for jobs."""
+        return BookedStore(self.engine)
 
     @cached_property
     def spot_availability(self) -> SpotAvailabilityStore:

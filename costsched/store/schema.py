@@ -92,10 +92,10 @@ jobs = Table(
     Column("created_ts", BigInteger, nullable=False),
     Column("updated_ts", BigInteger, nullable=False),
     Index("ix_jobs_name", "name"),
-    # One live job per name (revision 0005).
+    # One live job per name (revisions 0005, 0011).
     Index("uq_jobs_live_name", "name", unique=True,
-          sqlite_where=text("state NOT IN ('succeeded', 'failed', 'cancelled')"),
-          postgresql_where=text("state NOT IN ('succeeded', 'failed', 'cancelled')")),
+          sqlite_where=text("state NOT IN ('succeeded', 'failed', 'stopped')"),
+          postgresql_where=text("state NOT IN ('succeeded', 'failed', 'stopped')")),
 )
 
 # A job on an offering over [start_ts, end_ts); end_ts is NULL while it runs there.
@@ -111,6 +111,12 @@ placements = Table(
     Column("usd_per_hour", Float, nullable=False),  # the stored price at start
     Column("reason", String(16), nullable=False),
     Column("instance", String(256), nullable=False, server_default=""),  # launcher's handle
+    # The first and the last step the job reported here, and when (revision 0012): its
+    # training time, setup left out (`JobStore.readings`).
+    Column("first_step", Float, nullable=True),
+    Column("first_step_ts", BigInteger, nullable=True),
+    Column("last_step", Float, nullable=True),
+    Column("last_step_ts", BigInteger, nullable=True),
     Index("ix_placements_job_start", "job_id", "start_ts"),
 )
 
@@ -149,14 +155,14 @@ job_events = Table(
     Index("ix_job_events_job", "job_id", "id"),
 )
 
-# A launch, migration or recovery of a job in progress: the job-move state machine's
+# A launch, migration, recovery or start of a job in progress: the job-move state machine's
 # persisted state (costsched.migration), so that a crash resumes it where it was.
 moves = Table(
     "moves",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("job_id", Integer, ForeignKey("jobs.id"), nullable=False),
-    Column("kind", String(16), nullable=False),  # launch | migration | recovery
+    Column("kind", String(16), nullable=False),  # launch | migration | recovery | start
     Column("state", String(24), nullable=False),
     Column("source_instance", String(256), nullable=False, server_default=""),
     Column("candidates", Text, nullable=False),  # JSON: the offerings to try, in order
@@ -340,4 +346,56 @@ bill_lines = Table(
     UniqueConstraint("cloud", "line_key", name="uq_bill_lines_key"),
     Index("ix_bill_lines_usage", "usage_start_ts"),
     Index("ix_bill_lines_source", "source"),
+)
+
+# --- capacity booked ahead ----------------------------------------------------------------
+
+# Booked capacity offered (revision 0013): EC2 Capacity Block offerings and the
+# reservations an account holds, one row per offering id, refreshed when seen again
+# (`observed_ts`: its age). Times in whole UTC epoch seconds.
+booked_offerings = Table(
+    "booked_offerings",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market", "os",
+                       "gpu_model", "gpu_count"),
+    Column("offering_id", String(128), nullable=False),
+    Column("instance_count", Integer, nullable=False),
+    Column("start_ts", BigInteger, nullable=False),
+    Column("end_ts", BigInteger, nullable=False),
+    Column("upfront_usd", Float, nullable=False),  # all instances, the whole duration
+    Column("usd_per_hour", Float, nullable=False, server_default=text("0")),
+    Column("currency", String(8), nullable=False, server_default="USD"),
+    Column("tenancy", String(16), nullable=False, server_default=""),
+    Column("wait_hours", Float, nullable=False, server_default=text("0")),
+    Column("observed_ts", BigInteger, nullable=False),
+    Column("source", String(256), nullable=False),
+    UniqueConstraint("cloud", "market", "offering_id", name="uq_booked_offerings_id"),
+    Index("ix_booked_offerings_start", "start_ts"),
+)
+
+# A booking costsched made (or is making) for a job: recorded as "purchasing" under a
+# unique token before the cloud is asked, so that a crash between the two is resolved by
+# finding the purchase by its token (tagged on it), never by buying again.
+bookings = Table(
+    "bookings",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("token", String(64), nullable=False),
+    Column("job_id", Integer, nullable=True),
+    *_offering_columns("cloud", "region", "zone", "instance_type", "market", "os",
+                       "gpu_model", "gpu_count"),
+    Column("offering_id", String(128), nullable=False),
+    Column("instance_count", Integer, nullable=False),
+    Column("start_ts", BigInteger, nullable=False),
+    Column("end_ts", BigInteger, nullable=False),
+    Column("upfront_usd", Float, nullable=False),
+    # purchasing | scheduled | active | ended | failed
+    Column("state", String(16), nullable=False),
+    Column("reservation_id", String(128), nullable=False, server_default=""),
+    Column("detail", Text, nullable=False, server_default=""),
+    Column("created_ts", BigInteger, nullable=False),
+    Column("updated_ts", BigInteger, nullable=False),
+    UniqueConstraint("token", name="uq_bookings_token"),
+    Index("ix_bookings_job", "job_id"),
 )

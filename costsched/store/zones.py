@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import Engine, and_, bindparam, insert, select, update
 
 from costsched.lazy import pandas as pd
-from costsched.model import CLOUDS, MARKETS, InvalidInput
+from costsched.model import ALL_MARKETS, CLOUDS, InvalidInput
 from costsched.store.database import epoch_second, from_epoch_seconds
 from costsched.store.schema import zone_coverage
 
@@ -95,7 +95,7 @@ def zones(
 
 
 def _check(rows: pd.DataFrame) -> None:
-    for column, accepted in (("cloud", CLOUDS), ("market", MARKETS)):
+    for column, accepted in (("cloud", CLOUDS), ("market", ALL_MARKETS)):
         bad = rows[~rows[column].isin(accepted)]
         if not bad.empty:
             raise InvalidInput(

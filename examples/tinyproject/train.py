@@ -27,6 +27,9 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--checkpoint-every", type=float, default=0.5, help="seconds")
     parser.add_argument("--step-seconds", type=float, default=0.0, help="to make it last")
+    parser.add_argument("--hold-while", type=Path, default=None,
+                        help="while this file exists, wait after each step, checkpointed: "
+                        "to take the job away at a known point in a demo, whatever the clock")
     args = parser.parse_args()
     folder = Path(os.environ.get("CHECKPOINT_DIR", "checkpoints"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -50,6 +53,11 @@ def main() -> int:
         w = sgd_step(w, x, y, args.lr)
         step += 1
         time.sleep(args.step_seconds)
+        if args.hold_while is not None and args.hold_while.exists() and not stop:
+            checkpoint()
+            print(f"holding at step {step}", flush=True)
+            while args.hold_while.exists() and not stop:
+                time.sleep(0.05)
         if stop:
             checkpoint()
             print(f"stopped at step {step}", flush=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from costsched.clouds import BUCKET
 from costsched.model import InvalidInput
 from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint
 
@@ -19,7 +20,6 @@ ACCEPTED = ("s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX]
 # "x:" of two letters or more (so "C:\\..." is a path); "name:rest" without "//" is a path too
 # unless the name is one of ours (a typo such as "s3:/bucket" must not become a directory).
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(//)?")
-_BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 
 
 def open_store(uri: str, **options: Any) -> CheckpointStore:
@@ -38,7 +38,7 @@ def open_store(uri: str, **options: Any) -> CheckpointStore:
     if name in ("s3", "gs") and scheme.group(2):
         bucket, prefix = parts.netloc, parts.path.strip("/")
         bad_prefix = "//" in prefix or {".", ".."} & set(prefix.split("/"))
-        if not _BUCKET.match(bucket) or bad_prefix or parts.query or parts.fragment:
+        if not BUCKET.fullmatch(bucket) or bad_prefix or parts.query or parts.fragment:
             raise InvalidInput(f"checkpoint location {uri!r}: expected {ACCEPTED} "
                                "(a bucket of 3-222 lowercase letters, digits, '.', '-', '_')")
         if name == "s3":

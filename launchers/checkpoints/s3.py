@@ -6,7 +6,8 @@ another store (`copy_in`) is streamed as it is read, with the manifest's SHA-256
 checksum; its payload is not signed (it could not be without reading it twice), so that
 checksum is what S3 checks it by. Both puts are conditional
 (`If-None-Match: *`): a version already taken by a concurrent publisher is never overwritten,
-the loser moves on to the next number.
+the loser moves on to the next number. Why that is safe on S3: docs/reliability.md,
+"Checkpoints under concurrency".
 """
 
 from __future__ import annotations
@@ -60,10 +61,12 @@ class S3Store(CheckpointStore):
                                     ContentType="application/octet-stream")
             if claimed:
                 manifest = layout.encode_manifest(checkpoint)
+                manifest_key = self._key(layout.manifest_name(version))
                 try:
-                    written = self._put(self._key(layout.manifest_name(version)), manifest,
+                    written = self._put(manifest_key, manifest,
                                         hashlib.sha256(manifest).digest(), src,
-                                        ContentType="application/json")
+                                        ContentType="application/json"
+                                        ) or self._holds(manifest_key, manifest)
                 except BaseException:
                     # No data object without its manifest is left behind by a failure.
                     with contextlib.suppress(Exception):
@@ -77,6 +80,24 @@ class S3Store(CheckpointStore):
             version = max(version + 1, self._next_version())
         raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
                            "tries (too many concurrent publishers)")
+
+    def check(self) -> None:
+        """Fail now, in one line, when the bucket cannot be listed: no credentials, a refusal
+        (denied, a bad key), no such bucket, S3 out of reach; never a traceback."""
+        from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+        try:
+            self._scan()
+        except NoCredentialsError:
+            raise InvalidInput(f"checkpoint store {self.uri}: no AWS credentials found: run "
+                               "`aws configure`, set AWS_PROFILE, or set AWS_ACCESS_KEY_ID and "
+                               "AWS_SECRET_ACCESS_KEY (`costsched check` says more)") from None
+        except ClientError as exc:
+            raise InvalidInput(f"checkpoint store {self.uri}: S3 refused to list it "
+                               f"({_code(exc) or 'no reason given'})") from None
+        except BotoCoreError as exc:
+            raise InvalidInput(f"checkpoint store {self.uri}: S3 cannot be reached "
+                               f"({type(exc).__name__})") from None
 
     def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
         name = layout.check_name(checkpoint.name)
@@ -99,9 +120,11 @@ class S3Store(CheckpointStore):
                     raise
                 manifest = layout.encode_manifest(copy)
                 try:
-                    written = self._put(self._key(layout.manifest_name(version)), manifest,
+                    manifest_key = self._key(layout.manifest_name(version))
+                    written = self._put(manifest_key, manifest,
                                         hashlib.sha256(manifest).digest(), where,
-                                        ContentType="application/json")
+                                        ContentType="application/json"
+                                        ) or self._holds(manifest_key, manifest)
                 except BaseException:
                     with contextlib.suppress(Exception):
                         self.client.delete_object(Bucket=self.bucket, Key=data_key)
@@ -210,6 +233,17 @@ class S3Store(CheckpointStore):
                                    "published") from None
             raise
         return True
+
+    def _holds(self, key: str, data: bytes) -> bool:
+        """Whether `key` holds exactly `data`. A put refused as taken may have been taken by
+        itself: its first attempt landed and its answer was lost, and the client's retry
+        was refused. A manifest names its publisher's claimed data and the time to the
+        microsecond, so no other publisher's is the same bytes."""
+        try:
+            return bool(self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+                        == data)
+        except self.client.exceptions.NoSuchKey:
+            return False
 
     def _scan(self) -> tuple[set[int], set[int]]:
         """(versions with a manifest, versions with a data folder) under the prefix."""

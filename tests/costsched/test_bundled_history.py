@@ -75,7 +75,7 @@ def test_a_list_price_change_supersedes_the_older_prices_of_the_type_elsewhere()
     # cut); us-west-1 has only its 2025-05 price, $122.90/h.
     old = day("2025-05-01")
     why = bundled_prices.superseded("aws", "p5.48xlarge", "on_demand", old, NOW)
-    assert why is not None and "$98.32/h" in why and "$55.04/h" in why
+    assert why is not None and "$98.3200/h" in why and "$55.0400/h" in why
     # Not before the change was known, and never by a change before the price's own date.
     assert bundled_prices.superseded("aws", "p5.48xlarge", "on_demand", old,
                                      day("2025-07-01")) is None

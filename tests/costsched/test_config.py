@@ -155,6 +155,10 @@ def test_policy_aliases_become_the_registered_name(tmp_path: Path) -> None:
     ("[migration]\ntransfer_gbps = 0\n", "migration.transfer_gbps 0", "expected a number > 0"),
     ("[collect]\nclouds = ['aws', 'ibm']\n", "collect.clouds ['aws', 'ibm']",
      "expected a list of aws, gcp, azure"),
+    ("[collect]\nregions = ['us-east-9']\n", "collect.regions ['us-east-9']",
+     "region 'us-east-9': not a region of aws: its series has us-east-1, us-east-2, and a "
+     "new one would be us-east-3"),
+    ("[files]\ntask_mb = 0\n", "files.task_mb 0", "expected a number > 0"),
     ("[notify]\nwebhook = 'ftp://example.com/x'\n", "notify.webhook 'ftp://example.com/x'",
      "expected an http:// or https:// URL"),
     ("policy = 3\n", "policy 3", "expected a table [policy]"),

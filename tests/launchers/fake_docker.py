@@ -10,6 +10,10 @@ $FAKE_DOCKER_LOG) and does what the call means on this machine, without a daemon
                                         group of its own (a container's isolation); a
                                         SIGTERM it gets goes to that first process, as
                                         docker's signal proxy sends it to PID 1
+                                        (exit 125 while a container of that name runs)
+    stop -t SECONDS NAME                SIGTERM to the container's first process, its group
+                                        SIGKILLed after SECONDS; recorded with whether it
+                                        ended in time ("graceful")
     commit NAME TAG, rm -f NAME         recorded; rm ends a running "container" of that name
 
 `install(folder, log)` writes the `docker` executable into `folder` (put it first on PATH).
@@ -25,6 +29,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -83,6 +88,11 @@ def _run(argv: list[str]) -> int:
     for name in opts["env"]:
         if name in os.environ:
             env[name] = os.environ[name]
+    if opts["name"] and _running(opts["name"]):
+        _record({"cmd": "run", "conflict": opts["name"], "argv": ["docker", "run", *argv]})
+        print(f"docker: Error response from daemon: Conflict. The container name "
+              f"\"/{opts['name']}\" is already in use.", file=sys.stderr)
+        return 125
     _record({"cmd": "run", "image": image, "name": opts["name"], "rm": opts["rm"],
              "argv": ["docker", "run", *argv],
              "env": {k: hashlib.sha256(v.encode()).hexdigest() for k, v in env.items()
@@ -102,6 +112,51 @@ def _run(argv: list[str]) -> int:
     if opts["name"]:
         _state(opts["name"]).unlink(missing_ok=True)
     return 128 - code if code < 0 else code
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process of group `pgid` remains."""
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+def _running(name: str) -> int:
+    """The first process of the running "container" `name` (0: none runs)."""
+    try:
+        pid = int(_state(name).read_text())
+    except (OSError, ValueError):
+        return 0
+    return pid if _group_alive(pid) else 0
+
+
+def _stop(argv: list[str]) -> int:
+    name, seconds = argv[-1], float(argv[argv.index("-t") + 1]) if "-t" in argv else 10.0
+    pid = _running(name)
+    if not pid:
+        _record({"cmd": "stop", "argv": ["docker", "stop", *argv], "running": False})
+        print(f"Error response from daemon: No such container: {name}", file=sys.stderr)
+        return 1
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + seconds
+    while _group_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    graceful = not _group_alive(pid)
+    if not graceful:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        while _group_alive(pid):
+            time.sleep(0.05)
+    _record({"cmd": "stop", "argv": ["docker", "stop", *argv], "running": True,
+             "graceful": graceful})
+    print(name)
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -128,6 +183,8 @@ def main(argv: list[str]) -> int:
         return 0
     if cmd == "run":
         return _run(argv[1:])
+    if cmd == "stop":
+        return _stop(argv[1:])
     if cmd == "rm":
         name = argv[-1]
         _record({"cmd": "rm", "argv": ["docker", *argv]})

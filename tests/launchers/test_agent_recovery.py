@@ -5,11 +5,14 @@ is written while it runs; leftovers already in the store are not published again
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import signal
 import time
 from pathlib import Path
+
+import pytest
 
 from launchers.agent_recovery import publish_leftovers
 from launchers.checkpoints import open_store
@@ -74,3 +77,43 @@ def test_leftovers_the_store_holds_already_are_not_published_again(tmp_path: Pat
     assert publish_leftovers(store, folder) is None
     (folder / "a.bin").write_bytes(b"one, later")
     assert publish_leftovers(store, folder) == 3
+
+
+def test_a_dead_agents_container_is_stopped_before_its_job_is_relaunched(
+        launcher: LocalLauncher, tmp_path: Path,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job in a Docker image whose agent died with its docker client (their process
+    group killed): the container, in the runtime's care, runs on, and the instance reads
+    as killed. Ending the instance, as the recovery does before it relaunches the job,
+    stops the container as a stop ends a job (SIGTERM: the job checkpoints), so the
+    relaunched job never runs beside it."""
+    import dataclasses
+
+    from tests.launchers import fake_docker
+    from tests.launchers.test_local import TRAIN
+
+    docker = tmp_path / "docker.log"
+    fake_docker.install(tmp_path / "bin", docker)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    job = spec(tmp_path, "a0", command=f"python {TRAIN} --steps 1000000 --step-seconds 0.005 "
+               "--checkpoint-every 0.1")
+    instance = launcher.launch(dataclasses.replace(
+        job, task={"image_id": "docker:python:3.11-slim"}))
+    folder = tmp_path / "instances" / instance.id
+    wait_for(open_store(str(tmp_path / "store")).newest_verified, timeout=60)
+    agent = json.loads((folder / "instance.json").read_text())["pid"]
+    [running] = docker.with_suffix(".containers").glob("*-run.pid")
+    container = int(running.read_text())
+    os.killpg(agent, signal.SIGKILL)  # the agent and its docker client
+    wait_for(lambda: not group_members(agent))
+    assert group_members(container)  # runs on
+    assert launcher.status(instance.id).state == "preempted"
+
+    launcher.terminate(instance.id)
+    assert not group_members(container)
+    [stop] = [c for c in fake_docker.calls(docker) if c["cmd"] == "stop"]
+    assert stop["running"] and stop["graceful"]  # it stopped on its SIGTERM
+    assert "SIGTERM: checkpointed at step" in (folder / "job.log").read_text()
+    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:10]
+    assert not Path(f"/dev/shm/costsched-{key}").exists()  # its envs, secrets included
+    assert not (folder / f"costsched-{key}").exists()

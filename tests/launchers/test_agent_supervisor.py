@@ -92,3 +92,58 @@ def test_a_heartbeat_from_before_the_machine_started_names_no_process(tmp_path: 
     assert _previous_agent(tmp_path) is None  # written before a reboot: not signalled
     (tmp_path / "heartbeat").unlink()
     assert _previous_agent(tmp_path) is None
+
+
+@pytest.mark.skipif(not has_proc(), reason="needs /proc")
+def test_a_dead_agents_container_is_stopped_and_checkpointed_before_an_agent_starts_again(
+        tmp_path: Path) -> None:
+    """The supervisor's whole unit killed (systemd ending its cgroup: the supervisor, the
+    agent and its docker client): the job's container, in the runtime's care, runs on. The
+    supervisor started again stops it as a stop ends a job (SIGTERM: the job checkpoints),
+    publishes that checkpoint, and only then starts an agent, whose container resumes from
+    it: one container at a time, and no step done twice."""
+    from launchers.checkpoints import open_store
+    from tests.launchers import fake_docker
+    from tests.launchers.test_agent import train
+
+    docker = tmp_path / "docker.log"
+    fake_docker.install(tmp_path / "bin", docker)
+    work, store_uri = tmp_path / "work", str(tmp_path / "store")
+    image = {"ref": "nvcr.io/nvidia/pytorch:24.07-py3", "envs": [], "gpus": False,
+             "checkpoints_at": ""}
+    launch = tmp_path / "launch.json"
+    launch.write_text(json.dumps({
+        "argv": [sys.executable, "-m", "launchers.agent", "--job-id", "7", "--checkpoint-uri",
+                 store_uri, "--workdir", str(work), "--poll", "0.1", "--image",
+                 json.dumps(image), "--", train(1_000_000)],
+        "workdir": str(work), "checkpoint_uri": store_uri, "publish": True,
+        "grace_seconds": 60,  # a bound: the job checkpoints and exits at once
+        "env": {"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "PYTHONPATH": str(REAL),
+                "HOME": str(tmp_path)}}))
+    store = open_store(store_uri)
+    first = supervisor(launch)
+    wait_for(lambda: store.list(), timeout=120)
+    agent = int(json.loads((work / "heartbeat").read_text())["pid"])
+    [running] = docker.with_suffix(".containers").glob("*-run.pid")
+    container = int(running.read_text())
+    os.killpg(first.pid, signal.SIGKILL)  # the unit's processes, all of them
+    os.killpg(agent, signal.SIGKILL)  # the agent led its group: it and the docker client
+    first.wait()
+    wait_for(lambda: not group_members(agent))
+    assert group_members(container)  # the container runs on
+
+    second = supervisor(launch)
+    log = work / "job.log"
+    wait_for(lambda: "resumed at step" in log.read_text(), timeout=120)
+    second.send_signal(signal.SIGTERM)  # then stopped as any job is (it would run long)
+    assert second.wait(timeout=120) == 0, second.stderr.read().decode()
+
+    calls = [c["cmd"] for c in fake_docker.calls(docker)]
+    assert calls == ["pull", "run", "stop", "pull", "rm", "run"], calls
+    stop = fake_docker.calls(docker)[2]
+    assert stop["running"] and stop["graceful"]  # ended by its SIGTERM, not killed
+    text = log.read_text()
+    first_stop = int(text.split("checkpointed at step")[1].split(",")[0])
+    assert f"resumed at step {first_stop}\n" in text, text  # from the stop's checkpoint
+    assert text.count("resumed at step") == 1 and text.count("SIGTERM: checkpointed") == 2
+    assert json.loads((work / "status.json").read_text())["state"] == "stopped"

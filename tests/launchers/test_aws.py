@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,13 @@ from moto import mock_aws  # noqa: E402
 
 from costsched.clouds import aws as aws_cloud  # noqa: E402
 from costsched.model import InvalidInput, Offering  # noqa: E402
+from costsched.service import jobs as service  # noqa: E402
+from costsched.store import PriceStore  # noqa: E402
 from launchers.aws import STOP_COMMAND, AwsLauncher  # noqa: E402
 from launchers.aws_gang import client_token  # noqa: E402
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
 from launchers.userdata import read_payload, startup_script  # noqa: E402
+from tests.costsched.service.test_jobs import set_prices  # noqa: E402
 
 HOSTILE_NAME = "x'; rm -rf / #"
 HOSTILE_COMMAND = "python train.py $(curl evil) `id` \"; rm -rf / #' && echo pwned"
@@ -400,3 +404,32 @@ def test_a_local_file_mount_cannot_reach_an_instance(launcher: AwsLauncher) -> N
     task = {"mounts": [{"path": "/cfg", "source": "/home/me/cfg", "mode": "COPY"}]}
     with pytest.raises(InvalidInput, match="file mount /cfg: '/home/me/cfg' is a local path"):
         launcher.run_request(dataclasses.replace(spec(), task=task))
+
+
+def test_no_credentials_is_one_line_not_botocores_error(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path) -> None:  # noqa: ANN001
+    """No credentials anywhere (no environment, no files, no instance role): the first call
+    says so in one line, what to do included, before botocore signs anything."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance role to ask
+    launcher = AwsLauncher(session=boto3.session.Session(region_name="us-east-1"),
+                           image_id="ami-12c6146b")
+    with pytest.raises(InvalidInput, match=r"^aws: no AWS credentials found: run `aws "
+                                           r"configure`") as refused:
+        launcher.launch(spec())
+    assert "\n" not in str(refused.value)
+    with pytest.raises(InvalidInput, match="no AWS credentials found"):
+        launcher.status("us-east-1/i-0123456789abcdef0")
+    # `launch` asks first: nothing is stored for a job that could not start.
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    job = tmp_path / "job.yaml"
+    job.write_text("name: j\nrun: 'true'\nthroughputs: {V100: 1.0}\nsteps: 100\n")
+    with pytest.raises(InvalidInput, match="no AWS credentials found"):
+        service.launch(store, job, launcher=launcher)
+    assert store.jobs.records() == []
+    store.dispose()

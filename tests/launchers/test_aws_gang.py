@@ -7,6 +7,7 @@ shapes), which keeps the groups made and deleted."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -543,3 +544,36 @@ def test_rank_0_whose_command_ended_during_the_pause_ends_the_gang(
     assert record["State"]["Name"] == "terminated"  # N after: the replacement ended
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
     assert launcher.status(got.id).state == "preempted"  # recovered as a whole
+
+
+RESERVATION = "cr-0a1b2c3d4e5f60718"
+INTO_BLOCK = {"InstanceMarketOptions": {"MarketType": "capacity-block"},
+              "CapacityReservationSpecification": {
+                  "CapacityReservationTarget": {"CapacityReservationId": RESERVATION}}}
+
+
+def in_block(reservation: str = RESERVATION) -> LaunchSpec:
+    """The gang's spec in a capacity block bought in us-east-1b."""
+    block = Offering("aws", "us-east-1", "us-east-1b", "p3.2xlarge", "capacity_block", "V100",
+                     1, 8, 61.0)
+    return replace(spec(), offering=block, reservation=reservation)
+
+
+def test_every_node_and_a_replacement_go_into_the_blocks_reservation(
+        aws, calls: Calls, launcher: AwsLauncher) -> None:
+    got = launcher.launch(in_block())
+    assert len(calls.runs) == 2
+    for run in calls.runs:
+        assert {k: run[k] for k in INTO_BLOCK} == INTO_BLOCK
+        assert run["Placement"]["AvailabilityZone"] == "us-east-1b"
+    lose_rank1(launcher, got.id)
+    assert "replaced in us-east-1b" in launcher.repair_nodes(got.id, in_block())
+    assert len(calls.runs) == 3 and len(live_records(aws)) == 2
+    assert {k: calls.runs[-1][k] for k in INTO_BLOCK} == INTO_BLOCK
+
+
+def test_a_gang_in_booked_capacity_without_its_reservation_is_refused(
+        aws, calls: Calls, launcher: AwsLauncher) -> None:
+    with pytest.raises(CapacityError, match="no capacity reservation"):
+        launcher.launch(in_block(reservation=""))
+    assert live_records(aws) == []

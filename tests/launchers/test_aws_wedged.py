@@ -1,11 +1,12 @@
 """A wedged EC2 instance (moto): the cloud says it runs, its agent's heartbeat beside the
 checkpoints is stale. Stale for less than `wedged.WEDGED_SECONDS`, the instance's own
-supervisor is trusted to start its agent again: the service says the agent is gone and
-leaves the instance alone. Stale for longer, the service's dead-agent check terminates it
-and relaunches the job from its checkpoint on a new instance, in the same reconcile."""
+supervisor is trusted to start its agent again: `status` says the agent is silent and
+leaves the instance alone. Stale for longer, the dead-agent check `status` runs first
+terminates it and relaunches the job from its checkpoint on a new instance."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -36,11 +37,24 @@ def _no_instance_left():
     moto_api_backend.reset()
 
 
-def test_a_wedged_instance_is_terminated_and_the_job_relaunched(
+def test_through_the_cli_a_dead_agent_is_said_then_its_job_relaunched(
         aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a user sees it: `costsched status` says the agent of the EC2 instance is silent
+    while the instance's own supervisor may still start it; once its heartbeat is older than
+    the wedged limit, the same command ends the instance and relaunches the job."""
+    from typer.testing import CliRunner
+
+    from costsched.cli import app
+    from costsched.cli import jobs as cli_jobs
+
+    # moto makes a backend per region the launcher lists instances in, each loading
+    # thousands of images (1.5 s each); the job's image is given, none is looked up. The
+    # backends are reset after the test, so later tests get the images again.
+    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
     aws.client("s3").create_bucket(Bucket=BUCKET)
     launcher = AwsLauncher(session=aws, image_id="ami-12c6146b")
-    store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    db = tmp_path / "store.sqlite"
+    store = PriceStore(f"sqlite:///{db}")
     store.ingest(pd.DataFrame([dict(
         cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
         market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
@@ -48,24 +62,29 @@ def test_a_wedged_instance_is_terminated_and_the_job_relaunched(
     [job] = service.launch(store, [write_job(tmp_path)], launcher=launcher,
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     first = launcher.status(str(store.jobs.placements(job.id)["instance"].iloc[-1]))
-    assert first.state == "running"
     uri = f"s3://{BUCKET}/jobs/job-{job.id}"
-    monkeypatch.setattr(agents, "_read", {})  # no heartbeat read by an earlier test
+    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
 
-    # stale, but the instance's supervisor may be starting its agent again: left alone
+    def status() -> str:
+        monkeypatch.setattr(agents, "_read", {})  # the heartbeat as written just now
+        result = CliRunner().invoke(app, ["status", str(job.id), "--db", str(db)],
+                                    terminal_width=200)
+        assert result.exit_code == 0, result.output
+        return " ".join(result.output.split())
+
     heartbeats.publish(uri, first.attempt, {"pid": 41, "at": time.time() - 400})
-    service.reconcile(store, launcher)
+    said = status()
+    assert re.search(r"job 1: checkpoints not published: the agent has not written its "
+                     r"heartbeat for \d+ min", said), said
     assert launcher.status(first.id).state == "running"
     assert list(store.jobs.placements(job.id)["instance"]) == [first.id]
 
-    # stale beyond WEDGED_SECONDS: the instance is ended, the job relaunched
     heartbeats.publish(uri, first.attempt,
                        {"pid": 41, "at": time.time() - wedged.WEDGED_SECONDS - 60})
-    monkeypatch.setattr(agents, "_read", {})
-    done = service.reconcile(store, launcher)
+    said = status()
     assert launcher.status(first.id).state == "terminated"
     placed = list(store.jobs.placements(job.id)["instance"])
-    assert len(placed) == 2 and placed[0] == first.id, (placed, done)
+    assert len(placed) == 2 and placed[0] == first.id, (placed, said)
     second = launcher.status(placed[1])
     assert second.state == "running" and second.attempt != first.attempt
     assert store.jobs.get(job.id).state == "running"

@@ -94,6 +94,10 @@ def test_a_spot_vm_is_one_documented_put_with_its_network_made_once(
     assert script.startswith("#!/bin/bash")  # cloud-init runs it at first boot
     job = read_payload(script)
     assert job["notice_url"] == azure_cloud.SCHEDULED_EVENTS_URL
+    # the agent runs under its supervisor, as on the other clouds: a dead one is started
+    # again (a systemd unit, else the script's own loop), its job never twice
+    assert '"$root/bin/python" -m launchers.agent_supervisor "$launch"' in script
+    assert "ExecStart=@ROOT@/bin/python -m launchers.agent_supervisor" in job["unit"]
     # The VM is given the account's URL: it needs no configuration to find the store.
     assert job["checkpoint_uri"] == "https://costschedckpt.blob.core.windows.net/ckpt/jobs/job-7"
     assert body["tags"]["costsched-checkpoints"] == job["checkpoint_uri"]

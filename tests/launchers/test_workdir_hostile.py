@@ -250,6 +250,30 @@ def test_a_link_out_through_dot_dot_after_a_link_is_refused(tmp_path: Path) -> N
         pack(root, tmp_path / "out")
 
 
+def test_a_loop_of_links_leads_nowhere_and_is_kept_as_git_keeps_it(tmp_path: Path,
+                                                                     caplog) -> None:  # noqa: ANN001
+    root = project(tmp_path / "p", {"train.py": "x"})
+    (root / "a").symlink_to("b")
+    (root / "b").symlink_to("a")
+    (root / "self").symlink_to("self/x")
+    packed = pack(root, tmp_path / "out")
+    assert members(packed) == ["a", "b", "self", "train.py"]
+    assert "a loop of links (a -> b -> a; b -> a -> b; self -> self)" in caplog.text
+    unpack(packed.path, tmp_path / "code")
+    assert os.readlink(tmp_path / "code" / "a") == "b"
+    with pytest.raises(OSError, match="Too many levels of symbolic links"):
+        (tmp_path / "code" / "a").read_text()
+
+
+def test_a_link_out_beside_a_loop_is_still_refused(tmp_path: Path) -> None:
+    root = project(tmp_path / "p")
+    (root / "a").symlink_to("b")
+    (root / "b").symlink_to("a")
+    (root / "up").symlink_to("..")
+    with pytest.raises(InvalidInput, match="link up points outside it"):
+        pack(root, tmp_path / "out")
+
+
 def test_links_that_stay_inside_through_other_links_are_kept(tmp_path: Path) -> None:
     root = project(tmp_path / "p", {"train.py": "x", "lib/util.py": "y"})
     (root / "l1").symlink_to("lib")
@@ -288,8 +312,9 @@ def archive(tmp_path: Path, *entries: tarfile.TarInfo | tuple[tarfile.TarInfo, b
     [link("here", "."), link("up", "here/../escape")],
     [link("a", "b"), link("b", "c/.."), link("c", "here"), link("here", ".."),
      link("x", "a/y")],
-    [link("here", "."), link("loop", "loop2"), link("loop2", "loop")],
-], ids=["dot-dot-after-a-link", "a-chain", "a-loop"])
+    [link("loop", "loop2"), link("loop2", "loop"), link("here", "."),
+     link("up", "here/../escape")],
+], ids=["dot-dot-after-a-link", "a-chain", "out-beside-a-loop"])
 def test_unpack_refuses_links_out_through_other_links(tmp_path: Path, entries: list) -> None:
     with pytest.raises(CorruptArchive, match="link out"):
         unpack(archive(tmp_path, *entries), tmp_path / "code")

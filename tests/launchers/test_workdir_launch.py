@@ -99,6 +99,28 @@ def test_a_folder_with_a_fifo_a_socket_and_a_bad_pattern_launches(
         store.dispose()
 
 
+def test_a_loop_of_links_is_packed_as_links_and_the_job_runs(
+        user: tuple[dict[str, str], Path]) -> None:
+    env, home = user
+    proj = home / "proj"
+    (proj / "a").symlink_to("b")
+    (proj / "b").symlink_to("a")
+    done = launch(env, spec(proj, "."))
+    assert done.returncode == 0, done.stdout + done.stderr
+    warning = " ".join(done.stderr.split())
+    assert "a, b are in a loop of links (a -> b -> a; b -> a -> b)" in warning, warning
+    assert "points outside" not in warning
+    store = PriceStore(env["COSTSCHED_DB"])
+    try:
+        [job] = store.jobs.records()
+        assert job.spec["code"]["files"] == 4  # train.py, job.yaml and the two links
+    finally:
+        store.dispose()
+    # The agent unpacked them as the links they are, next to the job's code.
+    [code] = Path(env["COSTSCHED_INSTANCES"]).glob("*/code")
+    assert os.readlink(code / "a") == "b" and os.readlink(code / "b") == "a"
+
+
 @pytest.mark.parametrize(("workdir", "words"), [
     ("~", ("is a home folder",)),
     ("/", ("is the root of the file system",)),

@@ -98,7 +98,8 @@ def test_without_any_reference_the_ceiling_is_per_gpu() -> None:
                        "test")
     good, rejected = validate(frame)
     assert len(good) == 1
-    assert rejected[0].reason == f"above ceiling (${CEILING_PER_GPU_HOUR:g}/GPU-hour)"
+    assert rejected[0].reason == (f"above ceiling (${CEILING_PER_GPU_HOUR:g}/GPU-hour: at most "
+                                  f"${CEILING_PER_GPU_HOUR * 4:g}/h)")
     assert math.isnan(on_demand_reference(frame).iloc[0])
 
 
@@ -124,6 +125,10 @@ def test_validation_partitions_rows_and_keeps_only_sane_prices(prices, markets) 
         assert not (math.isfinite(price) and FLOOR * ref <= price <= CEILING[r.market] * ref)
 
 
+REGIONS = {"a": "us-east-1", "b": "us-east-2", "c": "us-west-1", "d": "us-west-2",
+           "e": "eu-west-1"}
+
+
 class Toy(Collector):
     """Units 'a'..'e'; 'c' always fails."""
 
@@ -136,7 +141,7 @@ class Toy(Collector):
         if unit == "c":
             raise UnitError("c is down")
         od = listed()
-        return UnitResult(rows_frame([row(od * 0.5, region=f"us-east-{ord(unit) - 96}")], "toy"))
+        return UnitResult(rows_frame([row(od * 0.5, region=REGIONS[unit])], "toy"))
 
 
 def test_collector_reports_units_regions_offerings_and_progress() -> None:
@@ -146,7 +151,7 @@ def test_collector_reports_units_regions_offerings_and_progress() -> None:
     assert planned == [("aws", list("abcde"))]
     assert sorted(seen) == [("aws", u, "c is down" if u == "c" else None) for u in "abcde"]
     assert collection.units == list("abde") and collection.failed == {"c": "c is down"}
-    assert collection.regions == ["us-east-1", "us-east-2", "us-east-4", "us-east-5"]
+    assert collection.regions == ["eu-west-1", "us-east-1", "us-east-2", "us-west-2"]
     offerings = collection.offerings()
     assert len(offerings) == 4 and set(offerings["instance_type"]) == {"p3.2xlarge"}
 
@@ -156,7 +161,7 @@ def test_runner_summary_as_json(store: PriceStore) -> None:
     data = summary.to_dict()
     assert data["inserted"] == 4 and data["ok"] is False
     assert data["clouds"]["aws"]["failed"] == {"c": "c is down"}
-    assert data["clouds"]["aws"]["regions"] == ["us-east-1", "us-east-2", "us-east-4", "us-east-5"]
+    assert data["clouds"]["aws"]["regions"] == ["eu-west-1", "us-east-1", "us-east-2", "us-west-2"]
     again = runner.run([Toy()], store)
     assert again.inserted == 0 and again.unchanged == 4
 

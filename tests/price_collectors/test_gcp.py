@@ -273,3 +273,36 @@ def test_an_a4_machine_is_priced_per_gpu_slice_and_its_spot_sku_by_its_name() ->
     assert set(europe["status"]) == {"no zone offers it"}
     assert machine_parts({"instance_type": "a4-highgpu-8g", "gpu_model": "B200"}) == (
         "a4", "nvidia-b200")
+
+
+def test_flex_start_skus_price_a_market_of_their_own() -> None:
+    """A3's Dynamic Workload Scheduler SKUs ("... (DWS Defined Duration)") price flex-start
+    VMs, beside on-demand (calendar-mode SKUs are not flex-start)."""
+    from price_collectors.gcp import price_offerings, sku_components
+
+    def ram(description: str, dollars: float) -> dict:  # billed per GiB-hour
+        sku = _sku(description, "OnDemand", dollars)
+        sku["pricingInfo"][0]["pricingExpression"]["usageUnit"] = "GiBy.h"
+        return sku
+
+    skus = [_sku("A3 Instance Core running in Americas", "OnDemand", 0.03),
+            ram("A3 Instance Ram running in Americas", 0.003),
+            _sku("Nvidia H100 80GB GPU running in Americas", "OnDemand", 10.0),
+            _sku("A3 Instance Core running in Americas (DWS Defined Duration)", "OnDemand",
+                 0.015),
+            ram("A3 Instance Ram running in Americas (DWS Defined Duration)", 0.0015),
+            _sku("Nvidia H100 80GB GPU running in Americas (DWS Defined Duration)",
+                 "OnDemand", 5.0),
+            _sku("Nvidia H100 80GB GPU running in Americas (DWS Calendar Mode)", "OnDemand",
+                 4.0)]
+    components, _ = sku_components(skus, {"us-central1"})
+    assert components[("us-central1", "flex_start", "gpu", "H100")][0] == pytest.approx(5.0)
+    assert components[("us-central1", "on_demand", "gpu", "H100")][0] == pytest.approx(10.0)
+    types = pd.DataFrame([{"cloud": "gcp", "instance_type": "a3-highgpu-8g",
+                           "gpu_model": "H100", "gpu_count": 8, "vcpus": 208,
+                           "memory_gb": 1872.0}])
+    rows, _ = price_offerings(types, components, {"nvidia-h100-80gb": {"us-central1-a": 8}})
+    priced = {r.market: r.usd_per_hour for r in rows.itertuples()}
+    assert priced["flex_start"] == pytest.approx(208 * 0.015 + 1872 * 0.0015 + 8 * 5.0)
+    assert priced["on_demand"] == pytest.approx(208 * 0.03 + 1872 * 0.003 + 8 * 10.0)
+    assert "spot" not in priced  # no spot SKU given

@@ -215,7 +215,8 @@ def test_bad_export_rows_name_the_row(tmp_path: Path, recorded_store: PriceStore
     frame.to_csv(path, index=False)
     parsed = recorded.read_paths([path])
     assert parsed.errors == [
-        f"{path}: row 5: market 'reserved': expected one of on_demand, spot"]
+        f"{path}: row 5: market 'reserved': expected one of on_demand, spot, "
+        "capacity_block, flex_start, reservation"]
 
 
 def test_azure_region_names() -> None:

@@ -167,7 +167,7 @@ def test_a_statement_waiting_on_a_lock_ends_at_the_statement_timeout(fresh_url) 
 
     def move() -> None:
         try:
-            store.jobs.transition(job_id, "cancelled", at=datetime.now(timezone.utc))
+            store.jobs.transition(job_id, "stopped", at=datetime.now(timezone.utc))
         except BaseException as exc:  # noqa: BLE001 - what ended it is the result
             done.append(exc)
 

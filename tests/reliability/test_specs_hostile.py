@@ -26,7 +26,7 @@ def refused(tmp_path: Path, text: str, **kwargs: int) -> str:
     started = time.monotonic()
     with pytest.raises(InvalidInput) as caught:
         taskfile.load(path, **kwargs)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 60  # expanded, it would take minutes and gigabytes
     message = str(caught.value)
     assert message.startswith(f"{path}"), message
     assert "\n" not in message

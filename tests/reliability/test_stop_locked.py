@@ -45,7 +45,7 @@ def test_a_stop_that_cannot_be_recorded_terminates_nothing(tmp_path: Path) -> No
     assert shown.record.state == "running"
     assert len(launcher.instances()) == 1  # nothing relaunched
 
-    assert service.stop(store, launcher, instance.job_id, at=NOW).state == "cancelled"
+    assert service.stop(store, launcher, instance.job_id, at=NOW).state == "stopped"
     assert launcher.status(instance.id).state == "terminated"
     assert store.jobs.placements(instance.job_id)["end_at"].notna().all()
 
@@ -63,10 +63,10 @@ def test_a_stop_interrupted_after_it_was_recorded_is_finished_by_stopping_again(
         patch.setattr(store.jobs, "end_placement", lost)
         with pytest.raises(StoreUnavailable):
             service.stop(store, launcher, instance.job_id, at=NOW)
-    assert store.jobs.get(instance.job_id).state == "cancelled"
+    assert store.jobs.get(instance.job_id).state == "stopped"
     assert store.jobs.placements(instance.job_id)["end_at"].isna().any()  # still billed
 
-    assert service.stop(store, launcher, instance.job_id, at=NOW).state == "cancelled"
+    assert service.stop(store, launcher, instance.job_id, at=NOW).state == "stopped"
     assert store.jobs.placements(instance.job_id)["end_at"].notna().all()
-    with pytest.raises(Exception, match="cancelled already"):
+    with pytest.raises(Exception, match="is stopped already"):
         service.stop(store, launcher, instance.job_id, at=NOW)

@@ -21,6 +21,9 @@ from costsched.store import PriceStore
 from tests.reliability.test_store_open import UNPRIVILEGED, open_dir  # noqa: F401 - fixture
 
 ROOT = Path(__file__).resolve().parents[2]
+# A bound on a wait that must end, far below what an unbounded one takes; never a speed
+# limit: a busy machine may take many times longer than a quiet one around the wait itself.
+HANG = 60.0
 
 
 def python(code: str, *args: str, unprivileged: bool = False,
@@ -115,7 +118,9 @@ def test_a_sqlite_write_lock_held_elsewhere_is_waited_for_busy_seconds(
     assert result.exit_code == 75, result.output
     assert result.stderr.strip().splitlines() == [
         f"error: store {path}: busy: another process holds its write lock; try again"]
-    assert 2 <= took < 8, took  # 2 s of waiting after reading the files (not 185 s)
+    # 2 s of waiting after reading the files; the upper bound only tells a bounded wait from
+    # the 185 s of old (a busy machine may take long over the files)
+    assert 2 <= took < HANG, took
 
 
 @pytest.fixture()
@@ -151,7 +156,7 @@ def test_a_postgresql_table_locked_elsewhere_ends_in_exit_75(
         engine.dispose()
     assert result.exit_code == 75, result.output
     assert len(result.stderr.strip().splitlines()) == 1 and says in result.stderr
-    assert took < 8, took
+    assert took < HANG, took
 
 
 def test_a_postgresql_write_waits_busy_seconds_in_all(pg_store: str, dispa: Path,
@@ -169,7 +174,7 @@ def test_a_postgresql_write_waits_busy_seconds_in_all(pg_store: str, dispa: Path
         engine.dispose()
     assert result.exit_code == 75, result.output
     assert "a lock is held by another writer; try again" in result.stderr
-    assert 1 <= took < 10, took
+    assert 1 <= took < HANG, took
 
 
 # --- a store that goes away while a task runs ---------------------------------------------
@@ -239,4 +244,4 @@ def test_the_daemons_config_file_sets_the_wait(tmp_path: Path) -> None:
         holder.kill()
         holder.wait()
         store.dispose()
-    assert 0.5 <= took < 2.5, took
+    assert 0.5 <= took < HANG, took

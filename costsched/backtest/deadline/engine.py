@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from costsched.backtest.deadline.trace import AvailabilityTrace
+from costsched.decide.booked import BookedWindow, WithBooked
 from costsched.decide.deadline import next_placements
 from costsched.model import InvalidInput
 from costsched.policies.deadline.base import (
@@ -31,18 +32,19 @@ from costsched.policies.deadline.base import (
     DeadlinePolicy,
     DeadlineState,
     MarketNow,
+    MarketPrior,
     is_spot,
-    recent_share,
-    recent_spell,
-    spell_mean,
-    spot_share,
     zone_of,
 )
+from costsched.policies.deadline.past import MarketPast
 
 HOUR = 3600.0
 DeadlineStep = Callable[[int, DeadlineState, MarketNow, np.ndarray], None]
 RUN_COLUMNS = ["start_tick", "home", "cost_usd", "finish_hours", "met", "preemptions",
-               "restarts", "spot_hours", "on_demand_hours"]
+               "restarts", "region_moves", "egress_usd", "spot_hours", "on_demand_hours"]
+# What the market's past holds at a run's first tick: the whole trace before it ("full"),
+# or nothing ("none": only the run's own ticks, as a new store meets the market).
+HISTORIES = ("full", "none")
 
 
 @dataclass(frozen=True)
@@ -99,16 +101,36 @@ class DeadlineJob:
         return math.ceil(due / tick) + math.ceil((self.work + self.restart) / tick) + 1
 
 
+@dataclass(frozen=True)
+class BookedRun:
+    """Capacity every run books (a capacity block bought at the run's start): in trace
+    zone `zone` (the last: `AvailabilityTrace.with_booked_zone`), usable from `start_hours`
+    after the run's start for `hours` (the job has left by then), `upfront_usd` paid at the
+    start. It runs as the zone's on-demand placement at no price while usable
+    (`decide.booked.WithBooked`)."""
+
+    zone: int
+    start_hours: float
+    hours: float
+    upfront_usd: float
+
+
 def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
              starts: np.ndarray, homes: np.ndarray,
              deadline_hours: np.ndarray | None = None,
              restart_minutes: np.ndarray | None = None,
-             on_step: DeadlineStep | None = None) -> pd.DataFrame:
+             on_step: DeadlineStep | None = None, history: str = "full",
+             booked: BookedRun | None = None) -> pd.DataFrame:
     """One row per run (start tick, home zone index): columns RUN_COLUMNS.
     `on_step(tick, state, market, chosen)`: told each tick's decision for every run as it
     is made (the tick counted from each run's start; `chosen` is kept where a run is done).
     `deadline_hours`, `restart_minutes`: per run, instead of the job's (runs of several
-    settings replayed at once, as each would be alone: one pass over the ticks for all)."""
+    settings replayed at once, as each would be alone: one pass over the ticks for all).
+    `history`: what the market's past holds (HISTORIES): with "none" each run's policy
+    sees the trace from its own start only (its statistics start from their priors).
+    `booked`: capacity each run books at its start (its price counted there)."""
+    if history not in HISTORIES:
+        raise InvalidInput(f"history {history!r}: expected one of {', '.join(HISTORIES)}")
     starts = np.asarray(starts, dtype=np.int64)
     homes = np.asarray(homes, dtype=np.int64)
     n, zones, tick = len(starts), len(trace.zones), trace.tick
@@ -124,19 +146,9 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
     move_usd = trace.move_usd(job.checkpoint_gb)
     # Per tick and zone (rows: ticks), so that a tick's market is one gather of rows.
     available_at = np.ascontiguousarray(trace.available.T)
-    since = np.ascontiguousarray((trace.run_before * float(tick)).T)
-    past_means = np.ascontiguousarray(
-        past_spell_mean(trace.available, trace.run_before * float(tick)).T)
     spot_price = np.ascontiguousarray(trace.spot_price.T)
     od_price = np.ascontiguousarray(trace.on_demand_price.T)
-    shares = past_spot_share(trace.available, float(tick))
-    zone_shares = np.ascontiguousarray(recent_share(trace.available, float(tick)).T)
-    dry = ~trace.available
-    dry_before = _runs_before(dry) * float(tick)
-    dry_means = np.ascontiguousarray(recent_spell(_ended(dry, dry_before), float(tick)).T)
-    spot_spells = np.ascontiguousarray(recent_spell(
-        _ended(trace.available, trace.run_before * float(tick)), float(tick)).T)
-    dry_for = np.ascontiguousarray(dry_before.T)
+    past, first_row = _market_past(trace, starts, horizon, history, policy.prior)
 
     progress = np.zeros(n)
     placement = np.full(n, NONE, dtype=np.int64)
@@ -147,8 +159,16 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
     done = np.zeros(n, dtype=bool)
     preemptions = np.zeros(n, dtype=np.int64)
     restarts = np.zeros(n, dtype=np.int64)
+    region_moves = np.zeros(n, dtype=np.int64)
+    egress = np.zeros(n)
     spot_s = np.zeros(n)
     od_s = np.zeros(n)
+    if booked is not None:  # bought at each run's start; used through the policy
+        window = BookedWindow(booked.start_hours * HOUR,
+                              (booked.start_hours + booked.hours) * HOUR, booked.zone,
+                              trace.regions.index(trace.regions[booked.zone]))
+        policy = WithBooked(policy, window)
+        cost += booked.upfront_usd
 
     for t in range(horizon):
         if done.all():
@@ -166,9 +186,13 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
                               placement=placement, overhead_left=overhead,
                               restart=restart, checkpoint=job.checkpoint, home=homes,
                               deadline=deadline, last_zone=last_zone, nodes=job.nodes)
-        market = MarketNow(float(tick), available, since[at], spot_price[at], od_price[at],
-                           trace.region_codes, move_usd, past_means[at], shares[at],
-                           zone_shares[at], dry_means[at], dry_for[at], spot_spells[at])
+        od_now = od_price[at]
+        if booked is not None:  # paid already: no price while it can be used
+            od_now[:, booked.zone] = np.where(window.holds(float(t * tick), float(tick)),
+                                              0.0, od_now[:, booked.zone])
+        market = MarketNow(float(tick), available, spot_price=spot_price[at],
+                           on_demand_price=od_now, region=trace.region_codes,
+                           move_usd=move_usd, **past.at(first_row + t))
         # The deadline core a live job is decided by; a replay may wait where it says so.
         chosen = np.where(done, placement, next_placements(policy, state, market))
         if on_step is not None:
@@ -181,9 +205,13 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
         change = ~done & (chosen != placement)  # a planned stop keeps the progress
         start = change & (chosen >= 0)
         moved = start & (last_zone >= 0)
-        cost += np.where(moved, move_usd[np.maximum(last_zone, 0), np.maximum(new_zone, 0)],
-                         0.0)
+        paid = np.where(moved, move_usd[np.maximum(last_zone, 0), np.maximum(new_zone, 0)],
+                        0.0)
+        cost += paid
+        egress += paid
         restarts += moved
+        region_moves += moved & (trace.region_codes[np.maximum(last_zone, 0)]
+                                 != trace.region_codes[np.maximum(new_zone, 0)])
         last_zone = np.where(start, new_zone, last_zone)
         overhead = np.where(start, restart, np.where(change, 0.0, overhead))
         placement = chosen
@@ -191,7 +219,7 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
         running = ~done & (placement >= 0)
         spot = is_spot(placement, zones)
         z = np.maximum(new_zone, 0)
-        price = np.where(spot, spot_price[at, z], od_price[at, z])
+        price = np.where(spot, spot_price[at, z], od_now[rows, z])
         cost += np.where(running, price * tick / HOUR * job.nodes, 0.0)
         spot_s += np.where(running & spot, tick, 0.0)
         od_s += np.where(running & ~spot, tick, 0.0)
@@ -206,7 +234,8 @@ def simulate(trace: AvailabilityTrace, policy: DeadlinePolicy, job: DeadlineJob,
     return pd.DataFrame({
         "start_tick": starts, "home": homes, "cost_usd": cost,
         "finish_hours": finish / HOUR, "met": done & (finish <= deadline + 1e-6),
-        "preemptions": preemptions, "restarts": restarts, "spot_hours": spot_s / HOUR,
+        "preemptions": preemptions, "restarts": restarts, "region_moves": region_moves,
+        "egress_usd": egress, "spot_hours": spot_s / HOUR,
         "on_demand_hours": od_s / HOUR,
     })[RUN_COLUMNS]
 
@@ -215,35 +244,14 @@ def _saved(progress: np.ndarray, checkpoint: float) -> np.ndarray:
     return np.floor(progress / checkpoint) * checkpoint
 
 
-def past_spell_mean(available: np.ndarray, run_before: np.ndarray) -> np.ndarray:
-    """Per zone and tick: the mean length in seconds of the zone's spot spells seen to end
-    by the tick (gone at its start), with the prior spell: the past of the trace only."""
-    ended = np.zeros(available.shape)
-    ended[:, 1:] = np.where(available[:, :-1] & ~available[:, 1:], run_before[:, :-1], 0.0)
-    count = np.cumsum(ended > 0, axis=1)
-    total = np.cumsum(ended, axis=1)
-    return spell_mean(total, count)
-
-
-def _ended(flags: np.ndarray, run_before: np.ndarray) -> np.ndarray:
-    """Per row and tick: the seconds of the spell of True that ended at the tick's start
-    (True at the tick before, False now), else 0."""
-    ended = np.zeros(flags.shape)
-    ended[:, 1:] = np.where(flags[:, :-1] & ~flags[:, 1:], run_before[:, :-1], 0.0)
-    return ended
-
-
-def _runs_before(flags: np.ndarray) -> np.ndarray:
-    """Ticks each row has been True without a break, up to and including tick t."""
-    z, n = flags.shape
-    idx = np.broadcast_to(np.arange(1, n + 1), (z, n))
-    last_false = np.maximum.accumulate(np.where(flags, 0, idx), axis=1)
-    return np.where(flags, idx - last_false, 0)
-
-
-def past_spot_share(available: np.ndarray, tick: float) -> np.ndarray:
-    """Per tick: the share of the ticks before it with spot in at least one zone (with the
-    prior of `base.spot_share`): the past of the trace only."""
-    anywhere = available.any(axis=0)
-    before = np.concatenate([[0], np.cumsum(anywhere)[:-1]]) * tick
-    return spot_share(before, np.arange(available.shape[1]) * tick)
+def _market_past(trace: AvailabilityTrace, starts: np.ndarray, horizon: int,
+                 history: str, prior: MarketPrior) -> tuple[MarketPast, np.ndarray]:
+    """The market's past statistics from `prior`, and per run the row of them its first
+    tick reads (its tick t reads that row + t): the whole trace's, or each start's own
+    window's."""
+    if history == "full":
+        return MarketPast.of(trace.available, trace.tick, prior), starts
+    first, which = np.unique(starts, return_inverse=True)
+    parts = [MarketPast.of(trace.available[:, s:s + horizon], trace.tick, prior)
+             for s in first]
+    return MarketPast.stacked(parts), which.astype(np.int64) * horizon

@@ -42,10 +42,13 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 def per_window(runs: pd.DataFrame) -> pd.DataFrame:
     """Per setting, start and policy: the mean cost of its runs (one per home zone), the
-    ratio to the optimum from the same start, and the runs that missed their deadline."""
+    ratio to the optimum from the same start, the runs that missed their deadline, and
+    the mean moves across regions and egress USD of a run."""
     grouped = runs.groupby([*SETTING, "start", "policy"], sort=False)
     out = grouped.agg(cost_usd=("cost_usd", "mean"),
-                      misses=("met", lambda m: int((~m).sum()))).reset_index()
+                      misses=("met", lambda m: int((~m).sum())),
+                      region_moves=("region_moves", "mean"),
+                      egress_usd=("egress_usd", "mean")).reset_index()
     best = out[out["policy"] == OPTIMUM].set_index([*SETTING, "start"])["cost_usd"]
     keys = pd.MultiIndex.from_frame(out[[*SETTING, "start"]])
     out["vs_optimum"] = out["cost_usd"].to_numpy() / best.reindex(keys).to_numpy()

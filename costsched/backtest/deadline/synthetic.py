@@ -11,12 +11,21 @@ its ends are left out). Variations of the fitted model (`Variation`):
   zones start on average every `shortage_hours` hours, each as long as a gap drawn from the
   pooled gaps, and each zone takes part in a shortage with probability `shortage_share`;
 - `drift`: spells are multiplied by a factor going linearly from 1 at the start to `drift`
-  at the end, and gaps by its inverse (the market tightening over time).
+  at the end, and gaps by its inverse (the market tightening over time);
+- `scarce_zone`, `scarce_from`, `scarce_spell`, `scarce_gap`: a regime change: from that
+  share of the trace on, one zone's spells are multiplied by `scarce_spell` and its gaps by
+  `scarce_gap` (a zone that was reliable turns scarce).
+
+A model need not be fitted to a recording: `SpotModel.parametric` draws each zone's
+spells and gaps from log-normal laws of given medians, for markets judged apart from every
+recording. `stepped_prices` puts a price path on a trace (spot prices rising in steps
+while on-demand stays, as H100 spot did in 2026).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,6 +41,10 @@ class Variation:
     shortage_hours: float = 0.0  # 0: zones independent
     shortage_share: float = 0.0
     drift: float = 1.0
+    scarce_zone: int | None = None
+    scarce_from: float = 0.5
+    scarce_spell: float = 1.0
+    scarce_gap: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,28 @@ class SpotModel:
         return cls(trace.zones, trace.tick, tuple(spells), tuple(gaps),
                    trace.available.mean(axis=1))
 
+    @classmethod
+    def parametric(cls, zones: tuple[str, ...], tick: int, spell_hours: Sequence[float],
+                   gap_hours: Sequence[float], sigma: float, seed: int,
+                   draws: int = 500) -> SpotModel:
+        """Per zone, `draws` spells and gaps (in ticks, at least one) from log-normal laws
+        of the given medians in hours and log-scale `sigma` (the same seed, the same
+        model)."""
+        if not (len(zones) == len(spell_hours) == len(gap_hours)) or sigma < 0:
+            raise InvalidInput("parametric model: expected one spell and one gap median per "
+                               "zone and a sigma >= 0")
+        rng = np.random.default_rng(seed)
+
+        def pool(median: float) -> np.ndarray:
+            hours = median * np.exp(sigma * rng.standard_normal(draws))
+            return np.maximum(1, np.round(hours * 3600 / tick)).astype(np.int64)
+
+        spells = tuple(pool(h) for h in spell_hours)
+        gaps = tuple(pool(h) for h in gap_hours)
+        share = np.array([u.mean() / (u.mean() + d.mean()) for u, d in zip(spells, gaps,
+                                                                            strict=True)])
+        return cls(tuple(zones), tick, spells, gaps, share)
+
     def sample(self, ticks: int, variation: Variation, seed: int, *,
                like: AvailabilityTrace) -> AvailabilityTrace:
         """A trace of `ticks` ticks over the model's zones, priced as `like` (its mean
@@ -64,6 +99,11 @@ class SpotModel:
         rng = np.random.default_rng(seed)
         drift = np.linspace(1.0, variation.drift, ticks)
         rows = [self._zone(z, ticks, variation, drift, rng) for z in range(len(self.zones))]
+        if variation.scarce_zone is not None:
+            z, cut = variation.scarce_zone, int(ticks * variation.scarce_from)
+            scarce = Variation("scarce", spell_scale=variation.scarce_spell,
+                               gap_scale=variation.scarce_gap)
+            rows[z][cut:] = self._zone(z, ticks - cut, scarce, np.ones(ticks - cut), rng)
         available = np.stack(rows)
         if variation.shortage_hours > 0 and variation.shortage_share > 0:
             available &= ~self._shortages(ticks, variation, rng)
@@ -102,6 +142,18 @@ class SpotModel:
             out[part, t:t + length] = True
             t += length + int(rng.exponential(mean_between))
         return out
+
+
+def stepped_prices(trace: AvailabilityTrace, spot_share: Sequence[float]) -> AvailabilityTrace:
+    """The trace with spot priced at `spot_share` x on-demand, the shares (a path of
+    steps, such as weekly prices) spread evenly over its ticks in order."""
+    shares = np.asarray(spot_share, dtype=float)
+    if shares.ndim != 1 or len(shares) == 0 or not ((shares > 0) & (shares <= 1)).all():
+        raise InvalidInput("spot_share: expected shares of the on-demand price in (0, 1]")
+    step = np.minimum(np.arange(trace.ticks) * len(shares) // trace.ticks, len(shares) - 1)
+    return replace(trace, spot_price=trace.on_demand_price * shares[step][None, :],
+                   price_source=f"spot at {shares.min():.0%}-{shares.max():.0%} of on-demand "
+                                f"in {len(shares)} steps")
 
 
 def _lengths(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -22,6 +22,7 @@ from costsched import catalog, clouds
 from costsched.model import InvalidInput
 from costsched.optimize.decision import egress_per_gb
 from costsched.store import PriceStore, to_epoch_seconds
+from costsched.vocabulary import did_you_mean
 
 # Reference prices where the store has none for the trace's time. On-demand: the bundled
 # catalog's list price of the instance type in the zone's region (p3.2xlarge: $3.06/h in
@@ -114,10 +115,7 @@ class AvailabilityTrace:
         start_s = to_epoch_seconds(frame["start"])
         end_s = to_epoch_seconds(frame["end"])
         t0, t1 = int(start_s.min()), int(end_s.max())
-        if tick is None:
-            tick = int(reduce(math.gcd, np.unique(np.concatenate([start_s, end_s]) - t0)
-                              .tolist(), 0)) or t1 - t0
-        tick = _whole_seconds("tick", tick)
+        tick = _whole_seconds("tick", interval_tick(frame) if tick is None else tick)
         ticks = max(1, -(-(t1 - t0) // tick))
         zones = sorted(set(frame["zone"]))
         available = np.zeros((len(zones), ticks), dtype=bool)
@@ -156,7 +154,7 @@ class AvailabilityTrace:
         if frame.empty:
             where = f" in {', '.join(zones)}" if zones else ""
             raise InvalidInput(f"no stored spot availability of {instance_type}{where}: "
-                               "import an availability trace first")
+                               + _stored_instead(store, instance_type, kind, zones))
         if zones:
             missing = sorted(set(zones) - set(frame["zone"]))
             if missing:
@@ -277,6 +275,29 @@ class AvailabilityTrace:
                        covered=None if covered is None or covered.all() else covered,
                        egress=egress)
 
+    def with_booked_zone(self, zone: str, region: str) -> tuple[AvailabilityTrace, int]:
+        """The trace with one more zone, capacity booked in `zone` of `region` (a region of
+        the trace): never spot, on-demand at the region's price (the booked capacity is
+        free while it is booked: `engine.BookedRun`), moves priced as from and to the
+        region's first zone; and its index."""
+        if region not in self.regions:
+            raise InvalidInput(f"booked zone {zone!r}: its region {region} has no zone in "
+                               f"the trace ({', '.join(self.zones)})")
+        like = self.regions.index(region)
+        grow = lambda a, row: np.concatenate([a, row[None, :]])  # noqa: E731
+        egress = None
+        if self.egress is not None:
+            egress = grow(self.egress, self.egress[like])
+            egress = np.concatenate([egress, egress[:, like][:, None]], axis=1)
+        covered = (None if self.covered is None else
+                   grow(self.covered, np.ones(self.ticks, dtype=bool)))
+        return replace(self, zones=(*self.zones, f"{zone} (booked)"),
+                       regions=(*self.regions, region),
+                       available=grow(self.available, np.zeros(self.ticks, dtype=bool)),
+                       spot_price=grow(self.spot_price, self.on_demand_price[like]),
+                       on_demand_price=grow(self.on_demand_price, self.on_demand_price[like]),
+                       covered=covered, egress=egress), len(self.zones)
+
     def window(self, first: int, end: int) -> AvailabilityTrace:
         """Ticks [first, end) of the trace, as a trace starting at tick `first`."""
         if not 0 <= first < end <= self.ticks:
@@ -329,6 +350,15 @@ class AvailabilityTrace:
                        on_demand_price=hold(self.on_demand_price), covered=covered)
 
 
+def interval_tick(frame: pd.DataFrame) -> int:
+    """The largest step all the intervals' bounds fall on, counted from the first start."""
+    start_s = to_epoch_seconds(frame["start"])
+    end_s = to_epoch_seconds(frame["end"])
+    t0, t1 = int(start_s.min()), int(end_s.max())
+    return int(reduce(math.gcd, np.unique(np.concatenate([start_s, end_s]) - t0).tolist(),
+                      0)) or max(t1 - t0, 1)
+
+
 def reference_prices(cloud: str, instance_type: str,
                      regions: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(on-demand, spot) reference USD/h per region given (NaN where the catalog has no
@@ -377,3 +407,20 @@ def _runs(available: np.ndarray) -> np.ndarray:
     idx = np.broadcast_to(np.arange(1, n + 1), (z, n))
     last_false = np.maximum.accumulate(np.where(available, 0, idx), axis=1)
     return np.where(available, idx - last_false, 0)
+
+
+def _stored_instead(store: PriceStore, instance_type: str, kind: str,
+                    zones: Sequence[str] | None) -> str:
+    """What the store has instead (the instance types, or the zones of this one, of
+    `kind`), with the close ones; or how to add availability when it has none."""
+    stored = store.spot_availability.summary()
+    stored = stored[stored["kind"] == kind]
+    if stored.empty:
+        return f"the store has no {kind} trace: import one first (`costsched prices import`)"
+    types = sorted(set(stored["instance_type"]))
+    if instance_type not in types:
+        return (f"expected an instance type of the stored traces: {', '.join(types)}"
+                f"{did_you_mean(instance_type, types)}")
+    known = sorted(set(stored.loc[stored["instance_type"] == instance_type, "zone"]))
+    asked = next(iter(zones or ()), "")
+    return f"stored zones: {', '.join(known)}{did_you_mean(asked, known)}"

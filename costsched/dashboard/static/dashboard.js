@@ -9,11 +9,25 @@ const charts = [];
 
 function color(i) { return PALETTE[i % PALETTE.length]; }
 
-function usd(v) {
-  if (v === null || v === undefined) { return "-"; }
-  const digits = Math.abs(v) < 1 && v !== 0 ? 4 : 2;
-  return (v < 0 ? "-$" : "$") + Math.abs(v).toLocaleString("en-US",
-    {minimumFractionDigits: 2, maximumFractionDigits: digits});
+// Money as costsched.amounts writes it: cents, or two significant digits under a cent;
+// amounts read together (an axis) at the one precision the smallest needs, at most 4.
+function decimals(values, most = 4) {
+  let need = 2;
+  for (const v of values) {
+    const size = Number(Math.abs(v).toPrecision(2));
+    if (Number.isFinite(size) && size >= 1e-6 && size < 0.01) {
+      need = Math.max(need, -Math.floor(Math.log10(size)) + 1);
+    }
+  }
+  return Math.min(need, most);
+}
+
+function usd(v, places) {
+  if (v === null || v === undefined || !Number.isFinite(v)) { return "-"; }
+  const size = Math.abs(v) < 1e-6 ? 0 : Math.abs(v);
+  const p = places === undefined ? decimals([size], 6) : places;
+  return (v < 0 && size ? "-$" : "$") + size.toLocaleString("en-US",
+    {minimumFractionDigits: p, maximumFractionDigits: p});
 }
 
 function day(ms) {
@@ -27,14 +41,28 @@ function date(ms) {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-// Epoch milliseconds on a linear axis, written as UTC dates (or times, over a short span).
+// Epoch milliseconds on a linear axis: ticks a whole step apart (minutes, hours or days,
+// at most MAX_TICKS of them), written as UTC dates when the step is a day or more, else as
+// dates and times, so that no two ticks read alike.
+const MINUTE = 60e3, HOUR = 3600e3, DAY = 86400e3, MAX_TICKS = 8;
+const STEPS = [MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR,
+               12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY, 30 * DAY, 91 * DAY, 365 * DAY];
 function timeAxis(from, to) {
-  const long = to - from > 3 * 86400e3;
+  const span = Math.max(to - from, MINUTE);
+  const step = STEPS.find((s) => span / s <= MAX_TICKS) || STEPS[STEPS.length - 1];
+  const label = (v) => (step >= DAY ? date(v) : day(v));
   return {type: "linear", min: from, max: to, beginAtZero: false,
-          ticks: {callback: (v) => (long ? date(v) : day(v)), maxRotation: 0,
-                  autoSkipPadding: 16}};
+          afterBuildTicks: (axis) => {
+            const ticks = [];
+            for (let v = Math.ceil(from / step) * step; v <= to; v += step) {
+              ticks.push({value: v});
+            }
+            axis.ticks = ticks.length >= 2 ? ticks : [{value: from}, {value: to}];
+          },
+          ticks: {callback: label, maxRotation: 0, autoSkipPadding: 16}};
 }
-const money = {ticks: {callback: (v) => usd(v)}, beginAtZero: true};
+const money = {ticks: {callback: (v, i, ticks) => usd(v, decimals(ticks.map((t) => t.value)))},
+               beginAtZero: true};
 const base = {responsive: true, maintainAspectRatio: false, animation: false};
 
 // An offering's name, on two lines where the page is narrow (a phone): "aws us-east-1a" over
@@ -80,8 +108,16 @@ const KINDS = {
         scales: {x: timeAxis(Math.min(...xs), Math.max(...xs)), y: {...money,
         beginAtZero: false}}, plugins: {tooltip: {callbacks: {
           title: (items) => day(items[0].parsed.x) + " UTC",
-          label: (c) => `${c.dataset.label}: ${usd(c.parsed.y)}/h`}}}}};
+          label: (c) => `${c.dataset.label}: ${usd(c.parsed.y, 4)}/h`}}}}};
   },
+};
+
+// Whether a chart's data has nothing to draw: then the chart says so instead.
+const EMPTY = {
+  bars: (d) => !d.labels.length || d.series.every((s) => s.values.every((v) => !v)),
+  stacked: (d) => EMPTY.bars(d),
+  timeline: (d) => !d.bars.length,
+  history: (d) => d.series.every((s) => !s.points.length),
 };
 
 function draw(root) {
@@ -90,7 +126,15 @@ function draw(root) {
     const source = document.getElementById(canvas.dataset.source);
     const kind = KINDS[canvas.dataset.chart];
     if (!source || !kind || typeof Chart === "undefined") { continue; }
-    const chart = new Chart(canvas, kind(JSON.parse(source.textContent)));
+    const data = JSON.parse(source.textContent);
+    if (EMPTY[canvas.dataset.chart](data)) {
+      const note = document.createElement("p");
+      note.className = "empty chart-empty";
+      note.textContent = "No data to chart " + (canvas.dataset.empty || "here") + ".";
+      canvas.replaceWith(note);
+      continue;
+    }
+    const chart = new Chart(canvas, kind(data));
     charts.push(chart);
     canvas.dataset.drawn = String(chart.data.datasets.length);
   }

@@ -37,12 +37,14 @@ from typing import TYPE_CHECKING
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.lazy import scipy_sparse as sp
+from costsched.amounts import usd_all
 from costsched.model import InvalidInput
 from costsched.optimize.collection.problem import (
     CollectionPlan,
     CollectionProblem,
     Pairs,
     infeasible,
+    meets,
 )
 from costsched.optimize.collection.problem import _job_reason as job_reason
 from costsched.optimize.collection.solver import cp, solve_quietly
@@ -356,10 +358,11 @@ def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:
         solve_quietly(program, solver=cp.HIGHS, **EXACT)
         if program.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             cheapest = _plan(free, whole, slots, v, float(program.value), time.perf_counter())
-            return [f"budget: the cheapest placement on shared instances that meets every "
-                    f"deadline and quota costs ${cheapest.total_cost:,.2f}, "
-                    f"${cheapest.total_cost - p.budget_usd:,.2f} more than the budget of "
-                    f"${p.budget_usd:,.2f}"]
+            cost, over, cap = usd_all(cheapest.total_cost,
+                                      cheapest.total_cost - p.budget_usd, p.budget_usd)
+            return [f"budget: the cheapest placement on shared instances that "
+                    f"{meets(p.deadline_hours)} costs {cost}, {over} more than the budget of "
+                    f"{cap}"]
     groups = np.unique(np.r_[p.group[whole.offering], p.group[slots.offering]].astype(int))
     quotas = ", ".join(f"{p.group_names[g]} <= {int(p.capacity[g])}" for g in groups
                        if np.isfinite(p.capacity[g]))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.lazy import scipy_sparse as sp
+from costsched.amounts import usd_all
 from costsched.optimize.collection.solver import HIGHS, cp, solve_quietly
 
 _TOL = 1e-6
@@ -171,10 +172,18 @@ def diagnose(problem: CollectionProblem, solver: str = HIGHS) -> list[str]:
     if problem.budget_usd is not None:
         cheapest = _cheapest(pairs, solver)
         if cheapest > problem.budget_usd * (1 + 1e-9):
-            return [f"budget: the cheapest placement that meets every deadline and quota "
-                    f"costs ${cheapest:,.2f}, ${cheapest - problem.budget_usd:,.2f} more than "
-                    f"the budget of ${problem.budget_usd:,.2f}"]
+            cost, over, cap = usd_all(cheapest, cheapest - problem.budget_usd,
+                                      problem.budget_usd)
+            return [f"budget: the cheapest placement that {meets(problem.deadline_hours)} "
+                    f"costs {cost}, {over} more than the budget of {cap}"]
     return []
+
+
+def meets(deadline_hours: np.ndarray) -> str:
+    """What a placement of the jobs must meet: 'meets every deadline and quota', or
+    'meets every quota' when no job has a deadline (none is named that does not exist)."""
+    return ("meets every deadline and quota" if np.isfinite(deadline_hours).any()
+            else "meets every quota")
 
 
 def _job_reason(problem: CollectionProblem, j: int) -> str:

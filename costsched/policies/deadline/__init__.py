@@ -13,13 +13,15 @@ from costsched.policies.deadline.base import (
     keeps_deadline,
 )
 from costsched.policies.deadline.greedy import Greedy
+from costsched.policies.deadline.hedge import SpotHedge
 from costsched.policies.deadline.multi_zone import SpotAnywhere
 from costsched.policies.deadline.on_demand import OnDemand
 from costsched.policies.deadline.spot_risk import SpotRisk
 from costsched.policies.deadline.uniform_progress import UniformProgress
 
 DEADLINE_POLICIES: dict[str, type[DeadlinePolicy]] = {
-    cls.name: cls for cls in (OnDemand, Greedy, UniformProgress, SpotAnywhere, SpotRisk)
+    cls.name: cls for cls in (OnDemand, Greedy, UniformProgress, SpotAnywhere, SpotRisk,
+                              SpotHedge)
 }
 
 
@@ -33,5 +35,5 @@ def deadline_policy(name: str) -> DeadlinePolicy:
 
 
 __all__ = ["DEADLINE_POLICIES", "NONE", "DeadlinePolicy", "DeadlineState", "Greedy",
-           "MarketNow", "OnDemand", "SpotAnywhere", "SpotRisk", "UniformProgress",
+           "MarketNow", "OnDemand", "SpotAnywhere", "SpotHedge", "SpotRisk", "UniformProgress",
            "deadline_policy", "keeps_deadline"]

@@ -106,15 +106,34 @@ PRIOR_SPELL = 3600.0
 PRIOR_SHARE = 0.5
 
 
-def spot_share(seconds_with_spot: np.ndarray, seconds_seen: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class MarketPrior:
+    """What a policy believes of a market it has not watched: the share of the time a zone
+    (or some zone) has spot, counted as `seconds` seen, and the length in seconds of one
+    spell with spot and of one without, counted as one spell each. The market's past is
+    added to it (`spot_share`, `spell_mean`), so it counts less the more is seen."""
+
+    share: float = PRIOR_SHARE
+    spell: float = PRIOR_SPELL
+    dry: float = PRIOR_SPELL
+    seconds: float = PRIOR_SPELL
+
+
+DEFAULT_PRIOR = MarketPrior()
+
+
+def spot_share(seconds_with_spot: np.ndarray, seconds_seen: np.ndarray,
+               prior: MarketPrior = DEFAULT_PRIOR) -> np.ndarray:
     """`MarketNow.spot_share` from the time seen and the part of it with spot somewhere."""
-    return ((np.asarray(seconds_with_spot) + PRIOR_SHARE * PRIOR_SPELL)
-            / (np.asarray(seconds_seen) + PRIOR_SPELL))
+    return ((np.asarray(seconds_with_spot) + prior.share * prior.seconds)
+            / (np.asarray(seconds_seen) + prior.seconds))
 
 
-def spell_mean(total_seconds: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """`MarketNow.spell_mean` from the total length and number of the spells seen to end."""
-    return (np.asarray(total_seconds) + PRIOR_SPELL) / (np.asarray(count) + 1)
+def spell_mean(total_seconds: np.ndarray, count: np.ndarray,
+               prior_spell: float = PRIOR_SPELL) -> np.ndarray:
+    """`MarketNow.spell_mean` from the total length and number of the spells seen to end,
+    with one spell of `prior_spell` seconds besides."""
+    return (np.asarray(total_seconds) + prior_spell) / (np.asarray(count) + 1)
 
 
 # The past a market's recent statistics weigh: an hour this long ago counts half as much
@@ -122,18 +141,18 @@ def spell_mean(total_seconds: np.ndarray, count: np.ndarray) -> np.ndarray:
 MEMORY_HOURS = 48.0
 
 
-def recent_share(flags: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS
-                 ) -> np.ndarray:
+def recent_share(flags: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS,
+                 prior: MarketPrior = DEFAULT_PRIOR) -> np.ndarray:
     """Per row and tick of a (rows, ticks) bool array: the share of the ticks before it
     that were True, weights halving every `memory_hours`, with the prior of `spot_share`."""
     decay = 0.5 ** (tick / (memory_hours * 3600))
     values = np.asarray(flags, dtype=float)
     seen = tick * _weighted_before(np.ones_like(values), decay)
-    return spot_share(tick * _weighted_before(values, decay), seen)
+    return spot_share(tick * _weighted_before(values, decay), seen, prior)
 
 
-def recent_spell(ended: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS
-                 ) -> np.ndarray:
+def recent_spell(ended: np.ndarray, tick: float, memory_hours: float = MEMORY_HOURS,
+                 prior_spell: float = PRIOR_SPELL) -> np.ndarray:
     """Per row and tick: the mean length of the spells seen to end before or at the tick
     (`ended`: seconds of the spell that ended at each tick, 0 where none did), weights
     halving every `memory_hours`, with the prior of `spell_mean`."""
@@ -141,7 +160,7 @@ def recent_spell(ended: np.ndarray, tick: float, memory_hours: float = MEMORY_HO
     ended = np.asarray(ended, dtype=float)
     count = (ended > 0).astype(float)
     total = decay * _weighted_before(ended, decay) + ended
-    return spell_mean(total, decay * _weighted_before(count, decay) + count)
+    return spell_mean(total, decay * _weighted_before(count, decay) + count, prior_spell)
 
 
 def _weighted_before(values: np.ndarray, decay: float) -> np.ndarray:
@@ -204,6 +223,9 @@ class DeadlinePolicy(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str]
+    # What it believes of a market before seeing any of it (the replay and the live
+    # decider add the market's past to it: `past.MarketPast`).
+    prior: MarketPrior = DEFAULT_PRIOR
 
     def decide(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
         wanted = np.asarray(self.choose(state, market), dtype=np.int64)

@@ -15,7 +15,7 @@ to the prior of `base`.
 from __future__ import annotations
 
 from costsched.lazy import numpy as np
-from costsched.policies.deadline.base import PRIOR_SHARE, PRIOR_SPELL, MarketNow
+from costsched.policies.deadline.base import DEFAULT_PRIOR, MarketNow, MarketPrior
 
 HOUR = 3600.0
 # Spot's learned pace is discounted by this factor before it is trusted to finish work
@@ -37,21 +37,23 @@ def finish_usd(work: np.ndarray, room: np.ndarray, share: np.ndarray, spell: np.
     return ((work - od_work) / kept * spot_price + od_work * od_price) / HOUR
 
 
-def learned(market: MarketNow, shape: tuple[int, int]
+def learned(market: MarketNow, shape: tuple[int, int], prior: MarketPrior = DEFAULT_PRIOR
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(share of the time with spot, mean spell with spot, expected seconds until spot)
-    per run and zone, from the market's past, else the prior."""
+    per run and zone, from the market's past, else `prior`."""
     if market.zone_share is not None:
         share = np.broadcast_to(market.zone_share, shape)
     elif market.spot_share is not None:
         share = np.broadcast_to(np.reshape(market.spot_share, (-1, 1)), shape)
     else:
-        share = np.full(shape, PRIOR_SHARE)
+        share = np.full(shape, prior.share)
     spell = (np.broadcast_to(market.spot_spell, shape) if market.spot_spell is not None
              else np.broadcast_to(market.spell_mean, shape) if market.spell_mean is not None
-             else np.full(shape, PRIOR_SPELL))
+             else np.full(shape, prior.spell))
     if market.dry_mean is not None:
         dry = np.broadcast_to(market.dry_mean, shape)
+    elif market.spot_spell is None and market.spell_mean is None:
+        dry = np.full(shape, prior.dry)  # no past at all: the prior's
     else:
         # Spells with and without spot alternate: the share fixes their ratio.
         dry = spell * (1 - share) / np.maximum(share, 1e-3)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
 from costsched.optimize.planner import plan_job
@@ -50,9 +51,11 @@ class LaunchFit:
 
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
-        return (f"job {self.job}: expected ${self.expected_usd:,.2f}, pessimistic "
-                f"${self.pessimistic_usd:,.2f} ({PERCENTILE:.0%} of preemptions) against "
-                f"${self.left_usd:,.2f} left of {self.budget}: {verdict}")
+        expected, pessimistic, left = usd_all(self.expected_usd, self.pessimistic_usd,
+                                              self.left_usd)
+        return (f"job {self.job}: expected {expected}, pessimistic {pessimistic} "
+                f"({PERCENTILE:.0%} of preemptions) against {left} left of {self.budget}: "
+                f"{verdict}")
 
 
 def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:

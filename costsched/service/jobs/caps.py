@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+from costsched import amounts
+from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import egress_costs, placement_costs
 from costsched.lazy import pandas as pd
@@ -373,12 +375,13 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
     for share in shares:
         if state.spent_usd < share * state.usd:
             break
-        key = f"{state.name} {share:.0%} of ${state.usd:,.2f} ({state.period}"
+        key = f"{state.name} {share:.0%} of {amounts.usd(state.usd)} ({state.period}"
         start = period_start(state.period, at)
         key += ")" if start is None else f" from {start:%Y-%m-%d})"
         if said.str.startswith(f"reached {key}").any():
             continue
-        text = f"reached {key}: ${state.spent_usd:,.4f} of ${state.usd:,.2f} spent"
+        spent, cap = usd_all(state.spent_usd, state.usd)
+        text = f"reached {key}: {spent} of {cap} spent"
         store.jobs.note(owner, "budget", text, at=at)
         out.append(JobEvent(owner, "budget", f"budget {text}",
                             level="warning" if share >= 0.8 else "info", notify="budget"))

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 
+from costsched.amounts import MAX_DECIMALS, decimals, usd
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import candidate, offering_of
-from costsched.model import InvalidInput
+from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import JobPlan, plan_jobs, prepare
@@ -38,7 +39,6 @@ from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, vie
 from costsched.policies.base import JOB_SCOPE
 from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import prices_at
-from costsched.report.amounts import usd
 from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY, NoSpot, decide_deadline
 from costsched.service.decide import (
     Ask,
@@ -51,6 +51,7 @@ from costsched.service.decide import (
 from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
 from costsched.store import PriceStore
+from costsched.store.booked import Booking
 
 # --- the market, once per pass --------------------------------------------------------------
 
@@ -149,6 +150,8 @@ class JobNow:
     offering: str | None = None
     checkpoint_gb: float | None = None
     first: bool = False  # a new job: a deadline it cannot meet is refused
+    job_id: int | None = None  # its id in the job store (None: not stored yet)
+    booked: tuple[Booking, ...] = ()  # its bookings (read by its id when not given)
 
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float,
@@ -160,7 +163,7 @@ class JobNow:
         return cls(resolved, run.record.created_at, run.record.policy, run.home_region,
                    current, steps_left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
-                                  if current is not None else None))
+                                  if current is not None else None), job_id=run.record.id)
 
     @property
     def size_gb(self) -> float:
@@ -309,14 +312,22 @@ class DeadlineDecider(Decider):
                                 unavailable={*market.full, *job.lost},
                                 measured_rates=market.rates, late_ok=not job.first,
                                 offerings=market.offerings_for(job.resolved),
-                                checkpoint_gb=job.size_gb)
+                                checkpoint_gb=job.size_gb,
+                                booked=job.booked or (
+                                    () if job.job_id is None else
+                                    tuple(market.store.booked.of_job(job.job_id))))
         except NoSpot as exc:  # nothing to weigh: the planner's choice, as `plan` shows it
             d = PriceDecider(overheads=self.overheads).decide(job, market, now)
             return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {exc}; "
                                      f"{d.reason}")
         verb = "stay on" if not d.moves else "move to" if job.current else "placed on"
+        booked = (f" (booked capacity, reservation {d.reservation}: paid already)"
+                  if d.reservation else "; booked capacity left before its end"
+                  if job.current is not None and job.current[4] in BOOKED_MARKETS
+                  and d.moves else "")
         return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
-                                 f"{label(d.choice)}{itemised(d) and ', the move' + itemised(d)}")
+                                 f"{label(d.choice)}{booked}"
+                                 f"{itemised(d) and ', the move' + itemised(d)}")
 
 
 @dataclass(frozen=True)
@@ -375,10 +386,11 @@ class BudgetDecider(Decider):
                             float("nan"), float("nan"),
                             reason=f"no offering the job allows finishes it within the "
                                    f"{usd(self.left_usd)} left of its budget")
+        places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return replace(found, reason=(
-            f"move to {label(found.choice)} at its budget's cap: {usd(found.choice_usd)} "
-            f"expected to finish there including the move{itemised(found)}, within the "
-            f"{usd(self.left_usd)} left"))
+            f"move to {label(found.choice)} at its budget's cap: "
+            f"{usd(found.choice_usd, places)} expected to finish there including the move"
+            f"{itemised(found, places)}, within the {usd(self.left_usd, places)} left"))
 
 
 def decider_for(policy: str, *, cost_policy: str = "dynamic-aware", margin: float = 0.05,
@@ -412,10 +424,16 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
     would pass the cap, so no job costs more than its budget plus one interval's charge."""
     if spent_usd + next_usd + claims_usd <= cap_usd:
         return None
-    claims = (f" + ${claims_usd:,.4f} its earlier jobs need to finish"
-              if claims_usd > 0 else "")
-    return (f"${spent_usd:,.4f} spent + ${next_usd:,.4f} for the next watch interval"
-            f"{claims} would pass the budget of ${cap_usd:,.2f}")
+    # One precision for the line, fine enough to show the sum passing the cap.
+    places = decimals([spent_usd, next_usd, claims_usd, cap_usd])
+    while places < MAX_DECIMALS and sum(round(v, places) for v in (
+            spent_usd, next_usd, claims_usd)) <= round(cap_usd, places):
+        places += 1
+    spent, next_, claimed, cap = (usd(v, places) for v in (spent_usd, next_usd, claims_usd,
+                                                           cap_usd))
+    claims = f" + {claimed} its earlier jobs need to finish" if claims_usd > 0 else ""
+    return (f"{spent} spent + {next_} for the next watch interval{claims} would pass the "
+            f"budget of {cap}")
 
 
 # --- what a placement tries ----------------------------------------------------------------
@@ -439,7 +457,8 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
     for o, price in ((d.offering, d.usd_per_hour), *d.alternatives):
         if o.key in exclude or not launcher.can_launch(o):
             continue
-        (later if o.key in market.full else ready).append(candidate(o, price))
+        booked = d.reservation if o.key == d.choice else ""
+        (later if o.key in market.full else ready).append(candidate(o, price, booked))
     out = [*ready, *later][:CANDIDATES]
     if not out:
         raise InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets "
@@ -449,34 +468,43 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
 
 def move_reason(choice: Decision, margin: float, asked: bool = False) -> str:
     """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-'), the
-    move's price itemised."""
-    stay, there = usd(choice.stay_usd), usd(choice.choice_usd)
+    move's price itemised; the amounts of a line at one precision (they add up)."""
+    diff = choice.choice_usd - choice.stay_usd
+    places = decimals([choice.stay_usd, choice.choice_usd, diff, *_parts(choice)])
+    stay, there = usd(choice.stay_usd, places), usd(choice.choice_usd, places)
     where = label(choice.choice)
     if asked:
         if not choice.moves:
             return f"stay: it runs on {where} already"
-        diff = choice.choice_usd - choice.stay_usd
-        verdict = (f"${diff:,.2f} dearer" if diff >= 0.01 else
-                   f"{usd(diff)} dearer" if diff > 0 else f"saves {usd(-diff)}")
+        verdict = f"{usd(diff, places)} dearer" if diff > 0 else f"saves {usd(-diff, places)}"
         return (f"move to {where} as asked: {stay} expected here, {there} there including "
-                f"the move{itemised(choice)} ({verdict})")
+                f"the move{itemised(choice, places)} ({verdict})")
     if choice.moves:
         return (f"move: {stay} expected here, {there} on {where} including the move"
-                f"{itemised(choice)} (saves {usd(choice.stay_usd - choice.choice_usd)})")
+                f"{itemised(choice, places)} (saves {usd(-diff, places)})")
     if choice.held:
         return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
     return (f"stay: {stay} expected here; no move saves more than {margin:.0%} of the "
             "next day's cost here")
 
 
-def itemised(choice: Decision) -> str:
-    """' of $X (egress $a, restart $b, lost work $c, overlap $d)', or '' without a move."""
+def _parts(choice: Decision) -> list[float]:
+    """The move's price and its items (none without a move)."""
     m = choice.move
-    if m is None:
+    return [] if m is None else [float(v) for v in (m.total, m.egress_usd, m.restart_usd,
+                                                    m.lost_work_usd, m.overlap_usd)]
+
+
+def itemised(choice: Decision, places: int | None = None) -> str:
+    """' of $X (egress $a, restart $b, lost work $c, overlap $d)', or '' without a move; at
+    one precision (`places`, else the one its own amounts need): the items add up."""
+    parts = _parts(choice)
+    if not parts:
         return ""
-    return (f" of {usd(float(m.total))} (egress {usd(float(m.egress_usd))}, restart "
-            f"{usd(float(m.restart_usd))}, lost work {usd(float(m.lost_work_usd))}, overlap "
-            f"{usd(float(m.overlap_usd))})")
+    total, egress, restart, lost, overlap = (
+        usd(v, decimals(parts) if places is None else places) for v in parts)
+    return (f" of {total} (egress {egress}, restart {restart}, lost work {lost}, overlap "
+            f"{overlap})")
 
 
 def label(key: OfferingKey) -> str:

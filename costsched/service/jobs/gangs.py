@@ -14,6 +14,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
+from costsched.model import BOOKED_MARKETS
+from costsched.service.booked_jobs import reservation_of
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     _open_placement,
@@ -46,7 +48,10 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                           offering=offering, checkpoint_uri=job.checkpoint_uri,
                           attempt=instance.attempt, envs=job.envs, code_uri=job.code_uri,
                           code_sha256=job.code_sha256, code_size=job.code_size,
-                          setup=job.setup, task=job.task, secret_names=job.secret_names)
+                          setup=job.setup, task=job.task, secret_names=job.secret_names,
+                          # a node of a gang in booked capacity is replaced there
+                          reservation=reservation_of(store.booked.of_job(job_id), offering.key)
+                          if offering.market in BOOKED_MARKETS else "")
         try:
             said = launcher.repair_nodes(instance.id, spec)
         except CapacityError as exc:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from costsched.migration.launcher import Launcher
-from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
+from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.leases import holder_name
@@ -25,20 +25,20 @@ LIVE_JOB_STATES = tuple(s for s in JOB_STATES if s not in FINAL_STATES)
 def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *,
              wait_seconds: float = STOP_WAIT_SECONDS,
              detail: str = "stopped by the user") -> JobRecord:
-    """Stop the job `job_id` (see the module's doc): its record, cancelled."""
+    """Stop the job `job_id` (see the module's doc): its record, stopped."""
     record = store.jobs.get(job_id)
-    if record.final and not (record.state == "cancelled" and _leftovers(store, launcher,
-                                                                        job_id)):
-        raise InvalidInput(f"job {job_id} ({record.name}) is {record.state} already")
+    if record.final and not (record.state == "stopped" and _leftovers(store, launcher,
+                                                                      job_id)):
+        raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)} already")
     if not record.final:
         try:
-            record = store.jobs.transition(job_id, "cancelled", at=at, expect=LIVE_JOB_STATES,
+            record = store.jobs.transition(job_id, "stopped", at=at, expect=LIVE_JOB_STATES,
                                            detail=detail)
         except StaleState:  # it ended by itself meanwhile (finished, or failed)
             record = store.jobs.get(job_id)
-            if record.state != "cancelled":
-                raise InvalidInput(f"job {job_id} ({record.name}) is {record.state} "
-                                   "already") from None
+            if record.state != "stopped":
+                raise InvalidInput(f"job {job_id} ({record.name}) "
+                                   f"{state_phrase(record.state)} already") from None
     with _waiting_for_lease(store, f"steps:{job_id}", wait_seconds) as mine:
         if mine:
             for move in store.moves.of_job(job_id):
@@ -53,7 +53,7 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
 
 
 def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:
-    """Whether a cancelled job still has something to end: an unfinished move, a live
+    """Whether a stopped job still has something to end: an unfinished move, a live
     instance, an open placement (a stop that was interrupted)."""
     return (any(not m.ended for m in store.moves.of_job(job_id))
             or any(i.live for i in launcher.instances(job_id))

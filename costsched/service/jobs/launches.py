@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from costsched import clouds, launch_secrets
 from costsched.jobspec import resolve
 from costsched.migration.launcher import Launcher
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, state_phrase
+from costsched.optimize.booked import BookedPlans
 from costsched.passes import one_pass
+from costsched.service.booking import book_for_launch
 from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     uses_deadline_policy,
@@ -44,7 +46,8 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
            checkpoint_root: str | None = None,
            deadline_policy: str = DEFAULT_DEADLINE_POLICY,
            envs: Mapping[str, str] | None = None,
-           secrets: Mapping[str, str] | None = None) -> list[JobRecord]:
+           secrets: Mapping[str, str] | None = None,
+           book: Callable[[BookedPlans], bool] | None = None) -> list[JobRecord]:
     """Start each job of `jobs` (spec files or JobSpecs) on the best offering the launcher
     can start (or `offering`, 'cloud:zone-or-region:instance_type:market'), trying the next
     ones of the ranking on a capacity error. A job with a deadline that may use on-demand
@@ -52,8 +55,11 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     and whenever it is re-planned or recovered. `wait_seconds`: how long to wait for the
     instances to run. `envs` and `secrets`: values given at launch for a SkyPilot task's
     envs and secrets (the secrets are never stored: costsched.launch_secrets). Returns
-    the stored jobs."""
+    the stored jobs. `book`: buy the booked capacity in each job's best plan
+    (`service.booking`), after its yes (`book(plans)` says it) and before the job is stored;
+    the job then runs on it while it can."""
     when = as_time(at)
+    launcher.check_ready()  # a backend that cannot be used is said before anything is stored
     table = table if table is not None else table_with_measured(store)
     launched = []
     # One pass: the prices, rates and spells every job is placed from are read once (the
@@ -86,21 +92,31 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
             resolved = readable(resolve(spec, table, when, source=source), launch_stores(
                 spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
-            policy = (deadline_policy if offering is None and uses_deadline_policy(resolved)
+            # Refused here (nothing stored, nothing bought) when the checkpoint root cannot
+            # be used or the code is too large.
+            check_checkpoint_root(spec, checkpoint_root)
+            code = _pack_code(spec, source)
+            booking, pick = None, offering
+            if book is not None:  # bought before the job is stored: a refusal stores none
+                booking, pick = book_for_launch(store, launcher, resolved, source, when, book)
+                pick = pick or offering
+            policy = (deadline_policy if pick is None and uses_deadline_policy(resolved)
                       else "dynamic-aware")  # the policy that decides for it from now on
             regions = resolved.job.constraints.regions
             candidates = place(store, JobNow(resolved, when, policy,
                                              regions[0] if regions else "", None,
-                                             resolved.job.steps, offering=offering,
-                                             first=True), launcher, when)
-            check_checkpoint_root(spec, checkpoint_root)  # nothing stored when it cannot be used
-            code = _pack_code(spec, source)  # refused here when too large: nothing stored
+                                             resolved.job.steps, offering=pick,
+                                             first=True,
+                                             booked=(booking,) if booking else ()),
+                               launcher, when)
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
-                      "launcher": launcher.name, "code": code, "offering": offering,
+                      "launcher": launcher.name, "code": code, "offering": pick,
                       "checkpoint_root": checkpoint_root}
             record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
                                           policy=policy)  # refused if the name is live
+            if booking is not None:
+                store.booked.give(booking.token, record_id, at=when)
             launch_secrets.keep(record_id, given)
             with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
                 if mine:  # else a reconciler resumed it already (it carries it on)
@@ -120,9 +136,10 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     when = as_time(at)
     job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
-    if record.state != "cancelled":
-        raise InvalidInput(f"job {job_id} ({record.name}) is {record.state}: only a stopped "
-                           "job can be started again")
+    launcher.check_ready()
+    if record.state != "stopped":
+        raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)}: only "
+                           "a stopped job can be started again")
     busy = [r for r in store.jobs.find(record.name) if not r.final]
     if busy:
         raise InvalidInput(f"job name {record.name!r}: job {busy[0].id} of that name is "
@@ -132,12 +149,14 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
         raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
                            f"launcher, not {launcher.name}")
     cands = place(store, JobNow.of(run, None, steps_left(store, run, when)), launcher, when)
-    store.jobs.transition(job_id, "pending", at=when, expect="cancelled",
+    store.jobs.transition(job_id, "pending", at=when, expect="stopped",
                           detail="started again by the user")
-    move = store.moves.create(job_id, "recovery", cands, at=when,
+    # A start, not a recovery: no instance was lost (it counts in neither the job's
+    # recoveries nor the preemption figures).
+    move = store.moves.create(job_id, "start", cands, at=when,
                               detail="started again from its newest verified checkpoint")
     _run_move(store, launcher, move, at)
     # A job stopped before any launch of it could be predicted: what its plan predicts
     # where it starts now (a job keeps the first prediction it had).
-    record_landed(store, job_id, when, kind="recovery")
+    record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)

@@ -7,7 +7,7 @@ import inspect
 import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 
@@ -16,7 +16,7 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
-from costsched.service.job_filters import JobFilter
+from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
 from costsched.service.jobs.move import migrate
 from costsched.service.jobs.runs import (
@@ -30,8 +30,10 @@ from costsched.service.jobs.steps import _step_news
 from costsched.service.jobs.watch import _statuses, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
+from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
+from costsched.vocabulary import did_you_mean
 from costsched.work import Work, assumed_work
 
 
@@ -58,6 +60,16 @@ class JobStatus:
     reported: bool = False  # steps_left is the job's own report, not an estimate
     failure: Failure | None = None  # why it failed (failed jobs)
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
+    bookings: tuple[Booking, ...] = ()  # capacity bought for it (capacity blocks)
+    instance_detail: str = ""  # the launcher's detail (a flex-start VM waiting...)
+
+    @property
+    def booked_usd(self) -> float:
+        """What its capacity blocks cost upfront (bought, not failed)."""
+        return sum(b.booked.upfront_usd for b in self.bookings
+                   if b.state not in ("purchasing", "failed"))
+    # Its placements' step readings (`JobStore.readings`): its measured speed's training time.
+    readings: pd.DataFrame | None = field(default=None, repr=False)
 
     @cached_property
     def placement(self) -> pd.Series | None:
@@ -78,10 +90,28 @@ class JobStatus:
         return value if isinstance(value, int) and value > 1 else 1
 
     @property
-    def progress(self) -> float:
-        total = self.record.steps_total
+    def progress_source(self) -> str | None:
+        """"reported": the job's own step (or it succeeded); "estimated": from the hours
+        it ran at its planned speed, while it runs; None: a job that ended without
+        reporting a step (no estimate stands in for what it did), or whose work is assumed
+        (a share of an assumed hour says nothing of what is left)."""
+        if self.record.state == "succeeded":
+            return "reported"
+        if self.assumed_work is not None:
+            return None
+        if self.reported:
+            return "reported"
+        return None if self.record.final else "estimated"
+
+    @property
+    def progress(self) -> float | None:
+        """The share of its steps done (`progress_source` says how it is known); None
+        when it is not known."""
         if self.record.state == "succeeded":
             return 1.0
+        if self.progress_source is None:
+            return None
+        total = self.record.steps_total
         return min(max((total - self.steps_left) / total, 0.0), 1.0)
 
 
@@ -114,6 +144,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         every = job is None and not states and name is None and not limit and (
             only is None or only.empty)
         placed = store.jobs.placements_of(None if every else ids)
+        booked = store.booked.of_jobs(None if every else ids)
         rows_of = placed.groupby("job_id").indices if len(placed) else {}
         open_rows = OpenPlacements(placed)
         ours = {job_id for job_id in ids if launcher is not None
@@ -126,6 +157,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps(steps, at=when)
+        read = store.jobs.readings(None if every else ids)  # the readings just stored too
+        read_of = read.groupby("job_id").indices if len(read) else {}
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = store.jobs.events_of(failed, kinds=["state"])
         ended_of = ended.groupby("job_id").indices if len(ended) else {}
@@ -145,9 +178,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                 events = ended.iloc[ended_of.get(job_id, [])]
                 failure = _failure_of(launcher if run.launcher == getattr(
                     launcher, "name", None) else None, events, mine)
-            shown.append(_status_of(store, launcher, run, open_rows.of.get(job_id),
-                                    asked.get(job_id), left, reported, costs[job_id],
-                                    failure, when, advise))
+            found = _status_of(store, launcher, run, open_rows.of.get(job_id),
+                               asked.get(job_id), left, reported, costs[job_id], failure,
+                               when, advise, booked.get(job_id, ()))
+            shown.append(replace(found, readings=read.iloc[read_of.get(job_id, [])]))
         return shown
 
 
@@ -162,7 +196,37 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
         found = [r for r in found if only.matches(r.spec)]
     if name is not None:
         found = [r for r in found if fnmatch.fnmatchcase(r.name, name)]
+        if not found:
+            _check_name_pattern(store, name)
+    if only is not None and only.budget and not found:
+        _check_budget_name(store, only)
     return found[-limit:] if limit else found
+
+
+def _check_name_pattern(store: PriceStore, name: str) -> None:
+    """InvalidInput when no job of the store has a name `name` matches (a typo): the close
+    names. A pattern some job matches, in other states, is a filter that found none."""
+    names = sorted({r.name for r in store.jobs.records()})
+    if names and not any(fnmatch.fnmatchcase(n, name) for n in names):
+        raise InvalidInput(f"name {name!r}: no job's name matches it"
+                           f"{did_you_mean(name, names) or '; the jobs: ' + _few(names)}")
+
+
+def _check_budget_name(store: PriceStore, only: JobFilter) -> None:
+    """InvalidInput when the budget asked for is neither configured nor any job's
+    constraints.budget_name (a typo): the budgets there are."""
+    known = budget_names([r.spec for r in store.jobs.records()], only.named)
+    if only.budget not in known:
+        accepted = (f"expected one of {', '.join(known)}" if known else
+                    "no budget is configured ([budgets.named.NAME]) or named by a job "
+                    "(constraints.budget_name)")
+        raise InvalidInput(f"budget {only.budget!r}: no job is in a budget of that name: "
+                           f"{accepted}{did_you_mean(only.budget, known)}")
+
+
+def _few(names: list[str], limit: int = 5) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
+                                       if len(names) > limit else "")
 
 
 class OpenPlacements:
@@ -181,7 +245,7 @@ class OpenPlacements:
 def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
                placement: dict | None, instance: Instance | None, left: float,
                reported: bool, cost: JobCost, failure: Failure | None, when: datetime,
-               advise: bool) -> JobStatus:
+               advise: bool, bookings: tuple[Booking, ...] = ()) -> JobStatus:
     advice = ""
     if advise and instance is not None and instance.state == "running" and left > 0:
         found = migrate(store, launcher, run.record.id, dry_run=True, at=when)
@@ -190,7 +254,8 @@ def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
             advice = found[0].reason
     return JobStatus(run.record, placement, "" if instance is None else instance.state,
                      left, cost, run.moves, advice, reported, failure,
-                     "" if instance is None else instance.checkpoint_error)
+                     "" if instance is None else instance.checkpoint_error, bookings,
+                     "" if instance is None else instance.detail)
 
 
 def _failure_of(launcher: Launcher | None, events: pd.DataFrame,

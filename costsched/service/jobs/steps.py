@@ -12,7 +12,7 @@ from costsched.jobspec import JobSpec, parse
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, run_many, utcnow
-from costsched.model import InvalidInput
+from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.optimize import checkpoint_interval
 from costsched.service.decide import (
     Decision,
@@ -54,7 +54,7 @@ def _migration_candidates(launcher: Launcher, choice: Decision, placement: pd.Se
     """The offerings a migration to `choice` tries, in order: the choice, then (with
     `fallbacks`) the next best the launcher can start, then the source's own offering."""
     current = _placed_offering(placement)
-    first = candidate(choice.offering, choice.usd_per_hour)
+    first = candidate(choice.offering, choice.usd_per_hour, choice.reservation)
     if choice.move is not None:  # the move's price as decided, itemised: the report shows it
         first["move"] = choice.move.as_dict()
     if not launcher.can_launch(choice.offering):
@@ -66,8 +66,11 @@ def _migration_candidates(launcher: Launcher, choice: Decision, placement: pd.Se
         rest = [c for c in rest if tuple(c["key"]) != current.key]
     except InvalidInput:
         rest = []
-    # Last: the source's own offering, so a move that cannot land keeps the job running.
-    return [first, *rest[:CANDIDATES - 2], candidate(current, float(placement["usd_per_hour"]))]
+    # Last: the source's own offering, so a move that cannot land keeps the job running
+    # (not booked capacity: a move off it is made because it ends).
+    stay = [] if current.market in BOOKED_MARKETS else [
+        candidate(current, float(placement["usd_per_hour"]))]
+    return [first, *rest[:CANDIDATES - 2], *stay]
 
 
 def _run_moves(store: PriceStore, launcher: Launcher,
@@ -221,13 +224,16 @@ def _code_uri(checkpoint_uri: str, code: dict) -> str:
 def _check_checkpoints(uri: str) -> None:
     """Fail now, in one line, when the job's checkpoint store cannot be used (its name,
     the bucket, the credentials or the network: whatever the store's client raises)."""
+    from costsched.clouds.base import SdkMissing
     from launchers.checkpoints import open_store
 
-    store = open_store(uri)
     try:
+        store = open_store(uri)
         store.check()
     except InvalidInput:
         raise
+    except SdkMissing as exc:  # its own line says what to install
+        raise InvalidInput(f"checkpoint location {uri}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - any client's error, said in one line
         why = (str(exc).strip().splitlines() or [""])[0][:300]
         raise InvalidInput(f"checkpoint location {uri}: cannot be used ({type(exc).__name__}"

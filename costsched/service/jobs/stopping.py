@@ -1,13 +1,13 @@
 """Stopping a job, whatever it is doing: running, launching, recovering, or in any state of
 a move.
 
-The stop is recorded first (the job is cancelled, from whichever live state it is in now),
+The stop is recorded first (the job is stopped, from whichever live state it is in now),
 so a store that cannot be written leaves the job running as it was. Then, under the job's
 lease ("steps:<id>", waited for a while when another costsched is stepping the job), every
 live instance of the job is terminated, every placement ends and every unfinished move is
 cancelled. When the lease stays held elsewhere (a cloud's launch call that takes long),
 the instances seen now are terminated and the placements ended anyway, and the move is left
-to its holder: the move's next step sees the job cancelled and winds it down, ending
+to its holder: the move's next step sees the job stopped and winds it down, ending
 whatever it launched (`costsched.migration.machine.Mover.wind_down`); if that holder died,
 the next pass that takes the lease does. A stop interrupted after it was recorded is
 finished by stopping again.
@@ -31,6 +31,7 @@ from costsched.store.jobs import JobRecord
 
 def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
          at: datetime | str | None = None) -> JobRecord:
-    """End a job, whatever it is doing (a move under way included): its instances are
-    terminated (its published checkpoints are kept). See `stop_job`."""
+    """Stop a job, whatever it is doing (a move under way included): it is `stopped`, its
+    instances are terminated, its published checkpoints and code are kept, and `start`
+    takes it up again. See `stop_job`."""
     return stop_job(store, launcher, job_ids(store, job, states=())[0], as_time(at))

@@ -10,6 +10,7 @@ from datetime import datetime
 from costsched.config import BudgetsConfig
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
+from costsched.model import failure_words
 from costsched.optimize.decision import Overheads
 from costsched.service.estimates import record_landed
 from costsched.service.jobs.agents import look_after
@@ -219,7 +220,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         launcher.terminate(instance.id)
         store.jobs.end_placement(job_id, when)
         detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
-                  f"exit code {instance.exit_code}: {instance.detail}")
+                  failure_words(instance.exit_code, instance.detail))
         store.jobs.transition(job_id, instance.state, at=when, expect="running", detail=detail)
         if instance.state == "succeeded":
             return JobEvent(job_id, "finished", "succeeded")

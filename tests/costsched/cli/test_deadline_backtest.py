@@ -115,3 +115,23 @@ def test_egress_rates_given_are_the_ones_charged(imported: str, tmp_path: Path) 
     # The other direction keeps AWS's listed rate for the pair.
     back = next(r for r in rates_used if r["from_region"] == "me-central-1")
     assert back["usd_per_gb"] > 0 and back["usd_per_gb"] != 0.5
+
+
+def test_with_no_history_each_window_starts_from_the_policy_prior(imported: str) -> None:
+    args = ["backtest-deadline", "--db", imported, "--job-hours", "1", "--deadline", "2",
+            "--restart-minutes", "3", "--checkpoint-minutes", "10", "--on-demand-price", "4",
+            "--policies", "spot-hedge", "--windows", "2024-05-01T03:00:00Z", "--json"]
+    documents = {}
+    for history in ("full", "none"):
+        code, out = _run([*args, "--history", history])
+        assert code == 0, out
+        documents[history] = json.loads(out)
+    assert documents["none"]["trace"]["history"] == "none"
+    windows = pd.DataFrame(documents["none"]["windows"])
+    assert {"region_moves", "egress_usd"} <= set(windows.columns)
+    runs = pd.DataFrame(documents["none"]["runs"])
+    assert runs["met"].all() and {"region_moves", "egress_usd"} <= set(runs.columns)
+    code, out = _run([*args, "--history", "some"])
+    assert code == 2 and "--history 'some': expected one of full, none" in out
+    code, out = _run([*args[:-1], "--history", "none"])  # the table says so
+    assert code == 0 and "market history: none before each run" in out

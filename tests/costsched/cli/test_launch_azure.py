@@ -67,3 +67,21 @@ def test_plan_then_launch_lands_on_the_cheapest_azure_spot_vm(
     assert {"https://management.azure.com", "https://storage.azure.com"} <= asked
     assert any(n.startswith("jobs/job-") and "/code/" in n
                for n in azure.blob.containers["ckpt"])  # the task's code, in Blob
+
+
+def test_a_launch_without_an_azure_subscription_is_refused_in_one_line(
+        cli: Any, tmp_path: Path, db_path: Path) -> None:
+    """No subscription named (no config key, no AZURE_SUBSCRIPTION_ID, no Azure CLI profile
+    in the test's HOME): the launch says how to name one, and stores nothing."""
+    PriceStore(str(db_path)).ingest(pd.DataFrame([
+        row("azure", "eastus", "Standard_NC6s_v3", 0.31)]))
+    task = tmp_path / "sky.yaml"
+    task.write_text(yaml.safe_dump({"name": "resnet", "run": "python train.py",
+                                    "resources": {"accelerators": "V100:1", "use_spot": True}}))
+    launched = cli("launch", task, "--launcher", "azure", "--wait", "0")
+    assert launched.exit_code == 2, launched.output
+    assert launched.output.count("\n") == 1 and "Traceback" not in launched.output
+    assert "azure: no subscription named" in launched.output
+    assert "az account set --subscription" in launched.output
+    store = PriceStore(str(db_path))
+    assert store.jobs.records() == []

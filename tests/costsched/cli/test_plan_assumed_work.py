@@ -151,6 +151,8 @@ def test_launch_and_status_of_a_task_without_work_say_what_their_figures_rest_on
         job = status["jobs"][0] if isinstance(status, dict) else status[0]
         assert job["work_assumed"]["assumed"] is True
         assert job["work_assumed"]["keys"][0] == "costsched.hours"
+        # No share of an assumed hour stands in for progress.
+        assert job["progress"] is None and job["progress_source"] is None
     finally:
         stopped = cli("stop", "1")
         assert stopped.exit_code == 0, stopped.output

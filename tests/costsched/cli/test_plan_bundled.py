@@ -45,7 +45,7 @@ def test_the_plan_names_the_superseded_prices_it_left_out(cli, tmp_path: Path) -
     path = task(tmp_path, "H100:8", False)
     shared = ranking(cli, path, CLOCK)
     assert shared["excluded"]["superseded price"] == 2
-    assert "aws us-west-1 p5.48xlarge on-demand ($122.90/h of 2025-05-01)" in \
+    assert "aws us-west-1 p5.48xlarge on-demand ($122.9000/h of 2025-05-01)" in \
         shared["superseded"]
     assert all(r["region"] != "us-west-1" for r in shared["ranking"])
     text = " ".join(cli("plan", path, "--at", CLOCK).stdout.split())  # lines unwrapped

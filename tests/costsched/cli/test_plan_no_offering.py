@@ -46,7 +46,7 @@ CASES = {
     "market": (SPOT_A100, r"no spot price known as of \S+ for A100:1; on-demand: gcp "),
     "price cap": ("name: j\nresources: {accelerators: V100:1}\nrun: 'true'\n"
                   "costsched: {max_price: 0.1, hours: 2}\n",
-                  r"no offering that its filters allow costs at most \$0\.1/h as of \S+; "
+                  r"no offering that its filters allow costs at most \$0\.1000/h as of \S+; "
                   r"the cheapest costs \$"),
     "deadline": ("name: j\nmodel: ResNet-50 (batch size 64)\nsteps: 2000000\n"
                  "constraints: {deadline: 2h, gpu_models: [V100], gpu_counts: [1]}\n",

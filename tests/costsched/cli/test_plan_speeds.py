@@ -27,7 +27,7 @@ def test_the_next_plan_of_the_model_hears_of_it(cli, db_path: Path, tmp_path: Pa
                      reason="launch", instance="i-1")
     store.jobs.record_step(job, 3600, at=T0 + timedelta(hours=1))  # 1 step/s
     store.jobs.end_placement(job, T0 + timedelta(hours=1))
-    store.jobs.transition(job, "cancelled", at=T0 + timedelta(hours=1))
+    store.jobs.transition(job, "stopped", at=T0 + timedelta(hours=1))
     store.dispose()
     path = tmp_path / "slowpoke.yaml"
     path.write_text(yaml.safe_dump(spec))

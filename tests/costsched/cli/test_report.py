@@ -23,8 +23,9 @@ def filled_db(db_path: Path) -> Path:
 def test_tables_in_the_terminal_show_user_text_as_text(cli, filled_db: Path) -> None:
     result = cli("report", "--until", "2024-06-02T02:00Z")
     assert result.exit_code == 0, result.output
-    for title in ("Spend per job", "Spend per cloud", "Spend per day", "Migrations and "
-                  "recoveries", "Egress per move", "Jobs near or over their budget"):
+    for title in ("Spend per job", "Spend per cloud", "Spend per day", "Migrations, "
+                  "recoveries and starts", "Egress per move",
+                  "Jobs near (80% or more) or over their budget"):
         assert title in result.output
     assert BETA in result.output  # markup printed as it is, not interpreted
     assert "$7.20" in result.output and "over" in result.output

@@ -31,7 +31,8 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
         final = clock["now"] >= 9.0  # the job ends after 9 s
         record = SimpleNamespace(final=final, name="train", state="done" if final else
                                  "running")
-        return [SimpleNamespace(record=record, progress=min(1.0, clock["now"] / 9))]
+        return [SimpleNamespace(record=record, progress=min(1.0, clock["now"] / 9),
+                                progress_source="reported")]
 
     shown: list[str] = []
     monkeypatch.setattr(cli_jobs.time, "monotonic", lambda: clock["now"])

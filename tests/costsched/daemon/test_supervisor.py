@@ -225,7 +225,7 @@ def test_a_supervisor_ends_once_no_job_is_left(store: PriceStore) -> None:
     assert s.claim()
     s._end_when_idle()
     assert not s.stopping.is_set()  # a job runs
-    store.jobs.transition(job, "cancelled", at=now(), expect="pending")
+    store.jobs.transition(job, "stopped", at=now(), expect="pending")
     s._end_when_idle()
     assert s.stopping.is_set()
     assert store.leases.holder_of(SUPERVISOR_LEASE, now()) is None

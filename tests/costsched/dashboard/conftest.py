@@ -30,11 +30,11 @@ def instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def ended(store: PriceStore, instances: Path) -> dict[str, int]:
     """Two jobs of the local launcher that ran and ended: 'done' moved once (east to
-    west) and succeeded, 'stopped' was cancelled; 'done' printed a secret in its output."""
+    west) and succeeded, 'stopped' was stopped; 'done' printed a secret in its output."""
     observe(store, EAST, [(-10, 1.0)])
     observe(store, WEST, [(-10, 0.5)])
     ids = {}
-    for name, state in (("done", "succeeded"), ("stopped", "cancelled")):
+    for name, state in (("done", "succeeded"), ("stopped", "stopped")):
         spec = {"spec": {"name": name, "throughputs": {"V100": 2.0}, "steps": 100,
                          "constraints": {"budget": 3.0}}, "launcher": "local"}
         job = store.jobs.create(name, spec, 100, at=at(0))

@@ -28,8 +28,8 @@ def test_jobs_are_the_status_commands_json(store: PriceStore, client: TestClient
     assert api.status_code == 200 and api.headers["content-type"] == "application/json"
     assert api.json() == cli_json(cli, "status", "--no-reconcile")
     assert [j["name"] for j in api.json()["jobs"]] == ["done", "stopped"]
-    only = client.get("/api/jobs", params={"state": "cancelled"}).json()
-    assert only == cli_json(cli, "status", "--no-reconcile", "--state", "cancelled")
+    only = client.get("/api/jobs", params={"state": "stopped"}).json()
+    assert only == cli_json(cli, "status", "--no-reconcile", "--state", "stopped")
     assert [j["name"] for j in only["jobs"]] == ["stopped"]
     named = client.get("/api/jobs", params={"name": "do*"}).json()
     assert [j["name"] for j in named["jobs"]] == ["done"]
@@ -132,7 +132,7 @@ def test_pages_render_the_documents_escaped(store: PriceStore, client: TestClien
     assert "$2.00" in jobs  # beta's budget
     job = client.get(f"/jobs/{ids['done']}").text
     assert 'data-chart="timeline"' in job and "migration" in job and "step 100" in job
-    assert "$1.00/h → $0.50/h (saves $0.50/h)" in job  # its move, at the stored prices
+    assert "$1.0000/h → $0.5000/h (saves $0.5000/h)" in job  # its move, at the stored prices
     assert SECRET not in job
     spend = client.get("/spend").text
     assert spend.count("<canvas") == 3 and "saved against on-demand" in spend
@@ -162,7 +162,7 @@ def test_live_fingerprint_changes_with_the_jobs(any_store: PriceStore, instances
     store.jobs.record_step(ids["stopped"], 50, at=at(3))
     assert fingerprint(store) != after
     api = TestClient(create_app(store)).get("/api/jobs").json()
-    assert [j["state"] for j in api["jobs"]] == ["succeeded", "cancelled"]
+    assert [j["state"] for j in api["jobs"]] == ["succeeded", "stopped"]
 
 
 def test_the_stream_says_change_only_when_the_store_changed() -> None:
@@ -210,7 +210,7 @@ def team_jobs(store: PriceStore) -> None:
                          "task": {"labels": labels},
                          "constraints": {"budget_name": budget_name}}, "launcher": "local"}
         job = store.jobs.create(name, spec, 100, at=at(0))
-        store.jobs.transition(job, "cancelled", at=at(1))
+        store.jobs.transition(job, "stopped", at=at(1))
 
 
 def names(doc: dict) -> list[str]:
@@ -258,3 +258,24 @@ def test_a_malformed_label_filter_is_one_line(client: TestClient, cli) -> None:
     result = cli("status", "--no-reconcile", "--label", "team")
     assert result.exit_code != 0 and "--label 'team': expected LABEL=VALUE" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_job_that_failed_before_any_step_shows_no_guessed_progress(
+        store: PriceStore, client: TestClient, instances: Path) -> None:
+    """It ran an hour without reporting a step and failed: the API says its progress is
+    not known (never an estimate for a job that ended), and the pages write '-'."""
+    job = running(store, "early")
+    store.jobs.end_placement(job, at(1))
+    store.jobs.transition(job, "failed", at=at(1))
+    still = running(store, "going")  # a running job's estimate is shown, and labelled
+    doc = client.get(f"/api/jobs/{job}").json()["job"]
+    assert doc["progress"] is None and doc["progress_source"] is None
+    page = client.get("/").text
+    row = page[page.index(">early<"):]
+    row = row[:row.index("</tr>")]
+    assert "%" not in row and "<td>-</td>" in row
+    going = page[page.index(">going<"):]
+    assert "(estimated)</td>" in going[:going.index("</tr>")]
+    assert client.get(f"/api/jobs/{still}").json()["job"]["progress_source"] == "estimated"
+    assert '<span class="figure">-</span><span>progress (no step reported)' in \
+        client.get(f"/jobs/{job}").text

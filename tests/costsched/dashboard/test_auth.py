@@ -88,8 +88,8 @@ def test_an_api_action_needs_the_token(store: PriceStore, instances: Path) -> No
     assert bad.status_code == 400 and "to:" in bad.json()["error"]
     stopped = client.post(f"/api/jobs/{job}/stop", headers=BEARER)
     assert stopped.status_code == 200
-    assert stopped.json() == {"id": job, "name": "busy", "state": "cancelled"}  # stop --json
-    assert store.jobs.get(job).state == "cancelled"
+    assert stopped.json() == {"id": job, "name": "busy", "state": "stopped"}  # stop --json
+    assert store.jobs.get(job).state == "stopped"
 
 
 def test_a_form_action_needs_sign_in_and_its_csrf_value(store: PriceStore,
@@ -112,4 +112,4 @@ def test_a_form_action_needs_sign_in_and_its_csrf_value(store: PriceStore,
     done = client.post(f"/jobs/{job}/stop", data={"csrf": access.csrf},
                        headers={"Origin": "http://127.0.0.1:8765"}, follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"] == f"/jobs/{job}"
-    assert store.jobs.get(job).state == "cancelled"
+    assert store.jobs.get(job).state == "stopped"

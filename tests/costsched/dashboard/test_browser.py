@@ -207,8 +207,8 @@ def test_actions_in_the_browser_need_the_token(running_job, browser: Browser) ->
                          "!!document.querySelector('form[action$=\"/stop\"]')")
         assert TOKEN not in browser.js("document.documentElement.outerHTML + document.cookie")
         browser.js("document.querySelector('form[action$=\"/stop\"] button').click()")
-        browser.wait_for("!!document.querySelector('h1 .state-cancelled')")
-        assert store.jobs.get(job).state == "cancelled"
+        browser.wait_for("!!document.querySelector('h1 .state-stopped')")
+        assert store.jobs.get(job).state == "stopped"
         store.dispose()
     finally:
         server.stop()

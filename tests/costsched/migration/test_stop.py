@@ -60,7 +60,7 @@ def move_in(store: PriceStore, launcher: FakeLauncher, kind: str, state: str
 
 def assert_stopped(store: PriceStore, launcher: FakeLauncher, job: int,
                    ends: tuple[str, ...] = ("cancelled",)) -> None:
-    assert store.jobs.get(job).state == "cancelled"
+    assert store.jobs.get(job).state == "stopped"
     assert [i.id for i in launcher.instances(job) if i.live] == []
     assert store.jobs.placements(job)["end_at"].notna().all()
     assert all(m.ended for m in store.moves.of_job(job))

@@ -81,7 +81,7 @@ def test_observations_pool_from_zone_to_cloud_and_are_counted_once() -> None:
     assert out[1] < out[2] < out[0]
     lines = hazard.explain(f.iloc[[1]], Evidence(quiet))[0]
     assert lines[-1].endswith(f"= {out[1]:.4g}/h")
-    assert any(line.startswith("zone: 0 preemptions in 200.0 h") for line in lines)
+    assert any(line.startswith("zone: 0 preemptions in 200.00 h") for line in lines)
 
 
 def test_same_price_different_signals_change_the_ranking(store: PriceStore) -> None:

@@ -61,14 +61,14 @@ def test_a_shape_nothing_has() -> None:
 def test_a_shape_priced_elsewhere_only() -> None:
     assert why(clouds=("aws",), gpu_models=("A100",), gpu_counts=(1,)) == (
         "job j: no price known as of 2026-06-01T00:00Z for A100:1 in aws; priced elsewhere: "
-        "gcp us-central1 a2-highgpu-1g $3.67/h, gcp us-east1 a2-highgpu-1g $3.67/h")
+        "gcp us-central1 a2-highgpu-1g $3.6700/h, gcp us-east1 a2-highgpu-1g $3.6700/h")
 
 
 def test_a_market_with_no_price_for_the_shape_says_what_exists_and_how_to_get_it() -> None:
     assert why(markets=("spot",), gpu_models=("A100",), gpu_counts=(1,)) == (
         "job j: no spot price known as of 2026-06-01T00:00Z for A100:1; on-demand: gcp "
-        "us-central1 a2-highgpu-1g $3.67/h, gcp us-east1 a2-highgpu-1g $3.67/h; spot at "
-        "other counts: A100:8 from $6.79/h (aws us-east-1 p4d.24xlarge); `costsched collect "
+        "us-central1 a2-highgpu-1g $3.6700/h, gcp us-east1 a2-highgpu-1g $3.6700/h; spot at "
+        "other counts: A100:8 from $6.7900/h (aws us-east-1 p4d.24xlarge); `costsched collect "
         "--cloud gcp --gpu A100` fetches today's prices, spot and on-demand")
     # A region asked is collected alone.
     assert why(markets=("spot",), regions=("us-east1",), gpu_models=("A100",),
@@ -85,8 +85,8 @@ def test_a_plan_of_the_past_gets_no_collect_line() -> None:
 
 def test_the_price_cap_comes_last() -> None:
     assert why(gpu_models=("V100",), max_price_per_hour=0.5) == (
-        "job j: no offering that its filters allow costs at most $0.5/h as of "
-        "2026-06-01T00:00Z; the cheapest costs $0.92/h")
+        "job j: no offering that its filters allow costs at most $0.5000/h as of "
+        "2026-06-01T00:00Z; the cheapest costs $0.9200/h")
     assert why(gpu_models=("V100",), markets=("spot",)) == ""
 
 
@@ -101,8 +101,8 @@ def test_the_shapes_of_a_set_and_the_one_left_out() -> None:
     assert plan.reason == "" and set(plan.choices["gpu_model"]) == {"V100"}
     assert plan.notes == (
         "A100:1 left out: no spot price known as of 2026-06-01T00:00Z for A100:1; on-demand: "
-        "gcp us-central1 a2-highgpu-1g $3.67/h, gcp us-east1 a2-highgpu-1g $3.67/h; spot at "
-        "other counts: A100:8 from $6.79/h (aws us-east-1 p4d.24xlarge); `costsched collect "
+        "gcp us-central1 a2-highgpu-1g $3.6700/h, gcp us-east1 a2-highgpu-1g $3.6700/h; spot at "
+        "other counts: A100:8 from $6.7900/h (aws us-east-1 p4d.24xlarge); `costsched collect "
         "--cloud gcp --gpu A100` fetches today's prices, spot and on-demand",)
     assert shapes(job(gpu_models=("V100",), gpu_counts=(1,)), market()) == []
 

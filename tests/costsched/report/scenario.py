@@ -96,8 +96,28 @@ def fill(store: PriceStore) -> dict[str, int]:
     place(store, gamma, GCP, 5, "launch", "c-1")
     store.jobs.create("idle", {"spec": {"name": "idle"}}, 10.0, at=at(0))  # never placed
     # Each reports, at NOW, the steps its hours made at its spec's speed (alpha's two
-    # placements overlap an hour: 7 h at 2 steps/s), so that its measured speed is that.
-    for job_id, steps in ((alpha, 7 * 3600 * 2.0), (beta, 5.5 * 3600 * 1.0),
-                          (gamma, 1 * 3600 * 4.0)):
+    # placements overlap an hour: 7 h at 2 steps/s), so that its measured speed is that;
+    # it reported all along, each placement from its start to its end (or NOW).
+    for job_id, steps, speed in ((alpha, 7 * 3600 * 2.0, 2.0), (beta, 5.5 * 3600 * 1.0, 1.0),
+                                 (gamma, 1 * 3600 * 4.0, 4.0)):
         store.jobs.record_step(job_id, steps, at=at(NOW))
+        read_along(store, job_id, speed)
     return {"alpha": alpha, "beta": beta, "gamma": gamma}
+
+
+def read_along(store: PriceStore, job_id: int, speed: float) -> None:
+    """The step readings of a job that reported all along at `speed`: on each placement,
+    from its start to its end (NOW while open), as the watch's readings leave them."""
+    from sqlalchemy import update
+
+    from costsched.store.schema import placements
+
+    done = 0.0
+    with store.engine.begin() as conn:
+        for p in store.jobs.placements(job_id).itertuples():
+            end = p.end_at if pd.notna(p.end_at) else pd.Timestamp(at(NOW))
+            seconds = (end - p.start_at).total_seconds()
+            conn.execute(update(placements).where(placements.c.id == int(p.id)).values(
+                first_step=done, first_step_ts=int(p.start_at.timestamp()),
+                last_step=done + seconds * speed, last_step_ts=int(end.timestamp())))
+            done += seconds * speed

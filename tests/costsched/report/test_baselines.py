@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from costsched.amounts import usd
 from costsched.report import build
-from costsched.report.amounts import usd
 from costsched.report.html import heading, render
 from costsched.store import OBSERVATION_COLUMNS, PriceStore
 from tests.costsched.report.scenario import at, job
@@ -54,7 +54,7 @@ def test_a_saving_without_a_baseline_is_null_not_zero(cli, odd_db: Path) -> None
 
     shown = cli("report").output
     assert "saved - against on-demand" in shown
-    assert "spend $0.003;" in shown  # under a cent: significant digits, not $0.00
+    assert "Spend $0.0030 (" in shown  # under a cent: significant digits, not $0.00
     assert "saved vs on-demand $" in shown
     assert "saved_vs" not in shown and "job_id" not in shown
     page = render(build(PriceStore(str(odd_db)), now=at(5)))

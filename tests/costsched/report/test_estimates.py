@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from costsched.report import build
-from costsched.report.estimates import verdict
+from costsched.report.estimates import vs_estimate
 from costsched.store import OBSERVATION_COLUMNS, PriceStore
 
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -70,7 +70,7 @@ def test_each_job_beside_its_plan(runs: PriceStore) -> None:
     report = build(runs, now=at(11), factor=1.5)
     rows = report.estimates.set_index("name")
     assert list(rows.index) == ["beat", "met", "missed"]
-    assert list(rows["verdict"]) == ["beat", "met", "missed"]
+    assert list(rows["vs_estimate"]) == ["under", "within", "over"]
     beat, met, missed = rows.loc["beat"], rows.loc["met"], rows.loc["missed"]
     assert (beat["hours"], beat["usd"]) == (pytest.approx(8.0), pytest.approx(8.0))
     assert beat["hours_ratio"] == pytest.approx(0.8) and beat["usd_ratio"] == pytest.approx(0.8)
@@ -105,10 +105,10 @@ def test_the_report_shows_the_section(db_path, cli) -> None:  # noqa: ANN001
     shown = cli("report", "--until", at(11).isoformat()).output
     assert "Estimate versus actual, per job" in shown
     assert "Estimate versus actual, by model and GPU" in shown
-    assert "0.8x" in shown and "beat" in shown
+    assert "0.8x" in shown and "under" in shown and "vs estimate" in shown
 
 
-def test_a_verdict_needs_a_ratio() -> None:
-    assert verdict(math.nan, math.nan) == ""
-    assert verdict(0.95, 1.05) == "met"
-    assert verdict(0.5, 1.2) == "missed"  # missing either misses the plan
+def test_against_the_estimate_needs_a_ratio() -> None:
+    assert vs_estimate(math.nan, math.nan) == ""
+    assert vs_estimate(0.95, 1.05) == "within"
+    assert vs_estimate(0.5, 1.2) == "over"  # over on either is over the plan

@@ -78,7 +78,8 @@ def test_a_job_ten_times_slower_than_declared_is_flagged_and_saves_by_its_measur
     job = new_job(store, "slow", {"V100": 10.0}, 36_000)
     place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
     place(store, job, ZONE_B, "V100", 60, "migration", "i-2")
-    store.jobs.record_step(job, 3600, at=at(3600))
+    store.jobs.record_step(job, 100, at=at(100))  # its first step read on zone b
+    store.jobs.record_step(job, 3600, at=at(3600))  # 3,500 steps in 3,500 s of training
     report = build(store, now=at(3600), factor=1.5)
     [row] = report.jobs.to_dict("records")
     assert row["static_usd"] == pytest.approx(2.75)
@@ -116,7 +117,10 @@ def test_another_gpu_is_reached_by_the_table_ratio_not_its_figure(store: PriceSt
     prices(store, [(ZONE_A, "V100", 1, 1.0), (A100, "A100", 4, 10.0)])
     job = new_job(store, "mixed", {"V100": 1.0, "A100:4": 4.0}, 100_000)
     place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    store.jobs.record_step(job, 0, at=at(0))  # readings: 5,000 steps in the V100's hour
+    store.jobs.record_step(job, 5000, at=at(3600))
     place(store, job, A100, "A100", 3600, "migration", "i-2", count=4)
+    store.jobs.record_step(job, 5000, at=at(3600))  # ... and 20,000 in the A100s'
     store.jobs.record_step(job, 25_000, at=at(7200))
     report = build(store, now=at(7200), factor=1.5)
     [row] = report.jobs.to_dict("records")
@@ -141,6 +145,7 @@ def test_the_html_report_says_so_too(store: PriceStore) -> None:
     prices(store, [(ZONE_A, "V100", 1, 2.75)])
     job = new_job(store, "slow", {"V100": 10.0}, 36_000)
     place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    store.jobs.record_step(job, 100, at=at(100))
     store.jobs.record_step(job, 3600, at=at(3600))
     page = render(build(store, now=at(3600), factor=1.5))
     assert "<p>throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10x slower" in page

@@ -89,7 +89,7 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     daemon = Daemon(store, config, tasks=(), launchers=lambda _: launcher)
     daemon.start()
     try:
-        wait_for(lambda: store.jobs.get(job_id).state == "cancelled", seconds=60, poll=0.2)
+        wait_for(lambda: store.jobs.get(job_id).state == "stopped", seconds=60, poll=0.2)
     finally:
         daemon.stop()
 
@@ -97,7 +97,7 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     spent = _cost(store, job_id)
     assert budget / 2 < spent <= budget + interval_usd  # stopped near its cap, not past it
     record = store.jobs.get(job_id)
-    assert record.state == "cancelled"
+    assert record.state == "stopped"
     assert not any(i.live for i in launcher.instances(job_id))
     checkpoints = open_store(str(tmp_path / "ckpt" / f"job-{job_id}"))
     kept = checkpoints.newest_verified()
@@ -172,7 +172,7 @@ def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
                 service.stop(store, launcher, job_id)
     assert first_then == "running"  # the second was stopped while the first ran
     assert store.jobs.get(first).state == "succeeded"
-    assert store.jobs.get(second).state == "cancelled"
+    assert store.jobs.get(second).state == "stopped"
     [state] = caps.budget_states(store, team, _now(), WATCH)
     assert state.name == "vision" and state.jobs == (first, second)
     assert state.stopped == (second,) and state.running == ()
@@ -189,7 +189,7 @@ def test_the_budget_check_stops_when_the_next_interval_would_pass_the_cap() -> N
     assert budget_verdict("b", 0.5, 0.4, 1.0) is None
     assert budget_verdict("b", 0.5, 0.5, 1.0) is None
     assert budget_verdict("b", 0.61, 0.4, 1.0) == (
-        "$0.6100 spent + $0.4000 for the next watch interval would pass the budget of $1.00")
+        "$0.61 spent + $0.40 for the next watch interval would pass the budget of $1.00")
 
 
 def test_periods_begin_at_midnight_and_on_the_first_utc() -> None:

@@ -96,7 +96,7 @@ def test_at_its_cap_a_job_that_fits_nowhere_cheaper_is_stopped(
     _offer(store, "us-east-1b", USD_PER_HOUR * 2)
     _watch(store, launcher, job_id, BudgetsConfig(), [])  # the job's own field says move
 
-    assert store.jobs.get(job_id).state == "cancelled"
+    assert store.jobs.get(job_id).state == "stopped"
     assert set(_zones(store, job_id)) == {"us-east-1a"}
     said = store.jobs.events(job_id)
     said = said[said["kind"] == "budget"]["detail"]
@@ -129,7 +129,7 @@ def test_status_report_and_the_api_show_each_budget(tmp_path: Path, cli, db_path
     store.jobs.place(job, key, gpu_model="V100", gpu_count=1, at=start, usd_per_hour=1.0,
                      reason="launch")
     store.jobs.end_placement(job, start + pd.Timedelta(hours=4))
-    store.jobs.transition(job, "cancelled", at=start + pd.Timedelta(hours=4))
+    store.jobs.transition(job, "stopped", at=start + pd.Timedelta(hours=4))
     store.jobs.note(job, "budget", "stopped at budget team: test", at=start)
     store.dispose()
 

@@ -30,8 +30,8 @@ def test_every_policy_and_the_optimum_per_setting(availability_store) -> None:
                                restart_minutes=(3,), checkpoint_minutes=10, starts=4)
     summary = result.summary
     assert set(summary["policy"]) == {"on-demand", "greedy", "uniform-progress",
-                                      "spot-anywhere", "spot-risk", "optimum"}
-    assert len(result.results) == 2 * 6 * 4 * 3  # settings x policies x starts x homes
+                                      "spot-anywhere", "spot-risk", "spot-hedge", "optimum"}
+    assert len(result.results) == 2 * 7 * 4 * 3  # settings x policies x starts x homes
     assert result.misses == 0
     assert (summary.loc[summary["policy"] == "on-demand", "vs_on_demand"] == 1).all()
     best = summary.set_index(["deadline_hours", "policy"])["cost_usd"]

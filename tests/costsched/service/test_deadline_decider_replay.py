@@ -38,11 +38,13 @@ WORK_HOURS, DEADLINE_HOURS = 16.0, 30.0
 GB = 1.0
 
 
-def intervals() -> pd.DataFrame:
+def intervals(from_hour: int = 0) -> pd.DataFrame:
+    """The availability from `from_hour` on (what a store that started watching then
+    holds)."""
     rows = []
     for zone, hours in AVAILABLE.items():
-        first = 0
-        for i in range(1, len(hours) + 1):
+        first = from_hour
+        for i in range(from_hour + 1, len(hours) + 1):
             if i == len(hours) or hours[i] != hours[first]:
                 rows.append(dict(cloud="aws", region=REGION[zone], zone=zone,
                                  instance_type="p3.2xlarge", gpu_model="V100", gpu_count=1,
@@ -74,9 +76,13 @@ def store(tmp_path: Path):  # noqa: ANN201
     opened.dispose()
 
 
-@pytest.mark.parametrize("policy", ["spot-anywhere", "uniform-progress", "greedy"])
-def test_a_deadline_job_chooses_alike_live_and_in_replay_at_each_step(store, policy: str,
-                                                                      tmp_path: Path) -> None:
+@pytest.mark.parametrize(("policy", "history"), [
+    ("spot-hedge", "full"), ("spot-hedge", "none"), ("spot-anywhere", "full"),
+    ("uniform-progress", "full"), ("greedy", "full")])
+def test_a_deadline_job_chooses_alike_live_and_in_replay_at_each_step(
+        store, policy: str, history: str, tmp_path: Path) -> None:
+    """`history` "none": the replay sees no market before the run, and the live job a
+    store that started watching the market when the job did."""
     trace = AvailabilityTrace.from_store(store, zones=list(AVAILABLE), tick=TICK)
     zones = list(trace.zones)
     assert trace.on_demand_price[0, 0] == ON_DEMAND and trace.spot_price[0, 0] == SPOT[zones[0]]
@@ -93,8 +99,12 @@ def test_a_deadline_job_chooses_alike_live_and_in_replay_at_each_step(store, pol
     # The live job's home is its region's cheapest zone: the replay's run starts there.
     home = zones.index(min(SPOT, key=SPOT.get))
     runs = simulate(trace, deadline_policy(policy), job, np.array([START]), np.array([home]),
-                    on_step=record)
+                    on_step=record, history=history)
     assert bool(runs["met"].iloc[0])
+    if history == "none":
+        store = PriceStore(str(tmp_path / "watched-from-start.sqlite"))
+        store.ingest(prices())
+        store.spot_availability.add(intervals(from_hour=START))
 
     spec = {"name": "due", "run": "true", "throughputs": {"V100": 1.0},
             "steps": WORK_HOURS * 3600,
@@ -132,7 +142,9 @@ def test_a_deadline_job_chooses_alike_live_and_in_replay_at_each_step(store, pol
                 (z for z in zones if AVAILABLE[z][hour] == "1"), key=SPOT.get)))
         assert live.choice == expected, (policy, t, current)
         chosen.add(live.choice)
+    if history == "none":
+        store.dispose()
     # Not vacuous: the job runs in more than one zone on the way (preempted, or moved);
-    # the default policy never waits while some zone has spot, so it meets no live rule.
+    # spot-anywhere never waits while some zone has spot, so it meets no live rule.
     assert len(steps) >= WORK_HOURS and len({key[2] for key in chosen}) > 1
     assert waits == 0 or policy != "spot-anywhere"

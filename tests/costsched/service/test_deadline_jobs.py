@@ -69,7 +69,8 @@ def market_of(store, job_id: int) -> str:  # noqa: ANN001
 def test_spot_while_safe_another_zone_after_a_preemption_on_demand_when_late(world) -> None:
     store, launcher, tmp = world
     [job] = service.launch(store, deadline_spec(tmp, "due", WORK_HOURS + 10), launcher=launcher,
-                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"),
+                           deadline_policy="spot-anywhere")
     assert job.policy == "spot-anywhere"
     assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1a", "spot")
 
@@ -105,8 +106,8 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
 
     # A deadline that even on-demand cannot meet is refused in one line; nothing starts.
     before = len(store.jobs.list())
-    with pytest.raises(InvalidInput, match=r"job 'late': deadline .* UTC is 41\.0 h away, "
-                       r"but its 1500 steps need 41\.9 h on p3\.2xlarge even on-demand"):
+    with pytest.raises(InvalidInput, match=r"job 'late': deadline .* UTC is 41\.00 h away, "
+                       r"but its 1500 steps need 41\.92 h on p3\.2xlarge even on-demand"):
         service.launch(store, deadline_spec(tmp, "late", 41.0), launcher=launcher,
                        checkpoint_root=str(tmp / "checkpoints"))
     assert len(store.jobs.list()) == before and launcher.instances() == launcher.instances(
@@ -162,14 +163,14 @@ def test_the_live_decision_weighs_how_long_each_zone_s_spot_held(tmp_path: Path)
     assert choice(with_history=True) == "us-east-1b spot"
 
 
-def test_the_live_market_knows_the_share_of_the_past_with_spot_somewhere(
-        tmp_path: Path) -> None:
+def test_the_live_market_knows_the_past_as_the_replay_computes_it(tmp_path: Path) -> None:
     """Zone a: 10 min of spot in every 30 (3 cycles, then spot for the last hour); zone b:
-    1 h of spot, 1 h without (once, then spot since an hour ago). From the first
-    observation (3 h 30 min ago in a) to now, spot was somewhere except where both were
-    without: the share the replay would give spot-risk, with its prior."""
-    from costsched.policies.deadline.base import spot_share
-    from costsched.service.deadline_jobs import _past_spot_share
+    1 h of spot, 1 h without (once, then spot since an hour ago); zone c never observed.
+    From the first observation (3 h ago, in b) to now, spot was somewhere except where both
+    were without; the spells seen to end are a's three of 10 minutes and b's one hour; c
+    keeps the policy's prior."""
+    from costsched.policies.deadline.base import MarketPrior, spell_mean, spot_share
+    from costsched.service.deadline_jobs import _market_past
 
     now = pd.Timestamp("2023-03-01 12:00", tz="UTC")
     store = PriceStore(str(tmp_path / "share.sqlite"))
@@ -178,9 +179,18 @@ def test_the_live_market_knows_the_share_of_the_past_with_spot_somewhere(
     store.spot_availability.add(pd.concat([spells("us-east-1a", 10, 20, 3, now),
                                            spells("us-east-1b", 60, 60, 1, now)],
                                           ignore_index=True))
-    zones = pd.DataFrame({"cloud": ["aws", "aws"], "zone": ["us-east-1a", "us-east-1b"]})
-    share = _past_spot_share(store, zones, "p3.2xlarge", now.to_pydatetime())
+    zones = pd.DataFrame({"cloud": ["aws"] * 3,
+                          "zone": ["us-east-1a", "us-east-1b", "us-east-1c"]})
+    prior = MarketPrior(0.8, 7200.0, 1800.0, 3600.0)
+    past = _market_past(store, zones, "p3.2xlarge", now.to_pydatetime(), prior)
+    assert _market_past(store, zones, "p3.2xlarge", (now - pd.Timedelta(hours=4))
+                        .to_pydatetime(), prior) == {}  # nothing observed yet: the prior
     store.dispose()
     # Seen from -3:00 (b's first) to now: 180 min. Spot somewhere: -3:00..-2:00 (b),
     # -2:00..-1:50 and -1:30..-1:20 (a), -1:00..now: 60 + 10 + 10 + 60 = 140 min.
-    assert share == pytest.approx(spot_share(140 * 60.0, 180 * 60.0))
+    assert past["spot_share"] == pytest.approx(spot_share(140 * 60.0, 180 * 60.0, prior))
+    assert past["spell_mean"][0].tolist() == pytest.approx(
+        [spell_mean(3 * 600.0, 3, prior.spell), spell_mean(3600.0, 1, prior.spell),
+         prior.spell])
+    assert past["dry_for"][0].tolist() == [0.0, 0.0, 0.0]  # spot now in a and b
+    assert past["zone_share"][0, 2] == prior.share and past["dry_mean"][0, 2] == prior.dry

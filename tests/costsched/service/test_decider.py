@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from costsched.amounts import usd
 from costsched.jobspec import parse, resolve
 from costsched.optimize.decision import Overheads, Place, egress_usd_per_gb
-from costsched.report.amounts import usd
+from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY
 from costsched.service.decide import Ask, decide_all
 from costsched.service.jobs.decider import JobNow, decider_for, market_at
 from costsched.store import PriceStore
@@ -62,6 +63,36 @@ def test_a_launch_a_recovery_and_a_move_choose_alike(store: PriceStore, tmp_path
     # The fallbacks rank the same way for a launch and a recovery.
     assert [o.key for o, _ in launched.alternatives][:1] == \
         [o.key for o, _ in recovered.alternatives][:1]
+
+
+def test_the_default_deadline_policy_recovers_on_spot_while_any_zone_has_it(
+        store: PriceStore, tmp_path: Path) -> None:
+    """spot-hedge, the default, with a store that has watched no market (its prior
+    speaks). A launch takes spot in zone a ($1.00/h). A recovery from a preemption there,
+    with b out of capacity too, takes c's spot ($2.50/h, under on-demand's $3.06/h) with 6
+    hours of slack for 41.7 of work as with 30: by default it never trades spot it can
+    start now for on-demand (the hedge threshold chosen out of sample). With no spot in
+    any zone, the recovery is not left waiting: on-demand in the checkpoint's region."""
+    at = NOW - timedelta(hours=1)
+    store.ingest(pd.DataFrame([offer(z, p, at) for z, p in
+                               {"us-east-1a": 1.0, "us-east-1b": 2.0, "us-east-1c": 2.5}.items()]))
+    decider, market = decider_for(DEFAULT_DEADLINE_POLICY), market_at(store, NOW)
+    assert DEFAULT_DEADLINE_POLICY == "spot-hedge"
+    lost = frozenset({key("us-east-1a"), key("us-east-1b")})
+
+    def ask(slack_hours: float, **kw: object) -> object:
+        path = deadline_spec(tmp_path, f"due-{slack_hours:g}", WORK_HOURS + slack_hours)
+        resolved = resolve(parse(yaml.safe_load(path.read_text()), str(path)),
+                           ThroughputTable(), NOW)
+        job = JobNow(resolved, NOW, DEFAULT_DEADLINE_POLICY, "us-east-1", None,
+                     resolved.job.steps, **kw)  # type: ignore[arg-type]
+        return decider.decide(job, market, NOW)
+
+    assert ask(6, first=True).choice == key("us-east-1a")
+    assert ask(6, lost=lost).choice == ask(30, lost=lost).choice == key("us-east-1c")
+    stranded = ask(6, lost=lost | {key("us-east-1c")})
+    assert stranded.choice[4] == "on_demand" and stranded.choice[1] == "us-east-1"
+    assert stranded.reason.startswith("spot-hedge (deadline ")
 
 
 def test_a_50_gb_checkpoint_moved_across_regions_pays_its_egress_once(store: PriceStore,

@@ -121,7 +121,7 @@ def test_a_job_started_again_before_any_prediction_keeps_one_where_it_starts(
     reconcile, then started it again."""
     store, launcher, spec = world
     job = crashed_mid_launch(store, launcher, spec, tmp_path, monkeypatch).job_id
-    assert service.stop(store, launcher, job).state == "cancelled"
+    assert service.stop(store, launcher, job).state == "stopped"
     # Prices changed meanwhile: it starts on zone b, and is predicted there.
     set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 2.0},
                datetime.now(timezone.utc) - timedelta(minutes=1))

@@ -228,7 +228,7 @@ def test_bad_launches_are_one_line_and_store_nothing_running(world) -> None:
         service.launch(store, write_spec(tmp, "t3"), launcher=launcher,
                        checkpoint_root=str(tmp / "checkpoints"))
     stopped = service.stop(store, launcher, job.id)
-    assert stopped.state == "cancelled"
+    assert stopped.state == "stopped"
     assert not [i for i in launcher.instances(job.id) if i.live]
 
 

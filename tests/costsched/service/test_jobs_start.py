@@ -51,7 +51,7 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     while not checkpoints.list():
         assert time.monotonic() < deadline, "no checkpoint published"
         time.sleep(0.05)
-    assert service.stop(store, launcher, job.id).state == "cancelled"
+    assert service.stop(store, launcher, job.id).state == "stopped"
     stopped = checkpoints.newest_verified()
     step = int(np.load(checkpoints.fetch(stopped, tmp_path / "stopped"))["step"])
     assert 0 < step < 500
@@ -61,8 +61,8 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    assert service.start(store, launcher, job.id).state in ("recovering", "running")
-    with pytest.raises(InvalidInput, match=r"is (recovering|running): only a stopped job"):
+    assert service.start(store, launcher, job.id).state in ("launching", "running")
+    with pytest.raises(InvalidInput, match=r"is (launching|running): only a stopped job"):
         service.start(store, launcher, job.id)
 
     shown = "".join(service.follow(store, launcher, job.id, poll=0.1))
@@ -83,7 +83,7 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     assert followed.exit_code == 0 and "done at step 500" in followed.output
     refused = cli("start", str(job.id))
     assert refused.exit_code != 0
-    assert "is succeeded: only a stopped job can be started again" in refused.output
+    assert "has succeeded: only a stopped job can be started again" in refused.output
 
 
 def test_new_lines_after_a_scrolled_window() -> None:

@@ -194,7 +194,7 @@ def test_a_stop_recorded_while_a_batch_calls_a_launcher_wins(tmp_path: Path) -> 
 
     def stop_meanwhile(instance_id: str) -> None:
         if instance_id == f"m-{stopped}":  # another costsched records the user's stop
-            PriceStore(store.url).jobs.transition(stopped, "cancelled", at=NOW,
+            PriceStore(store.url).jobs.transition(stopped, "stopped", at=NOW,
                                                   detail="stopped by the user")
         asked(instance_id)
 
@@ -202,7 +202,7 @@ def test_a_stop_recorded_while_a_batch_calls_a_launcher_wins(tmp_path: Path) -> 
     done = {a.job_id: a for a in service.migrate(store, launcher, at=NOW)}
     assert [m.state for m in store.moves.of_job(stopped)] == ["cancelled"]
     assert done[stopped].started is not None and done[stopped].started.state == "cancelled"
-    assert store.jobs.get(stopped).state == "cancelled"
+    assert store.jobs.get(stopped).state == "stopped"
     assert not [i for i in launcher.instances(stopped) if i.live]
     assert store.jobs.placements(stopped)["end_at"].notna().all()
     for job_id in movers:
@@ -212,7 +212,7 @@ def test_a_stop_recorded_while_a_batch_calls_a_launcher_wins(tmp_path: Path) -> 
     # The stopped job's log: its move planned, the stop, the move wound down; no step of
     # the batch it was left out of.
     log = store.jobs.events(stopped)
-    assert list(log["to_state"].dropna())[-2:] == ["cancelled", "cancelled"]
+    assert list(log["to_state"].dropna())[-2:] == ["stopped", "cancelled"]
     assert "migrating" not in list(log["to_state"].dropna())
 
 

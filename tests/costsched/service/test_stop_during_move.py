@@ -1,6 +1,6 @@
 """`stop` while another costsched process is moving the job (real processes, the local
 launcher, a SQLite store): the move is in the middle of its target's launch when the user
-stops the job. The stop wins: the job ends cancelled, no instance of it is left running,
+stops the job. The stop wins: the job ends stopped, no instance of it is left running,
 no placement is left open, and the moving process ends without an error."""
 
 from __future__ import annotations
@@ -67,13 +67,13 @@ def test_a_stop_during_a_moves_launch_wins(world, wait: float) -> None:  # noqa:
         assert store.jobs.get(job.id).state == "migrating"
         stopped = stop_job(store, launcher, job.id, datetime.now(timezone.utc),
                            wait_seconds=wait)
-        assert stopped.state == "cancelled"
+        assert stopped.state == "stopped"
         out, err = mover.communicate(timeout=120)
     finally:
         mover.kill()
     assert mover.returncode == 0, err
     assert "Traceback" not in err
-    assert store.jobs.get(job.id).state == "cancelled"
+    assert store.jobs.get(job.id).state == "stopped"
     instances = launcher.instances(job.id)
     assert len(instances) == 2  # the source, and the target its launch call started
     assert [i.state for i in instances if i.live] == []
@@ -84,5 +84,5 @@ def test_a_stop_during_a_moves_launch_wins(world, wait: float) -> None:  # noqa:
         folder = Path(tmp / "instances" / instance.id)
         assert instance.state == "terminated", (instance, (folder / "agent.log").read_text())
     # Stopping again says it is stopped already.
-    with pytest.raises(Exception, match="cancelled already"):
+    with pytest.raises(Exception, match="is stopped already"):
         service.stop(store, launcher, job.id)

@@ -63,7 +63,7 @@ def test_create_and_get_round_trip(jobs: JobStore) -> None:
 
 def test_a_name_may_be_launched_again(jobs: JobStore) -> None:
     first = new_job(jobs)
-    jobs.transition(first, "cancelled", at=T0)
+    jobs.transition(first, "stopped", at=T0)
     second = new_job(jobs)  # the name is free once its job ended
     other = new_job(jobs, name="bert")
     assert first != second
@@ -135,7 +135,7 @@ def test_a_state_change_holds_the_job_until_it_commits(
 
     def rival_cancels() -> None:
         try:
-            rival.jobs.transition(job_id, "cancelled", at=at(1), expect="pending")
+            rival.jobs.transition(job_id, "stopped", at=at(1), expect="pending")
             outcome["rival"] = "moved"
         except StaleState as exc:
             outcome["rival"] = str(exc)
@@ -155,7 +155,7 @@ def test_a_state_change_holds_the_job_until_it_commits(
     rival.dispose()
     assert outcome["rival_waited"] is True
     assert outcome["rival"] == (f"job {job_id} is 'launching': expected pending to move it"
-                                " to 'cancelled'")
+                                " to 'stopped'")
     assert jobs.get(job_id).state == "launching"
     assert jobs.events(job_id)["to_state"].tolist() == ["pending", "launching"]
 
@@ -261,8 +261,8 @@ def test_bad_placements_are_refused(jobs: JobStore) -> None:
         jobs.place(job_id, V100[:5], at=at(3), reason="launch", **args)
     with pytest.raises(InvalidInput, match="expected at or after the start of placement"):
         jobs.place(job_id, V100, at=at(1), reason="recovery", **args)
-    jobs.transition(job_id, "cancelled", at=at(4))
-    with pytest.raises(InvalidInput, match="is 'cancelled': expected a job that has not"):
+    jobs.transition(job_id, "stopped", at=at(4))
+    with pytest.raises(InvalidInput, match="is 'stopped': expected a job that has not"):
         jobs.place(job_id, V100, at=at(5), reason="recovery", **args)
     assert len(jobs.placements(job_id)) == 1
     assert jobs.events(job_id)["kind"].tolist() == ["state", "placement", "state"]

@@ -45,7 +45,7 @@ def brute_as_of(frame: pd.DataFrame, at: pd.Timestamp) -> dict[str, float]:
 def test_schema_is_at_the_newest_migration(any_store: PriceStore) -> None:
     from costsched.store import database
 
-    assert any_store.revision() == database.head() == "0010"
+    assert any_store.revision() == database.head()  # the newest, whichever it is
     any_store.upgrade()  # a second upgrade is a no-op
     assert any_store.count() == 0
 

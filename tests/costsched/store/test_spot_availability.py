@@ -149,7 +149,7 @@ def test_a_store_at_the_previous_revision_upgrades(empty_url: str) -> None:
     old.dispose()
 
     store = PriceStore(empty_url)
-    assert store.revision() == database.head() == "0010"
+    assert store.revision() == database.head()  # the newest revision, whichever it is
     with store.engine.connect() as conn:
         assert len(conn.execute(select(availability)).fetchall()) == 1
     assert store.spot_availability.add(trace([1, 0])) == 2

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from launchers.checkpoints.base import CheckpointStore
-from tests.conftest import hermetic_aws_env
+from tests.conftest import atomic_s3_puts, hermetic_aws_env
 from tests.launchers.checkpoints.gcs_fake import FakeGcs
 
 BUCKET = "ckpt-bucket"
@@ -38,10 +38,12 @@ def hermetic_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture()
-def s3(hermetic_aws: None) -> Iterator[Any]:
-    """A boto3 S3 client under moto, with the bucket made."""
+def s3(hermetic_aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A boto3 S3 client under moto, with the bucket made; its conditional puts atomic, as
+    S3's are (`tests.conftest.atomic_s3_puts`)."""
     from moto import mock_aws
 
+    atomic_s3_puts(monkeypatch)
     with mock_aws():
         import boto3
 

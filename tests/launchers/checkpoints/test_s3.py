@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import logging
 from pathlib import Path
@@ -89,6 +90,38 @@ def test_a_manifest_lost_to_a_concurrent_publisher(s3: Any, tmp_path: Path) -> N
     assert s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001.json")["Body"].read() == theirs
 
 
+def test_a_manifest_whose_answer_was_lost_is_still_ours(s3: Any, tmp_path: Path) -> None:
+    """The manifest's first put lands but its answer is lost (a read timeout): the client
+    puts it again and S3 refuses, the key being taken, by that first put. The version is
+    ours: published once, its data kept, no second version."""
+    import boto3
+    from botocore.exceptions import ReadTimeoutError
+
+    other = boto3.client("s3", region_name="us-east-1")
+    manifests: list[str] = []
+
+    def land_then_lose_the_answer(request: Any, **kwargs: Any) -> None:
+        if not request.url.endswith("/v00000001.json"):
+            return
+        manifests.append(header(request, "If-None-Match"))
+        if len(manifests) == 1:
+            # what S3 stored of the first attempt (unless the double stored it already)
+            with contextlib.suppress(other.exceptions.ClientError):
+                other.put_object(Bucket=BUCKET, Key=f"{PREFIX}/v00000001.json",
+                                 Body=request.body, IfNoneMatch="*")
+            raise ReadTimeoutError(endpoint_url=request.url)
+
+    s3.meta.events.register("before-send.s3.PutObject", land_then_lose_the_answer)
+    store = S3Store(BUCKET, PREFIX, client=s3)
+    checkpoint = store.publish(source(tmp_path))
+
+    assert manifests == ["*", "*"]  # sent twice, refused the second time
+    assert checkpoint.version == 1
+    assert store.list() == [checkpoint] and store.verify(checkpoint)
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    assert keys == {f"{PREFIX}/v00000001.json", f"{PREFIX}/v00000001/checkpoint.npz"}
+
+
 def test_listing_follows_pages(s3: Any, tmp_path: Path) -> None:
     store = S3Store(BUCKET, PREFIX, client=s3)
     published = [store.publish(source(tmp_path, bytes([i]))) for i in range(3)]
@@ -116,3 +149,126 @@ def test_no_credentials_in_the_logs(s3: Any, tmp_path: Path, caplog: pytest.LogC
     assert store.restore(tmp_path / "out") == checkpoint
     assert "published s3://ckpt-bucket/jobs/7 version 1" in caplog.text
     assert "s3cr3t-never-logged" not in caplog.text
+
+
+def test_interleaved_publishers_never_share_a_version_nor_lose_a_checkpoint(
+        s3: Any, tmp_path: Path) -> None:
+    """Publishing is safe under concurrency by its own steps, not by the timing of a quiet
+    machine: twelve publishers whose every call to S3 is held back a random while (so that
+    each step of one falls between the steps of the others: a listing between another's
+    data and manifest, a data put racing another's) each get a version of their own, and
+    every version listed is one publisher's bytes, verified. Conditional puts are atomic, as
+    S3's are (the double: tests.conftest.atomic_s3_puts)."""
+    import random
+    import threading
+    import time
+
+    class Jittered:
+        """The client, each call held back up to 3 ms."""
+
+        def __init__(self, client: Any, seed: int) -> None:
+            self._client, self._random = client, random.Random(seed)
+
+        def __getattr__(self, name: str) -> Any:
+            found = getattr(self._client, name)
+            if not callable(found) or name == "exceptions":
+                return found
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                time.sleep(self._random.random() * 0.003)
+                return found(*args, **kwargs)
+
+            return call
+
+    writers = 12
+    payloads = [f"writer {i}: ".encode() + bytes(range(256)) * (i + 1) for i in range(writers)]
+    sources = []
+    for i, data in enumerate(payloads):
+        (tmp_path / f"w{i}").mkdir()
+        sources.append(tmp_path / f"w{i}" / "checkpoint.npz")
+        sources[-1].write_bytes(data)
+    published: dict[int, Any] = {}
+    errors: list[BaseException] = []
+    start = threading.Barrier(writers)
+
+    def publish(i: int) -> None:
+        store = S3Store(BUCKET, PREFIX, client=Jittered(s3, seed=i))
+        start.wait()
+        try:
+            published[i] = store.publish(sources[i])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=publish, args=(i,)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == [] and len(published) == writers
+    versions = [c.version for c in published.values()]
+    assert sorted(versions) == sorted(set(versions))  # no two share one
+    store = S3Store(BUCKET, PREFIX, client=s3)
+    listed = {c.version: c for c in store.list()}
+    assert set(listed) == set(versions)  # none lost, none extra
+    for i, checkpoint in published.items():
+        assert listed[checkpoint.version] == checkpoint
+        assert store.verify(checkpoint)
+        body = s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/v{checkpoint.version:08d}/"
+                             "checkpoint.npz")["Body"].read()
+        assert body == payloads[i]  # the writer's own bytes under its version
+
+
+def test_the_double_decides_a_conditional_put_in_one_step_as_s3_does(
+        s3: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture's moto, like S3, lets one of two racing conditional puts of a key win
+    even when the write itself is slow (a pause between moto's look for the key and its
+    write: left as moto has it, both puts succeed and the second overwrites the first)."""
+    import threading
+    import time
+
+    from moto.s3.models import S3Backend
+
+    slow = S3Backend.put_object
+
+    def put_object(self: Any, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.05)
+        return slow(self, *args, **kwargs)
+
+    monkeypatch.setattr(S3Backend, "put_object", put_object)
+    outcomes: list[str] = []
+
+    def put(body: bytes) -> None:
+        try:
+            s3.put_object(Bucket=BUCKET, Key="race", Body=body, IfNoneMatch="*")
+            outcomes.append("put")
+        except s3.exceptions.ClientError as exc:
+            outcomes.append(exc.response["Error"]["Code"])
+
+    threads = [threading.Thread(target=put, args=(body,)) for body in (b"one", b"two")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(outcomes) == ["PreconditionFailed", "put"]
+
+
+def test_a_store_that_cannot_be_used_is_said_in_one_line_before_a_launch(
+        s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No credentials, S3 refusing the listing, or a bucket that does not exist: `check`
+    (what a launch asks before it starts anything) says so in one line, never a traceback."""
+    from botocore.stub import Stubber
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    with pytest.raises(InvalidInput, match=r"^checkpoint store s3://ckpt-bucket/jobs/7: no AWS "
+                                           r"credentials found: run `aws configure`"):
+        S3Store(BUCKET, PREFIX).check()
+    stubbed = Stubber(s3)
+    stubbed.add_client_error("list_objects_v2", "AccessDenied", http_status_code=403)
+    with stubbed, pytest.raises(InvalidInput, match=r"^checkpoint store s3://ckpt-bucket/"
+                                                    r"jobs/7: S3 refused to list it "
+                                                    r"\(AccessDenied\)$"):
+        S3Store(BUCKET, PREFIX, client=s3).check()
+    with pytest.raises(InvalidInput, match="bucket no-such-bucket does not exist"):
+        S3Store("no-such-bucket", PREFIX, client=s3).check()
+    S3Store(BUCKET, PREFIX, client=s3).check()  # a bucket that can be listed

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from costsched.backtest.deadline import DeadlineJob, simulate
-from costsched.backtest.deadline.engine import past_spell_mean, past_spot_share
+from costsched.model import InvalidInput
 from costsched.policies.deadline.base import PRIOR_SHARE, PRIOR_SPELL
+from costsched.policies.deadline.past import past_spell_mean, past_spot_share
 from tests.costsched.backtest.deadline.traces import Scripted, trace
 
 TICK = 60
@@ -96,3 +97,41 @@ def test_runs_of_several_restarts_and_deadlines_replay_as_each_would_alone() -> 
         for i, frame in enumerate(alone):
             part = together.iloc[4 * i:4 * i + 4].reset_index(drop=True)
             assert part.equals(frame), settings[i]
+
+
+def test_with_no_history_a_run_sees_only_its_own_ticks_from_its_policy_prior() -> None:
+    from costsched.policies.deadline import SpotAnywhere
+    from costsched.policies.deadline.base import MarketPrior, spell_mean, spot_share
+
+
+    # Zone a had a 3-tick spell that ended before the run's start (tick 5), b none; in
+    # the run a has spot at its ticks 1-2 (ended at tick 3), b throughout.
+    t = trace(["11100" + "0110" + "0" * 50, "00000" + "1" * 54], ZONES, TICK)
+    prior = MarketPrior(0.8, 1200.0, 600.0, 1800.0)
+    seen: dict[str, list] = {}
+
+    class Watched(SpotAnywhere):
+        def choose(self, state, market):  # noqa: ANN001, ANN201
+            seen.setdefault(self.label, []).append(market)
+            return super().choose(state, market)
+
+    job = DeadlineJob(0.5, 1.0, restart_minutes=1, checkpoint_minutes=5)
+    for label in ("full", "none"):
+        policy = Watched()
+        policy.label, policy.prior = label, prior
+        runs = simulate(t, policy, job, np.array([5]), np.array([0]), history=label)
+        assert runs["met"].all()
+    full, none = seen["full"], seen["none"]
+    # The first tick: with the trace's past, a's ended spell; with none, the prior alone.
+    assert full[0].spell_mean[0, 0] == pytest.approx(spell_mean(3 * TICK, 1, prior.spell))
+    assert none[0].spell_mean[0, 0] == prior.spell and none[0].spot_share[0] == prior.share
+    assert full[0].spot_share[0] == pytest.approx(spot_share(3 * TICK, 5 * TICK, prior))
+    # Three ticks in: the run's own ticks (spot somewhere, in b, in all three; a's spell
+    # of its ticks 1 and 2 seen to end).
+    assert none[3].spot_share[0] == pytest.approx(spot_share(3 * TICK, 3 * TICK, prior))
+    assert none[3].spell_mean[0, 0] == pytest.approx(spell_mean(2 * TICK, 1, prior.spell))
+    # Availability, prices and how long spot has held at a tick are the same either way.
+    for a, b in zip(full, none, strict=False):
+        assert (a.spot_available == b.spot_available).all()
+    with pytest.raises(InvalidInput, match="history 'some': expected one of full, none"):
+        simulate(t, SpotAnywhere(), job, np.array([5]), np.array([0]), history="some")

@@ -67,6 +67,7 @@ class Recorder:
     def __init__(self, policy: DeadlinePolicy) -> None:
         self.policy = policy
         self.name = policy.name
+        self.prior = policy.prior
         self.ticks: list[np.ndarray] = []
 
     def decide(self, state: DeadlineState, market: MarketNow) -> np.ndarray:

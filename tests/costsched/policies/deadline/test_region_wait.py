@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costsched.backtest.deadline.engine import _ended, _runs_before
 from costsched.policies.deadline import NONE, SpotAnywhere
 from costsched.policies.deadline.base import (
     DeadlineState,
@@ -18,6 +17,8 @@ from costsched.policies.deadline.base import (
     spell_mean,
     spot_share,
 )
+from costsched.policies.deadline.past import ended as _ended
+from costsched.policies.deadline.past import runs_before as _runs_before
 
 H = 3600.0
 EAST, WEST = 0, 1  # zones: us-east-1c (the checkpoint's), us-west-2a

@@ -15,21 +15,16 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
-from pydantic import (
-    AllowInfNan,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-)
+from pydantic import Field, ValidationError, field_validator
 
-from costsched.clouds import storage_roots
+from costsched import file_limits
+from costsched.clouds import storage_location_problem, storage_root_problem, storage_roots
+from costsched.config.azure import AzureConfig
+from costsched.config.fields import EntryError, Number, Section, checked, cron
 from costsched.model import CLOUDS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.redact import (
@@ -97,32 +92,7 @@ def mask_url(value: str) -> str:
 # --- the model -----------------------------------------------------------------------------
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _cron(value: str) -> str:
-    from apscheduler.triggers.cron import CronTrigger
-
-    try:
-        CronTrigger.from_crontab(value)
-    except (ValueError, TypeError):
-        raise ValueError("expected a 5-field cron expression (minute hour day month "
-                         "day-of-week), e.g. '0 * * * *'") from None
-    return value
-
-
-def _not_bool(value: Any) -> Any:
-    if isinstance(value, bool):  # pydantic would take true as 1.0
-        raise ValueError("expected a number")
-    return value
-
-
-# Every number in the configuration is finite: inf and nan are refused.
-Number = Annotated[float, BeforeValidator(_not_bool), AllowInfNan(False)]
-
-
-class CollectConfig(_Section):
+class CollectConfig(Section):
     """What `collect` fetches: clouds and regions ([] = all)."""
 
     clouds: list[str] = Field(default_factory=list)
@@ -141,26 +111,26 @@ class CollectConfig(_Section):
     @field_validator("regions")
     @classmethod
     def _regions(cls, value: list[str]) -> list[str]:
-        from costsched.clouds import owners_of_region
+        from costsched.clouds import region_problem
 
         for region in value:
-            if not owners_of_region(region):
-                raise ValueError(f"{region!r} is not a region name: expected names such as "
-                                 "us-east-1, us-central1, eastus")
+            problem = region_problem(region)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
 
-class ScheduleConfig(_Section):
+class ScheduleConfig(Section):
     """When the daemon runs each task (5-field cron expressions)."""
 
     collect: str = "0 * * * *"
     replan: str = "30 * * * *"
     catalog: str = "0 5 * * 1"
 
-    _check = field_validator("collect", "replan", "catalog")(_cron)
+    _check = field_validator("collect", "replan", "catalog")(cron)
 
 
-class DaemonConfig(_Section):
+class DaemonConfig(Section):
     """How the daemon watches running jobs between its scheduled tasks, and whether a
     launch starts one (the supervisor) when none watches the store."""
 
@@ -176,8 +146,14 @@ class DaemonConfig(_Section):
     # file's folder, else the user state directory).
     log_file: str | None = None
 
+    @field_validator("log_file")
+    @classmethod
+    def _log_file(cls, value: str | None) -> str | None:
+        return checked(value, lambda v: None if v.strip() and not v.endswith("/")
+                        else "expected a file's path (unset: beside the store)")
 
-class PolicyConfig(_Section):
+
+class PolicyConfig(Section):
     """The policy that decides migrations, and its margin (dynamic-aware)."""
 
     name: str = "dynamic-aware"
@@ -194,7 +170,7 @@ class PolicyConfig(_Section):
             raise ValueError(f"expected one of {', '.join(POLICIES)}") from None
 
 
-class MigrationConfig(_Section):
+class MigrationConfig(Section):
     """The stated cost assumptions of a move (see `costsched.optimize.decision.Overheads`)."""
 
     restart_minutes: Number = Field(_DEFAULT_OVERHEADS.restart_minutes, ge=0,
@@ -212,14 +188,38 @@ class MigrationConfig(_Section):
                          self.overlap_minutes, self.lost_work_minutes)
 
 
-class LaunchConfig(_Section):
+class LaunchConfig(Section):
     """Where jobs run and where their checkpoints go (None = the user data directory)."""
 
     launcher: Literal["local", "aws", "gcp", "azure", "clouds"] = "local"
-    checkpoint_root: str | None = None
+    checkpoint_root: str | None = None  # a path, or a location in object storage
     # cloud -> ROOT: checkpoints of the jobs that run there (ROOT/job-ID; docs/moves.md)
     checkpoint_roots: dict[str, str] = Field(default_factory=dict)
-    _roots = field_validator("checkpoint_roots")(storage_roots)
+
+    @field_validator("checkpoint_root")
+    @classmethod
+    def _root(cls, value: str | None) -> str | None:
+        """A path, file:// URL, or a store's location checked as such ("s3:/b", "s3://"
+        are typos, never a folder named "s3:")."""
+        def problem(text: str) -> str | None:
+            scheme = text.strip().split(":", 1)[0].lower() if ":" in text else ""
+            if not text.strip():
+                return "expected a path or a location in object storage (unset: the data folder)"
+            if scheme in ("s3", "gs", "az", "https"):
+                return storage_location_problem(text)
+            return None
+
+        return checked(value, problem)
+
+    @field_validator("checkpoint_roots")
+    @classmethod
+    def _roots(cls, value: dict[str, str]) -> dict[str, str]:
+        for cloud, root in value.items():
+            problem = storage_root_problem(cloud, root)
+            if problem:
+                raise EntryError(cloud, root, problem)
+        return storage_roots(value)
+
     max_code_mb: Number = Field(100, gt=0, allow_inf_nan=False)  # a job's packed workdir
     # A sweep making more jobs than this is refused before any job is made.
     max_sweep_jobs: int = Field(10_000, ge=1)
@@ -243,48 +243,14 @@ class LaunchConfig(_Section):
         return value
 
 
-class AzureConfig(_Section):
-    """Where the azure launcher makes its VMs (docs/azure.md); credentials are azure-identity's
-    (environment, Azure CLI login, managed identity), never configured here."""
-
-    subscription_id: str | None = None  # none: $AZURE_SUBSCRIPTION_ID, else the CLI's default
-    resource_group: str = "costsched"
-    create_resource_group: bool = False  # made in `location` when missing
-    location: str = "eastus"  # the resource group's, when costsched makes it
-    # Location -> subnet resource id; a location not named gets costsched's own VNet there.
-    subnets: dict[str, str] = Field(default_factory=dict)
-    vnet: str = "costsched"  # the name prefix of costsched's own VNets: costsched-<location>
-    image: str = "microsoft-dsvm:ubuntu-hpc:2204:latest"  # PUBLISHER:OFFER:SKU:VERSION or an id
-    identity: str | None = None  # a user-assigned managed identity's resource id
-    storage_account: str | None = None  # the account of az://CONTAINER/PATH locations
-    ssh_public_key: str | None = None  # a file; none: no key anyone holds
-    public_ip: bool = True  # each VM's way out (code, packages, checkpoints)
-    management_endpoint: str = "https://management.azure.com"
-
-    @field_validator("resource_group")
-    @classmethod
-    def _group(cls, value: str) -> str:
-        if not re.fullmatch(r"[-\w.()]{0,89}[-\w()]", value):
-            raise ValueError("expected 1-90 letters, digits, '_', '-', '.', '(', ')', not "
-                             "ending in '.'")
-        return value
-
-    @field_validator("management_endpoint")
-    @classmethod
-    def _endpoint(cls, value: str) -> str:
-        if not value.startswith("https://"):
-            raise ValueError("expected an https:// URL, e.g. https://management.azure.com")
-        return value.rstrip("/")
-
-
-class CallsConfig(_Section):
+class CallsConfig(Section):
     """How long one call to a cloud's API may take (`costsched check`, credential helpers):
     its connection and each read, then it is given up (one attempt, no retries in check)."""
 
     timeout_seconds: Number = Field(4.0, gt=0, le=120, allow_inf_nan=False)
 
 
-class NotifyConfig(_Section):
+class NotifyConfig(Section):
     """The hook called on migrations, recoveries, failures and budget alarms."""
 
     command: list[str] | None = None  # argv, run without a shell
@@ -311,7 +277,7 @@ class NotifyConfig(_Section):
         return value
 
 
-class StoreConfig(_Section):
+class StoreConfig(Section):
     """How long the store is waited for: a busy store (another writer's lock) is retried for
     `busy_seconds` before the command exits 75; a PostgreSQL statement is cancelled after
     `statement_timeout_seconds` (exit 75)."""
@@ -322,7 +288,7 @@ class StoreConfig(_Section):
                                               le=86_400, allow_inf_nan=False)
 
 
-class PricesConfig(_Section):
+class PricesConfig(Section):
     """When a price is old enough for `plan` and `migrate` to say so."""
 
     stale_after: Number = Field(168.0, gt=0, allow_inf_nan=False)  # hours (7 days)
@@ -340,14 +306,14 @@ class PricesConfig(_Section):
         return value
 
 
-class ThroughputConfig(_Section):
+class ThroughputConfig(Section):
     """When a job's measured speed is far enough from its plan's to be flagged."""
 
     # Measured over planned (or planned over measured) above this is flagged.
     mismatch_factor: Number = Field(1.5, gt=1, allow_inf_nan=False)
 
 
-class NamedBudget(_Section):
+class NamedBudget(Section):
     """A team's or project's budget: `usd` over a `period` (day and month in UTC, or the
     total); a job joins it by `constraints.budget_name`, or by carrying every one of its
     `labels` (a task's `labels:`)."""
@@ -357,7 +323,7 @@ class NamedBudget(_Section):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
-class BudgetsConfig(_Section):
+class BudgetsConfig(Section):
     """Budgets that stop spending: the shares of a budget at which a notification is sent,
     and the named (team or project) budgets that jobs join."""
 
@@ -376,7 +342,7 @@ class BudgetsConfig(_Section):
         return sorted(set(value))
 
 
-class BillsConfig(_Section):
+class BillsConfig(Section):
     """The clouds' bills against costsched's estimates (`bills import`, `report --billed`)."""
 
     # |billed - estimated| above this share of the estimate flags a job.
@@ -386,7 +352,21 @@ class BillsConfig(_Section):
     correct_prices: bool = True
 
 
-class Config(_Section):
+def _megabytes(kind: file_limits.FileKind) -> Any:
+    return Field(kind.default_mb, gt=0, allow_inf_nan=False)
+
+
+class FilesConfig(Section):
+    """How large a file of each kind may be (MB), checked before it is parsed
+    (`costsched.file_limits` says why each default)."""
+
+    task_mb: Number = _megabytes(file_limits.TASK)
+    import_mb: Number = _megabytes(file_limits.IMPORT)
+    signals_mb: Number = _megabytes(file_limits.SIGNALS)
+    throughputs_mb: Number = _megabytes(file_limits.THROUGHPUTS)
+
+
+class Config(Section):
     """The effective configuration. `db` None = the default store."""
 
     db: str | None = None
@@ -403,6 +383,7 @@ class Config(_Section):
     throughput: ThroughputConfig = Field(default_factory=ThroughputConfig)
     budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
     bills: BillsConfig = Field(default_factory=BillsConfig)
+    files: FilesConfig = Field(default_factory=FilesConfig)
     azure: AzureConfig = Field(default_factory=AzureConfig)
 
     def secrets(self) -> list[str]:
@@ -417,7 +398,7 @@ class Config(_Section):
         return found
 
 
-SECTIONS: dict[str, type[_Section]] = {
+SECTIONS: dict[str, type[Section]] = {
     name: field.annotation  # type: ignore[misc]
     for name, field in Config.model_fields.items() if name != "db"
 }
@@ -489,6 +470,7 @@ def effective() -> Config:
 
 
 def _read(file: Path) -> dict[str, Any]:
+    file_limits.check(file, file_limits.CONFIG)
     try:
         text = file.read_bytes().decode("utf-8")
     except OSError as exc:
@@ -593,6 +575,9 @@ def _one_line(exc: ValidationError, data: dict[str, Any], sources: dict[str, str
     value = redact_value(value, key)
     kind = error["type"]
     ctx = error.get("ctx") or {}
+    entry = ctx.get("error")
+    if isinstance(entry, EntryError):  # one entry of a mapping: KEY.ENTRY and its value
+        return InvalidInput(f"{origin}: {key}.{entry.entry} {entry.value!r}: {entry}")
     if kind == "value_error":
         expected = str(ctx.get("error", error["msg"]))
     elif kind in ("greater_than_equal", "greater_than"):

@@ -1,0 +1,200 @@
+"""Booked capacity in a job's plan: the offerings the store holds (capacity blocks for
+sale, reservations held, flex-start prices) that fit a planned job, weighed against
+spot with on-demand fallback and on-demand alone (`costsched.optimize.booked`).
+
+The inputs are the plan's own: its ranking gives each instance type's spot and on-demand
+prices (for the whole gang), preemption hazards and speed; the store gives the booked
+offerings and how long spot stayed away after it went (its availability observations).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import numpy as np
+import pandas as pd
+
+from costsched import clouds
+from costsched.model import BookedOffering, Constraints, Offering
+from costsched.optimize.booked import (
+    DEFAULT_DRY_HOURS,
+    FLEX_START_MAX_HOURS,
+    BookedPlans,
+    HourlyMarket,
+    JobShape,
+    plans,
+)
+from costsched.optimize.decision import Place, egress_usd_per_gb
+from costsched.optimize.planner import JobPlan
+from costsched.optimize.rank import BOOKED
+from costsched.store import PriceStore
+
+# How long a flex-start request is expected to wait for capacity: a stated assumption
+# (the clouds publish none); the plan keeps the time to finish on-demand if it waits longer.
+FLEX_START_WAIT_HOURS = 2.0
+MARKETS_SHOWN = 5  # instance types weighed for the baselines beside the booked ones
+USABLE = ("", "misses deadline")  # the ranking's reasons of offerings a plan may use
+
+
+def booked_plans(store: PriceStore, plan: JobPlan, at: datetime,
+                 offered: Sequence[BookedOffering] | None = None) -> BookedPlans | None:
+    """The job's plans with booked capacity (None when none fits it): `offered` (default
+    the store's offerings at `at`) and the flex-start prices of its ranking."""
+    job = plan.job
+    ranked = plan.ranked
+    if offered is None:
+        offered = store.booked.offered(at)
+    fitting = [b for b in (*offered, *_flex_start(ranked, at, job.nodes))
+               if _allowed(b.offering, job.job.constraints)]
+    if not fitting:
+        return None
+    hourly = _hourly(store, plan, at)
+    if not hourly:
+        return None
+    by_type = {m.instance_type: (shape, m) for shape, m in hourly.values()}
+    booked = []
+    for b in fitting:
+        found = by_type.get(b.offering.instance_type)
+        if found is None:
+            found = _hourly_of(store, plan, at, b.offering.instance_type)
+            if found is None:
+                continue  # no speed or price of its type for the job: nothing to weigh
+            by_type[b.offering.instance_type] = found
+        shape, market = found
+        booked.append((shape, market, b, _move_usd(market, b, shape.checkpoint_gb)))
+    if not booked:
+        return None
+    shown = sorted(hourly.values(), key=lambda sm: sm[0].work_hours
+                   * sm[1].on_demand_usd_per_hour)[:MARKETS_SHOWN]
+    return plans(job.name, [*shown, *(by_type[b.offering.instance_type] for _, _, b, _
+                                      in booked)], booked, at)
+
+
+def _allowed(o: Offering, c: Constraints) -> bool:
+    """Whether the job's constraints allow booked capacity `o` (its market named, when
+    the job names markets)."""
+    for value, accepted in ((o.cloud, c.clouds), (o.region, c.regions),
+                            (o.market, c.markets), (o.gpu_model, c.gpu_models),
+                            (o.gpu_count, c.gpu_counts), (o.instance_type, c.instance_types),
+                            (o.zone, c.zones)):
+        if accepted and value not in accepted:
+            return False
+    return True
+
+
+def _flex_start(ranked: pd.DataFrame, at: datetime, nodes: int) -> list[BookedOffering]:
+    """A flex-start request now per flex-start price of the ranking (left out of it as
+    booked capacity): at its price per instance, after the expected wait, for at most
+    seven days."""
+    rows = ranked[(ranked["market"] == "flex_start") & (ranked["excluded"] == BOOKED)]
+    out = []
+    for r in rows.itertuples():
+        o = Offering(r.cloud, r.region, r.zone, r.instance_type, "flex_start", r.gpu_model,
+                     int(r.gpu_count), os=r.os)
+        out.append(BookedOffering(o, at, at + timedelta(hours=FLEX_START_WAIT_HOURS
+                                                        + FLEX_START_MAX_HOURS),
+                                  max(nodes, 1), 0.0, float(r.usd_per_hour) / max(nodes, 1),
+                                  wait_hours=FLEX_START_WAIT_HOURS, observed_at=r.effective_at,
+                                  source=str(r.source)))
+    return out
+
+
+def _hourly(store: PriceStore, plan: JobPlan, at: datetime
+            ) -> dict[str, tuple[JobShape, HourlyMarket]]:
+    """Per instance type the job may use with an on-demand price: its shape there and
+    its hourly market (the best spot offering by expected cost)."""
+    ranked = plan.ranked
+    usable = ranked[ranked["excluded"].isin(USABLE) & ranked["market"].isin(
+        ["spot", "on_demand"])]
+    out = {}
+    for kind in dict.fromkeys(usable["instance_type"]):
+        found = _hourly_of(store, plan, at, kind, usable)
+        if found is not None:
+            out[kind] = found
+    return out
+
+
+def _hourly_of(store: PriceStore, plan: JobPlan, at: datetime, kind: str,
+               usable: pd.DataFrame | None = None) -> tuple[JobShape, HourlyMarket] | None:
+    if usable is None:
+        ranked = plan.ranked
+        usable = ranked[ranked["excluded"].isin(USABLE)
+                        & ranked["market"].isin(["spot", "on_demand"])]
+    rows = usable[usable["instance_type"] == kind]
+    od = rows[rows["market"] == "on_demand"].sort_values("usd_per_hour", kind="stable")
+    spot = rows[rows["market"] == "spot"].sort_values("expected_cost", kind="stable")
+    if od.empty and spot.empty:
+        return None
+    first = (od if len(od) else spot).iloc[0]
+    sps = float(first["steps_per_second"])
+    if not (sps > 0 and math.isfinite(sps)):
+        return None
+    job = plan.job
+    nodes = job.nodes
+    if len(od):
+        od_label, od_price = str(od.iloc[0]["offering"]), float(od.iloc[0]["usd_per_hour"])
+    else:  # the list price of the type in the spot offering's region, for the gang
+        listed = float(spot.iloc[0].get("on_demand_usd_per_hour", math.nan))
+        if not (listed > 0):
+            return None
+        od_label = f"{spot.iloc[0]['cloud']} {spot.iloc[0]['region']} {kind} on-demand"
+        od_price = listed * nodes
+    deadline = job.job.constraints.deadline_hours
+    shape = JobShape(job.job.steps / sps / 3600, None if deadline is None else float(deadline),
+                     job.restart_hours, job.checkpoint_hours, nodes, job.job.checkpoint_gb)
+    if spot.empty:
+        return shape, HourlyMarket(kind, od_label, od_price)
+    s = spot.iloc[0]
+    return shape, HourlyMarket(kind, od_label, od_price, str(s["offering"]),
+                               float(s["usd_per_hour"]), float(s["preemptions_per_hour"]),
+                               _dry_hours(store, str(s["cloud"]), str(s["region"]),
+                                          str(s["zone"] or ""), kind, at),
+                               str(s["region"]))
+
+
+def _dry_hours(store: PriceStore, cloud: str, region: str, zone: str, instance_type: str,
+               at: datetime) -> float:
+    """The mean length in hours of the spells without spot the store saw end before `at`
+    in the zone (the region's zones for a regional price), with one spell of
+    DEFAULT_DRY_HOURS counted as a prior (as the deadline policies count it)."""
+    seen = store.spot_availability.intervals(cloud=cloud, instance_type=instance_type,
+                                             kind="availability", end=at)
+    if seen.empty:
+        return DEFAULT_DRY_HOURS
+    seen = seen[seen["zone"] == zone] if zone else seen[[
+        clouds.zone_region(z) == (cloud, region) for z in seen["zone"]]]
+    dry = seen[~seen["available"].astype(bool)]
+    limit = pd.Timestamp(at)
+    dry = dry[dry["end"] <= limit]
+    hours = (dry["end"] - dry["start"]).dt.total_seconds().to_numpy(dtype=float) / 3600
+    return float((np.sum(hours) + DEFAULT_DRY_HOURS) / (len(hours) + 1))
+
+
+def _move_usd(market: HourlyMarket, booked: BookedOffering, checkpoint_gb: float) -> float:
+    """The checkpoint's egress of a move from the spot offering onto `booked`."""
+    o = booked.offering
+    if checkpoint_gb <= 0 or not market.spot_region or market.spot_region == o.region:
+        return 0.0
+    rate = egress_usd_per_gb(Place(o.cloud, market.spot_region), Place(o.cloud, o.region))
+    return checkpoint_gb * rate
+
+
+def booked_for(store: PriceStore, planned: Sequence[JobPlan], at: datetime
+               ) -> tuple[BookedPlans | None, ...]:
+    """`booked_plans` of each job (jobs that share a ranking share its plans); () when
+    the store holds no booked offering and no job has a flex-start price."""
+    offered = store.booked.offered(at)
+    if not offered and not any((p.ranked["market"] == "flex_start").any() for p in planned):
+        return ()
+    done: dict[int, BookedPlans | None] = {}
+    out = []
+    for p in planned:
+        key = id(p.ranked)
+        if key not in done:
+            done[key] = booked_plans(store, p, at, offered)
+        found = done[key]
+        out.append(None if found is None else
+                   BookedPlans(p.job.name, found.on_demand, found.spot, found.booked))
+    return tuple(out)

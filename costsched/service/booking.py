@@ -1,0 +1,99 @@
+"""Buying booked capacity for a job, once: the booking is recorded before the cloud is
+asked (`BookedStore.intend`, under a token made of the job's name and the offering), the
+cloud is asked whether it sold it under that token already (a purchase a crash left
+unrecorded), and only then asked to sell it. Launching the same job with the same offering
+again finds the booking and buys nothing more.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import datetime
+
+from costsched.jobspec import ResolvedJob
+from costsched.migration.launcher import CapacityError, Launcher
+from costsched.model import BookedOffering, InvalidInput
+from costsched.optimize.booked import BookedPlans
+from costsched.store import PriceStore
+from costsched.store.booked import Booking
+
+
+def booking_token(job_name: str, booked: BookedOffering) -> str:
+    """The booking's idempotency token: the same job name and offering, the same token."""
+    o = booked.offering
+    digest = hashlib.sha256(f"{job_name}\x1f{o.cloud}\x1f{o.market}\x1f{booked.offering_id}"
+                            .encode()).hexdigest()
+    return f"costsched-{digest[:32]}"
+
+
+def book(store: PriceStore, launcher: Launcher, booked: BookedOffering, *, token: str,
+         at: datetime, job_id: int | None = None) -> Booking:
+    """Buy `booked` under `token` (recorded first; bought at most once), and say when it
+    can be used. InvalidInput, the booking marked failed, when the cloud no longer sells
+    it."""
+    booking = store.booked.intend(token, booked, job_id=job_id, at=at)
+    if booking.state not in ("purchasing", "failed"):
+        return booking  # bought already
+    found = launcher.purchased(booked, token)
+    if found is None:
+        try:
+            found = launcher.purchase(booked, token, job_id)
+        except CapacityError as exc:
+            store.booked.advance(token, "failed", at=at, detail=str(exc))
+            raise InvalidInput(f"{_what(booked)}: not bought: {exc.reason}; `costsched "
+                               "collect --booked` finds the offerings for sale now") from None
+        except InvalidInput as exc:  # refused before the cloud was asked: nothing bought
+            store.booked.advance(token, "failed", at=at, detail=str(exc))
+            raise
+        # Any other error leaves it "purchasing": whether the cloud sold it is unknown
+        # until it is asked again under the same token.
+    state = "active" if found.start <= at else "scheduled"
+    return store.booked.advance(token, state, at=at, reservation_id=found.reservation_id,
+                                start=found.start, end=found.end,
+                                detail=f"bought ({found.state or 'confirmed'})")
+
+
+def attach(store: PriceStore, token: str, job_id: int, at: datetime) -> Booking:
+    """Give the booking under `token` to the job stored as `job_id`."""
+    return store.booked.give(token, job_id, at=at)
+
+
+def _what(b: BookedOffering) -> str:
+    o = b.offering
+    return (f"{o.market.replace('_', ' ')} {b.offering_id} ({o.instance_type} x"
+            f"{b.instance_count}, {o.zone or o.region}, {b.start:%Y-%m-%d %H:%M} to "
+            f"{b.end:%Y-%m-%d %H:%M} UTC, ${b.upfront_usd:,.2f})")
+
+
+def book_for_launch(store: PriceStore, launcher: Launcher, resolved: ResolvedJob, source: str,
+                    at: datetime, confirm: Callable[[BookedPlans], bool]
+                    ) -> tuple[Booking | None, str | None]:
+    """What `launch --book` does before the job is stored: the job's plan with the booked
+    capacity the store offers; when booked capacity is in its best plan, the user's yes
+    (`confirm`), then the purchase (`book`). (the booking, or None for a flex-start plan,
+    which buys nothing ahead; the offering to launch on, None for the deadline policy's)."""
+    from costsched.service.booked import booked_plans
+    from costsched.service.jobs.decider import market_at, planned
+
+    plan = planned(resolved, market_at(store, at), at)
+    plans = booked_plans(store, plan, at)
+    best = None if plans is None else plans.best
+    if plans is None or best is None or best.booked is None:
+        base = "" if plans is None else f": {plans.baseline.name} costs less"
+        raise InvalidInput(f"{source}: job {resolved.name!r}: no booked capacity in its plan"
+                           f"{base}; launch it without --book (`costsched plan` shows why)")
+    b = best.booked
+    if not confirm(plans):
+        raise InvalidInput(f"job {resolved.name!r}: not booked: nothing bought, nothing "
+                           "launched")
+    if b.offering.market == "flex_start":  # asked for at launch, billed by the hour
+        o = b.offering
+        return None, f"{o.cloud}:{o.zone or o.region}:{o.instance_type}:flex_start"
+    if b.offering.market == "reservation":  # held already: nothing to buy
+        token = booking_token(resolved.name, b)
+        store.booked.intend(token, b, job_id=None, at=at)
+        return store.booked.advance(token, "active" if b.start <= at else "scheduled",
+                                    at=at, reservation_id=b.offering_id,
+                                    detail="a reservation held"), None
+    return book(store, launcher, b, token=booking_token(resolved.name, b), at=at), None

@@ -1,0 +1,94 @@
+"""The dashboard's pages in a real headless Chromium, where they meet no running job or a
+long history: the Prices page shows prices with no job running, a chart with nothing to
+draw says so, a time axis never repeats a label (over a few hours or over days), and the
+Spend page's tables fit a 1280-pixel window without scrolling sideways."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from costsched.service.prices import import_prices
+from costsched.store import PriceStore
+from tests.costsched.dashboard.test_browser import (  # noqa: F401 - fixtures
+    EXAMPLES,
+    WIDTHS,
+    Server,
+    _chromium,
+    browser,
+)
+from tests.costsched.report.scenario import EAST, T0, fill
+
+TICKS = ("Object.values(Chart.instances).map((c) => c.scales.x.ticks.map((t) => t.label))")
+
+
+def leave(chromium) -> None:  # noqa: ANN001 - a Browser
+    """A blank page before the server stops: the page's live stream does not try again."""
+    chromium.send("Page.navigate", {"url": "about:blank"}, session=True)
+
+
+@pytest.fixture()
+def no_jobs(tmp_path: Path) -> tuple[str, Path]:
+    db = tmp_path / "store.sqlite"
+    import_prices(str(db), [EXAMPLES / "demo" / "prices-before.csv"])
+    return str(db), tmp_path / "instances"
+
+
+@pytest.fixture()
+def history(tmp_path: Path) -> tuple[str, Path, int]:
+    """The report's scenario (jobs over six hours), and a job placed for four days."""
+    db = tmp_path / "store.sqlite"
+    store = PriceStore(str(db))
+    fill(store)
+    spec = {"name": "four-days", "throughputs": {"V100": 1.0}, "steps": 10.0}
+    long = store.jobs.create("four-days", {"spec": spec}, 10.0, at=T0)
+    store.jobs.place(long, EAST, gpu_model="V100", gpu_count=1, at=T0, usd_per_hour=1.0,
+                     reason="launch", instance="l-1")
+    store.jobs.end_placement(long, T0 + timedelta(days=4, hours=3))
+    store.dispose()
+    return str(db), tmp_path / "instances", long
+
+
+def test_prices_without_a_running_job_and_empty_charts_say_so(no_jobs, browser) -> None:  # noqa: F811
+    db, instances = no_jobs
+    server = Server(db, instances)
+    try:
+        browser.open(server.url + "prices", *WIDTHS["desktop"])
+        text = browser.js("document.body.innerText")
+        assert "Cheapest offerings per GPU model" in text and "no job runs" in text
+        assert browser.js("document.querySelectorAll('main table tbody tr').length") >= 3
+        assert "$0.9200" in text  # the demo's zone a, per hour
+
+        browser.open(server.url + "spend", *WIDTHS["desktop"])  # nothing placed yet
+        notes = browser.wait_for("Array.from(document.querySelectorAll('.chart-empty'))"
+                                 ".map((n) => n.innerText)")
+        assert notes == ["No data to chart in this period."] * 3
+        assert browser.js("document.querySelectorAll('canvas').length") == 0
+        assert browser.problems == []
+    finally:
+        leave(browser)
+        server.stop()
+
+
+def test_time_axes_and_the_spend_tables_read_at_a_glance(history, browser) -> None:  # noqa: F811
+    db, instances, long = history
+    server = Server(db, instances)
+    try:
+        for job in (1, long):  # six hours, and four days
+            browser.open(f"{server.url}jobs/{job}", *WIDTHS["desktop"])
+            [labels] = browser.wait_for(f"({TICKS}).filter((t) => t.length)", timeout=60)
+            assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+
+        browser.open(server.url + "spend", *WIDTHS["desktop"])
+        browser.wait_for("document.querySelectorAll('canvas[data-drawn]').length >= 3")
+        wide = browser.js("Array.from(document.querySelectorAll('.scroll')).filter("
+                          "(s) => s.scrollWidth > s.clientWidth + 1).map("
+                          "(s) => s.previousElementSibling.innerText)")
+        assert wide == []  # every table fits: no sideways scrolling at 1280 pixels
+        assert browser.js("document.documentElement.scrollWidth") <= 1280
+        assert browser.problems == []
+    finally:
+        leave(browser)
+        server.stop()

@@ -1,0 +1,85 @@
+"""A job's setup (boot, installs, data loading before its first step) is not slow training:
+its measured speed counts only the time from its first reported step on each placement,
+and until it has trained long enough to judge, `status` says it is measuring (no "2.69x
+slower" a minute after launch). In-memory launcher, SQLite store, readings at set times."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from costsched.cli import jobs as cli_jobs
+from costsched.measured import MEASURING, MIN_TRAINING_SECONDS
+from costsched.report import build
+from costsched.service import jobs as service
+from costsched.service.speeds import checks, status_flags
+from costsched.store import PriceStore
+from tests.costsched.migration.test_edges import FakeLauncher
+from tests.costsched.service.test_jobs import set_prices
+
+DECLARED = 10.0  # steps/s, and what the job makes once it trains
+
+
+@pytest.fixture()
+def launched(store: PriceStore, tmp_path: Path) -> tuple[PriceStore, FakeLauncher, int]:
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    path = tmp_path / "setup.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "setup-heavy", "throughputs": {"V100": DECLARED}, "steps": 100_000,
+        "run": "true", "constraints": {"regions": ["us-east-1"], "markets": ["spot"]}}))
+    launcher = FakeLauncher()
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    return store, launcher, job.id
+
+
+def started(store: PriceStore, job: int) -> datetime:
+    return store.jobs.placements(job)["start_at"].iloc[0].to_pydatetime()
+
+
+def flags(store: PriceStore, launcher: FakeLauncher, job: int, at: datetime) -> dict:
+    shown = service.status(store, launcher, job, at=at, reconcile_first=False)
+    return status_flags(shown)
+
+
+def test_ten_minutes_of_setup_do_not_read_as_slow_training(launched) -> None:
+    store, launcher, job = launched
+    t0 = started(store, job)
+    # Setup takes 10 minutes; then 10 steps/s, read every 30 s.
+    for seconds, step in ((600, 5), (630, 305), (660, 605)):
+        store.jobs.record_step(job, step, at=t0 + timedelta(seconds=seconds))
+    placed = store.jobs.placements(job)
+    [found] = checks(store.jobs.records([job]), placed,
+                     readings=store.jobs.readings([job])).values()
+    assert found.measured_sps == pytest.approx(DECLARED)  # 600 steps in 60 s of training
+    assert not found.flagged
+    # Counted from the launch, the same steps would read about 11x slower.
+    whole = checks(store.jobs.records([job]), placed, readings=None)[job]
+    assert whole.flagged and 1 / whole.ratio > 10
+    assert flags(store, launcher, job, t0 + timedelta(seconds=660)) == {}
+
+
+def test_until_it_has_trained_long_enough_it_is_measuring(
+        launched, capsys: pytest.CaptureFixture[str]) -> None:
+    store, launcher, job = launched
+    t0 = started(store, job)
+    store.jobs.record_step(job, 3, at=t0 + timedelta(seconds=600))  # its first step
+    store.jobs.record_step(job, 40, at=t0 + timedelta(seconds=604))
+    assert MIN_TRAINING_SECONDS > 4
+    assert flags(store, launcher, job, t0 + timedelta(seconds=604)) == {job: MEASURING}
+    shown = service.status(store, launcher, job, at=t0 + timedelta(seconds=604),
+                           reconcile_first=False)
+    cli_jobs._print_status(shown, json_out=False)
+    assert f"job {job}: throughput: measuring" in capsys.readouterr().out
+    cli_jobs._print_status(shown, json_out=True)
+    assert json.loads(capsys.readouterr().out)[0]["throughput_flag"] == MEASURING
+    report = build(store, now=t0 + timedelta(seconds=604))
+    [row] = report.speeds.to_dict("records")
+    assert row["flag"].endswith(MEASURING) and not row["flagged"]
+    # Nothing is learned from a speed still measured.
+    assert service.reconcile(store, launcher) is not None
+    assert store.measured_throughputs.rows("setup-heavy").empty

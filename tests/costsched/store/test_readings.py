@@ -1,0 +1,36 @@
+"""Step readings on SQLite and PostgreSQL: each reading lands on the job's newest open
+placement (a move's target while its source is still open), its first kept, its last
+replaced; a new placement starts its own."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from costsched.store import PriceStore
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+EAST = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+WEST = ("aws", "us-west-2", "us-west-2b", "p3.2xlarge", "spot", "linux")
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def test_readings_follow_the_newest_open_placement(any_store: PriceStore) -> None:
+    jobs = any_store.jobs
+    job = jobs.create("train", {}, 1000.0, at=at(0))
+    other = jobs.create("other", {}, 1000.0, at=at(0))
+    jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+               reason="launch", instance="i-1")
+    jobs.record_step(job, 10, at=at(300))  # after a 5-minute setup
+    jobs.record_steps({job: 70, other: 5}, at=at(360))  # `other` has no placement
+    jobs.place(job, WEST, gpu_model="V100", gpu_count=1, at=at(400), usd_per_hour=1.0,
+               reason="migration", instance="i-2", keep_open=True)  # source still open
+    jobs.record_steps({job: 80}, at=at(500))
+    jobs.record_step(job, 90, at=at(510))
+    read = jobs.readings([job, other])
+    assert read[["first_step", "last_step"]].values.tolist() == [[10.0, 70.0], [80.0, 90.0]]
+    assert [(r.first_at, r.last_at) for r in read.itertuples()] == [
+        (at(300), at(360)), (at(500), at(510))]
+    assert jobs.get(job).steps_done == 90 and jobs.get(other).steps_done == 5
