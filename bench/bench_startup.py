@@ -14,12 +14,12 @@ Stores, each made by each checkout for itself before timing:
   the supervisor's autostart off: the costsched process's own work, not the job's, which
   runs in a process of its own that outlives it);
 - no store made yet: `gpus` and `gpus H100` from the bundled prices, beside the same
-  commands with an empty discovered-types file (as after a `catalog refresh`), and `gpus`
-  with the user cache emptied before each run (the first command after an install or an
-  upgrade, which parses the bundled prices and keeps them in the cache).
+  commands with an empty discovered-types file (as after a `catalog refresh`).
 
-Each checkout has a user cache directory of its own (XDG_CACHE_HOME): a command's first
-run may fill it, and the medians are those of the runs that find it made.
+Each checkout has a user cache directory of its own (XDG_CACHE_HOME). The commands run
+with Python writing their bytecode (PYTHONDONTWRITEBYTECODE unset), as an installed
+costsched has it: the stores made first leave each checkout's modules compiled, so no
+timed run pays for compiling a changed file.
 
 Each command runs --runs times, the checkouts' runs taking turns (a busy machine weighs
 on both alike); the medians are printed. CPU time is the figure that matters on a shared
@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -49,8 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 # name -> (argv, store): the store is "empty", "demo", "none" (no store made yet),
-# "none+discovered" (no store, an empty discovered-types file); "+cold" after a store: the
-# user cache emptied before each run.
+# "none+discovered" (no store, an empty discovered-types file).
 COMMANDS: dict[str, tuple[list[str], str]] = {
     "--help": (["--help"], "empty"),
     "--version": (["--version"], "empty"),
@@ -70,10 +70,6 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "gpus (no store)": (["gpus"], "none"),
     "gpus H100 (no store)": (["gpus", "H100"], "none"),
     "gpus (discovered types)": (["gpus"], "none+discovered"),
-    "gpus (no store, no cache)": (["gpus"], "none+cold"),
-    "plan resnet50 (no cache)": (["plan", str(EXAMPLES / "resnet50-anywhere.yaml")],
-                                 "demo+cold"),
-    "report (no cache)": (["report"], "demo+cold"),
 }
 # A job that ends at once; its prices are the demo's.
 FINISHED_JOB = f"""name: hello
@@ -105,12 +101,11 @@ class Checkout:
     tmp: Path
 
     def env(self, store: str) -> dict[str, str]:
-        base = {**os.environ, "PYTHONPATH": str(self.folder),
+        base = {**_written_bytecode(os.environ), "PYTHONPATH": str(self.folder),
                 "COSTSCHED_INSTANCES": str(self.tmp / "instances"),
                 "COSTSCHED_DAEMON_AUTOSTART": "false",
                 "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "no-discovered.csv"),
                 "XDG_CACHE_HOME": str(self.tmp / "cache")}
-        store = store.removesuffix("+cold")
         if store == "none+discovered":
             return {**base, "COSTSCHED_DB": str(self.tmp / "none.sqlite"),
                     "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "discovered.csv")}
@@ -122,6 +117,11 @@ class Checkout:
     def run(self, argv: list[str], store: str, **kwargs) -> subprocess.CompletedProcess:
         return subprocess.run([*CLI, *argv], env=self.env(store), cwd=self.tmp,
                               check=True, capture_output=True, text=True, **kwargs)
+
+
+def _written_bytecode(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without PYTHONDONTWRITEBYTECODE: each module is compiled once, not per run."""
+    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 # From the store's folder: neither checkout is on the path by the current directory.
@@ -179,8 +179,6 @@ def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: i
         for i, checkout in enumerate(checkouts):
             if store == "demo-copy":  # a fresh copy: each launch adds the same one job
                 shutil.copy(checkout.tmp / "demo.sqlite", checkout.tmp / "copy.sqlite")
-            if store.endswith("+cold"):
-                shutil.rmtree(checkout.tmp / "cache", ignore_errors=True)
             args = [a.replace("{tmp}", str(checkout.tmp)) for a in argv]
             times[i].append(run_once([*CLI, *args], checkout.env(store), checkout.tmp))
     return [(statistics.median(w for w, _ in t), statistics.median(c for _, c in t))

@@ -23,7 +23,6 @@ from importlib import resources
 from pathlib import Path
 
 from costsched import clouds
-from costsched.bundled_cache import kept
 from costsched.amounts import per_hour
 from costsched.catalog_version import CATALOG_VERSION
 from costsched.model import CLOUDS, MARKETS, InvalidInput
@@ -129,7 +128,6 @@ def as_of_time(text: str) -> datetime:
 
 
 @cache
-@kept()
 def _gpu_types() -> dict[tuple[str, str], dict]:
     """(cloud, instance type) -> the bundled GPU type's row, with `retired` (a UTC day or
     None)."""
@@ -160,7 +158,6 @@ def _priced(name: str) -> list[dict]:
 
 
 @cache
-@kept()
 def _on_demand() -> list[dict]:
     rows = _priced("on_demand_prices.csv")
     for row in rows:
@@ -169,7 +166,6 @@ def _on_demand() -> list[dict]:
 
 
 @cache
-@kept()
 def _spot() -> list[dict]:
     rows = _priced("spot_prices.csv")
     for row in rows:
@@ -179,7 +175,6 @@ def _spot() -> list[dict]:
 
 
 @cache
-@kept()
 def _changes() -> dict[tuple[str, str, str], list[tuple[datetime, str]]]:
     """(cloud, instance type, market) -> [(day, what changed)], oldest first: each time a
     bundled price of the type in one place (region, zone) differed by more than

@@ -11,8 +11,6 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from costsched.bundled_cache import kept
-
 # The catalog's names and the light readers live in bundled_prices (no pandas) for the
 # quick commands; they are the catalog's too.
 from costsched.bundled_prices import (  # noqa: F401
@@ -62,7 +60,6 @@ def reload() -> None:
 
 
 @cache
-@kept("pandas", "numpy")
 def _all_types() -> pd.DataFrame:
     """Every instance type, GPU and CPU (gpu_count 0, gpu_model ""): the bundled ones, then
     the discovered ones the bundled files do not name."""
@@ -110,7 +107,6 @@ def instance_types(include_cpu: bool = False) -> pd.DataFrame:
 
 
 @cache
-@kept("pandas", "numpy")
 def on_demand_prices(include_cpu: bool = False) -> pd.DataFrame:
     """cloud, region, instance_type, usd_per_hour, as_of, source: joined with the types."""
     listed = _read("on_demand_prices.csv")
@@ -151,7 +147,6 @@ def require(cloud: str, instance_type: str) -> dict:
 
 
 @cache
-@kept("pandas", "numpy")
 def on_demand_observations(include_cpu: bool = False) -> pd.DataFrame:
     """The catalog's on-demand prices as an observation frame (zone "" = regional price);
     GPU types only unless `include_cpu`."""
@@ -160,7 +155,6 @@ def on_demand_observations(include_cpu: bool = False) -> pd.DataFrame:
 
 
 @cache
-@kept("pandas", "numpy")
 def spot_observations(include_cpu: bool = False) -> pd.DataFrame:
     """The bundled snapshot of spot prices (spot_prices.csv) as an observation frame: a
     fallback before any collection, dated by the day it was read or the month it was

@@ -101,6 +101,8 @@ class _SpecLoader(yaml.SafeLoader):
 
 def read(path: Path) -> list[Any]:
     """The file's YAML documents; InvalidInput with the line of the first problem."""
+    from costsched.config import effective
+
     file_limits.check(path, file_limits.TASK, effective().files.task_mb)
     try:
         text = path.read_text()

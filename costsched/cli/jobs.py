@@ -38,6 +38,7 @@ from costsched.model import InvalidInput, failure_words
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.taskfile import read_jobs
+from costsched.vocabulary import prefixed
 
 # The store, the planner and the launchers load once the command's input is read: a bad
 # job file or option is refused before any of them.
@@ -51,7 +52,6 @@ def open_store(db: str | None) -> PriceStore:
     from costsched.service.stores import open_store as opened
 
     return opened(db)
-from costsched.vocabulary import prefixed
 
 
 def make_launcher(name: str) -> Any:

@@ -35,6 +35,8 @@ from costsched.vocabulary import prefixed
 # The planner, the store and the prices load once the job files are read: a bad file is
 # refused before any of them.
 if TYPE_CHECKING:
+    import pandas as pd
+
     from costsched.jobspec import JobSpec
     from costsched.optimize.collection import CollectionPlan
     from costsched.optimize.planner import JobPlan

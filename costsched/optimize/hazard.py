@@ -43,9 +43,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costsched import clouds
+from costsched.amounts import hours
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
-from costsched.amounts import hours
 
 PRIOR_HOURS = 24.0
 # The AWS rate measured on p3.2xlarge in us-east-1 (dispa2020): the top bucket's rate.

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
-
 from costsched.model import FINAL_STATES
 
 TOLERANCE = 0.10

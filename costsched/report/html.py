@@ -10,10 +10,9 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from costsched.amounts import decimals, hours, per_hour, usd, usd_all
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
-
-from costsched.amounts import decimals, hours, per_hour, usd, usd_all
 from costsched.measured import sps
 from costsched.model import InvalidInput
 from costsched.report.data import Report

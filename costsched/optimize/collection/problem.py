@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from costsched.amounts import usd_all
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.lazy import scipy_sparse as sp
-from costsched.amounts import usd_all
 from costsched.optimize.collection.solver import HIGHS, cp, solve_quietly
 
 _TOL = 1e-6
