@@ -23,7 +23,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from costsched.backtest.deadline.trace import AvailabilityTrace, interval_tick
 from costsched.decide.deadline import (
     KEY,
     DeadlineDecision,
@@ -207,6 +206,9 @@ def _market_past(store: PriceStore, zones: pd.DataFrame, instance_type: str, at:
                                               kind="availability", start=at - PAST, end=at)
     if frame.empty:
         return {}
+    # The replay's grid (its package loads the whole deadline replay): only when observed.
+    from costsched.backtest.deadline.trace import AvailabilityTrace, interval_tick
+
     trace = AvailabilityTrace.from_intervals(frame, max(interval_tick(frame), FINEST_TICK),
                                              unpriced=True)
     now = int((pd.Timestamp(at) - trace.start).total_seconds() // trace.tick)

@@ -2,9 +2,10 @@
 demo's (its prices and a finished local job): a job file refused at parsing loads neither
 pandas, the database layer nor the planner; `gpus` reads the store with sqlite3;
 `status`, `report` and `plan` load neither the solver, SciPy, matplotlib nor Alembic (the
-store is at the newest revision); `daemon status` and a launch on this machine load no
-cloud's SDK, launcher or checkpoint store. Each command runs in a fresh interpreter: what
-a command imports is only seen there."""
+store is at the newest revision), nor the daemon's scheduler (APScheduler) or the
+backtests' replays; `daemon status` and a launch on this machine load no cloud's SDK,
+launcher or checkpoint store. Each command runs in a fresh interpreter: what a command
+imports is only seen there."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ HEAVY = ("pandas", "numpy", "pyarrow", "sqlalchemy", "alembic", "scipy", "cvxpy"
 # What no command of a store at the newest revision loads unless it solves a collection
 # or draws a chart.
 NEVER = ("alembic", "scipy", "cvxpy", "matplotlib")
+# The daemon's scheduler (`status` reads what the daemon recorded without it) and the
+# backtests' replays (a live decision reads the market's past on their grid only when the
+# store observed it).
+SCHEDULER = ("apscheduler", "costsched.daemon.scheduler", "costsched.backtest")
 # The clouds' SDKs and costsched's modules for them: only a command that reaches a cloud
 # loads them.
 CLOUD = ("boto3", "botocore", "azure", "google", "launchers.aws", "launchers.gcp",
@@ -99,10 +104,11 @@ def test_gpus_of_a_store_loads_nothing_heavy(env: dict[str, str]) -> None:
 
 def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str, str]) -> None:
     codes, _, loaded = run([["status"], ["report"],
-                            ["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env)
+                            ["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
+                           watched=HEAVY + SCHEDULER)
     assert codes == [0, 0, 0]
     assert "pandas" in loaded and "sqlalchemy" in loaded  # the probe sees what loads
-    assert not set(loaded) & set(NEVER), loaded
+    assert not set(loaded) & {*NEVER, *SCHEDULER}, loaded
 
 
 def test_daemon_status_and_a_local_launch_load_no_cloud(env: dict[str, str],
