@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -170,17 +170,17 @@ def run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, fl
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: int
-                 ) -> list[tuple[float, float]]:
-    """Per checkout, the median wall and CPU seconds over `runs`, the checkouts taking
-    turns."""
+def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: int,
+                 program: Sequence[str] = CLI) -> list[tuple[float, float]]:
+    """Per checkout, the median wall and CPU seconds over `runs` of `program` with `argv`,
+    the checkouts taking turns."""
     times: list[list[tuple[float, float]]] = [[] for _ in checkouts]
     for _ in range(runs):
         for i, checkout in enumerate(checkouts):
             if store == "demo-copy":  # a fresh copy: each launch adds the same one job
                 shutil.copy(checkout.tmp / "demo.sqlite", checkout.tmp / "copy.sqlite")
             args = [a.replace("{tmp}", str(checkout.tmp)) for a in argv]
-            times[i].append(run_once([*CLI, *args], checkout.env(store), checkout.tmp))
+            times[i].append(run_once([*program, *args], checkout.env(store), checkout.tmp))
     return [(statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
             for t in times]
 
@@ -227,7 +227,8 @@ def main() -> None:
 
 
 def report(checkouts: list[Checkout], args: argparse.Namespace) -> None:
-    baseline = time_command(checkouts[:1], ["-c", "pass"], "empty", args.runs)[0]
+    baseline = time_command(checkouts[:1], ["-c", "pass"], "empty", args.runs,
+                            program=[sys.executable])[0]
     print(f"python -c pass: {baseline[1]:.3f} s CPU, {baseline[0]:.3f} s wall "
           f"({args.runs} runs each, medians; load average {os.getloadavg()[0]:.1f})")
     against = len(checkouts) > 1
