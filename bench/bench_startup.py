@@ -1,124 +1,256 @@
-"""Start-up benchmark: how long each light command takes to start and end, next to
-`python -c pass` in the same run (the interpreter's own start).
+"""Start-up benchmark: the CPU time (user + system) and wall time each everyday command
+takes from start to end, in a fresh process, against the 0.5 s target; with --against DIR,
+the same commands of another checkout (e.g. main: `git worktree add /tmp/base main`),
+timed in the same run, side by side, with the ratio of the two.
 
-Commands: `costsched --help`, `--version`, `status` on an empty store, `logs` of a job
-that does not exist (one line, exit 2), and, on a second store, `status` and `logs` of a
-finished local job (a one-line script run by the local launcher before timing), and
-`gpus` and `gpus H100` with no store made yet (the bundled prices, read by the standard
-library) beside the same commands answered through pandas (as they are when a store
-exists, or a `catalog refresh` found types: here an empty discovered-types file). Each is
-run --runs times in a fresh subprocess; the median wall time and the median CPU time
-(user + system, less sensitive to a busy machine) are printed with the wall time's ratio
-to `python -c pass` and the difference to the 0.5 s target. With --against DIR, the same
-commands of another checkout (e.g. an older commit: `git worktree add /tmp/old HEAD~10`)
-are timed in the same run, side by side.
-Asserts nothing.
+Stores, each made by each checkout for itself before timing:
+- an empty store: `--help`, `--version`, `status`, `logs` of a job that does not exist;
+- the demo's store, made as `make demo` makes it: the demo's prices
+  (examples/demo/prices-before.csv) imported, stamped with the time they are imported,
+  and one local job run to its end by the local launcher: `status`, `logs`, `report`,
+  `gpus`, `gpus H100`, `plan` of examples/resnet50-anywhere.yaml and of
+  examples/tinyproject/sky.yaml, tasks refused at parsing (an unsupported accelerator, a
+  misspelt GPU), and `launch` of a small job (on a fresh copy of the store each run, with
+  the supervisor's autostart off: the costsched process's own work, not the job's, which
+  runs in a process of its own that outlives it);
+- no store made yet: `gpus` and `gpus H100` from the bundled prices, beside the same
+  commands with an empty discovered-types file (as after a `catalog refresh`).
 
-    .venv/bin/python bench/bench_startup.py [--runs 7] [--against /tmp/old]
+Each checkout has a user cache directory of its own (XDG_CACHE_HOME). The commands run
+with Python writing their bytecode (PYTHONDONTWRITEBYTECODE unset), as an installed
+costsched has it: the stores made first leave each checkout's modules compiled, so no
+timed run pays for compiling a changed file.
+
+Each command runs --runs times, the checkouts' runs taking turns (a busy machine weighs
+on both alike); the medians are printed. CPU time is the figure that matters on a shared
+machine: wall time grows with the machine's load. Asserts nothing.
+
+    .venv/bin/python bench/bench_startup.py [--runs 7] [--against /tmp/base] [--only plan]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 TARGET_SECONDS = 0.5
-COMMANDS = {"--help": ["--help"], "--version": ["--version"],
-            "status (no jobs)": ["status"], "logs (no such job)": ["logs", "nosuchjob"]}
-# Run against the store holding one finished local job.
-JOB_COMMANDS = {"status (1 finished job)": ["status"], "logs (finished job)": ["logs", "hello"]}
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-# Run with no store made yet: (name, argv, through pandas).
-GPUS_COMMANDS = {"gpus (no store)": (["gpus"], False),
-                 "gpus, pandas path": (["gpus"], True),
-                 "gpus H100 (no store)": (["gpus", "H100"], False),
-                 "gpus H100, pandas path": (["gpus", "H100"], True)}
-JOB = f"""name: hello
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+# name -> (argv, store): the store is "empty", "demo", "none" (no store made yet),
+# "none+discovered" (no store, an empty discovered-types file).
+COMMANDS: dict[str, tuple[list[str], str]] = {
+    "--help": (["--help"], "empty"),
+    "--version": (["--version"], "empty"),
+    "status (no jobs)": (["status"], "empty"),
+    "logs (no such job)": (["logs", "nosuchjob"], "empty"),
+    "status": (["status"], "demo"),
+    "logs": (["logs", "hello"], "demo"),
+    "report": (["report"], "demo"),
+    "gpus": (["gpus"], "demo"),
+    "gpus H100": (["gpus", "H100"], "demo"),
+    "plan resnet50-anywhere": (["plan", str(EXAMPLES / "resnet50-anywhere.yaml")], "demo"),
+    "plan tinyproject/sky": (["plan", str(EXAMPLES / "tinyproject" / "sky.yaml")], "demo"),
+    "plan, refused: tpu-v4-8": (["plan", "{tmp}/tpu.yaml"], "demo"),
+    "plan, refused: V10O": (["plan", "{tmp}/typo.yaml"], "demo"),
+    "launch, refused: V10O": (["launch", "{tmp}/typo.yaml"], "demo"),
+    "launch (own work)": (["launch", "{tmp}/small.yaml"], "demo-copy"),
+    "gpus (no store)": (["gpus"], "none"),
+    "gpus H100 (no store)": (["gpus", "H100"], "none"),
+    "gpus (discovered types)": (["gpus"], "none+discovered"),
+}
+# A job that ends at once; its prices are the demo's.
+FINISHED_JOB = f"""name: hello
 run: {sys.executable} -c "print('hello from the job')"
 throughputs: {{V100: 1.0}}
 steps: 10
 constraints: {{regions: [us-east-1], markets: [spot]}}
 """
+# The job `launch` starts, on the local launcher: it sleeps past the launch's own end, so
+# that its process is never the launch's child when that ends (its time is not counted).
+SMALL_JOB = """name: small
+run: sleep 8
+throughputs: {V100: 1.0}
+steps: 10
+constraints: {regions: [us-east-1], markets: [spot]}
+"""
+REFUSED = {"tpu.yaml": "name: tpu-task\nresources:\n  accelerators: tpu-v4-8\n"
+                       "run: python train.py\n",
+           "typo.yaml": "name: typo-task\nresources:\n  accelerators: V10O:1\n"
+                        "  use_spot: true\nrun: python train.py\n"}
 
 
-def cli(checkout: Path | None) -> list[str]:
-    """The `costsched` command of this checkout, or of another one first on sys.path."""
-    if checkout is None:
-        return [sys.executable, "-m", "costsched.cli"]
-    code = (f"import sys; sys.path.insert(0, {str(checkout)!r}); sys.argv[0] = 'costsched'; "
-            "from costsched.cli import main; main()")
-    return [sys.executable, "-c", code]
+@dataclass
+class Checkout:
+    """A checkout's costsched, run with its folder first on the path, and its stores."""
+
+    label: str
+    folder: Path
+    tmp: Path
+
+    def env(self, store: str) -> dict[str, str]:
+        base = {**_written_bytecode(os.environ), "PYTHONPATH": str(self.folder),
+                "COSTSCHED_INSTANCES": str(self.tmp / "instances"),
+                "COSTSCHED_DAEMON_AUTOSTART": "false",
+                "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "no-discovered.csv"),
+                "XDG_CACHE_HOME": str(self.tmp / "cache")}
+        if store == "none+discovered":
+            return {**base, "COSTSCHED_DB": str(self.tmp / "none.sqlite"),
+                    "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "discovered.csv")}
+        if store == "demo-copy":
+            return {**base, "COSTSCHED_DB": str(self.tmp / "copy.sqlite"),
+                    "COSTSCHED_INSTANCES": str(self.tmp / "copy-instances")}
+        return {**base, "COSTSCHED_DB": str(self.tmp / f"{store}.sqlite")}
+
+    def run(self, argv: list[str], store: str, **kwargs) -> subprocess.CompletedProcess:
+        return subprocess.run([*CLI, *argv], env=self.env(store), cwd=self.tmp,
+                              check=True, capture_output=True, text=True, **kwargs)
 
 
-def medians(argv: list[str], runs: int, env: dict[str, str]) -> tuple[float, float]:
-    """Median wall and CPU seconds of `argv` over `runs` runs."""
-    walls, cpus = [], []
+def _written_bytecode(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without PYTHONDONTWRITEBYTECODE: each module is compiled once, not per run."""
+    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+# From the store's folder: neither checkout is on the path by the current directory.
+CLI = [sys.executable, "-m", "costsched.cli"]
+
+
+def prepare(checkout: Checkout) -> None:
+    """The checkout's stores and task files (see the module's help)."""
+    tmp = checkout.tmp
+    tmp.mkdir(parents=True)
+    subprocess.run([sys.executable, "-c", "import sys; from costsched.store import PriceStore;"
+                    " PriceStore(sys.argv[1]).dispose()", str(tmp / "empty.sqlite")],
+                   env=checkout.env("empty"), cwd=tmp, check=True)
+    (tmp / "discovered.csv").write_text("cloud,instance_type,gpu_model,gpu_count,"
+                                        "gpu_memory_gb,vcpus,memory_gb,regions,zones,source\n")
+    for name, text in REFUSED.items():
+        (tmp / name).write_text(text)
+    (tmp / "small.yaml").write_text(SMALL_JOB)
+    (tmp / "hello.yaml").write_text(FINISHED_JOB)
+    # The demo's prices, stamped with now (as `make demo` does).
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = (EXAMPLES / "demo" / "prices-before.csv").read_text().splitlines()
+    stamped = [lines[0]] + [_stamped(line, now) for line in lines[1:]]
+    (tmp / "prices.csv").write_text("\n".join(stamped) + "\n")
+    checkout.run(["prices", "import", str(tmp / "prices.csv")], "demo")
+    checkout.run(["launch", str(tmp / "hello.yaml"), "--wait", "120"], "demo")
+    checkout.run(["status", "--wait", "120"], "demo")
+    out = checkout.run(["logs", "hello"], "demo").stdout
+    assert "hello from the job" in out, out
+
+
+def _stamped(line: str, now: str) -> str:
+    """A price row with its time (the one ISO field ending in Z) set to `now`."""
+    return ",".join(now if f.endswith("Z") and "T" in f else f for f in line.split(","))
+
+
+def run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system of the process and the children it waited
+    for) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: int,
+                 program: Sequence[str] = CLI) -> list[tuple[float, float]]:
+    """Per checkout, the median wall and CPU seconds over `runs` of `program` with `argv`,
+    the checkouts taking turns."""
+    times: list[list[tuple[float, float]]] = [[] for _ in checkouts]
     for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=False)
-        walls.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(walls), statistics.median(cpus)
+        for i, checkout in enumerate(checkouts):
+            if store == "demo-copy":  # a fresh copy: each launch adds the same one job
+                shutil.copy(checkout.tmp / "demo.sqlite", checkout.tmp / "copy.sqlite")
+            args = [a.replace("{tmp}", str(checkout.tmp)) for a in argv]
+            times[i].append(run_once([*program, *args], checkout.env(store), checkout.tmp))
+    return [(statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
+            for t in times]
+
+
+def wait_for_jobs(checkout: Checkout, patience: float = 60.0) -> None:
+    """Until the jobs `launch` started (their agents, detached) have ended."""
+    pids = []
+    for record in (checkout.tmp / "copy-instances").glob("*/instance.json"):
+        pid = json.loads(record.read_text()).get("pid")
+        if pid:
+            pids.append(int(pid))
+    deadline = time.monotonic() + patience
+    while pids and time.monotonic() < deadline:
+        pids = [p for p in pids if _alive(p)]
+        time.sleep(0.5)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--against", type=Path, help="Another checkout to time beside this.")
+    parser.add_argument("--only", action="append", default=[],
+                        help="Only the commands whose name starts with this (repeat).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        db = str(Path(tmp) / "store.sqlite")
-        env = {**os.environ, "COSTSCHED_DB": db, "COSTSCHED_INSTANCES": str(Path(tmp) / "i")}
-        # The empty store exists before timing: `status` reads a store, it never creates one.
-        from costsched.store import PriceStore
-
-        PriceStore(db).dispose()
-        baseline, _ = medians([sys.executable, "-c", "pass"], args.runs, env)
-        print(f"python -c pass: {baseline:.3f} s wall ({args.runs} runs, medians)")
-        print(f"{'command':24} {'checkout':9} {'wall s':>7} {'cpu s':>7} {'x pass':>7} "
-              f"{'vs 0.5 s':>9}")
-        checkouts = [("this", None)] + ([("against", args.against)] if args.against else [])
-        job_env = {**env, "COSTSCHED_DB": str(Path(tmp) / "jobs.sqlite")}
-        finished_job(Path(tmp), job_env)
-        for commands, environment in ((COMMANDS, env), (JOB_COMMANDS, job_env)):
-            for name, argv in commands.items():
-                for label, checkout in checkouts:
-                    wall, cpu = medians([*cli(checkout), *argv], args.runs, environment)
-                    print(f"{name:24} {label:9} {wall:7.3f} {cpu:7.3f} {wall / baseline:7.1f} "
-                          f"{wall - TARGET_SECONDS:+9.3f}")
-        discovered = Path(tmp) / "discovered.csv"
-        discovered.write_text("cloud,instance_type,gpu_model,gpu_count,gpu_memory_gb,vcpus,"
-                              "memory_gb,regions,zones,source\n")
-        for name, (argv, pandas_path) in GPUS_COMMANDS.items():
-            no_store = {**env, "COSTSCHED_DB": str(Path(tmp) / "none.sqlite"),
-                        "COSTSCHED_DISCOVERED_TYPES": str(discovered if pandas_path
-                                                          else Path(tmp) / "none.csv")}
-            for label, checkout in checkouts:
-                wall, cpu = medians([*cli(checkout), *argv], args.runs, no_store)
-                print(f"{name:24} {label:9} {wall:7.3f} {cpu:7.3f} {wall / baseline:7.1f} "
-                      f"{wall - TARGET_SECONDS:+9.3f}")
+        checkouts = [Checkout("this", ROOT, Path(tmp) / "this")]
+        if args.against:
+            checkouts.append(Checkout("against", args.against.resolve(), Path(tmp) / "against"))
+        for checkout in checkouts:
+            prepare(checkout)
+        try:
+            report(checkouts, args)
+        finally:
+            for checkout in checkouts:
+                wait_for_jobs(checkout)
 
 
-def finished_job(tmp: Path, env: dict[str, str]) -> None:
-    """A store with demo prices and one job run to its end by the local launcher."""
-    spec = tmp / "hello.yaml"
-    spec.write_text(JOB)
-    for argv in (["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv")],
-                 ["launch", str(spec), "--wait", "60"], ["status", "--wait", "60"]):
-        subprocess.run([*cli(None), *argv], env=env, check=True, capture_output=True)
-    out = subprocess.run([*cli(None), "logs", "hello"], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    assert "hello from the job" in out, out
+def report(checkouts: list[Checkout], args: argparse.Namespace) -> None:
+    baseline = time_command(checkouts[:1], ["-c", "pass"], "empty", args.runs,
+                            program=[sys.executable])[0]
+    print(f"python -c pass: {baseline[1]:.3f} s CPU, {baseline[0]:.3f} s wall "
+          f"({args.runs} runs each, medians; load average {os.getloadavg()[0]:.1f})")
+    against = len(checkouts) > 1
+    header = f"{'command':26} {'cpu s':>7}"
+    if against:
+        header += f" {'against':>8} {'ratio':>6}"
+    header += f" {'wall s':>7}" + (f" {'against':>8}" if against else "")
+    print(header + f" {'cpu vs 0.5 s':>13}")
+    for name, (argv, store) in COMMANDS.items():
+        if args.only and not any(name.startswith(o) for o in args.only):
+            continue
+        measured = time_command(checkouts, argv, store, args.runs)
+        (wall, cpu) = measured[0]
+        line = f"{name:26} {cpu:7.3f}"
+        if against:
+            line += f" {measured[1][1]:8.3f} {cpu / measured[1][1]:6.2f}"
+        line += f" {wall:7.3f}" + (f" {measured[1][0]:8.3f}" if against else "")
+        print(line + f" {_target(cpu):>13}", flush=True)
+
+
+def _target(cpu: float) -> str:
+    return f"{cpu - TARGET_SECONDS:+.3f}" + (" ok" if cpu <= TARGET_SECONDS else "")
 
 
 if __name__ == "__main__":

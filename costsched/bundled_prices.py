@@ -1,13 +1,14 @@
 """The bundled list prices and spot prices as plain rows, read with the csv module; and
 the one rule saying when a bundled price is superseded (`superseded`).
 
-For the commands that answer from the bundled catalog alone (no store to read, no
-discovered types): `costsched gpus` starts in a fraction of the time pandas takes to
-import. The rules are those of `costsched.prices.prices_at(..., superseded=True)` on an
-empty store, row for row and in the same order (tests compare the two): per (cloud,
-region, instance type) the newest on-demand list price that held by the time asked for,
-per (cloud, region, zone, instance type) the newest bundled spot price, neither for a type
-retired by then; superseded prices after current ones.
+For the commands that answer from the bundled catalog and a SQLite store's prices (read
+by `costsched.service.glance`), without discovered types: `costsched gpus` starts in a
+fraction of the time pandas takes to import. The rules are those of
+`costsched.prices.prices_at(..., superseded=True)`, row for row and in the same order
+(tests compare the two): per (cloud, region, instance type) the newest on-demand list
+price that held by the time asked for, per (cloud, region, zone, instance type) the
+newest bundled spot price, neither for a type retired by then; the stored prices with
+them, the newer winning (`_with_stored`); superseded prices after current ones.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import csv
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime, timezone
 from functools import cache
 from importlib import resources
@@ -223,16 +224,24 @@ def _newest(rows: list[dict], key: tuple[str, ...], when: datetime) -> list[dict
 
 
 def prices_at(when: datetime, *, clouds: Sequence[str] = (),
-              gpu_models: Sequence[str] = ()) -> list[dict]:
-    """The bundled GPU offerings' prices that held at `when`, current ones first, cheapest
-    per GPU-hour first (then by cloud, region and zone): dicts with the offering, market,
-    usd_per_hour, usd_per_gpu_hour, effective_at, age_days, superseded (bool: see
+              gpu_models: Sequence[str] = (), stored: Sequence[dict] = ()) -> list[dict]:
+    """The bundled GPU offerings' prices that held at `when`, with a store's (`stored`:
+    its GPU offerings' prices at `when`, `glance.stored_gpu_prices`), current ones first,
+    cheapest per GPU-hour first (then by cloud, region and zone): dicts with the offering,
+    market, usd_per_hour, usd_per_gpu_hour, effective_at, age_days, superseded (bool: see
     PRICE_CHANGE) and source."""
-    on_demand = _newest(_on_demand(), ("cloud", "region", "instance_type"), when)
-    spot = _newest(_spot(), ("cloud", "region", "zone", "instance_type"), when)
-    rows = [r for r in on_demand + spot
-            if (not clouds or r["cloud"] in clouds)
-            and (not gpu_models or r["gpu_model"] in gpu_models)]
+
+    def wanted(r: dict) -> bool:
+        return ((not clouds or r["cloud"] in clouds)
+                and (not gpu_models or r["gpu_model"] in gpu_models))
+
+    on_demand = [r for r in _newest(_on_demand(), ("cloud", "region", "instance_type"), when)
+                 if wanted(r)]
+    spot = [r for r in _newest(_spot(), ("cloud", "region", "zone", "instance_type"), when)
+            if wanted(r)]
+    own, on_demand, spot = _with_stored([r for r in stored if wanted(r)], on_demand, spot)
+    rows = own + on_demand + spot
+    collected = {id(r) for r in own}  # a stored price is never superseded
     out = [{
         "gpu_model": r["gpu_model"], "gpu_count": r["gpu_count"], "cloud": r["cloud"],
         "region": r["region"], "zone": r["zone"], "instance_type": r["instance_type"],
@@ -240,8 +249,8 @@ def prices_at(when: datetime, *, clouds: Sequence[str] = (),
         "usd_per_gpu_hour": r["usd_per_hour"] / r["gpu_count"],
         "effective_at": r["effective_at"],
         "age_days": (when - r["effective_at"]).total_seconds() / 86400,
-        "superseded": superseded(r["cloud"], r["instance_type"], r["market"],
-                                 r["effective_at"], when) is not None,
+        "superseded": id(r) not in collected and superseded(
+            r["cloud"], r["instance_type"], r["market"], r["effective_at"], when) is not None,
         "source": r["source"],
     } for r in rows]
     out.sort(key=lambda r: (r["superseded"], r["usd_per_gpu_hour"], r["cloud"], r["region"],
@@ -249,20 +258,61 @@ def prices_at(when: datetime, *, clouds: Sequence[str] = (),
     return out
 
 
-def gpu_offerings(gpu: str, when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
-    """Every bundled offering of one GPU model at `when` (OFFERING_COLUMNS): fewest GPUs
-    first, then current before superseded, then cheapest."""
-    rows = prices_at(when, clouds=_clouds(clouds), gpu_models=[gpu_model_name(gpu)])
+def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict]
+                 ) -> tuple[list[dict], list[dict], list[dict]]:
+    """(the stored prices kept, the on-demand list prices kept, the spot snapshot prices
+    kept), as `costsched.prices.prices_at` combines them: a cloud's snapshot prices no
+    newer than its newest stored spot price are left out; per (cloud, region, type) the
+    newer on-demand price of the list and the store's wins; a snapshot price replaces the
+    store's spot prices of its (cloud, region, type)."""
+    if not stored:
+        return stored, on_demand, spot
+
+    def key(r: dict) -> tuple[str, str, str]:
+        return r["cloud"], r["region"], r["instance_type"]
+
+    collected = _newest_times(stored, "spot", lambda r: r["cloud"])
+    spot = [r for r in spot
+            if r["cloud"] not in collected or r["effective_at"] > collected[r["cloud"]]]
+    listed_at = _newest_times(stored, "on_demand", key)
+    if listed_at and on_demand:
+        on_demand = [r for r in on_demand
+                     if key(r) not in listed_at or r["effective_at"] > listed_at[key(r)]]
+        replaced = {key(r) for r in on_demand} & listed_at.keys()
+        stored = [r for r in stored if r["market"] != "on_demand" or key(r) not in replaced]
+    places = {key(r) for r in spot}
+    stored = [r for r in stored if r["market"] != "spot" or key(r) not in places]
+    return stored, on_demand, spot
+
+
+def _newest_times(rows: list[dict], market: str, key: Callable[[dict], Hashable]
+                  ) -> dict[Hashable, datetime]:
+    """Per `key`, the newest effective_at of the rows of `market`."""
+    out: dict[Hashable, datetime] = {}
+    for r in rows:
+        if r["market"] == market:
+            k = key(r)
+            out[k] = max(r["effective_at"], out.get(k, r["effective_at"]))
+    return out
+
+
+def gpu_offerings(gpu: str, when: datetime, *, clouds: Sequence[str] = (),
+                  stored: Sequence[dict] = ()) -> list[dict]:
+    """Every offering of one GPU model at `when` (OFFERING_COLUMNS), bundled and `stored`
+    (`prices_at`): fewest GPUs first, then current before superseded, then cheapest."""
+    rows = prices_at(when, clouds=cloud_names(clouds), gpu_models=[gpu_model_name(gpu)],
+                     stored=stored)
     rows.sort(key=lambda r: (r["gpu_count"], r["superseded"], r["usd_per_hour"], r["market"]))
     return [{c: r[c] for c in OFFERING_COLUMNS} for r in rows]
 
 
-def gpu_summary(when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
+def gpu_summary(when: datetime, *, clouds: Sequence[str] = (),
+                stored: Sequence[dict] = ()) -> list[dict]:
     """One row per GPU model and count (as `costsched.service.gpus.gpu_summary`): per
     market the cheapest price (current before superseded, then spot prices under OLD_DAYS
     before older), where, its age in days, whether it is superseded and its source (None where the
     market has no price)."""
-    rows = prices_at(when, clouds=_clouds(clouds))
+    rows = prices_at(when, clouds=cloud_names(clouds), stored=stored)
     keys = sorted(dict.fromkeys((r["gpu_model"], r["gpu_count"]) for r in rows),
                   key=lambda k: (gpu_order(k[0]), k[1]))
     out = {k: dict(zip(SUMMARY_KEY, k, strict=True)) for k in keys}
@@ -284,7 +334,7 @@ def gpu_summary(when: datetime, *, clouds: Sequence[str] = ()) -> list[dict]:
     return list(out.values())
 
 
-def _clouds(values: Sequence[str]) -> list[str]:
+def cloud_names(values: Sequence[str]) -> list[str]:
     spelled, error = choose(values, CLOUDS)
     if error is not None:
         raise InvalidInput(f"cloud {error}")

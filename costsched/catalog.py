@@ -11,8 +11,6 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-import pandas as pd
-
 # The catalog's names and the light readers live in bundled_prices (no pandas) for the
 # quick commands; they are the catalog's too.
 from costsched.bundled_prices import (  # noqa: F401
@@ -24,6 +22,7 @@ from costsched.bundled_prices import (  # noqa: F401
     gpu_model_name,
 )
 from costsched.catalog_version import CATALOG_VERSION  # noqa: F401
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 
 TYPE_COLUMNS = ["cloud", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",

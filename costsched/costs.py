@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
-import numpy as np
-import pandas as pd
-
 from costsched import catalog
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.list_prices import TYPE_KEY
 from costsched.model import InvalidInput, utc
 from costsched.optimize.decision import egress_per_gb

@@ -10,9 +10,8 @@ throughputs use.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.throughput import Throughput, ThroughputTable
 

@@ -8,8 +8,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-import pandas as pd
-
+from costsched.lazy import pandas as pd
 from costsched.model import utc
 
 MAX_HOURS = 1e6  # about 114 years: beyond it a duration is a typo

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import numpy as np
-import pandas as pd
-
 from costsched import catalog
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import utc
 
 TYPE_KEY = ["cloud", "region", "instance_type", "os"]  # what a list price is of

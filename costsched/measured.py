@@ -27,10 +27,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-import numpy as np
-import pandas as pd
-
 from costsched.jobspec import parse, resolve
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.passes import memo
 from costsched.throughput import ThroughputTable, model_key

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-import numpy as np
-import pandas as pd
-
 from costsched import bundled_prices, catalog
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.list_prices import TYPE_KEY, listed_on_demand, on_demand_reference
 from costsched.model import utc
 from costsched.passes import frozen, memo

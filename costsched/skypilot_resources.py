@@ -9,10 +9,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
+from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.vocabulary import did_you_mean
@@ -297,7 +296,7 @@ def _accelerators(value: Any, where: str, fail: Fail,
     if value is None:
         return [], []
     out, missing, unknown = [], [], []
-    sold = set(catalog.instance_types()["gpu_model"])
+    sold: set[str] | None = None  # read once a name is known: a refused one reads nothing
     items = fields.accelerator_items(value, where, fail)
     for item in items:
         try:
@@ -310,7 +309,9 @@ def _accelerators(value: Any, where: str, fail: Fail,
             unknown.append(said.split("; expected one of")[0]
                            + (f" (did you mean{close[:-1]})" if close else ""))
             continue
-        if isinstance(found, str) or found[0] not in sold:
+        if sold is None and not isinstance(found, str):
+            sold = set(catalog.instance_types()["gpu_model"])
+        if isinstance(found, str) or found[0] not in (sold or ()):
             missing.append(item)
         else:
             out.append(found)

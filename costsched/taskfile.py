@@ -3,20 +3,22 @@ costsched job spec or a SkyPilot task, sweeps expanded, workdirs anchored to the
 
     specs = load("train.yaml")                       # every job of the file
     specs = load("task.yaml", envs={"LR": "0.1"})    # a SkyPilot task's envs given at launch
+    pairs = read_jobs(["a.yaml", "b.yaml"])          # (source, spec) of every job of them
+
+Reading loads no pandas, database layer or solver: a bad file is refused at once.
 """
 
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from costsched import file_limits
-from costsched.config import effective
-from costsched.jobspec import JobSpec, parse
+from costsched.jobspec import JobSpec, parse, refuse_duplicate_names
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
 from costsched.sweeps import expand_sweep, sweep_size, too_many
@@ -26,6 +28,8 @@ _OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "chec
 _SKY_KEYS = frozenset({"resources", "costsched", "secrets", "file_mounts", "num_nodes",
                        "service", "config", "pool", "volumes", "job_group"})
 MAX_DEPTH = 100  # levels of nesting in a job file; a real one has fewer than ten
+# Job files, specs, or jobs read already ((source, spec) pairs as `read_jobs` returns them).
+Jobs = str | Path | JobSpec | Sequence[str | Path | JobSpec | tuple[str, JobSpec]]
 
 
 def skypilot_task(doc: Any) -> bool:
@@ -97,6 +101,8 @@ class _SpecLoader(yaml.SafeLoader):
 
 def read(path: Path) -> list[Any]:
     """The file's YAML documents; InvalidInput with the line of the first problem."""
+    from costsched.config import effective
+
     file_limits.check(path, file_limits.TASK, effective().files.task_mb)
     try:
         text = path.read_text()
@@ -131,8 +137,6 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
         raise InvalidInput(f"{path}: {len(docs)} YAML documents: a SkyPilot pipeline; "
                            "costsched runs one task per file (`sky jobs launch` runs "
                            "pipelines)")
-    if max_sweep_jobs is None:
-        max_sweep_jobs = effective().launch.max_sweep_jobs
     parsed = []
     for i, doc in enumerate(docs, start=1):
         where = str(path) if len(docs) == 1 else f"{path} (document {i})"
@@ -144,6 +148,10 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
                                    "put a job spec's envs in its file")
             spec = parse(doc, where)
         parsed.append(anchor_workdir(spec, path.parent))
+    if max_sweep_jobs is None:  # the configuration loads once the file reads well
+        from costsched.config import effective
+
+        max_sweep_jobs = effective().launch.max_sweep_jobs
     total = sum(sweep_size(spec) for spec in parsed)  # counted before any job is made
     if total > max_sweep_jobs:
         name = max(parsed, key=sweep_size).name
@@ -154,3 +162,23 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
     if dupes:
         raise InvalidInput(f"{path}: field name: {dupes[0]!r} names more than one job")
     return specs
+
+
+def read_jobs(jobs: Jobs, progress: Callable[[str, int, int], None] | None = None,
+              envs: Mapping[str, str] | None = None) -> list[tuple[str, JobSpec]]:
+    """(source, spec) of every job in files and specs (a file may hold several); `envs`:
+    values given at launch for SkyPilot tasks' envs. A (source, spec) pair, read before,
+    is kept as it is. `progress(stage, done, total)` is called after each item."""
+    items = [jobs] if isinstance(jobs, (str, Path, JobSpec)) else list(jobs)
+    out: list[tuple[str, JobSpec]] = []
+    for i, item in enumerate(items, start=1):
+        if isinstance(item, JobSpec):
+            out.append(("<spec>", item))
+        elif isinstance(item, tuple):
+            out.append(item)
+        else:
+            out.extend((str(item), spec) for spec in load(item, envs=envs))
+        if progress is not None:
+            progress("reading job specs", i, len(items))
+    refuse_duplicate_names(out)
+    return out

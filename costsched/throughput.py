@@ -51,12 +51,12 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import platformdirs
 
 from costsched import file_limits
 from costsched.catalog import gpu_model_name
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.vocabulary import did_you_mean
 

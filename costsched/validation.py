@@ -11,17 +11,16 @@ import math
 import re
 from datetime import datetime, timezone
 
-import pandas as pd
-
 from costsched import catalog
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 
 ISO_EXAMPLE = "2020-02-18T00:00:00Z"
 ZONED = f"ISO 8601 with a time zone, e.g. {ISO_EXAMPLE}"
 # No cloud sold GPU hours before 2000; a time past 2100 is a typo or a placeholder, and
 # both stay far inside pandas' nanosecond range (1677-2262).
-EARLIEST = pd.Timestamp("2000-01-01", tz="UTC")
-LATEST = pd.Timestamp("2100-01-01", tz="UTC")
+EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(2100, 1, 1, tzinfo=timezone.utc)
 SUPPORTED_RANGE = f"a time from {EARLIEST:%Y-%m-%d} to {LATEST:%Y-%m-%d}"
 # The largest GPU instance of any cloud has 16 GPUs.
 MAX_GPUS = 16

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from costsched.amounts import decimals, usd
 from costsched.cli.common import console, table
 from costsched.config import effective
-from costsched.store import PriceStore
 
 if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
+    from costsched.store import PriceStore
 
 
 def budgets_now(store: PriceStore, at: datetime | None = None) -> list[BudgetState]:

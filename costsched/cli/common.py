@@ -155,11 +155,13 @@ def friendly_errors(fn: F) -> F:
 def fail(exc: InvalidInput) -> None:
     """End the command with the error's one line: exit code 75 for a store that cannot be
     reached now, else 2."""
-    from costsched.store.database import StoreUnavailable
-
     err_console.print(f"[red]error:[/red] {user_text(redact(str(exc)))}", highlight=False,
                       soft_wrap=True)
-    code = EXIT_TRY_AGAIN if isinstance(exc, StoreUnavailable) else EXIT_BAD_INPUT
+    # Only the database layer raises StoreUnavailable: where it was never loaded (a bad
+    # job file refused first), it is not loaded to tell.
+    database = sys.modules.get("costsched.store.database")
+    unavailable = database is not None and isinstance(exc, database.StoreUnavailable)
+    code = EXIT_TRY_AGAIN if unavailable else EXIT_BAD_INPUT
     raise typer.Exit(code) from None
 
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -37,12 +37,21 @@ from costsched.config import effective
 from costsched.model import InvalidInput, failure_words
 from costsched.service import jobs as service
 from costsched.service import views
-from costsched.service.decide import parse_offering
-from costsched.service.speeds import status_flags as speed_flags
-from costsched.service.staleness import stale_after_hours
-from costsched.service.stores import open_store
-from costsched.store import PriceStore
+from costsched.taskfile import read_jobs
 from costsched.vocabulary import prefixed
+
+# The store, the planner and the launchers load once the command's input is read: a bad
+# job file or option is refused before any of them.
+if TYPE_CHECKING:
+    from costsched.jobspec import JobSpec
+    from costsched.store import PriceStore
+
+
+def open_store(db: str | None) -> PriceStore:
+    """The store at `db` (costsched.service.stores.open_store)."""
+    from costsched.service.stores import open_store as opened
+
+    return opened(db)
 
 
 def make_launcher(name: str) -> Any:
@@ -93,15 +102,18 @@ def launch(
     capacity), with their checkpoints kept in their checkpoint store."""
     at_least("--wait", wait, 0.0)
     if offering is not None:
+        from costsched.service.decide import parse_offering
+
         parse_offering(offering)  # how to write one, before anything is opened or reached
     envs, secrets = _given("--env", env), _given("--secret", secret)
+    read = read_jobs(jobs, envs=envs)  # each file once, before the store is opened
     store = open_store(db)
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
-    _check_budgets(store, jobs, envs, yes, json_out)
+    _check_budgets(store, read, envs, yes, json_out)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
-        records = service.launch(store, jobs, launcher=backend, offering=offering,
+        records = service.launch(store, read, launcher=backend, offering=offering,
                                  envs=envs, secrets=secrets,
                                  checkpoint_root=settings.checkpoint_root,
                                  book=confirm_booking(yes) if book else None)
@@ -132,8 +144,8 @@ def _print_armed(line: str | None, json_out: bool) -> None:
                                                      markup=False, soft_wrap=True)
 
 
-def _check_budgets(store: PriceStore, jobs: list[Path], envs: dict[str, str], yes: bool,
-                   json_out: bool) -> None:
+def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dict[str, str],
+                   yes: bool, json_out: bool) -> None:
     """Each budgeted job's expected and pessimistic cost against what is left of its
     budgets, a line each; refused when the expected cost does not fit, or the pessimistic
     one without --yes."""
@@ -244,6 +256,9 @@ def migrate(
     """Ask the policy where each running job should be now, among every offering its
     constraints allow, in dollars, and move the jobs whose move pays (checkpoint, verify,
     launch the target, then end the source). With --to, move one job where you say."""
+    from costsched.service.decide import parse_offering
+    from costsched.service.staleness import stale_after_hours
+
     at_least("--margin", margin, 0.0)
     at_least("--wait", wait, 0.0)
     if to is not None:
@@ -339,6 +354,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
     the store; --json is then {"jobs": [...], "daemon": [...], "budgets": [...],
     "recovery": {...}}."""
+    from costsched.service.speeds import status_flags as speed_flags
+
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     now = datetime.now(timezone.utc)
     if json_out:

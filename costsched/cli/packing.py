@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
 from costsched.amounts import hours, hours_all, usd_all
 from costsched.cli.common import table
-from costsched.optimize.collection import CollectionPlan
+
+if TYPE_CHECKING:
+    from costsched.optimize.collection import CollectionPlan
 
 
 def instances_table(plan: CollectionPlan) -> Table:

@@ -7,9 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from costsched.amounts import hours, hours_all, per_hour, usd, usd_all
 from costsched.cli import plan_figures as figures
@@ -30,23 +28,21 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.cli.packing import instances_json, instances_table
-from costsched.config import effective
 from costsched.model import InvalidInput
-from costsched.optimize.collection import CollectionPlan
-from costsched.optimize.planner import JobPlan, order_cost, superseded_offerings
-from costsched.optimize.planner import Progress as Report
 from costsched.optimize.quotas import quota_cost
-from costsched.service import PlanResult
-from costsched.service import plan as plan_jobs
-from costsched.service.plan import job_specs
-from costsched.service.speeds import plan_notes_for
-from costsched.service.staleness import age_hours, stale, stale_after_hours
-from costsched.skypilot_emit import emit_task
+from costsched.taskfile import read_jobs
 from costsched.vocabulary import prefixed
 
+# The planner, the store and the prices load once the job files are read: a bad file is
+# refused before any of them.
 if TYPE_CHECKING:
     import pandas as pd
 
+    from costsched.jobspec import JobSpec
+    from costsched.optimize.collection import CollectionPlan
+    from costsched.optimize.planner import JobPlan
+    from costsched.optimize.planner import Progress as Report
+    from costsched.service import PlanResult
     from costsched.work import Work
 
 
@@ -104,10 +100,15 @@ def plan(
                            "names: expected --explain OFFERING with it")
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(shown=not json_out) as report:
-        result = plan_jobs(db, jobs, at=at, objective=objective, deadline=deadline,
+        specs = read_jobs(jobs, report)
+        from costsched.service import plan as plan_jobs
+
+        result = plan_jobs(db, specs, at=at, objective=objective, deadline=deadline,
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
     if explain is not None:
+        from costsched.config import effective
+
         overheads = effective().migration.overheads()
         lines = result.explain(explain, moved_from=moved_from, overheads=overheads)
         move = result.move_here(explain, moved_from, overheads=overheads)
@@ -118,9 +119,12 @@ def plan(
             for line in lines:
                 console.print(user_text(line), highlight=False, soft_wrap=True)
         return
+    from costsched.service.speeds import plan_notes_for
+    from costsched.service.staleness import stale_after_hours
+
     stale_after = stale_after_hours()
     if emit is not None:
-        _emit(emit, jobs, result)
+        _emit(emit, specs, result)
     elif json_out:
         stream_json(_json(result, top, stale_after),
                     indent=len(result.jobs) <= JSON_INDENTED_UP_TO)
@@ -172,6 +176,14 @@ def _progress(shown: bool) -> Iterator[Report | None]:
     if not shown:
         yield None
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, transient=True) as bar:
         task = bar.add_task("planning", total=None)
@@ -230,6 +242,9 @@ def _covered(names: list[str]) -> str:
 def _print_job(result: PlanResult, members: list[int], top: int, stale_after: float,
                wide: bool) -> None:
     """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
+    from costsched.optimize.planner import order_cost, superseded_offerings
+    from costsched.service.staleness import stale
+
     index = members[0]
     p = result.jobs[index]
     job = p.job.job
@@ -344,6 +359,9 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     """The plan as one JSON document whose lists are generators (stream_json writes them
     piece by piece). Jobs that share a ranking (a sweep's identical jobs) share one entry
     of "rankings", which lists them; each job names it by "ranking_index"."""
+    from costsched.optimize.planner import superseded_offerings
+    from costsched.service.staleness import age_hours, stale
+
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
@@ -411,11 +429,14 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     return out
 
 
-def _emit(kind: str, files: list[Path], result: PlanResult) -> None:
-    """Each planned job as a SkyPilot task pinned to its best offering, as YAML documents."""
+def _emit(kind: str, read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
+    """Each planned job (`read`: as read from their files) as a SkyPilot task pinned to
+    its best offering, as YAML documents."""
+    from costsched.skypilot_emit import emit_task
+
     if kind != "sky":
         raise InvalidInput(f"--emit {kind!r}: expected sky")
-    specs = {spec.name: (source, spec) for source, spec in job_specs(files)}
+    specs = {spec.name: (source, spec) for source, spec in read}
     docs = []
     for p in result.jobs:
         if p.best is None:

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import shlex
 
-import pandas as pd
-
 from costsched.amounts import hours_all, per_hour, usd_all
 from costsched.cli.common import user_text
+from costsched.lazy import pandas as pd
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.work import CPU_REFERENCE, Work
 

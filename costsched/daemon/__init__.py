@@ -22,21 +22,31 @@ Tests compress the schedules by passing APScheduler triggers (`triggers=`): the 
 schedules are 5-field cron expressions, whose finest step is a minute.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
 from costsched.daemon.events import log, logfmt
-from costsched.daemon.scheduler import (
-    JOBSTORE_TABLE,
-    TASK_FUNCTIONS,
-    TASKS,
-    Daemon,
-    TaskStatus,
-    default_launchers,
-    run_once,
-    status,
-    triggers_from,
-)
-from costsched.daemon.scheduler import (
-    _scheduled as _scheduled,  # the schedule stored in a database names it here
-)
+
+# The scheduler (APScheduler, the tasks, the watcher) loads when one of its names is first
+# read: `costsched status` reads the daemon's records (`records.status`) without it.
+_MODULES = {
+    "JOBSTORE_TABLE": "records", "TASKS": "records", "TaskStatus": "records",
+    "status": "records",
+    "TASK_FUNCTIONS": "scheduler", "Daemon": "scheduler", "default_launchers": "scheduler",
+    "run_once": "scheduler", "triggers_from": "scheduler",
+    "_scheduled": "scheduler",  # the schedule stored in a database names it here
+}
 
 __all__ = ["JOBSTORE_TABLE", "TASKS", "TASK_FUNCTIONS", "Daemon", "TaskStatus",
            "default_launchers", "log", "logfmt", "run_once", "status", "triggers_from"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

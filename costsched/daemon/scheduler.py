@@ -8,31 +8,28 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
-from sqlalchemy import inspect, text
 
 from costsched.config import Config
 from costsched.daemon.events import _emit, _now, _one_line
+from costsched.daemon.records import COUNTED, JOBSTORE_TABLE, TASKS
+from costsched.daemon.records import TaskStatus as TaskStatus  # its names, also here
+from costsched.daemon.records import status as status
 from costsched.daemon.tasks import Outcome, Tasks
 from costsched.daemon.watcher import WATCH, LauncherFactory
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
 from costsched.store.leases import TaskRun, holder_name
-from costsched.store.schema import scheduler_jobs
 
-TASKS = ("collect", "replan", "catalog")
 TASK_LEASE_SECONDS = 600  # renewed every third of it while the task runs
 HEARTBEAT_SECONDS = 10.0  # between a serving daemon's beats in its row (store.daemons)
 MISFIRE_GRACE_SECONDS = 3600  # a run this late (the daemon was down) still runs, once
 SETTLE_SECONDS = 600.0  # how long a re-plan follows the moves it started
-_COUNTED = ("running", "ok", "failed")  # the runs that serve a trigger (skips do not)
-JOBSTORE_TABLE = scheduler_jobs.name  # made with the store's schema
 
 
 def default_launchers(name: str) -> Launcher:
@@ -88,7 +85,7 @@ class Daemon(Tasks):
     def due(self, task: str, at: datetime | None = None) -> bool:
         """True when `task` never ran, or its trigger fired since its last recorded run."""
         now = at or _now()
-        last = self.store.task_runs.last(task, statuses=_COUNTED)
+        last = self.store.task_runs.last(task, statuses=COUNTED)
         if last is None:
             return True
         # Runs are recorded in whole seconds: the next fire strictly after the run's start.
@@ -265,32 +262,6 @@ def run_once(store: PriceStore, config: Config, at: datetime | None = None, *,
     daemon.resume()
     daemon.watch()  # recover what was preempted since the last run
     return daemon.run_once(at)
-
-
-@dataclass(frozen=True)
-class TaskStatus:
-    task: str
-    next_run: datetime | None  # from the schedule in the store (None: never scheduled)
-    last: TaskRun | None  # the newest run that was not a skip
-    failures: list[TaskRun]  # the newest failed runs, newest first
-
-
-def status(store: PriceStore, failures: int = 3) -> list[TaskStatus]:
-    """Each task's next scheduled run, last run and recent failures, as the store records
-    them (whether or not a daemon runs now)."""
-    next_runs: dict[str, float | None] = {}
-    if inspect(store.engine).has_table(JOBSTORE_TABLE):
-        with store.engine.connect() as conn:
-            rows = conn.execute(text(f"SELECT id, next_run_time FROM {JOBSTORE_TABLE}")).all()
-        next_runs = {str(r[0]): r[1] for r in rows}
-    out = []
-    for task in TASKS:
-        ts = next_runs.get(task)
-        out.append(TaskStatus(
-            task, None if ts is None else datetime.fromtimestamp(float(ts), timezone.utc),
-            store.task_runs.last(task, statuses=_COUNTED),
-            store.task_runs.recent(task, statuses=("failed",), limit=failures)))
-    return out
 
 
 TASK_FUNCTIONS: dict[str, Callable[[Daemon, datetime | None], str | Outcome]] = {

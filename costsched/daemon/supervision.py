@@ -16,7 +16,7 @@ from socket import gethostname
 
 from costsched.config import Config
 from costsched.daemon.logs import log_path
-from costsched.daemon.supervisor import SUPERVISOR_LEASE, live_jobs
+from costsched.daemon.records import SUPERVISOR_LEASE, live_jobs
 from costsched.store import PriceStore
 from costsched.store.daemons import DaemonRow
 from costsched.store.leases import holder_pid

@@ -19,12 +19,12 @@ import time
 
 from costsched.config import Config
 from costsched.daemon.events import _emit, _now, _one_line
+from costsched.daemon.records import SUPERVISOR_LEASE as SUPERVISOR_LEASE
+from costsched.daemon.records import live_jobs as live_jobs
 from costsched.daemon.scheduler import HEARTBEAT_SECONDS, Daemon
 from costsched.daemon.watcher import LauncherFactory
-from costsched.model import FINAL_STATES, JOB_STATES
 from costsched.store import PriceStore
 
-SUPERVISOR_LEASE = "supervisor"
 LEASE_SECONDS = 60  # renewed at each heartbeat; a dead holder of this host frees it at once
 SUPERVISED_TASKS = ("replan",)  # beside the watcher; collecting prices is the service's
 IDLE_LOOK_SECONDS = 2.0  # between a supervisor's looks for jobs left to watch
@@ -33,11 +33,6 @@ IDLE_LOOK_SECONDS = 2.0  # between a supervisor's looks for jobs left to watch
 def installed_lease() -> str:
     """The lease an installed daemon holds: one per store and machine."""
     return f"daemon-installed:{socket.gethostname()}"
-
-
-def live_jobs(store: PriceStore) -> list[int]:
-    """The ids of the jobs not ended yet (what a daemon watches)."""
-    return store.jobs.ids(states=[s for s in JOB_STATES if s not in FINAL_STATES])
 
 
 class Leased(Daemon):

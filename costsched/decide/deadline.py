@@ -15,11 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-import numpy as np
-import pandas as pd
-
 from costsched.amounts import hours
 from costsched.decide.price import Decision
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, Job, Offering
 from costsched.optimize.decision import Overheads, Place, price_move
 from costsched.policies import OfferingKey

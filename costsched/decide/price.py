@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
-
 from costsched.amounts import usd, usd_all
+from costsched.lazy import numpy as np
 from costsched.model import Offering
 from costsched.optimize.decision import MovePrice, move_price, outcomes
 from costsched.optimize.rank import tie_rounded

@@ -23,11 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from costsched import clouds
 from costsched.catalog import gpu_model_name
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 
 _LINE = re.compile(r"^\[(?P<ts>[^\]]+)\]\s+(?P<msg>.*)$")

@@ -35,11 +35,10 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import NamedTuple
 
-import numpy as np
-import pandas as pd
-
 from costsched import clouds
 from costsched.clouds.transfer import pair_usd_per_gb
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.optimize.hazard import Evidence, offering_hazards
 
 DEFAULT_CHECKPOINT_HOURS = 0.5

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-import pandas as pd
-
 from costsched.frames import OFFERING_KEY, to_epoch_seconds
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 
 WINDOW_HOURS = 168.0  # one week
 QUANTILE = 0.25  # of the time in the window: the price the offering was at or below

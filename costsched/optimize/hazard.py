@@ -42,11 +42,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-
 from costsched import clouds
 from costsched.amounts import hours
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 
 PRIOR_HOURS = 24.0
 # The AWS rate measured on p3.2xlarge in us-east-1 (dispa2020): the top bucket's rate.

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.optimize import decision
 from costsched.optimize.decision import Overheads
 

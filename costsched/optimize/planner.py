@@ -10,12 +10,11 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
-import numpy as np
-import pandas as pd
-
 from costsched import catalog
 from costsched.amounts import per_hour, usd_all
 from costsched.cpu_work import CpuWork
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.list_prices import listed_on_demand, on_demand_reference
 from costsched.model import Constraints
 from costsched.optimize import rank as ranking

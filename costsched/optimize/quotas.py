@@ -14,12 +14,11 @@ import math
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-
 from costsched.amounts import per_hour, usd
 from costsched.clouds.quotas import Need, needs, where
 from costsched.frames import OFFERING_KEY
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 
 # The columns `attach` adds: the binding quota of one instance (its need, in its unit),
 # what is left of it (limit - used), the size of a launch it refused since it was read

@@ -19,11 +19,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-
 from costsched import clouds
 from costsched.frames import OFFERING_KEY
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import BOOKED_MARKETS, Constraints
 from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
 
@@ -156,7 +155,7 @@ class _Batch:
     allowed: np.ndarray | None
 
 
-Chosen = tuple[np.ndarray, np.ndarray, np.ndarray]
+Chosen = tuple["np.ndarray", "np.ndarray", "np.ndarray"]
 
 
 def _work_hours(d: _Batch, sl: slice) -> np.ndarray:

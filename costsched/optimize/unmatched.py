@@ -24,10 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
-import pandas as pd
-
 from costsched.amounts import per_hour
 from costsched.cpu_work import CpuWork
+from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
 from costsched.optimize.rank import zone_allowed

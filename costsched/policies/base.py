@@ -12,9 +12,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import ClassVar
 
-import numpy as np
-import pandas as pd
-
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import Constraints, InvalidInput, Job
 from costsched.optimize import decision
 from costsched.optimize.decision import Overheads

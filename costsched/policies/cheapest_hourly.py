@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.rank import allowed_offerings
 from costsched.policies.base import JobState, Policy, Scope

@@ -19,8 +19,7 @@ a cheaper one came back.)
 
 from __future__ import annotations
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.optimize.decision import egress_per_gb, move_cost
 from costsched.optimize.forecast import WINDOW_HOURS
 from costsched.optimize.lookahead import moves_between, next_period_costs

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.market import MarketView
 
 

@@ -13,10 +13,9 @@ from datetime import datetime
 from functools import cached_property
 from typing import TypeVar
 
-import numpy as np
-import pandas as pd
-
 from costsched.frames import OFFERING_ATTRS, OFFERING_KEY
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, Offering, utc
 from costsched.optimize.decision import egress_per_gb, offering_rates
 from costsched.optimize.hazard import Evidence

@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-import numpy as np
-import pandas as pd
-
 from costsched.costs import egress_costs, per_node, placement_costs
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.measured import (
     MEASURING,
     JobRate,
@@ -271,7 +270,7 @@ def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
 
 # --- the period's pieces of placements -------------------------------------------------------
 
-_DAY = pd.Timedelta(days=1).value  # nanoseconds
+_DAY = 86_400 * 10**9  # a day in nanoseconds
 
 
 def _pieces(placed: pd.DataFrame, start: pd.Timestamp | None, end: pd.Timestamp

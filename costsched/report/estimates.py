@@ -11,9 +11,8 @@ words say where the run stands against its estimate, not against a deadline).
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import FINAL_STATES
 
 TOLERANCE = 0.10

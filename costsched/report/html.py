@@ -8,18 +8,19 @@ import io
 from collections.abc import Mapping
 from html import escape
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from costsched.amounts import decimals, hours, per_hour, usd, usd_all
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.measured import sps
 from costsched.model import InvalidInput
 from costsched.report.data import Report
 from costsched.report.tables import TABLES
+
+if TYPE_CHECKING:  # matplotlib loads when a chart is drawn (`report --html`)
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -233,6 +234,9 @@ def _per_cloud(report: Report) -> str:
 
 
 def _figure() -> tuple[Figure, Axes]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(8, 3.6), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     return fig, fig.add_subplot()

@@ -23,10 +23,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-import numpy as np
-import pandas as pd
-
-from costsched.backtest.deadline.trace import AvailabilityTrace, interval_tick
 from costsched.decide.deadline import (
     KEY,
     DeadlineDecision,
@@ -34,6 +30,8 @@ from costsched.decide.deadline import (
     decide_now,
 )
 from costsched.jobspec import ResolvedJob
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads, egress_per_gb
 from costsched.optimize.hazard import Evidence
@@ -208,6 +206,9 @@ def _market_past(store: PriceStore, zones: pd.DataFrame, instance_type: str, at:
                                               kind="availability", start=at - PAST, end=at)
     if frame.empty:
         return {}
+    # The replay's grid (its package loads the whole deadline replay): only when observed.
+    from costsched.backtest.deadline.trace import AvailabilityTrace, interval_tick
+
     trace = AvailabilityTrace.from_intervals(frame, max(interval_tick(frame), FINEST_TICK),
                                              unpriced=True)
     now = int((pd.Timestamp(at) - trace.start).total_seconds() // trace.tick)

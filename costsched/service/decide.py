@@ -17,9 +17,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
 
-import numpy as np
-import pandas as pd
-
 from costsched.cpu_work import CpuWork
 from costsched.decide.price import (
     Decision,
@@ -29,6 +26,8 @@ from costsched.decide.price import (
     pays,
     period_cost,
 )
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, MARKETS, InvalidInput, Job
 from costsched.optimize.availability import preemption_rates
 from costsched.optimize.decision import Overheads

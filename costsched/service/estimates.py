@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import pandas as pd
-
 from costsched.jobspec import ResolvedJob
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.planner import plan_job, prepare

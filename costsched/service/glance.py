@@ -1,21 +1,28 @@
 """Quick answers read from a SQLite store file with the standard library (no SQLAlchemy,
 pandas or schema upgrade), for the commands that must start at once: `status` of a store
-with nothing to show, `logs` of a job. Each answers only when the answer is plain; None
-means "open the store" (a server's URL, a file busy or unreadable now, an ambiguous name).
+with nothing to show, `logs` of a job, the stored prices `gpus` shows. Each answers only
+when the answer is plain; None means "open the store" (a server's URL, a file busy or
+unreadable now, an ambiguous name, a schema older or newer than this code's).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime, timezone
 
 from costsched.service.store_files import store_file
+from costsched.store_revision import VERSION_TABLE, newest_revision
 
 # costsched.store.schema's table names, and the daemon's tasks and scheduler table (a test
 # keeps them equal to the originals: importing those here would load SQLAlchemy).
 JOBS, PLACEMENTS, TASK_RUNS, DAEMONS = "jobs", "placements", "task_runs", "daemons"
+OFFERINGS, PRICES = "offerings", "prices"
+OFFERING_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "os", "gpu_model",
+                   "gpu_count", "vcpus", "memory_gb")
 TASKS = ("collect", "replan", "catalog")
 JOBSTORE_TABLE = "apscheduler_jobs"
 
@@ -56,6 +63,44 @@ def last_instance(db: str | None, job: str) -> tuple[str, str] | None:
     if placement is None or not isinstance(spec, dict):
         return None
     return str(spec.get("launcher", "local")), str(placement[0])
+
+
+def stored_gpu_prices(db: str | None, at: datetime, *, clouds: Sequence[str] = (),
+                      gpu_models: Sequence[str] = ()) -> list[dict] | None:
+    """The store's price of each Linux GPU offering (of `clouds` and `gpu_models`, when
+    given) at `at`: its last observation at or before it, as `PriceStore.as_of` reads it,
+    as dicts of OFFERING_FIELDS, usd_per_hour, effective_at (aware UTC) and source, in the
+    offerings' order; None when it cannot be told this way."""
+    conditions, values = ["o.os = 'linux'", "o.gpu_count > 0"], []
+    for column, wanted in (("cloud", clouds), ("gpu_model", gpu_models)):
+        if wanted:
+            conditions.append(f"o.{column} IN ({', '.join('?' * len(wanted))})")
+            values.extend(wanted)
+    query = (f"SELECT {', '.join('o.' + f for f in OFFERING_FIELDS)}, p.usd_per_hour, "
+             f"p.effective_ts, p.source FROM {OFFERINGS} o JOIN {PRICES} p ON "
+             f"p.offering_id = o.id AND p.effective_ts = (SELECT MAX(effective_ts) FROM "
+             f"{PRICES} WHERE offering_id = o.id AND effective_ts <= ?) "
+             f"WHERE {' AND '.join(conditions)} ORDER BY o.id")
+    with _reading(db) as conn:
+        if conn is None or not _current(conn):
+            return None
+        try:
+            rows = conn.execute(query, [math.floor(at.timestamp()), *values]).fetchall()
+        except sqlite3.Error:
+            return None
+    return [{**dict(zip(OFFERING_FIELDS, row, strict=False)), "usd_per_hour": row[-3],
+             "effective_at": datetime.fromtimestamp(row[-2], timezone.utc),
+             "source": row[-1]} for row in rows]
+
+
+def _current(conn: sqlite3.Connection) -> bool:
+    """Whether the store's schema is the newest revision this code knows."""
+    newest = newest_revision()
+    try:
+        return newest is not None and _has_rows(conn, VERSION_TABLE) and conn.execute(
+            f"SELECT version_num FROM {VERSION_TABLE}").fetchall() == [(newest,)]
+    except sqlite3.Error:
+        return False
 
 
 @contextmanager

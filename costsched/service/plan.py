@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import pandas as pd
-
 from costsched import file_limits
 from costsched.amounts import per_hour, usd, usd_all
 from costsched.config import effective
-from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, refuse_duplicate_names, resolve
+from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.booked import BookedPlans
@@ -32,7 +31,8 @@ from costsched.service.quotas import QuotaFacts
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, choices
-from costsched.taskfile import load
+from costsched.taskfile import Jobs
+from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
 
 ALL_OBJECTIVES = (*OBJECTIVES, *(o for o in POLICIES if o not in OBJECTIVES))
@@ -41,8 +41,6 @@ BEST_COLUMNS = ["offering", "cloud", "region", "zone", "instance_type", "market"
                 "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
                 "preemptions_per_hour", "preemption_basis", "expected_hours", "expected_cost",
                 "quota"]
-
-Jobs = str | Path | JobSpec | Sequence[str | Path | JobSpec]
 
 
 @dataclass(frozen=True)
@@ -178,23 +176,6 @@ def _ranked_row(plan: JobPlan, offering: str) -> pd.DataFrame:
 def _place(row: pd.Series) -> Place:
     zone = row.get("zone")
     return Place(str(row["cloud"]), str(row["region"]), "" if pd.isna(zone) else str(zone))
-
-
-def job_specs(jobs: Jobs, progress: Progress | None = None,
-              envs: Mapping[str, str] | None = None) -> list[tuple[str, JobSpec]]:
-    """(source, spec) of every job in files and specs (a file may hold several); `envs`:
-    values given at launch for SkyPilot tasks' envs."""
-    items = [jobs] if isinstance(jobs, (str, Path, JobSpec)) else list(jobs)
-    out: list[tuple[str, JobSpec]] = []
-    for i, item in enumerate(items, start=1):
-        if isinstance(item, JobSpec):
-            out.append(("<spec>", item))
-        else:
-            out.extend((str(item), spec) for spec in load(item, envs=envs))
-        if progress is not None:
-            progress("reading job specs", i, len(items))
-    refuse_duplicate_names(out)
-    return out
 
 
 def resolve_all(specs: Sequence[tuple[str, JobSpec]], table: ThroughputTable,

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-import pandas as pd
-
+from costsched.lazy import pandas as pd
 from costsched.measured import (
     MEASURING,
     SpeedCheck,

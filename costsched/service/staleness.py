@@ -9,8 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-import pandas as pd
-
+from costsched.lazy import pandas as pd
 from costsched.prices import prices_at
 from costsched.store import PriceStore
 

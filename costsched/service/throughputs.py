@@ -8,8 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import pandas as pd
-
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time

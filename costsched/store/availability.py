@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import pandas as pd
 from sqlalchemy import Engine, insert, select
 
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, Offering
 from costsched.store.database import epoch_second, from_epoch_seconds
 from costsched.store.schema import availability

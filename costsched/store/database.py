@@ -18,8 +18,6 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-import numpy as np
-import pandas as pd
 import platformdirs
 from sqlalchemy import (
     URL,
@@ -29,6 +27,7 @@ from sqlalchemy import (
     create_engine,
     event,
     insert,
+    inspect,
     make_url,
     select,
     text,
@@ -43,13 +42,15 @@ from sqlalchemy.exc import (
 )
 
 from costsched.frames import to_epoch_seconds  # noqa: F401 - the store's name for it
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.redact import redact_url
 from costsched.store_limits import DEFAULT_LIMITS, StoreLimits
+from costsched.store_revision import VERSION_TABLE, newest_revision
 
 ENV_DB = "COSTSCHED_DB"
 _SCRIPTS = "costsched.store:revisions"
-_EPOCH = pd.Timestamp(0, tz="UTC")
 CONNECT_TIMEOUT_S = 10  # PostgreSQL: unless the URL sets connect_timeout
 # How long a busy store is waited for and a PostgreSQL statement may run are the caller's
 # (`costsched.store_limits`: the configuration's [store] section, else the defaults).
@@ -506,6 +507,19 @@ def head() -> str:
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
+def _at_head(engine: Engine) -> bool:
+    """Whether the database's schema is at the newest revision, read in one query (the
+    version table holding that one revision); False when it cannot be told so."""
+    newest = newest_revision()
+    if newest is None:
+        return False
+    with engine.connect() as conn:
+        if not inspect(conn).has_table(VERSION_TABLE):  # a new store
+            return False
+        rows = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
+    return [tuple(r) for r in rows] == [(newest,)]
+
+
 def revision(engine: Engine) -> str | None:
     """The schema revision of the database (None for an empty one)."""
     return _revision_of(engine)
@@ -524,6 +538,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     Safe when several processes open a new store at once: the upgrade runs under the
     database's write lock (SQLite) or an advisory lock (PostgreSQL), and the revision is
     read again under it."""
+    if revision == "head" and _at_head(engine):  # every command's case: Alembic not loaded
+        return
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-import pandas as pd
 from sqlalchemy import Connection, Engine, func, insert, select, update
 
+from costsched.lazy import pandas as pd
 from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.job_rows import (
     EVENT_COLUMNS,

@@ -6,9 +6,9 @@ import numbers
 from collections.abc import Iterable
 from datetime import datetime
 
-import pandas as pd
 from sqlalchemy import Connection, Engine, insert, select
 
+from costsched.lazy import pandas as pd
 from costsched.model import (
     BOOKED_MARKETS,
     FINAL_STATES,

@@ -9,7 +9,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-import pandas as pd
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -28,6 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.compiler import compiles
 
+from costsched.lazy import pandas as pd
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.passes import memo
 from costsched.store.database import from_epoch_seconds

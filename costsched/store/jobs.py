@@ -14,10 +14,10 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-import pandas as pd
 from sqlalchemy import Connection, Engine, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from costsched.lazy import pandas as pd
 from costsched.model import FINAL_STATES, InvalidInput
 from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.job_log import JobLog

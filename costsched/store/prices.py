@@ -12,11 +12,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 from sqlalchemy import Connection, Engine, Insert, Table, func, insert, select
 
 from costsched.frames import OFFERING_ATTRS, OFFERING_KEY
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, PriceObservation
 from costsched.passes import frozen, memo
 from costsched.store import database, zones

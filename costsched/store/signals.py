@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import pandas as pd
 from sqlalchemy import Engine, delete, func, insert, select, update
 
+from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.store.database import (
     epoch_second,

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-import numpy as np
-import pandas as pd
 from sqlalchemy import Engine, case, func, select
 
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput, utc
 from costsched.passes import frozen, memo
 from costsched.store.database import (

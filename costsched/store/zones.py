@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-import pandas as pd
 from sqlalchemy import Engine, and_, bindparam, insert, select, update
 
+from costsched.lazy import pandas as pd
 from costsched.model import ALL_MARKETS, CLOUDS, InvalidInput
 from costsched.store.database import epoch_second, from_epoch_seconds
 from costsched.store.schema import zone_coverage

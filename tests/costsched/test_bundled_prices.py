@@ -1,6 +1,6 @@
-"""The bundled prices read with the csv module (the quick path of `costsched gpus`) agree
-row for row with the pandas path on an empty store, and `costsched gpus` without a store
-imports neither pandas nor the database layer."""
+"""The bundled prices read with the csv module, and a SQLite store's read with sqlite3 (the
+quick path of `costsched gpus`), agree row for row with the pandas path, and `costsched
+gpus` imports neither pandas nor the database layer, with no store or with one."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ from costsched import bundled_prices, catalog
 from costsched.cli.common import IN_MEMORY
 from costsched.cli.gpus import offerings_table, summary_table
 from costsched.model import InvalidInput
+from costsched.service import glance
 from costsched.service import gpus as service
 from costsched.service.views import dumps, frame_records
+from costsched.store import PriceStore
+from price_collectors.base import rows_frame
 
 # The first day of the bundled spot snapshot, a day between, today and a day of 2022.
 TIMES = [datetime(2026, 11, 26, 6, 30, tzinfo=timezone.utc),
@@ -63,6 +66,83 @@ def test_bad_names_are_the_services_errors() -> None:
         bundled_prices.gpu_offerings("Z9000", TIMES[0])
     with pytest.raises(InvalidInput, match="^cloud "):
         bundled_prices.gpu_summary(TIMES[0], clouds=["awz"])
+
+
+def _offering(cloud: str, region: str, zone: str, instance_type: str, market: str,
+              price: float, at: datetime, os: str = "linux") -> tuple:
+    spec = catalog.require(cloud, instance_type)
+    return (cloud, region, zone, instance_type, market, os, spec["gpu_model"] or "",
+            int(spec["gpu_count"]), int(spec["vcpus"]), float(spec["memory_gb"]), price, at)
+
+
+def _day(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+
+# Stored prices meeting every rule of the combination: an on-demand price older than the
+# list's (the list wins) and one newer (the store's wins), two observations of one
+# offering (the one of the time asked for), spot prices collected in one cloud (its older
+# snapshot prices go) and in a region the snapshot prices newer (the snapshot's wins), a
+# CPU type and a Windows price (neither shown).
+STORED = [
+    _offering("aws", "us-east-1", "", "p3.2xlarge", "on_demand", 2.5, _day("2019-06-01")),
+    _offering("aws", "us-east-2", "", "p3.2xlarge", "on_demand", 2.9, _day("2025-11-01")),
+    _offering("aws", "us-east-2", "", "p3.2xlarge", "on_demand", 2.8, _day("2026-02-01")),
+    _offering("gcp", "us-central1", "us-central1-a", "a2-highgpu-1g", "spot", 1.1,
+              _day("2025-12-01")),
+    _offering("gcp", "us-central1", "us-central1-b", "a2-highgpu-1g", "spot", 0.9,
+              _day("2025-12-01")),
+    _offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", 0.5,
+              _day("2020-01-01")),
+    _offering("aws", "us-east-1", "", "m5.large", "on_demand", 0.1, _day("2025-12-01")),
+    _offering("aws", "us-east-2", "", "p3.2xlarge", "on_demand", 3.5, _day("2025-12-01"),
+              os="windows"),
+]
+
+
+@pytest.fixture(scope="module")
+def stored_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    db = str(tmp_path_factory.mktemp("stored") / "store.sqlite")
+    store = PriceStore(db)
+    store.ingest(rows_frame(STORED, "test"))
+    store.dispose()
+    return db
+
+
+@pytest.mark.parametrize("when", [*TIMES, datetime(2026, 1, 10, 8, 0, 0, 250_000,
+                                                   tzinfo=timezone.utc)])
+@pytest.mark.parametrize("clouds", CLOUD_FILTERS)
+def test_with_a_store_the_summary_is_the_pandas_paths(stored_db: str, when: datetime,
+                                                      clouds: list[str]) -> None:
+    stored = glance.stored_gpu_prices(stored_db, when, clouds=clouds)
+    assert stored is not None
+    light = bundled_prices.gpu_summary(when, clouds=clouds, stored=stored)
+    assert dumps(light) == dumps(frame_records(service.gpu_summary(stored_db, when,
+                                                                   clouds=clouds)))
+
+
+@pytest.mark.parametrize("when", [TIMES[0], TIMES[2]])
+@pytest.mark.parametrize("gpu", ["V100", "A100", "H100"])
+def test_with_a_store_the_offerings_are_the_pandas_paths(stored_db: str, when: datetime,
+                                                         gpu: str) -> None:
+    stored = glance.stored_gpu_prices(stored_db, when, gpu_models=[catalog.gpu_model_name(gpu)])
+    light = bundled_prices.gpu_offerings(gpu, when, stored=stored)
+    full = frame_records(service.gpu_offerings(stored_db, gpu, when))
+    assert dumps(light) == dumps(full)
+    assert any(r["source"] == "test" for r in light) == (gpu != "H100")
+
+
+def test_a_store_at_another_schema_revision_is_left_to_the_database_layer(
+        tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite"
+    PriceStore(str(db)).dispose()
+    assert glance.stored_gpu_prices(str(db), TIMES[0]) == []
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0001'")
+    assert glance.stored_gpu_prices(str(db), TIMES[0]) is None
+    assert glance.stored_gpu_prices("postgresql://host/db", TIMES[0]) is None
 
 
 def _run_gpus(tmp_path: Path, *argv: str) -> tuple[str, list[str]]:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 
-import numpy as np
-import pandas as pd
-
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import Constraints, InvalidInput
 from costsched.optimize import rank as ranking
 from costsched.optimize.collection import POLICIES

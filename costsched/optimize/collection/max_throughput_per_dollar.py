@@ -7,8 +7,7 @@ that a fast-stepping model (LM: hundreds of steps/s) does not outweigh a slow on
 
 from __future__ import annotations
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.optimize.collection.problem import (
     CollectionPlan,
     CollectionProblem,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.optimize.collection.problem import (
     CollectionPlan,
     CollectionProblem,

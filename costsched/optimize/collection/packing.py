@@ -34,11 +34,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-
 from costsched.amounts import usd_all
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
+from costsched.lazy import scipy_sparse as sp
 from costsched.model import InvalidInput
 from costsched.optimize.collection.problem import (
     CollectionPlan,

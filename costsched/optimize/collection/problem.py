@@ -20,11 +20,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-
 from costsched.amounts import usd_all
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
+from costsched.lazy import scipy_sparse as sp
 from costsched.optimize.collection.solver import HIGHS, cp, solve_quietly
 
 _TOL = 1e-6
@@ -217,7 +216,7 @@ def unit_variable(n: int) -> cp.Variable:
     return cp.Variable(n, bounds=[0, 1])
 
 
-Build = Callable[[Pairs, "cp.Variable"], tuple["cp.Problem", Callable[[np.ndarray], float]]]
+Build = Callable[[Pairs, "cp.Variable"], tuple["cp.Problem", Callable[["np.ndarray"], float]]]
 
 
 def solve_assignment(policy: str, problem: CollectionProblem, build: Build,

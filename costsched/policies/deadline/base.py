@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
+from costsched.lazy import numpy as np
 
 NONE = -1
 

@@ -25,8 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.optimize.decision import Overheads, move_price
 from costsched.policies.deadline.base import DeadlineState, MarketNow
 

@@ -3,8 +3,7 @@ the last safe moment (the shared safety rule) on-demand to the end."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import (
     NONE,
     DeadlinePolicy,

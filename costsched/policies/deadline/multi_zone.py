@@ -32,8 +32,7 @@ are cheaper against the work left than for one node (`gang`).
 
 from __future__ import annotations
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import (
     NONE,
     DeadlinePolicy,

@@ -14,8 +14,7 @@ to the prior of `base`.
 
 from __future__ import annotations
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import DEFAULT_PRIOR, MarketNow, MarketPrior
 
 HOUR = 3600.0

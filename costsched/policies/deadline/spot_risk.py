@@ -18,8 +18,7 @@ spot), so it is online and as cheap as spot-anywhere.
 
 from __future__ import annotations
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import DeadlineState, MarketNow, is_spot, zone_of
 from costsched.policies.deadline.gang import priced
 from costsched.policies.deadline.multi_zone import (

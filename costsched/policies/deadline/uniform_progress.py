@@ -24,8 +24,7 @@ preemption's lost work) for every spot spell that comes while it catches up.
 
 from __future__ import annotations
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import (
     NONE,
     DeadlinePolicy,

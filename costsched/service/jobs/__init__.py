@@ -13,32 +13,68 @@ beneath them `steps` (carrying moves out), `candidates` (the offerings to try) a
 (a running job as stored).
 """
 
-from costsched.service.jobs.budget_launch import LaunchFit, launch_fits
-from costsched.service.jobs.budgets import budgets_now
-from costsched.service.jobs.caps import BudgetState, budget_states, raise_budget
-from costsched.service.jobs.decider import measured_rates
-from costsched.service.jobs.launches import launch, start
-from costsched.service.jobs.move import MigrationAdvice, migrate
-from costsched.service.jobs.runs import (
-    CANDIDATES,
-    CAPACITY_COOLDOWN,
-    MIN_MIGRATION_INTERVAL,
-    STEP_LEASE_SECONDS,
-    RunningJob,
-    job_ids,
-    progress,
-    steps_left,
-)
-from costsched.service.jobs.statuses import (
-    ADVICE_UP_TO,
-    Failure,
-    JobStatus,
-    follow,
-    logs,
-    status,
-)
-from costsched.service.jobs.stopping import stop
-from costsched.service.jobs.watch import advance_moves, reconcile, settle
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# Public name -> the module of this package that defines it: each loads on first use, so
+# that `status` does not load the launches' planner nor `launch` the budgets' reports.
+_MODULES = {
+    "LaunchFit": "budget_launch", "launch_fits": "budget_launch",
+    "budgets_now": "budgets",
+    "BudgetState": "caps", "budget_states": "caps", "raise_budget": "caps",
+    "measured_rates": "decider",
+    "launch": "launches", "start": "launches",
+    "MigrationAdvice": "move", "migrate": "move",
+    "CANDIDATES": "runs", "CAPACITY_COOLDOWN": "runs", "MIN_MIGRATION_INTERVAL": "runs",
+    "STEP_LEASE_SECONDS": "runs", "RunningJob": "runs", "job_ids": "runs",
+    "progress": "runs", "steps_left": "runs",
+    "ADVICE_UP_TO": "statuses", "Failure": "statuses", "JobStatus": "statuses",
+    "follow": "statuses", "logs": "statuses", "status": "statuses",
+    "stop": "stopping",
+    "advance_moves": "watch", "reconcile": "watch", "settle": "watch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULES})
+
+
+if TYPE_CHECKING:  # the names as type checkers and editors see them
+    from costsched.service.jobs.budget_launch import LaunchFit, launch_fits
+    from costsched.service.jobs.budgets import budgets_now
+    from costsched.service.jobs.caps import BudgetState, budget_states, raise_budget
+    from costsched.service.jobs.decider import measured_rates
+    from costsched.service.jobs.launches import launch, start
+    from costsched.service.jobs.move import MigrationAdvice, migrate
+    from costsched.service.jobs.runs import (
+        CANDIDATES,
+        CAPACITY_COOLDOWN,
+        MIN_MIGRATION_INTERVAL,
+        STEP_LEASE_SECONDS,
+        RunningJob,
+        job_ids,
+        progress,
+        steps_left,
+    )
+    from costsched.service.jobs.statuses import (
+        ADVICE_UP_TO,
+        Failure,
+        JobStatus,
+        follow,
+        logs,
+        status,
+    )
+    from costsched.service.jobs.stopping import stop
+    from costsched.service.jobs.watch import advance_moves, reconcile, settle
 
 __all__ = ["ADVICE_UP_TO", "CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL",
            "STEP_LEASE_SECONDS", "BudgetState", "Failure", "JobStatus",

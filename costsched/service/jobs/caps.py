@@ -23,12 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-import pandas as pd
-
 from costsched import amounts
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import egress_costs, placement_costs
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads

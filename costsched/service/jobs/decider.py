@@ -23,12 +23,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 
-import numpy as np
-import pandas as pd
-
 from costsched.amounts import MAX_DECIMALS, decimals, usd
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import candidate, offering_of
 from costsched.model import BOOKED_MARKETS, InvalidInput

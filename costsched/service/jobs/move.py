@@ -7,9 +7,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-import pandas as pd
-
 from costsched import clouds
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import utcnow
 from costsched.model import InvalidInput

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property, partial
 
-import pandas as pd
-
 from costsched.jobspec import MAX_NAME, JobSpec, ResolvedJob, parse, resolve
+from costsched.lazy import pandas as pd
 from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo

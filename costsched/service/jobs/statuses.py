@@ -11,9 +11,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 
-import pandas as pd
-
 from costsched.costs import JobCost, job_costs
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import InvalidInput
 from costsched.passes import one_pass

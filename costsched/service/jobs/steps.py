@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-import pandas as pd
-
 from costsched import launch_secrets
 from costsched.jobspec import JobSpec, parse
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, run_many, utcnow
 from costsched.model import BOOKED_MARKETS, InvalidInput

@@ -7,9 +7,8 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
-import pandas as pd
-
 from costsched.config import BudgetsConfig
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import failure_words
 from costsched.optimize.decision import Overheads

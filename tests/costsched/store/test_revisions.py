@@ -109,3 +109,17 @@ def test_a_schedule_a_daemon_made_before_its_revision_is_kept(empty_url: str) ->
     with store.engine.connect() as conn:
         assert conn.execute(select(scheduler_jobs)).all() == before
     store.dispose()
+
+
+def test_the_newest_revision_read_without_alembic_is_alembics_head(empty_url: str) -> None:
+    from costsched.store_revision import newest_revision
+
+    assert newest_revision() == database.head()
+    old = PriceStore(empty_url, migrate=False)
+    assert not database._at_head(old.engine)  # no version table yet
+    database.upgrade(old.engine, "0001")
+    assert not database._at_head(old.engine)  # the quick check leaves it to Alembic
+    old.dispose()
+    store = PriceStore(empty_url)
+    assert store.revision() == database.head() and database._at_head(store.engine)
+    store.dispose()
