@@ -24,6 +24,7 @@ from launchers import cloud_gang  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install, read_payload  # noqa: E402
+from tests.launchers.moto_images import IMAGE
 from tests.launchers.test_boot_path import (  # noqa: E402, F401  (fixtures)
     AT,
     Instance,
@@ -72,7 +73,7 @@ def test_two_nodes_boot_see_ranks_and_addresses_and_finish(
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
     ec2 = boto3.client("ec2", region_name="us-east-1")
-    image = ec2.describe_images()["Images"][0]["ImageId"]
+    image = IMAGE
     root = str(tmp_path / "launch-root")
     # moto has no placement groups: this gang goes without one (tests/launchers/test_aws_gang
     # covers the group)
@@ -176,7 +177,7 @@ def test_a_lost_node_is_replaced_and_the_gang_resumes_through_the_boot_path(
 
     boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
     ec2 = boto3.client("ec2", region_name="us-east-1")
-    image = ec2.describe_images()["Images"][0]["ImageId"]
+    image = IMAGE
     root = str(tmp_path / "launch-root")
     launcher = AwsLauncher(image_id=image, root=root, gang_placement="off",
                            install=checkout_install(sysconfig.get_paths()["purelib"]))

@@ -37,6 +37,7 @@ from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install  # noqa: E402
 from tests.conftest import hermetic_aws_env  # noqa: E402
+from tests.launchers.moto_images import IMAGE
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "examples" / "tinyproject"
@@ -218,7 +219,7 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
     ec2 = boto3.client("ec2", region_name="us-east-1")
-    image = ec2.describe_images()["Images"][0]["ImageId"]
+    image = IMAGE
     site = sysconfig.get_paths()["purelib"]  # this checkout's environment
     launcher = AwsLauncher(image_id=image, install=checkout_install(site),
                            root=str(tmp_path / "i1" / "root"))

@@ -25,6 +25,7 @@ from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install, read_payload  # noqa: E402
 from tests.launchers import fake_docker  # noqa: E402
+from tests.launchers.moto_images import IMAGE as MOTO_IMAGE  # noqa: E402
 from tests.launchers.test_boot_path import (  # noqa: E402, F401  (fixtures)
     AT,
     BUCKET,
@@ -80,7 +81,7 @@ def test_a_docker_image_task_boots_on_ec2_is_preempted_and_resumes_in_its_contai
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
     ec2 = boto3.client("ec2", region_name="us-east-1")
-    ami = ec2.describe_images()["Images"][0]["ImageId"]
+    ami = MOTO_IMAGE
     launcher = AwsLauncher(image_id=ami, install=checkout_install(
         sysconfig.get_paths()["purelib"]), root=str(tmp_path / "i1" / "root"))
     store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")

@@ -21,6 +21,7 @@ from costsched.store import PriceStore  # noqa: E402
 from launchers import cloud_secrets  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.userdata import checkout_install, read_payload  # noqa: E402
+from tests.launchers.moto_images import IMAGE
 from tests.launchers.test_boot_path import (  # noqa: E402, F401  (fixtures)
     AT,
     Metadata,
@@ -71,7 +72,7 @@ def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
         s3.create_bucket(Bucket=bucket)
     s3.put_object(Bucket="sky-data", Key="set/hello.txt", Body=b"hello data")
     ec2 = boto3.client("ec2", region_name="us-east-1")
-    image = ec2.describe_images()["Images"][0]["ImageId"]
+    image = IMAGE
     mounts = tmp_path / "i1" / "mnt"
     launcher = AwsLauncher(image_id="ami-not-the-tasks",
                            install=checkout_install(sysconfig.get_paths()["purelib"]),

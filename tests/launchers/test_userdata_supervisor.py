@@ -27,6 +27,7 @@ from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install  # noqa: E402
 from tests.launchers import test_boot_path as boot  # noqa: E402
+from tests.launchers.moto_images import IMAGE
 from tests.launchers.test_boot_path import (  # noqa: E402
     AT,
     BUCKET,
@@ -57,7 +58,7 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
     ec2 = boto3.client("ec2", region_name="us-east-1")
-    image = ec2.describe_images()["Images"][0]["ImageId"]
+    image = IMAGE
     launcher = AwsLauncher(image_id=image, install=checkout_install(sysconfig.get_paths()[
         "purelib"]), root=str(tmp_path / "i1" / "root"))
     store = PriceStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
@@ -111,7 +112,7 @@ def test_boot_reads_the_secret_from_ssm_deletes_it_and_says_it_nowhere(
     ssm = boto3.client("ssm", region_name="us-east-1")
     ec2 = boto3.client("ec2", region_name="us-east-1")
     root = tmp_path / "i1" / "root"
-    launcher = AwsLauncher(image_id=ec2.describe_images()["Images"][0]["ImageId"],
+    launcher = AwsLauncher(image_id=IMAGE,
                            install=checkout_install(sysconfig.get_paths()["purelib"]),
                            root=str(root))
     digest = ("import hashlib, os; open('../seen', 'w').write("
