@@ -182,7 +182,7 @@ def quota_family(instance_type: str) -> tuple[str, str, str] | None:
 def quota_needs(region: str, instance_type: str, market: str, gpu_model: str,
                 gpu_count: int, vcpus: int) -> tuple:
     """The vCPU quota of the instance's family in its region, for its market."""
-    from costsched.clouds.quotas import Need
+    from costsched.clouds.quota_need import Need
 
     family = quota_family(instance_type)
     if family is None or vcpus <= 0:

@@ -165,7 +165,7 @@ def quota_families(size: str, gpu_model: str = "") -> tuple[str, ...]:
 def quota_needs(region: str, instance_type: str, market: str, gpu_model: str,
                 gpu_count: int, vcpus: int) -> tuple:
     """Spot: the region's low-priority vCPUs; regular: the family's vCPUs and the region's."""
-    from costsched.clouds.quotas import Need
+    from costsched.clouds.quota_need import Need
 
     if vcpus <= 0:
         return ()

@@ -173,7 +173,7 @@ def gpu_quota_metric(gpu_model: str) -> str:
 def quota_needs(region: str, instance_type: str, market: str, gpu_model: str,
                 gpu_count: int, vcpus: int) -> tuple:
     """The GPU quotas of the region and the project, and an N1 machine's CPUs."""
-    from costsched.clouds.quotas import GLOBAL, Need
+    from costsched.clouds.quota_need import GLOBAL, Need
 
     spot = market == "spot"
     out = []
@@ -192,7 +192,7 @@ def quota_needs(region: str, instance_type: str, market: str, gpu_model: str,
 def quota_id(metric: str, scope: str) -> str:
     """The Cloud Quotas id of a Compute Engine metric: NVIDIA_V100_GPUS in a region ->
     NVIDIA-V100-GPUS-per-project-region; GPUS_ALL_REGIONS -> GPUS-ALL-REGIONS-per-project."""
-    from costsched.clouds.quotas import GLOBAL
+    from costsched.clouds.quota_need import GLOBAL
 
     return metric.replace("_", "-") + ("-per-project" if scope == GLOBAL
                                        else "-per-project-region")
@@ -200,7 +200,7 @@ def quota_id(metric: str, scope: str) -> str:
 
 def quota_request(code: str, scope: str, value: float, account: str = "") -> str:
     """The gcloud line that asks for `value` of quota `code` (in region `scope`)."""
-    from costsched.clouds.quotas import GLOBAL
+    from costsched.clouds.quota_need import GLOBAL
 
     where = "" if scope == GLOBAL else f" --dimensions=region={scope}"
     return (f"gcloud beta quotas preferences create --service={QUOTA_SERVICE} "

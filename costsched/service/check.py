@@ -11,12 +11,10 @@ a fake Compute Engine client).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +26,15 @@ from costsched.service.check_causes import (
     network_cause,
     unreadable_file,
 )
+from costsched.service.check_result import (
+    AWS_EXTRA,
+    GCP_EXTRA,
+    Call,
+    CloudCheck,
+    call_seconds,
+    installed,
+)
 
-AWS_EXTRA = "pip install 'costsched[aws]'"
-GCP_EXTRA = "pip install 'costsched[gcp]'"
-AZURE_EXTRA = "pip install 'costsched[azure]'"
 AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
            "AWS_WEB_IDENTITY_TOKEN_FILE")
 # botocore's name of where it found credentials -> how the user would say it
@@ -43,48 +46,7 @@ AWS_METHODS = {"env": "environment", "shared-credentials-file": "file ~/.aws/cre
 DEFAULT_AWS_REGION = "us-east-1"
 
 
-@dataclass
-class Call:
-    """One authenticated call: what was called, whether it worked, and what it said."""
-
-    name: str
-    ok: bool
-    detail: str
-
-
-@dataclass
-class CloudCheck:
-    cloud: str
-    extra_installed: bool
-    credentials: list[str] = field(default_factory=list)  # where found, never the values
-    calls: list[Call] = field(default_factory=list)
-    collect_prices: bool = False
-    launch: bool = False
-    checkpoints: bool = False
-    notes: list[str] = field(default_factory=list)
-    fixes: list[str] = field(default_factory=list)  # exact lines, in the order to run them
-    problem: str | None = None  # what stops this cloud, in one line (None: nothing)
-    # Why the account's quotas cannot be read, in one line naming the permission ('':
-    # they can, or were not asked): plans then rank its offerings as if they fit.
-    quotas: str = ""
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
 TOTAL_SECONDS = 20.0  # the whole check, every cloud together
-
-
-def call_seconds() -> float:
-    """How long one call may take: config calls.timeout_seconds (its default when the
-    configuration cannot be read: `check` is what a user runs first)."""
-    from costsched.config import CallsConfig, effective
-    from costsched.model import InvalidInput
-
-    try:
-        return float(effective().calls.timeout_seconds)
-    except InvalidInput:
-        return float(CallsConfig().timeout_seconds)
 
 
 def check_all(*, aws: Callable[[], CloudCheck] | None = None,
@@ -137,13 +99,6 @@ def can_launch_somewhere(checks: list[CloudCheck]) -> bool:
     return any(c.launch for c in checks)
 
 
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def _bad_files(files: dict[str, str]) -> tuple[str, str] | None:
     """(cause, fix) for the first credential file that cannot be read safely."""
     for name, path in files.items():
@@ -163,7 +118,7 @@ def check_aws(client: Callable[[str, str], Any] | None = None,
     (permission, no effect). Each call and credential helper is given `seconds` (config
     calls.timeout_seconds), one attempt. `client(service, region)` makes the clients
     (tests stub them)."""
-    out = CloudCheck("aws", extra_installed=_installed("boto3"))
+    out = CloudCheck("aws", extra_installed=installed("boto3"))
     if not out.extra_installed:
         out.problem = "boto3 is not installed"
         out.fixes.append(AWS_EXTRA)
@@ -376,8 +331,8 @@ def check_gcp(auth_default: Callable[[], tuple[Any, str | None]] | None = None,
     """google-cloud-compute installed; Application Default Credentials (environment, the
     gcloud file, the instance's service account); a token (bounded); a Compute Engine
     zones list (bounded, no retries); a region's quotas (regions.get, bounded)."""
-    out = CloudCheck("gcp", extra_installed=_installed("google.cloud.compute_v1")
-                     and _installed("google.auth"))
+    out = CloudCheck("gcp", extra_installed=installed("google.cloud.compute_v1")
+                     and installed("google.auth"))
     if not out.extra_installed:
         out.problem = "the google-cloud SDK is not installed"
         out.fixes.append(GCP_EXTRA)

@@ -13,14 +13,14 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from costsched.service.check import (
+from costsched.service.check_causes import NETWORK_FIX, first_line, network_cause
+from costsched.service.check_result import (
     AZURE_EXTRA,
     Call,
     CloudCheck,
-    _installed,
     call_seconds,
+    installed,
 )
-from costsched.service.check_causes import NETWORK_FIX, first_line, network_cause
 
 ARM_SCOPE = "https://management.azure.com/.default"
 ENV_SOURCES = (("AZURE_CLIENT_SECRET", "a service principal's secret"),
@@ -46,11 +46,11 @@ def check(config: Any = None, credential: Any = None,
     """Azure's capabilities (see the module's doc). `config`: the [azure] section and
     launch.checkpoint_root (the effective configuration's by default); `credential` and
     `clients(subscription, credential)`: the SDK's (tests give their own)."""
-    out = CloudCheck("azure", extra_installed=_installed("requests"))
+    out = CloudCheck("azure", extra_installed=installed("requests"))
     out.collect_prices = out.extra_installed
     out.notes.append("prices come from the public Azure Retail Prices API: no credentials "
                      "needed")
-    sdks = all(_installed(m) for m in ("azure.identity", "azure.mgmt.compute",
+    sdks = all(installed(m) for m in ("azure.identity", "azure.mgmt.compute",
                                        "azure.mgmt.network", "azure.storage.blob"))
     if not out.extra_installed or not sdks:
         out.extra_installed = False
