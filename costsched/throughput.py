@@ -1,7 +1,6 @@
 """Throughput: training steps per second of a model on a GPU model at a GPU count.
 
 Four layers, most trusted first:
-
 1. user measurements (`costsched throughput set/import`, kept in a CSV file, see
    `user_path`) and a job spec's own throughputs, which override
 2. throughputs measured by costsched (`learned_rows`): the median steps/s of the newest
@@ -10,12 +9,12 @@ Four layers, most trusted first:
    MEASURED_BY_COSTSCHED. They override
 3. the bundled table (`costsched/data/throughputs.csv`: Gavel, OSDI 2020: 26 model
    configurations on K80, P100 and V100 and its multi-GPU table; MLPerf Training results
-   of A100, A100-80GB, H100 and H200 nodes, each benchmark its own model).
-   A bundled multi-GPU figure faster than linear scaling (n x the 1-GPU figure of the same
-   model and GPU model, e.g. LM (batch size 80) on 8 V100s at 8.19x) is looked up capped
-   at n x that 1-GPU figure: a planner should not count on superlinear scaling that the
-   user has not measured. User measurements and a job spec's own throughputs are never
-   capped. `ThroughputTable.measured_rows` lists the published figure beside the cap; and
+   of A100, A100-80GB, H100 and H200 nodes, each benchmark its own model). A bundled
+   multi-GPU figure faster than linear scaling (n x the 1-GPU figure of the same model and
+   GPU model, e.g. LM (batch size 80) on 8 V100s at 8.19x) is looked up capped at n x that
+   1-GPU figure: a planner should not count on superlinear scaling not measured by the user.
+   User measurements and a job spec's own throughputs are never capped.
+   `ThroughputTable.measured_rows` lists the published figure beside the cap; and
 4. estimates for what neither measured, by two stated rules (`Throughput.estimated` is
    True and `basis` names the rule and the measurement it started from):
 
@@ -35,9 +34,8 @@ Four layers, most trusted first:
      slow side, `costsched.throughput_check`). Checked on the bundled data (every model,
      one measured GPU predicted from another, `tests/costsched/test_throughput.py`): the
      ratio alone has a geometric-mean error of x1.31 between P100 and V100 and x1.6 to or
-     from the K80 (peak FP32 alone: x1.20 and x1.64). Measure (`throughput set`) when it
-     matters.
-"""
+       from the K80 (peak FP32 alone: x1.20 and x1.64). Measure (`throughput set`) when it
+     matters."""
 
 from __future__ import annotations
 
