@@ -33,7 +33,7 @@ import pandas as pd
 from costsched.jobspec import parse, resolve
 from costsched.model import InvalidInput, utc
 from costsched.passes import memo
-from costsched.throughput import ThroughputTable, model_key
+from costsched.throughput import ASSUMED_WORDS, ThroughputTable, assumed_basis, model_key
 
 DEFAULT_FACTOR = 1.5  # measured / planned beyond this (either way) is flagged
 SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "measured_sps",
@@ -183,6 +183,10 @@ class SpeedCheck:
 
     @property
     def flagged(self) -> bool:
+        """Beyond the factor from its plan's figure; never when that figure is an assumed
+        hour of work (no speed to compare a measurement with)."""
+        if assumed_basis(self.basis):
+            return False
         r = self.ratio
         return math.isfinite(r) and r > 0 and max(r, 1 / r) > self.factor
 
@@ -307,6 +311,10 @@ def basis_words(basis: str) -> str:
     """Where a planned figure came from, in a few words."""
     if not basis:
         return "source unknown"
+    if assumed_basis(basis):
+        return ASSUMED_WORDS
+    if basis.startswith("job spec") and " h on " in basis:
+        return "the hours of work the job spec gives"
     if basis.startswith("job spec"):
         return "the job spec's throughputs"
     if basis.startswith("estimate"):

@@ -596,7 +596,24 @@ def placement_rates(progress: pd.DataFrame, start: pd.Timestamp, end: pd.Timesta
     return steps / seconds, steps, seconds
 
 
+# A job file that gives no work is planned on an hour of it at one step per second: its
+# figure's basis says so with these words, and no view calls that figure measured.
+ASSUMED_WORK = "assumed (no work given)"
+
+
+def assumed_basis(basis: str) -> bool:
+    """Whether a throughput's basis is an assumed hour of work (not a speed anyone saw)."""
+    return ASSUMED_WORK in basis or basis == ASSUMED_WORDS
+
+
+ASSUMED_WORDS = "an assumed hour of work"
+
+
 def _kind(t: Throughput) -> str:
     if t.estimated:
         return "estimated"
+    if assumed_basis(t.basis):
+        return ASSUMED_WORDS
+    if " h on " in t.basis:  # hours of work given: a unit speed, not a measured one
+        return "from the hours of work given"
     return "measured, capped at linear scaling" if t.capped else "measured"
