@@ -175,6 +175,7 @@ class SpeedCheck:
     measured_sps: float
     basis: str  # where the planned figure came from (the job spec, a table, an estimate)
     factor: float  # the flagging threshold
+    nodes: int = 1  # a multi-node job's instances at once, each with gpu_count GPUs
 
     @property
     def ratio(self) -> float:
@@ -190,13 +191,19 @@ class SpeedCheck:
         r = self.ratio
         return math.isfinite(r) and r > 0 and max(r, 1 / r) > self.factor
 
+    @property
+    def where(self) -> str:
+        """'1xA100-80GB', or '2 nodes of 1xA100-80GB'."""
+        shape = f"{self.gpu_count}x{self.gpu_model}"
+        return f"{self.nodes} nodes of {shape}" if self.nodes > 1 else shape
+
     def line(self, savings: bool = True) -> str:
         """What a user reads: both figures and by how much (`savings`: and that savings
         are computed from the measured one)."""
         r = self.ratio
         how = f"{r:,.3g}x faster" if r >= 1 else f"{1 / r:,.3g}x slower"
         return (f"job {self.job_id} ({self.name}): measured {sps(self.measured_sps)} steps/s "
-                f"on {self.gpu_count}x{self.gpu_model}, {how} than the "
+                f"on {self.where}, {how} than the "
                 f"{sps(self.planned_sps)} its plan used ({self.basis})"
                 + ("; savings use the measured speed" if savings else ""))
 
@@ -217,11 +224,11 @@ def check(job_id: int, name: str, model: str, job_speeds: pd.DataFrame, basis: s
 
 
 def checked(top: tuple, name: str, model: str, basis: str,
-            factor: float = DEFAULT_FACTOR) -> SpeedCheck:
-    """The `SpeedCheck` of a job's row of `longest`."""
+            factor: float = DEFAULT_FACTOR, nodes: int = 1) -> SpeedCheck:
+    """The `SpeedCheck` of a job's row of `longest` (`nodes`: its instances at once)."""
     return SpeedCheck(int(top.job_id), str(name), str(model), str(top.gpu_model),
                       int(top.gpu_count), float(top.planned_sps), float(top.measured_sps),
-                      basis, float(factor))
+                      basis, float(factor), int(nodes))
 
 
 def longest(found: pd.DataFrame) -> dict[int, tuple]:

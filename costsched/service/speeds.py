@@ -78,7 +78,9 @@ def _checked(records: list[JobRecord], found: pd.DataFrame, rates: dict,
                                                         or r.name)
         top = tops[r.id]
         basis = rate.basis(str(top.gpu_model), int(top.gpu_count)) if rate is not None else ""
-        out[r.id] = checked(top, r.name, model, basis_words(basis), limit)
+        nodes = stored_spec(r.spec).get("num_nodes", 1)
+        nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) else 1
+        out[r.id] = checked(top, r.name, model, basis_words(basis), limit, nodes)
     return out
 
 

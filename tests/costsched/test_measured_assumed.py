@@ -33,3 +33,9 @@ def test_no_flag_against_an_assumed_speed() -> None:
                           basis_words("job spec sky.yaml"), 1.5)
     assert declared.flagged and "the job spec's throughputs" in declared.line()
     assert basis_words(GIVEN) == "the hours of work the job spec gives"
+
+
+def test_a_multi_node_speed_names_its_nodes() -> None:
+    check = SpeedCheck(3, "w", "w", "A100-80GB", 1, 1.0, 5.0, "the job spec's throughputs",
+                       1.5, nodes=2)
+    assert " on 2 nodes of 1xA100-80GB, 5x faster" in check.line()
