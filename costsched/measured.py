@@ -198,12 +198,15 @@ class SpeedCheck:
         return f"{self.nodes} nodes of {shape}" if self.nodes > 1 else shape
 
     def line(self, savings: bool = True) -> str:
-        """What a user reads: both figures and by how much (`savings`: and that savings
-        are computed from the measured one)."""
+        """What a user reads: the job, both figures and by how much (`savings`: and that
+        savings are computed from the measured one)."""
+        return f"job {self.job_id} ({self.name}): {self.finding(savings)}"
+
+    def finding(self, savings: bool = True) -> str:
+        """`line` without the job's name, for a line that names it already."""
         r = self.ratio
         how = f"{r:,.3g}x faster" if r >= 1 else f"{1 / r:,.3g}x slower"
-        return (f"job {self.job_id} ({self.name}): measured {sps(self.measured_sps)} steps/s "
-                f"on {self.where}, {how} than the "
+        return (f"measured {sps(self.measured_sps)} steps/s on {self.where}, {how} than the "
                 f"{sps(self.planned_sps)} its plan used ({self.basis})"
                 + ("; savings use the measured speed" if savings else ""))
 

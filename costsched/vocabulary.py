@@ -63,3 +63,9 @@ def prefixed(prefix: str, text: str) -> str:
     if text == prefix or text.startswith((f"{prefix}:", f"{prefix} ", f"{prefix},")):
         return text
     return f"{prefix}: {text}"
+
+
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """'1 new price', '0 new prices', '3 regions': a count and its noun in agreement
+    (never 'price(s)'). `plural`: when it is not `singular` + 's'."""
+    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
