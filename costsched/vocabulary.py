@@ -26,8 +26,8 @@ def did_you_mean(value: str, names: Iterable[str]) -> str:
     # the names that read alike.
     close = [n for n in names if key and key in _letters(n)][:3]
     if not close:  # alike in full, or in the name before its parentheses ('Transformer')
-        # A short name differs by a character at most ('T5' for 'T4'): a looser cutoff.
-        cutoff = 0.5 if len(key) <= 3 else 0.6
+        # A two-character name differs by one at most ('T5' for 'T4'): a looser cutoff.
+        cutoff = 0.5 if len(key) <= 2 else 0.6
         by_fold = {folded(n): n for n in names}
         by_base = {_letters(n.split("(")[0]): n for n in reversed(names)}
         close = [by_fold[c] for c in get_close_matches(folded(value), list(by_fold), n=3,
