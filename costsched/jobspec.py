@@ -47,7 +47,7 @@ from costsched.model import ALL_MARKETS, CLOUDS, Constraints, InvalidInput, Job,
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
-from costsched.throughput import GPU_SPECS, PRECISIONS, ThroughputTable
+from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
 from costsched.vocabulary import choose, did_you_mean
 from costsched.work import CPU_REFERENCE, Work
 
@@ -440,7 +440,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
             source: str = "<spec>") -> ResolvedJob:
     """The spec's job with steps, throughputs and a deadline in hours from `at`."""
     where = f"{source}: job {spec.name!r}"
-    said = "assumed (no work given)" if spec.task.work_assumed else "given"
+    said = ASSUMED_WORK if spec.task.work_assumed else "given"
     if spec.reference_gpu == CPU:  # hours of CPU work, the same on any CPU instance
         table = CpuWork(spec.name, f"job spec {source}: {spec.hours} h on a CPU instance, "
                         f"{said}", table.precision)

@@ -32,7 +32,7 @@ from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.passes import memo
-from costsched.throughput import ThroughputTable, model_key
+from costsched.throughput import ASSUMED_WORDS, ThroughputTable, assumed_basis, model_key
 
 DEFAULT_FACTOR = 1.5  # measured / planned beyond this (either way) is flagged
 SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "measured_sps",
@@ -174,6 +174,7 @@ class SpeedCheck:
     measured_sps: float
     basis: str  # where the planned figure came from (the job spec, a table, an estimate)
     factor: float  # the flagging threshold
+    nodes: int = 1  # a multi-node job's instances at once, each with gpu_count GPUs
 
     @property
     def ratio(self) -> float:
@@ -182,16 +183,29 @@ class SpeedCheck:
 
     @property
     def flagged(self) -> bool:
+        """Beyond the factor from its plan's figure; never when that figure is an assumed
+        hour of work (no speed to compare a measurement with)."""
+        if assumed_basis(self.basis):
+            return False
         r = self.ratio
         return math.isfinite(r) and r > 0 and max(r, 1 / r) > self.factor
 
+    @property
+    def where(self) -> str:
+        """'1xA100-80GB', or '2 nodes of 1xA100-80GB'."""
+        shape = f"{self.gpu_count}x{self.gpu_model}"
+        return f"{self.nodes} nodes of {shape}" if self.nodes > 1 else shape
+
     def line(self, savings: bool = True) -> str:
-        """What a user reads: both figures and by how much (`savings`: and that savings
-        are computed from the measured one)."""
+        """What a user reads: the job, both figures and by how much (`savings`: and that
+        savings are computed from the measured one)."""
+        return f"job {self.job_id} ({self.name}): {self.finding(savings)}"
+
+    def finding(self, savings: bool = True) -> str:
+        """`line` without the job's name, for a line that names it already."""
         r = self.ratio
         how = f"{r:,.3g}x faster" if r >= 1 else f"{1 / r:,.3g}x slower"
-        return (f"job {self.job_id} ({self.name}): measured {sps(self.measured_sps)} steps/s "
-                f"on {self.gpu_count}x{self.gpu_model}, {how} than the "
+        return (f"measured {sps(self.measured_sps)} steps/s on {self.where}, {how} than the "
                 f"{sps(self.planned_sps)} its plan used ({self.basis})"
                 + ("; savings use the measured speed" if savings else ""))
 
@@ -212,11 +226,11 @@ def check(job_id: int, name: str, model: str, job_speeds: pd.DataFrame, basis: s
 
 
 def checked(top: tuple, name: str, model: str, basis: str,
-            factor: float = DEFAULT_FACTOR) -> SpeedCheck:
-    """The `SpeedCheck` of a job's row of `longest`."""
+            factor: float = DEFAULT_FACTOR, nodes: int = 1) -> SpeedCheck:
+    """The `SpeedCheck` of a job's row of `longest` (`nodes`: its instances at once)."""
     return SpeedCheck(int(top.job_id), str(name), str(model), str(top.gpu_model),
                       int(top.gpu_count), float(top.planned_sps), float(top.measured_sps),
-                      basis, float(factor))
+                      basis, float(factor), int(nodes))
 
 
 def longest(found: pd.DataFrame) -> dict[int, tuple]:
@@ -306,6 +320,10 @@ def basis_words(basis: str) -> str:
     """Where a planned figure came from, in a few words."""
     if not basis:
         return "source unknown"
+    if assumed_basis(basis):
+        return ASSUMED_WORDS
+    if basis.startswith("job spec") and " h on " in basis:
+        return "the hours of work the job spec gives"
     if basis.startswith("job spec"):
         return "the job spec's throughputs"
     if basis.startswith("estimate"):

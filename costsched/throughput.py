@@ -3,7 +3,7 @@
 Four layers, most trusted first:
 1. user measurements (`costsched throughput set/import`, kept in a CSV file, see
    `user_path`) and a job spec's own throughputs, which override
-2. throughputs measured by costsched (`learned_rows`): the median steps/s of the newest
+2. throughputs measured by costsched (`throughput_learned.learned_rows`): the median steps/s of the newest
    RECENT_RUNS placements of the same model on the same GPU model and count, from the jobs'
    progress records (`costsched.service.throughputs`); their source starts with
    MEASURED_BY_COSTSCHED. They override
@@ -539,62 +539,24 @@ class ThroughputTable:
         return GPU_SPECS[gpu].speed_index(self.precision)
 
 
-def learned_rows(measurements: pd.DataFrame, precision: str = "fp32",
-                 runs: int = RECENT_RUNS) -> pd.DataFrame:
-    """Table rows (COLUMNS) from costsched's measurements (columns model, gpu_model,
-    gpu_count, precision, steps_per_second, measured_at): per (model, GPU model, count) of
-    `precision`, the median of its `runs` newest measurements."""
-    if measurements.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    rows = measurements[measurements["precision"] == precision]
-    rows = rows.sort_values("measured_at", ascending=False, kind="stable")
-    rows = rows.assign(key=rows["model"].map(model_key))
-    newest = rows.groupby(["key", "gpu_model", "gpu_count"], sort=True).head(runs)
-    out = []
-    for (_, gpu, count), group in newest.groupby(["key", "gpu_model", "gpu_count"],
-                                                 sort=True):
-        n = len(group)
-        last = group["measured_at"].iloc[0]
-        out.append((group["model"].iloc[0], gpu, int(count),
-                    float(group["steps_per_second"].median()),
-                    f"{MEASURED_BY_COSTSCHED}: median of {n} run{'s' if n > 1 else ''}, "
-                    f"last {last:%Y-%m-%d}"))
-    return pd.DataFrame(out, columns=COLUMNS)
+# A job file that gives no work is planned on an hour of it at one step per second: its
+# figure's basis says so with these words, and no view calls that figure measured.
+ASSUMED_WORK = "assumed (no work given)"
 
 
-def progress_steps(detail: str) -> float | None:
-    """The step a job's progress record reports: the agent's `step`, else `steps_done`,
-    else the newest checkpoint's `checkpoint_step`; None when it names none."""
-    found = dict(re.findall(r"(?:^|\s)(step|steps_done|checkpoint_step)=([-+0-9.eE]+)",
-                            detail))
-    for name in ("step", "steps_done", "checkpoint_step"):
-        if name in found:
-            try:
-                return float(found[name])
-            except ValueError:
-                return None
-    return None
+def assumed_basis(basis: str) -> bool:
+    """Whether a throughput's basis is an assumed hour of work (not a speed anyone saw)."""
+    return ASSUMED_WORK in basis or basis == ASSUMED_WORDS
 
 
-def placement_rates(progress: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp | None,
-                    min_seconds: float = 60.0) -> tuple[float, float, float] | None:
-    """(steps/s, steps, seconds) on one placement from progress records (columns at,
-    steps) within [start, end]: from its first record to its last, so that the start-up
-    before the first step is not counted; None with fewer than two records, under
-    `min_seconds` apart, or no steps made."""
-    within = progress[(progress["at"] >= start)
-                      & ((progress["at"] <= end) if end is not None else True)]
-    within = within.dropna(subset=["steps"]).sort_values("at", kind="stable")
-    if len(within) < 2:
-        return None
-    seconds = (within["at"].iloc[-1] - within["at"].iloc[0]).total_seconds()
-    steps = float(within["steps"].iloc[-1] - within["steps"].iloc[0])
-    if seconds < min_seconds or steps <= 0:
-        return None
-    return steps / seconds, steps, seconds
+ASSUMED_WORDS = "an assumed hour of work"
 
 
 def _kind(t: Throughput) -> str:
     if t.estimated:
         return "estimated"
+    if assumed_basis(t.basis):
+        return ASSUMED_WORDS
+    if " h on " in t.basis:  # hours of work given: a unit speed, not a measured one
+        return "from the hours of work given"
     return "measured, capped at linear scaling" if t.capped else "measured"

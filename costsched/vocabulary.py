@@ -26,12 +26,14 @@ def did_you_mean(value: str, names: Iterable[str]) -> str:
     # the names that read alike.
     close = [n for n in names if key and key in _letters(n)][:3]
     if not close:  # alike in full, or in the name before its parentheses ('Transformer')
+        # A two-character name differs by one at most ('T5' for 'T4'): a looser cutoff.
+        cutoff = 0.5 if len(key) <= 2 else 0.6
         by_fold = {folded(n): n for n in names}
         by_base = {_letters(n.split("(")[0]): n for n in reversed(names)}
         close = [by_fold[c] for c in get_close_matches(folded(value), list(by_fold), n=3,
-                                                       cutoff=0.6)]
+                                                       cutoff=cutoff)]
         close = close or [by_base[c] for c in get_close_matches(key, list(by_base), n=3,
-                                                                cutoff=0.6)]
+                                                                cutoff=cutoff)]
     if not close:
         return ""
     return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
@@ -63,3 +65,9 @@ def prefixed(prefix: str, text: str) -> str:
     if text == prefix or text.startswith((f"{prefix}:", f"{prefix} ", f"{prefix},")):
         return text
     return f"{prefix}: {text}"
+
+
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """'1 new price', '0 new prices', '3 regions': a count and its noun in agreement
+    (never 'price(s)'). `plural`: when it is not `singular` + 's'."""
+    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from costsched.model import InvalidInput
+from costsched.vocabulary import prefixed
 from launchers import ignore, secrets_scan, workfiles
 from launchers.checkpoints import CheckpointStore, open_store
 
@@ -547,7 +548,8 @@ def pack_workdir(workdir: str | None, where: str) -> dict | None:
     try:
         packed = pack(Path(workdir), cache_dir(), limit_bytes())
     except InvalidInput as exc:
-        raise InvalidInput(f"{where}: field workdir: {exc}") from None
+        # 'field workdir /x: not a directory', the field named once
+        raise InvalidInput(f"{where}: field {prefixed('workdir', str(exc))}") from None
     return {"sha256": packed.sha256, "size": packed.size, "files": packed.files,
             "path": str(packed.path), "skipped": list(packed.skipped[:20])}
 

@@ -285,12 +285,14 @@ def report_cells(frame: pd.DataFrame, columns: Sequence[str]
                  ) -> tuple[list[str], list[list[str | Text]]]:
     """The headings and rows of `frame`'s `columns` as the reports show them (each value
     formatted by its column, `report.html.format_cell`)."""
-    from costsched.report.html import format_cell, heading, table_places
+    from costsched.report.html import added_up, format_cell, heading, table_places
 
-    places = table_places(frame[list(columns)])  # one precision: the rows add up
+    shown = frame[list(columns)]
+    places = table_places(shown)  # one precision: the rows add up
+    shown = added_up(shown, places)
     rows: list[list[str | Text]] = [
         [Text(format_cell(c, v, places)) for c, v in zip(columns, r, strict=True)]
-        for r in frame[list(columns)].itertuples(index=False)]
+        for r in shown.itertuples(index=False)]
     return [heading(c) for c in columns], rows
 
 

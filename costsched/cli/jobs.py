@@ -426,9 +426,10 @@ def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus
 
 
 def _progress(s: service.JobStatus) -> str:
-    """'42%' when the job reported its step, '~42% (estimated)' when costsched estimates
-    it from the hours run; '-' for a job that ended before it reported any."""
-    return views.progress_words(s.progress, s.progress_source)
+    """'42%' when the job reported its step, 'no step yet' while it runs without one;
+    '-' for a job that ended before it reported any."""
+    return views.progress_words(s.progress, s.progress_source,
+                                live=not s.record.final and not s.reported)
 
 
 def _problems(s: service.JobStatus) -> list[str]:
@@ -443,9 +444,15 @@ def _problems(s: service.JobStatus) -> list[str]:
         head = f"failed in {f.phase}" if f.phase else "failed"
         out.append(f"{head} with {words}" if words.startswith("exit code") else
                    prefixed(head, words) if words else head)
-        if f.log_tail:
-            out.append(f"last {len(f.log_tail)} line(s) of its output:")
-            out.extend(f"  | {line}" for line in f.log_tail)
+        # The error line said once: in its output's last lines, not in the head too.
+        tail = list(f.log_tail)
+        last = tail[-1].strip() if tail else ""
+        if last and out[-1].endswith(f": {last}"):
+            out[-1] = out[-1].removesuffix(f": {last}")
+        if tail:
+            out.append("its last line:" if len(tail) == 1 else
+                       f"its last {len(tail)} lines:")
+            out.extend(f"  | {line}" for line in tail)
     if s.checkpoint_error:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
     if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it

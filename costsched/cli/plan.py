@@ -286,10 +286,12 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *figures.notes(shown, work, hint)]
     if p.baseline:
         b = p.baseline
+        mark = figures.ESTIMATED_MARK if b.estimated else ""
         notes.append(f"baseline: {b.basis} at {per_hour(b.usd_per_hour)}/h, "
-                     + (f"{per_hour(b.cost / work.hours)} per {work.unit()}"
+                     + (f"{per_hour(b.cost / work.hours)}{mark} per {work.unit()}"
                         if work is not None and work.assumed and work.hours else
-                        f"{hours(b.hours)} h, {usd(b.cost)}"))
+                        f"{hours(b.hours)}{mark} h, {usd(b.cost)}{mark}")
+                     + (f" ({mark} from an estimated V100 speed)" if mark else ""))
     old = stale(shown, result.at, stale_after)
     if old is not None:
         notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
@@ -405,7 +407,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "notes": [*p.job.notes, *p.notes],
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
-                    "cost": b.cost},
+                    "cost": b.cost, "estimated": b.estimated},
                 "ranking_index": index_of[i],
                 "booked": (result.booked[i].as_dict(result.at)
                            if result.booked and result.booked[i] is not None else None),

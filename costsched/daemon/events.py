@@ -44,7 +44,11 @@ def _label(key: Sequence[str]) -> str:
 
 
 def _one_line(exc: BaseException) -> str:
+    """An error in one line: its own words for costsched's errors (no class name in text
+    a user reads), the class named for others (a bare KeyError's text is only its key)."""
     text = " ".join(str(exc).split())
+    if text and type(exc).__module__.split(".")[0] in ("costsched", "launchers"):
+        return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

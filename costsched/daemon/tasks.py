@@ -10,7 +10,7 @@ from costsched.daemon.events import _emit, _label
 from costsched.daemon.watcher import Watcher
 from costsched.passes import one_pass
 from costsched.service import jobs as job_service
-from costsched.vocabulary import prefixed
+from costsched.vocabulary import counted, prefixed
 
 
 class Tasks(Watcher):
@@ -119,9 +119,9 @@ def _collected(summary: Any) -> Outcome:
     failed = sum(len(c.failed) for c in summary.clouds.values())
     worked = [c for c in summary.clouds.values()
               if not c.error and (not c.failed or c.units > len(c.failed))]
-    line = f"{summary.inserted} new price(s), {summary.unchanged} unchanged"
+    line = f"{counted(summary.inserted, 'new price')}, {summary.unchanged:,} unchanged"
     if failed:
-        line += f", {failed} region(s) failed"
+        line += f", {counted(failed, 'region')} failed"
     line += "".join(f"; {e}" for e in errors)
     # The quotas read after the prices; a cloud's unread ones change no decision (info).
     quotas = [f"{name} {q.read} read" if not q.error else f"{name} not read ({q.error})"

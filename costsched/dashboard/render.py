@@ -9,6 +9,7 @@ import pandas as pd
 
 from costsched.amounts import hours, per_hour, usd, usd_all
 from costsched.bundled_prices import age_text
+from costsched.model import FINAL_STATES
 from costsched.report.html import format_cell, heading, table_places, totals_line
 from costsched.service.views import dumps, progress_words
 
@@ -63,8 +64,10 @@ def places(rows: list[dict]) -> dict[str, int]:
 
 
 def progress(job: dict) -> str:
-    """A job's progress as `status` writes it ('42%', '~42% (estimated)', '-')."""
-    return progress_words(job.get("progress"), job.get("progress_source"))
+    """A job's progress as `status` writes it ('42%', 'no step yet', '-')."""
+    live = job.get("state") not in FINAL_STATES and \
+        job.get("steps_left") == job.get("steps_total")
+    return progress_words(job.get("progress"), job.get("progress_source"), live=live)
 
 
 def chart_json(data: Any) -> str:

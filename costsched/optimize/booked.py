@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from costsched.amounts import hours as hours_text
 from costsched.model import BookedOffering
 from costsched.optimize.decision import expected_hours
 
@@ -239,18 +240,20 @@ def _spot_parts(kind_start: float, work: float, window: float | None, market: Ho
     if market.spot_label is not None:
         usd = found.spot_hours * market.spot_usd_per_hour
         parts.append(Part("spot", market.spot_label, kind_start, end, work, usd,
-                          f"{what}: {work:,.1f} h of work on spot, {found.preemptions:.1f} "
-                          f"preemptions expected at {market.preemptions_per_hour:.3f}/h, "
-                          f"each losing {job.restart_hours + job.checkpoint_hours / 2:.2f} h "
-                          f"billed and {market.dry_hours:.1f} h without spot; "
-                          f"{found.spot_hours:,.1f} h at {_usd(market.spot_usd_per_hour)}/h"))
+                          f"{what}: {hours_text(work)} h of work on spot, "
+                          f"{found.preemptions:.1f} preemptions expected at "
+                          f"{market.preemptions_per_hour:.3f}/h, each losing "
+                          f"{hours_text(job.restart_hours + job.checkpoint_hours / 2)} h "
+                          f"billed and {hours_text(market.dry_hours)} h without spot; "
+                          f"{hours_text(found.spot_hours)} h at "
+                          f"{_usd(market.spot_usd_per_hour)}/h"))
     if found.on_demand_hours > 0:
         usd = found.on_demand_hours * market.on_demand_usd_per_hour
         why = (f"{what}: on-demand if spot is lost too often to finish in time "
-               f"({found.fallback_probability:.0%} likely), {found.on_demand_hours:,.1f} h "
+               f"({found.fallback_probability:.0%} likely), {hours_text(found.on_demand_hours)} h "
                f"expected at {_usd(market.on_demand_usd_per_hour)}/h"
                if market.spot_label is not None else
-               f"{what}: {work:,.1f} h of work and a restart on-demand")
+               f"{what}: {hours_text(work)} h of work and a restart on-demand")
         parts.append(Part("on_demand", market.on_demand_label, kind_start, end,
                           0.0 if market.spot_label is not None else work, usd, why))
     total = sum(p.usd for p in parts)
@@ -264,12 +267,12 @@ def on_demand_plan(job: JobShape, market: HourlyMarket) -> CapacityPlan:
     hours = job.work_hours + job.restart_hours
     usd = hours * market.on_demand_usd_per_hour
     part = Part("on_demand", market.on_demand_label, 0.0, hours, job.work_hours, usd,
-                f"{job.work_hours:,.1f} h of work and a restart at "
+                f"{hours_text(job.work_hours)} h of work and a restart at "
                 f"{_usd(market.on_demand_usd_per_hour)}/h")
     late = job.deadline_hours is not None and hours > job.deadline_hours + 1e-9
     return CapacityPlan("on-demand only", (part,), usd, not late,
-                        f"needs {hours:,.1f} h, the deadline is {job.deadline_hours:,.1f} h "
-                        "away" if late else "")
+                        f"needs {hours_text(hours)} h, the deadline is "
+                        f"{hours_text(job.deadline_hours)} h away" if late else "")
 
 
 def spot_plan(job: JobShape, market: HourlyMarket) -> CapacityPlan | None:
@@ -323,7 +326,7 @@ def booked_plan(job: JobShape, market: HourlyMarket, booked: BookedOffering, now
             best = (usd, before[0], later[0], max(before[2], later[2]))
     if best is None:
         return CapacityPlan(name, feasible=False, booked=booked,
-                            reason=f"the {outside:,.1f} h it cannot hold do not fit "
+                            reason=f"the {hours_text(outside)} h it cannot hold do not fit "
                                    "before it starts or after it ends by the deadline")
     hours_used = inside + job.restart_hours
     cost = booked.upfront_usd + booked.usd_per_hour * job.nodes * hours_used
@@ -395,10 +398,10 @@ def _booked_why(b: BookedOffering, inside: float, hours_used: float, cost: float
         what = f"held already ({b.offering_id}), free to use until {b.end:%Y-%m-%d %H:%M} UTC"
     else:
         what = (f"asked for now, expected in {b.wait_hours:g} h, at "
-                f"{_usd(b.usd_per_hour)}/h an instance: {hours_used:,.1f} h, {_usd(cost)}")
+                f"{_usd(b.usd_per_hour)}/h an instance: {hours_text(hours_used)} h, {_usd(cost)}")
     off = ("" if leave_at is None else
            f", moved off by {now + timedelta(hours=leave_at):%Y-%m-%d %H:%M} UTC")
-    return f"{what}: {inside:,.1f} h of the job's {job.work_hours:,.1f} h{off}{move}"
+    return f"{what}: {hours_text(inside)} h of the job's {hours_text(job.work_hours)} h{off}{move}"
 
 
 def _kind(market: str) -> str:

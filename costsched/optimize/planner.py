@@ -54,6 +54,7 @@ class Baseline:
     hours: float
     cost: float
     basis: str
+    estimated: bool = False  # its V100 speed is costsched's estimate, not a given figure
 
 
 def baseline(job: Workload, offerings: pd.DataFrame) -> Baseline | None:
@@ -74,9 +75,10 @@ def baseline(job: Workload, offerings: pd.DataFrame) -> Baseline | None:
     price = float(prices.min())
     if not np.isfinite(job.table.lookup(job.job.model, [BASELINE_GPU], [1])[0][0]):
         return None  # a CPU job: a V100 machine is no yardstick for it
-    sps = job.table.get(job.job.model, BASELINE_GPU, 1).steps_per_second
-    hours = job.job.steps / sps / 3600
-    return Baseline(price, sps, hours, hours * price, basis)
+    speed = job.table.get(job.job.model, BASELINE_GPU, 1)
+    hours = job.job.steps / speed.steps_per_second / 3600
+    return Baseline(price, speed.steps_per_second, hours, hours * price, basis,
+                    bool(speed.estimated))
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,8 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     # (a launch choice kept would have paid its setup too); the speed table, its training
     # speed (setup left out: a slow start is no slow training).
     paced = _measured(jobs, placed, rates, None)
-    measured = _measured(jobs, placed, rates, store.jobs.readings(list(names)))
+    readings = store.jobs.readings(list(names))
+    measured = _measured(jobs, placed, rates, readings)
     stays = _static_stays(jobs, placed, pieces, start, end, paced, rates)
     predicted = store.jobs.predictions(list(names))
     reached = estimates.until(jobs, end)
@@ -192,7 +193,7 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
         all_moves["job_id"].map(reached), utc=True)]
     estimated = estimates.estimate_table(
         predicted, jobs, runs.assign(usd=charged["runs"]["usd"].to_numpy()), run_egress,
-        _recoveries(job_moves))
+        _recoveries(job_moves), readings)
     return Report(
         since=start, until=end, jobs=_job_table(jobs, pieces, egress, static, nodes),
         clouds=_cloud_table(pieces, egress), days=_day_table(pieces, egress),

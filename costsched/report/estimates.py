@@ -1,6 +1,11 @@
 """Estimate versus actual: what each job's plan predicted at its launch (hours, cost,
 preemptions) beside what the job did, and how well the estimates hold per model and GPU.
 
+Hours are training hours, like with like: the time between the first and the last step
+the job reported on each instance (the basis of its measured speed: setup, the time it sat
+stopped and the watcher's lag after it exited left out) against the plan's hours for the
+steps made in that time. Without step readings, the hours its instances ran.
+
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
 running at 1.5x its plan). Ratios are actual over expected: above 1 the job took longer
@@ -35,11 +40,12 @@ def until(jobs: pd.DataFrame, end: pd.Timestamp) -> pd.Series:
 
 
 def estimate_table(predictions: pd.DataFrame, jobs: pd.DataFrame, lives: pd.DataFrame,
-                   egress: pd.DataFrame, recoveries: pd.Series) -> pd.DataFrame:
+                   egress: pd.DataFrame, recoveries: pd.Series,
+                   readings: pd.DataFrame | None = None) -> pd.DataFrame:
     """ESTIMATE_COLUMNS per job with a prediction. `lives`: the jobs' placements charged
     over their whole lives up to `until` (job_id, start_at, end_at, usd); `egress`: their
     moves' egress (job_id, at, usd) up to then; `recoveries`: per job id, the recoveries
-    after a lost instance."""
+    after a lost instance; `readings`: their step readings (`store.jobs.readings`)."""
     if predictions.empty:
         return pd.DataFrame(columns=ESTIMATE_COLUMNS)
     info = jobs.set_index("id")
@@ -53,17 +59,35 @@ def estimate_table(predictions: pd.DataFrame, jobs: pd.DataFrame, lives: pd.Data
         done = 1.0 if job["state"] == "succeeded" else min(
             float(job["steps_done"]) / float(job["steps_total"]), 1.0)
         hours = usd = np.nan
+        expected_hours, expected_usd = p.expected_hours * done, p.expected_usd * done
         if len(mine) and done > 0:
-            hours = (mine["end_at"].max() - mine["start_at"].min()).total_seconds() / 3600
+            hours = float((mine["end_at"] - mine["start_at"]).dt.total_seconds()
+                          .clip(lower=0).sum()) / 3600  # on instances: stops left out
             usd = float(mine["usd"].sum()) + float(
                 egress.loc[egress["job_id"] == p.job_id, "usd"].sum())
-        expected_hours, expected_usd = p.expected_hours * done, p.expected_usd * done
+            trained = _trained(readings, int(p.job_id))
+            if trained is not None:  # training only, against the plan's for its steps
+                hours = trained[0]
+                expected_hours = p.expected_hours * min(
+                    trained[1] / float(job["steps_total"]), 1.0)
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
         rows.append((int(p.job_id), job["name"], p.model, f"{p.gpu_count}x{p.gpu_model}",
                      job["state"], done, expected_hours, hours, hours_ratio, expected_usd,
                      usd, usd_ratio, p.expected_preemptions * done,
                      int(recoveries.get(p.job_id, 0)), vs_estimate(hours_ratio, usd_ratio)))
     return pd.DataFrame(rows, columns=ESTIMATE_COLUMNS)
+
+
+def _trained(readings: pd.DataFrame | None, job_id: int) -> tuple[float, float] | None:
+    """(hours, steps) the job trained: between its first and last step readings on each
+    instance; None without readings that span a step."""
+    if readings is None or readings.empty:
+        return None
+    mine = readings[readings["job_id"] == job_id]
+    steps = float((mine["last_step"] - mine["first_step"]).clip(lower=0).sum())
+    seconds = float((mine["last_at"] - mine["first_at"]).dt.total_seconds()
+                    .clip(lower=0).sum())
+    return (seconds / 3600, steps) if steps > 0 and seconds > 0 else None
 
 
 def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:

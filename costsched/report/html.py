@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from costsched.amounts import decimals, hours, per_hour, usd, usd_all
+from costsched.amounts import MAX_DECIMALS, decimals, hours, per_hour, usd, usd_all
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.measured import sps
@@ -78,6 +78,7 @@ def _table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return '<p class="note">none</p>'
     places = table_places(frame)
+    frame = added_up(frame, places)
     head = "".join(f"<th>{escape(heading(str(c)))}</th>" for c in frame.columns)
     rows = []
     for record in frame.itertuples(index=False):
@@ -121,14 +122,55 @@ def heading(column: str) -> str:
 HOUR_COLUMNS = ("hours", "expected_hours")
 
 
+# A saving is its baseline less what the job spent: a row shows all three.
+SAVINGS = {"saved_vs_on_demand_usd": "on_demand_usd", "saved_vs_static_usd": "static_usd"}
+
+
 def table_places(frame: pd.DataFrame) -> dict[str, int]:
     """One precision for a table's dollars and one for its hours (`costsched.amounts`):
-    the figures of a row and of a column read at the same decimals, so that they add up."""
+    the figures of a row and of a column read at the same decimals, so that they add up
+    (the fewest decimals at which each row's spend and saving make its baseline, up to
+    MAX_DECIMALS; `added_up` makes the rest)."""
     def figures(columns: list[str]) -> list[float]:
         return [float(v) for c in columns for v in frame[c] if isinstance(v, (int, float))]
 
-    return {"usd": decimals(figures([c for c in frame.columns if c.endswith("usd")])),
+    usd_places = decimals(figures([c for c in frame.columns if c.endswith("usd")]))
+    while usd_places < MAX_DECIMALS and not _adds_up(frame, usd_places):
+        usd_places += 1
+    return {"usd": usd_places,
             "hours": decimals(figures([c for c in frame.columns if c in HOUR_COLUMNS]))}
+
+
+def _savings(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    return [(saved, base) for saved, base in SAVINGS.items()
+            if {saved, base, "usd"} <= set(frame.columns)]
+
+
+def _adds_up(frame: pd.DataFrame, places: int) -> bool:
+    """Whether every row's spend and saving, rounded to `places`, make its baseline."""
+    for saved, base in _savings(frame):
+        cells = frame[["usd", base, saved]].apply(pd.to_numeric, errors="coerce").dropna()
+        shown = cells.round(places)
+        gap = (shown["usd"] + shown[saved] - shown[base]).abs()
+        if (gap > 10 ** -places / 2).any():
+            return False
+    return True
+
+
+def added_up(frame: pd.DataFrame, places: Mapping[str, int]) -> pd.DataFrame:
+    """`frame` with each saving as its rounded baseline less its rounded spend (at the
+    table's `places`), so that a row's spend and saving visibly make its baseline (the
+    saving shown is within a unit of its last decimal of its exact value)."""
+    found = _savings(frame)
+    if not found or "usd" not in places:
+        return frame
+    p = places["usd"]
+    out = frame.copy()
+    spent = pd.to_numeric(out["usd"], errors="coerce").round(p)
+    for saved, base in found:
+        made = pd.to_numeric(out[base], errors="coerce").round(p) - spent
+        out[saved] = made.where(made.notna(), out[saved])
+    return out
 
 
 def format_cell(column: str, value: object, places: Mapping[str, int] | None = None

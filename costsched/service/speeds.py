@@ -31,6 +31,7 @@ from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.signals import THROUGHPUT_COLUMNS
 from costsched.throughput import ThroughputTable, model_key
+from costsched.vocabulary import prefixed
 
 RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that reported a step
 
@@ -77,7 +78,9 @@ def _checked(records: list[JobRecord], found: pd.DataFrame, rates: dict,
                                                         or r.name)
         top = tops[r.id]
         basis = rate.basis(str(top.gpu_model), int(top.gpu_count)) if rate is not None else ""
-        out[r.id] = checked(top, r.name, model, basis_words(basis), limit)
+        nodes = stored_spec(r.spec).get("num_nodes", 1)
+        nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) else 1
+        out[r.id] = checked(top, r.name, model, basis_words(basis), limit, nodes)
     return out
 
 
@@ -151,9 +154,24 @@ def plan_notes(store: PriceStore, models: Iterable[str], factor: float | None = 
         c = found[job_id]
         if c.flagged:
             newest[model_key(c.model)] = c
-    return [f"{wanted[k]}: {c.line(savings=False)}; a declared figure is kept: measure it again or "
-            "correct it (costsched throughput set)" for k, c in newest.items()
-            if k in wanted]
+    sources = {r.id: str(r.spec.get("source") or "") for r in records}
+    return [_plan_note(wanted[k], c, sources.get(c.job_id, ""))
+            for k, c in newest.items() if k in wanted]
+
+
+def _plan_note(model: str, c: SpeedCheck, source: str) -> str:
+    """A plan's line of a job's measured speed far from its plan's, and what changes the
+    figure plans use: a figure its job file declares wins over any table, so the file is
+    edited; any other is overridden by `costsched throughput set`."""
+    line = c.line(savings=False)
+    if model_key(c.name) != model_key(model):  # the job's name is not its model's
+        line = prefixed(model, line)
+    if c.basis in (basis_words("job spec"), basis_words("job spec f: 1 h on 1xV100, given")):
+        where = f" in {source}" if source and not source.startswith("<") else ""
+        return (f"{line}; the figure its job file declares is kept: edit its `throughputs:`"
+                f"{where} to use the measured one")
+    return (f"{line}; to plan on the measured speed: `costsched throughput set "
+            f"'{c.model}' {c.gpu_model}:{c.gpu_count} {c.measured_sps:.4g}`")
 
 
 def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, str]:
@@ -173,7 +191,7 @@ def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, s
     with one_pass():  # jobs of one spec share its rate
         records, found, rates = _measured([s.record for s in shown], placed, None, readings)
         flagged = _checked(records, found, rates, factor)
-    out = {j: c.line() for j, c in flagged.items() if c.flagged}
+    out = {j: c.finding() for j, c in flagged.items() if c.flagged}  # shown by job
     running = {s.record.id for s in shown if s.record.state == "running"}
     for job_id, rows in found.groupby("job_id").indices.items():
         if int(job_id) in running and measuring(found.iloc[rows]):

@@ -14,13 +14,8 @@ from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.signals import THROUGHPUT_COLUMNS
-from costsched.throughput import (
-    ThroughputTable,
-    learned_rows,
-    model_key,
-    placement_rates,
-    progress_steps,
-)
+from costsched.throughput import ThroughputTable, model_key
+from costsched.throughput_learned import learned_rows, placement_rates, progress_steps
 from costsched.validation import MAX_GPUS
 
 # Placements that ended longer ago than this are not looked at again (each pass reads the

@@ -122,12 +122,14 @@ def budgets_document(states: list[BudgetState]) -> list[dict]:
     }) for s in states]
 
 
-def progress_words(progress: float | None, source: str | None) -> str:
-    """A job's progress as every view writes it: '42%' (the step it reported), '~42%
-    (estimated)' (from the hours it ran, while it runs), '-' (not known)."""
-    if progress is None:
-        return "-"
-    return f"{progress:.0%}" if source == "reported" else f"~{progress:.0%} (estimated)"
+def progress_words(progress: float | None, source: str | None, *,
+                   live: bool = False) -> str:
+    """A job's progress as every view writes it: '42%' (the step it reported), 'no step
+    yet' (a live job that has reported none: in setup, or writing none), '-' (not
+    known). Never a percentage guessed from the hours it ran."""
+    if progress is None or source != "reported":
+        return "no step yet" if live else "-"
+    return f"{progress:.0%}"
 
 
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict:

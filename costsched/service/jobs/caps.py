@@ -42,6 +42,7 @@ from costsched.service.jobs.runs import (
     _progress_of,
     _runs,
     _steps_left_of,
+    done_step,
 )
 from costsched.service.jobs.steps import _start_migration
 from costsched.store import PriceStore
@@ -219,14 +220,13 @@ def _to_end(run: RunningJob, placed: pd.DataFrame, usd_per_hour: float,
     """A running job's cost to its end at its open placement's price: its steps left at
     the pace it reported (steps done over the hours it ran), else at its declared speed."""
     mine = placed[placed["job_id"] == run.record.id]
-    left, reported = _progress_of(run, run.record.steps_done,
-                                  None if run.record.steps_done > 0 else mine, at)
+    left, reported = _progress_of(run, run.record.steps_done)
     if left <= 0 or usd_per_hour <= 0:
         return 0.0
     if reported:
         end = mine["end_at"].fillna(pd.Timestamp(at))
         hours = float(((end - mine["start_at"]).dt.total_seconds().clip(lower=0)).sum()) / 3600
-        per_hour = run.record.steps_done / hours if hours > 0 else 0.0
+        per_hour = done_step(run, run.record.steps_done) / hours if hours > 0 else 0.0
     else:
         now = mine[mine["end_at"].isna()]
         if now.empty:

@@ -91,39 +91,35 @@ def _newest_open(placements: pd.DataFrame) -> dict[int, pd.Series]:
 
 
 def steps_left(store: PriceStore, run: RunningJob, at: datetime) -> float:
-    """The steps the job has left: its total less the step it reported (its progress
-    file), or, when it reports none, less the steps its placements made, estimated from
-    the hours each ran and the throughput of its GPUs (restarts lose a little more)."""
+    """The steps the job has left: its total less the newest step it is known to have
+    reached (`done_step`); all of them before it reports one (never a guess)."""
     return progress(store, run, at)[0]
 
 
 def progress(store: PriceStore, run: RunningJob, at: datetime) -> tuple[float, bool]:
-    """(steps left, whether they come from the job's own report rather than an estimate)."""
-    reported = store.jobs.get(run.record.id).steps_done
-    placements = store.jobs.placements(run.record.id) if reported <= 0 else None
-    return _progress_of(run, reported, placements, at)
+    """(steps left, whether a step of the job's own stands behind them)."""
+    return _progress_of(run, store.jobs.get(run.record.id).steps_done)
 
 
 def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float:
-    """`steps_left` of a job whose record was just read: its reported step is on the
-    record, so the store is read only for a job that reports none (its placements)."""
-    reported = run.record.steps_done
-    placements = store.jobs.placements(run.record.id) if reported <= 0 else None
-    return _progress_of(run, reported, placements, at)[0]
+    """`steps_left` of a job whose record was just read (its step is on the record)."""
+    return _progress_of(run, run.record.steps_done)[0]
 
 
-def _progress_of(run: RunningJob, reported: float, placements: pd.DataFrame | None,
-                 at: datetime) -> tuple[float, bool]:
-    """`progress` from the step the job reported and its placements (read by the caller)."""
-    if reported > 0:
-        return max(run.record.steps_total - reported, 0.0), True
-    done = 0.0
-    for p in placements.itertuples():  # type: ignore[union-attr]
-        end = at if pd.isna(p.end_at) else p.end_at
-        hours = max((pd.Timestamp(end) - pd.Timestamp(p.start_at)).total_seconds(), 0) / 3600
-        sps = run.resolved.table.get(run.resolved.job.model, p.gpu_model, int(p.gpu_count))
-        done += hours * 3600 * sps.steps_per_second
-    return max(run.resolved.job.steps - done, 0.0), False
+def done_step(run: RunningJob, reported: float) -> float:
+    """The newest step the job is known to have reached: the step it reported, or its
+    newest verified checkpoint's when that is later (a stopped job resumes there, and
+    the last step read before the stop can be older); 0 when neither is known."""
+    return max(reported, run.record.checkpoint_step or 0.0, 0.0)
+
+
+def _progress_of(run: RunningJob, reported: float) -> tuple[float, bool]:
+    """`progress` from the step the job reported. Until it reports one (setup, or a job
+    that writes no step) no step is guessed from the hours it ran: every step is left."""
+    done = done_step(run, reported)
+    if done > 0:
+        return max(run.record.steps_total - done, 0.0), True
+    return float(run.record.steps_total), False
 
 
 def _placed_offering(placement: pd.Series) -> Offering:

@@ -53,11 +53,11 @@ class JobStatus:
     record: JobRecord
     open_placement: dict | None  # the open placement's fields (offering, since, price, instance)
     instance_state: str  # the launcher's word on it ('' when the job has no instance)
-    steps_left: float  # reported by the job, else estimated from the hours run on each GPU
+    steps_left: float  # its total less the step it reported (all of them before one)
     cost: JobCost  # so far, from the stored prices, summed over every placement
     moves: list[MoveRecord]
     next: str  # what the policy would do now, and why in dollars ('' when not running)
-    reported: bool = False  # steps_left is the job's own report, not an estimate
+    reported: bool = False  # a step of the job's own stands behind steps_left
     failure: Failure | None = None  # why it failed (failed jobs)
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
     bookings: tuple[Booking, ...] = ()  # capacity bought for it (capacity blocks)
@@ -91,17 +91,15 @@ class JobStatus:
 
     @property
     def progress_source(self) -> str | None:
-        """"reported": the job's own step (or it succeeded); "estimated": from the hours
-        it ran at its planned speed, while it runs; None: a job that ended without
-        reporting a step (no estimate stands in for what it did), or whose work is assumed
-        (a share of an assumed hour says nothing of what is left)."""
+        """"reported": the job's own step or verified checkpoint (or it succeeded); None:
+        no step reported yet (setup, or a job that writes none: no share of the hours it
+        ran stands in for a step), or its work is assumed (a share of an assumed hour
+        says nothing of what is left)."""
         if self.record.state == "succeeded":
             return "reported"
         if self.assumed_work is not None:
             return None
-        if self.reported:
-            return "reported"
-        return None if self.record.final else "estimated"
+        return "reported" if self.reported else None
 
     @property
     def progress(self) -> float | None:
@@ -126,7 +124,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
            states: Sequence[str] = (), name: str | None = None, limit: int | None = None,
            advice: bool | None = None, only: JobFilter | None = None) -> list[JobStatus]:
     """Each job (or `job`; or those in `states`, whose name matches the pattern `name`,
-    the newest `limit`): state, placement, progress (reported or estimated), cost so far,
+    the newest `limit`): state, placement, progress (the step it reported), cost so far,
     its moves and, for a failed job, why. With a launcher, its jobs are reconciled first
     (recoveries start, finished jobs close, interrupted launches resume) unless not
     `reconcile_first`. `advice`: what the policy would do now for each running job
@@ -169,10 +167,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         for job_id in ids:
             run = runs[job_id]
             done = steps.get(job_id, run.record.steps_done)
-            # Its placements, where they are needed: an estimate of its steps, a failure.
+            # Its placements, where they are needed: a failure's.
             mine = (placed.iloc[rows_of.get(job_id, [])]
-                    if done <= 0 or run.record.state == "failed" else None)
-            left, reported = _progress_of(run, done, mine, when)
+                    if run.record.state == "failed" else None)
+            left, reported = _progress_of(run, done)
             failure = None
             if run.record.state == "failed":
                 events = ended.iloc[ended_of.get(job_id, [])]

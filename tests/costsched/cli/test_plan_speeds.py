@@ -22,20 +22,27 @@ def test_the_next_plan_of_the_model_hears_of_it(cli, db_path: Path, tmp_path: Pa
     store = PriceStore(str(db_path))
     store.ingest(pd.DataFrame([(*EAST, "V100", 1, 8, 61.0, 1.0, pd.Timestamp(T0), "test")],
                               columns=OBSERVATION_COLUMNS))
-    job = store.jobs.create("slowpoke", {"spec": spec, "source": "test"}, 36_000, at=T0)
+    path = tmp_path / "slowpoke.yaml"
+    job = store.jobs.create("slowpoke", {"spec": spec, "source": str(path)}, 36_000, at=T0)
     store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=T0, usd_per_hour=1.0,
                      reason="launch", instance="i-1")
     store.jobs.record_step(job, 3600, at=T0 + timedelta(hours=1))  # 1 step/s
     store.jobs.end_placement(job, T0 + timedelta(hours=1))
     store.jobs.transition(job, "stopped", at=T0 + timedelta(hours=1))
     store.dispose()
-    path = tmp_path / "slowpoke.yaml"
     path.write_text(yaml.safe_dump(spec))
 
     result = cli("plan", str(path), "--at", (T0 + timedelta(hours=2)).isoformat())
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert ("throughput: slowpoke: job 1 (slowpoke): measured 1 steps/s on 1xV100, 10x "
+    assert ("throughput: job 1 (slowpoke): measured 1 steps/s on 1xV100, 10x "
             "slower than the 10 its plan used (the job spec's throughputs)") in text
-    assert "; a declared figure is kept" in text and "savings use" not in text
+    assert (f"; the figure its job file declares is kept: edit its `throughputs:` in {path} "
+            "to use the measured one") in text and "savings use" not in text
     assert re.search(r"\$1\.0000 │\s+10 │", result.output)  # still planned at 10 steps/s
+    # The hint's fix works, and `throughput set` would not: a declared figure wins.
+    at = (T0 + timedelta(hours=2)).isoformat()
+    assert cli("throughput", "set", "slowpoke", "V100", "1").exit_code == 0
+    assert re.search(r"\$1\.0000 │\s+10 │", cli("plan", str(path), "--at", at).output)
+    path.write_text(yaml.safe_dump({**spec, "throughputs": {"V100": 1.0}}))
+    assert re.search(r"\$1\.0000 │\s+1 │", cli("plan", str(path), "--at", at).output)

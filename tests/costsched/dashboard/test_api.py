@@ -267,7 +267,7 @@ def test_a_job_that_failed_before_any_step_shows_no_guessed_progress(
     job = running(store, "early")
     store.jobs.end_placement(job, at(1))
     store.jobs.transition(job, "failed", at=at(1))
-    still = running(store, "going")  # a running job's estimate is shown, and labelled
+    still = running(store, "going")  # no step yet: no share of its hours stands in
     doc = client.get(f"/api/jobs/{job}").json()["job"]
     assert doc["progress"] is None and doc["progress_source"] is None
     page = client.get("/").text
@@ -275,7 +275,7 @@ def test_a_job_that_failed_before_any_step_shows_no_guessed_progress(
     row = row[:row.index("</tr>")]
     assert "%" not in row and "<td>-</td>" in row
     going = page[page.index(">going<"):]
-    assert "(estimated)</td>" in going[:going.index("</tr>")]
-    assert client.get(f"/api/jobs/{still}").json()["job"]["progress_source"] == "estimated"
+    assert "<td>no step yet</td>" in going[:going.index("</tr>")]
+    assert client.get(f"/api/jobs/{still}").json()["job"]["progress_source"] is None
     assert '<span class="figure">-</span><span>progress (no step reported)' in \
         client.get(f"/jobs/{job}").text

@@ -106,3 +106,25 @@ def test_the_best_plan_is_booked_only_when_it_is_cheaper() -> None:
     assert cheap.best.booked is not None and cheap.saves_usd > 0
     dear = plans("j", [(JOB, market(0.0))], [(JOB, market(0.0), booked(), 0.0)], NOW)
     assert dear.best is dear.spot and dear.saves_usd == 0
+
+
+def test_hours_in_the_plans_words_never_read_zero() -> None:
+    """A short job's hours in a plan's words keep two significant digits (the one rule of
+    `costsched.amounts`), never '0.0 h'."""
+    short = JobShape(work_hours=0.03, deadline_hours=0.02, restart_hours=0.004,
+                     checkpoint_hours=0.01)
+    plan = on_demand_plan(short, market(dry=0.04))
+    assert "0.03 h of work" in plan.parts[0].why and "0.0 h" not in plan.parts[0].why
+    assert "needs 0.03 h, the deadline is 0.02 h away" in plan.reason
+    roomy = JobShape(work_hours=0.03, deadline_hours=2, restart_hours=0.004,
+                     checkpoint_hours=0.01)
+    words = " ".join(p.why for p in spot_plan(roomy, market(0.5, dry=0.04)).parts)
+    assert "0.0 h" not in words and " h of work on spot" in words
+
+
+def test_a_one_character_gpu_name_gets_its_near_miss() -> None:
+    from costsched.throughput import GPU_SPECS
+    from costsched.vocabulary import did_you_mean
+
+    assert did_you_mean("T5", GPU_SPECS) == "; did you mean 'T4'?"
+    assert did_you_mean("X1", GPU_SPECS) == ""

@@ -322,7 +322,9 @@ def test_a_budget_s_forecast_runs_to_the_end_of_its_period(db_path: Path) -> Non
     own, daily = frame.loc[f"job {job} (r)"], frame.loc["team"]
     assert own["spent_usd"] == pytest.approx(5.0) and daily["spent_usd"] == pytest.approx(3.0)
     assert own["committed_usd"] == pytest.approx(1.0) == daily["committed_usd"]
-    to_end = (steps - 5 * 3600) / 3600  # its steps left at its declared pace, at $1/h
+    # No step reported: every step is left (none guessed from the hours it ran), at its
+    # declared pace, at $1/h.
+    to_end = steps / 3600
     assert own["forecast_usd"] == pytest.approx(5.0 + to_end)
     assert daily["forecast_usd"] == pytest.approx(3.0 + 21.0)  # to midnight
     assert list(daily["running"]) == [job] and list(daily["stopped"]) == []

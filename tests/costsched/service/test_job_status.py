@@ -1,5 +1,5 @@
-"""What `status` says about a running job: the step the job reported (or "estimated" when
-it reports none), why a failed job failed, and never a NaN; on the local launcher with real
+"""What `status` says about a running job: the step the job reported ("no step yet" before
+it reports one), why a failed job failed, and never a NaN; on the local launcher with real
 subprocesses and a real SQLite store."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noq
     assert shown["progress_source"] == "reported" and shown["failure"] is None
 
 
-def test_a_job_that_reports_nothing_is_estimated_and_a_failed_one_says_why(
+def test_a_job_that_reports_nothing_shows_no_step_and_a_failed_one_says_why(
         world, capsys) -> None:  # noqa: F811
     store, launcher, tmp = world
     run = "echo preparing; echo 'ValueError: bad batch size' >&2; sleep 1; exit 3"
@@ -53,7 +53,8 @@ def test_a_job_that_reports_nothing_is_estimated_and_a_failed_one_says_why(
     [running] = service.status(store, launcher, job.id)
     if not running.record.final:
         assert not running.reported
-        assert cli_jobs._progress(running).endswith("(estimated)")
+        assert cli_jobs._progress(running) == "no step yet"  # never a guessed share
+        assert running.steps_left == running.record.steps_total
     wait_for(lambda: finished(store, launcher, job.id), seconds=30)
     [failed] = service.status(store, launcher, job.id)
     assert failed.record.state == "failed"

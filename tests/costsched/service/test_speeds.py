@@ -58,13 +58,14 @@ def test_a_declared_throughput_far_off_is_flagged_everywhere(world, capsys) -> N
     [shown] = service.status(store, launcher, job.id)
     cli_jobs._print_status([shown], json_out=False)
     text = capsys.readouterr().out
-    assert f"job {job.id}: throughput: job {job.id} (flagme): measured" in text
+    assert f"job {job.id}: throughput: measured" in text  # the job named once
     cli_jobs._print_status([shown], json_out=True)
     assert "its plan used" in json.loads(capsys.readouterr().out)[0]["throughput_flag"]
 
     # The next plan of the model hears of it; the declared figure is kept.
     [note] = plan_notes(store, ["flagme"])
-    assert note.startswith("flagme: job ") and "a declared figure is kept" in note
+    assert note.startswith(f"job {job.id} (flagme): measured ")
+    assert "its job file declares is kept: edit its `throughputs:` in " in note
 
     # Its savings use the speed it measured: it never moved, so its launch choice kept
     # costs what it did (at the declared speed it would have taken STEPS / 3 s).

@@ -1,0 +1,46 @@
+"""A message names each thing once and counts in words: a failed job's error line is not
+said twice, its output's lines are counted ('its last line'), a workdir that is not a
+directory is named once, a collection says '0 new prices', a daemon task's failure carries
+no class name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from costsched.cli import jobs as cli_jobs
+from costsched.daemon.events import _one_line
+from costsched.daemon.tasks import NothingCollected
+from costsched.model import InvalidInput
+from costsched.service.jobs.statuses import Failure
+from costsched.vocabulary import counted
+from launchers.codepack import pack_workdir
+
+
+def failed(detail: str, tail: list[str], code: int = 1) -> SimpleNamespace:
+    return SimpleNamespace(failure=Failure(code, "", detail, tail), checkpoint_error="",
+                           assumed_work=None, record=SimpleNamespace(final=True))
+
+
+def test_a_failed_jobs_error_line_is_said_once() -> None:
+    lines = cli_jobs._problems(failed("exit code 1: ValueError: bad", ["ValueError: bad"]))
+    assert lines == ["failed with exit code 1", "its last line:", "  | ValueError: bad"]
+    lines = cli_jobs._problems(failed("exit code 2", ["a", "b"], 2))
+    assert lines == ["failed with exit code 2", "its last 2 lines:", "  | a", "  | b"]
+
+
+def test_counts_agree_and_no_class_names() -> None:
+    assert (counted(0, "new price"), counted(1, "new price"), counted(3, "region")) == \
+        ("0 new prices", "1 new price", "3 regions")
+    assert _one_line(NothingCollected("every source failed: 0 new prices")) == \
+        "every source failed: 0 new prices"
+    assert _one_line(KeyError("x")) == "KeyError: 'x'"  # not ours: the class says what
+
+
+def test_a_workdir_that_is_no_directory_is_named_once(tmp_path: Path) -> None:
+    missing = tmp_path / "nosuchdir"
+    with pytest.raises(InvalidInput) as caught:
+        pack_workdir(str(missing), "wd.yaml: job 'w'")
+    assert str(caught.value) == f"wd.yaml: job 'w': field workdir {missing}: not a directory"

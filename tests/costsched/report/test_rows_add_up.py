@@ -1,0 +1,33 @@
+"""A report row's spend and saving visibly make its baseline: one precision for the row's
+amounts at which they add up, the saving made from the rounded figures where none does."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from costsched.cli.common import report_cells
+from costsched.report.html import _table
+
+
+def cents(text: str) -> float:
+    return float(text.strip("$<"))
+
+
+def test_the_demos_row_adds_up() -> None:
+    frame = pd.DataFrame([dict(job_id=1, usd=0.0123, on_demand_usd=0.0366,
+                               saved_vs_on_demand_usd=0.0366 - 0.0123)])
+    columns = ["job_id", "usd", "on_demand_usd", "saved_vs_on_demand_usd"]
+    _, [row] = report_cells(frame, columns)
+    total, on_demand, saved = (cents(str(c)) for c in row[1:])
+    assert abs(total + saved - on_demand) < 1e-9, row
+    assert str(row[1]) != "$0.01"  # not at a precision where they cannot add up
+    html = _table(frame)
+    assert f"<td class=\"num\">{row[3]}</td>" in html
+
+
+def test_a_saving_is_made_from_the_rounded_figures_when_no_precision_adds_up() -> None:
+    frame = pd.DataFrame([dict(usd=0.012345, on_demand_usd=0.036655,
+                               saved_vs_on_demand_usd=0.02431)])
+    _, [row] = report_cells(frame, list(frame.columns))
+    total, on_demand, saved = (cents(str(c)) for c in row)
+    assert abs(total + saved - on_demand) < 1e-9, row
