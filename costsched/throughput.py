@@ -3,10 +3,10 @@
 Four layers, most trusted first:
 1. user measurements (`costsched throughput set/import`, kept in a CSV file, see
    `user_path`) and a job spec's own throughputs, which override
-2. throughputs measured by costsched (`throughput_learned.learned_rows`): the median steps/s of the newest
-   RECENT_RUNS placements of the same model on the same GPU model and count, from the jobs'
-   progress records (`costsched.service.throughputs`); their source starts with
-   MEASURED_BY_COSTSCHED. They override
+2. throughputs measured by costsched (`throughput_learned.learned_rows`): the median
+   steps/s of the newest RECENT_RUNS placements of the same model on the same GPU model
+   and count, from the jobs' progress records (`costsched.service.throughputs`); their
+   source starts with MEASURED_BY_COSTSCHED. They override
 3. the bundled table (`costsched/data/throughputs.csv`: Gavel, OSDI 2020: 26 model
    configurations on K80, P100 and V100 and its multi-GPU table; MLPerf Training results
    of A100, A100-80GB, H100 and H200 nodes, each benchmark its own model). A bundled
