@@ -303,15 +303,17 @@ def gpu_offerings(gpu: str, when: datetime, *, clouds: Sequence[str] = (),
     rows = prices_at(when, clouds=cloud_names(clouds), gpu_models=[gpu_model_name(gpu)],
                      stored=stored)
     rows.sort(key=lambda r: (r["gpu_count"], r["superseded"], r["usd_per_hour"], r["market"]))
-    return [{c: r[c] for c in OFFERING_COLUMNS} for r in rows]
+    # No quota is known on this path (`glance.stored_gpu_prices` leaves a store that holds
+    # quotas to the service): none marks an offering.
+    return [{**{c: r[c] for c in OFFERING_COLUMNS}, "quota": ""} for r in rows]
 
 
 def gpu_summary(when: datetime, *, clouds: Sequence[str] = (),
                 stored: Sequence[dict] = ()) -> list[dict]:
     """One row per GPU model and count (as `costsched.service.gpus.gpu_summary`): per
     market the cheapest price (current before superseded, then spot prices under OLD_DAYS
-    before older), where, its age in days, whether it is superseded and its source (None where the
-    market has no price)."""
+    before older), where, its age in days, whether it is superseded, its source and its
+    quota mark (None where the market has no price)."""
     rows = prices_at(when, clouds=cloud_names(clouds), stored=stored)
     keys = sorted(dict.fromkeys((r["gpu_model"], r["gpu_count"]) for r in rows),
                   key=lambda k: (gpu_order(k[0]), k[1]))
@@ -330,7 +332,8 @@ def gpu_summary(when: datetime, *, clouds: Sequence[str] = (),
                 f"{r['cloud']} {r['zone'] or r['region']} {r['instance_type']}",
                 f"{market}_age_days": None if r is None else r["age_days"],
                 f"{market}_superseded": None if r is None else r["superseded"],
-                f"{market}_source": None if r is None else r["source"]})
+                f"{market}_source": None if r is None else r["source"],
+                f"{market}_quota": None if r is None else ""})  # none known here
     return list(out.values())
 
 

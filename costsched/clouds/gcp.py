@@ -202,10 +202,14 @@ def quota_request(code: str, scope: str, value: float, account: str = "") -> str
     """The gcloud line that asks for `value` of quota `code` (in region `scope`)."""
     from costsched.clouds.quota_need import GLOBAL
 
-    where = "" if scope == GLOBAL else f" --dimensions=region={scope}"
+    project = account or "PROJECT_ID"
+    if scope == GLOBAL:
+        return (f"gcloud beta quotas preferences create --service={QUOTA_SERVICE} "
+                f"--quota-id={quota_id(code, scope)} --preferred-value={value:g} "
+                f"--project={project}")
     return (f"gcloud beta quotas preferences create --service={QUOTA_SERVICE} "
-            f"--quota-id={quota_id(code, scope)}{where} --preferred-value={value:g} "
-            f"--project={account or 'PROJECT_ID'}")
+            f"--quota-id={quota_id(code, scope)} --dimensions=region={scope} "
+            f"--preferred-value={value:g} --project={project}")
 
 
 # --- bounded calls (`costsched check`) ------------------------------------------------------

@@ -13,10 +13,9 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-import numpy as np
-import pandas as pd
-
 from costsched import clouds
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.model import BookedOffering, Constraints, Offering
 from costsched.optimize.booked import (
     DEFAULT_DRY_HOURS,

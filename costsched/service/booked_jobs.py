@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-import numpy as np
-import pandas as pd
-
 from costsched.decide.booked import BookedWindow, WithBooked
 from costsched.decide.deadline import KEY, DeadlineMarket
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.optimize.booked import margin_hours
 from costsched.optimize.decision import egress_per_gb
 from costsched.policies.deadline import DeadlinePolicy

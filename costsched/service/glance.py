@@ -85,6 +85,8 @@ def stored_gpu_prices(db: str | None, at: datetime, *, clouds: Sequence[str] = (
         if conn is None or not _current(conn):
             return None
         try:
+            if conn.execute("SELECT 1 FROM quotas LIMIT 1").fetchone() is not None:
+                return None  # quotas read: their marks are the service's to make
             rows = conn.execute(query, [math.floor(at.timestamp()), *values]).fetchall()
         except sqlite3.Error:
             return None

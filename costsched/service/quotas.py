@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from costsched.clouds import aws as aws_cloud
 from costsched.clouds.quotas import GLOBAL, request_line, where
+from costsched.lazy import numpy as np
+from costsched.lazy import pandas as pd
 from costsched.optimize.quotas import attach
 from costsched.passes import memo
 from costsched.service.collect import route_regions

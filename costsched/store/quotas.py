@@ -12,9 +12,9 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
-import pandas as pd
 from sqlalchemy import Connection, Engine, and_, insert, select, update
 
+from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.store.database import epoch_second, write
 from costsched.store.schema import quota_reads, quotas

@@ -462,7 +462,7 @@ def test_a_collection_says_how_the_quotas_read_went(
     run = Daemon(store, Config(), tasks=("collect",)).run_task(
         "collect", datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc))
     assert run.status == "ok"
-    assert run.detail == ("3 new price(s), 0 unchanged; quotas: aws 24 read, gcp not read "
+    assert run.detail == ("3 new prices, 0 unchanged; quotas: aws 24 read, gcp not read "
                           "(gcp: compute.projects.get is not allowed)")
 
 

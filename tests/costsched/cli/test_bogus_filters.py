@@ -62,6 +62,8 @@ CASES = [
      "expected an instance type of the stored traces: p3.2xlarge; did you mean"),
     (["backtest-deadline", "--deadline", "52", "--windows", "bogus"], "--windows 'bogus'"),
     (["backtest-deadline", "--deadline", "52", "--history", "bogus"], "history 'bogus'"),
+    (["quotas", "--cloud", "bogus"], "--cloud 'bogus': expected one of aws, gcp, azure"),
+    (["quotas", "--region", "us-east-9"], "--region 'us-east-9': not a region of aws"),
     (["backtest-deadline", "--deadline", "52", "--block", "bogus"], "--block 'bogus'"),
     (["backtest-deadline", "--deadline", "52", "--starts", "0"], "--starts 0: expected a "
      "whole number >= 1"),

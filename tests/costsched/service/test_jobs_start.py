@@ -113,7 +113,7 @@ def test_a_workdir_above_the_limit_is_refused_before_anything_is_stored(
         service.launch(store, [project / "job.yaml"], launcher=launcher,
                        checkpoint_root=str(tmp_path / "ckpt"))
     assert str(caught.value) == (
-        f"{project / 'job.yaml'}: job 'big': field workdir: workdir {project}: 0.3 MB to pack, "
+        f"{project / 'job.yaml'}: job 'big': field workdir {project}: 0.3 MB to pack, "
         "above the limit of 0.2 MB (config launch.max_code_mb); largest: data.bin (0.3 MB), "
         f"job.yaml (0.0 MB), train.py (0.0 MB); exclude data and outputs in "
         f"{project / '.costschedignore'} (.gitignore syntax)")
