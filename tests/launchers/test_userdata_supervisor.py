@@ -92,7 +92,7 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
     assert log.index("stopped at step") < log.index(f"resumed at step {stopped_at}")
 
     reference = tmp_path / "reference"
-    subprocess.run([sys.executable, "train.py", "--steps", "600"], cwd=PROJECT, check=True,
+    subprocess.run([sys.executable, "train.py", "--steps", boot.STEPS], cwd=PROJECT, check=True,
                    env={**os.environ, "CHECKPOINT_DIR": str(reference)}, capture_output=True)
     result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
     got = checkpoints.fetch(result, tmp_path / "got")
