@@ -172,8 +172,19 @@ class Agent:
     def heartbeat(self) -> None:
         self._beat()
 
-    def restore_newest(self) -> None:
-        """The newest verified checkpoint, when it is not the one this node holds."""
+    @property
+    def checkpoint_version(self) -> int | None:
+        """The version of the checkpoint this node holds (published or restored)."""
+        return self.publisher.version
+
+    def restore_newest(self, at_most: int | None = None) -> None:
+        """The newest verified checkpoint (at most version `at_most`), when it is not the
+        one this node holds."""
+        if at_most is not None:
+            if at_most != self.publisher.version:
+                self.publisher.version = restore(self.store, self.checkpoints, at_most)
+                self.publisher.remember_all()
+            return
         newest = self.store.newest_verified()
         if newest is not None and newest.version != self.publisher.version:
             self.publisher.version = restore(self.store, self.checkpoints)

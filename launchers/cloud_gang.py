@@ -154,18 +154,30 @@ class StoreGangFile(gang_agent.GangFile):
         self.rank = rank
         self._next = 0.0
 
-    def left(self, number: int, phase: str) -> None:
-        """Rank 0 says it left round `number` (its checkpoint published): the launcher
-        starts the next round only then (`read_left`)."""
+    def left(self, number: int, phase: str, version: int | None = None) -> None:
+        """Rank 0 says it left round `number` (its checkpoint `version` published): the
+        launcher starts the next round only then (`read_left`)."""
         if self.rank != 0:
             return
         from launchers.heartbeats import put_doc
 
         try:
             put_doc(_doc_store(self.checkpoint_uri), f"{self.gang_digest}.left.json",
-                    {"round": number, "phase": phase, "at": time.time()})
+                    {"round": number, "phase": phase, "at": time.time(),
+                     "version": version})
         except Exception as exc:  # noqa: BLE001 - the launcher ends the gang in time
             print(f"costsched: gang round {number}: {exc}", file=sys.stderr)
+
+    def resume_version(self) -> int | None:
+        """The checkpoint version rank 0 said it left its last round with (None: unsaid)."""
+        from launchers.heartbeats import get_doc
+
+        try:
+            doc = get_doc(_doc_store(self.checkpoint_uri), f"{self.gang_digest}.left.json")
+        except Exception:  # noqa: BLE001 - unread: the newest is restored, as before
+            return None
+        version = doc.get("version") if isinstance(doc, dict) else None
+        return version if isinstance(version, int) else None
 
     def ready(self) -> None:
         """A replacement set up: the launcher starts the next round only then."""

@@ -69,9 +69,15 @@ class GangFile:
             return doc
         return {}
 
-    def left(self, number: int, phase: str) -> None:
-        """Round `number` ended on this node (`phase`: paused, exited): said where the
-        launcher cannot see the node's status (`launchers.cloud_gang.StoreGangFile`)."""
+    def left(self, number: int, phase: str, version: int | None = None) -> None:
+        """Round `number` ended on this node (`phase`: paused, exited; `version`: the
+        checkpoint it published then): said where the launcher cannot see the node's
+        status (`launchers.cloud_gang.StoreGangFile`)."""
+
+    def resume_version(self) -> int | None:
+        """The checkpoint version rank 0 left the last round with, which every other node
+        starts the next round from (None: not said here; the newest is restored)."""
+        return None
 
     def ready(self) -> None:
         """A replacement node, set up, waits for the next round: said where the launcher
@@ -118,7 +124,10 @@ class NodeAgent(Protocol):
 
     def heartbeat(self) -> None: ...
 
-    def restore_newest(self) -> None: ...
+    @property
+    def checkpoint_version(self) -> int | None: ...
+
+    def restore_newest(self, at_most: int | None = None) -> None: ...
 
 
 class Rounds:
@@ -150,8 +159,9 @@ class Rounds:
                 return ending
             if self.rank != 0 and (replacement or not first):
                 # The checkpoint rank 0 published as it paused: a replacement restored at
-                # its start, maybe before rank 0 had published, so it restores again.
-                agent.restore_newest()
+                # its start, maybe before rank 0 had published, so it restores again;
+                # never one rank 0 wrote in the new round (rank 0 runs from its pause).
+                agent.restore_newest(self.gang.resume_version())
             first, done = False, int(doc["round"])
             agent.report({"state": "running", "round": done, "checkpoint_error": ""})
             exit_code = agent.run_job({**env, **round_env(doc)},
@@ -164,7 +174,7 @@ class Rounds:
                               "round": done})
                 ending = {**outcome, "state": "stopped",
                           "detail": "the gang was paused and not resumed"}
-                self.gang.left(done, "paused")
+                self.gang.left(done, "paused", agent.checkpoint_version)
                 wait = self.wait_seconds
                 continue
             if exit_code == 0 and self.rank == 0:
@@ -172,7 +182,7 @@ class Rounds:
             agent.report({**outcome, "state": "running", "phase": "exited", "round": done,
                           "outcome": outcome["state"]})
             ending = outcome
-            self.gang.left(done, "exited")
+            self.gang.left(done, "exited", agent.checkpoint_version)
             wait = self.exit_wait
 
     def _wait(self, agent: NodeAgent, after: int, seconds: float) -> dict:

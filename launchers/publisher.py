@@ -18,9 +18,12 @@ KEEP = 3  # checkpoint versions kept in the store
 _STAGING = ".publishing"  # hard links of the files being published, beside the checkpoints
 
 
-def restore(store: CheckpointStore, dest: Path) -> int | None:
-    """The newest version that verifies and fetches intact, into dest; its version."""
+def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> int | None:
+    """The newest version (at most `at_most`) that verifies and fetches intact, into dest;
+    its version."""
     for checkpoint in reversed(store.list()):
+        if at_most is not None and checkpoint.version > at_most:
+            continue
         if not store.verify(checkpoint):
             log.warning("checkpoint version %d does not verify: skipped", checkpoint.version)
             continue
