@@ -101,3 +101,19 @@ def test_a_failing_store_shows_in_the_instance_status(tmp_path: Path) -> None:
         wait_for(lambda: (launcher.status(instance.id).step or 0) > 0)
     finally:
         launcher.terminate(instance.id)
+
+
+def test_a_restore_bounded_by_a_version_takes_none_newer(tmp_path: Path) -> None:
+    """A gang's other nodes restore the version rank 0 left a round with: a checkpoint
+    rank 0 published later, in the new round, is not theirs to start from."""
+    from launchers.publisher import restore
+
+    store = LocalStore(tmp_path / "store")
+    for step in (1, 2, 3):
+        (tmp_path / "state.txt").write_text(f"step {step}")
+        store.publish(tmp_path / "state.txt")
+    versions = [c.version for c in store.list()]
+    assert restore(store, tmp_path / "newest") == versions[-1]
+    assert (tmp_path / "newest" / "state.txt").read_text() == "step 3"
+    assert restore(store, tmp_path / "bounded", at_most=versions[1]) == versions[1]
+    assert (tmp_path / "bounded" / "state.txt").read_text() == "step 2"
