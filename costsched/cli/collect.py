@@ -115,13 +115,10 @@ def _collect_booked(db, request, gpus: list[str]):  # noqa: ANN001, ANN202
     gce = None
     if "gcp" in request.clouds:
         def gce():  # noqa: ANN202 - the project's reservations, every zone
-            from google.cloud import compute_v1
-
-            from costsched.clouds.gcp import credentials_and_project
+            from costsched.clouds.gcp import credentials_and_project, reservations_client
 
             credentials, project = credentials_and_project(request.gcp_project)
-            return compute_v1.ReservationsClient(credentials=credentials).aggregated_list(
-                project=project)
+            return reservations_client(credentials).aggregated_list(project=project)
     aws_regions = request.regions.get("aws", [])
     return collect_booked(db, at=as_time(None), regions=aws_regions, gpus=gpus,
                           clouds=[c for c in request.clouds if c in ("aws", "gcp")],

@@ -123,6 +123,13 @@ def regions_client(credentials: Any) -> Any:
     return compute_v1.RegionsClient(credentials=credentials)
 
 
+def reservations_client(credentials: Any) -> Any:
+    """A Compute Engine reservations client with `credentials` (the reservations held)."""
+    from google.cloud import compute_v1
+
+    return compute_v1.ReservationsClient(credentials=credentials)
+
+
 # The boot image launchers use when none is given: a Deep Learning VM image family with CUDA
 # (its metadata key `install-nvidia-driver` installs the driver at first boot).
 GPU_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu121"
