@@ -60,19 +60,7 @@ class S3Store(CheckpointStore):
                 claimed = self._put(data_key, body, sha, src, ContentLength=size,
                                     ContentType="application/octet-stream")
             if claimed:
-                manifest = layout.encode_manifest(checkpoint)
-                manifest_key = self._key(layout.manifest_name(version))
-                try:
-                    written = self._put(manifest_key, manifest,
-                                        hashlib.sha256(manifest).digest(), src,
-                                        ContentType="application/json"
-                                        ) or self._holds(manifest_key, manifest)
-                except BaseException:
-                    # No data object without its manifest is left behind by a failure.
-                    with contextlib.suppress(Exception):
-                        self.client.delete_object(Bucket=self.bucket, Key=data_key)
-                    raise
-                if written:
+                if self._claim_manifest(checkpoint, data_key, src):
                     log.info("published %s version %d (%s, %d bytes)", self.uri, version,
                              name, size)
                     return checkpoint
@@ -80,6 +68,23 @@ class S3Store(CheckpointStore):
             version = max(version + 1, self._next_version())
         raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
                            "tries (too many concurrent publishers)")
+
+    def _claim_manifest(self, checkpoint: Checkpoint, data_key: str,
+                        where: str | Path) -> bool:
+        """Write the manifest of `checkpoint`, whose data object `data_key` this publisher
+        claimed: True when it is ours (written, or found as we wrote it after a lost
+        answer); False when another publisher holds the version. No data object without its
+        manifest is left behind by a failure."""
+        manifest = layout.encode_manifest(checkpoint)
+        manifest_key = self._key(layout.manifest_name(checkpoint.version))
+        try:
+            return self._put(manifest_key, manifest, hashlib.sha256(manifest).digest(),
+                             where, ContentType="application/json"
+                             ) or self._holds(manifest_key, manifest)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.client.delete_object(Bucket=self.bucket, Key=data_key)
+            raise
 
     def check(self) -> None:
         """Fail now, in one line, when the bucket cannot be listed: no credentials, a refusal
@@ -118,18 +123,7 @@ class S3Store(CheckpointStore):
                 except CorruptCheckpoint:
                     self.client.delete_object(Bucket=self.bucket, Key=data_key)
                     raise
-                manifest = layout.encode_manifest(copy)
-                try:
-                    manifest_key = self._key(layout.manifest_name(version))
-                    written = self._put(manifest_key, manifest,
-                                        hashlib.sha256(manifest).digest(), where,
-                                        ContentType="application/json"
-                                        ) or self._holds(manifest_key, manifest)
-                except BaseException:
-                    with contextlib.suppress(Exception):
-                        self.client.delete_object(Bucket=self.bucket, Key=data_key)
-                    raise
-                if written:
+                if self._claim_manifest(copy, data_key, where):
                     log.info("copied %s version %d in as %s version %d", source.uri,
                              checkpoint.version, self.uri, version)
                     return copy
