@@ -77,8 +77,7 @@ def job_launcher(store: PriceStore, job: int | str | None) -> Any:
     from launchers import make_launcher
 
     if job is None:
-        frame = store.jobs.list()
-        names = {r.get("launcher", "local") for r in frame["spec"]} if not frame.empty else set()
+        names = {r.spec.get("launcher", "local") for r in store.jobs.records()}
         return make_launcher(names.pop() if len(names) == 1 else "local")
     job_id = job_ids(store, job, states=())[0]
     return make_launcher(store.jobs.get(job_id).spec.get("launcher", "local"))

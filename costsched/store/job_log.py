@@ -4,7 +4,7 @@ its launch, kept to be checked against what it did."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 
 from sqlalchemy import Connection, Engine, func, insert, select, update
 
@@ -13,13 +13,14 @@ from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.job_rows import (
     EVENT_COLUMNS,
     PREDICTION_COLUMNS,
+    EventRow,
     _check_text,
     _event,
     _number,
     _state,
     _touch,
     id_chunks,
-    read_chunked,
+    read_rows,
 )
 from costsched.store.schema import job_events, job_predictions
 
@@ -51,14 +52,23 @@ class JobLog:
                   ) -> pd.DataFrame:
         """The logs of `job_ids` (every job's when None), only events of `kinds` when
         given, in the order they were written, in one read."""
+        rows = self.event_rows(job_ids, kinds)
+        frame = pd.DataFrame([(*r[:2], int(r.at.timestamp()), *r[3:]) for r in rows],
+                             columns=EVENT_COLUMNS)
+        frame["at"] = from_epoch_seconds(frame["at"])
+        return frame
+
+    def event_rows(self, job_ids: Iterable[int] | None, kinds: Iterable[str] = ()
+                   ) -> list[EventRow]:
+        """`events_of` as rows, for a caller that needs no frame (and no pandas)."""
         query = select(job_events).order_by(job_events.c.id)
         kinds = tuple(kinds)
         if kinds:
             query = query.where(job_events.c.kind.in_(kinds))
-        frame = read_chunked(self.engine, query, job_events, job_ids)
-        frame = frame.sort_values("id", kind="stable")
-        frame["at"] = from_epoch_seconds(frame.pop("ts"))
-        return frame[EVENT_COLUMNS].reset_index(drop=True)
+        rows = read_rows(self.engine, query, job_events, job_ids)
+        rows.sort(key=lambda r: r.id)  # one order across the chunks
+        return [EventRow(r.id, r.job_id, datetime.fromtimestamp(r.ts, timezone.utc), r.kind,
+                         r.from_state, r.to_state, r.detail) for r in rows]
 
     def last_details(self, job_ids: Iterable[int], kind: str) -> dict[int, str]:
         """{job id: the detail of its newest event of `kind`}, for those of `job_ids`

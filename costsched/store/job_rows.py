@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from sqlalchemy import (
     BigInteger,
@@ -15,6 +16,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Row,
     Select,
     Table,
     any_,
@@ -38,6 +40,19 @@ PLACEMENT_COLUMNS = [
     "gpu_count", "start_at", "end_at", "usd_per_hour", "reason", "instance",
 ]
 EVENT_COLUMNS = ["id", "job_id", "at", "kind", "from_state", "to_state", "detail"]
+
+
+class EventRow(NamedTuple):
+    """One event of a job's log (EVENT_COLUMNS), `at` a UTC datetime."""
+
+    id: int
+    job_id: int
+    at: datetime
+    kind: str
+    from_state: str | None
+    to_state: str | None
+    detail: str | None
+
 # A placement's step readings (`JobStore.readings`): `id` is the placement's.
 READING_COLUMNS = ["id", "job_id", "first_step", "first_at", "last_step", "last_at"]
 PREDICTION_COLUMNS = [
@@ -121,14 +136,20 @@ def _any_of(element: _Among, compiler, **kw) -> str:  # noqa: ANN001 - a SQL com
     return compiler.process(element.column == any_(ids), **kw)
 
 
+def read_rows(engine: Engine, query: Select, table: Table, job_ids: Iterable[int] | None
+              ) -> list[Row]:
+    """`query`'s rows of `table` for `job_ids` (every job's when None), read in IN lists
+    of at most ID_CHUNK ids."""
+    with engine.connect() as conn:
+        return [r for chunk in id_chunks(job_ids, table.c.job_id)
+                for r in conn.execute(query.where(chunk))]
+
+
 def read_chunked(engine: Engine, query: Select, table: Table, job_ids: Iterable[int] | None
                  ) -> pd.DataFrame:
-    """`query`'s rows of `table` for `job_ids` (every job's when None), read in IN lists
-    of at most ID_CHUNK ids, as a frame of the table's columns."""
-    with engine.connect() as conn:
-        rows = [tuple(r) for chunk in id_chunks(job_ids, table.c.job_id)
-                for r in conn.execute(query.where(chunk))]
-    return pd.DataFrame(rows, columns=list(table.c.keys()))
+    """`read_rows` as a frame of the table's columns."""
+    return pd.DataFrame([tuple(r) for r in read_rows(engine, query, table, job_ids)],
+                        columns=list(table.c.keys()))
 
 
 # --- helpers (inside the caller's transaction) ----------------------------------------------

@@ -46,6 +46,7 @@ from costsched.service.jobs.runs import (
 )
 from costsched.service.jobs.steps import _start_migration
 from costsched.store import PriceStore
+from costsched.store.job_rows import EventRow
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
@@ -261,25 +262,23 @@ def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) ->
 
 def _raised(store: PriceStore, job_ids: Sequence[int] | None) -> dict[int, float]:
     """Each job's own budget as last set by `raise_budget` (one read; None: every job's)."""
-    said = _budget_events(store, job_ids)
-    said = said[said["detail"].str.startswith(RAISED)]
-    return {int(j): float(d[len(RAISED):].split(" ", 1)[0])
-            for j, d in zip(said["job_id"], said["detail"], strict=True)}  # the last wins
+    return {e.job_id: float(e.detail[len(RAISED):].split(" ", 1)[0])
+            for e in _budget_events(store, job_ids)
+            if (e.detail or "").startswith(RAISED)}  # the last wins
 
 
-def _budget_events(store: PriceStore, job_ids: Sequence[int] | None) -> pd.DataFrame:
-    return store.jobs.events_of(None if job_ids is None else [int(j) for j in job_ids],
-                                kinds=["budget"])
+def _budget_events(store: PriceStore, job_ids: Sequence[int] | None) -> list[EventRow]:
+    return store.jobs.event_rows(None if job_ids is None else [int(j) for j in job_ids],
+                                 kinds=["budget"])
 
 
 def _budget_stops(store: PriceStore, job_ids: Sequence[int]) -> dict[int, set[str]]:
     """The budgets that stopped each job, from its events ('stopped at budget NAME: ...')."""
     out: dict[int, set[str]] = {}
-    said = _budget_events(store, job_ids)
     prefix = "stopped at budget "
-    for job_id, detail in zip(said["job_id"], said["detail"], strict=True):
-        if detail.startswith(prefix):
-            out.setdefault(int(job_id), set()).add(detail[len(prefix):].split(": ", 1)[0])
+    for said in _budget_events(store, job_ids):
+        if (said.detail or "").startswith(prefix):
+            out.setdefault(said.job_id, set()).add(said.detail[len(prefix):].split(": ", 1)[0])
     return out
 
 
