@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 
 from costsched.clouds import azure as azure_cloud
 from costsched.model import InvalidInput, Offering
-from launchers import azure_gang, azure_vm, cloud_gang, task_resources
+from launchers import azure_gang, azure_vm, cloud_gang, cloud_secrets, task_resources
+from launchers.azure_secrets import KeyVault, no_vault
 from launchers.base import (
     TAG_ATTEMPT,
     TAG_JOB,
@@ -99,7 +100,8 @@ class AzureLauncher(Launcher):
     def __init__(self, clients: Any = None, settings: Any = None,
                  install: str = DEFAULT_INSTALL, root: str = DEFAULT_ROOT,
                  mount_root: str = "", gang_placement: str | None = None,
-                 wait_seconds: float = OPERATION_WAIT) -> None:
+                 wait_seconds: float = OPERATION_WAIT, secrets: KeyVault | None = None
+                 ) -> None:
         """`clients`: the management clients (costsched.clouds.azure_sdk.AzureClients; by
         default those the configuration names, made when first needed); `settings`: the
         [azure] configuration (costsched.config.AzureConfig; by default the effective one's).
@@ -107,7 +109,9 @@ class AzureLauncher(Launcher):
         environment and the jobs' working directories go (launchers.userdata). `gang_placement`:
         "auto" (a proximity placement group for a gang of GPU VMs) or "off"; by default
         config launch.gang_placement. `wait_seconds`: how long a create or delete is waited for
-        (a create not done by then is left pending: `status` follows it)."""
+        (a create not done by then is left pending: `status` follows it). `secrets`: where
+        a job's secrets wait for its VM (launchers.azure_secrets; by default the vault
+        config azure.key_vault names, none without it)."""
         if settings is None:
             from costsched.config import effective
 
@@ -123,6 +127,7 @@ class AzureLauncher(Launcher):
         self._subnets: dict[str, str] = dict(settings.subnets)
         self._group_ready = not settings.create_resource_group
         self._ssh_key = ""
+        self._secrets = secrets
 
     @property
     def clients(self) -> Any:  # costsched.clouds.azure_sdk.AzureClients
@@ -143,6 +148,15 @@ class AzureLauncher(Launcher):
             self._placement = cloud_gang.setting_from_config()
         return self._placement
 
+    @property
+    def secrets(self) -> KeyVault | None:
+        """The Key Vault a job's secrets travel through; None when none is configured."""
+        if self._secrets is None and self.settings.key_vault:
+            from costsched.clouds.azure import key_vault_url
+
+            self._secrets = KeyVault(key_vault_url(self.settings.key_vault))
+        return self._secrets
+
     def check_ready(self) -> None:
         # No subscription named, or the SDK missing: one line before a launch stores anything.
         from costsched.clouds.base import SdkMissing
@@ -154,6 +168,10 @@ class AzureLauncher(Launcher):
 
     def can_launch(self, offering: Offering) -> bool:
         return offering.cloud == "azure"
+
+    def cannot_run(self, task: Mapping[str, Any]) -> str:
+        names = list(task.get("secrets") or [])
+        return no_vault(names[0]) if names and self.secrets is None else ""
 
     def errors(self) -> tuple[type[Exception], type[Exception]]:
         """(HttpResponseError, ResourceNotFoundError) of azure-core."""
@@ -222,24 +240,30 @@ class AzureLauncher(Launcher):
     # -- launch ---------------------------------------------------------------------------
 
     def instance_spec(self, spec: LaunchSpec) -> LaunchSpec:
-        """`spec` as the VM is given it: its Blob locations as account URLs (which need no
-        configuration there)."""
-        if spec.secret_names:
-            raise InvalidInput(f"secret {spec.secret_names[0]}: the azure launcher has no "
-                               "secret store to carry it to the VM; it is not put in the "
-                               "custom data (launch such a job on aws or gcp)")
+        """`spec` as the VM is given it: its Blob locations (checkpoints, code, file mounts)
+        as account URLs, which need no configuration there."""
         from launchers.checkpoints.azure import instance_uri
 
+        task = dict(spec.task)
+        if task.get("mounts"):
+            task["mounts"] = [{**m, "source": instance_uri(m["source"])}
+                              for m in task["mounts"]]
         return replace(spec, checkpoint_uri=instance_uri(spec.checkpoint_uri),
-                       code_uri=instance_uri(spec.code_uri) if spec.code_uri else "")
+                       code_uri=instance_uri(spec.code_uri) if spec.code_uri else "",
+                       task=task)
 
     def document(self, spec: LaunchSpec, name: str, node: Mapping[str, Any] | None = None,
-                 placement_group: str = "", security_group: str = "") -> dict[str, Any]:
-        """The VM's PUT body (launchers.azure_vm) with its startup script."""
+                 placement_group: str = "", security_group: str = "",
+                 secret_refs: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The VM's PUT body (launchers.azure_vm) with its startup script; `secret_refs`:
+        where the VM reads the job's secrets (`put_secrets`)."""
         given = self.instance_spec(spec)
+        vault = self.secrets.url if secret_refs and self.secrets is not None else ""
         script = startup_script(given, install=self.install, root=self.root,
                                 notice_url=azure_cloud.SCHEDULED_EVENTS_URL,
-                                mount_root=self.mount_root, node=node)
+                                mount_root=self.mount_root, node=node,
+                                secret_refs=secret_refs, secret_api=vault,
+                                secret_store="akv" if vault else "")
         body = azure_vm.document(
             given, name=name, script=script, subnet=self.subnet(spec.offering.region),
             image=self.settings.image, ssh_key=self.ssh_key(),
@@ -247,7 +271,36 @@ class AzureLauncher(Launcher):
             security_group=security_group, placement_group=placement_group, node=node)
         if len(given.checkpoint_uri) <= 256:
             body["tags"][TAG_CHECKPOINTS] = given.checkpoint_uri
+        if secret_refs:  # which secrets go when the VM does
+            body["tags"][cloud_secrets.TAG_KEY] = cloud_secrets.key(spec.job_id, spec.attempt)
         return body
+
+    # -- secrets --------------------------------------------------------------------------
+
+    def put_secrets(self, spec: LaunchSpec) -> dict[str, str]:
+        """The job's secrets in the Key Vault (launchers.azure_secrets), read by the VM with
+        its managed identity at boot, never in its custom data; {name: secret name}. The
+        vault's leftovers of crashed launches are swept first."""
+        if not spec.secret_names:
+            return {}
+        vault = self.secrets
+        if vault is None:
+            raise InvalidInput(no_vault(spec.secret_names[0]))
+        try:
+            vault.sweep(self.instances())
+        except Exception as exc:  # noqa: BLE001 - the next launch sweeps again
+            log.warning("azure: leftover secrets not swept: %s", type(exc).__name__)
+        return vault.put(spec)
+
+    def forget_secrets(self, key: str) -> None:
+        """Delete the secrets of a launch attempt (its `cloud_secrets.key`; idempotent, a
+        failure is logged: the next launch's sweep deletes them)."""
+        if self.secrets is None:
+            return
+        try:
+            self.secrets.delete_key(key)
+        except Exception as exc:  # noqa: BLE001 - a terminate never fails for it
+            log.warning("azure: secrets not deleted: %s", exc)
 
     def launch(self, spec: LaunchSpec) -> Instance:
         try:
@@ -266,11 +319,18 @@ class AzureLauncher(Launcher):
         http_error, _ = self.errors()
         try:
             self.ensure_group()
-            if cloud_gang.nodes_of(spec) > 1:
-                return azure_gang.launch(self, spec)
-            name = azure_vm.vm_name(spec.job_id, spec.attempt)
-            body = self.document(spec, name, security_group=self.ports_group(spec))
-            self.create(offering, name, body)
+            refs = self.put_secrets(spec)  # before any VM that reads them
+            try:
+                if cloud_gang.nodes_of(spec) > 1:
+                    return azure_gang.launch(self, spec, refs)
+                name = azure_vm.vm_name(spec.job_id, spec.attempt)
+                body = self.document(spec, name, security_group=self.ports_group(spec),
+                                     secret_refs=refs)
+                self.create(offering, name, body)
+            except BaseException:
+                if refs:  # no VM will read them
+                    self.forget_secrets(cloud_secrets.key(spec.job_id, spec.attempt))
+                raise
             return self.status(self.handle(offering.region, name))
         except http_error as exc:  # its network, security group or placement group
             raise self.refused(exc, f"azure {offering.region}") from None
@@ -446,12 +506,30 @@ class AzureLauncher(Launcher):
             return
 
     def terminate(self, instance_id: str) -> None:
-        """Deletes the VM; a gang's every VM, then its proximity placement group."""
+        """Deletes the VM; a gang's every VM, then its proximity placement group; then the
+        secrets its launch put in the Key Vault."""
         location, group, name = self.split(instance_id)
         self._deleted.add(instance_id)
+        key = self._secrets_key(group, name)
         if cloud_gang.parse(name):
-            return azure_gang.terminate(self, location, group, name)
-        self.delete_vm(name, group=group)
+            azure_gang.terminate(self, location, group, name)
+        else:
+            self.delete_vm(name, group=group)
+        if key:
+            self.forget_secrets(key)
+
+    def _secrets_key(self, group: str, name: str) -> str:
+        """The attempt key of the secrets a VM (a gang's rank 0) was launched with, from its
+        tags ('' without a vault, or a VM gone: the sweep deletes those)."""
+        if self.secrets is None:
+            return ""
+        http_error, missing = self.errors()
+        try:
+            doc = self.compute.virtual_machines.get(
+                group, azure_gang.rank0(name) if cloud_gang.parse(name) else name)
+        except (missing, http_error):
+            return ""
+        return str((doc.get("tags") or {}).get(cloud_secrets.TAG_KEY, ""))
 
     def recover_agent(self, instance_id: str) -> bool:
         """A VM whose heartbeat is stale: its supervisor starts a dead agent again, so the

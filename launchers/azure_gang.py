@@ -42,7 +42,10 @@ class Az(Protocol):
     def errors(self) -> tuple[type[Exception], type[Exception]]: ...
 
     def document(self, spec: LaunchSpec, name: str, node: Mapping[str, Any] | None = None,
-                 placement_group: str = "", security_group: str = "") -> dict[str, Any]: ...
+                 placement_group: str = "", security_group: str = "",
+                 secret_refs: Mapping[str, str] | None = None) -> dict[str, Any]: ...
+
+    def put_secrets(self, spec: LaunchSpec) -> dict[str, str]: ...
 
     def ports_group(self, spec: LaunchSpec) -> str: ...
 
@@ -209,8 +212,10 @@ def _placement(az: Az, spec: LaunchSpec) -> str:
     return str(made["id"])
 
 
-def launch(az: Az, spec: LaunchSpec) -> Instance:
-    """Every node of the gang, or none (see the module's docstring)."""
+def launch(az: Az, spec: LaunchSpec, secret_refs: Mapping[str, str] | None = None
+           ) -> Instance:
+    """Every node of the gang, or none (see the module's docstring); `secret_refs`: where
+    each node reads the job's secrets (one copy for the gang: `AzureLauncher.put_secrets`)."""
     offering = spec.offering
     count = cloud_gang.nodes_of(spec)
     digest = cloud_gang.digest(spec.job_id, spec.attempt)
@@ -223,7 +228,8 @@ def launch(az: Az, spec: LaunchSpec) -> Instance:
         for rank in range(count):
             name = azure_vm.node_name(spec.job_id, digest, rank)
             body = az.document(spec, name, node=cloud_gang.node_payload(spec, rank),
-                               placement_group=ppg, security_group=ports)
+                               placement_group=ppg, security_group=ports,
+                               secret_refs=secret_refs)
             made.append(name)  # a failed create may leave a VM behind: it is deleted too
             az.create(offering, name, body)
         docs = node_docs(az, az.group, gang)
@@ -325,7 +331,8 @@ def _replace(az: Az, resource_group: str, spec: LaunchSpec, doc: Any, rank: int)
     if az.placement != "off" and spec.offering.gpu_count > 0:
         ppg = _ppg_id(az, resource_group, placement_group(spec.job_id, digest))
     body = az.document(spec, name, node=cloud_gang.node_payload(spec, rank),
-                       placement_group=ppg, security_group=az.ports_group(spec))
+                       placement_group=ppg, security_group=az.ports_group(spec),
+                       secret_refs=az.put_secrets(spec))  # the gang's, set again
     az.create(spec.offering, name, body)
 
 

@@ -62,6 +62,9 @@ if refs and job.get("secret_store") == "gsm":  # Secret Manager, as the service 
         with urllib.request.urlopen(ask, timeout=30) as answer:
             data = json.loads(answer.read())["payload"]["data"]
         env[name] = base64.b64decode(data).decode("utf-8")
+elif refs and job.get("secret_store") == "akv":  # Key Vault, as the VM's managed identity
+    from launchers.azure_secrets import read_on_vm
+    env.update(read_on_vm(job["secret_api"], refs))
 elif refs:  # SSM parameters, with the instance's own role (never in this script)
     import boto3
     ssm = boto3.client("ssm", region_name=job["region"])
@@ -113,7 +116,9 @@ with os.fdopen(fd, "w") as out:
                "checkpoint_uri": job["checkpoint_uri"], "publish": not (node and node["rank"])}},
               out)
 os.replace(launch + ".new", launch)
-if refs and not node:  # kept in the launch file: the cloud's copy is deleted now
+# Kept in the launch file: the cloud's copy is deleted now (Key Vault's by the launcher:
+# the VM's identity reads only).
+if refs and not node and job.get("secret_store") != "akv":
     try:
         if job.get("secret_store") == "gsm":
             for ref in refs.values():
@@ -168,12 +173,14 @@ def systemd_unit(job_id: int, restart_seconds: int = 10) -> str:
 def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             stop: StopFlag | None = None, mount_root: str = "",
             secret_refs: Mapping[str, str] | None = None,
-            node: Mapping[str, Any] | None = None, secret_api: str = "") -> dict[str, Any]:
+            node: Mapping[str, Any] | None = None, secret_api: str = "",
+            secret_store: str = "") -> dict[str, Any]:
     """The job's fields as the instance receives them. A task's file mounts go where the
     task says (under `mount_root` when one is given); a local path cannot reach a cloud
     instance and is refused. `secret_refs`: where the instance reads each of the job's
     secrets (an SSM parameter name; with `secret_api`, the Secret Manager endpoint, a
-    secret's resource name), which then are not in the payload. `node`: the instance's
+    secret's resource name; with `secret_store` "akv", `secret_api` is a Key Vault's URL
+    and each a secret's name there), which then are not in the payload. `node`: the instance's
     place in a gang (`launchers.cloud_gang.node_payload`), None for a job of one node."""
     if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int):
         raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number")
@@ -196,7 +203,8 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             "envs": {str(k): str(v) for k, v in spec.envs.items()
                      if str(k) not in (secret_refs or {}) and k not in spec.secret_names},
             "secret_refs": dict(secret_refs or {}), "region": spec.offering.region,
-            "secret_store": "gsm" if secret_api else "ssm", "secret_api": secret_api,
+            "secret_store": secret_store or ("gsm" if secret_api else "ssm"),
+            "secret_api": secret_api,
             "unit": systemd_unit(spec.job_id),
             "notice_url": notice_url, "workdir": f"{root}/work/job-{spec.job_id}",
             "code": None if not spec.code_uri else {
@@ -213,7 +221,8 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
 def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
                    root: str = DEFAULT_ROOT, stop: StopFlag | None = None,
                    mount_root: str = "", secret_refs: Mapping[str, str] | None = None,
-                   node: Mapping[str, Any] | None = None, secret_api: str = "") -> str:
+                   node: Mapping[str, Any] | None = None, secret_api: str = "",
+                   secret_store: str = "") -> str:
     """A bash script that makes a virtual environment under `root` (seeing the image's own
     packages: CUDA, frameworks), runs `install` in it, and starts the agent under its
     supervisor (`launchers.agent_supervisor`: a systemd unit where the instance has systemd,
@@ -231,7 +240,7 @@ def startup_script(spec: LaunchSpec, *, install: str, notice_url: str,
         raise InvalidInput("install command: expected one line")
     encoded = base64.b64encode(
         json.dumps(payload(spec, notice_url, root, stop, mount_root, secret_refs, node,
-                           secret_api),
+                           secret_api, secret_store),
                    sort_keys=True).encode("utf-8")
     ).decode("ascii")
     return "\n".join([

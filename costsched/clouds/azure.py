@@ -91,6 +91,27 @@ def image_problem(value: str) -> str | None:
             "or an image's resource id (/subscriptions/.../providers/Microsoft.Compute/...)")
 
 
+# Key Vault (learn.microsoft.com/azure/key-vault/general/about-keys-secrets-certificates):
+# a vault's name is 3-24 letters, digits and single dashes, starting with a letter and not
+# ending with a dash; its URL is https://NAME.vault.azure.net (other clouds: their suffix).
+KEY_VAULT_NAME = re.compile(r"(?=.{3,24}$)[A-Za-z](?:[A-Za-z0-9]|-(?=[A-Za-z0-9]))*")
+KEY_VAULT_HOSTS = (".vault.azure.net", ".vault.usgovcloudapi.net", ".vault.azure.cn")
+
+
+def key_vault_url(value: str) -> str:
+    """The URL of config azure.key_vault (a vault's name, in Azure's public cloud, or its
+    URL); ValueError saying what is expected."""
+    text = value.strip().rstrip("/")
+    name, dot, suffix = text.removeprefix("https://").partition(".")
+    if not dot and not text.startswith("https://") and KEY_VAULT_NAME.fullmatch(name):
+        return f"https://{name.lower()}{KEY_VAULT_HOSTS[0]}"
+    if text.startswith("https://") and f".{suffix.lower()}" in KEY_VAULT_HOSTS \
+            and KEY_VAULT_NAME.fullmatch(name):
+        return f"https://{name.lower()}.{suffix.lower()}"
+    raise ValueError("expected a key vault's name (3-24 letters, digits and dashes, starting "
+                     "with a letter) or its URL, https://NAME.vault.azure.net")
+
+
 def http_session(retries: int, backoff: float) -> Any:  # -> requests.Session
     """A requests session that retries 429 and 5xx answers of GETs (honouring
     Retry-After) through urllib3's Retry. SdkMissing without requests."""

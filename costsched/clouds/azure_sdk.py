@@ -51,6 +51,14 @@ def default_credential(**options: Any) -> Any:  # -> azure.core.credentials.Toke
                                            **options)
 
 
+def key_vault_client(url: str, credential: Any = None, **options: Any) -> Any:
+    """azure-keyvault-secrets' SecretClient of the vault at `url` (`options`: azure-core's,
+    and the client's `api_version`)."""
+    secrets = _need("azure.keyvault.secrets")
+    return secrets.SecretClient(url, credential if credential is not None
+                                else default_credential(), **options)
+
+
 def cli_profile(env: Mapping[str, str] = os.environ) -> Path:
     """The Azure CLI's profile (its subscriptions): $AZURE_CONFIG_DIR or ~/.azure."""
     folder = env.get("AZURE_CONFIG_DIR") or str(Path.home() / ".azure")

@@ -550,7 +550,7 @@ def _from_env(key: str, text: str) -> Any:
 _OPTIONAL = {"db", "collect.gcp_project", "migration.lost_work_minutes",
              "launch.checkpoint_root", "notify.webhook", "daemon.log_file",
              "azure.subscription_id", "azure.identity", "azure.storage_account",
-             "azure.ssh_public_key"}
+             "azure.ssh_public_key", "azure.key_vault"}
 
 _EXPECTED = {
     "float_parsing": "expected a number",

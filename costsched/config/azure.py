@@ -26,6 +26,7 @@ class AzureConfig(Section):
     image: str = "microsoft-dsvm:ubuntu-hpc:2204:latest"  # PUBLISHER:OFFER:SKU:VERSION or an id
     identity: str | None = None  # a user-assigned managed identity's resource id
     storage_account: str | None = None  # the account of az://CONTAINER/PATH locations
+    key_vault: str | None = None  # a vault's name or URL: where a job's secrets wait for its VM
     ssh_public_key: str | None = None  # a file; none: no key anyone holds
     public_ip: bool = True  # each VM's way out (code, packages, checkpoints)
     management_endpoint: str = "https://management.azure.com"
@@ -69,6 +70,18 @@ class AzureConfig(Section):
         return checked(value, lambda v: None if azure_names.STORAGE_ACCOUNT.fullmatch(v)
                         else "expected 3-24 lowercase letters and digits (a storage "
                              "account's name)")
+
+    @field_validator("key_vault")
+    @classmethod
+    def _key_vault(cls, value: str | None) -> str | None:
+        def problem(text: str) -> str | None:
+            try:
+                azure_names.key_vault_url(text)
+            except ValueError as exc:
+                return str(exc)
+            return None
+
+        return checked(value, problem)
 
     @field_validator("vnet")
     @classmethod

@@ -2,7 +2,9 @@
 subscription, a token from azure-identity's sources (environment, workload or managed
 identity, the Azure CLI's login), and one harmless call per capability: the resource group
 (where VMs go), a list of its VMs (launch), the checkpoint container when
-launch.checkpoint_root is in Blob (checkpoints). Each call is bounded by
+launch.checkpoint_root is in Blob (checkpoints), and the Key Vault of azure.key_vault (a
+list of its secrets, and the one harmless secret `costsched-check` set: whether jobs' secrets
+can go through it). Each call is bounded by
 calls.timeout_seconds and not retried; a failure is one line (its code and the first line
 of its message, redacted), never a traceback, a token or a secret.
 """
@@ -42,10 +44,11 @@ def sources() -> list[str]:
 
 def check(config: Any = None, credential: Any = None,
           clients: Callable[[str, Any], Any] | None = None,
-          seconds: float | None = None) -> CloudCheck:
+          seconds: float | None = None, vault: Any = None) -> CloudCheck:
     """Azure's capabilities (see the module's doc). `config`: the [azure] section and
-    launch.checkpoint_root (the effective configuration's by default); `credential` and
-    `clients(subscription, credential)`: the SDK's (tests give their own)."""
+    launch.checkpoint_root (the effective configuration's by default); `credential`,
+    `clients(subscription, credential)` and `vault` (a launchers.azure_secrets.KeyVault):
+    the SDK's (tests give their own)."""
     out = CloudCheck("azure", extra_installed=installed("requests"))
     out.collect_prices = out.extra_installed
     out.notes.append("prices come from the public Azure Retail Prices API: no credentials "
@@ -129,7 +132,46 @@ def check(config: Any = None, credential: Any = None,
                      lambda: _vms(made, group)) and not out.problem
     _quotas(out, made, config.azure.location, (http_error, refused))
     out.checkpoints = _checkpoints(out, config.launch.checkpoint_root, ask)
+    _key_vault(out, config.azure.key_vault, credential, seconds, vault)
     return out
+
+
+def _key_vault(out: CloudCheck, configured: str | None, credential: Any, seconds: float,
+               vault: Any = None) -> None:
+    """Whether jobs' secrets can go through the vault of azure.key_vault: it answers (a list
+    of its secrets) and this identity may set a secret; a gap is a note with its fix (jobs
+    without secrets run all the same)."""
+    if not configured:
+        out.notes.append("secrets: no key vault (azure.key_vault): a job with secrets is "
+                         "refused on Azure")
+        return
+    from costsched.clouds.azure import key_vault_url
+
+    url = key_vault_url(configured)
+    if vault is None:
+        if not installed("azure.keyvault.secrets"):
+            out.notes.append("secrets: azure-keyvault-secrets is not installed; fix: "
+                             f"{AZURE_EXTRA}")
+            return
+        from launchers.azure_secrets import KeyVault
+
+        vault = KeyVault(url, credential, connection_timeout=seconds, read_timeout=seconds,
+                         retry_total=0)
+    from launchers.azure_secrets import said
+
+    for name, call in ((f"key vault {url} (secrets)", vault.check_list),
+                       (f"key vault {url}: set a secret", vault.check_set)):
+        try:
+            out.calls.append(Call(name, True, call()))
+            continue
+        except Exception as exc:  # noqa: BLE001 - Key Vault's or the network's: one line
+            cause = network_cause(exc, seconds)
+            detail = f"network: {cause}" if cause else first_line(said(exc), 200)
+        out.calls.append(Call(name, False, detail))
+        fix = (NETWORK_FIX if cause else "give this identity Key Vault Secrets Officer on "
+               "the vault (docs/azure.md, Permissions)")
+        out.notes.append(f"secrets: {name}: {detail}; fix: {fix}")
+        return
 
 
 def _quotas(out: CloudCheck, made: Any, location: str,

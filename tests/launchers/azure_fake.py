@@ -1,7 +1,8 @@
 """Azure on loopback, from the documented request and response shapes: Resource Manager
 (virtual machines, networks, resource groups, proximity placement groups, long-running
 operations), Blob storage (path-style, as an emulator's: /ACCOUNT/CONTAINER/BLOB) and the
-Instance Metadata Service (managed identity tokens, Scheduled Events, the VM's name).
+Instance Metadata Service (managed identity tokens, Scheduled Events, the VM's name); Key
+Vault is tests.launchers.keyvault_fake.
 Every request is recorded for the tests to assert; only the tokens below are accepted.
 
 The SDKs reach Resource Manager and Blob over HTTPS only when they send a token, so both are
@@ -27,6 +28,7 @@ from xml.sax.saxutils import escape
 
 ARM_TOKEN = "arm-token"  # what the static credential and the managed identity give for ARM
 STORAGE_TOKEN = "storage-token"  # ... and for Blob storage
+VAULT_TOKEN = "vault-token"  # ... and for Key Vault (tests.launchers.keyvault_fake)
 SUBSCRIPTION = "00000000-0000-0000-0000-0000000000aa"
 ACCOUNT = "costschedckpt"
 Answer = tuple[int, dict[str, str], bytes]
@@ -499,7 +501,8 @@ class Imds:
             return 400, {}, b'{"error": "Bad request. Required metadata header not specified"}'
         if request.path == "/metadata/identity/oauth2/token":
             token = {"https://management.azure.com": ARM_TOKEN,
-                     "https://storage.azure.com": STORAGE_TOKEN}.get(
+                     "https://storage.azure.com": STORAGE_TOKEN,
+                     "https://vault.azure.net": VAULT_TOKEN}.get(
                 request.query.get("resource", "").rstrip("/"), "other-token")
             return _json(200, {"access_token": token, "expires_in": "3600",
                                "expires_on": str(int(time.time()) + 3600),

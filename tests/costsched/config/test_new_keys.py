@@ -61,6 +61,11 @@ def refusal(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> str
      "/subscriptions/SUB/resourceGroups/GROUP/providers/Microsoft.ManagedIdentity/"),
     ('[azure]\nvnet = "my vnet"', "azure.vnet 'my vnet': expected 1-40 letters"),
     ('[azure]\nssh_public_key = ""', "azure.ssh_public_key '***': expected a public key "),
+    ('[azure]\nkey_vault = "my_vault"', "azure.key_vault 'my_vault': expected a key "
+     "vault's name (3-24 letters, digits and dashes, starting with a letter) or its URL, "
+     "https://NAME.vault.azure.net"),
+    ('[azure]\nkey_vault = "https://vault.example.com"', "azure.key_vault "
+     "'https://vault.example.com': expected a key vault's name"),
 ])
 def test_a_bad_value_is_one_line_naming_file_key_and_accepted(tmp_path: Path, text: str,
                                                               said: str) -> None:
@@ -107,3 +112,9 @@ vnet = "team.net-1"
         assert load(path).config.launch.checkpoint_root == root
     path.write_text(f'[azure]\nimage = "{IMAGE}"\n')
     assert load(path).config.azure.image == IMAGE
+    from costsched.clouds.azure import key_vault_url
+
+    for vault in ("ml-Secrets1", "https://ml-secrets1.vault.azure.net/"):
+        path.write_text(f'[azure]\nkey_vault = "{vault}"\n')
+        assert key_vault_url(load(path).config.azure.key_vault) == \
+            "https://ml-secrets1.vault.azure.net"

@@ -89,3 +89,49 @@ def test_no_subscription_keeps_the_prices(monkeypatch: pytest.MonkeyPatch) -> No
     assert found.collect_prices and not found.launch
     assert found.problem == "no Azure subscription named (launch, checkpoints)"
     assert "az account set" in found.fixes[0]
+
+
+def test_the_key_vault_answers_and_takes_a_secret(azure: Any) -> None:
+    from launchers.azure_secrets import KeyVault
+    from tests.launchers.azure_fake import VAULT_TOKEN
+    from tests.launchers.keyvault_fake import VAULT, Vault, transport
+
+    vault = Vault()
+    found = check_azure(config=config(key_vault="costsched-test"), credential=StaticToken(),
+                        clients=lambda sub, cred: AzureClients(sub, cred, azure.url,
+                                                               retry_total=0),
+                        seconds=5.0, vault=KeyVault(VAULT, StaticToken(VAULT_TOKEN),
+                                                    transport=transport(vault)))
+    assert [(c.name, c.ok, c.detail) for c in found.calls[-2:]] == [
+        (f"key vault {VAULT} (secrets)", True, "answers (0 secrets on the first page)"),
+        (f"key vault {VAULT}: set a secret", True, "allowed (secret costsched-check set)")]
+    assert vault.calls() == [("GET", "/secrets"), ("PUT", "/secrets/costsched-check")]
+    assert vault.requests[-1][3] == {"value": "written by costsched check (not a secret)",
+                                     "tags": {"costsched": "check"}}
+    assert found.problem is None and found.launch
+
+
+def test_a_key_vault_that_refuses_says_the_role_to_give(azure: Any) -> None:
+    from launchers.azure_secrets import KeyVault
+    from tests.launchers.azure_fake import VAULT_TOKEN
+    from tests.launchers.keyvault_fake import VAULT, Vault, transport
+
+    vault = Vault()
+    vault.forbid.add(("PUT", "secrets"))
+    found = check_azure(config=config(key_vault=VAULT), credential=StaticToken(),
+                        clients=lambda sub, cred: AzureClients(sub, cred, azure.url,
+                                                               retry_total=0),
+                        seconds=5.0, vault=KeyVault(VAULT, StaticToken(VAULT_TOKEN),
+                                                    transport=transport(vault)))
+    assert found.calls[-1].ok is False and found.calls[-1].detail.startswith(
+        "Forbidden: Caller is not authorized")
+    [note] = [n for n in found.notes if n.startswith("secrets:")]
+    assert note.endswith("fix: give this identity Key Vault Secrets Officer on the vault "
+                         "(docs/azure.md, Permissions)")
+    assert found.problem is None and found.launch  # jobs without secrets still run
+
+
+def test_no_key_vault_is_a_note(azure: Any) -> None:
+    found = probe(azure)
+    assert "secrets: no key vault (azure.key_vault): a job with secrets is refused on " \
+        "Azure" in found.notes
