@@ -121,7 +121,9 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         raise fail("resources", f"expected a mapping (accelerators, infra, ...), got "
                    f"{type(resources).__name__}")
     scope, order, kept = read_resources(resources, fail)
-    cloud_default = "gcs" if scope.clouds == {"gcp"} else "s3"
+    # a bucket named without its store: the task's one cloud's store, else S3
+    cloud_default = {"gcp": "gcs", "azure": "azure"}.get(
+        next(iter(scope.clouds)) if len(scope.clouds) == 1 else "", "s3")
     checkpoint = dict(section.checkpoint or {})
     needs: list[str] = []
     location = checkpoint.get("location")
@@ -304,7 +306,7 @@ def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_d
         if not isinstance(path, str) or not path.strip():
             raise fail("file_mounts", f"{raw_path!r}: expected a path on the instance")
         uri, mode = fields.bucket_of(source, path, cloud_default, fail)
-        bucket = uri.startswith(fields.BUCKET_SCHEMES)
+        bucket = fields.is_bucket(uri)
         if missing:
             needs.append(f"{where}: {fields.unfilled(missing, values)}")
         elif bucket and not uri.split("://", 1)[1].split("/", 1)[0]:
@@ -317,7 +319,7 @@ def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_d
             continue
         unsettled.append({"path": path, "source": uri or "?", "mode": mode if bucket
                           else "COPY", "bucket": bucket or "://" not in uri})
-    buckets = [m for m in mounts if m["source"].startswith(fields.BUCKET_SCHEMES)]
+    buckets = [m for m in mounts if fields.is_bucket(m["source"])]
     if isinstance(location, str) and location:
         named = [m for m in mounts if m["path"].rstrip("/") == location.rstrip("/")]
         if named and named[0] in buckets:

@@ -34,8 +34,8 @@ _KNOWN = {a.upper(): a for a in ACCELERATORS}
 DISK_TIERS = ("low", "medium", "high", "ultra", "best")
 NETWORK_TIERS = ("standard", "best")
 MOUNT_MODES = ("MOUNT", "COPY", "MOUNT_CACHED")
-BUCKET_STORES = {"s3": "s3://", "gcs": "gs://"}
-BUCKET_SCHEMES = ("s3://", "gs://")
+BUCKET_STORES = {"s3": "s3://", "gcs": "gs://", "azure": "az://"}
+BUCKET_SCHEMES = ("s3://", "gs://")  # what SkyPilot mounts by these names
 OTHER_STORES = ("r2://", "cos://", "oci://", "https://", "azure://", "nebius://")
 MAX_DISK_GB = 65_536
 DOCKER = "docker:"  # image_id: docker:IMAGE runs setup and run in that container
@@ -228,10 +228,16 @@ def unfilled(names: set[str], values: Mapping[str, str | None]) -> str:
             f"to give it at launch with --env {name}=VALUE)")
 
 
+def is_bucket(uri: str) -> bool:
+    """Whether a mount's source is a bucket: s3://, gs://, or an Azure Blob container
+    (az://CONTAINER, in config azure.storage_account, or its account's URL)."""
+    return clouds.storage_cloud(uri) is not None
+
+
 def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[str, str]:
     """(bucket URI or local path, mode) of one file mount, in any of SkyPilot's forms:
     'gs://b/p' or a local path (copied); {source: ..., mode: ...};
-    {name: b, store: s3 | gcs, mode: ..., source: local data to upload}."""
+    {name: b, store: s3 | gcs | azure, mode: ..., source: local data to upload}."""
     where = f"file_mounts.{path}"
     mode = "COPY"
     if isinstance(source, dict) and not source.get("name") and not source.get("source") \
@@ -256,14 +262,14 @@ def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[s
                 store = cloud_default
             if store not in BUCKET_STORES:
                 raise fail(f"{where}.store", f"{source.get('store')!r}: costsched mounts "
-                           "buckets of s3 and gcs; others run with `sky launch`")
+                           "buckets of s3, gcs and azure; others run with `sky launch`")
             return f"{BUCKET_STORES[store]}{source['name']}", mode
         if not source.get("source"):
             raise fail(where, "expected source (a bucket or local path) or name (a bucket)")
         source = source["source"]
     if not isinstance(source, str) or not source.strip():
-        raise fail(where, "expected a bucket (s3://..., gs://...) or a local path")
-    if source.startswith(OTHER_STORES):
-        raise fail(where, f"{source!r}: costsched mounts s3:// and gs:// buckets and local "
-                   "paths; other stores run with `sky launch`")
+        raise fail(where, "expected a bucket (s3://..., gs://..., az://...) or a local path")
+    if source.startswith(OTHER_STORES) and not is_bucket(source):
+        raise fail(where, f"{source!r}: costsched mounts s3://, gs:// and az:// buckets (or "
+                   "a Blob account's URL) and local paths; other stores run with `sky launch`")
     return source.strip(), mode

@@ -1,9 +1,12 @@
 """A SkyPilot task's file mounts, made on the instance before the job's setup runs.
 
-Each mount is {path, source, mode} (costsched.jobspec.MountSpec). A bucket (s3://, gs://)
-in mode COPY is copied down to `path`, as SkyPilot does; in mode MOUNT (or MOUNT_CACHED)
-it is mounted with the store's FUSE tool when the instance has it (`mount-s3` for S3,
-`gcsfuse` for GCS), else copied down, saying that writes stay on the instance. A local
+Each mount is {path, source, mode} (costsched.jobspec.MountSpec). A bucket (s3://, gs://,
+an Azure Blob container: az:// or its account's URL) in mode COPY is copied down to `path`,
+as SkyPilot does: the same objects give the same files from any of the three. In mode
+MOUNT (or MOUNT_CACHED) it is mounted with the store's FUSE tool when the instance has it
+(`mount-s3` for S3, `gcsfuse` for GCS, `blobfuse2` for Blob, as the instance's managed
+identity), else copied down, saying that writes stay on the instance. Blob is read with the
+checkpoint store's code (launchers.checkpoints.azure) and its credentials. A local
 path (a folder or file on the machine costsched ran on) is copied where the launcher can
 reach it: the local launcher, whose instances are this machine's processes.
 
@@ -14,16 +17,19 @@ local job must not write to this machine's /data).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
-FUSE = {"s3": "mount-s3", "gs": "gcsfuse"}
+FUSE = {"s3": "mount-s3", "gs": "gcsfuse", "az": "blobfuse2"}
 
 
 def agent_args(task: Mapping[str, Any], root: str = "") -> list[str]:
@@ -74,31 +80,65 @@ def prepare(mounts: Sequence[Mapping[str, str]], root: str = "") -> list[str]:
     for mount in mounts:
         target = place(mount["path"], root)
         source, mode = mount["source"], mount.get("mode", "COPY")
-        scheme = source.split("://", 1)[0] if "://" in source else ""
+        scheme = scheme_of(source)
         if scheme in FUSE and mode != "COPY" and shutil.which(FUSE[scheme]):
             target.mkdir(parents=True, exist_ok=True)
-            bucket, _, prefix = source.split("://", 1)[1].partition("/")
-            argv = ([FUSE[scheme], bucket, str(target)] + (["--prefix", prefix + "/"]
-                                                            if prefix else [])
-                    if scheme == "s3" else
-                    [FUSE[scheme]] + (["--only-dir", prefix] if prefix else [])
-                    + [bucket, str(target)])
-            subprocess.run(argv, check=True, capture_output=True, timeout=120)
+            argv, env = _fuse(scheme, source, target, mount["path"])
+            subprocess.run(argv, check=True, capture_output=True, timeout=120, env=env)
             said.append(f"mounted {source} at {target}")
             continue
         if scheme == "s3":
             files = _copy_s3(source, target)
         elif scheme == "gs":
             files = _copy_gcs(source, target)
+        elif scheme == "az":
+            files = _copy_az(source, target, mount["path"])
         elif scheme:
-            raise ValueError(f"mount {mount['path']}: {source!r}: expected s3://, gs:// or "
-                             "a local path")
+            raise ValueError(f"mount {mount['path']}: {source!r}: expected s3://, gs://, "
+                             "az://, a Blob account's URL or a local path")
         else:
             files = _copy_local(Path(source), target)
         how = "copied" if mode == "COPY" else f"copied ({FUSE.get(scheme, 'a FUSE tool')} " \
             "is not installed: writes stay on this instance)"
         said.append(f"{how} {source} to {target}: {files} file(s)")
     return said
+
+
+def scheme_of(source: str) -> str:
+    """'s3', 'gs', 'az' (az:// or a Blob account's URL), another URL's scheme, or '' for a
+    local path."""
+    if "://" not in source:
+        return ""
+    from costsched.clouds import storage_cloud
+
+    if storage_cloud(source) == "azure":
+        return "az"
+    return source.split("://", 1)[0].lower()
+
+
+def _fuse(scheme: str, source: str, target: Path, path: str
+          ) -> tuple[list[str], dict[str, str] | None]:
+    """The FUSE tool's argument vector mounting `source` at `target`, and its environment
+    (None: this process's)."""
+    if scheme == "az":  # blobfuse2, authorised by the VM's managed identity
+        from launchers.checkpoints.azure import endpoint, parse
+
+        account, suffix, container, prefix = parse(source, f"file mount {path}")
+        cache = Path(tempfile.gettempdir()) / "costsched-blobfuse2" / hashlib.sha256(
+            str(target).encode()).hexdigest()[:12]  # its file cache, one per mount
+        cache.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "AZURE_STORAGE_ACCOUNT": account,
+               "AZURE_STORAGE_AUTH_TYPE": "MSI",
+               "AZURE_STORAGE_BLOB_ENDPOINT": endpoint(account, suffix)}
+        return ([FUSE[scheme], "mount", str(target), f"--container-name={container}",
+                 f"--tmp-path={cache}", "--virtual-directory=true"]
+                + ([f"--subdirectory={prefix}"] if prefix else [])), env
+    bucket, _, prefix = source.split("://", 1)[1].partition("/")
+    if scheme == "s3":
+        return [FUSE[scheme], bucket, str(target)] + (["--prefix", prefix + "/"]
+                                                      if prefix else []), None
+    return ([FUSE[scheme]] + (["--only-dir", prefix] if prefix else [])
+            + [bucket, str(target)]), None
 
 
 def _split(uri: str) -> tuple[str, str]:
@@ -132,6 +172,23 @@ def _copy_gcs(uri: str, target: Path) -> int:
                         lambda dest, b=blob: b.download_to_filename(dest))
     target.mkdir(parents=True, exist_ok=True)
     return count
+
+
+def _copy_az(uri: str, target: Path, path: str) -> int:
+    from launchers.checkpoints.azure import AzureBlobStore
+
+    store = AzureBlobStore(uri, what=f"file mount {path}")
+    count = 0
+    for name in store.names():
+        count += _write(target, name, "", lambda dest, n=name: _save(store.download(n), dest))
+    target.mkdir(parents=True, exist_ok=True)
+    return count
+
+
+def _save(chunks: Any, dest: str) -> None:
+    with open(dest, "wb") as out:
+        for chunk in chunks:
+            out.write(chunk)
 
 
 def _write(target: Path, key: str, prefix: str, fetch: Any) -> int:

@@ -58,16 +58,16 @@ def is_blob_url(uri: str) -> bool:
     return uri.lower().startswith("https://") and host.endswith(HOST_SUFFIXES)
 
 
-def parse(uri: str) -> tuple[str, str, str, str]:
+def parse(uri: str, what: str = "checkpoint location") -> tuple[str, str, str, str]:
     """(account, endpoint suffix, container, prefix) of a Blob location; InvalidInput naming
-    what is wrong."""
+    what is wrong (`what`: what the location is for)."""
     parts = urlsplit(uri)
-    bad = f"checkpoint location {uri!r}: expected {ACCEPTED}"
+    bad = f"{what} {uri!r}: expected {ACCEPTED}"
     if parts.query or parts.fragment or parts.username or parts.password:
         raise InvalidInput(f"{bad} (no query string: credentials never travel in a location)")
     if parts.scheme == "az":
         container, prefix = parts.netloc, parts.path
-        account, suffix = _configured_account(uri), HOST_SUFFIXES[0]
+        account, suffix = _configured_account(uri, what), HOST_SUFFIXES[0]
     elif is_blob_url(uri):
         host = (parts.hostname or "").lower()
         account, suffix = host.split(".", 1)[0], host[len(host.split(".", 1)[0]):]
@@ -85,17 +85,23 @@ def parse(uri: str) -> tuple[str, str, str, str]:
     return account, suffix, container, prefix
 
 
-def _configured_account(uri: str) -> str:
+def _configured_account(uri: str, what: str) -> str:
     account = os.environ.get(ENV_ACCOUNT, "").strip()
     if not account:
         from costsched.config import effective
 
         account = effective().azure.storage_account or ""
     if not account:
-        raise InvalidInput(f"checkpoint location {uri!r}: no storage account: set "
+        raise InvalidInput(f"{what} {uri!r}: no storage account: set "
                            f"azure.storage_account in the config or {ENV_ACCOUNT}, or give "
                            "the account's URL (https://ACCOUNT.blob.core.windows.net/...)")
     return account
+
+
+def endpoint(account: str, suffix: str) -> str:
+    """The Blob endpoint of `account`: $AZURE_STORAGE_SERVICE_ENDPOINT (an emulator's),
+    else https://ACCOUNT.blob.core.windows.net (or its cloud's suffix)."""
+    return os.environ.get(ENV_ENDPOINT, "").strip().rstrip("/") or f"https://{account}{suffix}"
 
 
 def instance_uri(uri: str) -> str:
@@ -118,12 +124,14 @@ def _sdk() -> tuple[Any, Any]:
 
 
 class AzureBlobStore(CheckpointStore):
-    def __init__(self, uri: str, *, credential: Any = None, **client_options: Any) -> None:
+    def __init__(self, uri: str, *, credential: Any = None, what: str = "checkpoint location",
+                 **client_options: Any) -> None:
+        """`what`: what the location is for, said in its errors."""
         blob, self._errors = _sdk()
-        account, suffix, container, prefix = parse(uri)
+        account, suffix, container, prefix = parse(uri, what)
+        self.what = what
         self.prefix = prefix
         self.uri = uri.rstrip("/")
-        endpoint = os.environ.get(ENV_ENDPOINT, "").strip().rstrip("/")
         if credential is None:
             from costsched.clouds.azure_sdk import default_credential
 
@@ -131,7 +139,7 @@ class AzureBlobStore(CheckpointStore):
         client_options.setdefault("max_single_put_size", BLOCK_BYTES)
         client_options.setdefault("max_block_size", BLOCK_BYTES)
         client_options.setdefault("max_single_get_size", BLOCK_BYTES)
-        self.container = blob.ContainerClient(endpoint or f"https://{account}{suffix}",
+        self.container = blob.ContainerClient(endpoint(account, suffix),
                                               container, credential=credential,
                                               **client_options)
 
@@ -265,6 +273,15 @@ class AzureBlobStore(CheckpointStore):
         """`name` under the prefix, chunk by chunk (ResourceNotFoundError: none)."""
         return self._download(self._key(name))
 
+    def names(self) -> Iterator[str]:
+        """Every blob under the prefix, by its name below it (a bucket mount's files)."""
+        top = self._key() + "/" if self.prefix else ""
+        try:
+            for item in self.container.list_blobs(name_starts_with=top or None):
+                yield item.name[len(top):]
+        except self._errors.ResourceNotFoundError:
+            raise InvalidInput(self._missing()) from None
+
     # --- internals -----------------------------------------------------------------------
 
     def _key(self, *parts: str) -> str:
@@ -274,8 +291,8 @@ class AzureBlobStore(CheckpointStore):
         return self._key(layout.version_dir(checkpoint.version), checkpoint.name)
 
     def _missing(self) -> str:
-        return (f"checkpoint store {self.uri}: container {self.container.container_name} "
-                "does not exist")
+        where = "checkpoint store" if self.what == "checkpoint location" else self.what
+        return f"{where} {self.uri}: container {self.container.container_name} does not exist"
 
     def _download(self, key: str) -> Iterator[bytes]:
         return self.container.download_blob(key).chunks()
