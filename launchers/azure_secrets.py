@@ -56,10 +56,11 @@ def secret_name(job_id: int, attempt: str, name: str) -> str:
 
 
 def no_vault(name: str) -> str:
-    """The refusal of a job with the secret `name` where no Key Vault is configured."""
-    return (f"secret {name}: the azure launcher carries secrets to its VMs through Azure Key "
-            "Vault: set azure.key_vault (a vault's name or URL) in the config; a secret is "
-            "never put in a VM's custom data")
+    """The refusal of a job with the secret `name` where no Key Vault is configured (worded
+    so that costsched's redaction leaves it whole)."""
+    return (f"secret {name} cannot reach an Azure VM without a Key Vault (a secret is never "
+            "put in a VM's custom data): set azure.key_vault (a vault's name or URL) in the "
+            "config")
 
 
 def vault_resource(vault: str) -> str:
@@ -127,8 +128,8 @@ class KeyVault:
                     self.client.begin_recover_deleted_secret(ref).wait(DELETE_WAIT)
                     self.client.set_secret(ref, spec.envs[name], tags=tags)
             except http_error as exc:
-                raise RuntimeError(f"azure key vault {self.url}: set secret {ref}: "
-                                   f"{said(exc)}") from None
+                raise RuntimeError(f"azure key vault {self.url}: {ref} not set "
+                                   f"({said(exc)})") from None
             refs[name] = ref
         return refs
 

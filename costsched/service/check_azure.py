@@ -159,8 +159,8 @@ def _key_vault(out: CloudCheck, configured: str | None, credential: Any, seconds
                          retry_total=0)
     from launchers.azure_secrets import said
 
-    for name, call in ((f"key vault {url} (secrets)", vault.check_list),
-                       (f"key vault {url}: set a secret", vault.check_set)):
+    for name, call in ((f"key vault {url} (list secrets)", vault.check_list),
+                       (f"key vault {url} (set a secret)", vault.check_set)):
         try:
             out.calls.append(Call(name, True, call()))
             continue

@@ -85,3 +85,26 @@ def test_a_launch_without_an_azure_subscription_is_refused_in_one_line(
     assert "az account set --subscription" in launched.output
     store = PriceStore(str(db_path))
     assert store.jobs.records() == []
+
+
+def test_a_task_with_secrets_and_no_key_vault_is_refused_before_anything_is_stored(
+        cli: Any, azure: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        db_path: Path) -> None:
+    monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", SUBSCRIPTION)
+    monkeypatch.setenv("COSTSCHED_AZURE_MANAGEMENT_ENDPOINT", azure.url)
+    PriceStore(str(db_path)).ingest(pd.DataFrame([
+        row("azure", "eastus", "Standard_NC6s_v3", 0.31)]))
+    task = tmp_path / "sky.yaml"
+    task.write_text(yaml.safe_dump({"name": "resnet", "run": "python train.py",
+                                    "secrets": {"HF_TOKEN": None},
+                                    "resources": {"accelerators": "V100:1", "use_spot": True}}))
+    launched = cli("launch", task, "--launcher", "azure", "--wait", "0",
+                   "--secret", "HF_TOKEN=hf_never-shown-0451")
+    assert launched.exit_code == 2, launched.output
+    assert launched.output.count("\n") == 1 and "Traceback" not in launched.output
+    assert launched.output.endswith("sky.yaml: secret HF_TOKEN cannot reach an Azure VM "
+                                    "without a Key Vault (a secret is never put in a VM's "
+                                    "custom data): set azure.key_vault (a vault's name or "
+                                    "URL) in the config\n")
+    assert "hf_never-shown-0451" not in launched.output
+    assert PriceStore(str(db_path)).jobs.records() == [] and azure.arm.vms() == []

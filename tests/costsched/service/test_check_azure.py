@@ -103,8 +103,8 @@ def test_the_key_vault_answers_and_takes_a_secret(azure: Any) -> None:
                         seconds=5.0, vault=KeyVault(VAULT, StaticToken(VAULT_TOKEN),
                                                     transport=transport(vault)))
     assert [(c.name, c.ok, c.detail) for c in found.calls[-2:]] == [
-        (f"key vault {VAULT} (secrets)", True, "answers (0 secrets on the first page)"),
-        (f"key vault {VAULT}: set a secret", True, "allowed (secret costsched-check set)")]
+        (f"key vault {VAULT} (list secrets)", True, "answers (0 secrets on the first page)"),
+        (f"key vault {VAULT} (set a secret)", True, "allowed (secret costsched-check set)")]
     assert vault.calls() == [("GET", "/secrets"), ("PUT", "/secrets/costsched-check")]
     assert vault.requests[-1][3] == {"value": "written by costsched check (not a secret)",
                                      "tags": {"costsched": "check"}}
