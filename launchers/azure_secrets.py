@@ -147,6 +147,8 @@ class KeyVault:
                 continue  # gone already
             try:  # else its value stays recoverable for the vault's retention days
                 self.client.purge_deleted_secret(name)
+            except missing:
+                pass  # a vault without soft delete: gone already
             except http_error as exc:
                 if not self._purge_refused:
                     log.warning("azure key vault %s: deleted secrets are not purged (%s): "
@@ -204,19 +206,22 @@ def read_on_vm(vault: str, refs: Mapping[str, str]) -> dict[str, str]:
     query = urllib.parse.urlencode({"api-version": IMDS_API_VERSION,
                                     "resource": vault_resource(vault)})
     token = _get_json(f"{host}/metadata/identity/oauth2/token?{query}", {"Metadata": "true"},
-                      "the VM's managed identity token for Key Vault",
-                      wait=TOKEN_WAIT)["access_token"]
+                      "the VM's managed identity token for Key Vault", wait=TOKEN_WAIT,
+                      again=(404, 410, 429))["access_token"]
     auth = {"Authorization": f"Bearer {token}"}
     found = {}
     for name, ref in refs.items():
         url = f"{vault.rstrip('/')}/secrets/{urllib.parse.quote(ref)}/?api-version={API_VERSION}"
-        found[name] = str(_get_json(url, auth, f"secret {name} ({ref})")["value"])
+        found[name] = str(_get_json(url, auth, f"secret {name} ({ref})", wait=TIMEOUT,
+                                    again=(429,))["value"])
     return found
 
 
-def _get_json(url: str, headers: Mapping[str, str], what: str, wait: float = 0.0) -> Any:
-    """One GET's JSON; retried while the answer says try again (404 and 410 from a metadata
-    service still starting, 429, 5xx) for up to `wait` seconds."""
+def _get_json(url: str, headers: Mapping[str, str], what: str, wait: float,
+              again: tuple[int, ...]) -> Any:
+    """One GET's JSON; retried for up to `wait` seconds while the answer says try again: a
+    status of `again` (404 and 410 from a metadata service still starting, 429 throttled),
+    5xx, or no answer."""
     deadline, pause = time.monotonic() + wait, 1.0
     while True:
         try:
@@ -224,11 +229,11 @@ def _get_json(url: str, headers: Mapping[str, str], what: str, wait: float = 0.0
             with urllib.request.urlopen(ask, timeout=TIMEOUT) as answer:
                 return json.loads(answer.read())
         except urllib.error.HTTPError as exc:
-            again = exc.code in (404, 410, 429) or exc.code >= 500
+            retry = exc.code in again or exc.code >= 500
             failure = f"HTTP {exc.code}{_error_code(exc)}"
         except urllib.error.URLError as exc:
-            again, failure = True, f"unreachable ({type(exc.reason).__name__})"
-        if not again or time.monotonic() + pause > deadline:
+            retry, failure = True, f"unreachable ({type(exc.reason).__name__})"
+        if not retry or time.monotonic() + pause > deadline:
             raise RuntimeError(f"azure key vault: {what}: {failure}")
         time.sleep(pause)
         pause = min(pause * 2, 16.0)
