@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from costsched import clouds
 from costsched import skypilot_fields as fields
 from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
 from costsched.model import InvalidInput
@@ -136,6 +137,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                                    fail, needs)
     if chosen:
         checkpoint["location"] = chosen[0]
+    readers, read_note = _mount_readers(mounts, scope.clouds, fail)
     markets = sorted(scope.markets)
     if section.markets is not None:
         if scope.use_spot_given:
@@ -143,7 +145,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                        "give one of the two")
         markets = section.markets
     constraints: dict[str, Any] = {
-        "clouds": sorted(scope.clouds), "regions": sorted(scope.regions),
+        "clouds": sorted(readers), "regions": sorted(scope.regions),
         "zones": sorted(scope.zones), "markets": markets,
         "gpu_models": sorted({g for g, _ in scope.gpus}),
         "gpu_counts": sorted({n for _, n in scope.gpus}),
@@ -173,7 +175,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     else:
         assumed = False
     workdir = _workdir(doc.get("workdir"), values, fail, needs)
-    notes = [*notes, *scope.notes, *([note] if note else [])]
+    notes = [*notes, *scope.notes, *(n for n in (note, read_note) if n)]
     if launch_envs or secrets:  # what `launch` is given, said by plan
         notes.append("at launch, give " + ", ".join(
             [f"--env {n}" for n in launch_envs] + [f"--secret {n}" for n in secrets]))
@@ -194,6 +196,30 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         **work,
     }
     return parse(spec, source)
+
+
+def _mount_readers(mounts: list[dict], given: set[str], fail: Fail) -> tuple[set[str], str]:
+    """(the clouds the task may run on, a note when its bucket mounts narrowed them): an
+    instance reads its own cloud's object storage only (a mount's data is not carried to
+    another cloud, as a checkpoint is), so a task whose mounts are buckets of one cloud runs
+    there."""
+    owners = {m["path"]: clouds.storage_cloud(m["source"]) for m in mounts}
+    found = {c for c in owners.values() if c}
+    if not found:
+        return given, ""
+    if len(found) > 1:
+        raise fail("file_mounts", "buckets of " + " and ".join(sorted(found)) + ": an "
+                   "instance reads its own cloud's buckets only; keep the task's bucket "
+                   "mounts in one cloud")
+    cloud = found.pop()
+    path = next(p for p, c in owners.items() if c == cloud)
+    if given and cloud not in given:
+        raise fail(f"file_mounts.{path}", f"a bucket of {cloud}, read by {cloud} instances "
+                   f"only, and the task's resources allow {', '.join(sorted(given))}")
+    if given == {cloud}:
+        return given, ""
+    return {cloud}, (f"file_mounts.{path}: a bucket of {cloud}, read by {cloud} instances "
+                     f"only: planned on {cloud}")
 
 
 def _workdir(value: Any, values: Mapping[str, str | None], fail: Fail,
