@@ -525,8 +525,10 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
     if out and d.quota_cost and out[0]["key"] == list(d.choice):
         out[0]["quota_cost"] = d.quota_cost  # kept in the launch's record (its job's log)
     if not out:
+        unready = launcher.not_ready()  # each said above with why
         raise InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets "
-                           "its constraints now")
+                           "its constraints now" + (f" (not ready on this machine: "
+                                                    f"{', '.join(unready)})" if unready else ""))
     return out
 
 
