@@ -416,7 +416,7 @@ class GcpLauncher(Launcher):
         elif status in ("PENDING", "PROVISIONING", "STAGING", "REPAIRING"):
             state = "pending"
             if record.scheduling.provisioning_model == "FLEX_START" and status == "PENDING":
-                detail = "flex-start: waiting for capacity"
+                detail = cloud_gang.FLEX_START_WAITING
         elif spot and (status in ("STOPPING", "TERMINATED") or record.last_stop_timestamp):
             state = "preempted"
         else:

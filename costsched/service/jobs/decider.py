@@ -587,7 +587,8 @@ def label(key: OfferingKey) -> str:
 def _spelled(text: str) -> Callable[[str], bool]:
     """Matches an offering label ('aws us-east-1f p3.2xlarge spot') against the user's
     'aws:us-east-1f:p3.2xlarge:spot' (or the label itself)."""
-    wanted = text.strip().replace(":", " ").replace("on_demand", "on-demand").split()
+    wanted = [w.replace("_", "-") if i == 3 else w  # the market, as labels spell it
+              for i, w in enumerate(text.strip().replace(":", " ").split())]
     return lambda text: text.split() == wanted
 
 
