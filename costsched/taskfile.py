@@ -25,8 +25,9 @@ from costsched.sweeps import expand_sweep, sweep_size, too_many
 
 _OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "checkpoint",
                        "constraints", "sweep"})
-_SKY_KEYS = frozenset({"resources", "costsched", "secrets", "file_mounts", "num_nodes",
-                       "service", "config", "pool", "volumes", "job_group"})
+_SKY_KEYS = frozenset({"resources", "costsched", "secrets", "file_mounts", "service",
+                       "config", "pool", "volumes", "job_group"})
+# Read in both (a job YAML's gang is written as a task's): they tell neither apart.
 MAX_DEPTH = 100  # levels of nesting in a job file; a real one has fewer than ten
 # Job files, specs, or jobs read already ((source, spec) pairs as `read_jobs` returns them).
 Jobs = str | Path | JobSpec | Sequence[str | Path | JobSpec | tuple[str, JobSpec]]
@@ -35,7 +36,7 @@ Jobs = str | Path | JobSpec | Sequence[str | Path | JobSpec | tuple[str, JobSpec
 def skypilot_task(doc: Any) -> bool:
     """A SkyPilot task: it has a field only SkyPilot tasks have (`resources`, a
     `costsched:` section, `secrets`, `file_mounts`...), or it is a bare task (a `run`
-    without any of costsched's own fields)."""
+    without any of costsched's own fields). `num_nodes` belongs to both."""
     if not isinstance(doc, dict):
         return False
     return bool(_SKY_KEYS & doc.keys()) or ("run" in doc and not _OWN_KEYS & doc.keys())

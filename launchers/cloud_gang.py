@@ -57,6 +57,8 @@ STOP_GRACE_SECONDS = 120.0  # rank 0's time to checkpoint once a node is lost
 PLACEMENTS = ("auto", "off")
 _NAME = re.compile(r"^gang-(?P<job>\d{1,18})-(?P<nodes>\d{1,3})-(?P<digest>[0-9a-f]{12})$")
 _LOST_STATES = ("preempted", "terminated", "failed", "stopped", "succeeded")
+# A flex-start VM the cloud holds until it finds the capacity (a node's, a gang's detail).
+FLEX_START_WAITING = "flex-start: waiting for capacity"
 
 
 def nodes_of(spec: LaunchSpec) -> int:
@@ -266,6 +268,9 @@ def combine(nodes: Sequence[gang.NodeState], expected: int) -> tuple[str, str,
     if states == {"running"}:
         return "running", f"{expected} nodes running", None
     starting = sum(1 for n in nodes if n.state != "running")
+    waiting = sum(1 for n in nodes if n.detail.startswith(FLEX_START_WAITING))
+    if waiting:  # said as one instance's wait is (`status` shows it)
+        return "pending", f"{FLEX_START_WAITING} ({waiting} of {expected} nodes)", None
     return "pending", f"{starting} of {expected} nodes starting", None
 
 

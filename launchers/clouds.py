@@ -10,12 +10,21 @@ clouds' names of regions and zones tell them apart (`costsched.clouds`). `instan
 the clouds this process has launched on or asked about (not every region of every cloud):
 a launch asked again after a crash is found by the cloud's own launch (the same job and
 attempt are the same instance there).
+
+A cloud this machine cannot launch on (no SDK, no credentials: its launcher's
+`check_ready`) is left out, not the launch: its offerings are dropped where a launch, a
+recovery or a move weighs them, with a line saying which cloud and why, and the job goes to
+the best offering of a cloud that is ready. Only a job none of whose offerings is on a
+ready cloud is refused, before anything is stored. A cloud is asked when an offering of it
+is first weighed (so a job allowed on one cloud never waits on the others), and a cloud
+not ready is asked again after READY_RECHECK_SECONDS (a daemon sees a login made since).
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -24,6 +33,7 @@ from costsched.model import InvalidInput, Offering
 from launchers.base import Instance, Launcher, LaunchSpec
 
 CLOUDS = ("aws", "gcp", "azure")
+READY_RECHECK_SECONDS = 600.0
 log = logging.getLogger("costsched.clouds")
 
 
@@ -53,6 +63,8 @@ class CloudsLauncher(Launcher):
         of `backends` when given)."""
         self._made: dict[str, Launcher] = dict(backends or {})
         self._used: set[str] = set()  # the clouds launched on or asked about
+        self._unready: dict[str, tuple[str, float]] = {}  # cloud -> (why, when found)
+        self._ready: set[str] = set()
         self.clouds = tuple(backends) if backends else tuple(clouds)
         unknown = [c for c in self.clouds if c not in CLOUDS]
         if unknown:
@@ -74,8 +86,36 @@ class CloudsLauncher(Launcher):
         self._used.add(cloud)
         return self.backend(cloud)
 
+    def check_ready(self) -> None:
+        # Nothing up front: each cloud is asked when an offering of it is weighed
+        # (`can_launch`), before a launch stores anything; see the module's docstring.
+        return
+
+    def why_not_ready(self, cloud: str) -> str:
+        """Why this machine cannot launch on `cloud` now ('' when it can): its launcher's
+        `check_ready`. Said in a line when first found, and asked again after
+        READY_RECHECK_SECONDS."""
+        if cloud in self._ready:
+            return ""
+        known = self._unready.get(cloud)
+        if known is not None and time.monotonic() - known[1] < READY_RECHECK_SECONDS:
+            return known[0]
+        try:
+            self.backend(cloud).check_ready()
+        except InvalidInput as exc:
+            why = str(exc).removeprefix(f"{cloud}: ")
+            self._unready[cloud] = (why, time.monotonic())
+            log.warning("%s: not ready, its offerings are left out: %s", cloud, why)
+            return why
+        self._unready.pop(cloud, None)
+        self._ready.add(cloud)
+        return ""
+
+    def not_ready(self) -> list[str]:
+        return sorted(self._unready)
+
     def can_launch(self, offering: Offering) -> bool:
-        return offering.cloud in self.clouds
+        return offering.cloud in self.clouds and not self.why_not_ready(offering.cloud)
 
     def launch(self, spec: LaunchSpec) -> Instance:
         self._used.add(spec.offering.cloud)

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from costsched import catalog
 from costsched.clouds import gcp as gcp_cloud
+from costsched.clouds.base import NotSetUp
 from costsched.model import InvalidInput, Offering
 from launchers import cloud_gang, cloud_secrets, gcp_gang, task_resources, wedged
 from launchers.base import (
@@ -49,7 +50,7 @@ META_STOP = "costsched-stop"
 STOP_FLAG = StopFlag(
     url=f"http://metadata.google.internal/computeMetadata/v1/instance/attributes/{META_STOP}",
     headers={"Metadata-Flavor": "Google"})
-SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+SCOPES = [gcp_cloud.CLOUD_PLATFORM]  # the instance's service account's
 OPERATION_TIMEOUT = 600.0  # seconds to wait for an insert or a delete
 FLEX_START_SECONDS = 7 * 24 * 3600  # a flex-start VM's longest run (maxRunDuration)
 # How long a flex-start request waits for capacity before it fails (requestValidForDuration):
@@ -150,12 +151,11 @@ class GcpLauncher(Launcher):
         `gang_placement`: "auto" (one for a GPU gang whose series takes one) or "off"; by
         default config launch.gang_placement. `secrets`: where the job's secrets travel to
         the instance (launchers.gcp_secrets; by default the project's Secret Manager)."""
+        self.credentials: Any = None  # this machine's, when the launcher made its client
         if instances_client is None or project is None:
-            credentials, project = gcp_cloud.credentials_and_project(project)
+            self.credentials, project = gcp_cloud.credentials_and_project(project)
             if instances_client is None:
-                from google.cloud import compute_v1
-
-                instances_client = compute_v1.InstancesClient(credentials=credentials)
+                instances_client = gcp_cloud.instances_client(self.credentials)
         self.project = project
         self.client = instances_client
         self.image = image
@@ -172,6 +172,15 @@ class GcpLauncher(Launcher):
                            else cloud_gang.check_placement(gang_placement))
         self._deleted: set[str] = set()
         self.secrets = secrets if secrets is not None else SecretManager(project)
+
+    def check_ready(self) -> None:
+        # The SDK, credentials and project were found when this was made; a login that
+        # expired or was revoked is said here in one line, not by the first insert.
+        if self.credentials is not None:
+            try:
+                gcp_cloud.check_token(self.credentials)
+            except NotSetUp as exc:
+                raise InvalidInput(str(exc)) from None
 
     def can_launch(self, offering: Offering) -> bool:
         return offering.cloud == "gcp"
@@ -407,7 +416,7 @@ class GcpLauncher(Launcher):
         elif status in ("PENDING", "PROVISIONING", "STAGING", "REPAIRING"):
             state = "pending"
             if record.scheduling.provisioning_model == "FLEX_START" and status == "PENDING":
-                detail = "flex-start: waiting for capacity"
+                detail = cloud_gang.FLEX_START_WAITING
         elif spot and (status in ("STOPPING", "TERMINATED") or record.last_stop_timestamp):
             state = "preempted"
         else:

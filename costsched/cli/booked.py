@@ -77,30 +77,39 @@ def confirm_booking(yes: bool) -> Callable[[BookedPlans], bool]:
         b = best.booked
         assert b is not None  # noqa: S101 - asked only for a plan with booked capacity
         upfront, planned, baseline = usd_all(b.upfront_usd, best.usd, plans.baseline.usd)
-        what = (f"buy {best.name} ({b.offering_id}) for {upfront} upfront"
-                if b.upfront_usd > 0 else f"use {best.name}")
+        buys = b.upfront_usd > 0  # else held already (a reservation, a block paid for)
+        what = (f"buy {best.name} ({b.offering_id}) for {upfront} upfront" if buys
+                else f"use {best.name} ({b.offering_id}), held already")
         line = (f"{plans.job}: {what}: plan {planned} expected against "
                 f"{baseline} for {plans.baseline.name}")
         if yes:
-            err_console.print(f"{line}: buying (--yes)", highlight=False, soft_wrap=True)
+            err_console.print(f"{line}: {'buying' if buys else 'using it'} (--yes)",
+                              highlight=False, soft_wrap=True)
             return True
         if not sys.stdin.isatty():
-            raise InvalidInput(f"{line}: buying needs your yes: run at a terminal to be "
-                               "asked, or give --yes")
+            raise InvalidInput(f"{line}: {'buying' if buys else 'using it'} needs your yes: "
+                               "run at a terminal to be asked, or give --yes")
         import typer
 
-        return typer.confirm(f"{line}. Buy it?", default=False, err=True)
+        return typer.confirm(f"{line}. {'Buy' if buys else 'Use'} it?", default=False,
+                             err=True)
 
     return ask
 
 
 def booked_lines(s: Any, now: datetime) -> list[str]:
     """`status`'s lines on a job's booked capacity (a `JobStatus`): each booking, when it
-    can be used and what it cost; a flex-start VM waiting for capacity."""
+    can be used and what it cost (of a job that ended, what it holds unused and what uses
+    it next); a flex-start VM waiting for capacity."""
+    from costsched.service.booking import held_unused_by
+
     out = []
     for b in s.bookings:
         o = b.booked.offering
         start, end = b.booked.start, b.booked.end
+        if s.record.final and held_unused_by(b, now):
+            out.append("booked: " + held_line(b, s.record.name, s.record.state, s.record.id))
+            continue
         when = (f"starts in {(start - now).total_seconds() / 3600:,.1f} h" if now < start
                 else f"ends in {(end - now).total_seconds() / 3600:,.1f} h" if now < end
                 else "ended")
@@ -114,3 +123,30 @@ def booked_lines(s: Any, now: datetime) -> list[str]:
     if s.instance_state == "pending" and s.instance_detail.startswith("flex-start"):
         out.append(s.instance_detail)
     return out
+
+
+def held_line(b: Any, job_name: str, job_state: str = "", job_id: int | None = None) -> str:
+    """`costsched.service.booking.held_note`, imported when a booking is said."""
+    from costsched.service.booking import held_note
+
+    return held_note(b, job_name, job_state, job_id)
+
+
+def held_lines(held: list[tuple[Any, str, str]]) -> list[str]:
+    """`status`'s lines on the capacity paid for that no job shown uses
+    (`costsched.service.booking.held_unused`)."""
+    return [held_line(b, name, state, b.job_id) for b, name, state in held]
+
+
+def held_document(held: list[tuple[Any, str, str]]) -> list[dict]:
+    """`status --json`'s "held_bookings": the same, one object each."""
+    return [{"job_id": b.job_id, "job": name or None, "job_state": state or None,
+             "market": b.booked.offering.market, "state": b.state,
+             "reservation_id": b.reservation_id or None,
+             "offering_id": b.booked.offering_id,
+             "instance_type": b.booked.offering.instance_type,
+             "instance_count": b.booked.instance_count,
+             "zone": b.booked.offering.zone or None, "region": b.booked.offering.region,
+             "start": b.booked.start.isoformat(), "end": b.booked.end.isoformat(),
+             "upfront_usd": b.booked.upfront_usd, "line": held_line(b, name, state, b.job_id)}
+            for b, name, state in held]

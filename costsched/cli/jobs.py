@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from costsched.amounts import hours_all, usd_all
-from costsched.cli.booked import booked_lines, confirm_booking
+from costsched.cli.booked import booked_lines, confirm_booking, held_document, held_lines
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
@@ -208,10 +208,14 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
             time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
             shown = look()
     from costsched.daemon.supervision import recovery
+    from costsched.service.booking import held_unused
 
-    armed = recovery(store, effective(), datetime.now(timezone.utc), db=db)
+    now = datetime.now(timezone.utc)
+    armed = recovery(store, effective(), now, db=db)
+    held = held_unused(store, now, {s.record.id for s in shown})  # paid for, not in use
     _print_status(shown, json_out, scheduled=daemon.status(store),
-                  budgets=budgets_now(store) if json_out else None, recovery=armed)
+                  budgets=budgets_now(store) if json_out else None, recovery=armed,
+                  held=held)
     if not json_out:
         print_budgets(store)
     if not json_out and len(shown) > service.ADVICE_UP_TO:
@@ -349,11 +353,12 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
 
 def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
                   scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
-                  recovery: Any = None) -> None:
+                  recovery: Any = None, held: list[Any] | None = None) -> None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
     tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
-    the store; --json is then {"jobs": [...], "daemon": [...], "budgets": [...],
-    "recovery": {...}}."""
+    the store, with `held` the capacity paid for that no job shown uses; --json is then
+    {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
+    "held_bookings": [...]}."""
     from costsched.service.speeds import status_flags as speed_flags
 
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
@@ -362,6 +367,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         doc = views.status_document(shown, scheduled, budgets)
         if recovery is not None and isinstance(doc, dict):
             doc["recovery"] = recovery.document(now)
+        if held is not None and isinstance(doc, dict):
+            doc["held_bookings"] = held_document(held)
         print_json(doc)
         return
     if scheduled is not None:
@@ -369,6 +376,9 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     armed = None if recovery is None else recovery.line(now)
     if armed:
         console.print(printable(armed), highlight=False, markup=False, soft_wrap=True)
+    for line in held_lines(held or []):
+        console.print(printable(f"booked: {line}"), highlight=False, markup=False,
+                      soft_wrap=True)
     if not shown:
         console.print(NO_JOBS, highlight=False, markup=False)
         return

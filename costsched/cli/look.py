@@ -76,7 +76,8 @@ def print_nothing(json_out: bool) -> None:
                                             "failures": []} for t in glance.TASKS],
                     "budgets": [],  # no jobs: no budget has spent or stopped anything
                     "recovery": {"armed": False, "live_jobs": 0, "fix": None,
-                                 "daemons": []}})  # no daemon: its table is empty
+                                 "daemons": []},  # no daemon: its table is empty
+                    "held_bookings": []})  # none held (glance.nothing_to_show)
         return
     console.print(NEVER_RUN, highlight=False, markup=False)
     console.print(NO_JOBS, highlight=False, markup=False)

@@ -270,7 +270,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
          per_hour(r.usd_per_hour), figures.speed_cell(r),
          f"{r.preemptions_per_hour:.3f}", r.preemption_basis, *work_cells[i - 1],
-         f"{r.vs_on_demand_v100:.2f}x" if r.vs_on_demand_v100 == r.vs_on_demand_v100 else "-"]
+         figures.vs_cell(r, p.baseline is not None and p.baseline.estimated)]
         for i, r in enumerate(shown.itertuples(), start=1)
     ]
     speed = figures.speed_column(work)

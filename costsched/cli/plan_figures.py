@@ -41,6 +41,16 @@ def speed_cell(r: object) -> str:
                else ""))
 
 
+def vs_cell(r: object, baseline_estimated: bool) -> str:
+    """A row's expected cost against the on-demand V100 baseline's, marked when either
+    rests on an estimated speed ('-' without a baseline)."""
+    ratio = r.vs_on_demand_v100
+    if ratio != ratio:
+        return "-"
+    return f"{ratio:.2f}x" + (ESTIMATED_MARK if r.throughput_estimated or baseline_estimated
+                              else "")
+
+
 def work_columns(work: Work | None) -> list[str]:
     """The columns of what the work costs: hours and total, or per hour of assumed work."""
     return [PER_WORK_HOUR] if work is not None and work.assumed else ["hours", "total $"]
@@ -117,8 +127,9 @@ def notes(shown: pd.DataFrame, work: Work | None, hint: str) -> list[str]:
     if relative(work) and work is not None and work.reference != CPU_REFERENCE:
         out.append(f"speed: work done in an hour against {work.reference} (1 = as fast)")
     if shown["throughput_estimated"].any():
-        figures = "cost" if work is not None and work.assumed else "hours and cost"
-        out.append(f"{ESTIMATED_MARK} estimated speed, and the {figures} from it ({hint} "
+        figures = "cost" if work is not None and work.assumed else "hours, cost"
+        out.append(f"{ESTIMATED_MARK} estimated speed, and the {figures} and vs OD V100 from "
+                   f"it ({hint} "
                    "gives the rule; `throughputs:` in the job's file, `costsched: "
                    "{throughputs: ...}` in a SkyPilot task, gives measured ones)")
     if shown["throughput_source"].astype(str).str.startswith(MEASURED_BY_COSTSCHED).any():

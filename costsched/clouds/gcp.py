@@ -78,6 +78,11 @@ SKU_GPU_NAMES = {"nvidia tesla k80": "K80", "nvidia tesla p100": "P100",
                  "nvidia h200": "H200", "nvidia b200": "B200"}
 
 
+SDK_MISSING = "gcp: the google-cloud SDK is not installed: pip install 'costsched[gcp]'"
+CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
+TOKEN_SECONDS = 10.0  # how long a launch waits for a token before it says why it cannot
+
+
 def credentials_and_project(project: str | None = None) -> tuple[object, str]:
     """Application Default Credentials and the project to use: `project`, else
     GOOGLE_CLOUD_PROJECT, CLOUDSDK_CORE_PROJECT, else the credentials' own. SdkMissing
@@ -86,8 +91,7 @@ def credentials_and_project(project: str | None = None) -> tuple[object, str]:
         import google.auth
         from google.auth.exceptions import DefaultCredentialsError
     except ImportError:
-        raise SdkMissing("gcp: the google-cloud SDK is not installed: "
-                         "pip install 'costsched[gcp]'") from None
+        raise SdkMissing(SDK_MISSING) from None
     try:
         credentials, default_project = google.auth.default()
     except DefaultCredentialsError:
@@ -106,7 +110,46 @@ def default_credentials() -> tuple[Any, str | None]:
     (its own errors when there are none)."""
     import google.auth
 
-    return google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    return google.auth.default(scopes=[CLOUD_PLATFORM])
+
+
+def check_token(credentials: Any, seconds: float = TOKEN_SECONDS) -> None:
+    """A token for `credentials` (kept by them for the calls that follow), asked for in
+    `seconds` at most when they hold none. NotSetUp (one line: why, what to do) when
+    Google refuses them (a login expired or revoked) or cannot be reached."""
+    from google.auth import credentials as auth_credentials
+    from google.auth import exceptions
+
+    # Scoped as the SDK clients scope them (a service account's key has no scope of its own).
+    scoped = auth_credentials.with_scopes_if_required(credentials, [CLOUD_PLATFORM])
+    if getattr(scoped, "valid", False) or not hasattr(scoped, "refresh"):
+        return
+    try:
+        scoped.refresh(bounded_request(seconds))
+    except exceptions.TransportError as exc:
+        raise NotSetUp(f"gcp: Google's token service was not reached ({_said(exc)}): "
+                       "check this machine's network, then launch again") from None
+    except exceptions.GoogleAuthError as exc:
+        raise NoCredentials(f"gcp: the Google credentials were refused ({_said(exc)}): run "
+                            "`gcloud auth application-default login` or set "
+                            "GOOGLE_APPLICATION_CREDENTIALS") from None
+
+
+def _said(exc: Exception) -> str:
+    """An auth error's own words on one line (its first argument: google-auth adds the
+    token endpoint's whole answer as the second)."""
+    first = exc.args[0] if exc.args else ""
+    return " ".join(str(first or type(exc).__name__).split())[:160]
+
+
+def instances_client(credentials: Any) -> Any:
+    """A Compute Engine instances client with `credentials`; SdkMissing without
+    google-cloud-compute (google-auth alone comes with the storage library)."""
+    try:
+        from google.cloud import compute_v1
+    except ImportError:
+        raise SdkMissing(SDK_MISSING) from None
+    return compute_v1.InstancesClient(credentials=credentials)
 
 
 def zones_client(credentials: Any) -> Any:

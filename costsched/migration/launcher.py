@@ -141,6 +141,11 @@ class Launcher(ABC):
         on this machine (no credentials): asked before a launch stores anything."""
         return  # every backend can be used unless it says otherwise
 
+    def not_ready(self) -> list[str]:
+        """The clouds this backend found it cannot launch on from this machine (their
+        offerings left out by `can_launch`, each said once with why); none by default."""
+        return []
+
     @abstractmethod
     def can_launch(self, offering: Offering) -> bool:
         """Whether this backend can start `offering` (its cloud's, or any for `local`)."""

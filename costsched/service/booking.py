@@ -3,20 +3,31 @@ asked (`BookedStore.intend`, under a token made of the job's name and the offeri
 cloud is asked whether it sold it under that token already (a purchase a crash left
 unrecorded), and only then asked to sell it. Launching the same job with the same offering
 again finds the booking and buys nothing more.
+
+A booking whose job could not be placed (or ended) is held unused, not lost: it is said
+at the failure and in `status` (`held_unused`, `held_note`), and the next `launch --book`
+of a job of that name plans with it as paid (no upfront price), so that it is used before
+anything else is bought.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from dataclasses import replace
 from datetime import datetime
 
+from costsched.amounts import usd
 from costsched.jobspec import ResolvedJob
 from costsched.migration.launcher import CapacityError, Launcher
 from costsched.model import BookedOffering, InvalidInput
 from costsched.optimize.booked import BookedPlans
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
+
+HELD_STATES = ("purchasing", "scheduled", "active")  # bought, or maybe bought: paid for
+BOUGHT = ("capacity_block",)  # the markets costsched buys ahead (paid whether used or not)
+HELD_FOR = "held for job "  # the detail of a booking whose job was never stored
 
 
 def booking_token(job_name: str, booked: BookedOffering) -> str:
@@ -66,6 +77,72 @@ def _what(b: BookedOffering) -> str:
             f"{b.end:%Y-%m-%d %H:%M} UTC, ${b.upfront_usd:,.2f})")
 
 
+def held_unused(store: PriceStore, at: datetime, shown: Collection[int] = ()
+                ) -> list[tuple[Booking, str, str]]:
+    """The bookings paid for (or maybe: a purchase unconfirmed) that have not ended by
+    `at` and that no live job uses: those of no job (its placement failed before it was
+    stored) or of an ended one, but those of the jobs `shown` (their own lines say them).
+    (booking, the job's name or '', its state or '')."""
+    out = []
+    for b in store.booked.all(HELD_STATES):
+        if not held_unused_by(b, at) or b.job_id in shown:
+            continue
+        if b.job_id is None:
+            out.append((b, b.detail.removeprefix(HELD_FOR) if b.detail.startswith(HELD_FOR)
+                        else "", ""))
+            continue
+        record = store.jobs.get(int(b.job_id))
+        if record.final:
+            out.append((b, record.name, record.state))
+    return out
+
+
+def held_unused_by(b: Booking, at: datetime) -> bool:
+    """Whether `b`, of a job not running, is capacity bought that has not ended by `at`."""
+    return (b.state in HELD_STATES and b.booked.offering.market in BOUGHT
+            and b.booked.end > at)
+
+
+def held_note(b: Booking, job_name: str, job_state: str = "", job_id: int | None = None
+              ) -> str:
+    """One line: what is held, until when, what it cost, and what uses it next."""
+    o = b.booked.offering
+    what = (f"{o.market.replace('_', ' ')} {b.reservation_id or b.booked.offering_id} "
+            f"({o.instance_type} x{b.booked.instance_count}, {o.zone or o.region}, "
+            f"{b.booked.start:%Y-%m-%d %H:%M} to {b.booked.end:%Y-%m-%d %H:%M} UTC, "
+            f"{usd(b.booked.upfront_usd)} paid)")
+    if b.state == "purchasing":
+        what += ", its purchase unconfirmed,"
+    if job_state == "stopped" and job_id is not None:
+        return f"{what} is held unused while job {job_id} is stopped: `costsched start " \
+               f"{job_id}` uses it"
+    if not job_name:
+        return f"{what} is held unused"
+    return (f"{what} is held unused: the next `costsched launch --book` of job "
+            f"{job_name!r} uses it")
+
+
+def not_placed(store: PriceStore, booking: Booking | None, job_name: str,
+               exc: InvalidInput, at: datetime) -> InvalidInput:
+    """`exc` (why the job that just bought `booking` cannot be placed), with the booking
+    it leaves held in the same line; the booking keeps the job's name for `status`. (A
+    reservation is the account's whatever costsched does: nothing to say.)"""
+    if booking is None or booking.booked.offering.market not in BOUGHT:
+        return exc
+    held = store.booked.advance(booking.token, booking.state, at=at,
+                                detail=f"{HELD_FOR}{job_name}")
+    return InvalidInput(f"{exc}; {held_note(held, job_name)}")
+
+
+def _paid(offered: list[BookedOffering], held: list[Booking]) -> list[BookedOffering]:
+    """`offered` with the capacity of `held` bookings at no upfront price (paid)."""
+    ids = {(b.booked.offering.cloud, b.booked.offering.market, b.booked.offering_id): b
+           for b in held}
+    out = [o for o in offered
+           if (o.offering.cloud, o.offering.market, o.offering_id) not in ids]
+    return out + [replace(b.booked, upfront_usd=0.0) for b in ids.values()]
+
+
 def book_for_launch(store: PriceStore, launcher: Launcher, resolved: ResolvedJob, source: str,
                     at: datetime, confirm: Callable[[BookedPlans], bool]
                     ) -> tuple[Booking | None, str | None]:
@@ -77,7 +154,9 @@ def book_for_launch(store: PriceStore, launcher: Launcher, resolved: ResolvedJob
     from costsched.service.jobs.decider import market_at, planned
 
     plan = planned(resolved, market_at(store, at), at)
-    plans = booked_plans(store, plan, at)
+    held = [b for b, _, state in held_unused(store, at) if state != "stopped"
+            and b.state != "purchasing" and b.token == booking_token(resolved.name, b.booked)]
+    plans = booked_plans(store, plan, at, _paid(store.booked.offered(at), held))
     best = None if plans is None else plans.best
     if plans is None or best is None or best.booked is None:
         base = "" if plans is None else f": {plans.baseline.name} costs less"

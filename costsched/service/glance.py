@@ -20,6 +20,8 @@ from costsched.store_revision import VERSION_TABLE, newest_revision
 # costsched.store.schema's table names, and the daemon's tasks and scheduler table (a test
 # keeps them equal to the originals: importing those here would load SQLAlchemy).
 JOBS, PLACEMENTS, TASK_RUNS, DAEMONS = "jobs", "placements", "task_runs", "daemons"
+BOOKINGS = "bookings"
+HELD_STATES = ("purchasing", "scheduled", "active")  # costsched.service.booking's
 OFFERINGS, PRICES = "offerings", "prices"
 OFFERING_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "os", "gpu_model",
                    "gpu_count", "vcpus", "memory_gb")
@@ -29,16 +31,27 @@ JOBSTORE_TABLE = "apscheduler_jobs"
 
 def nothing_to_show(db: str | None) -> bool | None:
     """True when the store has no job, its scheduled optimizer never ran (nor is
-    scheduled) and no daemon runs for it; False when it has any; None when it cannot be
-    told this way."""
+    scheduled), no daemon runs for it and it holds no booked capacity that has not ended
+    (`status` shows it); False when it has any; None when it cannot be told this way."""
     with _reading(db) as conn:
         if conn is None:
             return None
         try:
-            return not any(_has_rows(conn, t)
-                           for t in (JOBS, TASK_RUNS, JOBSTORE_TABLE, DAEMONS))
+            return not (any(_has_rows(conn, t)
+                            for t in (JOBS, TASK_RUNS, JOBSTORE_TABLE, DAEMONS))
+                        or _holds_bookings(conn))
         except sqlite3.Error:
             return None
+
+
+def _holds_bookings(conn: sqlite3.Connection) -> bool:
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (BOOKINGS,)).fetchone():
+        return False
+    now = datetime.now(timezone.utc).timestamp()
+    return conn.execute(f"SELECT EXISTS (SELECT 1 FROM {BOOKINGS} WHERE end_ts > ? AND state "
+                        f"IN ({', '.join('?' * len(HELD_STATES))}))",
+                        (now, *HELD_STATES)).fetchone()[0] == 1
 
 
 def last_instance(db: str | None, job: str) -> tuple[str, str] | None:

@@ -525,8 +525,10 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
     if out and d.quota_cost and out[0]["key"] == list(d.choice):
         out[0]["quota_cost"] = d.quota_cost  # kept in the launch's record (its job's log)
     if not out:
+        unready = launcher.not_ready()  # each said above with why
         raise InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets "
-                           "its constraints now")
+                           "its constraints now" + (f" (not ready on this machine: "
+                                                    f"{', '.join(unready)})" if unready else ""))
     return out
 
 
@@ -585,7 +587,8 @@ def label(key: OfferingKey) -> str:
 def _spelled(text: str) -> Callable[[str], bool]:
     """Matches an offering label ('aws us-east-1f p3.2xlarge spot') against the user's
     'aws:us-east-1f:p3.2xlarge:spot' (or the label itself)."""
-    wanted = text.strip().replace(":", " ").replace("on_demand", "on-demand").split()
+    wanted = [w.replace("_", "-") if i == 3 else w  # the market, as labels spell it
+              for i, w in enumerate(text.strip().replace(":", " ").split())]
     return lambda text: text.split() == wanted
 
 

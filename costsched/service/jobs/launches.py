@@ -11,7 +11,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput, state_phrase
 from costsched.optimize.booked import BookedPlans
 from costsched.passes import one_pass
-from costsched.service.booking import book_for_launch
+from costsched.service.booking import book_for_launch, not_placed
 from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     uses_deadline_policy,
@@ -103,12 +103,15 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             policy = (deadline_policy if pick is None and uses_deadline_policy(resolved)
                       else "dynamic-aware")  # the policy that decides for it from now on
             regions = resolved.job.constraints.regions
-            candidates = place(store, JobNow(resolved, when, policy,
-                                             regions[0] if regions else "", None,
-                                             resolved.job.steps, offering=pick,
-                                             first=True,
-                                             booked=(booking,) if booking else ()),
-                               launcher, when)
+            try:
+                candidates = place(store, JobNow(resolved, when, policy,
+                                                 regions[0] if regions else "", None,
+                                                 resolved.job.steps, offering=pick,
+                                                 first=True,
+                                                 booked=(booking,) if booking else ()),
+                                   launcher, when)
+            except InvalidInput as exc:  # what was bought is held, and said so
+                raise not_placed(store, booking, spec.name, exc, when) from None
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
                       "launcher": launcher.name, "code": code, "offering": pick,

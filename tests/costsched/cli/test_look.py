@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from costsched import daemon
 from costsched.cli import app
-from costsched.service import glance
+from costsched.service import booking, glance
 from costsched.service.store_files import ENV_DB as LIGHT_ENV_DB
 from costsched.store import ENV_DB, PriceStore, schema
 
@@ -113,7 +113,9 @@ def test_logs_of_a_name_two_jobs_share_asks_the_store(env, tmp_path: Path) -> No
 
 def test_the_light_names_are_the_stores_and_the_daemons() -> None:
     tables = (schema.jobs.name, schema.placements.name, schema.task_runs.name,
-              schema.daemons.name)
-    assert tables == (glance.JOBS, glance.PLACEMENTS, glance.TASK_RUNS, glance.DAEMONS)
+              schema.daemons.name, schema.bookings.name)
+    assert tables == (glance.JOBS, glance.PLACEMENTS, glance.TASK_RUNS, glance.DAEMONS,
+                      glance.BOOKINGS)
+    assert glance.HELD_STATES == booking.HELD_STATES
     assert glance.TASKS == daemon.TASKS and glance.JOBSTORE_TABLE == daemon.JOBSTORE_TABLE
     assert LIGHT_ENV_DB == ENV_DB

@@ -91,7 +91,8 @@ def test_the_model_and_steps_the_note_names_give_steps(cli, tmp_path: Path) -> N
 
 def _hint(output: str) -> list[str]:
     """The command of the estimated-speed note, as argv after `costsched`."""
-    found = re.search(r"estimated speed, and the (?:hours and )?cost from it \(`costsched "
+    found = re.search(r"estimated speed, and the (?:hours, )?cost and vs OD V100 from it "
+                      r"\(`costsched "
                       r"([^`]+)` gives the rule", " ".join(output.split()))
     assert found, output
     return shlex.split(found.group(1))

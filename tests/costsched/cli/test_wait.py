@@ -29,7 +29,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
     def status(store, launcher, job, **filters):  # noqa: ANN001, ANN003, ANN202
         looks.append(clock["now"])
         final = clock["now"] >= 9.0  # the job ends after 9 s
-        record = SimpleNamespace(final=final, name="train", state="done" if final else
+        record = SimpleNamespace(id=1, final=final, name="train", state="done" if final else
                                  "running")
         return [SimpleNamespace(record=record, progress=min(1.0, clock["now"] / 9),
                                 progress_source="reported", reported=True)]
@@ -43,6 +43,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(daemon, "status", lambda store: [])
     monkeypatch.setattr("costsched.daemon.supervision.recovery", lambda *_, **__: None)
     monkeypatch.setattr(cli_jobs, "print_budgets", lambda store: None)
+    monkeypatch.setattr("costsched.service.booking.held_unused", lambda *_: [])
     monkeypatch.setattr(cli_jobs, "_print_status", lambda shown_, json_out, scheduled=None, **_:
                         shown.append(shown_[0].record.state))
     lines: list[str] = []

@@ -35,6 +35,29 @@ def test_a_job_yaml_says_num_nodes_too() -> None:
         parse({**JOB, "num_nodes": True}, "j.yaml")
 
 
+def test_a_job_yaml_file_with_num_nodes_is_read_as_a_job_yaml_not_as_a_task(tmp_path) -> None:  # noqa: ANN001
+    """num_nodes is written in both formats: a job YAML's own fields keep it a job YAML
+    (as docs/multi-node.md says); a task's fields, or a bare run, make it a task."""
+    import yaml
+
+    from costsched.taskfile import load
+
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump({**JOB, "num_nodes": 2,
+                                   "constraints": {"markets": ["flex_start"]}}))
+    [spec] = load(job)
+    assert (spec.num_nodes, spec.task.num_nodes) == (2, 2)
+    assert spec.constraints.markets == ["flex_start"] and spec.steps == 10
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("name: b\nnum_nodes: 3\nrun: python train.py\n")
+    task = tmp_path / "task.yaml"
+    task.write_text(yaml.safe_dump({**TASK, "num_nodes": 4}))
+    assert [s.num_nodes for f in (bare, task) for s in load(f)] == [3, 4]
+    with pytest.raises(InvalidInput, match=r"task.yaml: field steps: not a field"):
+        task.write_text(yaml.safe_dump({**TASK, "num_nodes": 4, "steps": 10}))
+        load(task)  # a task's own field makes it a task: costsched's go in its section
+
+
 def test_every_job_of_a_gang_sweep_is_planned_on_all_its_nodes(tmp_path) -> None:  # noqa: ANN001
     """A sweep's jobs share what was resolved for the first, a gang's nodes included: each
     is priced for its two instances, not the first alone."""
