@@ -426,10 +426,10 @@ def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus
 
 
 def _progress(s: service.JobStatus) -> str:
-    """'42%' when the job reported its step, 'no step yet' while it runs without one;
-    '-' for a job that ended before it reported any."""
+    """'42%' when the job reported its step, 'step N' when its total is not known, 'no
+    step yet' while it runs without one; '-' for a job that ended before it reported any."""
     return views.progress_words(s.progress, s.progress_source,
-                                live=not s.record.final and not s.reported)
+                                live=not s.record.final and not s.reported, step=s.step)
 
 
 def _problems(s: service.JobStatus) -> list[str]:

@@ -64,10 +64,11 @@ def places(rows: list[dict]) -> dict[str, int]:
 
 
 def progress(job: dict) -> str:
-    """A job's progress as `status` writes it ('42%', 'no step yet', '-')."""
+    """A job's progress as `status` writes it ('42%', 'step 1,595', 'no step yet', '-')."""
     live = job.get("state") not in FINAL_STATES and \
         job.get("steps_left") == job.get("steps_total")
-    return progress_words(job.get("progress"), job.get("progress_source"), live=live)
+    return progress_words(job.get("progress"), job.get("progress_source"), live=live,
+                          step=job.get("step"))
 
 
 def chart_json(data: Any) -> str:

@@ -123,13 +123,16 @@ def budgets_document(states: list[BudgetState]) -> list[dict]:
 
 
 def progress_words(progress: float | None, source: str | None, *,
-                   live: bool = False) -> str:
-    """A job's progress as every view writes it: '42%' (the step it reported), 'no step
-    yet' (a live job that has reported none: in setup, or writing none), '-' (not
-    known). Never a percentage guessed from the hours it ran."""
-    if progress is None or source != "reported":
-        return "no step yet" if live else "-"
-    return f"{progress:.0%}"
+                   live: bool = False, step: float | None = None) -> str:
+    """A job's progress as every view writes it: '42%' (the step it reported), 'step
+    1,595' (the step it reported, of work whose total is not known), 'no step yet' (a live
+    job that has reported none: in setup, or writing none), '-' (not known). Never a
+    percentage guessed from the hours it ran."""
+    if progress is not None and source == "reported":
+        return f"{progress:.0%}"
+    if step:
+        return f"step {step:,.0f}"
+    return "no step yet" if live else "-"
 
 
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict:
@@ -138,7 +141,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "instance_state": s.instance_state or None, "nodes": s.nodes,
         "placement": None if s.open_placement is None else {
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
-        "steps_total": s.record.steps_total, "steps_left": s.steps_left,
+        "steps_total": s.record.steps_total, "steps_left": s.steps_left, "step": s.step,
         "progress": s.progress, "progress_source": s.progress_source,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
