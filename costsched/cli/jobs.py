@@ -401,7 +401,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
             amounts = usd_all(*(p.usd for p in charged))
             for p, span, amount in zip(charged, spans, amounts, strict=True):
                 out.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
-                                    f"{p.zone or p.region} {p.instance_type} {p.market}: "
+                                    f"{p.zone or p.region} {p.instance_type} "
+                                    f"{p.market.replace('_', '-')}: "
                                     f"{span} h, {amount}"))
     out.flush()
 

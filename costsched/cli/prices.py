@@ -34,6 +34,7 @@ from costsched.cli.gpus import SUPERSEDED_MARK, SUPERSEDED_NOTE
 from costsched.model import InvalidInput
 from costsched.service import export_prices, import_prices, price_history, prices
 from costsched.service.prices import check_paths
+from costsched.vocabulary import word
 
 app = typer.Typer(help="Price history: import recorded logs, show prices as of a time, export.",
                   no_args_is_help=True)
@@ -208,7 +209,7 @@ def history(
                            f"{instance!r}"
                            + (f" in {', '.join(split_csv(region))}" if region else "") + hint)
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
-             r.market, per_hour(r.usd_per_hour),
+             word(r.market), per_hour(r.usd_per_hour),
              "" if r.last_seen_at == r.effective_at else r.last_seen_at.strftime("%Y-%m-%d"),
              r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",
