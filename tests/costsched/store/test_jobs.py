@@ -196,7 +196,8 @@ def test_progress_and_checkpoints(jobs: JobStore) -> None:
     assert jobs.record_progress(job_id, 400, at=at(3)).checkpoint_step == 400.0
     log = jobs.events(job_id)
     assert log["kind"].tolist() == ["state", "progress", "progress", "progress"]
-    assert "checkpoint_step=400" in log["detail"].iloc[2]
+    assert log["detail"].tolist()[1:] == [
+        "step 250", "step 400; checkpoint at step 400; checkpoints in s3://b/ck-400", "step 400"]
     with pytest.raises(InvalidInput, match="steps_done nan: expected a finite number >= 0"):
         jobs.record_progress(job_id, float("nan"), at=at(4))
     assert jobs.get(job_id).updated_at == at(3)
@@ -229,6 +230,11 @@ def test_placements_open_and_close(jobs: JobStore) -> None:
     assert pd.isna(jobs.placements(other)["end_at"].iloc[0])  # other jobs untouched
     kinds = jobs.events(job_id)["kind"].tolist()
     assert kinds == ["state", "placement", "placement", "placement_end"]
+    # The log writes each offering and price as the tables do (the dashboard shows it).
+    assert jobs.events(job_id)["detail"].tolist()[1:3] == [
+        f"placement {first}: launch on aws us-east-1a p3.2xlarge spot at $0.9200/h",
+        f"placement {second}: migration on gcp us-central1 a2-highgpu-1g on-demand at "
+        f"$3.6700/h (ended placement {first})"]
     assert jobs.get(job_id).updated_at == at(8)
 
 
