@@ -167,6 +167,8 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
     ("resources: {accelerators: V100, cpus: lots}\nrun: x", "resources.cpus",
      "expected a number"),
     ("costsched: {steps: 10, gpu: V100}\nrun: x", "costsched.gpu", "unknown field"),
+    ("costsched: {max_migrations: 1.5}\nrun: x", "costsched.max_migrations",
+     "1.5: expected a whole number"),
     ("resources: {use_spot: true, accelerators: V100}\ncostsched: {markets: [spot]}\nrun: x",
      "costsched.markets", "one of the two"),
     ("name: " + "n" * 101 + "\nresources: {accelerators: V100}\nrun: x", "name",
