@@ -271,8 +271,9 @@ def migrate(
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
     ages, stale_after = views.price_ages(store, advice), stale_after_hours()
+    works = views.assumed_works(store, advice)
     if json_out:
-        print_json(views.advice_document(advice, ages))
+        print_json(views.advice_document(advice, ages, works))
         return
     if not advice:
         console.print("No running job to consider.")
@@ -290,6 +291,9 @@ def migrate(
                 f"  note: a price compared is {max(old.values()) / 24:,.1f} days old (more "
                 "than prices.stale_after): `costsched collect` brings newer ones"),
                 highlight=False, markup=False, soft_wrap=True)
+        if a.job_id in works:  # its dollars rest on an assumed hour of work
+            console.print(printable(f"  note: {works[a.job_id].assumption()}"),
+                          highlight=False, markup=False, soft_wrap=True)
 
 
 @friendly_errors

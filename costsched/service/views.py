@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
     from costsched.store import PriceStore
     from costsched.store.jobs import JobRecord
+    from costsched.work import Work
 
 PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_per_hour",
                     "instance", "start_at")
@@ -169,17 +170,29 @@ def _run(run: Any) -> dict:
             "finished_at": run.finished_at, "holder": run.holder, "detail": run.detail}
 
 
+def assumed_works(store: PriceStore, advice: list[MigrationAdvice]) -> dict[int, Work]:
+    """Per job of `advice` whose work is assumed (a task that gives none), that work: its
+    dollars rest on it."""
+    from costsched.work import assumed_work
+
+    found = {a.job_id: assumed_work(store.jobs.get(a.job_id).spec) for a in advice}
+    return {j: w for j, w in found.items() if w is not None}
+
+
 def advice_document(advice: list[MigrationAdvice],
-                    ages: dict[int, dict[str, float | None]]) -> list[dict]:
-    """`migrate --json`: per job, what the policy decided, in dollars, and the age in hours
-    of the prices it compared (`price_ages`)."""
+                    ages: dict[int, dict[str, float | None]],
+                    works: dict[int, Work] | None = None) -> list[dict]:
+    """`migrate --json`: per job, what the policy decided, in dollars, the age in hours
+    of the prices it compared (`price_ages`) and the assumed work they rest on (`works`)."""
+    works = works or {}
     return [{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
              "current": list(a.decision.current or []), "choice": list(a.decision.choice),
              "stay_usd": finite(a.stay_usd), "move_usd": finite(a.move_usd),
              "started": a.started is not None, "reason": a.reason,
              "move_price": (None if a.decision.move is None else
                             {k: finite(v) for k, v in a.decision.move.as_dict().items()}),
-             "price_age_hours": ages.get(a.job_id), "left_out": list(a.left_out)}
+             "price_age_hours": ages.get(a.job_id), "left_out": list(a.left_out),
+             "work_assumed": works[a.job_id].as_dict() if a.job_id in works else None}
             for a in advice]
 
 
