@@ -300,3 +300,24 @@ def test_a_task_without_work_shows_its_step_not_a_share(
     row = client.get("/").text
     row = row[row.index(">clf<"):]
     assert "<td>step 1,595</td>" in row[:row.index("</tr>")]
+
+
+def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
+        store: PriceStore, client: TestClient) -> None:
+    """Two jobs of $0.0042 and $0.0158 (15 s and 57 s at $1/h): the cards over the tables
+    say $0.0200 (the rows visibly add up to them), not $0.02."""
+    from tests.costsched.report.scenario import observe
+
+    observe(store, EAST, [(-10, 1.0)])
+    for name, seconds in (("small", 15), ("large", 57)):
+        job = store.jobs.create(name, {"spec": {"name": name}}, 10, at=at(0))
+        store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0),
+                         usd_per_hour=1.0, reason="launch", instance=f"{job}-1")
+        store.jobs.end_placement(job, at(seconds / 3600))
+        store.jobs.transition(job, "succeeded", at=at(seconds / 3600))
+    until = at(1).isoformat()
+    spend = client.get("/spend", params={"until": until}).text
+    assert '<span class="figure">$0.0200</span><span>spent</span>' in spend
+    assert "$0.0042" in spend and "$0.0158" in spend
+    jobs = client.get("/").text
+    assert '<span class="figure">$0.0200</span><span>spent so far</span>' in jobs
