@@ -342,7 +342,11 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     store = open_store(db)
     launcher = _job_launcher(store, job)
     if not follow or node:
-        typer.echo(service.logs(store, launcher, job, tail=tail, node=node), nl=False)
+        text = service.logs(store, launcher, job, tail=tail, node=node)
+        typer.echo(text, nl=False)
+        if not text:
+            typer.echo(f"job {job}: no output yet (`costsched status {job}` says how the job "
+                       "stands)", err=True)
         return
     try:
         for text in service.follow(store, launcher, job, tail=max(tail, 1000)):
