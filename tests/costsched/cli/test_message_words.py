@@ -186,3 +186,15 @@ def test_the_on_demand_market_is_written_one_way(store: PriceStore, cli) -> None
     assert refused.exit_code == 2
     assert "expected one of on-demand, spot; did you mean 'on-demand'?" in refused.output
     assert "on_demand" not in shown + refused.output
+
+
+def test_no_count_is_written_with_a_noun_in_parentheses() -> None:
+    """'1 file', '0 jobs watched', never '1 file(s)' (`vocabulary.counted`): no message of
+    the product writes a counted noun with '(s)'."""
+    counted_maybe = re.compile(r"\{[^}]*\} [a-zA-Z ]*\w\(s\)")
+    roots = [Path(__file__).parents[3] / name
+             for name in ("costsched", "launchers", "price_collectors")]
+    found = [f"{path.name}:{n}" for root in roots for path in sorted(root.rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if counted_maybe.search(line)]
+    assert found == []
