@@ -211,13 +211,8 @@ class JobStore(JobPlacements, JobLog):
         if checkpoint_step is not None:
             values["checkpoint_step"] = _number("checkpoint_step", checkpoint_step)
         ts = epoch_second(at)
-        # The log's words: 'step 400; checkpoint at step 400; checkpoints in s3://b/ck'.
-        said = [f"step {values['steps_done']:,.0f}"]
-        if checkpoint_step is not None:
-            said.append(f"checkpoint at step {values['checkpoint_step']:,.0f}")
-        if checkpoint_location is not None:
-            said.append(f"checkpoints in {checkpoint_location}")
-        detail = "; ".join(said)
+        # Read back as data (`throughput_learned.progress_steps`): NAME=VALUE pairs.
+        detail = " ".join(f"{k}={v}" for k, v in values.items())
 
         def progress(conn: Connection) -> JobRecord:
             _touch(conn, job_id, ts, **values)

@@ -292,11 +292,13 @@ def test_a_task_without_work_shows_its_step_not_a_share(
                      reason="launch", instance=f"{job}-1", keep_open=True)
     store.jobs.transition(job, "running", at=at(0))
     store.jobs.record_step(job, 1595, at=at(0.5))
+    store.jobs.record_progress(job, 1595, at=at(0.5), checkpoint_step=1500)
     doc = client.get(f"/api/jobs/{job}").json()["job"]
     assert doc["step"] == 1595 and doc["progress"] is None and doc["steps_left"] == 3600
     page = client.get(f"/jobs/{job}").text
     assert '<span class="figure">step 1,595</span><span>progress</span>' in page
     assert "<dd>1,595 (the work is not given: its total is not known)</dd>" in page
+    assert "step 1,595; checkpoint at step 1,500" in page  # its log, in words
     row = client.get("/").text
     row = row[row.index(">clf<"):]
     assert "<td>step 1,595</td>" in row[:row.index("</tr>")]
