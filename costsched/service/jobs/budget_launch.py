@@ -54,8 +54,8 @@ class LaunchFit:
         expected, pessimistic, left = usd_all(self.expected_usd, self.pessimistic_usd,
                                               self.left_usd)
         return (f"job {self.job}: expected {expected}, pessimistic {pessimistic} "
-                f"({PERCENTILE:.0%} of preemptions) against {left} left of {self.budget}: "
-                f"{verdict}")
+                f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
+                f"{self.budget}: {verdict}")
 
 
 def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:

@@ -69,8 +69,8 @@ def test_launch_refuses_what_may_not_fit_unless_told_yes(
     assert refused.exit_code != 0
     assert refused.output == (
         f"error: job long: expected ${fit.expected_usd:,.2f}, pessimistic "
-        f"${fit.pessimistic_usd:,.2f} (95% of preemptions) against ${between:,.2f} left of "
-        "its own budget: may not fit; give --yes to launch it anyway\n")
+        f"${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) against "
+        f"${between:,.2f} left of its own budget: may not fit; give --yes to launch it anyway\n")
     assert priced.jobs.list().empty
     launched = cli("launch", job, "--launcher", "local", "--wait", "0", "--yes")
     assert launched.exit_code == 0, launched.output
