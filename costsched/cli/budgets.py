@@ -37,5 +37,5 @@ def print_budgets(store: PriceStore) -> None:
              ", ".join(map(str, s.running)) or "-", ", ".join(map(str, s.stopped)) or "-"]
             for s in states]
     headings = ["budget", "period", "cap $", "spent $", "committed $", "forecast $",
-                "running", "stopped"]
+                "running jobs", "jobs it stopped"]
     console.print(table("Budgets now", headings, rows, detail=["committed $", "period"]))

@@ -151,6 +151,8 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     assert shown.exit_code == 0, shown.output
     budgets = shown.output[shown.output.index("Budgets"):]
     assert f"job {job_id} (capped)" in budgets and "total" in budgets
+    # The ids in its last columns read as the jobs they are.
+    assert "running jobs" in budgets and "jobs it stopped" in budgets
 
     reported = cli("report")
     assert reported.exit_code == 0, reported.output
