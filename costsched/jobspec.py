@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -538,11 +538,31 @@ def _yaml_kind(value: Any) -> str:
     return type(value).__name__
 
 
+# pydantic's kinds of wrong type, as a job file's reader says what is accepted.
+_EXPECTED = {
+    "float_parsing": "a number", "float_type": "a number", "int_parsing": "a whole number",
+    "int_type": "a whole number", "int_from_float": "a whole number",
+    "bool_parsing": "true or false", "bool_type": "true or false", "string_type": "text",
+    "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+}
+
+
+def error_words(error: Mapping[str, Any]) -> str:
+    """One pydantic error as costsched says bad input: the value and what is accepted
+    ("'ten': expected a number"), or the validator's own words."""
+    if error["type"] in _EXPECTED:
+        given = repr(error.get("input"))
+        given = given if len(given) <= 60 else given[:57] + "..."
+        return f"{given}: expected {_EXPECTED[error['type']]}"
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
 def _first_error(source: str, exc: ValidationError) -> str:
     errors = exc.errors()
     first = errors[0]
     field = ".".join(str(p) for p in first["loc"]) or "(job)"
-    msg = first["msg"].removeprefix("Value error, ")
+    msg = error_words(first)
     if first["type"] == "extra_forbidden":
         known = _known_fields(first["loc"])
         msg = (f"unknown field: expected one of {', '.join(known)}"

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from costsched import clouds
 from costsched import skypilot_fields as fields
-from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
+from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, error_words, parse
 from costsched.model import InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_resources import first_gpu, read_resources
@@ -254,7 +254,7 @@ def _section(value: Any, fail: Fail) -> _Section:
             message = ("unknown field: expected one of " + ", ".join(_Section.model_fields)
                        + did_you_mean(str(first["loc"][-1]), _Section.model_fields))
         else:
-            message = first["msg"].removeprefix("Value error, ")
+            message = error_words(first)
         raise fail(f"costsched.{where}", message) from None
 
 

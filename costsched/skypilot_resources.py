@@ -246,8 +246,10 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
     if region and region != "*":
         owners = clouds.owners_of_region(region)
         if not owners or (scope.clouds and not scope.clouds & set(owners)):
-            raise fail(f"{where}.region", f"{region!r}: not a region of "
-                       f"{', '.join(sorted(scope.clouds) or CLOUDS)}")
+            names = sorted(scope.clouds) or list(CLOUDS)
+            listed = sorted(r for n in names for r in clouds.get(n).regions)
+            raise fail(f"{where}.region", f"{region!r}: not a region of {', '.join(names)}"
+                       f"{did_you_mean(region, listed)}")
         scope.regions = {region}
     if zone:
         found = clouds.zone_region(zone)

@@ -56,7 +56,7 @@ from costsched.catalog import gpu_model_name
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import counted, did_you_mean
 
 COLUMNS = ["model", "gpu_model", "gpu_count", "steps_per_second", "source"]
 ENV_USER_FILE = "COSTSCHED_THROUGHPUTS"
@@ -530,7 +530,7 @@ class ThroughputTable:
         fitted = (f" x {self.rule_scale:.3g} (fitted to err on the slow side)"
                   if self.rule_scale != 1 else "")
         basis = (f"estimate: {gpu} from {ref_gpu} ({ref.steps_per_second:.4g} steps/s at "
-                 f"{count} GPU(s), {_kind(ref)}) x "
+                 f"{counted(count, 'GPU')}, {_kind(ref)}) x "
                  f"{ratio:.3g}, the ratio of sqrt(peak {self.precision.upper()} TFLOPS x "
                  f"memory GB/s) (vendor data sheets){fitted}")
         return Throughput(sps, estimated=True, basis=basis)

@@ -33,6 +33,22 @@ def learned_rows(measurements: pd.DataFrame, precision: str = "fp32",
     return pd.DataFrame(out, columns=COLUMNS)
 
 
+def progress_record_words(detail: str) -> str:
+    """A progress record as a user reads it ('step 400; checkpoint at step 400;
+    checkpoints in s3://b/ck'); the record itself when it is not in NAME=VALUE form."""
+    found = dict(re.findall(r"(?:^|\s)(\w+)=(\S+)", detail))
+    said = []
+    for name, words in (("step", "step"), ("steps_done", "step"),
+                        ("checkpoint_step", "checkpoint at step")):
+        try:
+            said += [f"{words} {float(found[name]):,.0f}"] if name in found else []
+        except ValueError:
+            return detail
+    if "checkpoint_location" in found:
+        said.append(f"checkpoints in {found['checkpoint_location']}")
+    return "; ".join(dict.fromkeys(said)) or detail
+
+
 def progress_steps(detail: str) -> float | None:
     """The step a job's progress record reports: the agent's `step`, else `steps_done`,
     else the newest checkpoint's `checkpoint_step`; None when it names none."""

@@ -18,6 +18,12 @@ def canonical(value: str, accepted: Iterable[str]) -> str | None:
     return {folded(a): a for a in accepted}.get(folded(value))
 
 
+def word(name: str) -> str:
+    """A fixed choice as users read and type it: 'on-demand' for the stored 'on_demand'
+    ('-' where it is stored with '_'; both are accepted, see `folded`)."""
+    return str(name).replace("_", "-")
+
+
 def did_you_mean(value: str, names: Iterable[str]) -> str:
     """'; did you mean 'x'?' naming the names closest to `value`, or '' if none is close."""
     names = list(names)
@@ -51,8 +57,8 @@ def choose(values: Iterable[str], accepted: Iterable[str]) -> tuple[list[str], s
     for value in values:
         found = canonical(value, accepted)
         if found is None:
-            return out, (f"{value!r}: expected one of {', '.join(accepted)}"
-                         f"{did_you_mean(value, accepted)}")
+            return out, (f"{value!r}: expected one of {', '.join(map(word, accepted))}"
+                         f"{did_you_mean(value, [word(a) for a in accepted])}")
         out.append(found)
     return out, None
 

@@ -86,6 +86,10 @@ class Code:
     size: int
 
 
+class MountFailed(RuntimeError):
+    """A task's file mount that could not be made: the attempt fails before setup."""
+
+
 class SetupFailed(RuntimeError):
     def __init__(self, exit_code: int, detail: str) -> None:
         super().__init__(detail)
@@ -544,12 +548,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.mounts or args.checkpoint_at:  # the task's file mounts, before its setup
             from launchers import mounts
 
-            for line in mounts.prepare(json.loads(args.mounts or "[]"), args.mount_root):
-                log.info("mount: %s", redact(line))
+            try:
+                for line in mounts.prepare(json.loads(args.mounts or "[]"), args.mount_root):
+                    log.info("mount: %s", redact(line))
+            except (ValueError, OSError) as exc:  # our own words, or the system's: one line
+                raise MountFailed(str(exc)) from None
             if args.checkpoint_at and agent.container is None:  # a container binds it
                 log.info("mount: %s", mounts.link_checkpoints(
                     args.checkpoint_at, agent.checkpoints, args.mount_root))
         status = agent.run()
+    except MountFailed as exc:
+        log.error("file mounts: %s", exc)
+        status = {"state": "failed", "phase": "file_mounts", "exit_code": None,
+                  "checkpoint_version": agent.publisher.version, "detail": str(exc)}
     except Exception as exc:
         log.exception("agent failed")
         status = {"state": "failed", "exit_code": None,

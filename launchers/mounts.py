@@ -100,7 +100,7 @@ def prepare(mounts: Sequence[Mapping[str, str]], root: str = "") -> list[str]:
             files = _copy_local(Path(source), target)
         how = "copied" if mode == "COPY" else f"copied ({FUSE.get(scheme, 'a FUSE tool')} " \
             "is not installed: writes stay on this instance)"
-        said.append(f"{how} {source} to {target}: {files} file(s)")
+        said.append(f"{how} {source} to {target}: {files} file{'' if files == 1 else 's'}")
     return said
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from costsched import catalog, clouds
 from costsched.model import InvalidInput
+from costsched.vocabulary import counted
 from price_collectors.base import message_field as _field
 from price_collectors.discovered import COLUMNS, Discovery
 from price_collectors.discovered import gpu_memory_gb as _gpu_memory
@@ -183,7 +184,7 @@ class Refresh:
         out = []
         for cloud, found in sorted(self.found.items()):
             new = ", ".join(t.split(" ", 1)[1] for t in found.new) or "none"
-            out.append(f"{cloud}: {len(found.types)} GPU instance type(s), new to the "
+            out.append(f"{cloud}: {counted(len(found.types), 'GPU instance type')}, new to the "
                        f"catalog: {new}")
             out += [f"{cloud}: left out {n}: {why}" for why, n in sorted(found.ignored.items())]
             out += [f"{cloud}: {note}" for note in found.notes]

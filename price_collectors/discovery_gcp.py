@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from costsched.clouds.gcp import GCP
+from costsched.vocabulary import counted
 from price_collectors import gcp as gcp_prices
 
 _MEMORY = re.compile(r"(\d+)\s*GB\b", re.IGNORECASE)
@@ -74,7 +75,7 @@ def pricing(types: pd.DataFrame, skus: Any) -> dict[str, str]:
                           (r, market, "gpu", spec["gpu_model"]))))
                 for r in regions)
         out[name] = (f"Billing Catalog SKUs price it on-demand in {counts['on_demand']} and "
-                     f"spot in {counts['spot']} of its {len(regions)} region(s)")
+                     f"spot in {counts['spot']} of its {counted(len(regions), 'region')}")
     return out
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from costsched import catalog
 from costsched.clouds import SdkMissing
 from costsched.clouds import aws as aws_cloud
+from costsched.vocabulary import counted
 from price_collectors.quota_reading import QuotaReading, QuotasUnreadable, reading_frame
 
 SOURCE = "aws service-quotas"
@@ -93,7 +94,7 @@ class AwsQuotaReader:
         error, fix = notes[0] if notes else ("", "")
         if failed and not error:
             region, why = next(iter(sorted(failed.items())))
-            error, fix = (f"{len(failed)} region(s) not read, {region}: {why}",
+            error, fix = (f"{counted(len(failed), 'region')} not read, {region}: {why}",
                           "run `costsched quotas --refresh` again")
         return QuotaReading("aws", reading_frame(rows), error=error, fix=fix, failed=failed)
 

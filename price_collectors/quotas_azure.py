@@ -15,6 +15,7 @@ from typing import Any
 
 from costsched.clouds import SdkMissing
 from costsched.clouds import azure as azure_cloud
+from costsched.vocabulary import counted
 from price_collectors.quota_reading import QuotaReading, QuotasUnreadable, reading_frame
 
 SOURCE = "azure compute usages"
@@ -51,7 +52,7 @@ class AzureQuotaReader:
         error = fix = ""
         if failed:
             region, why = next(iter(sorted(failed.items())))
-            error, fix = (f"azure: {len(failed)} region(s) not read, {region}: {why}",
+            error, fix = (f"azure: {counted(len(failed), 'region')} not read, {region}: {why}",
                           "run `costsched quotas --refresh` again")
         return QuotaReading("azure", reading_frame(rows), account=str(clients.subscription_id),
                             error=error, fix=fix, failed=failed)

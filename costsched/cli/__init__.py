@@ -7,6 +7,8 @@ root's help lists every command from COMMANDS without importing any of them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from difflib import get_close_matches
 from importlib import import_module
@@ -14,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 from typer import _click as click
-from typer._click.exceptions import UsageError
+from typer._click.exceptions import NoSuchOption, UsageError
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
@@ -149,6 +151,15 @@ class LazyGroup(TyperGroup):
         finally:
             self._listing = False
 
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        with one_line_usage():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with one_line_usage():  # every command's own options are parsed in here
+            return super().invoke(ctx)
+
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         try:
             return super().resolve_command(ctx, args)
@@ -158,6 +169,24 @@ class LazyGroup(TyperGroup):
                 exc.message = (exc.message.rstrip(".") + ". Did you mean "
                                + ", ".join(repr(c) for c in close) + "?")
             raise
+
+
+@contextmanager
+def one_line_usage() -> Iterator[None]:
+    """A mistyped command, option or value ends the command in one line on stderr, as every
+    other bad input does ('error: costsched plan: No such option: --tpo (Possible options:
+    --top); `costsched plan --help` shows the usage'), with click's exit code (2)."""
+    try:
+        yield
+    except UsageError as exc:
+        root = exc.ctx is None or exc.ctx.parent is None
+        path = exc.ctx.command_path if exc.ctx is not None else "costsched"
+        message = " ".join(exc.format_message().split()).rstrip(".")
+        if root and isinstance(exc, NoSuchOption):  # 'costsched --json plan ...'
+            message += (f"; a command's options follow its name (`{path} COMMAND ... "
+                        f"{exc.option_name}`)")
+        click.echo(f"error: {path}: {message}; `{path} --help` shows the usage", err=True)
+        raise SystemExit(exc.exit_code) from None
 
 
 _typed = getattr(TyperOption, "display_type_rich", None)

@@ -28,6 +28,7 @@ from costsched.cli.common import (
 )
 from costsched.model import InvalidInput
 from costsched.service.stores import using
+from costsched.vocabulary import counted
 
 app = typer.Typer(help="The clouds' billing exports: import them and match them to the jobs "
                   "(`report --billed` sets them beside the estimates).", no_args_is_help=True)
@@ -77,12 +78,13 @@ def import_(
     for source, count in result.files:
         console.print(Text(f"read {count} lines from {user_text(source)}"), highlight=False)
     if result.skipped:
-        console.print(Text(f"skipped {len(result.skipped)} superseded file(s): older "
+        console.print(Text(f"skipped {counted(len(result.skipped), 'superseded file')}: older "
                            "deliveries of a billing period whose newest delivery was read"),
                       highlight=False)
     if result.dropped:
-        console.print(Text(f"dropped {result.dropped_lines} stored line(s) of "
-                           f"{len(result.dropped)} file(s) of older deliveries, superseded by "
+        console.print(Text(f"dropped {counted(result.dropped_lines, 'stored line')} of "
+                           f"{counted(len(result.dropped), 'file')} of older deliveries, "
+                           "superseded by "
                            "the newest"), highlight=False)
     matched = ", ".join(f"{n} by {rule}" for rule, n in result.matched.items())
     billed, unmatched = usd_all(result.usd, result.unmatched_usd)
@@ -141,7 +143,7 @@ def lines_cmd(
     if json_out:
         print_json({"lines": total, "shown": frame_records(shown)})
         return
-    console.print(Text(f"{total} line(s), {usd(float(found['usd'].sum()))}"
+    console.print(Text(f"{counted(total, 'line')}, {usd(float(found['usd'].sum()))}"
                        + (f"; the {len(shown)} largest" if len(shown) < total else "")),
                   highlight=False)
     if shown.empty:
@@ -187,7 +189,8 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
         totals["unmatched_usd"])
     console.print(Text(
         f"estimated {estimated}, billed {billed}, difference {difference}; "
-        f"{totals['flagged_jobs']} job(s) flagged; {totals['unmatched_lines']} line(s) "
+        f"{counted(totals['flagged_jobs'], 'job')} flagged; "
+        f"{counted(totals['unmatched_lines'], 'line')} "
         f"({unmatched}) matched to no job"), highlight=False)
     if totals["not_covered_usd"]:
         console.print(Text(f"not compared: {usd(totals['not_covered_usd'])} estimated on "
@@ -196,8 +199,9 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
                               if built.jobs.empty and built.unmatched.empty else "")),
                       highlight=False)
     if totals["other_currency_lines"]:
-        console.print(Text(f"not added: {totals['other_currency_lines']} line(s) billed in "
-                           "another currency than USD"), highlight=False)
+        other = counted(totals["other_currency_lines"], "line")
+        console.print(Text(f"not added: {other} billed in another currency than USD"),
+                      highlight=False)
     for name, title, hidden in _BILLED_TABLES:
         frame = getattr(built, name)
         if frame.empty:

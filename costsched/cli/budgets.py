@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -34,8 +35,14 @@ def print_budgets(store: PriceStore) -> None:
                                                    s.forecast_usd)])
     rows = [[s.name, s.period, *(usd(v, places) for v in (s.usd, s.spent_usd,
                                                           s.committed_usd, s.forecast_usd)),
-             ", ".join(map(str, s.running)) or "-", ", ".join(map(str, s.stopped)) or "-"]
-            for s in states]
+             _jobs(s.running), _jobs(s.stopped)] for s in states]
     headings = ["budget", "period", "cap $", "spent $", "committed $", "forecast $",
                 "running", "stopped"]
     console.print(table("Budgets now", headings, rows, detail=["committed $", "period"]))
+
+
+def _jobs(ids: Sequence[int]) -> str:
+    """'job 3', 'jobs 3, 5' (ids that do not read as a count); '-' for none."""
+    if not ids:
+        return "-"
+    return ("job " if len(ids) == 1 else "jobs ") + ", ".join(map(str, ids))

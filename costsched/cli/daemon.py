@@ -32,6 +32,7 @@ from costsched.daemon.supervisor import Installed, Supervisor
 from costsched.redact import redact
 from costsched.service.stores import open_store
 from costsched.store.leases import holder_name, process_gone
+from costsched.vocabulary import counted
 
 app = typer.Typer(invoke_without_command=True, no_args_is_help=False)  # help: `daemon`'s
 
@@ -206,7 +207,8 @@ def status(db: DbOption = None, json_out: JsonOption = False) -> None:
     lines += [_described(w, now) for w in armed.watchers]
     if not armed.watchers:
         lines.append("No daemon watches this store." + (
-            f" {armed.live_jobs} job(s) run unwatched: `{armed.fix()}` starts one."
+            f" {counted(armed.live_jobs, 'job')} {'runs' if armed.live_jobs == 1 else 'run'}"
+            f" unwatched: `{armed.fix()}` starts one."
             if armed.fix() else " A launch starts one when it starts a job"
             + ("." if config.daemon.autostart else " (not now: daemon.autostart is off).")))
     if where is None:

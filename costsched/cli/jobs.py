@@ -110,7 +110,7 @@ def launch(
     store = open_store(db)
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
-    _check_budgets(store, read, envs, yes, json_out)
+    _check_budgets(store, read, envs, yes, json_out, offering)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, read, launcher=backend, offering=offering,
@@ -145,16 +145,16 @@ def _print_armed(line: str | None, json_out: bool) -> None:
 
 
 def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dict[str, str],
-                   yes: bool, json_out: bool) -> None:
-    """Each budgeted job's expected and pessimistic cost against what is left of its
-    budgets, a line each; refused when the expected cost does not fit, or the pessimistic
-    one without --yes."""
+                   yes: bool, json_out: bool, offering: str | None = None) -> None:
+    """Each budgeted job's expected and pessimistic cost (on the `offering` named, else the
+    best) against what is left of its budgets, a line each; refused when the expected cost
+    does not fit, or the pessimistic one without --yes."""
     from costsched.service.jobs.budget_launch import launch_fits
     from costsched.service.values import as_time
 
     config = effective()
     fits = launch_fits(store, jobs, config.budgets, as_time(None), envs=envs,
-                       interval_seconds=config.daemon.watch_seconds)
+                       interval_seconds=config.daemon.watch_seconds, offering=offering)
     refused = [f for f in fits if not f.fits or (not f.safe and not yes)]
     if refused:
         f = refused[0]
@@ -275,8 +275,9 @@ def migrate(
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
     ages, stale_after = views.price_ages(store, advice), stale_after_hours()
+    works = views.assumed_works(store, advice)
     if json_out:
-        print_json(views.advice_document(advice, ages))
+        print_json(views.advice_document(advice, ages, works))
         return
     if not advice:
         console.print("No running job to consider.")
@@ -294,6 +295,9 @@ def migrate(
                 f"  note: a price compared is {max(old.values()) / 24:,.1f} days old (more "
                 "than prices.stale_after): `costsched collect` brings newer ones"),
                 highlight=False, markup=False, soft_wrap=True)
+        if a.job_id in works:  # its dollars rest on an assumed hour of work
+            console.print(printable(f"  note: {works[a.job_id].assumption()}"),
+                          highlight=False, markup=False, soft_wrap=True)
 
 
 @friendly_errors
@@ -342,7 +346,11 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     store = open_store(db)
     launcher = _job_launcher(store, job)
     if not follow or node:
-        typer.echo(service.logs(store, launcher, job, tail=tail, node=node), nl=False)
+        text = service.logs(store, launcher, job, tail=tail, node=node)
+        typer.echo(text, nl=False)
+        if not text:
+            typer.echo(f"job {job}: no output yet (`costsched status {job}` says how the job "
+                       "stands)", err=True)
         return
     try:
         for text in service.follow(store, launcher, job, tail=max(tail, 1000)):
@@ -411,7 +419,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
             amounts = usd_all(*(p.usd for p in charged))
             for p, span, amount in zip(charged, spans, amounts, strict=True):
                 out.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
-                                    f"{p.zone or p.region} {p.instance_type} {p.market}: "
+                                    f"{p.zone or p.region} {p.instance_type} "
+                                    f"{p.market.replace('_', '-')}: "
                                     f"{span} h, {amount}"))
     out.flush()
 
@@ -436,10 +445,10 @@ def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus
 
 
 def _progress(s: service.JobStatus) -> str:
-    """'42%' when the job reported its step, 'no step yet' while it runs without one;
-    '-' for a job that ended before it reported any."""
+    """'42%' when the job reported its step, 'step N' when its total is not known, 'no
+    step yet' while it runs without one; '-' for a job that ended before it reported any."""
     return views.progress_words(s.progress, s.progress_source,
-                                live=not s.record.final and not s.reported)
+                                live=not s.record.final and not s.reported, step=s.step)
 
 
 def _problems(s: service.JobStatus) -> list[str]:

@@ -98,7 +98,11 @@ def logs(job: JobArgument,
         from launchers import make_launcher
 
         launcher, instance = found
-        typer.echo(make_launcher(launcher).logs(instance, tail=tail), nl=False)
+        text = make_launcher(launcher).logs(instance, tail=tail)
+        typer.echo(text, nl=False)
+        if not text:  # not a silent nothing: `status` says why it ended, if it did
+            typer.echo(f"job {job}: no output on instance {instance} (`costsched status "
+                       f"{job}` says how the job stands)", err=True)
         return
     from costsched.cli.jobs import show_logs
 

@@ -34,6 +34,7 @@ from costsched.cli.gpus import SUPERSEDED_MARK, SUPERSEDED_NOTE
 from costsched.model import InvalidInput
 from costsched.service import export_prices, import_prices, price_history, prices
 from costsched.service.prices import check_paths
+from costsched.vocabulary import counted, word
 
 app = typer.Typer(help="Price history: import recorded logs, show prices as of a time, export.",
                   no_args_is_help=True)
@@ -91,17 +92,17 @@ def import_(
         new = (f"{result.inserted:,} new rows" if result.inserted
                else "0 new rows (all stored already)")
         if result.read or not (result.availability or result.booked_files):
-            console.print(f"Imported {result.files} file(s): {result.read:,} observations, "
-                          f"{new}, {result.unchanged:,} unchanged; {len(result.errors)} file(s) "
-                          "rejected.", highlight=False)
+            console.print(f"Imported {counted(result.files, 'file')}: {result.read:,} "
+                          f"observations, {new}, {result.unchanged:,} unchanged; "
+                          f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
         elif result.errors:
-            console.print(f"{len(result.errors)} file(s) rejected.", highlight=False)
+            console.print(f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
         if result.availability:
-            console.print(f"Spot availability: {len(result.availability)} file(s), "
+            console.print(f"Spot availability: {counted(len(result.availability), 'file')}, "
                           f"{result.intervals:,} intervals, {result.intervals_inserted:,} new.",
                           highlight=False)
         if result.booked_files:
-            console.print(f"Booked capacity: {len(result.booked_files)} file(s), "
+            console.print(f"Booked capacity: {counted(len(result.booked_files), 'file')}, "
                           f"{result.booked:,} offerings, {result.booked_inserted:,} new "
                           "(`costsched plan` weighs them).", highlight=False)
     if result.errors:
@@ -163,7 +164,8 @@ def show(
     stale = frame[(frame["market"] == "spot")
                   & (pd.Timestamp(when) - frame["effective_at"] > STALE_SPOT_AGE)]
     if len(stale):
-        console.print(f"[yellow]note:[/yellow] {len(stale)} spot price(s) were last observed "
+        console.print(f"[yellow]note:[/yellow] {counted(len(stale), 'spot price')} "
+                      f"{'was' if len(stale) == 1 else 'were'} last observed "
                       f"more than {STALE_SPOT_AGE.days} days before this time (see 'since'); "
                       "`costsched collect` refreshes them.", highlight=False)
 
@@ -208,7 +210,7 @@ def history(
                            f"{instance!r}"
                            + (f" in {', '.join(split_csv(region))}" if region else "") + hint)
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
-             r.market, per_hour(r.usd_per_hour),
+             word(r.market), per_hour(r.usd_per_hour),
              "" if r.last_seen_at == r.effective_at else r.last_seen_at.strftime("%Y-%m-%d"),
              r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({len(frame):,} changes)",

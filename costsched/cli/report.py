@@ -84,7 +84,7 @@ def _as_json(built: Report) -> dict:
 def _print(built: Report) -> None:
     since = "the first placement" if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text(f"Cost report: {since} to {built.until:%Y-%m-%d %H:%M} UTC"))
-    console.print(Text(totals_line(built.totals)))
+    console.print(Text(totals_line(built.totals, built.jobs)))
     for line in built.speeds["flag"]:
         if line:
             console.print(Text(f"throughput: {line}"), highlight=False)

@@ -20,6 +20,7 @@ from costsched.daemon.records import SUPERVISOR_LEASE, live_jobs
 from costsched.store import PriceStore
 from costsched.store.daemons import DaemonRow
 from costsched.store.leases import holder_pid
+from costsched.vocabulary import counted
 
 START = "costsched daemon start"  # what arms recovery by hand
 LAUNCHING = "launching-"  # the tag of the holder a launch takes the lease under, at first
@@ -117,7 +118,7 @@ class Recovery:
             return (f"Recovery armed: {first.who()} watches this store every "
                     f"{first.watch_seconds:g} s; {first.last_pass(at)}"
                     + (f"; log: {first.log}" if first.log else "")
-                    + (f" (and {more} more daemon(s))" if more else ""))
+                    + (f" (and {counted(more, 'more daemon')})" if more else ""))
         if not self.live_jobs:
             return None
         why = ("" if self.autostart else

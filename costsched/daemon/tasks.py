@@ -39,7 +39,8 @@ class Tasks(Watcher):
                                          gcp_project=c.gcp_project)
         line = _collected(summary)
         new = sum(len(f.new) for f in found.found.values())
-        return Outcome(f"{line}; {new} GPU instance type(s) discovered new", line.level)
+        return Outcome(f"{line}; {counted(new, 'GPU instance type')} discovered new",
+                       line.level)
 
     def replan(self, at: datetime | None = None) -> str:
         """For each launcher with live jobs: reconcile (recoveries, finished jobs, unfinished
@@ -47,8 +48,8 @@ class Tasks(Watcher):
         migrations it asks for, and follow them until they complete (or `settle_seconds`)."""
         considered, started = self._replan_jobs(at)
         left = len(self.store.moves.unfinished())
-        detail = f"{considered} running job(s), {started} migration(s) started"
-        return detail + (f", {left} move(s) left unfinished" if left else "")
+        detail = f"{counted(considered, 'running job')}, {counted(started, 'migration')} started"
+        return detail + (f", {counted(left, 'move')} left unfinished" if left else "")
 
     def _replan_jobs(self, at: datetime | None) -> tuple[int, int]:
         """Per launcher in use: reconcile, decide for every running job from one market

@@ -15,6 +15,7 @@ from costsched.model import FINAL_STATES, JOB_STATES
 from costsched.service import jobs as job_service
 from costsched.service.jobs.runs import JobEvent
 from costsched.store import PriceStore
+from costsched.vocabulary import counted
 
 WATCH = "watch"  # the watcher: every daemon.watch_seconds, beside the scheduled tasks
 _POLL = 0.2
@@ -58,7 +59,7 @@ class Watcher:
 
     def _passed(self, watched: int, lines: list[str], failures: list[str]) -> None:
         """Record this pass in the daemon's row: ok, or failed with the launchers' errors."""
-        detail = f"{watched} job(s) watched" + "".join(f"; {line}" for line in lines[:5])
+        detail = f"{counted(watched, 'job')} watched" + "".join(f"; {line}" for line in lines[:5])
         detail += f"; {len(lines) - 5} more" if len(lines) > 5 else ""
         if failures:
             detail = "; ".join(failures) + f" ({detail})"

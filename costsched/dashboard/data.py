@@ -28,6 +28,7 @@ from costsched.service.job_filters import job_filter
 from costsched.service.jobs.budgets import budgets_now
 from costsched.service.values import as_time
 from costsched.store import PriceStore
+from costsched.throughput_learned import progress_record_words
 
 LOG_LINES = 60  # lines of a job's output its page shows
 HISTORY_DAYS = 30  # of price history on the prices page
@@ -125,7 +126,8 @@ def job_document(store: PriceStore, job: int | str) -> dict:
         "advice": advice,
         "report": views.report_document(report := build(store, job=job_id),
                                         budgets_now(store, at=report.until)),
-        "events": [{**e, "detail": redact(str(e["detail"]))}
+        "events": [{**e, "detail": redact(progress_record_words(str(e["detail"]))
+                                          if e["kind"] == "progress" else str(e["detail"]))}
                    for e in views.frame_records(events.tail(200))],
         "checkpoints": checkpoints(record.checkpoint_location),
         "log_tail": _log_tail(store, launcher, job_id),

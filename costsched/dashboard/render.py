@@ -10,7 +10,13 @@ import pandas as pd
 from costsched.amounts import hours, per_hour, usd, usd_all
 from costsched.bundled_prices import age_text
 from costsched.model import FINAL_STATES
-from costsched.report.html import format_cell, heading, table_places, totals_line
+from costsched.report.html import (
+    format_cell,
+    heading,
+    table_places,
+    totals_figures,
+    totals_line,
+)
 from costsched.service.views import dumps, progress_words
 
 
@@ -64,10 +70,11 @@ def places(rows: list[dict]) -> dict[str, int]:
 
 
 def progress(job: dict) -> str:
-    """A job's progress as `status` writes it ('42%', 'no step yet', '-')."""
+    """A job's progress as `status` writes it ('42%', 'step 1,595', 'no step yet', '-')."""
     live = job.get("state") not in FINAL_STATES and \
         job.get("steps_left") == job.get("steps_total")
-    return progress_words(job.get("progress"), job.get("progress_source"), live=live)
+    return progress_words(job.get("progress"), job.get("progress_source"), live=live,
+                          step=job.get("step"))
 
 
 def chart_json(data: Any) -> str:
@@ -91,7 +98,8 @@ FILTERS = {"money": money, "when": when, "age": age, "days_old": days_old,
            "progress": progress, "places": places, "per_hour": per_hour, "hours": hours,
            "totals_line": totals_line}
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
-GLOBALS = {"usd_all": usd_all}
+# `totals_figures(totals, jobs)`: the report's totals at its per-job table's precision.
+GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures}
 
 
 def timeline(placements: list[dict]) -> dict:

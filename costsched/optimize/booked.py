@@ -39,6 +39,7 @@ from datetime import datetime, timedelta
 from costsched.amounts import hours as hours_text
 from costsched.model import BookedOffering
 from costsched.optimize.decision import expected_hours
+from costsched.vocabulary import counted
 
 # A capacity block's instances start to end 30 minutes before its end (EC2); the job is
 # moved off an hour before that, one decision period of the daemon's (`DECISION_PERIOD`).
@@ -392,7 +393,7 @@ def _booked_why(b: BookedOffering, inside: float, hours_used: float, cost: float
     span = f"{b.start:%Y-%m-%d %H:%M} to {b.end:%Y-%m-%d %H:%M} UTC"
     move = f", the move onto it {_usd(move_usd)} of egress" if move_usd > 0 else ""
     if o.market == "capacity_block":
-        what = (f"{b.instance_count} instance(s) from {span}, bought for "
+        what = (f"{counted(b.instance_count, 'instance')} from {span}, bought for "
                 f"{_usd(b.upfront_usd)} upfront")
     elif o.market == "reservation":
         what = f"held already ({b.offering_id}), free to use until {b.end:%Y-%m-%d %H:%M} UTC"

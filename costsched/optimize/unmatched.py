@@ -265,7 +265,8 @@ def _counts_priced(c: Constraints, market: pd.DataFrame) -> list[str]:
     for g in c.gpu_models:
         counts = sorted({int(n) for n in market.loc[market["gpu_model"] == g, "gpu_count"]})
         if counts:
-            out.append(f"{g} is priced at {', '.join(map(str, counts))} GPU(s)")
+            out.append(f"{g} is priced at {', '.join(map(str, counts))} "
+                       f"{'GPU' if counts == [1] else 'GPUs'}")
     return out
 
 

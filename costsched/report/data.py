@@ -33,7 +33,7 @@ from costsched.passes import one_pass
 from costsched.report import estimates
 from costsched.store import OFFERING_KEY, PriceStore
 from costsched.store.moves import MoveRecord
-from costsched.throughput import ThroughputTable, model_key
+from costsched.throughput import ThroughputTable, assumed_basis, model_key
 from costsched.validation import as_time
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
@@ -262,6 +262,8 @@ def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
             plan = plans.loc[job_id]
             if plan["gpu_model"] == gpu and int(plan["gpu_count"]) == count:
                 planned, basis = float(plan["steps_per_second"]), str(plan["throughput_source"])
+        if assumed_basis(basis):  # an assumed hour's unit speed: no plan to compare with
+            planned = np.nan
         checked = replace(checked, planned_sps=planned, basis=basis_words(basis))
         rows.append((int(job_id), checked.name, gpu, count, checked.planned_sps,
                      checked.measured_sps, checked.ratio, checked.flagged, checked.basis,

@@ -11,7 +11,9 @@ the share of its steps it reported (a job half done after 6 hours, planned at 8,
 running at 1.5x its plan). Ratios are actual over expected: above 1 the job took longer
 or cost more than planned. A run came in `under` its estimate when both ratios are below
 1 - TOLERANCE, `over` it when either is above 1 + TOLERANCE, `within` it otherwise (the
-words say where the run stands against its estimate, not against a deadline).
+words say where the run stands against its estimate, not against a deadline). A job whose
+work was assumed (a task that gives none: an hour of work on its first GPU) has no estimate
+of its own, and no row.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import FINAL_STATES
+from costsched.throughput import assumed_basis
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
@@ -52,8 +55,9 @@ def estimate_table(predictions: pd.DataFrame, jobs: pd.DataFrame, lives: pd.Data
     rows = []
     by_job = lives.groupby("job_id").indices if len(lives) else {}
     for p in predictions.itertuples():
-        if p.job_id not in info.index:
-            continue
+        basis = str(getattr(p, "throughput_source", ""))
+        if p.job_id not in info.index or assumed_basis(basis):
+            continue  # an assumed hour of work predicts nothing of the job's own
         job = info.loc[p.job_id]
         mine = lives.iloc[by_job.get(p.job_id, [])]
         done = 1.0 if job["state"] == "succeeded" else min(

@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from costsched.amounts import MAX_DECIMALS, decimals, hours, per_hour, usd, usd_all
+from costsched.amounts import MAX_DECIMALS, decimals, hours, per_hour, usd
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.measured import sps
@@ -38,7 +38,7 @@ def render(report: Report) -> str:
     """The report as one HTML document."""
     period = (f"{_when(report.since) if report.since is not None else 'the first placement'}"
               f" to {_when(report.until)}")
-    summary = totals_line(report.totals) + "."
+    summary = totals_line(report.totals, report.jobs) + "."
     figures = [("Cost over time", _over_time(report)), ("Cost per job", _per_job(report)),
                ("Cost per cloud", _per_cloud(report))]
     parts = [
@@ -203,15 +203,33 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
     return str(value)
 
 
-def totals_line(totals: Mapping[str, float | None]) -> str:
-    """The report's totals in one line, its amounts at one precision (they add up):
-    'Spend $0.0300 (compute $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...'."""
-    spend, compute, egress, on_demand, static = usd_all(
-        totals["usd"], totals["compute_usd"], totals["egress_usd"],
-        totals["saved_vs_on_demand_usd"], totals["saved_vs_static_usd"])
-    return (f"Spend {spend} (compute {compute}, egress {egress}) over "
-            f"{hours(totals['hours'])} instance-hours; saved {on_demand} against on-demand "
-            f"and {static} against the launch-time choice kept")
+TOTALS = ("usd", "compute_usd", "egress_usd", "saved_vs_on_demand_usd",
+          "saved_vs_static_usd", "hours")
+
+
+def totals_figures(totals: Mapping[str, float | None], jobs: object = None) -> dict[str, str]:
+    """The report's totals (TOTALS) as written: its amounts at one precision (they add up),
+    and no fewer decimals than the per-job table they sum (`jobs`, its rows: a frame or a
+    list of dicts), so that the rows visibly add up to them ($0.0043 and $0.0157 to
+    $0.0200, not $0.02)."""
+    amounts = [totals[k] for k in TOTALS[:-1]]
+    usd_places, hour_places = decimals(amounts), decimals([totals["hours"]])
+    if jobs is not None and len(jobs):  # type: ignore[arg-type]
+        table = table_places(pd.DataFrame(jobs))
+        usd_places = max(usd_places, table["usd"])
+        hour_places = max(hour_places, table["hours"])
+    out = {k: usd(v, usd_places) for k, v in zip(TOTALS[:-1], amounts, strict=True)}
+    out["hours"] = hours(totals["hours"], hour_places)
+    return out
+
+
+def totals_line(totals: Mapping[str, float | None], jobs: object = None) -> str:
+    """The report's totals in one line (`totals_figures`): 'Spend $0.0300 (compute
+    $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...'."""
+    f = totals_figures(totals, jobs)
+    return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "
+            f"{f['hours']} instance-hours; saved {f['saved_vs_on_demand_usd']} against "
+            f"on-demand and {f['saved_vs_static_usd']} against the launch-time choice kept")
 
 
 def _when(at: pd.Timestamp) -> str:

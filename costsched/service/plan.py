@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from costsched import file_limits
-from costsched.amounts import per_hour, usd, usd_all
+from costsched.amounts import MAX_DECIMALS, per_hour, usd, usd_all
 from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
 from costsched.lazy import pandas as pd
@@ -114,8 +114,9 @@ class PlanResult:
             f"restart) with work {r['work_hours']:.4g} h, tau {plan.job.checkpoint_hours:.4g} "
             f"h, restart {plan.job.restart_hours:.4g} h, rate {r['preemptions_per_hour']:.4g}"
             f"/h: {r['expected_hours']:.4g} h (work alone if rate is 0)")
+        # The product at its price's precision: the arithmetic reads as it is done.
         lines.append(f"expected cost = {r['expected_hours']:.4g} h x "
-                     f"{per_hour(r['usd_per_hour'])}/h = {usd(r['expected_cost'])}")
+                     f"{per_hour(r['usd_per_hour'])}/h = {usd(r['expected_cost'], MAX_DECIMALS)}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         return lines
 

@@ -192,7 +192,9 @@ def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, s
         records, found, rates = _measured([s.record for s in shown], placed, None, readings)
         flagged = _checked(records, found, rates, factor)
     out = {j: c.finding() for j, c in flagged.items() if c.flagged}  # shown by job
-    running = {s.record.id for s in shown if s.record.state == "running"}
+    # A job whose work is assumed has no plan's speed to be judged against: no 'measuring'.
+    running = {s.record.id for s in shown if s.record.state == "running"
+               and s.assumed_work is None}
     for job_id, rows in found.groupby("job_id").indices.items():
         if int(job_id) in running and measuring(found.iloc[rows]):
             out[int(job_id)] = MEASURING

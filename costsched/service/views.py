@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
     from costsched.store import PriceStore
     from costsched.store.jobs import JobRecord
+    from costsched.work import Work
 
 PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_per_hour",
                     "instance", "start_at")
@@ -122,13 +123,16 @@ def budgets_document(states: list[BudgetState]) -> list[dict]:
 
 
 def progress_words(progress: float | None, source: str | None, *,
-                   live: bool = False) -> str:
-    """A job's progress as every view writes it: '42%' (the step it reported), 'no step
-    yet' (a live job that has reported none: in setup, or writing none), '-' (not
-    known). Never a percentage guessed from the hours it ran."""
-    if progress is None or source != "reported":
-        return "no step yet" if live else "-"
-    return f"{progress:.0%}"
+                   live: bool = False, step: float | None = None) -> str:
+    """A job's progress as every view writes it: '42%' (the step it reported), 'step
+    1,595' (the step it reported, of work whose total is not known), 'no step yet' (a live
+    job that has reported none: in setup, or writing none), '-' (not known). Never a
+    percentage guessed from the hours it ran."""
+    if progress is not None and source == "reported":
+        return f"{progress:.0%}"
+    if step:
+        return f"step {step:,.0f}"
+    return "no step yet" if live else "-"
 
 
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict:
@@ -137,7 +141,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "instance_state": s.instance_state or None, "nodes": s.nodes,
         "placement": None if s.open_placement is None else {
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
-        "steps_total": s.record.steps_total, "steps_left": s.steps_left,
+        "steps_total": s.record.steps_total, "steps_left": s.steps_left, "step": s.step,
         "progress": s.progress, "progress_source": s.progress_source,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
@@ -165,17 +169,29 @@ def _run(run: Any) -> dict:
             "finished_at": run.finished_at, "holder": run.holder, "detail": run.detail}
 
 
+def assumed_works(store: PriceStore, advice: list[MigrationAdvice]) -> dict[int, Work]:
+    """Per job of `advice` whose work is assumed (a task that gives none), that work: its
+    dollars rest on it."""
+    from costsched.work import assumed_work
+
+    found = {a.job_id: assumed_work(store.jobs.get(a.job_id).spec) for a in advice}
+    return {j: w for j, w in found.items() if w is not None}
+
+
 def advice_document(advice: list[MigrationAdvice],
-                    ages: dict[int, dict[str, float | None]]) -> list[dict]:
-    """`migrate --json`: per job, what the policy decided, in dollars, and the age in hours
-    of the prices it compared (`price_ages`)."""
+                    ages: dict[int, dict[str, float | None]],
+                    works: dict[int, Work] | None = None) -> list[dict]:
+    """`migrate --json`: per job, what the policy decided, in dollars, the age in hours
+    of the prices it compared (`price_ages`) and the assumed work they rest on (`works`)."""
+    works = works or {}
     return [{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
              "current": list(a.decision.current or []), "choice": list(a.decision.choice),
              "stay_usd": finite(a.stay_usd), "move_usd": finite(a.move_usd),
              "started": a.started is not None, "reason": a.reason,
              "move_price": (None if a.decision.move is None else
                             {k: finite(v) for k, v in a.decision.move.as_dict().items()}),
-             "price_age_hours": ages.get(a.job_id), "left_out": list(a.left_out)}
+             "price_age_hours": ages.get(a.job_id), "left_out": list(a.left_out),
+             "work_assumed": works[a.job_id].as_dict() if a.job_id in works else None}
             for a in advice]
 
 

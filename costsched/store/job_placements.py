@@ -159,7 +159,10 @@ def place_checked(offering_key: tuple, gpu_model: str, gpu_count: int, usd_per_h
 
 def placed_detail(placement_id: object, reason: str, offering_key: tuple, price: float,
                   closed: object | None) -> str:
-    """The log's line for a placement opened (`closed`: the one it ended, if any)."""
+    """The log's line for a placement opened (`closed`: the one it ended, if any), its
+    offering and price written as the tables write them ('aws us-east-1a p3.2xlarge
+    on-demand at $3.0600/h')."""
+    cloud, region, zone, instance_type, market = offering_key[:5]
     ended = f" (ended placement {closed})" if closed is not None else ""
-    return (f"placement {placement_id}: {reason} on {'/'.join(offering_key)}"
-            f" at {price:g} USD/h{ended}")
+    return (f"placement {placement_id}: {reason} on {cloud} {zone or region} {instance_type} "
+            f"{market.replace('_', '-')} at ${price:,.4f}/h{ended}")

@@ -211,6 +211,7 @@ class JobStore(JobPlacements, JobLog):
         if checkpoint_step is not None:
             values["checkpoint_step"] = _number("checkpoint_step", checkpoint_step)
         ts = epoch_second(at)
+        # Read back as data (`throughput_learned.progress_steps`): NAME=VALUE pairs.
         detail = " ".join(f"{k}={v}" for k, v in values.items())
 
         def progress(conn: Connection) -> JobRecord:

@@ -112,7 +112,7 @@ def test_the_daemon_collects_replans_migrates_and_records(
     assert len(moved) == 1 and zone_of(store, job_id) == "us-east-1b"
     runs = store.task_runs.recent(limit=100)
     assert {r.task for r in runs if r.status == "ok"} == {"collect", "replan"}
-    assert any("1 migration(s) started" in r.detail for r in runs if r.task == "replan")
+    assert any("1 migration started" in r.detail for r in runs if r.task == "replan")
     assert store.leases.held() == []  # given up on stop
     later = datetime.now(timezone.utc) + timedelta(hours=1)  # the new placement has cost
     [status] = service.status(store, launcher, job_id, at=later)
@@ -392,12 +392,12 @@ def test_the_hourly_replan_re_places_a_job_with_a_deadline(tmp_path: Path) -> No
         set_prices(store, DEAR_A, datetime.now(timezone.utc) - timedelta(minutes=30))
         daemon = Daemon(store, Config(), tasks=("replan",), launchers=lambda _: launcher,
                         settle_seconds=30)
-        assert "1 migration(s) started" in daemon.replan()
+        assert "1 migration started" in daemon.replan()
         assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1b", "spot")
         # A second price change the same hour moves it again: no once-a-day limit.
         set_prices(store, {"us-east-1b": 3.0, "us-east-1c": 0.4},
                    datetime.now(timezone.utc) - timedelta(minutes=10))
-        assert "1 migration(s) started" in daemon.replan()
+        assert "1 migration started" in daemon.replan()
         assert zone_of(store, job.id) == "us-east-1c"
     finally:
         for instance in launcher.instances():
@@ -541,14 +541,14 @@ def test_a_job_in_two_regions_is_recovered_then_moved_only_when_the_move_pays(
 
         # Home a shade cheaper: after the move's own cost it would not pay. It stays.
         offer("us-west-2a", 1.49)
-        assert "0 migration(s) started" in daemon.replan()
+        assert "0 migrations started" in daemon.replan()
         [stays] = [r.getMessage() for r in caplog.records if "event=stays" in r.getMessage()]
         assert 'reason="stay: $' in stays
         assert zone_of(store, job.id) == "us-east-1b"
 
         # Home much cheaper: the move pays, and the daemon makes it.
         offer("us-west-2a", 0.3)
-        assert "1 migration(s) started" in daemon.replan()
+        assert "1 migration started" in daemon.replan()
         [moved] = [r.getMessage() for r in caplog.records if "event=migrated" in r.getMessage()]
         assert "to=aws:us-west-2a:p3.2xlarge:spot" in moved
         assert float(moved.split("usd_saved=")[1].split()[0]) > 0

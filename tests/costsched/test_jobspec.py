@@ -79,6 +79,13 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
     ("name: a\nmodel: A3C\nsteps: 5\ncheckpoint: {size: 3}\n",
      r"field checkpoint\.size: unknown field: expected one of location, size_gb"),
     ("name: a\nmodel: A3C\nsteps: 5: 6\n", r"line 3: invalid YAML \(mapping values"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {budget: ten dollars}\n",
+     r"field constraints\.budget: 'ten dollars': expected a number$"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {max_migrations: 1.5}\n",
+     r"field constraints\.max_migrations: 1\.5: expected a whole number$"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {markets: spot}\n",
+     r"field constraints\.markets: 'spot': expected a list$"),
+    ("name: a\nmodel: A3C\nsteps: 5\ncheckpoint: 5\n", r"field checkpoint: 5: expected a mapping$"),
     ("- just\n- a list\n", r"expected a mapping of job fields"),
     ("", r"no job in the file"),
 ])

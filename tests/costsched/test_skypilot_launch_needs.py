@@ -181,3 +181,18 @@ def test_a_cpu_task_launches_on_a_cpu_instance(cli, db_path: Path, tmp_path: Pat
     store.dispose()
     row = catalog.lookup("aws", placement["instance_type"])
     assert row["gpu_count"] == 0 and placement["gpu_count"] == 0 and row["vcpus"] >= 2
+
+
+def test_a_local_file_mount_that_is_not_there_is_refused_at_launch(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A local path mounted is copied from this machine at each start: one missing is
+    refused in one line naming the field, before anything is stored (not a failed job)."""
+    path = tmp_path / "task.yaml"
+    path.write_text("resources: {accelerators: V100:1}\nfile_mounts:\n  /cfg: ./configs\n"
+                    "run: python train.py\n")
+    launched = cli("launch", path, "--wait", "0")
+    assert launched.exit_code == 2
+    [line] = launched.output.strip().splitlines()
+    assert line == (f"error: {path}: field file_mounts./cfg: local path "
+                    f"{tmp_path / 'configs'}: no such file or folder"), line
+    assert _jobs(cli) == []

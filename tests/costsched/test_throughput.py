@@ -338,3 +338,17 @@ def test_tables_of_equal_speeds_keys_answer_alike_on_every_gpu() -> None:
     assert table("sweep-4", 0.025, "fp16").speeds_key("sweep-4") != one.speeds_key("sweep-1")
     assert one.speeds_key("unknown-model") != one.speeds_key("sweep-1")
     assert base.speeds_key("resnet50") != one.speeds_key("sweep-1")
+
+
+def test_a_progress_record_reads_in_words() -> None:
+    """The store keeps progress records as NAME=VALUE data (read back to learn speeds);
+    the dashboard's events show them in words."""
+    from costsched.throughput_learned import progress_record_words, progress_steps
+
+    record = "steps_done=400.0 checkpoint_location=s3://b/ck-400 checkpoint_step=400.0"
+    assert progress_steps(record) == 400.0
+    assert progress_record_words(record) == (
+        "step 400; checkpoint at step 400; checkpoints in s3://b/ck-400")
+    assert progress_record_words("steps_done=0.0 checkpoint_location=/x/job-2") == (
+        "step 0; checkpoints in /x/job-2")
+    assert progress_record_words("not a record") == "not a record"

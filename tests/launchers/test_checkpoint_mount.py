@@ -31,3 +31,18 @@ def test_a_path_in_use_is_left_as_it_is(tmp_path: Path) -> None:
     assert "exists: left as it is" in said and not (tmp_path / "checkpoint").is_symlink()
     assert mounts.agent_args({"checkpoint_mount": "/ckpt"}, "/r") == [
         "--checkpoint-at", "/ckpt", "--mount-root", "/r"]
+
+
+def test_a_mount_that_cannot_be_made_fails_the_attempt_before_setup(tmp_path: Path) -> None:
+    """A local path gone since the launch: the attempt fails in phase file_mounts, in the
+    mount's own words (no Python class name), and the job's command never runs."""
+    import json
+
+    gone = tmp_path / "gone"
+    status, out = finish(start_agent(
+        tmp_path, f'touch "{tmp_path}/ran"', "--mounts",
+        json.dumps([{"path": "/cfg", "source": str(gone), "mode": "COPY"}]),
+        "--mount-root", str(tmp_path / "mnt")), tmp_path)
+    assert status["state"] == "failed" and status["phase"] == "file_mounts", (status, out)
+    assert status["detail"] == f"local path {gone}: no such file or folder on this machine"
+    assert not (tmp_path / "ran").exists()

@@ -124,9 +124,9 @@ def test_refresh_reads_all_three_apis_and_the_next_collection_prices_the_new_typ
     assert int(rows.loc["a4-highgpu-8g", "gpu_memory_gb"]) > 0
     assert found.notes == [
         "a3-highgpu-2g: Billing Catalog SKUs price it on-demand in 1 and spot in 1 of its "
-        "1 region(s)",
+        "1 region",
         "a4-highgpu-8g: Billing Catalog SKUs price it on-demand in 1 and spot in 1 of its "
-        "1 region(s)"]
+        "1 region"]
     assert any("a3-highgpu-2g: Billing" in line for line in result.lines())
 
     # The next collection prices it: 52 vCPUs, 468 GiB, 2 GPUs at the SKUs' test figures.

@@ -22,7 +22,7 @@ from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
 from costsched.optimize.planner import plan_job
 from costsched.service.jobs.caps import BudgetState, budget_states, joins
-from costsched.service.jobs.decider import market_at
+from costsched.service.jobs.decider import market_at, picked
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
@@ -54,8 +54,8 @@ class LaunchFit:
         expected, pessimistic, left = usd_all(self.expected_usd, self.pessimistic_usd,
                                               self.left_usd)
         return (f"job {self.job}: expected {expected}, pessimistic {pessimistic} "
-                f"({PERCENTILE:.0%} of preemptions) against {left} left of {self.budget}: "
-                f"{verdict}")
+                f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
+                f"{self.budget}: {verdict}")
 
 
 def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:
@@ -78,10 +78,10 @@ def _left(state: BudgetState) -> float:
 
 
 def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: datetime, *,
-                envs: Mapping[str, str] | None = None,
-                interval_seconds: float = 30.0) -> list[LaunchFit]:
+                envs: Mapping[str, str] | None = None, interval_seconds: float = 30.0,
+                offering: str | None = None) -> list[LaunchFit]:
     """Each budgeted job of `jobs` against each budget it joins, with the offering it would
-    be placed on now (the planner's first choice)."""
+    be placed on now (the planner's first choice, or the `offering` the user named)."""
     states = {s.name: s for s in budget_states(store, config, at, interval_seconds)}
     table = table_with_measured(store)
     market = market_at(store, at)
@@ -97,7 +97,8 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
             continue
         resolved = resolve(spec, table, at, source=source)
         plan = plan_job(resolved, market.offerings_for(resolved))
-        choices = plan.choices if not plan.choices.empty else plan.ranked
+        choices = picked(plan.choices if not plan.choices.empty else plan.ranked,
+                         plan.ranked, offering)
         if choices.empty:
             continue  # the launch itself says why nothing fits
         row = choices.iloc[0]

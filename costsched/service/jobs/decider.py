@@ -297,13 +297,7 @@ class PriceDecider(Decider):
         """A first placement (or a recovery): the planner's ranking by expected cost, the
         user's `offering` alone when they named one."""
         plan = planned(job.resolved, market, now)
-        choices = plan.choices
-        if job.offering is not None:
-            choices = plan.ranked[plan.ranked["offering"].map(_spelled(job.offering))]
-            if choices.empty:
-                raise InvalidInput(f"offering {job.offering!r}: not a priced offering now; "
-                                   "expected cloud:zone-or-region:instance_type:market as "
-                                   "`costsched prices show` lists them")
+        choices = picked(plan.choices, plan.ranked, job.offering)
         ranked = []
         for row in choices.itertuples():
             o = offering_of({"key": [row.cloud, row.region, row.zone, row.instance_type,
@@ -582,6 +576,20 @@ def itemised(choice: Decision, places: int | None = None) -> str:
 def label(key: OfferingKey) -> str:
     cloud, region, zone, instance_type, market, _ = key
     return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"
+
+
+def picked(choices: pd.DataFrame, ranked: pd.DataFrame, offering: str | None
+           ) -> pd.DataFrame:
+    """A plan's `choices`, or the offering the user named alone (of its `ranked` ones):
+    what a launch runs on, and what its budget is checked against."""
+    if offering is None:
+        return choices
+    found = ranked[ranked["offering"].map(_spelled(offering))]
+    if found.empty:
+        raise InvalidInput(f"offering {offering!r}: not a priced offering now; "
+                           "expected cloud:zone-or-region:instance_type:market as "
+                           "`costsched prices show` lists them")
+    return found
 
 
 def _spelled(text: str) -> Callable[[str], bool]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from pathlib import Path
 
 from costsched import clouds, launch_secrets
 from costsched.jobspec import resolve
@@ -85,6 +86,10 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             unsupported = launcher.cannot_run(spec.task.model_dump())
             if unsupported:
                 raise InvalidInput(f"{source}: {unsupported}")
+            for mount in spec.task.mounts:  # copied from this machine at each start
+                if "://" not in mount.source and not Path(mount.source).exists():
+                    raise InvalidInput(f"{source}: field file_mounts.{mount.path}: local path "
+                                       f"{mount.source}: no such file or folder")
             if spec.num_nodes > 1 and not getattr(launcher, "runs_gangs", False):
                 raise InvalidInput(f"{source}: field num_nodes: {spec.num_nodes}: the "
                                    f"{launcher.name} launcher starts one instance a job; "

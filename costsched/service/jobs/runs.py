@@ -20,6 +20,7 @@ from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
+from costsched.work import assumed_work
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
 CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last
@@ -115,9 +116,11 @@ def done_step(run: RunningJob, reported: float) -> float:
 
 def _progress_of(run: RunningJob, reported: float) -> tuple[float, bool]:
     """`progress` from the step the job reported. Until it reports one (setup, or a job
-    that writes no step) no step is guessed from the hours it ran: every step is left."""
+    that writes no step) no step is guessed from the hours it ran: every step is left. A
+    job whose work is assumed (a task that gives none) has every step of its assumed hour
+    left whatever step it reports: its own steps are not that hour's."""
     done = done_step(run, reported)
-    if done > 0:
+    if done > 0 and assumed_work(run.record.spec) is None:
         return max(run.record.steps_total - done, 0.0), True
     return float(run.record.steps_total), False
 

@@ -24,6 +24,7 @@ from costsched.service.jobs.runs import (
     _newest_open_rows,
     _progress_of,
     _runs,
+    done_step,
     job_ids,
 )
 from costsched.service.jobs.steps import _step_news
@@ -62,6 +63,7 @@ class JobStatus:
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
     bookings: tuple[Booking, ...] = ()  # capacity bought for it (capacity blocks)
     instance_detail: str = ""  # the launcher's detail (a flex-start VM waiting...)
+    step: float = 0.0  # the newest step it reported (or its checkpoint's); 0 before one
 
     @property
     def booked_usd(self) -> float:
@@ -179,7 +181,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             found = _status_of(store, launcher, run, open_rows.of.get(job_id),
                                asked.get(job_id), left, reported, costs[job_id], failure,
                                when, advise, booked.get(job_id, ()))
-            shown.append(replace(found, readings=read.iloc[read_of.get(job_id, [])]))
+            shown.append(replace(found, readings=read.iloc[read_of.get(job_id, [])],
+                                 step=done_step(run, done)))
         return shown
 
 

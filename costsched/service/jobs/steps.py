@@ -128,8 +128,10 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
                               detail=str(exc))
         raise
     store.jobs.record_progress(record.id, 0.0, at=when, checkpoint_location=uri)
+    from costsched.vocabulary import counted
+
     move = store.moves.create(record.id, "launch", candidates, at=when,
-                              detail=f"{len(candidates)} candidate offering(s)"
+                              detail=counted(len(candidates), "candidate offering")
                               + (f"; {candidates[0]['quota_cost']}"
                                  if candidates and candidates[0].get("quota_cost") else ""))
     _step_move(store, launcher, move)

@@ -130,8 +130,8 @@ def test_import_says_what_older_deliveries_it_skipped_and_dropped(
     times[f"{folder}run-2/part_0.csv"] = datetime(2024, 6, 3, 6, tzinfo=timezone.utc)
     again = cli("bills", "import", f"{loopback.url}/acct/costs/x")
     assert again.exit_code == 0, again.output
-    assert "skipped 1 superseded file(s)" in again.output
-    assert "dropped 1 stored line(s) of 1 file(s) of older deliveries" in again.output
+    assert "skipped 1 superseded file:" in again.output
+    assert "dropped 1 stored line of 1 file of older deliveries" in again.output
     assert "2 unmatched ($5.50), kept" in again.output  # June 1 once, as revised
     data = json.loads(cli("bills", "import", f"{loopback.url}/acct/costs/x", "--json").stdout)
     assert data["skipped"] == [f"{loopback.url}/acct/costs/{folder}run-1/part_0.csv"]
@@ -156,5 +156,5 @@ def test_lines_lists_the_unmatched_largest_first(cli, filled: Path, s3) -> None:
     assert every["lines"] == 5 and len(every["shown"]) == 1
     assert every["shown"][0]["usd"] == pytest.approx(1.006)
     shown = cli("bills", "lines", "--since", "2024-06-01", "--until", "2024-06-02")
-    assert shown.exit_code == 0 and "5 line(s), $4.04" in shown.output
+    assert shown.exit_code == 0 and "5 lines, $4.04" in shown.output
     assert "i-0aaa" in shown.output and "instance" in shown.output

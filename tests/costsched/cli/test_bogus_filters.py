@@ -133,7 +133,7 @@ CASES = [
     (["prices", "show", "--region", "us-east-9"], "--region 'us-east-9': not a region of aws"),
     (["prices", "show", "--region", "bogus"], "--region 'bogus': not a region of aws, gcp "
      "or azure"),
-    (["prices", "show", "--market", "bogus"], "--market 'bogus': expected one of on_demand"),
+    (["prices", "show", "--market", "bogus"], "--market 'bogus': expected one of on-demand"),
     (["prices", "show", "--at", "bogus"], "--at 'bogus': expected an ISO 8601 time"),
     (["prices", "show", "--top", "-3"], "--top"),
     (["prices", "history", "--instance", "p3.2xlarg"], "no known prices for instance type "

@@ -119,3 +119,13 @@ def test_the_light_names_are_the_stores_and_the_daemons() -> None:
     assert glance.HELD_STATES == booking.HELD_STATES
     assert glance.TASKS == daemon.TASKS and glance.JOBSTORE_TABLE == daemon.JOBSTORE_TABLE
     assert LIGHT_ENV_DB == ENV_DB
+
+
+def test_logs_of_a_job_without_output_say_so(env, tmp_path: Path) -> None:  # noqa: ANN001
+    """A job that failed before its command wrote a line: not a silent nothing."""
+    job = finished_job(env["COSTSCHED_DB"], tmp_path / "instances")
+    (tmp_path / "instances" / f"{job}-1" / "job.log").write_text("")
+    result = CliRunner().invoke(app, ["logs", "hello"])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr == (f"job hello: no output on instance {job}-1 (`costsched status "
+                             "hello` says how the job stands)\n")

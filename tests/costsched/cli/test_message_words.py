@@ -168,3 +168,33 @@ def test_a_task_named_after_its_model_is_named_once(cli, tmp_path: Path) -> None
     planned = cli("plan", str(task))
     assert planned.exit_code == 0, planned.output
     assert "myclf" in planned.output and wrong(planned.output) == []
+
+
+def test_the_on_demand_market_is_written_one_way(store: PriceStore, cli) -> None:  # noqa: ANN001
+    """'on-demand' in every line a user reads (it is stored as on_demand): a job's
+    placements under `status`, and the markets a refusal lists."""
+    at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    job = store.jobs.create("odjob", {"spec": {"name": "odjob"}, "source": "t"}, 10, at=at)
+    store.jobs.place(job, ("gcp", "us-central1", "", "a2-highgpu-1g", "on_demand", "linux"),
+                     gpu_model="A100", gpu_count=1, at=at, usd_per_hour=3.67,
+                     reason="launch", instance="i-1")
+    store.jobs.end_placement(job, at + timedelta(hours=1))
+    store.jobs.transition(job, "failed", at=at + timedelta(hours=1))
+    shown = cli("status", "--no-reconcile").output
+    assert "launch on gcp us-central1 a2-highgpu-1g on-demand: 1.00 h" in shown, shown
+    refused = cli("migrate", "odjob", "--to", "gcp us-central1 a2-highgpu-1g ondemand")
+    assert refused.exit_code == 2
+    assert "expected one of on-demand, spot; did you mean 'on-demand'?" in refused.output
+    assert "on_demand" not in shown + refused.output
+
+
+def test_no_count_is_written_with_a_noun_in_parentheses() -> None:
+    """'1 file', '0 jobs watched', never '1 file(s)' (`vocabulary.counted`): no message of
+    the product writes a counted noun with '(s)'."""
+    counted_maybe = re.compile(r"\{[^}]*\} [a-zA-Z ]*\w\(s\)")
+    roots = [Path(__file__).parents[3] / name
+             for name in ("costsched", "launchers", "price_collectors")]
+    found = [f"{path.name}:{n}" for root in roots for path in sorted(root.rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if counted_maybe.search(line)]
+    assert found == []

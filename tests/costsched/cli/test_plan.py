@@ -94,7 +94,7 @@ def test_bad_yaml_is_one_line_exit_2(cli, tmp_path: Path) -> None:  # noqa: ANN0
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1
     assert str(bad) in lines[0] and "constraints.markets" in lines[0]
-    assert "on_demand, spot" in lines[0]
+    assert "on-demand, spot" in lines[0]
     assert cli("plan", str(tmp_path / "missing.yaml")).exit_code == 2
     assert cli("plan", str(EXAMPLES / "resnet50.yaml"), "--objective", "fun").exit_code == 2
 

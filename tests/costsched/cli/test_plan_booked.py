@@ -31,7 +31,7 @@ def _world(cli, tmp_path: Path, db_path: Path) -> Path:  # noqa: ANN001
     os.utime(body, (seen, seen))
     result = cli("prices", "import", str(body))
     assert result.exit_code == 0, result.output
-    assert "Booked capacity: 1 file(s), 2 offerings, 2 new" in result.stdout
+    assert "Booked capacity: 1 file, 2 offerings, 2 new" in result.stdout
     return job_spec(tmp_path)
 
 

@@ -97,7 +97,7 @@ def test_show_table_output(cli) -> None:
     [
         (["prices", "show", "--at", "yesterday-ish"], "--at 'yesterday-ish': expected an ISO 8601"),
         (["prices", "show", "--market", "reserved"],
-         "--market 'reserved': expected one of on_demand, spot"),
+         "--market 'reserved': expected one of on-demand, spot"),
         (["prices", "show", "--gpu", "V1000"], "unknown GPU model 'V1000': expected one of"),
         (["prices", "show", "--cloud", "ibm"], "--cloud 'ibm': expected one of aws, gcp, azure"),
         (["prices", "history", "--instance", "p9.huge"], "no known prices for instance type"),
@@ -189,6 +189,8 @@ def test_history_of_a_gcp_machine_with_nothing_collected(cli) -> None:
     table = cli("prices", "history", "--instance", "a3-highgpu-8g", "--region",
                 "us-central1", "--wide").stdout
     assert "2026-07-22" in table and "$50.6095" in table and "seen until" in table
+    # The market as every table writes it; the JSON keeps the stored spelling.
+    assert " on-demand " in table and "on_demand" not in table
     stored = cli("prices", "history", "--instance", "a3-highgpu-8g", "--stored-only")
     assert stored.exit_code == 2 and "no stored prices" in stored.stderr
 

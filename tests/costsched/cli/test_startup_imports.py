@@ -54,3 +54,26 @@ def test_a_mistyped_command_is_answered_with_the_close_one() -> None:
     result = CliRunner().invoke(app, ["catalg"])
     assert result.exit_code == 2
     assert "Did you mean 'catalog'?" in result.output
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["plan", "job.yaml", "--tpo", "3"],
+     "error: costsched plan: No such option: --tpo (Possible options: --at, --top); "
+     "`costsched plan --help` shows the usage"),
+    (["plan", "job.yaml", "--top", "abc"],
+     "error: costsched plan: Invalid value for '--top': Input should be a valid integer"),
+    (["prices", "history", "--instnace", "x"],
+     "error: costsched prices history: No such option: --instnace"),
+    (["plan"], "error: costsched plan: Missing argument 'jobs'; "),
+    (["--json", "plan", "job.yaml"],
+     "a command's options follow its name (`costsched COMMAND ... --json`)"),
+    (["daemon", "statu"], "No such command 'statu'. Did you mean 'status'"),
+])
+def test_a_usage_mistake_is_one_line(argv: list[str], says: str) -> None:
+    """A mistyped option, value or command is one line on stderr naming the command and
+    its help, exit code 2, as every other bad input is; no box, no usage dump."""
+    result = CliRunner().invoke(app, argv, prog_name="costsched")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert says in line and line.startswith("error: costsched"), line

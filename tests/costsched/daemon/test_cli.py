@@ -93,12 +93,12 @@ def test_daemon_status_says_who_watches_since_when_its_last_pass_and_its_log(
     assert (row["pid"], row["kind"], row["watch_seconds"], row["log"]) == \
         (os.getpid(), "service", 30.0, "/var/log/mine.log")
     assert row["last_pass"]["status"] == "ok"
-    assert row["last_pass"]["detail"] == "0 job(s) watched"
+    assert row["last_pass"]["detail"] == "0 jobs watched"
     assert datetime.fromisoformat(row["started_at"].replace("Z", "+00:00")) <= \
         datetime.now(timezone.utc)
     assert re.search(rf"daemon pid {os.getpid()}: started by hand or by your service "
                      r"manager, since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\); "
-                     r"watches every 30 s; last pass \d+ s ago \(ok\): 0 job\(s\) watched; "
+                     r"watches every 30 s; last pass \d+ s ago \(ok\): 0 jobs watched; "
                      r"log: /var/log/mine.log", text), text
     assert json.loads(invoke("daemon", "status", "--json"))["running"] is False
     assert world.store.leases.holder_of(SUPERVISOR_LEASE, datetime.now(timezone.utc)) is None

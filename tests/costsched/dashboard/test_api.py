@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from costsched.dashboard.app import create_app
 from costsched.store import PriceStore
 from tests.costsched.dashboard.conftest import SECRET, ended, fill, running
-from tests.costsched.report.scenario import BETA, NOW, at
+from tests.costsched.report.scenario import BETA, EAST, NOW, at
 
 
 def cli_json(cli, *args: str):  # noqa: ANN001 - the CLI fixture
@@ -279,3 +279,47 @@ def test_a_job_that_failed_before_any_step_shows_no_guessed_progress(
     assert client.get(f"/api/jobs/{still}").json()["job"]["progress_source"] is None
     assert '<span class="figure">-</span><span>progress (no step reported)' in \
         client.get(f"/jobs/{job}").text
+
+
+def test_a_task_without_work_shows_its_step_not_a_share(
+        store: PriceStore, client: TestClient, instances: Path) -> None:
+    """A SkyPilot task that gives no work, at its step 1,595 of work whose total nobody
+    gave: the pages write the step, never 'of 3,600' (the assumed hour's count)."""
+    spec = {"spec": {"name": "clf", "hours": 1.0, "reference_gpu": "V100", "run": "true",
+                     "task": {"work_assumed": True}}, "source": "sky.yaml"}
+    job = store.jobs.create("clf", spec, 3600, at=at(0))
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1", keep_open=True)
+    store.jobs.transition(job, "running", at=at(0))
+    store.jobs.record_step(job, 1595, at=at(0.5))
+    store.jobs.record_progress(job, 1595, at=at(0.5), checkpoint_step=1500)
+    doc = client.get(f"/api/jobs/{job}").json()["job"]
+    assert doc["step"] == 1595 and doc["progress"] is None and doc["steps_left"] == 3600
+    page = client.get(f"/jobs/{job}").text
+    assert '<span class="figure">step 1,595</span><span>progress</span>' in page
+    assert "<dd>1,595 (the work is not given: its total is not known)</dd>" in page
+    assert "step 1,595; checkpoint at step 1,500" in page  # its log, in words
+    row = client.get("/").text
+    row = row[row.index(">clf<"):]
+    assert "<td>step 1,595</td>" in row[:row.index("</tr>")]
+
+
+def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
+        store: PriceStore, client: TestClient) -> None:
+    """Two jobs of $0.0042 and $0.0158 (15 s and 57 s at $1/h): the cards over the tables
+    say $0.0200 (the rows visibly add up to them), not $0.02."""
+    from tests.costsched.report.scenario import observe
+
+    observe(store, EAST, [(-10, 1.0)])
+    for name, seconds in (("small", 15), ("large", 57)):
+        job = store.jobs.create(name, {"spec": {"name": name}}, 10, at=at(0))
+        store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0),
+                         usd_per_hour=1.0, reason="launch", instance=f"{job}-1")
+        store.jobs.end_placement(job, at(seconds / 3600))
+        store.jobs.transition(job, "succeeded", at=at(seconds / 3600))
+    until = at(1).isoformat()
+    spend = client.get("/spend", params={"until": until}).text
+    assert '<span class="figure">$0.0200</span><span>spent</span>' in spend
+    assert "$0.0042" in spend and "$0.0158" in spend
+    jobs = client.get("/").text
+    assert '<span class="figure">$0.0200</span><span>spent so far</span>' in jobs

@@ -108,7 +108,7 @@ def test_same_price_different_signals_change_the_ranking(store: PriceStore) -> N
     explained = result.explain("aws us-east-1a p3.2xlarge spot", "r")
     assert "prior r0 = 0.0854/h (advisor >20%)" in explained[1]
     assert (f"expected cost = {ranked['expected_hours'].iloc[1]:.4g} h x "
-            f"$0.9000/h = ${ranked['expected_cost'].iloc[1]:.2f}") in explained
+            f"$0.9000/h = ${ranked['expected_cost'].iloc[1]:.4f}") in explained
 
 
 def test_the_live_decision_reads_the_same_hazard(store: PriceStore) -> None:

@@ -55,7 +55,7 @@ def test_a_value_nothing_has_is_named_with_those_that_exist() -> None:
 def test_a_shape_nothing_has() -> None:
     assert why(gpu_models=("V100",), gpu_counts=(8,)) == (
         "job j: no instance type priced as of 2026-06-01T00:00Z is V100:8; V100 is priced "
-        "at 1 GPU(s)")
+        "at 1 GPU")
 
 
 def test_a_shape_priced_elsewhere_only() -> None:

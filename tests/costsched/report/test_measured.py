@@ -150,3 +150,31 @@ def test_the_html_report_says_so_too(store: PriceStore) -> None:
     page = render(build(store, now=at(3600), factor=1.5))
     assert "<p>throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10x slower" in page
     assert "<th>measured steps/s</th>" in page and ">0.1x</td>" in page
+
+
+def test_a_task_without_work_is_compared_with_no_plan(store: PriceStore) -> None:
+    """A SkyPilot task that gives no work is planned on an assumed hour (1 step/s of
+    nothing): its run has no planned speed to be measured against, and no estimate to be
+    set beside; it stays out of the calibration."""
+    prices(store, [(ZONE_A, "V100", 1, 2.75)])
+    spec = {"name": "clf", "hours": 1.0, "reference_gpu": "V100", "run": "true",
+            "task": {"work_assumed": True}, "constraints": {}}
+    job = store.jobs.create("clf", {"spec": spec, "source": "sky.yaml"}, 3600, at=at(-60))
+    place(store, job, ZONE_A, "V100", 0, "launch", "i-1")
+    assert store.jobs.predict(job, {
+        "model": "clf", "cloud": "aws", "region": "us-east-1", "zone": "us-east-1a",
+        "instance_type": "p3.2xlarge", "market": "spot", "gpu_model": "V100", "gpu_count": 1,
+        "usd_per_hour": 2.75, "steps": 3600, "steps_per_second": 1.0,
+        "throughput_source": "job spec sky.yaml: 1.0 h on 1xV100, assumed (no work given)",
+        "expected_hours": 1.0, "expected_usd": 2.75, "expected_preemptions": 0.1}, at=at(0))
+    store.jobs.record_step(job, 100, at=at(10))
+    store.jobs.record_step(job, 3000, at=at(160))  # its own steps, 19 a second
+    store.jobs.end_placement(job, at(170))
+    store.jobs.transition(job, "succeeded", at=at(170))
+
+    report = build(store, now=at(600), factor=1.5)
+    [speed] = report.speeds.to_dict("records")
+    assert speed["measured_sps"] == pytest.approx(2900 / 150)
+    assert math.isnan(speed["planned_sps"]) and math.isnan(speed["measured_vs_planned"])
+    assert not speed["flagged"] and speed["planned_from"] == "an assumed hour of work"
+    assert report.estimates.empty and report.calibration.empty

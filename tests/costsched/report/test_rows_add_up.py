@@ -31,3 +31,18 @@ def test_a_saving_is_made_from_the_rounded_figures_when_no_precision_adds_up() -
     _, [row] = report_cells(frame, list(frame.columns))
     total, on_demand, saved = (cents(str(c)) for c in row)
     assert abs(total + saved - on_demand) < 1e-9, row
+
+
+def test_the_totals_are_written_at_the_precision_of_the_rows_they_sum() -> None:
+    """Two jobs of $0.0043 and $0.0157: the totals line says $0.0200 (the rows visibly add
+    up to it), not $0.02; alone, the totals keep their own precision."""
+    from costsched.report.html import totals_line
+
+    jobs = pd.DataFrame({"usd": [0.0043, 0.0157], "compute_usd": [0.0043, 0.0157],
+                         "egress_usd": [0.0, 0.0], "hours": [0.054, 0.0418]})
+    totals = {"usd": 0.02, "compute_usd": 0.02, "egress_usd": 0.0,
+              "saved_vs_on_demand_usd": 0.0664, "saved_vs_static_usd": 0.0, "hours": 0.0958}
+    assert totals_line(totals, jobs) == (
+        "Spend $0.0200 (compute $0.0200, egress $0.0000) over 0.10 instance-hours; saved "
+        "$0.0664 against on-demand and $0.0000 against the launch-time choice kept")
+    assert totals_line(totals).startswith("Spend $0.02 (compute $0.02, egress $0.00)")

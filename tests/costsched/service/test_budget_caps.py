@@ -7,6 +7,7 @@ stopped, not the first."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -151,6 +152,8 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     assert shown.exit_code == 0, shown.output
     budgets = shown.output[shown.output.index("Budgets"):]
     assert f"job {job_id} (capped)" in budgets and "total" in budgets
+    # The ids in its last column read as the jobs they are, not as a count.
+    assert re.search(rf"│ job {job_id}\s*│$", budgets, re.MULTILINE), budgets
 
     reported = cli("report")
     assert reported.exit_code == 0, reported.output

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from costsched.config import BudgetsConfig
+from costsched.model import InvalidInput
 from costsched.service.jobs.budget_launch import launch_fits, poisson_quantile
 from costsched.store import PriceStore
 
@@ -68,9 +69,26 @@ def test_launch_refuses_what_may_not_fit_unless_told_yes(
     assert refused.exit_code != 0
     assert refused.output == (
         f"error: job long: expected ${fit.expected_usd:,.2f}, pessimistic "
-        f"${fit.pessimistic_usd:,.2f} (95% of preemptions) against ${between:,.2f} left of "
-        "its own budget: may not fit; give --yes to launch it anyway\n")
+        f"${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) against "
+        f"${between:,.2f} left of its own budget: may not fit; give --yes to launch it anyway\n")
     assert priced.jobs.list().empty
     launched = cli("launch", job, "--launcher", "local", "--wait", "0", "--yes")
     assert launched.exit_code == 0, launched.output
     assert "may not fit" in launched.output and len(priced.jobs.list()) == 1
+
+
+def test_the_budget_is_checked_on_the_offering_named_at_launch(
+        tmp_path: Path, priced: PriceStore) -> None:
+    """`launch --offering` runs the job where the user says: its budget line prices that
+    offering, not the planner's first choice."""
+    priced.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1b", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=2.7, effective_at=AT, source="test")]))
+    job = _job(tmp_path, budget=1000)
+    [best] = launch_fits(priced, [job], BudgetsConfig(), AT)
+    [named] = launch_fits(priced, [job], BudgetsConfig(), AT,
+                          offering="aws us-east-1b p3.2xlarge spot")
+    assert named.expected_usd == pytest.approx(3 * best.expected_usd)
+    with pytest.raises(InvalidInput, match="not a priced offering now"):
+        launch_fits(priced, [job], BudgetsConfig(), AT, offering="aws us-west-2a p3.2xlarge spot")

@@ -58,3 +58,28 @@ def test_a_stopped_job_is_at_its_newest_checkpoint(launched) -> None:
     assert shown.steps_left == 2000 - 834
     assert cli_jobs._progress(shown) == "42%"
     assert steps_left(store, _running(store, job), now) == 2000 - 834
+
+
+def test_a_task_without_work_counts_its_steps_but_no_share_of_an_assumed_hour(
+        store: PriceStore, tmp_path: Path) -> None:
+    """A SkyPilot task that gives no work is priced on an assumed hour: the steps it
+    reports are its own, not that hour's. They are shown as steps, never as a share, and
+    what is left to pay for stays the assumed hour."""
+    from costsched.service.views import status_document
+
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    path = tmp_path / "sky.yaml"
+    path.write_text(yaml.safe_dump({"name": "clf", "run": "true", "resources": {
+        "accelerators": "V100:1", "use_spot": True, "infra": "aws/us-east-1"}}))
+    launcher = FakeLauncher()
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    now = datetime.now(timezone.utc)
+    store.jobs.record_step(job.id, 2700, at=now)
+    [shown] = service.status(store, launcher, job.id, reconcile_first=False)
+    total = shown.record.steps_total
+    assert shown.steps_left == total and not shown.reported and shown.progress is None
+    assert shown.step == 2700 and cli_jobs._progress(shown) == "step 2,700"
+    assert steps_left(store, _running(store, job.id), now) == total
+    [doc] = status_document([shown])
+    assert doc["step"] == 2700 and doc["progress"] is None and doc["steps_left"] == total

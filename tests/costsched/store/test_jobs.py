@@ -229,6 +229,11 @@ def test_placements_open_and_close(jobs: JobStore) -> None:
     assert pd.isna(jobs.placements(other)["end_at"].iloc[0])  # other jobs untouched
     kinds = jobs.events(job_id)["kind"].tolist()
     assert kinds == ["state", "placement", "placement", "placement_end"]
+    # The log writes each offering and price as the tables do (the dashboard shows it).
+    assert jobs.events(job_id)["detail"].tolist()[1:3] == [
+        f"placement {first}: launch on aws us-east-1a p3.2xlarge spot at $0.9200/h",
+        f"placement {second}: migration on gcp us-central1 a2-highgpu-1g on-demand at "
+        f"$3.6700/h (ended placement {first})"]
     assert jobs.get(job_id).updated_at == at(8)
 
 
