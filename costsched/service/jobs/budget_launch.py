@@ -22,7 +22,8 @@ from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
 from costsched.optimize.planner import plan_job
 from costsched.service.jobs.caps import BudgetState, budget_states, joins
-from costsched.service.jobs.decider import market_at, picked
+from costsched.service.jobs.decider import market_at
+from costsched.service.jobs.named_offering import picked
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore

@@ -18,7 +18,7 @@ that just met no capacity, and the planner's prepared offerings, read once for e
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
@@ -51,6 +51,7 @@ from costsched.service.decide import (
     decision_rates,
 )
 from costsched.service.jobs.carry import readable, stores_of
+from costsched.service.jobs.named_offering import picked
 from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
 from costsched.service.quotas import QuotaFacts
 from costsched.store import PriceStore
@@ -578,26 +579,6 @@ def label(key: OfferingKey) -> str:
     return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"
 
 
-def picked(choices: pd.DataFrame, ranked: pd.DataFrame, offering: str | None
-           ) -> pd.DataFrame:
-    """A plan's `choices`, or the offering the user named alone (of its `ranked` ones):
-    what a launch runs on, and what its budget is checked against."""
-    if offering is None:
-        return choices
-    found = ranked[ranked["offering"].map(_spelled(offering))]
-    if found.empty:
-        raise InvalidInput(f"offering {offering!r}: not a priced offering now; "
-                           "expected cloud:zone-or-region:instance_type:market as "
-                           "`costsched prices show` lists them")
-    return found
-
-
-def _spelled(text: str) -> Callable[[str], bool]:
-    """Matches an offering label ('aws us-east-1f p3.2xlarge spot') against the user's
-    'aws:us-east-1f:p3.2xlarge:spot' (or the label itself)."""
-    wanted = [w.replace("_", "-") if i == 3 else w  # the market, as labels spell it
-              for i, w in enumerate(text.strip().replace(":", " ").split())]
-    return lambda text: text.split() == wanted
 
 
 def _due(job: JobNow) -> str:
