@@ -563,7 +563,7 @@ def _ended(status: dict) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m launchers.local preempt|notice JOB_ID --base-dir DIR`: simulate a cloud
+    """`python -m launchers.local preempt|notice JOB_ID [--base-dir DIR]`: simulate a cloud
     taking a job's running instance away, without or with a preemption notice."""
     import argparse
 
@@ -571,7 +571,9 @@ def main(argv: list[str] | None = None) -> int:
                                      description=main.__doc__.splitlines()[0])
     parser.add_argument("action", choices=("preempt", "notice"))
     parser.add_argument("job_id", type=int)
-    parser.add_argument("--base-dir", type=Path, required=True)
+    parser.add_argument("--base-dir", type=Path, default=None,
+                        help="the local launcher's instances (default: $COSTSCHED_INSTANCES, "
+                        "else instances in the user data directory, as costsched's own)")
     parser.add_argument("--node", type=int, default=None,
                         help="preempt: one node of a multi-node job (its rank)")
     parser.add_argument("--no-capacity", action="store_true",
@@ -581,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
     launcher = LocalLauncher(args.base_dir)
     live = [i for i in launcher.instances(args.job_id) if i.state == "running"]
     if not live:
-        print(f"job {args.job_id}: no running instance under {args.base_dir}", file=sys.stderr)
+        print(f"job {args.job_id}: no running instance under {launcher.base_dir}",
+              file=sys.stderr)
         return 1
     if args.node is not None and args.action == "preempt":
         launcher.preempt_node(live[-1].id, args.node, capacity=not args.no_capacity)

@@ -404,6 +404,9 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "budget_usd": p.job.job.constraints.budget_usd,
                 "reason": p.reason or None,
                 "work": None if p.job.work is None else p.job.work.as_dict(),
+                # as status and migrate name it: the work when it is assumed, else null
+                "work_assumed": (p.job.work.as_dict() if p.job.work is not None
+                                 and p.job.work.assumed else None),
                 "notes": [*p.job.notes, *p.notes],
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,

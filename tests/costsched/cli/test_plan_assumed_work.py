@@ -53,6 +53,7 @@ def test_a_task_without_work_is_priced_per_hour_of_work_and_says_so(
     work = doc["jobs"][0]["work"]
     assert work["assumed"] is True and work["hours"] == 1.0 and work["reference"] == "1xV100"
     assert work["keys"] == ["costsched.hours", "costsched.model + costsched.steps"]
+    assert doc["jobs"][0]["work_assumed"] == work  # the key status and migrate use
     rows = doc["rankings"][0]["ranking"]
     assert rows and all(r["usd_per_work_hour"] == pytest.approx(r["expected_cost"])
                         for r in rows)
@@ -73,6 +74,7 @@ def test_the_hours_the_note_names_give_real_totals(cli, tmp_path: Path) -> None:
     assert "total $" in out and "work not given" not in out and "$/work-h" not in out
     doc = plan_json(cli, hours)
     assert doc["jobs"][0]["work"]["assumed"] is False
+    assert doc["jobs"][0]["work_assumed"] is None
     best = doc["rankings"][0]["ranking"][0]
     assert best["offering"] == per_hour["offering"]
     # Three hours of work cost three times one (checkpoints every 30 minutes either way).
