@@ -24,6 +24,13 @@ def word(name: str) -> str:
     return str(name).replace("_", "-")
 
 
+def offering_label(cloud: str, region: str, zone: str | None, instance_type: str,
+                   market: str) -> str:
+    """An offering as every table and log line writes it: 'aws us-east-1a p3.2xlarge
+    on-demand' (its zone, else its region)."""
+    return f"{cloud} {zone or region} {instance_type} {word(market)}"
+
+
 def did_you_mean(value: str, names: Iterable[str]) -> str:
     """'; did you mean 'x'?' naming the names closest to `value`, or '' if none is close."""
     names = list(names)

@@ -136,17 +136,3 @@ def held_lines(held: list[tuple[Any, str, str]]) -> list[str]:
     """`status`'s lines on the capacity paid for that no job shown uses
     (`costsched.service.booking.held_unused`)."""
     return [held_line(b, name, state, b.job_id) for b, name, state in held]
-
-
-def held_document(held: list[tuple[Any, str, str]]) -> list[dict]:
-    """`status --json`'s "held_bookings": the same, one object each."""
-    return [{"job_id": b.job_id, "job": name or None, "job_state": state or None,
-             "market": b.booked.offering.market, "state": b.state,
-             "reservation_id": b.reservation_id or None,
-             "offering_id": b.booked.offering_id,
-             "instance_type": b.booked.offering.instance_type,
-             "instance_count": b.booked.instance_count,
-             "zone": b.booked.offering.zone or None, "region": b.booked.offering.region,
-             "start": b.booked.start.isoformat(), "end": b.booked.end.isoformat(),
-             "upfront_usd": b.booked.upfront_usd, "line": held_line(b, name, state, b.job_id)}
-            for b, name, state in held]

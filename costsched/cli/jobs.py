@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from costsched.amounts import hours_all, usd_all
-from costsched.cli.booked import booked_lines, confirm_booking, held_document, held_lines
+from costsched.cli.booked import booked_lines, confirm_booking, held_lines
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     NEVER_RUN,
@@ -38,7 +38,7 @@ from costsched.model import InvalidInput, failure_words
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.taskfile import read_jobs
-from costsched.vocabulary import prefixed
+from costsched.vocabulary import offering_label, prefixed
 
 # The store, the planner and the launchers load once the command's input is read: a bad
 # job file or option is refused before any of them.
@@ -372,11 +372,9 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     now = datetime.now(timezone.utc)
     if json_out:
-        doc = views.status_document(shown, scheduled, budgets)
+        doc = views.status_document(shown, scheduled, budgets, held)
         if recovery is not None and isinstance(doc, dict):
             doc["recovery"] = recovery.document(now)
-        if held is not None and isinstance(doc, dict):
-            doc["held_bookings"] = held_document(held)
         print_json(doc)
         return
     if scheduled is not None:
@@ -395,8 +393,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     costs = usd_all(*(s.cost.total_usd + s.booked_usd for s in shown))  # one precision down
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
-        where = "-" if p is None else (f"{p['cloud']} {p['zone'] or p['region']} "
-                                       f"{p['instance_type']} {p['market'].replace('_', '-')}")
+        where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
+                                                     p["instance_type"], p["market"])
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
         rows.append([str(s.record.id), name, s.record.state, where,
                      s.instance_state or "-", _progress(s), cost,
@@ -418,9 +416,8 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
             spans = hours_all(*(p.hours for p in charged))
             amounts = usd_all(*(p.usd for p in charged))
             for p, span, amount in zip(charged, spans, amounts, strict=True):
-                out.print(printable(f"  job {s.record.id}: {p.reason} on {p.cloud} "
-                                    f"{p.zone or p.region} {p.instance_type} "
-                                    f"{p.market.replace('_', '-')}: "
+                where = offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)
+                out.print(printable(f"  job {s.record.id}: {p.reason} on {where}: "
                                     f"{span} h, {amount}"))
     out.flush()
 

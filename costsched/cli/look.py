@@ -75,9 +75,9 @@ def print_nothing(json_out: bool) -> None:
         print_json({"jobs": [], "daemon": [{"task": t, "next_run": None, "last": None,
                                             "failures": []} for t in glance.TASKS],
                     "budgets": [],  # no jobs: no budget has spent or stopped anything
+                    "held_bookings": [],  # none held (glance.nothing_to_show)
                     "recovery": {"armed": False, "live_jobs": 0, "fix": None,
-                                 "daemons": []},  # no daemon: its table is empty
-                    "held_bookings": []})  # none held (glance.nothing_to_show)
+                                 "daemons": []}})  # no daemon: its table is empty
         return
     console.print(NEVER_RUN, highlight=False, markup=False)
     console.print(NO_JOBS, highlight=False, markup=False)

@@ -49,8 +49,11 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
     only = job_filter(labels or [], budget, where="label")
     shown = service.status(store, launcher, None, reconcile_first=False,
                            states=states or [], name=name or None, only=only)
-    doc = views.status_document(shown, daemon.status(store), budgets_now(store))
+    from costsched.service.booking import held_unused
+
     now = datetime.now(timezone.utc)
+    held = held_unused(store, now, {s.record.id for s in shown})  # as `status --json`
+    doc = views.status_document(shown, daemon.status(store), budgets_now(store), held)
     armed = recovery(store, effective(), now).document(now)  # as `status --json` says it
     return {**doc, "jobs": [masked(j) for j in doc["jobs"]], "recovery": armed}
 

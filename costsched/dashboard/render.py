@@ -18,6 +18,7 @@ from costsched.report.html import (
     totals_line,
 )
 from costsched.service.views import dumps, progress_words
+from costsched.vocabulary import offering_label
 
 
 def money(value: float | None) -> str:
@@ -52,8 +53,8 @@ def offering(p: dict | None) -> str:
     """'aws us-east-1a p3.2xlarge spot'."""
     if not p:
         return "-"
-    return (f"{p['cloud']} {p.get('zone') or p['region']} {p['instance_type']} "
-            f"{p['market'].replace('_', '-')}")
+    return offering_label(p["cloud"], p["region"], p.get("zone"), p["instance_type"],
+                          p["market"])
 
 
 def cell(column: str, value: Any, places: dict[str, int] | None = None) -> str:

@@ -35,6 +35,7 @@ from costsched.store import OFFERING_KEY, PriceStore
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable, assumed_basis, model_key
 from costsched.validation import as_time
+from costsched.vocabulary import offering_label
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
 MOVE_KINDS = ("migration", "recovery", "start")  # a launch is not a move between offerings
@@ -585,5 +586,5 @@ def _clip(placement: dict, lo: pd.Timestamp, hi: pd.Timestamp) -> dict:
 def _where(placement: dict | None) -> str:
     if placement is None:
         return ""
-    return " ".join([placement["cloud"], placement["zone"] or placement["region"],
-                     placement["instance_type"], placement["market"].replace("_", "-")])
+    return offering_label(placement["cloud"], placement["region"], placement["zone"],
+                          placement["instance_type"], placement["market"])

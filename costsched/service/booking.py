@@ -103,6 +103,20 @@ def held_unused_by(b: Booking, at: datetime) -> bool:
             and b.booked.end > at)
 
 
+def held_document(held: list[tuple[Booking, str, str]]) -> list[dict]:
+    """`status --json`'s "held_bookings": the same, one object each."""
+    return [{"job_id": b.job_id, "job": name or None, "job_state": state or None,
+             "market": b.booked.offering.market, "state": b.state,
+             "reservation_id": b.reservation_id or None,
+             "offering_id": b.booked.offering_id,
+             "instance_type": b.booked.offering.instance_type,
+             "instance_count": b.booked.instance_count,
+             "zone": b.booked.offering.zone or None, "region": b.booked.offering.region,
+             "start": b.booked.start.isoformat(), "end": b.booked.end.isoformat(),
+             "upfront_usd": b.booked.upfront_usd, "line": held_note(b, name, state, b.job_id)}
+            for b, name, state in held]
+
+
 def held_note(b: Booking, job_name: str, job_state: str = "", job_id: int | None = None
               ) -> str:
     """One line: what is held, until when, what it cost, and what uses it next."""

@@ -85,10 +85,12 @@ def job_launcher(store: PriceStore, job: int | str | None) -> Any:
 
 
 def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
-                    budgets: list[BudgetState] | None = None) -> list[dict] | dict:
+                    budgets: list[BudgetState] | None = None,
+                    held: list[Any] | None = None) -> list[dict] | dict:
     """`status --json`: the jobs, and with `scheduled` (costsched.daemon.status) the
     scheduled optimizer's tasks as {"jobs": [...], "daemon": [...]}, with `budgets` each
-    budget now under "budgets" (`budgets_document`)."""
+    budget now under "budgets" (`budgets_document`), with `held` the capacity paid for
+    that no job shown uses under "held_bookings" (`costsched.service.booking.held_unused`)."""
     from costsched.costs import charged_records
     from costsched.service.speeds import status_flags
 
@@ -105,6 +107,10 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
             "failures": [_run(f) for f in t.failures]} for t in scheduled]
     if budgets is not None:
         out["budgets"] = budgets_document(budgets)
+    if held is not None:
+        from costsched.service.booking import held_document
+
+        out["held_bookings"] = held_document(held)
     return out
 
 

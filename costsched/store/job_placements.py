@@ -27,6 +27,7 @@ from costsched.store.job_rows import (
     read_chunked,
 )
 from costsched.store.schema import placements
+from costsched.vocabulary import offering_label
 
 
 class JobPlacements:
@@ -162,7 +163,6 @@ def placed_detail(placement_id: object, reason: str, offering_key: tuple, price:
     """The log's line for a placement opened (`closed`: the one it ended, if any), its
     offering and price written as the tables write them ('aws us-east-1a p3.2xlarge
     on-demand at $3.0600/h')."""
-    cloud, region, zone, instance_type, market = offering_key[:5]
     ended = f" (ended placement {closed})" if closed is not None else ""
-    return (f"placement {placement_id}: {reason} on {cloud} {zone or region} {instance_type} "
-            f"{market.replace('_', '-')} at ${price:,.4f}/h{ended}")
+    return (f"placement {placement_id}: {reason} on {offering_label(*offering_key[:5])} at "
+            f"${price:,.4f}/h{ended}")

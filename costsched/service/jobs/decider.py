@@ -57,6 +57,7 @@ from costsched.service.quotas import QuotaFacts
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.store.quotas import refusals_recorded
+from costsched.vocabulary import offering_label
 
 # --- the market, once per pass --------------------------------------------------------------
 
@@ -575,8 +576,7 @@ def itemised(choice: Decision, places: int | None = None) -> str:
 
 
 def label(key: OfferingKey) -> str:
-    cloud, region, zone, instance_type, market, _ = key
-    return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"
+    return offering_label(*key[:5])
 
 
 

@@ -20,6 +20,7 @@ from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
+from costsched.vocabulary import offering_label
 from costsched.work import assumed_work
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
@@ -241,5 +242,4 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
 
 
 def _label(key: OfferingKey) -> str:
-    cloud, region, zone, instance_type, market, _ = key
-    return f"{cloud} {zone or region} {instance_type} {market.replace('_', '-')}"
+    return offering_label(*key[:5])
