@@ -60,13 +60,8 @@ def test_a_stopped_job_is_at_its_newest_checkpoint(launched) -> None:
     assert steps_left(store, _running(store, job), now) == 2000 - 834
 
 
-def test_a_task_without_work_counts_its_steps_but_no_share_of_an_assumed_hour(
-        store: PriceStore, tmp_path: Path) -> None:
-    """A SkyPilot task that gives no work is priced on an assumed hour: the steps it
-    reports are its own, not that hour's. They are shown as steps, never as a share, and
-    what is left to pay for stays the assumed hour."""
-    from costsched.service.views import status_document
-
+def launch_task_without_work(store: PriceStore, tmp_path: Path) -> tuple:
+    """A SkyPilot V100 spot task with no work, launched on a fake launcher: (job, launcher)."""
     set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
     path = tmp_path / "sky.yaml"
     path.write_text(yaml.safe_dump({"name": "clf", "run": "true", "resources": {
@@ -74,6 +69,17 @@ def test_a_task_without_work_counts_its_steps_but_no_share_of_an_assumed_hour(
     launcher = FakeLauncher()
     [job] = service.launch(store, path, launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
+    return job, launcher
+
+
+def test_a_task_without_work_counts_its_steps_but_no_share_of_an_assumed_hour(
+        store: PriceStore, tmp_path: Path) -> None:
+    """A SkyPilot task that gives no work is priced on an assumed hour: the steps it
+    reports are its own, not that hour's. They are shown as steps, never as a share, and
+    what is left to pay for stays the assumed hour."""
+    from costsched.service.views import status_document
+
+    job, launcher = launch_task_without_work(store, tmp_path)
     now = datetime.now(timezone.utc)
     store.jobs.record_step(job.id, 2700, at=now)
     [shown] = service.status(store, launcher, job.id, reconcile_first=False)

@@ -20,6 +20,7 @@ from costsched.service.speeds import checks, status_flags
 from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
+from tests.costsched.service.test_progress_known import launch_task_without_work
 
 DECLARED = 10.0  # steps/s, and what the job makes once it trains
 
@@ -89,13 +90,7 @@ def test_a_task_without_work_is_not_said_to_be_measured_against_a_plan(
         store: PriceStore, tmp_path: Path) -> None:
     """A task that gives no work has no plan's speed to be judged against: its first
     steps bring no 'measuring' line (nothing will ever be judged)."""
-    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
-    path = tmp_path / "sky.yaml"
-    path.write_text(yaml.safe_dump({"name": "clf", "run": "true", "resources": {
-        "accelerators": "V100:1", "use_spot": True, "infra": "aws/us-east-1"}}))
-    launcher = FakeLauncher()
-    [job] = service.launch(store, path, launcher=launcher,
-                           checkpoint_root=str(tmp_path / "ckpt"))
+    job, launcher = launch_task_without_work(store, tmp_path)
     t0 = started(store, job.id)
     store.jobs.record_step(job.id, 3, at=t0 + timedelta(seconds=600))
     store.jobs.record_step(job.id, 40, at=t0 + timedelta(seconds=604))
