@@ -109,6 +109,11 @@ def read(path: Path) -> list[Any]:
         text = path.read_text()
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        yamls = sorted(p.name for p in path.glob("*.y*ml"))[:5]
+        found = f" (here: {', '.join(yamls)})" if yamls else ""
+        raise InvalidInput(f"{path}: a directory, not a job file: give its job's YAML file"
+                           f"{found}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read ({exc})") from None
     try:

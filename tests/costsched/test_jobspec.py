@@ -147,3 +147,14 @@ def test_a_name_over_the_limit_names_the_file_and_field() -> None:
     with pytest.raises(InvalidInput, match=r"^x.yaml: field name: String should have at most "
                                            r"100 characters$"):
         parse({"name": "n" * 101, "model": "ResNet-50", "steps": 10}, "x.yaml")
+
+
+def test_a_directory_given_as_the_job_file_is_named_with_the_yaml_files_it_holds(
+        tmp_path: Path) -> None:
+    (tmp_path / "sky.yaml").write_text("name: t\nrun: echo\n")
+    with pytest.raises(InvalidInput) as caught:
+        load(tmp_path)
+    message = str(caught.value)
+    assert message == (f"{tmp_path}: a directory, not a job file: give its job's YAML file "
+                       "(here: sky.yaml)")
+    assert "Errno" not in message
