@@ -23,7 +23,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.report import Report, build
-from costsched.report.html import totals_line, write
+from costsched.report.html import report_places, totals_line, write
 from costsched.report.tables import TABLES
 from costsched.service.stores import using
 from costsched.service.views import report_document
@@ -93,7 +93,8 @@ def _print(built: Report) -> None:
         if frame.empty:
             continue
         hidden = _HIDDEN.get(name, [])
-        headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden])
+        headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden],
+                                      report_places(built, name))
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.
         detail = [h for h in reversed(headings[1:]) if h != "total $"]
