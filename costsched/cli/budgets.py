@@ -36,8 +36,9 @@ def print_budgets(store: PriceStore) -> None:
     rows = [[s.name, s.period, *(usd(v, places) for v in (s.usd, s.spent_usd,
                                                           s.committed_usd, s.forecast_usd)),
              _jobs(s.running), _jobs(s.stopped)] for s in states]
+    # "stopped at cap": the jobs its cap stopped, not every job whose state is stopped.
     headings = ["budget", "period", "cap $", "spent $", "committed $", "forecast $",
-                "running", "stopped"]
+                "running", "stopped at cap"]
     console.print(table("Budgets now", headings, rows, detail=["committed $", "period"]))
 
 
