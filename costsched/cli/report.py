@@ -70,11 +70,19 @@ def report(
             Text(f"wrote {html_out}"), highlight=False)
     if json_out:
         with using(db) as store:
-            print_json(report_document(built, budgets_now(store, at=built.until)))
+            print_json(report_document(built, budgets_now(store, at=built.until,
+                                                          of_jobs=_named(built, job))))
         return
     _print(built)
     with using(db) as store:
-        print_budgets(store)  # each budget now: spent, committed, forecast, stopped
+        print_budgets(store, _named(built, job))  # each budget now: spent, committed, ...
+
+
+def _named(built: Report, job: str | None) -> set[int] | None:
+    """The jobs of `report --job NAME` (their budgets alone are shown), else None."""
+    if job is None:
+        return None
+    return {int(j) for j in built.jobs["job_id"]} if "job_id" in built.jobs else set()
 
 
 def _as_json(built: Report) -> dict:
