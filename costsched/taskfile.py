@@ -56,10 +56,20 @@ def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
     mounts = [m.model_copy(update={"source": anchored(m.source)}) if "://" not in m.source
               else m for m in spec.task.mounts]
     update: dict[str, Any] = {}
+    task: dict[str, Any] = {}
     if spec.workdir:
         update["workdir"] = anchored(spec.workdir)
+        if "$" not in spec.workdir and not Path(update["workdir"]).is_dir():
+            # Named as the file wrote it; `plan` says it, `launch` refuses on it.
+            need = (f"workdir {spec.workdir!r}: no such directory"
+                    + ("" if Path(spec.workdir).expanduser().is_absolute()
+                       else f" (relative to the file's folder, {folder.resolve()})"))
+            task = {"needs": [*spec.task.needs, need],
+                    "notes": [*spec.task.notes, f"launch needs: {need}"]}
     if written:
-        update["task"] = spec.task.model_copy(update={"mounts": mounts, "as_written": written})
+        task.update(mounts=mounts, as_written=written)
+    if task:
+        update["task"] = spec.task.model_copy(update=task)
     return spec.model_copy(update=update) if update else spec
 
 

@@ -158,3 +158,17 @@ def test_a_directory_given_as_the_job_file_is_named_with_the_yaml_files_it_holds
     assert message == (f"{tmp_path}: a directory, not a job file: give its job's YAML file "
                        "(here: sky.yaml)")
     assert "Errno" not in message
+
+
+def test_a_workdir_that_is_not_there_is_named_as_written_for_plan_and_launch(
+        tmp_path: Path) -> None:
+    task = tmp_path / "sky.yaml"
+    task.write_text("name: t\nworkdir: ./nothere\nresources: {accelerators: V100:1}\n"
+                    "run: echo\n")
+    [spec] = load(task)
+    need = f"workdir './nothere': no such directory (relative to the file's folder, {tmp_path})"
+    assert spec.task.needs == [need]  # launch refuses on it (service.jobs.launches)
+    assert f"launch needs: {need}" in spec.task.notes  # plan says it
+    (tmp_path / "nothere").mkdir()
+    [spec] = load(task)
+    assert spec.task.needs == [] and spec.workdir == str(tmp_path / "nothere")
