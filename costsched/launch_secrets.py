@@ -22,7 +22,7 @@ _GIVEN: dict[int, dict[str, str]] = {}  # job id -> name -> value, this process 
 
 def check(names: Sequence[str], given: Mapping[str, str], where: str) -> dict[str, str]:
     """The values of the job's secrets `names` from `given`; InvalidInput naming the first
-    that is missing, or a value given for a secret the job does not name."""
+    that is missing or empty, or a value given for a secret the job does not name."""
     extra = sorted(set(given) - set(names))
     if extra:
         raise InvalidInput(f"{where}: field secrets: {extra[0]!r} is given at launch but "
@@ -33,7 +33,12 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str) -> dict[st
         raise InvalidInput(f"{where}: field secrets.{missing[0]} is not given: give it at "
                            "launch with --secret (NAME=VALUE, or NAME alone to take its value "
                            "from your environment)")
-    redact.remember(v for v in given.values() if v)
+    empty = [n for n in names if not given[n]]
+    if empty:  # `--secret NAME=` or an unset variable's expansion: never a real secret
+        raise InvalidInput(f"{where}: field secrets.{empty[0]} is given empty: give its value "
+                           f"(--secret NAME=VALUE), or set {empty[0]} in your environment "
+                           f"and give --secret {empty[0]}")
+    redact.remember(given.values())
     return {n: given[n] for n in names}
 
 

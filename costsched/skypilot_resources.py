@@ -356,6 +356,11 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
         pairs = pd.Series(list(zip(types["gpu_model"], types["gpu_count"], strict=True)),
                           index=types.index)
         types = types[pairs.isin(scope.gpus)]
+        if scope.clouds and len(scope.gpus) > 1:  # a set: a GPU none of its clouds has
+            had = set(zip(types["gpu_model"], types["gpu_count"], strict=True))
+            scope.notes += [f"{where}.{key}: {g}:{n} dropped: no instance type of the "
+                            f"catalog on {', '.join(sorted(scope.clouds))} has it"
+                            for g, n in scope.gpus if (g, n) not in had and had]
     for column, limit, unit, field_name in (("vcpus", cpus, "vCPUs", "cpus"),
                                             ("memory_gb", memory, "GB", "memory")):
         if limit is not None:

@@ -56,10 +56,20 @@ def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
     mounts = [m.model_copy(update={"source": anchored(m.source)}) if "://" not in m.source
               else m for m in spec.task.mounts]
     update: dict[str, Any] = {}
+    task: dict[str, Any] = {}
     if spec.workdir:
         update["workdir"] = anchored(spec.workdir)
+        if "$" not in spec.workdir and not Path(update["workdir"]).is_dir():
+            # Named as the file wrote it; `plan` says it, `launch` refuses on it.
+            need = (f"workdir {spec.workdir!r}: no such directory"
+                    + ("" if Path(spec.workdir).expanduser().is_absolute()
+                       else f" (relative to the file's folder, {folder.resolve()})"))
+            task = {"needs": [*spec.task.needs, need],
+                    "notes": [*spec.task.notes, f"launch needs: {need}"]}
     if written:
-        update["task"] = spec.task.model_copy(update={"mounts": mounts, "as_written": written})
+        task.update(mounts=mounts, as_written=written)
+    if task:
+        update["task"] = spec.task.model_copy(update=task)
     return spec.model_copy(update=update) if update else spec
 
 
@@ -109,6 +119,11 @@ def read(path: Path) -> list[Any]:
         text = path.read_text()
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        yamls = sorted(p.name for p in path.glob("*.y*ml"))[:5]
+        found = f" (here: {', '.join(yamls)})" if yamls else ""
+        raise InvalidInput(f"{path}: a directory, not a job file: give its job's YAML file"
+                           f"{found}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read ({exc})") from None
     try:

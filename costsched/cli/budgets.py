@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -15,19 +15,24 @@ if TYPE_CHECKING:
     from costsched.store import PriceStore
 
 
-def budgets_now(store: PriceStore, at: datetime | None = None) -> list[BudgetState]:
-    """Each budget of the effective configuration now, or at `at` (a report's end)."""
+def budgets_now(store: PriceStore, at: datetime | None = None,
+                of_jobs: Collection[int] | None = None) -> list[BudgetState]:
+    """Each budget of the effective configuration now, or at `at` (a report's end);
+    `of_jobs`: only the budgets of those jobs (a command about one job names its own)."""
     from costsched.service.jobs.budgets import budgets_now as now
 
     config = effective()
-    return now(store, at=at, config=config.budgets,
-               interval_seconds=config.daemon.watch_seconds)
+    states = now(store, at=at, config=config.budgets,
+                 interval_seconds=config.daemon.watch_seconds)
+    if of_jobs is None:
+        return states
+    return [s for s in states if set(s.jobs) & set(of_jobs)]
 
 
-def print_budgets(store: PriceStore) -> None:
-    """Each budget: spent, committed by its running jobs, forecast to their end (or the
-    period's), and the jobs it stopped."""
-    states = budgets_now(store)
+def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None) -> None:
+    """Each budget (of the jobs `of_jobs`, when given): spent, committed by its running
+    jobs, forecast to their end (or the period's), and the jobs it stopped."""
+    states = budgets_now(store, of_jobs=of_jobs)
     if not states:
         return
     # One precision for the table: a budget's spent and committed add up against its cap.
@@ -36,8 +41,9 @@ def print_budgets(store: PriceStore) -> None:
     rows = [[s.name, s.period, *(usd(v, places) for v in (s.usd, s.spent_usd,
                                                           s.committed_usd, s.forecast_usd)),
              _jobs(s.running), _jobs(s.stopped)] for s in states]
+    # "stopped at cap": the jobs its cap stopped, not every job whose state is stopped.
     headings = ["budget", "period", "cap $", "spent $", "committed $", "forecast $",
-                "running", "stopped"]
+                "running", "stopped at cap"]
     console.print(table("Budgets now", headings, rows, detail=["committed $", "period"]))
 
 

@@ -281,14 +281,16 @@ def cell(value: str | Text) -> Text:
     return Text(printable(value))
 
 
-def report_cells(frame: pd.DataFrame, columns: Sequence[str]
+def report_cells(frame: pd.DataFrame, columns: Sequence[str],
+                 places: dict[str, int] | None = None
                  ) -> tuple[list[str], list[list[str | Text]]]:
     """The headings and rows of `frame`'s `columns` as the reports show them (each value
-    formatted by its column, `report.html.format_cell`)."""
+    formatted by its column, `report.html.format_cell`); `places`: the table's precision
+    when the caller knows it (`report.html.report_places`)."""
     from costsched.report.html import added_up, format_cell, heading, table_places
 
     shown = frame[list(columns)]
-    places = table_places(shown)  # one precision: the rows add up
+    places = places or table_places(shown)  # one precision: the rows add up
     shown = added_up(shown, places)
     rows: list[list[str | Text]] = [
         [Text(format_cell(c, v, places)) for c, v in zip(columns, r, strict=True)]

@@ -213,11 +213,12 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     now = datetime.now(timezone.utc)
     armed = recovery(store, effective(), now, db=db)
     held = held_unused(store, now, {s.record.id for s in shown})  # paid for, not in use
+    named = {s.record.id for s in shown} if job is not None else None  # `status JOB`
     _print_status(shown, json_out, scheduled=daemon.status(store),
-                  budgets=budgets_now(store) if json_out else None, recovery=armed,
-                  held=held)
+                  budgets=budgets_now(store, of_jobs=named) if json_out else None,
+                  recovery=armed, held=held)
     if not json_out:
-        print_budgets(store)
+        print_budgets(store, of_jobs=named)
     if not json_out and len(shown) > service.ADVICE_UP_TO:
         console.print(f"(more than {service.ADVICE_UP_TO} jobs: `costsched migrate --dry-run` "
                       "says what the policy would do with each)", highlight=False)

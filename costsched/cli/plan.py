@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -290,7 +290,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         notes.append(f"baseline: {b.basis} at {per_hour(b.usd_per_hour)}/h, "
                      + (f"{per_hour(b.cost / work.hours)}{mark} per {work.unit()}"
                         if work is not None and work.assumed and work.hours else
-                        f"{hours(b.hours)}{mark} h, {usd(b.cost)}{mark}")
+                        f"{_as_table(hours_all, shown['expected_hours'], b.hours)}{mark} h, "
+                        f"{_as_table(usd_all, shown['expected_cost'], b.cost)}{mark}")
                      + (f" ({mark} from an estimated V100 speed)" if mark else ""))
     old = stale(shown, result.at, stale_after)
     if old is not None:
@@ -317,6 +318,13 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     if booked is not None:  # capacity booked ahead that fits the job: weighed apart
         print_booked(booked, result.at, wide)
 
+
+
+def _as_table(written: Callable[..., list[str]], column: pd.Series, value: float) -> str:
+    """`value` beside the table's `column`, at no fewer decimals than the column is written
+    at (`written`: amounts.hours_all or usd_all), so that the baseline reads against the
+    table's figures (0.0179 h, $0.0511 under 0.0086 h, $0.0066; not 0.02 h, $0.05)."""
+    return written(*column, value)[-1]
 
 def _print_collection(c: CollectionPlan, budget: float | None,
                       jobs: Sequence[JobPlan] = ()) -> None:

@@ -23,7 +23,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.report import Report, build
-from costsched.report.html import totals_line, write
+from costsched.report.html import report_places, totals_line, write
 from costsched.report.tables import TABLES
 from costsched.service.stores import using
 from costsched.service.views import report_document
@@ -70,11 +70,19 @@ def report(
             Text(f"wrote {html_out}"), highlight=False)
     if json_out:
         with using(db) as store:
-            print_json(report_document(built, budgets_now(store, at=built.until)))
+            print_json(report_document(built, budgets_now(store, at=built.until,
+                                                          of_jobs=_named(built, job))))
         return
     _print(built)
     with using(db) as store:
-        print_budgets(store)  # each budget now: spent, committed, forecast, stopped
+        print_budgets(store, _named(built, job))  # each budget now: spent, committed, ...
+
+
+def _named(built: Report, job: str | None) -> set[int] | None:
+    """The jobs of `report --job NAME` (their budgets alone are shown), else None."""
+    if job is None:
+        return None
+    return {int(j) for j in built.jobs["job_id"]} if "job_id" in built.jobs else set()
 
 
 def _as_json(built: Report) -> dict:
@@ -93,7 +101,8 @@ def _print(built: Report) -> None:
         if frame.empty:
             continue
         hidden = _HIDDEN.get(name, [])
-        headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden])
+        headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden],
+                                      report_places(built, name))
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.
         detail = [h for h in reversed(headings[1:]) if h != "total $"]

@@ -13,7 +13,7 @@ from costsched.model import FINAL_STATES
 from costsched.report.html import (
     format_cell,
     heading,
-    table_places,
+    places_of,
     totals_figures,
     totals_line,
 )
@@ -65,9 +65,11 @@ def cell(column: str, value: Any, places: dict[str, int] | None = None) -> str:
     return format_cell(column, value, places)
 
 
-def places(rows: list[dict]) -> dict[str, int]:
-    """The precision of a table's dollars and hours (`report.html.table_places`)."""
-    return table_places(pd.DataFrame(rows))
+def places(rows: list[dict], name: str = "", jobs: list[dict] | None = None
+           ) -> dict[str, int]:
+    """The precision of a table's dollars and hours (`report.html.table_places`); of the
+    report's table `name` with its per-job rows `jobs`, `report.html.places_of`."""
+    return places_of(name, pd.DataFrame(rows), pd.DataFrame(jobs or []))
 
 
 def progress(job: dict) -> str:

@@ -98,9 +98,11 @@ def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]
         pairs = sorted({(str(g), int(n)) for g, n in zip(typed["gpu_model"],
                                                           typed["gpu_count"], strict=True)
                         if not counts or int(n) in counts})
-        # a model the market has no type of at all keeps the counts asked
+        # a model the market has no type of at all keeps the counts asked; one priced only
+        # outside the job's types (another cloud's) was dropped, with its note, at reading
+        priced = set(market["gpu_model"])
         pairs += [(g, n) for g in c.gpu_models if g not in {p[0] for p in pairs}
-                  for n in counts]
+                  and g not in priced for n in counts]
     else:
         pairs = [(g, n) for g in c.gpu_models for n in counts] if counts else [
             (g, 0) for g in c.gpu_models]

@@ -56,7 +56,7 @@ def render(report: Report) -> str:
         parts.append(f"<h2>{escape(heading)}</h2>")
         if note:
             parts.append(f'<p class="note">{escape(note)}</p>')
-        parts.append(_table(getattr(report, name)))
+        parts.append(_table(getattr(report, name), report_places(report, name)))
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 
@@ -74,10 +74,9 @@ def write(report: Report, path: str | Path) -> Path:
 # --- tables -----------------------------------------------------------------------------------
 
 
-def _table(frame: pd.DataFrame) -> str:
+def _table(frame: pd.DataFrame, places: dict[str, int]) -> str:
     if frame.empty:
         return '<p class="note">none</p>'
-    places = table_places(frame)
     frame = added_up(frame, places)
     head = "".join(f"<th>{escape(heading(str(c)))}</th>" for c in frame.columns)
     rows = []
@@ -139,6 +138,26 @@ def table_places(frame: pd.DataFrame) -> dict[str, int]:
         usd_places += 1
     return {"usd": usd_places,
             "hours": decimals(figures([c for c in frame.columns if c in HOUR_COLUMNS]))}
+
+
+# Tables whose rows sum the per-job table's: never at fewer decimals than it, so that
+# 0.0075 and 0.0103 hours of two jobs make 0.0178 on their cloud's row, not 0.02.
+SUMS_OF_JOBS = ("clouds", "days")
+
+
+def places_of(name: str, frame: pd.DataFrame, jobs: pd.DataFrame) -> dict[str, int]:
+    """`table_places` of the report's table `name` (a `TABLES` name; its rows `frame`),
+    and for a table of SUMS_OF_JOBS no fewer decimals than the per-job table's (`jobs`)."""
+    places = table_places(frame)
+    if name in SUMS_OF_JOBS and len(jobs):
+        of_jobs = table_places(jobs)
+        places = {unit: max(n, of_jobs[unit]) for unit, n in places.items()}
+    return places
+
+
+def report_places(report: Report, name: str) -> dict[str, int]:
+    """`places_of` the report's table `name`."""
+    return places_of(name, getattr(report, name), report.jobs)
 
 
 def _savings(frame: pd.DataFrame) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from sqlalchemy import Connection, Engine, bindparam, func, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.lazy import pandas as pd
@@ -50,7 +50,9 @@ _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a
 def _reading(ts: int):  # noqa: ANN202 - an UPDATE statement
     """The step reading (parameters `job`, `step`) at `ts` kept on the job's newest open
     placement (a move's target while its source is still open): its first reading kept,
-    its last replaced."""
+    its last replaced, its time only when the step moved on (a job that writes its step
+    every minute, read every few seconds, trained up to when it wrote it, not to the
+    latest look at an unchanged step)."""
     newest = (select(placements.c.id)
               .where(placements.c.job_id == bindparam("job"), placements.c.end_ts.is_(None))
               .order_by(placements.c.start_ts.desc(), placements.c.id.desc()).limit(1)
@@ -58,7 +60,9 @@ def _reading(ts: int):  # noqa: ANN202 - an UPDATE statement
     return (update(placements).where(placements.c.id == newest).values(
         first_step=func.coalesce(placements.c.first_step, bindparam("step")),
         first_step_ts=func.coalesce(placements.c.first_step_ts, ts),
-        last_step=bindparam("step"), last_step_ts=ts))
+        last_step=bindparam("step"),
+        last_step_ts=case((placements.c.last_step == bindparam("step"),
+                           placements.c.last_step_ts), else_=ts)))
 
 
 class JobStore(JobPlacements, JobLog):

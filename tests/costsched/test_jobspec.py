@@ -147,3 +147,28 @@ def test_a_name_over_the_limit_names_the_file_and_field() -> None:
     with pytest.raises(InvalidInput, match=r"^x.yaml: field name: String should have at most "
                                            r"100 characters$"):
         parse({"name": "n" * 101, "model": "ResNet-50", "steps": 10}, "x.yaml")
+
+
+def test_a_directory_given_as_the_job_file_is_named_with_the_yaml_files_it_holds(
+        tmp_path: Path) -> None:
+    (tmp_path / "sky.yaml").write_text("name: t\nrun: echo\n")
+    with pytest.raises(InvalidInput) as caught:
+        load(tmp_path)
+    message = str(caught.value)
+    assert message == (f"{tmp_path}: a directory, not a job file: give its job's YAML file "
+                       "(here: sky.yaml)")
+    assert "Errno" not in message
+
+
+def test_a_workdir_that_is_not_there_is_named_as_written_for_plan_and_launch(
+        tmp_path: Path) -> None:
+    task = tmp_path / "sky.yaml"
+    task.write_text("name: t\nworkdir: ./nothere\nresources: {accelerators: V100:1}\n"
+                    "run: echo\n")
+    [spec] = load(task)
+    need = f"workdir './nothere': no such directory (relative to the file's folder, {tmp_path})"
+    assert spec.task.needs == [need]  # launch refuses on it (service.jobs.launches)
+    assert f"launch needs: {need}" in spec.task.notes  # plan says it
+    (tmp_path / "nothere").mkdir()
+    [spec] = load(task)
+    assert spec.task.needs == [] and spec.workdir == str(tmp_path / "nothere")

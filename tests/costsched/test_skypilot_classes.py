@@ -176,3 +176,14 @@ def test_emit_keeps_a_docker_image_and_pins_a_per_cloud_image() -> None:
         "docker:ubuntu:22.04"
     aws = {**offering, "cloud": "aws", "region": "us-east-1", "instance_type": "p4d.24xlarge"}
     assert "image_id" not in yaml.safe_load(emit_task(spec, aws))["resources"]
+
+
+def test_a_gpu_of_a_set_none_of_the_tasks_clouds_has_is_named_with_the_cloud() -> None:
+    """{H100: 1, A100-80GB: 1} on aws: the catalog has 1xA100-80GB on gcp only; the set
+    keeps H100:1 and says why A100-80GB:1 left it, not that the catalog lacks it."""
+    spec = task("resources: {accelerators: {H100: 1, A100-80GB: 1}, infra: aws}\nrun: x")
+    assert {r["gpu_model"] for r in rows(spec)} == {"H100"}
+    assert ("resources.accelerators: A100-80GB:1 dropped: no instance type of the catalog "
+            "on aws has it") in spec.task.notes
+    both = task("resources: {accelerators: {H100: 1, A100-80GB: 1}}\nrun: x")
+    assert not any("dropped" in n for n in both.task.notes)

@@ -145,3 +145,18 @@ def test_plan_json_is_written_piece_by_piece(monkeypatch, recorded_store) -> Non
     assert len(doc["jobs"]) == 6 and len(doc["rankings"]) == 1
     assert sum(w.count('"ranking_index"') for w in writes) == 6
     assert all(w.count('"ranking_index"') <= 1 for w in writes)  # one job per write at most
+
+
+def test_the_baseline_is_written_at_the_precision_of_the_tables_hours_and_totals(
+        plan, tmp_path: Path) -> None:  # noqa: ANN001
+    """A job of minutes: its table reads 0.00xx h and $0.00xx, and so does the on-demand
+    baseline set under it, never 0.02 h and $0.05 beside them."""
+    job = tmp_path / "short.yaml"
+    job.write_text("name: short\nrun: python train.py\nthroughputs: {V100: 20, K80: 5}\n"
+                   "steps: 400\n")
+    result = plan(str(job), "--top", "3")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if "baseline:" in x)
+    hours_text, cost_text = line.split("/h, ")[1].split(" h, ")
+    assert len(hours_text.strip("*").split(".")[1]) == 4, line
+    assert len(cost_text.strip("*$").split(".")[1]) == 4, line

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from costsched.cli.common import report_cells
-from costsched.report.html import _table
+from costsched.report.html import _table, table_places
 
 
 def cents(text: str) -> float:
@@ -21,7 +21,7 @@ def test_the_demos_row_adds_up() -> None:
     total, on_demand, saved = (cents(str(c)) for c in row[1:])
     assert abs(total + saved - on_demand) < 1e-9, row
     assert str(row[1]) != "$0.01"  # not at a precision where they cannot add up
-    html = _table(frame)
+    html = _table(frame, table_places(frame))
     assert f"<td class=\"num\">{row[3]}</td>" in html
 
 
@@ -46,3 +46,22 @@ def test_the_totals_are_written_at_the_precision_of_the_rows_they_sum() -> None:
         "Spend $0.0200 (compute $0.0200, egress $0.0000) over 0.10 instance-hours; saved "
         "$0.0664 against on-demand and $0.0000 against the launch-time choice kept")
     assert totals_line(totals).startswith("Spend $0.02 (compute $0.02, egress $0.00)")
+
+
+def test_the_per_cloud_and_per_day_rows_are_written_at_the_per_job_tables_precision() -> None:
+    """Two jobs of 0.0075 and 0.0103 hours on one cloud: its row says 0.0178 hours, as the
+    totals line does, not 0.02; in the text, the HTML file and the dashboard alike."""
+    from costsched.dashboard.render import cell, places
+    from costsched.report.html import places_of
+
+    jobs = pd.DataFrame({"name": ["a", "b"], "hours": [0.0075, 0.0103],
+                         "usd": [0.0058, 0.0008]})
+    clouds = pd.DataFrame({"cloud": ["gcp"], "hours": [0.0178], "usd": [0.0066]})
+    found = places_of("clouds", clouds, jobs)
+    _, [row] = report_cells(clouds, list(clouds.columns), found)
+    assert [str(c) for c in row] == ["gcp", "0.0178", "$0.0066"]
+    assert "<td class=\"num\">0.0178</td>" in _table(clouds, found)
+    shown = places(clouds.to_dict("records"), "clouds", jobs.to_dict("records"))
+    assert cell("hours", 0.0178, shown) == "0.0178"
+    # A table that sums nothing keeps its own precision.
+    assert places_of("speeds", clouds, jobs)["hours"] == 2

@@ -34,3 +34,20 @@ def test_readings_follow_the_newest_open_placement(any_store: PriceStore) -> Non
     assert [(r.first_at, r.last_at) for r in read.itertuples()] == [
         (at(300), at(360)), (at(500), at(510))]
     assert jobs.get(job).steps_done == 90 and jobs.get(other).steps_done == 5
+
+
+def test_a_step_read_again_unchanged_keeps_the_time_it_was_first_read_at(
+        any_store: PriceStore) -> None:
+    # A job writes its step every 6 s; costsched looks every 2 s: its speed is the steps
+    # over the time to the step's first sighting, not to the last look at it.
+    jobs = any_store.jobs
+    job = jobs.create("train", {}, 1000.0, at=at(0))
+    jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+               reason="launch", instance="i-1")
+    for seconds, step in [(10, 20), (12, 20), (16, 40), (18, 40), (20, 40)]:
+        jobs.record_steps({job: step}, at=at(seconds))
+    read = jobs.readings([job]).iloc[0]
+    assert (read.first_step, read.last_step) == (20.0, 40.0)
+    assert (read.first_at, read.last_at) == (at(10), at(16))
+    jobs.record_step(job, 60, at=at(22))
+    assert jobs.readings([job]).iloc[0].last_at == at(22)

@@ -1,0 +1,36 @@
+"""The budgets table of `status`: its stopped column names the jobs the cap stopped, in
+words that do not read as the job state `stopped` a user's own stop leaves."""
+
+from __future__ import annotations
+
+import pytest
+
+from costsched.cli import budgets
+from costsched.cli.common import console
+from costsched.service.jobs.caps import BudgetState
+
+
+def test_the_column_of_jobs_a_cap_stopped_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    states = [BudgetState("job 4 (mlp8-long)", "job", 5.0, "total", 0.0002, 0.0, 0.0002,
+                          jobs=(4,), stopped=())]
+    monkeypatch.setattr(budgets, "budgets_now", lambda store, **_: states)
+    with console.capture() as captured:
+        budgets.print_budgets(None)  # type: ignore[arg-type]
+    out = captured.get()
+    assert "stopped at cap" in out
+    assert " stopped " not in out.replace("stopped at cap", "")
+
+
+def test_a_command_about_one_job_shows_only_that_jobs_budgets(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from costsched.service.jobs import budgets as service_budgets
+
+    states = [BudgetState("job 2 (mlp8-job)", "job", 5.0, "total", 0.0027, 0.0, 0.0027,
+                          jobs=(2,)),
+              BudgetState("job 4 (mlp8-long)", "job", 5.0, "total", 0.0002, 0.0, 0.0002,
+                          jobs=(4,)),
+              BudgetState("vision", "named", 50.0, "month", 1.0, 0.0, 1.0, jobs=(2, 4))]
+    monkeypatch.setattr(service_budgets, "budgets_now", lambda store, **_: states)
+    assert [s.name for s in budgets.budgets_now(None, of_jobs={4})] == [  # type: ignore[arg-type]
+        "job 4 (mlp8-long)", "vision"]
+    assert len(budgets.budgets_now(None)) == 3  # type: ignore[arg-type]

@@ -1,0 +1,23 @@
+"""Secrets given at launch: each the task names, each with a value."""
+
+from __future__ import annotations
+
+import pytest
+
+from costsched import launch_secrets
+from costsched.model import InvalidInput
+
+
+def test_a_secret_given_empty_is_refused_naming_it_and_how_to_give_it() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        launch_secrets.check(["WANDB_KEY"], {"WANDB_KEY": ""}, "sky.yaml")
+    assert str(caught.value) == (
+        "sky.yaml: field secrets.WANDB_KEY is given empty: give its value (--secret "
+        "NAME=VALUE), or set WANDB_KEY in your environment and give --secret WANDB_KEY")
+    # As printed: masking (costsched.redact) leaves the hint whole.
+    from costsched import redact
+    assert redact.redact(str(caught.value)) == str(caught.value)
+
+
+def test_a_secret_given_with_a_value_is_kept() -> None:
+    assert launch_secrets.check(["A"], {"A": "v-1"}, "t.yaml") == {"A": "v-1"}
