@@ -22,11 +22,8 @@ def budgets_now(store: PriceStore, at: datetime | None = None,
     from costsched.service.jobs.budgets import budgets_now as now
 
     config = effective()
-    states = now(store, at=at, config=config.budgets,
-                 interval_seconds=config.daemon.watch_seconds)
-    if of_jobs is None:
-        return states
-    return [s for s in states if set(s.jobs) & set(of_jobs)]
+    return now(store, at=at, config=config.budgets,
+               interval_seconds=config.daemon.watch_seconds, of_jobs=of_jobs)
 
 
 def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None) -> None:

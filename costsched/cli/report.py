@@ -80,9 +80,7 @@ def report(
 
 def _named(built: Report, job: str | None) -> set[int] | None:
     """The jobs of `report --job NAME` (their budgets alone are shown), else None."""
-    if job is None:
-        return None
-    return {int(j) for j in built.jobs["job_id"]} if "job_id" in built.jobs else set()
+    return None if job is None else built.job_ids()
 
 
 def _as_json(built: Report) -> dict:

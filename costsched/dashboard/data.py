@@ -128,7 +128,8 @@ def job_document(store: PriceStore, job: int | str) -> dict:
                          if stay is not None and status["cost_usd"] is not None else None),
         "advice": advice,
         "report": views.report_document(report := build(store, job=job_id),
-                                        budgets_now(store, at=report.until)),
+                                        budgets_now(store, at=report.until,
+                                                    of_jobs={job_id})),
         "events": [{**e, "detail": redact(progress_record_words(str(e["detail"]))
                                           if e["kind"] == "progress" else str(e["detail"]))}
                    for e in views.frame_records(events.tail(200))],
@@ -166,7 +167,8 @@ def spend_document(store: PriceStore, *, since: str | None = None,
     from costsched.report import build
 
     built = build(store, since=since or None, until=until or None, job=job or None)
-    return views.report_document(built, budgets_now(store, at=built.until))
+    return views.report_document(built, budgets_now(  # a report of one job: its budgets
+        store, at=built.until, of_jobs=built.job_ids() if job else None))
 
 
 def prices_document(store: PriceStore) -> dict:

@@ -91,6 +91,10 @@ class Report:
     calibration: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(
         columns=estimates.CALIBRATION_COLUMNS))
 
+    def job_ids(self) -> set[int]:
+        """The ids of the jobs it covers (a report of one job: that job's)."""
+        return {int(j) for j in self.jobs["job_id"]} if "job_id" in self.jobs else set()
+
     @property
     def totals(self) -> dict[str, float | None]:
         """USD over every job: compute, egress, spend, the baselines and the savings; a

@@ -147,6 +147,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "instance_state": s.instance_state or None, "nodes": s.nodes,
         "placement": None if s.open_placement is None else {
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
+        "deadline_at": None if s.due is None else s.due.isoformat(),
         "steps_total": s.record.steps_total, "steps_left": s.steps_left, "step": s.step,
         "progress": s.progress, "progress_source": s.progress_source,
         "failure": None if s.failure is None else {

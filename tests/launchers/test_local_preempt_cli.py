@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launchers.local import main
+from launchers.local_cli import main
 
 
 def test_preempt_looks_where_the_local_launcher_keeps_its_instances(
@@ -18,3 +18,9 @@ def test_preempt_looks_where_the_local_launcher_keeps_its_instances(
                                        f"{tmp_path / 'instances'}\n")
     assert main(["notice", "7", "--base-dir", str(tmp_path / "other")]) == 1
     assert str(tmp_path / "other") in capsys.readouterr().err
+
+
+def test_a_job_named_rather_than_numbered_is_one_line(capsys: pytest.CaptureFixture) -> None:
+    assert main(["preempt", "mlp8"]) == 2
+    assert capsys.readouterr().err == ("job 'mlp8': expected the job's id (a number, as "
+                                       "`costsched status` lists it)\n")

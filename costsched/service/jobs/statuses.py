@@ -8,7 +8,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 
 from costsched.costs import JobCost, job_costs
@@ -84,6 +84,17 @@ class JobStatus:
     def assumed_work(self) -> Work | None:
         """The job's work when its file gives none (an hour assumed), else None."""
         return assumed_work(self.record.spec)
+
+    @property
+    def due(self) -> datetime | None:
+        """The job's deadline as a time (a deadline in hours counts from its creation, as
+        its plan and its policy count it), or None."""
+        spec = self.record.spec.get("spec") or {}
+        value = (spec.get("constraints") or {}).get("deadline")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return self.record.created_at + timedelta(hours=float(value))
+        return datetime.fromisoformat(value.replace("Z", "+00:00")) \
+            if isinstance(value, str) else None
 
     @property
     def nodes(self) -> int:
