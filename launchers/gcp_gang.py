@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from costsched.model import InvalidInput
 from launchers import cloud_gang
 from launchers.base import CapacityError, Instance, LaunchSpec
+from launchers.cloud_errors import translate
 from launchers.gang import NodeState
 
 OPERATION_TIMEOUT = 600.0
@@ -238,9 +239,9 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
                "deleted")
         if reason is not None:
             raise CapacityError(offering, f"{reason} ({why})") from None
-        message = " ".join(str(exc).split())
-        raise RuntimeError(f"gcp {zone}: a gang of {count} {offering.instance_type}: "
-                           f"{message} ({why})") from None
+        raise translate("gcp", f"{zone}: a gang of {count} {offering.instance_type}, node "
+                        f"{rank} (its {len(inserted)} inserted nodes were deleted)",
+                        exc) from exc
     except Exception:
         _end(gce, zone, offering.region, inserted, policy)
         gce._forget_key(digest)
@@ -293,9 +294,8 @@ def repair(gce: Gce, zone: str, gang: str, spec: LaunchSpec, capacity_reason: An
         if reason is not None:
             raise CapacityError(spec.offering, f"{reason} (node {names}'s replacement): "
                                 "the gang was ended") from None
-        message = " ".join(str(exc).split())
-        raise RuntimeError(f"gcp {zone}: node {names}'s replacement: {message}: the gang "
-                           "was ended") from None
+        raise translate("gcp", f"{zone}: node {names}'s replacement (the gang was ended)",
+                        exc) from exc
     records = node_records(gce, zone, gang)
     waited = time.time() - paused_at
     left, how = cloud_gang.read_left(spec.checkpoint_uri, digest)
