@@ -23,9 +23,12 @@ from costsched.model import InvalidInput
 
 L = TypeVar("L")
 
-# The port's methods whose failures are translated.
-PORT_CALLS = ("launch", "status", "statuses", "instances", "terminate", "request_stop",
-              "repair_nodes", "recover_agent", "purchase", "purchased", "nodes", "logs")
+# The port's methods whose failures are translated, as a line names them.
+PORT_CALLS = {"launch": "launch", "status": "status", "statuses": "statuses",
+              "instances": "list of the job's instances", "terminate": "terminate",
+              "request_stop": "stop request", "repair_nodes": "node repair",
+              "recover_agent": "agent recovery", "purchase": "purchase",
+              "purchased": "purchase lookup", "nodes": "nodes", "logs": "logs"}
 # Where a cloud's API answers from: a region's endpoint (EC2), or one for the whole cloud
 # (Compute Engine's, Resource Manager's). Its rate limits are counted there too.
 ENDPOINT_SCOPE = {"aws": "region", "gcp": "cloud", "azure": "cloud"}
@@ -67,7 +70,7 @@ def _translating(cloud: str, name: str, method: Callable[..., Any]) -> Callable[
         except (InvalidInput, CapacityError, CarryError, CloudError):
             raise
         except Exception as exc:
-            found = cloud_error(cloud, _call_of(name, args), exc)
+            found = cloud_error(cloud, _call_of(PORT_CALLS[name], args), exc)
             if found is None:
                 raise
             raise found from exc

@@ -36,6 +36,7 @@ from costsched.store.database import (
     from_epoch_seconds,
     write,
 )
+from costsched.store.job_log import JobLog
 from costsched.store.job_placements import place_checked, placed_detail
 from costsched.store.job_rows import (
     PLACEMENT_COLUMNS,
@@ -218,6 +219,16 @@ class _Jobs:
 
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
+        self.engine = batch.engine
+
+    def last_details(self, job_ids: Iterable[int], kind: str) -> dict[int, str]:
+        """`JobLog.last_details` from the store (the batch's own notes are not yet there)."""
+        return JobLog.last_details(self, job_ids, kind)  # type: ignore[arg-type]
+
+    def note(self, job_id: int, kind: str, detail: str, *, at: datetime) -> None:
+        """`JobLog.note`, written at the commit (the job's record is not touched)."""
+        _check_text("kind", kind, 32, required=True)
+        self.batch.event(int(job_id), epoch_second(at), kind, None, None, detail)
 
     def state(self, job_id: int) -> str:
         return self.batch.state(int(job_id))
