@@ -24,7 +24,8 @@ from costsched.model import InvalidInput
 L = TypeVar("L")
 
 # The port's methods whose failures are translated, as a line names them.
-PORT_CALLS = {"launch": "launch", "status": "status", "statuses": "statuses",
+PORT_CALLS = {"launch": "launch", "status": "status",
+              "statuses": "status of the jobs' instances",
               "instances": "list of the job's instances", "terminate": "terminate",
               "request_stop": "stop request", "repair_nodes": "node repair",
               "recover_agent": "agent recovery", "purchase": "purchase",
