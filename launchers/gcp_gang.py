@@ -154,8 +154,10 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
         states, count, float(lost) if lost.replace(".", "", 1).isdigit() else None,
         stop_rank0=lambda: gce.request_stop(f"{zone}/{rank0}"),
         mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{at:.3f}"}))
+    started = [gce._instance(zone, records[r]).started_at if r in records else None
+               for r in range(count)] if state == "running" else []
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
-                               detail)
+                               detail, started=started)
 
 
 def _items(record: Any) -> dict[str, str]:

@@ -83,6 +83,9 @@ class Instance:
     # set up (`repair_nodes` looks again).
     lost_nodes: tuple[int, ...] = ()
     replacing: tuple[int, ...] = ()
+    # When the cloud says it began running (a gang: the mean of its nodes' starts, so that
+    # its N nodes times the hours since are what they were billed); None: it does not say.
+    started_at: datetime | None = None
 
     @property
     def live(self) -> bool:

@@ -53,7 +53,7 @@ from costsched.migration.launcher import (
 )
 from costsched.migration.quotas import next_fitting
 from costsched.migration.quotas import refused as quota_refused
-from costsched.model import FINAL_STATES, InvalidInput, Offering
+from costsched.model import BILLED_FROM_RUNNING, FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
 from costsched.store.batch import BATCH_STEPS, Batch
 from costsched.store.jobs import StaleState
@@ -273,8 +273,10 @@ class Mover:
 
     def _launched(self, move: MoveRecord, offering: Offering, instance: Instance,
                   now: datetime) -> MoveRecord:
-        """The move's target `instance` (launched, or adopted) placed: billed from now; a
-        migration's source stays placed (and billed) until it ends."""
+        """The move's target `instance` (launched, or adopted) placed: billed from now, or
+        from when it runs where the cloud bills from then (a flex-start VM waits for
+        capacity first: `_target_launched`); a migration's source stays placed (and billed)
+        until it ends."""
         if self._stopped():  # stopped while the launch call ran: end what it started
             self.launcher.terminate(instance.id)
             return self.wind_down(move)
@@ -283,7 +285,8 @@ class Mover:
                               gpu_count=offering.gpu_count, at=now,
                               usd_per_hour=float(move.candidate["usd_per_hour"]),
                               reason=reason, instance=instance.id,
-                              keep_open=bool(move.source_instance))
+                              keep_open=bool(move.source_instance),
+                              waiting=offering.market in BILLED_FROM_RUNNING)
         return self.store.moves.advance(move, "target_launched", at=now,
                                         detail=f"instance {instance.id}",
                                         target_instance=instance.id)
@@ -348,7 +351,11 @@ class Mover:
         if target.state == "pending":
             return move
         if target.state in ("running", "succeeded"):
-            self.store.availability.record(offering_of(move.candidate), "launched",
+            offering = offering_of(move.candidate)
+            if offering.market in BILLED_FROM_RUNNING:  # charged from when it began running
+                started = min(max(target.started_at or now, move.updated_at), now)
+                self.store.jobs.runs(self.job.job_id, target.id, started)
+            self.store.availability.record(offering, "launched",
                                            at=now, detail=f"instance {target.id}")
             return self.store.moves.advance(move, "target_running", at=now,
                                             detail=f"instance {target.id} {target.state}")

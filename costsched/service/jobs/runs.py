@@ -4,7 +4,7 @@ step keeps, and how far it has come."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property, partial
@@ -70,9 +70,14 @@ class RunningJob:
         """Its instances at once (a gang's num_nodes; 1 for others), from its stored spec."""
         if "resolved" in self.__dict__:
             return self.resolved.nodes
-        value = (self.record.spec.get("spec") or {}).get("num_nodes", 1)
-        return value if isinstance(value, int) and not isinstance(value, bool) and \
-            value > 1 else 1
+        return nodes_of(self.record.spec)
+
+
+def nodes_of(stored: Mapping) -> int:
+    """A job's instances at once from its stored spec (num_nodes; 1 but for a gang)."""
+    value = ((stored.get("spec") if isinstance(stored, Mapping) else None) or {}).get(
+        "num_nodes", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
 
 
 def _newest_open_rows(placements: pd.DataFrame) -> pd.DataFrame:
