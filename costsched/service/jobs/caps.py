@@ -198,7 +198,8 @@ def _spent(store: PriceStore, placed: pd.DataFrame, since: datetime | None, at: 
     if since is not None:
         start = pd.Timestamp(since)
         end = frame["end_at"].fillna(pd.Timestamp(at))
-        frame = frame[end > start].assign(start_at=frame["start_at"].clip(lower=start))
+        kept = frame[end > start]  # (none kept: none charged, not a row of NaNs)
+        frame = kept.assign(start_at=kept["start_at"].clip(lower=start))
         moves = moves[moves["at"] >= start] if len(moves) else moves
     charged = placement_costs(store, frame, now=at)
     charged = per_node(charged, charged["job_id"], nodes) if len(charged) else charged
