@@ -230,10 +230,19 @@ def preempt(instance: str) -> None:
         "Server.SpotInstanceTermination")
 
 
-def test_a_recovery_pass_fails_over_and_a_permission_fails_the_job_with_its_fix(
+def test_a_recovery_pass_waits_fails_over_and_a_permission_fails_the_job_with_its_fix(
         cli: Any, ec2: Faults, db_path: Path) -> None:
     store, launcher, job, instance = running_job(ec2, db_path, cli)
     preempt(instance)
+    # The lost instance cannot be ended now: the job is left for the next pass.
+    ec2.before[("TerminateInstances", "us-east-1")] = ec2_said("RequestLimitExceeded", 503)
+    [event] = [e for e in service.reconcile(store, launcher) if e.job_id == job]
+    assert (event.kind, event.level) == ("cloud", "warning")
+    assert str(event).endswith("throttled by the cloud's API (RequestLimitExceeded: "
+                               "RequestLimitExceeded (said by EC2)); asked again at the next "
+                               "pass")
+    assert store.jobs.get(job).state == "running"
+    del ec2.before[("TerminateInstances", "us-east-1")]
     ec2.before[("RunInstances", "us-east-1")] = ec2_said("RequestLimitExceeded", 503)
     events = service.reconcile(store, launcher)
     assert [e.kind for e in events if e.job_id == job] == ["recovery"]
