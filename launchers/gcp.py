@@ -24,7 +24,6 @@ import logging
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
 from typing import Any, ClassVar
 
 from costsched import catalog
@@ -428,7 +427,7 @@ class GcpLauncher(Launcher):
         return Instance(id=f"{zone}/{record.name}", job_id=job_id,
                         attempt=str(exact.get("attempt", record.labels.get(TAG_ATTEMPT, ""))),
                         offering_key=key, state=state,  # type: ignore[arg-type]
-                        detail=detail, started_at=started_at(record) if state == "running"
+                        detail=detail, started_at=gcp_gang.started_at(record) if state == "running"
                         else None)
 
     def status(self, instance_id: str) -> Instance:
@@ -588,16 +587,6 @@ class GcpLauncher(Launcher):
             return False
         self.terminate(instance_id)
         return True
-
-
-def started_at(record: Any) -> datetime | None:
-    """When Compute Engine says the instance last began running (`lastStartTimestamp`,
-    RFC 3339); None when it does not say."""
-    try:
-        when = datetime.fromisoformat(str(record.last_start_timestamp or ""))
-    except ValueError:
-        return None
-    return when.astimezone(timezone.utc) if when.tzinfo is not None else None
 
 
 def _job_of(name: str) -> int:

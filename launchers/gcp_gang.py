@@ -23,6 +23,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from costsched.model import InvalidInput
@@ -154,10 +155,20 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
         states, count, float(lost) if lost.replace(".", "", 1).isdigit() else None,
         stop_rank0=lambda: gce.request_stop(f"{zone}/{rank0}"),
         mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{at:.3f}"}))
-    started = [gce._instance(zone, records[r]).started_at if r in records else None
+    started = [started_at(records[r]) if r in records else None
                for r in range(count)] if state == "running" else []
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
                                detail, started=started)
+
+
+def started_at(record: Any) -> datetime | None:
+    """When Compute Engine says an instance last began running (`lastStartTimestamp`,
+    RFC 3339); None when it does not say."""
+    try:
+        when = datetime.fromisoformat(str(record.last_start_timestamp or ""))
+    except ValueError:
+        return None
+    return when.astimezone(timezone.utc) if when.tzinfo is not None else None
 
 
 def _items(record: Any) -> dict[str, str]:
