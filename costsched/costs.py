@@ -133,7 +133,8 @@ def charged_records(costs: Iterable[JobCost]) -> dict[int, list[dict]]:
 def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetime,
                     egress: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each placement with `hours`, `usd` (its prices integrated over [start_at, end_at or
-    `now`]) and `price_source` ("stored", "catalog" or "placement"). With `egress` (an
+    `now`]; nothing while it is `waiting` for its instance to run, where the frame says)
+    and `price_source` ("stored", "catalog" or "placement"). With `egress` (an
     `egress_costs` frame) also `egress_usd`: the copy of the checkpoint into the placement.
 
     Stored prices are those of the placement's offering, else of its regional offering
@@ -147,6 +148,8 @@ def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetim
     start = _seconds(frame["start_at"])
     end = _seconds(frame["end_at"].fillna(pd.Timestamp(utc(now))))
     end = np.maximum(end, start)  # an open placement that starts after `now` cost nothing yet
+    if "waiting" in frame:  # its instance waits for capacity, billed once it runs: nothing yet
+        end = np.where(frame["waiting"].eq(True).to_numpy(), start, end)
     usd = frame["usd_per_hour"].to_numpy(dtype=float) * (end - start) / 3600
     source = np.full(len(frame), "placement", dtype=object)
 

@@ -19,6 +19,12 @@ MARKETS = ("on_demand", "spot")
 # unless a job names them; `costsched.optimize.booked` plans them (`BookedOffering`).
 BOOKED_MARKETS = ("capacity_block", "flex_start", "reservation")
 ALL_MARKETS = (*MARKETS, *BOOKED_MARKETS)
+# Of those, the markets whose instance waits for capacity after it is asked for and is
+# billed only from when it runs (Google Cloud's flex-start documentation, 2026: the time
+# the VM runs is charged, not its wait): a placement there is charged from when its instance
+# was seen running, not from its launch (a capacity block and a reservation are paid for
+# whether used or not: their hours cost nothing more).
+BILLED_FROM_RUNNING = ("flex_start",)
 Cloud = Literal["aws", "gcp", "azure"]
 Market = Literal["on_demand", "spot"]
 

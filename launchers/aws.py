@@ -26,12 +26,14 @@ from launchers.base import (
     TAG_ATTEMPT,
     TAG_JOB,
     CapacityError,
+    CloudError,
     Instance,
     Launcher,
     LaunchSpec,
     Purchased,
     QuotaError,
 )
+from launchers.cloud_errors import translate, translated
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
@@ -80,6 +82,7 @@ def quota_refused(exc: CapacityError, instances: int = 1) -> QuotaError | None:
     return QuotaError(exc.offering, exc.reason, instances=instances)
 
 
+@translated("aws")
 class AwsLauncher(Launcher):
     name = "aws"
     runs_gangs: ClassVar[bool] = True  # a multi-node job as N instances (launchers.aws_gang)
@@ -341,9 +344,9 @@ class AwsLauncher(Launcher):
                  "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}
                 for lo, hi in task_resources.port_ranges(spec.task)])
         except ClientError as exc:
-            code, message = _error(exc)
+            code, _ = _error(exc)
             if code != "InvalidPermission.Duplicate":
-                raise RuntimeError(f"aws {region}: open ports: {code}: {message}") from None
+                raise translate("aws", f"{region}: open ports", exc) from exc
         return group
 
     def launch(self, spec: LaunchSpec) -> Instance:
@@ -383,8 +386,8 @@ class AwsLauncher(Launcher):
                     {"Key": TAG_ATTEMPT, "Value": spec.attempt}]})
             if code in aws_cloud.CAPACITY_ERROR_CODES:
                 raise CapacityError(offering, f"{code}: {message}") from None
-            raise RuntimeError(f"aws {offering.location}: run_instances "
-                               f"{offering.instance_type}: {code}: {message}") from None
+            raise translate("aws", f"{offering.location}: run_instances "
+                            f"{offering.instance_type}", exc) from exc
         return self._instance(region, answer["Instances"][0])
 
     # -- reading -------------------------------------------------------------------------
@@ -433,12 +436,11 @@ class AwsLauncher(Launcher):
         try:
             answer = self._client("ec2", region).describe_instances(InstanceIds=[ec2_id])
         except ClientError as exc:
-            code, message = _error(exc)
+            code, _ = _error(exc)
             if code in _NOT_FOUND:
                 raise InvalidInput(f"instance {instance_id!r}: not found in aws {region}"
                                    ) from None
-            raise RuntimeError(f"aws {region}: describe_instances {ec2_id}: {code}: {message}"
-                               ) from None
+            raise translate("aws", f"{region}: describe_instances {ec2_id}", exc) from exc
         records = [r for res in answer["Reservations"] for r in res["Instances"]]
         if not records:
             raise InvalidInput(f"instance {instance_id!r}: not found in aws {region}")
@@ -471,9 +473,8 @@ class AwsLauncher(Launcher):
                         {"Name": "tag-key", "Values": [TAG_JOB]},
                         {"Name": "instance-id", "Values": chunk}])
                 except ClientError as exc:
-                    code, message = _error(exc)
-                    raise RuntimeError(f"aws {region}: describe_instances of {len(chunk)} "
-                                       f"instances: {code}: {message}") from None
+                    raise translate("aws", f"{region}: describe_instances of {len(chunk)} "
+                                    "instances", exc) from exc
                 found.update((instance.id, instance) for instance in described)
         wanted = set(instance_ids)
         return {i: found[i] for i in found if i in wanted}
@@ -524,10 +525,12 @@ class AwsLauncher(Launcher):
                 Comment="costsched: checkpoint and stop",
                 Parameters={"commands": [STOP_COMMAND]})
         except ClientError as exc:
-            code, message = _error(exc)
-            raise RuntimeError(f"aws {region}: cannot signal {ec2_id} through SSM ({code}: "
-                               f"{message}); its instance profile needs "
-                               "AmazonSSMManagedInstanceCore") from None
+            found = translate("aws", f"{region}: signal {ec2_id} through SSM", exc)
+            if isinstance(found, CloudError) and found.kind == "refused":
+                raise CloudError("aws", found.call, found.cause, kind="refused",
+                                 fix="its instance profile needs "
+                                 "AmazonSSMManagedInstanceCore") from exc
+            raise found from exc
 
     def terminate(self, instance_id: str) -> None:
         """Ends the instance; a gang's every node, then its placement group."""
@@ -541,11 +544,10 @@ class AwsLauncher(Launcher):
             ec2.terminate_instances(InstanceIds=[ec2_id])
             answer = ec2.describe_instances(InstanceIds=[ec2_id])
         except ClientError as exc:
-            code, message = _error(exc)
+            code, _ = _error(exc)
             if code in _NOT_FOUND:
                 return  # gone already
-            raise RuntimeError(f"aws {region}: terminate_instances {ec2_id}: {code}: "
-                               f"{message}") from None
+            raise translate("aws", f"{region}: terminate_instances {ec2_id}", exc) from exc
         for reservation in answer["Reservations"]:
             for record in reservation["Instances"]:
                 self._forget_secrets(region, record)

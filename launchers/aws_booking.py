@@ -20,6 +20,7 @@ from typing import Any
 from costsched.clouds import aws as aws_cloud
 from costsched.model import BookedOffering, InvalidInput, utc
 from launchers.base import TAG_JOB, CapacityError, Purchased
+from launchers.cloud_errors import translate
 
 TAG_BOOKING = "costsched-booking"
 PLATFORM = "Linux/UNIX"
@@ -66,8 +67,8 @@ def purchase(ec2: Any, booked: BookedOffering, token: str, job_id: int | None) -
         code, message = str(err.get("Code", "")), " ".join(str(err.get("Message", "")).split())
         if code in UNAVAILABLE or code.startswith("InvalidCapacityBlockOffering"):
             raise CapacityError(booked.offering, f"{code}: {message}") from None
-        raise RuntimeError(f"aws {booked.offering.region}: purchase_capacity_block "
-                           f"{booked.offering_id}: {code}: {message}") from None
+        raise translate("aws", f"{booked.offering.region}: purchase_capacity_block "
+                        f"{booked.offering_id}", exc) from exc
     record = answer.get("CapacityReservation")
     if not record:
         raise InvalidInput(f"aws {booked.offering.region}: purchase_capacity_block "

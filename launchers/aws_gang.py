@@ -30,6 +30,7 @@ from costsched.clouds import aws as aws_cloud
 from costsched.model import InvalidInput
 from launchers import cloud_gang
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, LaunchSpec
+from launchers.cloud_errors import translate
 from launchers.gang import NodeState
 
 _LIVE = ("pending", "running")
@@ -262,8 +263,9 @@ def launch(ec2: Ec2, spec: LaunchSpec) -> Instance:
                f"{len(started)} started nodes were terminated)")
         if code in aws_cloud.CAPACITY_ERROR_CODES:
             raise CapacityError(offering, why) from None
-        raise RuntimeError(f"aws {offering.location}: a gang of {count} "
-                           f"{offering.instance_type}: {why}") from None
+        raise translate("aws", f"{offering.location}: a gang of {count} "
+                        f"{offering.instance_type}, node {rank} (its {len(started)} started "
+                        "nodes were terminated)", exc) from exc
     except Exception:
         _end(ec2, region, [r["InstanceId"] for r in started.values()], placement)
         _forget(ec2, region, spec)
@@ -405,7 +407,8 @@ def _replacement(ec2: Ec2, spec: LaunchSpec, head: dict, listed: list[dict], ran
                f"{cloud_gang.nodes_of(spec)})")
         if code in aws_cloud.CAPACITY_ERROR_CODES:
             raise CapacityError(spec.offering, why) from None
-        raise RuntimeError(f"aws {spec.offering.location}: {why}") from None
+        raise translate("aws", f"{spec.offering.location}: node {rank}'s replacement",
+                        exc) from exc
 
 
 def _forget(ec2: Ec2, region: str, spec: LaunchSpec) -> None:

@@ -29,11 +29,13 @@ from launchers.base import (
     TAG_ATTEMPT,
     TAG_JOB,
     CapacityError,
+    CloudError,
     Instance,
     Launcher,
     LaunchSpec,
     QuotaError,
 )
+from launchers.cloud_errors import translate, translated
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
@@ -93,6 +95,7 @@ def quota_refused(exc: CapacityError, instances: int = 1) -> QuotaError | None:
                       instances=instances)
 
 
+@translated("azure")
 class AzureLauncher(Launcher):
     name = "azure"
     runs_gangs: ClassVar[bool] = True  # a multi-node job as N VMs (launchers.azure_gang)
@@ -331,23 +334,28 @@ class AzureLauncher(Launcher):
                 if refs:  # no VM will read them
                     self.forget_secrets(cloud_secrets.key(spec.job_id, spec.attempt))
                 raise
-            return self.status(self.handle(offering.region, name))
+            try:
+                return self.status(self.handle(offering.region, name))
+            except CloudError as exc:  # created: what a look after it finds is its VM
+                raise exc.after_create() from exc
         except http_error as exc:  # its network, security group or placement group
-            raise self.refused(exc, f"azure {offering.region}") from None
+            raise self.refused(exc, f"{offering.region}: launch {offering.instance_type}"
+                               ) from exc
 
     def refused(self, exc: Exception, where: str) -> Exception:
-        """What to raise for an error of Resource Manager: one line."""
+        """What to raise for an error of Resource Manager (`where`: the call) in one line:
+        a missing resource group is the user's to make; else `cloud_errors.translate`."""
         if error_code(exc) == "ResourceGroupNotFound":
             return InvalidInput(f"azure: resource group {self.group} does not exist: `az "
                                 f"group create -n {self.group} -l {self.settings.location}`, "
                                 "or set azure.create_resource_group = true")
-        return RuntimeError(f"{where}: {error_text(exc)}")
+        return translate("azure", where, exc)
 
     def create(self, offering: Offering, name: str, body: Mapping[str, Any]) -> None:
         """PUT the VM (the same again is the same VM) and wait for it up to wait_seconds;
         CapacityError when Azure has no room for it (the VM it left is deleted)."""
         http_error, _ = self.errors()
-        where = f"azure {offering.region}: {offering.instance_type}"
+        where = f"{offering.region}: create {offering.instance_type}"
         try:
             poller = self.compute.virtual_machines.begin_create_or_update(self.group, name,
                                                                           body)
@@ -357,7 +365,7 @@ class AzureLauncher(Launcher):
             if reason is not None:
                 self.delete_vm(name, wait=True)  # a VM that failed to allocate, if any
                 raise CapacityError(offering, reason) from None
-            raise self.refused(exc, where) from None
+            raise self.refused(exc, where) from exc
 
     # -- reading --------------------------------------------------------------------------
 
@@ -491,8 +499,8 @@ class AzureLauncher(Launcher):
             self.compute.virtual_machines.begin_run_command(group, name, {
                 "commandId": "RunShellScript", "script": [STOP_COMMAND]})
         except http_error as exc:
-            raise RuntimeError(f"azure {location}: cannot signal {name} through Run Command "
-                               f"({error_text(exc)})") from None
+            raise translate("azure", f"{location}: signal {name} through Run Command",
+                            exc) from exc
 
     def delete_vm(self, name: str, wait: bool = True, group: str | None = None) -> None:
         """Delete a VM (its disk, network interface and address go with it); gone already

@@ -7,6 +7,8 @@ from costsched.migration.launcher import (
     TAG_ATTEMPT,
     TAG_JOB,
     CapacityError,
+    CarryError,
+    CloudError,
     Instance,
     Launcher,
     LaunchSpec,
@@ -15,4 +17,5 @@ from costsched.migration.launcher import (
 )
 
 __all__ = ["INSTANCE_STATES", "LIVE_STATES", "TAG_ATTEMPT", "TAG_JOB", "CapacityError",
-           "Instance", "LaunchSpec", "Launcher", "Purchased", "QuotaError"]
+           "CarryError", "CloudError", "Instance", "LaunchSpec", "Launcher", "Purchased",
+           "QuotaError"]

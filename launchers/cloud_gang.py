@@ -39,6 +39,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -300,10 +301,22 @@ def settle(nodes: Sequence[gang.NodeState], expected: int, lost_at: float | None
 
 def instance(handle: str, job_id: int, attempt: str, key: tuple[str, ...], state: str,
              detail: str, lost_nodes: tuple[int, ...] = (),
-             replacing: tuple[int, ...] = ()) -> Instance:
+             replacing: tuple[int, ...] = (), started: Sequence[datetime | None] = ()
+             ) -> Instance:
+    """The gang as one Instance; `started`: when each node began running, as its cloud
+    says (the gang's `started_at`: their mean, when every node says it)."""
     return Instance(id=handle, job_id=job_id, attempt=attempt,  # type: ignore[arg-type]
                     offering_key=key, state=state, detail=detail,  # type: ignore[arg-type]
-                    lost_nodes=lost_nodes, replacing=replacing)
+                    lost_nodes=lost_nodes, replacing=replacing, started_at=mean_start(started))
+
+
+def mean_start(started: Sequence[datetime | None]) -> datetime | None:
+    """The mean of the nodes' start times (None unless every node says one): N nodes
+    billed from each one's start cost what N are billed from their mean."""
+    if not started or any(s is None for s in started):
+        return None
+    first = min(started)  # type: ignore[type-var]
+    return first + sum((s - first for s in started), timedelta()) / len(started)  # type: ignore[operator]
 
 
 # --- a lost node replaced where it ran ---------------------------------------------------

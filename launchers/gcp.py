@@ -35,11 +35,13 @@ from launchers.base import (
     TAG_ATTEMPT,
     TAG_JOB,
     CapacityError,
+    CloudError,
     Instance,
     Launcher,
     LaunchSpec,
     QuotaError,
 )
+from launchers.cloud_errors import translate, translated
 from launchers.gang import NodeState
 from launchers.gcp_secrets import SecretManager
 from launchers.userdata import DEFAULT_ROOT, StopFlag, startup_script
@@ -130,6 +132,7 @@ def quota_refused(exc: CapacityError, instances: int = 1) -> QuotaError | None:
                       instances=instances)
 
 
+@translated("gcp")
 class GcpLauncher(Launcher):
     name = "gcp"
     runs_gangs: ClassVar[bool] = True  # a multi-node job as N instances (launchers.gcp_gang)
@@ -350,10 +353,11 @@ class GcpLauncher(Launcher):
             reason = _capacity_reason(exc)
             if reason is not None:
                 raise CapacityError(offering, reason) from None
-            message = " ".join(str(exc).split())
-            raise RuntimeError(f"gcp {zone}: insert {offering.instance_type}: {message}"
-                               ) from None
-        return self.status(f"{zone}/{resource.name}")
+            raise translate("gcp", f"{zone}: insert {offering.instance_type}", exc) from exc
+        try:
+            return self.status(f"{zone}/{resource.name}")
+        except CloudError as exc:  # inserted: what a look after it finds is its instance
+            raise exc.after_create() from exc
 
     def _open_ports(self, spec: LaunchSpec) -> None:
         """A firewall rule of the job's own letting TCP in on the task's ports to its
@@ -377,8 +381,7 @@ class GcpLauncher(Launcher):
         except exceptions.Conflict:
             pass  # made for an earlier instance of the job
         except exceptions.GoogleAPICallError as exc:
-            message = " ".join(str(exc).split())
-            raise RuntimeError(f"gcp: open ports {', '.join(ports)}: {message}") from None
+            raise translate("gcp", f"open ports {', '.join(ports)}", exc) from exc
 
     # -- reading -------------------------------------------------------------------------
 
@@ -424,7 +427,8 @@ class GcpLauncher(Launcher):
         return Instance(id=f"{zone}/{record.name}", job_id=job_id,
                         attempt=str(exact.get("attempt", record.labels.get(TAG_ATTEMPT, ""))),
                         offering_key=key, state=state,  # type: ignore[arg-type]
-                        detail=detail)
+                        detail=detail, started_at=gcp_gang.started_at(record) if state == "running"
+                        else None)
 
     def status(self, instance_id: str) -> Instance:
         from google.api_core import exceptions

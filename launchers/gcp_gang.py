@@ -23,11 +23,13 @@ import contextlib
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from costsched.model import InvalidInput
 from launchers import cloud_gang
 from launchers.base import CapacityError, Instance, LaunchSpec
+from launchers.cloud_errors import translate
 from launchers.gang import NodeState
 
 OPERATION_TIMEOUT = 600.0
@@ -153,8 +155,20 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
         states, count, float(lost) if lost.replace(".", "", 1).isdigit() else None,
         stop_rank0=lambda: gce.request_stop(f"{zone}/{rank0}"),
         mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{at:.3f}"}))
+    started = [started_at(records[r]) if r in records else None
+               for r in range(count)] if state == "running" else []
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
-                               detail)
+                               detail, started=started)
+
+
+def started_at(record: Any) -> datetime | None:
+    """When Compute Engine says an instance last began running (`lastStartTimestamp`,
+    RFC 3339); None when it does not say."""
+    try:
+        when = datetime.fromisoformat(str(record.last_start_timestamp or ""))
+    except ValueError:
+        return None
+    return when.astimezone(timezone.utc) if when.tzinfo is not None else None
 
 
 def _items(record: Any) -> dict[str, str]:
@@ -238,9 +252,9 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
                "deleted")
         if reason is not None:
             raise CapacityError(offering, f"{reason} ({why})") from None
-        message = " ".join(str(exc).split())
-        raise RuntimeError(f"gcp {zone}: a gang of {count} {offering.instance_type}: "
-                           f"{message} ({why})") from None
+        raise translate("gcp", f"{zone}: a gang of {count} {offering.instance_type}, node "
+                        f"{rank} (its {len(inserted)} inserted nodes were deleted)",
+                        exc) from exc
     except Exception:
         _end(gce, zone, offering.region, inserted, policy)
         gce._forget_key(digest)
@@ -293,9 +307,8 @@ def repair(gce: Gce, zone: str, gang: str, spec: LaunchSpec, capacity_reason: An
         if reason is not None:
             raise CapacityError(spec.offering, f"{reason} (node {names}'s replacement): "
                                 "the gang was ended") from None
-        message = " ".join(str(exc).split())
-        raise RuntimeError(f"gcp {zone}: node {names}'s replacement: {message}: the gang "
-                           "was ended") from None
+        raise translate("gcp", f"{zone}: node {names}'s replacement (the gang was ended)",
+                        exc) from exc
     records = node_records(gce, zone, gang)
     waited = time.time() - paused_at
     left, how = cloud_gang.read_left(spec.checkpoint_uri, digest)

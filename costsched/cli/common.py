@@ -134,13 +134,16 @@ def user_text(value: object) -> str:
     return escape(printable(value))
 
 
+EXIT_FAILED = 1  # what was asked could not be done (a job that could not be launched)
 EXIT_BAD_INPUT = 2
 EXIT_TRY_AGAIN = 75  # EX_TEMPFAIL: the store is down or busy now; the same command may work
 
 
 def friendly_errors(fn: F) -> F:
     """Bad input ends the command with its one-line message and exit code 2, a store that
-    cannot be reached now with exit code 75; no traceback."""
+    cannot be reached now with exit code 75; a cloud's failure (`CloudError`) with its one
+    line and exit code 75 when it may pass (the network, throttling), else 1; no
+    traceback."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -148,15 +151,28 @@ def friendly_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except InvalidInput as exc:
             fail(exc)
+        except RuntimeError as exc:
+            # Only the launchers raise CloudError: where they were never loaded, it is not
+            # loaded to tell.
+            port = sys.modules.get("costsched.migration.launcher")
+            if port is None or not isinstance(exc, port.CloudError):
+                raise
+            say_error(str(exc))
+            raise typer.Exit(EXIT_TRY_AGAIN if exc.transient else EXIT_FAILED) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def say_error(line: str) -> None:
+    """One error line on stderr (redacted, printed as it is)."""
+    err_console.print(f"[red]error:[/red] {user_text(redact(line))}", highlight=False,
+                      soft_wrap=True)
 
 
 def fail(exc: InvalidInput) -> None:
     """End the command with the error's one line: exit code 75 for a store that cannot be
     reached now, else 2."""
-    err_console.print(f"[red]error:[/red] {user_text(redact(str(exc)))}", highlight=False,
-                      soft_wrap=True)
+    say_error(str(exc))
     # Only the database layer raises StoreUnavailable: where it was never loaded (a bad
     # job file refused first), it is not loaded to tell.
     database = sys.modules.get("costsched.store.database")

@@ -16,6 +16,8 @@ from costsched.amounts import hours, hours_all, usd_all
 from costsched.cli.booked import booked_lines, confirm_booking, held_lines
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
+    EXIT_FAILED,
+    EXIT_TRY_AGAIN,
     NEVER_RUN,
     NO_JOBS,
     DbOption,
@@ -29,6 +31,7 @@ from costsched.cli.common import (
     options,
     print_json,
     printable,
+    say_error,
     table,
     user_text,
 )
@@ -124,6 +127,18 @@ def launch(
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
     _print_armed(armed, json_out)
+    _say_not_launched(store, [r.id for r in records])
+
+
+def _say_not_launched(store: PriceStore, job_ids: list[int]) -> None:
+    """Each job a launch or a start left without an instance, a line on stderr; then exit
+    code 1 when one failed, 75 when one waits on a cloud (its next pass asks again)."""
+    left = service.not_launched(store, job_ids)
+    for job in left:
+        say_error(f"job {job.job_id} ({job.name}) "
+                  f"{'not launched' if job.failed else 'not launched yet'}: {job.line}")
+    if left:
+        raise typer.Exit(EXIT_FAILED if any(j.failed for j in left) else EXIT_TRY_AGAIN)
 
 
 def _arm(store: PriceStore, backend: Any) -> str | None:
@@ -339,6 +354,7 @@ def start(job: JobArgument,
         service.settle(store, launcher, wait)
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")
     _print_armed(armed, json_out)
+    _say_not_launched(store, [record.id])
 
 
 def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:

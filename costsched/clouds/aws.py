@@ -125,6 +125,24 @@ CAPACITY_ERROR_CODES = frozenset({
 QUOTA_ERROR_CODES = frozenset({
     "VcpuLimitExceeded", "MaxSpotInstanceCountExceeded", "InstanceLimitExceeded"})
 
+# Error codes of other failures (docs.aws.amazon.com/AWSEC2/latest/APIReference/
+# api-error-codes.html, and the common errors of every AWS API): the account's request rate,
+# throttled per region; a server's failure (the request may have been carried out); a call
+# the identity's IAM policy does not allow; credentials refused or expired.
+THROTTLING_ERROR_CODES = frozenset({
+    "RequestLimitExceeded", "Throttling", "ThrottlingException", "ThrottledException",
+    "RequestThrottled", "RequestThrottledException", "TooManyRequestsException", "SlowDown",
+    "PriorRequestNotComplete"})
+SERVER_ERROR_CODES = frozenset({
+    "InternalError", "InternalFailure", "ServiceUnavailable", "Unavailable",
+    "RequestTimeout", "RequestTimeoutException"})
+PERMISSION_ERROR_CODES = frozenset({
+    "UnauthorizedOperation", "AccessDenied", "AccessDeniedException", "NotAuthorized",
+    "OptInRequired", "Blocked"})
+CREDENTIAL_ERROR_CODES = frozenset({
+    "AuthFailure", "InvalidClientTokenId", "SignatureDoesNotMatch", "IncompleteSignature",
+    "ExpiredToken", "ExpiredTokenException", "UnrecognizedClientException", "RequestExpired"})
+
 # The instance types EC2 sells as Capacity Blocks for ML and the regions it sells them in
 # (EC2 User Guide, "Capacity Blocks for ML", 2025): where `collect --booked` asks.
 CAPACITY_BLOCK_TYPES = ("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge",

@@ -147,6 +147,14 @@ CAPACITY_ERROR_CODES = frozenset({
     "SpotPriceGreaterThanProvidedMaxPrice", "QuotaExceeded", "OperationNotAllowed",
     "AzureSpotIsNotSupportedForThisVMSize"})
 
+# Resource Manager's codes of a call the identity's role does not allow, and of a token
+# refused (learn.microsoft.com: "Troubleshoot common Azure deployment errors"); throttling
+# and servers' failures are told by their HTTP status (429, 5xx).
+PERMISSION_ERROR_CODES = frozenset({"AuthorizationFailed", "LinkedAuthorizationFailed"})
+CREDENTIAL_ERROR_CODES = frozenset({
+    "InvalidAuthenticationToken", "InvalidAuthenticationTokenTenant",
+    "ExpiredAuthenticationToken", "AuthenticationFailed"})
+
 # --- quotas ---------------------------------------------------------------------------------
 
 # Compute's usages per region (`usage.list(location)`, with limit and current value): a

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from costsched.model import BookedOffering, InvalidInput, Offering
+from costsched.redact import redact
 
 # pending: asked for, not running the job yet; running: the job runs; stopped: the job
 # checkpointed and exited after a stop request (the instance is still up, and billed, until
@@ -82,6 +83,9 @@ class Instance:
     # set up (`repair_nodes` looks again).
     lost_nodes: tuple[int, ...] = ()
     replacing: tuple[int, ...] = ()
+    # When the cloud says it began running (a gang: the mean of its nodes' starts, so that
+    # its N nodes times the hours since are what they were billed); None: it does not say.
+    started_at: datetime | None = None
 
     @property
     def live(self) -> bool:
@@ -122,6 +126,51 @@ class QuotaError(CapacityError):
         super().__init__(offering, reason)
         self.quota = quota
         self.instances = instances
+
+
+class CloudError(RuntimeError):
+    """A cloud's API failed a call for a reason other than capacity, quota or bad input
+    (`launchers.cloud_errors` tells which from the SDK's exception). `kind`:
+
+    - "transient": the network, a timeout, throttling, a 5xx: the same call may work later;
+    - "denied": a permission, or credentials refused or expired: the user acts (`fix`);
+    - "refused": another answer of the cloud, or an SDK's unexpected failure.
+
+    `scope`: the offerings the same error would refuse too: "cloud" (every one of the
+    cloud: its credentials, a permission, an endpoint of the whole cloud), "region" (the
+    region's: its endpoint, its rate limit) or "offering". `sent`: the request may have
+    been carried out although its answer was lost (a timeout or a dropped connection after
+    it was sent, a 5xx): what a create may have made is looked for by its tags before
+    anything else is tried. str() is one line: the cloud, the call, the cause and the fix,
+    never a secret."""
+
+    KINDS = ("transient", "denied", "refused")
+    SCOPES = ("cloud", "region", "offering")
+
+    def __init__(self, cloud: str, call: str, cause: str, *, kind: str,
+                 scope: str = "offering", sent: bool = False, fix: str = "") -> None:
+        if kind not in self.KINDS or scope not in self.SCOPES:
+            raise ValueError(f"cloud error kind {kind!r} / scope {scope!r}")
+        self.cloud, self.call, self.kind, self.scope, self.sent = cloud, call, kind, scope, sent
+        self.cause = redact(" ".join(cause.split()))
+        self.fix = redact(" ".join(fix.split()))
+        super().__init__(f"{cloud} {call}: {self.cause}" + (f"; {self.fix}" if self.fix else ""))
+
+    @property
+    def transient(self) -> bool:
+        return self.kind == "transient"
+
+    def after_create(self) -> CloudError:
+        """This error, raised after a create call that succeeded (the create was carried
+        out: `sent`)."""
+        return CloudError(self.cloud, self.call, self.cause, kind=self.kind, scope=self.scope,
+                          sent=True, fix=self.fix)
+
+    def refuses(self, failed: Offering, other: Offering) -> bool:
+        """Whether this error, met launching `failed`, would refuse `other` too."""
+        if self.scope == "offering" or other.cloud != failed.cloud:
+            return other == failed
+        return self.scope == "cloud" or other.region == failed.region
 
 
 class CarryError(RuntimeError):

@@ -13,7 +13,13 @@ newest verified checkpoint; the job finishes while checkpointing -> cancelled (t
 the job succeeded); a target that cannot be launched (capacity) or dies before it runs ->
 terminated, and the next candidate offering is tried (a migration's last candidate is the
 source's own offering: the job stays where it was), as it is when the checkpoint cannot be
-carried to the target's cloud; no candidate left -> failed.
+carried to the target's cloud; no candidate left -> failed. A launch the cloud fails for
+another reason (`CloudError`: the network, throttling, a 5xx, a permission) tries the next
+candidate the same error does not refuse (a permission: another cloud's), after looking for
+what the launch may have made by its attempt tag (adopted); when that cannot be looked at
+and the create may have been carried out, the move waits for its next step. Any other call
+a step makes that the cloud fails leaves the move as it is, to be stepped again at the next
+pass (the reason in the job's log, said once).
 
 Safety: the source is terminated only once the target runs from the verified checkpoint;
 a failed target is terminated before the next one is launched, so a job never has more
@@ -39,6 +45,7 @@ from typing import Any
 from costsched.migration.launcher import (
     CapacityError,
     CarryError,
+    CloudError,
     Instance,
     Launcher,
     LaunchSpec,
@@ -46,7 +53,7 @@ from costsched.migration.launcher import (
 )
 from costsched.migration.quotas import next_fitting
 from costsched.migration.quotas import refused as quota_refused
-from costsched.model import FINAL_STATES, InvalidInput, Offering
+from costsched.model import BILLED_FROM_RUNNING, FINAL_STATES, InvalidInput, Offering
 from costsched.store import PriceStore
 from costsched.store.batch import BATCH_STEPS, Batch
 from costsched.store.jobs import StaleState
@@ -58,6 +65,7 @@ JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recov
 RENEW_SECONDS = 60.0  # `run_many` renews the jobs' leases at least this often
 RETRIES = 3  # a step left out of a batch's writes this often is left for the next pass
 STOP_TIMEOUT = timedelta(minutes=10)  # a source that does not checkpoint by then is ended
+WAIT_NOTE = "cloud"  # the job's log: why its move waits on a cloud
 
 
 def utcnow() -> datetime:
@@ -126,6 +134,14 @@ class Mover:
             if not self._stopped():
                 raise
             return self.wind_down(self.store.moves.get(move.id))
+        except CloudError as exc:
+            # The cloud could not be asked (a launch's own failures are acted on where it
+            # is made): the move waits as it is, and its next step (the next pass) asks
+            # again; a migration that could not ask its source to stop is given up.
+            if move.state == "planned" and move.kind == "migration" and not exc.transient:
+                return self._not_moved(move, exc)
+            self._waits(move, f"{exc}; asked again at the next pass")
+            return move
 
     def wind_down(self, move: MoveRecord) -> MoveRecord:
         """The job was stopped: terminate every live instance of it (the move's source and
@@ -200,8 +216,11 @@ class Mover:
             return self.store.moves.advance(move, "failed", at=now,
                                             detail="every candidate offering failed")
         offering = offering_of(candidate)
-        adopted = [i for i in self.launcher.instances(self.job.job_id)
-                   if i.attempt == move.attempt and i.live]
+        try:
+            adopted = [i for i in self.launcher.instances(self.job.job_id)
+                       if i.attempt == move.attempt and i.live]
+        except CloudError as exc:  # nothing was asked for: the next offering is tried
+            return self._cannot_launch(move, offering, exc, now, look=False)
         job = self.job
         try:
             if not adopted and self.carry is not None:
@@ -239,6 +258,8 @@ class Mover:
             self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
                                             detail=f"cannot launch: {exc}", tried=move.tried + 1)
+        except CloudError as exc:
+            return self._cannot_launch(move, offering, exc, now)
         except (InvalidInput, OSError) as exc:
             # The job itself cannot be started (its command, its environment): no other
             # offering would do better. Nothing runs or is billed; the job fails, saying why.
@@ -248,18 +269,81 @@ class Mover:
             self._end_job("failed", now, f"cannot start the job: {exc}")
             return self.store.moves.advance(move, "failed", at=now,
                                             detail=f"cannot start the job: {exc}")
+        return self._launched(move, offering, instance, now)
+
+    def _launched(self, move: MoveRecord, offering: Offering, instance: Instance,
+                  now: datetime) -> MoveRecord:
+        """The move's target `instance` (launched, or adopted) placed: billed from now, or
+        from when it runs where the cloud bills from then (a flex-start VM waits for
+        capacity first: `_target_launched`); a migration's source stays placed (and billed)
+        until it ends."""
         if self._stopped():  # stopped while the launch call ran: end what it started
             self.launcher.terminate(instance.id)
             return self.wind_down(move)
         reason = "launch" if move.kind == "launch" else move.kind
-        # Billed from launch; a migration's source stays placed (and billed) until it ends.
         self.store.jobs.place(self.job.job_id, offering.key, gpu_model=offering.gpu_model,
                               gpu_count=offering.gpu_count, at=now,
-                              usd_per_hour=float(candidate["usd_per_hour"]), reason=reason,
-                              instance=instance.id, keep_open=bool(move.source_instance))
+                              usd_per_hour=float(move.candidate["usd_per_hour"]),
+                              reason=reason, instance=instance.id,
+                              keep_open=bool(move.source_instance),
+                              waiting=offering.market in BILLED_FROM_RUNNING)
         return self.store.moves.advance(move, "target_launched", at=now,
                                         detail=f"instance {instance.id}",
                                         target_instance=instance.id)
+
+    def _cannot_launch(self, move: MoveRecord, offering: Offering, exc: CloudError,
+                       now: datetime, look: bool = True) -> MoveRecord:
+        """A launch the cloud failed for another reason than capacity (`exc`). What the
+        move's launches may have made is looked for by their attempt tags first (unless
+        `look` is False: the look itself failed): this attempt's is adopted, an earlier
+        candidate's ended. When the cloud cannot be looked at and the create may have
+        been carried out, the move waits (its next step asks again, with the same attempt:
+        a job never runs twice). Else the offerings the same error refuses are skipped (a
+        permission: every one of the cloud's), and with none left the job fails, saying
+        why and what to do."""
+        made: list[Instance] = []
+        if look:
+            try:
+                made = self._made_by(move)
+            except CloudError as again:
+                if exc.sent:
+                    self._waits(move, f"cannot launch: {exc}; cannot tell whether it "
+                                f"started an instance ({again.cause}): asked again at the "
+                                "next pass")
+                    return move
+        for found in made:
+            if found.attempt == move.attempt:
+                return self._launched(move, offering, found, now)
+            self.launcher.terminate(found.id)  # an earlier candidate's, seen late
+        following = [offering_of(c) for c in move.candidates]
+        tried = next((i for i in range(move.tried + 1, len(following))
+                      if not exc.refuses(offering, following[i])), len(following))
+        said = f"cannot launch: {exc}"
+        if tried >= len(following):
+            self._end_job("failed", now, f"no offering could be launched; {exc}")
+            return self.store.moves.advance(move, "failed", at=now, tried=tried, detail=said)
+        return self.store.moves.advance(move, "checkpoint_verified", at=now, detail=said,
+                                        tried=tried)
+
+    def _made_by(self, move: MoveRecord) -> list[Instance]:
+        """The live instances the move's launches were tagged with (any candidate's)."""
+        mine = f"j{move.job_id}-m{move.id}-"
+        return [i for i in self.launcher.instances(self.job.job_id)
+                if i.live and i.attempt.startswith(mine)]
+
+    def _waits(self, move: MoveRecord, line: str) -> None:
+        """Say in the job's log why its move waits (once while it says the same)."""
+        said = self.store.jobs.last_details([move.job_id], WAIT_NOTE).get(move.job_id)
+        if said != line:
+            self.store.jobs.note(move.job_id, WAIT_NOTE, line, at=self.clock())
+
+    def _not_moved(self, move: MoveRecord, exc: CloudError) -> MoveRecord:
+        """A migration whose source could not be asked to stop: the job stays where it
+        runs, and the move is cancelled, saying why."""
+        now = self.clock()
+        self._job_state("running", now, f"move {move.id} ({move.kind}) not made: {exc}")
+        return self.store.moves.advance(move, "cancelled", at=now,
+                                        detail=f"cannot ask the source to stop: {exc}")
 
     def _target_launched(self, move: MoveRecord) -> MoveRecord:
         now = self.clock()
@@ -267,7 +351,11 @@ class Mover:
         if target.state == "pending":
             return move
         if target.state in ("running", "succeeded"):
-            self.store.availability.record(offering_of(move.candidate), "launched",
+            offering = offering_of(move.candidate)
+            if offering.market in BILLED_FROM_RUNNING:  # charged from when it began running
+                started = min(max(target.started_at or now, move.updated_at), now)
+                self.store.jobs.runs(self.job.job_id, target.id, started)
+            self.store.availability.record(offering, "launched",
                                            at=now, detail=f"instance {target.id}")
             return self.store.moves.advance(move, "target_running", at=now,
                                             detail=f"instance {target.id} {target.state}")
@@ -283,6 +371,10 @@ class Mover:
 
     def _target_running(self, move: MoveRecord) -> MoveRecord:
         now = self.clock()
+        if move.tried:  # an earlier candidate's launch that answered late ends now
+            for stray in self._made_by(move):
+                if stray.id != move.target_instance:
+                    self.launcher.terminate(stray.id)
         if move.source_instance and move.source_instance != move.target_instance:
             self.launcher.terminate(move.source_instance)
             self.store.jobs.end_placement(self.job.job_id, now, instance=move.source_instance)

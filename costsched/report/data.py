@@ -153,8 +153,10 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     names = dict(zip(jobs["id"], jobs["name"], strict=True))
     placed = store.jobs.placements(int(jobs["id"].iloc[0]) if len(jobs) == 1 else None)
     placed = placed[placed["job_id"].isin(list(names))].reset_index(drop=True)
+    # What ran: a placement whose instance still waits for capacity is not billed yet.
+    ran = placed[~placed["waiting"]].reset_index(drop=True)
 
-    pieces = _pieces(placed, start, end)
+    pieces = _pieces(ran, start, end)
     sizes = {j: _checkpoint_gb(spec) for j, spec in zip(jobs["id"], jobs["spec"], strict=True)}
     all_moves = egress_costs(placed, checkpoint_gb=sizes)
     in_period = all_moves["at"] <= end
@@ -164,7 +166,7 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
 
     budgets = {j: b for j, b in zip(jobs["id"], map(_budget, jobs["spec"]), strict=True)
                if b is not None}
-    lives = _pieces(placed[placed["job_id"].isin(list(budgets))], None, end)
+    lives = _pieces(ran[ran["job_id"].isin(list(budgets))], None, end)
     job_moves = store.moves.of_jobs(names)
     moves, idle = _moves(job_moves, jobs, placed, all_moves, start, end,
                          _target_running_times(store, job_moves, start, end))
@@ -172,13 +174,13 @@ def _build(store: PriceStore, jobs: pd.DataFrame, start: pd.Timestamp | None,
     # The baselines take the pace the job kept over its placements' hours, setup included
     # (a launch choice kept would have paid its setup too); the speed table, its training
     # speed (setup left out: a slow start is no slow training).
-    paced = _measured(jobs, placed, rates, None)
+    paced = _measured(jobs, ran, rates, None)
     readings = store.jobs.readings(list(names))
-    measured = _measured(jobs, placed, rates, readings)
-    stays = _static_stays(jobs, placed, pieces, start, end, paced, rates)
+    measured = _measured(jobs, ran, rates, readings)
+    stays = _static_stays(jobs, ran, pieces, start, end, paced, rates)
     predicted = store.jobs.predictions(list(names))
     reached = estimates.until(jobs, end)
-    runs = _clip_to(_pieces(placed[placed["job_id"].isin(list(predicted["job_id"]))],
+    runs = _clip_to(_pieces(ran[ran["job_id"].isin(list(predicted["job_id"]))],
                             None, end), reached)
     nodes = {j: _nodes(spec) for j, spec in zip(jobs["id"], jobs["spec"], strict=True)}
     charged = _charge(store, end, nodes, pieces=pieces, on_demand=_on_demand_twin(pieces),
@@ -314,8 +316,10 @@ def _charge(store: PriceStore, end: pd.Timestamp, nodes: dict[int, int],
     """Each frame of placement intervals of jobs (an open one ends at `end`) with
     `hours`, `usd`, `price_source` and `job_id`, all charged in one `placement_costs` call;
     a job of several nodes (`nodes`, by job id) is charged once per node."""
-    columns = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour"]
-    together = pd.concat([frame[columns] for frame in parts.values()], ignore_index=True)
+    columns = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour", "waiting"]
+    together = pd.concat([frame.reindex(columns=columns) for frame in parts.values()],
+                         ignore_index=True)
+    together["waiting"] = together["waiting"].eq(True)
     charged = placement_costs(store, together, now=end.to_pydatetime())
     out, at = {}, 0
     for name, frame in parts.items():

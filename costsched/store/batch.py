@@ -36,7 +36,8 @@ from costsched.store.database import (
     from_epoch_seconds,
     write,
 )
-from costsched.store.job_placements import place_checked, placed_detail
+from costsched.store.job_log import JobLog
+from costsched.store.job_placements import place_checked, placed_detail, runs_detail
 from costsched.store.job_rows import (
     PLACEMENT_COLUMNS,
     StaleState,
@@ -62,6 +63,7 @@ class _Open:
     start_ts: int
     instance: str
     order: int  # opened in the batch: after every stored one, in the order opened
+    waiting: bool = False  # its instance waits for capacity: charged from when it runs
 
 
 class Batch:
@@ -83,6 +85,7 @@ class Batch:
         self.touched: dict[int, int] = {}  # job id: its updated_ts
         self.placed: list[tuple[_Open, dict]] = []
         self.ended: list[tuple[_Open, int]] = []
+        self.running: list[_Open] = []  # stored waiting placements whose instance runs
         self.seen: list[tuple[int, dict]] = []  # (job id, an availability observation)
         self.advanced: set[int] = set()  # the moves written
         self.events: list[tuple[dict, object]] = []  # (row, its detail or a function of it)
@@ -103,11 +106,12 @@ class Batch:
         for chunk in id_chunks(job_ids, placements.c.job_id):
             for r in conn.execute(
                     select(placements.c.id, placements.c.job_id, placements.c.start_ts,
-                           placements.c.instance)
+                           placements.c.instance, placements.c.waiting)
                     .where(chunk, placements.c.end_ts.is_(None))
                     .order_by(placements.c.start_ts, placements.c.id)):
                 self.open[int(r.job_id)].append(_Open(int(r.id), int(r.job_id),
-                                                      int(r.start_ts), str(r.instance), 0))
+                                                      int(r.start_ts), str(r.instance), 0,
+                                                      bool(r.waiting)))
 
     def full(self) -> bool:
         """Whether to commit now (one more step counted)."""
@@ -132,7 +136,8 @@ class Batch:
         """The jobs (of those written) whose state, or whose move, is not as read; their
         rows locked (PostgreSQL; SQLite's write lock is held) until the commit."""
         written = set(self.touched) | {self.move_rows[i].job_id for i in self.advanced} | \
-            {row["job_id"] for _, row in self.placed} | {o.job_id for o, _ in self.ended}
+            {row["job_id"] for _, row in self.placed} | {o.job_id for o, _ in self.ended} | \
+            {o.job_id for o in self.running}
         changed = set()
         for chunk in id_chunks(written, jobs.c.id):
             changed |= {int(i) for i, state in conn.execute(
@@ -150,6 +155,10 @@ class Batch:
         made = insert_with_ids(conn, placements, [row for _, row in placed])
         for (opened, _), placement_id in zip(placed, made, strict=True):
             opened.id = placement_id
+        running = [o for o in self.running if o.job_id not in dropped]
+        update_rows(conn, placements, [{"was_id": o.id, "start_ts": o.start_ts,
+                                        "waiting": False} for o in running], ["id"],
+                    ["start_ts", "waiting"])
         ended = [(o, ts) for o, ts in self.ended if o.job_id not in dropped]
         update_rows(conn, placements, [{"was_id": o.id, "end_ts": ts}
                                        for o, ts in ended], ["id"], ["end_ts"])
@@ -218,6 +227,16 @@ class _Jobs:
 
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
+        self.engine = batch.engine
+
+    def last_details(self, job_ids: Iterable[int], kind: str) -> dict[int, str]:
+        """`JobLog.last_details` from the store (the batch's own notes are not yet there)."""
+        return JobLog.last_details(self, job_ids, kind)  # type: ignore[arg-type]
+
+    def note(self, job_id: int, kind: str, detail: str, *, at: datetime) -> None:
+        """`JobLog.note`, written at the commit (the job's record is not touched)."""
+        _check_text("kind", kind, 32, required=True)
+        self.batch.event(int(job_id), epoch_second(at), kind, None, None, detail)
 
     def state(self, job_id: int) -> str:
         return self.batch.state(int(job_id))
@@ -250,9 +269,30 @@ class _Jobs:
                          lambda: f"placement {closed.id} ended")
         return closed.id if closed.id is not None else -1
 
+    def runs(self, job_id: int, instance: str, at: datetime) -> int | None:
+        """`JobPlacements.runs` on the batch's view (-1 for a placement opened in the
+        batch: its id comes at the commit)."""
+        ts, job_id = epoch_second(at), int(job_id)
+        self.batch.state(job_id)
+        found = next((o for o in self.batch.open.get(job_id, ())
+                      if o.instance == instance and o.waiting), None)
+        if found is None:
+            return None
+        found.start_ts, found.waiting = max(ts, found.start_ts), False
+        row = next((r for o, r in self.batch.placed if o is found), None)
+        if row is not None:  # opened in this batch: inserted as it is now
+            row.update(start_ts=found.start_ts, waiting=False)
+        else:
+            self.batch.running.append(found)
+        self.batch.touch(job_id, ts)
+        self.batch.event(job_id, ts, "placement", None, None,
+                         lambda: runs_detail(found.id, ts))
+        return found.id if found.id is not None else -1
+
     def place(self, job_id: int, offering_key: tuple[str, str, str, str, str, str], *,
               gpu_model: str, gpu_count: int, at: datetime, usd_per_hour: float,
-              reason: str, instance: str = "", keep_open: bool = False) -> int:
+              reason: str, instance: str = "", keep_open: bool = False,
+              waiting: bool = False) -> int:
         """The placement opened (-1: its id comes at the commit)."""
         price = place_checked(offering_key, gpu_model, gpu_count, usd_per_hour, reason,
                               instance)
@@ -265,8 +305,8 @@ class _Jobs:
         row = dict(zip(PLACEMENT_COLUMNS[2:8], offering_key, strict=True))
         row.update(job_id=job_id, gpu_model=gpu_model, gpu_count=int(gpu_count),
                    start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
-                   instance=instance)
-        opened = _Open(None, job_id, ts, instance, len(self.batch.placed) + 1)
+                   instance=instance, waiting=bool(waiting))
+        opened = _Open(None, job_id, ts, instance, len(self.batch.placed) + 1, bool(waiting))
         self.batch.open.setdefault(job_id, []).append(opened)
         self.batch.placed.append((opened, row))
         self.batch.event(job_id, ts, "placement", None, None, lambda: placed_detail(

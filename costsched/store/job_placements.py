@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timezone
 
-from sqlalchemy import Connection, Engine, insert, select
+from sqlalchemy import Connection, Engine, insert, select, update
 
 from costsched.lazy import pandas as pd
 from costsched.model import (
@@ -47,25 +47,52 @@ class JobPlacements:
         reason: str,
         instance: str = "",
         keep_open: bool = False,
+        waiting: bool = False,
     ) -> int:
         """End the job's open placement at `at` and open one on `offering_key`; its id.
 
         `offering_key` is (cloud, region, zone, instance_type, market, os), as
         `Offering.key`; `usd_per_hour` is the stored price at `at`. `keep_open` leaves the
         open placement running beside the new one (a migration's source is billed until
-        it is terminated: `end_placement(..., instance=...)` closes it then).
+        it is terminated: `end_placement(..., instance=...)` closes it then). `waiting`:
+        its instance waits for capacity and is billed from when it runs (a market of
+        BILLED_FROM_RUNNING): charged nothing until `runs` says when.
         """
         price = place_checked(offering_key, gpu_model, gpu_count, usd_per_hour, reason,
                               instance)
         ts = epoch_second(at)
         return write(self.engine, lambda conn: self._place(
             conn, job_id, offering_key, ts, gpu_model=gpu_model, gpu_count=int(gpu_count),
-            price=price, reason=reason, instance=instance, keep_open=keep_open))
+            price=price, reason=reason, instance=instance, keep_open=keep_open,
+            waiting=bool(waiting)))
+
+    def runs(self, job_id: int, instance: str, at: datetime) -> int | None:
+        """The job's open placement on `instance` that waits for its instance to run: its
+        instance runs since `at`, from when it is charged (its start is set to `at`); its
+        id, or None when none waits (idempotent)."""
+        ts = epoch_second(at)
+
+        def started(conn: Connection) -> int | None:
+            found = conn.execute(select(placements.c.id, placements.c.start_ts).where(
+                placements.c.job_id == int(job_id), placements.c.instance == instance,
+                placements.c.end_ts.is_(None), placements.c.waiting)).first()
+            if found is None:
+                raise _NothingOpen  # undone: not even updated_ts moves
+            _touch(conn, job_id, ts)
+            conn.execute(update(placements).where(placements.c.id == found.id).values(
+                start_ts=max(ts, int(found.start_ts)), waiting=False))
+            _event(conn, job_id, ts, "placement", None, None, runs_detail(found.id, ts))
+            return int(found.id)
+
+        try:
+            return write(self.engine, started)
+        except _NothingOpen:
+            return None
 
     @staticmethod
     def _place(conn: Connection, job_id: int, offering_key: tuple[str, ...], ts: int, *,
                gpu_model: str, gpu_count: int, price: float, reason: str, instance: str,
-               keep_open: bool) -> int:
+               keep_open: bool, waiting: bool = False) -> int:
         state = _touch(conn, job_id, ts)
         if state in FINAL_STATES:
             raise InvalidInput(
@@ -75,7 +102,7 @@ class JobPlacements:
         row = dict(zip(PLACEMENT_COLUMNS[2:8], offering_key, strict=True))
         row.update(job_id=int(job_id), gpu_model=gpu_model, gpu_count=int(gpu_count),
                    start_ts=ts, end_ts=None, usd_per_hour=price, reason=reason,
-                   instance=instance)
+                   instance=instance, waiting=waiting)
         placement_id = int(conn.execute(insert(placements).values(row))
                            .inserted_primary_key[0])
         _event(conn, job_id, ts, "placement", None, None,
@@ -117,6 +144,7 @@ class JobPlacements:
         frame["start_at"] = from_epoch_seconds(frame.pop("start_ts"))
         end = frame.pop("end_ts")
         frame["end_at"] = pd.to_datetime(end.astype("Float64"), unit="s", utc=True)
+        frame["waiting"] = frame["waiting"].astype(bool)
         return frame[PLACEMENT_COLUMNS]
 
     def newest_open_placement(self, job_id: int) -> int | None:
@@ -156,6 +184,12 @@ def place_checked(offering_key: tuple, gpu_model: str, gpu_count: int, usd_per_h
     price = _number("usd_per_hour", usd_per_hour, positive=market not in BOOKED_MARKETS)
     _check_text("instance", instance, 256)
     return price
+
+
+def runs_detail(placement_id: object, ts: int) -> str:
+    """The log's line for a waiting placement whose instance runs (charged from then)."""
+    when = datetime.fromtimestamp(ts, timezone.utc).isoformat().replace("+00:00", "Z")
+    return f"placement {placement_id}: its instance runs: charged from {when}"
 
 
 def placed_detail(placement_id: object, reason: str, offering_key: tuple, price: float,

@@ -37,7 +37,7 @@ from costsched.store.schema import job_events, jobs, placements
 
 PLACEMENT_COLUMNS = [
     "id", "job_id", "cloud", "region", "zone", "instance_type", "market", "os", "gpu_model",
-    "gpu_count", "start_at", "end_at", "usd_per_hour", "reason", "instance",
+    "gpu_count", "start_at", "end_at", "usd_per_hour", "reason", "instance", "waiting",
 ]
 EVENT_COLUMNS = ["id", "job_id", "at", "kind", "from_state", "to_state", "detail"]
 

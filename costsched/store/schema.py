@@ -117,6 +117,9 @@ placements = Table(
     Column("first_step_ts", BigInteger, nullable=True),
     Column("last_step", Float, nullable=True),
     Column("last_step_ts", BigInteger, nullable=True),
+    # Its instance waits for capacity, billed only once it runs (revision 0015: a market of
+    # BILLED_FROM_RUNNING): charged nothing until then, when its start is set to that time.
+    Column("waiting", Boolean, nullable=False, server_default=text("false")),
     Index("ix_placements_job_start", "job_id", "start_ts"),
 )
 

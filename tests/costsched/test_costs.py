@@ -290,7 +290,7 @@ def test_intervals_on_many_offerings_at_once_equal_a_step_by_step_integral(
         start = float(rng.uniform(-20, 520))
         rows.append((n, 1, *key, GPU[key[3]], 1, pd.Timestamp(at(start)).floor("s"),
                      pd.Timestamp(at(start + rng.uniform(0, 60))).floor("s"), 9.0,
-                     "launch", ""))
+                     "launch", "", False))
     frame = pd.DataFrame(rows, columns=PLACEMENT_COLUMNS)
     usd = costs.placement_costs(store, frame, now=at(1000))["usd"]
 

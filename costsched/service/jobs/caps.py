@@ -26,7 +26,7 @@ from datetime import datetime, timedelta, timezone
 from costsched import amounts
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
-from costsched.costs import egress_costs, placement_costs
+from costsched.costs import egress_costs, per_node, placement_costs
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
@@ -43,6 +43,7 @@ from costsched.service.jobs.runs import (
     _runs,
     _steps_left_of,
     done_step,
+    nodes_of,
 )
 from costsched.service.jobs.steps import _start_migration
 from costsched.store import PriceStore
@@ -145,29 +146,32 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     placed = store.jobs.placements()
     placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
     sizes = {j: _checkpoint_gb(specs[j]) for j in wanted}
+    nodes = {j: nodes_of(specs[j]) for j in wanted}  # every node of a gang is charged
     stopped = _budget_stops(store, wanted)
     runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
     out = []
     for job_id, usd in sorted(own.items()):
         out.append(_state(store, f"job {job_id} ({names[job_id]})", "job", usd, "total",
-                          [job_id], placed, states, at, interval_seconds, stopped, runs, sizes))
+                          [job_id], placed, states, at, interval_seconds, stopped, runs, sizes,
+                          nodes))
     for name, members in named.items():
         members = sorted(members, key=lambda j: (created[j], j))
         b = config.named[name]
         out.append(_state(store, name, "named", float(b.usd), b.period, members, placed,
-                          states, at, interval_seconds, stopped, runs, sizes))
+                          states, at, interval_seconds, stopped, runs, sizes, nodes))
     return out
 
 
 def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
            members: Sequence[int], placed: pd.DataFrame, states: Mapping[int, str],
            at: datetime, interval_seconds: float, stopped: Mapping[int, set[str]],
-           runs: Mapping[int, RunningJob], sizes: Mapping[int, float]) -> BudgetState:
+           runs: Mapping[int, RunningJob], sizes: Mapping[int, float],
+           nodes: Mapping[int, int]) -> BudgetState:
     mine = placed[placed["job_id"].isin(list(members))]
-    spent = _spent(store, mine, period_start(period, at), at, sizes)
+    spent = _spent(store, mine, period_start(period, at), at, sizes, nodes)
     running = tuple(j for j in members if states[j] == "running")
     ahead = _next_charge(store, mine[mine["job_id"].isin(list(running))], at,
-                         interval_seconds)
+                         interval_seconds, nodes)
     per_hour = {j: ahead.get(j, 0.0) * 3600 / interval_seconds for j in running}
     to_end = {j: _to_end(runs[j], mine, per_hour[j], at) for j in running}
     # The forecast runs to the end of the period: a running job is charged to its own end
@@ -183,9 +187,9 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
 
 
 def _spent(store: PriceStore, placed: pd.DataFrame, since: datetime | None, at: datetime,
-           sizes: Mapping[int, float]) -> dict[int, float]:
-    """Each job's compute and egress (its declared checkpoint `sizes` copied at each move)
-    in [since, at] from the stored prices."""
+           sizes: Mapping[int, float], nodes: Mapping[int, int]) -> dict[int, float]:
+    """Each job's compute (each of its `nodes`) and egress (its declared checkpoint `sizes`
+    copied at each move, once) in [since, at] from the stored prices."""
     if placed.empty:
         return {}
     moves = egress_costs(placed, checkpoint_gb={int(j): sizes.get(int(j), 0.0)
@@ -194,9 +198,11 @@ def _spent(store: PriceStore, placed: pd.DataFrame, since: datetime | None, at: 
     if since is not None:
         start = pd.Timestamp(since)
         end = frame["end_at"].fillna(pd.Timestamp(at))
-        frame = frame[end > start].assign(start_at=frame["start_at"].clip(lower=start))
+        kept = frame[end > start]  # (none kept: none charged, not a row of NaNs)
+        frame = kept.assign(start_at=kept["start_at"].clip(lower=start))
         moves = moves[moves["at"] >= start] if len(moves) else moves
     charged = placement_costs(store, frame, now=at)
+    charged = per_node(charged, charged["job_id"], nodes) if len(charged) else charged
     out = charged.groupby("job_id")["usd"].sum().to_dict()
     for job_id, usd in moves.groupby("job_id")["usd"].sum().items() if len(moves) else ():
         out[job_id] = out.get(job_id, 0.0) + float(usd)
@@ -204,15 +210,15 @@ def _spent(store: PriceStore, placed: pd.DataFrame, since: datetime | None, at: 
 
 
 def _next_charge(store: PriceStore, placed: pd.DataFrame, at: datetime,
-                 interval_seconds: float) -> dict[int, float]:
-    """What each running job's open placements charge over the next watch interval, at
-    their offerings' stored prices."""
+                 interval_seconds: float, nodes: Mapping[int, int]) -> dict[int, float]:
+    """What each running job's open placements charge over the next watch interval (each
+    of its `nodes`), at their offerings' stored prices."""
     open_ = placed[placed["end_at"].isna()]
     if open_.empty:
         return {}
     ahead = open_.assign(start_at=pd.Timestamp(at),
                          end_at=pd.Timestamp(at) + timedelta(seconds=interval_seconds))
-    charged = placement_costs(store, ahead, now=at)
+    charged = per_node(placement_costs(store, ahead, now=at), ahead["job_id"], nodes)
     return {int(k): float(v) for k, v in charged.groupby("job_id")["usd"].sum().items()}
 
 
@@ -225,8 +231,9 @@ def _to_end(run: RunningJob, placed: pd.DataFrame, usd_per_hour: float,
     if left <= 0 or usd_per_hour <= 0:
         return 0.0
     if reported:
-        end = mine["end_at"].fillna(pd.Timestamp(at))
-        hours = float(((end - mine["start_at"]).dt.total_seconds().clip(lower=0)).sum()) / 3600
+        ran = mine[~mine["waiting"]]  # a wait for capacity is no hour it ran
+        end = ran["end_at"].fillna(pd.Timestamp(at))
+        hours = float(((end - ran["start_at"]).dt.total_seconds().clip(lower=0)).sum()) / 3600
         per_hour = done_step(run, run.record.steps_done) / hours if hours > 0 else 0.0
     else:
         now = mine[mine["end_at"].isna()]

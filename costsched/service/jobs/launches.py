@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from costsched import clouds, launch_secrets
 from costsched.jobspec import resolve
 from costsched.migration.launcher import Launcher
+from costsched.migration.machine import WAIT_NOTE
 from costsched.model import InvalidInput, state_phrase
 from costsched.optimize.booked import BookedPlans
 from costsched.passes import one_pass
@@ -168,3 +170,33 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # where it starts now (a job keeps the first prediction it had).
     record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)
+
+
+@dataclass(frozen=True)
+class NotLaunched:
+    """A job a launch (or a start) left without an instance: `failed` (no offering could
+    be launched; `line` says why and what to do), or waiting on a cloud that failed a call
+    (`line`: which and why; its next step, at the next pass, asks again)."""
+
+    job_id: int
+    name: str
+    failed: bool
+    line: str
+
+
+def not_launched(store: PriceStore, job_ids: Iterable[int]) -> list[NotLaunched]:
+    """Those of `job_ids` (just launched or started) that have no instance, in order."""
+    records = store.jobs.records(list(job_ids))
+    failed = [r.id for r in records if r.state == "failed"]
+    launching = [r.id for r in records if r.state in ("pending", "launching")]
+    why = store.jobs.last_details(failed, "state") if failed else {}
+    waits = store.jobs.last_details(launching, WAIT_NOTE) if launching else {}
+    moves = store.moves.of_jobs(list(waits)) if waits else {}
+    out = []
+    for record in records:
+        if record.id in why:
+            out.append(NotLaunched(record.id, record.name, True, why[record.id]))
+        elif record.id in waits and moves[record.id] and not moves[record.id][-1].ended \
+                and not moves[record.id][-1].target_instance:
+            out.append(NotLaunched(record.id, record.name, False, waits[record.id]))
+    return out

@@ -4,7 +4,7 @@ step keeps, and how far it has come."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property, partial
@@ -72,9 +72,14 @@ class RunningJob:
         """Its instances at once (a gang's num_nodes; 1 for others), from its stored spec."""
         if "resolved" in self.__dict__:
             return self.resolved.nodes
-        value = (self.record.spec.get("spec") or {}).get("num_nodes", 1)
-        return value if isinstance(value, int) and not isinstance(value, bool) and \
-            value > 1 else 1
+        return nodes_of(self.record.spec)
+
+
+def nodes_of(stored: Mapping) -> int:
+    """A job's instances at once from its stored spec (num_nodes; 1 but for a gang)."""
+    value = ((stored.get("spec") if isinstance(stored, Mapping) else None) or {}).get(
+        "num_nodes", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
 
 
 def _newest_open_rows(placements: pd.DataFrame) -> pd.DataFrame:
@@ -134,7 +139,7 @@ def _placed_offering(placement: pd.Series) -> Offering:
 
 class JobEvent(str):
     """One thing a reconcile did to a job: its line (this str), the job, what it was
-    (`kind`: "move", "checkpoint", "finished", "failed", "recovery", "launch"), the log
+    (`kind`: "move", "checkpoint", "finished", "failed", "recovery", "launch", "cloud"), the log
     level it deserves and the notification it calls for ("recovery", "failure" or "")."""
 
     job_id: int

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from costsched.config import BudgetsConfig
 from costsched.lazy import pandas as pd
-from costsched.migration.launcher import Instance, Launcher
+from costsched.migration.launcher import CloudError, Instance, Launcher
 from costsched.model import failure_words
 from costsched.optimize.decision import Overheads
 from costsched.service.estimates import record_landed
@@ -191,7 +191,8 @@ def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 
 def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
                  at: datetime | None) -> JobEvent | None:
     """Close or recover a job whose instance is gone (or that has no open placement),
-    under the job's lease."""
+    under the job's lease; a cloud that fails a call for it is said, and the job is left as
+    it is for the next pass."""
     with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
         # Under the lease, as things are now: another costsched may have acted already.
         if not mine or store.jobs.get(run.record.id).state != "running" or any(
@@ -201,6 +202,9 @@ def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
             return _end_or_recover(store, launcher, run, at)
         except StaleState:  # a move of the job was started meanwhile: it carries on
             return None
+        except CloudError as exc:  # this job's cloud did not answer: the others go on
+            return JobEvent(run.record.id, "cloud", f"{exc}; asked again at the next pass",
+                            level="warning")
 
 
 def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
