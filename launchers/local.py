@@ -27,14 +27,12 @@ by `launchers.local_procs`.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -53,7 +51,7 @@ from launchers.base import (
     Launcher,
     LaunchSpec,
 )
-from launchers.json_files import read_json
+from launchers.json_files import read_json, write_json
 from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
 from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
 from launchers.local_procs import find_agent, reap, signal_group, signal_pid
@@ -129,7 +127,7 @@ class LocalLauncher(Launcher):
             raise InvalidInput(f"local launcher base directory {base}: not writable "
                                f"({exc.strerror})") from None
         record = _record(instance_id, spec)
-        _write_json(folder / INSTANCE, record)  # before the agent: a crash leaves a trace
+        write_json(folder / INSTANCE, record)  # before the agent: a crash leaves a trace
         return self._start(instance_id, folder, spec, record)
 
     def status(self, instance_id: str) -> Instance:
@@ -404,7 +402,7 @@ class LocalLauncher(Launcher):
         self._children[instance_id] = child
         stat = proc_stat(child.pid)
         record = {**record, "pid": child.pid, "start_time": stat.start_time if stat else None}
-        _write_json(folder / INSTANCE, record)
+        write_json(folder / INSTANCE, record)
         return self.status(instance_id)
 
     def _spawn(self, folder: Path, spec: LaunchSpec, node_envs: dict[str, str],
@@ -452,7 +450,7 @@ class LocalLauncher(Launcher):
         pid = find_agent(folder)  # a launch that crashed between starting and recording
         if pid is not None:
             stat = proc_stat(pid)
-            _write_json(folder / INSTANCE, {**record, "pid": pid,
+            write_json(folder / INSTANCE, {**record, "pid": pid,
                                             "start_time": stat.start_time if stat else None})
             return self.status(instance_id)
         return self._start(instance_id, folder, spec, record or _record(instance_id, spec))
@@ -464,7 +462,7 @@ class LocalLauncher(Launcher):
         pid = find_agent(folder)
         if pid is not None:
             stat = proc_stat(pid)
-            _write_json(folder / INSTANCE, {**record, "pid": pid,
+            write_json(folder / INSTANCE, {**record, "pid": pid,
                                             "start_time": stat.start_time if stat else None})
             return "running", "agent adopted after an interrupted launch"
         try:
@@ -547,21 +545,48 @@ def _record(instance_id: str, spec: LaunchSpec) -> dict:
             "pid": None, "start_time": None}
 
 
-def _write_json(path: Path, doc: dict) -> None:
-    # A temporary name of this writer's own: two writers (a launch, and a listing that
-    # adopts its agent) never rename each other's file away.
-    temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    temp.write_text(json.dumps(doc, indent=1))
-    os.replace(temp, path)
-
-
-
 def _ended(status: dict) -> bool:
     """Whether the agent's status.json says the job ended (it says "running" while it runs)."""
     return bool(status) and status.get("state", "running") != "running"
 
 
-if __name__ == "__main__":  # python -m launchers.local preempt|notice JOB_ID
-    from launchers.local_cli import main
+def main(argv: list[str] | None = None) -> int:
+    """`python -m launchers.local preempt|notice JOB_ID [--base-dir DIR]`: simulate a cloud
+    taking a job's running instance away, without or with a preemption notice."""
+    import argparse
 
+    parser = argparse.ArgumentParser(prog="python -m launchers.local",
+                                     description=main.__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("preempt", "notice"))
+    parser.add_argument("job_id", help="the job's id, as `costsched status` lists it")
+    parser.add_argument("--base-dir", type=Path, default=None,
+                        help="the local launcher's instances (default: $COSTSCHED_INSTANCES, "
+                        "else instances in the user data directory, as costsched's own)")
+    parser.add_argument("--node", type=int, default=None,
+                        help="preempt: one node of a multi-node job (its rank)")
+    parser.add_argument("--no-capacity", action="store_true",
+                        help="preempt --node: and leave no capacity where it ran, so that "
+                        "the job moves")
+    args = parser.parse_args(argv)
+    if not args.job_id.isdigit():
+        print(f"job {args.job_id!r}: expected the job's id (a number, as `costsched status` "
+              "lists it)", file=sys.stderr)
+        return 2
+    args.job_id = int(args.job_id)
+    launcher = LocalLauncher(args.base_dir)
+    live = [i for i in launcher.instances(args.job_id) if i.state == "running"]
+    if not live:
+        print(f"job {args.job_id}: no running instance under {launcher.base_dir}",
+              file=sys.stderr)
+        return 1
+    if args.node is not None and args.action == "preempt":
+        launcher.preempt_node(live[-1].id, args.node, capacity=not args.no_capacity)
+        print(f"preempt: node {args.node} of instance {live[-1].id} of job {args.job_id}")
+        return 0
+    getattr(launcher, args.action)(live[-1].id)
+    print(f"{args.action}: instance {live[-1].id} of job {args.job_id}")
+    return 0
+
+
+if __name__ == "__main__":
     sys.exit(main())

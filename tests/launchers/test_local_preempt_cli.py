@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launchers.local_cli import main
+from launchers.local import main
 
 
 def test_preempt_looks_where_the_local_launcher_keeps_its_instances(

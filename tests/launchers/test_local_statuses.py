@@ -22,6 +22,7 @@ import launchers.local as local
 import launchers.procfs as procfs
 from costsched.model import Offering
 from launchers.base import LaunchSpec
+from launchers.json_files import write_json
 from launchers.local import INDEX, LocalLauncher
 from launchers.procfs import proc_stat
 from launchers.status_file import write_status
@@ -56,7 +57,7 @@ def make(launcher: LocalLauncher, job_id: int, attempt: str, pid: int | None = N
     record = {**local._record(instance_id, spec), "pid": pid, "start_time": start_time}
     if launched_at is not None:
         record["launched_at"] = launched_at
-    local._write_json(folder / local.INSTANCE, record)
+    write_json(folder / local.INSTANCE, record)
     if status is not None:
         write_status(folder, status)
     return instance_id
