@@ -21,22 +21,11 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 from moto import mock_aws
 
 from costsched.clouds.aws import new_session as _REAL_SESSION
-from costsched.model import Offering, PriceObservation
+from costsched.model import PriceObservation
 from costsched.service import jobs as service
 from costsched.store import PriceStore
 from tests.conftest import hermetic_aws_env
-
-TASK = """\
-name: spot-v100
-resources:
-  infra: aws
-  accelerators: V100:1
-  use_spot: true
-  image_id: ami-12c6146b
-run: python train.py
-"""
-EAST = Offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "V100", 1, 8, 61.0)
-WEST = Offering("aws", "us-west-2", "us-west-2a", "p3.2xlarge", "spot", "V100", 1, 8, 61.0)
+from tests.costsched.cli.test_quotas import EAST, TASK, WEST  # one spot V100 task, two zones
 
 
 @dataclass
