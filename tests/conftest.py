@@ -63,7 +63,27 @@ def isolate_environment(environ: dict[str, str] | os._Environ = os.environ) -> P
     return root
 
 
+def moto_bundled_images(root: Path, environ: dict[str, str] | os._Environ = os.environ) -> None:
+    """moto's EC2 gives every region backend it makes its few dozen bundled images and, unless
+    MOTO_AMIS_PATH names the image list, about a thousand more "latest" ones of that region:
+    1.5 s a region, and a launcher that looks for a job's instances makes all 38 (then a
+    reset makes them again). The list named here is moto's bundled one (its own file,
+    decompressed), so every image a test names (tests/launchers/moto_images) exists in
+    every region, as before; read when moto is imported, hence before any test module."""
+    import gzip
+    from importlib.util import find_spec
+
+    spec = find_spec("moto")
+    if spec is None or not spec.submodule_search_locations:
+        return  # no moto: the tests that need it are skipped
+    bundled = Path(next(iter(spec.submodule_search_locations))) / "ec2/resources/amis.json.gz"
+    images = root / "moto-amis.json"
+    images.write_bytes(gzip.decompress(bundled.read_bytes()))
+    environ["MOTO_AMIS_PATH"] = str(images)
+
+
 TEST_ROOT = isolate_environment()
+moto_bundled_images(TEST_ROOT)
 
 from sqlalchemy import create_engine, text  # noqa: E402 - after the isolation above
 from typer.testing import CliRunner  # noqa: E402

@@ -41,8 +41,6 @@ def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> I
     raised to 96 vCPUs in us-west-2, and spot prices cheaper in us-east-1; the job's file."""
     hermetic_aws_env(monkeypatch, tmp_path)
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
-    # moto's public images, loaded for every region the launcher looks in: none needed.
-    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
     # The account's regions are the two priced: moto lists every region, and the launcher
     # looks for the job's instances in each (a backend of moto's each, seconds on a busy
     # machine) before it launches.
