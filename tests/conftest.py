@@ -132,6 +132,19 @@ def hermetic_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
+def moto_regions(monkeypatch: pytest.MonkeyPatch,
+                 names: tuple[str, ...] = ("us-east-1", "us-west-2")) -> None:
+    """moto's EC2 as an account with only `names` enabled: describe_regions lists those.
+    moto lists its 38 regions, and a launcher that looks for a job's instances in every
+    region makes a client and a moto backend for each (seconds a launch on a busy
+    machine); two regions keep that look a loop over the account's regions."""
+    from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBackend
+
+    listed = [r for r in RegionsAndZonesBackend.regions if r.name in names]
+    assert {r.name for r in listed} == set(names), names
+    monkeypatch.setattr(RegionsAndZonesBackend, "regions", listed)
+
+
 def atomic_s3_puts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make moto decide a put as S3 does: atomically. moto answers a conditional put
     (If-None-Match: *) by looking for the key, then writing it; another thread's put of the

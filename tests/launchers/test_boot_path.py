@@ -36,7 +36,7 @@ from costsched.store import PriceStore  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install  # noqa: E402
-from tests.conftest import hermetic_aws_env  # noqa: E402
+from tests.conftest import hermetic_aws_env, moto_regions  # noqa: E402
 from tests.launchers.moto_images import IMAGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,6 +120,7 @@ def moto_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str
     moto_api_backend.reset()
     hermetic_aws_env(monkeypatch, tmp_path, ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_EC2"))
     monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
+    moto_regions(monkeypatch)
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
