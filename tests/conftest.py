@@ -82,8 +82,41 @@ def moto_bundled_images(root: Path, environ: dict[str, str] | os._Environ = os.e
     environ["MOTO_AMIS_PATH"] = str(images)
 
 
+class _ListedOnce(list):
+    """A search path list that appends a folder it lists already no second time."""
+
+    def append(self, item: object) -> None:
+        if item not in self:
+            super().append(item)
+
+
+def one_botocore_loader() -> None:
+    """The suite's boto3 and botocore sessions read botocore's bundled data (endpoints,
+    service models: read-only files of the installed package) through one loader per data
+    path, each file parsed once per process, as the clients of one session share them: a
+    new session (every checkpoint store and launcher opens one) otherwise parses them
+    again, a third of a second of CPU each. boto3 adds its own folder to a session's loader
+    at each session: listed once."""
+    try:
+        import botocore.session
+    except ImportError:
+        return
+    made: dict[str | None, object] = {}
+    create = botocore.session.create_loader
+
+    def create_loader(search_path_string: str | None = None) -> object:
+        if search_path_string not in made:
+            loader = create(search_path_string)
+            loader._search_paths = _ListedOnce(loader.search_paths)
+            made[search_path_string] = loader
+        return made[search_path_string]
+
+    botocore.session.create_loader = create_loader
+
+
 TEST_ROOT = isolate_environment()
 moto_bundled_images(TEST_ROOT)
+one_botocore_loader()
 
 from sqlalchemy import create_engine, text  # noqa: E402 - after the isolation above
 from typer.testing import CliRunner  # noqa: E402
