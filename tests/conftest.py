@@ -63,7 +63,60 @@ def isolate_environment(environ: dict[str, str] | os._Environ = os.environ) -> P
     return root
 
 
+def moto_bundled_images(root: Path, environ: dict[str, str] | os._Environ = os.environ) -> None:
+    """moto's EC2 gives every region backend it makes its few dozen bundled images and, unless
+    MOTO_AMIS_PATH names the image list, about a thousand more "latest" ones of that region:
+    1.5 s a region, and a launcher that looks for a job's instances makes all 38 (then a
+    reset makes them again). The list named here is moto's bundled one (its own file,
+    decompressed), so every image a test names (tests/launchers/moto_images) exists in
+    every region, as before; read when moto is imported, hence before any test module."""
+    import gzip
+    from importlib.util import find_spec
+
+    spec = find_spec("moto")
+    if spec is None or not spec.submodule_search_locations:
+        return  # no moto: the tests that need it are skipped
+    bundled = Path(next(iter(spec.submodule_search_locations))) / "ec2/resources/amis.json.gz"
+    images = root / "moto-amis.json"
+    images.write_bytes(gzip.decompress(bundled.read_bytes()))
+    environ["MOTO_AMIS_PATH"] = str(images)
+
+
+class _ListedOnce(list):
+    """A search path list that appends a folder it lists already no second time."""
+
+    def append(self, item: object) -> None:
+        if item not in self:
+            super().append(item)
+
+
+def one_botocore_loader() -> None:
+    """The suite's boto3 and botocore sessions read botocore's bundled data (endpoints,
+    service models: read-only files of the installed package) through one loader per data
+    path, each file parsed once per process, as the clients of one session share them: a
+    new session (every checkpoint store and launcher opens one) otherwise parses them
+    again, a third of a second of CPU each. boto3 adds its own folder to a session's loader
+    at each session: listed once."""
+    try:
+        import botocore.session
+    except ImportError:
+        return
+    made: dict[str | None, object] = {}
+    create = botocore.session.create_loader
+
+    def create_loader(search_path_string: str | None = None) -> object:
+        if search_path_string not in made:
+            loader = create(search_path_string)
+            loader._search_paths = _ListedOnce(loader.search_paths)
+            made[search_path_string] = loader
+        return made[search_path_string]
+
+    botocore.session.create_loader = create_loader
+
+
 TEST_ROOT = isolate_environment()
+moto_bundled_images(TEST_ROOT)
+one_botocore_loader()
 
 from sqlalchemy import create_engine, text  # noqa: E402 - after the isolation above
 from typer.testing import CliRunner  # noqa: E402
@@ -110,6 +163,19 @@ def hermetic_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def moto_regions(monkeypatch: pytest.MonkeyPatch,
+                 names: tuple[str, ...] = ("us-east-1", "us-west-2")) -> None:
+    """moto's EC2 as an account with only `names` enabled: describe_regions lists those.
+    moto lists its 38 regions, and a launcher that looks for a job's instances in every
+    region makes a client and a moto backend for each (seconds a launch on a busy
+    machine); two regions keep that look a loop over the account's regions."""
+    from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBackend
+
+    listed = [r for r in RegionsAndZonesBackend.regions if r.name in names]
+    assert {r.name for r in listed} == set(names), names
+    monkeypatch.setattr(RegionsAndZonesBackend, "regions", listed)
 
 
 def atomic_s3_puts(monkeypatch: pytest.MonkeyPatch) -> None:

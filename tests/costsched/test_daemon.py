@@ -268,14 +268,18 @@ def test_two_daemons_run_each_trigger_once_and_migrate_a_job_once(
 
 START_AT_ONCE = """
 import sys, time
+from pathlib import Path
 import apscheduler.jobstores.sqlalchemy, apscheduler.schedulers.background  # loaded before
 from costsched.config import Config
 from costsched.daemon import Daemon
 from costsched.store import PriceStore
 
-url, at = sys.argv[1], float(sys.argv[2])
+url, ready, go = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 store = PriceStore(url)
-time.sleep(max(0.0, at - time.time()))
+ready.touch()
+while not go.exists():  # the instant every process starts at, once all opened the store
+    time.sleep(0.005)
+time.sleep(max(0.0, float(go.read_text()) - time.time()))
 daemon = Daemon(store, Config(), tasks=["collect"], watch_seconds=0)
 daemon.start()
 daemon.stop()
@@ -291,10 +295,16 @@ def test_daemons_starting_at_the_same_instant_on_a_new_store_all_start(
     script = tmp_path / "start_at_once.py"
     script.write_text(textwrap.dedent(START_AT_ONCE))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    at = time.time() + 8  # every process has opened the store by then, even under load
-    runs = [subprocess.Popen([sys.executable, str(script), empty_url, str(at)], cwd=ROOT,
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            for _ in range(3)]
+    ready = [tmp_path / f"ready-{i}" for i in range(3)]
+    go = tmp_path / "go"
+    runs = [subprocess.Popen([sys.executable, str(script), empty_url, str(r), str(go)],
+                             cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT) for r in ready]
+    # every process has opened the store: they start their daemons at one instant
+    wait_for(lambda: all(r.exists() for r in ready) or any(p.poll() is not None for p in runs),
+             120)
+    (tmp_path / "go.new").write_text(str(time.time() + 0.3))
+    (tmp_path / "go.new").replace(go)
     outputs = [r.communicate(timeout=120)[0].decode() for r in runs]
     assert [r.returncode for r in runs] == [0, 0, 0], outputs
     assert all("started and stopped" in out for out in outputs)

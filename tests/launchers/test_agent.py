@@ -150,7 +150,7 @@ def metadata(request: pytest.FixtureRequest) -> Iterator[tuple[str, threading.Ev
     handler = type("Handler", (Metadata,), {"noticed": threading.Event(),
                                             "style": request.param})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/notice", handler.noticed
     server.shutdown()
     server.server_close()

@@ -28,6 +28,7 @@ from launchers.aws import STOP_COMMAND, AwsLauncher  # noqa: E402
 from launchers.aws_gang import client_token  # noqa: E402
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
 from launchers.userdata import read_payload, startup_script  # noqa: E402
+from tests.conftest import moto_regions  # noqa: E402
 from tests.costsched.service.test_jobs import set_prices  # noqa: E402
 
 HOSTILE_NAME = "x'; rm -rf / #"
@@ -51,6 +52,7 @@ def aws(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", SECRET)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret-access-key-value")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    moto_regions(monkeypatch)
     with mock_aws():
         yield boto3.session.Session(region_name="us-east-1")
 

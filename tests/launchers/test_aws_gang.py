@@ -22,6 +22,7 @@ from launchers import aws_gang, cloud_gang  # noqa: E402
 from launchers.aws import STOP_COMMAND, AwsLauncher  # noqa: E402
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
 from launchers.userdata import read_payload  # noqa: E402
+from tests.conftest import moto_regions  # noqa: E402
 
 BUCKET = "gang-bucket"
 
@@ -106,6 +107,7 @@ def aws(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    moto_regions(monkeypatch)
     with mock_aws():
         session = boto3.session.Session(region_name="us-east-1")
         session.client("s3").create_bucket(Bucket=BUCKET)

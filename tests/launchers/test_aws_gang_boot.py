@@ -107,7 +107,7 @@ def test_two_nodes_boot_see_ranks_and_addresses_and_finish(
                 "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": moto_server,
                 "AWS_EC2_METADATA_SERVICE_ENDPOINT": metadata.url,
                 "AWS_CONFIG_FILE": str(sandbox / "none"),
-                "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")}))
+                "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")}, image_has_env=True))
         statuses = [node.wait() for node in played]
     finally:
         for node in played:
@@ -205,7 +205,7 @@ def test_a_lost_node_is_replaced_and_the_gang_resumes_through_the_boot_path(
             "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": moto_server,
             "AWS_EC2_METADATA_SERVICE_ENDPOINT": metadata.url,
             "AWS_CONFIG_FILE": str(sandbox / "none"),
-            "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")})
+            "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")}, image_has_env=True)
 
     def rounds(played: Instance) -> str:
         try:

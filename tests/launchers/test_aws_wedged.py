@@ -47,10 +47,6 @@ def test_through_the_cli_a_dead_agent_is_said_then_its_job_relaunched(
     from costsched.cli import app
     from costsched.cli import jobs as cli_jobs
 
-    # moto makes a backend per region the launcher lists instances in, each loading
-    # thousands of images (1.5 s each); the job's image is given, none is looked up. The
-    # backends are reset after the test, so later tests get the images again.
-    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
     aws.client("s3").create_bucket(Bucket=BUCKET)
     launcher = AwsLauncher(session=aws, image_id="ami-12c6146b")
     db = tmp_path / "store.sqlite"

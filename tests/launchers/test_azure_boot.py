@@ -40,13 +40,14 @@ def azure_launcher(azure: Azure, root: Path, key: Path) -> AzureLauncher:
                          install=checkout_install(sysconfig.get_paths()["purelib"]))
 
 
-def vm(azure: Azure, sandbox: Path, name: str) -> Instance:
+def vm(azure: Azure, sandbox: Path, name: str, image_has_env: bool = False) -> Instance:
     """The VM Azure made: its custom data run as cloud-init runs a script, with the
-    metadata service saying this VM's name."""
+    metadata service saying this VM's name (`Instance` for `image_has_env`)."""
     azure.imds.vm = name
     custom = azure.arm.vm(name)["properties"]["osProfile"]["customData"]
     env = {k: v for k, v in azure.env().items() if k != "AZURE_STORAGE_ACCOUNT"}
-    return Instance(base64.b64decode(custom).decode(), sandbox, env)
+    return Instance(base64.b64decode(custom).decode(), sandbox, env,
+                    image_has_env=image_has_env)
 
 
 @pytest.mark.results
@@ -98,7 +99,7 @@ def test_spot_vm_boots_is_evicted_and_the_job_recovers_on_another(
     assert second_id != first_id and azure.arm.vm(second_id.rsplit("/", 1)[1]) is not None
     assert len(azure.arm.vms()) == 1  # one VM at a time: never the job twice
 
-    second = vm(azure, tmp_path / "i2", second_id.rsplit("/", 1)[1])
+    second = vm(azure, tmp_path / "i2", second_id.rsplit("/", 1)[1], image_has_env=True)
     try:
         status = second.wait()
     finally:

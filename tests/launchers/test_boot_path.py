@@ -36,7 +36,7 @@ from costsched.store import PriceStore  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install  # noqa: E402
-from tests.conftest import hermetic_aws_env  # noqa: E402
+from tests.conftest import hermetic_aws_env, moto_regions  # noqa: E402
 from tests.launchers.moto_images import IMAGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +102,7 @@ class Metadata:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()
@@ -120,6 +120,7 @@ def moto_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str
     moto_api_backend.reset()
     hermetic_aws_env(monkeypatch, tmp_path, ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_EC2"))
     monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
+    moto_regions(monkeypatch)
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -156,9 +157,21 @@ class Instance:
     """One instance played on this machine: its startup script under bash, in a sandbox,
     with the cloud's endpoints on loopback."""
 
-    def __init__(self, script: str, sandbox: Path, env: dict[str, str]) -> None:
+    def __init__(self, script: str, sandbox: Path, env: dict[str, str], *,
+                 image_has_env: bool = False) -> None:
+        """With `image_has_env`, the machine image carries costsched's virtual environment
+        at the script's root (the sandbox's `root`) already: the script does not make one
+        (`[ -x "$root/bin/python" ] ||`; making it installs pip in it, seconds of CPU) and
+        runs its install step in that one. Each cloud's boot test here makes it; the tests
+        of what follows a boot (an agent started again, a gang's rounds, a container, a
+        recovery's second instance) boot from such an image."""
         self.script, self.sandbox = script, sandbox
         sandbox.mkdir(parents=True)
+        if image_has_env:
+            root = sandbox / "root"
+            assert f'root="{root}"' in script, "the script's root is not the sandbox's"
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+                            "--system-site-packages", str(root)], check=True)
         env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(sandbox),
                "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": os.devnull,
                "COSTSCHED_AGENT_POLL": "0.2", **env}
@@ -188,8 +201,8 @@ class Instance:
 
 
 def ec2_instance(ec2: Any, instance_id: str, sandbox: Path, endpoint: str,
-                 metadata: Metadata) -> Instance:
-    """An EC2 instance: the user data EC2 holds for it."""
+                 metadata: Metadata, image_has_env: bool = False) -> Instance:
+    """An EC2 instance: the user data EC2 holds for it (`Instance` for `image_has_env`)."""
     answer = ec2.describe_instance_attribute(InstanceId=instance_id.split("/")[1],
                                             Attribute="userData")
     script = base64.b64decode(answer["UserData"]["Value"]).decode()
@@ -198,7 +211,7 @@ def ec2_instance(ec2: Any, instance_id: str, sandbox: Path, endpoint: str,
         "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
         "AWS_EC2_METADATA_SERVICE_ENDPOINT": metadata.url,
         "AWS_CONFIG_FILE": str(sandbox / "none"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")})
+        "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")}, image_has_env=image_has_env)
 
 
 def wait_for(predicate: Any, timeout: float = 90) -> None:
@@ -265,7 +278,8 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     second_id = str(store.jobs.placements(job.id)["instance"].iloc[-1])
     assert second_id != first_id
 
-    second = ec2_instance(ec2, second_id, tmp_path / "i2", moto_server, metadata)
+    second = ec2_instance(ec2, second_id, tmp_path / "i2", moto_server, metadata,
+                          image_has_env=True)
     try:
         status = second.wait()
     finally:
@@ -316,14 +330,15 @@ def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
         spec["constraints"]["gpu_models"] = ["V100"]
         path.write_text(yaml.safe_dump(spec))
 
-        def boot(sandbox: Path) -> Instance:
+        def boot(sandbox: Path, image_has_env: bool = False) -> Instance:
             """Compute Engine starts the newest instance: RUNNING, its startup script run."""
             (zone, name), made = list(instances.store.items())[-1]
             made.status = "RUNNING"
             service.reconcile(store, launcher)
             script = next(i.value for i in made.metadata.items if i.key == "startup-script")
             return Instance(script, sandbox, {"STORAGE_EMULATOR_HOST": gcs.url,
-                                              "GCE_METADATA_HOST": metadata.url[7:-1]})
+                                              "GCE_METADATA_HOST": metadata.url[7:-1]},
+                            image_has_env=image_has_env)
 
         [job] = service.launch(store, [path], launcher=launcher,
                                checkpoint_root=f"gs://{BUCKET}/jobs")
@@ -346,7 +361,7 @@ def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
         launcher.root = str(tmp_path / "i2" / "root")
         done = service.reconcile(store, launcher)
         assert any("preempted; recovery" in line for line in done), done
-        second = boot(tmp_path / "i2")
+        second = boot(tmp_path / "i2", image_has_env=True)
         try:
             status = second.wait()
         finally:

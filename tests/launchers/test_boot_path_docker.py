@@ -55,7 +55,8 @@ run: python train.py --steps $STEPS --step-seconds 0.01 --checkpoint-every 0.3
 
 def instance(ec2: object, instance_id: str, sandbox: Path, endpoint: str,
              metadata: Metadata) -> Instance:  # noqa: F811
-    """The EC2 instance of test_boot_path, with the stand-in `docker` on its PATH."""
+    """The EC2 instance of test_boot_path, with the stand-in `docker` on its PATH, from an
+    image that carries costsched's environment (test_boot_path makes it)."""
     answer = ec2.describe_instance_attribute(  # type: ignore[attr-defined]
         InstanceId=instance_id.split("/")[1], Attribute="userData")
     script = base64.b64decode(answer["UserData"]["Value"]).decode()
@@ -67,7 +68,7 @@ def instance(ec2: object, instance_id: str, sandbox: Path, endpoint: str,
         "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
         "AWS_EC2_METADATA_SERVICE_ENDPOINT": metadata.url,
         "AWS_CONFIG_FILE": str(sandbox / "none"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")})
+        "AWS_SHARED_CREDENTIALS_FILE": str(sandbox / "none")}, image_has_env=True)
 
 
 @pytest.mark.results

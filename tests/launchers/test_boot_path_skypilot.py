@@ -110,7 +110,8 @@ def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
     assert read_payload(script)["secret_refs"] == {
         "HF_TOKEN": f"/costsched/job-{job.id}/{key}/HF_TOKEN"}
 
-    instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata)
+    instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata,
+                            image_has_env=True)
     try:
         status = instance.wait()
     finally:

@@ -21,6 +21,7 @@ from costsched.store import PriceStore
 from launchers.aws import AwsLauncher
 from launchers.checkpoints import open_store
 from launchers.clouds import CloudsLauncher, owner
+from tests.conftest import moto_regions
 from tests.launchers.test_azure import make
 
 moto = pytest.importorskip("moto")
@@ -63,6 +64,7 @@ def test_a_job_moves_from_aws_to_azure_when_it_pays_and_its_egress_is_charged_on
                         # Azure's VMs read their checkpoints from Blob: carried there.
                         "COSTSCHED_LAUNCH_CHECKPOINT_ROOTS": "azure=az://ckpt/jobs"}.items():
         monkeypatch.setenv(name, value)
+    moto_regions(monkeypatch)
     with moto.mock_aws():
         session = boto3.session.Session(region_name="us-east-1")
         session.client("s3").create_bucket(Bucket="ckpt-bucket")

@@ -179,7 +179,7 @@ def google_metadata(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     monkeypatch.setenv("GCE_METADATA_HOST", f"127.0.0.1:{server.server_address[1]}")
     yield asked
     server.shutdown()

@@ -276,7 +276,7 @@ def test_stop_flag_watcher_sends_sigterm_to_the_agent(tmp_path) -> None:
             pass
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Flag)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     root = tmp_path / "root"
     (root / "bin").mkdir(parents=True)
     (root / "bin" / "python").symlink_to(sys.executable)

@@ -70,7 +70,8 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     instance_id = str(store.jobs.placements(job.id)["instance"].iloc[-1])
     checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
-    instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata)
+    instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata,
+                            image_has_env=True)
     try:
         wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
         first = heartbeat_pid(instance.workdir)
@@ -122,7 +123,8 @@ def test_boot_reads_the_secret_from_ssm_deletes_it_and_says_it_nowhere(
                      envs={"HF_TOKEN": SECRET}, secret_names=("HF_TOKEN",))
     got = launcher.launch(job)
     assert len(ssm.describe_parameters()["Parameters"]) == 1
-    instance = ec2_instance(ec2, got.id, tmp_path / "i1", moto_server, metadata)
+    instance = ec2_instance(ec2, got.id, tmp_path / "i1", moto_server, metadata,
+                            image_has_env=True)
     try:
         status = instance.wait()
     finally:

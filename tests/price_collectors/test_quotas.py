@@ -22,12 +22,6 @@ AT = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
 REGIONS = ["us-east-1", "us-west-2"]
 
 
-@pytest.fixture(autouse=True)
-def _no_public_images(monkeypatch: pytest.MonkeyPatch) -> None:
-    """moto's public images, loaded for each region: none is needed here."""
-    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
-
-
 def read_aws(session: StubbedSession) -> dict:
     reading = AwsQuotaReader(AwsQuotaClients(session)).read(REGIONS)
     for stub in session.stubs.values():

@@ -18,7 +18,7 @@ from moto import mock_aws
 
 from costsched.model import Offering, PriceObservation
 from costsched.store import PriceStore
-from tests.conftest import hermetic_aws_env
+from tests.conftest import hermetic_aws_env, moto_regions
 from tests.price_collectors.quota_fakes import StubbedSession, documented
 
 TASK = """\
@@ -41,13 +41,7 @@ def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> I
     raised to 96 vCPUs in us-west-2, and spot prices cheaper in us-east-1; the job's file."""
     hermetic_aws_env(monkeypatch, tmp_path)
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
-    # moto's public images, loaded for every region the launcher looks in: none needed.
-    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
-    # The account's regions are the two priced: moto lists every region, and the launcher
-    # looks for the job's instances in each (a backend of moto's each, seconds on a busy
-    # machine) before it launches.
-    monkeypatch.setattr("launchers.aws.AwsLauncher._all_regions",
-                        lambda self: ["us-east-1", "us-west-2"])
+    moto_regions(monkeypatch)  # the account's regions: the two priced
     with mock_aws():
         session = StubbedSession({r: documented(r) for r in ("us-east-1", "us-west-2")})
         monkeypatch.setattr("price_collectors.quotas_aws._default_session", lambda: session)

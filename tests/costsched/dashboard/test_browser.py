@@ -186,6 +186,7 @@ def test_the_dashboard_shows_a_running_job_live(running_job, browser: Browser,
             "document.querySelector('form.filters input[name=budget]').value") == "vision"
         assert browser.problems == []
     finally:
+        browser.leave()  # its live updates' stream ends: the server stops at once
         server.stop()
 
 
@@ -211,4 +212,5 @@ def test_actions_in_the_browser_need_the_token(running_job, browser: Browser) ->
         assert store.jobs.get(job).state == "stopped"
         store.dispose()
     finally:
+        browser.leave()  # its live updates' stream ends: the server stops at once
         server.stop()

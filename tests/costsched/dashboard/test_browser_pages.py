@@ -24,11 +24,6 @@ from tests.costsched.report.scenario import EAST, T0, fill
 TICKS = ("Object.values(Chart.instances).map((c) => c.scales.x.ticks.map((t) => t.label))")
 
 
-def leave(chromium) -> None:  # noqa: ANN001 - a Browser
-    """A blank page before the server stops: the page's live stream does not try again."""
-    chromium.send("Page.navigate", {"url": "about:blank"}, session=True)
-
-
 @pytest.fixture()
 def no_jobs(tmp_path: Path) -> tuple[str, Path]:
     db = tmp_path / "store.sqlite"
@@ -68,7 +63,7 @@ def test_prices_without_a_running_job_and_empty_charts_say_so(no_jobs, browser) 
         assert browser.js("document.querySelectorAll('canvas').length") == 0
         assert browser.problems == []
     finally:
-        leave(browser)
+        browser.leave()  # before the server stops: its live stream does not try again
         server.stop()
 
 
@@ -90,5 +85,5 @@ def test_time_axes_and_the_spend_tables_read_at_a_glance(history, browser) -> No
         assert browser.js("document.documentElement.scrollWidth") <= 1280
         assert browser.problems == []
     finally:
-        leave(browser)
+        browser.leave()  # before the server stops: its live stream does not try again
         server.stop()

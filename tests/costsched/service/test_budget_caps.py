@@ -85,8 +85,8 @@ def _cost(store: PriceStore, job_id: int) -> float:
 def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
         tmp_path: Path, local, cli, monkeypatch: pytest.MonkeyPatch) -> None:
     store, launcher = local
-    budget = 0.08  # 8 s of the job's 16 s at one cent a second
-    steps = 1600
+    budget = 0.08  # 8 s of the job's 10 s at one cent a second
+    steps = 1000
     job_id = _launch(store, launcher, tmp_path,
                      _project(tmp_path, "capped", {"budget": budget}, steps=steps),
                      monkeypatch)

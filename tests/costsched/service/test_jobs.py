@@ -114,9 +114,11 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     expected = uninterrupted(tmp)
     # The job holds after each step, checkpointed, while this file exists: it is moved and
     # taken away while it trains, never after it ended, however slowly the machine runs it.
+    # Held, the job's pace no longer places the moves: once let go, it runs the rest of its
+    # steps at 2 ms each (the step's sleep alone: the weights are the same).
     hold = tmp / "hold"
     hold.touch()
-    run = f"{sys.executable} {TRAIN} {TRAIN_ARGS} --hold-while {hold}"
+    run = f"{sys.executable} {TRAIN} {TRAIN_ARGS} --step-seconds 0.002 --hold-while {hold}"
     [job] = service.launch(store, write_spec(tmp, run=run), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     counter = LiveCounter(launcher, job.id)
