@@ -66,9 +66,9 @@ def test_the_same_objects_give_the_same_files_from_s3_and_blob(
                        "deep/er/c.csv": b"x,y\n1,2\n"}
     assert tree(tmp_path / "az" / "data") == from_s3 == tree(tmp_path / "az" / "url")
     assert said_s3 == [f"copied s3://datasets/data/set to {tmp_path / 's3' / 'data'}: 3 "
-                       "file(s)"]
+                       "files"]
     assert said_az[0] == (f"copied az://datasets/data/set to {tmp_path / 'az' / 'data'}: 3 "
-                          "file(s)")
+                          "files")
     asked = [r for r in azure.blob.requests if r.path.startswith(f"/{ACCOUNT}/datasets")]
     assert asked and all(r.headers["authorization"] == f"Bearer {STORAGE_TOKEN}"
                          for r in asked)  # the (managed) identity's token, no key
