@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +20,10 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 from moto import mock_aws
 
 from costsched.clouds.aws import new_session as _REAL_SESSION
-from costsched.model import PriceObservation
 from costsched.service import jobs as service
 from costsched.store import PriceStore
 from tests.conftest import hermetic_aws_env
-from tests.costsched.cli.test_quotas import EAST, TASK, WEST  # one spot V100 task, two zones
+from tests.costsched.cli.test_quotas import priced_task  # a spot V100 task, two zones
 
 
 @dataclass
@@ -103,13 +101,7 @@ def ec2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> Itera
     faults = Faults()
     monkeypatch.setattr("costsched.clouds.aws.new_session", faults.session)
     with mock_aws():
-        store = PriceStore(str(db_path))
-        now = datetime.now(timezone.utc) - timedelta(minutes=30)
-        store.ingest([PriceObservation(EAST, 0.92, now, "test"),
-                      PriceObservation(WEST, 1.23, now, "test")])
-        store.dispose()
-        path = tmp_path / "spot-v100.yaml"
-        path.write_text(TASK)
+        path = priced_task(db_path, tmp_path)
         faults.task = path  # type: ignore[attr-defined]
         yield faults
 

@@ -35,6 +35,18 @@ WEST = Offering("aws", "us-west-2", "us-west-2a", "p3.2xlarge", "spot", "V100", 
 BLOCKED = "quota 0 of 8 vCPUs: request L-7212CCBC in us-east-1"
 
 
+def priced_task(db_path: Path, tmp_path: Path) -> Path:
+    """TASK in a file, its two zones' spot prices stored half an hour ago."""
+    store = PriceStore(str(db_path))
+    now = datetime.now(timezone.utc) - timedelta(minutes=30)
+    store.ingest([PriceObservation(EAST, 0.92, now, "test"),
+                  PriceObservation(WEST, 1.23, now, "test")])
+    store.dispose()
+    path = tmp_path / "spot-v100.yaml"
+    path.write_text(TASK)
+    return path
+
+
 @pytest.fixture()
 def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> Iterator[Path]:
     """Moto's EC2, the documented Service Quotas of a new account with the spot P quota
@@ -45,13 +57,7 @@ def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> I
     with mock_aws():
         session = StubbedSession({r: documented(r) for r in ("us-east-1", "us-west-2")})
         monkeypatch.setattr("price_collectors.quotas_aws._default_session", lambda: session)
-        store = PriceStore(str(db_path))
-        now = datetime.now(timezone.utc) - timedelta(minutes=30)
-        store.ingest([PriceObservation(EAST, 0.92, now, "test"),
-                      PriceObservation(WEST, 1.23, now, "test")])
-        store.dispose()
-        path = tmp_path / "spot-v100.yaml"
-        path.write_text(TASK)
+        path = priced_task(db_path, tmp_path)
         yield path
 
 
