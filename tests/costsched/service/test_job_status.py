@@ -22,7 +22,8 @@ def finished(store, launcher, job_id: int) -> bool:  # noqa: ANN001
 
 def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noqa: F811
     store, launcher, tmp = world
-    run = f"{sys.executable} {TRAIN} --steps 400 --step-seconds 0.03 --checkpoint-every 0.5"
+    # 6 s of steps: it reports one (about every second) while it runs
+    run = f"{sys.executable} {TRAIN} --steps 400 --step-seconds 0.015 --checkpoint-every 0.5"
     [job] = service.launch(store, write_spec(tmp, "reports", run=run), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     # The spec says 1500 steps at 0.01 steps/s: the hours-run estimate is near 0%.
