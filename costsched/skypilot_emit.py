@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
@@ -12,10 +12,12 @@ from costsched.jobspec import JobSpec
 from costsched.skypilot_resources import KEPT_FIELDS
 
 
-def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str:
+def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
+              bucket_source: Callable[[str], str] = str) -> str:
     """A SkyPilot task of `spec` pinned to one offering (cloud, region, zone, instance
-    type, market): its name, workdir, setup, run, envs, secrets' names, file mounts and
-    placement-neutral resources kept."""
+    type, market): its name, workdir, nodes, setup, run, envs, secrets' names, file mounts
+    and placement-neutral resources kept. `bucket_source`: a bucket mount's source as
+    SkyPilot reads it (an az:// container written as its account's URL)."""
     instance_type = str(offering["instance_type"]).split("+", 1)[0]
     infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
                                        offering.get("zone") or "") if p)
@@ -35,16 +37,22 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "") -> str
             del kept["image_id"]
     resources.update({k: v for k, v in kept.items() if v not in ({}, [])})
     task["resources"] = resources
+    if spec.num_nodes > 1:
+        task["num_nodes"] = spec.num_nodes
     envs: dict[str, Any] = {**spec.envs, **dict.fromkeys(spec.task.launch_envs)}
     if envs:
         task["envs"] = envs
     if spec.task.secrets:
         task["secrets"] = dict.fromkeys(spec.task.secrets)
-    mounts = {m.path: ({"source": m.source, "mode": m.mode} if m.mode != "COPY"
-                       else written.get(m.source, m.source)) for m in spec.task.mounts}
-    if spec.checkpoint.location.startswith(fields.BUCKET_SCHEMES):
+    mounts: dict[str, Any] = {}
+    for m in spec.task.mounts:
+        bucket = fields.is_bucket(m.source)
+        source = bucket_source(m.source) if bucket else written.get(m.source, m.source)
+        mounts[m.path] = {"source": source, "mode": m.mode} if bucket or m.mode != "COPY" \
+            else source
+    if fields.is_bucket(spec.checkpoint.location):
         path = spec.task.checkpoint_mount or "/checkpoints"
-        mounts[path] = {"source": spec.checkpoint.location, "mode": "MOUNT"}
+        mounts[path] = {"source": bucket_source(spec.checkpoint.location), "mode": "MOUNT"}
     if mounts:
         task["file_mounts"] = mounts
     if spec.task.config:

@@ -466,8 +466,15 @@ def _emit(kind: str, read: list[tuple[str, JobSpec]], result: PlanResult) -> Non
         if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
             note += (f"\nRelative paths as {source} wrote them: from "
                      f"{Path(source).resolve().parent}.")
-        docs.append(emit_task(spec, b, note))
+        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket))
     console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
+
+
+def _sky_bucket(uri: str) -> str:
+    """A bucket as SkyPilot reads it: an az:// container as its account's URL."""
+    from launchers.checkpoints.azure import instance_uri
+
+    return instance_uri(uri, what="bucket")
 
 
 def _number(value: float) -> float | None:

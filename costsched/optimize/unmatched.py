@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
+from costsched import catalog
 from costsched.amounts import per_hour
 from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
@@ -69,7 +70,7 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
         return Missing(f"no offering has a price as of {when} (neither a stored price nor a "
                        "list price held by then)")
     cpu = isinstance(job.table, CpuWork)
-    missing = _unknown_value(c, market, when)
+    missing = _retired(c, market, at, when) or _unknown_value(c, market, when)
     if missing is not None:
         return missing
     recent = pd.Timestamp(at) >= pd.Timestamp(now or datetime.now(timezone.utc)) - RECENT
@@ -121,6 +122,30 @@ def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]
 
 
 # --- the classes ---------------------------------------------------------------------------
+
+
+def _retired(c: Constraints, market: pd.DataFrame, at: datetime,
+             when: str) -> Missing | None:
+    """Instance types none of which is priced because their cloud retired them by `at`
+    (a task's V100:1 on azure: Standard_NC6s_v3), with the shape priced elsewhere."""
+    if not c.instance_types or market["instance_type"].isin(list(c.instance_types)).any():
+        return None
+    rows = [catalog.lookup_any(str(t)) for t in c.instance_types]
+    days = {r["retired"] for r in rows if r is not None}
+    if None in rows or not days or any(pd.isna(d) or d > pd.Timestamp(at) for d in days):
+        return None
+    day = max(days)
+    clouds = " and ".join(sorted({str(r["cloud"]) for r in rows if r is not None}))
+    alive = replace(c, instance_types=(), clouds=(), regions=(), zones=())
+    shape = market[_shape(market, alive) & _market(market, alive)] if c.gpu_models \
+        else market.iloc[:0]
+    markets = " or ".join(_market_word(m) for m in c.markets)
+    instead = [f"{markets} {_shape_words(alive, market, False)} on other types: "
+               f"{_offerings(shape.sort_values('usd_per_hour', kind='stable'))}"] \
+        if not shape.empty else []
+    return Missing(f"{_types(c.instance_types)} retired by {clouds} "
+                   f"{'on' if len(days) == 1 else 'by'} {day:%Y-%m-%d}: not rented as of "
+                   f"{when}", instead)
 
 
 def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing | None:

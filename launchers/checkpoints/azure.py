@@ -104,11 +104,12 @@ def endpoint(account: str, suffix: str) -> str:
     return os.environ.get(ENV_ENDPOINT, "").strip().rstrip("/") or f"https://{account}{suffix}"
 
 
-def instance_uri(uri: str) -> str:
-    """`uri` as an instance is given it: the account's URL, which needs no configuration."""
+def instance_uri(uri: str, what: str = "checkpoint location") -> str:
+    """`uri` as an instance (or SkyPilot) is given it: the account's URL, which needs no
+    configuration; `what`: what the location is for, said if it names no account."""
     if not uri.startswith("az://"):
         return uri
-    account, suffix, container, prefix = parse(uri)
+    account, suffix, container, prefix = parse(uri, what)
     return f"https://{account}{suffix}/{layout.join(container, prefix)}"
 
 

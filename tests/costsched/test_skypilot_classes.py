@@ -187,3 +187,39 @@ def test_a_gpu_of_a_set_none_of_the_tasks_clouds_has_is_named_with_the_cloud() -
             "on aws has it") in spec.task.notes
     both = task("resources: {accelerators: {H100: 1, A100-80GB: 1}}\nrun: x")
     assert not any("dropped" in n for n in both.task.notes)
+
+
+def test_emit_keeps_a_gangs_nodes_and_writes_buckets_as_skypilot_reads_them() -> None:
+    from costsched.skypilot_emit import emit_task
+
+    offering = {"cloud": "azure", "region": "eastus", "zone": "", "market": "spot",
+                "instance_type": "Standard_NC24ads_A100_v4", "gpu_model": "A100-80GB",
+                "gpu_count": 1}
+    spec = task("num_nodes: 2\nresources: {accelerators: A100-80GB:1}\nfile_mounts:\n"
+                "  /data: {source: az://corpus/v2, mode: MOUNT}\n"
+                "  /ro: {source: 'az://b/p', mode: COPY}\nrun: x")
+    emitted = yaml.safe_load(emit_task(spec, offering, bucket_source=lambda u: u.upper()))
+    assert emitted["num_nodes"] == 2  # a gang pinned as a gang, never as one node
+    assert emitted["file_mounts"] == {"/data": {"source": "AZ://CORPUS/V2", "mode": "MOUNT"},
+                                      "/ro": {"source": "AZ://B/P", "mode": "COPY"}}
+    back = parse_task(emitted, "pinned.yaml")
+    assert back.num_nodes == 2
+    assert "num_nodes" not in yaml.safe_load(emit_task(task("run: x"), offering))
+
+
+def test_plan_emit_writes_an_az_container_as_its_accounts_url(
+        cli, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    path = tmp_path / "task.yaml"
+    path.write_text("resources: {accelerators: A100-80GB:1, infra: azure}\n"
+                    "file_mounts: {/data: az://corpus/v2}\nrun: python train.py\n")
+    monkeypatch.delenv("AZURE_STORAGE_ACCOUNT", raising=False)
+    refused = cli("plan", path, "--emit", "sky", "--at", "2026-11-01")
+    assert refused.exit_code == 2
+    assert "bucket 'az://corpus/v2': no storage account: set azure.storage_account" in \
+        " ".join(refused.output.split())
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT", "mydata")
+    result = cli("plan", path, "--emit", "sky", "--at", "2026-11-01")
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout)["file_mounts"] == {
+        "/data": {"source": "https://mydata.blob.core.windows.net/corpus/v2",
+                  "mode": "MOUNT"}}

@@ -52,6 +52,20 @@ def test_a_value_nothing_has_is_named_with_those_that_exist() -> None:
     assert why(gpu_models=("A10O",)).endswith("did you mean 'A100'?")
 
 
+def test_a_type_its_cloud_retired_is_named_as_retired_with_the_shape_elsewhere() -> None:
+    # A task's V100:1 on azure reads as Standard_NC6s_v3, which Azure retired on 2025-09-30.
+    retired = dict(clouds=("azure",), gpu_models=("V100",), gpu_counts=(1,),
+                   instance_types=("Standard_NC6s_v3",), markets=("spot",))
+    assert why(**retired) == (
+        "job j: Standard_NC6s_v3 retired by azure on 2025-09-30: not rented as of "
+        "2026-06-01T00:00Z; spot V100:1 on other types: aws us-east-1 p3.2xlarge $0.9200/h")
+    # Before its retirement, what has no price is said as before, not a retirement.
+    assert why(at=datetime(2025, 6, 1, tzinfo=timezone.utc), **retired) == (
+        "job j: no offering priced as of 2025-06-01T00:00Z has cloud azure; priced: aws, gcp")
+    # A type the catalog does not know is a typo, as before.
+    assert "did you mean" in why(instance_types=("p3.2xlarg",))
+
+
 def test_a_shape_nothing_has() -> None:
     assert why(gpu_models=("V100",), gpu_counts=(8,)) == (
         "job j: no instance type priced as of 2026-06-01T00:00Z is V100:8; V100 is priced "
