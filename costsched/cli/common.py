@@ -47,9 +47,23 @@ def _reads_store(db: str | None) -> str | None:
              f"${ENV_DB} {user_text(os.environ[ENV_DB])}" if os.environ.get(ENV_DB) else
              "the default store")
     err_console.print(f"[red]error:[/red] {named}: no such store ({user_text(missing.resolve())})"
-                      "; `costsched prices import FILE` or `costsched collect` makes one",
-                      highlight=False, soft_wrap=True)
+                      "; `costsched launch JOB.yaml`, `costsched collect` or `costsched prices "
+                      "import FILE` makes one", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+NO_STORE = "none:"  # the default store, not made yet: nothing launched on this machine
+
+
+def _reads_store_or_nothing(db: str | None) -> str | None:
+    """A look at jobs on a machine where nothing was launched yet (no --db, no
+    $COSTSCHED_DB, no default store) finds no jobs (NO_STORE); a store named that does not
+    exist is a typo, named in one line (`_reads_store`)."""
+    from costsched.service.store_files import ENV_DB, missing_store
+
+    if db is None and not os.environ.get(ENV_DB) and missing_store(None) is not None:
+        return NO_STORE
+    return _reads_store(db)
 
 
 def _reads_store_or_list_prices(db: str | None) -> str | None:
@@ -97,6 +111,10 @@ _DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else a 
 # which may create the file.
 DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
                                               callback=_reads_store, show_default=False)]
+# `status`: no store yet is no jobs yet.
+JobsDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
+                                                  callback=_reads_store_or_nothing,
+                                                  show_default=False)]
 NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                  callback=_writes_store, show_default=False)]
 ListPricesDbOption = Annotated[str | None, typer.Option(

@@ -12,8 +12,10 @@ import typer
 from costsched.cli.common import (
     NEVER_RUN,
     NO_JOBS,
+    NO_STORE,
     DbOption,
     JobArgument,
+    JobsDbOption,
     JsonOption,
     WideOption,
     at_least,
@@ -22,7 +24,7 @@ from costsched.cli.common import (
     print_json,
     split_csv,
 )
-from costsched.model import JOB_STATES
+from costsched.model import JOB_STATES, InvalidInput
 from costsched.service import glance
 from costsched.service.job_filters import parse_labels, parse_states
 
@@ -51,7 +53,7 @@ def status(
     reconcile: Annotated[bool, typer.Option(
         "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
         "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,
-    db: DbOption = None,
+    db: JobsDbOption = None,
     wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:
@@ -60,6 +62,12 @@ def status(
     parse_labels(label or [])  # a malformed one is refused, jobs or none
     states = parse_states(split_csv(state))  # and an unknown state
     at_least("--wait", wait, 0.0)
+    if db == NO_STORE:  # nothing launched on this machine yet
+        if job is not None:
+            raise InvalidInput(f"job {job!r}: no job of that name (none was launched here yet; "
+                               "`costsched launch JOB.yaml` starts one)")
+        print_nothing(json_out)
+        return
     if job is None and not wait and glance.nothing_to_show(db):
         print_nothing(json_out)
         return

@@ -54,9 +54,10 @@ def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "p3.2xlarge" in shown.stdout
 
 
-# plan, prices show and prices history answer from the bundled prices without a store.
+# plan, prices show and prices history answer from the bundled prices without a store;
+# status finds no jobs where nothing was launched yet.
 @pytest.mark.parametrize("name", sorted(set(READERS) - {"plan", "prices show",
-                                                        "prices history"}))
+                                                        "prices history", "status"}))
 def test_a_reader_on_a_missing_default_store_names_it_and_creates_nothing(
         name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COSTSCHED_DB", raising=False)
@@ -67,6 +68,23 @@ def test_a_reader_on_a_missing_default_store_names_it_and_creates_nothing(
     expected = tmp_path / "data" / "costsched" / "prices.sqlite"
     assert len(lines) == 1 and "the default store: no such store" in lines[0]
     assert str(expected) in lines[0] and "costsched prices import" in lines[0]
+    assert "`costsched launch JOB.yaml`" in lines[0]
+    assert not (tmp_path / "data").exists()
+
+
+def test_status_where_nothing_was_launched_yet_finds_no_jobs_and_creates_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COSTSCHED_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 0, result.output
+    assert "No jobs. `costsched launch JOB.yaml` starts one." in result.stdout
+    as_json = CliRunner().invoke(app, ["status", "--json"])
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout)["jobs"] == []
+    one = CliRunner().invoke(app, ["status", "resnet"])
+    assert one.exit_code == 2 and one.output.strip() == (
+        "error: job 'resnet': no job of that name (none was launched here yet; `costsched "
+        "launch JOB.yaml` starts one)")
     assert not (tmp_path / "data").exists()
 
 
