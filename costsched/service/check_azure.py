@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from costsched.service.check_causes import NETWORK_FIX, first_line, network_cause
@@ -30,25 +31,40 @@ ENV_SOURCES = (("AZURE_CLIENT_SECRET", "a service principal's secret"),
                ("AZURE_FEDERATED_TOKEN_FILE", "a workload identity"))
 
 
-def sources() -> list[str]:
-    """Where azure-identity will find credentials here (named, never read)."""
+# The chassis asset tag every Azure VM carries (read by cloud-init to know it runs there).
+AZURE_ASSET_TAG = "7783-7084-3265-9085-8269-3286-77"
+ASSET_TAG_FILE = Path("/sys/class/dmi/id/chassis_asset_tag")
+
+
+def on_azure_vm(asset_tag: Path = ASSET_TAG_FILE) -> bool:
+    """Whether this machine is an Azure VM (whose managed identity azure-identity tries)."""
+    try:
+        return asset_tag.read_text().strip() == AZURE_ASSET_TAG
+    except OSError:
+        return False
+
+
+def sources(asset_tag: Path = ASSET_TAG_FILE) -> list[str]:
+    """Where azure-identity will find credentials here (named, never read); [] if none."""
     from costsched.clouds.azure_sdk import cli_profile
 
     found = [f"environment variables AZURE_TENANT_ID, AZURE_CLIENT_ID ({what})"
              for name, what in ENV_SOURCES if os.environ.get(name)]
+    if on_azure_vm(asset_tag):
+        found.append("managed identity (this is an Azure VM)")
     if cli_profile().exists():
         found.append(f"Azure CLI login ({cli_profile().parent})")
-    found.append("managed identity (on an Azure VM)")
     return found
 
 
 def check(config: Any = None, credential: Any = None,
           clients: Callable[[str, Any], Any] | None = None,
-          seconds: float | None = None, vault: Any = None) -> CloudCheck:
+          seconds: float | None = None, vault: Any = None,
+          asset_tag: Path = ASSET_TAG_FILE) -> CloudCheck:
     """Azure's capabilities (see the module's doc). `config`: the [azure] section and
     launch.checkpoint_root (the effective configuration's by default); `credential`,
     `clients(subscription, credential)` and `vault` (a launchers.azure_secrets.KeyVault):
-    the SDK's (tests give their own)."""
+    the SDK's (tests give their own); `asset_tag`: the file that tells an Azure VM."""
     out = CloudCheck("azure", extra_installed=installed("requests"))
     out.collect_prices = out.extra_installed
     out.notes.append("prices come from the public Azure Retail Prices API: no credentials "
@@ -68,7 +84,7 @@ def check(config: Any = None, credential: Any = None,
 
         config = effective()
     seconds = call_seconds() if seconds is None else seconds
-    out.credentials = sources()
+    out.credentials = sources(asset_tag)
     try:
         sub, where = subscription(config.azure.subscription_id)
     except InvalidInput:

@@ -5,6 +5,7 @@ token or a secret."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,8 +40,25 @@ def test_an_account_that_can_do_everything(azure: Any) -> None:
         ("virtual machines list (costsched)", True), ("compute usages (eastus)", True),
         ("checkpoint container (az://ckpt/jobs)", True)]
     assert found.quotas == ""
-    assert "managed identity (on an Azure VM)" in found.credentials
     assert "arm-token" not in json.dumps(found.as_dict())
+
+
+def test_a_managed_identity_is_named_only_on_an_azure_vm(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from costsched.service import check_azure as module
+
+    monkeypatch.setenv("AZURE_CONFIG_DIR", str(tmp_path / "no-cli"))
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    for name, _ in module.ENV_SOURCES:
+        monkeypatch.delenv(name, raising=False)
+    tag = tmp_path / "chassis_asset_tag"
+    assert module.sources(tag) == []  # no such file: not an Azure VM, nothing claimed
+    tag.write_text("Not Specified\n")
+    assert module.sources(tag) == []
+    tag.write_text(module.AZURE_ASSET_TAG + "\n")
+    assert module.sources(tag) == ["managed identity (this is an Azure VM)"]
+    bare = check_azure(config=Config.model_validate({}), asset_tag=tmp_path / "none")
+    assert bare.credentials == [] and bare.problem.startswith("no Azure subscription named")
 
 
 def test_a_missing_permission_names_the_role_to_give(azure: Any) -> None:
