@@ -23,7 +23,8 @@ from costsched.cli.common import (
     DbOption,
     JobArgument,
     JsonOption,
-    NewDbOption,
+    OpenedDbOption,
+    announce_new_store,
     at_least,
     console,
     friendly_errors,
@@ -98,7 +99,7 @@ def launch(
         "--yes", help="Launch even when a job's pessimistic cost (preemptions at the 95th "
                       "percentile) does not fit what is left of its budgets; with --book, "
                       "buy without asking.")] = False,
-    db: NewDbOption = None,
+    db: OpenedDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
@@ -110,9 +111,11 @@ def launch(
         parse_offering(offering)  # how to write one, before anything is opened or reached
     envs, secrets = _given("--env", env), _given("--secret", secret)
     read = read_jobs(jobs, envs=envs)  # each file once, before the store is opened
-    store = open_store(db)
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
+    _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
+    announce_new_store(db)
+    store = open_store(db)
     _check_budgets(store, read, envs, yes, json_out, offering)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
@@ -128,6 +131,26 @@ def launch(
     _print_status(shown, json_out, title="Launched")
     _print_armed(armed, json_out)
     _say_not_launched(store, [r.id for r in records])
+
+
+def _refuse_bad_input(db: str | None, read: list, backend: Any, envs: dict[str, str],
+                      secrets: dict[str, str], checkpoint_root: str | None,
+                      offering: str | None) -> None:
+    """Bad input is refused before the store is opened: a refused launch makes none. A
+    store not made yet is stood for by an empty one in memory, so that what a launch
+    would find wrong on it (a job's work, an offering) is found first."""
+    from costsched.cli.common import IN_MEMORY
+    from costsched.service.store_files import missing_store
+    from costsched.store import PriceStore
+
+    stand_in = PriceStore(IN_MEMORY) if missing_store(db) is not None else None
+    try:
+        service.refuse_bad_input(read, backend, envs=envs, secrets=secrets,
+                                 checkpoint_root=checkpoint_root, stand_in=stand_in,
+                                 offering=offering)
+    finally:
+        if stand_in is not None:
+            stand_in.dispose()
 
 
 def _say_not_launched(store: PriceStore, job_ids: list[int]) -> None:
