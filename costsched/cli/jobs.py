@@ -240,11 +240,16 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                                   states=states, name=name, limit=limit, only=only)
 
     shown = look()
+    delay: float | None = None
+    changed = False
     with live_status("waiting", shown=not json_out and wait > 0) as live:
         while time.monotonic() < deadline and not all(s.record.final for s in shown):
             live.update(_waiting_line(shown, deadline - time.monotonic()))
-            time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+            delay = next_poll(delay, changed)
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            before = _states(shown)
             shown = look()
+            changed = _states(shown) != before
     from costsched.daemon.supervision import recovery
     from costsched.service.booking import held_unused
 
@@ -262,7 +267,21 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                       "says what the policy would do with each)", highlight=False)
 
 
-POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconciles them)
+# Between two looks at the jobs while waiting (each reconciles them): soon at first, and
+# after a look that saw a job change state, then less often while nothing changes.
+POLL_FIRST, POLL_GROWTH, POLL_MOST = 0.5, 1.5, 5.0
+
+
+def next_poll(last: float | None, changed: bool) -> float:
+    """Seconds to wait before the next look: POLL_FIRST at first and after a look that saw
+    a change, else the `last` wait grown by POLL_GROWTH, up to POLL_MOST."""
+    if last is None or changed:
+        return POLL_FIRST
+    return min(last * POLL_GROWTH, POLL_MOST)
+
+
+def _states(shown: list[service.JobStatus]) -> list[tuple[int, str]]:
+    return [(s.record.id, s.record.state) for s in shown]
 
 
 def _waiting_line(shown: list[service.JobStatus], left: float) -> str:
