@@ -81,15 +81,15 @@ def launcher_of(spec: dict) -> str:
 
 
 def places_to_sweep(store: PriceStore, since: datetime) -> dict[str, set[tuple[str, str]]]:
-    """{launcher name: the (cloud, region) pairs its jobs' moves changed since `since`
-    tried}: the launchers of those jobs and of the live ones."""
-    changed = store.moves.changed_since(since)
-    jobs = {r.id: r for r in store.jobs.records({m.job_id for m in changed})} \
-        if changed else {}
-    out: dict[str, set[tuple[str, str]]] = {}
-    for record in store.jobs.records(states=_LIVE_JOB_STATES):
-        out.setdefault(launcher_of(record.spec), set())
-    for move in changed:
+    """{launcher name: the (cloud, region) pairs tried by its live jobs' moves and by the
+    moves changed since `since`}."""
+    live = {r.id: r for r in store.jobs.records(states=_LIVE_JOB_STATES)}
+    moves = {m.id: m for m in store.moves.changed_since(since)}
+    moves.update((m.id, m) for ms in store.moves.of_jobs(live).values() for m in ms)
+    jobs = {**{r.id: r for r in store.jobs.records({m.job_id for m in moves.values()}
+                                                   - set(live))}, **live}
+    out: dict[str, set[tuple[str, str]]] = {launcher_of(r.spec): set() for r in live.values()}
+    for move in moves.values():
         places = out.setdefault(launcher_of(jobs[move.job_id].spec), set())
         places.update((str(c["key"][0]), str(c["key"][1])) for c in move.candidates)
     return out

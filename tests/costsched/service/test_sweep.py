@@ -309,3 +309,19 @@ def test_the_local_launcher_a_lost_launch_is_ended_and_a_placed_one_kept(
     finally:
         for instance in local.instances():
             local.terminate(instance.id)
+
+
+def test_the_places_swept_are_those_of_live_jobs_and_of_recent_moves(
+        store: PriceStore) -> None:
+    month_ago = NOW - timedelta(days=30)
+    old_live, move = a_move(store, [GCP], "gcp", at=month_ago)
+    store.moves.advance(move, "done", at=month_ago)
+    store.jobs.transition(old_live, "running", at=month_ago)
+    old_ended, move = a_move(store, [EAST], "aws", at=month_ago)
+    store.moves.advance(move, "failed", at=month_ago, tried=1)
+    store.jobs.transition(old_ended, "failed", at=month_ago)
+    assert sweeping.places_to_sweep(store, NOW - sweeping.LOOKBACK) == {
+        "gcp": {("gcp", "us-central1")}}
+    a_move(store, [EAST], "clouds")
+    assert sweeping.places_to_sweep(store, NOW - sweeping.LOOKBACK) == {
+        "gcp": {("gcp", "us-central1")}, "clouds": {("aws", "us-east-1")}}
