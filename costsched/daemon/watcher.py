@@ -77,7 +77,8 @@ class Watcher:
                       error=_one_line(exc))
                 continue
             for line in found:
-                self._reported(line)
+                _emit(line.level, task=WATCH, event="swept", launcher=name,
+                      **nodes_of(self.store, line.job_id), detail=line)
             lines += found
         return lines
 

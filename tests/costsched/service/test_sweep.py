@@ -271,15 +271,20 @@ def test_azure_a_lost_create_is_ended_and_a_placed_one_kept(
 # --- the daemon ----------------------------------------------------------------------------
 
 def test_the_daemons_watch_sweeps_at_most_every_sweep_seconds(
-        store: PriceStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        store: PriceStore, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
     fake = FakeInstances()
     gcp = gcp_launcher(fake)
     hour_ago = NOW - timedelta(hours=1)  # past the grace on the daemon's own clock
-    first, _ = lost(store, gcp, GCP, "gcp", at=hour_ago)
+    first, stray = lost(store, gcp, GCP, "gcp", at=hour_ago)
     daemon = Daemon(store, Config(), launchers=lambda name: gcp)
+    caplog.set_level("INFO", logger="costsched.daemon")
     lines = daemon.watch()
     assert [line.job_id for line in lines] == [first]
     assert fake.store == {}
+    [logged] = [r.getMessage() for r in caplog.records if "event=swept" in r.getMessage()]
+    assert "level=warning task=watch event=swept launcher=gcp" in logged
+    assert f"ended instance {stray.id} (gcp us-central1)" in logged
     second, _ = lost(store, gcp, GCP, "gcp", at=hour_ago)
     assert daemon.watch() == []  # not due yet
     assert len(fake.store) == 1
