@@ -10,9 +10,9 @@ An instance is left alone, whatever else is true, when:
 - its id is an open placement's (a live placement is never ended here);
 - its attempt tag is not one of this store's launches: the tag (`MoveRecord.attempt`)
   names the job, the move and the candidate, and the move must be this store's, of that
-  job, its candidate's offering the instance's, and no younger than the instance (another
-  costsched using the same account tags its own instances alike); an instance without
-  costsched's tags is never even listed;
+  job, its candidate's offering the instance's, and (where the cloud says when the
+  instance started) under way when it started: another costsched using the same account
+  tags its own instances alike; an instance without costsched's tags is never even listed;
 - its move is under way: the move adopts what its launch made, or ends it;
 - its move ended, or its placement ended, less than GRACE_SECONDS ago: a create sent
   before is still given time to be seen and placed by its move.
@@ -146,8 +146,11 @@ def _launched_by(move: MoveRecord | None, job_id: int, index: int,
         return False
     if tuple(move.candidates[index]["key"]) != tuple(instance.offering_key):
         return False
+    # Its create was sent while the move was on that candidate: an instance started
+    # before the move or after it ended is another store's with the same tag.
     started = instance.started_at
-    return started is None or started >= move.created_at - CLOCK_SKEW
+    return started is None or \
+        move.created_at - CLOCK_SKEW <= started <= move.updated_at + CLOCK_SKEW
 
 
 def _why(move: MoveRecord, instance: Instance, placement_end: object, job_state: str) -> str:

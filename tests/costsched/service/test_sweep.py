@@ -146,13 +146,14 @@ def test_ec2_an_instance_whose_placement_ended_is_ended(
     assert made.id in swept_lines(store, job)[0]
 
 
-def test_ec2_an_instance_older_than_its_tags_move_is_another_stores(
-        aws: Any, launcher: Any, store: PriceStore) -> None:  # noqa: F811
-    """A move of this store made after the instance started: the same tag, another
-    store's launch (both count jobs and moves from 1)."""
-    job, move = a_move(store, [EAST], "aws", at=NOW + timedelta(hours=1))
+@pytest.mark.parametrize("move_at", [timedelta(hours=1), -timedelta(hours=1)])
+def test_ec2_an_instance_started_outside_its_tags_move_is_another_stores(
+        move_at: timedelta, aws: Any, launcher: Any, store: PriceStore) -> None:  # noqa: F811
+    """A move of this store made after the instance started, or ended before it: the same
+    tag, another store's launch (both count jobs and moves from 1)."""
+    job, move = a_move(store, [EAST], "aws", at=NOW + move_at)
     launch(launcher, job, move.attempt, EAST)
-    store.moves.advance(move, "failed", at=NOW + timedelta(hours=1), tried=1)
+    store.moves.advance(move, "failed", at=NOW + move_at, tried=1)
     assert sweeping.sweep(store, launcher, at=LATER + timedelta(hours=1)) == []
     assert len(live_ec2(aws)) == 1
 
