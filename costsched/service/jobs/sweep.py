@@ -68,7 +68,7 @@ class Stray:
             return "its price is not stored"
         started = self.instance.started_at
         if started is None:
-            return (f"billed at {amounts.usd(price)}/h (stored price) since it started, "
+            return (f"billed at {amounts.per_hour(price)}/h (stored price) since it started, "
                     "the cloud does not say when")
         hours = max((at - started).total_seconds(), 0.0) / 3600.0
         return (f"up {amounts.hours(hours)} h at {amounts.per_hour(price)}/h (stored "
@@ -126,9 +126,9 @@ def strays(store: PriceStore, instances: Iterable[Instance], at: datetime,
     out = []
     for instance_id, (instance, (job_id, move_id, index)) in sorted(tagged.items()):
         move = moves.get(move_id)
-        if instance_id in open_ids or not _launched_by(move, job_id, index, instance):
+        if move is None or instance_id in open_ids or \
+                not _launched_by(move, job_id, index, instance):
             continue
-        assert move is not None  # _launched_by says it is
         placement_end = ended.get(instance_id)
         last = max([move.updated_at] + ([placement_end.to_pydatetime()]
                                         if placement_end is not None else []))
@@ -139,10 +139,9 @@ def strays(store: PriceStore, instances: Iterable[Instance], at: datetime,
     return out
 
 
-def _launched_by(move: MoveRecord | None, job_id: int, index: int,
-                 instance: Instance) -> bool:
+def _launched_by(move: MoveRecord, job_id: int, index: int, instance: Instance) -> bool:
     """Whether `instance` is what `move`'s candidate `index` launched, as this store says."""
-    if move is None or move.job_id != job_id or index >= len(move.candidates):
+    if move.job_id != job_id or index >= len(move.candidates):
         return False
     if tuple(move.candidates[index]["key"]) != tuple(instance.offering_key):
         return False

@@ -236,7 +236,7 @@ def test_compute_engine_a_lost_create_is_ended_and_a_placed_one_kept(
     zone, name = stray.id.split("/")
     assert fake.deleted == [("proj", zone, name)]
     assert {f"{z}/{n}" for z, n in fake.store} == {kept.id}
-    assert str(event).endswith(f"job {job} has failed; billed at $0.90/h (stored price) "
+    assert str(event).endswith(f"job {job} has failed; billed at $0.9000/h (stored price) "
                                "since it started, the cloud does not say when")
     assert "(gcp us-central1)" in str(event)
 
