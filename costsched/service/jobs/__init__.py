@@ -8,7 +8,8 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 
 One module a job: `launches` (launch, start), `watch` (reconcile, recover), `move`
 (migrate), `statuses` (status, logs, follow), `stopping`, `budgets` (alarms), `caps`
-(budgets that stop spending, at every watch) and `budget_launch` (budgets at launch);
+(budgets that stop spending, at every watch), `budget_launch` (budgets at launch) and
+`sweep` (ending the instances that run for no job, at the daemon's watch);
 beneath them `steps` (carrying moves out), `candidates` (the offerings to try) and `runs`
 (a running job as stored).
 """
