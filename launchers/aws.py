@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from costsched.clouds import aws as aws_cloud
@@ -404,7 +404,7 @@ class AwsLauncher(Launcher):
         return Instance(id=f"{region}/{record['InstanceId']}",
                         job_id=int(job) if job.isdigit() else -1,
                         attempt=tags.get(TAG_ATTEMPT, ""), offering_key=key,  # type: ignore[arg-type]
-                        state=state, detail=detail)
+                        state=state, detail=detail, started_at=record.get("LaunchTime"))
 
     def _records(self, region: str, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
         pages = self._client("ec2", region).get_paginator("describe_instances").paginate(
@@ -486,6 +486,11 @@ class AwsLauncher(Launcher):
             tag_filter = {"Name": f"tag:{TAG_JOB}", "Values": [str(job_id)]}
         regions = sorted(self.regions) or self._all_regions()
         return [found for region in regions for found in self._describe(region, [tag_filter])]
+
+    def tagged(self, places: Collection[tuple[str, str]] = ()) -> list[Instance]:
+        """`Launcher.tagged`: the regions launches were tried in asked too."""
+        self.regions.update(region for cloud, region in places if cloud == "aws")
+        return self.instances()
 
     def _all_regions(self) -> list[str]:
         home = self.session.region_name or "us-east-1"

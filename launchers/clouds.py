@@ -25,12 +25,12 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from costsched import clouds as cloud_facts
 from costsched.model import InvalidInput, Offering
-from launchers.base import Instance, Launcher, LaunchSpec
+from launchers.base import CloudError, Instance, Launcher, LaunchSpec
 
 CLOUDS = ("aws", "gcp", "azure")
 READY_RECHECK_SECONDS = 600.0
@@ -141,6 +141,19 @@ class CloudsLauncher(Launcher):
     def instances(self, job_id: int | None = None) -> list[Instance]:
         return [i for cloud in sorted(self._used)
                 for i in self.backend(cloud).instances(job_id)]
+
+    def tagged(self, places: Collection[tuple[str, str]] = ()) -> list[Instance]:
+        """`Launcher.tagged` of each cloud launched on, asked about, or in `places` (those
+        this machine can launch on); a cloud whose call fails is said and left out."""
+        found: list[Instance] = []
+        for cloud in sorted(self._used | {c for c, _ in places if c in self.clouds}):
+            if self.why_not_ready(cloud):
+                continue
+            try:
+                found += self.backend(cloud).tagged([p for p in places if p[0] == cloud])
+            except CloudError as exc:
+                log.warning("%s: instances not swept: %s", cloud, exc)
+        return found
 
     def request_stop(self, instance_id: str) -> None:
         self.of(instance_id).request_stop(instance_id)

@@ -89,6 +89,14 @@ IN_MEMORY = "sqlite://"  # an empty store that lives as long as the command
 
 def _writes_store(db: str | None) -> str | None:
     """A command that writes may make its store: it says so, once, on stderr."""
+    announce_new_store(db)
+    return db
+
+
+def announce_new_store(db: str | None) -> None:
+    """Say, once on stderr, that the store `db` is made now, when it does not exist yet:
+    what a command that refuses bad input before opening its store calls as it opens it
+    (`OpenedDbOption`), so that a refusal says nothing of a store it never made."""
     from costsched.service.store_files import missing_store
 
     missing = missing_store(db)
@@ -96,7 +104,6 @@ def _writes_store(db: str | None) -> str | None:
     if missing is not None and _can_create(missing):
         err_console.print(f"creating the store {user_text(missing.resolve())}",
                           highlight=False, soft_wrap=True)
-    return db
 
 
 def _can_create(path: Path) -> bool:
@@ -108,7 +115,8 @@ _DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else a 
             "user data directory).")
 # Commands that only read the store take DbOption (ListPricesDbOption where the bundled
 # list prices can answer without one); those that store prices or jobs take NewDbOption,
-# which may create the file.
+# which may create the file (OpenedDbOption when the command refuses its input before it
+# opens the store, and says it makes one as it does: `announce_new_store`).
 DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
                                               callback=_reads_store, show_default=False)]
 # `status`: no store yet is no jobs yet.
@@ -117,6 +125,8 @@ JobsDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It m
                                                   show_default=False)]
 NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                  callback=_writes_store, show_default=False)]
+OpenedDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
+                                                    show_default=False)]
 ListPricesDbOption = Annotated[str | None, typer.Option(
     "--db", help=_DB_HELP + " It must exist; without it, the bundled list prices are used.",
     callback=_reads_store_or_list_prices, show_default=False)]

@@ -23,7 +23,8 @@ from costsched.cli.common import (
     DbOption,
     JobArgument,
     JsonOption,
-    NewDbOption,
+    OpenedDbOption,
+    announce_new_store,
     at_least,
     console,
     friendly_errors,
@@ -98,7 +99,7 @@ def launch(
         "--yes", help="Launch even when a job's pessimistic cost (preemptions at the 95th "
                       "percentile) does not fit what is left of its budgets; with --book, "
                       "buy without asking.")] = False,
-    db: NewDbOption = None,
+    db: OpenedDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
@@ -110,9 +111,11 @@ def launch(
         parse_offering(offering)  # how to write one, before anything is opened or reached
     envs, secrets = _given("--env", env), _given("--secret", secret)
     read = read_jobs(jobs, envs=envs)  # each file once, before the store is opened
-    store = open_store(db)
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
+    _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
+    announce_new_store(db)
+    store = open_store(db)
     _check_budgets(store, read, envs, yes, json_out, offering)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
@@ -128,6 +131,26 @@ def launch(
     _print_status(shown, json_out, title="Launched")
     _print_armed(armed, json_out)
     _say_not_launched(store, [r.id for r in records])
+
+
+def _refuse_bad_input(db: str | None, read: list, backend: Any, envs: dict[str, str],
+                      secrets: dict[str, str], checkpoint_root: str | None,
+                      offering: str | None) -> None:
+    """Bad input is refused before the store is opened: a refused launch makes none. A
+    store not made yet is stood for by an empty one in memory, so that what a launch
+    would find wrong on it (a job's work, an offering) is found first."""
+    from costsched.cli.common import IN_MEMORY
+    from costsched.service.store_files import missing_store
+    from costsched.store import PriceStore
+
+    stand_in = PriceStore(IN_MEMORY) if missing_store(db) is not None else None
+    try:
+        service.refuse_bad_input(read, backend, envs=envs, secrets=secrets,
+                                 checkpoint_root=checkpoint_root, stand_in=stand_in,
+                                 offering=offering)
+    finally:
+        if stand_in is not None:
+            stand_in.dispose()
 
 
 def _say_not_launched(store: PriceStore, job_ids: list[int]) -> None:
@@ -217,11 +240,16 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                                   states=states, name=name, limit=limit, only=only)
 
     shown = look()
+    delay: float | None = None
+    changed = False
     with live_status("waiting", shown=not json_out and wait > 0) as live:
         while time.monotonic() < deadline and not all(s.record.final for s in shown):
             live.update(_waiting_line(shown, deadline - time.monotonic()))
-            time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+            delay = next_poll(delay, changed)
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            before = _states(shown)
             shown = look()
+            changed = _states(shown) != before
     from costsched.daemon.supervision import recovery
     from costsched.service.booking import held_unused
 
@@ -239,7 +267,21 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                       "says what the policy would do with each)", highlight=False)
 
 
-POLL_SECONDS = 2.0  # between two looks at the jobs while waiting (each reconciles them)
+# Between two looks at the jobs while waiting (each reconciles them): soon at first, and
+# after a look that saw a job change state, then less often while nothing changes.
+POLL_FIRST, POLL_GROWTH, POLL_MOST = 0.5, 1.5, 5.0
+
+
+def next_poll(last: float | None, changed: bool) -> float:
+    """Seconds to wait before the next look: POLL_FIRST at first and after a look that saw
+    a change, else the `last` wait grown by POLL_GROWTH, up to POLL_MOST."""
+    if last is None or changed:
+        return POLL_FIRST
+    return min(last * POLL_GROWTH, POLL_MOST)
+
+
+def _states(shown: list[service.JobStatus]) -> list[tuple[int, str]]:
+    return [(s.record.id, s.record.state) for s in shown]
 
 
 def _waiting_line(shown: list[service.JobStatus], left: float) -> str:

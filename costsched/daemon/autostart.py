@@ -29,6 +29,7 @@ from pathlib import Path
 from costsched import launch_secrets
 from costsched.config import ENV_CONFIG, Config
 from costsched.daemon.logs import log_path, rotate
+from costsched.daemon.records import sweep_owed
 from costsched.daemon.supervision import LAUNCHING, START, Watching, watching
 from costsched.daemon.supervisor import LEASE_SECONDS, SUPERVISOR_LEASE, live_jobs
 from costsched.store import PriceStore
@@ -73,9 +74,10 @@ class Arming:
 
 def ensure(store: PriceStore, config: Config, *, env: Mapping[str, str] | None = None,
            explicit: bool = False) -> Arming:
-    """Make sure a daemon watches `store` while any job runs in it: when none does, start a
-    supervisor (unless the config's daemon.autostart is off and the call is not `explicit`,
-    i.e. `costsched daemon start`). `env`: what the supervisor needs in its environment
+    """Make sure a daemon watches `store` while any job runs in it (or a launch that failed
+    over is not swept yet: `records.sweep_owed`): when none does, start a supervisor
+    (unless the config's daemon.autostart is off and the call is not `explicit`, i.e.
+    `costsched daemon start`). `env`: what the supervisor needs in its environment
     beyond this process's (the launchers' `environment()`)."""
     now = datetime.now(timezone.utc)
     log = log_path(store.url, config)
@@ -83,7 +85,7 @@ def ensure(store: PriceStore, config: Config, *, env: Mapping[str, str] | None =
     if found:  # (a supervisor another launch is starting: once it is handed the lease)
         return Arming(found[0] if found[0].pid is not None else
                       _started_elsewhere(store, config, log))
-    if not live_jobs(store):
+    if not live_jobs(store) and not sweep_owed(store):
         return Arming(None, idle=True)
     if not config.daemon.autostart and not explicit:
         return Arming(None, off=True)

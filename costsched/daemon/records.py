@@ -49,3 +49,11 @@ def status(store: PriceStore, failures: int = 3) -> list[TaskStatus]:
 def live_jobs(store: PriceStore) -> list[int]:
     """The ids of the jobs not ended yet (what a daemon watches)."""
     return store.jobs.ids(states=[s for s in JOB_STATES if s not in FINAL_STATES])
+
+
+def sweep_owed(store: PriceStore) -> bool:
+    """Whether an instance a launch that failed over may have left behind is not swept yet
+    (`service.jobs.sweep.owed`): a daemon watches until it is, as it watches a job."""
+    from costsched.service.jobs.sweep import owed
+
+    return owed(store, datetime.now(timezone.utc))

@@ -21,6 +21,7 @@ from costsched.config import Config
 from costsched.daemon.events import _emit, _now, _one_line
 from costsched.daemon.records import SUPERVISOR_LEASE as SUPERVISOR_LEASE
 from costsched.daemon.records import live_jobs as live_jobs
+from costsched.daemon.records import sweep_owed
 from costsched.daemon.scheduler import HEARTBEAT_SECONDS, Daemon
 from costsched.daemon.watcher import LauncherFactory
 from costsched.store import PriceStore
@@ -100,10 +101,12 @@ class Supervisor(Leased):
             _emit("warning", event="idle_check_failed", error=_one_line(exc))
 
     def _end_when_idle(self) -> None:
-        """Stop once no job has been left to watch for `idle_seconds`. The lease is given up
-        before the last look: a launch that stored its job before that look is watched by
-        this supervisor; one that stored it after finds the lease free and starts another."""
-        if live_jobs(self.store):
+        """Stop once nothing has been left to watch for `idle_seconds` (a job, or an
+        instance a launch that failed over may have left: `records.sweep_owed`). The lease
+        is given up before the last look: a launch that stored its job before that look is
+        watched by this supervisor; one that stored it after finds the lease free and starts
+        another."""
+        if live_jobs(self.store) or sweep_owed(self.store):
             self._idle_since = None
             return
         now = time.monotonic()
@@ -113,7 +116,7 @@ class Supervisor(Leased):
             return
         leases = self.store.leases
         leases.release(self.lease, self.holder)
-        if live_jobs(self.store):
+        if live_jobs(self.store) or sweep_owed(self.store):
             if leases.acquire(self.lease, self.holder, LEASE_SECONDS, _now()):
                 self._idle_since = None
                 return

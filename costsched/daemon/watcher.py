@@ -13,6 +13,7 @@ from costsched.daemon.events import _emit, _now, _one_line, nodes_of
 from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES, JOB_STATES
 from costsched.service import jobs as job_service
+from costsched.service.jobs import sweep as sweeping
 from costsched.service.jobs.runs import JobEvent
 from costsched.store import PriceStore
 from costsched.vocabulary import counted
@@ -32,6 +33,7 @@ class Watcher:
     settle_seconds: float
     watch_seconds: float
     holder: str
+    _next_sweep: float = 0.0  # when the next sweep is due (time.monotonic())
 
     # --- the watcher --------------------------------------------------------------------
 
@@ -54,7 +56,30 @@ class Watcher:
                 _emit("error", task=WATCH, event="failed", launcher=name,
                       error=_one_line(exc))
                 failures.append(f"{name}: {_one_line(exc)}")
+        if not self.stopping.is_set():
+            lines += self._sweep()
         self._passed(len(live), lines, failures)
+        return lines
+
+    def _sweep(self) -> list[str]:
+        """Every SWEEP_SECONDS, end the instances of each launcher in use that run for no
+        job (`costsched.service.jobs.sweep`); a launcher that fails is logged."""
+        if time.monotonic() < self._next_sweep:
+            return []
+        self._next_sweep = time.monotonic() + sweeping.SWEEP_SECONDS
+        lines: list[str] = []
+        for name, places in sorted(sweeping.places_to_sweep(
+                self.store, _now() - sweeping.LOOKBACK).items()):
+            try:
+                found = sweeping.sweep(self.store, self.launchers(name), places)
+            except Exception as exc:  # noqa: BLE001 - one backend's failure is logged
+                _emit("error", task=WATCH, event="sweep_failed", launcher=name,
+                      error=_one_line(exc))
+                continue
+            for line in found:
+                _emit(line.level, task=WATCH, event="swept", launcher=name,
+                      **nodes_of(self.store, line.job_id), detail=line)
+            lines += found
         return lines
 
     def _passed(self, watched: int, lines: list[str], failures: list[str]) -> None:

@@ -12,7 +12,7 @@ request or a cloud's preemption notice into SIGTERM for the job.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
@@ -235,6 +235,12 @@ class Launcher(ABC):
     @abstractmethod
     def instances(self, job_id: int | None = None) -> list[Instance]:
         """costsched's instances (all jobs, or one job's), found by their tags."""
+
+    def tagged(self, places: Collection[tuple[str, str]] = ()) -> list[Instance]:
+        """costsched's instances of every job, for the sweep of those no job owns
+        (`costsched.service.jobs.sweep`): `places`, the (cloud, region) pairs launches were
+        tried in, are looked at besides wherever this backend looks already."""
+        return self.instances()
 
     def statuses(self, instance_ids: Sequence[str]) -> dict[str, Instance]:
         """The state now of each of `instance_ids` (those the backend knows; an unknown id

@@ -214,6 +214,22 @@ class MoveStore:
                     out[int(row["job_id"])].append(_record(row))
         return out
 
+    def by_ids(self, move_ids: Iterable[int]) -> dict[int, MoveRecord]:
+        """{move id: its record} of those of `move_ids` the store has, in one read."""
+        out: dict[int, MoveRecord] = {}
+        with self.engine.connect() as conn:
+            for chunk in id_chunks({int(i) for i in move_ids}, moves.c.id):
+                out.update((int(r["id"]), _record(r))
+                           for r in conn.execute(select(moves).where(chunk)).mappings())
+        return out
+
+    def changed_since(self, at: datetime) -> list[MoveRecord]:
+        """The moves changed at or after `at` (unfinished ones included), oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(moves).where(moves.c.updated_ts >= epoch_second(at))
+                                .order_by(moves.c.id)).mappings().all()
+        return [_record(r) for r in rows]
+
     def unfinished(self) -> list[MoveRecord]:
         """Every move not ended yet, oldest first: what a restarted costsched resumes."""
         with self.engine.connect() as conn:

@@ -16,6 +16,8 @@ import base64
 import contextlib
 import hashlib
 import logging
+import os
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +35,44 @@ _TAKEN = ("PreconditionFailed", "ConditionalRequestConflict")
 _MISSING = ("NoSuchKey", "404", "NotFound")
 
 
+# One S3 client a process for each AWS environment (credentials, profile, region,
+# endpoint...): a session costs a few tenths of a second of CPU to make (botocore's data
+# and credential chain), and the agent and the daemon open a store for each publish, look
+# and carry. Clients are safe to share between threads; credentials that expire are
+# refreshed by the session that made them.
+_SHARED: dict[str, Any] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_client() -> Any:
+    """The S3 client of this process for the AWS environment it has now (made at its first
+    use). One made without credentials is not kept: a later store looks for them again."""
+    key = _environment_key()
+    with _SHARED_LOCK:
+        found = _SHARED.get(key)
+        if found is None:
+            found = new_session().client("s3", config=boto_config())
+            # The credentials the client was made with (None: none found); asked of the
+            # session again, a missing set would be looked for a second time.
+            signer = getattr(found, "_request_signer", None)
+            if getattr(signer, "_credentials", None) is not None:
+                _SHARED[key] = found
+        return found
+
+
+def _environment_key() -> str:
+    """What picks the session's credentials, region and endpoints (the AWS_ variables, the
+    home its files are under, the proxies), and this process (a forked child makes its own),
+    as a digest: no secret is kept in clear."""
+    picked = sorted((name, value) for name, value in os.environ.items()
+                    if name.startswith("AWS_") or name.upper() in _ALSO_PICKED)
+    text = repr((os.getpid(), picked))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_ALSO_PICKED = {"HOME", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE"}
+
+
 class S3Store(CheckpointStore):
     def __init__(self, bucket: str, prefix: str = "", *, client: Any = None,
                  session: Any = None) -> None:
@@ -40,7 +80,8 @@ class S3Store(CheckpointStore):
         self.prefix = prefix.strip("/")
         self.uri = f"s3://{layout.join(bucket, self.prefix)}"
         if client is None:
-            client = (session or new_session()).client("s3", config=boto_config())
+            client = (session.client("s3", config=boto_config()) if session is not None
+                      else shared_client())
         self.client = client
 
     def __repr__(self) -> str:

@@ -8,7 +8,8 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 
 One module a job: `launches` (launch, start), `watch` (reconcile, recover), `move`
 (migrate), `statuses` (status, logs, follow), `stopping`, `budgets` (alarms), `caps`
-(budgets that stop spending, at every watch) and `budget_launch` (budgets at launch);
+(budgets that stop spending, at every watch), `budget_launch` (budgets at launch) and
+`sweep` (ending the instances that run for no job, at the daemon's watch);
 beneath them `steps` (carrying moves out), `candidates` (the offerings to try) and `runs`
 (a running job as stored).
 """
@@ -24,7 +25,7 @@ _MODULES = {
     "BudgetState": "caps", "budget_states": "caps", "raise_budget": "caps",
     "measured_rates": "decider",
     "launch": "launches", "start": "launches", "NotLaunched": "launches",
-    "not_launched": "launches",
+    "not_launched": "launches", "refuse_bad_input": "launches",
     "MigrationAdvice": "move", "migrate": "move",
     "CANDIDATES": "runs", "CAPACITY_COOLDOWN": "runs", "MIN_MIGRATION_INTERVAL": "runs",
     "STEP_LEASE_SECONDS": "runs", "RunningJob": "runs", "job_ids": "runs",
@@ -54,7 +55,13 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from costsched.service.jobs.budgets import budgets_now
     from costsched.service.jobs.caps import BudgetState, budget_states, raise_budget
     from costsched.service.jobs.decider import measured_rates
-    from costsched.service.jobs.launches import NotLaunched, launch, not_launched, start
+    from costsched.service.jobs.launches import (
+        NotLaunched,
+        launch,
+        not_launched,
+        refuse_bad_input,
+        start,
+    )
     from costsched.service.jobs.move import MigrationAdvice, migrate
     from costsched.service.jobs.runs import (
         CANDIDATES,
@@ -82,4 +89,4 @@ __all__ = ["ADVICE_UP_TO", "CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INT
            "LaunchFit", "MigrationAdvice", "NotLaunched", "RunningJob", "advance_moves",
            "budgets_now", "budget_states", "follow", "job_ids", "launch", "launch_fits",
            "logs", "measured_rates", "migrate", "not_launched", "progress", "raise_budget",
-           "reconcile", "settle", "start", "status", "steps_left", "stop"]
+           "reconcile", "refuse_bad_input", "settle", "start", "status", "steps_left", "stop"]

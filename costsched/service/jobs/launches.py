@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from costsched import clouds, launch_secrets
-from costsched.jobspec import resolve
+from costsched.jobspec import JobSpec, ResolvedJob, resolve
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import WAIT_NOTE
 from costsched.model import InvalidInput, state_phrase
@@ -39,6 +39,7 @@ from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
+from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.throughput import ThroughputTable
 
@@ -73,50 +74,16 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             if busy:
                 raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
                                    f"{busy[0].state}; stop it first or choose another name")
-            leaked = sorted(set(spec.envs) & clouds.credential_envs())
-            if leaked:
-                raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
-                                   "credentials are neither stored nor sent to instances; "
-                                   "instances use their own role")
-            if spec.task.launch_envs:
-                name = spec.task.launch_envs[0]
-                raise InvalidInput(f"{source}: field envs.{name} is not given: give it at "
-                                   "launch with --env (NAME=VALUE, or NAME alone to take its "
-                                   "value from your environment)")
-            if spec.task.needs:  # what the task left to the launch: plan said it
-                raise InvalidInput(f"{source}: field {spec.task.needs[0]}")
-            unsupported = launcher.cannot_run(spec.task.model_dump())
-            if unsupported:
-                raise InvalidInput(f"{source}: {unsupported}")
-            for mount in spec.task.mounts:  # copied from this machine at each start
-                if "://" not in mount.source and not Path(mount.source).exists():
-                    raise InvalidInput(f"{source}: field file_mounts.{mount.path}: local path "
-                                       f"{mount.source}: no such file or folder")
-            if spec.num_nodes > 1 and not getattr(launcher, "runs_gangs", False):
-                raise InvalidInput(f"{source}: field num_nodes: {spec.num_nodes}: the "
-                                   f"{launcher.name} launcher starts one instance a job; "
-                                   "multi-node jobs run on the local, aws and gcp launchers")
-            given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
-            resolved = readable(resolve(spec, table, when, source=source), launch_stores(
-                spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
-            # Refused here (nothing stored, nothing bought) when the checkpoint root cannot
-            # be used or the code is too large.
-            check_checkpoint_root(spec, checkpoint_root)
-            code = _pack_code(spec, source)
+            given = _refused(source, spec, launcher, secrets, checkpoint_root)
+            resolved = _resolved(spec, source, table, when, launcher, checkpoint_root)
+            code = _pack_code(spec, source)  # refused when too large: nothing stored
             booking, pick = None, offering
             if book is not None:  # bought before the job is stored: a refusal stores none
                 booking, pick = book_for_launch(store, launcher, resolved, source, when, book)
                 pick = pick or offering
-            policy = (deadline_policy if pick is None and uses_deadline_policy(resolved)
-                      else "dynamic-aware")  # the policy that decides for it from now on
-            regions = resolved.job.constraints.regions
             try:
-                candidates = place(store, JobNow(resolved, when, policy,
-                                                 regions[0] if regions else "", None,
-                                                 resolved.job.steps, offering=pick,
-                                                 first=True,
-                                                 booked=(booking,) if booking else ()),
-                                   launcher, when)
+                policy, candidates = _first_place(store, launcher, resolved, when, pick,
+                                                  deadline_policy, booking)
             except InvalidInput as exc:  # what was bought is held, and said so
                 raise not_placed(store, booking, spec.name, exc, when) from None
             # What a costsched resuming this launch (after a crash) needs to carry it on.
@@ -137,6 +104,83 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)
     return [store.jobs.get(i) for i in launched]
+
+
+def refuse_bad_input(jobs: Jobs, launcher: Launcher, *, envs: Mapping[str, str] | None = None,
+                     secrets: Mapping[str, str] | None = None,
+                     checkpoint_root: str | None = None, stand_in: PriceStore | None = None,
+                     offering: str | None = None,
+                     deadline_policy: str = DEFAULT_DEADLINE_POLICY) -> None:
+    """What `launch` refuses, asked before its store is opened (a refused launch makes
+    none): InvalidInput, one line, for a launcher that cannot be used here or a job it
+    cannot take whatever the store holds (`_refused`); with `stand_in`, an empty store
+    standing for one not made yet, also a job whose work cannot be read or that no offering
+    (or not `offering`) can run, as `launch` would find them on a new store."""
+    launcher.check_ready()
+    specs = job_specs(jobs, envs=envs)
+    for source, spec in specs:
+        _refused(source, spec, launcher, secrets, checkpoint_root)
+    if stand_in is None:
+        return
+    when = as_time(None)
+    table = table_with_measured(stand_in)
+    with one_pass():
+        for source, spec in specs:
+            resolved = _resolved(spec, source, table, when, launcher, checkpoint_root)
+            _first_place(stand_in, launcher, resolved, when, offering, deadline_policy)
+
+
+def _resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
+              launcher: Launcher, checkpoint_root: str | None) -> ResolvedJob:
+    """The job's work read (`resolve`), kept to the clouds that can read its checkpoints."""
+    return readable(resolve(spec, table, when, source=source), launch_stores(
+        spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
+
+
+def _first_place(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
+                 when: datetime, pick: str | None, deadline_policy: str,
+                 booking: Booking | None = None) -> tuple[str, list[dict]]:
+    """The policy that decides for a job from its launch on, and the offerings to try
+    first (InvalidInput when none can run it)."""
+    policy = (deadline_policy if pick is None and uses_deadline_policy(resolved)
+              else "dynamic-aware")
+    regions = resolved.job.constraints.regions
+    return policy, place(store, JobNow(resolved, when, policy, regions[0] if regions else "",
+                                       None, resolved.job.steps, offering=pick, first=True,
+                                       booked=(booking,) if booking else ()), launcher, when)
+
+
+def _refused(source: str, spec: JobSpec, launcher: Launcher,
+             secrets: Mapping[str, str] | None, checkpoint_root: str | None
+             ) -> dict[str, str]:
+    """InvalidInput (one line naming the file and field) for a job `launcher` cannot take
+    whatever the store holds; else the job's secrets given at launch."""
+    leaked = sorted(set(spec.envs) & clouds.credential_envs())
+    if leaked:
+        raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
+                           "credentials are neither stored nor sent to instances; "
+                           "instances use their own role")
+    if spec.task.launch_envs:
+        name = spec.task.launch_envs[0]
+        raise InvalidInput(f"{source}: field envs.{name} is not given: give it at "
+                           "launch with --env (NAME=VALUE, or NAME alone to take its "
+                           "value from your environment)")
+    if spec.task.needs:  # what the task left to the launch: plan said it
+        raise InvalidInput(f"{source}: field {spec.task.needs[0]}")
+    unsupported = launcher.cannot_run(spec.task.model_dump())
+    if unsupported:
+        raise InvalidInput(f"{source}: {unsupported}")
+    for mount in spec.task.mounts:  # copied from this machine at each start
+        if "://" not in mount.source and not Path(mount.source).exists():
+            raise InvalidInput(f"{source}: field file_mounts.{mount.path}: local path "
+                               f"{mount.source}: no such file or folder")
+    if spec.num_nodes > 1 and not getattr(launcher, "runs_gangs", False):
+        raise InvalidInput(f"{source}: field num_nodes: {spec.num_nodes}: the "
+                           f"{launcher.name} launcher starts one instance a job; "
+                           "multi-node jobs run on the local, aws and gcp launchers")
+    given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
+    check_checkpoint_root(spec, checkpoint_root)  # a root that cannot be used
+    return given
 
 
 def start(store: PriceStore, launcher: Launcher, job: int | str, *,

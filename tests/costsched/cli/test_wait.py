@@ -1,5 +1,6 @@
-"""`status --wait` looks at the jobs every POLL_SECONDS, sleeping in between, and shows what
-it waits for."""
+"""`status --wait` looks at the jobs soon at first (POLL_FIRST), then less and less often
+while nothing changes (up to POLL_MOST), and soon again after a job changed state, sleeping
+in between (the clock and the sleep are the test's); it shows what it waits for."""
 
 from __future__ import annotations
 
@@ -28,10 +29,10 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
 
     def status(store, launcher, job, **filters):  # noqa: ANN001, ANN003, ANN202
         looks.append(clock["now"])
-        final = clock["now"] >= 9.0  # the job ends after 9 s
-        record = SimpleNamespace(id=1, final=final, name="train", state="done" if final else
-                                 "running")
-        return [SimpleNamespace(record=record, progress=min(1.0, clock["now"] / 9),
+        final = clock["now"] >= 30.0  # the job runs after 1 s, ends after 30 s
+        state = "done" if final else "running" if clock["now"] >= 1.0 else "launching"
+        record = SimpleNamespace(id=1, final=final, name="train", state=state)
+        return [SimpleNamespace(record=record, progress=min(1.0, clock["now"] / 30),
                                 progress_source="reported", reported=True, step=0.0)]
 
     shown: list[str] = []
@@ -53,8 +54,17 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
 
     result = CliRunner().invoke(app, ["status", "--wait", "60"])
     assert result.exit_code == 0, result.output
-    assert sleeps and all(s == cli_jobs.POLL_SECONDS for s in sleeps)
-    assert looks == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]  # one look per poll, not a busy loop
+    # 0.5 s, then 1.5 times longer; soon again once the job runs; never more than 5 s.
+    assert sleeps == [0.5, 0.75, 0.5, 0.75, 1.125, 1.6875, 2.53125, 3.796875, 5.0, 5.0, 5.0,
+                      5.0]
+    assert looks == [0.0] + [sum(sleeps[:i + 1]) for i in range(len(sleeps))]
     assert shown == ["done"]
-    assert lines[0] == "waiting (60 s left): train running 0%"
-    assert lines[-1].startswith("waiting (52 s left): train running 89%")
+    assert lines[0] == "waiting (60 s left): train launching 0%"
+    assert lines[-1].startswith("waiting (33 s left): train running 89%")
+
+
+@pytest.mark.parametrize(("last", "changed", "wait"), [
+    (None, False, 0.5), (0.5, False, 0.75), (4.0, False, 5.0), (5.0, False, 5.0),
+    (5.0, True, 0.5)])
+def test_the_wait_between_looks(last: float | None, changed: bool, wait: float) -> None:
+    assert cli_jobs.next_poll(last, changed) == wait

@@ -311,3 +311,43 @@ def test_status_says_whether_recovery_is_armed_and_the_fix(store: PriceStore) ->
     armed = recovery(store, ON, at)
     assert re.search(r"; last pass \d s ago \(ok\); ", armed.line(at)) and armed.fix() is None
     assert armed.document(at)["daemons"][0]["last_pass"]["detail"] == "1 job(s) watched"
+
+
+def a_launch_that_failed_over(store: PriceStore, ended_ago: float) -> int:
+    """A job whose launch tried two offerings and failed `ended_ago` seconds ago: a create
+    it sent may still show up, to be swept."""
+    from datetime import timedelta
+
+    at = now() - timedelta(seconds=ended_ago)
+    job = store.jobs.create("lost", {"launcher": "aws"}, 100, at=at)
+    key = ["aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux"]
+    move = store.moves.create(job, "launch", [{"key": key, "gpu_model": "V100",
+                                                "gpu_count": 1, "usd_per_hour": 0.9}] * 2,
+                              at=at)
+    store.moves.advance(move, "failed", at=at, tried=2)
+    store.jobs.transition(job, "failed", at=at, expect="pending")
+    return job
+
+
+def test_a_supervisor_stays_until_a_launch_that_failed_over_is_swept(
+        store: PriceStore, spawned: list[dict]) -> None:
+    a_launch_that_failed_over(store, ended_ago=60)
+    armed = autostart.ensure(store, ON)  # no job runs, but a sweep is owed
+    assert armed.started and len(spawned) == 1
+    store.leases.release(SUPERVISOR_LEASE, store.leases.holder_of(SUPERVISOR_LEASE, now()))
+    s = Supervisor(store, ON, holder=holder_name(), idle_seconds=0)
+    assert s.claim()
+    s._end_when_idle()
+    assert not s.stopping.is_set()
+
+
+def test_a_supervisor_ends_once_the_failed_over_launch_is_past_its_sweep(
+        store: PriceStore, spawned: list[dict]) -> None:
+    from costsched.service.jobs.sweep import GRACE_SECONDS, SWEEP_SECONDS
+
+    a_launch_that_failed_over(store, ended_ago=GRACE_SECONDS + SWEEP_SECONDS + 60)
+    assert autostart.ensure(store, ON).idle and spawned == []
+    s = Supervisor(store, ON, holder=holder_name(), idle_seconds=0)
+    assert s.claim()
+    s._end_when_idle()
+    assert s.stopping.is_set()

@@ -272,3 +272,37 @@ def test_a_store_that_cannot_be_used_is_said_in_one_line_before_a_launch(
     with pytest.raises(InvalidInput, match="bucket no-such-bucket does not exist"):
         S3Store("no-such-bucket", PREFIX, client=s3).check()
     S3Store(BUCKET, PREFIX, client=s3).check()  # a bucket that can be listed
+
+
+def test_the_stores_of_a_process_share_one_client_per_aws_environment(
+        s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session is made once per process and AWS environment (credentials, profile,
+    region, endpoint): the stores opened after the first reuse its client; another
+    environment, or a forked child, makes its own; none is kept without credentials."""
+    from launchers.checkpoints import s3 as s3_module
+
+    made: list[Any] = []
+    real = s3_module.new_session
+    monkeypatch.setattr(s3_module, "new_session", lambda: made.append(real()) or made[-1])
+    first = S3Store(BUCKET, PREFIX)
+    checkpoint = first.publish(source(tmp_path))
+    again = S3Store(BUCKET, "jobs/8")
+    assert again.client is first.client and len(made) == 1
+    assert S3Store(BUCKET, PREFIX).newest_verified() == checkpoint  # the shared client
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
+    west = S3Store(BUCKET, PREFIX)
+    assert west.client is not first.client and len(made) == 2
+    assert west.client.meta.region_name == "us-west-2"
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    assert S3Store(BUCKET, PREFIX).client is first.client  # that environment's again
+
+    with monkeypatch.context() as forked:
+        forked.setattr(s3_module.os, "getpid", lambda: -1)  # a forked child
+        assert S3Store(BUCKET, PREFIX).client is not first.client and len(made) == 3
+    assert S3Store(BUCKET, PREFIX).client is first.client
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    bare = S3Store(BUCKET, PREFIX)
+    assert S3Store(BUCKET, PREFIX).client is not bare.client  # looked for again

@@ -1,0 +1,190 @@
+"""The sweep: ending the instances that run for no job. A create whose answer was lost is
+looked for by its attempt tag when its launch fails over (`costsched.migration.machine`),
+but an instance the cloud shows only later, after every other offering failed too, would
+run, and be billed, with nothing to end it. The daemon sweeps every SWEEP_SECONDS: it asks
+each launcher in use for costsched's tagged instances (`Launcher.tagged`, in the places
+the store's recent moves tried) and ends each live one no live placement owns.
+
+An instance is left alone, whatever else is true, when:
+
+- its id is an open placement's (a live placement is never ended here);
+- its attempt tag is not one of this store's launches: the tag (`MoveRecord.attempt`)
+  names the job, the move and the candidate, and the move must be this store's, of that
+  job, its candidate's offering the instance's, and (where the cloud says when the
+  instance started) under way when it started: another costsched using the same account
+  tags its own instances alike; an instance without costsched's tags is never even listed;
+- its move is under way: the move adopts what its launch made, or ends it;
+- its move ended, or its placement ended, less than GRACE_SECONDS ago: a create sent
+  before is still given time to be seen and placed by its move.
+
+Every other live instance is ended, with one line in its job's log naming the instance,
+its cloud and region, why, and what it cost at the stored price (when the cloud says since
+when it runs). The listing is made before the store is read, so a launch placed meanwhile
+is seen placed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from costsched import amounts
+from costsched.migration.launcher import CloudError, Instance, Launcher
+from costsched.model import FINAL_STATES, JOB_STATES, state_phrase
+from costsched.service.jobs.runs import JobEvent
+from costsched.store import PriceStore
+from costsched.store.moves import MoveRecord
+from costsched.validation import as_time
+
+GRACE_SECONDS = 900.0  # a create's call and its retries are long over by then
+SWEEP_SECONDS = 300.0  # between two sweeps of a daemon
+LOOKBACK = timedelta(days=7)  # the launchers and places of the moves changed since
+CLOCK_SKEW = timedelta(minutes=5)  # between a cloud's clock and the store's
+SWEEP_EVENT = "sweep"  # the kind of the line in the job's log
+_ATTEMPT = re.compile(r"j(\d+)-m(\d+)-(\d+)")
+_LIVE_JOB_STATES = tuple(s for s in JOB_STATES if s not in FINAL_STATES)
+
+
+@dataclass(frozen=True)
+class Stray:
+    """A live instance no live placement owns: its job, why, and its stored price."""
+
+    instance: Instance
+    job_id: int
+    why: str
+    usd_per_hour: float | None
+
+    def line(self, at: datetime) -> str:
+        """'ended instance ID (CLOUD REGION): WHY; what it cost'."""
+        cloud, region = self.instance.offering_key[:2]
+        return (f"ended instance {self.instance.id} ({cloud} {region}), which ran for no "
+                f"placement: {self.why}; {self._cost(at)}")
+
+    def _cost(self, at: datetime) -> str:
+        price = self.usd_per_hour
+        if price is None:
+            return "its price is not stored"
+        started = self.instance.started_at
+        if started is None:
+            return (f"billed at {amounts.per_hour(price)}/h (stored price) since it started, "
+                    "the cloud does not say when")
+        hours = max((at - started).total_seconds(), 0.0) / 3600.0
+        return (f"up {amounts.hours(hours)} h at {amounts.per_hour(price)}/h (stored "
+                f"price): {amounts.usd(hours * price)}")
+
+
+def launcher_of(spec: dict) -> str:
+    """The launcher a job was launched with (its stored spec's)."""
+    return str(spec.get("launcher", "local"))
+
+
+def places_to_sweep(store: PriceStore, since: datetime) -> dict[str, set[tuple[str, str]]]:
+    """{launcher name: the (cloud, region) pairs tried by its live jobs' moves and by the
+    moves changed since `since`}."""
+    live = {r.id: r for r in store.jobs.records(states=_LIVE_JOB_STATES)}
+    moves = {m.id: m for m in store.moves.changed_since(since)}
+    moves.update((m.id, m) for ms in store.moves.of_jobs(live).values() for m in ms)
+    jobs = {**{r.id: r for r in store.jobs.records({m.job_id for m in moves.values()}
+                                                   - set(live))}, **live}
+    out: dict[str, set[tuple[str, str]]] = {launcher_of(r.spec): set() for r in live.values()}
+    for move in moves.values():
+        places = out.setdefault(launcher_of(jobs[move.job_id].spec), set())
+        places.update((str(c["key"][0]), str(c["key"][1])) for c in move.candidates)
+    return out
+
+
+def owed(store: PriceStore, at: datetime) -> bool:
+    """Whether a launch that failed over ended too recently to have been swept yet (a
+    create it sent may show up until GRACE_SECONDS after, and is ended by the first sweep
+    after that): a supervisor keeps watching until then."""
+    since = at - timedelta(seconds=GRACE_SECONDS + SWEEP_SECONDS)
+    return any(m.ended and m.tried > 0 for m in store.moves.changed_since(since))
+
+
+def attempt_of(instance: Instance) -> tuple[int, int, int] | None:
+    """(job id, move id, candidate) its attempt tag names; None: not a move's tag."""
+    found = _ATTEMPT.fullmatch(instance.attempt or "")
+    return None if found is None else (int(found[1]), int(found[2]), int(found[3]))
+
+
+def strays(store: PriceStore, instances: Iterable[Instance], at: datetime,
+           grace: float = GRACE_SECONDS) -> list[Stray]:
+    """The live ones of `instances` no live placement owns, to be ended at `at` (see the
+    module's doc for what is left alone)."""
+    tagged = {i.id: (i, attempt_of(i)) for i in instances if i.live}
+    tagged = {k: (i, a) for k, (i, a) in tagged.items() if a is not None and a[0] == i.job_id}
+    if not tagged:
+        return []
+    moves = store.moves.by_ids({a[1] for _, a in tagged.values()})
+    job_ids = {a[0] for _, a in tagged.values()}
+    placed = store.jobs.placements_of(job_ids)
+    open_ids = set(placed.loc[placed["end_at"].isna(), "instance"].astype(str))
+    ended = placed[placed["end_at"].notna()].groupby("instance")["end_at"].max()
+    states = {r.id: r.state for r in store.jobs.records(job_ids)}
+    out = []
+    for instance_id, (instance, (job_id, move_id, index)) in sorted(tagged.items()):
+        move = moves.get(move_id)
+        if move is None or instance_id in open_ids or \
+                not _launched_by(move, job_id, index, instance):
+            continue
+        placement_end = ended.get(instance_id)
+        last = max([move.updated_at] + ([placement_end.to_pydatetime()]
+                                        if placement_end is not None else []))
+        if move.ended and (at - last).total_seconds() >= grace:
+            out.append(Stray(instance, job_id, _why(move, instance, placement_end,
+                                                    states.get(job_id, "")),
+                             _price(move.candidates[index])))
+    return out
+
+
+def _launched_by(move: MoveRecord, job_id: int, index: int, instance: Instance) -> bool:
+    """Whether `instance` is what `move`'s candidate `index` launched, as this store says."""
+    if move.job_id != job_id or index >= len(move.candidates):
+        return False
+    if tuple(move.candidates[index]["key"]) != tuple(instance.offering_key):
+        return False
+    # Its create was sent while the move was on that candidate: an instance started
+    # before the move or after it ended is another store's with the same tag.
+    started = instance.started_at
+    return started is None or \
+        move.created_at - CLOCK_SKEW <= started <= move.updated_at + CLOCK_SKEW
+
+
+def _why(move: MoveRecord, instance: Instance, placement_end: object, job_state: str) -> str:
+    job = f"job {move.job_id} {state_phrase(job_state)}" if job_state else \
+        f"job {move.job_id} is not in the store"
+    if placement_end is not None:
+        return f"its placement had ended and {job}"
+    return (f"launch attempt {instance.attempt} was never placed (move {move.id}, a "
+            f"{move.kind}, {move.state}) and {job}")
+
+
+def _price(candidate: dict) -> float | None:
+    price = candidate.get("usd_per_hour")
+    return None if price is None else float(price)
+
+
+def sweep(store: PriceStore, launcher: Launcher, places: Collection[tuple[str, str]] = (),
+          *, at: datetime | str | None = None, grace: float = GRACE_SECONDS
+          ) -> list[JobEvent]:
+    """End every instance of `launcher` (asked in `places` too) that runs for no live
+    placement (`strays`), a line in its job's log each; what was done, a line each (an
+    instance the cloud would not end is said, and asked about again at the next sweep).
+    A CloudError of the listing is raised: nothing was ended."""
+    found = launcher.tagged(places)  # before the store is read: see the module's doc
+    when = as_time(at)
+    events = []
+    for stray in strays(store, found, when, grace):
+        try:
+            launcher.terminate(stray.instance.id)
+        except CloudError as exc:
+            events.append(JobEvent(stray.job_id, "cloud", f"instance {stray.instance.id} "
+                                   f"runs for no placement and could not be ended: {exc}; "
+                                   "asked again at the next sweep", level="warning"))
+            continue
+        line = stray.line(when)
+        store.jobs.note(stray.job_id, SWEEP_EVENT, line, at=when)
+        events.append(JobEvent(stray.job_id, SWEEP_EVENT, line, level="warning"))
+    return events

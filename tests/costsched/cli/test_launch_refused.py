@@ -1,0 +1,69 @@
+"""A launch refused for bad input writes nothing: no store file is made (nor its journal),
+whether the refusal needs no store (the launcher, a task's fields, a credential in its
+envs, a mount that is not there) or is what the launch would find on a new, empty store
+(the job's work, an offering that is not priced); the refusal is one line, and says
+nothing of a store. A launch that is taken makes its store and says so once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from costsched.cli import app
+
+TASK = """\
+name: refused
+resources:
+  accelerators: V100:1
+{extra}run: echo done
+"""
+
+REFUSED = {
+    "launcher": ("", ["--launcher", "nope"], "launcher 'nope': expected one of"),
+    "field": ("  disk_tier: weird\n", [], "field resources.disk_tier: 'weird'"),
+    "credential": ("envs:\n  AWS_SECRET_ACCESS_KEY: x\n", [],
+                   "field envs.AWS_SECRET_ACCESS_KEY: "),
+    "mount": ("file_mounts:\n  /data: ./not-here\n", [], "field file_mounts./data: local path"),
+    "work": ("costsched:\n  model: no-such-model\n  steps: 10\n", [],
+             "field model: unknown model 'no-such-model'"),
+    "offering": ("", ["--offering", "aws:us-east-1a:p3.2xlarge:nowhere"],
+                 "offering 'aws:us-east-1a:p3.2xlarge:nowhere'"),
+}
+
+
+def task(tmp_path: Path, extra: str) -> Path:
+    # `resources:` ends where a top-level field begins.
+    text = TASK.format(extra=extra) if extra.startswith(" ") else \
+        TASK.replace("{extra}", "") + extra
+    path = tmp_path / "task.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_refused_launch_makes_no_store(case: str, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    extra, options, said = REFUSED[case]
+    db = tmp_path / "new.sqlite"
+    result = CliRunner().invoke(app, ["launch", str(task(tmp_path, extra)), "--db", str(db),
+                                      "--wait", "0", *options])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ") and said in line, line
+    assert "creating the store" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["task.yaml"]
+
+
+def test_a_launch_taken_makes_its_store_and_says_so_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    db = tmp_path / "new.sqlite"
+    result = CliRunner().invoke(app, ["launch", str(task(tmp_path, "")), "--db", str(db),
+                                      "--wait", "0", "--json"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count(f"creating the store {db}") == 1 and db.exists()
+    stopped = CliRunner().invoke(app, ["stop", "refused", "--db", str(db)])
+    assert stopped.exit_code in (0, 2), stopped.output  # 2: it had finished already
