@@ -48,6 +48,7 @@ class Arming:
     off: bool = False  # daemon.autostart is off (and no daemon watches)
     idle: bool = False  # no job runs: nothing to watch
     error: str = ""  # the supervisor could not be started
+    sweep_only: bool = False  # no job runs, but a failed launch's instances are not swept
 
     def line(self) -> str | None:
         """The one line a launch prints (None: nothing to say, no job runs)."""
@@ -55,6 +56,10 @@ class Arming:
         if w is not None:
             earlier = (" (started earlier)" if not self.started and w.pid is not None
                        and w.kind in ("auto", "starting") else "")
+            if self.sweep_only:  # no job to recover: it ends what the failed launch left
+                return (f"No job runs; {w.who()}{earlier} watches this store a while for an "
+                        "instance the failed launch may have left, to end it"
+                        + (f"; log: {w.log}" if w.log else ""))
             return (f"Recovery armed: {w.who()}{earlier} watches this store every "
                     f"{w.watch_seconds:g} s" + (f"; log: {w.log}" if w.log else ""))
         if self.error:
@@ -82,16 +87,18 @@ def ensure(store: PriceStore, config: Config, *, env: Mapping[str, str] | None =
     now = datetime.now(timezone.utc)
     log = log_path(store.url, config)
     found = watching(store, config, now, log=str(log))
+    sweep_only = not live_jobs(store)  # (and, below, a sweep owed)
     if found:  # (a supervisor another launch is starting: once it is handed the lease)
         return Arming(found[0] if found[0].pid is not None else
-                      _started_elsewhere(store, config, log))
-    if not live_jobs(store) and not sweep_owed(store):
+                      _started_elsewhere(store, config, log),
+                      sweep_only=sweep_only and sweep_owed(store))
+    if sweep_only and not sweep_owed(store):
         return Arming(None, idle=True)
     if not config.daemon.autostart and not explicit:
         return Arming(None, off=True)
     mine = f"{socket.gethostname()}:{os.getpid()}:{LAUNCHING}{uuid.uuid4().hex[:8]}"
     if not store.leases.acquire(SUPERVISOR_LEASE, mine, LEASE_SECONDS, now):
-        return Arming(_started_elsewhere(store, config, log))
+        return Arming(_started_elsewhere(store, config, log), sweep_only=sweep_only)
     tag = uuid.uuid4().hex[:8]
     try:
         child = _spawn(store.url, log, tag, mine, env or {})
@@ -102,7 +109,7 @@ def ensure(store: PriceStore, config: Config, *, env: Mapping[str, str] | None =
     store.leases.hand_over(SUPERVISOR_LEASE, mine, holder)  # else it took the lease itself
     return Arming(Watching(child.pid, socket.gethostname(), True, "auto",
                            config.daemon.watch_seconds, str(log), now, None, "", ""),
-                  started=True)
+                  started=True, sweep_only=sweep_only)
 
 
 def _started_elsewhere(store: PriceStore, config: Config, log: Path) -> Watching | None:

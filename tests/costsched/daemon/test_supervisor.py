@@ -334,6 +334,11 @@ def test_a_supervisor_stays_until_a_launch_that_failed_over_is_swept(
     a_launch_that_failed_over(store, ended_ago=60)
     armed = autostart.ensure(store, ON)  # no job runs, but a sweep is owed
     assert armed.started and len(spawned) == 1
+    # Said as what it is: no recovery is armed for a job, a failed launch is swept.
+    assert armed.sweep_only and armed.line().startswith(
+        "No job runs; supervisor pid ") and "Recovery armed" not in armed.line()
+    assert "watches this store a while for an instance the failed launch may have left, " \
+        "to end it" in armed.line()
     store.leases.release(SUPERVISOR_LEASE, store.leases.holder_of(SUPERVISOR_LEASE, now()))
     s = Supervisor(store, ON, holder=holder_name(), idle_seconds=0)
     assert s.claim()
