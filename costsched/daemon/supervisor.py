@@ -24,6 +24,7 @@ from costsched.daemon.records import live_jobs as live_jobs
 from costsched.daemon.records import sweep_owed
 from costsched.daemon.scheduler import HEARTBEAT_SECONDS, Daemon
 from costsched.daemon.watcher import LauncherFactory
+from costsched.service.store_files import sqlite_path
 from costsched.store import PriceStore
 
 LEASE_SECONDS = 60  # renewed at each heartbeat; a dead holder of this host frees it at once
@@ -81,6 +82,8 @@ class Supervisor(Leased):
             config.daemon.idle_seconds
         self._idle_since: float | None = None
         self._looked = 0.0
+        file = sqlite_path(store.url)
+        self._file = None if file is None else file.resolve()  # None: a server's store
 
     def claim(self) -> bool:
         if super().claim():
@@ -95,6 +98,12 @@ class Supervisor(Leased):
         if self.stopping.is_set() or time.monotonic() - self._looked < IDLE_LOOK_SECONDS:
             return
         self._looked = time.monotonic()
+        if self._file is not None and not self._file.exists():
+            # Its store was deleted (a test's folder, a store given up): nothing is left to
+            # recover into, and a supervisor must not run on forever for it.
+            _emit("info", event="store_gone", detail=f"{self._file} no longer exists: exiting")
+            self.stopping.set()
+            return
         try:
             self._end_when_idle()
         except Exception as exc:  # noqa: BLE001 - the store may be back at the next look

@@ -356,3 +356,22 @@ def test_a_supervisor_ends_once_the_failed_over_launch_is_past_its_sweep(
     assert s.claim()
     s._end_when_idle()
     assert s.stopping.is_set()
+
+
+def test_a_supervisor_whose_store_file_is_deleted_exits(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live job in a store whose file was deleted (a test's folder, a store given up)
+    would keep its supervisor running for ever: it exits at its next look."""
+    path = tmp_path / "gone.sqlite"
+    store = PriceStore(str(path))
+    live_job(store)
+    monkeypatch.setattr(supervisor.Daemon, "tick", lambda self: None)  # its passes: elsewhere
+    s = Supervisor(store, ON, holder=holder_name(), idle_seconds=0)
+    assert s.claim()
+    s.tick()
+    assert not s.stopping.is_set()  # a live job: it watches
+    path.unlink()
+    s._looked = 0.0  # its next look
+    s.tick()
+    assert s.stopping.is_set()
+    store.dispose()
