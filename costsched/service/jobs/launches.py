@@ -157,9 +157,11 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
     whatever the store holds; else the job's secrets given at launch."""
     leaked = sorted(set(spec.envs) & clouds.credential_envs())
     if leaked:
-        raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]}: "
-                           "credentials are neither stored nor sent to instances; "
-                           "instances use their own role")
+        # (worded so that no word follows the variable's name after a colon: the one rule
+        # for secrets, costsched.redact, would take that word for its value)
+        raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]} is a "
+                           "cloud credential, which is neither stored nor sent to "
+                           "instances; instances use their own role (remove it)")
     if spec.task.launch_envs:
         name = spec.task.launch_envs[0]
         raise InvalidInput(f"{source}: field envs.{name} is not given: give it at "

@@ -24,7 +24,8 @@ REFUSED = {
     "launcher": ("", ["--launcher", "nope"], "launcher 'nope': expected one of"),
     "field": ("  disk_tier: weird\n", [], "field resources.disk_tier: 'weird'"),
     "credential": ("envs:\n  AWS_SECRET_ACCESS_KEY: x\n", [],
-                   "field envs.AWS_SECRET_ACCESS_KEY: "),
+                   "field envs.AWS_SECRET_ACCESS_KEY is a cloud credential, which is "
+                   "neither stored nor sent to instances"),  # no word masked as its value
     "mount": ("file_mounts:\n  /data: ./not-here\n", [], "field file_mounts./data: local path"),
     "work": ("costsched:\n  model: no-such-model\n  steps: 10\n", [],
              "field model: unknown model 'no-such-model'"),
