@@ -86,6 +86,9 @@ class Instance:
     # When the cloud says it began running (a gang: the mean of its nodes' starts, so that
     # its N nodes times the hours since are what they were billed); None: it does not say.
     started_at: datetime | None = None
+    # When the cloud made it (its create was carried out; a gang: its rank 0's); None: it
+    # does not say. What proves an instance is this store's launch (the sweep).
+    created_at: datetime | None = None
 
     @property
     def live(self) -> bool:

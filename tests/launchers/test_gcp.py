@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,9 @@ class FakeInstances:
         made = compute_v1.Instance(request.instance_resource)
         made.status = "PROVISIONING"
         made.metadata.fingerprint = "fp-1"
+        # As Compute Engine writes it: RFC 3339 in the zone's offset, milliseconds.
+        made.creation_timestamp = datetime.now(timezone(timedelta(hours=-8))).isoformat(
+            timespec="milliseconds")
         self.store[key] = made
         return Operation()
 
