@@ -13,7 +13,8 @@ A live instance is ended only when all of these hold:
 - the cloud says when it made the instance (`Instance.created_at`: EC2's LaunchTime,
   Compute Engine's creationTimestamp, Azure's timeCreated, the local launcher's launch
   record; when a cloud gives no creation time but a start time, that), and that time lies
-  within the move's life, from its creation to its last change, CLOCK_SKEW either side.
+  within the move's life, from its creation to its last change, give or take CLOCK_SKEW
+  (`Instance.made_between`).
   The tag does not say which store made it: another costsched using the same account
   (or the same local instances folder) counts jobs and moves from 1 too and tags its own
   instances alike. An instance whose making time is unknown, or outside its move, may be
@@ -48,7 +49,6 @@ from costsched.validation import as_time
 GRACE_SECONDS = 900.0  # a create's call and its retries are long over by then
 SWEEP_SECONDS = 300.0  # between two sweeps of a daemon
 LOOKBACK = timedelta(days=7)  # the launchers and places of the moves changed since
-CLOCK_SKEW = timedelta(minutes=5)  # between a cloud's clock and the store's
 SWEEP_EVENT = "sweep"  # the kind of the line in the job's log
 _ATTEMPT = re.compile(r"j(\d+)-m(\d+)-(\d+)")
 _LIVE_JOB_STATES = tuple(s for s in JOB_STATES if s not in FINAL_STATES)
@@ -152,17 +152,8 @@ def _launched_by(move: MoveRecord, job_id: int, index: int, instance: Instance) 
         return False
     if tuple(move.candidates[index]["key"]) != tuple(instance.offering_key):
         return False
-    # Its create was carried out while the move was under way: another store counts jobs
-    # and moves from 1 too, and tags its own instances alike. Unproven is left alone.
-    made = made_at(instance)
-    return made is not None and \
-        move.created_at - CLOCK_SKEW <= made <= move.updated_at + CLOCK_SKEW
-
-
-def made_at(instance: Instance) -> datetime | None:
-    """When the cloud says `instance` was made (else when it started); None: it says
-    neither, and the instance is never swept."""
-    return instance.created_at if instance.created_at is not None else instance.started_at
+    # Made while the move was under way: unproven is left alone.
+    return instance.made_between(move.created_at, move.updated_at)
 
 
 def _why(move: MoveRecord, instance: Instance, placement_end: object, job_state: str) -> str:
