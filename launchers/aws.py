@@ -34,6 +34,7 @@ from launchers.base import (
     QuotaError,
 )
 from launchers.cloud_errors import translate, translated
+from launchers.cloud_times import utc
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
@@ -404,7 +405,8 @@ class AwsLauncher(Launcher):
         return Instance(id=f"{region}/{record['InstanceId']}",
                         job_id=int(job) if job.isdigit() else -1,
                         attempt=tags.get(TAG_ATTEMPT, ""), offering_key=key,  # type: ignore[arg-type]
-                        state=state, detail=detail, started_at=record.get("LaunchTime"))
+                        state=state, detail=detail, started_at=record.get("LaunchTime"),
+                        created_at=utc(record.get("LaunchTime")))
 
     def _records(self, region: str, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
         pages = self._client("ec2", region).get_paginator("describe_instances").paginate(

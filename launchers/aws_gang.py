@@ -142,7 +142,7 @@ def gang_instance(ec2: Ec2, region: str, gang: str, listed: list[dict]) -> Insta
     if view is not None:  # a lost node replaced where it ran (`repair`)
         state, detail, lost_nodes, replacing = view
         return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key,
-                                   state, detail, lost_nodes, replacing)
+                                   state, detail, lost_nodes, replacing, created=head.created_at)
     client = ec2._client("ec2", region)
     states = cloud_gang.given_up(states, lost, _tags(first).get(cloud_gang.TAG_REPAIR, ""))
     state, detail = cloud_gang.settle(
@@ -152,7 +152,7 @@ def gang_instance(ec2: Ec2, region: str, gang: str, listed: list[dict]) -> Insta
             Resources=[first["InstanceId"]],
             Tags=[{"Key": cloud_gang.TAG_LOST, "Value": f"{at:.3f}"}]))
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
-                               detail)
+                               detail, created=head.created_at)
 
 
 def _is_number(text: str) -> bool:

@@ -36,6 +36,7 @@ from launchers.base import (
     QuotaError,
 )
 from launchers.cloud_errors import translate, translated
+from launchers.cloud_times import utc
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
@@ -398,7 +399,8 @@ class AzureLauncher(Launcher):
         state, detail = self._state(handle, props)
         return Instance(id=handle, job_id=int(job) if job.isdigit() else -1,
                         attempt=str(tags.get(TAG_ATTEMPT, "")),
-                        offering_key=key, state=state, detail=detail)  # type: ignore[arg-type]
+                        offering_key=key, state=state, detail=detail,  # type: ignore[arg-type]
+                        created_at=utc(props.get("timeCreated")))
 
     def _state(self, handle: str, props: Mapping[str, Any]) -> tuple[str, str]:
         provisioning = str(props.get("provisioningState", ""))

@@ -162,7 +162,7 @@ def gang_instance(az: Az, location: str, group: str, gang: str,
     if view is not None:  # a lost node replaced where it ran (`repair`)
         state, detail, lost_nodes, replacing = view
         return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key,
-                                   state, detail, lost_nodes, replacing)
+                                   state, detail, lost_nodes, replacing, created=head.created_at)
     states = cloud_gang.given_up(states, lost, mark)
     first_name = rank0(gang)
     state, detail = cloud_gang.settle(
@@ -171,7 +171,7 @@ def gang_instance(az: Az, location: str, group: str, gang: str,
         mark_lost=lambda at: set_tags(az, group, first_name,
                                       {cloud_gang.TAG_LOST: f"{at:.3f}"}))
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
-                               detail)
+                               detail, created=head.created_at)
 
 
 def status(az: Az, location: str, group: str, gang: str) -> Instance:

@@ -428,7 +428,7 @@ class GcpLauncher(Launcher):
                         attempt=str(exact.get("attempt", record.labels.get(TAG_ATTEMPT, ""))),
                         offering_key=key, state=state,  # type: ignore[arg-type]
                         detail=detail, started_at=gcp_gang.started_at(record) if state == "running"
-                        else None)
+                        else None, created_at=gcp_gang.created_at(record))
 
     def status(self, instance_id: str) -> Instance:
         from google.api_core import exceptions

@@ -23,13 +23,14 @@ import contextlib
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Protocol
 
 from costsched.model import InvalidInput
 from launchers import cloud_gang
 from launchers.base import CapacityError, Instance, LaunchSpec
 from launchers.cloud_errors import translate
+from launchers.cloud_times import utc
 from launchers.gang import NodeState
 
 OPERATION_TIMEOUT = 600.0
@@ -148,7 +149,7 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
     if view is not None:  # a lost node replaced where it ran (`repair`)
         state, detail, lost_nodes, replacing = view
         return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key,
-                                   state, detail, lost_nodes, replacing)
+                                   state, detail, lost_nodes, replacing, created=head.created_at)
     states = cloud_gang.given_up(states, lost, mark)
     rank0 = node_name(job_id, digest, 0)
     state, detail = cloud_gang.settle(
@@ -158,17 +159,19 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
     started = [started_at(records[r]) if r in records else None
                for r in range(count)] if state == "running" else []
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
-                               detail, started=started)
+                               detail, started=started, created=head.created_at)
 
 
 def started_at(record: Any) -> datetime | None:
     """When Compute Engine says an instance last began running (`lastStartTimestamp`,
     RFC 3339); None when it does not say."""
-    try:
-        when = datetime.fromisoformat(str(record.last_start_timestamp or ""))
-    except ValueError:
-        return None
-    return when.astimezone(timezone.utc) if when.tzinfo is not None else None
+    return utc(record.last_start_timestamp)
+
+
+def created_at(record: Any) -> datetime | None:
+    """When Compute Engine made an instance (`creationTimestamp`, RFC 3339, there from its
+    insert on); None when it does not say."""
+    return utc(record.creation_timestamp)
 
 
 def _items(record: Any) -> dict[str, str]:

@@ -51,6 +51,7 @@ from launchers.base import (
     Launcher,
     LaunchSpec,
 )
+from launchers.cloud_times import utc
 from launchers.json_files import read_json, write_json
 from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
 from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
@@ -269,7 +270,8 @@ class LocalLauncher(Launcher):
                             step=step if isinstance(step, int) and step >= 0 else None,
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
-                            agent=agent, lost_nodes=lost, replacing=replacing)
+                            agent=agent, lost_nodes=lost, replacing=replacing,
+                            created_at=utc(record.get("launched_at")))
         return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:

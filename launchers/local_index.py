@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launchers.base import INSTANCE_STATES, Instance
+from launchers.cloud_times import utc
 from launchers.json_files import read_json
 
 INDEX = ".index.json"  # settled instances, so that scans need not open their folders
@@ -94,7 +95,7 @@ class Index:
              ) -> None:
         entries = {n: e for n, e in {**self.load(base), **settled}.items() if n not in gone}
         doc = {"version": _INDEX_VERSION, "instances": {
-            name: [changed, seen.launched_at, dataclasses.asdict(seen.instance)]
+            name: [changed, seen.launched_at, _fields(seen.instance)]
             for name, (changed, seen) in entries.items()}}
         temp = base / f"{INDEX}.{os.getpid()}.{time.monotonic_ns()}.tmp"
         try:
@@ -120,7 +121,8 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
             changed, launched_at, fields = entry
             instance = Instance(**{**fields, "offering_key": tuple(fields["offering_key"]),
                                    "lost_nodes": tuple(fields.get("lost_nodes", ())),
-                                   "replacing": tuple(fields.get("replacing", ()))})
+                                   "replacing": tuple(fields.get("replacing", ())),
+                                   "created_at": utc(launched_at)})
         except (TypeError, ValueError, KeyError):
             continue
         if (isinstance(changed, int) and isinstance(launched_at, str)
@@ -128,3 +130,9 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
             entries[name] = (changed, Seen(instance, launched_at))
     return entries
 
+
+def _fields(instance: Instance) -> dict:
+    """The instance as JSON: its `created_at` is its launch's time, kept beside it."""
+    fields = dataclasses.asdict(instance)
+    del fields["created_at"]
+    return fields

@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from costsched.model import BookedOffering, InvalidInput, Offering
@@ -29,6 +29,7 @@ INSTANCE_STATES = ("pending", "running", "stopped", "succeeded", "failed", "pree
 LIVE_STATES = ("pending", "running", "stopped")  # billed: count towards a job's instances
 TAG_JOB = "costsched-job"  # tag (or label) naming the job id on every instance
 TAG_ATTEMPT = "costsched-attempt"  # the launch attempt: finds an instance again after a crash
+CLOCK_SKEW = timedelta(minutes=5)  # between a cloud's clock and the store's
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,21 @@ class Instance:
     # When the cloud says it began running (a gang: the mean of its nodes' starts, so that
     # its N nodes times the hours since are what they were billed); None: it does not say.
     started_at: datetime | None = None
+    # When the cloud made it (its create was carried out; a gang: its rank 0's); None: it
+    # does not say. What proves an instance is this store's launch (the sweep).
+    created_at: datetime | None = None
 
     @property
     def live(self) -> bool:
         return self.state in LIVE_STATES
+
+    def made_between(self, start: datetime, end: datetime) -> bool:
+        """Whether its cloud says it was made (else started) from `start` to `end`, give
+        or take CLOCK_SKEW; False when the cloud says neither. What proves an instance
+        tagged as a launch of this store's is that launch's: the tag does not name the
+        store, and another store counts jobs and moves from 1 too."""
+        made = self.created_at if self.created_at is not None else self.started_at
+        return made is not None and start - CLOCK_SKEW <= made <= end + CLOCK_SKEW
 
 
 @dataclass(frozen=True)

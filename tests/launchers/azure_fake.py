@@ -438,6 +438,9 @@ class Arm:
                 "Creating" if name in self.pending else "Succeeded")
             props["networkProfile"]["networkInterfaces"] = [{"id": nic_id}]
             props["vmId"] = f"vm-{next(self._ids)}"
+            # As Resource Manager writes it (api-version 2021-11-01 on): 7 digits of fraction.
+            props["timeCreated"] = dt.datetime.now(dt.timezone.utc).strftime(
+                "%Y-%m-%dT%H:%M:%S.%f0+00:00")
             self.resources[key] = doc
             error = {"code": failed, "message": f"{failed} for {name}"} if failed else None
             shown = json.loads(json.dumps(doc))

@@ -91,6 +91,8 @@ def test_spot_launch_tags_zone_and_market(aws, launcher: AwsLauncher) -> None:
         Filters=[{"Name": "attachment.instance-id", "Values": [ec2_id]}])["Volumes"]
     assert volumes and all({"Key": TAG_JOB, "Value": "7"} in v["Tags"] for v in volumes)
     assert launcher.status(got.id).state == "running"
+    # When EC2 made it: what proves it the launch of its tag's move (the sweep).
+    assert launcher.status(got.id).created_at == record["LaunchTime"] is not None
 
 
 def test_run_request_spot_and_on_demand_options(launcher: AwsLauncher) -> None:

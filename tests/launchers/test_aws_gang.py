@@ -181,6 +181,8 @@ def test_two_nodes_same_tags_ranked_user_data_placement_group_and_addresses(
         (0, "running", ips[0]), (1, "running", ips[1])]
     assert [i.id for i in launcher.instances(7)] == [got.id]
     assert launcher.statuses([got.id])[got.id].state == "running"
+    # The gang was made when its rank 0 was.
+    assert launcher.status(got.id).created_at == records[0]["LaunchTime"] is not None
     # The same attempt launched again finds the gang (a costsched that crashed).
     assert launcher.launch(spec()).id == got.id and len(ec2_records(aws)) == 2
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,11 @@ def test_the_same_attempt_is_the_same_vm_and_is_adopted_by_its_tags(
     assert again.instances(8) == []
     assert again.launch(spec()).id == first.id  # the PUT of the same VM: no second one
     assert len(azure.arm.vms()) == 1
+    # Resource Manager's timeCreated (seven digits of fraction), read as UTC.
+    [vm] = azure.arm.vms()
+    made = vm["properties"]["timeCreated"]
+    assert again.status(first.id).created_at == datetime.fromisoformat(made)
+    assert again.status(first.id).created_at.utcoffset() == timedelta(0)
 
 
 def test_statuses_read_one_list_and_name_evictions(azure: Azure, tmp_path: Path) -> None:

@@ -53,6 +53,12 @@ def test_a_gang_is_n_vms_in_one_proximity_placement_group(azure: Azure,
     ips = [n.address for n in make(azure, tmp_path).nodes(got.id)]
     assert all(ips) and cloud_gang.read_round(str(tmp_path / "ckpt"), DIGEST)["ips"] == ips
     assert [i.id for i in make(azure, tmp_path).instances(7)] == [got.id]  # one, by tags
+    # The gang was made when its rank 0 was (a later node's creation says nothing).
+    for vm in azure.arm.vms():
+        rank = int(vm["tags"]["costsched-node"])
+        vm["properties"]["timeCreated"] = f"2026-03-01T1{rank}:00:00.1234567+00:00"
+    assert str(make(azure, tmp_path).status(got.id).created_at) == \
+        "2026-03-01 10:00:00.123456+00:00"
 
 
 def test_no_capacity_for_a_node_deletes_the_others(azure: Azure, tmp_path: Path) -> None:

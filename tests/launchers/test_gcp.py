@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,9 @@ class FakeInstances:
         made = compute_v1.Instance(request.instance_resource)
         made.status = "PROVISIONING"
         made.metadata.fingerprint = "fp-1"
+        # As Compute Engine writes it: RFC 3339 in the zone's offset, milliseconds.
+        made.creation_timestamp = datetime.now(timezone(timedelta(hours=-8))).isoformat(
+            timespec="milliseconds")
         self.store[key] = made
         return Operation()
 
@@ -143,6 +147,10 @@ def test_spot_n1_insert_request(fake: FakeInstances, launcher: GcpLauncher) -> N
     assert body.service_accounts[0].email == "runner@proj.iam.gserviceaccount.com"
     assert (got.state, got.job_id, got.attempt) == ("pending", 7, "Migration 3/Ä")
     assert got.offering_key == offering().key
+    # creationTimestamp, in the zone's offset, read as UTC; a pending one never started.
+    made = datetime.fromisoformat(fake.store[("us-central1-a", body.name)].creation_timestamp)
+    assert got.created_at == made and got.created_at.utcoffset() == timedelta(0)
+    assert got.started_at is None
 
 
 def test_accelerator_machine_type_on_demand(fake: FakeInstances, launcher) -> None:

@@ -133,6 +133,12 @@ def test_two_node_inserts_labels_metadata_and_compact_policy(tmp_path, fake, pol
     for made in fake.store.values():
         made.status = "RUNNING"
     assert launcher.status(got.id).state == "running"
+    # The gang was made when its rank 0 was (a later node's creation says nothing).
+    fake.store[("us-central1-a", bodies[0].name)].creation_timestamp = \
+        "2026-03-01T04:00:00.000-08:00"
+    fake.store[("us-central1-a", bodies[1].name)].creation_timestamp = \
+        "2026-03-01T13:00:00.000+00:00"
+    assert str(launcher.status(got.id).created_at) == "2026-03-01 12:00:00+00:00"
     assert [(n.rank, n.state, n.address) for n in launcher.nodes(got.id)] == [
         (0, "running", ips[0]), (1, "running", ips[1])]
     assert [i.id for i in launcher.instances(7)] == [got.id]

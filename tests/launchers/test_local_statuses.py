@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ import launchers.local as local
 import launchers.procfs as procfs
 from costsched.model import Offering
 from launchers.base import LaunchSpec
-from launchers.json_files import write_json
+from launchers.json_files import read_json, write_json
 from launchers.local import INDEX, LocalLauncher
 from launchers.procfs import proc_stat
 from launchers.status_file import write_status
@@ -125,6 +126,11 @@ def test_statuses_equal_status_one_by_one_in_every_state(
     assert launcher.statuses(asked) == one_by_one  # the settled ones kept in the index
     assert (launcher.base_dir / INDEX).exists()
     assert LocalLauncher(launcher.base_dir).statuses(asked) == one_by_one  # read from it
+    # When each was made: its launch record's time, from its folder or the index alike.
+    made = {i: read_json(launcher.base_dir / i / local.INSTANCE)["launched_at"] for i in ids}
+    assert {i: s.created_at for i, s in one_by_one.items()} == {
+        i: datetime.fromisoformat(m) for i, m in made.items()}
+    assert one_by_one[ids[-1]].created_at == datetime(2020, 1, 1, tzinfo=timezone.utc)
     assert launcher.statuses([]) == {}
     assert LocalLauncher(launcher.base_dir.parent / "none").statuses(ids) == {}
     # In launch order ("never" was launched in 2020).

@@ -5,21 +5,29 @@ run, and be billed, with nothing to end it. The daemon sweeps every SWEEP_SECOND
 each launcher in use for costsched's tagged instances (`Launcher.tagged`, in the places
 the store's recent moves tried) and ends each live one no live placement owns.
 
-An instance is left alone, whatever else is true, when:
+A live instance is ended only when all of these hold:
 
-- its id is an open placement's (a live placement is never ended here);
-- its attempt tag is not one of this store's launches: the tag (`MoveRecord.attempt`)
-  names the job, the move and the candidate, and the move must be this store's, of that
-  job, its candidate's offering the instance's, and (where the cloud says when the
-  instance started) under way when it started: another costsched using the same account
-  tags its own instances alike; an instance without costsched's tags is never even listed;
-- its move is under way: the move adopts what its launch made, or ends it;
-- its move ended, or its placement ended, less than GRACE_SECONDS ago: a create sent
-  before is still given time to be seen and placed by its move.
+- its attempt tag (`MoveRecord.attempt`: `j{job}-m{move}-{candidate}`) names a move of
+  this store, of the job its job tag names, and a candidate of that move whose offering
+  is the instance's (an instance without costsched's tags is never even listed);
+- the cloud says when it made the instance (`Instance.created_at`: EC2's LaunchTime,
+  Compute Engine's creationTimestamp, Azure's timeCreated, the local launcher's launch
+  record; when a cloud gives no creation time but a start time, that), and that time lies
+  within the move's life, from its creation to its last change, give or take CLOCK_SKEW
+  (`Instance.made_between`).
+  The tag does not say which store made it: another costsched using the same account
+  (or the same local instances folder) counts jobs and moves from 1 too and tags its own
+  instances alike. An instance whose making time is unknown, or outside its move, may be
+  another store's paying job, and is left alone: a stray left running costs less than
+  another team's job ended;
+- its id is no open placement's (a live placement is never ended here);
+- its move has ended (a move under way adopts what its launch made, or ends it), and
+  GRACE_SECONDS have passed since its move, or its placement, ended: a create sent before
+  is still given time to be seen and placed by its move.
 
-Every other live instance is ended, with one line in its job's log naming the instance,
-its cloud and region, why, and what it cost at the stored price (when the cloud says since
-when it runs). The listing is made before the store is read, so a launch placed meanwhile
+Each one is ended with one line in its job's log naming the instance, its cloud and
+region, why, and what it cost at the stored price (when the cloud says since when it
+runs). The listing is made before the store is read, so a launch placed meanwhile
 is seen placed.
 """
 
@@ -41,7 +49,6 @@ from costsched.validation import as_time
 GRACE_SECONDS = 900.0  # a create's call and its retries are long over by then
 SWEEP_SECONDS = 300.0  # between two sweeps of a daemon
 LOOKBACK = timedelta(days=7)  # the launchers and places of the moves changed since
-CLOCK_SKEW = timedelta(minutes=5)  # between a cloud's clock and the store's
 SWEEP_EVENT = "sweep"  # the kind of the line in the job's log
 _ATTEMPT = re.compile(r"j(\d+)-m(\d+)-(\d+)")
 _LIVE_JOB_STATES = tuple(s for s in JOB_STATES if s not in FINAL_STATES)
@@ -145,11 +152,8 @@ def _launched_by(move: MoveRecord, job_id: int, index: int, instance: Instance) 
         return False
     if tuple(move.candidates[index]["key"]) != tuple(instance.offering_key):
         return False
-    # Its create was sent while the move was on that candidate: an instance started
-    # before the move or after it ended is another store's with the same tag.
-    started = instance.started_at
-    return started is None or \
-        move.created_at - CLOCK_SKEW <= started <= move.updated_at + CLOCK_SKEW
+    # Made while the move was under way: unproven is left alone.
+    return instance.made_between(move.created_at, move.updated_at)
 
 
 def _why(move: MoveRecord, instance: Instance, placement_end: object, job_state: str) -> str:

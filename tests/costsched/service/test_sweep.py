@@ -1,8 +1,9 @@
 """The sweep of instances that run for no job (`costsched.service.jobs.sweep`): a create
 whose answer was lost, seen only after every offering failed, is ended once the grace has
 passed (a line in the job's log naming it, its cloud and region, why and its cost), never
-before; an instance of a live placement, of a move under way, of another store's launch,
-or without costsched's tags is never touched. EC2 is moto's (the lost answer as botocore
+before; an instance of a live placement, of a move under way, of another store's launch
+(made outside its tag's move, or whose cloud does not say when it was made), or without
+costsched's tags is never touched. EC2 is moto's (the lost answer as botocore
 raises it), Compute Engine the launcher tests' fake InstancesClient, Azure their loopback
 Resource Manager; the daemon sweeps at most every SWEEP_SECONDS."""
 
@@ -25,14 +26,25 @@ from costsched.store import PriceStore
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 LATER = NOW + timedelta(seconds=sweeping.GRACE_SECONDS + 60)
+
+
+@pytest.fixture(autouse=True)
+def clock() -> None:
+    """Each test's NOW is the real clock's when it starts: the clouds (moto, the fakes, the
+    local launcher) stamp the instances they make with it, and the sweep compares that
+    stamp with the store's moves."""
+    global NOW, LATER
+    NOW = datetime.now(timezone.utc).replace(microsecond=0)
+    LATER = NOW + timedelta(seconds=sweeping.GRACE_SECONDS + 60)
 EAST = Offering("aws", "us-east-1", "us-east-1b", "p3.2xlarge", "spot", "V100", 1, 8, 61.0)
 GCP = Offering("gcp", "us-central1", "us-central1-a", "n1-standard-8+1xnvidia-tesla-v100",
                "spot", "V100", 1)
 
 
 def a_move(store: PriceStore, offerings: list[Offering], backend: str, *,
-           price: float = 0.9, at: datetime = NOW) -> tuple[int, Any]:
-    """A job of `launcher` and its launch move over `offerings`."""
+           price: float = 0.9, at: datetime | None = None) -> tuple[int, Any]:
+    """A job of `launcher` and its launch move over `offerings` (made at NOW by default)."""
+    at = at or NOW
     name = f"train-{len(store.jobs.records()) + 1}"
     job = store.jobs.create(name, {"launcher": backend}, 100.0, at=at)
     move = store.moves.create(job, "launch", [candidate(o, price) for o in offerings], at=at)
@@ -48,9 +60,10 @@ def launch(backend: Launcher, job: int, attempt: str, offering: Offering) -> Ins
 
 
 def lost(store: PriceStore, backend: Launcher, offering: Offering, name: str,
-         at: datetime = NOW) -> tuple[int, Instance]:
+         at: datetime | None = None) -> tuple[int, Instance]:
     """A launch whose create was carried out but never placed: its move failed over to
-    nothing, and the job failed."""
+    nothing, and the job failed (its move made and ended `at`, NOW by default)."""
+    at = at or NOW
     job, move = a_move(store, [offering], name, at=at)
     made = launch(backend, job, move.attempt, offering)
     store.moves.advance(move, "failed", at=at, tried=1, detail="every candidate failed")
@@ -158,6 +171,26 @@ def test_ec2_an_instance_started_outside_its_tags_move_is_another_stores(
     assert len(live_ec2(aws)) == 1
 
 
+@pytest.mark.parametrize("created, started, ended", [
+    (None, None, False),  # the cloud says neither: never proven this store's
+    (None, timedelta(0), True),  # no creation time, a start time within the move
+    (timedelta(hours=1), timedelta(0), False),  # made after the move: its start says nothing
+    (timedelta(minutes=4), None, True),  # within the clocks' skew of the move's end
+    (-timedelta(minutes=6), None, False),  # before the move, beyond the skew
+])
+def test_only_an_instance_made_while_its_move_was_under_way_is_ended(
+        created: timedelta | None, started: timedelta | None, ended: bool,
+        store: PriceStore) -> None:
+    job, move = a_move(store, [EAST], "aws")
+    store.moves.advance(move, "failed", at=NOW, tried=1)
+    instance = Instance(
+        "us-east-1/i-0", job, move.attempt, EAST.key, "running",
+        created_at=None if created is None else NOW + created,
+        started_at=None if started is None else NOW + started)
+    found = sweeping.strays(store, [instance], LATER)
+    assert [s.instance for s in found] == ([instance] if ended else [])
+
+
 # --- the launch itself: a create whose answer was lost and not yet seen -------------------
 
 from tests.costsched.cli.test_launch_cloud_failures import (  # noqa: E402
@@ -226,6 +259,12 @@ def gcp_launcher(fake: FakeInstances) -> Any:
                        service_account="runner@proj.iam.gserviceaccount.com")
 
 
+def gce_made(fake: FakeInstances, instance: Instance, when: datetime | None) -> None:
+    """Compute Engine says `instance` was made at `when` (None: says nothing)."""
+    zone, name = instance.id.split("/")
+    fake.store[(zone, name)].creation_timestamp = "" if when is None else when.isoformat()
+
+
 def test_compute_engine_a_lost_create_is_ended_and_a_placed_one_kept(
         store: PriceStore) -> None:
     fake = FakeInstances()
@@ -239,6 +278,20 @@ def test_compute_engine_a_lost_create_is_ended_and_a_placed_one_kept(
     assert str(event).endswith(f"job {job} has failed; billed at $0.9000/h (stored price) "
                                "since it started, the cloud does not say when")
     assert "(gcp us-central1)" in str(event)
+
+
+@pytest.mark.parametrize("made", [timedelta(hours=-1), timedelta(hours=2), None])
+def test_compute_engine_an_instance_not_proven_made_by_its_move_is_left_alone(
+        made: timedelta | None, store: PriceStore) -> None:
+    """The same tag as a lost create of this store's, but Compute Engine made it an hour
+    before the move, an hour after it ended, or does not say when: another store's."""
+    fake = FakeInstances()
+    gcp = gcp_launcher(fake)
+    _, instance = lost(store, gcp, GCP, "gcp")
+    gce_made(fake, instance, None if made is None else NOW + made)
+    assert (gcp.status(instance.id).created_at is None) == (made is None)
+    assert sweeping.sweep(store, gcp, at=LATER + timedelta(hours=2)) == []
+    assert fake.deleted == [] and len(fake.store) == 1
 
 
 def test_the_clouds_launcher_asks_the_clouds_the_moves_tried(store: PriceStore) -> None:
@@ -269,6 +322,24 @@ def test_azure_a_lost_create_is_ended_and_a_placed_one_kept(
     assert {i.id for i in az.instances() if i.live} == {kept.id}
 
 
+@pytest.mark.parametrize("made", [timedelta(hours=-1), timedelta(hours=2), None])
+def test_azure_a_vm_not_proven_made_by_its_move_is_left_alone(
+        made: timedelta | None, azure: Any, tmp_path: Path,  # noqa: F811
+        store: PriceStore) -> None:
+    """Resource Manager's timeCreated before the move, after it ended, or absent."""
+    vm = Offering("azure", "eastus", "", "Standard_NC6s_v3", "spot", "V100", 1, 6, 112.0)
+    az = make(azure, tmp_path)
+    _, instance = lost(store, az, vm, "azure")
+    [doc] = azure.arm.vms()
+    if made is None:
+        del doc["properties"]["timeCreated"]
+    else:
+        doc["properties"]["timeCreated"] = (NOW + made).isoformat()
+    assert (az.status(instance.id).created_at is None) == (made is None)
+    assert sweeping.sweep(store, az, at=LATER + timedelta(hours=2)) == []
+    assert [i.id for i in az.instances() if i.live] == [instance.id]
+
+
 # --- the daemon ----------------------------------------------------------------------------
 
 def test_the_daemons_watch_sweeps_at_most_every_sweep_seconds(
@@ -278,6 +349,7 @@ def test_the_daemons_watch_sweeps_at_most_every_sweep_seconds(
     gcp = gcp_launcher(fake)
     hour_ago = NOW - timedelta(hours=1)  # past the grace on the daemon's own clock
     first, stray = lost(store, gcp, GCP, "gcp", at=hour_ago)
+    gce_made(fake, stray, hour_ago)  # made by its move, an hour ago
     daemon = Daemon(store, Config(), launchers=lambda name: gcp)
     caplog.set_level("INFO", logger="costsched.daemon")
     lines = daemon.watch()
@@ -286,7 +358,8 @@ def test_the_daemons_watch_sweeps_at_most_every_sweep_seconds(
     [logged] = [r.getMessage() for r in caplog.records if "event=swept" in r.getMessage()]
     assert "level=warning task=watch event=swept launcher=gcp" in logged
     assert f"ended instance {stray.id} (gcp us-central1)" in logged
-    second, _ = lost(store, gcp, GCP, "gcp", at=hour_ago)
+    second, late = lost(store, gcp, GCP, "gcp", at=hour_ago)
+    gce_made(fake, late, hour_ago)
     assert daemon.watch() == []  # not due yet
     assert len(fake.store) == 1
     clock = sweeping.SWEEP_SECONDS + 1
@@ -315,6 +388,27 @@ def test_the_local_launcher_a_lost_launch_is_ended_and_a_placed_one_kept(
     finally:
         for instance in local.instances():
             local.terminate(instance.id)
+
+
+@pytest.mark.parametrize("move_at", [timedelta(hours=1), -timedelta(hours=1)])
+def test_the_local_launcher_an_instance_made_outside_its_tags_move_is_left_alone(
+        move_at: timedelta, store: PriceStore, tmp_path: Path) -> None:
+    """Every store of a user shares the local launcher's default instances folder: an
+    instance launched an hour before this store's move, or an hour after it, with its tag,
+    is another store's."""
+    from launchers.local import LocalLauncher
+
+    local = LocalLauncher(tmp_path / "instances", grace_seconds=1, poll_seconds=0.1)
+    here = Offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "V100", 1)
+    job, move = a_move(store, [here], "local", at=NOW + move_at)
+    theirs = launch(local, job, move.attempt, here)
+    store.moves.advance(move, "failed", at=NOW + move_at, tried=1)
+    try:
+        assert local.status(theirs.id).created_at is not None
+        assert sweeping.sweep(store, local, at=LATER + timedelta(hours=2)) == []
+        assert local.status(theirs.id).live
+    finally:
+        local.terminate(theirs.id)
 
 
 def test_the_places_swept_are_those_of_live_jobs_and_of_recent_moves(
