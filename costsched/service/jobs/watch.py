@@ -20,7 +20,6 @@ from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
     RunningJob,
-    _newest_open_rows,
     _open_placement,
     _placed_offering,
     _runs,
@@ -170,9 +169,9 @@ def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]
     from one read."""
     if not job_ids:
         return {}
-    newest = _newest_open_rows(store.jobs.placements_of(job_ids, open_only=True))
-    return dict(zip(newest["job_id"].astype(int), newest["instance"].astype(str),
-                    strict=True))
+    # By job and start: the newest open one of a job comes last.
+    return {p.job_id: str(p.instance)
+            for p in store.jobs.placement_rows(job_ids, open_only=True)}
 
 
 def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
