@@ -22,6 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from costsched import amounts
 from costsched.amounts import usd_all
@@ -31,8 +32,6 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
-from costsched.policies import OfferingKey
-from costsched.service.jobs.decider import BudgetDecider, JobNow, budget_verdict, market_at
 from costsched.service.jobs.halt import stop_job
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -48,6 +47,9 @@ from costsched.service.jobs.runs import (
 from costsched.service.jobs.steps import _start_migration
 from costsched.store import PriceStore
 from costsched.store.job_rows import EventRow
+
+if TYPE_CHECKING:
+    from costsched.policies import OfferingKey
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
@@ -310,6 +312,8 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     states = budget_states(store, config, at, interval_seconds)
     if not states:
         return []
+    from costsched.service.jobs.decider import budget_verdict  # with budgets only
+
     runs = _runs(store, sorted({j for s in states for j in s.running}))
     mine = {j for j, run in runs.items() if run.launcher == launcher.name}
     events: list[JobEvent] = []
@@ -350,6 +354,8 @@ def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: s
                  overheads: Overheads) -> JobEvent | None:
     """Under the job's lease, move it where the budget's decider says it finishes within
     `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
+    from costsched.service.jobs.decider import BudgetDecider, JobNow, market_at
+
     job_id = run.record.id
     with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
         placement = _open_placement(store, job_id)

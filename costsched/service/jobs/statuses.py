@@ -18,7 +18,6 @@ from costsched.model import InvalidInput
 from costsched.passes import one_pass
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
-from costsched.service.jobs.move import migrate
 from costsched.service.jobs.runs import (
     RunningJob,
     _progress_of,
@@ -262,6 +261,8 @@ def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
                advise: bool, bookings: tuple[Booking, ...] = ()) -> JobStatus:
     advice = ""
     if advise and instance is not None and instance.state == "running" and left > 0:
+        from costsched.service.jobs.move import migrate  # the policy's, on frames
+
         found = migrate(store, launcher, run.record.id, dry_run=True, at=when)
         # A decision whose dollars are not numbers says nothing a user can act on.
         if found and math.isfinite(found[0].stay_usd) and math.isfinite(found[0].move_usd):
