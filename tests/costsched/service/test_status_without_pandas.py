@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from costsched.costs import job_cost
+from costsched.service.jobs.caps import raise_budget
 from costsched.store import PriceStore
 from tests.costsched.test_costs import EAST_A, WEST, observe
 
@@ -73,20 +74,27 @@ def _store(path: Path) -> tuple[str, PriceStore]:
 
 
 def test_status_of_a_finished_job_loads_neither_pandas_nor_numpy(tmp_path: Path) -> None:
+    """The CLI's status of jobs that ended, one of them with a budget of its own (what it
+    spent is charged on the same rows)."""
     url, store = _store(tmp_path)
     store.jobs.transition(2, "stopped", at=NOW)  # the CLI's status of ended jobs only
+    raise_budget(store, 1, 50.0, at=NOW)
     probe = ("import sys\nfrom costsched.cli import app\n"
              f"try:\n    app(['status', '--db', {url!r}, '--json'])\nexcept SystemExit:\n"
              "    pass\nprint(sorted({'pandas', 'numpy'} & set(sys.modules)), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
-    jobs = {j["name"]: j for j in json.loads(out.stdout)["jobs"]}
+    document = json.loads(out.stdout)
+    jobs = {j["name"]: j for j in document["jobs"]}
     expected = job_cost(store, 1, now=NOW, checkpoint_gb=30.0)
     assert jobs["done"]["cost_usd"] == expected.total_usd
     assert jobs["done"]["egress_usd"] == expected.egress_usd > 0
     assert [p["usd"] for p in jobs["done"]["placements"]] == \
         expected.placements["usd"].tolist()
+    [budget] = document["budgets"]
+    assert (budget["name"], budget["usd"]) == ("job 1 (done)", 50.0)
+    assert budget["spent_usd"] == pytest.approx(expected.total_usd, rel=1e-12)
 
 
 def test_status_of_a_finished_and_a_running_job_loads_neither(tmp_path: Path) -> None:
