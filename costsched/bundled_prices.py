@@ -119,6 +119,11 @@ def _read(name: str) -> tuple[dict[str, str], ...]:
         return tuple(dict(zip(header, row, strict=True)) for row in rows)
 
 
+def bundled_rows(name: str) -> tuple[dict[str, str], ...]:
+    """The rows of a bundled CSV file of `costsched/data`, as text, read once."""
+    return _read(name)
+
+
 @cache  # a few dozen dates among thousands of rows
 def as_of_time(text: str) -> datetime:
     """When a bundled price held from: its `as_of`, a day ('2026-07-30', the day it was

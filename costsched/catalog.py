@@ -13,6 +13,7 @@ from pathlib import Path
 
 # The catalog's names and the light readers live in bundled_prices (no pandas) for the
 # quick commands; they are the catalog's too.
+from costsched import bundled_prices
 from costsched.bundled_prices import (  # noqa: F401
     CATALOG_SOURCE,
     ENV_DISCOVERED,
@@ -55,7 +56,8 @@ def discovered_types(path: Path | None = None) -> pd.DataFrame:
 def reload() -> None:
     """Read the catalog's files again (after a refresh wrote discovered types)."""
     for loader in (_all_types, instance_types, on_demand_prices, _type_index,
-                   on_demand_observations, spot_observations, _retired_days):
+                   on_demand_observations, spot_observations, _retired_days,
+                   on_demand_history):
         loader.cache_clear()
 
 
@@ -152,6 +154,29 @@ def on_demand_observations(include_cpu: bool = False) -> pd.DataFrame:
     GPU types only unless `include_cpu`."""
     listed = on_demand_prices(include_cpu)
     return _observations(listed, "", "on_demand", CATALOG_SOURCE)
+
+
+@cache
+def on_demand_history() -> dict[tuple[str, str, str, str], tuple[tuple[int, float], ...]]:
+    """`on_demand_observations` as plain rows, for charging placements without pandas:
+    per (cloud, region, instance_type, os), each list price as (the epoch second it held
+    from, USD/hour), oldest first (file order within a time). Read with the csv module;
+    a discovered-types file, when there is one, is read as `discovered_types` reads it."""
+    bundled = {(r["cloud"], r["instance_type"]): int(float(r["gpu_count"])) > 0
+               for r in bundled_prices.bundled_rows("instance_types.csv")}
+    gpu = {key for key, has_gpu in bundled.items() if has_gpu}
+    if discovered_path().exists():  # the bundled row of a type wins over a discovered one
+        found = discovered_types()
+        gpu |= {(c, t) for c, t, n in zip(found["cloud"], found["instance_type"],
+                                          found["gpu_count"], strict=True)
+                if n > 0 and (c, t) not in bundled}
+    out: dict[tuple[str, str, str, str], list[tuple[int, float]]] = {}
+    for row in bundled_prices.bundled_rows("on_demand_prices.csv"):
+        if (row["cloud"], row["instance_type"]) in gpu:
+            key = (row["cloud"], row["region"], row["instance_type"], "linux")
+            since = int(bundled_prices.as_of_time(row["as_of"]).timestamp())
+            out.setdefault(key, []).append((since, float(row["usd_per_hour"])))
+    return {key: tuple(sorted(prices, key=lambda p: p[0])) for key, prices in out.items()}
 
 
 @cache

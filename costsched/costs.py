@@ -5,24 +5,31 @@ The price of an offering at time t is its last observation at or before t; befor
 first observation, the first one. A placement is charged every price it ran under, each
 for as long as it held. An offering with no stored observation is charged the catalog's
 on-demand list prices (by the same rule), else the price the placement recorded at start.
+
+One path computes on plain rows (the store's PlacementRow, price rows, the catalog's list
+read with the csv module): `status` charges its jobs without loading pandas. The frames
+the report, bills and notebooks read are built from those rows (`JobCost.placements`, and
+`placement_costs` and `egress_costs`, which take and give frames around the same path).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import cached_property
+from typing import NamedTuple
 
 from costsched import catalog
-from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
-from costsched.list_prices import TYPE_KEY
 from costsched.model import InvalidInput, utc
-from costsched.optimize.decision import egress_per_gb
+from costsched.optimize.decision import Place, egress_usd_per_gb
 from costsched.store import OFFERING_KEY, PriceStore, to_epoch_seconds
+from costsched.store.database import epoch_second
+from costsched.store.job_rows import PlacementRow, placement_frame
 
 _NEEDED = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour"]
 COST_COLUMNS = ["hours", "usd", "price_source"]
@@ -31,19 +38,63 @@ MOVE_COLUMNS = [
     "to_cloud", "to_region", "gb", "usd_per_gb", "usd",
 ]
 _MOVE_REASONS = ("migration", "recovery", "start")  # the checkpoint is copied
+Key = tuple[str, str, str, str, str, str]  # an offering: OFFERING_KEY's values
+
+
+class Charged(NamedTuple):
+    """A placement as charged: `placement` (a PlacementRow) with the `hours` it is billed,
+    its `usd` (every node's), where its prices came from (`price_source`: "stored",
+    "catalog" or "placement"), the `egress_usd` of the checkpoint copied into it, and its
+    job's `nodes`."""
+
+    placement: PlacementRow
+    hours: float
+    usd: float
+    price_source: str
+    egress_usd: float = 0.0
+    nodes: int = 1
+
+    def __getattr__(self, name: str) -> object:  # the placement's fields, as on a frame row
+        return getattr(self.placement, name)
+
+    def record(self) -> dict:
+        """Its fields by name, as a row of `JobCost.placements`."""
+        return {**self.placement._asdict(), "hours": self.hours, "usd": self.usd,
+                "price_source": self.price_source, "egress_usd": self.egress_usd,
+                "nodes": self.nodes}
+
+
+class Move(NamedTuple):
+    """A move that copied a job's checkpoint (MOVE_COLUMNS): from one placement's region
+    to the next one's, `gb` at `usd_per_gb`."""
+
+    job_id: int
+    from_placement: int
+    to_placement: int
+    at: datetime
+    from_cloud: str
+    from_region: str
+    to_cloud: str
+    to_region: str
+    gb: float
+    usd_per_gb: float
+    usd: float
+
+
+_CHARGED_COLUMNS = [*COST_COLUMNS, "egress_usd", "nodes"]
 
 
 @dataclass(frozen=True, eq=False)
 class JobCost:
-    """A job's cost so far: compute per placement plus egress per move. Its frames are
-    rows of frames charged for many jobs at once, taken when first asked for."""
+    """A job's cost so far: compute per placement plus egress per move. `charged` and
+    `moved` are its rows; `placements` and `moves` the same as frames, built when first
+    asked for."""
 
     job_id: int
     compute_usd: float
     egress_usd: float
-    charged: pd.DataFrame = field(repr=False)  # placement_costs of its jobs, egress_usd too
-    moved: pd.DataFrame = field(repr=False)  # egress_costs of its jobs
-    rows: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    charged: tuple[Charged, ...] = field(default=(), repr=False)
+    moved: tuple[Move, ...] = field(default=(), repr=False)
     total_usd: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -51,13 +102,14 @@ class JobCost:
 
     @cached_property
     def placements(self) -> pd.DataFrame:
-        """Its placements as charged (`placement_costs`, with egress_usd)."""
-        return self.charged if self.rows is None else self.charged.iloc[self.rows[0]]
+        """Its placements as charged (`placement_costs`'s columns, egress_usd and nodes)."""
+        return placement_frame(((*c.placement, *c[1:]) for c in self.charged),
+                               _CHARGED_COLUMNS)
 
     @cached_property
     def moves(self) -> pd.DataFrame:
         """Its moves' egress (`egress_costs`)."""
-        return self.moved if self.rows is None else self.moved.iloc[self.rows[1]]
+        return moves_frame(self.moved)
 
 
 def job_cost(store: PriceStore, job_id: int, *, now: datetime,
@@ -69,77 +121,87 @@ def job_cost(store: PriceStore, job_id: int, *, now: datetime,
                      )[int(job_id)]
 
 
-def per_node(charged: pd.DataFrame, job_ids: Iterable[int],
-             nodes: Mapping[int, int]) -> pd.DataFrame:
-    """`charged` (a row per placement interval of the job in `job_ids`, same order) with
-    each row's `usd` times its job's nodes, and a `nodes` column: every node of a
-    multi-node job is billed (its checkpoint's egress is not: it is copied once)."""
-    many = np.array([nodes.get(int(j), 1) for j in job_ids], dtype=float)
-    return charged.assign(usd=charged["usd"].to_numpy() * many, nodes=many.astype(int))
-
-
 def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
               checkpoint_gb: Mapping[int, float],
               nodes: Mapping[int, int] | None = None,
-              placements: pd.DataFrame | None = None) -> dict[int, JobCost]:
+              placements: Sequence[PlacementRow] | None = None) -> dict[int, JobCost]:
     """`job_cost` of many jobs from one read of their placements and one set of price
     queries (the cost of a pass over a team's jobs does not grow with a query per job).
     `checkpoint_gb`: each job's checkpoint size; jobs without placements cost 0. `nodes`:
     a multi-node job's instances, each charged (its checkpoint is copied once a move).
-    `placements`: theirs, when the caller read them already."""
+    `placements`: theirs (the store's rows), when the caller read them already."""
     wanted = [int(j) for j in job_ids]
     # One job: its own placements; more: every placement in one read.
-    placed = placements if placements is not None else \
-        store.jobs.placements(wanted[0] if len(wanted) == 1 else None)
-    placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
-    moves = egress_costs(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted})
-    charged = placement_costs(store, placed, now=now, egress=moves)
-    if nodes and len(charged):
-        charged = per_node(charged, charged["job_id"], nodes)
-    # Each job's rows and sums from one grouping of every job's (no frame per job).
-    by_job = charged.groupby("job_id").indices if len(charged) else {}
-    moved = moves.groupby("job_id").indices if len(moves) else {}
-    # NaN counts as 0 (np.nansum's rule), summed as np.sum sums each job's rows.
-    usd = np.nan_to_num(charged["usd"].to_numpy(dtype=float), nan=0.0, posinf=np.inf,
-                        neginf=-np.inf)
-    egress_usd = np.nan_to_num(moves["usd"].to_numpy(dtype=float), nan=0.0, posinf=np.inf,
-                               neginf=-np.inf)
-    none = np.array([], dtype=int)
-    out = {}
-    for job_id in wanted:
-        mine, egress = by_job.get(job_id, none), moved.get(job_id, none)
-        out[job_id] = JobCost(job_id=job_id, compute_usd=float(usd[mine].sum()),
-                              egress_usd=float(egress_usd[egress].sum()), charged=charged,
-                              moved=moves, rows=(mine, egress))
-    return out
+    placed = placements if placements is not None else store.jobs.placement_rows(
+        wanted[:1] if len(wanted) == 1 else None)
+    mine = set(wanted)
+    placed = [p for p in placed if p.job_id in mine]
+    moves = egress_rows(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted})
+    into: dict[int, float] = {}
+    for move in moves:
+        into[move.to_placement] = into.get(move.to_placement, 0.0) + move.usd
+    many = nodes or {}
+    charged_of: dict[int, list[Charged]] = {j: [] for j in wanted}
+    for p, (hours, usd, source) in zip(placed, charge(store, placed, now=now), strict=True):
+        count = many.get(p.job_id, 1)
+        charged_of[p.job_id].append(Charged(p, hours, usd * count, source,
+                                            into.get(p.id, 0.0), int(count)))
+    moved_of: dict[int, list[Move]] = {j: [] for j in wanted}
+    for move in moves:
+        moved_of[move.job_id].append(move)
+    return {j: JobCost(job_id=j, compute_usd=_sum([c.usd for c in charged_of[j]]),
+                       egress_usd=_sum([m.usd for m in moved_of[j]]),
+                       charged=tuple(charged_of[j]), moved=tuple(moved_of[j]))
+            for j in wanted}
 
 
 def charged_records(costs: Iterable[JobCost]) -> dict[int, list[dict]]:
-    """Each job's placements as charged (`JobCost.placements`) as records (`to_dict`'s), by
-    job id: one conversion of each frame the costs share, not a frame per job."""
-    out: dict[int, list[dict]] = {}
-    converted: dict[int, list[dict]] = {}
-    for cost in costs:
-        if cost.rows is None:  # a cost of its own
-            out[cost.job_id] = cost.placements.to_dict("records")
-            continue
-        if id(cost.charged) not in converted:
-            converted[id(cost.charged)] = cost.charged.to_dict("records")
-        records = converted[id(cost.charged)]
-        out[cost.job_id] = [records[i] for i in cost.rows[0]]
+    """Each job's placements as charged (`JobCost.placements`) as records, by job id."""
+    return {cost.job_id: [c.record() for c in cost.charged] for cost in costs}
+
+
+def charge(store: PriceStore, placements: Sequence[PlacementRow], *, now: datetime
+           ) -> list[tuple[float, float, str]]:
+    """(hours, usd, price_source) of each placement: its prices integrated over [start_at,
+    end_at or `now`] (nothing while it is `waiting` for its instance to run); the source
+    is "stored", "catalog" or "placement". Stored prices are those of the placement's
+    offering, else of its regional offering (zone "") when the placement names a zone."""
+    until = epoch_second(now)
+    return _charge_spans(
+        store, [p.offering_key for p in placements],
+        [epoch_second(p.start_at) for p in placements],
+        [until if p.end_at is None else epoch_second(p.end_at) for p in placements],
+        [p.usd_per_hour for p in placements], [bool(p.waiting) for p in placements])
+
+
+def egress_rows(placements: Sequence[PlacementRow], *,
+                checkpoint_gb: float | Mapping[int, float]) -> list[Move]:
+    """One Move per move of a job (a placement by migration or recovery after another):
+    the checkpoint copied from the previous placement's region to the new one, at the
+    source cloud's egress price (free within a region, inter-region within a cloud,
+    internet across clouds), by job and time. `checkpoint_gb`: one size for every job, or
+    one per job id."""
+    ordered = sorted(placements, key=lambda p: (p.job_id, p.start_at, p.id))
+    pairs = [(src, to) for src, to in zip(ordered, ordered[1:], strict=False)
+             if src.job_id == to.job_id and to.reason in _MOVE_REASONS]
+    sizes = _checkpoint_gb(checkpoint_gb, [to.job_id for _, to in pairs])
+    out = []
+    for (src, to), gb in zip(pairs, sizes, strict=True):
+        per_gb = egress_usd_per_gb(Place(src.cloud, src.region), Place(to.cloud, to.region))
+        out.append(Move(int(to.job_id), int(src.id), int(to.id), to.start_at, src.cloud,
+                        src.region, to.cloud, to.region, gb, per_gb, gb * per_gb))
     return out
+
+
+# --- frames around the same path ----------------------------------------------------------
 
 
 def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetime,
                     egress: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Each placement with `hours`, `usd` (its prices integrated over [start_at, end_at or
-    `now`]; nothing while it is `waiting` for its instance to run, where the frame says)
-    and `price_source` ("stored", "catalog" or "placement"). With `egress` (an
-    `egress_costs` frame) also `egress_usd`: the copy of the checkpoint into the placement.
-
-    Stored prices are those of the placement's offering, else of its regional offering
-    (zone "") when the placement names a zone.
-    """
+    """`charge` of a frame of placements: each row with `hours`, `usd` and `price_source`
+    (a `waiting` column, where the frame has one, says which are not billed yet). With
+    `egress` (an `egress_costs` frame) also `egress_usd`: the copy of the checkpoint into
+    the placement."""
     needed = _NEEDED if egress is None else [*_NEEDED, "id"]
     missing = [c for c in needed if c not in placements.columns]
     if missing:
@@ -147,23 +209,14 @@ def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetim
     frame = placements.reset_index(drop=True)
     start = _seconds(frame["start_at"])
     end = _seconds(frame["end_at"].fillna(pd.Timestamp(utc(now))))
-    end = np.maximum(end, start)  # an open placement that starts after `now` cost nothing yet
-    if "waiting" in frame:  # its instance waits for capacity, billed once it runs: nothing yet
-        end = np.where(frame["waiting"].eq(True).to_numpy(), start, end)
-    usd = frame["usd_per_hour"].to_numpy(dtype=float) * (end - start) / 3600
-    source = np.full(len(frame), "placement", dtype=object)
-
-    # Prices are looked up per distinct offering, then each placement takes its offering's.
-    offering = frame.groupby(OFFERING_KEY, sort=False, dropna=False).ngroup().to_numpy()
-    offerings = frame[OFFERING_KEY].drop_duplicates().reset_index(drop=True)
-    histories = {"catalog": _catalog_history(offerings),
-                 "stored": _stored_history(store, offerings, start, end)}
-    for name, history in histories.items():  # stored prices win
-        charged = _charge(history, offerings, offering, start, end)
-        has = ~np.isnan(charged)
-        usd[has], source[has] = charged[has], name
-
-    out = frame.assign(hours=(end - start) / 3600, usd=usd, price_source=source)
+    waiting = (frame["waiting"].eq(True).tolist() if "waiting" in frame
+               else [False] * len(frame))
+    keys = list(zip(*(frame[c].tolist() for c in OFFERING_KEY), strict=True))
+    hours, usd, source = (list(c) for c in zip(*_charge_spans(
+        store, keys, start, end, frame["usd_per_hour"].astype(float).tolist(), waiting),
+        strict=True)) if len(frame) else ([], [], [])
+    out = frame.assign(hours=pd.Series(hours, dtype=float), usd=pd.Series(usd, dtype=float),
+                       price_source=pd.Series(source, dtype=object))
     if egress is not None:
         into = egress.groupby("to_placement")["usd"].sum()
         out["egress_usd"] = out["id"].map(into).fillna(0.0).astype(float)
@@ -172,169 +225,196 @@ def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetim
 
 def egress_costs(placements: pd.DataFrame, *,
                  checkpoint_gb: float | Mapping[int, float]) -> pd.DataFrame:
-    """One row per move of a job (a placement by migration or recovery after another):
-    the checkpoint copied from the previous placement's region to the new one, at the
-    source cloud's egress price (free within a region, inter-region within a cloud,
-    internet across clouds). `checkpoint_gb`: one size for every job, or one per job id."""
+    """`egress_rows` of a frame of placements, as a frame (MOVE_COLUMNS)."""
     missing = [c for c in ("id", "job_id", "cloud", "region", "start_at", "reason")
                if c not in placements.columns]
     if missing:
         raise InvalidInput(f"placement frame lacks columns: {', '.join(missing)}")
-    ordered = placements.sort_values(["job_id", "start_at", "id"], kind="stable")
-    prev = ordered.groupby("job_id").shift(1)
-    is_move = (prev["id"].notna() & ordered["reason"].isin(_MOVE_REASONS)).to_numpy()
-    to, src = ordered[is_move], prev[is_move]
-    if not len(to):
-        return pd.DataFrame({c: pd.Series(dtype=_move_dtype(c)) for c in MOVE_COLUMNS})
-    gb = _checkpoint_gb(checkpoint_gb, to["job_id"])
-    # The price from every (cloud, region) to every other: a small matrix, then lookups.
-    places = pd.concat([src[["cloud", "region"]], to[["cloud", "region"]]]).drop_duplicates()
-    index = pd.MultiIndex.from_frame(places)
-    matrix = egress_per_gb(places["cloud"].to_numpy(), places["region"].to_numpy())
-    row = index.get_indexer(pd.MultiIndex.from_frame(src[["cloud", "region"]]))
-    col = index.get_indexer(pd.MultiIndex.from_frame(to[["cloud", "region"]]))
-    per_gb = matrix[row, col]
-    return pd.DataFrame({
-        "job_id": to["job_id"].to_numpy(dtype="int64"),
-        "from_placement": src["id"].to_numpy(dtype="int64"),
-        "to_placement": to["id"].to_numpy(dtype="int64"),
-        "at": to["start_at"].to_numpy(),
-        "from_cloud": src["cloud"].to_numpy(), "from_region": src["region"].to_numpy(),
-        "to_cloud": to["cloud"].to_numpy(), "to_region": to["region"].to_numpy(),
-        "gb": gb, "usd_per_gb": per_gb, "usd": gb * per_gb,
-    })
+    rows = [_Placed(*r) for r in placements[["id", "job_id", "cloud", "region", "start_at",
+                                             "reason"]].itertuples(index=False, name=None)]
+    return moves_frame(egress_rows(rows, checkpoint_gb=checkpoint_gb))  # type: ignore[arg-type]
+
+
+def per_node(charged: pd.DataFrame, job_ids: Iterable[int],
+             nodes: Mapping[int, int]) -> pd.DataFrame:
+    """`charged` (a row per placement interval of the job in `job_ids`, same order) with
+    each row's `usd` times its job's nodes, and a `nodes` column: every node of a
+    multi-node job is billed (its checkpoint's egress is not: it is copied once)."""
+    many = [nodes.get(int(j), 1) for j in job_ids]
+    usd = [u * float(n) for u, n in zip(charged["usd"].astype(float).tolist(), many,
+                                        strict=True)]
+    return charged.assign(usd=pd.Series(usd, index=charged.index, dtype=float),
+                          nodes=pd.Series(many, index=charged.index, dtype=int))
+
+
+def moves_frame(moves: Iterable[Move]) -> pd.DataFrame:
+    """Moves as a frame of MOVE_COLUMNS."""
+    frame = pd.DataFrame(list(moves), columns=MOVE_COLUMNS)
+    frame = frame.astype({"job_id": "int64", "from_placement": "int64",
+                          "to_placement": "int64", "gb": float, "usd_per_gb": float,
+                          "usd": float})
+    frame["at"] = pd.to_datetime(frame["at"], utc=True) if len(frame) else \
+        pd.Series(dtype="datetime64[ns, UTC]")
+    return frame
+
+
+class _Placed(NamedTuple):  # what egress_rows reads of a placement frame's row
+    id: int
+    job_id: int
+    cloud: str
+    region: str
+    start_at: datetime
+    reason: str
 
 
 # --- price histories ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _History:
-    """Price histories: `prices` (key, ts, usd_per_hour; by key and time) and `keys`, which
-    maps placement columns `on` to a history's key."""
+class _Steps:
+    """An offering's prices as a step function (sorted (epoch second, USD/hour) pairs):
+    the USD·s accrued from its first observation to each of them, for integrals."""
 
-    prices: pd.DataFrame
-    keys: pd.DataFrame
-    on: list[str]
+    __slots__ = ("ts", "price", "accrued")
+
+    def __init__(self, observed: Sequence[tuple[int, float]]) -> None:
+        self.ts = [float(t) for t, _ in observed]
+        self.price = [float(p) for _, p in observed]
+        total, self.accrued = 0.0, [0.0]
+        for i in range(1, len(self.ts)):
+            total += (self.ts[i] - self.ts[i - 1]) * self.price[i - 1]
+            self.accrued.append(total)
+
+    def usd(self, start: int, end: int) -> float:
+        """USD of [start, end] (epoch seconds): before the first observation, its price."""
+        return (self._at(float(end)) - self._at(float(start))) / 3600
+
+    def _at(self, t: float) -> float:
+        i = max(bisect.bisect_right(self.ts, t) - 1, 0)
+        return self.accrued[i] + self.price[i] * (t - self.ts[i])
 
 
-def _stored_history(store: PriceStore, wanted: pd.DataFrame, start: np.ndarray,
-                    end: np.ndarray) -> _History:
-    """The stored observations of the `wanted` offerings over the placements' span (the
-    earliest start to the latest end): four queries at most (three unless an offering was
-    observed only after every placement ended), however many placements and offerings."""
-    regional = wanted[wanted["zone"] != ""].assign(zone="")
-    keys = pd.concat([wanted, regional]).drop_duplicates()
-    empty = _History(pd.DataFrame(columns=["key", "ts", "usd_per_hour"]),
-                     pd.DataFrame(columns=[*OFFERING_KEY, "key"]), OFFERING_KEY)
-    if keys.empty:
-        return empty
-    filters = {c: sorted(keys[c].unique()) for c in OFFERING_KEY if c != "zone"}
-    known = store.offerings(**filters)
-    if known.empty:
-        return empty
-    known = known[[*OFFERING_KEY, "id"]].merge(keys, on=OFFERING_KEY)
-    ids = [int(i) for i in known["id"]]
-    lo, hi = _time(start.min()), _time(end.max())
-    parts = [store.as_of(lo, id=ids), store.history(lo, hi, id=ids)]
-    seen = set(pd.concat(parts)["offering_id"])
-    later = [i for i in ids if i not in seen]  # observed only after every placement ended
+def _charge_spans(store: PriceStore, keys: Sequence[Key], start: Sequence[int],
+                  end: Sequence[int], rate: Sequence[float], waiting: Sequence[bool]
+                  ) -> list[tuple[float, float, str]]:
+    """(hours, usd, source) of each span: on offering keys[i] from start[i] to end[i]
+    (epoch seconds; nothing when it ends before it starts, or while waiting[i]), at the
+    stored prices, else the catalog's, else rate[i] USD/hour."""
+    if not keys:
+        return []
+    # An open placement that starts after `now` cost nothing yet; a waiting one neither.
+    ends = [s if w else max(e, s) for s, e, w in zip(start, end, waiting, strict=True)]
+    offerings = list(dict.fromkeys(keys))
+    stored = _stored_steps(store, offerings, min(start), max(ends))
+    listed = _catalog_steps(offerings)
+    out = []
+    for key, s, e, r in zip(keys, start, ends, rate, strict=True):
+        usd, source = r * (e - s) / 3600, "placement"
+        for name, steps in (("catalog", listed.get(key)), ("stored", stored.get(key))):
+            found = math.nan if steps is None else steps.usd(s, e)
+            if not math.isnan(found):  # stored prices win
+                usd, source = found, name
+        out.append(((e - s) / 3600, usd, source))
+    return out
+
+
+def _stored_steps(store: PriceStore, wanted: list[Key], lo: int, hi: int
+                  ) -> dict[Key, _Steps]:
+    """The stored observations of the `wanted` offerings over [lo, hi], by offering (a
+    zoned one without an offering of its own: its region's): four queries at most (three
+    unless an offering was observed only after hi), however many placements."""
+    regional = [(c, r, "", t, m, o) for c, r, z, t, m, o in wanted if z != ""]
+    keys = set(wanted) | set(regional)
+    columns = [c for c in OFFERING_KEY if c != "zone"]
+    filters = {c: sorted({k[OFFERING_KEY.index(c)] for k in keys}) for c in columns}
+    ids = {}
+    for row in store.offering_rows(**filters):
+        key = (row.cloud, row.region, row.zone, row.instance_type, row.market, row.os)
+        if key in keys:
+            ids[key] = int(row.id)
+    if not ids:
+        return {}
+    known = sorted(set(ids.values()))
+    first, last = _time(lo), _time(hi)
+    parts = [store.as_of_rows(first, id=known), store.history_rows(first, last, id=known)]
+    seen = {row[part.columns.index("id")] for part in parts for row in part.rows}
+    later = [i for i in known if i not in seen]  # observed only after every placement ended
     if later:
-        parts.append(store.history(hi, None, id=later))
-    parts = [p for p in parts if not p.empty]
-    if not parts:
-        return empty
-    prices = pd.concat(parts)
-    prices = (prices.assign(key=prices["offering_id"].astype("int64"),
-                            ts=_seconds(prices["effective_at"]))
-              .drop_duplicates(["key", "ts"]).sort_values(["key", "ts"]))
-    # Each placement's key: its own offering's id, else its regional offering's.
-    exact = known.rename(columns={"id": "key"})
-    zoned = (exact[exact["zone"] == ""].drop(columns="zone")
-             .merge(wanted[wanted["zone"] != ""], on=[c for c in OFFERING_KEY if c != "zone"]))
-    mapping = pd.concat([exact, zoned]).drop_duplicates(OFFERING_KEY, keep="first")
-    return _History(prices[["key", "ts", "usd_per_hour"]], mapping[[*OFFERING_KEY, "key"]],
-                    OFFERING_KEY)
+        parts.append(store.history_rows(last, None, id=later))
+    observed: dict[int, dict[int, float]] = {}
+    for part in parts:
+        at = [part.columns.index(c) for c in ("id", "effective_ts", "usd_per_hour")]
+        for row in part.rows:
+            observed.setdefault(int(row[at[0]]), {}).setdefault(int(row[at[1]]),
+                                                                float(row[at[2]]))
+    steps = {i: _Steps(sorted(prices.items())) for i, prices in observed.items()}
+    out = {}
+    for key in wanted:  # its own offering, else its region's
+        found = ids.get(key, ids.get((*key[:2], "", *key[3:])))
+        if found is not None and found in steps:
+            out[key] = steps[found]
+    return out
 
 
-def _catalog_history(wanted: pd.DataFrame) -> _History:
-    """The catalog's on-demand list prices of the `wanted` offerings' on-demand types."""
-    listed = catalog.on_demand_observations()
-    types = wanted.loc[wanted["market"] == "on_demand", TYPE_KEY].drop_duplicates()
-    listed = listed.merge(types, on=TYPE_KEY)
-    keys = listed[TYPE_KEY].drop_duplicates().reset_index(drop=True)
-    keys = keys.assign(key=np.arange(len(keys)), market="on_demand")
-    prices = (listed.merge(keys, on=[*TYPE_KEY, "market"])
-              .assign(ts=lambda f: _seconds(f["effective_at"]))
-              .sort_values(["key", "ts"]))
-    return _History(prices[["key", "ts", "usd_per_hour"]], keys, [*TYPE_KEY, "market"])
-
-
-def _charge(history: _History, offerings: pd.DataFrame, offering: np.ndarray,
-            start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """USD of each placement (its row in `offerings`: `offering`) under `history`; NaN
-    where the history has no prices for it."""
-    usd = np.full(len(offering), np.nan)
-    matched = offerings[OFFERING_KEY].merge(history.keys, how="left", on=history.on)["key"]
-    key = matched.to_numpy(dtype=float)[offering]
-    has = ~np.isnan(key)
-    prices = history.prices
-    usd[has] = _integrate(prices["key"].to_numpy(dtype="int64"),
-                          prices["ts"].to_numpy(dtype="int64"),
-                          prices["usd_per_hour"].to_numpy(dtype=float),
-                          key[has].astype("int64"), start[has], end[has])
-    return usd
-
-
-def _integrate(keys: np.ndarray, ts: np.ndarray, price: np.ndarray, key: np.ndarray,
-               start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """USD of each [start, end] (epoch seconds) on offering `key` under the observations
-    (`keys`, times `ts`, USD/hour `price`; sorted by key, then time): each offering's step
-    function of last observations, its first price before its first one; NaN for a key
-    without observations. All intervals at once: a cumulative sum per offering, then two
-    binary searches per interval."""
-    out = np.full(len(key), np.nan)
-    if not len(key) or not len(keys):
-        return out
-    groups, first = np.unique(keys, return_index=True)
-    group = np.searchsorted(groups, key).clip(max=len(groups) - 1)
-    known = groups[group] == key
-    if not known.any():
-        return out
-    group, start, end = group[known], start[known], end[known]
-    ts, price = ts.astype(float), price.astype(float)
-    # USD·s accrued from each offering's first observation to each of its observations.
-    same = keys[1:] == keys[:-1]
-    step = np.concatenate([[0.0], np.where(same, np.diff(ts) * price[:-1], 0.0)])
-    accrued = pd.Series(step).groupby(keys).cumsum().to_numpy()
-    # One sorted axis for every offering: group g's times sit in [g * width, (g+1) * width).
-    base = min(ts.min(), start.min(), end.min())
-    width = max(ts.max(), start.max(), end.max()) - base + 1
-    axis = np.searchsorted(groups, keys) * width + (ts - base)
-
-    def accrued_at(t: np.ndarray) -> np.ndarray:
-        i = np.searchsorted(axis, group * width + (t - base), side="right") - 1
-        i = np.maximum(i, first[group])
-        return accrued[i] + price[i] * (t - ts[i])
-
-    out[known] = (accrued_at(end.astype(float)) - accrued_at(start.astype(float))) / 3600
+def _catalog_steps(wanted: list[Key]) -> dict[Key, _Steps]:
+    """The catalog's on-demand list prices of the `wanted` on-demand offerings (a zone is
+    charged its region's list price)."""
+    listed = catalog.on_demand_history() if any(k[4] == "on_demand" for k in wanted) else {}
+    out = {}
+    for key in wanted:
+        cloud, region, _, instance_type, market, os_name = key
+        prices = listed.get((cloud, region, instance_type, os_name))
+        if market == "on_demand" and prices:
+            out[key] = _Steps(prices)
     return out
 
 
 # --- small helpers ------------------------------------------------------------------------
 
 
-def _seconds(times: pd.Series) -> np.ndarray:
+def _sum(values: Sequence[float]) -> float:
+    """The sum of `values` with NaN counted as 0, added as numpy adds a float array
+    (pairwise, eight at a time), so a job's total is the same to the last bit as a sum of
+    its frame's column."""
+    values = [0.0 if v != v else v for v in values]
+
+    def pairwise(a: Sequence[float]) -> float:
+        n = len(a)
+        if n < 8:
+            total = 0.0
+            for v in a:
+                total += v
+            return total
+        if n <= 128:
+            r = list(a[:8])
+            i = 8
+            while i < n - n % 8:
+                for j in range(8):
+                    r[j] += a[i + j]
+                i += 8
+            total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+            for v in a[i:]:
+                total += v
+            return total
+        half = n // 2
+        half -= half % 8
+        return pairwise(a[:half]) + pairwise(a[half:])
+
+    return float(pairwise(values))
+
+
+def _seconds(times: pd.Series) -> list[int]:
     if len(times) == 0:
-        return np.empty(0, dtype="int64")
-    return to_epoch_seconds(times.reset_index(drop=True))
+        return []
+    return to_epoch_seconds(times.reset_index(drop=True)).tolist()
 
 
 def _time(seconds: int) -> datetime:
-    return pd.Timestamp(int(seconds), unit="s", tz="UTC").to_pydatetime()
+    return datetime.fromtimestamp(int(seconds), timezone.utc)
 
 
-def _checkpoint_gb(size: float | Mapping[int, float], job_ids: pd.Series) -> np.ndarray:
+def _checkpoint_gb(size: float | Mapping[int, float], job_ids: Sequence[int]) -> list[float]:
+    if not job_ids:
+        return []
     sizes = dict(size) if isinstance(size, Mapping) else None
     if sizes is not None:
         absent = sorted({int(j) for j in job_ids} - {int(j) for j in sizes})
@@ -345,12 +425,4 @@ def _checkpoint_gb(size: float | Mapping[int, float], job_ids: pd.Series) -> np.
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
                 math.isfinite(value) and value >= 0):
             raise InvalidInput(f"checkpoint size {value!r}: expected a number of GB >= 0")
-    return np.asarray(values, dtype=float)
-
-
-def _move_dtype(column: str) -> str:
-    if column in ("job_id", "from_placement", "to_placement"):
-        return "int64"
-    if column == "at":
-        return "datetime64[ns, UTC]"
-    return "float64" if column in ("gb", "usd_per_gb", "usd") else "object"
+    return [float(v) for v in values]

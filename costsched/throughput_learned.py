@@ -5,6 +5,8 @@ newest runs), which `ThroughputTable` lays over the bundled table."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from datetime import datetime
 
 from costsched.lazy import pandas as pd
 from costsched.throughput import COLUMNS, MEASURED_BY_COSTSCHED, RECENT_RUNS, model_key
@@ -63,19 +65,21 @@ def progress_steps(detail: str) -> float | None:
     return None
 
 
-def placement_rates(progress: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp | None,
-                    min_seconds: float = 60.0) -> tuple[float, float, float] | None:
-    """(steps/s, steps, seconds) on one placement from progress records (columns at,
-    steps) within [start, end]: from its first record to its last, so that the start-up
-    before the first step is not counted; None with fewer than two records, under
-    `min_seconds` apart, or no steps made."""
-    within = progress[(progress["at"] >= start)
-                      & ((progress["at"] <= end) if end is not None else True)]
-    within = within.dropna(subset=["steps"]).sort_values("at", kind="stable")
+def placement_rates(progress: Sequence[tuple[datetime, float | None]], start: datetime,
+                    end: datetime | None, min_seconds: float = 60.0
+                    ) -> tuple[float, float, float] | None:
+    """(steps/s, steps, seconds) on one placement from progress records ((at, steps)
+    pairs; steps None where a record names none) within [start, end]: from its first
+    record to its last, so that the start-up before the first step is not counted; None
+    with fewer than two records, under `min_seconds` apart, or no steps made."""
+    within = sorted(((at, steps) for at, steps in progress
+                     if at >= start and (end is None or at <= end)
+                     and steps is not None and steps == steps),
+                    key=lambda record: record[0])  # stable: records of one time keep order
     if len(within) < 2:
         return None
-    seconds = (within["at"].iloc[-1] - within["at"].iloc[0]).total_seconds()
-    steps = float(within["steps"].iloc[-1] - within["steps"].iloc[0])
+    seconds = (within[-1][0] - within[0][0]).total_seconds()
+    steps = float(within[-1][1] - within[0][1])
     if seconds < min_seconds or steps <= 0:
         return None
     return steps / seconds, steps, seconds

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -448,7 +447,6 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         console.print(NO_JOBS, highlight=False, markup=False)
         return
     rows = []
-    placed = _charged_rows(shown)
     costs = usd_all(*(s.cost.total_usd + s.booked_usd for s in shown))  # one precision down
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
@@ -471,7 +469,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         for line in _problems(s) + flag + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
-        charged = placed(s)
+        charged = s.cost.charged  # each placement as charged: its hours and USD
         if len(charged) > 1 or s.record.final:
             # One precision for the job's placements: they add up to its cost.
             spans = hours_all(*(p.hours for p in charged))
@@ -491,25 +489,6 @@ def _due(due: datetime, now: datetime, final: bool) -> str:
     left = (due - now).total_seconds() / 3600
     return f"{said} (in {hours(left)} h)" if left >= 0 else \
         f"{said} (passed {hours(-left)} h ago)"
-
-
-def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus], list]:
-    """Each job's placements as charged (`JobCost.placements`), as named tuples: one walk
-    over each frame the jobs' costs share, not a frame per job."""
-    by_frame: dict[int, dict[int, list]] = {}
-
-    def rows(s: service.JobStatus) -> list:
-        cost = s.cost
-        if cost.rows is None:  # a cost of its own
-            return list(cost.placements.itertuples())
-        if id(cost.charged) not in by_frame:
-            found: dict[int, list] = {}
-            for p in cost.charged.itertuples():
-                found.setdefault(int(p.job_id), []).append(p)
-            by_frame[id(cost.charged)] = found
-        return by_frame[id(cost.charged)].get(s.record.id, [])
-
-    return rows
 
 
 def _progress(s: service.JobStatus) -> str:

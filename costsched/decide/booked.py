@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import NONE, DeadlinePolicy, DeadlineState, MarketNow
 
 # MarketNow's arrays with a zone axis last (runs, zones) or alone (zones,).

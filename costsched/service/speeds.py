@@ -28,7 +28,7 @@ from costsched.measured import (
 from costsched.passes import one_pass
 from costsched.service.stores import StoreLike, using
 from costsched.store import PriceStore
-from costsched.store.jobs import JobRecord
+from costsched.store.jobs import JobRecord, readings_frame
 from costsched.store.signals import THROUGHPUT_COLUMNS
 from costsched.throughput import ThroughputTable, model_key
 from costsched.vocabulary import prefixed
@@ -90,7 +90,8 @@ def flag_new(store: PriceStore, at: datetime,
     were not flagged before: (job id, a line) each (the daemon logs them), their flag kept
     with their prediction (or in their log, for a job launched without one), and their
     measured speed stored with costsched's measurements."""
-    records = store.jobs.records(states=["running"])
+    # Only a job that reported a step has a measured speed (`_measured`).
+    records = [r for r in store.jobs.records(states=["running"]) if r.steps_done > 0]
     if not records:
         return []
     ids = [r.id for r in records]
@@ -179,15 +180,13 @@ def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, s
     measured speed is beyond the factor from their plan's, and for the running jobs whose
     speed is still being measured ('measuring ...'), from what `status` read."""
     shown = list(statuses)
-    # The frames their costs share (one for the jobs of a status), not a frame per job.
-    shared = {id(s.cost.charged): s.cost.charged for s in shown}
-    frames = [f for f in shared.values() if len(f)]
+    # Only a job that reported a step has a speed: without one, no frame is built.
+    frames = [s.cost.placements for s in shown if s.record.steps_done > 0 and s.cost.charged]
     if not frames:
         return {}
     placed = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    placed = placed[placed["job_id"].isin([s.record.id for s in shown])]
-    read = [s.readings for s in shown if s.readings is not None and len(s.readings)]
-    readings = pd.concat(read, ignore_index=True) if read else None
+    read = [r for s in shown for r in s.readings]
+    readings = readings_frame(read) if read else None
     with one_pass():  # jobs of one spec share its rate
         records, found, rates = _measured([s.record for s in shown], placed, None, readings)
         flagged = _checked(records, found, rates, factor)

@@ -24,49 +24,49 @@ RECENT = timedelta(days=7)
 
 
 def measure(store: PriceStore, at: datetime) -> pd.DataFrame:
+    """`measure_rows` as a frame (THROUGHPUT_COLUMNS)."""
+    return pd.DataFrame(measure_rows(store, at), columns=THROUGHPUT_COLUMNS)
+
+
+def measure_rows(store: PriceStore, at: datetime) -> list[tuple]:
     """Steps/s of every placement running or ended within RECENT before `at` with at least
     two progress records a minute apart, except placements measured and since closed, or
-    forgotten (THROUGHPUT_COLUMNS)."""
-    placements = store.jobs.placements()
-    if placements.empty:
-        return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
+    forgotten: a row each (THROUGHPUT_COLUMNS)."""
+    placements = store.jobs.placement_rows(None)
+    if not placements:
+        return []
     done = store.measured_throughputs.placements_measured()
-    ended = placements["end_at"].notna()
-    recent = ~ended | (placements["end_at"] >= pd.Timestamp(at) - RECENT)
-    todo = placements[recent & ~(placements["id"].isin(done) & ended)]
-    rows = []
-    if todo.empty:
-        return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
+    since = at - RECENT
+    todo = [p for p in placements if p.end_at is None
+            or (p.end_at >= since and p.id not in done)]
+    if not todo:
+        return []
     # The progress records of every placement's job, then the jobs of those that have two
     # (a rate needs two progress records): two reads, and no look at the other jobs.
-    ids = sorted({int(j) for j in todo["job_id"]})
-    every = len(ids) == placements["job_id"].nunique()  # then read without a list of ids
-    logged = store.jobs.events_of(None if every else ids, kinds=["progress"])
-    logged = logged.assign(steps=[progress_steps(d) for d in logged["detail"]])
-    progress_of = logged.groupby("job_id").indices if len(logged) else {}
+    ids = sorted({p.job_id for p in todo})
+    every = len(ids) == len({p.job_id for p in placements})  # then read without ids
+    progress_of: dict[int, list[tuple[datetime, float | None]]] = {}
+    for event in store.jobs.event_rows(None if every else ids, kinds=["progress"]):
+        progress_of.setdefault(event.job_id, []).append((event.at,
+                                                         progress_steps(event.detail)))
     rated = [j for j in ids if len(progress_of.get(j, ())) >= 2]
     if not rated:
-        return pd.DataFrame(columns=THROUGHPUT_COLUMNS)
+        return []
     records = {r.id: r for r in store.jobs.records(rated)}
-    placed_of = todo.groupby("job_id").indices
+    rows = []
     for job_id in rated:  # sorted, as `ids`
-        found = progress_of[job_id]
-        group = todo.iloc[placed_of[job_id]]
-        record = records[int(job_id)]
-        mine = logged.iloc[found]
-        progress = pd.DataFrame({"at": mine["at"], "steps": mine["steps"]})
+        record = records[job_id]
         spec = record.spec.get("spec", record.spec)  # stored as {"spec": ..., "source": ...}
         model = str(spec.get("model") or record.name)
         precision = str(spec.get("precision") or "fp32")
-        for p in group.itertuples():
-            end = None if pd.isna(p.end_at) else p.end_at
-            found = placement_rates(progress, p.start_at, end)
+        for p in (p for p in todo if p.job_id == job_id):
+            found = placement_rates(progress_of[job_id], p.start_at, p.end_at)
             if found is None:
                 continue
             sps, steps, seconds = found
             rows.append((None, model, p.gpu_model, int(p.gpu_count), precision, sps, steps,
-                         seconds, pd.Timestamp(at), p.instance, int(job_id), int(p.id)))
-    return pd.DataFrame(rows, columns=THROUGHPUT_COLUMNS)
+                         seconds, at, p.instance, int(job_id), int(p.id)))
+    return rows
 
 
 def learn(store: StoreLike, at: datetime | str | None = None) -> int:
@@ -74,7 +74,9 @@ def learn(store: StoreLike, at: datetime | str | None = None) -> int:
     the number stored."""
     when = as_time(at, "at")
     with using(store) as opened:
-        return opened.measured_throughputs.add(measure(opened, when))
+        found = measure_rows(opened, when)
+        return opened.measured_throughputs.add(pd.DataFrame(
+            found, columns=THROUGHPUT_COLUMNS)) if found else 0
 
 
 def measured(store: StoreLike, model: str | None = None) -> pd.DataFrame:

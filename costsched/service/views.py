@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -54,9 +55,13 @@ def json_records(records: list[dict]) -> list[dict]:
 
 def _is_missing(value: Any) -> bool:
     """NaN, NaT or None, but not lists and other containers."""
-    import pandas as pd
+    if value is None or isinstance(value, (list, tuple, dict, str)):
+        return value is None
+    if "pandas" in sys.modules:  # its NaT and NA, numpy's NaN and NaT: none without it
+        import pandas as pd
 
-    return value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value)))
+        return bool(pd.isna(value))
+    return isinstance(value, float) and math.isnan(value)
 
 
 def finite(value: Any) -> Any:

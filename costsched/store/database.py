@@ -568,6 +568,6 @@ def from_epoch_seconds(seconds: pd.Series | np.ndarray) -> pd.Series:
 
 def epoch_second(at: datetime, what: str = "time") -> int:
     """One time as UTC epoch seconds (naive times are taken as UTC)."""
-    if not isinstance(at, datetime) or pd.isna(at):
+    if not isinstance(at, datetime) or at != at:  # NaT is never equal to itself
         raise InvalidInput(f"{what} {at!r}: expected a datetime")
     return math.floor(utc(at).timestamp())

@@ -16,15 +16,18 @@ from costsched.model import (
     InvalidInput,
     Offering,
 )
-from costsched.store.database import epoch_second, from_epoch_seconds, write
+from costsched.store.database import epoch_second, write
 from costsched.store.job_rows import (
     PLACEMENT_COLUMNS,
+    PlacementRow,
     _check_text,
     _close,
     _event,
     _number,
     _touch,
-    read_chunked,
+    _utc,
+    placement_frame,
+    read_rows,
 )
 from costsched.store.schema import placements
 from costsched.vocabulary import offering_label
@@ -134,18 +137,23 @@ class JobPlacements:
 
     def placements_of(self, job_ids: Iterable[int] | None, *,
                       open_only: bool = False) -> pd.DataFrame:
+        """`placement_rows` as a frame (PLACEMENT_COLUMNS); end_at is NaT while open."""
+        return placement_frame(self.placement_rows(job_ids, open_only=open_only))
+
+    def placement_rows(self, job_ids: Iterable[int] | None, *,
+                       open_only: bool = False) -> list[PlacementRow]:
         """The placements of `job_ids` (every job's when None; only those still open with
-        `open_only`), by job and start, in one read; end_at is NaT while open."""
-        query = select(placements).order_by(placements.c.job_id, placements.c.start_ts,
-                                            placements.c.id)
+        `open_only`), by job and start, in one read."""
+        query = select(*(placements.c[c] for c in _STORED)).order_by(
+            placements.c.job_id, placements.c.start_ts, placements.c.id)
         if open_only:
             query = query.where(placements.c.end_ts.is_(None))
-        frame = read_chunked(self.engine, query, placements, job_ids)
-        frame["start_at"] = from_epoch_seconds(frame.pop("start_ts"))
-        end = frame.pop("end_ts")
-        frame["end_at"] = pd.to_datetime(end.astype("Float64"), unit="s", utc=True)
-        frame["waiting"] = frame["waiting"].astype(bool)
-        return frame[PLACEMENT_COLUMNS]
+        rows = read_rows(self.engine, query, placements, job_ids)
+        if job_ids is not None:  # read in chunks: one order across them
+            rows.sort(key=lambda r: (r.job_id, r.start_ts, r.id))
+        return [PlacementRow(*r[:10], _utc(r.start_ts),
+                             None if r.end_ts is None else _utc(r.end_ts), float(r[12]),
+                             r[13], r[14], bool(r[15])) for r in rows]
 
     def newest_open_placement(self, job_id: int) -> int | None:
         """The id of the job's newest open placement (a move has two open for a while, the
@@ -156,6 +164,10 @@ class JobPlacements:
         with self.engine.connect() as conn:
             found = conn.execute(query).scalar()
         return None if found is None else int(found)
+
+
+# The stored columns, in PLACEMENT_COLUMNS' order (times as epoch seconds).
+_STORED = [{"start_at": "start_ts", "end_at": "end_ts"}.get(c, c) for c in PLACEMENT_COLUMNS]
 
 
 class _NothingOpen(Exception):  # noqa: N818 - undoes a write that found nothing to end

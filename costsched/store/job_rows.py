@@ -26,7 +26,6 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.compiler import compiles
 
 from costsched.lazy import pandas as pd
@@ -52,6 +51,51 @@ class EventRow(NamedTuple):
     from_state: str | None
     to_state: str | None
     detail: str | None
+
+class PlacementRow(NamedTuple):
+    """One placement (PLACEMENT_COLUMNS): `start_at` a UTC datetime, `end_at` one or None
+    while it is open; `waiting` while its instance waits for capacity (not yet billed)."""
+
+    id: int
+    job_id: int
+    cloud: str
+    region: str
+    zone: str
+    instance_type: str
+    market: str
+    os: str
+    gpu_model: str
+    gpu_count: int
+    start_at: datetime
+    end_at: datetime | None
+    usd_per_hour: float
+    reason: str
+    instance: str
+    waiting: bool
+
+    @property
+    def offering_key(self) -> tuple[str, str, str, str, str, str]:
+        """(cloud, region, zone, instance_type, market, os), as `Offering.key`."""
+        return (self.cloud, self.region, self.zone, self.instance_type, self.market, self.os)
+
+
+def placement_frame(rows: Iterable[tuple], extra: Iterable[str] = ()) -> pd.DataFrame:
+    """Rows that start as PlacementRow (then `extra` columns) as a frame: times as UTC
+    timestamps, end_at NaT while open (the store's placement frames)."""
+    columns = [*PLACEMENT_COLUMNS, *extra]
+    start, end = columns.index("start_at"), columns.index("end_at")
+    frame = pd.DataFrame([(*r[:start], _epoch(r[start]),
+                           None if r[end] is None else _epoch(r[end]), *r[end + 1:])
+                          for r in rows], columns=columns)
+    frame["start_at"] = from_epoch_seconds(frame["start_at"])
+    frame["end_at"] = pd.to_datetime(frame["end_at"].astype("Float64"), unit="s", utc=True)
+    frame["waiting"] = frame["waiting"].astype(bool)
+    return frame
+
+
+def _epoch(at: datetime) -> int:
+    return int(at.timestamp())
+
 
 # A placement's step readings (`JobStore.readings`): `id` is the placement's.
 READING_COLUMNS = ["id", "job_id", "first_step", "first_at", "last_step", "last_at"]
@@ -132,6 +176,8 @@ def _in_list(element: _Among, compiler, **kw) -> str:  # noqa: ANN001 - a SQL co
 
 @compiles(_Among, "postgresql")
 def _any_of(element: _Among, compiler, **kw) -> str:  # noqa: ANN001 - a SQL compiler
+    from sqlalchemy.dialects.postgresql import ARRAY  # PostgreSQL's own: loaded when used
+
     ids = bindparam(None, element.ids, type_=ARRAY(BigInteger), unique=True)
     return compiler.process(element.column == any_(ids), **kw)
 
@@ -145,11 +191,6 @@ def read_rows(engine: Engine, query: Select, table: Table, job_ids: Iterable[int
                 for r in conn.execute(query.where(chunk))]
 
 
-def read_chunked(engine: Engine, query: Select, table: Table, job_ids: Iterable[int] | None
-                 ) -> pd.DataFrame:
-    """`read_rows` as a frame of the table's columns."""
-    return pd.DataFrame([tuple(r) for r in read_rows(engine, query, table, job_ids)],
-                        columns=list(table.c.keys()))
 
 
 # --- helpers (inside the caller's transaction) ----------------------------------------------

@@ -272,14 +272,25 @@ class JobStore(JobPlacements, JobLog):
         """The step readings of the placements of `job_ids` (every job's when None) that
         have any (READING_COLUMNS): the first and the last step the job reported on each,
         and when; the time between them is training, its setup left out."""
+        return readings_frame(self.reading_rows(job_ids))
+
+    def reading_rows(self, job_ids: Iterable[int] | None) -> list[tuple]:
+        """`readings` as rows (id, job_id, first_step, first_step_ts, last_step,
+        last_step_ts: times as epoch seconds), for a caller that needs no frame
+        (`readings_frame` makes the frame)."""
         columns = [placements.c[c] for c in ("id", "job_id", "first_step", "first_step_ts",
                                              "last_step", "last_step_ts")]
         query = (select(*columns).where(placements.c.first_step_ts.is_not(None))
                  .order_by(placements.c.job_id, placements.c.id))
         with self.engine.connect() as conn:
-            rows = [tuple(r) for chunk in id_chunks(job_ids, placements.c.job_id)
+            return [tuple(r) for chunk in id_chunks(job_ids, placements.c.job_id)
                     for r in conn.execute(query.where(chunk))]
-        frame = pd.DataFrame(rows, columns=[c.name for c in columns])
-        frame["first_at"] = from_epoch_seconds(frame.pop("first_step_ts"))
-        frame["last_at"] = from_epoch_seconds(frame.pop("last_step_ts"))
-        return frame.astype({"first_step": float, "last_step": float})[READING_COLUMNS]
+
+
+def readings_frame(rows: Iterable[tuple]) -> pd.DataFrame:
+    """`JobStore.reading_rows` as the frame `JobStore.readings` returns."""
+    frame = pd.DataFrame(list(rows), columns=["id", "job_id", "first_step", "first_step_ts",
+                                              "last_step", "last_step_ts"])
+    frame["first_at"] = from_epoch_seconds(frame.pop("first_step_ts"))
+    frame["last_at"] = from_epoch_seconds(frame.pop("last_step_ts"))
+    return frame.astype({"first_step": float, "last_step": float})[READING_COLUMNS]

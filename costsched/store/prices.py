@@ -10,9 +10,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from sqlalchemy import Connection, Engine, Insert, Table, func, insert, select
+from sqlalchemy import Connection, Engine, Insert, Row, Table, func, insert, select
 
 from costsched.frames import OFFERING_ATTRS, OFFERING_KEY
 from costsched.lazy import numpy as np
@@ -26,6 +26,7 @@ from costsched.store.daemons import DaemonRecords
 from costsched.store.database import (  # noqa: F401 - re-exported: the store's public names
     ENV_DB,
     default_url,
+    epoch_second,
     from_epoch_seconds,
     resolve_url,
     to_epoch_seconds,
@@ -262,9 +263,15 @@ class PriceStore:
 
     def offerings(self, **filters: str | Sequence[str] | None) -> pd.DataFrame:
         """Stored offerings matching the filters (see `_where`)."""
+        return pd.DataFrame([tuple(r) for r in self.offering_rows(**filters)],
+                            columns=list(offerings.c.keys()))
+
+    def offering_rows(self, **filters: str | Sequence[str] | None) -> list[Row]:
+        """`offerings` as rows (the table's columns, by name), for a caller that needs no
+        frame."""
         query = select(offerings).where(*_where(filters))
         with self.engine.connect() as conn:
-            return pd.DataFrame(conn.execute(query).fetchall(), columns=list(offerings.c.keys()))
+            return list(conn.execute(query))
 
     def zones(
         self,
@@ -281,7 +288,11 @@ class PriceStore:
 
     def as_of(self, at: datetime, **filters: str | Sequence[str] | None) -> pd.DataFrame:
         """The price of every matching offering at `at`: its last observation at or before it."""
-        t = int(to_epoch_seconds([at])[0])
+        return _price_frame(self.as_of_rows(at, **filters))
+
+    def as_of_rows(self, at: datetime, **filters: str | Sequence[str] | None) -> PriceRows:
+        """`as_of` as rows (PriceRows), for a caller that needs no frame."""
+        t = _second(at)
         # The newest time at or before t of each offering: one index seek each.
         latest_ts = (
             select(func.max(prices.c.effective_ts))
@@ -312,7 +323,8 @@ class PriceStore:
                 .join(prices, (prices.c.offering_id == latest.c.id)
                       & (prices.c.effective_ts == latest.c.ts))
             )
-        return memo(("as_of", self.url, t, frozen(filters)), lambda: self._price_frame(query))
+        return memo(("as_of", self.url, t, frozen(filters)), lambda: self._price_rows(query),
+                    shared=True)
 
     def span(self, **filters: str | Sequence[str] | None) -> tuple[int, int] | None:
         """Epoch seconds of the first and the last observation of the matching offerings
@@ -331,11 +343,16 @@ class PriceStore:
         **filters: str | Sequence[str] | None,
     ) -> pd.DataFrame:
         """Every observation of the matching offerings in [start, end], oldest first."""
+        return _price_frame(self.history_rows(start, end, **filters))
+
+    def history_rows(self, start: datetime | None = None, end: datetime | None = None,
+                     **filters: str | Sequence[str] | None) -> PriceRows:
+        """`history` as rows (PriceRows), for a caller that needs no frame."""
         conditions = list(_where(filters))
         if start is not None:
-            conditions.append(prices.c.effective_ts >= int(to_epoch_seconds([start])[0]))
+            conditions.append(prices.c.effective_ts >= _second(start))
         if end is not None:
-            conditions.append(prices.c.effective_ts <= int(to_epoch_seconds([end])[0]))
+            conditions.append(prices.c.effective_ts <= _second(end))
         query = (
             select(offerings, prices.c.usd_per_hour, prices.c.effective_ts, prices.c.source)
             .join(prices, prices.c.offering_id == offerings.c.id)
@@ -343,15 +360,13 @@ class PriceStore:
             .order_by(offerings.c.id, prices.c.effective_ts)
         )
         key = ("history", self.url, str(start), str(end), frozen(filters))
-        return memo(key, lambda: self._price_frame(query))
+        return memo(key, lambda: self._price_rows(query), shared=True)
 
-    def _price_frame(self, query) -> pd.DataFrame:  # noqa: ANN001 - a SQLAlchemy Select
+    def _price_rows(self, query) -> PriceRows:  # noqa: ANN001 - a SQLAlchemy Select
         with self.engine.connect() as conn:
             result = conn.execute(query)
             # Plain tuples: pandas probes each SQLAlchemy Row for attributes, slowly.
-            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
-        frame["effective_at"] = from_epoch_seconds(frame.pop("effective_ts"))
-        return frame.rename(columns={"id": "offering_id"})
+            return PriceRows(tuple(result.keys()), tuple(tuple(r) for r in result))
 
     def observations(self) -> pd.DataFrame:
         """The whole store as an observation frame (the export format)."""
@@ -394,6 +409,28 @@ def _insert_if_absent(conn: Connection, table: Table, key: list[str]) -> Insert:
     else:
         return insert(table)
     return dialect_insert(table).on_conflict_do_nothing(index_elements=key)
+
+
+class PriceRows(NamedTuple):
+    """Price reads as rows: `columns` (the offering's, then usd_per_hour, effective_ts in
+    epoch seconds, source) and a tuple per observation."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+
+
+def _second(at: object) -> int:
+    """A time as epoch seconds: a datetime without pandas, anything else through it."""
+    if isinstance(at, datetime) and at == at:  # not NaT
+        return epoch_second(at)
+    return int(to_epoch_seconds([at])[0])
+
+
+def _price_frame(read: PriceRows) -> pd.DataFrame:
+    """A price read as the frame the store's readers return (offering_id, effective_at)."""
+    frame = pd.DataFrame(list(read.rows), columns=list(read.columns))
+    frame["effective_at"] = from_epoch_seconds(frame.pop("effective_ts"))
+    return frame.rename(columns={"id": "offering_id"})
 
 
 def _where(filters: dict[str, str | Sequence[str] | None]) -> list:

@@ -43,8 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import (
     NONE,
     DeadlinePolicy,

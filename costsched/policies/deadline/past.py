@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import (
     DEFAULT_PRIOR,
     MarketPrior,

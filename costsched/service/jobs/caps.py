@@ -22,17 +22,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from costsched import amounts
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
-from costsched.costs import egress_costs, per_node, placement_costs
-from costsched.lazy import pandas as pd
+from costsched.costs import charge, egress_rows
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
-from costsched.policies import OfferingKey
-from costsched.service.jobs.decider import BudgetDecider, JobNow, budget_verdict, market_at
 from costsched.service.jobs.halt import stop_job
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -47,7 +45,10 @@ from costsched.service.jobs.runs import (
 )
 from costsched.service.jobs.steps import _start_migration
 from costsched.store import PriceStore
-from costsched.store.job_rows import EventRow
+from costsched.store.job_rows import EventRow, PlacementRow
+
+if TYPE_CHECKING:
+    from costsched.policies import OfferingKey
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
@@ -143,8 +144,8 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     wanted = sorted({*own, *(j for members in named.values() for j in members)})
     if not wanted:
         return []
-    placed = store.jobs.placements()
-    placed = placed[placed["job_id"].isin(wanted)].reset_index(drop=True)
+    chosen = set(wanted)
+    placed = [p for p in store.jobs.placement_rows(None) if p.job_id in chosen]
     sizes = {j: _checkpoint_gb(specs[j]) for j in wanted}
     nodes = {j: nodes_of(specs[j]) for j in wanted}  # every node of a gang is charged
     stopped = _budget_stops(store, wanted)
@@ -163,15 +164,17 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
 
 
 def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
-           members: Sequence[int], placed: pd.DataFrame, states: Mapping[int, str],
+           members: Sequence[int], placed: Sequence[PlacementRow], states: Mapping[int, str],
            at: datetime, interval_seconds: float, stopped: Mapping[int, set[str]],
            runs: Mapping[int, RunningJob], sizes: Mapping[int, float],
            nodes: Mapping[int, int]) -> BudgetState:
-    mine = placed[placed["job_id"].isin(list(members))]
+    member = set(members)
+    mine = [p for p in placed if p.job_id in member]
     spent = _spent(store, mine, period_start(period, at), at, sizes, nodes)
     running = tuple(j for j in members if states[j] == "running")
-    ahead = _next_charge(store, mine[mine["job_id"].isin(list(running))], at,
-                         interval_seconds, nodes)
+    live = set(running)
+    ahead = _next_charge(store, [p for p in mine if p.job_id in live], at, interval_seconds,
+                         nodes)
     per_hour = {j: ahead.get(j, 0.0) * 3600 / interval_seconds for j in running}
     to_end = {j: _to_end(runs[j], mine, per_hour[j], at) for j in running}
     # The forecast runs to the end of the period: a running job is charged to its own end
@@ -186,63 +189,78 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
 
 
-def _spent(store: PriceStore, placed: pd.DataFrame, since: datetime | None, at: datetime,
-           sizes: Mapping[int, float], nodes: Mapping[int, int]) -> dict[int, float]:
+def _spent(store: PriceStore, placed: Sequence[PlacementRow], since: datetime | None,
+           at: datetime, sizes: Mapping[int, float], nodes: Mapping[int, int]
+           ) -> dict[int, float]:
     """Each job's compute (each of its `nodes`) and egress (its declared checkpoint `sizes`
     copied at each move, once) in [since, at] from the stored prices."""
-    if placed.empty:
+    if not placed:
         return {}
-    moves = egress_costs(placed, checkpoint_gb={int(j): sizes.get(int(j), 0.0)
-                                                for j in placed["job_id"].unique()})
-    frame = placed
-    if since is not None:
-        start = pd.Timestamp(since)
-        end = frame["end_at"].fillna(pd.Timestamp(at))
-        kept = frame[end > start]  # (none kept: none charged, not a row of NaNs)
-        frame = kept.assign(start_at=kept["start_at"].clip(lower=start))
-        moves = moves[moves["at"] >= start] if len(moves) else moves
-    charged = placement_costs(store, frame, now=at)
-    charged = per_node(charged, charged["job_id"], nodes) if len(charged) else charged
-    out = charged.groupby("job_id")["usd"].sum().to_dict()
-    for job_id, usd in moves.groupby("job_id")["usd"].sum().items() if len(moves) else ():
-        out[job_id] = out.get(job_id, 0.0) + float(usd)
+    moves = egress_rows(placed, checkpoint_gb={p.job_id: sizes.get(p.job_id, 0.0)
+                                               for p in placed})
+    rows = list(placed)
+    if since is not None:  # (none kept: none charged, not a row of NaNs)
+        rows = [p._replace(start_at=max(p.start_at, since)) for p in placed
+                if (p.end_at or at) > since]
+        moves = [m for m in moves if m.at >= since]
+    compute: dict[int, list[float]] = {}
+    for p, (_, usd, _) in zip(rows, charge(store, rows, now=at), strict=True):
+        compute.setdefault(p.job_id, []).append(usd * float(nodes.get(p.job_id, 1)))
+    out = {j: _total(values) for j, values in compute.items()}
+    egress: dict[int, list[float]] = {}
+    for move in moves:
+        egress.setdefault(move.job_id, []).append(move.usd)
+    for job_id, values in egress.items():
+        out[job_id] = out.get(job_id, 0.0) + _total(values)
     return {int(k): float(v) for k, v in out.items()}
 
 
-def _next_charge(store: PriceStore, placed: pd.DataFrame, at: datetime,
+def _next_charge(store: PriceStore, placed: Sequence[PlacementRow], at: datetime,
                  interval_seconds: float, nodes: Mapping[int, int]) -> dict[int, float]:
     """What each running job's open placements charge over the next watch interval (each
     of its `nodes`), at their offerings' stored prices."""
-    open_ = placed[placed["end_at"].isna()]
-    if open_.empty:
-        return {}
-    ahead = open_.assign(start_at=pd.Timestamp(at),
-                         end_at=pd.Timestamp(at) + timedelta(seconds=interval_seconds))
-    charged = per_node(placement_costs(store, ahead, now=at), ahead["job_id"], nodes)
-    return {int(k): float(v) for k, v in charged.groupby("job_id")["usd"].sum().items()}
+    until = at + timedelta(seconds=interval_seconds)
+    ahead = [p._replace(start_at=at, end_at=until) for p in placed if p.end_at is None]
+    charged: dict[int, list[float]] = {}
+    for p, (_, usd, _) in zip(ahead, charge(store, ahead, now=at), strict=True):
+        charged.setdefault(p.job_id, []).append(usd * float(nodes.get(p.job_id, 1)))
+    return {int(k): float(_total(v)) for k, v in charged.items()}
 
 
-def _to_end(run: RunningJob, placed: pd.DataFrame, usd_per_hour: float,
+def _total(values: Sequence[float]) -> float:
+    """The sum of `values` (NaN counted as 0) as pandas sums a group's: with a running
+    compensation for what each addition rounded away."""
+    total = compensation = 0.0
+    for value in values:
+        if value != value:
+            continue
+        y = value - compensation
+        t = total + y
+        compensation = t - total - y
+        total = t
+    return total
+
+
+def _to_end(run: RunningJob, placed: Sequence[PlacementRow], usd_per_hour: float,
             at: datetime) -> float:
     """A running job's cost to its end at its open placement's price: its steps left at
     the pace it reported (steps done over the hours it ran), else at its declared speed."""
-    mine = placed[placed["job_id"] == run.record.id]
+    mine = [p for p in placed if p.job_id == run.record.id]
     left, reported = _progress_of(run, run.record.steps_done)
     if left <= 0 or usd_per_hour <= 0:
         return 0.0
-    if reported:
-        ran = mine[~mine["waiting"]]  # a wait for capacity is no hour it ran
-        end = ran["end_at"].fillna(pd.Timestamp(at))
-        hours = float(((end - ran["start_at"]).dt.total_seconds().clip(lower=0)).sum()) / 3600
+    if reported:  # a wait for capacity is no hour it ran
+        hours = sum(max(((p.end_at or at) - p.start_at).total_seconds(), 0.0)
+                    for p in mine if not p.waiting) / 3600
         per_hour = done_step(run, run.record.steps_done) / hours if hours > 0 else 0.0
     else:
-        now = mine[mine["end_at"].isna()]
-        if now.empty:
+        now = [p for p in mine if p.end_at is None]
+        if not now:
             return 0.0
-        row = now.iloc[-1]
+        row = now[-1]
         try:
             per_hour = 3600 * run.resolved.table.get(
-                run.resolved.job.model, row["gpu_model"], int(row["gpu_count"])
+                run.resolved.job.model, row.gpu_model, int(row.gpu_count)
             ).steps_per_second
         except Exception:  # noqa: BLE001 - no declared speed for it: no forecast
             return 0.0
@@ -310,6 +328,8 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     states = budget_states(store, config, at, interval_seconds)
     if not states:
         return []
+    from costsched.service.jobs.decider import budget_verdict  # with budgets only
+
     runs = _runs(store, sorted({j for s in states for j in s.running}))
     mine = {j for j, run in runs.items() if run.launcher == launcher.name}
     events: list[JobEvent] = []
@@ -350,6 +370,8 @@ def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: s
                  overheads: Overheads) -> JobEvent | None:
     """Under the job's lease, move it where the budget's decider says it finishes within
     `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
+    from costsched.service.jobs.decider import BudgetDecider, JobNow, market_at
+
     job_id = run.record.id
     with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
         placement = _open_placement(store, job_id)
@@ -379,7 +401,7 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
     if not state.jobs:
         return []
     owner = state.jobs[-1]
-    said = store.jobs.events_of([owner], kinds=["budget"])["detail"]
+    said = [str(e.detail) for e in store.jobs.event_rows([owner], kinds=["budget"])]
     out = []
     for share in shares:
         if state.spent_usd < share * state.usd:
@@ -387,7 +409,7 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
         key = f"{state.name} {share:.0%} of {amounts.usd(state.usd)} ({state.period}"
         start = period_start(state.period, at)
         key += ")" if start is None else f" from {start:%Y-%m-%d})"
-        if said.str.startswith(f"reached {key}").any():
+        if any(line.startswith(f"reached {key}") for line in said):
             continue
         spent, cap = usd_all(state.spent_usd, state.usd)
         text = f"reached {key}: {spent} of {cap} spent"

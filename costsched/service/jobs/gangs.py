@@ -15,14 +15,12 @@ from datetime import datetime, timezone
 
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
 from costsched.model import BOOKED_MARKETS
-from costsched.service.booked_jobs import reservation_of
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     _open_placement,
     _placed_offering,
     _running,
 )
-from costsched.service.jobs.steps import _mover
 from costsched.store import PriceStore
 
 EVENT = "gang"  # the job log's event kind for what happened to a gang's nodes
@@ -42,6 +40,9 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
         placement = _open_placement(store, job_id)
         if placement is None or str(placement["instance"]) != instance.id:
             return instance
+        from costsched.service.booked_jobs import reservation_of  # a gang's repair's
+        from costsched.service.jobs.steps import _mover
+
         offering = _placed_offering(placement)
         job = _mover(store, launcher, _running(store, job_id), at).job
         spec = LaunchSpec(job_id=job.job_id, job_name=job.name, command=job.command,

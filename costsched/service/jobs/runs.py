@@ -8,13 +8,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property, partial
+from typing import TYPE_CHECKING
 
 from costsched.jobspec import MAX_NAME, JobSpec, ResolvedJob, parse, resolve
 from costsched.lazy import pandas as pd
 from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
-from costsched.policies import OfferingKey
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
@@ -22,6 +22,9 @@ from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
 from costsched.vocabulary import offering_label
 from costsched.work import assumed_work
+
+if TYPE_CHECKING:
+    from costsched.policies import OfferingKey
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
 CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last

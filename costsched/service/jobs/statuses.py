@@ -6,7 +6,7 @@ import fnmatch
 import inspect
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -18,10 +18,8 @@ from costsched.model import InvalidInput
 from costsched.passes import one_pass
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
-from costsched.service.jobs.move import migrate
 from costsched.service.jobs.runs import (
     RunningJob,
-    _newest_open_rows,
     _progress_of,
     _runs,
     done_step,
@@ -32,6 +30,7 @@ from costsched.service.jobs.watch import _statuses, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
+from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean
@@ -70,8 +69,9 @@ class JobStatus:
         """What its capacity blocks cost upfront (bought, not failed)."""
         return sum(b.booked.upfront_usd for b in self.bookings
                    if b.state not in ("purchasing", "failed"))
-    # Its placements' step readings (`JobStore.readings`): its measured speed's training time.
-    readings: pd.DataFrame | None = field(default=None, repr=False)
+    # Its placements' step readings (`JobStore.reading_rows`): its measured speed's
+    # training time (`readings_frame` makes them a frame).
+    readings: tuple[tuple, ...] = field(default=(), repr=False)
 
     @cached_property
     def placement(self) -> pd.Series | None:
@@ -154,9 +154,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         # Every job's placements: read without a list of ids when every job is shown.
         every = job is None and not states and name is None and not limit and (
             only is None or only.empty)
-        placed = store.jobs.placements_of(None if every else ids)
+        placed = store.jobs.placement_rows(None if every else ids)
         booked = store.booked.of_jobs(None if every else ids)
-        rows_of = placed.groupby("job_id").indices if len(placed) else {}
         open_rows = OpenPlacements(placed)
         ours = {job_id for job_id in ids if launcher is not None
                 and runs[job_id].launcher == launcher.name and job_id in open_rows.instance}
@@ -168,11 +167,11 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps(steps, at=when)
-        read = store.jobs.readings(None if every else ids)  # the readings just stored too
-        read_of = read.groupby("job_id").indices if len(read) else {}
+        read_of = _by_job(store.jobs.reading_rows(None if every else ids))  # just stored too
         failed = [j for j in ids if runs[j].record.state == "failed"]
-        ended = store.jobs.events_of(failed, kinds=["state"])
-        ended_of = ended.groupby("job_id").indices if len(ended) else {}
+        ended_of = _by_job(store.jobs.event_rows(failed, kinds=["state"]) if failed else [])
+        failing = set(failed)
+        placed_of = _by_job(p for p in placed if p.job_id in failing)
         costs = job_costs(store, ids, now=when, checkpoint_gb={
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
             nodes={job_id: run.nodes for job_id, run in runs.items()}, placements=placed)
@@ -180,21 +179,27 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         for job_id in ids:
             run = runs[job_id]
             done = steps.get(job_id, run.record.steps_done)
-            # Its placements, where they are needed: a failure's.
-            mine = (placed.iloc[rows_of.get(job_id, [])]
-                    if run.record.state == "failed" else None)
             left, reported = _progress_of(run, done)
             failure = None
             if run.record.state == "failed":
-                events = ended.iloc[ended_of.get(job_id, [])]
                 failure = _failure_of(launcher if run.launcher == getattr(
-                    launcher, "name", None) else None, events, mine)
+                    launcher, "name", None) else None, ended_of.get(job_id, []),
+                    placed_of.get(job_id, []))
             found = _status_of(store, launcher, run, open_rows.of.get(job_id),
                                asked.get(job_id), left, reported, costs[job_id], failure,
                                when, advise, booked.get(job_id, ()))
-            shown.append(replace(found, readings=read.iloc[read_of.get(job_id, [])],
+            shown.append(replace(found, readings=tuple(read_of.get(job_id, ())),
                                  step=done_step(run, done)))
         return shown
+
+
+def _by_job(rows: Iterable[tuple]) -> dict[int, list]:
+    """Rows whose second field is a job id (the store's placements, events, readings), by
+    job, in their order."""
+    out: dict[int, list] = {}
+    for row in rows:
+        out.setdefault(int(row[1]), []).append(row)
+    return out
 
 
 def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
@@ -242,15 +247,11 @@ def _few(names: list[str], limit: int = 5) -> str:
 
 
 class OpenPlacements:
-    """Each job's open placement (the newest, when a move has two open) in `placements`,
-    as its fields by name, from one walk over the frame's rows."""
+    """Each job's open placement (the newest, when a move has two open) in `placements`
+    (the store's rows, by job and start), as its fields by name."""
 
-    def __init__(self, placements: pd.DataFrame) -> None:
-        rows = _newest_open_rows(placements)
-        columns = list(rows.columns)
-        job = columns.index("job_id")
-        self.of = {int(values[job]): dict(zip(columns, values, strict=True))
-                   for values in rows.itertuples(index=False, name=None)}
+    def __init__(self, placements: Iterable[PlacementRow]) -> None:
+        self.of = {p.job_id: p._asdict() for p in placements if p.end_at is None}
         self.instance = {j: str(fields["instance"]) for j, fields in self.of.items()}
 
 
@@ -260,6 +261,8 @@ def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
                advise: bool, bookings: tuple[Booking, ...] = ()) -> JobStatus:
     advice = ""
     if advise and instance is not None and instance.state == "running" and left > 0:
+        from costsched.service.jobs.move import migrate  # the policy's, on frames
+
         found = migrate(store, launcher, run.record.id, dry_run=True, at=when)
         # A decision whose dollars are not numbers says nothing a user can act on.
         if found and math.isfinite(found[0].stay_usd) and math.isfinite(found[0].move_usd):
@@ -270,15 +273,15 @@ def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
                      "" if instance is None else instance.detail)
 
 
-def _failure_of(launcher: Launcher | None, events: pd.DataFrame,
-                placements: pd.DataFrame) -> Failure:
+def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],
+                placements: Sequence[PlacementRow]) -> Failure:
     """Why the job failed: its last instance's exit code, phase and output, where the
     launcher still has them; else what its log recorded (`events`: its state changes)."""
-    ended = events[events["to_state"] == "failed"]
-    detail = str(ended["detail"].iloc[-1]) if not ended.empty else ""
-    if launcher is None or placements.empty:
+    ended = [e for e in events if e.to_state == "failed"]
+    detail = str(ended[-1].detail) if ended else ""
+    if launcher is None or not placements:
         return Failure(None, "", detail, [])
-    last = str(placements["instance"].iloc[-1])
+    last = str(placements[-1].instance)
     try:
         instance = launcher.status(last)
         lines = launcher.logs(last, tail=FAILURE_LOG_LINES).splitlines()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from costsched import launch_secrets
 from costsched.jobspec import JobSpec, parse
@@ -13,13 +14,7 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, run_many, utcnow
 from costsched.model import BOOKED_MARKETS, InvalidInput
-from costsched.optimize import checkpoint_interval
-from costsched.service.decide import (
-    Decision,
-)
-from costsched.service.estimates import record_landed
 from costsched.service.jobs.carry import carrier, home_store
-from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     CANDIDATES,
     STEP_LEASE_SECONDS,
@@ -33,6 +28,9 @@ from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
+
+if TYPE_CHECKING:
+    from costsched.service.decide import Decision
 
 
 def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
@@ -120,6 +118,8 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
         _store_code(stored.get("code"), uri)
         if candidates is None:
             run = _running(store, record.id)
+            from costsched.service.jobs.decider import JobNow, place  # the policy's
+
             candidates = place(store, replace(JobNow.of(run, None, run.resolved.job.steps),
                                               offering=stored.get("offering"), first=True),
                                launcher, when)
@@ -153,7 +153,7 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
                 continue
             try:
                 _start_launch(store, launcher, record, at or as_time(None))
-                record_landed(store, job_id, at)  # its plan's prediction, kept as at launch
+                _landed(store, job_id, at)  # its plan's prediction, kept as at launch
                 done.append(JobEvent(job_id, "launch", "interrupted launch resumed"))
             except InvalidInput as exc:
                 done.append(JobEvent(job_id, "failed", f"failed: {exc}", notify="failure"))
@@ -179,6 +179,8 @@ def _step_news(record: JobRecord, step: int | None) -> float | None:
 def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
            at: datetime | None = None) -> Mover:
     """What steps the job's moves: its launch, from its stored spec (which never changes)."""
+    from costsched.optimize import checkpoint_interval  # a move's: `status` loads it not
+
     spec = run.resolved
     code = run.record.spec.get("code") or {}
     task = run.record.spec["spec"].get("task") or {}
@@ -260,3 +262,11 @@ def check_checkpoint_root(spec: JobSpec, root: str | None) -> None:
 
 def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
     return home_store(spec.checkpoint.location, job_id, root)
+
+
+def _landed(store: PriceStore, job_id: int, at: datetime | None) -> None:
+    """`estimates.record_landed`: the planner it asks loads when a launch lands, not for
+    every pass."""
+    from costsched.service.estimates import record_landed
+
+    record_landed(store, job_id, at)

@@ -12,15 +12,12 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError, Instance, Launcher
 from costsched.model import failure_words
 from costsched.optimize.decision import Overheads
-from costsched.service.estimates import record_landed
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.caps import enforce
-from costsched.service.jobs.decider import JobNow, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
     RunningJob,
-    _newest_open_rows,
     _open_placement,
     _placed_offering,
     _runs,
@@ -106,7 +103,7 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
         if not isinstance(left, MoveRecord):
             continue  # the other costsched got there first
         if move.kind == "launch" and left.target_instance:  # resumed: keep its prediction
-            record_landed(store, move.job_id, when)
+            _landed(store, move.job_id, when)
         if left.state != move.state:
             failed = "failed" in (move.state, left.state)
             done.append(JobEvent(move.job_id, "move",
@@ -170,9 +167,9 @@ def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]
     from one read."""
     if not job_ids:
         return {}
-    newest = _newest_open_rows(store.jobs.placements_of(job_ids, open_only=True))
-    return dict(zip(newest["job_id"].astype(int), newest["instance"].astype(str),
-                    strict=True))
+    # By job and start: the newest open one of a job comes last.
+    return {p.job_id: str(p.instance)
+            for p in store.jobs.placement_rows(job_ids, open_only=True)}
 
 
 def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
@@ -244,6 +241,8 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
              placement: pd.Series | None, source: str, why: str) -> JobEvent:
     """Start and step a recovery of a job whose instance is gone (its placement closed);
     `at`: the time of the pass (None: the clock, as the steps go)."""
+    from costsched.service.jobs.decider import JobNow, place  # the policy's: a recovery's
+
     job_id = run.record.id
     when = at or as_time(None)
     lost = () if placement is None else (_placed_offering(placement).key,)
@@ -255,3 +254,11 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
     after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
     return JobEvent(job_id, "recovery", f"{why}; recovery {after.state}",
                     notify="failure" if after.state == "failed" else "recovery")
+
+
+def _landed(store: PriceStore, job_id: int, at: datetime | None) -> None:
+    """`estimates.record_landed`: the planner it asks loads when a launch lands, not for
+    every pass."""
+    from costsched.service.estimates import record_landed
+
+    record_landed(store, job_id, at)

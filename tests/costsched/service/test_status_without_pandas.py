@@ -1,0 +1,111 @@
+"""`status` charges its jobs without pandas or numpy (the costs on plain rows): in a fresh
+interpreter, so that the suite's own imports do not hide one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from costsched.costs import job_cost
+from costsched.service.jobs.caps import raise_budget
+from costsched.store import PriceStore
+from tests.costsched.test_costs import EAST_A, WEST, observe
+
+NOW = datetime.now(timezone.utc).replace(microsecond=0)
+START = NOW - timedelta(hours=5)
+T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)  # test_costs' hours count from it
+
+# A launcher whose one instance runs (its job in setup: no step reported yet).
+PROBE = """
+import json, sys
+from costsched.migration.launcher import Instance, Launcher
+from costsched.service.jobs import status
+from costsched.store import PriceStore
+
+class Memory(Launcher):
+    name = "memory"
+    def can_launch(self, offering): return True
+    def launch(self, spec): raise AssertionError("nothing is launched")
+    def status(self, instance_id):
+        return Instance(instance_id, 2, "a0", %(key)r, "running")
+    def request_stop(self, instance_id): raise AssertionError("nothing is stopped")
+    def terminate(self, instance_id): raise AssertionError("nothing is ended")
+    def instances(self, job_id=None): return [self.status("m-2")]
+
+shown = status(PriceStore(sys.argv[1]), Memory(), advice=False)
+print(json.dumps({"costs": {s.record.name: s.cost.total_usd for s in shown},
+                  "states": {s.record.name: s.instance_state for s in shown},
+                  "loaded": sorted({"pandas", "numpy"} & set(sys.modules))}))
+"""
+
+
+def _store(path: Path) -> tuple[str, PriceStore]:
+    """A store with prices that change under its jobs: `done` ran 3 h and moved (its
+    checkpoint copied across regions); `live` runs since START on the memory launcher."""
+    url = f"sqlite:///{path / 'jobs.sqlite'}"
+    store = PriceStore(url)
+    hours = (START - T0).total_seconds() / 3600  # the times observe() counts from T0
+    observe(store, EAST_A, [(hours - 1, 0.9), (hours + 1, 1.3)])
+    observe(store, WEST, [(hours - 1, 0.6), (hours + 2, 0.8)])
+    spec = {"name": "done", "run": "true", "steps": 10,
+            "checkpoint": {"location": "/tmp/unused", "size_gb": 30}}
+    done = store.jobs.create("done", {"spec": spec, "source": "t", "launcher": "local"}, 10,
+                             at=START)
+    store.jobs.transition(done, "running", at=START)
+    store.jobs.place(done, EAST_A, gpu_model="V100", gpu_count=1, at=START,
+                     usd_per_hour=0.9, reason="launch", instance="l-1")
+    store.jobs.place(done, WEST, gpu_model="V100", gpu_count=1,
+                     at=START + timedelta(hours=1), usd_per_hour=0.6, reason="migration",
+                     instance="l-2")
+    store.jobs.end_placement(done, START + timedelta(hours=3))
+    store.jobs.transition(done, "succeeded", at=START + timedelta(hours=3))
+    live_spec = {**spec, "name": "live", "run": "sleep 600"}
+    live = store.jobs.create("live", {"spec": live_spec, "source": "t", "launcher": "memory"},
+                             10, at=START)
+    store.jobs.transition(live, "running", at=START)
+    store.jobs.place(live, EAST_A, gpu_model="V100", gpu_count=1, at=START,
+                     usd_per_hour=0.9, reason="launch", instance="m-2")
+    return url, store
+
+
+def test_status_of_a_finished_job_loads_neither_pandas_nor_numpy(tmp_path: Path) -> None:
+    """The CLI's status of jobs that ended, one of them with a budget of its own (what it
+    spent is charged on the same rows)."""
+    url, store = _store(tmp_path)
+    store.jobs.transition(2, "stopped", at=NOW)  # the CLI's status of ended jobs only
+    raise_budget(store, 1, 50.0, at=NOW)
+    probe = ("import sys\nfrom costsched.cli import app\n"
+             f"try:\n    app(['status', '--db', {url!r}, '--json'])\nexcept SystemExit:\n"
+             "    pass\nprint(sorted({'pandas', 'numpy'} & set(sys.modules)), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+    document = json.loads(out.stdout)
+    jobs = {j["name"]: j for j in document["jobs"]}
+    expected = job_cost(store, 1, now=NOW, checkpoint_gb=30.0)
+    assert jobs["done"]["cost_usd"] == expected.total_usd
+    assert jobs["done"]["egress_usd"] == expected.egress_usd > 0
+    assert [p["usd"] for p in jobs["done"]["placements"]] == \
+        expected.placements["usd"].tolist()
+    [budget] = document["budgets"]
+    assert (budget["name"], budget["usd"]) == ("job 1 (done)", 50.0)
+    assert budget["spent_usd"] == pytest.approx(expected.total_usd, rel=1e-12)
+
+
+def test_status_of_a_finished_and_a_running_job_loads_neither(tmp_path: Path) -> None:
+    """Reconciled first (the running job's instance asked, its speed measured), then each
+    job charged; the policy's advice (`migrate --dry-run`, on frames) is not asked for."""
+    url, store = _store(tmp_path)
+    out = subprocess.run([sys.executable, "-c", PROBE % {"key": EAST_A}, url],
+                         capture_output=True, text=True, check=True, timeout=120)
+    found = json.loads(out.stdout)
+    assert found["loaded"] == [], out.stderr
+    assert found["states"] == {"done": "", "live": "running"}
+    assert found["costs"]["done"] == job_cost(store, 1, now=NOW, checkpoint_gb=30.0).total_usd
+    # The running job to the probe's now: at least its hours so far at the lowest price.
+    assert found["costs"]["live"] == pytest.approx(1 * 0.9 + 4 * 1.3, rel=0.02)
