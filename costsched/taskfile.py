@@ -109,6 +109,18 @@ class _SpecLoader(yaml.SafeLoader):
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
+        """A date YAML cannot make ('2026-13-45') stays the text written, for the field
+        that reads it to refuse with its name and the forms it accepts."""
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError:
+            return self.construct_scalar(node)
+
+
+_SpecLoader.add_constructor("tag:yaml.org,2002:timestamp",
+                            _SpecLoader.construct_yaml_timestamp)
+
 
 def read(path: Path) -> list[Any]:
     """The file's YAML documents; InvalidInput with the line of the first problem."""

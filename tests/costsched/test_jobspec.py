@@ -76,6 +76,11 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
      r"field constraints\.clouds: 'ibm': expected one of aws, gcp, azure"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: soon}\n",
      r"field constraints\.deadline: 'soon': expected hours"),
+    # A date YAML cannot make is the field's to refuse, not a traceback of the loader's.
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: 2026-13-45}\n",
+     r"field constraints\.deadline: '2026-13-45': expected hours"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: 1s}\n",
+     r"field constraints\.deadline: '1s': expected hours"),
     ("name: a\nmodel: A3C\nsteps: 5\ncheckpoint: {size: 3}\n",
      r"field checkpoint\.size: unknown field: expected one of location, size_gb"),
     ("name: a\nmodel: A3C\nsteps: 5: 6\n", r"line 3: invalid YAML \(mapping values"),
