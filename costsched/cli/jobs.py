@@ -395,7 +395,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         print_json(doc)
         return
     if scheduled is not None:
-        _print_daemon(scheduled)
+        _print_daemon(scheduled, None if recovery is None else recovery.unscheduled())
     armed = None if recovery is None else recovery.line(now)
     if armed:
         console.print(printable(armed), highlight=False, markup=False, soft_wrap=True)
@@ -505,9 +505,12 @@ def _problems(s: service.JobStatus) -> list[str]:
     return out
 
 
-def _print_daemon(scheduled: list[Any]) -> None:
+def _print_daemon(scheduled: list[Any], unscheduled: str | None = None) -> None:
+    """The scheduled optimizer's tasks; none scheduled nor run: `unscheduled` (who runs
+    them, while a daemon watches the store), else that they never ran."""
     if all(t.next_run is None and t.last is None for t in scheduled):
-        console.print(NEVER_RUN, highlight=False, markup=False)
+        console.print(unscheduled or NEVER_RUN, highlight=False, markup=False,
+                      soft_wrap=True)
         return
     rows = [[t.task, "-" if t.next_run is None else f"{t.next_run:%Y-%m-%d %H:%M:%S}",
              "-" if t.last is None else f"{t.last.started_at:%Y-%m-%d %H:%M:%S}",

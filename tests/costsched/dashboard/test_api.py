@@ -4,6 +4,7 @@ functions build both. The pages render the same documents, escaped, with nothing
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -323,3 +324,27 @@ def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
     assert "$0.0042" in spend and "$0.0158" in spend
     jobs = client.get("/").text
     assert '<span class="figure">$0.0200</span><span>spent so far</span>' in jobs
+
+
+def test_the_jobs_page_says_whether_recovery_is_armed_as_status_does(
+        store: PriceStore, client: TestClient, cli) -> None:  # noqa: ANN001
+    """The words of `status`: nothing watches (and the fix), then a supervisor watches and
+    re-plans, never "never run, start a daemon" beside it."""
+    import html
+
+    from costsched.daemon.supervisor import SUPERVISOR_LEASE
+    from costsched.store.leases import holder_name
+
+    running(store, "alpha")
+    page = html.unescape(client.get("/").text)
+    status = cli("status", "--no-reconcile").stdout
+    [line] = [x for x in status.splitlines() if x.startswith("Recovery not armed")]
+    assert line in page and "`costsched daemon start" in page
+    now = datetime.now(timezone.utc)
+    holder = holder_name()
+    store.leases.acquire(SUPERVISOR_LEASE, holder, 60, now)
+    store.daemons.register(holder, kind="auto", tasks=("replan",), watch_seconds=5, log="/l",
+                           at=now)
+    page = html.unescape(client.get("/").text)
+    assert "Recovery armed: supervisor pid" in page and "Recovery not armed" not in page
+    assert "Scheduled optimizer: the supervisor re-plans the running jobs" in page
