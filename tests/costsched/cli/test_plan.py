@@ -160,3 +160,27 @@ def test_the_baseline_is_written_at_the_precision_of_the_tables_hours_and_totals
     hours_text, cost_text = line.split("/h, ")[1].split(" h, ")
     assert len(hours_text.strip("*").split(".")[1]) == 4, line
     assert len(cost_text.strip("*$").split(".")[1]) == 4, line
+
+
+@pytest.mark.parametrize(("option", "says"), [
+    (["--budget", "-5"], "error: --budget -5: expected a positive amount of USD"),
+    (["--deadline", "1s"], "error: --deadline: '1s': expected hours (48, '36h', '2d', '90m') "
+                           "or an ISO time (2020-03-03T00:00Z)"),
+    (["--emit", "skypilot"], "error: --emit 'skypilot': expected sky"),
+    (["--objective", "cheapest"], "error: --objective 'cheapest': expected one of cost, "
+                                  "time, tradeoff, throughput-per-dollar"),
+])
+def test_a_bad_option_is_refused_in_one_line_before_the_files_are_read(
+        cli, tmp_path: Path, option: list[str], says: str) -> None:  # noqa: ANN001
+    """Refused first: the job file named does not even exist, and nothing but the line is
+    written (no bar's leftover blank line)."""
+    result = cli("plan", str(tmp_path / "missing.yaml"), *option)
+    assert result.exit_code == 2
+    assert result.output == says + "\n"
+
+
+def test_an_objective_in_any_case_is_the_objective(plan) -> None:  # noqa: ANN001
+    """'Time' is accepted as time, and ranks by time (not silently by cost)."""
+    result = plan(str(EXAMPLES / "resnet50.yaml"), "--top", "2", "--objective", "Time")
+    assert result.exit_code == 0, result.output
+    assert "; by time" in result.stdout
