@@ -172,6 +172,13 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
     ("resources: {accelerators: V100, cpus: lots}\nrun: x", "resources.cpus",
      "expected a number"),
     ("costsched: {steps: 10, gpu: V100}\nrun: x", "costsched.gpu", "unknown field"),
+    # What the job's own checks refuse is named where the task wrote it.
+    ("costsched: {epochs: -3, steps_per_epoch: 1}\nresources: {accelerators: V100}\nrun: x",
+     "costsched.epochs", "expected a positive number"),
+    ("costsched: {steps: 9, budget: -5}\nresources: {accelerators: V100}\nrun: x",
+     "costsched.budget", "expected a positive amount of USD"),
+    ("costsched: {steps: 9, checkpoint: {size_gb: lots}}\nresources: {accelerators: V100}"
+     "\nrun: x", "costsched.checkpoint.size_gb", "expected a number"),
     ("costsched: {max_migrations: 1.5}\nrun: x", "costsched.max_migrations",
      "1.5: expected a whole number"),
     ("resources: {use_spot: true, accelerators: V100}\ncostsched: {markets: [spot]}\nrun: x",
