@@ -324,6 +324,16 @@ def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
     assert "$0.0042" in spend and "$0.0158" in spend
     jobs = client.get("/").text
     assert '<span class="figure">$0.0200</span><span>spent so far</span>' in jobs
+    # A job's own page: its card at its placements' precision, $0.0006 as its row says,
+    # not $0.00056 (2 s at $1/h).
+    tiny = store.jobs.create("tiny", {"spec": {"name": "tiny"}}, 10, at=at(0))
+    store.jobs.place(tiny, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{tiny}-1")
+    store.jobs.end_placement(tiny, at(2 / 3600))
+    store.jobs.transition(tiny, "succeeded", at=at(2 / 3600))
+    page = client.get(f"/jobs/{tiny}").text
+    assert '<span class="figure">$0.0006</span><span>spent so far</span>' in page
+    assert '<td class="num">$0.0006</td>' in page and "$0.00056" not in page
 
 
 def test_the_jobs_page_says_whether_recovery_is_armed_as_status_does(
