@@ -57,15 +57,25 @@ def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
               else m for m in spec.task.mounts]
     update: dict[str, Any] = {}
     task: dict[str, Any] = {}
+    needs: list[str] = []
+
+    def missing(field: str, path: str, what: str) -> None:
+        # Named as the file wrote it; `plan` says it, `launch` refuses on it.
+        needs.append(f"{field} {path!r}: no such {what}"
+                     + ("" if Path(path).expanduser().is_absolute()
+                        else f" (relative to the file's folder, {folder.resolve()})"))
+
     if spec.workdir:
         update["workdir"] = anchored(spec.workdir)
         if "$" not in spec.workdir and not Path(update["workdir"]).is_dir():
-            # Named as the file wrote it; `plan` says it, `launch` refuses on it.
-            need = (f"workdir {spec.workdir!r}: no such directory"
-                    + ("" if Path(spec.workdir).expanduser().is_absolute()
-                       else f" (relative to the file's folder, {folder.resolve()})"))
-            task = {"needs": [*spec.task.needs, need],
-                    "notes": [*spec.task.notes, f"launch needs: {need}"]}
+            missing("workdir", spec.workdir, "directory")
+    for given, mount in zip(spec.task.mounts, mounts, strict=True):
+        if "://" not in given.source and "$" not in given.source and \
+                not Path(mount.source).exists():
+            missing(f"file_mounts.{given.path}: local path", given.source, "file or folder")
+    if needs:
+        task = {"needs": [*spec.task.needs, *needs],
+                "notes": [*spec.task.notes, *(f"launch needs: {n}" for n in needs)]}
     if written:
         task.update(mounts=mounts, as_written=written)
     if task:

@@ -177,3 +177,22 @@ def test_a_workdir_that_is_not_there_is_named_as_written_for_plan_and_launch(
     (tmp_path / "nothere").mkdir()
     [spec] = load(task)
     assert spec.task.needs == [] and spec.workdir == str(tmp_path / "nothere")
+
+
+def test_a_local_mount_that_is_not_there_is_named_as_written_for_plan_and_launch(
+        tmp_path: Path) -> None:
+    """As a workdir: plan lists it under what the launch needs, launch refuses on it."""
+    task = tmp_path / "sky.yaml"
+    task.write_text("name: t\nfile_mounts: {/ratings: ./dta, /cfg: /no/such/dir}\n"
+                    "resources: {accelerators: V100:1}\nrun: echo\n")
+    [spec] = load(task)
+    assert spec.task.needs == [
+        "file_mounts./ratings: local path './dta': no such file or folder (relative to the "
+        f"file's folder, {tmp_path})",
+        "file_mounts./cfg: local path '/no/such/dir': no such file or folder"]
+    assert all(f"launch needs: {n}" in spec.task.notes for n in spec.task.needs)
+    (tmp_path / "dta").mkdir()
+    task.write_text("name: t\nfile_mounts: {/ratings: ./dta}\n"
+                    "resources: {accelerators: V100:1}\nrun: echo\n")
+    [spec] = load(task)
+    assert spec.task.needs == []
