@@ -7,7 +7,9 @@ trained there: on each placement, from the first step it reported to the last (i
 never counted as slow training. Until a running job (one with an open placement) has
 trained MIN_TRAINING_SECONDS between two readings on some GPU, its speed is still being
 measured (`measuring`): no figure, no flag. A job that ended before that is measured over
-its placements' hours (all it ran: a short job's setup included).
+its placements' hours (all it ran: its setup and the lag before its exit was seen
+included), which bounds its speed from below: a speed faster than planned stands, one
+slower is too short to judge (`TOO_SHORT`), never "3.2x slower" for a job of seconds.
 A job whose placements were stored before readings were kept is measured over its
 placements' hours up to its report; one that ran on more than one GPU then reports one
 step for all of them, so its steps are shared among its GPUs in the proportions of its
@@ -42,6 +44,8 @@ SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "me
 MIN_TRAINING_SECONDS = 10.0
 MEASURING = (f"measuring: its speed is judged after {MIN_TRAINING_SECONDS:.0f} s of "
              "training from its first reported step (boot and setup are not counted)")
+TOO_SHORT = (f"too short to judge: it trained under {MIN_TRAINING_SECONDS:.0f} s between "
+             "its reported steps (boot and setup are not counted)")
 Rate = Callable[[str, int], float]  # steps/s on (GPU model, count) by a job's table
 
 
@@ -64,8 +68,8 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
     (`measured_sps`, NaN when it reported no step, or while `measuring`). `placements`:
     the jobs' placement frame (id, job_id, gpu_model, gpu_count, start_at, end_at; end NaT
     while open); `readings`: their step readings (`JobStore.readings`). A job without
-    readings, or one with no open placement that did not train long enough, is measured
-    over its placements' hours up to the reading of its step (`read_at`)."""
+    readings is measured over its placements' hours up to the reading of its step
+    (`read_at`)."""
     if placements.empty:
         return pd.DataFrame(columns=SPEED_COLUMNS)
     read = set() if readings is None or readings.empty else set(readings["job_id"])
@@ -77,8 +81,8 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
         rest = placements[~placements["job_id"].isin(read - short)]
         if rest.empty:
             return trained
-        return pd.concat([trained, speeds(rest, steps_done, read_at, rates)],
-                         ignore_index=True)
+        over_all = speeds(rest, steps_done, read_at, rates)
+        return pd.concat([trained, _bounded(over_all, short)], ignore_index=True)
     reading = placements["job_id"].map(lambda j: read_at.get(int(j)))
     reading = pd.to_datetime(reading, utc=True)
     end = placements["end_at"].fillna(reading)
@@ -108,6 +112,17 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
     frame["measured_sps"] = measured
     frame["measuring"] = False
     return frame[SPEED_COLUMNS]
+
+
+def _bounded(frame: pd.DataFrame, short: set) -> pd.DataFrame:
+    """`frame` (`speeds` over placements' hours) with the `short` jobs' speeds that read
+    slower than planned taken back to unmeasured: over all a short job ran (its setup and
+    the lag before its exit was seen included) its speed is only a lower bound, which says
+    "faster" truly and "slower" never (eight seconds of a job, setup included, would read
+    "3.2x slower")."""
+    slow = frame["job_id"].isin(short) & ~(frame["measured_sps"] >= frame["planned_sps"])
+    return frame.assign(measured_sps=frame["measured_sps"].where(~slow),
+                        measuring=frame["measuring"] | slow)
 
 
 def _trained(placements: pd.DataFrame, readings: pd.DataFrame,

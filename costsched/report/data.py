@@ -19,6 +19,7 @@ from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.measured import (
     MEASURING,
+    TOO_SHORT,
     JobRate,
     basis_words,
     check,
@@ -28,7 +29,7 @@ from costsched.measured import (
     speed_on,
     speeds,
 )
-from costsched.model import InvalidInput
+from costsched.model import FINAL_STATES, InvalidInput
 from costsched.passes import one_pass
 from costsched.report import estimates
 from costsched.store import OFFERING_KEY, PriceStore
@@ -248,16 +249,17 @@ def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
     """Per job with a measured speed: it beside the figure its plan used (the plan kept at
     launch, else its throughput table's) on the GPU it ran longest, and whether it is off
     by more than `factor`."""
-    names = dict(zip(jobs["id"], jobs["name"], strict=True))
+    names, states = (dict(zip(jobs["id"], jobs[c], strict=True)) for c in ("name", "state"))
     plans = predicted.set_index("job_id") if len(predicted) else None
     rows = []
     for job_id, found in measured.groupby("job_id", sort=True):
         rate = rates.get(int(job_id))
-        if measuring(found):  # reported steps, not yet trained long enough to judge
+        if measuring(found):  # reported steps, not trained long enough to judge (yet)
             top = found.sort_values("hours", ascending=False, kind="stable").iloc[0]
+            words = TOO_SHORT if states.get(job_id) in FINAL_STATES else MEASURING
             rows.append((int(job_id), names[job_id], top["gpu_model"], int(top["gpu_count"]),
                          float(top["planned_sps"]), np.nan, np.nan, False, "",
-                         f"job {job_id} ({names[job_id]}): {MEASURING}"))
+                         f"job {job_id} ({names[job_id]}): {words}"))
             continue
         checked = check(int(job_id), names[job_id], "", found, "", factor)
         if checked is None:

@@ -95,3 +95,23 @@ def test_a_task_without_work_is_not_said_to_be_measured_against_a_plan(
     store.jobs.record_step(job.id, 3, at=t0 + timedelta(seconds=600))
     store.jobs.record_step(job.id, 40, at=t0 + timedelta(seconds=604))
     assert flags(store, launcher, job.id, t0 + timedelta(seconds=604)) == {}
+
+
+def test_a_job_of_seconds_is_too_short_to_read_slow_but_not_to_read_fast(launched) -> None:
+    """Ended after 8 s, 5 of them setup, with one reading: over all it ran it made 20 steps
+    in 8 s (2.5 steps/s against the 10 declared). That bounds its speed from below only:
+    not "4x slower" (nothing flagged, nothing learned), but too short to judge."""
+    from costsched.measured import TOO_SHORT
+
+    store, launcher, job = launched
+    t0 = started(store, job)
+    store.jobs.record_step(job, 20, at=t0 + timedelta(seconds=8))
+    store.jobs.end_placement(job, t0 + timedelta(seconds=8))
+    store.jobs.transition(job, "succeeded", at=t0 + timedelta(seconds=8))
+    placed = store.jobs.placements(job)
+    assert checks(store.jobs.records([job]), placed,
+                  readings=store.jobs.readings([job])) == {}
+    assert flags(store, launcher, job, t0 + timedelta(seconds=9)) == {}
+    [row] = build(store, now=t0 + timedelta(seconds=9)).speeds.to_dict("records")
+    assert row["flag"] == f"job {job} (setup-heavy): {TOO_SHORT}" and not row["flagged"]
+    assert store.measured_throughputs.rows("setup-heavy").empty
