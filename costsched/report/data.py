@@ -53,8 +53,7 @@ PRICED = ["priced_total_usd", "priced_egress_usd", "priced_restart_usd", "priced
           "priced_overlap_usd"]
 MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "target",
                 "idle_usd", "egress_usd", "usd", *PRICED]
-_BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd",
-                     "saved_vs_static_usd")
+_BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd", "saved_vs_static_usd")
 BUDGET_COLUMNS = ["job_id", "name", "budget_usd", "spent_usd", "used", "status"]
 SPEED_COLUMNS = ["job_id", "name", "gpu_model", "gpu_count", "planned_sps", "measured_sps",
                  "measured_vs_planned", "flagged", "planned_from", "flag"]
@@ -98,10 +97,11 @@ class Report:
 
     @property
     def totals(self) -> dict[str, float | None]:
-        """USD over every job: compute, egress, spend, the baselines and the savings; a
-        baseline or saving over the jobs it applies to, None when it applies to none."""
+        """USD over every job (a baseline or saving over the jobs it applies to, None when
+        none), its hours and instance-hours (N nodes: N instances an hour)."""
         sums = {c: float(self.jobs[c].sum(min_count=1)) for c in JOB_COLUMNS[4:]}
-        totals = {"hours": float(self.jobs["hours"].sum()), **sums}
+        each = float((self.jobs["hours"] * self.jobs["nodes"].fillna(1)).sum())
+        totals = {"hours": float(self.jobs["hours"].sum()), **sums, "instance_hours": each}
         return {c: (None if np.isnan(v) else v) if c in _BASELINE_COLUMNS else
                 (0.0 if np.isnan(v) else v) for c, v in totals.items()}
 
