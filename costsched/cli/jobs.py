@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costsched.amounts import hours, hours_all, usd_all
+from costsched.amounts import hours_all, usd_all
 from costsched.cli.booked import booked_lines, confirm_booking, held_lines
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
@@ -423,7 +423,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     out = Lines()
     for s in shown:
         if s.due is not None:
-            out.print(f"  job {s.record.id}: {_due(s.due, now, s.record.final)}")
+            out.print(f"  job {s.record.id}: {views.due_words(s.due, now, s.record.final)}")
         if s.next:
             out.print(printable(f"  job {s.record.id} next: {s.next}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
@@ -439,16 +439,6 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                 out.print(printable(f"  job {s.record.id}: {p.reason} on {where}: "
                                     f"{span} h, {amount}"))
     out.flush()
-
-
-def _due(due: datetime, now: datetime, final: bool) -> str:
-    """'due 2026-12-01 10:00 UTC (in 5.2 h)', or how long ago it passed."""
-    said = f"due {due:%Y-%m-%d %H:%M} UTC"
-    if final:
-        return said
-    left = (due - now).total_seconds() / 3600
-    return f"{said} (in {hours(left)} h)" if left >= 0 else \
-        f"{said} (passed {hours(-left)} h ago)"
 
 
 def _charged_rows(shown: list[service.JobStatus]) -> Callable[[service.JobStatus], list]:

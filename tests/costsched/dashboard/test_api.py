@@ -358,3 +358,25 @@ def test_the_jobs_page_says_whether_recovery_is_armed_as_status_does(
     page = html.unescape(client.get("/").text)
     assert "Recovery armed: supervisor pid" in page and "Recovery not armed" not in page
     assert "Scheduled optimizer: the supervisor re-plans the running jobs" in page
+
+
+def test_a_jobs_deadline_is_said_on_its_pages_as_status_says_it(
+        store: PriceStore, client: TestClient, instances: Path) -> None:
+    """Due in 36 h from its creation: the Jobs page and the job's page say when, in the
+    words of `status`."""
+    spec = {"spec": {"name": "due", "throughputs": {"V100": 2.0}, "steps": 1e6,
+                     "constraints": {"deadline": 36.0}}}
+    now = datetime.now(timezone.utc)
+    job = store.jobs.create("due", spec, 1e6, at=now)
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=now, usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1", keep_open=True)
+    store.jobs.transition(job, "running", at=now)
+    from datetime import timedelta
+
+    from costsched.service.views import due_words
+
+    created = store.jobs.get(job).created_at
+    words = due_words(created + timedelta(hours=36), datetime.now(timezone.utc), False)
+    said = words.split(" (in ")[0] + " (in "  # the hours left move on
+    assert said.startswith("due ") and said in client.get("/").text
+    assert f"<dt>deadline</dt><dd>{said}" in client.get(f"/jobs/{job}").text
