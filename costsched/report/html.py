@@ -217,8 +217,8 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
         return f"{pd.Timestamp(value):%Y-%m-%d}"
     if isinstance(value, pd.Timestamp):
         return _when(value)
-    if isinstance(value, float):
-        return f"{value:,.2f}"
+    if isinstance(value, float):  # GB, preemptions: the rule of hours, never 0.00 for 0.001
+        return hours(value)
     return str(value)
 
 

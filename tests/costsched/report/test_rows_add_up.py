@@ -88,3 +88,12 @@ def test_a_gangs_hours_count_each_of_its_nodes_in_the_instance_hours() -> None:
     one = jobs.iloc[[1]]
     assert " over 0.0022 instance-hours; " in totals_line(
         Report.totals.fget(type("R", (), {"jobs": one})()), one)  # type: ignore[union-attr]
+
+
+def test_a_checkpoint_of_a_megabyte_is_no_zero_gigabytes() -> None:
+    """The egress table's GB follow the rule of hours: 0.0010 for a 1 MB checkpoint, as an
+    amount under a cent keeps two significant digits, never 0.00."""
+    from costsched.report.html import format_cell
+
+    assert [format_cell("gb", v) for v in (0.001, 0.1, 1234.5, 0.0)] == [
+        "0.0010", "0.10", "1,234.50", "0.00"]
