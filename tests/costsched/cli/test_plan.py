@@ -184,3 +184,19 @@ def test_an_objective_in_any_case_is_the_objective(plan) -> None:  # noqa: ANN00
     result = plan(str(EXAMPLES / "resnet50.yaml"), "--top", "2", "--objective", "Time")
     assert result.exit_code == 0, result.output
     assert "; by time" in result.stdout
+
+
+def test_a_gangs_baseline_is_the_gang_on_on_demand_v100s(plan, tmp_path: Path) -> None:  # noqa: ANN001
+    """A job of 2 nodes is priced at 2 instances an hour on every offering; its baseline
+    too (2 nodes x 1xV100 at twice the price), so 'vs OD V100' compares like with like."""
+    job = tmp_path / "pair.yaml"
+    job.write_text("name: pair\nrun: python train.py\nthroughputs: {V100: 20, K80: 5}\n"
+                   "steps: 36000\nnum_nodes: 2\n")
+    one = tmp_path / "one.yaml"
+    one.write_text(job.read_text().replace("num_nodes: 2\n", ""))
+    [pair] = json.loads(plan(str(job), "--json").stdout)["jobs"]
+    [alone] = json.loads(plan(str(one), "--json").stdout)["jobs"]
+    assert pair["baseline"]["basis"] == "on-demand 2 nodes x 1xV100 in the price frame"
+    assert pair["baseline"]["usd_per_hour"] == pytest.approx(
+        2 * alone["baseline"]["usd_per_hour"])
+    assert pair["baseline"]["cost"] == pytest.approx(2 * alone["baseline"]["cost"])
