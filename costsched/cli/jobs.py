@@ -360,10 +360,15 @@ def start(job: JobArgument,
 def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
     --follow; `node`: a multi-node job's node (its rank)."""
+    from costsched.redact import remember_given, remembered_masked
+    from costsched.service.glance import secret_names
+
     store = open_store(db)
     launcher = _job_launcher(store, job)
+    for found in service.job_ids(store, job, states=()):  # its --secret values: masked
+        remember_given(secret_names(store.jobs.get(found).spec))
     if not follow or node:
-        text = service.logs(store, launcher, job, tail=tail, node=node)
+        text = remembered_masked(service.logs(store, launcher, job, tail=tail, node=node))
         typer.echo(text, nl=False)
         if not text:
             typer.echo(f"job {job}: no output yet (`costsched status {job}` says how the job "
@@ -371,7 +376,7 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
         return
     try:
         for text in service.follow(store, launcher, job, tail=max(tail, 1000)):
-            typer.echo(text, nl=False)
+            typer.echo(remembered_masked(text), nl=False)
     except KeyboardInterrupt:
         pass
 
@@ -470,8 +475,12 @@ def _progress(s: service.JobStatus) -> str:
 def _problems(s: service.JobStatus) -> list[str]:
     """Why a failed job failed (exit code or phase, last lines of its output), and a
     checkpoint store that fails now."""
+    from costsched.redact import remember_given, remembered_masked
+    from costsched.service.glance import secret_names
+
     out = []
     if s.failure is not None:
+        remember_given(secret_names(s.record.spec))  # its output may print a --secret
         f = s.failure
         words = failure_words(f.exit_code, f.detail)  # the exit code named once
         if f.phase:  # 'failed in setup: exit code 2', not '...: setup failed: exit code 2'
@@ -492,7 +501,7 @@ def _problems(s: service.JobStatus) -> list[str]:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
     if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
         out.append(s.assumed_work.assumption())
-    return out
+    return [remembered_masked(line) for line in out]
 
 
 def _print_daemon(scheduled: list[Any], unscheduled: str | None = None) -> None:

@@ -23,6 +23,7 @@ from costsched.cli.common import (
     split_csv,
 )
 from costsched.model import JOB_STATES
+from costsched.redact import remember_given, remembered_masked
 from costsched.service import glance
 from costsched.service.job_filters import parse_labels, parse_states
 
@@ -97,8 +98,9 @@ def logs(job: JobArgument,
     if found is not None:
         from launchers import make_launcher
 
-        launcher, instance = found
-        text = make_launcher(launcher).logs(instance, tail=tail)
+        launcher, instance, secrets = found
+        remember_given(secrets)  # a job that prints its --secret: masked here too
+        text = remembered_masked(make_launcher(launcher).logs(instance, tail=tail))
         typer.echo(text, nl=False)
         if not text:  # not a silent nothing: `status` says why it ended, if it did
             typer.echo(f"job {job}: no output on instance {instance} (`costsched status "
