@@ -101,8 +101,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         stamp = when if at is not None else None
         ids = job_ids(store, job, states=("running",))
         placed = _placed(store, launcher, ids)
-        if job is not None and not placed:  # named, and not running: say why, in one line
-            record = store.jobs.get(ids[0])
+        record = store.jobs.get(ids[0]) if job is not None and not placed else None
+        if record is not None and record.state != "running":  # named, not running: why
             raise InvalidInput(f"job {record.id} ({record.name}) {state_phrase(record.state)}"
                                ": only a running job is moved")
         decided = _decide(store, placed, ask)
