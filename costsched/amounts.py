@@ -6,7 +6,7 @@ HTML), the dashboard and every message.
 - Amounts read together (`usd_all`: a sentence that itemises, a row or a table whose
   figures add up): one precision for them all, so that they visibly add up: the decimals
   the smallest of them needs by the rule above, between 2 and MAX_DECIMALS. An amount
-  below the last decimal then reads '<$0.0001', never '$0.0000'.
+  below the last decimal then reads '<$0.0001' ('-<$0.0001' below zero), never '$0.0000'.
 - A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
   spot prices.
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
@@ -46,7 +46,8 @@ def decimals(values: Iterable[float | None], most: int = MAX_DECIMALS) -> int:
 def _figure(value: float, places: int, unit: str = "") -> str:
     size = abs(float(value)) if abs(float(value)) >= NOISE else 0.0
     if size and round(size, places) == 0:  # smaller than the last decimal shown
-        return f"<{unit}{10 ** -places:.{places}f}"
+        sign = "-" if value < 0 else ""  # a tiny loss is no saving: '-<$0.0001'
+        return f"{sign}<{unit}{10 ** -places:.{places}f}"
     text = f"{size:,.{places}f}"
     sign = "-" if value < 0 and float(text.replace(",", "")) else ""
     return f"{sign}{unit}{text}"

@@ -15,6 +15,7 @@ MAX_HOURS = 1e6  # about 114 years: beyond it a duration is a typo
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*"
                        r"(?:(\d+(?:\.\d+)?)\s*m)?\s*$")
+_ISO_DATE = re.compile(r"^\s*\d{4}-\d{2}-\d{2}(?:$|[T ])")  # 2020-03-03, then a time
 
 
 def _number(text: str) -> float | None:
@@ -41,7 +42,9 @@ def parse_hours(value: Any) -> float | datetime:
             d, h, mins = (float(g) if g else 0.0 for g in m.groups())
             hours = 24 * d + h + mins / 60
         else:
-            try:
+            try:  # an ISO time only: pandas would read '1s' as the year 1, 'now' as now
+                if not _ISO_DATE.match(text):
+                    raise ValueError(text)
                 ts = pd.Timestamp(text)
             except (ValueError, TypeError):
                 raise ValueError(f"{text!r}: expected hours (48, '36h', '2d', '90m') "

@@ -515,8 +515,12 @@ def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:
     return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source)
 
 
-def parse(data: Any, source: str = "<spec>") -> JobSpec:
-    """A JobSpec from parsed YAML; InvalidInput naming the source, job and field."""
+def parse(data: Any, source: str = "<spec>", written: dict[str, str] | None = None
+          ) -> JobSpec:
+    """A JobSpec from parsed YAML; InvalidInput naming the source, job and field. `written`:
+    where the file wrote a field that `data` holds elsewhere (a SkyPilot task's
+    {'constraints.budget': 'costsched.budget', 'epochs': 'costsched.epochs', ...}), so that
+    the error names the field as the file has it."""
     if not isinstance(data, dict):
         raise InvalidInput(f"{source}: expected a mapping of job fields (name, run, model, "
                            f"steps, ...), got {_yaml_kind(data)}")
@@ -526,7 +530,7 @@ def parse(data: Any, source: str = "<spec>") -> JobSpec:
         name = data.get("name")
         where = (f"{source}: job {name!r}" if isinstance(name, str) and 0 < len(name) <= MAX_NAME
                  else source)
-        raise InvalidInput(_first_error(where, exc)) from None
+        raise InvalidInput(_first_error(where, exc, written or {})) from None
 
 
 def _yaml_kind(value: Any) -> str:
@@ -558,10 +562,14 @@ def error_words(error: Mapping[str, Any]) -> str:
     return str(error["msg"]).removeprefix("Value error, ")
 
 
-def _first_error(source: str, exc: ValidationError) -> str:
+def _first_error(source: str, exc: ValidationError, written: dict[str, str]) -> str:
     errors = exc.errors()
     first = errors[0]
     field = ".".join(str(p) for p in first["loc"]) or "(job)"
+    for held, as_written in written.items():  # the longest match: keys are distinct paths
+        if field == held or field.startswith(held + "."):
+            field = as_written + field[len(held):]
+            break
     msg = error_words(first)
     if first["type"] == "extra_forbidden":
         known = _known_fields(first["loc"])

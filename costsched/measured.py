@@ -7,7 +7,10 @@ trained there: on each placement, from the first step it reported to the last (i
 never counted as slow training. Until a running job (one with an open placement) has
 trained MIN_TRAINING_SECONDS between two readings on some GPU, its speed is still being
 measured (`measuring`): no figure, no flag. A job that ended before that is measured over
-its placements' hours (all it ran: a short job's setup included).
+its placements' hours (all it ran: its setup and the lag before its exit was seen
+included), which bounds its speed from below: a speed faster than planned stands, and so
+does a slower one once it ran SETUP_SECONDS; before, it is too short to judge
+(`TOO_SHORT`), never "3.2x slower" for a job of seconds.
 A job whose placements were stored before readings were kept is measured over its
 placements' hours up to its report; one that ran on more than one GPU then reports one
 step for all of them, so its steps are shared among its GPUs in the proportions of its
@@ -31,6 +34,7 @@ from costsched.jobspec import parse, resolve
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
+from costsched.optimize.decision import Overheads
 from costsched.passes import memo
 from costsched.throughput import ASSUMED_WORDS, ThroughputTable, assumed_basis, model_key
 
@@ -42,6 +46,12 @@ SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "me
 MIN_TRAINING_SECONDS = 10.0
 MEASURING = (f"measuring: its speed is judged after {MIN_TRAINING_SECONDS:.0f} s of "
              "training from its first reported step (boot and setup are not counted)")
+# A job that ran less than this in all (a new instance's boot and setup, by default) may
+# have spent most of it setting up: too short to be judged slow over all it ran.
+SETUP_SECONDS = Overheads().restart_minutes * 60
+TOO_SHORT = (f"too short to judge: it ran under {SETUP_SECONDS / 60:.0f} minutes and "
+             f"trained under {MIN_TRAINING_SECONDS:.0f} s between its reported steps (its "
+             "setup may be most of it)")
 Rate = Callable[[str, int], float]  # steps/s on (GPU model, count) by a job's table
 
 
@@ -64,8 +74,8 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
     (`measured_sps`, NaN when it reported no step, or while `measuring`). `placements`:
     the jobs' placement frame (id, job_id, gpu_model, gpu_count, start_at, end_at; end NaT
     while open); `readings`: their step readings (`JobStore.readings`). A job without
-    readings, or one with no open placement that did not train long enough, is measured
-    over its placements' hours up to the reading of its step (`read_at`)."""
+    readings is measured over its placements' hours up to the reading of its step
+    (`read_at`)."""
     if placements.empty:
         return pd.DataFrame(columns=SPEED_COLUMNS)
     read = set() if readings is None or readings.empty else set(readings["job_id"])
@@ -77,8 +87,8 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
         rest = placements[~placements["job_id"].isin(read - short)]
         if rest.empty:
             return trained
-        return pd.concat([trained, speeds(rest, steps_done, read_at, rates)],
-                         ignore_index=True)
+        over_all = speeds(rest, steps_done, read_at, rates)
+        return pd.concat([trained, _bounded(over_all, short)], ignore_index=True)
     reading = placements["job_id"].map(lambda j: read_at.get(int(j)))
     reading = pd.to_datetime(reading, utc=True)
     end = placements["end_at"].fillna(reading)
@@ -108,6 +118,19 @@ def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
     frame["measured_sps"] = measured
     frame["measuring"] = False
     return frame[SPEED_COLUMNS]
+
+
+def _bounded(frame: pd.DataFrame, short: set) -> pd.DataFrame:
+    """`frame` (`speeds` over placements' hours) with the speeds of the `short` jobs that
+    read slower than planned after running less than SETUP_SECONDS taken back to
+    unmeasured: over all such a job ran, its setup and the lag before its exit was seen
+    may be most of it, so its speed is only a lower bound, which says "faster" truly and
+    "slower" never (eight seconds of a job, setup included, read "3.2x slower")."""
+    ran = frame.groupby("job_id")["hours"].transform("sum") * 3600
+    slow = (frame["job_id"].isin(short) & (ran < SETUP_SECONDS)
+            & ~(frame["measured_sps"] >= frame["planned_sps"]))
+    return frame.assign(measured_sps=frame["measured_sps"].where(~slow),
+                        measuring=frame["measuring"] | slow)
 
 
 def _trained(placements: pd.DataFrame, readings: pd.DataFrame,

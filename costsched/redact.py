@@ -14,8 +14,9 @@ A secret is masked as *** wherever it appears in text:
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -41,6 +42,20 @@ _remembered: set[str] = set()
 def remember(secrets: Iterable[str]) -> None:
     """Mask these values from now on wherever they appear (values configured as secrets)."""
     _remembered.update(s for s in secrets if s and len(s) >= _MIN_REMEMBERED and s != MASK)
+
+
+def remember_given(names: Iterable[str], env: Mapping[str, str] | None = None) -> None:
+    """Mask from now on the values `env` (default: this process's environment) gives these
+    names: a job's --secret names, whose values are never stored, as its launch was given
+    them from the same environment."""
+    env = os.environ if env is None else env
+    remember(env[name] for name in names if name in env)
+
+
+def remembered_masked(text: str) -> str:
+    """`text` with only the values `remember`ed masked (a job's own output: its other words
+    are its own)."""
+    return _replace_remembered(text) if text else text
 
 
 def looks_like_token(text: str) -> bool:

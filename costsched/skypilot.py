@@ -195,7 +195,17 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                  "work_assumed": assumed, "needs": needs},
         **work,
     }
-    return parse(spec, source)
+    return parse(spec, source, written=AS_WRITTEN)
+
+
+# Where a task writes what its JobSpec holds elsewhere: a JobSpec error names the field so.
+AS_WRITTEN = {
+    **{f"constraints.{k}": f"costsched.{k}"
+       for k in ("deadline", "budget", "max_price", "max_migrations", "markets")},
+    **{k: f"costsched.{k}" for k in ("model", "throughputs", "precision", "steps", "epochs",
+                                      "steps_per_epoch", "hours", "reference_gpu", "sweep",
+                                      "checkpoint")},
+}
 
 
 def _mount_readers(mounts: list[dict], given: set[str], fail: Fail) -> tuple[set[str], str]:

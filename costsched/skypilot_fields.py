@@ -38,6 +38,11 @@ BUCKET_STORES = {"s3": "s3://", "gcs": "gs://", "azure": "az://"}
 BUCKET_SCHEMES = ("s3://", "gs://")  # what SkyPilot mounts by these names
 OTHER_STORES = ("r2://", "cos://", "oci://", "https://", "azure://", "nebius://")
 MAX_DISK_GB = 65_536
+# The other clouds and infra a SkyPilot task may name (SkyPilot's installation docs):
+# costsched leaves them to `sky launch`; any other name is a typo, refused.
+SKY_ONLY_CLOUDS = ("kubernetes", "k8s", "ssh", "slurm", "lambda", "runpod", "oci", "ibm",
+                   "scp", "cudo", "fluidstack", "paperspace", "vsphere", "do", "nebius",
+                   "coreweave", "seeweb", "primeintellect", "vast", "hyperbolic", "together")
 DOCKER = "docker:"  # image_id: docker:IMAGE runs setup and run in that container
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _LABEL = re.compile(r"^[A-Za-z0-9_.:/-]{1,63}$")

@@ -235,6 +235,11 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
     if cloud and cloud != "*":
         if cloud not in CLOUDS:
             field_name = f"{where}.{'infra' if 'infra' in res else 'cloud'}"
+            if cloud not in fields.SKY_ONLY_CLOUDS:  # a typo: never dropped quietly
+                raise fail(field_name, f"{cloud!r}: not a cloud; expected one of "
+                           f"{', '.join(CLOUDS)} (or one `sky launch` runs on: "
+                           f"{', '.join(fields.SKY_ONLY_CLOUDS)})"
+                           + did_you_mean(cloud, [*CLOUDS, *fields.SKY_ONLY_CLOUDS]))
             message = (f"{cloud!r}: costsched runs on {', '.join(CLOUDS)}; `sky launch` "
                        "runs on the others")
             if not alternative:

@@ -57,15 +57,25 @@ def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
               else m for m in spec.task.mounts]
     update: dict[str, Any] = {}
     task: dict[str, Any] = {}
+    needs: list[str] = []
+
+    def missing(field: str, path: str, what: str) -> None:
+        # Named as the file wrote it; `plan` says it, `launch` refuses on it.
+        needs.append(f"{field} {path!r}: no such {what}"
+                     + ("" if Path(path).expanduser().is_absolute()
+                        else f" (relative to the file's folder, {folder.resolve()})"))
+
     if spec.workdir:
         update["workdir"] = anchored(spec.workdir)
         if "$" not in spec.workdir and not Path(update["workdir"]).is_dir():
-            # Named as the file wrote it; `plan` says it, `launch` refuses on it.
-            need = (f"workdir {spec.workdir!r}: no such directory"
-                    + ("" if Path(spec.workdir).expanduser().is_absolute()
-                       else f" (relative to the file's folder, {folder.resolve()})"))
-            task = {"needs": [*spec.task.needs, need],
-                    "notes": [*spec.task.notes, f"launch needs: {need}"]}
+            missing("workdir", spec.workdir, "directory")
+    for given, mount in zip(spec.task.mounts, mounts, strict=True):
+        if "://" not in given.source and "$" not in given.source and \
+                not Path(mount.source).exists():
+            missing(f"file_mounts.{given.path}: local path", given.source, "file or folder")
+    if needs:
+        task = {"needs": [*spec.task.needs, *needs],
+                "notes": [*spec.task.notes, *(f"launch needs: {n}" for n in needs)]}
     if written:
         task.update(mounts=mounts, as_written=written)
     if task:
@@ -108,6 +118,18 @@ class _SpecLoader(yaml.SafeLoader):
                     key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
+        """A date YAML cannot make ('2026-13-45') stays the text written, for the field
+        that reads it to refuse with its name and the forms it accepts."""
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError:
+            return self.construct_scalar(node)
+
+
+_SpecLoader.add_constructor("tag:yaml.org,2002:timestamp",
+                            _SpecLoader.construct_yaml_timestamp)
 
 
 def read(path: Path) -> list[Any]:

@@ -59,7 +59,8 @@ def _parse(text: str, original: object) -> pd.Timestamp:
     try:
         ts = pd.Timestamp(text.replace(" ", "T", 1))
     except (ValueError, OverflowError):  # e.g. month 13, or past pandas' range
-        raise ValueError(f"{original!r}: not a valid date and time") from None
+        raise ValueError(f"{original!r}: not a date and time of the calendar: expected an "
+                         "ISO 8601 time such as 2020-03-01T00:00Z") from None
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 

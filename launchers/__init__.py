@@ -11,6 +11,7 @@ from importlib import import_module
 from typing import Any
 
 from costsched.model import InvalidInput
+from costsched.vocabulary import did_you_mean
 
 # Backend name -> (module, class); imported on demand (a backend may need its cloud's SDK).
 BACKENDS = {"local": ("launchers.local", "LocalLauncher"),
@@ -34,7 +35,7 @@ def make_launcher(name: str, **options: Any) -> Any:  # -> launchers.base.Launch
         module, cls = BACKENDS[name]
     except KeyError:
         raise InvalidInput(f"launcher {name!r}: expected one of {', '.join(BACKENDS)}"
-                           ) from None
+                           + did_you_mean(name, BACKENDS)) from None
     from costsched.clouds.base import NotSetUp, SdkMissing
 
     try:

@@ -386,8 +386,9 @@ class LocalLauncher(Launcher):
         envs = (gang.node_envs(0, nodes, spec.offering.gpu_count) if nodes > 1 else {})
         unapplied = mounts.local_note(spec.task, folder / "mounts")
         try:
-            if unapplied:  # said once, at the head of the instance's log
-                (folder / "agent.log").write_text(unapplied + "\n")
+            if unapplied:  # said once, at the head of the instance's logs: the job's
+                for log in ("agent.log", JOB_LOG):  # too, as `costsched logs` shows it
+                    (folder / log).write_text(unapplied + "\n")
             if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
                 gang.start_gang(self, instance_id, folder, spec, nodes)
             child = self._spawn(folder, spec, envs, publish=True,

@@ -228,5 +228,7 @@ def local_note(task: Mapping[str, Any], root: Path) -> str:
         parts.append(", ".join(unapplied) + " not applied (the local launcher runs the job "
                      "as a process on this machine)")
     if task.get("mounts"):
-        parts.append(f"file mounts placed under {root} (their paths made relative to it)")
+        first = str(task["mounts"][0].get("path", "")).lstrip("/")
+        parts.append(f"file mounts placed under {root} (their paths made relative to it: "
+                     f"/{first} is {root / first}; a job reading /{first} finds nothing)")
     return f"costsched local launcher: {'; '.join(parts)}" if parts else ""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costsched.amounts import hours, hours_all, usd_all
+from costsched.amounts import hours_all, usd_all
 from costsched.cli.booked import booked_lines, confirm_booking, held_lines
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
@@ -401,10 +401,15 @@ def start(job: JobArgument,
 def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
     --follow; `node`: a multi-node job's node (its rank)."""
+    from costsched.redact import remember_given, remembered_masked
+    from costsched.service.glance import secret_names
+
     store = open_store(db)
     launcher = _job_launcher(store, job)
+    for found in service.job_ids(store, job, states=()):  # its --secret values: masked
+        remember_given(secret_names(store.jobs.get(found).spec))
     if not follow or node:
-        text = service.logs(store, launcher, job, tail=tail, node=node)
+        text = remembered_masked(service.logs(store, launcher, job, tail=tail, node=node))
         typer.echo(text, nl=False)
         if not text:
             typer.echo(f"job {job}: no output yet (`costsched status {job}` says how the job "
@@ -412,7 +417,7 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
         return
     try:
         for text in service.follow(store, launcher, job, tail=max(tail, 1000)):
-            typer.echo(text, nl=False)
+            typer.echo(remembered_masked(text), nl=False)
     except KeyboardInterrupt:
         pass
 
@@ -436,7 +441,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         print_json(doc)
         return
     if scheduled is not None:
-        _print_daemon(scheduled)
+        _print_daemon(scheduled, None if recovery is None else recovery.unscheduled())
     armed = None if recovery is None else recovery.line(now)
     if armed:
         console.print(printable(armed), highlight=False, markup=False, soft_wrap=True)
@@ -463,7 +468,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     out = Lines()
     for s in shown:
         if s.due is not None:
-            out.print(f"  job {s.record.id}: {_due(s.due, now, s.record.final)}")
+            out.print(f"  job {s.record.id}: {views.due_words(s.due, now, s.record.final)}")
         if s.next:
             out.print(printable(f"  job {s.record.id} next: {s.next}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
@@ -481,16 +486,6 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     out.flush()
 
 
-def _due(due: datetime, now: datetime, final: bool) -> str:
-    """'due 2026-12-01 10:00 UTC (in 5.2 h)', or how long ago it passed."""
-    said = f"due {due:%Y-%m-%d %H:%M} UTC"
-    if final:
-        return said
-    left = (due - now).total_seconds() / 3600
-    return f"{said} (in {hours(left)} h)" if left >= 0 else \
-        f"{said} (passed {hours(-left)} h ago)"
-
-
 def _progress(s: service.JobStatus) -> str:
     """'42%' when the job reported its step, 'step N' when its total is not known, 'no
     step yet' while it runs without one; '-' for a job that ended before it reported any."""
@@ -501,8 +496,12 @@ def _progress(s: service.JobStatus) -> str:
 def _problems(s: service.JobStatus) -> list[str]:
     """Why a failed job failed (exit code or phase, last lines of its output), and a
     checkpoint store that fails now."""
+    from costsched.redact import remember_given, remembered_masked
+    from costsched.service.glance import secret_names
+
     out = []
     if s.failure is not None:
+        remember_given(secret_names(s.record.spec))  # its output may print a --secret
         f = s.failure
         words = failure_words(f.exit_code, f.detail)  # the exit code named once
         if f.phase:  # 'failed in setup: exit code 2', not '...: setup failed: exit code 2'
@@ -523,12 +522,15 @@ def _problems(s: service.JobStatus) -> list[str]:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
     if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
         out.append(s.assumed_work.assumption())
-    return out
+    return [remembered_masked(line) for line in out]
 
 
-def _print_daemon(scheduled: list[Any]) -> None:
+def _print_daemon(scheduled: list[Any], unscheduled: str | None = None) -> None:
+    """The scheduled optimizer's tasks; none scheduled nor run: `unscheduled` (who runs
+    them, while a daemon watches the store), else that they never ran."""
     if all(t.next_run is None and t.last is None for t in scheduled):
-        console.print(NEVER_RUN, highlight=False, markup=False)
+        console.print(unscheduled or NEVER_RUN, highlight=False, markup=False,
+                      soft_wrap=True)
         return
     rows = [[t.task, "-" if t.next_run is None else f"{t.next_run:%Y-%m-%d %H:%M:%S}",
              "-" if t.last is None else f"{t.last.started_at:%Y-%m-%d %H:%M:%S}",

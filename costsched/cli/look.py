@@ -25,6 +25,7 @@ from costsched.cli.common import (
     split_csv,
 )
 from costsched.model import JOB_STATES, InvalidInput
+from costsched.redact import remember_given, remembered_masked
 from costsched.service import glance
 from costsched.service.job_filters import parse_labels, parse_states
 
@@ -85,7 +86,7 @@ def print_nothing(json_out: bool) -> None:
                     "budgets": [],  # no jobs: no budget has spent or stopped anything
                     "held_bookings": [],  # none held (glance.nothing_to_show)
                     "recovery": {"armed": False, "live_jobs": 0, "fix": None,
-                                 "daemons": []}})  # no daemon: its table is empty
+                                 "daemons": [], "line": None, "unscheduled": None}})
         return
     console.print(NEVER_RUN, highlight=False, markup=False)
     console.print(NO_JOBS, highlight=False, markup=False)
@@ -105,8 +106,9 @@ def logs(job: JobArgument,
     if found is not None:
         from launchers import make_launcher
 
-        launcher, instance = found
-        text = make_launcher(launcher).logs(instance, tail=tail)
+        launcher, instance, secrets = found
+        remember_given(secrets)  # a job that prints its --secret: masked here too
+        text = remembered_masked(make_launcher(launcher).logs(instance, tail=tail))
         typer.echo(text, nl=False)
         if not text:  # not a silent nothing: `status` says why it ended, if it did
             typer.echo(f"job {job}: no output on instance {instance} (`costsched status "

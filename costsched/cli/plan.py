@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -98,6 +99,7 @@ def plan(
     if moved_from is not None and explain is None:
         raise InvalidInput(f"--from {moved_from!r}: prices a move to the offering --explain "
                            "names: expected --explain OFFERING with it")
+    _check_options(objective, deadline, budget, emit)  # before the files and the planner
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(shown=not json_out) as report:
         specs = read_jobs(jobs, report)
@@ -171,9 +173,31 @@ def _quota_cost_json(ranked: pd.DataFrame) -> dict | None:
             "usd_per_hour": round(paid.usd_per_hour, 4)}
 
 
+def _check_options(objective: str, deadline: str | None, budget: float | None,
+                   emit: str | None) -> None:
+    """One line refusing a bad --objective, --deadline, --budget or --emit at once, before
+    anything heavy loads (the service checks them again for its other callers)."""
+    from costsched.durations import parse_hours
+    from costsched.optimize import objectives
+    from costsched.service.values import choices
+
+    with options(objective="--objective"):
+        choices("objective", [objective], objectives.ALL)
+
+    if deadline is not None:
+        try:
+            parse_hours(deadline)
+        except ValueError as exc:
+            raise InvalidInput(f"--deadline: {exc}") from None
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise InvalidInput(f"--budget {budget}: expected a positive amount of USD")
+    if emit is not None and emit != "sky":
+        raise InvalidInput(f"--emit {emit!r}: expected sky")
+
+
 @contextmanager
 def _progress(shown: bool) -> Iterator[Report | None]:
-    if not shown:
+    if not shown or not err_console.is_terminal:  # a bar only where it can be erased
         yield None
         return
     from rich.progress import (
@@ -447,8 +471,6 @@ def _emit(kind: str, read: list[tuple[str, JobSpec]], result: PlanResult) -> Non
     its best offering, as YAML documents."""
     from costsched.skypilot_emit import emit_task
 
-    if kind != "sky":
-        raise InvalidInput(f"--emit {kind!r}: expected sky")
     specs = {spec.name: (source, spec) for source, spec in read}
     docs = []
     for p in result.jobs:

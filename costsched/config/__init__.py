@@ -38,6 +38,7 @@ from costsched.redact import (
     webhook_secrets,
 )
 from costsched.store_limits import DEFAULT_LIMITS
+from costsched.vocabulary import did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -497,7 +498,8 @@ def _check_shape(data: dict[str, Any], origin: str) -> None:
             continue
         if name not in SECTIONS:
             raise InvalidInput(f"{where}: unknown key {name}: expected one of "
-                               f"db, {', '.join(f'[{s}]' for s in SECTIONS)}")
+                               f"db, {', '.join(f'[{s}]' for s in SECTIONS)}"
+                               + did_you_mean(name, ["db", *SECTIONS]))
         if not isinstance(value, dict):
             raise InvalidInput(f"{where}: {name} {value!r}: expected a table [{name}] with "
                                f"keys {', '.join(SECTIONS[name].model_fields)}")
@@ -505,7 +507,8 @@ def _check_shape(data: dict[str, Any], origin: str) -> None:
         for key in value:
             if key not in allowed:
                 raise InvalidInput(f"{where}: unknown key {name}.{key}: expected one of "
-                                   f"{', '.join(f'{name}.{k}' for k in allowed)}")
+                                   f"{', '.join(f'{name}.{k}' for k in allowed)}"
+                                   + did_you_mean(key, allowed))
 
 
 def _leaf_keys(data: dict[str, Any]) -> list[str]:

@@ -98,6 +98,7 @@ class Recovery:
     live_jobs: int
     autostart: bool
     db: str | None = None  # the --db the command was given: the fix names it too
+    replan: str = ""  # the schedule.replan cron a supervisor re-plans on
 
     @property
     def armed(self) -> bool:
@@ -128,7 +129,23 @@ class Recovery:
 
     def document(self, at: datetime) -> dict:
         return {"armed": self.armed, "live_jobs": self.live_jobs, "fix": self.fix(),
-                "daemons": [w.document(at) for w in self.watchers]}
+                "daemons": [w.document(at) for w in self.watchers], "line": self.line(at),
+                "unscheduled": self.unscheduled()}
+
+    def unscheduled(self) -> str | None:
+        """What `status` and the dashboard say of the scheduled optimizer (collect, replan,
+        catalog) when none of its tasks has a run or a next run in the store, while a
+        daemon watches: who runs them, never a daemon to start beside it (None when none
+        watches: the tasks never ran)."""
+        if not self.watchers:
+            return None
+        if all(w.kind in ("auto", "starting") for w in self.watchers):
+            return (f"Scheduled optimizer: the supervisor re-plans the running jobs on "
+                    f"schedule.replan ({self.replan}), no run yet; prices are collected by "
+                    "`costsched collect`, or on their schedule by `costsched daemon "
+                    "install`.")
+        return (f"Scheduled optimizer: no run yet by the {self.watchers[0].who()} that "
+                "watches this store (`costsched daemon status`).")
 
 
 def recovery(store: PriceStore, config: Config, at: datetime, *, db: str | None = None,
@@ -137,7 +154,7 @@ def recovery(store: PriceStore, config: Config, at: datetime, *, db: str | None 
     `log`: where a supervisor still starting logs, by default the store's daemon log)."""
     log = log or str(log_path(store.url, config))
     return Recovery(watching(store, config, at, log=log), len(live_jobs(store)),
-                    config.daemon.autostart, db)
+                    config.daemon.autostart, db, config.schedule.replan)
 
 
 def ago(at: datetime, then: datetime) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import pandas as pd
@@ -17,7 +17,7 @@ from costsched.report.html import (
     totals_figures,
     totals_line,
 )
-from costsched.service.views import dumps, progress_words
+from costsched.service.views import due_words, dumps, progress_words
 from costsched.vocabulary import offering_label
 
 
@@ -31,6 +31,14 @@ def when(value: Any) -> str:
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return "-"
     return f"{pd.Timestamp(value):%Y-%m-%d %H:%M} UTC"
+
+
+def due(job: dict) -> str:
+    """When a job with a deadline is due, in `status`'s words ('' without a deadline)."""
+    if not job.get("deadline_at"):
+        return ""
+    return due_words(pd.Timestamp(job["deadline_at"]).to_pydatetime(),
+                     datetime.now(timezone.utc), job.get("state") in FINAL_STATES)
 
 
 def age(value: Any, at: datetime | None = None) -> str:
@@ -96,7 +104,7 @@ def budget_state(spent: float | None, budget: float | None) -> str:
     return "over" if spent > budget else "near" if spent >= NEAR_BUDGET * budget else ""
 
 
-FILTERS = {"money": money, "when": when, "age": age, "days_old": days_old,
+FILTERS = {"money": money, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": progress, "places": places, "per_hour": per_hour, "hours": hours,
            "totals_line": totals_line}

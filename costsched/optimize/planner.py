@@ -47,7 +47,8 @@ def prepare(prices: pd.DataFrame,
 
 @dataclass(frozen=True)
 class Baseline:
-    """The job on an on-demand 1xV100: what the ranking is compared with."""
+    """The job on on-demand 1xV100s (N nodes of them for a gang of N): what the ranking
+    is compared with."""
 
     usd_per_hour: float
     steps_per_second: float
@@ -77,6 +78,8 @@ def baseline(job: Workload, offerings: pd.DataFrame) -> Baseline | None:
         return None  # a CPU job: a V100 machine is no yardstick for it
     speed = job.table.get(job.job.model, BASELINE_GPU, 1)
     hours = job.job.steps / speed.steps_per_second / 3600
+    if job.nodes > 1:  # the job's gang on V100s, at N times the price, as every offering
+        price, basis = price * job.nodes, basis.replace("1xV100", f"{job.nodes} nodes x 1xV100")
     return Baseline(price, speed.steps_per_second, hours, hours * price, basis,
                     bool(speed.estimated))
 

@@ -24,9 +24,10 @@ from costsched.frames import OFFERING_KEY
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import BOOKED_MARKETS, Constraints
+from costsched.optimize import objectives
 from costsched.optimize.decision import expected_hours, expected_hours_risky, outcomes
 
-OBJECTIVES = ("cost", "time", "tradeoff")
+OBJECTIVES = objectives.PER_JOB
 # `rank`'s reasons for excluding an offering that the job's filters allow.
 UNFILTERED = ("no throughput", "misses deadline", "over budget")
 # Why an offering the job's filters allow is left out when its price is a bundled one that

@@ -19,6 +19,7 @@ from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.measured import (
     MEASURING,
+    TOO_SHORT,
     JobRate,
     basis_words,
     check,
@@ -28,7 +29,7 @@ from costsched.measured import (
     speed_on,
     speeds,
 )
-from costsched.model import InvalidInput
+from costsched.model import FINAL_STATES, InvalidInput
 from costsched.passes import one_pass
 from costsched.report import estimates
 from costsched.store import OFFERING_KEY, PriceStore
@@ -52,8 +53,7 @@ PRICED = ["priced_total_usd", "priced_egress_usd", "priced_restart_usd", "priced
           "priced_overlap_usd"]
 MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "target",
                 "idle_usd", "egress_usd", "usd", *PRICED]
-_BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd",
-                     "saved_vs_static_usd")
+_BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd", "saved_vs_static_usd")
 BUDGET_COLUMNS = ["job_id", "name", "budget_usd", "spent_usd", "used", "status"]
 SPEED_COLUMNS = ["job_id", "name", "gpu_model", "gpu_count", "planned_sps", "measured_sps",
                  "measured_vs_planned", "flagged", "planned_from", "flag"]
@@ -97,10 +97,11 @@ class Report:
 
     @property
     def totals(self) -> dict[str, float | None]:
-        """USD over every job: compute, egress, spend, the baselines and the savings; a
-        baseline or saving over the jobs it applies to, None when it applies to none."""
+        """USD over every job (a baseline or saving over the jobs it applies to, None when
+        none), its hours and instance-hours (N nodes: N instances an hour)."""
         sums = {c: float(self.jobs[c].sum(min_count=1)) for c in JOB_COLUMNS[4:]}
-        totals = {"hours": float(self.jobs["hours"].sum()), **sums}
+        each = float((self.jobs["hours"] * self.jobs["nodes"].fillna(1)).sum())
+        totals = {"hours": float(self.jobs["hours"].sum()), **sums, "instance_hours": each}
         return {c: (None if np.isnan(v) else v) if c in _BASELINE_COLUMNS else
                 (0.0 if np.isnan(v) else v) for c, v in totals.items()}
 
@@ -248,16 +249,17 @@ def _speed_table(jobs: pd.DataFrame, measured: pd.DataFrame,
     """Per job with a measured speed: it beside the figure its plan used (the plan kept at
     launch, else its throughput table's) on the GPU it ran longest, and whether it is off
     by more than `factor`."""
-    names = dict(zip(jobs["id"], jobs["name"], strict=True))
+    names, states = (dict(zip(jobs["id"], jobs[c], strict=True)) for c in ("name", "state"))
     plans = predicted.set_index("job_id") if len(predicted) else None
     rows = []
     for job_id, found in measured.groupby("job_id", sort=True):
         rate = rates.get(int(job_id))
-        if measuring(found):  # reported steps, not yet trained long enough to judge
+        if measuring(found):  # reported steps, not trained long enough to judge (yet)
             top = found.sort_values("hours", ascending=False, kind="stable").iloc[0]
+            words = TOO_SHORT if states.get(job_id) in FINAL_STATES else MEASURING
             rows.append((int(job_id), names[job_id], top["gpu_model"], int(top["gpu_count"]),
                          float(top["planned_sps"]), np.nan, np.nan, False, "",
-                         f"job {job_id} ({names[job_id]}): {MEASURING}"))
+                         f"job {job_id} ({names[job_id]}): {words}"))
             continue
         checked = check(int(job_id), names[job_id], "", found, "", factor)
         if checked is None:

@@ -217,8 +217,8 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
         return f"{pd.Timestamp(value):%Y-%m-%d}"
     if isinstance(value, pd.Timestamp):
         return _when(value)
-    if isinstance(value, float):
-        return f"{value:,.2f}"
+    if isinstance(value, float):  # GB, preemptions: the rule of hours, never 0.00 for 0.001
+        return hours(value)
     return str(value)
 
 
@@ -239,6 +239,9 @@ def totals_figures(totals: Mapping[str, float | None], jobs: object = None) -> d
         hour_places = max(hour_places, table["hours"])
     out = {k: usd(v, usd_places) for k, v in zip(TOTALS[:-1], amounts, strict=True)}
     out["hours"] = hours(totals["hours"], hour_places)
+    instance = totals.get("instance_hours")
+    out["instance_hours"] = hours(totals["hours"] if instance is None else instance,
+                                  max(hour_places, decimals([instance])))
     return out
 
 
@@ -246,8 +249,10 @@ def totals_line(totals: Mapping[str, float | None], jobs: object = None) -> str:
     """The report's totals in one line (`totals_figures`): 'Spend $0.0300 (compute
     $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...'."""
     f = totals_figures(totals, jobs)
+    over = (f"{f['instance_hours']} instance-hours" if f["instance_hours"] == f["hours"] else
+            f"{f['hours']} hours ({f['instance_hours']} instance-hours, each node counted)")
     return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "
-            f"{f['hours']} instance-hours; saved {f['saved_vs_on_demand_usd']} against "
+            f"{over}; saved {f['saved_vs_on_demand_usd']} against "
             f"on-demand and {f['saved_vs_static_usd']} against the launch-time choice kept")
 
 

@@ -54,10 +54,10 @@ def _holds_bookings(conn: sqlite3.Connection) -> bool:
                         (now, *HELD_STATES)).fetchone()[0] == 1
 
 
-def last_instance(db: str | None, job: str) -> tuple[str, str] | None:
-    """(launcher name, instance) of the newest placement of `job`: an id, or a name that
-    only one job has; None when it cannot be told this way (several jobs of that name, no
-    such job, no placement yet)."""
+def last_instance(db: str | None, job: str) -> tuple[str, str, list[str]] | None:
+    """(launcher name, instance, the names of its --secret values) of the newest placement
+    of `job`: an id, or a name that only one job has; None when it cannot be told this way
+    (several jobs of that name, no such job, no placement yet)."""
     with _reading(db) as conn:
         if conn is None:
             return None
@@ -75,7 +75,13 @@ def last_instance(db: str | None, job: str) -> tuple[str, str] | None:
             return None
     if placement is None or not isinstance(spec, dict):
         return None
-    return str(spec.get("launcher", "local")), str(placement[0])
+    return str(spec.get("launcher", "local")), str(placement[0]), secret_names(spec)
+
+
+def secret_names(stored: dict) -> list[str]:
+    """The names of a stored job's --secret values (its task's `secrets`)."""
+    task = (stored.get("spec") or {}).get("task") or {}
+    return [str(n) for n in task.get("secrets") or [] if isinstance(n, str)]
 
 
 def stored_gpu_prices(db: str | None, at: datetime, *, clouds: Sequence[str] = (),

@@ -13,6 +13,7 @@ from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
+from costsched.optimize import objectives
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.booked import BookedPlans
 from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
@@ -35,7 +36,7 @@ from costsched.taskfile import Jobs
 from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
 
-ALL_OBJECTIVES = (*OBJECTIVES, *(o for o in POLICIES if o not in OBJECTIVES))
+ALL_OBJECTIVES = objectives.ALL
 # One row per job in PlanResult.table: the job, then its best offering's columns.
 BEST_COLUMNS = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                 "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
@@ -229,7 +230,7 @@ def plan(
     no priced offering fits gets a reason naming the filter that matched nothing and the
     values that exist (`PlanResult.ok` is then False); the planner does not raise.
     """
-    choices("objective", [objective], ALL_OBJECTIVES)
+    [objective] = choices("objective", [objective], ALL_OBJECTIVES)  # 'Time' plans by time
     if not 0 <= weight <= 1:
         raise InvalidInput(f"weight {weight}: expected a number in [0, 1]")
     if quota is not None and quota < 1:

@@ -28,6 +28,20 @@ PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_p
                     "instance", "start_at")
 
 
+def due_words(due: datetime, now: datetime, final: bool) -> str:
+    """When a job with a deadline is due, as `status` and the dashboard say it: 'due
+    2026-12-01 10:00 UTC (in 5.20 h)', or how long ago it passed (a job that ended: the
+    time alone)."""
+    from costsched.amounts import hours
+
+    said = f"due {due:%Y-%m-%d %H:%M} UTC"
+    if final:
+        return said
+    left = (due - now).total_seconds() / 3600
+    return f"{said} (in {hours(left)} h)" if left >= 0 else \
+        f"{said} (passed {hours(-left)} h ago)"
+
+
 def json_default(value: Any) -> Any:
     """How a value JSON has no type for is written: times as ISO 8601 in UTC ('Z'),
     numpy scalars as numbers."""

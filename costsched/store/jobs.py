@@ -47,12 +47,15 @@ from costsched.store.schema import jobs, placements
 _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a bug
 
 
-def _reading(ts: int):  # noqa: ANN202 - an UPDATE statement
+def _reading(ts: int, extend: bool = True):  # noqa: ANN202 - an UPDATE statement
     """The step reading (parameters `job`, `step`) at `ts` kept on the job's newest open
     placement (a move's target while its source is still open): its first reading kept,
     its last replaced, its time only when the step moved on (a job that writes its step
     every minute, read every few seconds, trained up to when it wrote it, not to the
-    latest look at an unchanged step)."""
+    latest look at an unchanged step). Not `extend`ed (a step read off an instance found
+    gone: it got there some time before this look), a placement's first reading is kept
+    and its last only made when it had none: the wait until the end was seen is no
+    training."""
     newest = (select(placements.c.id)
               .where(placements.c.job_id == bindparam("job"), placements.c.end_ts.is_(None))
               .order_by(placements.c.start_ts.desc(), placements.c.id.desc()).limit(1)
@@ -60,9 +63,11 @@ def _reading(ts: int):  # noqa: ANN202 - an UPDATE statement
     return (update(placements).where(placements.c.id == newest).values(
         first_step=func.coalesce(placements.c.first_step, bindparam("step")),
         first_step_ts=func.coalesce(placements.c.first_step_ts, ts),
-        last_step=bindparam("step"),
+        last_step=bindparam("step") if extend else
+        func.coalesce(placements.c.last_step, bindparam("step")),
         last_step_ts=case((placements.c.last_step == bindparam("step"),
-                           placements.c.last_step_ts), else_=ts)))
+                           placements.c.last_step_ts), else_=ts) if extend else
+        func.coalesce(placements.c.last_step_ts, ts)))
 
 
 class JobStore(JobPlacements, JobLog):
@@ -238,20 +243,23 @@ class JobStore(JobPlacements, JobLog):
 
         write(self.engine, relocated)
 
-    def record_step(self, job_id: int, steps_done: float, *, at: datetime) -> None:
+    def record_step(self, job_id: int, steps_done: float, *, at: datetime,
+                    extend: bool = True) -> None:
         """Store the step the job itself reported: a reading, taken every few seconds, so
         no event is logged for it (the job's events log what was decided). The reading is
-        also kept on its newest open placement (`readings`)."""
+        also kept on its newest open placement (`readings`; not `extend`ed for a step read
+        off an instance found gone, see `_reading`)."""
         steps = _number("steps_done", steps_done)
         ts = epoch_second(at)
 
         def store(conn: Connection) -> None:
             _touch(conn, job_id, ts, steps_done=steps)  # InvalidInput: no such job
-            conn.execute(_reading(ts), [{"job": int(job_id), "step": steps}])
+            conn.execute(_reading(ts, extend), [{"job": int(job_id), "step": steps}])
 
         write(self.engine, store)
 
-    def record_steps(self, steps: Mapping[int, float], *, at: datetime) -> None:
+    def record_steps(self, steps: Mapping[int, float], *, at: datetime,
+                     extend: bool = True) -> None:
         """`record_step` for many jobs ({job id: step}) in one transaction."""
         values = {int(job_id): _number("steps_done", step) for job_id, step in steps.items()}
         if not values:
@@ -264,7 +272,7 @@ class JobStore(JobPlacements, JobLog):
 
         def store(conn: Connection) -> None:
             conn.execute(query, rows)  # one statement, many rows
-            conn.execute(_reading(ts), rows)
+            conn.execute(_reading(ts, extend), rows)
 
         write(self.engine, store)
 

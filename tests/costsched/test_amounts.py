@@ -45,6 +45,9 @@ def test_amounts_read_together_share_one_precision() -> None:
                                                       "$0.0231"]
     assert usd_all(12.5, 0.0) == ["$12.50", "$0.00"]
     assert usd_all(0.03, 0.00001) == ["$0.0300", "<$0.0001"]  # never $0.0000 for a cost
+    # A tiny loss keeps its sign: a saving of -$0.00003 is no "<$0.0001" saved.
+    assert usd_all(0.03, -0.00003) == ["$0.0300", "-<$0.0001"]
+    assert hours_all(0.03, -0.00001) == ["0.0300", "-<0.0001"]
     assert usd_all(2.754, 1e-17) == ["$2.75", "$0.00"]  # a sum's rounding error is none
     assert hours_all(0.03, 12.5) == ["0.03", "12.50"] and decimals([0.004]) == 4
 

@@ -76,6 +76,11 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
      r"field constraints\.clouds: 'ibm': expected one of aws, gcp, azure"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: soon}\n",
      r"field constraints\.deadline: 'soon': expected hours"),
+    # A date YAML cannot make is the field's to refuse, not a traceback of the loader's.
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: 2026-13-45}\n",
+     r"field constraints\.deadline: '2026-13-45': expected hours"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: 1s}\n",
+     r"field constraints\.deadline: '1s': expected hours"),
     ("name: a\nmodel: A3C\nsteps: 5\ncheckpoint: {size: 3}\n",
      r"field checkpoint\.size: unknown field: expected one of location, size_gb"),
     ("name: a\nmodel: A3C\nsteps: 5: 6\n", r"line 3: invalid YAML \(mapping values"),
@@ -172,3 +177,22 @@ def test_a_workdir_that_is_not_there_is_named_as_written_for_plan_and_launch(
     (tmp_path / "nothere").mkdir()
     [spec] = load(task)
     assert spec.task.needs == [] and spec.workdir == str(tmp_path / "nothere")
+
+
+def test_a_local_mount_that_is_not_there_is_named_as_written_for_plan_and_launch(
+        tmp_path: Path) -> None:
+    """As a workdir: plan lists it under what the launch needs, launch refuses on it."""
+    task = tmp_path / "sky.yaml"
+    task.write_text("name: t\nfile_mounts: {/ratings: ./dta, /cfg: /no/such/dir}\n"
+                    "resources: {accelerators: V100:1}\nrun: echo\n")
+    [spec] = load(task)
+    assert spec.task.needs == [
+        "file_mounts./ratings: local path './dta': no such file or folder (relative to the "
+        f"file's folder, {tmp_path})",
+        "file_mounts./cfg: local path '/no/such/dir': no such file or folder"]
+    assert all(f"launch needs: {n}" in spec.task.notes for n in spec.task.needs)
+    (tmp_path / "dta").mkdir()
+    task.write_text("name: t\nfile_mounts: {/ratings: ./dta}\n"
+                    "resources: {accelerators: V100:1}\nrun: echo\n")
+    [spec] = load(task)
+    assert spec.task.needs == []

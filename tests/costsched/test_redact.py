@@ -73,3 +73,14 @@ def test_a_failing_webhook_is_logged_without_its_path(tmp_path: Path,
     config_module.load(tmp_path / "c.toml")
     assert redact("the server said: unknown hook a/zz9top") == \
         "the server said: unknown hook ***"
+
+
+def test_a_jobs_given_secrets_are_masked_in_its_output_by_their_names() -> None:
+    """The values the environment gives a job's --secret names (4 characters or more) are
+    masked in its output; its other words are left as they are."""
+    from costsched.redact import remember_given, remembered_masked
+
+    remember_given(["HF_TOKEN", "SHORT", "UNSET"],
+                   {"HF_TOKEN": "hf_abcdefgh123456", "SHORT": "abc", "OTHER": "zzzzzz"})
+    assert remembered_masked("token hf_abcdefgh123456 used; abc; zzzzzz; pass: 3") == \
+        "token *** used; abc; zzzzzz; pass: 3"

@@ -137,6 +137,11 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
      "the catalog has no instance type"),
     ("resources: {accelerators: V100, gpus: V100}\nrun: x", "resources.gpus", "not both"),
     ("resources: {infra: lambda}\nrun: x", "resources.infra", "`sky launch`"),
+    # A typo of a cloud is refused with the name meant, never dropped as another cloud's.
+    ("resources: {any_of: [{cloud: gpc, accelerators: L4}, {cloud: aws, accelerators: T4}]}"
+     "\nrun: x", "resources.any_of[0].cloud",
+     "'gpc': not a cloud; expected one of aws, gcp, azure (or one `sky launch` runs on: "),
+    ("resources: {infra: azrue/eastus}\nrun: x", "resources.infra", "did you mean 'azure'?"),
     ("resources: {cloud: aws, region: us-central1}\nrun: x", "resources.region", "region"),
     ("resources: {infra: aws/us-esat-1}\nrun: x", "resources.region",
      "'us-esat-1': not a region of aws; did you mean"),
@@ -167,6 +172,13 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
     ("resources: {accelerators: V100, cpus: lots}\nrun: x", "resources.cpus",
      "expected a number"),
     ("costsched: {steps: 10, gpu: V100}\nrun: x", "costsched.gpu", "unknown field"),
+    # What the job's own checks refuse is named where the task wrote it.
+    ("costsched: {epochs: -3, steps_per_epoch: 1}\nresources: {accelerators: V100}\nrun: x",
+     "costsched.epochs", "expected a positive number"),
+    ("costsched: {steps: 9, budget: -5}\nresources: {accelerators: V100}\nrun: x",
+     "costsched.budget", "expected a positive amount of USD"),
+    ("costsched: {steps: 9, checkpoint: {size_gb: lots}}\nresources: {accelerators: V100}"
+     "\nrun: x", "costsched.checkpoint.size_gb", "expected a number"),
     ("costsched: {max_migrations: 1.5}\nrun: x", "costsched.max_migrations",
      "1.5: expected a whole number"),
     ("resources: {use_spot: true, accelerators: V100}\ncostsched: {markets: [spot]}\nrun: x",

@@ -115,6 +115,10 @@ def test_a_skypilot_task_with_a_secret_and_two_buckets_runs_on_the_local_launche
     assert agent_log.startswith("costsched local launcher: ports, disk_size, image_id not "
                                 "applied")
     assert "copied s3://data-bucket/set to" in agent_log
+    # The job's own log (what `costsched logs` shows) says it too: where the mounts went.
+    said = agent_log.splitlines()[0]
+    assert (folder / "job.log").read_text().startswith(said + "\n")
+    assert f"file mounts placed under {folder / 'mounts'}" in said
     from costsched.store import PriceStore
 
     store = PriceStore(str(db_path))

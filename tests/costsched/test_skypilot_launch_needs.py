@@ -193,6 +193,6 @@ def test_a_local_file_mount_that_is_not_there_is_refused_at_launch(
     launched = cli("launch", path, "--wait", "0")
     assert launched.exit_code == 2
     [line] = launched.output.strip().splitlines()
-    assert line == (f"error: {path}: field file_mounts./cfg: local path "
-                    f"{tmp_path / 'configs'}: no such file or folder"), line
+    assert line == (f"error: {path}: field file_mounts./cfg: local path './configs': no "
+                    f"such file or folder (relative to the file's folder, {tmp_path})"), line
     assert _jobs(cli) == []

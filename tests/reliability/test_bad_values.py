@@ -133,3 +133,13 @@ def test_time_arguments_are_iso_8601_in_range(text: str) -> None:
     with pytest.raises(InvalidInput, match="^at "):
         as_time(text)
     assert as_time("2020-03-01").isoformat() == "2020-03-01T00:00:00+00:00"
+
+
+@pytest.mark.parametrize("text", ["2026-13-01", "2026-02-30", "2026-03-01T25:00Z"])
+def test_a_time_off_the_calendar_is_refused_with_the_form_expected(text: str) -> None:
+    """Shaped as a time but no time of the calendar: one line naming the form, as any other
+    time refused."""
+    with pytest.raises(InvalidInput) as info:
+        as_time(text)
+    assert str(info.value) == (f"at {text!r}: not a date and time of the calendar: "
+                               "expected an ISO 8601 time such as 2020-03-01T00:00Z")

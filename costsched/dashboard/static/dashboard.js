@@ -37,27 +37,34 @@ function day(ms) {
     pad(d.getUTCMinutes());
 }
 
+function clock(ms) {  // to the second: the ticks of a span under a few minutes
+  return new Date(ms).toISOString().slice(11, 19);
+}
+
 function date(ms) {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-// Epoch milliseconds on a linear axis: ticks a whole step apart (minutes, hours or days,
-// at most MAX_TICKS of them), written as UTC dates when the step is a day or more, else as
-// dates and times, so that no two ticks read alike.
-const MINUTE = 60e3, HOUR = 3600e3, DAY = 86400e3, MAX_TICKS = 8;
-const STEPS = [MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR,
-               12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY, 30 * DAY, 91 * DAY, 365 * DAY];
+// Epoch milliseconds on a linear axis: ticks a whole step apart (seconds, minutes, hours
+// or days, at most MAX_TICKS of them), written as UTC dates when the step is a day or more,
+// as dates and times when it is a minute or more, else as times to the second, so that no
+// two ticks read alike (a placement of 20 s gets 06:35:10 and 06:35:30, not 06:35 twice).
+const SECOND = 1e3, MINUTE = 60e3, HOUR = 3600e3, DAY = 86400e3, MAX_TICKS = 8;
+const STEPS = [SECOND, 5 * SECOND, 10 * SECOND, 30 * SECOND, MINUTE, 5 * MINUTE,
+               15 * MINUTE, 30 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY,
+               7 * DAY, 14 * DAY, 30 * DAY, 91 * DAY, 365 * DAY];
 function timeAxis(from, to) {
-  const span = Math.max(to - from, MINUTE);
+  const span = Math.max(to - from, SECOND);
   const step = STEPS.find((s) => span / s <= MAX_TICKS) || STEPS[STEPS.length - 1];
-  const label = (v) => (step >= DAY ? date(v) : day(v));
+  const label = (v) => (step >= DAY ? date(v) : step >= MINUTE ? day(v) : clock(v));
   return {type: "linear", min: from, max: to, beginAtZero: false,
           afterBuildTicks: (axis) => {
             const ticks = [];
             for (let v = Math.ceil(from / step) * step; v <= to; v += step) {
               ticks.push({value: v});
             }
-            axis.ticks = ticks.length >= 2 ? ticks : [{value: from}, {value: to}];
+            axis.ticks = ticks.length >= 2 ? ticks : to - from >= SECOND ?
+              [{value: from}, {value: to}] : [{value: from}];
           },
           ticks: {callback: label, maxRotation: 0, autoSkipPadding: 16}};
 }

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from costsched.optimize import objectives
 from costsched.optimize.collection import (
     max_throughput_per_dollar,
     min_cost,
@@ -12,11 +13,8 @@ from costsched.optimize.collection import (
 from costsched.optimize.collection.packing import PackingProblem, plan_collection_shared
 from costsched.optimize.collection.problem import CollectionPlan, CollectionProblem, diagnose
 
-POLICIES = {
-    "cost": min_cost.solve,
-    "time": min_makespan.solve,
-    "throughput-per-dollar": max_throughput_per_dollar.solve,
-}
+POLICIES = dict(zip(objectives.COLLECTION, (min_cost.solve, min_makespan.solve,
+                                             max_throughput_per_dollar.solve), strict=True))
 
 __all__ = ["POLICIES", "CollectionPlan", "CollectionProblem", "PackingProblem", "diagnose",
            "max_throughput_per_dollar", "min_cost", "min_makespan", "packing",

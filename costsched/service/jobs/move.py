@@ -11,7 +11,7 @@ from costsched import clouds
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import utcnow
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, state_phrase
 from costsched.optimize.decision import Overheads
 from costsched.passes import one_pass, pass_now
 from costsched.policies import OfferingKey
@@ -99,7 +99,12 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         ask = _Asking(when if at is not None else pass_now(), target, margin, policy, force,
                       overheads)
         stamp = when if at is not None else None
-        placed = _placed(store, launcher, job_ids(store, job, states=("running",)))
+        ids = job_ids(store, job, states=("running",))
+        placed = _placed(store, launcher, ids)
+        record = store.jobs.get(ids[0]) if job is not None and not placed else None
+        if record is not None and record.state != "running":  # named, not running: why
+            raise InvalidInput(f"job {record.id} ({record.name}) {state_phrase(record.state)}"
+                               ": only a running job is moved")
         decided = _decide(store, placed, ask)
         moved: dict[int, tuple[Decision, MoveRecord | None, str]] = {}
         if not dry_run:

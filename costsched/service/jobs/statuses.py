@@ -166,7 +166,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                  for j in ids if j in ours}
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
-        store.jobs.record_steps(steps, at=when)
+        store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when)
+        store.jobs.record_steps({j: s for j, s in steps.items() if not asked[j].live},
+                                at=when, extend=False)  # found gone: no training since
         read_of = _by_job(store.jobs.reading_rows(None if every else ids))  # just stored too
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended_of = _by_job(store.jobs.event_rows(failed, kinds=["state"]) if failed else [])

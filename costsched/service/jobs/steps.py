@@ -161,11 +161,12 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
 
 
 def _record_step(store: PriceStore, record: JobRecord, step: int | None,
-                 at: datetime | None) -> None:
-    """Store the step the job reported, when it is news."""
+                 at: datetime | None, live: bool = True) -> None:
+    """Store the step the job reported, when it is news (`live`: read off an instance
+    still running; else its reading's time is not moved on, `JobStore.record_step`)."""
     news = _step_news(record, step)
     if news is not None:
-        store.jobs.record_step(record.id, news, at=at or as_time(None))
+        store.jobs.record_step(record.id, news, at=at or as_time(None), extend=live)
 
 
 def _step_news(record: JobRecord, step: int | None) -> float | None:

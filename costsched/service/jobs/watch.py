@@ -123,6 +123,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     instances = _statuses(launcher, list(placed.values()))
     said = store.jobs.last_details(ids, "checkpoint") if ids else {}
     steps: dict[int, float] = {}
+    ended: dict[int, float] = {}  # the steps read off instances found gone
     news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
     gone = []
     for run in runs:
@@ -132,7 +133,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
                                   run.checkpoint_uri)
             step = _step_news(run.record, instance.step)
             if step is not None:
-                steps[job_id] = step
+                (steps if instance.live else ended)[job_id] = step
             if instance.state in ("running", "pending"):
                 now = (f"not published: {instance.checkpoint_error}"
                        if instance.checkpoint_error else "published")
@@ -142,6 +143,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
         gone.append(run)  # gone, or no open placement at all (an interrupted recovery)
     when = at or as_time(None)
     store.jobs.record_steps(steps, at=when)
+    store.jobs.record_steps(ended, at=when, extend=False)  # seen gone: no training since
     lines: dict[int, JobEvent | None] = {}
     for job_id, now in news.items():
         store.jobs.note(job_id, "checkpoint", now, at=when)
@@ -214,7 +216,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         return _recover(store, launcher, run, at, None, "no instance",
                         "its placement had ended (an interrupted recovery)")
     instance = launcher.status(str(placement["instance"]))
-    _record_step(store, run.record, instance.step, when)
+    _record_step(store, run.record, instance.step, when, live=instance.live)
     if instance.state in ("running", "pending"):
         return None
     if instance.state in ("succeeded", "failed"):

@@ -104,8 +104,8 @@ def test_logs_of_a_name_two_jobs_share_asks_the_store(env, tmp_path: Path) -> No
     first = finished_job(db, tmp_path / "instances")
     second = finished_job(db, tmp_path / "instances2")
     assert glance.last_instance(db, "hello") is None  # ambiguous: the store's rule decides
-    assert glance.last_instance(db, str(second)) == ("local", f"{second}-1")
-    assert glance.last_instance(db, str(first)) == ("local", f"{first}-1")
+    assert glance.last_instance(db, str(second)) == ("local", f"{second}-1", [])
+    assert glance.last_instance(db, str(first)) == ("local", f"{first}-1", [])
     assert glance.last_instance(db, "nosuchjob") is None
     result = CliRunner().invoke(app, ["logs", "nosuchjob"])
     assert result.exit_code == 2 and "no job of that name" in result.output
@@ -129,3 +129,25 @@ def test_logs_of_a_job_without_output_say_so(env, tmp_path: Path) -> None:  # no
     assert result.exit_code == 0 and result.stdout == ""
     assert result.stderr == (f"job hello: no output on instance {job}-1 (`costsched status "
                              "hello` says how the job stands)\n")
+
+
+@pytest.mark.parametrize("follow", [[], ["--follow"]])
+def test_logs_mask_a_secret_the_job_printed(env, tmp_path: Path, monkeypatch,  # noqa: ANN001
+                                            follow: list[str]) -> None:
+    """A job launched with --secret API_KEY that prints it: `logs`, from the environment
+    the launch took it from, masks its value (the store keeps its name only)."""
+    value = "sk-live-TOPSECRET-12345"
+    monkeypatch.setenv("API_KEY", value)
+    db, instances = env["COSTSCHED_DB"], tmp_path / "instances"
+    job = finished_job(db, instances)
+    store = PriceStore(db)
+    store.jobs.create("other", {}, 1.0, at=AT)  # the spec below is the job's own
+    with store.engine.begin() as conn:
+        conn.execute(schema.jobs.update().where(schema.jobs.c.id == job).values(
+            spec=json.dumps({"spec": {"name": "hello", "task": {"secrets": ["API_KEY"]}},
+                             "launcher": "local"})))
+    store.dispose()
+    (instances / f"{job}-1" / "job.log").write_text(f"key is {value}\ndone\n")
+    result = CliRunner().invoke(app, ["logs", "hello", *follow])
+    assert result.exit_code == 0, result.output
+    assert value not in result.stdout and "key is ***\ndone\n" in result.stdout

@@ -160,3 +160,43 @@ def test_the_baseline_is_written_at_the_precision_of_the_tables_hours_and_totals
     hours_text, cost_text = line.split("/h, ")[1].split(" h, ")
     assert len(hours_text.strip("*").split(".")[1]) == 4, line
     assert len(cost_text.strip("*$").split(".")[1]) == 4, line
+
+
+@pytest.mark.parametrize(("option", "says"), [
+    (["--budget", "-5"], "error: --budget -5.0: expected a positive amount of USD"),
+    (["--deadline", "1s"], "error: --deadline: '1s': expected hours (48, '36h', '2d', '90m') "
+                           "or an ISO time (2020-03-03T00:00Z)"),
+    (["--emit", "skypilot"], "error: --emit 'skypilot': expected sky"),
+    (["--objective", "cheapest"], "error: --objective 'cheapest': expected one of cost, "
+                                  "time, tradeoff, throughput-per-dollar"),
+])
+def test_a_bad_option_is_refused_in_one_line_before_the_files_are_read(
+        cli, tmp_path: Path, option: list[str], says: str) -> None:  # noqa: ANN001
+    """Refused first: the job file named does not even exist, and nothing but the line is
+    written (no bar's leftover blank line)."""
+    result = cli("plan", str(tmp_path / "missing.yaml"), *option)
+    assert result.exit_code == 2
+    assert result.output == says + "\n"
+
+
+def test_an_objective_in_any_case_is_the_objective(plan) -> None:  # noqa: ANN001
+    """'Time' is accepted as time, and ranks by time (not silently by cost)."""
+    result = plan(str(EXAMPLES / "resnet50.yaml"), "--top", "2", "--objective", "Time")
+    assert result.exit_code == 0, result.output
+    assert "; by time" in result.stdout
+
+
+def test_a_gangs_baseline_is_the_gang_on_on_demand_v100s(plan, tmp_path: Path) -> None:  # noqa: ANN001
+    """A job of 2 nodes is priced at 2 instances an hour on every offering; its baseline
+    too (2 nodes x 1xV100 at twice the price), so 'vs OD V100' compares like with like."""
+    job = tmp_path / "pair.yaml"
+    job.write_text("name: pair\nrun: python train.py\nthroughputs: {V100: 20, K80: 5}\n"
+                   "steps: 36000\nnum_nodes: 2\n")
+    one = tmp_path / "one.yaml"
+    one.write_text(job.read_text().replace("num_nodes: 2\n", ""))
+    [pair] = json.loads(plan(str(job), "--json").stdout)["jobs"]
+    [alone] = json.loads(plan(str(one), "--json").stdout)["jobs"]
+    assert pair["baseline"]["basis"] == "on-demand 2 nodes x 1xV100 in the price frame"
+    assert pair["baseline"]["usd_per_hour"] == pytest.approx(
+        2 * alone["baseline"]["usd_per_hour"])
+    assert pair["baseline"]["cost"] == pytest.approx(2 * alone["baseline"]["cost"])

@@ -52,6 +52,14 @@ def test_with_autostart_off_a_launch_starts_none_and_the_hint_arms_recovery(
     pid = int(armed[1])
     again = invoke("status", "--no-reconcile")
     assert f"Recovery armed: supervisor pid {pid} watches this store every 1 s;" in again
+    # Its scheduled tasks have not run: status says who runs them, not to start a daemon.
+    assert "never run" not in again
+    [line] = [x for x in again.splitlines() if x.startswith("Scheduled optimizer:")]
+    assert line == ("Scheduled optimizer: the supervisor re-plans the running jobs on "
+                    "schedule.replan (30 * * * *), no run yet; prices are collected by "
+                    "`costsched collect`, or on their schedule by `costsched daemon "
+                    "install`.")
+    assert "[Install]" in invoke(*hint(line), "--print", "--kind", "systemd")
 
     # `daemon stop` ends it, and says how to arm recovery again (which works too).
     stopped = invoke("daemon", "stop")

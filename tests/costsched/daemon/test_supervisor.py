@@ -307,10 +307,15 @@ def test_status_says_whether_recovery_is_armed_and_the_fix(store: PriceStore) ->
     assert recovery(store, ON, at).line(at) == (
         f"Recovery armed: supervisor pid {os.getpid()} watches this store every 5 s; no pass "
         "yet; log: /l")
-    store.daemons.passed(holder, "ok", "1 job(s) watched", at)
+    store.daemons.passed(holder, "ok", "1 job watched", at)
     armed = recovery(store, ON, at)
     assert re.search(r"; last pass \d s ago \(ok\); ", armed.line(at)) and armed.fix() is None
-    assert armed.document(at)["daemons"][0]["last_pass"]["detail"] == "1 job(s) watched"
+    assert armed.document(at)["daemons"][0]["last_pass"]["detail"] == "1 job watched"
+    # --json and the dashboard carry the line the text prints, and who runs the tasks.
+    assert armed.document(at)["line"] == armed.line(at)
+    assert armed.document(at)["unscheduled"].startswith(
+        "Scheduled optimizer: the supervisor re-plans the running jobs on schedule.replan")
+    assert unarmed.document(at)["unscheduled"] is None  # nothing runs them: never run
 
 
 def a_launch_that_failed_over(store: PriceStore, ended_ago: float) -> int:

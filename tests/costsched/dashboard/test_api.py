@@ -4,6 +4,7 @@ functions build both. The pages render the same documents, escaped, with nothing
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -323,3 +324,59 @@ def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
     assert "$0.0042" in spend and "$0.0158" in spend
     jobs = client.get("/").text
     assert '<span class="figure">$0.0200</span><span>spent so far</span>' in jobs
+    # A job's own page: its card at its placements' precision, $0.0006 as its row says,
+    # not $0.00056 (2 s at $1/h).
+    tiny = store.jobs.create("tiny", {"spec": {"name": "tiny"}}, 10, at=at(0))
+    store.jobs.place(tiny, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{tiny}-1")
+    store.jobs.end_placement(tiny, at(2 / 3600))
+    store.jobs.transition(tiny, "succeeded", at=at(2 / 3600))
+    page = client.get(f"/jobs/{tiny}").text
+    assert '<span class="figure">$0.0006</span><span>spent so far</span>' in page
+    assert '<td class="num">$0.0006</td>' in page and "$0.00056" not in page
+
+
+def test_the_jobs_page_says_whether_recovery_is_armed_as_status_does(
+        store: PriceStore, client: TestClient, cli) -> None:  # noqa: ANN001
+    """The words of `status`: nothing watches (and the fix), then a supervisor watches and
+    re-plans, never "never run, start a daemon" beside it."""
+    import html
+
+    from costsched.daemon.supervisor import SUPERVISOR_LEASE
+    from costsched.store.leases import holder_name
+
+    running(store, "alpha")
+    page = html.unescape(client.get("/").text)
+    status = cli("status", "--no-reconcile").stdout
+    [line] = [x for x in status.splitlines() if x.startswith("Recovery not armed")]
+    assert line in page and "`costsched daemon start" in page
+    now = datetime.now(timezone.utc)
+    holder = holder_name()
+    store.leases.acquire(SUPERVISOR_LEASE, holder, 60, now)
+    store.daemons.register(holder, kind="auto", tasks=("replan",), watch_seconds=5, log="/l",
+                           at=now)
+    page = html.unescape(client.get("/").text)
+    assert "Recovery armed: supervisor pid" in page and "Recovery not armed" not in page
+    assert "Scheduled optimizer: the supervisor re-plans the running jobs" in page
+
+
+def test_a_jobs_deadline_is_said_on_its_pages_as_status_says_it(
+        store: PriceStore, client: TestClient, instances: Path) -> None:
+    """Due in 36 h from its creation: the Jobs page and the job's page say when, in the
+    words of `status`."""
+    spec = {"spec": {"name": "due", "throughputs": {"V100": 2.0}, "steps": 1e6,
+                     "constraints": {"deadline": 36.0}}}
+    now = datetime.now(timezone.utc)
+    job = store.jobs.create("due", spec, 1e6, at=now)
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=now, usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1", keep_open=True)
+    store.jobs.transition(job, "running", at=now)
+    from datetime import timedelta
+
+    from costsched.service.views import due_words
+
+    created = store.jobs.get(job).created_at
+    words = due_words(created + timedelta(hours=36), datetime.now(timezone.utc), False)
+    said = words.split(" (in ")[0] + " (in "  # the hours left move on
+    assert said.startswith("due ") and said in client.get("/").text
+    assert f"<dt>deadline</dt><dd>{said}" in client.get(f"/jobs/{job}").text

@@ -1,6 +1,6 @@
 """The dashboard's pages in a real headless Chromium, where they meet no running job or a
 long history: the Prices page shows prices with no job running, a chart with nothing to
-draw says so, a time axis never repeats a label (over a few hours or over days), and the
+draw says so, a time axis never repeats a label (over seconds, hours or days), and the
 Spend page's tables fit a 1280-pixel window without scrolling sideways."""
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ def no_jobs(tmp_path: Path) -> tuple[str, Path]:
 
 
 @pytest.fixture()
-def history(tmp_path: Path) -> tuple[str, Path, int]:
-    """The report's scenario (jobs over six hours), and a job placed for four days."""
+def history(tmp_path: Path) -> tuple[str, Path, int, int]:
+    """The report's scenario (jobs over six hours), a job placed for four days and one for
+    twenty seconds."""
     db = tmp_path / "store.sqlite"
     store = PriceStore(str(db))
     fill(store)
@@ -42,8 +43,14 @@ def history(tmp_path: Path) -> tuple[str, Path, int]:
     store.jobs.place(long, EAST, gpu_model="V100", gpu_count=1, at=T0, usd_per_hour=1.0,
                      reason="launch", instance="l-1")
     store.jobs.end_placement(long, T0 + timedelta(days=4, hours=3))
+    short = store.jobs.create("twenty-seconds", {"spec": {**spec, "name": "twenty-seconds"}},
+                              10.0, at=T0)
+    before = T0 - timedelta(days=30)  # out of the Spend page's period below
+    store.jobs.place(short, EAST, gpu_model="V100", gpu_count=1, at=before,
+                     usd_per_hour=1.0, reason="launch", instance="s-1")
+    store.jobs.end_placement(short, before + timedelta(seconds=20))
     store.dispose()
-    return str(db), tmp_path / "instances", long
+    return str(db), tmp_path / "instances", long, short
 
 
 def test_prices_without_a_running_job_and_empty_charts_say_so(no_jobs, browser) -> None:  # noqa: F811
@@ -68,15 +75,15 @@ def test_prices_without_a_running_job_and_empty_charts_say_so(no_jobs, browser) 
 
 
 def test_time_axes_and_the_spend_tables_read_at_a_glance(history, browser) -> None:  # noqa: F811
-    db, instances, long = history
+    db, instances, long, short = history
     server = Server(db, instances)
     try:
-        for job in (1, long):  # six hours, and four days
+        for job in (1, long, short):  # six hours, four days and twenty seconds
             browser.open(f"{server.url}jobs/{job}", *WIDTHS["desktop"])
             [labels] = browser.wait_for(f"({TICKS}).filter((t) => t.length)", timeout=60)
             assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
 
-        browser.open(server.url + "spend", *WIDTHS["desktop"])
+        browser.open(f"{server.url}spend?since={T0:%Y-%m-%d}", *WIDTHS["desktop"])
         browser.wait_for("document.querySelectorAll('canvas[data-drawn]').length >= 3")
         wide = browser.js("Array.from(document.querySelectorAll('.scroll')).filter("
                           "(s) => s.scrollWidth > s.clientWidth + 1).map("

@@ -95,3 +95,49 @@ def test_a_task_without_work_is_not_said_to_be_measured_against_a_plan(
     store.jobs.record_step(job.id, 3, at=t0 + timedelta(seconds=600))
     store.jobs.record_step(job.id, 40, at=t0 + timedelta(seconds=604))
     assert flags(store, launcher, job.id, t0 + timedelta(seconds=604)) == {}
+
+
+def test_a_job_of_seconds_is_too_short_to_read_slow_but_not_to_read_fast(launched) -> None:
+    """Ended after 8 s, 5 of them setup, with one reading: over all it ran it made 20 steps
+    in 8 s (2.5 steps/s against the 10 declared). That bounds its speed from below only:
+    not "4x slower" (nothing flagged, nothing learned), but too short to judge."""
+    from costsched.measured import TOO_SHORT
+
+    store, launcher, job = launched
+    t0 = started(store, job)
+    store.jobs.record_step(job, 20, at=t0 + timedelta(seconds=8))
+    store.jobs.end_placement(job, t0 + timedelta(seconds=8))
+    store.jobs.transition(job, "succeeded", at=t0 + timedelta(seconds=8))
+    placed = store.jobs.placements(job)
+    assert checks(store.jobs.records([job]), placed,
+                  readings=store.jobs.readings([job])) == {}
+    assert flags(store, launcher, job, t0 + timedelta(seconds=9)) == {}
+    [row] = build(store, now=t0 + timedelta(seconds=9)).speeds.to_dict("records")
+    assert row["flag"] == f"job {job} (setup-heavy): {TOO_SHORT}" and not row["flagged"]
+    assert store.measured_throughputs.rows("setup-heavy").empty
+
+
+@pytest.mark.parametrize("look", ["status", "reconcile"])
+def test_the_wait_until_a_preemption_is_seen_is_not_slow_training(launched, look: str) -> None:
+    """10 steps/s read at 630 s (step 305); preempted at step 405, seen gone at 700 s: its
+    reading stays at 630 s, so its speed is 10 steps/s, not 400 steps over 100 s (4 steps/s,
+    "2.5x slower"), whether `status` or the watcher's pass sees it gone."""
+    from dataclasses import replace
+
+    store, launcher, job = launched
+    t0 = started(store, job)
+    store.jobs.record_step(job, 5, at=t0 + timedelta(seconds=600))
+    store.jobs.record_step(job, 305, at=t0 + timedelta(seconds=630))
+    [first] = list(launcher.states)
+    launcher.states[first] = replace(launcher.states[first], state="preempted", step=405)
+    seen = t0 + timedelta(seconds=700)
+    if look == "status":
+        service.status(store, launcher, job, at=seen, reconcile_first=False)
+    else:
+        service.reconcile(store, launcher, at=seen)
+    [read] = store.jobs.readings([job]).head(1).itertuples()
+    assert (read.last_step, read.last_at) == (305.0, t0 + timedelta(seconds=630))
+    assert store.jobs.get(job).steps_done == 405
+    found = checks(store.jobs.records([job]), store.jobs.placements(job),
+                   readings=store.jobs.readings([job]))
+    assert found[job].measured_sps == pytest.approx(DECLARED) and not found[job].flagged

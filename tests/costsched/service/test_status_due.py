@@ -1,5 +1,6 @@
 """A job with a deadline says when it is due wherever its status is shown: the text (with
-the hours left, or since it passed), `status --json` and the dashboard (`deadline_at`)."""
+the hours left, or since it passed), `status --json` and the dashboard (`deadline_at`, and
+its pages in the words of `status`)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from costsched.cli.jobs import _due
 from costsched.service import jobs as service
+from costsched.service.views import due_words as _due
 from costsched.service.views import status_document
 from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import FakeLauncher
@@ -53,3 +54,4 @@ def test_a_deadline_given_as_a_time_is_that_time_and_none_is_none(store: PriceSt
     other.mkdir()
     plain = launched(PriceStore(str(other / "s.sqlite")), other, None)
     assert plain.due is None and status_document([plain])[0]["deadline_at"] is None
+

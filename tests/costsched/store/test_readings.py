@@ -51,3 +51,27 @@ def test_a_step_read_again_unchanged_keeps_the_time_it_was_first_read_at(
     assert (read.first_at, read.last_at) == (at(10), at(16))
     jobs.record_step(job, 60, at=at(22))
     assert jobs.readings([job]).iloc[0].last_at == at(22)
+
+
+def test_a_step_read_off_an_instance_found_gone_does_not_move_its_reading_on(
+        any_store: PriceStore) -> None:
+    """Preempted at 100 s (step 41), seen gone at 111 s: the reading stays at the last look
+    while it ran (step 32 at 96 s), so the eleven seconds of wait are no training; a
+    placement never read before still gets its one reading."""
+    jobs = any_store.jobs
+    job = jobs.create("train", {}, 1000.0, at=at(0))
+    jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+               reason="launch", instance="i-1")
+    jobs.record_step(job, 4, at=at(80))
+    jobs.record_step(job, 32, at=at(96))
+    jobs.record_step(job, 41, at=at(111), extend=False)
+    [read] = jobs.readings([job]).itertuples()
+    assert (read.first_step, read.last_step, read.first_at, read.last_at) == (
+        4.0, 32.0, at(80), at(96))
+    assert jobs.get(job).steps_done == 41  # its progress is what it reported
+    other = jobs.create("short", {}, 1000.0, at=at(0))
+    jobs.place(other, WEST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+               reason="launch", instance="i-2")
+    jobs.record_steps({other: 5}, at=at(8), extend=False)
+    [read] = jobs.readings([other]).itertuples()
+    assert (read.first_step, read.last_step, read.last_at) == (5.0, 5.0, at(8))
