@@ -16,8 +16,6 @@ from costsched.service.jobs.caps import raise_budget
 from costsched.store import PriceStore
 from tests.costsched.test_costs import EAST_A, WEST, observe
 
-NOW = datetime.now(timezone.utc).replace(microsecond=0)
-START = NOW - timedelta(hours=5)
 T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)  # test_costs' hours count from it
 
 # A launcher whose one instance runs (its job in setup: no step reported yet).
@@ -44,31 +42,33 @@ print(json.dumps({"costs": {s.record.name: s.cost.total_usd for s in shown},
 """
 
 
-def _store(path: Path) -> tuple[str, PriceStore]:
+def _store(path: Path, now: datetime) -> tuple[str, PriceStore]:
     """A store with prices that change under its jobs: `done` ran 3 h and moved (its
-    checkpoint copied across regions); `live` runs since START on the memory launcher."""
+    checkpoint copied across regions); `live` runs since 5 h before `now` on the memory
+    launcher."""
+    start = now - timedelta(hours=5)
     url = f"sqlite:///{path / 'jobs.sqlite'}"
     store = PriceStore(url)
-    hours = (START - T0).total_seconds() / 3600  # the times observe() counts from T0
+    hours = (start - T0).total_seconds() / 3600  # the times observe() counts from T0
     observe(store, EAST_A, [(hours - 1, 0.9), (hours + 1, 1.3)])
     observe(store, WEST, [(hours - 1, 0.6), (hours + 2, 0.8)])
     spec = {"name": "done", "run": "true", "steps": 10,
             "checkpoint": {"location": "/tmp/unused", "size_gb": 30}}
     done = store.jobs.create("done", {"spec": spec, "source": "t", "launcher": "local"}, 10,
-                             at=START)
-    store.jobs.transition(done, "running", at=START)
-    store.jobs.place(done, EAST_A, gpu_model="V100", gpu_count=1, at=START,
+                             at=start)
+    store.jobs.transition(done, "running", at=start)
+    store.jobs.place(done, EAST_A, gpu_model="V100", gpu_count=1, at=start,
                      usd_per_hour=0.9, reason="launch", instance="l-1")
     store.jobs.place(done, WEST, gpu_model="V100", gpu_count=1,
-                     at=START + timedelta(hours=1), usd_per_hour=0.6, reason="migration",
+                     at=start + timedelta(hours=1), usd_per_hour=0.6, reason="migration",
                      instance="l-2")
-    store.jobs.end_placement(done, START + timedelta(hours=3))
-    store.jobs.transition(done, "succeeded", at=START + timedelta(hours=3))
+    store.jobs.end_placement(done, start + timedelta(hours=3))
+    store.jobs.transition(done, "succeeded", at=start + timedelta(hours=3))
     live_spec = {**spec, "name": "live", "run": "sleep 600"}
     live = store.jobs.create("live", {"spec": live_spec, "source": "t", "launcher": "memory"},
-                             10, at=START)
-    store.jobs.transition(live, "running", at=START)
-    store.jobs.place(live, EAST_A, gpu_model="V100", gpu_count=1, at=START,
+                             10, at=start)
+    store.jobs.transition(live, "running", at=start)
+    store.jobs.place(live, EAST_A, gpu_model="V100", gpu_count=1, at=start,
                      usd_per_hour=0.9, reason="launch", instance="m-2")
     return url, store
 
@@ -76,9 +76,10 @@ def _store(path: Path) -> tuple[str, PriceStore]:
 def test_status_of_a_finished_job_loads_neither_pandas_nor_numpy(tmp_path: Path) -> None:
     """The CLI's status of jobs that ended, one of them with a budget of its own (what it
     spent is charged on the same rows)."""
-    url, store = _store(tmp_path)
-    store.jobs.transition(2, "stopped", at=NOW)  # the CLI's status of ended jobs only
-    raise_budget(store, 1, 50.0, at=NOW)
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    url, store = _store(tmp_path, now)
+    store.jobs.transition(2, "stopped", at=now)  # the CLI's status of ended jobs only
+    raise_budget(store, 1, 50.0, at=now)
     probe = ("import sys\nfrom costsched.cli import app\n"
              f"try:\n    app(['status', '--db', {url!r}, '--json'])\nexcept SystemExit:\n"
              "    pass\nprint(sorted({'pandas', 'numpy'} & set(sys.modules)), file=sys.stderr)")
@@ -87,7 +88,7 @@ def test_status_of_a_finished_job_loads_neither_pandas_nor_numpy(tmp_path: Path)
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
     document = json.loads(out.stdout)
     jobs = {j["name"]: j for j in document["jobs"]}
-    expected = job_cost(store, 1, now=NOW, checkpoint_gb=30.0)
+    expected = job_cost(store, 1, now=now, checkpoint_gb=30.0)
     assert jobs["done"]["cost_usd"] == expected.total_usd
     assert jobs["done"]["egress_usd"] == expected.egress_usd > 0
     assert [p["usd"] for p in jobs["done"]["placements"]] == \
@@ -100,12 +101,16 @@ def test_status_of_a_finished_job_loads_neither_pandas_nor_numpy(tmp_path: Path)
 def test_status_of_a_finished_and_a_running_job_loads_neither(tmp_path: Path) -> None:
     """Reconciled first (the running job's instance asked, its speed measured), then each
     job charged; the policy's advice (`migrate --dry-run`, on frames) is not asked for."""
-    url, store = _store(tmp_path)
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    url, store = _store(tmp_path, now)
     out = subprocess.run([sys.executable, "-c", PROBE % {"key": EAST_A}, url],
                          capture_output=True, text=True, check=True, timeout=120)
+    after = datetime.now(timezone.utc)
     found = json.loads(out.stdout)
     assert found["loaded"] == [], out.stderr
     assert found["states"] == {"done": "", "live": "running"}
-    assert found["costs"]["done"] == job_cost(store, 1, now=NOW, checkpoint_gb=30.0).total_usd
-    # The running job to the probe's now: at least its hours so far at the lowest price.
-    assert found["costs"]["live"] == pytest.approx(1 * 0.9 + 4 * 1.3, rel=0.02)
+    assert found["costs"]["done"] == job_cost(store, 1, now=now, checkpoint_gb=30.0).total_usd
+    # The running job to the probe's own now, between the store's making and the probe's
+    # end: its first hour at 0.9 $/h, then 1.3 $/h (however long a busy machine took).
+    late = (after - now).total_seconds() / 3600
+    assert 1 * 0.9 + 4 * 1.3 <= found["costs"]["live"] <= 1 * 0.9 + (4 + late) * 1.3 + 1e-9
