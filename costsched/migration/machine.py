@@ -51,6 +51,7 @@ from costsched.migration.launcher import (
     LaunchSpec,
     QuotaError,
 )
+from costsched.migration.owned import owned
 from costsched.migration.quotas import next_fitting
 from costsched.migration.quotas import refused as quota_refused
 from costsched.model import BILLED_FROM_RUNNING, FINAL_STATES, InvalidInput, Offering
@@ -58,6 +59,7 @@ from costsched.store import PriceStore
 from costsched.store.batch import BATCH_STEPS, Batch
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
+from costsched.store.scope import parse_attempt
 
 # The job's state while a move of each kind is under way.
 JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering",
@@ -148,7 +150,7 @@ class Mover:
         target, and any its launches left untagged in the store), end every placement,
         and cancel the move (unless it ended already). Idempotent."""
         now = self.clock()
-        ids = {i.id for i in self.launcher.instances(self.job.job_id) if i.live}
+        ids = {i.id for i in self._ours()}
         for instance_id in sorted(ids | {move.source_instance, move.target_instance} - {""}):
             try:
                 self.launcher.terminate(instance_id)
@@ -217,8 +219,7 @@ class Mover:
                                             detail="every candidate offering failed")
         offering = offering_of(candidate)
         try:
-            adopted = [i for i in self.launcher.instances(self.job.job_id)
-                       if i.attempt == move.attempt and i.live]
+            adopted = [i for i in self._ours() if i.attempt == move.attempt]
         except CloudError as exc:  # nothing was asked for: the next offering is tried
             return self._cannot_launch(move, offering, exc, now, look=False)
         job = self.job
@@ -263,8 +264,8 @@ class Mover:
         except (InvalidInput, OSError) as exc:
             # The job itself cannot be started (its command, its environment): no other
             # offering would do better. Nothing runs or is billed; the job fails, saying why.
-            for stray in self.launcher.instances(self.job.job_id):
-                if stray.attempt == move.attempt and stray.live:
+            for stray in self._ours():
+                if stray.attempt == move.attempt:
                     self.launcher.terminate(stray.id)
             self._end_job("failed", now, f"cannot start the job: {exc}")
             return self.store.moves.advance(move, "failed", at=now,
@@ -327,9 +328,15 @@ class Mover:
 
     def _made_by(self, move: MoveRecord) -> list[Instance]:
         """The live instances the move's launches were tagged with (any candidate's)."""
-        mine = f"j{move.job_id}-m{move.id}-"
-        return [i for i in self.launcher.instances(self.job.job_id)
-                if i.live and i.attempt.startswith(mine)]
+        return [i for i in self._ours()
+                if getattr(parse_attempt(i.attempt), "move_id", None) == move.id]
+
+    def _ours(self) -> list[Instance]:
+        """The live instances of the job this store launched (`costsched.store.scope.ours`):
+        another store using the same account numbers its jobs and moves alike, and what it
+        launched is never adopted or ended here."""
+        return owned(self.store.moves, self.job.job_id,
+                     self.launcher.instances(self.job.job_id))
 
     def _waits(self, move: MoveRecord, line: str) -> None:
         """Say in the job's log why its move waits (once while it says the same)."""
