@@ -23,8 +23,10 @@ pass (the reason in the job's log, said once).
 
 Safety: the source is terminated only once the target runs from the verified checkpoint;
 a failed target is terminated before the next one is launched, so a job never has more
-than two instances; every launch carries a per-move, per-candidate attempt tag, so a
-costsched that crashed after asking for an instance adopts it instead of launching again.
+than two instances; every launch carries a per-store, per-move, per-candidate attempt
+tag, so a costsched that crashed after asking for an instance adopts it instead of
+launching again, and only ever adopts or ends its own store's instances (`_ours`: another
+store on the same account numbers its jobs and moves alike).
 
 A stop wins over a move in every state: once the job is recorded as stopped, the next
 step of its move (whoever takes it, whenever) winds the move down instead: every live
@@ -146,9 +148,9 @@ class Mover:
             return move
 
     def wind_down(self, move: MoveRecord) -> MoveRecord:
-        """The job was stopped: terminate every live instance of it (the move's source and
-        target, and any its launches left untagged in the store), end every placement,
-        and cancel the move (unless it ended already). Idempotent."""
+        """The job was stopped: terminate every live instance of it this store launched
+        (the move's source and target, and any its launches left unrecorded), end every
+        placement, and cancel the move (unless it ended already). Idempotent."""
         now = self.clock()
         ids = {i.id for i in self._ours()}
         for instance_id in sorted(ids | {move.source_instance, move.target_instance} - {""}):
