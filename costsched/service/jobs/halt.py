@@ -46,7 +46,8 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
                 if not move.ended:
                     _cancel(store, move, at)
         # This store's only: another store on the same account numbers its jobs alike.
-        for instance in owned(store.moves, job_id, launcher.instances(job_id)):
+        placed = set(store.jobs.placements_of([job_id], open_only=True)["instance"].astype(str))
+        for instance in owned(store.moves, job_id, launcher.instances(job_id), placed):
             launcher.terminate(instance.id)
         while store.jobs.end_placement(job_id, at) is not None:
             pass  # a job stopped mid-migration has two
