@@ -135,7 +135,7 @@ def _rematch(store: PriceStore, bills: BillStore, stored: pd.DataFrame,
              at: pd.Timestamp) -> pd.DataFrame:
     placed = store.jobs.placements()
     moves = store.moves.of_jobs(sorted(set(placed["job_id"]))) if len(placed) else {}
-    found = matching.match(stored, placed, moves, at)
+    found = matching.match(stored, placed, moves, at, store.moves.scope)
     before = stored.set_index("id")[["placement_id", "matched_by"]]
     after = found.set_index("id")[["placement_id", "matched_by"]]
     changed = ~((before["placement_id"].fillna(-1).astype("int64")

@@ -4,7 +4,9 @@
    `i-...`, GCP's instance name, Azure's VM name), on the same cloud;
 2. tags: the line carries costsched's tags or labels: `costsched-attempt` names the launch
    (its move), hence the instance it launched; `costsched-job` alone names the job, whose
-   placement overlapping the line longest is taken;
+   placement overlapping the line longest is taken. A line whose attempt carries another
+   store's scope (`costsched.store.scope`) is another store's job of the same number: not
+   matched by its tags;
 3. time: a usage line that names no resource (an export without resource ids) goes to
    the placement it overlaps when one job only ran then on that cloud (in that region,
    where the line names one; a compute line, on the instance type its usage type names).
@@ -22,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from costsched.store.moves import MoveRecord
+from costsched.store.scope import parse_attempt
 
 MATCH_COLUMNS = ["id", "placement_id", "job_id", "matched_by"]
 SHARED = ("tax", "credit", "rounding")  # an account's charges: shared, not matched by time
-_ATTEMPT = re.compile(r"^j(\d+)-m(\d+)-(\d+)$")
 
 
 def resource_name(resource: str) -> str:
@@ -35,10 +37,11 @@ def resource_name(resource: str) -> str:
 
 
 def match(lines: pd.DataFrame, placed: pd.DataFrame, moves: dict[int, list[MoveRecord]],
-          now: pd.Timestamp) -> pd.DataFrame:
+          now: pd.Timestamp, scope: str = "") -> pd.DataFrame:
     """MATCH_COLUMNS for each of `lines` (stored lines): the placement it was matched to and
     by which rule, or NaN and '' when unmatched. `placed`: every placement (an open one runs
-    to `now`); `moves`: the jobs' moves (their launch attempts' instances)."""
+    to `now`); `moves`: the jobs' moves (their launch attempts' instances); `scope`: the
+    store's ('': any line's tags are taken)."""
     placement = np.full(len(lines), -1, dtype="int64")
     job = np.full(len(lines), -1, dtype="int64")
     rule = np.full(len(lines), "", dtype=object)
@@ -57,7 +60,7 @@ def match(lines: pd.DataFrame, placed: pd.DataFrame, moves: dict[int, list[MoveR
             line = lines.iloc[i]
             found, by = _by_instance(line, by_instance), "instance"
             if found is None and (line.job_tag or line.attempt_tag):
-                found, by = _by_tags(line, places, launched), "tags"
+                found, by = _by_tags(line, places, launched, scope), "tags"
             if found is None and not str(line.resource_id).strip():
                 found, by = _by_time(line, places), "time"
             if found is not None:
@@ -91,10 +94,13 @@ def _by_instance(line, by_instance: dict) -> pd.Series | None:  # noqa: ANN001 -
     return None if candidates is None else _longest(line, candidates)
 
 
-def _by_tags(line, places: pd.DataFrame, launched: dict) -> pd.Series | None:  # noqa: ANN001
-    attempt = _ATTEMPT.match(str(line.attempt_tag))
+def _by_tags(line, places: pd.DataFrame, launched: dict,  # noqa: ANN001 - a row
+             scope: str) -> pd.Series | None:
+    attempt = parse_attempt(str(line.attempt_tag))
+    if attempt is not None and attempt.scope and scope and attempt.scope != scope:
+        return None  # another store's launch (its job tag names that store's job)
     job = int(line.job_tag) if str(line.job_tag).isdigit() else \
-        int(attempt[1]) if attempt else None
+        attempt.job_id if attempt else None
     if job is None:
         return None
     mine = places[(places["job_id"] == job) & (places["cloud"] == line.cloud)]

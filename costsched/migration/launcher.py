@@ -98,8 +98,9 @@ class Instance:
     def made_between(self, start: datetime, end: datetime) -> bool:
         """Whether its cloud says it was made (else started) from `start` to `end`, give
         or take CLOCK_SKEW; False when the cloud says neither. What proves an instance
-        tagged as a launch of this store's is that launch's: the tag does not name the
-        store, and another store counts jobs and moves from 1 too."""
+        tagged as a launch of this store's is that launch's: a tag of the old form does
+        not name the store (another store counts jobs and moves from 1 too), and a store
+        copied whole carries its id along (`costsched.store.scope`)."""
         made = self.created_at if self.created_at is not None else self.started_at
         return made is not None and start - CLOCK_SKEW <= made <= end + CLOCK_SKEW
 

@@ -23,8 +23,10 @@ pass (the reason in the job's log, said once).
 
 Safety: the source is terminated only once the target runs from the verified checkpoint;
 a failed target is terminated before the next one is launched, so a job never has more
-than two instances; every launch carries a per-move, per-candidate attempt tag, so a
-costsched that crashed after asking for an instance adopts it instead of launching again.
+than two instances; every launch carries a per-store, per-move, per-candidate attempt
+tag, so a costsched that crashed after asking for an instance adopts it instead of
+launching again, and only ever adopts or ends its own store's instances (`_ours`: another
+store on the same account numbers its jobs and moves alike).
 
 A stop wins over a move in every state: once the job is recorded as stopped, the next
 step of its move (whoever takes it, whenever) winds the move down instead: every live
@@ -51,6 +53,7 @@ from costsched.migration.launcher import (
     LaunchSpec,
     QuotaError,
 )
+from costsched.migration.owned import owned
 from costsched.migration.quotas import next_fitting
 from costsched.migration.quotas import refused as quota_refused
 from costsched.model import BILLED_FROM_RUNNING, FINAL_STATES, InvalidInput, Offering
@@ -58,6 +61,7 @@ from costsched.store import PriceStore
 from costsched.store.batch import BATCH_STEPS, Batch
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
+from costsched.store.scope import parse_attempt
 
 # The job's state while a move of each kind is under way.
 JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering",
@@ -144,11 +148,11 @@ class Mover:
             return move
 
     def wind_down(self, move: MoveRecord) -> MoveRecord:
-        """The job was stopped: terminate every live instance of it (the move's source and
-        target, and any its launches left untagged in the store), end every placement,
-        and cancel the move (unless it ended already). Idempotent."""
+        """The job was stopped: terminate every live instance of it this store launched
+        (the move's source and target, and any its launches left unrecorded), end every
+        placement, and cancel the move (unless it ended already). Idempotent."""
         now = self.clock()
-        ids = {i.id for i in self.launcher.instances(self.job.job_id) if i.live}
+        ids = {i.id for i in self._ours()}
         for instance_id in sorted(ids | {move.source_instance, move.target_instance} - {""}):
             try:
                 self.launcher.terminate(instance_id)
@@ -217,8 +221,7 @@ class Mover:
                                             detail="every candidate offering failed")
         offering = offering_of(candidate)
         try:
-            adopted = [i for i in self.launcher.instances(self.job.job_id)
-                       if i.attempt == move.attempt and i.live]
+            adopted = [i for i in self._ours() if i.attempt == move.attempt]
         except CloudError as exc:  # nothing was asked for: the next offering is tried
             return self._cannot_launch(move, offering, exc, now, look=False)
         job = self.job
@@ -263,8 +266,8 @@ class Mover:
         except (InvalidInput, OSError) as exc:
             # The job itself cannot be started (its command, its environment): no other
             # offering would do better. Nothing runs or is billed; the job fails, saying why.
-            for stray in self.launcher.instances(self.job.job_id):
-                if stray.attempt == move.attempt and stray.live:
+            for stray in self._ours():
+                if stray.attempt == move.attempt:
                     self.launcher.terminate(stray.id)
             self._end_job("failed", now, f"cannot start the job: {exc}")
             return self.store.moves.advance(move, "failed", at=now,
@@ -327,9 +330,15 @@ class Mover:
 
     def _made_by(self, move: MoveRecord) -> list[Instance]:
         """The live instances the move's launches were tagged with (any candidate's)."""
-        mine = f"j{move.job_id}-m{move.id}-"
-        return [i for i in self.launcher.instances(self.job.job_id)
-                if i.live and i.attempt.startswith(mine)]
+        return [i for i in self._ours()
+                if getattr(parse_attempt(i.attempt), "move_id", None) == move.id]
+
+    def _ours(self) -> list[Instance]:
+        """The live instances of the job this store launched (`costsched.store.scope.ours`):
+        another store using the same account numbers its jobs and moves alike, and what it
+        launched is never adopted or ended here."""
+        return owned(self.store.moves, self.job.job_id,
+                     self.launcher.instances(self.job.job_id))
 
     def _waits(self, move: MoveRecord, line: str) -> None:
         """Say in the job's log why its move waits (once while it says the same)."""

@@ -45,7 +45,7 @@ from costsched.store.job_rows import (
     _check_text,
     id_chunks,
 )
-from costsched.store.moves import MOVE_STATES, MoveRecord, _record
+from costsched.store.moves import MOVE_STATES, MoveRecord, MoveStore, _record
 from costsched.store.quotas import QuotaStore
 from costsched.store.schema import availability, job_events, jobs, moves, placements
 
@@ -319,6 +319,15 @@ class _Moves:
 
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
+
+    @property
+    def scope(self) -> str:
+        return MoveStore(self.batch.engine).scope
+
+    def of_job(self, job_id: int) -> list[MoveRecord]:
+        """The job's moves as stored, those of the batch as its steps left them."""
+        return [self.batch.move_rows.get(m.id, m)
+                for m in MoveStore(self.batch.engine).of_job(job_id)]
 
     def get(self, move_id: int) -> MoveRecord:
         found = self.batch.move_rows.get(int(move_id))

@@ -17,6 +17,7 @@ from costsched.store.bulk import insert_rows, insert_with_ids
 from costsched.store.database import epoch_second, write
 from costsched.store.jobs import StaleState, id_chunks
 from costsched.store.schema import job_events, jobs, moves, placements
+from costsched.store.scope import attempt_tag, store_scope
 
 MOVE_KINDS = ("launch", "migration", "recovery", "start")
 MOVE_STATES = ("planned", "checkpointing", "checkpoint_verified", "target_launched",
@@ -49,6 +50,7 @@ class MoveRecord:
     detail: str
     created_at: datetime
     updated_at: datetime
+    scope: str = ""  # the id of the store that created it ('' when stored before scopes)
 
     @property
     def ended(self) -> bool:
@@ -61,28 +63,34 @@ class MoveRecord:
 
     @property
     def attempt(self) -> str:
-        """The launch attempt's tag: unique per move and candidate."""
-        return f"j{self.job_id}-m{self.id}-{self.tried}"
+        """The launch attempt's tag: unique per store, move and candidate (a move stored
+        before scopes keeps the tag its launch was sent with: `costsched.store.scope`)."""
+        return attempt_tag(self.scope, self.job_id, self.id, self.tried)
 
 
 class MoveStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
+    @property
+    def scope(self) -> str:
+        """This store's id: what its moves' attempt tags carry (`costsched.store.scope`)."""
+        return store_scope(self.engine)
+
     def create(self, job_id: int, kind: str, candidates: list[dict], *, at: datetime,
                source_instance: str = "", detail: str = "") -> MoveRecord:
         if kind not in MOVE_KINDS:
             raise InvalidInput(f"move kind {kind!r}: expected one of {', '.join(MOVE_KINDS)}")
-        ts = epoch_second(at)
+        ts, scope = epoch_second(at), self.scope
         try:
             return write(self.engine, lambda conn: self._create(
-                conn, job_id, kind, candidates, ts, source_instance, detail))
+                conn, job_id, kind, candidates, ts, source_instance, detail, scope))
         except IntegrityError:  # another writer started a move of this job meanwhile
             raise StaleState(f"job {job_id}: another move of it is under way") from None
 
     @staticmethod
     def _create(conn: Connection, job_id: int, kind: str, candidates: list[dict], ts: int,
-                source_instance: str, detail: str) -> MoveRecord:
+                source_instance: str, detail: str, scope: str) -> MoveRecord:
         # Checked again inside the write: the job is live, has no unfinished move, and a
         # migration's source is still where the job is placed (not moved by another
         # costsched since it decided).
@@ -105,7 +113,7 @@ class MoveStore:
         move_id = int(conn.execute(insert(moves).values(
             job_id=int(job_id), kind=kind, state="planned",
             source_instance=source_instance, candidates=json.dumps(candidates),
-            tried=0, detail=detail, created_ts=ts, updated_ts=ts,
+            tried=0, detail=detail, created_ts=ts, updated_ts=ts, scope=scope,
         )).inserted_primary_key[0])
         conn.execute(insert(job_events).values(
             job_id=int(job_id), ts=ts, kind="move", from_state=None, to_state="planned",
@@ -124,9 +132,9 @@ class MoveStore:
                                    f"{', '.join(MOVE_KINDS)}")
         if len({new.job_id for new in wanted}) != len(wanted):
             raise InvalidInput("moves: expected one new move a job")
-        ts = epoch_second(at)
+        ts, scope = epoch_second(at), self.scope
         try:
-            return write(self.engine, lambda conn: self._create_many(conn, wanted, ts))
+            return write(self.engine, lambda conn: self._create_many(conn, wanted, ts, scope))
         except IntegrityError:  # a move of one of them was started meanwhile: one by one
             out: list[MoveRecord | InvalidInput] = []
             for new in wanted:
@@ -139,7 +147,7 @@ class MoveStore:
             return out
 
     @staticmethod
-    def _create_many(conn: Connection, wanted: Sequence[NewMove], ts: int
+    def _create_many(conn: Connection, wanted: Sequence[NewMove], ts: int, scope: str
                      ) -> list[MoveRecord | InvalidInput]:
         ids = [new.job_id for new in wanted]
         states: dict[int, str] = {}
@@ -173,7 +181,8 @@ class MoveStore:
                 rows.append({"job_id": job_id, "kind": new.kind, "state": "planned",
                              "source_instance": new.source_instance,
                              "candidates": json.dumps(new.candidates), "tried": 0,
-                             "detail": new.detail, "created_ts": ts, "updated_ts": ts})
+                             "detail": new.detail, "created_ts": ts, "updated_ts": ts,
+                             "scope": scope})
         if not rows:
             return out  # type: ignore[return-value]
         made = insert_with_ids(conn, moves, rows)
@@ -270,7 +279,7 @@ def _record(row) -> MoveRecord:  # noqa: ANN001 - a SQLAlchemy RowMapping
         checkpoint_version=(None if row["checkpoint_version"] is None
                             else int(row["checkpoint_version"])),
         detail=row["detail"], created_at=_utc(row["created_ts"]),
-        updated_at=_utc(row["updated_ts"]))
+        updated_at=_utc(row["updated_ts"]), scope=str(row["scope"] or ""))
 
 
 def _utc(epoch_second: int) -> datetime:

@@ -175,11 +175,23 @@ moves = Table(
     Column("detail", Text, nullable=False, server_default=""),
     Column("created_ts", BigInteger, nullable=False),
     Column("updated_ts", BigInteger, nullable=False),
+    # The id of the store that created it (`store_identity`; '' for a move stored before
+    # revision 0016): the first part of its launches' attempt tags.
+    Column("scope", String(16), nullable=False, server_default=""),
     Index("ix_moves_job", "job_id", "id"),
     # One unfinished move per job (revision 0005).
     Index("uq_moves_open_per_job", "job_id", unique=True,
           sqlite_where=text("state NOT IN ('done', 'failed', 'cancelled')"),
           postgresql_where=text("state NOT IN ('done', 'failed', 'cancelled')")),
+)
+
+# The store's id (one row, made once by revision 0016): what tells its launches from those
+# of another store using the same cloud account (`costsched.store.scope`).
+store_identity = Table(
+    "store_identity",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("scope", String(16), nullable=False),
 )
 
 # What launching taught about an offering's availability: a capacity error, a preemption,

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from costsched.migration.launcher import Launcher
+from costsched.migration.owned import owned
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
@@ -44,9 +45,10 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
             for move in store.moves.of_job(job_id):
                 if not move.ended:
                     _cancel(store, move, at)
-        for instance in launcher.instances(job_id):
-            if instance.live:
-                launcher.terminate(instance.id)
+        # This store's only: another store on the same account numbers its jobs alike.
+        placed = set(store.jobs.placements_of([job_id], open_only=True)["instance"].astype(str))
+        for instance in owned(store.moves, job_id, launcher.instances(job_id), placed):
+            launcher.terminate(instance.id)
         while store.jobs.end_placement(job_id, at) is not None:
             pass  # a job stopped mid-migration has two
     return record
@@ -56,7 +58,7 @@ def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:
     """Whether a stopped job still has something to end: an unfinished move, a live
     instance, an open placement (a stop that was interrupted)."""
     return (any(not m.ended for m in store.moves.of_job(job_id))
-            or any(i.live for i in launcher.instances(job_id))
+            or bool(owned(store.moves, job_id, launcher.instances(job_id)))
             or store.jobs.newest_open_placement(job_id) is not None)
 
 

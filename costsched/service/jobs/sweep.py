@@ -7,19 +7,21 @@ the store's recent moves tried) and ends each live one no live placement owns.
 
 A live instance is ended only when all of these hold:
 
-- its attempt tag (`MoveRecord.attempt`: `j{job}-m{move}-{candidate}`) names a move of
-  this store, of the job its job tag names, and a candidate of that move whose offering
-  is the instance's (an instance without costsched's tags is never even listed);
-- the cloud says when it made the instance (`Instance.created_at`: EC2's LaunchTime,
-  Compute Engine's creationTimestamp, Azure's timeCreated, the local launcher's launch
-  record; when a cloud gives no creation time but a start time, that), and that time lies
-  within the move's life, from its creation to its last change, give or take CLOCK_SKEW
-  (`Instance.made_between`).
-  The tag does not say which store made it: another costsched using the same account
-  (or the same local instances folder) counts jobs and moves from 1 too and tags its own
-  instances alike. An instance whose making time is unknown, or outside its move, may be
-  another store's paying job, and is left alone: a stray left running costs less than
-  another team's job ended;
+- its attempt tag (`MoveRecord.attempt`: `{scope}-j{job}-m{move}-{candidate}`) is this
+  store's (`costsched.store.scope.ours`: it carries this store's scope) and names a move
+  of this store, of the job its job tag names, and a candidate of that move whose offering
+  is the instance's (an instance without costsched's tags is never even listed). Another
+  costsched using the same account (or the same local instances folder) counts jobs and
+  moves from 1 too, but tags its instances with its own scope: they are left alone. A
+  tag of the old form (`j{job}-m{move}-{candidate}`) names a move stored before scopes,
+  and does not say which store made it;
+- the cloud says when it made the instance
+  (`Instance.created_at`: EC2's LaunchTime, Compute Engine's creationTimestamp, Azure's
+  timeCreated, the local launcher's launch record; when a cloud gives no creation time but
+  a start time, that), and that time lies within the move's life, from its creation to
+  its last change, give or take CLOCK_SKEW (`Instance.made_between`). One whose making
+  time is unknown, or outside its move, may be another store's paying job, and is left
+  alone: a stray left running costs less than another team's job ended;
 - its id is no open placement's (a live placement is never ended here);
 - its move has ended (a move under way adopts what its launch made, or ends it), and
   GRACE_SECONDS have passed since its move, or its placement, ended: a create sent before
@@ -33,7 +35,6 @@ is seen placed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -44,13 +45,13 @@ from costsched.model import FINAL_STATES, JOB_STATES, state_phrase
 from costsched.service.jobs.runs import JobEvent
 from costsched.store import PriceStore
 from costsched.store.moves import MoveRecord
+from costsched.store.scope import Attempt, ours, parse_attempt
 from costsched.validation import as_time
 
 GRACE_SECONDS = 900.0  # a create's call and its retries are long over by then
 SWEEP_SECONDS = 300.0  # between two sweeps of a daemon
 LOOKBACK = timedelta(days=7)  # the launchers and places of the moves changed since
 SWEEP_EVENT = "sweep"  # the kind of the line in the job's log
-_ATTEMPT = re.compile(r"j(\d+)-m(\d+)-(\d+)")
 _LIVE_JOB_STATES = tuple(s for s in JOB_STATES if s not in FINAL_STATES)
 
 
@@ -110,31 +111,35 @@ def owed(store: PriceStore, at: datetime) -> bool:
     return any(m.ended and m.tried > 0 for m in store.moves.changed_since(since))
 
 
-def attempt_of(instance: Instance) -> tuple[int, int, int] | None:
-    """(job id, move id, candidate) its attempt tag names; None: not a move's tag."""
-    found = _ATTEMPT.fullmatch(instance.attempt or "")
-    return None if found is None else (int(found[1]), int(found[2]), int(found[3]))
+def attempt_of(instance: Instance) -> Attempt | None:
+    """What its attempt tag names (scope, job, move, candidate); None: not a move's tag."""
+    return parse_attempt(instance.attempt)
 
 
 def strays(store: PriceStore, instances: Iterable[Instance], at: datetime,
            grace: float = GRACE_SECONDS) -> list[Stray]:
     """The live ones of `instances` no live placement owns, to be ended at `at` (see the
     module's doc for what is left alone)."""
+    scope = store.moves.scope
     tagged = {i.id: (i, attempt_of(i)) for i in instances if i.live}
-    tagged = {k: (i, a) for k, (i, a) in tagged.items() if a is not None and a[0] == i.job_id}
+    # Another store's scope: never looked at further (its move ids are not this store's).
+    tagged = {k: (i, a) for k, (i, a) in tagged.items()
+              if a is not None and a.job_id == i.job_id and a.scope in ("", scope)}
     if not tagged:
         return []
-    moves = store.moves.by_ids({a[1] for _, a in tagged.values()})
-    job_ids = {a[0] for _, a in tagged.values()}
+    moves = store.moves.by_ids({a.move_id for _, a in tagged.values()})
+    job_ids = {a.job_id for _, a in tagged.values()}
     placed = store.jobs.placements_of(job_ids)
     open_ids = set(placed.loc[placed["end_at"].isna(), "instance"].astype(str))
     ended = placed[placed["end_at"].notna()].groupby("instance")["end_at"].max()
     states = {r.id: r.state for r in store.jobs.records(job_ids)}
     out = []
-    for instance_id, (instance, (job_id, move_id, index)) in sorted(tagged.items()):
-        move = moves.get(move_id)
+    for instance_id, (instance, attempt) in sorted(tagged.items()):
+        job_id, index = attempt.job_id, attempt.candidate
+        move = moves.get(attempt.move_id)
         if move is None or instance_id in open_ids or \
-                not _launched_by(move, job_id, index, instance):
+                not ours(instance.attempt, job_id, scope, [move]) or \
+                not _launched_by(move, attempt, instance):
             continue
         placement_end = ended.get(instance_id)
         last = max([move.updated_at] + ([placement_end.to_pydatetime()]
@@ -146,13 +151,17 @@ def strays(store: PriceStore, instances: Iterable[Instance], at: datetime,
     return out
 
 
-def _launched_by(move: MoveRecord, job_id: int, index: int, instance: Instance) -> bool:
-    """Whether `instance` is what `move`'s candidate `index` launched, as this store says."""
-    if move.job_id != job_id or index >= len(move.candidates):
+def _launched_by(move: MoveRecord, attempt: Attempt, instance: Instance) -> bool:
+    """Whether `instance` is what `move`'s candidate `attempt.candidate` launched, as this
+    store says (its tag is this store's: `ours`)."""
+    index = attempt.candidate
+    if move.job_id != attempt.job_id or move.scope != attempt.scope or \
+            index >= len(move.candidates):
         return False
     if tuple(move.candidates[index]["key"]) != tuple(instance.offering_key):
         return False
-    # Made while the move was under way: unproven is left alone.
+    # Made while the move was under way (unproven is left alone): a tag of the old form
+    # does not name the store, and a store copied whole carries its scope along.
     return instance.made_between(move.created_at, move.updated_at)
 
 

@@ -67,6 +67,29 @@ def test_a_migration_attempt_tag_names_its_own_placement(s3, store: PriceStore) 
                                               (first, "instance")])
 
 
+def test_a_line_of_another_stores_launch_is_not_this_stores_job(
+        s3, store: PriceStore) -> None:  # noqa: ANN001
+    """Another costsched on the same account numbers its jobs from 1 too: its volume's
+    line carries job tag 1 but its own store's id in the attempt tag."""
+    job = store.jobs.create("j", {"spec": {"name": "j"}, "source": "test"}, 1e6, at=T - H)
+    placed = store.jobs.place(job, scenario.AWS, gpu_model="V100", gpu_count=1, at=T,
+                              usd_per_hour=1, reason="launch", instance="us-east-1/i-mine")
+    move = store.moves.create(job, "launch", [], at=T)
+    other = "ffffffffff" if store.moves.scope != "ffffffffff" else "eeeeeeeeee"
+    rows = [
+        cur_row(T, T + H, "EBS:VolumeUsage.gp3", 0.01, resource="vol-theirs",
+                tags={"user_costsched_job": str(job),
+                      "user_costsched_attempt": f"{other}-j{job}-m{move.id}-0"}),
+        cur_row(T, T + H, "EBS:VolumeUsage.gp3", 0.01, resource="vol-mine",
+                tags={"user_costsched_job": str(job), "user_costsched_attempt": move.attempt}),
+    ]
+    _import(s3, store, rows)
+    lines = BillStore(store.engine).lines().set_index("resource_id")
+    assert pd.isna(lines.loc["vol-theirs", "placement_id"])
+    assert (lines.loc["vol-mine", "placement_id"], lines.loc["vol-mine", "matched_by"]) == (
+        placed, "tags")
+
+
 def test_time_matches_a_usage_line_naming_nothing_only_when_one_job_ran(
         s3, store: PriceStore) -> None:  # noqa: ANN001
     ids = scenario.fill(store)  # one job on AWS (T to T+3h), one on GCP

@@ -121,7 +121,8 @@ def test_ec2_a_lost_create_is_ended_after_the_grace_and_only_it(
     assert str(event) == f"job {job}: {line}"
     assert re.fullmatch(
         rf"ended instance {re.escape(stray.id)} \(aws us-east-1\), which ran for no "
-        rf"placement: launch attempt j{job}-m\d+-0 was never placed \(move \d+, a launch, "
+        rf"placement: launch attempt {store.moves.scope}-j{job}-m\d+-0 was never placed "
+        rf"\(move \d+, a launch, "
         rf"failed\) and job {job} has failed; up 0\.\d+ h at \$0\.9000/h \(stored price\): "
         rf"\$0\.\d+", line), line
     assert store.jobs.get(job).state == "failed"  # the job's record is left as it was
