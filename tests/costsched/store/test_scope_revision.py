@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from alembic import command
 from sqlalchemy import insert, inspect, select
 
 from costsched.store import PriceStore, database
 from costsched.store.schema import jobs, moves, store_identity
+from tests.costsched.store.revision_steps import upgraded_then_downgraded
 from tests.costsched.store.test_live_names import job_row, move_row
 
 
@@ -58,12 +58,7 @@ def test_two_stores_upgraded_apart_get_ids_of_their_own(empty_url: str, tmp_path
 
 def test_the_revision_goes_back_as_it_came(empty_url: str) -> None:
     old_store(empty_url)
-    PriceStore(empty_url).dispose()  # upgraded
-    back = PriceStore(empty_url, migrate=False)
-    with back.engine.begin() as conn:
-        cfg = database._config()
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, "0015")
+    back = upgraded_then_downgraded(empty_url, "0015")
     with back.engine.connect() as conn:
         assert not inspect(conn).has_table(store_identity.name)
         assert "scope" not in {c["name"] for c in inspect(conn).get_columns("moves")}

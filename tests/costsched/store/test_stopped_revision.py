@@ -4,11 +4,11 @@ written before it read the same jobs in the new words; real recoveries stay reco
 
 from __future__ import annotations
 
-from alembic import command
 from sqlalchemy import insert, select
 
 from costsched.store import PriceStore, database
 from costsched.store.schema import job_events, jobs, moves, placements
+from tests.costsched.store.revision_steps import upgraded_then_downgraded
 from tests.costsched.store.test_live_names import job_row, move_row
 
 STARTED = "started again from its newest verified checkpoint"
@@ -73,12 +73,7 @@ def test_stores_from_before_read_in_the_new_words(empty_url: str) -> None:
 
 def test_the_revision_goes_back_as_it_came(empty_url: str) -> None:
     old_store(empty_url)
-    PriceStore(empty_url).dispose()  # upgraded
-    back = PriceStore(empty_url, migrate=False)
-    with back.engine.begin() as conn:
-        cfg = database._config()
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, "0010")
+    back = upgraded_then_downgraded(empty_url, "0010")
     with back.engine.connect() as conn:
         assert conn.execute(select(jobs.c.state).order_by(jobs.c.id)).scalars().all() == [
             "cancelled", "running", "running"]
