@@ -21,7 +21,7 @@ import secrets
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlalchemy import Engine, insert, select
 from sqlalchemy.exc import IntegrityError
@@ -29,12 +29,17 @@ from sqlalchemy.exc import IntegrityError
 from costsched.store.database import write
 from costsched.store.schema import store_identity
 
-if TYPE_CHECKING:
-    from costsched.store.moves import MoveRecord
-
 SCOPE_BYTES = 5  # 10 lowercase hex digits: valid in every cloud's names, labels and tags
 _ATTEMPT = re.compile(r"(?:([0-9a-f]{8,16})-)?j(\d+)-m(\d+)-(\d+)")
 _SCOPES: weakref.WeakKeyDictionary[Engine, str] = weakref.WeakKeyDictionary()
+
+
+class StoredMove(Protocol):
+    """What `ours` reads of a move (a MoveRecord)."""
+
+    id: int
+    job_id: int
+    scope: str
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ def parse_attempt(attempt: str | None) -> Attempt | None:
     return Attempt(found[1] or "", int(found[2]), int(found[3]), int(found[4]))
 
 
-def ours(attempt: str | None, job_id: int, scope: str, moves: Iterable[MoveRecord]) -> bool:
+def ours(attempt: str | None, job_id: int, scope: str, moves: Iterable[StoredMove]) -> bool:
     """Whether an instance of job `job_id` tagged `attempt` is this store's launch: its tag
     names the job and carries `scope` (this store's), or is in the old form and names one
     of `moves` (this store's moves of the job) stored before the scope."""
