@@ -142,10 +142,10 @@ def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
         into[move.to_placement] = into.get(move.to_placement, 0.0) + move.usd
     many = nodes or {}
     charged_of: dict[int, list[Charged]] = {j: [] for j in wanted}
-    for p, (hours, usd, source) in zip(placed, charge(store, placed, now=now), strict=True):
-        count = many.get(p.job_id, 1)
-        charged_of[p.job_id].append(Charged(p, hours, usd * count, source,
-                                            into.get(p.id, 0.0), int(count)))
+    for p, (hours, usd, source) in zip(placed, charge(store, placed, now=now, nodes=many),
+                                       strict=True):
+        charged_of[p.job_id].append(Charged(p, hours, usd, source, into.get(p.id, 0.0),
+                                            int(many.get(p.job_id, 1))))
     moved_of: dict[int, list[Move]] = {j: [] for j in wanted}
     for move in moves:
         moved_of[move.job_id].append(move)
@@ -160,18 +160,24 @@ def charged_records(costs: Iterable[JobCost]) -> dict[int, list[dict]]:
     return {cost.job_id: [c.record() for c in cost.charged] for cost in costs}
 
 
-def charge(store: PriceStore, placements: Sequence[PlacementRow], *, now: datetime
-           ) -> list[tuple[float, float, str]]:
+def charge(store: PriceStore, placements: Sequence[PlacementRow], *, now: datetime,
+           nodes: Mapping[int, int] | None = None) -> list[tuple[float, float, str]]:
     """(hours, usd, price_source) of each placement: its prices integrated over [start_at,
     end_at or `now`] (nothing while it is `waiting` for its instance to run); the source
     is "stored", "catalog" or "placement". Stored prices are those of the placement's
-    offering, else of its regional offering (zone "") when the placement names a zone."""
+    offering, else of its regional offering (zone "") when the placement names a zone.
+    With `nodes` (a multi-node job's instances, by job id), the usd of every node, each
+    over the placement's span less its gaps (`JobStore.node_gaps`: a node not running)."""
     until = epoch_second(now)
-    return _charge_spans(
-        store, [p.offering_key for p in placements],
-        [epoch_second(p.start_at) for p in placements],
-        [until if p.end_at is None else epoch_second(p.end_at) for p in placements],
-        [p.usd_per_hour for p in placements], [bool(p.waiting) for p in placements])
+    spans = _Spans([p.offering_key for p in placements],
+                   [epoch_second(p.start_at) for p in placements],
+                   [until if p.end_at is None else epoch_second(p.end_at) for p in placements],
+                   [p.usd_per_hour for p in placements], [bool(p.waiting) for p in placements])
+    charged = _charge_spans(store, *spans)
+    if nodes is None:
+        return charged
+    return _every_node(store, charged, spans, [p.id for p in placements],
+                       [nodes.get(p.job_id, 1) for p in placements])
 
 
 def egress_rows(placements: Sequence[PlacementRow], *,
@@ -197,12 +203,16 @@ def egress_rows(placements: Sequence[PlacementRow], *,
 
 
 def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetime,
-                    egress: pd.DataFrame | None = None) -> pd.DataFrame:
+                    egress: pd.DataFrame | None = None,
+                    nodes: Mapping[int, int] | None = None) -> pd.DataFrame:
     """`charge` of a frame of placements: each row with `hours`, `usd` and `price_source`
     (a `waiting` column, where the frame has one, says which are not billed yet). With
     `egress` (an `egress_costs` frame) also `egress_usd`: the copy of the checkpoint into
-    the placement."""
+    the placement. With `nodes` (by job id: the frame has `job_id`), every node's usd, as
+    `charge` says; a row whose `id` names its placement (else NaN) is charged its gaps."""
     needed = _NEEDED if egress is None else [*_NEEDED, "id"]
+    if nodes is not None:
+        needed = [*needed, "job_id"]
     missing = [c for c in needed if c not in placements.columns]
     if missing:
         raise InvalidInput(f"placement frame lacks columns: {', '.join(missing)}")
@@ -212,9 +222,14 @@ def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetim
     waiting = (frame["waiting"].eq(True).tolist() if "waiting" in frame
                else [False] * len(frame))
     keys = list(zip(*(frame[c].tolist() for c in OFFERING_KEY), strict=True))
-    hours, usd, source = (list(c) for c in zip(*_charge_spans(
-        store, keys, start, end, frame["usd_per_hour"].astype(float).tolist(), waiting),
-        strict=True)) if len(frame) else ([], [], [])
+    spans = _Spans(keys, start, end, frame["usd_per_hour"].astype(float).tolist(), waiting)
+    charged = _charge_spans(store, *spans)
+    if nodes is not None:
+        ids = (frame["id"] if "id" in frame else pd.Series([None] * len(frame))).tolist()
+        charged = _every_node(store, charged, spans, [None if i != i else i for i in ids],
+                              [nodes.get(int(j), 1) for j in frame["job_id"]])
+    hours, usd, source = (list(c) for c in zip(*charged, strict=True)) if len(frame) \
+        else ([], [], [])
     out = frame.assign(hours=pd.Series(hours, dtype=float), usd=pd.Series(usd, dtype=float),
                        price_source=pd.Series(source, dtype=object))
     if egress is not None:
@@ -233,18 +248,6 @@ def egress_costs(placements: pd.DataFrame, *,
     rows = [_Placed(*r) for r in placements[["id", "job_id", "cloud", "region", "start_at",
                                              "reason"]].itertuples(index=False, name=None)]
     return moves_frame(egress_rows(rows, checkpoint_gb=checkpoint_gb))  # type: ignore[arg-type]
-
-
-def per_node(charged: pd.DataFrame, job_ids: Iterable[int],
-             nodes: Mapping[int, int]) -> pd.DataFrame:
-    """`charged` (a row per placement interval of the job in `job_ids`, same order) with
-    each row's `usd` times its job's nodes, and a `nodes` column: every node of a
-    multi-node job is billed (its checkpoint's egress is not: it is copied once)."""
-    many = [nodes.get(int(j), 1) for j in job_ids]
-    usd = [u * float(n) for u, n in zip(charged["usd"].astype(float).tolist(), many,
-                                        strict=True)]
-    return charged.assign(usd=pd.Series(usd, index=charged.index, dtype=float),
-                          nodes=pd.Series(many, index=charged.index, dtype=int))
 
 
 def moves_frame(moves: Iterable[Move]) -> pd.DataFrame:
@@ -291,6 +294,41 @@ class _Steps:
     def _at(self, t: float) -> float:
         i = max(bisect.bisect_right(self.ts, t) - 1, 0)
         return self.accrued[i] + self.price[i] * (t - self.ts[i])
+
+
+class _Spans(NamedTuple):  # what `_charge_spans` charges, a list per field
+    keys: Sequence[Key]
+    start: Sequence[int]
+    end: Sequence[int]
+    rate: Sequence[float]
+    waiting: Sequence[bool]
+
+
+def _every_node(store: PriceStore, charged: list[tuple[float, float, str]], spans: _Spans,
+                ids: Sequence[int | None], counts: Sequence[int]
+                ) -> list[tuple[float, float, str]]:
+    """`charged` (one node's, per span) as every node's: times `counts`, less what each
+    gap of a node of the span's placement (`ids`; None: none) would have cost at the same
+    prices over the part of the span it covers (a gap still open: to the span's end)."""
+    gangs = [i for i, n in zip(ids, counts, strict=True) if i is not None and n > 1]
+    gaps = store.jobs.node_gaps(int(i) for i in gangs) if gangs else {}
+    rows, left_out = [], _Spans([], [], [], [], [])
+    for row, placement in enumerate(ids):
+        if placement is None or counts[row] <= 1 or spans.waiting[row]:
+            continue
+        for gap in gaps.get(int(placement), ()):
+            lo = max(spans.start[row], gap.start)
+            hi = spans.end[row] if gap.end is None else min(spans.end[row], gap.end)
+            if hi > lo:
+                rows.append(row)
+                for field, value in zip(left_out, (spans.keys[row], lo, hi, spans.rate[row],
+                                                   False), strict=True):
+                    field.append(value)  # type: ignore[attr-defined]
+    less = [0.0] * len(charged)
+    for row, (_, usd, _) in zip(rows, _charge_spans(store, *left_out), strict=True):
+        less[row] += usd
+    return [(hours, usd * n - cut, source) for (hours, usd, source), n, cut
+            in zip(charged, counts, less, strict=True)]
 
 
 def _charge_spans(store: PriceStore, keys: Sequence[Key], start: Sequence[int],

@@ -302,14 +302,16 @@ def settle(nodes: Sequence[gang.NodeState], expected: int, lost_at: float | None
 def instance(handle: str, job_id: int, attempt: str, key: tuple[str, ...], state: str,
              detail: str, lost_nodes: tuple[int, ...] = (),
              replacing: tuple[int, ...] = (), started: Sequence[datetime | None] = (),
-             created: datetime | None = None) -> Instance:
+             created: datetime | None = None,
+             running: tuple[tuple[int, datetime | None], ...] = ()) -> Instance:
     """The gang as one Instance; `started`: when each node began running, as its cloud
     says (the gang's `started_at`: their mean, when every node says it); `created`: when
-    the cloud made its rank 0 (the gang's `created_at`)."""
+    the cloud made its rank 0 (the gang's `created_at`); `running`: the nodes that run,
+    each with its start (`Instance.running_nodes`)."""
     return Instance(id=handle, job_id=job_id, attempt=attempt,  # type: ignore[arg-type]
                     offering_key=key, state=state, detail=detail,  # type: ignore[arg-type]
                     lost_nodes=lost_nodes, replacing=replacing, started_at=mean_start(started),
-                    created_at=created)
+                    created_at=created, running_nodes=running)
 
 
 def mean_start(started: Sequence[datetime | None]) -> datetime | None:

@@ -145,11 +145,15 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
     items = _items(first)
     lost = items.get(cloud_gang.TAG_LOST, "")
     mark = items.get(cloud_gang.TAG_REPAIR, "") if 0 in records else ""
+    # Each node that runs, from when Compute Engine says (billed from then: `running`).
+    running = tuple((n.rank, started_at(records[n.rank])) for n in states
+                    if n.state == "running" and n.rank in records)
     view = cloud_gang.repair_view(states, count, lost, mark)
     if view is not None:  # a lost node replaced where it ran (`repair`)
         state, detail, lost_nodes, replacing = view
         return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key,
-                                   state, detail, lost_nodes, replacing, created=head.created_at)
+                                   state, detail, lost_nodes, replacing, created=head.created_at,
+                                   running=running)
     states = cloud_gang.given_up(states, lost, mark)
     rank0 = node_name(job_id, digest, 0)
     state, detail = cloud_gang.settle(
@@ -159,7 +163,8 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
     started = [started_at(records[r]) if r in records else None
                for r in range(count)] if state == "running" else []
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
-                               detail, started=started, created=head.created_at)
+                               detail, started=started, created=head.created_at,
+                               running=running)
 
 
 def started_at(record: Any) -> datetime | None:

@@ -87,6 +87,10 @@ class Instance:
     # When the cloud says it began running (a gang: the mean of its nodes' starts, so that
     # its N nodes times the hours since are what they were billed); None: it does not say.
     started_at: datetime | None = None
+    # A gang's nodes that run: (rank, when its cloud says it began running; None: it does
+    # not say). Each node is billed from its own start (`JobStore.track_nodes`): a node
+    # still waiting for capacity, or whose replacement is, is not. () for one instance.
+    running_nodes: tuple[tuple[int, datetime | None], ...] = ()
     # When the cloud made it (its create was carried out; a gang: its rank 0's); None: it
     # does not say. What proves an instance is this store's launch (the sweep).
     created_at: datetime | None = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from costsched.costs import egress_costs, per_node, placement_costs
+from costsched.costs import egress_costs, placement_costs
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.measured import (
@@ -317,19 +317,24 @@ def _charge(store: PriceStore, end: pd.Timestamp, nodes: dict[int, int],
             **parts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Each frame of placement intervals of jobs (an open one ends at `end`) with
     `hours`, `usd`, `price_source` and `job_id`, all charged in one `placement_costs` call;
-    a job of several nodes (`nodes`, by job id) is charged once per node."""
-    columns = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour", "waiting"]
-    together = pd.concat([frame.reindex(columns=columns) for frame in parts.values()],
-                         ignore_index=True)
+    a job of several nodes (`nodes`, by job id) is charged each node, a node not running
+    left out (the parts in PLACED are pieces of stored placements: their gaps apply)."""
+    columns = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour", "waiting", "job_id"]
+    together = pd.concat([frame.reindex(columns=columns).assign(
+        id=frame["id"] if name in _PLACED and "id" in frame else np.nan)
+        for name, frame in parts.items()], ignore_index=True)
     together["waiting"] = together["waiting"].eq(True)
-    charged = placement_costs(store, together, now=end.to_pydatetime())
+    charged = placement_costs(store, together, now=end.to_pydatetime(), nodes=nodes)
     out, at = {}, 0
     for name, frame in parts.items():
         rows = charged.iloc[at:at + len(frame)].reset_index(drop=True)
-        out[name] = per_node(rows, frame["job_id"], nodes).assign(
-            job_id=frame["job_id"].to_numpy()).drop(columns="nodes")
+        out[name] = rows.assign(job_id=frame["job_id"].to_numpy())
         at += len(frame)
     return out
+
+
+# The parts `_charge` is given that are pieces of stored placements (not what-ifs).
+_PLACED = ("pieces", "on_demand", "lives", "runs")
 
 
 # --- the launch-time choice kept -------------------------------------------------------------

@@ -42,6 +42,7 @@ from costsched.store.job_rows import (  # noqa: F401 - the job store's names, us
     _touch,
     id_chunks,
 )
+from costsched.store.node_gaps import NodeGaps
 from costsched.store.schema import jobs, placements
 
 _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a bug
@@ -70,7 +71,7 @@ def _reading(ts: int, extend: bool = True):  # noqa: ANN202 - an UPDATE statemen
         func.coalesce(placements.c.last_step_ts, ts)))
 
 
-class JobStore(JobPlacements, JobLog):
+class JobStore(JobPlacements, NodeGaps, JobLog):
     """Jobs, placements and job events in the database of `engine` (schema at head)."""
 
     def __init__(self, engine: Engine) -> None:

@@ -123,6 +123,21 @@ placements = Table(
     Index("ix_placements_job_start", "job_id", "start_ts"),
 )
 
+# A node of a gang placement that was not running, so not billed, over [start_ts, end_ts]
+# (revision 0017; end_ts NULL while it still is not: to the placement's end): a node of a
+# flex-start gang that waits for capacity while a peer runs, or whose replacement does.
+# The placement is charged each of its nodes over its own span, less these.
+node_gaps = Table(
+    "node_gaps",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("placement_id", Integer, ForeignKey("placements.id"), nullable=False),
+    Column("rank", Integer, nullable=False),
+    Column("start_ts", BigInteger, nullable=False),
+    Column("end_ts", BigInteger, nullable=True),
+    Index("ix_node_gaps_placement", "placement_id"),
+)
+
 # What a job's plan predicted when it was launched, kept beside what then happened
 # (`costsched report`'s estimate versus actual); one row per job. `flagged_ts`: when its
 # measured speed was first found beyond the flagging factor of `steps_per_second`.

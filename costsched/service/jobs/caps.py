@@ -204,8 +204,8 @@ def _spent(store: PriceStore, placed: Sequence[PlacementRow], since: datetime | 
                 if (p.end_at or at) > since]
         moves = [m for m in moves if m.at >= since]
     compute: dict[int, list[float]] = {}
-    for p, (_, usd, _) in zip(rows, charge(store, rows, now=at), strict=True):
-        compute.setdefault(p.job_id, []).append(usd * float(nodes.get(p.job_id, 1)))
+    for p, (_, usd, _) in zip(rows, charge(store, rows, now=at, nodes=nodes), strict=True):
+        compute.setdefault(p.job_id, []).append(usd)
     out = {j: _total(values) for j, values in compute.items()}
     egress: dict[int, list[float]] = {}
     for move in moves:
@@ -222,8 +222,9 @@ def _next_charge(store: PriceStore, placed: Sequence[PlacementRow], at: datetime
     until = at + timedelta(seconds=interval_seconds)
     ahead = [p._replace(start_at=at, end_at=until) for p in placed if p.end_at is None]
     charged: dict[int, list[float]] = {}
-    for p, (_, usd, _) in zip(ahead, charge(store, ahead, now=at), strict=True):
-        charged.setdefault(p.job_id, []).append(usd * float(nodes.get(p.job_id, 1)))
+    for p, (_, usd, _) in zip(ahead, charge(store, ahead, now=at, nodes=nodes),
+                              strict=True):
+        charged.setdefault(p.job_id, []).append(usd)
     return {int(k): float(_total(v)) for k, v in charged.items()}
 
 

@@ -14,6 +14,7 @@ from costsched.model import failure_words
 from costsched.optimize.decision import Overheads
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.caps import enforce
+from costsched.service.jobs.node_runs import track_gangs
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
@@ -51,6 +52,7 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     Budgets are checked before moves (`caps.enforce`, `budgets`/`watch_seconds`: the
     configured ones when not given): a job at its cap is checkpointed and stopped."""
     when = as_time(at) if at is not None else None
+    track_gangs(store, launcher, when or as_time(None))  # before anything is charged
     done: list[JobEvent] = _resume_launches(store, launcher, when)
     done += _budgets(store, launcher, when, budgets, watch_seconds, overheads)
     done += advance_moves(store, launcher, at=when)
