@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from costsched.migration.launcher import Launcher
 from costsched.migration.owned import owned
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
+from costsched.service.jobs.node_runs import track_gangs
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.leases import holder_name
@@ -46,6 +47,8 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
                 if not move.ended:
                     _cancel(store, move, at)
         # This store's only: another store on the same account numbers its jobs alike.
+        # Its gang's nodes that ran unseen since the last pass are charged to their end.
+        track_gangs(store, launcher, at, [job_id])
         placed = set(store.jobs.placements_of([job_id], open_only=True)["instance"].astype(str))
         for instance in owned(store.moves, job_id, launcher.instances(job_id), placed):
             launcher.terminate(instance.id)

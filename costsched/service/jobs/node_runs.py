@@ -6,6 +6,7 @@ charged until it runs; a node that ran is charged, even when its gang never ran 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from costsched.migration.launcher import CloudError, Launcher
@@ -14,11 +15,13 @@ from costsched.service.jobs.runs import _runs
 from costsched.store import PriceStore
 
 
-def track_gangs(store: PriceStore, launcher: Launcher, at: datetime) -> None:
+def track_gangs(store: PriceStore, launcher: Launcher, at: datetime,
+                job_ids: Iterable[int] | None = None) -> None:
     """Store what the launcher says of the nodes of this launcher's open placements of
-    gangs billed from running (one status call for all; none when there is none). A cloud
-    that does not answer is asked again at the next pass."""
-    placed = [p for p in store.jobs.placement_rows(None, open_only=True)
+    gangs billed from running (of `job_ids`, else every job's; one status call for all,
+    none when there is none). A cloud that does not answer is asked again at the next
+    pass."""
+    placed = [p for p in store.jobs.placement_rows(job_ids, open_only=True)
               if p.market in BILLED_FROM_RUNNING and p.instance]
     if not placed:
         return
