@@ -109,11 +109,32 @@ def image_spec(task: Mapping[str, Any], env_names: Iterable[str], gpus: bool
             "checkpoints_at": str(task.get("checkpoint_mount") or "")}
 
 
+DAEMON_TIMEOUT = 20.0  # seconds `docker info` may take to answer before it counts as down
+
+
 def runtime_missing(docker: str = DOCKER) -> str:
-    """'' when this machine has a container runtime's client on PATH, else why not."""
-    if shutil.which(docker):
+    """'' when this machine can run containers (docker on PATH, its daemon answering),
+    else why not and what fixes it, e.g. "...no container runtime ('docker' is not on
+    PATH); install Docker"."""
+    if not shutil.which(docker):
+        return f"no container runtime ({docker!r} is not on PATH); install Docker"
+    try:
+        done = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"],
+                              capture_output=True, text=True, timeout=DAEMON_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return (f"Docker, whose daemon did not answer `docker info` in {DAEMON_TIMEOUT:g} s; "
+                "start Docker (sudo systemctl start docker)")
+    except OSError as exc:
+        return f"Docker, which cannot be run ({exc.strerror}); reinstall Docker"
+    if done.returncode == 0:
         return ""
-    return f"no container runtime on this machine ({docker!r} is not on PATH)"
+    said = next((line.strip() for line in done.stderr.splitlines() if line.strip()),
+                f"`docker info` exited with {done.returncode}")
+    if "permission denied" in said.lower():
+        fix = "give your user access to Docker (sudo usermod -aG docker $USER, then log in again)"
+    else:
+        fix = "start Docker (sudo systemctl start docker)"
+    return f"Docker, whose daemon does not answer ({said}); {fix}"
 
 
 @dataclass

@@ -105,8 +105,7 @@ class LocalLauncher(Launcher):
         if not missing:
             return ""
         return (f"field resources.image_id: docker:{image}: the local launcher runs the job "
-                f"on this machine, which has {missing}; install Docker, or launch on aws "
-                "or gcp")
+                f"on this machine, which has {missing}, or launch on aws or gcp")
 
     def can_launch(self, offering: Offering) -> bool:
         return True

@@ -24,6 +24,7 @@ from costsched.cli.common import (
     DbOption,
     JsonOption,
     WideOption,
+    bar_hidden,
     console,
     err_console,
     friendly_errors,
@@ -123,7 +124,7 @@ def backtest_cmd(
                     period_hours, share_instances, overheads, checkpoint_gb, db, json_out)
         return
     with Progress(TextColumn("[bold]backtest"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err_console, disable=json_out,
+                  TimeElapsedColumn(), console=err_console, disable=bar_hidden(json_out),
                   transient=True) as progress, options(**FLAGS):
         task = progress.add_task("", total=None)
         result = run_backtest(
@@ -160,7 +161,7 @@ def _collection(jobs_files: list[Path] | None, models: list[str] | None, days: f
     from costsched.service.collection_backtest import collection_backtest
 
     with Progress(TextColumn("[bold]collection backtest"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err_console, disable=json_out,
+                  TimeElapsedColumn(), console=err_console, disable=bar_hidden(json_out),
                   transient=True) as progress, options(**FLAGS, replan_hours="--period-hours"):
         task = progress.add_task("", total=None)
         result = collection_backtest(

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from costsched.cli.common import (
     JsonOption,
     NewDbOption,
+    bar_hidden,
     console,
     err_console,
     friendly_errors,
@@ -66,7 +67,7 @@ def collect(
     try:
         with Progress(TextColumn("[bold]{task.fields[cloud]:<6}"), BarColumn(),
                       MofNCompleteColumn(), TextColumn("{task.description}"),
-                      TimeElapsedColumn(), console=err_console, disable=json_out,
+                      TimeElapsedColumn(), console=err_console, disable=bar_hidden(json_out),
                       transient=False) as progress:
             tasks = {name: progress.add_task("planning...", total=None, cloud=name)
                      for name in request.clouds}

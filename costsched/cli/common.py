@@ -35,6 +35,12 @@ _PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
 console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
+
+def bar_hidden(json_out: bool) -> bool:
+    """Whether a progress bar stays off: with --json, and off a terminal, where a bar
+    cannot be erased and would leave its last frame or a blank line behind."""
+    return json_out or not err_console.is_terminal
+
 def _reads_store(db: str | None) -> str | None:
     """A command that reads a store never creates one: a store file that does not exist
     (--db, $COSTSCHED_DB or the default one) is named in one line."""

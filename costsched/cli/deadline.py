@@ -16,6 +16,7 @@ from costsched.cli.common import (
     DbOption,
     JsonOption,
     WideOption,
+    bar_hidden,
     console,
     err_console,
     frame_records,
@@ -112,7 +113,7 @@ def deadline_backtest_cmd(
     deadlines = numbers(deadline, "--deadline")
     restarts = numbers(restart_minutes, "--restart-minutes") or [3.0, 12.0]
     with Progress(TextColumn("[bold]deadline backtest"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err_console, disable=json_out,
+                  TimeElapsedColumn(), console=err_console, disable=bar_hidden(json_out),
                   transient=True) as bar, options(**FLAGS):
         task = bar.add_task("", total=None)
         result = deadline_backtest(

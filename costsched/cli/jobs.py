@@ -157,8 +157,7 @@ def _say_not_launched(store: PriceStore, job_ids: list[int]) -> None:
     code 1 when one failed, 75 when one waits on a cloud (its next pass asks again)."""
     left = service.not_launched(store, job_ids)
     for job in left:
-        say_error(f"job {job.job_id} ({job.name}) "
-                  f"{'not launched' if job.failed else 'not launched yet'}: {job.line}")
+        say_error(job.said())
     if left:
         raise typer.Exit(EXIT_FAILED if any(j.failed for j in left) else EXIT_TRY_AGAIN)
 

@@ -17,6 +17,7 @@ from costsched.cli.common import (
     JsonOption,
     ListPricesDbOption,
     WideOption,
+    bar_hidden,
     console,
     err_console,
     frame_record_stream,
@@ -101,7 +102,7 @@ def plan(
                            "names: expected --explain OFFERING with it")
     _check_options(objective, deadline, budget, emit)  # before the files and the planner
     with options(objective="--objective", deadline="--deadline", budget="--budget",
-                 at="--at"), _progress(shown=not json_out) as report:
+                 at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
         specs = read_jobs(jobs, report)
         from costsched.service import plan as plan_jobs
 
@@ -196,8 +197,8 @@ def _check_options(objective: str, deadline: str | None, budget: float | None,
 
 
 @contextmanager
-def _progress(shown: bool) -> Iterator[Report | None]:
-    if not shown or not err_console.is_terminal:  # a bar only where it can be erased
+def _progress(hidden: bool) -> Iterator[Report | None]:
+    if hidden:
         yield None
         return
     from rich.progress import (

@@ -18,6 +18,7 @@ from costsched.cli.common import (
     ListPricesDbOption,
     NewDbOption,
     WideOption,
+    bar_hidden,
     console,
     err_console,
     fail,
@@ -73,7 +74,7 @@ def import_(
     DescribeCapacityBlockOfferings and DescribeCapacityReservations JSON bodies)."""
     with Progress(TextColumn("[bold]reading"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=err_console, disable=json_out, transient=True) as progress:
+                  console=err_console, disable=bar_hidden(json_out), transient=True) as progress:
         task = progress.add_task("", total=None)
 
         def advance(done: int, total: int, path: Path) -> None:

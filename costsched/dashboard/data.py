@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.dashboard import job_output
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.redact import redact, redact_url
 from costsched.service import jobs as service
@@ -55,19 +56,24 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
     held = held_unused(store, now, {s.record.id for s in shown})  # as `status --json`
     doc = views.status_document(shown, daemon.status(store), budgets_now(store), held)
     armed = recovery(store, effective(), now).document(now)  # as `status --json` says it
-    return {**doc, "jobs": [masked(j) for j in doc["jobs"]], "recovery": armed}
+    stored = {s.record.id: s.record.spec for s in shown}
+    return {**doc, "jobs": [masked(j, stored.get(j["id"], {})) for j in doc["jobs"]],
+            "recovery": armed}
 
 
-def masked(job: dict) -> dict:
+def masked(job: dict, stored: dict | None = None) -> dict:
     """A job of a status document with its free text (why it failed, its last lines of
     output, a checkpoint store's error, the daemon's details) passed through
     `costsched.redact`: a job's output may print a credential; the dashboard never shows
-    one. Figures and names are left as they are."""
+    one. Its output also masks the --secret values of `stored` (the job's stored spec), or
+    is withheld where they cannot be known (`job_output`). Figures and names are left as
+    they are."""
     out = dict(job)
     if job.get("failure"):
         failure = job["failure"]
         out["failure"] = {**failure, "detail": redact(failure["detail"] or ""),
-                          "log_tail": [redact(line) for line in failure["log_tail"]]}
+                          "log_tail": job_output.shown_lines(job["id"], stored or {},
+                                                             failure["log_tail"])}
     if job.get("checkpoint_error"):
         out["checkpoint_error"] = redact(job["checkpoint_error"])
     return out
@@ -116,8 +122,8 @@ def job_document(store: PriceStore, job: int | str) -> dict:
     launcher = views.job_launcher(store, job_id)
     [status] = views.status_document(service.status(store, launcher, job_id,
                                                     reconcile_first=False))
-    status = masked(status)
     record = store.jobs.get(job_id)
+    status = masked(status, record.spec)
     advice = _advice(store, launcher, job_id) if record.state == "running" else []
     stay = advice[0]["stay_usd"] if advice else None
     events = store.jobs.events(job_id)
@@ -134,7 +140,7 @@ def job_document(store: PriceStore, job: int | str) -> dict:
                                           if e["kind"] == "progress" else str(e["detail"]))}
                    for e in views.frame_records(events.tail(200))],
         "checkpoints": checkpoints(record.checkpoint_location),
-        "log_tail": _log_tail(store, launcher, job_id),
+        "log_tail": _log_tail(store, launcher, job_id, record.spec),
     }
 
 
@@ -154,9 +160,10 @@ def checkpoints(location: str) -> dict:
          "published_at": c.published_at} for c in sorted(items, key=lambda c: -c.version)]}
 
 
-def _log_tail(store: PriceStore, launcher: Any, job_id: int) -> str:
+def _log_tail(store: PriceStore, launcher: Any, job_id: int, stored: dict) -> str:
     try:
-        return redact(service.logs(store, launcher, job_id, tail=LOG_LINES))
+        return job_output.shown(job_id, stored,
+                                service.logs(store, launcher, job_id, tail=LOG_LINES))
     except (InvalidInput, OSError) as exc:
         return f"(no output: {redact(str(exc))})"
 

@@ -41,10 +41,14 @@ from costsched.vocabulary import offering_label
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
 MOVE_KINDS = ("migration", "recovery", "start")  # a launch is not a move between offerings
 
-JOB_COLUMNS = ["job_id", "name", "state", "nodes", "hours", "compute_usd", "egress_usd", "usd",
-               "on_demand_usd", "saved_vs_on_demand_usd", "static_usd", "saved_vs_static_usd"]
-CLOUD_COLUMNS = ["cloud", "hours", "compute_usd", "egress_usd", "usd"]
-DAY_COLUMNS = ["day", "job_id", "name", "cloud", "hours", "compute_usd", "egress_usd", "usd"]
+# billed_hours: the placements' hours, as the clouds bill them (the estimates' training_hours
+# leave setup, restarts and idle time out)
+JOB_COLUMNS = ["job_id", "name", "state", "nodes", "billed_hours", "compute_usd", "egress_usd",
+               "usd", "on_demand_usd", "saved_vs_on_demand_usd", "static_usd",
+               "saved_vs_static_usd"]
+CLOUD_COLUMNS = ["cloud", "billed_hours", "compute_usd", "egress_usd", "usd"]
+DAY_COLUMNS = ["day", "job_id", "name", "cloud", "billed_hours", "compute_usd", "egress_usd",
+               "usd"]
 EGRESS_COLUMNS = ["job_id", "name", "at", "from_cloud", "from_region", "to_cloud",
                   "to_region", "gb", "usd_per_gb", "usd"]
 # priced_*: the move's price as the decider priced it when it chose the target (`Decision.move`,
@@ -98,10 +102,11 @@ class Report:
     @property
     def totals(self) -> dict[str, float | None]:
         """USD over every job (a baseline or saving over the jobs it applies to, None when
-        none), its hours and instance-hours (N nodes: N instances an hour)."""
+        none), its billed hours (the placements') and instance-hours (N nodes: N
+        instances an hour)."""
         sums = {c: float(self.jobs[c].sum(min_count=1)) for c in JOB_COLUMNS[4:]}
-        each = float((self.jobs["hours"] * self.jobs["nodes"].fillna(1)).sum())
-        totals = {"hours": float(self.jobs["hours"].sum()), **sums, "instance_hours": each}
+        each = float((self.jobs["billed_hours"] * self.jobs["nodes"].fillna(1)).sum())
+        totals = {**sums, "instance_hours": each}
         return {c: (None if np.isnan(v) else v) if c in _BASELINE_COLUMNS else
                 (0.0 if np.isnan(v) else v) for c, v in totals.items()}
 
@@ -410,14 +415,15 @@ def _rates(jobs: pd.DataFrame, ran: set[int]) -> dict[int, JobRate | None]:
 def _job_table(jobs: pd.DataFrame, pieces: pd.DataFrame, egress: pd.DataFrame,
                static: pd.Series, nodes: dict[int, int]) -> pd.DataFrame:
     by_job = pieces.groupby("job_id")
-    compute = by_job[["hours", "usd"]].sum().rename(columns={"usd": "compute_usd"})
+    compute = by_job[["hours", "usd"]].sum().rename(columns={"hours": "billed_hours",
+                                                             "usd": "compute_usd"})
     compute["on_demand_usd"] = by_job["on_demand_usd"].sum(min_count=1)
     out = egress.groupby("job_id")["usd"].sum().rename("egress_usd")
     frame = jobs.rename(columns={"id": "job_id"}).set_index("job_id")[["name", "state"]]
     frame = frame.join(compute).join(out).join(static.rename("static_usd"))
-    frame = frame[frame["hours"].notna() | frame["egress_usd"].notna()]
-    frame[["hours", "compute_usd", "egress_usd"]] = frame[
-        ["hours", "compute_usd", "egress_usd"]].fillna(0.0)
+    frame = frame[frame["billed_hours"].notna() | frame["egress_usd"].notna()]
+    frame[["billed_hours", "compute_usd", "egress_usd"]] = frame[
+        ["billed_hours", "compute_usd", "egress_usd"]].fillna(0.0)
     frame["usd"] = frame["compute_usd"] + frame["egress_usd"]
     frame["saved_vs_on_demand_usd"] = frame["on_demand_usd"] - frame["usd"]
     frame["saved_vs_static_usd"] = frame["static_usd"] - frame["usd"]
@@ -427,7 +433,8 @@ def _job_table(jobs: pd.DataFrame, pieces: pd.DataFrame, egress: pd.DataFrame,
 
 
 def _cloud_table(pieces: pd.DataFrame, egress: pd.DataFrame) -> pd.DataFrame:
-    compute = pieces.groupby("cloud").agg(hours=("hours", "sum"), compute_usd=("usd", "sum"))
+    compute = pieces.groupby("cloud").agg(billed_hours=("hours", "sum"),
+                                          compute_usd=("usd", "sum"))
     out = egress.groupby("from_cloud")["usd"].sum().rename("egress_usd")
     frame = compute.join(out, how="outer").fillna(0.0)
     frame["usd"] = frame["compute_usd"] + frame["egress_usd"]
@@ -437,7 +444,8 @@ def _cloud_table(pieces: pd.DataFrame, egress: pd.DataFrame) -> pd.DataFrame:
 
 def _day_table(pieces: pd.DataFrame, egress: pd.DataFrame) -> pd.DataFrame:
     keys = ["day", "job_id", "name", "cloud"]
-    compute = pieces.groupby(keys).agg(hours=("hours", "sum"), compute_usd=("usd", "sum"))
+    compute = pieces.groupby(keys).agg(billed_hours=("hours", "sum"),
+                                       compute_usd=("usd", "sum"))
     moved = egress.assign(day=egress["at"].dt.normalize(), cloud=egress["from_cloud"])
     out = moved.groupby(keys)["usd"].sum().rename("egress_usd")
     frame = compute.join(out, how="outer").fillna(0.0).reset_index()

@@ -1,7 +1,8 @@
 """Estimate versus actual: what each job's plan predicted at its launch (hours, cost,
 preemptions) beside what the job did, and how well the estimates hold per model and GPU.
 
-Hours are training hours, like with like: the time between the first and the last step
+Hours are training hours (`training_hours`, not the billed hours of the spend tables),
+like with like: the time between the first and the last step
 the job reported on each instance (the basis of its measured speed: setup, the time it sat
 stopped and the watcher's lag after it exited left out) against the plan's hours for the
 steps made in that time. Without step readings, the hours its instances ran.
@@ -25,12 +26,12 @@ from costsched.throughput import assumed_basis
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
-    "job_id", "name", "model", "gpu", "state", "done", "expected_hours", "hours",
-    "hours_ratio", "expected_usd", "usd", "usd_ratio", "expected_preemptions", "preemptions",
-    "vs_estimate",
+    "job_id", "name", "model", "gpu", "state", "done", "expected_training_hours",
+    "training_hours", "training_hours_ratio", "expected_usd", "usd", "usd_ratio",
+    "expected_preemptions", "preemptions", "vs_estimate",
 ]
-CALIBRATION_COLUMNS = ["model", "gpu", "jobs", "median_hours_ratio", "worst_hours_ratio",
-                       "median_usd_ratio", "worst_usd_ratio"]
+CALIBRATION_COLUMNS = ["model", "gpu", "jobs", "median_training_hours_ratio",
+                       "worst_training_hours_ratio", "median_usd_ratio", "worst_usd_ratio"]
 ALL = "(all)"
 
 
@@ -110,12 +111,14 @@ def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:
 def calibration(estimates: pd.DataFrame) -> pd.DataFrame:
     """Per (model, GPU), then over every job (model and GPU ALL): how many jobs compare,
     the median ratio and the worst (the furthest from 1, either way) of hours and cost."""
-    compared = estimates[estimates["hours_ratio"].notna() | estimates["usd_ratio"].notna()]
+    compared = estimates[estimates["training_hours_ratio"].notna()
+                         | estimates["usd_ratio"].notna()]
     if compared.empty:
         return pd.DataFrame(columns=CALIBRATION_COLUMNS)
     groups = [((m, g), f) for (m, g), f in compared.groupby(["model", "gpu"], sort=True)]
     groups.append(((ALL, ALL), compared))
-    rows = [(model, gpu, len(f), *summary(f["hours_ratio"]), *summary(f["usd_ratio"]))
+    rows = [(model, gpu, len(f), *summary(f["training_hours_ratio"]),
+             *summary(f["usd_ratio"]))
             for (model, gpu), f in groups]
     return pd.DataFrame(rows, columns=CALIBRATION_COLUMNS)
 

@@ -94,7 +94,7 @@ def _table(frame: pd.DataFrame, places: dict[str, int]) -> str:
 # align those to the right).
 HEADINGS = {
     "job_id": "job", "move_id": "move", "name": "name", "state": "state", "nodes": "nodes",
-    "hours": "hours",
+    "billed_hours": "billed hours",
     "compute_usd": "compute $", "egress_usd": "egress $", "usd": "total $",
     "on_demand_usd": "on-demand $", "saved_vs_on_demand_usd": "saved vs on-demand $",
     "static_usd": "launch choice kept $", "saved_vs_static_usd": "saved vs launch choice $",
@@ -105,10 +105,13 @@ HEADINGS = {
     "status": "status", "gpu_model": "GPU", "gpu_count": "GPUs", "gpu": "GPU",
     "planned_sps": "planned steps/s", "measured_sps": "measured steps/s",
     "measured_vs_planned": "measured / planned", "planned_from": "planned from",
-    "done": "done", "expected_hours": "expected hours", "hours_ratio": "hours ratio",
+    "done": "done", "expected_training_hours": "expected training hours",
+    "training_hours": "training hours", "training_hours_ratio": "training hours ratio",
     "expected_usd": "expected $", "usd_ratio": "cost ratio",
-    "expected_preemptions": "expected preemptions", "median_hours_ratio": "median hours ratio",
-    "worst_hours_ratio": "worst hours ratio", "median_usd_ratio": "median cost ratio",
+    "expected_preemptions": "expected preemptions",
+    "median_training_hours_ratio": "median training hours ratio",
+    "worst_training_hours_ratio": "worst training hours ratio",
+    "median_usd_ratio": "median cost ratio",
     "worst_usd_ratio": "worst cost ratio", "vs_estimate": "vs estimate",
 }
 
@@ -118,7 +121,7 @@ def heading(column: str) -> str:
     return HEADINGS.get(column, column.replace("_usd", " $").replace("_", " "))
 
 
-HOUR_COLUMNS = ("hours", "expected_hours")
+HOUR_COLUMNS = ("billed_hours", "expected_training_hours", "training_hours")
 
 
 # A saving is its baseline less what the job spent: a row shows all three.
@@ -223,7 +226,7 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
 
 
 TOTALS = ("usd", "compute_usd", "egress_usd", "saved_vs_on_demand_usd",
-          "saved_vs_static_usd", "hours")
+          "saved_vs_static_usd", "billed_hours")
 
 
 def totals_figures(totals: Mapping[str, float | None], jobs: object = None) -> dict[str, str]:
@@ -232,15 +235,15 @@ def totals_figures(totals: Mapping[str, float | None], jobs: object = None) -> d
     list of dicts), so that the rows visibly add up to them ($0.0043 and $0.0157 to
     $0.0200, not $0.02)."""
     amounts = [totals[k] for k in TOTALS[:-1]]
-    usd_places, hour_places = decimals(amounts), decimals([totals["hours"]])
+    usd_places, hour_places = decimals(amounts), decimals([totals["billed_hours"]])
     if jobs is not None and len(jobs):  # type: ignore[arg-type]
         table = table_places(pd.DataFrame(jobs))
         usd_places = max(usd_places, table["usd"])
         hour_places = max(hour_places, table["hours"])
     out = {k: usd(v, usd_places) for k, v in zip(TOTALS[:-1], amounts, strict=True)}
-    out["hours"] = hours(totals["hours"], hour_places)
+    out["billed_hours"] = hours(totals["billed_hours"], hour_places)
     instance = totals.get("instance_hours")
-    out["instance_hours"] = hours(totals["hours"] if instance is None else instance,
+    out["instance_hours"] = hours(totals["billed_hours"] if instance is None else instance,
                                   max(hour_places, decimals([instance])))
     return out
 
@@ -249,8 +252,9 @@ def totals_line(totals: Mapping[str, float | None], jobs: object = None) -> str:
     """The report's totals in one line (`totals_figures`): 'Spend $0.0300 (compute
     $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...'."""
     f = totals_figures(totals, jobs)
-    over = (f"{f['instance_hours']} instance-hours" if f["instance_hours"] == f["hours"] else
-            f"{f['hours']} hours ({f['instance_hours']} instance-hours, each node counted)")
+    over = (f"{f['instance_hours']} instance-hours" if f["instance_hours"] == f["billed_hours"]
+            else f"{f['billed_hours']} billed hours ({f['instance_hours']} instance-hours, "
+            "each node counted)")
     return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "
             f"{over}; saved {f['saved_vs_on_demand_usd']} against "
             f"on-demand and {f['saved_vs_static_usd']} against the launch-time choice kept")

@@ -79,7 +79,7 @@ def test_a_budget_line_adds_up() -> None:
 
 def test_the_reports_totals_read_in_hours_and_add_up() -> None:
     line = totals_line({"usd": 0.0300, "compute_usd": 0.0264, "egress_usd": 0.0036,
-                        "hours": 0.03, "saved_vs_on_demand_usd": 0.012,
+                        "billed_hours": 0.03, "saved_vs_on_demand_usd": 0.012,
                         "saved_vs_static_usd": None})
     assert line == ("Spend $0.0300 (compute $0.0264, egress $0.0036) over 0.03 "
                     "instance-hours; saved $0.0120 against on-demand and - against the "
@@ -88,7 +88,7 @@ def test_the_reports_totals_read_in_hours_and_add_up() -> None:
 
 def test_a_table_row_adds_up() -> None:
     frame = pd.DataFrame({"compute_usd": [0.03, 2.0], "egress_usd": [0.0012, 0.0],
-                          "usd": [0.0312, 2.0], "hours": [0.03, 2.5]})
+                          "usd": [0.0312, 2.0], "billed_hours": [0.03, 2.5]})
     places = table_places(frame)
     assert [format_cell(c, frame.loc[0, c], places) for c in frame.columns] == [
         "$0.0300", "$0.0012", "$0.0312", "0.03"]

@@ -146,8 +146,8 @@ def test_a_docker_image_task_on_the_local_launcher(cli, tmp_path: Path,  # noqa:
     [line] = refused.output.strip().splitlines()
     assert line == (f"error: {path}: field resources.image_id: docker:python:3.11-slim: the "
                     "local launcher runs the job on this machine, which has no container "
-                    "runtime on this machine ('docker' is not on PATH); install Docker, or "
-                    "launch on aws or gcp")
+                    "runtime ('docker' is not on PATH); install Docker, or launch on aws or "
+                    "gcp")
     assert _jobs(cli) == []
 
     log = tmp_path / "docker.log"
@@ -162,6 +162,30 @@ def test_a_docker_image_task_on_the_local_launcher(cli, tmp_path: Path,  # noqa:
     [run] = [c for c in fake_docker.calls(log) if c["cmd"] == "run"]
     assert run["image"] == "python:3.11-slim" and run["env"] == {}  # GREETING: by file
     assert "image_id not applied" not in (folder / "agent.log").read_text()
+
+
+def test_a_docker_image_task_is_refused_while_the_docker_daemon_is_stopped(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """Docker installed, its daemon stopped: one line naming the fix, before anything is
+    stored, launched or armed (no job, no instance folder, no supervisor's log)."""
+    instances = tmp_path / "instances"
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(instances))
+    path = tmp_path / "task.yaml"
+    path.write_text(DOCKER_TASK)
+    log = tmp_path / "docker.log"
+    fake_docker.install(tmp_path / "bin", log, stopped=True)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    refused = cli("launch", path, "--wait", "0")
+    assert refused.exit_code == 2, refused.output
+    [line] = refused.output.strip().splitlines()
+    assert line == (f"error: {path}: field resources.image_id: docker:python:3.11-slim: the "
+                    "local launcher runs the job on this machine, which has Docker, whose "
+                    f"daemon does not answer ({fake_docker.STOPPED}); start Docker (sudo "
+                    "systemctl start docker), or launch on aws or gcp")
+    assert _jobs(cli) == []
+    assert not list(instances.glob("*/instance.json"))
+    assert "Recovery armed" not in refused.output
+    assert [c["cmd"] for c in fake_docker.calls(log)] == ["info"]  # asked, nothing pulled
 
 
 def test_a_cpu_task_launches_on_a_cpu_instance(cli, db_path: Path, tmp_path: Path,  # noqa: ANN001

@@ -15,8 +15,11 @@ $FAKE_DOCKER_LOG) and does what the call means on this machine, without a daemon
                                         SIGKILLed after SECONDS; recorded with whether it
                                         ended in time ("graceful")
     commit NAME TAG, rm -f NAME         recorded; rm ends a running "container" of that name
+    info --format {{.ServerVersion}}    the daemon's version
 
-`install(folder, log)` writes the `docker` executable into `folder` (put it first on PATH).
+`install(folder, log)` writes the `docker` executable into `folder` (put it first on PATH);
+`install(folder, log, stopped=True)` one whose daemon is stopped: every call fails as the
+real client does then (its message on stderr, exit code 1).
 """
 
 from __future__ import annotations
@@ -32,12 +35,17 @@ import sys
 import time
 from pathlib import Path
 
+STOPPED = ("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the "
+           "docker daemon running?")  # what docker 24-27 says, its daemon stopped
 
-def install(folder: Path, log: Path) -> Path:
-    """A `docker` in `folder` that runs this stand-in, logging to `log`."""
+
+def install(folder: Path, log: Path, stopped: bool = False) -> Path:
+    """A `docker` in `folder` that runs this stand-in, logging to `log`; with `stopped`,
+    its daemon is stopped."""
     folder.mkdir(parents=True, exist_ok=True)
     exe = folder / "docker"
-    exe.write_text(f"#!/bin/sh\nFAKE_DOCKER_LOG='{log}' exec '{sys.executable}' "
+    down = "FAKE_DOCKER_STOPPED=1 " if stopped else ""
+    exe.write_text(f"#!/bin/sh\n{down}FAKE_DOCKER_LOG='{log}' exec '{sys.executable}' "
                    f"'{Path(__file__).resolve()}' \"$@\"\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return exe
@@ -164,6 +172,16 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--config"]:
         config, argv = argv[1], argv[2:]
     cmd = argv[0] if argv else ""
+    if os.environ.get("FAKE_DOCKER_STOPPED"):
+        _record({"cmd": cmd, "argv": ["docker", *argv], "daemon": "stopped"})
+        if cmd == "info":
+            print()  # the client's part of --format, empty
+        print(STOPPED, file=sys.stderr)
+        return 1
+    if cmd == "info":
+        _record({"cmd": "info", "argv": ["docker", *argv]})
+        print("27.3.1")
+        return 0
     if cmd == "login":
         password = sys.stdin.read()
         _record({"cmd": "login", "argv": ["docker", *argv], "config": config,

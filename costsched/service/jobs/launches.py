@@ -221,13 +221,21 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
 @dataclass(frozen=True)
 class NotLaunched:
     """A job a launch (or a start) left without an instance: `failed` (no offering could
-    be launched; `line` says why and what to do), or waiting on a cloud that failed a call
-    (`line`: which and why; its next step, at the next pass, asks again)."""
+    be launched, or `ran`: one was, and the job failed on it; `line` says why and what to
+    do), or waiting on a cloud that failed a call (`line`: which and why; its next step, at
+    the next pass, asks again)."""
 
     job_id: int
     name: str
     failed: bool
     line: str
+    ran: bool = False  # failed on an instance it was launched on
+
+    def said(self) -> str:
+        """'job 1 (name) failed: why' (not launched, not launched yet)."""
+        state = ("failed" if self.ran else "not launched" if self.failed
+                 else "not launched yet")
+        return f"job {self.job_id} ({self.name}) {state}: {self.line}"
 
 
 def not_launched(store: PriceStore, job_ids: Iterable[int]) -> list[NotLaunched]:
@@ -237,11 +245,12 @@ def not_launched(store: PriceStore, job_ids: Iterable[int]) -> list[NotLaunched]
     launching = [r.id for r in records if r.state in ("pending", "launching")]
     why = store.jobs.last_details(failed, "state") if failed else {}
     waits = store.jobs.last_details(launching, WAIT_NOTE) if launching else {}
-    moves = store.moves.of_jobs(list(waits)) if waits else {}
+    moves = store.moves.of_jobs([*waits, *why]) if waits or why else {}
     out = []
     for record in records:
         if record.id in why:
-            out.append(NotLaunched(record.id, record.name, True, why[record.id]))
+            ran = any(m.target_instance for m in moves.get(record.id, ()))
+            out.append(NotLaunched(record.id, record.name, True, why[record.id], ran=ran))
         elif record.id in waits and moves[record.id] and not moves[record.id][-1].ended \
                 and not moves[record.id][-1].target_instance:
             out.append(NotLaunched(record.id, record.name, False, waits[record.id]))

@@ -79,7 +79,7 @@ def test_every_text_table_is_in_the_json(db_path: Path, cli, monkeypatch) -> Non
     for title, rows in shown.items():
         assert len(document[keys[title]]) == rows, title
     # The first line's totals and the flags under it.
-    for key in ("usd", "compute_usd", "egress_usd", "hours", "saved_vs_on_demand_usd",
+    for key in ("usd", "compute_usd", "egress_usd", "billed_hours", "saved_vs_on_demand_usd",
                 "saved_vs_static_usd"):
         assert key in document["totals"]
     flags = [line.removeprefix("throughput: ") for line in text.output.splitlines()
@@ -94,4 +94,33 @@ def test_the_spend_page_shows_every_table(db_path: Path) -> None:
     assert page.status_code == 200
     for t in TABLES:
         assert f"<h2>{escape(t.title, quote=False).replace(chr(39), '&#39;')}</h2>" in page.text
+    store.dispose()
+
+
+def test_billed_hours_and_training_hours_are_never_one_word(db_path: Path, cli,  # noqa: ANN001
+                                                             monkeypatch) -> None:
+    """The spend tables' placement hours and the estimates' training hours are two things:
+    each has its own name in the text, the JSON, the HTML file and the dashboard, and no
+    column is a bare `hours` a reader could take for either."""
+    store = store_with_every_table(db_path)
+    monkeypatch.setattr(common.console, "width", 400)
+    until = at(11).isoformat()
+    text = cli("report", "--until", until, "--html", db_path.parent / "r.html").output
+    document = json.loads(cli("report", "--until", until, "--json").stdout)
+    for key in ("jobs", "clouds", "days"):
+        assert "billed_hours" in document[key][0] and "hours" not in document[key][0], key
+    assert "billed_hours" in document["totals"] and "hours" not in document["totals"]
+    estimate = document["estimates"][0]
+    assert {"training_hours", "expected_training_hours", "training_hours_ratio"} <= set(
+        estimate) and "hours" not in estimate and "expected_hours" not in estimate
+    assert {"median_training_hours_ratio", "worst_training_hours_ratio"} <= set(
+        document["calibration"][0])
+    page = TestClient(create_app(store)).get("/spend", params={"until": until}).text
+    html = (db_path.parent / "r.html").read_text()
+    for shown in (text, page, html):
+        headings = re.findall(r"<th[^>]*>([^<]*)</th>", shown) if "<th" in shown else [
+            h.strip() for line in shown.splitlines() if line.startswith("┃")
+            for h in line.strip("┃").split("┃")]
+        assert "billed hours" in headings and "training hours" in headings, headings
+        assert "expected training hours" in headings and "hours" not in headings, headings
     store.dispose()

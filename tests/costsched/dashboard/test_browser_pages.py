@@ -1,7 +1,8 @@
 """The dashboard's pages in a real headless Chromium, where they meet no running job or a
 long history: the Prices page shows prices with no job running, a chart with nothing to
 draw says so, a time axis never repeats a label (over seconds, hours or days), and the
-Spend page's tables fit a 1280-pixel window without scrolling sideways."""
+Spend page's tables fit a 1280-pixel window without scrolling sideways and without breaking
+a word inside ('succee-ded')."""
 
 from __future__ import annotations
 
@@ -22,6 +23,24 @@ from tests.costsched.dashboard.test_browser import (  # noqa: F401 - fixtures
 from tests.costsched.report.scenario import EAST, T0, fill
 
 TICKS = ("Object.values(Chart.instances).map((c) => c.scales.x.ticks.map((t) => t.label))")
+# Each word (a run of letters and digits) of the report tables' cells whose rendered boxes
+# stand on more than one line: a word broken inside. Long tokens may still break between
+# words, at a space or after a hyphen ('n1-standard-8').
+BROKEN_WORDS = """
+Array.from(document.querySelectorAll('table.report td')).flatMap((cell) => {
+  const broken = [];
+  const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    for (const m of node.data.matchAll(/[A-Za-z0-9]+/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+  return broken;
+})"""
 
 
 @pytest.fixture()
@@ -42,7 +61,9 @@ def history(tmp_path: Path) -> tuple[str, Path, int, int]:
     long = store.jobs.create("four-days", {"spec": spec}, 10.0, at=T0)
     store.jobs.place(long, EAST, gpu_model="V100", gpu_count=1, at=T0, usd_per_hour=1.0,
                      reason="launch", instance="l-1")
+    store.jobs.transition(long, "running", at=T0)
     store.jobs.end_placement(long, T0 + timedelta(days=4, hours=3))
+    store.jobs.transition(long, "succeeded", at=T0 + timedelta(days=4, hours=3))
     short = store.jobs.create("twenty-seconds", {"spec": {**spec, "name": "twenty-seconds"}},
                               10.0, at=T0)
     before = T0 - timedelta(days=30)  # out of the Spend page's period below
@@ -90,6 +111,9 @@ def test_time_axes_and_the_spend_tables_read_at_a_glance(history, browser) -> No
                           "(s) => s.previousElementSibling.innerText)")
         assert wide == []  # every table fits: no sideways scrolling at 1280 pixels
         assert browser.js("document.documentElement.scrollWidth") <= 1280
+        assert browser.js(BROKEN_WORDS) == []  # and no word was broken inside to fit
+        assert browser.js("Array.from(document.querySelectorAll('table.report td')).filter("
+                          "(c) => c.innerText === 'succeeded').length") >= 1  # one was tested
         assert browser.problems == []
     finally:
         browser.leave()  # before the server stops: its live stream does not try again

@@ -40,7 +40,7 @@ def test_spend_per_job_with_both_savings(filled) -> None:
     alpha = _row(report.jobs, name="alpha")
     # EAST 0-2 at 1.0 and 2-4.5 at 1.5; WEST 3.5-6 at 0.5
     assert alpha["compute_usd"] == pytest.approx(2.0 + 3.75 + 1.25)
-    assert alpha["hours"] == pytest.approx(7.0)
+    assert alpha["billed_hours"] == pytest.approx(7.0)
     assert alpha["egress_usd"] == pytest.approx(10 * EAST_WEST_PER_GB)
     assert alpha["usd"] == pytest.approx(7.2)
     assert alpha["on_demand_usd"] == pytest.approx(4.5 * 3.0 + 2.5 * 2.5)
@@ -69,7 +69,7 @@ def test_spend_per_cloud_and_per_day_split_at_midnight(filled) -> None:
     store, ids = filled
     report = build(store, now=at(NOW))
     aws = _row(report.clouds, cloud="aws")
-    assert (aws["hours"], aws["compute_usd"]) == (pytest.approx(12.5), pytest.approx(14.0))
+    assert (aws["billed_hours"], aws["compute_usd"]) == (pytest.approx(12.5), pytest.approx(14.0))
     assert aws["egress_usd"] == pytest.approx(0.3)
     assert _row(report.clouds, cloud="gcp")["usd"] == pytest.approx(2.0)
 
@@ -77,7 +77,7 @@ def test_spend_per_cloud_and_per_day_split_at_midnight(filled) -> None:
     days = report.days
     alpha1 = _row(days, day=june1, job_id=ids["alpha"])
     assert alpha1["compute_usd"] == pytest.approx(2.0 + 2 * 1.5 + 0.5 * 0.5)
-    assert alpha1["hours"] == pytest.approx(4.5)
+    assert alpha1["billed_hours"] == pytest.approx(4.5)
     assert alpha1["egress_usd"] == pytest.approx(0.2)  # moved at 23:30
     alpha2 = _row(days, day=june2, job_id=ids["alpha"])
     assert alpha2["compute_usd"] == pytest.approx(0.5 * 1.5 + 2 * 0.5)

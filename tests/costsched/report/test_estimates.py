@@ -72,15 +72,16 @@ def test_each_job_beside_its_plan(runs: PriceStore) -> None:
     assert list(rows.index) == ["beat", "met", "missed"]
     assert list(rows["vs_estimate"]) == ["under", "within", "over"]
     beat, met, missed = rows.loc["beat"], rows.loc["met"], rows.loc["missed"]
-    assert (beat["hours"], beat["usd"]) == (pytest.approx(8.0), pytest.approx(8.0))
-    assert beat["hours_ratio"] == pytest.approx(0.8) and beat["usd_ratio"] == pytest.approx(0.8)
-    assert met["hours_ratio"] == pytest.approx(1.02)
+    assert (beat["training_hours"], beat["usd"]) == (pytest.approx(8.0), pytest.approx(8.0))
+    assert beat["training_hours_ratio"] == pytest.approx(0.8)
+    assert beat["usd_ratio"] == pytest.approx(0.8)
+    assert met["training_hours_ratio"] == pytest.approx(1.02)
     # Compared on the work done: half the steps, so half the plan, up to the reading at 7 h
     # (not the 11 h of now).
     assert missed["done"] == pytest.approx(0.5)
-    assert (missed["expected_hours"], missed["expected_usd"]) == (5.0, 5.0)
-    assert missed["hours"] == pytest.approx(7.0) and missed["usd"] == pytest.approx(7.0)
-    assert missed["hours_ratio"] == pytest.approx(1.4)
+    assert (missed["expected_training_hours"], missed["expected_usd"]) == (5.0, 5.0)
+    assert missed["training_hours"] == pytest.approx(7.0) and missed["usd"] == pytest.approx(7.0)
+    assert missed["training_hours_ratio"] == pytest.approx(1.4)
     assert (missed["expected_preemptions"], missed["preemptions"]) == (0.25, 1)
     assert beat["preemptions"] == 0 and beat["gpu"] == "1xV100"
 
@@ -90,8 +91,8 @@ def test_median_and_worst_per_model_and_gpu(runs: PriceStore, cli) -> None:
     [group, overall] = report.calibration.to_dict("records")
     assert (group["model"], group["gpu"], group["jobs"]) == (
         "ResNet-50 (batch size 64)", "1xV100", 3)
-    assert group["median_hours_ratio"] == pytest.approx(1.02)
-    assert group["worst_hours_ratio"] == pytest.approx(1.4)  # further from 1 than 0.8
+    assert group["median_training_hours_ratio"] == pytest.approx(1.02)
+    assert group["worst_training_hours_ratio"] == pytest.approx(1.4)  # further from 1 than 0.8
     assert group["worst_usd_ratio"] == pytest.approx(1.4)
     assert (overall["model"], overall["jobs"]) == ("(all)", 3)
 

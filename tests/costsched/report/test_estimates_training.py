@@ -37,10 +37,11 @@ def test_training_hours_leave_out_setup_stops_and_lag() -> None:
         dict(id=2, job_id=1, first_step=1000.0, first_at=h(1.7), last_step=2000.0,
              last_at=h(2.15))])
     row = table(readings)
-    assert row["hours"] == pytest.approx(0.9) and row["expected_hours"] == pytest.approx(1.0)
-    assert row["hours_ratio"] == pytest.approx(0.9) and row["vs_estimate"] == "within"
+    assert row["training_hours"] == pytest.approx(0.9)
+    assert row["expected_training_hours"] == pytest.approx(1.0)
+    assert row["training_hours_ratio"] == pytest.approx(0.9) and row["vs_estimate"] == "within"
 
 
 def test_without_readings_the_stopped_time_is_still_left_out() -> None:
     row = table(None)
-    assert row["hours"] == pytest.approx(1.2)  # on instances, not the 2.2 h span
+    assert row["training_hours"] == pytest.approx(1.2)  # on instances, not the 2.2 h span

@@ -172,7 +172,7 @@ def _alone(data: Store, prices: Prices, job: int, start: pd.Timestamp | None,
     moved = [m for m in data.egress if m["job_id"] == job and m["at"] <= end]
     in_period = [m for m in moved if start is None or m["at"] >= start]
     out = {"moves": len(in_period), "egress_usd": sum(m["usd"] for m in in_period),
-           "hours": 0.0, "compute_usd": 0.0, "on_demand_usd": np.nan, "static_usd": np.nan}
+           "billed_hours": 0.0, "compute_usd": 0.0, "on_demand_usd": np.nan, "static_usd": np.nan}
     if pieces:
         seconds = [(p["end_at"] - p["start_at"]).total_seconds() for p in pieces]
         twins = [prices.usd({**p, "market": "on_demand", "zone": "", "usd_per_hour": np.nan})
@@ -198,7 +198,7 @@ def _alone(data: Store, prices: Prices, job: int, start: pd.Timestamp | None,
             stay = pd.Timedelta(seconds=round(min(work, record.steps_total)
                                               / (SPEED[first["gpu_model"]] * scale)))
             static = prices.usd({**first, "start_at": begin, "end_at": begin + stay})
-        out.update(hours=sum(seconds) / 3600, compute_usd=sum(prices.usd(p) for p in pieces),
+        out.update(billed_hours=sum(seconds) / 3600, compute_usd=sum(prices.usd(p) for p in pieces),
                    on_demand_usd=pd.Series(twins).sum(min_count=1), static_usd=static)
     if spec["constraints"]["budget"]:
         out["spent_usd"] = (sum(prices.usd(p) for p in _pieces(placed, None, end))
@@ -243,11 +243,12 @@ def test_the_report_of_many_jobs_equals_each_job_charged_alone(store: PriceStore
         assert 100 < jobs["static_usd"].notna().sum() < len(jobs)
         for job in data.jobs:
             alone = _alone(data, prices, job, start, end)
-            if alone["hours"] == 0 and alone["moves"] == 0:
+            if alone["billed_hours"] == 0 and alone["moves"] == 0:
                 assert job not in jobs.index
                 continue
             row = jobs.loc[job]
-            for column in ("hours", "compute_usd", "egress_usd", "on_demand_usd", "static_usd"):
+            for column in ("billed_hours", "compute_usd", "egress_usd", "on_demand_usd",
+                           "static_usd"):
                 # The static stay is rounded to whole seconds: a speed computed in another
                 # order of float operations may round a half second the other way.
                 close = 0.01 if column == "static_usd" else 0.0

@@ -39,9 +39,9 @@ def test_the_totals_are_written_at_the_precision_of_the_rows_they_sum() -> None:
     from costsched.report.html import totals_line
 
     jobs = pd.DataFrame({"usd": [0.0043, 0.0157], "compute_usd": [0.0043, 0.0157],
-                         "egress_usd": [0.0, 0.0], "hours": [0.054, 0.0418]})
+                         "egress_usd": [0.0, 0.0], "billed_hours": [0.054, 0.0418]})
     totals = {"usd": 0.02, "compute_usd": 0.02, "egress_usd": 0.0,
-              "saved_vs_on_demand_usd": 0.0664, "saved_vs_static_usd": 0.0, "hours": 0.0958}
+              "saved_vs_on_demand_usd": 0.0664, "saved_vs_static_usd": 0.0, "billed_hours": 0.0958}
     assert totals_line(totals, jobs) == (
         "Spend $0.0200 (compute $0.0200, egress $0.0000) over 0.10 instance-hours; saved "
         "$0.0664 against on-demand and $0.0000 against the launch-time choice kept")
@@ -54,15 +54,15 @@ def test_the_per_cloud_and_per_day_rows_are_written_at_the_per_job_tables_precis
     from costsched.dashboard.render import cell, places
     from costsched.report.html import places_of
 
-    jobs = pd.DataFrame({"name": ["a", "b"], "hours": [0.0075, 0.0103],
+    jobs = pd.DataFrame({"name": ["a", "b"], "billed_hours": [0.0075, 0.0103],
                          "usd": [0.0058, 0.0008]})
-    clouds = pd.DataFrame({"cloud": ["gcp"], "hours": [0.0178], "usd": [0.0066]})
+    clouds = pd.DataFrame({"cloud": ["gcp"], "billed_hours": [0.0178], "usd": [0.0066]})
     found = places_of("clouds", clouds, jobs)
     _, [row] = report_cells(clouds, list(clouds.columns), found)
     assert [str(c) for c in row] == ["gcp", "0.0178", "$0.0066"]
     assert "<td class=\"num\">0.0178</td>" in _table(clouds, found)
     shown = places(clouds.to_dict("records"), "clouds", jobs.to_dict("records"))
-    assert cell("hours", 0.0178, shown) == "0.0178"
+    assert cell("billed_hours", 0.0178, shown) == "0.0178"
     # A table that sums nothing keeps its own precision.
     assert places_of("speeds", clouds, jobs)["hours"] == 2
 
@@ -75,15 +75,15 @@ def test_a_gangs_hours_count_each_of_its_nodes_in_the_instance_hours() -> None:
     from costsched.report.html import totals_line
 
     jobs = pd.DataFrame({"job_id": [1, 2], "name": ["pair", "one"], "state": ["succeeded"] * 2,
-                         "nodes": [2, 1], "hours": [0.0053, 0.0022],
+                         "nodes": [2, 1], "billed_hours": [0.0053, 0.0022],
                          "compute_usd": [0.0077, 0.0002], "egress_usd": [0.0, 0.0],
                          "usd": [0.0077, 0.0002], "on_demand_usd": [0.0106, 0.0018],
                          "saved_vs_on_demand_usd": [0.0029, 0.0016], "static_usd": [None] * 2,
                          "saved_vs_static_usd": [None] * 2})
     totals = Report.totals.fget(type("R", (), {"jobs": jobs})())  # type: ignore[union-attr]
-    assert totals["hours"] == 0.0075 and abs(totals["instance_hours"] - 0.0128) < 1e-12
+    assert totals["billed_hours"] == 0.0075 and abs(totals["instance_hours"] - 0.0128) < 1e-12
     assert totals_line(totals, jobs).startswith(
-        "Spend $0.0079 (compute $0.0079, egress $0.0000) over 0.0075 hours (0.0128 "
+        "Spend $0.0079 (compute $0.0079, egress $0.0000) over 0.0075 billed hours (0.0128 "
         "instance-hours, each node counted); saved")
     one = jobs.iloc[[1]]
     assert " over 0.0022 instance-hours; " in totals_line(

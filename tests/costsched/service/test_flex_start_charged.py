@@ -110,7 +110,7 @@ def test_a_gang_that_waits_90_minutes_is_charged_from_running_per_node(
     assert spent(store, now) == pytest.approx(expected)
     report = build(store, now=now)
     assert report.jobs["usd"].sum() == pytest.approx(expected)
-    assert report.jobs["hours"].sum() == pytest.approx(2.0)
+    assert report.jobs["billed_hours"].sum() == pytest.approx(2.0)
 
     # Compute Engine's bill: each node from 1:30 in, hour by hour.
     nodes = sorted(fake.store.values(), key=lambda i: i.name)

@@ -176,8 +176,8 @@ def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world, monkeypatch) -> N
     from costsched.report import build as build_report
 
     [row] = build_report(store, job=job.id).jobs.to_dict("records")
-    assert row["nodes"] == 2 and row["hours"] > 0
-    assert row["compute_usd"] == pytest.approx(2 * 1.25 * row["hours"])
+    assert row["nodes"] == 2 and row["billed_hours"] > 0
+    assert row["compute_usd"] == pytest.approx(2 * 1.25 * row["billed_hours"])
     shown = CliRunner().invoke(app, ["report", "--job", str(job.id), "--json", *db])
     assert json.loads(shown.output)["jobs"][0]["nodes"] == 2
 
