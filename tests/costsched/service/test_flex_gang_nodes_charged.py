@@ -68,7 +68,7 @@ def test_a_replaced_node_is_charged_from_when_its_replacement_runs(tmp_path: Pat
     assert spent(store, now) == pytest.approx(expected)
     report = build(store, now=now)
     assert report.jobs["usd"].sum() == pytest.approx(expected)
-    assert report.jobs["hours"].sum() == pytest.approx(5.0)  # the placement's own hours
+    assert report.jobs["billed_hours"].sum() == pytest.approx(5.0)  # the placement's own hours
     store.dispose()
 
 
