@@ -132,7 +132,8 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
 
 
 def _fields(instance: Instance) -> dict:
-    """The instance as JSON: its `created_at` is its launch's time, kept beside it."""
+    """The instance as JSON: its `created_at` is its launch's time, kept beside it; its
+    `running_nodes` (a cloud gang's nodes' starts) are never a local instance's."""
     fields = dataclasses.asdict(instance)
-    del fields["created_at"]
+    del fields["created_at"], fields["running_nodes"]
     return fields
