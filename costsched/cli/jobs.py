@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costsched.amounts import hours_all, usd_all
+from costsched.amounts import decimals, hours_all, usd
 from costsched.cli.booked import booked_lines, confirm_booking, held_lines
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
@@ -451,7 +451,12 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         console.print(NO_JOBS, highlight=False, markup=False)
         return
     rows = []
-    costs = usd_all(*(s.cost.total_usd + s.booked_usd for s in shown))  # one precision down
+    # One precision for the cost column and the placements listed under it, so that each
+    # job's placements visibly add up to its cost ($0.0060 and $0.0048 to $0.0108).
+    totals = [s.cost.total_usd + s.booked_usd for s in shown]
+    places = decimals([*totals, *(p.usd for s in shown if _lists_placements(s)
+                                  for p in s.cost.charged)])
+    costs = [usd(v, places) for v in totals]
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
         where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
@@ -473,16 +478,20 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         for line in _problems(s) + flag + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
-        charged = s.cost.charged  # each placement as charged: its hours and USD
-        if len(charged) > 1 or s.record.final:
-            # One precision for the job's placements: they add up to its cost.
+        if _lists_placements(s):  # each placement as charged: its hours and USD
+            charged = s.cost.charged
             spans = hours_all(*(p.hours for p in charged))
-            amounts = usd_all(*(p.usd for p in charged))
-            for p, span, amount in zip(charged, spans, amounts, strict=True):
+            for p, span in zip(charged, spans, strict=True):
                 where = offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)
                 out.print(printable(f"  job {s.record.id}: {p.reason} on {where}: "
-                                    f"{span} h, {amount}"))
+                                    f"{span} h, {usd(p.usd, places)}"))
     out.flush()
+
+
+def _lists_placements(s: service.JobStatus) -> bool:
+    """Whether `status` lists the job's placements under the table: one that moved, or
+    ended."""
+    return len(s.cost.charged) > 1 or s.record.final
 
 
 def _progress(s: service.JobStatus) -> str:

@@ -1,0 +1,41 @@
+"""`status`'s money adds up where it is read: the cost column and the placements listed
+under it at one precision."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from costsched.cli import app
+from costsched.store import PriceStore
+from tests.costsched.test_costs import EAST_A, WEST, at, observe
+
+
+def test_a_jobs_placements_add_up_to_its_cost_at_one_precision(tmp_path: Path) -> None:
+    db = str(tmp_path / "store.sqlite")
+    store = PriceStore(db)
+    observe(store, EAST_A, [(0, 0.36)])  # $0.0060 a minute
+    observe(store, WEST, [(0, 0.288)])  # $0.0048 a minute
+    spec = {"name": "tiny", "run": "true", "steps": 10,
+            "checkpoint": {"location": str(tmp_path / "ckpt"), "size_gb": 0}}
+    job = store.jobs.create("tiny", {"spec": spec, "source": "t", "launcher": "local"}, 10,
+                            at=at(1))
+    store.jobs.transition(job, "running", at=at(1))
+    store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1, at=at(1),
+                     usd_per_hour=0.36, reason="launch", instance="l-1")
+    store.jobs.place(job, WEST, gpu_model="V100", gpu_count=1,
+                     at=at(1) + timedelta(minutes=1), usd_per_hour=0.288, reason="recovery",
+                     instance="l-2")
+    store.jobs.end_placement(job, at(1) + timedelta(minutes=2))
+    store.jobs.transition(job, "succeeded", at=at(1) + timedelta(minutes=2))
+    store.dispose()
+    result = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    # $0.0060 + $0.0048 = $0.0108: the column reads it so, not $0.01 beside them.
+    assert "launch on aws us-east-1a p3.2xlarge spot: 0.02 h, $0.0060" in result.stdout
+    assert "recovery on aws us-west-2b p3.2xlarge spot: 0.02 h, $0.0048" in result.stdout
+    [row] = [line for line in result.stdout.splitlines() if "tiny" in line and "│" in line]
+    assert "$0.0108" in row and "$0.01 " not in row
