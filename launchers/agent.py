@@ -9,7 +9,8 @@ It fetches the job's code archive, verifies it (size, SHA-256, every entry insid
 unpacks it into WORKDIR/code, once per instance; restores the newest verified checkpoint
 into WORKDIR/checkpoints; runs the setup commands once per instance in WORKDIR/code (a
 failing setup fails the attempt: status.json says "phase": "setup" and its exit code);
-then starts the command there (/bin/sh -c, output, setup's included, to WORKDIR/job.log)
+then starts the command there (/bin/sh -c, output, setup's included, to WORKDIR/job.log,
+the values of its --mask-env variables, its secrets, masked: launchers.log_masking)
 with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR, CHECKPOINT_DIR and
 COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publishes each
 complete checkpoint file that changed (keeping the last 3 versions), checks the cloud's
@@ -54,6 +55,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from launchers import log_masking
 from launchers.checkpoints import CheckpointStore, open_store
 from launchers.containers import Container, ContainerError
 from launchers.gang_agent import GangFile, Rounds
@@ -115,6 +117,7 @@ class Agent:
         self.grace = 10.0  # seconds a gang's paused job has to stop before it is killed
         self.container: Container | None = None  # setup and run in a Docker image
         self._in_container = ""  # the phase whose container the job's process is client of
+        self.masked: tuple[str, ...] = ()  # the job's secrets: their values kept off its log
 
     @property
     def stop_reason(self) -> str:
@@ -202,6 +205,9 @@ class Agent:
             argv = self.container.run_argv(command, self.code_dir, env,
                                            self.container.starting(phase),
                                            keep=phase == "setup")
+        masked = log_masking.values_of(self.masked, env)
+        if masked:
+            return log_masking.start(argv, env, self.code_dir, self.workdir / JOB_LOG, masked)
         with (self.workdir / JOB_LOG).open("ab") as out:
             return subprocess.Popen(argv, env=env, cwd=self.code_dir,
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=out)
@@ -323,12 +329,13 @@ class Agent:
             self.container.ended(self._in_container,  # type: ignore[union-attr]
                                  client.returncode, keep_container)
         self._in_container = ""
-        if not has_proc():
-            return
-        me = os.getpid()
-        while set(group_members(os.getpgrp())) - {me}:
-            _reap()
-            time.sleep(_TICK)
+        if has_proc():
+            me = os.getpid()
+            while set(group_members(os.getpgrp())) - {me}:
+                _reap()
+                time.sleep(_TICK)
+        if client is not None:  # the rest of its output in the log before it is read
+            log_masking.finish(client)
 
     def _status(self, exit_code: int) -> dict:
         if self.stop_reason and exit_code in (0, 128 + signal.SIGTERM):
@@ -490,6 +497,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "its round ended")
     parser.add_argument("--grace", type=float, default=10.0,
                         help="a gang's node: seconds a paused job has to stop")
+    parser.add_argument("--mask-env", action="append", default=[], metavar="NAME",
+                        help="a secret's variable: its value is masked in the job's log")
     parser.add_argument("command", nargs="+", help="after --: one shell string")
     args = parser.parse_args(argv)
     if args.poll <= 0:
@@ -532,6 +541,7 @@ def main(argv: list[str] | None = None) -> int:
                   args.setup, args.attempt, args.heartbeat_seconds)
     agent.publisher.enabled = not args.no_publish
     agent.grace = args.grace
+    agent.masked = tuple(args.mask_env)
     if args.image:
         agent.container = _container(args, workdir)
     if args.gang_file is not None:

@@ -91,6 +91,8 @@ if code:
              "--code-size", str(code["size"])]
 if job.get("setup"):
     argv += ["--setup", job["setup"]]
+for name in refs:  # the secrets' values: masked in the job's log
+    argv += ["--mask-env", name]
 if job.get("mounts"):
     argv += ["--mounts", json.dumps(job["mounts"])]
 if job.get("checkpoint_at"):  # the task's checkpoint mount path: the checkpoint directory

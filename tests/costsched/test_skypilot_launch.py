@@ -47,6 +47,7 @@ run: |
   pathlib.Path("out.txt").write_text(
       hashlib.sha256(token).hexdigest() + " " + data + " " + os.environ["WANDB_PROJECT"])
   print("job ran with", len(token), "bytes of token")
+  print("token is", token.decode())  # a job that prints its secret: never in a log
   EOF
 """
 
@@ -105,6 +106,7 @@ def test_a_skypilot_task_with_a_secret_and_two_buckets_runs_on_the_local_launche
         if state in ("succeeded", "failed") or time.monotonic() > deadline:
             break
         time.sleep(0.5)
+    monkeypatch.delenv("HF_TOKEN")  # `logs` knows no value: the log itself holds none
     logs = cli("logs", str(job["id"]))
     [folder] = [p.parent for p in instances.glob("*/instance.json")]
     assert state == "succeeded", (shown.stdout, logs.output,
@@ -132,6 +134,7 @@ def test_a_skypilot_task_with_a_secret_and_two_buckets_runs_on_the_local_launche
     for f in [db_path, *db_path.parent.glob(f"{db_path.name}*"), *instances.rglob("*")]:
         if f.is_file():
             assert secret not in f.read_bytes(), f
+    assert "token is ***" in logs.output
     for text in (launched.output, shown.output, logs.output,
                  cli("status").output, cli("status", "--json").output):
         assert SECRET not in text

@@ -59,6 +59,7 @@ run: |
   out = hashlib.sha256(os.environ["HF_TOKEN"].encode()).hexdigest() + " " + data
   pathlib.Path(os.environ["CHECKPOINT_DIR"], "out.txt").write_text(out)
   print("job done,", os.environ["GREETING"])
+  print("token is", os.environ["HF_TOKEN"])  # the instance's job log holds no secret
   EOF
 """
 
@@ -135,3 +136,5 @@ def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
         if f.is_file():
             assert secret not in f.read_bytes(), f
     assert SECRET not in repr(shown)
+    [job_log] = instance.sandbox.rglob("job.log")
+    assert "token is ***" in job_log.read_text()
