@@ -166,7 +166,7 @@ class LazyGroup(TyperGroup):
             return super().resolve_command(ctx, args)
         except UsageError as exc:
             close = get_close_matches(args[0], self.list_commands(ctx)) if args else []
-            if close and "Did you mean" not in exc.message:
+            if close and "Did you mean" not in exc.message:  # as click's subcommands say
                 exc.message = (exc.message.rstrip(".") + ". Did you mean "
                                + ", ".join(repr(c) for c in close) + "?")
             raise
@@ -182,12 +182,22 @@ def one_line_usage() -> Iterator[None]:
     except UsageError as exc:
         root = exc.ctx is None or exc.ctx.parent is None
         path = exc.ctx.command_path if exc.ctx is not None else "costsched"
-        message = " ".join(exc.format_message().split()).rstrip(".")
+        message = _as_ours(" ".join(exc.format_message().split()).rstrip("."))
         if root and isinstance(exc, NoSuchOption):  # 'costsched --json plan ...'
             message += (f"; a command's options follow its name (`{path} COMMAND ... "
                         f"{exc.option_name}`)")
-        click.echo(f"error: {path}: {message}; `{path} --help` shows the usage", err=True)
+        ends = " " if message.endswith("?") else "; "  # after a did-you-mean's question
+        click.echo(f"error: {path}: {message}{ends}`{path} --help` shows the usage", err=True)
         raise SystemExit(exc.exit_code) from None
+
+
+def _as_ours(message: str) -> str:
+    """click's "... 'x'. Did you mean 'a', 'b'?" as every other did-you-mean of costsched
+    says it: "... 'x'; did you mean 'a' or 'b'?"."""
+    head, sep, names = message.partition(". Did you mean ")
+    if not sep or not names.endswith("?"):
+        return message
+    return f"{head}; did you mean {' or '.join(names[:-1].split(', '))}?"
 
 
 _typed = getattr(TyperOption, "display_type_rich", None)

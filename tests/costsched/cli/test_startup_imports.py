@@ -51,9 +51,10 @@ def test_registry_help_is_the_commands_own(name: str) -> None:
 
 
 def test_a_mistyped_command_is_answered_with_the_close_one() -> None:
-    result = CliRunner().invoke(app, ["catalg"])
+    result = CliRunner().invoke(app, ["catalg"], prog_name="costsched")
     assert result.exit_code == 2
-    assert "Did you mean 'catalog'?" in result.output
+    assert result.output == ("error: costsched: No such command 'catalg'; did you mean "
+                             "'catalog'? `costsched --help` shows the usage\n")
 
 
 @pytest.mark.parametrize(("argv", "says"), [
@@ -67,7 +68,9 @@ def test_a_mistyped_command_is_answered_with_the_close_one() -> None:
     (["plan"], "error: costsched plan: Missing argument 'jobs'; "),
     (["--json", "plan", "job.yaml"],
      "a command's options follow its name (`costsched COMMAND ... --json`)"),
-    (["daemon", "statu"], "No such command 'statu'. Did you mean 'status'"),
+    (["daemon", "statu"], "error: costsched daemon: No such command 'statu'; did you mean "
+     "'status' or 'start'? `costsched daemon --help` shows the usage"),
+    (["stauts"], "No such command 'stauts'; did you mean 'status' or 'start'? `"),
 ])
 def test_a_usage_mistake_is_one_line(argv: list[str], says: str) -> None:
     """A mistyped option, value or command is one line on stderr naming the command and
