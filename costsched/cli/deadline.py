@@ -54,10 +54,29 @@ def numbers(values: list[str] | None, flag: str) -> list[float]:
     return out
 
 
+def hours_of(values: list[str] | None, flag: str) -> list[float]:
+    """Comma-separated durations of an option, in hours, as every deadline is written
+    ('52,70', '36h,2d', '90m')."""
+    from costsched.durations import parse_hours
+
+    out = []
+    for value in split_csv(values):
+        try:
+            hours = parse_hours(value)
+        except ValueError as exc:
+            raise InvalidInput(f"{flag} {exc}") from None
+        if not isinstance(hours, float):  # a time: each start has its own deadline
+            raise InvalidInput(f"{flag} {value!r}: expected durations after each start "
+                               "such as 52,70 (hours) or 36h,2d,90m, not a time")
+        out.append(hours)
+    return out
+
+
 @friendly_errors
 def deadline_backtest_cmd(
     deadline: Annotated[list[str], typer.Option(
-        "--deadline", help="Deadline(s) in hours after each start (comma-separated).")],
+        "--deadline", help="Deadline(s) after each start, comma-separated: hours (52) or "
+        "durations (36h, 2d).")],
     job_hours: Annotated[float, typer.Option(help="Work of each job in hours.")] = 48.0,
     restart_minutes: Annotated[list[str] | None, typer.Option(
         "--restart-minutes", help="Restart overhead(s) in minutes (comma-separated).")]
@@ -110,7 +129,7 @@ def deadline_backtest_cmd(
 ) -> None:
     """Replay jobs with a deadline over stored spot availability: cost against on-demand,
     deadline misses and the share of the greedy-to-optimum gap each policy closes."""
-    deadlines = numbers(deadline, "--deadline")
+    deadlines = hours_of(deadline, "--deadline")
     restarts = numbers(restart_minutes, "--restart-minutes") or [3.0, 12.0]
     with Progress(TextColumn("[bold]deadline backtest"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, disable=bar_hidden(json_out),

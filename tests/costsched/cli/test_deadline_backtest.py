@@ -135,3 +135,17 @@ def test_with_no_history_each_window_starts_from_the_policy_prior(imported: str)
     assert code == 2 and "--history 'some': expected one of full, none" in out
     code, out = _run([*args[:-1], "--history", "none"])  # the table says so
     assert code == 0 and "market history: none before each run" in out
+
+
+def test_deadlines_are_written_as_every_deadline_is(imported: str) -> None:
+    """'--deadline 2h,150m' is '--deadline 2,2.5': the durations every other deadline takes."""
+    args = ["backtest-deadline", "--db", imported, "--job-hours", "1", "--restart-minutes",
+            "3", "--checkpoint-minutes", "10", "--on-demand-price", "4", "--policies",
+            "greedy", "--windows", "2024-05-01T03:00:00Z", "--json"]
+    found = []
+    for deadline in ("2,2.5", "2h,150m"):
+        code, out = _run([*args, "--deadline", deadline])
+        assert code == 0, out
+        found.append(json.loads(out))
+    assert found[0] == found[1]
+    assert sorted({r["deadline_hours"] for r in found[1]["runs"]}) == [2.0, 2.5]
