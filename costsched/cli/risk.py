@@ -63,6 +63,14 @@ def show(
     if json_out:
         print_json({"signals": frame_records(frame)})
         return
+    if frame.empty:  # an empty table tells nothing of where signals come from
+        console.print("No spot risk signals stored"
+                      + (f" for {cloud}" if cloud else "") + (f" as of {at}" if at else "")
+                      + "; `costsched risk import FILE --kind KIND` stores a saved document: "
+                      "advisor (Spot Instance Advisor), placement (spot placement scores) or "
+                      "eviction (Azure eviction rates).",
+                      highlight=False)
+        return
     rows = [[r.cloud, r.region + (f" {r.zone}" if r.zone else ""), r.instance_type, r.os,
              r.kind, r.label, f"{r.prior_per_hour:.4f}", f"{r.observed_at:%Y-%m-%d %H:%M}",
              r.source] for r in frame.itertuples()]

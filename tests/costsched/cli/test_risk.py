@@ -68,3 +68,16 @@ def test_the_cloud_is_named_in_any_case_and_a_bogus_one_refused(cli) -> None:  #
     assert bogus.output.strip() == ("error: --cloud 'bogus': expected one of aws, gcp, "
                                     "azure")
     assert "did you mean 'aws'" in cli("risk", "show", "--cloud", "awz").output
+
+
+def test_no_signals_stored_says_so_and_how_to_store_them(cli) -> None:  # noqa: ANN001
+    empty = cli("risk", "show", "--cloud", "gcp")
+    assert empty.exit_code == 0
+    assert " ".join(empty.stdout.split()) == (
+        "No spot risk signals stored for gcp; `costsched risk import FILE --kind KIND` stores "
+        "a saved document: advisor (Spot Instance Advisor), placement (spot placement "
+        "scores) or eviction (Azure eviction rates).")
+    assert json.loads(cli("risk", "show", "--json").stdout) == {"signals": []}
+    cli("risk", "import", FIXTURES / "placement-scores.json", "--kind", "placement",
+        "--at", "2026-11-20T12:00Z")  # the hint's command, as it says
+    assert "placement" in cli("risk", "show").stdout
