@@ -129,6 +129,11 @@ def lookup(cloud: str, instance_type: str) -> dict | None:
     return _type_index().get((cloud, instance_type))
 
 
+def types_of(cloud: str) -> list[str]:
+    """The instance types of `cloud` the catalog knows (bundled and discovered), sorted."""
+    return sorted(t for c, t in _type_index() if c == cloud)
+
+
 def lookup_any(instance_type: str) -> dict | None:
     """The catalog row of an instance type on whichever cloud has it, or None."""
     return next((row for (_, name), row in _type_index().items() if name == instance_type),

@@ -80,6 +80,20 @@ def prefixed(prefix: str, text: str) -> str:
     return f"{prefix}: {text}"
 
 
+def unprefixed(text: str, *prefixes: str) -> str:
+    """`text` less every leading 'PREFIX: ' of `prefixes` (repeated, in any order): what a
+    message says once the line it goes into names its subject itself ('azure: quotas not
+    read: azure: no subscription' under 'azure quotas not read' is 'no subscription')."""
+    text = str(text).strip()
+    while True:
+        for prefix in prefixes:
+            if text.startswith(f"{prefix}: "):
+                text = text[len(prefix) + 2:].lstrip()
+                break
+        else:
+            return text
+
+
 def counted(count: int, singular: str, plural: str | None = None) -> str:
     """'1 new price', '0 new prices', '3 regions': a count and its noun in agreement
     (never 'price(s)'). `plural`: when it is not `singular` + 's'."""

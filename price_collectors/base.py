@@ -34,6 +34,7 @@ from costsched.validation import (
     zone_problem,
     zoned_times,
 )
+from costsched.vocabulary import did_you_mean
 
 logger = logging.getLogger("price_collectors")
 logger.addHandler(logging.NullHandler())
@@ -328,7 +329,8 @@ def problems(frame: pd.DataFrame) -> pd.Series:
         return reasons
     for name, allowed in (("cloud", CLOUDS), ("market", ALL_MARKETS)):
         _mark(reasons, frame[name], lambda v, n=name, a=allowed: None if v in a else
-              f"{n} {v!r}: expected one of {', '.join(a)}")
+              f"{n} {v!r}: expected one of {', '.join(a)}"
+              + (did_you_mean(v, list(a)) if isinstance(v, str) else ""))
     for column in ("region", "zone", "instance_type", "os"):
         _mark(reasons, frame[column],
               lambda v, c=column: identifier_problem(c, v, empty=c == "zone"))

@@ -25,7 +25,7 @@ import pandas as pd
 
 from costsched import catalog, clouds
 from costsched.model import InvalidInput
-from costsched.vocabulary import counted
+from costsched.vocabulary import counted, unprefixed
 from price_collectors.base import message_field as _field
 from price_collectors.discovered import COLUMNS, Discovery
 from price_collectors.discovered import gpu_memory_gb as _gpu_memory
@@ -186,9 +186,11 @@ class Refresh:
             new = ", ".join(t.split(" ", 1)[1] for t in found.new) or "none"
             out.append(f"{cloud}: {counted(len(found.types), 'GPU instance type')}, new to the "
                        f"catalog: {new}")
-            out += [f"{cloud}: left out {n}: {why}" for why, n in sorted(found.ignored.items())]
-            out += [f"{cloud}: {note}" for note in found.notes]
-        out += [f"{cloud}: not refreshed: {why}" for cloud, why in sorted(self.errors.items())]
+            out += [f"{cloud}: left out {n}: {unprefixed(why, cloud)}"
+                    for why, n in sorted(found.ignored.items())]
+            out += [f"{cloud}: {unprefixed(note, cloud)}" for note in found.notes]
+        out += [f"{cloud}: not refreshed: {unprefixed(why, cloud)}"
+                for cloud, why in sorted(self.errors.items())]
         return out
 
 

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from costsched.store import PriceStore
+from costsched.vocabulary import unprefixed
 from price_collectors.base import one_line
 from price_collectors.quota_reading import QuotasUnreadable, reading_frame
 
@@ -75,7 +76,7 @@ def read_quotas(store: PriceStore, regions: Mapping[str, Sequence[str]], *,
                                 fix=exc.fix)
             return QuotasRead(0, str(exc), exc.fix)
         except Exception as exc:  # noqa: BLE001 - one line per cloud, the others go on
-            error = f"{cloud}: quotas not read: {one_line(exc)}"
+            error = f"{cloud}: quotas not read: {unprefixed(one_line(exc), cloud)}"
             store.quotas.record(cloud, reading_frame([]), at=when, error=error)
             return QuotasRead(0, error)
         count = store.quotas.record(cloud, reading.rows, at=when, account=reading.account,

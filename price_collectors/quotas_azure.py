@@ -15,7 +15,7 @@ from typing import Any
 
 from costsched.clouds import SdkMissing
 from costsched.clouds import azure as azure_cloud
-from costsched.vocabulary import counted
+from costsched.vocabulary import counted, unprefixed
 from price_collectors.quota_reading import QuotaReading, QuotasUnreadable, reading_frame
 
 SOURCE = "azure compute usages"
@@ -88,7 +88,8 @@ def _default_clients() -> Any:
     except SdkMissing as exc:
         raise QuotasUnreadable(str(exc), "pip install 'costsched[azure]'") from None
     except Exception as exc:  # noqa: BLE001 - no subscription, no credential: one line
-        raise QuotasUnreadable(f"azure: quotas not read: {' '.join(str(exc).split())[:200]}",
+        said = unprefixed(" ".join(str(exc).split()), "azure")[:200]
+        raise QuotasUnreadable(f"azure: quotas not read: {said}",
                                "az login && az account set --subscription ID") from None
 
 

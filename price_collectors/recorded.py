@@ -29,6 +29,7 @@ from costsched.clouds.azure import AZURE
 from costsched.model import InvalidInput
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.validation import in_range, zoned_time, zoned_times
+from costsched.vocabulary import did_you_mean
 from price_collectors.base import PRICE_PROBLEMS, problems, rows_frame
 
 SUFFIXES = (".json", ".csv", ".parquet")
@@ -400,6 +401,7 @@ def validate_export(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
     frame["zone"] = frame["zone"].fillna("")
     rows = [_data_row(path, i) for i in range(len(frame))]
     frame = _checked(path, frame.assign(**{_ROW: rows, _PRICE: "usd_per_hour"}))
+    _known_types(path, frame, rows)
     frame["usd_per_hour"] = pd.to_numeric(frame["usd_per_hour"]).astype(float)
     frame["effective_at"] = zoned_times(frame["effective_at"])[0]
     for name in ("gpu_count", "vcpus"):
@@ -407,6 +409,19 @@ def validate_export(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
     frame["memory_gb"] = pd.to_numeric(frame["memory_gb"]).astype(float)
     frame["source"] = frame["source"].astype(str)
     return frame
+
+
+def _known_types(path: Path, frame: pd.DataFrame, rows: list[int]) -> None:
+    """Every row's instance type is one the catalog knows (bundled, or found by `catalog
+    refresh`): a misspelt type would else be stored as an offering no cloud sells."""
+    for i, (cloud, name) in enumerate(zip(frame["cloud"], frame["instance_type"],
+                                          strict=True)):
+        if catalog.lookup(cloud, name) is None:
+            known = catalog.types_of(cloud)
+            raise FileError(path, f"instance_type {name!r}: not a {cloud} instance type of "
+                            f"the catalog (`costsched catalog --cloud {cloud}` lists them; "
+                            f"`costsched catalog refresh --cloud {cloud}` adds the types "
+                            f"{cloud} sells now){did_you_mean(name, known)}", rows[i])
 
 
 def _data_row(path: Path, index: int) -> int:

@@ -144,8 +144,9 @@ def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary
                               highlight=False, soft_wrap=True)
     for name, read in summary.quotas.items():
         if read.error:
-            err_console.print(f"[yellow]quotas:[/yellow] {user_text(read.error)}"
-                              + (f"; fix: {user_text(read.fix)}" if read.fix else ""),
+            from costsched.service.quotas import read_problem
+
+            err_console.print(user_text(read_problem(name, read.error, read.fix or "")),
                               highlight=False, soft_wrap=True)
         else:
             console.print(f"quotas: {name}: {read.read:,} read", highlight=False)

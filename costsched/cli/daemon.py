@@ -264,9 +264,19 @@ def install_cmd(
                  f"Then start it now and at every login: {enable}")
             return
         assert plan.path is not None
+        code, said = install.run(["systemctl", "--user", "show-environment"])
         plan.path.parent.mkdir(parents=True, exist_ok=True)
         plan.path.write_text(plan.text)
         _say(f"Wrote {plan.path} (the daemon for {plan.store}; log: {plan.log}).")
+        if code != 0:  # --kind systemd where no user manager answers: nothing will run it
+            import shutil
+
+            cron = ("; `costsched daemon uninstall && costsched daemon install --kind cron` "
+                    "keeps one running from cron instead" if shutil.which("crontab") else "")
+            raise typer.Exit(_failed(
+                ["systemctl", "--user"], f"{said or 'no answer'}: no systemd user manager "
+                "answers here, so nothing runs the unit until one does (a login session; "
+                f"`loginctl enable-linger` keeps one from boot){cron}"))
         if now:
             for command in plan.enable():
                 code, said = install.run(command)
@@ -319,7 +329,10 @@ def uninstall_cmd(
         code, said = install.run(commands[0])  # a unit never enabled: nothing to stop
         plan.path.unlink(missing_ok=True)
         install.run(commands[1])
-        _say(f"Removed {plan.path}" + ("" if code == 0 else f" ({said})") + ".")
+        _say(f"Removed {plan.path}." if code == 0 else
+             f"Removed {plan.path}; `{' '.join(commands[0])}` failed "
+             f"({said or 'exit ' + str(code)}): a daemon it started runs until `costsched "
+             "daemon stop`.")
         return
     if print_only:
         _say("Would remove these lines from your crontab (its other lines kept):",

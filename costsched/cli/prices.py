@@ -90,11 +90,11 @@ def import_(
         for error in result.errors:
             err_console.print(f"[red]error:[/red] {user_text(error)}", highlight=False,
                               soft_wrap=True)
-        new = (f"{result.inserted:,} new rows" if result.inserted
-               else "0 new rows (all stored already)")
+        new = counted(result.inserted, "new row")
         if result.read or not (result.availability or result.booked_files):
-            console.print(f"Imported {counted(result.files, 'file')}: {result.read:,} "
-                          f"observations, {new}, {result.unchanged:,} unchanged; "
+            console.print(f"Imported {counted(result.files, 'file')}: "
+                          f"{counted(result.read, 'observation')}, {new}, "
+                          f"{result.unchanged:,} unchanged; "
                           f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
         elif result.errors:
             console.print(f"{counted(len(result.errors), 'file')} rejected.", highlight=False)

@@ -22,7 +22,7 @@ from costsched.cli.common import (
     table,
     user_text,
 )
-from costsched.service.quotas import REFRESH_LINE, QuotaFacts, refresh
+from costsched.service.quotas import REFRESH_LINE, QuotaFacts, read_problem, refresh
 from costsched.service.stores import open_store
 from costsched.service.values import as_time
 
@@ -118,9 +118,8 @@ def print_table(facts: QuotaFacts, at: datetime, *, clouds: list[str] = (),
     if hidden:
         console.print(f"  {hidden:,} quotas at 0 not shown (`costsched quotas --all` lists "
                       "them)", highlight=False)
-    for cloud, line in cloud_lines(facts, clouds):
-        err_console.print(f"[yellow]{cloud} quotas:[/yellow] {user_text(line)}",
-                          highlight=False, soft_wrap=True)
+    for _, line in cloud_lines(facts, clouds):
+        err_console.print(user_text(line), highlight=False, soft_wrap=True)
 
 
 def cloud_lines(facts: QuotaFacts, clouds: list[str] = ()) -> list[tuple[str, str]]:
@@ -130,11 +129,11 @@ def cloud_lines(facts: QuotaFacts, clouds: list[str] = ()) -> list[tuple[str, st
     reads = facts.reads.set_index("cloud") if len(facts.reads) else None
     for cloud in clouds or sorted(set(facts.reads["cloud"])):
         if reads is None or cloud not in reads.index:
-            out.append((cloud, f"never read; {REFRESH_LINE}"))
+            out.append((cloud, f"{cloud} quotas: never read; {REFRESH_LINE}"))
             continue
         r = reads.loc[cloud]
         if r["error"]:
-            out.append((cloud, r["error"] + (f"; fix: {r['fix']}" if r["fix"] else "")))
+            out.append((cloud, read_problem(cloud, r["error"], r["fix"] or "")))
     return out
 
 

@@ -300,9 +300,12 @@ class PricesConfig(Section):
         if isinstance(value, str):  # '7d', '36h', as a job's deadline is written
             from costsched.durations import parse_hours  # pandas, only when needed
 
-            hours = parse_hours(value)
-            if not isinstance(hours, float):
-                raise ValueError("expected a duration: hours, or '7d', '36h'")
+            try:
+                hours = parse_hours(value)
+            except ValueError:
+                hours = None
+            if not isinstance(hours, float):  # a time, or no duration at all
+                raise ValueError("expected a duration: hours (168), or '7d', '36h', '90m'")
             return hours
         return value
 
@@ -451,6 +454,7 @@ def load(path: Path | None = None, env: Mapping[str, str] = os.environ) -> Loade
             sources[key] = origin
     elif explicit:
         raise InvalidInput(f"{file}: config file not found")
+    _check_env_names(env)
     for key in KEYS:
         name = _env_name(key)
         if name in env:
@@ -497,18 +501,53 @@ def _check_shape(data: dict[str, Any], origin: str) -> None:
         if name == "db":
             continue
         if name not in SECTIONS:
+            home = [f"{s}.{name}" for s, cls in SECTIONS.items() if name in cls.model_fields]
+            hint = (f"; it is a key of [{home[0].split('.')[0]}]: did you mean "
+                    f"'{home[0]}'?" if len(home) == 1 else
+                    did_you_mean(name, ["db", *SECTIONS]))
             raise InvalidInput(f"{where}: unknown key {name}: expected one of "
-                               f"db, {', '.join(f'[{s}]' for s in SECTIONS)}"
-                               + did_you_mean(name, ["db", *SECTIONS]))
+                               f"db, {', '.join(f'[{s}]' for s in SECTIONS)}{hint}")
         if not isinstance(value, dict):
             raise InvalidInput(f"{where}: {name} {value!r}: expected a table [{name}] with "
                                f"keys {', '.join(SECTIONS[name].model_fields)}")
-        allowed = SECTIONS[name].model_fields
-        for key in value:
-            if key not in allowed:
-                raise InvalidInput(f"{where}: unknown key {name}.{key}: expected one of "
-                                   f"{', '.join(f'{name}.{k}' for k in allowed)}"
-                                   + did_you_mean(key, allowed))
+        _check_keys(value, SECTIONS[name], name, where)
+        if name == "budgets" and isinstance(value.get("named"), dict):
+            for budget, settings in value["named"].items():
+                if not isinstance(settings, dict):
+                    raise InvalidInput(
+                        f"{where}: budgets.named.{budget} {settings!r}: expected a table "
+                        f"[budgets.named.{budget}] with keys "
+                        f"{', '.join(NamedBudget.model_fields)}")
+                _check_keys(settings, NamedBudget, f"budgets.named.{budget}", where)
+
+
+def _check_keys(value: dict[str, Any], model: type[Section], name: str, where: str) -> None:
+    """An unknown key of the table `name` (a section, or one named budget): the keys there
+    are, and the close one."""
+    allowed = model.model_fields
+    for key in value:
+        if key not in allowed:
+            raise InvalidInput(f"{where}: unknown key {name}.{key}: expected one of "
+                               f"{', '.join(f'{name}.{k}' for k in allowed)}"
+                               + did_you_mean(key, allowed))
+
+
+# Variables of costsched's that share a section's prefix but are not configuration keys.
+_OTHER_ENV = frozenset({"COSTSCHED_AZURE_PRICES_URL"})
+
+
+def _check_env_names(env: Mapping[str, str]) -> None:
+    """A COSTSCHED_<SECTION>_... variable that is no key of that section (a typo) is
+    refused as an unknown key of the file is, with the close name: it would else be
+    ignored without a word."""
+    known = {_env_name(key) for key in KEYS}
+    prefixes = tuple(f"{ENV_PREFIX}{section.upper()}_" for section in SECTIONS)
+    for name in sorted(env):
+        if name.startswith(prefixes) and name not in known and name not in _OTHER_ENV:
+            section = next(s for s in SECTIONS if name.startswith(f"{ENV_PREFIX}{s.upper()}_"))
+            keys = [_env_name(f"{section}.{k}") for k in SECTIONS[section].model_fields]
+            raise InvalidInput(f"env {name}: not a setting of [{section}]: expected one of "
+                               f"{', '.join(keys)}{did_you_mean(name, keys)}")
 
 
 def _leaf_keys(data: dict[str, Any]) -> list[str]:
@@ -574,6 +613,8 @@ def _one_line(exc: ValidationError, data: dict[str, Any], sources: dict[str, str
     loc = [str(part) for part in error["loc"]]
     key = ".".join(loc[:2]) if loc and loc[0] in SECTIONS else (loc[0] if loc else "")
     origin = sources.get(key, "default").removeprefix("file ")
+    if loc[:2] == ["budgets", "named"] and len(loc) > 2:  # one budget's own key
+        key = ".".join(loc[:4])
     value = error.get("input")
     value = redact_value(value, key)
     kind = error["type"]
@@ -589,8 +630,10 @@ def _one_line(exc: ValidationError, data: dict[str, Any], sources: dict[str, str
     elif kind in ("less_than_equal", "less_than"):
         sign = "<=" if kind == "less_than_equal" else "<"
         expected = f"expected a number {sign} {ctx.get('le', ctx.get('lt')):g}"
-    elif kind == "literal_error" and key == "launch.launcher":
-        expected = f"expected one of {', '.join(LAUNCHERS)}"
+    elif kind == "literal_error":  # the field's choices, and the close one
+        choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        expected = (f"expected one of {', '.join(choices)}"
+                    + (did_you_mean(str(value), choices) if isinstance(value, str) else ""))
     else:
         expected = _EXPECTED.get(kind) or f"expected {error['msg'][0].lower()}{error['msg'][1:]}"
     return InvalidInput(f"{origin}: {key} {value!r}: {expected}")

@@ -24,8 +24,12 @@ def error(status_code: int, message: str) -> Response:
 
 
 def _states(request: Request) -> list[str]:
-    return [s.strip() for v in request.query_params.getlist("state") for s in v.split(",")
-            if s.strip()]
+    """The `state` filters in their stored spelling, or one line naming the first that is
+    no state, the states and the close one (as `status --state` says it)."""
+    from costsched.service.job_filters import parse_states
+
+    return parse_states([s.strip() for v in request.query_params.getlist("state")
+                         for s in v.split(",") if s.strip()], where="state")
 
 
 async def jobs(request: Request) -> Response:

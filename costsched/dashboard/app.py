@@ -8,6 +8,7 @@ synchronous); the event loop only serves.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -106,12 +107,25 @@ class _Guard:
         await self.app(scope, receive, with_headers)
 
 
+# How the store says a job it was asked for does not exist (by id, or by name).
+_NO_SUCH_JOB = re.compile(r"\bno such job\b|\bno job of that\b")
+
+
 async def _invalid(request: Request, exc: Exception) -> Response:
     message = redact(str(exc))
+    status = 404 if _NO_SUCH_JOB.search(message) else 400
     if request.url.path.startswith("/api/"):
-        return api.error(404 if "no job" in message else 400, message)
+        return api.error(status, message)
     dashboard: Dashboard = request.app.state.dashboard
-    return dashboard.html("error.html", status_code=400, message=message)
+    return dashboard.html("error.html", status_code=status, message=message)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """An address the dashboard does not serve: JSON under /api/ (its API speaks JSON)."""
+    if request.url.path.startswith("/api/"):
+        return api.error(404, f"{request.url.path}: no such address: the API serves "
+                         "/api/jobs, /api/jobs/JOB, /api/spend, /api/prices, /api/events")
+    return PlainTextResponse("Not Found", status_code=404)
 
 
 def create_app(store: PriceStore, access: Access | None = None, *,
@@ -121,7 +135,7 @@ def create_app(store: PriceStore, access: Access | None = None, *,
     routes = [*pages.routes(), *api.routes(),
               Mount("/static", StaticFiles(directory=HERE / "static"), name="static")]
     app = Starlette(routes=routes, middleware=[Middleware(_Guard, dashboard=dashboard)],
-                    exception_handlers={InvalidInput: _invalid})
+                    exception_handlers={InvalidInput: _invalid, 404: _not_found})
     app.state.dashboard = dashboard
     return app
 

@@ -25,8 +25,19 @@ from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.quotas import refusals_recorded
+from costsched.vocabulary import unprefixed
 
 REFRESH_LINE = "`costsched quotas --refresh` reads them"
+NOT_READ = "quotas not read"
+
+
+def read_problem(cloud: str, error: str, fix: str = "") -> str:
+    """One cloud's failed quota reading in one line: 'azure quotas not read: why; fix: what'
+    (the cloud and 'quotas not read' said once, however often the message passed through
+    hands that named them; the fix left out where the reason gives it already)."""
+    reason = unprefixed(error, cloud, NOT_READ)
+    line = f"{cloud} {NOT_READ}: {reason}"
+    return line + (f"; fix: {fix}" if fix and fix not in reason else "")
 # What `check` and `costsched quotas` show by default: the quotas of GPU instances (not the
 # standard families' or the CPU-only ones, which `--all` adds).
 _STANDARD = {aws_cloud.QUOTA_FAMILIES["c"][1], aws_cloud.QUOTA_FAMILIES["c"][2]}

@@ -116,9 +116,9 @@ def spot_row(cloud: str, region: str, zone: str, instance_type: str, price: floa
 
 def test_a_newer_collection_replaces_a_clouds_bundled_spot_prices(store: PriceStore) -> None:
     store.ingest(rows_frame([spot_row("gcp", "us-central1", "", "g2-standard-4", 0.25,
-                                      day("2026-11-27"))], "collected"))
+                                      day("2026-11-27"))], "collect:test"))
     frame = prices_at(store, NOW, clouds=["gcp"], markets=["spot"])
-    assert frame["source"].tolist() == ["collected"]  # no older bundled GCP spot price
+    assert frame["source"].tolist() == ["collect:test"]  # no older bundled GCP spot price
 
 
 def test_bundled_prices_newer_than_the_stores_win(store: PriceStore) -> None:

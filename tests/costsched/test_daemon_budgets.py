@@ -47,6 +47,6 @@ def test_each_budget_threshold_is_notified_once(world) -> None:  # noqa: ANN001
         watch_and_replan(hours)
     said = [d["detail"] for event, d in told if event == "budget"]
     assert [d.split(" of $")[0] for d in said] == [
-        f"job {job.id}: budget reached job {job.id} (budgeted) 50%",
-        f"job {job.id}: budget reached job {job.id} (budgeted) 80%"]
+        f"job {job.id}: its budget reached 50%",
+        f"job {job.id}: its budget reached 80%"]
     assert all(set(d) == {"job", "detail"} for event, d in told if event == "budget")

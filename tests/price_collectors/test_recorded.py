@@ -79,8 +79,7 @@ def test_cli_import_twice_says_nothing_new(dispa: Path, cli) -> None:
     assert summary["inserted"] == AWS_SPOT_ROWS and summary["errors"] == []
     second = cli("prices", "import", dispa / "aws" / "cost")
     assert second.exit_code == 0
-    assert "0 new rows (all stored already)" in second.stdout
-    assert f"{summary['read']:,} unchanged" in second.stdout
+    assert f"0 new rows, {summary['read']:,} unchanged" in second.stdout
 
 
 def test_show_as_of_matches_the_recorded_value(dispa: Path, cli) -> None:
@@ -216,7 +215,7 @@ def test_bad_export_rows_name_the_row(tmp_path: Path, recorded_store: PriceStore
     parsed = recorded.read_paths([path])
     assert parsed.errors == [
         f"{path}: row 5: market 'reserved': expected one of on_demand, spot, "
-        "capacity_block, flex_start, reservation"]
+        "capacity_block, flex_start, reservation; did you mean 'reservation'?"]
 
 
 def test_azure_region_names() -> None:

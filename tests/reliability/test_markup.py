@@ -64,7 +64,7 @@ def test_import_error_naming_a_hostile_path(cli, tmp_path: Path, name: str) -> N
     result = cli("prices", "import", str(bad), str(good))
     assert result.exit_code == 1
     assert f"error: {bad}: not valid JSON" in result.output
-    assert "1 new rows" in result.output
+    assert "1 new row," in result.output
 
 
 @pytest.mark.parametrize("name", ["[bold red]x", "[/]", "\x1b[2J"])

@@ -20,13 +20,15 @@ from datetime import datetime
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
+from costsched.model import InvalidInput
 from costsched.optimize.planner import plan_job
-from costsched.service.jobs.caps import BudgetState, budget_states, joins
+from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
 from costsched.service.jobs.decider import market_at
 from costsched.service.jobs.named_offering import picked
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
+from costsched.vocabulary import did_you_mean
 
 PERCENTILE = 0.95
 
@@ -40,6 +42,7 @@ class LaunchFit:
     expected_usd: float
     pessimistic_usd: float
     left_usd: float
+    fix: str = ""  # what gives the job more: the key to raise, and where
 
     @property
     def fits(self) -> bool:
@@ -56,7 +59,8 @@ class LaunchFit:
                                               self.left_usd)
         return (f"job {self.job}: expected {expected}, pessimistic {pessimistic} "
                 f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
-                f"{self.budget}: {verdict}")
+                f"{self.budget}: {verdict}"
+                + (f"; {self.fix}" if not self.fits and self.fix else ""))
 
 
 def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:
@@ -88,12 +92,14 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
     market = market_at(store, at)
     out = []
     for source, spec in job_specs(jobs, envs=envs):
+        _check_budget_name(source, spec.name, spec.constraints.budget_name, config)
         stored = {"spec": spec.model_dump(mode="json")}
-        wanted = [(f"budget {n}", b.usd, _left(states[n]) if n in states else b.usd)
+        wanted = [(f"budget {n}", _left(states[n]) if n in states else b.usd,
+                   named_fix(n, b.period))
                   for n, b in config.named.items() if joins(stored, n, b)]
         if spec.constraints.budget is not None:
             wanted.insert(0, ("its own budget", spec.constraints.budget,
-                              spec.constraints.budget))
+                              f"raise constraints.budget in {source}"))
         if not wanted:
             continue
         resolved = resolve(spec, table, at, source=source)
@@ -108,6 +114,21 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         each = resolved.restart_hours + resolved.checkpoint_hours / 2
         pessimistic = max(expected, (float(row["work_hours"]) + poisson_quantile(mean) * each)
                           * float(row["usd_per_hour"]))
-        for name, _, left in wanted:
-            out.append(LaunchFit(spec.name, name, expected, pessimistic, left))
+        for name, left, fix in wanted:
+            out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix))
     return out
+
+
+def _check_budget_name(source: str, job: str, name: str | None,
+                       config: BudgetsConfig) -> None:
+    """A job that names a budget the configuration does not have would run capped by
+    nothing: refused in one line, with the budgets there are and the close one."""
+    if name is None or name in config.named:
+        return
+    known = sorted(config.named)
+    accepted = (f"expected one of {', '.join(known)} (budgets.named)" if known else
+                "no budget is configured: add [budgets.named." + name + "] with usd and "
+                "period to the configuration (`costsched config show` names its file)")
+    raise InvalidInput(f"{source}: job {job!r}: field constraints.budget_name {name!r}: "
+                       f"no budget of that name in the configuration: {accepted}"
+                       f"{did_you_mean(name, known)}")

@@ -360,6 +360,39 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     return events
 
 
+def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
+                  config: BudgetsConfig, interval_seconds: float) -> str | None:
+    """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) would
+    be stopped at once by one of its budgets' caps (the watch's own check, `enforce`, the
+    job its newest), and what gives it more; None when its budgets leave it room."""
+    from costsched.service.jobs.decider import budget_verdict
+
+    record = store.jobs.get(job_id)
+    ahead = usd_per_hour * nodes_of(record.spec) * interval_seconds / 3600
+    for state in budget_states(store, config, at, interval_seconds):
+        if job_id not in state.jobs:
+            continue
+        claims = sum(state.to_end_usd.get(j, 0.0) for j in state.running if j != job_id)
+        why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
+                             state.usd, claims)
+        if why is None:
+            continue
+        if state.kind == "job":
+            return (f"job {job_id} ({record.name}) is at its budget: {why}; give it more: "
+                    f"`costsched start {record.name} --budget USD`")
+        return (f"job {job_id} ({record.name}) is at budget {state.name}: {why}; "
+                f"{named_fix(state.name, state.period)}")
+    return None
+
+
+def named_fix(name: str, period: str) -> str:
+    """What gives the jobs of named budget `name` more: its key, and its next period."""
+    wait = {"day": ", or wait for the next UTC day",
+            "month": ", or wait for the next month (UTC)"}.get(period, "")
+    return (f"raise budgets.named.{name}.usd in the configuration (its file: `costsched "
+            f"config show`){wait}")
+
+
 def at_cap(run: RunningJob, config: BudgetsConfig) -> str:
     """What a cap does to the job: its own `constraints.at_cap`, else the config's."""
     said = (_spec(run.record.spec).get("constraints") or {}).get("at_cap")
@@ -404,18 +437,22 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
     owner = state.jobs[-1]
     said = [str(e.detail) for e in store.jobs.event_rows([owner], kinds=["budget"])]
     out = []
+    called = "its budget" if state.kind == "job" else f"budget {state.name}"
     for share in shares:
         if state.spent_usd < share * state.usd:
             break
-        key = f"{state.name} {share:.0%} of {amounts.usd(state.usd)} ({state.period}"
         start = period_start(state.period, at)
-        key += ")" if start is None else f" from {start:%Y-%m-%d})"
-        if any(line.startswith(f"reached {key}") for line in said):
+        period = (f"({state.period})" if start is None else
+                  f"({state.period} from {start:%Y-%m-%d})")
+        what = f"{share:.0%} of {amounts.usd(state.usd)} {period}"
+        # Said before, in these words or in the older 'reached NAME 50% of ...'.
+        if any(line.startswith((f"{called} reached {what}",
+                                f"reached {state.name} {what}")) for line in said):
             continue
         spent, cap = usd_all(state.spent_usd, state.usd)
-        text = f"reached {key}: {spent} of {cap} spent"
+        text = f"{called} reached {what}: {spent} of {cap} spent"
         store.jobs.note(owner, "budget", text, at=at)
-        out.append(JobEvent(owner, "budget", f"budget {text}",
+        out.append(JobEvent(owner, "budget", text,
                             level="warning" if share >= 0.8 else "info", notify="budget"))
     return out
 

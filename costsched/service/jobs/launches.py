@@ -205,6 +205,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
         raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
                            f"launcher, not {launcher.name}")
     cands = place(store, JobNow.of(run, None, steps_left(store, run, when)), launcher, when)
+    _within_budgets(store, job_id, cands, when)
     store.jobs.transition(job_id, "pending", at=when, expect="stopped",
                           detail="started again by the user")
     # A start, not a recovery: no instance was lost (it counts in neither the job's
@@ -216,6 +217,22 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # where it starts now (a job keeps the first prediction it had).
     record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)
+
+
+def _within_budgets(store: PriceStore, job_id: int, cands: list[dict], when: datetime
+                    ) -> None:
+    """A job its budget's cap would stop again at the first watch is not started: one line
+    says which budget, by how much, and what gives it more."""
+    from costsched.config import effective
+    from costsched.service.jobs.caps import start_refusal
+
+    if not cands:
+        return
+    config = effective()
+    why = start_refusal(store, job_id, float(cands[0]["usd_per_hour"]), when, config.budgets,
+                        config.daemon.watch_seconds)
+    if why:
+        raise InvalidInput(why)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ def test_refresh_adds_the_new_type_to_the_listing(cli, discovered: Path,
     result = cli("catalog", "refresh", "--cloud", "aws", "--region", "us-east-1")
     assert result.exit_code == 0, result.output
     assert f"new to the catalog: {NEW_TYPE}" in result.stdout
-    assert "left out 1: aws: GPU not in the vocabulary (Radeon Pro V520)" in result.stdout
+    assert "aws: left out 1: GPU not in the vocabulary (Radeon Pro V520)" in result.stdout
     clients.assert_all_used()
     assert discovered.exists()
 

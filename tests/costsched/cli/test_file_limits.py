@@ -66,7 +66,7 @@ def test_each_imported_price_file_is_bounded_and_the_others_still_import(
              "files.import_mb)")
     assert sorted(errors) == [f"error: {path}: {path.stat().st_size:,} bytes, {limit}"
                               for path in (trace, large)]
-    assert "1 new rows" in result.stdout
+    assert "1 new row," in result.stdout
 
 
 def test_signal_and_throughput_files_are_bounded(cli, tmp_path: Path,

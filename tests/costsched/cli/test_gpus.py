@@ -48,7 +48,7 @@ def test_one_row_per_gpu_and_count_from_list_prices_and_the_spot_snapshot() -> N
 
 def test_a_collected_price_wins_and_is_young(store: PriceStore) -> None:
     store.ingest(rows_frame([spot_row(0.30, datetime(2026, 10, 31, 21, tzinfo=timezone.utc))],
-                            "collected"))
+                            "collect:test"))
     frame = gpu_summary(store, NOW)
     a10g = frame[(frame["gpu_model"] == "A10G") & (frame["gpu_count"] == 1)].iloc[0]
     assert a10g["spot_usd_per_hour"] == 0.30
@@ -131,7 +131,7 @@ def test_an_offering_over_quota_is_marked_with_the_request_to_make(
     store.ingest(rows_frame([("aws", region, f"{region}a", "p3.2xlarge", "spot", "linux",
                               "V100", 1, int(spec["vcpus"]), float(spec["memory_gb"]), price,
                               at) for region, price in (("us-east-1", 0.05),
-                                                        ("us-west-2", 0.06))], "collected"))
+                                                        ("us-west-2", 0.06))], "collect:test"))
     store.quotas.record("aws", pd.DataFrame([
         {"scope": region, "code": "L-7212CCBC", "name": "All P Spot Instance Requests",
          "unit": "vCPUs", "limit": limit, "used": 0.0, "source": "test"}

@@ -147,9 +147,9 @@ def test_a_missing_permission_is_one_line_naming_it(cli, account: Path,  # noqa:
     monkeypatch.setattr("price_collectors.quotas_aws._default_session", lambda: denied)
     read = cli("quotas", "--refresh", "--cloud", "aws", "--region", "us-east-1")
     assert read.exit_code == 1
-    [line] = [x for x in read.stderr.splitlines() if x.startswith("aws quotas:")]
-    assert line.startswith("aws quotas: aws: servicequotas:ListServiceQuotas is not allowed "
-                           "(AccessDeniedException)")
+    [line] = [x for x in read.stderr.splitlines() if x.startswith("aws quotas")]
+    assert line.startswith("aws quotas not read: servicequotas:ListServiceQuotas is not "
+                           "allowed (AccessDeniedException)")
     assert "fix: allow servicequotas:ListServiceQuotas" in line
     probes_answer(monkeypatch)
     doc = json.loads(cli("check", "--json").stdout)

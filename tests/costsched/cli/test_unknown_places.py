@@ -74,7 +74,7 @@ def test_a_region_opened_later_still_imports(cli, tmp_path: Path) -> None:  # no
                                                                  zone="us-east-3a"))
     result = cli("prices", "import", path)
     assert result.exit_code == 0, result.output
-    assert "1 new rows" in result.stdout
+    assert "1 new row," in result.stdout
 
 
 SIGNAL_FILES = [

@@ -209,3 +209,24 @@ def test_a_store_url_with_a_password_is_never_written(monkeypatch: pytest.Monkey
     with pytest.raises(InvalidInput, match="holds a password") as refused:
         install.plan(url, load(), log, "cron")
     assert "hunter22" not in str(refused.value)
+
+
+def test_a_unit_no_user_manager_will_run_is_said_and_its_removal_too(
+        world: World, fakes: Fakes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--kind systemd where `systemctl --user` does not answer: the unit is written, and
+    the command says (exit 1) that nothing runs it, with what would; uninstall says what
+    its failed `systemctl --user disable` leaves, in words, not a bare complaint."""
+    unit = unit_file(world)
+    monkeypatch.setenv("FAKE_SYSTEMCTL_EXIT", "1")
+    done = CliRunner().invoke(app, ["daemon", "install", "--kind", "systemd"])
+    assert done.exit_code == 1 and unit.exists()
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert line.startswith("error: systemctl --user: no answer: no systemd user manager "
+                           "answers here, so nothing runs the unit until one does")
+    assert line.endswith("`costsched daemon uninstall && costsched daemon install --kind "
+                         "cron` keeps one running from cron instead")
+    said = invoke("daemon", "uninstall")
+    assert said.replace("\n", "") == (
+        f"Removed {unit}; `systemctl --user disable --now {unit.name}` failed (exit 1): a "
+        "daemon it started runs until `costsched daemon stop`.")
+    assert not unit.exists()

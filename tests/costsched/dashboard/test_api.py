@@ -70,7 +70,30 @@ def test_an_unknown_job_is_one_line(client: TestClient) -> None:
     assert list(api.json()) == ["error"] and "\n" not in api.json()["error"]
     assert "nope" in api.json()["error"]
     page = client.get("/jobs/nope")
-    assert page.status_code == 400 and "nope" in page.text and "Traceback" not in page.text
+    assert page.status_code == 404 and "nope" in page.text and "Traceback" not in page.text
+
+
+def test_a_job_not_there_is_404_by_id_and_by_name_on_pages_and_api(client: TestClient
+                                                                    ) -> None:
+    for path in ("/api/jobs/99", "/jobs/99", "/api/jobs/nope", "/jobs/nope",
+                 "/api/spend?job=nope"):
+        assert client.get(path).status_code == 404, path
+    assert client.get("/api/jobs/99").json() == {"error": "job 99: no such job in the store"}
+
+
+def test_a_misspelt_state_gets_the_close_one(client: TestClient) -> None:
+    api = client.get("/api/jobs?state=runing")
+    assert api.status_code == 400
+    assert api.json()["error"].startswith("state 'runing': expected one of pending, ")
+    assert api.json()["error"].endswith("did you mean 'running' or 'launching' or 'pending'?")
+    assert client.get("/api/jobs?state=Running").status_code == 200  # any case, as the CLI
+
+
+def test_an_address_the_api_does_not_serve_is_json(client: TestClient) -> None:
+    api = client.get("/api/status")
+    assert api.status_code == 404 and api.json()["error"].startswith(
+        "/api/status: no such address: the API serves /api/jobs, ")
+    assert client.get("/nope").status_code == 404
 
 
 def test_prices_show_the_running_jobs_offerings_and_alternatives(

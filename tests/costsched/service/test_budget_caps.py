@@ -140,7 +140,7 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     assert len(stopped) == 1
     assert stopped.iloc[0].startswith(f"stopped at budget job {job_id} (capped): $")
     assert "would pass the budget of $0.08" in stopped.iloc[0]
-    assert any(d.startswith(f"reached job {job_id} (capped) 50% of $0.08") for d in said)
+    assert any(d.startswith("its budget reached 50% of $0.08 (total): $") for d in said)
 
     # The report and the API say why it stopped, and what the budget spent.
     report = build(store, now=_now())
@@ -217,9 +217,9 @@ def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
     assert any(e.startswith(f"job {second}: stopped at budget vision: $") and
                "its earlier jobs need to finish" in e for e in events)
     # Each threshold the team passed is notified once (which ones depends on the pace).
-    reached = [e.split(" (")[0] for e in events if "budget reached vision" in e]
+    reached = [e.split(" (")[0] for e in events if "budget vision reached" in e]
     assert len(reached) == len(set(reached))
-    assert all(e.notify == "budget" for e in events if "budget reached vision" in e)
+    assert all(e.notify == "budget" for e in events if "budget vision reached" in e)
 
 
 def test_the_budget_check_stops_when_the_next_interval_would_pass_the_cap() -> None:
