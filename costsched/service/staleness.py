@@ -42,10 +42,16 @@ class Stale:
     stale_after_hours: float
 
     def note(self) -> str:
-        """'2 of the 5 prices are older than 7 days (the oldest from 2020-02-29, 2,094.0
-        days old)'."""
-        return (f"{self.count} of the {self.total} prices are older than "
-                f"{_duration(self.stale_after_hours)} (the oldest from "
+        """'2 of the 5 prices are older than 7 days (the oldest from 2020-02-29, 2,094
+        days old)'; 'all 3 prices are ...', 'the price is ...'."""
+        if self.total == 1:
+            which = "the price is"
+        elif self.count == self.total:
+            which = f"all {self.total} prices are"
+        else:
+            which = (f"{self.count} of the {self.total} prices "
+                     + ("is" if self.count == 1 else "are"))
+        return (f"{which} older than {_duration(self.stale_after_hours)} (the oldest from "
                 f"{self.oldest_at:%Y-%m-%d}, {_duration(self.oldest_hours)} old)")
 
 
@@ -76,4 +82,6 @@ def offering_prices(store: PriceStore, keys: Iterable[tuple], at: datetime) -> p
 
 
 def _duration(hours: float) -> str:
-    return f"{hours / 24:,.1f} days" if hours >= 48 else f"{hours:,.1f} h"
+    """'7 days', '2.5 days', '36 h', '1.5 h': a whole number without its '.0'."""
+    value, unit = (hours / 24, "days") if hours >= 48 else (hours, "h")
+    return f"{value:,.0f} {unit}" if round(value, 1) == round(value) else f"{value:,.1f} {unit}"

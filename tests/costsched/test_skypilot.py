@@ -291,7 +291,7 @@ def test_a_fresh_install_plans_a_spot_job_and_says_how_old_its_prices_are(cli) -
     result = cli("plan", EXAMPLES.parent / "resnet50.yaml", "--top", "5", "--at", "2026-11-01")
     assert result.exit_code == 0, result.output  # was: no offering has market spot
     assert "aws us-east-1 g5.xlarge spot" in result.stdout  # the catalog's spot snapshot
-    assert "prices are older than 7.0 days (the oldest from 2025-05-01" in " ".join(
+    assert "prices are older than 7 days (the oldest from 2025-05-01" in " ".join(
         result.stdout.split())
 
 

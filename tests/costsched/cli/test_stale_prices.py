@@ -38,8 +38,8 @@ def test_fresh_prices_get_no_note(cli, db: str) -> None:  # noqa: ANN001
 def test_old_prices_are_named_with_their_age(cli, db: str) -> None:  # noqa: ANN001
     result = cli("plan", JOB, "--at", "2026-03-02", "--top", "3", "--db", db)
     assert result.exit_code == 0, result.output
-    assert ("3 of the 3 prices are older than 7.0 days (the oldest from 2026-01-01, "
-            "60.0 days old)") in result.output
+    assert ("all 3 prices are older than 7 days (the oldest from 2026-01-01, "
+            "60 days old)") in result.output
     document = json.loads(cli("plan", JOB, "--at", "2026-03-02", "--top", "3", "--db", db,
                               "--json").stdout)
     assert document["stale_after_hours"] == 168
@@ -75,3 +75,17 @@ def test_migrate_names_old_prices(cli, tmp_path: Path,  # noqa: ANN001
         for instance in launcher.instances():
             launcher.terminate(instance.id)
         store.dispose()
+
+
+def test_the_stale_note_counts_in_words_that_agree() -> None:
+    from datetime import datetime, timezone
+
+    from costsched.service.staleness import Stale
+
+    at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert Stale(2, 5, at, 2094 * 24, 168).note() == (
+        "2 of the 5 prices are older than 7 days (the oldest from 2026-01-01, 2,094 days old)")
+    assert Stale(1, 5, at, 60, 36).note().startswith("1 of the 5 prices is older than 36 h")
+    assert Stale(3, 3, at, 60, 168).note().startswith("all 3 prices are older than 7 days")
+    assert Stale(1, 1, at, 84, 12.5).note() == (
+        "the price is older than 12.5 h (the oldest from 2026-01-01, 3.5 days old)")
