@@ -243,6 +243,10 @@ def _workdir(value: Any, values: Mapping[str, str | None], fail: Fail,
                    "clone it in setup, or run it with `sky launch`")
     if not isinstance(value, str) or not value.strip():
         raise fail("workdir", "expected a local directory (a path)")
+    if "://" in value or value.startswith("git@"):  # never taken for a relative folder
+        raise fail("workdir", f"{value!r}: a URL; expected a local directory (a path): "
+                   "costsched packs a local folder (clone the repository and give its "
+                   "folder, or clone it in setup)")
     missing: set[str] = set()
     value = fields.fill(value, values, missing)
     if missing:
@@ -297,7 +301,8 @@ def _envs(value: Any, given: Mapping[str, str],
     unknown = sorted(set(given) - set(map(str, value)))
     if unknown:
         raise fail("envs", f"{unknown[0]!r} is given at launch but the task has no such "
-                   "env; expected one of " + (", ".join(map(str, value)) or "(none)"))
+                   "env; expected one of " + (", ".join(map(str, value)) or "(none)")
+                   + did_you_mean(unknown[0], list(map(str, value))))
     return out, later
 
 

@@ -234,7 +234,8 @@ def _recovery(value: Any, fail: Fail) -> None:
             raise fail(f"resources.job_recovery.{extra[0]}", "costsched cannot honour it")
     if strategy is not None and str(strategy).upper() not in RECOVERY_STRATEGIES:
         raise fail("resources.job_recovery", f"strategy {strategy!r}: expected one of "
-                   + ", ".join(RECOVERY_STRATEGIES))
+                   + ", ".join(RECOVERY_STRATEGIES)
+                   + did_you_mean(str(strategy).upper(), RECOVERY_STRATEGIES))
     if restarts:
         raise fail("resources.job_recovery.max_restarts_on_errors",
                    f"{restarts!r}: costsched does not rerun a job that failed by itself "
@@ -258,9 +259,10 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
                 raise fail(f"{where}.{key}", f"{res[key]!r}: expected a name")
         cloud, region, zone = (str(res.get(k) or "") for k in ("cloud", "region", "zone"))
     cloud = cloud.strip().lower()
+    by_infra = "infra" in res  # a location's errors name the field the file wrote it in
     if cloud and cloud != "*":
         if cloud not in CLOUDS:
-            field_name = f"{where}.{'infra' if 'infra' in res else 'cloud'}"
+            field_name = f"{where}.{'infra' if by_infra else 'cloud'}"
             if cloud not in fields.SKY_ONLY_CLOUDS:  # a typo: never dropped quietly
                 raise fail(field_name, f"{cloud!r}: not a cloud; expected one of "
                            f"{', '.join(CLOUDS)} (or one `sky launch` runs on: "
@@ -279,14 +281,15 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         if not owners or (scope.clouds and not scope.clouds & set(owners)):
             names = sorted(scope.clouds) or list(CLOUDS)
             listed = sorted(r for n in names for r in clouds.get(n).regions)
-            raise fail(f"{where}.region", f"{region!r}: not a region of {', '.join(names)}"
+            raise fail(f"{where}.{'infra' if by_infra else 'region'}",
+                       f"{region!r}: not a region of {', '.join(names)}"
                        f"{did_you_mean(region, listed)}")
         scope.regions = {region}
     if zone:
         found = clouds.zone_region(zone)
         if found is None or (scope.regions and found[1] not in scope.regions):
-            raise fail(f"{where}.zone", f"{zone!r}: not a zone of "
-                       f"{', '.join(sorted(scope.regions)) or 'a known region'}")
+            raise fail(f"{where}.{'infra' if by_infra else 'zone'}", f"{zone!r}: not a zone "
+                       f"of {', '.join(sorted(scope.regions)) or 'a known region'}")
         scope.zones = {zone}
         scope.regions = {found[1]}
     if "use_spot" in res:
