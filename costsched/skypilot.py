@@ -192,20 +192,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "task": {**kept, "config": _config(doc.get("config"), fail), "secrets": secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
-                 "work_assumed": assumed, "needs": needs},
+                 "work_assumed": assumed, "needs": needs, "sky": True},
         **work,
     }
-    return parse(spec, source, written=AS_WRITTEN)
-
-
-# Where a task writes what its JobSpec holds elsewhere: a JobSpec error names the field so.
-AS_WRITTEN = {
-    **{f"constraints.{k}": f"costsched.{k}"
-       for k in ("deadline", "budget", "max_price", "max_migrations", "markets")},
-    **{k: f"costsched.{k}" for k in ("model", "throughputs", "precision", "steps", "epochs",
-                                      "steps_per_epoch", "hours", "reference_gpu", "sweep",
-                                      "checkpoint")},
-}
+    return parse(spec, source)
 
 
 def _mount_readers(mounts: list[dict], given: set[str], fail: Fail) -> tuple[set[str], str]:

@@ -143,7 +143,7 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
      "'gpc': not a cloud; expected one of aws, gcp, azure (or one `sky launch` runs on: "),
     ("resources: {infra: azrue/eastus}\nrun: x", "resources.infra", "did you mean 'azure'?"),
     ("resources: {cloud: aws, region: us-central1}\nrun: x", "resources.region", "region"),
-    ("resources: {infra: aws/us-esat-1}\nrun: x", "resources.region",
+    ("resources: {infra: aws/us-esat-1}\nrun: x", "resources.infra",
      "'us-esat-1': not a region of aws; did you mean"),
     ("resources: {cloud: gcp, region: us-east1x}\nrun: x", "resources.region",
      "did you mean 'us-east1'"),
