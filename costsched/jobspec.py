@@ -577,13 +577,21 @@ _EXPECTED = {
 }
 
 
+# pydantic's bounds, said as costsched says them (with the bound from the error's context).
+_BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
+           "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
+
+
 def error_words(error: Mapping[str, Any]) -> str:
     """One pydantic error as costsched says bad input: the value and what is accepted
-    ("'ten': expected a number"), or the validator's own words."""
+    ("'ten': expected a number", "0: expected at least 1"), or the validator's own words."""
+    given = repr(error.get("input"))
+    given = given if len(given) <= 60 else given[:57] + "..."
     if error["type"] in _EXPECTED:
-        given = repr(error.get("input"))
-        given = given if len(given) <= 60 else given[:57] + "..."
         return f"{given}: expected {_EXPECTED[error['type']]}"
+    if error["type"] in _BOUNDS and "ctx" in error:
+        key, words = _BOUNDS[error["type"]]
+        return f"{given}: expected {words} {error['ctx'].get(key)}"
     return str(error["msg"]).removeprefix("Value error, ")
 
 

@@ -239,12 +239,13 @@ def options(**flags: str) -> Iterator[None]:
 def at_least(option: str, value: float | None, low: float = 0.0, *,
              above: bool = False) -> None:
     """One line refusing an option's number that is not finite, or below `low` (or not
-    above it, with `above`): '--wait -3.0: expected a finite number >= 0'."""
+    above it, with `above`): '--wait -3: expected a finite number >= 0' (the number as
+    typed, not as a float prints it)."""
     if value is None:
         return
     fine = math.isfinite(value) and (value > low if above else value >= low)
     if not fine:
-        raise InvalidInput(f"{option} {value}: expected a finite number "
+        raise InvalidInput(f"{option} {value:g}: expected a finite number "
                            f"{'>' if above else '>='} {low:g}")
 
 

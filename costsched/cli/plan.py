@@ -191,7 +191,7 @@ def _check_options(objective: str, deadline: str | None, budget: float | None,
         except ValueError as exc:
             raise InvalidInput(f"--deadline: {exc}") from None
     if budget is not None and not (math.isfinite(budget) and budget > 0):
-        raise InvalidInput(f"--budget {budget}: expected a positive amount of USD")
+        raise InvalidInput(f"--budget {budget:g}: expected a positive amount of USD")
     if emit is not None and emit != "sky":
         raise InvalidInput(f"--emit {emit!r}: expected sky")
 
