@@ -175,6 +175,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     else:
         assumed = False
     workdir = _workdir(doc.get("workdir"), values, fail, needs)
+    run = _text(doc.get("run"), "run", fail)
+    if not run.strip():  # a plan is made; a launch would start an instance to run nothing
+        needs.append("run: the task has no run command: costsched runs it as the job "
+                     "(`sky launch` makes a cluster without one)")
     notes = [*notes, *scope.notes, *(n for n in (note, read_note) if n)]
     if launch_envs or secrets:  # what `launch` is given, said by plan
         notes.append("at launch, give " + ", ".join(
@@ -182,7 +186,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     notes += [f"launch needs: {n}" for n in needs]
     spec = {
         "name": doc.get("name") or default_name or "task",
-        "run": _text(doc.get("run"), "run", fail),
+        "run": run,
         "workdir": workdir,
         "setup": _text(doc.get("setup"), "setup", fail) or "",
         "envs": envs,
