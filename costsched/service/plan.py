@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -278,8 +278,8 @@ def plan(
         quotas = QuotaFacts.of(opened)
         offerings = quotas.attach(prepare(frame, rates))
         per_job = objective if objective in OBJECTIVES else "cost"
-        plans = [_assumption_said(p) for p in plan_jobs(
-            resolved, offerings, per_job, weight, explain=explain, progress=progress)]
+        plans = plan_jobs(resolved, offerings, per_job, weight, explain=explain,
+                          progress=progress)
         # Said once, of the clouds the jobs may be placed on (a ranking shared is read once).
         rankings = {id(p.ranked): p for p in plans}.values()
         quota_note = quotas.unknown_note({c for p in rankings for c in p.choices["cloud"]})
@@ -292,17 +292,6 @@ def plan(
         collection = place(resolved, offerings, collection_objective, quota, budget)
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
                       booked=booked)
-
-
-def _assumption_said(plan: JobPlan) -> JobPlan:
-    """A plan refused on figures of assumed work (a budget short, a deadline missed by an
-    hour costsched counted) says that the figures are of that hour, and what gives the
-    work: a refusal is never read as if the job's real length were known."""
-    work = getattr(plan.job, "work", None)
-    if not plan.reason or work is None or not work.assumed:
-        return plan
-    return replace(plan, reason=f"{plan.reason}; figures are for {work.describe()}: the "
-                   f"work is not given; {work.key()} gives it")
 
 
 def _step(progress: Progress | None, stage: str) -> None:

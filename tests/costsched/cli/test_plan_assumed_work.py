@@ -194,3 +194,16 @@ def test_a_refusal_on_assumed_work_says_its_figures_are_of_the_assumed_hour(
             f"steps: N}}` in {path} gives it") in out
     given = task(tmp_path, "costsched: {hours: 1}\n", name="given.yaml")  # the same hour, said
     assert "assumed" not in " ".join(cli("plan", given, *option).output.split())
+
+
+def test_launch_refuses_assumed_work_in_the_words_plan_uses(cli, tmp_path: Path  # noqa: ANN001
+                                                           ) -> None:
+    path = task(tmp_path, "costsched: {deadline: 0.5}\n")  # a deadline, and still no work
+    planned = " ".join(cli("plan", path).output.split())
+    launched = cli("launch", path, "--wait", "0")
+    assert launched.exit_code == 2
+    [line] = launched.output.strip().splitlines()
+    assert line.startswith("error: job myclf cannot meet its deadline of 0.5 h")
+    assert line.endswith(f"the work is not given; `costsched: {{hours: H}}` (hours of work on "
+                         f"1xV100) or `costsched: {{model: NAME, steps: N}}` in {path} gives it")
+    assert line.removeprefix("error: ") in planned.removeprefix("no plan: ")
