@@ -255,3 +255,17 @@ def test_an_env_given_at_launch_under_a_mistyped_name_gets_the_close_one() -> No
                        r"'DATA_BUCKET'\?"):
         parse_task(yaml.safe_load("envs: {STEPS: 1, DATA_BUCKET: }\nrun: x"), "task.yaml",
                    "t", {"DATABUCKET": "x"})
+
+
+@pytest.mark.parametrize(("text", "field", "close"), [
+    ("resources: {accelerators: T4, disk_tier: meduim}", "resources.disk_tier", "'medium'"),
+    ("resources: {accelerators: T4, network_tier: bets}", "resources.network_tier", "'best'"),
+    ("file_mounts: {/data: {source: s3://b/x, mode: MOUNTT}}", "file_mounts./data.mode",
+     "'MOUNT'"),
+    ("file_mounts: {/data: {sorce: s3://b/x}}", "file_mounts./data.sorce", "'source'"),
+])
+def test_a_mistyped_value_or_key_of_a_kept_field_gets_the_close_one(
+        text: str, field: str, close: str) -> None:
+    message = refusal(f"{text}\nrun: x")
+    assert message.startswith(f"task.yaml: field {field}: ")
+    assert close in message.partition("; did you mean ")[2]
