@@ -197,13 +197,19 @@ def _value_words(exc: UsageError) -> str:
     a number"); '' for any other usage error."""
     from pydantic import ValidationError
 
+    from costsched.cli.common import OptionValue
+
     cause = exc.__cause__
     param = getattr(exc, "param", None)
-    if not isinstance(cause, ValidationError) or param is None or not cause.errors():
+    if param is None:
+        return ""
+    name = param.opts[0] if getattr(param, "opts", None) else param.human_readable_name
+    if isinstance(exc, OptionValue):  # costsched's own parser said it
+        return f"{name} {exc.message}"
+    if not isinstance(cause, ValidationError) or not cause.errors():
         return ""
     from costsched.jobspec import error_words
 
-    name = param.opts[0] if getattr(param, "opts", None) else param.human_readable_name
     error = cause.errors()[0]
     if not isinstance(error.get("input"), str):  # typer parses the text it was given
         return ""

@@ -249,6 +249,21 @@ def at_least(option: str, value: float | None, low: float = 0.0, *,
                            f"{'>' if above else '>='} {low:g}")
 
 
+class OptionValue(typer.BadParameter):
+    """An option's value refused by costsched's own parser: its message is the value and
+    what is accepted, said after the option's name ('--budget '5USD': expected ...')."""
+
+
+def dollars(value: str | float) -> float:
+    """An amount of USD as a job file takes it, for a --budget: 5, 12.50, '$5', '1,200'."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).strip().lstrip("$").replace(",", ""))
+    except ValueError:
+        raise OptionValue(f"{value!r}: expected an amount of USD (5, 12.50, $5)") from None
+
+
 def split_csv(values: list[str] | None) -> list[str]:
     """Repeated and comma-separated option values as one flat list."""
     out: list[str] = []

@@ -19,6 +19,7 @@ from costsched.cli.common import (
     WideOption,
     bar_hidden,
     console,
+    dollars,
     err_console,
     frame_record_stream,
     frame_records,
@@ -61,8 +62,8 @@ def plan(
         help="Every job's deadline: hours (48, 36h, 2d) or an ISO time; overrides the specs.",
         show_default=False)] = None,
     budget: Annotated[float | None, typer.Option(
-        help="USD. One job: its budget. Several: the collection's total budget.",
-        show_default=False)] = None,
+        help="USD (5, 12.50, $5). One job: its budget. Several: the collection's total "
+        "budget.", show_default=False, parser=dollars, metavar="USD")] = None,
     weight: Annotated[float, typer.Option(
         help="tradeoff: weight of cost against time, in [0, 1].", min=0.0, max=1.0)] = 0.5,
     at: Annotated[str | None, typer.Option(help="Price as of this time (ISO 8601; default now).",

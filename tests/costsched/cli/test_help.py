@@ -34,8 +34,8 @@ def test_help_shows_no_bool_metavar(argv: list[str]) -> None:
     (["plan", "job.yaml", "--top", "0"], "costsched plan: --top '0': expected at least 1"),
     (["plan", "job.yaml", "--top", "2.5"], "costsched plan: --top '2.5': expected a whole "
                                            "number"),
-    (["plan", "job.yaml", "--budget", "5USD"], "costsched plan: --budget '5USD': expected a "
-                                               "number"),
+    (["plan", "job.yaml", "--budget", "5USD"], "costsched plan: --budget '5USD': expected an "
+                                               "amount of USD (5, 12.50, $5)"),
     (["status", "--wait", "abc"], "costsched status: --wait 'abc': expected a number"),
     (["logs", "j", "--tail", "x"], "costsched logs: --tail 'x': expected a whole number"),
 ])
@@ -45,3 +45,9 @@ def test_a_number_refused_names_the_option_the_value_and_what_is_accepted(
     assert result.exit_code == 2
     assert result.output.splitlines() == [
         f"error: {said}; `costsched {argv[0]} --help` shows the usage"]
+
+
+def test_a_budget_flag_takes_dollars_as_a_job_file_does() -> None:
+    from costsched.cli.common import dollars
+
+    assert [dollars(v) for v in ("5", "$5", " $1,200.50 ", 7)] == [5.0, 5.0, 1200.5, 7.0]
