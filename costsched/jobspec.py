@@ -254,6 +254,7 @@ class TaskSpec(_Strict):
     # value: ..."): a plan goes on without it, `launch` refuses until it is given.
     needs: list[str] = []
     num_nodes: int = Field(1, ge=1, le=MAX_NODES)  # the job's num_nodes, for the launchers
+    sky: bool = False  # read from a SkyPilot task: costsched's own fields are in its section
 
     def image_for(self, region: str) -> str:
         """The image for `region` ('' for the launcher's default)."""
@@ -461,7 +462,8 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     try:
         model = table.canonical(model)
     except InvalidInput as exc:
-        raise InvalidInput(f"{where}: field model: {exc}") from None
+        raise InvalidInput(f"{where}: field {as_written('model', spec.task.sky)}: {exc}"
+                           ) from None
     if spec.steps is not None:
         steps = spec.steps
     elif spec.epochs is not None and spec.steps_per_epoch is not None:
@@ -476,8 +478,10 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     if deadline_at is not None:
         deadline_hours: float | None = (deadline_at - utc(at)).total_seconds() / 3600
         if deadline_hours <= 0:
-            raise InvalidInput(f"{where}: field constraints.deadline: {deadline_at:%Y-%m-%dT%H:%MZ}"
-                               f" is not after the planning time {utc(at):%Y-%m-%dT%H:%MZ}")
+            raise InvalidInput(f"{where}: field "
+                               f"{as_written('constraints.deadline', spec.task.sky)}: "
+                               f"{deadline_at:%Y-%m-%dT%H:%MZ} is not after the planning "
+                               f"time {utc(at):%Y-%m-%dT%H:%MZ}")
     else:
         deadline_hours = c.deadline  # type: ignore[assignment]
     constraints = Constraints(
@@ -515,12 +519,31 @@ def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:
     return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source)
 
 
-def parse(data: Any, source: str = "<spec>", written: dict[str, str] | None = None
-          ) -> JobSpec:
-    """A JobSpec from parsed YAML; InvalidInput naming the source, job and field. `written`:
-    where the file wrote a field that `data` holds elsewhere (a SkyPilot task's
-    {'constraints.budget': 'costsched.budget', 'epochs': 'costsched.epochs', ...}), so that
-    the error names the field as the file has it."""
+# Where a SkyPilot task writes what its JobSpec holds elsewhere (its `costsched:` section):
+# an error names the field as the file has it.
+TASK_FIELDS = {
+    **{f"constraints.{k}": f"costsched.{k}"
+       for k in ("deadline", "budget", "max_price", "max_migrations", "markets")},
+    **{k: f"costsched.{k}" for k in ("model", "throughputs", "precision", "steps", "epochs",
+                                      "steps_per_epoch", "hours", "reference_gpu", "sweep",
+                                      "checkpoint")},
+}
+
+
+def as_written(field: str, sky: bool) -> str:
+    """`field` of a JobSpec as its file wrote it: in a SkyPilot task (`sky`), the
+    `costsched:` section's key ('constraints.deadline' -> 'costsched.deadline')."""
+    if not sky:
+        return field
+    for held, written in TASK_FIELDS.items():  # keys are distinct paths: one matches
+        if field == held or field.startswith(held + "."):
+            return written + field[len(held):]
+    return field
+
+
+def parse(data: Any, source: str = "<spec>") -> JobSpec:
+    """A JobSpec from parsed YAML; InvalidInput naming the source, job and field (as the
+    file wrote it: a SkyPilot task's `costsched:` keys as such, `as_written`)."""
     if not isinstance(data, dict):
         raise InvalidInput(f"{source}: expected a mapping of job fields (name, run, model, "
                            f"steps, ...), got {_yaml_kind(data)}")
@@ -530,7 +553,9 @@ def parse(data: Any, source: str = "<spec>", written: dict[str, str] | None = No
         name = data.get("name")
         where = (f"{source}: job {name!r}" if isinstance(name, str) and 0 < len(name) <= MAX_NAME
                  else source)
-        raise InvalidInput(_first_error(where, exc, written or {})) from None
+        task = data.get("task")
+        sky = isinstance(task, dict) and task.get("sky") is True
+        raise InvalidInput(_first_error(where, exc, sky)) from None
 
 
 def _yaml_kind(value: Any) -> str:
@@ -552,31 +577,39 @@ _EXPECTED = {
 }
 
 
+# pydantic's bounds, said as costsched says them (with the bound from the error's context).
+_BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
+           "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
+
+
 def error_words(error: Mapping[str, Any]) -> str:
     """One pydantic error as costsched says bad input: the value and what is accepted
-    ("'ten': expected a number"), or the validator's own words."""
+    ("'ten': expected a number", "0: expected at least 1"), or the validator's own words."""
+    given = repr(error.get("input"))
+    given = given if len(given) <= 60 else given[:57] + "..."
     if error["type"] in _EXPECTED:
-        given = repr(error.get("input"))
-        given = given if len(given) <= 60 else given[:57] + "..."
         return f"{given}: expected {_EXPECTED[error['type']]}"
+    if error["type"] in _BOUNDS and "ctx" in error:
+        key, words = _BOUNDS[error["type"]]
+        return f"{given}: expected {words} {error['ctx'].get(key)}"
     return str(error["msg"]).removeprefix("Value error, ")
 
 
-def _first_error(source: str, exc: ValidationError, written: dict[str, str]) -> str:
+def _first_error(source: str, exc: ValidationError, sky: bool) -> str:
     errors = exc.errors()
     first = errors[0]
-    field = ".".join(str(p) for p in first["loc"]) or "(job)"
-    for held, as_written in written.items():  # the longest match: keys are distinct paths
-        if field == held or field.startswith(held + "."):
-            field = as_written + field[len(held):]
-            break
+    field = ".".join(str(p) for p in first["loc"])
     msg = error_words(first)
+    if not field:  # a rule across fields: named by the field its words begin with
+        head = msg.split(" ", 1)[0].rstrip(":")
+        field = head if head in JobSpec.model_fields else ""
     if first["type"] == "extra_forbidden":
         known = _known_fields(first["loc"])
         msg = (f"unknown field: expected one of {', '.join(known)}"
                + did_you_mean(str(first["loc"][-1]), known))
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{source}: field {field}: {msg}{more}"
+    named = f"field {as_written(field, sky)}: " if field else ""
+    return f"{source}: {named}{msg}{more}"
 
 
 def _known_fields(loc: tuple) -> list[str]:

@@ -175,6 +175,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     else:
         assumed = False
     workdir = _workdir(doc.get("workdir"), values, fail, needs)
+    run = _text(doc.get("run"), "run", fail)
+    if not run.strip():  # a plan is made; a launch would start an instance to run nothing
+        needs.append("run: the task has no run command: costsched runs it as the job "
+                     "(`sky launch` makes a cluster without one)")
     notes = [*notes, *scope.notes, *(n for n in (note, read_note) if n)]
     if launch_envs or secrets:  # what `launch` is given, said by plan
         notes.append("at launch, give " + ", ".join(
@@ -182,7 +186,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     notes += [f"launch needs: {n}" for n in needs]
     spec = {
         "name": doc.get("name") or default_name or "task",
-        "run": _text(doc.get("run"), "run", fail),
+        "run": run,
         "workdir": workdir,
         "setup": _text(doc.get("setup"), "setup", fail) or "",
         "envs": envs,
@@ -192,20 +196,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "task": {**kept, "config": _config(doc.get("config"), fail), "secrets": secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
-                 "work_assumed": assumed, "needs": needs},
+                 "work_assumed": assumed, "needs": needs, "sky": True},
         **work,
     }
-    return parse(spec, source, written=AS_WRITTEN)
-
-
-# Where a task writes what its JobSpec holds elsewhere: a JobSpec error names the field so.
-AS_WRITTEN = {
-    **{f"constraints.{k}": f"costsched.{k}"
-       for k in ("deadline", "budget", "max_price", "max_migrations", "markets")},
-    **{k: f"costsched.{k}" for k in ("model", "throughputs", "precision", "steps", "epochs",
-                                      "steps_per_epoch", "hours", "reference_gpu", "sweep",
-                                      "checkpoint")},
-}
+    return parse(spec, source)
 
 
 def _mount_readers(mounts: list[dict], given: set[str], fail: Fail) -> tuple[set[str], str]:
@@ -243,6 +237,10 @@ def _workdir(value: Any, values: Mapping[str, str | None], fail: Fail,
                    "clone it in setup, or run it with `sky launch`")
     if not isinstance(value, str) or not value.strip():
         raise fail("workdir", "expected a local directory (a path)")
+    if "://" in value or value.startswith("git@"):  # never taken for a relative folder
+        raise fail("workdir", f"{value!r}: a URL; expected a local directory (a path): "
+                   "costsched packs a local folder (clone the repository and give its "
+                   "folder, or clone it in setup)")
     missing: set[str] = set()
     value = fields.fill(value, values, missing)
     if missing:
@@ -297,7 +295,8 @@ def _envs(value: Any, given: Mapping[str, str],
     unknown = sorted(set(given) - set(map(str, value)))
     if unknown:
         raise fail("envs", f"{unknown[0]!r} is given at launch but the task has no such "
-                   "env; expected one of " + (", ".join(map(str, value)) or "(none)"))
+                   "env; expected one of " + (", ".join(map(str, value)) or "(none)")
+                   + did_you_mean(unknown[0], list(map(str, value))))
     return out, later
 
 

@@ -146,7 +146,8 @@ def disk_size(value: Any, fail: Fail) -> int:
 def choice(value: Any, field: str, accepted: tuple[str, ...], fail: Fail) -> str:
     text = str(value).strip().lower() if isinstance(value, str) else ""
     if text not in accepted:
-        raise fail(field, f"{value!r}: expected one of {', '.join(accepted)}")
+        raise fail(field, f"{value!r}: expected one of {', '.join(accepted)}"
+                   + did_you_mean(str(value), accepted))
     return text
 
 
@@ -256,11 +257,12 @@ def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[s
                                       "_force_delete", "config"})
         if extra:
             raise fail(f"{where}.{extra[0]}", "not a field of a file mount; expected name, "
-                       "source, store, mode, persistent")
+                       "source, store, mode, persistent" + did_you_mean(
+                           str(extra[0]), ("name", "source", "store", "mode", "persistent")))
         mode = str(source.get("mode", "MOUNT")).upper()
         if mode not in MOUNT_MODES:
             raise fail(f"{where}.mode", f"{source.get('mode')!r}: expected one of "
-                       + ", ".join(MOUNT_MODES))
+                       + ", ".join(MOUNT_MODES) + did_you_mean(mode, MOUNT_MODES))
         if source.get("name"):
             store = str(source.get("store") or cloud_default).lower()
             if "$" in store:  # a variable given at launch: the cloud's store until then

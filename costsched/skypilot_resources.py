@@ -82,6 +82,7 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
     renamed += _sky_image_tags(kept)
     if "any_of" in resources and "ordered" in resources:
         raise fail("resources", "give any_of or ordered, not both")
+    resources, listed = _accelerator_list(resources, renamed)
     kind = "any_of" if "any_of" in resources else "ordered" if "ordered" in resources else ""
     base = {k: v for k, v in resources.items() if k in PLACEMENT_FIELDS}
     if not kind:
@@ -89,11 +90,13 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
         scope.notes[:0] = renamed
         return scope, [], kept
     items = resources[kind]
+    label = listed or f"resources.{kind}"  # the field as the file wrote it
     if not isinstance(items, list) or not items:
-        raise fail(f"resources.{kind}", "expected a list of resources")
+        raise fail(label, "expected a list of resources")
     scopes, images = [], {}
     for i, item in enumerate(items):
-        where = f"resources.{kind}[{i}]"
+        # An item of an accelerator list is named as the file wrote it (its value is quoted)
+        where = "resources" if listed else f"resources.{kind}[{i}]"
         if not isinstance(item, dict):
             raise fail(where, "expected a mapping of resources")
         for key in item:
@@ -107,9 +110,9 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
         scopes.append(scope)
     usable = [s for s in scopes if s.types is None or s.types]
     if not usable:
-        raise fail(f"resources.{kind}", "no alternative has an instance type in the "
+        raise fail(label, "no alternative has an instance type in the "
                    "catalog (" + "; ".join(n for s in scopes for n in s.notes) + ")")
-    union = _union(usable, f"resources.{kind}", fail)
+    union = _union(usable, label, fail)
     union.notes = [*renamed, *(n for s in scopes for n in s.notes)]
     order = [s.order_key() for s in usable] if kind == "ordered" and len(usable) > 1 else []
     if images:
@@ -118,6 +121,29 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
                        "in one of them; give it in one place")
         kept["image_id"] = images
     return union, order, kept
+
+
+def _accelerator_list(resources: dict, notes: list[str]) -> tuple[dict, str]:
+    """(the resources, the field named) with a list of accelerators read as SkyPilot reads
+    it: tried in the list's order (a set {V100: 1, T4: 1} is the one that lets the
+    objective choose), so as `ordered:` alternatives, one per accelerator, and a note saying
+    so. Beside any_of or ordered a list cannot be an order too: its items are ranked by
+    the objective, and the note says that."""
+    key = "gpus" if "gpus" in resources else "accelerators"
+    value = resources.get(key)
+    if not isinstance(value, list) or len(value) < 2:
+        return resources, ""
+    items = ", ".join(map(str, value))
+    if "any_of" in resources or "ordered" in resources:
+        beside = "any_of" if "any_of" in resources else "ordered"
+        notes.append(f"resources.{key}: a list ([{items}]) beside {beside}: its GPUs are "
+                     "ranked by the job's objective, not tried in the list's order")
+        return resources, ""
+    notes.append(f"resources.{key}: a list ([{items}]): tried in its order, as SkyPilot "
+                 "does; a set ({" + items.replace(":", ": ") + "}) lets costsched choose "
+                 "by the job's objective")
+    rest = {k: v for k, v in resources.items() if k != key}
+    return {**rest, "ordered": [{key: item} for item in value]}, f"resources.{key}"
 
 
 def _sky_image_tags(kept: dict[str, Any]) -> list[str]:
@@ -208,7 +234,8 @@ def _recovery(value: Any, fail: Fail) -> None:
             raise fail(f"resources.job_recovery.{extra[0]}", "costsched cannot honour it")
     if strategy is not None and str(strategy).upper() not in RECOVERY_STRATEGIES:
         raise fail("resources.job_recovery", f"strategy {strategy!r}: expected one of "
-                   + ", ".join(RECOVERY_STRATEGIES))
+                   + ", ".join(RECOVERY_STRATEGIES)
+                   + did_you_mean(str(strategy).upper(), RECOVERY_STRATEGIES))
     if restarts:
         raise fail("resources.job_recovery.max_restarts_on_errors",
                    f"{restarts!r}: costsched does not rerun a job that failed by itself "
@@ -232,9 +259,10 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
                 raise fail(f"{where}.{key}", f"{res[key]!r}: expected a name")
         cloud, region, zone = (str(res.get(k) or "") for k in ("cloud", "region", "zone"))
     cloud = cloud.strip().lower()
+    by_infra = "infra" in res  # a location's errors name the field the file wrote it in
     if cloud and cloud != "*":
         if cloud not in CLOUDS:
-            field_name = f"{where}.{'infra' if 'infra' in res else 'cloud'}"
+            field_name = f"{where}.{'infra' if by_infra else 'cloud'}"
             if cloud not in fields.SKY_ONLY_CLOUDS:  # a typo: never dropped quietly
                 raise fail(field_name, f"{cloud!r}: not a cloud; expected one of "
                            f"{', '.join(CLOUDS)} (or one `sky launch` runs on: "
@@ -253,14 +281,15 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         if not owners or (scope.clouds and not scope.clouds & set(owners)):
             names = sorted(scope.clouds) or list(CLOUDS)
             listed = sorted(r for n in names for r in clouds.get(n).regions)
-            raise fail(f"{where}.region", f"{region!r}: not a region of {', '.join(names)}"
+            raise fail(f"{where}.{'infra' if by_infra else 'region'}",
+                       f"{region!r}: not a region of {', '.join(names)}"
                        f"{did_you_mean(region, listed)}")
         scope.regions = {region}
     if zone:
         found = clouds.zone_region(zone)
         if found is None or (scope.regions and found[1] not in scope.regions):
-            raise fail(f"{where}.zone", f"{zone!r}: not a zone of "
-                       f"{', '.join(sorted(scope.regions)) or 'a known region'}")
+            raise fail(f"{where}.{'infra' if by_infra else 'zone'}", f"{zone!r}: not a zone "
+                       f"of {', '.join(sorted(scope.regions)) or 'a known region'}")
         scope.zones = {zone}
         scope.regions = {found[1]}
     if "use_spot" in res:
@@ -297,9 +326,9 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
 
 def _accelerators(value: Any, where: str, fail: Fail,
                   alternative: bool) -> tuple[list[tuple[str, int]], list[str]]:
-    """([(GPU model, count)] the catalog has, notes on the known ones it lacks). A list is
-    an ordered preference only under `ordered:`; costsched ranks a list's items by the
-    job's objective."""
+    """([(GPU model, count)] the catalog has, notes on the known ones it lacks). The items
+    of a set (and of a list beside any_of or ordered) are ranked by the job's objective; a
+    list alone was made `ordered:` alternatives (`_accelerator_list`)."""
     if value is None:
         return [], []
     out, missing, unknown = [], [], []

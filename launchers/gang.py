@@ -226,6 +226,11 @@ class GangView:
     replacing: tuple[int, ...] = ()  # nodes replaced, the gang waiting for them (paused)
 
 
+def _ended(detail: str) -> str:
+    """'the gang was ended', with what rank 0 said when it said something."""
+    return f"the gang was ended ({detail})" if detail else "the gang was ended"
+
+
 def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
                status: dict, state: str, detail: str) -> GangView:
     """A gang's state from rank 0's (`state`, `detail`, its `status`) and its other
@@ -248,10 +253,10 @@ def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
         failed = [(r, why) for r, (kind, why) in nodes.items() if kind == "failed"]
         if lost:
             verdict = {"rank": lost[0], "state": "preempted",
-                       "detail": f"node {lost[0]} was preempted; the gang was ended ({detail})"}
+                       "detail": f"node {lost[0]} was preempted; {_ended(detail)}"}
         elif failed:
             verdict = {"rank": failed[0][0], "state": "failed",
-                       "detail": f"{failed[0][1]}; the gang was ended ({detail})"}
+                       "detail": f"{failed[0][1]}; {_ended(detail)}"}
         elif state == "running" and _failed_in(status, current.get("round")):
             # rank 0's job failed by itself
             verdict = {"rank": 0, "state": "failed", "detail": str(status.get("detail", ""))}

@@ -35,7 +35,7 @@ class Entry:
         if isinstance(target, typer.Typer):
             command = typer.main.get_group(target)
         else:
-            single = typer.Typer()
+            single = typer.Typer(add_completion=False)  # the root's options, not each command's
             single.command(name)(target)
             command = typer.main.get_command(single)
         command.name = name
@@ -182,7 +182,8 @@ def one_line_usage() -> Iterator[None]:
     except UsageError as exc:
         root = exc.ctx is None or exc.ctx.parent is None
         path = exc.ctx.command_path if exc.ctx is not None else "costsched"
-        message = _as_ours(" ".join(exc.format_message().split()).rstrip("."))
+        message = _value_words(exc) or _as_ours(
+            " ".join(exc.format_message().split()).rstrip("."))
         if root and isinstance(exc, NoSuchOption):  # 'costsched --json plan ...'
             message += (f"; a command's options follow its name (`{path} COMMAND ... "
                         f"{exc.option_name}`)")
@@ -198,6 +199,32 @@ def _as_ours(message: str) -> str:
     if not sep or not names.endswith("?"):
         return message
     return f"{head}; did you mean {' or '.join(names[:-1].split(', '))}?"
+
+
+def _value_words(exc: UsageError) -> str:
+    """A value typer's checks refused, in costsched's words: the option, what was given and
+    what is accepted ("--top '0': expected at least 1", "--budget '5USD': expected a
+    number"), never pydantic's ("Input should be a valid number, unable to parse string as
+    a number"); '' for any other usage error."""
+    from pydantic import ValidationError
+
+    from costsched.cli.common import OptionValue
+
+    cause = exc.__cause__
+    param = getattr(exc, "param", None)
+    if param is None:
+        return ""
+    name = param.opts[0] if getattr(param, "opts", None) else param.human_readable_name
+    if isinstance(exc, OptionValue):  # costsched's own parser said it
+        return f"{name} {exc.message}"
+    if not isinstance(cause, ValidationError) or not cause.errors():
+        return ""
+    from costsched.jobspec import error_words
+
+    error = cause.errors()[0]
+    if not isinstance(error.get("input"), str):  # typer parses the text it was given
+        return ""
+    return f"{name} {error_words(error)}"
 
 
 _typed = getattr(TyperOption, "display_type_rich", None)

@@ -239,13 +239,29 @@ def options(**flags: str) -> Iterator[None]:
 def at_least(option: str, value: float | None, low: float = 0.0, *,
              above: bool = False) -> None:
     """One line refusing an option's number that is not finite, or below `low` (or not
-    above it, with `above`): '--wait -3.0: expected a finite number >= 0'."""
+    above it, with `above`): '--wait -3: expected a finite number >= 0' (the number as
+    typed, not as a float prints it)."""
     if value is None:
         return
     fine = math.isfinite(value) and (value > low if above else value >= low)
     if not fine:
-        raise InvalidInput(f"{option} {value}: expected a finite number "
+        raise InvalidInput(f"{option} {value:g}: expected a finite number "
                            f"{'>' if above else '>='} {low:g}")
+
+
+class OptionValue(typer.BadParameter):
+    """An option's value refused by costsched's own parser: its message is the value and
+    what is accepted, said after the option's name ('--budget '5USD': expected ...')."""
+
+
+def dollars(value: str | float) -> float:
+    """An amount of USD as a job file takes it, for a --budget: 5, 12.50, '$5', '1,200'."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).strip().lstrip("$").replace(",", ""))
+    except ValueError:
+        raise OptionValue(f"{value!r}: expected an amount of USD (5, 12.50, $5)") from None
 
 
 def split_csv(values: list[str] | None) -> list[str]:

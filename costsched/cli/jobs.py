@@ -129,7 +129,7 @@ def launch(
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
     _print_armed(armed, json_out)
-    _say_not_launched(store, [r.id for r in records])
+    _say_not_launched(store, [r.id for r in records], shown=not json_out)
 
 
 def _refuse_bad_input(db: str | None, read: list, backend: Any, envs: dict[str, str],
@@ -152,12 +152,16 @@ def _refuse_bad_input(db: str | None, read: list, backend: Any, envs: dict[str, 
             stand_in.dispose()
 
 
-def _say_not_launched(store: PriceStore, job_ids: list[int]) -> None:
+def _say_not_launched(store: PriceStore, job_ids: list[int], shown: bool) -> None:
     """Each job a launch or a start left without an instance, a line on stderr; then exit
-    code 1 when one failed, 75 when one waits on a cloud (its next pass asks again)."""
+    code 1 when one failed, 75 when one waits on a cloud (its next pass asks again). A job
+    that failed on its instance, its failure and last lines `shown` in the table's notes
+    above, is not said again there."""
     left = service.not_launched(store, job_ids)
     for job in left:
-        say_error(job.said())
+        say_error(f"job {job.job_id} ({job.name}) failed on its instance, as said above; "
+                  f"`costsched logs {job.job_id}` shows its output" if job.ran and shown
+                  else job.said())
     if left:
         raise typer.Exit(EXIT_FAILED if any(j.failed for j in left) else EXIT_TRY_AGAIN)
 
@@ -394,7 +398,7 @@ def start(job: JobArgument,
         service.settle(store, launcher, wait)
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")
     _print_armed(armed, json_out)
-    _say_not_launched(store, [record.id])
+    _say_not_launched(store, [record.id], shown=not json_out)
 
 
 def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:

@@ -19,6 +19,7 @@ from costsched.cli.common import (
     WideOption,
     bar_hidden,
     console,
+    dollars,
     err_console,
     frame_record_stream,
     frame_records,
@@ -61,8 +62,8 @@ def plan(
         help="Every job's deadline: hours (48, 36h, 2d) or an ISO time; overrides the specs.",
         show_default=False)] = None,
     budget: Annotated[float | None, typer.Option(
-        help="USD. One job: its budget. Several: the collection's total budget.",
-        show_default=False)] = None,
+        help="USD (5, 12.50, $5). One job: its budget. Several: the collection's total "
+        "budget.", show_default=False, parser=dollars, metavar="USD")] = None,
     weight: Annotated[float, typer.Option(
         help="tradeoff: weight of cost against time, in [0, 1].", min=0.0, max=1.0)] = 0.5,
     at: Annotated[str | None, typer.Option(help="Price as of this time (ISO 8601; default now).",
@@ -191,7 +192,7 @@ def _check_options(objective: str, deadline: str | None, budget: float | None,
         except ValueError as exc:
             raise InvalidInput(f"--deadline: {exc}") from None
     if budget is not None and not (math.isfinite(budget) and budget > 0):
-        raise InvalidInput(f"--budget {budget}: expected a positive amount of USD")
+        raise InvalidInput(f"--budget {budget:g}: expected a positive amount of USD")
     if emit is not None and emit != "sky":
         raise InvalidInput(f"--emit {emit!r}: expected sky")
 

@@ -222,7 +222,7 @@ def plan_jobs(jobs: Sequence[W], offerings: pd.DataFrame, objective: str = "cost
     for job, key in zip(jobs, keys, strict=True):
         shared = first.get(key)
         if shared is None:
-            shared = plan_job(job, offerings, objective, weight)
+            shared = assumption_said(plan_job(job, offerings, objective, weight))
             if explain is not None:
                 shared = explained(shared, explain, offerings)
             first[key] = shared
@@ -230,6 +230,17 @@ def plan_jobs(jobs: Sequence[W], offerings: pd.DataFrame, objective: str = "cost
                 progress("ranking", len(first), distinct)
         out.append(shared.for_job(job))
     return out
+
+
+def assumption_said(plan: JobPlan[W]) -> JobPlan[W]:
+    """A plan refused on figures of assumed work (a budget short, a deadline missed by the
+    hour costsched counted for a task that gives no work) says that its figures are of that
+    hour and which key gives the work: `plan` and `launch` say the same."""
+    work = getattr(plan.job, "work", None)
+    if not plan.reason or work is None or not work.assumed:
+        return plan
+    return replace(plan, reason=f"{plan.reason}; figures are for {work.describe()}: the "
+                   f"work is not given; {work.key()} gives it")
 
 
 def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> JobPlan[W]:

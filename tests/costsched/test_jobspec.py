@@ -68,7 +68,7 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
     ("name: a\nthroughputs: {V10O: 3}\nsteps: 5\n",
      r"field throughputs: unknown GPU model 'V10O': .*; did you mean 'V100'\?$"),
     ("name: a\nmodel: A3C\nsteps: -5\n", r"field steps: -5\.0: expected a positive number"),
-    ("name: a\nmodel: A3C\n", r"field \(job\): give exactly one of: steps"),
+    ("name: a\nmodel: A3C\n", r"job 'a': give exactly one of: steps"),
     ("name: a\nsteps: 5\n", r"give model .* or throughputs"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {gpu_models: [TPU]}\n",
      r"field constraints\.gpu_models: unknown GPU model 'TPU': expected one of K80"),
@@ -196,3 +196,33 @@ def test_a_local_mount_that_is_not_there_is_named_as_written_for_plan_and_launch
                     "resources: {accelerators: V100:1}\nrun: echo\n")
     [spec] = load(task)
     assert spec.task.needs == []
+
+
+def test_an_error_names_the_field_as_the_file_wrote_it_never_a_placeholder() -> None:
+    import yaml
+
+    from costsched.skypilot import parse_task
+
+    def said(text: str, sky: bool = True) -> str:
+        with pytest.raises(InvalidInput) as info:
+            data = yaml.safe_load(text)
+            spec = parse_task(data, "f.yaml", "t") if sky else parse(data, "f.yaml")
+            resolve(spec, ThroughputTable(), AT, source="f.yaml")
+        assert "(job)" not in str(info.value)
+        return str(info.value)
+
+    task = "resources: {accelerators: T4}\nrun: x\ncostsched: "
+    assert said(task + "{model: resnet-5O, steps: 5}").startswith(
+        "f.yaml: job 't': field costsched.model: unknown model")
+    assert said(task + "{epochs: 3, model: A3C}").startswith(
+        "f.yaml: job 't': field costsched.epochs: epochs needs steps_per_epoch")
+    assert said(task + "{steps: 5, throughputs: {T4: 1}, deadline: 2020-01-01T00:00Z}"
+                ).startswith("f.yaml: job 't': field costsched.deadline: 2020-01-01T00:00Z "
+                             "is not after")
+    assert said(task + "{steps: 5, hours: 2, throughputs: {T4: 1}}").startswith(
+        "f.yaml: job 't': give exactly one of: steps;")
+    own = "name: own\nrun: x\n"  # costsched's own format: its own keys
+    assert said(own + "model: nope\nsteps: 5", sky=False).startswith(
+        "f.yaml: job 'own': field model: unknown model")
+    assert said(own + "model: A3C\nepochs: 5", sky=False).startswith(
+        "f.yaml: job 'own': field epochs: epochs needs steps_per_epoch")

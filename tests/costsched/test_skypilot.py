@@ -143,7 +143,7 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
      "'gpc': not a cloud; expected one of aws, gcp, azure (or one `sky launch` runs on: "),
     ("resources: {infra: azrue/eastus}\nrun: x", "resources.infra", "did you mean 'azure'?"),
     ("resources: {cloud: aws, region: us-central1}\nrun: x", "resources.region", "region"),
-    ("resources: {infra: aws/us-esat-1}\nrun: x", "resources.region",
+    ("resources: {infra: aws/us-esat-1}\nrun: x", "resources.infra",
      "'us-esat-1': not a region of aws; did you mean"),
     ("resources: {cloud: gcp, region: us-east1x}\nrun: x", "resources.region",
      "did you mean 'us-east1'"),
@@ -540,3 +540,29 @@ def test_twenty_thousand_nested_brackets_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as info:
         load(path)
     assert str(info.value).startswith(f"{path}") and "nested" in str(info.value)
+
+
+def test_a_list_of_accelerators_is_tried_in_its_order_as_skypilot_does(tmp_path: Path) -> None:
+    listed = service.plan(str(tmp_path / "empty.sqlite"), task(
+        "resources:\n  accelerators: [V100:1, T4:1]\n  use_spot: true\n"
+        "  infra: aws/us-east-1\nrun: x"), at=NOW).jobs[0]
+    assert listed.best["gpu_model"] == "V100"  # the first item, though T4 is cheaper
+    assert listed.choices.loc[listed.choices["expected_cost"].idxmin()]["gpu_model"] == "T4"
+    spec = task("resources:\n  accelerators: [V100:1, T4:1]\nrun: x")
+    assert [o["instance_types"][:1] for o in spec.task.order][0] == ["aws/p3.2xlarge"]
+    assert any("tried in its order, as SkyPilot does" in n for n in spec.task.notes)
+    as_set = service.plan(str(tmp_path / "empty.sqlite"), task(
+        "resources:\n  accelerators: {V100: 1, T4: 1}\n  use_spot: true\n"
+        "  infra: aws/us-east-1\nrun: x"), at=NOW).jobs[0]
+    assert as_set.best["gpu_model"] == "T4" and not task(
+        "resources:\n  accelerators: {V100: 1, T4: 1}\nrun: x").task.order
+    beside = task("resources:\n  accelerators: [A10G:1, L4:1]\n  any_of:\n"
+                  "    - infra: aws/us-east-1\n    - infra: gcp/us-central1\nrun: x")
+    assert not beside.task.order and any("not tried in the list's order" in n
+                                         for n in beside.task.notes)
+
+
+def test_a_mistyped_item_of_an_accelerator_list_is_named_as_written() -> None:
+    message = refusal("resources:\n  accelerators: [V100:1, V10O:1]\nrun: x")
+    assert message.startswith("task.yaml: field resources.accelerators: 'V10O'")
+    assert "did you mean 'V100'" in message

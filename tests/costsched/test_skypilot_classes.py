@@ -223,3 +223,49 @@ def test_plan_emit_writes_an_az_container_as_its_accounts_url(
     assert yaml.safe_load(result.stdout)["file_mounts"] == {
         "/data": {"source": "https://mydata.blob.core.windows.net/corpus/v2",
                   "mode": "MOUNT"}}
+
+
+@pytest.mark.parametrize(("resources", "field", "close"), [
+    ("{infra: aws/us-east-9, accelerators: T4}", "resources.infra", "'us-east-1'"),
+    ("{region: us-east-9, accelerators: T4}", "resources.region", "'us-east-1'"),
+    ("{infra: aws/us-east-1/us-west-2a, accelerators: T4}", "resources.infra", ""),
+    ("{accelerators: T4, job_recovery: {strategy: FAILOVR}}", "resources.job_recovery",
+     "'FAILOVER'"),
+    ("{accelerators: T4, job_recovery: eager_next_regoin}", "resources.job_recovery",
+     "'EAGER_NEXT_REGION'"),
+])
+def test_a_mistyped_location_or_strategy_names_the_field_written_and_the_close_one(
+        resources: str, field: str, close: str) -> None:
+    message = refusal(f"resources: {resources}\nrun: x")
+    assert message.startswith(f"task.yaml: field {field}: ")
+    said = message.partition("; did you mean ")[2]
+    assert close in said if close else not said
+
+
+def test_a_workdir_url_is_refused_as_a_url_not_looked_for_as_a_folder() -> None:
+    for url in ("https://github.com/me/digits.git", "git@github.com:me/digits.git"):
+        message = refusal(f"workdir: {url}\nrun: x")
+        assert message.startswith("task.yaml: field workdir: ") and "a URL" in message
+        assert "no such directory" not in message
+
+
+def test_an_env_given_at_launch_under_a_mistyped_name_gets_the_close_one() -> None:
+    with pytest.raises(InvalidInput, match=r"'DATABUCKET' is given at launch but the task "
+                       r"has no such env; expected one of STEPS, DATA_BUCKET; did you mean "
+                       r"'DATA_BUCKET'\?"):
+        parse_task(yaml.safe_load("envs: {STEPS: 1, DATA_BUCKET: }\nrun: x"), "task.yaml",
+                   "t", {"DATABUCKET": "x"})
+
+
+@pytest.mark.parametrize(("text", "field", "close"), [
+    ("resources: {accelerators: T4, disk_tier: meduim}", "resources.disk_tier", "'medium'"),
+    ("resources: {accelerators: T4, network_tier: bets}", "resources.network_tier", "'best'"),
+    ("file_mounts: {/data: {source: s3://b/x, mode: MOUNTT}}", "file_mounts./data.mode",
+     "'MOUNT'"),
+    ("file_mounts: {/data: {sorce: s3://b/x}}", "file_mounts./data.sorce", "'source'"),
+])
+def test_a_mistyped_value_or_key_of_a_kept_field_gets_the_close_one(
+        text: str, field: str, close: str) -> None:
+    message = refusal(f"{text}\nrun: x")
+    assert message.startswith(f"task.yaml: field {field}: ")
+    assert close in message.partition("; did you mean ")[2]

@@ -60,6 +60,21 @@ def test_plan_names_what_launch_needs_and_launch_refuses_in_one_line(
     assert _jobs(cli) == []  # nothing stored
 
 
+def test_a_task_without_run_is_planned_and_refused_at_launch(cli, tmp_path: Path  # noqa: ANN001
+                                                             ) -> None:
+    path = tmp_path / "task.yaml"
+    path.write_text("resources: {accelerators: T4:1}\nsetup: pip install numpy\n")
+    planned = cli("plan", path)
+    assert planned.exit_code == 0, planned.output
+    assert "launch needs: run: the task has no run command" in " ".join(planned.output.split())
+    launched = cli("launch", path, "--wait", "0")
+    assert launched.exit_code == 2
+    assert launched.output.strip().splitlines() == [
+        f"error: {path}: field run: the task has no run command: costsched runs it as the "
+        "job (`sky launch` makes a cluster without one)"]
+    assert _jobs(cli) == []  # nothing stored, nothing launched to run nothing
+
+
 @pytest.fixture()
 def s3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # noqa: ANN201
     pytest.importorskip("flask", reason="moto's server mode needs moto[server]")

@@ -285,6 +285,7 @@ def test_a_node_whose_job_fails_fails_the_gang(tmp_path, launcher):
     state = wait_state(launcher, instance.id, ("failed", "succeeded", "preempted"))
     seen = launcher.status(instance.id)
     assert state == "failed" and seen.detail.startswith("node 1 failed: exit code 3")
+    assert seen.detail.endswith("; the gang was ended")  # rank 0 had nothing to add: no '()'
     assert alive(node_pids(launcher, instance.id)) == []
 
 

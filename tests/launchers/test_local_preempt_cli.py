@@ -1,5 +1,6 @@
 """`python -m launchers.local preempt JOB`: the instances it looks in by default are
-costsched's own (the local launcher's default), with no --base-dir to give."""
+costsched's own (the local launcher's default), with no --base-dir to give; JOB is the
+job's id or its name."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from launchers.local import main
+from costsched.model import Offering
+from launchers.base import LaunchSpec
+from launchers.local import LocalLauncher, main
 
 
 def test_preempt_looks_where_the_local_launcher_keeps_its_instances(
@@ -20,7 +23,18 @@ def test_preempt_looks_where_the_local_launcher_keeps_its_instances(
     assert str(tmp_path / "other") in capsys.readouterr().err
 
 
-def test_a_job_named_rather_than_numbered_is_one_line(capsys: pytest.CaptureFixture) -> None:
-    assert main(["preempt", "mlp8"]) == 2
-    assert capsys.readouterr().err == ("job 'mlp8': expected the job's id (a number, as "
-                                       "`costsched status` lists it)\n")
+def test_a_job_is_found_by_its_name_as_costsched_status_lists_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    base = tmp_path / "instances"
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(base))
+    launcher = LocalLauncher(base, grace_seconds=5, poll_seconds=0.1)
+    offering = Offering("aws", "us-east-1", "us-east-1a", "g4dn.xlarge", "spot", "T4", 1)
+    first = launcher.launch(LaunchSpec(job_id=3, job_name="digits", command="sleep 30",
+                                       offering=offering, checkpoint_uri=str(tmp_path / "s"),
+                                       attempt="a1"))
+    assert main(["preempt", "digitz"]) == 1  # a typo: one line, and the name meant
+    assert capsys.readouterr().err == (f"job 'digitz': no running instance of a job of that "
+                                       f"name under {base}; did you mean 'digits'?\n")
+    assert main(["preempt", "digits"]) == 0
+    assert capsys.readouterr().out == f"preempt: instance {first.id} of job 3\n"
+    assert launcher.status(first.id).state == "preempted"

@@ -27,7 +27,7 @@ AT = "2026-01-02T00:00:00Z"
 CASES = [
     (["plan", JOB, "--objective", "bogus"], "--objective 'bogus': expected one of cost"),
     (["plan", JOB, "--deadline", "-3"], "--deadline: '-3': expected a positive duration"),
-    (["plan", JOB, "--budget", "-3"], "--budget -3.0: expected a positive amount"),
+    (["plan", JOB, "--budget", "-3"], "--budget -3: expected a positive amount"),
     (["plan", JOB, "--at", "bogus"], "--at 'bogus': expected an ISO 8601 time"),
     (["plan", JOB, "--top", "0"], "--top"),
     (["plan", JOB, "--weight", "-3"], "--weight"),
@@ -91,7 +91,7 @@ CASES = [
     (["collect", "--since", "bogus"], "--since 'bogus': expected an ISO 8601 time"),
     (["collect", "--workers", "0"], "--workers 0: expected a whole number >= 1"),
     (["launch", JOB, "--launcher", "bogus"], "launcher 'bogus': expected one of local"),
-    (["launch", JOB, "--wait", "-3"], "--wait -3.0: expected a finite number >= 0"),
+    (["launch", JOB, "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["launch", JOB, "--wait", "nan"], "--wait nan: expected a finite number >= 0"),
     (["launch", JOB, "--offering", "bogus"], "offering 'bogus': expected 'CLOUD ZONE-OR-REGION"),
     (["launch", JOB, "--secret", "NOT_SET_ANYWHERE"], "--secret NOT_SET_ANYWHERE: "
@@ -99,7 +99,7 @@ CASES = [
     (["launch", JOB, "--env", "NOT_SET_ANYWHERE"], "--env NOT_SET_ANYWHERE: NOT_SET_ANYWHERE "
      "is not set in your environment"),
     (["status", "--state", "runing"], "--state 'runing': expected one of pending"),
-    (["status", "--wait", "-3"], "--wait -3.0: expected a finite number >= 0"),
+    (["status", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["status", "--limit", "0"], "--limit"),
     (["status", "--label", "bogus"], "--label 'bogus': expected LABEL=VALUE"),
     (["status", "--name", "resnet5O"], "--name 'resnet5O': no job's name matches it; did "
@@ -107,12 +107,12 @@ CASES = [
     (["status", "--budget", "vison"], "--budget 'vison': no job is in a budget of that name: "
      "expected one of vision; did you mean 'vision'?"),
     (["status", "bogus"], "job 'bogus': no job of that name in the store"),
-    (["migrate", "--margin", "-3"], "--margin -3.0: expected a finite number >= 0"),
-    (["migrate", "--wait", "-3"], "--wait -3.0: expected a finite number >= 0"),
+    (["migrate", "--margin", "-3"], "--margin -3: expected a finite number >= 0"),
+    (["migrate", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["migrate", "--to", "bogus"], "offering 'bogus': expected 'CLOUD ZONE-OR-REGION"),
     (["stop", "bogus"], "job 'bogus': no job of that name in the store"),
-    (["start", "resnet50", "--wait", "-3"], "--wait -3.0: expected a finite number >= 0"),
-    (["start", "resnet50", "--budget", "0"], "--budget 0.0: expected a finite number > 0"),
+    (["start", "resnet50", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
+    (["start", "resnet50", "--budget", "0"], "--budget 0: expected a finite number > 0"),
     (["logs", "resnet50", "--tail", "0"], "--tail"),
     (["logs", "resnet50", "--node", "-1"], "--node"),
     (["report", "--since", "bogus"], "--since 'bogus': expected an ISO 8601 time"),

@@ -28,7 +28,7 @@ REFUSED = {
                    "neither stored nor sent to instances"),  # no word masked as its value
     "mount": ("file_mounts:\n  /data: ./not-here\n", [], "field file_mounts./data: local path"),
     "work": ("costsched:\n  model: no-such-model\n  steps: 10\n", [],
-             "field model: unknown model 'no-such-model'"),
+             "field costsched.model: unknown model 'no-such-model'"),
     "offering": ("", ["--offering", "aws:us-east-1a:p3.2xlarge:nowhere"],
                  "offering 'aws:us-east-1a:p3.2xlarge:nowhere'"),
 }

@@ -163,7 +163,7 @@ def test_the_baseline_is_written_at_the_precision_of_the_tables_hours_and_totals
 
 
 @pytest.mark.parametrize(("option", "says"), [
-    (["--budget", "-5"], "error: --budget -5.0: expected a positive amount of USD"),
+    (["--budget", "-5"], "error: --budget -5: expected a positive amount of USD"),
     (["--deadline", "1s"], "error: --deadline: '1s': expected hours (48, '36h', '2d', '90m') "
                            "or an ISO time (2020-03-03T00:00Z)"),
     (["--emit", "skypilot"], "error: --emit 'skypilot': expected sky"),

@@ -178,3 +178,32 @@ def test_a_large_sweep_without_work_shows_the_cost_of_an_hour_of_it(
     assert "21 jobs in 1 groups of identical jobs" in out
     assert "1 h of work on 1xV100 (assumed)" in out and re.search(r"\$0\.\d{4}/work-h", out)
     assert f"the work is not given in {path}: figures are for 1 h of work" in out
+
+
+@pytest.mark.parametrize("option", [["--budget", "0.05"], ["--deadline", "0.5"]])
+def test_a_refusal_on_assumed_work_says_its_figures_are_of_the_assumed_hour(
+        cli, tmp_path: Path, option: list[str]) -> None:  # noqa: ANN001
+    path = task(tmp_path)
+    result = cli("plan", path, *option)
+    assert result.exit_code == 1
+    out = " ".join(result.output.split())
+    assert out.startswith("no plan: job myclf: budget $0.05 is" if option[0] == "--budget"
+                          else "no plan: job myclf cannot meet its deadline of 0.5 h")
+    assert ("; figures are for 1 h of work on 1xV100 (assumed): the work is not given; "
+            "`costsched: {hours: H}` (hours of work on 1xV100) or `costsched: {model: NAME, "
+            f"steps: N}}` in {path} gives it") in out
+    given = task(tmp_path, "costsched: {hours: 1}\n", name="given.yaml")  # the same hour, said
+    assert "assumed" not in " ".join(cli("plan", given, *option).output.split())
+
+
+def test_launch_refuses_assumed_work_in_the_words_plan_uses(cli, tmp_path: Path  # noqa: ANN001
+                                                           ) -> None:
+    path = task(tmp_path, "costsched: {deadline: 0.5}\n")  # a deadline, and still no work
+    planned = " ".join(cli("plan", path).output.split())
+    launched = cli("launch", path, "--wait", "0")
+    assert launched.exit_code == 2
+    [line] = launched.output.strip().splitlines()
+    assert line.startswith("error: job myclf cannot meet its deadline of 0.5 h")
+    assert line.endswith(f"the work is not given; `costsched: {{hours: H}}` (hours of work on "
+                         f"1xV100) or `costsched: {{model: NAME, steps: N}}` in {path} gives it")
+    assert line.removeprefix("error: ") in planned.removeprefix("no plan: ")

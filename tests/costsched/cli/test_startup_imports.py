@@ -62,7 +62,7 @@ def test_a_mistyped_command_is_answered_with_the_close_one() -> None:
      "error: costsched plan: No such option: --tpo (Possible options: --at, --top); "
      "`costsched plan --help` shows the usage"),
     (["plan", "job.yaml", "--top", "abc"],
-     "error: costsched plan: Invalid value for '--top': Input should be a valid integer"),
+     "error: costsched plan: --top 'abc': expected a whole number; "),
     (["prices", "history", "--instnace", "x"],
      "error: costsched prices history: No such option: --instnace"),
     (["plan"], "error: costsched plan: Missing argument 'jobs'; "),

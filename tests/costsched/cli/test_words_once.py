@@ -44,3 +44,22 @@ def test_a_workdir_that_is_no_directory_is_named_once(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as caught:
         pack_workdir(str(missing), "wd.yaml: job 'w'")
     assert str(caught.value) == f"wd.yaml: job 'w': field workdir {missing}: not a directory"
+
+
+def test_a_launch_whose_job_failed_on_its_instance_says_the_failure_once(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import typer
+
+    from costsched.service.jobs.launches import NotLaunched
+
+    why = "exit code 2 (python: can't open file 'train.py')"
+    left = [NotLaunched(7, "s8", True, why, ran=True), NotLaunched(8, "s9", True, "no offering")]
+    monkeypatch.setattr(cli_jobs.service, "not_launched", lambda store, ids: left)
+    for shown in (True, False):  # the table's notes above said why; --json printed none
+        with pytest.raises(typer.Exit):
+            cli_jobs._say_not_launched(None, [7, 8], shown=shown)  # type: ignore[arg-type]
+        lines = capsys.readouterr().err.splitlines()
+        assert lines[1] == "error: job 8 (s9) not launched: no offering"
+        assert (lines[0] == "error: job 7 (s8) failed on its instance, as said above; "
+                "`costsched logs 7` shows its output") if shown else (
+            lines[0] == f"error: job 7 (s8) failed: {why}")
