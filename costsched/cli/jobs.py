@@ -470,7 +470,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     for s in shown:
         if s.due is not None:
             out.print(f"  job {s.record.id}: {views.due_words(s.due, now, s.record.final)}")
-        if s.decision is not None:
+        if s.next and s.decision is not None:
             out.print(printable(f"  job {s.record.id} next: {s.next} "
                                 f"({views.decided_words(s.decision, now)})"))
         elif undecided(s) and recovery is not None:
@@ -492,7 +492,7 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
 def undecided(s: service.JobStatus) -> bool:
     """Whether the job runs where the decider has not decided on it yet (just launched,
     recovered or moved, before the next pass that decides)."""
-    return s.decision is None and s.record.state == "running" and \
+    return s.decision is None and s.record.state == "running" and s.steps_left > 0 and \
         s.open_placement is not None and s.instance_state == "running"
 
 

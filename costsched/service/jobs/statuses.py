@@ -273,8 +273,10 @@ def _standing(decision: StoredDecision | None, placement: dict | None
 def _status_of(run: RunningJob, placement: dict | None, instance: Instance | None,
                left: float, reported: bool, cost: JobCost, failure: Failure | None,
                bookings: tuple[Booking, ...], decision: StoredDecision | None) -> JobStatus:
+    # A decision whose dollars are not numbers says nothing a user can act on.
+    said = decision is not None and None not in (decision.stay_usd, decision.move_usd)
     return JobStatus(run.record, placement, "" if instance is None else instance.state,
-                     left, cost, run.moves, "" if decision is None else decision.reason,
+                     left, cost, run.moves, decision.reason if said else "",  # type: ignore[union-attr]
                      reported, failure,
                      "" if instance is None else instance.checkpoint_error, bookings,
                      "" if instance is None else instance.detail, decision=decision)

@@ -35,7 +35,7 @@ class Memory(Launcher):
     def terminate(self, instance_id): raise AssertionError("nothing is ended")
     def instances(self, job_id=None): return [self.status("m-2")]
 
-shown = status(PriceStore(sys.argv[1]), Memory(), advice=False)
+shown = status(PriceStore(sys.argv[1]), Memory())
 print(json.dumps({"costs": {s.record.name: s.cost.total_usd for s in shown},
                   "states": {s.record.name: s.instance_state for s in shown},
                   "loaded": sorted({"pandas", "numpy"} & set(sys.modules))}))
