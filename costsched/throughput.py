@@ -39,9 +39,11 @@ Four layers, most trusted first:
 
 from __future__ import annotations
 
+import csv
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -145,9 +147,19 @@ def model_key(name: str) -> str:
 
 
 @cache
+def bundled_rows() -> tuple[tuple, ...]:
+    """The bundled table's rows (COLUMNS), read without pandas."""
+    with resources.files("costsched.data").joinpath("throughputs.csv").open(
+            "r", newline="") as fh:
+        return tuple((r["model"], r["gpu_model"], int(r["gpu_count"]),
+                      float(r["steps_per_second"]), r["source"])
+                     for r in csv.DictReader(fh))
+
+
+@cache
 def bundled() -> pd.DataFrame:
-    with resources.files("costsched.data").joinpath("throughputs.csv").open("r") as fh:
-        return pd.read_csv(fh)
+    """The bundled table as a frame (`bundled_rows`)."""
+    return pd.DataFrame(list(bundled_rows()), columns=COLUMNS)
 
 
 _Key = tuple[str, str, int]  # (model key, GPU model, GPU count)
@@ -157,9 +169,8 @@ _Key = tuple[str, str, int]  # (model key, GPU model, GPU count)
 def _bundled_rows() -> frozenset[tuple[_Key, float, str]]:
     """The bundled rows, whole: a table's row is bundled when it is one of these (a row
     from the user or a job spec differs at least in its source)."""
-    b = bundled()
-    return frozenset(((model_key(r.model), r.gpu_model, int(r.gpu_count)),
-                      float(r.steps_per_second), r.source) for r in b.itertuples())
+    return frozenset(((model_key(model), gpu, int(count)), float(sps), source)
+                     for model, gpu, count, sps, source in bundled_rows())
 
 
 def _capped_basis(source: str, published: float, count: int, one: float) -> str:
@@ -176,26 +187,61 @@ def user_path() -> Path:
 
 
 def read_measurements(path: Path, limit_mb: float | None = None) -> pd.DataFrame:
+    """`measurement_rows` of the file as a frame (COLUMNS)."""
+    return pd.DataFrame(measurement_rows(path, limit_mb), columns=COLUMNS)
+
+
+def measurement_rows(path: Path, limit_mb: float | None = None) -> list[tuple]:
     """A measurement CSV (model, gpu_model, gpu_count, steps_per_second[, source]),
-    validated; errors name the file, row and field. A file over `limit_mb` (default
-    `file_limits.THROUGHPUTS`'s) is refused before it is read."""
+    validated, as rows (COLUMNS); errors name the file, row and field. A file over
+    `limit_mb` (default `file_limits.THROUGHPUTS`'s) is refused before it is read."""
     file_limits.check(path, file_limits.THROUGHPUTS, limit_mb)
     try:
-        frame = pd.read_csv(path, dtype={"model": str, "gpu_model": str})
+        with path.open(newline="", encoding="utf-8") as fh:
+            lines = list(csv.reader(fh, strict=True))
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except (csv.Error, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: not a CSV file ({exc})") from None
-    return validate_measurements(frame, where=str(path))
+    lines = [line for line in lines if line]  # blank lines, as pandas skips them
+    if not lines:
+        raise InvalidInput(f"{path}: not a CSV file (no columns to parse from file)")
+    header, body = [h.strip() for h in lines[0]], lines[1:]
+    for i, line in enumerate(body, start=2):
+        if len(line) > len(header):
+            raise InvalidInput(f"{path}: not a CSV file (row {i}: expected {len(header)} "
+                               f"fields, saw {len(line)})")
+    _check_columns(header, str(path))
+    records = (dict(zip(header, line + [""] * (len(header) - len(line)), strict=True))
+               for line in body)
+    return valid_rows(({**r, "gpu_count": _number(r["gpu_count"]),
+                        "steps_per_second": _number(r["steps_per_second"])} for r in records),
+                      where=str(path))
+
+
+def _number(field: str) -> object:
+    """A CSV field as the number it writes (an int, a float), else as written."""
+    for kind in (int, float):
+        try:
+            return kind(field)
+        except ValueError:
+            pass
+    return field
+
+
+REQUIRED = ["model", "gpu_model", "gpu_count", "steps_per_second"]
+
+
+def _check_columns(columns: Sequence[str], where: str) -> None:
+    missing = [c for c in REQUIRED if c not in columns]
+    if missing:
+        raise InvalidInput(f"{where}: missing column(s) {', '.join(missing)}: expected "
+                           f"{', '.join(REQUIRED)}[, source]")
 
 
 def validate_measurements(frame: pd.DataFrame, where: str = "measurements") -> pd.DataFrame:
     """The rows in canonical form (GPU names, int counts, a source) or InvalidInput."""
-    required = ["model", "gpu_model", "gpu_count", "steps_per_second"]
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise InvalidInput(f"{where}: missing column(s) {', '.join(missing)}: expected "
-                           f"{', '.join(required)}[, source]")
+    _check_columns(list(frame.columns), where)
     columns = list(frame.columns)
     records = (dict(zip(columns, values, strict=True))
                for values in frame.itertuples(index=False, name=None))
@@ -209,7 +255,7 @@ def valid_rows(records: Iterable[Mapping], where: str = "measurements") -> list[
     rows = []
     for i, r in enumerate(records, start=2):
         at = f"{where}: row {i}"
-        model = str(r["model"]).strip() if pd.notna(r["model"]) else ""
+        model = "" if _missing(r["model"]) else str(r["model"]).strip()
         if not model:
             raise InvalidInput(f"{at}: field model is empty: expected a model name")
         try:
@@ -219,9 +265,23 @@ def valid_rows(records: Iterable[Mapping], where: str = "measurements") -> list[
         count = _positive(r["gpu_count"], f"{at}: field gpu_count", whole=True)
         sps = _positive(r["steps_per_second"], f"{at}: field steps_per_second")
         source = r.get("source")
-        source = str(source) if source is not None and pd.notna(source) else "user measured"
+        source = "user measured" if _missing(source) or not str(source).strip() else \
+            str(source)
         rows.append((model, gpu, int(count), sps, source))
     return rows
+
+
+def _missing(value: object) -> bool:
+    """None, an empty field, or a frame's missing value (NaN, NA)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    if "pandas" in sys.modules:  # its NA: none without it
+        import pandas
+
+        return value is pandas.NA or value is pandas.NaT
+    return False
 
 
 def _positive(value: object, where: str, whole: bool = False) -> float:
@@ -237,10 +297,13 @@ def _positive(value: object, where: str, whole: bool = False) -> float:
 
 def load_user(path: Path | None = None) -> pd.DataFrame:
     """The user's measurements (empty when the file does not exist)."""
+    return pd.DataFrame(user_rows(path), columns=COLUMNS)
+
+
+def user_rows(path: Path | None = None) -> list[tuple]:
+    """The user's measurements as rows (COLUMNS; none when the file does not exist)."""
     path = path or user_path()
-    if not path.exists():
-        return pd.DataFrame(columns=COLUMNS)
-    return read_measurements(path)
+    return measurement_rows(path) if path.exists() else []
 
 
 def save_user(rows: pd.DataFrame, path: Path | None = None) -> Path:
@@ -261,17 +324,23 @@ def measured_today(source: str | None = None) -> str:
 
 
 def _overlay(base: pd.DataFrame, top: pd.DataFrame) -> pd.DataFrame:
-    """Rows of `top` replace rows of `base` with the same (model key, GPU model, count)."""
+    """`_overlay_rows` of two frames, as a frame."""
     if top.empty:
         return base[COLUMNS].reset_index(drop=True)
-    if base.empty:
-        return top[COLUMNS].reset_index(drop=True)
+    return pd.DataFrame(_overlay_rows(frame_rows(base), frame_rows(top)), columns=COLUMNS)
 
-    def keys(f: pd.DataFrame) -> pd.Series:
-        return f["model"].map(model_key) + "|" + f["gpu_model"] + "|" + f["gpu_count"].astype(str)
 
-    kept = base[~keys(base).isin(set(keys(top)))]
-    return pd.concat([kept[COLUMNS], top[COLUMNS]], ignore_index=True)
+def _overlay_rows(base: Iterable[tuple], top: Sequence[tuple]) -> list[tuple]:
+    """Rows of `top` replace rows of `base` with the same (model key, GPU model, count);
+    the rest of `base` first, in its order, then `top`."""
+    replaced = {(model_key(str(m)), g, int(c)) for m, g, c, *_ in top}
+    return [r for r in base if (model_key(str(r[0])), r[1], int(r[2])) not in replaced] + \
+        list(top)
+
+
+def frame_rows(frame: pd.DataFrame) -> list[tuple]:
+    """A table frame's rows (COLUMNS)."""
+    return list(frame[COLUMNS].itertuples(index=False, name=None))
 
 
 def _check_precision(precision: str) -> None:
@@ -289,15 +358,36 @@ class ThroughputTable:
         _check_precision(precision)
         self.precision = precision
         self.rule_scale = RULE_SCALE[precision] if rule_scale is None else rule_scale
-        self._frame: pd.DataFrame | None = (bundled() if frame is None else frame)[
-            COLUMNS].reset_index(drop=True)
+        self._frame: pd.DataFrame | None = None if frame is None else \
+            frame[COLUMNS].reset_index(drop=True)
         self._layers: tuple[ThroughputTable, list[tuple]] | None = None
+        self._table_rows: list[tuple] | None = list(bundled_rows()) if frame is None else \
+            frame_rows(self._frame)  # type: ignore[arg-type]
         rows: dict[_Key, tuple[float, str]] = {
-            (model_key(r.model), r.gpu_model, int(r.gpu_count)): (float(r.steps_per_second),
-                                                                   r.source)
-            for r in self._frame.itertuples()
-        }
-        self._index_rows(rows, {model_key(m): m for m in self._frame["model"]})
+            (model_key(m), g, int(c)): (float(sps), source)
+            for m, g, c, sps, source in self._table_rows}
+        self._index_rows(rows, {model_key(r[0]): r[0] for r in self._table_rows})
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[tuple], precision: str = "fp32") -> ThroughputTable:
+        """A table of `rows` (COLUMNS), its frame built only when asked for."""
+        table = cls.__new__(cls)
+        _check_precision(precision)
+        table.precision = precision
+        table.rule_scale = RULE_SCALE[precision]
+        table._frame, table._layers = None, None
+        table._table_rows = list(rows)
+        table._index_rows({(model_key(m), g, int(c)): (float(sps), source)
+                           for m, g, c, sps, source in table._table_rows},
+                          {model_key(r[0]): r[0] for r in table._table_rows})
+        return table
+
+    def rows(self) -> list[tuple]:
+        """The table's rows (COLUMNS), an overlay's put together when first asked for."""
+        if self._table_rows is None:
+            base, top = self._layers  # type: ignore[misc]
+            self._table_rows = _overlay_rows(base.rows(), top)
+        return self._table_rows
 
     def _index_rows(self, rows: dict[_Key, tuple[float, str]], names: dict[str, str]) -> None:
         """The lookups from the table's rows (by key, the last of a key winning)."""
@@ -328,9 +418,8 @@ class ThroughputTable:
     @property
     def frame(self) -> pd.DataFrame:
         """The table's rows (model, gpu_model, gpu_count, steps_per_second, source)."""
-        if self._frame is None:  # an overlay's rows, put together when first asked for
-            base, top = self._layers  # type: ignore[misc]
-            self._frame = _overlay(base.frame, pd.DataFrame(top, columns=COLUMNS))
+        if self._frame is None:  # built from its rows when first asked for
+            self._frame = pd.DataFrame(self.rows(), columns=COLUMNS)
         return self._frame
 
     @staticmethod
@@ -350,15 +439,16 @@ class ThroughputTable:
              learned: pd.DataFrame | None = None) -> ThroughputTable:
         """The bundled table, with what costsched measured (`learned_rows`) on top of it
         and the user's measurements on top of both."""
-        base = bundled() if learned is None else _overlay(bundled(), learned)
-        return cls(_overlay(base, load_user(user_file)), precision=precision)
+        base = bundled_rows() if learned is None else \
+            _overlay_rows(bundled_rows(), frame_rows(learned))
+        return cls.of_rows(_overlay_rows(base, user_rows(user_file)), precision=precision)
 
     def overlay(self, rows: pd.DataFrame | Sequence[Mapping],
                 precision: str | None = None) -> ThroughputTable:
         """A new table with `rows` (e.g. a job spec's own measurements: a frame, or records
         with the frame's columns) on top of this one."""
-        top = (valid_rows(rows) if not isinstance(rows, pd.DataFrame) else
-               list(validate_measurements(rows).itertuples(index=False, name=None)))
+        top = (list(validate_measurements(rows).itertuples(index=False, name=None))
+               if hasattr(rows, "columns") else valid_rows(rows))  # type: ignore[arg-type]
         precision = precision or self.precision
         _check_precision(precision)
         # From this table's lookups, not its frame: a job spec's few rows cost what they
@@ -367,7 +457,7 @@ class ThroughputTable:
         table.precision = precision
         table.rule_scale = (self.rule_scale if precision == self.precision
                             else RULE_SCALE[precision])
-        table._frame = None
+        table._frame, table._table_rows = None, None
         table._layers = (self, top)
         table._rows, table._names = dict(self._rows), dict(self._names)
         for model, gpu, count, sps, source in top:
@@ -400,7 +490,11 @@ class ThroughputTable:
         return keys[model]
 
     def models(self) -> list[str]:
-        return sorted(set(self.frame["model"]))
+        return sorted({str(r[0]) for r in self.rows()})
+
+    def model_keys(self) -> set[str]:
+        """The keys (`model_key`) of the table's models."""
+        return set(self._names)
 
     def canonical(self, model: str) -> str:
         """The table's name of a model; InvalidInput listing the known ones if absent."""

@@ -31,9 +31,9 @@ from costsched.store.database import (  # noqa: F401 - re-exported: the store's 
     resolve_url,
     to_epoch_seconds,
 )
+from costsched.store.decisions import DecisionStore
 from costsched.store.jobs import JobStore
 from costsched.store.leases import Leases, TaskRuns
-from costsched.store.decisions import DecisionStore
 from costsched.store.moves import MoveStore
 from costsched.store.quotas import QuotaStore
 from costsched.store.schema import offerings, prices
