@@ -136,8 +136,8 @@ def flag_new(store: PriceStore, at: datetime,
                          at=at)
     rows = [_measurement(found[j], [p for p in placed if p.job_id == j], at)
             for j in sorted(new)]
-    store.measured_throughputs.add(pd.DataFrame(
-        [r for r in rows if r is not None], columns=THROUGHPUT_COLUMNS))
+    store.measured_throughputs.add_rows(
+        dict(zip(THROUGHPUT_COLUMNS, r, strict=True)) for r in rows if r is not None)
     return [(j, found[j].line()) for j in sorted(new)]
 
 
@@ -152,7 +152,7 @@ def _measurement(c: SpeedCheck, placed: Sequence[PlacementRow], at: datetime
     end = newest.end_at if newest.end_at is not None else at
     seconds = max((end - newest.start_at).total_seconds(), 1.0)
     return (None, c.model, c.gpu_model, c.gpu_count, "fp32", c.measured_sps,
-            c.measured_sps * seconds, seconds, pd.Timestamp(at), str(newest.instance),
+            c.measured_sps * seconds, seconds, at, str(newest.instance),
             c.job_id, int(newest.id))
 
 
