@@ -274,10 +274,10 @@ def _status_of(run: RunningJob, placement: dict | None, instance: Instance | Non
                left: float, reported: bool, cost: JobCost, failure: Failure | None,
                bookings: tuple[Booking, ...], decision: StoredDecision | None) -> JobStatus:
     # A decision whose dollars are not numbers says nothing a user can act on.
-    said = decision is not None and None not in (decision.stay_usd, decision.move_usd)
+    said = "" if decision is None or None in (decision.stay_usd, decision.move_usd) else \
+        decision.reason
     return JobStatus(run.record, placement, "" if instance is None else instance.state,
-                     left, cost, run.moves, decision.reason if said else "",  # type: ignore[union-attr]
-                     reported, failure,
+                     left, cost, run.moves, said, reported, failure,
                      "" if instance is None else instance.checkpoint_error, bookings,
                      "" if instance is None else instance.detail, decision=decision)
 
