@@ -13,6 +13,9 @@ Stores, each made by each checkout for itself before timing:
   misspelt GPU), and `launch` of a small job (on a fresh copy of the store each run, with
   the supervisor's autostart off: the costsched process's own work, not the job's, which
   runs in a process of its own that outlives it);
+- the demo's store with one more local job, launched with the supervisor's autostart off,
+  still running (it reports a step every second, and is stopped at the bench's end):
+  `status (running job)`;
 - no store made yet: `gpus` and `gpus H100` from the bundled prices, beside the same
   commands with an empty discovered-types file (as after a `catalog refresh`).
 
@@ -57,6 +60,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "status (no jobs)": (["status"], "empty"),
     "logs (no such job)": (["logs", "nosuchjob"], "empty"),
     "status": (["status"], "demo"),
+    "status (running job)": (["status"], "running"),
     "logs": (["logs", "hello"], "demo"),
     "report": (["report"], "demo"),
     "gpus": (["gpus"], "demo"),
@@ -86,6 +90,18 @@ throughputs: {V100: 1.0}
 steps: 10
 constraints: {regions: [us-east-1], markets: [spot]}
 """
+# The job still running while `status (running job)` is timed: a step every second.
+RUNNING_JOB = """name: running
+run: |
+  i=0
+  while true; do
+    i=$((i+1)); echo $i > "$COSTSCHED_PROGRESS_FILE.t"
+    mv "$COSTSCHED_PROGRESS_FILE.t" "$COSTSCHED_PROGRESS_FILE"; sleep 1
+  done
+throughputs: {V100: 1.0}
+steps: 100000
+constraints: {regions: [us-east-1], markets: [spot]}
+"""
 REFUSED = {"tpu.yaml": "name: tpu-task\nresources:\n  accelerators: tpu-v4-8\n"
                        "run: python train.py\n",
            "typo.yaml": "name: typo-task\nresources:\n  accelerators: V10O:1\n"
@@ -112,6 +128,9 @@ class Checkout:
         if store == "demo-copy":
             return {**base, "COSTSCHED_DB": str(self.tmp / "copy.sqlite"),
                     "COSTSCHED_INSTANCES": str(self.tmp / "copy-instances")}
+        if store == "running":
+            return {**base, "COSTSCHED_DB": str(self.tmp / "running.sqlite"),
+                    "COSTSCHED_INSTANCES": str(self.tmp / "running-instances")}
         return {**base, "COSTSCHED_DB": str(self.tmp / f"{store}.sqlite")}
 
     def run(self, argv: list[str], store: str, **kwargs) -> subprocess.CompletedProcess:
@@ -151,6 +170,19 @@ def prepare(checkout: Checkout) -> None:
     checkout.run(["status", "--wait", "120"], "demo")
     out = checkout.run(["logs", "hello"], "demo").stdout
     assert "hello from the job" in out, out
+    shutil.copy(tmp / "demo.sqlite", tmp / "running.sqlite")
+    (tmp / "running.yaml").write_text(RUNNING_JOB)
+    checkout.run(["launch", str(tmp / "running.yaml"), "--wait", "120"], "running")
+    time.sleep(3)  # a few steps reported
+    out = checkout.run(["status", "--json"], "running").stdout
+    assert json.loads(out)["jobs"][0]["instance_state"] == "running", out
+
+
+def stop_running(checkout: Checkout) -> None:
+    """End the job `status (running job)` looked at."""
+    if (checkout.tmp / "running.sqlite").exists():
+        subprocess.run([*CLI, "stop", "running"], env=checkout.env("running"),
+                       cwd=checkout.tmp, check=False, capture_output=True)
 
 
 def _stamped(line: str, now: str) -> str:
@@ -217,12 +249,13 @@ def main() -> None:
         checkouts = [Checkout("this", ROOT, Path(tmp) / "this")]
         if args.against:
             checkouts.append(Checkout("against", args.against.resolve(), Path(tmp) / "against"))
-        for checkout in checkouts:
-            prepare(checkout)
         try:
+            for checkout in checkouts:
+                prepare(checkout)
             report(checkouts, args)
         finally:
             for checkout in checkouts:
+                stop_running(checkout)
                 wait_for_jobs(checkout)
 
 

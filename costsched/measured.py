@@ -19,19 +19,20 @@ job did not train on (long enough) is its measured speed carried by the table's 
 between the two GPUs, never the table's absolute figure. Where no step was reported (or
 the table knows neither GPU), there is no speed: NaN, never a guess.
 
-Pure: frames and stored specs in, frames out; `costsched.service.speeds` reads the store.
+Pure: rows (or frames, made rows) and stored specs in, rows (or a frame of them) out;
+`costsched.service.speeds` reads the store.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from costsched.jobspec import parse, resolve
-from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.optimize.decision import Overheads
@@ -66,122 +67,264 @@ def rate_or_nan(rate: Rate | None, gpu: str, count: int) -> float:
     return value if value > 0 else math.nan
 
 
+class Speed(NamedTuple):
+    """A job's speed on a GPU (model, count) it ran on (`speed_rows`; SPEED_COLUMNS)."""
+
+    job_id: int
+    gpu_model: str
+    gpu_count: int
+    hours: float  # the time it trained there (see the module)
+    planned_sps: float  # its table's figure there; NaN when it has none
+    measured_sps: float  # NaN when it reported no step, or while `measuring`
+    measuring: bool  # reported steps, not trained long enough on any GPU yet
+
+
+class Placed(NamedTuple):
+    """What a speed needs of a placement (`store.job_rows.PlacementRow` has these)."""
+
+    id: int
+    job_id: int
+    gpu_model: str
+    gpu_count: int
+    start_at: datetime
+    end_at: datetime | None  # None while open
+
+
+class Reading(NamedTuple):
+    """A placement's first and last step readings (`JobStore.reading_rows`): times in
+    epoch seconds; `id` is the placement's."""
+
+    id: int
+    job_id: int
+    first_step: float
+    first_ts: float
+    last_step: float
+    last_ts: float
+
+
+def speed_rows(placements: Sequence[Placed], steps_done: Mapping[int, float],
+               read_at: Mapping[int, datetime], rates: Mapping[int, Rate | None],
+               readings: Sequence[Reading] = ()) -> list[Speed]:
+    """Per job and GPU (model, count) it ran on, in the order its placements first met
+    each: the hours it trained there (see the module), its table's speed there and the
+    speed it made. `placements`: the jobs' placements (more fields are ignored);
+    `readings`: their step readings. A job without readings is measured over its
+    placements' hours up to the reading of its step (`read_at`). The one computation of
+    a measured speed: `speeds` is it as a frame."""
+    if not placements:
+        return []
+    read = {int(r.job_id) for r in readings}
+    if not read:
+        return _over_all(placements, steps_done, read_at, rates)
+    trained = _trained(placements, readings, rates, read)
+    live = {int(p.job_id) for p in placements if p.end_at is None}
+    short = {s.job_id for s in trained if s.measuring} - live
+    trained = [s for s in trained if s.job_id not in short]
+    rest = [p for p in placements if int(p.job_id) not in read - short]
+    if not rest:
+        return trained
+    return trained + _bounded(_over_all(rest, steps_done, read_at, rates), short)
+
+
+def _groups(placements: Iterable[Placed]) -> dict[tuple[int, str, int], list[Placed]]:
+    """Placements by (job, GPU model, count), in the order each was first met."""
+    out: dict[tuple[int, str, int], list[Placed]] = {}
+    for p in placements:
+        out.setdefault((int(p.job_id), str(p.gpu_model), int(p.gpu_count)), []).append(p)
+    return out
+
+
+def _over_all(placements: Sequence[Placed], steps_done: Mapping[int, float],
+              read_at: Mapping[int, datetime], rates: Mapping[int, Rate | None]
+              ) -> list[Speed]:
+    """`speed_rows` of jobs without readings: over their placements' hours up to the
+    reading of their step; one GPU measured exactly, several by their table's ratios."""
+    def hours(p: Placed) -> float:
+        reading = read_at.get(int(p.job_id))
+        if reading is None:
+            return 0.0
+        end = reading if p.end_at is None or not p.end_at < reading else p.end_at
+        return max((end - p.start_at).total_seconds(), 0.0) / 3600
+
+    groups = [(key, sum(hours(p) for p in found))
+              for key, found in _groups(placements).items()]
+    by_job: dict[int, list[int]] = {}
+    for i, ((job_id, _, _), _) in enumerate(groups):
+        by_job.setdefault(job_id, []).append(i)
+    planned = [rate_or_nan(rates.get(j), g, c) for (j, g, c), _ in groups]
+    measured = [math.nan] * len(groups)
+    for job_id, rows in by_job.items():
+        steps = float(steps_done.get(job_id, 0.0))
+        spans = [groups[i][1] for i in rows]
+        if steps <= 0 or sum(spans) <= 0:
+            continue
+        ran = [i for i in rows if groups[i][1] > 0]
+        if len(ran) == 1:  # one GPU: measured exactly; others it met after the reading
+            here = steps / (groups[ran[0]][1] * 3600)  # by the table's ratio
+            for i in rows:
+                measured[i] = here * planned[i] / planned[ran[0]]
+            measured[ran[0]] = here
+            continue
+        table_steps = sum(groups[i][1] * 3600 * planned[i] for i in rows)
+        if math.isfinite(table_steps) and table_steps > 0:
+            for i in rows:
+                measured[i] = planned[i] * steps / table_steps
+    return [Speed(j, g, c, h, planned[i], measured[i], False)
+            for i, ((j, g, c), h) in enumerate(groups)]
+
+
+def _bounded(found: list[Speed], short: set[int]) -> list[Speed]:
+    """`found` (`_over_all`) with the speeds of the `short` jobs that read slower than
+    planned after running less than SETUP_SECONDS taken back to unmeasured: over all such
+    a job ran, its setup and the lag before its exit was seen may be most of it, so its
+    speed is only a lower bound, which says "faster" truly and "slower" never (eight
+    seconds of a job, setup included, read "3.2x slower")."""
+    ran: dict[int, float] = {}
+    for s in found:
+        ran[s.job_id] = ran.get(s.job_id, 0.0) + s.hours
+    out = []
+    for s in found:
+        slow = (s.job_id in short and ran[s.job_id] * 3600 < SETUP_SECONDS
+                and not s.measured_sps >= s.planned_sps)
+        out.append(s._replace(measured_sps=math.nan, measuring=True) if slow else s)
+    return out
+
+
+def _trained(placements: Sequence[Placed], readings: Sequence[Reading],
+             rates: Mapping[int, Rate | None], read: set[int]) -> list[Speed]:
+    """`speed_rows` of the jobs of `read` (with step readings): per GPU, the steps between
+    each placement's first and last reading over the time between them; a GPU it has not
+    trained on long enough is carried by its table's ratio from the one it trained on
+    longest."""
+    by_placement = {int(r.id): r for r in readings}
+    groups = []
+    for key, found in _groups(p for p in placements if int(p.job_id) in read).items():
+        spans = [by_placement.get(int(p.id)) for p in found]
+        seconds = sum(float(r.last_ts - r.first_ts) for r in spans if r is not None)
+        steps = sum(float(r.last_step - r.first_step) for r in spans if r is not None)
+        groups.append((key, seconds, steps))
+    out = []
+    for (job_id, gpu, count), seconds, steps in groups:
+        enough = seconds >= MIN_TRAINING_SECONDS and steps > 0
+        out.append(Speed(job_id, gpu, count, seconds / 3600,
+                         rate_or_nan(rates.get(job_id), gpu, count),
+                         steps / seconds if enough else math.nan, False))
+    by_job: dict[int, list[int]] = {}
+    for i, s in enumerate(out):
+        by_job.setdefault(s.job_id, []).append(i)
+    for rows in by_job.values():
+        known = [i for i in rows if _enough(groups[i])]
+        if not known:  # reported steps, not yet for long enough anywhere
+            for i in rows:
+                out[i] = out[i]._replace(measuring=True)
+            continue
+        ref = out[max(known, key=lambda i: (groups[i][1], -i))]  # the first of the longest
+        for i in rows:
+            if i not in known:
+                out[i] = out[i]._replace(
+                    measured_sps=ref.measured_sps * out[i].planned_sps / ref.planned_sps)
+    return out
+
+
+def _enough(group: tuple) -> bool:
+    """Whether a GPU's readings (`_trained`'s group) span enough training to judge."""
+    _, seconds, steps = group
+    return seconds >= MIN_TRAINING_SECONDS and steps > 0
+
+
 def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
            read_at: Mapping[int, pd.Timestamp], rates: Mapping[int, Rate | None],
            readings: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per job and GPU (model, count) it ran on: the hours it trained there (see the
-    module), the speed its table gives (`planned_sps`) and the speed it made
-    (`measured_sps`, NaN when it reported no step, or while `measuring`). `placements`:
-    the jobs' placement frame (id, job_id, gpu_model, gpu_count, start_at, end_at; end NaT
-    while open); `readings`: their step readings (`JobStore.readings`). A job without
-    readings is measured over its placements' hours up to the reading of its step
-    (`read_at`)."""
-    if placements.empty:
+    """`speed_rows` as a frame (SPEED_COLUMNS), from frames: `placements` (id, job_id,
+    gpu_model, gpu_count, start_at, end_at; end NaT while open) and `readings`
+    (`JobStore.readings`)."""
+    found = speed_rows(placed_rows(placements), steps_done, read_at, rates,
+                       () if readings is None else reading_rows(readings))
+    return speeds_frame(found)
+
+
+def speeds_frame(found: Sequence[Speed]) -> pd.DataFrame:
+    """`speed_rows` as a frame (SPEED_COLUMNS)."""
+    if not found:
         return pd.DataFrame(columns=SPEED_COLUMNS)
-    read = set() if readings is None or readings.empty else set(readings["job_id"])
-    if read:
-        trained = _trained(placements[placements["job_id"].isin(read)], readings, rates)
-        live = set(placements.loc[placements["end_at"].isna(), "job_id"])
-        short = set(trained.loc[trained["measuring"], "job_id"]) - live
-        trained = trained[~trained["job_id"].isin(short)]
-        rest = placements[~placements["job_id"].isin(read - short)]
-        if rest.empty:
-            return trained
-        over_all = speeds(rest, steps_done, read_at, rates)
-        return pd.concat([trained, _bounded(over_all, short)], ignore_index=True)
-    reading = placements["job_id"].map(lambda j: read_at.get(int(j)))
-    reading = pd.to_datetime(reading, utc=True)
-    end = placements["end_at"].fillna(reading)
-    end = end.where(end < reading, reading)
-    seconds = np.maximum((end - placements["start_at"]).dt.total_seconds().fillna(0.0), 0.0)
-    frame = placements[["job_id", "gpu_model", "gpu_count"]].assign(hours=seconds / 3600)
-    frame = frame.groupby(["job_id", "gpu_model", "gpu_count"], as_index=False,
-                          sort=False)["hours"].sum()
-    frame["planned_sps"] = [rate_or_nan(rates.get(int(j)), g, c) for j, g, c in zip(
-        frame["job_id"], frame["gpu_model"], frame["gpu_count"], strict=True)]
-    measured = np.full(len(frame), np.nan)
-    all_hours, all_planned = frame["hours"].to_numpy(), frame["planned_sps"].to_numpy()
-    for job_id, rows in frame.groupby("job_id").indices.items():
-        steps = float(steps_done.get(int(job_id), 0.0))
-        hours, planned = all_hours[rows], all_planned[rows]
-        if steps <= 0 or hours.sum() <= 0:
-            continue
-        ran = hours > 0
-        if ran.sum() == 1:  # one GPU: measured exactly; others it met after the reading
-            here = steps / (hours[ran][0] * 3600)  # by the table's ratio
-            measured[rows] = here * planned / planned[ran][0]
-            measured[rows[ran]] = here
-            continue
-        table_steps = float((hours * 3600 * planned).sum())
-        if math.isfinite(table_steps) and table_steps > 0:
-            measured[rows] = planned * steps / table_steps
-    frame["measured_sps"] = measured
-    frame["measuring"] = False
-    return frame[SPEED_COLUMNS]
+    return pd.DataFrame(list(found), columns=SPEED_COLUMNS)
 
 
-def _bounded(frame: pd.DataFrame, short: set) -> pd.DataFrame:
-    """`frame` (`speeds` over placements' hours) with the speeds of the `short` jobs that
-    read slower than planned after running less than SETUP_SECONDS taken back to
-    unmeasured: over all such a job ran, its setup and the lag before its exit was seen
-    may be most of it, so its speed is only a lower bound, which says "faster" truly and
-    "slower" never (eight seconds of a job, setup included, read "3.2x slower")."""
-    ran = frame.groupby("job_id")["hours"].transform("sum") * 3600
-    slow = (frame["job_id"].isin(short) & (ran < SETUP_SECONDS)
-            & ~(frame["measured_sps"] >= frame["planned_sps"]))
-    return frame.assign(measured_sps=frame["measured_sps"].where(~slow),
-                        measuring=frame["measuring"] | slow)
+def placed_rows(placements: pd.DataFrame) -> list[Placed]:
+    """A placement frame's rows as `speed_rows` reads them."""
+    if placements.empty:
+        return []
+    return [Placed(int(i), int(j), str(g), int(c), s.to_pydatetime(),
+                   None if pd.isna(e) else e.to_pydatetime())
+            for i, j, g, c, s, e in zip(*(placements[k] for k in Placed._fields),
+                                        strict=True)]
 
 
-def _trained(placements: pd.DataFrame, readings: pd.DataFrame,
-             rates: Mapping[int, Rate | None]) -> pd.DataFrame:
-    """`speeds` of jobs with step readings: per GPU, the steps between each placement's
-    first and last reading over the time between them; a GPU it has not trained on long
-    enough is carried by its table's ratio from the one it trained on longest."""
-    read = readings.set_index("id")
-    mine = placements.assign(
-        seconds=placements["id"].map(
-            (read["last_at"] - read["first_at"]).dt.total_seconds()).fillna(0.0),
-        steps=placements["id"].map(read["last_step"] - read["first_step"]).fillna(0.0))
-    frame = mine.groupby(["job_id", "gpu_model", "gpu_count"], as_index=False,
-                         sort=False)[["seconds", "steps"]].sum()
-    frame["hours"] = frame["seconds"] / 3600
-    frame["planned_sps"] = [rate_or_nan(rates.get(int(j)), g, c) for j, g, c in zip(
-        frame["job_id"], frame["gpu_model"], frame["gpu_count"], strict=True)]
-    enough = (frame["seconds"] >= MIN_TRAINING_SECONDS) & (frame["steps"] > 0)
-    frame["measured_sps"] = (frame["steps"] / frame["seconds"]).where(enough)
-    frame["measuring"] = False
-    for _, rows in frame.groupby("job_id").indices.items():
-        known = frame.iloc[rows][enough.iloc[rows]]
-        if known.empty:  # reported steps, not yet for long enough anywhere
-            frame.loc[frame.index[rows], "measuring"] = True
-            continue
-        ref = known.sort_values("seconds", ascending=False, kind="stable").iloc[0]
-        others = frame.index[rows][~enough.iloc[rows].to_numpy()]
-        frame.loc[others, "measured_sps"] = (ref["measured_sps"] * frame.loc[others,
-                                             "planned_sps"] / ref["planned_sps"])
-    return frame[SPEED_COLUMNS]
+def reading_rows(readings: pd.DataFrame) -> list[Reading]:
+    """A readings frame (`JobStore.readings`) as `speed_rows` reads it."""
+    if readings.empty:
+        return []
+    return [Reading(int(i), int(j), float(f), a.timestamp(), float(last), b.timestamp())
+            for i, j, f, a, last, b in zip(*(readings[k] for k in READING_FIELDS),
+                                           strict=True)]
 
 
-def measuring(job_speeds: pd.DataFrame) -> bool:
+READING_FIELDS = ["id", "job_id", "first_step", "first_at", "last_step", "last_at"]
+
+
+def stored_readings(rows: Iterable[tuple]) -> list[Reading]:
+    """`JobStore.reading_rows` as `speed_rows` reads them."""
+    return [Reading(int(i), int(j), float(f), float(a), float(last), float(b))
+            for i, j, f, a, last, b in rows]
+
+
+def job_speeds(found: Iterable[Speed]) -> dict[int, list[Speed]]:
+    """`speed_rows` by job, in their order."""
+    out: dict[int, list[Speed]] = {}
+    for s in found:
+        out.setdefault(s.job_id, []).append(s)
+    return out
+
+
+def measuring(job_speeds: pd.DataFrame | Sequence[Speed]) -> bool:
     """Whether a job (its rows of `speeds`) reported steps but has not trained long enough
     on any GPU for a speed yet."""
-    return bool(len(job_speeds)) and bool(job_speeds["measuring"].all())
+    rows = _rows(job_speeds)
+    return bool(rows) and all(s.measuring for s in rows)
 
 
-def speed_on(job_speeds: pd.DataFrame, gpu: str, count: int, rate: Rate | None) -> float:
+def speed_on(job_speeds: pd.DataFrame | Sequence[Speed], gpu: str, count: int,
+             rate: Rate | None) -> float:
     """The job's speed on (`gpu`, `count`): measured where it ran there, else its measured
     speed where it ran longest carried by its table's ratio between the two GPUs (`rate`);
     NaN when neither is known. `job_speeds`: one job's rows of `speeds`."""
-    known = job_speeds[job_speeds["measured_sps"].notna()]
-    here = known[(known["gpu_model"] == gpu) & (known["gpu_count"].astype(int) == int(count))]
-    if len(here):
-        return float(here["measured_sps"].iloc[0])
-    ran = known[known["hours"] > 0]
-    if ran.empty:
+    known = [s for s in _rows(job_speeds) if not math.isnan(s.measured_sps)]
+    here = [s for s in known if s.gpu_model == gpu and int(s.gpu_count) == int(count)]
+    if here:
+        return float(here[0].measured_sps)
+    ran = [s for s in known if s.hours > 0]
+    if not ran:
         return math.nan
-    ref = ran.sort_values("hours", ascending=False, kind="stable").iloc[0]
-    return float(ref["measured_sps"] * rate_or_nan(rate, gpu, count) / ref["planned_sps"])
+    ref = _first_longest(ran)
+    return float(ref.measured_sps * rate_or_nan(rate, gpu, count) / ref.planned_sps)
+
+
+def _first_longest(found: Sequence[Speed]) -> Speed:
+    """The first of the rows with the most hours."""
+    best = found[0]
+    for s in found[1:]:
+        if s.hours > best.hours:
+            best = s
+    return best
+
+
+def _rows(found: pd.DataFrame | Sequence[Speed]) -> list[Speed]:
+    """`speeds` rows, from its frame or as they are."""
+    if not hasattr(found, "columns"):
+        return list(found)  # type: ignore[arg-type]
+    frame = found  # a frame of SPEED_COLUMNS
+    return [Speed(int(j), str(g), int(c), float(h), float(p), float(m), bool(x))
+            for j, g, c, h, p, m, x in zip(*(frame[k] for k in SPEED_COLUMNS), strict=True)]
 
 
 @dataclass(frozen=True)
@@ -240,15 +383,15 @@ def sps(value: float) -> str:
     return f"{value:,.3g}" if value < 1000 else f"{value:,.0f}"
 
 
-def check(job_id: int, name: str, model: str, job_speeds: pd.DataFrame, basis: str,
-          factor: float = DEFAULT_FACTOR) -> SpeedCheck | None:
+def check(job_id: int, name: str, model: str, job_speeds: pd.DataFrame | Sequence[Speed],
+          basis: str, factor: float = DEFAULT_FACTOR) -> SpeedCheck | None:
     """The job's `SpeedCheck` on the GPU it ran longest with a measured speed; None when
     it has none, or its plan's figure there is unknown."""
     top = longest(job_speeds).get(int(job_id))
     return None if top is None else checked(top, name, model, basis, factor)
 
 
-def checked(top: tuple, name: str, model: str, basis: str,
+def checked(top: Speed, name: str, model: str, basis: str,
             factor: float = DEFAULT_FACTOR, nodes: int = 1) -> SpeedCheck:
     """The `SpeedCheck` of a job's row of `longest` (`nodes`: its instances at once)."""
     return SpeedCheck(int(top.job_id), str(name), str(model), str(top.gpu_model),
@@ -256,16 +399,13 @@ def checked(top: tuple, name: str, model: str, basis: str,
                       basis, float(factor), int(nodes))
 
 
-def longest(found: pd.DataFrame) -> dict[int, tuple]:
+def longest(found: pd.DataFrame | Sequence[Speed]) -> dict[int, Speed]:
     """Of `speeds` rows (of any number of jobs), each job's row on the GPU it ran longest
-    with both speeds known (the first such of equal hours), as a named tuple; a job with
-    none is left out. Sorted once for every job."""
-    known = found[found["measured_sps"].notna() & found["planned_sps"].notna()
-                  & (found["hours"] > 0)]
-    if known.empty:
-        return {}
-    top = known.sort_values("hours", ascending=False, kind="stable").drop_duplicates("job_id")
-    return {int(row.job_id): row for row in top.itertuples(index=False)}
+    with both speeds known (the first such of equal hours); a job with none is left
+    out."""
+    known = [s for s in _rows(found) if not math.isnan(s.measured_sps)
+             and not math.isnan(s.planned_sps) and s.hours > 0]
+    return {job_id: _first_longest(rows) for job_id, rows in job_speeds(known).items()}
 
 
 def mismatch_factor(factor: float | None = None) -> float:

@@ -40,26 +40,36 @@ Four layers, most trusted first:
 from __future__ import annotations
 
 import math
-import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
-import platformdirs
-
-from costsched import file_limits
 from costsched.catalog import gpu_model_name
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
+from costsched.throughput_rows import (  # noqa: F401 - also the table's names
+    COLUMNS,
+    ENV_USER_FILE,
+    _overlay,
+    _overlay_rows,
+    bundled,
+    bundled_rows,
+    frame_rows,
+    load_user,
+    measured_today,
+    measurement_rows,
+    model_key,
+    read_measurements,
+    save_user,
+    user_path,
+    user_rows,
+    valid_rows,
+    validate_measurements,
+)
 from costsched.vocabulary import counted, did_you_mean
 
-COLUMNS = ["model", "gpu_model", "gpu_count", "steps_per_second", "source"]
-ENV_USER_FILE = "COSTSCHED_THROUGHPUTS"
 SCALING_EFFICIENCY = 0.9  # per doubling of GPUs; a common data-parallel figure, stated not fit
 PRECISIONS = ("fp32", "fp16")
 MEASURED_BY_COSTSCHED = "measured by costsched"
@@ -137,19 +147,6 @@ class Throughput:
         return self.published is not None
 
 
-@cache  # a table is built per plan: each of its rows' names keyed again
-def model_key(name: str) -> str:
-    """A spelling-insensitive key: 'ResNet-50 (batch size 64)' == 'resnet50 bs64'."""
-    key = re.sub(r"batch\s*size", "bs", name.lower())
-    return re.sub(r"[^a-z0-9]", "", key)
-
-
-@cache
-def bundled() -> pd.DataFrame:
-    with resources.files("costsched.data").joinpath("throughputs.csv").open("r") as fh:
-        return pd.read_csv(fh)
-
-
 _Key = tuple[str, str, int]  # (model key, GPU model, GPU count)
 
 
@@ -157,121 +154,13 @@ _Key = tuple[str, str, int]  # (model key, GPU model, GPU count)
 def _bundled_rows() -> frozenset[tuple[_Key, float, str]]:
     """The bundled rows, whole: a table's row is bundled when it is one of these (a row
     from the user or a job spec differs at least in its source)."""
-    b = bundled()
-    return frozenset(((model_key(r.model), r.gpu_model, int(r.gpu_count)),
-                      float(r.steps_per_second), r.source) for r in b.itertuples())
+    return frozenset(((model_key(model), gpu, int(count)), float(sps), source)
+                     for model, gpu, count, sps, source in bundled_rows())
 
 
 def _capped_basis(source: str, published: float, count: int, one: float) -> str:
     return (f"{source}; capped at linear scaling: published {published:.4g} steps/s is "
             f"{published / one:.3g}x the 1-GPU figure, used as {count}x {one:.4g}")
-
-
-def user_path() -> Path:
-    """The user's measurements: $COSTSCHED_THROUGHPUTS, else throughputs.csv in the user
-    data directory (beside the default price store)."""
-    if os.environ.get(ENV_USER_FILE):
-        return Path(os.environ[ENV_USER_FILE]).expanduser()
-    return Path(platformdirs.user_data_dir("costsched")) / "throughputs.csv"
-
-
-def read_measurements(path: Path, limit_mb: float | None = None) -> pd.DataFrame:
-    """A measurement CSV (model, gpu_model, gpu_count, steps_per_second[, source]),
-    validated; errors name the file, row and field. A file over `limit_mb` (default
-    `file_limits.THROUGHPUTS`'s) is refused before it is read."""
-    file_limits.check(path, file_limits.THROUGHPUTS, limit_mb)
-    try:
-        frame = pd.read_csv(path, dtype={"model": str, "gpu_model": str})
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: not a CSV file ({exc})") from None
-    return validate_measurements(frame, where=str(path))
-
-
-def validate_measurements(frame: pd.DataFrame, where: str = "measurements") -> pd.DataFrame:
-    """The rows in canonical form (GPU names, int counts, a source) or InvalidInput."""
-    required = ["model", "gpu_model", "gpu_count", "steps_per_second"]
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise InvalidInput(f"{where}: missing column(s) {', '.join(missing)}: expected "
-                           f"{', '.join(required)}[, source]")
-    columns = list(frame.columns)
-    records = (dict(zip(columns, values, strict=True))
-               for values in frame.itertuples(index=False, name=None))
-    return pd.DataFrame(valid_rows(records, where), columns=COLUMNS)
-
-
-def valid_rows(records: Iterable[Mapping], where: str = "measurements") -> list[tuple]:
-    """Measurement records (model, gpu_model, gpu_count, steps_per_second[, source]) as
-    rows in canonical form (GPU names, int counts, a source), or InvalidInput naming the
-    row (counted from 2: row 1 is a file's header) and field."""
-    rows = []
-    for i, r in enumerate(records, start=2):
-        at = f"{where}: row {i}"
-        model = str(r["model"]).strip() if pd.notna(r["model"]) else ""
-        if not model:
-            raise InvalidInput(f"{at}: field model is empty: expected a model name")
-        try:
-            gpu = gpu_model_name(r["gpu_model"])
-        except InvalidInput as exc:
-            raise InvalidInput(f"{at}: field gpu_model: {exc}") from None
-        count = _positive(r["gpu_count"], f"{at}: field gpu_count", whole=True)
-        sps = _positive(r["steps_per_second"], f"{at}: field steps_per_second")
-        source = r.get("source")
-        source = str(source) if source is not None and pd.notna(source) else "user measured"
-        rows.append((model, gpu, int(count), sps, source))
-    return rows
-
-
-def _positive(value: object, where: str, whole: bool = False) -> float:
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        number = math.nan
-    if not math.isfinite(number) or number <= 0 or (whole and number != int(number)):
-        kind = "a whole number >= 1" if whole else "a positive number"
-        raise InvalidInput(f"{where} {value!r}: expected {kind}")
-    return number
-
-
-def load_user(path: Path | None = None) -> pd.DataFrame:
-    """The user's measurements (empty when the file does not exist)."""
-    path = path or user_path()
-    if not path.exists():
-        return pd.DataFrame(columns=COLUMNS)
-    return read_measurements(path)
-
-
-def save_user(rows: pd.DataFrame, path: Path | None = None) -> Path:
-    """Merge measurements into the user file (a new row replaces the same model/GPU/count)
-    atomically; the path written."""
-    path = path or user_path()
-    merged = _overlay(load_user(path), validate_measurements(rows, where="new measurements"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    merged.sort_values(["model", "gpu_model", "gpu_count"]).to_csv(tmp, index=False)
-    tmp.replace(path)
-    return path
-
-
-def measured_today(source: str | None = None) -> str:
-    day = datetime.now(timezone.utc).date().isoformat()
-    return source or f"user measured ({day})"
-
-
-def _overlay(base: pd.DataFrame, top: pd.DataFrame) -> pd.DataFrame:
-    """Rows of `top` replace rows of `base` with the same (model key, GPU model, count)."""
-    if top.empty:
-        return base[COLUMNS].reset_index(drop=True)
-    if base.empty:
-        return top[COLUMNS].reset_index(drop=True)
-
-    def keys(f: pd.DataFrame) -> pd.Series:
-        return f["model"].map(model_key) + "|" + f["gpu_model"] + "|" + f["gpu_count"].astype(str)
-
-    kept = base[~keys(base).isin(set(keys(top)))]
-    return pd.concat([kept[COLUMNS], top[COLUMNS]], ignore_index=True)
 
 
 def _check_precision(precision: str) -> None:
@@ -289,15 +178,36 @@ class ThroughputTable:
         _check_precision(precision)
         self.precision = precision
         self.rule_scale = RULE_SCALE[precision] if rule_scale is None else rule_scale
-        self._frame: pd.DataFrame | None = (bundled() if frame is None else frame)[
-            COLUMNS].reset_index(drop=True)
+        self._frame: pd.DataFrame | None = None if frame is None else \
+            frame[COLUMNS].reset_index(drop=True)
         self._layers: tuple[ThroughputTable, list[tuple]] | None = None
+        self._table_rows: list[tuple] | None = list(bundled_rows()) if frame is None else \
+            frame_rows(self._frame)  # type: ignore[arg-type]
         rows: dict[_Key, tuple[float, str]] = {
-            (model_key(r.model), r.gpu_model, int(r.gpu_count)): (float(r.steps_per_second),
-                                                                   r.source)
-            for r in self._frame.itertuples()
-        }
-        self._index_rows(rows, {model_key(m): m for m in self._frame["model"]})
+            (model_key(m), g, int(c)): (float(sps), source)
+            for m, g, c, sps, source in self._table_rows}
+        self._index_rows(rows, {model_key(r[0]): r[0] for r in self._table_rows})
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[tuple], precision: str = "fp32") -> ThroughputTable:
+        """A table of `rows` (COLUMNS), its frame built only when asked for."""
+        table = cls.__new__(cls)
+        _check_precision(precision)
+        table.precision = precision
+        table.rule_scale = RULE_SCALE[precision]
+        table._frame, table._layers = None, None
+        table._table_rows = list(rows)
+        table._index_rows({(model_key(m), g, int(c)): (float(sps), source)
+                           for m, g, c, sps, source in table._table_rows},
+                          {model_key(r[0]): r[0] for r in table._table_rows})
+        return table
+
+    def rows(self) -> list[tuple]:
+        """The table's rows (COLUMNS), an overlay's put together when first asked for."""
+        if self._table_rows is None:
+            base, top = self._layers  # type: ignore[misc]
+            self._table_rows = _overlay_rows(base.rows(), top)
+        return self._table_rows
 
     def _index_rows(self, rows: dict[_Key, tuple[float, str]], names: dict[str, str]) -> None:
         """The lookups from the table's rows (by key, the last of a key winning)."""
@@ -328,9 +238,8 @@ class ThroughputTable:
     @property
     def frame(self) -> pd.DataFrame:
         """The table's rows (model, gpu_model, gpu_count, steps_per_second, source)."""
-        if self._frame is None:  # an overlay's rows, put together when first asked for
-            base, top = self._layers  # type: ignore[misc]
-            self._frame = _overlay(base.frame, pd.DataFrame(top, columns=COLUMNS))
+        if self._frame is None:  # built from its rows when first asked for
+            self._frame = pd.DataFrame(self.rows(), columns=COLUMNS)
         return self._frame
 
     @staticmethod
@@ -350,15 +259,16 @@ class ThroughputTable:
              learned: pd.DataFrame | None = None) -> ThroughputTable:
         """The bundled table, with what costsched measured (`learned_rows`) on top of it
         and the user's measurements on top of both."""
-        base = bundled() if learned is None else _overlay(bundled(), learned)
-        return cls(_overlay(base, load_user(user_file)), precision=precision)
+        base = bundled_rows() if learned is None else \
+            _overlay_rows(bundled_rows(), frame_rows(learned))
+        return cls.of_rows(_overlay_rows(base, user_rows(user_file)), precision=precision)
 
     def overlay(self, rows: pd.DataFrame | Sequence[Mapping],
                 precision: str | None = None) -> ThroughputTable:
         """A new table with `rows` (e.g. a job spec's own measurements: a frame, or records
         with the frame's columns) on top of this one."""
-        top = (valid_rows(rows) if not isinstance(rows, pd.DataFrame) else
-               list(validate_measurements(rows).itertuples(index=False, name=None)))
+        top = (list(validate_measurements(rows).itertuples(index=False, name=None))
+               if hasattr(rows, "columns") else valid_rows(rows))  # type: ignore[arg-type]
         precision = precision or self.precision
         _check_precision(precision)
         # From this table's lookups, not its frame: a job spec's few rows cost what they
@@ -367,7 +277,7 @@ class ThroughputTable:
         table.precision = precision
         table.rule_scale = (self.rule_scale if precision == self.precision
                             else RULE_SCALE[precision])
-        table._frame = None
+        table._frame, table._table_rows = None, None
         table._layers = (self, top)
         table._rows, table._names = dict(self._rows), dict(self._names)
         for model, gpu, count, sps, source in top:
@@ -400,7 +310,11 @@ class ThroughputTable:
         return keys[model]
 
     def models(self) -> list[str]:
-        return sorted(set(self.frame["model"]))
+        return sorted({str(r[0]) for r in self.rows()})
+
+    def model_keys(self) -> set[str]:
+        """The keys (`model_key`) of the table's models."""
+        return set(self._names)
 
     def canonical(self, model: str) -> str:
         """The table's name of a model; InvalidInput listing the known ones if absent."""

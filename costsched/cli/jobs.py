@@ -264,9 +264,6 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                   recovery=armed, held=held)
     if not json_out:
         print_budgets(store, of_jobs=named)
-    if not json_out and len(shown) > service.ADVICE_UP_TO:
-        console.print(f"(more than {service.ADVICE_UP_TO} jobs: `costsched migrate --dry-run` "
-                      "says what the policy would do with each)", highlight=False)
 
 
 # Between two looks at the jobs while waiting (each reconciles them): soon at first, and
@@ -477,8 +474,12 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
     for s in shown:
         if s.due is not None:
             out.print(f"  job {s.record.id}: {views.due_words(s.due, now, s.record.final)}")
-        if s.next:
-            out.print(printable(f"  job {s.record.id} next: {s.next}"))
+        if s.next and s.decision is not None:
+            out.print(printable(f"  job {s.record.id} next: {s.next} "
+                                f"({views.decided_words(s.decision, now)})"))
+        elif undecided(s) and recovery is not None:
+            out.print(printable(f"  job {s.record.id} next: "
+                                f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         for line in _problems(s) + flag + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
@@ -490,6 +491,13 @@ def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "
                 out.print(printable(f"  job {s.record.id}: {p.reason} on {where}: "
                                     f"{span} h, {usd(p.usd, places)}"))
     out.flush()
+
+
+def undecided(s: service.JobStatus) -> bool:
+    """Whether the job runs where the decider has not decided on it yet (just launched,
+    recovered or moved, before the next pass that decides)."""
+    return s.decision is None and s.record.state == "running" and s.steps_left > 0 and \
+        s.open_placement is not None and s.instance_state == "running"
 
 
 def _lists_placements(s: service.JobStatus) -> bool:

@@ -132,6 +132,25 @@ class Recovery:
                 "daemons": [w.document(at) for w in self.watchers], "line": self.line(at),
                 "unscheduled": self.unscheduled()}
 
+    def undecided(self, job_id: int, at: datetime, scheduled: list | None = None) -> str:
+        """What `status` says of a running job the decider has not decided on where it
+        runs now: when the daemon that watches the store decides it (its next re-plan:
+        the supervisor's on schedule.replan, another daemon's as `scheduled`, the tasks'
+        status, says), or, none watching, what shows the policy's advice now."""
+        if not self.watchers:
+            return (f"not decided yet: no daemon watches this store to decide it; "
+                    f"`costsched migrate {job_id} --dry-run` shows what the policy would do "
+                    "now")
+        first = self.watchers[0]
+        if first.kind in ("auto", "starting"):
+            due = next_fire(self.replan, at)
+        else:
+            due = next((t.next_run for t in scheduled or () if t.task == "replan"), None)
+        when = f", {due:%H:%M} UTC" if due is not None and due.date() == at.date() else \
+            f", {due:%Y-%m-%d %H:%M} UTC" if due is not None else ""
+        return (f"not decided yet: the {KIND_WORDS.get(first.kind, 'daemon')} decides it at "
+                f"its next re-plan{when} (schedule.replan {self.replan})")
+
     def unscheduled(self) -> str | None:
         """What `status` and the dashboard say of the scheduled optimizer (collect, replan,
         catalog) when none of its tasks has a run or a next run in the store, while a
@@ -169,3 +188,15 @@ def ago(at: datetime, then: datetime) -> str:
 
 def _seconds(at: datetime, then: datetime) -> float:
     return max(0.0, (at - then).total_seconds())
+
+
+def next_fire(cron: str, at: datetime) -> datetime | None:
+    """When the crontab line `cron` (UTC) fires next after `at`; None when it cannot be
+    told (not a cron line). APScheduler is loaded only here: a supervisor's re-plan is
+    asked for only when a running job awaits its first decision."""
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        return CronTrigger.from_crontab(cron, timezone="UTC").get_next_fire_time(None, at)
+    except ValueError:
+        return None

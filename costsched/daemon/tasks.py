@@ -7,6 +7,7 @@ from typing import Any
 
 from costsched import service
 from costsched.daemon.events import _emit, _label
+from costsched.daemon.supervision import KIND_WORDS
 from costsched.daemon.watcher import Watcher
 from costsched.passes import one_pass
 from costsched.service import jobs as job_service
@@ -68,12 +69,16 @@ class Tasks(Watcher):
                 advice = job_service.migrate(
                     self.store, launcher, at=at, margin=policy.margin, policy=policy.name,
                     overheads=self.config.migration.overheads(),
-                    stop=self.stopping.is_set)
+                    stop=self.stopping.is_set, decided_by=self.deciding_as())
                 considered += len(advice)
                 started += sum(self._advised(a) for a in advice)
                 if self._moving(launcher):
                     self._follow(launcher, seconds=self.settle_seconds)
         return considered, started
+
+    def deciding_as(self) -> str:
+        """Who this daemon's decisions are kept as ("the supervisor", "the daemon")."""
+        return f"the {KIND_WORDS.get(getattr(self, 'kind', 'service'), 'daemon')}"
 
     def _advised(self, advice: job_service.MigrationAdvice) -> int:
         """Log (and notify) one job's re-plan; 1 when it started a migration."""

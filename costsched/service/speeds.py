@@ -9,26 +9,34 @@ job spec declares a figure, which is kept, and flagged where it is used (`plan_n
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from costsched.lazy import pandas as pd
 from costsched.measured import (
     MEASURING,
+    Placed,
+    Reading,
+    Speed,
     SpeedCheck,
     basis_words,
     checked,
     job_rate,
+    job_speeds,
     longest,
     measuring,
     mismatch_factor,
-    speeds,
+    placed_rows,
+    reading_rows,
+    speed_rows,
+    stored_readings,
     stored_spec,
 )
 from costsched.passes import one_pass
 from costsched.service.stores import StoreLike, using
 from costsched.store import PriceStore
-from costsched.store.jobs import JobRecord, readings_frame
+from costsched.store.job_rows import PlacementRow
+from costsched.store.jobs import JobRecord
 from costsched.store.signals import THROUGHPUT_COLUMNS
 from costsched.throughput import ThroughputTable, model_key
 from costsched.vocabulary import prefixed
@@ -36,39 +44,55 @@ from costsched.vocabulary import prefixed
 RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that reported a step
 
 
-def checks(records: Iterable[JobRecord], placements: pd.DataFrame,
+def checks(records: Iterable[JobRecord], placements: pd.DataFrame | Sequence[Placed],
            table: ThroughputTable | None = None, factor: float | None = None,
-           readings: pd.DataFrame | None = None) -> dict[int, SpeedCheck]:
+           readings: pd.DataFrame | Sequence[tuple] | None = None) -> dict[int, SpeedCheck]:
     """Each job's measured speed beside its plan's (`SpeedCheck`), for the jobs of
     `records` that reported a step and trained long enough to be measured; `placements`
-    and `readings` (`JobStore.readings`): theirs (more are ignored)."""
-    return _checked(*_measured(records, placements, table, readings), factor)
+    and `readings` (`JobStore.reading_rows`, or their frames): theirs (more are ignored)."""
+    return _checked(*_measured(records, _placed(placements), table, _read(readings)),
+                    factor)
 
 
-def _measured(records: Iterable[JobRecord], placements: pd.DataFrame,
-              table: ThroughputTable | None, readings: pd.DataFrame | None
-              ) -> tuple[list[JobRecord], pd.DataFrame, dict]:
-    """The jobs of `records` that reported a step, their `speeds` and their rates."""
+def _placed(placements: pd.DataFrame | Sequence[Placed]) -> list[Placed]:
+    """Placements as `speed_rows` reads them: the store's rows as they are, a frame made
+    rows."""
+    return placed_rows(placements) if hasattr(placements, "columns") else \
+        list(placements)  # type: ignore[arg-type]
+
+
+def _read(readings: pd.DataFrame | Sequence[tuple] | None) -> list[Reading]:
+    """Step readings as `speed_rows` reads them (`JobStore.reading_rows`, or its frame)."""
+    if readings is None:
+        return []
+    if hasattr(readings, "columns"):
+        return reading_rows(readings)  # type: ignore[arg-type]
+    return stored_readings(readings)
+
+
+def _measured(records: Iterable[JobRecord], placements: Sequence[Placed],
+              table: ThroughputTable | None, readings: Sequence[Reading]
+              ) -> tuple[list[JobRecord], list[Speed], dict]:
+    """The jobs of `records` that reported a step, their `speed_rows` and their rates."""
     records = [r for r in records if r.steps_done > 0]
-    if not records or placements.empty:
-        return [], pd.DataFrame(columns=["job_id", "measuring"]), {}
+    if not records or not placements:
+        return [], [], {}
     table = table or ThroughputTable.load()
-    models = {model_key(m) for m in table.models()}
+    models = table.model_keys()
     rates = {r.id: job_rate(r.spec, r.created_at, table, models) for r in records}
-    mine = placements[placements["job_id"].isin(list(rates))]
-    found = speeds(mine, {r.id: r.steps_done for r in records},
-                   {r.id: pd.Timestamp(r.updated_at) for r in records}, rates,
-                   readings=readings)
+    mine = [p for p in placements if int(p.job_id) in rates]
+    found = speed_rows(mine, {r.id: r.steps_done for r in records},
+                       {r.id: r.updated_at for r in records}, rates, readings=readings)
     return records, found, rates
 
 
-def _checked(records: list[JobRecord], found: pd.DataFrame, rates: dict,
+def _checked(records: list[JobRecord], found: list[Speed], rates: dict,
              factor: float | None) -> dict[int, SpeedCheck]:
-    """Each of `records`' measured speed beside its plan's, from its `speeds` rows."""
+    """Each of `records`' measured speed beside its plan's, from its `speed_rows`."""
     if not records:
         return {}
     limit = mismatch_factor(factor)
-    tops = longest(found)  # each job's GPU it ran longest: one sort for every job
+    tops = longest(found)  # each job's GPU it ran longest
     out = {}
     for r in records:
         if r.id not in tops:
@@ -95,38 +119,41 @@ def flag_new(store: PriceStore, at: datetime,
     if not records:
         return []
     ids = [r.id for r in records]
-    placed = store.jobs.placements_of(ids)
+    placed = store.jobs.placement_rows(ids)
     found = {j: c for j, c in checks(records, placed, factor=factor,
-                                     readings=store.jobs.readings(ids)).items()
+                                     readings=store.jobs.reading_rows(ids)).items()
              if c.flagged}
     if not found:
         return []
-    predicted = set(store.jobs.predictions(list(found))["job_id"])
+    predicted = store.jobs.predicted(list(found))
     unplanned = [j for j in found if j not in predicted]
     noted = store.jobs.last_details(unplanned, "throughput") if unplanned else {}
     new = store.jobs.flag_predictions([j for j in found if j in predicted], at=at)
     new |= {j for j in unplanned if j not in noted}
+    if not new:
+        return []
     store.jobs.note_many({j: found[j].line() for j in unplanned if j in new}, "throughput",
                          at=at)
-    rows = [_measurement(found[j], placed[placed["job_id"] == j], at) for j in sorted(new)]
-    store.measured_throughputs.add(pd.DataFrame(
-        [r for r in rows if r is not None], columns=THROUGHPUT_COLUMNS))
+    rows = [_measurement(found[j], [p for p in placed if p.job_id == j], at)
+            for j in sorted(new)]
+    store.measured_throughputs.add_rows(
+        dict(zip(THROUGHPUT_COLUMNS, r, strict=True)) for r in rows if r is not None)
     return [(j, found[j].line()) for j in sorted(new)]
 
 
-def _measurement(c: SpeedCheck, placed: pd.DataFrame, at: datetime) -> tuple | None:
+def _measurement(c: SpeedCheck, placed: Sequence[PlacementRow], at: datetime
+                 ) -> tuple | None:
     """A row of costsched's measurements: the job's speed on its GPU, as its newest
     placement there."""
-    there = placed[(placed["gpu_model"] == c.gpu_model)
-                   & (placed["gpu_count"].astype(int) == c.gpu_count)]
-    if there.empty:
+    there = [p for p in placed if p.gpu_model == c.gpu_model and int(p.gpu_count) == c.gpu_count]
+    if not there:
         return None
-    newest = there.iloc[-1]
-    end = newest["end_at"] if pd.notna(newest["end_at"]) else pd.Timestamp(at)
-    seconds = max((end - newest["start_at"]).total_seconds(), 1.0)
+    newest = there[-1]
+    end = newest.end_at if newest.end_at is not None else at
+    seconds = max((end - newest.start_at).total_seconds(), 1.0)
     return (None, c.model, c.gpu_model, c.gpu_count, "fp32", c.measured_sps,
-            c.measured_sps * seconds, seconds, pd.Timestamp(at), str(newest["instance"]),
-            c.job_id, int(newest["id"]))
+            c.measured_sps * seconds, seconds, at, str(newest.instance),
+            c.job_id, int(newest.id))
 
 
 def plan_notes(store: PriceStore, models: Iterable[str], factor: float | None = None
@@ -178,25 +205,25 @@ def _plan_note(model: str, c: SpeedCheck, source: str) -> str:
 def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, str]:
     """{job id: its flag line} for the jobs of `statuses` (`service.jobs.JobStatus`) whose
     measured speed is beyond the factor from their plan's, and for the running jobs whose
-    speed is still being measured ('measuring ...'), from what `status` read."""
+    speed is still being measured ('measuring ...'), from what `status` read (its rows:
+    no frame)."""
     shown = list(statuses)
-    # Only a job that reported a step has a speed: without one, no frame is built.
-    frames = [s.cost.placements for s in shown if s.record.steps_done > 0 and s.cost.charged]
-    if not frames:
+    # Only a job that reported a step has a speed.
+    placed = [p for s in shown if s.record.steps_done > 0 and s.cost.charged
+              for p in (c.placement for c in s.cost.charged)]
+    if not placed:
         return {}
-    placed = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    read = [r for s in shown for r in s.readings]
-    readings = readings_frame(read) if read else None
+    read = _read([r for s in shown for r in s.readings])
     with one_pass():  # jobs of one spec share its rate
-        records, found, rates = _measured([s.record for s in shown], placed, None, readings)
+        records, found, rates = _measured([s.record for s in shown], placed, None, read)
         flagged = _checked(records, found, rates, factor)
     out = {j: c.finding() for j, c in flagged.items() if c.flagged}  # shown by job
     # A job whose work is assumed has no plan's speed to be judged against: no 'measuring'.
     running = {s.record.id for s in shown if s.record.state == "running"
                and s.assumed_work is None}
-    for job_id, rows in found.groupby("job_id").indices.items():
-        if int(job_id) in running and measuring(found.iloc[rows]):
-            out[int(job_id)] = MEASURING
+    for job_id, rows in job_speeds(found).items():
+        if job_id in running and measuring(rows):
+            out[job_id] = MEASURING
     return out
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from costsched.service.jobs import JobStatus, MigrationAdvice
     from costsched.service.jobs.caps import BudgetState
     from costsched.store import PriceStore
+    from costsched.store.decisions import StoredDecision
     from costsched.store.jobs import JobRecord
     from costsched.work import Work
 
@@ -177,7 +178,8 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
         "placements": json_records(charged),
         "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
-        "next": s.next or None, "throughput_flag": throughput_flag,
+        "next": s.next or None, "decision": decision_document(s.decision),
+        "throughput_flag": throughput_flag,
         "work_assumed": None if s.assumed_work is None else s.assumed_work.as_dict(),
         "booked_usd": s.booked_usd, "instance_detail": s.instance_detail or None,
         "bookings": [{"market": b.booked.offering.market, "state": b.state,
@@ -188,6 +190,26 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
                       "end": b.booked.end, "upfront_usd": b.booked.upfront_usd,
                       "detail": b.detail or None} for b in s.bookings],
     }
+
+
+def decision_document(decision: StoredDecision | None) -> dict | None:
+    """The decider's latest decision on a job where it runs now (`JobStatus.decision`):
+    when, by whom, whether it moves and where, the dollars of the rest of the job staying
+    and moving, the move it started, and why; None before one."""
+    if decision is None:
+        return None
+    return {"decided_at": decision.decided_at, "decided_by": decision.decided_by,
+            "moves": decision.moves, "choice": decision.choice or None,
+            "stay_usd": decision.stay_usd, "move_usd": decision.move_usd,
+            "move_id": decision.move_id, "reason": decision.reason}
+
+
+def decided_words(decision: StoredDecision, now: datetime) -> str:
+    """When and by whom a decision was made, as `status` says it: 'decided 09:30 UTC by
+    the supervisor' (a date too when not today)."""
+    at = decision.decided_at
+    when = f"{at:%H:%M} UTC" if at.date() == now.date() else f"{at:%Y-%m-%d %H:%M} UTC"
+    return f"decided {when} by {decision.decided_by}"
 
 
 def _run(run: Any) -> dict:

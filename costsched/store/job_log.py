@@ -124,6 +124,13 @@ class JobLog:
         frame["flagged_at"] = pd.to_datetime(flagged.astype("Float64"), unit="s", utc=True)
         return frame[PREDICTION_COLUMNS]
 
+    def predicted(self, job_ids: Iterable[int]) -> set[int]:
+        """Those of `job_ids` with a prediction kept, in one read (no frame)."""
+        query = select(job_predictions.c.job_id)
+        with self.engine.connect() as conn:
+            return {int(r[0]) for chunk in id_chunks(job_ids, job_predictions.c.job_id)
+                    for r in conn.execute(query.where(chunk))}
+
     def flag_predictions(self, job_ids: Iterable[int], *, at: datetime) -> set[int]:
         """Mark the predictions of `job_ids` as contradicted by their runs, once, in one
         transaction: the ids marked now (not those marked before or without one)."""

@@ -31,6 +31,7 @@ from costsched.store.database import (  # noqa: F401 - re-exported: the store's 
     resolve_url,
     to_epoch_seconds,
 )
+from costsched.store.decisions import DecisionStore
 from costsched.store.jobs import JobStore
 from costsched.store.leases import Leases, TaskRuns
 from costsched.store.moves import MoveStore
@@ -115,6 +116,11 @@ class PriceStore:
     def measured_throughputs(self) -> MeasuredThroughputStore:
         """Steps per second costsched measured on its jobs' placements."""
         return MeasuredThroughputStore(self.engine)
+
+    @cached_property
+    def decisions(self) -> DecisionStore:
+        """The decider's latest decision on each job (what `status` shows as next)."""
+        return DecisionStore(self.engine)
 
     @cached_property
     def moves(self) -> MoveStore:

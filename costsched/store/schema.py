@@ -159,6 +159,25 @@ job_predictions = Table(
     Column("flagged_ts", BigInteger, nullable=True),
 )
 
+# The decider's latest decision on each job (revision 0018; one row per job, replaced at
+# each pass that decides it): on which placement, when, by whom (the supervisor, a daemon,
+# `costsched migrate`), whether it moves and where to, the expected dollars of the rest of
+# the job staying and moving (NULL where not a number), the move it started, and why.
+job_decisions = Table(
+    "job_decisions",
+    metadata,
+    Column("job_id", Integer, ForeignKey("jobs.id"), primary_key=True),
+    Column("placement_id", Integer, nullable=False),
+    Column("decided_ts", BigInteger, nullable=False),
+    Column("decided_by", String(64), nullable=False),
+    Column("moves", Boolean, nullable=False),
+    Column("choice", String(512), nullable=False, server_default=""),
+    Column("stay_usd", Float, nullable=True),
+    Column("move_usd", Float, nullable=True),
+    Column("move_id", Integer, nullable=True),
+    Column("reason", Text, nullable=False, server_default=""),
+)
+
 # Append-only: rows are inserted, never updated or deleted.
 job_events = Table(
     "job_events",

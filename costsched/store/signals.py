@@ -6,6 +6,7 @@ through `costsched.optimize.hazard` and `costsched.throughput`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 from sqlalchemy import Engine, delete, func, insert, select, update
@@ -94,25 +95,33 @@ class MeasuredThroughputStore:
         self.engine = engine
 
     def add(self, frame: pd.DataFrame) -> int:
-        """Store measurements (THROUGHPUT_COLUMNS but id) in one transaction: one of a
-        placement measured before replaces it (a running placement is measured again as it
-        goes on); one of a forgotten placement is dropped. The number stored."""
-        if frame.empty:
+        """`add_rows` of a frame's rows."""
+        return 0 if frame.empty else self.add_rows(frame.to_dict("records"))
+
+    def add_rows(self, records: Iterable[Mapping]) -> int:
+        """Store measurements (THROUGHPUT_COLUMNS; an id is ignored) in one transaction:
+        one of a placement measured before replaces it (a running placement is measured
+        again as it goes on); one of a forgotten placement is dropped. The number
+        stored."""
+        rows = [{"model": str(r["model"]), "gpu_model": str(r["gpu_model"]),
+                 "gpu_count": int(r["gpu_count"]), "precision": str(r["precision"]),
+                 "steps_per_second": float(r["steps_per_second"]),
+                 "steps": float(r["steps"]), "seconds": float(r["seconds"]),
+                 "measured_ts": epoch_second(r["measured_at"]), "instance": str(r["instance"]),
+                 "job_id": int(r["job_id"]), "placement_id": int(r["placement_id"])}
+                for r in records]
+        if not rows:
             return 0
-        rows = frame.drop(columns=["id"], errors="ignore").copy()
-        rows["measured_ts"] = to_epoch_seconds(rows.pop("measured_at"))
-        rows["gpu_count"] = rows["gpu_count"].astype("int64")
         table = measured_throughputs
         with self.engine.begin() as conn:
             forgotten = {r[0] for r in conn.execute(
                 select(table.c.placement_id).where(table.c.forgotten.is_(True)))}
-            rows = rows[~rows["placement_id"].isin(forgotten)]
-            records = rows.to_dict("records")
-            if records:
+            rows = [r for r in rows if r["placement_id"] not in forgotten]
+            if rows:
                 conn.execute(delete(table).where(
-                    table.c.placement_id.in_([int(p) for p in rows["placement_id"]])))
-                conn.execute(insert(table), records)
-        return len(records)
+                    table.c.placement_id.in_([r["placement_id"] for r in rows])))
+                conn.execute(insert(table), rows)
+        return len(rows)
 
     def placements_measured(self) -> set[int]:
         """Placements measured or forgotten: not to be measured again."""

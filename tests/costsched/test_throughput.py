@@ -319,10 +319,10 @@ def test_an_overlay_looks_up_what_the_table_rebuilt_with_its_rows_does(start: in
         assert fast.measured_rows().equals(whole.measured_rows())
 
 
-def test_tables_of_equal_speeds_keys_answer_alike_on_every_gpu() -> None:
+def test_tables_of_equal_speeds_keys_answer_alike_on_every_gpu(tmp_path: Path) -> None:
     """Two jobs named apart with the same figures (a sweep): equal keys, and equal answers
     wherever they are asked; a different figure or precision is a different key."""
-    base = tp.ThroughputTable.load(user_file=Path("/nonexistent"))
+    base = tp.ThroughputTable.load(user_file=tmp_path / "none.csv")  # no user file
 
     def table(model: str, sps: float, precision: str = "fp32") -> tp.ThroughputTable:
         return base.overlay([{"model": model, "gpu_model": "V100", "gpu_count": 1,

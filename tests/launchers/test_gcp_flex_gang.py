@@ -77,7 +77,7 @@ def test_every_node_is_asked_for_as_flex_start_and_the_gang_shows_it_waiting(
         "pending", "flex-start: waiting for capacity (2 of 2 nodes)")
     fake.store[(ZONE, launcher.nodes(handle)[0].id.split("/")[1])].status = "RUNNING"
     assert launcher.status(handle).detail == "flex-start: waiting for capacity (1 of 2 nodes)"
-    (shown,) = service.status(store, launcher, job_id, at=AT, advice=False)
+    (shown,) = service.status(store, launcher, job_id, at=AT)
     assert shown.instance_detail == "flex-start: waiting for capacity (1 of 2 nodes)"
     for made in fake.store.values():
         made.status = "RUNNING"

@@ -30,7 +30,7 @@ _MODULES = {
     "CANDIDATES": "runs", "CAPACITY_COOLDOWN": "runs", "MIN_MIGRATION_INTERVAL": "runs",
     "STEP_LEASE_SECONDS": "runs", "RunningJob": "runs", "job_ids": "runs",
     "progress": "runs", "steps_left": "runs",
-    "ADVICE_UP_TO": "statuses", "Failure": "statuses", "JobStatus": "statuses",
+    "Failure": "statuses", "JobStatus": "statuses",
     "follow": "statuses", "logs": "statuses", "status": "statuses",
     "stop": "stopping",
     "advance_moves": "watch", "reconcile": "watch", "settle": "watch",
@@ -74,7 +74,6 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         steps_left,
     )
     from costsched.service.jobs.statuses import (
-        ADVICE_UP_TO,
         Failure,
         JobStatus,
         follow,
@@ -84,7 +83,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from costsched.service.jobs.stopping import stop
     from costsched.service.jobs.watch import advance_moves, reconcile, settle
 
-__all__ = ["ADVICE_UP_TO", "CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL",
+__all__ = ["CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL",
            "STEP_LEASE_SECONDS", "BudgetState", "Failure", "JobStatus",
            "LaunchFit", "MigrationAdvice", "NotLaunched", "RunningJob", "advance_moves",
            "budgets_now", "budget_states", "follow", "job_ids", "launch", "launch_fits",

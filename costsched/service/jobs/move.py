@@ -43,9 +43,11 @@ from costsched.service.jobs.runs import (
 from costsched.service.jobs.steps import _migration_candidates, _run_moves
 from costsched.service.values import as_time
 from costsched.store import PriceStore
+from costsched.store.decisions import StoredDecision
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord, NewMove
 
+MIGRATE_COMMAND = "costsched migrate"  # who decides when `migrate` is not told
 MOVE_GROUP = 5000  # moves started together (their leases taken, created, stepped at once)
 
 
@@ -68,7 +70,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             policy: str = "dynamic-aware", force: bool = False,
             overheads: Overheads | None = None,
             to: str | None = None,
-            stop: Callable[[], bool] | None = None) -> list[MigrationAdvice]:
+            stop: Callable[[], bool] | None = None,
+            decided_by: str = MIGRATE_COMMAND) -> list[MigrationAdvice]:
     """Ask the policy where each running job (or `job`) should be now, among every offering
     the job's constraints allow, and, unless `dry_run`, start the migrations that pay: the
     expected cost of the rest of the job there, the move included, is below staying by
@@ -82,6 +85,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     moves are not held to once a day. `overheads`: the
     restart and move assumptions (default `Overheads()`). `stop`: asked before each move
     starts; once it says True, no further move starts (the rest are advice only).
+    `decided_by`: who decides ("the supervisor", ...): unless `dry_run` or `to`, each job's
+    decision is kept as its latest (`store.decisions`), which `status` shows.
 
     Every job is decided first, from one market, without a lease; a move starts under the
     job's lease, after its decision is made again there from what the store says then (so
@@ -118,7 +123,19 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             out.append(MigrationAdvice(run.record.id, run.record.name, choice,
                                        choice.stay_usd, choice.choice_usd, started, reason,
                                        run.nodes, _left_out(run, placed[i][1], launcher)))
+        if not dry_run and target is None:  # the policy's own decisions, not advice
+            _keep(store, out, placed, ask.when, decided_by)
         return out
+
+
+def _keep(store: PriceStore, advice: Sequence[MigrationAdvice],
+          placed: Sequence[tuple[RunningJob, pd.Series]], at: datetime, by: str) -> None:
+    """Keep each job's decision as its latest, on the placement it was decided on."""
+    store.decisions.record([StoredDecision(
+        a.job_id, int(placement["id"]), at, by, a.decision.moves,
+        _label(a.decision.choice) if a.decision.moves else "", a.stay_usd, a.move_usd,
+        None if a.started is None else a.started.id, a.reason)
+        for a, (_, placement) in zip(advice, placed, strict=True)])
 
 
 def _left_out(run: RunningJob, placement: pd.Series, launcher: Launcher) -> tuple[str, ...]:

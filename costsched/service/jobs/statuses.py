@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
-import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,6 +29,7 @@ from costsched.service.jobs.watch import _statuses, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
+from costsched.store.decisions import StoredDecision
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
@@ -56,13 +56,18 @@ class JobStatus:
     steps_left: float  # its total less the step it reported (all of them before one)
     cost: JobCost  # so far, from the stored prices, summed over every placement
     moves: list[MoveRecord]
-    next: str  # what the policy would do now, and why in dollars ('' when not running)
+    # Why its latest decision (`decision`) moves or keeps it, in dollars ('' when none
+    # stands for where it runs now: not running, or not decided there yet).
+    next: str
     reported: bool = False  # a step of the job's own stands behind steps_left
     failure: Failure | None = None  # why it failed (failed jobs)
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
     bookings: tuple[Booking, ...] = ()  # capacity bought for it (capacity blocks)
     instance_detail: str = ""  # the launcher's detail (a flex-start VM waiting...)
     step: float = 0.0  # the newest step it reported (or its checkpoint's); 0 before one
+    # The decider's latest decision on it where it runs now (the pass that decides keeps
+    # it: the daemon's re-plan, `costsched migrate`); None before one.
+    decision: StoredDecision | None = None
 
     @property
     def booked_usd(self) -> float:
@@ -129,27 +134,23 @@ class JobStatus:
 FAILURE_LOG_LINES = 10
 
 
-ADVICE_UP_TO = 20  # jobs shown: above, the policy's advice is `migrate --dry-run`'s
-
-
 def status(store: PriceStore, launcher: Launcher | None, job: int | str | None = None, *,
            at: datetime | str | None = None, reconcile_first: bool = True,
            states: Sequence[str] = (), name: str | None = None, limit: int | None = None,
-           advice: bool | None = None, only: JobFilter | None = None) -> list[JobStatus]:
+           only: JobFilter | None = None) -> list[JobStatus]:
     """Each job (or `job`; or those in `states`, whose name matches the pattern `name`,
     the newest `limit`): state, placement, progress (the step it reported), cost so far,
-    its moves and, for a failed job, why. With a launcher, its jobs are reconciled first
-    (recoveries start, finished jobs close, interrupted launches resume) unless not
-    `reconcile_first`. `advice`: what the policy would do now for each running job
-    (default: when at most ADVICE_UP_TO jobs are shown). One pass: the prices, rates and
-    placements are read once for every job shown. `only`: those of a label or budget."""
+    its moves, the decider's latest decision on a running job where it runs now (as the
+    pass that decides kept it: never decided again here) and, for a failed job, why. With
+    a launcher, its jobs are reconciled first (recoveries start, finished jobs close,
+    interrupted launches resume) unless not `reconcile_first`. One pass: the prices, rates
+    and placements are read once for every job shown. `only`: those of a label or budget."""
     when = as_time(at)
     with one_pass():
         if launcher is not None and reconcile_first:
             reconcile(store, launcher)
         records = _shown(store, job, states, name, limit, only)
         ids = [r.id for r in records]
-        advise = len(ids) <= ADVICE_UP_TO if advice is None else advice
         runs = _runs(store, records=records)
         # Every job's placements: read without a list of ids when every job is shown.
         every = job is None and not states and name is None and not limit and (
@@ -174,6 +175,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended_of = _by_job(store.jobs.event_rows(failed, kinds=["state"]) if failed else [])
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
+        live = [j for j in ids if runs[j].record.state == "running" and j in open_rows.of]
+        decided = store.decisions.latest(live) if live else {}
         costs = job_costs(store, ids, now=when, checkpoint_gb={
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
             nodes={job_id: run.nodes for job_id, run in runs.items()}, placements=placed)
@@ -187,9 +190,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                 failure = _failure_of(launcher if run.launcher == getattr(
                     launcher, "name", None) else None, ended_of.get(job_id, []),
                     placed_of.get(job_id, []))
-            found = _status_of(store, launcher, run, open_rows.of.get(job_id),
-                               asked.get(job_id), left, reported, costs[job_id], failure,
-                               when, advise, booked.get(job_id, ()))
+            placement = open_rows.of.get(job_id)
+            found = _status_of(run, placement, asked.get(job_id), left, reported,
+                               costs[job_id], failure, booked.get(job_id, ()),
+                               _standing(decided.get(job_id), placement))
             shown.append(replace(found, readings=tuple(read_of.get(job_id, ())),
                                  step=done_step(run, done)))
         return shown
@@ -257,22 +261,25 @@ class OpenPlacements:
         self.instance = {j: str(fields["instance"]) for j, fields in self.of.items()}
 
 
-def _status_of(store: PriceStore, launcher: Launcher | None, run: RunningJob,
-               placement: dict | None, instance: Instance | None, left: float,
-               reported: bool, cost: JobCost, failure: Failure | None, when: datetime,
-               advise: bool, bookings: tuple[Booking, ...] = ()) -> JobStatus:
-    advice = ""
-    if advise and instance is not None and instance.state == "running" and left > 0:
-        from costsched.service.jobs.move import migrate  # the policy's, on frames
+def _standing(decision: StoredDecision | None, placement: dict | None
+              ) -> StoredDecision | None:
+    """`decision` when it was made where the job runs now (its open placement); a decision
+    on an earlier placement (before a recovery or a move) says nothing of this one."""
+    if decision is None or placement is None or decision.placement_id != placement["id"]:
+        return None
+    return decision
 
-        found = migrate(store, launcher, run.record.id, dry_run=True, at=when)
-        # A decision whose dollars are not numbers says nothing a user can act on.
-        if found and math.isfinite(found[0].stay_usd) and math.isfinite(found[0].move_usd):
-            advice = found[0].reason
+
+def _status_of(run: RunningJob, placement: dict | None, instance: Instance | None,
+               left: float, reported: bool, cost: JobCost, failure: Failure | None,
+               bookings: tuple[Booking, ...], decision: StoredDecision | None) -> JobStatus:
+    # A decision whose dollars are not numbers says nothing a user can act on.
+    said = "" if decision is None or None in (decision.stay_usd, decision.move_usd) else \
+        decision.reason
     return JobStatus(run.record, placement, "" if instance is None else instance.state,
-                     left, cost, run.moves, advice, reported, failure,
+                     left, cost, run.moves, said, reported, failure,
                      "" if instance is None else instance.checkpoint_error, bookings,
-                     "" if instance is None else instance.detail)
+                     "" if instance is None else instance.detail, decision=decision)
 
 
 def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],

@@ -159,7 +159,7 @@ def test_the_booked_plan_buys_the_block_waits_launches_into_it_and_leaves_before
     advice = service.migrate(store, cloud.launcher, at=later)
     cloud.done()
     assert advice[0].started is None and advice[0].decision.choice == spot_key()
-    (shown,) = service.status(store, None, job.id, at=later, advice=False)
+    (shown,) = service.status(store, None, job.id, at=later)
     assert shown.booked_usd == 1887.84 and shown.bookings[0].reservation_id == RESERVATION
     (line,) = booked_lines(shown, later)
     assert line == (f"booked: capacity block {RESERVATION} (p5.48xlarge x1, us-east-1a) "

@@ -87,7 +87,7 @@ def test_a_block_whose_job_fails_is_said_held_and_the_next_launch_uses_it(
     assert asked[0].best.booked.upfront_usd == pytest.approx(1887.84)
 
     # Said where the failure is shown (launch's table and `status`), in one line.
-    (shown,) = service.status(store, None, failed.id, at=NOW, advice=False)
+    (shown,) = service.status(store, None, failed.id, at=NOW)
     assert booked_lines(shown, NOW) == [f"booked: {HELD}{NEXT}"]
     [(booking, name, state)] = held_unused(store, NOW)
     assert (booking.job_id, name, state) == (failed.id, "h100-train", "failed")

@@ -72,7 +72,7 @@ def run_nodes(fake: GangInstances, *starts: datetime) -> None:
 
 
 def cost_now(store: PriceStore, launcher: GcpLauncher, job: int, at: datetime) -> float:
-    (shown,) = service.status(store, launcher, job, at=at, advice=False,
+    (shown,) = service.status(store, launcher, job, at=at,
                               reconcile_first=False)
     return shown.cost.total_usd
 

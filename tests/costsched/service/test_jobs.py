@@ -126,7 +126,7 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     assert store.jobs.get(job.id).state == "running"
     assert zone_of(store, job.id) == "us-east-1a"  # the cheapest at launch
     [now] = service.status(store, launcher, job.id)
-    assert now.instance_state == "running" and now.next.startswith("stay: $")
+    assert now.instance_state == "running" and now.decision is None  # not decided yet
     checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
     wait_for(checkpoints.newest_verified)  # it trains and publishes checkpoints
 
@@ -144,6 +144,8 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     set_prices(store, {"us-east-1b": 3.0, "us-east-1c": 0.4}, datetime.now(timezone.utc))
     [refused] = service.migrate(store, launcher, job.id)
     assert refused.started is None and "less than a day ago" in refused.reason
+    [now] = service.status(store, launcher, job.id)  # shows the decision kept, not a new one
+    assert (now.next, now.decision.decided_by) == (refused.reason, "costsched migrate")
     [second] = service.migrate(store, launcher, job.id, force=True)
     assert second.started is not None
     service.settle(store, launcher, 30)

@@ -148,7 +148,7 @@ def test_status_of_a_team_resolves_none_of_its_specs(
     store.jobs.end_placement(finished, NOW - timedelta(hours=1), instance=f"m-{finished}")
     store.jobs.transition(finished, "succeeded", at=NOW - timedelta(hours=1))
     resolved = counted(monkeypatch, runs_module, "resolve")
-    shown = service.status(store, None, at=NOW, advice=False)
+    shown = service.status(store, None, at=NOW)
     assert resolved == []
     assert [s.record.id for s in shown] == ids
     costs = {s.record.id: s.cost for s in shown}

@@ -137,14 +137,14 @@ def _same(together: service.JobStatus, alone: service.JobStatus) -> None:
 
 def test_status_of_every_job_in_every_state_is_what_each_says_alone(tmp_path: Path) -> None:
     store, launcher = team(tmp_path, 180)  # 20 of each kind
-    together = service.status(store, launcher, at=NOW, reconcile_first=False, advice=False)
+    together = service.status(store, launcher, at=NOW, reconcile_first=False)
     assert launcher.asked_many == 1  # every open placement's instance in one call
     assert len(together) == 180
     assert {s.instance_state for s in together} == {"running", "preempted", "succeeded",
                                                    "failed", ""}
     for s in together[::10]:  # two of each kind, each alone
         [alone] = service.status(store, launcher, s.record.id, at=NOW,
-                                 reconcile_first=False, advice=False)
+                                 reconcile_first=False)
         _same(s, alone)
     for s in together:
         kind = _kind(store, s.record.id)
@@ -190,10 +190,10 @@ def test_reconcile_acts_on_the_jobs_that_need_it_and_status_then_agrees(
     # A second pass has nothing to say: the news was logged once.
     assert [line for line in service.reconcile(store, launcher, at=NOW)
             if "checkpoints" in line] == []
-    together = service.status(store, launcher, at=NOW, reconcile_first=False, advice=False)
+    together = service.status(store, launcher, at=NOW, reconcile_first=False)
     for s in together[::10]:
         [alone] = service.status(store, launcher, s.record.id, at=NOW,
-                                 reconcile_first=False, advice=False)
+                                 reconcile_first=False)
         _same(s, alone)
 
 
@@ -219,7 +219,6 @@ def test_status_reads_the_store_in_as_many_queries_for_fifty_jobs_as_for_ten(
         (tmp_path / str(jobs)).mkdir()
         store, launcher = team(tmp_path / str(jobs), jobs, kinds)
         counts.append(_statements(store, partial(
-            service.status, store, launcher, at=NOW, reconcile_first=reconcile_first,
-            advice=False)))
+            service.status, store, launcher, at=NOW, reconcile_first=reconcile_first)))
         store.dispose()
     assert counts[0] == counts[1]

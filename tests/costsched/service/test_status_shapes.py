@@ -143,6 +143,13 @@ def team(tmp_path: Path) -> tuple[PriceStore, Instances]:
     return _team(tmp_path, copies=2)
 
 
+def _decide(store: PriceStore, launcher: Instances) -> dict[int, service.MigrationAdvice]:
+    """Every running job decided, as the daemon's re-plan decides (its decision kept), told
+    to stop before any move starts: nothing moves."""
+    return {a.job_id: a for a in service.migrate(store, launcher, at=NOW, stop=lambda: True,
+                                                 decided_by="the test")}
+
+
 def _row(s: service.JobStatus) -> tuple:
     """Everything `status` says of a job (its record as read, before the steps it reported
     were stored)."""
@@ -150,7 +157,7 @@ def _row(s: service.JobStatus) -> tuple:
     return (s.record.id, s.record.state, placement, s.instance_state, s.steps_left,
             s.reported, s.progress, s.cost.compute_usd, s.cost.egress_usd, s.cost.total_usd,
             s.cost.placements.to_dict("records"), s.cost.moves.to_dict("records"),
-            [m.id for m in s.moves], s.next, s.failure, s.checkpoint_error, s.nodes)
+            [m.id for m in s.moves], s.next, s.decision, s.failure, s.checkpoint_error, s.nodes)
 
 
 def test_status_of_every_shape_at_once_is_each_jobs_alone(
@@ -158,12 +165,13 @@ def test_status_of_every_shape_at_once_is_each_jobs_alone(
     store, launcher = team
     # Reconciled once (steps reported are stored): then every status below reads alike.
     service.reconcile(store, launcher, at=NOW)
-    together = service.status(store, launcher, at=NOW, reconcile_first=False, advice=True)
+    _decide(store, launcher)
+    together = service.status(store, launcher, at=NOW, reconcile_first=False)
     assert [s.record.name.rsplit("-", 1)[0] for s in together[:len(SHAPES)]] == [
         shape[0] for shape in SHAPES]
     for s in together:
         [alone] = service.status(store, launcher, s.record.id, at=NOW,
-                                 reconcile_first=False, advice=True)
+                                 reconcile_first=False)
         assert _row(alone) == _row(s)
     # The shapes differ where they should: the test covers each.
     by_name = {s.record.name: s for s in together}
@@ -183,7 +191,8 @@ def test_status_of_every_shape_is_what_the_one_job_functions_say(
         team: tuple[PriceStore, Instances]) -> None:
     store, launcher = team
     service.reconcile(store, launcher, at=NOW)
-    together = service.status(store, launcher, at=NOW, reconcile_first=False, advice=True)
+    decided = _decide(store, launcher)
+    together = service.status(store, launcher, at=NOW, reconcile_first=False)
     for s in together:
         job_id = s.record.id
         run = _running(store, job_id)
@@ -201,20 +210,20 @@ def test_status_of_every_shape_is_what_the_one_job_functions_say(
             assert s.placement.index.tolist() == newest.index.tolist()
             assert all(a == b or (pd.isna(a) and pd.isna(b))
                        for a, b in zip(s.placement.tolist(), newest.tolist(), strict=True))
-        if s.record.state == "running" and s.steps_left > 0:
-            [advice] = service.migrate(store, launcher, job_id, dry_run=True, at=NOW)
-            assert s.next == advice.reason
+        if s.record.state == "running" and s.steps_left > 0:  # its decision, as kept
+            assert s.next == decided[job_id].reason
+            assert s.decision.decided_at == NOW and s.decision.decided_by == "the test"
         else:
-            assert s.next == ""
+            assert s.next == "" and s.decision is None
 
 
 def test_a_large_status_shows_each_job_as_it_does_alone(tmp_path: Path) -> None:
-    store, launcher = _team(tmp_path, copies=4)  # past ADVICE_UP_TO: no advice
+    store, launcher = _team(tmp_path, copies=4)
     service.reconcile(store, launcher, at=NOW)
+    _decide(store, launcher)
     together = service.status(store, launcher, at=NOW, reconcile_first=False)
-    assert len(together) == 4 * len(SHAPES) > service.ADVICE_UP_TO
-    assert all(s.next == "" for s in together)
+    assert len(together) == 4 * len(SHAPES)
+    assert sum(bool(s.next) for s in together) >= 4 * 2  # two decided policies, each copy
     for s in together:
-        [alone] = service.status(store, launcher, s.record.id, at=NOW, reconcile_first=False,
-                                 advice=False)
+        [alone] = service.status(store, launcher, s.record.id, at=NOW, reconcile_first=False)
         assert _row(alone) == _row(s)

@@ -12,8 +12,12 @@ from pathlib import Path
 import pytest
 
 from costsched.costs import job_cost
+from costsched.service import jobs as service
 from costsched.service.jobs.caps import raise_budget
+from costsched.service.speeds import checks
 from costsched.store import PriceStore
+from launchers.local import LocalLauncher
+from tests.costsched.service.test_jobs import set_prices
 from tests.costsched.test_costs import EAST_A, WEST, observe
 
 T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)  # test_costs' hours count from it
@@ -35,7 +39,7 @@ class Memory(Launcher):
     def terminate(self, instance_id): raise AssertionError("nothing is ended")
     def instances(self, job_id=None): return [self.status("m-2")]
 
-shown = status(PriceStore(sys.argv[1]), Memory(), advice=False)
+shown = status(PriceStore(sys.argv[1]), Memory())
 print(json.dumps({"costs": {s.record.name: s.cost.total_usd for s in shown},
                   "states": {s.record.name: s.instance_state for s in shown},
                   "loaded": sorted({"pandas", "numpy"} & set(sys.modules))}))
@@ -114,3 +118,62 @@ def test_status_of_a_finished_and_a_running_job_loads_neither(tmp_path: Path) ->
     # end: its first hour at 0.9 $/h, then 1.3 $/h (however long a busy machine took).
     late = (after - now).total_seconds() / 3600
     assert 1 * 0.9 + 4 * 1.3 - 1e-9 <= found["costs"]["live"] <= 1 * 0.9 + (4 + late) * 1.3 + 1e-9
+
+
+# The CLI's `status`, as JSON then as text, in a fresh interpreter: what it loaded.
+CLI_PROBE = """
+import sys
+from costsched.cli import app
+for argv in (["status", "--db", sys.argv[1], "--json"], ["status", "--db", sys.argv[1]]):
+    try:
+        app(argv)
+    except SystemExit:
+        pass
+    print("\\n---", flush=True)
+print(sorted({"pandas", "numpy"} & set(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_status_of_a_running_local_job_loads_neither(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job the local launcher runs, asked about (reconciled), its measured speed judged
+    from its readings and flagged, its cost charged and its latest decision shown: the
+    flag and the decision what the frame computation and the store say."""
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite'}"
+    store = PriceStore(url)
+    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 1.5},
+               datetime.now(timezone.utc) - timedelta(hours=1))
+    spec = tmp_path / "live.yaml"
+    spec.write_text("name: live\nrun: sleep 120\nthroughputs: {V100: 1.0}\nsteps: 1000\n"
+                    "constraints: {regions: [us-east-1], markets: [spot]}\n")
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5, poll_seconds=0.2)
+    [job] = service.launch(store, spec, launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp_path / "checkpoints"))
+    try:
+        start = store.jobs.placements(job.id)["start_at"].iloc[0].to_pydatetime()
+        # It trained 30 s from its first step: 90 steps, 3 steps/s where 1 was planned.
+        store.jobs.record_step(job.id, 10, at=start + timedelta(seconds=1))
+        store.jobs.record_step(job.id, 100, at=start + timedelta(seconds=31))
+        [decided] = service.migrate(store, launcher, stop=lambda: True,
+                                    decided_by="the supervisor")
+        [flag] = [c.finding() for c in checks(store.jobs.records([job.id]),
+                                              store.jobs.placements(job.id),
+                                              readings=store.jobs.readings([job.id])).values()
+                  if c.flagged]
+        monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+        monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
+        out = subprocess.run([sys.executable, "-c", CLI_PROBE, url], capture_output=True,
+                             text=True, check=True, timeout=120)
+    finally:
+        for instance in launcher.instances():
+            launcher.terminate(instance.id)
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+    document, text, _ = out.stdout.split("\n---\n")
+    [shown] = json.loads(document)["jobs"]
+    assert (shown["state"], shown["instance_state"]) == ("running", "running")
+    assert shown["throughput_flag"] == flag and "3x faster" in flag
+    assert shown["next"] == decided.reason and shown["decision"]["decided_by"] == \
+        "the supervisor"
+    text = " ".join(text.split())  # as wrapped to the terminal's width
+    assert f"job {job.id}: throughput: {flag}" in text
+    assert f"job {job.id} next: {decided.reason} (decided " in text
