@@ -10,8 +10,11 @@ and `test_row_outputs.py` asserts the report writes the same, on SQLite and Post
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import sys
+import tempfile
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -112,15 +115,16 @@ VARIANTS: dict[str, list[tuple[str, list[str]]]] = {
 }
 
 
-def outputs(name: str, url: str) -> dict[str, str]:
-    """{label: output} of `report` and `report --json` on store `name` made at `url`."""
+def outputs(name: str, url: str, html: bool = True) -> dict[str, str]:
+    """{label: output} of `report` and `report --json` (and with `html`, of `report
+    --html`) on store `name` made at `url`."""
     from costsched.cli import app, common
 
     store = PriceStore(url)
     until = STORES[name](store)
     store.engine.dispose()
     common.console.width = common.err_console.width = 200
-    out = {}
+    out = {"all.html": _html(url, until)} if html else {}
     for label, extra in [("all", []), *VARIANTS[name]]:
         for form, flags in (("text", []), ("json", ["--json"])):
             argv = ["report", "--db", url, "--until", until.isoformat(), *extra, *flags]
@@ -128,6 +132,20 @@ def outputs(name: str, url: str) -> dict[str, str]:
             assert result.exit_code == 0, result.output
             out[f"{label}.{form}"] = result.stdout
     return out
+
+
+def _html(url: str, until: datetime) -> str:
+    """The report's HTML file, each chart (a PNG) named by its digest."""
+    from costsched.cli import app
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "report.html"
+        argv = ["report", "--db", url, "--until", until.isoformat(), "--html", str(path)]
+        result = CliRunner().invoke(app, argv)
+        assert result.exit_code == 0, result.output
+        text = path.read_text()
+    return re.sub(r"base64,([A-Za-z0-9+/=]+)",
+                  lambda m: "sha256:" + hashlib.sha256(m.group(1).encode()).hexdigest(), text)
 
 
 def golden(name: str) -> dict[str, str]:
