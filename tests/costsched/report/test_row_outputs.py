@@ -1,7 +1,8 @@
-"""`report`, `report --json` and `report --html` write, on SQLite and PostgreSQL, exactly what the report
-wrote when its tables were computed on frames (`golden/`, written by
-`report_stores.main` from that code): every table, figure, rounding and word. The budgets
-now (`cli.budgets`, made at the real time) are another command's and left out of the text."""
+"""`report`, `report --json` and `report --html` write, on SQLite and PostgreSQL,
+exactly what the report wrote when its tables were computed on frames (`golden/`, written
+by `report_stores.main` from that code): every table, figure, rounding, word and chart.
+The budgets now (`cli.budgets`, made at the real time) are another command's and left out
+of the text."""
 
 from __future__ import annotations
 
