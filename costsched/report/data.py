@@ -88,10 +88,6 @@ class Report:
     until: datetime
     rows: Mapping[str, list[dict]] = field(repr=False)
 
-    def frame(self, name: str) -> pd.DataFrame:
-        """The table `name` as a frame (built once)."""
-        return getattr(self, name)
-
     @cached_property
     def jobs(self) -> pd.DataFrame:
         return _frame(self, "jobs")

@@ -82,6 +82,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
     rows = []
     by_job = by(lives, lambda life: life[0].job_id)
     read = by(readings or [], lambda r: int(r[1]))
+    copied = by(egress, lambda m: m.job_id)
     for job_id, p in predicted.items():
         basis = str(p.get("throughput_source", ""))
         if job_id not in jobs or assumed_basis(basis):
@@ -96,7 +97,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             hours = column_sum([max(seconds(life.end_at - life.start_at), 0.0)
                                 for life, _ in mine]) / 3600  # on instances: stops left out
             usd = column_sum([u for _, u in mine]) + column_sum(
-                [m.usd for m in egress if m.job_id == job_id])
+                [m.usd for m in copied.get(job_id, [])])
             trained = _trained(read.get(job_id, []))
             if trained is not None:  # training only, against the plan's for its steps
                 hours = trained[0]

@@ -66,7 +66,8 @@ def speeds(placements: Sequence[PlacementRow], steps_done: Mapping[int, float],
         live = {p.job_id for p in placements if p.end_at is None}
         short = {s.job_id for s in trained if s.measuring} - live
         trained = [s for s in trained if s.job_id not in short]
-        rest = [p for p in placements if p.job_id not in read - short]
+        judged = read - short
+        rest = [p for p in placements if p.job_id not in judged]
         if not rest:
             return trained
         return trained + _bounded(speeds(rest, steps_done, read_at, rates), short)
