@@ -38,7 +38,7 @@ from costsched.report.pieces import (
     static_stays,
 )
 from costsched.report.speeds import speed_table, speeds
-from costsched.report.sums import column_sum, group_sum, nan_to_none
+from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord
@@ -261,15 +261,12 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
                 for c, got, twin in zip(cut, charged["pieces"], charged["on_demand"],
                                         strict=True)]
     static = {p.job_id: got.usd for p, got in zip(stays, charged["static"], strict=True)}
-    idle_usd: dict[int, list[float]] = {}
-    for (n, _), got in zip(idle, charged["idle"], strict=True):
-        idle_usd.setdefault(n, []).append(got.usd)
+    idle_usd = group_sums([n for n, _ in idle], [got.usd for got in charged["idle"]])
     for n, move in enumerate(moves):
-        move["idle_usd"] = group_sum(idle_usd.get(n, []))
+        move["idle_usd"] = idle_usd[n][0] if n in idle_usd else 0.0
         move["usd"] = move["idle_usd"] + move["egress_usd"]
-    spent: dict[int, list[float]] = {}
-    for p, got in zip(lives, charged["lives"], strict=True):
-        spent.setdefault(p.job_id, []).append(got.usd)
+    spent = {j: got[0] for j, got in group_sums(
+        [p.job_id for p in lives], [got.usd for got in charged["lives"]]).items()}
     run_egress = [m for m in all_moves if m.at <= reached[m.job_id]]
     estimated = estimates.estimate_table(
         predicted, by_id, [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)],
@@ -307,44 +304,35 @@ Spent = tuple[Piece, float, float, float]  # a piece, its hours, usd and on-dema
 
 def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequence[Move],
                static: Mapping[int, float], nodes: Mapping[int, int]) -> list[dict]:
-    by_job: dict[int, list[Spent]] = {}
-    for s in spent:
-        by_job.setdefault(s[0].placement.job_id, []).append(s)
-    out_of: dict[int, list[float]] = {}
-    for m in egress:
-        out_of.setdefault(m.job_id, []).append(m.usd)
+    keys = [s[0].placement.job_id for s in spent]
+    compute = group_sums(keys, [s[1] for s in spent], [s[2] for s in spent])
+    on_demand = group_sums(keys, [s[3] for s in spent], nan_when_none=True)
+    out_of = group_sums([m.job_id for m in egress], [m.usd for m in egress])
     rows = []
     for job in jobs:
-        mine = by_job.get(job.id)
-        if mine is None and job.id not in out_of:
+        if job.id not in compute and job.id not in out_of:
             continue
-        billed = group_sum(s[1] for s in mine) if mine else 0.0
-        compute = group_sum(s[2] for s in mine) if mine else 0.0
-        on_demand = group_sum((s[3] for s in mine), nan_when_none=True) if mine else math.nan
-        out = group_sum(out_of[job.id]) if job.id in out_of else 0.0
-        total = compute + out
+        billed, paid = compute.get(job.id, [0.0, 0.0])
+        cover = on_demand[job.id][0] if job.id in on_demand else math.nan
+        out = out_of[job.id][0] if job.id in out_of else 0.0
+        total = paid + out
         kept = float(static.get(job.id, math.nan))
         rows.append(dict(zip(JOB_COLUMNS, (
             job.id, job.name, job.state, int(nodes.get(job.id, 1)), float(billed),
-            float(compute), float(out), float(total), float(on_demand),
-            float(on_demand - total), kept, float(kept - total)), strict=True)))
+            float(paid), float(out), float(total), float(cover), float(cover - total),
+            kept, float(kept - total)), strict=True)))
     return rows
 
 
 def _cloud_table(spent: Sequence[Spent], egress: Sequence[Move]) -> list[dict]:
-    compute: dict[str, tuple[list[float], list[float]]] = {}
-    for piece, hours, usd, _ in spent:
-        mine = compute.setdefault(piece.placement.cloud, ([], []))
-        mine[0].append(hours)
-        mine[1].append(usd)
-    out: dict[str, list[float]] = {}
-    for m in egress:
-        out.setdefault(m.from_cloud, []).append(m.usd)
+    keys = [s[0].placement.cloud for s in spent]
+    hours = group_sums(keys, [s[1] for s in spent])
+    usd = group_sums(keys, [s[2] for s in spent])
+    out = group_sums([m.from_cloud for m in egress], [m.usd for m in egress])
     rows = []
-    for cloud in sorted(set(compute) | set(out)):
-        hours, usd = compute.get(cloud, ([], []))
-        billed, paid = (group_sum(hours), group_sum(usd)) if cloud in compute else (0.0, 0.0)
-        moved = group_sum(out[cloud]) if cloud in out else 0.0
+    for cloud in sorted(set(hours) | set(out)):
+        billed, paid = (hours[cloud][0], usd[cloud][0]) if cloud in hours else (0.0, 0.0)
+        moved = out[cloud][0] if cloud in out else 0.0
         rows.append(dict(zip(CLOUD_COLUMNS, (cloud, float(billed), float(paid),
                                              float(moved), float(paid + moved)), strict=True)))
     return rows
@@ -352,21 +340,16 @@ def _cloud_table(spent: Sequence[Spent], egress: Sequence[Move]) -> list[dict]:
 
 def _day_table(spent: Sequence[Spent], egress: Sequence[Move], names: Mapping[int, str]
                ) -> list[dict]:
-    compute: dict[tuple, tuple[list[float], list[float]]] = {}
-    for piece, hours, usd, _ in spent:
-        p = piece.placement
-        mine = compute.setdefault((piece.day, p.job_id, names[p.job_id], p.cloud), ([], []))
-        mine[0].append(hours)
-        mine[1].append(usd)
-    out: dict[tuple, list[float]] = {}
-    for m in egress:
-        day = m.at.replace(hour=0, minute=0, second=0, microsecond=0)
-        out.setdefault((day, m.job_id, names[m.job_id], m.from_cloud), []).append(m.usd)
+    keys = [(s[0].day, s[0].placement.job_id, names[s[0].placement.job_id],
+             s[0].placement.cloud) for s in spent]
+    hours = group_sums(keys, [s[1] for s in spent])
+    usd = group_sums(keys, [s[2] for s in spent])
+    out = group_sums([(m.at.replace(hour=0, minute=0, second=0, microsecond=0), m.job_id,
+                       names[m.job_id], m.from_cloud) for m in egress], [m.usd for m in egress])
     rows = []
-    for key in sorted(set(compute) | set(out), key=lambda k: (k[0], k[1], k[3])):
-        hours, usd = compute.get(key, ([], []))
-        billed, paid = (group_sum(hours), group_sum(usd)) if key in compute else (0.0, 0.0)
-        moved = group_sum(out[key]) if key in out else 0.0
+    for key in sorted(set(hours) | set(out), key=lambda k: (k[0], k[1], k[3])):
+        billed, paid = (hours[key][0], usd[key][0]) if key in hours else (0.0, 0.0)
+        moved = out[key][0] if key in out else 0.0
         rows.append(dict(zip(DAY_COLUMNS, (*key, float(billed), float(paid), float(moved),
                                            float(paid + moved)), strict=True)))
     return rows
@@ -380,20 +363,17 @@ def _egress_row(move: Move, names: Mapping[int, str]) -> dict:
 
 
 def _budget_table(jobs: Sequence[JobRecord], budgets: Mapping[int, float],
-                  compute: Mapping[int, list[float]], egress: Sequence[Move], end: datetime,
+                  compute: Mapping[int, float], egress: Sequence[Move], end: datetime,
                   stopped: set[int] = frozenset()) -> list[dict]:  # type: ignore[assignment]
     """Jobs whose whole-life spend up to `end` (`compute` per job, plus egress) is at least
     80% of their budget, and those the watcher stopped at their cap, which say so (however
     little they spent: the cap charges ahead for the next watch interval)."""
-    moved: dict[int, list[float]] = {}
-    for m in egress:
-        if m.at <= end:
-            moved.setdefault(m.job_id, []).append(m.usd)
+    until = [m for m in egress if m.at <= end]
+    moved = group_sums([m.job_id for m in until], [m.usd for m in until])
     names = {j.id: j.name for j in jobs}
     rows = []
     for job_id, budget in budgets.items():
-        spent = float(group_sum(compute.get(job_id, []))) + float(group_sum(
-            moved.get(job_id, [])))
+        spent = float(compute.get(job_id, 0.0)) + float(moved.get(job_id, [0.0])[0])
         used = spent / budget
         if used >= NEAR_BUDGET or job_id in stopped:
             rows.append(dict(zip(BUDGET_COLUMNS, (

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from costsched.costs import Move
-from costsched.report.sums import group_sum
+from costsched.report.sums import group_sums
 from costsched.store import PriceStore
 from costsched.store.job_rows import PlacementRow
 from costsched.store.moves import MoveRecord
@@ -36,9 +36,7 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
     moves = _in_period(job_moves, start, end)
     # A job's placement on an instance: its last one there.
     on_instance = {(p.job_id, p.instance): p for p in placed}
-    into: dict[int, list[float]] = {}
-    for m in egress:
-        into.setdefault(m.to_placement, []).append(m.usd)
+    into = group_sums([m.to_placement for m in egress], [m.usd for m in egress])
     rows, idle = [], []
     for n, move in enumerate(moves):
         source, target = (on_instance.get((move.job_id, i)) if i else None
@@ -48,7 +46,7 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
             idle.append((n, _clip(source, created, end)))
         if target is not None:
             idle.append((n, _clip(target, target.start_at, ran.get(move.id, end))))
-        out = group_sum(into.get(target.id, [])) if target is not None else 0.0
+        out = into.get(target.id, [0.0])[0] if target is not None else 0.0
         rows.append(dict(zip(MOVE_COLUMNS, (
             move.id, move.job_id, names[move.job_id], move.kind, move.state, created,
             _where(source), _where(target), math.nan, out, math.nan, *_priced(move)),

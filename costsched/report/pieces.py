@@ -12,7 +12,7 @@ from typing import NamedTuple
 from costsched.costs import charge
 from costsched.measured import JobRate
 from costsched.report.speeds import Speed, speed_on
-from costsched.report.sums import by, group_sum, seconds
+from costsched.report.sums import by, group_sums, seconds
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
 
@@ -100,7 +100,7 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
         return []
     # Each piece's measured speed on its own GPU (NaN: the job reported no step).
     known = {(s.job_id, s.gpu_model, int(s.gpu_count)): s.measured_sps for s in measured}
-    made: dict[int, tuple[list[float], list[float], list[bool]]] = {}
+    keys, steps, since_read, unknown = [], [], [], {}
     begin: dict[int, datetime] = {}
     for piece in cut:
         p = piece.placement
@@ -109,25 +109,25 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
         # (its reported step, if any, was read by then).
         read_at = jobs[p.job_id].updated_at
         after = p.start_at if p.start_at > read_at else read_at
-        steps, since_read, unknown = made.setdefault(p.job_id, ([], [], []))
+        keys.append(p.job_id)
         steps.append(max(seconds(p.end_at - p.start_at), 0.0) * speed)
         since_read.append(max(seconds(p.end_at - after), 0.0) * speed)
-        unknown.append(speed != speed)
+        unknown[p.job_id] = unknown.get(p.job_id, False) or speed != speed
         begin[p.job_id] = min(begin.get(p.job_id, p.start_at), p.start_at)
+    made, later = group_sums(keys, steps), group_sums(keys, since_read)
     firsts: dict[int, PlacementRow] = {}
     for p in sorted(placed, key=lambda p: (p.job_id, p.start_at, p.id)):
         firsts.setdefault(p.job_id, p)
     by_job = by(measured, lambda s: s.job_id)
     rows = []
     for job_id in sorted(made):
-        steps, since_read, unknown = made[job_id]
-        if any(unknown):  # no measured speed: no baseline, never one from a declared figure
+        if unknown[job_id]:  # no measured speed: no baseline, never one from a declared figure
             continue
         own, job = firsts[job_id], jobs[job_id]
-        work = group_sum(steps)
+        work = made[job_id][0]
         if job.steps_done > 0 and (start is None or start <= own.start_at) and \
                 job.updated_at <= end:  # the period holds the job's life to its report
-            work = job.steps_done + group_sum(since_read)
+            work = job.steps_done + later[job_id][0]
         steps_made = min(float(work), float(job.steps_total))
         speed = speed_on(by_job.get(job_id, []), own.gpu_model, int(own.gpu_count),
                          rates.get(job_id))

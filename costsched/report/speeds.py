@@ -28,7 +28,7 @@ from costsched.measured import (
     rate_or_nan,
 )
 from costsched.model import FINAL_STATES
-from costsched.report.sums import array_total, by, group_sum, seconds
+from costsched.report.sums import array_total, by, group_sums, seconds
 from costsched.store.job_rows import PlacementRow
 from costsched.throughput import assumed_basis
 
@@ -71,7 +71,7 @@ def speeds(placements: Sequence[PlacementRow], steps_done: Mapping[int, float],
         if not rest:
             return trained
         return trained + _bounded(speeds(rest, steps_done, read_at, rates), short)
-    hours: dict[tuple[int, str, int], list[float]] = {}
+    keys, hours = [], []
     for p in placements:
         reading = read_at.get(p.job_id)
         end = p.end_at if p.end_at is not None else reading
@@ -79,9 +79,10 @@ def speeds(placements: Sequence[PlacementRow], steps_done: Mapping[int, float],
             ran = 0.0
         else:
             ran = max(seconds(min(end, reading) - p.start_at), 0.0)
-        hours.setdefault((p.job_id, p.gpu_model, p.gpu_count), []).append(ran / 3600)
-    found = [Speed(j, g, c, group_sum(h), rate_or_nan(rates.get(int(j)), g, c), math.nan,
-                   False) for (j, g, c), h in hours.items()]
+        keys.append((p.job_id, p.gpu_model, p.gpu_count))
+        hours.append(ran / 3600)
+    found = [Speed(j, g, c, h, rate_or_nan(rates.get(int(j)), g, c), math.nan, False)
+             for (j, g, c), [h] in group_sums(keys, hours, sort=False).items()]
     out = list(found)
     for job_id, rows in by(range(len(found)), lambda i: found[i].job_id).items():
         steps = float(steps_done.get(int(job_id), 0.0))
@@ -108,8 +109,8 @@ def speeds(placements: Sequence[PlacementRow], steps_done: Mapping[int, float],
 def _bounded(found: list[Speed], short: set[int]) -> list[Speed]:
     """`found` with the short jobs' slow speeds taken back to unmeasured
     (`costsched.measured._bounded`)."""
-    ran = {j: group_sum(s.hours for s in rows) * 3600
-           for j, rows in by(found, lambda s: s.job_id).items()}
+    ran = {j: hours * 3600 for j, [hours] in group_sums(
+        [s.job_id for s in found], [s.hours for s in found]).items()}
     out = []
     for s in found:
         slow = s.job_id in short and ran[s.job_id] < SETUP_SECONDS and not (
@@ -122,17 +123,16 @@ def _trained(placements: Sequence[PlacementRow], readings: Sequence[Reading],
              rates: Mapping[int, Rate | None]) -> list[Speed]:
     """`speeds` of jobs with step readings (`costsched.measured._trained`)."""
     read = {int(r[0]): r for r in readings}
-    spans: dict[tuple[int, str, int], tuple[list[float], list[float]]] = {}
+    keys, spans, made = [], [], []
     for p in placements:
         r = read.get(int(p.id))
         spent = float(r[5] - r[3]) if r is not None else 0.0
         steps = _number(r[4]) - _number(r[2]) if r is not None else 0.0
-        mine = spans.setdefault((p.job_id, p.gpu_model, p.gpu_count), ([], []))
-        mine[0].append(spent if spent == spent else 0.0)
-        mine[1].append(steps if steps == steps else 0.0)
+        keys.append((p.job_id, p.gpu_model, p.gpu_count))
+        spans.append(spent if spent == spent else 0.0)
+        made.append(steps if steps == steps else 0.0)
     found, enough = [], []
-    for (j, g, c), (spent, made) in spans.items():
-        total, steps = group_sum(spent), group_sum(made)
+    for (j, g, c), (total, steps) in group_sums(keys, spans, made, sort=False).items():
         ok = total >= MIN_TRAINING_SECONDS and steps > 0
         enough.append(ok)
         found.append((Speed(j, g, c, total / 3600, rate_or_nan(rates.get(int(j)), g, c),

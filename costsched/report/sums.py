@@ -1,7 +1,9 @@
 """Sums and durations on plain rows that agree to the last bit with the frames the report
-used to compute on (its API's frames are built from these rows): a group's sum is
-compensated (Kahan) as a frame's group sum is, a column's sum pairwise as an array's, and
-a duration's seconds are its whole seconds plus its fraction."""
+used to compute on (its API's frames are built from these rows): a frame's group sums
+(`group_sums`: rows already in the groups' order and no NaN, each group's first value plus
+the pairwise sum of the rest, as the frame reduces segments; else compensated, Kahan), a
+column's sum pairwise as an array's, and a duration's seconds its whole seconds plus its
+fraction."""
 
 from __future__ import annotations
 
@@ -32,6 +34,32 @@ def group_sum(values: Iterable[float], *, nan_when_none: bool = False) -> float:
             compensation = 0.0
         total = t
     return math.nan if nan_when_none and not known else total
+
+
+def group_sums(keys: Sequence[K], *columns: Sequence[float], sort: bool = True,
+               nan_when_none: bool = False) -> dict[K, list[float]]:
+    """{key: the sum of each of `columns` over its rows}, as a frame grouped by `keys`
+    (`sort`: groups in key order, else in order of first appearance) sums the columns
+    together; `nan_when_none`: NaN for a group with no known value (`min_count=1`)."""
+    order = sorted(set(keys)) if sort else list(dict.fromkeys(keys))  # type: ignore[type-var]
+    rank = {k: i for i, k in enumerate(order)}
+    ids = [rank[k] for k in keys]
+    segments = all(a <= b for a, b in zip(ids, ids[1:], strict=False)) and not any(
+        v != v for column in columns for v in column)
+    rows: dict[K, list[int]] = {k: [] for k in order}
+    for i, k in enumerate(keys):
+        rows[k].append(i)
+    out = {}
+    for k in order:
+        sums = []
+        for column in columns:
+            mine = [column[i] for i in rows[k]]
+            if segments:
+                sums.append(mine[0] + array_sum(mine[1:]) if len(mine) > 1 else mine[0])
+            else:
+                sums.append(group_sum(mine, nan_when_none=nan_when_none))
+        out[k] = sums
+    return out
 
 
 def column_sum(values: Sequence[float], *, nan_when_none: bool = False) -> float:

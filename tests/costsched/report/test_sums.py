@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from costsched.report.cells import rounded
-from costsched.report.sums import column_sum, group_sum, seconds
+from costsched.report.sums import column_sum, group_sum, group_sums, seconds
 
 
 def _figures(rng: random.Random, n: int) -> list[float]:
@@ -37,6 +37,28 @@ def test_a_groups_sum_is_the_frames_to_the_last_bit() -> None:
             assert group_sum(mine) == expected[key]
             found = group_sum(mine, nan_when_none=True)
             assert found == wanted[key] or (math.isnan(found) and math.isnan(wanted[key]))
+
+
+def test_group_sums_are_the_frames_in_each_of_their_ways_to_the_last_bit() -> None:
+    """Rows in their groups' order or not, with NaN or without, groups sorted or in order
+    of appearance, one column or two together: a frame sums each group its own way."""
+    rng = random.Random(13)
+    for trial in range(120):
+        n = rng.randint(1, 300)
+        keys = sorted(rng.randint(0, 5) for _ in range(n)) if trial % 2 else [
+            rng.randint(0, 5) for _ in range(n)]
+        first = [rng.uniform(0, 10) * 10 ** rng.randint(-3, 3) for _ in range(n)]
+        second = _figures(rng, n) if trial % 3 == 0 else [rng.uniform(0, 7) for _ in range(n)]
+        frame = pd.DataFrame({"key": keys, "a": first, "b": second})
+        for sort in (True, False):
+            expected = frame.groupby("key", sort=sort)[["a", "b"]].sum()
+            found = group_sums(keys, first, second, sort=sort)
+            assert list(found) == expected.index.tolist()
+            assert [v for sums in found.values() for v in sums] == [
+                v for row in expected.itertuples(index=False) for v in row]
+            alone = frame.groupby("key", sort=sort)["a"].sum()
+            assert [v[0] for v in group_sums(keys, first, sort=sort).values()] == \
+                alone.tolist()
 
 
 def test_a_columns_sum_is_the_frames_to_the_last_bit() -> None:
