@@ -1,13 +1,14 @@
 """`report` and `report --json` compute and write the report without pandas or numpy (its
 tables on plain rows), on stores with a finished job, moves and egress, a gang with node
-gaps, and an estimate-versus-actual table: in a fresh interpreter, so that the suite's own
-imports do not hide one."""
+gaps, and an estimate-versus-actual table (their jobs ended): in a fresh interpreter, so
+that the suite's own imports do not hide one."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,11 @@ def _loaded(tmp_path: Path, *flags: str) -> dict[str, list[str]]:
         url = str(tmp_path / f"{name}.sqlite")
         store = PriceStore(url)
         fill(store)
+        # Every job's last placement ended two hours after it started: a report to now
+        # then has the stores' few days, not one row per day since.
+        for p in store.jobs.placement_rows(None, open_only=True):
+            store.jobs.end_placement(p.job_id, p.start_at + timedelta(hours=2),
+                                     instance=p.instance)
         store.engine.dispose()
         runs.append(["report", "--db", url, *flags])
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(runs)],
