@@ -409,6 +409,11 @@ def _catalog_steps(wanted: list[Key]) -> dict[Key, _Steps]:
 # --- small helpers ------------------------------------------------------------------------
 
 
+def array_sum(values: Sequence[float]) -> float:
+    """The sum of `values` as a frame's column sums them (`_sum`), for rows."""
+    return _sum(values)
+
+
 def _sum(values: Sequence[float]) -> float:
     """The sum of `values` with NaN counted as 0, added as numpy adds a float array
     (pairwise, eight at a time), so a job's total is the same to the last bit as a sum of

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 from rich.text import Text
 
@@ -19,14 +18,12 @@ from costsched.cli.common import (
     friendly_errors,
     options,
     print_json,
-    report_cells,
     table,
 )
 from costsched.report import Report, build
-from costsched.report.html import report_places, totals_line, write
+from costsched.report.cells import added_up, format_cell, heading, table_places, totals_line
 from costsched.report.tables import TABLES
 from costsched.service.stores import using
-from costsched.service.views import report_document
 
 # Columns left out on the terminal (--json has them): said elsewhere on the page.
 _HIDDEN = {"days": ["job_id"], "egress": ["from_cloud", "to_cloud"],
@@ -65,13 +62,15 @@ def report(
     with options(since="--since", until="--until", job="--job"), using(db) as store:
         built = build(store, since=since, until=until, job=job)
     if html_out is not None:
+        from costsched.report.html import write
+
         write(built, html_out)
         (err_console if json_out else console).print(
             Text(f"wrote {html_out}"), highlight=False)
     if json_out:
         with using(db) as store:
-            print_json(report_document(built, budgets_now(store, at=built.until,
-                                                          of_jobs=_named(built, job))))
+            print_json(_as_json(built, budgets_now(store, at=built.until,
+                                                   of_jobs=_named(built, job))))
         return
     _print(built)
     with using(db) as store:
@@ -83,24 +82,42 @@ def _named(built: Report, job: str | None) -> set[int] | None:
     return None if job is None else built.job_ids()
 
 
-def _as_json(built: Report) -> dict:
-    return report_document(built)
+def _as_json(built: Report, budgets: list | None = None) -> dict:
+    """`report --json`: the period, the totals and each of the report's tables (every one
+    its text and HTML show, by name), written from its rows; with `budgets`, each budget
+    now under "budgets_now" (`service.views.budgets_document`)."""
+    from costsched.service.views import budgets_document
+
+    out = built.document()
+    if budgets is not None:
+        out["budgets_now"] = budgets_document(budgets)
+    return out
+
+
+def _cells(rows: list[dict], columns: list[str], places: dict[str, int]
+           ) -> tuple[list[str], list[list[Text]]]:
+    """The headings and cells of `rows`' `columns` as the report's tables show them
+    (`report.cells`), at the table's precision `places`."""
+    shown = [{c: row[c] for c in columns} for row in rows]
+    places = places or table_places(shown)  # one precision: the rows add up
+    return [heading(c) for c in columns], [
+        [Text(format_cell(c, row[c], places)) for c in columns]
+        for row in added_up(shown, places)]
 
 
 def _print(built: Report) -> None:
     since = "the first placement" if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text(f"Cost report: {since} to {built.until:%Y-%m-%d %H:%M} UTC"))
-    console.print(Text(totals_line(built.totals, built.jobs)))
-    for line in built.speeds["flag"]:
-        if line:
-            console.print(Text(f"throughput: {line}"), highlight=False)
+    console.print(Text(totals_line(built.totals, built.rows["jobs"])))
+    for line in built.flags():
+        console.print(Text(f"throughput: {line}"), highlight=False)
     for name, title, _ in TABLES:
-        frame: pd.DataFrame = getattr(built, name)
-        if frame.empty:
+        found = built.rows[name]
+        if not found:
             continue
         hidden = _HIDDEN.get(name, [])
-        headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden],
-                                      report_places(built, name))
+        headings, rows = _cells(found, [c for c in found[0] if c not in hidden],
+                                built.places(name))
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.
         detail = [h for h in reversed(headings[1:]) if h != "total $"]

@@ -96,14 +96,15 @@ def build_billed(store: PriceStore, *, since: datetime | str | None = None,
         threshold = float(effective().bills.difference_threshold)
     estimated = build(store, since=since, until=until, job=job, now=now)
     jobs = reported_jobs(store, job)
-    names = dict(zip(jobs["id"], jobs["name"], strict=True))
+    names = {j.id: j.name for j in jobs}
     bills = BillStore(store.engine)
-    since_at = None if estimated.since is None else estimated.since.to_pydatetime()
-    found = bills.lines(since=since_at, until=estimated.until.to_pydatetime())
+    found = bills.lines(since=estimated.since, until=estimated.until)
+    start = None if estimated.since is None else pd.Timestamp(estimated.since)
+    end = pd.Timestamp(estimated.until)
     usd = found["currency"].str.upper().isin(["USD", ""])
     lines = found[usd]
     mine = lines[lines["job_id"].notna() & lines["job_id"].isin(list(names))]
-    shares, left = _shares(bills, names, estimated.since, estimated.until)
+    shares, left = _shares(bills, names, start, end)
     # A day of a cloud is compared once an export covers it (some line of that cloud that
     # day): a cloud whose bill is not imported (or has no bill: local runs) is not "unbilled".
     covered = set(zip(found["cloud"], found["usage_start"].dt.floor("D"), strict=True))
@@ -112,13 +113,13 @@ def build_billed(store: PriceStore, *, since: datetime | str | None = None,
                                                              strict=True)], dtype=bool)
     billed = pd.concat([mine, shares], ignore_index=True) if len(shares) else mine
     days = _days(est[compared.to_numpy()], billed, names)
-    placed = store.jobs.placements(int(jobs["id"].iloc[0]) if len(jobs) == 1 else None)
+    placed = store.jobs.placements(jobs[0].id if len(jobs) == 1 else None)
     placed = placed[placed["job_id"].isin(list(names))]
     return BilledReport(
-        since=estimated.since, until=estimated.until, threshold=threshold, days=days,
+        since=start, until=end, threshold=threshold, days=days,
         jobs=_job_table(days, threshold),
         unmatched=_unmatched(lines[lines["placement_id"].isna()], left),
-        rates=rates.billed_rates(store, mine, placed, estimated.until),
+        rates=rates.billed_rates(store, mine, placed, end),
         other_currency=int((~usd).sum()),
         not_covered_usd=float(est.loc[~compared.to_numpy(), "usd"].sum()))
 

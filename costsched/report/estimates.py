@@ -15,13 +15,26 @@ or cost more than planned. A run came in `under` its estimate when both ratios a
 words say where the run stands against its estimate, not against a deadline). A job whose
 work was assumed (a task that gives none: an hour of work on its first GPU) has no estimate
 of its own, and no row.
+
+Plain rows in and out (dicts by column): the report's text and JSON are written without
+pandas; its frames are built from these rows.
 """
 
 from __future__ import annotations
 
-from costsched.lazy import numpy as np
-from costsched.lazy import pandas as pd
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+
+from costsched.costs import Move
 from costsched.model import FINAL_STATES
+from costsched.report.sums import by, column_sum, seconds
+from costsched.store import PriceStore
+from costsched.store.job_rows import JobRecord, PlacementRow, id_chunks
+from costsched.store.schema import job_predictions
 from costsched.throughput import assumed_basis
 
 TOLERANCE = 0.10
@@ -33,72 +46,86 @@ ESTIMATE_COLUMNS = [
 CALIBRATION_COLUMNS = ["model", "gpu", "jobs", "median_training_hours_ratio",
                        "worst_training_hours_ratio", "median_usd_ratio", "worst_usd_ratio"]
 ALL = "(all)"
+_PREDICTED = ("job_id", "model", "gpu_model", "gpu_count", "steps_per_second",
+              "throughput_source", "expected_hours", "expected_usd", "expected_preemptions")
 
 
-def until(jobs: pd.DataFrame, end: pd.Timestamp) -> pd.Series:
+def predictions(store: PriceStore, job_ids: Iterable[int]) -> dict[int, dict]:
+    """{job id: what its plan predicted at launch (`JobStore.predictions`' figures the
+    report reads)} of those of `job_ids` that kept one, by job id, in one read."""
+    query = select(*(job_predictions.c[c] for c in _PREDICTED)).order_by(
+        job_predictions.c.job_id)
+    with store.engine.connect() as conn:
+        rows = [dict(zip(_PREDICTED, r, strict=True)) for chunk in id_chunks(
+            job_ids, job_predictions.c.job_id) for r in conn.execute(query.where(chunk))]
+    return {int(r["job_id"]): r for r in sorted(rows, key=lambda r: r["job_id"])}
+
+
+def until(jobs: Sequence[JobRecord], end: datetime) -> dict[int, datetime]:
     """Per job (by id), the time its actual figures run to: the end of the report for a
     job that ended, else when its step was last read (its record's last write)."""
-    final = jobs["state"].isin(FINAL_STATES)
-    read = pd.to_datetime(jobs["updated_at"], utc=True).where(~final, end)
-    return pd.Series(read.where(read < end, end).to_numpy(), index=jobs["id"].to_numpy())
+    out = {}
+    for job in jobs:
+        read = end if job.state in FINAL_STATES else job.updated_at
+        out[job.id] = read if read < end else end
+    return out
 
 
-def estimate_table(predictions: pd.DataFrame, jobs: pd.DataFrame, lives: pd.DataFrame,
-                   egress: pd.DataFrame, recoveries: pd.Series,
-                   readings: pd.DataFrame | None = None) -> pd.DataFrame:
+def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
+                   lives: Sequence[tuple[PlacementRow, float]], egress: Sequence[Move],
+                   recoveries: Mapping[int, int],
+                   readings: Sequence[tuple] | None = None) -> list[dict]:
     """ESTIMATE_COLUMNS per job with a prediction. `lives`: the jobs' placements charged
-    over their whole lives up to `until` (job_id, start_at, end_at, usd); `egress`: their
-    moves' egress (job_id, at, usd) up to then; `recoveries`: per job id, the recoveries
-    after a lost instance; `readings`: their step readings (`store.jobs.readings`)."""
-    if predictions.empty:
-        return pd.DataFrame(columns=ESTIMATE_COLUMNS)
-    info = jobs.set_index("id")
+    over their whole lives up to `until` (each with its usd); `egress`: their moves'
+    egress up to then; `recoveries`: per job id, the recoveries after a lost instance;
+    `readings`: their step readings (`JobStore.reading_rows`)."""
     rows = []
-    by_job = lives.groupby("job_id").indices if len(lives) else {}
-    for p in predictions.itertuples():
-        basis = str(getattr(p, "throughput_source", ""))
-        if p.job_id not in info.index or assumed_basis(basis):
+    by_job = by(lives, lambda life: life[0].job_id)
+    read = by(readings or [], lambda r: int(r[1]))
+    copied = by(egress, lambda m: m.job_id)
+    for job_id, p in predicted.items():
+        basis = str(p.get("throughput_source", ""))
+        if job_id not in jobs or assumed_basis(basis):
             continue  # an assumed hour of work predicts nothing of the job's own
-        job = info.loc[p.job_id]
-        mine = lives.iloc[by_job.get(p.job_id, [])]
-        done = 1.0 if job["state"] == "succeeded" else min(
-            float(job["steps_done"]) / float(job["steps_total"]), 1.0)
-        hours = usd = np.nan
-        expected_hours, expected_usd = p.expected_hours * done, p.expected_usd * done
-        if len(mine) and done > 0:
-            hours = float((mine["end_at"] - mine["start_at"]).dt.total_seconds()
-                          .clip(lower=0).sum()) / 3600  # on instances: stops left out
-            usd = float(mine["usd"].sum()) + float(
-                egress.loc[egress["job_id"] == p.job_id, "usd"].sum())
-            trained = _trained(readings, int(p.job_id))
+        job = jobs[job_id]
+        mine = by_job.get(job_id, [])
+        done = 1.0 if job.state == "succeeded" else min(
+            float(job.steps_done) / float(job.steps_total), 1.0)
+        hours = usd = math.nan
+        expected_hours, expected_usd = p["expected_hours"] * done, p["expected_usd"] * done
+        if mine and done > 0:
+            hours = column_sum([max(seconds(life.end_at - life.start_at), 0.0)
+                                for life, _ in mine]) / 3600  # on instances: stops left out
+            usd = column_sum([u for _, u in mine]) + column_sum(
+                [m.usd for m in copied.get(job_id, [])])
+            trained = _trained(read.get(job_id, []))
             if trained is not None:  # training only, against the plan's for its steps
                 hours = trained[0]
-                expected_hours = p.expected_hours * min(
-                    trained[1] / float(job["steps_total"]), 1.0)
+                expected_hours = p["expected_hours"] * min(
+                    trained[1] / float(job.steps_total), 1.0)
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
-        rows.append((int(p.job_id), job["name"], p.model, f"{p.gpu_count}x{p.gpu_model}",
-                     job["state"], done, expected_hours, hours, hours_ratio, expected_usd,
-                     usd, usd_ratio, p.expected_preemptions * done,
-                     int(recoveries.get(p.job_id, 0)), vs_estimate(hours_ratio, usd_ratio)))
-    return pd.DataFrame(rows, columns=ESTIMATE_COLUMNS)
+        rows.append(dict(zip(ESTIMATE_COLUMNS, (
+            job_id, job.name, p["model"], f"{p['gpu_count']}x{p['gpu_model']}", job.state,
+            done, expected_hours, hours, hours_ratio, expected_usd, usd, usd_ratio,
+            p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
+            vs_estimate(hours_ratio, usd_ratio)), strict=True)))
+    return rows
 
 
-def _trained(readings: pd.DataFrame | None, job_id: int) -> tuple[float, float] | None:
-    """(hours, steps) the job trained: between its first and last step readings on each
-    instance; None without readings that span a step."""
-    if readings is None or readings.empty:
+def _trained(readings: Sequence[tuple]) -> tuple[float, float] | None:
+    """(hours, steps) a job trained: between its first and last step readings on each
+    instance (its `JobStore.reading_rows`); None without readings that span a step."""
+    if not readings:
         return None
-    mine = readings[readings["job_id"] == job_id]
-    steps = float((mine["last_step"] - mine["first_step"]).clip(lower=0).sum())
-    seconds = float((mine["last_at"] - mine["first_at"]).dt.total_seconds()
-                    .clip(lower=0).sum())
-    return (seconds / 3600, steps) if steps > 0 and seconds > 0 else None
+    steps = column_sum([max(float(r[4]) - float(r[2]), 0.0) for r in readings])
+    spent = column_sum([max(float(r[5] - r[3]), 0.0) for r in readings])
+    return (spent / 3600, steps) if steps > 0 and spent > 0 else None
 
 
 def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:
     """'under', 'within' or 'over' the estimate (see the module); '' when nothing can be
     compared."""
-    ratios = [r for r in (hours_ratio, usd_ratio) if np.isfinite(r)]
+    ratios = [r for r in (hours_ratio, usd_ratio) if math.isfinite(r)]
     if not ratios:
         return ""
     if max(ratios) > 1 + TOLERANCE:
@@ -108,31 +135,36 @@ def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:
     return "within"
 
 
-def calibration(estimates: pd.DataFrame) -> pd.DataFrame:
+def calibration(estimates: Sequence[Mapping]) -> list[dict]:
     """Per (model, GPU), then over every job (model and GPU ALL): how many jobs compare,
     the median ratio and the worst (the furthest from 1, either way) of hours and cost."""
-    compared = estimates[estimates["training_hours_ratio"].notna()
-                         | estimates["usd_ratio"].notna()]
-    if compared.empty:
-        return pd.DataFrame(columns=CALIBRATION_COLUMNS)
-    groups = [((m, g), f) for (m, g), f in compared.groupby(["model", "gpu"], sort=True)]
+    compared = [e for e in estimates if not (_nan(e["training_hours_ratio"])
+                                             and _nan(e["usd_ratio"]))]
+    if not compared:
+        return []
+    groups = sorted(by(compared, lambda e: (e["model"], e["gpu"])).items())
     groups.append(((ALL, ALL), compared))
-    rows = [(model, gpu, len(f), *summary(f["training_hours_ratio"]),
-             *summary(f["usd_ratio"]))
-            for (model, gpu), f in groups]
-    return pd.DataFrame(rows, columns=CALIBRATION_COLUMNS)
+    return [dict(zip(CALIBRATION_COLUMNS, (
+        model, gpu, len(found), *summary(e["training_hours_ratio"] for e in found),
+        *summary(e["usd_ratio"] for e in found)), strict=True))
+        for (model, gpu), found in groups]
 
 
-def summary(ratios: pd.Series) -> tuple[float, float]:
+def summary(ratios: Iterable[float]) -> tuple[float, float]:
     """(median, worst) of `ratios`; worst is the one furthest from 1 by factor."""
-    known = ratios[np.isfinite(ratios.astype(float)) & (ratios > 0)].astype(float)
-    if known.empty:
-        return np.nan, np.nan
-    worst = known.iloc[int(np.argmax(np.abs(np.log(known.to_numpy()))))]
-    return float(known.median()), float(worst)
+    known = [float(r) for r in ratios if r is not None and math.isfinite(float(r))
+             and float(r) > 0]
+    if not known:
+        return math.nan, math.nan
+    worst = max(range(len(known)), key=lambda i: (abs(math.log(known[i])), -i))
+    return float(statistics.median(known)), known[worst]
+
+
+def _nan(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
 
 
 def _ratio(actual: float, expected: float) -> float:
-    if not (np.isfinite(actual) and np.isfinite(expected)) or expected <= 0:
-        return np.nan
+    if not (math.isfinite(actual) and math.isfinite(expected)) or expected <= 0:
+        return math.nan
     return actual / expected

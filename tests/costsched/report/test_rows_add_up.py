@@ -71,7 +71,7 @@ def test_a_gangs_hours_count_each_of_its_nodes_in_the_instance_hours() -> None:
     """A job of 2 nodes for 0.0053 h beside one of 1 node for 0.0022 h: the rows' hours
     sum to 0.0075, the instances ran 0.0128 instance-hours; the line says both, never
     0.0075 instance-hours."""
-    from costsched.report.data import Report
+    from costsched.report.data import totals
     from costsched.report.html import totals_line
 
     jobs = pd.DataFrame({"job_id": [1, 2], "name": ["pair", "one"], "state": ["succeeded"] * 2,
@@ -80,14 +80,14 @@ def test_a_gangs_hours_count_each_of_its_nodes_in_the_instance_hours() -> None:
                          "usd": [0.0077, 0.0002], "on_demand_usd": [0.0106, 0.0018],
                          "saved_vs_on_demand_usd": [0.0029, 0.0016], "static_usd": [None] * 2,
                          "saved_vs_static_usd": [None] * 2})
-    totals = Report.totals.fget(type("R", (), {"jobs": jobs})())  # type: ignore[union-attr]
-    assert totals["billed_hours"] == 0.0075 and abs(totals["instance_hours"] - 0.0128) < 1e-12
-    assert totals_line(totals, jobs).startswith(
+    summed = totals(jobs.to_dict("records"))
+    assert summed["billed_hours"] == 0.0075 and abs(summed["instance_hours"] - 0.0128) < 1e-12
+    assert totals_line(summed, jobs).startswith(
         "Spend $0.0079 (compute $0.0079, egress $0.0000) over 0.0075 billed hours (0.0128 "
         "instance-hours, each node counted); saved")
     one = jobs.iloc[[1]]
     assert " over 0.0022 instance-hours; " in totals_line(
-        Report.totals.fget(type("R", (), {"jobs": one})()), one)  # type: ignore[union-attr]
+        totals(one.to_dict("records")), one)
 
 
 def test_a_checkpoint_of_a_megabyte_is_no_zero_gigabytes() -> None:

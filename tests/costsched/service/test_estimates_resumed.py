@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from costsched.report.estimates import estimate_table
+from costsched.report.estimates import estimate_table, predictions
 from costsched.service import jobs as service
 from costsched.service.jobs import launches
 from costsched.store import PriceStore
@@ -128,11 +128,10 @@ def test_a_job_started_again_before_any_prediction_keeps_one_where_it_starts(
     assert service.start(store, launcher, job).state == "running"
     plan = assert_predicted_on(store, job, "us-east-1b")
     # The report's estimate versus actual now covers the job.
-    table = estimate_table(store.jobs.predictions([job]), store.jobs.list(),
-                           store.jobs.placements(job).assign(usd=0.0).iloc[0:0],
-                           store.jobs.placements(job).iloc[0:0], {})
-    assert table["job_id"].tolist() == [job]
-    assert table["expected_usd"].iloc[0] == pytest.approx(0.0)  # nothing done yet
+    table = estimate_table(predictions(store, [job]),
+                           {r.id: r for r in store.jobs.records()}, [], [], {})
+    assert [row["job_id"] for row in table] == [job]
+    assert table[0]["expected_usd"] == pytest.approx(0.0)  # nothing done yet
     assert plan["expected_usd"] > 0
 
 

@@ -1,0 +1,139 @@
+"""The intervals a report charges, on plain rows: each placement clipped to the period and
+split at midnight UTC (its pieces), their on-demand twins, the launch-time choice kept to
+the end (`static_stays`), all charged in one `costs.charge` call (`charge_parts`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import NamedTuple
+
+from costsched.costs import charge
+from costsched.measured import JobRate
+from costsched.report.speeds import Speed, speed_on
+from costsched.report.sums import by, group_sums, seconds
+from costsched.store import PriceStore
+from costsched.store.job_rows import JobRecord, PlacementRow
+
+DAY = timedelta(days=1)
+
+
+class Piece(NamedTuple):
+    """A placement's part within the period and one UTC `day` (its start_at and end_at
+    are the part's)."""
+
+    placement: PlacementRow
+    day: datetime
+
+
+def pieces(placed: Sequence[PlacementRow], start: datetime | None, end: datetime
+           ) -> list[Piece]:
+    """Each placement clipped to [start, end] and split at midnight UTC, with its `day`;
+    a placement that does not meet the period has no piece."""
+    out = []
+    for p in placed:
+        lo = p.start_at if start is None else max(p.start_at, start)
+        hi = min(end if p.end_at is None else p.end_at, end)
+        first_day = datetime(lo.year, lo.month, lo.day, tzinfo=timezone.utc)
+        days = -((first_day - hi) // DAY) if hi > first_day and hi >= lo else 0
+        for nth in range(days):
+            day = first_day + nth * DAY
+            out.append(Piece(p._replace(start_at=max(lo, day), end_at=min(hi, day + DAY)),
+                             day))
+    return out
+
+
+def on_demand_twin(placement: PlacementRow) -> PlacementRow:
+    """The same interval on the on-demand offering of its type and region; no price of
+    its own, so that an unknown on-demand price shows as price_source "placement"."""
+    return placement._replace(market="on_demand", zone="", usd_per_hour=math.nan)
+
+
+def clip_to(placed: Sequence[PlacementRow], ends: Mapping[int, datetime]
+            ) -> list[PlacementRow]:
+    """`placed` ending at the latest at their job's time in `ends` (by job id)."""
+    out = []
+    for p in placed:
+        last = ends[p.job_id]
+        kept = p._replace(end_at=p.end_at if p.end_at < last else last)
+        if kept.end_at > kept.start_at:
+            out.append(kept)
+    return out
+
+
+class Charged(NamedTuple):
+    hours: float
+    usd: float
+    price_source: str
+
+
+def charge_parts(store: PriceStore, end: datetime, nodes: Mapping[int, int],
+                 placed: Mapping[str, Sequence[PlacementRow]],
+                 what_ifs: Mapping[str, Sequence[PlacementRow]]
+                 ) -> dict[str, list[Charged]]:
+    """Each list of intervals (an open one ends at `end`) charged, all in one `charge`
+    call (the price history is read once); a job of several nodes (`nodes`, by job id) is
+    charged each node, a node not running left out where the interval is part of a stored
+    placement (`placed`; `what_ifs` are not: the launch choice kept, a move's idle time)."""
+    together: list[PlacementRow] = []
+    for rows in placed.values():
+        together.extend(rows)
+    for rows in what_ifs.values():
+        together.extend(r._replace(id=None) for r in rows)
+    charged = charge(store, together, now=end, nodes=nodes)
+    out, at = {}, 0
+    for name, rows in (*placed.items(), *what_ifs.items()):
+        out[name] = [Charged(*c) for c in charged[at:at + len(rows)]]
+        at += len(rows)
+    return out
+
+
+def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
+                 cut: Sequence[Piece], start: datetime | None, end: datetime,
+                 measured: Sequence[Speed], rates: Mapping[int, JobRate | None]
+                 ) -> list[PlacementRow]:
+    """Per job whose launch-choice baseline applies (see `report.data.build`): its first
+    placement's offering over the period's work at the job's measured speed there, from
+    the start of its first piece."""
+    if not cut or not measured:
+        return []
+    # Each piece's measured speed on its own GPU (NaN: the job reported no step).
+    known = {(s.job_id, s.gpu_model, int(s.gpu_count)): s.measured_sps for s in measured}
+    keys, steps, since_read, unknown = [], [], [], {}
+    begin: dict[int, datetime] = {}
+    for piece in cut:
+        p = piece.placement
+        speed = known.get((p.job_id, p.gpu_model, int(p.gpu_count)), math.nan)
+        # The steps the piece made, and those after the job's record was last written
+        # (its reported step, if any, was read by then).
+        read_at = jobs[p.job_id].updated_at
+        after = p.start_at if p.start_at > read_at else read_at
+        keys.append(p.job_id)
+        steps.append(max(seconds(p.end_at - p.start_at), 0.0) * speed)
+        since_read.append(max(seconds(p.end_at - after), 0.0) * speed)
+        unknown[p.job_id] = unknown.get(p.job_id, False) or speed != speed
+        begin[p.job_id] = min(begin.get(p.job_id, p.start_at), p.start_at)
+    made, later = group_sums(keys, steps), group_sums(keys, since_read)
+    firsts: dict[int, PlacementRow] = {}
+    for p in sorted(placed, key=lambda p: (p.job_id, p.start_at, p.id)):
+        firsts.setdefault(p.job_id, p)
+    by_job = by(measured, lambda s: s.job_id)
+    rows = []
+    for job_id in sorted(made):
+        if unknown[job_id]:  # no measured speed: no baseline, never one from a declared figure
+            continue
+        own, job = firsts[job_id], jobs[job_id]
+        work = made[job_id][0]
+        if job.steps_done > 0 and (start is None or start <= own.start_at) and \
+                job.updated_at <= end:  # the period holds the job's life to its report
+            work = job.steps_done + later[job_id][0]
+        steps_made = min(float(work), float(job.steps_total))
+        speed = speed_on(by_job.get(job_id, []), own.gpu_model, int(own.gpu_count),
+                         rates.get(job_id))
+        if not speed > 0:
+            continue
+        # Whole seconds, as placements are stored (a float a hair under a second would be cut).
+        stay = begin[job_id] + timedelta(seconds=round(steps_made / speed))
+        rows.append(own._replace(start_at=begin[job_id], end_at=stay))
+    return rows
