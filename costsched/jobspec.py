@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -47,8 +47,9 @@ from costsched.model import ALL_MARKETS, CLOUDS, Constraints, InvalidInput, Job,
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
+from costsched.spec_errors import as_written, first_error, yaml_kind
 from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
-from costsched.vocabulary import choose, did_you_mean
+from costsched.vocabulary import choose
 from costsched.work import CPU_REFERENCE, Work
 
 # The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
@@ -308,7 +309,7 @@ class JobSpec(_Strict):
             return v
         for key, value in v.items():
             if not isinstance(value, (str, int, float, bool)):
-                kind = "nothing" if value is None else f"a {_yaml_kind(value)}"
+                kind = "nothing" if value is None else f"a {yaml_kind(value)}"
                 raise ValueError(f"{key!r}: expected a string, number or true/false, got {kind}")
         return {str(k): str(x) for k, x in v.items()}
 
@@ -519,34 +520,12 @@ def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:
     return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source)
 
 
-# Where a SkyPilot task writes what its JobSpec holds elsewhere (its `costsched:` section):
-# an error names the field as the file has it.
-TASK_FIELDS = {
-    **{f"constraints.{k}": f"costsched.{k}"
-       for k in ("deadline", "budget", "max_price", "max_migrations", "markets")},
-    **{k: f"costsched.{k}" for k in ("model", "throughputs", "precision", "steps", "epochs",
-                                      "steps_per_epoch", "hours", "reference_gpu", "sweep",
-                                      "checkpoint")},
-}
-
-
-def as_written(field: str, sky: bool) -> str:
-    """`field` of a JobSpec as its file wrote it: in a SkyPilot task (`sky`), the
-    `costsched:` section's key ('constraints.deadline' -> 'costsched.deadline')."""
-    if not sky:
-        return field
-    for held, written in TASK_FIELDS.items():  # keys are distinct paths: one matches
-        if field == held or field.startswith(held + "."):
-            return written + field[len(held):]
-    return field
-
-
 def parse(data: Any, source: str = "<spec>") -> JobSpec:
     """A JobSpec from parsed YAML; InvalidInput naming the source, job and field (as the
     file wrote it: a SkyPilot task's `costsched:` keys as such, `as_written`)."""
     if not isinstance(data, dict):
         raise InvalidInput(f"{source}: expected a mapping of job fields (name, run, model, "
-                           f"steps, ...), got {_yaml_kind(data)}")
+                           f"steps, ...), got {yaml_kind(data)}")
     try:
         return JobSpec.model_validate(data)
     except ValidationError as exc:
@@ -555,70 +534,7 @@ def parse(data: Any, source: str = "<spec>") -> JobSpec:
                  else source)
         task = data.get("task")
         sky = isinstance(task, dict) and task.get("sky") is True
-        raise InvalidInput(_first_error(where, exc, sky)) from None
-
-
-def _yaml_kind(value: Any) -> str:
-    """The YAML name of a parsed value's type, for messages."""
-    if isinstance(value, dict):
-        return "mapping"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    return type(value).__name__
-
-
-# pydantic's kinds of wrong type, as a job file's reader says what is accepted.
-_EXPECTED = {
-    "float_parsing": "a number", "float_type": "a number", "int_parsing": "a whole number",
-    "int_type": "a whole number", "int_from_float": "a whole number",
-    "bool_parsing": "true or false", "bool_type": "true or false", "string_type": "text",
-    "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
-    "model_attributes_type": "a mapping",
-}
-
-
-# pydantic's bounds, said as costsched says them (with the bound from the error's context).
-_BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
-           "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
-
-
-def error_words(error: Mapping[str, Any]) -> str:
-    """One pydantic error as costsched says bad input: the value and what is accepted
-    ("'ten': expected a number", "0: expected at least 1"), or the validator's own words."""
-    given = repr(error.get("input"))
-    given = given if len(given) <= 60 else given[:57] + "..."
-    if error["type"] in _EXPECTED:
-        return f"{given}: expected {_EXPECTED[error['type']]}"
-    if error["type"] in _BOUNDS and "ctx" in error:
-        key, words = _BOUNDS[error["type"]]
-        return f"{given}: expected {words} {error['ctx'].get(key)}"
-    return str(error["msg"]).removeprefix("Value error, ")
-
-
-def _first_error(source: str, exc: ValidationError, sky: bool) -> str:
-    errors = exc.errors()
-    first = errors[0]
-    field = ".".join(str(p) for p in first["loc"])
-    msg = error_words(first)
-    if not field:  # a rule across fields: named by the field its words begin with
-        head = msg.split(" ", 1)[0].rstrip(":")
-        field = head if head in JobSpec.model_fields else ""
-    if first["type"] == "extra_forbidden":
-        known = _known_fields(first["loc"])
-        msg = (f"unknown field: expected one of {', '.join(known)}"
-               + did_you_mean(str(first["loc"][-1]), known))
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    named = f"field {as_written(field, sky)}: " if field else ""
-    return f"{source}: {named}{msg}{more}"
-
-
-def _known_fields(loc: tuple) -> list[str]:
-    model: type[BaseModel] = JobSpec
-    for part in loc[:-1]:
-        annotation = model.model_fields[str(part)].annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            model = annotation
-    return list(model.model_fields)
+        raise InvalidInput(first_error(where, exc, sky, JobSpec)) from None
 
 
 def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:

@@ -305,11 +305,11 @@ def speed_on(job_speeds: pd.DataFrame | Sequence[Speed], gpu: str, count: int,
     ran = [s for s in known if s.hours > 0]
     if not ran:
         return math.nan
-    ref = _first_longest(ran)
+    ref = first_longest(ran)
     return float(ref.measured_sps * rate_or_nan(rate, gpu, count) / ref.planned_sps)
 
 
-def _first_longest(found: Sequence[Speed]) -> Speed:
+def first_longest(found: Sequence[Speed]) -> Speed:
     """The first of the rows with the most hours."""
     best = found[0]
     for s in found[1:]:
@@ -405,7 +405,7 @@ def longest(found: pd.DataFrame | Sequence[Speed]) -> dict[int, Speed]:
     out."""
     known = [s for s in _rows(found) if not math.isnan(s.measured_sps)
              and not math.isnan(s.planned_sps) and s.hours > 0]
-    return {job_id: _first_longest(rows) for job_id, rows in job_speeds(known).items()}
+    return {job_id: first_longest(rows) for job_id, rows in job_speeds(known).items()}
 
 
 def mismatch_factor(factor: float | None = None) -> float:

@@ -26,10 +26,11 @@ from pydantic import ValidationError
 
 from costsched import clouds
 from costsched import skypilot_fields as fields
-from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, error_words, parse
+from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
 from costsched.model import InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_resources import first_gpu, read_resources
+from costsched.spec_errors import error_words
 from costsched.vocabulary import did_you_mean
 
 DEFAULT_HOURS = 1.0  # of work on the task's first GPU when no costsched: section says more

@@ -79,6 +79,12 @@ def as_time(value: datetime | str | None, name: str = "at") -> datetime:
     '2020-03-01'; no zone means UTC), in the supported range; None or 'now' is now."""
     if value is None or value == "now":
         return datetime.now(timezone.utc)
+    if type(value) is datetime:  # a plain one: no pandas needed (status, report)
+        when = (value.replace(tzinfo=timezone.utc) if value.tzinfo is None
+                else value.astimezone(timezone.utc))
+        if not EARLIEST <= when <= LATEST:
+            raise InvalidInput(f"{name} {when.isoformat()!r}: expected {SUPPORTED_RANGE}")
+        return when
     try:
         if isinstance(value, datetime):
             ts = in_range(pd.Timestamp(value).tz_localize("UTC") if value.tzinfo is None

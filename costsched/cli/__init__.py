@@ -219,7 +219,7 @@ def _value_words(exc: UsageError) -> str:
         return f"{name} {exc.message}"
     if not isinstance(cause, ValidationError) or not cause.errors():
         return ""
-    from costsched.jobspec import error_words
+    from costsched.spec_errors import error_words
 
     error = cause.errors()[0]
     if not isinstance(error.get("input"), str):  # typer parses the text it was given

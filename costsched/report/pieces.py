@@ -10,8 +10,7 @@ from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 from costsched.costs import charge
-from costsched.measured import JobRate
-from costsched.report.speeds import Speed, speed_on
+from costsched.measured import JobRate, Speed, speed_on
 from costsched.report.sums import by, group_sums, seconds
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow

@@ -11,8 +11,6 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-
 from costsched.store import PriceStore
 from tests.costsched.report.report_stores import STORES
 
@@ -52,13 +50,9 @@ def _loaded(tmp_path: Path, *flags: str) -> dict[str, list[str]]:
     return {Path(k.split()[0]).stem: v for k, v in found.items()}
 
 
-@pytest.mark.xfail(strict=True, reason="the throughput table (costsched.throughput.bundled, "
-                   "read by ThroughputTable.load for the jobs' planned speeds) loads pandas")
 def test_report_loads_neither_pandas_nor_numpy(tmp_path: Path) -> None:
     assert _loaded(tmp_path) == dict.fromkeys(STORES, [])
 
 
-@pytest.mark.xfail(strict=True, reason="the throughput table, and validation.as_time of the "
-                   "report's end (the budgets now at it), load pandas")
 def test_report_json_loads_neither_pandas_nor_numpy(tmp_path: Path) -> None:
     assert _loaded(tmp_path, "--json") == dict.fromkeys(STORES, [])
