@@ -267,8 +267,7 @@ def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict]
                  ) -> tuple[list[dict], list[dict], list[dict]]:
     """(the stored prices kept, the on-demand list prices kept, the spot snapshot prices
     kept), as `costsched.prices.prices_at` combines them: a cloud's snapshot prices no
-    newer than its newest collected spot price are left out, and those no newer than a
-    stored spot price of their (cloud, region, type); per (cloud, region, type) the
+    newer than its newest stored spot price are left out; per (cloud, region, type) the
     newer on-demand price of the list and the store's wins; a snapshot price replaces the
     store's spot prices of its (cloud, region, type)."""
     if not stored:
@@ -277,12 +276,9 @@ def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict]
     def key(r: dict) -> tuple[str, str, str]:
         return r["cloud"], r["region"], r["instance_type"]
 
-    collected = _newest_times([r for r in stored if is_collected(r.get("source"))], "spot",
-                              lambda r: r["cloud"])
+    collected = _newest_times(stored, "spot", lambda r: r["cloud"])
     spot = [r for r in spot
             if r["cloud"] not in collected or r["effective_at"] > collected[r["cloud"]]]
-    own = _newest_times(stored, "spot", key)  # a price of one's own wins where newer
-    spot = [r for r in spot if key(r) not in own or r["effective_at"] > own[key(r)]]
     listed_at = _newest_times(stored, "on_demand", key)
     if listed_at and on_demand:
         on_demand = [r for r in on_demand
@@ -292,16 +288,6 @@ def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict]
     places = {key(r) for r in spot}
     stored = [r for r in stored if r["market"] != "spot" or key(r) not in places]
     return stored, on_demand, spot
-
-
-COLLECTED = "collect:"  # the source of every price a collector stored ("collect:aws:...")
-
-
-def is_collected(source: object) -> bool:
-    """Whether a stored price came from a collection (`costsched collect`, the daemon's):
-    a collection reads every type of its cloud, so what it did not find is not offered. A
-    file imported (recorded logs, a price file of one's own) covers what it lists only."""
-    return isinstance(source, str) and source.startswith(COLLECTED)
 
 
 def _newest_times(rows: list[dict], market: str, key: Callable[[dict], Hashable]

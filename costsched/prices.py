@@ -39,10 +39,9 @@ def prices_at(
     - on-demand, per (cloud, region, type, os): the store's price, unless the bundled list
       price is newer;
     - spot: a cloud's bundled prices older than its newest collected spot price are left
-      out (a collection reads every type of a cloud: what it did not find is not offered;
-      an imported file covers only what it lists: its prices replace the bundled ones of
-      their own (cloud, region, type) where newer), and the newer bundled prices that
-      remain replace the store's of the same (cloud, region, type).
+      out (a collection reads every type of a cloud: what it did not find is not offered),
+      and the newer bundled prices that remain replace the store's of the same (cloud,
+      region, type).
 
     Bundled prices hold from their date while the type is not retired. A bundled price
     superseded by a change of its type's price since (`bundled_prices.superseded`) is left
@@ -153,10 +152,9 @@ def _catalog_cpu_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
 def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False,
                    **filters: list[str]) -> pd.DataFrame:
     """The bundled spot prices that held by `at`, the newest of each place, less those of a
-    cloud older than the store's newest collected spot observation of that cloud among
-    those asked for (a cloud's collected spot prices are never mixed with older snapshot
-    prices of its other types or regions), and less those older than a stored spot price
-    of their own (cloud, region, type): an imported file covers only what it lists."""
+    cloud older than the store's newest spot observation of that cloud among those asked
+    for: a cloud's collected spot prices are never mixed with older snapshot prices of its
+    other types or regions."""
     snapshot = catalog.spot_observations(include_cpu)
     for name, values in filters.items():
         if values:
@@ -169,16 +167,9 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False
                 .drop_duplicates(["cloud", "region", "zone", "instance_type"], keep="last"))
     spot = stored[stored["market"] == "spot"] if not stored.empty else stored
     if not spot.empty:
-        by_collection = spot[spot["source"].map(bundled_prices.is_collected).astype(bool)]
-        if not by_collection.empty:
-            collected = by_collection.groupby("cloud")["effective_at"].max()
-            newest = snapshot["cloud"].map(collected)
-            snapshot = snapshot[newest.isna() | (snapshot["effective_at"] > newest)]
-        # A price of one's own (an import) wins at its own place where it is newer.
-        own = spot.groupby(SPOT_PLACE)["effective_at"].max().rename("own_at").reset_index()
-        merged = snapshot[SPOT_PLACE + ["effective_at"]].merge(own, on=SPOT_PLACE, how="left")
-        newer = merged["own_at"].isna() | (merged["effective_at"] > merged["own_at"])
-        snapshot = snapshot[newer.to_numpy(dtype=bool)]
+        collected = spot.groupby("cloud")["effective_at"].max()
+        newest = snapshot["cloud"].map(collected)
+        snapshot = snapshot[newest.isna() | (snapshot["effective_at"] > newest)]
     return snapshot
 
 

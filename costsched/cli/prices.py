@@ -84,8 +84,14 @@ def import_(
         with options(**{"trace start": "--trace-start"}):
             result = import_prices(db, paths, progress=advance, trace_start=trace_start)
     summary = result.to_dict()
+    hidden = []
+    if result.inserted:  # what the new prices leave out of plans, said where it happens
+        from costsched.service.prices import hidden_snapshot
+
+        hidden = hidden_snapshot(db)
     if json_out:
-        print_json(summary)
+        print_json({**summary, "bundled_spot_left_out": [
+            {"cloud": h.cloud, "offerings": h.offerings, "newest": h.dated} for h in hidden]})
     else:
         for error in result.errors:
             err_console.print(f"[red]error:[/red] {user_text(error)}", highlight=False,
@@ -98,6 +104,9 @@ def import_(
                           f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
         elif result.errors:
             console.print(f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
+        for left in hidden:
+            console.print(f"[yellow]note:[/yellow] {user_text(left.note())}", highlight=False,
+                          soft_wrap=True)
         if result.availability:
             console.print(f"Spot availability: {counted(len(result.availability), 'file')}, "
                           f"{result.intervals:,} intervals, {result.intervals_inserted:,} new.",

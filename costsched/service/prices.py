@@ -231,3 +231,41 @@ def spot_availability(store: StoreLike) -> pd.DataFrame:
     share available."""
     with using(store) as opened:
         return opened.spot_availability.summary()
+
+
+@dataclass(frozen=True)
+class HiddenSnapshot:
+    """A cloud whose stored spot prices are newer than its bundled spot snapshot: plans
+    then take the store's as the cloud's whole spot market (`costsched.prices.prices_at`),
+    and the `offerings` the snapshot priced but the store does not, of `dated`, are not
+    offered."""
+
+    cloud: str
+    offerings: int
+    dated: str
+
+    def note(self) -> str:
+        return (f"{self.cloud} spot: the stored prices are newer than the bundled ones, so "
+                f"plans take them as {self.cloud}'s whole spot market: {self.offerings:,} "
+                f"bundled spot offerings they do not list (the newest of {self.dated}) are not "
+                f"offered; "
+                f"`costsched collect --cloud {self.cloud}` reads every type")
+
+
+def hidden_snapshot(store: StoreLike, at: datetime | str | None = None) -> list[HiddenSnapshot]:
+    """Per cloud, the bundled spot offerings that the store's newer spot prices leave out
+    of plans as of `at` (default now): none where the store holds no spot price of it."""
+    when = as_time(at)
+    key = ["cloud", "region", "zone", "instance_type"]
+    bundled = prices_at(None, when, markets=["spot"])
+    with using(store) as opened:
+        combined = prices_at(opened, when, markets=["spot"])
+    kept = set(map(tuple, combined[key].astype(str).to_numpy().tolist()))
+    out = []
+    for cloud, rows in bundled.groupby("cloud", sort=True):
+        left = [k for k in map(tuple, rows[key].astype(str).to_numpy().tolist())
+                if k not in kept]
+        if left:
+            newest = pd.Timestamp(rows["effective_at"].max())
+            out.append(HiddenSnapshot(str(cloud), len(left), f"{newest:%Y-%m-%d}"))
+    return out

@@ -155,19 +155,3 @@ def test_the_snapshot_is_not_used_before_its_date() -> None:
     before = SNAPSHOT_MONTH.to_pydatetime() - pd.Timedelta(days=1)
     assert prices_at(None, before, markets=["spot"]).empty
     assert not prices_at(None, SNAPSHOT_MONTH.to_pydatetime(), markets=["spot"]).empty
-
-
-def test_a_file_of_ones_own_replaces_only_the_places_it_lists(store: PriceStore) -> None:
-    """Importing one spot price is no collection: the bundled spot prices of the cloud's
-    other places stay; only that place's older bundled price gives way."""
-    bundled = prices_at(store, T, markets=["spot"], clouds=["aws"])
-    store.ingest(rows_frame([row(0.5)], "import:mine.csv"))  # p3.2xlarge spot, us-east-1a
-    frame = prices_at(store, T, markets=["spot"], clouds=["aws"])
-    mine = frame[frame["source"] == "import:mine.csv"]
-    assert mine[["zone", "instance_type", "usd_per_hour"]].values.tolist() == [
-        ["us-east-1a", "p3.2xlarge", 0.5]]
-    others = bundled[~((bundled["region"] == "us-east-1")
-                       & (bundled["instance_type"] == "p3.2xlarge"))]
-    assert len(others) > 0 and len(frame) == len(others) + 1
-    assert not ((frame["region"] == "us-east-1") & (frame["instance_type"] == "p3.2xlarge")
-                & (frame["source"] != "import:mine.csv")).any()

@@ -45,8 +45,9 @@ def test_counts_agree_with_their_nouns(tmp_path: Path) -> None:
     row = ("gcp,us-east5,us-east5-a,g2-standard-4,spot,linux,L4,1,4,16,0.21,"
            "2026-11-28T10:00:00Z,mine\n")
     code, out, _ = _import(tmp_path, row)
-    assert code == 0 and out.strip() == ("Imported 1 file: 1 observation, 1 new row, "
-                                         "0 unchanged; 0 files rejected.")
+    assert code == 0 and out.splitlines()[0] == ("Imported 1 file: 1 observation, 1 new row, "
+                                                 "0 unchanged; 0 files rejected.")
+    assert "note: gcp spot: the stored prices are newer than the bundled ones" in out
     code, out, _ = _import(tmp_path, row)
     assert out.strip() == ("Imported 1 file: 1 observation, 0 new rows, 1 unchanged; "
                            "0 files rejected.")

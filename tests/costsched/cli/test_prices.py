@@ -205,3 +205,33 @@ def test_show_gives_each_price_its_age_and_marks_superseded_ones(cli) -> None:
     assert young and all(r["age_days"] == pytest.approx(121) for r in young)
     text = cli("prices", "show", "--gpu", "H100", "--at", "2026-11-28", "--top", "0").stdout
     assert "19 mo!" in text and "superseded" in text
+
+
+def test_an_import_says_which_bundled_spot_offerings_its_newer_prices_leave_out(
+        cli, tmp_path) -> None:  # noqa: ANN001
+    """Stored spot prices newer than a cloud's bundled ones stand for its whole spot market
+    in plans: the import says so, with the count it leaves out and what reads every type."""
+    from pathlib import Path
+
+    from costsched.prices import prices_at
+
+    demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
+    db = str(tmp_path / "p.sqlite")
+    first = cli("prices", "import", demo, "--db", db)
+    assert first.exit_code == 0, first.output
+    now = datetime.now(timezone.utc)
+    bundled = prices_at(None, now, markets=["spot"], clouds=["aws"])
+    left = len(bundled) - len(bundled[(bundled["region"] == "us-east-1")
+                                      & (bundled["instance_type"] == "p3.2xlarge")
+                                      & bundled["zone"].isin(["us-east-1a", "us-east-1b",
+                                                              "us-east-1c"])])
+    said = " ".join(first.stdout.split())
+    assert (f"note: aws spot: the stored prices are newer than the bundled ones, so plans "
+            f"take them as aws's whole spot market: {left:,} bundled spot offerings they do "
+            "not list") in said
+    assert "`costsched collect --cloud aws` reads every type" in said
+    assert "gcp spot" not in said and "azure spot" not in said  # no stored price of theirs
+    again = cli("prices", "import", demo, "--db", db, "--json")  # nothing new: nothing said
+    assert json.loads(again.stdout)["bundled_spot_left_out"] == []
+    collect = cli("collect", "--help")
+    assert collect.exit_code == 0 and "--cloud" in collect.stdout
