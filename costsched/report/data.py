@@ -28,6 +28,12 @@ from costsched.measured import JobRate, job_rate, mismatch_factor
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
 from costsched.report import estimates
+from costsched.report.columns import (
+    BUDGET_COLUMNS,
+    CLOUD_COLUMNS,
+    DAY_COLUMNS,
+    JOB_COLUMNS,
+)
 from costsched.report.moves import move_table, target_running_times
 from costsched.report.pieces import (
     Piece,
@@ -51,18 +57,7 @@ if TYPE_CHECKING:
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
 
-# billed_hours: the placements' hours, as the clouds bill them (the estimates' training_hours
-# leave setup, restarts and idle time out)
-JOB_COLUMNS = ["job_id", "name", "state", "nodes", "billed_hours", "compute_usd", "egress_usd",
-               "usd", "on_demand_usd", "saved_vs_on_demand_usd", "static_usd",
-               "saved_vs_static_usd"]
-CLOUD_COLUMNS = ["cloud", "billed_hours", "compute_usd", "egress_usd", "usd"]
-DAY_COLUMNS = ["day", "job_id", "name", "cloud", "billed_hours", "compute_usd", "egress_usd",
-               "usd"]
-EGRESS_COLUMNS = ["job_id", "name", "at", "from_cloud", "from_region", "to_cloud",
-                  "to_region", "gb", "usd_per_gb", "usd"]
 _BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd", "saved_vs_static_usd")
-BUDGET_COLUMNS = ["job_id", "name", "budget_usd", "spent_usd", "used", "status"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from costsched.report.data import (
+from costsched.report.columns import (
     BUDGET_COLUMNS,
     CLOUD_COLUMNS,
     DAY_COLUMNS,
