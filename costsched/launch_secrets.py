@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from costsched import redact
 from costsched.model import InvalidInput
+from costsched.vocabulary import did_you_mean
 
 _GIVEN: dict[int, dict[str, str]] = {}  # job id -> name -> value, this process only
 
@@ -27,7 +28,7 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str) -> dict[st
     if extra:
         raise InvalidInput(f"{where}: field secrets: {extra[0]!r} is given at launch but "
                            "the task names no such secret; expected one of "
-                           + (", ".join(names) or "(none)"))
+                           + (", ".join(names) or "(none)") + did_you_mean(extra[0], names))
     missing = [n for n in names if n not in given]
     if missing:
         raise InvalidInput(f"{where}: field secrets.{missing[0]} is not given: give it at "

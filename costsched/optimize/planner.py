@@ -22,7 +22,7 @@ from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.job import Workload
 from costsched.optimize.quotas import behind_quota
-from costsched.optimize.unmatched import Missing, shapes
+from costsched.optimize.unmatched import Missing, deadline_missed, shapes
 
 BASELINE_GPU = "V100"
 # The job a plan is of: a `Workload`, or one with more said of it (the job spec's
@@ -303,9 +303,8 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     if c.deadline_hours is not None and (runnable["excluded"] == "misses deadline").any():
         fastest = runnable.loc[runnable["expected_hours"].idxmin()]
         if fastest["expected_hours"] > c.deadline_hours:
-            return (f"job {name} cannot meet its deadline of {c.deadline_hours:.4g} h on any "
-                    f"allowed offering: the fastest, {fastest['offering']}, needs "
-                    f"{fastest['expected_hours']:.4g} h")
+            return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
+                                   float(fastest["expected_hours"]))
     cheapest = runnable.loc[runnable["expected_cost"].idxmin()]
     within = runnable if c.deadline_hours is None else runnable[
         runnable["expected_hours"] <= c.deadline_hours]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from costsched import catalog
-from costsched.amounts import per_hour
+from costsched.amounts import hours, per_hour
 from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
@@ -328,3 +328,17 @@ def _collect(placed: pd.DataFrame, c: Constraints, cpu: bool) -> str:
         line += "".join(f" --region {r}" for r in sorted(set(placed["region"].astype(str))))
     line += "".join(f" --gpu {g}" for g in sorted(set(c.gpu_models)))
     return f"`{line}` fetches today's prices, spot and on-demand"
+
+
+def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours: float) -> str:
+    """Why a job has no plan when even its fastest offering finishes too late: the deadline
+    as the job gives it ('2 h', '0.5 h'), the need by the rule for hours, with the places it
+    takes to read above the deadline ('2.41 h'; '2.0004 h', not '2.00 h')."""
+    due = f"{deadline_hours:,.6g}"
+    places = None
+    needs = hours(needs_hours)
+    while float(needs.replace(",", "")) <= deadline_hours and (places or 2) < 6:
+        places = (places or 2) + 1
+        needs = hours(needs_hours, places)
+    return (f"job {name} cannot meet its deadline of {due} h on any allowed offering: the "
+            f"fastest, {fastest}, needs {needs} h")

@@ -21,3 +21,11 @@ def test_a_secret_given_empty_is_refused_naming_it_and_how_to_give_it() -> None:
 
 def test_a_secret_given_with_a_value_is_kept() -> None:
     assert launch_secrets.check(["A"], {"A": "v-1"}, "t.yaml") == {"A": "v-1"}
+
+
+def test_a_secret_given_under_a_mistyped_name_gets_the_close_one() -> None:
+    with pytest.raises(InvalidInput) as found:
+        launch_secrets.check(["WANDB_API_KEY"], {"WANDB_API_KEYS": "x"}, "sky.yaml")
+    assert str(found.value) == (
+        "sky.yaml: field secrets: 'WANDB_API_KEYS' is given at launch but the task names no "
+        "such secret; expected one of WANDB_API_KEY; did you mean 'WANDB_API_KEY'?")

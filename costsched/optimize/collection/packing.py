@@ -48,6 +48,7 @@ from costsched.optimize.collection.problem import (
 )
 from costsched.optimize.collection.problem import _job_reason as job_reason
 from costsched.optimize.collection.solver import cp, solve_quietly
+from costsched.optimize.unmatched import deadline_missed
 
 if TYPE_CHECKING:
     from costsched.optimize.job import Workload
@@ -342,9 +343,8 @@ def _slot_reason(pp: PackingProblem, j: int) -> str:
     if np.isnan(both).all():
         return f"job {name}: no offering matches its constraints"
     fastest = int(np.nanargmin(both))
-    return (f"job {name} cannot meet its deadline of {p.deadline_hours[j]:.4g} h on any "
-            f"allowed offering: the fastest, {p.offerings[fastest]}, needs "
-            f"{both[fastest]:.4g} h")
+    return deadline_missed(name, float(p.deadline_hours[j]), str(p.offerings[fastest]),
+                           float(both[fastest]))
 
 
 def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:

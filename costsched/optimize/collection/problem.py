@@ -25,6 +25,7 @@ from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.lazy import scipy_sparse as sp
 from costsched.optimize.collection.solver import HIGHS, cp, solve_quietly
+from costsched.optimize.unmatched import deadline_missed
 
 _TOL = 1e-6
 # Ties between offerings of equal cost go by the tie rule (`optimize.rank.tie_order`: fewer
@@ -197,9 +198,8 @@ def _job_reason(problem: CollectionProblem, j: int) -> str:
     fastest = int(np.argmin(hours))
     deadline = problem.deadline_hours[j]
     if hours[fastest] > deadline * (1 + 1e-12):
-        return (f"job {name} cannot meet its deadline of {deadline:.4g} h on any allowed "
-                f"offering: the fastest, {problem.offerings[fastest]}, needs "
-                f"{hours[fastest]:.4g} h")
+        return deadline_missed(name, float(deadline), str(problem.offerings[fastest]),
+                               float(hours[fastest]))
     return ""
 
 

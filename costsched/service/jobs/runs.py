@@ -20,7 +20,7 @@ from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
-from costsched.vocabulary import offering_label
+from costsched.vocabulary import did_you_mean, offering_label
 from costsched.work import assumed_work
 
 if TYPE_CHECKING:
@@ -244,7 +244,11 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
         return [store.jobs.get(int(job)).id]
     found = store.jobs.find(str(job))
     if not found:
-        raise InvalidInput(f"job {job!r}: no job of that name in the store")
+        names = sorted({r.name for r in store.jobs.records()})
+        listed = (f"; the jobs: {', '.join(names[:5])}"
+                  + (f" and {len(names) - 5} more" if len(names) > 5 else "")) if names else ""
+        raise InvalidInput(f"job {job!r}: no job of that name in the store"
+                           + (did_you_mean(str(job), names) or listed))
     live = [r for r in found if not r.final]
     return [(live or found)[-1].id]
 

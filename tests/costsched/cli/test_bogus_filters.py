@@ -110,7 +110,11 @@ CASES = [
     (["migrate", "--margin", "-3"], "--margin -3: expected a finite number >= 0"),
     (["migrate", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["migrate", "--to", "bogus"], "offering 'bogus': expected 'CLOUD ZONE-OR-REGION"),
-    (["stop", "bogus"], "job 'bogus': no job of that name in the store"),
+    (["stop", "bogus"], "job 'bogus': no job of that name in the store; the jobs: "),
+    (["stop", "resnet5O"], "job 'resnet5O': no job of that name in the store; did you mean "
+     "'resnet50'?"),
+    (["logs", "resnet-50"], "job 'resnet-50': no job of that name in the store; did you "
+     "mean 'resnet50'?"),
     (["start", "resnet50", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["start", "resnet50", "--budget", "0"], "--budget 0: expected a finite number > 0"),
     (["logs", "resnet50", "--tail", "0"], "--tail"),

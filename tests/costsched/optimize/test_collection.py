@@ -162,7 +162,7 @@ def test_infeasible_deadline_names_the_job_and_the_fastest_offering() -> None:
     assert len(plan.reasons) == 1
     reason = plan.reasons[0]
     assert "job0" in reason and "deadline of 3 h" in reason
-    assert "offer1" in reason and "needs 4 h" in reason
+    assert "offer1" in reason and "needs 4.00 h" in reason
 
 
 def test_infeasible_when_nothing_is_allowed() -> None:

@@ -132,3 +132,15 @@ def test_offerings_that_pass_but_have_no_speed_are_said_to() -> None:
         "job j: no speed of ResNet-50 (batch size 64) is known on X9:1, the GPUs its filters "
         "allow (no published figure, no data sheet to estimate from): give the job's "
         "steps/s on them (`throughputs:` in its file)")
+
+
+def test_a_missed_deadline_reads_above_the_deadline_it_misses() -> None:
+    from costsched.optimize.unmatched import deadline_missed
+
+    assert deadline_missed("j", 2, "aws us-east-1a p3.2xlarge spot", 2.413) == (
+        "job j cannot meet its deadline of 2 h on any allowed offering: the fastest, "
+        "aws us-east-1a p3.2xlarge spot, needs 2.41 h")
+    assert deadline_missed("j", 1, "x", 1.0000401).endswith("needs 1.00004 h")  # not 1.00
+    assert deadline_missed("j", 0.5, "x", 0.514).endswith("deadline of 0.5 h on any "
+                                                          "allowed offering: the fastest, x, "
+                                                          "needs 0.51 h")
