@@ -26,10 +26,12 @@ def budgets_now(store: PriceStore, at: datetime | None = None,
                interval_seconds=config.daemon.watch_seconds, of_jobs=of_jobs)
 
 
-def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None) -> None:
-    """Each budget (of the jobs `of_jobs`, when given): spent, committed by its running
-    jobs, forecast to their end (or the period's), and the jobs it stopped."""
-    states = budgets_now(store, of_jobs=of_jobs)
+def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None,
+                  at: datetime | None = None) -> None:
+    """Each budget (of the jobs `of_jobs`, when given) at `at` (default now): spent,
+    committed by its running jobs, forecast to their end (or the period's), and the jobs
+    it stopped."""
+    states = budgets_now(store, at=at, of_jobs=of_jobs)
     if not states:
         return
     # One precision for the table: a budget's spent and committed add up against its cap.

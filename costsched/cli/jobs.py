@@ -236,9 +236,13 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     deadline = time.monotonic() + wait
     states = list(state or ())  # in their stored spelling (costsched.cli.look)
 
+    seen = datetime.now(timezone.utc)  # the time of the last look: costs and budgets alike
+
     def look() -> list[service.JobStatus]:
+        nonlocal seen
+        seen = datetime.now(timezone.utc)
         with options(name="--name", budget="--budget", state="--state"):
-            return service.status(store, launcher, job, reconcile_first=reconcile,
+            return service.status(store, launcher, job, at=seen, reconcile_first=reconcile,
                                   states=states, name=name, limit=limit, only=only)
 
     shown = look()
@@ -255,15 +259,14 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     from costsched.daemon.supervision import recovery
     from costsched.service.booking import held_unused
 
-    now = datetime.now(timezone.utc)
-    armed = recovery(store, effective(), now, db=db)
-    held = held_unused(store, now, {s.record.id for s in shown})  # paid for, not in use
+    armed = recovery(store, effective(), datetime.now(timezone.utc), db=db)
+    held = held_unused(store, seen, {s.record.id for s in shown})  # paid for, not in use
     named = {s.record.id for s in shown} if job is not None else None  # `status JOB`
     _print_status(shown, json_out, scheduled=daemon.status(store),
-                  budgets=budgets_now(store, of_jobs=named) if json_out else None,
+                  budgets=budgets_now(store, at=seen, of_jobs=named) if json_out else None,
                   recovery=armed, held=held)
     if not json_out:
-        print_budgets(store, of_jobs=named)
+        print_budgets(store, of_jobs=named, at=seen)  # charged as the jobs above were
 
 
 # Between two looks at the jobs while waiting (each reconciles them): soon at first, and
