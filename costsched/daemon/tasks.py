@@ -11,7 +11,7 @@ from costsched.daemon.supervision import KIND_WORDS
 from costsched.daemon.watcher import Watcher
 from costsched.passes import one_pass
 from costsched.service import jobs as job_service
-from costsched.vocabulary import counted, prefixed
+from costsched.vocabulary import counted, prefixed, unprefixed
 
 
 class Tasks(Watcher):
@@ -130,7 +130,8 @@ def _collected(summary: Any) -> Outcome:
         line += f", {counted(failed, 'region')} failed"
     line += "".join(f"; {e}" for e in errors)
     # The quotas read after the prices; a cloud's unread ones change no decision (info).
-    quotas = [f"{name} {q.read} read" if not q.error else f"{name} not read ({q.error})"
+    quotas = [f"{name} {q.read} read" if not q.error
+              else f"{name} not read ({unprefixed(q.error, name, 'quotas not read')})"
               for name, q in getattr(summary, "quotas", {}).items()]
     if quotas:
         line += "; quotas: " + ", ".join(quotas)

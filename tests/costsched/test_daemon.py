@@ -473,7 +473,7 @@ def test_a_collection_says_how_the_quotas_read_went(
         "collect", datetime(2026, 3, 2, 10, 30, tzinfo=timezone.utc))
     assert run.status == "ok"
     assert run.detail == ("3 new prices, 0 unchanged; quotas: aws 24 read, gcp not read "
-                          "(gcp: compute.projects.get is not allowed)")
+                          "(compute.projects.get is not allowed)")  # gcp said once
 
 
 def test_daemon_once_exits_1_when_boto3_is_missing_and_aws_is_all_it_collects(
