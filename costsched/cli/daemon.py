@@ -271,8 +271,9 @@ def install_cmd(
         if code != 0:  # --kind systemd where no user manager answers: nothing will run it
             import shutil
 
-            cron = ("; `costsched daemon uninstall && costsched daemon install --kind cron` "
-                    "keeps one running from cron instead" if shutil.which("crontab") else "")
+            cron = ("; `costsched daemon uninstall`, then `costsched daemon install --kind "
+                    "cron`, keeps one running from cron instead" if shutil.which("crontab")
+                    else "")
             raise typer.Exit(_failed(
                 ["systemctl", "--user"], f"{said or 'no answer'}: no systemd user manager "
                 "answers here, so nothing runs the unit until one does (a login session; "

@@ -19,7 +19,7 @@ from price_collectors import base
 ITEM = {"AvailabilityZone": "us-east-2a", "InstanceType": "p3.2xlarge",
         "ProductDescription": "Linux/UNIX", "SpotPrice": "0.9364",
         "Timestamp": "2020-03-23T13:59:14.000Z"}
-ROW = dict(cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p9.fake",
+ROW = dict(cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
            market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
            usd_per_hour=1.0, effective_at="2020-03-01T00:00:00Z", source="x")
 

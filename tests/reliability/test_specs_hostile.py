@@ -96,7 +96,7 @@ def test_every_number_is_finite_and_in_range(tmp_path: Path, field: str, value: 
 
 def test_epochs_times_steps_per_epoch_is_bounded(tmp_path: Path) -> None:
     message = refused(tmp_path, JOB + "epochs: 1e9\nsteps_per_epoch: 1e9\n")
-    assert "job 'a': field (job): epochs x steps_per_epoch: expected at most 1e+12 steps" \
+    assert "job 'a': field epochs: epochs x steps_per_epoch: expected at most 1e+12 steps" \
         in message
 
 

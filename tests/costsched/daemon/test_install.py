@@ -223,8 +223,8 @@ def test_a_unit_no_user_manager_will_run_is_said_and_its_removal_too(
     [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
     assert line.startswith("error: systemctl --user: no answer: no systemd user manager "
                            "answers here, so nothing runs the unit until one does")
-    assert line.endswith("`costsched daemon uninstall && costsched daemon install --kind "
-                         "cron` keeps one running from cron instead")
+    assert line.endswith("`costsched daemon uninstall`, then `costsched daemon install "
+                         "--kind cron`, keeps one running from cron instead")
     said = invoke("daemon", "uninstall")
     assert said.replace("\n", "") == (
         f"Removed {unit}; `systemctl --user disable --now {unit.name}` failed (exit 1): a "

@@ -90,7 +90,7 @@ def test_the_command_rejects_bad_numbers_in_one_line(availability_store, db_path
     out = CliRunner().invoke(command(), ["backtest-deadline", "--deadline", "soon",
                                          "--db", str(db_path)])
     assert out.exit_code == 2
-    assert "--deadline 'soon': expected numbers" in out.output
+    assert "--deadline 'soon': expected hours (48, '36h', '2d', '90m')" in out.output
     assert "Traceback" not in out.output
 
 
