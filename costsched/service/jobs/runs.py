@@ -245,12 +245,17 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
     found = store.jobs.find(str(job))
     if not found:
         names = sorted({r.name for r in store.jobs.records()})
-        listed = (f"; the jobs: {', '.join(names[:5])}"
-                  + (f" and {len(names) - 5} more" if len(names) > 5 else "")) if names else ""
+        listed = f"; the jobs: {few_names(names)}" if names else ""
         raise InvalidInput(f"job {job!r}: no job of that name in the store"
                            + (did_you_mean(str(job), names) or listed))
     live = [r for r in found if not r.final]
     return [(live or found)[-1].id]
+
+
+def few_names(names: list[str], limit: int = 5) -> str:
+    """The first `limit` of `names`, and how many more there are."""
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
+                                       if len(names) > limit else "")
 
 
 def _label(key: OfferingKey) -> str:

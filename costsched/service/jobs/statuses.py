@@ -22,6 +22,7 @@ from costsched.service.jobs.runs import (
     _progress_of,
     _runs,
     done_step,
+    few_names,
     job_ids,
 )
 from costsched.service.jobs.steps import _step_news
@@ -232,7 +233,7 @@ def _check_name_pattern(store: PriceStore, name: str) -> None:
     names = sorted({r.name for r in store.jobs.records()})
     if names and not any(fnmatch.fnmatchcase(n, name) for n in names):
         raise InvalidInput(f"name {name!r}: no job's name matches it"
-                           f"{did_you_mean(name, names) or '; the jobs: ' + _few(names)}")
+                           f"{did_you_mean(name, names) or '; the jobs: ' + few_names(names)}")
 
 
 def _check_budget_name(store: PriceStore, only: JobFilter) -> None:
@@ -245,11 +246,6 @@ def _check_budget_name(store: PriceStore, only: JobFilter) -> None:
                     "(constraints.budget_name)")
         raise InvalidInput(f"budget {only.budget!r}: no job is in a budget of that name: "
                            f"{accepted}{did_you_mean(only.budget, known)}")
-
-
-def _few(names: list[str], limit: int = 5) -> str:
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
-                                       if len(names) > limit else "")
 
 
 class OpenPlacements:
