@@ -68,9 +68,11 @@ def report(
         (err_console if json_out else console).print(
             Text(f"wrote {html_out}"), highlight=False)
     if json_out:
+        from costsched.service.views import report_document
+
         with using(db) as store:
-            print_json(_as_json(built, budgets_now(store, at=built.until,
-                                                   of_jobs=_named(built, job))))
+            print_json(report_document(built, budgets_now(store, at=built.until,
+                                                          of_jobs=_named(built, job))))
         return
     _print(built)
     with using(db) as store:
@@ -81,17 +83,6 @@ def _named(built: Report, job: str | None) -> set[int] | None:
     """The jobs of `report --job NAME` (their budgets alone are shown), else None."""
     return None if job is None else built.job_ids()
 
-
-def _as_json(built: Report, budgets: list | None = None) -> dict:
-    """`report --json`: the period, the totals and each of the report's tables (every one
-    its text and HTML show, by name), written from its rows; with `budgets`, each budget
-    now under "budgets_now" (`service.views.budgets_document`)."""
-    from costsched.service.views import budgets_document
-
-    out = built.document()
-    if budgets is not None:
-        out["budgets_now"] = budgets_document(budgets)
-    return out
 
 
 def _cells(rows: list[dict], columns: list[str], places: dict[str, int]

@@ -269,10 +269,7 @@ def report_document(built: Report, budgets: list[BudgetState] | None = None) -> 
     """`report --json`: the period, the totals and each of the report's tables (every one
     its text and HTML show, `report.tables.TABLES`, by name); with `budgets`, each budget
     now under "budgets_now" (`budgets_document`)."""
-    from costsched.report.tables import NAMES
-
-    out = {"since": built.since, "until": built.until, "totals": built.totals,
-           **{name: frame_records(getattr(built, name)) for name in NAMES}}
+    out = built.document()  # from the report's rows: no frame is built for it
     if budgets is not None:
         out["budgets_now"] = budgets_document(budgets)
     return out
