@@ -133,6 +133,9 @@ def test_two_nodes_boot_see_ranks_and_addresses_and_finish(
     store.dispose()
 
 
+# Rank 0 checkpoints when the pause stops it, as a job in a gang would: a job that wrote at
+# its start, with no rendezvous to wait at, could publish before a node booted later had
+# restored, and that node would start round 1 from it.
 REPAIR_TASK = """\
 name: gang-repaired
 num_nodes: 2
@@ -149,11 +152,13 @@ run: |
   ips = " ".join(os.environ["SKYPILOT_NODE_IPS"].split())
   with open("../rounds.txt", "a") as out:
       out.write(f"round={number} ips={ips} from={before}\\n")
-  if rank == "0":
-      checkpoint.write_text(f"round {number}")
   if number != "1":
       sys.exit(0)
-  signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+  def pause(*_):
+      if rank == "0":
+          checkpoint.write_text(f"round {number}")
+      sys.exit(0)
+  signal.signal(signal.SIGTERM, pause)
   while True:
       time.sleep(0.1)
   EOF
