@@ -2,8 +2,8 @@
 the one rule saying when a bundled price is superseded (`superseded`).
 
 For the commands that answer from the bundled catalog and a SQLite store's prices (read
-by `costsched.service.glance`), without discovered types: `costsched gpus` starts in a
-fraction of the time pandas takes to import. The rules are those of
+by `costsched.service.glance`) and the instance types a refresh discovered: `costsched
+gpus` starts in a fraction of the time pandas takes to import. The rules are those of
 `costsched.prices.prices_at(..., superseded=True)`, row for row and in the same order
 (tests compare the two): per (cloud, region, instance type) the newest on-demand list
 price that held by the time asked for, per (cloud, region, zone, instance type) the
@@ -43,6 +43,8 @@ SPOT_SNAPSHOT_SOURCE = f"catalog {CATALOG_VERSION} spot snapshot"
 # Instance types found by `costsched catalog refresh` (price_collectors.discovery).
 ENV_DISCOVERED = "COSTSCHED_DISCOVERED_TYPES"
 SUMMARY_KEY = ("gpu_model", "gpu_count")
+TYPE_FIELDS = ("cloud", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
+               "memory_gb")
 OFFERING_COLUMNS = ("gpu_model", "gpu_count", "cloud", "region", "zone", "instance_type",
                     "market", "usd_per_hour", "usd_per_gpu_hour", "effective_at",
                     "age_days", "superseded", "source")
@@ -132,27 +134,82 @@ def as_of_time(text: str) -> datetime:
     return datetime.strptime(text, form).replace(tzinfo=timezone.utc)
 
 
+def type_shape(count: object, model: object, where: str, line: int) -> tuple[int, str]:
+    """An instance type row's (GPU count, GPU model): the model "" exactly where the count
+    is 0 (a CPU type); InvalidInput naming the file (`where`), row and field otherwise."""
+    name = "" if model is None or model != model else str(model).strip()  # NaN: none
+    try:
+        number = float(str(count))
+    except ValueError:
+        number = float("nan")
+    if number != number or number < 0 or number != int(number):
+        raise InvalidInput(f"{where}: row {line}: field gpu_count: expected a whole "
+                           f"number >= 0, got {count!r}")
+    if (number == 0) != (name == ""):
+        raise InvalidInput(f"{where}: row {line}: field gpu_model: expected empty exactly "
+                           f"when gpu_count is 0 (a CPU instance type), got {name!r} with "
+                           f"gpu_count {int(number)}")
+    return int(number), name
+
+
+def _discovered_stamp() -> tuple[str, int, int] | None:
+    """The discovered-types file as it is now (path, mtime, size); None when there is none:
+    what the readers below are cached by, so that a refresh is seen."""
+    path = discovered_path()
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
 @cache
-def _gpu_types() -> dict[tuple[str, str], dict]:
-    """(cloud, instance type) -> the bundled GPU type's row, with `retired` (a UTC day or
-    None)."""
+def _gpu_types(stamp: tuple[str, int, int] | None) -> dict[tuple[str, str], dict]:
+    """(cloud, instance type) -> the GPU type's row, with `retired` (a UTC day or None):
+    the bundled types, then those of the discovered-types file (`stamp`) the bundled files
+    do not name (as `costsched.catalog` combines them)."""
     retired = {(r["cloud"], r["instance_type"]):
                datetime.strptime(r["retired"], "%Y-%m-%d").replace(tzinfo=timezone.utc)
                for r in _read("retirements.csv")}
-    types = {}
+    types, known = {}, set()
     for row in _read("instance_types.csv"):
+        key = (row["cloud"], row["instance_type"])
+        known.add(key)
         count = int(float(row["gpu_count"]))
         if count > 0:
-            key = (row["cloud"], row["instance_type"])
             types[key] = {"gpu_model": row["gpu_model"].strip(), "gpu_count": count,
                           "retired": retired.get(key)}
+    for line, row in _discovered_rows(stamp):
+        key = (row["cloud"], row["instance_type"])
+        count, model = type_shape(row["gpu_count"], row["gpu_model"], stamp[0], line)
+        if count > 0 and key not in known:
+            types[key] = {"gpu_model": model, "gpu_count": count, "retired": retired.get(key)}
     return types
 
 
-def _priced(name: str) -> list[dict]:
-    """The rows of a bundled price file whose type is a bundled GPU type, in file order,
+def _discovered_rows(stamp: tuple[str, int, int] | None) -> list[tuple[int, dict]]:
+    """(file row number, row) of the discovered-types file; InvalidInput when it is not
+    one (the words of `costsched.catalog.discovered_types`)."""
+    if stamp is None:
+        return []
+    path = stamp[0]
+    try:
+        with open(path, newline="") as fh:
+            reader = csv.DictReader(fh)
+            header, rows = reader.fieldnames or [], list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InvalidInput(f"{path}: not a discovered-types CSV ({exc}); run `costsched "
+                           "catalog refresh` again") from None
+    missing = [c for c in TYPE_FIELDS if c not in header]
+    if missing:
+        raise InvalidInput(f"{path}: missing field(s) {', '.join(missing)}: expected "
+                           f"{', '.join(TYPE_FIELDS)}, regions, zones, source")
+    return [(i + 2, row) for i, row in enumerate(rows)]
+
+
+def _priced(name: str, types: dict[tuple[str, str], dict]) -> list[dict]:
+    """The rows of a bundled price file whose type is a GPU type of `types`, in file order,
     with the type's GPU model and count, `effective_at` (`as_of_time`) and usd_per_hour."""
-    types = _gpu_types()
     out = []
     for row in _read(name):
         kind = types.get((row["cloud"], row["instance_type"]))
@@ -163,16 +220,16 @@ def _priced(name: str) -> list[dict]:
 
 
 @cache
-def _on_demand() -> list[dict]:
-    rows = _priced("on_demand_prices.csv")
+def _on_demand(stamp: tuple[str, int, int] | None) -> list[dict]:
+    rows = _priced("on_demand_prices.csv", _gpu_types(stamp))
     for row in rows:
         row.update(zone="", market="on_demand", source=CATALOG_SOURCE)
     return sorted(rows, key=lambda r: r["effective_at"])  # stable: file order within a month
 
 
 @cache
-def _spot() -> list[dict]:
-    rows = _priced("spot_prices.csv")
+def _spot(stamp: tuple[str, int, int] | None) -> list[dict]:
+    rows = _priced("spot_prices.csv", _gpu_types(stamp))
     for row in rows:
         row.update(zone=row["zone"] or "", market="spot",
                    source=f"{SPOT_SNAPSHOT_SOURCE}: {row['source']}")
@@ -240,10 +297,11 @@ def prices_at(when: datetime, *, clouds: Sequence[str] = (),
         return ((not clouds or r["cloud"] in clouds)
                 and (not gpu_models or r["gpu_model"] in gpu_models))
 
-    on_demand = [r for r in _newest(_on_demand(), ("cloud", "region", "instance_type"), when)
-                 if wanted(r)]
-    spot = [r for r in _newest(_spot(), ("cloud", "region", "zone", "instance_type"), when)
-            if wanted(r)]
+    stamp = _discovered_stamp()
+    on_demand = [r for r in _newest(_on_demand(stamp), ("cloud", "region", "instance_type"),
+                                    when) if wanted(r)]
+    spot = [r for r in _newest(_spot(stamp), ("cloud", "region", "zone", "instance_type"),
+                               when) if wanted(r)]
     own, on_demand, spot = _with_stored([r for r in stored if wanted(r)], on_demand, spot)
     rows = own + on_demand + spot
     collected = {id(r) for r in own}  # a stored price is never superseded

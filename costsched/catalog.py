@@ -82,17 +82,11 @@ def check_types(types: pd.DataFrame, where: str) -> pd.DataFrame:
     """Instance type rows with gpu_model "" exactly where gpu_count is 0; InvalidInput
     (naming the file, row and field) otherwise."""
     types = types.copy()
-    types["gpu_model"] = types["gpu_model"].fillna("").astype(str).str.strip()
-    counts = pd.to_numeric(types["gpu_count"], errors="coerce")
-    for i, (count, model) in enumerate(zip(counts, types["gpu_model"], strict=True)):
-        if count != count or count < 0 or count != int(count):
-            raise InvalidInput(f"{where}: row {i + 2}: field gpu_count: expected a whole "
-                               f"number >= 0, got {types['gpu_count'].iloc[i]!r}")
-        if (count == 0) != (model == ""):
-            raise InvalidInput(f"{where}: row {i + 2}: field gpu_model: expected empty "
-                               "exactly when gpu_count is 0 (a CPU instance type), got "
-                               f"{model!r} with gpu_count {int(count)}")
-    types["gpu_count"] = counts.astype(int)
+    shapes = [bundled_prices.type_shape(count, model, where, i + 2) for i, (count, model)
+              in enumerate(zip(types["gpu_count"], types["gpu_model"], strict=True))]
+    types["gpu_model"] = [model for _, model in shapes]
+    types["gpu_count"] = pd.Series([count for count, _ in shapes], index=types.index,
+                                   dtype=int)
     types["gpu_memory_gb"] = pd.to_numeric(types["gpu_memory_gb"], errors="coerce").fillna(0)
     return types
 

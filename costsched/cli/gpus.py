@@ -80,29 +80,27 @@ def gpus(
 
 def _rows(db: str | None, gpu: str | None, at: str | None,
           clouds: list[str]) -> list[dict[str, Any]]:
-    """The rows shown, NaN as None. Without discovered instance types, and with no store
-    to read (none made yet) or a SQLite store at the newest schema, from the bundled files
-    and the store's file by the standard library alone (the quick path: no pandas, no
-    database layer); else through the service, from the store."""
-    from costsched.bundled_prices import discovered_path
+    """The rows shown, NaN as None. With no store to read (none made yet) or a SQLite
+    store at the newest schema that holds no quotas, from the bundled files, the
+    discovered types and the store's file by the standard library alone (the quick path:
+    no pandas, no database layer); else through the service, from the store."""
     from costsched.service import glance
 
-    if not discovered_path().exists():
-        if at is None or at == "now":
-            when = datetime.now(timezone.utc)
-        else:
-            from costsched.service.values import as_time
+    if at is None or at == "now":
+        when = datetime.now(timezone.utc)
+    else:
+        from costsched.service.values import as_time
 
-            when = as_time(at, "at")
-        # The clouds and the model are checked before the store is read.
-        wanted = bundled_prices.cloud_names(clouds)
-        models = [] if gpu is None else [bundled_prices.gpu_model_name(gpu)]
-        stored = ([] if db == IN_MEMORY else
-                  glance.stored_gpu_prices(db, when, clouds=wanted, gpu_models=models))
-        if stored is not None:
-            if gpu is None:
-                return bundled_prices.gpu_summary(when, clouds=clouds, stored=stored)
-            return bundled_prices.gpu_offerings(gpu, when, clouds=clouds, stored=stored)
+        when = as_time(at, "at")
+    # The clouds and the model are checked before the store is read.
+    wanted = bundled_prices.cloud_names(clouds)
+    models = [] if gpu is None else [bundled_prices.gpu_model_name(gpu)]
+    stored = ([] if db == IN_MEMORY else
+              glance.stored_gpu_prices(db, when, clouds=wanted, gpu_models=models))
+    if stored is not None:
+        if gpu is None:
+            return bundled_prices.gpu_summary(when, clouds=clouds, stored=stored)
+        return bundled_prices.gpu_offerings(gpu, when, clouds=clouds, stored=stored)
     from costsched.service.gpus import gpu_offerings, gpu_summary
 
     if gpu is None:

@@ -148,8 +148,8 @@ def test_a_store_at_another_schema_revision_is_left_to_the_database_layer(
 
 
 def _run_gpus(tmp_path: Path, *argv: str) -> tuple[str, list[str]]:
-    """`costsched gpus ARGV` in a subprocess with no store and no discovered types: its
-    output and the heavy modules it imported."""
+    """`costsched gpus ARGV` in a subprocess with no store (and the discovered types of
+    tmp_path/none.csv, when written): its output and the heavy modules it imported."""
     code = ("import sys, json\n"
             f"sys.argv = ['costsched', 'gpus', *{list(argv)!r}]\n"
             "from costsched.cli import main\n"
@@ -174,7 +174,61 @@ def test_gpus_without_a_store_imports_nothing_heavy(tmp_path: Path) -> None:
     assert {r["cloud"] for r in json.loads(body)["rows"]} == {"aws", "gcp", "azure"}
 
 
-def test_with_discovered_types_the_pandas_path_answers(tmp_path: Path) -> None:
-    (tmp_path / "none.csv").write_text(",".join(catalog.TYPE_COLUMNS) + ",regions,zones,source\n")
+DISCOVERED = (",".join(catalog.TYPE_COLUMNS) + ",regions,zones,source\n"
+              # a type the bundled files do not name, and one they do (theirs wins)
+              "aws,p9.fictional,H100,8,80,192,2048,us-east-1,,test refresh\n"
+              "aws,p3.2xlarge,A100,2,40,8,61,us-east-1,,test refresh\n")
+
+
+def test_with_discovered_types_the_quick_path_answers_as_the_pandas_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "none.csv"
+    path.write_text(DISCOVERED)
+    monkeypatch.setenv(bundled_prices.ENV_DISCOVERED, str(path))
+    catalog.reload()
+    db = str(tmp_path / "store.sqlite")
+    store = PriceStore(db)
+    store.ingest(rows_frame([
+        ("aws", "us-east-1", "us-east-1a", "p9.fictional", "spot", "linux", "H100", 8, 192,
+         2048.0, 9.5, TIMES[2]),
+        *STORED], "collect:test"))
+    store.dispose()
+    try:
+        for gpu in ("H100", "V100", "A100"):
+            stored = glance.stored_gpu_prices(db, TIMES[0], gpu_models=[gpu])
+            light = bundled_prices.gpu_offerings(gpu, TIMES[0], stored=stored)
+            assert dumps(light) == dumps(frame_records(service.gpu_offerings(db, gpu,
+                                                                             TIMES[0])))
+        assert "p9.fictional" in dumps(bundled_prices.gpu_offerings(
+            "H100", TIMES[0], stored=glance.stored_gpu_prices(db, TIMES[0])))
+        stored = glance.stored_gpu_prices(db, TIMES[0])
+        assert dumps(bundled_prices.gpu_summary(TIMES[0], stored=stored)) == dumps(
+            frame_records(service.gpu_summary(db, TIMES[0])))
+    finally:
+        catalog.reload()
+
+
+def test_with_discovered_types_gpus_imports_nothing_heavy(tmp_path: Path) -> None:
+    (tmp_path / "none.csv").write_text(DISCOVERED)
     body, heavy = _run_gpus(tmp_path, "L4")
-    assert "pandas" in heavy and "L4: " in body and "offerings priced" in body
+    assert heavy == [] and "L4: " in body and "offerings priced" in body
+
+
+@pytest.mark.parametrize("text, words", [
+    ("cloud,instance_type\naws,x\n", "missing field(s) gpu_model, gpu_count"),
+    (DISCOVERED + "aws,p9.other,H100,two,80,192,2048,us-east-1,,r\n",
+     "row 4: field gpu_count: expected a whole number >= 0, got 'two'"),
+    (DISCOVERED + "aws,p9.other,,8,80,192,2048,us-east-1,,r\n",
+     "row 4: field gpu_model: expected empty exactly when gpu_count is 0"),
+])
+def test_a_bad_discovered_file_is_refused_alike_on_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, words: str) -> None:
+    path = tmp_path / "discovered.csv"
+    path.write_text(text)
+    monkeypatch.setenv(bundled_prices.ENV_DISCOVERED, str(path))
+    with pytest.raises(InvalidInput) as light:
+        bundled_prices.gpu_summary(TIMES[0])
+    with pytest.raises(InvalidInput) as full:
+        catalog.discovered_types(path)
+    assert words in str(light.value) and str(light.value) == str(full.value)
+    assert str(path) in str(light.value)
