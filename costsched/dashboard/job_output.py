@@ -1,7 +1,8 @@
 """A job's own output on the dashboard, masked as `costsched logs` masks it: the values of
 the job's --secret names, which are never stored, taken from this process's environment
-(where `logs` takes them from its own, as the launch did). A job given a secret whose value
-this environment does not hold cannot be masked here: its output is withheld, and the page
+(where `logs` takes them from its own, as the launch did). A job's agents write its log
+with those values masked already; a job stored before they did, given a secret whose value
+this environment does not hold, cannot be masked here: its output is withheld, and the page
 says why and what shows it."""
 
 from __future__ import annotations
@@ -9,14 +10,17 @@ from __future__ import annotations
 import os
 
 from costsched.redact import redact, remember_given, remembered_masked
-from costsched.service.glance import secret_names
+from costsched.service.glance import masked_at_source, secret_names
 
 
 def unknown_secrets(stored: dict) -> list[str]:
     """The --secret names of a stored job whose values this process cannot mask (not in
-    its environment); the others are remembered, masked from now on."""
+    its environment) where its log may hold them; the others are remembered, masked from
+    now on."""
     names = secret_names(stored)
     remember_given(names)
+    if masked_at_source(stored):
+        return []
     return [name for name in names if name not in os.environ]
 
 

@@ -78,6 +78,16 @@ def last_instance(db: str | None, job: str) -> tuple[str, str, list[str]] | None
     return str(spec.get("launcher", "local")), str(placement[0]), secret_names(spec)
 
 
+# In a stored job: its agents write its log with its --secret values masked (every
+# launcher's since this key was written; a job stored before may have logs that hold them).
+MASKED_AT_SOURCE = "log_masked_at_source"
+
+
+def masked_at_source(stored: dict) -> bool:
+    """Whether a stored job's logs were written with its --secret values masked."""
+    return stored.get(MASKED_AT_SOURCE) is True
+
+
 def secret_names(stored: dict) -> list[str]:
     """The names of a stored job's --secret values (its task's `secrets`)."""
     task = (stored.get("spec") or {}).get("task") or {}

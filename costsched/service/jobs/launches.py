@@ -20,6 +20,7 @@ from costsched.service.deadline_jobs import (
     uses_deadline_policy,
 )
 from costsched.service.estimates import record_landed, record_launch
+from costsched.service.glance import MASKED_AT_SOURCE
 from costsched.service.jobs.carry import launch_stores, readable
 from costsched.service.jobs.decider import JobNow, Market, place
 from costsched.service.jobs.runs import (
@@ -89,7 +90,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
                       "launcher": launcher.name, "code": code, "offering": pick,
-                      "checkpoint_root": checkpoint_root}
+                      "checkpoint_root": checkpoint_root, MASKED_AT_SOURCE: True}
             record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
                                           policy=policy)  # refused if the name is live
             if booking is not None:

@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 
 from costsched.dashboard.data import masked
 from costsched.redact import MASK
+from costsched.service.glance import MASKED_AT_SOURCE
 from costsched.store import PriceStore
 from tests.costsched.report.scenario import EAST, at, observe
 
@@ -79,3 +80,17 @@ def test_a_failures_last_lines_mask_or_withhold_the_same_way(
     monkeypatch.setenv(NAME, value)
     assert masked(job, stored)["failure"]["log_tail"] == ["ok", f"as {MASK}"]
     assert masked(job)["failure"]["log_tail"] == ["ok", f"as {MASK}"]  # remembered now
+
+
+def test_a_job_whose_agents_masked_its_log_is_shown_without_the_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job stored since its agents write its log with its secrets masked: its output is
+    shown (what the agent wrote, masked further by what this process knows), where a job
+    stored before is withheld."""
+    job = {"id": 5, "name": "tok", "failure": {"exit_code": 1, "phase": None, "detail": "",
+                                               "log_tail": ["ok", "as ***"]}}
+    monkeypatch.delenv(NAME, raising=False)
+    stored = {"spec": {"task": {"secrets": [NAME]}}, MASKED_AT_SOURCE: True}
+    assert masked(job, stored)["failure"]["log_tail"] == ["ok", "as ***"]
+    [line] = masked(job, {**stored, MASKED_AT_SOURCE: None})["failure"]["log_tail"]
+    assert line.startswith("(output withheld: job 5 was given --secret HF_TOKEN")
