@@ -94,10 +94,10 @@ CASES = [
     (["launch", JOB, "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["launch", JOB, "--wait", "nan"], "--wait nan: expected a finite number >= 0"),
     (["launch", JOB, "--offering", "bogus"], "offering 'bogus': expected 'CLOUD ZONE-OR-REGION"),
-    (["launch", JOB, "--secret", "NOT_SET_ANYWHERE"], "--secret NOT_SET_ANYWHERE: "
-     "NOT_SET_ANYWHERE is not set in your environment"),
-    (["launch", JOB, "--env", "NOT_SET_ANYWHERE"], "--env NOT_SET_ANYWHERE: NOT_SET_ANYWHERE "
-     "is not set in your environment"),
+    (["launch", JOB, "--secret", "NOT_SET_ANYWHERE"], "not set in your environment: "
+     "--secret NOT_SET_ANYWHERE; give it as NAME=VALUE"),
+    (["launch", JOB, "--env", "NOT_SET_ANYWHERE"], "not set in your environment: --env "
+     "NOT_SET_ANYWHERE; give it as NAME=VALUE"),
     (["status", "--state", "runing"], "--state 'runing': expected one of pending"),
     (["status", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["status", "--limit", "0"], "--limit"),
