@@ -9,22 +9,27 @@ import yaml
 
 from costsched import skypilot_fields as fields
 from costsched.jobspec import JobSpec
+from costsched.model import InvalidInput
 from costsched.skypilot_resources import KEPT_FIELDS
 
 
 def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
-              bucket_source: Callable[[str], str] = str) -> str:
+              bucket_source: Callable[[str], str] = str,
+              written: Mapping[str, Any] | None = None) -> str:
     """A SkyPilot task of `spec` pinned to one offering (cloud, region, zone, instance
     type, market): its name, workdir, nodes, setup, run, envs, secrets' names, file mounts
     and placement-neutral resources kept. `bucket_source`: a bucket mount's source as
-    SkyPilot reads it (an az:// container written as its account's URL)."""
+    SkyPilot reads it (an az:// container written as its account's URL). `written`: the
+    task as its file wrote it (parsed YAML), whose envs' and ports' values are written back
+    as they were (a number stays a number, a quoted one text) where the job keeps them."""
+    written = written if isinstance(written, Mapping) else {}
     instance_type = str(offering["instance_type"]).split("+", 1)[0]
     infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
                                        offering.get("zone") or "") if p)
     task: dict[str, Any] = {"name": spec.name}
-    written = spec.task.as_written  # local paths as the user wrote them
+    paths = spec.task.as_written  # local paths as the user wrote them
     if spec.workdir:
-        task["workdir"] = written.get(spec.workdir, spec.workdir)
+        task["workdir"] = paths.get(spec.workdir, spec.workdir)
     resources: dict[str, Any] = {"infra": infra, "instance_type": instance_type}
     if int(offering.get("gpu_count") or 0):
         resources["accelerators"] = f"{offering['gpu_model']}:{int(offering['gpu_count'])}"
@@ -36,10 +41,13 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
         if not kept["image_id"]:
             del kept["image_id"]
     resources.update({k: v for k, v in kept.items() if v not in ({}, [])})
+    if "ports" in resources:
+        resources["ports"] = _ports_as_written(resources["ports"], written)
     task["resources"] = resources
     if spec.num_nodes > 1:
         task["num_nodes"] = spec.num_nodes
-    envs: dict[str, Any] = {**spec.envs, **dict.fromkeys(spec.task.launch_envs)}
+    envs: dict[str, Any] = {**_envs_as_written(spec.envs, written),
+                            **dict.fromkeys(spec.task.launch_envs)}
     if envs:
         task["envs"] = envs
     if spec.task.secrets:
@@ -47,7 +55,7 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     mounts: dict[str, Any] = {}
     for m in spec.task.mounts:
         bucket = fields.is_bucket(m.source)
-        source = bucket_source(m.source) if bucket else written.get(m.source, m.source)
+        source = bucket_source(m.source) if bucket else paths.get(m.source, m.source)
         mounts[m.path] = {"source": source, "mode": m.mode} if bucket or m.mode != "COPY" \
             else source
     if fields.is_bucket(spec.checkpoint.location):
@@ -64,6 +72,35 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     header = "".join(f"# {line}\n" for line in note.splitlines())
     return header + yaml.dump(task, Dumper=_TaskDumper, sort_keys=False,
                               default_flow_style=False)
+
+
+def _envs_as_written(envs: Mapping[str, str], written: Mapping[str, Any]
+                     ) -> dict[str, Any]:
+    """The job's envs, each as the file wrote it when the job keeps that value (a value
+    given at launch, or one a sweep set, is the text the job has)."""
+    mine = written.get("envs")
+    mine = mine if isinstance(mine, Mapping) else {}
+    out: dict[str, Any] = {}
+    for name, value in envs.items():
+        raw = mine.get(name)
+        as_text = str(raw).lower() if isinstance(raw, bool) else str(raw)  # as parse_task
+        out[name] = raw if isinstance(raw, (bool, int, float)) and as_text == value else value
+    return out
+
+
+def _ports_as_written(ports: list[str], written: Mapping[str, Any]) -> Any:
+    """The job's ports as the file wrote them (8080, '8080', a list) when they are the
+    same ports; else as the job keeps them."""
+    resources = written.get("resources")
+    raw = resources.get("ports") if isinstance(resources, Mapping) else None
+    if raw is None:
+        return ports
+
+    try:
+        same = fields.ports(raw, lambda field, message: InvalidInput(message)) == ports
+    except InvalidInput:
+        same = False
+    return raw if same else ports
 
 
 class _TaskDumper(yaml.SafeDumper):
