@@ -20,7 +20,7 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     type, market): its name, workdir, nodes, setup, run, envs, secrets' names, file mounts
     and placement-neutral resources kept. `bucket_source`: a bucket mount's source as
     SkyPilot reads it (an az:// container written as its account's URL). `written`: the
-    task as its file wrote it (parsed YAML), whose envs' and ports' values are written back
+    task as its file wrote it (parsed YAML), whose envs, ports and labels are written back
     as they were (a number stays a number, a quoted one text) where the job keeps them."""
     written = written if isinstance(written, Mapping) else {}
     instance_type = str(offering["instance_type"]).split("+", 1)[0]
@@ -41,12 +41,16 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
         if not kept["image_id"]:
             del kept["image_id"]
     resources.update({k: v for k, v in kept.items() if v not in ({}, [])})
+    as_given = written.get("resources")
+    as_given = as_given if isinstance(as_given, Mapping) else {}
     if "ports" in resources:
-        resources["ports"] = _ports_as_written(resources["ports"], written)
+        resources["ports"] = _ports_as_written(resources["ports"], as_given.get("ports"))
+    if "labels" in resources:
+        resources["labels"] = _as_written(resources["labels"], as_given.get("labels"))
     task["resources"] = resources
     if spec.num_nodes > 1:
         task["num_nodes"] = spec.num_nodes
-    envs: dict[str, Any] = {**_envs_as_written(spec.envs, written),
+    envs: dict[str, Any] = {**_as_written(spec.envs, written.get("envs"), _env_text),
                             **dict.fromkeys(spec.task.launch_envs)}
     if envs:
         task["envs"] = envs
@@ -74,28 +78,29 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
                               default_flow_style=False)
 
 
-def _envs_as_written(envs: Mapping[str, str], written: Mapping[str, Any]
-                     ) -> dict[str, Any]:
-    """The job's envs, each as the file wrote it when the job keeps that value (a value
-    given at launch, or one a sweep set, is the text the job has)."""
-    mine = written.get("envs")
-    mine = mine if isinstance(mine, Mapping) else {}
+def _as_written(values: Mapping[str, str], raw: Any,
+                text: Callable[[Any], str] = str) -> dict[str, Any]:
+    """`values` (envs, labels), each as the file wrote it (`raw`) where the job keeps that
+    value as its `text` (a value given at launch, or one a sweep set, stays the job's)."""
+    raw = raw if isinstance(raw, Mapping) else {}
     out: dict[str, Any] = {}
-    for name, value in envs.items():
-        raw = mine.get(name)
-        as_text = str(raw).lower() if isinstance(raw, bool) else str(raw)  # as parse_task
-        out[name] = raw if isinstance(raw, (bool, int, float)) and as_text == value else value
+    for name, value in values.items():
+        mine = raw.get(name)
+        out[name] = mine if isinstance(mine, (bool, int, float)) and text(mine) == value \
+            else value
     return out
 
 
-def _ports_as_written(ports: list[str], written: Mapping[str, Any]) -> Any:
-    """The job's ports as the file wrote them (8080, '8080', a list) when they are the
-    same ports; else as the job keeps them."""
-    resources = written.get("resources")
-    raw = resources.get("ports") if isinstance(resources, Mapping) else None
+def _env_text(value: Any) -> str:
+    """An env's value as a job has it (true, not True), as parse_task makes it."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _ports_as_written(ports: list[str], raw: Any) -> Any:
+    """The job's ports as the file wrote them (`raw`: 8080, '8080', a list) when they are
+    the same ports; else as the job keeps them."""
     if raw is None:
         return ports
-
     try:
         same = fields.ports(raw, lambda field, message: InvalidInput(message)) == ports
     except InvalidInput:

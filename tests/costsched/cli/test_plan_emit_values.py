@@ -1,4 +1,4 @@
-"""`plan --emit sky` writes envs and ports back as the task wrote them: a number stays a
+"""`plan --emit sky` writes envs, ports and labels back as the task wrote them: a number stays a
 number, true stays true, a quoted number stays text, and a port range stays its text."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ name: typed
 resources:
   accelerators: V100:1
   ports: [8080, '9000', 10000-10010]
+  labels: {version: 2, team: ml, pinned: '3'}
 envs:
   EPOCHS: 3
   LR: 0.001
@@ -38,6 +39,7 @@ def test_envs_and_ports_keep_the_types_the_task_wrote(cli, tmp_path: Path) -> No
         k: type(v) for k, v in given["envs"].items()}
     assert out["resources"]["ports"] == [8080, "9000", "10000-10010"]
     assert [type(p) for p in out["resources"]["ports"]] == [int, str, str]
+    assert out["resources"]["labels"] == {"version": 2, "team": "ml", "pinned": "3"}
     # What is written reads back as the same task.
     again = tmp_path / "again.yaml"
     again.write_text(yaml.safe_dump(out))
