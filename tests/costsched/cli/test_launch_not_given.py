@@ -56,13 +56,20 @@ def test_every_missing_env_and_secret_is_named_in_one_refusal_with_its_option(
 def test_the_options_the_refusal_names_are_taken_by_launch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hint works: given as it says (NAME alone from the environment), nothing is
-    missing any more (the launch goes on to its next check: no launcher here)."""
+    missing any more, and the launch goes on to its next check (a mount not there)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_TOKEN", "hf-from-env-0002")
-    code, lines = launch(tmp_path, "--env", "EPOCHS=3", "--env", "DATA_DIR=/d",
-                         "--secret", "HF_TOKEN", "--launcher", "nope")
-    assert code == 2 and len(lines) == 1
-    assert "not given" not in lines[0] and "launcher 'nope'" in lines[0]
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK + "file_mounts:\n  /data: ./not-here\n")
+    options = ["--env", "EPOCHS=3", "--env", "DATA_DIR=/d", "--secret", "HF_TOKEN"]
+    for given, said in (([], "are not given"), (options, "field file_mounts./data: local "
+                                                          "path './not-here': no such file")):
+        result = CliRunner().invoke(app, ["launch", str(path), "--launcher", "local",
+                                          "--db", str(tmp_path / "s.sqlite"), "--wait", "0",
+                                          *given])
+        assert result.exit_code == 2
+        [line] = result.stderr.splitlines()
+        assert said in line, line
 
 
 def test_names_given_alone_and_unset_are_named_all_at_once(
