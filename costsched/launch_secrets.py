@@ -21,19 +21,20 @@ from costsched.vocabulary import did_you_mean
 _GIVEN: dict[int, dict[str, str]] = {}  # job id -> name -> value, this process only
 
 
-def check(names: Sequence[str], given: Mapping[str, str], where: str) -> dict[str, str]:
-    """The values of the job's secrets `names` from `given`; InvalidInput naming the first
-    that is missing or empty, or a value given for a secret the job does not name."""
+def check(names: Sequence[str], given: Mapping[str, str], where: str,
+          envs: Sequence[str] = ()) -> dict[str, str]:
+    """The values of the job's secrets `names` from `given`; InvalidInput for a value given
+    for a secret the job does not name, else one line naming every env (`envs`: the task's
+    envs still without a value) and secret not given, with the options that give them,
+    else naming the first secret given empty."""
     extra = sorted(set(given) - set(names))
     if extra:
         raise InvalidInput(f"{where}: field secrets: {extra[0]!r} is given at launch but "
                            "the task names no such secret; expected one of "
                            + (", ".join(names) or "(none)") + did_you_mean(extra[0], names))
     missing = [n for n in names if n not in given]
-    if missing:
-        raise InvalidInput(f"{where}: field secrets.{missing[0]} is not given: give it at "
-                           "launch with --secret (NAME=VALUE, or NAME alone to take its value "
-                           "from your environment)")
+    if missing or envs:
+        raise InvalidInput(not_given(where, envs, missing))
     empty = [n for n in names if not given[n]]
     if empty:  # `--secret NAME=` or an unset variable's expansion: never a real secret
         raise InvalidInput(f"{where}: field secrets.{empty[0]} is given empty: give its value "
@@ -41,6 +42,18 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str) -> dict[st
                            f"and give --secret {empty[0]}")
     redact.remember(given.values())
     return {n: given[n] for n in names}
+
+
+def not_given(where: str, envs: Sequence[str], secrets: Sequence[str]) -> str:
+    """One line naming every env and secret a launch was not given, and the options that
+    give them all at once: '--env EPOCHS=VALUE --secret HF_TOKEN'."""
+    fields = [f"envs.{n}" for n in envs] + [f"secrets.{n}" for n in secrets]
+    options = [f"--env {n}=VALUE" for n in envs] + [f"--secret {n}" for n in secrets]
+    one = len(fields) == 1
+    return (f"{where}: field{'' if one else 's'} {', '.join(fields)} "
+            f"{'is' if one else 'are'} not given: give {'it' if one else 'them'} at launch "
+            f"with {' '.join(options)} (NAME=VALUE gives a value, NAME alone takes it from "
+            "your environment)")
 
 
 def keep(job_id: int, values: Mapping[str, str]) -> None:

@@ -9,22 +9,27 @@ import yaml
 
 from costsched import skypilot_fields as fields
 from costsched.jobspec import JobSpec
+from costsched.model import InvalidInput
 from costsched.skypilot_resources import KEPT_FIELDS
 
 
 def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
-              bucket_source: Callable[[str], str] = str) -> str:
+              bucket_source: Callable[[str], str] = str,
+              written: Mapping[str, Any] | None = None) -> str:
     """A SkyPilot task of `spec` pinned to one offering (cloud, region, zone, instance
     type, market): its name, workdir, nodes, setup, run, envs, secrets' names, file mounts
     and placement-neutral resources kept. `bucket_source`: a bucket mount's source as
-    SkyPilot reads it (an az:// container written as its account's URL)."""
+    SkyPilot reads it (an az:// container written as its account's URL). `written`: the
+    task as its file wrote it (parsed YAML), whose envs, ports and labels are written back
+    as they were (a number stays a number, a quoted one text) where the job keeps them."""
+    written = written if isinstance(written, Mapping) else {}
     instance_type = str(offering["instance_type"]).split("+", 1)[0]
     infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
                                        offering.get("zone") or "") if p)
     task: dict[str, Any] = {"name": spec.name}
-    written = spec.task.as_written  # local paths as the user wrote them
+    paths = spec.task.as_written  # local paths as the user wrote them
     if spec.workdir:
-        task["workdir"] = written.get(spec.workdir, spec.workdir)
+        task["workdir"] = paths.get(spec.workdir, spec.workdir)
     resources: dict[str, Any] = {"infra": infra, "instance_type": instance_type}
     if int(offering.get("gpu_count") or 0):
         resources["accelerators"] = f"{offering['gpu_model']}:{int(offering['gpu_count'])}"
@@ -36,10 +41,17 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
         if not kept["image_id"]:
             del kept["image_id"]
     resources.update({k: v for k, v in kept.items() if v not in ({}, [])})
+    as_given = written.get("resources")
+    as_given = as_given if isinstance(as_given, Mapping) else {}
+    if "ports" in resources:
+        resources["ports"] = _ports_as_written(resources["ports"], as_given.get("ports"))
+    if "labels" in resources:
+        resources["labels"] = _as_written(resources["labels"], as_given.get("labels"))
     task["resources"] = resources
     if spec.num_nodes > 1:
         task["num_nodes"] = spec.num_nodes
-    envs: dict[str, Any] = {**spec.envs, **dict.fromkeys(spec.task.launch_envs)}
+    envs: dict[str, Any] = {**_as_written(spec.envs, written.get("envs"), _env_text),
+                            **dict.fromkeys(spec.task.launch_envs)}
     if envs:
         task["envs"] = envs
     if spec.task.secrets:
@@ -47,7 +59,7 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     mounts: dict[str, Any] = {}
     for m in spec.task.mounts:
         bucket = fields.is_bucket(m.source)
-        source = bucket_source(m.source) if bucket else written.get(m.source, m.source)
+        source = bucket_source(m.source) if bucket else paths.get(m.source, m.source)
         mounts[m.path] = {"source": source, "mode": m.mode} if bucket or m.mode != "COPY" \
             else source
     if fields.is_bucket(spec.checkpoint.location):
@@ -64,6 +76,36 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     header = "".join(f"# {line}\n" for line in note.splitlines())
     return header + yaml.dump(task, Dumper=_TaskDumper, sort_keys=False,
                               default_flow_style=False)
+
+
+def _as_written(values: Mapping[str, str], raw: Any,
+                text: Callable[[Any], str] = str) -> dict[str, Any]:
+    """`values` (envs, labels), each as the file wrote it (`raw`) where the job keeps that
+    value as its `text` (a value given at launch, or one a sweep set, stays the job's)."""
+    raw = raw if isinstance(raw, Mapping) else {}
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        mine = raw.get(name)
+        out[name] = mine if isinstance(mine, (bool, int, float)) and text(mine) == value \
+            else value
+    return out
+
+
+def _env_text(value: Any) -> str:
+    """An env's value as a job has it (true, not True), as parse_task makes it."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _ports_as_written(ports: list[str], raw: Any) -> Any:
+    """The job's ports as the file wrote them (`raw`: 8080, '8080', a list) when they are
+    the same ports; else as the job keeps them."""
+    if raw is None:
+        return ports
+    try:
+        same = fields.ports(raw, lambda field, message: InvalidInput(message)) == ports
+    except InvalidInput:
+        same = False
+    return raw if same else ports
 
 
 class _TaskDumper(yaml.SafeDumper):

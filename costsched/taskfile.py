@@ -25,6 +25,11 @@ from costsched.sweeps import expand_sweep, sweep_size, too_many
 
 _OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "checkpoint",
                        "constraints", "sweep"})
+# A YAML file in a folder is suggested as a task file when it has one of these (a task's
+# own fields), or a name and one of a costsched job's (_OWN_KEYS).
+_TASK_KEYS = frozenset({"run", "setup", "resources", "costsched", "file_mounts", "secrets",
+                        "num_nodes"})
+_PEEK_BYTES = 1 << 20  # a task file is far smaller: a bigger YAML is not suggested
 _SKY_KEYS = frozenset({"resources", "costsched", "secrets", "file_mounts", "service",
                        "config", "pool", "volumes", "job_group"})
 # Read in both (a job YAML's gang is written as a task's): they tell neither apart.
@@ -142,10 +147,7 @@ def read(path: Path) -> list[Any]:
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
     except IsADirectoryError:
-        yamls = sorted(p.name for p in path.glob("*.y*ml"))[:5]
-        found = f" (here: {', '.join(yamls)})" if yamls else ""
-        raise InvalidInput(f"{path}: a directory, not a job file: give its job's YAML file"
-                           f"{found}") from None
+        raise InvalidInput(_a_directory(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read ({exc})") from None
     try:
@@ -158,6 +160,35 @@ def read(path: Path) -> list[Any]:
     except RecursionError:  # a flow collection deeper than the parser itself can go
         raise InvalidInput(f"{path}: invalid YAML (nested too deep: expected a job's "
                            "fields)") from None
+
+
+def _a_directory(path: Path) -> str:
+    """What to give instead of a directory: the task files it holds (YAML files that read
+    as a SkyPilot task or a costsched job), else how a task file is named and what it says."""
+    tasks = [p.name for p in sorted(path.glob("*.y*ml")) if _is_task_file(p)]
+    if tasks:
+        more = f" and {len(tasks) - 5} more" if len(tasks) > 5 else ""
+        return (f"{path}: a directory, not a job file: give its job's YAML file (here: "
+                f"{', '.join(tasks[:5])}{more})")
+    return (f"{path}: a directory with no task file in it (no YAML file there has run:, "
+            f"resources: or a costsched: section): write the task in a file such as "
+            f"{path / 'task.yaml'} and give that file")
+
+
+def _is_task_file(path: Path) -> bool:
+    """Whether a YAML file's first document is a SkyPilot task or a costsched job: a
+    mapping with a task's fields (run, resources, a costsched: section...) or a name and
+    a job's (model, steps...). Read only when it is small; any problem is a no."""
+    try:
+        if not path.is_file() or path.stat().st_size > _PEEK_BYTES:
+            return False
+        doc = next(yaml.safe_load_all(path.read_text()), None)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return False
+    if not isinstance(doc, dict):
+        return False
+    keys = {str(k) for k in doc}
+    return bool(_TASK_KEYS & keys) or ("name" in keys and bool(_OWN_KEYS & keys))
 
 
 def load(path: str | Path, max_sweep_jobs: int | None = None,

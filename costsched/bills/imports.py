@@ -47,7 +47,12 @@ class ImportResult:
 
 def cloud_of(location: str) -> str:
     """The cloud whose export `location` is: s3:// (AWS), a BigQuery table (GCP), an
-    https:// storage container (Azure)."""
+    https:// storage container (Azure), or 'file' for an export file on this machine
+    (`bills.local`: its columns say whose)."""
+    from costsched.bills.local import is_local
+
+    if is_local(location):
+        return "file"
     if location.startswith("s3://"):
         return "aws"
     if location.startswith(("https://", "http://")):
@@ -56,18 +61,20 @@ def cloud_of(location: str) -> str:
         return "gcp"
     raise InvalidInput(f"export {location!r}: expected s3://BUCKET/PREFIX (AWS Data "
                        "Exports), PROJECT.DATASET.gcp_billing_export_resource_v1_<ACCOUNT> "
-                       "(GCP's BigQuery export) or https://ACCOUNT.blob.core.windows.net/"
-                       "CONTAINER/PREFIX (Azure cost exports)")
+                       "(GCP's BigQuery export), https://ACCOUNT.blob.core.windows.net/"
+                       "CONTAINER/PREFIX (Azure cost exports) or an export file on this "
+                       "machine (a CUR or an Azure cost export: .csv, .csv.gz, .parquet)")
 
 
 def import_export(store: PriceStore, location: str, *, since: datetime | str | None = None,
                   until: datetime | str | None = None, now: datetime | str | None = None,
                   correct_prices: bool | None = None, rate_tolerance: float | None = None,
                   client: Any = None) -> ImportResult:
-    """Import the export at `location` (see `cloud_of`). A file export is read whole; a
-    BigQuery export over the usage that started in [since, until) (default: the last 35 days
-    to `now`). `client`: the cloud's client to read through (an S3 client, a BigQuery
-    client, a requests session); default: one from the environment's credentials.
+    """Import the export at `location` (see `cloud_of`). A file export (in a bucket, a
+    container or on this machine) is read whole; a BigQuery export over the usage that
+    started in [since, until) (default: the last 35 days to `now`). `client`: the
+    cloud's client to read through (an S3 client, a BigQuery client, a requests session);
+    default: one from the environment's credentials.
     `correct_prices`, `rate_tolerance`: whether and past what share a billed compute rate is
     stored as a price (default: the configuration's `bills` section)."""
     cloud = cloud_of(location)
@@ -83,7 +90,13 @@ def import_export(store: PriceStore, location: str, *, since: datetime | str | N
     skipped: list[str] = []
     dropped: list[str] = []
     dropped_lines = 0
-    if cloud == "gcp":
+    if cloud == "file":  # read as the cloud's own export is
+        from costsched.bills.local import read_file
+
+        cloud, source, lines = read_file(location)
+        bills.replace(source, lines, at=at.to_pydatetime())
+        read.append((source, len(lines)))
+    elif cloud == "gcp":
         from costsched.bills.gcp import read_bigquery
 
         hi = pd.Timestamp(as_time(until, "until")) if until is not None else at

@@ -33,6 +33,7 @@ from costsched.cli.common import (
     report_cells,
     split_csv,
     table,
+    typed_number,
     user_text,
 )
 from costsched.model import InvalidInput
@@ -41,6 +42,8 @@ from costsched.service import BacktestResult
 from costsched.service import backtest as run_backtest
 from costsched.service.backtest import FIT_LENGTHS, json_payload
 
+# A number option echoed as the user typed it (common.Typed) in refusals and summaries.
+AS_TYPED = {"parser": typed_number, "metavar": "FLOAT"}
 FLAGS = {"days": "--days", "starts": "--starts", "first_start": "--first-start",
          "every_hours": "--every-hours", "period_hours": "--period-hours", "margin": "--margin"}
 
@@ -57,7 +60,7 @@ def backtest_cmd(
         "--models", help="Model names (comma-separated; `costsched throughput show` lists "
         "them); default: the six of the published trace analysis: "
         f"{', '.join(PUBLISHED_MODELS)}.")] = None,
-    days: Annotated[float, typer.Option(help="Job length in days on one V100.")] = 4.0,
+    days: Annotated[float, typer.Option(help="Job length in days on one V100.", **AS_TYPED)] = 4.0,
     region: Annotated[list[str] | None, typer.Option(
         "--region", help="Home region(s) of the jobs (comma-separated).")] = None,
     starts: Annotated[int, typer.Option(help="Number of start times.")] = 30,
@@ -65,24 +68,28 @@ def backtest_cmd(
         help="First start time (ISO 8601); default: the latest whole day such that the "
         f"last start is {FIT_LENGTHS:g} job lengths before the end of the trace.",
         show_default=False)] = None,
-    every_hours: Annotated[float, typer.Option(help="Hours between start times.")] = 24.0,
-    period_hours: Annotated[float, typer.Option(help="Hours between decisions.")] = 24.0,
+    every_hours: Annotated[float, typer.Option(help="Hours between start times.",
+                                               **AS_TYPED)] = 24.0,
+    period_hours: Annotated[float, typer.Option(help="Hours between decisions.",
+                                                **AS_TYPED)] = 24.0,
     policies: Annotated[list[str] | None, typer.Option(
         "--policies",
         help=f"Policies (comma-separated): {', '.join(REPLAY_POLICIES)}; default all.",
         show_default=False)] = None,
     margin: Annotated[float, typer.Option(
         help="dynamic-aware's hysteresis: a move must save, its own cost counted, more "
-        "than this fraction of the next period's expected cost where the job is.")] = 0.05,
-    restart_minutes: Annotated[float, typer.Option(help="Boot and set-up per move.")] = 10.0,
-    warmup_minutes: Annotated[float, typer.Option(help="Warm-up per move.")] = 5.0,
+        "than this fraction of the next period's expected cost where the job is.",
+        **AS_TYPED)] = 0.05,
+    restart_minutes: Annotated[float, typer.Option(help="Boot and set-up per move.",
+                                                   **AS_TYPED)] = 10.0,
+    warmup_minutes: Annotated[float, typer.Option(help="Warm-up per move.", **AS_TYPED)] = 5.0,
     lost_work_minutes: Annotated[float | None, typer.Option(
         help="Work redone per move (default: half the job's checkpoint interval).",
-        show_default=False)] = None,
+        show_default=False, **AS_TYPED)] = None,
     overlap_minutes: Annotated[float, typer.Option(
-        help="Minutes the old instance runs on while it checkpoints.")] = 0.0,
+        help="Minutes the old instance runs on while it checkpoints.", **AS_TYPED)] = 0.0,
     checkpoint_gb: Annotated[float, typer.Option(
-        help="Checkpoint size (egress) of jobs whose spec gives none.")] = 1.0,
+        help="Checkpoint size (egress) of jobs whose spec gives none.", **AS_TYPED)] = 1.0,
     free_migrations: Annotated[bool, typer.Option(
         "--free-migrations", help="Charge nothing for moves, as the published trace "
         "analysis assumed.")] = False,
@@ -114,8 +121,9 @@ def backtest_cmd(
                         ("--overlap-minutes", overlap_minutes)):
         if value is not None and not (value >= 0 and math.isfinite(value)):
             raise InvalidInput(f"{name} {value}: expected a finite number >= 0")
-    if period_hours <= 0 or every_hours <= 0:
-        raise InvalidInput("--period-hours and --every-hours: expected positive numbers")
+    for name, value in (("--period-hours", period_hours), ("--every-hours", every_hours)):
+        if not value > 0:
+            raise InvalidInput(f"{name} {value}: expected a positive number of hours")
     overheads = Overheads.free() if free_migrations else Overheads(
         restart_minutes=restart_minutes, warmup_minutes=warmup_minutes,
         overlap_minutes=overlap_minutes, lost_work_minutes=lost_work_minutes)

@@ -41,7 +41,9 @@ def import_(
         help="The export: s3://BUCKET/PREFIX (AWS Data Exports / CUR, CSV or Parquet), "
         "PROJECT.DATASET.gcp_billing_export_resource_v1_<ACCOUNT> (GCP's BigQuery export) "
         "or https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX (Azure cost exports; a "
-        "shared access signature in $AZURE_STORAGE_SAS_TOKEN).", show_default=False)],
+        "shared access signature in $AZURE_STORAGE_SAS_TOKEN), or an export file on this "
+        "machine (a CUR file, .csv, .csv.gz or .parquet, or an Azure cost export's CSV).",
+        show_default=False)],
     since: Annotated[str | None, typer.Option(
         help="BigQuery: the usage from this time (ISO 8601); default 35 days before --until.",
         show_default=False)] = None,

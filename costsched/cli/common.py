@@ -245,7 +245,7 @@ def at_least(option: str, value: float | None, low: float = 0.0, *,
         return
     fine = math.isfinite(value) and (value > low if above else value >= low)
     if not fine:
-        raise InvalidInput(f"{option} {value:g}: expected a finite number "
+        raise InvalidInput(f"{option} {number_text(value)}: expected a finite number "
                            f"{'>' if above else '>='} {low:g}")
 
 
@@ -262,6 +262,47 @@ def dollars(value: str | float) -> float:
         return float(str(value).strip().lstrip("$").replace(",", ""))
     except ValueError:
         raise OptionValue(f"{value!r}: expected an amount of USD (5, 12.50, $5)") from None
+
+
+class Typed(float):
+    """A number as the user typed it: it computes as a float (whatever it makes is a plain
+    float), and prints as it was typed ('-3', not '-3.0'; '1e3', not '1000.0'), so that a
+    refusal or a summary that names it echoes what the user wrote."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> Typed:
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+    def __getnewargs__(self) -> tuple[float, str]:  # copied and pickled with its text
+        return float(self), self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
+def typed_number(value: str | float) -> float:
+    """An option's number as typed (`Typed`), for typer's `parser=`; a default (a float)
+    prints as the shortest text that reads back as it ('0.05', '4')."""
+    if isinstance(value, float) and not isinstance(value, Typed):
+        text = repr(value)
+        return Typed(value, text.removesuffix(".0") if "e" not in text else text)
+    if isinstance(value, (int, float)):
+        return Typed(float(value), str(value))
+    text = str(value).strip()
+    try:
+        return Typed(float(text), text)
+    except ValueError:
+        raise OptionValue(f"{value!r}: expected a number") from None
+
+
+def number_text(value: float) -> str:
+    """A number as its option was typed (`Typed`), else in its shortest form ('-3')."""
+    return str(value) if isinstance(value, Typed) else f"{value:g}"
 
 
 def split_csv(values: list[str] | None) -> list[str]:

@@ -3,7 +3,6 @@ jobs on the chosen offerings."""
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -108,7 +107,9 @@ def launch(
         from costsched.service.decide import parse_offering
 
         parse_offering(offering)  # how to write one, before anything is opened or reached
-    envs, secrets = _given("--env", env), _given("--secret", secret)
+    from costsched.cli.launch_given import given
+
+    envs, secrets = given(env, secret)  # every name missing from the environment at once
     read = read_jobs(jobs, envs=envs)  # each file once, before the store is opened
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
@@ -202,23 +203,6 @@ def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dic
                                        "; give --yes to launch it anyway"))
     for fit in fits if not json_out else ():
         console.print(printable(fit.line()), highlight=False, markup=False)
-
-
-def _given(option: str, items: list[str] | None) -> dict[str, str]:
-    """NAME=VALUE items of `option`; NAME alone takes the value from the environment."""
-    out: dict[str, str] = {}
-    for item in items or []:
-        name, eq, value = item.partition("=")
-        if not name or not name.replace("_", "a").isalnum():
-            raise InvalidInput(f"{option} {name!r}: expected NAME=VALUE or NAME (letters, "
-                               "digits and _)")
-        if not eq:
-            if name not in os.environ:
-                raise InvalidInput(f"{option} {name}: {name} is not set in your environment; "
-                                   f"give {option} {name}=VALUE")
-            value = os.environ[name]
-        out[name] = value
-    return out
 
 
 def show_status(job: str | None, *, wait: float, state: list[str] | None, name: str | None,

@@ -33,6 +33,7 @@ from costsched.cli.common import (
 from costsched.cli.packing import instances_json, instances_table
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
+from costsched.taskfile import read as read_yaml
 from costsched.taskfile import read_jobs
 from costsched.vocabulary import prefixed
 
@@ -490,8 +491,18 @@ def _emit(kind: str, read: list[tuple[str, JobSpec]], result: PlanResult) -> Non
         if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
             note += (f"\nRelative paths as {source} wrote them: from "
                      f"{Path(source).resolve().parent}.")
-        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket))
+        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket,
+                              written=_as_written(source)))
     console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
+
+
+def _as_written(source: str) -> dict | None:
+    """The task file `source` as it was written (parsed YAML), when it holds one task."""
+    try:
+        docs = read_yaml(Path(source))
+    except InvalidInput:  # not a file (a spec given in code)
+        return None
+    return docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else None
 
 
 def _sky_bucket(uri: str) -> str:

@@ -165,6 +165,33 @@ def test_a_directory_given_as_the_job_file_is_named_with_the_yaml_files_it_holds
     assert "Errno" not in message
 
 
+def test_a_directory_suggests_only_the_yaml_files_that_are_tasks(tmp_path: Path) -> None:
+    """Only files that read as a SkyPilot task or a costsched job are suggested (not a
+    project's other YAML: CI, environment, docs, a broken file)."""
+    (tmp_path / "train.yaml").write_text("resources:\n  accelerators: V100:1\nrun: python t.py\n")
+    (tmp_path / "job.yml").write_text("name: j\nmodel: ResNet-50\nsteps: 10\n")
+    (tmp_path / "environment.yml").write_text("name: env\ndependencies: [numpy]\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: docs\n")
+    (tmp_path / "ci.yaml").write_text("jobs:\n  test:\n    runs-on: ubuntu\n")
+    (tmp_path / "broken.yaml").write_text("run: [unclosed\n")
+    (tmp_path / "list.yaml").write_text("- run\n- resources\n")
+    with pytest.raises(InvalidInput) as caught:
+        load(tmp_path)
+    assert str(caught.value) == (f"{tmp_path}: a directory, not a job file: give its job's "
+                                 "YAML file (here: job.yml, train.yaml)")
+
+
+def test_a_directory_without_a_task_file_says_so_and_how_to_name_one(tmp_path: Path) -> None:
+    (tmp_path / "mkdocs.yml").write_text("site_name: docs\n")
+    (tmp_path / "environment.yml").write_text("name: env\ndependencies: [numpy]\n")
+    with pytest.raises(InvalidInput) as caught:
+        load(tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path}: a directory with no task file in it (no YAML file there has run:, "
+        f"resources: or a costsched: section): write the task in a file such as "
+        f"{tmp_path / 'task.yaml'} and give that file")
+
+
 def test_a_workdir_that_is_not_there_is_named_as_written_for_plan_and_launch(
         tmp_path: Path) -> None:
     task = tmp_path / "sky.yaml"

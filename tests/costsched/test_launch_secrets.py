@@ -29,3 +29,15 @@ def test_a_secret_given_under_a_mistyped_name_gets_the_close_one() -> None:
     assert str(found.value) == (
         "sky.yaml: field secrets: 'WANDB_API_KEYS' is given at launch but the task names no "
         "such secret; expected one of WANDB_API_KEY; did you mean 'WANDB_API_KEY'?")
+
+
+def test_every_env_and_secret_not_given_is_named_at_once() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        launch_secrets.check(["HF_TOKEN", "WANDB_KEY"], {"WANDB_KEY": "w-1"}, "sky.yaml",
+                             envs=["EPOCHS", "LR"])
+    assert str(caught.value) == (
+        "sky.yaml: fields envs.EPOCHS, envs.LR, secrets.HF_TOKEN are not given: give them "
+        "at launch with --env EPOCHS=VALUE --env LR=VALUE --secret HF_TOKEN (NAME=VALUE "
+        "gives a value, NAME alone takes it from your environment)")
+    from costsched import redact
+    assert redact.redact(str(caught.value)) == str(caught.value)

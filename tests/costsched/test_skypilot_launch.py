@@ -93,7 +93,8 @@ def test_a_skypilot_task_with_a_secret_and_two_buckets_runs_on_the_local_launche
     path.write_text(TASK)
 
     missing = cli("launch", path, "--env", "WANDB_PROJECT=p1", "--wait", "0")
-    assert missing.exit_code != 0 and "field secrets.HF_TOKEN is not given" in missing.output
+    assert missing.exit_code != 0 and ("field secrets.HF_TOKEN is not given: give it at "
+                                       "launch with --secret HF_TOKEN" in missing.output)
     monkeypatch.setenv("HF_TOKEN", SECRET)  # --secret HF_TOKEN: from the caller's environment
     launched = cli("launch", path, "--env", "WANDB_PROJECT=p1", "--secret", "HF_TOKEN",
                    "--wait", "0", "--json")

@@ -163,11 +163,9 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
         raise InvalidInput(f"{source}: job {spec.name!r}: field envs.{leaked[0]} is a "
                            "cloud credential, which is neither stored nor sent to "
                            "instances; instances use their own role (remove it)")
-    if spec.task.launch_envs:
-        name = spec.task.launch_envs[0]
-        raise InvalidInput(f"{source}: field envs.{name} is not given: give it at "
-                           "launch with --env (NAME=VALUE, or NAME alone to take its "
-                           "value from your environment)")
+    # every env and secret not given, in one line
+    given = launch_secrets.check(spec.task.secrets, secrets or {}, source,
+                                 envs=spec.task.launch_envs)
     if spec.task.needs:  # what the task left to the launch: plan said it
         raise InvalidInput(f"{source}: field {spec.task.needs[0]}")
     unsupported = launcher.cannot_run(spec.task.model_dump())
@@ -181,7 +179,6 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
         raise InvalidInput(f"{source}: field num_nodes: {spec.num_nodes}: the "
                            f"{launcher.name} launcher starts one instance a job; "
                            "multi-node jobs run on the local, aws and gcp launchers")
-    given = launch_secrets.check(spec.task.secrets, secrets or {}, source)
     check_checkpoint_root(spec, checkpoint_root)  # a root that cannot be used
     return given
 

@@ -1,0 +1,85 @@
+"""A launch missing several of a task's envs and secrets names them all in one refusal,
+each with the option that gives it as the CLI spells it; names given alone (the value from
+the caller's environment) that the environment does not set are named all at once too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from costsched.cli import app
+
+TASK = """\
+name: needs-values
+resources:
+  accelerators: V100:1
+envs:
+  EPOCHS:
+  DATA_DIR:
+  SEED: 7
+secrets:
+  HF_TOKEN:
+run: echo done
+"""
+
+
+def launch(tmp_path: Path, *options: str) -> tuple[int, list[str]]:
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK)
+    result = CliRunner().invoke(app, ["launch", str(path), "--db", str(tmp_path / "s.sqlite"),
+                                      "--wait", "0", *options])
+    return result.exit_code, result.stderr.splitlines()
+
+
+def test_every_missing_env_and_secret_is_named_in_one_refusal_with_its_option(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, lines = launch(tmp_path)
+    assert code == 2
+    assert lines == [
+        f"error: {tmp_path / 'task.yaml'}: fields envs.EPOCHS, envs.DATA_DIR, "
+        "secrets.HF_TOKEN are not given: give them at launch with --env EPOCHS=VALUE --env "
+        "DATA_DIR=VALUE --secret HF_TOKEN (NAME=VALUE gives a value, NAME alone takes it "
+        "from your environment)"]
+    # What remains missing after one try is named alone, in the same words.
+    code, lines = launch(tmp_path, "--env", "EPOCHS=3", "--secret", "HF_TOKEN=hf-x-0001")
+    assert code == 2
+    assert lines == [
+        f"error: {tmp_path / 'task.yaml'}: field envs.DATA_DIR is not given: give it at "
+        "launch with --env DATA_DIR=VALUE (NAME=VALUE gives a value, NAME alone takes it "
+        "from your environment)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["task.yaml"]  # no store made
+
+
+def test_the_options_the_refusal_names_are_taken_by_launch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint works: given as it says (NAME alone from the environment), nothing is
+    missing any more, and the launch goes on to its next check (a mount not there)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_TOKEN", "hf-from-env-0002")
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK + "file_mounts:\n  /data: ./not-here\n")
+    options = ["--env", "EPOCHS=3", "--env", "DATA_DIR=/d", "--secret", "HF_TOKEN"]
+    for given, said in (([], "are not given"), (options, "field file_mounts./data: local "
+                                                          "path './not-here': no such file")):
+        result = CliRunner().invoke(app, ["launch", str(path), "--launcher", "local",
+                                          "--db", str(tmp_path / "s.sqlite"), "--wait", "0",
+                                          *given])
+        assert result.exit_code == 2
+        [line] = result.stderr.splitlines()
+        assert said in line, line
+
+
+def test_names_given_alone_and_unset_are_named_all_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("EPOCHS", "DATA_DIR", "HF_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    code, lines = launch(tmp_path, "--env", "EPOCHS", "--env", "DATA_DIR",
+                         "--secret", "HF_TOKEN")
+    assert code == 2
+    assert lines == [
+        "error: not set in your environment: --env EPOCHS, --env DATA_DIR, --secret "
+        "HF_TOKEN; give each as NAME=VALUE, or set it before launching"]

@@ -1,0 +1,52 @@
+"""`plan --emit sky` writes envs, ports and labels back as the task wrote them: a number stays a
+number, true stays true, a quoted number stays text, and a port range stays its text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+TASK = """\
+name: typed
+resources:
+  accelerators: V100:1
+  ports: [8080, '9000', 10000-10010]
+  labels: {version: 2, team: ml, pinned: '3'}
+envs:
+  EPOCHS: 3
+  LR: 0.001
+  DEBUG: true
+  TAG: '7'
+  NAME: run
+  LATER:
+run: python train.py
+"""
+
+
+def emitted(cli, tmp_path: Path, text: str) -> tuple[dict, dict]:  # noqa: ANN001
+    path = tmp_path / "task.yaml"
+    path.write_text(text)
+    result = cli("plan", path, "--emit", "sky", "--at", "2026-11-01")
+    assert result.exit_code == 0, result.output
+    return yaml.safe_load(text), yaml.safe_load(result.stdout)
+
+
+def test_envs_and_ports_keep_the_types_the_task_wrote(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    given, out = emitted(cli, tmp_path, TASK)
+    assert out["envs"] == given["envs"]
+    assert {k: type(v) for k, v in out["envs"].items()} == {
+        k: type(v) for k, v in given["envs"].items()}
+    assert out["resources"]["ports"] == [8080, "9000", "10000-10010"]
+    assert [type(p) for p in out["resources"]["ports"]] == [int, str, str]
+    assert out["resources"]["labels"] == {"version": 2, "team": "ml", "pinned": "3"}
+    # What is written reads back as the same task.
+    again = tmp_path / "again.yaml"
+    again.write_text(yaml.safe_dump(out))
+    assert cli("plan", again, "--at", "2026-11-01").exit_code == 0
+
+
+def test_one_port_written_alone_stays_one_number(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    text = TASK.replace("ports: [8080, '9000', 10000-10010]", "ports: 8080")
+    given, out = emitted(cli, tmp_path, text)
+    assert out["resources"]["ports"] == 8080 == given["resources"]["ports"]
