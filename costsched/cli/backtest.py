@@ -21,6 +21,7 @@ from costsched.backtest import (
 )
 from costsched.backtest.report import calibration
 from costsched.cli.common import (
+    AS_TYPED,
     DbOption,
     JsonOption,
     WideOption,
@@ -33,7 +34,6 @@ from costsched.cli.common import (
     report_cells,
     split_csv,
     table,
-    typed_number,
     user_text,
 )
 from costsched.model import InvalidInput
@@ -42,8 +42,6 @@ from costsched.service import BacktestResult
 from costsched.service import backtest as run_backtest
 from costsched.service.backtest import FIT_LENGTHS, json_payload
 
-# A number option echoed as the user typed it (common.Typed) in refusals and summaries.
-AS_TYPED = {"parser": typed_number, "metavar": "FLOAT"}
 FLAGS = {"days": "--days", "starts": "--starts", "first_start": "--first-start",
          "every_hours": "--every-hours", "period_hours": "--period-hours", "margin": "--margin"}
 

@@ -300,6 +300,10 @@ def typed_number(value: str | float) -> float:
         raise OptionValue(f"{value!r}: expected a number") from None
 
 
+# A number option echoed as the user typed it (Typed) in refusals and summaries.
+AS_TYPED = {"parser": typed_number, "metavar": "FLOAT"}
+
+
 def number_text(value: float) -> str:
     """A number as its option was typed (`Typed`), else in its shortest form ('-3')."""
     return str(value) if isinstance(value, Typed) else f"{value:g}"

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from costsched.backtest.deadline import plot
 from costsched.backtest.deadline.report import OPTIMUM
 from costsched.cli.common import (
+    AS_TYPED,
     DbOption,
     JsonOption,
     WideOption,
@@ -77,7 +78,8 @@ def deadline_backtest_cmd(
     deadline: Annotated[list[str], typer.Option(
         "--deadline", help="Deadline(s) after each start, comma-separated: hours (52) or "
         "durations (36h, 2d).")],
-    job_hours: Annotated[float, typer.Option(help="Work of each job in hours.")] = 48.0,
+    job_hours: Annotated[float, typer.Option(help="Work of each job in hours.",
+                                             **AS_TYPED)] = 48.0,
     restart_minutes: Annotated[list[str] | None, typer.Option(
         "--restart-minutes", help="Restart overhead(s) in minutes (comma-separated).")]
     = None,
@@ -86,7 +88,7 @@ def deadline_backtest_cmd(
              "checkpoint's write time and the trace's preemption rate).")]
     = f"{DEFAULT_CHECKPOINT_MINUTES:g}",
     checkpoint_gb: Annotated[float, typer.Option(
-        help="Checkpoint size, for egress between regions.")] = 1.0,
+        help="Checkpoint size, for egress between regions.", **AS_TYPED)] = 1.0,
     zones: Annotated[list[str] | None, typer.Option(
         "--zones", help="Zones the jobs may use (comma-separated); default: all stored.")]
     = None,
@@ -97,10 +99,10 @@ def deadline_backtest_cmd(
         "default all.", show_default=False)] = None,
     spot_price: Annotated[float | None, typer.Option(
         help="Spot USD/h in every zone (default: stored prices, else 30% of on-demand).",
-        show_default=False)] = None,
+        show_default=False, **AS_TYPED)] = None,
     on_demand_price: Annotated[float | None, typer.Option(
         help="On-demand USD/h (default: stored prices, else the catalog's list price).",
-        show_default=False)] = None,
+        show_default=False, **AS_TYPED)] = None,
     windows: Annotated[list[str] | None, typer.Option(
         "--windows", help="Start times of the runs (ISO 8601, comma-separated), or a file "
         "of them (one a line, or a CSV with a start column); default: --starts spread "

@@ -99,6 +99,10 @@ def deadline_backtest(
     `blocks`: capacity blocks each run may buy at its start; every policy is replayed once
     more with each (policy "<name> + <block>"), the block's price in its cost."""
     positive("job_hours", job_hours)
+    at_least("checkpoint_gb", checkpoint_gb, 0.0)
+    for name, price in (("spot_price", spot_price), ("on_demand_price", on_demand_price)):
+        if price is not None:
+            positive(name, price, "a positive USD/h")
     if history not in HISTORIES:
         raise InvalidInput(f"history {history!r}: expected one of {', '.join(HISTORIES)}")
     at_least("starts", starts, 1, "a whole number")

@@ -44,3 +44,16 @@ def test_a_typed_number_copies_and_pickles_with_its_text() -> None:
     number = typed_number("-3")
     for again in (copy.copy(number), copy.deepcopy(number), pickle.loads(pickle.dumps(number))):
         assert again == -3.0 and str(again) == "-3"
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--job-hours", "-3"], "--job-hours -3: expected a positive number"),
+    (["--checkpoint-gb", "-2"], "--checkpoint-gb -2: expected a number >= 0"),
+    (["--spot-price", "-1"], "--spot-price -1: expected a positive USD/h"),
+    (["--on-demand-price", "0"], "--on-demand-price 0: expected a positive USD/h"),
+])
+def test_backtest_deadline_refuses_a_bad_number_as_typed_before_reading_the_store(
+        cli, argv: list[str], said: str) -> None:  # noqa: ANN001
+    """Checked before the store is read: an empty store would otherwise answer first."""
+    result = cli("backtest-deadline", "--deadline", "52", *argv)
+    assert result.exit_code != 0 and result.output.strip() == f"error: {said}"
