@@ -16,6 +16,7 @@ from costsched.cli.common import (
     AS_TYPED,
     DbOption,
     JsonOption,
+    OptionValue,
     WideOption,
     bar_hidden,
     console,
@@ -26,6 +27,7 @@ from costsched.cli.common import (
     print_json,
     split_csv,
     table,
+    typed_number,
 )
 from costsched.model import InvalidInput
 from costsched.policies.deadline import DEADLINE_POLICIES
@@ -45,12 +47,12 @@ FLAGS = {"deadline_hours": "--deadline", "restart_minutes": "--restart-minutes",
 
 
 def numbers(values: list[str] | None, flag: str) -> list[float]:
-    """Comma-separated numbers of an option ('52,70')."""
+    """Comma-separated numbers of an option ('52,70'), each echoed as typed."""
     out = []
     for value in split_csv(values):
         try:
-            out.append(float(value))
-        except ValueError:
+            out.append(typed_number(value))
+        except OptionValue:
             raise InvalidInput(f"{flag} {value!r}: expected numbers such as 52,70") from None
     return out
 

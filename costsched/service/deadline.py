@@ -102,12 +102,13 @@ def deadline_backtest(
     at_least("checkpoint_gb", checkpoint_gb, 0.0)
     for name, price in (("spot_price", spot_price), ("on_demand_price", on_demand_price)):
         if price is not None:
-            positive(name, price, "a positive USD/h")
+            positive(name, price, "a positive USD per hour")
     if history not in HISTORIES:
         raise InvalidInput(f"history {history!r}: expected one of {', '.join(HISTORIES)}")
     at_least("starts", starts, 1, "a whole number")
     deadlines = [positive("deadline_hours", float(d)) for d in deadline_hours]
-    restarts = [at_least("restart_minutes", float(r), 0.0) for r in restart_minutes]
+    restarts = [at_least("restart_minutes", r if isinstance(r, float) else float(r), 0.0)
+                for r in restart_minutes]  # (a float as it was typed stays so, to echo it)
     if not deadlines or not restarts:
         raise InvalidInput("deadline_hours and restart_minutes: expected at least one each")
     short = [d for d in deadlines if d < job_hours]

@@ -49,8 +49,9 @@ def test_a_typed_number_copies_and_pickles_with_its_text() -> None:
 @pytest.mark.parametrize("argv, said", [
     (["--job-hours", "-3"], "--job-hours -3: expected a positive number"),
     (["--checkpoint-gb", "-2"], "--checkpoint-gb -2: expected a number >= 0"),
-    (["--spot-price", "-1"], "--spot-price -1: expected a positive USD/h"),
-    (["--on-demand-price", "0"], "--on-demand-price 0: expected a positive USD/h"),
+    (["--restart-minutes", "3,-2"], "--restart-minutes -2: expected a number >= 0"),
+    (["--spot-price", "-1"], "--spot-price -1: expected a positive USD per hour"),
+    (["--on-demand-price", "0"], "--on-demand-price 0: expected a positive USD per hour"),
 ])
 def test_backtest_deadline_refuses_a_bad_number_as_typed_before_reading_the_store(
         cli, argv: list[str], said: str) -> None:  # noqa: ANN001
