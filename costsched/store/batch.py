@@ -33,7 +33,7 @@ from costsched.store.availability import EVENTS
 from costsched.store.bulk import insert_rows, insert_with_ids, update_rows
 from costsched.store.database import (
     epoch_second,
-    from_epoch_seconds,
+    from_epoch_second,
     write,
 )
 from costsched.store.job_log import JobLog
@@ -215,8 +215,8 @@ class Batch:
         first = min(found, key=lambda o: (o.start_ts, o.order, o.id or 0))
         if ts < first.start_ts:
             raise InvalidInput(
-                f"time {from_epoch_seconds([ts])[0]}: expected at or after the start of"
-                f" placement {first.id} ({from_epoch_seconds([first.start_ts])[0]})")
+                f"time {from_epoch_second(ts)}: expected at or after the start of"
+                f" placement {first.id} ({from_epoch_second(first.start_ts)})")
         self.open[job_id].remove(first)
         self.ended.append((first, ts))
         return first

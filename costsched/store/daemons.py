@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy import Engine, delete, insert, select, update
 
 from costsched.model import InvalidInput
-from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.database import epoch_second, from_epoch_second
 from costsched.store.leases import holder_pid, process_gone
 from costsched.store.schema import daemons
 
@@ -119,7 +119,7 @@ class DaemonRecords:
 
 
 def _time(ts: int | None) -> datetime | None:
-    return None if ts is None else from_epoch_seconds([ts]).iloc[0].to_pydatetime()
+    return None if ts is None else from_epoch_second(ts)
 
 
 def _row(r) -> DaemonRow:  # noqa: ANN001 - a SQLAlchemy Row

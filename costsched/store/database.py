@@ -13,7 +13,7 @@ import sqlite3
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -564,6 +564,11 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 def from_epoch_seconds(seconds: pd.Series | np.ndarray) -> pd.Series:
     return pd.to_datetime(pd.Series(seconds, dtype="int64"), unit="s", utc=True)
+
+
+def from_epoch_second(second: int) -> datetime:
+    """One stored time (UTC epoch seconds) as an aware datetime, without pandas."""
+    return datetime.fromtimestamp(int(second), timezone.utc)
 
 
 def epoch_second(at: datetime, what: str = "time") -> int:

@@ -31,7 +31,7 @@ from sqlalchemy.ext.compiler import compiles
 from costsched.lazy import pandas as pd
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.passes import memo
-from costsched.store.database import from_epoch_seconds
+from costsched.store.database import from_epoch_second, from_epoch_seconds
 from costsched.store.schema import job_events, jobs, placements
 
 PLACEMENT_COLUMNS = [
@@ -231,8 +231,8 @@ def _close(conn: Connection, job_id: int, ts: int, instance: str | None = None) 
         return None
     if ts < open_.start_ts:
         raise InvalidInput(
-            f"time {from_epoch_seconds([ts])[0]}: expected at or after the start of"
-            f" placement {open_.id} ({from_epoch_seconds([open_.start_ts])[0]})"
+            f"time {from_epoch_second(ts)}: expected at or after the start of"
+            f" placement {open_.id} ({from_epoch_second(open_.start_ts)})"
         )
     conn.execute(update(placements).where(placements.c.id == open_.id).values(end_ts=ts))
     return int(open_.id)

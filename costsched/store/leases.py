@@ -27,7 +27,7 @@ from sqlalchemy import Engine, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import InvalidInput
-from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.database import epoch_second, from_epoch_second
 from costsched.store.schema import leases, task_runs
 
 LEASE_CHUNK = 500  # leases per statement of the bulk operations (3 parameters each)
@@ -366,7 +366,7 @@ class TaskRuns:
 
 
 def _time(ts: int) -> datetime:
-    return from_epoch_seconds([ts]).iloc[0].to_pydatetime()
+    return from_epoch_second(ts)
 
 
 def _run(row) -> TaskRun:  # noqa: ANN001 - a SQLAlchemy Row
