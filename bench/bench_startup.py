@@ -15,7 +15,8 @@ Stores, each made by each checkout for itself before timing:
   runs in a process of its own that outlives it);
 - the demo's store with one more local job, launched with the supervisor's autostart off,
   still running (it reports a step every second, and is stopped at the bench's end):
-  `status (running job)`;
+  `status (running job)`, and the same with a daemon's row, as while a supervisor
+  watches: `status (daemon watching)`;
 - no store made yet: `gpus` and `gpus H100` from the bundled prices, beside the same
   commands with an empty discovered-types file (as after a `catalog refresh`).
 
@@ -38,6 +39,7 @@ import json
 import os
 import resource
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -61,6 +63,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "logs (no such job)": (["logs", "nosuchjob"], "empty"),
     "status": (["status"], "demo"),
     "status (running job)": (["status"], "running"),
+    "status (daemon watching)": (["status"], "watched"),
     "logs": (["logs", "hello"], "demo"),
     "report": (["report"], "demo"),
     "gpus": (["gpus"], "demo"),
@@ -128,8 +131,8 @@ class Checkout:
         if store == "demo-copy":
             return {**base, "COSTSCHED_DB": str(self.tmp / "copy.sqlite"),
                     "COSTSCHED_INSTANCES": str(self.tmp / "copy-instances")}
-        if store == "running":
-            return {**base, "COSTSCHED_DB": str(self.tmp / "running.sqlite"),
+        if store in ("running", "watched"):
+            return {**base, "COSTSCHED_DB": str(self.tmp / f"{store}.sqlite"),
                     "COSTSCHED_INSTANCES": str(self.tmp / "running-instances")}
         return {**base, "COSTSCHED_DB": str(self.tmp / f"{store}.sqlite")}
 
@@ -176,6 +179,18 @@ def prepare(checkout: Checkout) -> None:
     time.sleep(3)  # a few steps reported
     out = checkout.run(["status", "--json"], "running").stdout
     assert json.loads(out)["jobs"][0]["instance_state"] == "running", out
+    # The same store with a daemon's row (this bench's process stands for the daemon: its
+    # pid runs), as while a supervisor watches: status reads it and says recovery is armed.
+    shutil.copy(tmp / "running.sqlite", tmp / "watched.sqlite")
+    subprocess.run([sys.executable, "-c", WATCHING, str(tmp / "watched.sqlite"),
+                    f"{socket.gethostname()}:{os.getpid()}:bench"],
+                   env=checkout.env("watched"), cwd=tmp, check=True)
+
+
+WATCHING = ("import sys; from datetime import datetime, timezone;"
+            " from costsched.store import PriceStore; store = PriceStore(sys.argv[1]);"
+            " store.daemons.register(sys.argv[2], kind='service', tasks=('watch',),"
+            " watch_seconds=30, log='', at=datetime.now(timezone.utc)); store.dispose()")
 
 
 def stop_running(checkout: Checkout) -> None:
