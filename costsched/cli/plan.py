@@ -269,7 +269,7 @@ def _covered(names: list[str]) -> str:
 def _print_job(result: PlanResult, members: list[int], top: int, stale_after: float,
                wide: bool) -> None:
     """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
-    from costsched.optimize.planner import order_cost, superseded_offerings
+    from costsched.optimize.planner import superseded_offerings
     from costsched.service.staleness import stale
 
     index = members[0]
@@ -309,8 +309,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     first_of_file = next(q for q in result.jobs if q.job.source == p.job.source) is p
     hint = (figures.rule_hint(job.model, p.job.table.frame, p.job.source, first_of_file, shown)
             if shown["throughput_estimated"].any() else "")
-    notes = [*p.job.notes, *p.notes, *filter(None, [order_cost(p)]),
-             *figures.notes(shown, work, hint)]
+    notes = [*job_notes(p), *figures.notes(shown, work, hint)]
     if p.baseline:
         b = p.baseline
         mark = figures.ESTIMATED_MARK if b.estimated else ""
@@ -345,6 +344,14 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     if booked is not None:  # capacity booked ahead that fits the job: weighed apart
         print_booked(booked, result.at, wide)
 
+
+
+def job_notes(p: JobPlan) -> list[str]:
+    """A job's notes, in the text and in --json alike: the task's, the plan's and what its
+    `ordered:` preference costs."""
+    from costsched.optimize.planner import order_cost
+
+    return [*p.job.notes, *p.notes, *filter(None, [order_cost(p)])]
 
 
 def _as_table(written: Callable[..., list[str]], column: pd.Series, value: float) -> str:
@@ -442,7 +449,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 # as status and migrate name it: the work when it is assumed, else null
                 "work_assumed": (p.job.work.as_dict() if p.job.work is not None
                                  and p.job.work.assumed else None),
-                "notes": [*p.job.notes, *p.notes],
+                "notes": job_notes(p),
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
                     "cost": b.cost, "estimated": b.estimated},

@@ -3,6 +3,7 @@ decision (read back to the same placement)."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -523,9 +524,22 @@ def test_ordered_is_honoured_and_plan_says_what_the_order_costs(tmp_path: Path) 
     note = order_cost(plan)
     assert note.startswith("ordered: alternative 1 (aws us-east-1") and "more than the " \
         "cheapest choice (aws us-east-1" in note
+    from costsched.cli.plan import job_notes
+
+    assert note in job_notes(plan)  # what the text and --json list alike
     unordered = service.plan(str(tmp_path / "empty.sqlite"), task(
         (CORPUS / "07-ordered.yaml").read_text().replace("ordered:", "any_of:")), at=NOW)
     assert unordered.jobs[0].best["gpu_model"] == "T4"
+
+
+def test_plan_json_says_what_the_order_costs_as_the_text_does(cli) -> None:  # noqa: ANN001
+    text = cli("plan", str(CORPUS / "07-ordered.yaml"), "--at", NOW.isoformat())
+    shown = cli("plan", str(CORPUS / "07-ordered.yaml"), "--at", NOW.isoformat(), "--json")
+    assert text.exit_code == shown.exit_code == 0, (text.output, shown.output)
+    [note] = [n for n in json.loads(shown.stdout)["jobs"][0]["notes"]
+              if n.startswith("ordered: ")]
+    assert "more than the cheapest choice" in note
+    assert note in " ".join(text.output.split())
 
 
 def test_a_skypilot_pipeline_is_refused_in_one_line() -> None:
