@@ -36,7 +36,8 @@ from costsched.vocabulary import counted
 
 app = typer.Typer(invoke_without_command=True, no_args_is_help=False)  # help: `daemon`'s
 
-KIND_WORDS = {"auto": "auto-started by a launch (ends when no job is left)",
+KIND_WORDS = {"auto": "started in the background by a launch or `costsched daemon start` "
+                      "(ends when no job is left)",
               "installed": "installed (`costsched daemon install`)",
               "service": "started by hand or by your service manager",
               "starting": "starting"}

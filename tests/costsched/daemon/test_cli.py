@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -60,6 +61,13 @@ def test_with_autostart_off_a_launch_starts_none_and_the_hint_arms_recovery(
                     "`costsched collect`, or on their schedule by `costsched daemon "
                     "install`.")
     assert "[Install]" in invoke(*hint(line), "--print", "--kind", "systemd")
+    # `daemon status` says who started it (once it has said itself): `daemon start` too.
+    deadline = time.monotonic() + 60
+    while f"pid {pid}: starting;" in (said := " ".join(invoke("daemon", "status").split())):
+        assert time.monotonic() < deadline, said
+        time.sleep(0.2)
+    assert (f"supervisor pid {pid}: started in the background by a launch or `costsched "
+            "daemon start` (ends when no job is left)") in said
 
     # `daemon stop` ends it, and says how to arm recovery again (which works too).
     stopped = invoke("daemon", "stop")
