@@ -135,8 +135,9 @@ class PlanResult:
             return []
         source = moved_from or str(plan.choices["offering"].iloc[0])
         move = _move_of(plan, offering, source, overheads)
-        if move is None:
-            return [f"a move here: none, the job runs here ({source})"]
+        if move is None:  # (the plan's own choice, unless the job was said to run there)
+            here = "the job runs here" if moved_from else "it is the plan's choice"
+            return [f"a move here: none, {here} ({source})"]
         total, egress, restart, lost, overlap = usd_all(*(float(v) for v in (
             move.total, move.egress_usd, move.restart_usd, move.lost_work_usd,
             move.overlap_usd)))

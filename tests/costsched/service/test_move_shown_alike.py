@@ -101,8 +101,10 @@ def test_plan_explain_prices_a_move_from_the_plans_choice_by_default(
     best = str(result.jobs[0].choices["offering"].iloc[0])
     other = next(o for o in result.jobs[0].ranked["offering"] if o != best)
     assert result.move_here(best) is None
-    assert any(line == f"a move here: none, the job runs here ({best})"
+    assert any(line == f"a move here: none, it is the plan's choice ({best})"
                for line in result.explain(best))
+    assert any(line == f"a move here: none, the job runs here ({best})"
+               for line in result.explain(best, moved_from=best))
     there = result.move_here(other)
     assert there is not None and there.as_dict() == pytest.approx(
         result.move_here(other, best).as_dict())
