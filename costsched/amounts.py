@@ -2,11 +2,17 @@
 HTML), the dashboard and every message.
 
 - One amount alone (`usd`): dollars and cents ('$1,234.50'), or two significant digits
-  under a cent ('$0.0049') so that a small amount never reads as $0.00.
+  under a cent ('$0.0049') so that a small amount never reads as $0.00, to MAX_DECIMALS.
 - Amounts read together (`usd_all`: a sentence that itemises, a row or a table whose
   figures add up): one precision for them all, so that they visibly add up: the decimals
-  the smallest of them needs by the rule above, between 2 and MAX_DECIMALS. An amount
-  below the last decimal then reads '<$0.0001' ('-<$0.0001' below zero), never '$0.0000'.
+  the smallest of them needs by the rule above, between 2 and MAX_DECIMALS.
+- The same amount reads the same wherever it stands: zero is '$0.00' at any precision
+  (it needs no decimals; a just-launched job's $0 is '$0.00' in every table), and an
+  amount below the last decimal is '<$0.0001' ('-<$0.0001' below zero), alone or not.
+- Parts of a total (`parts_of`): each within one unit of the last decimal of its exact
+  value, so that they visibly add up to the total as written.
+- Hours times a price (`hours_times`): the hours with the decimals that make their
+  product with the price, as written, agree with the amount as written.
 - A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
   spot prices.
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
@@ -18,11 +24,14 @@ HTML), the dashboard and every message.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 MAX_DECIMALS = 4  # amounts read together, and prices per hour
-SINGLE_DECIMALS = 6  # one amount alone: below a millionth of a dollar it is 0
-NOISE = 10 ** -SINGLE_DECIMALS  # a sum's rounding error, no amount
+HOURS_MOST = 8  # the most decimals hours take to make a product add up
+# A sum's rounding error, no amount (far above a float's error on sums of millions of
+# dollars, far below a second's charge): a just-launched job's few milliseconds read
+# '<$0.0001', as they do a moment later, not '$0.00'.
+NOISE = 1e-8
 SIGNIFICANT = 2  # digits an amount under a cent keeps
 
 
@@ -45,7 +54,9 @@ def decimals(values: Iterable[float | None], most: int = MAX_DECIMALS) -> int:
 
 def _figure(value: float, places: int, unit: str = "") -> str:
     size = abs(float(value)) if abs(float(value)) >= NOISE else 0.0
-    if size and round(size, places) == 0:  # smaller than the last decimal shown
+    if not size:  # zero reads alike at any precision
+        return f"{unit}0.00"
+    if round(size, places) == 0:  # smaller than the last decimal shown
         sign = "-" if value < 0 else ""  # a tiny loss is no saving: '-<$0.0001'
         return f"{sign}<{unit}{10 ** -places:.{places}f}"
     text = f"{size:,.{places}f}"
@@ -58,7 +69,7 @@ def usd(value: float | None, places: int | None = None) -> str:
     if not _known(value):
         return "-"
     if places is None:
-        places = decimals([value], SINGLE_DECIMALS)
+        places = decimals([value])
     return _figure(float(value), places, "$")  # type: ignore[arg-type]
 
 
@@ -84,3 +95,46 @@ def hours_all(*values: float | None) -> list[str]:
     """Hours read together, at one precision."""
     places = decimals(values)
     return [hours(v, places) for v in values]
+
+
+def parts_of(total: float, parts: Sequence[float], places: int) -> list[str]:
+    """`parts` of `total` (they sum to it) at `places` decimals, so that they visibly add
+    up to `usd(total, places)`: largest-remainder rounding. Each part is rounded down to
+    the last decimal, then the units the rounded sum misses go to the parts that lost the
+    most. A part then reads within one unit of the last decimal of its exact value, as a
+    part rounded alone does; nothing is charged differently: only the last digit of a
+    part may differ from its own rounding. Parts that do not sum to `total` are each
+    rounded alone."""
+    scale = 10 ** places
+    want = round(float(f"{total:.{places}f}") * scale)  # the total as written
+    floors = [math.floor(p * scale + 1e-9) for p in parts]
+    missing = want - sum(floors)
+    if not 0 <= missing <= len(parts) or abs(sum(parts) - total) >= NOISE:
+        return [usd(p, places) for p in parts]
+    lost = sorted(range(len(parts)), key=lambda i: parts[i] * scale - floors[i],
+                  reverse=True)
+    for i in lost[:missing]:
+        floors[i] += 1
+    return [usd(units / scale, places) if units or abs(p) < NOISE else usd(p, places)
+            for units, p in zip(floors, parts, strict=True)]
+
+
+def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
+                places: int | None = None) -> tuple[str, str, str]:
+    """A line's hours x price = amount as written: ('0.0142', '$0.1809', '$0.0026'). The
+    hours carry the decimals (at least their own, at most HOURS_MOST) at which their
+    product with the price as written reads as the amount does, so that the line visibly
+    adds up (0.01 h x $0.1809/h reads $0.0018, not $0.0026). `amount`: the product (or
+    what was charged for it), `places`: its decimals (its own by default)."""
+    if amount is None:
+        amount = span * usd_per_hour
+    money = usd(amount, places)
+    if not (_known(span) and _known(usd_per_hour) and _known(amount)):
+        return hours(span), per_hour(usd_per_hour), money
+    price = round(float(usd_per_hour), MAX_DECIMALS)  # as written
+    shown = decimals([amount]) if places is None else places
+    least = decimals([span])
+    for digits in range(least, HOURS_MOST + 1):
+        if usd(round(float(span), digits) * price, shown) == money:
+            return hours(span, digits), per_hour(usd_per_hour), money
+    return hours(span, least), per_hour(usd_per_hour), money

@@ -27,11 +27,13 @@ def budgets_now(store: PriceStore, at: datetime | None = None,
 
 
 def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None,
-                  at: datetime | None = None) -> None:
+                  at: datetime | None = None, states: list[BudgetState] | None = None
+                  ) -> None:
     """Each budget (of the jobs `of_jobs`, when given) at `at` (default now): spent,
     committed by its running jobs, forecast to their end (or the period's), and the jobs
-    it stopped."""
-    states = budgets_now(store, at=at, of_jobs=of_jobs)
+    it stopped; `states`: those budgets, read already (`budgets_now`)."""
+    if states is None:
+        states = budgets_now(store, at=at, of_jobs=of_jobs)
     if not states:
         return
     # One precision for the table: a budget's spent and committed add up against its cap.

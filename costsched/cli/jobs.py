@@ -10,14 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costsched.amounts import decimals, hours_all, usd
-from costsched.cli.booked import booked_lines, confirm_booking, held_lines
+from costsched.cli.booked import confirm_booking
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     EXIT_FAILED,
     EXIT_TRY_AGAIN,
-    NEVER_RUN,
-    NO_JOBS,
     DbOption,
     JobArgument,
     JsonOption,
@@ -31,16 +28,18 @@ from costsched.cli.common import (
     print_json,
     printable,
     say_error,
-    table,
     user_text,
 )
-from costsched.cli.long_table import Lines, print_table
+from costsched.cli.status_lines import print_daemon as _print_daemon  # noqa: F401
+from costsched.cli.status_lines import print_status as _print_status
+from costsched.cli.status_lines import problems as _problems  # noqa: F401
+from costsched.cli.status_lines import progress as _progress
+from costsched.cli.status_lines import undecided  # noqa: F401
 from costsched.config import effective
-from costsched.model import InvalidInput, failure_words
+from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.taskfile import read_jobs
-from costsched.vocabulary import offering_label, prefixed
 
 # The store, the planner and the launchers load once the command's input is read: a bad
 # job file or option is refused before any of them.
@@ -246,11 +245,12 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     armed = recovery(store, effective(), datetime.now(timezone.utc), db=db)
     held = held_unused(store, seen, {s.record.id for s in shown})  # paid for, not in use
     named = {s.record.id for s in shown} if job is not None else None  # `status JOB`
-    _print_status(shown, json_out, scheduled=daemon.status(store),
-                  budgets=budgets_now(store, at=seen, of_jobs=named) if json_out else None,
-                  recovery=armed, held=held)
+    budgets = budgets_now(store, at=seen, of_jobs=named)  # charged as the jobs above were
+    # The list of every job says why each failed in a line; `status JOB` says it whole.
+    _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,
+                  recovery=armed, held=held, brief=job is None)
     if not json_out:
-        print_budgets(store, of_jobs=named, at=seen)  # charged as the jobs above were
+        print_budgets(store, of_jobs=named, at=seen, states=budgets)
 
 
 # Between two looks at the jobs while waiting (each reconciles them): soon at first, and
@@ -408,148 +408,6 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     except KeyboardInterrupt:
         pass
 
-
-def _print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
-                  scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
-                  recovery: Any = None, held: list[Any] | None = None) -> None:
-    """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
-    tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
-    the store, with `held` the capacity paid for that no job shown uses; --json is then
-    {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
-    "held_bookings": [...]}."""
-    from costsched.service.speeds import status_flags as speed_flags
-
-    flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
-    now = datetime.now(timezone.utc)
-    if json_out:
-        doc = views.status_document(shown, scheduled, budgets, held)
-        if recovery is not None and isinstance(doc, dict):
-            doc["recovery"] = recovery.document(now)
-        print_json(doc)
-        return
-    if scheduled is not None:
-        _print_daemon(scheduled, None if recovery is None else recovery.unscheduled())
-    armed = None if recovery is None else recovery.line(now)
-    if armed:
-        console.print(printable(armed), highlight=False, markup=False, soft_wrap=True)
-    for line in held_lines(held or []):
-        console.print(printable(f"booked: {line}"), highlight=False, markup=False,
-                      soft_wrap=True)
-    if not shown:
-        console.print(NO_JOBS, highlight=False, markup=False)
-        return
-    rows = []
-    # One precision for the cost column and the placements listed under it, so that each
-    # job's placements visibly add up to its cost ($0.0060 and $0.0048 to $0.0108).
-    totals = [s.cost.total_usd + s.booked_usd for s in shown]
-    places = decimals([*totals, *(p.usd for s in shown if _lists_placements(s)
-                                  for p in s.cost.charged)])
-    costs = [usd(v, places) for v in totals]
-    for s, cost in zip(shown, costs, strict=True):
-        p = s.open_placement
-        where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
-                                                     p["instance_type"], p["market"])
-        name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
-        rows.append([str(s.record.id), name, s.record.state, where,
-                     s.instance_state or "-", _progress(s), cost,
-                     str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
-                     str(sum(m.kind == "recovery" for m in s.moves))])
-    print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
-                        "migrations", "recoveries"], rows,
-                detail=["recoveries", "migrations", "instance"])
-    out = Lines()
-    for s in shown:
-        if s.due is not None:
-            out.print(f"  job {s.record.id}: {views.due_words(s.due, now, s.record.final)}")
-        if s.next and s.decision is not None:
-            out.print(printable(f"  job {s.record.id} next: {s.next} "
-                                f"({views.decided_words(s.decision, now)})"))
-        elif undecided(s) and recovery is not None:
-            out.print(printable(f"  job {s.record.id} next: "
-                                f"{recovery.undecided(s.record.id, now, scheduled)}"))
-        flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
-        for line in _problems(s) + flag + booked_lines(s, now):
-            out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
-        if _lists_placements(s):  # each placement as charged: its hours and USD
-            charged = s.cost.charged
-            spans = hours_all(*(p.hours for p in charged))
-            for p, span in zip(charged, spans, strict=True):
-                where = offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)
-                out.print(printable(f"  job {s.record.id}: {p.reason} on {where}: "
-                                    f"{span} h, {usd(p.usd, places)}"))
-    out.flush()
-
-
-def undecided(s: service.JobStatus) -> bool:
-    """Whether the job runs where the decider has not decided on it yet (just launched,
-    recovered or moved, before the next pass that decides)."""
-    return s.decision is None and s.record.state == "running" and s.steps_left > 0 and \
-        s.open_placement is not None and s.instance_state == "running"
-
-
-def _lists_placements(s: service.JobStatus) -> bool:
-    """Whether `status` lists the job's placements under the table: one that moved, or
-    ended."""
-    return len(s.cost.charged) > 1 or s.record.final
-
-
-def _progress(s: service.JobStatus) -> str:
-    """'42%' when the job reported its step, 'step N' when its total is not known, 'no
-    step yet' while it runs without one; '-' for a job that ended before it reported any."""
-    return views.progress_words(s.progress, s.progress_source,
-                                live=not s.record.final and not s.reported, step=s.step)
-
-
-def _problems(s: service.JobStatus) -> list[str]:
-    """Why a failed job failed (exit code or phase, last lines of its output), and a
-    checkpoint store that fails now."""
-    from costsched.redact import remember_given, remembered_masked
-    from costsched.service.glance import secret_names
-
-    out = []
-    if s.failure is not None:
-        remember_given(secret_names(s.record.spec))  # its output may print a --secret
-        f = s.failure
-        words = failure_words(f.exit_code, f.detail)  # the exit code named once
-        if f.phase:  # 'failed in setup: exit code 2', not '...: setup failed: exit code 2'
-            words = words.removeprefix(f"{f.phase} failed: ")
-        head = f"failed in {f.phase}" if f.phase else "failed"
-        out.append(f"{head} with {words}" if words.startswith("exit code") else
-                   prefixed(head, words) if words else head)
-        # The error line said once: in its output's last lines, not in the head too.
-        tail = list(f.log_tail)
-        last = tail[-1].strip() if tail else ""
-        if last and out[-1].endswith(f": {last}"):
-            out[-1] = out[-1].removesuffix(f": {last}")
-        if tail:
-            out.append("its last line:" if len(tail) == 1 else
-                       f"its last {len(tail)} lines:")
-            out.extend(f"  | {line}" for line in tail)
-    if s.checkpoint_error:
-        out.append(f"checkpoints not published: {s.checkpoint_error}")
-    if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
-        out.append(s.assumed_work.assumption())
-    return [remembered_masked(line) for line in out]
-
-
-def _print_daemon(scheduled: list[Any], unscheduled: str | None = None) -> None:
-    """The scheduled optimizer's tasks; none scheduled nor run: `unscheduled` (who runs
-    them, while a daemon watches the store), else that they never ran."""
-    if all(t.next_run is None and t.last is None for t in scheduled):
-        console.print(unscheduled or NEVER_RUN, highlight=False, markup=False,
-                      soft_wrap=True)
-        return
-    rows = [[t.task, "-" if t.next_run is None else f"{t.next_run:%Y-%m-%d %H:%M:%S}",
-             "-" if t.last is None else f"{t.last.started_at:%Y-%m-%d %H:%M:%S}",
-             "-" if t.last is None else t.last.status,
-             "" if t.last is None else t.last.detail] for t in scheduled]
-    console.print(table("Scheduled optimizer (UTC)", ["task", "next run", "last run",
-                                                      "result", "detail"], rows,
-                        detail=["last run"]))
-    for t in scheduled:
-        for f in t.failures:
-            console.print(printable(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: "
-                                    f"{f.detail}"), highlight=False, markup=False)
 
 
 _finite = views.finite  # as tests and older callers name it

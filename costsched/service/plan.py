@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from costsched import file_limits
-from costsched.amounts import MAX_DECIMALS, per_hour, usd, usd_all
+from costsched.amounts import MAX_DECIMALS, hours_times, usd_all
 from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
 from costsched.lazy import pandas as pd
@@ -110,14 +110,16 @@ class PlanResult:
                 if source.startswith("job spec") else "measured or published")
         lines.append(f"throughput {r['steps_per_second']:.4g} steps/s ({kind}): "
                      f"{r.get('throughput_source', '')}")
+        # The product at its price's precision, its hours with the digits that make it
+        # (the same hours on both lines): the arithmetic reads as it is done.
+        span, rate, cost = hours_times(r["expected_hours"], r["usd_per_hour"],
+                                       r["expected_cost"], MAX_DECIMALS)
         lines.append(
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
             f"restart) with work {r['work_hours']:.4g} h, tau {plan.job.checkpoint_hours:.4g} "
             f"h, restart {plan.job.restart_hours:.4g} h, rate {r['preemptions_per_hour']:.4g}"
-            f"/h: {r['expected_hours']:.4g} h (work alone if rate is 0)")
-        # The product at its price's precision: the arithmetic reads as it is done.
-        lines.append(f"expected cost = {r['expected_hours']:.4g} h x "
-                     f"{per_hour(r['usd_per_hour'])}/h = {usd(r['expected_cost'], MAX_DECIMALS)}")
+            f"/h: {span} h (work alone if rate is 0)")
+        lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         return lines
 

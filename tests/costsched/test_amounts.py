@@ -11,7 +11,16 @@ from datetime import datetime, timezone
 import pandas as pd
 import pytest
 
-from costsched.amounts import decimals, hours, hours_all, per_hour, usd, usd_all
+from costsched.amounts import (
+    decimals,
+    hours,
+    hours_all,
+    hours_times,
+    parts_of,
+    per_hour,
+    usd,
+    usd_all,
+)
 from costsched.decide.price import Decision
 from costsched.optimize.decision import MovePrice
 from costsched.report.html import format_cell, table_places, totals_line
@@ -32,7 +41,7 @@ def amounts(line: str) -> list[tuple[float, int]]:
 def test_one_amount() -> None:
     assert [usd(v) for v in (1234.5, 0.0049, 0.00051, -0.2, 0.0, 1e-9, None,
                              float("nan"))] == [
-        "$1,234.50", "$0.0049", "$0.00051", "-$0.20", "$0.00", "$0.00", "-", "-"]
+        "$1,234.50", "$0.0049", "$0.0005", "-$0.20", "$0.00", "$0.00", "-", "-"]
     assert per_hour(0.918) == "$0.9180" and per_hour(3.06) == "$3.0600"
     assert [hours(v) for v in (0.03, 1.044, 1234.5, 0.0049)] == [
         "0.03", "1.04", "1,234.50", "0.0049"]
@@ -59,7 +68,9 @@ def test_a_move_reason_adds_up() -> None:
     decision = Decision(AT, "dynamic-aware", HERE, THERE, None, 0.9, stay, there, move=move)
     line = move_reason(decision, 0.05)
     found = amounts(line)
-    assert len(found) == 8 and {d for _, d in found} == {4}, line
+    # One precision for the amounts; a zero reads $0.00, as it does everywhere.
+    assert len(found) == 8 and {d for v, d in found if v} == {4}, line
+    assert all(d == 2 for v, d in found if not v), line
     shown = dict(zip(["stay", "there", "move", "egress", "restart", "lost", "overlap",
                       "saves"], (v for v, _ in found), strict=True))
     assert shown["stay"] - shown["there"] == pytest.approx(shown["saves"], abs=1e-4)
@@ -93,3 +104,30 @@ def test_a_table_row_adds_up() -> None:
     assert [format_cell(c, frame.loc[0, c], places) for c in frame.columns] == [
         "$0.0300", "$0.0012", "$0.0312", "0.03"]
     assert format_cell("usd", 2.0, places) == "$2.0000"
+
+
+def test_the_same_amount_reads_the_same_alone_and_in_a_table() -> None:
+    # A just-launched job's cost: $0 in a table of cents, alone, and in a table of tenths
+    # of a cent; a few seconds' worth: '<$0.0001' alone as beside other figures.
+    assert usd(0.0) == usd_all(12.5, 0.0)[1] == usd_all(0.0018, 0.0)[1] == "$0.00"
+    assert usd(0.00001) == usd_all(0.0018, 0.00001)[1] == "<$0.0001"
+    assert usd(2e-7) == usd_all(0.03, 2e-7)[1] == "<$0.0001"  # 1 ms at $0.72/h: not $0
+    assert usd(0.0, 4) == "$0.00" and hours_all(0.0018, 0.0) == ["0.0018", "0.00"]
+
+
+def test_hours_times_a_price_read_as_the_amount() -> None:
+    # 0.01 h x $0.1809/h is $0.0018: the hours carry the digits that make $0.0026.
+    assert hours_times(0.0142, 0.1809) == ("0.0142", "$0.1809", "$0.0026")
+    assert hours_times(2.0, 0.5) == ("2.00", "$0.5000", "$1.00")
+    span, price, amount = hours_times(12.345678, 0.918, places=4)
+    assert round(float(span) * float(price[1:]), 4) == float(amount[1:]), (span, amount)
+
+
+def test_parts_add_up_to_their_total_as_written() -> None:
+    # $0.00596 + $0.00556 = $0.01152: each rounded alone, $0.0060 + $0.0056 = $0.0116 beside
+    # $0.0115; the part that lost the most takes the missing unit.
+    assert usd(0.01152, 4) == "$0.0115"
+    assert parts_of(0.01152, [0.00596, 0.00556], 4) == ["$0.0060", "$0.0055"]
+    assert parts_of(1.0, [1 / 3, 1 / 3, 1 / 3], 2) == ["$0.34", "$0.33", "$0.33"]
+    assert parts_of(0.02, [0.02, 0.0], 4) == ["$0.0200", "$0.00"]
+    assert parts_of(5.0, [1.0, 2.0], 2) == ["$1.00", "$2.00"]  # no parts of 5: as they are

@@ -78,6 +78,9 @@ class JobStatus:
     # Its placements' step readings (`JobStore.reading_rows`): its measured speed's
     # training time (`readings_frame` makes them a frame).
     readings: tuple[tuple, ...] = field(default=(), repr=False)
+    # Why it was stopped, as its log says ('stopped by the user', 'stopped at budget
+    # NAME: ...'): stopped jobs; '' for the others.
+    stopped_why: str = ""
 
     @cached_property
     def placement(self) -> pd.Series | None:
@@ -173,7 +176,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                 at=when, extend=False)  # found gone: no training since
         read_of = _by_job(store.jobs.reading_rows(None if every else ids))  # just stored too
         failed = [j for j in ids if runs[j].record.state == "failed"]
-        ended_of = _by_job(store.jobs.event_rows(failed, kinds=["state"]) if failed else [])
+        ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
+        ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
         live = [j for j in ids if runs[j].record.state == "running" and j in open_rows.of]
@@ -196,7 +200,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                costs[job_id], failure, booked.get(job_id, ()),
                                _standing(decided.get(job_id), placement))
             shown.append(replace(found, readings=tuple(read_of.get(job_id, ())),
-                                 step=done_step(run, done)))
+                                 step=done_step(run, done),
+                                 stopped_why=_stopped_why(run.record,
+                                                          ended_of.get(job_id, []))))
         return shown
 
 
@@ -276,6 +282,15 @@ def _status_of(run: RunningJob, placement: dict | None, instance: Instance | Non
                      left, cost, run.moves, said, reported, failure,
                      "" if instance is None else instance.checkpoint_error, bookings,
                      "" if instance is None else instance.detail, decision=decision)
+
+
+def _stopped_why(record: JobRecord, events: Sequence[EventRow]) -> str:
+    """Why a stopped job was stopped: its last stop's words in its log ('' when not
+    stopped)."""
+    if record.state != "stopped":
+        return ""
+    stops = [e for e in events if e.to_state == "stopped"]
+    return str(stops[-1].detail or "") if stops else ""
 
 
 def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],

@@ -79,8 +79,8 @@ class Stray:
             return (f"billed at {amounts.per_hour(price)}/h (stored price) since it started, "
                     "the cloud does not say when")
         hours = max((at - started).total_seconds(), 0.0) / 3600.0
-        return (f"up {amounts.hours(hours)} h at {amounts.per_hour(price)}/h (stored "
-                f"price): {amounts.usd(hours * price)}")
+        span, rate, cost = amounts.hours_times(hours, price)  # the product reads as it is
+        return f"up {span} h at {rate}/h (stored price): {cost}"
 
 
 def launcher_of(spec: dict) -> str:

@@ -44,6 +44,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(daemon, "status", lambda store: [])
     monkeypatch.setattr("costsched.daemon.supervision.recovery", lambda *_, **__: None)
     monkeypatch.setattr(cli_jobs, "print_budgets", lambda store, **_: None)
+    monkeypatch.setattr(cli_jobs, "budgets_now", lambda store, **_: [])
     monkeypatch.setattr("costsched.service.booking.held_unused", lambda *_: [])
     monkeypatch.setattr(cli_jobs, "_print_status", lambda shown_, json_out, scheduled=None, **_:
                         shown.append(shown_[0].record.state))

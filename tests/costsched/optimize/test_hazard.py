@@ -107,8 +107,12 @@ def test_same_price_different_signals_change_the_ranking(store: PriceStore) -> N
         [hazard.bucket_rate(0), hazard.bucket_rate(4)])
     explained = result.explain("aws us-east-1a p3.2xlarge spot", "r")
     assert "prior r0 = 0.0854/h (advisor >20%)" in explained[1]
-    assert (f"expected cost = {ranked['expected_hours'].iloc[1]:.4g} h x "
-            f"$0.9000/h = ${ranked['expected_cost'].iloc[1]:.4f}") in explained
+    [line] = [x for x in explained if x.startswith("expected cost = ")]
+    assert line.endswith(f" h x $0.9000/h = ${ranked['expected_cost'].iloc[1]:.4f}")
+    # The hours as written times the price as written make the amount as written.
+    shown = float(line.split(" = ")[1].split(" h")[0].replace(",", ""))
+    assert abs(shown - ranked["expected_hours"].iloc[1]) < 0.01
+    assert f"{shown * 0.9:.4f}" == f"{ranked['expected_cost'].iloc[1]:.4f}", line
 
 
 def test_the_live_decision_reads_the_same_hazard(store: PriceStore) -> None:

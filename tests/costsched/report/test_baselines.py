@@ -64,7 +64,7 @@ def test_a_saving_without_a_baseline_is_null_not_zero(cli, odd_db: Path) -> None
 def test_amounts_in_words() -> None:
     assert [usd(v) for v in (0.0049, 0.0264, 12.5, -0.00012, 0.0, 1e-15, float("nan"),
                              None)] == [
-        "$0.0049", "$0.03", "$12.50", "-$0.00012", "$0.00", "$0.00", "-", "-"]
+        "$0.0049", "$0.03", "$12.50", "-$0.0001", "$0.00", "$0.00", "-", "-"]
     assert heading("saved_vs_static_usd") == "saved vs launch choice $"
     assert heading("usd_per_gb") == "$ per GB"
 

@@ -1,0 +1,253 @@
+"""What `status` prints: the jobs' table and the lines under it (why a job failed, why its
+budget stopped it and what starts it again, its placements as charged, what comes next),
+the scheduled optimizer's tasks; `launch` and `start` show their jobs alike."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from costsched.amounts import decimals, hours_all, parts_of, usd, usd_all
+from costsched.cli.booked import booked_lines, held_lines
+from costsched.cli.common import (
+    NEVER_RUN,
+    NO_JOBS,
+    console,
+    print_json,
+    printable,
+    table,
+)
+from costsched.cli.long_table import Lines, print_table
+from costsched.model import failure_words
+from costsched.service import jobs as service
+from costsched.service import views
+from costsched.vocabulary import offering_label, prefixed
+
+if TYPE_CHECKING:
+    from costsched.service.jobs.caps import BudgetState
+
+# A failed job's reason in the list of every job: one line, cut here (`status JOB` has it
+# whole, with its output's last lines).
+BRIEF_CHARS = 100
+STOPPED_AT = "stopped at budget "  # how a stop at a budget's cap is recorded (caps.py)
+
+
+def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
+                  scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
+                  recovery: Any = None, held: list[Any] | None = None,
+                  brief: bool = False) -> None:
+    """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
+    tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
+    the store, with `held` the capacity paid for that no job shown uses, with `budgets`
+    (`budgets_now`) why a budget's cap stopped a job and what starts it again; `brief`
+    (the list of every job): a failed job's reason in one line, not its output's last
+    lines. --json is {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
+    "held_bookings": [...]}."""
+    from costsched.service.speeds import status_flags as speed_flags
+
+    flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
+    now = datetime.now(timezone.utc)
+    if json_out:
+        doc = views.status_document(shown, scheduled, budgets, held)
+        if recovery is not None and isinstance(doc, dict):
+            doc["recovery"] = recovery.document(now)
+        print_json(doc)
+        return
+    if scheduled is not None:
+        print_daemon(scheduled, None if recovery is None else recovery.unscheduled())
+    armed = None if recovery is None else recovery.line(now)
+    if armed:
+        console.print(printable(armed), highlight=False, markup=False, soft_wrap=True)
+    for line in held_lines(held or []):
+        console.print(printable(f"booked: {line}"), highlight=False, markup=False,
+                      soft_wrap=True)
+    if not shown:
+        console.print(NO_JOBS, highlight=False, markup=False)
+        return
+    rows = []
+    # One precision for the cost column and the parts listed under it, so that each
+    # job's parts visibly add up to its cost ($0.0060 and $0.0048 to $0.0108).
+    totals = [s.cost.total_usd + s.booked_usd for s in shown]
+    places = decimals([*totals, *(v for s in shown if lists_placements(s)
+                                  for _, v in _parts(s))])
+    costs = [usd(v, places) for v in totals]
+    for s, cost in zip(shown, costs, strict=True):
+        p = s.open_placement
+        where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
+                                                     p["instance_type"], p["market"])
+        name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
+        rows.append([str(s.record.id), name, s.record.state, where,
+                     s.instance_state or "-", progress(s), cost,
+                     str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
+                     str(sum(m.kind == "recovery" for m in s.moves))])
+    print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
+                        "migrations", "recoveries"], rows,
+                detail=["recoveries", "migrations", "instance"])
+    out = Lines()
+    for s in shown:
+        if s.due is not None:
+            out.print(f"  job {s.record.id}: {views.due_words(s.due, now, s.record.final)}")
+        if s.next and s.decision is not None:
+            out.print(printable(f"  job {s.record.id} next: {s.next} "
+                                f"({views.decided_words(s.decision, now)})"))
+        elif undecided(s) and recovery is not None:
+            out.print(printable(f"  job {s.record.id} next: "
+                                f"{recovery.undecided(s.record.id, now, scheduled)}"))
+        flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
+        said = problems(s, brief=brief) + cap_lines(s, budgets or []) + flag
+        for line in said + booked_lines(s, now):
+            out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
+        if lists_placements(s):  # each placement as charged, then egress and bookings
+            for line in part_lines(s, places):
+                out.print(printable(f"  job {s.record.id}: {line}"))
+    out.flush()
+
+
+def _parts(s: service.JobStatus) -> list[tuple[str, float]]:
+    """What the job's cost column adds up: each placement as charged (its hours), the
+    checkpoints' copies between them and the capacity bought for it, as (words, USD)."""
+    charged = s.cost.charged
+    spans = hours_all(*(p.hours for p in charged))
+    out = [(f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
+            f": {span} h", p.usd) for p, span in zip(charged, spans, strict=True)]
+    if s.cost.egress_usd:
+        out.append(("checkpoint copies between clouds or regions (egress)", s.cost.egress_usd))
+    if s.booked_usd:
+        out.append(("capacity booked for it, upfront", s.booked_usd))
+    return out
+
+
+def part_lines(s: service.JobStatus, places: int) -> list[str]:
+    """The job's parts (`_parts`) as `status` lists them under its cost, at `places`: they
+    visibly add up to the cost column's figure. Each part rounded alone may miss it by a
+    unit of the last decimal ($0.0060 + $0.0056 beside $0.0115); charging them exactly is
+    the store's job, writing them is ours: the parts are rounded so that they sum to the
+    total as written (largest remainder), each within one unit of its exact value, rather
+    than shown a digit finer (which can miss again) or the total bent to their sum (the
+    total is what was charged)."""
+    parts = _parts(s)
+    written = parts_of(s.cost.total_usd + s.booked_usd, [v for _, v in parts], places)
+    return [f"{words}, {figure}" for (words, _), figure in zip(parts, written, strict=True)]
+
+
+def undecided(s: service.JobStatus) -> bool:
+    """Whether the job runs where the decider has not decided on it yet (just launched,
+    recovered or moved, before the next pass that decides)."""
+    return s.decision is None and s.record.state == "running" and s.steps_left > 0 and \
+        s.open_placement is not None and s.instance_state == "running"
+
+
+def lists_placements(s: service.JobStatus) -> bool:
+    """Whether `status` lists the job's placements under the table: one that moved, or
+    ended."""
+    return len(s.cost.charged) > 1 or s.record.final
+
+
+def progress(s: service.JobStatus) -> str:
+    """'42%' when the job reported its step, 'step N' when its total is not known, 'no
+    step yet' while it runs without one; '-' for a job that ended before it reported any."""
+    return views.progress_words(s.progress, s.progress_source,
+                                live=not s.record.final and not s.reported, step=s.step)
+
+
+def problems(s: service.JobStatus, brief: bool = False) -> list[str]:
+    """Why a failed job failed (`failure_lines`), and a checkpoint store that fails now."""
+    from costsched.redact import remember_given, remembered_masked
+    from costsched.service.glance import secret_names
+
+    out = []
+    if s.failure is not None:
+        remember_given(secret_names(s.record.spec))  # its output may print a --secret
+        out += failure_lines(s.failure, brief, s.record.id if brief else None)
+    if s.checkpoint_error:
+        out.append(f"checkpoints not published: {s.checkpoint_error}")
+    if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
+        out.append(s.assumed_work.assumption())
+    return [remembered_masked(line) for line in out]
+
+
+def failure_lines(f: service.Failure, brief: bool = False, job_id: int | None = None
+                  ) -> list[str]:
+    """Why the job failed: its exit code or phase, the launcher's words, then its output's
+    last lines, each said once (the launcher's words often quote the last line: they are
+    then left to the lines). `brief`: one line of at most BRIEF_CHARS, the same words with
+    the last line in them, and where to read the rest (`costsched status JOB_ID`)."""
+    words = failure_words(f.exit_code, f.detail)  # the exit code named once
+    if f.phase:  # 'failed in setup: exit code 2', not '...: setup failed: exit code 2'
+        words = words.removeprefix(f"{f.phase} failed: ")
+    head = f"failed in {f.phase}" if f.phase else "failed"
+    bare = head if f.exit_code is None else f"{head} with exit code {f.exit_code}"
+    said = (f"{head} with {words}" if words.startswith("exit code") else
+            prefixed(head, words) if words else head)
+    tail = [line for line in f.log_tail if line.strip()] or list(f.log_tail)
+    last = tail[-1].strip() if tail else ""
+    if brief:
+        if last and last not in said:
+            said = f"{said}: {last}" if said == bare else f"{said}; {last}"
+        more = len(tail) > 1 or len(said) > BRIEF_CHARS
+        if len(said) > BRIEF_CHARS:
+            said = said[:BRIEF_CHARS - 3].rstrip() + "..."
+        return [said + (f" (`costsched status {job_id}` shows its last lines)"
+                        if more and job_id is not None else "")]
+    if last and last in said:  # the last line is said below: the head says what else
+        said = said.replace(f" ({last})", "").replace(f": {last}", "")
+        if last in said:
+            said = bare
+    out = [said]
+    if tail:
+        out.append("its last line:" if len(tail) == 1 else f"its last {len(tail)} lines:")
+        out.extend(f"  | {line}" for line in tail)
+    return out
+
+
+def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
+    """A job its budget's cap stopped (and still stopped): the budget, its cap and what
+    was spent, and what `start` needs: more budget (the command or the configuration key
+    that gives it), or, where the cap has room again, the start itself."""
+    why = s.stopped_why
+    if s.record.state != "stopped" or not why.startswith(STOPPED_AT):
+        return []
+    name = why[len(STOPPED_AT):].split(": ", 1)[0]
+    found = [b for b in budgets if b.name == name and s.record.id in b.jobs]
+    job = s.record.name
+    if not found:  # a budget no longer configured: nothing caps it now
+        return [f"{why}; that budget is no longer configured: `costsched start {job}` "
+                "starts it again"]
+    b = found[0]
+    cap, spent = usd_all(b.usd, b.spent_usd)
+    if b.kind == "job":
+        stopped = f"stopped at its own budget's cap of {cap} ({spent} spent)"
+        more = f"give it more: `costsched start {job} --budget USD` (USD: its whole budget)"
+    else:
+        from costsched.service.jobs.caps import named_fix
+
+        period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
+        spent_in = {"day": " today", "month": " this month"}.get(b.period, "")
+        stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
+        more = named_fix(name, b.period)
+    if b.left_usd > 0:  # raised since, or a new period: `start` says whether it is enough
+        left = usd(b.left_usd)
+        return [f"{stopped}; {left} left now: `costsched start {job}` starts it again "
+                f"if that covers its next watch interval, else {more}"]
+    return [f"{stopped}; to start it again, {more}"]
+
+
+def print_daemon(scheduled: list[Any], unscheduled: str | None = None) -> None:
+    """The scheduled optimizer's tasks; none scheduled nor run: `unscheduled` (who runs
+    them, while a daemon watches the store), else that they never ran."""
+    if all(t.next_run is None and t.last is None for t in scheduled):
+        console.print(unscheduled or NEVER_RUN, highlight=False, markup=False,
+                      soft_wrap=True)
+        return
+    rows = [[t.task, "-" if t.next_run is None else f"{t.next_run:%Y-%m-%d %H:%M:%S}",
+             "-" if t.last is None else f"{t.last.started_at:%Y-%m-%d %H:%M:%S}",
+             "-" if t.last is None else t.last.status,
+             "" if t.last is None else t.last.detail] for t in scheduled]
+    console.print(table("Scheduled optimizer (UTC)", ["task", "next run", "last run",
+                                                      "result", "detail"], rows,
+                        detail=["last run"]))
+    for t in scheduled:
+        for f in t.failures:
+            console.print(printable(f"  {t.task} failed at {f.started_at:%Y-%m-%d %H:%M:%S}: "
+                                    f"{f.detail}"), highlight=False, markup=False)
+
