@@ -135,6 +135,7 @@ def _collected(summary: Any) -> Outcome:
               for name, q in getattr(summary, "quotas", {}).items()]
     if quotas:
         line += "; quotas: " + ", ".join(quotas)
-    if summary.clouds and not worked:
-        raise NothingCollected(f"every source failed: {line}")
+    if summary.clouds and not worked:  # no count to give: what failed, and why
+        failures = ([counted(failed, "region") + " failed"] if failed else []) + errors
+        raise NothingCollected(f"every source failed: {'; '.join(failures)}")
     return Outcome(line, "warning" if errors or failed else "info")

@@ -436,8 +436,8 @@ def test_a_collection_where_every_source_failed_is_an_error(
     daemon = Daemon(store, Config(), tasks=("collect",))
     run = daemon.run_task("collect", t0)
     assert run.status == "failed"
-    assert run.detail.startswith("every source failed: 0 new prices")
-    assert "6 regions failed; aws: boto3 is not installed" in run.detail
+    assert run.detail == ("every source failed: 6 regions failed; aws: boto3 is not "
+                          "installed: pip install 'costsched[aws]'")
     [line] = [r.getMessage() for r in caplog.records if "task=collect" in r.getMessage()
               and "event=failed" in r.getMessage()]
     assert "level=error" in line

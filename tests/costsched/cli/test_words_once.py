@@ -34,8 +34,8 @@ def test_a_failed_jobs_error_line_is_said_once() -> None:
 def test_counts_agree_and_no_class_names() -> None:
     assert (counted(0, "new price"), counted(1, "new price"), counted(3, "region")) == \
         ("0 new prices", "1 new price", "3 regions")
-    assert _one_line(NothingCollected("every source failed: 0 new prices")) == \
-        "every source failed: 0 new prices"
+    assert _one_line(NothingCollected("every source failed: 6 regions failed")) == \
+        "every source failed: 6 regions failed"
     assert _one_line(KeyError("x")) == "KeyError: 'x'"  # not ours: the class says what
 
 
