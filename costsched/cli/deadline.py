@@ -255,7 +255,7 @@ def render_windows(result: DeadlineBacktestResult, wide: bool = False) -> None:
                 row = by.loc[(start, p)]
                 rows.append([f"{deadline:g} h", f"{restart:g} min",
                              f"{start:%Y-%m-%d %H:%M}", p, f"{row['cost_usd']:.2f}",
-                             f"{row['vs_optimum'] - 1:+.1%}", str(row["misses"])])
+                             f"{row['vs_optimum'] - 1:+.1%}", str(int(row["misses"]))])
         means = part.groupby("policy", sort=False)["cost_usd"].mean()
         for p in policies:
             rows.append([f"{deadline:g} h", f"{restart:g} min", "mean", p,

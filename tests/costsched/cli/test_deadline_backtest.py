@@ -87,6 +87,10 @@ def test_the_table_shows_each_window_beside_the_mean(imported: str) -> None:
     assert code == 0, out
     assert "2024-05-01 01:00" in out and "2024-05-01 03:00" in out and "mean" in out
     assert "il-central-1 -> me-central-1" in out  # the egress rates used
+    # Runs that were late are counted alike in each window's row and in the mean's.
+    late = [line.split("│")[-2].strip() for line in out.splitlines()
+            if "2024-05-01 01:00" in line or "│ mean" in line]
+    assert late and all(cell.isdigit() for cell in late), late
 
 
 def test_missing_prices_bad_windows_and_steps_are_one_line_errors(imported: str,
