@@ -47,6 +47,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
 
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     now = datetime.now(timezone.utc)
+    if scheduled is not None and recovery is not None and (
+            json_out or any(t.next_run or t.last for t in scheduled)):
+        scheduled = recovery.scheduled(scheduled, now)  # (else one sentence says it all)
     if json_out:
         doc = views.status_document(shown, scheduled, budgets, held)
         if recovery is not None and isinstance(doc, dict):

@@ -10,7 +10,7 @@ installed. Unarmed, a preempted job waits until something looks at it (`costsche
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from socket import gethostname
 
@@ -150,6 +150,17 @@ class Recovery:
             f", {due:%Y-%m-%d %H:%M} UTC" if due is not None else ""
         return (f"not decided yet: the {KIND_WORDS.get(first.kind, 'daemon')} decides it at "
                 f"its next re-plan{when} (schedule.replan {self.replan})")
+
+    def scheduled(self, tasks: list, at: datetime) -> list:
+        """`tasks` (`records.status`) with the supervisor's next re-plan where only a
+        supervisor watches: it re-plans on schedule.replan without a schedule in the store,
+        so the store gives the task no next run."""
+        if not self.watchers or any(w.kind not in ("auto", "starting")
+                                    for w in self.watchers):
+            return tasks
+        due = next_fire(self.replan, at) if self.replan else None
+        return [replace(t, next_run=due) if t.task == "replan" and t.next_run is None
+                else t for t in tasks]
 
     def unscheduled(self) -> str | None:
         """What `status` and the dashboard say of the scheduled optimizer (collect, replan,
