@@ -498,8 +498,11 @@ def _emit(kind: str, read: list[tuple[str, JobSpec]], result: PlanResult) -> Non
         if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
             note += (f"\nRelative paths as {source} wrote them: from "
                      f"{Path(source).resolve().parent}.")
-        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket,
-                              written=_as_written(source)))
+        written = _as_written(source)
+        if isinstance(written, dict) and "costsched" in written:
+            note += (f"\nIts costsched: section is left out (SkyPilot refuses keys it does "
+                     f"not know); costsched reads it from {source}.")
+        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket, written=written))
     console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
 
 

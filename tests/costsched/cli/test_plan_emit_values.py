@@ -50,3 +50,20 @@ def test_one_port_written_alone_stays_one_number(cli, tmp_path: Path) -> None:  
     text = TASK.replace("ports: [8080, '9000', 10000-10010]", "ports: 8080")
     given, out = emitted(cli, tmp_path, text)
     assert out["resources"]["ports"] == 8080 == given["resources"]["ports"]
+
+
+def test_a_costsched_section_left_out_is_said_in_the_header(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    text = TASK + "costsched:\n  model: ResNet-50 (batch size 64)\n  steps: 1000\n"
+    path = tmp_path / "task.yaml"
+    path.write_text(text)
+    result = cli("plan", path, "--emit", "sky", "--at", "2026-11-01")
+    assert result.exit_code == 0, result.output
+    header = " ".join(line.lstrip("# ") for line in result.stdout.splitlines()
+                      if line.startswith("#"))
+    assert (f"Its costsched: section is left out (SkyPilot refuses keys it does not know); "
+            f"costsched reads it from {path}.") in header
+    assert "costsched" not in yaml.safe_load(result.stdout)
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(TASK)
+    assert "section is left out" not in cli("plan", plain, "--emit", "sky",
+                                            "--at", "2026-11-01").stdout
