@@ -385,9 +385,10 @@ def start(job: JobArgument,
     _say_not_launched(store, [record.id], shown=not json_out)
 
 
-def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0) -> None:
+def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0,
+              every: bool = False) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
-    --follow; `node`: a multi-node job's node (its rank)."""
+    --follow; `node`: a multi-node job's node (its rank); `every`: every instance's."""
     from costsched.redact import remember_given, remembered_masked
     from costsched.service.glance import secret_names
 
@@ -395,6 +396,13 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     launcher = _job_launcher(store, job)
     for found in service.job_ids(store, job, states=()):  # its --secret values: masked
         remember_given(secret_names(store.jobs.get(found).spec))
+    if every and (follow or node):
+        raise InvalidInput("--all: expected without --follow (which crosses instances "
+                           "itself) and --node")
+    if every:
+        text = remembered_masked(service.every_log(store, launcher, job, tail=tail))
+        typer.echo(text, nl=False)
+        return
     if not follow or node:
         text = remembered_masked(service.logs(store, launcher, job, tail=tail, node=node))
         typer.echo(text, nl=False)

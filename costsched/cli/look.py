@@ -100,9 +100,12 @@ def logs(job: JobArgument,
              "recoveries and moves, until the job ends (Ctrl-C stops).")] = False,
          node: Annotated[int, typer.Option(
              help="The node of a multi-node job (its rank; 0 is the first).", min=0)] = 0,
+         every: Annotated[bool, typer.Option(
+             "--all", help="The output on every instance the job ran on (before each "
+             "recovery or move too), oldest first, the last --tail lines of each.")] = False,
          db: DbOption = None) -> None:
-    """The job's output on its current (or last) instance."""
-    found = None if follow or node else glance.last_instance(db, job)
+    """The job's output on its current (or last) instance; --all: on every one."""
+    found = None if follow or node or every else glance.last_instance(db, job)
     if found is not None:
         from launchers import make_launcher
 
@@ -116,4 +119,4 @@ def logs(job: JobArgument,
         return
     from costsched.cli.jobs import show_logs
 
-    show_logs(job, tail=tail, follow=follow, db=db, node=node)
+    show_logs(job, tail=tail, follow=follow, db=db, node=node, every=every)

@@ -31,7 +31,7 @@ _MODULES = {
     "STEP_LEASE_SECONDS": "runs", "RunningJob": "runs", "job_ids": "runs",
     "progress": "runs", "steps_left": "runs",
     "Failure": "statuses", "JobStatus": "statuses",
-    "follow": "statuses", "logs": "statuses", "status": "statuses",
+    "every_log": "statuses", "follow": "statuses", "logs": "statuses", "status": "statuses",
     "stop": "stopping",
     "advance_moves": "watch", "reconcile": "watch", "settle": "watch",
 }
@@ -76,6 +76,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from costsched.service.jobs.statuses import (
         Failure,
         JobStatus,
+        every_log,
         follow,
         logs,
         status,
@@ -83,9 +84,9 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from costsched.service.jobs.stopping import stop
     from costsched.service.jobs.watch import advance_moves, reconcile, settle
 
-__all__ = ["CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL",
-           "STEP_LEASE_SECONDS", "BudgetState", "Failure", "JobStatus",
-           "LaunchFit", "MigrationAdvice", "NotLaunched", "RunningJob", "advance_moves",
-           "budgets_now", "budget_states", "follow", "job_ids", "launch", "launch_fits",
-           "logs", "measured_rates", "migrate", "not_launched", "progress", "raise_budget",
-           "reconcile", "refuse_bad_input", "settle", "start", "status", "steps_left", "stop"]
+__all__ = ["CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL", "STEP_LEASE_SECONDS",
+           "BudgetState", "Failure", "JobStatus", "LaunchFit", "MigrationAdvice", "NotLaunched",
+           "RunningJob", "advance_moves", "budgets_now", "budget_states", "every_log", "follow",
+           "job_ids", "launch", "launch_fits", "logs", "measured_rates", "migrate", "not_launched",
+           "progress", "raise_budget", "reconcile", "refuse_bad_input", "settle", "start", "status",
+           "steps_left", "stop"]

@@ -348,6 +348,18 @@ def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
     return lines
 
 
+def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
+    """The job's output on every instance it ran on, oldest first, each instance's last
+    `tail` lines under a '--- instance ID' line (as `follow` writes them)."""
+    job_id = job_ids(store, job, states=())[0]
+    out = []
+    for instance in dict.fromkeys(store.jobs.placements(job_id)["instance"].astype(str)):
+        text = launcher.logs(instance, tail=tail)
+        out += [f"--- instance {instance}\n", text if text.endswith("\n") or not text
+                else text + "\n"]
+    return "".join(out)
+
+
 def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200,
          node: int = 0) -> str:
     """The job's output on its current (or last) instance; `node`: on that node of a

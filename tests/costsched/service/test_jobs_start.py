@@ -81,6 +81,16 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     # the CLI: a finished job's output once, and one line for a job that is not stopped
     followed = cli("logs", str(job.id), "--follow")
     assert followed.exit_code == 0 and "done at step 500" in followed.output
+    # --all: each instance's output under its line, the one before the stop first.
+    every = cli("logs", str(job.id), "--all")
+    heads = [line for line in every.output.splitlines() if line.startswith("--- instance ")]
+    assert every.exit_code == 0 and len(heads) == 2, every.output
+    before, after = every.output.split(heads[1] + "\n")
+    assert before.startswith(heads[0]) and before.strip() != heads[0]
+    assert f"resumed at step {step}" not in before and f"resumed at step {step}" in after
+    assert after == cli("logs", str(job.id)).output  # the last instance's, as without --all
+    assert "--all: expected without --follow" in cli("logs", str(job.id), "--all",
+                                                     "--follow").output
     refused = cli("start", str(job.id))
     assert refused.exit_code != 0
     assert "has succeeded: only a stopped job can be started again" in refused.output
