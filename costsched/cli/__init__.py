@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 from typer import _click as click
-from typer._click.exceptions import NoSuchOption, UsageError
+from typer._click.exceptions import NoArgsIsHelpError, NoSuchOption, UsageError
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
@@ -186,8 +186,8 @@ def one_line_usage() -> Iterator[None]:
     except UsageError as exc:
         root = exc.ctx is None or exc.ctx.parent is None
         path = exc.ctx.command_path if exc.ctx is not None else "costsched"
-        message = _value_words(exc) or _as_ours(
-            " ".join(exc.format_message().split()).rstrip("."))
+        message = (_missing_command(exc) or _value_words(exc)
+                   or _as_ours(" ".join(exc.format_message().split()).rstrip(".")))
         if root and isinstance(exc, NoSuchOption):  # 'costsched --json plan ...'
             message += (f"; a command's options follow its name (`{path} COMMAND ... "
                         f"{exc.option_name}`)")
@@ -198,6 +198,18 @@ def one_line_usage() -> Iterator[None]:
         ends = " " if message.endswith("?") else "; "  # after a did-you-mean's question
         click.echo(f"error: {path}: {message}{ends}`{path} --help` shows the usage", err=True)
         raise SystemExit(exc.exit_code) from None
+
+
+def _missing_command(exc: UsageError) -> str:
+    """A group run without its command (`costsched prices`): its help is shown already (to
+    stdout), then this names what was missing, as one line: 'missing a subcommand: one of
+    import, show, ...'; '' for any other usage error."""
+    if not isinstance(exc, NoArgsIsHelpError) or exc.ctx is None:
+        return ""
+    group = exc.ctx.command
+    names = group.list_commands(exc.ctx) if isinstance(group, TyperGroup) else []
+    return (f"missing a {'sub' if exc.ctx.parent else ''}command: one of "
+            + ", ".join(names))
 
 
 def _as_ours(message: str) -> str:
