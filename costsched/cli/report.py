@@ -60,6 +60,10 @@ def report(
         print_billed(db, since=since, until=until, job=job, json_out=json_out, html=html_out)
         return
     with options(since="--since", until="--until", job="--job"), using(db) as store:
+        if job is not None and not job.strip().isdigit():
+            from costsched.service.jobs.runs import job_ids
+
+            job_ids(store, job, ())  # a name no job has: one line, with the close names
         built = build(store, since=since, until=until, job=job)
     if html_out is not None:
         from costsched.report.html import write
