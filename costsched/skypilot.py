@@ -310,6 +310,14 @@ def _secrets(value: Any, fail: Fail) -> list[str]:
     for key, v in value.items():
         if isinstance(v, (dict, list)):
             raise fail(f"secrets.{key}", "expected nothing (given at launch with --secret)")
+        if v is not None and v != "":
+            # SkyPilot takes such a value as the secret's; costsched never keeps a secret,
+            # so a later recovery (in another process) would have none: refused here.
+            raise fail("secrets", f"{str(key)!r} has a value written in the file, which "
+                       "costsched does not use (a secret is never stored, and a recovery "
+                       "would not have it): leave it empty and give it at launch with "
+                       f"--secret {key} (NAME=VALUE gives a value, NAME alone takes it from "
+                       "your environment)")
     return [str(k) for k in value]
 
 

@@ -505,6 +505,24 @@ def test_secrets_and_value_less_envs_are_names_until_launch() -> None:
                    "task.yaml", "t", {"NOPE": "1"})
 
 
+@pytest.mark.parametrize("value", ["value", 12, True])
+def test_a_secrets_value_written_in_the_file_is_refused_saying_how_to_give_it(
+        value: object) -> None:
+    """SkyPilot uses it; costsched would have to keep it for a recovery: one line at parse
+    time, naming the field, that the value is not used and the option that gives it."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_task({"run": "x", "resources": {"accelerators": "V100"},
+                    "secrets": {"TOKEN": value, "HF_TOKEN": None}}, "task.yaml")
+    assert str(caught.value) == (
+        "task.yaml: field secrets: 'TOKEN' has a value written in the file, which costsched "
+        "does not use (a secret is never stored, and a recovery would not have it): leave it "
+        "empty and give it at launch with --secret TOKEN (NAME=VALUE gives a value, NAME "
+        "alone takes it from your environment)")
+    assert parse_task({"run": "x", "resources": {"accelerators": "V100"},
+                       "secrets": {"TOKEN": "", "HF_TOKEN": None}},
+                      "task.yaml").task.secrets == ["TOKEN", "HF_TOKEN"]
+
+
 def test_an_unknown_member_of_a_set_is_dropped_with_a_note() -> None:
     spec = task((CORPUS / "04-any-gpu.yaml").read_text())
     assert set(spec.constraints.gpu_models) == {"A10G", "L4"}
