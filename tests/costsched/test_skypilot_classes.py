@@ -251,8 +251,8 @@ def test_a_workdir_url_is_refused_as_a_url_not_looked_for_as_a_folder() -> None:
 
 def test_an_env_given_at_launch_under_a_mistyped_name_gets_the_close_one() -> None:
     with pytest.raises(InvalidInput, match=r"'DATABUCKET' is given at launch but the task "
-                       r"has no such env; expected one of STEPS, DATA_BUCKET; did you mean "
-                       r"'DATA_BUCKET'\?"):
+                       r"has no such env; did you mean 'DATA_BUCKET'\? \(a new env: write it "
+                       r"under envs in the task\)$"):
         parse_task(yaml.safe_load("envs: {STEPS: 1, DATA_BUCKET: }\nrun: x"), "task.yaml",
                    "t", {"DATABUCKET": "x"})
 
