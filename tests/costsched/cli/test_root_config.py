@@ -3,6 +3,7 @@ hint given when --config follows a command names that form, and it works."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -22,11 +23,12 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_root_config_option_is_read_by_a_command(config_file: Path) -> None:
-    result = CliRunner().invoke(app, ["--config", str(config_file), "config", "show"],
-                                env={"COLUMNS": "300"})
+    result = CliRunner().invoke(app, ["--config", str(config_file), "config", "show",
+                                      "--json"])
     assert result.exit_code == 0, result.output
-    [line] = [x for x in result.stdout.splitlines() if "policy.margin" in x]
-    assert "0.37" in line and f"file {config_file}" in line
+    shown = json.loads(result.stdout)
+    assert shown["file"] == str(config_file) and shown["read"] is True
+    assert shown["values"]["policy.margin"] == {"value": 0.37, "from": f"file {config_file}"}
 
 
 def test_a_missing_config_file_is_one_line(config_file: Path) -> None:
