@@ -127,6 +127,8 @@ CASES = [
      "jobs: "),
     (["report", "--job", "resnet5O"], "--job 'resnet5O': no job of that name in the store; "
      "did you mean 'resnet50'?"),
+    (["report", "--billed", "--job", "resnet5O"], "--job 'resnet5O': no job of that name in "
+     "the store; did you mean 'resnet50'?"),
     (["bills", "import", "bogus"], "export 'bogus': expected s3://BUCKET/PREFIX"),
     (["bills", "import", "s3://bucket/prefix", "--since", "bogus"], "--since 'bogus': "
      "expected an ISO 8601 time"),
