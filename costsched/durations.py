@@ -47,8 +47,10 @@ def parse_hours(value: Any) -> float | datetime:
                     raise ValueError(text)
                 ts = pd.Timestamp(text)
             except (ValueError, TypeError):
+                close = _spelt_out(text)
                 raise ValueError(f"{text!r}: expected hours (48, '36h', '2d', '90m') "
-                                 "or an ISO time (2020-03-03T00:00Z)") from None
+                                 "or an ISO time (2020-03-03T00:00Z)"
+                                 + (f"; did you mean {close!r}?" if close else "")) from None
             return utc(ts.to_pydatetime())
     if not math.isfinite(hours) or hours <= 0 or hours > MAX_HOURS:
         raise ValueError(f"{value!r}: expected a positive duration of at most "
@@ -56,3 +58,28 @@ def parse_hours(value: Any) -> float | datetime:
     return hours
 
 
+
+
+# Units as people spell them out, to the letter a duration takes (a week as 7 days).
+_UNITS = {"d": ("d", 1), "day": ("d", 1), "days": ("d", 1), "h": ("h", 1), "hr": ("h", 1),
+          "hrs": ("h", 1), "hour": ("h", 1), "hours": ("h", 1), "m": ("m", 1),
+          "min": ("m", 1), "mins": ("m", 1), "minute": ("m", 1), "minutes": ("m", 1),
+          "w": ("d", 7), "wk": ("d", 7), "wks": ("d", 7), "week": ("d", 7), "weeks": ("d", 7)}
+_SPELT = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
+_JOINERS = re.compile(r"[\s,]+|\band\b")
+
+
+def _spelt_out(text: str) -> str:
+    """The accepted spelling of a duration written in words ('3 days' -> '3d', '36 hours' ->
+    '36h', '1 day 12 hours' -> '1d12h', '2 weeks' -> '14d'), or '' when it is not one."""
+    lowered = text.strip().lower()
+    pairs = _SPELT.findall(lowered)
+    if not pairs or _JOINERS.sub("", _SPELT.sub("", lowered)):
+        return ""
+    total: dict[str, float] = {}
+    for number, unit in pairs:
+        if unit not in _UNITS:
+            return ""
+        letter, times = _UNITS[unit]
+        total[letter] = total.get(letter, 0.0) + float(number) * times
+    return "".join(f"{total[u]:g}{u}" for u in "dhm" if u in total)

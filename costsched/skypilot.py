@@ -278,7 +278,8 @@ def _text(value: Any, name: str, fail: Fail) -> str:
 def _envs(value: Any, given: Mapping[str, str],
           fail: Fail) -> tuple[dict[str, str], list[str]]:
     """(envs with values, names of those without one: given at launch). A value given at
-    launch (`given`) wins over the file's, as with `sky launch --env`."""
+    launch (`given`) wins over the file's, and adds an env the task has not, as with `sky
+    launch --env`; one close to a task's env's name is refused as its misspelling."""
     if value is None:
         value = {}
     if not isinstance(value, dict):
@@ -293,11 +294,13 @@ def _envs(value: Any, given: Mapping[str, str],
             later.append(str(key))
         else:
             out[str(key)] = str(v).lower() if isinstance(v, bool) else str(v)
-    unknown = sorted(set(given) - set(map(str, value)))
-    if unknown:
-        raise fail("envs", f"{unknown[0]!r} is given at launch but the task has no such "
-                   "env; expected one of " + (", ".join(map(str, value)) or "(none)")
-                   + did_you_mean(unknown[0], list(map(str, value))))
+    names = list(map(str, value))
+    for added in sorted(set(given) - set(names)):  # added to the task, as `sky launch --env`
+        close = did_you_mean(added, names)
+        if close:  # a misspelt env would run the job with the file's value unnoticed
+            raise fail("envs", f"{added!r} is given at launch but the task has no such env"
+                       f"{close} (a new env: write it under envs in the task)")
+        out[added] = str(given[added])
     return out, later
 
 
@@ -310,6 +313,14 @@ def _secrets(value: Any, fail: Fail) -> list[str]:
     for key, v in value.items():
         if isinstance(v, (dict, list)):
             raise fail(f"secrets.{key}", "expected nothing (given at launch with --secret)")
+        if v is not None and v != "":
+            # SkyPilot takes such a value as the secret's; costsched never keeps a secret,
+            # so a later recovery (in another process) would have none: refused here.
+            raise fail("secrets", f"{str(key)!r} has a value written in the file, which "
+                       "costsched does not use (a secret is never stored, and a recovery "
+                       "would not have it): leave it empty and give it at launch with "
+                       f"--secret {key} (NAME=VALUE gives a value, NAME alone takes it from "
+                       "your environment)")
     return [str(k) for k in value]
 
 

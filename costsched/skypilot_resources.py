@@ -331,20 +331,11 @@ def _accelerators(value: Any, where: str, fail: Fail,
     list alone was made `ordered:` alternatives (`_accelerator_list`)."""
     if value is None:
         return [], []
-    out, missing, unknown = [], [], []
+    out, missing = [], []
     sold: set[str] | None = None  # read once a name is known: a refused one reads nothing
     items = fields.accelerator_items(value, where, fail)
-    for item in items:
-        try:
-            found = fields.accelerator(item, where, fail)
-        except InvalidInput as exc:  # a name costsched does not know
-            if len(items) == 1 or "not an accelerator costsched knows" not in str(exc):
-                raise
-            said = str(exc).split(": field ", 1)[-1]
-            close = said.rsplit("; did you mean", 1)[1] if "; did you mean" in said else ""
-            unknown.append(said.split("; expected one of")[0]
-                           + (f" (did you mean{close[:-1]})" if close else ""))
-            continue
+    for item in items:  # a name costsched does not know is refused, in a set as alone
+        found = fields.accelerator(item, where, fail)
         if sold is None and not isinstance(found, str):
             sold = set(catalog.instance_types()["gpu_model"])
         if isinstance(found, str) or found[0] not in (sold or ()):
@@ -353,10 +344,6 @@ def _accelerators(value: Any, where: str, fail: Fail,
             out.append(found)
     notes = [f"{where}: {m} dropped: the catalog has no instance type with it "
              "(`costsched gpus` lists them)" for m in missing]
-    notes += [f"{u}; dropped from the set" for u in unknown]
-    if unknown and not out and not missing:
-        raise fail(where, "none of " + ", ".join(items) + " is an accelerator costsched "
-                   "knows (`costsched gpus` lists them)")
     if missing and not out and not alternative:
         raise fail(where, f"{', '.join(missing)}: the catalog has no instance type with "
                    "it (`costsched gpus` lists them); `sky launch` looks in SkyPilot's "

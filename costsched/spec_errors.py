@@ -4,6 +4,7 @@ own words."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,9 +47,18 @@ def yaml_kind(value: Any) -> str:
 _EXPECTED = {
     "float_parsing": "a number", "float_type": "a number", "int_parsing": "a whole number",
     "int_type": "a whole number", "int_from_float": "a whole number",
+    "decimal_parsing": "a number", "decimal_type": "a number",
+    "finite_number": "a finite number", "int_parsing_size": "a whole number",
     "bool_parsing": "true or false", "bool_type": "true or false", "string_type": "text",
-    "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
-    "model_attributes_type": "a mapping",
+    "string_unicode": "text", "bytes_type": "text",
+    "list_type": "a list", "tuple_type": "a list", "set_type": "a list",
+    "iterable_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
+    "model_attributes_type": "a mapping", "dataclass_type": "a mapping",
+    "datetime_parsing": "an ISO 8601 time", "datetime_type": "an ISO 8601 time",
+    "datetime_from_date_parsing": "an ISO 8601 time", "date_parsing": "an ISO 8601 date",
+    "date_type": "an ISO 8601 date", "time_delta_parsing": "a duration",
+    "url_parsing": "a URL", "url_type": "a URL", "url_scheme": "a URL",
+    "none_required": "nothing (null)",
 }
 
 
@@ -56,18 +66,74 @@ _EXPECTED = {
 _BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
            "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
 
+# pydantic's own words before a validator's message.
+_VALIDATOR_PREFIXES = ("Value error, ", "Assertion failed, ")
 
-def error_words(error: Mapping[str, Any]) -> str:
+
+def expected_words(error: Mapping[str, Any], longest: int | None = None) -> str:
+    """What `error`'s field accepts, as costsched says it ("expected a number", "expected at
+    least 1", "expected text of 1 to 100 characters", "expected one of 'stop' or 'move'",
+    with the close one); a validator's own words as they are. Never pydantic's phrasing
+    ("String should have at least 1 character"). `longest`: the field's max_length, named
+    with its shortest."""
+    kind, ctx = str(error["type"]), error.get("ctx") or {}
+    given = error.get("input")
+    if kind in _EXPECTED:
+        return f"expected {_EXPECTED[kind]}"
+    if kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
+        key, words = _BOUNDS[kind]
+        return f"expected {words} {ctx[key]}"
+    if kind == "multiple_of":
+        return f"expected a multiple of {ctx.get('multiple_of')}"
+    if kind in ("string_too_short", "string_too_long"):
+        low = ctx.get("min_length", 1) if kind == "string_too_short" else None
+        high = ctx.get("max_length") if kind == "string_too_long" else longest
+        return f"expected {_length(low, high, 'character')}"
+    if kind in ("too_short", "too_long"):
+        low = ctx.get("min_length") if kind == "too_short" else None
+        return f"expected {_length(low, ctx.get('max_length'), 'item')}"
+    if kind == "string_pattern_mismatch":
+        return f"expected text of the form {ctx.get('pattern')}"
+    if kind in ("literal_error", "enum"):
+        choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return (f"expected one of {', '.join(choices)}"
+                + (did_you_mean(given, choices) if isinstance(given, str) else ""))
+    if kind == "missing":
+        return "missing: give it a value"
+    if kind in ("value_error", "assertion_error") or str(error["msg"]).startswith(
+            _VALIDATOR_PREFIXES):
+        text = str(error["msg"])
+        for prefix in _VALIDATOR_PREFIXES:
+            text = text.removeprefix(prefix)
+        return text
+    # A kind no job file, config or option has met yet: its words, costsched's way round.
+    msg = str(error["msg"])
+    return "expected " + msg.replace("Input should be ", "").replace("should be ", "")
+
+
+def _length(low: int | None, high: int | None, unit: str) -> str:
+    """'non-empty text', 'text of 1 to 100 characters', 'a list of at least 2 items'."""
+    noun = "text" if unit == "character" else "a list"
+    if low and high:
+        return f"{noun} of {low} to {high} {unit}s"
+    if low == 1:
+        return "non-empty text" if unit == "character" else "a non-empty list"
+    if low:
+        return f"{noun} of at least {low} {unit}s"
+    return f"{noun} of at most {high} {unit}{'s' if high != 1 else ''}"
+
+
+def error_words(error: Mapping[str, Any], longest: int | None = None) -> str:
     """One pydantic error as costsched says bad input: the value and what is accepted
     ("'ten': expected a number", "0: expected at least 1"), or the validator's own words."""
+    words = expected_words(error, longest)
+    kind = str(error["type"])
+    if kind in ("value_error", "assertion_error", "missing") or not words.startswith(
+            "expected"):
+        return words
     given = repr(error.get("input"))
     given = given if len(given) <= 60 else given[:57] + "..."
-    if error["type"] in _EXPECTED:
-        return f"{given}: expected {_EXPECTED[error['type']]}"
-    if error["type"] in _BOUNDS and "ctx" in error:
-        key, words = _BOUNDS[error["type"]]
-        return f"{given}: expected {words} {error['ctx'].get(key)}"
-    return str(error["msg"]).removeprefix("Value error, ")
+    return f"{given}: {words}"
 
 
 def first_error(source: str, exc: ValidationError, sky: bool, root: type[BaseModel]) -> str:
@@ -75,7 +141,7 @@ def first_error(source: str, exc: ValidationError, sky: bool, root: type[BaseMod
     errors = exc.errors()
     first = errors[0]
     field = ".".join(str(p) for p in first["loc"])
-    msg = error_words(first)
+    msg = error_words(first, _max_length(first["loc"], root))
     if not field:  # a rule across fields: named by the field its words begin with
         head = msg.split(" ", 1)[0].rstrip(":")
         field = head if head in root.model_fields else ""
@@ -86,6 +152,20 @@ def first_error(source: str, exc: ValidationError, sky: bool, root: type[BaseMod
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     named = f"field {as_written(field, sky)}: " if field else ""
     return f"{source}: {named}{msg}{more}"
+
+
+def _max_length(loc: tuple, root: type[BaseModel]) -> int | None:
+    """The max_length of the field at `loc` (None where it has none or is not a field)."""
+    model: Any = root
+    for part in loc:
+        field = getattr(model, "model_fields", {}).get(str(part))
+        if field is None:
+            return None
+        model = field.annotation
+    for meta in getattr(field, "metadata", []) if loc else []:
+        if getattr(meta, "max_length", None) is not None:
+            return int(meta.max_length)
+    return None
 
 
 def _known_fields(loc: tuple, root: type[BaseModel]) -> list[str]:

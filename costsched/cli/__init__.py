@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 from typer import _click as click
-from typer._click.exceptions import NoSuchOption, UsageError
+from typer._click.exceptions import NoArgsIsHelpError, NoSuchOption, UsageError
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
@@ -172,6 +172,10 @@ class LazyGroup(TyperGroup):
             raise
 
 
+# The root's options that take a value, by the value's name: `costsched --config PATH plan`.
+ROOT_OPTIONS = {"--config": "PATH"}
+
+
 @contextmanager
 def one_line_usage() -> Iterator[None]:
     """A mistyped command, option or value ends the command in one line on stderr, as every
@@ -182,14 +186,30 @@ def one_line_usage() -> Iterator[None]:
     except UsageError as exc:
         root = exc.ctx is None or exc.ctx.parent is None
         path = exc.ctx.command_path if exc.ctx is not None else "costsched"
-        message = _value_words(exc) or _as_ours(
-            " ".join(exc.format_message().split()).rstrip("."))
+        message = (_missing_command(exc) or _value_words(exc)
+                   or _as_ours(" ".join(exc.format_message().split()).rstrip(".")))
         if root and isinstance(exc, NoSuchOption):  # 'costsched --json plan ...'
             message += (f"; a command's options follow its name (`{path} COMMAND ... "
                         f"{exc.option_name}`)")
+        elif isinstance(exc, NoSuchOption) and exc.option_name in ROOT_OPTIONS:
+            message += (f"; {exc.option_name} comes before the command (`costsched "
+                        f"{exc.option_name} {ROOT_OPTIONS[exc.option_name]} "
+                        f"{path.partition(' ')[2]} ...`)")
         ends = " " if message.endswith("?") else "; "  # after a did-you-mean's question
         click.echo(f"error: {path}: {message}{ends}`{path} --help` shows the usage", err=True)
         raise SystemExit(exc.exit_code) from None
+
+
+def _missing_command(exc: UsageError) -> str:
+    """A group run without its command (`costsched prices`): its help is shown already (to
+    stdout), then this names what was missing, as one line: 'missing a subcommand: one of
+    import, show, ...'; '' for any other usage error."""
+    if not isinstance(exc, NoArgsIsHelpError) or exc.ctx is None:
+        return ""
+    group = exc.ctx.command
+    names = group.list_commands(exc.ctx) if isinstance(group, TyperGroup) else []
+    return (f"missing a {'sub' if exc.ctx.parent else ''}command: one of "
+            + ", ".join(names))
 
 
 def _as_ours(message: str) -> str:
@@ -258,11 +278,33 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _config_file(value: str | None) -> None:
+    """`costsched --config PATH COMMAND`: every command (and what it starts, the supervisor
+    included) reads PATH, as with COSTSCHED_CONFIG=PATH."""
+    if value:
+        import os
+        from pathlib import Path
+
+        from costsched.cli.common import OptionValue
+        from costsched.config.sections import ENV_CONFIG
+
+        path = Path(value).expanduser().absolute()
+        if not path.is_file():
+            raise OptionValue(f"{value!r}: no such file: expected a TOML config file")
+        os.environ[ENV_CONFIG] = str(path)
+
+
 @app.callback()
 def root(
     show_version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
+    config: Annotated[
+        str | None, typer.Option(
+            "--config", callback=_config_file, metavar="PATH", show_default=False,
+            help="The TOML config file for this command (default: $COSTSCHED_CONFIG, else "
+                 "config.toml in the user config directory).")
+    ] = None,
 ) -> None:
     """costsched: train ML models cheaply on cloud GPUs (prices, plans, migration)."""
 

@@ -151,8 +151,9 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int) 
     every = _records(rows)
     shown = every[:top]
     model = shown[0]["gpu_model"] if shown else ""
+    more = f"; --top {len(every)} shows all" if len(shown) < len(every) else ""
     out = _table(f"{model}: {len(every):,} offerings priced, {len(shown):,} shown "
-                 "(fewest GPUs first, then current before superseded, then cheapest)")
+                 f"(fewest GPUs first, then current before superseded, then cheapest){more}")
     for name, right in (("GPUs", True), ("market", False), ("$/h", True), ("$/GPU-h", True),
                         ("age", True), ("where", False), ("instance type", False)):
         out.add_column(name, justify="right" if right else "left", no_wrap=right,

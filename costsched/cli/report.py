@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -24,6 +24,9 @@ from costsched.report import Report, build
 from costsched.report.cells import added_up, format_cell, heading, table_places, totals_line
 from costsched.report.tables import TABLES
 from costsched.service.stores import using
+
+if TYPE_CHECKING:
+    from costsched.store import PriceStore
 
 # Columns left out on the terminal (--json has them): said elsewhere on the page.
 _HIDDEN = {"days": ["job_id"], "egress": ["from_cloud", "to_cloud"],
@@ -57,9 +60,14 @@ def report(
     if billed:
         from costsched.cli.bills import print_billed
 
+        if job is not None:
+            with options(job="--job"), using(db) as store:
+                _known_job(store, job)
+
         print_billed(db, since=since, until=until, job=job, json_out=json_out, html=html_out)
         return
     with options(since="--since", until="--until", job="--job"), using(db) as store:
+        _known_job(store, job)
         built = build(store, since=since, until=until, job=job)
     if html_out is not None:
         from costsched.report.html import write
@@ -77,6 +85,15 @@ def report(
     _print(built)
     with using(db) as store:
         print_budgets(store, _named(built, job))  # each budget now: spent, committed, ...
+
+
+def _known_job(store: PriceStore, job: str | None) -> None:
+    """A job name no job has is refused in one line with the close names, as `status`,
+    `logs` and `stop` refuse it (an id is the report's to look up)."""
+    if job is not None and not job.strip().isdigit():
+        from costsched.service.jobs.runs import job_ids
+
+        job_ids(store, job, ())
 
 
 def _named(built: Report, job: str | None) -> set[int] | None:

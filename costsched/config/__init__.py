@@ -23,6 +23,7 @@ from costsched import file_limits
 from costsched.config.fields import EntryError, Section
 from costsched.model import InvalidInput
 from costsched.redact import redact, redact_value, remember
+from costsched.spec_errors import expected_words
 from costsched.vocabulary import did_you_mean
 
 if sys.version_info >= (3, 11):
@@ -286,5 +287,5 @@ def _one_line(exc: ValidationError, data: dict[str, Any], sources: dict[str, str
         expected = (f"expected one of {', '.join(choices)}"
                     + (did_you_mean(str(value), choices) if isinstance(value, str) else ""))
     else:
-        expected = _EXPECTED.get(kind) or f"expected {error['msg'][0].lower()}{error['msg'][1:]}"
+        expected = _EXPECTED.get(kind) or expected_words(error)
     return InvalidInput(f"{origin}: {key} {value!r}: {expected}")

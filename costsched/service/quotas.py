@@ -9,6 +9,7 @@ Which quotas an offering draws on is `costsched.clouds.quotas`'; whether they ho
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +21,7 @@ from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.optimize.quotas import attach
 from costsched.passes import memo
+from costsched.service.check_result import AWS_EXTRA, AZURE_EXTRA, GCP_EXTRA
 from costsched.service.collect import route_regions
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time
@@ -35,9 +37,24 @@ def read_problem(cloud: str, error: str, fix: str = "") -> str:
     """One cloud's failed quota reading in one line: 'azure quotas not read: why; fix: what'
     (the cloud and 'quotas not read' said once, however often the message passed through
     hands that named them; the fix left out where the reason gives it already)."""
-    reason = unprefixed(error, cloud, NOT_READ)
+    reason = _reason(cloud, error)
     line = f"{cloud} {NOT_READ}: {reason}"
     return line + (f"; fix: {fix}" if fix and fix not in reason else "")
+
+
+_EXTRAS = {"aws": AWS_EXTRA, "gcp": GCP_EXTRA, "azure": AZURE_EXTRA}
+_NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
+
+
+def _reason(cloud: str, error: str) -> str:
+    """Why `cloud`'s quotas were not read, without the cloud or 'quotas not read' the line
+    around it says; a missing module in the words `collect` uses for a missing SDK
+    ("botocore is not installed: pip install 'costsched[aws]'"), never Python's."""
+    reason = unprefixed(error, cloud, NOT_READ)
+    missing = _NO_MODULE.search(reason)
+    if missing and cloud in _EXTRAS:
+        return f"{missing.group(1).split('.')[0]} is not installed: {_EXTRAS[cloud]}"
+    return reason
 # What `check` and `costsched quotas` show by default: the quotas of GPU instances (not the
 # standard families' or the CPU-only ones, which `--all` adds).
 _STANDARD = {aws_cloud.QUOTA_FAMILIES["c"][1], aws_cloud.QUOTA_FAMILIES["c"][2]}
@@ -95,7 +112,7 @@ class QuotaFacts:
         unknown = self.unknown(clouds)
         if not unknown:
             return ""
-        why = "; ".join(f"{c}: {_short(reason)}" for c, reason in unknown.items())
+        why = "; ".join(f"{c}: {_short(_reason(c, reason))}" for c, reason in unknown.items())
         return (f"quotas not known ({why}): offerings there are ranked as if the account's "
                 f"quotas held them; {REFRESH_LINE}")
 

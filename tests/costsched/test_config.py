@@ -153,6 +153,8 @@ def test_policy_aliases_become_the_registered_name(tmp_path: Path) -> None:
     ("[store]\nstatement_timeout_seconds = 0\n", "store.statement_timeout_seconds 0",
      "expected a number > 0"),
     ("[launch]\nmax_sweep_jobs = 0\n", "launch.max_sweep_jobs 0", "expected a number >= 1"),
+    ("[launch]\nmax_sweep_jobs = 'many'\n", "launch.max_sweep_jobs 'many'",
+     "expected a whole number"),  # costsched's words, never "Input should be ..."
     ("[launch]\nlauncher = 'ibm'\n", "launch.launcher 'ibm'", "expected one of local, aws, "
                                                               "gcp, azure, clouds"),
     ("[migration]\ntransfer_gbps = 0\n", "migration.transfer_gbps 0", "expected a number > 0"),

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pytest
@@ -27,3 +28,36 @@ def test_text_that_is_neither_a_duration_nor_an_iso_time_is_refused_with_the_for
 ])
 def test_durations_and_iso_times_are_read(text: str, expected: object) -> None:
     assert parse_hours(text) == expected
+
+
+@pytest.mark.parametrize(("written", "accepted"), [
+    ("3 days", "3d"), ("36 hours", "36h"), ("90 mins", "90m"), ("1 day 12 hours", "1d12h"),
+    ("2 weeks", "14d"), ("1.5 Days", "1.5d")])
+def test_a_duration_in_words_is_refused_with_the_spelling_accepted(written: str,
+                                                                   accepted: str) -> None:
+    with pytest.raises(ValueError, match=rf"; did you mean '{re.escape(accepted)}'\?$"):
+        parse_hours(written)
+    assert parse_hours(accepted) == parse_hours(accepted)  # the suggestion is accepted
+    assert isinstance(parse_hours(accepted), float)
+
+
+def test_two_d_with_a_space_is_accepted_and_nonsense_gets_no_suggestion() -> None:
+    assert parse_hours("2 d") == 48.0
+    for text in ("soon", "3 dayz"):
+        with pytest.raises(ValueError) as caught:
+            parse_hours(text)
+        assert "did you mean" not in str(caught.value)
+
+
+def test_a_job_files_deadline_in_words_names_the_field_and_the_spelling() -> None:
+    from costsched.jobspec import parse
+    from costsched.model import InvalidInput
+
+    with pytest.raises(InvalidInput) as caught:
+        parse({"name": "j", "model": "ResNet-50", "steps": 10,
+               "constraints": {"deadline": "3 days"}},
+              "job.yaml")
+    said = str(caught.value)
+    assert said.startswith("job.yaml: job 'j': field ") and "deadline" in said, said
+    assert said.endswith("'3 days': expected hours (48, '36h', '2d', '90m') or an ISO time "
+                         "(2020-03-03T00:00Z); did you mean '3d'?"), said

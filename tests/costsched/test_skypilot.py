@@ -501,9 +501,42 @@ def test_secrets_and_value_less_envs_are_names_until_launch() -> None:
                        "task.yaml", "t", {"WANDB_PROJECT": "p1", "MODEL_NAME": "gpt2"})
     assert given.envs == {"MODEL_NAME": "gpt2", "WANDB_PROJECT": "p1"}
     assert given.task.launch_envs == []
-    with pytest.raises(InvalidInput, match="'NOPE' is given at launch but the task has no"):
-        parse_task({"envs": {"A": 1}, "run": "x", "resources": {"accelerators": "V100"}},
-                   "task.yaml", "t", {"NOPE": "1"})
+
+
+
+def test_an_env_given_at_launch_that_the_task_has_not_is_added_as_sky_launch_does() -> None:
+    task_doc = {"envs": {"EPOCHS": 1}, "run": "x", "resources": {"accelerators": "V100"}}
+    spec = parse_task(task_doc, "task.yaml", "t", {"KM_DELAY": "0.1", "EPOCHS": "3"})
+    assert spec.envs == {"EPOCHS": "3", "KM_DELAY": "0.1"}
+
+
+def test_a_launch_env_close_to_a_tasks_env_is_refused_as_its_misspelling() -> None:
+    """Added, EPOCS would leave EPOCHS at the file's value unnoticed: one line naming the
+    close env and how to add a new one instead."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_task({"envs": {"EPOCHS": 1}, "run": "x", "resources": {"accelerators": "V100"}},
+                   "task.yaml", "t", {"EPOCS": "3"})
+    assert str(caught.value) == (
+        "task.yaml: field envs: 'EPOCS' is given at launch but the task has no such env; did "
+        "you mean 'EPOCHS'? (a new env: write it under envs in the task)")
+
+
+@pytest.mark.parametrize("value", ["value", 12, True])
+def test_a_secrets_value_written_in_the_file_is_refused_saying_how_to_give_it(
+        value: object) -> None:
+    """SkyPilot uses it; costsched would have to keep it for a recovery: one line at parse
+    time, naming the field, that the value is not used and the option that gives it."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_task({"run": "x", "resources": {"accelerators": "V100"},
+                    "secrets": {"TOKEN": value, "HF_TOKEN": None}}, "task.yaml")
+    assert str(caught.value) == (
+        "task.yaml: field secrets: 'TOKEN' has a value written in the file, which costsched "
+        "does not use (a secret is never stored, and a recovery would not have it): leave it "
+        "empty and give it at launch with --secret TOKEN (NAME=VALUE gives a value, NAME "
+        "alone takes it from your environment)")
+    assert parse_task({"run": "x", "resources": {"accelerators": "V100"},
+                       "secrets": {"TOKEN": "", "HF_TOKEN": None}},
+                      "task.yaml").task.secrets == ["TOKEN", "HF_TOKEN"]
 
 
 def test_an_unknown_member_of_a_set_is_dropped_with_a_note() -> None:

@@ -151,13 +151,22 @@ def test_skypilots_own_image_tags_leave_the_launchers_image() -> None:
                 "run: x").task.image_id is None
 
 
-def test_an_unknown_name_in_a_set_is_dropped_with_its_close_names() -> None:
-    spec = task("resources: {accelerators: {V10O: 1, T4: 1, RTX4070-TI-SUPER: 1}}\nrun: x")
-    assert spec.constraints.gpu_models == ["T4"]
-    assert ("resources.accelerators: 'V10O': not an accelerator costsched knows (did you "
-            "mean 'V100'); dropped from the set") in spec.task.notes
-    assert "none of V10O:1, Z9:1 is an accelerator costsched knows" in refusal(
-        "resources: {accelerators: {V10O: 1, Z9: 1}}\nrun: x")
+@pytest.mark.parametrize("text", [
+    "resources: {accelerators: {A100: 1, H10O: 1}}",
+    "resources: {accelerators: [A100:1, H10O:1]}",
+    "resources: {accelerators: A100:1, any_of: [{cloud: aws}, {accelerators: H10O:1}]}"])
+def test_a_misspelt_name_in_a_set_or_list_is_refused_with_the_close_one(text: str) -> None:
+    """A typo is refused as it is alone, never dropped: one line, the close name."""
+    said = refusal(text + "\nrun: x")
+    assert "'H10O': not an accelerator costsched knows" in said
+    assert said.endswith("; did you mean 'H100'?") and "\n" not in said
+
+
+def test_a_known_gpu_without_a_catalog_type_is_still_dropped_from_a_set_with_a_note() -> None:
+    spec = task("resources: {accelerators: {A10G: 1, A10: 1}}\nrun: x")
+    assert spec.constraints.gpu_models == ["A10G"]
+    assert spec.task.notes == ["resources.accelerators: A10:1 dropped: the catalog has no "
+                               "instance type with it (`costsched gpus` lists them)"]
 
 
 def test_emit_keeps_a_docker_image_and_pins_a_per_cloud_image() -> None:
@@ -251,8 +260,8 @@ def test_a_workdir_url_is_refused_as_a_url_not_looked_for_as_a_folder() -> None:
 
 def test_an_env_given_at_launch_under_a_mistyped_name_gets_the_close_one() -> None:
     with pytest.raises(InvalidInput, match=r"'DATABUCKET' is given at launch but the task "
-                       r"has no such env; expected one of STEPS, DATA_BUCKET; did you mean "
-                       r"'DATA_BUCKET'\?"):
+                       r"has no such env; did you mean 'DATA_BUCKET'\? \(a new env: write it "
+                       r"under envs in the task\)$"):
         parse_task(yaml.safe_load("envs: {STEPS: 1, DATA_BUCKET: }\nrun: x"), "task.yaml",
                    "t", {"DATABUCKET": "x"})
 

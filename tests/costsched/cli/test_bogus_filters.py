@@ -121,7 +121,14 @@ CASES = [
     (["logs", "resnet50", "--node", "-1"], "--node"),
     (["report", "--since", "bogus"], "--since 'bogus': expected an ISO 8601 time"),
     (["report", "--until", "bogus"], "--until 'bogus': expected an ISO 8601 time"),
-    (["report", "--job", "bogus"], "--job 'bogus': no job of that id or name"),
+    (["--config", "nope.toml", "status"], "--config 'nope.toml': no such file: expected a "
+     "TOML config file"),
+    (["report", "--job", "bogus"], "--job 'bogus': no job of that name in the store; the "
+     "jobs: "),
+    (["report", "--job", "resnet5O"], "--job 'resnet5O': no job of that name in the store; "
+     "did you mean 'resnet50'?"),
+    (["report", "--billed", "--job", "resnet5O"], "--job 'resnet5O': no job of that name in "
+     "the store; did you mean 'resnet50'?"),
     (["bills", "import", "bogus"], "export 'bogus': expected s3://BUCKET/PREFIX"),
     (["bills", "import", "s3://bucket/prefix", "--since", "bogus"], "--since 'bogus': "
      "expected an ISO 8601 time"),

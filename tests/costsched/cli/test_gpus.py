@@ -157,3 +157,16 @@ def test_an_offering_over_quota_is_marked_with_the_request_to_make(
             in " ".join(listed.stdout.split()))
     rows = json.loads(cli("gpus", "V100", "--json", "--at", NOW.isoformat()).stdout)["rows"]
     assert rows[0]["quota"] == blocked
+
+
+def test_a_cut_offerings_table_names_the_top_that_shows_all(cli) -> None:  # noqa: ANN001
+    """'97 offerings priced, 20 shown ...; --top 97 shows all', and that --top does."""
+    import re
+
+    cut = " ".join(cli("gpus", "L4", "--at", "2026-11-01").stdout.split())  # title wraps
+    found = re.search(r"L4: (\d+) offerings priced, 20 shown .*; (--top (\d+)) shows all", cut)
+    assert found and found.group(1) == found.group(3), cut
+    every = " ".join(cli("gpus", "L4", "--at", "2026-11-01", *found.group(2).split())
+                     .stdout.split())
+    assert f"{found.group(1)} offerings priced, {found.group(1)} shown" in every
+    assert "shows all" not in every

@@ -58,3 +58,27 @@ def test_quotas_and_collect_say_a_cloud_once(db_path: Path) -> None:
 def test_a_refresh_names_its_cloud_once() -> None:
     said = Refresh(found={}, errors={"aws": "aws: no AWS credentials found"}).lines()
     assert said == ["aws: not refreshed: no AWS credentials found"]
+
+
+def test_a_missing_sdk_is_said_as_collect_says_it_and_each_cloud_once(db_path: Path) -> None:
+    """A reader that failed on a missing module: 'botocore is not installed: pip install
+    ...' in `quotas` and in the plans' note, never Python's exception, each cloud once."""
+    from costsched.service.quotas import QuotaFacts
+
+    store = PriceStore(f"sqlite:///{db_path}")
+    read_quotas(store, {"aws": ["us-east-1"], "gcp": ["us-central1"]}, readers={
+        "aws": _Failing(ModuleNotFoundError("No module named 'botocore'", name="botocore")),
+        "gcp": _Failing(QuotasUnreadable("gcp: the google-cloud SDK is not installed: pip "
+                                         "install 'costsched[gcp]'",
+                                         "pip install 'costsched[gcp]'"))})
+    note = QuotaFacts(store.quotas.current(), store.quotas.reads()).unknown_note(
+        {"aws", "gcp"})
+    assert note.startswith(
+        "quotas not known (aws: botocore is not installed: pip install 'costsched[aws]'; "
+        "gcp: the google-cloud SDK is not installed: pip install 'costsched[gcp]'): "), note
+    shown = CliRunner().invoke(app, ["quotas", "--db", str(db_path)])
+    lines = [line for line in shown.stderr.splitlines() if line.strip()]
+    assert lines == [
+        "aws quotas not read: botocore is not installed: pip install 'costsched[aws]'",
+        "gcp quotas not read: the google-cloud SDK is not installed: pip install "
+        "'costsched[gcp]'"]

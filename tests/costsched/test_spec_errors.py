@@ -1,0 +1,67 @@
+"""pydantic's errors as costsched says bad input: the value and what is accepted, in
+costsched's words, for every kind of constraint a job file, the config or an option has
+(never "String should have at least 1 character" or "Input should be ...")."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
+from costsched.jobspec import parse
+from costsched.model import InvalidInput
+from costsched.spec_errors import error_words
+
+PYDANTIC_WORDS = ("should", "Input", "String", "Field required", "Value error", "List ")
+
+
+class _Every(BaseModel):
+    short: str = Field("x", min_length=2)
+    long: str = Field("x", max_length=3)
+    both: str = Field("x", min_length=1, max_length=10)
+    items: list[int] = Field([1], min_length=1, max_length=2)
+    form: str = Field("a", pattern=r"^[a-z]+$")
+    choice: Literal["stop", "move"] = "stop"
+    whole: int = Field(1, ge=1, le=5, multiple_of=1)
+    number: float = Field(1.0, gt=0, allow_inf_nan=False)
+    flag: bool = True
+    mapping: dict[str, int] = {}
+    needed: int
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("short", "a", "'a': expected text of at least 2 characters"),
+    ("long", "abcd", "'abcd': expected text of at most 3 characters"),
+    ("both", "", "'': expected non-empty text"),
+    ("items", [], "[]: expected a non-empty list"),
+    ("items", [1, 2, 3], "[1, 2, 3]: expected a list of at most 2 items"),
+    ("form", "A1", "'A1': expected text of the form ^[a-z]+$"),
+    ("choice", "mvoe", "'mvoe': expected one of stop, move; did you mean 'move'?"),
+    ("whole", 0, "0: expected at least 1"),
+    ("whole", "x", "'x': expected a whole number"),
+    ("number", float("inf"), "inf: expected a finite number"),
+    ("flag", "maybe", "'maybe': expected true or false"),
+    ("mapping", [1], "[1]: expected a mapping"),
+])
+def test_each_constraint_is_said_in_costscheds_words(field: str, value: object,
+                                                     says: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        _Every.model_validate({"needed": 1, field: value})
+    [error] = caught.value.errors()
+    words = error_words(error)
+    assert words == says
+    assert not any(w in words for w in PYDANTIC_WORDS), words
+
+
+def test_a_missing_field_is_not_said_in_pydantics_words() -> None:
+    with pytest.raises(ValidationError) as caught:
+        _Every.model_validate({})
+    words = error_words(caught.value.errors()[0])
+    assert words == "missing: give it a value"
+
+
+def test_an_empty_job_name_names_the_field_and_what_a_name_is() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse({"name": "", "model": "ResNet-50", "steps": 10}, "x.yaml")
+    assert str(caught.value) == "x.yaml: field name: '': expected text of 1 to 100 characters"
