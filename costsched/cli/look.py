@@ -104,7 +104,9 @@ def logs(job: JobArgument,
              "--all", help="The output on every instance the job ran on (before each "
              "recovery or move too), oldest first, the last --tail lines of each.")] = False,
          db: DbOption = None) -> None:
-    """The job's output on its current (or last) instance; --all: on every one."""
+    """The job's output on its current (or last) instance.
+
+    --all: on every instance it ran on; --follow: as it comes, until the job ends."""
     found = None if follow or node or every else glance.last_instance(db, job)
     if found is not None:
         from launchers import make_launcher
