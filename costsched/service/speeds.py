@@ -118,7 +118,8 @@ def flag_new(store: PriceStore, at: datetime,
     """The running jobs whose measured speed is beyond the factor from their plan's and
     were not flagged before: (job id, a line) each (the daemon logs them), their flag kept
     with their prediction (or in their log, for a job launched without one), and their
-    measured speed stored with costsched's measurements."""
+    measured speed stored with costsched's measurements (for a job whose file names its
+    model)."""
     # Only a job that reported a step has a measured speed (`_measured`).
     records = [r for r in store.jobs.records(states=["running"]) if r.steps_done > 0]
     if not records:
@@ -139,8 +140,11 @@ def flag_new(store: PriceStore, at: datetime,
         return []
     store.jobs.note_many({j: found[j].line() for j in unplanned if j in new}, "throughput",
                          at=at)
+    # A job whose file names no model is its own model (its name): no model a job file
+    # may name, so its speed is not kept with costsched's measurements.
+    named = {r.id for r in records if stored_spec(r.spec).get("model")}
     rows = [_measurement(found[j], [p for p in placed if p.job_id == j], at)
-            for j in sorted(new)]
+            for j in sorted(new) if j in named]
     store.measured_throughputs.add_rows(
         dict(zip(THROUGHPUT_COLUMNS, r, strict=True)) for r in rows if r is not None)
     return [(j, found[j].line()) for j in sorted(new)]

@@ -48,6 +48,7 @@ from costsched.store import PriceStore
 from costsched.store.job_rows import EventRow, PlacementRow
 
 if TYPE_CHECKING:
+    from costsched.jobspec import ResolvedJob
     from costsched.measured import Speed
     from costsched.policies import OfferingKey
 
@@ -152,8 +153,9 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     nodes = {j: nodes_of(specs[j]) for j in wanted}  # every node of a gang is charged
     stopped = _budget_stops(store, wanted)
     runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
+    resolved = {j: found for j, run in runs.items() if (found := _resolved(run)) is not None}
     paces = job_paces(store, [r.record for r in runs.values()],
-                      {j: (r.resolved.job.model, r.resolved.table) for j, r in runs.items()})
+                      {j: (r.job.model, r.table) for j, r in resolved.items()})
     out = []
     for job_id, usd in sorted(own.items()):
         out.append(_state(store, f"job {job_id} ({names[job_id]})", "job", usd, "total",
@@ -259,7 +261,9 @@ def _to_end(run: RunningJob, placed: Sequence[PlacementRow], usd_per_hour: float
     now = [p for p in placed if p.job_id == run.record.id and p.end_at is None]
     if left <= 0 or usd_per_hour <= 0 or not now:
         return 0.0
-    row, resolved = now[-1], run.resolved
+    row, resolved = now[-1], _resolved(run)
+    if resolved is None:  # its stored spec does not resolve: no speed known, no forecast
+        return 0.0
     table = rest_table(resolved.table, resolved.job.model, run.record.spec, paces)
     try:
         per_hour = 3600 * table.get(resolved.job.model, row.gpu_model,
@@ -267,6 +271,14 @@ def _to_end(run: RunningJob, placed: Sequence[PlacementRow], usd_per_hour: float
     except Exception:  # noqa: BLE001 - no speed known for it there: no forecast
         return 0.0
     return usd_per_hour * left / per_hour if per_hour > 0 else float("inf")
+
+
+def _resolved(run: RunningJob) -> ResolvedJob | None:
+    """The job's resolved spec; None when its stored spec does not resolve now."""
+    try:
+        return run.resolved
+    except InvalidInput:
+        return None
 
 
 RAISED = "raised to $"

@@ -43,20 +43,21 @@ def instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def slow_job(store: PriceStore, instances: Path, now: datetime, *, steps: float = STEPS,
-             done: float = DONE) -> int:
+             done: float = DONE, model: str | None = None, name: str = "slow") -> int:
     """A job of the local launcher on a V100 on demand for two hours, declared at 4 steps/s
     and measured at 1 (step 1,000 at -1.5 h, step 4,600 at -0.5 h), with a budget of $500
-    (so its budget forecasts the rest)."""
-    store.ingest(pd.DataFrame([dict(
+    (so its budget forecasts the rest); its file names `model` (None: none)."""
+    store.ingest(pd.DataFrame([dict(  # (again for a second job: the same price)
         cloud="aws", region="us-east-1", zone="", instance_type="p3.2xlarge",
         market="on_demand", os="linux", gpu_model="V100", gpu_count=1, vcpus=8,
         memory_gb=61.0, usd_per_hour=PRICE, effective_at=now - timedelta(hours=10),
         source="test")]))
-    spec = {"spec": {"name": "slow", "throughputs": {"V100": PLANNED}, "steps": steps,
+    spec = {"spec": {"name": name, "throughputs": {"V100": PLANNED}, "steps": steps,
                      "constraints": {"budget": 500.0, "markets": ["on_demand"],
-                                     "regions": ["us-east-1"]}},
+                                     "regions": ["us-east-1"]},
+                     **({"model": model} if model else {})},
             "launcher": "local", "source": "test"}
-    job = store.jobs.create("slow", spec, steps, at=now - timedelta(hours=3))
+    job = store.jobs.create(name, spec, steps, at=now - timedelta(hours=3))
     store.jobs.place(job, OD, gpu_model="V100", gpu_count=1, at=now - timedelta(hours=2),
                      usd_per_hour=PRICE, reason="launch", instance=f"{job}-1", keep_open=True)
     store.jobs.transition(job, "running", at=now - timedelta(hours=2))
