@@ -418,6 +418,14 @@ class ResolvedJob(Workload):
     checkpoint_auto: bool = False  # costsched chose checkpoint_hours (interval "auto")
     notes: tuple[str, ...] = ()  # remarks made reading the task (TaskSpec.notes)
     work: Work | None = None  # how the work was said (given or assumed)
+    # Whether the spec names its model: a job that names none is its own model in its
+    # table (its name keys its own figures), which is no model a job file may name.
+    model_named: bool = True
+
+    @property
+    def model_name(self) -> str | None:
+        """The model the job's file names (the table's spelling); None when it names none."""
+        return self.job.model if self.model_named else None
 
     @property
     def cpu(self) -> bool:
@@ -435,7 +443,8 @@ class ResolvedJob(Workload):
                   constraints=j.constraints, checkpoint_hours=j.checkpoint_hours)
         return ResolvedJob(job, self.table, self.checkpoint_hours, self.restart_hours,
                            dict(spec.envs), source, self.deadline_at, self.checkpoint_auto,
-                           self.notes, self.work, order=self.order, nodes=self.nodes)
+                           self.notes, self.work, self.model_named, order=self.order,
+                           nodes=self.nodes)
 
 
 def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
@@ -504,7 +513,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         envs=dict(spec.envs), source=source, deadline_at=deadline_at,
         checkpoint_auto=spec.checkpoint.interval_minutes == checkpoint_interval.AUTO,
         order=tuple(spec.task.order), notes=tuple(spec.task.notes), nodes=spec.num_nodes,
-        work=work_of(spec, float(steps), relative, source),
+        work=work_of(spec, float(steps), relative, source), model_named=spec.model is not None,
     )
 
 

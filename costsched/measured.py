@@ -438,6 +438,10 @@ class JobRate:
     def __init__(self, model: str, table: ThroughputTable) -> None:
         self.model, self._table = model, table
 
+    @property
+    def table(self) -> ThroughputTable:
+        return self._table
+
     def __call__(self, gpu: str, count: int) -> float:
         return self._table.get(self.model, gpu, count).steps_per_second
 

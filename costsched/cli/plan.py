@@ -440,7 +440,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
         for i, p in enumerate(result.jobs):
             b = p.baseline
             yield {
-                "name": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps,
+                "name": p.job.name, "model": p.job.model_name, "steps": p.job.job.steps,
                 "source": p.job.source,
                 "deadline_hours": p.job.job.constraints.deadline_hours,
                 "budget_usd": p.job.job.constraints.budget_usd,

@@ -9,12 +9,14 @@ job spec declares a figure, which is kept, and flagged where it is used (`plan_n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
+from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.measured import (
     MEASURING,
+    JobRate,
     Placed,
     Reading,
     Speed,
@@ -32,6 +34,7 @@ from costsched.measured import (
     stored_readings,
     stored_spec,
 )
+from costsched.model import InvalidInput
 from costsched.passes import one_pass
 from costsched.service.stores import StoreLike, using
 from costsched.store import PriceStore
@@ -39,7 +42,9 @@ from costsched.store.job_rows import PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.signals import THROUGHPUT_COLUMNS
 from costsched.throughput import ThroughputTable, model_key
+from costsched.throughput_rest import MEASURED, PLANNED, RestTable
 from costsched.vocabulary import prefixed
+from costsched.work import assumed_work
 
 RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that reported a step
 
@@ -113,7 +118,8 @@ def flag_new(store: PriceStore, at: datetime,
     """The running jobs whose measured speed is beyond the factor from their plan's and
     were not flagged before: (job id, a line) each (the daemon logs them), their flag kept
     with their prediction (or in their log, for a job launched without one), and their
-    measured speed stored with costsched's measurements."""
+    measured speed stored with costsched's measurements (for a job whose file names its
+    model)."""
     # Only a job that reported a step has a measured speed (`_measured`).
     records = [r for r in store.jobs.records(states=["running"]) if r.steps_done > 0]
     if not records:
@@ -134,8 +140,11 @@ def flag_new(store: PriceStore, at: datetime,
         return []
     store.jobs.note_many({j: found[j].line() for j in unplanned if j in new}, "throughput",
                          at=at)
+    # A job whose file names no model is its own model (its name): no model a job file
+    # may name, so its speed is not kept with costsched's measurements.
+    named = {r.id for r in records if stored_spec(r.spec).get("model")}
     rows = [_measurement(found[j], [p for p in placed if p.job_id == j], at)
-            for j in sorted(new)]
+            for j in sorted(new) if j in named]
     store.measured_throughputs.add_rows(
         dict(zip(THROUGHPUT_COLUMNS, r, strict=True)) for r in rows if r is not None)
     return [(j, found[j].line()) for j in sorted(new)]
@@ -233,3 +242,90 @@ def plan_notes_for(db: StoreLike, models: Iterable[str], factor: float | None = 
     default)."""
     with using(db) as store:
         return plan_notes(store, models, factor)
+
+
+# --- the speed the rest of a running job runs at ---------------------------------------------
+
+
+def job_paces(store: PriceStore, records: Sequence[JobRecord],
+              tables: Mapping[int, tuple[str, ThroughputTable]]) -> dict[int, list[Speed]]:
+    """Each of `records`' speeds (`speed_rows`, its rows) by the table it is priced with
+    (`tables`: {job id: (its model, its table)}): from one read of their placements and
+    one of their step readings. Jobs that reported no step, or whose work is assumed or
+    given as hours on a reference GPU (their steps are not the table's), have none."""
+    mine = [r for r in records if r.steps_done > 0 and r.id in tables
+            and paced(r.spec)]
+    if not mine:
+        return {}
+    ids = [r.id for r in mine]
+    rates = {j: JobRate(*tables[j]) for j in ids}
+    found = speed_rows(store.jobs.placement_rows(ids), {r.id: r.steps_done for r in mine},
+                       {r.id: r.updated_at for r in mine}, rates,
+                       readings=stored_readings(store.jobs.reading_rows(ids)))
+    return job_speeds(found)
+
+
+def paced(stored: Mapping) -> bool:
+    """Whether a stored job's steps are its own (so its measured speed prices the rest):
+    not an assumed hour of work, nor hours of work on a reference GPU."""
+    spec = stored_spec(dict(stored))
+    return assumed_work(stored) is None and (
+        bool(spec.get("model")) or bool(spec.get("throughputs")) or not spec.get("hours"))
+
+
+def rest_table(table: ThroughputTable, model: str, stored: Mapping,
+               rows: Sequence[Speed]) -> ThroughputTable:
+    """The table the rest of a job is priced with: at its measured pace (`RestTable`)
+    where it has a measured speed, else `table` as it is (CPU work: as it is)."""
+    if isinstance(table, CpuWork) or not paced(stored) or \
+            not any(s.measured_sps == s.measured_sps for s in rows):
+        return table
+    return RestTable(table, model, rows)
+
+
+def short_work(record: JobRecord) -> str:
+    """Why the rest of a running job cannot be priced when it reported a step beyond the
+    steps it declares (the declared work is short: what is left is not known, never 0);
+    '' otherwise. A job whose steps are not its own (`paced`) is never short."""
+    done = max(float(record.steps_done or 0.0), float(record.checkpoint_step or 0.0))
+    total = float(record.steps_total)
+    if record.state != "running" or not done > total or not paced(record.spec):
+        return ""
+    return (f"reported step {done:,.0f} of {total:,.0f} declared: the declared work is "
+            "short; the rest cannot be priced")
+
+
+def status_rests(statuses: Iterable) -> dict[int, dict]:
+    """{job id: the speed the rest of it runs at} for the running jobs of `statuses`
+    (`service.jobs.JobStatus`), on the GPU of its open placement, as the decider and the
+    budgets' forecast price it (`rest_table`): {"steps_per_second", "source" ("measured"
+    or "planned"), "work_short" (why the rest cannot be priced, else None)}."""
+    shown = [s for s in statuses if s.record.state == "running"
+             and s.open_placement is not None]
+    if not shown:
+        return {}
+    placed = [p for s in shown if s.record.steps_done > 0
+              for p in (c.placement for c in s.cost.charged)]
+    read = _read([r for s in shown for r in s.readings])
+    table = ThroughputTable.load()
+    with one_pass():  # jobs of one spec share its rate
+        _, found, _ = _measured([s.record for s in shown], placed, table, read)
+        rates = {s.record.id: job_rate(s.record.spec, s.record.created_at, table,
+                                       table.model_keys()) for s in shown}
+    rows = job_speeds(found)
+    out = {}
+    for s in shown:
+        rate, short = rates[s.record.id], short_work(s.record)
+        gpu, count = str(s.open_placement["gpu_model"]), int(s.open_placement["gpu_count"])
+        speed, source = float("nan"), PLANNED
+        if rate is not None:
+            paced_table = rest_table(rate.table, rate.model, s.record.spec,
+                                     rows.get(s.record.id, []))
+            try:
+                speed = paced_table.get(rate.model, gpu, count).steps_per_second
+                source = MEASURED if paced_table is not rate.table else PLANNED
+            except InvalidInput:
+                pass
+        out[s.record.id] = {"steps_per_second": speed, "source": source,
+                            "work_short": short or None}
+    return out

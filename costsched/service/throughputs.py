@@ -57,7 +57,9 @@ def measure_rows(store: PriceStore, at: datetime) -> list[tuple]:
     for job_id in rated:  # sorted, as `ids`
         record = records[job_id]
         spec = record.spec.get("spec", record.spec)  # stored as {"spec": ..., "source": ...}
-        model = str(spec.get("model") or record.name)
+        if not spec.get("model"):  # no model: its name is no model a job file may name
+            continue
+        model = str(spec["model"])
         precision = str(spec.get("precision") or "fp32")
         for p in (p for p in todo if p.job_id == job_id):
             found = placement_rates(progress_of[job_id], p.start_at, p.end_at)
@@ -109,6 +111,30 @@ def table_with_measured(store: StoreLike, user_file: Path | None = None,
     """The throughput table plans use: bundled, costsched's measurements over it, the
     user's over both."""
     with using(store) as opened:
-        rows = opened.measured_throughputs.rows()
+        rows = of_models(opened, opened.measured_throughputs.rows())
     return ThroughputTable.load(user_file, precision=precision,
                                 learned=learned_rows(rows, precision) if len(rows) else None)
+
+
+def of_models(store: PriceStore, rows: pd.DataFrame) -> pd.DataFrame:
+    """Of costsched's measurements, those of a model: not those stored (before they were
+    kept apart) under the name of a job whose file names no model, which is no model a
+    job file may name (a later job's `model:` is never offered it, nor planned on it)."""
+    ids = sorted({int(j) for j in rows["job_id"].dropna()}) if len(rows) else []
+    if not ids:
+        return rows
+    unnamed = {r.id: model_key(r.name) for r in store.jobs.records(ids)
+               if not stored_model(r.spec)}
+    if not unnamed:
+        return rows
+    keys = rows["model"].map(model_key)
+    own = [unnamed.get(int(j)) == k if j == j else False
+           for j, k in zip(rows["job_id"], keys, strict=True)]
+    return rows[[not o for o in own]]
+
+
+def stored_model(stored: dict) -> str | None:
+    """The model a stored job spec names, or None."""
+    spec = stored.get("spec", stored) if isinstance(stored, dict) else {}
+    model = spec.get("model") if isinstance(spec, dict) else None
+    return str(model) if model else None

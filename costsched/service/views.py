@@ -112,11 +112,13 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
     budget now under "budgets" (`budgets_document`), with `held` the capacity paid for
     that no job shown uses under "held_bookings" (`costsched.service.booking.held_unused`)."""
     from costsched.costs import charged_records
-    from costsched.service.speeds import status_flags
+    from costsched.service.speeds import status_flags, status_rests
 
     flags = status_flags(shown)  # measured speed far from the plan's: {job id: words}
+    rests = status_rests(shown)  # the speed the rest of each running job is priced at
     charged = charged_records(s.cost for s in shown)  # not a frame per job
-    jobs = [finite(_job(s, flags.get(s.record.id), charged[s.cost.job_id])) for s in shown]
+    jobs = [finite(_job(s, flags.get(s.record.id), charged[s.cost.job_id],
+                        rests.get(s.record.id))) for s in shown]
     if scheduled is None and budgets is None:
         return jobs
     out: dict = {"jobs": jobs}
@@ -161,7 +163,8 @@ def progress_words(progress: float | None, source: str | None, *,
     return "no step yet" if live else "-"
 
 
-def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict:
+def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
+         rest: dict | None = None) -> dict:
     return {
         "id": s.record.id, "name": s.record.name, "state": s.record.state,
         "instance_state": s.instance_state or None, "nodes": s.nodes,
@@ -180,6 +183,9 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
         "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
         "next": s.next or None, "decision": decision_document(s.decision),
         "throughput_flag": throughput_flag,
+        # A running job's rest: the speed it is priced at ("measured" or "planned"), and
+        # why it cannot be priced when it reported more steps than it declares.
+        "rest": rest,
         "work_assumed": None if s.assumed_work is None else s.assumed_work.as_dict(),
         "booked_usd": s.booked_usd, "instance_detail": s.instance_detail or None,
         "bookings": [{"market": b.booked.offering.market, "state": b.state,

@@ -40,14 +40,16 @@ from costsched.service.jobs.runs import (
     _progress_of,
     _runs,
     _steps_left_of,
-    done_step,
     nodes_of,
 )
 from costsched.service.jobs.steps import _start_migration
+from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
 from costsched.store.job_rows import EventRow, PlacementRow
 
 if TYPE_CHECKING:
+    from costsched.jobspec import ResolvedJob
+    from costsched.measured import Speed
     from costsched.policies import OfferingKey
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
@@ -59,8 +61,9 @@ _LAST_CHECK: dict[tuple[str, str], float] = {}  # (store, launcher): its last ch
 class BudgetState:
     """One budget now: `spent` in its period, `committed` (its running jobs' next watch
     interval at their stored prices), `forecast` (spent plus each running job's cost to its
-    end at its measured pace, or to the end of the period when that comes first), its jobs
-    and those a stop at the cap ended."""
+    end at the speed the rest of it runs at, its measured speed where one is trusted, or
+    to the end of the period when that comes first), its jobs and those a stop at the cap
+    ended."""
 
     name: str  # "job 3 (train)" for a job's own budget, else the configured name
     kind: str  # "job" or "named"
@@ -68,7 +71,7 @@ class BudgetState:
     period: str  # "total", "day" or "month"
     spent_usd: float
     committed_usd: float
-    forecast_usd: float
+    forecast_usd: float  # NaN when a running job's rest cannot be priced (`short_work`)
     jobs: tuple[int, ...] = ()
     running: tuple[int, ...] = ()
     stopped: tuple[int, ...] = ()
@@ -150,16 +153,19 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     nodes = {j: nodes_of(specs[j]) for j in wanted}  # every node of a gang is charged
     stopped = _budget_stops(store, wanted)
     runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
+    resolved = {j: found for j, run in runs.items() if (found := _resolved(run)) is not None}
+    paces = job_paces(store, [r.record for r in runs.values()],
+                      {j: (r.job.model, r.table) for j, r in resolved.items()})
     out = []
     for job_id, usd in sorted(own.items()):
         out.append(_state(store, f"job {job_id} ({names[job_id]})", "job", usd, "total",
                           [job_id], placed, states, at, interval_seconds, stopped, runs, sizes,
-                          nodes))
+                          nodes, paces))
     for name, members in named.items():
         members = sorted(members, key=lambda j: (created[j], j))
         b = config.named[name]
         out.append(_state(store, name, "named", float(b.usd), b.period, members, placed,
-                          states, at, interval_seconds, stopped, runs, sizes, nodes))
+                          states, at, interval_seconds, stopped, runs, sizes, nodes, paces))
     return out
 
 
@@ -167,7 +173,7 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
            members: Sequence[int], placed: Sequence[PlacementRow], states: Mapping[int, str],
            at: datetime, interval_seconds: float, stopped: Mapping[int, set[str]],
            runs: Mapping[int, RunningJob], sizes: Mapping[int, float],
-           nodes: Mapping[int, int]) -> BudgetState:
+           nodes: Mapping[int, int], paces: Mapping[int, list[Speed]]) -> BudgetState:
     member = set(members)
     mine = [p for p in placed if p.job_id in member]
     spent = _spent(store, mine, period_start(period, at), at, sizes, nodes)
@@ -176,7 +182,7 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
     ahead = _next_charge(store, [p for p in mine if p.job_id in live], at, interval_seconds,
                          nodes)
     per_hour = {j: ahead.get(j, 0.0) * 3600 / interval_seconds for j in running}
-    to_end = {j: _to_end(runs[j], mine, per_hour[j], at) for j in running}
+    to_end = {j: _to_end(runs[j], mine, per_hour[j], paces.get(j, [])) for j in running}
     # The forecast runs to the end of the period: a running job is charged to its own end
     # or to the period's, whichever comes first.
     end = period_end(period, at)
@@ -243,29 +249,36 @@ def _total(values: Sequence[float]) -> float:
 
 
 def _to_end(run: RunningJob, placed: Sequence[PlacementRow], usd_per_hour: float,
-            at: datetime) -> float:
+            paces: Sequence[Speed]) -> float:
     """A running job's cost to its end at its open placement's price: its steps left at
-    the pace it reported (steps done over the hours it ran), else at its declared speed."""
-    mine = [p for p in placed if p.job_id == run.record.id]
-    left, reported = _progress_of(run, run.record.steps_done)
-    if left <= 0 or usd_per_hour <= 0:
+    the speed the rest of it runs at on that placement's GPU (its measured speed where one
+    is trusted, else its plan's: `service.speeds.rest_table`, the table the decider prices
+    it with); 0 with no speed known for it there; NaN when the rest cannot be priced (it
+    reported more steps than it declares: `short_work`)."""
+    if short_work(run.record):
+        return float("nan")
+    left, _ = _progress_of(run, run.record.steps_done)
+    now = [p for p in placed if p.job_id == run.record.id and p.end_at is None]
+    if left <= 0 or usd_per_hour <= 0 or not now:
         return 0.0
-    if reported:  # a wait for capacity is no hour it ran
-        hours = sum(max(((p.end_at or at) - p.start_at).total_seconds(), 0.0)
-                    for p in mine if not p.waiting) / 3600
-        per_hour = done_step(run, run.record.steps_done) / hours if hours > 0 else 0.0
-    else:
-        now = [p for p in mine if p.end_at is None]
-        if not now:
-            return 0.0
-        row = now[-1]
-        try:
-            per_hour = 3600 * run.resolved.table.get(
-                run.resolved.job.model, row.gpu_model, int(row.gpu_count)
-            ).steps_per_second
-        except Exception:  # noqa: BLE001 - no declared speed for it: no forecast
-            return 0.0
+    row, resolved = now[-1], _resolved(run)
+    if resolved is None:  # its stored spec does not resolve: no speed known, no forecast
+        return 0.0
+    table = rest_table(resolved.table, resolved.job.model, run.record.spec, paces)
+    try:
+        per_hour = 3600 * table.get(resolved.job.model, row.gpu_model,
+                                    int(row.gpu_count)).steps_per_second
+    except Exception:  # noqa: BLE001 - no speed known for it there: no forecast
+        return 0.0
     return usd_per_hour * left / per_hour if per_hour > 0 else float("inf")
+
+
+def _resolved(run: RunningJob) -> ResolvedJob | None:
+    """The job's resolved spec; None when its stored spec does not resolve now."""
+    try:
+        return run.resolved
+    except InvalidInput:
+        return None
 
 
 RAISED = "raised to $"
@@ -343,7 +356,7 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
         running = list(state.running)
         while running:
             job_id = running.pop()
-            claims = sum(state.to_end_usd.get(j, 0.0) for j in running)
+            claims = _claims(state, running)
             why = budget_verdict(state.name, state.spent_usd, sum(ahead.values()),
                                  state.usd, claims)
             if why is None:
@@ -360,6 +373,12 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     return events
 
 
+def _claims(state: BudgetState, job_ids: Sequence[int]) -> float:
+    """What the budget's jobs `job_ids` need to finish; a job whose rest cannot be priced
+    (NaN) claims nothing it cannot show."""
+    return sum(usd for j in job_ids if (usd := state.to_end_usd.get(j, 0.0)) == usd)
+
+
 def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
                   config: BudgetsConfig, interval_seconds: float) -> str | None:
     """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) would
@@ -372,7 +391,7 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
     for state in budget_states(store, config, at, interval_seconds):
         if job_id not in state.jobs:
             continue
-        claims = sum(state.to_end_usd.get(j, 0.0) for j in state.running if j != job_id)
+        claims = _claims(state, [j for j in state.running if j != job_id])
         why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
                              state.usd, claims)
         if why is None:

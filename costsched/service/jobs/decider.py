@@ -13,6 +13,10 @@ budget's cap: `BudgetDecider`, asked by `caps.enforce`). The deciding itself is
 
 The market is built once per pass (`market_at`): prices, preemption rates, the offerings
 that just met no capacity, and the planner's prepared offerings, read once for every job.
+Every decider prices the rest of a job at the speed it runs at (`at_pace`: its measured
+speed where one is trusted, else its plan's; `costsched.throughput_rest`); a job that
+reported more steps than it declares has a rest that cannot be priced: it stays where it
+is, never priced at $0 (`unpriced`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cached_property, partial
+from functools import partial
 
 from costsched.amounts import MAX_DECIMALS, decimals, usd
 from costsched.decide.price import fitting
@@ -32,15 +36,13 @@ from costsched.migration.launcher import Launcher
 from costsched.migration.machine import candidate, offering_of
 from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.optimize.decision import Overheads
-from costsched.optimize.hazard import Evidence
-from costsched.optimize.planner import JobPlan, plan_jobs, prepare
-from costsched.optimize.quotas import QuotaCost, blocked_keys, quota_cost
+from costsched.optimize.planner import JobPlan, plan_jobs
+from costsched.optimize.quotas import QuotaCost, quota_cost
 from costsched.optimize.unmatched import unmatched
 from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
 from costsched.policies.base import JOB_SCOPE
 from costsched.policies.deadline import DEADLINE_POLICIES
-from costsched.prices import prices_at
 from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY, NoSpot, decide_deadline
 from costsched.service.decide import (
     Ask,
@@ -48,128 +50,15 @@ from costsched.service.decide import (
     OfferingName,
     decide_all,
     decide_to,
-    decision_rates,
 )
 from costsched.service.jobs.carry import readable, stores_of
+from costsched.service.jobs.market import Market, market_at, measured_rates  # noqa: F401
 from costsched.service.jobs.named_offering import picked
-from costsched.service.jobs.runs import CANDIDATES, CAPACITY_COOLDOWN, RunningJob
-from costsched.service.quotas import QuotaFacts
+from costsched.service.jobs.runs import CANDIDATES, RunningJob
+from costsched.service.speeds import short_work
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
-from costsched.store.quotas import refusals_recorded
 from costsched.vocabulary import offering_label
-
-# --- the market, once per pass --------------------------------------------------------------
-
-
-class Market:
-    """What every job of a pass is decided from, read once: the prices as of `when`, the
-    preemption rates, the offerings that just met no capacity, the account's quotas, the
-    planner's offerings (with the quota that binds each)."""
-
-    def __init__(self, store: PriceStore, when: datetime) -> None:
-        self.store, self.when = store, when
-        self._attached: dict[tuple[bool, int], pd.DataFrame] = {}
-        self._over: dict[tuple[bool, int, int], frozenset[OfferingKey]] = {}
-
-    @cached_property
-    def frame(self) -> pd.DataFrame:
-        return self._frame(include_cpu=False)
-
-    @cached_property
-    def cpu_frame(self) -> pd.DataFrame:
-        """The prices with the CPU instance types too (for CPU jobs)."""
-        return self._frame(include_cpu=True)
-
-    def _frame(self, include_cpu: bool) -> pd.DataFrame:
-        frame = prices_at(self.store, self.when, include_cpu=include_cpu)
-        if frame.empty:
-            raise InvalidInput(f"at {self.when:%Y-%m-%d %H:%M} UTC: no prices known; import "
-                               "or collect prices first")
-        return frame
-
-    @cached_property
-    def rates(self) -> Evidence:
-        """Preemption rates: costsched's own jobs' and the store's observations."""
-        return decision_rates(self.store, self.when, measured_rates(self.store, self.when))
-
-    @property
-    def full(self) -> set[OfferingKey]:
-        """Offerings that met no capacity lately (read afresh: a launch of the pass may
-        just have met none): tried last."""
-        seen = self.store.availability.since(self.when - CAPACITY_COOLDOWN, event="capacity")
-        return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")
-                for r in seen.itertuples()}
-
-    @property
-    def quotas(self) -> QuotaFacts:
-        """The account's quotas as last read, and the launches they refused since (read
-        again once a launch of this process was refused: a later job of the pass knows)."""
-        return QuotaFacts.of(self.store)
-
-    @cached_property
-    def _prepared(self) -> pd.DataFrame:
-        return prepare(self.frame, self.rates)
-
-    @cached_property
-    def _cpu_prepared(self) -> pd.DataFrame:
-        return prepare(self.cpu_frame, self.rates)
-
-    @property
-    def offerings(self) -> pd.DataFrame:
-        """The planner's prepared offerings, with the quota that binds each (read only:
-        every job ranks the same ones)."""
-        return self._with_quotas(cpu=False)
-
-    @property
-    def cpu_offerings(self) -> pd.DataFrame:
-        return self._with_quotas(cpu=True)
-
-    def _with_quotas(self, cpu: bool) -> pd.DataFrame:
-        key = (cpu, refusals_recorded())
-        if key not in self._attached:
-            self._attached[key] = self.quotas.attach(self._cpu_prepared if cpu
-                                                     else self._prepared)
-        return self._attached[key]
-
-    def offerings_for(self, resolved: ResolvedJob) -> pd.DataFrame:
-        """The offerings a job ranks: with the CPU instance types for a CPU job."""
-        return self.cpu_offerings if resolved.cpu else self.offerings
-
-    def over_quota(self, resolved: ResolvedJob) -> frozenset[OfferingKey]:
-        """The offerings whose quota does not hold the job's instances (its nodes), one
-        set for every job of that size (the one a job runs on may be in it: its own
-        instances are counted in the quota's use)."""
-        key = (resolved.cpu, resolved.nodes, refusals_recorded())
-        if key not in self._over:
-            self._over[key] = frozenset(blocked_keys(self.offerings_for(resolved),
-                                                     resolved.nodes))
-        return self._over[key]
-
-
-def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
-    """Preemptions per spot hour that costsched's own jobs met, per (cloud, region, zone,
-    instance type, GPU model and count): the decision model pools them (`hazard`)."""
-    seen = store.availability.since()
-    placements = store.jobs.placements()
-    if placements.empty:
-        return None
-    spot = placements[placements["market"] == "spot"]
-    if spot.empty:
-        return None
-    end = spot["end_at"].fillna(pd.Timestamp(at))
-    hours = (end - spot["start_at"]).dt.total_seconds().clip(lower=0) / 3600
-    keys = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count"]
-    frame = spot.assign(hours=hours).groupby(keys, as_index=False)["hours"].sum()
-    preempted = seen[seen["event"] == "preempted"].groupby(keys).size().rename("preemptions")
-    frame = frame.join(preempted, on=keys).fillna({"preemptions": 0})
-    return frame[frame["hours"] > 0]
-
-
-def market_at(store: PriceStore, when: datetime) -> Market:
-    """The market of `when`, built once per pass (`costsched.passes`)."""
-    return memo(("market-now", store.url, when), lambda: Market(store, when), shared=True)
-
 
 # --- the job, as a decider sees it ---------------------------------------------------------
 
@@ -193,6 +82,8 @@ class JobNow:
     first: bool = False  # a new job: a deadline it cannot meet is refused
     job_id: int | None = None  # its id in the job store (None: not stored yet)
     booked: tuple[Booking, ...] = ()  # its bookings (read by its id when not given)
+    # Why the rest cannot be priced: it reported more steps than it declares ('': it can).
+    short: str = ""
 
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float,
@@ -204,7 +95,8 @@ class JobNow:
         return cls(resolved, run.record.created_at, run.record.policy, run.home_region,
                    current, steps_left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
-                                  if current is not None else None), job_id=run.record.id)
+                                  if current is not None else None), job_id=run.record.id,
+                   short=short_work(run.record))
 
     @property
     def size_gb(self) -> float:
@@ -279,10 +171,14 @@ class PriceDecider(Decider):
     def decide_all(self, jobs: Sequence[JobNow], market: Market,
                    now: datetime) -> list[Decision]:
         out: dict[int, Decision] = {}
-        moving = [(i, j) for i, j in enumerate(jobs) if j.current is not None]
+        jobs = at_pace(jobs, market)
+        moving = [(i, j) for i, j in enumerate(jobs) if j.current is not None
+                  and not j.short]
         for i, job in enumerate(jobs):
             if job.current is None:
                 out[i] = self._placed(job, market, now)
+            elif job.short:
+                out[i] = unpriced(job, now, self.policy)
         if moving:
             margin = 0.0 if self.force else self.margin
             asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
@@ -350,6 +246,9 @@ class DeadlineDecider(Decider):
         return self.policy
 
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
+        [job] = at_pace([job], market)
+        if job.current is not None and job.short:
+            return unpriced(job, now, self.policy)
         if job.first:  # a new job that cannot be planned: refused as `plan` says why
             reason = planned(job.resolved, market, now).reason
             if reason:
@@ -392,10 +291,14 @@ class AskedDecider(Decider):
 
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
         assert job.current is not None  # noqa: S101 - a move of a placed job
+        [job] = at_pace([job], market)
         d = decide_to(market.store, replace(job.resolved.job, checkpoint_gb=job.size_gb),
                       self.target, current=job.current, steps_left=job.steps_left, at=now,
                       table=job.resolved.table, overheads=self.overheads,
                       measured_rates=market.rates)
+        if job.short:  # the move's own price is known; the rest, here or there, is not
+            d = replace(d, stay_usd=float("nan"), choice_usd=float("nan"))
+            return replace(d, reason=f"{move_reason(d, 0.0, asked=True)}; {job.short}")
         return replace(d, reason=move_reason(d, 0.0, asked=True))
 
 
@@ -417,6 +320,9 @@ class BudgetDecider(Decider):
 
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
         assert job.current is not None  # noqa: S101 - a move of a placed job
+        [job] = at_pace([job], market)
+        if job.short:  # nothing can be shown to finish it within what is left
+            return unpriced(job, now, self.name)
         frame = market.cpu_frame if job.resolved.cpu else market.frame
         view = view_from_prices(frame, now, job.resolved.table, job.resolved.job.model,
                                 market.rates)
@@ -445,6 +351,22 @@ class BudgetDecider(Decider):
             f"move to {label(found.choice)} at its budget's cap: "
             f"{usd(found.choice_usd, places)} expected to finish there including the move"
             f"{itemised(found, places)}, within the {usd(self.left_usd, places)} left"))
+
+
+def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:
+    """Each job priced at the speed the rest of it runs at (`Market.rest_tables`)."""
+    tables = market.rest_tables([(j.job_id, j.resolved) for j in jobs])
+    return [j if t is j.resolved.table else replace(j, resolved=replace(j.resolved, table=t))
+            for j, t in zip(jobs, tables, strict=True)]
+
+
+def unpriced(job: JobNow, now: datetime, policy: str) -> Decision:
+    """The decision on a placed job whose rest cannot be priced (`JobNow.short`): it
+    stays where it is (no move can be shown to pay), its costs unknown (NaN), never $0."""
+    assert job.current is not None  # noqa: S101 - a decision on a placed job
+    here = offering_of({"key": list(job.current), "gpu_model": "", "gpu_count": 0})
+    return Decision(now, policy, job.current, job.current, here, float("nan"),
+                    float("nan"), float("nan"), reason=f"stay: {job.short}")
 
 
 def decider_for(policy: str, *, cost_policy: str = "dynamic-aware", margin: float = 0.05,

@@ -74,14 +74,17 @@ def counted(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list:
 
 def test_jobs_whose_throughputs_are_alike_share_one_market_view(
         store: PriceStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each job is its own model (its name): the jobs of two throughput figures make two
-    views, not one per job, and decide as they do alone."""
+    """Each job is its own model (its name): the jobs of two throughput figures make one
+    view per figure and pace they run at (a job that reported steps is priced at its
+    measured pace, n % 5 hundred steps in its first hour; one that reported none at its
+    figure's), not one per job, and decide as they do alone."""
     launcher = Instances()
     ids = [add_running(store, launcher, n) for n in range(24)]  # kinds alternate figures
     views = counted(monkeypatch, MarketView, "for_model")
     together = service.migrate(store, launcher, dry_run=True, at=NOW)
     assert len(together) == len(ids)
-    assert len(views) == 2
+    alike = {(str(spec(n)["throughputs"]), n % 5) for n in range(24)}
+    assert len(views) == len(alike) == 10  # of 24 jobs
     for advice in together[:4]:
         [alone] = service.migrate(store, launcher, advice.job_id, dry_run=True, at=NOW)
         assert (alone.decision, alone.reason) == (advice.decision, advice.reason)
