@@ -43,6 +43,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     (the list of every job): a failed job's reason in one line, not its output's last
     lines. --json is {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
     "held_bookings": [...]}."""
+    from costsched.service.speeds import short_work
     from costsched.service.speeds import status_flags as speed_flags
 
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
@@ -97,7 +98,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
             out.print(printable(f"  job {s.record.id} next: "
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
-        said = problems(s, brief=brief) + cap_lines(s, budgets or []) + flag
+        short = [words] if (words := short_work(s.record)) else []
+        said = problems(s, brief=brief) + cap_lines(s, budgets or []) + flag + short
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings

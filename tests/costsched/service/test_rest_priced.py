@@ -111,7 +111,7 @@ def test_the_rest_is_priced_at_the_measured_speed_everywhere(store: PriceStore,
 
 
 def test_a_job_past_its_declared_steps_has_a_rest_that_cannot_be_priced(
-        store: PriceStore, instances: Path) -> None:
+        store: PriceStore, instances: Path, capsys: pytest.CaptureFixture) -> None:
     """It declares 100 steps and reported 4,600: `status --json` says the declared work is
     short; the decider keeps it where it is with its rest unknown (never "$0 expected
     here"), and its budget's forecast is unknown rather than its spend alone."""
@@ -135,3 +135,9 @@ def test_a_job_past_its_declared_steps_has_a_rest_that_cannot_be_priced(
     assert doc["budgets"][0]["forecast_usd"] is None  # unknown, not the spend alone
     advised = views.advice_document([advice], {})
     assert advised[0]["stay_usd"] is None
+    # The text says it under the job, as the JSON does.
+    from costsched.cli import status_lines
+
+    capsys.readouterr()
+    status_lines.print_status(shown, json_out=False)
+    assert f"job {job}: {short}" in " ".join(capsys.readouterr().out.split())
