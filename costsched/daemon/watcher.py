@@ -6,8 +6,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
+from costsched import launch_secrets
 from costsched.config import Config
 from costsched.daemon.events import _emit, _now, _one_line, nodes_of
 from costsched.migration.launcher import Launcher
@@ -50,8 +52,9 @@ class Watcher:
             if self.stopping.is_set():
                 break
             try:
-                lines += self._settle(self.launchers(name),
-                                      seconds=self.watch_seconds or self.settle_seconds)
+                with self.carrying():
+                    lines += self._settle(self.launchers(name),
+                                          seconds=self.watch_seconds or self.settle_seconds)
             except Exception as exc:  # noqa: BLE001 - one backend's failure is logged
                 _emit("error", task=WATCH, event="failed", launcher=name,
                       error=_one_line(exc))
@@ -95,6 +98,16 @@ class Watcher:
             _emit("warning", task=WATCH, event="record_failed", error=_one_line(exc))
 
     # --- helpers ------------------------------------------------------------------------
+
+    def carrying(self) -> AbstractContextManager[None]:
+        """While in the block, a job this daemon cannot carry on for want of a secret's
+        value waits, and says once what gives it (`launch_secrets.carried_by`)."""
+        if getattr(self, "kind", "service") in ("auto", "starting"):  # a launch started it
+            return launch_secrets.carried_by(
+                "the supervisor", "`costsched daemon stop`, then `costsched daemon start` "
+                "in a shell that sets {names}, gives {it}")
+        return launch_secrets.carried_by(
+            "the daemon", "restart the daemon with {names} set in its environment")
 
     def _settle(self, launcher: Launcher, seconds: float) -> list[str]:
         """Reconcile until this launcher's moves end, `seconds` pass, or the daemon stops."""

@@ -174,6 +174,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict]) -> dict
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
             "detail": s.failure.detail, "log_tail": s.failure.log_tail},
         "checkpoint_error": s.checkpoint_error or None,
+        "waits": s.waits or None,
         "cost_usd": s.cost.total_usd,
         "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
         "placements": json_records(charged),

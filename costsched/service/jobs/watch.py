@@ -30,6 +30,7 @@ from costsched.service.jobs.steps import (
     _resume_launches,
     _run_moves,
     _step_news,
+    waiting_for_secrets,
 )
 from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn
@@ -90,7 +91,6 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
     mine = [m for m in unfinished if owners[m.job_id].launcher == launcher.name]
     if not mine:
         return []
-    done = []
     names = [f"steps:{m.job_id}" for m in mine]
     with store.leases.holding_many(names, STEP_LEASE_SECONDS) as (holder, taken):
         held = [m for m in mine if f"steps:{m.job_id}" in taken]
@@ -99,6 +99,10 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
                for m in moves}
         runs = _runs(store, [m.job_id for m in held])
         going = [m for m in held if not now[m.id].ended]
+        # A job whose move needs a secret this process lacks is left to one that holds it.
+        waiting, done = waiting_for_secrets(store, [(runs[m.job_id], m.kind) for m in going],
+                                            when)
+        going = [m for m in going if m.job_id not in waiting]
         after = _run_moves(store, launcher, [(runs[m.job_id], now[m.id]) for m in going],
                            holder, when)
     for move, left in zip(going, after, strict=True):
@@ -242,9 +246,11 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
 
 
 def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
-             placement: pd.Series | None, source: str, why: str) -> JobEvent:
+             placement: pd.Series | None, source: str, why: str) -> JobEvent | None:
     """Start and step a recovery of a job whose instance is gone (its placement closed);
-    `at`: the time of the pass (None: the clock, as the steps go)."""
+    `at`: the time of the pass (None: the clock, as the steps go). One this process lacks
+    a secret for is started and left `recovering` for a process that holds it (a daemon
+    says so once: `steps.waiting_for_secrets`)."""
     from costsched.service.jobs.decider import JobNow, place  # the policy's: a recovery's
 
     job_id = run.record.id
@@ -255,6 +261,11 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
     move = store.moves.create(job_id, "recovery", cands, at=when,
                               source_instance="" if placement is None else source,
                               detail=why)
+    waiting, said = waiting_for_secrets(store, [(run, "recovery")], at)
+    if waiting:  # recovering, not running: nothing runs, and the note says why
+        store.jobs.transition(job_id, "recovering", at=when, expect="running",
+                              detail=f"move {move.id} (recovery); {why}")
+        return said[0] if said else None
     after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
     return JobEvent(job_id, "recovery", f"{why}; recovery {after.state}",
                     notify="failure" if after.state == "failed" else "recovery")
