@@ -90,6 +90,11 @@ def values(job_id: int, names: Sequence[str], job: str) -> dict[str, str]:
     return out
 
 
+def names_of(stored: Mapping) -> list[str]:
+    """The names of the secrets of a job as stored (`JobRecord.spec`: names only)."""
+    return list(((stored.get("spec") or {}).get("task") or {}).get("secrets", []))
+
+
 def missing(job_id: int, names: Sequence[str]) -> list[str]:
     """Those of the job's secrets `names` this process has no value for (neither given at
     launch or start here, nor in its environment)."""

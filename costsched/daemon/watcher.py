@@ -127,13 +127,16 @@ class Watcher:
         return lines
 
     def _moving(self, launcher: Launcher) -> list[int]:
-        """The ids of this launcher's moves under way."""
+        """The ids of this launcher's moves under way (but those that wait for a secret
+        this daemon has no value for: it cannot carry them on)."""
         unfinished = self.store.moves.unfinished()
         if not unfinished:
             return []
         records = {r.id: r for r in self.store.jobs.records({m.job_id for m in unfinished})}
         return [m.id for m in unfinished
-                if str(records[m.job_id].spec.get("launcher", "local")) == launcher.name]
+                if str(records[m.job_id].spec.get("launcher", "local")) == launcher.name
+                and not launch_secrets.missing(m.job_id, launch_secrets.names_of(
+                    records[m.job_id].spec))]
 
     def _follow(self, launcher: Launcher, seconds: float) -> None:
         """Step this launcher's moves under way (each under its job's lease) until they

@@ -142,7 +142,7 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
 
 def secret_names(run: RunningJob) -> list[str]:
     """The names of the job's secrets (their values are never stored)."""
-    return list((run.record.spec["spec"].get("task") or {}).get("secrets", []))
+    return launch_secrets.names_of(run.record.spec)
 
 
 def waiting_for_secrets(store: PriceStore, moves: Sequence[tuple[RunningJob, str]],

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
+from costsched import launch_secrets
 from costsched.config import BudgetsConfig
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError, Instance, Launcher
@@ -30,6 +31,7 @@ from costsched.service.jobs.steps import (
     _resume_launches,
     _run_moves,
     _step_news,
+    secret_names,
     waiting_for_secrets,
 )
 from costsched.service.speeds import flag_new as flag_speeds
@@ -181,13 +183,16 @@ def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]
 
 
 def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
-    """Reconcile until no move is under way for this launcher's jobs, or `seconds` pass."""
+    """Reconcile until no move is under way for this launcher's jobs (none that this
+    process could carry on: one waiting for a secret it lacks is left), or `seconds`
+    pass."""
     deadline = time.monotonic() + seconds
     while True:
         reconcile(store, launcher)
         unfinished = store.moves.unfinished()
         owners = _runs(store, {m.job_id for m in unfinished})
-        pending = [m for m in unfinished if owners[m.job_id].launcher == launcher.name]
+        pending = [m for m in unfinished if owners[m.job_id].launcher == launcher.name
+                   and not launch_secrets.missing(m.job_id, secret_names(owners[m.job_id]))]
         if not pending or time.monotonic() >= deadline:
             return
         time.sleep(poll)
