@@ -27,6 +27,7 @@ from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     _running,
     job_ids,
+    refuse_live_name,
     steps_left,
 )
 from costsched.service.jobs.steps import (
@@ -72,10 +73,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     # launches write none of them), so launching N jobs grows as N, not N squared.
     with one_pass():
         for source, spec in job_specs(jobs, envs=envs):
-            busy = [r for r in store.jobs.find(spec.name) if not r.final]
-            if busy:
-                raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
-                                   f"{busy[0].state}; stop it first or choose another name")
+            refuse_live_name(store, spec.name)
             given = _refused(source, spec, launcher, secrets, checkpoint_root)
             resolved = _resolved(spec, source, table, when, launcher, checkpoint_root)
             code = _pack_code(spec, source)  # refused when too large: nothing stored
