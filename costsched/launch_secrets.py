@@ -133,14 +133,21 @@ def carried_by(who: str, fix: str) -> Iterator[None]:
         _LACKED_BY = before
 
 
-def waits_line(kind: str, names: Sequence[str]) -> str | None:
-    """What a job whose `kind` of move (a recovery, a start) waits for, said by a daemon
-    that lacks its secrets `names`, and how to give them (`carried_by`); None in a process
-    that is no daemon (it leaves the job to one, and says nothing)."""
+def carrying() -> bool:
+    """Whether this process carries jobs on as a daemon now (`carried_by`)."""
+    return _LACKED_BY is not None
+
+
+def waits_line(kind: str, names: Sequence[str], ahead: bool = False) -> str | None:
+    """What a job whose `kind` of move (a recovery, a start) waits for (`ahead`: would
+    wait for, when it comes), said by a daemon that lacks its secrets `names`, and how to
+    give them (`carried_by`); None in a process that is no daemon (it leaves the job to
+    one, and says nothing)."""
     if _LACKED_BY is None:
         return None
     who, fix = _LACKED_BY
-    return (f"{kind} waits for {_secrets(names)} ({who}'s environment lacks "
+    waits = f"a {kind} would wait" if ahead else f"{kind} waits"
+    return (f"{waits} for {_secrets(names)} ({who}'s environment lacks "
             f"{_them(names)}): " + fix.format(names=" and ".join(names), it=_them(names)))
 
 

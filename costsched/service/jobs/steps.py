@@ -146,12 +146,16 @@ def secret_names(run: RunningJob) -> list[str]:
 
 
 def waiting_for_secrets(store: PriceStore, moves: Sequence[tuple[RunningJob, str]],
-                        at: datetime | None) -> tuple[set[int], list[JobEvent]]:
+                        at: datetime | None, *, ahead: bool = False
+                        ) -> tuple[set[int], list[JobEvent]]:
     """Which of the jobs whose move (of the kind given with each) this process would carry
     on it cannot, for want of a secret's value: they are left as they are, for a process
     that holds it. A daemon says so once per job, in the job's log (SECRET_NOTE, which
     `status` shows under the job) and in a line returned; a job it can carry on again has
-    its note cleared."""
+    its note cleared. `ahead`: the jobs run, and the move is one that may come (their
+    recovery): only a daemon says it (and unsays it), before it is needed."""
+    if ahead and not launch_secrets.carrying():
+        return set(), []
     named = [(run, kind) for run, kind in moves if secret_names(run)]
     if not named:
         return set(), []
@@ -168,10 +172,11 @@ def waiting_for_secrets(store: PriceStore, moves: Sequence[tuple[RunningJob, str
                 store.jobs.note(job_id, SECRET_NOTE, "", at=when)
             continue
         blocked.add(job_id)
-        line = launch_secrets.waits_line(kind, lacking)
+        line = launch_secrets.waits_line(kind, lacking, ahead=ahead)
         if line is not None and line != before:
             store.jobs.note(job_id, SECRET_NOTE, line, at=when)
-            lines.append(JobEvent(job_id, "secret", line, level="warning", notify="failure"))
+            lines.append(JobEvent(job_id, "secret", line, level="warning",
+                                  notify="" if ahead else "failure"))
     return blocked, lines
 
 

@@ -63,11 +63,25 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     runs = [run for job_id, run in _runs(store, states=["running"]).items()
             if job_id not in busy and run.launcher == launcher.name]
     done += _check_instances(store, launcher, runs, when)
+    done += _recoverable(store, runs, when)
     learn(store, when)  # the steps/s each placement reached, for the next plans
     done += [JobEvent(job_id, "throughput", line.split(": ", 1)[1],
                       level="warning")  # far from their plans: said once
              for job_id, line in flag_speeds(store, when or as_time(None))]
     return done
+
+
+def _recoverable(store: PriceStore, runs: list[RunningJob], at: datetime | None
+                 ) -> list[JobEvent]:
+    """A daemon that could not recover a job still running for want of its secret says so
+    now, once, before a preemption comes (`steps.waiting_for_secrets`)."""
+    named = [run for run in runs if secret_names(run)] if launch_secrets.carrying() else []
+    if not named:
+        return []
+    running = {r.id for r in store.jobs.records([run.record.id for run in named])
+               if r.state == "running"}  # not those this pass recovered or closed
+    return waiting_for_secrets(store, [(run, "recovery") for run in named
+                                       if run.record.id in running], at, ahead=True)[1]
 
 
 def _budgets(store: PriceStore, launcher: Launcher, at: datetime | None,

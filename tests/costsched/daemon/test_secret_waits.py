@@ -64,3 +64,32 @@ def test_the_supervisor_says_once_that_a_recovery_waits_for_a_secret_and_goes_on
     assert store.jobs.get(sec.id).state == "running"
     assert _open_placement(store, sec.id) is not None
     assert [m.kind for m in store.moves.of_job(sec.id)] == ["launch", "recovery"]
+
+
+def test_the_supervisor_says_once_and_before_a_preemption_that_a_recovery_would_wait(
+        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A job started from a shell that gave its secret, watched by a supervisor started
+    earlier without it: `status` says so under the running job before any preemption."""
+    monkeypatch.delenv("KM_TOKEN", raising=False)
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    launcher = FakeLauncher()
+    [sec] = service.launch(store, _spec(tmp_path, "sec", ["KM_TOKEN"]), launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"), secrets={"KM_TOKEN": VALUE})
+    monkeypatch.setattr(launch_secrets, "_GIVEN", {})
+    supervising = Supervisor(store, WATCH, holder=holder_name(), launchers=lambda _: launcher)
+    caplog.set_level(logging.INFO, logger="costsched.daemon")
+    for _ in range(3):
+        supervising.watch()
+    said = [r.getMessage() for r in caplog.records if "would wait" in r.getMessage()]
+    line = ("a recovery would wait for secret KM_TOKEN (the supervisor's environment lacks "
+            "it): `costsched daemon stop`, then `costsched daemon start` in a shell that sets "
+            "KM_TOKEN, gives it")
+    assert len(said) == 1 and f'detail="job {sec.id}: {line}"' in said[0]
+    [shown] = service.status(store, launcher, reconcile_first=False)
+    assert shown.record.state == "running" and shown.waits == line
+    service.status(store, launcher)  # a shell's look (no daemon) neither says nor unsays it
+    assert service.status(store, launcher, reconcile_first=False)[0].waits == line
+    monkeypatch.setenv("KM_TOKEN", VALUE)  # a supervisor that holds it: the line is gone
+    supervising.watch()
+    assert service.status(store, launcher, reconcile_first=False)[0].waits == ""
