@@ -530,7 +530,7 @@ def _problems(s: service.JobStatus) -> list[str]:
             out.extend(f"  | {line}" for line in tail)
     if s.checkpoint_error:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
-    if s.waits and not s.record.final:  # a daemon cannot carry it on: why, and the fix
+    if not s.record.final and s.waits:  # a daemon cannot carry it on: why, and the fix
         out.append(s.waits)
     if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
         out.append(s.assumed_work.assumption())
