@@ -46,7 +46,7 @@ def test_the_supervisor_says_once_that_a_recovery_waits_for_a_secret_and_goes_on
 
     caplog.set_level(logging.INFO, logger="costsched.daemon")
     preempt(sec.id)
-    for _ in range(3):  # three passes: each recovers `plain`, preempted before it
+    for _ in range(2):  # two passes: each recovers `plain`, preempted before it
         preempt(plain.id)
         supervising.watch()
         assert store.jobs.get(plain.id).state == "running"
@@ -57,7 +57,7 @@ def test_the_supervisor_says_once_that_a_recovery_waits_for_a_secret_and_goes_on
             'a shell that sets KM_TOKEN, gives it"') in said[0]
     assert not [r for r in caplog.records if "level=error" in r.getMessage()]
     assert store.jobs.get(sec.id).state == "recovering"
-    assert sum(m.kind == "recovery" for m in store.moves.of_job(plain.id)) == 3
+    assert sum(m.kind == "recovery" for m in store.moves.of_job(plain.id)) == 2
 
     monkeypatch.setenv("KM_TOKEN", VALUE)  # a supervisor started from a shell that sets it
     supervising.watch()
@@ -79,7 +79,7 @@ def test_the_supervisor_says_once_and_before_a_preemption_that_a_recovery_would_
     monkeypatch.setattr(launch_secrets, "_GIVEN", {})
     supervising = Supervisor(store, WATCH, holder=holder_name(), launchers=lambda _: launcher)
     caplog.set_level(logging.INFO, logger="costsched.daemon")
-    for _ in range(3):
+    for _ in range(2):
         supervising.watch()
     said = [r.getMessage() for r in caplog.records if "would wait" in r.getMessage()]
     line = ("a recovery would wait for secret KM_TOKEN (the supervisor's environment lacks "
