@@ -156,7 +156,9 @@ def waiting_for_secrets(store: PriceStore, moves: Sequence[tuple[RunningJob, str
     recovery): only a daemon says it (and unsays it), before it is needed."""
     if ahead and not launch_secrets.carrying():
         return set(), []
-    named = [(run, kind) for run, kind in moves if secret_names(run)]
+    # A stopped job's move only winds down: it starts no instance, and needs no secret.
+    named = [(run, kind) for run, kind in moves
+             if secret_names(run) and run.record.state != "stopped"]
     if not named:
         return set(), []
     said = store.jobs.last_details([run.record.id for run, _ in named], SECRET_NOTE)
@@ -233,7 +235,9 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
     spec = run.resolved
     code = run.record.spec.get("code") or {}
     task = run.record.spec["spec"].get("task") or {}
-    secrets = launch_secrets.values(run.record.id, task.get("secrets", []), run.record.name)
+    # A stopped job's mover only winds its move down (`Mover.step`): no instance, no secret.
+    secrets = {} if run.record.state == "stopped" else \
+        launch_secrets.values(run.record.id, task.get("secrets", []), run.record.name)
     job = JobLaunch(run.record.id, run.record.name, spec.job.run, run.checkpoint_uri,
                     {**spec.envs, **checkpoint_interval.launch_env(
                         spec.checkpoint_hours * 60, spec.checkpoint_auto), **secrets},

@@ -153,3 +153,16 @@ def test_a_move_left_waiting_by_an_older_costsched_does_not_stop_the_others(jobs
     service.reconcile(store, launcher)
     assert store.jobs.get(plain).state == "succeeded"
     assert {s.record.id for s in service.status(store, launcher)} == {sec, plain}
+
+
+def test_a_stopped_jobs_move_winds_down_without_the_secret(jobs) -> None:
+    """A stop whose job's lease was held elsewhere leaves the move to wind down at the next
+    pass: that needs no secret, so a process without it ends it too."""
+    store, launcher, sec, _ = jobs
+    at = datetime.now(timezone.utc)
+    move = store.moves.create(sec, "migration", [], at=at,
+                              source_instance=_instance(store, sec), detail="to elsewhere")
+    store.jobs.transition(sec, "stopped", at=at, expect="running", detail="stopped")
+    service.reconcile(store, launcher)
+    assert store.moves.get(move.id).state == "cancelled"
+    assert store.jobs.get(sec).state == "stopped"
