@@ -5,20 +5,36 @@ launch (`costsched launch --secret HF_TOKEN=...` or `--secret HF_TOKEN` from the
 environment) and live only in this process's memory, masked in everything costsched prints
 or logs (costsched.redact). The job process receives them as environment variables. A
 later process that starts one of the job's instances (a recovery, a move, `costsched
-start`, the daemon) takes each value from its own environment under the secret's name, and
-refuses the launch naming the secret when it has none.
+start`, the daemon) takes each value from its own environment under the secret's name. It
+asks (`missing`) before it changes anything: `start` refuses, saying how to give the value;
+a daemon leaves the job waiting, saying so once (`waits_line`); any other process leaves the
+job to one that holds the value.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 from costsched import redact
 from costsched.model import InvalidInput
 from costsched.vocabulary import did_you_mean
 
 _GIVEN: dict[int, dict[str, str]] = {}  # job id -> name -> value, this process only
+# Who carries jobs on in this process and how to give it a secret, as the line for one it
+# lacks says ("the supervisor"): set by a daemon's passes (`carried_by`); None elsewhere
+# (`status`, `migrate`), which leave a job they cannot carry on to a process that can.
+_LACKED_BY: tuple[str, str] | None = None
+
+
+class SecretMissing(InvalidInput):
+    """A job's instance cannot be started here: this process has no value for `names`."""
+
+    def __init__(self, job: str, names: Sequence[str]) -> None:
+        self.job, self.names = job, list(names)
+        super().__init__(f"job {job}: secret {names[0]} has no value in this process: set "
+                         f"{names[0]} in its environment to start the job's instance")
 
 
 def check(names: Sequence[str], given: Mapping[str, str], where: str,
@@ -65,16 +81,74 @@ def keep(job_id: int, values: Mapping[str, str]) -> None:
 def values(job_id: int, names: Sequence[str], job: str) -> dict[str, str]:
     """The job's secrets for an instance: as given at launch in this process, else from
     this process's environment; InvalidInput naming the first that neither has."""
+    lacking = missing(job_id, names)
+    if lacking:
+        raise SecretMissing(job, lacking)
     held = _GIVEN.get(job_id, {})
-    out = {}
-    for name in names:
-        value = held.get(name, os.environ.get(name))
-        if value is None:
-            raise InvalidInput(f"job {job}: secret {name} has no value in this process: set "
-                               f"{name} in its environment to start the job's instance")
-        out[name] = value
+    out = {name: held.get(name, os.environ.get(name, "")) for name in names}
     redact.remember(v for v in out.values() if v)
     return out
+
+
+def names_of(stored: Mapping) -> list[str]:
+    """The names of the secrets of a job as stored (`JobRecord.spec`: names only)."""
+    return list(((stored.get("spec") or {}).get("task") or {}).get("secrets", []))
+
+
+def missing(job_id: int, names: Sequence[str]) -> list[str]:
+    """Those of the job's secrets `names` this process has no value for (neither given at
+    launch or start here, nor in its environment)."""
+    held = _GIVEN.get(job_id, {})
+    return [n for n in names if n not in held and n not in os.environ]
+
+
+def start_refusal(job: str, names: Sequence[str]) -> str:
+    """Why `costsched start` refuses a job whose secrets `names` it has no value for, and
+    how to give them (the job is left stopped). Worded so that no word follows a secret's
+    name after '=' or ':' (the one rule for secrets, costsched.redact, would mask it)."""
+    return (f"job {job} stays stopped: its {_secrets(names)} "
+            f"{'has' if len(names) == 1 else 'have'} no value in this shell; set "
+            f"{' and '.join(names)} in your environment and run `costsched start {job}` "
+            "again (or give each with --secret NAME=VALUE)")
+
+
+def _secrets(names: Sequence[str]) -> str:
+    return f"secret{'s' if len(names) > 1 else ''} {', '.join(names)}"
+
+
+def _them(names: Sequence[str]) -> str:
+    return "it" if len(names) == 1 else "them"
+
+
+@contextmanager
+def carried_by(who: str, fix: str) -> Iterator[None]:
+    """While in the block, this process carries jobs on as `who` ("the supervisor"), and
+    `fix` says how to give it a secret it lacks ('{names}' and '{it}' filled in): a job it
+    cannot carry on for want of one is said to wait (`waits_line`)."""
+    global _LACKED_BY
+    before, _LACKED_BY = _LACKED_BY, (who, fix)
+    try:
+        yield
+    finally:
+        _LACKED_BY = before
+
+
+def carrying() -> bool:
+    """Whether this process carries jobs on as a daemon now (`carried_by`)."""
+    return _LACKED_BY is not None
+
+
+def waits_line(kind: str, names: Sequence[str], ahead: bool = False) -> str | None:
+    """What a job whose `kind` of move (a recovery, a start) waits for (`ahead`: would
+    wait for, when it comes), said by a daemon that lacks its secrets `names`, and how to
+    give them (`carried_by`); None in a process that is no daemon (it leaves the job to
+    one, and says nothing)."""
+    if _LACKED_BY is None:
+        return None
+    who, fix = _LACKED_BY
+    waits = f"a {kind} would wait" if ahead else f"{kind} waits"
+    return (f"{waits} for {_secrets(names)} ({who}'s environment lacks "
+            f"{_them(names)}): " + fix.format(names=" and ".join(names), it=_them(names)))
 
 
 def held() -> dict[str, str]:

@@ -363,20 +363,23 @@ def start(job: JobArgument,
           budget: Annotated[float | None, typer.Option(
               help="USD: the job's own budget from now on (raise it to start a job its "
                    "budget stopped).", show_default=False)] = None,
+          secret: Annotated[list[str] | None, typer.Option(
+              "--secret", help="NAME=VALUE for the job's secrets (NAME alone, or none "
+                               "given: from your environment): passed to the job, never "
+                               "stored or shown.", show_default=False)] = None,
           db: DbOption = None, json_out: JsonOption = False) -> None:
     """Start a stopped job again from its newest verified checkpoint, with the code and
-    spec it was launched with, on the best offering now."""
+    spec it was launched with, on the best offering now.
+
+    Its secrets' values come from --secret or your environment, as at launch."""
+    from costsched.cli.launch_given import given
+
     at_least("--wait", wait, 0.0)
     at_least("--budget", budget, 0.0, above=True)
+    _, secrets = given(None, secret)
     store = open_store(db)
     launcher = _job_launcher(store, job)
-    if budget is not None:
-        from costsched.service.jobs.caps import raise_budget
-        from costsched.service.values import as_time
-
-        raise_budget(store, service.job_ids(store, job, states=())[0], budget,
-                     at=as_time(None))
-    record = service.start(store, launcher, job)
+    record = service.start(store, launcher, job, secrets=secrets, budget=budget)
     armed = _arm(store, launcher)
     if wait > 0:
         service.settle(store, launcher, wait)

@@ -166,6 +166,8 @@ def problems(s: service.JobStatus, brief: bool = False) -> list[str]:
         out += failure_lines(s.failure, brief, s.record.id if brief else None)
     if s.checkpoint_error:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
+    if not s.record.final and s.waits:  # a daemon cannot carry it on: why, and the fix
+        out.append(s.waits)
     if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
         out.append(s.assumed_work.assumption())
     return [remembered_masked(line) for line in out]

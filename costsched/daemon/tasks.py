@@ -59,7 +59,7 @@ class Tasks(Watcher):
         started)."""
         considered = started = 0
         policy = self.config.policy
-        with one_pass():  # every job decided from the same market, read once
+        with one_pass(), self.carrying():  # every job decided from one market, read once
             for name in self._launchers_in_use():
                 if self.stopping.is_set():
                     break  # no new migration once asked to stop

@@ -6,8 +6,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
+from costsched import launch_secrets
 from costsched.config import Config
 from costsched.daemon.events import _emit, _now, _one_line, nodes_of
 from costsched.migration.launcher import Launcher
@@ -50,8 +52,9 @@ class Watcher:
             if self.stopping.is_set():
                 break
             try:
-                lines += self._settle(self.launchers(name),
-                                      seconds=self.watch_seconds or self.settle_seconds)
+                with self.carrying():
+                    lines += self._settle(self.launchers(name),
+                                          seconds=self.watch_seconds or self.settle_seconds)
             except Exception as exc:  # noqa: BLE001 - one backend's failure is logged
                 _emit("error", task=WATCH, event="failed", launcher=name,
                       error=_one_line(exc))
@@ -96,6 +99,16 @@ class Watcher:
 
     # --- helpers ------------------------------------------------------------------------
 
+    def carrying(self) -> AbstractContextManager[None]:
+        """While in the block, a job this daemon cannot carry on for want of a secret's
+        value waits, and says once what gives it (`launch_secrets.carried_by`)."""
+        if getattr(self, "kind", "service") in ("auto", "starting"):  # a launch started it
+            return launch_secrets.carried_by(
+                "the supervisor", "`costsched daemon stop`, then `costsched daemon start` "
+                "in a shell that sets {names}, gives {it}")
+        return launch_secrets.carried_by(
+            "the daemon", "restart the daemon with {names} set in its environment")
+
     def _settle(self, launcher: Launcher, seconds: float) -> list[str]:
         """Reconcile until this launcher's moves end, `seconds` pass, or the daemon stops."""
         deadline = time.monotonic() + seconds
@@ -114,13 +127,16 @@ class Watcher:
         return lines
 
     def _moving(self, launcher: Launcher) -> list[int]:
-        """The ids of this launcher's moves under way."""
+        """The ids of this launcher's moves under way (but those that wait for a secret
+        this daemon has no value for: it cannot carry them on)."""
         unfinished = self.store.moves.unfinished()
         if not unfinished:
             return []
         records = {r.id: r for r in self.store.jobs.records({m.job_id for m in unfinished})}
         return [m.id for m in unfinished
-                if str(records[m.job_id].spec.get("launcher", "local")) == launcher.name]
+                if str(records[m.job_id].spec.get("launcher", "local")) == launcher.name
+                and not launch_secrets.missing(m.job_id, launch_secrets.names_of(
+                    records[m.job_id].spec))]
 
     def _follow(self, launcher: Launcher, seconds: float) -> None:
         """Step this launcher's moves under way (each under its job's lease) until they

@@ -25,6 +25,7 @@ from costsched.optimize.planner import plan_job
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
 from costsched.service.jobs.decider import market_at
 from costsched.service.jobs.named_offering import picked
+from costsched.service.jobs.runs import refuse_live_name
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
@@ -91,7 +92,10 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
     table = table_with_measured(store)
     market = market_at(store, at)
     out = []
-    for source, spec in job_specs(jobs, envs=envs):
+    specs = job_specs(jobs, envs=envs)
+    for _, spec in specs:  # a launch refused for its name says nothing of its budgets
+        refuse_live_name(store, spec.name)
+    for source, spec in specs:
         _check_budget_name(source, spec.name, spec.constraints.budget_name, config)
         stored = {"spec": spec.model_dump(mode="json")}
         wanted = [(f"budget {n}", _left(states[n]) if n in states else b.usd,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from costsched import amounts
+from costsched import amounts, launch_secrets
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import charge, egress_rows
@@ -42,7 +42,7 @@ from costsched.service.jobs.runs import (
     _steps_left_of,
     nodes_of,
 )
-from costsched.service.jobs.steps import _start_migration
+from costsched.service.jobs.steps import _start_migration, secret_names
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
 from costsched.store.job_rows import EventRow, PlacementRow
@@ -439,7 +439,8 @@ def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: s
                                                                  at)
         except InvalidInput:
             return None
-        if not decision.moves or not launcher.can_launch(decision.offering):
+        if not decision.moves or not launcher.can_launch(decision.offering) or \
+                launch_secrets.missing(job_id, secret_names(run)):  # none here to move it
             return None
         detail = f"moved at budget {name}: {why}; {decision.reason}"
         store.jobs.note(job_id, "budget", detail, at=at)

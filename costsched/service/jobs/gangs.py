@@ -40,11 +40,15 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
         placement = _open_placement(store, job_id)
         if placement is None or str(placement["instance"]) != instance.id:
             return instance
+        from costsched.launch_secrets import SecretMissing
         from costsched.service.booked_jobs import reservation_of  # a gang's repair's
         from costsched.service.jobs.steps import _mover
 
         offering = _placed_offering(placement)
-        job = _mover(store, launcher, _running(store, job_id), at).job
+        try:
+            job = _mover(store, launcher, _running(store, job_id), at).job
+        except SecretMissing:  # its nodes are replaced by a process that holds its secrets
+            return instance
         spec = LaunchSpec(job_id=job.job_id, job_name=job.name, command=job.command,
                           offering=offering, checkpoint_uri=job.checkpoint_uri,
                           attempt=instance.attempt, envs=job.envs, code_uri=job.code_uri,

@@ -27,6 +27,7 @@ from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     _running,
     job_ids,
+    refuse_live_name,
     steps_left,
 )
 from costsched.service.jobs.steps import (
@@ -43,6 +44,7 @@ from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.throughput import ThroughputTable
+from costsched.vocabulary import did_you_mean
 
 
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
@@ -71,10 +73,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     # launches write none of them), so launching N jobs grows as N, not N squared.
     with one_pass():
         for source, spec in job_specs(jobs, envs=envs):
-            busy = [r for r in store.jobs.find(spec.name) if not r.final]
-            if busy:
-                raise InvalidInput(f"job name {spec.name!r}: job {busy[0].id} of that name is "
-                                   f"{busy[0].state}; stop it first or choose another name")
+            refuse_live_name(store, spec.name)
             given = _refused(source, spec, launcher, secrets, checkpoint_root)
             resolved = _resolved(spec, source, table, when, launcher, checkpoint_root)
             code = _pack_code(spec, source)  # refused when too large: nothing stored
@@ -184,9 +183,16 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
 
 
 def start(store: PriceStore, launcher: Launcher, job: int | str, *,
-          at: datetime | str | None = None) -> JobRecord:
+          at: datetime | str | None = None,
+          secrets: Mapping[str, str] | None = None,
+          budget: float | None = None) -> JobRecord:
     """Start a stopped job again: from its newest verified checkpoint, with the code and
-    spec it was launched with, on the best offering now (or its deadline policy's)."""
+    spec it was launched with, on the best offering now (or its deadline policy's).
+    `secrets`: values for the job's secrets (`--secret`), else this process's environment
+    gives them; refused, the job left stopped, when one has neither. They are held as a
+    launch holds them (`launch_secrets.keep`): the supervisor this process starts gets
+    them. `budget`: the job's own budget from now on (USD), once nothing else refuses the
+    start."""
     when = as_time(at)
     job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
@@ -202,6 +208,11 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     if run.launcher != launcher.name:
         raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
                            f"launcher, not {launcher.name}")
+    _hold_secrets(run.record, secrets or {})  # before anything is changed
+    if budget is not None:
+        from costsched.service.jobs.caps import raise_budget
+
+        raise_budget(store, job_id, budget, at=when)
     cands = place(store, JobNow.of(run, None, steps_left(store, run, when)), launcher, when)
     _within_budgets(store, job_id, cands, when)
     store.jobs.transition(job_id, "pending", at=when, expect="stopped",
@@ -215,6 +226,27 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # where it starts now (a job keeps the first prediction it had).
     record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)
+
+
+def _hold_secrets(record: JobRecord, given: Mapping[str, str]) -> None:
+    """Hold the values of the job's secrets for its start (and the supervisor it starts):
+    `given`, else this process's environment's; InvalidInput for a secret the job does
+    not name, given empty, or with no value (and how to give it)."""
+    names = list((record.spec["spec"].get("task") or {}).get("secrets", []))
+    extra = sorted(set(given) - set(names))
+    if extra:
+        raise InvalidInput(f"--secret {extra[0]}: job {record.name} names no such secret; "
+                           f"expected one of {', '.join(names) or '(none)'}"
+                           + did_you_mean(extra[0], names))
+    empty = sorted(n for n, v in given.items() if not v)
+    if empty:
+        raise InvalidInput(f"--secret {empty[0]}: given empty; give its value "
+                           "(--secret NAME=VALUE), or set it in your environment")
+    launch_secrets.keep(record.id, given)
+    lacking = launch_secrets.missing(record.id, names)
+    if lacking:
+        raise InvalidInput(launch_secrets.start_refusal(record.name, lacking))
+    launch_secrets.keep(record.id, launch_secrets.values(record.id, names, record.name))
 
 
 def _within_budgets(store: PriceStore, job_id: int, cands: list[dict], when: datetime

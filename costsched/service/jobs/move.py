@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from costsched import clouds
+from costsched import clouds, launch_secrets
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import utcnow
@@ -40,7 +40,7 @@ from costsched.service.jobs.runs import (
     _steps_left_of,
     job_ids,
 )
-from costsched.service.jobs.steps import _migration_candidates, _run_moves
+from costsched.service.jobs.steps import _migration_candidates, _run_moves, secret_names
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.decisions import StoredDecision
@@ -277,6 +277,7 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
                 continue
             blocked = _migration_limit(run, moves_now[run.record.id], ask.when,
                                        daily=_decider(run, ask).daily)
+            blocked = blocked or _secret_lacking(run)
             if blocked:
                 out[k] = (choice, None, f"{choice.reason}; not moved: {blocked}")
                 continue
@@ -317,6 +318,14 @@ def _decided_alike(decided: JobRecord, now: JobRecord, decider: Decider) -> bool
     which a move of the pass may have changed)."""
     return not isinstance(decider, DeadlineDecider) and \
         replace(now, updated_at=decided.updated_at) == decided
+
+
+def _secret_lacking(run: RunningJob) -> str:
+    """Why this process cannot start the job's instance elsewhere: a secret of it that it
+    has no value for ('' when it holds them all)."""
+    lacking = launch_secrets.missing(run.record.id, secret_names(run))
+    return (f"this process has no value for secret {', '.join(lacking)} (the process "
+            "that moves it needs the job's secrets in its environment)") if lacking else ""
 
 
 def _migration_limit(run: RunningJob, moves: list[MoveRecord], at: datetime,

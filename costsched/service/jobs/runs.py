@@ -235,6 +235,15 @@ def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:
     return None if open_.empty else open_.iloc[-1]
 
 
+def refuse_live_name(store: PriceStore, name: str) -> None:
+    """InvalidInput when a job of that name has not ended: a launch of it is refused (said
+    before anything of its plan or budgets)."""
+    busy = [r for r in store.jobs.find(name) if not r.final]
+    if busy:
+        raise InvalidInput(f"job name {name!r}: job {busy[0].id} of that name is "
+                           f"{busy[0].state}; stop it first or choose another name")
+
+
 def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> list[int]:
     """The id of `job` (an id, or a name: its unfinished job, else its newest), or every
     job in `states` when `job` is None."""

@@ -25,7 +25,7 @@ from costsched.service.jobs.runs import (
     few_names,
     job_ids,
 )
-from costsched.service.jobs.steps import _step_news
+from costsched.service.jobs.steps import SECRET_NOTE, _step_news, secret_names
 from costsched.service.jobs.watch import _statuses, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -69,6 +69,7 @@ class JobStatus:
     # The decider's latest decision on it where it runs now (the pass that decides keeps
     # it: the daemon's re-plan, `costsched migrate`); None before one.
     decision: StoredDecision | None = None
+    waits: str = ""  # why a daemon cannot carry its move on (a secret), and the fix
 
     @property
     def booked_usd(self) -> float:
@@ -185,6 +186,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         costs = job_costs(store, ids, now=when, checkpoint_gb={
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
             nodes={job_id: run.nodes for job_id, run in runs.items()}, placements=placed)
+        waits = store.jobs.last_details([j for j in ids if not runs[j].record.final
+                                         and secret_names(runs[j])], SECRET_NOTE)
         shown = []
         for job_id in ids:
             run = runs[job_id]
@@ -202,7 +205,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             shown.append(replace(found, readings=tuple(read_of.get(job_id, ())),
                                  step=done_step(run, done),
                                  stopped_why=_stopped_why(run.record,
-                                                          ended_of.get(job_id, []))))
+                                                          ended_of.get(job_id, [])),
+                                 waits=waits.get(job_id) or ""))
         return shown
 
 

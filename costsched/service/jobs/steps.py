@@ -32,6 +32,8 @@ from costsched.store.moves import MoveRecord
 if TYPE_CHECKING:
     from costsched.service.decide import Decision
 
+SECRET_NOTE = "secret"  # the job's log: the secret a daemon lacks to carry its move on
+
 
 def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
                      choice: Decision, placement: pd.Series, at: datetime | None,
@@ -41,10 +43,11 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     `fallbacks` False: a move the user asked for goes there or nowhere), then stay where it
     is. `at`: the time its steps are stamped with (None: the clock's)."""
     cands = _migration_candidates(launcher, choice, placement, fallbacks)
+    mover = _mover(store, launcher, run, at)  # a secret it lacks: refused, nothing stored
     move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
                               source_instance=str(placement["instance"]),
                               detail=f"to {_label(choice.choice)}")
-    return _mover(store, launcher, run, at).run(move)  # made under the lease: as it is
+    return mover.run(move)  # made under the lease: as it is
 
 
 def _migration_candidates(launcher: Launcher, choice: Decision, placement: pd.Series,
@@ -137,6 +140,48 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
     _step_move(store, launcher, move)
 
 
+def secret_names(run: RunningJob) -> list[str]:
+    """The names of the job's secrets (their values are never stored)."""
+    return launch_secrets.names_of(run.record.spec)
+
+
+def waiting_for_secrets(store: PriceStore, moves: Sequence[tuple[RunningJob, str]],
+                        at: datetime | None, *, ahead: bool = False
+                        ) -> tuple[set[int], list[JobEvent]]:
+    """Which of the jobs whose move (of the kind given with each) this process would carry
+    on it cannot, for want of a secret's value: they are left as they are, for a process
+    that holds it. A daemon says so once per job, in the job's log (SECRET_NOTE, which
+    `status` shows under the job) and in a line returned; a job it can carry on again has
+    its note cleared. `ahead`: the jobs run, and the move is one that may come (their
+    recovery): only a daemon says it (and unsays it), before it is needed."""
+    if ahead and not launch_secrets.carrying():
+        return set(), []
+    # A stopped job's move only winds down: it starts no instance, and needs no secret.
+    named = [(run, kind) for run, kind in moves
+             if secret_names(run) and run.record.state != "stopped"]
+    if not named:
+        return set(), []
+    said = store.jobs.last_details([run.record.id for run, _ in named], SECRET_NOTE)
+    when = at or as_time(None)
+    blocked: set[int] = set()
+    lines: list[JobEvent] = []
+    for run, kind in named:
+        job_id = run.record.id
+        lacking = launch_secrets.missing(job_id, secret_names(run))
+        before = said.get(job_id) or ""
+        if not lacking:
+            if before:  # carried on from now: it no longer waits
+                store.jobs.note(job_id, SECRET_NOTE, "", at=when)
+            continue
+        blocked.add(job_id)
+        line = launch_secrets.waits_line(kind, lacking, ahead=ahead)
+        if line is not None and line != before:
+            store.jobs.note(job_id, SECRET_NOTE, line, at=when)
+            lines.append(JobEvent(job_id, "secret", line, level="warning",
+                                  notify="" if ahead else "failure"))
+    return blocked, lines
+
+
 def _resume_launches(store: PriceStore, launcher: Launcher,
                      at: datetime | None) -> list[JobEvent]:
     """Launches a costsched stopped between storing the job and starting its launch move:
@@ -150,6 +195,11 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
         with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
             record = store.jobs.get(job_id)  # as things are now, under the lease
             if not mine or record.state != "pending" or store.moves.of_job(job_id):
+                continue
+            waiting, said = waiting_for_secrets(store, [(_running(store, job_id), "launch")],
+                                                at)
+            done += said
+            if waiting:
                 continue
             try:
                 _start_launch(store, launcher, record, at or as_time(None))
@@ -185,7 +235,9 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
     spec = run.resolved
     code = run.record.spec.get("code") or {}
     task = run.record.spec["spec"].get("task") or {}
-    secrets = launch_secrets.values(run.record.id, task.get("secrets", []), run.record.name)
+    # A stopped job's mover only winds its move down (`Mover.step`): no instance, no secret.
+    secrets = {} if run.record.state == "stopped" else \
+        launch_secrets.values(run.record.id, task.get("secrets", []), run.record.name)
     job = JobLaunch(run.record.id, run.record.name, spec.job.run, run.checkpoint_uri,
                     {**spec.envs, **checkpoint_interval.launch_env(
                         spec.checkpoint_hours * 60, spec.checkpoint_auto), **secrets},

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
+from costsched import launch_secrets
 from costsched.config import BudgetsConfig
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError, Instance, Launcher
@@ -30,6 +31,8 @@ from costsched.service.jobs.steps import (
     _resume_launches,
     _run_moves,
     _step_news,
+    secret_names,
+    waiting_for_secrets,
 )
 from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn
@@ -60,11 +63,25 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     runs = [run for job_id, run in _runs(store, states=["running"]).items()
             if job_id not in busy and run.launcher == launcher.name]
     done += _check_instances(store, launcher, runs, when)
+    done += _recoverable(store, runs, when)
     learn(store, when)  # the steps/s each placement reached, for the next plans
     done += [JobEvent(job_id, "throughput", line.split(": ", 1)[1],
                       level="warning")  # far from their plans: said once
              for job_id, line in flag_speeds(store, when or as_time(None))]
     return done
+
+
+def _recoverable(store: PriceStore, runs: list[RunningJob], at: datetime | None
+                 ) -> list[JobEvent]:
+    """A daemon that could not recover a job still running for want of its secret says so
+    now, once, before a preemption comes (`steps.waiting_for_secrets`)."""
+    named = [run for run in runs if secret_names(run)] if launch_secrets.carrying() else []
+    if not named:
+        return []
+    running = {r.id for r in store.jobs.records([run.record.id for run in named])
+               if r.state == "running"}  # not those this pass recovered or closed
+    return waiting_for_secrets(store, [(run, "recovery") for run in named
+                                       if run.record.id in running], at, ahead=True)[1]
 
 
 def _budgets(store: PriceStore, launcher: Launcher, at: datetime | None,
@@ -90,7 +107,6 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
     mine = [m for m in unfinished if owners[m.job_id].launcher == launcher.name]
     if not mine:
         return []
-    done = []
     names = [f"steps:{m.job_id}" for m in mine]
     with store.leases.holding_many(names, STEP_LEASE_SECONDS) as (holder, taken):
         held = [m for m in mine if f"steps:{m.job_id}" in taken]
@@ -99,6 +115,10 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
                for m in moves}
         runs = _runs(store, [m.job_id for m in held])
         going = [m for m in held if not now[m.id].ended]
+        # A job whose move needs a secret this process lacks is left to one that holds it.
+        waiting, done = waiting_for_secrets(store, [(runs[m.job_id], m.kind) for m in going],
+                                            when)
+        going = [m for m in going if m.job_id not in waiting]
         after = _run_moves(store, launcher, [(runs[m.job_id], now[m.id]) for m in going],
                            holder, when)
     for move, left in zip(going, after, strict=True):
@@ -177,13 +197,16 @@ def _open_instances(store: PriceStore, job_ids: Sequence[int]) -> dict[int, str]
 
 
 def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 0.2) -> None:
-    """Reconcile until no move is under way for this launcher's jobs, or `seconds` pass."""
+    """Reconcile until no move is under way for this launcher's jobs (none that this
+    process could carry on: one waiting for a secret it lacks is left), or `seconds`
+    pass."""
     deadline = time.monotonic() + seconds
     while True:
         reconcile(store, launcher)
         unfinished = store.moves.unfinished()
         owners = _runs(store, {m.job_id for m in unfinished})
-        pending = [m for m in unfinished if owners[m.job_id].launcher == launcher.name]
+        pending = [m for m in unfinished if owners[m.job_id].launcher == launcher.name
+                   and not launch_secrets.missing(m.job_id, secret_names(owners[m.job_id]))]
         if not pending or time.monotonic() >= deadline:
             return
         time.sleep(poll)
@@ -242,9 +265,11 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
 
 
 def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
-             placement: pd.Series | None, source: str, why: str) -> JobEvent:
+             placement: pd.Series | None, source: str, why: str) -> JobEvent | None:
     """Start and step a recovery of a job whose instance is gone (its placement closed);
-    `at`: the time of the pass (None: the clock, as the steps go)."""
+    `at`: the time of the pass (None: the clock, as the steps go). One this process lacks
+    a secret for is started and left `recovering` for a process that holds it (a daemon
+    says so once: `steps.waiting_for_secrets`)."""
     from costsched.service.jobs.decider import JobNow, place  # the policy's: a recovery's
 
     job_id = run.record.id
@@ -255,6 +280,11 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
     move = store.moves.create(job_id, "recovery", cands, at=when,
                               source_instance="" if placement is None else source,
                               detail=why)
+    waiting, said = waiting_for_secrets(store, [(run, "recovery")], at)
+    if waiting:  # recovering, not running: nothing runs, and the note says why
+        store.jobs.transition(job_id, "recovering", at=when, expect="running",
+                              detail=f"move {move.id} (recovery); {why}")
+        return said[0] if said else None
     after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
     return JobEvent(job_id, "recovery", f"{why}; recovery {after.state}",
                     notify="failure" if after.state == "failed" else "recovery")

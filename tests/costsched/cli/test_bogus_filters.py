@@ -117,6 +117,8 @@ CASES = [
      "mean 'resnet50'?"),
     (["start", "resnet50", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["start", "resnet50", "--budget", "0"], "--budget 0: expected a finite number > 0"),
+    (["start", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "not set in your environment: "
+     "--secret NOT_SET_ANYWHERE; give it as NAME=VALUE"),
     (["logs", "resnet50", "--tail", "0"], "--tail"),
     (["logs", "resnet50", "--node", "-1"], "--node"),
     (["report", "--since", "bogus"], "--since 'bogus': expected an ISO 8601 time"),

@@ -92,3 +92,13 @@ def test_the_budget_is_checked_on_the_offering_named_at_launch(
     assert named.expected_usd == pytest.approx(3 * best.expected_usd)
     with pytest.raises(InvalidInput, match="not a priced offering now"):
         launch_fits(priced, [job], BudgetsConfig(), AT, offering="aws us-west-2a p3.2xlarge spot")
+
+
+def test_a_launch_refused_for_its_name_says_nothing_of_its_budget(
+        tmp_path: Path, priced: PriceStore) -> None:
+    """A job of that name runs: the refusal comes first, with no line of a plan before it."""
+    job = _job(tmp_path, budget=1000)
+    running = priced.jobs.create("long", {"spec": {}}, 10, at=AT)
+    with pytest.raises(InvalidInput, match=rf"^job name 'long': job {running} of that name "
+                                           r"is pending; stop it first or choose another"):
+        launch_fits(priced, [job], BudgetsConfig(), AT)
