@@ -47,7 +47,8 @@ def heading(column: str) -> str:
     return HEADINGS.get(column, column.replace("_usd", " $").replace("_", " "))
 
 
-HOUR_COLUMNS = ("billed_hours", "expected_training_hours", "training_hours")
+HOUR_COLUMNS = ("billed_hours", "expected_training_hours", "training_hours",
+                "hours")  # (a placement's, on the dashboard's job page)
 
 # A saving is its baseline less what the job spent: a row shows all three.
 SAVINGS = {"saved_vs_on_demand_usd": "on_demand_usd", "saved_vs_static_usd": "static_usd"}

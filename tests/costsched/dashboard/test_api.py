@@ -403,3 +403,29 @@ def test_a_jobs_deadline_is_said_on_its_pages_as_status_says_it(
     said = words.split(" (in ")[0] + " (in "  # the hours left move on
     assert said.startswith("due ") and said in client.get("/").text
     assert f"<dt>deadline</dt><dd>{said}" in client.get(f"/jobs/{job}").text
+
+
+def test_a_jobs_placement_hours_read_at_one_precision(store: PriceStore,
+                                                      client: TestClient) -> None:
+    """A short placement and a longer one: the hours column reads at one precision, and
+    the report's line under it at no fewer decimals (0.0072 beside 0.0442, not 0.02)."""
+    import re
+
+    from tests.costsched.report.scenario import EAST, WEST, at, observe
+
+    observe(store, EAST, [(-10, 1.0)])
+    observe(store, WEST, [(-10, 0.5)])
+    job = store.jobs.create("short", {"spec": {"name": "short"}}, 100, at=at(0))
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1")
+    store.jobs.transition(job, "running", at=at(0))
+    store.jobs.place(job, WEST, gpu_model="V100", gpu_count=1, at=at(26 / 3600),
+                     usd_per_hour=0.5, reason="migration", instance=f"{job}-2")
+    store.jobs.end_placement(job, at(185 / 3600))  # whole seconds: 26 s and 159 s
+    store.jobs.transition(job, "succeeded", at=at(185 / 3600))
+    page = client.get(f"/jobs/{job}").text
+    table = page[page.index("<h2>Placements</h2>"):page.index("<h2>Migrations")]
+    cells = re.findall(r'<td class="num">([\d.]+)</td><td class="num">\$', table)
+    assert cells == ["0.0072", "0.0442"], cells
+    [line] = re.findall(r"In the report: (.*?)\.</p>", page, re.S)
+    assert "over 0.0514 instance-hours" in line, line
