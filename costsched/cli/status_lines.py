@@ -114,7 +114,8 @@ def _parts(s: service.JobStatus) -> list[tuple[str, float]]:
     charged = s.cost.charged
     spans = hours_all(*(p.hours for p in charged))
     out = [(f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
-            f": {span} h", p.usd) for p, span in zip(charged, spans, strict=True)]
+            + (f" x {p.nodes} nodes" if p.nodes > 1 else "")  # its cost is every node's
+            + f": {span} h", p.usd) for p, span in zip(charged, spans, strict=True)]
     if s.cost.egress_usd:
         out.append(("checkpoint copies between clouds or regions (egress)", s.cost.egress_usd))
     if s.booked_usd:

@@ -6,6 +6,7 @@ that reads alike in every table."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -190,3 +191,21 @@ def test_a_zero_cost_reads_as_it_does_alone(tmp_path: Path) -> None:
     alone = _status(db, "instant")
     [row] = [line for line in alone.splitlines() if "instant" in line and "│" in line]
     assert "$0.00 " in row, row
+
+
+def test_a_gangs_placement_line_names_its_nodes(tmp_path: Path) -> None:
+    """Its cost is every node's: the line says how many, so hours x price x nodes reads."""
+    store, db = _priced(tmp_path)
+    job = _job(store, "pair", tmp_path, 0.5, 0.36)
+    with store.engine.begin() as conn:
+        from costsched.store import schema
+
+        record = store.jobs.get(job).spec
+        record["spec"]["num_nodes"] = 2
+        conn.execute(schema.jobs.update().where(schema.jobs.c.id == job).values(
+            spec=json.dumps(record)))
+    store.jobs.end_placement(job, NOW)
+    store.jobs.transition(job, "succeeded", at=NOW)
+    store.dispose()
+    [line] = [x for x in _under(_status(db), job) if x.startswith("launch on ")]
+    assert line == "launch on aws us-east-1a p3.2xlarge spot x 2 nodes: 0.50 h, $0.36", line
