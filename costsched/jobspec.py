@@ -240,6 +240,9 @@ class TaskSpec(_Strict):
     autostop: bool | int | str | dict | None = None
     config: dict[str, Any] = {}
     secrets: list[str] = []
+    # Values the task file writes for some of its secrets (SkyPilot's): a launch uses them
+    # where --secret gives none. Never stored: left out of every dump of the spec.
+    written_secrets: dict[str, str] = Field(default={}, exclude=True, repr=False)
     launch_envs: list[str] = []
     mounts: list[MountSpec] = []
     checkpoint_mount: str = ""  # where the checkpoint bucket is mounted in the task

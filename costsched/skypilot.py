@@ -101,7 +101,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                    f"{MAX_NODES}")
     section = _section(doc.get("costsched"), fail)
     envs, launch_envs = _envs(doc.get("envs"), given_envs or {}, fail)
-    secrets = _secrets(doc.get("secrets"), fail)
+    secrets, written_secrets = _secrets(doc.get("secrets"), fail)
     notes = [UNUSED[k] for k in UNUSED if k in doc]
     if DOCKER_PASSWORD in envs:
         raise fail(f"envs.{DOCKER_PASSWORD}", "a registry password as an env's value "
@@ -181,9 +181,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         needs.append("run: the task has no run command: costsched runs it as the job "
                      "(`sky launch` makes a cluster without one)")
     notes = [*notes, *scope.notes, *(n for n in (note, read_note) if n)]
-    if launch_envs or secrets:  # what `launch` is given, said by plan
+    unwritten = [n for n in secrets if n not in written_secrets]
+    if launch_envs or unwritten:  # what `launch` is given, said by plan
         notes.append("at launch, give " + ", ".join(
-            [f"--env {n}" for n in launch_envs] + [f"--secret {n}" for n in secrets]))
+            [f"--env {n}" for n in launch_envs] + [f"--secret {n}" for n in unwritten]))
     notes += [f"launch needs: {n}" for n in needs]
     spec = {
         "name": doc.get("name") or default_name or "task",
@@ -195,6 +196,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "constraints": constraints,
         "num_nodes": nodes,
         "task": {**kept, "config": _config(doc.get("config"), fail), "secrets": secrets,
+                 "written_secrets": written_secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
                  "work_assumed": assumed, "needs": needs, "sky": True},
@@ -304,24 +306,23 @@ def _envs(value: Any, given: Mapping[str, str],
     return out, later
 
 
-def _secrets(value: Any, fail: Fail) -> list[str]:
-    """The secrets' names; their values are given at launch and never kept."""
+def _secrets(value: Any, fail: Fail) -> tuple[list[str], dict[str, str]]:
+    """The secrets' names, and the values the file writes for some (SkyPilot's: used
+    where `--secret` gives none, as SkyPilot does; held in memory, never stored)."""
     if value is None:
-        return []
+        return [], {}
     if not isinstance(value, dict):
-        raise fail("secrets", "expected a mapping of NAME: (nothing; given at launch)")
+        raise fail("secrets", "expected a mapping of NAME: (nothing: given at launch, or a "
+                   "value)")
+    written: dict[str, str] = {}
     for key, v in value.items():
         if isinstance(v, (dict, list)):
-            raise fail(f"secrets.{key}", "expected nothing (given at launch with --secret)")
+            raise fail(f"secrets.{key}", "expected nothing (given at launch with --secret) "
+                       "or one value")
         if v is not None and v != "":
-            # SkyPilot takes such a value as the secret's; costsched never keeps a secret,
-            # so a later recovery (in another process) would have none: refused here.
-            raise fail("secrets", f"{str(key)!r} has a value written in the file, which "
-                       "costsched does not use (a secret is never stored, and a recovery "
-                       "would not have it): leave it empty and give it at launch with "
-                       f"--secret {key} (NAME=VALUE gives a value, NAME alone takes it from "
-                       "your environment)")
-    return [str(k) for k in value]
+            written[str(key)] = v if isinstance(v, str) else str(v).lower() \
+                if isinstance(v, bool) else str(v)
+    return [str(k) for k in value], written
 
 
 def _config(value: Any, fail: Fail) -> dict[str, Any]:

@@ -4,7 +4,7 @@ decision (read back to the same placement)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -521,22 +521,47 @@ def test_a_launch_env_close_to_a_tasks_env_is_refused_as_its_misspelling() -> No
         "you mean 'EPOCHS'? (a new env: write it under envs in the task)")
 
 
-@pytest.mark.parametrize("value", ["value", 12, True])
-def test_a_secrets_value_written_in_the_file_is_refused_saying_how_to_give_it(
-        value: object) -> None:
-    """SkyPilot uses it; costsched would have to keep it for a recovery: one line at parse
-    time, naming the field, that the value is not used and the option that gives it."""
-    with pytest.raises(InvalidInput) as caught:
-        parse_task({"run": "x", "resources": {"accelerators": "V100"},
-                    "secrets": {"TOKEN": value, "HF_TOKEN": None}}, "task.yaml")
-    assert str(caught.value) == (
-        "task.yaml: field secrets: 'TOKEN' has a value written in the file, which costsched "
-        "does not use (a secret is never stored, and a recovery would not have it): leave it "
-        "empty and give it at launch with --secret TOKEN (NAME=VALUE gives a value, NAME "
-        "alone takes it from your environment)")
-    assert parse_task({"run": "x", "resources": {"accelerators": "V100"},
-                       "secrets": {"TOKEN": "", "HF_TOKEN": None}},
-                      "task.yaml").task.secrets == ["TOKEN", "HF_TOKEN"]
+@pytest.mark.parametrize("value, held", [("hf_written_in_the_file", "hf_written_in_the_file"),
+                                         (12345, "12345")])
+def test_a_secrets_value_written_in_the_file_is_its_default_never_stored(
+        value: object, held: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As SkyPilot: a value the file writes is the secret's where --secret gives none
+    (--secret first); it is held in memory for the launch, never in the stored spec."""
+    from costsched import launch_secrets
+    from costsched.service import jobs as job_service
+    from costsched.store import PriceStore
+    from tests.costsched.migration.test_edges import FakeLauncher
+    from tests.costsched.service.test_jobs import set_prices
+
+    parsed = parse_task({"run": "x", "resources": {"accelerators": "V100"},
+                         "secrets": {"TOKEN": value, "HF_TOKEN": None}}, "task.yaml")
+    assert parsed.task.secrets == ["TOKEN", "HF_TOKEN"]
+    assert parsed.task.written_secrets == {"TOKEN": held}
+    assert "written_secrets" not in json.dumps(parsed.model_dump(mode="json"))
+    assert "at launch, give --secret HF_TOKEN" in parsed.task.notes  # TOKEN has its value
+
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    set_prices(store, {"us-east-1a": 1.0}, NOW - timedelta(hours=1))
+    monkeypatch.setattr(launch_secrets, "_GIVEN", {})
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "written", "run": "true", "secrets": {"TOKEN": value, "HF_TOKEN": None},
+        "resources": {"infra": "aws/us-east-1", "accelerators": "V100:1", "use_spot": True},
+        "costsched": {"hours": 1}}))
+    launcher = FakeLauncher()
+    [job] = job_service.launch(store, path, launcher=launcher, at=NOW,
+                               checkpoint_root=str(tmp_path / "ckpt"),
+                               secrets={"HF_TOKEN": "hf_given"})
+    assert launch_secrets._GIVEN[job.id] == {"TOKEN": held, "HF_TOKEN": "hf_given"}
+    second = tmp_path / "other.yaml"
+    second.write_text(path.read_text().replace("name: written", "name: other"))
+    [other] = job_service.launch(store, second, launcher=launcher, at=NOW,
+                                 checkpoint_root=str(tmp_path / "ckpt"),
+                                 secrets={"HF_TOKEN": "hf_given", "TOKEN": "tok_given"})
+    assert launch_secrets._GIVEN[other.id]["TOKEN"] == "tok_given"  # --secret first
+    store.dispose()
+    stored = b"".join(f.read_bytes() for f in tmp_path.glob("store.sqlite*"))
+    assert held.encode() not in stored and b"written_secrets" not in stored
 
 
 def test_an_unknown_member_of_a_set_is_dropped_with_a_note() -> None:

@@ -163,7 +163,8 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
                            "cloud credential, which is neither stored nor sent to "
                            "instances; instances use their own role (remove it)")
     # every env and secret not given, in one line
-    given = launch_secrets.check(spec.task.secrets, secrets or {}, source,
+    given = launch_secrets.check(spec.task.secrets,  # --secret first, then the file's
+                                 {**spec.task.written_secrets, **(secrets or {})}, source,
                                  envs=spec.task.launch_envs)
     if spec.task.needs:  # what the task left to the launch: plan said it
         raise InvalidInput(f"{source}: field {spec.task.needs[0]}")
