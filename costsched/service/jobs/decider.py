@@ -201,8 +201,10 @@ class PriceDecider(Decider):
             o = offering_of({"key": [row.cloud, row.region, row.zone, row.instance_type,
                                      row.market, row.os],
                              "gpu_model": row.gpu_model, "gpu_count": row.gpu_count})
-            ranked.append((o, float(row.usd_per_hour), float(getattr(row, "expected_cost",
-                                                                     float("nan")))))
+            # One instance's price, as every offering is quoted and a placement keeps it
+            # (a gang's ranking prices its N instances: `planner.plan_job`).
+            each = float(row.usd_per_hour) / max(int(getattr(row, "nodes", 1) or 1), 1)
+            ranked.append((o, each, float(getattr(row, "expected_cost", float("nan")))))
         if not ranked:
             raise InvalidInput(plan.reason or f"job {job.resolved.name}: no offering meets "
                                "its constraints now")

@@ -89,6 +89,9 @@ def test_a_gang_that_waits_90_minutes_is_charged_from_running_per_node(
     service.reconcile(store, launcher, at=AT + 0.5 * H)
     placed = store.jobs.placements(job)
     assert placed["market"].tolist() == ["flex_start"] and placed["waiting"].tolist() == [True]
+    # The placement keeps one instance's price, as every offering is quoted: charged per
+    # node, a gang's total here would be charged twice over where no stored price is.
+    assert placed["usd_per_hour"].tolist() == [FLEX_USD]
     assert cost_now(store, launcher, job, AT + H) == 0.0
     assert spent(store, AT + H) == 0.0
     assert build(store, now=AT + H).jobs["usd"].sum() == 0.0
