@@ -133,7 +133,9 @@ class LazyGroup(TyperGroup):
     _listing = False
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [*super().list_commands(ctx), *(n for n in COMMANDS if n not in self.commands)]
+        # The registry's order, whichever commands this process has loaded already.
+        loaded = super().list_commands(ctx)
+        return [*COMMANDS, *(n for n in loaded if n not in COMMANDS)]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         found = super().get_command(ctx, cmd_name)

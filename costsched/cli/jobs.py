@@ -4,6 +4,7 @@ jobs on the chosen offerings."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -122,7 +123,7 @@ def launch(
                                  envs=envs, secrets=secrets,
                                  checkpoint_root=settings.checkpoint_root,
                                  book=confirm_booking(yes) if book else None)
-        armed = _arm(store, backend)  # watched from now on, however the wait ends
+        armed = _arm(store, backend, records)  # watched from now on, however the wait ends
         if wait > 0:
             service.settle(store, backend, wait)
     shown = service.status(store, backend, None)
@@ -166,13 +167,23 @@ def _say_not_launched(store: PriceStore, job_ids: list[int], shown: bool) -> Non
         raise typer.Exit(EXIT_FAILED if any(j.failed for j in left) else EXIT_TRY_AGAIN)
 
 
-def _arm(store: PriceStore, backend: Any) -> str | None:
-    """Recovery for the jobs just started: a daemon watching the store (a supervisor
-    started in the background when none does, unless daemon.autostart is off); the line
-    that says so."""
+def _arm(store: PriceStore, backend: Any, records: Sequence[Any] = ()) -> str | None:
+    """Recovery for the jobs just started (`records`): a daemon watching the store (a
+    supervisor started in the background when none does, unless daemon.autostart is off);
+    the line that says so. A daemon started before, which watches jobs with secrets,
+    recovers them with the values of its own environment, not those given here: said."""
     from costsched.daemon.autostart import ensure
+    from costsched.service.glance import secret_names
 
-    return ensure(store, effective(), env=getattr(backend, "environment", dict)()).line()
+    arming = ensure(store, effective(), env=getattr(backend, "environment", dict)())
+    line = arming.line()
+    names = sorted({n for r in records for n in secret_names(r.spec)})
+    if line and names and arming.watcher is not None and not arming.started:
+        line += (f"\nIt was started before, so a recovery or move of the job takes "
+                 f"{', '.join(names)} from its environment, not from this command "
+                 "(`costsched daemon stop`, then `costsched daemon start` in a shell that "
+                 "sets them, makes it take yours)")
+    return line
 
 
 def _print_armed(line: str | None, json_out: bool) -> None:
@@ -380,7 +391,7 @@ def start(job: JobArgument,
     store = open_store(db)
     launcher = _job_launcher(store, job)
     record = service.start(store, launcher, job, secrets=secrets, budget=budget)
-    armed = _arm(store, launcher)
+    armed = _arm(store, launcher, [record])
     if wait > 0:
         service.settle(store, launcher, wait)
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")
