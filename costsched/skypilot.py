@@ -251,6 +251,11 @@ def _workdir(value: Any, values: Mapping[str, str | None], fail: Fail,
     return value
 
 
+# A job file's constraints a task's section has under its own names (where the job runs
+# is the task's resources).
+_CONSTRAINT_KEYS = frozenset(("deadline", "budget", "max_price", "max_migrations", "markets"))
+
+
 def _section(value: Any, fail: Fail) -> _Section:
     if value is None:
         return _Section()
@@ -261,7 +266,13 @@ def _section(value: Any, fail: Fail) -> _Section:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        if first["type"] == "extra_forbidden":
+        if first["type"] == "extra_forbidden" and first["loc"] == ("constraints",):
+            # a job file's section, written in a task: its keys are this section's own
+            message = ("a job file's section: in a task, write its keys directly under "
+                       "costsched: (" + ", ".join(k for k in _Section.model_fields
+                                                  if k in _CONSTRAINT_KEYS)
+                       + "; where it may run: under resources, as infra and accelerators)")
+        elif first["type"] == "extra_forbidden":
             message = ("unknown field: expected one of " + ", ".join(_Section.model_fields)
                        + did_you_mean(str(first["loc"][-1]), _Section.model_fields))
         else:

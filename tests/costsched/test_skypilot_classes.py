@@ -278,3 +278,18 @@ def test_a_mistyped_value_or_key_of_a_kept_field_gets_the_close_one(
     message = refusal(f"{text}\nrun: x")
     assert message.startswith(f"task.yaml: field {field}: ")
     assert close in message.partition("; did you mean ")[2]
+
+
+def test_a_job_files_constraints_in_a_tasks_section_say_where_their_keys_go() -> None:
+    from costsched.skypilot import parse_task
+
+    with pytest.raises(InvalidInput) as caught:
+        parse_task({"run": "x", "resources": {"accelerators": "V100"},
+                    "costsched": {"hours": 1, "constraints": {"deadline": "2d"}}}, "t.yaml")
+    assert str(caught.value) == (
+        "t.yaml: field costsched.constraints: a job file's section: in a task, write its "
+        "keys directly under costsched: (deadline, budget, max_price, max_migrations, "
+        "markets; where it may run: under resources, as infra and accelerators)")
+    written = parse_task({"run": "x", "resources": {"accelerators": "V100"},
+                          "costsched": {"hours": 1, "deadline": "2d"}}, "t.yaml")
+    assert written.constraints.deadline == 48
