@@ -160,7 +160,7 @@ class LazyGroup(TyperGroup):
             return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx: click.Context) -> Any:
-        with one_line_usage():  # every command's own options are parsed in here
+        with one_line_usage(ctx):  # every command's own options are parsed in here
             return super().invoke(ctx)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
@@ -179,15 +179,21 @@ ROOT_OPTIONS = {"--config": "PATH"}
 
 
 @contextmanager
-def one_line_usage() -> Iterator[None]:
+def one_line_usage(parent: click.Context | None = None) -> Iterator[None]:
     """A mistyped command, option or value ends the command in one line on stderr, as every
     other bad input does ('error: costsched plan: No such option: --tpo (Possible options:
     --top); `costsched plan --help` shows the usage'), with click's exit code (2)."""
     try:
         yield
     except UsageError as exc:
-        root = exc.ctx is None or exc.ctx.parent is None
-        path = exc.ctx.command_path if exc.ctx is not None else "costsched"
+        # An option's value missing is said without its command's context: the command
+        # being started (`parent`'s) is the one whose usage helps.
+        command = (parent.invoked_subcommand if exc.ctx is None and parent is not None
+                   else None)
+        root = (exc.ctx is None or exc.ctx.parent is None) and not command
+        path = (exc.ctx.command_path if exc.ctx is not None else
+                f"{parent.command_path} {command}" if command and parent is not None
+                else "costsched")
         message = (_missing_command(exc) or _value_words(exc)
                    or _as_ours(" ".join(exc.format_message().split()).rstrip(".")))
         if root and isinstance(exc, NoSuchOption):  # 'costsched --json plan ...'

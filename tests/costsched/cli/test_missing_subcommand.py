@@ -32,3 +32,15 @@ def test_every_group_without_its_subcommand_names_them_in_one_line() -> None:
                         f"`{where} --help` shows the usage"), line
         checked.append(path[0] if path else "")
     assert {"", "prices", "throughput", "risk", "config", "bills"} <= set(checked)
+
+
+def test_an_options_missing_value_names_its_commands_help() -> None:
+    for argv, command in ((["plan", "job.yaml", "--explain"], "plan"),
+                          (["status", "--wait"], "status")):
+        result = CliRunner().invoke(app, argv, prog_name="costsched")
+        option = argv[-1]
+        assert result.exit_code == 2
+        assert result.stderr.strip() == (
+            f"error: costsched {command}: Option '{option}' requires an argument; "
+            f"`costsched {command} --help` shows the usage"), result.stderr
+        assert CliRunner().invoke(app, [command, "--help"]).exit_code == 0  # the hint works
