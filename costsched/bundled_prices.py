@@ -198,13 +198,23 @@ def _discovered_rows(stamp: tuple[str, int, int] | None) -> list[tuple[int, dict
             reader = csv.DictReader(fh)
             header, rows = reader.fieldnames or [], list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InvalidInput(f"{path}: not a discovered-types CSV ({exc}); run `costsched "
-                           "catalog refresh` again") from None
+        raise not_discovered_file(path, exc) from None
+    check_discovered_fields(path, header)
+    return [(i + 2, row) for i, row in enumerate(rows)]
+
+
+def not_discovered_file(path: object, exc: Exception) -> InvalidInput:
+    """The refusal of a discovered-types file that cannot be read as CSV."""
+    return InvalidInput(f"{path}: not a discovered-types CSV ({exc}); run `costsched catalog "
+                        "refresh` again")
+
+
+def check_discovered_fields(path: object, header: Sequence[str]) -> None:
+    """InvalidInput when a discovered-types file's header lacks a type's fields."""
     missing = [c for c in TYPE_FIELDS if c not in header]
     if missing:
         raise InvalidInput(f"{path}: missing field(s) {', '.join(missing)}: expected "
                            f"{', '.join(TYPE_FIELDS)}, regions, zones, source")
-    return [(i + 2, row) for i, row in enumerate(rows)]
 
 
 def _priced(name: str, types: dict[tuple[str, str], dict]) -> list[dict]:

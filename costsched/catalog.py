@@ -26,8 +26,7 @@ from costsched.catalog_version import CATALOG_VERSION  # noqa: F401
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 
-TYPE_COLUMNS = ["cloud", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
-                "memory_gb"]
+TYPE_COLUMNS = list(bundled_prices.TYPE_FIELDS)
 
 
 def _read(name: str) -> pd.DataFrame:
@@ -44,12 +43,8 @@ def discovered_types(path: Path | None = None) -> pd.DataFrame:
     try:
         frame = pd.read_csv(path, dtype={"regions": str, "zones": str, "gpu_model": str})
     except (OSError, ValueError) as exc:
-        raise InvalidInput(f"{path}: not a discovered-types CSV ({exc}); run `costsched "
-                           "catalog refresh` again") from None
-    missing = [c for c in TYPE_COLUMNS if c not in frame]
-    if missing:
-        raise InvalidInput(f"{path}: missing field(s) {', '.join(missing)}: expected "
-                           f"{', '.join(TYPE_COLUMNS)}, regions, zones, source")
+        raise bundled_prices.not_discovered_file(path, exc) from None
+    bundled_prices.check_discovered_fields(path, list(frame.columns))
     return check_types(frame, str(path))
 
 
