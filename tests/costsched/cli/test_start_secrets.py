@@ -5,7 +5,6 @@ each, the job left as it was, every job listed. The CLI over an in-memory launch
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -15,29 +14,18 @@ from costsched.cli import jobs as cli_jobs
 from costsched.service import jobs as service
 from costsched.service.jobs.runs import _open_placement
 from costsched.store import PriceStore
-from tests.costsched.migration.test_edges import FakeLauncher
-from tests.costsched.service.test_jobs import set_prices
-from tests.costsched.service.test_start_secrets import VALUE, _spec
+from tests.costsched.service.test_start_secrets import VALUE, launch_two
 
 
 @pytest.fixture()
 def stopped(cli, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001
     """`sec` (a --secret KM_TOKEN) stopped and `plain` running, in the CLI's store; this
     process holds no value for KM_TOKEN (a new shell)."""
-    monkeypatch.delenv("KM_TOKEN", raising=False)
-    monkeypatch.setattr(launch_secrets, "_GIVEN", {})
     store = PriceStore(str(db_path))
-    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
-    launcher = FakeLauncher()
-    root = str(tmp_path / "ckpt")
-    [sec] = service.launch(store, _spec(tmp_path, "sec", ["KM_TOKEN"]), launcher=launcher,
-                           checkpoint_root=root, secrets={"KM_TOKEN": VALUE})
-    [plain] = service.launch(store, _spec(tmp_path, "plain", []), launcher=launcher,
-                             checkpoint_root=root)
-    service.stop(store, launcher, sec.id)
-    monkeypatch.setattr(launch_secrets, "_GIVEN", {})
+    launcher, sec, plain = launch_two(store, tmp_path, monkeypatch)
+    service.stop(store, launcher, sec)
     monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
-    yield cli, store, launcher, sec.id, plain.id
+    yield cli, store, launcher, sec, plain
     store.dispose()
 
 

@@ -21,7 +21,7 @@ from costsched.store import PriceStore
 from costsched.store.leases import holder_name
 from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
-from tests.costsched.service.test_start_secrets import VALUE, _spec
+from tests.costsched.service.test_start_secrets import VALUE, _spec, launch_two
 
 WATCH = Config.model_validate({"daemon": {"autostart": True, "watch_seconds": 30}})
 
@@ -29,41 +29,32 @@ WATCH = Config.model_validate({"daemon": {"autostart": True, "watch_seconds": 30
 def test_the_supervisor_says_once_that_a_recovery_waits_for_a_secret_and_goes_on(
         store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.delenv("KM_TOKEN", raising=False)
-    monkeypatch.setattr(launch_secrets, "_GIVEN", {})
-    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
-    launcher = FakeLauncher()
-    root = str(tmp_path / "ckpt")
-    [sec] = service.launch(store, _spec(tmp_path, "sec", ["KM_TOKEN"]), launcher=launcher,
-                           checkpoint_root=root, secrets={"KM_TOKEN": VALUE})
-    [plain] = service.launch(store, _spec(tmp_path, "plain", []), launcher=launcher,
-                             checkpoint_root=root)
-    monkeypatch.setattr(launch_secrets, "_GIVEN", {})  # the supervisor's: no value
+    launcher, sec, plain = launch_two(store, tmp_path, monkeypatch)  # no value held
     supervising = Supervisor(store, WATCH, holder=holder_name(), launchers=lambda _: launcher)
 
     def preempt(job: int) -> None:
         launcher.set(str(_open_placement(store, job)["instance"]), "preempted")
 
     caplog.set_level(logging.INFO, logger="costsched.daemon")
-    preempt(sec.id)
+    preempt(sec)
     for _ in range(2):  # two passes: each recovers `plain`, preempted before it
-        preempt(plain.id)
+        preempt(plain)
         supervising.watch()
-        assert store.jobs.get(plain.id).state == "running"
+        assert store.jobs.get(plain).state == "running"
     said = [r.getMessage() for r in caplog.records if "waits for secret" in r.getMessage()]
     assert len(said) == 1 and "level=warning" in said[0] and VALUE not in said[0]
-    assert (f'detail="job {sec.id}: recovery waits for secret KM_TOKEN (the supervisor\'s '
+    assert (f'detail="job {sec}: recovery waits for secret KM_TOKEN (the supervisor\'s '
             "environment lacks it): `costsched daemon stop`, then `costsched daemon start` in "
             'a shell that sets KM_TOKEN, gives it"') in said[0]
     assert not [r for r in caplog.records if "level=error" in r.getMessage()]
-    assert store.jobs.get(sec.id).state == "recovering"
-    assert sum(m.kind == "recovery" for m in store.moves.of_job(plain.id)) == 2
+    assert store.jobs.get(sec).state == "recovering"
+    assert sum(m.kind == "recovery" for m in store.moves.of_job(plain)) == 2
 
     monkeypatch.setenv("KM_TOKEN", VALUE)  # a supervisor started from a shell that sets it
     supervising.watch()
-    assert store.jobs.get(sec.id).state == "running"
-    assert _open_placement(store, sec.id) is not None
-    assert [m.kind for m in store.moves.of_job(sec.id)] == ["launch", "recovery"]
+    assert store.jobs.get(sec).state == "running"
+    assert _open_placement(store, sec) is not None
+    assert [m.kind for m in store.moves.of_job(sec)] == ["launch", "recovery"]
 
 
 def test_the_supervisor_says_once_and_before_a_preemption_that_a_recovery_would_wait(

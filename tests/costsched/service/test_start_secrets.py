@@ -33,12 +33,12 @@ def _spec(tmp_path: Path, name: str, secrets: list[str]) -> Path:
     return path
 
 
-@pytest.fixture()
-def jobs(store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-         ) -> tuple[PriceStore, FakeLauncher, int, int]:
-    """`sec` launched with --secret KM_TOKEN=VALUE and `plain` with no secret; then this
-    process forgets the value, as a later process (a shell without KM_TOKEN) has none."""
-    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
+def launch_two(store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+               zones: dict[str, float] | None = None) -> tuple[FakeLauncher, int, int]:
+    """`sec` launched with --secret KM_TOKEN=VALUE and `plain` with no secret (their ids),
+    on a fake launcher over `zones`' prices; then this process forgets the value, as a
+    later process (a shell without KM_TOKEN, a supervisor) has none."""
+    set_prices(store, zones or {"us-east-1a": 1.0},
                datetime.now(timezone.utc) - timedelta(hours=1))
     monkeypatch.delenv("KM_TOKEN", raising=False)
     monkeypatch.setattr(launch_secrets, "_GIVEN", {})
@@ -50,7 +50,16 @@ def jobs(store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                              checkpoint_root=root)
     assert sec.state == plain.state == "running"
     monkeypatch.setattr(launch_secrets, "_GIVEN", {})  # a later process: no value held
-    return store, launcher, sec.id, plain.id
+    return launcher, sec.id, plain.id
+
+
+@pytest.fixture()
+def jobs(store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+         ) -> tuple[PriceStore, FakeLauncher, int, int]:
+    """`launch_two` in two zones."""
+    launcher, sec, plain = launch_two(store, tmp_path, monkeypatch,
+                                      {"us-east-1a": 1.0, "us-east-1b": 2.0})
+    return store, launcher, sec, plain
 
 
 def _instance(store: PriceStore, job: int) -> str:
