@@ -298,7 +298,8 @@ def _config_file(value: str | None) -> None:
 
         path = Path(value).expanduser().absolute()
         if not path.is_file():
-            raise OptionValue(f"{value!r}: no such file: expected a TOML config file")
+            what = "a directory" if path.is_dir() else "no such file"
+            raise OptionValue(f"{value!r}: {what}: expected a TOML config file")
         os.environ[ENV_CONFIG] = str(path)
 
 
