@@ -67,7 +67,7 @@ def test_every_node_is_asked_for_as_flex_start_and_the_gang_shows_it_waiting(
         assert body.params.request_valid_for_duration.seconds == FLEX_START_WAIT_SECONDS
     placed = store.jobs.placements(job_id)
     assert placed["market"].tolist() == ["flex_start"]
-    assert placed["usd_per_hour"].tolist() == [pytest.approx(2 * FLEX_USD)]  # both nodes
+    assert placed["usd_per_hour"].tolist() == [pytest.approx(FLEX_USD)]  # one node's
 
     # Compute Engine holds both, then one, for capacity: the gang says it waits for it.
     for made in fake.store.values():
