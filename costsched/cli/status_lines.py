@@ -46,7 +46,6 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     from costsched.service.speeds import short_work
     from costsched.service.speeds import status_flags as speed_flags
 
-    flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     now = datetime.now(timezone.utc)
     if scheduled is not None and recovery is not None and (
             json_out or any(t.next_run or t.last for t in scheduled)):
@@ -55,8 +54,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         doc = views.status_document(shown, scheduled, budgets, held)
         if recovery is not None and isinstance(doc, dict):
             doc["recovery"] = recovery.document(now)
-        print_json(doc)
+        print_json(doc)  # (its document says each job's flag itself)
         return
+    flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     if scheduled is not None:
         print_daemon(scheduled, None if recovery is None else recovery.unscheduled())
     armed = None if recovery is None else recovery.line(now)
