@@ -10,23 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from costsched.store import PriceStore
 from tests.costsched.bills import scenario
 from tests.costsched.bills.exports import azure_csv, azure_row, cur_csv_gz, cur_parquet
-
-
-@pytest.fixture()
-def filled(db_path: Path) -> Path:
-    store = PriceStore(str(db_path))
-    scenario.fill(store)
-    store.dispose()
-    return db_path
+from tests.costsched.cli.test_bills import filled  # noqa: F401 - a fixture by name
 
 
 @pytest.mark.parametrize(("name", "write"), [("cur.csv.gz", cur_csv_gz),
                                              ("cur.parquet", cur_parquet)])
 def test_a_cur_file_on_disk_is_read_and_matched_as_from_s3(
-        cli, filled: Path, tmp_path: Path, name: str, write) -> None:  # noqa: ANN001
+        cli, filled: Path, tmp_path: Path, name: str, write) -> None:  # noqa: ANN001, F811
     path = tmp_path / name
     path.write_bytes(write(scenario.aws_rows(extra=True)))
     first = cli("bills", "import", path, "--json")
@@ -44,7 +36,7 @@ def test_a_cur_file_on_disk_is_read_and_matched_as_from_s3(
     assert totals["billed_usd"] == pytest.approx(3 * 0.918 * (1 + scenario.TAX / 3.76))
 
 
-def test_an_azure_cost_export_on_disk_is_read(cli, filled: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_an_azure_cost_export_on_disk_is_read(cli, filled: Path, tmp_path: Path) -> None:  # noqa: ANN001, F811
     path = tmp_path / "part_0.csv"
     path.write_bytes(azure_csv([azure_row("2024-06-01", "/subscriptions/s/virtualMachines/vm9",
                                           "Virtual Machines", 2.0)]))
@@ -60,7 +52,7 @@ EXPECTED = ("expected an export file (.csv, .csv.gz, .gz, .parquet): an AWS Cost
             "from its BigQuery table, PROJECT.DATASET.gcp_billing_export_resource_v1_<ACCOUNT>")
 
 
-def test_a_file_that_is_no_export_is_one_line_naming_it(cli, filled: Path,  # noqa: ANN001
+def test_a_file_that_is_no_export_is_one_line_naming_it(cli, filled: Path,  # noqa: ANN001, F811
                                                          tmp_path: Path) -> None:
     other = tmp_path / "sales.csv"
     other.write_text("region,amount\neu,3\n")
