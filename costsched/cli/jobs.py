@@ -190,8 +190,8 @@ def _print_armed(line: str | None, json_out: bool) -> None:
     """The recovery line (on stderr beside --json)."""
     from costsched.cli.common import err_console
 
-    if line:
-        (err_console if json_out else console).print(printable(line), highlight=False,
+    for part in (line or "").splitlines():  # each line escaped, not the breaks between
+        (err_console if json_out else console).print(printable(part), highlight=False,
                                                      markup=False, soft_wrap=True)
 
 

@@ -36,3 +36,10 @@ def test_a_supervisor_started_before_is_said_to_take_its_own_values(
              "`costsched daemon start` in a shell that sets them, makes it take yours)")
     assert (extra in line) == said
     assert redact(line) == line  # nothing in it reads as a value to mask
+
+
+def test_the_recovery_line_prints_its_lines_as_lines(capsys: pytest.CaptureFixture) -> None:
+    cli_jobs._print_armed("Recovery armed: here\nIt was started before", json_out=False)
+    out = capsys.readouterr().out
+    assert out.splitlines() == ["Recovery armed: here", "It was started before"]
+    assert "\\x0a" not in out
