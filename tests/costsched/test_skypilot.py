@@ -537,8 +537,8 @@ def test_a_launch_env_close_to_a_tasks_env_is_refused_as_its_misspelling() -> No
         parse_task({"envs": {"EPOCHS": 1}, "run": "x", "resources": {"accelerators": "V100"}},
                    "task.yaml", "t", {"EPOCS": "3"})
     assert str(caught.value) == (
-        "task.yaml: field envs: 'EPOCS' is given at launch but the task has no such env; did "
-        "you mean 'EPOCHS'? (a new env: write it under envs in the task)")
+        "task.yaml: field envs: 'EPOCS' is given by --env but the task has no such env; did "
+        "you mean 'EPOCHS'? (for a new env, write it under envs in the task)")
 
 
 @pytest.mark.parametrize("value, held", [("hf_written_in_the_file", "hf_written_in_the_file"),
