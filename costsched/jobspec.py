@@ -40,6 +40,7 @@ from pydantic import (
     model_validator,
 )
 
+from costsched import clouds
 from costsched.catalog import gpu_model_name
 from costsched.cpu_work import CpuWork
 from costsched.durations import MAX_HOURS, parse_hours
@@ -180,6 +181,15 @@ class ConstraintsSpec(_Strict):
     @classmethod
     def _markets(cls, v: list[str]) -> list[str]:
         return _choices(v, ALL_MARKETS)
+
+    @field_validator("zones")
+    @classmethod
+    def _zones(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        for zone in v:
+            problem = clouds.given_zone_problem(zone, info.data.get("regions") or ())
+            if problem is not None:
+                raise ValueError(problem)
+        return v
 
     @field_validator("gpu_models")
     @classmethod

@@ -72,6 +72,14 @@ def not_given(where: str, envs: Sequence[str], secrets: Sequence[str]) -> str:
             "your environment)")
 
 
+def not_set(options: Sequence[str]) -> str:
+    """The line for names given alone ('--secret HF_TOKEN') that the caller's environment
+    does not set. Worded with no ':' or '=' after a name (a secret's would be masked)."""
+    return ("not set in your environment: " + ", ".join(options)
+            + f"; give {'it' if len(options) == 1 else 'each'} as NAME=VALUE, or set it "
+            "before launching")
+
+
 def keep(job_id: int, values: Mapping[str, str]) -> None:
     """Hold a launched job's secrets for the instances this process starts for it."""
     if values:

@@ -103,6 +103,17 @@ def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[s
 
 
 SPOT_PLACE = ["cloud", "region", "instance_type", "os"]
+# The start of the source of prices imported as a partial update (`prices import
+# --partial`): they replace the bundled spot prices of their own places only, where the
+# rest of a cloud's stored spot prices stand for its whole spot market (`_spot_snapshot`).
+PARTIAL = "partial update: "
+SOURCE_CHARACTERS = 128  # the store's limit on a price's source
+
+
+def partial_source(source: str) -> str:
+    """`source` marked as a partial update's (`PARTIAL`), once."""
+    return str(source) if str(source).startswith(PARTIAL) else \
+        (PARTIAL + str(source))[:SOURCE_CHARACTERS]
 
 
 def _marked(bundled: pd.DataFrame, when: pd.Timestamp) -> pd.DataFrame:
@@ -154,7 +165,8 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False
     """The bundled spot prices that held by `at`, the newest of each place, less those of a
     cloud older than the store's newest spot observation of that cloud among those asked
     for: a cloud's collected spot prices are never mixed with older snapshot prices of its
-    other types or regions."""
+    other types or regions. Prices imported as a partial update (`PARTIAL`) leave out the
+    older snapshot prices of their own places (`SPOT_PLACE`) only."""
     snapshot = catalog.spot_observations(include_cpu)
     for name, values in filters.items():
         if values:
@@ -166,9 +178,17 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False
     snapshot = (snapshot.sort_values("effective_at", kind="stable")
                 .drop_duplicates(["cloud", "region", "zone", "instance_type"], keep="last"))
     spot = stored[stored["market"] == "spot"] if not stored.empty else stored
-    if not spot.empty:
-        collected = spot.groupby("cloud")["effective_at"].max()
+    if spot.empty:
+        return snapshot
+    partial = spot["source"].astype(str).str.startswith(PARTIAL)
+    whole = spot[~partial]
+    if not whole.empty:
+        collected = whole.groupby("cloud")["effective_at"].max()
         newest = snapshot["cloud"].map(collected)
+        snapshot = snapshot[newest.isna() | (snapshot["effective_at"] > newest)]
+    if partial.any() and not snapshot.empty:
+        updated = spot[partial].groupby(SPOT_PLACE)["effective_at"].max().rename("updated_at")
+        newest = snapshot.join(updated, on=SPOT_PLACE)["updated_at"]
         snapshot = snapshot[newest.isna() | (snapshot["effective_at"] > newest)]
     return snapshot
 

@@ -19,7 +19,7 @@ plan names them, and `launch` refuses, in one line, until they are given (`TaskS
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -78,9 +78,13 @@ class _Section(_Strict):
 
 
 def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
-               given_envs: Mapping[str, str] | None = None) -> JobSpec:
+               given_envs: Mapping[str, str | None] | None = None,
+               given_secrets: Collection[str] = ()) -> JobSpec:
     """The JobSpec of a SkyPilot task (parsed YAML); InvalidInput naming source and field.
-    `given_envs`: values given at launch (`--env`) for the task's envs."""
+    `given_envs`: values given at launch (`--env`) for the task's envs (None: a name given
+    alone that the environment does not set, refused after this has said whether it is a
+    misspelling); `given_secrets`: the names of the secrets given at launch (`--secret`).
+    A name the task has not is added to it, as `sky launch` adds it (`_added`)."""
     if not isinstance(doc, dict):
         raise InvalidInput(f"{source}: expected a SkyPilot task (a mapping), got "
                            f"{type(doc).__name__}")
@@ -112,6 +116,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         secrets.append(DOCKER_PASSWORD)
         notes.append(f"envs.{DOCKER_PASSWORD}: taken as a secret (give it with --secret; "
                      "never stored)")
+    secrets += _added("secrets", given_secrets, secrets, fail)
     if set(secrets) & set(envs):
         raise fail(f"secrets.{sorted(set(secrets) & set(envs))[0]}", "also in envs; give "
                    "each name in one of the two")
@@ -288,7 +293,7 @@ def _text(value: Any, name: str, fail: Fail) -> str:
     return value
 
 
-def _envs(value: Any, given: Mapping[str, str],
+def _envs(value: Any, given: Mapping[str, str | None],
           fail: Fail) -> tuple[dict[str, str], list[str]]:
     """(envs with values, names of those without one: given at launch). A value given at
     launch (`given`) wins over the file's, and adds an env the task has not, as with `sky
@@ -301,20 +306,33 @@ def _envs(value: Any, given: Mapping[str, str],
     for key, v in value.items():
         if isinstance(v, (dict, list)):
             raise fail(f"envs.{key}", "expected text, a number or true/false")
-        if str(key) in given:
+        if given.get(str(key)) is not None:
             out[str(key)] = str(given[str(key)])
         elif v is None:
             later.append(str(key))
         else:
             out[str(key)] = str(v).lower() if isinstance(v, bool) else str(v)
-    names = list(map(str, value))
-    for added in sorted(set(given) - set(names)):  # added to the task, as `sky launch --env`
-        close = did_you_mean(added, names)
-        if close:  # a misspelt env would run the job with the file's value unnoticed
-            raise fail("envs", f"{added!r} is given at launch but the task has no such env"
-                       f"{close} (a new env: write it under envs in the task)")
-        out[added] = str(given[added])
+    for added in _added("envs", given, list(map(str, value)), fail):
+        if given[added] is not None:
+            out[added] = str(given[added])
     return out, later
+
+
+def _added(field_name: str, given: Collection[str], names: list[str], fail: Fail
+           ) -> list[str]:
+    """Those of the names `given` at launch (`--env`, `--secret`) that the task's
+    `field_name` (envs, secrets) does not list: added to the task, as `sky launch` adds
+    them. One close to a name the task has is refused as its misspelling: added, it would
+    leave the task's own without the value given (and the job run with the file's)."""
+    noun = field_name.removesuffix("s")
+    added = sorted(set(given) - set(names))
+    for name in added:
+        close = did_you_mean(name, names)
+        if close:
+            raise fail(field_name, f"{name!r} is given by --{noun} but the task has no "
+                       f"such {noun}{close} (for a new {noun}, write it under {field_name} "
+                       "in the task)")
+    return added
 
 
 def _secrets(value: Any, fail: Fail) -> tuple[list[str], dict[str, str]]:

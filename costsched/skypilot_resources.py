@@ -287,9 +287,15 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         scope.regions = {region}
     if zone:
         found = clouds.zone_region(zone)
-        if found is None or (scope.regions and found[1] not in scope.regions):
-            raise fail(f"{where}.{'infra' if by_infra else 'zone'}", f"{zone!r}: not a zone "
-                       f"of {', '.join(sorted(scope.regions)) or 'a known region'}")
+        problem = clouds.given_zone_problem(zone, scope.regions)
+        if found is not None and scope.clouds and found[0] not in scope.clouds:
+            problem = f"{zone!r}: a zone of {found[0]}, not of {', '.join(scope.clouds)}"
+        if found is None:  # a task's zone names its region (Azure's '1' does not)
+            problem = problem or (f"{zone!r}: expected a zone named after its region, such "
+                                  "as us-east-1a or us-central1-a")
+        if problem is not None:
+            raise fail(f"{where}.{'infra' if by_infra else 'zone'}", problem)
+        assert found is not None
         scope.zones = {zone}
         scope.regions = {found[1]}
     if "use_spot" in res:

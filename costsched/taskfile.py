@@ -11,7 +11,7 @@ Reading loads no pandas, database layer or solver: a bad file is refused at once
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -192,10 +192,11 @@ def _is_task_file(path: Path) -> bool:
 
 
 def load(path: str | Path, max_sweep_jobs: int | None = None,
-         envs: Mapping[str, str] | None = None) -> list[JobSpec]:
+         envs: Mapping[str, str | None] | None = None,
+         secrets: Collection[str] = ()) -> list[JobSpec]:
     """Every job in a YAML file (one per document), sweeps expanded; at most `max_sweep_jobs`
-    jobs (default: the config's launch.max_sweep_jobs). `envs`: values given at launch for
-    a SkyPilot task's envs."""
+    jobs (default: the config's launch.max_sweep_jobs). `envs`, `secrets`: values of envs
+    and names of secrets given at launch for a SkyPilot task (`skypilot.parse_task`)."""
     path = Path(path)
     docs = read(path)
     if not docs:
@@ -210,7 +211,7 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
     for i, doc in enumerate(docs, start=1):
         where = str(path) if len(docs) == 1 else f"{path} (document {i})"
         if skypilot_task(doc):  # a SkyPilot task file, read as it is
-            spec = parse_task(doc, where, path.stem, envs)
+            spec = parse_task(doc, where, path.stem, envs, secrets)
         else:
             if envs:
                 raise InvalidInput(f"{where}: envs given at launch are for SkyPilot tasks; "
@@ -234,9 +235,10 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
 
 
 def read_jobs(jobs: Jobs, progress: Callable[[str, int, int], None] | None = None,
-              envs: Mapping[str, str] | None = None) -> list[tuple[str, JobSpec]]:
-    """(source, spec) of every job in files and specs (a file may hold several); `envs`:
-    values given at launch for SkyPilot tasks' envs. A (source, spec) pair, read before,
+              envs: Mapping[str, str | None] | None = None,
+              secrets: Collection[str] = ()) -> list[tuple[str, JobSpec]]:
+    """(source, spec) of every job in files and specs (a file may hold several); `envs`,
+    `secrets`: given at launch for SkyPilot tasks (`load`). A (source, spec) pair, read before,
     is kept as it is. `progress(stage, done, total)` is called after each item."""
     items = [jobs] if isinstance(jobs, (str, Path, JobSpec)) else list(jobs)
     out: list[tuple[str, JobSpec]] = []
@@ -246,7 +248,7 @@ def read_jobs(jobs: Jobs, progress: Callable[[str, int, int], None] | None = Non
         elif isinstance(item, tuple):
             out.append(item)
         else:
-            out.extend((str(item), spec) for spec in load(item, envs=envs))
+            out.extend((str(item), spec) for spec in load(item, envs=envs, secrets=secrets))
         if progress is not None:
             progress("reading job specs", i, len(items))
     refuse_duplicate_names(out)

@@ -107,10 +107,13 @@ def launch(
         from costsched.service.decide import parse_offering
 
         parse_offering(offering)  # how to write one, before anything is opened or reached
-    from costsched.cli.launch_given import given
+    from costsched.cli.launch_given import given, refuse_unset
 
-    envs, secrets = given(env, secret)  # every name missing from the environment at once
-    read = read_jobs(jobs, envs=envs)  # each file once, before the store is opened
+    envs, secrets = given(env, secret)
+    # each file once, before the store is opened; a misspelt name is said first, then
+    # every name missing from the environment at once
+    read = read_jobs(jobs, envs=envs, secrets=list(secrets))
+    envs, secrets = refuse_unset(envs, secrets)
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)

@@ -1,39 +1,44 @@
-"""What `costsched launch` is given for a SkyPilot task's envs and secrets (`--env`,
-`--secret`): NAME=VALUE, or NAME alone for the value of NAME in the caller's environment."""
+"""What `costsched launch` and `start` are given for a SkyPilot task's envs and secrets
+(`--env`, `--secret`): NAME=VALUE, or NAME alone for the value of NAME in the caller's
+environment. A NAME given alone that the environment does not set is held as None until
+the task has said whether it misspells one of its own names (`skypilot.parse_task`), then
+refused with every other such name in one line (`refuse_unset`)."""
 
 from __future__ import annotations
 
 import os
 
+from costsched.launch_secrets import not_set
 from costsched.model import InvalidInput
 
 
-def given(envs: list[str] | None, secrets: list[str] | None) -> tuple[dict[str, str],
-                                                                     dict[str, str]]:
-    """(envs, secrets) by name; InvalidInput naming a malformed item, else every NAME given
-    alone that the environment does not set, in one line."""
-    unset: list[str] = []
-    out = (_items("--env", envs, unset), _items("--secret", secrets, unset))
-    if unset:  # worded with no ':' or '=' after a name (a secret's would be masked)
-        raise InvalidInput("not set in your environment: " + ", ".join(unset)
-                           + f"; give {'it' if len(unset) == 1 else 'each'} as NAME=VALUE, "
-                           "or set it before launching")
-    return out
+def given(envs: list[str] | None, secrets: list[str] | None
+          ) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """(envs, secrets) by name, None for a NAME given alone that the environment does not
+    set; InvalidInput naming a malformed item."""
+    return _items("--env", envs), _items("--secret", secrets)
 
 
-def _items(option: str, items: list[str] | None, unset: list[str]) -> dict[str, str]:
-    """NAME=VALUE items of `option`; NAME alone takes the value from the environment (an
-    unset NAME is added to `unset`, with its option)."""
-    out: dict[str, str] = {}
+def refuse_unset(envs: dict[str, str | None], secrets: dict[str, str | None]
+                 ) -> tuple[dict[str, str], dict[str, str]]:
+    """(envs, secrets) with their values; InvalidInput naming every NAME given alone that
+    the environment does not set, in one line."""
+    unset = [f"{option} {name}" for option, given_ in (("--env", envs), ("--secret", secrets))
+             for name, value in given_.items() if value is None]
+    if unset:
+        raise InvalidInput(not_set(unset))
+    return ({k: v for k, v in envs.items() if v is not None},
+            {k: v for k, v in secrets.items() if v is not None})
+
+
+def _items(option: str, items: list[str] | None) -> dict[str, str | None]:
+    """NAME=VALUE items of `option`; NAME alone takes the value from the environment (None
+    where it is not set)."""
+    out: dict[str, str | None] = {}
     for item in items or []:
         name, eq, value = item.partition("=")
         if not name or not name.replace("_", "a").isalnum():
             raise InvalidInput(f"{option} {name!r}: expected NAME=VALUE or NAME (letters, "
                                "digits and _)")
-        if not eq:
-            if name not in os.environ:
-                unset.append(f"{option} {name}")
-                continue
-            value = os.environ[name]
-        out[name] = value
+        out[name] = value if eq else os.environ.get(name)
     return out

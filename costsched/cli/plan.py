@@ -78,13 +78,14 @@ def plan(
              "observations and per-cloud defaults).",
         show_default=False)] = None,
     explain: Annotated[str | None, typer.Option(
-        "--explain", help="An offering's label as ranked ('aws us-east-1a p3.2xlarge "
-        "spot'): the arithmetic of its preemption rate and expected cost, and the price of "
-        "a move there itemised as migrate prices it (first job).",
+        "--explain", help="An offering's row number in the plan's table (1) or its label "
+        "as ranked ('aws us-east-1a p3.2xlarge spot'): the arithmetic of its preemption "
+        "rate and expected cost, and the price of a move there itemised as migrate prices "
+        "it (first job).",
         show_default=False)] = None,
     moved_from: Annotated[str | None, typer.Option(
-        "--from", help="With --explain: price the move there from this offering (its label "
-        "as ranked; default the plan's choice).", show_default=False)] = None,
+        "--from", help="With --explain: price the move there from this offering (its row "
+        "number or label as ranked; default the plan's choice).", show_default=False)] = None,
     share_instances: Annotated[bool, typer.Option(
         "--share-instances", help="Collections: jobs that can run on one GPU may share "
         "multi-GPU instances, one GPU each; the plan lists the instances to rent.")] = False,
@@ -115,6 +116,9 @@ def plan(
         from costsched.config import effective
 
         overheads = effective().migration.overheads()
+        explain = _offering_of(result, explain, "--explain", top)
+        moved_from = (None if moved_from is None
+                      else _offering_of(result, moved_from, "--from", top))
         lines = result.explain(explain, moved_from=moved_from, overheads=overheads)
         move = result.move_here(explain, moved_from, overheads=overheads)
         if json_out:
@@ -219,6 +223,24 @@ def _progress(hidden: bool) -> Iterator[Report | None]:
             bar.update(task, description=stage, completed=done, total=total)
 
         yield report
+
+
+def _offering_of(result: PlanResult, given: str, option: str, top: int) -> str:
+    """The label of the offering `given` names for the first job: its label as ranked, or
+    its row number in the plan's table ('3' or '#3'; the table shows `top` rows);
+    InvalidInput naming the rows there are for a row number out of range."""
+    number = given.strip().removeprefix("#")
+    if not number.isdigit():
+        return given
+    ranked = result.ranking(0)["offering"]
+    if not 1 <= int(number) <= len(ranked):
+        rows = (f"rows 1 to {len(ranked):,}" if len(ranked) > 1
+                else "row 1" if len(ranked) else "no rows")
+        if len(ranked) > top:
+            rows += f" (--top {len(ranked)} shows them all)"
+        raise InvalidInput(f"{option} {given}: the plan of {result.jobs[0].job.name} has "
+                           f"{rows}; expected a row number there or an offering's label")
+    return str(ranked.iloc[int(number) - 1])
 
 
 def _groups(result: PlanResult) -> list[list[int]]:

@@ -66,6 +66,10 @@ def import_(
         "--trace-start", help="Start of spot traces whose folder names no day (ISO 8601); "
         "default midnight UTC of the day their folder names (aws-02-15-2023).",
         show_default=False)] = None,
+    partial: Annotated[bool, typer.Option(
+        "--partial", help="The files update some of a cloud's spot prices: the bundled spot "
+        "offerings they do not list stay in plans (without it, a cloud's imported spot "
+        "prices stand for its whole spot market, as a collection's do).")] = False,
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -82,7 +86,8 @@ def import_(
                             description=user_text(path.name))
 
         with options(**{"trace start": "--trace-start"}):
-            result = import_prices(db, paths, progress=advance, trace_start=trace_start)
+            result = import_prices(db, paths, progress=advance, trace_start=trace_start,
+                                   partial=partial)
     summary = result.to_dict()
     hidden = []
     if result.inserted:  # what the new prices leave out of plans, said where it happens

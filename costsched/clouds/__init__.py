@@ -14,6 +14,7 @@ says the rule): every import, collector and option that names a place asks these
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from costsched.clouds.aws import AWS
 from costsched.clouds.azure import AZURE
@@ -75,6 +76,24 @@ def zone_region(zone: str) -> tuple[str, str] | None:
         if region is not None:
             return cloud.name, region
     return None
+
+
+def given_zone_problem(zone: str, regions: Iterable[str] = ()) -> str | None:
+    """What is wrong with `zone` as a place a job may run ('us-east-1a'): not a zone of any
+    cloud, not of one of `regions` (when given), or not one of its region's listed zones
+    (`Cloud.unlisted_zone_problem`); None when it will do (or for a zone named without its
+    region, as Azure names them)."""
+    regions = tuple(sorted(regions))
+    found = zone_region(zone)
+    if found is None and any(zone in c.zone_names for c in CLOUDS.values()):
+        return None  # Azure's '1': a zone of whichever of its regions the job runs in
+    if found is None:
+        examples = ", ".join(c.zone_example for c in CLOUDS.values() if c.zone_pattern)
+        return (f"{zone!r}: not a zone of {_either(regions) if regions else 'a known region'}"
+                f": expected a name such as {examples}")
+    if regions and found[1] not in regions:
+        return f"{zone!r}: a zone of {found[1]}, not of {_either(regions)}"
+    return CLOUDS[found[0]].unlisted_zone_problem(zone)
 
 
 def _either(names: tuple[str, ...]) -> str:
@@ -149,5 +168,6 @@ def default_preemption(cloud: str) -> PreemptionRate:
 
 __all__ = ["BUCKET", "CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
            "UnknownCloud", "credential_envs", "default_preemption", "egress", "get",
-           "owners_of_region", "place_problem", "region_problem", "storage_cloud",
-           "storage_location_problem", "storage_root_problem", "storage_roots", "zone_region"]
+           "given_zone_problem", "owners_of_region", "place_problem", "region_problem",
+           "storage_cloud", "storage_location_problem", "storage_root_problem", "storage_roots",
+           "zone_region"]

@@ -27,6 +27,13 @@ REGIONS = frozenset({
     "me-south-1", "mx-central-1", "sa-east-1", "us-east-1", "us-east-2", "us-west-1",
     "us-west-2", "us-gov-east-1", "us-gov-west-1", "cn-north-1", "cn-northwest-1",
 })
+# The zones of the regions the bundled catalog prices (2026-05: one letter a zone, up to the
+# highest number of the region's AZ IDs in docs.aws.amazon.com/global-infrastructure/latest/regions/
+# aws-availability-zones.html; in the oldest regions an account sees some of the letters).
+ZONES = frozenset(f"{region}{letter}" for region, letters in {
+    "us-east-1": "abcdef", "us-east-2": "abc", "us-west-1": "abc", "us-west-2": "abcd",
+    "eu-west-1": "abc", "eu-central-1": "abc", "ap-northeast-1": "abcd",
+}.items() for letter in letters)
 _DIRECTIONS = r"(?:north|south|east|west|central)(?:east|west|central)?"
 # The shape AWS names regions with: a geography, optionally -gov or -iso, a direction and a
 # number (us-east-1, us-gov-west-1, us-isob-east-1, ap-southeast-5).
@@ -40,6 +47,7 @@ AWS = Cloud(
     zone_pattern=re.compile(rf"^(?P<region>{_REGION})(?:-[a-z]{{3}}-[1-9])?[a-z]$"),
     zone_example="us-east-1a",
     regions=REGIONS,
+    zones=ZONES,
     egress=EgressPrice(
         0.09, 0.02,
         "aws.amazon.com/ec2/pricing/on-demand 'Data Transfer': out to internet $0.09/GB "

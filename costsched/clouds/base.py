@@ -65,6 +65,9 @@ class Cloud:
     regions: frozenset[str] = frozenset()
     # Zone names where they are not named after their region (Azure: 1, 2, 3).
     zone_names: tuple[str, ...] = ()
+    # The zones of the regions whose zones are listed (as of the date its module gives);
+    # a zone of another region is known by its shape only.
+    zones: frozenset[str] = frozenset()
     # The cloud's own names of GPU models where they differ from the catalog's
     # (GCP's accelerator types: V100 -> nvidia-tesla-v100).
     accelerators: dict[str, str] = field(default_factory=dict)
@@ -126,6 +129,22 @@ class Cloud:
             return (f"zone {text!r}: a zone of {of_zone}, not of region {region}: expected a "
                     f"zone such as {example}")
         return None
+
+    def unlisted_zone_problem(self, zone: str) -> str | None:
+        """What is wrong with `zone`, of the cloud's shape, where its region's zones are
+        listed: none of them, nor the letter after the last (a zone opened since, as a
+        region numbered next is taken). None elsewhere: a region whose zones are not
+        listed, or a zone of another kind (AWS Local Zones: us-west-2-lax-1a)."""
+        region = self.region_of_zone(zone)
+        listed = sorted(z for z in self.zones if self.region_of_zone(z) == region)
+        if region is None or not listed or zone in listed:
+            return None
+        stem = listed[-1][:-1]  # the region's zones less their letter: 'us-central1-'
+        if len(zone) != len(stem) + 1 or not zone.startswith(stem):
+            return None
+        if zone[-1] == chr(ord(listed[-1][-1]) + 1):
+            return None
+        return f"{zone!r}: not a zone of {region}; its zones are {', '.join(listed)}"
 
     def stores(self, uri: str) -> bool:
         """Whether `uri` is a location in this cloud's object storage."""

@@ -35,6 +35,13 @@ REGIONS = frozenset({
     "southamerica-west1", "us-central1", "us-east1", "us-east4", "us-east5", "us-south1",
     "us-west1", "us-west2", "us-west3", "us-west4",
 })
+# The zones of the regions the bundled catalog prices (2026-05, as the regions above).
+ZONES = frozenset(f"{region}-{letter}" for region, letters in {
+    "asia-east1": "abc", "asia-northeast1": "abc", "asia-southeast1": "abc",
+    "europe-west1": "bcd", "europe-west4": "abc", "us-central1": "abcf", "us-east1": "bcd",
+    "us-east4": "abc", "us-east5": "abc", "us-south1": "abc", "us-west1": "abc",
+    "us-west4": "abc",
+}.items() for letter in letters)
 # The shape GCP names regions with: a geography, a direction and a number (us-central1,
 # europe-west4, northamerica-northeast2).
 _REGION = (r"(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-"
@@ -48,6 +55,7 @@ GCP = Cloud(
     zone_pattern=re.compile(rf"^(?P<region>{_REGION})-[a-z]$"),
     zone_example="us-central1-a",
     regions=REGIONS,
+    zones=ZONES,
     egress=EgressPrice(
         0.12, 0.02,
         "cloud.google.com/vpc/network-pricing: premium tier internet egress $0.12/GB "

@@ -12,7 +12,7 @@ import pandas as pd
 from costsched import catalog, file_limits
 from costsched.config import effective
 from costsched.model import CLOUDS, MARKETS, InvalidInput
-from costsched.prices import prices_at
+from costsched.prices import SPOT_PLACE, partial_source, prices_at
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
 from costsched.service.values import regions as known_regions
@@ -49,13 +49,16 @@ ImportProgress = Callable[[int, int, Path], None]
 
 def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
                   progress: ImportProgress | None = None,
-                  trace_start: datetime | str | None = None) -> ImportResult:
+                  trace_start: datetime | str | None = None,
+                  partial: bool = False) -> ImportResult:
     """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) and
     spot availability (spot traces, probe logs) from files or directories: the prices in
     one transaction, the availability in another. A bad file is an error line, not an
     exception. `trace_start`: when spot traces start whose folder names no day (default:
-    midnight UTC of the day their folder names). A path that does not exist raises
-    InvalidInput naming it, before anything is read or stored."""
+    midnight UTC of the day their folder names). `partial`: the prices are a partial
+    update of their clouds' markets (`costsched.prices.PARTIAL`), not each cloud's whole
+    spot market. A path that does not exist raises InvalidInput naming it, before
+    anything is read or stored."""
     from price_collectors import availability, booked, recorded
 
     check_paths(paths)
@@ -78,7 +81,11 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
     offered, block_errors, per_file = _booked_bodies(blocks, advance, limit)
     intervals = found.intervals()
     with using(store) as opened:
-        result = opened.ingest(parsed.observations())
+        observations = parsed.observations()
+        if partial:
+            observations = observations.assign(
+                source=observations["source"].map(partial_source))
+        result = opened.ingest(observations)
         added = opened.spot_availability.add(intervals)
         booked_added = sum(opened.booked.add(o, tenancy=t)[0] for o, t in offered)
     return ImportResult(files=parsed.files + len(found.files) + len(per_file),
@@ -236,9 +243,9 @@ def spot_availability(store: StoreLike) -> pd.DataFrame:
 @dataclass(frozen=True)
 class HiddenSnapshot:
     """A cloud whose stored spot prices are newer than its bundled spot snapshot: plans
-    then take the store's as the cloud's whole spot market (`costsched.prices.prices_at`),
-    and the `offerings` the snapshot priced but the store does not, of `dated`, are not
-    offered."""
+    then take the store's as the cloud's whole spot market (`costsched.prices.prices_at`;
+    not those imported as a partial update), and the `offerings` the snapshot priced but
+    the store does not, of `dated`, are not offered."""
 
     cloud: str
     offerings: int
@@ -248,15 +255,16 @@ class HiddenSnapshot:
         return (f"{self.cloud} spot: the stored prices are newer than the bundled ones, so "
                 f"plans take them as {self.cloud}'s whole spot market: {self.offerings:,} "
                 f"bundled spot offerings they do not list (the newest of {self.dated}) are not "
-                f"offered; "
-                f"`costsched collect --cloud {self.cloud}` reads every type")
+                f"offered; `costsched collect --cloud {self.cloud}` reads every type, and "
+                "`costsched prices import --partial FILE` imports a file of some of them "
+                "without hiding the rest")
 
 
 def hidden_snapshot(store: StoreLike, at: datetime | str | None = None) -> list[HiddenSnapshot]:
     """Per cloud, the bundled spot offerings that the store's newer spot prices leave out
     of plans as of `at` (default now): none where the store holds no spot price of it."""
+    key = SPOT_PLACE  # by place: a type stored in zones of a region is listed there
     when = as_time(at)
-    key = ["cloud", "region", "zone", "instance_type"]
     bundled = prices_at(None, when, markets=["spot"])
     with using(store) as opened:
         combined = prices_at(opened, when, markets=["spot"])

@@ -74,6 +74,12 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
      r"field constraints\.gpu_models: unknown GPU model 'TPU': expected one of K80"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {clouds: [ibm]}\n",
      r"field constraints\.clouds: 'ibm': expected one of aws, gcp, azure"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {zones: [us-east-1z]}\n",
+     r"field constraints\.zones: 'us-east-1z': not a zone of us-east-1; its zones are "
+     r"us-east-1a, .*, us-east-1f$"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {regions: [us-east-1], "
+     "zones: [us-west-2a]}\n",
+     r"field constraints\.zones: 'us-west-2a': a zone of us-west-2, not of us-east-1$"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: soon}\n",
      r"field constraints\.deadline: 'soon': expected hours"),
     # A date YAML cannot make is the field's to refuse, not a traceback of the loader's.

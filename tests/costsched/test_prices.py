@@ -10,7 +10,12 @@ import pandas as pd
 import pytest
 
 from costsched import catalog
-from costsched.prices import listed_on_demand, on_demand_reference, prices_at
+from costsched.prices import (
+    listed_on_demand,
+    on_demand_reference,
+    partial_source,
+    prices_at,
+)
 from costsched.store import PriceStore
 from price_collectors.base import rows_frame
 
@@ -149,6 +154,30 @@ def test_a_clouds_collected_spot_prices_are_used_alone(store: PriceStore) -> Non
     aws = frame[frame["cloud"] == "aws"]
     assert aws[["zone", "instance_type", "usd_per_hour", "source"]].values.tolist() == [
         ["us-east-1a", "p3.2xlarge", 0.5, "collect:test"]]
+
+
+def test_a_partial_updates_spot_prices_replace_their_own_places_only(
+        store: PriceStore) -> None:
+    """Imported as a partial update, p3.2xlarge's price in us-east-1a replaces the bundled
+    price of p3.2xlarge in us-east-1 and leaves every other bundled aws spot price offered;
+    a whole collection after it covers the cloud again."""
+    bundled = prices_at(None, T, markets=["spot"], clouds=["aws"])
+    store.ingest(rows_frame([row(0.5)], partial_source("import:few.csv")))
+    frame = prices_at(store, T, markets=["spot"], clouds=["aws"])
+    place = (frame["region"] == "us-east-1") & (frame["instance_type"] == "p3.2xlarge")
+    assert frame[place][["zone", "usd_per_hour", "source"]].values.tolist() == [
+        ["us-east-1a", 0.5, "partial update: import:few.csv"]]
+    others = (bundled["region"] != "us-east-1") | (bundled["instance_type"] != "p3.2xlarge")
+    assert len(frame[~place]) == others.sum() > 10
+    store.ingest(rows_frame([row(0.6, instance_type="p3.8xlarge")], "collect:test"))
+    assert sorted(prices_at(store, T, markets=["spot"], clouds=["aws"])["instance_type"]) == [
+        "p3.2xlarge", "p3.8xlarge"]
+
+
+def test_a_partial_source_is_marked_once_within_the_stores_limit() -> None:
+    once = partial_source("import:few.csv")
+    assert partial_source(once) == once == "partial update: import:few.csv"
+    assert len(partial_source("x" * 128)) == 128
 
 
 def test_the_snapshot_is_not_used_before_its_date() -> None:

@@ -84,6 +84,26 @@ def test_location_by_infra_or_by_cloud_region_zone() -> None:
     assert a.constraints.markets == ["on_demand"]  # SkyPilot's default without use_spot
 
 
+@pytest.mark.parametrize(("resources", "field", "says"), [
+    ("{infra: aws/us-east-1/us-east-1z}", "resources.infra",
+     "'us-east-1z': not a zone of us-east-1; its zones are us-east-1a, "),
+    ("{cloud: aws, region: us-east-1, zone: us-east-1z}", "resources.zone",
+     "'us-east-1z': not a zone of us-east-1"),
+    ("{cloud: aws, zone: us-east-1z}", "resources.zone", "'us-east-1z': not a zone of "
+     "us-east-1"),
+    ("{cloud: aws, region: us-east-1, zone: us-west-2a}", "resources.zone",
+     "'us-west-2a': a zone of us-west-2, not of us-east-1"),
+    ("{cloud: gcp, zone: us-east-1a}", "resources.zone", "'us-east-1a': a zone of aws, not "
+     "of gcp"),
+    ("{cloud: azure, region: eastus, zone: '1'}", "resources.zone",
+     "'1': expected a zone named after its region"),
+])
+def test_a_zone_that_does_not_exist_is_refused_like_a_region(resources: str, field: str,
+                                                             says: str) -> None:
+    message = refusal(f"resources: {resources}\nrun: x")
+    assert f"field {field}: {says}" in message
+
+
 def test_any_of_alternatives_that_differ_in_place() -> None:
     (spec,) = load(EXAMPLES / "anywhere.yaml")
     c = spec.constraints
@@ -517,8 +537,8 @@ def test_a_launch_env_close_to_a_tasks_env_is_refused_as_its_misspelling() -> No
         parse_task({"envs": {"EPOCHS": 1}, "run": "x", "resources": {"accelerators": "V100"}},
                    "task.yaml", "t", {"EPOCS": "3"})
     assert str(caught.value) == (
-        "task.yaml: field envs: 'EPOCS' is given at launch but the task has no such env; did "
-        "you mean 'EPOCHS'? (a new env: write it under envs in the task)")
+        "task.yaml: field envs: 'EPOCS' is given by --env but the task has no such env; did "
+        "you mean 'EPOCHS'? (for a new env, write it under envs in the task)")
 
 
 @pytest.mark.parametrize("value, held", [("hf_written_in_the_file", "hf_written_in_the_file"),

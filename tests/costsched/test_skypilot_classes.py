@@ -259,9 +259,9 @@ def test_a_workdir_url_is_refused_as_a_url_not_looked_for_as_a_folder() -> None:
 
 
 def test_an_env_given_at_launch_under_a_mistyped_name_gets_the_close_one() -> None:
-    with pytest.raises(InvalidInput, match=r"'DATABUCKET' is given at launch but the task "
-                       r"has no such env; did you mean 'DATA_BUCKET'\? \(a new env: write it "
-                       r"under envs in the task\)$"):
+    with pytest.raises(InvalidInput, match=r"'DATABUCKET' is given by --env but the task "
+                       r"has no such env; did you mean 'DATA_BUCKET'\? \(for a new env, write "
+                       r"it under envs in the task\)$"):
         parse_task(yaml.safe_load("envs: {STEPS: 1, DATA_BUCKET: }\nrun: x"), "task.yaml",
                    "t", {"DATABUCKET": "x"})
 
@@ -293,3 +293,12 @@ def test_a_job_files_constraints_in_a_tasks_section_say_where_their_keys_go() ->
     written = parse_task({"run": "x", "resources": {"accelerators": "V100"},
                           "costsched": {"hours": 1, "deadline": "2d"}}, "t.yaml")
     assert written.constraints.deadline == 48
+
+
+def test_a_secret_given_at_launch_is_added_to_the_task_once() -> None:
+    """--secret for a name the task lists nowhere is the task's secret, as `sky launch
+    --secret` adds it; the registry password SkyPilot's envs form lists stays one."""
+    spec = parse_task(yaml.safe_load("envs: {SKYPILOT_DOCKER_PASSWORD: }\n"
+                                     "secrets: {HF_TOKEN: }\nrun: x"), "task.yaml", "t",
+                      given_secrets=["WANDB_API_KEY", "SKYPILOT_DOCKER_PASSWORD"])
+    assert spec.task.secrets == ["HF_TOKEN", "SKYPILOT_DOCKER_PASSWORD", "WANDB_API_KEY"]

@@ -185,18 +185,19 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
 
 def start(store: PriceStore, launcher: Launcher, job: int | str, *,
           at: datetime | str | None = None,
-          secrets: Mapping[str, str] | None = None,
+          secrets: Mapping[str, str | None] | None = None,
           budget: float | None = None) -> JobRecord:
     """Start a stopped job again: from its newest verified checkpoint, with the code and
     spec it was launched with, on the best offering now (or its deadline policy's).
-    `secrets`: values for the job's secrets (`--secret`), else this process's environment
-    gives them; refused, the job left stopped, when one has neither. They are held as a
-    launch holds them (`launch_secrets.keep`): the supervisor this process starts gets
-    them. `budget`: the job's own budget from now on (USD), once nothing else refuses the
-    start."""
+    `secrets`: values for the job's secrets (`--secret`; None: given alone, not set here),
+    else this process's environment gives them; refused, the job left stopped, when one
+    has neither. They are held as a launch holds them (`launch_secrets.keep`): the
+    supervisor this process starts gets them. `budget`: the job's own budget from now on
+    (USD), once nothing else refuses the start."""
     when = as_time(at)
     job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
+    _given_secrets(record, secrets or {})  # what the command line says, first
     launcher.check_ready()
     if record.state != "stopped":
         raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)}: only "
@@ -229,21 +230,30 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     return store.jobs.get(job_id)
 
 
-def _hold_secrets(record: JobRecord, given: Mapping[str, str]) -> None:
-    """Hold the values of the job's secrets for its start (and the supervisor it starts):
-    `given`, else this process's environment's; InvalidInput for a secret the job does
-    not name, given empty, or with no value (and how to give it)."""
+def _given_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
+    """InvalidInput for a secret given for the job's start (`--secret`) that the job does
+    not name (a close name first), given alone but not set here (None), or given empty."""
     names = list((record.spec["spec"].get("task") or {}).get("secrets", []))
     extra = sorted(set(given) - set(names))
     if extra:
         raise InvalidInput(f"--secret {extra[0]}: job {record.name} names no such secret; "
                            f"expected one of {', '.join(names) or '(none)'}"
                            + did_you_mean(extra[0], names))
+    unset = [f"--secret {n}" for n, v in given.items() if v is None]
+    if unset:  # given alone, and not in this process's environment
+        raise InvalidInput(launch_secrets.not_set(unset))
     empty = sorted(n for n, v in given.items() if not v)
     if empty:
         raise InvalidInput(f"--secret {empty[0]}: given empty; give its value "
                            "(--secret NAME=VALUE), or set it in your environment")
-    launch_secrets.keep(record.id, given)
+
+
+def _hold_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
+    """Hold the values of the job's secrets for its start (and the supervisor it starts):
+    `given` (checked by `_given_secrets`), else this process's environment's; InvalidInput
+    for one with no value (and how to give it)."""
+    names = list((record.spec["spec"].get("task") or {}).get("secrets", []))
+    launch_secrets.keep(record.id, {n: v for n, v in given.items() if v})
     lacking = launch_secrets.missing(record.id, names)
     if lacking:
         raise InvalidInput(launch_secrets.start_refusal(record.name, lacking))

@@ -96,8 +96,8 @@ CASES = [
     (["launch", JOB, "--offering", "bogus"], "offering 'bogus': expected 'CLOUD ZONE-OR-REGION"),
     (["launch", JOB, "--secret", "NOT_SET_ANYWHERE"], "not set in your environment: "
      "--secret NOT_SET_ANYWHERE; give it as NAME=VALUE"),
-    (["launch", JOB, "--env", "NOT_SET_ANYWHERE"], "not set in your environment: --env "
-     "NOT_SET_ANYWHERE; give it as NAME=VALUE"),
+    (["launch", JOB, "--env", "NOT_SET_ANYWHERE"], "envs given at launch are for SkyPilot "
+     "tasks; put a job spec's envs in its file"),
     (["status", "--state", "runing"], "--state 'runing': expected one of pending"),
     (["status", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["status", "--limit", "0"], "--limit"),
@@ -117,8 +117,8 @@ CASES = [
      "mean 'resnet50'?"),
     (["start", "resnet50", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["start", "resnet50", "--budget", "0"], "--budget 0: expected a finite number > 0"),
-    (["start", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "not set in your environment: "
-     "--secret NOT_SET_ANYWHERE; give it as NAME=VALUE"),
+    (["start", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "--secret NOT_SET_ANYWHERE: job "
+     "resnet50 names no such secret; expected one of (none)"),
     (["logs", "resnet50", "--tail", "0"], "--tail"),
     (["logs", "resnet50", "--node", "-1"], "--node"),
     (["report", "--since", "bogus"], "--since 'bogus': expected an ISO 8601 time"),

@@ -83,3 +83,23 @@ def test_names_given_alone_and_unset_are_named_all_at_once(
     assert lines == [
         "error: not set in your environment: --env EPOCHS, --env DATA_DIR, --secret "
         "HF_TOKEN; give each as NAME=VALUE, or set it before launching"]
+
+
+def test_a_mistyped_name_given_alone_gets_the_close_name_before_not_set(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--secret HF_TOKN` or `--env EPOCH` alone, unset in the environment, misspell the
+    task's HF_TOKEN and EPOCHS: the close name is said, not that the typo is unset."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("HF_TOKN", "EPOCH"):
+        monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "task.yaml"
+    for option, typed, close, noun in (("--secret", "HF_TOKN", "HF_TOKEN", "secret"),
+                                       ("--env", "EPOCH", "EPOCHS", "env")):
+        code, lines = launch(tmp_path, option, typed)
+        assert code == 2
+        assert lines == [
+            f"error: {path}: field {noun}s: {typed!r} is given by {option} but the task has "
+            f"no such {noun}; did you mean {close!r}? (for a new {noun}, write it under "
+            f"{noun}s in the task)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["task.yaml"]  # no store made
+

@@ -221,17 +221,48 @@ def test_an_import_says_which_bundled_spot_offerings_its_newer_prices_leave_out(
     assert first.exit_code == 0, first.output
     now = datetime.now(timezone.utc)
     bundled = prices_at(None, now, markets=["spot"], clouds=["aws"])
+    # the file's zones of us-east-1 list p3.2xlarge there
     left = len(bundled) - len(bundled[(bundled["region"] == "us-east-1")
-                                      & (bundled["instance_type"] == "p3.2xlarge")
-                                      & bundled["zone"].isin(["us-east-1a", "us-east-1b",
-                                                              "us-east-1c"])])
+                                      & (bundled["instance_type"] == "p3.2xlarge")])
     said = " ".join(first.stdout.split())
     assert (f"note: aws spot: the stored prices are newer than the bundled ones, so plans "
             f"take them as aws's whole spot market: {left:,} bundled spot offerings they do "
             "not list") in said
-    assert "`costsched collect --cloud aws` reads every type" in said
+    assert ("`costsched collect --cloud aws` reads every type, and `costsched prices import "
+            "--partial FILE` imports a file of some of them without hiding the rest") in said
     assert "gcp spot" not in said and "azure spot" not in said  # no stored price of theirs
     again = cli("prices", "import", demo, "--db", db, "--json")  # nothing new: nothing said
     assert json.loads(again.stdout)["bundled_spot_left_out"] == []
     collect = cli("collect", "--help")
     assert collect.exit_code == 0 and "--cloud" in collect.stdout
+    assert "--partial" in cli("prices", "import", "--help").stdout
+
+
+def test_a_partial_import_hides_no_bundled_spot_offering_it_does_not_list(
+        cli, tmp_path) -> None:  # noqa: ANN001
+    """`prices import --partial`: a few quotes of one cloud replace the bundled spot prices
+    of their own places (a type in a region), and leave the cloud's other bundled spot
+    offerings in plans; nothing is said hidden."""
+    from pathlib import Path
+
+    from costsched.prices import prices_at
+    from costsched.store import PriceStore
+
+    demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
+    db = str(tmp_path / "p.sqlite")
+    done = cli("prices", "import", demo, "--partial", "--db", db, "--json")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["bundled_spot_left_out"] == []
+    now = datetime.now(timezone.utc)
+    bundled = prices_at(None, now, markets=["spot"], clouds=["aws"])
+    store = PriceStore(db)
+    try:
+        planned = prices_at(store, now, markets=["spot"], clouds=["aws"])
+    finally:
+        store.dispose()
+    place = (planned["region"] == "us-east-1") & (planned["instance_type"] == "p3.2xlarge")
+    assert sorted(planned[place]["zone"]) == ["us-east-1a", "us-east-1b", "us-east-1c"]
+    assert sorted(planned[place]["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's
+    others = bundled[~((bundled["region"] == "us-east-1")
+                       & (bundled["instance_type"] == "p3.2xlarge"))]
+    assert len(others) > 10 and len(planned[~place]) == len(others)  # all still offered

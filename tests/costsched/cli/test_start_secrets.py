@@ -80,3 +80,16 @@ def test_status_lists_every_job_and_says_why_one_waits(
     doc = {j["id"]: j for j in json.loads(cli("status", "--json").stdout)["jobs"]}
     assert doc[sec]["waits"].startswith("recovery waits for secret KM_TOKEN")
     assert doc[plain]["waits"] is None
+
+
+def test_a_mistyped_secret_given_alone_gets_the_close_name_first(
+        stopped, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--secret KM_TOKN` (unset in this shell) misspells the job's KM_TOKEN: said first,
+    rather than that KM_TOKN is not set; the job left stopped."""
+    cli, store, _, sec, _ = stopped
+    monkeypatch.delenv("KM_TOKN", raising=False)
+    refused = cli("start", "sec", "--secret", "KM_TOKN", "--wait", "0")
+    assert refused.exit_code == 2
+    assert refused.output == ("error: --secret KM_TOKN: job sec names no such secret; "
+                              "expected one of KM_TOKEN; did you mean 'KM_TOKEN'?\n")
+    assert store.jobs.get(sec).state == "stopped"

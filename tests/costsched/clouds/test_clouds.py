@@ -31,6 +31,31 @@ def test_zone_names_tell_cloud_and_region(zone: str, expected) -> None:
     assert clouds.zone_region(zone) == expected
 
 
+@pytest.mark.parametrize(("zone", "regions", "problem"), [
+    ("us-east-1z", (), "'us-east-1z': not a zone of us-east-1; its zones are us-east-1a, "
+                       "us-east-1b, us-east-1c, us-east-1d, us-east-1e, us-east-1f"),
+    ("us-central1-d", (), "its zones are us-central1-a, us-central1-b, us-central1-c, "
+                          "us-central1-f"),
+    ("us-east-1a", ("us-west-2",), "'us-east-1a': a zone of us-east-1, not of us-west-2"),
+    ("moon-1a", ("us-east-1",), "'moon-1a': not a zone of us-east-1: expected a name such"),
+    ("us-east-1f", ("us-east-1",), None),
+    ("us-east-1g", (), None),  # the letter after the listed ones: a zone opened since
+    ("us-central1-g", (), None),
+    ("ap-south-1z", (), None),  # a region whose zones are not listed: its shape is the rule
+    ("us-west-2-lax-1a", ("us-west-2",), None),  # a Local Zone
+    ("2", (), None),  # Azure's: within whichever of its regions the job runs in
+])
+def test_a_given_zone_is_one_of_its_regions_listed_zones(zone: str, regions: tuple,
+                                                         problem: str | None) -> None:
+    found = clouds.given_zone_problem(zone, regions)
+    assert found == problem if problem is None else problem in found
+
+
+def test_every_listed_zone_is_of_a_listed_region() -> None:
+    for cloud in clouds.CLOUDS.values():
+        assert {cloud.region_of_zone(z) for z in cloud.zones} <= cloud.regions
+
+
 def test_region_of_zone_is_each_clouds_own() -> None:
     assert clouds.get("aws").region_of_zone("us-west1-b") is None
     assert clouds.get("gcp").region_of_zone("us-east-1b") is None
