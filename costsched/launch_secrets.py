@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from costsched import redact
 from costsched.model import InvalidInput
 from costsched.vocabulary import did_you_mean
+from launchers.log_masking import MIN_MASKED
 
 _GIVEN: dict[int, dict[str, str]] = {}  # job id -> name -> value, this process only
 # Who carries jobs on in this process and how to give it a secret, as the line for one it
@@ -56,8 +57,21 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str,
         raise InvalidInput(f"{where}: field secrets.{empty[0]} is given empty: give its value "
                            f"(--secret NAME=VALUE), or set {empty[0]} in your environment "
                            f"and give --secret {empty[0]}")
+    short = [n for n in names if len(given[n]) < MIN_MASKED]
+    if short:
+        raise InvalidInput(too_short(where, short[0]))
     redact.remember(given.values())
     return {n: given[n] for n in names}
+
+
+def too_short(where: str, name: str) -> str:
+    """Why a secret's value shorter than MIN_MASKED is refused: the job's output is masked
+    of values from that length only (a shorter one would mask ordinary words), so the
+    job's log could show it."""
+    return (f"{where}: field secrets.{name} is given a value shorter than {MIN_MASKED} "
+            f"characters; a job's output is masked of secrets from {MIN_MASKED} characters "
+            "(a shorter one would mask ordinary words), so its log could show this one: give "
+            "the real secret, or give the value with --env if it need not be secret")
 
 
 def not_given(where: str, envs: Sequence[str], secrets: Sequence[str]) -> str:

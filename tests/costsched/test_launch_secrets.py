@@ -20,7 +20,18 @@ def test_a_secret_given_empty_is_refused_naming_it_and_how_to_give_it() -> None:
 
 
 def test_a_secret_given_with_a_value_is_kept() -> None:
-    assert launch_secrets.check(["A"], {"A": "v-1"}, "t.yaml") == {"A": "v-1"}
+    assert launch_secrets.check(["A"], {"A": "v-12"}, "t.yaml") == {"A": "v-12"}
+
+
+def test_a_secret_too_short_to_be_masked_in_the_jobs_log_is_refused() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        launch_secrets.check(["MF_API_TOKEN"], {"MF_API_TOKEN": "tok"}, "mf.yaml")
+    assert str(caught.value) == (
+        "mf.yaml: field secrets.MF_API_TOKEN is given a value shorter than 4 characters; a "
+        "job's output is masked of secrets from 4 characters (a shorter one would mask "
+        "ordinary words), so its log could show this one: give the real secret, or give the "
+        "value with --env if it need not be secret")
+    assert "tok" not in str(caught.value)
 
 
 def test_a_secret_given_under_a_mistyped_name_gets_the_close_one() -> None:

@@ -257,7 +257,11 @@ def _hold_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
     lacking = launch_secrets.missing(record.id, names)
     if lacking:
         raise InvalidInput(launch_secrets.start_refusal(record.name, lacking))
-    launch_secrets.keep(record.id, launch_secrets.values(record.id, names, record.name))
+    held = launch_secrets.values(record.id, names, record.name)
+    short = [n for n in names if len(held[n]) < launch_secrets.MIN_MASKED]
+    if short:
+        raise InvalidInput(launch_secrets.too_short(f"job {record.name}", short[0]))
+    launch_secrets.keep(record.id, held)
 
 
 def _within_budgets(store: PriceStore, job_id: int, cands: list[dict], when: datetime

@@ -98,6 +98,20 @@ def test_a_start_given_the_value_hands_it_on_as_a_launch_does(
     assert launch_secrets.held() == {"KM_TOKEN": VALUE}
 
 
+def test_a_start_refuses_a_secret_too_short_to_be_masked(
+        jobs, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, launcher, sec, _ = jobs
+    service.stop(store, launcher, sec)
+    moves = len(store.moves.of_job(sec))
+    monkeypatch.setattr(launch_secrets, "_GIVEN", {})
+    monkeypatch.setenv("KM_TOKEN", "k1")  # from the environment as from --secret
+    with pytest.raises(InvalidInput, match="^job sec: field secrets.KM_TOKEN is given a "
+                                           "value shorter than 4 characters"):
+        service.start(store, launcher, sec)
+    assert store.jobs.get(sec).state == "stopped"
+    assert len(store.moves.of_job(sec)) == moves
+
+
 def test_a_start_refuses_a_secret_the_job_does_not_name(jobs) -> None:
     store, launcher, sec, _ = jobs
     service.stop(store, launcher, sec)
