@@ -118,7 +118,8 @@ def budget_state(spent: float | None, budget: float | None) -> str:
 FILTERS = {"money": money, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": progress, "places": places, "per_hour": per_hour, "hours": hours,
-           "totals_line": totals_line, "given": given, "charged_rate": charged_rate}  # given: a budget, as the user set it
+           "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
+# `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
 # `totals_figures(totals, jobs)`: the report's totals at its per-job table's precision.
 GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures}
