@@ -28,7 +28,7 @@ from costsched.cli.common import (
 )
 from costsched.model import InvalidInput
 from costsched.service.stores import using
-from costsched.vocabulary import counted
+from costsched.vocabulary import counted, word
 
 if TYPE_CHECKING:
     from costsched.report.billed import BilledReport
@@ -103,7 +103,7 @@ def import_(
                            "the Billing console"), highlight=False)
     if len(recorded):
         rows = [[Text(str(r["placement_id"])), Text(f"{r['cloud']} {r['region']} "
-                                                     f"{r['instance_type']} {r['market']}"),
+                                                     f"{r['instance_type']} {word(r['market'])}"),
                  Text(per_hour(r["estimated_usd_per_hour"])),
                  Text(per_hour(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
         console.print(table("Billed compute rates recorded as prices (source bill)",
