@@ -57,3 +57,27 @@ def test_a_budget_reads_as_set_beside_a_spend_of_four_decimals(
     page = client.get("/").text
     assert "$0.0028" in page
     assert "$2.00<" in page and "$2.0000" not in page
+
+
+def test_a_move_is_priced_at_the_prices_of_its_time(store: PriceStore,
+                                                    client: TestClient) -> None:
+    """Placed on EAST at $1/h; EAST rose to $3/h at hour 1; the job moved to WEST ($0.50/h)
+    at hour 2: the move left $3/h, not the $1/h EAST was placed at."""
+    from tests.costsched.report.scenario import WEST
+
+    observe(store, EAST, [(-10, 1.0), (1, 3.0)])
+    observe(store, WEST, [(-10, 0.5)])
+    spec = {"spec": {"name": "moved", "throughputs": {"V100": 2.0}, "steps": 100},
+            "launcher": "local"}
+    job = store.jobs.create("moved", spec, 100, at=at(0))
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1")
+    store.jobs.transition(job, "running", at=at(0))
+    store.jobs.place(job, WEST, gpu_model="V100", gpu_count=1, at=at(2), usd_per_hour=0.5,
+                     reason="migration", instance=f"{job}-2")
+    store.jobs.end_placement(job, at(3))
+    store.jobs.transition(job, "succeeded", at=at(3))
+    [change] = client.get(f"/api/jobs/{job}").json()["price_changes"]
+    assert (change["from"], change["to"]) == (pytest.approx(3.0), pytest.approx(0.5))
+    page = client.get(f"/jobs/{job}").text
+    assert "$3.0000/h → $0.5000/h (saves $2.5000/h)" in page
