@@ -159,7 +159,8 @@ def price_changes(store: PriceStore, job_id: int) -> list[dict]:
     second = timedelta(seconds=1)  # a second at each change, at the price then in effect
     probes = [p._replace(start_at=after.start_at, end_at=after.start_at + second,
                          waiting=False) for before, after in pairs for p in (before, after)]
-    prices = [usd * 3600 for _, usd, _ in charge(store, probes, now=as_time(None))]
+    # (rounded off the float noise of an integral over one second; no price has 9 decimals)
+    prices = [round(usd * 3600, 9) for _, usd, _ in charge(store, probes, now=as_time(None))]
     return [{"at": after.start_at, "from": prices[2 * i], "to": prices[2 * i + 1],
              "saves": prices[2 * i] - prices[2 * i + 1]}
             for i, (_, after) in enumerate(pairs)]
