@@ -15,6 +15,16 @@ HTML), the dashboard and every message.
   product with the price, as written, agree with the amount as written.
 - A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
   spot prices.
+- A figure the user set, a budget or a cap (`given`): as typed, '$2.00' for 2, '$2.50',
+  '$0.005' (its own decimals, between 2 and MAX_DECIMALS), wherever it stands: a table's
+  cap column does not take its spend columns' precision ('$2.0000'). Only a sentence that
+  adds figures up to the cap ('$1.9950 spent + $0.0100 would pass the budget of $2.0000')
+  writes it at theirs.
+- A table: each column of amounts at the precision it needs (`usd_all` down the column),
+  one precision across the columns of a row that add up (a spend, its saving and its
+  baseline), and an amount written beside the table (its totals, a note on its rows) at
+  no fewer decimals than the column it is read against ('$0.0612', not '$0.06', under a
+  column of '$0.0612' and '$0.0071').
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
   '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0.
 
@@ -82,6 +92,16 @@ def usd_all(*values: float | None) -> list[str]:
 def per_hour(value: float | None) -> str:
     """A price per hour: '$0.9180' (the '/h' is the caller's)."""
     return usd(value, MAX_DECIMALS)
+
+
+def given(value: float | None) -> str:
+    """A budget or a cap the user set, as typed: '$2.00', '$2.50', '$0.005' (the fewest
+    decimals, at least 2, that write it exactly; MAX_DECIMALS at most)."""
+    if not _known(value):
+        return "-"
+    exact = next((p for p in range(2, MAX_DECIMALS + 1)
+                  if abs(round(float(value), p) - float(value)) < NOISE), None)  # type: ignore[arg-type]
+    return usd(value, exact if exact is not None else max(decimals([value]), 2))
 
 
 def hours(value: float | None, places: int | None = None) -> str:

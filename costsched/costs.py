@@ -57,11 +57,21 @@ class Charged(NamedTuple):
     def __getattr__(self, name: str) -> object:  # the placement's fields, as on a frame row
         return getattr(self.placement, name)
 
+    @property
+    def charged_usd_per_hour(self) -> float:
+        """The hourly price it was charged on average, each node's: `usd` over its hours
+        (times its nodes), so that hours x this price make its usd. The placement's own
+        `usd_per_hour` is the price when it began; the charge follows the stored prices
+        as they changed while it ran. NaN without hours."""
+        node_hours = self.hours * max(int(self.nodes), 1)
+        return self.usd / node_hours if node_hours > 0 else math.nan
+
     def record(self) -> dict:
-        """Its fields by name, as a row of `JobCost.placements`."""
+        """Its fields by name, as a row of `JobCost.placements` (and the hourly price it
+        was charged on average, `charged_usd_per_hour`)."""
         return {**self.placement._asdict(), "hours": self.hours, "usd": self.usd,
                 "price_source": self.price_source, "egress_usd": self.egress_usd,
-                "nodes": self.nodes}
+                "nodes": self.nodes, "charged_usd_per_hour": self.charged_usd_per_hour}
 
 
 class Move(NamedTuple):

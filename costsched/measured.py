@@ -483,6 +483,13 @@ def stored_spec(stored: dict) -> dict:
     return spec if isinstance(spec, dict) else {}
 
 
+def spec_nodes(stored: dict) -> int:
+    """A job's instances at once from its stored spec (a gang's num_nodes; 1 for others),
+    as its measured speed is worded: 'on 2 nodes of 1xA100-80GB'."""
+    nodes = stored_spec(stored).get("num_nodes", 1)
+    return nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1 else 1
+
+
 def basis_words(basis: str) -> str:
     """Where a planned figure came from, in a few words."""
     if not basis:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from costsched.clouds import aws as aws_cloud
 from costsched.model import BOOKED_MARKETS, BookedOffering, InvalidInput, Offering
+from costsched.vocabulary import word
 from launchers import aws_booking, aws_gang, aws_secrets, cloud_gang, task_resources, wedged
 from launchers.base import (
     TAG_ATTEMPT,
@@ -140,7 +141,7 @@ class AwsLauncher(Launcher):
     def purchase(self, booked: BookedOffering, token: str, job_id: int | None) -> Purchased:
         """Buy the capacity block `booked` (`launchers.aws_booking`)."""
         if booked.offering.market != "capacity_block":
-            raise InvalidInput(f"{booked.offering.market}: the aws launcher buys capacity "
+            raise InvalidInput(f"{word(booked.offering.market)}: the aws launcher buys capacity "
                                "blocks only")
         region = booked.offering.region
         self.regions.add(region)

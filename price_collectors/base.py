@@ -34,7 +34,7 @@ from costsched.validation import (
     zone_problem,
     zoned_times,
 )
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, word
 
 logger = logging.getLogger("price_collectors")
 logger.addHandler(logging.NullHandler())
@@ -328,8 +328,9 @@ def problems(frame: pd.DataFrame) -> pd.Series:
     if frame.empty:
         return reasons
     for name, allowed in (("cloud", CLOUDS), ("market", ALL_MARKETS)):
-        _mark(reasons, frame[name], lambda v, n=name, a=allowed: None if v in a else
-              f"{n} {v!r}: expected one of {', '.join(a)}"
+        # Markets as users type them ('on-demand'; 'on_demand' is accepted as well).
+        _mark(reasons, frame[name], lambda v, n=name, ok=allowed, a=tuple(map(word, allowed)):
+              None if v in ok else f"{n} {v!r}: expected one of {', '.join(a)}"
               + (did_you_mean(v, list(a)) if isinstance(v, str) else ""))
     for column in ("region", "zone", "instance_type", "os"):
         _mark(reasons, frame[column],

@@ -26,10 +26,10 @@ from costsched import catalog, file_limits
 from costsched.clouds import place_problem
 from costsched.clouds.aws import AWS
 from costsched.clouds.azure import AZURE
-from costsched.model import InvalidInput
+from costsched.model import ALL_MARKETS, InvalidInput
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.validation import in_range, zoned_time, zoned_times
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import canonical, did_you_mean
 from price_collectors.base import PRICE_PROBLEMS, problems, rows_frame
 
 SUFFIXES = (".json", ".csv", ".parquet")
@@ -399,6 +399,9 @@ def validate_export(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
                         f"{','.join(OBSERVATION_COLUMNS)}")
     frame = frame[OBSERVATION_COLUMNS].reset_index(drop=True)
     frame["zone"] = frame["zone"].fillna("")
+    # A market as users read and type it ('on-demand') is the stored one ('on_demand').
+    frame["market"] = [canonical(m, ALL_MARKETS) or m if isinstance(m, str) else m
+                       for m in frame["market"]]
     rows = [_data_row(path, i) for i in range(len(frame))]
     frame = _checked(path, frame.assign(**{_ROW: rows, _PRICE: "usd_per_hour"}))
     _known_types(path, frame, rows)

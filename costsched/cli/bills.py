@@ -4,12 +4,12 @@ jobs' placements."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
-from costsched.amounts import per_hour, usd, usd_all
+from costsched.amounts import decimals, per_hour, usd, usd_all
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -28,7 +28,10 @@ from costsched.cli.common import (
 )
 from costsched.model import InvalidInput
 from costsched.service.stores import using
-from costsched.vocabulary import counted
+from costsched.vocabulary import counted, word
+
+if TYPE_CHECKING:
+    from costsched.report.billed import BilledReport
 
 app = typer.Typer(help="The clouds' billing exports: import them and match them to the jobs "
                   "(`report --billed` sets them beside the estimates).", no_args_is_help=True)
@@ -100,7 +103,7 @@ def import_(
                            "the Billing console"), highlight=False)
     if len(recorded):
         rows = [[Text(str(r["placement_id"])), Text(f"{r['cloud']} {r['region']} "
-                                                     f"{r['instance_type']} {r['market']}"),
+                                                     f"{r['instance_type']} {word(r['market'])}"),
                  Text(per_hour(r["estimated_usd_per_hour"])),
                  Text(per_hour(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
         console.print(table("Billed compute rates recorded as prices (source bill)",
@@ -166,6 +169,19 @@ _BILLED_TABLES = [  # (attribute, title, columns left out of the terminal)
 ]
 
 
+def _line_places(built: BilledReport, figures: list[float]) -> int:
+    """The decimals of the totals line: its own (`usd_all`'s), and no fewer than the
+    tables it sums (the jobs', the unmatched lines'), so that it reads against their
+    figures ('$0.0612' above a column of '$0.0541' and '$0.0071', not '$0.06')."""
+    from costsched.report.html import table_places
+
+    places = [decimals(figures)]
+    for frame in (built.jobs, built.unmatched):
+        if not frame.empty:
+            places.append(table_places(frame)["usd"])
+    return max(places)
+
+
 def print_billed(db: str | None, *, since: str | None, until: str | None, job: str | None,
                  json_out: bool, html: Path | None = None) -> None:
     """`report --billed`: the bill beside the estimate, per job and day, itemised."""
@@ -186,9 +202,10 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
         f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text(f"Billed against estimated: {since_text} to "
                        f"{built.until:%Y-%m-%d %H:%M} UTC"), highlight=False)
-    estimated, billed, difference, unmatched = usd_all(
-        totals["estimated_usd"], totals["billed_usd"], totals["difference_usd"],
-        totals["unmatched_usd"])
+    figures = [totals[k] for k in ("estimated_usd", "billed_usd", "difference_usd",
+                                   "unmatched_usd")]
+    estimated, billed, difference, unmatched = (usd(v, _line_places(built, figures))
+                                                for v in figures)
     console.print(Text(
         f"estimated {estimated}, billed {billed}, difference {difference}; "
         f"{counted(totals['flagged_jobs'], 'job')} flagged; "

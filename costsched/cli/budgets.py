@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from costsched.amounts import decimals, usd
+from costsched.amounts import given, usd_all
 from costsched.cli.common import console, table
 from costsched.config import effective
 
@@ -36,12 +36,12 @@ def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None,
         states = budgets_now(store, at=at, of_jobs=of_jobs)
     if not states:
         return
-    # One precision for the table: a budget's spent and committed add up against its cap.
-    places = decimals([v for s in states for v in (s.usd, s.spent_usd, s.committed_usd,
-                                                   s.forecast_usd)])
-    rows = [[s.name, s.period, *(usd(v, places) for v in (s.usd, s.spent_usd,
-                                                          s.committed_usd, s.forecast_usd)),
-             _jobs(s.running), _jobs(s.stopped)] for s in states]
+    # The cap as the user set it ('$2.00'); each amount column at the precision it needs
+    # (`costsched.amounts`): spent, committed and forecast are not parts of a sum.
+    columns = [usd_all(*(getattr(s, f) for s in states))
+               for f in ("spent_usd", "committed_usd", "forecast_usd")]
+    rows = [[s.name, s.period, given(s.usd), *(c[i] for c in columns), _jobs(s.running),
+             _jobs(s.stopped)] for i, s in enumerate(states)]
     # "stopped at cap": the jobs its cap stopped, not every job whose state is stopped.
     headings = ["budget", "period", "cap $", "spent $", "committed $", "forecast $",
                 "running", "stopped at cap"]

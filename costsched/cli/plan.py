@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from costsched.amounts import hours, hours_all, per_hour, usd, usd_all
+from costsched.amounts import given, hours, hours_all, per_hour, usd, usd_all
 from costsched.cli import plan_figures as figures
 from costsched.cli.booked import print_booked
 from costsched.cli.common import (
@@ -304,7 +304,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              f"by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")
-             + (f", budget {usd(job.constraints.budget_usd)}" if job.constraints.budget_usd
+             + (f", budget {given(job.constraints.budget_usd)}" if job.constraints.budget_usd
                 else ""))
     if p.reason:  # one line per job, each naming it
         for m in members:
@@ -401,7 +401,7 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
                               "them all)", highlight=False, soft_wrap=True)
         return
     a = c.assignment
-    total, cap = usd_all(c.total_cost, budget)
+    total, cap = usd(c.total_cost), given(budget)  # the budget as the user set it
     title = (f"Collection plan ({c.policy}): {len(a):,} jobs, total {total}, "
              f"makespan {hours(c.makespan_hours)} h" + (f", budget {cap}" if budget else ""))
     if len(a) > TABLES_UP_TO:  # one row per offering used

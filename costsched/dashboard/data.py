@@ -139,9 +139,31 @@ def job_document(store: PriceStore, job: int | str) -> dict:
         "events": [{**e, "detail": redact(progress_record_words(str(e["detail"]))
                                           if e["kind"] == "progress" else str(e["detail"]))}
                    for e in views.frame_records(events.tail(200))],
+        "price_changes": price_changes(store, job_id),
         "checkpoints": checkpoints(record.checkpoint_location),
         "log_tail": _log_tail(store, launcher, job_id, record.spec),
     }
+
+
+def price_changes(store: PriceStore, job_id: int) -> list[dict]:
+    """At each change of the job's placement (a move, a start), the hourly price then of
+    the offering it left (`from`) and of the one it took (`to`), each node's, from the
+    stored prices as its cost is charged: a price that changed while the job ran is the
+    one it would have kept paying, not the one it was placed at."""
+    from costsched.costs import charge
+
+    rows = store.jobs.placement_rows([job_id])
+    pairs = list(zip(rows, rows[1:], strict=False))
+    if not pairs:
+        return []
+    second = timedelta(seconds=1)  # a second at each change, at the price then in effect
+    probes = [p._replace(start_at=after.start_at, end_at=after.start_at + second,
+                         waiting=False) for before, after in pairs for p in (before, after)]
+    # (rounded off the float noise of an integral over one second; no price has 9 decimals)
+    prices = [round(usd * 3600, 9) for _, usd, _ in charge(store, probes, now=as_time(None))]
+    return [{"at": after.start_at, "from": prices[2 * i], "to": prices[2 * i + 1],
+             "saves": prices[2 * i] - prices[2 * i + 1]}
+            for i, (_, after) in enumerate(pairs)]
 
 
 def checkpoints(location: str) -> dict:

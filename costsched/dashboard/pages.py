@@ -57,21 +57,11 @@ async def job_page(request: Request) -> Response:
     doc = await dashboard.read(data.job_document, request.path_params["job"])
     placements = doc["job"]["placements"]
     return _page(request, "job.html", doc=doc, job=doc["job"], version=version,
-                 timeline=render.timeline(placements), moved=_price_changes(placements),
+                 timeline=render.timeline(placements),
+                 moved={render.when(c["at"]): c for c in doc["price_changes"]},
                  budget_state=render.budget_state(
                      doc["forecast_usd"] if doc["forecast_usd"] is not None
                      else doc["job"]["cost_usd"], doc["budget_usd"]))
-
-
-def _price_changes(placements: list[dict]) -> dict[str, dict]:
-    """Per placement started by a move (its start time), the hourly price before and after
-    it, as stored when each placement began."""
-    out = {}
-    for before, after in zip(placements, placements[1:], strict=False):
-        out[render.when(after["start_at"])] = {
-            "from": before["usd_per_hour"], "to": after["usd_per_hour"],
-            "saves": before["usd_per_hour"] - after["usd_per_hour"]}
-    return out
 
 
 async def spend_page(request: Request) -> Response:

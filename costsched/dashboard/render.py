@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from costsched.amounts import hours, per_hour, usd, usd_all
+from costsched.amounts import given, hours, per_hour, usd, usd_all
 from costsched.bundled_prices import age_text
 from costsched.model import FINAL_STATES
 from costsched.report.html import (
@@ -65,6 +65,17 @@ def offering(p: dict | None) -> str:
                           p["market"])
 
 
+def charged_rate(p: dict, unit: str = "") -> str:
+    """A placement's hourly price as charged, so that its hours times it make its cost:
+    its `usd_per_hour` ('$0.9200'), or where the stored price changed while it ran, the
+    average charged beside the price when it began ('$2.7500 on average ($0.9200 when
+    placed)'); `unit`: '/h' after each price."""
+    placed, average = p.get("usd_per_hour"), p.get("charged_usd_per_hour")
+    if average is None or pd.isna(average) or per_hour(average) == per_hour(placed):
+        return per_hour(placed) + unit
+    return f"{per_hour(average)}{unit} on average ({per_hour(placed)}{unit} when placed)"
+
+
 def cell(column: str, value: Any, places: dict[str, int] | None = None) -> str:
     """A report table's cell (`costsched.report.html.format_cell`), at its table's
     precision (`places`)."""
@@ -107,7 +118,8 @@ def budget_state(spent: float | None, budget: float | None) -> str:
 FILTERS = {"money": money, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": progress, "places": places, "per_hour": per_hour, "hours": hours,
-           "totals_line": totals_line}
+           "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
+# `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
 # `totals_figures(totals, jobs)`: the report's totals at its per-job table's precision.
 GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures}

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from costsched.model import BookedOffering, InvalidInput, Offering
 from costsched.redact import redact
+from costsched.vocabulary import offering_label
 
 # pending: asked for, not running the job yet; running: the job runs; stopped: the job
 # checkpointed and exited after a stop request (the instance is still up, and billed, until
@@ -127,9 +128,9 @@ class CapacityError(RuntimeError):
     def __init__(self, offering: Offering, reason: str) -> None:
         self.offering = offering
         self.reason = reason
-        where = offering.zone or offering.region
-        super().__init__(f"{offering.cloud} {where} {offering.instance_type} "
-                         f"{offering.market}: {reason}")
+        where = offering_label(offering.cloud, offering.region, offering.zone,
+                               offering.instance_type, offering.market)
+        super().__init__(f"{where}: {reason}")
 
 
 class QuotaError(CapacityError):

@@ -62,6 +62,7 @@ from costsched.store.batch import BATCH_STEPS, Batch
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
 from costsched.store.scope import parse_attempt
+from costsched.vocabulary import offering_label
 
 # The job's state while a move of each kind is under way.
 JOB_STATE = {"launch": "launching", "migration": "migrating", "recovery": "recovering",
@@ -496,8 +497,8 @@ def candidate(offering: Offering, usd_per_hour: float, reservation: str = "") ->
 
 
 def _where(offering: Offering) -> str:
-    return (f"{offering.cloud} {offering.zone or offering.region} {offering.instance_type} "
-            f"{offering.market}")
+    return offering_label(offering.cloud, offering.region, offering.zone,
+                          offering.instance_type, offering.market)
 
 
 def _why(instance: Instance) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from costsched import catalog
-from costsched.amounts import per_hour, usd_all
+from costsched.amounts import MAX_DECIMALS, per_hour, usd_all
 from costsched.cpu_work import CpuWork
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -188,7 +188,15 @@ def order_cost(plan: JobPlan) -> str:
     if extra <= 0:
         return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
                 "is also the cheapest choice")
-    cost, more, least = usd_all(first["expected_cost"], extra, cheapest["expected_cost"])
+    work = getattr(plan.job, "work", None)
+    if work is not None and work.assumed:  # an hour of work's cost: a rate, as $/h is
+        # The difference of the rates as written, so that the line visibly subtracts.
+        shown = [round(float(v), MAX_DECIMALS) for v in (first["expected_cost"],
+                                                         cheapest["expected_cost"])]
+        cost, more, least = (per_hour(v) for v in (shown[0], shown[0] - shown[1], shown[1]))
+        cost = f"{cost} per {work.unit()}"
+    else:
+        cost, more, least = usd_all(first["expected_cost"], extra, cheapest["expected_cost"])
     return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
             f"costs {cost}, {more} more than the cheapest choice ({cheapest['offering']}, "
             f"{least})")

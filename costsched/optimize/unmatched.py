@@ -32,13 +32,12 @@ from costsched.model import Constraints
 from costsched.optimize.job import Workload
 from costsched.optimize.rank import zone_allowed
 from costsched.throughput import GPU_SPECS
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, word
 
 SHOWN = 3  # offerings named as what exists instead
 VALUES_SHOWN = 12  # values named as those priced
 # A plan of a time older than this is of the past: today's prices would not fill it.
 RECENT = timedelta(days=2)
-MARKET_WORDS = {"spot": "spot", "on_demand": "on-demand"}
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ def _retired(c: Constraints, market: pd.DataFrame, at: datetime,
     alive = replace(c, instance_types=(), clouds=(), regions=(), zones=())
     shape = market[_shape(market, alive) & _market(market, alive)] if c.gpu_models \
         else market.iloc[:0]
-    markets = " or ".join(_market_word(m) for m in c.markets)
+    markets = " or ".join(word(m) for m in c.markets)
     instead = [f"{markets} {_shape_words(alive, market, False)} on other types: "
                f"{_offerings(shape.sort_values('usd_per_hour', kind='stable'))}"] \
         if not shape.empty else []
@@ -186,8 +185,8 @@ def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool,
         return Missing(f"no price known as of {when} for {asked} {where}",
                        [f"priced elsewhere: {_offerings(elsewhere)}"])
     if not _market(placed, c).any():
-        markets = " or ".join(MARKET_WORDS.get(m, m) for m in c.markets)
-        instead = [f"{_market_word(m)}: {_offerings(rows)}"
+        markets = " or ".join(word(m) for m in c.markets)
+        instead = [f"{word(m)}: {_offerings(rows)}"
                    for m, rows in placed.sort_values("usd_per_hour", kind="stable")
                    .groupby("market", sort=True)]
         instead += _other_counts(c, market, cpu)
@@ -269,10 +268,6 @@ def _where_words(c: Constraints) -> str:
     return "in " + ", ".join(parts) if parts else ""
 
 
-def _market_word(market: str) -> str:
-    return MARKET_WORDS.get(market, market)
-
-
 def _listed(values: Sequence[str]) -> str:
     return ", ".join(values[:VALUES_SHOWN]) + (f", ... ({len(values)} in all)"
                                                if len(values) > VALUES_SHOWN else "")
@@ -306,7 +301,7 @@ def _other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
                   & _place(market, c) & _market(market, c)]
     if rows.empty:
         return []
-    markets = " or ".join(_market_word(m) for m in c.markets)
+    markets = " or ".join(word(m) for m in c.markets)
     out = []
     for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
             ["gpu_model", "gpu_count"], sort=True):

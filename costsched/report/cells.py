@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from costsched.amounts import MAX_DECIMALS, decimals, hours, per_hour, usd
+from costsched.amounts import MAX_DECIMALS, decimals, given, hours, per_hour, usd
 from costsched.measured import sps
 
 Rows = Sequence[Mapping[str, Any]]
@@ -166,6 +166,8 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
     places = places or {}
     if column == "usd_per_gb" or column.endswith("usd_per_hour"):
         return per_hour(float(value))  # type: ignore[arg-type]  # a price, as quoted
+    if column == "budget_usd":
+        return given(float(value))  # type: ignore[arg-type]  # as the user set it
     if column.endswith("usd"):
         return usd(float(value), places.get("usd"))  # type: ignore[arg-type]
     if column in HOUR_COLUMNS:

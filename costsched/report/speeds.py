@@ -20,6 +20,7 @@ from costsched.measured import (
     checked,
     first_longest,
     measuring,
+    spec_nodes,
     speed_rows,
     stored_readings,
 )
@@ -69,7 +70,9 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
                         and s.planned_sps == s.planned_sps and s.hours > 0])
         if top is None:
             continue
-        check = checked(top, name, "", "", factor)
+        # A gang's speed worded as `status` words it: 'on 2 nodes of 1xA100'.
+        nodes = spec_nodes(job.spec)  # type: ignore[attr-defined]
+        check = checked(top, name, "", "", factor, nodes)
         gpu, count = check.gpu_model, check.gpu_count
         basis = rate.basis(gpu, count) if rate is not None else ""
         planned = check.planned_sps

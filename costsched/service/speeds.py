@@ -30,6 +30,7 @@ from costsched.measured import (
     mismatch_factor,
     placed_rows,
     reading_rows,
+    spec_nodes,
     speed_rows,
     stored_readings,
     stored_spec,
@@ -107,9 +108,8 @@ def _checked(records: list[JobRecord], found: list[Speed], rates: dict,
                                                         or r.name)
         top = tops[r.id]
         basis = rate.basis(str(top.gpu_model), int(top.gpu_count)) if rate is not None else ""
-        nodes = stored_spec(r.spec).get("num_nodes", 1)
-        nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) else 1
-        out[r.id] = checked(top, r.name, model, basis_words(basis), limit, nodes)
+        out[r.id] = checked(top, r.name, model, basis_words(basis), limit,
+                            spec_nodes(r.spec))
     return out
 
 

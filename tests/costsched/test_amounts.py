@@ -13,6 +13,7 @@ import pytest
 
 from costsched.amounts import (
     decimals,
+    given,
     hours,
     hours_all,
     hours_times,
@@ -131,3 +132,14 @@ def test_parts_add_up_to_their_total_as_written() -> None:
     assert parts_of(1.0, [1 / 3, 1 / 3, 1 / 3], 2) == ["$0.34", "$0.33", "$0.33"]
     assert parts_of(0.02, [0.02, 0.0], 4) == ["$0.0200", "$0.00"]
     assert parts_of(5.0, [1.0, 2.0], 2) == ["$1.00", "$2.00"]  # no parts of 5: as they are
+
+
+def test_a_budget_reads_as_the_user_set_it() -> None:
+    """A budget or a cap is written as typed, in a table as alone: never '$2.0000' because
+    the spend beside it needs four decimals."""
+    assert [given(v) for v in (2, 2.5, 0.005, 2.125, 1234.5, 0)] == [
+        "$2.00", "$2.50", "$0.005", "$2.125", "$1,234.50", "$0.00"]
+    assert given(None) == "-" and given(float("nan")) == "-"
+    # The report's table of jobs near their budget: the budget as set, the spend at its own.
+    assert format_cell("budget_usd", 2.0, {"usd": 4}) == "$2.00"
+    assert format_cell("spent_usd", 1.6, {"usd": 4}) == "$1.6000"

@@ -214,8 +214,22 @@ def test_bad_export_rows_name_the_row(tmp_path: Path, recorded_store: PriceStore
     frame.to_csv(path, index=False)
     parsed = recorded.read_paths([path])
     assert parsed.errors == [
-        f"{path}: row 5: market 'reserved': expected one of on_demand, spot, "
-        "capacity_block, flex_start, reservation; did you mean 'reservation'?"]
+        f"{path}: row 5: market 'reserved': expected one of on-demand, spot, "
+        "capacity-block, flex-start, reservation; did you mean 'reservation'?"]
+
+
+def test_an_export_takes_markets_as_users_write_them(tmp_path: Path,
+                                                     recorded_store: PriceStore) -> None:
+    """'on-demand' (as every table writes it) or 'on_demand' (as JSON and exports do): the
+    same market, stored as 'on_demand'."""
+    frame = recorded_store.observations().head(2).copy()
+    frame["effective_at"] = frame["effective_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    frame["market"] = ["On-Demand", "on_demand"]
+    path = tmp_path / "typed.csv"
+    frame.to_csv(path, index=False)
+    parsed = recorded.read_paths([path])
+    assert parsed.errors == []
+    assert parsed.observations()["market"].tolist() == ["on_demand", "on_demand"]
 
 
 def test_azure_region_names() -> None:

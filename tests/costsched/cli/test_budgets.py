@@ -34,3 +34,37 @@ def test_a_command_about_one_job_shows_only_that_jobs_budgets(
     assert [s.name for s in budgets.budgets_now(None, of_jobs={4})] == [  # type: ignore[arg-type]
         "job 4 (mlp8-long)", "vision"]
     assert len(budgets.budgets_now(None)) == 3  # type: ignore[arg-type]
+
+
+def test_a_cap_reads_as_the_user_set_it_and_each_column_at_its_own_precision(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A $2 budget reads '$2.00' in the table, as it does alone, whatever the precision of
+    the spend beside it; a column of amounts is written at the precision it needs."""
+    states = [BudgetState("job 4 (mlp8-long)", "job", 2.0, "total", 0.0002, 0.0, 0.0002,
+                          jobs=(4,)),
+              BudgetState("vision", "named", 2.5, "month", 1.0, 0.25, 1.5, jobs=(2, 4))]
+    monkeypatch.setattr(budgets, "budgets_now", lambda store, **_: states)
+    with console.capture() as captured:
+        budgets.print_budgets(None)  # type: ignore[arg-type]
+    out = captured.get()
+    assert "$2.00 " in out and "$2.50 " in out
+    assert "$2.0000" not in out and "$2.5000" not in out
+    assert "$0.0002" in out and "$1.0000" in out  # spent: one precision down the column
+    assert "$0.25 " in out and "$0.0000" not in out  # committed: cents are enough
+
+
+def test_a_collection_plans_budget_reads_as_set_beside_its_total() -> None:
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from costsched.cli import plan
+
+    assignment = pd.DataFrame([{"job": "a", "offering": "aws us-east-1a p3.2xlarge spot",
+                                "hours": 0.01, "cost": 0.0042}])
+    collection = SimpleNamespace(feasible=True, assignment=assignment, total_cost=0.0042,
+                                 policy="min_cost", makespan_hours=0.01, instances=None)
+    with console.capture() as captured:
+        plan._print_collection_table(collection, 2.0)  # type: ignore[arg-type]
+    out = captured.get()
+    assert "total $0.0042" in out and "budget $2.00" in out and "$2.0000" not in out

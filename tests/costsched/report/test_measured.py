@@ -178,3 +178,22 @@ def test_a_task_without_work_is_compared_with_no_plan(store: PriceStore) -> None
     assert math.isnan(speed["planned_sps"]) and math.isnan(speed["measured_vs_planned"])
     assert not speed["flagged"] and speed["planned_from"] == "an assumed hour of work"
     assert report.estimates.empty and report.calibration.empty
+
+
+def test_a_gangs_measured_speed_is_worded_as_status_words_it(store: PriceStore) -> None:
+    """A gang of two 1xV100 nodes that trains ten times slower than declared: the report's
+    flag names its nodes as `status` (and the daemon's log) do, in the same words."""
+    from costsched.service.speeds import checks
+
+    prices(store, [(ZONE_B, "V100", 1, 0.61)])
+    spec = {"name": "pair", "throughputs": {"V100": 10.0}, "steps": 36_000,
+            "num_nodes": 2, "checkpoint": {"size_gb": 0.1}, "constraints": {}}
+    job = store.jobs.create("pair", {"spec": spec, "source": "test"}, 36_000, at=at(-60))
+    place(store, job, ZONE_B, "V100", 0, "launch", "g-1")
+    store.jobs.record_step(job, 100, at=at(100))
+    store.jobs.record_step(job, 3600, at=at(3600))
+    [speed] = build(store, now=at(3600), factor=1.5).speeds.to_dict("records")
+    found = checks(store.jobs.records([job]), store.jobs.placement_rows([job]),
+                   factor=1.5, readings=store.jobs.reading_rows([job]))[job]
+    assert speed["flagged"] and " on 2 nodes of 1xV100, 10x slower" in speed["flag"]
+    assert speed["flag"] == found.line()  # one wording: the report's is status's

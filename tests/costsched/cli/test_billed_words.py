@@ -1,0 +1,46 @@
+"""`report --billed`'s totals line reads against its tables: at no fewer decimals than the
+figures it sums."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from costsched.cli import bills
+from costsched.cli.common import console
+from costsched.report import billed
+from costsched.report.billed import ITEMS, JOB_COLUMNS, UNMATCHED_COLUMNS, BilledReport
+
+
+def _built() -> BilledReport:
+    jobs = pd.DataFrame([
+        {"job_id": 1, "name": "a", "estimated_usd": 0.0541, "billed_usd": 0.0641,
+         "difference_usd": 0.01, "difference_share": 0.185, **dict.fromkeys(ITEMS, 0.0),
+         "flagged": False},
+        {"job_id": 2, "name": "b", "estimated_usd": 0.0071, "billed_usd": 0.0171,
+         "difference_usd": 0.01, "difference_share": 1.41, **dict.fromkeys(ITEMS, 0.0),
+         "flagged": False}], columns=JOB_COLUMNS)
+    return BilledReport(since=None, until=pd.Timestamp("2026-01-02", tz="UTC"),
+                        threshold=0.1, days=pd.DataFrame(), jobs=jobs,
+                        unmatched=pd.DataFrame(columns=UNMATCHED_COLUMNS),
+                        rates=pd.DataFrame())
+
+
+def test_the_totals_line_reads_at_its_tables_precision(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(billed, "build_billed", lambda store, **_: _built())
+    monkeypatch.setattr(bills, "using", lambda db: _Null())
+    with console.capture() as captured:
+        bills.print_billed(None, since=None, until=None, job=None, json_out=False)
+    out = captured.get()
+    assert "$0.0541" in out and "$0.0071" in out  # the jobs' table
+    # Its totals need only cents alone ($0.06, $0.08): beside the table, its decimals.
+    assert "estimated $0.0612, billed $0.0812, difference $0.0200" in out
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        return None
