@@ -14,7 +14,7 @@ from costsched import skypilot_fields as fields
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, word
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
 # CPU machine has; a CPU task that does not say its memory gets at least 4 GB per vCPU (a
@@ -476,7 +476,7 @@ def _union(scopes: list[Scope], where: str, fail: Fail) -> Scope:
         (cloud, region, instance_type), market = row
         if out.allows(cloud, region, instance_type, market) and not any(
                 s.allows(cloud, region, instance_type, market) for s in scopes):
-            raise fail(where, f"the alternatives together would also allow {market} "
+            raise fail(where, f"the alternatives together would also allow {word(market)} "
                        f"{instance_type} in {cloud}/{region}, which none of them names; "
                        "write alternatives that differ in one of location, accelerators "
                        "or use_spot, or one task per alternative")

@@ -116,6 +116,7 @@ def test_alternatives_whose_union_would_allow_more_are_refused() -> None:
                       "    - {infra: aws/us-east-1, accelerators: V100:1, use_spot: true}\n"
                       "    - {infra: aws/us-west-2, accelerators: T4:1}\nrun: x")
     assert "resources.ordered" in message and "none of them names" in message
+    assert "would also allow on-demand " in message  # the market as users write it
 
 
 def test_a_bucket_mount_is_the_checkpoint_location() -> None:
