@@ -67,12 +67,16 @@ def test_gpus_lists_no_spot_price_plan_hides(cli, imported: Path) -> None:  # no
 def test_a_sets_left_out_check_reads_the_planners_market(cli, imported: Path) -> None:  # noqa: ANN001
     """V100 in a set with T4 (priced in the store) and in a set with K80 (not): both plans
     take the same V100 spot market."""
-    notes = {}
+    ranked, said = {}, {}
     for other in ("T4", "K80"):
         task = imported / f"{other}.yaml"
         task.write_text(f"name: s\nresources:\n  accelerators: {{V100: 1, {other}: 1}}\n"
                         "  infra: aws\n  use_spot: true\nrun: 'true'\n")
-        doc = json.loads(cli("plan", task, "--json").stdout or "{}")
-        ranked = [r for p in doc.get("rankings", []) for r in p["ranking"]]
-        notes[other] = {r["gpu_model"] for r in ranked}
-    assert "V100" not in notes["T4"] and "V100" not in notes["K80"], notes
+        planned = cli("plan", task, "--json")
+        doc = json.loads(planned.stdout or "{}")
+        ranked[other] = {r["gpu_model"] for p in doc.get("rankings", []) for r in p["ranking"]}
+        said[other] = " ".join([*(n for j in doc.get("jobs", []) for n in j.get("notes", [])),
+                                planned.stderr])
+    assert ranked["T4"] == {"T4"} and "V100" not in ranked["K80"], ranked  # was: V100 with K80
+    assert "V100:1 left out: no spot price known" in said["T4"]
+    assert "no spot price known" in said["K80"] and "V100:1" in said["K80"]
