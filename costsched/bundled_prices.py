@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import os
 import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import cache
 from importlib import resources
@@ -26,6 +26,7 @@ from costsched import clouds
 from costsched.amounts import per_hour
 from costsched.catalog_version import CATALOG_VERSION
 from costsched.model import CLOUDS, MARKETS, InvalidInput
+from costsched.spot_market import PARTIAL, bundled_place_holds, bundled_spot_holds
 from costsched.vocabulary import choose, did_you_mean
 
 # The GPU models, named as SkyPilot users write them (older first within a family).
@@ -296,12 +297,15 @@ def _newest(rows: list[dict], key: tuple[str, ...], when: datetime) -> list[dict
 
 
 def prices_at(when: datetime, *, clouds: Sequence[str] = (),
-              gpu_models: Sequence[str] = (), stored: Sequence[dict] = ()) -> list[dict]:
+              gpu_models: Sequence[str] = (), stored: Sequence[dict] = (),
+              spot_markets: Mapping[str, datetime] | None = None) -> list[dict]:
     """The bundled GPU offerings' prices that held at `when`, with a store's (`stored`:
     its GPU offerings' prices at `when`, `glance.stored_gpu_prices`), current ones first,
     cheapest per GPU-hour first (then by cloud, region and zone): dicts with the offering,
     market, usd_per_hour, usd_per_gpu_hour, effective_at, age_days, superseded (bool: see
-    PRICE_CHANGE) and source."""
+    PRICE_CHANGE) and source. `spot_markets` are the clouds whose spot market the store
+    holds (`glance.stored_spot_markets`: read over the whole store, as `costsched.prices`
+    reads them); default: those of `stored`, which must then be every stored price."""
 
     def wanted(r: dict) -> bool:
         return ((not clouds or r["cloud"] in clouds)
@@ -312,7 +316,11 @@ def prices_at(when: datetime, *, clouds: Sequence[str] = (),
                                     when) if wanted(r)]
     spot = [r for r in _newest(_spot(stamp), ("cloud", "region", "zone", "instance_type"),
                                when) if wanted(r)]
-    own, on_demand, spot = _with_stored([r for r in stored if wanted(r)], on_demand, spot)
+    if spot_markets is None:
+        spot_markets = _newest_times([r for r in stored if not str(r.get(
+            "source", "")).startswith(PARTIAL)], "spot", lambda r: r["cloud"])
+    own, on_demand, spot = _with_stored([r for r in stored if wanted(r)], on_demand, spot,
+                                        spot_markets)
     rows = own + on_demand + spot
     collected = {id(r) for r in own}  # a stored price is never superseded
     out = [{
@@ -331,22 +339,26 @@ def prices_at(when: datetime, *, clouds: Sequence[str] = (),
     return out
 
 
-def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict]
+def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict],
+                 spot_markets: Mapping[str, datetime]
                  ) -> tuple[list[dict], list[dict], list[dict]]:
     """(the stored prices kept, the on-demand list prices kept, the spot snapshot prices
     kept), as `costsched.prices.prices_at` combines them: a cloud's snapshot prices no
-    newer than its newest stored spot price are left out; per (cloud, region, type) the
-    newer on-demand price of the list and the store's wins; a snapshot price replaces the
-    store's spot prices of its (cloud, region, type)."""
+    newer than its newest stored spot price (`spot_markets`, `costsched.spot_market`) are
+    left out, and at each place those no newer than a stored spot price there; per (cloud,
+    region, type) the newer on-demand price of the list and the
+    store's wins; a snapshot price replaces the store's spot prices of its (cloud, region,
+    type)."""
+    spot = [r for r in spot if bundled_spot_holds(r["cloud"], r["effective_at"], spot_markets)]
     if not stored:
         return stored, on_demand, spot
 
     def key(r: dict) -> tuple[str, str, str]:
         return r["cloud"], r["region"], r["instance_type"]
 
-    collected = _newest_times(stored, "spot", lambda r: r["cloud"])
-    spot = [r for r in spot
-            if r["cloud"] not in collected or r["effective_at"] > collected[r["cloud"]]]
+    stored_at = _newest_times(stored, "spot", key)  # a partial update's places among them
+    spot = [r for r in spot if bundled_place_holds(r["effective_at"], stored_at.get(key(r)))]
+
     listed_at = _newest_times(stored, "on_demand", key)
     if listed_at and on_demand:
         on_demand = [r for r in on_demand
@@ -370,11 +382,13 @@ def _newest_times(rows: list[dict], market: str, key: Callable[[dict], Hashable]
 
 
 def gpu_offerings(gpu: str, when: datetime, *, clouds: Sequence[str] = (),
-                  stored: Sequence[dict] = ()) -> list[dict]:
+                  stored: Sequence[dict] = (),
+                  spot_markets: Mapping[str, datetime] | None = None) -> list[dict]:
     """Every offering of one GPU model at `when` (OFFERING_COLUMNS), bundled and `stored`
-    (`prices_at`): fewest GPUs first, then current before superseded, then cheapest."""
+    (`prices_at`, as `spot_markets`): fewest GPUs first, then current before superseded,
+    then cheapest."""
     rows = prices_at(when, clouds=cloud_names(clouds), gpu_models=[gpu_model_name(gpu)],
-                     stored=stored)
+                     stored=stored, spot_markets=spot_markets)
     rows.sort(key=lambda r: (r["gpu_count"], r["superseded"], r["usd_per_hour"], r["market"]))
     # No quota is known on this path (`glance.stored_gpu_prices` leaves a store that holds
     # quotas to the service): none marks an offering.
@@ -382,12 +396,14 @@ def gpu_offerings(gpu: str, when: datetime, *, clouds: Sequence[str] = (),
 
 
 def gpu_summary(when: datetime, *, clouds: Sequence[str] = (),
-                stored: Sequence[dict] = ()) -> list[dict]:
+                stored: Sequence[dict] = (),
+                spot_markets: Mapping[str, datetime] | None = None) -> list[dict]:
     """One row per GPU model and count (as `costsched.service.gpus.gpu_summary`): per
     market the cheapest price (current before superseded, then spot prices under OLD_DAYS
     before older), where, its age in days, whether it is superseded, its source and its
     quota mark (None where the market has no price)."""
-    rows = prices_at(when, clouds=cloud_names(clouds), stored=stored)
+    rows = prices_at(when, clouds=cloud_names(clouds), stored=stored,
+                     spot_markets=spot_markets)
     keys = sorted(dict.fromkeys((r["gpu_model"], r["gpu_count"]) for r in rows),
                   key=lambda k: (gpu_order(k[0]), k[1]))
     out = {k: dict(zip(SUMMARY_KEY, k, strict=True)) for k in keys}

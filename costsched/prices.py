@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from costsched import bundled_prices, catalog
@@ -12,6 +12,7 @@ from costsched.lazy import pandas as pd
 from costsched.list_prices import TYPE_KEY, listed_on_demand, on_demand_reference
 from costsched.model import utc
 from costsched.passes import frozen, memo
+from costsched.spot_market import PARTIAL, bundled_place_holds, bundled_spot_holds
 from costsched.store import OBSERVATION_COLUMNS, PriceStore
 
 
@@ -38,10 +39,10 @@ def prices_at(
 
     - on-demand, per (cloud, region, type, os): the store's price, unless the bundled list
       price is newer;
-    - spot: a cloud's bundled prices older than its newest collected spot price are left
-      out (a collection reads every type of a cloud: what it did not find is not offered),
-      and the newer bundled prices that remain replace the store's of the same (cloud,
-      region, type).
+    - spot: a cloud's bundled prices no newer than its newest stored spot price (of any
+      offering, whatever is asked: `costsched.spot_market`) are left out (a collection
+      reads every type of a cloud: what it did not find is not offered), and the newer
+      bundled prices that remain replace the store's of the same (cloud, region, type).
 
     Bundled prices hold from their date while the type is not retired. A bundled price
     superseded by a change of its type's price since (`bundled_prices.superseded`) is left
@@ -72,7 +73,8 @@ def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[s
             listed = pd.concat([listed, _catalog_cpu_rows(at, **filters)], ignore_index=True)
         when = pd.Timestamp(utc(at))
         listed = listed[(listed["effective_at"] <= when) & ~catalog.retired_mask(listed, when)]
-        snapshot = _spot_snapshot(at, stored, include_cpu, **filters)
+        snapshot = _spot_snapshot(at, spot_markets(store, at), stored, include_cpu,
+                                  **filters)
         if not stored.empty:
             listed, stored = _newer_on_demand(listed, stored)
             if not snapshot.empty:  # the store's spot prices the snapshot's newer ones replace
@@ -103,10 +105,6 @@ def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[s
 
 
 SPOT_PLACE = ["cloud", "region", "instance_type", "os"]
-# The start of the source of prices imported as a partial update (`prices import
-# --partial`): they replace the bundled spot prices of their own places only, where the
-# rest of a cloud's stored spot prices stand for its whole spot market (`_spot_snapshot`).
-PARTIAL = "partial update: "
 SOURCE_CHARACTERS = 128  # the store's limit on a price's source
 
 
@@ -160,13 +158,22 @@ def _catalog_cpu_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
     return listed.drop_duplicates(TYPE_KEY, keep="last")
 
 
-def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False,
+def spot_markets(store: PriceStore | None, at: datetime) -> dict[str, datetime]:
+    """The clouds whose spot market is the store's at `at` (`costsched.spot_market`), each
+    with its newest stored spot price: read over the whole store, whatever offerings a
+    caller asks about."""
+    return {} if store is None else store.spot_markets(at)
+
+
+def _spot_snapshot(at: datetime, stored_markets: Mapping[str, datetime],
+                   stored: pd.DataFrame, include_cpu: bool = False,
                    **filters: list[str]) -> pd.DataFrame:
     """The bundled spot prices that held by `at`, the newest of each place, less those of a
-    cloud older than the store's newest spot observation of that cloud among those asked
-    for: a cloud's collected spot prices are never mixed with older snapshot prices of its
-    other types or regions. Prices imported as a partial update (`PARTIAL`) leave out the
-    older snapshot prices of their own places (`SPOT_PLACE`) only."""
+    cloud whose spot market the store holds (`stored_markets`, `spot_market.
+    bundled_spot_holds`), and less those no newer than a price `stored` at their place
+    (`spot_market.bundled_place_holds`: an import as a partial update replaces the
+    bundled prices of its own places only). A cloud's stored spot prices are never mixed
+    with older snapshot prices of its other types or regions."""
     snapshot = catalog.spot_observations(include_cpu)
     for name, values in filters.items():
         if values:
@@ -177,19 +184,18 @@ def _spot_snapshot(at: datetime, stored: pd.DataFrame, include_cpu: bool = False
     # A place priced on several days: the newest that held by `at`.
     snapshot = (snapshot.sort_values("effective_at", kind="stable")
                 .drop_duplicates(["cloud", "region", "zone", "instance_type"], keep="last"))
+    if stored_markets and not snapshot.empty:
+        holds = [bundled_spot_holds(c, e.to_pydatetime(), stored_markets)
+                 for c, e in zip(snapshot["cloud"], snapshot["effective_at"], strict=True)]
+        snapshot = snapshot[pd.Series(holds, index=snapshot.index, dtype=bool)]
     spot = stored[stored["market"] == "spot"] if not stored.empty else stored
-    if spot.empty:
-        return snapshot
-    partial = spot["source"].astype(str).str.startswith(PARTIAL)
-    whole = spot[~partial]
-    if not whole.empty:
-        collected = whole.groupby("cloud")["effective_at"].max()
-        newest = snapshot["cloud"].map(collected)
-        snapshot = snapshot[newest.isna() | (snapshot["effective_at"] > newest)]
-    if partial.any() and not snapshot.empty:
-        updated = spot[partial].groupby(SPOT_PLACE)["effective_at"].max().rename("updated_at")
-        newest = snapshot.join(updated, on=SPOT_PLACE)["updated_at"]
-        snapshot = snapshot[newest.isna() | (snapshot["effective_at"] > newest)]
+    if not spot.empty and not snapshot.empty:
+        updated = spot.groupby(SPOT_PLACE)["effective_at"].max().rename("stored_at")
+        newest = snapshot.join(updated, on=SPOT_PLACE)["stored_at"]
+        holds = [bundled_place_holds(e.to_pydatetime(), None if pd.isna(t) else t
+                                     .to_pydatetime())
+                 for e, t in zip(snapshot["effective_at"], newest, strict=True)]
+        snapshot = snapshot[pd.Series(holds, index=snapshot.index, dtype=bool)]
     return snapshot
 
 

@@ -217,7 +217,28 @@ def _checked(path: Path, frame: pd.DataFrame,
             shown = repr(price) if isinstance(price, str) else f"{float(price):g}"
             reason = f"{frame[_PRICE].iloc[i]} {shown}: {reason}"
         raise FileError(path, reason, int(frame[_ROW].iloc[i]))
+    _not_ahead(path, frame)
     return frame.drop(columns=[_ROW, _PRICE])
+
+
+# A price is an observation: one dated later than now (beyond a skew between clocks) is a
+# mistyped date or a price not in effect yet. Prices are read as of a time (the last at or
+# before it), so a stored one would never be charged early; it is refused all the same,
+# as nothing could show it until that date and a mistyped year would go unseen.
+CLOCK_SKEW = pd.Timedelta(minutes=10)
+
+
+def _not_ahead(path: Path, frame: pd.DataFrame, now: pd.Timestamp | None = None) -> None:
+    """FileError naming the first row dated later than `now` (default the clock)."""
+    times = zoned_times(frame["effective_at"])[0]
+    now = pd.Timestamp.now(tz="UTC") if now is None else now
+    ahead = (times > now + CLOCK_SKEW).to_numpy()
+    if ahead.any():
+        i = int(ahead.argmax())
+        raise FileError(path, f"effective_at {str(frame['effective_at'].iloc[i])!r}: later "
+                        f"than now ({now:%Y-%m-%dT%H:%MZ}): expected the time the price took "
+                        "effect, not a future one (import a price once it holds)",
+                        int(frame[_ROW].iloc[i]))
 
 
 # --- AWS DescribeSpotPriceHistory bodies ---------------------------------------------

@@ -12,7 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from costsched.cli.common import (
     JsonOption,
-    NewDbOption,
+    OpenedDbOption,
+    announce_new_store,
     bar_hidden,
     console,
     err_console,
@@ -49,7 +50,7 @@ def collect(
         "GCP project hold.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Log every rejected price and failed region.")] = False,
-    db: NewDbOption = None,
+    db: OpenedDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Collect current on-demand and spot GPU prices and store what is new.
@@ -61,6 +62,7 @@ def collect(
     with options(**FLAGS):
         request = collect_request(clouds=clouds, regions=regions, gpus=gpus, since=since,
                                   gcp_project=gcp_project, workers=workers)
+    announce_new_store(db)  # the options checked first: a refusal makes no store
     logger = logging.getLogger("price_collectors")
     level = logger.level
     handler = _log_to_stderr(logger) if verbose else None

@@ -97,10 +97,13 @@ def _rows(db: str | None, gpu: str | None, at: str | None,
     models = [] if gpu is None else [bundled_prices.gpu_model_name(gpu)]
     stored = ([] if db == IN_MEMORY else
               glance.stored_gpu_prices(db, when, clouds=wanted, gpu_models=models))
-    if stored is not None:
+    markets = {} if db == IN_MEMORY or stored is None else glance.stored_spot_markets(db, when)
+    if stored is not None and markets is not None:
         if gpu is None:
-            return bundled_prices.gpu_summary(when, clouds=clouds, stored=stored)
-        return bundled_prices.gpu_offerings(gpu, when, clouds=clouds, stored=stored)
+            return bundled_prices.gpu_summary(when, clouds=clouds, stored=stored,
+                                              spot_markets=markets)
+        return bundled_prices.gpu_offerings(gpu, when, clouds=clouds, stored=stored,
+                                            spot_markets=markets)
     from costsched.service.gpus import gpu_offerings, gpu_summary
 
     if gpu is None:

@@ -33,7 +33,10 @@ def route_regions(regions: Sequence[str], clouds: Sequence[str] = (),
     for region in regions:
         owners = cloud_facts.owners_of_region(region)
         if not owners:
-            raise InvalidInput(cloud_facts.region_problem(region) or f"region {region!r}")
+            # suggested from the clouds named (--cloud aws: aws's regions), else all
+            named = tuple(names) if explicit else cloud_facts.NAMES
+            raise InvalidInput(cloud_facts.region_problem(region, named)
+                               or f"region {region!r}")
         if not any(c in routed for c in owners):
             raise InvalidInput(f"region {region!r} is a region of {owners[0]}, but the clouds "
                                f"asked for are {', '.join(names)}")

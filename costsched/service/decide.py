@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
 
+from costsched import clouds as cloud_facts
 from costsched.cpu_work import CpuWork
 from costsched.decide.price import (
     Decision,
@@ -278,7 +279,8 @@ def _find_named(o: pd.DataFrame, target: OfferingName, when: datetime) -> int:
     if not here.any():
         places = sorted(set(o["zone"][mine]) - {""} | set(o["region"][mine]))
         problem = f"no {what} price in {target.location!r}"
-        hint = did_you_mean(target.location, places)
+        hint = _other_level(o, mine, typed, target, what) or did_you_mean(
+            target.location, [p for p in places if p.lower() != location])
     else:
         names = o["instance_type"][here if not typed.any() else mine]
         problem = (f"no {what} price for instance type {target.instance_type!r}"
@@ -287,6 +289,35 @@ def _find_named(o: pd.DataFrame, target: OfferingName, when: datetime) -> int:
     raise InvalidInput(f"offering '{target}': no price known for it at "
                        f"{when:%Y-%m-%d %H:%M} UTC ({problem})"
                        + (hint or "; `costsched prices show` lists the priced offerings"))
+
+
+def _other_level(o: pd.DataFrame, mine: np.ndarray, typed: np.ndarray,
+                 target: OfferingName, what: str) -> str | None:
+    """What is priced at the other level of the place named: a region whose prices are per
+    zone (the zones priced, those of the type named if any), or a zone whose region is
+    priced as a whole; None when neither."""
+    location = target.location.lower()
+    region, zone = o["region"].str.lower().to_numpy(), o["zone"].str.lower().to_numpy()
+    zoned = mine & (region == location) & (zone != "")
+    if zoned.any():
+        of_type = zoned & typed
+        if not of_type.any():
+            return (f"; {target.location} is priced per zone, and {target.instance_type} "
+                    f"has no {what} price in any of them (zones priced: "
+                    f"{', '.join(sorted(set(o['zone'][zoned])))})")
+        zones = sorted(set(o["zone"][of_type]))
+        return (f"; {target.location} is priced per zone: {what} prices for "
+                f"{target.instance_type} in {', '.join(zones)}; name a zone, e.g. "
+                f"'{replace(target, location=zones[0])}'")
+    owner = cloud_facts.zone_region(location)
+    if owner is None or owner[0] != target.cloud:
+        return None
+    whole = mine & (zone == "") & (region == owner[1].lower())
+    if not whole.any():
+        return None
+    named = replace(target, location=str(o["region"][whole].iloc[0]))
+    return (f"; {target.location} is in {named.location}, priced as a whole: name the "
+            f"region, e.g. '{named}'")
 
 
 def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: OfferingKey,

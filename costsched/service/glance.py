@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from costsched.service.store_files import store_file
+from costsched.spot_market import NEWEST_SPOT_SQL
+from costsched.spot_market import stored_spot_markets as stored_spot_markets_of
 from costsched.store_revision import VERSION_TABLE, newest_revision
 
 # costsched.store.schema's table names, and the daemon's tasks and scheduler table (a test
@@ -122,6 +124,20 @@ def stored_gpu_prices(db: str | None, at: datetime, *, clouds: Sequence[str] = (
     return [{**dict(zip(OFFERING_FIELDS, row, strict=False)), "usd_per_hour": row[-3],
              "effective_at": datetime.fromtimestamp(row[-2], timezone.utc),
              "source": row[-1]} for row in rows]
+
+
+def stored_spot_markets(db: str | None, at: datetime) -> dict[str, datetime] | None:
+    """The clouds whose spot market the store holds at `at`, read over all of it as
+    `PriceStore.spot_markets` reads them (`costsched.spot_market`); None when it cannot be
+    told this way."""
+    with _reading(db) as conn:
+        if conn is None or not _current(conn):
+            return None
+        try:
+            return stored_spot_markets_of(conn.execute(NEWEST_SPOT_SQL,
+                                                       {"at": math.floor(at.timestamp())}))
+        except sqlite3.Error:
+            return None
 
 
 def _current(conn: sqlite3.Connection) -> bool:

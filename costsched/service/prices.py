@@ -56,7 +56,7 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
     one transaction, the availability in another. A bad file is an error line, not an
     exception. `trace_start`: when spot traces start whose folder names no day (default:
     midnight UTC of the day their folder names). `partial`: the prices are a partial
-    update of their clouds' markets (`costsched.prices.PARTIAL`), not each cloud's whole
+    update of their clouds' markets (`costsched.spot_market.PARTIAL`), not each cloud's whole
     spot market. A path that does not exist raises InvalidInput naming it, before
     anything is read or stored."""
     from price_collectors import availability, booked, recorded

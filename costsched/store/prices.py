@@ -12,13 +12,14 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
-from sqlalchemy import Connection, Engine, Insert, Row, Table, func, insert, select
+from sqlalchemy import Connection, Engine, Insert, Row, Table, func, insert, select, text
 
 from costsched.frames import OFFERING_ATTRS, OFFERING_KEY
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, PriceObservation
 from costsched.passes import frozen, memo
+from costsched.spot_market import NEWEST_SPOT_SQL, stored_spot_markets
 from costsched.store import database, zones
 from costsched.store.availability import AvailabilityStore
 from costsched.store.booked import BookedStore
@@ -331,6 +332,17 @@ class PriceStore:
             )
         return memo(("as_of", self.url, t, frozen(filters)), lambda: self._price_rows(query),
                     shared=True)
+
+    def spot_markets(self, at: datetime) -> dict[str, datetime]:
+        """The clouds whose spot market the store holds at `at`, each with its newest spot
+        price at or before it, over every spot offering (`costsched.spot_market`)."""
+        t = _second(at)
+
+        def read() -> dict[str, datetime]:
+            with self.engine.connect() as conn:
+                return stored_spot_markets(conn.execute(text(NEWEST_SPOT_SQL), {"at": t}))
+
+        return memo(("spot_markets", self.url, t), read, shared=True)
 
     def span(self, **filters: str | Sequence[str] | None) -> tuple[int, int] | None:
         """Epoch seconds of the first and the last observation of the matching offerings

@@ -118,7 +118,8 @@ def test_with_a_store_the_summary_is_the_pandas_paths(stored_db: str, when: date
                                                       clouds: list[str]) -> None:
     stored = glance.stored_gpu_prices(stored_db, when, clouds=clouds)
     assert stored is not None
-    light = bundled_prices.gpu_summary(when, clouds=clouds, stored=stored)
+    light = bundled_prices.gpu_summary(when, clouds=clouds, stored=stored,
+                                       spot_markets=glance.stored_spot_markets(stored_db, when))
     assert dumps(light) == dumps(frame_records(service.gpu_summary(stored_db, when,
                                                                    clouds=clouds)))
 
@@ -128,7 +129,8 @@ def test_with_a_store_the_summary_is_the_pandas_paths(stored_db: str, when: date
 def test_with_a_store_the_offerings_are_the_pandas_paths(stored_db: str, when: datetime,
                                                          gpu: str) -> None:
     stored = glance.stored_gpu_prices(stored_db, when, gpu_models=[catalog.gpu_model_name(gpu)])
-    light = bundled_prices.gpu_offerings(gpu, when, stored=stored)
+    light = bundled_prices.gpu_offerings(
+        gpu, when, stored=stored, spot_markets=glance.stored_spot_markets(stored_db, when))
     full = frame_records(service.gpu_offerings(stored_db, gpu, when))
     assert dumps(light) == dumps(full)
     assert any(r["source"].endswith(":test") for r in light) == (gpu != "H100")
@@ -196,7 +198,8 @@ def test_with_discovered_types_the_quick_path_answers_as_the_pandas_path(
     try:
         for gpu in ("H100", "V100", "A100"):
             stored = glance.stored_gpu_prices(db, TIMES[0], gpu_models=[gpu])
-            light = bundled_prices.gpu_offerings(gpu, TIMES[0], stored=stored)
+            light = bundled_prices.gpu_offerings(
+                gpu, TIMES[0], stored=stored, spot_markets=glance.stored_spot_markets(db, TIMES[0]))
             assert dumps(light) == dumps(frame_records(service.gpu_offerings(db, gpu,
                                                                              TIMES[0])))
         assert "p9.fictional" in dumps(bundled_prices.gpu_offerings(

@@ -184,3 +184,26 @@ def test_the_snapshot_is_not_used_before_its_date() -> None:
     before = SNAPSHOT_MONTH.to_pydatetime() - pd.Timedelta(days=1)
     assert prices_at(None, before, markets=["spot"]).empty
     assert not prices_at(None, SNAPSHOT_MONTH.to_pydatetime(), markets=["spot"]).empty
+
+
+@pytest.mark.parametrize("filters", [dict(gpu_models=["V100"]), dict(regions=["us-east-1"]),
+                                     dict(instance_types=["p3.2xlarge"]),
+                                     dict(markets=["spot"], gpu_models=["V100", "K80"])])
+def test_a_clouds_stored_spot_market_holds_whatever_is_asked(store: PriceStore,
+                                                             filters: dict) -> None:
+    """One stored aws spot price (a T4 in us-west-2) stands for aws's whole spot market
+    for a question that does not include it too: the answer is the whole frame's rows."""
+    store.ingest(rows_frame([row(0.15, region="us-west-2", instance_type="g4dn.xlarge")],
+                            "import:test"))
+    asked = prices_at(store, T, **filters)
+    whole = prices_at(store, T)
+    columns = {"gpu_models": "gpu_model", "regions": "region",
+               "instance_types": "instance_type", "markets": "market"}
+    for name, values in filters.items():
+        whole = whole[whole[columns[name]].isin(values)]
+    # (the columns' order is the first frame's: the store's when it has rows asked for)
+    pd.testing.assert_frame_equal(asked.reset_index(drop=True),
+                                  whole[asked.columns].reset_index(drop=True),
+                                  check_dtype=False, check_index_type=False)
+    assert not ((asked["cloud"] == "aws") & (asked["market"] == "spot")
+                & (asked["instance_type"] == "p3.2xlarge")).any()

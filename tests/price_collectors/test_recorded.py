@@ -253,3 +253,39 @@ def test_spot_zones_give_their_region_as_the_clouds_module_says() -> None:
     with pytest.raises(ValueError, match="row 1: AvailabilityZone 'us-east1-b': expected a zone"):
         recorded.spot_history_frame([spot_row(AvailabilityZone="us-east1-b")], source="test",
                                     path="body.json")
+
+
+EXPORT_HEADER = ("cloud,region,zone,instance_type,market,os,gpu_model,gpu_count,vcpus,"
+                 "memory_gb,usd_per_hour,effective_at,source\n")
+
+
+def _export_row(at: pd.Timestamp) -> str:
+    return (f"aws,us-west-2,us-west-2a,g4dn.xlarge,spot,linux,T4,1,4,16,0.15,"
+            f"{at:%Y-%m-%dT%H:%M:%SZ},me\n")
+
+
+def test_a_price_dated_in_the_future_is_refused_naming_its_row(tmp_path: Path, cli) -> None:  # noqa: ANN001
+    now = pd.Timestamp.now(tz="UTC")
+    path = tmp_path / "future.csv"
+    path.write_text(EXPORT_HEADER + _export_row(now - pd.Timedelta(days=1))
+                    + _export_row(now + pd.Timedelta(days=180)))
+    history = tmp_path / "ahead.json"
+    history.write_text(spot_body([spot_row(), spot_row(Timestamp="2100-01-01T00:00:00.000Z")]))
+    parsed = recorded.read_paths([path, history])
+    assert parsed.files == 0
+    [csv_error, json_error] = parsed.errors
+    assert csv_error.startswith(f"{path}: row 3: effective_at '") and "later than now (" in \
+        csv_error and "not a future one" in csv_error
+    assert json_error.startswith(f"{history}: row 2: effective_at ")
+    result = cli("prices", "import", path)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "row 3: effective_at" in " ".join(result.stderr.split())
+    assert "0 new rows" in result.stdout
+
+
+def test_a_price_stamped_a_moment_ahead_by_another_clock_is_imported(tmp_path: Path) -> None:
+    path = tmp_path / "skewed.csv"
+    path.write_text(EXPORT_HEADER + _export_row(pd.Timestamp.now(tz="UTC")
+                                                + pd.Timedelta(minutes=2)))
+    parsed = recorded.read_paths([path])
+    assert parsed.errors == [] and parsed.files == 1

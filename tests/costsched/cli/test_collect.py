@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import price_collectors.aws
 from tests.price_collectors.aws_fake import FakeAws, always_failing
@@ -102,3 +103,27 @@ def test_collect_reads_the_quotas_of_the_regions_it_collected(cli, azure_prices,
     shown = json.loads(cli("quotas", "--json").stdout)
     assert {(q["scope"], q["free"]) for q in shown["quotas"]} == {(r, 18.0) for r in regions}
     assert all(q["account"] == "sub-1" for q in shown["quotas"])
+
+
+def test_a_mistyped_region_of_the_cloud_named_gets_that_clouds_regions(cli) -> None:
+    result = cli("collect", "--cloud", "aws", "--region", "us-est-1")
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert "--region 'us-est-1': not a region of aws: expected a name such as us-east-1" in said
+    assert "'us-east-1'" in said and "'us-west1'" not in said  # gcp's: not asked for
+
+
+def test_bad_options_are_refused_before_a_store_is_made_or_announced(
+        tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from costsched.cli import app
+
+    db = tmp_path / "new.sqlite"
+    for bad in (["--cloud", "awss"], ["--cloud", "aws", "--region", "us-est-1"],
+                ["--gpu", "Z80"], ["--since", "when"]):
+        result = CliRunner().invoke(app, ["collect", *bad, "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        [line] = result.stderr.splitlines()
+        assert line.startswith("error: "), line
+    assert list(tmp_path.iterdir()) == []

@@ -43,3 +43,33 @@ def test_a_typo_gets_the_close_names(recorded_store, written: str, says: str) ->
         decide_to(recorded_store, JOB, parse_offering(written), current=HERE, steps_left=1e6,
                   at=AT, table=TABLE)
     assert says in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.fixture()
+def one_zone(store):  # noqa: ANN001, ANN201
+    """A store whose only aws spot price is of g4dn.xlarge in us-west-2a (per zone)."""
+    from price_collectors.base import rows_frame
+
+    store.ingest(rows_frame([("aws", "us-west-2", "us-west-2a", "g4dn.xlarge", "spot",
+                              "linux", "T4", 1, 4, 16.0, 0.15, AT)], "import:test"))
+    return store
+
+
+@pytest.mark.parametrize(("written", "says"), [
+    # a region whose spot prices are per zone: the zones that have the price, not the input
+    ("aws us-west-2 g4dn.xlarge spot", "(no aws spot price in 'us-west-2'); us-west-2 is "
+     "priced per zone: aws spot prices for g4dn.xlarge in us-west-2a; name a zone, e.g. "
+     "'aws us-west-2a g4dn.xlarge spot'"),
+    ("aws us-west-2 p3.2xlarge spot", "us-west-2 is priced per zone, and p3.2xlarge has no "
+     "aws spot price in any of them (zones priced: us-west-2a)"),
+    # a zone of a region priced as a whole: the region
+    ("aws us-east-1a p3.2xlarge on-demand", "(no aws on-demand price in 'us-east-1a'); "
+     "us-east-1a is in us-east-1, priced as a whole: name the region, e.g. "
+     "'aws us-east-1 p3.2xlarge on-demand'"),
+])
+def test_a_place_named_at_the_other_level_gets_the_level_priced(one_zone, written: str,
+                                                                says: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        decide_to(one_zone, JOB, parse_offering(written), current=HERE, steps_left=1e6, at=AT,
+                  table=TABLE)
+    assert says in str(err.value) and "did you mean" not in str(err.value)

@@ -190,3 +190,23 @@ def test_migrations_build_exactly_the_declared_schema(any_store: PriceStore) -> 
     with any_store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
     assert diff == []
+
+
+def test_spot_markets_are_each_clouds_newest_spot_price_by_then(any_store: PriceStore) -> None:
+    """Over every spot offering whatever its GPU, region or os; on-demand prices and prices
+    after the time asked do not count."""
+    frame = make_frame(40, offerings=8)
+    spot_newest = frame["effective_at"].max()
+    on_demand = frame.tail(1).assign(market="on_demand", zone="",
+                                     effective_at=spot_newest + pd.Timedelta(days=1))
+    gcp = frame.head(1).assign(cloud="gcp", region="us-central1", zone="us-central1-a",
+                               instance_type="a2-highgpu-1g", gpu_model="A100",
+                               effective_at=spot_newest + pd.Timedelta(days=3))
+    any_store.ingest(pd.concat([frame, on_demand, gcp], ignore_index=True))
+    later = spot_newest + pd.Timedelta(days=2)
+    assert any_store.spot_markets(later.to_pydatetime()) == {"aws": spot_newest.to_pydatetime()}
+    middle = frame["effective_at"].iloc[19]
+    assert any_store.spot_markets(middle.to_pydatetime()) == {"aws": middle.to_pydatetime()}
+    assert set(any_store.spot_markets((later + pd.Timedelta(days=2)).to_pydatetime())) == {
+        "aws", "gcp"}
+    assert any_store.spot_markets(pd.Timestamp("2019-01-01", tz="UTC").to_pydatetime()) == {}
