@@ -267,11 +267,13 @@ class LocalLauncher(Launcher):
             if view.again:  # the gang was ended just now: read its end
                 return self._read(instance_id, folder)
             state, detail, lost, replacing = view.state, view.detail, view.lost, view.replacing
-        step = status.get("step")
+        step, saved = status.get("step"), status.get("checkpoint_step")
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
                             exit_code=ended.get("exit_code"), detail=detail,
                             step=step if isinstance(step, int) and step >= 0 else None,
+                            checkpoint_step=saved if isinstance(saved, int) and saved >= 0
+                            else None,
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
                             agent=agent, lost_nodes=lost, replacing=replacing,

@@ -172,6 +172,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
         "deadline_at": None if s.due is None else s.due.isoformat(),
         "steps_total": s.record.steps_total, "steps_left": s.steps_left, "step": s.step,
+        "reported_step": s.reported_step, "resumes": s.resumes or None,
         "progress": s.progress, "progress_source": s.progress_source,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,

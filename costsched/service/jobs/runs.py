@@ -117,10 +117,14 @@ def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float:
 
 
 def done_step(run: RunningJob, reported: float) -> float:
-    """The newest step the job is known to have reached: the step it reported, or its
-    newest verified checkpoint's when that is later (a stopped job resumes there, and
-    the last step read before the stop can be older); 0 when neither is known."""
-    return max(reported, run.record.checkpoint_step or 0.0, 0.0)
+    """The step the job stands at: a stopped job's newest checkpoint's step where it is
+    known (where `start` resumes, the step it reported before its stop may be later or
+    earlier); else the step it reported, or its newest checkpoint's when that is later;
+    0 when neither is known."""
+    saved = run.record.checkpoint_step
+    if run.record.state == "stopped" and saved is not None:
+        return max(saved, 0.0)
+    return max(reported, saved or 0.0, 0.0)
 
 
 def _progress_of(run: RunningJob, reported: float) -> tuple[float, bool]:

@@ -65,7 +65,9 @@ class JobStatus:
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
     bookings: tuple[Booking, ...] = ()  # capacity bought for it (capacity blocks)
     instance_detail: str = ""  # the launcher's detail (a flex-start VM waiting...)
-    step: float = 0.0  # the newest step it reported (or its checkpoint's); 0 before one
+    # The step it stands at (`runs.done_step`: a stopped job's, where `start` resumes, its
+    # newest checkpoint's); 0 before one. `reported_step`: the last step it reported.
+    step: float = 0.0
     # The decider's latest decision on it where it runs now (the pass that decides keeps
     # it: the daemon's re-plan, `costsched migrate`); None before one.
     decision: StoredDecision | None = None
@@ -82,6 +84,20 @@ class JobStatus:
     # Why it was stopped, as its log says ('stopped by the user', 'stopped at budget
     # NAME: ...'): stopped jobs; '' for the others.
     stopped_why: str = ""
+    reported_step: float = 0.0
+
+    @property
+    def resumes(self) -> str:
+        """A stopped job whose newest checkpoint is not at the last step it reported: the
+        step `start` resumes from and that one, in words ('' otherwise)."""
+        step, last = self.step, self.reported_step
+        if self.record.state != "stopped" or not last or step == last:
+            return ""
+        if step > last:
+            return (f"resumes at step {step:,.0f}, its newest checkpoint's (it ran on after "
+                    f"the last step read, {last:,.0f}, until it was stopped)")
+        return (f"resumes at step {step:,.0f}, its newest checkpoint's: it last reported "
+                f"step {last:,.0f}, so the {last - step:,.0f} steps between are done again")
 
     @cached_property
     def placement(self) -> pd.Series | None:
@@ -203,7 +219,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                costs[job_id], failure, booked.get(job_id, ()),
                                _standing(decided.get(job_id), placement))
             shown.append(replace(found, readings=tuple(read_of.get(job_id, ())),
-                                 step=done_step(run, done),
+                                 step=done_step(run, done), reported_step=done,
                                  stopped_why=_stopped_why(run.record,
                                                           ended_of.get(job_id, [])),
                                  waits=waits.get(job_id) or ""))
