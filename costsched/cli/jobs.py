@@ -187,7 +187,8 @@ def _arm(store: PriceStore, backend: Any, records: Sequence[Any] = ()) -> str | 
 
 
 def _print_armed(line: str | None, json_out: bool) -> None:
-    """The recovery line (on stderr beside --json)."""
+    """A line beside the table: the recovery line, the other jobs of a name (on stderr
+    beside --json)."""
     from costsched.cli.common import err_console
 
     if line:
@@ -262,6 +263,7 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                   recovery=armed, held=held, brief=job is None)
     if not json_out:
         print_budgets(store, of_jobs=named, at=seen, states=budgets)
+    _print_armed(service.namesakes(store, job), json_out)  # the others of its name
 
 
 # Between two looks at the jobs while waiting (each reconciles them): soon at first, and

@@ -265,6 +265,25 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
     return [(live or found)[-1].id]
 
 
+def namesakes(store: PriceStore, job: int | str | None) -> str:
+    """When `job` is a name that several jobs have: which one it names (`job_ids`: the
+    job of that name not ended, else the newest), the others with their states, and how
+    to name one of them (by its id); '' otherwise."""
+    if job is None or isinstance(job, int) or str(job).isdigit():
+        return ""
+    found = store.jobs.find(str(job))
+    if len(found) < 2:
+        return ""
+    shown = job_ids(store, job, states=())[0]
+    others = [r for r in found if r.id != shown]
+    why = "the one not ended" if not store.jobs.get(shown).final else "the newest"
+    listed = ", ".join(f"job {r.id} ({r.state})" for r in others[-5:][::-1])
+    more = f" and {len(others) - 5} older" if len(others) > 5 else ""
+    return (f"{len(found)} jobs are named {job}: shown is job {shown}, {why}; the "
+            f"other{'s' if len(others) > 1 else ''}: {listed}{more}. `costsched status "
+            f"{others[-1].id}` shows job {others[-1].id} (a job's id names it alone)")
+
+
 def few_names(names: list[str], limit: int = 5) -> str:
     """The first `limit` of `names`, and how many more there are."""
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
