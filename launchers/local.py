@@ -182,6 +182,20 @@ class LocalLauncher(Launcher):
         except FileNotFoundError:
             return ""
 
+    def node_logs(self, instance_id: str, tail: int = 200) -> list[tuple[str, str]]:
+        """A gang's output, every node of every round (`gang.node_folders`: a node lost
+        and replaced has both logs), as (which node, its last `tail` lines); one node's
+        instance: [("node 0", its output)]."""
+        folder = self._existing(instance_id)
+        out = []
+        for said, where in gang.node_folders(folder):
+            try:
+                with (where / JOB_LOG).open(errors="replace") as handle:
+                    out.append((said, "".join(deque(handle, maxlen=tail))))
+            except FileNotFoundError:
+                out.append((said, ""))
+        return out
+
     def job_name(self, instance_id: str) -> str:
         """The name of the job the instance runs, as launched ('' when not said)."""
         name = read_json(self._folder(instance_id) / INSTANCE).get("job_name")

@@ -370,13 +370,19 @@ def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
 
 def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
     """The job's output on every instance it ran on, oldest first, each instance's last
-    `tail` lines under a '--- instance ID' line (as `follow` writes them)."""
+    `tail` lines under a '--- instance ID' line (as `follow` writes them); a gang's, every
+    node's of every round (a node lost and replaced: both), each under a '--- instance ID,
+    node N' line, where the launcher keeps them apart (`node_logs`)."""
     job_id = job_ids(store, job, states=())[0]
+    nodes = getattr(launcher, "node_logs", None)
     out = []
     for instance in dict.fromkeys(store.jobs.placements(job_id)["instance"].astype(str)):
-        text = launcher.logs(instance, tail=tail)
-        out += [f"--- instance {instance}\n", text if text.endswith("\n") or not text
-                else text + "\n"]
+        parts = nodes(instance, tail=tail) if nodes is not None else []
+        if len(parts) < 2:  # one node: its output under the instance's line
+            parts = [("", launcher.logs(instance, tail=tail))]
+        for said, text in parts:
+            out += [f"--- instance {instance}{', ' + said if said else ''}\n",
+                    text if text.endswith("\n") or not text else text + "\n"]
     return "".join(out)
 
 
