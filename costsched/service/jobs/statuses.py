@@ -24,6 +24,7 @@ from costsched.service.jobs.runs import (
     done_step,
     few_names,
     job_ids,
+    nodes_of,
 )
 from costsched.service.jobs.steps import SECRET_NOTE, _step_news, secret_names
 from costsched.service.jobs.watch import _statuses, reconcile
@@ -374,16 +375,37 @@ def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int =
     node's of every round (a node lost and replaced: both), each under a '--- instance ID,
     node N' line, where the launcher keeps them apart (`node_logs`)."""
     job_id = job_ids(store, job, states=())[0]
-    nodes = getattr(launcher, "node_logs", None)
     out = []
     for instance in dict.fromkeys(store.jobs.placements(job_id)["instance"].astype(str)):
-        parts = nodes(instance, tail=tail) if nodes is not None else []
+        parts = _node_logs(launcher, instance, nodes_of(store.jobs.get(job_id).spec), tail)
         if len(parts) < 2:  # one node: its output under the instance's line
             parts = [("", launcher.logs(instance, tail=tail))]
         for said, text in parts:
             out += [f"--- instance {instance}{', ' + said if said else ''}\n",
                     text if text.endswith("\n") or not text else text + "\n"]
     return "".join(out)
+
+
+def _node_logs(launcher: Launcher, instance: str, nodes: int, tail: int
+               ) -> list[tuple[str, str]]:
+    """Each node's output on a gang's instance, as (which node, its lines): the launcher's
+    `node_logs` (every round's), else its log of each rank where it keeps one per node;
+    [] where it keeps one log per job."""
+    if nodes < 2:
+        return []
+    every = getattr(launcher, "node_logs", None)
+    if every is not None:
+        return every(instance, tail=tail)
+    if "node" not in inspect.signature(launcher.logs).parameters:
+        return []
+    out = []
+    for rank in range(nodes):
+        try:
+            text = launcher.logs(instance, tail=tail, node=rank)  # type: ignore[call-arg]
+        except InvalidInput as exc:  # a node the backend has no output of
+            text = f"(no output: {exc})\n"
+        out.append((f"node {rank}", text))
+    return out
 
 
 def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200,

@@ -58,3 +58,20 @@ def test_one_nodes_output_is_under_its_instance_alone(store: PriceStore) -> None
     job = _placed(store, "1-a")
     launcher = Logs({"1-a": [("node 0", "step 1\n")]})
     assert service.every_log(store, launcher, job) == "--- instance 1-a\nstep 1\n"
+
+
+class PerNode:
+    """A cloud launcher of gangs: one log a node (its console output), rounds not kept
+    apart."""
+
+    name = "aws"
+
+    def logs(self, instance: str, tail: int = 200, node: int = 0) -> str:
+        return f"console of node {node}\n"
+
+
+def test_a_launcher_that_keeps_a_log_a_node_shows_each_rank(store: PriceStore) -> None:
+    job = _placed(store, "1-a")
+    assert service.every_log(store, PerNode(), job) == (
+        "--- instance 1-a, node 0\nconsole of node 0\n"
+        "--- instance 1-a, node 1\nconsole of node 1\n")
