@@ -158,11 +158,12 @@ def progress(s: service.JobStatus) -> str:
 
 
 def problems(s: service.JobStatus, brief: bool = False) -> list[str]:
-    """Why a failed job failed (`failure_lines`), and a checkpoint store that fails now."""
+    """What kept this look from looking after the job, why a failed job failed
+    (`failure_lines`), and a checkpoint store that fails now."""
     from costsched.redact import remember_given, remembered_masked
     from costsched.service.glance import secret_names
 
-    out = []
+    out = [s.trouble] if s.trouble else []  # this look could not look after it: why
     if s.failure is not None:
         remember_given(secret_names(s.record.spec))  # its output may print a --secret
         out += failure_lines(s.failure, brief, s.record.id if brief else None)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from costsched.jobspec import MAX_NAME, JobSpec, ResolvedJob, parse, resolve
 from costsched.lazy import pandas as pd
+from costsched.migration.launcher import CloudError
 from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
@@ -159,6 +160,30 @@ class JobEvent(str):
         made = super().__new__(cls, f"job {job_id}: {text}")
         made.job_id, made.kind, made.level, made.notify = job_id, kind, level, notify
         return made
+
+
+def one_line(exc: BaseException) -> str:
+    """An error in one line: costsched's and a cloud's own words, else its type and first
+    line (never a traceback)."""
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    if isinstance(exc, (InvalidInput, CloudError)) and first:
+        return first
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def trouble(job_id: int, exc: BaseException, fix: str = "") -> JobEvent:
+    """What kept this pass from looking after the job (the others are looked after), in
+    one line with the fix when one is known: `status` shows it under the job. Nothing of
+    the job was changed by the step that failed but what its own transaction committed
+    (the next pass carries it on from there)."""
+    return JobEvent(job_id, "error", f"not looked after in this pass: {one_line(exc)}; "
+                    + (fix or "tried again at the next pass"), level="error")
+
+
+def unknown_instance_fix(job_id: int) -> str:
+    """The fix for a job whose instance its launcher no longer knows."""
+    return (f"`costsched stop {job_id}` ends its placement (its checkpoints are kept), "
+            f"then `costsched start {job_id}` starts it again")
 
 
 def _running(store: PriceStore, job_id: int) -> RunningJob:

@@ -25,6 +25,8 @@ from costsched.service.jobs.runs import (
     few_names,
     job_ids,
     nodes_of,
+    trouble,
+    unknown_instance_fix,
 )
 from costsched.service.jobs.steps import SECRET_NOTE, _step_news, secret_names
 from costsched.service.jobs.watch import _statuses, reconcile
@@ -86,6 +88,9 @@ class JobStatus:
     # NAME: ...'): stopped jobs; '' for the others.
     stopped_why: str = ""
     reported_step: float = 0.0
+    # What kept this look from looking after it (its instance unread, a step that
+    # raised), in one line with the fix when one is known; '' when nothing did.
+    trouble: str = ""
 
     @property
     def resumes(self) -> str:
@@ -169,8 +174,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
     and placements are read once for every job shown. `only`: those of a label or budget."""
     when = as_time(at)
     with one_pass():
-        if launcher is not None and reconcile_first:
-            reconcile(store, launcher)
+        # What kept the pass from looking after a job (the others were): said under it.
+        troubles = {e.job_id: str(e).split(": ", 1)[1] for e in (
+            reconcile(store, launcher) if launcher is not None and reconcile_first else ())
+            if e.kind == "error"}
         records = _shown(store, job, states, name, limit, only)
         ids = [r.id for r in records]
         runs = _runs(store, records=records)
@@ -182,8 +189,14 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         open_rows = OpenPlacements(placed)
         ours = {job_id for job_id in ids if launcher is not None
                 and runs[job_id].launcher == launcher.name and job_id in open_rows.instance}
+        unread: dict[str, Exception] = {}
         instances = _statuses(launcher, [open_rows.instance[j] for j in ids
-                                         if j in ours]) if ours else {}
+                                         if j in ours], unread) if ours else {}
+        for j in [j for j in ids if j in ours and open_rows.instance[j] in unread]:
+            ours.discard(j)  # shown without its instance's word, and why
+            why = unread[open_rows.instance[j]]
+            fix = unknown_instance_fix(j) if isinstance(why, InvalidInput) else ""
+            troubles.setdefault(j, trouble(j, why, fix).split(": ", 1)[1])
         asked = {j: with_heartbeat(launcher, runs[j].checkpoint_uri,
                                    instances[open_rows.instance[j]])
                  for j in ids if j in ours}
@@ -223,7 +236,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  step=done_step(run, done), reported_step=done,
                                  stopped_why=_stopped_why(run.record,
                                                           ended_of.get(job_id, [])),
-                                 waits=waits.get(job_id) or ""))
+                                 waits=waits.get(job_id) or "",
+                                 trouble=troubles.get(job_id, "")))
         return shown
 
 
@@ -326,7 +340,7 @@ def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],
     try:
         instance = launcher.status(last)
         lines = launcher.logs(last, tail=FAILURE_LOG_LINES).splitlines()
-    except InvalidInput:  # the launcher no longer knows it
+    except Exception:  # noqa: BLE001 - no longer known, unreadable: what the log says
         return Failure(None, "", detail, [])
     return Failure(instance.exit_code, instance.phase, detail or instance.detail, lines)
 
