@@ -76,11 +76,11 @@ def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,
         saved += [last.checkpoint_step] if last.checkpoint_step is not None else []
     record = store.jobs.get(job_id)
     step = min(float(max(steps, default=record.steps_done)), record.steps_total)
+    if step != record.steps_done:  # reached by the stop: its placement trained until then
+        store.jobs.record_steps({job_id: step}, at=at)
     if saved:  # a newly published checkpoint, its step: logged with the step reported
         store.jobs.record_progress(job_id, step, at=at,
                                    checkpoint_step=min(float(max(saved)), record.steps_total))
-    elif step != record.steps_done:
-        store.jobs.record_steps({job_id: step}, at=at, extend=False)
 
 
 def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:
