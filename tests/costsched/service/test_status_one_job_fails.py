@@ -109,3 +109,36 @@ def test_a_recovery_that_raises_leaves_the_job_to_the_next_pass(
     [again] = service.status(store, launcher, first)
     assert again.trouble == "" and stored(store, first)[3][-1] == ("recovery", "done")
     assert again.record.state == "running" and again.open_placement is not None
+
+
+def test_a_stop_at_a_budget_cap_that_raises_leaves_the_other_jobs_stopped(
+        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from costsched.config import BudgetsConfig
+    from costsched.config.sections import NamedBudget
+    from costsched.service.jobs import caps
+
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    launcher, ids = Breaks(), []
+    for name in ("first", "second"):  # in a budget of less than one watch interval
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump({
+            "name": name, "throughputs": {"V100": 0.5}, "steps": 2000, "run": "true",
+            "constraints": {"regions": ["us-east-1"], "markets": ["spot"],
+                            "budget_name": "team"},
+            "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}))
+        [job] = service.launch(store, path, launcher=launcher,
+                               checkpoint_root=str(tmp_path / "ckpt"))
+        ids.append(job.id)
+    stopping = caps._stop_at_cap
+
+    def stop(store_: PriceStore, launcher_, run, *args: object):  # noqa: ANN001, ANN202
+        if run.record.name == "first":
+            raise RuntimeError("terminate refused")
+        return stopping(store_, launcher_, run, *args)
+
+    monkeypatch.setattr(caps, "_stop_at_cap", stop)  # the newest is stopped first, then it
+    team = BudgetsConfig(named={"team": NamedBudget(usd=0.01)})
+    events = service.reconcile(store, launcher, budgets=team, watch_seconds=3600)
+    assert f"job {ids[0]}: not looked after in this pass: RuntimeError: terminate refused; " \
+           "tried again at the next pass" in events
+    assert [store.jobs.get(j).state for j in ids] == ["running", "stopped"]
