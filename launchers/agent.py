@@ -16,9 +16,13 @@ COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publis
 complete checkpoint file that changed (keeping the last 3 versions), checks the cloud's
 preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
 agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
-says {"state": "running", "step", "checkpoint_version", "checkpoint_error"} while the job
-runs, and once it has exited (after a last publish) {"state": "stopped" | "succeeded" |
-"failed", "exit_code", "checkpoint_version", "detail", "step", "checkpoint_error"}.
+says {"state": "running", "step", "checkpoint_version", "checkpoint_step",
+"checkpoint_error"} while the job runs, and once it has exited (after a last publish)
+{"state": "stopped" | "succeeded" | "failed", "exit_code", "checkpoint_version",
+"checkpoint_step", "detail", "step", "checkpoint_error"}. "checkpoint_step" is the step the
+job had reported when the newest version this instance published was published (None
+before it published one): where a start from that checkpoint resumes (exact for the last
+publish after the job exited, as a stopped job's is).
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
@@ -118,6 +122,7 @@ class Agent:
         self.container: Container | None = None  # setup and run in a Docker image
         self._in_container = ""  # the phase whose container the job's process is client of
         self.masked: tuple[str, ...] = ()  # the job's secrets: their values kept off its log
+        self.checkpoint_step: int | None = None  # the step reported at its last publish
 
     @property
     def stop_reason(self) -> str:
@@ -164,8 +169,14 @@ class Agent:
         self._supervise(job, pause)
         exit_code = _exit_code(job.returncode)
         self._wait_for_group(job)
-        self.publisher.publish_changed()
+        self._publish()
         return exit_code
+
+    def _publish(self) -> None:
+        """Publish what changed; a new version's step is the one the job reported then."""
+        step = read_progress(self.workdir / PROGRESS)
+        if self.publisher.publish_changed():
+            self.checkpoint_step = step
 
     # --- what a gang's rounds use (launchers.gang_agent) ---------------------------------
 
@@ -191,11 +202,13 @@ class Agent:
             if at_most != self.publisher.version:
                 self.publisher.version = restore(self.store, self.checkpoints, at_most)
                 self.publisher.remember_all()
+                self.checkpoint_step = None  # not one this node saw published
             return
         newest = self.store.newest_verified()
         if newest is not None and newest.version != self.publisher.version:
             self.publisher.version = restore(self.store, self.checkpoints)
             self.publisher.remember_all()
+            self.checkpoint_step = None
 
     def _start(self, command: str, env: dict[str, str], phase: str = "run"
                ) -> subprocess.Popen:
@@ -290,7 +303,7 @@ class Agent:
                 kill_at = None
             if now >= next_publish:
                 self._beat()
-                self.publisher.publish_changed()
+                self._publish()
                 self._report_running()
                 next_publish = time.monotonic() + self.poll
             time.sleep(_TICK)
@@ -316,6 +329,7 @@ class Agent:
         (rewritten only when they change)."""
         report = {"state": "running", "step": read_progress(self.workdir / PROGRESS),
                   "checkpoint_version": self.publisher.version,
+                  "checkpoint_step": self.checkpoint_step,
                   "checkpoint_error": self.publisher.error}
         if report != self._reported:
             write_status(self.workdir, report)
@@ -354,6 +368,7 @@ class Agent:
                 detail += f" ({last})"
         return {"state": state, "exit_code": exit_code,
                 "checkpoint_version": self.publisher.version, "detail": detail,
+                "checkpoint_step": self.checkpoint_step,
                 "step": read_progress(self.workdir / PROGRESS),
                 "checkpoint_error": self.publisher.error}
 

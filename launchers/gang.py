@@ -121,6 +121,34 @@ def node_envs(rank: int, nodes: int, gpus_per_node: int,
     return {f"{prefix}_{k}": v for prefix in ("SKYPILOT", "COSTSCHED") for k, v in values.items()}
 
 
+_RETIRED = re.compile(r"(\d+)\.lost-(\d+)(?:-(\d+))?")  # `gang_repair._retire`'s names
+
+
+def node_folders(folder: Path) -> list[tuple[str, Path]]:
+    """Every node folder of the gang's life, rank by rank, each rank's lost nodes first
+    (the rounds they ran until lost, kept aside by a repair) then the node it has now:
+    (what it was, in words, its folder)."""
+    try:
+        names = os.listdir(folder / NODES)
+    except OSError:
+        names = []
+    lost: dict[int, list[tuple[int, int, str]]] = {}
+    for name in names:
+        found = _RETIRED.fullmatch(name)
+        if found:
+            rank, number, n = int(found[1]), int(found[2]), int(found[3] or 1)
+            lost.setdefault(rank, []).append((number, n, name))
+    out = [("node 0", folder)]
+    for rank in sorted({*ranks(folder), *lost}):
+        gone = sorted(lost.get(rank, []))
+        out += [(f"node {rank}, lost in round {number}", folder / NODES / name)
+                for number, _, name in gone]
+        if rank in ranks(folder):
+            out.append((f"node {rank}" + (f", replaced, from round {gone[-1][0] + 1}"
+                                          if gone else ""), node_folder(folder, rank)))
+    return out
+
+
 def ranks(folder: Path) -> list[int]:
     """The ranks other than 0 that have a node folder under the instance's."""
     try:

@@ -182,6 +182,20 @@ class LocalLauncher(Launcher):
         except FileNotFoundError:
             return ""
 
+    def node_logs(self, instance_id: str, tail: int = 200) -> list[tuple[str, str]]:
+        """A gang's output, every node of every round (`gang.node_folders`: a node lost
+        and replaced has both logs), as (which node, its last `tail` lines); one node's
+        instance: [("node 0", its output)]."""
+        folder = self._existing(instance_id)
+        out = []
+        for said, where in gang.node_folders(folder):
+            try:
+                with (where / JOB_LOG).open(errors="replace") as handle:
+                    out.append((said, "".join(deque(handle, maxlen=tail))))
+            except FileNotFoundError:
+                out.append((said, ""))
+        return out
+
     def job_name(self, instance_id: str) -> str:
         """The name of the job the instance runs, as launched ('' when not said)."""
         name = read_json(self._folder(instance_id) / INSTANCE).get("job_name")
@@ -267,11 +281,13 @@ class LocalLauncher(Launcher):
             if view.again:  # the gang was ended just now: read its end
                 return self._read(instance_id, folder)
             state, detail, lost, replacing = view.state, view.detail, view.lost, view.replacing
-        step = status.get("step")
+        step, saved = status.get("step"), status.get("checkpoint_step")
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
                             exit_code=ended.get("exit_code"), detail=detail,
                             step=step if isinstance(step, int) and step >= 0 else None,
+                            checkpoint_step=saved if isinstance(saved, int) and saved >= 0
+                            else None,
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
                             agent=agent, lost_nodes=lost, replacing=replacing,

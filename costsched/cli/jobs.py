@@ -190,7 +190,8 @@ def _arm(store: PriceStore, backend: Any, records: Sequence[Any] = ()) -> str | 
 
 
 def _print_armed(line: str | None, json_out: bool) -> None:
-    """The recovery line (on stderr beside --json)."""
+    """A line beside the table: the recovery line, the other jobs of a name (on stderr
+    beside --json)."""
     from costsched.cli.common import err_console
 
     for part in (line or "").splitlines():  # each line escaped, not the breaks between
@@ -265,6 +266,19 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                   recovery=armed, held=held, brief=job is None)
     if not json_out:
         print_budgets(store, of_jobs=named, at=seen, states=budgets)
+    _print_armed(service.namesakes(store, job), json_out)  # the others of its name
+    _say_not_looked_after(shown)
+
+
+def _say_not_looked_after(shown: list[service.JobStatus]) -> None:
+    """Jobs this look could not look after (each shown with why, `JobStatus.trouble`):
+    a line on stderr, and exit code 75 (try again), as when nothing could be shown."""
+    troubled = [s.record.id for s in shown if s.trouble]
+    if troubled:
+        which = ", ".join(str(j) for j in troubled)
+        say_error(f"job{'s' if len(troubled) > 1 else ''} {which}: not looked after in this "
+                  "pass (shown with why); `costsched status` again tries again")
+        raise typer.Exit(EXIT_TRY_AGAIN)
 
 
 # Between two looks at the jobs while waiting (each reconciles them): soon at first, and

@@ -102,7 +102,8 @@ def logs(job: JobArgument,
              help="The node of a multi-node job (its rank; 0 is the first).", min=0)] = 0,
          every: Annotated[bool, typer.Option(
              "--all", help="The output on every instance the job ran on (before each "
-             "recovery or move too), oldest first, the last --tail lines of each.")] = False,
+             "recovery or move too), oldest first, the last --tail lines of each; a "
+             "multi-node job's, every node's of every round.")] = False,
          db: DbOption = None) -> None:
     """The job's output on its current (or last) instance.
 

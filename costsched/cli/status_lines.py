@@ -99,7 +99,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s.record)) else []
-        said = problems(s, brief=brief) + cap_lines(s, budgets or []) + flag + short
+        resumes = [s.resumes] if s.resumes else []
+        said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
@@ -157,11 +158,12 @@ def progress(s: service.JobStatus) -> str:
 
 
 def problems(s: service.JobStatus, brief: bool = False) -> list[str]:
-    """Why a failed job failed (`failure_lines`), and a checkpoint store that fails now."""
+    """What kept this look from looking after the job, why a failed job failed
+    (`failure_lines`), and a checkpoint store that fails now."""
     from costsched.redact import remember_given, remembered_masked
     from costsched.service.glance import secret_names
 
-    out = []
+    out = [s.trouble] if s.trouble else []  # this look could not look after it: why
     if s.failure is not None:
         remember_given(secret_names(s.record.spec))  # its output may print a --secret
         out += failure_lines(s.failure, brief, s.record.id if brief else None)

@@ -95,6 +95,9 @@ class Instance:
     # When the cloud made it (its create was carried out; a gang: its rank 0's); None: it
     # does not say. What proves an instance is this store's launch (the sweep).
     created_at: datetime | None = None
+    # The step the job had reported when its newest checkpoint here was published: where a
+    # start resumes (None: the backend does not say, or nothing was published yet).
+    checkpoint_step: int | None = None
 
     @property
     def live(self) -> bool:

@@ -121,6 +121,7 @@ def test_sigterm_stops_the_job_with_a_final_checkpoint(tmp_path: Path) -> None:
     assert 0 < stopped_at < 5000
     assert step_of(store, tmp_path) == stopped_at  # the final publish holds the last step
     assert status["checkpoint_version"] == store.list()[-1].version
+    assert status["checkpoint_step"] == status["step"] == stopped_at  # where a start resumes
 
 
 class Metadata(BaseHTTPRequestHandler):

@@ -146,6 +146,12 @@ def test_a_lost_node_is_replaced_where_it_was_and_the_survivor_kept(tmp_path, la
     wait_for_log(launcher, instance.id, 1, "round-1")
     seen = launcher.status(instance.id)
     assert seen.state == "running" and seen.lost_nodes == ()
+    # Every node's output of every round: the lost node's round 1, then its replacement's.
+    logs = launcher.node_logs(instance.id)
+    assert [said for said, _ in logs] == ["node 0", "node 1, lost in round 1",
+                                          "node 1, replaced, from round 2"]
+    assert "round=1 rank=1" in logs[1][1] and "round=2 rank=1" not in logs[1][1]
+    assert "round=2 rank=1" in logs[2][1] and "round=1 rank=0" in logs[0][1]
     assert launcher.repair_nodes(instance.id, job) == ""  # nothing more to repair
     assert len(alive(node_pids(launcher, instance.id))) == 2
 

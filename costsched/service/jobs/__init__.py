@@ -29,6 +29,7 @@ _MODULES = {
     "MigrationAdvice": "move", "migrate": "move",
     "CANDIDATES": "runs", "CAPACITY_COOLDOWN": "runs", "MIN_MIGRATION_INTERVAL": "runs",
     "STEP_LEASE_SECONDS": "runs", "RunningJob": "runs", "job_ids": "runs",
+    "namesakes": "runs",
     "progress": "runs", "steps_left": "runs",
     "Failure": "statuses", "JobStatus": "statuses",
     "every_log": "statuses", "follow": "statuses", "logs": "statuses", "status": "statuses",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         STEP_LEASE_SECONDS,
         RunningJob,
         job_ids,
+        namesakes,
         progress,
         steps_left,
     )
@@ -87,6 +89,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
 __all__ = ["CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL", "STEP_LEASE_SECONDS",
            "BudgetState", "Failure", "JobStatus", "LaunchFit", "MigrationAdvice", "NotLaunched",
            "RunningJob", "advance_moves", "budgets_now", "budget_states", "every_log", "follow",
-           "job_ids", "launch", "launch_fits", "logs", "measured_rates", "migrate", "not_launched",
+           "job_ids", "launch", "launch_fits", "logs", "measured_rates", "migrate", "namesakes",
+           "not_launched",
            "progress", "raise_budget", "reconcile", "refuse_bad_input", "settle", "start", "status",
            "steps_left", "stop"]

@@ -41,6 +41,7 @@ from costsched.service.jobs.runs import (
     _runs,
     _steps_left_of,
     nodes_of,
+    trouble,
 )
 from costsched.service.jobs.steps import _start_migration, secret_names
 from costsched.service.speeds import job_paces, rest_table, short_work
@@ -365,11 +366,14 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
             if job_id in mine and store.jobs.get(job_id).state == "running":
                 run = runs[job_id]
                 left = state.usd - state.spent_usd - claims
-                moved = (_move_at_cap(store, launcher, run, state.name, why, left, at,
-                                      overheads or Overheads())
-                         if at_cap(run, config) == "move" else None)
-                events.append(moved or _stop_at_cap(store, launcher, run, state.name, why,
-                                                    at))
+                try:
+                    moved = (_move_at_cap(store, launcher, run, state.name, why, left, at,
+                                          overheads or Overheads())
+                             if at_cap(run, config) == "move" else None)
+                    events.append(moved or _stop_at_cap(store, launcher, run, state.name,
+                                                        why, at))
+                except Exception as exc:  # noqa: BLE001 - this job's: the others go on
+                    events.append(trouble(job_id, exc))  # its stop is made again next pass
     return events
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 
-from costsched.migration.launcher import Launcher
+from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.owned import owned
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
 from costsched.service.jobs.node_runs import track_gangs
@@ -50,11 +50,37 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
         # Its gang's nodes that ran unseen since the last pass are charged to their end.
         track_gangs(store, launcher, at, [job_id])
         placed = set(store.jobs.placements_of([job_id], open_only=True)["instance"].astype(str))
+        ended = []
         for instance in owned(store.moves, job_id, launcher.instances(job_id), placed):
             launcher.terminate(instance.id)
+            ended.append(instance.id)
+        _record_last_report(store, launcher, job_id, ended, at)
         while store.jobs.end_placement(job_id, at) is not None:
             pass  # a job stopped mid-migration has two
     return record
+
+
+def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,
+                        instances: list[str], at: datetime) -> None:
+    """What the job's instances said last, once they ended: the step it reported, and the
+    step of its newest checkpoint (where `start` resumes, `Instance.checkpoint_step`). A
+    job checkpoints and exits on its stop, after the last look at it: without this its
+    stored step would be that look's. A backend that cannot say keeps what was stored."""
+    steps, saved = [], []
+    for instance_id in instances:
+        try:
+            last = launcher.status(instance_id)
+        except (InvalidInput, CloudError):  # gone with its instance: nothing more to read
+            continue
+        steps += [last.step] if last.step is not None and last.step > 0 else []
+        saved += [last.checkpoint_step] if last.checkpoint_step is not None else []
+    record = store.jobs.get(job_id)
+    step = min(float(max(steps, default=record.steps_done)), record.steps_total)
+    if step != record.steps_done:  # reached by the stop: its placement trained until then
+        store.jobs.record_steps({job_id: step}, at=at)
+    if saved:  # a newly published checkpoint, its step: logged with the step reported
+        store.jobs.record_progress(job_id, step, at=at,
+                                   checkpoint_step=min(float(max(saved)), record.steps_total))
 
 
 def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:

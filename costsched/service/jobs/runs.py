@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from costsched.jobspec import MAX_NAME, JobSpec, ResolvedJob, parse, resolve
 from costsched.lazy import pandas as pd
+from costsched.migration.launcher import CloudError
 from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
@@ -117,10 +118,14 @@ def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float:
 
 
 def done_step(run: RunningJob, reported: float) -> float:
-    """The newest step the job is known to have reached: the step it reported, or its
-    newest verified checkpoint's when that is later (a stopped job resumes there, and
-    the last step read before the stop can be older); 0 when neither is known."""
-    return max(reported, run.record.checkpoint_step or 0.0, 0.0)
+    """The step the job stands at: a stopped job's newest checkpoint's step where it is
+    known (where `start` resumes, the step it reported before its stop may be later or
+    earlier); else the step it reported, or its newest checkpoint's when that is later;
+    0 when neither is known."""
+    saved = run.record.checkpoint_step
+    if run.record.state == "stopped" and saved is not None:
+        return max(saved, 0.0)
+    return max(reported, saved or 0.0, 0.0)
 
 
 def _progress_of(run: RunningJob, reported: float) -> tuple[float, bool]:
@@ -142,8 +147,9 @@ def _placed_offering(placement: pd.Series) -> Offering:
 
 class JobEvent(str):
     """One thing a reconcile did to a job: its line (this str), the job, what it was
-    (`kind`: "move", "checkpoint", "finished", "failed", "recovery", "launch", "cloud"), the log
-    level it deserves and the notification it calls for ("recovery", "failure" or "")."""
+    (`kind`: "move", "checkpoint", "finished", "failed", "recovery", "launch", "cloud", or
+    "error": what kept the pass from looking after it, `trouble`), the log level it
+    deserves and the notification it calls for ("recovery", "failure" or "")."""
 
     job_id: int
     kind: str
@@ -155,6 +161,30 @@ class JobEvent(str):
         made = super().__new__(cls, f"job {job_id}: {text}")
         made.job_id, made.kind, made.level, made.notify = job_id, kind, level, notify
         return made
+
+
+def one_line(exc: BaseException) -> str:
+    """An error in one line: costsched's and a cloud's own words, else its type and first
+    line (never a traceback)."""
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    if isinstance(exc, (InvalidInput, CloudError)) and first:
+        return first
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def trouble(job_id: int, exc: BaseException, fix: str = "") -> JobEvent:
+    """What kept this pass from looking after the job (the others are looked after), in
+    one line with the fix when one is known: `status` shows it under the job. Nothing of
+    the job was changed by the step that failed but what its own transaction committed
+    (the next pass carries it on from there)."""
+    return JobEvent(job_id, "error", f"not looked after in this pass: {one_line(exc)}; "
+                    + (fix or "tried again at the next pass"), level="error")
+
+
+def unknown_instance_fix(job_id: int) -> str:
+    """The fix for a job whose instance its launcher no longer knows."""
+    return (f"`costsched stop {job_id}` ends its placement (its checkpoints are kept), "
+            f"then `costsched start {job_id}` starts it again")
 
 
 def _running(store: PriceStore, job_id: int) -> RunningJob:
@@ -259,6 +289,25 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
                            + (did_you_mean(str(job), names) or listed))
     live = [r for r in found if not r.final]
     return [(live or found)[-1].id]
+
+
+def namesakes(store: PriceStore, job: int | str | None) -> str:
+    """When `job` is a name that several jobs have: which one it names (`job_ids`: the
+    job of that name not ended, else the newest), the others with their states, and how
+    to name one of them (by its id); '' otherwise."""
+    if job is None or isinstance(job, int) or str(job).isdigit():
+        return ""
+    found = store.jobs.find(str(job))
+    if len(found) < 2:
+        return ""
+    shown = job_ids(store, job, states=())[0]
+    others = [r for r in found if r.id != shown]
+    why = "the one not ended" if not store.jobs.get(shown).final else "the newest"
+    listed = ", ".join(f"job {r.id} ({r.state})" for r in others[-5:][::-1])
+    more = f" and {len(others) - 5} older" if len(others) > 5 else ""
+    return (f"{len(found)} jobs are named {job}: shown is job {shown}, {why}; the "
+            f"other{'s' if len(others) > 1 else ''}: {listed}{more}. `costsched status "
+            f"{others[-1].id}` shows job {others[-1].id} (a job's id names it alone)")
 
 
 def few_names(names: list[str], limit: int = 5) -> str:

@@ -24,6 +24,9 @@ from costsched.service.jobs.runs import (
     done_step,
     few_names,
     job_ids,
+    nodes_of,
+    trouble,
+    unknown_instance_fix,
 )
 from costsched.service.jobs.steps import SECRET_NOTE, _step_news, secret_names
 from costsched.service.jobs.watch import _statuses, reconcile
@@ -65,7 +68,9 @@ class JobStatus:
     checkpoint_error: str = ""  # why its checkpoints fail to publish now ('' when fine)
     bookings: tuple[Booking, ...] = ()  # capacity bought for it (capacity blocks)
     instance_detail: str = ""  # the launcher's detail (a flex-start VM waiting...)
-    step: float = 0.0  # the newest step it reported (or its checkpoint's); 0 before one
+    # The step it stands at (`runs.done_step`: a stopped job's, where `start` resumes, its
+    # newest checkpoint's); 0 before one. `reported_step`: the last step it reported.
+    step: float = 0.0
     # The decider's latest decision on it where it runs now (the pass that decides keeps
     # it: the daemon's re-plan, `costsched migrate`); None before one.
     decision: StoredDecision | None = None
@@ -82,6 +87,23 @@ class JobStatus:
     # Why it was stopped, as its log says ('stopped by the user', 'stopped at budget
     # NAME: ...'): stopped jobs; '' for the others.
     stopped_why: str = ""
+    reported_step: float = 0.0
+    # What kept this look from looking after it (its instance unread, a step that
+    # raised), in one line with the fix when one is known; '' when nothing did.
+    trouble: str = ""
+
+    @property
+    def resumes(self) -> str:
+        """A stopped job whose newest checkpoint is not at the last step it reported: the
+        step `start` resumes from and that one, in words ('' otherwise)."""
+        step, last = self.step, self.reported_step
+        if self.record.state != "stopped" or not last or step == last:
+            return ""
+        if step > last:
+            return (f"resumes at step {step:,.0f}, its newest checkpoint's (it ran on after "
+                    f"the last step read, {last:,.0f}, until it was stopped)")
+        return (f"resumes at step {step:,.0f}, its newest checkpoint's: it last reported "
+                f"step {last:,.0f}, so the {last - step:,.0f} steps between are done again")
 
     @cached_property
     def placement(self) -> pd.Series | None:
@@ -152,8 +174,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
     and placements are read once for every job shown. `only`: those of a label or budget."""
     when = as_time(at)
     with one_pass():
-        if launcher is not None and reconcile_first:
-            reconcile(store, launcher)
+        # What kept the pass from looking after a job (the others were): said under it.
+        troubles = {e.job_id: str(e).split(": ", 1)[1] for e in (
+            reconcile(store, launcher) if launcher is not None and reconcile_first else ())
+            if e.kind == "error"}
         records = _shown(store, job, states, name, limit, only)
         ids = [r.id for r in records]
         runs = _runs(store, records=records)
@@ -165,8 +189,14 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         open_rows = OpenPlacements(placed)
         ours = {job_id for job_id in ids if launcher is not None
                 and runs[job_id].launcher == launcher.name and job_id in open_rows.instance}
+        unread: dict[str, Exception] = {}
         instances = _statuses(launcher, [open_rows.instance[j] for j in ids
-                                         if j in ours]) if ours else {}
+                                         if j in ours], unread) if ours else {}
+        for j in [j for j in ids if j in ours and open_rows.instance[j] in unread]:
+            ours.discard(j)  # shown without its instance's word, and why
+            why = unread[open_rows.instance[j]]
+            fix = unknown_instance_fix(j) if isinstance(why, InvalidInput) else ""
+            troubles.setdefault(j, trouble(j, why, fix).split(": ", 1)[1])
         asked = {j: with_heartbeat(launcher, runs[j].checkpoint_uri,
                                    instances[open_rows.instance[j]])
                  for j in ids if j in ours}
@@ -203,10 +233,11 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                costs[job_id], failure, booked.get(job_id, ()),
                                _standing(decided.get(job_id), placement))
             shown.append(replace(found, readings=tuple(read_of.get(job_id, ())),
-                                 step=done_step(run, done),
+                                 step=done_step(run, done), reported_step=done,
                                  stopped_why=_stopped_why(run.record,
                                                           ended_of.get(job_id, [])),
-                                 waits=waits.get(job_id) or ""))
+                                 waits=waits.get(job_id) or "",
+                                 trouble=troubles.get(job_id, "")))
         return shown
 
 
@@ -309,7 +340,7 @@ def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],
     try:
         instance = launcher.status(last)
         lines = launcher.logs(last, tail=FAILURE_LOG_LINES).splitlines()
-    except InvalidInput:  # the launcher no longer knows it
+    except Exception:  # noqa: BLE001 - no longer known, unreadable: what the log says
         return Failure(None, "", detail, [])
     return Failure(instance.exit_code, instance.phase, detail or instance.detail, lines)
 
@@ -354,14 +385,41 @@ def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
 
 def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
     """The job's output on every instance it ran on, oldest first, each instance's last
-    `tail` lines under a '--- instance ID' line (as `follow` writes them)."""
+    `tail` lines under a '--- instance ID' line (as `follow` writes them); a gang's, every
+    node's of every round (a node lost and replaced: both), each under a '--- instance ID,
+    node N' line, where the launcher keeps them apart (`node_logs`)."""
     job_id = job_ids(store, job, states=())[0]
     out = []
     for instance in dict.fromkeys(store.jobs.placements(job_id)["instance"].astype(str)):
-        text = launcher.logs(instance, tail=tail)
-        out += [f"--- instance {instance}\n", text if text.endswith("\n") or not text
-                else text + "\n"]
+        parts = _node_logs(launcher, instance, nodes_of(store.jobs.get(job_id).spec), tail)
+        if len(parts) < 2:  # one node: its output under the instance's line
+            parts = [("", launcher.logs(instance, tail=tail))]
+        for said, text in parts:
+            out += [f"--- instance {instance}{', ' + said if said else ''}\n",
+                    text if text.endswith("\n") or not text else text + "\n"]
     return "".join(out)
+
+
+def _node_logs(launcher: Launcher, instance: str, nodes: int, tail: int
+               ) -> list[tuple[str, str]]:
+    """Each node's output on a gang's instance, as (which node, its lines): the launcher's
+    `node_logs` (every round's), else its log of each rank where it keeps one per node;
+    [] where it keeps one log per job."""
+    if nodes < 2:
+        return []
+    every = getattr(launcher, "node_logs", None)
+    if every is not None:
+        return every(instance, tail=tail)
+    if "node" not in inspect.signature(launcher.logs).parameters:
+        return []
+    out = []
+    for rank in range(nodes):
+        try:
+            text = launcher.logs(instance, tail=tail, node=rank)  # type: ignore[call-arg]
+        except InvalidInput as exc:  # a node the backend has no output of
+            text = f"(no output: {exc})\n"
+        out.append((f"node {rank}", text))
+    return out
 
 
 def logs(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200,

@@ -23,6 +23,7 @@ from costsched.service.jobs.runs import (
     _label,
     _placed_offering,
     _running,
+    trouble,
 )
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -207,6 +208,8 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
                 done.append(JobEvent(job_id, "launch", "interrupted launch resumed"))
             except InvalidInput as exc:
                 done.append(JobEvent(job_id, "failed", f"failed: {exc}", notify="failure"))
+            except Exception as exc:  # noqa: BLE001 - this job's: the others go on
+                done.append(trouble(job_id, exc))
     return done
 
 

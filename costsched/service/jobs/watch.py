@@ -3,6 +3,7 @@ instance is gone, and closes jobs that finished or failed."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -11,7 +12,7 @@ from costsched import launch_secrets
 from costsched.config import BudgetsConfig
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError, Instance, Launcher
-from costsched.model import failure_words
+from costsched.model import InvalidInput, failure_words
 from costsched.optimize.decision import Overheads
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.caps import enforce
@@ -23,7 +24,10 @@ from costsched.service.jobs.runs import (
     _open_placement,
     _placed_offering,
     _runs,
+    one_line,
     steps_left,
+    trouble,
+    unknown_instance_fix,
 )
 from costsched.service.jobs.steps import (
     _mover,
@@ -40,6 +44,8 @@ from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
+
+log = logging.getLogger("costsched.watch")
 
 
 def reconcile(store: PriceStore, launcher: Launcher, *,
@@ -64,10 +70,13 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
             if job_id not in busy and run.launcher == launcher.name]
     done += _check_instances(store, launcher, runs, when)
     done += _recoverable(store, runs, when)
-    learn(store, when)  # the steps/s each placement reached, for the next plans
-    done += [JobEvent(job_id, "throughput", line.split(": ", 1)[1],
-                      level="warning")  # far from their plans: said once
-             for job_id, line in flag_speeds(store, when or as_time(None))]
+    try:
+        learn(store, when)  # the steps/s each placement reached, for the next plans
+        done += [JobEvent(job_id, "throughput", line.split(": ", 1)[1],
+                          level="warning")  # far from their plans: said once
+                 for job_id, line in flag_speeds(store, when or as_time(None))]
+    except Exception as exc:  # noqa: BLE001 - speeds are learned again at the next pass
+        log.warning("speeds not learned in this pass: %s", one_line(exc))
     return done
 
 
@@ -119,8 +128,8 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
         waiting, done = waiting_for_secrets(store, [(runs[m.job_id], m.kind) for m in going],
                                             when)
         going = [m for m in going if m.job_id not in waiting]
-        after = _run_moves(store, launcher, [(runs[m.job_id], now[m.id]) for m in going],
-                           holder, when)
+        after = _stepped(store, launcher, [(runs[m.job_id], now[m.id]) for m in going],
+                         holder, when, done)
     for move, left in zip(going, after, strict=True):
         if not isinstance(left, MoveRecord):
             continue  # the other costsched got there first
@@ -135,6 +144,27 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
     return done
 
 
+def _stepped(store: PriceStore, launcher: Launcher, moves: list[tuple[RunningJob, MoveRecord]],
+             holder: str, at: datetime | None, said: list[JobEvent]
+             ) -> list[MoveRecord | StaleState]:
+    """`_run_moves` of every move together; when one's step raises, each again alone (what
+    the steps before wrote is written: each goes on from where it is in the store), and
+    one whose step raises again is left as it is for the next pass, said in `said`."""
+    try:
+        return _run_moves(store, launcher, moves, holder, at)
+    except Exception:  # noqa: BLE001 - which move failed is found below, one by one
+        pass
+    out: list[MoveRecord | StaleState] = []
+    for run, move in moves:
+        try:
+            [left] = _run_moves(store, launcher, [(run, store.moves.get(move.id))], holder, at)
+        except Exception as exc:  # noqa: BLE001 - that job's, said under it
+            said.append(trouble(run.record.id, exc))
+            left = move
+        out.append(left)
+    return out
+
+
 def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJob],
                      at: datetime | None) -> list[JobEvent]:
     """Ask the launcher about every running job's instance at once, store the steps they
@@ -142,17 +172,28 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     (finished, failed, preempted): a line for each thing that happened, in job order."""
     ids = [run.record.id for run in runs]
     placed = _open_instances(store, ids)
-    instances = _statuses(launcher, list(placed.values()))
+    unread: dict[str, Exception] = {}
+    instances = _statuses(launcher, list(placed.values()), unread)
     said = store.jobs.last_details(ids, "checkpoint") if ids else {}
     steps: dict[int, float] = {}
     ended: dict[int, float] = {}  # the steps read off instances found gone
     news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
     gone = []
+    lines: dict[int, JobEvent | None] = {}
     for run in runs:
         job_id = run.record.id
+        if job_id in placed and placed[job_id] in unread:  # not judged gone: said
+            lines[job_id] = trouble(job_id, unread[placed[job_id]], unknown_instance_fix(job_id)
+                                    if isinstance(unread[placed[job_id]], InvalidInput)
+                                    else "")
+            continue
         if job_id in placed:
-            instance = look_after(store, launcher, job_id, instances[placed[job_id]], at,
-                                  run.checkpoint_uri)
+            try:
+                instance = look_after(store, launcher, job_id, instances[placed[job_id]], at,
+                                      run.checkpoint_uri)
+            except Exception as exc:  # noqa: BLE001 - this job's: the others go on
+                lines[job_id] = trouble(job_id, exc)
+                continue
             step = _step_news(run.record, instance.step)
             if step is not None:
                 (steps if instance.live else ended)[job_id] = step
@@ -166,7 +207,6 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     when = at or as_time(None)
     store.jobs.record_steps(steps, at=when)
     store.jobs.record_steps(ended, at=when, extend=False)  # seen gone: no training since
-    lines: dict[int, JobEvent | None] = {}
     for job_id, now in news.items():
         store.jobs.note(job_id, "checkpoint", now, at=when)
         lines[job_id] = JobEvent(job_id, "checkpoint", f"checkpoints {now}",
@@ -176,13 +216,26 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     return [lines[i] for i in ids if lines.get(i)]
 
 
-def _statuses(launcher: Launcher, instance_ids: list[str]) -> dict[str, Instance]:
+def _statuses(launcher: Launcher, instance_ids: list[str],
+              unread: dict[str, Exception] | None = None) -> dict[str, Instance]:
     """The launcher's word on each instance, in one call; an instance it does not know is
-    asked about alone, so that its error says which."""
-    found = launcher.statuses(instance_ids) if instance_ids else {}
+    asked about alone, so that its error says which. With `unread`, an instance that
+    cannot be read (or all of them, when the call fails) is left out, and why kept there,
+    so that one instance does not hide the others; without, the error is raised."""
+    try:
+        found = launcher.statuses(instance_ids) if instance_ids else {}
+    except Exception:
+        if unread is None:
+            raise
+        found = {}  # asked one by one below: which fails is said
     for instance_id in instance_ids:
         if instance_id not in found:
-            found[instance_id] = launcher.status(instance_id)
+            try:
+                found[instance_id] = launcher.status(instance_id)
+            except Exception as exc:
+                if unread is None:
+                    raise
+                unread[instance_id] = exc
     return found
 
 
@@ -229,6 +282,8 @@ def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
         except CloudError as exc:  # this job's cloud did not answer: the others go on
             return JobEvent(run.record.id, "cloud", f"{exc}; asked again at the next pass",
                             level="warning")
+        except Exception as exc:  # noqa: BLE001 - this job's: the others go on
+            return trouble(run.record.id, exc)
 
 
 def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,

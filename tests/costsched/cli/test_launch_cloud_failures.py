@@ -251,10 +251,15 @@ def test_a_pass_ec2_cannot_answer_is_one_line_and_the_job_waits_for_the_next(
     shown = cli("status")
     assert shown.exit_code == 75, shown.output
     [line] = shown.stderr.splitlines()
-    assert line == ("error: aws status of the jobs' instances: cannot reach the cloud's "
-                    "API (EndpointConnectionError: Could not connect to the endpoint URL: "
-                    "\"https://ec2.us-east-1.amazonaws.com/\"); check this machine's network "
-                    "(a proxy, DNS, a firewall) to the cloud's API")
+    assert line == (f"error: job {job}: not looked after in this pass (shown with why); "
+                    "`costsched status` again tries again")
+    # The job is shown, with the cloud's words in one line under it.
+    said = " ".join(shown.stdout.split())
+    assert (f"job {job}: not looked after in this pass: aws us-east-1: status: cannot reach "
+            "the cloud's API (EndpointConnectionError: Could not connect to the endpoint "
+            "URL: \"https://ec2.us-east-1.amazonaws.com/\"); check this machine's network "
+            "(a proxy, DNS, a firewall) to the cloud's API; tried again at the next pass"
+            ) in said
     assert "Traceback" not in shown.output
     assert job_of(db_path)[0] == "running"
     del ec2.before[("DescribeInstances", "us-east-1")]

@@ -21,7 +21,8 @@ from launchers.codepack import pack_workdir
 
 def failed(detail: str, tail: list[str], code: int = 1) -> SimpleNamespace:
     return SimpleNamespace(failure=Failure(code, "", detail, tail), checkpoint_error="",
-                           assumed_work=None, record=SimpleNamespace(final=True, spec={}))
+                           trouble="", assumed_work=None,
+                           record=SimpleNamespace(final=True, spec={}))
 
 
 def test_a_failed_jobs_error_line_is_said_once() -> None:

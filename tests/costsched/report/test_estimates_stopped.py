@@ -1,0 +1,80 @@
+"""Estimate versus actual of a job stopped and started again: what it adds up over the
+job's placements (their hours and cost, the steps it made on each) leaves the stopped
+interval out, and counts the steps the job made up to its stop, not only those read
+before it (the job checkpoints on its stop, after the last look). In-memory launcher,
+SQLite store, times set."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from costsched.report.data import build
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from tests.costsched.service.test_jobs import set_prices
+from tests.costsched.service.test_stopped_step import Ending
+
+STEPS = 3600  # at 0.5 steps/s: 2 hours of training planned
+T0 = [datetime.now(timezone.utc)]  # when the job's launch placed it (set at its launch)
+
+
+def h(hours: float) -> datetime:
+    """`hours` after the launch placed the job (the times after it are set, not waited)."""
+    return T0[0] + timedelta(hours=hours)
+
+
+def estimate(store: PriceStore, at: datetime) -> dict:
+    [row] = build(store, until=at, now=at).rows["estimates"]
+    return row
+
+
+@pytest.fixture()
+def stopped(store: PriceStore, tmp_path: Path) -> tuple[PriceStore, Ending, int, dict]:
+    """A job launched at 0 h that trained from 0.1 h (step 0) to 0.5 h (step 720, the
+    last look), ran on to step 900 by its stop at 0.6 h and checkpointed there."""
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    path = tmp_path / "fit.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "fit", "throughputs": {"V100": 0.5}, "steps": STEPS, "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
+        "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}))
+    launcher = Ending()
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    T0[0] = store.jobs.placements(job.id)["start_at"].iloc[0].to_pydatetime()
+    store.jobs.record_step(job.id, 1, at=h(0.1))
+    store.jobs.record_step(job.id, 720, at=h(0.5))
+    launcher.last = (900, 900)
+    service.stop(store, launcher, job.id, at=h(0.6))
+    [plan] = store.jobs.predictions([job.id]).to_dict("records")
+    return store, launcher, job.id, plan
+
+
+def test_a_stopped_job_is_compared_on_the_steps_it_made_up_to_its_stop(stopped) -> None:
+    store, _, job, plan = stopped
+    row = estimate(store, h(1.5))  # stopped since 0.6 h
+    assert row["done"] == pytest.approx(900 / STEPS)
+    assert row["usd"] == pytest.approx(0.6)  # its one placement: 0 to 0.6 h at $1/h
+    assert row["expected_usd"] == pytest.approx(plan["expected_usd"] * 900 / STEPS)
+    # From its first step read to the step it reached by its stop.
+    assert row["training_hours"] == pytest.approx(0.5)
+    assert row["expected_training_hours"] == pytest.approx(plan["expected_hours"] * 899 / STEPS)
+
+
+def test_a_job_started_again_adds_up_both_placements_and_not_the_stop(stopped) -> None:
+    store, launcher, job, plan = stopped
+    service.start(store, launcher, job, at=h(2.0))  # stopped for 1.4 h
+    store.jobs.record_step(job, 900, at=h(2.1))  # it resumed from its checkpoint
+    store.jobs.record_step(job, 1620, at=h(2.5))
+    row = estimate(store, h(2.5))
+    assert row["state"] == "running" and row["done"] == pytest.approx(1620 / STEPS)
+    assert row["usd"] == pytest.approx(0.6 + 0.5)  # 0-0.6 h and 2.0-2.5 h, not between
+    assert row["expected_usd"] == pytest.approx(plan["expected_usd"] * 1620 / STEPS)
+    assert row["training_hours"] == pytest.approx(0.5 + 0.4)
+    assert row["expected_training_hours"] == pytest.approx(
+        plan["expected_hours"] * (899 + 720) / STEPS)
+    assert row["preemptions"] == 0  # a start is no recovery
