@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from costsched.amounts import decimals, hours_all, parts_of, usd, usd_all
+from costsched.amounts import decimals, given, hours_all, parts_of, usd
 from costsched.cli.booked import booked_lines, held_lines
 from costsched.cli.common import (
     NEVER_RUN,
@@ -224,7 +224,7 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
         return [f"{why}; that budget is no longer configured: `costsched start {job}` "
                 "starts it again"]
     b = found[0]
-    cap, spent = usd_all(b.usd, b.spent_usd)
+    cap, spent = given(b.usd), usd(b.spent_usd)  # the cap as set, the spend as it needs
     if b.kind == "job":
         stopped = f"stopped at its own budget's cap of {cap} ({spent} spent)"
         more = f"give it more: `costsched start {job} --budget USD` (USD: its whole budget)"

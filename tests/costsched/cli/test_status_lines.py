@@ -209,3 +209,16 @@ def test_a_gangs_placement_line_names_its_nodes(tmp_path: Path) -> None:
     store.dispose()
     [line] = [x for x in _under(_status(db), job) if x.startswith("launch on ")]
     assert line == "launch on aws us-east-1a p3.2xlarge spot x 2 nodes: 0.50 h, $0.36", line
+
+
+def test_a_cap_reads_as_set_beside_a_small_spend() -> None:
+    from types import SimpleNamespace
+
+    from costsched.cli.status_lines import cap_lines
+    from costsched.service.jobs.caps import BudgetState
+
+    job = SimpleNamespace(record=SimpleNamespace(state="stopped", name="fit", id=4),
+                          stopped_why="stopped at budget team: over")
+    team = BudgetState("team", "named", 0.003, "total", 0.0043, 0.0, 0.0, jobs=(4,))
+    [line] = cap_lines(job, [team])  # type: ignore[arg-type]
+    assert line.startswith("stopped at budget team's cap of $0.003 in total ($0.0043 spent)")
