@@ -279,6 +279,20 @@ def _has_shape(frame: pd.DataFrame, c: Constraints) -> pd.Series:
     return ok
 
 
+def budget_short(job: Workload, ranked: pd.DataFrame) -> pd.Series | None:
+    """The offering a job's budget is short of when nothing else keeps it from running:
+    the cheapest of those only its budget or deadline left out (within the deadline where
+    one is). A launch's budget check and the plan's reason price this one row."""
+    runnable = ranked[ranked["excluded"].isin(["misses deadline", "over budget"])]
+    if runnable.empty:
+        return None
+    c = job.job.constraints
+    within = runnable if c.deadline_hours is None else runnable[
+        runnable["expected_hours"] <= c.deadline_hours]
+    pool = within if not within.empty else runnable
+    return pool.loc[pool["expected_cost"].idxmin()]
+
+
 def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     if (ranked["excluded"] == "").any():
         return ""
@@ -305,10 +319,8 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
         if fastest["expected_hours"] > c.deadline_hours:
             return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
                                    float(fastest["expected_hours"]))
-    cheapest = runnable.loc[runnable["expected_cost"].idxmin()]
-    within = runnable if c.deadline_hours is None else runnable[
-        runnable["expected_hours"] <= c.deadline_hours]
-    cheapest = within.loc[within["expected_cost"].idxmin()] if not within.empty else cheapest
+    cheapest = budget_short(job, ranked)
+    assert cheapest is not None  # (runnable is not empty)
     budget, short, cost = usd_all(c.budget_usd, cheapest["expected_cost"] - (c.budget_usd or 0),
                                   cheapest["expected_cost"])
     which = ("offering that meets the deadline" if c.deadline_hours is not None
