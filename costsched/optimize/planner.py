@@ -177,9 +177,10 @@ def superseded_offerings(plan: JobPlan) -> list[str]:
             for r in gone.itertuples()]
 
 
-def order_cost(plan: JobPlan) -> str:
+def order_cost(plan: JobPlan, mark: Callable[[pd.Series], str] | None = None) -> str:
     """What a task's `ordered:` preference costs against the cheapest choice ('' without
-    one, or when the first choice is the cheapest)."""
+    one, or when the first choice is the cheapest). `mark(row)`: what follows a figure of
+    that offering (a view's mark of an estimate; the difference takes either's)."""
     choices = plan.choices
     if not plan.job.order or choices.empty:
         return ""
@@ -189,9 +190,10 @@ def order_cost(plan: JobPlan) -> str:
         return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
                 "is also the cheapest choice")
     cost, more, least = usd_all(first["expected_cost"], extra, cheapest["expected_cost"])
+    ours, theirs = (mark(first), mark(cheapest)) if mark is not None else ("", "")
     return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
-            f"costs {cost}, {more} more than the cheapest choice ({cheapest['offering']}, "
-            f"{least})")
+            f"costs {cost}{ours}, {more}{ours or theirs} more than the cheapest choice "
+            f"({cheapest['offering']}, {least}{theirs})")
 
 
 def rank_key(job: Workload) -> Hashable:
