@@ -119,7 +119,8 @@ def launch(
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
     announce_new_store(db)
     store = open_store(db)
-    _check_budgets(store, read, envs, yes, json_out, offering)
+    _check_budgets(store, read, envs, yes, json_out, offering, backend.name,
+                   settings.checkpoint_root)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, read, launcher=backend, offering=offering,
@@ -200,16 +201,18 @@ def _print_armed(line: str | None, json_out: bool) -> None:
 
 
 def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dict[str, str],
-                   yes: bool, json_out: bool, offering: str | None = None) -> None:
+                   yes: bool, json_out: bool, offering: str | None = None,
+                   launcher: str | None = None, checkpoint_root: str | None = None) -> None:
     """Each budgeted job's expected and pessimistic cost (on the `offering` named, else the
-    best) against what is left of its budgets, a line each; refused when the expected cost
-    does not fit, or the pessimistic one without --yes."""
+    one the launch places it on) against what is left of its budgets, a line each; refused
+    when the expected cost does not fit, or the pessimistic one without --yes."""
     from costsched.service.jobs.budget_launch import launch_fits
     from costsched.service.values import as_time
 
     config = effective()
     fits = launch_fits(store, jobs, config.budgets, as_time(None), envs=envs,
-                       interval_seconds=config.daemon.watch_seconds, offering=offering)
+                       interval_seconds=config.daemon.watch_seconds, offering=offering,
+                       launcher=launcher, checkpoint_root=checkpoint_root)
     refused = [f for f in fits if not f.fits or (not f.safe and not yes)]
     if refused:
         f = refused[0]

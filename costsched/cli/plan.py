@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -299,8 +300,10 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     job = p.job.job
     names = [result.jobs[m].job.name for m in members]
     work = p.job.work
+    steps_estimated = figures.work_estimated(p.job)
     # The model once: a job named after its model is not 'myclf: myclf'.
-    title = (prefixed(_covered(names), figures.title_work(work, job.model, job.steps)) + "; "
+    title = (prefixed(_covered(names), figures.title_work(work, job.model, job.steps,
+                                                          steps_estimated)) + "; "
              f"by {result.per_job_objective}"
              + (f", deadline {job.constraints.deadline_hours:.4g} h"
                 if job.constraints.deadline_hours else "")
@@ -312,15 +315,20 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                               highlight=False, soft_wrap=True)
         return
     shown = result.ranking(index).head(top)
-    work_cells = figures.work_cells(shown, work)  # one precision down each column
+    estimated = figures.estimated_figures(shown, p.job)
+    b = p.baseline
+    # One precision down each column, the baseline's hours and total under it included.
+    work_cells = figures.work_cells(shown, work, estimated,
+                                    None if b is None else (b.hours, b.cost))
     rows = [
         [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
          per_hour(r.usd_per_hour), figures.speed_cell(r),
          f"{r.preemptions_per_hour:.3f}", r.preemption_basis, *work_cells[i - 1],
-         figures.vs_cell(r, p.baseline is not None and p.baseline.estimated)]
-        for i, r in enumerate(shown.itertuples(), start=1)
+         figures.vs_cell(r, b is not None and b.estimated, bool(mine))]
+        for i, (r, mine) in enumerate(zip(shown.itertuples(), estimated, strict=True),
+                                      start=1)
     ]
     speed = figures.speed_column(work)
     console.print(table(title, ["#", "offering", "GPUs", "$/h", speed, "preempt/h",
@@ -330,17 +338,17 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                   soft_wrap=wide)
     first_of_file = next(q for q in result.jobs if q.job.source == p.job.source) is p
     hint = (figures.rule_hint(job.model, p.job.table.frame, p.job.source, first_of_file, shown)
-            if shown["throughput_estimated"].any() else "")
-    notes = [*job_notes(p), *figures.notes(shown, work, hint)]
-    if p.baseline:
-        b = p.baseline
-        mark = figures.ESTIMATED_MARK if b.estimated else ""
+            if estimated.any() else "")
+    notes = [*job_notes(p), *figures.notes(shown, work, hint, steps_estimated)]
+    if b is not None:
+        mark = figures.ESTIMATED_MARK if b.estimated or steps_estimated else ""
+        why = [*(["an estimated V100 speed"] if b.estimated else []),
+               *(["the estimated steps"] if steps_estimated else [])]
         notes.append(f"baseline: {b.basis} at {per_hour(b.usd_per_hour)}/h, "
                      + (f"{per_hour(b.cost / work.hours)}{mark} per {work.unit()}"
                         if work is not None and work.assumed and work.hours else
-                        f"{_as_table(hours_all, shown['expected_hours'], b.hours)}{mark} h, "
-                        f"{_as_table(usd_all, shown['expected_cost'], b.cost)}{mark}")
-                     + (f" ({mark} from an estimated V100 speed)" if mark else ""))
+                        f"{work_cells[-1][0]}{mark} h, {work_cells[-1][1]}{mark}")
+                     + (f" ({mark} from {' and '.join(why)})" if mark else ""))
     old = stale(shown, result.at, stale_after)
     if old is not None:
         notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
@@ -373,7 +381,10 @@ def job_notes(p: JobPlan) -> list[str]:
     `ordered:` preference costs."""
     from costsched.optimize.planner import order_cost
 
-    return [*p.job.notes, *p.notes, *filter(None, [order_cost(p)])]
+    steps_estimated = figures.work_estimated(p.job)
+    return [*p.job.notes, *p.notes, *filter(None, [order_cost(
+        p, lambda row: figures.ESTIMATED_MARK
+        if steps_estimated or bool(row["throughput_estimated"]) else "")])]
 
 
 def _as_table(written: Callable[..., list[str]], column: pd.Series, value: float) -> str:
@@ -511,9 +522,15 @@ def _emit(kind: str, read: list[tuple[str, JobSpec]], result: PlanResult) -> Non
                               soft_wrap=True)
             continue
         b = p.best
+        steps_estimated = figures.work_estimated(p.job)
+        mark = (figures.ESTIMATED_MARK if steps_estimated or bool(b["throughput_estimated"])
+                else "")
         note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
                 f":\n{b['offering']} at {per_hour(b['usd_per_hour'])}/h, expected "
-                f"{hours(b['expected_hours'])} h and {usd(b['expected_cost'])}.")
+                f"{hours(b['expected_hours'])}{mark} h and {usd(b['expected_cost'])}{mark}"
+                + (f" ({mark} from an estimated speed: `costsched plan "
+                   f"{shlex.quote(user_text(p.job.source))}` says which)" if mark else "")
+                + ".")
         if p.job.work is not None and p.job.work.assumed:
             note = note.removesuffix(".") + f" for {p.job.work.describe()}."
         source, spec = specs[p.job.name]

@@ -16,6 +16,7 @@ import shlex
 from costsched.amounts import hours_all, per_hour, usd_all
 from costsched.cli.common import user_text
 from costsched.lazy import pandas as pd
+from costsched.optimize.job import Workload
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.work import CPU_REFERENCE, Work
 
@@ -41,14 +42,33 @@ def speed_cell(r: object) -> str:
                else ""))
 
 
-def vs_cell(r: object, baseline_estimated: bool) -> str:
+def work_estimated(job: Workload) -> bool:
+    """Whether the job's steps rest on an estimated speed: work said as hours on a reference
+    GPU whose speed for the model costsched estimated. Every hours and cost figure of its
+    plan then rests on that estimate, whatever the speed of the offering."""
+    work = getattr(job, "work", None)
+    if (work is None or work.hours is None or work.relative or work.assumed
+            or work.reference == CPU_REFERENCE):
+        return False
+    count, _, gpu = work.reference.partition("x")
+    return job.table.get(job.job.model, gpu, int(count)).estimated
+
+
+def estimated_figures(shown: pd.DataFrame, job: Workload) -> pd.Series:
+    """Per row of `shown`, whether its hours, cost and vs OD V100 rest on an estimate: its
+    speed, or the job's steps (`work_estimated`)."""
+    return shown["throughput_estimated"].astype(bool) | work_estimated(job)
+
+
+def vs_cell(r: object, baseline_estimated: bool, estimated: bool | None = None) -> str:
     """A row's expected cost against the on-demand V100 baseline's, marked when either
-    rests on an estimated speed ('-' without a baseline)."""
+    rests on an estimate (`estimated`: the row's figures do, default its speed; '-'
+    without a baseline)."""
     ratio = r.vs_on_demand_v100
     if ratio != ratio:
         return "-"
-    return f"{ratio:.2f}x" + (ESTIMATED_MARK if r.throughput_estimated or baseline_estimated
-                              else "")
+    mine = r.throughput_estimated if estimated is None else estimated
+    return f"{ratio:.2f}x" + (ESTIMATED_MARK if mine or baseline_estimated else "")
 
 
 def work_columns(work: Work | None) -> list[str]:
@@ -56,16 +76,22 @@ def work_columns(work: Work | None) -> list[str]:
     return [PER_WORK_HOUR] if work is not None and work.assumed else ["hours", "total $"]
 
 
-def work_cells(shown: pd.DataFrame, work: Work | None) -> list[list[str]]:
+def work_cells(shown: pd.DataFrame, work: Work | None, estimated: pd.Series | None = None,
+               beside: tuple[float, float] | None = None) -> list[list[str]]:
     """Each row's cells under `work_columns`, each column at one precision (the money rule
-    of `costsched.amounts`), marked where the speed is estimated."""
-    marks = [ESTIMATED_MARK if e else "" for e in shown["throughput_estimated"]]
+    of `costsched.amounts`), marked where `estimated` (default: where the speed is).
+    `beside`: (hours, cost) written under the table (the baseline's), read at the same
+    precision as the columns, and returned as a last row ([hours, cost])."""
+    flags = shown["throughput_estimated"] if estimated is None else estimated
+    marks = [ESTIMATED_MARK if e else "" for e in flags]
     if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals
         per_work = shown["expected_cost"] / (work.hours or 1.0)
         return [[per_hour(c) + m] for c, m in zip(per_work, marks, strict=True)]
-    spans = hours_all(*shown["expected_hours"])
-    totals = usd_all(*shown["expected_cost"])
-    return [[h + m, c + m] for h, c, m in zip(spans, totals, marks, strict=True)]
+    extra = [] if beside is None else [beside]
+    spans = hours_all(*shown["expected_hours"], *(h for h, _ in extra))
+    totals = usd_all(*shown["expected_cost"], *(c for _, c in extra))
+    return [[h + m, c + m] for h, c, m in zip(spans, totals, marks + [""] * len(extra),
+                                              strict=True)]
 
 
 def group_work(steps: float, work: Work | None) -> str:
@@ -103,22 +129,25 @@ def per_work_hour(shown: pd.DataFrame, work: Work | None) -> pd.Series | None:
     return shown["expected_cost"] / work.hours
 
 
-def title_work(work: Work | None, model: str, steps: float) -> str:
+def title_work(work: Work | None, model: str, steps: float, estimated: bool = False) -> str:
     """What the table's title says of the work: 'ResNet-50, 20,000 steps', '3 h of work on
-    1xV100', 'work not given: per hour of work on 1xV100'."""
+    1xV100', 'work not given: per hour of work on 1xV100'; the steps marked when they rest
+    on an estimated speed (`estimated`, `work_estimated`)."""
     if work is None or work.hours is None:
         return f"{model}, {steps:,.0f} steps"
     if work.assumed:
         return f"work not given: per {work.unit()}"
     if relative(work):
         return work.describe()
-    return f"{model}, {work.describe()} ({steps:,.0f} steps)"
+    mark = ESTIMATED_MARK if estimated else ""
+    return f"{model}, {work.describe()} ({steps:,.0f}{mark} steps)"
 
 
-def notes(shown: pd.DataFrame, work: Work | None, hint: str) -> list[str]:
+def notes(shown: pd.DataFrame, work: Work | None, hint: str,
+          steps_estimated: bool = False) -> list[str]:
     """The notes under the table: the work's assumption and its key, what the speed column
     is against, and what the marks mean. `hint`: the command that shows how an estimated
-    speed was made."""
+    speed was made; `steps_estimated`: the work's steps rest on one (`work_estimated`)."""
     out = []
     if work is not None and work.assumed:
         out.append(work.assumption())
@@ -126,10 +155,13 @@ def notes(shown: pd.DataFrame, work: Work | None, hint: str) -> list[str]:
                    "(the $/h over the speed, preemptions included); offerings rank by it")
     if relative(work) and work is not None and work.reference != CPU_REFERENCE:
         out.append(f"speed: work done in an hour against {work.reference} (1 = as fast)")
-    if shown["throughput_estimated"].any():
+    if shown["throughput_estimated"].any() or steps_estimated:
         figures = "cost" if work is not None and work.assumed else "hours, cost"
+        steps = (f"; the {work.steps:,.0f} steps too ({work.hours:g} h on {work.reference} "
+                 "at an estimated speed), and every hours, cost and vs OD V100 figure from "
+                 "them" if steps_estimated and work is not None else "")
         out.append(f"{ESTIMATED_MARK} estimated speed, and the {figures} and vs OD V100 from "
-                   f"it ({hint} "
+                   f"it{steps} ({hint} "
                    "gives the rule; `throughputs:` in the job's file, `costsched: "
                    "{throughputs: ...}` in a SkyPilot task, gives measured ones)")
     if shown["throughput_source"].astype(str).str.startswith(MEASURED_BY_COSTSCHED).any():
@@ -149,7 +181,7 @@ def rule_hint(model: str, table_frame: pd.DataFrame, source: str, first_of_file:
     if not own:
         return f"`costsched throughput show --model '{user_text(model)}'`"
     where = shlex.quote(user_text(source))
-    if first_of_file:
+    if first_of_file and shown["throughput_estimated"].any():
         label = shown.loc[shown["throughput_estimated"].astype(bool), "offering"].iloc[0]
         return f"`costsched plan {where} --explain '{label}'`"
     return f"`costsched plan {where} --json` (each row's throughput_source)"

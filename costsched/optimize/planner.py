@@ -177,9 +177,10 @@ def superseded_offerings(plan: JobPlan) -> list[str]:
             for r in gone.itertuples()]
 
 
-def order_cost(plan: JobPlan) -> str:
+def order_cost(plan: JobPlan, mark: Callable[[pd.Series], str] | None = None) -> str:
     """What a task's `ordered:` preference costs against the cheapest choice ('' without
-    one, or when the first choice is the cheapest)."""
+    one, or when the first choice is the cheapest). `mark(row)`: what follows a figure of
+    that offering (a view's mark of an estimate; the difference takes either's)."""
     choices = plan.choices
     if not plan.job.order or choices.empty:
         return ""
@@ -188,18 +189,20 @@ def order_cost(plan: JobPlan) -> str:
     if extra <= 0:
         return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
                 "is also the cheapest choice")
+    ours, theirs = (mark(first), mark(cheapest)) if mark is not None else ("", "")
     work = getattr(plan.job, "work", None)
     if work is not None and work.assumed:  # an hour of work's cost: a rate, as $/h is
         # The difference of the rates as written, so that the line visibly subtracts.
         shown = [round(float(v), MAX_DECIMALS) for v in (first["expected_cost"],
                                                          cheapest["expected_cost"])]
         cost, more, least = (per_hour(v) for v in (shown[0], shown[0] - shown[1], shown[1]))
-        cost = f"{cost} per {work.unit()}"
+        cost = f"{cost}{ours} per {work.unit()}"
     else:
         cost, more, least = usd_all(first["expected_cost"], extra, cheapest["expected_cost"])
+        cost = f"{cost}{ours}"
     return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
-            f"costs {cost}, {more} more than the cheapest choice ({cheapest['offering']}, "
-            f"{least})")
+            f"costs {cost}, {more}{ours or theirs} more than the cheapest choice "
+            f"({cheapest['offering']}, {least}{theirs})")
 
 
 def rank_key(job: Workload) -> Hashable:
@@ -287,6 +290,20 @@ def _has_shape(frame: pd.DataFrame, c: Constraints) -> pd.Series:
     return ok
 
 
+def budget_short(job: Workload, ranked: pd.DataFrame) -> pd.Series | None:
+    """The offering a job's budget is short of when nothing else keeps it from running:
+    the cheapest of those only its budget or deadline left out (within the deadline where
+    one is). A launch's budget check and the plan's reason price this one row."""
+    runnable = ranked[ranked["excluded"].isin(["misses deadline", "over budget"])]
+    if runnable.empty:
+        return None
+    c = job.job.constraints
+    within = runnable if c.deadline_hours is None else runnable[
+        runnable["expected_hours"] <= c.deadline_hours]
+    pool = within if not within.empty else runnable
+    return pool.loc[pool["expected_cost"].idxmin()]
+
+
 def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     if (ranked["excluded"] == "").any():
         return ""
@@ -313,10 +330,8 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
         if fastest["expected_hours"] > c.deadline_hours:
             return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
                                    float(fastest["expected_hours"]))
-    cheapest = runnable.loc[runnable["expected_cost"].idxmin()]
-    within = runnable if c.deadline_hours is None else runnable[
-        runnable["expected_hours"] <= c.deadline_hours]
-    cheapest = within.loc[within["expected_cost"].idxmin()] if not within.empty else cheapest
+    cheapest = budget_short(job, ranked)
+    assert cheapest is not None  # (runnable is not empty)
     budget, short, cost = usd_all(c.budget_usd, cheapest["expected_cost"] - (c.budget_usd or 0),
                                   cheapest["expected_cost"])
     which = ("offering that meets the deadline" if c.deadline_hours is not None

@@ -2,10 +2,12 @@
 preemptions) beside what the job did, and how well the estimates hold per model and GPU.
 
 Hours are training hours (`training_hours`, not the billed hours of the spend tables),
-like with like: the time between the first and the last step
-the job reported on each instance (the basis of its measured speed: setup, the time it sat
-stopped and the watcher's lag after it exited left out) against the plan's hours for the
-steps made in that time. Without step readings, the hours its instances ran.
+like with like and of the work the expected cost is of (the plan's hours times its price
+are its dollars; neither counts setup): the work done at the pace measured between the
+first and the last step the job reported on each instance (the basis of its measured
+speed: setup, the time it sat stopped and the watcher's lag after it exited left out)
+against the plan's hours for that work. Without step readings, the hours its instances
+ran.
 
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
@@ -99,10 +101,8 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             usd = column_sum([u for _, u in mine]) + column_sum(
                 [m.usd for m in copied.get(job_id, [])])
             trained = _trained(read.get(job_id, []))
-            if trained is not None:  # training only, against the plan's for its steps
-                hours = trained[0]
-                expected_hours = p["expected_hours"] * min(
-                    trained[1] / float(job.steps_total), 1.0)
+            if trained is not None:  # training only: the work done at its measured pace
+                hours = trained[0] * done * float(job.steps_total) / trained[1]
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
         rows.append(dict(zip(ESTIMATE_COLUMNS, (
             job_id, job.name, p["model"], f"{p['gpu_count']}x{p['gpu_model']}", job.state,

@@ -28,6 +28,7 @@ from costsched.optimize.unmatched import Missing, unmatched
 from costsched.prices import prices_at
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
+from costsched.service.jobs.market import measured_rates
 from costsched.service.quotas import QuotaFacts
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
@@ -276,8 +277,10 @@ def plan(
             availability = [availability]
         for path in availability or ():
             file_limits.check(path, file_limits.IMPORT, effective().files.import_mb)
+        # The preemptions costsched's own jobs met count as they do at launch (`Market`):
+        # a plan prices what the launch will.
         rates = decision_rates(opened, when, preemption_rates(lifetimes(availability))
-                               if availability else None)
+                               if availability else measured_rates(opened, when))
         quotas = QuotaFacts.of(opened)
         offerings = quotas.attach(prepare(frame, rates))
         per_job = objective if objective in OBJECTIVES else "cost"

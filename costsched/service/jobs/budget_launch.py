@@ -20,14 +20,17 @@ from datetime import datetime
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
+from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
-from costsched.optimize.planner import plan_job
+from costsched.optimize.planner import JobPlan, budget_short
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
-from costsched.service.jobs.decider import market_at
+from costsched.service.jobs.carry import launch_stores, readable
+from costsched.service.jobs.decider import market_at, planned
 from costsched.service.jobs.named_offering import picked
 from costsched.service.jobs.runs import refuse_live_name
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
+from costsched.spec_errors import as_written
 from costsched.store import PriceStore
 from costsched.vocabulary import did_you_mean
 
@@ -85,9 +88,13 @@ def _left(state: BudgetState) -> float:
 
 def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: datetime, *,
                 envs: Mapping[str, str] | None = None, interval_seconds: float = 30.0,
-                offering: str | None = None) -> list[LaunchFit]:
+                offering: str | None = None, launcher: str | None = None,
+                checkpoint_root: str | None = None) -> list[LaunchFit]:
     """Each budgeted job of `jobs` against each budget it joins, with the offering it would
-    be placed on now (the planner's first choice, or the `offering` the user named)."""
+    be placed on now (the plan the launch places it by, `decider.planned`: its first
+    choice, or the `offering` the user named). `launcher` and `checkpoint_root`: the
+    launch's, which keep the job to the clouds that can read its checkpoints, as the launch
+    does."""
     states = {s.name: s for s in budget_states(store, config, at, interval_seconds)}
     table = table_with_measured(store)
     market = market_at(store, at)
@@ -102,17 +109,18 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
                    named_fix(n, b.period))
                   for n, b in config.named.items() if joins(stored, n, b)]
         if spec.constraints.budget is not None:
+            key = as_written("constraints.budget", spec.task.sky)  # costsched.budget in a task
             wanted.insert(0, ("its own budget", spec.constraints.budget,
-                              f"raise constraints.budget in {source}"))
+                              f"raise {key} in {source}"))
         if not wanted:
             continue
         resolved = resolve(spec, table, at, source=source)
-        plan = plan_job(resolved, market.offerings_for(resolved))
-        choices = picked(plan.choices if not plan.choices.empty else plan.ranked,
-                         plan.ranked, offering)
-        if choices.empty:
+        if launcher is not None:  # kept to the clouds that can read its checkpoints
+            resolved = readable(resolved, launch_stores(spec.checkpoint.location,
+                                                        checkpoint_root, launcher), spec.name)
+        row = _priced_row(planned(resolved, market, at), offering)
+        if row is None:
             continue  # the launch itself says why nothing fits
-        row = choices.iloc[0]
         expected = float(row["expected_cost"])
         mean = float(row["expected_hours"]) * float(row.get("preemptions_per_hour", 0.0) or 0.0)
         each = resolved.restart_hours + resolved.checkpoint_hours / 2
@@ -121,6 +129,18 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         for name, left, fix in wanted:
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix))
     return out
+
+
+def _priced_row(plan: JobPlan, offering: str | None) -> pd.Series | None:
+    """The offering a launch places the job on, as its plan prices it (the `offering`
+    named, else the plan's choice); when its own budget leaves it none, the one the plan's
+    refusal prices (`budget_short`): one figure for the line and the refusal. None when
+    something else keeps it from running (the launch says what)."""
+    if offering is not None:
+        return picked(plan.choices, plan.ranked, offering).iloc[0]
+    if not plan.choices.empty:
+        return plan.choices.iloc[0]
+    return budget_short(plan.job, plan.ranked)
 
 
 def _check_budget_name(source: str, job: str, name: str | None,

@@ -138,16 +138,19 @@ class Market:
 
 
 def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
-    """Preemptions per spot hour that costsched's own jobs met, per (cloud, region, zone,
-    instance type, GPU model and count): the decision model pools them (`hazard`)."""
+    """Preemptions per spot hour that costsched's own jobs met before `at`, per (cloud,
+    region, zone, instance type, GPU model and count): the decision model pools them
+    (`hazard`). (A plan as of a past time counts nothing after it.)"""
+    when = pd.Timestamp(at)
     seen = store.availability.since()
+    seen = seen[seen["at"] <= when]
     placements = store.jobs.placements()
     if placements.empty:
         return None
-    spot = placements[placements["market"] == "spot"]
+    spot = placements[(placements["market"] == "spot") & (placements["start_at"] < when)]
     if spot.empty:
         return None
-    end = spot["end_at"].fillna(pd.Timestamp(at))
+    end = spot["end_at"].fillna(when).clip(upper=when)
     hours = (end - spot["start_at"]).dt.total_seconds().clip(lower=0) / 3600
     keys = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count"]
     frame = spot.assign(hours=hours).groupby(keys, as_index=False)["hours"].sum()

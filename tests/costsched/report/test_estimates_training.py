@@ -47,3 +47,17 @@ def test_training_hours_leave_out_setup_stops_and_lag() -> None:
 def test_without_readings_the_stopped_time_is_still_left_out() -> None:
     row = table(None)
     assert row["training_hours"] == pytest.approx(1.2)  # on instances, not the 2.2 h span
+
+
+def test_the_expected_hours_are_of_the_work_the_expected_dollars_are_of() -> None:
+    """Readings that saw half the steps (the first came late): the plan's hours for all
+    the work done, which its price makes its expected dollars, against that work at the
+    pace the readings measured; the hours for the half seen stood beside the dollars
+    of the whole."""
+    readings = [(1, 1, 500.0, ts(h(0.1)), 1500.0, ts(h(0.55)))]  # 1,000 steps in 0.45 h
+    row = table(readings)
+    price = 1.0  # $/h of the prediction in `table`: 1 h for $1
+    assert row["expected_training_hours"] * price == pytest.approx(row["expected_usd"])
+    assert row["expected_training_hours"] == pytest.approx(1.0)
+    assert row["training_hours"] == pytest.approx(0.9)  # 2,000 steps at 1,000 per 0.45 h
+    assert row["training_hours_ratio"] == pytest.approx(0.9)
