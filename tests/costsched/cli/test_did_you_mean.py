@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from costsched.vocabulary import closest, did_you_mean
+from costsched.vocabulary import did_you_mean
 
 TASK = "resources:\n  accelerators: V100:1\nrun: python train.py\n"
 
@@ -80,8 +80,8 @@ def test_a_gpu_written_with_letters_for_digits_gets_a_did_you_mean(
 
 
 def test_look_alike_characters_match_only_the_name_they_spell() -> None:
-    assert closest("B2OO", ["B200", "H200", "A100"]) == ["B200"]
-    assert closest("I4", ["L4", "T4", "A10"]) == ["L4"]
+    assert did_you_mean("B2OO", ["B200", "H200", "A100"]) == "; did you mean 'B200'?"
+    assert did_you_mean("I4", ["L4", "T4", "A10"]) == "; did you mean 'L4'?"
     assert did_you_mean("Q7", ["V100", "T4"]) == ""
 
 
