@@ -30,7 +30,7 @@ from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
 from costsched.model import InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_resources import first_gpu, read_resources
-from costsched.spec_errors import error_words
+from costsched.spec_errors import error_words, unknown_field
 from costsched.vocabulary import did_you_mean
 
 DEFAULT_HOURS = 1.0  # of work on the task's first GPU when no costsched: section says more
@@ -278,8 +278,7 @@ def _section(value: Any, fail: Fail) -> _Section:
                                                   if k in _CONSTRAINT_KEYS)
                        + "; where it may run: under resources, as infra and accelerators)")
         elif first["type"] == "extra_forbidden":
-            message = ("unknown field: expected one of " + ", ".join(_Section.model_fields)
-                       + did_you_mean(str(first["loc"][-1]), _Section.model_fields))
+            message = unknown_field(str(first["loc"][-1]), list(_Section.model_fields))
         else:
             message = error_words(first)
         raise fail(f"costsched.{where}", message) from None

@@ -23,6 +23,24 @@ TASK_FIELDS = {
 }
 
 
+# A command's options that job files do not take, as the command takes them.
+OPTIONS_ONLY = {
+    "objective": "costsched plan --objective cost|time|tradeoff|throughput-per-dollar",
+    "weight": "costsched plan --objective tradeoff --weight W",
+    "quota": "costsched plan --quota N",
+    "offering": "costsched launch --offering CLOUD:ZONE:TYPE:MARKET",
+}
+
+
+def unknown_field(name: str, known: list[str]) -> str:
+    """Why a job file's key `name` is refused: the fields `known` there and the close one,
+    or, for a command's option, the option that gives it."""
+    if name in OPTIONS_ONLY:
+        return (f"unknown field: {name} is a command's option, not a job file's: "
+                f"`{OPTIONS_ONLY[name]}`")
+    return f"unknown field: expected one of {', '.join(known)}" + did_you_mean(name, known)
+
+
 def as_written(field: str, sky: bool) -> str:
     """`field` of a JobSpec as its file wrote it: in a SkyPilot task (`sky`), the
     `costsched:` section's key ('constraints.deadline' -> 'costsched.deadline')."""
@@ -147,8 +165,7 @@ def first_error(source: str, exc: ValidationError, sky: bool, root: type[BaseMod
         field = head if head in root.model_fields else ""
     if first["type"] == "extra_forbidden":
         known = _known_fields(first["loc"], root)
-        msg = (f"unknown field: expected one of {', '.join(known)}"
-               + did_you_mean(str(first["loc"][-1]), known))
+        msg = unknown_field(str(first["loc"][-1]), known)
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     named = f"field {as_written(field, sky)}: " if field else ""
     return f"{source}: {named}{msg}{more}"

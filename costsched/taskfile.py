@@ -11,6 +11,7 @@ Reading loads no pandas, database layer or solver: a bad file is refused at once
 from __future__ import annotations
 
 import collections
+import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from costsched.jobspec import JobSpec, parse, refuse_duplicate_names
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
 from costsched.sweeps import expand_sweep, sweep_size, too_many
+from costsched.vocabulary import closest
 
 _OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "checkpoint",
                        "constraints", "sweep"})
@@ -29,6 +31,7 @@ _OWN_KEYS = frozenset({"model", "throughputs", "steps", "epochs", "hours", "chec
 # own fields), or a name and one of a costsched job's (_OWN_KEYS).
 _TASK_KEYS = frozenset({"run", "setup", "resources", "costsched", "file_mounts", "secrets",
                         "num_nodes"})
+_LISTED = 5000  # entries of a folder looked at for a close file name
 _PEEK_BYTES = 1 << 20  # a task file is far smaller: a bigger YAML is not suggested
 _SKY_KEYS = frozenset({"resources", "costsched", "secrets", "file_mounts", "service",
                        "config", "pool", "volumes", "job_group"})
@@ -145,7 +148,7 @@ def read(path: Path) -> list[Any]:
     try:
         text = path.read_text()
     except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
+        raise InvalidInput(_not_there(path)) from None
     except IsADirectoryError:
         raise InvalidInput(_a_directory(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -160,6 +163,42 @@ def read(path: Path) -> list[Any]:
     except RecursionError:  # a flow collection deeper than the parser itself can go
         raise InvalidInput(f"{path}: invalid YAML (nested too deep: expected a job's "
                            "fields)") from None
+
+
+def _not_there(path: Path) -> str:
+    """'x: no such file', with the YAML files of its folder whose names are close to the
+    one given ('mf-spot.yaml' for 'mf-spt.yaml'), written as the path was; a folder that
+    is not there is named, with the close folders beside it."""
+    folder = path.parent
+    if not folder.is_dir():
+        close = _close(folder, [p for p in _listed(folder.parent) if p.is_dir()])
+        return f"{path}: no such file (no folder {folder}{close})"
+    return f"{path}: no such file" + _close(path, [
+        p for p in _listed(folder) if p.is_file() and p.suffix.lower() in (".yaml", ".yml")])
+
+
+def _listed(folder: Path) -> list[Path]:
+    """What `folder` holds (the first few thousand entries), [] when it cannot be read."""
+    try:
+        return list(itertools.islice(folder.iterdir(), _LISTED)) if folder.is_dir() else []
+    except OSError:
+        return []
+
+
+# How alike a file's name must be to the one given to be suggested: names of one folder
+# share much ('mf-cap' and 'mf-spt' are 0.67 alike), a typo is closer.
+_FILE_CUTOFF = 0.75
+
+
+def _close(path: Path, found: list[Path]) -> str:
+    """'; did you mean 'dir/b.yaml'?' naming those of `found` whose names (less their
+    extension, which every one has) are close to `path`'s."""
+    by_stem = {p.stem: p.name for p in sorted(found, reverse=True)}
+    close = closest(path.stem, sorted(by_stem), _FILE_CUTOFF)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(str(path.with_name(by_stem[c])))
+                                           for c in close) + "?"
 
 
 def _a_directory(path: Path) -> str:

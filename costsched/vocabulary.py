@@ -31,25 +31,53 @@ def offering_label(cloud: str, region: str, zone: str | None, instance_type: str
     return f"{cloud} {zone or region} {instance_type} {word(market)}"
 
 
+# Words users say for a fixed choice that reads nothing like it ('cheapest' for the
+# objective 'cost'): offered where the choice is among those accepted.
+SAID_FOR = {
+    **dict.fromkeys(("cheap", "cheaper", "cheapest", "price", "lowest_cost", "min_cost",
+                     "money", "dollars"), "cost"),
+    **dict.fromkeys(("fast", "faster", "fastest", "quick", "quickest", "speed", "makespan",
+                     "earliest", "min_time"), "time"),
+    **dict.fromkeys(("balanced", "balance", "both", "mixed", "weighted"), "tradeoff"),
+    **dict.fromkeys(("value", "efficiency", "per_dollar", "gavel"), "throughput_per_dollar"),
+}
+# Characters typed for digits they look like ('V1OO' for 'V100', 'B2OO' for 'B200').
+_LOOK_ALIKE = str.maketrans({"o": "0", "i": "1", "l": "1", "z": "2", "s": "5", "b": "8"})
+
+
 def did_you_mean(value: str, names: Iterable[str]) -> str:
     """'; did you mean 'x'?' naming the names closest to `value`, or '' if none is close."""
+    close = closest(value, names)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def closest(value: str, names: Iterable[str], cutoff: float | None = None) -> list[str]:
+    """The names (up to 3) closest to `value`, closest first; [] when none is close.
+    `cutoff`: how alike (0 to 1) names that merely read alike must be (default 0.6, 0.5
+    for a name of two characters)."""
     names = list(names)
     key = _letters(value)
-    # A name that holds what was typed ('resnet50' in 'ResNet-50 (batch size 64)'), else
-    # the names that read alike.
-    close = [n for n in names if key and key in _letters(n)][:3]
+    # A name that reads as what was typed once look-alike characters are taken for the
+    # digits they resemble ('V1OO'), a name users say it for ('cheapest': 'cost'), a name
+    # that holds what was typed ('resnet50' in 'ResNet-50 (batch size 64)'), else the names
+    # that read alike.
+    shape = key.translate(_LOOK_ALIKE)
+    close = [n for n in names if shape and _letters(n).translate(_LOOK_ALIKE) == shape][:3]
+    said = SAID_FOR.get(folded(value))
+    close = close or [n for n in names if said is not None and folded(n) == said][:1]
+    close = close or [n for n in names if key and key in _letters(n)][:3]
     if not close:  # alike in full, or in the name before its parentheses ('Transformer')
         # A two-character name differs by one at most ('T5' for 'T4'): a looser cutoff.
-        cutoff = 0.5 if len(key) <= 2 else 0.6
+        cutoff = cutoff if cutoff is not None else 0.5 if len(key) <= 2 else 0.6
         by_fold = {folded(n): n for n in names}
         by_base = {_letters(n.split("(")[0]): n for n in reversed(names)}
         close = [by_fold[c] for c in get_close_matches(folded(value), list(by_fold), n=3,
                                                        cutoff=cutoff)]
         close = close or [by_base[c] for c in get_close_matches(key, list(by_base), n=3,
                                                                 cutoff=cutoff)]
-    if not close:
-        return ""
-    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return close
 
 
 def _letters(value: str) -> str:

@@ -125,6 +125,23 @@ COMMANDS: dict[str, Entry] = {
 }
 
 
+# Commands users look for under another name (other tools' words, or what a command
+# shows): the command that does it.
+_BUDGETS = ("`costsched status` (its budgets table; --budget NAME: the jobs of one budget) "
+            "or `costsched report`")
+COMMAND_FOR = {
+    **dict.fromkeys(("budget", "budgets", "caps", "limits"), _BUDGETS),
+    **dict.fromkeys(("jobs", "job", "ps", "ls", "list", "queue"), "`costsched status`"),
+    **dict.fromkeys(("cost", "costs", "spend", "spent", "usage"), "`costsched report`"),
+    **dict.fromkeys(("run", "up", "submit", "exec"), "`costsched launch JOB.yaml`"),
+    **dict.fromkeys(("down", "cancel", "kill", "terminate"), "`costsched stop JOB`"),
+    **dict.fromkeys(("resume", "restart"), "`costsched start JOB`"),
+    **dict.fromkeys(("move", "migration"), "`costsched migrate`"),
+    **dict.fromkeys(("optimize", "estimate", "rank"), "`costsched plan JOB.yaml`"),
+    **dict.fromkeys(("doctor",), "`costsched check`"),
+}
+
+
 class LazyGroup(TyperGroup):
     """The root group: commands registered on the app as usual, then COMMANDS, each
     imported on first use. While the root's help is written, COMMANDS are listed from their
@@ -167,6 +184,10 @@ class LazyGroup(TyperGroup):
         try:
             return super().resolve_command(ctx, args)
         except UsageError as exc:
+            meant = COMMAND_FOR.get(args[0].strip().lower()) if args and not ctx.parent else None
+            if meant is not None and "Did you mean" not in exc.message:
+                exc.message = exc.message.rstrip(".") + f". Did you mean {meant}?"
+                raise
             close = get_close_matches(args[0], self.list_commands(ctx)) if args else []
             if close and "Did you mean" not in exc.message:  # as click's subcommands say
                 exc.message = (exc.message.rstrip(".") + ". Did you mean "

@@ -21,7 +21,14 @@ from costsched.cli.common import (
     table,
 )
 from costsched.report import Report, build
-from costsched.report.cells import added_up, format_cell, heading, table_places, totals_line
+from costsched.report.cells import (
+    added_up,
+    format_cell,
+    heading,
+    period_words,
+    table_places,
+    totals_line,
+)
 from costsched.report.tables import TABLES
 from costsched.service.stores import using
 
@@ -114,8 +121,9 @@ def _cells(rows: list[dict], columns: list[str], places: dict[str, int]
 
 
 def _print(built: Report) -> None:
-    since = "the first placement" if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
-    console.print(Text(f"Cost report: {since} to {built.until:%Y-%m-%d %H:%M} UTC"))
+    since = None if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
+    console.print(Text("Cost report: " + period_words(
+        since, f"{built.until:%Y-%m-%d %H:%M} UTC", built.placed)))
     console.print(Text(totals_line(built.totals, built.rows["jobs"])))
     for line in built.flags():
         console.print(Text(f"throughput: {line}"), highlight=False)

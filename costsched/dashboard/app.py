@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -117,15 +117,21 @@ async def _invalid(request: Request, exc: Exception) -> Response:
     if request.url.path.startswith("/api/"):
         return api.error(status, message)
     dashboard: Dashboard = request.app.state.dashboard
-    return dashboard.html("error.html", status_code=status, message=message)
+    return dashboard.html("error.html", status_code=status, message=message,
+                          heading="Not found" if status == 404 else "Not shown")
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
-    """An address the dashboard does not serve: JSON under /api/ (its API speaks JSON)."""
-    if request.url.path.startswith("/api/"):
-        return api.error(404, f"{request.url.path}: no such address: the API serves "
+    """An address the dashboard does not serve: JSON under /api/ (its API speaks JSON),
+    else the page a job not there gets, naming the pages there are."""
+    path = request.url.path
+    if path.startswith("/api/"):
+        return api.error(404, f"{path}: no such address: the API serves "
                          "/api/jobs, /api/jobs/JOB, /api/spend, /api/prices, /api/events")
-    return PlainTextResponse("Not Found", status_code=404)
+    dashboard: Dashboard = request.app.state.dashboard
+    return dashboard.html("error.html", status_code=404, heading="Not found",
+                          message=f"{path}: no such page: the dashboard's pages are / (the "
+                                  "jobs), /jobs/JOB (one job), /spend and /prices")
 
 
 def create_app(store: PriceStore, access: Access | None = None, *,

@@ -195,9 +195,33 @@ def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool,
             instead.append(f"{markets} {asked} elsewhere: "
                            f"{_offerings(far.sort_values('usd_per_hour', kind='stable'))}")
         return Missing(f"no {markets} price known as of {when} for {asked}"
-                       + (f" {where}" if where else ""), instead,
+                       + (f" {where}" if where else ""), instead + _untyped(c, market, when),
                        _collect(placed, c, cpu) if recent else "")
     return None
+
+
+def _untyped(c: Constraints, market: pd.DataFrame, when: str) -> list[str]:
+    """The GPU models of a set (a task's [H100:1, A100:1] on aws) that none of the job's
+    instance types has, which the shape's words leave out, each with why: no type of its
+    place has it (and the counts the place prices it at), or its types have no price."""
+    if not c.instance_types or not c.gpu_models:
+        return []
+    priced = set(market.loc[market["instance_type"].isin(list(c.instance_types)), "gpu_model"])
+    listed = {r["gpu_model"] for r in map(catalog.lookup_any, c.instance_types) if r}
+    where = f" on {', '.join(c.clouds)}" if c.clouds else ""
+    out = []
+    for g in (g for g in c.gpu_models if priced and g not in priced):
+        asked = " or ".join(f"{g}:{n}" for n in c.gpu_counts) if c.gpu_counts else g
+        if g in listed:
+            out.append(f"{asked}: its instance types have no price as of {when}")
+            continue
+        there = market[(market["gpu_model"] == g) & _place(market, c)]
+        counts = sorted({int(n) for n in there["gpu_count"]})
+        # (in the market asked, `_other_counts` has named them with their prices already)
+        sold = (f" ({g} is priced there at {', '.join(map(str, counts))} GPUs)"
+                if counts and not _market(there, c).any() else "")
+        out.append(f"{asked}: no instance type{where} has it{sold}")
+    return out
 
 
 # --- filters -------------------------------------------------------------------------------
@@ -321,7 +345,9 @@ def _collect(placed: pd.DataFrame, c: Constraints, cpu: bool) -> str:
     line = "costsched collect" + "".join(f" --cloud {cloud}" for cloud in clouds)
     if c.regions:
         line += "".join(f" --region {r}" for r in sorted(set(placed["region"].astype(str))))
-    line += "".join(f" --gpu {g}" for g in sorted(set(c.gpu_models)))
+    # the GPUs of the shape that is priced there (not a set's other GPUs, which it lacks)
+    line += "".join(f" --gpu {g}" for g in sorted(set(c.gpu_models)
+                                                  & set(placed["gpu_model"].astype(str))))
     return f"`{line}` fetches today's prices, spot and on-demand"
 
 

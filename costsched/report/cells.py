@@ -223,6 +223,16 @@ def totals_figures(totals: Mapping[str, float | None], jobs: object = None) -> d
     return out
 
 
+def period_words(since: str | None, until: str, placed: bool) -> str:
+    """The report's period as it heads the report: 'SINCE to UNTIL', 'the first placement
+    to UNTIL' (no --since), and where nothing was placed in it, that ('up to UNTIL: nothing
+    was placed in that period', not 'the first placement to' a time before any)."""
+    if not placed:
+        return (f"{since} to {until}" if since else f"up to {until}") + (
+            ": nothing was placed in that period")
+    return f"{since or 'the first placement'} to {until}"
+
+
 def totals_line(totals: Mapping[str, float | None], jobs: object = None) -> str:
     """The report's totals in one line (`totals_figures`): 'Spend $0.0300 (compute
     $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...'."""

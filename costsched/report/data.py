@@ -47,7 +47,7 @@ from costsched.report.speeds import speed_table, speeds
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
 from costsched.store import PriceStore
-from costsched.store.job_rows import JobRecord
+from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable, model_key
 from costsched.validation import as_time
@@ -122,6 +122,11 @@ class Report:
     def job_ids(self) -> set[int]:
         """The ids of the jobs it covers (a report of one job: that job's)."""
         return {int(r["job_id"]) for r in self.rows["jobs"]}
+
+    @property
+    def placed(self) -> bool:
+        """Whether anything was placed in the period (compute, egress or a move in it)."""
+        return bool(self.rows["jobs"] or self.rows["moves"])
 
     def flags(self) -> list[str]:
         """The speed table's flags (a job off its plan's speed), in its order."""
@@ -263,9 +268,10 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     spent = {j: got[0] for j, got in group_sums(
         [p.job_id for p in lives], [got.usd for got in charged["lives"]]).items()}
     run_egress = [m for m in all_moves if m.at <= reached[m.job_id]]
-    estimated = estimates.estimate_table(
+    held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
+    estimated = [row for row in estimates.estimate_table(
         predicted, by_id, [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)],
-        run_egress, _recoveries(job_moves), readings)
+        run_egress, _recoveries(job_moves), readings) if row["job_id"] in held]
     rows = {
         "jobs": _job_table(jobs, spent_on, egress, static, nodes),
         "clouds": _cloud_table(spent_on, egress),
@@ -274,10 +280,22 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
         "egress": [_egress_row(m, names) for m in egress],
         "budgets": _budget_table(jobs, budgets, spent, all_moves, end,
                                  _stopped_at_budget(store, list(budgets))),
-        "speeds": speed_table(by_id, measured, rates, predicted, mismatch_factor(factor)),
+        "speeds": [row for row in speed_table(by_id, measured, rates, predicted,
+                                              mismatch_factor(factor))
+                   if row["job_id"] in held],
         "estimates": estimated, "calibration": estimates.calibration(estimated),
     }
     return Report(since=start, until=end, rows={name: rows[name] for name in NAMES})
+
+
+def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],
+               start: datetime | None, end: datetime) -> set[int]:
+    """The ids of the jobs the period holds: those with a placement in it (running or
+    waiting for capacity), and those never placed that were made by its end."""
+    met = {p.job_id for p in placed if p.start_at <= end
+           and (start is None or p.end_at is None or p.end_at >= start)}
+    ever = {p.job_id for p in placed}
+    return met | {j.id for j in jobs if j.id not in ever and j.created_at <= end}
 
 
 def _recoveries(job_moves: Mapping[int, list[MoveRecord]]) -> dict[int, int]:

@@ -22,6 +22,7 @@ from costsched.report.cells import (  # noqa: F401 - the HTML's cells are everyo
     TOTALS,
     format_cell,
     heading,
+    period_words,
     places_of,
     records,
     table_places,
@@ -51,8 +52,8 @@ th { background: #f0f0f0; text-align: left; } td.num { text-align: right; }
 
 def render(report: Report) -> str:
     """The report as one HTML document."""
-    period = (f"{_when(report.since) if report.since is not None else 'the first placement'}"
-              f" to {_when(report.until)}")
+    period = period_words(_when(report.since) if report.since is not None else None,
+                          _when(report.until), report.placed)
     summary = totals_line(report.totals, report.rows["jobs"]) + "."
     figures = [("Cost over time", _over_time(report)), ("Cost per job", _per_job(report)),
                ("Cost per cloud", _per_cloud(report))]

@@ -168,7 +168,8 @@ def test_the_baseline_is_written_at_the_precision_of_the_tables_hours_and_totals
                            "or an ISO time (2020-03-03T00:00Z)"),
     (["--emit", "skypilot"], "error: --emit 'skypilot': expected sky"),
     (["--objective", "cheapest"], "error: --objective 'cheapest': expected one of cost, "
-                                  "time, tradeoff, throughput-per-dollar"),
+                                  "time, tradeoff, throughput-per-dollar; did you mean "
+                                  "'cost'?"),
 ])
 def test_a_bad_option_is_refused_in_one_line_before_the_files_are_read(
         cli, tmp_path: Path, option: list[str], says: str) -> None:  # noqa: ANN001

@@ -144,3 +144,40 @@ def test_a_missed_deadline_reads_above_the_deadline_it_misses() -> None:
     assert deadline_missed("j", 0.5, "x", 0.514).endswith("deadline of 0.5 h on any "
                                                           "allowed offering: the fastest, x, "
                                                           "needs 0.51 h")
+
+
+def test_a_set_with_no_plan_names_the_cause_of_each_of_its_gpus() -> None:
+    """A task's [V100:1, A100:1] spot on aws reads as aws's V100:1 type alone (aws has no
+    A100:1): the reason names the spot price V100:1 lacks and the type A100:1 lacks, and
+    collects only what aws has of the set."""
+    def priced(*dropped: tuple[str, str]) -> pd.DataFrame:  # less aws's (GPU, market)s
+        frame = market()
+        for gpu, kind in dropped:
+            frame = frame[~((frame["gpu_model"] == gpu) & (frame["market"] == kind)
+                            & (frame["cloud"] == "aws"))]
+        return frame
+
+    asked = job(clouds=("aws",), markets=("spot",), gpu_models=("V100", "A100"),
+                gpu_counts=(1,), instance_types=("p3.2xlarge",))
+    found = unmatched(asked, priced(("V100", "spot")), NOW, now=NOW)
+    assert found is not None and found.line("j") == (
+        "job j: no spot price known as of 2026-06-01T00:00Z for V100:1 in aws; on-demand: "
+        "aws us-east-1 p3.2xlarge $3.0600/h; spot at other counts: A100:8 from $6.7900/h "
+        "(aws us-east-1 p4d.24xlarge); A100:1: no instance type on aws has it; `costsched "
+        "collect --cloud aws --gpu V100` fetches today's prices, spot and on-demand")
+    # Where aws has no on-demand A100 at any count, the counts it has A100 at are said.
+    on_demand = replace(asked.job.constraints, markets=("on_demand",))
+    found = unmatched(replace(asked, job=replace(asked.job, constraints=on_demand)),
+                      priced(("V100", "on_demand"), ("A100", "on_demand")), NOW, now=NOW)
+    assert found is not None and found.line("j") == (
+        "job j: no on-demand price known as of 2026-06-01T00:00Z for V100:1 in aws; spot: "
+        "aws us-east-1 p3.2xlarge $0.9200/h; A100:1: no instance type on aws has it (A100 is "
+        "priced there at 8 GPUs); `costsched collect --cloud aws --gpu V100` fetches today's "
+        "prices, spot and on-demand")
+    # A GPU of the set whose named type has no price says so.
+    typed = replace(asked, job=replace(asked.job, constraints=replace(
+        on_demand, instance_types=("p3.2xlarge", "p4d.24xlarge"))))
+    found = unmatched(typed, priced(("V100", "on_demand"), ("A100", "spot"),
+                                    ("A100", "on_demand")), NOW, now=NOW)
+    assert found is not None and "; A100:1: its instance types have no price as of " \
+        "2026-06-01T00:00Z;" in found.line("j")
