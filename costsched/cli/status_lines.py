@@ -83,7 +83,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         rows.append([str(s.record.id), name, s.record.state, where,
                      s.instance_state or "-", progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
-                     str(sum(m.kind == "recovery" for m in s.moves))])
+                     str(s.recoveries)])
     print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
                         "migrations", "recoveries"], rows,
                 detail=["recoveries", "migrations", "instance"])

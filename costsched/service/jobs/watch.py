@@ -148,11 +148,12 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     ended: dict[int, float] = {}  # the steps read off instances found gone
     news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
     gone = []
+    repaired: dict[int, list[JobEvent]] = {}  # a gang's nodes replaced in place
     for run in runs:
         job_id = run.record.id
         if job_id in placed:
             instance = look_after(store, launcher, job_id, instances[placed[job_id]], at,
-                                  run.checkpoint_uri)
+                                  run.checkpoint_uri, repaired.setdefault(job_id, []))
             step = _step_news(run.record, instance.step)
             if step is not None:
                 (steps if instance.live else ended)[job_id] = step
@@ -173,7 +174,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
                                  level="info" if now == "published" else "warning")
     for run in gone:
         lines[run.record.id] = _act_on_gone(store, launcher, run, at)
-    return [lines[i] for i in ids if lines.get(i)]
+    return [e for i in ids for e in (*repaired.get(i, ()), lines.get(i)) if e]
 
 
 def _statuses(launcher: Launcher, instance_ids: list[str]) -> dict[str, Instance]:
