@@ -99,7 +99,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s.record)) else []
-        said = problems(s, brief=brief) + cap_lines(s, budgets or []) + flag + short
+        said = problems(s, brief=brief) + cap_lines(s, budgets or []) + flag + short + [
+            str(e.detail) for e in s.node_recoveries]  # a gang's nodes replaced in place
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
