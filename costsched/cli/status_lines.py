@@ -140,7 +140,7 @@ def part_lines(s: service.JobStatus, places: int) -> list[str]:
 def undecided(s: service.JobStatus) -> bool:
     """Whether the job runs where the decider has not decided on it yet (just launched,
     recovered or moved, before the next pass that decides)."""
-    return s.decision is None and s.record.state == "running" and s.steps_left > 0 and \
+    return s.decision is None and s.record.state == "running" and s.steps_left != 0 and \
         s.open_placement is not None and s.instance_state == "running"
 
 

@@ -54,7 +54,9 @@ class JobStatus:
     record: JobRecord
     open_placement: dict | None  # the open placement's fields (offering, since, price, instance)
     instance_state: str  # the launcher's word on it ('' when the job has no instance)
-    steps_left: float  # its total less the step it reported (all of them before one)
+    # Its total less the step it reported (all of them before one); None when its work is
+    # not given (its total is not known).
+    steps_left: float | None
     cost: JobCost  # so far, from the stored prices, summed over every placement
     moves: list[MoveRecord]
     # Why its latest decision (`decision`) moves or keeps it, in dollars ('' when none
