@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
@@ -65,6 +66,15 @@ def failure_words(exit_code: int | None, detail: str) -> str:
 # Why a job was placed on an offering: its first start, a planned move, after a preemption
 # (a recovery), or a stopped job started again by the user (a start, not a recovery).
 PLACEMENT_REASONS = ("launch", "migration", "recovery", "start")
+# The job log's kind for a gang's node lost and replaced where it ran, the gang kept on its
+# placement: a recovery without a move, counted with the recovery moves (`recoveries`).
+NODE_RECOVERY = "node_recovery"
+
+
+def recoveries(move_kinds: Iterable[str], nodes_replaced: int = 0) -> int:
+    """A job's recoveries after a preemption: its recovery moves (of `move_kinds`, its
+    moves' kinds) and its gang's nodes replaced in place (its NODE_RECOVERY events)."""
+    return sum(kind == "recovery" for kind in move_kinds) + int(nodes_replaced)
 
 
 class InvalidInput(ValueError):

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 CPU_REFERENCE = "a CPU instance"
+# What every view says of the total of a job whose work is not given (`steps_total`).
+NOT_KNOWN = "the work is not given: its total is not known"
 
 
 @dataclass(frozen=True)
@@ -85,3 +87,22 @@ def assumed_work(stored: Mapping[str, Any]) -> Work | None:
         reference = f"{count or 1}x{gpu}"
     return Work(float(hours) * 3600, float(hours), reference, True, True,
                 str(stored.get("source") or ""))
+
+
+def steps_total(stored: Mapping[str, Any], figure: float) -> float | None:
+    """A stored job's total steps: `figure` (as its record stores it), None where its work
+    is not given. Its stored figure is then the assumed hour its plan ranked offerings by
+    (in the reference GPU's seconds, not the job's steps): never its total, its progress,
+    or a measure of the rest of it."""
+    return None if assumed_work(stored) is not None else float(figure)
+
+
+def own_steps(stored: Mapping[str, Any]) -> bool:
+    """Whether a stored job's steps are its own (its reported step counts against its
+    total, its measured steps/s against its plan's): not an assumed hour of work, nor hours
+    of work on a reference GPU with no model or throughputs (whose plan's speeds are
+    relative to that GPU, not in the job's steps)."""
+    spec = stored.get("spec") if isinstance(stored, Mapping) else None
+    spec = spec if isinstance(spec, Mapping) else {}
+    return assumed_work(stored) is None and (
+        bool(spec.get("model")) or bool(spec.get("throughputs")) or not spec.get("hours"))

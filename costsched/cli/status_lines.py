@@ -83,7 +83,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         rows.append([str(s.record.id), name, s.record.state, where,
                      s.instance_state or "-", progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
-                     str(sum(m.kind == "recovery" for m in s.moves))])
+                     str(s.recoveries)])
     print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
                         "migrations", "recoveries"], rows,
                 detail=["recoveries", "migrations", "instance"])
@@ -100,7 +100,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s.record)) else []
         resumes = [s.resumes] if s.resumes else []
-        said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short
+        said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short + [
+            str(e.detail) for e in s.node_recoveries]  # a gang's nodes replaced in place
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
@@ -140,7 +141,7 @@ def part_lines(s: service.JobStatus, places: int) -> list[str]:
 def undecided(s: service.JobStatus) -> bool:
     """Whether the job runs where the decider has not decided on it yet (just launched,
     recovered or moved, before the next pass that decides)."""
-    return s.decision is None and s.record.state == "running" and s.steps_left > 0 and \
+    return s.decision is None and s.record.state == "running" and s.steps_left != 0 and \
         s.open_placement is not None and s.instance_state == "running"
 
 

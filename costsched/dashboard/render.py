@@ -19,6 +19,7 @@ from costsched.report.html import (
 )
 from costsched.service.views import due_words, dumps, progress_words
 from costsched.vocabulary import offering_label
+from costsched.work import NOT_KNOWN
 
 
 def money(value: float | None) -> str:
@@ -122,7 +123,7 @@ FILTERS = {"money": money, "when": when, "age": age, "due": due, "days_old": day
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
 # `totals_figures(totals, jobs)`: the report's totals at its per-job table's precision.
-GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures}
+GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures, "work_not_known": NOT_KNOWN}
 
 
 def timeline(placements: list[dict]) -> dict:

@@ -17,6 +17,7 @@ those rows (`report.frames`).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from costsched.costs import Move, egress_rows
 from costsched.measured import JobRate, job_rate, mismatch_factor
-from costsched.model import InvalidInput
+from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
 from costsched.passes import one_pass
 from costsched.report import estimates
 from costsched.report.columns import (
@@ -271,7 +272,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
     estimated = [row for row in estimates.estimate_table(
         predicted, by_id, [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)],
-        run_egress, _recoveries(job_moves), readings) if row["job_id"] in held]
+        run_egress, _recoveries(store, job_moves), readings) if row["job_id"] in held]
     rows = {
         "jobs": _job_table(jobs, spent_on, egress, static, nodes),
         "clouds": _cloud_table(spent_on, egress),
@@ -298,9 +299,13 @@ def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],
     return met | {j.id for j in jobs if j.id not in ever and j.created_at <= end}
 
 
-def _recoveries(job_moves: Mapping[int, list[MoveRecord]]) -> dict[int, int]:
-    """Per job id, its recoveries after a lost instance (not its restarts by the user)."""
-    return {j: sum(m.kind == "recovery" for m in found) for j, found in job_moves.items()}
+def _recoveries(store: PriceStore, job_moves: Mapping[int, list[MoveRecord]]
+                ) -> dict[int, int]:
+    """Per job id, its recoveries after a lost instance or node (`model.recoveries`; not
+    its restarts by the user)."""
+    nodes = Counter(e.job_id for e in store.jobs.event_rows(job_moves, [NODE_RECOVERY]))
+    return {j: recoveries((m.kind for m in found), nodes[j])
+            for j, found in job_moves.items()}
 
 
 def _rates(jobs: Sequence[JobRecord], ran: set[int]) -> dict[int, JobRate | None]:

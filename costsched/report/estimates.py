@@ -87,7 +87,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
     copied = by(egress, lambda m: m.job_id)
     for job_id, p in predicted.items():
         basis = str(p.get("throughput_source", ""))
-        if job_id not in jobs or assumed_basis(basis):
+        if job_id not in jobs or assumed_basis(basis) or jobs[job_id].steps_total is None:
             continue  # an assumed hour of work predicts nothing of the job's own
         job = jobs[job_id]
         mine = by_job.get(job_id, [])

@@ -127,7 +127,8 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
         if job.steps_done > 0 and (start is None or start <= own.start_at) and \
                 job.updated_at <= end:  # the period holds the job's life to its report
             work = job.steps_done + later[job_id][0]
-        steps_made = min(float(work), float(job.steps_total))
+        steps_made = float(work) if job.steps_total is None else \
+            min(float(work), float(job.steps_total))
         speed = speed_on(by_job.get(job_id, []), own.gpu_model, int(own.gpu_count),
                          rates.get(job_id))
         if not speed > 0:

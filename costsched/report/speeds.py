@@ -27,7 +27,8 @@ from costsched.measured import (
 from costsched.model import FINAL_STATES
 from costsched.report.sums import by
 from costsched.store.job_rows import PlacementRow
-from costsched.throughput import assumed_basis
+from costsched.throughput import ASSUMED_WORDS, assumed_basis
+from costsched.work import NOT_KNOWN, own_steps
 
 SPEED_COLUMNS = ["job_id", "name", "gpu_model", "gpu_count", "planned_sps", "measured_sps",
                  "measured_vs_planned", "flagged", "planned_from", "flag"]
@@ -79,13 +80,20 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
         plan = plans.get(int(job_id))
         if plan is not None and plan["gpu_model"] == gpu and int(plan["gpu_count"]) == count:
             planned, basis = float(plan["steps_per_second"]), str(plan["throughput_source"])
-        if assumed_basis(basis):  # an assumed hour's unit speed: no plan to compare with
+        words = basis_words(basis)
+        if assumed_basis(basis) or not own_steps(job.spec):  # type: ignore[attr-defined]
+            # An assumed hour's, or a reference GPU's, relative speed: not in the job's
+            # steps, no plan to compare with.
             planned = math.nan
-        check = replace(check, planned_sps=planned, basis=basis_words(basis))
+            words = ASSUMED_WORDS if job.steps_total is None else words  # type: ignore[attr-defined]
+        check = replace(check, planned_sps=planned, basis=words)  # NaN: never flagged
         ratio = check.measured_sps / check.planned_sps if check.planned_sps else math.nan
+        line = check.line() if check.flagged else ""
+        if job.steps_total is None:  # type: ignore[attr-defined]
+            line = (f"job {job_id} ({name}): {NOT_KNOWN}: its steps/s are its own, with no "
+                    "plan's beside them, and its run no estimate")
         rows.append(_speed_row(int(job_id), check.name, gpu, count, check.planned_sps,
-                               check.measured_sps, ratio, check.flagged, check.basis,
-                               check.line() if check.flagged else ""))
+                               check.measured_sps, ratio, check.flagged, check.basis, line))
     return rows
 
 

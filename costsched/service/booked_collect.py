@@ -55,8 +55,9 @@ def block_shapes(store: Any, gpus: Sequence[str], at: datetime) -> list[tuple[st
             if p.cloud == "aws" and p.instance_type in aws_cloud.CAPACITY_BLOCK_TYPES:
                 record = live[int(p.job_id)]
                 sps = float(speed.get(int(p.job_id), float("nan")))
-                left = max(record.steps_total - record.steps_done, 0.0)
-                hours = left / sps / 3600 if sps > 0 else 24.0
+                left = (float("nan") if record.steps_total is None  # work not given
+                        else max(record.steps_total - record.steps_done, 0.0))
+                hours = left / sps / 3600 if sps > 0 and left == left else 24.0
                 nodes = int((record.spec.get("spec") or {}).get("num_nodes", 1) or 1)
                 wanted.append((p.instance_type, nodes, hours))
     shapes = shapes_to_ask(wanted)

@@ -45,7 +45,7 @@ from costsched.store.signals import THROUGHPUT_COLUMNS
 from costsched.throughput import ThroughputTable, model_key
 from costsched.throughput_rest import MEASURED, PLANNED, RestTable
 from costsched.vocabulary import prefixed
-from costsched.work import assumed_work
+from costsched.work import NOT_KNOWN, own_steps
 
 RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that reported a step
 
@@ -80,7 +80,8 @@ def _measured(records: Iterable[JobRecord], placements: Sequence[Placed],
               table: ThroughputTable | None, readings: Sequence[Reading]
               ) -> tuple[list[JobRecord], list[Speed], dict]:
     """The jobs of `records` that reported a step, their `speed_rows` and their rates."""
-    records = [r for r in records if r.steps_done > 0]
+    # A job whose steps are not its own has no plan's speed in its steps to compare with.
+    records = [r for r in records if r.steps_done > 0 and paced(r.spec)]
     if not records or not placements:
         return [], [], {}
     table = table or ThroughputTable.load()
@@ -267,10 +268,8 @@ def job_paces(store: PriceStore, records: Sequence[JobRecord],
 
 def paced(stored: Mapping) -> bool:
     """Whether a stored job's steps are its own (so its measured speed prices the rest):
-    not an assumed hour of work, nor hours of work on a reference GPU."""
-    spec = stored_spec(dict(stored))
-    return assumed_work(stored) is None and (
-        bool(spec.get("model")) or bool(spec.get("throughputs")) or not spec.get("hours"))
+    not an assumed hour of work, nor hours of work on a reference GPU (`work.own_steps`)."""
+    return own_steps(stored)
 
 
 def rest_table(table: ThroughputTable, model: str, stored: Mapping,
@@ -284,12 +283,17 @@ def rest_table(table: ThroughputTable, model: str, stored: Mapping,
 
 
 def short_work(record: JobRecord) -> str:
-    """Why the rest of a running job cannot be priced when it reported a step beyond the
-    steps it declares (the declared work is short: what is left is not known, never 0);
-    '' otherwise. A job whose steps are not its own (`paced`) is never short."""
+    """Why the rest of a running job cannot be priced: its work is not given (its total is
+    not known: an assumed hour is no measure of what is left), or it reported a step beyond
+    the steps it declares (the declared work is short: what is left is not known, never 0);
+    '' otherwise. A job whose steps are not its own (`paced`) is never short of them."""
+    if record.state != "running":
+        return ""
+    if record.steps_total is None:
+        return f"{NOT_KNOWN}; the rest cannot be priced"
     done = max(float(record.steps_done or 0.0), float(record.checkpoint_step or 0.0))
     total = float(record.steps_total)
-    if record.state != "running" or not done > total or not paced(record.spec):
+    if not done > total or not paced(record.spec):
         return ""
     return (f"reported step {done:,.0f} of {total:,.0f} declared: the declared work is "
             "short; the rest cannot be priced")

@@ -183,6 +183,11 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
         "placements": json_records(charged),
         "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
+        # Recoveries after a preemption: recovery moves, and a gang's nodes replaced in
+        # place (each with when and what was done).
+        "recoveries": s.recoveries,
+        "node_recoveries": [{"at": e.at.isoformat().replace("+00:00", "Z"),
+                             "detail": e.detail} for e in s.node_recoveries],
         "next": s.next or None, "decision": decision_document(s.decision),
         "throughput_flag": throughput_flag,
         # A running job's rest: the speed it is priced at ("measured" or "planned"), and

@@ -33,6 +33,7 @@ from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.passes import memo
 from costsched.store.database import from_epoch_second, from_epoch_seconds
 from costsched.store.schema import job_events, jobs, placements
+from costsched.work import steps_total
 
 PLACEMENT_COLUMNS = [
     "id", "job_id", "cloud", "region", "zone", "instance_type", "market", "os", "gpu_model",
@@ -136,7 +137,7 @@ class JobRecord:
     spec: dict
     state: str
     policy: str
-    steps_total: float
+    steps_total: float | None  # None: its work is not given (`work.steps_total`)
     steps_done: float  # the step the job last reported (0: none reported yet)
     checkpoint_location: str
     checkpoint_step: float | None  # the newest verified checkpoint's step
@@ -253,9 +254,10 @@ def _record(conn: Connection, job_id: int) -> JobRecord:
 
 
 def _to_record(row) -> JobRecord:  # noqa: ANN001 - a SQLAlchemy RowMapping
+    spec = _spec(row["spec"])
     return JobRecord(
-        id=int(row["id"]), name=row["name"], spec=_spec(row["spec"]), state=row["state"],
-        policy=row["policy"], steps_total=float(row["steps_total"]),
+        id=int(row["id"]), name=row["name"], spec=spec, state=row["state"],
+        policy=row["policy"], steps_total=steps_total(spec, row["steps_total"]),
         steps_done=float(row["steps_done"]), checkpoint_location=row["checkpoint_location"],
         checkpoint_step=(None if row["checkpoint_step"] is None
                          else float(row["checkpoint_step"])),

@@ -63,11 +63,12 @@ def with_heartbeat(launcher: Launcher, checkpoint_uri: str, instance: Instance) 
 
 
 def look_after(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
-               at: datetime | None, checkpoint_uri: str = "") -> Instance:
+               at: datetime | None, checkpoint_uri: str = "",
+               said: list | None = None) -> Instance:
     """`instance` as it is once a gone agent was dealt with (unchanged when its agent is
     fine, or another costsched holds the job's lease: it deals with it); a gang's lost
-    nodes replaced first (`gangs.keep`)."""
-    instance = gangs.keep(store, launcher, job_id, instance, at)
+    nodes replaced first (`gangs.keep`, what it did appended to `said`)."""
+    instance = gangs.keep(store, launcher, job_id, instance, at, said)
     instance = with_heartbeat(launcher, checkpoint_uri, instance)
     if not instance.agent or instance.state not in ("running", "pending"):
         return instance

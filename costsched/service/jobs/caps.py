@@ -260,7 +260,7 @@ def _to_end(run: RunningJob, placed: Sequence[PlacementRow], usd_per_hour: float
         return float("nan")
     left, _ = _progress_of(run, run.record.steps_done)
     now = [p for p in placed if p.job_id == run.record.id and p.end_at is None]
-    if left <= 0 or usd_per_hour <= 0 or not now:
+    if left is None or left <= 0 or usd_per_hour <= 0 or not now:
         return 0.0
     row, resolved = now[-1], _resolved(run)
     if resolved is None:  # its stored spec does not resolve: no speed known, no forecast

@@ -86,14 +86,18 @@ class JobNow:
     short: str = ""
 
     @classmethod
-    def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float,
+    def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float | None,
            lost: Collection[OfferingKey] = ()) -> JobNow:
         """The job of `run`, kept to the clouds that can read its checkpoints (`carry`); its
-        checkpoint's size is measured where a move would copy it."""
+        checkpoint's size is measured where a move would copy it. A job whose work is not
+        given (`steps_left` None) is placed by its plan's assumed hour, as its plan ranked
+        the offerings (by the cost of an hour of work); its rest is never priced (`short`):
+        where it runs, it stays."""
         resolved = readable(run.resolved, stores_of(run), run.record.name,
                             current[0] if current else None)
+        left = resolved.job.steps if steps_left is None else steps_left
         return cls(resolved, run.record.created_at, run.record.policy, run.home_region,
-                   current, steps_left, frozenset(lost),
+                   current, left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
                                   if current is not None else None), job_id=run.record.id,
                    short=short_work(run.record))

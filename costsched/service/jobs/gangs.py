@@ -6,7 +6,10 @@ same reconcile pass recovers the job where N nodes fit, as after any preemption.
 
 The placement stays open throughout: the job is charged once per node and placement,
 from the stored price; the lost node's preemption and a zone without capacity are
-recorded in the offerings' availability, as for any instance.
+recorded in the offerings' availability, as for any instance. A node replaced in place is
+a recovery without a move: the job's log keeps it as NODE_RECOVERY (counted with its
+recovery moves: `model.recoveries`), and the reconcile that saw it says it (the daemon's
+log, the recovery notification), as after any preemption.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
-from costsched.model import BOOKED_MARKETS
+from costsched.model import BOOKED_MARKETS, NODE_RECOVERY
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
+    JobEvent,
     _open_placement,
     _placed_offering,
     _running,
@@ -27,9 +31,10 @@ EVENT = "gang"  # the job log's event kind for what happened to a gang's nodes
 
 
 def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
-         at: datetime | None) -> Instance:
+         at: datetime | None, said: list[JobEvent] | None = None) -> Instance:
     """`instance` once its lost nodes were dealt with (unchanged when it lost none, or
-    another costsched holds the job's lease, or a move of the job is under way)."""
+    another costsched holds the job's lease, or a move of the job is under way); what was
+    done is appended to `said`, a line each."""
     if not (instance.lost_nodes or instance.replacing) or instance.state != "running":
         return instance
     when = at or datetime.now(timezone.utc)
@@ -58,16 +63,24 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                           reservation=reservation_of(store.booked.of_job(job_id), offering.key)
                           if offering.market in BOOKED_MARKETS else "")
         try:
-            said = launcher.repair_nodes(instance.id, spec)
+            done = launcher.repair_nodes(instance.id, spec)
         except CapacityError as exc:
             store.availability.record(offering, "capacity", at=when, detail=exc.reason)
-            said = f"{exc}: the gang moves where its nodes fit"
+            done = f"{exc}: the gang moves where its nodes fit"
         after = launcher.status(instance.id)
-        if instance.lost_nodes and after.live:  # kept: its lost node is counted here, once
-            # (a gang ended instead reads as preempted: its recovery counts it)
+        # Kept: its lost node is counted here, once (a gang ended instead reads as
+        # preempted: its recovery move counts it).
+        counted = bool(instance.lost_nodes) and after.live
+        if counted:
             nodes = ", ".join(str(r) for r in instance.lost_nodes)
             store.availability.record(offering, "preempted", at=when,
                                       detail=f"instance {instance.id} node {nodes}")
-        if said:
-            store.jobs.note(job_id, EVENT, f"instance {instance.id}: {said}", at=when)
+            done = done or f"node {nodes} was preempted: replaced where it ran"
+        if done:
+            line = f"instance {instance.id}: {done}"
+            store.jobs.note(job_id, NODE_RECOVERY if counted else EVENT, line, at=when)
+            if said is not None:
+                said.append(JobEvent(job_id, "recovery", line,
+                                     level="info" if after.live else "warning",
+                                     notify="recovery" if counted else ""))
         return after

@@ -22,7 +22,6 @@ from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
 from costsched.vocabulary import did_you_mean, offering_label
-from costsched.work import assumed_work
 
 if TYPE_CHECKING:
     from costsched.policies import OfferingKey
@@ -101,18 +100,19 @@ def _newest_open(placements: pd.DataFrame) -> dict[int, pd.Series]:
             for index, *values in newest.itertuples(name=None)}
 
 
-def steps_left(store: PriceStore, run: RunningJob, at: datetime) -> float:
+def steps_left(store: PriceStore, run: RunningJob, at: datetime) -> float | None:
     """The steps the job has left: its total less the newest step it is known to have
-    reached (`done_step`); all of them before it reports one (never a guess)."""
+    reached (`done_step`); all of them before it reports one (never a guess); None when
+    its work is not given (its total is not known)."""
     return progress(store, run, at)[0]
 
 
-def progress(store: PriceStore, run: RunningJob, at: datetime) -> tuple[float, bool]:
+def progress(store: PriceStore, run: RunningJob, at: datetime) -> tuple[float | None, bool]:
     """(steps left, whether a step of the job's own stands behind them)."""
     return _progress_of(run, store.jobs.get(run.record.id).steps_done)
 
 
-def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float:
+def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float | None:
     """`steps_left` of a job whose record was just read (its step is on the record)."""
     return _progress_of(run, run.record.steps_done)[0]
 
@@ -128,15 +128,17 @@ def done_step(run: RunningJob, reported: float) -> float:
     return max(reported, saved or 0.0, 0.0)
 
 
-def _progress_of(run: RunningJob, reported: float) -> tuple[float, bool]:
+def _progress_of(run: RunningJob, reported: float) -> tuple[float | None, bool]:
     """`progress` from the step the job reported. Until it reports one (setup, or a job
     that writes no step) no step is guessed from the hours it ran: every step is left. A
-    job whose work is assumed (a task that gives none) has every step of its assumed hour
-    left whatever step it reports: its own steps are not that hour's."""
+    job whose work is not given has no total (None), whatever step it reports."""
+    total = run.record.steps_total
+    if total is None:
+        return None, False
     done = done_step(run, reported)
-    if done > 0 and assumed_work(run.record.spec) is None:
-        return max(run.record.steps_total - done, 0.0), True
-    return float(run.record.steps_total), False
+    if done > 0:
+        return max(total - done, 0.0), True
+    return float(total), False
 
 
 def _placed_offering(placement: pd.Series) -> Offering:

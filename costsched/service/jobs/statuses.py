@@ -13,7 +13,7 @@ from functools import cached_property
 from costsched.costs import JobCost, job_costs
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
-from costsched.model import InvalidInput
+from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
 from costsched.passes import one_pass
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
@@ -57,7 +57,9 @@ class JobStatus:
     record: JobRecord
     open_placement: dict | None  # the open placement's fields (offering, since, price, instance)
     instance_state: str  # the launcher's word on it ('' when the job has no instance)
-    steps_left: float  # its total less the step it reported (all of them before one)
+    # Its total less the step it reported (all of them before one); None when its work is
+    # not given (its total is not known).
+    steps_left: float | None
     cost: JobCost  # so far, from the stored prices, summed over every placement
     moves: list[MoveRecord]
     # Why its latest decision (`decision`) moves or keeps it, in dollars ('' when none
@@ -75,6 +77,14 @@ class JobStatus:
     # it: the daemon's re-plan, `costsched migrate`); None before one.
     decision: StoredDecision | None = None
     waits: str = ""  # why a daemon cannot carry its move on (a secret), and the fix
+    # Its gang's nodes lost and replaced in place (the job's NODE_RECOVERY events), oldest
+    # first: recoveries without a move.
+    node_recoveries: tuple[EventRow, ...] = ()
+
+    @property
+    def recoveries(self) -> int:
+        """Its recoveries after a preemption: recovery moves and nodes replaced in place."""
+        return recoveries((m.kind for m in self.moves), len(self.node_recoveries))
 
     @property
     def booked_usd(self) -> float:
@@ -209,6 +219,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
+        nodes_of = _by_job(store.jobs.event_rows(None if every else ids,
+                                                 kinds=[NODE_RECOVERY]))
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
         live = [j for j in ids if runs[j].record.state == "running" and j in open_rows.of]
@@ -237,7 +249,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  stopped_why=_stopped_why(run.record,
                                                           ended_of.get(job_id, [])),
                                  waits=waits.get(job_id) or "",
-                                 trouble=troubles.get(job_id, "")))
+                                 trouble=troubles.get(job_id, ""),
+                                 node_recoveries=tuple(nodes_of.get(job_id, ()))))
         return shown
 
 

@@ -226,7 +226,8 @@ def _step_news(record: JobRecord, step: int | None) -> float | None:
     """The step to store from the job's report (None: no report, or nothing new)."""
     if step is None or step <= 0:
         return None
-    step = min(float(step), record.steps_total)  # a job that runs past its spec is done
+    if record.steps_total is not None:  # a job that runs past its spec is done
+        step = min(float(step), record.steps_total)
     return step if step != record.steps_done else None
 
 

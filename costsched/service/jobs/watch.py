@@ -180,6 +180,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
     gone = []
     lines: dict[int, JobEvent | None] = {}
+    repaired: dict[int, list[JobEvent]] = {}  # a gang's nodes replaced in place
     for run in runs:
         job_id = run.record.id
         if job_id in placed and placed[job_id] in unread:  # not judged gone: said
@@ -190,7 +191,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
         if job_id in placed:
             try:
                 instance = look_after(store, launcher, job_id, instances[placed[job_id]], at,
-                                      run.checkpoint_uri)
+                                      run.checkpoint_uri, repaired.setdefault(job_id, []))
             except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                 lines[job_id] = trouble(job_id, exc)
                 continue
@@ -213,7 +214,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
                                  level="info" if now == "published" else "warning")
     for run in gone:
         lines[run.record.id] = _act_on_gone(store, launcher, run, at)
-    return [lines[i] for i in ids if lines.get(i)]
+    return [e for i in ids for e in (*repaired.get(i, ()), lines.get(i)) if e]
 
 
 def _statuses(launcher: Launcher, instance_ids: list[str],
