@@ -60,9 +60,10 @@ def test_a_stopped_job_is_compared_on_the_steps_it_made_up_to_its_stop(stopped) 
     assert row["done"] == pytest.approx(900 / STEPS)
     assert row["usd"] == pytest.approx(0.6)  # its one placement: 0 to 0.6 h at $1/h
     assert row["expected_usd"] == pytest.approx(plan["expected_usd"] * 900 / STEPS)
-    # From its first step read to the step it reached by its stop.
-    assert row["training_hours"] == pytest.approx(0.5)
-    assert row["expected_training_hours"] == pytest.approx(plan["expected_hours"] * 899 / STEPS)
+    # The work done (900 steps) at the pace measured from its first step read (step 1 at
+    # 0.1 h) to the step it reached by its stop: 899 steps in 0.5 h.
+    assert row["training_hours"] == pytest.approx(0.5 * 900 / 899)
+    assert row["expected_training_hours"] == pytest.approx(plan["expected_hours"] * 900 / STEPS)
 
 
 def test_a_job_started_again_adds_up_both_placements_and_not_the_stop(stopped) -> None:
@@ -74,7 +75,8 @@ def test_a_job_started_again_adds_up_both_placements_and_not_the_stop(stopped) -
     assert row["state"] == "running" and row["done"] == pytest.approx(1620 / STEPS)
     assert row["usd"] == pytest.approx(0.6 + 0.5)  # 0-0.6 h and 2.0-2.5 h, not between
     assert row["expected_usd"] == pytest.approx(plan["expected_usd"] * 1620 / STEPS)
-    assert row["training_hours"] == pytest.approx(0.5 + 0.4)
+    # 1,619 steps read over 0.5 + 0.4 h of training, not the 1.4 h stopped between.
+    assert row["training_hours"] == pytest.approx((0.5 + 0.4) * 1620 / (899 + 720))
     assert row["expected_training_hours"] == pytest.approx(
-        plan["expected_hours"] * (899 + 720) / STEPS)
+        plan["expected_hours"] * 1620 / STEPS)
     assert row["preemptions"] == 0  # a start is no recovery
