@@ -89,7 +89,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
     """Each budgeted job of `jobs` against each budget it joins, with the offering it would
     be placed on now (the planner's first choice, or the `offering` the user named)."""
     states = {s.name: s for s in budget_states(store, config, at, interval_seconds)}
-    table = table_with_measured(store)
+    table = None  # read for the first budgeted job: most launches have none
     market = market_at(store, at)
     out = []
     specs = job_specs(jobs, envs=envs)
@@ -106,6 +106,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
                               f"raise constraints.budget in {source}"))
         if not wanted:
             continue
+        table = table if table is not None else table_with_measured(store)
         resolved = resolve(spec, table, at, source=source)
         plan = plan_job(resolved, market.offerings_for(resolved))
         choices = picked(plan.choices if not plan.choices.empty else plan.ranked,
