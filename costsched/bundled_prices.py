@@ -25,6 +25,7 @@ from pathlib import Path
 from costsched import clouds
 from costsched.amounts import per_hour
 from costsched.catalog_version import CATALOG_VERSION
+from costsched.kept import kept
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.spot_market import PARTIAL, bundled_place_holds, bundled_spot_holds
 from costsched.vocabulary import choose, did_you_mean
@@ -251,7 +252,12 @@ def _spot(stamp: tuple[str, int, int] | None) -> list[dict]:
 def _changes() -> dict[tuple[str, str, str], list[tuple[datetime, str]]]:
     """(cloud, instance type, market) -> [(day, what changed)], oldest first: each time a
     bundled price of the type in one place (region, zone) differed by more than
-    PRICE_CHANGE from the place's previous bundled price. Every type, GPU or CPU."""
+    PRICE_CHANGE from the place's previous bundled price. Every type, GPU or CPU. Kept
+    between runs (`costsched.kept`): a function of the bundled files alone."""
+    return kept("bundled-price-changes", _read_changes)
+
+
+def _read_changes() -> dict[tuple[str, str, str], list[tuple[datetime, str]]]:
     out: dict[tuple[str, str, str], list[tuple[datetime, str]]] = {}
     for name, market in (("on_demand_prices.csv", "on_demand"), ("spot_prices.csv", "spot")):
         rows = sorted(((as_of_time(r["as_of"]), float(r["usd_per_hour"]), r)

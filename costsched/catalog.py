@@ -7,6 +7,8 @@ its notice). This is the embedded default when no prices were collected.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -23,6 +25,7 @@ from costsched.bundled_prices import (  # noqa: F401
     gpu_model_name,
 )
 from costsched.catalog_version import CATALOG_VERSION  # noqa: F401
+from costsched.kept import kept
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 
@@ -56,10 +59,25 @@ def reload() -> None:
         loader.cache_clear()
 
 
+def _kept(name: str, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """A frame of the bundled files and the discovered-types file, kept between runs
+    (`costsched.kept`: computed again when either changes)."""
+    import numpy
+    import pandas
+
+    arrow = sys.modules.get("pyarrow")  # (pandas's string columns, when it is installed)
+    return kept(f"catalog-{name}", compute, [discovered_path()],
+                also=(pandas.__version__, numpy.__version__, getattr(arrow, "__version__", "")))
+
+
 @cache
 def _all_types() -> pd.DataFrame:
     """Every instance type, GPU and CPU (gpu_count 0, gpu_model ""): the bundled ones, then
     the discovered ones the bundled files do not name."""
+    return _kept("types", _read_types)
+
+
+def _read_types() -> pd.DataFrame:
     types = check_types(_read("instance_types.csv"), "instance_types.csv")
     found = discovered_types()
     if not found.empty:
@@ -146,8 +164,8 @@ def require(cloud: str, instance_type: str) -> dict:
 def on_demand_observations(include_cpu: bool = False) -> pd.DataFrame:
     """The catalog's on-demand prices as an observation frame (zone "" = regional price);
     GPU types only unless `include_cpu`."""
-    listed = on_demand_prices(include_cpu)
-    return _observations(listed, "", "on_demand", CATALOG_SOURCE)
+    return _kept(f"on-demand-{'all' if include_cpu else 'gpu'}", lambda: _observations(
+        on_demand_prices(include_cpu), "", "on_demand", CATALOG_SOURCE))
 
 
 @cache
@@ -179,6 +197,11 @@ def spot_observations(include_cpu: bool = False) -> pd.DataFrame:
     fallback before any collection, dated by the day it was read or the month it was
     published for (price history where a source was read on many days). The source column
     says where each figure comes from. GPU types only unless `include_cpu`."""
+    return _kept(f"spot-{'all' if include_cpu else 'gpu'}",
+                 lambda: _spot_observations(include_cpu))
+
+
+def _spot_observations(include_cpu: bool) -> pd.DataFrame:
     listed = _read("spot_prices.csv").merge(instance_types(include_cpu),
                                             on=["cloud", "instance_type"], how="inner")
     zones = ["" if pd.isna(z) else str(z) for z in listed["zone"]]

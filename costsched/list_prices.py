@@ -21,12 +21,17 @@ def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:
     listed (a list price newer than `at` is a better guess than none)."""
     if at is None:  # asked for every file an import validates: computed once per catalog
         return _newest()[0].copy()
-    return _listed(at)
+    observed, when = catalog.on_demand_observations(), utc(at)
+    if not _AT or _AT[0] is not observed or _AT[1] != when:  # a plan asks twice for its time
+        _AT[:] = [observed, when, _listed(at)]
+    return _AT[2].copy()
 
 
 # (the catalog frame, its newest list prices, the same by type): recomputed when the
 # catalog frame is another object.
 _NEWEST: list = []
+# (the catalog frame, a time, the list prices as of it): the last time asked for.
+_AT: list = []
 
 
 def _newest() -> tuple[pd.DataFrame, pd.Series]:

@@ -217,9 +217,11 @@ def observed_rates(store: PriceStore, at: datetime, *,
     GPU model, count) from the store's preemption traces and probe logs before `at`, where
     at least `min_hours` were observed in the region; None when no region was. The
     decision model pools them from zone to cloud (`costsched.optimize.hazard`)."""
-    rates = preemption_rates(store.spot_availability.spells(kinds=RUNNING_KINDS, end=at),
-                             ("cloud", "region", "zone", "instance_type", "gpu_model",
-                              "gpu_count"))
+    lives = store.spot_availability.spells(kinds=RUNNING_KINDS, end=at)
+    if lives.empty:  # (most stores: no traces or probe logs imported)
+        return None
+    rates = preemption_rates(lives, ("cloud", "region", "zone", "instance_type", "gpu_model",
+                                     "gpu_count"))
     region_hours = rates.groupby(["cloud", "region"])["hours"].transform("sum")
     rates = rates[region_hours >= min_hours]
     return rates.reset_index(drop=True) if len(rates) else None

@@ -163,6 +163,10 @@ def make_engine(url: str, limits: StoreLimits | None = None) -> Engine:
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", partial(_sqlite_pragmas, limits.busy_seconds))
         event.listen(engine, "begin", partial(_sqlite_begin, watch))
+    if engine.dialect.name == "postgresql":
+        from costsched.store.schema import for_postgresql
+
+        for_postgresql()
     if watched is not None:
         event.listen(engine, "do_connect", watched)
     event.listen(engine, "handle_error", partial(_translate, where))

@@ -96,7 +96,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
     launch's, which keep the job to the clouds that can read its checkpoints, as the launch
     does."""
     states = {s.name: s for s in budget_states(store, config, at, interval_seconds)}
-    table = table_with_measured(store)
+    table = None  # read for the first budgeted job: most launches have none
     market = market_at(store, at)
     out = []
     specs = job_specs(jobs, envs=envs)
@@ -114,6 +114,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
                               f"raise {key} in {source}"))
         if not wanted:
             continue
+        table = table if table is not None else table_with_measured(store)
         resolved = resolve(spec, table, at, source=source)
         if launcher is not None:  # kept to the clouds that can read its checkpoints
             resolved = readable(resolved, launch_stores(spec.checkpoint.location,

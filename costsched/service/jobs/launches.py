@@ -22,7 +22,7 @@ from costsched.service.deadline_jobs import (
 from costsched.service.estimates import record_landed, record_launch
 from costsched.service.glance import MASKED_AT_SOURCE
 from costsched.service.jobs.carry import launch_stores, readable
-from costsched.service.jobs.decider import JobNow, Market, place
+from costsched.service.jobs.decider import JobNow, market_at, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     _running,
@@ -99,7 +99,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                 if mine:  # else a reconciler resumed it already (it carries it on)
                     _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
                     # What its plan predicts, kept beside what it will do.
-                    record_launch(store, record_id, resolved, when, Market(store, when).rates)
+                    record_launch(store, record_id, resolved, when, market_at(store, when).rates)
             launched.append(record_id)
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)

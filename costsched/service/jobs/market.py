@@ -78,7 +78,9 @@ class Market:
 
     @cached_property
     def _prepared(self) -> pd.DataFrame:
-        return prepare(self.frame, self.rates)
+        # Inside a pass, the offerings the launch's estimate ranks too (`service.estimates`).
+        return memo(("prepared", self.store.url, self.when),
+                    lambda: prepare(self.frame, self.rates), shared=True)
 
     @cached_property
     def _cpu_prepared(self) -> pd.DataFrame:
