@@ -319,7 +319,8 @@ def test_a_preempted_node_is_replaced_in_place_through_the_service(aws, calls,
     store, job, launcher, first = launched_gang(aws, tmp_path)
     rank0 = launcher.nodes(first)[0].id
     lose_rank1(launcher, first)
-    assert service.reconcile(store, launcher) == []
+    [said] = service.reconcile(store, launcher)  # the replacement, said once (a recovery)
+    assert "node 1 was lost: replaced in us-east-1a, the other nodes kept" in said, said
     assert len(calls.runs) == 3 and len(live_records(aws)) == 2 and not calls.commands
     attempt = launcher.status(first).attempt
     uri, digest = f"s3://{BUCKET}/jobs/job-{job.id}", cloud_gang.digest(job.id, attempt)
@@ -349,7 +350,8 @@ def test_no_capacity_to_replace_a_node_recovers_the_job_as_a_new_gang(
     store, job, launcher, first = launched_gang(aws, tmp_path)
     lose_rank1(launcher, first)
     calls.fail_run = 3
-    assert service.reconcile(store, launcher) == []  # rank 0 checkpoints first
+    [said] = service.reconcile(store, launcher)  # rank 0 checkpoints first
+    assert said.endswith("the gang moves where its nodes fit"), said
     assert len(calls.commands) == 1 and len(live_records(aws)) == 1
     calls.fail_run = None
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)

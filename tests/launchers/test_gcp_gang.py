@@ -351,7 +351,8 @@ def test_through_the_service_no_capacity_to_replace_a_node_brings_a_new_gang(
     fake.fail_nth = (3, exceptions.from_http_status(  # and no capacity to insert it again
         400, "The zone does not have enough resources available",
         errors=[compute_v1.Errors(code="ZONE_RESOURCE_POOL_EXHAUSTED", message="details")]))
-    assert service.reconcile(store, launcher) == []  # rank 0 checkpoints first
+    [said] = service.reconcile(store, launcher)  # rank 0 checkpoints first
+    assert said.endswith("the gang moves where its nodes fit"), said
     fake.fail_nth = None
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
     done = service.reconcile(store, launcher)
@@ -388,7 +389,8 @@ def test_through_the_service_a_preempted_node_is_replaced_in_place(tmp_path, fak
     rank0 = launcher.nodes(first)[0].id
     rank1 = launcher.nodes(first)[1].id.split("/")[1]
     del fake.store[("us-central1-a", rank1)]  # preempted: Compute Engine deleted it
-    assert service.reconcile(store, launcher) == []
+    [said] = service.reconcile(store, launcher)  # the replacement, said once
+    assert "node 1 was lost: replaced in us-central1-a, the other nodes kept" in said, said
     assert len(fake.inserted) == 3 and len(fake.store) == 2  # one replacement, N alive
     assert fake.inserted[2].instance_resource == fake.inserted[1].instance_resource
     uri = store.jobs.get(job.id).checkpoint_location

@@ -75,12 +75,16 @@ def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,
         steps += [last.step] if last.step is not None and last.step > 0 else []
         saved += [last.checkpoint_step] if last.checkpoint_step is not None else []
     record = store.jobs.get(job_id)
-    step = min(float(max(steps, default=record.steps_done)), record.steps_total)
+
+    def within(value: float) -> float:  # a job that ran past its total is done
+        total = record.steps_total  # None: its work is not given
+        return float(value) if total is None else min(float(value), total)
+
+    step = within(max(steps, default=record.steps_done))
     if step != record.steps_done:  # reached by the stop: its placement trained until then
         store.jobs.record_steps({job_id: step}, at=at)
     if saved:  # a newly published checkpoint, its step: logged with the step reported
-        store.jobs.record_progress(job_id, step, at=at,
-                                   checkpoint_step=min(float(max(saved)), record.steps_total))
+        store.jobs.record_progress(job_id, step, at=at, checkpoint_step=within(max(saved)))
 
 
 def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:
