@@ -9,6 +9,9 @@ HTML), the dashboard and every message.
 - The same amount reads the same wherever it stands: zero is '$0.00' at any precision
   (it needs no decimals; a just-launched job's $0 is '$0.00' in every table), and an
   amount below the last decimal is '<$0.0001' ('-<$0.0001' below zero), alone or not.
+- A cost the user weighs (`decimals_kept`: a job's expected cost at launch, the cost of
+  staying against moving): under a dime, at MAX_DECIMALS ('$0.0129', not '$0.01'), so
+  that it reads as the plan's table wrote it and two such costs never read alike.
 - Parts of a total (`parts_of`): each within one unit of the last decimal of its exact
   value, so that they visibly add up to the total as written.
 - Hours times a price (`hours_times`): the hours with the decimals that make their
@@ -43,6 +46,7 @@ HOURS_MOST = 8  # the most decimals hours take to make a product add up
 # '<$0.0001', as they do a moment later, not '$0.00'.
 NOISE = 1e-8
 SIGNIFICANT = 2  # digits an amount under a cent keeps
+SMALL_USD = 0.10  # under a dime, a cost the user weighs keeps MAX_DECIMALS
 
 
 def _known(value: float | None) -> bool:
@@ -60,6 +64,13 @@ def decimals(values: Iterable[float | None], most: int = MAX_DECIMALS) -> int:
         if size < 0.01:
             need = max(need, -math.floor(math.log10(size)) + SIGNIFICANT - 1)
     return min(need, most)
+
+
+def decimals_kept(values: Iterable[float | None]) -> int:
+    """`decimals(values)`, or MAX_DECIMALS when one of them is under a dime (and not zero),
+    where cents alone would lose a tenth of it or more."""
+    small = any(_known(v) and NOISE <= abs(float(v)) < SMALL_USD for v in values)  # type: ignore[arg-type]
+    return MAX_DECIMALS if small else decimals(values)
 
 
 def _figure(value: float, places: int, unit: str = "") -> str:

@@ -73,16 +73,22 @@ def parse_gpu(value: str) -> tuple[str, int]:
     return gpu_model_name(name), int(n)
 
 
+def _typed(value: float) -> str:
+    """A number as a task file most likely typed it: -100, not the -100.0 it was read as."""
+    whole = math.isfinite(value) and float(value).is_integer() and abs(value) < 1e15
+    return str(int(value)) if whole else repr(value)
+
+
 def _positive(value: float | None, what: str, most: float) -> float | None:
     if value is not None and (not math.isfinite(value) or value <= 0 or value > most):
-        raise ValueError(f"{value!r}: expected a positive {what} of at most {most:g}")
+        raise ValueError(f"{_typed(value)}: expected a positive {what} of at most {most:g}")
     return value
 
 
 def _amount(value: float, what: str, most: float) -> float:
     """A finite amount from 0 to `most`."""
     if not math.isfinite(value) or value < 0 or value > most:
-        raise ValueError(f"{value!r}: expected {what} from 0 to {most:g}")
+        raise ValueError(f"{_typed(value)}: expected {what} from 0 to {most:g}")
     return value
 
 

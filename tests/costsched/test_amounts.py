@@ -143,3 +143,21 @@ def test_a_budget_reads_as_the_user_set_it() -> None:
     # The report's table of jobs near their budget: the budget as set, the spend at its own.
     assert format_cell("budget_usd", 2.0, {"usd": 4}) == "$2.00"
     assert format_cell("spent_usd", 1.6, {"usd": 4}) == "$1.6000"
+
+
+def test_the_cost_of_staying_reads_alike_with_and_without_a_move_asked() -> None:
+    stays = Decision(AT, "dynamic-aware", HERE, HERE, None, 0.9, 0.0425, 0.0425)
+    move = MovePrice(egress_usd=0.0, restart_usd=0.0005, lost_work_usd=0.0001,
+                     overlap_usd=0.0)
+    asked = Decision(AT, "dynamic-aware", HERE, THERE, None, 0.9, 0.0425,
+                     0.0071 + float(move.total), move=move)
+    assert "stay: $0.0425 expected here" in move_reason(stays, 0.05)
+    assert "$0.0425 expected here" in move_reason(asked, 0.05, asked=True)
+
+
+def test_a_cost_under_a_dime_keeps_its_digits() -> None:
+    from costsched.amounts import decimals_kept
+
+    assert decimals_kept([0.0129, 5.0]) == 4
+    assert decimals_kept([0.5, 12.0]) == 2
+    assert decimals_kept([0.0, 1.0]) == 2

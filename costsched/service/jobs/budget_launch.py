@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from costsched.amounts import usd_all
+from costsched.amounts import decimals_kept, usd
 from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
 from costsched.lazy import pandas as pd
@@ -57,10 +57,14 @@ class LaunchFit:
         """Whether even the pessimistic cost fits."""
         return self.pessimistic_usd <= self.left_usd
 
+    def places(self) -> int:
+        """One precision for the line's amounts, at which a small cost keeps its digits."""
+        return decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd])
+
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
-        expected, pessimistic, left = usd_all(self.expected_usd, self.pessimistic_usd,
-                                              self.left_usd)
+        expected, pessimistic, left = (usd(v, self.places()) for v in
+                                       (self.expected_usd, self.pessimistic_usd, self.left_usd))
         return (f"job {self.job}: expected {expected}, pessimistic {pessimistic} "
                 f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
                 f"{self.budget}: {verdict}"

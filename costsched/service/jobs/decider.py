@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 
-from costsched.amounts import MAX_DECIMALS, decimals, usd
+from costsched.amounts import MAX_DECIMALS, decimals, decimals_kept, usd
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
@@ -460,7 +460,7 @@ def move_reason(choice: Decision, margin: float, asked: bool = False) -> str:
     """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-'), the
     move's price itemised; the amounts of a line at one precision (they add up)."""
     diff = choice.choice_usd - choice.stay_usd
-    places = decimals([choice.stay_usd, choice.choice_usd, diff, *_parts(choice)])
+    places = decimals_kept([choice.stay_usd, choice.choice_usd, diff, *_parts(choice)])
     stay, there = usd(choice.stay_usd, places), usd(choice.choice_usd, places)
     where = label(choice.choice)
     if asked:

@@ -102,3 +102,13 @@ def test_a_launch_refused_for_its_name_says_nothing_of_its_budget(
     with pytest.raises(InvalidInput, match=rf"^job name 'long': job {running} of that name "
                                            r"is pending; stop it first or choose another"):
         launch_fits(priced, [job], BudgetsConfig(), AT)
+
+
+def test_a_small_cost_keeps_its_digits_on_the_budget_line() -> None:
+    from costsched.service.jobs.budget_launch import LaunchFit
+
+    line = LaunchFit("train", "its own budget", 0.0129, 0.0149, 0.014).line()
+    assert "expected $0.0129, pessimistic $0.0149" in line
+    assert "against $0.0140 left" in line and line.endswith("may not fit")
+    big = LaunchFit("train", "its own budget", 12.5, 14.0, 20.0).line()
+    assert "expected $12.50, pessimistic $14.00" in big and "$20.00 left" in big
