@@ -21,7 +21,8 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     and placement-neutral resources kept. `bucket_source`: a bucket mount's source as
     SkyPilot reads it (an az:// container written as its account's URL). `written`: the
     task as its file wrote it (parsed YAML), whose envs, ports, labels and job recovery
-    are written back as they were (a number stays a number, a quoted one text) where the job keeps them."""
+    are written back as they were (a number stays a number, a quoted one text) where the
+    job keeps them."""
     written = written if isinstance(written, Mapping) else {}
     instance_type = str(offering["instance_type"]).split("+", 1)[0]
     infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
