@@ -48,7 +48,7 @@ from costsched.model import ALL_MARKETS, CLOUDS, Constraints, InvalidInput, Job,
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
-from costsched.spec_errors import as_written, first_error, yaml_kind
+from costsched.spec_errors import all_errors, as_written, yaml_kind
 from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
 from costsched.vocabulary import choose
 from costsched.work import CPU_REFERENCE, Work
@@ -562,7 +562,7 @@ def parse(data: Any, source: str = "<spec>") -> JobSpec:
                  else source)
         task = data.get("task")
         sky = isinstance(task, dict) and task.get("sky") is True
-        raise InvalidInput(first_error(where, exc, sky, JobSpec)) from None
+        raise InvalidInput(all_errors(where, exc, sky, JobSpec)) from None
 
 
 def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from costsched import clouds
@@ -29,7 +30,12 @@ from costsched import skypilot_fields as fields
 from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
 from costsched.model import InvalidInput
 from costsched.skypilot_fields import Fail
-from costsched.skypilot_resources import first_gpu, read_resources
+from costsched.skypilot_resources import (
+    OLDER_NAMES,
+    RESOURCE_FIELDS,
+    first_gpu,
+    read_resources,
+)
 from costsched.spec_errors import error_words, unknown_field
 from costsched.vocabulary import did_you_mean
 
@@ -96,6 +102,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         if key in NOT_DONE:
             raise fail(str(key), NOT_DONE[str(key)])
         if key not in TASK_FIELDS and key not in UNUSED:
+            _not_in_section(str(key), str(key), doc[key], fail)
             raise fail(str(key), "not a field costsched reads; accepted: "
                        + ", ".join(TASK_FIELDS) + did_you_mean(str(key), TASK_FIELDS))
     nodes = doc.get("num_nodes", 1)
@@ -127,6 +134,9 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     if not isinstance(resources, dict):
         raise fail("resources", f"expected a mapping (accelerators, infra, ...), got "
                    f"{type(resources).__name__}")
+    for key in resources:
+        if key not in RESOURCE_FIELDS and key not in OLDER_NAMES:
+            _not_in_section(str(key), f"resources.{key}", resources[key], fail)
     scope, order, kept = read_resources(resources, fail)
     # a bucket named without its store: the task's one cloud's store, else S3
     cloud_default = {"gcp": "gcs", "azure": "azure"}.get(
@@ -232,6 +242,17 @@ def _mount_readers(mounts: list[dict], given: set[str], fail: Fail) -> tuple[set
         return given, ""
     return {cloud}, (f"file_mounts.{path}: a bucket of {cloud}, read by {cloud} instances "
                      f"only: planned on {cloud}")
+
+
+def _not_in_section(key: str, where: str, value: Any, fail: Fail) -> None:
+    """A costsched setting written outside the costsched: section (`budget: 4` at the top
+    or under resources) is refused with where it goes."""
+    if key not in _Section.model_fields:
+        return
+    written = yaml.safe_dump({key: value}, default_flow_style=True, width=1000).strip()
+    written = written if len(written) <= 60 else f"{{{key}: ...}}"
+    raise fail(where, f"a costsched setting, not a SkyPilot field: write it in the task's "
+               f"costsched: section (costsched: {written})")
 
 
 def _workdir(value: Any, values: Mapping[str, str | None], fail: Fail,

@@ -20,8 +20,9 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     type, market): its name, workdir, nodes, setup, run, envs, secrets' names, file mounts
     and placement-neutral resources kept. `bucket_source`: a bucket mount's source as
     SkyPilot reads it (an az:// container written as its account's URL). `written`: the
-    task as its file wrote it (parsed YAML), whose envs, ports and labels are written back
-    as they were (a number stays a number, a quoted one text) where the job keeps them."""
+    task as its file wrote it (parsed YAML), whose envs, ports, labels and job recovery
+    are written back as they were (a number stays a number, a quoted one text) where the
+    job keeps them."""
     written = written if isinstance(written, Mapping) else {}
     instance_type = str(offering["instance_type"]).split("+", 1)[0]
     infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
@@ -47,6 +48,10 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
         resources["ports"] = _ports_as_written(resources["ports"], as_given.get("ports"))
     if "labels" in resources:
         resources["labels"] = _as_written(resources["labels"], as_given.get("labels"))
+    # The recovery strategy (checked when the task was read) as written, by its new name.
+    recovery = as_given.get("job_recovery", as_given.get("spot_recovery"))
+    if recovery is not None:
+        resources["job_recovery"] = recovery
     task["resources"] = resources
     if spec.num_nodes > 1:
         task["num_nodes"] = spec.num_nodes

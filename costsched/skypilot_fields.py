@@ -269,7 +269,8 @@ def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[s
                 store = cloud_default
             if store not in BUCKET_STORES:
                 raise fail(f"{where}.store", f"{source.get('store')!r}: costsched mounts "
-                           "buckets of s3, gcs and azure; others run with `sky launch`")
+                           "buckets of s3, gcs and azure; others run with `sky launch`"
+                           + did_you_mean(store, BUCKET_STORES))
             return f"{BUCKET_STORES[store]}{source['name']}", mode
         if not source.get("source"):
             raise fail(where, "expected source (a bucket or local path) or name (a bucket)")

@@ -154,21 +154,23 @@ def error_words(error: Mapping[str, Any], longest: int | None = None) -> str:
     return f"{given}: {words}"
 
 
-def first_error(source: str, exc: ValidationError, sky: bool, root: type[BaseModel]) -> str:
-    """The first of `exc`'s errors of a `root` model (the job spec) in one line."""
-    errors = exc.errors()
-    first = errors[0]
-    field = ".".join(str(p) for p in first["loc"])
-    msg = error_words(first, _max_length(first["loc"], root))
+def all_errors(source: str, exc: ValidationError, sky: bool, root: type[BaseModel]) -> str:
+    """Every one of `exc`'s errors of a `root` model (the job spec) in one line, each
+    naming its field, so that one run shows all that needs fixing."""
+    return f"{source}: " + "; ".join(_one_error(e, sky, root) for e in exc.errors())
+
+
+def _one_error(error: Mapping[str, Any], sky: bool, root: type[BaseModel]) -> str:
+    field = ".".join(str(p) for p in error["loc"])
+    msg = error_words(error, _max_length(error["loc"], root))
     if not field:  # a rule across fields: named by the field its words begin with
         head = msg.split(" ", 1)[0].rstrip(":")
         field = head if head in root.model_fields else ""
-    if first["type"] == "extra_forbidden":
-        known = _known_fields(first["loc"], root)
-        msg = unknown_field(str(first["loc"][-1]), known)
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    if error["type"] == "extra_forbidden":
+        known = _known_fields(error["loc"], root)
+        msg = unknown_field(str(error["loc"][-1]), known)
     named = f"field {as_written(field, sky)}: " if field else ""
-    return f"{source}: {named}{msg}{more}"
+    return f"{named}{msg}"
 
 
 def _max_length(loc: tuple, root: type[BaseModel]) -> int | None:

@@ -173,8 +173,14 @@ def _not_there(path: Path) -> str:
     if not folder.is_dir():
         close = _close(folder, [p for p in _listed(folder.parent) if p.is_dir()])
         return f"{path}: no such file (no folder {folder}{close})"
-    return f"{path}: no such file" + _close(path, [
-        p for p in _listed(folder) if p.is_file() and p.suffix.lower() in (".yaml", ".yml")])
+    return f"{path}: no such file" + close_files(path, (".yaml", ".yml"))
+
+
+def close_files(path: Path, suffixes: tuple[str, ...] = ()) -> str:
+    """'; did you mean 'dir/b.csv'?' naming the files beside `path` (those ending in one of
+    `suffixes`, any file when none is given) whose names are close to its; '' if none."""
+    return _close(path, [p for p in _listed(path.parent) if p.is_file() and (
+        not suffixes or p.suffix.lower() in suffixes)])
 
 
 def _listed(folder: Path) -> list[Path]:

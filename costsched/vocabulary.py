@@ -5,7 +5,7 @@ that matches nothing is answered with the close ones ("did you mean ...?")."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from difflib import get_close_matches
+from difflib import SequenceMatcher, get_close_matches
 
 
 def folded(value: str) -> str:
@@ -73,11 +73,31 @@ def closest(value: str, names: Iterable[str], cutoff: float | None = None) -> li
         cutoff = cutoff if cutoff is not None else 0.5 if len(key) <= 2 else 0.6
         by_fold = {folded(n): n for n in names}
         by_base = {_letters(n.split("(")[0]): n for n in reversed(names)}
-        close = [by_fold[c] for c in get_close_matches(folded(value), list(by_fold), n=3,
-                                                       cutoff=cutoff)]
-        close = close or [by_base[c] for c in get_close_matches(key, list(by_base), n=3,
-                                                                cutoff=cutoff)]
+        close = [by_fold[c] for c in _alike(folded(value), list(by_fold), cutoff)]
+        close = close or [by_base[c] for c in _alike(key, list(by_base), cutoff)]
     return close
+
+
+def _alike(value: str, names: list[str], cutoff: float) -> list[str]:
+    """The 3 of `names` most alike `value`; of those difflib finds as alike, the fewest
+    typing slips away first ('us-east-1' for 'us-esat-1', a swap, before 'us-west-1')."""
+    found = get_close_matches(value, names, n=len(names) or 1, cutoff=cutoff)
+    ratio = {n: round(SequenceMatcher(None, value, n).ratio(), 9) for n in found}
+    return sorted(found, key=lambda n: (-ratio[n], _slips(value, n)))[:3]
+
+
+def _slips(a: str, b: str) -> int:
+    """Typing slips from `a` to `b`: characters added, dropped or changed, or two
+    neighbours swapped (each one slip; the optimal string alignment distance)."""
+    before, row = None, list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        now = [i]
+        for j, y in enumerate(b, 1):
+            now.append(min(row[j] + 1, now[j - 1] + 1, row[j - 1] + (x != y)))
+            if before is not None and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                now[j] = min(now[j], before[j - 2] + 1)
+        before, row = row, now
+    return row[-1]
 
 
 def _letters(value: str) -> str:

@@ -26,6 +26,7 @@ from costsched.cli.common import (
     print_json,
     split_csv,
 )
+from costsched.model import InvalidInput
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +46,8 @@ SUPERSEDED_NOTE = (f"{SUPERSEDED_MARK} superseded: a newer bundled price of the 
 @friendly_errors
 def gpus(
     gpu: Annotated[str | None, typer.Argument(
-        help="A GPU model (A100, v100, nvidia-tesla-t4): list its offerings.",
+        help="A GPU model (A100, v100, nvidia-tesla-t4), or MODEL:COUNT (T4:1) as the "
+             "table writes it: list its offerings.",
         show_default=False)] = None,
     cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.",
                                                     show_default=False)] = None,
@@ -57,8 +59,11 @@ def gpus(
 ) -> None:
     """GPU models and counts with the cheapest on-demand and spot price now, where, and how
     old each price is (stored prices, else the bundled list prices and spot snapshot)."""
+    model, count = _model_and_count(gpu)
     with options(cloud="--cloud", at="--at"):
-        rows = _rows(db, gpu, at, split_csv(cloud))
+        rows = _rows(db, model, at, split_csv(cloud))
+    if count is not None:
+        rows = _of_count(rows, model or "", count)
     if json_out:
         print_json({"gpu": gpu, "rows": rows})
         return
@@ -76,6 +81,27 @@ def gpus(
     for note in quota_notes:
         console.print(note, highlight=False, soft_wrap=True)
     console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False)
+
+
+def _model_and_count(gpu: str | None) -> tuple[str | None, int | None]:
+    """'T4' -> ('T4', None): every count; 'T4:1' -> ('T4', 1), as the summary writes it."""
+    if gpu is None or ":" not in gpu:
+        return gpu, None
+    from costsched.jobspec import parse_gpu
+
+    try:
+        return parse_gpu(gpu)
+    except ValueError as exc:
+        raise InvalidInput(f"argument GPU: {exc}") from None
+
+
+def _of_count(rows: list[dict[str, Any]], model: str, count: int) -> list[dict[str, Any]]:
+    kept = [r for r in rows if r["gpu_count"] == count]
+    if rows and not kept:
+        counts = ", ".join(str(n) for n in sorted({int(r["gpu_count"]) for r in rows}))
+        raise InvalidInput(f"argument GPU: no {model}:{count} offering is priced; "
+                           f"{model} comes in counts {counts}")
+    return kept
 
 
 def _rows(db: str | None, gpu: str | None, at: str | None,

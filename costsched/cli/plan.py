@@ -104,7 +104,7 @@ def plan(
     if moved_from is not None and explain is None:
         raise InvalidInput(f"--from {moved_from!r}: prices a move to the offering --explain "
                            "names: expected --explain OFFERING with it")
-    _check_options(objective, deadline, budget, emit)  # before the files and the planner
+    _check_options(objective, deadline, budget, emit, json_out)  # before the files and the planner
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
         specs = read_jobs(jobs, report)
@@ -182,8 +182,9 @@ def _quota_cost_json(ranked: pd.DataFrame) -> dict | None:
 
 
 def _check_options(objective: str, deadline: str | None, budget: float | None,
-                   emit: str | None) -> None:
-    """One line refusing a bad --objective, --deadline, --budget or --emit at once, before
+                   emit: str | None, json_out: bool = False) -> None:
+    """One line refusing a bad --objective, --deadline, --budget or --emit (or --emit with
+    --json, whose output is the task files, not JSON) at once, before
     anything heavy loads (the service checks them again for its other callers)."""
     from costsched.durations import parse_hours
     from costsched.optimize import objectives
@@ -201,6 +202,9 @@ def _check_options(objective: str, deadline: str | None, budget: float | None,
         raise InvalidInput(f"--budget {budget:g}: expected a positive amount of USD")
     if emit is not None and emit != "sky":
         raise InvalidInput(f"--emit {emit!r}: expected sky")
+    if emit is not None and json_out:
+        raise InvalidInput(f"--emit {emit} prints SkyPilot task YAML, not JSON: expected "
+                           "--emit or --json, not both")
 
 
 @contextmanager

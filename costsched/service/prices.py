@@ -16,6 +16,7 @@ from costsched.prices import SPOT_PLACE, partial_source, prices_at
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
 from costsched.service.values import regions as known_regions
+from costsched.taskfile import close_files
 
 EXPORT_SUFFIXES = (".csv", ".parquet")
 
@@ -131,9 +132,11 @@ def _booked_bodies(paths: Sequence[Path], advance: Callable[[Path], None],
 
 def check_paths(paths: Sequence[str | Path]) -> None:
     """InvalidInput naming the paths to import that do not exist."""
-    missing = [str(p) for p in paths if not Path(p).exists()]
+    missing = [Path(p) for p in paths if not Path(p).exists()]
     if missing:
-        raise InvalidInput(f"{', '.join(missing)}: cannot read: no such file or directory")
+        close = close_files(missing[0]) if len(missing) == 1 else ""
+        raise InvalidInput(f"{', '.join(map(str, missing))}: cannot read: no such file or "
+                           f"directory{close}")
 
 
 def prices(

@@ -65,3 +65,27 @@ def test_an_empty_job_name_names_the_field_and_what_a_name_is() -> None:
     with pytest.raises(InvalidInput) as caught:
         parse({"name": "", "model": "ResNet-50", "steps": 10}, "x.yaml")
     assert str(caught.value) == "x.yaml: field name: '': expected text of 1 to 100 characters"
+
+
+BAD10 = """\
+name: bad10
+resources:
+  accelerators: T4:1
+run: python ae.py
+costsched:
+  steps: 3000
+  throughputs: {T4: 30}
+  budget: -5
+  checkpoint: {interval_minutes: 0}
+"""
+
+
+def test_every_error_of_a_file_is_shown_each_naming_its_field(cli, tmp_path) -> None:  # noqa: ANN001
+    path = tmp_path / "bad10.yaml"
+    path.write_text(BAD10)
+    result = cli("plan", path)
+    said = result.output.strip().splitlines()[-1]
+    assert result.exit_code == 2 and "more)" not in said, result.output
+    assert said.startswith(f"error: {path}: job 'bad10': "), said
+    assert "field costsched.checkpoint.interval_minutes: 0: expected minutes > 0" in said
+    assert "; field costsched.budget: -5.0: expected a positive amount" in said

@@ -114,3 +114,15 @@ def test_an_option_written_in_a_task_file_names_the_option(cli, folder: Path) ->
     (folder / "own.yaml").write_text("name: own\nmodel: A3C\nsteps: 10\nquota: 2\n")
     assert "field quota: unknown field: quota is a command's option, not a job file's: " \
            "`costsched plan --quota N`" in cli("plan", "own.yaml").output
+
+
+def test_of_names_alike_the_fewest_slips_away_comes_first(cli, folder: Path) -> None:  # noqa: ANN001
+    # 'us-west-1' reads as alike as 'us-east-1' to difflib; a swap is one slip, not two.
+    regions = ["us-west-2", "us-west-1", "us-east-2", "us-east-1"]
+    assert did_you_mean("us-esat-1", regions) == (
+        "; did you mean 'us-east-1' or 'us-west-1' or 'us-east-2'?")
+    assert did_you_mean("us-wset-1", regions).startswith("; did you mean 'us-west-1'")
+    (folder / "esat.yaml").write_text(
+        "name: esat\nresources:\n  accelerators: T4:1\n  infra: aws/us-esat-1\nrun: echo\n")
+    line = cli("plan", "esat.yaml").output.strip().splitlines()[-1]
+    assert "'us-esat-1': not a region of aws; did you mean 'us-east-1' or" in line

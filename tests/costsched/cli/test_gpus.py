@@ -170,3 +170,22 @@ def test_a_cut_offerings_table_names_the_top_that_shows_all(cli) -> None:  # noq
                      .stdout.split())
     assert f"{found.group(1)} offerings priced, {found.group(1)} shown" in every
     assert "shows all" not in every
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_model_colon_count_as_the_table_writes_it_lists_that_counts_offerings(
+        cli, monkeypatch: pytest.MonkeyPatch, quick: bool) -> None:  # noqa: ANN001
+    if not quick:  # no stored prices the quick path can read: the service's (pandas) path
+        from costsched.service import glance
+
+        monkeypatch.setattr(glance, "stored_gpu_prices", lambda *a, **k: None)
+    every = json.loads(cli("gpus", "T4", "--json", "--at", CLOCK).stdout)["rows"]
+    ones = json.loads(cli("gpus", "T4:1", "--json", "--at", CLOCK).stdout)["rows"]
+    assert {r["gpu_count"] for r in every} > {1}
+    assert ones == [r for r in every if r["gpu_count"] == 1] and ones
+    assert "T4: " in cli("gpus", "t4:1", "--at", CLOCK).stdout
+    none = cli("gpus", "T4:3", "--at", CLOCK)
+    assert none.exit_code == 2 and "no T4:3 offering is priced" in none.output
+    assert "T4 comes in counts 1, " in none.output
+    bad = cli("gpus", "T4:x")
+    assert bad.exit_code == 2 and "expected GPU or GPU:COUNT" in bad.output

@@ -67,3 +67,24 @@ def test_a_costsched_section_left_out_is_said_in_the_header(cli, tmp_path: Path)
     plain.write_text(TASK)
     assert "section is left out" not in cli("plan", plain, "--emit", "sky",
                                             "--at", "2026-11-01").stdout
+
+
+def test_the_job_recovery_the_task_wrote_is_kept(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    text = TASK.replace("  ports:", "  job_recovery: {strategy: FAILOVER}\n  ports:")
+    _, out = emitted(cli, tmp_path, text)
+    assert out["resources"]["job_recovery"] == {"strategy": "FAILOVER"}
+    older = TASK.replace("  ports:", "  spot_recovery: EAGER_NEXT_REGION\n  ports:")
+    _, out = emitted(cli, tmp_path, older)  # SkyPilot's older name, written as the new one
+    assert out["resources"]["job_recovery"] == "EAGER_NEXT_REGION"
+    assert "spot_recovery" not in out["resources"]
+    _, plain = emitted(cli, tmp_path, TASK)
+    assert "job_recovery" not in plain["resources"]
+
+
+def test_emit_sky_with_json_is_refused_in_one_line(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    path = tmp_path / "task.yaml"
+    path.write_text(TASK)
+    result = cli("plan", path, "--emit", "sky", "--json", "--at", "2026-11-01")
+    assert result.exit_code == 2 and not result.stdout.strip(), result.output
+    assert "--emit sky" in result.output and "--json" in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output

@@ -119,3 +119,14 @@ def test_importing_a_path_that_does_not_exist_is_one_line_and_makes_no_store(
     assert result.exit_code == 2
     assert result.output == f"error: {typo}: cannot read: no such file or directory\n"
     assert not db.exists()
+
+
+def test_importing_a_missing_file_names_the_close_file_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "myprices.csv").write_text("x\n")
+    (tmp_path / "other.csv").write_text("x\n")
+    typo = tmp_path / "myprice.csv"
+    result = CliRunner().invoke(app, ["prices", "import", str(typo),
+                                      "--db", str(tmp_path / "new.sqlite")])
+    assert result.exit_code == 2
+    assert result.output == (f"error: {typo}: cannot read: no such file or directory; "
+                             f"did you mean '{tmp_path / 'myprices.csv'}'?\n")
