@@ -116,8 +116,27 @@ def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]
         narrowed = replace(c, gpu_models=(g,), gpu_counts=(n,) if n else c.gpu_counts,
                            instance_types=tuple(t for t in c.instance_types
                                                 if t in set(types)) or c.instance_types)
-        out.append((f"{g}:{n}" if n else g, narrowed))
+        out.append((f"{g}:{n}" if n else g, _own_place(narrowed, market)))
     return out
+
+
+def _own_place(c: Constraints, market: pd.DataFrame) -> Constraints:
+    """A shape's constraints with the place of its own instance types: of the clouds and
+    regions a set of alternatives names together (aws/us-west-2 for V100:1, gcp/us-central1
+    for T4:1), those of the clouds its types are of."""
+    if not c.instance_types or not c.clouds:
+        return c
+    clouds = set(market.loc[market["instance_type"].isin(list(c.instance_types)), "cloud"])
+    own = tuple(x for x in c.clouds if x in clouds)
+    if not own or len(own) == len(c.clouds):
+        return c
+    listed = catalog.on_demand_observations(include_cpu=True)
+    regions = set(listed.loc[listed["cloud"].isin(own), "region"])
+    # (a list none of whose values is of those clouds is kept as it is: never widened)
+    return replace(c, clouds=own,
+                   regions=tuple(r for r in c.regions if r in regions) or c.regions,
+                   zones=tuple(z for z in c.zones if any(z.startswith(r) for r in regions))
+                   or c.zones)
 
 
 # --- the classes ---------------------------------------------------------------------------
