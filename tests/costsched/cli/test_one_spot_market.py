@@ -51,7 +51,8 @@ def test_plan_and_launch_refuse_the_same_hidden_spot_price(
     # the cause: the import made the store aws's spot market, which hides the bundled V100
     assert "aws's spot prices are the store's (collected or imported, newest " \
         f"{IMPORTED:%Y-%m-%d}), which leave out its bundled spot prices; `costsched prices " \
-        "import --partial FILE` imports quotes without that" in reason, reason
+        "import --partial FILE` imports quotes without that (prices already stored keep " \
+        "standing for the whole market)" in reason, reason
     launched = cli("launch", task, "--wait", "0")
     assert launched.exit_code == 2, launched.output
     assert _reason(launched.output, "error: ") == reason
