@@ -476,8 +476,20 @@ def _union(scopes: list[Scope], where: str, fail: Fail) -> Scope:
         (cloud, region, instance_type), market = row
         if out.allows(cloud, region, instance_type, market) and not any(
                 s.allows(cloud, region, instance_type, market) for s in scopes):
-            raise fail(where, f"the alternatives together would also allow {word(market)} "
-                       f"{instance_type} in {cloud}/{region}, which none of them names; "
-                       "write alternatives that differ in one of location, accelerators "
-                       "or use_spot, or one task per alternative")
+            raise fail(where, "costsched plans alternatives as one scope, which here would "
+                       f"also allow {word(market)} {instance_type} in {cloud}/{region}, "
+                       f"which none of them names; {_way_out(scopes)}")
     return out
+
+
+def _way_out(scopes: list[Scope]) -> str:
+    """What to write instead of alternatives whose one scope allows more than they do: the
+    fields they differ in, and one task per alternative (or alternatives that differ in one
+    field, where they differ in several)."""
+    fields = {"location": lambda s: (s.clouds, s.regions, s.zones),
+              "accelerators": lambda s: (s.gpus, s.types), "use_spot": lambda s: s.markets}
+    differ = [name for name, of in fields.items() if any(of(s) != of(scopes[0]) for s in scopes)]
+    if len(differ) < 2:
+        return "write one task per alternative"
+    return (f"these differ in {' and '.join(differ)}: write one task per alternative, or "
+            "alternatives that differ in only one of location, accelerators or use_spot")

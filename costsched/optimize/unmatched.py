@@ -20,7 +20,7 @@ Pure: frames in, words out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
@@ -59,10 +59,13 @@ class Missing:
 
 
 def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
-              now: datetime | None = None) -> Missing | None:
+              now: datetime | None = None,
+              spot_markets: Mapping[str, datetime] | None = None) -> Missing | None:
     """Why no offering of `market` (every price as of `at`) passes the job's filters, or
     None when some do. `now` (default the clock) decides whether `costsched collect`, which
-    fetches today's prices, can fill a plan as of `at`."""
+    fetches today's prices, can fill a plan as of `at`. `spot_markets`: the clouds whose
+    spot market the store holds, each with its newest spot price (`costsched.prices.
+    spot_markets`), which leave out their bundled spot prices: said where that is why."""
     c = job.job.constraints
     when = f"{pd.Timestamp(at):%Y-%m-%dT%H:%MZ}"
     if market.empty:
@@ -73,7 +76,7 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     if missing is not None:
         return missing
     recent = pd.Timestamp(at) >= pd.Timestamp(now or datetime.now(timezone.utc)) - RECENT
-    missing = _apart(c, market, when, cpu, recent)
+    missing = _apart(c, market, when, cpu, recent, at, spot_markets or {})
     if missing is not None:
         return missing
     left = market[_shape(market, c, cpu) & _place(market, c) & _market(market, c)]
@@ -116,8 +119,27 @@ def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]
         narrowed = replace(c, gpu_models=(g,), gpu_counts=(n,) if n else c.gpu_counts,
                            instance_types=tuple(t for t in c.instance_types
                                                 if t in set(types)) or c.instance_types)
-        out.append((f"{g}:{n}" if n else g, narrowed))
+        out.append((f"{g}:{n}" if n else g, _own_place(narrowed, market)))
     return out
+
+
+def _own_place(c: Constraints, market: pd.DataFrame) -> Constraints:
+    """A shape's constraints with the place of its own instance types: of the clouds and
+    regions a set of alternatives names together (aws/us-west-2 for V100:1, gcp/us-central1
+    for T4:1), those of the clouds its types are of."""
+    if not c.instance_types or not c.clouds:
+        return c
+    clouds = set(market.loc[market["instance_type"].isin(list(c.instance_types)), "cloud"])
+    own = tuple(x for x in c.clouds if x in clouds)
+    if not own or len(own) == len(c.clouds):
+        return c
+    listed = catalog.on_demand_observations(include_cpu=True)
+    regions = set(listed.loc[listed["cloud"].isin(own), "region"])
+    # (a list none of whose values is of those clouds is kept as it is: never widened)
+    return replace(c, clouds=own,
+                   regions=tuple(r for r in c.regions if r in regions) or c.regions,
+                   zones=tuple(z for z in c.zones if any(z.startswith(r) for r in regions))
+                   or c.zones)
 
 
 # --- the classes ---------------------------------------------------------------------------
@@ -170,8 +192,8 @@ def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing |
     return None
 
 
-def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool,
-           recent: bool) -> Missing | None:
+def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: bool,
+           at: datetime, stored: Mapping[str, datetime]) -> Missing | None:
     """Each value is priced, but not together: the shape, then the place, then the market."""
     shape = market[_shape(market, c, cpu)]
     asked = _shape_words(c, market, cpu)
@@ -195,9 +217,27 @@ def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool,
             instead.append(f"{markets} {asked} elsewhere: "
                            f"{_offerings(far.sort_values('usd_per_hour', kind='stable'))}")
         return Missing(f"no {markets} price known as of {when} for {asked}"
-                       + (f" {where}" if where else ""), instead + _untyped(c, market, when),
+                       + (f" {where}" if where else ""),
+                       instead + _untyped(c, market, when) + _stored_market(c, at, stored),
                        _collect(placed, c, cpu) if recent else "")
     return None
+
+
+def _stored_market(c: Constraints, at: datetime, stored: Mapping[str, datetime]) -> list[str]:
+    """For each cloud whose spot market the store holds (`stored`) and whose bundled spot
+    prices have the shape at the place asked: that the store's prices leave those out
+    (`costsched.spot_market`), and how quotes are imported without that."""
+    if "spot" not in (c.markets or ("spot",)) or not stored:
+        return []
+    bundled = catalog.spot_observations(include_cpu=True)
+    bundled = bundled[(bundled["effective_at"] <= pd.Timestamp(at))
+                      & bundled["cloud"].isin(list(stored))]
+    hidden = bundled[_shape(bundled, c) & _place(bundled, c)]
+    return [f"{cloud}'s spot prices are the store's (collected or imported, newest "
+            f"{stored[cloud]:%Y-%m-%d}), which leave out its bundled spot prices; "
+            "`costsched prices import --partial FILE` imports quotes without that (prices "
+            "already stored keep standing for the whole market)"
+            for cloud in sorted(set(hidden["cloud"].astype(str)))]
 
 
 def _untyped(c: Constraints, market: pd.DataFrame, when: str) -> list[str]:

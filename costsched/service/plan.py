@@ -25,7 +25,7 @@ from costsched.optimize.job import Workload
 from costsched.optimize.planner import JobPlan, Progress, plan_jobs, prepare
 from costsched.optimize.rank import OBJECTIVES
 from costsched.optimize.unmatched import Missing, unmatched
-from costsched.prices import prices_at
+from costsched.prices import prices_at, spot_markets
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
 from costsched.service.jobs.market import measured_rates
@@ -266,12 +266,13 @@ def plan(
         # Superseded bundled prices too: ranked, left out (`rank.SUPERSEDED`), and named.
         frame = prices_at(opened, when, include_cpu=cpu, superseded=True, **filters)
         market = frame if not filters else None
+        stored = spot_markets(opened, when)  # whose bundled spot prices the store's replace
 
         def explain(job: Workload) -> Missing | None:
             nonlocal market
             if market is None:  # every price, to say what exists: only when needed
                 market = prices_at(opened, when, include_cpu=cpu)
-            return unmatched(job, market, when)
+            return unmatched(job, market, when, spot_markets=stored)
 
         if isinstance(availability, (str, Path)):
             availability = [availability]

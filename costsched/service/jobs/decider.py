@@ -43,6 +43,7 @@ from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
 from costsched.policies.base import JOB_SCOPE
 from costsched.policies.deadline import DEADLINE_POLICIES
+from costsched.prices import spot_markets
 from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY, NoSpot, decide_deadline
 from costsched.service.decide import (
     Ask,
@@ -236,7 +237,8 @@ def planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
     (`optimize.unmatched`, from every price of the pass)."""
     offerings = market.offerings_for(resolved)
     return plan_jobs([resolved], offerings,
-                     explain=partial(unmatched, market=offerings, at=now, now=now))[0]
+                     explain=partial(unmatched, market=offerings, at=now, now=now,
+                                     spot_markets=spot_markets(market.store, now)))[0]
 
 
 @dataclass(frozen=True)

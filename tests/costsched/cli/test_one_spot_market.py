@@ -48,6 +48,11 @@ def test_plan_and_launch_refuse_the_same_hidden_spot_price(
     reason = _reason(planned.stderr, "no plan: ")
     assert reason.startswith("job mf: no spot price known as of TIME for V100:1 in aws, "
                              "us-east-1"), reason
+    # the cause: the import made the store aws's spot market, which hides the bundled V100
+    assert "aws's spot prices are the store's (collected or imported, newest " \
+        f"{IMPORTED:%Y-%m-%d}), which leave out its bundled spot prices; `costsched prices " \
+        "import --partial FILE` imports quotes without that (prices already stored keep " \
+        "standing for the whole market)" in reason, reason
     launched = cli("launch", task, "--wait", "0")
     assert launched.exit_code == 2, launched.output
     assert _reason(launched.output, "error: ") == reason

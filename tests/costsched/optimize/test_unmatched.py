@@ -121,6 +121,20 @@ def test_the_shapes_of_a_set_and_the_one_left_out() -> None:
     assert shapes(job(gpu_models=("V100",), gpu_counts=(1,)), market()) == []
 
 
+def test_a_shape_left_out_names_its_own_alternative_s_place() -> None:
+    """Alternatives V100:1 on aws/us-east-1 and A100:1 on gcp/us-central1, planned as one
+    scope: the A100:1 left out is said of gcp and us-central1, not of the scope."""
+    asked = job(markets=("spot",), gpu_models=("A100", "V100"), gpu_counts=(1,),
+                clouds=("aws", "gcp"), regions=("us-central1", "us-east-1"),
+                instance_types=("a2-highgpu-1g", "p3.2xlarge"))
+    [plan] = plan_jobs([asked], prepare(market()),
+                       explain=lambda j: unmatched(j, market(), NOW, now=NOW))
+    [note] = plan.notes
+    assert note.startswith("A100:1 left out: no spot price known as of 2026-06-01T00:00Z for "
+                           "A100:1 in gcp, us-central1; on-demand: gcp us-central1 "), note
+    assert "`costsched collect --cloud gcp --region us-central1 --gpu A100`" in note
+
+
 def test_offerings_that_pass_but_have_no_speed_are_said_to() -> None:
     """A GPU costsched has no data sheet of (one a store discovered) gets no estimate."""
     frame = market()
