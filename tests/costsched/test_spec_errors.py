@@ -88,4 +88,4 @@ def test_every_error_of_a_file_is_shown_each_naming_its_field(cli, tmp_path) -> 
     assert result.exit_code == 2 and "more)" not in said, result.output
     assert said.startswith(f"error: {path}: job 'bad10': "), said
     assert "field costsched.checkpoint.interval_minutes: 0: expected minutes > 0" in said
-    assert "; field costsched.budget: -5.0: expected a positive amount" in said
+    assert "; field costsched.budget: -5: expected a positive amount" in said  # as typed

@@ -53,7 +53,8 @@ def test_a_job_yaml_file_with_num_nodes_is_read_as_a_job_yaml_not_as_a_task(tmp_
     task = tmp_path / "task.yaml"
     task.write_text(yaml.safe_dump({**TASK, "num_nodes": 4}))
     assert [s.num_nodes for f in (bare, task) for s in load(f)] == [3, 4]
-    with pytest.raises(InvalidInput, match=r"task.yaml: field steps: not a field"):
+    with pytest.raises(InvalidInput, match=r"task.yaml: field steps: a costsched setting, "
+                                           r"not a SkyPilot field"):
         task.write_text(yaml.safe_dump({**TASK, "num_nodes": 4, "steps": 10}))
         load(task)  # a task's own field makes it a task: costsched's go in its section
 
