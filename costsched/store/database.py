@@ -580,3 +580,14 @@ def epoch_second(at: datetime, what: str = "time") -> int:
     if not isinstance(at, datetime) or at != at:  # NaT is never equal to itself
         raise InvalidInput(f"{what} {at!r}: expected a datetime")
     return math.floor(utc(at).timestamp())
+
+
+def dialect_insert(dialect: str):  # noqa: ANN201 - the dialect's Insert construct
+    """The INSERT of `dialect` that takes ON CONFLICT clauses (SQLite's or PostgreSQL's),
+    imported only when a store of that dialect writes: naming PostgreSQL's would load its
+    dialect in every process."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as upsert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as upsert
+    return upsert

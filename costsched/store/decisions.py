@@ -9,11 +9,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
-from sqlalchemy import Connection, Engine, delete, insert, select
+from sqlalchemy import Connection, Engine, select
 
-from costsched.store.database import epoch_second, write
+from costsched.store.database import dialect_insert, epoch_second, write
 from costsched.store.job_rows import id_chunks
 from costsched.store.schema import job_decisions
+
+DECISION_CHUNK = 90  # rows per statement: 10 parameters each, under SQLite's 999
 
 
 class StoredDecision(NamedTuple):
@@ -50,12 +52,18 @@ class DecisionStore:
                  "moves": bool(d.moves), "choice": d.choice, "stay_usd": _number(d.stay_usd),
                  "move_usd": _number(d.move_usd), "move_id": d.move_id,
                  "reason": d.reason} for d in decisions]
-        ids = sorted({r["job_id"] for r in rows})
+        latest = list({r["job_id"]: r for r in rows}.values())
 
         def store(conn: Connection) -> None:
-            for chunk in id_chunks(ids, job_decisions.c.job_id):
-                conn.execute(delete(job_decisions).where(chunk))
-            conn.execute(insert(job_decisions), list({r["job_id"]: r for r in rows}.values()))
+            # One statement per chunk that replaces a job's row where one is kept: two
+            # passes deciding the same job at once (two `migrate`s, a daemon's and a
+            # user's) each keep theirs, the later last, neither failing on the other's.
+            upsert = dialect_insert(conn.dialect.name)
+            for start in range(0, len(latest), DECISION_CHUNK):
+                chunk = upsert(job_decisions).values(latest[start:start + DECISION_CHUNK])
+                conn.execute(chunk.on_conflict_do_update(
+                    index_elements=[job_decisions.c.job_id],
+                    set_={k: chunk.excluded[k] for k in latest[0] if k != "job_id"}))
 
         write(self.engine, store)
 

@@ -27,7 +27,7 @@ from sqlalchemy import Engine, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from costsched.model import InvalidInput
-from costsched.store.database import epoch_second, from_epoch_second
+from costsched.store.database import dialect_insert, epoch_second, from_epoch_second
 from costsched.store.schema import leases, task_runs
 
 LEASE_CHUNK = 500  # leases per statement of the bulk operations (3 parameters each)
@@ -95,7 +95,7 @@ class Leases:
         if not (dialect == "postgresql" or
                 (dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35))):
             return {n for n in wanted if self.acquire(n, holder, ttl_seconds, at)}
-        upsert = _upsert(dialect)
+        upsert = dialect_insert(dialect)
         taken: set[str] = set()
         with self.engine.begin() as conn:
             for start in range(0, len(wanted), LEASE_CHUNK):
@@ -214,7 +214,7 @@ class Leases:
         if not (dialect == "postgresql" or
                 (dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35))):  # RETURNING
             return None
-        row = _upsert(dialect)(leases).values(name=name, holder=holder, expires_ts=expires)
+        row = dialect_insert(dialect)(leases).values(name=name, holder=holder, expires_ts=expires)
         # PostgreSQL waits for a concurrent claim of the row, then checks the condition on
         # the row it committed; SQLite runs one writer at a time: never two holders.
         claim = row.on_conflict_do_update(
@@ -245,14 +245,6 @@ class Leases:
                 update(leases).where(leases.c.name == name, leases.c.holder == current)
                 .values(holder=holder, expires_ts=expires)).rowcount
         return changed == 1
-
-
-def _upsert(dialect: str):  # noqa: ANN202 - the dialect's insert, with ON CONFLICT
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as upsert
-    else:
-        from sqlalchemy.dialects.sqlite import insert as upsert
-    return upsert
 
 
 def holder_name() -> str:

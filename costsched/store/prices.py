@@ -27,6 +27,7 @@ from costsched.store.daemons import DaemonRecords
 from costsched.store.database import (  # noqa: F401 - re-exported: the store's public names
     ENV_DB,
     default_url,
+    dialect_insert,
     epoch_second,
     from_epoch_seconds,
     resolve_url,
@@ -420,13 +421,9 @@ def _copy_insert_postgresql(conn: Connection, columns: list[str], records: list[
 def _insert_if_absent(conn: Connection, table: Table, key: list[str]) -> Insert:
     """An INSERT that skips rows whose `key` is stored (SQLite, PostgreSQL); a plain
     INSERT elsewhere."""
-    if conn.dialect.name == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    elif conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
-    else:
+    if conn.dialect.name not in ("sqlite", "postgresql"):
         return insert(table)
-    return dialect_insert(table).on_conflict_do_nothing(index_elements=key)
+    return dialect_insert(conn.dialect.name)(table).on_conflict_do_nothing(index_elements=key)
 
 
 class PriceRows(NamedTuple):

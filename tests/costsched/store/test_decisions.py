@@ -5,12 +5,15 @@ without one left out; and a store of the revision before gets the empty table.""
 from __future__ import annotations
 
 import math
+import threading
+import time
 from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import inspect
+from sqlalchemy import insert, inspect, text
 
 from costsched.store import PriceStore, database
 from costsched.store.decisions import StoredDecision
+from costsched.store.schema import job_decisions
 
 T0 = datetime(2026, 11, 29, 9, 30, tzinfo=timezone.utc)
 KEY = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
@@ -43,6 +46,41 @@ def test_each_jobs_newest_decision_replaces_the_one_before(any_store: PriceStore
     assert found[a] == again._replace(stay_usd=None, move_usd=None)  # not numbers: none
     assert found[a].decided_at == later and found[b] == moves
     assert any_store.decisions.latest([]) == {}
+
+
+def test_two_passes_deciding_one_job_at_once_each_keep_theirs(any_store: PriceStore) -> None:
+    """A pass's decision of a job not yet committed when another pass records its own (two
+    `costsched migrate`s, a daemon's and a user's): the second waits, then replaces it;
+    neither fails on the other's row."""
+    a, pa = _job(any_store, "a")
+    first = StoredDecision(a, pa, T0, "the supervisor", False, "", 1.0, 1.0, None, "stay")
+    second = first._replace(decided_at=T0 + timedelta(minutes=1), decided_by="costsched "
+                            "migrate", reason="stay: decided again")
+    failed: list[BaseException] = []
+
+    def record() -> None:
+        try:
+            any_store.decisions.record([second])
+        except BaseException as exc:  # noqa: BLE001 - said below
+            failed.append(exc)
+
+    with any_store.engine.begin() as conn:  # the first pass, its row not yet committed
+        conn.execute(insert(job_decisions).values(
+            job_id=a, placement_id=pa, decided_ts=int(T0.timestamp()), decided_by="the "
+            "supervisor", moves=False, choice="", stay_usd=1.0, move_usd=1.0, move_id=None,
+            reason="stay"))
+        other = threading.Thread(target=record)
+        other.start()
+        if any_store.engine.dialect.name == "postgresql":  # until it waits on that row
+            deadline = time.monotonic() + 60
+            while not conn.execute(text("SELECT count(*) FROM pg_locks WHERE NOT granted")
+                                   ).scalar() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        else:  # SQLite: it waits for the write lock
+            time.sleep(0.3)
+    other.join(60)
+    assert not other.is_alive() and failed == []
+    assert any_store.decisions.latest([a]) == {a: second}
 
 
 def test_a_store_of_the_revision_before_gets_the_empty_table(empty_url: str) -> None:
