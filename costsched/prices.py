@@ -161,10 +161,8 @@ def _catalog_cpu_rows(at: datetime, **filters: list[str]) -> pd.DataFrame:
 def spot_markets(store: PriceStore | None, at: datetime) -> dict[str, datetime]:
     """The clouds whose spot market is the store's at `at` (`costsched.spot_market`), each
     with its newest stored spot price: read over the whole store, whatever offerings a
-    caller asks about. Read once per pass (`memo`): every job's plan of a pass asks."""
-    if store is None:
-        return {}
-    return memo(("spot_markets", store.url, utc(at)), lambda: store.spot_markets(at))
+    caller asks about."""
+    return {} if store is None else store.spot_markets(at)
 
 
 def _spot_snapshot(at: datetime, stored_markets: Mapping[str, datetime],
