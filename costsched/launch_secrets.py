@@ -57,18 +57,19 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str,
         raise InvalidInput(f"{where}: field secrets.{empty[0]} is given empty: give its value "
                            f"(--secret NAME=VALUE), or set {empty[0]} in your environment "
                            f"and give --secret {empty[0]}")
-    short = [n for n in names if len(given[n]) < MIN_MASKED]
-    if short:
-        raise InvalidInput(too_short(where, short[0]))
+    refuse_short(where, {n: given[n] for n in names})
     redact.remember(given.values())
     return {n: given[n] for n in names}
 
 
-def too_short(where: str, name: str) -> str:
-    """Why a secret's value shorter than MIN_MASKED is refused: the job's output is masked
-    of values from that length only (a shorter one would mask ordinary words), so the
-    job's log could show it."""
-    return (f"{where}: field secrets.{name} is given a value shorter than {MIN_MASKED} "
+def refuse_short(where: str, values: Mapping[str, str]) -> None:
+    """InvalidInput for the first of a job's secrets (`values`, by name) shorter than
+    MIN_MASKED: the job's output is masked of values from that length only (a shorter one
+    would mask ordinary words), so the job's log could show it."""
+    short = [n for n, v in values.items() if len(v) < MIN_MASKED]
+    if short:
+        raise InvalidInput(
+            f"{where}: field secrets.{short[0]} is given a value shorter than {MIN_MASKED} "
             f"characters; a job's output is masked of secrets from {MIN_MASKED} characters "
             "(a shorter one would mask ordinary words), so its log could show this one: give "
             "the real secret, or give the value with --env if it need not be secret")

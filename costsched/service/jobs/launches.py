@@ -258,9 +258,7 @@ def _hold_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
     if lacking:
         raise InvalidInput(launch_secrets.start_refusal(record.name, lacking))
     held = launch_secrets.values(record.id, names, record.name)
-    short = [n for n in names if len(held[n]) < launch_secrets.MIN_MASKED]
-    if short:
-        raise InvalidInput(launch_secrets.too_short(f"job {record.name}", short[0]))
+    launch_secrets.refuse_short(f"job {record.name}", held)
     launch_secrets.keep(record.id, held)
 
 
