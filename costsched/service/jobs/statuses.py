@@ -219,7 +219,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
-        nodes_of = _by_job(store.jobs.event_rows(None if every else ids,
+        replaced_of = _by_job(store.jobs.event_rows(None if every else ids,
                                                  kinds=[NODE_RECOVERY]))
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
@@ -250,7 +250,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                                           ended_of.get(job_id, [])),
                                  waits=waits.get(job_id) or "",
                                  trouble=troubles.get(job_id, ""),
-                                 node_recoveries=tuple(nodes_of.get(job_id, ()))))
+                                 node_recoveries=tuple(replaced_of.get(job_id, ()))))
         return shown
 
 
