@@ -220,7 +220,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
         replaced_of = _by_job(store.jobs.event_rows(None if every else ids,
-                                                 kinds=[NODE_RECOVERY]))
+                                                    kinds=[NODE_RECOVERY]))
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
         live = [j for j in ids if runs[j].record.state == "running" and j in open_rows.of]
