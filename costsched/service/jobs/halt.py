@@ -13,6 +13,7 @@ from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.owned import owned
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
 from costsched.service.jobs.node_runs import track_gangs
+from costsched.service.jobs.runs import within_total
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.leases import holder_name
@@ -75,16 +76,12 @@ def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,
         steps += [last.step] if last.step is not None and last.step > 0 else []
         saved += [last.checkpoint_step] if last.checkpoint_step is not None else []
     record = store.jobs.get(job_id)
-
-    def within(value: float) -> float:  # a job that ran past its total is done
-        total = record.steps_total  # None: its work is not given
-        return float(value) if total is None else min(float(value), total)
-
-    step = within(max(steps, default=record.steps_done))
+    step = within_total(record, max(steps, default=record.steps_done))
     if step != record.steps_done:  # reached by the stop: its placement trained until then
         store.jobs.record_steps({job_id: step}, at=at)
     if saved:  # a newly published checkpoint, its step: logged with the step reported
-        store.jobs.record_progress(job_id, step, at=at, checkpoint_step=within(max(saved)))
+        store.jobs.record_progress(job_id, step, at=at,
+                                   checkpoint_step=within_total(record, max(saved)))
 
 
 def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:

@@ -24,6 +24,7 @@ from costsched.service.jobs.runs import (
     _placed_offering,
     _running,
     trouble,
+    within_total,
 )
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -226,8 +227,7 @@ def _step_news(record: JobRecord, step: int | None) -> float | None:
     """The step to store from the job's report (None: no report, or nothing new)."""
     if step is None or step <= 0:
         return None
-    if record.steps_total is not None:  # a job that runs past its spec is done
-        step = min(float(step), record.steps_total)
+    step = within_total(record, step)
     return step if step != record.steps_done else None
 
 
