@@ -352,9 +352,8 @@ def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict],
     kept), as `costsched.prices.prices_at` combines them: a cloud's snapshot prices no
     newer than its newest stored spot price (`spot_markets`, `costsched.spot_market`) are
     left out, and at each place those no newer than a stored spot price there; per (cloud,
-    region, type) the newer on-demand price of the list and the
-    store's wins; a snapshot price replaces the store's spot prices of its (cloud, region,
-    type)."""
+    region, type) the newer on-demand price of the list and the store's wins; a snapshot
+    price replaces the store's spot prices of its (cloud, region, type)."""
     spot = [r for r in spot if bundled_spot_holds(r["cloud"], r["effective_at"], spot_markets)]
     if not stored:
         return stored, on_demand, spot
@@ -364,7 +363,6 @@ def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict],
 
     stored_at = _newest_times(stored, "spot", key)  # a partial update's places among them
     spot = [r for r in spot if bundled_place_holds(r["effective_at"], stored_at.get(key(r)))]
-
     listed_at = _newest_times(stored, "on_demand", key)
     if listed_at and on_demand:
         on_demand = [r for r in on_demand
