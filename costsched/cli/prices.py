@@ -69,7 +69,9 @@ def import_(
     partial: Annotated[bool, typer.Option(
         "--partial", help="The files update some of a cloud's spot prices: the bundled spot "
         "offerings they do not list stay in plans (without it, a cloud's imported spot "
-        "prices stand for its whole spot market, as a collection's do).")] = False,
+        "prices stand for its whole spot market, as a collection's do). Prices of the "
+        "files stored before are marked so too: importing a file again with --partial "
+        "takes back its standing for the whole market.")] = False,
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -90,7 +92,7 @@ def import_(
                                    partial=partial)
     summary = result.to_dict()
     hidden = []
-    if result.inserted:  # what the new prices leave out of plans, said where it happens
+    if result.inserted or result.marked_partial:  # what the prices leave out, said here
         from costsched.service.prices import hidden_snapshot
 
         hidden = hidden_snapshot(db)
@@ -105,7 +107,7 @@ def import_(
         if result.read or not (result.availability or result.booked_files):
             console.print(f"Imported {counted(result.files, 'file')}: "
                           f"{counted(result.read, 'observation')}, {new}, "
-                          f"{result.unchanged:,} unchanged; "
+                          f"{result.unchanged:,} unchanged{_marked(result.marked_partial)}; "
                           f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
         elif result.errors:
             console.print(f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
@@ -122,6 +124,14 @@ def import_(
                           "(`costsched plan` weighs them).", highlight=False)
     if result.errors:
         raise typer.Exit(1)
+
+
+def _marked(rows: int) -> str:
+    """The import's words for stored prices it marked as a partial update, if any."""
+    if not rows:
+        return ""
+    return (f" ({rows:,} of them marked as a partial update: they no longer stand for "
+            "their cloud's whole spot market)")
 
 
 @app.command()

@@ -235,8 +235,8 @@ def _stored_market(c: Constraints, at: datetime, stored: Mapping[str, datetime])
     hidden = bundled[_shape(bundled, c) & _place(bundled, c)]
     return [f"{cloud}'s spot prices are the store's (collected or imported, newest "
             f"{stored[cloud]:%Y-%m-%d}), which leave out its bundled spot prices; "
-            "`costsched prices import --partial FILE` imports quotes without that (prices "
-            "already stored keep standing for the whole market)"
+            "`costsched prices import --partial FILE` imports quotes without that (a file "
+            "imported before, imported again with it, stops standing for the whole market)"
             for cloud in sorted(set(hidden["cloud"].astype(str)))]
 
 

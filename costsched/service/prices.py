@@ -39,6 +39,8 @@ class ImportResult:
     booked: int = 0
     booked_inserted: int = 0
     booked_files: list[dict] = field(default_factory=list)
+    # Prices stored before, imported again with `partial`: now marked as a partial update.
+    marked_partial: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -87,6 +89,7 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
             observations = observations.assign(
                 source=observations["source"].map(partial_source))
         result = opened.ingest(observations)
+        marked = opened.mark_partial(observations) if partial else 0
         added = opened.spot_availability.add(intervals)
         booked_added = sum(opened.booked.add(o, tenancy=t)[0] for o, t in offered)
     return ImportResult(files=parsed.files + len(found.files) + len(per_file),
@@ -99,7 +102,7 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
                         availability=[{"file": str(path), "intervals": n}
                                       for path, n in found.files],
                         booked=sum(len(o) for o, _ in offered), booked_inserted=booked_added,
-                        booked_files=per_file)
+                        booked_files=per_file, marked_partial=marked)
 
 
 def _booked_bodies(paths: Sequence[Path], advance: Callable[[Path], None],
@@ -260,7 +263,8 @@ class HiddenSnapshot:
                 f"bundled spot offerings they do not list (the newest of {self.dated}) are not "
                 f"offered; `costsched collect --cloud {self.cloud}` reads every type, and "
                 "`costsched prices import --partial FILE` imports a file of some of them "
-                "without hiding the rest")
+                "without hiding the rest (importing a file again with it brings back what "
+                "that file hid)")
 
 
 def hidden_snapshot(store: StoreLike, at: datetime | str | None = None) -> list[HiddenSnapshot]:

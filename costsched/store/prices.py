@@ -12,14 +12,25 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
-from sqlalchemy import Connection, Engine, Insert, Row, Table, func, insert, select, text
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Insert,
+    Row,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+)
 
 from costsched.frames import OFFERING_ATTRS, OFFERING_KEY
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, PriceObservation
 from costsched.passes import frozen, memo
-from costsched.spot_market import NEWEST_SPOT_SQL, stored_spot_markets
+from costsched.spot_market import NEWEST_SPOT_SQL, PARTIAL, stored_spot_markets
 from costsched.store import database, zones
 from costsched.store.availability import AvailabilityStore
 from costsched.store.booked import BookedStore
@@ -173,6 +184,41 @@ class PriceStore:
         frame = frame.drop_duplicates([*OFFERING_KEY, "effective_ts"])
         inserted = database.write(self.engine, lambda conn: self._ingest(conn, frame))
         return IngestResult(inserted=inserted, unchanged=len(frame) - inserted)
+
+    def mark_partial(self, observations: pd.DataFrame) -> int:
+        """Mark the stored prices that `observations` (an observation frame) repeat, the same
+        price at the same offering and time, as a partial update's (`spot_market.PARTIAL`),
+        in one transaction; the number marked. Only the source's mark changes: a price and
+        its time are never rewritten, and a row stored with another price (the first one
+        stored wins) is left as it is. Prices marked so stand for no cloud's whole spot
+        market, which is how a file imported without `--partial` is taken back."""
+        if observations.empty:
+            return 0
+        frame = observations.assign(effective_ts=to_epoch_seconds(observations["effective_at"]))
+        marked = (text(f"substr('{PARTIAL}' || source, 1, :width)")
+                  .bindparams(width=prices.c.source.type.length))
+        statement = (
+            prices.update()
+            .where(prices.c.offering_id == bindparam("id"),
+                   prices.c.effective_ts == bindparam("ts"),
+                   func.abs(prices.c.usd_per_hour - bindparam("usd")) < 1e-9,
+                   prices.c.source.not_like(f"{PARTIAL}%"))
+            .values(source=marked)
+        )
+
+        def update(conn: Connection) -> int:
+            known = frame.merge(self._offering_index(conn), on=OFFERING_KEY, how="inner")
+            rows = [{"id": int(i), "ts": int(t), "usd": float(u)} for i, t, u in
+                    zip(known["id"], known["effective_ts"], known["usd_per_hour"],
+                        strict=True)]
+            if not rows:
+                return 0
+            if not conn.dialect.supports_sane_multi_rowcount:  # a row at a time: counted
+                return sum(conn.execute(statement, row).rowcount for row in rows)
+            return sum(conn.execute(statement, rows[start:start + _INSERT_CHUNK]).rowcount
+                       for start in range(0, len(rows), _INSERT_CHUNK))
+
+        return database.write(self.engine, update)
 
     def _ingest(self, conn: Connection, frame: pd.DataFrame) -> int:
         """Store a checked, deduplicated frame inside the caller's write transaction; the

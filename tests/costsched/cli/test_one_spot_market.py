@@ -51,11 +51,18 @@ def test_plan_and_launch_refuse_the_same_hidden_spot_price(
     # the cause: the import made the store aws's spot market, which hides the bundled V100
     assert "aws's spot prices are the store's (collected or imported, newest " \
         f"{IMPORTED:%Y-%m-%d}), which leave out its bundled spot prices; `costsched prices " \
-        "import --partial FILE` imports quotes without that (prices already stored keep " \
-        "standing for the whole market)" in reason, reason
+        "import --partial FILE` imports quotes without that (a file imported before, " \
+        "imported again with it, stops standing for the whole market)" in reason, reason
     launched = cli("launch", task, "--wait", "0")
     assert launched.exit_code == 2, launched.output
     assert _reason(launched.output, "error: ") == reason
+    # the hint, followed: the same file again with --partial, and the bundled V100 is back
+    again = cli("prices", "import", imported / "one.csv", "--partial")
+    assert again.exit_code == 0, again.output
+    replanned = cli("plan", task, "--json")
+    assert replanned.exit_code == 0, replanned.output
+    best = json.loads(replanned.stdout)["rankings"][0]["ranking"][0]
+    assert (best["cloud"], best["market"], best["gpu_model"]) == ("aws", "spot", "V100")
 
 
 def test_gpus_lists_no_spot_price_plan_hides(cli, imported: Path) -> None:  # noqa: ANN001

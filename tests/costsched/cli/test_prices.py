@@ -266,3 +266,41 @@ def test_a_partial_import_hides_no_bundled_spot_offering_it_does_not_list(
     others = bundled[~((bundled["region"] == "us-east-1")
                        & (bundled["instance_type"] == "p3.2xlarge"))]
     assert len(others) > 10 and len(planned[~place]) == len(others)  # all still offered
+
+
+def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
+        cli, tmp_path) -> None:  # noqa: ANN001
+    """The way back from an import without `--partial`: the same file imported again with it
+    marks its stored prices as a partial update, so the bundled spot offerings it hid are
+    planned again; the import says how many it marked, and plan's words follow."""
+    from pathlib import Path
+
+    from costsched.prices import prices_at
+    from costsched.store import PriceStore
+
+    demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
+    db = str(tmp_path / "p.sqlite")
+    whole = cli("prices", "import", demo, "--db", db)
+    assert whole.exit_code == 0, whole.output
+    said = " ".join(whole.stdout.split())
+    assert "importing a file again with it brings back what that file hid" in said
+    again = cli("prices", "import", demo, "--partial", "--db", db)
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.stdout.split())
+    assert ("0 new rows, 3 unchanged (3 of them marked as a partial update: they no longer "
+            "stand for their cloud's whole spot market)") in said
+    assert "note: aws spot" not in said  # nothing is hidden any more
+    now = datetime.now(timezone.utc)
+    bundled = prices_at(None, now, markets=["spot"], clouds=["aws"])
+    store = PriceStore(db)
+    try:
+        planned = prices_at(store, now, markets=["spot"], clouds=["aws"])
+    finally:
+        store.dispose()
+    place = (planned["region"] == "us-east-1") & (planned["instance_type"] == "p3.2xlarge")
+    others = bundled[~((bundled["region"] == "us-east-1")
+                       & (bundled["instance_type"] == "p3.2xlarge"))]
+    assert len(others) > 10 and len(planned[~place]) == len(others)
+    assert sorted(planned[place]["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's, kept
+    third = json.loads(cli("prices", "import", demo, "--partial", "--db", db, "--json").stdout)
+    assert third["marked_partial"] == 0 and third["bundled_spot_left_out"] == []

@@ -210,3 +210,28 @@ def test_spot_markets_are_each_clouds_newest_spot_price_by_then(any_store: Price
     assert set(any_store.spot_markets((later + pd.Timedelta(days=2)).to_pydatetime())) == {
         "aws", "gcp"}
     assert any_store.spot_markets(pd.Timestamp("2019-01-01", tz="UTC").to_pydatetime()) == {}
+
+
+def test_prices_imported_again_as_a_partial_update_are_marked_and_kept(
+        any_store: PriceStore) -> None:
+    """`mark_partial`: the stored rows a frame repeats (same offering, time and price) get the
+    partial update's mark once, leave every spot market, and keep their price and time; a
+    row stored with another price, and an offering never stored, are left alone."""
+    frame = make_frame(20, offerings=4)
+    any_store.ingest(frame)
+    newest = frame["effective_at"].max().to_pydatetime()
+    assert set(any_store.spot_markets(newest)) == {"aws"}
+    other = frame.head(1).assign(usd_per_hour=frame["usd_per_hour"].iloc[0] + 1)
+    unknown = frame.head(1).assign(instance_type="p4d.24xlarge")
+    again = pd.concat([frame.iloc[1:], other, unknown], ignore_index=True)
+    assert any_store.mark_partial(again) == 19
+    assert any_store.mark_partial(again) == 0  # marked once
+    stored = any_store.history().sort_values("effective_at")
+    assert np.allclose(stored["usd_per_hour"].to_numpy(),
+                       frame.sort_values("effective_at")["usd_per_hour"].to_numpy())
+    first = stored["effective_at"] == frame["effective_at"].iloc[0]
+    assert (stored.loc[first, "source"] == "test").all()  # stored with another price
+    assert (stored.loc[~first, "source"] == "partial update: test").all()
+    assert any_store.spot_markets(newest) == {
+        "aws": frame["effective_at"].iloc[0].to_pydatetime()}
+    assert any_store.count() == 20
