@@ -195,10 +195,13 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
       when the period holds the job's whole life up to that report; otherwise the steps its
       placements made in the period (each piece's hours x the job's measured speed on its
       GPUs); at most the job's steps. Its hours are those steps / the job's measured speed
-      on that offering's GPUs (by its table's ratio where it never ran there) / 3600, from
-      the start of the period's first piece, charged over that offering's own stored price
-      history (as the job's placements are), not at its launch price. NaN for a job that
-      reported no step (no measured speed).
+      on that offering's GPUs (by its table's ratio where it never ran there) / 3600, laid
+      over the job's runs in the period (from the start of its first piece; a user's stop
+      and start ends a run and begins one, as the choice kept would have stopped too: each
+      run filled in turn, the last one to the end of the work), charged over that
+      offering's own stored price history (as the job's placements are), not at its
+      launch price: a job that ran on its launch choice alone saves nothing against it.
+      NaN for a job that reported no step (no measured speed).
 
     `factor`: measured over planned speed (either way) beyond which `speeds` flags a job
     (default: the configuration's `throughput.mismatch_factor`).
@@ -261,7 +264,9 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
                  math.nan if twin.price_source == "placement" else twin.usd)
                 for c, got, twin in zip(cut, charged["pieces"], charged["on_demand"],
                                         strict=True)]
-    static = {p.job_id: got.usd for p, got in zip(stays, charged["static"], strict=True)}
+    static = {j: got[0] for j, got in group_sums(
+        [p.job_id for p in stays], [got.usd for got in charged["static"]],
+        nan_when_none=True).items()}
     idle_usd = group_sums([n for n, _ in idle], [got.usd for got in charged["idle"]])
     for n, move in enumerate(moves):
         move["idle_usd"] = idle_usd[n][0] if n in idle_usd else 0.0

@@ -93,14 +93,13 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
                  measured: Sequence[Speed], rates: Mapping[int, JobRate | None]
                  ) -> list[PlacementRow]:
     """Per job whose launch-choice baseline applies (see `report.data.build`): its first
-    placement's offering over the period's work at the job's measured speed there, from
-    the start of its first piece."""
+    placement's offering over the period's work at the job's measured speed there, laid
+    over the job's runs (`_runs`): one row per run it reaches."""
     if not cut or not measured:
         return []
     # Each piece's measured speed on its own GPU (NaN: the job reported no step).
     known = {(s.job_id, s.gpu_model, int(s.gpu_count)): s.measured_sps for s in measured}
     keys, steps, since_read, unknown = [], [], [], {}
-    begin: dict[int, datetime] = {}
     for piece in cut:
         p = piece.placement
         speed = known.get((p.job_id, p.gpu_model, int(p.gpu_count)), math.nan)
@@ -112,8 +111,8 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
         steps.append(max(seconds(p.end_at - p.start_at), 0.0) * speed)
         since_read.append(max(seconds(p.end_at - after), 0.0) * speed)
         unknown[p.job_id] = unknown.get(p.job_id, False) or speed != speed
-        begin[p.job_id] = min(begin.get(p.job_id, p.start_at), p.start_at)
     made, later = group_sums(keys, steps), group_sums(keys, since_read)
+    runs = _runs(cut)
     firsts: dict[int, PlacementRow] = {}
     for p in sorted(placed, key=lambda p: (p.job_id, p.start_at, p.id)):
         firsts.setdefault(p.job_id, p)
@@ -134,6 +133,39 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
         if not speed > 0:
             continue
         # Whole seconds, as placements are stored (a float a hair under a second would be cut).
-        stay = begin[job_id] + timedelta(seconds=round(steps_made / speed))
-        rows.append(own._replace(start_at=begin[job_id], end_at=stay))
+        rows.extend(own._replace(start_at=lo, end_at=hi)
+                    for lo, hi in _laid(runs[job_id], round(steps_made / speed)))
     return rows
+
+
+def _runs(cut: Sequence[Piece]) -> dict[int, list[tuple[datetime, datetime]]]:
+    """Per job, the spans it ran in the period, in order: a new run starts where the user
+    started the job again after a stop (a placement made by `start`), so the launch choice
+    kept would have stopped and started when the job did; moves and recoveries stay inside
+    a run (the choice kept would not have waited for them)."""
+    runs: dict[int, list[list[datetime]]] = {}
+    seen: set[int | None] = set()
+    for piece in sorted(cut, key=lambda c: (c.placement.job_id, c.placement.start_at)):
+        p = piece.placement
+        spans = runs.setdefault(p.job_id, [])
+        if not spans or (p.reason == "start" and p.id not in seen):
+            spans.append([p.start_at, p.end_at])
+        else:
+            spans[-1][1] = max(spans[-1][1], p.end_at)
+        seen.add(p.id)
+    return {job: [(lo, hi) for lo, hi in spans] for job, spans in runs.items()}
+
+
+def _laid(runs: Sequence[tuple[datetime, datetime]], needed: float
+          ) -> list[tuple[datetime, datetime]]:
+    """`needed` seconds laid over `runs` in order, each run filled to its end, what is left
+    past the start of the last run (the work carries on to its end)."""
+    out = []
+    for n, (lo, hi) in enumerate(runs):
+        last = n == len(runs) - 1
+        take = needed if last else min(needed, seconds(hi - lo))
+        out.append((lo, lo + timedelta(seconds=take)))
+        needed -= take
+        if needed <= 0:
+            break
+    return out

@@ -92,3 +92,39 @@ def test_the_launch_choice_kept_does_the_work_the_job_reported(store: PriceStore
     # hours in it at the measured speed (1 h from 1 h on, on the same offering).
     later = build(store, since=at(1), now=at(5)).jobs.set_index("name")["static_usd"]
     assert later["done"] == pytest.approx(1.0)
+
+
+def test_a_job_stopped_and_started_on_its_launch_choice_saves_nothing_against_it(
+        store: PriceStore) -> None:
+    """Placed 0-2 h, stopped, started again 5-7 h on the same offering, whose price was
+    $1/h, $3/h while the job was stopped (2-5 h) and $2/h from 5 h. The launch choice kept
+    stops and starts when the job did: it is the job's own $6, never a stretch 0-4 h
+    through the stopped hours' prices ($8), which read as a loss of $2 for a job that never
+    moved. A job moved in its second run keeps its runs too: 2 h at $1, 1 h at $2."""
+    east = ("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "linux")
+    west = ("aws", "us-west-2", "us-west-2a", "p3.2xlarge", "spot", "linux")
+    rows = [(*east, "V100", 1, 8, 61.0, usd, pd.Timestamp(at(h)), "test")
+            for h, usd in ((-10, 1.0), (2, 3.0), (5, 2.0))]
+    rows.append((*west, "V100", 1, 8, 61.0, 0.5, pd.Timestamp(at(-10)), "test"))
+    store.ingest(pd.DataFrame(rows, columns=OBSERVATION_COLUMNS))
+    kept, moved = job(store, "kept", {"V100": 1.0}), job(store, "moved", {"V100": 1.0})
+    for job_id in (kept, moved):
+        store.jobs.place(job_id, east, gpu_model="V100", gpu_count=1, at=at(0),
+                         usd_per_hour=1.0, reason="launch", instance=f"i-{job_id}-1")
+        store.jobs.end_placement(job_id, at(2))
+        store.jobs.place(job_id, east, gpu_model="V100", gpu_count=1, at=at(5),
+                         usd_per_hour=2.0, reason="start", instance=f"i-{job_id}-2")
+    store.jobs.end_placement(kept, at(7))
+    store.jobs.end_placement(moved, at(6))  # moved to west for its last hour
+    store.jobs.place(moved, west, gpu_model="V100", gpu_count=1, at=at(6), usd_per_hour=0.5,
+                     reason="migration", instance=f"i-{moved}-3")
+    store.jobs.end_placement(moved, at(7))
+    for job_id in (kept, moved):
+        store.jobs.record_progress(job_id, 4 * 3600.0, at=at(7))  # 1 step/s over 4 h
+    report = build(store, now=at(9)).jobs.set_index("name")
+    assert report.loc["kept", "usd"] == pytest.approx(6.0)
+    assert report.loc["kept", "static_usd"] == pytest.approx(6.0)
+    assert report.loc["kept", "saved_vs_static_usd"] == pytest.approx(0.0)
+    assert report.loc["moved", "usd"] == pytest.approx(2.0 + 2.0 + 0.5)
+    assert report.loc["moved", "static_usd"] == pytest.approx(6.0)
+    assert report.loc["moved", "saved_vs_static_usd"] == pytest.approx(1.5)
