@@ -38,14 +38,15 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -128,9 +129,9 @@ class Checkout:
         if store == "none+discovered":
             return {**base, "COSTSCHED_DB": str(self.tmp / "none.sqlite"),
                     "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "discovered.csv")}
-        if store == "demo-copy":
-            return {**base, "COSTSCHED_DB": str(self.tmp / "copy.sqlite"),
-                    "COSTSCHED_INSTANCES": str(self.tmp / "copy-instances")}
+        if store.startswith("copies/"):  # a copy of the demo's store (`fresh_copy`)
+            return {**base, "COSTSCHED_DB": str(self.tmp / store / "demo.sqlite"),
+                    "COSTSCHED_INSTANCES": str(self.tmp / store / "instances")}
         if store in ("running", "watched"):
             return {**base, "COSTSCHED_DB": str(self.tmp / f"{store}.sqlite"),
                     "COSTSCHED_INSTANCES": str(self.tmp / "running-instances")}
@@ -173,15 +174,16 @@ def prepare(checkout: Checkout) -> None:
     checkout.run(["status", "--wait", "120"], "demo")
     out = checkout.run(["logs", "hello"], "demo").stdout
     assert "hello from the job" in out, out
-    shutil.copy(tmp / "demo.sqlite", tmp / "running.sqlite")
+    copy_store(tmp / "demo.sqlite", tmp / "running.sqlite")
     (tmp / "running.yaml").write_text(RUNNING_JOB)
     checkout.run(["launch", str(tmp / "running.yaml"), "--wait", "120"], "running")
     time.sleep(3)  # a few steps reported
     out = checkout.run(["status", "--json"], "running").stdout
-    assert json.loads(out)["jobs"][0]["instance_state"] == "running", out
+    running = [j for j in json.loads(out)["jobs"] if j["name"] == "running"]
+    assert running and running[0]["instance_state"] == "running", out
     # The same store with a daemon's row (this bench's process stands for the daemon: its
     # pid runs), as while a supervisor watches: status reads it and says recovery is armed.
-    shutil.copy(tmp / "running.sqlite", tmp / "watched.sqlite")
+    copy_store(tmp / "running.sqlite", tmp / "watched.sqlite")
     subprocess.run([sys.executable, "-c", WATCHING, str(tmp / "watched.sqlite"),
                     f"{socket.gethostname()}:{os.getpid()}:bench"],
                    env=checkout.env("watched"), cwd=tmp, check=True)
@@ -205,29 +207,52 @@ def _stamped(line: str, now: str) -> str:
     return ",".join(now if f.endswith("Z") and "T" in f else f for f in line.split(","))
 
 
-def run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+def run_once(argv: list[str], env: dict[str, str], cwd: Path, refused: bool = False
+             ) -> tuple[float, float]:
     """Wall and CPU seconds (user + system of the process and the children it waited
-    for) of one run."""
+    for) of one run. A run that does not end as expected (`refused`: a non-zero exit,
+    else 0) stops the bench with its error: a refusal is never timed as the work."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
+    done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if (done.returncode != 0) != refused:
+        last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        raise SystemExit(f"{' '.join(argv[-2:])}: exited {done.returncode}, expected "
+                         f"{'an error' if refused else '0'}: {last}")
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+def fresh_copy(checkout: Checkout, run: int) -> str:
+    """A store of its own for one `launch` run, a copy of the demo's, and an empty instances
+    folder: no run sees another's job."""
+    folder = checkout.tmp / "copies" / str(run)
+    folder.mkdir(parents=True)
+    copy_store(checkout.tmp / "demo.sqlite", folder / "demo.sqlite")
+    return f"copies/{run}"
+
+
+def copy_store(source: Path, target: Path) -> None:
+    """A SQLite store copied whole, its write-ahead log included (a copy of the file alone
+    can miss the latest writes, or meet a stale log of an earlier copy beside it)."""
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
+
+
 def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: int,
-                 program: Sequence[str] = CLI) -> list[tuple[float, float]]:
+                 program: Sequence[str] = CLI, refused: bool = False
+                 ) -> list[tuple[float, float]]:
     """Per checkout, the median wall and CPU seconds over `runs` of `program` with `argv`,
     the checkouts taking turns."""
     times: list[list[tuple[float, float]]] = [[] for _ in checkouts]
-    for _ in range(runs):
+    for run in range(runs):
         for i, checkout in enumerate(checkouts):
-            if store == "demo-copy":  # a fresh copy: each launch adds the same one job
-                shutil.copy(checkout.tmp / "demo.sqlite", checkout.tmp / "copy.sqlite")
+            where = fresh_copy(checkout, run) if store == "demo-copy" else store
             args = [a.replace("{tmp}", str(checkout.tmp)) for a in argv]
-            times[i].append(run_once([*program, *args], checkout.env(store), checkout.tmp))
+            times[i].append(run_once([*program, *args], checkout.env(where), checkout.tmp,
+                                     refused))
     return [(statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
             for t in times]
 
@@ -235,7 +260,7 @@ def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: i
 def wait_for_jobs(checkout: Checkout, patience: float = 60.0) -> None:
     """Until the jobs `launch` started (their agents, detached) have ended."""
     pids = []
-    for record in (checkout.tmp / "copy-instances").glob("*/instance.json"):
+    for record in (checkout.tmp / "copies").glob("*/instances/*/instance.json"):
         pid = json.loads(record.read_text()).get("pid")
         if pid:
             pids.append(int(pid))
@@ -288,7 +313,8 @@ def report(checkouts: list[Checkout], args: argparse.Namespace) -> None:
     for name, (argv, store) in COMMANDS.items():
         if args.only and not any(name.startswith(o) for o in args.only):
             continue
-        measured = time_command(checkouts, argv, store, args.runs)
+        measured = time_command(checkouts, argv, store, args.runs,
+                                refused="refused" in name or "no such" in name)
         (wall, cpu) = measured[0]
         line = f"{name:26} {cpu:7.3f}"
         if against:
