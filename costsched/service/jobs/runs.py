@@ -138,10 +138,13 @@ def done_step(run: RunningJob, reported: float) -> float:
 def _progress_of(run: RunningJob, reported: float) -> tuple[float | None, bool]:
     """`progress` from the step the job reported. Until it reports one (setup, or a job
     that writes no step) no step is guessed from the hours it ran: every step is left. A
-    job whose work is not given has no total (None), whatever step it reports."""
+    job whose work is not given has no total (None), whatever step it reports. A job that
+    succeeded has none left, whatever step it last reported."""
     total = run.record.steps_total
     if total is None:
         return None, False
+    if run.record.state == "succeeded":
+        return 0.0, True
     done = done_step(run, reported)
     if done > 0:
         return max(total - done, 0.0), True

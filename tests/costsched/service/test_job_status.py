@@ -39,7 +39,8 @@ def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noq
     wait_for(lambda: finished(store, launcher, job.id), seconds=60)
     [done] = service.status(store, launcher, job.id)
     assert done.record.state == "succeeded" and done.reported
-    assert done.steps_left == 1500 - 400  # the job's own count, not hours x throughput
+    assert done.reported_step == 400  # the job's own count, not hours x throughput
+    assert done.steps_left == 0 and done.progress == 1.0  # it succeeded: none left
     cli_jobs._print_status([done], json_out=True)
     shown = json.loads(capsys.readouterr().out)[0]
     assert shown["progress_source"] == "reported" and shown["failure"] is None
