@@ -398,19 +398,61 @@ def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
 
 def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
     """The job's output on every instance it ran on, oldest first, each instance's last
-    `tail` lines under a '--- instance ID' line (as `follow` writes them); a gang's, every
-    node's of every round (a node lost and replaced: both), each under a '--- instance ID,
-    node N' line, where the launcher keeps them apart (`node_logs`)."""
+    `tail` lines under a '--- instance ID (how it came and ended)' line (`_stories`); a
+    gang's, every node's of every round (a node lost and replaced: both), each under a
+    '--- instance ID, node N' line, where the launcher keeps them apart (`node_logs`)."""
     job_id = job_ids(store, job, states=())[0]
+    record = store.jobs.get(job_id)
+    placed = store.jobs.placement_rows([job_id])
+    stories = _stories(placed, store.moves.of_jobs([job_id]).get(job_id, []), record)
     out = []
-    for instance in dict.fromkeys(store.jobs.placements(job_id)["instance"].astype(str)):
-        parts = _node_logs(launcher, instance, nodes_of(store.jobs.get(job_id).spec), tail)
+    for instance in dict.fromkeys(str(p.instance) for p in placed):
+        parts = _node_logs(launcher, instance, nodes_of(record.spec), tail)
         if len(parts) < 2:  # one node: its output under the instance's line
             parts = [("", launcher.logs(instance, tail=tail))]
-        for said, text in parts:
-            out += [f"--- instance {instance}{', ' + said if said else ''}\n",
+        for n, (said, text) in enumerate(parts):  # the instance's story on its first line
+            out += [f"--- instance {instance}{', ' + said if said else ''}"
+                    f"{'' if n else f' ({stories[instance]})'}\n",
                     text if text.endswith("\n") or not text else text + "\n"]
     return "".join(out)
+
+
+_CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
+         "start": "started again"}
+
+
+def _stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
+             record: JobRecord) -> dict[str, str]:
+    """Per instance the job ran on, how it came and how it ended, in words: "recovered here
+    2026-03-01 10:00Z, preempted 2026-03-01 11:30Z: recovered on the next instance" (an
+    instance lost says what the recovery saw: preempted, or stopped or terminated behind
+    costsched's back)."""
+    lost = {m.source_instance: m.detail for m in moves
+            if m.kind == "recovery" and m.source_instance}
+    moved = {m.source_instance for m in moves if m.kind == "migration" and m.source_instance}
+    runs: dict[str, list[PlacementRow]] = {}
+    for p in placed:  # a gang's node replaced in place: one instance, several placements
+        runs.setdefault(str(p.instance), []).append(p)
+    order = list(runs)
+    out = {}
+    for n, instance in enumerate(order):
+        first, last = runs[instance][0], runs[instance][-1]
+        after = runs[order[n + 1]][0] if n + 1 < len(order) else None
+        ended = "" if last.end_at is None else f" {last.end_at:%Y-%m-%d %H:%MZ}"
+        if instance in lost:
+            seen = lost[instance].removeprefix(f"instance {instance} ") or "lost"
+            went = f"{seen}{ended}: recovered on the next instance"
+        elif instance in moved:
+            went = f"moved away{ended}"
+        elif after is not None and after.reason == "start":
+            went = f"stopped{ended}"
+        elif last.end_at is None:
+            went = "running"
+        else:  # the job's end, or (a job between instances) the instance's
+            went = f"{record.state if record.final else 'ended'}{ended}"
+        out[instance] = (f"{_CAME.get(first.reason, first.reason)} "
+                         f"{first.start_at:%Y-%m-%d %H:%MZ}, {went}")
+    return out
 
 
 def _node_logs(launcher: Launcher, instance: str, nodes: int, tail: int

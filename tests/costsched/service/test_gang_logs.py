@@ -47,17 +47,20 @@ def test_every_node_of_every_round_is_shown_under_its_instance(store: PriceStore
                 ("node 1, replaced, from round 2", "round=2 rank=1")],
         "1-b": [("node 0", "round=1 rank=0\n"), ("node 1", "round=1 rank=1\n")]})
     assert service.every_log(store, launcher, job) == (
-        "--- instance 1-a, node 0\nround=1 rank=0\nround=2 rank=0\n"
+        "--- instance 1-a, node 0 (launched 2026-03-01 00:00Z, stopped 2026-03-01 00:30Z)\n"
+        "round=1 rank=0\nround=2 rank=0\n"
         "--- instance 1-a, node 1, lost in round 1\nround=1 rank=1\n"
         "--- instance 1-a, node 1, replaced, from round 2\nround=2 rank=1\n"
-        "--- instance 1-b, node 0\nround=1 rank=0\n"
+        "--- instance 1-b, node 0 (started again 2026-03-01 01:00Z, ended "
+        "2026-03-01 01:30Z)\nround=1 rank=0\n"
         "--- instance 1-b, node 1\nround=1 rank=1\n")
 
 
 def test_one_nodes_output_is_under_its_instance_alone(store: PriceStore) -> None:
     job = _placed(store, "1-a")
     launcher = Logs({"1-a": [("node 0", "step 1\n")]})
-    assert service.every_log(store, launcher, job) == "--- instance 1-a\nstep 1\n"
+    assert service.every_log(store, launcher, job) == (
+        "--- instance 1-a (launched 2026-03-01 00:00Z, ended 2026-03-01 00:30Z)\nstep 1\n")
 
 
 class PerNode:
@@ -73,5 +76,6 @@ class PerNode:
 def test_a_launcher_that_keeps_a_log_a_node_shows_each_rank(store: PriceStore) -> None:
     job = _placed(store, "1-a")
     assert service.every_log(store, PerNode(), job) == (
-        "--- instance 1-a, node 0\nconsole of node 0\n"
+        "--- instance 1-a, node 0 (launched 2026-03-01 00:00Z, ended 2026-03-01 00:30Z)\n"
+        "console of node 0\n"
         "--- instance 1-a, node 1\nconsole of node 1\n")

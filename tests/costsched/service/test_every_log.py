@@ -1,0 +1,59 @@
+"""`logs --all` says how the job came to each instance and how it left it: launched,
+preempted and recovered, moved, stopped and started again, and how it ended."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from tests.costsched.service.test_gang_logs import T0
+from tests.costsched.test_costs import EAST_A
+
+
+class OneLog:
+    name = "local"
+
+    def logs(self, instance: str, tail: int = 200) -> str:
+        return f"output on {instance}\n"
+
+
+def test_each_instance_says_how_the_job_came_and_left(store: PriceStore) -> None:
+    job = store.jobs.create("trainer", {"spec": {"name": "trainer"}}, 10, at=T0)
+    store.jobs.transition(job, "running", at=T0)
+
+    def place(hours: float, reason: str, instance: str) -> None:
+        store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1,
+                         at=T0 + timedelta(hours=hours), usd_per_hour=1.0, reason=reason,
+                         instance=instance)
+
+    def moved(hours: float, kind: str, source: str, target: str, detail: str = "") -> None:
+        at = T0 + timedelta(hours=hours)
+        move = store.moves.create(job, kind, [], at=at, source_instance=source,
+                                  detail=detail)
+        for state in ("checkpoint_verified", "target_launched", "target_running",
+                      "source_terminated", "done"):
+            if state == "target_running":
+                place(hours + 0.25, kind, target)
+            move = store.moves.advance(move, state, at=at + timedelta(minutes=15),
+                                       target_instance=target)
+
+    place(0, "launch", "i-1")
+    store.jobs.end_placement(job, T0 + timedelta(hours=1))
+    moved(1, "recovery", "i-1", "i-2", detail="instance i-1 preempted")
+    moved(2.25, "migration", "i-2", "i-3")
+    store.jobs.end_placement(job, T0 + timedelta(hours=3))
+    place(5, "start", "i-4")
+    assert service.every_log(store, OneLog(), job) == (
+        "--- instance i-1 (launched 2026-03-01 00:00Z, preempted 2026-03-01 01:00Z: "
+        "recovered on the next instance)\noutput on i-1\n"
+        "--- instance i-2 (recovered here 2026-03-01 01:15Z, moved away 2026-03-01 02:30Z)\n"
+        "output on i-2\n"
+        "--- instance i-3 (moved here 2026-03-01 02:30Z, stopped 2026-03-01 03:00Z)\n"
+        "output on i-3\n"
+        "--- instance i-4 (started again 2026-03-01 05:00Z, running)\noutput on i-4\n")
+    store.jobs.end_placement(job, T0 + timedelta(hours=6))
+    store.jobs.transition(job, "succeeded", at=T0 + timedelta(hours=6))
+    assert service.every_log(store, OneLog(), job).endswith(
+        "--- instance i-4 (started again 2026-03-01 05:00Z, succeeded 2026-03-01 06:00Z)\n"
+        "output on i-4\n")
