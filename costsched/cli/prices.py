@@ -95,7 +95,7 @@ def import_(
     if result.inserted or result.marked_partial:  # what the prices leave out, said here
         from costsched.service.prices import hidden_snapshot
 
-        hidden = hidden_snapshot(db)
+        hidden = [h for h in hidden_snapshot(db) if h.cloud in result.clouds]
     if json_out:
         print_json({**summary, "bundled_spot_left_out": [
             {"cloud": h.cloud, "offerings": h.offerings, "newest": h.dated} for h in hidden]})

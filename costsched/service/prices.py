@@ -41,6 +41,7 @@ class ImportResult:
     booked_files: list[dict] = field(default_factory=list)
     # Prices stored before, imported again with `partial`: now marked as a partial update.
     marked_partial: int = 0
+    clouds: list[str] = field(default_factory=list)  # the clouds of the prices read
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -102,7 +103,8 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
                         availability=[{"file": str(path), "intervals": n}
                                       for path, n in found.files],
                         booked=sum(len(o) for o, _ in offered), booked_inserted=booked_added,
-                        booked_files=per_file, marked_partial=marked)
+                        booked_files=per_file, marked_partial=marked,
+                        clouds=sorted(set(observations["cloud"].astype(str))))
 
 
 def _booked_bodies(paths: Sequence[Path], advance: Callable[[Path], None],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 import pytest
@@ -304,3 +304,23 @@ def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
     assert sorted(planned[place]["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's, kept
     third = json.loads(cli("prices", "import", demo, "--partial", "--db", db, "--json").stdout)
     assert third["marked_partial"] == 0 and third["bundled_spot_left_out"] == []
+
+
+def test_an_import_says_only_what_its_own_clouds_prices_leave_out(cli, tmp_path) -> None:  # noqa: ANN001
+    """After aws's market was imported whole, a gcp file's import does not repeat aws's
+    note: each import speaks of the clouds it read."""
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
+    db = str(tmp_path / "p.sqlite")
+    assert "note: aws spot" in " ".join(cli("prices", "import", demo, "--db", db).stdout.split())
+    when = (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    gcp = tmp_path / "gcp.csv"
+    gcp.write_text("cloud,region,zone,instance_type,market,os,gpu_model,gpu_count,vcpus,"
+                   "memory_gb,usd_per_hour,effective_at,source\n"
+                   f"gcp,us-central1,,g2-standard-4,spot,linux,L4,1,4,16,0.25,{when},me\n")
+    done = cli("prices", "import", gcp, "--partial", "--db", db)
+    assert done.exit_code == 0, done.output
+    assert "1 new row" in done.stdout and "note:" not in done.stdout
+    assert json.loads(cli("prices", "import", gcp, "--db", db, "--json").stdout)[
+        "clouds"] == ["gcp"]
