@@ -68,7 +68,8 @@ def check(config: Any = None, credential: Any = None,
     out = CloudCheck("azure", extra_installed=installed("requests"))
     out.collect_prices = out.extra_installed
     out.notes.append("prices come from the public Azure Retail Prices API: no credentials "
-                     "needed")
+                     "needed" + ("" if out.collect_prices else
+                                 f", only `requests` (not installed; fix: {AZURE_EXTRA})"))
     sdks = all(installed(m) for m in ("azure.identity", "azure.mgmt.compute",
                                        "azure.mgmt.network", "azure.storage.blob"))
     if not out.extra_installed or not sdks:

@@ -153,3 +153,17 @@ def test_no_key_vault_is_a_note(azure: Any) -> None:
     found = probe(azure)
     assert "secrets: no key vault (azure.key_vault): a job with secrets is refused on " \
         "Azure" in found.notes
+
+
+def test_without_requests_the_prices_note_says_what_is_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No `requests`: prices cannot be collected, and the note says so with the fix, never
+    that prices come with nothing needed."""
+    from costsched.service import check_azure as module
+
+    monkeypatch.setattr(module, "installed", lambda name: False)
+    found = check_azure(config=Config(), seconds=5.0)
+    assert not found.collect_prices
+    assert found.notes[0] == ("prices come from the public Azure Retail Prices API: no "
+                              "credentials needed, only `requests` (not installed; fix: pip "
+                              "install 'costsched[azure]')")
