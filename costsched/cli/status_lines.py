@@ -90,7 +90,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     out = Lines()
     for s in shown:
         if s.due is not None:
-            out.print(f"  job {s.record.id}: {views.due_words(s.due, now, s.record.final)}")
+            due = views.due_words(s.due, now, s.record.final, s.record.state,
+                                  s.record.updated_at)
+            out.print(f"  job {s.record.id}: {due}")
         if s.next and s.decision is not None:
             out.print(printable(f"  job {s.record.id} next: {s.next} "
                                 f"({views.decided_words(s.decision, now)})"))

@@ -38,8 +38,11 @@ def due(job: dict) -> str:
     """When a job with a deadline is due, in `status`'s words ('' without a deadline)."""
     if not job.get("deadline_at"):
         return ""
+    ended = job.get("ended_at")
     return due_words(pd.Timestamp(job["deadline_at"]).to_pydatetime(),
-                     datetime.now(timezone.utc), job.get("state") in FINAL_STATES)
+                     datetime.now(timezone.utc), job.get("state") in FINAL_STATES,
+                     str(job.get("state") or ""),
+                     pd.Timestamp(ended).to_pydatetime() if ended else None)
 
 
 def age(value: Any, at: datetime | None = None) -> str:

@@ -29,15 +29,20 @@ PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_p
                     "instance", "start_at")
 
 
-def due_words(due: datetime, now: datetime, final: bool) -> str:
+def due_words(due: datetime, now: datetime, final: bool, state: str = "",
+              ended_at: datetime | None = None) -> str:
     """When a job with a deadline is due, as `status` and the dashboard say it: 'due
-    2026-12-01 10:00 UTC (in 5.20 h)', or how long ago it passed (a job that ended: the
-    time alone)."""
+    2026-12-01 10:00 UTC (in 5.20 h)', or how long ago it passed; a job that ended says it
+    was due, and one that succeeded (`state`, at `ended_at`) whether it met the deadline."""
     from costsched.amounts import hours
 
     said = f"due {due:%Y-%m-%d %H:%M} UTC"
     if final:
-        return said
+        if state != "succeeded" or ended_at is None:
+            return f"was {said}"
+        early = (due - ended_at).total_seconds() / 3600
+        return (f"was {said}: met, it finished {hours(early)} h before" if early >= 0 else
+                f"was {said}: missed, it finished {hours(-early)} h after")
     left = (due - now).total_seconds() / 3600
     return f"{said} (in {hours(left)} h)" if left >= 0 else \
         f"{said} (passed {hours(-left)} h ago)"
@@ -171,6 +176,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "placement": None if s.open_placement is None else {
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
         "deadline_at": None if s.due is None else s.due.isoformat(),
+        "ended_at": s.record.updated_at.isoformat() if s.record.final else None,
         "steps_total": s.record.steps_total, "steps_left": s.steps_left, "step": s.step,
         "reported_step": s.reported_step, "resumes": s.resumes or None,
         "progress": s.progress, "progress_source": s.progress_source,

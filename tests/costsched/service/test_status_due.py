@@ -42,7 +42,12 @@ def test_a_deadline_in_hours_counts_from_the_jobs_creation(store: PriceStore,
         f"due {shown.due:%Y-%m-%d %H:%M} UTC (in 5.50 h)")
     late = shown.record.created_at + timedelta(hours=37)
     assert _due(shown.due, late, final=False).endswith("(passed 1.00 h ago)")
-    assert _due(shown.due, late, final=True) == f"due {shown.due:%Y-%m-%d %H:%M} UTC"
+    assert _due(shown.due, late, final=True) == f"was due {shown.due:%Y-%m-%d %H:%M} UTC"
+    early = shown.due - timedelta(hours=2)
+    assert _due(shown.due, late, True, "succeeded", early) == (
+        f"was due {shown.due:%Y-%m-%d %H:%M} UTC: met, it finished 2.00 h before")
+    assert _due(shown.due, late, True, "succeeded", late) == (
+        f"was due {shown.due:%Y-%m-%d %H:%M} UTC: missed, it finished 1.00 h after")
 
 
 def test_a_deadline_given_as_a_time_is_that_time_and_none_is_none(store: PriceStore,
