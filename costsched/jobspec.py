@@ -421,7 +421,8 @@ class JobSpec(_Strict):
                              f"on (one of {', '.join(GPU_SPECS)}, e.g. V100 or V100:8)")
         if self.model is None and self.throughputs is None and not forms["hours"]:
             raise ValueError("give model (a bundled or measured model name) or throughputs "
-                             "(GPU: steps/s), or the work as hours on a reference_gpu")
+                             "(GPU: steps/s, e.g. {V100: 5.0}), or the work as hours on a "
+                             "reference_gpu")
         return self
 
 

@@ -170,6 +170,8 @@ def _one_error(error: Mapping[str, Any], sky: bool, root: type[BaseModel]) -> st
         known = _known_fields(error["loc"], root)
         msg = unknown_field(str(error["loc"][-1]), known)
     named = f"field {as_written(field, sky)}: " if field else ""
+    if not field and sky:  # a rule across a task's keys: they go in its costsched: section
+        named = "its `costsched:` section: "
     return f"{named}{msg}"
 
 

@@ -47,8 +47,9 @@ class Work:
         if self.reference == CPU_REFERENCE:
             return f"`costsched: {{hours: H}}` (hours of CPU work){where}"
         # Only a SkyPilot task's work is ever assumed: its keys are under `costsched:`.
-        return (f"`costsched: {{hours: H}}` (hours of work on {self.reference}) or "
-                f"`costsched: {{model: NAME, steps: N}}`{where}")
+        return (f"`costsched: {{hours: H}}` (hours of work on {self.reference}), "
+                f"`costsched: {{model: NAME, steps: N}}` or `costsched: {{throughputs: "
+                f"{{GPU: steps/s}}, steps: N}}`{where}")
 
     def assumption(self) -> str:
         """The note a plan or a launch of assumed work prints ('' when the work is given)."""
@@ -69,7 +70,8 @@ class Work:
         """The keys that give the real work, as dotted paths of the job's file."""
         if self.reference == CPU_REFERENCE:
             return ["costsched.hours"]
-        return ["costsched.hours", "costsched.model + costsched.steps"]
+        return ["costsched.hours", "costsched.model + costsched.steps",
+                "costsched.throughputs + costsched.steps"]
 
 
 def assumed_work(stored: Mapping[str, Any]) -> Work | None:

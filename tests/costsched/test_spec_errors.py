@@ -89,3 +89,20 @@ def test_every_error_of_a_file_is_shown_each_naming_its_field(cli, tmp_path) -> 
     assert said.startswith(f"error: {path}: job 'bad10': "), said
     assert "field costsched.checkpoint.interval_minutes: 0: expected minutes > 0" in said
     assert "; field costsched.budget: -5: expected a positive amount" in said  # as typed
+
+
+def test_a_rule_across_a_tasks_keys_says_they_go_in_its_costsched_section(
+        cli, tmp_path) -> None:  # noqa: ANN001
+    """A SkyPilot task with steps but no speed: the keys that give one are named where they
+    go, with an example; a job file's own error names no section."""
+    sky = tmp_path / "t.yaml"
+    sky.write_text("name: t\nresources: {accelerators: V100:1}\nrun: python train.py\n"
+                   "costsched: {steps: 2000}\n")
+    said = " ".join(cli("plan", sky).output.split())
+    assert (f"error: {sky}: job 't': its `costsched:` section: give model (a bundled or "
+            "measured model name) or throughputs (GPU: steps/s, e.g. {V100: 5.0}), or the "
+            "work as hours on a reference_gpu") in said
+    own = tmp_path / "j.yaml"
+    own.write_text("name: j\nrun: python train.py\nsteps: 2000\n")
+    said = " ".join(cli("plan", own).output.split())
+    assert f"error: {own}: job 'j': give model" in said and "costsched:" not in said

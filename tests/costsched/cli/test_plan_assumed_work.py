@@ -45,14 +45,16 @@ def test_a_task_without_work_is_priced_per_hour_of_work_and_says_so(
     assert "myclf: work not given: per hour of work on 1xV100; by cost" in out
     assert "$/work-h" in out and "total $" not in out and "3,600 steps" not in out
     assert (f"the work is not given in {path}: figures are for 1 h of work on 1xV100; a total "
-            "needs the work: `costsched: {hours: H}` (hours of work on 1xV100) or "
-            f"`costsched: {{model: NAME, steps: N}}` in {path}") in out
+            "needs the work: `costsched: {hours: H}` (hours of work on 1xV100), "
+            "`costsched: {model: NAME, steps: N}` or `costsched: {throughputs: {GPU: "
+            f"steps/s}}, steps: N}}` in {path}") in out
     assert "speed: work done in an hour against 1xV100 (1 = as fast)" in out
 
     doc = plan_json(cli, path)
     work = doc["jobs"][0]["work"]
     assert work["assumed"] is True and work["hours"] == 1.0 and work["reference"] == "1xV100"
-    assert work["keys"] == ["costsched.hours", "costsched.model + costsched.steps"]
+    assert work["keys"] == ["costsched.hours", "costsched.model + costsched.steps",
+                            "costsched.throughputs + costsched.steps"]
     assert doc["jobs"][0]["work_assumed"] == work  # the key status and migrate use
     rows = doc["rankings"][0]["ranking"]
     assert rows and all(r["usd_per_work_hour"] == pytest.approx(r["expected_cost"])
@@ -190,8 +192,9 @@ def test_a_refusal_on_assumed_work_says_its_figures_are_of_the_assumed_hour(
     assert out.startswith("no plan: job myclf: budget $0.05 is" if option[0] == "--budget"
                           else "no plan: job myclf cannot meet its deadline of 0.5 h")
     assert ("; figures are for 1 h of work on 1xV100 (assumed): the work is not given; "
-            "`costsched: {hours: H}` (hours of work on 1xV100) or `costsched: {model: NAME, "
-            f"steps: N}}` in {path} gives it") in out
+            "`costsched: {hours: H}` (hours of work on 1xV100), `costsched: {model: NAME, "
+            "steps: N}` or `costsched: {throughputs: {GPU: steps/s}, steps: N}` in "
+            f"{path} gives it") in out
     given = task(tmp_path, "costsched: {hours: 1}\n", name="given.yaml")  # the same hour, said
     assert "assumed" not in " ".join(cli("plan", given, *option).output.split())
 
@@ -205,5 +208,10 @@ def test_launch_refuses_assumed_work_in_the_words_plan_uses(cli, tmp_path: Path 
     [line] = launched.output.strip().splitlines()
     assert line.startswith("error: job myclf cannot meet its deadline of 0.5 h")
     assert line.endswith(f"the work is not given; `costsched: {{hours: H}}` (hours of work on "
-                         f"1xV100) or `costsched: {{model: NAME, steps: N}}` in {path} gives it")
+                         f"1xV100), `costsched: {{model: NAME, steps: N}}` or `costsched: "
+                         f"{{throughputs: {{GPU: steps/s}}, steps: N}}` in {path} gives it")
+    # the third key, followed: the plan then has a total
+    given = task(tmp_path, "costsched: {throughputs: {V100: 5.0}, steps: 900}\n",
+                 name="given3.yaml")
+    assert "work not given" not in " ".join(cli("plan", given).output.split())
     assert line.removeprefix("error: ") in planned.removeprefix("no plan: ")
