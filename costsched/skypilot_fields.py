@@ -48,6 +48,10 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _LABEL = re.compile(r"^[A-Za-z0-9_.:/-]{1,63}$")
 # A container image reference: [registry[:port]/]path[:tag][@digest], no spaces or quotes.
 _IMAGE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}")
+# A Docker image's NAME:TAG (python:3.11, nvcr.io/nvidia/pytorch:24.07-py3): one colon,
+# after the last slash. No machine image has that shape: an AMI id has none, a GCP image
+# name none, an Azure image URN three.
+_DOCKER_LOOKALIKE = re.compile(r"(?:[A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+:[A-Za-z0-9._-]+")
 
 
 def accelerator(item: str, where: str, fail: Fail) -> tuple[str, int] | str:
@@ -168,6 +172,10 @@ def image(value: Any, fail: Fail) -> str | dict[str, str]:
             raise fail("resources.image_id", f"{value!r}: expected docker:IMAGE, such as "
                        "docker:nvcr.io/nvidia/pytorch:24.07-py3")
         return DOCKER + ref
+    if _DOCKER_LOOKALIKE.fullmatch(value) and not value.startswith("skypilot:"):
+        raise fail("resources.image_id", f"{value!r} is written as a Docker image: give it "
+                   f"as docker:{value} (without docker:, image_id names a machine image: an "
+                   "AMI id, a GCP image, an Azure publisher:offer:sku:version)")
     return value
 
 

@@ -184,6 +184,9 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
      "expected docker:IMAGE"),
     ("resources: {accelerators: V100, image_id: 'docker:a b'}\nrun: x",
      "resources.image_id", "expected docker:IMAGE"),
+    ("resources: {accelerators: V100, image_id: 'python:3.11'}\nrun: x",
+     "resources.image_id", "'python:3.11' is written as a Docker image: give it as "
+     "docker:python:3.11"),
     ("resources: {accelerators: V100, image_id: {us-east-9: ami-1}}\nrun: x",
      "resources.image_id.us-east-9", "its series has us-east-1, us-east-2"),
     ("resources: {accelerators: V100, image_id: {gpc: projects/p/global/images/x}}\nrun: x",
