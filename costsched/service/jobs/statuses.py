@@ -159,9 +159,10 @@ class JobStatus:
     @property
     def progress(self) -> float | None:
         """The share of its steps done (`progress_source` says how it is known); None
-        when it is not known."""
+        when it is not known (a job that succeeded has done all of its work, when its work
+        is given: a total not known is no share of it, done or not)."""
         if self.record.state == "succeeded":
-            return 1.0
+            return None if self.record.steps_total is None else 1.0
         if self.progress_source is None:
             return None
         total = self.record.steps_total

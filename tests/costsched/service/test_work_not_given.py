@@ -88,7 +88,7 @@ def test_a_running_job_without_work_has_no_total_no_share_and_is_not_moved(
     capsys.readouterr()
     status_lines.print_status(shown, json_out=False)
     out = " ".join(capsys.readouterr().out.split())
-    assert "step 40,000" in out and f"job {job}: {SHORT}" in out and "throughput" not in out
+    assert "step 40,000" in out and f"job {job}: {SHORT}" in out and "throughput:" not in out
 
     report = build(store, now=now)
     assert report.estimates.empty  # no share done, no expected hours of an assumed hour
@@ -97,3 +97,18 @@ def test_a_running_job_without_work_has_no_total_no_share_and_is_not_moved(
     assert report.flags() == [f"job {job} (plain): {NOT_KNOWN}: its steps/s are its own, "
                               "with no plan's beside them, and its run no estimate"]
     assert not speed["flagged"] and speed["planned_from"] == "an assumed hour of work"
+
+
+def test_a_job_without_work_that_succeeded_shows_its_step_and_no_share(
+        store: PriceStore, instances: Path) -> None:  # noqa: F811
+    """Succeeded: it did all it had to, but a total not known is no share of it: no 100%,
+    the step it reached."""
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    job = running_task_without_work(store, instances, now)
+    store.jobs.end_placement(job, now)
+    store.jobs.transition(job, "succeeded", at=now)
+    shown = service.status(store, make_launcher("local"), job, at=now, reconcile_first=False)
+    [one] = json.loads(json.dumps(views.status_document(shown, [], []), default=str))["jobs"]
+    assert (one["steps_total"], one["steps_left"], one["progress"]) == (None, None, None)
+    assert views.progress_words(shown[0].progress, shown[0].progress_source,
+                                step=shown[0].step) == "step 40,000"
