@@ -141,13 +141,18 @@ def node_folders(folder: Path) -> list[tuple[str, Path]]:
             rank, number, n = int(found[1]), int(found[2]), int(found[3] or 1)
             lost.setdefault(rank, []).append((number, n, name))
     out = [("node 0", folder)]
+    at_end = read_json(folder / NODE_LOST).get("lost") or []  # lost, never replaced
+    last = read_json(folder / GANG).get("round", 1)
     for rank in sorted({*ranks(folder), *lost}):
         gone = sorted(lost.get(rank, []))
         out += [(f"node {rank}, lost in round {number}", folder / NODES / name)
                 for number, _, name in gone]
         if rank in ranks(folder):
-            out.append((f"node {rank}" + (f", replaced, from round {gone[-1][0] + 1}"
-                                          if gone else ""), node_folder(folder, rank)))
+            late = rank in at_end and gone and gone[-1][0] == last  # still setting up
+            said = (", replacement not running before the end" if late else
+                    f", lost in round {last}, not replaced" if rank in at_end else
+                    f", replaced, from round {gone[-1][0] + 1}" if gone else "")
+            out.append((f"node {rank}{said}", node_folder(folder, rank)))
     return out
 
 
@@ -303,12 +308,11 @@ def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
             gang_agent.write(folder / NODE_LOST, verdict)
     if state not in ("pending", "running"):  # rank 0 ended: no node outlives it
         end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
+    mended = "lost" in verdict  # rank 0's exit 0 did not end it well: not the gang's code
     if verdict and state in ("running", "stopped", "failed", "preempted", "succeeded"):
-        # A gang that rank 0's exit 0 did not end well: that code is not the gang's.
-        mended = "lost" in verdict
         return GangView(verdict["state"], verdict["detail"],
                         lost=tuple(verdict["lost"]) if mended else (), exit_code=not mended)
-    return GangView(state, detail)
+    return GangView(state, detail, exit_code=not mended)
 
 
 def _finished(launcher: Spawner, instance_id: str, folder: Path, detail: str) -> dict:
