@@ -29,7 +29,9 @@ Every agent runs its node's job in rounds (`launchers.gang_agent`), from the gan
 - a node whose job fails by itself (and no node lost) fails the gang, as the same error
   on rank 0 would; rank 0 is asked to stop, then every node is ended. Which way the gang
   ended is kept in NODE_LOST, so that every later read says the same;
-- rank 0's job that exits 0 is the job's end: the nodes still running are ended.
+- rank 0's job that exits 0 is the job's end: the nodes still running are ended. A node
+  lost before that end and not replaced (rank 0 finished before costsched looked) did not
+  run the job to its end: the gang fails, its `lost` nodes said.
 """
 
 from __future__ import annotations
@@ -139,13 +141,18 @@ def node_folders(folder: Path) -> list[tuple[str, Path]]:
             rank, number, n = int(found[1]), int(found[2]), int(found[3] or 1)
             lost.setdefault(rank, []).append((number, n, name))
     out = [("node 0", folder)]
+    at_end = read_json(folder / NODE_LOST).get("lost") or []  # lost, never replaced
+    last = read_json(folder / GANG).get("round", 1)
     for rank in sorted({*ranks(folder), *lost}):
         gone = sorted(lost.get(rank, []))
         out += [(f"node {rank}, lost in round {number}", folder / NODES / name)
                 for number, _, name in gone]
         if rank in ranks(folder):
-            out.append((f"node {rank}" + (f", replaced, from round {gone[-1][0] + 1}"
-                                          if gone else ""), node_folder(folder, rank)))
+            late = rank in at_end and gone and gone[-1][0] == last  # still setting up
+            said = (", replacement not running before the end" if late else
+                    f", lost in round {last}, not replaced" if rank in at_end else
+                    f", replaced, from round {gone[-1][0] + 1}" if gone else "")
+            out.append((f"node {rank}{said}", node_folder(folder, rank)))
     return out
 
 
@@ -252,6 +259,7 @@ class GangView:
     again: bool = False  # the gang was ended just now: read it again
     lost: tuple[int, ...] = ()  # nodes preempted while the others wait for their replacement
     replacing: tuple[int, ...] = ()  # nodes replaced, the gang waiting for them (paused)
+    exit_code: bool = True  # rank 0's exit code is the gang's (not when a lost node failed it)
 
 
 def _ended(detail: str) -> str:
@@ -265,6 +273,9 @@ def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
     nodes' (see this module's docstring)."""
     verdict = read_json(folder / NODE_LOST)
     started = record.get("pid") is not None  # else a launch that failed as a whole
+    if not verdict and started and state == "succeeded":
+        verdict = _finished(launcher, instance_id, folder, detail)
+        gang_agent.write(folder / NODE_LOST, verdict)  # before its nodes are ended below
     if not verdict and started and state in ("running", "failed"):
         current = read_json(folder / GANG)
         if current.get("paused") and state == "running":  # being repaired: not judged
@@ -297,9 +308,33 @@ def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
             gang_agent.write(folder / NODE_LOST, verdict)
     if state not in ("pending", "running"):  # rank 0 ended: no node outlives it
         end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
-    if verdict and state in ("running", "stopped", "failed", "preempted"):
-        return GangView(verdict["state"], verdict["detail"])
-    return GangView(state, detail)
+    mended = "lost" in verdict  # rank 0's exit 0 did not end it well: not the gang's code
+    if verdict and state in ("running", "stopped", "failed", "preempted", "succeeded"):
+        return GangView(verdict["state"], verdict["detail"],
+                        lost=tuple(verdict["lost"]) if mended else (), exit_code=not mended)
+    return GangView(state, detail, exit_code=not mended)
+
+
+def _finished(launcher: Spawner, instance_id: str, folder: Path, detail: str) -> dict:
+    """The gang's end when rank 0's job exited 0, judged once, before the nodes still
+    running are ended: a success, unless a node was lost before that end and not replaced
+    (its agent gone without an end, or replaced while a pause that never reached rank 0
+    waits for it; said in `lost`). That node's job did not run to the end: the gang fails,
+    not recovered (rank 0's job is done) and not taken for a clean success. A node whose job
+    failed is not judged here: it may have failed as rank 0 went away, after the end."""
+    current = read_json(folder / GANG)
+    number = current.get("round", 1)
+    lost = {r for r, (kind, _) in conditions(launcher, instance_id, folder, number).items()
+            if kind == "lost"}
+    if current.get("paused"):  # rank 0 exited before the pause reached it (else it waits)
+        lost |= set(replaced_in(folder, number))
+    if not lost:
+        return {"rank": 0, "state": "succeeded", "detail": detail}
+    names = ", ".join(str(r) for r in sorted(lost))
+    return {"rank": min(lost), "state": "failed", "lost": sorted(lost),
+            "detail": f"node {names} was preempted and not replaced before rank 0's job "
+                      f"exited 0: node {names}'s job did not run to its end; "
+                      f"{_ended('')}"}
 
 
 def _failed_in(status: dict, number: object) -> bool:

@@ -55,7 +55,7 @@ from launchers.cloud_times import utc
 from launchers.json_files import read_json, write_json
 from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
 from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
-from launchers.local_procs import find_agent, reap, signal_group, signal_pid
+from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 from launchers.status_file import STATUS, write_status
 
@@ -281,6 +281,8 @@ class LocalLauncher(Launcher):
             if view.again:  # the gang was ended just now: read its end
                 return self._read(instance_id, folder)
             state, detail, lost, replacing = view.state, view.detail, view.lost, view.replacing
+            if not view.exit_code:
+                ended = {**ended, "exit_code": None}
         step, saved = status.get("step"), status.get("checkpoint_step")
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
@@ -457,9 +459,11 @@ class LocalLauncher(Launcher):
         # In the node's own directory: the job runs in its unpacked code (folder/code),
         # never in the directory costsched was started from.
         with (folder / "agent.log").open("ab") as out:
-            return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True,
-                                    cwd=folder)
+            child = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                     stderr=subprocess.STDOUT, start_new_session=True,
+                                     cwd=folder)
+        reap_when_ended(child)
+        return child
 
     def _pass_env(self) -> tuple[str, ...]:
         if self.pass_env is None:

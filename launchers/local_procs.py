@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import threading
 from pathlib import Path
 
 from launchers.procfs import has_proc
@@ -23,6 +25,14 @@ def signal_group(pgid: int, signum: int) -> None:
 def reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):  # not ours: its parent reaps it
         os.waitpid(pid, os.WNOHANG)
+
+
+def reap_when_ended(child: subprocess.Popen) -> None:
+    """Collect `child` as soon as it ends, whoever ends it: an agent started by a
+    long-lived process (the supervisor replaces a node, recovers a job) and then killed by
+    another (a preemption) is otherwise left a zombie until a later look at its instance,
+    or for good when none comes (the launcher that started it, made for one pass, is gone)."""
+    threading.Thread(target=child.wait, name=f"reap-{child.pid}", daemon=True).start()
 
 
 def find_agent(folder: Path) -> int | None:

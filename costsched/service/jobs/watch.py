@@ -16,6 +16,7 @@ from costsched.model import InvalidInput, failure_words
 from costsched.optimize.decision import Overheads
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.caps import enforce
+from costsched.service.jobs.gangs import EVENT as GANG_EVENT
 from costsched.service.jobs.node_runs import track_gangs
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -303,13 +304,16 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     if instance.state in ("succeeded", "failed"):
         launcher.terminate(instance.id)
         store.jobs.end_placement(job_id, when)
+        if instance.lost_nodes:  # a gang's node lost before the end, not replaced
+            _node_lost_at_end(store, job_id, placement, instance, when)
         detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
                   failure_words(instance.exit_code, instance.detail))
         store.jobs.transition(job_id, instance.state, at=when, expect="running", detail=detail)
         if instance.state == "succeeded":
             return JobEvent(job_id, "finished", "succeeded")
-        return JobEvent(job_id, "failed", f"failed (exit code {instance.exit_code})",
-                        notify="failure")
+        why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
+               else instance.detail)
+        return JobEvent(job_id, "failed", f"failed ({why})", notify="failure")
     # Preempted, or stopped or terminated behind costsched's back: recover it.
     if instance.state == "preempted":
         store.availability.record(_placed_offering(placement), "preempted", at=when,
@@ -318,6 +322,18 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     store.jobs.end_placement(job_id, when)
     return _recover(store, launcher, run, at, placement, instance.id,
                     f"instance {instance.id} {instance.state}")
+
+
+def _node_lost_at_end(store: PriceStore, job_id: int, placement: pd.Series,
+                      instance: Instance, at: datetime) -> None:
+    """A gang's node lost before the job's end and never replaced (its end came first):
+    the preemption recorded against the offering, as for any instance, and kept in the
+    job's log (not a recovery: nothing was recovered)."""
+    nodes = ", ".join(str(r) for r in instance.lost_nodes)
+    store.availability.record(_placed_offering(placement), "preempted", at=at,
+                              detail=f"instance {instance.id} node {nodes}")
+    store.jobs.note(job_id, GANG_EVENT, f"instance {instance.id}: node {nodes} was preempted and "
+                    "not replaced before the job's end", at=at)
 
 
 def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
