@@ -100,6 +100,14 @@ def shown(tables: dict, name: str) -> tuple[dict[str, int], list[dict]]:
     return shown_rows(name, tables)
 
 
+def price_moves(changes: list[dict]) -> dict[str, dict]:
+    """The changes of a job's placement (`data.price_changes`) that change its hourly
+    price, by when: a migration (a move for price) with what it saves, a recovery or a
+    start onto another price as that; one at the same price (a recovery in place) is no
+    price change and is left out, never '$0.0796/h -> $0.0796/h (saves $0.00/h)'."""
+    return {when(c["at"]): c for c in changes if per_hour(c["from"]) != per_hour(c["to"])}
+
+
 def progress(job: dict) -> str:
     """A job's progress as `status` writes it ('42%', 'step 1,595', 'no step yet', '-')."""
     live = job.get("state") not in FINAL_STATES and \
