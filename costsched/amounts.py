@@ -12,8 +12,16 @@ HTML), the dashboard and every message.
 - A cost the user weighs (`decimals_kept`: a job's expected cost at launch, the cost of
   staying against moving): under a dime, at MAX_DECIMALS ('$0.0129', not '$0.01'), so
   that it reads as the plan's table wrote it and two such costs never read alike.
-- Parts of a total (`parts_of`): each within one unit of the last decimal of its exact
-  value, so that they visibly add up to the total as written.
+- Figures shown together add up as shown (`as_written`): a figure made of others shown
+  beside it is made of them as they read, never rounded on its own. A difference beside
+  its two terms (a saving beside its baseline and the spend) is the difference of the
+  terms as written (`difference_as_written`); a total beside its cells (a report's totals
+  beside its per-job rows) is the sum of the cells as written (`sum_as_written`), as a
+  bill's total is the sum of its lines. A total may then differ from the exact sum
+  rounded by a unit of the last decimal per few cells; the exact figures are JSON's.
+- Parts of a total (`parts_of`, `parts_as_written`): each within one unit of the last
+  decimal of its exact value (a few where many cells make the total), so that they
+  visibly add up to the total as written.
 - Hours times a price (`hours_times`): the hours with the decimals that make their
   product with the price, as written, agree with the amount as written.
 - A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
@@ -29,7 +37,8 @@ HTML), the dashboard and every message.
   no fewer decimals than the column it is read against ('$0.0612', not '$0.06', under a
   column of '$0.0612' and '$0.0071').
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
-  '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0.
+  '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0;
+  hours read together (a job's placements, a status's lines) at one precision.
 
 '-' stands for an amount that does not apply (None, NaN, infinite).
 """
@@ -128,26 +137,71 @@ def hours_all(*values: float | None) -> list[str]:
     return [hours(v, places) for v in values]
 
 
-def parts_of(total: float, parts: Sequence[float], places: int) -> list[str]:
-    """`parts` of `total` (they sum to it) at `places` decimals, so that they visibly add
-    up to `usd(total, places)`: largest-remainder rounding. Each part is rounded down to
-    the last decimal, then the units the rounded sum misses go to the parts that lost the
-    most. A part then reads within one unit of the last decimal of its exact value, as a
-    part rounded alone does; nothing is charged differently: only the last digit of a
-    part may differ from its own rounding. Parts that do not sum to `total` are each
-    rounded alone."""
+def as_written(value: float, places: int) -> float:
+    """`value` as its text at `places` decimals reads ('$0.0349' is 0.0349): the figure a
+    reader adds up. An amount below the last decimal ('<$0.0001') reads as 0; NaN stays."""
+    if not _known(value):
+        return value
+    return float(f"{float(value):.{places}f}") if abs(float(value)) >= NOISE else 0.0
+
+
+def difference_as_written(a: float, b: float, places: int) -> float:
+    """`a - b` as a reader makes it from the two as written at `places` decimals (a saving
+    beside its baseline `a` and the spend `b`): within a unit of the last decimal of the
+    exact difference."""
+    return round(as_written(a, places) - as_written(b, places), places)
+
+
+def sum_as_written(values: Iterable[float | None], places: int) -> float:
+    """The sum of `values` as written at `places` decimals (a total beside its cells;
+    None and NaN left out, as '-' adds nothing); NaN when none is known."""
+    known = [as_written(float(v), places) for v in values if _known(v)]  # type: ignore[arg-type]
+    return round(math.fsum(known), places) if known else math.nan
+
+
+def parts_as_written(total: float, parts: Sequence[float], places: int) -> list[float]:
+    """`parts` of a `total` (as written at `places` decimals) as figures at `places`
+    decimals that sum to it: largest-remainder rounding. Each part is rounded down to the
+    last decimal, then the units the sum misses go to the parts that lost the most (one
+    each, or as many rounds as needed where the total as written is a sum of many cells
+    rounded; taken back from those that lost the least where it is less). A part so reads
+    within one unit of the last decimal of its exact value (a few units at most where the
+    total is the sum of many cells); nothing is charged differently."""
     scale = 10 ** places
-    want = round(float(f"{total:.{places}f}") * scale)  # the total as written
+    want = round(as_written(total, places) * scale)
+    if not parts or not _known(total) or not all(_known(p) for p in parts):
+        return [as_written(p, places) for p in parts]
     floors = [math.floor(p * scale + 1e-9) for p in parts]
     missing = want - sum(floors)
-    if not 0 <= missing <= len(parts) or abs(sum(parts) - total) >= NOISE:
-        return [usd(p, places) for p in parts]
     lost = sorted(range(len(parts)), key=lambda i: parts[i] * scale - floors[i],
                   reverse=True)
-    for i in lost[:missing]:
-        floors[i] += 1
-    return [usd(units / scale, places) if units or abs(p) < NOISE else usd(p, places)
+    step = 1 if missing > 0 else -1
+    order = lost if missing > 0 else lost[::-1]
+    while missing:
+        for i in order:
+            if not missing:
+                break
+            floors[i] += step
+            missing -= step
+    return [round(units / scale, places) if units or abs(p) < NOISE else 0.0
             for units, p in zip(floors, parts, strict=True)]
+
+
+def parts_of(total: float, parts: Sequence[float], places: int) -> list[str]:
+    """`parts` of `total` (they sum to it) at `places` decimals, so that they visibly add
+    up to `usd(total, places)` (`parts_as_written`). A part then reads within one unit of
+    the last decimal of its exact value, as a part rounded alone does; only the last digit
+    of a part may differ from its own rounding. Parts that do not sum to `total` are each
+    rounded alone."""
+    if abs(sum(parts) - total) >= NOISE:
+        return [usd(p, places) for p in parts]
+    scale = 10 ** places
+    floors = [math.floor(p * scale + 1e-9) for p in parts]
+    if not 0 <= round(as_written(total, places) * scale) - sum(floors) <= len(parts):
+        return [usd(p, places) for p in parts]
+    return [usd(written, places) if written or abs(p) < NOISE else usd(p, places)
+            for written, p in zip(parts_as_written(total, parts, places), parts,
+                                  strict=True)]
 
 
 def hours_times(span: float, usd_per_hour: float, amount: float | None = None,

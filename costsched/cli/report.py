@@ -22,11 +22,10 @@ from costsched.cli.common import (
 )
 from costsched.report import Report, build
 from costsched.report.cells import (
-    added_up,
     format_cell,
     heading,
     period_words,
-    table_places,
+    shown_rows,
     totals_line,
 )
 from costsched.report.tables import TABLES
@@ -111,20 +110,17 @@ def _named(built: Report, job: str | None) -> set[int] | None:
 
 def _cells(rows: list[dict], columns: list[str], places: dict[str, int]
            ) -> tuple[list[str], list[list[Text]]]:
-    """The headings and cells of `rows`' `columns` as the report's tables show them
-    (`report.cells`), at the table's precision `places`."""
-    shown = [{c: row[c] for c in columns} for row in rows]
-    places = places or table_places(shown)  # one precision: the rows add up
+    """The headings and cells of `rows`' `columns` (as they read: `report.cells.shown_rows`)
+    at the table's precision `places`."""
     return [heading(c) for c in columns], [
-        [Text(format_cell(c, row[c], places)) for c in columns]
-        for row in added_up(shown, places)]
+        [Text(format_cell(c, row[c], places)) for c in columns] for row in rows]
 
 
 def _print(built: Report) -> None:
     since = None if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text("Cost report: " + period_words(
         since, f"{built.until:%Y-%m-%d %H:%M} UTC", built.placed)))
-    console.print(Text(totals_line(built.totals, built.rows["jobs"])))
+    console.print(Text(totals_line(built.totals, built.rows)))
     for line in built.flags():
         console.print(Text(f"throughput: {line}"), highlight=False)
     for name, title, _ in TABLES:
@@ -132,8 +128,8 @@ def _print(built: Report) -> None:
         if not found:
             continue
         hidden = _HIDDEN.get(name, [])
-        headings, rows = _cells(found, [c for c in found[0] if c not in hidden],
-                                built.places(name))
+        places, shown = shown_rows(name, built.rows)
+        headings, rows = _cells(shown, [c for c in found[0] if c not in hidden], places)
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.
         detail = [h for h in reversed(headings[1:]) if h != "total $"]

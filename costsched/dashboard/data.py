@@ -149,7 +149,9 @@ def price_changes(store: PriceStore, job_id: int) -> list[dict]:
     """At each change of the job's placement (a move, a start), the hourly price then of
     the offering it left (`from`) and of the one it took (`to`), each node's, from the
     stored prices as its cost is charged: a price that changed while the job ran is the
-    one it would have kept paying, not the one it was placed at."""
+    one it would have kept paying, not the one it was placed at. `reason`: why it changed
+    (`model.PLACEMENT_REASONS`): a migration is a move for price, a recovery or a start is
+    not."""
     from costsched.costs import charge
 
     rows = store.jobs.placement_rows([job_id])
@@ -161,8 +163,8 @@ def price_changes(store: PriceStore, job_id: int) -> list[dict]:
                          waiting=False) for before, after in pairs for p in (before, after)]
     # (rounded off the float noise of an integral over one second; no price has 9 decimals)
     prices = [round(usd * 3600, 9) for _, usd, _ in charge(store, probes, now=as_time(None))]
-    return [{"at": after.start_at, "from": prices[2 * i], "to": prices[2 * i + 1],
-             "saves": prices[2 * i] - prices[2 * i + 1]}
+    return [{"at": after.start_at, "reason": after.reason, "from": prices[2 * i],
+             "to": prices[2 * i + 1], "saves": prices[2 * i] - prices[2 * i + 1]}
             for i, (_, after) in enumerate(pairs)]
 
 

@@ -42,7 +42,7 @@ async def jobs_page(request: Request) -> Response:
     doc = await dashboard.read(data.jobs_document, states=[state] if state else [],
                                name=name or None, labels=labels, budget=budget or None)
     extra = await dashboard.read(data.forecasts, doc["jobs"])
-    bars = {"labels": [j["name"] for j in doc["jobs"]], "series": [
+    bars = {"labels": [f'{j["name"]} ({j["id"]})' for j in doc["jobs"]], "series": [
         {"label": "spent", "values": [j["cost_usd"] for j in doc["jobs"]]},
         {"label": "forecast", "values": [extra[j["id"]]["forecast_usd"] for j in doc["jobs"]]},
         {"label": "budget", "values": [extra[j["id"]]["budget_usd"] for j in doc["jobs"]]}]}
@@ -58,7 +58,7 @@ async def job_page(request: Request) -> Response:
     placements = doc["job"]["placements"]
     return _page(request, "job.html", doc=doc, job=doc["job"], version=version,
                  timeline=render.timeline(placements),
-                 moved={render.when(c["at"]): c for c in doc["price_changes"]},
+                 moved=render.price_moves(doc["price_changes"]),
                  budget_state=render.budget_state(
                      doc["forecast_usd"] if doc["forecast_usd"] is not None
                      else doc["job"]["cost_usd"], doc["budget_usd"]))
@@ -74,7 +74,8 @@ async def spend_page(request: Request) -> Response:
               "clouds": {"labels": [c["cloud"] for c in doc["clouds"]],
                          "series": [{"label": "spend", "values": [c["usd"] for c in
                                                                   doc["clouds"]]}]},
-              "jobs": {"labels": [j["name"] for j in doc["jobs"]], "series": [
+              "jobs": {"labels": [f'{j["name"]} ({j["job_id"]})' for j in doc["jobs"]],
+                       "series": [
                   {"label": "spend", "values": [j["usd"] for j in doc["jobs"]]},
                   {"label": "on-demand", "values": [j["on_demand_usd"] for j in doc["jobs"]]},
                   {"label": "launch-time choice kept",

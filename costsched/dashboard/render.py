@@ -14,6 +14,7 @@ from costsched.report.html import (
     format_cell,
     heading,
     places_of,
+    shown_rows,
     totals_figures,
     totals_line,
 )
@@ -95,6 +96,21 @@ def places(rows: list[dict], name: str = "", jobs: list[dict] | None = None
     return places_of(name, pd.DataFrame(rows), pd.DataFrame(jobs or []))
 
 
+def shown(tables: dict, name: str) -> tuple[dict[str, int], list[dict]]:
+    """The report's table `name` (of its `tables`, `report --json`'s document) as it reads
+    (`report.cells.shown_rows`): its precision and its rows, whose figures add up as
+    written, as the command line and the HTML file write them."""
+    return shown_rows(name, tables)
+
+
+def price_moves(changes: list[dict]) -> dict[str, dict]:
+    """The changes of a job's placement (`data.price_changes`) that change its hourly
+    price, by when: a migration (a move for price) with what it saves, a recovery or a
+    start onto another price as that; one at the same price (a recovery in place) is no
+    price change and is left out, never '$0.0796/h -> $0.0796/h (saves $0.00/h)'."""
+    return {when(c["at"]): c for c in changes if per_hour(c["from"]) != per_hour(c["to"])}
+
+
 def progress(job: dict) -> str:
     """A job's progress as `status` writes it ('42%', 'step 1,595', 'no step yet', '-')."""
     live = job.get("state") not in FINAL_STATES and \
@@ -121,11 +137,12 @@ def budget_state(spent: float | None, budget: float | None) -> str:
 
 FILTERS = {"money": money, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
-           "progress": progress, "places": places, "per_hour": per_hour, "hours": hours,
+           "progress": progress, "places": places, "shown": shown, "per_hour": per_hour,
+           "hours": hours,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
-# `totals_figures(totals, jobs)`: the report's totals at its per-job table's precision.
+# `totals_figures(totals, tables)`: the report's totals at its spend tables' precision.
 GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures, "work_not_known": NOT_KNOWN}
 
 

@@ -1,8 +1,11 @@
 """How the report's tables are written, cell by cell, in every view (the command line,
 the HTML file, the dashboard): column headings in words, one precision per table for its
 dollars and one for its hours (`costsched.amounts`) at which a row's spend and saving
-make its baseline, and the totals line. On plain rows (a list of dicts by column); a
-frame is taken too, as its records. Loads neither pandas nor numpy."""
+make its baseline, and the totals line. The figures add up as written
+(`costsched.amounts.as_written`): a row's compute and egress make its total, its spend and
+saving its baseline; the totals are the sums of the per-job cells as written, and the
+per-cloud and per-day tables' columns sum to them (`shown_rows`). On plain rows (a list
+of dicts by column); a frame is taken too, as its records. Loads neither pandas nor numpy."""
 
 from __future__ import annotations
 
@@ -11,7 +14,18 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from costsched.amounts import MAX_DECIMALS, decimals, given, hours, per_hour, usd
+from costsched.amounts import (
+    MAX_DECIMALS,
+    as_written,
+    decimals,
+    difference_as_written,
+    given,
+    hours,
+    parts_as_written,
+    per_hour,
+    sum_as_written,
+    usd,
+)
 from costsched.measured import sps
 
 Rows = Sequence[Mapping[str, Any]]
@@ -86,14 +100,64 @@ def table_places(table: object) -> dict[str, int]:
 
 
 def places_of(name: str, table: object, jobs: object) -> dict[str, int]:
-    """`table_places` of the report's table `name` (a `TABLES` name; its rows `table`),
-    and for a table of SUMS_OF_JOBS no fewer decimals than the per-job table's (`jobs`)."""
+    """`table_places` of the report's table `name` (a `TABLES` name; its rows `table`);
+    for a spend table (SPEND_TABLES), no fewer decimals than the spend tables and their
+    totals need together (`spend_places`; `jobs`: the report's tables by name, or its
+    per-job rows alone)."""
     places = table_places(table)
-    _, job_rows = records(jobs)
-    if name in SUMS_OF_JOBS and job_rows:
-        of_jobs = table_places(jobs)
-        places = {unit: max(n, of_jobs[unit]) for unit, n in places.items()}
+    tables = spend_tables(jobs)
+    if name in SPEND_TABLES and tables["jobs"]:
+        together = spend_places(tables)
+        places = {unit: max(n, together[unit]) for unit, n in places.items()}
     return places
+
+
+# The tables of spend: per job, and the sums of the same charges per cloud and per day.
+SPEND_TABLES = ("jobs", *SUMS_OF_JOBS)
+
+
+def spend_tables(tables: object) -> dict[str, list[dict]]:
+    """The report's spend tables (SPEND_TABLES) as rows, from its tables by name (a
+    mapping: `Report.rows`, `report --json`'s document) or from its per-job rows alone
+    (rows or a frame)."""
+    if isinstance(tables, Mapping):
+        return {n: records(tables.get(n) or [])[1] for n in SPEND_TABLES}
+    return {"jobs": records(tables)[1] if tables is not None else []}
+
+
+def spend_places(tables: object, least: Mapping[str, int] | None = None) -> dict[str, int]:
+    """One precision for the spend tables' dollars and one for their hours, at which the
+    report's totals read too (`table_places` of each, and the totals' own decimals where
+    they need more: 0.0030 saved over jobs that saved $0.51 and lost $0.507 is not $0.00):
+    a job's spend of $0.0277 reads so beside its days' $0.0185 and $0.0092, and the
+    tables' columns and the totals add up as written. `tables`: see `spend_tables`;
+    `least`: the fewest decimals of each (those of a table the totals are read under)."""
+    found = spend_tables(tables)
+    jobs = found["jobs"]
+    places = {u: max(n, (least or {}).get(u, 0)) for u, n in table_places(jobs).items()}
+    for name in SUMS_OF_JOBS:
+        if found.get(name):
+            places = {u: max(n, table_places(found[name])[u]) for u, n in places.items()}
+    sums = {c: _exact_sum(jobs, c) for c in TOTALS if jobs and c in jobs[0]}
+    out = {"usd": max(places["usd"], decimals([v for c, v in sums.items() if c.endswith("usd")])),
+           "hours": max(places["hours"], decimals([sums.get("billed_hours")]))}
+    # The fewest decimals (up to MAX_DECIMALS) at which each column's cells as written sum
+    # to its exact total as written, so that a total is both; beyond, the cells' sum.
+    for unit in out:
+        while out[unit] < MAX_DECIMALS and not _sums_agree(jobs, sums, out, unit):
+            out[unit] += 1
+    return out
+
+
+def _sums_agree(jobs: Rows, sums: Mapping[str, float], places: Mapping[str, int],
+                unit: str) -> bool:
+    """Whether the per-job cells of `unit` (dollars or hours) as written at `places` sum
+    to their columns' exact sums `sums` as written."""
+    p = places[unit]
+    cells = added_up(jobs, places)
+    return all(sum_as_written([_number(r.get(c)) for r in cells], p) == as_written(v, p)
+               for c, v in sums.items() if v == v
+               and (c in HOUR_COLUMNS) == (unit == "hours"))
 
 
 def rounded(value: float, places: int) -> float:
@@ -120,36 +184,118 @@ def _savings(columns: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _adds_up(columns: Sequence[str], rows: Rows, places: int) -> bool:
-    """Whether every row's spend and saving, rounded to `places`, make its baseline."""
+    """Whether every row's spend and saving, as written at `places`, make its baseline."""
     for saved, base in _savings(columns):
         for row in rows:
             cells = [_number(row[c]) for c in ("usd", base, saved)]
             if any(c != c for c in cells):
                 continue
-            spent, made, kept = (rounded(c, places) for c in cells)
+            spent, made, kept = (as_written(c, places) for c in cells)
             if abs(spent + kept - made) > 10 ** -places / 2:
                 return False
     return True
 
 
-def added_up(rows: Rows, places: Mapping[str, int]) -> list[dict]:
-    """`rows` with each saving as its rounded baseline less its rounded spend (at the
-    table's `places`), so that a row's spend and saving visibly make its baseline (the
-    saving shown is within a unit of its last decimal of its exact value)."""
-    found = _savings(list(rows[0])) if rows else []
-    if not found or "usd" not in places:
-        return [dict(r) for r in rows]
+# A row's total and the parts it is the sum of (the spend tables', a move's).
+PARTS = {"usd": (("compute_usd", "egress_usd"), ("idle_usd", "egress_usd"))}
+
+
+def added_up(rows: Rows, places: Mapping[str, int],
+             sums: Mapping[str, float] | None = None) -> list[dict]:
+    """`rows` as their cells read at the table's `places`, so that they visibly add up
+    (`costsched.amounts`): a row's parts (compute and egress) make its total
+    (`parts_as_written`), and each saving is its baseline less its spend, as written.
+    `sums`: the figures (as written) the table's columns sum to (the report's totals,
+    for a table of SUMS_OF_JOBS): its parts are shared out to them down each column, and
+    each row's total is then its parts'."""
+    out = [dict(r) for r in rows]
+    if not out or "usd" not in places:
+        return out
     p = places["usd"]
-    out = []
-    for row in rows:
-        row = dict(row)
-        spent = rounded(_number(row["usd"]), p)
-        for saved, base in found:
-            made = rounded(_number(row[base]), p) - spent
+    if sums:
+        _shared_out(out, places, sums)
+    for row in out:
+        total = _number(row.get("usd"))
+        for parts in PARTS["usd"]:
+            if total == total and all(c in row for c in parts) and not sums:
+                exact = [_number(row[c]) for c in parts]
+                if all(v == v for v in exact) and abs(math.fsum(exact) - total) < 1e-9:
+                    for c, v in zip(parts, parts_as_written(total, exact, p), strict=True):
+                        row[c] = v
+        for saved, base in _savings(list(row)):
+            made = difference_as_written(_number(row[base]), total, p)
             if made == made:
                 row[saved] = made
-        out.append(row)
     return out
+
+
+def _shared_out(rows: list[dict], places: Mapping[str, int], sums: Mapping[str, float]
+                ) -> None:
+    """Each column of `rows` that `sums` totals shared out to its figure as written
+    (`parts_as_written`); each row's total is then the sum of its parts as written."""
+    for column, figure in sums.items():
+        if column not in rows[0] or figure is None or figure != figure:
+            continue
+        p = places["hours" if column in HOUR_COLUMNS else "usd"]
+        exact = [_number(r[column]) for r in rows]
+        if any(v != v for v in exact):
+            continue
+        for row, v in zip(rows, parts_as_written(figure, exact, p), strict=True):
+            row[column] = v
+    for row in rows:
+        for parts in PARTS["usd"]:
+            if "usd" in row and all(c in row for c in parts):
+                row["usd"] = sum_as_written([row[c] for c in parts], places["usd"])
+
+
+def shown_rows(name: str, tables: Mapping[str, Any]) -> tuple[dict[str, int], list[dict]]:
+    """The report's table `name` (of its `tables` by name: `Report.rows`, `report --json`'s
+    document) as every view writes it: its precision (`places_of`) and its rows as they
+    read at it (`added_up`), a table of SUMS_OF_JOBS summing to the report's totals."""
+    _, rows = records(tables.get(name) or [])
+    jobs = records(tables.get("jobs") or [])[1]
+    places = places_of(name, rows, tables)
+    sums = None
+    if name in SUMS_OF_JOBS and jobs and rows:
+        # The columns whose exact sum is the per-job table's (each charge counted once in
+        # either): those read as the totals do.
+        figures = shown_totals(tables)
+        sums = {c: figures[c] for c in ("compute_usd", "egress_usd", "billed_hours")
+                if c in rows[0] and figures[c] is not None and math.isclose(
+                    _exact_sum(rows, c), _exact_sum(jobs, c), rel_tol=1e-9, abs_tol=1e-9)}
+    return places, added_up(rows, places, sums)
+
+
+def shown_totals(tables: object, totals: Mapping[str, float | None] | None = None,
+                 least: Mapping[str, int] | None = None) -> dict[str, float | None]:
+    """The report's totals (TOTALS and instance-hours) as the per-job table's cells as
+    written make them (`sum_as_written`, at `spend_places`): None where no job has the
+    figure (a baseline that applies to none); `totals`' figure of a column the rows do
+    not have. `tables`, `least`: see `spend_places`."""
+    places = spend_places(tables, least)
+    cells = added_up(spend_tables(tables)["jobs"], places)
+    out: dict[str, float | None] = {}
+    for c in TOTALS:
+        p = places["hours" if c in HOUR_COLUMNS else "usd"]
+        if cells and c not in cells[0]:
+            out[c] = (totals or {}).get(c)
+            continue
+        total = sum_as_written([_number(r.get(c)) for r in cells], p)
+        out[c] = None if total != total else total
+    out["instance_hours"] = round(math.fsum(
+        as_written(_number(r.get("billed_hours")), places["hours"]) * _nodes(r)
+        for r in cells if _number(r.get("billed_hours")) == _number(r.get("billed_hours"))),
+        places["hours"])
+    return out
+
+
+def _exact_sum(rows: Rows, column: str) -> float:
+    return math.fsum(v for r in rows if (v := _number(r.get(column))) == v)
+
+
+def _nodes(row: Mapping[str, Any]) -> float:
+    nodes = _number(row.get("nodes", 1))
+    return nodes if nodes == nodes else 1.0
 
 
 def missing(value: object) -> bool:
@@ -204,22 +350,26 @@ TOTALS = ("usd", "compute_usd", "egress_usd", "saved_vs_on_demand_usd",
           "saved_vs_static_usd", "billed_hours")
 
 
-def totals_figures(totals: Mapping[str, float | None], jobs: object = None) -> dict[str, str]:
-    """The report's totals (TOTALS) as written: its amounts at one precision (they add up),
-    and no fewer decimals than the per-job table they sum (`jobs`, its rows: a frame or a
-    list of dicts), so that the rows visibly add up to them ($0.0043 and $0.0157 to
-    $0.0200, not $0.02)."""
-    amounts = [totals[k] for k in TOTALS[:-1]]
-    usd_places, hour_places = decimals(amounts), decimals([totals["billed_hours"]])
-    if jobs is not None and len(jobs):  # type: ignore[arg-type]
-        table = table_places(jobs)
-        usd_places = max(usd_places, table["usd"])
-        hour_places = max(hour_places, table["hours"])
-    out = {k: usd(v, usd_places) for k, v in zip(TOTALS[:-1], amounts, strict=True)}
-    out["billed_hours"] = hours(totals["billed_hours"], hour_places)
-    instance = totals.get("instance_hours")
-    out["instance_hours"] = hours(totals["billed_hours"] if instance is None else instance,
-                                  max(hour_places, decimals([instance])))
+def totals_figures(totals: Mapping[str, float | None], tables: object = None,
+                   least: Mapping[str, int] | None = None) -> dict[str, str]:
+    """The report's totals (TOTALS) as written: at the spend tables' precision
+    (`spend_places`), each the sum of its column's cells as written (`shown_totals`), so
+    that the rows visibly add up to them ($0.0043 and $0.0157 to $0.0200, not $0.02).
+    `tables`: the report's tables by name, or its per-job rows (a frame or a list of
+    dicts); without them, `totals` at one precision. `least`: see `spend_places`."""
+    if spend_tables(tables)["jobs"]:
+        places = spend_places(tables, least)
+        figures = shown_totals(tables, totals, least)
+        usd_places, hour_places = places["usd"], places["hours"]
+    else:
+        figures = dict(totals)
+        usd_places = decimals([totals[k] for k in TOTALS[:-1]])
+        hour_places = decimals([totals["billed_hours"], totals.get("instance_hours")])
+    out = {k: usd(figures[k], usd_places) for k in TOTALS[:-1]}
+    out["billed_hours"] = hours(figures["billed_hours"], hour_places)
+    instance = figures.get("instance_hours")
+    out["instance_hours"] = hours(figures["billed_hours"] if instance is None else instance,
+                                  hour_places)
     return out
 
 
@@ -233,10 +383,11 @@ def period_words(since: str | None, until: str, placed: bool) -> str:
     return f"{since or 'the first placement'} to {until}"
 
 
-def totals_line(totals: Mapping[str, float | None], jobs: object = None) -> str:
+def totals_line(totals: Mapping[str, float | None], tables: object = None,
+                least: Mapping[str, int] | None = None) -> str:
     """The report's totals in one line (`totals_figures`): 'Spend $0.0300 (compute
     $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...'."""
-    f = totals_figures(totals, jobs)
+    f = totals_figures(totals, tables, least)
     over = (f"{f['instance_hours']} instance-hours" if f["instance_hours"] == f["billed_hours"]
             else f"{f['billed_hours']} billed hours ({f['instance_hours']} instance-hours, "
             "each node counted)")

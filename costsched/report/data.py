@@ -137,7 +137,7 @@ class Report:
         """The precision of the table `name`'s dollars and hours (`cells.places_of`)."""
         from costsched.report.cells import places_of
 
-        return places_of(name, self.rows[name], self.rows["jobs"])
+        return places_of(name, self.rows[name], self.rows)
 
     def document(self) -> dict:
         """The report as `report --json` writes it (but the budgets now, which the

@@ -25,6 +25,7 @@ from costsched.report.cells import (  # noqa: F401 - the HTML's cells are everyo
     period_words,
     places_of,
     records,
+    shown_rows,
     table_places,
     totals_figures,
     totals_line,
@@ -54,7 +55,7 @@ def render(report: Report) -> str:
     """The report as one HTML document."""
     period = period_words(_when(report.since) if report.since is not None else None,
                           _when(report.until), report.placed)
-    summary = totals_line(report.totals, report.rows["jobs"]) + "."
+    summary = totals_line(report.totals, report.rows) + "."
     figures = [("Cost over time", _over_time(report)), ("Cost per job", _per_job(report)),
                ("Cost per cloud", _per_cloud(report))]
     parts = [
@@ -72,7 +73,8 @@ def render(report: Report) -> str:
         parts.append(f"<h2>{escape(title)}</h2>")
         if note:
             parts.append(f'<p class="note">{escape(note)}</p>')
-        parts.append(_table(report.rows[name], report_places(report, name)))
+        places, rows = shown_rows(name, report.rows)
+        parts.append(_table(rows, places))
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 
@@ -91,6 +93,8 @@ def write(report: Report, path: str | Path) -> Path:
 
 
 def _table(table: object, places: dict[str, int]) -> str:
+    """A table's rows (`shown_rows`; rows or a frame) as they read at its precision
+    `places`."""
     columns, rows = records(table)
     if not rows:
         return '<p class="note">none</p>'

@@ -81,3 +81,43 @@ def test_a_move_is_priced_at_the_prices_of_its_time(store: PriceStore,
     assert (change["from"], change["to"]) == (pytest.approx(3.0), pytest.approx(0.5))
     page = client.get(f"/jobs/{job}").text
     assert "$3.0000/h → $0.5000/h (saves $2.5000/h)" in page
+
+
+def test_a_recovery_in_place_reads_as_no_price_change(store: PriceStore,
+                                                      client: TestClient) -> None:
+    """Launched on EAST at $1/h, recovered on EAST (the same price), moved to WEST at
+    $0.50/h: the note lists the move with its saving, never the recovery as
+    '$1.0000/h → $1.0000/h (saves $0.00/h)'."""
+    from tests.costsched.report.scenario import WEST
+
+    observe(store, EAST, [(-10, 1.0)])
+    observe(store, WEST, [(-10, 0.5)])
+    job = store.jobs.create("kept", {"spec": {"name": "kept"}}, 100, at=at(0))
+    for n, (where, start, reason) in enumerate(
+            [(EAST, 0, "launch"), (EAST, 1, "recovery"), (WEST, 2, "migration")]):
+        store.jobs.place(job, where, gpu_model="V100", gpu_count=1, at=at(start),
+                         usd_per_hour=1.0 if where == EAST else 0.5, reason=reason,
+                         instance=f"{job}-{n}")
+        if not n:
+            store.jobs.transition(job, "running", at=at(0))
+    store.jobs.end_placement(job, at(3))
+    store.jobs.transition(job, "succeeded", at=at(3))
+    page = client.get(f"/jobs/{job}").text
+    [note] = [p for p in page.split("<p") if "Hourly price at each change" in p]
+    assert "$1.0000/h → $0.5000/h (saves $0.5000/h)" in note
+    assert "$1.0000/h → $1.0000/h" not in note and "saves $0.00/h" not in note
+
+
+def test_the_jobs_chart_tells_two_jobs_of_one_name_apart(store: PriceStore,
+                                                         client: TestClient) -> None:
+    """Two jobs named alike: the Jobs page's chart labels their bars with name and id."""
+    import json
+    import re
+
+    first = _ended(store, "bigram", 1.0)
+    second = _ended(store, "bigram", 1.0)
+    page = client.get("/").text
+    [data] = re.findall(r'<script type="application/json" id="chart-jobs">(.*?)</script>',
+                        page, re.S)
+    labels = json.loads(data)["labels"]
+    assert sorted(labels) == sorted([f"bigram ({first})", f"bigram ({second})"]), labels

@@ -3,10 +3,12 @@ amounts at which they add up, the saving made from the rounded figures where non
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from costsched.cli.common import report_cells
-from costsched.report.html import _table, table_places
+from costsched.report.html import _table, format_cell, table_places
 
 
 def cents(text: str) -> float:
@@ -35,7 +37,9 @@ def test_a_saving_is_made_from_the_rounded_figures_when_no_precision_adds_up() -
 
 def test_the_totals_are_written_at_the_precision_of_the_rows_they_sum() -> None:
     """Two jobs of $0.0043 and $0.0157: the totals line says $0.0200 (the rows visibly add
-    up to it), not $0.02; alone, the totals keep their own precision."""
+    up to it), not $0.02; their 0.054 and 0.0418 hours read 0.054 and 0.042 and their sum
+    0.096 (0.05 and 0.04 would not make 0.10); alone, the totals keep their own
+    precision."""
     from costsched.report.html import totals_line
 
     jobs = pd.DataFrame({"usd": [0.0043, 0.0157], "compute_usd": [0.0043, 0.0157],
@@ -43,7 +47,7 @@ def test_the_totals_are_written_at_the_precision_of_the_rows_they_sum() -> None:
     totals = {"usd": 0.02, "compute_usd": 0.02, "egress_usd": 0.0,
               "saved_vs_on_demand_usd": 0.0664, "saved_vs_static_usd": 0.0, "billed_hours": 0.0958}
     assert totals_line(totals, jobs) == (
-        "Spend $0.0200 (compute $0.0200, egress $0.00) over 0.10 instance-hours; saved "
+        "Spend $0.0200 (compute $0.0200, egress $0.00) over 0.096 instance-hours; saved "
         "$0.0664 against on-demand and $0.00 against the launch-time choice kept")
     assert totals_line(totals).startswith("Spend $0.02 (compute $0.02, egress $0.00)")
 
@@ -97,3 +101,57 @@ def test_a_checkpoint_of_a_megabyte_is_no_zero_gigabytes() -> None:
 
     assert [format_cell("gb", v) for v in (0.001, 0.1, 1234.5, 0.0)] == [
         "0.0010", "0.10", "1,234.50", "0.00"]
+
+
+def test_the_totals_are_the_sums_of_the_cells_as_written() -> None:
+    """A saving of $0.0306 - $0.0031 reads $0.0275 in its row and in the totals line
+    (not the exact difference's $0.0274), and two rows' savings of $0.0460 sum to the
+    totals' $0.0920 (not the exact sum's $0.0921): in the text, the HTML file and the
+    dashboard alike."""
+    from costsched.dashboard.render import shown
+    from costsched.report.cells import shown_rows, totals_line
+    from costsched.report.data import totals
+
+    def row(job_id: int, spent: float, on_demand: float) -> dict:
+        return dict(job_id=job_id, name="j", state="succeeded", nodes=1, billed_hours=0.5,
+                    compute_usd=spent, egress_usd=0.0, usd=spent, on_demand_usd=on_demand,
+                    saved_vs_on_demand_usd=on_demand - spent, static_usd=math.nan,
+                    saved_vs_static_usd=math.nan)
+
+    one = [row(1, 0.003149, 0.030551)]  # 0.027402 exact; 0.0306 - 0.0031 as written
+    places, [cells] = shown_rows("jobs", {"jobs": one})
+    made = [format_cell(c, cells[c], places) for c in ("on_demand_usd", "usd",
+                                                       "saved_vs_on_demand_usd")]
+    assert made == ["$0.0306", "$0.0031", "$0.0275"]
+    line = totals_line(totals(one), {"jobs": one})
+    assert "saved $0.0275 against on-demand" in line, line
+    assert shown({"jobs": one}, "jobs")[1][0]["saved_vs_on_demand_usd"] == 0.0275
+    html = _table(*reversed(shown_rows("jobs", {"jobs": one})))
+    assert "<td class=\"num\">$0.0275</td>" in html
+
+    two = [row(1, 0.01, 0.056049), row(2, 0.01, 0.056049)]  # 0.092098 saved in all
+    places, cells = shown_rows("jobs", {"jobs": two})
+    assert [format_cell("saved_vs_on_demand_usd", r["saved_vs_on_demand_usd"], places)
+            for r in cells] == ["$0.0460", "$0.0460"]
+    line = totals_line(totals(two), {"jobs": two})
+    assert "saved $0.0920 against on-demand" in line and "Spend $0.0200 " in line, line
+
+
+def test_the_per_day_and_per_cloud_columns_sum_to_the_totals_as_written() -> None:
+    """Two jobs' days of $0.012345 each: each job's row $0.0123, the totals $0.0246, and
+    the one cloud's row $0.0246 (its exact $0.02469 shared out as the totals read), not
+    $0.0247; a day's total is its compute and egress as written."""
+    from costsched.report.cells import shown_rows, totals_line
+    from costsched.report.data import totals
+
+    jobs = [dict(job_id=i, name="j", state="succeeded", nodes=1, billed_hours=0.1,
+                 compute_usd=0.012345, egress_usd=0.0, usd=0.012345, on_demand_usd=math.nan,
+                 saved_vs_on_demand_usd=math.nan, static_usd=math.nan,
+                 saved_vs_static_usd=math.nan) for i in (1, 2)]
+    clouds = [dict(cloud="aws", billed_hours=0.2, compute_usd=0.02469, egress_usd=0.0,
+                   usd=0.02469)]
+    tables = {"jobs": jobs, "clouds": clouds, "days": []}
+    assert totals_line(totals(jobs), tables).startswith("Spend $0.0246 (compute $0.0246")
+    places, [cloud] = shown_rows("clouds", tables)
+    assert [format_cell(c, cloud[c], places) for c in ("compute_usd", "usd")] == [
+        "$0.0246", "$0.0246"]
