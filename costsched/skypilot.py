@@ -53,6 +53,10 @@ UNUSED = {
 }
 # The password SkyPilot logs in to a private registry with (launchers.containers): a secret.
 DOCKER_PASSWORD = "SKYPILOT_DOCKER_PASSWORD"
+# Where a task's checkpoints go without a bucket of its own, in the note `plan` and
+# `launch` print with the configured root in its place (`checkpoint_note`).
+CHECKPOINT_ROOT = "the checkpoint root (launch.checkpoint_root)"
+_CHECKPOINTS_GO = "checkpoints go to "
 # Fields of SkyPilot's that costsched does not do, with what to use instead.
 NOT_DONE = {
     "pool": "worker pools are not something costsched does; `sky jobs pool` runs them",
@@ -385,16 +389,17 @@ def _config(value: Any, fail: Fail) -> dict[str, Any]:
 def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_default: str,
             fail: Fail, needs: list[str]
             ) -> tuple[list[dict[str, str]], tuple[str, str] | None, str]:
-    """(the mounts, the checkpoint (bucket, its mount path), a note saying which mount it
-    is). The checkpoint bucket is costsched.checkpoint.location (a bucket, or a mount's
-    path), else the one writable bucket mount (mode MOUNT), else the one bucket of a task
-    with only one. What only a launch can settle (a variable without a value, a bucket
-    without a name, which of several writable buckets) is added to `needs`."""
+    """(the mounts, the checkpoint (bucket, its mount path), a note saying where the
+    checkpoints go). The checkpoint bucket is costsched.checkpoint.location (a bucket, or
+    the path of a bucket mount not copied), else the one bucket mount the task writes to
+    (`fields.written_to`); without one, the checkpoint root, said when the task has
+    buckets. What only a launch can settle (a variable without a value, a bucket without a
+    name, which of several writable buckets) is added to `needs`."""
     if value is None or value == {}:
         return [], None, ""
     if not isinstance(value, dict):
         raise fail("file_mounts", "expected a mapping of PATH ON THE INSTANCE: source")
-    mounts, unsettled = [], []
+    mounts, unsettled, writes = [], [], []
     for raw_path, raw_source in value.items():
         missing: set[str] = set()
         path = fields.fill(raw_path, values, missing)
@@ -404,6 +409,7 @@ def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_d
             raise fail("file_mounts", f"{raw_path!r}: expected a path on the instance")
         uri, mode = fields.bucket_of(source, path, cloud_default, fail)
         bucket = fields.is_bucket(uri)
+        mount = {"path": path, "source": uri, "mode": mode if bucket else "COPY"}
         if missing:
             needs.append(f"{where}: {fields.unfilled(missing, values)}")
         elif bucket and not uri.split("://", 1)[1].split("/", 1)[0]:
@@ -412,39 +418,66 @@ def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_d
             if bucket and "$" in uri:
                 raise fail(where, f"{uri!r}: expected a bucket name (letters, digits, "
                            "'.', '-', '_')")
-            mounts.append({"path": path, "source": uri, "mode": mode if bucket else "COPY"})
+            mounts.append(mount)
+            if bucket and fields.written_to(source):
+                writes.append(mount)
             continue
-        unsettled.append({"path": path, "source": uri or "?", "mode": mode if bucket
-                          else "COPY", "bucket": bucket or "://" not in uri})
+        maybe = bucket or "://" not in uri
+        unsettled.append({**mount, "source": uri or "?", "bucket": maybe,
+                          "writes": maybe and fields.written_to(source)})
     buckets = [m for m in mounts if fields.is_bucket(m["source"])]
     if isinstance(location, str) and location:
         named = [m for m in mounts if m["path"].rstrip("/") == location.rstrip("/")]
-        if named and named[0] in buckets:
+        if named and named[0] in buckets and named[0]["mode"] != "COPY":
             mounts.remove(named[0])
             return mounts + _kept(unsettled), (named[0]["source"], named[0]["path"]), ""
+        if named and named[0] in buckets:
+            raise fail("costsched.checkpoint.location", f"{location!r} is a bucket copied "
+                       "down once, read-only (mode COPY): checkpoints written there never "
+                       "reach it; expected the path of a bucket mount with mode: MOUNT or "
+                       "MOUNT_CACHED, or a bucket")
         if named:
             raise fail("costsched.checkpoint.location", f"{location!r} is a local path's "
                        "mount; expected a bucket (or the path of a bucket mount)")
         return mounts + _kept(unsettled), None, ""
-    writable = [m for m in buckets if m["mode"] != "COPY"]
-    maybe = [m for m in unsettled if m["bucket"] and m["mode"] != "COPY"]
-    if len(writable) + len(maybe) > 1:
+    maybe = [m for m in unsettled if m["writes"]]
+    if len(writes) + len(maybe) > 1:
         needs.append("file_mounts: several writable bucket mounts (" + ", ".join(
-            m["path"] for m in [*writable, *maybe]) + "): say which holds the checkpoints "
+            m["path"] for m in [*writes, *maybe]) + "): say which holds the checkpoints "
             "with costsched.checkpoint.location: PATH")
         return mounts + _kept(unsettled), None, ""
     if maybe:  # the checkpoint bucket is known at launch
         return mounts + _kept(unsettled), None, ""
-    chosen = writable or (buckets if len(buckets) == 1 and not unsettled else [])
-    if not chosen:
-        return mounts + _kept(unsettled), None, ""
-    mounts.remove(chosen[0])
-    why = "the one writable bucket mount" if writable else "the task's one bucket"
-    source, path = chosen[0]["source"], chosen[0]["path"]
+    if not writes:
+        return mounts + _kept(unsettled), None, _not_written(
+            [*buckets, *(m for m in unsettled if m["bucket"])])
+    chosen = writes[0]
+    mounts.remove(chosen)
+    source, path = chosen["source"], chosen["path"]
     return (mounts + _kept(unsettled), (source, path),
-            f"checkpoints go to {source} ({why}, {path})")
+            f"{_CHECKPOINTS_GO}{source} (the one writable bucket mount, {path}, mode "
+            f"{chosen['mode']})")
+
+
+def _not_written(buckets: list[dict]) -> str:
+    """Where the checkpoints of a task whose bucket mounts it does not write to go, why
+    not to those, and how to choose one ('' without bucket mounts)."""
+    if not buckets:
+        return ""
+    why = [f"{m['path']} is copied down once, read-only (mode COPY)" if m["mode"] == "COPY"
+           else f"{m['path']} is the task's data (a source without a mode)" for m in buckets]
+    return (f"{_CHECKPOINTS_GO}{CHECKPOINT_ROOT}, not to a bucket of file_mounts: "
+            + "; ".join(why) + ". To keep them in one, mount it with mode: MOUNT (or "
+            "MOUNT_CACHED), or name its path in costsched.checkpoint.location")
 
 
 def _kept(unsettled: list[dict]) -> list[dict[str, str]]:
     """Mounts a launch has yet to settle, as the plan keeps them (never launched so)."""
     return [{k: m[k] for k in ("path", "source", "mode")} for m in unsettled]
+
+
+def checkpoint_note(notes: Collection[str], root: str) -> str | None:
+    """The note of a task's notes saying where its checkpoints go, with the checkpoint
+    root said as `root`; None when it has none."""
+    said = [n for n in notes if n.startswith(_CHECKPOINTS_GO)]
+    return said[0].replace(CHECKPOINT_ROOT, root) if said else None

@@ -61,14 +61,17 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
         task["envs"] = envs
     if spec.task.secrets:
         task["secrets"] = dict.fromkeys(spec.task.secrets)
-    mounts: dict[str, Any] = {}
-    for m in spec.task.mounts:
-        bucket = fields.is_bucket(m.source)
-        source = bucket_source(m.source) if bucket else paths.get(m.source, m.source)
-        mounts[m.path] = {"source": source, "mode": m.mode} if bucket or m.mode != "COPY" \
-            else source
-    if fields.is_bucket(spec.checkpoint.location):
-        path = spec.task.checkpoint_mount or "/checkpoints"
+    mounts = _mounts_as_written(written.get("file_mounts"), bucket_source)
+    taken = mounts is not None and bool(spec.task.checkpoint_mount)  # one the file wrote
+    if mounts is None:  # a spec not read from one task file: its mounts as it keeps them
+        mounts = {}
+        for m in spec.task.mounts:
+            bucket = fields.is_bucket(m.source)
+            source = bucket_source(m.source) if bucket else paths.get(m.source, m.source)
+            mounts[m.path] = {"source": source, "mode": m.mode} \
+                if bucket or m.mode != "COPY" else source
+    path = spec.task.checkpoint_mount or "/checkpoints"
+    if fields.is_bucket(spec.checkpoint.location) and not taken and path not in mounts:
         mounts[path] = {"source": bucket_source(spec.checkpoint.location), "mode": "MOUNT"}
     if mounts:
         task["file_mounts"] = mounts
@@ -81,6 +84,23 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     header = "".join(f"# {line}\n" for line in note.splitlines())
     return header + yaml.dump(task, Dumper=_TaskDumper, sort_keys=False,
                               default_flow_style=False)
+
+
+def _mounts_as_written(raw: Any, bucket_source: Callable[[str], str]) -> dict[str, Any] | None:
+    """The task's file mounts as its file wrote them (`raw`), every field and form kept:
+    only an Azure container written az://CONTAINER is written as SkyPilot names it
+    (`bucket_source`). None when the file wrote none."""
+    if not isinstance(raw, Mapping):
+        return None
+
+    def named(source: Any) -> Any:
+        if isinstance(source, str) and source.startswith("az://") and "$" not in source:
+            return bucket_source(source)
+        return source
+
+    return {path: {**given, "source": named(given["source"])}
+            if isinstance(given, Mapping) and "source" in given else named(given)
+            for path, given in raw.items()}
 
 
 def _as_written(values: Mapping[str, str], raw: Any,

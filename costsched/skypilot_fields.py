@@ -248,6 +248,21 @@ def is_bucket(uri: str) -> bool:
     return clouds.storage_cloud(uri) is not None
 
 
+def written_to(source: Any) -> bool:
+    """Whether a file mount (as written) is one the task writes to, so that it may hold the
+    checkpoints: a bucket whose mode is written MOUNT or MOUNT_CACHED, or one SkyPilot
+    makes by `name` without a `source` (an empty bucket for outputs, mounted read-write by
+    default). A bucket given as a `source` without a mode is the task's data (SkyPilot
+    mounts it read-write, but the task reads it); one in mode COPY, or written as a plain
+    URI, is copied down once, read-only: what is written there never reaches it."""
+    if not isinstance(source, dict):
+        return False
+    mode = str(source.get("mode") or "").upper()
+    if mode in ("MOUNT", "MOUNT_CACHED"):
+        return True
+    return not mode and "name" in source and not source.get("source")
+
+
 def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[str, str]:
     """(bucket URI or local path, mode) of one file mount, in any of SkyPilot's forms:
     'gs://b/p' or a local path (copied); {source: ..., mode: ...};

@@ -133,6 +133,7 @@ def launch(
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
+    _print_checkpoints(records, json_out)
     _print_armed(armed, json_out)
     _say_not_launched(store, [r.id for r in records], shown=not json_out)
 
@@ -188,6 +189,23 @@ def _arm(store: PriceStore, backend: Any, records: Sequence[Any] = ()) -> str | 
                  "(`costsched daemon stop`, then `costsched daemon start` in a shell that "
                  "sets them, makes it take yours)")
     return line
+
+
+def _print_checkpoints(records: Sequence[Any], json_out: bool) -> None:
+    """A line for each job launched whose task's file mounts say where its checkpoints go
+    (as `plan` says it), with the job's own store (on stderr beside --json)."""
+    from costsched.cli.common import err_console
+    from costsched.service.jobs.carry import root_said
+    from costsched.skypilot import checkpoint_note
+
+    for r in records:
+        stored = r.spec if isinstance(r.spec, dict) else {}
+        notes = ((stored.get("spec") or {}).get("task") or {}).get("notes") or []
+        note = checkpoint_note(notes, root_said(stored.get("checkpoint_root"), r.id))
+        if note:
+            (err_console if json_out else console).print(
+                printable(f"  job {r.id}: {note}"), highlight=False, markup=False,
+                soft_wrap=True)
 
 
 def _print_armed(line: str | None, json_out: bool) -> None:

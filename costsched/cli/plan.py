@@ -386,9 +386,22 @@ def job_notes(p: JobPlan) -> list[str]:
     from costsched.optimize.planner import order_cost
 
     steps_estimated = figures.work_estimated(p.job)
-    return [*p.job.notes, *p.notes, *filter(None, [order_cost(
+    return [*map(_checkpoint_root_said, p.job.notes), *p.notes, *filter(None, [order_cost(
         p, lambda row: figures.ESTIMATED_MARK
         if steps_estimated or bool(row["throughput_estimated"]) else "")])]
+
+
+def _checkpoint_root_said(note: str) -> str:
+    """A task's note with the checkpoint root (costsched.skypilot.CHECKPOINT_ROOT) said as
+    the launch's configuration has it."""
+    from costsched.skypilot import CHECKPOINT_ROOT
+
+    if CHECKPOINT_ROOT not in note:
+        return note
+    from costsched.config import effective
+    from costsched.service.jobs.carry import root_said
+
+    return note.replace(CHECKPOINT_ROOT, root_said(effective().launch.checkpoint_root))
 
 
 def _as_table(written: Callable[..., list[str]], column: pd.Series, value: float) -> str:

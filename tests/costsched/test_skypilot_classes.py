@@ -229,9 +229,8 @@ def test_plan_emit_writes_an_az_container_as_its_accounts_url(
     monkeypatch.setenv("AZURE_STORAGE_ACCOUNT", "mydata")
     result = cli("plan", path, "--emit", "sky", "--at", "2026-11-01")
     assert result.exit_code == 0, result.output
-    assert yaml.safe_load(result.stdout)["file_mounts"] == {
-        "/data": {"source": "https://mydata.blob.core.windows.net/corpus/v2",
-                  "mode": "MOUNT"}}
+    assert yaml.safe_load(result.stdout)["file_mounts"] == {  # copied, as written
+        "/data": "https://mydata.blob.core.windows.net/corpus/v2"}
 
 
 @pytest.mark.parametrize(("resources", "field", "close"), [

@@ -37,13 +37,20 @@ from costsched.store import PriceStore
 RENEW_SECONDS = 60.0  # a long copy renews the job's lease this often
 
 
-def home_store(location: str | None, job_id: int, root: str | None) -> str:
+def home_store(location: str | None, job_id: int | str, root: str | None) -> str:
     """A job's checkpoint store as launched: its spec's location, else the launch root (the
     user data directory's by default), with /job-ID."""
     base = location or root or str(Path(platformdirs.user_data_dir("costsched")) / "checkpoints")
     if ":" not in base and not Path(base).expanduser().is_absolute():
         base = str(Path(base).expanduser().resolve())  # the same from any directory later
     return f"{base.rstrip('/')}/job-{job_id}"
+
+
+def root_said(root: str | None, job_id: int | str = "ID") -> str:
+    """Where the checkpoints of a job without a location of its own go, as `plan` (before
+    the job has an ID) and `launch` say it, with the key that sets it."""
+    return (f"{home_store(None, job_id, root)} (launch.checkpoint_root"
+            + ("" if root else " is not set: the user data directory's") + ")")
 
 
 @dataclass(frozen=True)
