@@ -98,3 +98,14 @@ def test_collection_ratio_without_a_baseline_is_a_dash(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     assert "nanx" not in result.output
     assert "from 1 start, " in result.output
+
+
+def test_short_prices_start_where_every_start_has_a_price() -> None:
+    # 30 hours of prices, 2 daily starts: the first whole day would put the last start
+    # after the newest price; the prices' first time does not.
+    begin = datetime(2026, 11, 28, 12, tzinfo=timezone.utc)
+    span = Span(int(begin.timestamp()), int((begin + timedelta(hours=30)).timestamp()))
+    now = begin + timedelta(days=5)
+    assert default_first_start(span, 2, 24.0, 1.0, now=now) == begin
+    assert default_first_start(span, 1, 24.0, 1.0, now=now) == datetime(
+        2026, 11, 29, tzinfo=timezone.utc)  # one start: the first whole day holds it
