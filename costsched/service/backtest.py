@@ -25,7 +25,7 @@ from costsched.service.values import as_time, at_least, positive
 from costsched.throughput import ThroughputTable
 
 if TYPE_CHECKING:
-    from costsched.backtest import BacktestJob, PriceTrace
+    from costsched.backtest import BacktestJob
     from costsched.optimize.decision import Overheads
 
 BASELINE_POLICY = "static"  # the first of the baselines every comparison is against
