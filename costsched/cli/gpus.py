@@ -113,8 +113,7 @@ def _why_none(db: str | None, gpu: str | None, when: datetime | None,
                "stores some)"
     at = "now" if when is None else f"as of {when:%Y-%m-%d %H:%M} UTC"
     return (f"{known} {at}: the oldest price known is of "
-            f"{oldest:%Y-%m-%d %H:%M} UTC (`costsched gpus{' ' + gpu if gpu else ''} --at "
-            f"{oldest:%Y-%m-%d}` shows the prices then)")
+            f"{oldest:%Y-%m-%d %H:%M} UTC (--at that time or later shows prices)")
 
 
 def _model_and_count(gpu: str | None) -> tuple[str | None, int | None]:

@@ -141,6 +141,7 @@ def backtest(
         REPLAY_POLICIES,
         BacktestConfig,
         PriceTrace,
+        check_regions,
         jobs_for_models,
         read_jobs,
         replay_policy_name,
@@ -177,6 +178,9 @@ def backtest(
         span = opened.span(os=list(REPLAY_OS))
         if span is None:
             raise InvalidInput(f"the store holds no prices to replay: {MORE_PRICES}")
+        # A home region never priced is the first thing wrong, whatever the window.
+        check_regions({j.region for j in jobs},
+                      set(opened.offerings(os=list(REPLAY_OS))["region"]))
         times = replay_starts(Span(*span), first, starts, every_hours, _longest(jobs))
         first = times[0]
         # Only the prices a replay can read: from the first start less the longest history
