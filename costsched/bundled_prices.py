@@ -291,6 +291,17 @@ def old(market: str, age_days: float) -> bool:
     return market == "spot" and age_days > OLD_DAYS
 
 
+def oldest_price(clouds: Sequence[str] = (), gpu_models: Sequence[str] = ()
+                 ) -> datetime | None:
+    """When the oldest bundled GPU price (of `clouds` and `gpu_models`, when given) took
+    effect; None when none is bundled."""
+    stamp = _discovered_stamp()
+    times = [r["effective_at"] for r in (*_on_demand(stamp), *_spot(stamp))
+             if (not clouds or r["cloud"] in clouds)
+             and (not gpu_models or r["gpu_model"] in gpu_models)]
+    return min(times, default=None)
+
+
 def _newest(rows: list[dict], key: tuple[str, ...], when: datetime) -> list[dict]:
     """Per `key`, the last row (in the rows' order) that held by `when` and whose type was
     not retired by then, at that row's place."""

@@ -63,6 +63,14 @@ class BacktestConfig:
     checkpoint_gb: float = 1.0  # the checkpoint size of jobs that do not state one
 
 
+def check_regions(homes: set[str], known: set[str]) -> None:
+    """InvalidInput naming the first home region with no price among the `known`."""
+    unknown = sorted(homes - known)
+    if unknown:
+        raise InvalidInput(f"region {unknown[0]!r}: no prices stored for it; known: "
+                           f"{', '.join(sorted(known))}")
+
+
 def regular_starts(first: datetime, count: int, every_hours: float = 24.0) -> list[datetime]:
     if count < 1:
         raise InvalidInput(f"starts {count}: expected at least 1 start time")
@@ -199,11 +207,7 @@ def run_backtest(
     chosen = [make_replay_policy(p, config.margin, config.period_hours)
               if isinstance(p, str) else p for p in policies]
     period_s = int(round(config.period_hours * HOUR))
-    known = set(trace.offerings["region"])
-    unknown = sorted({bj.region for bj in jobs} - known)
-    if unknown:
-        raise InvalidInput(f"region {unknown[0]!r}: no prices stored for it; known: "
-                           f"{', '.join(sorted(known))}")
+    check_regions({bj.region for bj in jobs}, set(trace.offerings["region"]))
     rates: dict[tuple[int, str], np.ndarray] = {}  # by (throughput table, model)
     rows = []
     labels = offering_labels(trace.offerings)

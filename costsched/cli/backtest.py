@@ -64,7 +64,9 @@ def backtest_cmd(
     starts: Annotated[int, typer.Option(help="Number of start times.")] = 30,
     first_start: Annotated[str | None, typer.Option(
         help="First start time (ISO 8601); default: the latest whole day such that the "
-        f"last start is {FIT_LENGTHS:g} job lengths before the end of the trace.",
+        f"last start is {FIT_LENGTHS:g} job lengths before the newest stored price (or now), "
+        "else the earliest whole day the stored prices hold every start in. Every start "
+        "must lie within the stored prices.",
         show_default=False)] = None,
     every_hours: Annotated[float, typer.Option(help="Hours between start times.",
                                                **AS_TYPED)] = 24.0,
@@ -196,11 +198,20 @@ def _print_summary(result: BacktestResult) -> None:
     migrations = summary.pivot_table(index=["model", "region"], columns="policy",
                                      values="migrations", sort=False)
     fmt = "%Y-%m-%d %H:%M"
-    over = (f"over {window['starts']} starts, {window['first_start']:{fmt}} to "
-            f"{window['last_start']:{fmt}} UTC" + (", instances shared per GPU"
-                                                 if result.share_instances else ""))
+    over = ((f"over {window['starts']} starts, {window['first_start']:{fmt}} to "
+             f"{window['last_start']:{fmt}} UTC" if window["starts"] > 1 else
+             f"from 1 start, {window['first_start']:{fmt}} UTC")
+            + (", instances shared per GPU" if result.share_instances else ""))
+    errors = result.errors
+    explained: set[str] = set()  # the baselines whose runs all failed, said in their place
     for baseline in BASELINES:
         reductions = reduction_table(summary, baseline)
+        if reductions.empty:
+            # Nothing to compare with: one line saying why, not an empty table.
+            console.print(f"[yellow]No cost reduction vs {baseline}[/yellow] ({over}): "
+                          f"{_why_none(errors, baseline)}", highlight=False)
+            explained.add(baseline)
+            continue
         rows = []
         for key, row in reductions.iterrows():
             cells = []
@@ -218,10 +229,21 @@ def _print_summary(result: BacktestResult) -> None:
         console.print(f"identical jobs replayed once: {len(result.results):,} replays stand "
                       f"for {result.runs:,} runs", highlight=False)
     _print_calibration(calibration(result.results))
-    errors = result.errors
     if not errors.empty:
-        console.print(f"[yellow]{len(errors)} runs had no usable offering[/yellow], e.g.: "
-                      f"{user_text(errors['error'].iloc[0])}", highlight=False)
+        others = errors[~errors["policy"].isin(explained)]
+        example = (f", e.g.: {user_text(others['error'].iloc[0])}" if not others.empty
+                   else "")
+        console.print(f"[yellow]{len(errors)} runs had no usable offering[/yellow]{example}",
+                      highlight=False)
+
+
+def _why_none(errors: pd.DataFrame, baseline: str) -> str:
+    """Why no run of `baseline` could be compared with: its first run's error."""
+    own = errors[errors["policy"] == baseline]
+    if own.empty:
+        return f"no run of {baseline} was replayed"
+    return (f"none of its {len(own)} runs found a usable offering, e.g.: "
+            f"{user_text(own['error'].iloc[0])}")
 
 
 def _print_calibration(frame: pd.DataFrame) -> None:

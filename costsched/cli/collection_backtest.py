@@ -3,6 +3,8 @@ instances the collection shared."""
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 
 from costsched.amounts import usd_all
@@ -19,17 +21,28 @@ DESCRIPTIONS = {
 
 def print_collection_backtest(result: CollectionBacktestResult, console: Console) -> None:
     w, c = result.window, result.config
-    console.print(f"{len(result.jobs)} jobs ({', '.join(result.jobs)}) from {w['starts']} "
-                  f"starts, {w['first_start']:%Y-%m-%d %H:%M} to "
-                  f"{w['last_start']:%Y-%m-%d %H:%M} UTC, re-planned every "
+    starts = (f"{w['starts']} starts, {w['first_start']:%Y-%m-%d %H:%M} to "
+              f"{w['last_start']:%Y-%m-%d %H:%M} UTC" if w["starts"] > 1 else
+              f"1 start, {w['first_start']:%Y-%m-%d %H:%M} UTC")
+    console.print(f"{len(result.jobs)} jobs ({', '.join(result.jobs)}) from {starts}, "
+                  f"re-planned every "
                   f"{w['replan_hours']:g} h"
                   + (", instances shared" if c.share_instances else ""),
                   highlight=False, soft_wrap=True)
     s = result.summary
+    if s.empty:  # one line saying why, not an empty table
+        first = result.errors.iloc[0] if len(result.errors) else None
+        console.print("[yellow]No approach could be compared[/yellow]: " + (
+            "no start saw every approach run" if first is None else
+            f"{len(result.errors)} runs found no usable offering, e.g.: {first['approach']} "
+            f"from {first['start']:%Y-%m-%d %H:%M}: {first['error']}"),
+            highlight=False, soft_wrap=True)
+        return
     ratio = next((col for col in s.columns if col.startswith("vs_")), None)
     costs = usd_all(*s["cost_usd"])  # one precision: the approaches compare
     rows = [[r.approach, DESCRIPTIONS.get(r.approach, ""), cost,
-             f"{getattr(r, ratio):.2f}x" if ratio else "-", str(int(r.deadline_misses)),
+             f"{getattr(r, ratio):.2f}x" if ratio and math.isfinite(getattr(r, ratio))
+             else "-", str(int(r.deadline_misses)),
              str(int(r.moves)), str(int(r.shared_instances)), str(int(r.runs))]
             for r, cost in zip(s.itertuples(), costs, strict=True)]
     against = ratio[3:].replace("_", "-") if ratio else ""

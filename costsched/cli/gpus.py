@@ -67,13 +67,19 @@ def gpus(
     if json_out:
         print_json({"gpu": gpu, "rows": rows})
         return
+    when = _when(at)
+    if not rows:  # one line saying why, not an empty table
+        console.print(_why_none(db, gpu, when if at not in (None, "now") else None,
+                                split_csv(cloud)), highlight=False, soft_wrap=True)
+        return
+    asked = "now" if at in (None, "now") else f"as of {when:%Y-%m-%d %H:%M} UTC"
     if gpu is None:
-        console.print(summary_table(rows))
+        console.print(summary_table(rows, asked))
         marked = any(r.get(f"{m}_superseded") for r in rows for m in ("on_demand", "spot"))
         quota_notes = [SUMMARY_QUOTA_NOTE] if any(
             r.get(f"{m}_quota") for r in rows for m in ("on_demand", "spot")) else []
     else:
-        console.print(offerings_table(rows, top))
+        console.print(offerings_table(rows, top, "" if at in (None, "now") else asked))
         marked = any(r["superseded"] for r in rows[:top])
         quota_notes = over_quota_notes(rows[:top])
     if marked:
@@ -81,6 +87,33 @@ def gpus(
     for note in quota_notes:
         console.print(note, highlight=False, soft_wrap=True)
     console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False)
+
+
+def _when(at: str | None) -> datetime:
+    if at is None or at == "now":
+        return datetime.now(timezone.utc)
+    from costsched.service.values import as_time
+
+    return as_time(at, "at")
+
+
+def _why_none(db: str | None, gpu: str | None, when: datetime | None,
+              clouds: list[str]) -> str:
+    """Why no price is shown: none known as of the time asked (the oldest known said), or
+    none at all of the GPU and clouds asked."""
+    from costsched.service.gpus import oldest_price
+
+    models = [] if gpu is None else [_model_and_count(gpu)[0] or gpu]
+    what = " ".join(part for part in (
+        f"of {gpu}" if gpu else "", f"in {', '.join(clouds)}" if clouds else "") if part)
+    oldest = oldest_price(db, clouds=clouds, gpu_models=models, bundled_only=db == IN_MEMORY)
+    known = f"No price {what} is known".replace("  ", " ")
+    if oldest is None:
+        return f"{known} (`costsched collect` or `costsched prices import FILE` " \
+               "stores some)"
+    at = "now" if when is None else f"as of {when:%Y-%m-%d %H:%M} UTC"
+    return (f"{known} {at}: the oldest price known is of "
+            f"{oldest:%Y-%m-%d %H:%M} UTC (--at that time or later shows prices)")
 
 
 def _model_and_count(gpu: str | None) -> tuple[str | None, int | None]:
@@ -112,12 +145,7 @@ def _rows(db: str | None, gpu: str | None, at: str | None,
     no pandas, no database layer); else through the service, from the store."""
     from costsched.service import glance
 
-    if at is None or at == "now":
-        when = datetime.now(timezone.utc)
-    else:
-        from costsched.service.values import as_time
-
-        when = as_time(at, "at")
+    when = _when(at)
     # The clouds and the model are checked before the store is read.
     wanted = bundled_prices.cloud_names(clouds)
     models = [] if gpu is None else [bundled_prices.gpu_model_name(gpu)]
@@ -146,11 +174,13 @@ def _table(title: str) -> Table:
                  header_style="bold")
 
 
-def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> Table:
+def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]],
+                  asked: str = "now") -> Table:
     """One row per GPU model and count (a frame or its records, missing values None): each
     market's price with its own age (SUPERSEDED_MARK after a superseded one's) and place;
-    fits 80 columns (places fold, figures never cut)."""
-    out = _table("Cheapest price per GPU model and count, now")
+    fits 80 columns (places fold, figures never cut). `asked`: the time of the prices
+    ('now', 'as of 2026-01-01 00:00 UTC')."""
+    out = _table(f"Cheapest price per GPU model and count, {asked}")
     out.padding = (0, 1, 0, 0)  # two spaces between columns: 80 hold both markets' cells
     out.add_column("GPUs", no_wrap=True)
     for market in ("on-demand", "spot"):
@@ -175,13 +205,16 @@ def _age(days: float, superseded: bool) -> str:
     return age_text(days) + (SUPERSEDED_MARK if superseded else "")
 
 
-def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int) -> Table:
-    """One GPU model's offerings (a frame or its records), the first `top` of them."""
+def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int,
+                    asked: str = "") -> Table:
+    """One GPU model's offerings (a frame or its records), the first `top` of them, priced
+    `asked` ('as of 2026-01-01 00:00 UTC'; '': now)."""
     every = _records(rows)
     shown = every[:top]
     model = shown[0]["gpu_model"] if shown else ""
     more = f"; --top {len(every)} shows all" if len(shown) < len(every) else ""
-    out = _table(f"{model}: {len(every):,} offerings priced, {len(shown):,} shown "
+    out = _table(f"{model}: {len(every):,} offerings priced{' ' + asked if asked else ''}, "
+                 f"{len(shown):,} shown "
                  f"(fewest GPUs first, then current before superseded, then cheapest){more}")
     for name, right in (("GPUs", True), ("market", False), ("$/h", True), ("$/GPU-h", True),
                         ("age", True), ("where", False), ("instance type", False)):

@@ -13,12 +13,19 @@ import pandas as pd
 
 from costsched import clouds
 from costsched.model import InvalidInput
+from costsched.service.replay_window import (  # noqa: F401 (default_first_start: theirs)
+    FIT_LENGTHS,
+    MORE_PRICES,
+    Span,
+    default_first_start,
+    replay_starts,
+)
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, at_least, positive
 from costsched.throughput import ThroughputTable
 
 if TYPE_CHECKING:
-    from costsched.backtest import BacktestJob, PriceTrace
+    from costsched.backtest import BacktestJob
     from costsched.optimize.decision import Overheads
 
 BASELINE_POLICY = "static"  # the first of the baselines every comparison is against
@@ -58,9 +65,6 @@ RUN_KEYS = ("job", "jobs", "model", "region", "start", "policy", "cost_usd", "ho
             "hours_after_trace", "error", "reduction", "reduction_vs_cheapest_hourly")
 # The operating systems whose prices a replay reads (AWS spot histories name both).
 REPLAY_OS = ("linux", "linux-vpc")
-# Without a first start, the window ends this many job lengths (V100-days) before the
-# trace's last observation: runs on cheaper, slower GPUs take up to ~3.3x as long.
-FIT_LENGTHS = 3.5
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,9 @@ def backtest(
     Jobs: the specs in `job_files` (home regions from their constraints, else `regions`),
     else one per model of `models` (default the six of the published trace analysis) and
     region, `days` long on one V100. `first_start` defaults to the latest whole day that
-    leaves the last start 3.5 job lengths before the end of the trace. `period_hours`:
+    leaves the last start 3.5 job lengths before the newest price (or now), else the
+    earliest whole day the prices hold every start in; starts the stored prices do not
+    cover are refused (`replay_window`). `period_hours`:
     hours between decisions; `margin`: dynamic-aware's hysteresis; `overheads`: the cost
     of a move (default `Overheads()`); `checkpoint_gb`: the checkpoint size of jobs whose
     spec gives none. `share_instances`: a 1-GPU job may also take one GPU of a multi-GPU
@@ -135,9 +141,9 @@ def backtest(
         REPLAY_POLICIES,
         BacktestConfig,
         PriceTrace,
+        check_regions,
         jobs_for_models,
         read_jobs,
-        regular_starts,
         replay_policy_name,
         run_backtest,
         summarize,
@@ -169,11 +175,14 @@ def backtest(
         raise InvalidInput(f"{where}: no jobs to replay (an empty sweep?): expected at least "
                            "one job")
     with using(store) as opened:
-        if first is None:
-            span = opened.span(os=list(REPLAY_OS))
-            if span is None:
-                raise InvalidInput("no price observations in the chosen period and filters")
-            first = default_first_start(_Span(*span), starts, every_hours, _longest(jobs))
+        span = opened.span(os=list(REPLAY_OS))
+        if span is None:
+            raise InvalidInput(f"the store holds no prices to replay: {MORE_PRICES}")
+        # A home region never priced is the first thing wrong, whatever the window.
+        check_regions({j.region for j in jobs},
+                      set(opened.offerings(os=list(REPLAY_OS))["region"]))
+        times = replay_starts(Span(*span), first, starts, every_hours, _longest(jobs))
+        first = times[0]
         # Only the prices a replay can read: from the first start less the longest history
         # a policy reads before a decision (dynamic-aware's week), in effect then or later.
         history = max(getattr(REPLAY_POLICIES[n], "history_hours", 0.0) for n in names)
@@ -181,7 +190,6 @@ def backtest(
                                       os=list(REPLAY_OS))
     if share_instances:
         trace = trace.shared()
-    times = regular_starts(first, starts, every_hours)
     config = BacktestConfig(period_hours=period_hours, overheads=overheads, margin=margin,
                             checkpoint_gb=checkpoint_gb)
     total = len(jobs) * len(times) * len(names)
@@ -229,29 +237,6 @@ def finite(name: str, value: float) -> float:
     if not math.isfinite(value):
         raise InvalidInput(f"{name} {value}: expected a finite number")
     return value
-
-
-@dataclass(frozen=True)
-class _Span:
-    """A trace's first and last observation times (epoch seconds), without its prices."""
-
-    start: int
-    end: int
-
-
-def default_first_start(trace: PriceTrace | _Span, starts: int, every_hours: float,
-                        days: float) -> datetime:
-    """The latest midnight (UTC) from which `starts` starts `every_hours` apart end
-    FIT_LENGTHS x `days` before the trace's end; the trace's first whole day if none."""
-    at_least("starts", starts, 1, "a whole number")
-    end = _utc(trace.end)
-    last = end - timedelta(days=FIT_LENGTHS * days)
-    first = last - timedelta(hours=every_hours * (starts - 1))
-    first = first.replace(hour=0, minute=0, second=0, microsecond=0)
-    begin = _utc(trace.start)
-    if first < begin:
-        first = (begin + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return first
 
 
 def _longest(jobs: Sequence[BacktestJob]) -> float:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from costsched.backtest import PUBLISHED_MODELS, PriceTrace, regular_starts
+from costsched.backtest import PUBLISHED_MODELS, PriceTrace
 from costsched.backtest.collection import (
     APPROACHES,
     CollectionConfig,
@@ -20,7 +20,8 @@ from costsched.backtest.collection import (
 from costsched.jobspec import ResolvedJob, resolve
 from costsched.model import Constraints, InvalidInput, Job
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
-from costsched.service.backtest import REPLAY_OS, default_first_start
+from costsched.service.backtest import REPLAY_OS
+from costsched.service.replay_window import MORE_PRICES, replay_starts
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, at_least, choices, positive
 from costsched.store import to_epoch_seconds
@@ -98,10 +99,10 @@ def collection_backtest(
     if deadline_hours is not None:
         jobs = [_with_deadline(j, deadline_hours) for j in jobs]
     with using(store) as opened:
+        if opened.span(os=list(REPLAY_OS)) is None:
+            raise InvalidInput(f"the store holds no prices to replay: {MORE_PRICES}")
         trace = PriceTrace.from_store(opened, os=list(REPLAY_OS))
-    if first is None:
-        first = default_first_start(trace, starts, every_hours, _longest(jobs))
-    times = regular_starts(first, starts, every_hours)
+    times = replay_starts(trace, first, starts, every_hours, _longest(jobs))
     config = CollectionConfig(replan_hours=replan_hours, share_instances=share_instances,
                               overheads=overheads, quota=quota, checkpoint_gb=checkpoint_gb)
     total, done = len(times) * len(approaches), 0

@@ -6,19 +6,21 @@ does or is not known)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pandas as pd
 
 from costsched import catalog
 from costsched.bundled_prices import (
+    GPU_MODELS,
     OFFERING_COLUMNS,
     SUMMARY_KEY,
     age_text,  # noqa: F401 (theirs)
     gpu_order,
     old,
 )
-from costsched.model import CLOUDS, MARKETS
+from costsched.bundled_prices import oldest_price as bundled_oldest
+from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.optimize.quotas import over_quota
 from costsched.prices import prices_at
 from costsched.service.quotas import QuotaFacts
@@ -74,6 +76,27 @@ def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
         part = part.rename(columns={c: f"{market}_{c}" for c in fields})
         out = out.merge(part, on=shape, how="left")
     return out
+
+
+def oldest_price(store: StoreLike, *, clouds: Sequence[str] = (),
+                 gpu_models: Sequence[str] = (), bundled_only: bool = False
+                 ) -> datetime | None:
+    """When the oldest GPU price known (bundled, or in `store` where one was made, unless
+    `bundled_only`) of `clouds` and `gpu_models` (when given) took effect; None when none
+    is known."""
+    clouds = choices("cloud", clouds, CLOUDS)
+    models = [catalog.gpu_model_name(m) for m in gpu_models]
+    times = [bundled_oldest(clouds, models)]
+    if not bundled_only:
+        try:
+            with using(store) as opened:
+                span = opened.span(os="linux", cloud=clouds,
+                                   gpu_model=models or list(GPU_MODELS))
+        except InvalidInput:  # no store made yet: the bundled prices alone
+            span = None
+        if span is not None:
+            times.append(datetime.fromtimestamp(span[0], timezone.utc))
+    return min((t for t in times if t is not None), default=None)
 
 
 def _with_age(frame: pd.DataFrame, when: datetime) -> pd.DataFrame:

@@ -164,11 +164,13 @@ def test_a_cut_offerings_table_names_the_top_that_shows_all(cli) -> None:  # noq
     import re
 
     cut = " ".join(cli("gpus", "L4", "--at", "2026-11-01").stdout.split())  # title wraps
-    found = re.search(r"L4: (\d+) offerings priced, 20 shown .*; (--top (\d+)) shows all", cut)
+    found = re.search(r"L4: (\d+) offerings priced as of 2026-11-01 00:00 UTC, 20 shown .*; "
+                      r"(--top (\d+)) shows all", cut)
     assert found and found.group(1) == found.group(3), cut
     every = " ".join(cli("gpus", "L4", "--at", "2026-11-01", *found.group(2).split())
                      .stdout.split())
-    assert f"{found.group(1)} offerings priced, {found.group(1)} shown" in every
+    assert f"{found.group(1)} offerings priced as of 2026-11-01 00:00 UTC, {found.group(1)} " \
+        "shown" in every
     assert "shows all" not in every
 
 
@@ -189,3 +191,24 @@ def test_model_colon_count_as_the_table_writes_it_lists_that_counts_offerings(
     assert "T4 comes in counts 1, " in none.output
     bad = cli("gpus", "T4:x")
     assert bad.exit_code == 2 and "expected GPU or GPU:COUNT" in bad.output
+
+
+def test_prices_asked_before_any_is_known_say_so_and_the_oldest(cli) -> None:  # noqa: ANN001
+    from costsched.bundled_prices import as_of_time
+
+    oldest = as_of_time(catalog.on_demand_prices()["as_of"].min())  # 2020-03: K80's
+    for args, what in ((["--at", "2019-01-01"], "No price is known"),
+                       (["V100", "--at", "2019-01-01"], "No price of V100 is known")):
+        result = cli("gpus", *args)
+        assert result.exit_code == 0, result.output
+        assert result.output.count("\n") == 1, result.output  # one line, no empty table
+        assert result.output.startswith(f"{what} as of 2019-01-01 00:00 UTC: the oldest "
+                                        f"price known is of {oldest:%Y-%m-%d %H:%M} UTC")
+
+
+def test_the_title_says_the_time_asked(cli) -> None:  # noqa: ANN001
+    result = cli("gpus", "--at", "2025-06-01")
+    assert "Cheapest price per GPU model and count, as of 2025-06-01 00:00 UTC" in result.output
+    assert "offerings priced as of 2025-06-01 00:00 UTC, " in cli("gpus", "V100", "--at",
+                                                                 "2025-06-01").output
+    assert "Cheapest price per GPU model and count, now" in cli("gpus").output
