@@ -165,6 +165,10 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
     if kind is None:
         raise NoSpot("no instance type is offered both spot and on-demand within its "
                      "constraints")
+    if current is None and bool(late[spot["instance_type"] == kind].all()):
+        # The plan meets the deadline elsewhere (else it refused the job): its choice.
+        raise NoSpot("no instance type offered both spot and on-demand meets the deadline "
+                     "on-demand")
     spot = spot[spot["instance_type"] == kind].drop_duplicates(["cloud", "region", "zone"])
     od = od[od["instance_type"] == kind].sort_values("usd_per_hour", kind="stable")
     od_by_region = od.drop_duplicates(["cloud", "region"]).set_index(["cloud", "region"],

@@ -12,7 +12,7 @@ from costsched.amounts import MAX_DECIMALS, hours_times, usd_all
 from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
 from costsched.lazy import pandas as pd
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, utc
 from costsched.optimize import objectives
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.booked import BookedPlans
@@ -254,6 +254,10 @@ def plan(
             overrides["deadline"] = parse_hours(deadline)
         except ValueError as exc:
             raise InvalidInput(f"deadline: {exc}") from None
+        due = overrides["deadline"]
+        if isinstance(due, datetime) and utc(due) <= when:  # said of what was typed
+            raise InvalidInput(f"deadline {deadline}: {utc(due):%Y-%m-%dT%H:%MZ} is not after "
+                               f"the planning time {when:%Y-%m-%dT%H:%MZ}")
     several = len(specs) > 1
     if budget is not None and not several:
         if budget <= 0:
