@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import typing
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -120,7 +120,8 @@ class CheckpointSpec(_Strict):
     # Minutes of work between checkpoints, or "auto": costsched chooses it
     # (costsched.optimize.checkpoint_interval) and tells the job.
     interval_minutes: float | str = DEFAULT_CHECKPOINT_HOURS * 60
-    restart_minutes: float = Overheads().restart_minutes
+    # Boot and set-up of a new instance; None: the configuration's ([migration]).
+    restart_minutes: float | None = None
 
     @field_validator("size_gb")
     @classmethod
@@ -137,8 +138,8 @@ class CheckpointSpec(_Strict):
 
     @field_validator("restart_minutes")
     @classmethod
-    def _restart(cls, v: float) -> float:
-        return _amount(v, "a number of minutes", MAX_MINUTES)
+    def _restart(cls, v: float | None) -> float | None:
+        return None if v is None else _amount(v, "a number of minutes", MAX_MINUTES)
 
 
 class ConstraintsSpec(_Strict):
@@ -441,6 +442,40 @@ class ResolvedJob(Workload):
     # Whether the spec names its model: a job that names none is its own model in its
     # table (its name keys its own figures), which is no model a job file may name.
     model_named: bool = True
+    # Its restart: the file's checkpoint.restart_minutes (None: not given) over the
+    # configuration's restart model it was resolved with (`overheads`).
+    restart_minutes: float | None = None
+    configured: Overheads = Overheads()
+
+    def overheads(self, configured: Overheads | None = None) -> Overheads:
+        """The job's restart model, the one fact every price of its restarts and moves
+        reads: `configured` (default: the configuration's it was resolved with) with its
+        file's boot and set-up when given, for its nodes (`Overheads.gang`)."""
+        return self._own(configured).gang(self.nodes)
+
+    def restart_said(self) -> str:
+        """Where `restart_hours` comes from, item by item: 'restart 0.085 h: 0.1 min boot
+        and set-up (checkpoint.restart_minutes in job.yaml) + 5 min warm-up + ...'."""
+        own = self._own(None)
+        parts = own.restart_parts(self.job.checkpoint_gb, self.nodes)
+        boot = ("checkpoint.restart_minutes in " + self.source
+                if self.restart_minutes is not None else "[migration] restart_minutes")
+        said = [f"{_minutes(parts['boot'])} boot and set-up ({boot})",
+                f"{_minutes(parts['warmup'])} warm-up ([migration] warmup_minutes)"]
+        if parts["copy"]:
+            said.append(f"{_minutes(parts['copy'])} to copy the "
+                        f"{self.job.checkpoint_gb:g} GB checkpoint at "
+                        f"{own.transfer_gbps:g} Gbit/s ([migration] transfer_gbps)")
+        if "rendezvous" in parts:
+            said.append(f"{_minutes(parts['rendezvous'])} for the {self.nodes} nodes' "
+                        "rendezvous")
+        return f"restart {self.restart_hours:.4g} h: " + " + ".join(said)
+
+    def _own(self, configured: Overheads | None) -> Overheads:
+        base = self.configured if configured is None else configured
+        if self.restart_minutes is None:
+            return base
+        return replace(base, restart_minutes=self.restart_minutes)
 
     @property
     def model_name(self) -> str | None:
@@ -463,13 +498,15 @@ class ResolvedJob(Workload):
                   constraints=j.constraints, checkpoint_hours=j.checkpoint_hours)
         return ResolvedJob(job, self.table, self.checkpoint_hours, self.restart_hours,
                            dict(spec.envs), source, self.deadline_at, self.checkpoint_auto,
-                           self.notes, self.work, self.model_named, order=self.order,
-                           nodes=self.nodes)
+                           self.notes, self.work, self.model_named, self.restart_minutes,
+                           self.configured, order=self.order, nodes=self.nodes)
 
 
 def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
-            source: str = "<spec>") -> ResolvedJob:
-    """The spec's job with steps, throughputs and a deadline in hours from `at`."""
+            source: str = "<spec>", overheads: Overheads | None = None) -> ResolvedJob:
+    """The spec's job with steps, throughputs and a deadline in hours from `at`;
+    `overheads`: the configuration's restart model (default: its defaults), which the
+    job's file's checkpoint.restart_minutes overrides (`ResolvedJob.overheads`)."""
     where = f"{source}: job {spec.name!r}"
     said = ASSUMED_WORK if spec.task.work_assumed else "given"
     if spec.reference_gpu == CPU:  # hours of CPU work, the same on any CPU instance
@@ -526,15 +563,22 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     job = Job(name=spec.name, run=spec.run, model=model, steps=float(steps),
               checkpoint=spec.checkpoint.location, checkpoint_gb=spec.checkpoint.size_gb,
               constraints=constraints, checkpoint_hours=checkpoint_hours)
-    return ResolvedJob(
-        job=job, table=table, checkpoint_hours=checkpoint_hours,
-        restart_hours=Overheads(restart_minutes=spec.checkpoint.restart_minutes)
-        .gang(spec.num_nodes).restart_hours(spec.checkpoint.size_gb),
+    resolved = ResolvedJob(
+        job=job, table=table, checkpoint_hours=checkpoint_hours, restart_hours=0.0,
         envs=dict(spec.envs), source=source, deadline_at=deadline_at,
         checkpoint_auto=spec.checkpoint.interval_minutes == checkpoint_interval.AUTO,
         order=tuple(spec.task.order), notes=tuple(spec.task.notes), nodes=spec.num_nodes,
         work=work_of(spec, float(steps), relative, source), model_named=spec.model is not None,
+        restart_minutes=spec.checkpoint.restart_minutes, configured=overheads or Overheads(),
     )
+    return replace(resolved,
+                   restart_hours=resolved.overheads().restart_hours(spec.checkpoint.size_gb))
+
+
+def _minutes(hours: float) -> str:
+    """'0.1 min', '5 min', '0.8 s': a part of a restart as it reads best."""
+    minutes = hours * 60
+    return f"{minutes * 60:.2g} s" if 0 < minutes < 0.1 else f"{minutes:.4g} min"
 
 
 def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:

@@ -119,8 +119,9 @@ def launch(
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
     announce_new_store(db)
     store = open_store(db)
-    _check_budgets(store, read, envs, yes, json_out, offering, backend.name,
-                   settings.checkpoint_root)
+    # Said once the launch goes ahead: a launch refused after it never said the job fits.
+    fitting = _check_budgets(store, read, envs, yes, offering, backend.name,
+                             settings.checkpoint_root)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
         records = service.launch(store, read, launcher=backend, offering=offering,
@@ -130,6 +131,8 @@ def launch(
         armed = _arm(store, backend, records)  # watched from now on, however the wait ends
         if wait > 0:
             service.settle(store, backend, wait)
+    for line in fitting if not json_out else ():
+        console.print(printable(line), highlight=False, markup=False)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
     _print_status(shown, json_out, title="Launched")
@@ -219,11 +222,12 @@ def _print_armed(line: str | None, json_out: bool) -> None:
 
 
 def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dict[str, str],
-                   yes: bool, json_out: bool, offering: str | None = None,
-                   launcher: str | None = None, checkpoint_root: str | None = None) -> None:
+                   yes: bool, offering: str | None = None, launcher: str | None = None,
+                   checkpoint_root: str | None = None) -> list[str]:
     """Each budgeted job's expected and pessimistic cost (on the `offering` named, else the
-    one the launch places it on) against what is left of its budgets, a line each; refused
-    when the expected cost does not fit, or the pessimistic one without --yes."""
+    one the launch places it on) against what is left of its budgets, a line each, to say
+    once the launch goes ahead; refused when the expected cost does not fit, or the
+    pessimistic one without --yes."""
     from costsched.service.jobs.budget_launch import launch_fits
     from costsched.service.values import as_time
 
@@ -236,8 +240,7 @@ def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dic
         f = refused[0]
         raise InvalidInput(f.line() + ("" if not f.fits else
                                        "; give --yes to launch it anyway"))
-    for fit in fits if not json_out else ():
-        console.print(printable(fit.line()), highlight=False, markup=False)
+    return [fit.line() for fit in fits]
 
 
 def show_status(job: str | None, *, wait: float, state: list[str] | None, name: str | None,

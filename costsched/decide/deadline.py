@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from costsched.amounts import hours
+from costsched.amounts import hours, hours_all
 from costsched.decide.price import Decision
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -138,13 +138,16 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
 
 def _check_reachable(name: str, job: Job, state: DeadlineState, due: datetime,
                      instance_type: str) -> None:
-    need = float(state.remaining[0] + state.restart)
-    have = float(state.time_left[0])
-    if need > have:
+    """A new job's deadline against its work on `instance_type` on-demand and its first
+    start (the job's restart), as the plan counts them (`planner.start_hours`)."""
+    run, start = float(state.remaining[0]) / 3600, float(state.restart) / 3600
+    have = float(state.time_left[0]) / 3600
+    if run + start > have:
+        need, run_said, start_said = hours_all(run + start, run, start)
         raise InvalidInput(
-            f"job {name!r}: deadline {due:%Y-%m-%d %H:%M} UTC is {hours(have / 3600)} h "
-            f"away, but its {job.steps:g} steps need {hours(need / 3600)} h on "
-            f"{instance_type} even on-demand (a restart included): set a later deadline or "
+            f"job {name!r}: deadline {due:%Y-%m-%d %H:%M} UTC is {hours(have)} h away, but "
+            f"its {job.steps:,.0f} steps need {need} h on {instance_type} even on-demand "
+            f"({run_said} h to run and {start_said} h to start): set a later deadline or "
             "allow faster GPUs")
 
 

@@ -77,6 +77,18 @@ class Overheads:
         copy = checkpoint_gb * 8 / self.transfer_gbps / 3600 if checkpoint_gb > 0 else 0.0
         return (self.restart_minutes + self.warmup_minutes) / 60 + copy
 
+    def restart_parts(self, checkpoint_gb: float, nodes: int = 1) -> dict[str, float]:
+        """`restart_hours` of a job of `nodes` instances item by item (hours), as
+        `gang(nodes).restart_hours` adds them: "boot" (boot and set-up), "warmup", "copy"
+        (the checkpoint at the transfer rate) and, for a gang not yet `gang`ed,
+        "rendezvous"."""
+        copy = checkpoint_gb * 8 / self.transfer_gbps / 3600 if checkpoint_gb > 0 else 0.0
+        parts = {"boot": self.restart_minutes / 60, "warmup": self.warmup_minutes / 60,
+                 "copy": copy}
+        if nodes > 1 and self.rendezvous_minutes:
+            parts["rendezvous"] = self.rendezvous_minutes / 60
+        return parts
+
     def lost_work_hours(self, checkpoint_hours: float) -> float:
         if self.lost_work_minutes is None:
             return checkpoint_hours / 2

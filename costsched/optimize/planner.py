@@ -138,13 +138,21 @@ def plan_job(job: W, offerings: pd.DataFrame, objective: str = "cost",
         offerings.assign(throughput_estimated=estimated, throughput_source=source),
         job.job.steps, sps,
         job.job.constraints, objective, preemptions_per_hour=offerings["preemptions_per_hour"],
-        checkpoint_hours=job.checkpoint_hours, restart_hours=job.restart_hours, weight=weight,
+        checkpoint_hours=job.checkpoint_hours, restart_hours=job.restart_hours,
+        start_hours=start_hours(job), weight=weight,
     )
     if job.order:
         ranked = in_order(ranked, job.order)
     # The account's quotas come before any preference: never one over quota while one fits.
     ranked = behind_quota(ranked, job.nodes)
     return JobPlan(job, ranked, baseline(job, offerings), _no_choice_reason(job, ranked))
+
+
+def start_hours(job: Workload) -> float:
+    """Hours from a job's launch to its first step: one restart (boot, set-up, warm-up;
+    `Workload.restart_hours`), which a deadline counts as the deadline policies and the
+    launch's check do."""
+    return job.restart_hours
 
 
 def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]]) -> pd.DataFrame:
@@ -299,7 +307,7 @@ def budget_short(job: Workload, ranked: pd.DataFrame) -> pd.Series | None:
         return None
     c = job.job.constraints
     within = runnable if c.deadline_hours is None else runnable[
-        runnable["expected_hours"] <= c.deadline_hours]
+        runnable["expected_hours"] + start_hours(job) <= c.deadline_hours]
     pool = within if not within.empty else runnable
     return pool.loc[pool["expected_cost"].idxmin()]
 
@@ -327,9 +335,10 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
         return f"job {name}: no offering matches its constraints ({shown})"
     if c.deadline_hours is not None and (runnable["excluded"] == "misses deadline").any():
         fastest = runnable.loc[runnable["expected_hours"].idxmin()]
-        if fastest["expected_hours"] > c.deadline_hours:
+        start = start_hours(job)
+        if fastest["expected_hours"] + start > c.deadline_hours:
             return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
-                                   float(fastest["expected_hours"]))
+                                   float(fastest["expected_hours"]), start)
     cheapest = budget_short(job, ranked)
     assert cheapest is not None  # (runnable is not empty)
     budget, short, cost = usd_all(c.budget_usd, cheapest["expected_cost"] - (c.budget_usd or 0),

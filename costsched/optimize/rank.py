@@ -264,9 +264,12 @@ def zone_allowed(offerings: pd.DataFrame, zones: Sequence[str]) -> pd.Series:
 def rank(offerings: pd.DataFrame, steps: float, steps_per_second: np.ndarray,
          constraints: Constraints, objective: str = "cost", *,
          preemptions_per_hour: np.ndarray | None = None, checkpoint_hours: float = 0.5,
-         restart_hours: float = 0.0, weight: float = 0.5) -> pd.DataFrame:
+         restart_hours: float = 0.0, start_hours: float = 0.0,
+         weight: float = 0.5) -> pd.DataFrame:
     """Every offering with work_hours, expected_hours, expected_cost, score and `excluded`
-    (why it cannot be chosen, '' if it can); choosable ones first, best first."""
+    (why it cannot be chosen, '' if it can); choosable ones first, best first. An offering
+    meets the deadline when its expected hours and the job's first start (`start_hours`:
+    boot, set-up and warm-up before any progress) fit in it."""
     rates = (np.zeros(len(offerings)) if preemptions_per_hour is None
              else np.asarray(preemptions_per_hour, dtype=float))
     out = outcomes(steps, steps_per_second, offerings["usd_per_hour"].to_numpy(dtype=float),
@@ -275,7 +278,8 @@ def rank(offerings: pd.DataFrame, steps: float, steps_per_second: np.ndarray,
     budget = constraints.budget_usd if constraints.budget_usd is not None else np.inf
     reason = allowed_offerings(offerings, constraints).to_numpy(dtype=object)
     reason = np.where((reason == "") & np.isnan(out.work_hours), "no throughput", reason)
-    reason = np.where((reason == "") & (out.hours > deadline), "misses deadline", reason)
+    reason = np.where((reason == "") & (out.hours + start_hours > deadline), "misses deadline",
+                      reason)
     reason = np.where((reason == "") & (out.cost > budget), "over budget", reason)
     feasible = reason == ""
     score = scores(objective, out.hours, out.cost, feasible, weight)

@@ -391,15 +391,21 @@ def _collect(placed: pd.DataFrame, c: Constraints, cpu: bool) -> str:
     return f"`{line}` fetches today's prices, spot and on-demand"
 
 
-def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours: float) -> str:
+def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours: float,
+                    start_hours: float = 0.0) -> str:
     """Why a job has no plan when even its fastest offering finishes too late: the deadline
-    as the job gives it ('2 h', '0.5 h'), the need by the rule for hours, with the places it
-    takes to read above the deadline ('2.41 h'; '2.0004 h', not '2.00 h')."""
+    as the job gives it ('2 h', '0.5 h'), the need by the rule for hours (its expected
+    hours and its first start, `start_hours`), with the places it takes to read above the
+    deadline ('2.41 h'; '2.0004 h', not '2.00 h')."""
     due = f"{deadline_hours:,.6g}"
     places = None
-    needs = hours(needs_hours)
+    total = needs_hours + start_hours
+    needs = hours(total)
     while float(needs.replace(",", "")) <= deadline_hours and (places or 2) < 6:
         places = (places or 2) + 1
-        needs = hours(needs_hours, places)
+        needs = hours(total, places)
+    shown = len(needs.partition(".")[2])  # the parts at the places of the need they make
+    run, boot = hours(needs_hours, shown), hours(start_hours, shown)
+    start = f" ({run} h to run and {boot} h to start)" if start_hours else ""
     return (f"job {name} cannot meet its deadline of {due} h on any allowed offering: the "
-            f"fastest, {fastest}, needs {needs} h")
+            f"fastest, {fastest}, needs {needs} h{start}")

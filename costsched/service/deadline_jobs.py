@@ -35,7 +35,7 @@ from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads, egress_per_gb
 from costsched.optimize.hazard import Evidence
-from costsched.optimize.planner import plan_job, prepare
+from costsched.optimize.planner import plan_job, prepare, start_hours
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import MarketNow, deadline_policy
 from costsched.policies.deadline.base import DEFAULT_PRIOR, MarketPrior
@@ -152,15 +152,23 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
                          usd_per_hour=spot["on_demand_usd_per_hour"].astype(float))
     od = pd.concat([ranked[ranked["market"] == "on_demand"], listed[listed["usd_per_hour"] > 0]])
     # The instance type: the current one if it is still offered, else that of the best
-    # spot offering by expected cost.
+    # spot offering by expected cost among the types whose on-demand meets the deadline,
+    # its start included, as the plan counts it (`planner.start_hours`; the others after).
     types = set(od["instance_type"])
+    deadline = resolved.job.constraints.deadline_hours
+    late = (spot["work_hours"] + start_hours(resolved) > deadline if deadline is not None
+            else pd.Series(False, index=spot.index))
     kind = (current[3] if current is not None and current[3] in types else
-            spot[spot["instance_type"].isin(types)].sort_values(
-                "expected_cost", kind="stable")["instance_type"].iloc[0]
+            spot.assign(late=late)[spot["instance_type"].isin(types)].sort_values(
+                ["late", "expected_cost"], kind="stable")["instance_type"].iloc[0]
             if spot["instance_type"].isin(types).any() else None)
     if kind is None:
         raise NoSpot("no instance type is offered both spot and on-demand within its "
                      "constraints")
+    if current is None and bool(late[spot["instance_type"] == kind].all()):
+        # The plan meets the deadline elsewhere (else it refused the job): its choice.
+        raise NoSpot("no instance type offered both spot and on-demand meets the deadline "
+                     "on-demand")
     spot = spot[spot["instance_type"] == kind].drop_duplicates(["cloud", "region", "zone"])
     od = od[od["instance_type"] == kind].sort_values("usd_per_hour", kind="stable")
     od_by_region = od.drop_duplicates(["cloud", "region"]).set_index(["cloud", "region"],

@@ -79,6 +79,9 @@ class Ask:
     # Offerings the account's quota does not hold the job's instances in: never chosen
     # (but `current`, where it runs). One set shared by the asks of one size.
     blocked: frozenset[OfferingKey] = field(default_factory=frozenset)
+    # The job's restart model (`ResolvedJob.overheads`, its nodes' included); None: the
+    # `overheads` of `decide_all` for its nodes.
+    overheads: Overheads | None = field(default=None, kw_only=True)
 
 
 def decide(store: StoreLike, job: Job, *, home_region: str,
@@ -155,7 +158,7 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
         state = JobState(ask.job, ask.home_region,
                          ask.job.steps if ask.steps_left is None else ask.steps_left,
                          None if ask.current is None else tuple(ask.current),
-                         (overheads or Overheads()).gang(ask.nodes))
+                         ask.overheads or (overheads or Overheads()).gang(ask.nodes))
         out.append(choose(view, state, chosen, margin, when))
     return out
 

@@ -12,7 +12,7 @@ from costsched.amounts import MAX_DECIMALS, hours_times, usd_all
 from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
 from costsched.lazy import pandas as pd
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, utc
 from costsched.optimize import objectives
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.booked import BookedPlans
@@ -120,6 +120,7 @@ class PlanResult:
             f"restart) with work {r['work_hours']:.4g} h, tau {plan.job.checkpoint_hours:.4g} "
             f"h, restart {plan.job.restart_hours:.4g} h, rate {r['preemptions_per_hour']:.4g}"
             f"/h: {span} h (work alone if rate is 0)")
+        lines.append(plan.job.restart_said())
         lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         return lines
@@ -164,7 +165,9 @@ def _move_of(plan: JobPlan, offering: str, moved_from: str | None,
               else plan.choices.head(1)).iloc[0]
     if source["offering"] == there["offering"]:
         return None
-    return price_move(overheads or Overheads(), _place(source), _place(there),
+    # The job's own restart over the configuration's (`ResolvedJob.overheads`), as the
+    # deciders price it.
+    return price_move(plan.job.overheads(overheads), _place(source), _place(there),
                       float(source["usd_per_hour"]), float(there["usd_per_hour"]),
                       plan.job.job.checkpoint_gb, plan.job.job.checkpoint_hours)
 
@@ -190,11 +193,13 @@ def resolve_all(specs: Sequence[tuple[str, JobSpec]], table: ThroughputTable,
     resolved once and share the result (and so one throughput table and one ranking)."""
     done: dict[tuple[str, str], ResolvedJob] = {}
     out = []
+    configured = effective().migration.overheads()
     for source, spec in specs:
         key = (source, spec.model_dump_json(exclude={"name", "run", "envs"}))
         first = done.get(key)
         if first is None:
-            out.append(done.setdefault(key, resolve(spec, table, at, source=source)))
+            out.append(done.setdefault(key, resolve(spec, table, at, source=source,
+                                                    overheads=configured)))
         else:
             out.append(first.sibling(spec, source))
     return out
@@ -249,6 +254,10 @@ def plan(
             overrides["deadline"] = parse_hours(deadline)
         except ValueError as exc:
             raise InvalidInput(f"deadline: {exc}") from None
+        due = overrides["deadline"]
+        if isinstance(due, datetime) and utc(due) <= when:  # said of what was typed
+            raise InvalidInput(f"deadline {deadline}: {utc(due):%Y-%m-%dT%H:%MZ} is not after "
+                               f"the planning time {when:%Y-%m-%dT%H:%MZ}")
     several = len(specs) > 1
     if budget is not None and not several:
         if budget <= 0:

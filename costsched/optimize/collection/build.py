@@ -13,7 +13,7 @@ from costsched.optimize import rank as ranking
 from costsched.optimize.collection import POLICIES
 from costsched.optimize.collection.problem import CollectionPlan, CollectionProblem, tie_weights
 from costsched.optimize.job import Workload
-from costsched.optimize.planner import rank_key, throughputs
+from costsched.optimize.planner import rank_key, start_hours, throughputs
 
 
 def collection_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
@@ -53,6 +53,7 @@ def collection_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
         hours=hours, cost=cost, steps_per_second=sps, usd_per_hour=price,
         group=codes, capacity=capacity, group_names=list(names), deadline_hours=deadlines,
         allowed=allowed, budget_usd=budget_usd, tie=tie_weights(offerings),
+        start_hours=np.array([start_hours(j) for j in jobs]),
     )
 
 

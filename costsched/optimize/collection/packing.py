@@ -88,7 +88,7 @@ class PackingProblem:
     def slot_usable(self) -> np.ndarray:
         p = self.base
         return (self.slot_allowed & (self.gpus[None, :] > 1) & np.isfinite(self.slot_hours)
-                & (self.slot_hours <= p.deadline_hours[:, None] * (1 + 1e-12)))
+                & p.within_deadline(self.slot_hours))
 
 
 @dataclass
@@ -344,7 +344,7 @@ def _slot_reason(pp: PackingProblem, j: int) -> str:
         return f"job {name}: no offering matches its constraints"
     fastest = int(np.nanargmin(both))
     return deadline_missed(name, float(p.deadline_hours[j]), str(p.offerings[fastest]),
-                           float(both[fastest]))
+                           float(both[fastest]), float(p.starts[j]))
 
 
 def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:
@@ -373,4 +373,4 @@ def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:
 def _without_budget(p: CollectionProblem) -> CollectionProblem:
     return CollectionProblem(p.jobs, p.offerings, p.hours, p.cost, p.steps_per_second,
                              p.usd_per_hour, p.group, p.capacity, p.group_names,
-                             p.deadline_hours, p.allowed, None, p.tie)
+                             p.deadline_hours, p.allowed, None, p.tie, p.start_hours)

@@ -61,6 +61,8 @@ class CollectionProblem:
     allowed: np.ndarray  # (J, O) the job's constraints permit the offering
     budget_usd: float | None = None  # for the whole collection
     tie: np.ndarray | None = None  # (O,) `tie_weights`; None: ties go any way
+    # (J,) each job's first start (`planner.start_hours`), which its deadline counts
+    start_hours: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.hours = np.asarray(self.hours, dtype=float)
@@ -76,10 +78,20 @@ class CollectionProblem:
         return np.ones(len(self.offerings)) if self.tie is None else self.tie
 
     @property
+    def starts(self) -> np.ndarray:
+        """(J,) `start_hours` (zeros without it)."""
+        return (np.zeros(len(self.jobs)) if self.start_hours is None
+                else np.asarray(self.start_hours, dtype=float))
+
+    def within_deadline(self, hours: np.ndarray) -> np.ndarray:
+        """(J, O) whether `hours` (J, O) and each job's start fit in its deadline."""
+        return hours + self.starts[:, None] <= self.deadline_hours[:, None] * (1 + 1e-12)
+
+    @property
     def usable(self) -> np.ndarray:
         """(J, O): allowed, with a finite expected time, within the job's deadline."""
         return (self.allowed & np.isfinite(self.hours) & np.isfinite(self.cost)
-                & (self.hours <= self.deadline_hours[:, None] * (1 + 1e-12)))
+                & self.within_deadline(self.hours))
 
     def pairs(self) -> Pairs:
         jobs, offers = np.nonzero(self.usable)
@@ -196,10 +208,10 @@ def _job_reason(problem: CollectionProblem, j: int) -> str:
     if not np.isfinite(hours).any():
         return f"job {name}: no throughput on any allowed offering"
     fastest = int(np.argmin(hours))
-    deadline = problem.deadline_hours[j]
-    if hours[fastest] > deadline * (1 + 1e-12):
+    deadline, start = problem.deadline_hours[j], float(problem.starts[j])
+    if hours[fastest] + start > deadline * (1 + 1e-12):
         return deadline_missed(name, float(deadline), str(problem.offerings[fastest]),
-                               float(hours[fastest]))
+                               float(hours[fastest]), start)
     return ""
 
 

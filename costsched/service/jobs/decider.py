@@ -188,7 +188,8 @@ class PriceDecider(Decider):
             margin = 0.0 if self.force else self.margin
             asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
                         j.current, j.steps_left, j.resolved.table, j.resolved.nodes,
-                        blocked=market.over_quota(j.resolved))
+                        blocked=market.over_quota(j.resolved),
+                        overheads=j.resolved.overheads(self.overheads))
                     for _, j in moving]
             found = decide_all(market.store, asks, policy=self.policy, at=now, margin=margin,
                                overheads=self.overheads, measured_rates=market.rates)
@@ -264,7 +265,8 @@ class DeadlineDecider(Decider):
         try:
             d = decide_deadline(market.store, job.resolved, created_at=job.created_at, at=now,
                                 steps_left=job.steps_left, current=job.current,
-                                policy=self.policy, overheads=self.overheads,
+                                policy=self.policy,
+                                overheads=job.resolved.overheads(self.overheads),
                                 unavailable={*market.full, *job.lost,
                                              *(market.over_quota(job.resolved)
                                                - {job.current})},
@@ -302,7 +304,8 @@ class AskedDecider(Decider):
         [job] = at_pace([job], market)
         d = decide_to(market.store, replace(job.resolved.job, checkpoint_gb=job.size_gb),
                       self.target, current=job.current, steps_left=job.steps_left, at=now,
-                      table=job.resolved.table, overheads=self.overheads,
+                      table=job.resolved.table,
+                      overheads=job.resolved.overheads(self.overheads),
                       measured_rates=market.rates)
         if job.short:  # the move's own price is known; the rest, here or there, is not
             d = replace(d, stay_usd=float("nan"), choice_usd=float("nan"))
@@ -339,7 +342,8 @@ class BudgetDecider(Decider):
             view = replace(view, prices=view.prices * nodes, derived={},
                            preemptions_per_hour=view.preemptions_per_hour * nodes)
         state = JobState(replace(job.resolved.job, checkpoint_gb=job.size_gb),
-                         job.home_region, job.steps_left, job.current, self.overheads)
+                         job.home_region, job.steps_left, job.current,
+                         job.resolved.overheads(self.overheads))
         usable = make_policy(DEFAULT_PRICE_POLICY, scope=JOB_SCOPE).candidates(view, state)
         over = market.over_quota(job.resolved) - {job.current}
         if over:  # never a move to an offering the account's quota does not hold

@@ -133,7 +133,10 @@ def refuse_bad_input(jobs: Jobs, launcher: Launcher, *, envs: Mapping[str, str] 
 def _resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
               launcher: Launcher, checkpoint_root: str | None) -> ResolvedJob:
     """The job's work read (`resolve`), kept to the clouds that can read its checkpoints."""
-    return readable(resolve(spec, table, when, source=source), launch_stores(
+    from costsched.config import effective
+
+    return readable(resolve(spec, table, when, source=source,
+                            overheads=effective().migration.overheads()), launch_stores(
         spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
 
 

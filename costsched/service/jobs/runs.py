@@ -240,12 +240,18 @@ class Resolutions:
         source = stored.get("source", "<stored spec>")
         spec = stored["spec"]
         named = {k: v for k, v in spec.items() if k != "name"} if spec.get("model") else spec
+        from costsched.config import effective
+
+        # Its restarts priced as `plan` prices them: the configuration's restart model
+        # under the job's own (`ResolvedJob.overheads`).
+        configured = effective().migration.overheads()
         key = ("resolved", self.store.url, json.dumps(named, sort_keys=True, default=str),
-               source, record.created_at)
+               source, record.created_at, configured)
         if key not in self.done:
             self.done[key] = memo(key, lambda: resolve(self._parsed(spec, source),
                                                        self._table(), record.created_at,
-                                                       source=source), shared=True)
+                                                       source=source, overheads=configured),
+                                  shared=True)
         resolved = self.done[key]
         if resolved.job.name == spec.get("name"):
             return resolved

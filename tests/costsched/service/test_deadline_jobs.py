@@ -3,6 +3,7 @@ launch, on recovery and when re-planned (spot in a zone that has it, or on-deman
 
 from __future__ import annotations
 
+import re
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -14,6 +15,7 @@ import yaml
 from costsched.jobspec import parse, resolve
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
+from costsched.service import plan as service_plan
 from costsched.service.deadline_jobs import decide_deadline
 from costsched.store import PriceStore
 from costsched.store.spot_availability import COLUMNS as SPOT_COLUMNS
@@ -104,12 +106,21 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
     assert placed["usd_per_hour"] == 3.06  # the catalog's list price of p3.2xlarge there
     service.stop(store, launcher, tight.id)
 
-    # A deadline that even on-demand cannot meet is refused in one line; nothing starts.
+    # A deadline that even on-demand cannot meet, its start included, is refused in one
+    # line, as `plan` refuses it; nothing starts.
     before = len(store.jobs.list())
-    with pytest.raises(InvalidInput, match=r"job 'late': deadline .* UTC is 41\.00 h away, "
-                       r"but its 1500 steps need 41\.92 h on p3\.2xlarge even on-demand"):
-        service.launch(store, deadline_spec(tmp, "late", 41.0), launcher=launcher,
+    late = deadline_spec(tmp, "late", 41.0)
+    spec = yaml.safe_load(late.read_text())
+    spec["constraints"]["gpu_counts"] = [1]  # (4 V100 would meet it)
+    late.write_text(yaml.safe_dump(spec))
+    said = (r"job late cannot meet its deadline of 41 h on any allowed offering: the fastest, "
+            r"aws us-east-1 p3\.2xlarge on-demand, needs 41\.92 h \(41\.67 h to run and "
+            r"0\.25 h to start\)")
+    with pytest.raises(InvalidInput, match=said):
+        service.launch(store, late, launcher=launcher,
                        checkpoint_root=str(tmp / "checkpoints"))
+    plan = service_plan(store, [late])
+    assert re.fullmatch(said, plan.jobs[0].reason)
     assert len(store.jobs.list()) == before and launcher.instances() == launcher.instances(
         tight.id)
 
