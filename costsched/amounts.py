@@ -179,7 +179,7 @@ def age(seconds: float | None) -> str:
         return "-"
     seconds = max(float(seconds), 0.0)  # type: ignore[arg-type]
     for size, unit, up_to in AGE_UNITS:
-        count = round(seconds / size)
+        count = math.floor(seconds / size + 0.5)  # half up: 2.5 h reads 3 h
         if count * size < up_to:  # as it reads: 59.7 s is 1 min, not '60 s'
             return f"{count:,} {unit}"
     return "-"  # (unreachable: months have no end)
