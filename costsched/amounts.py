@@ -38,7 +38,17 @@ HTML), the dashboard and every message.
   column of '$0.0612' and '$0.0071').
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
   '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0;
-  hours read together (a job's placements, a status's lines) at one precision.
+  hours read together at one precision: a view's (one table, or the lines of one
+  command: every job's placements in one `status`), so that 0.0086 h never stands beside
+  0.01 h, and none reads 0.00 unless it is zero.
+- Ratios (`ratio`, `ratios_all`: a measured speed against the planned one, a cost ratio):
+  the rule of hours with an 'x' ('0.90x', '1.05x', '0.0042x'), a column of them at one
+  precision ('0.896x' never beside '1.05x').
+- What is left of a budget reads by the budget's rule (`given`): '$5.00 left' of a
+  $5.00 budget, not '$5.0000' for the sake of the costs beside it.
+- An age, or how long ago (`age`): in the coarsest whole unit that still says it:
+  seconds under a minute, minutes under an hour, hours under two days, days under 60
+  days, months beyond ('45 s', '12 min', '5 h', '12 days', '4 mo'), wherever it is read.
 
 '-' stands for an amount that does not apply (None, NaN, infinite).
 """
@@ -114,14 +124,19 @@ def per_hour(value: float | None) -> str:
     return usd(value, MAX_DECIMALS)
 
 
-def given(value: float | None) -> str:
+def given(value: float | None, places: int | None = None) -> str:
     """A budget or a cap the user set, as typed: '$2.00', '$2.50', '$0.005' (the fewest
-    decimals, at least 2, that write it exactly; MAX_DECIMALS at most)."""
+    decimals, at least 2, that write it exactly; MAX_DECIMALS at most), and what is left
+    of it alike ('$5.00 left'). One that MAX_DECIMALS do not write exactly (a cap less a
+    spend of many digits) reads at `places` (the decimals of the figures it is weighed
+    against, so that a cost over it never reads under it), else at its own."""
     if not _known(value):
         return "-"
     exact = next((p for p in range(2, MAX_DECIMALS + 1)
                   if abs(round(float(value), p) - float(value)) < NOISE), None)  # type: ignore[arg-type]
-    return usd(value, exact if exact is not None else max(decimals([value]), 2))
+    if exact is None:
+        exact = max(decimals([value]), 2) if places is None else places
+    return usd(value, exact)
 
 
 def hours(value: float | None, places: int | None = None) -> str:
@@ -135,6 +150,39 @@ def hours_all(*values: float | None) -> list[str]:
     """Hours read together, at one precision."""
     places = decimals(values)
     return [hours(v, places) for v in values]
+
+
+def ratio(value: float | None, places: int | None = None) -> str:
+    """A ratio, by the rule of hours: '0.90x', '1.05x', '0.0042x', '12.50x' (`places`:
+    the decimals of the column it stands in)."""
+    return "-" if not _known(value) else hours(value, places) + "x"
+
+
+def ratios_all(*values: float | None) -> list[str]:
+    """Ratios read together (a column), at one precision."""
+    places = decimals(values)
+    return [ratio(v, places) for v in values]
+
+
+SECONDS_PER_MONTH = 30.44 * 86_400  # a mean month
+# Each unit of `age` and the age in seconds from which the next one says it: seconds under
+# a minute, minutes under an hour, hours under two days, days under 60 days, then months.
+AGE_UNITS = ((1, "s", 60), (60, "min", 3600), (3600, "h", 48 * 3600),
+             (86_400, "days", 60 * 86_400), (SECONDS_PER_MONTH, "mo", math.inf))
+
+
+def age(seconds: float | None) -> str:
+    """How old a thing is, or how long ago it was: '45 s', '12 min', '5 h', '12 days',
+    '4 mo', in whole units (an age rounds; the exact time is the JSON's); '-' unknown. A
+    time ahead (a clock a moment off) reads as 0 s."""
+    if not _known(seconds):
+        return "-"
+    seconds = max(float(seconds), 0.0)  # type: ignore[arg-type]
+    for size, unit, up_to in AGE_UNITS:
+        count = math.floor(seconds / size + 0.5)  # half up: 2.5 h reads 3 h
+        if count * size < up_to:  # as it reads: 59.7 s is 1 min, not '60 s'
+            return f"{count:,} {unit}"
+    return "-"  # (unreachable: months have no end)
 
 
 def as_written(value: float, places: int) -> float:

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from costsched import clouds
-from costsched.amounts import per_hour
+from costsched.amounts import age, per_hour
 from costsched.catalog_version import CATALOG_VERSION
 from costsched.kept import kept
 from costsched.model import CLOUDS, MARKETS, InvalidInput
@@ -97,14 +97,9 @@ def gpu_model_name(value: str) -> str:
 
 
 def age_text(days: float) -> str:
-    """How old a price is, in the coarsest unit that says it: '3 h', '12 d', '18 mo'."""
-    if days != days:  # NaN: no price
-        return "-"
-    if days < 1:
-        return f"{days * 24:.0f} h"
-    if days < 60:
-        return f"{days:.0f} d"
-    return f"{days / 30.44:.0f} mo"
+    """How old a price is (`days`) by the one rule of ages (`costsched.amounts.age`):
+    '3 h', '12 days', '18 mo'; '-' for none (NaN)."""
+    return age(days * 86_400)
 
 
 def gpu_order(model: str) -> int:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
+from costsched.amounts import ratio
 from costsched.jobspec import parse, resolve
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
@@ -370,7 +371,7 @@ class SpeedCheck:
     def finding(self, savings: bool = True) -> str:
         """`line` without the job's name, for a line that names it already."""
         r = self.ratio
-        how = f"{r:,.3g}x faster" if r >= 1 else f"{1 / r:,.3g}x slower"
+        how = f"{ratio(r)} faster" if r >= 1 else f"{ratio(1 / r)} slower"
         return (f"measured {sps(self.measured_sps)} steps/s on {self.where}, {how} than the "
                 f"{sps(self.planned_sps)} its plan used ({self.basis})"
                 + ("; savings use the measured speed" if savings else ""))

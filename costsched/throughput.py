@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from costsched.amounts import ratio
 from costsched.catalog import gpu_model_name
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -160,7 +161,7 @@ def _bundled_rows() -> frozenset[tuple[_Key, float, str]]:
 
 def _capped_basis(source: str, published: float, count: int, one: float) -> str:
     return (f"{source}; capped at linear scaling: published {published:.4g} steps/s is "
-            f"{published / one:.3g}x the 1-GPU figure, used as {count}x {one:.4g}")
+            f"{ratio(published / one)} the 1-GPU figure, used as {count}x {one:.4g}")
 
 
 def _check_precision(precision: str) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from costsched.amounts import decimals, usd, usd_all
+from costsched.amounts import age, decimals, usd, usd_all
 from costsched.cli.common import console, err_console, table
 from costsched.model import InvalidInput
 from costsched.optimize.booked import BookedPlans, CapacityPlan
@@ -64,8 +64,7 @@ def _age(p: CapacityPlan, at: datetime) -> str:
     seen = None if p.booked is None else p.booked.observed_at
     if seen is None:
         return "-"
-    hours = (at - seen).total_seconds() / 3600
-    return f"{hours:,.1f} h"
+    return age((at - seen).total_seconds())
 
 
 def confirm_booking(yes: bool) -> Callable[[BookedPlans], bool]:
@@ -110,8 +109,8 @@ def booked_lines(s: Any, now: datetime) -> list[str]:
         if s.record.final and held_unused_by(b, now):
             out.append("booked: " + held_line(b, s.record.name, s.record.state, s.record.id))
             continue
-        when = (f"starts in {(start - now).total_seconds() / 3600:,.1f} h" if now < start
-                else f"ends in {(end - now).total_seconds() / 3600:,.1f} h" if now < end
+        when = (f"starts in {age((start - now).total_seconds())}" if now < start
+                else f"ends in {age((end - now).total_seconds())}" if now < end
                 else "ended")
         kind = o.market.replace("_", " ")
         state = b.state if b.state in ("purchasing", "failed") else when

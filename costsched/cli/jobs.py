@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from costsched.amounts import age
 from costsched.cli.booked import confirm_booking
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
@@ -388,7 +389,7 @@ def migrate(
                if v is not None and v > stale_after}
         if old:
             console.print(printable(
-                f"  note: a price compared is {max(old.values()) / 24:,.1f} days old (more "
+                f"  note: a price compared is {age(max(old.values()) * 3600)} old (more "
                 "than prices.stale_after): `costsched collect` brings newer ones"),
                 highlight=False, markup=False, soft_wrap=True)
         if a.job_id in works:  # its dollars rest on an assumed hour of work

@@ -324,13 +324,14 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     # One precision down each column, the baseline's hours and total under it included.
     work_cells = figures.work_cells(shown, work, estimated,
                                     None if b is None else (b.hours, b.cost))
+    vs = figures.vs_places(shown)  # one precision down the column of ratios
     rows = [
         [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
          per_hour(r.usd_per_hour), figures.speed_cell(r),
          f"{r.preemptions_per_hour:.3f}", r.preemption_basis, *work_cells[i - 1],
-         figures.vs_cell(r, b is not None and b.estimated, bool(mine))]
+         figures.vs_cell(r, b is not None and b.estimated, bool(mine), vs)]
         for i, (r, mine) in enumerate(zip(shown.itertuples(), estimated, strict=True),
                                       start=1)
     ]

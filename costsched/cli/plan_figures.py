@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 
-from costsched.amounts import hours_all, per_hour, usd_all
+from costsched.amounts import decimals, hours_all, per_hour, ratio, usd_all
 from costsched.cli.common import user_text
 from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
@@ -60,15 +60,21 @@ def estimated_figures(shown: pd.DataFrame, job: Workload) -> pd.Series:
     return shown["throughput_estimated"].astype(bool) | work_estimated(job)
 
 
-def vs_cell(r: object, baseline_estimated: bool, estimated: bool | None = None) -> str:
+def vs_cell(r: object, baseline_estimated: bool, estimated: bool | None = None,
+            places: int | None = None) -> str:
     """A row's expected cost against the on-demand V100 baseline's, marked when either
     rests on an estimate (`estimated`: the row's figures do, default its speed; '-'
-    without a baseline)."""
-    ratio = r.vs_on_demand_v100
-    if ratio != ratio:
+    without a baseline); `places`: its column's decimals (`vs_places`)."""
+    value = r.vs_on_demand_v100
+    if value != value:
         return "-"
     mine = r.throughput_estimated if estimated is None else estimated
-    return f"{ratio:.2f}x" + (ESTIMATED_MARK if mine or baseline_estimated else "")
+    return ratio(value, places) + (ESTIMATED_MARK if mine or baseline_estimated else "")
+
+
+def vs_places(shown: pd.DataFrame) -> int:
+    """The decimals of the column of `vs_cell`: one precision for its ratios."""
+    return decimals(shown["vs_on_demand_v100"].tolist())
 
 
 def work_columns(work: Work | None) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+from costsched.amounts import age
 from costsched.cli.common import (
     JsonOption,
     NewDbOption,
@@ -146,6 +147,6 @@ def _refused(value: object, when: object, read: object, at: datetime) -> str:
     if when is None or pd.isna(when) or (read is not None and not pd.isna(read)
                                          and when <= read):
         return ""
-    hours = (pd.Timestamp(at) - pd.Timestamp(when)).total_seconds() / 3600
+    seconds = (pd.Timestamp(at) - pd.Timestamp(when)).total_seconds()
     size = "" if value is None or pd.isna(value) else f"{float(value):g} "
-    return f"{size}at launch {hours:,.1f} h ago"
+    return f"{size}at launch {age(seconds)} ago"

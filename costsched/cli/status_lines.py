@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from costsched.amounts import decimals, given, hours_all, parts_of, usd
+from costsched.amounts import decimals, given, hours, parts_of, usd
 from costsched.cli.booked import booked_lines, held_lines
 from costsched.cli.common import (
     NEVER_RUN,
@@ -88,10 +88,11 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                         "migrations", "recoveries"], rows,
                 detail=["recoveries", "migrations", "instance"])
     out = Lines()
+    spans = view_hours(shown, now)  # one precision for every hour the lines say
     for s in shown:
         if s.due is not None:
             due = views.due_words(s.due, now, s.record.final, s.record.state,
-                                  s.record.updated_at)
+                                  s.record.updated_at, spans)
             out.print(f"  job {s.record.id}: {due}")
         if s.next and s.decision is not None:
             out.print(printable(f"  job {s.record.id} next: {s.next} "
@@ -107,19 +108,31 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
-            for line in part_lines(s, places):
+            for line in part_lines(s, places, spans):
                 out.print(printable(f"  job {s.record.id}: {line}"))
     out.flush()
 
 
-def _parts(s: service.JobStatus) -> list[tuple[str, float]]:
-    """What the job's cost column adds up: each placement as charged (its hours), the
-    checkpoints' copies between them and the capacity bought for it, as (words, USD)."""
+def view_hours(shown: list[service.JobStatus], now: datetime) -> int:
+    """The decimals of every hour `status`'s lines say (`costsched.amounts`: hours read
+    together): the placements listed of every job shown and the hours to or from their
+    deadlines, so that 0.0086 h never stands beside 0.01 h, nor 0.00 h for minutes."""
+    spans = [p.hours for s in shown if lists_placements(s) for p in s.cost.charged]
+    spans += [views.due_hours(s.due, now, s.record.final, s.record.state,
+                              s.record.updated_at) for s in shown if s.due is not None]
+    return decimals(spans)
+
+
+def _parts(s: service.JobStatus, spans: int | None = None) -> list[tuple[str, float]]:
+    """What the job's cost column adds up: each placement as charged (its hours, at
+    `spans` decimals: the view's, else the job's own), the checkpoints' copies between
+    them and the capacity bought for it, as (words, USD)."""
     charged = s.cost.charged
-    spans = hours_all(*(p.hours for p in charged))
+    if spans is None:
+        spans = decimals([p.hours for p in charged])
     out = [(f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
             + (f" x {p.nodes} nodes" if p.nodes > 1 else "")  # its cost is every node's
-            + f": {span} h", p.usd) for p, span in zip(charged, spans, strict=True)]
+            + f": {hours(p.hours, spans)} h", p.usd) for p in charged]
     if s.cost.egress_usd:
         out.append(("checkpoint copies between clouds or regions (egress)", s.cost.egress_usd))
     if s.booked_usd:
@@ -127,15 +140,16 @@ def _parts(s: service.JobStatus) -> list[tuple[str, float]]:
     return out
 
 
-def part_lines(s: service.JobStatus, places: int) -> list[str]:
-    """The job's parts (`_parts`) as `status` lists them under its cost, at `places`: they
+def part_lines(s: service.JobStatus, places: int, spans: int | None = None) -> list[str]:
+    """The job's parts (`_parts`, their hours at `spans`) as `status` lists them under its
+    cost, at `places`: they
     visibly add up to the cost column's figure. Each part rounded alone may miss it by a
     unit of the last decimal ($0.0060 + $0.0056 beside $0.0115); charging them exactly is
     the store's job, writing them is ours: the parts are rounded so that they sum to the
     total as written (largest remainder), each within one unit of its exact value, rather
     than shown a digit finer (which can miss again) or the total bent to their sum (the
     total is what was charged)."""
-    parts = _parts(s)
+    parts = _parts(s, spans)
     written = parts_of(s.cost.total_usd + s.booked_usd, [v for _, v in parts], places)
     return [f"{words}, {figure}" for (words, _), figure in zip(parts, written, strict=True)]
 
@@ -239,7 +253,7 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
         stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
         more = named_fix(name, b.period)
     if b.left_usd > 0:  # raised since, or a new period: `start` says whether it is enough
-        left = usd(b.left_usd)
+        left = given(b.left_usd)  # what is left of a budget reads as the budget
         return [f"{stopped}; {left} left now: `costsched start {job}` starts it again "
                 f"if that covers its next watch interval, else {more}"]
     return [f"{stopped}; to start it again, {more}"]

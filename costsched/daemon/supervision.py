@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from socket import gethostname
 
+from costsched.amounts import age
 from costsched.config import Config
 from costsched.daemon.logs import log_path
 from costsched.daemon.records import SUPERVISOR_LEASE, live_jobs
@@ -188,13 +189,8 @@ def recovery(store: PriceStore, config: Config, at: datetime, *, db: str | None 
 
 
 def ago(at: datetime, then: datetime) -> str:
-    """'4 s ago', '3 min ago', '2.5 h ago'."""
-    seconds = _seconds(at, then)
-    if seconds < 120:
-        return f"{seconds:.0f} s ago"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min ago"
-    return f"{seconds / 3600:.1f} h ago"
+    """'4 s ago', '3 min ago', '2 h ago' (`costsched.amounts.age`)."""
+    return f"{age(_seconds(at, then))} ago"
 
 
 def _seconds(at: datetime, then: datetime) -> float:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from costsched.amounts import age as age_of
 from costsched.amounts import given, hours, per_hour, usd, usd_all
 from costsched.bundled_prices import age_text
 from costsched.model import FINAL_STATES
@@ -47,12 +48,12 @@ def due(job: dict) -> str:
 
 
 def age(value: Any, at: datetime | None = None) -> str:
-    """How long ago `value` was ('3.2 h', '12.0 days')."""
-    if value is None:
+    """How long ago `value` was, by the one rule of ages (`costsched.amounts.age`: '3 h',
+    '12 days', '4 mo')."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
         return "-"
     now = pd.Timestamp(at) if at is not None else pd.Timestamp.now(tz="UTC")
-    hours = (now - pd.Timestamp(value)).total_seconds() / 3600
-    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+    return age_of((now - pd.Timestamp(value)).total_seconds())
 
 
 def days_old(value: float | None, superseded: bool = False) -> str:

@@ -23,6 +23,7 @@ from costsched.amounts import (
     hours,
     parts_as_written,
     per_hour,
+    ratio,
     sum_as_written,
     usd,
 )
@@ -96,7 +97,13 @@ def table_places(table: object) -> dict[str, int]:
     while usd_places < MAX_DECIMALS and not _adds_up(columns, rows, usd_places):
         usd_places += 1
     return {"usd": usd_places,
-            "hours": decimals(figures([c for c in columns if c in HOUR_COLUMNS]))}
+            "hours": decimals(figures([c for c in columns if c in HOUR_COLUMNS])),
+            "ratio": decimals(figures([c for c in columns if is_ratio(c)]))}
+
+
+def is_ratio(column: str) -> bool:
+    """Whether `column` holds ratios ('0.90x')."""
+    return column.endswith("ratio") or column == "measured_vs_planned"
 
 
 def places_of(name: str, table: object, jobs: object) -> dict[str, int]:
@@ -108,7 +115,7 @@ def places_of(name: str, table: object, jobs: object) -> dict[str, int]:
     tables = spend_tables(jobs)
     if name in SPEND_TABLES and tables["jobs"]:
         together = spend_places(tables)
-        places = {unit: max(n, together[unit]) for unit, n in places.items()}
+        places = {unit: max(n, together.get(unit, n)) for unit, n in places.items()}
     return places
 
 
@@ -306,7 +313,8 @@ def missing(value: object) -> bool:
 def format_cell(column: str, value: object, places: Mapping[str, int] | None = None
                 ) -> str:
     """A value of `column` as the report's tables show it (the CLI's too); `places`: the
-    table's precision of dollars and hours (`table_places`; else each figure's own)."""
+    table's precision of dollars, hours and ratios (`table_places`; else each figure's
+    own)."""
     if missing(value):
         return "-"
     places = places or {}
@@ -322,8 +330,8 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
         return f"{value:.0%}"
     if column.endswith("_sps"):
         return sps(float(value))  # type: ignore[arg-type]
-    if column.endswith("ratio") or column == "measured_vs_planned":
-        return f"{value:,.3g}x"
+    if is_ratio(column):
+        return ratio(float(value), places.get("ratio"))  # type: ignore[arg-type]
     if column == "flagged":
         return "yes" if value else ""
     if column == "day":

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from costsched import file_limits
-from costsched.amounts import MAX_DECIMALS, hours_times, usd_all
+from costsched.amounts import MAX_DECIMALS, hours_all, hours_times, usd_all
 from costsched.config import effective
 from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
 from costsched.lazy import pandas as pd
@@ -115,11 +115,12 @@ class PlanResult:
         # (the same hours on both lines): the arithmetic reads as it is done.
         span, rate, cost = hours_times(r["expected_hours"], r["usd_per_hour"],
                                        r["expected_cost"], MAX_DECIMALS)
+        work, tau, restart = hours_all(r["work_hours"], plan.job.checkpoint_hours,
+                                       plan.job.restart_hours)  # one line, one precision
         lines.append(
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
-            f"restart) with work {r['work_hours']:.4g} h, tau {plan.job.checkpoint_hours:.4g} "
-            f"h, restart {plan.job.restart_hours:.4g} h, rate {r['preemptions_per_hour']:.4g}"
-            f"/h: {span} h (work alone if rate is 0)")
+            f"restart) with work {work} h, tau {tau} h, restart {restart} h, rate "
+            f"{r['preemptions_per_hour']:.4g}/h: {span} h (work alone if rate is 0)")
         lines.append(plan.job.restart_said())
         lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from costsched.amounts import age
 from costsched.lazy import pandas as pd
 from costsched.prices import prices_at
 from costsched.store import PriceStore
@@ -52,7 +53,7 @@ class Stale:
             which = (f"{self.count} of the {self.total} prices "
                      + ("is" if self.count == 1 else "are"))
         return (f"{which} older than {_duration(self.stale_after_hours)} (the oldest from "
-                f"{self.oldest_at:%Y-%m-%d}, {_duration(self.oldest_hours)} old)")
+                f"{self.oldest_at:%Y-%m-%d}, {age(self.oldest_hours * 3600)} old)")
 
 
 def stale(frame: pd.DataFrame, at: datetime, after_hours: float) -> Stale | None:

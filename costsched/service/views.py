@@ -29,23 +29,34 @@ PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_p
                     "instance", "start_at")
 
 
+def due_hours(due: datetime, now: datetime, final: bool, state: str = "",
+              ended_at: datetime | None = None) -> float | None:
+    """The hours `due_words` says: to the deadline (less than 0: since it passed), or how
+    early a job that succeeded finished (less than 0: how late); None for a job that ended
+    otherwise."""
+    if final:
+        return None if state != "succeeded" or ended_at is None else \
+            (due - ended_at).total_seconds() / 3600
+    return (due - now).total_seconds() / 3600
+
+
 def due_words(due: datetime, now: datetime, final: bool, state: str = "",
-              ended_at: datetime | None = None) -> str:
+              ended_at: datetime | None = None, places: int | None = None) -> str:
     """When a job with a deadline is due, as `status` and the dashboard say it: 'due
     2026-12-01 10:00 UTC (in 5.20 h)', or how long ago it passed; a job that ended says it
-    was due, and one that succeeded (`state`, at `ended_at`) whether it met the deadline."""
+    was due, and one that succeeded (`state`, at `ended_at`) whether it met the deadline.
+    `places`: the decimals of the hours read beside it (its own by default)."""
     from costsched.amounts import hours
 
     said = f"due {due:%Y-%m-%d %H:%M} UTC"
+    span = due_hours(due, now, final, state, ended_at)
+    if span is None:
+        return f"was {said}"
+    shown = hours(abs(span), places)
     if final:
-        if state != "succeeded" or ended_at is None:
-            return f"was {said}"
-        early = (due - ended_at).total_seconds() / 3600
-        return (f"was {said}: met, it finished {hours(early)} h before" if early >= 0 else
-                f"was {said}: missed, it finished {hours(-early)} h after")
-    left = (due - now).total_seconds() / 3600
-    return f"{said} (in {hours(left)} h)" if left >= 0 else \
-        f"{said} (passed {hours(-left)} h ago)"
+        return (f"was {said}: met, it finished {shown} h before" if span >= 0 else
+                f"was {said}: missed, it finished {shown} h after")
+    return f"{said} (in {shown} h)" if span >= 0 else f"{said} (passed {shown} h ago)"
 
 
 def json_default(value: Any) -> Any:

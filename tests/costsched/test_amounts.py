@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from costsched.amounts import (
+    age,
     decimals,
     given,
     hours,
@@ -19,6 +20,8 @@ from costsched.amounts import (
     hours_times,
     parts_of,
     per_hour,
+    ratio,
+    ratios_all,
     usd,
     usd_all,
 )
@@ -161,3 +164,43 @@ def test_a_cost_under_a_dime_keeps_its_digits() -> None:
     assert decimals_kept([0.0129, 5.0]) == 4
     assert decimals_kept([0.5, 12.0]) == 2
     assert decimals_kept([0.0, 1.0]) == 2
+
+
+def test_ratios_read_by_one_rule() -> None:
+    # The report's speed table read '0.896x' beside '1.05x'.
+    assert ratios_all(0.896, 1.05) == ["0.90x", "1.05x"]
+    assert [ratio(v) for v in (1.0, 10.0, 4444.44, 0.0042, None)] == [
+        "1.00x", "10.00x", "4,444.44x", "0.0042x", "-"]
+    assert ratios_all(0.0042, 1.4) == ["0.0042x", "1.4000x"]  # one precision, none 0.00x
+    rows = [{"usd_ratio": 0.896}, {"usd_ratio": 1.05}, {"usd_ratio": 0.004}]
+    places = table_places(rows)
+    assert [format_cell("usd_ratio", r["usd_ratio"], places) for r in rows] == [
+        "0.8960x", "1.0500x", "0.0040x"]
+
+
+def test_one_age_rule() -> None:
+    minute, hour, day = 60, 3600, 86_400
+    assert [age(v) for v in (0, 45, 59.7, 12 * minute, 59.6 * minute, 5 * hour,
+                             47.4 * hour, 47.6 * hour, 12 * day, 59.4 * day, 59.6 * day,
+                             122.8 * day, 2470 * day)] == [
+        "0 s", "45 s", "1 min", "12 min", "1 h", "5 h", "47 h", "2 days", "12 days",
+        "59 days", "2 mo", "4 mo", "81 mo"]
+    assert age(None) == "-" and age(float("nan")) == "-" and age(-5) == "0 s"
+
+
+def test_every_view_of_an_age_says_it_by_the_one_rule() -> None:
+    from costsched.bundled_prices import age_text
+    from costsched.daemon.supervision import ago
+    from costsched.dashboard.render import age as dashboard_age
+    from costsched.dashboard.render import days_old
+
+    # The dashboard's Prices page read '0.1 h' and '122.8 days' in one table and '81 mo'
+    # in another; `gpus` and `prices show` had their own words.
+    now = pd.Timestamp(AT)
+    assert dashboard_age(now - pd.Timedelta(minutes=6), AT) == "6 min"
+    assert dashboard_age(now - pd.Timedelta(days=122.8), AT) == "4 mo"
+    assert dashboard_age(now - pd.Timedelta(days=12), AT) == "12 days"
+    assert days_old(122.8) == age_text(122.8) == "4 mo" and days_old(2470.0) == "81 mo"
+    assert age_text(0.1 / 24) == "6 min" and days_old(None) == "-"
+    assert ago(AT, AT - pd.Timedelta(hours=2.5)) == "3 h ago"
+    assert ago(AT, AT - pd.Timedelta(seconds=90)) == "2 min ago"

@@ -38,4 +38,4 @@ def test_no_flag_against_an_assumed_speed() -> None:
 def test_a_multi_node_speed_names_its_nodes() -> None:
     check = SpeedCheck(3, "w", "w", "A100-80GB", 1, 1.0, 5.0, "the job spec's throughputs",
                        1.5, nodes=2)
-    assert " on 2 nodes of 1xA100-80GB, 5x faster" in check.line()
+    assert " on 2 nodes of 1xA100-80GB, 5.00x faster" in check.line()

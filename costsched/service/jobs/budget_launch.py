@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from costsched.amounts import decimals_kept, usd
+from costsched.amounts import decimals_kept, given, usd
 from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
 from costsched.lazy import pandas as pd
@@ -63,8 +63,10 @@ class LaunchFit:
 
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
-        expected, pessimistic, left = (usd(v, self.places()) for v in
-                                       (self.expected_usd, self.pessimistic_usd, self.left_usd))
+        places = self.places()
+        expected, pessimistic = (usd(v, places) for v in
+                                 (self.expected_usd, self.pessimistic_usd))
+        left = given(self.left_usd, places)  # what is left of a budget reads as the budget
         return (f"job {self.job}: expected {expected}, pessimistic {pessimistic} "
                 f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
                 f"{self.budget}: {verdict}"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 
-from costsched.amounts import MAX_DECIMALS, decimals, decimals_kept, usd
+from costsched.amounts import MAX_DECIMALS, decimals, decimals_kept, given, usd
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
@@ -357,12 +357,12 @@ class BudgetDecider(Decider):
             return Decision(now, self.name, job.current, job.current, here, price,
                             float("nan"), float("nan"),
                             reason=f"no offering the job allows finishes it within the "
-                                   f"{usd(self.left_usd)} left of its budget")
+                                   f"{given(self.left_usd)} left of its budget")
         places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return replace(found, reason=(
             f"move to {label(found.choice)} at its budget's cap: "
             f"{usd(found.choice_usd, places)} expected to finish there including the move"
-            f"{itemised(found, places)}, within the {usd(self.left_usd, places)} left"))
+            f"{itemised(found, places)}, within the {given(self.left_usd, places)} left"))
 
 
 def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:

@@ -53,7 +53,7 @@ def test_the_plan_table_compares_the_block_with_spot_and_on_demand(
         assert part in out
     assert "$1,887.84 upfront" in out and "before the capacity block starts" in out
     assert "saves $" in out and "launch --book" in out
-    assert "0.1 h" in out  # the offer's age: seen five minutes before
+    assert "│ 5 min │" in out  # the offer's age: seen five minutes before
 
 
 def test_the_plan_json_has_each_part_and_the_comparison(

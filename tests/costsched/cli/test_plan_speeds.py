@@ -35,7 +35,7 @@ def test_the_next_plan_of_the_model_hears_of_it(cli, db_path: Path, tmp_path: Pa
     result = cli("plan", str(path), "--at", (T0 + timedelta(hours=2)).isoformat())
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert ("throughput: job 1 (slowpoke): measured 1 steps/s on 1xV100, 10x "
+    assert ("throughput: job 1 (slowpoke): measured 1 steps/s on 1xV100, 10.00x "
             "slower than the 10 its plan used (the job spec's throughputs)") in text
     assert (f"; the figure its job file declares is kept: edit its `throughputs:` in {path} "
             "to use the measured one") in text and "savings use" not in text

@@ -3,6 +3,7 @@ under it at one precision."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -39,3 +40,36 @@ def test_a_jobs_placements_add_up_to_its_cost_at_one_precision(tmp_path: Path) -
     assert "recovery on aws us-west-2b p3.2xlarge spot: 0.02 h, $0.0048" in result.stdout
     [row] = [line for line in result.stdout.splitlines() if "tiny" in line and "│" in line]
     assert "$0.0108" in row and "$0.01 " not in row
+
+
+def test_the_hours_of_one_status_read_at_one_precision(tmp_path: Path) -> None:
+    # The trial's `status`: '0.0086 h' for job 1, '0.01 h' for job 2, each job at its own
+    # precision; every hour of the view reads at one, none 0.00 for seconds.
+    db = str(tmp_path / "store.sqlite")
+    store = PriceStore(db)
+    observe(store, EAST_A, [(0, 0.36)])
+    observe(store, WEST, [(0, 0.288)])
+
+    def ran(name: str, spans: list[tuple[str, int]]) -> None:
+        spec = {"name": name, "run": "true", "steps": 10,
+                "checkpoint": {"location": str(tmp_path / "ckpt"), "size_gb": 0}}
+        job = store.jobs.create(name, {"spec": spec, "source": "t", "launcher": "local"},
+                                10, at=at(1))
+        store.jobs.transition(job, "running", at=at(1))
+        t = at(1)
+        for i, (reason, seconds) in enumerate(spans):
+            store.jobs.place(job, EAST_A if i % 2 == 0 else WEST, gpu_model="V100",
+                             gpu_count=1, at=t, usd_per_hour=0.36, reason=reason,
+                             instance=f"l-{name}-{i}")
+            t += timedelta(seconds=seconds)
+        store.jobs.end_placement(job, t)
+        store.jobs.transition(job, "succeeded", at=t)
+
+    ran("first", [("launch", 31)])
+    ran("second", [("launch", 36), ("start", 3)])
+    store.dispose()
+    result = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    spans = re.findall(r"spot: ([\d.<]+) h, ", result.stdout)
+    assert spans == ["0.0086", "0.0100", "0.0008"], result.stdout

@@ -106,7 +106,7 @@ def test_the_report_shows_the_section(db_path, cli) -> None:  # noqa: ANN001
     shown = cli("report", "--until", at(11).isoformat()).output
     assert "Estimate versus actual, per job" in shown
     assert "Estimate versus actual, by model and GPU" in shown
-    assert "0.8x" in shown and "under" in shown and "vs estimate" in shown
+    assert "0.80x" in shown and "under" in shown and "vs estimate" in shown
 
 
 def test_against_the_estimate_needs_a_ratio() -> None:

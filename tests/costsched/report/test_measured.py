@@ -66,7 +66,7 @@ def test_the_demo_job_saves_the_price_difference_over_the_hours_it_ran(
     assert speed["planned_sps"] == pytest.approx(0.025)
     assert speed["measured_sps"] == pytest.approx(4000 / 36)
     assert speed["flagged"] and "0.025 its plan used" in speed["flag"]
-    assert "measured 111 steps/s on 1xV100, 4.44e+03x faster" in speed["flag"]
+    assert "measured 111 steps/s on 1xV100, 4,444.44x faster" in speed["flag"]
 
 
 def test_a_job_ten_times_slower_than_declared_is_flagged_and_saves_by_its_measured_speed(
@@ -87,12 +87,12 @@ def test_a_job_ten_times_slower_than_declared_is_flagged_and_saves_by_its_measur
     [speed] = report.speeds.to_dict("records")
     assert speed["measured_vs_planned"] == pytest.approx(0.1)
     assert speed["flagged"]
-    assert "10x slower than the 10 its plan used (the job spec's throughputs)" in speed["flag"]
+    assert "10.00x slower than the 10 its plan used (the job spec's throughputs)" in speed["flag"]
     # Within the factor: not flagged.
     assert not build(store, now=at(3600), factor=11).speeds["flagged"].any()
 
     shown = cli("report").output
-    assert "throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10x slower" in shown
+    assert "throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10.00x slower" in shown
     assert "Measured speed against the plan's" in shown
 
 
@@ -148,8 +148,8 @@ def test_the_html_report_says_so_too(store: PriceStore) -> None:
     store.jobs.record_step(job, 100, at=at(100))
     store.jobs.record_step(job, 3600, at=at(3600))
     page = render(build(store, now=at(3600), factor=1.5))
-    assert "<p>throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10x slower" in page
-    assert "<th>measured steps/s</th>" in page and ">0.1x</td>" in page
+    assert "<p>throughput: job 1 (slow): measured 1 steps/s on 1xV100, 10.00x slower" in page
+    assert "<th>measured steps/s</th>" in page and ">0.10x</td>" in page
 
 
 def test_a_task_without_work_is_compared_with_no_plan(store: PriceStore) -> None:
@@ -195,5 +195,5 @@ def test_a_gangs_measured_speed_is_worded_as_status_words_it(store: PriceStore) 
     [speed] = build(store, now=at(3600), factor=1.5).speeds.to_dict("records")
     found = checks(store.jobs.records([job]), store.jobs.placement_rows([job]),
                    factor=1.5, readings=store.jobs.reading_rows([job]))[job]
-    assert speed["flagged"] and " on 2 nodes of 1xV100, 10x slower" in speed["flag"]
+    assert speed["flagged"] and " on 2 nodes of 1xV100, 10.00x slower" in speed["flag"]
     assert speed["flag"] == found.line()  # one wording: the report's is status's

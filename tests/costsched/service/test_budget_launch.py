@@ -109,6 +109,20 @@ def test_a_small_cost_keeps_its_digits_on_the_budget_line() -> None:
 
     line = LaunchFit("train", "its own budget", 0.0129, 0.0149, 0.014).line()
     assert "expected $0.0129, pessimistic $0.0149" in line
-    assert "against $0.0140 left" in line and line.endswith("may not fit")
+    # What is left of a budget reads by the budget's rule, not at its costs' decimals.
+    assert "against $0.014 left" in line and line.endswith("may not fit")
     big = LaunchFit("train", "its own budget", 12.5, 14.0, 20.0).line()
     assert "expected $12.50, pessimistic $14.00" in big and "$20.00 left" in big
+
+
+def test_what_is_left_of_a_budget_reads_as_the_budget_beside_small_costs() -> None:
+    from costsched.service.jobs.budget_launch import LaunchFit
+
+    # The trial's launch: '$5.0000 left' against '$5.00' in every other view.
+    line = LaunchFit("train", "its own budget", 0.0129, 0.0149, 5.0).line()
+    assert "expected $0.0129, pessimistic $0.0149" in line
+    assert "against $5.00 left of its own budget: fits" in line
+    # A cap less a spend of many digits: at the line's decimals, never rounded up to
+    # read above a cost that does not fit.
+    over = LaunchFit("train", "its own budget", 0.0129, 0.0149, 0.01289999).line()
+    assert "against $0.0129 left" in over and "does not fit" in over

@@ -28,7 +28,7 @@ def test_a_job_without_a_model_keeps_its_speed_out_of_the_models(
     now = datetime.now(timezone.utc).replace(microsecond=0)
     job = slow_job(store, instances, now)  # 'slow', 4x slower than its file declares
     [(flagged, line)] = flag_new(store, now)
-    assert flagged == job and "4x slower" in line  # said, as before
+    assert flagged == job and "4.00x slower" in line  # said, as before
     assert store.measured_throughputs.rows().empty  # not kept as model 'slow'
     assert measure_rows(store, now) == []  # nor measured from its progress as one
     table = table_with_measured(store)

@@ -40,6 +40,8 @@ def test_a_deadline_in_hours_counts_from_the_jobs_creation(store: PriceStore,
     now = shown.record.created_at + timedelta(hours=30, minutes=30)
     assert _due(shown.due, now, final=False) == (
         f"due {shown.due:%Y-%m-%d %H:%M} UTC (in 5.50 h)")
+    # Beside a placement's 0.0086 h in one `status`, at the view's one precision.
+    assert _due(shown.due, now, False, places=4).endswith("(in 5.5000 h)")
     late = shown.record.created_at + timedelta(hours=37)
     assert _due(shown.due, late, final=False).endswith("(passed 1.00 h ago)")
     assert _due(shown.due, late, final=True) == f"was due {shown.due:%Y-%m-%d %H:%M} UTC"

@@ -171,7 +171,7 @@ def test_status_of_a_running_local_job_loads_neither(tmp_path: Path,
     document, text, _ = out.stdout.split("\n---\n")
     [shown] = json.loads(document)["jobs"]
     assert (shown["state"], shown["instance_state"]) == ("running", "running")
-    assert shown["throughput_flag"] == flag and "3x faster" in flag
+    assert shown["throughput_flag"] == flag and "3.00x faster" in flag
     assert shown["next"] == decided.reason and shown["decision"]["decided_by"] == \
         "the supervisor"
     text = " ".join(text.split())  # as wrapped to the terminal's width
