@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from costsched.amounts import decimals, given, hours, parts_of, usd
+from costsched.amounts import decimals, given, hours, parts_of, usd, usd_all
 from costsched.cli.booked import booked_lines, held_lines
 from costsched.cli.common import (
     NEVER_RUN,
@@ -241,7 +241,8 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
         return [f"{why}; that budget is no longer configured: `costsched start {job}` "
                 "starts it again"]
     b = found[0]
-    cap, spent = given(b.usd), usd(b.spent_usd)  # the cap as set, the spend as it needs
+    # The cap as set; the spend and what is left at one precision (they add up to it).
+    cap, (spent, left) = given(b.usd), usd_all(b.spent_usd, b.left_usd)
     if b.kind == "job":
         stopped = f"stopped at its own budget's cap of {cap} ({spent} spent)"
         more = f"give it more: `costsched start {job} --budget USD` (USD: its whole budget)"
@@ -253,9 +254,10 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
         stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
         more = named_fix(name, b.period)
     if b.left_usd > 0:  # raised since, or a new period: `start` says whether it is enough
-        left = given(b.left_usd)  # what is left of a budget reads as the budget
+        covers = ("its steps left and its next watch interval" if b.kind == "job"
+                  else "its next watch interval")
         return [f"{stopped}; {left} left now: `costsched start {job}` starts it again "
-                f"if that covers its next watch interval, else {more}"]
+                f"if that covers {covers}, else {more}"]
     return [f"{stopped}; to start it again, {more}"]
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from costsched import own_budget
 from costsched.dashboard import job_output
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.redact import redact, redact_url
@@ -80,8 +81,8 @@ def masked(job: dict, stored: dict | None = None) -> dict:
 
 
 def forecasts(store: PriceStore, jobs: list[dict]) -> dict[int, dict]:
-    """Per job of a jobs document: its budget (the spec's constraints.budget, None where
-    unset) and, for a running job, its forecast: its spend so far and what the policy
+    """Per job of a jobs document: its own budget as it stands (`own_budget`, None where
+    it has none) and, for a running job, its forecast: its spend so far and what the policy
     expects the rest to cost where it is (`migrate --dry-run`'s stay_usd), every running
     job decided in one pass."""
     if not jobs:
@@ -91,19 +92,14 @@ def forecasts(store: PriceStore, jobs: list[dict]) -> dict[int, dict]:
     if any(j["state"] == "running" for j in jobs):
         launcher = views.job_launcher(store, None)
         stay = {a["job_id"]: a["stay_usd"] for a in _advice(store, launcher, None)}
+    budgets = own_budget.budgets(store, list(records.values()))
     out = {}
     for j in jobs:
         left = stay.get(j["id"]) if j["state"] == "running" else None
         known = left is not None and j["cost_usd"] is not None
-        out[j["id"]] = {"budget_usd": budget_of(records[j["id"]].spec),
+        out[j["id"]] = {"budget_usd": budgets.get(j["id"]),
                         "forecast_usd": j["cost_usd"] + left if known else None}
     return out
-
-
-def budget_of(stored: dict) -> float | None:
-    """The budget a stored spec sets (constraints.budget), or None."""
-    budget = ((stored.get("spec") or {}).get("constraints") or {}).get("budget")
-    return None if budget is None else float(budget)
 
 
 def _advice(store: PriceStore, launcher: Any, job_id: int | None) -> list[dict]:
@@ -129,7 +125,7 @@ def job_document(store: PriceStore, job: int | str) -> dict:
     events = store.jobs.events(job_id)
     return {
         "job": status,
-        "budget_usd": budget_of(record.spec),
+        "budget_usd": own_budget.budgets(store, [record]).get(job_id),
         "forecast_usd": (status["cost_usd"] + stay
                          if stay is not None and status["cost_usd"] is not None else None),
         "advice": advice,

@@ -24,6 +24,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from costsched import own_budget
 from costsched.costs import Move, egress_rows
 from costsched.measured import JobRate, job_rate, mismatch_factor
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
@@ -233,7 +234,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     all_moves = egress_rows(placed, checkpoint_gb={j.id: _checkpoint_gb(j.spec) for j in jobs})
     egress = [m for m in all_moves if m.at <= end and (start is None or m.at >= start)]
 
-    budgets = {j.id: b for j in jobs if (b := _budget(j.spec)) is not None}
+    budgets = own_budget.budgets(store, jobs)  # as `start --budget` left them
     lives = [c.placement for c in pieces([p for p in ran if p.job_id in budgets], None, end)]
     job_moves = store.moves.of_jobs(names)
     moves, idle = move_table(job_moves, names, placed, all_moves, start, end,
@@ -433,11 +434,6 @@ def reported_jobs(store: PriceStore, job: int | str | None) -> list[JobRecord]:
 def _spec(stored: dict) -> dict:
     spec = stored.get("spec") if isinstance(stored, dict) else None
     return spec if isinstance(spec, dict) else {}
-
-
-def _budget(stored: dict) -> float | None:
-    budget = (_spec(stored).get("constraints") or {}).get("budget")
-    return float(budget) if isinstance(budget, (int, float)) and budget > 0 else None
 
 
 def _nodes(stored: dict) -> int:

@@ -121,7 +121,11 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         if not wanted:
             continue
         table = table if table is not None else table_with_measured(store)
-        resolved = resolve(spec, table, at, source=source)
+        from costsched.config import effective
+
+        # The restart as the launch places the job by: the configuration's restart model.
+        resolved = resolve(spec, table, at, source=source,
+                           overheads=effective().migration.overheads())
         if launcher is not None:  # kept to the clouds that can read its checkpoints
             resolved = readable(resolved, launch_stores(spec.checkpoint.location,
                                                         checkpoint_root, launcher), spec.name)

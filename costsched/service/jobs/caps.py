@@ -18,16 +18,17 @@ running.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from costsched import amounts, launch_secrets
+from costsched import amounts, launch_secrets, own_budget
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
-from costsched.costs import charge, egress_rows
+from costsched.costs import charge
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
     from costsched.measured import Speed
     from costsched.policies import OfferingKey
+    from costsched.service.jobs.decider import JobNow
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
@@ -114,12 +116,6 @@ def _spec(stored: Mapping) -> dict:
     return (stored.get("spec") or {}) if isinstance(stored, Mapping) else {}
 
 
-def _checkpoint_gb(stored: Mapping) -> float:
-    """The checkpoint size the job declares (what each move copies), 0 when it says none."""
-    size = (_spec(stored).get("checkpoint") or {}).get("size_gb")
-    return float(size) if isinstance(size, (int, float)) else 0.0
-
-
 def joins(stored: Mapping, name: str, budget: NamedBudget) -> bool:
     """Whether the job whose stored spec is `stored` joins the named budget `name`."""
     spec = _spec(stored)
@@ -140,9 +136,7 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     states = {r.id: r.state for r in records}
     created = {r.id: r.created_at for r in records}
     names = {r.id: r.name for r in records}
-    own = {j: float(b) for j, s in specs.items()
-           if isinstance(b := (_spec(s).get("constraints") or {}).get("budget"), (int, float))}
-    own.update(_raised(store, None))  # a job may be given one after its launch (any job)
+    own = own_budget.budgets(store, records, every=True)  # as `start --budget` left it
     named = {n: [j for j, s in specs.items() if joins(s, n, b)]
              for n, b in config.named.items()}
     wanted = sorted({*own, *(j for members in named.values() for j in members)})
@@ -150,7 +144,7 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
         return []
     chosen = set(wanted)
     placed = [p for p in store.jobs.placement_rows(None) if p.job_id in chosen]
-    sizes = {j: _checkpoint_gb(specs[j]) for j in wanted}
+    sizes = {j: own_budget.checkpoint_gb(specs[j]) for j in wanted}
     nodes = {j: nodes_of(specs[j]) for j in wanted}  # every node of a gang is charged
     stopped = _budget_stops(store, wanted)
     runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
@@ -177,7 +171,7 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
            nodes: Mapping[int, int], paces: Mapping[int, list[Speed]]) -> BudgetState:
     member = set(members)
     mine = [p for p in placed if p.job_id in member]
-    spent = _spent(store, mine, period_start(period, at), at, sizes, nodes)
+    spent = own_budget.spent(store, mine, period_start(period, at), at, sizes, nodes)
     running = tuple(j for j in members if states[j] == "running")
     live = set(running)
     ahead = _next_charge(store, [p for p in mine if p.job_id in live], at, interval_seconds,
@@ -196,32 +190,6 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
 
 
-def _spent(store: PriceStore, placed: Sequence[PlacementRow], since: datetime | None,
-           at: datetime, sizes: Mapping[int, float], nodes: Mapping[int, int]
-           ) -> dict[int, float]:
-    """Each job's compute (each of its `nodes`) and egress (its declared checkpoint `sizes`
-    copied at each move, once) in [since, at] from the stored prices."""
-    if not placed:
-        return {}
-    moves = egress_rows(placed, checkpoint_gb={p.job_id: sizes.get(p.job_id, 0.0)
-                                               for p in placed})
-    rows = list(placed)
-    if since is not None:  # (none kept: none charged, not a row of NaNs)
-        rows = [p._replace(start_at=max(p.start_at, since)) for p in placed
-                if (p.end_at or at) > since]
-        moves = [m for m in moves if m.at >= since]
-    compute: dict[int, list[float]] = {}
-    for p, (_, usd, _) in zip(rows, charge(store, rows, now=at, nodes=nodes), strict=True):
-        compute.setdefault(p.job_id, []).append(usd)
-    out = {j: _total(values) for j, values in compute.items()}
-    egress: dict[int, list[float]] = {}
-    for move in moves:
-        egress.setdefault(move.job_id, []).append(move.usd)
-    for job_id, values in egress.items():
-        out[job_id] = out.get(job_id, 0.0) + _total(values)
-    return {int(k): float(v) for k, v in out.items()}
-
-
 def _next_charge(store: PriceStore, placed: Sequence[PlacementRow], at: datetime,
                  interval_seconds: float, nodes: Mapping[int, int]) -> dict[int, float]:
     """What each running job's open placements charge over the next watch interval (each
@@ -232,21 +200,7 @@ def _next_charge(store: PriceStore, placed: Sequence[PlacementRow], at: datetime
     for p, (_, usd, _) in zip(ahead, charge(store, ahead, now=at, nodes=nodes),
                               strict=True):
         charged.setdefault(p.job_id, []).append(usd)
-    return {int(k): float(_total(v)) for k, v in charged.items()}
-
-
-def _total(values: Sequence[float]) -> float:
-    """The sum of `values` (NaN counted as 0) as pandas sums a group's: with a running
-    compensation for what each addition rounded away."""
-    total = compensation = 0.0
-    for value in values:
-        if value != value:
-            continue
-        y = value - compensation
-        t = total + y
-        compensation = t - total - y
-        total = t
-    return total
+    return {int(k): float(own_budget.total(v)) for k, v in charged.items()}
 
 
 def _to_end(run: RunningJob, placed: Sequence[PlacementRow], usd_per_hour: float,
@@ -282,29 +236,15 @@ def _resolved(run: RunningJob) -> ResolvedJob | None:
         return None
 
 
-RAISED = "raised to $"
-
-
 def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) -> float:
-    """Set job `job_id`'s own budget to `usd` (kept in its events; its spec is as it was
-    launched): a job stopped at its cap can then be started again. Returns the old one."""
+    """Set job `job_id`'s own budget to `usd` (kept in its events, read by
+    `own_budget.budgets`; its spec is as it was launched): a job stopped at its cap can
+    then be started again. Returns the old one (NaN: it had none)."""
     record = store.jobs.get(job_id)
-    if not usd > 0:
-        from costsched.model import InvalidInput
-
-        raise InvalidInput(f"budget {usd!r}: expected a positive amount of USD")
-    old = _raised(store, [job_id]).get(job_id)
-    if old is None:
-        old = (_spec(record.spec).get("constraints") or {}).get("budget")
-    store.jobs.note(job_id, "budget", f"{RAISED}{usd:.6g} (was {old})", at=at)
-    return float(old) if isinstance(old, (int, float)) else float("nan")
-
-
-def _raised(store: PriceStore, job_ids: Sequence[int] | None) -> dict[int, float]:
-    """Each job's own budget as last set by `raise_budget` (one read; None: every job's)."""
-    return {e.job_id: float(e.detail[len(RAISED):].split(" ", 1)[0])
-            for e in _budget_events(store, job_ids)
-            if (e.detail or "").startswith(RAISED)}  # the last wins
+    usd = own_budget.checked(usd)
+    old = own_budget.budgets(store, [record]).get(job_id)
+    store.jobs.note(job_id, "budget", f"{own_budget.RAISED}{usd:.6g} (was {old})", at=at)
+    return float("nan") if old is None else old
 
 
 def _budget_events(store: PriceStore, job_ids: Sequence[int] | None) -> list[EventRow]:
@@ -383,16 +323,81 @@ def _claims(state: BudgetState, job_ids: Sequence[int]) -> float:
     return sum(usd for j in job_ids if (usd := state.to_end_usd.get(j, 0.0)) == usd)
 
 
+def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetime,
+                 config: BudgetsConfig, interval_seconds: float,
+                 budget_usd: float | None = None) -> list[dict]:
+    """The offerings a start of stopped `job` tries (`decider.place`), its own budget as
+    `start --budget` gives it (`budget_usd`) or as it stands. InvalidInput, in one line,
+    when a budget would not let it run: what is left of its own is less than its steps
+    left are expected to cost, or a cap would stop it at the first watch
+    (`start_refusal`); for its own budget the line names the amount that is enough."""
+    from costsched.service.jobs.decider import BudgetShort, place
+
+    record = store.jobs.get(int(job.job_id))  # type: ignore[arg-type]
+    nodes = nodes_of(record.spec)
+    if budget_usd is not None:
+        job = replace(job, budget=own_budget.of_job(store, record, at, nodes, usd=budget_usd))
+    restart_hours = job.resolved.restart_hours  # a start boots, sets up and restores
+    try:
+        cands = place(store, job, launcher, at)
+    except BudgetShort as short:
+        per_hour = short.usd_per_hour  # (all its nodes)
+        raise InvalidInput(f"job {record.id} ({record.name}) is at its budget: {short.why}; "
+                           + enough(record.name, short.budget.spent_usd, short.expected_usd,
+                                    short.steps_left, per_hour * restart_hours,
+                                    per_hour * interval_seconds / 3600)) from None
+    per_hour = float(cands[0]["usd_per_hour"]) * nodes
+    why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
+                        interval_seconds, budget_usd=budget_usd,
+                        rest_usd=float(cands[0].get("expected_usd", float("nan"))),
+                        steps_left=job.steps_left, start_usd=per_hour * restart_hours)
+    if why:
+        raise InvalidInput(why)
+    return cands
+
+
+def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
+           start_usd: float, ahead_usd: float) -> str:
+    """What gives job `name` the own budget it needs to start again and finish: what it
+    spent, what its steps left are expected to cost, what its start costs (the restart the
+    decision model counts: boot, set-up, restore) and the charge the watch makes ahead for
+    its next interval (`enforce`), rounded up to the amount's last decimal, as `costsched
+    start NAME --budget USD` takes it (its rest not priced, NaN: more than the others)."""
+    if rest_usd != rest_usd:  # its rest cannot be priced: no amount can be shown enough
+        spent, ahead = usd_all(spent_usd, ahead_usd)
+        return (f"give it more than {spent} spent + {ahead} for the next watch interval: "
+                f"`costsched start {name} --budget USD`")
+    need = spent_usd + rest_usd + start_usd + ahead_usd
+    places = amounts.decimals([need])
+    amount = math.ceil(need * 10 ** places) / 10 ** places
+    spent, rest, start, ahead = usd_all(spent_usd, rest_usd, start_usd, ahead_usd)
+    return (f"give it enough: `costsched start {name} --budget {amount:.{places}f}` ({spent} "
+            f"spent + {rest} expected for its {steps_left:,.0f} steps left + {start} to start "
+            f"it + {ahead} for the next watch interval)")
+
+
 def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
-                  config: BudgetsConfig, interval_seconds: float) -> str | None:
+                  config: BudgetsConfig, interval_seconds: float, *,
+                  budget_usd: float | None = None, rest_usd: float = float("nan"),
+                  steps_left: float = float("nan"), start_usd: float = 0.0) -> str | None:
     """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) would
     be stopped at once by one of its budgets' caps (the watch's own check, `enforce`, the
-    job its newest), and what gives it more; None when its budgets leave it room."""
+    job its newest), its own as it stands or as `start --budget` gives it (`budget_usd`),
+    and what gives it enough (`enough`: its `steps_left` expected to cost `rest_usd`, its
+    start `start_usd`); None when its budgets leave it room."""
     from costsched.service.jobs.decider import budget_verdict
 
     record = store.jobs.get(job_id)
-    ahead = usd_per_hour * nodes_of(record.spec) * interval_seconds / 3600
-    for state in budget_states(store, config, at, interval_seconds):
+    nodes = nodes_of(record.spec)
+    ahead = usd_per_hour * nodes * interval_seconds / 3600
+    states = budget_states(store, config, at, interval_seconds)
+    if budget_usd is not None:  # its own, as given: it replaces the one it had, if any
+        own = own_budget.of_job(store, record, at, nodes, usd=budget_usd)
+        assert own is not None  # noqa: S101 - given
+        states = [BudgetState(f"job {job_id} ({record.name})", "job", own.usd, "total",
+                              own.spent_usd, 0.0, own.spent_usd, (job_id,)),
+                  *(s for s in states if not (s.kind == "job" and job_id in s.jobs))]
+    for state in states:
         if job_id not in state.jobs:
             continue
         claims = _claims(state, [j for j in state.running if j != job_id])
@@ -401,8 +406,9 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
         if why is None:
             continue
         if state.kind == "job":
-            return (f"job {job_id} ({record.name}) is at its budget: {why}; give it more: "
-                    f"`costsched start {record.name} --budget USD`")
+            return (f"job {job_id} ({record.name}) is at its budget: {why}; "
+                    + enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
+                             ahead))
         return (f"job {job_id} ({record.name}) is at budget {state.name}: {why}; "
                 f"{named_fix(state.name, state.period)}")
     return None

@@ -26,8 +26,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING
 
-from costsched.amounts import MAX_DECIMALS, decimals, decimals_kept, given, usd
+from costsched import own_budget
+from costsched.amounts import MAX_DECIMALS, decimals, decimals_kept, given, usd, usd_all
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
@@ -36,7 +38,7 @@ from costsched.migration.launcher import Launcher
 from costsched.migration.machine import candidate, offering_of
 from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.optimize.decision import Overheads
-from costsched.optimize.planner import JobPlan, plan_jobs
+from costsched.optimize.planner import JobPlan, budget_short, plan_jobs
 from costsched.optimize.quotas import QuotaCost, quota_cost
 from costsched.optimize.unmatched import unmatched
 from costsched.passes import memo
@@ -55,11 +57,14 @@ from costsched.service.decide import (
 from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.market import Market, market_at, measured_rates  # noqa: F401
 from costsched.service.jobs.named_offering import picked
-from costsched.service.jobs.runs import CANDIDATES, RunningJob
+from costsched.service.jobs.runs import CANDIDATES, RunningJob, nodes_of
 from costsched.service.speeds import short_work
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.vocabulary import offering_label
+
+if TYPE_CHECKING:
+    from costsched.own_budget import OwnBudget
 
 # --- the job, as a decider sees it ---------------------------------------------------------
 
@@ -85,6 +90,9 @@ class JobNow:
     booked: tuple[Booking, ...] = ()  # its bookings (read by its id when not given)
     # Why the rest cannot be priced: it reported more steps than it declares ('': it can).
     short: str = ""
+    # A stored job's own budget as it stands (or as `start --budget` gives it) and what it
+    # spent: a placement prices its steps left against what is left (`place` reads it).
+    budget: OwnBudget | None = None
 
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float | None,
@@ -102,6 +110,19 @@ class JobNow:
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
                                   if current is not None else None), job_id=run.record.id,
                    short=short_work(run.record))
+
+    def rest(self) -> ResolvedJob:
+        """What a placement plans: a stored job's steps left (from the step it resumes at)
+        against what is left of its own budget (`budget`); a new job as it is."""
+        j = self.resolved.job
+        if self.job_id is None:
+            return self.resolved
+        steps = self.steps_left if 0 < self.steps_left < j.steps else j.steps
+        budget = j.constraints.budget_usd if self.budget is None else self.budget.left_usd
+        if steps == j.steps and budget == j.constraints.budget_usd:
+            return self.resolved
+        return replace(self.resolved, job=replace(
+            j, steps=steps, constraints=replace(j.constraints, budget_usd=budget)))
 
     @property
     def size_gb(self) -> float:
@@ -200,7 +221,10 @@ class PriceDecider(Decider):
     def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
         """A first placement (or a recovery): the planner's ranking by expected cost, the
         user's `offering` alone when they named one."""
-        plan = planned(job.resolved, market, now)
+        rest = job.rest()
+        plan = planned(rest, market, now)
+        if plan.choices.empty and job.budget is not None:
+            _refuse_short(job, rest, plan)
         choices = picked(plan.choices, plan.ranked, job.offering)
         ranked = []
         for row in choices.itertuples():
@@ -221,6 +245,36 @@ class PriceDecider(Decider):
                         reason=f"placed on {label(first.key)}, the least expected cost"
                         + _quota_said(choices, paid),
                         quota_cost="" if paid is None else paid.line())
+
+
+class BudgetShort(InvalidInput):
+    """A stored job whose steps left are expected to cost more, on the cheapest offering
+    it allows (`offering`, at `usd_per_hour` for all its nodes), than what is left of its
+    own budget (`budget`)."""
+
+    def __init__(self, name: str, budget: OwnBudget, steps_left: float, offering: str,
+                 expected_usd: float, usd_per_hour: float) -> None:
+        self.budget, self.steps_left, self.offering = budget, steps_left, offering
+        self.expected_usd, self.usd_per_hour = expected_usd, usd_per_hour
+        super().__init__(f"job {name}: {self.why}")
+
+    @property
+    def why(self) -> str:
+        b = self.budget
+        cost, left, spent = usd_all(self.expected_usd, b.left_usd, b.spent_usd)
+        return (f"its {self.steps_left:,.0f} steps left are expected to cost {cost} on the "
+                f"cheapest offering it allows, {self.offering}, more than the {left} left "
+                f"of its budget of {given(b.usd)} ({spent} spent)")
+
+
+def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:
+    """BudgetShort when only its own budget keeps the stored `job` from every offering."""
+    assert job.budget is not None  # noqa: S101 - a stored job's placement
+    cheapest = budget_short(rest, plan.ranked)
+    if cheapest is None or cheapest["excluded"] != "over budget":
+        return  # something else (a deadline, its filters) keeps it: its plan says what
+    raise BudgetShort(rest.name, job.budget, rest.job.steps, str(cheapest["offering"]),
+                      float(cheapest["expected_cost"]), float(cheapest["usd_per_hour"]))
 
 
 def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:
@@ -430,11 +484,21 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
 def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
           exclude: Collection[OfferingKey] = ()) -> list[dict]:
     """The offerings a launch, a recovery or a start tries, best first: the job's
-    decider's choice, then its fallbacks (`candidates_of`)."""
+    decider's choice (the first with its expected cost, `expected_usd`, where it is
+    known), then its fallbacks (`candidates_of`). A stored job is placed by its steps left
+    against what is left of its own budget as it stands (`JobNow.budget`, read here when
+    not given): BudgetShort when that is too little."""
     market = market_at(store, when)
+    if job.job_id is not None and job.budget is None:
+        record = store.jobs.get(job.job_id)
+        job = replace(job, budget=own_budget.of_job(store, record, when,
+                                                    nodes_of(record.spec)))
     decision = decider_for(job.policy).decide(job, market, when)
-    return candidates_of(decision, launcher, market, job.resolved.name, exclude,
-                         over_quota=market.over_quota(job.resolved))
+    out = candidates_of(decision, launcher, market, job.resolved.name, exclude,
+                        over_quota=market.over_quota(job.resolved))
+    if decision.choice_usd == decision.choice_usd and out[0]["key"] == list(decision.choice):
+        out[0]["expected_usd"] = float(decision.choice_usd)  # its rest, as planned
+    return out
 
 
 def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,

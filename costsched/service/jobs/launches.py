@@ -196,7 +196,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     else this process's environment gives them; refused, the job left stopped, when one
     has neither. They are held as a launch holds them (`launch_secrets.keep`): the
     supervisor this process starts gets them. `budget`: the job's own budget from now on
-    (USD), once nothing else refuses the start."""
+    (USD): the start is checked against it, and it is kept once the start is not refused."""
     when = as_time(at)
     job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
@@ -214,12 +214,12 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
         raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
                            f"launcher, not {launcher.name}")
     _hold_secrets(run.record, secrets or {})  # before anything is changed
-    if budget is not None:
+    cands = _within_budgets(store, launcher, JobNow.of(run, None, steps_left(store, run, when)),
+                            when, budget)
+    if budget is not None:  # kept once the start is not refused
         from costsched.service.jobs.caps import raise_budget
 
         raise_budget(store, job_id, budget, at=when)
-    cands = place(store, JobNow.of(run, None, steps_left(store, run, when)), launcher, when)
-    _within_budgets(store, job_id, cands, when)
     store.jobs.transition(job_id, "pending", at=when, expect="stopped",
                           detail="started again by the user")
     # A start, not a recovery: no instance was lost (it counts in neither the job's
@@ -265,20 +265,18 @@ def _hold_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
     launch_secrets.keep(record.id, held)
 
 
-def _within_budgets(store: PriceStore, job_id: int, cands: list[dict], when: datetime
-                    ) -> None:
-    """A job its budget's cap would stop again at the first watch is not started: one line
-    says which budget, by how much, and what gives it more."""
+def _within_budgets(store: PriceStore, launcher: Launcher, job: JobNow, when: datetime,
+                    budget: float | None) -> list[dict]:
+    """Where a start places the job (`caps.start_places`): not started when its budget,
+    as it stands or as `budget` gives it, leaves too little for its steps left or its cap
+    would stop it again at the first watch: one line says which budget, by how much, and
+    what gives it enough."""
     from costsched.config import effective
-    from costsched.service.jobs.caps import start_refusal
+    from costsched.service.jobs.caps import start_places
 
-    if not cands:
-        return
     config = effective()
-    why = start_refusal(store, job_id, float(cands[0]["usd_per_hour"]), when, config.budgets,
-                        config.daemon.watch_seconds)
-    if why:
-        raise InvalidInput(why)
+    return start_places(store, launcher, job, when, config.budgets,
+                        config.daemon.watch_seconds, budget)
 
 
 @dataclass(frozen=True)

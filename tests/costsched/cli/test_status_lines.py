@@ -135,6 +135,27 @@ def test_a_job_stopped_at_its_own_budget_says_so_and_how_to_start_it(tmp_path: P
     store.dispose()
 
 
+def test_a_raised_budget_s_cap_and_what_is_left_read_as_they_add_up(tmp_path: Path) -> None:
+    """A job stopped at its own $0.0003 having spent $0.0004, its budget raised to $5 by
+    `start --budget` (the start then refused): the cap is the raised one, and what is left
+    reads at the spend's precision, not as the whole cap."""
+    store, db = _priced(tmp_path, 0.0004)
+    job = _job(store, "capped", tmp_path, 1.0, 0.0004, budget=0.0003)
+    why = (f"stopped at budget job {job} (capped): $0.0004 spent + <$0.0001 for the next "
+           "watch interval would pass the budget of $0.0003")
+    store.jobs.note(job, "budget", why, at=NOW)
+    store.jobs.transition(job, "stopped", at=NOW, detail=why)
+    store.jobs.end_placement(job, NOW)
+    from costsched.service.jobs.caps import raise_budget
+
+    raise_budget(store, job, 5, at=NOW)
+    store.dispose()
+    [line] = [x for x in _under(_status(db), job) if x.startswith("stopped")]
+    assert line.startswith("stopped at its own budget's cap of $5.00 ($0.0004 spent); "
+                           "$4.9996 left now: `costsched start capped` starts it again if "
+                           "that covers its steps left and its next watch interval"), line
+
+
 def test_a_job_stopped_at_a_named_budget_names_its_key_and_starts_once_it_is_raised(
         tmp_path: Path) -> None:
     store, db = _priced(tmp_path)

@@ -82,8 +82,21 @@ def test_a_job_at_its_cap_is_not_started_again(priced: PriceStore) -> None:
     job, at = _stopped_at_cap(priced, {"name": "ar", "constraints": {"budget": 3.01}})
     said = caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60)
     assert said == (f"job {job} (ar) is at its budget: $3.00 spent + $0.02 for the next "
-                    "watch interval would pass the budget of $3.01; give it more: "
-                    "`costsched start ar --budget USD`")
+                    "watch interval would pass the budget of $3.01; give it more than $3.00 "
+                    "spent + $0.02 for the next watch interval: `costsched start ar --budget "
+                    "USD`")
+    # Its rest priced (what a start's placement says): the amount that is enough, rounded
+    # up, and that amount given lets it start.
+    said = caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60, rest_usd=0.4,
+                              steps_left=40, start_usd=0.25)
+    assert said == (f"job {job} (ar) is at its budget: $3.00 spent + $0.02 for the next "
+                    "watch interval would pass the budget of $3.01; give it enough: "
+                    "`costsched start ar --budget 3.67` ($3.00 spent + $0.40 expected for its "
+                    "40 steps left + $0.25 to start it + $0.02 for the next watch interval)")
+    assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,
+                              budget_usd=3.67) is None
+    assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,
+                              budget_usd=3.01) is not None
     caps.raise_budget(priced, job, 10, at=at)
     assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60) is None
 

@@ -1,0 +1,126 @@
+"""A job's own budget as it stands, one fact read in one place: the amount `start --budget`
+last gave it (kept in its events: its spec stays as it was launched), else its spec's
+`constraints.budget`. `status`, `report`, the dashboard, the API, a start's and a
+recovery's placement and the watch's cap check all read it here, with what the job spent
+against it (`spent`: its compute on each of its nodes and its checkpoint's egress at each
+move, from the stored prices)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from costsched.costs import charge, egress_rows
+from costsched.model import InvalidInput
+from costsched.store import PriceStore
+from costsched.store.job_rows import JobRecord, PlacementRow
+
+RAISED = "raised to $"  # how a budget event says `start --budget` set the budget
+
+
+@dataclass(frozen=True)
+class OwnBudget:
+    """A job's own budget (`usd`, the whole of its life) and what it spent so far."""
+
+    usd: float
+    spent_usd: float
+
+    @property
+    def left_usd(self) -> float:
+        return self.usd - self.spent_usd
+
+
+def checked(usd: float) -> float:
+    """A budget the user gives (`start --budget`): a positive amount, else InvalidInput."""
+    if not usd > 0:
+        raise InvalidInput(f"--budget {usd!r}: expected a positive amount of USD")
+    return float(usd)
+
+
+def _spec(stored: Mapping) -> dict:
+    return (stored.get("spec") or {}) if isinstance(stored, Mapping) else {}
+
+
+def of_spec(stored: Mapping) -> float | None:
+    """The budget the job's stored spec sets (constraints.budget), or None."""
+    budget = (_spec(stored).get("constraints") or {}).get("budget")
+    return float(budget) if isinstance(budget, (int, float)) and budget > 0 else None
+
+
+def checkpoint_gb(stored: Mapping) -> float:
+    """The checkpoint size the job declares (what each move copies), 0 when it says none."""
+    size = (_spec(stored).get("checkpoint") or {}).get("size_gb")
+    return float(size) if isinstance(size, (int, float)) else 0.0
+
+
+def raised(store: PriceStore, job_ids: Sequence[int] | None) -> dict[int, float]:
+    """Each job's own budget as `start --budget` last set it (one read; None: every job's)."""
+    rows = store.jobs.event_rows(None if job_ids is None else [int(j) for j in job_ids],
+                                 kinds=["budget"])
+    return {e.job_id: float(e.detail[len(RAISED):].split(" ", 1)[0])
+            for e in rows if (e.detail or "").startswith(RAISED)}  # the last wins
+
+
+def budgets(store: PriceStore, records: Sequence[JobRecord], *, every: bool = False
+            ) -> dict[int, float]:
+    """The own budget as it stands of each of `records` that has one (`every`: `records`
+    are all the store's jobs, their events read at once)."""
+    if not records:
+        return {}
+    out = {r.id: b for r in records if (b := of_spec(r.spec)) is not None}
+    out.update(raised(store, None if every else [r.id for r in records]))
+    return out
+
+
+def of_job(store: PriceStore, record: JobRecord, at: datetime, nodes: int,
+           usd: float | None = None) -> OwnBudget | None:
+    """Job `record`'s own budget as it stands (`usd`: as the user gives it now) and what
+    its whole life (each of its `nodes`) spent until `at`; None when it has none."""
+    usd = budgets(store, [record]).get(record.id) if usd is None else checked(usd)
+    if usd is None:
+        return None
+    placed = store.jobs.placement_rows([record.id])
+    found = spent(store, placed, None, at, {record.id: checkpoint_gb(record.spec)},
+                  {record.id: nodes})
+    return OwnBudget(usd, found.get(record.id, 0.0))
+
+
+def spent(store: PriceStore, placed: Sequence[PlacementRow], since: datetime | None,
+          at: datetime, sizes: Mapping[int, float], nodes: Mapping[int, int]
+          ) -> dict[int, float]:
+    """Each job's compute (each of its `nodes`) and egress (its declared checkpoint `sizes`
+    copied at each move, once) in [since, at] from the stored prices."""
+    if not placed:
+        return {}
+    moves = egress_rows(placed, checkpoint_gb={p.job_id: sizes.get(p.job_id, 0.0)
+                                               for p in placed})
+    rows = list(placed)
+    if since is not None:  # (none kept: none charged, not a row of NaNs)
+        rows = [p._replace(start_at=max(p.start_at, since)) for p in placed
+                if (p.end_at or at) > since]
+        moves = [m for m in moves if m.at >= since]
+    compute: dict[int, list[float]] = {}
+    for p, (_, usd, _) in zip(rows, charge(store, rows, now=at, nodes=nodes), strict=True):
+        compute.setdefault(p.job_id, []).append(usd)
+    out = {j: total(values) for j, values in compute.items()}
+    egress: dict[int, list[float]] = {}
+    for move in moves:
+        egress.setdefault(move.job_id, []).append(move.usd)
+    for job_id, values in egress.items():
+        out[job_id] = out.get(job_id, 0.0) + total(values)
+    return {int(k): float(v) for k, v in out.items()}
+
+
+def total(values: Sequence[float]) -> float:
+    """The sum of `values` (NaN counted as 0) as pandas sums a group's: with a running
+    compensation for what each addition rounded away."""
+    out = compensation = 0.0
+    for value in values:
+        if value != value:
+            continue
+        y = value - compensation
+        t = out + y
+        compensation = t - out - y
+        out = t
+    return out

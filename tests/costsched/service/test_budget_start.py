@@ -1,0 +1,130 @@
+"""Starting again a job its own budget's cap stopped (local launcher, real subprocesses, a
+real SQLite store): the start prices the steps left (from the step it resumes at) against
+what is left of its budget as it stands, the one `start --budget` gives it; a plain start
+that cannot run names the amount that is enough, and that amount starts it and lets it
+finish; the budget raised reads the same in status, report, the dashboard and the API."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+from starlette.testclient import TestClient
+
+from costsched import measured
+from costsched.config import BudgetsConfig
+from costsched.dashboard.app import create_app
+from costsched.service import jobs as service
+from costsched.service.jobs import caps
+from costsched.service.jobs.runs import _running, steps_left
+from tests.costsched.service.test_budget_caps import USD_PER_HOUR, local  # noqa: F401
+from tests.costsched.service.test_jobs import TRAIN, wait_for
+
+STEPS = 800  # 8 s at the 100 steps/s it runs at: 8 cents at one cent a second
+BUDGET = 0.06  # its plan (at 10,000 steps/s declared) fits; its run (all 800 steps) not
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _stopped_at_cap(store, launcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """A job launched within its budget (it declares 100x its pace), stopped at its cap
+    by a budget check once its speed is measured, about a third of the way in (the check
+    charges the whole budget ahead: it stops the job whatever it spent)."""
+    spec = {"name": "capped", "steps": STEPS, "throughputs": {"V100": 10_000},
+            "run": f"{sys.executable} {TRAIN} --steps {STEPS} --step-seconds 0.01 "
+                   "--checkpoint-every 0.2",
+            "constraints": {"regions": ["us-east-1"], "markets": ["spot"], "budget": BUDGET},
+            "checkpoint": {"interval_minutes": 30, "size_gb": 0.01}}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(spec))
+    monkeypatch.chdir(tmp_path)
+    [job] = service.launch(store, ["job.yaml"], launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+
+    def third_done() -> bool:  # (its checks charge a short interval: they let it run on
+        # unless a loaded machine makes them late enough to stop it at its cap first)
+        service.reconcile(store, launcher, budgets=BudgetsConfig(), watch_seconds=0.01)
+        record = store.jobs.get(job.id)
+        return record.state == "stopped" or record.steps_done >= STEPS / 3
+
+    wait_for(third_done, seconds=60, poll=0.2)
+    caps.enforce(store, launcher, BudgetsConfig(), _now(),
+                 interval_seconds=BUDGET * 3600 / USD_PER_HOUR)
+    assert store.jobs.get(job.id).state == "stopped"
+    said = [e.detail for e in store.jobs.event_rows([job.id], kinds=["budget"])]
+    assert any(d.startswith("stopped at budget") for d in said)
+    return job.id
+
+
+def _budgets_shown(store, cli, job_id: int) -> dict[str, float]:
+    """The job's own budget as each view shows it."""
+    status = json.loads(cli("status", str(job_id), "--no-reconcile", "--json").output)
+    report = json.loads(cli("report", "--json").output)
+    dashboard = TestClient(create_app(store))
+    api = dashboard.get(f"/api/jobs/{job_id}").json()
+    [mine] = [b for b in status["budgets"] if b["name"] == f"job {job_id} (capped)"]
+    [row] = [b for b in report["budgets"] if b["job_id"] == job_id]
+    [now] = [b for b in report["budgets_now"] if b["name"] == f"job {job_id} (capped)"]
+    [listed] = [j for j in dashboard.get("/api/jobs").json()["jobs"] if j["id"] == job_id]
+    return {"status": mine["usd"], "report": row["budget_usd"], "report now": now["usd"],
+            "api": api["budget_usd"], "listed": listed.get("budget_usd", api["budget_usd"])}
+
+
+def test_a_job_stopped_at_its_budget_starts_on_the_amount_its_refusal_names(
+        tmp_path: Path, local, cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    store, launcher = local
+    monkeypatch.setattr(measured, "MIN_TRAINING_SECONDS", 1.0)  # its pace, measured soon
+    job_id = _stopped_at_cap(store, launcher, tmp_path, monkeypatch)
+    record = store.jobs.get(job_id)
+    resumes_at = record.checkpoint_step
+    assert 0 < resumes_at < STEPS
+    left = steps_left(store, _running(store, job_id), _now())
+    assert left == STEPS - resumes_at  # from the step its newest checkpoint holds
+    [own] = caps.budget_states(store, BudgetsConfig(), _now(), 30)
+    # All its steps at its measured pace cost more than the budget (its plan said less):
+    # only its steps left are priced against what is left.
+    spent = own.spent_usd
+
+    # A plain start: refused in one line that names the amount that is enough.
+    plain = cli("start", str(job_id), "--wait", "0")
+    assert plain.exit_code == 2  # bad input
+    [line] = plain.output.strip().splitlines()
+    assert f"its {left:,.0f} steps left are expected to cost $" in line, line
+    found = re.search(r"`costsched start capped --budget ([0-9.]+)` \(\$([0-9.]+) spent \+ "
+                      r"\$([0-9.]+) expected for its ([0-9,]+) steps left \+ \$([0-9.]+) to start "
+                      r"it \+ \$([0-9.]+) for the next watch interval\)$", line)
+    assert found, line
+    amount, *parts = (float(found.group(i)) for i in (1, 2, 3, 5, 6))
+    assert found.group(4) == f"{left:,.0f}"
+    assert parts[0] == pytest.approx(spent, abs=1e-4)
+    assert parts[1] == pytest.approx(left / 100 * USD_PER_HOUR / 3600, rel=0.5)  # its pace
+    restart_hours = _running(store, job_id).resolved.restart_hours
+    assert parts[2] == pytest.approx(restart_hours * USD_PER_HOUR, abs=0.01)  # a restart
+    assert parts[3] == pytest.approx(30 * USD_PER_HOUR / 3600)  # one watch interval ahead
+    # Rounded up to the cent (each part as written is within half a cent of its own).
+    assert sum(parts) - 0.02 <= amount <= sum(parts) + 0.03
+
+    # Too little: refused, and the budget is as it was everywhere.
+    short = cli("start", str(job_id), "--budget", f"{spent + parts[1] / 2:.4f}", "--wait", "0")
+    assert short.exit_code == 2 and "steps left are expected to cost" in short.output
+    assert set(_budgets_shown(store, cli, job_id).values()) == {BUDGET}
+
+    # The amount named: started from its checkpoint, and the budget is that everywhere.
+    started = cli("start", str(job_id), "--budget", str(amount), "--wait", "0")
+    assert started.exit_code == 0, started.output
+    assert set(_budgets_shown(store, cli, job_id).values()) == {amount}
+    # The watch's cap check (a watch interval ahead, as the start priced it) lets it run,
+    # and it runs on to its end within that budget.
+    assert caps.enforce(store, launcher, BudgetsConfig(), _now(), interval_seconds=30) == []
+    shown = "".join(service.follow(store, launcher, job_id, poll=0.2))
+    assert store.jobs.get(job_id).state == "succeeded", shown
+    assert f"resumed from step {resumes_at:.0f}" in shown or "resumed" in shown
+    [own] = caps.budget_states(store, BudgetsConfig(), _now(), 30)
+    assert own.usd == amount and own.spent_usd <= amount and not math.isnan(own.spent_usd)
