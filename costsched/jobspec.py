@@ -453,9 +453,10 @@ class ResolvedJob(Workload):
         file's boot and set-up when given, for its nodes (`Overheads.gang`)."""
         return self._own(configured).gang(self.nodes)
 
-    def restart_said(self) -> str:
+    def restart_said(self, shown: str | None = None) -> str:
         """Where `restart_hours` comes from, item by item: 'restart 0.085 h: 0.1 min boot
-        and set-up (checkpoint.restart_minutes in job.yaml) + 5 min warm-up + ...'."""
+        and set-up (checkpoint.restart_minutes in job.yaml) + 5 min warm-up + ...';
+        `shown`: the hours as the line before wrote them (one figure, one way)."""
         own = self._own(None)
         parts = own.restart_parts(self.job.checkpoint_gb, self.nodes)
         boot = ("checkpoint.restart_minutes in " + self.source
@@ -469,7 +470,8 @@ class ResolvedJob(Workload):
         if "rendezvous" in parts:
             said.append(f"{_minutes(parts['rendezvous'])} for the {self.nodes} nodes' "
                         "rendezvous")
-        return f"restart {self.restart_hours:.4g} h: " + " + ".join(said)
+        hours = shown if shown is not None else f"{self.restart_hours:.4g}"
+        return f"restart {hours} h: " + " + ".join(said)
 
     def _own(self, configured: Overheads | None) -> Overheads:
         base = self.configured if configured is None else configured

@@ -121,7 +121,7 @@ class PlanResult:
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
             f"restart) with work {work} h, tau {tau} h, restart {restart} h, rate "
             f"{r['preemptions_per_hour']:.4g}/h: {span} h (work alone if rate is 0)")
-        lines.append(plan.job.restart_said())
+        lines.append(plan.job.restart_said(restart))
         lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         return lines
