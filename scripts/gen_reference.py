@@ -1,6 +1,7 @@
 """Write the job-YAML and configuration references of the docs from the pydantic models
 (costsched.jobspec.JobSpec, costsched.config.Config): every key with its type and default
-comes from the model, its meaning and example from scripts/reference_text.yaml. A key the
+comes from the model, its meaning and example from scripts/reference_text.yaml (and its
+default too where it is another setting's, none in the model). A key the
 model has and the text does not (or the other way round) stops the script, so the
 reference cannot drift from the code; tests/docs/test_reference.py fails if the committed
 pages differ from what this writes.
@@ -94,7 +95,9 @@ def page(title: str, intro: str, model: type[BaseModel], text: dict[str, dict]) 
         entry = text[key]
         kind = "section" if nested is not None else type_name(field.annotation)
         example = entry.get("example")
-        lines.append(f"| `{key}` | {kind} | {default_text(field)} | "
+        # A default that is another setting's (none in the model) is said in the text.
+        default = entry.get("default") or default_text(field)
+        lines.append(f"| `{key}` | {kind} | {default} | "
                      f"{' '.join(entry['meaning'].split())} | "
                      f"{'' if example is None else f'`{example}`'} |")
     return "\n".join(lines) + "\n"

@@ -254,7 +254,7 @@ def test_an_error_names_the_field_as_the_file_wrote_it_never_a_placeholder() -> 
                 ).startswith("f.yaml: job 't': field costsched.deadline: 2020-01-01T00:00Z "
                              "is not after")
     assert said(task + "{steps: 5, hours: 2, throughputs: {T4: 1}}").startswith(
-        "f.yaml: job 't': give exactly one of: steps;")
+        "f.yaml: job 't': its `costsched:` section: give exactly one of: steps;")
     own = "name: own\nrun: x\n"  # costsched's own format: its own keys
     assert said(own + "model: nope\nsteps: 5", sky=False).startswith(
         "f.yaml: job 'own': field model: unknown model")
