@@ -245,14 +245,24 @@ def test_a_partial_import_hides_no_bundled_spot_offering_it_does_not_list(
     offerings in plans; nothing is said hidden."""
     from pathlib import Path
 
-    from costsched.prices import prices_at
-    from costsched.store import PriceStore
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
     done = cli("prices", "import", demo, "--partial", "--db", db, "--json")
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["bundled_spot_left_out"] == []
+    planned, place, others = _aws_spot_planned(db)
+    assert sorted(planned[place]["zone"]) == ["us-east-1a", "us-east-1b", "us-east-1c"]
+    assert sorted(planned[place]["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's
+    assert len(others) > 10 and len(planned[~place]) == len(others)  # all still offered
+
+
+def _aws_spot_planned(db: str) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame]:
+    """aws's spot prices as plans read them from the store at `db` now, which of them are
+    at the demo file's place (us-east-1 p3.2xlarge), and the bundled ones elsewhere."""
+    from costsched.prices import prices_at
+    from costsched.store import PriceStore
+
     now = datetime.now(timezone.utc)
     bundled = prices_at(None, now, markets=["spot"], clouds=["aws"])
     store = PriceStore(db)
@@ -261,11 +271,9 @@ def test_a_partial_import_hides_no_bundled_spot_offering_it_does_not_list(
     finally:
         store.dispose()
     place = (planned["region"] == "us-east-1") & (planned["instance_type"] == "p3.2xlarge")
-    assert sorted(planned[place]["zone"]) == ["us-east-1a", "us-east-1b", "us-east-1c"]
-    assert sorted(planned[place]["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's
     others = bundled[~((bundled["region"] == "us-east-1")
                        & (bundled["instance_type"] == "p3.2xlarge"))]
-    assert len(others) > 10 and len(planned[~place]) == len(others)  # all still offered
+    return planned, place, others
 
 
 def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
@@ -275,8 +283,6 @@ def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
     planned again; the import says how many it marked, and plan's words follow."""
     from pathlib import Path
 
-    from costsched.prices import prices_at
-    from costsched.store import PriceStore
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
@@ -290,16 +296,7 @@ def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
     assert ("0 new rows, 3 unchanged (3 of them marked as a partial update: they no longer "
             "stand for their cloud's whole spot market)") in said
     assert "note: aws spot" not in said  # nothing is hidden any more
-    now = datetime.now(timezone.utc)
-    bundled = prices_at(None, now, markets=["spot"], clouds=["aws"])
-    store = PriceStore(db)
-    try:
-        planned = prices_at(store, now, markets=["spot"], clouds=["aws"])
-    finally:
-        store.dispose()
-    place = (planned["region"] == "us-east-1") & (planned["instance_type"] == "p3.2xlarge")
-    others = bundled[~((bundled["region"] == "us-east-1")
-                       & (bundled["instance_type"] == "p3.2xlarge"))]
+    planned, place, others = _aws_spot_planned(db)
     assert len(others) > 10 and len(planned[~place]) == len(others)
     assert sorted(planned[place]["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's, kept
     third = json.loads(cli("prices", "import", demo, "--partial", "--db", db, "--json").stdout)
