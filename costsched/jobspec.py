@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -457,21 +456,11 @@ class ResolvedJob(Workload):
         """Where `restart_hours` comes from, item by item: 'restart 0.085 h: 0.1 min boot
         and set-up (checkpoint.restart_minutes in job.yaml) + 5 min warm-up + ...';
         `shown`: the hours as the line before wrote them (one figure, one way)."""
-        own = self._own(None)
-        parts = own.restart_parts(self.job.checkpoint_gb, self.nodes)
         boot = ("checkpoint.restart_minutes in " + self.source
                 if self.restart_minutes is not None else "[migration] restart_minutes")
-        said = [f"{_minutes(parts['boot'])} boot and set-up ({boot})",
-                f"{_minutes(parts['warmup'])} warm-up ([migration] warmup_minutes)"]
-        if parts["copy"]:
-            said.append(f"{_minutes(parts['copy'])} to copy the "
-                        f"{self.job.checkpoint_gb:g} GB checkpoint at "
-                        f"{own.transfer_gbps:g} Gbit/s ([migration] transfer_gbps)")
-        if "rendezvous" in parts:
-            said.append(f"{_minutes(parts['rendezvous'])} for the {self.nodes} nodes' "
-                        "rendezvous")
         hours = shown if shown is not None else f"{self.restart_hours:.4g}"
-        return f"restart {hours} h: " + " + ".join(said)
+        return (f"restart {hours} h: "
+                + self._own(None).restart_words(self.job.checkpoint_gb, self.nodes, boot))
 
     def _own(self, configured: Overheads | None) -> Overheads:
         base = self.configured if configured is None else configured
@@ -577,12 +566,6 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
                    restart_hours=resolved.overheads().restart_hours(spec.checkpoint.size_gb))
 
 
-def _minutes(hours: float) -> str:
-    """'0.1 min', '5 min', '0.8 s': a part of a restart as it reads best."""
-    minutes = hours * 60
-    return f"{minutes * 60:.2g} s" if 0 < minutes < 0.1 else f"{minutes:.4g} min"
-
-
 def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:
     """How `spec` says its work (`steps` once resolved)."""
     if spec.hours is None or spec.reference_gpu is None:
@@ -610,14 +593,3 @@ def parse(data: Any, source: str = "<spec>") -> JobSpec:
         task = data.get("task")
         sky = isinstance(task, dict) and task.get("sky") is True
         raise InvalidInput(all_errors(where, exc, sky, JobSpec)) from None
-
-
-def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:
-    """InvalidInput if two jobs of one submission (from one file or several) share a name:
-    jobs are found by name afterwards."""
-    first: dict[str, str] = {}
-    for source, spec in specs:
-        if spec.name in first:
-            raise InvalidInput(f"{source}: field name: {spec.name!r} is also the name of a job "
-                               f"in {first[spec.name]}: give each job a name of its own")
-        first[spec.name] = source

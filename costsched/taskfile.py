@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from costsched import file_limits
-from costsched.jobspec import JobSpec, parse, refuse_duplicate_names
+from costsched.jobspec import JobSpec, parse
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
 from costsched.sweeps import expand_sweep, sweep_size, too_many
@@ -298,3 +298,14 @@ def read_jobs(jobs: Jobs, progress: Callable[[str, int, int], None] | None = Non
             progress("reading job specs", i, len(items))
     refuse_duplicate_names(out)
     return out
+
+
+def refuse_duplicate_names(specs: Iterable[tuple[str, JobSpec]]) -> None:
+    """InvalidInput if two jobs of one submission (from one file or several) share a name:
+    jobs are found by name afterwards."""
+    first: dict[str, str] = {}
+    for source, spec in specs:
+        if spec.name in first:
+            raise InvalidInput(f"{source}: field name: {spec.name!r} is also the name of a job "
+                               f"in {first[spec.name]}: give each job a name of its own")
+        first[spec.name] = source

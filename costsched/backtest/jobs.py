@@ -69,7 +69,7 @@ def read_jobs(paths: Sequence[Path], regions: Sequence[str], table: ThroughputTa
     """
     out = []
     loaded = [(path, taskfile.load(path)) for path in paths]
-    jobspec.refuse_duplicate_names((str(path), spec) for path, specs in loaded for spec in specs)
+    taskfile.refuse_duplicate_names((str(path), spec) for path, specs in loaded for spec in specs)
     for path, specs in loaded:
         # A sweep's jobs differ in their names and environments only: resolve each distinct
         # rest once (and share its throughput table, so that identical jobs replay once).

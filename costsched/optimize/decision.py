@@ -89,6 +89,20 @@ class Overheads:
             parts["rendezvous"] = self.rendezvous_minutes / 60
         return parts
 
+    def restart_words(self, checkpoint_gb: float, nodes: int, boot_key: str) -> str:
+        """`restart_parts` in words, each with the setting it comes from: '0.1 min boot
+        and set-up (BOOT_KEY) + 5 min warm-up ([migration] warmup_minutes) + ...'."""
+        parts = self.restart_parts(checkpoint_gb, nodes)
+        said = [f"{_minutes(parts['boot'])} boot and set-up ({boot_key})",
+                f"{_minutes(parts['warmup'])} warm-up ([migration] warmup_minutes)"]
+        if parts["copy"]:
+            said.append(f"{_minutes(parts['copy'])} to copy the {checkpoint_gb:g} GB "
+                        f"checkpoint at {self.transfer_gbps:g} Gbit/s ([migration] "
+                        "transfer_gbps)")
+        if "rendezvous" in parts:
+            said.append(f"{_minutes(parts['rendezvous'])} for the {nodes} nodes' rendezvous")
+        return " + ".join(said)
+
     def lost_work_hours(self, checkpoint_hours: float) -> float:
         if self.lost_work_minutes is None:
             return checkpoint_hours / 2
@@ -306,3 +320,9 @@ def move_cost(overheads: Overheads, prices: np.ndarray, src: int,
     total of `move_price`."""
     return np.asarray(move_price(overheads, prices, src, egress_usd_per_gb, checkpoint_gb,
                                  checkpoint_hours).total, dtype=float)
+
+
+def _minutes(hours: float) -> str:
+    """'0.1 min', '5 min', '0.8 s': a part of a restart as it reads best."""
+    minutes = hours * 60
+    return f"{minutes * 60:.2g} s" if 0 < minutes < 0.1 else f"{minutes:.4g} min"
