@@ -164,7 +164,7 @@ def test_the_booked_plan_buys_the_block_waits_launches_into_it_and_leaves_before
     (line,) = booked_lines(shown, later)
     assert line == (f"booked: capacity block {RESERVATION} (p5.48xlarge x1, us-east-1a) "
                     "2026-12-02 11:30 to 2026-12-04 11:30 UTC, $1,887.84 upfront: starts "
-                    "in 15.5 h")
+                    "in 16 h")  # by the age rule: whole hours under two days
 
     # 3. The block starts: the re-plan moves the job there. The spot instance is asked to
     # checkpoint and stop (SSM), and is ended when it has not stopped in time.
