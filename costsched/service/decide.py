@@ -317,6 +317,9 @@ def _other_level(o: pd.DataFrame, mine: np.ndarray, typed: np.ndarray,
     owner = cloud_facts.zone_region(location)
     if owner is None or owner[0] != target.cloud:
         return None
+    unlisted = cloud_facts.given_zone_problem(target.location)
+    if unlisted is not None:  # 'us-east-1z': of us-east-1's shape, but no zone of it
+        return f"; {unlisted}"
     whole = mine & (zone == "") & (region == owner[1].lower())
     if not whole.any():
         return None

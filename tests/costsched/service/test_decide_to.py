@@ -66,6 +66,9 @@ def one_zone(store):  # noqa: ANN001, ANN201
     ("aws us-east-1a p3.2xlarge on-demand", "(no aws on-demand price in 'us-east-1a'); "
      "us-east-1a is in us-east-1, priced as a whole: name the region, e.g. "
      "'aws us-east-1 p3.2xlarge on-demand'"),
+    # a zone of that region's shape that it does not have: said, as plan says it
+    ("aws us-east-1z p3.2xlarge on-demand", "(no aws on-demand price in 'us-east-1z'); "
+     "'us-east-1z': not a zone of us-east-1; its zones are us-east-1a, us-east-1b"),
 ])
 def test_a_place_named_at_the_other_level_gets_the_level_priced(one_zone, written: str,
                                                                 says: str) -> None:
