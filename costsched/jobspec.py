@@ -24,6 +24,7 @@ A file may hold several jobs as YAML documents separated by `---`.
 from __future__ import annotations
 
 import math
+import re
 import typing
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -227,10 +228,11 @@ CPU = "CPU"  # reference_gpu of work measured on a CPU instance: no GPU at all
 
 
 def _env_name(key: str) -> None:
-    """An environment variable's name: non-empty, without '=' or NUL."""
-    if not key or "=" in key or "\0" in key:
-        raise ValueError(f"{key!r}: expected an environment variable name (not empty, "
-                         "no '=' or NUL)")
+    """An environment variable's name as a shell reads it: letters, digits and _, not
+    starting with a digit (`run: echo $STEP SLEEP` could never read 'STEP SLEEP')."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        raise ValueError(f"{key!r}: expected an environment variable name (letters, digits "
+                         "and _, not starting with a digit)")
 
 
 class MountSpec(_Strict):

@@ -106,3 +106,17 @@ def test_a_rule_across_a_tasks_keys_says_they_go_in_its_costsched_section(
     own.write_text("name: j\nrun: python train.py\nsteps: 2000\n")
     said = " ".join(cli("plan", own).output.split())
     assert f"error: {own}: job 'j': give model" in said and "costsched:" not in said
+
+
+def test_an_env_name_a_shell_cannot_read_is_refused(cli, tmp_path) -> None:  # noqa: ANN001
+    """`STEP SLEEP` could never be read as $STEP SLEEP: refused in one line, in a task and in
+    a job file alike."""
+    for text in ("name: t\nresources: {accelerators: V100:1}\nenvs: {STEP SLEEP: 1}\n"
+                 "run: x\ncostsched: {steps: 20, throughputs: {V100: 5}}\n",
+                 "name: t\nrun: x\nsteps: 20\nthroughputs: {V100: 5}\nenvs: {2FAST: 1}\n"):
+        path = tmp_path / "t.yaml"
+        path.write_text(text)
+        said = " ".join(cli("plan", path).output.split())
+        assert f"error: {path}: job 't': field envs: '" in said
+        assert ("expected an environment variable name (letters, digits and _, not starting "
+                "with a digit)") in said
