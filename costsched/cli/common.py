@@ -222,6 +222,20 @@ def parse_time(value: str | None, name: str = "--at") -> datetime:
     return as_time(value, name)
 
 
+def future_note(value: str | None, name: str = "--at") -> None:
+    """A note on stderr when `value` (an --at) is after now: prices are facts of their time,
+    so a time to come is priced at the newest known (as a plan made now would be)."""
+    if value in (None, "now"):
+        return
+    from datetime import timedelta, timezone
+
+    when = parse_time(value, name)
+    if when > datetime.now(timezone.utc) + timedelta(minutes=10):
+        err_console.print(f"note: {name} {when:%Y-%m-%d %H:%M} UTC is after now: no price is "
+                          "known for a time to come, so these are the newest prices known "
+                          "now", highlight=False, soft_wrap=True)
+
+
 @contextmanager
 def options(**flags: str) -> Iterator[None]:
     """Name the option a value came from in the service's errors: with days="--days",

@@ -22,6 +22,7 @@ from costsched.cli.common import (
     console,
     frame_records,
     friendly_errors,
+    future_note,
     options,
     print_json,
     split_csv,
@@ -61,6 +62,7 @@ def gpus(
     old each price is (stored prices, else the bundled list prices and spot snapshot)."""
     model, count = _model_and_count(gpu)
     with options(cloud="--cloud", at="--at"):
+        future_note(at)
         rows = _rows(db, model, at, split_csv(cloud))
     if count is not None:
         rows = _of_count(rows, model or "", count)

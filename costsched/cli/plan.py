@@ -25,6 +25,7 @@ from costsched.cli.common import (
     frame_record_stream,
     frame_records,
     friendly_errors,
+    future_note,
     options,
     print_json,
     stream_json,
@@ -105,6 +106,7 @@ def plan(
         raise InvalidInput(f"--from {moved_from!r}: prices a move to the offering --explain "
                            "names: expected --explain OFFERING with it")
     _check_options(objective, deadline, budget, emit, json_out)  # before the files and the planner
+    future_note(at)
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
         specs = read_jobs(jobs, report)

@@ -212,3 +212,13 @@ def test_the_title_says_the_time_asked(cli) -> None:  # noqa: ANN001
     assert "offerings priced as of 2025-06-01 00:00 UTC, " in cli("gpus", "V100", "--at",
                                                                  "2025-06-01").output
     assert "Cheapest price per GPU model and count, now" in cli("gpus").output
+
+
+def test_a_time_to_come_is_said_to_be_priced_at_the_newest_prices_known(cli) -> None:  # noqa: ANN001
+    """`--at` after now: a note that no price is known for it (the newest known are used);
+    none for a time past."""
+    note = "is after now: no price is known for a time to come, so these are the newest " \
+        "prices known now"
+    later = cli("gpus", "--at", "2099-01-01")
+    assert later.exit_code == 0 and note in " ".join(later.stderr.split())
+    assert note not in " ".join(cli("gpus", "--at", "2024-01-01").stderr.split())
