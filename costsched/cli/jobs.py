@@ -383,7 +383,8 @@ def migrate(
                       soft_wrap=True)
     for a in advice:
         verb = "moving" if a.started else ("would move" if a.decision.moves else "staying")
-        console.print(printable(f"job {a.job_id} ({a.name}): {verb}; {a.reason}"),
+        reason = a.reason.removeprefix("stay: ") if verb == "staying" else a.reason
+        console.print(printable(f"job {a.job_id} ({a.name}): {verb}; {reason}"),
                       highlight=False, markup=False, soft_wrap=True)
         old = {k: v for k, v in (ages.get(a.job_id) or {}).items()
                if v is not None and v > stale_after}
