@@ -8,15 +8,18 @@ from typing import Any
 
 import pandas as pd
 
-from costsched.amounts import age as age_of
 from costsched.amounts import (
     MAX_DECIMALS,
     as_written,
     decimals,
     given,
+    hours,
+    per_hour,
     sum_as_written,
+    usd,
+    usd_all,
 )
-from costsched.amounts import hours, per_hour, usd, usd_all
+from costsched.amounts import age as age_of
 from costsched.bundled_prices import age_text
 from costsched.model import FINAL_STATES
 from costsched.report.html import (
