@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from typing import Any
 
 import pandas as pd
 
+from costsched.amounts import (
+    MAX_DECIMALS,
+    as_written,
+    decimals,
+    given,
+    hours,
+    per_hour,
+    sum_as_written,
+    usd,
+    usd_all,
+)
 from costsched.amounts import age as age_of
-from costsched.amounts import given, hours, per_hour, usd, usd_all
 from costsched.bundled_prices import age_text
 from costsched.model import FINAL_STATES
 from costsched.report.html import (
@@ -16,10 +27,12 @@ from costsched.report.html import (
     heading,
     places_of,
     shown_rows,
+    spend_places,
+    table_places,
     totals_figures,
     totals_line,
 )
-from costsched.service.views import due_words, dumps, progress_words
+from costsched.service.views import due_hours, due_words, dumps, progress_words
 from costsched.vocabulary import offering_label
 from costsched.work import NOT_KNOWN
 
@@ -36,15 +49,54 @@ def when(value: Any) -> str:
     return f"{pd.Timestamp(value):%Y-%m-%d %H:%M} UTC"
 
 
-def due(job: dict) -> str:
-    """When a job with a deadline is due, in `status`'s words ('' without a deadline)."""
+def _due_args(job: dict, now: datetime) -> tuple:
+    ended = job.get("ended_at")
+    return (pd.Timestamp(job["deadline_at"]).to_pydatetime(), now,
+            job.get("state") in FINAL_STATES, str(job.get("state") or ""),
+            pd.Timestamp(ended).to_pydatetime() if ended else None)
+
+
+def due(job: dict, places: dict[str, int] | int | None = None,
+        now: datetime | None = None) -> str:
+    """When a job with a deadline is due, in `status`'s words ('' without a deadline);
+    `places`: the page's precision of hours (`due_places`, `job_places`), so that the
+    hours of every such line on a page read alike, as `status`'s do."""
     if not job.get("deadline_at"):
         return ""
-    ended = job.get("ended_at")
-    return due_words(pd.Timestamp(job["deadline_at"]).to_pydatetime(),
-                     datetime.now(timezone.utc), job.get("state") in FINAL_STATES,
-                     str(job.get("state") or ""),
-                     pd.Timestamp(ended).to_pydatetime() if ended else None)
+    if isinstance(places, dict):
+        places = places.get("hours")
+    return due_words(*_due_args(job, now or datetime.now(timezone.utc)), places)
+
+
+def due_places(jobs: list[dict], now: datetime | None = None) -> dict[str, int]:
+    """The precision of the hours of the deadline lines of `jobs` (a page of them), read
+    together (`costsched.amounts.hours_all`): '5.98 h' beside '0.0042 h' reads '5.9800'."""
+    now = now or datetime.now(timezone.utc)
+    return {"hours": decimals([due_hours(*_due_args(j, now)) for j in jobs
+                               if j.get("deadline_at")])}
+
+
+def job_places(job: dict, report: dict, now: datetime | None = None) -> dict[str, int]:
+    """One precision for a job's page: its placements' hours and costs, its deadline's
+    hours and the report's tables and totals on it (`report.cells.spend_places`, which
+    the totals line then keeps), so that a leg reads alike in each place it stands."""
+    legs = job.get("placements") or []
+    places = table_places(pd.DataFrame(legs))
+    places["hours"] = max(places["hours"], due_places([job], now)["hours"])
+    while True:
+        if (report or {}).get("jobs"):
+            places = {**places, **spend_places(report, places)}
+        short = [u for u in ("usd", "hours") if places[u] < MAX_DECIMALS
+                 and not _legs_add_up(legs, "usd" if u == "usd" else "hours", places[u])]
+        if not short:
+            return places
+        for unit in short:  # the legs as written make the job's figure as written
+            places[unit] += 1
+
+
+def _legs_add_up(legs: list[dict], column: str, places: int) -> bool:
+    figures = [float(p[column]) for p in legs if isinstance(p.get(column), (int, float))]
+    return sum_as_written(figures, places) == as_written(math.fsum(figures), places)
 
 
 def age(value: Any, at: datetime | None = None) -> str:
@@ -138,7 +190,8 @@ def budget_state(spent: float | None, budget: float | None) -> str:
 
 FILTERS = {"money": money, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
-           "progress": progress, "places": places, "shown": shown, "per_hour": per_hour,
+           "progress": progress, "places": places, "due_places": due_places,
+           "job_places": job_places, "shown": shown, "per_hour": per_hour,
            "hours": hours,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').

@@ -16,6 +16,7 @@ from typing import Any
 
 from costsched.amounts import (
     MAX_DECIMALS,
+    NOISE,
     as_written,
     decimals,
     difference_as_written,
@@ -149,11 +150,61 @@ def spend_places(tables: object, least: Mapping[str, int] | None = None) -> dict
     out = {"usd": max(places["usd"], decimals([v for c, v in sums.items() if c.endswith("usd")])),
            "hours": max(places["hours"], decimals([sums.get("billed_hours")]))}
     # The fewest decimals (up to MAX_DECIMALS) at which each column's cells as written sum
-    # to its exact total as written, so that a total is both; beyond, the cells' sum.
+    # to its exact total as written, so that a total is both, and at which every cell of
+    # every spend table reads as its own figure does (a job's 0.0169 h is 0.0169 in its
+    # row and on its cloud's, never 0.02 in one and 0.01 in the other); beyond, the
+    # cells' sum, each within a unit of the last decimal.
     for unit in out:
-        while out[unit] < MAX_DECIMALS and not _sums_agree(jobs, sums, out, unit):
+        while out[unit] < MAX_DECIMALS and not (_sums_agree(jobs, sums, out, unit)
+                                                and _read_alone(found, out, unit)):
             out[unit] += 1
     return out
+
+
+def _unit_of(column: str) -> str | None:
+    """'hours', 'usd' or None: the precision `column`'s figures are written at."""
+    if column in HOUR_COLUMNS:
+        return "hours"
+    if column.endswith("usd") and column != "budget_usd":
+        return "usd"
+    return None
+
+
+def _read_alone(found: Mapping[str, list[dict]], places: Mapping[str, int],
+                unit: str) -> bool:
+    """Whether every figure of `unit` in the spend tables `found` (as they read at
+    `places`: `_added_up_in`) reads as it does alone at that precision, so that the same
+    figure reads the same in each table and none reads as zero that is not."""
+    for name, rows in found.items():
+        if not rows:
+            continue
+        for exact, shown in zip(rows, _added_up_in(name, found, places), strict=True):
+            for column, value in exact.items():
+                if _unit_of(column) != unit or column in SAVINGS:
+                    continue  # (a saving is its baseline less its spend as written)
+                if format_cell(column, value, places) != format_cell(
+                        column, shown[column], places):
+                    return False
+    return True
+
+
+def _added_up_in(name: str, found: Mapping[str, list[dict]], places: Mapping[str, int]
+                 ) -> list[dict]:
+    """The spend table `name` of `found` as it reads at `places` (`added_up`): a table of
+    SUMS_OF_JOBS shares its columns out to the per-job cells' sums as written."""
+    rows, jobs = found.get(name) or [], found.get("jobs") or []
+    sums = None
+    if name in SUMS_OF_JOBS and jobs and rows:
+        cells = added_up(jobs, places)
+        # The columns whose exact sum is the per-job table's (each charge counted once in
+        # either): those read as the totals do.
+        sums = {c: sum_as_written([_number(r.get(c)) for r in cells],
+                                  places["hours" if c in HOUR_COLUMNS else "usd"])
+                for c in ("compute_usd", "egress_usd", "billed_hours")
+                if c in rows[0] and c in jobs[0] and math.isclose(
+                    _exact_sum(rows, c), _exact_sum(jobs, c), rel_tol=1e-9, abs_tol=1e-9)}
+        sums = {c: v for c, v in sums.items() if v == v}
+    return added_up(rows, places, sums)
 
 
 def _sums_agree(jobs: Rows, sums: Mapping[str, float], places: Mapping[str, int],
@@ -247,12 +298,16 @@ def _shared_out(rows: list[dict], places: Mapping[str, int], sums: Mapping[str, 
         exact = [_number(r[column]) for r in rows]
         if any(v != v for v in exact):
             continue
-        for row, v in zip(rows, parts_as_written(figure, exact, p), strict=True):
-            row[column] = v
+        for row, v, own in zip(rows, parts_as_written(figure, exact, p), exact, strict=True):
+            # A part shared out to nothing keeps its own figure ('<0.0001', which adds
+            # nothing as written), never '0.00' for what was charged.
+            row[column] = own if not v and abs(own) >= NOISE else v
     for row in rows:
         for parts in PARTS["usd"]:
             if "usd" in row and all(c in row for c in parts):
-                row["usd"] = sum_as_written([row[c] for c in parts], places["usd"])
+                made = sum_as_written([row[c] for c in parts], places["usd"])
+                row["usd"] = made if made or not any(
+                    abs(_number(row[c])) >= NOISE for c in parts) else _number(row["usd"])
 
 
 def shown_rows(name: str, tables: Mapping[str, Any]) -> tuple[dict[str, int], list[dict]]:
@@ -260,17 +315,10 @@ def shown_rows(name: str, tables: Mapping[str, Any]) -> tuple[dict[str, int], li
     document) as every view writes it: its precision (`places_of`) and its rows as they
     read at it (`added_up`), a table of SUMS_OF_JOBS summing to the report's totals."""
     _, rows = records(tables.get(name) or [])
-    jobs = records(tables.get("jobs") or [])[1]
     places = places_of(name, rows, tables)
-    sums = None
-    if name in SUMS_OF_JOBS and jobs and rows:
-        # The columns whose exact sum is the per-job table's (each charge counted once in
-        # either): those read as the totals do.
-        figures = shown_totals(tables)
-        sums = {c: figures[c] for c in ("compute_usd", "egress_usd", "billed_hours")
-                if c in rows[0] and figures[c] is not None and math.isclose(
-                    _exact_sum(rows, c), _exact_sum(jobs, c), rel_tol=1e-9, abs_tol=1e-9)}
-    return places, added_up(rows, places, sums)
+    if name in SPEND_TABLES:
+        return places, _added_up_in(name, {**spend_tables(tables), name: rows}, places)
+    return places, added_up(rows, places)
 
 
 def shown_totals(tables: object, totals: Mapping[str, float | None] | None = None,

@@ -26,6 +26,7 @@ from costsched.report.cells import (  # noqa: F401 - the HTML's cells are everyo
     places_of,
     records,
     shown_rows,
+    spend_places,
     table_places,
     totals_figures,
     totals_line,
