@@ -231,7 +231,8 @@ def _print_summary(result: BacktestResult) -> None:
                       f"for {result.runs:,} runs", highlight=False)
     _print_calibration(calibration(result.results))
     for policy, own in errors.groupby("policy", sort=False):
-        console.print(f"[yellow]{policy}: {int(own['jobs'].sum())} runs had no usable "
+        n = int(own["jobs"].sum())
+        console.print(f"[yellow]{policy}: {n} run{'s' if n != 1 else ''} had no usable "
                       f"offering[/yellow], e.g.: {user_text(own['error'].iloc[0])}",
                       highlight=False)
 
