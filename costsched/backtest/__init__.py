@@ -12,6 +12,7 @@ from costsched.backtest.engine import (
     REPLAY_POLICIES,
     RESULT_COLUMNS,
     BacktestConfig,
+    baseline_terms,
     check_regions,
     make_replay_policy,
     regular_starts,
@@ -34,7 +35,8 @@ from costsched.backtest.report import (
 from costsched.backtest.trace import PriceTrace
 
 __all__ = ["BASELINES", "PUBLISHED_MODELS", "REPLAY_POLICIES", "RESULT_COLUMNS",
-           "BacktestConfig", "BacktestJob", "Oracle", "PriceTrace", "check_regions",
+           "BacktestConfig", "BacktestJob", "Oracle", "PriceTrace", "baseline_terms",
+           "check_regions",
            "jobs_for_models",
            "make_replay_policy", "per_run", "plot", "read_jobs", "reduction_table",
            "regular_starts", "relative_costs", "replay_policy_name", "run_backtest", "simulate",

@@ -26,6 +26,7 @@ from costsched.optimize.forecast import typical_prices
 from costsched.policies import POLICIES, Policy, make_policy, policy_name
 from costsched.policies import market as market_view
 from costsched.policies.base import JobState
+from costsched.policies.cheapest_hourly import AskedFor
 from costsched.policies.history import with_typical
 from costsched.store import to_epoch_seconds
 from costsched.throughput import ThroughputTable
@@ -168,6 +169,24 @@ def _expected(run: Run, first: int) -> dict:
             "expected_usd": hours * float(run.trace.price_at(run.start, np.array([first]))[0])}
 
 
+# How each baseline keeps what it rents, after the terms of its scope.
+_KEEPS = {"static": "the lowest expected cost at the start, kept",
+          "cheapest-hourly": "the lowest $/h, kept until it is gone"}
+
+
+def baseline_terms(jobs: Sequence[BacktestJob],
+                   baselines: Sequence[str]) -> dict[str, list[str]]:
+    """Per baseline, what it rents for the jobs in their own terms ('1xT4 spot in us-east-1
+    of aws, the lowest expected cost at the start, kept'), each distinct wording once."""
+    out: dict[str, list[str]] = {}
+    for name in baselines:
+        scope = POLICIES[name].scope
+        said = [f"{scope.terms(bj.region, bj.asked.constraints)}, {_KEEPS.get(name, '')}"
+                .rstrip(", ") for bj in jobs]
+        out[name] = list(dict.fromkeys(said))
+    return out
+
+
 def identical_groups(jobs: Sequence[BacktestJob],
                      table: ThroughputTable) -> list[tuple[BacktestJob, int]]:
     """The first of each set of jobs whose replays are identical, and the set's size."""
@@ -175,7 +194,7 @@ def identical_groups(jobs: Sequence[BacktestJob],
     for bj in jobs:
         job = bj.job
         key = (job.model, job.steps, job.constraints, job.checkpoint_gb, job.checkpoint_hours,
-               bj.region, id(bj.table or table), bj.starts)
+               bj.region, id(bj.table or table), bj.starts, bj.measured)
         groups.setdefault(key, [bj, 0])[1] += 1
     return [(bj, count) for bj, count in groups.values()]
 
@@ -221,18 +240,24 @@ def run_backtest(
         rate_key = (id(job_table), job.model)
         if rate_key not in rates:
             rates[rate_key] = throughputs(trace, job_table, job.model)
+        asked = bj.asked
         if not job.checkpoint_gb > 0:
             job = replace(job, checkpoint_gb=config.checkpoint_gb)
+            asked = replace(asked, checkpoint_gb=config.checkpoint_gb)
         for start, ts in zip(job_starts, to_epoch_seconds(job_starts), strict=True):
             run = Run(trace, rates[rate_key], job.steps, int(ts), period_s, config.overheads,
                       job.checkpoint_gb, job.checkpoint_hours)
             state = JobState(job, bj.region, job.steps, None, config.overheads)
+            # A baseline rents what the job asked for (`BacktestJob.asked`).
+            baseline_state = replace(state, job=asked)
             for policy in chosen:
                 row = {"job": job.name, "jobs": count, "model": job.model,
                        "region": bj.region, "start": pd.Timestamp(start),
                        "policy": policy.name, "preemptions": 0}
                 try:
-                    row |= simulate(policy, run, state, labels, typical, margin=config.margin)
+                    row |= simulate(policy, run,
+                                    baseline_state if isinstance(policy.scope, AskedFor)
+                                    else state, labels, typical, margin=config.margin)
                 except InvalidInput as exc:
                     row |= {"cost_usd": np.nan, "hours": np.nan, "migrations": 0,
                             "migration_usd": np.nan, "first_offering": None,

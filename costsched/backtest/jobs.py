@@ -35,10 +35,23 @@ class BacktestJob:
     v100_days: float
     starts: tuple[datetime, ...] = ()  # its own start times; else the backtest's
     table: ThroughputTable | None = None  # its own throughputs; else the backtest's
+    measured: tuple[str, ...] = ()  # the GPUs its spec measured ('T4', 'V100:8')
 
     @property
     def name(self) -> str:
         return self.job.name
+
+    @property
+    def asked(self) -> Job:
+        """The job as the baselines rent for it: where its constraints name no GPU model
+        (or count), the ones it measured its throughput on; else theirs (default 1xV100)."""
+        c = self.job.constraints
+        gpus = [key.split(":") for key in self.measured]
+        models = c.gpu_models or tuple(dict.fromkeys(g[0] for g in gpus))
+        counts = c.gpu_counts or (tuple(dict.fromkeys(int(g[1]) if len(g) > 1 else 1
+                                                      for g in gpus))
+                                  if not c.gpu_models else ())
+        return replace(self.job, constraints=replace(c, gpu_models=models, gpu_counts=counts))
 
 
 def steps_for_days(table: ThroughputTable, model: str, days: float) -> float:
@@ -89,5 +102,6 @@ def read_jobs(paths: Sequence[Path], regions: Sequence[str], table: ThroughputTa
             for region in homes:
                 name = spec.name if len(homes) == 1 else f"{spec.name}@{region}"
                 out.append(BacktestJob(replace(job, name=name), region, job.steps / 86_400 / v100,
-                                       table=first.table))
+                                       table=first.table,
+                                       measured=tuple(spec.throughputs or ())))
     return out

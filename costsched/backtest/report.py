@@ -57,18 +57,39 @@ def relative_costs(results: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFr
 
 
 def summarize(results: pd.DataFrame, baselines: Sequence[str] = BASELINES) -> pd.DataFrame:
-    """`relative_costs` against the first baseline, plus `reduction<suffix>` and
-    `saving_pct<suffix>` against each other one (`suffix`: '_vs_cheapest_hourly')."""
+    """Per (model, region, policy): what the policy's replayed runs cost (`cost_usd` summed,
+    `runs` replayed and `failed` without a usable offering, each run counted `jobs`
+    times; `hours` and `migrations` per replayed run), and `reduction<suffix>` and
+    `saving_pct<suffix>` against each baseline (`suffix`: '' for static,
+    '_vs_cheapest_hourly'), over the runs both replayed: NaN where none did. A baseline
+    that never ran leaves the others' figures, and the comparison with the other
+    baseline, as they are."""
     keys = ["model", "region", "policy"]
-    first, *others = baselines
-    out = relative_costs(results, first).rename(
-        columns={"reduction": f"reduction{suffix(first)}",
-                 "saving_pct": f"saving_pct{suffix(first)}"})
-    for baseline in others:
+    weight = results["jobs"] if "jobs" in results.columns else 1
+    frame = results.assign(w=weight, ran=results["cost_usd"].notna())
+    frame = frame.assign(
+        runs=frame["w"] * frame["ran"], failed=frame["w"] * ~frame["ran"],
+        cost_usd=(frame["cost_usd"] * frame["w"]).where(frame["ran"], 0.0),
+        hours=(frame["hours"] * frame["w"]).where(frame["ran"], 0.0),
+        migrations=(frame["migrations"] * frame["w"]).where(frame["ran"], 0.0))
+    out = frame.groupby(keys, sort=False)[["runs", "failed", "cost_usd", "hours",
+                                           "migrations"]].sum()
+    ran = out["runs"].where(out["runs"] > 0)
+    out["cost_usd"] = out["cost_usd"].where(out["runs"] > 0)
+    out["hours"] = out["hours"] / ran
+    out["migrations"] = out["migrations"] / ran
+    out = out.reset_index()
+    for baseline in baselines:
+        if baseline not in set(results["policy"]):
+            continue
         extra = relative_costs(results, baseline)[[*keys, "reduction", "saving_pct"]]
         out = out.merge(extra.rename(columns={"reduction": f"reduction{suffix(baseline)}",
                                               "saving_pct": f"saving_pct{suffix(baseline)}"}),
                         on=keys, how="left")
+    for baseline in baselines:  # a baseline not replayed at all: no figures against it
+        for column in (f"reduction{suffix(baseline)}", f"saving_pct{suffix(baseline)}"):
+            if column not in out.columns:
+                out[column] = np.nan
     return out
 
 
@@ -81,11 +102,11 @@ def per_run(results: pd.DataFrame, baselines: Sequence[str] = BASELINES) -> pd.D
 
 def reduction_table(summary: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Rows (model, region), columns policies in run order, cells the reduction factor
-    against `baseline`."""
+    against `baseline`; rows and policies with no comparison left out."""
     order = list(dict.fromkeys(summary["policy"]))
     table = summary.pivot_table(index=["model", "region"], columns="policy",
                                 values=f"reduction{suffix(baseline)}", sort=False)
-    return table[order]
+    return table[[p for p in order if p in table.columns]]
 
 
 def to_markdown(summary: pd.DataFrame, baseline: str = BASELINE) -> str:

@@ -203,14 +203,14 @@ def _print_summary(result: BacktestResult) -> None:
              f"from 1 start, {window['first_start']:{fmt}} UTC")
             + (", instances shared per GPU" if result.share_instances else ""))
     errors = result.errors
-    explained: set[str] = set()  # the baselines whose runs all failed, said in their place
+    for baseline, said in result.baselines.items():
+        console.print(f"{baseline} rents {'; '.join(said)}", highlight=False)
     for baseline in BASELINES:
         reductions = reduction_table(summary, baseline)
         if reductions.empty:
             # Nothing to compare with: one line saying why, not an empty table.
             console.print(f"[yellow]No cost reduction vs {baseline}[/yellow] ({over}): "
-                          f"{_why_none(errors, baseline)}", highlight=False)
-            explained.add(baseline)
+                          f"{_why_none(summary, errors, baseline)}", highlight=False)
             continue
         rows = []
         for key, row in reductions.iterrows():
@@ -222,6 +222,7 @@ def _print_summary(result: BacktestResult) -> None:
             rows.append([*key, *cells])
         title = (f"Cost reduction vs {baseline} ({baseline} cost / policy cost {over})")
         console.print(table(title, ["model", "region", *reductions.columns], rows))
+    _print_costs(summary, over)
     console.print(f"trace ends {window['trace_end']:{fmt}} UTC; {result.runs_after_trace:,} "
                   f"of {result.runs:,} runs ran past it (prices held at their last value)",
                   highlight=False)
@@ -229,20 +230,42 @@ def _print_summary(result: BacktestResult) -> None:
         console.print(f"identical jobs replayed once: {len(result.results):,} replays stand "
                       f"for {result.runs:,} runs", highlight=False)
     _print_calibration(calibration(result.results))
-    if not errors.empty:
-        others = errors[~errors["policy"].isin(explained)]
-        example = (f", e.g.: {user_text(others['error'].iloc[0])}" if not others.empty
-                   else "")
-        console.print(f"[yellow]{len(errors)} runs had no usable offering[/yellow]{example}",
+    for policy, own in errors.groupby("policy", sort=False):
+        n = int(own["jobs"].sum())
+        console.print(f"[yellow]{policy}: {n} run{'s' if n != 1 else ''} had no usable "
+                      f"offering[/yellow], e.g.: {user_text(own['error'].iloc[0])}",
                       highlight=False)
 
 
-def _why_none(errors: pd.DataFrame, baseline: str) -> str:
-    """Why no run of `baseline` could be compared with: its first run's error."""
+def _print_costs(summary: pd.DataFrame, over: str) -> None:
+    """What each policy's replayed runs cost, and how many found no usable offering."""
+    if not (summary["runs"] > 0).any():
+        return
+    rows = []
+    for r in summary.itertuples():
+        ran = r.runs > 0
+        rows.append([r.model, r.region, r.policy, f"{int(r.runs):,}", f"{int(r.failed):,}",
+                     f"${r.cost_usd:,.2f}" if ran else "-",
+                     f"${r.cost_usd / r.runs:,.2f}" if ran else "-",
+                     f"{r.hours:,.1f}" if ran else "-",
+                     f"{r.migrations:.1f}" if ran else "-"])
+    console.print(table(f"What each policy cost ({over})",
+                        ["model", "region", "policy", "runs", "no offering", "total",
+                         "per run", "hours per run", "migrations per run"], rows,
+                        detail=["migrations per run", "hours per run", "no offering"]))
+
+
+def _why_none(summary: pd.DataFrame, errors: pd.DataFrame, baseline: str) -> str:
+    """Why no run could be compared with `baseline`: its runs' error, else that no other
+    policy replayed a job and start it did."""
     own = errors[errors["policy"] == baseline]
+    ran = summary.loc[summary["policy"] == baseline, "runs"].sum()
+    if ran > 0:
+        return (f"its {int(ran):,} runs replayed, but no other policy replayed the same job "
+                "from the same start")
     if own.empty:
         return f"no run of {baseline} was replayed"
-    return (f"none of its {len(own)} runs found a usable offering, e.g.: "
+    return (f"none of its {int(own['jobs'].sum())} runs found a usable offering, e.g.: "
             f"{user_text(own['error'].iloc[0])}")
 
 

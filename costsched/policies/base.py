@@ -67,6 +67,11 @@ class Scope:
         ok &= allowed_offerings(offerings, filters) == ""
         return ok.to_numpy(dtype=bool)
 
+    def terms(self, region: str, constraints: Constraints) -> str:
+        """What the scope holds for this job, in the job's terms ('' : the description
+        says it)."""
+        return ""
+
 
 # Scope masks by (scope, region, constraints), each with the frame it was computed over:
 # it holds that frame, so an identity check is safe.
@@ -116,8 +121,9 @@ class Policy(ABC):
 
     def no_candidate(self, view: MarketView, state: JobState) -> InvalidInput:
         when = datetime.fromtimestamp(view.t, timezone.utc)
-        scope = ("the job's constraints" if self.scope.every_region
-                 else f"its scope ({self.description})")
+        terms = self.scope.terms(state.region, state.job.constraints)
+        scope = ("the job's constraints" if self.scope.every_region and not terms
+                 else f"its scope ({terms or self.description})")
         return InvalidInput(
             f"policy {self.name}: no offering in {scope} can run "
             f"{state.job.model!r} from {state.region} at {when:%Y-%m-%d %H:%M} UTC"

@@ -9,7 +9,7 @@ again with no current offering) it picks the then-cheapest one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -22,19 +22,44 @@ DEFAULT_GPU = "V100"
 DEFAULT_COUNT = 1
 
 
+def asked_for(constraints: Constraints, market: str | None = "spot") -> Constraints:
+    """The job's constraints with the accelerator, count and market it asked for filled in
+    where it names none (1xV100 spot); prices move, so no price cap."""
+    return replace(constraints, markets=constraints.markets or ((market,) if market else ()),
+                   gpu_models=constraints.gpu_models or (DEFAULT_GPU,),
+                   gpu_counts=constraints.gpu_counts or (DEFAULT_COUNT,),
+                   max_price_per_hour=None)
+
+
+def asked_terms(constraints: Constraints, market: str | None = "spot") -> str:
+    """What the job asked for, in its terms: '1xT4 spot', '1 or 8xV100 spot or on-demand'."""
+    asked = asked_for(constraints, market)
+    counts = " or ".join(map(str, asked.gpu_counts))
+    return (f"{counts}x{'/'.join(asked.gpu_models)} {' or '.join(asked.markets)}")
+
+
 @dataclass(frozen=True)
 class AskedFor(Scope):
-    """The accelerator and count the job asked for, in any cloud and region it allows."""
+    """The accelerator and count the job asked for, in every cloud, region and zone it
+    allows (`home_only`: in its home region only)."""
+
+    home_only: bool = False
 
     def mask(self, offerings: pd.DataFrame, region: str, constraints: Constraints) -> np.ndarray:
-        ok = allowed_offerings(offerings, Constraints(
-            clouds=constraints.clouds, regions=constraints.regions,
-            markets=constraints.markets or (self.market,),
-            gpu_models=constraints.gpu_models or (DEFAULT_GPU,),
-            gpu_counts=constraints.gpu_counts or (DEFAULT_COUNT,))) == ""
+        ok = allowed_offerings(offerings, asked_for(constraints, self.market)) == ""
+        if self.home_only:
+            ok &= offerings["region"] == region
         if "shared" in offerings.columns:  # whole instances only, as such launchers rent
             ok &= ~offerings["shared"].astype(bool)
         return ok.to_numpy(dtype=bool)
+
+    def terms(self, region: str, constraints: Constraints) -> str:
+        where = (f"in {region}" if self.home_only else
+                 f"in {', '.join(constraints.regions)}" if constraints.regions else
+                 "in any region")
+        if constraints.clouds:
+            where += f" of {', '.join(constraints.clouds)}"
+        return f"{asked_terms(constraints, self.market)} {where}"
 
 
 class CheapestHourly(Policy):

@@ -1,12 +1,15 @@
-"""static: the 1xV100 spot instance in the job's region with the lowest expected cost at
-the start (one GPU model and cloud: the cheapest instance), kept."""
+"""static: the job's accelerator and count (default 1xV100) on the spot market (or the
+job's markets) in its home region, the offering of the lowest expected cost at the start,
+kept. Every other choice the job's constraints bind (clouds, zones, instance types)."""
 
 from __future__ import annotations
 
-from costsched.policies.base import ChooseOnce, Scope
+from costsched.policies.base import ChooseOnce
+from costsched.policies.cheapest_hourly import AskedFor
 
 
 class Static(ChooseOnce):
     name = "static"
-    description = "cheapest 1xV100 spot instance in the home region, chosen at the start"
-    scope = Scope(gpu_model="V100", single_gpu=True)
+    description = ("the job's accelerator and count (default 1xV100 spot) in its home "
+                   "region, the lowest expected cost at the start, kept")
+    scope = AskedFor(home_only=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,10 +45,12 @@ Top level:
   summary          one object per (model, region, policy), keys SUMMARY_KEYS
   runs             one object per (job, start, policy), keys RUN_KEYS
 
-summary: model, region, policy; reduction and saving_pct (static's summed cost over the
-  policy's, and the percentage saved), reduction_vs_cheapest_hourly and
-  saving_pct_vs_cheapest_hourly (the same against cheapest-hourly); runs (jobs x starts
-  counted), migrations (mean per run).
+summary: model, region, policy; cost_usd (summed over its replayed runs), runs (its
+  replayed runs, jobs x starts counted), failed (its runs without a usable offering),
+  hours and migrations (mean per replayed run); reduction and saving_pct (static's summed
+  cost over the policy's, and the percentage saved, over the runs both replayed; null
+  where none did), reduction_vs_cheapest_hourly and saving_pct_vs_cheapest_hourly (the
+  same against cheapest-hourly).
 runs: job (the first of `jobs` identical jobs replayed once), jobs, model, region, start,
   policy, cost_usd, hours, migrations, preemptions (0: recorded prices hold no
   evictions), migration_usd, first_offering, last_offering, hours_after_trace (hours run
@@ -59,7 +61,8 @@ runs: job (the first of `jobs` identical jobs replayed once), jobs, model, regio
 TOP_KEYS = ("schema_version", "window", "migration_costs", "margin", "share_instances",
             "baselines", "summary", "runs")
 SUMMARY_KEYS = ("model", "region", "policy", "reduction", "saving_pct", "runs", "migrations",
-                "reduction_vs_cheapest_hourly", "saving_pct_vs_cheapest_hourly")
+                "reduction_vs_cheapest_hourly", "saving_pct_vs_cheapest_hourly", "cost_usd",
+                "failed", "hours")
 RUN_KEYS = ("job", "jobs", "model", "region", "start", "policy", "cost_usd", "hours",
             "migrations", "preemptions", "migration_usd", "first_offering", "last_offering",
             "hours_after_trace", "error", "reduction", "reduction_vs_cheapest_hourly")
@@ -76,6 +79,8 @@ class BacktestResult:
     margin: float
     checkpoint_gb: float = 1.0  # of jobs whose spec gives none
     share_instances: bool = False
+    # Per baseline, what it rents for the jobs in their terms (`baseline_terms`).
+    baselines: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def trace_end(self) -> datetime:
@@ -141,6 +146,7 @@ def backtest(
         REPLAY_POLICIES,
         BacktestConfig,
         PriceTrace,
+        baseline_terms,
         check_regions,
         jobs_for_models,
         read_jobs,
@@ -206,7 +212,7 @@ def backtest(
               "every_hours": every_hours, "trace_end": _utc(trace.end),
               "period_hours": period_hours}
     return BacktestResult(results, summarize(results), window, overheads, margin,
-                          checkpoint_gb, share_instances)
+                          checkpoint_gb, share_instances, baseline_terms(jobs, BASELINES))
 
 
 def json_payload(result: BacktestResult) -> dict:
