@@ -244,8 +244,24 @@ def _mount_readers(mounts: list[dict], given: set[str], fail: Fail) -> tuple[set
                    f"only, and the task's resources allow {', '.join(sorted(given))}")
     if given == {cloud}:
         return given, ""
-    return {cloud}, (f"file_mounts.{path}: a bucket of {cloud}, read by {cloud} instances "
-                     f"only: planned on {cloud}")
+    source = next(m["source"] for m in mounts if m["path"] == path)
+    store = source.split("://", 1)[0] if not source.startswith("https://") else "azure"
+    return {cloud}, (f"file_mounts.{path}: the task's {store} bucket {path} ({source})"
+                     f"{_KEEPS}{cloud} (an instance reads its own cloud's buckets only; to "
+                     "run elsewhere too, copy the data to a bucket of that cloud and mount "
+                     "that one)")
+
+
+# What a note of a bucket mount that limits the task's clouds says (`place_limits`).
+_KEEPS = " keeps it on "
+
+
+def place_limits(notes: Collection[str]) -> dict[str, str]:
+    """Why a task's place filters are what they are where costsched derived them rather
+    than the task wrote them ({'clouds': "the task's s3 bucket /data (s3://...) keeps it on
+    aws (...)"}), from its notes: what `plan` says when they keep it from a priced shape."""
+    said = [n.split(": ", 1)[1] for n in notes if n.startswith("file_mounts.") and _KEEPS in n]
+    return {"clouds": said[0]} if said else {}
 
 
 def _not_in_section(key: str, where: str, value: Any, fail: Fail) -> None:

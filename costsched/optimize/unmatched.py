@@ -60,12 +60,16 @@ class Missing:
 
 def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
               now: datetime | None = None,
-              spot_markets: Mapping[str, datetime] | None = None) -> Missing | None:
+              spot_markets: Mapping[str, datetime] | None = None,
+              limits: Mapping[str, str] | None = None) -> Missing | None:
     """Why no offering of `market` (every price as of `at`) passes the job's filters, or
     None when some do. `now` (default the clock) decides whether `costsched collect`, which
     fetches today's prices, can fill a plan as of `at`. `spot_markets`: the clouds whose
     spot market the store holds, each with its newest spot price (`costsched.prices.
-    spot_markets`), which leave out their bundled spot prices: said where that is why."""
+    spot_markets`), which leave out their bundled spot prices: said where that is why.
+    `limits`: why the job has a place filter costsched derived rather than its file wrote
+    ('clouds': "the task's s3 bucket /data ... keeps it on aws ..."), said where that
+    filter keeps the job from where its shape is priced."""
     c = job.job.constraints
     when = f"{pd.Timestamp(at):%Y-%m-%dT%H:%MZ}"
     if market.empty:
@@ -76,7 +80,7 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     if missing is not None:
         return missing
     recent = pd.Timestamp(at) >= pd.Timestamp(now or datetime.now(timezone.utc)) - RECENT
-    missing = _apart(c, market, when, cpu, recent, at, spot_markets or {})
+    missing = _apart(c, market, when, cpu, recent, at, spot_markets or {}, limits or {})
     if missing is not None:
         return missing
     left = market[_shape(market, c, cpu) & _place(market, c) & _market(market, c)]
@@ -101,11 +105,16 @@ def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]
         pairs = sorted({(str(g), int(n)) for g, n in zip(typed["gpu_model"],
                                                           typed["gpu_count"], strict=True)
                         if not counts or int(n) in counts})
-        # a model the market has no type of at all keeps the counts asked; one priced only
-        # outside the job's types (another cloud's) was dropped, with its note, at reading
+        # a model none of whose types is priced here (its types are another cloud's, where
+        # a bucket keeps the job off) keeps the pairs its types have in the catalog; one
+        # the market has no type of at all keeps the counts asked (one with no type among
+        # the job's and priced elsewhere was dropped, with its note, at reading)
+        listed = [r for r in map(catalog.lookup_any, c.instance_types) if r is not None]
         priced = set(market["gpu_model"])
-        pairs += [(g, n) for g in c.gpu_models if g not in {p[0] for p in pairs}
-                  and g not in priced for n in counts]
+        for g in (g for g in c.gpu_models if g not in {p[0] for p in pairs}):
+            own = {(g, int(r["gpu_count"])) for r in listed if r["gpu_model"] == g
+                   and (not counts or int(r["gpu_count"]) in counts)}
+            pairs += sorted(own) or ([(g, n) for n in counts] if g not in priced else [])
     else:
         pairs = [(g, n) for g in c.gpu_models for n in counts] if counts else [
             (g, 0) for g in c.gpu_models]
@@ -193,7 +202,8 @@ def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing |
 
 
 def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: bool,
-           at: datetime, stored: Mapping[str, datetime]) -> Missing | None:
+           at: datetime, stored: Mapping[str, datetime],
+           limits: Mapping[str, str]) -> Missing | None:
     """Each value is priced, but not together: the shape, then the place, then the market."""
     shape = market[_shape(market, c, cpu)]
     asked = _shape_words(c, market, cpu)
@@ -205,7 +215,8 @@ def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: b
     if placed.empty:
         elsewhere = shape.sort_values("usd_per_hour", kind="stable")
         return Missing(f"no price known as of {when} for {asked} {where}",
-                       [f"priced elsewhere: {_offerings(elsewhere)}"])
+                       [f"priced elsewhere: {_offerings(elsewhere)}",
+                        *_kept_out(c, elsewhere, limits)])
     if not _market(placed, c).any():
         markets = " or ".join(word(m) for m in c.markets)
         instead = [f"{word(m)}: {_offerings(rows)}"
@@ -216,11 +227,28 @@ def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: b
         if not far.empty:
             instead.append(f"{markets} {asked} elsewhere: "
                            f"{_offerings(far.sort_values('usd_per_hour', kind='stable'))}")
+            instead += _kept_out(c, far, limits)
         return Missing(f"no {markets} price known as of {when} for {asked}"
                        + (f" {where}" if where else ""),
                        instead + _untyped(c, market, when) + _stored_market(c, at, stored),
                        _collect(placed, c, cpu) if recent else "")
     return None
+
+
+def _kept_out(c: Constraints, elsewhere: pd.DataFrame, limits: Mapping[str, str]) -> list[str]:
+    """Each place filter of the job that leaves out offerings of `elsewhere` (its shape
+    priced outside its place), with why the job has it: `limits`' words for one costsched
+    derived (a data bucket's cloud), else the filter as the job's file gives it."""
+    out = []
+    for column, accepted in (("cloud", c.clouds), ("region", c.regions), ("zone", c.zones)):
+        if not accepted:
+            continue
+        hit = (zone_allowed(elsewhere, accepted) if column == "zone"
+               else elsewhere[column].isin(list(accepted)))
+        if not hit.all():
+            out.append(limits.get(f"{column}s") or f"its file keeps it in {column}"
+                       f"{'s' * (len(accepted) > 1)} {', '.join(accepted)}")
+    return [f"not there because {'; and '.join(out)}"] if out else []
 
 
 def _stored_market(c: Constraints, at: datetime, stored: Mapping[str, datetime]) -> list[str]:

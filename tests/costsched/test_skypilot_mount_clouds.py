@@ -38,7 +38,9 @@ def test_data_in_a_bucket_keeps_the_task_on_that_buckets_cloud() -> None:
     assert spec.constraints.clouds == ["gcp"]
     assert spec.checkpoint.location == "s3://team-ckpts/run1"  # carried: it narrows nothing
     assert allowed_clouds(spec) == {"gcp"}
-    assert ("file_mounts./data: a bucket of gcp, read by gcp instances only: planned on gcp"
+    assert ("file_mounts./data: the task's gs bucket /data (gs://team-data/imagenet) keeps it "
+            "on gcp (an instance reads its own cloud's buckets only; to run elsewhere too, "
+            "copy the data to a bucket of that cloud and mount that one)"
             in spec.task.notes)
 
 
