@@ -12,6 +12,7 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
         progress        the job's step, written by the job ($COSTSCHED_PROGRESS_FILE)
         terminated      present once terminate() ran;  notice: once notice() ran;
                         agent-lost: once the job was stopped because its agent was gone
+        preempted       when preempt or notice took it away (`launchers.local_lost`)
         gang.json, nodes/   a multi-node job's rounds and its other nodes (launchers.gang)
     base_dir/.index.json, base_dir/.jobs/   what lets a listing of many instances open
                     only the folders that changed (launchers.local_index)
@@ -55,6 +56,7 @@ from launchers.cloud_times import utc
 from launchers.json_files import read_json, write_json
 from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
 from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
+from launchers.local_lost import lost_at, mark_taken
 from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 from launchers.status_file import STATUS, write_status
@@ -210,6 +212,7 @@ class LocalLauncher(Launcher):
         """Take the instance away without notice: SIGKILL its whole process group."""
         folder = self._existing(instance_id)
         record = read_json(folder / INSTANCE)
+        mark_taken(folder)
         self._end(instance_id, record, 0)
         gang.end_nodes(self, instance_id, folder, 0)
 
@@ -221,6 +224,7 @@ class LocalLauncher(Launcher):
         if not capacity:
             (folder / gang.NO_CAPACITY).touch()
         if rank == 0:
+            mark_taken(folder)
             self._end(instance_id, read_json(folder / INSTANCE), 0)
             return
         if rank not in gang.ranks(folder):
@@ -237,6 +241,7 @@ class LocalLauncher(Launcher):
         if self._alive(instance_id, record):
             signal_pid(record["pid"], signal.SIGTERM)
         self._end(instance_id, record, self.grace_seconds)
+        mark_taken(folder)  # taken away after the grace: billed until then
         gang.end_nodes(self, instance_id, folder, self.grace_seconds)
 
     # --- internals -----------------------------------------------------------------------
@@ -293,7 +298,8 @@ class LocalLauncher(Launcher):
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
                             agent=agent, lost_nodes=lost, replacing=replacing,
-                            created_at=utc(record.get("launched_at")))
+                            created_at=utc(record.get("launched_at")),
+                            lost_at=lost_at(folder) if state == "preempted" else None)
         return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:

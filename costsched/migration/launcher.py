@@ -98,6 +98,10 @@ class Instance:
     # The step the job had reported when its newest checkpoint here was published: where a
     # start resumes (None: the backend does not say, or nothing was published yet).
     checkpoint_step: int | None = None
+    # When an instance that is gone (preempted, or stopped or terminated behind costsched's
+    # back) was lost, where the backend knows it: its placement is charged until then, not
+    # until the pass that saw it gone. None: it does not say.
+    lost_at: datetime | None = None
 
     @property
     def live(self) -> bool:

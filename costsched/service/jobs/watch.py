@@ -314,14 +314,26 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
                else instance.detail)
         return JobEvent(job_id, "failed", f"failed ({why})", notify="failure")
-    # Preempted, or stopped or terminated behind costsched's back: recover it.
+    # Preempted, or stopped or terminated behind costsched's back: recover it, its
+    # placement charged until it was lost.
+    lost = _lost_at(instance, placement, when)
     if instance.state == "preempted":
-        store.availability.record(_placed_offering(placement), "preempted", at=when,
+        store.availability.record(_placed_offering(placement), "preempted", at=lost,
                                   detail=f"instance {instance.id}")
     launcher.terminate(instance.id)
-    store.jobs.end_placement(job_id, when)
+    store.jobs.end_placement(job_id, lost)
     return _recover(store, launcher, run, at, placement, instance.id,
                     f"instance {instance.id} {instance.state}")
+
+
+def _lost_at(instance: Instance, placement: pd.Series, seen: datetime) -> datetime:
+    """When a gone instance was lost: when its launcher says (clouds stop billing an
+    instance when they reclaim it), kept between its placement's start and `seen`, the
+    pass that saw it gone; `seen` when the launcher does not say."""
+    if instance.lost_at is None:
+        return seen
+    start = pd.Timestamp(placement["start_at"]).to_pydatetime()
+    return max(start, min(instance.lost_at, seen))
 
 
 def _node_lost_at_end(store: PriceStore, job_id: int, placement: pd.Series,

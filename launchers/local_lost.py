@@ -1,0 +1,31 @@
+"""When a local instance was lost: `preempt` and `notice` write the time they took it away
+(WORKDIR/preempted, an ISO time); an agent killed by anything else was last alive at its
+heartbeat. Its placement is charged until then, not until costsched saw it gone."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from launchers.cloud_times import utc
+from launchers.heartbeats import read_local
+
+PREEMPTED = "preempted"  # WORKDIR/preempted: when a simulated cloud took the instance away
+
+
+def mark_taken(folder: Path) -> None:
+    """The instance in `folder` is taken away now."""
+    (folder / PREEMPTED).write_text(datetime.now(timezone.utc).isoformat())
+
+
+def lost_at(folder: Path) -> datetime | None:
+    """When the preempted instance in `folder` was lost: the time `mark_taken` wrote, else
+    its agent's last heartbeat; None when neither reads."""
+    try:
+        taken = utc((folder / PREEMPTED).read_text().strip())
+    except OSError:
+        taken = None
+    if taken is not None:
+        return taken
+    beat = read_local(folder).get("at")
+    return datetime.fromtimestamp(beat, timezone.utc) if beat is not None else None
