@@ -73,8 +73,8 @@ class LaunchFit:
                                         (self.expected_usd, self.pessimistic_usd,
                                          self.start_usd))
         left = given(self.left_usd, places)  # what is left of a budget reads as the budget
-        return (f"job {self.job}: expected {expected} ({start} of it to start it), "
-                f"pessimistic {pessimistic} "
+        started = f" ({start} of it to start it)" if self.start_usd > 0 else ""
+        return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
                 f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
                 f"{self.budget}: {verdict}"
                 + (f"; {self.fix}" if not self.fits and self.fix else ""))

@@ -367,16 +367,18 @@ def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
     (`enough_usd`), as `costsched start NAME --budget USD` takes it, its parts itemised and
     its start's source said (`start_said`); its rest not priced (NaN): more than the
     others."""
-    source = f"; {start_said}" if start_said else ""
+    source = f"; {start_said}" if start_said and start_usd > 0 else ""
     if rest_usd != rest_usd:  # its rest cannot be priced: no amount can be shown enough
         spent, start, ahead = usd_all(spent_usd, start_usd, ahead_usd)
-        return (f"give it more than {spent} spent + {start} to start it + {ahead} for the "
-                f"next watch interval: `costsched start {name} --budget USD`{source}")
+        started = f" + {start} to start it" if start_usd > 0 else ""
+        return (f"give it more than {spent} spent{started} + {ahead} for the next watch "
+                f"interval: `costsched start {name} --budget USD`{source}")
     amount, places = enough_usd(spent_usd, rest_usd, start_usd, ahead_usd)
     spent, rest, start, ahead = usd_all(spent_usd, rest_usd, start_usd, ahead_usd)
+    started = f" + {start} to start it" if start_usd > 0 else ""
     return (f"give it enough: `costsched start {name} --budget {amount:.{places}f}` ({spent} "
-            f"spent + {rest} expected for its {steps_left:,.0f} steps left + {start} to start "
-            f"it + {ahead} for the next watch interval){source}")
+            f"spent + {rest} expected for its {steps_left:,.0f} steps left{started} + {ahead} "
+            f"for the next watch interval){source}")
 
 
 def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
@@ -424,16 +426,17 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
 
 def _own_short(spent_usd: float, rest_usd: float, start_usd: float, ahead_usd: float,
                cap_usd: float) -> str | None:
-    """Why a job's own budget `cap_usd` does not let it start again (`enough_usd` is more;
-    its rest not priced, NaN: what it spent, its start and the next interval pass it), or
-    None."""
-    if rest_usd != rest_usd:
-        if spent_usd + start_usd + ahead_usd <= cap_usd:
-            return None
-        return f"what it spent and its start pass its budget of {amounts.given(cap_usd)}"
-    if spent_usd + rest_usd + start_usd + ahead_usd <= cap_usd:
+    """Why a job's own budget `cap_usd` does not let it start again: it is less than
+    `enough_usd` (its rest not priced, NaN: than what it spent, its start and the next
+    interval), in the watch's words when the watch would stop it at once; or None."""
+    from costsched.service.jobs.decider import budget_verdict
+
+    known = rest_usd == rest_usd
+    if spent_usd + (rest_usd if known else 0.0) + start_usd + ahead_usd <= cap_usd:
         return None
-    return f"its budget of {amounts.given(cap_usd)} is less than it needs to start and finish"
+    return budget_verdict("", spent_usd, ahead_usd, cap_usd) or (
+        f"its budget of {amounts.given(cap_usd)} is less than it needs to start"
+        + (" and finish" if known else ""))
 
 
 def named_fix(name: str, period: str) -> str:
