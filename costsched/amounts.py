@@ -28,9 +28,8 @@ HTML), the dashboard and every message.
   spot prices.
 - A figure the user set, a budget or a cap (`given`): as typed, '$2.00' for 2, '$2.50',
   '$0.005' (its own decimals, between 2 and MAX_DECIMALS), wherever it stands: a table's
-  cap column does not take its spend columns' precision ('$2.0000'). Only a sentence that
-  adds figures up to the cap ('$1.9950 spent + $0.0100 would pass the budget of $2.0000')
-  writes it at theirs.
+  cap column does not take its spend columns' precision ('$2.0000'), nor does a sentence
+  that adds figures up to it ('$1.9950 spent + $0.0100 would pass the budget of $2.00').
 - A table: each column of amounts at the precision it needs (`usd_all` down the column),
   one precision across the columns of a row that add up (a spend, its saving and its
   baseline), and an amount written beside the table (its totals, a note on its rows) at

@@ -10,13 +10,60 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from costsched.costs import charge, egress_rows
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
 
+if TYPE_CHECKING:
+    from costsched.jobspec import ResolvedJob
+
 RAISED = "raised to $"  # how a budget event says `start --budget` set the budget
+OWN = "its own budget"  # how a job's own budget is named in words (a named one: "budget X")
+_STOPPED_AT = "stopped at "  # how a stop at a budget's cap is recorded: 'stopped at OWN: ...'
+
+
+def called(name: str | None) -> str:
+    """A budget in words: the job's own (`name` None), else 'budget NAME'."""
+    return OWN if name is None else f"budget {name}"
+
+
+def stopped_at(detail: str | None, job_id: int) -> str | None:
+    """The budget whose cap a stop's `detail` says stopped job `job_id`: '' its own (said
+    'stopped at its own budget: ...', or formerly 'stopped at budget job N (NAME): ...'), a
+    named budget's name, None when no cap stopped it."""
+    said = detail or ""
+    if said.startswith(f"{_STOPPED_AT}{OWN}") or \
+            said.startswith(f"{_STOPPED_AT}budget job {int(job_id)} ("):
+        return ""
+    if said.startswith(f"{_STOPPED_AT}budget "):
+        return said[len(f"{_STOPPED_AT}budget "):].split(": ", 1)[0]
+    return None
+
+
+def capped_now(store: PriceStore, records: Sequence[JobRecord]) -> dict[int, str]:
+    """The budget whose cap keeps each of `records` stopped now ('' its own, else the
+    named budget's name): a job is stopped at a cap while the last change of its state is
+    that stop; one started again since (running, succeeded, or stopped otherwise) is not."""
+    stopped = [r.id for r in records if r.state == "stopped"]
+    said = store.jobs.last_details(stopped, "state") if stopped else {}
+    return {j: b for j, detail in said.items() if (b := stopped_at(detail, j)) is not None}
+
+
+def start_usd(job: ResolvedJob, usd_per_hour: float) -> float:
+    """What a start (a launch, or a `start` after a stop) is expected to cost: the restart
+    the decision model prices (`ResolvedJob.restart_hours`: boot and set-up, warm-up, the
+    checkpoint's copy) at the offering's `usd_per_hour` (all its nodes). A launch's budget
+    line, a start's check and a start's hint all count it."""
+    return job.restart_hours * usd_per_hour
+
+
+def start_said(job: ResolvedJob) -> str:
+    """Where `start_usd`'s hours come from, in words: 'a restart: 15 min of boot, set-up
+    and warm-up ([migration] restart_minutes / ...)'."""
+    return f"its start is the decision model's {job.restart_said()}"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from costsched import own_budget
 from costsched.amounts import decimals, given, hours, parts_of, usd, usd_all
 from costsched.cli.booked import booked_lines, held_lines
 from costsched.cli.common import (
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 # A failed job's reason in the list of every job: one line, cut here (`status JOB` has it
 # whole, with its output's last lines).
 BRIEF_CHARS = 100
-STOPPED_AT = "stopped at budget "  # how a stop at a budget's cap is recorded (caps.py)
 
 
 def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
@@ -232,10 +232,11 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
     was spent, and what `start` needs: more budget (the command or the configuration key
     that gives it), or, where the cap has room again, the start itself."""
     why = s.stopped_why
-    if s.record.state != "stopped" or not why.startswith(STOPPED_AT):
+    name = own_budget.stopped_at(why, s.record.id)  # '': its own
+    if s.record.state != "stopped" or name is None:
         return []
-    name = why[len(STOPPED_AT):].split(": ", 1)[0]
-    found = [b for b in budgets if b.name == name and s.record.id in b.jobs]
+    found = [b for b in budgets if s.record.id in b.jobs
+             and (b.kind == "job" if name == "" else b.name == name)]
     job = s.record.name
     if not found:  # a budget no longer configured: nothing caps it now
         return [f"{why}; that budget is no longer configured: `costsched start {job}` "
@@ -254,7 +255,7 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
         stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
         more = named_fix(name, b.period)
     if b.left_usd > 0:  # raised since, or a new period: `start` says whether it is enough
-        covers = ("its steps left and its next watch interval" if b.kind == "job"
+        covers = ("its start, its steps left and its next watch interval" if b.kind == "job"
                   else "its next watch interval")
         return [f"{stopped}; {left} left now: `costsched start {job}` starts it again "
                 f"if that covers {covers}, else {more}"]

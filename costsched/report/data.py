@@ -286,7 +286,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
         "moves": moves,
         "egress": [_egress_row(m, names) for m in egress],
         "budgets": _budget_table(jobs, budgets, spent, all_moves, end,
-                                 _stopped_at_budget(store, list(budgets))),
+                                 _stopped_at_budget(store, jobs, budgets)),
         "speeds": [row for row in speed_table(by_id, measured, rates, predicted,
                                               mismatch_factor(factor))
                    if row["job_id"] in held],
@@ -390,7 +390,7 @@ def _budget_table(jobs: Sequence[JobRecord], budgets: Mapping[int, float],
                   compute: Mapping[int, float], egress: Sequence[Move], end: datetime,
                   stopped: set[int] = frozenset()) -> list[dict]:  # type: ignore[assignment]
     """Jobs whose whole-life spend up to `end` (`compute` per job, plus egress) is at least
-    80% of their budget, and those the watcher stopped at their cap, which say so (however
+    80% of their budget, and those their cap keeps stopped now, which say so (however
     little they spent: the cap charges ahead for the next watch interval)."""
     until = [m for m in egress if m.at <= end]
     moved = group_sums([m.job_id for m in until], [m.usd for m in until])
@@ -407,12 +407,12 @@ def _budget_table(jobs: Sequence[JobRecord], budgets: Mapping[int, float],
     return rows
 
 
-def _stopped_at_budget(store: PriceStore, job_ids: list[int]) -> set[int]:
-    """The jobs the watcher stopped at their own budget's cap (their events say so)."""
-    if not job_ids:
-        return set()
-    return {int(e.job_id) for e in store.jobs.event_rows(job_ids, kinds=["budget"])
-            if str(e.detail).startswith(f"stopped at budget job {int(e.job_id)} ")}
+def _stopped_at_budget(store: PriceStore, jobs: Sequence[JobRecord],
+                       budgets: Mapping[int, float]) -> set[int]:
+    """The jobs their own budget's cap keeps stopped now (`own_budget.capped_now`: not one
+    started again since, running or finished)."""
+    capped = own_budget.capped_now(store, [j for j in jobs if j.id in budgets])
+    return {j for j, name in capped.items() if name == ""}
 
 
 # --- small helpers ----------------------------------------------------------------------------

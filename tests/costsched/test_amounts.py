@@ -85,8 +85,9 @@ def test_a_move_reason_adds_up() -> None:
 def test_a_budget_line_adds_up() -> None:
     line = budget_verdict("b", 0.0123, 0.0079, 0.02)  # $0.0202: over, by a fifth of a cent
     # At cents (or tenths of one) it would read $0.01 + $0.01 against $0.02: not over.
+    # The budget as set ('$0.02', as the status table's cap reads it), not '$0.0200'.
     assert line == "$0.0123 spent + $0.0079 for the next watch interval would pass the " \
-                   "budget of $0.0200"
+                   "budget of $0.02"
     line = budget_verdict("b", 0.61, 0.40, 1.0)
     assert line == "$0.61 spent + $0.40 for the next watch interval would pass the " \
                    "budget of $1.00"

@@ -47,7 +47,7 @@ from costsched.service.jobs.runs import (
 from costsched.service.jobs.steps import _start_migration, secret_names
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
-from costsched.store.job_rows import EventRow, PlacementRow
+from costsched.store.job_rows import PlacementRow
 
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
@@ -146,7 +146,7 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     placed = [p for p in store.jobs.placement_rows(None) if p.job_id in chosen]
     sizes = {j: own_budget.checkpoint_gb(specs[j]) for j in wanted}
     nodes = {j: nodes_of(specs[j]) for j in wanted}  # every node of a gang is charged
-    stopped = _budget_stops(store, wanted)
+    capped = own_budget.capped_now(store, [r for r in records if r.id in chosen])
     runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
     resolved = {j: found for j, run in runs.items() if (found := _resolved(run)) is not None}
     paces = job_paces(store, [r.record for r in runs.values()],
@@ -154,19 +154,19 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     out = []
     for job_id, usd in sorted(own.items()):
         out.append(_state(store, f"job {job_id} ({names[job_id]})", "job", usd, "total",
-                          [job_id], placed, states, at, interval_seconds, stopped, runs, sizes,
+                          [job_id], placed, states, at, interval_seconds, capped, runs, sizes,
                           nodes, paces))
     for name, members in named.items():
         members = sorted(members, key=lambda j: (created[j], j))
         b = config.named[name]
         out.append(_state(store, name, "named", float(b.usd), b.period, members, placed,
-                          states, at, interval_seconds, stopped, runs, sizes, nodes, paces))
+                          states, at, interval_seconds, capped, runs, sizes, nodes, paces))
     return out
 
 
 def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
            members: Sequence[int], placed: Sequence[PlacementRow], states: Mapping[int, str],
-           at: datetime, interval_seconds: float, stopped: Mapping[int, set[str]],
+           at: datetime, interval_seconds: float, capped: Mapping[int, str],
            runs: Mapping[int, RunningJob], sizes: Mapping[int, float],
            nodes: Mapping[int, int], paces: Mapping[int, list[Speed]]) -> BudgetState:
     member = set(members)
@@ -186,7 +186,9 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
                     {j: min(usd_to_end, per_hour[j] * hours) for j, usd_to_end in to_end.items()})
     return BudgetState(name, kind, usd, period, sum(spent.values()), sum(ahead.values()),
                        sum(spent.values()) + sum(ahead_of_end.values()), tuple(members), running,
-                       tuple(j for j in members if name in stopped.get(j, set())),
+                       # Those its cap keeps stopped now (not those started again since).
+                       tuple(j for j in members
+                             if capped.get(j) == ("" if kind == "job" else name)),
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
 
 
@@ -247,21 +249,6 @@ def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) ->
     return float("nan") if old is None else old
 
 
-def _budget_events(store: PriceStore, job_ids: Sequence[int] | None) -> list[EventRow]:
-    return store.jobs.event_rows(None if job_ids is None else [int(j) for j in job_ids],
-                                 kinds=["budget"])
-
-
-def _budget_stops(store: PriceStore, job_ids: Sequence[int]) -> dict[int, set[str]]:
-    """The budgets that stopped each job, from its events ('stopped at budget NAME: ...')."""
-    out: dict[int, set[str]] = {}
-    prefix = "stopped at budget "
-    for said in _budget_events(store, job_ids):
-        if (said.detail or "").startswith(prefix):
-            out.setdefault(said.job_id, set()).add(said.detail[len(prefix):].split(": ", 1)[0])
-    return out
-
-
 # --- at every watch ------------------------------------------------------------------------
 
 
@@ -307,11 +294,11 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 run = runs[job_id]
                 left = state.usd - state.spent_usd - claims
                 try:
-                    moved = (_move_at_cap(store, launcher, run, state.name, why, left, at,
+                    said = own_budget.called(None if state.kind == "job" else state.name)
+                    moved = (_move_at_cap(store, launcher, run, said, why, left, at,
                                           overheads or Overheads())
                              if at_cap(run, config) == "move" else None)
-                    events.append(moved or _stop_at_cap(store, launcher, run, state.name,
-                                                        why, at))
+                    events.append(moved or _stop_at_cap(store, launcher, run, said, why, at))
                 except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
     return events
@@ -328,63 +315,83 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
                  budget_usd: float | None = None) -> list[dict]:
     """The offerings a start of stopped `job` tries (`decider.place`), its own budget as
     `start --budget` gives it (`budget_usd`) or as it stands. InvalidInput, in one line,
-    when a budget would not let it run: what is left of its own is less than its steps
-    left are expected to cost, or a cap would stop it at the first watch
-    (`start_refusal`); for its own budget the line names the amount that is enough."""
+    when a budget would not let it run: its own is less than what it spent, its start
+    (`own_budget.start_usd`), its steps left and the watch's charge ahead for its next
+    interval together, or a cap would stop it at the first watch (`start_refusal`); for its
+    own budget the line names the amount that is enough."""
     from costsched.service.jobs.decider import BudgetShort, place
 
     record = store.jobs.get(int(job.job_id))  # type: ignore[arg-type]
     nodes = nodes_of(record.spec)
     if budget_usd is not None:
         job = replace(job, budget=own_budget.of_job(store, record, at, nodes, usd=budget_usd))
-    restart_hours = job.resolved.restart_hours  # a start boots, sets up and restores
     try:
         cands = place(store, job, launcher, at)
     except BudgetShort as short:
         per_hour = short.usd_per_hour  # (all its nodes)
         raise InvalidInput(f"job {record.id} ({record.name}) is at its budget: {short.why}; "
                            + enough(record.name, short.budget.spent_usd, short.expected_usd,
-                                    short.steps_left, per_hour * restart_hours,
-                                    per_hour * interval_seconds / 3600)) from None
+                                    short.steps_left,
+                                    own_budget.start_usd(job.resolved, per_hour),
+                                    per_hour * interval_seconds / 3600,
+                                    own_budget.start_said(job.resolved))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
                         interval_seconds, budget_usd=budget_usd,
                         rest_usd=float(cands[0].get("expected_usd", float("nan"))),
-                        steps_left=job.steps_left, start_usd=per_hour * restart_hours)
+                        steps_left=job.steps_left,
+                        start_usd=own_budget.start_usd(job.resolved, per_hour),
+                        start_said=own_budget.start_said(job.resolved))
     if why:
         raise InvalidInput(why)
     return cands
 
 
-def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
-           start_usd: float, ahead_usd: float) -> str:
-    """What gives job `name` the own budget it needs to start again and finish: what it
-    spent, what its steps left are expected to cost, what its start costs (the restart the
-    decision model counts: boot, set-up, restore) and the charge the watch makes ahead for
-    its next interval (`enforce`), rounded up to the amount's last decimal, as `costsched
-    start NAME --budget USD` takes it (its rest not priced, NaN: more than the others)."""
-    if rest_usd != rest_usd:  # its rest cannot be priced: no amount can be shown enough
-        spent, ahead = usd_all(spent_usd, ahead_usd)
-        return (f"give it more than {spent} spent + {ahead} for the next watch interval: "
-                f"`costsched start {name} --budget USD`")
+def enough_usd(spent_usd: float, rest_usd: float, start_usd: float,
+               ahead_usd: float) -> tuple[float, int]:
+    """The own budget a stopped job needs to start again and finish (the one rule of a
+    start's check and its hint): what it spent, what its steps left are expected to cost,
+    its start and the watch's charge ahead for its next interval, rounded up to the
+    amount's last decimal as `start --budget` takes it; and those decimals."""
     need = spent_usd + rest_usd + start_usd + ahead_usd
     places = amounts.decimals([need])
-    amount = math.ceil(need * 10 ** places) / 10 ** places
+    amount = float(f"{math.ceil(need * 10 ** places) / 10 ** places:.{places}f}")
+    if amount - 10 ** -places >= need:  # the product rounded up a last digit too many
+        amount = float(f"{amount - 10 ** -places:.{places}f}")
+    return amount, places
+
+
+def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
+           start_usd: float, ahead_usd: float, start_said: str = "") -> str:
+    """What gives job `name` the own budget it needs to start again and finish
+    (`enough_usd`), as `costsched start NAME --budget USD` takes it, its parts itemised and
+    its start's source said (`start_said`); its rest not priced (NaN): more than the
+    others."""
+    source = f"; {start_said}" if start_said and start_usd > 0 else ""
+    if rest_usd != rest_usd:  # its rest cannot be priced: no amount can be shown enough
+        spent, start, ahead = usd_all(spent_usd, start_usd, ahead_usd)
+        started = f" + {start} to start it" if start_usd > 0 else ""
+        return (f"give it more than {spent} spent{started} + {ahead} for the next watch "
+                f"interval: `costsched start {name} --budget USD`{source}")
+    amount, places = enough_usd(spent_usd, rest_usd, start_usd, ahead_usd)
     spent, rest, start, ahead = usd_all(spent_usd, rest_usd, start_usd, ahead_usd)
+    started = f" + {start} to start it" if start_usd > 0 else ""
     return (f"give it enough: `costsched start {name} --budget {amount:.{places}f}` ({spent} "
-            f"spent + {rest} expected for its {steps_left:,.0f} steps left + {start} to start "
-            f"it + {ahead} for the next watch interval)")
+            f"spent + {rest} expected for its {steps_left:,.0f} steps left{started} + {ahead} "
+            f"for the next watch interval){source}")
 
 
 def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
                   config: BudgetsConfig, interval_seconds: float, *,
                   budget_usd: float | None = None, rest_usd: float = float("nan"),
-                  steps_left: float = float("nan"), start_usd: float = 0.0) -> str | None:
-    """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) would
-    be stopped at once by one of its budgets' caps (the watch's own check, `enforce`, the
-    job its newest), its own as it stands or as `start --budget` gives it (`budget_usd`),
-    and what gives it enough (`enough`: its `steps_left` expected to cost `rest_usd`, its
-    start `start_usd`); None when its budgets leave it room."""
+                  steps_left: float = float("nan"), start_usd: float = 0.0,
+                  start_said: str = "") -> str | None:
+    """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) is
+    refused: its own budget, as it stands or as `start --budget` gives it (`budget_usd`),
+    is less than `enough_usd` (what it spent, its start `start_usd`, its `steps_left`
+    expected to cost `rest_usd` and the watch's charge ahead for its next interval), or a
+    named budget's cap would stop it at once (the watch's own check, `enforce`, the job its
+    newest); and what gives it enough. None when its budgets leave it room."""
     from costsched.service.jobs.decider import budget_verdict
 
     record = store.jobs.get(job_id)
@@ -400,18 +407,36 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
     for state in states:
         if job_id not in state.jobs:
             continue
+        if state.kind == "job":
+            why = _own_short(state.spent_usd, rest_usd, start_usd,
+                             state.committed_usd + ahead, state.usd)
+            if why is None:
+                continue
+            return (f"job {job_id} ({record.name}) is at its budget: {why}; "
+                    + enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
+                             state.committed_usd + ahead, start_said))
         claims = _claims(state, [j for j in state.running if j != job_id])
         why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
                              state.usd, claims)
-        if why is None:
-            continue
-        if state.kind == "job":
-            return (f"job {job_id} ({record.name}) is at its budget: {why}; "
-                    + enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
-                             ahead))
-        return (f"job {job_id} ({record.name}) is at budget {state.name}: {why}; "
-                f"{named_fix(state.name, state.period)}")
+        if why is not None:
+            return (f"job {job_id} ({record.name}) is at budget {state.name}: {why}; "
+                    f"{named_fix(state.name, state.period)}")
     return None
+
+
+def _own_short(spent_usd: float, rest_usd: float, start_usd: float, ahead_usd: float,
+               cap_usd: float) -> str | None:
+    """Why a job's own budget `cap_usd` does not let it start again: it is less than
+    `enough_usd` (its rest not priced, NaN: than what it spent, its start and the next
+    interval), in the watch's words when the watch would stop it at once; or None."""
+    from costsched.service.jobs.decider import budget_verdict
+
+    known = rest_usd == rest_usd
+    if spent_usd + (rest_usd if known else 0.0) + start_usd + ahead_usd <= cap_usd:
+        return None
+    return budget_verdict("", spent_usd, ahead_usd, cap_usd) or (
+        f"its budget of {amounts.given(cap_usd)} is less than it needs to start"
+        + (" and finish" if known else ""))
 
 
 def named_fix(name: str, period: str) -> str:
@@ -428,10 +453,11 @@ def at_cap(run: RunningJob, config: BudgetsConfig) -> str:
     return said if said in ("stop", "move") else config.at_cap
 
 
-def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: str,
+def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
                  why: str, left_usd: float, at: datetime,
                  overheads: Overheads) -> JobEvent | None:
-    """Under the job's lease, move it where the budget's decider says it finishes within
+    """Under the job's lease, move it where the budget (`called`: 'its own budget',
+    'budget NAME') has its decider say it finishes within
     `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
     from costsched.service.jobs.decider import BudgetDecider, JobNow, market_at
 
@@ -452,7 +478,7 @@ def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: s
         if not decision.moves or not launcher.can_launch(decision.offering) or \
                 launch_secrets.missing(job_id, secret_names(run)):  # none here to move it
             return None
-        detail = f"moved at budget {name}: {why}; {decision.reason}"
+        detail = f"moved at {called}: {why}; {decision.reason}"
         store.jobs.note(job_id, "budget", detail, at=at)
         _start_migration(store, launcher, run, decision, placement, None, fallbacks=False)
     return JobEvent(job_id, "budget", detail, level="warning", notify="budget")
@@ -474,22 +500,26 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
         start = period_start(state.period, at)
         period = (f"({state.period})" if start is None else
                   f"({state.period} from {start:%Y-%m-%d})")
-        what = f"{share:.0%} of {amounts.usd(state.usd)} {period}"
-        # Said before, in these words or in the older 'reached NAME 50% of ...'.
-        if any(line.startswith((f"{called} reached {what}",
-                                f"reached {state.name} {what}")) for line in said):
+        what = f"{share:.0%} of {amounts.given(state.usd)} {period}"  # the budget as set
+        # Said before, in these words, or with the budget at the spend's decimals
+        # ('$0.0040'), or in the older 'reached NAME 50% of ...'.
+        before = f"{share:.0%} of {amounts.usd(state.usd)} {period}"
+        if any(line.startswith((f"{called} reached {what}", f"{called} reached {before}",
+                                f"reached {state.name} {before}")) for line in said):
             continue
-        spent, cap = usd_all(state.spent_usd, state.usd)
-        text = f"{called} reached {what}: {spent} of {cap} spent"
+        places = amounts.decimals([state.spent_usd, state.usd])
+        text = (f"{called} reached {what}: {amounts.usd(state.spent_usd, places)} of "
+                f"{amounts.given(state.usd, places)} spent")
         store.jobs.note(owner, "budget", text, at=at)
         out.append(JobEvent(owner, "budget", text,
                             level="warning" if share >= 0.8 else "info", notify="budget"))
     return out
 
 
-def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: str,
+def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
                  why: str, at: datetime) -> JobEvent:
-    """Ask the job to checkpoint and exit, wait for it (a while), then stop it: its
+    """Ask the job to checkpoint and exit, wait for it (a while), then stop it at the budget
+    `called` ('its own budget', 'budget NAME': `own_budget.stopped_at` reads it back): its
     checkpoints are kept, `start` resumes it once the budget allows."""
     job_id = run.record.id
     placed = _open_placement(store, job_id)
@@ -503,7 +533,7 @@ def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, name: s
                 time.sleep(_POLL)
         except Exception:  # noqa: BLE001, S110 - the stop below ends it whatever happened
             pass
-    detail = f"stopped at budget {name}: {why}"
+    detail = f"stopped at {called}: {why}"
     store.jobs.note(job_id, "budget", detail, at=at)
     stop_job(store, launcher, job_id, at, detail=detail)
     return JobEvent(job_id, "budget", detail, level="warning", notify="budget")

@@ -471,8 +471,8 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
     while places < MAX_DECIMALS and sum(round(v, places) for v in (
             spent_usd, next_usd, claims_usd)) <= round(cap_usd, places):
         places += 1
-    spent, next_, claimed, cap = (usd(v, places) for v in (spent_usd, next_usd, claims_usd,
-                                                           cap_usd))
+    spent, next_, claimed = (usd(v, places) for v in (spent_usd, next_usd, claims_usd))
+    cap = given(cap_usd, places)  # the budget as set ('$0.004'), not at the sum's decimals
     claims = f" + {claimed} its earlier jobs need to finish" if claims_usd > 0 else ""
     return (f"{spent} spent + {next_} for the next watch interval{claims} would pass the "
             f"budget of {cap}")

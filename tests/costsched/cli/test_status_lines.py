@@ -153,7 +153,8 @@ def test_a_raised_budget_s_cap_and_what_is_left_read_as_they_add_up(tmp_path: Pa
     [line] = [x for x in _under(_status(db), job) if x.startswith("stopped")]
     assert line.startswith("stopped at its own budget's cap of $5.00 ($0.0004 spent); "
                            "$4.9996 left now: `costsched start capped` starts it again if "
-                           "that covers its steps left and its next watch interval"), line
+                           "that covers its start, its steps left and its next watch "
+                           "interval"), line
 
 
 def test_a_job_stopped_at_a_named_budget_names_its_key_and_starts_once_it_is_raised(

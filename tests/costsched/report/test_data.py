@@ -122,12 +122,29 @@ def test_a_job_stopped_at_its_budget_is_listed_however_little_it_spent(filled) -
     store, ids = filled
     early = build(store, until=at(2), now=at(NOW))
     assert early.budgets.empty  # by hour 2 neither is near its budget
-    store.jobs.note(ids["alpha"], "budget", f"stopped at budget job {ids['alpha']} (alpha): "
-                    "$2.00 spent + $6.50 for the next watch interval would pass the budget "
-                    "of $8.00", at=at(2))
+    said = ("stopped at its own budget: $2.00 spent + $6.50 for the next watch interval "
+            "would pass the budget of $8")
+    store.jobs.note(ids["alpha"], "budget", said, at=at(2))
+    store.jobs.transition(ids["alpha"], "stopped", at=at(2), detail=said)  # as a cap stops
     [row] = build(store, until=at(2), now=at(NOW)).budgets.itertuples()
     assert (row.job_id, row.status) == (ids["alpha"], "stopped at its budget")
     assert row.used == pytest.approx(2.0 / 8.0)
+
+
+def test_a_job_started_again_after_its_cap_is_not_said_stopped_at_its_budget(filled) -> None:
+    """Raised and started again, running or run to its end: its budget's status is what it
+    is now, not the stop it had (the trial: 'stopped at its budget' after it succeeded)."""
+    store, ids = filled
+    said = "stopped at budget job {} (alpha): $2.00 spent".format(ids["alpha"])  # older words
+    store.jobs.note(ids["alpha"], "budget", said, at=at(2))
+    store.jobs.transition(ids["alpha"], "stopped", at=at(2), detail=said)
+    assert build(store, until=at(2), now=at(NOW)).budgets.status.tolist() == [
+        "stopped at its budget"]
+    store.jobs.transition(ids["alpha"], "pending", at=at(2), detail="started again")
+    store.jobs.transition(ids["alpha"], "running", at=at(2))
+    assert build(store, until=at(2), now=at(NOW)).budgets.empty
+    store.jobs.transition(ids["alpha"], "succeeded", at=at(2))
+    assert build(store, until=at(2), now=at(NOW)).budgets.empty
 
 
 def test_a_period_counts_only_what_happened_in_it(filled) -> None:

@@ -111,8 +111,8 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     # before (`late`: how much longer than a watch interval apart they came; a pass that
     # outlasts the interval on a busy machine makes the next one late).
     per_second = USD_PER_HOUR / 3600
-    [k] = [i for i, (_, _, done) in enumerate(checks) if any("stopped at budget" in e
-                                                            for e in done)]
+    [k] = [i for i, (_, _, done) in enumerate(checks) if any(
+        "stopped at its own budget" in e for e in done)]
     at, clock, _ = checks[k]
     start = store.jobs.placements(job_id)["start_at"].iloc[0]
     # The check before the one that stopped it; on a machine so busy that the first check
@@ -136,9 +136,9 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     assert 0 < step < steps  # the checkpoint asked for at the cap, kept
     events = store.jobs.events(job_id)
     said = events[events["kind"] == "budget"]["detail"]
-    stopped = said[said.str.startswith("stopped at budget")]
+    stopped = said[said.str.startswith("stopped at ")]
     assert len(stopped) == 1
-    assert stopped.iloc[0].startswith(f"stopped at budget job {job_id} (capped): $")
+    assert stopped.iloc[0].startswith("stopped at its own budget: $")
     assert "would pass the budget of $0.08" in stopped.iloc[0]
     assert any(d.startswith("its budget reached 50% of $0.08 (total): $") for d in said)
 
@@ -162,13 +162,16 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     assert reported.exit_code == 0, reported.output
     assert "stopped at its budget" in reported.output and "Budgets now" in reported.output
 
-    # Raised, it runs on from its checkpoint to the end.
-    started = cli("start", str(job_id), "--budget", "5", "--wait", "0")
+    # Raised (its start, a restart of 15 min at $36/h, is $9 of it), it runs on from its
+    # checkpoint to the end, and no budget says it is stopped at its cap any more.
+    started = cli("start", str(job_id), "--budget", "10", "--wait", "0")
     assert started.exit_code == 0, started.output
-    assert caps.budget_states(store, BudgetsConfig(), _now(), WATCH)[0].usd == 5.0
+    assert caps.budget_states(store, BudgetsConfig(), _now(), WATCH)[0].usd == 10.0
     shown = "".join(service.follow(store, launcher, job_id, poll=0.2))
     assert store.jobs.get(job_id).state == "succeeded"
     assert f"resumed at step {step}" in shown and f"done at step {steps}" in shown
+    assert caps.budget_states(store, BudgetsConfig(), _now(), WATCH)[0].stopped == ()
+    assert "stopped at its budget" not in cli("report").output
 
 
 def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(

@@ -81,11 +81,11 @@ def test_at_its_cap_a_job_moves_to_an_offering_that_finishes_it_within_the_budge
     assert _cost(store, job_id) <= budget + USD_PER_HOUR * AHEAD / 3600
     said = store.jobs.events(job_id)
     said = said[said["kind"] == "budget"]["detail"]
-    [moved] = said[said.str.startswith("moved at budget")]
-    assert moved.startswith(f"moved at budget job {job_id} (mover): $")
+    [moved] = said[said.str.startswith("moved at ")]
+    assert moved.startswith("moved at its own budget: $")
     assert "move to aws us-east-1b p3.2xlarge spot at its budget's cap" in moved
-    assert not said.str.startswith("stopped at budget").any()
-    assert [e.notify for e in events if "moved at budget" in str(e)] == ["budget"]
+    assert not said.str.startswith("stopped at ").any()
+    assert [e.notify for e in events if "moved at its own budget" in str(e)] == ["budget"]
 
 
 def test_at_its_cap_a_job_that_fits_nowhere_cheaper_is_stopped(
@@ -102,8 +102,8 @@ def test_at_its_cap_a_job_that_fits_nowhere_cheaper_is_stopped(
     assert set(_zones(store, job_id)) == {"us-east-1a"}
     said = store.jobs.events(job_id)
     said = said[said["kind"] == "budget"]["detail"]
-    assert said.str.startswith("stopped at budget").sum() == 1
-    assert not said.str.startswith("moved at budget").any()
+    assert said.str.startswith("stopped at its own budget").sum() == 1
+    assert not said.str.startswith("moved at ").any()
 
 
 def test_status_report_and_the_api_show_each_budget(tmp_path: Path, cli, db_path: Path,
@@ -131,7 +131,8 @@ def test_status_report_and_the_api_show_each_budget(tmp_path: Path, cli, db_path
     store.jobs.place(job, key, gpu_model="V100", gpu_count=1, at=start, usd_per_hour=1.0,
                      reason="launch")
     store.jobs.end_placement(job, start + pd.Timedelta(hours=4))
-    store.jobs.transition(job, "stopped", at=start + pd.Timedelta(hours=4))
+    store.jobs.transition(job, "stopped", at=start + pd.Timedelta(hours=4),
+                          detail="stopped at budget team: test")  # as a stop at a cap is
     store.jobs.note(job, "budget", "stopped at budget team: test", at=start)
     store.dispose()
 

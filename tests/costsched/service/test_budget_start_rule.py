@@ -1,0 +1,121 @@
+"""One rule for what a start costs (a launch, or a `start` after a stop): the decision
+model's restart at the offering's price, counted alike by the launch's budget line, the
+start's check and the start's hint; and a budget's stopped jobs are those its cap keeps
+stopped now, not those started again since. In-memory launcher, SQLite store."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from costsched import own_budget
+from costsched.config import BudgetsConfig
+from costsched.model import InvalidInput
+from costsched.report.data import _stopped_at_budget
+from costsched.service import jobs as service
+from costsched.service.jobs import caps
+from costsched.service.jobs.budget_launch import launch_fits
+from costsched.store import PriceStore
+from tests.costsched.migration.test_edges import FakeLauncher
+from tests.costsched.service.test_jobs import set_prices
+
+HINT = re.compile(r"give it enough: `costsched start rule --budget ([0-9.]+)` \(\$([0-9.]+) "
+                  r"spent \+ \$([0-9.]+) expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
+                  r"to start it \+ \$([0-9.]+) for the next watch interval\); its start is "
+                  r"the decision model's restart 0.2522 h: 10 min boot and set-up "
+                  r"\(\[migration\] restart_minutes\) \+ 5 min warm-up \(\[migration\] "
+                  r"warmup_minutes\) \+ [0-9.]+ min to copy the 1 GB checkpoint")
+
+
+def _spec(tmp_path: Path, budget: float) -> Path:
+    """An hour of work at $1/h; its restart 15 min and 8 s (the 1 GB checkpoint's copy)."""
+    path = tmp_path / "rule.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "rule", "throughputs": {"V100": 1.0}, "steps": 3600, "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"], "budget": budget},
+        "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}))
+    return path
+
+
+@pytest.fixture()
+def launched(store: PriceStore, tmp_path: Path) -> tuple[FakeLauncher, int, Path]:
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    launcher = FakeLauncher()
+    spec = _spec(tmp_path, 5)
+    [job] = service.launch(store, [spec], launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    return launcher, job.id, spec
+
+
+def test_the_start_is_counted_alike_by_the_launch_line_the_check_and_the_hint(
+        store: PriceStore, launched) -> None:
+    launcher, job, spec = launched
+    service.stop(store, launcher, job)
+    [fit] = launch_fits(store, [spec], BudgetsConfig(), datetime.now(timezone.utc))
+    restart_hours = 0.25 + 8 / 3600  # 10 min boot + 5 min warm-up + the copy
+    assert fit.start_usd == pytest.approx(restart_hours * 1.0)
+    assert f"(${fit.start_usd:.2f} of it to start it)" in fit.line()
+
+    # Enough for what it spent, its rest and the next interval, not for its start (the
+    # trial's `--budget 0.004`): refused, with the amount that is enough.
+    with pytest.raises(InvalidInput) as refused:
+        service.start(store, launcher, job, budget=1.1)
+    found = HINT.search(str(refused.value))
+    assert found, str(refused.value)
+    amount, spent, rest, start, ahead = (float(found[i]) for i in range(1, 6))
+    assert start == pytest.approx(fit.start_usd, abs=1e-4)  # the launch line's start
+    assert 1.1 < spent + rest + start + ahead <= amount
+    places = len(found[1].split(".")[1])
+    # Just under the amount named: refused by the same rule, naming the same amount.
+    with pytest.raises(InvalidInput, match=re.escape(f"--budget {found[1]}`")):
+        service.start(store, launcher, job, budget=amount - 10 ** -places)
+    assert store.jobs.get(job).state == "stopped"
+    # The amount named: started.
+    assert service.start(store, launcher, job, budget=amount).state == "running"
+
+
+def test_a_budget_says_stopped_at_its_cap_only_while_the_cap_keeps_the_job_stopped(
+        store: PriceStore, launched, monkeypatch: pytest.MonkeyPatch) -> None:
+    launcher, job, _ = launched
+    monkeypatch.setattr(caps, "CHECKPOINT_WAIT_SECONDS", 0.0)
+    now = datetime.now(timezone.utc)
+    events = caps.enforce(store, launcher, BudgetsConfig(), now, interval_seconds=6 * 3600)
+    # The daemon's log ('job 3: ...') names a job's own budget in words.
+    assert [str(e).split(": ")[1] for e in events if e.kind == "budget"][-1:] == [
+        "stopped at its own budget"]
+    record = store.jobs.get(job)
+    assert record.state == "stopped"
+    [state] = caps.budget_states(store, BudgetsConfig(), now, 30)
+    assert state.stopped == (job,)
+    assert _stopped_at_budget(store, [record], {job: 5.0}) == {job}
+
+    assert service.start(store, launcher, job, budget=10).state == "running"
+    record = store.jobs.get(job)
+    [state] = caps.budget_states(store, BudgetsConfig(), datetime.now(timezone.utc), 30)
+    assert state.stopped == () and state.running == (job,)
+    assert _stopped_at_budget(store, [record], {job: 10.0}) == set()
+    # Stopped again by the user: not its cap's doing.
+    service.stop(store, launcher, job)
+    record = store.jobs.get(job)
+    assert own_budget.capped_now(store, [record]) == {}
+    [state] = caps.budget_states(store, BudgetsConfig(), datetime.now(timezone.utc), 30)
+    assert state.stopped == ()
+
+
+def test_a_stop_at_a_cap_reads_back_in_its_words_and_the_older_ones() -> None:
+    assert own_budget.stopped_at("stopped at its own budget: $1 spent", 3) == ""
+    assert own_budget.stopped_at("stopped at budget job 3 (kmeans-cap): $1 spent", 3) == ""
+    assert own_budget.stopped_at("stopped at budget vision: $1 spent", 3) == "vision"
+    assert own_budget.stopped_at("stopped by the user", 3) is None
+
+
+def test_a_budget_reads_as_set_in_the_line_that_stops_a_job_at_it() -> None:
+    from costsched.service.jobs.decider import budget_verdict
+
+    said = budget_verdict("job 3 (kmeans-cap)", 0.0035, 0.001, 0.004)
+    assert said == ("$0.0035 spent + $0.0010 for the next watch interval would pass the "
+                    "budget of $0.004")  # as set, as the status table's cap reads it
