@@ -1,15 +1,15 @@
 """At launch: each job's expected cost and a pessimistic one against what is left of each
 budget it joins (its own `constraints.budget`, the named budgets of the config).
 
-The expected cost is the decision model's for the offering the job would be placed on, with
-its start (`own_budget.start_usd`: the restart the model prices, at that offering's price;
-a `start` after a stop is checked by the same rule). The pessimistic one counts
-preemptions at the 95th percentile: over the job's expected hours, preemptions arrive as a
-Poisson process at the offering's preemption rate (the decision model's,
-`preemptions_per_hour`), and each one costs a restart and the work lost since the last
-checkpoint (half the checkpoint interval). The 95th percentile of that count is the
+The expected cost is the decision model's for the offering the job would be placed on:
+the figure `plan` shows and checks the budget by (its first boot is not in it, as it is not
+in the plan's; a `start` after a stop adds its restart, `own_budget.start_usd`). The
+pessimistic one counts preemptions at the 95th percentile: over the job's expected hours,
+preemptions arrive as a Poisson process at the offering's preemption rate (the decision
+model's, `preemptions_per_hour`), and each one costs a restart and the work lost since the
+last checkpoint (half the checkpoint interval). The 95th percentile of that count is the
 smallest k with P(N <= k) >= 0.95; the pessimistic cost is the work hours plus k restarts'
-hours and its start, at the offering's price (never below the expected cost).
+hours, at the offering's price (never below the expected cost).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from costsched import own_budget
 from costsched.amounts import decimals_kept, given, usd
 from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
@@ -50,7 +49,6 @@ class LaunchFit:
     pessimistic_usd: float
     left_usd: float
     fix: str = ""  # what gives the job more: the key to raise, and where
-    start_usd: float = 0.0  # of `expected_usd`: its start (`own_budget.start_usd`)
 
     @property
     def fits(self) -> bool:
@@ -63,18 +61,15 @@ class LaunchFit:
 
     def places(self) -> int:
         """One precision for the line's amounts, at which a small cost keeps its digits."""
-        return decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd,
-                              self.start_usd])
+        return decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd])
 
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
         places = self.places()
-        expected, pessimistic, start = (usd(v, places) for v in
-                                        (self.expected_usd, self.pessimistic_usd,
-                                         self.start_usd))
+        expected, pessimistic = (usd(v, places) for v in
+                                 (self.expected_usd, self.pessimistic_usd))
         left = given(self.left_usd, places)  # what is left of a budget reads as the budget
-        started = f" ({start} of it to start it)" if self.start_usd > 0 else ""
-        return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
+        return (f"job {self.job}: expected {expected}, pessimistic {pessimistic} "
                 f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
                 f"{self.budget}: {verdict}"
                 + (f"; {self.fix}" if not self.fits and self.fix else ""))
@@ -139,15 +134,13 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         row = _priced_row(planned(resolved, market, at), offering)
         if row is None:
             continue  # the launch itself says why nothing fits
-        price = float(row["usd_per_hour"])  # (all its nodes)
-        start = own_budget.start_usd(resolved, price)
-        expected = float(row["expected_cost"]) + start
+        expected = float(row["expected_cost"])
         mean = float(row["expected_hours"]) * float(row.get("preemptions_per_hour", 0.0) or 0.0)
         each = resolved.restart_hours + resolved.checkpoint_hours / 2
         pessimistic = max(expected, (float(row["work_hours"]) + poisson_quantile(mean) * each)
-                          * price + start)
+                          * float(row["usd_per_hour"]))
         for name, left, fix in wanted:
-            out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start))
+            out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix))
     return out
 
 

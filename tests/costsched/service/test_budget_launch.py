@@ -68,8 +68,7 @@ def test_launch_refuses_what_may_not_fit_unless_told_yes(
     refused = cli("launch", job, "--launcher", "local", "--wait", "0")
     assert refused.exit_code != 0
     assert refused.output == (
-        f"error: job long: expected ${fit.expected_usd:,.2f} (${fit.start_usd:,.2f} of it to "
-        f"start it), pessimistic "
+        f"error: job long: expected ${fit.expected_usd:,.2f}, pessimistic "
         f"${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) against "
         f"${between:,.2f} left of its own budget: may not fit; give --yes to launch it anyway\n")
     assert priced.jobs.list().empty

@@ -71,9 +71,8 @@ def test_a_budget_too_small_for_every_allowed_offering_is_priced_as_the_plan_pri
     region leaves out: 'fits', then the launch refused it."""
     job = _job(tmp_path, budget=5)
     [fit] = launch_fits(priced, [job], BudgetsConfig(), AT)
-    # The plan's figure, and the job's start (a restart, at the offering's price).
-    assert fit.expected_usd - fit.start_usd == pytest.approx(_plan_cost(priced, job), abs=5e-3)
-    assert fit.start_usd > 0 and fit.expected_usd > 10 and not fit.fits
+    assert fit.expected_usd == pytest.approx(_plan_cost(priced, job), abs=5e-3)
+    assert fit.expected_usd > 10 and not fit.fits
     [roomy] = launch_fits(priced, [_job(tmp_path, budget=50)], BudgetsConfig(), AT)
     assert roomy.expected_usd == pytest.approx(fit.expected_usd) and roomy.fits
 
@@ -85,11 +84,8 @@ def test_the_launch_refuses_in_one_line_with_the_plans_figure(
     refused = cli("launch", job, "--launcher", "local", "--wait", "0")
     assert refused.exit_code != 0
     [line] = refused.output.splitlines()
-    said = re.match(r"error: job ar: expected \$([\d.]+) \(\$([\d.]+) of it to start it\), "
-                    r"pessimistic ", line)
-    assert said, line  # the plan's figure and the start, as written
-    plan_cost = _plan_cost(priced, job, at=None)
-    assert float(said[1]) - float(said[2]) == pytest.approx(plan_cost, abs=0.011)
+    expected = f"${_plan_cost(priced, job, at=None):,.2f}"
+    assert line.startswith(f"error: job ar: expected {expected}, pessimistic ")
     assert line.endswith(f"against $5.00 left of its own budget: does not fit; raise "
                          f"constraints.budget in {job}")
     assert priced.jobs.list().empty
@@ -132,5 +128,5 @@ def test_a_plan_counts_the_preemptions_costsched_met_as_the_launch_does(
     later = AT + timedelta(days=2)
     [fit] = launch_fits(priced, [job], BudgetsConfig(), later)
     assert fit.expected_usd > before
-    assert _plan_cost(priced, job, at=later) == pytest.approx(fit.expected_usd - fit.start_usd)
+    assert _plan_cost(priced, job, at=later) == pytest.approx(fit.expected_usd)
     assert _plan_cost(priced, job, at=AT + timedelta(hours=1)) == pytest.approx(before)
