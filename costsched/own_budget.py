@@ -53,16 +53,16 @@ def capped_now(store: PriceStore, records: Sequence[JobRecord]) -> dict[int, str
 
 
 def start_usd(job: ResolvedJob, usd_per_hour: float) -> float:
-    """What a start (a launch, or a `start` after a stop) is expected to cost: the restart
-    the decision model prices (`ResolvedJob.restart_hours`: boot and set-up, warm-up, the
-    checkpoint's copy) at the offering's `usd_per_hour` (all its nodes). A launch's budget
-    line, a start's check and a start's hint all count it."""
+    """What a `start` after a stop is expected to cost to get going: the restart the
+    decision model prices (`ResolvedJob.restart_hours`: boot and set-up, warm-up, the
+    checkpoint's copy) at the offering's `usd_per_hour` (all its nodes). A start's check and
+    its hint both count it; a launch's line, like the plan, does not count the first boot."""
     return job.restart_hours * usd_per_hour
 
 
 def start_said(job: ResolvedJob) -> str:
-    """Where `start_usd`'s hours come from, in words: 'a restart: 15 min of boot, set-up
-    and warm-up ([migration] restart_minutes / ...)'."""
+    """Where `start_usd`'s hours come from, in words: "its start is the decision model's
+    restart 0.25 h: 10 min boot and set-up ([migration] restart_minutes) + ..."."""
     return f"its start is the decision model's {job.restart_said()}"
 
 
