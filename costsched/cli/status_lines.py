@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from costsched import own_budget
 from costsched.amounts import decimals, given, hours, parts_of, usd, usd_all
 from costsched.cli.booked import booked_lines, held_lines
 from costsched.cli.common import (
@@ -231,6 +230,8 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
     """A job its budget's cap stopped (and still stopped): the budget, its cap and what
     was spent, and what `start` needs: more budget (the command or the configuration key
     that gives it), or, where the cap has room again, the start itself."""
+    from costsched import own_budget  # (the store with it: not for a task refused early)
+
     why = s.stopped_why
     name = own_budget.stopped_at(why, s.record.id)  # '': its own
     if s.record.state != "stopped" or name is None:

@@ -115,15 +115,19 @@ def test_a_gang_that_waits_90_minutes_is_charged_from_running_per_node(
     assert report.jobs["usd"].sum() == pytest.approx(expected)
     assert report.jobs["billed_hours"].sum() == pytest.approx(2.0)
 
-    # Compute Engine's bill: each node from 1:30 in, hour by hour.
+    # Compute Engine's bill: each node from 1:30 in, a line per clock hour, as a bill has
+    # them (a line never spans midnight UTC, whatever time of day the test runs at).
     nodes = sorted(fake.store.values(), key=lambda i: i.name)
+    lo, hi = pd.Timestamp(AT + 1.5 * H), pd.Timestamp(AT + 3.5 * H)
+    edges = [lo, *pd.date_range(lo.ceil("h"), hi, freq="h", inclusive="left"), hi]
+    spans = [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > a]
     rows = [{"cloud": "gcp", "account": "proj", "source": "test", "line_key": "",
-             "usage_start": pd.Timestamp(AT + (1.5 + h) * H),
-             "usage_end": pd.Timestamp(AT + (2.5 + h) * H), "resource_id": node.name,
+             "usage_start": a, "usage_end": b, "resource_id": node.name,
              "category": "compute", "line_type": "", "service": "Compute Engine",
-             "usage_type": "", "region": "us-central1", "usage_amount": 1.0,
-             "usage_unit": "h", "usd": FLEX_USD, "currency": "USD", "job_tag": str(job),
-             "attempt_tag": ""} for h in range(2) for node in nodes]
+             "usage_type": "", "region": "us-central1",
+             "usage_amount": (b - a) / pd.Timedelta(hours=1), "usage_unit": "h",
+             "usd": FLEX_USD * ((b - a) / pd.Timedelta(hours=1)), "currency": "USD",
+             "job_tag": str(job), "attempt_tag": ""} for a, b in spans for node in nodes]
     BillStore(store.engine).replace("test", finish(pd.DataFrame(rows, columns=LINE_COLUMNS)),
                                     at=now)
     rematch(store, now=now)
