@@ -35,7 +35,7 @@ from launchers.base import (
     QuotaError,
 )
 from launchers.cloud_errors import translate, translated
-from launchers.cloud_times import utc
+from launchers.cloud_times import transition_time, utc
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
@@ -407,7 +407,9 @@ class AwsLauncher(Launcher):
                         job_id=int(job) if job.isdigit() else -1,
                         attempt=tags.get(TAG_ATTEMPT, ""), offering_key=key,  # type: ignore[arg-type]
                         state=state, detail=detail, started_at=record.get("LaunchTime"),
-                        created_at=utc(record.get("LaunchTime")))
+                        created_at=utc(record.get("LaunchTime")),
+                        lost_at=transition_time(record.get("StateTransitionReason"))
+                        if state == "preempted" else None)
 
     def _records(self, region: str, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
         pages = self._client("ec2", region).get_paginator("describe_instances").paginate(

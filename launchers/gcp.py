@@ -428,7 +428,8 @@ class GcpLauncher(Launcher):
                         attempt=str(exact.get("attempt", record.labels.get(TAG_ATTEMPT, ""))),
                         offering_key=key, state=state,  # type: ignore[arg-type]
                         detail=detail, started_at=gcp_gang.started_at(record) if state == "running"
-                        else None, created_at=gcp_gang.created_at(record))
+                        else None, created_at=gcp_gang.created_at(record),
+                        lost_at=gcp_gang.stopped_at(record) if state == "preempted" else None)
 
     def status(self, instance_id: str) -> Instance:
         from google.api_core import exceptions

@@ -173,6 +173,12 @@ def started_at(record: Any) -> datetime | None:
     return utc(record.last_start_timestamp)
 
 
+def stopped_at(record: Any) -> datetime | None:
+    """When Compute Engine says an instance last stopped (`lastStopTimestamp`, RFC 3339:
+    a spot instance preempted with termination action STOP); None when it does not say."""
+    return utc(record.last_stop_timestamp)
+
+
 def created_at(record: Any) -> datetime | None:
     """When Compute Engine made an instance (`creationTimestamp`, RFC 3339, there from its
     insert on); None when it does not say."""

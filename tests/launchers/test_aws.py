@@ -212,6 +212,11 @@ def test_spot_interruption_reads_preempted(aws, launcher: AwsLauncher) -> None:
     seen = launcher.status(got.id)
     assert seen.state == "preempted" and "Spot instance termination" in seen.detail
     assert not seen.live
+    # When it was lost is EC2's own time of the transition (StateTransitionReason), so the
+    # placement is charged until then, not until a pass saw it gone.
+    reason = describe(aws, ec2_id)["StateTransitionReason"]
+    assert seen.lost_at is not None and seen.lost_at.tzinfo is not None
+    assert seen.lost_at.strftime("%Y-%m-%d %H:%M:%S") in reason
 
 
 def test_terminate_is_idempotent_and_reads_terminated(aws, launcher: AwsLauncher) -> None:

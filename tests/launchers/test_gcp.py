@@ -228,6 +228,19 @@ def test_status_mapping(fake, launcher, status: str, market: str, state: str) ->
     assert launcher.status(got.id).state == state
 
 
+def test_preempted_instance_lost_when_compute_engine_stopped_it(fake, launcher) -> None:
+    got = launcher.launch(spec())
+    record = fake.store[tuple(got.id.split("/"))]
+    record.status = "TERMINATED"
+    record.last_stop_timestamp = "2026-11-29T03:04:05.123-08:00"  # RFC 3339, zone's offset
+    seen = launcher.status(got.id)
+    assert seen.state == "preempted"
+    assert seen.lost_at == datetime(2026, 11, 29, 11, 4, 5, 123000, tzinfo=timezone.utc)
+    on_demand = launcher.launch(spec(offering(market="on_demand"), attempt="b"))
+    fake.store[tuple(on_demand.id.split("/"))].status = "TERMINATED"
+    assert launcher.status(on_demand.id).lost_at is None  # not preempted: not lost
+
+
 def test_deleted_spot_instance_reads_preempted_unless_we_deleted_it(fake, launcher) -> None:
     taken = launcher.launch(spec(attempt="a"))
     fake.store.pop(tuple(taken.id.split("/")))  # Compute Engine deletes it on preemption
