@@ -188,20 +188,20 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
     if html is not None:
         fail(InvalidInput("--html: not with --billed; expected one of them"))
     from costsched.report.billed import build_billed
+    from costsched.report.cells import period_words
 
     with options(since="--since", until="--until", job="--job"), using(db) as store:
         built = build_billed(store, since=since, until=until, job=job)
     if json_out:
-        print_json({"since": built.since, "until": built.until, "threshold": built.threshold,
-                    "totals": built.totals,
+        print_json({"since": built.since, "until": built.until, "placed": built.placed,
+                    "threshold": built.threshold, "totals": built.totals,
                     **{name: frame_records(getattr(built, name))
                        for name, _, _ in _BILLED_TABLES}})
         return
     totals = built.totals
-    since_text = "the first placement" if built.since is None else \
-        f"{built.since:%Y-%m-%d %H:%M}"
-    console.print(Text(f"Billed against estimated: {since_text} to "
-                       f"{built.until:%Y-%m-%d %H:%M} UTC"), highlight=False)
+    since = None if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
+    console.print(Text("Billed against estimated: " + period_words(
+        since, f"{built.until:%Y-%m-%d %H:%M} UTC", built.placed)), highlight=False)
     figures = [totals[k] for k in ("estimated_usd", "billed_usd", "difference_usd",
                                    "unmatched_usd")]
     estimated, billed, difference, unmatched = (usd(v, _line_places(built, figures))

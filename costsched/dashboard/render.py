@@ -22,6 +22,7 @@ from costsched.amounts import (
 from costsched.amounts import age as age_of
 from costsched.bundled_prices import age_text
 from costsched.model import FINAL_STATES
+from costsched.report.cells import period_words
 from costsched.report.html import (
     format_cell,
     heading,
@@ -197,7 +198,8 @@ FILTERS = {"money": money, "when": when, "age": age, "due": due, "days_old": day
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
 # `totals_figures(totals, tables)`: the report's totals at its spend tables' precision.
-GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures, "work_not_known": NOT_KNOWN}
+GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures, "work_not_known": NOT_KNOWN,
+           "period_words": period_words}
 
 
 def timeline(placements: list[dict]) -> dict:

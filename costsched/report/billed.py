@@ -71,6 +71,7 @@ class BilledReport:
     rates: pd.DataFrame = field(repr=False)
     other_currency: int = 0
     not_covered_usd: float = 0.0
+    placed: bool = True  # whether anything was placed in the period (`Report.placed`)
 
     @property
     def totals(self) -> dict[str, float | int]:
@@ -121,7 +122,8 @@ def build_billed(store: PriceStore, *, since: datetime | str | None = None,
         unmatched=_unmatched(lines[lines["placement_id"].isna()], left),
         rates=rates.billed_rates(store, mine, placed, end),
         other_currency=int((~usd).sum()),
-        not_covered_usd=float(est.loc[~compared.to_numpy(), "usd"].sum()))
+        not_covered_usd=float(est.loc[~compared.to_numpy(), "usd"].sum()),
+        placed=estimated.placed)
 
 
 def _days(estimate: pd.DataFrame, lines: pd.DataFrame, names: dict) -> pd.DataFrame:

@@ -142,8 +142,10 @@ class Report:
 
     def document(self) -> dict:
         """The report as `report --json` writes it (but the budgets now, which the
-        command adds): its period, totals and every table by name, NaN as None."""
-        return {"since": self.since, "until": self.until, "totals": self.totals,
+        command adds): its period (and whether anything was placed in it), totals and
+        every table by name, NaN as None."""
+        return {"since": self.since, "until": self.until, "placed": self.placed,
+                "totals": self.totals,
                 **{name: [{k: nan_to_none(v) for k, v in row.items()} for row in rows]
                    for name, rows in self.rows.items()}}
 

@@ -65,3 +65,43 @@ def test_the_text_report_says_the_same(cli, filled_db: Path) -> None:  # noqa: A
     assert "throughput:" not in before.stdout and "Measured speed" not in before.stdout
     assert cli("report", "--until", "2024-06-02T02:00Z").stdout.startswith(
         "Cost report: the first placement to 2024-06-02 02:00 UTC\n")
+
+
+def test_json_says_whether_anything_was_placed(cli, filled_db: Path) -> None:  # noqa: ANN001
+    import json
+
+    before = json.loads(cli("report", "--until", "2024-06-01T18:00Z", "--json").stdout)
+    whole = json.loads(cli("report", "--until", "2024-06-02T02:00Z", "--json").stdout)
+    assert before["placed"] is False and whole["placed"] is True
+
+
+def test_the_billed_report_heads_its_period_alike(cli, filled_db: Path) -> None:  # noqa: ANN001
+    import json
+
+    before = cli("report", "--billed", "--until", "2024-06-01T18:00Z")
+    assert before.exit_code == 0, before.output
+    assert before.stdout.splitlines()[0] == (
+        "Billed against estimated: up to 2024-06-01 18:00 UTC: nothing was placed in that "
+        "period")
+    whole = cli("report", "--billed", "--until", "2024-06-02T02:00Z")
+    assert whole.stdout.startswith(
+        "Billed against estimated: the first placement to 2024-06-02 02:00 UTC\n")
+    shown = json.loads(cli("report", "--billed", "--until", "2024-06-01T18:00Z",
+                           "--json").stdout)
+    assert shown["placed"] is False
+
+
+def test_the_dashboards_spend_page_heads_its_period_alike(filled) -> None:  # noqa: ANN001
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from costsched.dashboard.app import create_app
+
+    store, _ = filled
+    client = TestClient(create_app(store))
+    before = client.get("/spend", params={"until": "2024-06-01T18:00Z"}).text
+    assert ('<p class="note">Up to 2024-06-01 18:00 UTC: nothing was placed in that '
+            "period.</p>") in before
+    assert "the first placement" not in before
+    whole = client.get("/spend", params={"until": "2024-06-02T02:00Z"}).text
+    assert '<p class="note">The first placement to 2024-06-02 02:00 UTC.</p>' in whole
