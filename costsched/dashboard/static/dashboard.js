@@ -80,11 +80,27 @@ function offeringLabel(value) {
   return window.innerWidth < 700 && cut > 0 ? [label.slice(0, cut), label.slice(cut + 1)] : label;
 }
 
+// Bars side by side whose amounts differ this many times or more (a $900 budget beside
+// $0.02 spent) stand on a logarithmic axis: on a linear one the small ones would not show.
+const LOG_SPREAD = 20;
+function moneyAxis(series) {
+  const positive = series.flatMap((s) => s.values).filter((v) => v > 0);
+  if (!positive.length || Math.max(...positive) / Math.min(...positive) < LOG_SPREAD) {
+    return money;
+  }
+  // Amounts of 1, 2 and 5 times a power of ten are labelled; the ticks between are not.
+  const round = (v) => [1, 2, 5].includes(Number((v / 10 ** Math.floor(Math.log10(v)))
+    .toPrecision(1)));
+  return {type: "logarithmic", title: {display: true, text: "USD, logarithmic scale"},
+          ticks: {callback: (v, i, ticks) => (round(v) ? usd(v, decimals(
+            ticks.map((t) => t.value).filter(round))) : "")}};
+}
+
 const KINDS = {
   bars(data) {
     return {type: "bar", data: {labels: data.labels, datasets: data.series.map((s, i) => (
       {label: s.label, data: s.values, backgroundColor: color(i)}))},
-      options: {...base, scales: {y: money},
+      options: {...base, scales: {y: moneyAxis(data.series)},
         plugins: {tooltip: {callbacks: {label: (c) => `${c.dataset.label}: ${usd(c.raw)}`}}}}};
   },
   stacked(data) {

@@ -1,8 +1,8 @@
 """The dashboard's pages in a real headless Chromium, where they meet no running job or a
 long history: the Prices page shows prices with no job running, a chart with nothing to
-draw says so, a time axis never repeats a label (over seconds, hours or days), and the
+draw says so, a time axis never repeats a label (over seconds, hours or days), the
 Spend page's tables fit a 1280-pixel window without scrolling sideways and without breaking
-a word inside ('succee-ded')."""
+a word inside ('succee-ded'), and a small spend beside a large budget still shows."""
 
 from __future__ import annotations
 
@@ -114,6 +114,43 @@ def test_time_axes_and_the_spend_tables_read_at_a_glance(history, browser) -> No
         assert browser.js(BROKEN_WORDS) == []  # and no word was broken inside to fit
         assert browser.js("Array.from(document.querySelectorAll('table.report td')).filter("
                           "(c) => c.innerText === 'succeeded').length") >= 1  # one was tested
+        assert browser.problems == []
+    finally:
+        browser.leave()  # before the server stops: its live stream does not try again
+        server.stop()
+
+
+@pytest.fixture()
+def small_beside_large(tmp_path: Path) -> tuple[str, Path]:
+    """A job that spent two cents of its $900 budget."""
+    db = tmp_path / "store.sqlite"
+    store = PriceStore(str(db))
+    spec = {"name": "frugal", "throughputs": {"V100": 1.0}, "steps": 10.0,
+            "constraints": {"budget": 900}}
+    job = store.jobs.create("frugal", {"spec": spec}, 10.0, at=T0)
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=T0, usd_per_hour=1.2,
+                     reason="launch", instance="f-1")
+    store.jobs.end_placement(job, T0 + timedelta(minutes=1))
+    store.jobs.transition(job, "succeeded", at=T0 + timedelta(minutes=1))
+    store.dispose()
+    return str(db), tmp_path / "instances"
+
+
+def test_a_small_spend_beside_a_large_budget_shows(small_beside_large, browser) -> None:  # noqa: F811
+    db, instances = small_beside_large
+    server = Server(db, instances)
+    try:
+        browser.open(server.url, *WIDTHS["desktop"])
+        browser.wait_for("document.querySelectorAll('canvas[data-drawn]').length >= 1")
+        axis, spent, budget = browser.js(
+            "(() => { const c = Object.values(Chart.instances)[0];"
+            " const bar = (name) => c.getDatasetMeta(c.data.datasets.findIndex("
+            "(d) => d.label === name)).data[0].height;"
+            " return [c.scales.y.type, bar('spent'), bar('budget')]; })()")
+        assert axis == "logarithmic"
+        assert spent >= 0.05 * budget > 0, (spent, budget)  # on a linear axis: 0.00002x
+        assert "USD, logarithmic scale" in browser.js(
+            "Object.values(Chart.instances)[0].options.scales.y.title.text")
         assert browser.problems == []
     finally:
         browser.leave()  # before the server stops: its live stream does not try again
