@@ -189,11 +189,13 @@ class ConstraintsSpec(_Strict):
     def _markets(cls, v: list[str]) -> list[str]:
         return _choices(v, ALL_MARKETS)
 
-    @field_validator("zones")
+    @field_validator("regions", "zones")
     @classmethod
-    def _zones(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        for zone in v:
-            problem = clouds.given_zone_problem(zone, info.data.get("regions") or ())
+    def _places(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        names = tuple(info.data.get("clouds") or CLOUDS)  # all when clouds was refused
+        for place in v:
+            problem = (clouds.given_region_problem(place, names) if info.field_name == "regions"
+                       else clouds.given_zone_problem(place, info.data.get("regions") or ()))
             if problem is not None:
                 raise ValueError(problem)
         return v
