@@ -96,6 +96,15 @@ def gpu_model_name(value: str) -> str:
     return found
 
 
+def parse_gpu(value: str) -> tuple[str, int]:
+    """'V100' -> ('V100', 1); 'v100:8' -> ('V100', 8)."""
+    name, _, count = str(value).partition(":")
+    n = count.strip() or "1"
+    if not n.isdigit() or int(n) < 1:
+        raise ValueError(f"{value!r}: expected GPU or GPU:COUNT such as V100 or V100:8")
+    return gpu_model_name(name), int(n)
+
+
 def age_text(days: float) -> str:
     """How old a price is (`days`) by the one rule of ages (`costsched.amounts.age`):
     '3 h', '12 days', '18 mo'; '-' for none (NaN)."""

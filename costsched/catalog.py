@@ -23,6 +23,7 @@ from costsched.bundled_prices import (  # noqa: F401
     SPOT_SNAPSHOT_SOURCE,
     discovered_path,
     gpu_model_name,
+    parse_gpu,
 )
 from costsched.catalog_version import CATALOG_VERSION  # noqa: F401
 from costsched.kept import kept

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 import typing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from costsched import clouds
-from costsched.catalog import gpu_model_name
+from costsched.catalog import gpu_model_name, parse_gpu
 from costsched.cpu_work import CpuWork
 from costsched.durations import MAX_HOURS, parse_hours
 from costsched.model import ALL_MARKETS, CLOUDS, Constraints, InvalidInput, Job, utc
@@ -62,15 +62,6 @@ MAX_GB = 1e6  # a petabyte
 MAX_STEPS_PER_SECOND = 1e9
 MAX_GPUS = 1024
 MAX_NODES = 64  # instances in one gang
-
-
-def parse_gpu(value: str) -> tuple[str, int]:
-    """'V100' -> ('V100', 1); 'v100:8' -> ('V100', 8)."""
-    name, _, count = str(value).partition(":")
-    n = count.strip() or "1"
-    if not n.isdigit() or int(n) < 1:
-        raise ValueError(f"{value!r}: expected GPU or GPU:COUNT such as V100 or V100:8")
-    return gpu_model_name(name), int(n)
 
 
 def _typed(value: float) -> str:
@@ -189,11 +180,13 @@ class ConstraintsSpec(_Strict):
     def _markets(cls, v: list[str]) -> list[str]:
         return _choices(v, ALL_MARKETS)
 
-    @field_validator("zones")
+    @field_validator("regions", "zones")
     @classmethod
-    def _zones(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        for zone in v:
-            problem = clouds.given_zone_problem(zone, info.data.get("regions") or ())
+    def _places(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        names = tuple(info.data.get("clouds") or CLOUDS)  # all when clouds was refused
+        for place in v:
+            problem = (clouds.given_region_problem(place, names) if info.field_name == "regions"
+                       else clouds.given_zone_problem(place, info.data.get("regions") or ()))
             if problem is not None:
                 raise ValueError(problem)
         return v
@@ -268,6 +261,9 @@ class TaskSpec(_Strict):
     # ("cloud/type")}, each list empty for any.
     order: list[dict[str, list[str]]] = []
     notes: list[str] = []  # what was read with a remark (an accelerator dropped, ...)
+    # Why costsched narrowed a place filter beyond what the task wrote, by filter: {'clouds':
+    # "the task's s3 bucket /data (s3://...) keeps it on aws (...)"}; a plan says it.
+    limits: dict[str, str] = {}
     work_assumed: bool = False  # the task says no work: its hours are costsched's default
     # Local paths (workdir, mount sources) as the file wrote them, by their absolute path:
     # what `plan --emit sky` writes back.
@@ -447,6 +443,7 @@ class ResolvedJob(Workload):
     # configuration's restart model it was resolved with (`overheads`).
     restart_minutes: float | None = None
     configured: Overheads = Overheads()
+    limits: dict[str, str] = field(default_factory=dict, kw_only=True)  # TaskSpec.limits
 
     def overheads(self, configured: Overheads | None = None) -> Overheads:
         """The job's restart model, the one fact every price of its restarts and moves
@@ -492,7 +489,8 @@ class ResolvedJob(Workload):
         return ResolvedJob(job, self.table, self.checkpoint_hours, self.restart_hours,
                            dict(spec.envs), source, self.deadline_at, self.checkpoint_auto,
                            self.notes, self.work, self.model_named, self.restart_minutes,
-                           self.configured, order=self.order, nodes=self.nodes)
+                           self.configured, order=self.order, nodes=self.nodes,
+                           limits=self.limits)
 
 
 def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
@@ -563,6 +561,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         order=tuple(spec.task.order), notes=tuple(spec.task.notes), nodes=spec.num_nodes,
         work=work_of(spec, float(steps), relative, source), model_named=spec.model is not None,
         restart_minutes=spec.checkpoint.restart_minutes, configured=overheads or Overheads(),
+        limits=dict(spec.task.limits),
     )
     return replace(resolved,
                    restart_hours=resolved.overheads().restart_hours(spec.checkpoint.size_gb))

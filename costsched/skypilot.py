@@ -157,7 +157,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                                    fail, needs)
     if chosen:
         checkpoint["location"] = chosen[0]
-    readers, read_note = _mount_readers(mounts, scope.clouds, fail)
+    readers, read_note, limits = _mount_readers(mounts, scope.clouds, fail)
     markets = sorted(scope.markets)
     if section.markets is not None:
         if scope.use_spot_given:
@@ -218,21 +218,24 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                  "written_secrets": written_secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
+                 "limits": limits,
                  "work_assumed": assumed, "needs": needs, "sky": True},
         **work,
     }
     return parse(spec, source)
 
 
-def _mount_readers(mounts: list[dict], given: set[str], fail: Fail) -> tuple[set[str], str]:
-    """(the clouds the task may run on, a note when its bucket mounts narrowed them): an
+def _mount_readers(mounts: list[dict], given: set[str],
+                   fail: Fail) -> tuple[set[str], str, dict[str, str]]:
+    """(the clouds the task may run on, a note when its bucket mounts narrowed them, and why
+    as the task's `limits`: {'clouds': "the task's s3 bucket ... keeps it on aws (...)"}): an
     instance reads its own cloud's object storage only (a mount's data is not carried to
     another cloud, as a checkpoint is), so a task whose mounts are buckets of one cloud runs
     there."""
     owners = {m["path"]: clouds.storage_cloud(m["source"]) for m in mounts}
     found = {c for c in owners.values() if c}
     if not found:
-        return given, ""
+        return given, "", {}
     if len(found) > 1:
         raise fail("file_mounts", "buckets of " + " and ".join(sorted(found)) + ": an "
                    "instance reads its own cloud's buckets only; keep the task's bucket "
@@ -243,25 +246,13 @@ def _mount_readers(mounts: list[dict], given: set[str], fail: Fail) -> tuple[set
         raise fail(f"file_mounts.{path}", f"a bucket of {cloud}, read by {cloud} instances "
                    f"only, and the task's resources allow {', '.join(sorted(given))}")
     if given == {cloud}:
-        return given, ""
+        return given, "", {}
     source = next(m["source"] for m in mounts if m["path"] == path)
     store = source.split("://", 1)[0] if not source.startswith("https://") else "azure"
-    return {cloud}, (f"file_mounts.{path}: the task's {store} bucket {path} ({source})"
-                     f"{_KEEPS}{cloud} (an instance reads its own cloud's buckets only; to "
-                     "run elsewhere too, copy the data to a bucket of that cloud and mount "
-                     "that one)")
-
-
-# What a note of a bucket mount that limits the task's clouds says (`place_limits`).
-_KEEPS = " keeps it on "
-
-
-def place_limits(notes: Collection[str]) -> dict[str, str]:
-    """Why a task's place filters are what they are where costsched derived them rather
-    than the task wrote them ({'clouds': "the task's s3 bucket /data (s3://...) keeps it on
-    aws (...)"}), from its notes: what `plan` says when they keep it from a priced shape."""
-    said = [n.split(": ", 1)[1] for n in notes if n.startswith("file_mounts.") and _KEEPS in n]
-    return {"clouds": said[0]} if said else {}
+    why = (f"the task's {store} bucket {path} ({source}) keeps it on {cloud} (an instance "
+           "reads its own cloud's buckets only; to run elsewhere too, copy the data to a "
+           "bucket of that cloud and mount that one)")
+    return {cloud}, f"file_mounts.{path}: {why}", {"clouds": why}
 
 
 def _not_in_section(key: str, where: str, value: Any, fail: Fail) -> None:

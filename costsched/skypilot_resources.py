@@ -277,13 +277,14 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
             return scope
         scope.clouds = {cloud}
     if region and region != "*":
-        owners = clouds.owners_of_region(region)
-        if not owners or (scope.clouds and not scope.clouds & set(owners)):
-            names = sorted(scope.clouds) or list(CLOUDS)
+        names = tuple(sorted(scope.clouds)) or CLOUDS
+        problem = clouds.given_region_problem(region, names)
+        if problem is None and not set(names) & set(clouds.owners_of_region(region)):
             listed = sorted(r for n in names for r in clouds.get(n).regions)
-            raise fail(f"{where}.{'infra' if by_infra else 'region'}",
-                       f"{region!r}: not a region of {', '.join(names)}"
+            problem = (f"{region!r}: not a region of {', '.join(names)}"
                        f"{did_you_mean(region, listed)}")
+        if problem is not None:
+            raise fail(f"{where}.{'infra' if by_infra else 'region'}", problem)
         scope.regions = {region}
     if zone:
         found = clouds.zone_region(zone)

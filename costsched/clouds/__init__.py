@@ -8,7 +8,8 @@
     clouds.place_problem("aws", "us-east-1", "us-west-2a")  # 'zone ...: a zone of us-west-2...'
 
 The regions and zones that exist are known here and only here (`base.Cloud.region_problem`
-says the rule): every import, collector and option that names a place asks these.
+says the rule): every import, collector and option that names a place asks these; a place a
+job names asks `given_region_problem` and `given_zone_problem`.
 """
 
 from __future__ import annotations
@@ -67,6 +68,24 @@ def region_problem(region: str, names: tuple[str, ...] = NAMES) -> str | None:
     examples = ", ".join(f"{n} {CLOUDS[n].region_example}" for n in names)
     return (f"region {region!r}: not a region of {_either(names)}: expected a name such "
             f"as {examples}{did_you_mean(region, listed)}")
+
+
+def given_region_problem(region: str, names: tuple[str, ...] = NAMES) -> str | None:
+    """What is wrong with `region` as a place a job may run (a job file's
+    constraints.regions, a task's region or infra), `names` the clouds it may use; None
+    when some cloud lists it, or when it is numbered next in a listed series of one of
+    `names` (`us-east-3`, `eastus3`: opened since the lists were written). The first of a
+    series no cloud lists (`useast1`, of Azure's shape) is refused: typed by a user, such a
+    name is a misspelling far more often than a region opened since."""
+    if any(region in c.regions for c in CLOUDS.values()):
+        return None
+    if any(CLOUDS[n].region_problem(region, new_series=False) is None for n in names):
+        return None
+    listed = sorted(r for n in names for r in CLOUDS[n].regions)
+    examples = ", ".join(CLOUDS[n].region_example for n in names)
+    return (f"{region!r}: not a region of {_either(names)}"
+            + (did_you_mean(region, listed)
+               or f": expected a listed region such as {examples}"))
 
 
 def zone_region(zone: str) -> tuple[str, str] | None:
@@ -168,6 +187,6 @@ def default_preemption(cloud: str) -> PreemptionRate:
 
 __all__ = ["BUCKET", "CLOUDS", "NAMES", "Cloud", "EgressPrice", "PreemptionRate", "SdkMissing",
            "UnknownCloud", "credential_envs", "default_preemption", "egress", "get",
-           "given_zone_problem", "owners_of_region", "place_problem", "region_problem",
-           "storage_cloud", "storage_location_problem", "storage_root_problem", "storage_roots",
-           "zone_region"]
+           "given_region_problem", "given_zone_problem", "owners_of_region", "place_problem",
+           "region_problem", "storage_cloud", "storage_location_problem", "storage_root_problem",
+           "storage_roots", "zone_region"]

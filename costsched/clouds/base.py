@@ -7,7 +7,9 @@ Places: a region is one of the cloud's listed regions, or a region opened after 
 was written. Such a new one must have the shape the cloud documents for its names (a
 geography, a direction, a number) and be numbered at most one past the highest listed
 region of its series (`us-east-3` after us-east-1 and us-east-2; `us-north-1` for a new
-series; never `us-east-9`): clouds number a series' regions in the order they open them. A
+series; never `us-east-9`): clouds number a series' regions in the order they open them.
+A region a job names must be listed or continue a listed series: the first of a new
+series is taken from the clouds' own reports (prices, signals), not from a job file. A
 zone is a zone of its region: named after it (AWS, GCP) or one of the cloud's zone names
 (Azure's 1, 2, 3).
 """
@@ -80,9 +82,12 @@ class Cloud:
         """Whether `name` is one of the cloud's regions, listed or new (`region_problem`)."""
         return self.region_problem(name) is None
 
-    def region_problem(self, region: object) -> str | None:
+    def region_problem(self, region: object, new_series: bool = True) -> str | None:
         """What is wrong with `region` as a region of this cloud (None: nothing): a listed
-        region, or a new one of the documented shape numbered next in its series."""
+        region, or a new one of the documented shape numbered next in its series;
+        `new_series`: also the first of a series no listed region is of (as the cloud's own
+        reports may name a region opened since; a name a user typed is more likely a
+        misspelling, `costsched.clouds.given_region_problem`)."""
         if isinstance(region, str) and region in self.regions:
             return None
         text = region if isinstance(region, str) else repr(region)
@@ -93,7 +98,7 @@ class Cloud:
         series, number = _series(region)
         listed = sorted((n, r) for r in self.regions for s, n in [_series(r)] if s == series)
         highest = listed[-1][0] if listed else 0
-        if number <= highest + 1:
+        if number <= highest + 1 and (listed or new_series):
             return None
         following = self._numbered(series, highest + 1)
         known = (f"its series has {', '.join(r for _, r in listed)}, and a new one would be "

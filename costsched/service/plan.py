@@ -33,7 +33,6 @@ from costsched.service.quotas import QuotaFacts
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, choices
-from costsched.skypilot import place_limits
 from costsched.taskfile import Jobs
 from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
@@ -284,7 +283,7 @@ def plan(
             if market is None:  # every price, to say what exists: only when needed
                 market = prices_at(opened, when, include_cpu=cpu)
             return unmatched(job, market, when, spot_markets=stored,
-                             limits=place_limits(getattr(job, "notes", ())))
+                             limits=getattr(job, "limits", {}))
 
         if isinstance(availability, (str, Path)):
             availability = [availability]

@@ -81,6 +81,13 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {regions: [us-east-1], "
      "zones: [us-west-2a]}\n",
      r"field constraints\.zones: 'us-west-2a': a zone of us-west-2, not of us-east-1$"),
+    # A region no cloud lists, nor numbered next in a listed series: a misspelling.
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {regions: [us-east-1, useast1]}\n",
+     r"field constraints\.regions: 'useast1': not a region of aws, gcp or azure; did you "
+     r"mean 'us-east-1' or 'us-east1'"),
+    ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {clouds: [aws], regions: [useast1]}\n",
+     r"field constraints\.regions: 'useast1': not a region of aws; did you mean "
+     r"'us-east-1'\?$"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {deadline: soon}\n",
      r"field constraints\.deadline: 'soon': expected hours"),
     # A date YAML cannot make is the field's to refuse, not a traceback of the loader's.
@@ -108,6 +115,13 @@ def test_bad_specs_name_file_and_field(tmp_path: Path, text: str, message: str) 
         load(path)
     assert str(info.value).startswith(str(path))
     assert "\n" not in str(info.value)
+
+
+def test_a_listed_region_or_one_numbered_next_loads(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    regions = ["us-east-1", "westeurope", "us-central1", "us-east-3", "eastus3"]
+    path.write_text(f"name: a\nmodel: A3C\nsteps: 5\nconstraints: {{regions: {regions}}}\n")
+    assert load(path)[0].constraints.regions == regions
 
 
 def test_unknown_model_names_the_field(tmp_path: Path) -> None:

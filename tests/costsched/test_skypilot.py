@@ -104,6 +104,30 @@ def test_a_zone_that_does_not_exist_is_refused_like_a_region(resources: str, fie
     assert f"field {field}: {says}" in message
 
 
+@pytest.mark.parametrize(("resources", "field", "says"), [
+    ("{region: useast1}", "resources.region",
+     "'useast1': not a region of aws, gcp or azure; did you mean 'us-east-1' or 'us-east1'"),
+    ("{infra: aws/useast1}", "resources.infra",
+     "'useast1': not a region of aws; did you mean 'us-east-1'?"),
+    ("{infra: azure/useast1}", "resources.infra", "'useast1': not a region of azure"),
+    ("{infra: azure/taiwannorth}", "resources.infra", "'taiwannorth': not a region of azure"),
+    ("{accelerators: V100, any_of: [{region: useast1}, {region: us-west-2}]}",
+     "resources.any_of[0].region",
+     "'useast1': not a region of aws, gcp or azure; did you mean 'us-east-1'"),
+])
+def test_a_region_of_no_listed_series_is_refused_where_the_task_wrote_it(
+        resources: str, field: str, says: str) -> None:
+    message = refusal(f"resources: {resources}\nrun: x")
+    assert f"field {field}: {says}" in message, message
+
+
+@pytest.mark.parametrize("infra", ["aws/us-east-3", "azure/eastus3", "gcp/us-east6",
+                                   "azure/westeurope", "gcp/us-central1"])
+def test_a_listed_region_or_one_numbered_next_is_taken(infra: str) -> None:
+    spec = task(f"resources: {{infra: {infra}, accelerators: V100}}\nrun: x")
+    assert spec.constraints.regions == [infra.split("/")[1]]
+
+
 def test_any_of_alternatives_that_differ_in_place() -> None:
     (spec,) = load(EXAMPLES / "anywhere.yaml")
     c = spec.constraints
@@ -521,8 +545,9 @@ def test_placement_neutral_fields_are_kept_and_emitted() -> None:
     assert emitted["file_mounts"]["/checkpoint"] == {"source": "s3://team-ckpts",
                                                      "mode": "MOUNT"}
     back = parse_task(emitted, "pinned.yaml")
-    assert back.task.model_dump(exclude={"notes", "mounts"}) == t.model_dump(
-        exclude={"notes", "mounts"})
+    # pinned to aws, its data bucket limits nothing more: no note, no limit
+    assert back.task.model_dump(exclude={"notes", "mounts", "limits"}) == t.model_dump(
+        exclude={"notes", "mounts", "limits"})
     assert back.checkpoint.location == spec.checkpoint.location
 
 

@@ -1,6 +1,7 @@
-"""Plans that nothing can fill: an unknown region, a time before any price, filters that
-match nothing. Each job gets one line naming what matched nothing and what exists; the
-planner never raises, and the command exits 1 when no job has a plan."""
+"""Plans that nothing can fill: a region no price has (af-south-1, a listed region; one no
+cloud has is refused with the file), a time before any price, filters that match nothing.
+Each job gets one line naming what matched nothing and what exists; the planner never
+raises, and the command exits 1 when no job has a plan."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def spec(tmp_path: Path, name: str, **constraints: object) -> Path:
 
 
 @pytest.mark.parametrize(("constraints", "said"), [
-    ({"regions": ["mars-1"]}, "region mars-1"),
+    ({"regions": ["af-south-1"]}, "region af-south-1"),
     ({"clouds": ["aws"], "regions": ["us-east-1"], "gpu_models": ["H100"],
       "markets": ["spot"]}, "GPU model H100"),
     ({"clouds": ["aws"], "gpu_counts": [3]}, "GPU count 3"),
@@ -49,21 +50,21 @@ def test_a_time_before_any_price(recorded_store, tmp_path: Path) -> None:  # noq
 
 
 def test_cli_one_line_per_job_and_exit_1(cli, recorded_store, tmp_path: Path) -> None:  # noqa: ANN001
-    jobs = [spec(tmp_path, f"mars{i}", regions=["mars-1"]) for i in range(3)]
+    jobs = [spec(tmp_path, f"cape{i}", regions=["af-south-1"]) for i in range(3)]
     result = cli("plan", *jobs, "--at", AT, "--db", recorded_store.url)
     assert result.exit_code == 1
     assert "Traceback" not in result.output
-    lines = [line for line in result.stderr.splitlines() if "region mars-1" in line]
-    assert [line.split(": ")[1] for line in lines[:3]] == ["job mars0", "job mars1", "job mars2"]
+    lines = [line for line in result.stderr.splitlines() if "region af-south-1" in line]
+    assert [line.split(": ")[1] for line in lines[:3]] == ["job cape0", "job cape1", "job cape2"]
 
 
 def test_some_jobs_planned_others_not(cli, recorded_store, tmp_path: Path) -> None:  # noqa: ANN001
     good = spec(tmp_path, "good", clouds=["aws"], regions=["us-east-1"])
-    bad = spec(tmp_path, "bad", regions=["mars-1"])
+    bad = spec(tmp_path, "bad", regions=["af-south-1"])
     result = cli("plan", good, bad, "--at", AT, "--db", recorded_store.url, "--json")
     assert "Traceback" not in result.output
     doc = json.loads(result.stdout)
     jobs = {j["name"]: j for j in doc["jobs"]}
     ranked = {n: doc["rankings"][j["ranking_index"]]["ranking"] for n, j in jobs.items()}
     assert jobs["good"]["reason"] is None and ranked["good"]
-    assert "region mars-1" in jobs["bad"]["reason"] and not ranked["bad"]
+    assert "region af-south-1" in jobs["bad"]["reason"] and not ranked["bad"]

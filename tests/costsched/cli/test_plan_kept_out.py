@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from costsched.service import plan
+from costsched.store import PriceStore
+from costsched.taskfile import load
+
 DATA = "file_mounts:\n  /data: s3://team-data/imagenet\n"
 BUCKET = ("the task's s3 bucket /data (s3://team-data/imagenet) keeps it on aws (an instance "
           "reads its own cloud's buckets only; to run elsewhere too, copy the data to a "
@@ -29,6 +33,25 @@ def test_a_data_buckets_cloud_is_named_where_it_keeps_the_shape_out(
     reason = _said(done.stderr)
     assert "for A100-80GB:1 in aws; priced elsewhere: gcp " in reason, reason
     assert f"; not there because {BUCKET}" in reason, reason
+
+
+def test_the_limit_reaches_the_plan_as_a_fact_of_the_task_not_as_its_note(
+        store: PriceStore, tmp_path: Path) -> None:
+    task = tmp_path / "ft.yaml"
+    task.write_text(f"name: ft\n{DATA}resources: {{accelerators: A100-80G:1}}\nrun: x\n")
+    spec = load(task)[0]
+    assert spec.task.limits == {"clouds": BUCKET}  # recorded where the bucket narrowed it
+    # The notes worded otherwise (or gone): the plan still says why, from the fact.
+    reworded = spec.model_copy(update={"task": spec.task.model_copy(update={
+        "notes": [n.replace(" keeps it on ", " holds it to ") for n in spec.task.notes]})})
+    result = plan(store, [(str(task), reworded)])
+    assert not result.ok
+    assert f"; not there because {BUCKET}" in _said(result.jobs[0].reason)
+    # A task whose resources name the cloud themselves has no limit of costsched's.
+    own = tmp_path / "own.yaml"
+    own.write_text(f"name: own\n{DATA}resources: {{accelerators: V100:1, infra: aws}}\n"
+                   "run: x\n")
+    assert load(own)[0].task.limits == {}
 
 
 def test_a_region_from_infra_is_named(cli, tmp_path: Path) -> None:  # noqa: ANN001

@@ -27,8 +27,8 @@ SPOT_A100 = "name: bigone\nresources: {accelerators: A100:1, use_spot: true}\nru
 CASES = {
     # a value no offering has: named with those that exist
     "region": ("name: j\nmodel: ResNet-50 (batch size 64)\nsteps: 2000\n"
-               "constraints: {regions: [mars-1]}\n",
-               r"no offering priced as of \S+ has region mars-1; priced: [a-z0-9-]+(, "
+               "constraints: {regions: [af-south-1]}\n",
+               r"no offering priced as of \S+ has region af-south-1; priced: [a-z0-9-]+(, "
                r"[a-z0-9-]+)+"),
     # each value exists, not together: the shape, with the counts its GPU comes in
     "shape": ("name: j\nmodel: ResNet-50 (batch size 64)\nsteps: 2000\n"

@@ -124,3 +124,37 @@ def test_the_price_floor_is_the_documented_rule(cli, tmp_path: Path, db_path: Pa
         assert store.observations()["usd_per_hour"].tolist() == [0.0306]
     finally:
         store.dispose()
+
+
+def test_a_region_from_a_clouds_own_report_may_open_a_new_series(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    # AWS lists no us-north-*: a price file of one is a region opened since, as a cloud says.
+    path = write(tmp_path, "north.csv", HEADER + EXPORT_ROW.format(region="us-north-1",
+                                                                   zone="us-north-1a"))
+    result = cli("prices", "import", path)
+    assert result.exit_code == 0, result.output
+
+
+JOB = "name: j\nmodel: ResNet-50 (batch size 64)\nsteps: 2000\n"
+
+
+@pytest.mark.parametrize(("text", "field", "says"), [
+    (JOB + "constraints: {regions: [useast1]}\n", "constraints.regions",
+     "'useast1': not a region of aws, gcp or azure; did you mean 'us-east-1' or 'us-east1'?"),
+    (JOB + "constraints: {clouds: [azure], regions: [westeurop]}\n", "constraints.regions",
+     "'westeurop': not a region of azure; did you mean 'westeurope'"),
+    ("name: j\nresources: {accelerators: V100, region: useast1}\nrun: 'true'\n",
+     "resources.region", "'useast1': not a region of aws, gcp or azure; did you mean "
+     "'us-east-1' or 'us-east1'?"),
+    ("name: j\nresources: {accelerators: V100, infra: aws/useast1}\nrun: 'true'\n",
+     "resources.infra", "'useast1': not a region of aws; did you mean 'us-east-1'?"),
+])
+@pytest.mark.parametrize("command", ["plan", "launch"])
+def test_a_misspelt_region_in_a_job_is_bad_input_in_one_line(
+        cli, tmp_path: Path, command: str, text: str, field: str, says: str) -> None:  # noqa: ANN001
+    path = write(tmp_path, "job.yaml", text)
+    result = cli(command, path)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "no plan" not in result.output
+    errors = [line for line in result.output.strip().splitlines() if line.strip()]
+    assert errors[-1].startswith(f"error: {path}: ") and f"field {field}: {says}" in errors[-1], \
+        errors

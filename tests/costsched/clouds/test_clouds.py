@@ -77,6 +77,37 @@ def test_owners_of_region(region: str, owners: list[str]) -> None:
     assert clouds.owners_of_region(region) == owners
 
 
+@pytest.mark.parametrize(("region", "names", "problem"), [
+    ("us-east-1", (), None),
+    ("eastus", (), None),
+    ("westeurope", (), None),
+    ("us-central1", (), None),
+    ("eastus", ("aws",), None),  # listed by a cloud: the clouds allowed are another filter
+    ("us-east-3", (), None),  # numbered next in a listed series: opened since the list
+    ("eastus3", (), None),
+    ("us-east6", ("gcp",), None),
+    # Of Azure's shape, but of a series no cloud lists: a misspelling, not a new region.
+    ("useast1", (), "'useast1': not a region of aws, gcp or azure; did you mean 'us-east-1'"),
+    ("useast1", ("aws",), "'useast1': not a region of aws; did you mean 'us-east-1'?"),
+    ("us-north-1", ("aws",), "'us-north-1': not a region of aws"),
+    ("taiwannorth", ("azure",), "'taiwannorth': not a region of azure"),
+    ("us-east-9", ("aws",), "'us-east-9': not a region of aws; did you mean 'us-east-2'"),
+    ("eastus3", ("aws",), "'eastus3': not a region of aws"),
+    ("mars", (), "'mars': not a region of aws, gcp or azure: expected a listed region such "
+                 "as us-east-1, us-central1, eastus"),
+])
+def test_a_region_a_job_names_is_listed_or_numbered_next(region: str, names: tuple,
+                                                         problem: str | None) -> None:
+    found = clouds.given_region_problem(region, names or clouds.NAMES)
+    assert found == problem if problem is None else found is not None and problem in found
+
+
+def test_a_region_a_cloud_reports_may_still_be_of_a_new_series() -> None:
+    # Prices and signals come from the clouds themselves: a new series is a new region.
+    assert clouds.region_problem("taiwannorth", ("azure",)) is None
+    assert clouds.region_problem("us-north-1", ("aws",)) is None
+
+
 def test_examples_have_their_clouds_shapes() -> None:
     for cloud in clouds.CLOUDS.values():
         assert clouds.owners_of_region(cloud.region_example) == [cloud.name]
