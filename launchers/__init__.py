@@ -29,6 +29,15 @@ def runs_here(name: str) -> bool:
     return name in HERE
 
 
+def observed_as(name: str) -> str:
+    """The source the availability observations of backend `name`'s instances are stored
+    with: LOCAL for one whose instances run on this machine, standing in for a cloud's
+    offering (what they meet is never counted as the cloud's), '' for a cloud's own."""
+    from costsched.store.availability import LOCAL
+
+    return LOCAL if runs_here(name) else ""
+
+
 def make_launcher(name: str, **options: Any) -> Any:  # -> launchers.base.Launcher
     """The launcher backend `name` with its options (see each backend's constructor)."""
     try:

@@ -26,6 +26,15 @@ def main(launcher_class: Any, argv: list[str] | None = None) -> int:
                         help="preempt --node: and leave no capacity where it ran, so that "
                         "the job moves")
     args = parser.parse_args(argv)
+    if args.action == "notice" and args.node is not None:
+        print("notice --node: a notice takes the whole instance; `preempt JOB --node N` "
+              "takes one node", file=sys.stderr)
+        return 2
+    if args.no_capacity and args.node is None:
+        print("preempt --no-capacity: only with --node N (a node that cannot be replaced "
+              "where it ran); a preempted instance is recovered where its job's decider "
+              "places it", file=sys.stderr)
+        return 2
     launcher = launcher_class(args.base_dir)
     if args.job.isdigit():
         job_id = int(args.job)

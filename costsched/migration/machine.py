@@ -117,6 +117,14 @@ class Mover:
         twin.store = store
         return twin
 
+    @property
+    def _observed_as(self) -> str:
+        """The source of what its launches meet (`launchers.observed_as`): the local
+        launcher's instances stand in for a cloud's and meet no cloud's market."""
+        from launchers import observed_as
+
+        return observed_as(self.launcher.name)
+
     def run(self, move: MoveRecord) -> MoveRecord:
         """Step until the move ends or has to wait for an instance."""
         while not move.ended:
@@ -259,7 +267,8 @@ class Mover:
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
                                             detail=f"cannot launch: {said}", tried=tried)
         except CapacityError as exc:
-            self.store.availability.record(offering, "capacity", at=now, detail=exc.reason)
+            self.store.availability.record(offering, "capacity", at=now, detail=exc.reason,
+                                           source=self._observed_as)
             return self.store.moves.advance(move, "checkpoint_verified", at=now,
                                             detail=f"cannot launch: {exc}", tried=move.tried + 1)
         except CloudError as exc:
@@ -365,14 +374,16 @@ class Mover:
             if offering.market in BILLED_FROM_RUNNING:  # charged from when it began running
                 started = min(max(target.started_at or now, move.updated_at), now)
                 self.store.jobs.runs(self.job.job_id, target.id, started)
-            self.store.availability.record(offering, "launched",
-                                           at=now, detail=f"instance {target.id}")
+            self.store.availability.record(offering, "launched", at=now,
+                                           detail=f"instance {target.id}",
+                                           source=self._observed_as)
             return self.store.moves.advance(move, "target_running", at=now,
                                             detail=f"instance {target.id} {target.state}")
         # Died before it ran: end it, and try the next candidate from the same checkpoint.
         if target.state == "preempted" and move.candidate is not None:
             self.store.availability.record(offering_of(move.candidate), "preempted", at=now,
-                                           detail=f"instance {target.id} before it ran")
+                                           detail=f"instance {target.id} before it ran",
+                                           source=self._observed_as)
         self.launcher.terminate(target.id)
         self.store.jobs.end_placement(self.job.job_id, now, instance=target.id)
         return self.store.moves.advance(move, "checkpoint_verified", at=now,

@@ -89,7 +89,8 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     measured_rates: pd.DataFrame | Evidence | None = None,
                     late_ok: bool = True, offerings: pd.DataFrame | None = None,
                     checkpoint_gb: float | None = None,
-                    booked: Sequence[Booking] = ()) -> DeadlineDecision:
+                    booked: Sequence[Booking] = (), local_too: bool = False
+                    ) -> DeadlineDecision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
     capacity or were preempted (no spot there now). `late_ok=False` (a new job): refuse,
@@ -98,7 +99,8 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     planner's prepared offerings of the pass (else prepared here); `checkpoint_gb`: the
     size of the job's newest checkpoint (else its spec's), what a move copies. `booked`:
     the job's bookings; one it can use now or later is in the policy's hands
-    (`service.booked_jobs`)."""
+    (`service.booked_jobs`). `local_too`: a job of the local launcher, for which what its
+    simulated instances met lately counts too (never for a cloud's job)."""
     chosen = deadline_policy(policy)
     due = deadline_at(resolved, created_at)
     if due is None:
@@ -107,7 +109,7 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     job = resolved.job
     size_gb = job.checkpoint_gb if checkpoint_gb is None else checkpoint_gb
     found = _market(store, resolved, at, measured_rates, unavailable, size_gb, current,
-                    offerings, chosen.prior)
+                    offerings, chosen.prior, local_too)
     zones = found.offerings
     sps = resolved.table.get(job.model, zones["gpu_model"].iloc[0],
                              int(zones["gpu_count"].iloc[0])).steps_per_second
@@ -131,7 +133,7 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
             rates: pd.DataFrame | Evidence | None, unavailable: Collection[OfferingKey],
             checkpoint_gb: float, current: OfferingKey | None,
             offerings: pd.DataFrame | None = None,
-            prior: MarketPrior = DEFAULT_PRIOR) -> DeadlineMarket:
+            prior: MarketPrior = DEFAULT_PRIOR, local_too: bool = False) -> DeadlineMarket:
     if offerings is None:
         frame = prices_at(store, at, include_cpu=resolved.cpu)
         if frame.empty:
@@ -184,7 +186,7 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
     zones["od_usd_per_hour"] = od_rows["usd_per_hour"].to_numpy(dtype=float)
     for k in KEY:
         zones[f"od_{k}"] = od_rows[k].to_numpy()
-    available, since = _spot_now(store, zones, kind, at, unavailable)
+    available, since = _spot_now(store, zones, kind, at, unavailable, local_too)
     past = _market_past(store, zones, kind, at, prior)
     past.pop("available_for", None)  # spot now and since when: the observations', above
     market = MarketNow(
@@ -235,7 +237,8 @@ def _market_past(store: PriceStore, zones: pd.DataFrame, instance_type: str, at:
 
 
 def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,
-              unavailable: Collection[OfferingKey]) -> tuple[np.ndarray, np.ndarray]:
+              unavailable: Collection[OfferingKey], local_too: bool = False
+              ) -> tuple[np.ndarray, np.ndarray]:
     """Per zone: is spot available now, and for how many seconds it has been seen so,
     this decision period included (as the deadline backtest counts its tick)."""
     n = len(zones)
@@ -245,7 +248,7 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
                                               instance_type=instance_type)
     observed = observed[observed["current"]] if not observed.empty else observed
     by_zone = {r.zone: r for r in observed.itertuples()}
-    events = store.availability.since(pd.Timestamp(at) - RECENT)
+    events = store.availability.since(pd.Timestamp(at) - RECENT, clouds_only=not local_too)
     recent = events[events["event"].isin(["capacity", "preempted"])
                     & (events["instance_type"] == instance_type)]
     gone = {(r.cloud, r.zone) for r in recent.itertuples()}

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from sqlalchemy import Connection, Engine, select
 
 from costsched.model import FINAL_STATES, InvalidInput, Offering
-from costsched.store.availability import EVENTS
+from costsched.store.availability import check_observation
 from costsched.store.bulk import insert_rows, insert_with_ids, update_rows
 from costsched.store.database import (
     epoch_second,
@@ -360,12 +360,12 @@ class _Seen:
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
 
-    def record(self, offering: Offering, event: str, *, at: datetime, detail: str = "") -> None:
-        if event not in EVENTS:
-            raise InvalidInput(f"availability event {event!r}: expected one of "
-                               f"{', '.join(EVENTS)}")
+    def record(self, offering: Offering, event: str, *, at: datetime, detail: str = "",
+               source: str = "") -> None:
+        check_observation(event, source)
         self.batch.seen.append((self.batch.job if self.batch.job is not None else -1, {
             "cloud": offering.cloud, "region": offering.region, "zone": offering.zone,
             "instance_type": offering.instance_type, "market": offering.market,
             "gpu_model": offering.gpu_model, "gpu_count": offering.gpu_count,
-            "ts": epoch_second(at), "event": event, "detail": detail[:2000]}))
+            "ts": epoch_second(at), "event": event, "detail": detail[:2000],
+            "source": source}))

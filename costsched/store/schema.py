@@ -238,6 +238,9 @@ availability = Table(
     Column("ts", BigInteger, nullable=False),
     Column("event", String(16), nullable=False),  # capacity | preempted | launched
     Column("detail", Text, nullable=False, server_default=""),
+    # '' a cloud's own instance; 'local': one the local launcher ran standing in for the
+    # offering, never counted as the cloud's (revision 0019)
+    Column("source", String(16), nullable=False, server_default=""),
     Index("ix_availability_ts", "ts"),
 )
 

@@ -38,3 +38,25 @@ def test_a_job_is_found_by_its_name_as_costsched_status_lists_it(
     assert main(["preempt", "digits"]) == 0
     assert capsys.readouterr().out == f"preempt: instance {first.id} of job 3\n"
     assert launcher.status(first.id).state == "preempted"
+
+
+def test_no_capacity_without_a_node_is_refused_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """--no-capacity leaves a gang's lost node no room where it ran (`preempt --node`): a
+    whole instance preempted has no node to replace, so it is refused, not ignored."""
+    base = tmp_path / "instances"
+    launcher = LocalLauncher(base, grace_seconds=5, poll_seconds=0.1)
+    offering = Offering("aws", "us-east-1", "us-east-1a", "g4dn.xlarge", "spot", "T4", 1)
+    first = launcher.launch(LaunchSpec(job_id=3, job_name="digits", command="sleep 30",
+                                       offering=offering, checkpoint_uri=str(tmp_path / "s"),
+                                       attempt="a1"))
+    try:
+        for argv, said in ((["preempt", "3", "--no-capacity"], "preempt --no-capacity: "
+                            "only with --node N"),
+                           (["notice", "3", "--node", "1"], "notice --node: ")):
+            assert main([*argv, "--base-dir", str(base)]) == 2
+            out = capsys.readouterr()
+            assert out.out == "" and out.err.startswith(said) and out.err.count("\n") == 1
+            assert launcher.status(first.id).state == "running"  # nothing was taken
+    finally:
+        launcher.terminate(first.id)

@@ -93,6 +93,8 @@ class JobNow:
     # A stored job's own budget as it stands (or as `start --budget` gives it) and what it
     # spent: a placement prices its steps left against what is left (`place` reads it).
     budget: OwnBudget | None = None
+    # Run by the local launcher: what its own simulated instances met counts for it.
+    here: bool = False
 
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float | None,
@@ -109,7 +111,7 @@ class JobNow:
                    current, left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
                                   if current is not None else None), job_id=run.record.id,
-                   short=short_work(run.record))
+                   short=short_work(run.record), here=_runs_here(run.launcher))
 
     def rest(self) -> ResolvedJob:
         """What a placement plans: a stored job's steps left (from the step it resumes at)
@@ -321,7 +323,7 @@ class DeadlineDecider(Decider):
                                 steps_left=job.steps_left, current=job.current,
                                 policy=self.policy,
                                 overheads=job.resolved.overheads(self.overheads),
-                                unavailable={*market.full, *job.lost,
+                                unavailable={*market.full_for(job.here), *job.lost,
                                              *(market.over_quota(job.resolved)
                                                - {job.current})},
                                 measured_rates=market.rates, late_ok=not job.first,
@@ -329,7 +331,8 @@ class DeadlineDecider(Decider):
                                 checkpoint_gb=job.size_gb,
                                 booked=job.booked or (
                                     () if job.job_id is None else
-                                    tuple(market.store.booked.of_job(job.job_id))))
+                                    tuple(market.store.booked.of_job(job.job_id))),
+                                local_too=job.here)
         except NoSpot as exc:  # nothing to weigh: the planner's choice, as `plan` shows it
             d = PriceDecider(overheads=self.overheads).decide(job, market, now)
             return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {exc}; "
@@ -489,6 +492,7 @@ def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
     against what is left of its own budget as it stands (`JobNow.budget`, read here when
     not given): BudgetShort when that is too little."""
     market = market_at(store, when)
+    job = replace(job, here=_runs_here(launcher.name))
     if job.job_id is not None and job.budget is None:
         record = store.jobs.get(job.job_id)
         job = replace(job, budget=own_budget.of_job(store, record, when,
@@ -501,6 +505,13 @@ def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
     return out
 
 
+def _runs_here(launcher: str) -> bool:
+    """`launchers.runs_here`: the local launcher's instances stand in for a cloud's."""
+    from launchers import runs_here
+
+    return runs_here(launcher)
+
+
 def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
                   exclude: Collection[OfferingKey] = (),
                   over_quota: Collection[OfferingKey] = ()) -> list[dict]:
@@ -508,12 +519,13 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
     then its fallbacks, those the launcher can start (one that just met no capacity
     after the others, and one the account's quota does not hold, `over_quota`, last), at
     most CANDIDATES."""
+    full = market.full_for(here=_runs_here(launcher.name))
     ready, later, last = [], [], []
     for o, price in ((d.offering, d.usd_per_hour), *d.alternatives):
         if o.key in exclude or not launcher.can_launch(o):
             continue
         booked = d.reservation if o.key == d.choice else ""
-        queue = last if o.key in over_quota else later if o.key in market.full else ready
+        queue = last if o.key in over_quota else later if o.key in full else ready
         queue.append(candidate(o, price, booked))
     out = [*ready, *later, *last][:CANDIDATES]
     if out and d.quota_cost and out[0]["key"] == list(d.choice):

@@ -48,6 +48,7 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
         from costsched.launch_secrets import SecretMissing
         from costsched.service.booked_jobs import reservation_of  # a gang's repair's
         from costsched.service.jobs.steps import _mover
+        from launchers import observed_as  # the local launcher's: no cloud's market
 
         offering = _placed_offering(placement)
         try:
@@ -65,7 +66,8 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
         try:
             done = launcher.repair_nodes(instance.id, spec)
         except CapacityError as exc:
-            store.availability.record(offering, "capacity", at=when, detail=exc.reason)
+            store.availability.record(offering, "capacity", at=when, detail=exc.reason,
+                                      source=observed_as(launcher.name))
             done = f"{exc}: the gang moves where its nodes fit"
         after = launcher.status(instance.id)
         # Kept: its lost node is counted here, once (a gang ended instead reads as
@@ -74,7 +76,8 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
         if counted:
             nodes = ", ".join(str(r) for r in instance.lost_nodes)
             store.availability.record(offering, "preempted", at=when,
-                                      detail=f"instance {instance.id} node {nodes}")
+                                      detail=f"instance {instance.id} node {nodes}",
+                                      source=observed_as(launcher.name))
             done = done or f"node {nodes} was preempted: replaced where it ran"
         if done:
             line = f"instance {instance.id}: {done}"

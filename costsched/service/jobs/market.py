@@ -64,9 +64,15 @@ class Market:
 
     @property
     def full(self) -> set[OfferingKey]:
-        """Offerings that met no capacity lately (read afresh: a launch of the pass may
-        just have met none): tried last."""
-        seen = self.store.availability.since(self.when - CAPACITY_COOLDOWN, event="capacity")
+        """Offerings that met no capacity lately on a cloud's own instances (read afresh:
+        a launch of the pass may just have met none): tried last."""
+        return self.full_for(here=False)
+
+    def full_for(self, here: bool) -> set[OfferingKey]:
+        """`full`, for the launches of a launcher whose instances run on this machine
+        (`here`) with the capacity its own simulated instances met too."""
+        seen = self.store.availability.since(self.when - CAPACITY_COOLDOWN, event="capacity",
+                                             clouds_only=not here)
         return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")
                 for r in seen.itertuples()}
 
@@ -140,16 +146,19 @@ class Market:
 
 
 def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
-    """Preemptions per spot hour that costsched's own jobs met before `at`, per (cloud,
-    region, zone, instance type, GPU model and count): the decision model pools them
-    (`hazard`). (A plan as of a past time counts nothing after it.)"""
+    """Preemptions per spot hour that costsched's own jobs met on the clouds before `at`,
+    per (cloud, region, zone, instance type, GPU model and count): the decision model
+    pools them (`hazard`). (A plan as of a past time counts nothing after it.) Neither the
+    hours nor the preemptions of the local launcher's instances count: they stand in for
+    an offering on this machine, and say nothing of its cloud."""
     when = pd.Timestamp(at)
-    seen = store.availability.since()
+    seen = store.availability.since(clouds_only=True)
     seen = seen[seen["at"] <= when]
     placements = store.jobs.placements()
     if placements.empty:
         return None
     spot = placements[(placements["market"] == "spot") & (placements["start_at"] < when)]
+    spot = spot[~spot["job_id"].isin(_run_here(store, set(spot["job_id"])))]
     if spot.empty:
         return None
     end = spot["end_at"].fillna(when).clip(upper=when)
@@ -159,6 +168,15 @@ def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
     preempted = seen[seen["event"] == "preempted"].groupby(keys).size().rename("preemptions")
     frame = frame.join(preempted, on=keys).fillna({"preemptions": 0})
     return frame[frame["hours"] > 0]
+
+
+def _run_here(store: PriceStore, job_ids: set[int]) -> set[int]:
+    """Those of `job_ids` run by a launcher whose instances run on this machine (as their
+    specs say; one that does not say is a cloud's, as before)."""
+    from launchers import runs_here
+
+    return {r.id for r in store.jobs.records(sorted(job_ids))
+            if runs_here(str(r.spec.get("launcher", "")))} if job_ids else set()
 
 
 def market_at(store: PriceStore, when: datetime) -> Market:

@@ -29,7 +29,7 @@ from costsched.service.jobs.runs import (
     unknown_instance_fix,
 )
 from costsched.service.jobs.steps import SECRET_NOTE, _step_news, secret_names
-from costsched.service.jobs.watch import _statuses, reconcile
+from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
@@ -228,7 +228,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         decided = store.decisions.latest(live) if live else {}
         costs = job_costs(store, ids, now=when, checkpoint_gb={
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
-            nodes={job_id: run.nodes for job_id, run in runs.items()}, placements=placed)
+            nodes={job_id: run.nodes for job_id, run in runs.items()},
+            placements=_lost_ends(placed, asked, when))
         waits = store.jobs.last_details([j for j in ids if not runs[j].record.final
                                          and secret_names(runs[j])], SECRET_NOTE)
         shown = []
@@ -253,6 +254,15 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  trouble=troubles.get(job_id, ""),
                                  node_recoveries=tuple(replaced_of.get(job_id, ()))))
         return shown
+
+
+def _lost_ends(placed: list[PlacementRow], asked: dict[int, Instance], when: datetime
+               ) -> list[PlacementRow]:
+    """The placements as charged: one whose instance is seen gone, not yet closed (no
+    reconcile ran), ends when it was lost, as the reconcile will close it (`lost_at`)."""
+    return [p._replace(end_at=lost_at(seen, p.start_at, when))
+            if p.end_at is None and (seen := asked.get(p.job_id)) is not None
+            and seen.id == p.instance and gone(seen) else p for p in placed]
 
 
 def _by_job(rows: Iterable[tuple]) -> dict[int, list]:

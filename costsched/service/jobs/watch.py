@@ -305,7 +305,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         launcher.terminate(instance.id)
         store.jobs.end_placement(job_id, when)
         if instance.lost_nodes:  # a gang's node lost before the end, not replaced
-            _node_lost_at_end(store, job_id, placement, instance, when)
+            _node_lost_at_end(store, run, placement, instance, when)
         detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
                   failure_words(instance.exit_code, instance.detail))
         store.jobs.transition(job_id, instance.state, at=when, expect="running", detail=detail)
@@ -316,36 +316,51 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         return JobEvent(job_id, "failed", f"failed ({why})", notify="failure")
     # Preempted, or stopped or terminated behind costsched's back: recover it, its
     # placement charged until it was lost.
-    lost = _lost_at(instance, placement, when)
+    lost = lost_at(instance, pd.Timestamp(placement["start_at"]).to_pydatetime(), when)
     if instance.state == "preempted":
         store.availability.record(_placed_offering(placement), "preempted", at=lost,
-                                  detail=f"instance {instance.id}")
+                                  detail=f"instance {instance.id}",
+                                  source=_observed_as(run.launcher))
     launcher.terminate(instance.id)
     store.jobs.end_placement(job_id, lost)
     return _recover(store, launcher, run, at, placement, instance.id,
                     f"instance {instance.id} {instance.state}")
 
 
-def _lost_at(instance: Instance, placement: pd.Series, seen: datetime) -> datetime:
-    """When a gone instance was lost: when its launcher says (clouds stop billing an
-    instance when they reclaim it), kept between its placement's start and `seen`, the
-    pass that saw it gone; `seen` when the launcher does not say."""
+def lost_at(instance: Instance, start: datetime, seen: datetime) -> datetime:
+    """When a gone instance was lost, its placement charged until then: when its launcher
+    says (clouds stop billing an instance when they reclaim it), kept between its
+    placement's `start` and `seen`, the look that saw it gone; `seen` when the launcher
+    does not say. (`status` without a reconcile charges it so too: `gone`.)"""
     if instance.lost_at is None:
         return seen
-    start = pd.Timestamp(placement["start_at"]).to_pydatetime()
     return max(start, min(instance.lost_at, seen))
 
 
-def _node_lost_at_end(store: PriceStore, job_id: int, placement: pd.Series,
+def gone(instance: Instance) -> bool:
+    """Whether the instance was taken away or ended behind costsched's back (preempted,
+    stopped, terminated): its job is recovered, its placement charged until `lost_at`."""
+    return instance.state not in ("running", "pending", "succeeded", "failed")
+
+
+def _observed_as(launcher: str) -> str:
+    """`launchers.observed_as`: an instance of the local launcher met no cloud's market."""
+    from launchers import observed_as
+
+    return observed_as(launcher)
+
+
+def _node_lost_at_end(store: PriceStore, run: RunningJob, placement: pd.Series,
                       instance: Instance, at: datetime) -> None:
     """A gang's node lost before the job's end and never replaced (its end came first):
     the preemption recorded against the offering, as for any instance, and kept in the
     job's log (not a recovery: nothing was recovered)."""
     nodes = ", ".join(str(r) for r in instance.lost_nodes)
     store.availability.record(_placed_offering(placement), "preempted", at=at,
-                              detail=f"instance {instance.id} node {nodes}")
-    store.jobs.note(job_id, GANG_EVENT, f"instance {instance.id}: node {nodes} was preempted and "
-                    "not replaced before the job's end", at=at)
+                              detail=f"instance {instance.id} node {nodes}",
+                              source=_observed_as(run.launcher))
+    store.jobs.note(run.record.id, GANG_EVENT, f"instance {instance.id}: node {nodes} was "
+                    "preempted and not replaced before the job's end", at=at)
 
 
 def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,

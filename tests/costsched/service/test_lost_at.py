@@ -95,3 +95,28 @@ def test_a_time_not_said_or_out_of_bounds_ends_it_within_the_placement(
     assert when.to_pydatetime() == expected
     for instance in launcher.instances():
         launcher.terminate(instance.id)
+
+
+def test_a_status_that_does_not_reconcile_charges_a_preempted_instance_until_it_was_lost(
+        world) -> None:  # noqa: F811
+    """Without a reconcile (the daemon off, `status --no-reconcile`), the instance shows as
+    preempted and its placement is still open: it is charged until it was lost, so the
+    figure neither grows while nobody reconciles nor falls once the recovery closes it."""
+    store, launcher, tmp = world
+    [job] = service.launch(store, write_spec(tmp, run="exec sleep 600"), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    launcher.preempt(instance)
+    taken = launcher.status(instance).lost_at
+
+    def charged(later: timedelta, reconcile: bool = False) -> tuple[float, str]:
+        [seen] = service.status(store, launcher, job.id, at=taken + later,
+                                reconcile_first=reconcile)
+        return seen.cost.charged[0].usd, seen.instance_state
+
+    first, state = charged(LATER)
+    assert state == "preempted"
+    assert charged(LATER * 10) == (first, "preempted")  # not growing
+    service.reconcile(store, launcher, at=taken + LATER * 20)
+    after, _ = charged(LATER * 30)
+    assert after == pytest.approx(first)  # and not falling once recovered
