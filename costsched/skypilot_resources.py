@@ -11,6 +11,7 @@ from typing import Any
 
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
+from costsched.catalog_offers import offered_instead
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
@@ -410,6 +411,9 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
         field_name = (f"{where}.instance_type" if instance_type is not None else
                       f"{where}.{key}" if scope.gpus else f"{where}.cpus")
         lists = " (`costsched gpus` lists them)" if kind == "GPU" else ""
+        if scope.gpus and instance_type is None and not (cpus or memory):  # what exists
+            lists = "".join(f"; {o}" for o in offered_instead(scope.gpus, scope.clouds)) \
+                or lists
         on = ", ".join(sorted(scope.clouds)) or "any cloud"
         if instance_type is not None and catalog.lookup_any(str(instance_type)) is None:
             raise fail(field_name, f"{instance_type!r}: not an instance type of costsched's "

@@ -22,6 +22,7 @@ from costsched import file_limits
 from costsched.jobspec import JobSpec, parse
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
+from costsched.spec_notes import REFUSED, throughput_notes, unknown_budget
 from costsched.sweeps import expand_sweep, sweep_size, too_many
 from costsched.vocabulary import closest
 
@@ -152,10 +153,13 @@ def read(path: Path) -> list[Any]:
     except IsADirectoryError:
         raise InvalidInput(_a_directory(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            _refuse_other_kind(path)
         raise InvalidInput(f"{path}: cannot read ({exc})") from None
     try:
-        return [d for d in yaml.load_all(text, Loader=_SpecLoader) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_SpecLoader) if d is not None]
     except yaml.YAMLError as exc:
+        _refuse_other_kind(path)
         mark = getattr(exc, "problem_mark", None)
         line = f": line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -163,6 +167,22 @@ def read(path: Path) -> list[Any]:
     except RecursionError:  # a flow collection deeper than the parser itself can go
         raise InvalidInput(f"{path}: invalid YAML (nested too deep: expected a job's "
                            "fields)") from None
+    if any(not isinstance(d, dict) for d in docs):  # a script read as YAML is one string
+        _refuse_other_kind(path)
+    return docs
+
+
+# Suffixes of files that may hold a job (JSON is YAML); another file that does not read as
+# job fields is said to be of its kind rather than invalid YAML.
+_JOB_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
+
+
+def _refuse_other_kind(path: Path) -> None:
+    """InvalidInput for a file of another kind (train.py given as the job file)."""
+    suffix = path.suffix.lower()
+    if suffix and suffix not in _JOB_SUFFIXES:
+        raise InvalidInput(f"{path}: not a job file (a {path.suffix} file): expected a "
+                           "costsched job file or a SkyPilot task (YAML); see examples/")
 
 
 def _not_there(path: Path) -> str:
@@ -263,10 +283,12 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
                                    "put a job spec's envs in its file")
             spec = parse(doc, where)
         parsed.append(anchor_workdir(spec, path.parent))
-    if max_sweep_jobs is None:  # the configuration loads once the file reads well
-        from costsched.config import effective
+    from costsched.config import effective  # the configuration loads once the file reads well
 
-        max_sweep_jobs = effective().launch.max_sweep_jobs
+    config = effective()
+    parsed = [_noted(spec, config.budgets.named) for spec in parsed]
+    if max_sweep_jobs is None:
+        max_sweep_jobs = config.launch.max_sweep_jobs
     total = sum(sweep_size(spec) for spec in parsed)  # counted before any job is made
     if total > max_sweep_jobs:
         name = max(parsed, key=sweep_size).name
@@ -277,6 +299,18 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
     if dupes:
         raise InvalidInput(f"{path}: field name: {dupes[0]!r} names more than one job")
     return specs
+
+
+def _noted(spec: JobSpec, budgets: Collection[str]) -> JobSpec:
+    """The spec with the notes `plan` gives of its file (`spec_notes`): its throughputs of
+    GPUs it does not ask for, and a budget name `launch` refuses (`budgets`: those the
+    configuration names)."""
+    refused = unknown_budget(spec.constraints.budget_name, budgets)
+    notes = [*throughput_notes(spec), *([REFUSED + refused] if refused else [])]
+    if not notes:
+        return spec
+    return spec.model_copy(update={"task": spec.task.model_copy(
+        update={"notes": [*spec.task.notes, *notes]})})
 
 
 def read_jobs(jobs: Jobs, progress: Callable[[str, int, int], None] | None = None,

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
-from costsched import catalog
+from costsched import catalog, clouds
 from costsched.amounts import hours, per_hour
 from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
@@ -111,7 +111,9 @@ def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]
         # the job's and priced elsewhere was dropped, with its note, at reading)
         listed = [r for r in map(catalog.lookup_any, c.instance_types) if r is not None]
         priced = set(market["gpu_model"])
-        for g in (g for g in c.gpu_models if g not in {p[0] for p in pairs}):
+        # (a model no type of the job's clouds has was dropped, with its note, at reading)
+        sold = _sold_on(c.clouds)
+        for g in (g for g in c.gpu_models if g not in {p[0] for p in pairs} and g in sold):
             own = {(g, int(r["gpu_count"])) for r in listed if r["gpu_model"] == g
                    and (not counts or int(r["gpu_count"]) in counts)}
             pairs += sorted(own) or ([(g, n) for n in counts] if g not in priced else [])
@@ -130,6 +132,12 @@ def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]
                                                 if t in set(types)) or c.instance_types)
         out.append((f"{g}:{n}" if n else g, _own_place(narrowed, market)))
     return out
+
+
+def _sold_on(names: Sequence[str]) -> set[str]:
+    """The GPU models the catalog has an instance type of on the clouds `names` (any)."""
+    types = catalog.instance_types()
+    return set((types[types["cloud"].isin(list(names))] if names else types)["gpu_model"])
 
 
 def _own_place(c: Constraints, market: pd.DataFrame) -> Constraints:
@@ -191,14 +199,42 @@ def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing |
         hit = (zone_allowed(market, accepted) if column == "zone"
                else market[column].isin(list(accepted)))
         if not hit.any():
-            found = sorted({str(v) for v in market[column] if str(v)})
             wanted = ", ".join(str(v) for v in accepted)
+            if column == "region":
+                return Missing(f"no offering priced as of {when} has {what} {wanted}",
+                               _regions_instead(c, market))
+            found = sorted({str(v) for v in market[column] if str(v)})
             # A GPU costsched knows, unpriced here, is no typo: no look-alike is offered.
             typo = "" if column == "gpu_model" and str(accepted[0]) in GPU_SPECS else (
                 did_you_mean(str(accepted[0]), found))
             return Missing(f"no offering priced as of {when} has {what} {wanted}",
                            [f"priced: {_listed(found)}{typo}"])
     return None
+
+
+def _regions_instead(c: Constraints, market: pd.DataFrame) -> list[str]:
+    """Where the job could go instead of regions no offering has, within its clouds: the
+    regions its shape is priced in, in its market, cheapest first ('A10G:1 spot on aws is
+    priced in us-west-2, us-east-1'), else the regions priced at all; and the closest
+    spelling among those regions, unless the region is one its clouds have (ap-south-1 is
+    aws's, unpriced: no typo), never a region of another cloud."""
+    own = market[market["cloud"].isin(list(c.clouds))] if c.clouds else market
+    on = f" on {', '.join(c.clouds)}" if c.clouds else ""
+    shaped = own[_shape(own, c) & _market(own, c)] if (
+        c.gpu_models or c.gpu_counts or c.instance_types) else own.iloc[:0]
+    if not shaped.empty:
+        cheapest = shaped.groupby("region", sort=False)["usd_per_hour"].min()
+        found = [str(r) for r in cheapest.sort_values(kind="stable").index]
+        market_words = f" {word(c.markets[0])}" if len(c.markets) == 1 else ""
+        line = (f"{_shape_words(c, own, False)}{market_words}{on} is priced in "
+                f"{_listed(found)}")
+    else:
+        found = sorted({str(v) for v in own["region"] if str(v)})
+        line = f"priced{on}: {_listed(found)}"
+    known = {r for name in (c.clouds or clouds.NAMES) if name in clouds.CLOUDS
+             for r in clouds.get(name).regions}
+    typos = [r for r in c.regions if r not in known]
+    return [line + (did_you_mean(typos[0], found) if typos else "")]
 
 
 def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: bool,
@@ -212,16 +248,17 @@ def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: b
                        _counts_priced(c, market))
     placed = shape[_place(shape, c)]
     where = _where_words(c)
-    if placed.empty:
-        elsewhere = shape.sort_values("usd_per_hour", kind="stable")
+    if placed.empty and _market(shape, c).any():  # priced in its market, elsewhere only
+        elsewhere = shape[_market(shape, c)]
         return Missing(f"no price known as of {when} for {asked} {where}",
-                       [f"priced elsewhere: {_offerings(elsewhere)}",
+                       [*_by_market(elsewhere, c, " elsewhere"),
                         *_kept_out(c, elsewhere, limits)])
-    if not _market(placed, c).any():
+    if not _market(placed, c).any():  # (nor elsewhere, where nothing is priced here)
         markets = " or ".join(word(m) for m in c.markets)
-        instead = [f"{word(m)}: {_offerings(rows)}"
-                   for m, rows in placed.sort_values("usd_per_hour", kind="stable")
-                   .groupby("market", sort=True)]
+        found = placed if not placed.empty else shape
+        instead = _by_market(found, c, "" if not placed.empty else " elsewhere")
+        if placed.empty:
+            instead += _kept_out(c, found, limits)
         instead += _other_counts(c, market, cpu)
         far = shape[_market(shape, c) & ~_place(shape, c)]
         if not far.empty:
@@ -231,8 +268,17 @@ def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: b
         return Missing(f"no {markets} price known as of {when} for {asked}"
                        + (f" {where}" if where else ""),
                        instead + _untyped(c, market, when) + _stored_market(c, at, stored),
-                       _collect(placed, c, cpu) if recent else "")
+                       _collect(found, c, cpu, placed.empty) if recent else "")
     return None
+
+
+def _by_market(rows: pd.DataFrame, c: Constraints, where: str = "") -> list[str]:
+    """The offerings of `rows`, cheapest first, one line per market, the job's markets
+    first, then the cheapest: 'spot elsewhere: aws us-west-2 g5.xlarge $0.3600/h, ...'."""
+    groups = rows.sort_values("usd_per_hour", kind="stable").groupby("market", sort=True)
+    ordered = sorted(groups, key=lambda g: (g[0] not in c.markets,
+                                            float(g[1]["usd_per_hour"].iloc[0])))
+    return [f"{word(m)}{where}: {_offerings(group)}" for m, group in ordered]
 
 
 def _kept_out(c: Constraints, elsewhere: pd.DataFrame, limits: Mapping[str, str]) -> list[str]:
@@ -374,13 +420,18 @@ def _offerings(rows: pd.DataFrame) -> str:
 
 
 def _counts_priced(c: Constraints, market: pd.DataFrame) -> list[str]:
-    """For each GPU model asked, the counts it is priced at."""
+    """For each GPU model asked, the counts it is priced at on the job's clouds, else on
+    the clouds that price it (named: 'A10G is priced at 1, 4, 8 GPUs on aws')."""
     out = []
     for g in c.gpu_models:
-        counts = sorted({int(n) for n in market.loc[market["gpu_model"] == g, "gpu_count"]})
+        rows = market[market["gpu_model"] == g]
+        own = rows[rows["cloud"].isin(list(c.clouds))] if c.clouds else rows
+        rows = own if not own.empty else rows
+        counts = sorted({int(n) for n in rows["gpu_count"]})
         if counts:
+            on = f" on {', '.join(sorted(set(rows['cloud'].astype(str))))}" if c.clouds else ""
             out.append(f"{g} is priced at {', '.join(map(str, counts))} "
-                       f"{'GPU' if counts == [1] else 'GPUs'}")
+                       f"{'GPU' if counts == [1] else 'GPUs'}{on}")
     return out
 
 
@@ -403,19 +454,24 @@ def _other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
     return [f"{markets} at other counts: " + ", ".join(out)]
 
 
-def _collect(placed: pd.DataFrame, c: Constraints, cpu: bool) -> str:
+def _collect(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool = False) -> str:
     """The `costsched collect` line that fetches today's prices of the shape, from the
-    clouds whose catalog has it (those that price it in another market); '' for CPU work,
-    whose prices are the catalog's (collect fetches GPU prices)."""
+    clouds whose catalog has it (those that price it in another market: at the place
+    asked, or `elsewhere`, where it is collected for the job's clouds and regions); ''
+    for CPU work, whose prices are the catalog's (collect fetches GPU prices), or where
+    none of the job's clouds has it."""
     if cpu:
         return ""
-    clouds = sorted(set(placed["cloud"].astype(str)))
+    clouds = sorted(set(found["cloud"].astype(str)) & set(c.clouds or found["cloud"]))
+    if not clouds:
+        return ""
     line = "costsched collect" + "".join(f" --cloud {cloud}" for cloud in clouds)
+    regions = c.regions if elsewhere else sorted(set(found["region"].astype(str)))
     if c.regions:
-        line += "".join(f" --region {r}" for r in sorted(set(placed["region"].astype(str))))
+        line += "".join(f" --region {r}" for r in regions)
     # the GPUs of the shape that is priced there (not a set's other GPUs, which it lacks)
     line += "".join(f" --gpu {g}" for g in sorted(set(c.gpu_models)
-                                                  & set(placed["gpu_model"].astype(str))))
+                                                  & set(found["gpu_model"].astype(str))))
     return f"`{line}` fetches today's prices, spot and on-demand"
 
 

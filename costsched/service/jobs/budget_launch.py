@@ -33,8 +33,8 @@ from costsched.service.jobs.runs import refuse_live_name
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.spec_errors import as_written
+from costsched.spec_notes import unknown_budget
 from costsched.store import PriceStore
-from costsched.vocabulary import did_you_mean
 
 PERCENTILE = 0.95
 
@@ -159,13 +159,8 @@ def _priced_row(plan: JobPlan, offering: str | None) -> pd.Series | None:
 def _check_budget_name(source: str, job: str, name: str | None,
                        config: BudgetsConfig) -> None:
     """A job that names a budget the configuration does not have would run capped by
-    nothing: refused in one line, with the budgets there are and the close one."""
-    if name is None or name in config.named:
-        return
-    known = sorted(config.named)
-    accepted = (f"expected one of {', '.join(known)} (budgets.named)" if known else
-                "no budget is configured: add [budgets.named." + name + "] with usd and "
-                "period to the configuration (`costsched config show` names its file)")
-    raise InvalidInput(f"{source}: job {job!r}: field constraints.budget_name {name!r}: "
-                       f"no budget of that name in the configuration: {accepted}"
-                       f"{did_you_mean(name, known)}")
+    nothing: refused in one line, with the budgets there are and the close one (`plan`
+    says the same as a note)."""
+    refused = unknown_budget(name, config.named)
+    if refused is not None:
+        raise InvalidInput(f"{source}: job {job!r}: {refused}")

@@ -31,7 +31,7 @@ def test_a_data_buckets_cloud_is_named_where_it_keeps_the_shape_out(
     done = _plan(cli, tmp_path, DATA + "resources: {accelerators: A100-80G:1}\n")
     assert done.exit_code == 1, done.output
     reason = _said(done.stderr)
-    assert "for A100-80GB:1 in aws; priced elsewhere: gcp " in reason, reason
+    assert "for A100-80GB:1 in aws; on-demand elsewhere: azure " in reason, reason
     assert f"; not there because {BUCKET}" in reason, reason
 
 
@@ -58,7 +58,7 @@ def test_a_region_from_infra_is_named(cli, tmp_path: Path) -> None:  # noqa: ANN
     done = _plan(cli, tmp_path, "resources: {accelerators: A100-80GB:1, infra: gcp/asia-east1}\n")
     assert done.exit_code == 1, done.output
     reason = _said(done.stderr)
-    assert "for A100-80GB:1 in gcp, asia-east1; priced elsewhere: " in reason, reason
+    assert "for A100-80GB:1 in gcp, asia-east1; on-demand elsewhere: gcp " in reason, reason
     assert "not there because its file keeps it in region asia-east1" in reason, reason
 
 
@@ -75,6 +75,6 @@ def test_each_gpu_of_a_set_left_out_gets_its_line(cli, tmp_path: Path) -> None: 
     said = _said(done.output)
     assert "A100-80GB:1 left out: no price known as of " in said, said  # was: silent
     line = said.split("A100-80GB:1 left out: ", 1)[1]
-    assert "for A100-80GB:1 in aws; priced elsewhere: gcp " in line, line
+    assert "for A100-80GB:1 in aws; on-demand elsewhere: azure " in line, line
     assert f"not there because {BUCKET}" in line, line
     assert "T4:1 left out" not in said

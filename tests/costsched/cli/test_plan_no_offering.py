@@ -37,12 +37,12 @@ CASES = {
     # the shape, priced on another cloud only
     "place": ("name: j\nmodel: ResNet-50 (batch size 64)\nsteps: 2000\n"
               "constraints: {clouds: [aws], gpu_models: [A100], gpu_counts: [1]}\n",
-              r"no price known as of \S+ for A100:1 in aws; priced elsewhere: gcp \S+ "
+              r"no price known as of \S+ for A100:1 in aws; (on-demand|spot) elsewhere: gcp \S+ "
               r"a2-highgpu-1g \$"),
     # CPU work where no CPU instance type is priced
     "cpu": ("name: j\nresources: {cpus: 4+, infra: gcp/asia-northeast1}\nrun: 'true'\n",
             r"no price known as of \S+ for CPU instance types .* in gcp, asia-northeast1; "
-            r"priced elsewhere: gcp "),
+            r"(on-demand|spot) elsewhere: gcp "),
     "market": (SPOT_A100, r"no spot price known as of \S+ for A100:1; on-demand: gcp "),
     "price cap": ("name: j\nresources: {accelerators: V100:1}\nrun: 'true'\n"
                   "costsched: {max_price: 0.1, hours: 2}\n",

@@ -74,7 +74,7 @@ def test_a_shape_nothing_has() -> None:
 
 def test_a_shape_priced_elsewhere_only() -> None:
     assert why(clouds=("aws",), gpu_models=("A100",), gpu_counts=(1,)) == (
-        "job j: no price known as of 2026-06-01T00:00Z for A100:1 in aws; priced elsewhere: "
+        "job j: no price known as of 2026-06-01T00:00Z for A100:1 in aws; on-demand elsewhere: "
         "gcp us-central1 a2-highgpu-1g $3.6700/h, gcp us-east1 a2-highgpu-1g $3.6700/h; "
         "not there because its file keeps it in cloud aws")
 

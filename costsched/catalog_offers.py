@@ -1,0 +1,44 @@
+"""What the catalog offers instead of GPUs a job's clouds do not have at the count asked:
+the counts those clouds have the GPU at, and the clouds that have it at that count.
+
+    offered_instead([("A100", 1)], {"aws"})
+    # ['on aws A100 comes as 8 GPUs (p4d.24xlarge)', 'A100:1 is offered on gcp (a2-highgpu-1g)']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from costsched import catalog
+
+TYPES_SHOWN = 3  # instance types named beside a count or a cloud
+
+
+def offered_instead(gpus: Sequence[tuple[str, int]], clouds: Collection[str]) -> list[str]:
+    """For each (GPU model, count) asked: the counts `clouds` have the model at, and the
+    other clouds that have it at that count, each with its instance types (types their
+    cloud retired are left out). No `clouds`: every cloud's counts."""
+    types = catalog.instance_types()
+    types = types[types["retired"].isna()]
+    clouds = clouds or set(types["cloud"])
+    out = []
+    for gpu, count in gpus:
+        model = types[types["gpu_model"] == gpu]
+        for cloud, rows in model[model["cloud"].isin(list(clouds))].groupby("cloud", sort=True):
+            counts = sorted({int(n) for n in rows["gpu_count"]})
+            said = " or ".join([", ".join(map(str, counts[:-1])), str(counts[-1])]
+                               if len(counts) > 1 else [str(counts[0])])
+            out.append(f"on {cloud} {gpu} comes as {said} GPU{'s' * (counts != [1])}"
+                       f"{_named(rows['instance_type'])}")
+        other = model[(model["gpu_count"] == count) & ~model["cloud"].isin(list(clouds))]
+        if not other.empty:
+            places = [f"{cloud}{_named(rows['instance_type'])}"
+                      for cloud, rows in other.groupby("cloud", sort=True)]
+            out.append(f"{gpu}:{count} is offered on {' and '.join(places)}")
+    return out
+
+
+def _named(names: Collection[str]) -> str:
+    """' (a, b)' naming the types when they are few, else ''."""
+    names = sorted(set(names))
+    return f" ({', '.join(names)})" if len(names) <= TYPES_SHOWN else ""
