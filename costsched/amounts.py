@@ -7,8 +7,10 @@ HTML), the dashboard and every message.
   figures add up): one precision for them all, so that they visibly add up: the decimals
   the smallest of them needs by the rule above, between 2 and MAX_DECIMALS.
 - The same amount reads the same wherever it stands: zero is '$0.00' at any precision
-  (it needs no decimals; a just-launched job's $0 is '$0.00' in every table), and an
-  amount below the last decimal is '<$0.0001' ('-<$0.0001' below zero), alone or not.
+  (it needs no decimals), and an amount below the last decimal is '<$0.0001'
+  ('-<$0.0001' below zero), alone or not; what is charged still (a placement open now,
+  `charging`) is never zero: a just-launched job's cost and hours read '<$0.0001' and
+  '<0.0001 h' from its first moment, in every table and line.
 - A cost the user weighs (`decimals_kept`: a job's expected cost at launch, the cost of
   staying against moving): under a dime, at MAX_DECIMALS ('$0.0129', not '$0.01'), so
   that it reads as the plan's table wrote it and two such costs never read alike.
@@ -19,9 +21,17 @@ HTML), the dashboard and every message.
   beside its per-job rows) is the sum of the cells as written (`sum_as_written`), as a
   bill's total is the sum of its lines. A total may then differ from the exact sum
   rounded by a unit of the last decimal per few cells; the exact figures are JSON's.
-- Parts of a total (`parts_of`, `parts_as_written`): each within one unit of the last
-  decimal of its exact value (a few where many cells make the total), so that they
-  visibly add up to the total as written.
+- Parts of a total (`adding_up`, `parts_of`, `parts_as_written`): at the fewest decimals
+  (from those they need, to MAX_DECIMALS, or FINEST where one is under a cent) at which
+  every part written alone adds up to the total written alone, so that a part reads the
+  same whatever it stands beside (a finished placement's $0.000243 beside a running
+  one's growing cost); only where none does, each within one unit of the last decimal of
+  its exact value (largest remainder; a few units where many cells make the total), so
+  that they still visibly add up to the total as written. The report's tables and the
+  lines of `status` take their precision so.
+- Two amounts compared in words (`apart`: 'more than the $0.00028 left', 'would pass
+  the budget of'): at the decimals at which they read in the order they stand in, never
+  '$0.0003 more than $0.0003'.
 - Hours times a price (`hours_times`): the hours with the decimals that make their
   product with the price, as written, agree with the amount as written.
 - A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
@@ -58,6 +68,8 @@ import math
 from collections.abc import Iterable, Sequence
 
 MAX_DECIMALS = 4  # amounts read together, and prices per hour
+FINEST = 6  # the most decimals amounts under a cent take to add up each as it reads alone
+COMPARED_MOST = 8  # the most decimals two amounts compared in words take to differ
 HOURS_MOST = 8  # the most decimals hours take to make a product add up
 # A sum's rounding error, no amount (far above a float's error on sums of millions of
 # dollars, far below a second's charge): a just-launched job's few milliseconds read
@@ -101,6 +113,14 @@ def _figure(value: float, places: int, unit: str = "") -> str:
     text = f"{size:,.{places}f}"
     sign = "-" if value < 0 and float(text.replace(",", "")) else ""
     return f"{sign}{unit}{text}"
+
+
+def charging(value: float, live: bool = True) -> float:
+    """`value` (hours or dollars) of what is charged still (`live`: a placement open now),
+    never zero: from its first moment it reads as it does a moment later ('<$0.0001',
+    '<0.0001 h'), in a launch's table as in `status`, never '$0.00' beside another job's
+    '<$0.0001'. Not `live`: `value` as it is."""
+    return max(float(value), NOISE) if live and _known(value) else value
 
 
 def usd(value: float | None, places: int | None = None) -> str:
@@ -208,7 +228,8 @@ def sum_as_written(values: Iterable[float | None], places: int) -> float:
 
 def parts_as_written(total: float, parts: Sequence[float], places: int) -> list[float]:
     """`parts` of a `total` (as written at `places` decimals) as figures at `places`
-    decimals that sum to it: largest-remainder rounding. Each part is rounded down to the
+    decimals that sum to it: each as it reads alone where they do so, else
+    largest-remainder rounding. Each part is rounded down to the
     last decimal, then the units the sum misses go to the parts that lost the most (one
     each, or as many rounds as needed where the total as written is a sum of many cells
     rounded; taken back from those that lost the least where it is less). A part so reads
@@ -216,7 +237,8 @@ def parts_as_written(total: float, parts: Sequence[float], places: int) -> list[
     total is the sum of many cells); nothing is charged differently."""
     scale = 10 ** places
     want = round(as_written(total, places) * scale)
-    if not parts or not _known(total) or not all(_known(p) for p in parts):
+    if not parts or not _known(total) or not all(_known(p) for p in parts) or \
+            adds_up_alone(total, parts, places):  # each as it reads alone
         return [as_written(p, places) for p in parts]
     floors = [math.floor(p * scale + 1e-9) for p in parts]
     missing = want - sum(floors)
@@ -270,3 +292,55 @@ def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
         if usd(round(float(span), digits) * price, shown) == money:
             return hours(span, digits), per_hour(usd_per_hour), money
     return hours(span, least), per_hour(usd_per_hour), money
+
+
+def finest(values: Iterable[float | None]) -> int:
+    """The most decimals figures read together take to add up each as written alone
+    (`adding_up`): FINEST where one of them is under a cent (and not zero), else
+    MAX_DECIMALS."""
+    small = any(_known(v) and NOISE <= abs(float(v)) < 0.01 for v in values)  # type: ignore[arg-type]
+    return FINEST if small else MAX_DECIMALS
+
+
+def adds_up_alone(total: float, parts: Sequence[float], places: int) -> bool:
+    """Whether `parts`, each written alone at `places` decimals, sum to `total` written
+    alone (parts or a total not known: nothing to add up)."""
+    if not parts or not _known(total) or not all(_known(p) for p in parts):
+        return True
+    return sum_as_written(parts, places) == round(as_written(total, places), places)
+
+
+def adding_up(sums: Iterable[tuple[float, Sequence[float]]], least: int = 2,
+              most: int | None = None) -> int | None:
+    """The fewest decimals, from `least` to `most` (by default `finest` of every figure),
+    at which each of `sums` (a total and the parts it is made of) adds up with every
+    figure written alone (`adds_up_alone`): a part then reads as it does alone, whatever
+    it stands beside. None where none does: the caller then makes the parts add up
+    (`parts_as_written`)."""
+    groups = [(t, list(parts)) for t, parts in sums]
+    if most is None:
+        most = finest([v for t, parts in groups for v in (t, *parts)])
+    for places in range(least, max(least, most) + 1):
+        if all(adds_up_alone(t, parts, places) for t, parts in groups):
+            return places
+    return None
+
+
+def apart(a: float | Sequence[float], b: float, least: int | None = None) -> int:
+    """The decimals at which amount `a` (or amounts `a`, summed as a reader sums them as
+    written) and amount `b`, compared in words ('more than the ... left', 'would pass the
+    budget of'), read in the order they stand in: the fewest from `least` (by default
+    those they need together, `decimals`) at which they do, COMPARED_MOST at most. Never
+    '$0.0003, more than the $0.0003 left': '$0.00032, more than the $0.00028 left'."""
+    parts = [float(a)] if isinstance(a, (int, float)) else [float(v) for v in a]
+    places = decimals([*parts, b]) if least is None else least
+    if not (_known(b) and all(_known(v) for v in parts)):
+        return places
+    exact = math.fsum(parts)
+    order = (exact > b) - (exact < b)
+    while places < COMPARED_MOST:
+        shown, other = sum_as_written(parts, places), as_written(float(b), places)
+        if (shown > other) - (shown < other) == order:
+            break
+        places += 1
+    return places

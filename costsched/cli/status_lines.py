@@ -4,10 +4,22 @@ the scheduled optimizer's tasks; `launch` and `start` show their jobs alike."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from costsched.amounts import decimals, given, hours, parts_of, usd, usd_all
+from costsched.amounts import (
+    NOISE,
+    adding_up,
+    charging,
+    decimals,
+    finest,
+    given,
+    hours,
+    parts_of,
+    usd,
+    usd_all,
+)
 from costsched.cli.booked import booked_lines, held_lines
 from costsched.cli.common import (
     NEVER_RUN,
@@ -69,10 +81,10 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         return
     rows = []
     # One precision for the cost column and the parts listed under it, so that each
-    # job's parts visibly add up to its cost ($0.0060 and $0.0048 to $0.0108).
-    totals = [s.cost.total_usd + s.booked_usd for s in shown]
-    places = decimals([*totals, *(v for s in shown if lists_placements(s)
-                                  for _, v in _parts(s))])
+    # job's parts visibly add up to its cost ($0.0060 and $0.0048 to $0.0108), each part
+    # as it reads alone where a precision does that (`adding_up`).
+    totals = [_total(s) for s in shown]
+    places = cost_places(shown, totals)
     costs = [usd(v, places) for v in totals]
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
@@ -87,11 +99,12 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                         "migrations", "recoveries"], rows,
                 detail=["recoveries", "migrations", "instance"])
     out = Lines()
-    spans = view_hours(shown, now)  # one precision for every hour the lines say
+    spans = view_hours(shown, now)  # one precision for the placements' hours
+    dues = due_places(shown, now)  # and one for the hours to or from the deadlines
     for s in shown:
         if s.due is not None:
             due = views.due_words(s.due, now, s.record.final, s.record.state,
-                                  s.record.updated_at, spans)
+                                  s.record.updated_at, dues)
             out.print(f"  job {s.record.id}: {due}")
         if s.next and s.decision is not None:
             out.print(printable(f"  job {s.record.id} next: {s.next} "
@@ -112,14 +125,43 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     out.flush()
 
 
+def cost_places(shown: list[service.JobStatus], totals: list[float]) -> int:
+    """The decimals of `status`'s cost column and the parts listed under it: the fewest at
+    which each job's parts, each written alone, add up to its cost written alone
+    (`costsched.amounts.adding_up`), so that a finished placement reads the same at every
+    call, whatever the running one beside it costs by then; where none does, those they
+    need (the parts are then made to add up: `parts_of`)."""
+    sums = [(total, [v for _, v in _parts(s)]) for s, total in zip(shown, totals, strict=True)
+            if lists_placements(s)]
+    least = decimals([*totals, *(v for _, parts in sums for v in parts)])
+    sums = [(t, parts) for t, parts in sums if abs(math.fsum(parts) - t) < NOISE]
+    found = adding_up(sums, least, finest([*totals, *(v for _, p in sums for v in p)]))
+    return least if found is None else found
+
+
 def view_hours(shown: list[service.JobStatus], now: datetime) -> int:
-    """The decimals of every hour `status`'s lines say (`costsched.amounts`: hours read
-    together): the placements listed of every job shown and the hours to or from their
-    deadlines, so that 0.0086 h never stands beside 0.01 h, nor 0.00 h for minutes."""
-    spans = [p.hours for s in shown if lists_placements(s) for p in s.cost.charged]
-    spans += [views.due_hours(s.due, now, s.record.final, s.record.state,
-                              s.record.updated_at) for s in shown if s.due is not None]
-    return decimals(spans)
+    """The decimals of the placements' hours `status`'s lines say (`costsched.amounts`:
+    hours read together): the placements listed of every job shown, so that 0.0086 h never
+    stands beside 0.01 h, nor 0.00 h for minutes."""
+    return decimals([p.hours for s in shown if lists_placements(s) for p in s.cost.charged])
+
+
+def due_places(shown: list[service.JobStatus], now: datetime) -> int:
+    """The decimals of the hours to or from the deadlines of the jobs `shown`, read
+    together and by themselves (not at the placements' precision), as `launch` and the
+    dashboard write them: 'in 1.98 h' in each, not 'in 1.9793 h' beside 0.0031 h of a
+    placement."""
+    return decimals([views.due_hours(s.due, now, s.record.final, s.record.state,
+                                     s.record.updated_at) for s in shown if s.due is not None])
+
+
+def _total(s: service.JobStatus) -> float:
+    """The job's cost as its column says it: what it was charged and booked, its open
+    placement's never zero (`costsched.amounts.charging`)."""
+    live = [p.usd for p in s.cost.charged if p.end_at is None]
+    if not live and s.open_placement is not None:  # placed, not charged yet
+        return charging(s.cost.total_usd) + s.booked_usd
+    return s.cost.total_usd + s.booked_usd + math.fsum(charging(v) - v for v in live)
 
 
 def _parts(s: service.JobStatus, spans: int | None = None) -> list[tuple[str, float]]:
@@ -131,7 +173,8 @@ def _parts(s: service.JobStatus, spans: int | None = None) -> list[tuple[str, fl
         spans = decimals([p.hours for p in charged])
     out = [(f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
             + (f" x {p.nodes} nodes" if p.nodes > 1 else "")  # its cost is every node's
-            + f": {hours(p.hours, spans)} h", p.usd) for p in charged]
+            + f": {hours(charging(p.hours, p.end_at is None), spans)} h",
+            charging(p.usd, p.end_at is None)) for p in charged]
     if s.cost.egress_usd:
         out.append(("checkpoint copies between clouds or regions (egress)", s.cost.egress_usd))
     if s.booked_usd:
@@ -149,7 +192,7 @@ def part_lines(s: service.JobStatus, places: int, spans: int | None = None) -> l
     than shown a digit finer (which can miss again) or the total bent to their sum (the
     total is what was charged)."""
     parts = _parts(s, spans)
-    written = parts_of(s.cost.total_usd + s.booked_usd, [v for _, v in parts], places)
+    written = parts_of(_total(s), [v for _, v in parts], places)
     return [f"{words}, {figure}" for (words, _), figure in zip(parts, written, strict=True)]
 
 

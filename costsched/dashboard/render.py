@@ -34,7 +34,7 @@ from costsched.report.html import (
     totals_line,
 )
 from costsched.service.views import due_hours, due_words, dumps, progress_words
-from costsched.vocabulary import offering_label
+from costsched.vocabulary import counted, offering_label
 from costsched.work import NOT_KNOWN
 
 
@@ -189,7 +189,13 @@ def budget_state(spent: float | None, budget: float | None) -> str:
     return "over" if spent > budget else "near" if spent >= NEAR_BUDGET * budget else ""
 
 
-FILTERS = {"money": money, "when": when, "age": age, "due": due, "days_old": days_old,
+def noun(count: int, singular: str, plural: str | None = None) -> str:
+    """The noun of `counted` ('job' for 1, 'jobs' else), where a card shows the count
+    itself apart."""
+    return counted(count, singular, plural).partition(" ")[2]
+
+
+FILTERS = {"noun": noun, "money": money, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": progress, "places": places, "due_places": due_places,
            "job_places": job_places, "shown": shown, "per_hour": per_hour,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from costsched.amounts import usd, usd_all
+from costsched.amounts import apart, usd
 from costsched.lazy import numpy as np
 from costsched.model import Offering
 from costsched.optimize.decision import MovePrice, move_price, outcomes
@@ -147,7 +147,8 @@ def pays(view: MarketView, state: JobState, stay_usd: float, move_usd: float,
         return ""
     if saving <= 0:
         return f"it would cost {usd(-saving)} more than staying"
-    saved, least = usd_all(saving, threshold)
+    places = apart(saving, threshold)  # 'not more than' a margin it reads under
+    saved, least = usd(saving, places), usd(threshold, places)
     return (f"it would save {saved}, not more than the margin "
             f"({margin:.0%} of the next {period_hours:g} h here, {least})")
 

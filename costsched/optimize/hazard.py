@@ -205,10 +205,14 @@ def _hazards(frame: pd.DataFrame, evidence: Evidence) -> pd.DataFrame:
         seen = t > 0
         theta = np.where(seen, (k + a * theta) / (e + a), theta)
         what = ("measured in " if name in ("zone", "region") else "pooled from ") + name
+        # An offering of no zone (zone ""): its 'zone' is its region, and says so.
+        whats = np.where(frame["zone"].fillna("").astype(str).to_numpy() == "",
+                         "measured in region", what) if name == "zone" and "zone" in frame else \
+            np.full(len(frame), what, dtype=object)
         # Whole hours in this narrow column, but never "0 h" for minutes observed.
-        basis = np.where(seen, [f"{what}: {kk:g} in "
+        basis = np.where(seen, [f"{ww}: {kk:g} in "
                                 f"{hours(tt) if tt < 1 else f'{tt:,.0f}'} h"
-                                for kk, tt in zip(k, t, strict=True)], basis)
+                                for ww, kk, tt in zip(whats, k, t, strict=True)], basis)
         out[f"k {name}"], out[f"t {name}"], out[f"e {name}"] = k, t, e
     rate = r0 * theta
     out["preemptions_per_hour"] = np.where(spot, rate, 0.0)

@@ -17,6 +17,7 @@ from typing import Any
 from costsched.amounts import (
     MAX_DECIMALS,
     NOISE,
+    adding_up,
     as_written,
     decimals,
     difference_as_written,
@@ -149,16 +150,47 @@ def spend_places(tables: object, least: Mapping[str, int] | None = None) -> dict
     sums = {c: _exact_sum(jobs, c) for c in TOTALS if jobs and c in jobs[0]}
     out = {"usd": max(places["usd"], decimals([v for c, v in sums.items() if c.endswith("usd")])),
            "hours": max(places["hours"], decimals([sums.get("billed_hours")]))}
-    # The fewest decimals (up to MAX_DECIMALS) at which each column's cells as written sum
-    # to its exact total as written, so that a total is both, and at which every cell of
-    # every spend table reads as its own figure does (a job's 0.0169 h is 0.0169 in its
-    # row and on its cloud's, never 0.02 in one and 0.01 in the other); beyond, the
-    # cells' sum, each within a unit of the last decimal.
+    # The fewest decimals (the rule of parts, `adding_up`: up to MAX_DECIMALS, or FINEST
+    # under a cent) at which every figure of every spend table and every total reads as it
+    # does alone and they all add up so: a saving reads as the JSON's figure, in its row
+    # and in the totals. Where none does, the fewest (up to MAX_DECIMALS) at which each
+    # column's cells as written sum to its exact total as written and every cell but a
+    # saving reads as its own figure (a job's 0.0169 h is 0.0169 in its row and on its
+    # cloud's, never 0.02 in one and 0.01 in the other); beyond, the cells' sum, each
+    # within a unit of the last decimal.
     for unit in out:
+        alone = adding_up(_sums_of(found, sums, unit), out[unit])
+        if alone is not None:
+            out[unit] = alone
+            continue
         while out[unit] < MAX_DECIMALS and not (_sums_agree(jobs, sums, out, unit)
                                                 and _read_alone(found, out, unit)):
             out[unit] += 1
     return out
+
+
+def _sums_of(found: Mapping[str, list[dict]], sums: Mapping[str, float], unit: str
+             ) -> list[tuple[float, list[float]]]:
+    """What adds up in the spend tables `found` in `unit` ('usd' or 'hours'), as (total,
+    parts): each row's parts (compute and egress) to its total and its spend and saving to
+    their baseline; each column of a table to its exact sum over the jobs (`sums`)."""
+    out: list[tuple[float, list[float]]] = []
+    for rows in found.values():
+        for row in rows if unit == "usd" else ():
+            total = _number(row.get("usd"))
+            for parts in PARTS["usd"]:
+                if all(c in row for c in parts):
+                    exact = [_number(row[c]) for c in parts]
+                    if abs(math.fsum(exact) - total) < 1e-9:
+                        out.append((total, exact))
+            for saved, base in _savings(list(row)):
+                out.append((_number(row[base]), [total, _number(row[saved])]))
+        for column, figure in sums.items():
+            if (_unit_of(column) == unit and rows and column in rows[0] and math.isclose(
+                    _exact_sum(rows, column), figure, rel_tol=1e-9, abs_tol=1e-9)):
+                out.append((figure, [_number(r.get(column)) for r in rows
+                                     if _number(r.get(column)) == _number(r.get(column))]))
+    return [(t, parts) for t, parts in out if t == t and all(v == v for v in parts)]
 
 
 def _unit_of(column: str) -> str | None:

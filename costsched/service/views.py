@@ -33,18 +33,25 @@ def due_hours(due: datetime, now: datetime, final: bool, state: str = "",
               ended_at: datetime | None = None) -> float | None:
     """The hours `due_words` says: to the deadline (less than 0: since it passed), or how
     early a job that succeeded finished (less than 0: how late); None for a job that ended
-    otherwise."""
-    if final:
+    otherwise (a stopped job whose deadline is ahead: to it, as for a job that runs)."""
+    if final and not _stopped_before(due, now, state):
         return None if state != "succeeded" or ended_at is None else \
             (due - ended_at).total_seconds() / 3600
     return (due - now).total_seconds() / 3600
+
+
+def _stopped_before(due: datetime, now: datetime, state: str) -> bool:
+    """Whether a job in `state` is stopped (`costsched start` starts it again) before its
+    deadline: it is still due, not 'was due'."""
+    return state == "stopped" and due > now
 
 
 def due_words(due: datetime, now: datetime, final: bool, state: str = "",
               ended_at: datetime | None = None, places: int | None = None) -> str:
     """When a job with a deadline is due, as `status` and the dashboard say it: 'due
     2026-12-01 10:00 UTC (in 5.20 h)', or how long ago it passed; a job that ended says it
-    was due, and one that succeeded (`state`, at `ended_at`) whether it met the deadline.
+    was due, and one that succeeded (`state`, at `ended_at`) whether it met the deadline;
+    a stopped job whose deadline is ahead is still due.
     `places`: the decimals of the hours read beside it (its own by default)."""
     from costsched.amounts import hours
 
@@ -53,7 +60,7 @@ def due_words(due: datetime, now: datetime, final: bool, state: str = "",
     if span is None:
         return f"was {said}"
     shown = hours(abs(span), places)
-    if final:
+    if final and not _stopped_before(due, now, state):
         return (f"was {said}: met, it finished {shown} h before" if span >= 0 else
                 f"was {said}: missed, it finished {shown} h after")
     return f"{said} (in {shown} h)" if span >= 0 else f"{said} (passed {shown} h ago)"

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from costsched.amounts import decimals_kept, given, usd
+from costsched.amounts import apart, decimals_kept, given, usd
 from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
 from costsched.lazy import pandas as pd
@@ -60,8 +60,11 @@ class LaunchFit:
         return self.pessimistic_usd <= self.left_usd
 
     def places(self) -> int:
-        """One precision for the line's amounts, at which a small cost keeps its digits."""
-        return decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd])
+        """One precision for the line's amounts, at which a small cost keeps its digits
+        and a cost over what is left reads over it (`apart`)."""
+        places = decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd])
+        over = [v for v in (self.expected_usd, self.pessimistic_usd) if v > self.left_usd]
+        return max([places, *(apart(v, self.left_usd, places) for v in over)])
 
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")

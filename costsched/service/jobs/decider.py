@@ -29,7 +29,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from costsched import own_budget
-from costsched.amounts import MAX_DECIMALS, decimals, decimals_kept, given, usd, usd_all
+from costsched.amounts import apart, decimals, decimals_kept, given, usd
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
@@ -263,7 +263,11 @@ class BudgetShort(InvalidInput):
     @property
     def why(self) -> str:
         b = self.budget
-        cost, left, spent = usd_all(self.expected_usd, b.left_usd, b.spent_usd)
+        # The cost and what is left at the decimals at which the cost reads more.
+        places = apart(self.expected_usd, b.left_usd,
+                       decimals([self.expected_usd, b.left_usd, b.spent_usd]))
+        cost, left, spent = (usd(v, places) for v in (self.expected_usd, b.left_usd,
+                                                      b.spent_usd))
         return (f"its {self.steps_left:,.0f} steps left are expected to cost {cost} on the "
                 f"cheapest offering it allows, {self.offering}, more than the {left} left "
                 f"of its budget of {given(b.usd)} ({spent} spent)")
@@ -470,10 +474,7 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
     if spent_usd + next_usd + claims_usd <= cap_usd:
         return None
     # One precision for the line, fine enough to show the sum passing the cap.
-    places = decimals([spent_usd, next_usd, claims_usd, cap_usd])
-    while places < MAX_DECIMALS and sum(round(v, places) for v in (
-            spent_usd, next_usd, claims_usd)) <= round(cap_usd, places):
-        places += 1
+    places = apart([spent_usd, next_usd, claims_usd], cap_usd)
     spent, next_, claimed = (usd(v, places) for v in (spent_usd, next_usd, claims_usd))
     cap = given(cap_usd, places)  # the budget as set ('$0.004'), not at the sum's decimals
     claims = f" + {claimed} its earlier jobs need to finish" if claims_usd > 0 else ""

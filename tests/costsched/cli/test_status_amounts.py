@@ -73,3 +73,33 @@ def test_the_hours_of_one_status_read_at_one_precision(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     spans = re.findall(r"spot: ([\d.<]+) h, ", result.stdout)
     assert spans == ["0.0086", "0.0100", "0.0008"], result.stdout
+
+
+def test_a_finished_placement_reads_as_it_does_alone(tmp_path: Path) -> None:
+    """Placements of $0.000243 and $0.000412 ($0.000655 in all): at four decimals they
+    cannot add up each as it reads alone ($0.0002 + $0.0004 beside $0.0007), and largest
+    remainder wrote the first '$0.0003'; at six they do, and each reads as it is."""
+    db = str(tmp_path / "store.sqlite")
+    store = PriceStore(db)
+    observe(store, EAST_A, [(0, 0.0243)])  # 36 s: $0.000243
+    observe(store, WEST, [(0, 0.0412)])  # 36 s: $0.000412
+    spec = {"name": "tiny", "run": "true", "steps": 10,
+            "checkpoint": {"location": str(tmp_path / "ckpt"), "size_gb": 0}}
+    job = store.jobs.create("tiny", {"spec": spec, "source": "t", "launcher": "local"}, 10,
+                            at=at(1))
+    store.jobs.transition(job, "running", at=at(1))
+    store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1, at=at(1),
+                     usd_per_hour=0.0243, reason="launch", instance="l-1")
+    store.jobs.place(job, WEST, gpu_model="V100", gpu_count=1,
+                     at=at(1) + timedelta(seconds=36), usd_per_hour=0.0412,
+                     reason="recovery", instance="l-2")
+    store.jobs.end_placement(job, at(1) + timedelta(seconds=72))
+    store.jobs.transition(job, "stopped", at=at(1) + timedelta(seconds=72))
+    store.dispose()
+    result = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "launch on aws us-east-1a p3.2xlarge spot: 0.01 h, $0.000243" in result.stdout
+    assert "recovery on aws us-west-2b p3.2xlarge spot: 0.01 h, $0.000412" in result.stdout
+    [row] = [line for line in result.stdout.splitlines() if "tiny" in line and "│" in line]
+    assert "$0.000655" in row

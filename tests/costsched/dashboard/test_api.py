@@ -331,8 +331,9 @@ def test_a_task_without_work_shows_its_step_not_a_share(
 
 def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
         store: PriceStore, client: TestClient) -> None:
-    """Two jobs of $0.0042 and $0.0158 (15 s and 57 s at $1/h): the cards over the tables
-    say $0.0200 (the rows visibly add up to them), not $0.02."""
+    """Two jobs of $0.00417 and $0.01583 (15 s and 57 s at $1/h; at five decimals each
+    row's spend and saving make its on-demand baseline as each reads alone): the cards
+    over the tables say $0.02000 (the rows visibly add up to them), not $0.02."""
     from tests.costsched.report.scenario import observe
 
     observe(store, EAST, [(-10, 1.0)])
@@ -344,8 +345,8 @@ def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
         store.jobs.transition(job, "succeeded", at=at(seconds / 3600))
     until = at(1).isoformat()
     spend = client.get("/spend", params={"until": until}).text
-    assert '<span class="figure">$0.0200</span><span>spent</span>' in spend
-    assert "$0.0042" in spend and "$0.0158" in spend
+    assert '<span class="figure">$0.02000</span><span>spent</span>' in spend
+    assert "$0.00417" in spend and "$0.01583" in spend
     jobs = client.get("/").text
     assert '<span class="figure">$0.0200</span><span>spent so far</span>' in jobs
     # A job's own page: its card at its placements' precision, $0.0006 as its row says,
@@ -430,3 +431,11 @@ def test_a_jobs_placement_hours_read_at_one_precision(store: PriceStore,
     assert cells == ["0.0072", "0.0442"], cells
     [line] = re.findall(r"In the report: (.*?)\.</p>", page, re.S)
     assert "over 0.0514 instance-hours" in line, line
+
+
+def test_the_jobs_card_counts_in_words(store: PriceStore, client: TestClient) -> None:
+    """'1 job shown', never '1 jobs shown'."""
+    job = store.jobs.create("one", {"spec": {"name": "one"}}, 10, at=at(0))
+    store.jobs.transition(job, "succeeded", at=at(0.1))
+    page = client.get("/").text
+    assert '<span class="figure">1</span><span>job shown</span>' in page, page

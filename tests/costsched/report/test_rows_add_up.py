@@ -104,10 +104,13 @@ def test_a_checkpoint_of_a_megabyte_is_no_zero_gigabytes() -> None:
 
 
 def test_the_totals_are_the_sums_of_the_cells_as_written() -> None:
-    """A saving of $0.0306 - $0.0031 reads $0.0275 in its row and in the totals line
-    (not the exact difference's $0.0274), and two rows' savings of $0.0460 sum to the
-    totals' $0.0920 (not the exact sum's $0.0921): in the text, the HTML file and the
-    dashboard alike."""
+    """A saving of $0.027402 beside a spend of $0.003149 and a baseline of $0.030551
+    reads $0.02740 in its row and in the totals line, as the JSON's figure does (at five
+    decimals the three add up each as written alone; at four, $0.0306 - $0.0031 would
+    make $0.0275 of the exact $0.0274); where no precision does that (two rows' savings
+    of $0.01343434), each saving is its baseline less its spend as written ($0.0269 -
+    $0.0134 = $0.0135) and the totals are their sum ($0.0270): in the text, the HTML
+    file and the dashboard alike."""
     from costsched.dashboard.render import shown
     from costsched.report.cells import shown_rows, totals_line
     from costsched.report.data import totals
@@ -118,40 +121,44 @@ def test_the_totals_are_the_sums_of_the_cells_as_written() -> None:
                     saved_vs_on_demand_usd=on_demand - spent, static_usd=math.nan,
                     saved_vs_static_usd=math.nan)
 
-    one = [row(1, 0.003149, 0.030551)]  # 0.027402 exact; 0.0306 - 0.0031 as written
+    one = [row(1, 0.003149, 0.030551)]  # 0.027402 exact
     places, [cells] = shown_rows("jobs", {"jobs": one})
     made = [format_cell(c, cells[c], places) for c in ("on_demand_usd", "usd",
                                                        "saved_vs_on_demand_usd")]
-    assert made == ["$0.0306", "$0.0031", "$0.0275"]
+    assert made == ["$0.03055", "$0.00315", "$0.02740"]
     line = totals_line(totals(one), {"jobs": one})
-    assert "saved $0.0275 against on-demand" in line, line
-    assert shown({"jobs": one}, "jobs")[1][0]["saved_vs_on_demand_usd"] == 0.0275
+    assert "saved $0.02740 against on-demand" in line, line
+    assert shown({"jobs": one}, "jobs")[1][0]["saved_vs_on_demand_usd"] == 0.0274
     html = _table(*reversed(shown_rows("jobs", {"jobs": one})))
-    assert "<td class=\"num\">$0.0275</td>" in html
+    assert "<td class=\"num\">$0.02740</td>" in html
 
-    two = [row(1, 0.01, 0.056049), row(2, 0.01, 0.056049)]  # 0.092098 saved in all
+    # 0.01343434 spent and saved a row: at no precision up to four (above a cent) do a
+    # row's three figures add up each as it reads alone.
+    two = [row(1, 0.01343434, 0.02686868), row(2, 0.01343434, 0.02686868)]
     places, cells = shown_rows("jobs", {"jobs": two})
     assert [format_cell("saved_vs_on_demand_usd", r["saved_vs_on_demand_usd"], places)
-            for r in cells] == ["$0.0460", "$0.0460"]
+            for r in cells] == ["$0.0135", "$0.0135"]  # $0.0269 - $0.0134
     line = totals_line(totals(two), {"jobs": two})
-    assert "saved $0.0920 against on-demand" in line and "Spend $0.0200 " in line, line
+    assert "saved $0.0270 against on-demand" in line and "Spend $0.0268 " in line, line
 
 
 def test_the_per_day_and_per_cloud_columns_sum_to_the_totals_as_written() -> None:
-    """Two jobs' days of $0.012345 each: each job's row $0.0123, the totals $0.0246, and
-    the one cloud's row $0.0246 (its exact $0.02469 shared out as the totals read), not
-    $0.0247; a day's total is its compute and egress as written."""
+    """Two jobs' days of $0.01343434 each (no precision at which each reads as alone
+    and they add up): each job's row $0.0134, the totals $0.0268, and the one cloud's
+    row $0.0268 (its exact $0.02686868 shared out as the totals read), not $0.0269; a
+    day's total is its compute and egress as written."""
     from costsched.report.cells import shown_rows, totals_line
     from costsched.report.data import totals
 
+    x = 0.01343434
     jobs = [dict(job_id=i, name="j", state="succeeded", nodes=1, billed_hours=0.1,
-                 compute_usd=0.012345, egress_usd=0.0, usd=0.012345, on_demand_usd=math.nan,
+                 compute_usd=x, egress_usd=0.0, usd=x, on_demand_usd=math.nan,
                  saved_vs_on_demand_usd=math.nan, static_usd=math.nan,
                  saved_vs_static_usd=math.nan) for i in (1, 2)]
-    clouds = [dict(cloud="aws", billed_hours=0.2, compute_usd=0.02469, egress_usd=0.0,
-                   usd=0.02469)]
+    clouds = [dict(cloud="aws", billed_hours=0.2, compute_usd=2 * x, egress_usd=0.0,
+                   usd=2 * x)]
     tables = {"jobs": jobs, "clouds": clouds, "days": []}
-    assert totals_line(totals(jobs), tables).startswith("Spend $0.0246 (compute $0.0246")
+    assert totals_line(totals(jobs), tables).startswith("Spend $0.0268 (compute $0.0268")
     places, [cloud] = shown_rows("clouds", tables)
     assert [format_cell(c, cloud[c], places) for c in ("compute_usd", "usd")] == [
-        "$0.0246", "$0.0246"]
+        "$0.0268", "$0.0268"]
