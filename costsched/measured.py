@@ -4,7 +4,12 @@ the hours it trained, and how far that is from the figure its plan used.
 A job's speed on a GPU (model and count) is the steps it made there over the time it
 trained there: on each placement, from the first step it reported to the last (its
 `readings`), so that the boot, the setup and the data loading before its first step are
-never counted as slow training. Until a running job (one with an open placement) has
+never counted as slow training. Only steps whose time is counted are: a step is read with
+the time it was read, and one whose time is not known (read off an instance found gone,
+or reached by a stop after the stop was asked for) ends no placement's training. Steps a
+placement trained again after a preemption (from its checkpoint) are steps it trained, in
+the time it took: the speed is the pace of training, and the work lost to a preemption
+is its cost, not a slower GPU. Until a running job (one with an open placement) has
 trained MIN_TRAINING_SECONDS between two readings on some GPU, its speed is still being
 measured (`measuring`): no figure, no flag. A job that ended before that is measured over
 its placements' hours (all it ran: its setup and the lag before its exit was seen
@@ -51,9 +56,11 @@ MEASURING = (f"measuring: its speed is judged after {MIN_TRAINING_SECONDS:.0f} s
 # A job that ran less than this in all (a new instance's boot and setup, by default) may
 # have spent most of it setting up: too short to be judged slow over all it ran.
 SETUP_SECONDS = Overheads().restart_minutes * 60
-TOO_SHORT = (f"too short to judge: it ran under {SETUP_SECONDS / 60:.0f} minutes and "
-             f"trained under {MIN_TRAINING_SECONDS:.0f} s between its reported steps (its "
-             "setup may be most of it)")
+TOO_SHORT = (f"too short to judge: its steps were read less than {MIN_TRAINING_SECONDS:.0f} s "
+             "apart, all its placements together (each ended before its step was read "
+             "again), and over the time its placements ran, setup and restarts included, "
+             f"under {SETUP_SECONDS / 60:.0f} minutes in all, it only reads slower than "
+             "planned")
 Rate = Callable[[str, int], float]  # steps/s on (GPU model, count) by a job's table
 
 

@@ -98,9 +98,34 @@ def table_places(table: object) -> dict[str, int]:
     usd_places = decimals(figures([c for c in columns if c.endswith("usd")]))
     while usd_places < MAX_DECIMALS and not _adds_up(columns, rows, usd_places):
         usd_places += 1
-    return {"usd": usd_places,
-            "hours": decimals(figures([c for c in columns if c in HOUR_COLUMNS])),
-            "ratio": decimals(figures([c for c in columns if is_ratio(c)]))}
+    ratio_places = decimals(figures([c for c in columns if is_ratio(c)]))
+    hour_places = decimals(figures([c for c in columns if c in HOUR_COLUMNS]))
+    while hour_places < MAX_DECIMALS and not _ratios_read(columns, rows, hour_places,
+                                                          ratio_places):
+        hour_places += 1
+    return {"usd": usd_places, "hours": hour_places, "ratio": ratio_places}
+
+
+# A ratio column and the hours it is the ratio of (actual, expected).
+HOUR_RATIOS = {"training_hours_ratio": ("training_hours", "expected_training_hours")}
+
+
+def _ratios_read(columns: Sequence[str], rows: Rows, places: int, ratio_places: int
+                 ) -> bool:
+    """Whether every row's hours, as written at `places`, make its ratio as the ratio
+    column writes it (0.02 and 0.02 hours beside 0.63x do not: 0.0152 and 0.0240 do)."""
+    for column, (actual, expected) in HOUR_RATIOS.items():
+        if not {column, actual, expected} <= set(columns):
+            continue
+        for row in rows:
+            shown = _number(row[column])
+            if not math.isfinite(shown):
+                continue
+            below = as_written(_number(row[expected]), places)
+            made = as_written(_number(row[actual]), places) / below if below else math.nan
+            if ratio(made, ratio_places) != ratio(shown, ratio_places):
+                return False
+    return True
 
 
 def is_ratio(column: str) -> bool:

@@ -95,11 +95,12 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             float(job.steps_done) / float(job.steps_total), 1.0)
         hours = usd = math.nan
         expected_hours, expected_usd = p["expected_hours"] * done, p["expected_usd"] * done
+        if mine:  # what it spent, as the spend table has it, however much it did
+            usd = column_sum([u for _, u in mine]) + column_sum(
+                [m.usd for m in copied.get(job_id, [])])
         if mine and done > 0:
             hours = column_sum([max(seconds(life.end_at - life.start_at), 0.0)
                                 for life, _ in mine]) / 3600  # on instances: stops left out
-            usd = column_sum([u for _, u in mine]) + column_sum(
-                [m.usd for m in copied.get(job_id, [])])
             trained = _trained(read.get(job_id, []))
             if trained is not None:  # training only: the work done at its measured pace
                 hours = trained[0] * done * float(job.steps_total) / trained[1]

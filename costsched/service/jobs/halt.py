@@ -77,8 +77,12 @@ def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,
         saved += [last.checkpoint_step] if last.checkpoint_step is not None else []
     record = store.jobs.get(job_id)
     step = within_total(record, max(steps, default=record.steps_done))
-    if step != record.steps_done:  # reached by the stop: its placement trained until then
-        store.jobs.record_steps({job_id: step}, at=at)
+    if step != record.steps_done:
+        # Reached by the stop, some time after `at` (the stop's own work, its wait for a
+        # move's step, the job's checkpoint): when is not known, so it is no reading of
+        # the placement's training (not `extend`ed, as a step read off an instance found
+        # gone): a measured speed never counts steps without their time.
+        store.jobs.record_steps({job_id: step}, at=at, extend=False)
     if saved:  # a newly published checkpoint, its step: logged with the step reported
         store.jobs.record_progress(job_id, step, at=at,
                                    checkpoint_step=within_total(record, max(saved)))

@@ -113,3 +113,37 @@ def test_against_the_estimate_needs_a_ratio() -> None:
     assert vs_estimate(math.nan, math.nan) == ""
     assert vs_estimate(0.95, 1.05) == "within"
     assert vs_estimate(0.5, 1.2) == "over"  # over on either is over the plan
+
+
+def test_a_job_that_failed_at_step_0_shows_what_it_spent(runs: PriceStore) -> None:
+    """Nothing done, nothing to compare: its actual cost is what it spent all the same, as
+    the spend table has it."""
+    failed = planned_job(runs, "failed")
+    runs.jobs.end_placement(failed, at(0.5))
+    runs.jobs.transition(failed, "failed", at=at(0.5))
+    report = build(runs, now=at(11), factor=1.5)
+    row = report.estimates.set_index("name").loc["failed"]
+    spent = report.jobs.set_index("name").loc["failed", "usd"]
+    assert row["done"] == 0 and spent == pytest.approx(0.5)
+    assert row["usd"] == pytest.approx(spent)
+    assert math.isnan(row["usd_ratio"]) and math.isnan(row["training_hours"])
+
+
+def test_the_hours_show_at_the_precision_their_ratio_reads() -> None:
+    """0.0152 against 0.024 hours read 0.02 and 0.02 at two decimals, beside 0.63x: the
+    table's hours take the decimals at which the figures shown make their ratio."""
+    from costsched.report.cells import format_cell, table_places
+
+    row = {"job_id": 1, "done": 1.0, "expected_training_hours": 0.024,
+           "training_hours": 0.0152, "training_hours_ratio": 0.0152 / 0.024,
+           "expected_usd": 0.03, "usd": 0.03, "usd_ratio": 1.0}
+    places = table_places([row])
+    shown = [float(format_cell(c, row[c], places)) for c in
+             ("expected_training_hours", "training_hours")]
+    ratio = format_cell("training_hours_ratio", row["training_hours_ratio"], places)
+    assert f"{shown[1] / shown[0]:.2f}x" == ratio  # 0.015 / 0.024: 0.63x
+    assert places["hours"] <= 4
+    # Hours that read their ratio at two decimals keep two.
+    big = {**row, "expected_training_hours": 10.0, "training_hours": 8.0,
+           "training_hours_ratio": 0.8}
+    assert table_places([big])["hours"] == 2
