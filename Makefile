@@ -108,18 +108,21 @@ demo-deadline: install
 # BLAS kernel settings some machines need set (or unset, when the machine sets them): a job
 # must compute as it would when run by hand, either way.
 BLAS_ENV := OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=1048576
+# A file's tests run on one worker; the longest files first, in tests/conftest.py's order
+# (LONG_FILES), not xdist's own (files of most tests first), so that none starts last.
+DIST := -n 3 --dist loadfile --no-loadscope-reorder
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	export COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)}; \
-		$(BIN)/pytest -n 3 --dist loadfile --durations=15 && \
+		$(BIN)/pytest $(DIST) --durations=15 && \
 		if [ -n "$${OPENBLAS_CORETYPE:-}$${OPENBLAS_L2_SIZE:-}" ]; then \
 			echo "== the result-comparing tests again, without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE"; \
-			env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/pytest -n 3 --dist loadfile -m results; \
+			env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/pytest $(DIST) -m results; \
 		else \
 			echo "== the result-comparing tests again, with $(BLAS_ENV)"; \
-			env $(BLAS_ENV) $(BIN)/pytest -n 3 --dist loadfile -m results; \
+			env $(BLAS_ENV) $(BIN)/pytest $(DIST) -m results; \
 		fi
 
 # The suite on a busy machine: CPU hogs (busy loops, one per core plus two; LOAD_HOGS=N
@@ -130,7 +133,7 @@ TESTS ?=
 test-loaded: $(VENV)/.installed-dev
 	export COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)}; \
 		$(BIN)/python scripts/under_load.py $(if $(LOAD_HOGS),--hogs $(LOAD_HOGS)) -- \
-		$(BIN)/pytest -n 3 --dist loadfile --durations=15 $(TESTS)
+		$(BIN)/pytest $(DIST) --durations=15 $(TESTS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

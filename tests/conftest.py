@@ -136,6 +136,42 @@ def pytest_configure(config: pytest.Config) -> None:
         "environment (make test runs these again with BLAS kernel settings)")
 
 
+# The files that take longest, longest first (per-file sums of a full run's durations). With
+# `-n 3 --dist loadfile` a file runs whole on one worker; xdist by default starts the files
+# of most tests first, which leaves these (few, long tests) to the end, where one of them
+# holds a worker long after the others are done. Run first instead (make test passes
+# --no-loadscope-reorder, so that xdist keeps this order); the rest follow, most tests first.
+LONG_FILES = (
+    "tests/reliability/test_killed_writer.py", "tests/costsched/test_daemon.py",
+    "tests/reliability/test_moves_race.py", "tests/reliability/test_launch_race.py",
+    "tests/reliability/test_pass_batched.py", "tests/costsched/cli/test_long_table.py",
+    "tests/costsched/cli/test_json_outputs.py", "tests/costsched/dashboard/test_browser.py",
+    "tests/reliability/test_fuzz_export.py", "tests/costsched/report/test_one_pass.py",
+    "tests/costsched/service/test_migrate_many.py", "tests/reliability/test_plan_scale.py",
+    "tests/price_collectors/test_aws.py", "tests/price_collectors/test_recorded.py",
+    "tests/costsched/dashboard/test_api.py", "tests/costsched/report/test_data.py",
+    "tests/costsched/migration/test_machine.py", "tests/reliability/test_daemon_race.py",
+    "tests/launchers/test_boot_path.py", "tests/reliability/test_fuzz_recorded.py",
+    "tests/costsched/service/test_deadline_decider_replay.py",
+    "tests/costsched/service/test_status_shapes.py", "tests/examples/test_tinyproject.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long files first (LONG_FILES), then the others, most tests first; each file's
+    tests stay together and in their order."""
+    files = [item.nodeid.split("::", 1)[0] for item in items]
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for i, name in enumerate(files):
+        counts[name] = counts.get(name, 0) + 1
+        first.setdefault(name, i)
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    order = sorted(range(len(items)), key=lambda i: (
+        rank.get(files[i], len(rank)), -counts[files[i]], first[files[i]], i))
+    items[:] = [items[i] for i in order]
+
+
 @pytest.fixture(scope="session")
 def dispa() -> Path:
     """../shared/data/dispa2020: CI has it beside the checkout; its absence is an error."""
@@ -317,15 +353,41 @@ def store(db_path: Path) -> PriceStore:
 
 @pytest.fixture(scope="session")
 def recorded_store(tmp_path_factory: pytest.TempPathFactory, dispa: Path) -> PriceStore:
-    """A SQLite store holding all of dispa2020 (AWS and Azure), shared read-only by tests."""
-    from price_collectors import recorded
+    """A SQLite store holding all of dispa2020 (AWS and Azure), shared read-only by tests:
+    each worker's copy of the store the run imports once (_recorded_once)."""
+    import sqlite3
 
     path = tmp_path_factory.mktemp("recorded") / "prices.sqlite"
-    s = PriceStore(str(path))
-    parsed = recorded.read_paths([dispa / "aws" / "cost", dispa / "azure"])
-    assert not parsed.errors, parsed.errors
-    s.ingest(parsed.observations())
-    return s
+    source, copy = sqlite3.connect(_recorded_once(tmp_path_factory, dispa)), sqlite3.connect(path)
+    with source, copy:
+        source.backup(copy)
+    source.close()
+    copy.close()
+    return PriceStore(str(path))
+
+
+def _recorded_once(tmp_path_factory: pytest.TempPathFactory, dispa: Path) -> Path:
+    """The store of all of dispa2020, imported by the first of the run's workers to need it
+    (the others wait for it): a few seconds of CPU each time otherwise."""
+    import fcntl
+
+    from price_collectors import recorded
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, shared by its workers
+    built = root / "recorded-dispa2020.sqlite"
+    with open(root / "recorded-dispa2020.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not built.exists():
+            partial = root / "recorded-dispa2020.partial.sqlite"
+            s = PriceStore(str(partial))
+            parsed = recorded.read_paths([dispa / "aws" / "cost", dispa / "azure"])
+            assert not parsed.errors, parsed.errors
+            s.ingest(parsed.observations())
+            s.dispose()
+            partial.rename(built)
+    return built
 
 
 @pytest.fixture()

@@ -56,7 +56,8 @@ def _printed(monkeypatch: pytest.MonkeyPatch, width: int, terminal: bool, draw) 
 @pytest.mark.parametrize("odd", [False, True])
 def test_a_long_table_prints_as_rich_prints_it(monkeypatch: pytest.MonkeyPatch, width: int,
                                                terminal: bool, odd: bool) -> None:
-    rows = _rows(LONG * 3, seed=width, odd=odd)
+    # Past LONG (the quick way's threshold) and BATCH lines: the same rules hold for more.
+    rows = _rows(LONG + 50, seed=width, odd=odd)
     fast = _printed(monkeypatch, width, terminal,
                     lambda c: print_table("Jobs", COLUMNS, rows, detail=DETAIL))
     rich = _printed(monkeypatch, width, terminal,
