@@ -451,15 +451,16 @@ class ResolvedJob(Workload):
         file's boot and set-up when given, for its nodes (`Overheads.gang`)."""
         return self._own(configured).gang(self.nodes)
 
-    def restart_said(self, shown: str | None = None) -> str:
+    def restart_said(self, shown: str | None = None, first: bool = False) -> str:
         """Where `restart_hours` comes from, item by item: 'restart 0.085 h: 0.1 min boot
         and set-up (checkpoint.restart_minutes in job.yaml) + 5 min warm-up + ...';
-        `shown`: the hours as the line before wrote them (one figure, one way)."""
+        `shown`: the hours as the line before wrote them (one figure, one way); `first`: of
+        its first start, no checkpoint copied ('first start 0.25 h: ...', `start_hours`)."""
         boot = ("checkpoint.restart_minutes in " + self.source
                 if self.restart_minutes is not None else "[migration] restart_minutes")
-        hours = shown if shown is not None else f"{self.restart_hours:.4g}"
-        return (f"restart {hours} h: "
-                + self._own(None).restart_words(self.job.checkpoint_gb, self.nodes, boot))
+        hours = shown or f"{self.start_hours if first else self.restart_hours:.4g}"
+        return (f"{'first start' if first else 'restart'} {hours} h: " + self._own(None)
+                .restart_words(0.0 if first else self.job.checkpoint_gb, self.nodes, boot))
 
     def _own(self, configured: Overheads | None) -> Overheads:
         base = self.configured if configured is None else configured

@@ -53,17 +53,20 @@ def capped_now(store: PriceStore, records: Sequence[JobRecord]) -> dict[int, str
 
 
 def start_usd(job: ResolvedJob, usd_per_hour: float) -> float:
-    """What a `start` after a stop is expected to cost to get going: the restart the
-    decision model prices (`ResolvedJob.restart_hours`: boot and set-up, warm-up, the
-    checkpoint's copy) at the offering's `usd_per_hour` (all its nodes). A start's check and
-    its hint both count it; a launch's line, like the plan, does not count the first boot."""
-    return job.restart_hours * usd_per_hour
+    """What getting job `job` going is expected to cost: its start as its plan counts it
+    (`ResolvedJob.start_hours`) at the offering's `usd_per_hour` (all its nodes). At a launch,
+    its first start (boot and set-up, warm-up; no checkpoint to copy); placed again from
+    its checkpoint (`resumes`: a `start` after a stop), its restart, the checkpoint's copy
+    included. The plan's expected cost counts it once, and so do a launch's budget check
+    and line and a start's check and hint, each itemising it (`start_said`)."""
+    return job.start_hours * usd_per_hour
 
 
 def start_said(job: ResolvedJob) -> str:
     """Where `start_usd`'s hours come from, in words: "its start is the decision model's
-    restart 0.25 h: 10 min boot and set-up ([migration] restart_minutes) + ..."."""
-    return f"its start is the decision model's {job.restart_said()}"
+    first start 0.25 h: 10 min boot and set-up ([migration] restart_minutes) + ...", or
+    "... restart 0.2522 h: ... + 0.1333 min to copy the 1 GB checkpoint ..."."""
+    return f"its start is the decision model's {job.start_said()}"
 
 
 @dataclass(frozen=True)

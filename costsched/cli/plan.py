@@ -346,7 +346,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     first_of_file = next(q for q in result.jobs if q.job.source == p.job.source) is p
     hint = (figures.rule_hint(job.model, p.job.table.frame, p.job.source, first_of_file, shown)
             if estimated.any() else "")
-    notes = [*job_notes(p), *figures.notes(shown, work, hint, steps_estimated)]
+    notes = [*job_notes(p), *filter(None, [figures.start_note(p.job, work)]),
+             *figures.notes(shown, work, hint, steps_estimated)]
     if b is not None:
         mark = figures.ESTIMATED_MARK if b.estimated or steps_estimated else ""
         why = [*(["an estimated V100 speed"] if b.estimated else []),
@@ -462,7 +463,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
-               "expected_hours", "expected_cost", "vs_on_demand_v100"]
+               "start_hours", "start_cost", "expected_hours", "expected_cost",
+               "vs_on_demand_v100"]
     quota_columns = ["quota", "quota_code", "quota_name", "quota_scope", "quota_unit",
                      "quota_limit", "quota_used", "quota_instances", "quota_observed_at"]
     groups = _groups(result)
@@ -503,6 +505,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "work_assumed": (p.job.work.as_dict() if p.job.work is not None
                                  and p.job.work.assumed else None),
                 "notes": job_notes(p),
+                "start_hours": p.job.start_hours, "start": p.job.start_said(),
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
                     "cost": b.cost, "estimated": b.estimated},

@@ -100,6 +100,19 @@ def work_cells(shown: pd.DataFrame, work: Work | None, estimated: pd.Series | No
                                               strict=True)]
 
 
+def start_note(job: Workload, work: Work | None) -> str:
+    """What the work's columns count beside the work: the job's first start, once, at each
+    offering's $/h ('hours and total $ count its first start 0.25 h: 10 min boot and set-up
+    ([migration] restart_minutes) + 5 min warm-up ([migration] warmup_minutes), ...'),
+    as rich prints it."""
+    if not job.start_hours:
+        return ""
+    columns = work_columns(work)
+    verb = "count" if len(columns) > 1 else "counts"
+    return user_text(f"{' and '.join(columns)} {verb} its {job.start_said()}, at each "
+                     "offering's $/h")
+
+
 def group_work(steps: float, work: Work | None) -> str:
     """The work column of `plan`'s table of groups: steps, or hours on the reference."""
     return f"{steps:,.0f} steps" if work is None or work.hours is None else work.describe()

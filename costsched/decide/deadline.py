@@ -104,8 +104,12 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
         last_zone=np.array([last]),
         nodes=nodes,
     )
+    # A new job's first start copies no checkpoint (its store is its own, empty): its
+    # deadline and its placement count that start, as its plan does (`planner.start_hours`).
+    first_gb = size_gb if late_ok else 0.0
     if not late_ok:
-        _check_reachable(name, job, state, due, str(row["spot_instance_type"]))
+        _check_reachable(name, job, state, due, str(row["spot_instance_type"]),
+                         overheads.restart_hours(first_gb))
     # Never wait live: a running instance is kept, or the job placed.
     choice = int(next_placements(chosen, state, market, wait=False)[0])
     target = _offering_row(zones, choice)
@@ -124,7 +128,7 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
                           Place(key[0], key[1], key[2] or ""),
                           float("nan") if src is None else nodes * float(src["usd_per_hour"]),
                           gang_price, size_gb, job.checkpoint_hours)
-    start = (0.0 if choice == here else overheads.restart_hours(size_gb) * gang_price) \
+    start = (0.0 if choice == here else overheads.restart_hours(first_gb) * gang_price) \
         if move is None else float(move.total)
     fallbacks = _fallbacks(found, key)
     return DeadlineDecision(at, chosen.name, current, key, _offering(target), price, stay,
@@ -137,10 +141,11 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
 
 
 def _check_reachable(name: str, job: Job, state: DeadlineState, due: datetime,
-                     instance_type: str) -> None:
+                     instance_type: str, start: float) -> None:
     """A new job's deadline against its work on `instance_type` on-demand and its first
-    start (the job's restart), as the plan counts them (`planner.start_hours`)."""
-    run, start = float(state.remaining[0]) / 3600, float(state.restart) / 3600
+    start (`start` hours: boot and set-up, warm-up), as the plan counts them
+    (`planner.start_hours`)."""
+    run = float(state.remaining[0]) / 3600
     have = float(state.time_left[0]) / 3600
     if run + start > have:
         need, run_said, start_said = hours_all(run + start, run, start)

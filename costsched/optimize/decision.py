@@ -166,13 +166,18 @@ def expected_hours_risky(work_hours: np.ndarray, rate: np.ndarray,
 def outcomes(steps: np.ndarray | float, steps_per_second: np.ndarray,
              usd_per_hour: np.ndarray, preemptions_per_hour: np.ndarray,
              checkpoint_hours: np.ndarray | float,
-             restart_hours: np.ndarray | float) -> Outcome:
+             restart_hours: np.ndarray | float,
+             start_hours: np.ndarray | float = 0.0) -> Outcome:
     """Expected hours and cost of `steps` on offerings at today's prices. Broadcasting:
-    per-job arguments shaped (J, 1) against per-offering ones (O,)."""
+    per-job arguments shaped (J, 1) against per-offering ones (O,). `start_hours`: a job
+    to be started (a plan's): the hours before its first step (boot and set-up, warm-up),
+    billed once at the offering's price, counted in its hours and cost; 0 for the rest of
+    a job that runs already."""
     with np.errstate(divide="ignore", invalid="ignore"):
         work = np.asarray(steps, dtype=float) / np.asarray(steps_per_second, dtype=float) / 3600
     work = np.where(np.isfinite(work) & (work > 0), work, np.nan)
     hours = expected_hours(work, preemptions_per_hour, checkpoint_hours, restart_hours)
+    hours = hours + np.asarray(start_hours, dtype=float)
     return Outcome(work, hours, hours * np.asarray(usd_per_hour, dtype=float))
 
 

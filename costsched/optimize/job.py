@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from costsched.model import Job
+from costsched.optimize.decision import Overheads
 from costsched.throughput import ThroughputTable
 
 
@@ -27,7 +28,39 @@ class Workload:
     restart_hours: float
     order: tuple[dict[str, list[str]], ...] = field(default=(), kw_only=True)
     nodes: int = field(default=1, kw_only=True)
+    # Placed again from its checkpoint (a recovery, a start after a stop): its start is a
+    # restart, the checkpoint's copy included (`start_hours`).
+    resumes: bool = field(default=False, kw_only=True)
 
     @property
     def name(self) -> str:
         return self.job.name
+
+    def overheads(self, configured: Overheads | None = None) -> Overheads | None:
+        """Its restart model, item by item, where it has one (the job spec's `ResolvedJob`
+        has); None: only its `restart_hours` are known."""
+        return None
+
+    @property
+    def start_hours(self) -> float:
+        """Hours from its launch to its first step, paid on the instance and counted once by
+        its plan's expected hours and cost (`planner.start_hours`): its restart (boot and
+        set-up, warm-up, a gang's rendezvous) without the checkpoint's copy (a launched
+        job's checkpoint store is its own, empty); placed again from its checkpoint
+        (`resumes`), or without a restart model to take the copy out of, its restart."""
+        own = self.overheads()
+        if self.resumes or own is None:
+            return self.restart_hours
+        return self.restart_hours - own.restart_parts(self.job.checkpoint_gb)["copy"]
+
+    def restart_said(self, shown: str | None = None, first: bool = False) -> str:
+        """Its restart's hours in words ('restart 0.25 h'; `first`: its first start's, 'first
+        start 0.25 h'); the job spec's `ResolvedJob` says where each part comes from."""
+        hours = shown or f"{self.start_hours if first else self.restart_hours:.4g}"
+        return f"{'first start' if first else 'restart'} {hours} h"
+
+    def start_said(self, shown: str | None = None) -> str:
+        """Where `start_hours` come from (`restart_said`): 'first start 0.25 h: 10 min boot
+        and set-up ([migration] restart_minutes) + 5 min warm-up (...)', or the restart of a
+        job placed again from its checkpoint (`resumes`)."""
+        return self.restart_said(shown, first=not self.resumes)

@@ -77,7 +77,8 @@ def baseline(job: Workload, offerings: pd.DataFrame) -> Baseline | None:
     if not np.isfinite(job.table.lookup(job.job.model, [BASELINE_GPU], [1])[0][0]):
         return None  # a CPU job: a V100 machine is no yardstick for it
     speed = job.table.get(job.job.model, BASELINE_GPU, 1)
-    hours = job.job.steps / speed.steps_per_second / 3600
+    # Its work and its start, as every offering's expected hours count them.
+    hours = job.job.steps / speed.steps_per_second / 3600 + start_hours(job)
     if job.nodes > 1:  # the job's gang on V100s, at N times the price, as every offering
         price, basis = price * job.nodes, basis.replace("1xV100", f"{job.nodes} nodes x 1xV100")
     return Baseline(price, speed.steps_per_second, hours, hours * price, basis,
@@ -149,10 +150,11 @@ def plan_job(job: W, offerings: pd.DataFrame, objective: str = "cost",
 
 
 def start_hours(job: Workload) -> float:
-    """Hours from a job's launch to its first step: one restart (boot, set-up, warm-up;
-    `Workload.restart_hours`), which a deadline counts as the deadline policies and the
-    launch's check do."""
-    return job.restart_hours
+    """Hours from a job's launch to its first step (`Workload.start_hours`: boot and
+    set-up, warm-up, a gang's rendezvous; the checkpoint's copy only for a job placed again
+    from it), which its plan's expected hours and cost count once, at each offering's
+    price, and so its deadline, as the deadline policies and the launch's check do."""
+    return job.start_hours
 
 
 def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]]) -> pd.DataFrame:
@@ -218,7 +220,7 @@ def rank_key(job: Workload) -> Hashable:
     in name and environment only) share one ranking."""
     j = job.job
     return (id(job.table), j.model, j.steps, j.constraints, job.checkpoint_hours,
-            job.restart_hours, job.nodes)
+            job.restart_hours, start_hours(job), job.nodes)
 
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -307,7 +309,7 @@ def budget_short(job: Workload, ranked: pd.DataFrame) -> pd.Series | None:
         return None
     c = job.job.constraints
     within = runnable if c.deadline_hours is None else runnable[
-        runnable["expected_hours"] + start_hours(job) <= c.deadline_hours]
+        runnable["expected_hours"] <= c.deadline_hours]  # (its start counted in them)
     pool = within if not within.empty else runnable
     return pool.loc[pool["expected_cost"].idxmin()]
 
@@ -335,10 +337,10 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
         return f"job {name}: no offering matches its constraints ({shown})"
     if c.deadline_hours is not None and (runnable["excluded"] == "misses deadline").any():
         fastest = runnable.loc[runnable["expected_hours"].idxmin()]
-        start = start_hours(job)
-        if fastest["expected_hours"] + start > c.deadline_hours:
+        start = float(fastest["start_hours"])
+        if fastest["expected_hours"] > c.deadline_hours:  # (its start counted in them)
             return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
-                                   float(fastest["expected_hours"]), start)
+                                   float(fastest["expected_hours"]) - start, start)
     cheapest = budget_short(job, ranked)
     assert cheapest is not None  # (runnable is not empty)
     budget, short, cost = usd_all(c.budget_usd, cheapest["expected_cost"] - (c.budget_usd or 0),

@@ -266,27 +266,29 @@ def rank(offerings: pd.DataFrame, steps: float, steps_per_second: np.ndarray,
          preemptions_per_hour: np.ndarray | None = None, checkpoint_hours: float = 0.5,
          restart_hours: float = 0.0, start_hours: float = 0.0,
          weight: float = 0.5) -> pd.DataFrame:
-    """Every offering with work_hours, expected_hours, expected_cost, score and `excluded`
-    (why it cannot be chosen, '' if it can); choosable ones first, best first. An offering
-    meets the deadline when its expected hours and the job's first start (`start_hours`:
-    boot, set-up and warm-up before any progress) fit in it."""
+    """Every offering with work_hours, start_hours, start_cost, expected_hours,
+    expected_cost, score and `excluded` (why it cannot be chosen, '' if it can); choosable
+    ones first, best first. The expected hours and cost count the job's first start once
+    (`start_hours`: boot, set-up and warm-up before any progress, at the offering's price:
+    `start_cost`); an offering meets the deadline when its expected hours fit in it."""
     rates = (np.zeros(len(offerings)) if preemptions_per_hour is None
              else np.asarray(preemptions_per_hour, dtype=float))
-    out = outcomes(steps, steps_per_second, offerings["usd_per_hour"].to_numpy(dtype=float),
-                   rates, checkpoint_hours, restart_hours)
+    price = offerings["usd_per_hour"].to_numpy(dtype=float)
+    out = outcomes(steps, steps_per_second, price, rates, checkpoint_hours, restart_hours,
+                   start_hours)
     deadline = constraints.deadline_hours if constraints.deadline_hours is not None else np.inf
     budget = constraints.budget_usd if constraints.budget_usd is not None else np.inf
     reason = allowed_offerings(offerings, constraints).to_numpy(dtype=object)
     reason = np.where((reason == "") & np.isnan(out.work_hours), "no throughput", reason)
-    reason = np.where((reason == "") & (out.hours + start_hours > deadline), "misses deadline",
-                      reason)
+    reason = np.where((reason == "") & (out.hours > deadline), "misses deadline", reason)
     reason = np.where((reason == "") & (out.cost > budget), "over budget", reason)
     feasible = reason == ""
     score = scores(objective, out.hours, out.cost, feasible, weight)
     frame = offerings.assign(
         steps_per_second=steps_per_second, preemptions_per_hour=rates,
-        work_hours=out.work_hours, expected_hours=out.hours, expected_cost=out.cost,
-        score=score, excluded=reason,
+        work_hours=out.work_hours, start_hours=float(start_hours),
+        start_cost=float(start_hours) * price, expected_hours=out.hours,
+        expected_cost=out.cost, score=score, excluded=reason,
     )
     # Ties on the objective go to the cheaper offering, then by the tie rule.
     order = np.lexsort((tie_order(offerings), tie_rounded(out.cost), tie_rounded(score)))

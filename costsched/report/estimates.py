@@ -1,22 +1,23 @@
 """Estimate versus actual: what each job's plan predicted at its launch (hours, cost,
 preemptions) beside what the job did, and how well the estimates hold per model and GPU.
 
-Hours are training hours (`training_hours`, not the billed hours of the spend tables),
-like with like and of the work the expected cost is of (the plan's hours times its price
-are its dollars; neither counts setup): the work done at the pace measured between the
-first and the last step the job reported on each instance (the basis of its measured
-speed: setup, the time it sat stopped and the watcher's lag after it exited left out)
-against the plan's hours for that work. Without step readings, the hours its instances
-ran.
+Hours are training hours (`training_hours`, not the billed hours of the spend tables):
+the work done at the pace measured between the first and the last step the job reported
+on each instance (the basis of its measured speed: setup, the time it sat stopped and the
+watcher's lag after it exited left out) against the plan's hours for that work, its start
+left out too (kept so: `service.estimates`). Without step readings, the hours its
+instances ran. Dollars are what its instances were billed (setup included) against the
+plan's expected cost, which counts the job's first start once: the dollars it predicted
+beyond its hours at its price (none in a prediction kept before plans counted it).
 
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
-running at 1.5x its plan). Ratios are actual over expected: above 1 the job took longer
-or cost more than planned. A run came in `under` its estimate when both ratios are below
-1 - TOLERANCE, `over` it when either is above 1 + TOLERANCE, `within` it otherwise (the
-words say where the run stands against its estimate, not against a deadline). A job whose
-work was assumed (a task that gives none: an hour of work on its first GPU) has no estimate
-of its own, and no row.
+running at 1.5x its plan), its start counted whole (paid once, at the start). Ratios are
+actual over expected: above 1 the job took longer or cost more than planned. A run came in
+`under` its estimate when both ratios are below 1 - TOLERANCE, `over` it when either is
+above 1 + TOLERANCE, `within` it otherwise (the words say where the run stands against its
+estimate, not against a deadline). A job whose work was assumed (a task that gives none:
+an hour of work on its first GPU) has no estimate of its own, and no row.
 
 Plain rows in and out (dicts by column): the report's text and JSON are written without
 pandas; its frames are built from these rows.
@@ -49,7 +50,8 @@ CALIBRATION_COLUMNS = ["model", "gpu", "jobs", "median_training_hours_ratio",
                        "worst_training_hours_ratio", "median_usd_ratio", "worst_usd_ratio"]
 ALL = "(all)"
 _PREDICTED = ("job_id", "model", "gpu_model", "gpu_count", "steps_per_second",
-              "throughput_source", "expected_hours", "expected_usd", "expected_preemptions")
+              "throughput_source", "expected_hours", "expected_usd", "expected_preemptions",
+              "usd_per_hour")
 
 
 def predictions(store: PriceStore, job_ids: Iterable[int]) -> dict[int, dict]:
@@ -94,7 +96,9 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         done = 1.0 if job.state == "succeeded" else min(
             float(job.steps_done) / float(job.steps_total), 1.0)
         hours = usd = math.nan
-        expected_hours, expected_usd = p["expected_hours"] * done, p["expected_usd"] * done
+        start = started_usd(p)
+        expected_hours = p["expected_hours"] * done
+        expected_usd = start + (p["expected_usd"] - start) * done
         if mine:  # what it spent, as the spend table has it, however much it did
             usd = column_sum([u for _, u in mine]) + column_sum(
                 [m.usd for m in copied.get(job_id, [])])
@@ -111,6 +115,16 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
             vs_estimate(hours_ratio, usd_ratio)), strict=True)))
     return rows
+
+
+def started_usd(predicted: Mapping) -> float:
+    """The dollars of a prediction's first start: its expected dollars beyond its
+    (training) hours at its price; 0 for one kept before plans counted the start."""
+    price = predicted.get("usd_per_hour")
+    if price is None or not math.isfinite(float(price)):
+        return 0.0
+    return max(float(predicted["expected_usd"]) - float(predicted["expected_hours"])
+               * float(price), 0.0)
 
 
 def _trained(readings: Sequence[tuple]) -> tuple[float, float] | None:

@@ -77,7 +77,10 @@ def _record(store: PriceStore, job_id: int, resolved: ResolvedJob, at: datetime,
     if found.empty:
         return False
     row = found.sort_values("zone", ascending=False, kind="stable").iloc[0]  # zonal first
-    hours = float(row["expected_hours"])
+    # Its training hours (the report's, which leave setup out); its dollars the plan's,
+    # its first start included (paid once: `report.estimates` reads it back as the dollars
+    # beyond the hours at the price).
+    hours = float(row["expected_hours"]) - float(row["start_hours"])
     return store.jobs.predict(job_id, {
         "model": resolved.job.model, "cloud": first["cloud"], "region": first["region"],
         "zone": first["zone"], "instance_type": first["instance_type"],

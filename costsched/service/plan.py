@@ -41,8 +41,8 @@ ALL_OBJECTIVES = objectives.ALL
 # One row per job in PlanResult.table: the job, then its best offering's columns.
 BEST_COLUMNS = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                 "gpu_count", "usd_per_hour", "steps_per_second", "throughput_estimated",
-                "preemptions_per_hour", "preemption_basis", "expected_hours", "expected_cost",
-                "quota"]
+                "preemptions_per_hour", "preemption_basis", "start_hours", "start_cost",
+                "expected_hours", "expected_cost", "quota"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,8 @@ class PlanResult:
 
     @property
     def table(self) -> pd.DataFrame:
-        """One row per job: its best offering, expected hours and cost, and the reason
-        when it has none."""
+        """One row per job: its best offering, expected hours and cost (its first start
+        counted once: `start_hours`, `start_cost`), and the reason when it has none."""
         rows = []
         best_of: dict[int, dict] = {}  # identical jobs share their ranking: read it once
         for i, p in enumerate(self.jobs):
@@ -115,13 +115,15 @@ class PlanResult:
         # (the same hours on both lines): the arithmetic reads as it is done.
         span, rate, cost = hours_times(r["expected_hours"], r["usd_per_hour"],
                                        r["expected_cost"], MAX_DECIMALS)
-        work, tau, restart = hours_all(r["work_hours"], plan.job.checkpoint_hours,
-                                       plan.job.restart_hours)  # one line, one precision
-        lines.append(
+        work, tau, restart, start = hours_all(r["work_hours"], plan.job.checkpoint_hours,
+                                              plan.job.restart_hours, r["start_hours"])
+        lines.append(  # one line, one precision
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
-            f"restart) with work {work} h, tau {tau} h, restart {restart} h, rate "
-            f"{r['preemptions_per_hour']:.4g}/h: {span} h (work alone if rate is 0)")
+            f"restart) + start with work {work} h, tau {tau} h, restart {restart} h, rate "
+            f"{r['preemptions_per_hour']:.4g}/h, start {start} h: {span} h (work alone and "
+            "the start if rate is 0)")
         lines.append(plan.job.restart_said(restart))
+        lines.append(plan.job.start_said(start))
         lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         return lines

@@ -2,14 +2,15 @@
 budget it joins (its own `constraints.budget`, the named budgets of the config).
 
 The expected cost is the decision model's for the offering the job would be placed on:
-the figure `plan` shows and checks the budget by (its first boot is not in it, as it is not
-in the plan's; a `start` after a stop adds its restart, `own_budget.start_usd`). The
-pessimistic one counts preemptions at the 95th percentile: over the job's expected hours,
-preemptions arrive as a Poisson process at the offering's preemption rate (the decision
-model's, `preemptions_per_hour`), and each one costs a restart and the work lost since the
-last checkpoint (half the checkpoint interval). The 95th percentile of that count is the
+the figure `plan` shows and checks the budget by, its first start included once
+(`own_budget.start_usd`: boot and set-up, warm-up, at that offering's price), which the
+line states and itemises as a `start` after a stop states its restart. The pessimistic one
+counts preemptions at the 95th percentile: over the job's expected hours, preemptions
+arrive as a Poisson process at the offering's preemption rate (the decision model's,
+`preemptions_per_hour`), and each one costs a restart and the work lost since the last
+checkpoint (half the checkpoint interval). The 95th percentile of that count is the
 smallest k with P(N <= k) >= 0.95; the pessimistic cost is the work hours plus k restarts'
-hours, at the offering's price (never below the expected cost).
+hours and its start, at the offering's price (never below the expected cost).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from costsched import own_budget
 from costsched.amounts import apart, decimals_kept, given, usd
 from costsched.config import BudgetsConfig
 from costsched.jobspec import resolve
@@ -49,6 +51,8 @@ class LaunchFit:
     pessimistic_usd: float
     left_usd: float
     fix: str = ""  # what gives the job more: the key to raise, and where
+    start_usd: float = 0.0  # of `expected_usd`: its first start (`own_budget.start_usd`)
+    start_said: str = ""  # where its start's hours come from (`own_budget.start_said`)
 
     @property
     def fits(self) -> bool:
@@ -62,17 +66,20 @@ class LaunchFit:
     def places(self) -> int:
         """One precision for the line's amounts, at which a small cost keeps its digits
         and a cost over what is left reads over it (`apart`)."""
-        places = decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd])
+        places = decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd,
+                                self.start_usd])
         over = [v for v in (self.expected_usd, self.pessimistic_usd) if v > self.left_usd]
         return max([places, *(apart(v, self.left_usd, places) for v in over)])
 
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
         places = self.places()
-        expected, pessimistic = (usd(v, places) for v in
-                                 (self.expected_usd, self.pessimistic_usd))
+        expected, pessimistic, start = (usd(v, places) for v in (
+            self.expected_usd, self.pessimistic_usd, self.start_usd))
         left = given(self.left_usd, places)  # what is left of a budget reads as the budget
-        return (f"job {self.job}: expected {expected}, pessimistic {pessimistic} "
+        said = f"; {self.start_said}" if self.start_said else ""
+        started = f" ({start} of it to start it{said})" if self.start_usd > 0 else ""
+        return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
                 f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
                 f"{self.budget}: {verdict}"
                 + (f"; {self.fix}" if not self.fits and self.fix else ""))
@@ -137,13 +144,16 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         row = _priced_row(planned(resolved, market, at), offering)
         if row is None:
             continue  # the launch itself says why nothing fits
-        expected = float(row["expected_cost"])
+        expected = float(row["expected_cost"])  # the plan's: its first start counted once
+        price = float(row["usd_per_hour"])  # (all its nodes)
+        start = own_budget.start_usd(resolved, price)
         mean = float(row["expected_hours"]) * float(row.get("preemptions_per_hour", 0.0) or 0.0)
         each = resolved.restart_hours + resolved.checkpoint_hours / 2
         pessimistic = max(expected, (float(row["work_hours"]) + poisson_quantile(mean) * each)
-                          * float(row["usd_per_hour"]))
+                          * price + start)
+        said = own_budget.start_said(resolved)
         for name, left, fix in wanted:
-            out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix))
+            out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said))
     return out
 
 

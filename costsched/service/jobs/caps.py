@@ -325,23 +325,25 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     nodes = nodes_of(record.spec)
     if budget_usd is not None:
         job = replace(job, budget=own_budget.of_job(store, record, at, nodes, usd=budget_usd))
+    # Its start is a restart (`JobNow.rest`), which the placement's expected cost counts:
+    # its steps left are that cost less it.
+    again = job.rest()
     try:
         cands = place(store, job, launcher, at)
     except BudgetShort as short:
         per_hour = short.usd_per_hour  # (all its nodes)
+        start = own_budget.start_usd(again, per_hour)
         raise InvalidInput(f"job {record.id} ({record.name}) is at its budget: {short.why}; "
-                           + enough(record.name, short.budget.spent_usd, short.expected_usd,
-                                    short.steps_left,
-                                    own_budget.start_usd(job.resolved, per_hour),
+                           + enough(record.name, short.budget.spent_usd,
+                                    short.expected_usd - start, short.steps_left, start,
                                     per_hour * interval_seconds / 3600,
-                                    own_budget.start_said(job.resolved))) from None
-    per_hour = float(cands[0]["usd_per_hour"]) * nodes
+                                    own_budget.start_said(again))) from None
+    start = own_budget.start_usd(again, float(cands[0]["usd_per_hour"]) * nodes)
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
                         interval_seconds, budget_usd=budget_usd,
-                        rest_usd=float(cands[0].get("expected_usd", float("nan"))),
-                        steps_left=job.steps_left,
-                        start_usd=own_budget.start_usd(job.resolved, per_hour),
-                        start_said=own_budget.start_said(job.resolved))
+                        rest_usd=float(cands[0].get("expected_usd", float("nan"))) - start,
+                        steps_left=job.steps_left, start_usd=start,
+                        start_said=own_budget.start_said(again))
     if why:
         raise InvalidInput(why)
     return cands

@@ -115,15 +115,14 @@ class JobNow:
 
     def rest(self) -> ResolvedJob:
         """What a placement plans: a stored job's steps left (from the step it resumes at)
-        against what is left of its own budget (`budget`); a new job as it is."""
+        against what is left of its own budget (`budget`), started again from its
+        checkpoint unless `first` (`resumes`: its start is a restart); a new job as it is."""
         j = self.resolved.job
         if self.job_id is None:
             return self.resolved
         steps = self.steps_left if 0 < self.steps_left < j.steps else j.steps
         budget = j.constraints.budget_usd if self.budget is None else self.budget.left_usd
-        if steps == j.steps and budget == j.constraints.budget_usd:
-            return self.resolved
-        return replace(self.resolved, job=replace(
+        return replace(self.resolved, resumes=not self.first, job=replace(
             j, steps=steps, constraints=replace(j.constraints, budget_usd=budget)))
 
     @property
@@ -250,7 +249,7 @@ class PriceDecider(Decider):
 
 
 class BudgetShort(InvalidInput):
-    """A stored job whose steps left are expected to cost more, on the cheapest offering
+    """A stored job whose steps left and start are expected to cost more, on the cheapest offering
     it allows (`offering`, at `usd_per_hour` for all its nodes), than what is left of its
     own budget (`budget`)."""
 
@@ -268,9 +267,9 @@ class BudgetShort(InvalidInput):
                        decimals([self.expected_usd, b.left_usd, b.spent_usd]))
         cost, left, spent = (usd(v, places) for v in (self.expected_usd, b.left_usd,
                                                       b.spent_usd))
-        return (f"its {self.steps_left:,.0f} steps left are expected to cost {cost} on the "
-                f"cheapest offering it allows, {self.offering}, more than the {left} left "
-                f"of its budget of {given(b.usd)} ({spent} spent)")
+        return (f"its {self.steps_left:,.0f} steps left and its start are expected to cost "
+                f"{cost} on the cheapest offering it allows, {self.offering}, more than the "
+                f"{left} left of its budget of {given(b.usd)} ({spent} spent)")
 
 
 def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:

@@ -148,12 +148,16 @@ def test_plan_json_is_written_piece_by_piece(monkeypatch, recorded_store) -> Non
 
 
 def test_the_baseline_is_written_at_the_precision_of_the_tables_hours_and_totals(
-        plan, tmp_path: Path) -> None:  # noqa: ANN001
-    """A job of minutes: its table reads 0.00xx h and $0.00xx, and so does the on-demand
-    baseline set under it, never 0.02 h and $0.05 beside them."""
+        plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """A job of minutes (its start too: no boot, no warm-up): its table reads 0.00xx h and
+    $0.00xx, and so does the on-demand baseline set under it, never 0.02 h and $0.05
+    beside them."""
+    config = tmp_path / "config.toml"
+    config.write_text("[migration]\nwarmup_minutes = 0\n")
+    monkeypatch.setenv("COSTSCHED_CONFIG", str(config))
     job = tmp_path / "short.yaml"
     job.write_text("name: short\nrun: python train.py\nthroughputs: {V100: 20, K80: 5}\n"
-                   "steps: 400\n")
+                   "steps: 400\ncheckpoint: {restart_minutes: 0}\n")
     result = plan(str(job), "--top", "3")
     assert result.exit_code == 0, result.output
     line = next(x for x in result.stdout.splitlines() if "baseline:" in x)
@@ -200,4 +204,8 @@ def test_a_gangs_baseline_is_the_gang_on_on_demand_v100s(plan, tmp_path: Path) -
     assert pair["baseline"]["basis"] == "on-demand 2 nodes x 1xV100 in the price frame"
     assert pair["baseline"]["usd_per_hour"] == pytest.approx(
         2 * alone["baseline"]["usd_per_hour"])
-    assert pair["baseline"]["cost"] == pytest.approx(2 * alone["baseline"]["cost"])
+    # Its hours are the job's work and its start, a gang's with its nodes' rendezvous (3 min).
+    assert pair["baseline"]["hours"] == pytest.approx(alone["baseline"]["hours"] + 3 / 60)
+    assert pair["start_hours"] == pytest.approx(alone["start_hours"] + 3 / 60)
+    assert pair["baseline"]["cost"] == pytest.approx(
+        2 * alone["baseline"]["usd_per_hour"] * pair["baseline"]["hours"])

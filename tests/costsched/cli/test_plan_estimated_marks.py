@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 AT = "2026-11-01T00:00:00+00:00"
@@ -88,9 +89,13 @@ def test_the_ordered_note_and_the_emitted_header_are_marked(cli, tmp_path: Path)
 
 
 def test_the_tables_hours_and_the_baseline_read_at_one_precision(
-        cli, tmp_path: Path) -> None:  # noqa: ANN001
-    """3,000 steps at 80 steps/s on a T4 (0.0104 h) beside the V100 baseline's 0.0064 h:
-    the table's hours read at the baseline's four decimals, not '0.01'."""
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """3,000 steps at 80 steps/s on a T4 (0.0104 h) beside the V100 baseline's 0.0064 h
+    (instances that start at once: no boot, no warm-up): the table's hours read at the
+    baseline's four decimals, not '0.01'."""
+    config = tmp_path / "config.toml"
+    config.write_text("[migration]\nrestart_minutes = 0\nwarmup_minutes = 0\n")
+    monkeypatch.setenv("COSTSCHED_CONFIG", str(config))
     job = _job(tmp_path, throughputs={"T4": 80.0, "V100": 130.0}, steps=3000,
                constraints={"gpu_models": ["T4"], "markets": ["spot"]})
     out = cli("plan", job, "--at", AT, "--top", "3", "--wide")

@@ -44,7 +44,7 @@ def exhaustive(recorded_store, model: str) -> tuple[float, set[str]]:  # noqa: A
         hours = (full * math.expm1(rate * tau) + math.expm1(rate * (work - full * tau))) * (
             1 / rate + restart)
         key = (r.zone, r.instance_type)
-        costs[key] = hours * r.usd_per_hour
+        costs[key] = (hours + restart) * r.usd_per_hour  # and its first start, once
         gpu_of[key] = r.gpu_model
     best = min(costs.values())
     return best, {gpu_of[k] for k, c in costs.items() if c <= best * (1 + 1e-9)}

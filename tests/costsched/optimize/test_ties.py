@@ -14,6 +14,7 @@ import pytest
 from costsched.jobspec import parse, resolve
 from costsched.optimize.collection import plan_collection_shared
 from costsched.optimize.collection.build import plan_collection
+from costsched.optimize.job import Workload
 from costsched.optimize.planner import plan_job, prepare
 from costsched.optimize.rank import best_of, tie_order, tie_rounded
 from costsched.policies import JOB_SCOPE, JobState, make_policy, view_from_prices
@@ -46,7 +47,10 @@ def job(name: str = "j", counts: tuple[int, ...] = ()):  # noqa: ANN201
 @pytest.mark.parametrize("reverse", [False, True])
 def test_the_ranking_keeps_one_gpu_on_a_tie(rows: list[tuple], reverse: bool) -> None:
     offerings = prepare(frame(rows[::-1] if reverse else rows))
-    ranked = plan_job(job(), offerings).choices
+    # A job that starts at once: its work alone costs alike (a start, paid at each whole
+    # instance's price, would break the tie for the one GPU).
+    j = job()
+    ranked = plan_job(Workload(j.job, j.table, j.checkpoint_hours, 0.0), offerings).choices
     # A true tie: equal to nine significant digits, and the first has one GPU.
     assert tie_rounded(ranked["expected_cost"].to_numpy()[:2]).tolist() == [
         tie_rounded(ranked["expected_cost"].to_numpy()[:1])[0]] * 2

@@ -60,7 +60,12 @@ def test_a_stopped_job_is_compared_on_the_steps_it_made_up_to_its_stop(stopped) 
     row = estimate(store, h(1.5))  # stopped since 0.6 h
     assert row["done"] == pytest.approx(900 / STEPS)
     assert row["usd"] == pytest.approx(0.6)  # its one placement: 0 to 0.6 h at $1/h
-    assert row["expected_usd"] == pytest.approx(plan["expected_usd"] * 900 / STEPS)
+    # The plan's dollars count its first start (10 min boot + 5 min warm-up at $1/h), paid
+    # whole at the start; its work's by the share done.
+    start = plan["expected_usd"] - plan["expected_hours"] * plan["usd_per_hour"]
+    assert start == pytest.approx(0.25)
+    assert row["expected_usd"] == pytest.approx(start + (plan["expected_usd"] - start)
+                                                * 900 / STEPS)
     # The work done (900 steps) at the pace measured from its first step read (step 1 at
     # 0.1 h) to its last look (step 720 at 0.5 h): 719 steps in 0.4 h. The step its stop
     # reached is done, but when it reached it is not known: no pace is read to it.
@@ -76,7 +81,9 @@ def test_a_job_started_again_adds_up_both_placements_and_not_the_stop(stopped) -
     row = estimate(store, h(2.5))
     assert row["state"] == "running" and row["done"] == pytest.approx(1620 / STEPS)
     assert row["usd"] == pytest.approx(0.6 + 0.5)  # 0-0.6 h and 2.0-2.5 h, not between
-    assert row["expected_usd"] == pytest.approx(plan["expected_usd"] * 1620 / STEPS)
+    start = 0.25  # its first start, whole (a start after a stop is billed as it ran)
+    assert row["expected_usd"] == pytest.approx(start + (plan["expected_usd"] - start)
+                                                * 1620 / STEPS)
     # 1,439 steps read over 0.4 + 0.4 h of training, not the 1.4 h stopped between.
     assert row["training_hours"] == pytest.approx((0.4 + 0.4) * 1620 / (719 + 720))
     assert row["expected_training_hours"] == pytest.approx(

@@ -68,6 +68,11 @@ def local(tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 def _launch(store: PriceStore, launcher: LocalLauncher, tmp_path: Path, project: Path,
             monkeypatch: pytest.MonkeyPatch) -> int:
+    # A local instance starts at once: no boot, no warm-up to price (the plan counts the
+    # job's first start; 15 minutes at $36/h would be $9 of these cents' budgets).
+    config = tmp_path / "instant-start.toml"
+    config.write_text("[migration]\nrestart_minutes = 0\nwarmup_minutes = 0\n")
+    monkeypatch.setenv("COSTSCHED_CONFIG", str(config))
     monkeypatch.chdir(project)
     [job] = service.launch(store, ["job.yaml"], launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))

@@ -68,9 +68,12 @@ def test_launch_refuses_what_may_not_fit_unless_told_yes(
     refused = cli("launch", job, "--launcher", "local", "--wait", "0")
     assert refused.exit_code != 0
     assert refused.output == (
-        f"error: job long: expected ${fit.expected_usd:,.2f}, pessimistic "
-        f"${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) against "
-        f"${between:,.2f} left of its own budget: may not fit; give --yes to launch it anyway\n")
+        f"error: job long: expected ${fit.expected_usd:,.2f} (${fit.start_usd:,.2f} of it to "
+        "start it; its start is the decision model's first start 0.25 h: 10 min boot and "
+        "set-up ([migration] restart_minutes) + 5 min warm-up ([migration] warmup_minutes)), "
+        f"pessimistic ${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) against "
+        f"${between:,.2f} left of its own budget: may not fit; give --yes to launch it "
+        "anyway\n")
     assert priced.jobs.list().empty
     launched = cli("launch", job, "--launcher", "local", "--wait", "0", "--yes")
     assert launched.exit_code == 0, launched.output

@@ -84,8 +84,11 @@ def test_the_launch_refuses_in_one_line_with_the_plans_figure(
     refused = cli("launch", job, "--launcher", "local", "--wait", "0")
     assert refused.exit_code != 0
     [line] = refused.output.splitlines()
-    expected = f"${_plan_cost(priced, job, at=None):,.2f}"
-    assert line.startswith(f"error: job ar: expected {expected}, pessimistic ")
+    expected = f"${_plan_cost(priced, job, at=None):,.2f}"  # its first start counted in it
+    assert line.startswith(f"error: job ar: expected {expected} ($0.25 of it to start it; "
+                           "its start is the decision model's first start 0.25 h: 10 min "
+                           "boot and set-up ([migration] restart_minutes) + 5 min warm-up "
+                           "([migration] warmup_minutes)), pessimistic ")
     assert line.endswith(f"against $5.00 left of its own budget: does not fit; raise "
                          f"constraints.budget in {job}")
     assert priced.jobs.list().empty

@@ -27,7 +27,9 @@ from tests.costsched.service.test_budget_caps import USD_PER_HOUR, local  # noqa
 from tests.costsched.service.test_jobs import TRAIN, wait_for
 
 STEPS = 800  # 8 s at the 100 steps/s it runs at: 8 cents at one cent a second
-BUDGET = 0.06  # its plan (at 10,000 steps/s declared) fits; its run (all 800 steps) not
+# Its plan (its first start, 15 min at $36/h: $9.00, and 800 steps at the 10,000 steps/s
+# declared) fits; its start and all 800 steps at its pace ($9.08) not.
+BUDGET = 9.06
 
 
 def _now() -> datetime:
@@ -99,7 +101,7 @@ def test_a_job_stopped_at_its_budget_starts_on_the_amount_its_refusal_names(
     plain = cli("start", str(job_id), "--wait", "0")
     assert plain.exit_code == 2  # bad input
     [line] = plain.output.strip().splitlines()
-    assert f"its {left:,.0f} steps left are expected to cost $" in line, line
+    assert f"its {left:,.0f} steps left and its start are expected to cost $" in line, line
     found = re.search(r"`costsched start capped --budget ([0-9.]+)` \(\$([0-9.]+) spent \+ "
                       r"\$([0-9.]+) expected for its ([0-9,]+) steps left \+ \$([0-9.]+) to start "
                       r"it \+ \$([0-9.]+) for the next watch interval\); its start is the decision "
@@ -118,7 +120,7 @@ def test_a_job_stopped_at_its_budget_starts_on_the_amount_its_refusal_names(
 
     # Too little: refused, and the budget is as it was everywhere.
     short = cli("start", str(job_id), "--budget", f"{spent + parts[1] / 2:.4f}", "--wait", "0")
-    assert short.exit_code == 2 and "steps left are expected to cost" in short.output
+    assert short.exit_code == 2 and "steps left and its start are expected to cost" in short.output
     assert set(_budgets_shown(store, cli, job_id).values()) == {BUDGET}
 
     # A cent under the amount named: refused by the same rule, naming the same amount.

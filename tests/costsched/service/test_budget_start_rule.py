@@ -1,6 +1,6 @@
-"""One rule for what a `start` after a stop costs: the decision model's restart at the
-offering's price, counted alike by the start's check and its hint (a launch's line is the
-plan's figure); and a budget's stopped jobs are those its cap keeps
+"""One rule for what a start costs: the decision model's start at the offering's price,
+counted alike by the plan and a launch's line (its first start) and by a `start` after a
+stop's check and hint (its restart); and a budget's stopped jobs are those its cap keeps
 stopped now, not those started again since. In-memory launcher, SQLite store."""
 
 from __future__ import annotations
@@ -55,10 +55,13 @@ def test_the_start_is_counted_alike_by_the_check_and_the_hint(
         store: PriceStore, launched) -> None:
     launcher, job, spec = launched
     service.stop(store, launcher, job)
-    # The launch's line is the plan's figure (neither counts the first boot); a start after
-    # a stop adds its restart: 10 min boot + 5 min warm-up + the 1 GB copy, at $1/h.
+    # The launch's line is the plan's figure, its first start in it (10 min boot + 5 min
+    # warm-up, at $1/h: no checkpoint to copy); a start after a stop counts its restart:
+    # those and the 1 GB copy.
     [fit] = launch_fits(store, [spec], BudgetsConfig(), datetime.now(timezone.utc))
-    assert "to start it" not in fit.line()
+    assert fit.start_usd == pytest.approx(0.25 * 1.0)
+    assert "($0.25 of it to start it; " in fit.line()
+    assert "its start is the decision model's first start 0.25 h: 10 min boot" in fit.line()
     start_usd = (0.25 + 8 / 3600) * 1.0
 
     # Enough for what it spent, its rest and the next interval, not for its start (the

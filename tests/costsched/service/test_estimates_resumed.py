@@ -131,7 +131,8 @@ def test_a_job_started_again_before_any_prediction_keeps_one_where_it_starts(
     table = estimate_table(predictions(store, [job]),
                            {r.id: r for r in store.jobs.records()}, [], [], {})
     assert [row["job_id"] for row in table] == [job]
-    assert table[0]["expected_usd"] == pytest.approx(0.0)  # nothing done yet
+    # Nothing done yet: its first start alone (15 min at $2/h), paid whole at the start.
+    assert table[0]["expected_usd"] == pytest.approx(0.25 * 2.0)
     assert plan["expected_usd"] > 0
 
 
