@@ -107,6 +107,8 @@ def start_note(job: Workload, work: Work | None) -> str:
     as rich prints it."""
     if not job.start_hours:
         return ""
+    if job.work_assumed:  # a rate per hour of work: the start, paid once, is not in it
+        return user_text(f"its {job.start_said()} comes on top, once, at the offering's $/h")
     columns = work_columns(work)
     verb = "count" if len(columns) > 1 else "counts"
     return user_text(f"{' and '.join(columns)} {verb} its {job.start_said()}, at each "

@@ -42,6 +42,13 @@ class Workload:
         return None
 
     @property
+    def work_assumed(self) -> bool:
+        """Whether its work is costsched's assumed hour (`Work.assumed`: a task that says
+        none): its plan's figures are then rates per hour of work."""
+        work = getattr(self, "work", None)  # a job spec's ResolvedJob says its work
+        return bool(work is not None and work.assumed)
+
+    @property
     def start_hours(self) -> float:
         """Hours from its launch to its first step, paid on the instance and counted once by
         its plan's expected hours and cost (`planner.start_hours`): its restart (boot and

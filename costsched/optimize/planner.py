@@ -153,8 +153,10 @@ def start_hours(job: Workload) -> float:
     """Hours from a job's launch to its first step (`Workload.start_hours`: boot and
     set-up, warm-up, a gang's rendezvous; the checkpoint's copy only for a job placed again
     from it), which its plan's expected hours and cost count once, at each offering's
-    price, and so its deadline, as the deadline policies and the launch's check do."""
-    return job.start_hours
+    price, and so its deadline, as the deadline policies and the launch's check do. None
+    for a job whose work is assumed: its figures are rates per hour of work, and a start,
+    paid once whatever the work, is no part of a rate (its plan says it comes on top)."""
+    return 0.0 if job.work_assumed else job.start_hours
 
 
 def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]]) -> pd.DataFrame:

@@ -80,11 +80,10 @@ def test_the_hours_the_note_names_give_real_totals(cli, tmp_path: Path) -> None:
     best = doc["rankings"][0]["ranking"][0]
     assert best["offering"] == per_hour["offering"]
     # Three hours of work cost three times one (checkpoints every 30 minutes either way),
-    # and one first start, which the cost of one hour of work counts too.
-    start = per_hour["start_cost"]
-    assert best["start_cost"] == pytest.approx(start) and start > 0
+    # and one first start, which a rate per hour of work leaves out (it comes on top).
+    assert per_hour["start_cost"] == 0 and best["start_cost"] > 0
     assert best["expected_cost"] == pytest.approx(
-        3 * (per_hour["usd_per_work_hour"] - start) + start)
+        3 * per_hour["usd_per_work_hour"] + best["start_cost"])
 
 
 def test_the_model_and_steps_the_note_names_give_steps(cli, tmp_path: Path) -> None:  # noqa: ANN001
