@@ -100,30 +100,26 @@ class Mover:
     checkpoint version in a job's checkpoint store (None when there is none). `carry(job,
     offering)`, asked before each launch: the job as launched on that offering, its
     checkpoints carried first into that cloud's store when they are in another cloud's
-    (idempotent; CarryError when they cannot be: the next candidate is tried)."""
+    (idempotent; CarryError when they cannot be: the next candidate is tried).
+    `observed_as`: the source what its launches meet is stored with (`launchers.observed_as`:
+    the local launcher's instances stand in for a cloud's and meet no cloud's market)."""
 
     def __init__(self, store: PriceStore, launcher: Launcher, job: JobLaunch,
                  newest_checkpoint: Callable[[str], int | None],
                  clock: Callable[[], datetime] = utcnow,
-                 carry: Callable[[JobLaunch, Offering], JobLaunch] | None = None) -> None:
+                 carry: Callable[[JobLaunch, Offering], JobLaunch] | None = None,
+                 observed_as: str = "") -> None:
         self.store, self.launcher, self.job = store, launcher, job
         self.newest_checkpoint = newest_checkpoint
         self.clock = clock
         self.carry = carry
+        self._observed_as = observed_as
 
     def bound(self, store: Any) -> Mover:
         """This mover writing to `store` (a batch's stores, `run_many`)."""
         twin = copy.copy(self)
         twin.store = store
         return twin
-
-    @property
-    def _observed_as(self) -> str:
-        """The source of what its launches meet (`launchers.observed_as`): the local
-        launcher's instances stand in for a cloud's and meet no cloud's market."""
-        from launchers import observed_as
-
-        return observed_as(self.launcher.name)
 
     def run(self, move: MoveRecord) -> MoveRecord:
         """Step until the move ends or has to wait for an instance."""

@@ -250,8 +250,11 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
                     setup=run.record.spec["spec"].get("setup", ""), task=task,
                     secret_names=tuple(secrets),
                     max_usd_per_hour=spec.job.constraints.max_price_per_hour)
+    from launchers import observed_as
+
     return Mover(store, launcher, job, _newest_checkpoint,
-                 (lambda: at) if at is not None else utcnow, carrier(store, launcher, run))
+                 (lambda: at) if at is not None else utcnow, carrier(store, launcher, run),
+                 observed_as=observed_as(launcher.name))
 
 
 def _newest_checkpoint(uri: str) -> int | None:
