@@ -45,10 +45,10 @@ def print_booked(plans: BookedPlans, at: datetime, wide: bool = False) -> None:
         saves, baseline = usd_all(plans.saves_usd, base.usd)
         console.print(f"  saves {saves} ({plans.saves_usd / base.usd:.0%}) "
                       f"against {base.name} ({baseline}); `costsched launch "
-                      "--book` buys it (asked first)", highlight=False)
+                      "--book` buys it (asked first)", highlight=False, markup=False)
     else:
         console.print(f"  no booked capacity beats {base.name} ({usd(base.usd)})",
-                      highlight=False)
+                      highlight=False, markup=False)
 
 
 def _ordered(plans: BookedPlans) -> list[CapacityPlan]:
@@ -83,7 +83,7 @@ def confirm_booking(yes: bool) -> Callable[[BookedPlans], bool]:
                 f"{baseline} for {plans.baseline.name}")
         if yes:
             err_console.print(f"{line}: {'buying' if buys else 'using it'} (--yes)",
-                              highlight=False, soft_wrap=True)
+                              highlight=False, soft_wrap=True, markup=False)
             return True
         if not sys.stdin.isatty():
             raise InvalidInput(f"{line}: {'buying' if buys else 'using it'} needs your yes: "

@@ -377,7 +377,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                      + (f" and {len(gone) - 3} more (--json lists them)" if len(gone) > 3
                         else ""))
     for note in notes:
-        console.print(f"  {note}", highlight=False)
+        console.print(f"  {note}", highlight=False, markup=False)
     booked = result.booked[index] if result.booked else None
     if booked is not None:  # capacity booked ahead that fits the job: weighed apart
         print_booked(booked, result.at, wide)
@@ -430,7 +430,7 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
         if len(c.reasons) > REASONS_SHOWN:
             err_console.print(f"[red]no collection plan ({c.policy}):[/red] and "
                               f"{len(c.reasons) - REASONS_SHOWN} more reasons (--json gives "
-                              "them all)", highlight=False, soft_wrap=True)
+                              "them all)", highlight=False, soft_wrap=True, markup=True)
         return
     a = c.assignment
     total, cap = usd(c.total_cost), given(budget)  # the budget as the user set it
