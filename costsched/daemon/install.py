@@ -26,9 +26,9 @@ import platformdirs
 
 from costsched.config import ENV_CONFIG, Loaded
 from costsched.model import InvalidInput
-from costsched.vocabulary import did_you_mean
 from costsched.redact import redact_url
 from costsched.store.database import ENV_DB, describe
+from costsched.vocabulary import did_you_mean
 
 KINDS = ("systemd", "cron")
 KEEP_ALIVE = "*/10 * * * *"
