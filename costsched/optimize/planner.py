@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Generic, TypeVar
 
 from costsched import catalog
@@ -96,8 +97,10 @@ class JobPlan(Generic[W]):
     # The shapes of a job's set (a task's accelerators) that no offering has, and why.
     notes: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def choices(self) -> pd.DataFrame:
+        """The offerings the job may be placed on (`excluded` empty), best first: read once
+        (a plan, its table and its notes each ask)."""
         return self.ranked[self.ranked["excluded"] == ""]
 
     @property
@@ -184,7 +187,11 @@ def superseded_offerings(plan: JobPlan) -> list[str]:
     """The offerings the job's filters allow that were left out for a superseded bundled
     price (`rank.SUPERSEDED`), each with its price and date: 'aws us-west-1 p5.48xlarge
     on-demand ($122.9000/h of 2025-05-01)'."""
-    gone = plan.ranked[plan.ranked["excluded"] == ranking.SUPERSEDED]
+    ranked = plan.ranked
+    left_out = (ranked["excluded"] == ranking.SUPERSEDED).to_numpy(dtype=bool)
+    if not left_out.any():
+        return []
+    gone = ranked.loc[left_out, ["offering", "usd_per_hour", "nodes", "effective_at"]]
     return [f"{r.offering} ({per_hour(r.usd_per_hour / r.nodes)}/h of {r.effective_at:%Y-%m-%d})"
             for r in gone.itertuples()]
 
