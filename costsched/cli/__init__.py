@@ -343,8 +343,9 @@ def root(
 # about 200,000 objects that live as long as the process. The collector's young passes
 # walk each of them once, its middle passes once more, to free nothing (a twentieth of
 # `plan`'s CPU). So its first pass waits until this many objects were made: an everyday
-# command (plan, launch, status: about 230,000) ends before it; a long run (the daemon, a
-# large plan) has it, and then the usual passes (`_usual_passes`).
+# command ends before it (status and report make about 125,000 on the demo's store, plan
+# and launch about 240,000); a long run (the daemon, a plan of many jobs) has it, and then
+# the usual passes (`_usual_passes`).
 FIRST_PASS_AFTER = 500_000
 # A full pass waits for this many middle passes (Python's default: 10): its walk over
 # everything loaded frees nothing either; a long run still has them.

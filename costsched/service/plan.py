@@ -35,7 +35,7 @@ from costsched.taskfile import Jobs
 from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
 
-# A collection's placement and booked capacity load when a plan has them to weigh.
+# Named in annotations only: a collection's placement loads when a plan has several jobs.
 if TYPE_CHECKING:
     from costsched.optimize.booked import BookedPlans
     from costsched.optimize.collection import CollectionPlan
