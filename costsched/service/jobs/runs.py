@@ -16,12 +16,13 @@ from costsched.migration.launcher import CloudError
 from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
+from costsched.service.glance import no_such_name
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
-from costsched.vocabulary import did_you_mean, offering_label
+from costsched.vocabulary import offering_label
 
 if TYPE_CHECKING:
     from costsched.policies import OfferingKey
@@ -302,9 +303,7 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
     found = store.jobs.find(str(job))
     if not found:
         names = sorted({r.name for r in store.jobs.records()})
-        listed = f"; the jobs: {few_names(names)}" if names else ""
-        raise InvalidInput(f"job {job!r}: no job of that name in the store"
-                           + (did_you_mean(str(job), names) or listed))
+        raise InvalidInput(no_such_name(str(job), names))
     live = [r for r in found if not r.final]
     return [(live or found)[-1].id]
 
@@ -326,12 +325,6 @@ def namesakes(store: PriceStore, job: int | str | None) -> str:
     return (f"{len(found)} jobs are named {job}: shown is job {shown}, {why}; the "
             f"other{'s' if len(others) > 1 else ''}: {listed}{more}. `costsched status "
             f"{others[-1].id}` shows job {others[-1].id} (a job's id names it alone)")
-
-
-def few_names(names: list[str], limit: int = 5) -> str:
-    """The first `limit` of `names`, and how many more there are."""
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
-                                       if len(names) > limit else "")
 
 
 def _label(key: OfferingKey) -> str:
