@@ -8,9 +8,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property, partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from costsched.jobspec import MAX_NAME, JobSpec, ResolvedJob, parse, resolve
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError
 from costsched.migration.machine import offering_of
@@ -25,6 +24,8 @@ from costsched.throughput import ThroughputTable
 from costsched.vocabulary import offering_label
 
 if TYPE_CHECKING:
+    from costsched.jobspec import JobSpec, ResolvedJob
+    from costsched.optimize.decision import Overheads
     from costsched.policies import OfferingKey
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
@@ -261,6 +262,8 @@ class Resolutions:
     def _parsed(self, spec: dict, source: str) -> JobSpec:
         """The stored spec parsed; specs that differ only in their name (a sweep's jobs)
         are checked once, the others taking their own name (checked when stored)."""
+        from costsched.jobspec import MAX_NAME
+
         name = spec.get("name")
         if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME:
             return parse(spec, source)  # says what is wrong with it
@@ -276,6 +279,23 @@ class Resolutions:
             self.table = memo(("throughputs", self.store.url),
                               lambda: table_with_measured(self.store), shared=True)
         return self.table
+
+
+# The job spec's models load when a stored spec is first read: a look at jobs that resolves
+# none of them (`status` of jobs that ended) does without them.
+def parse(data: Any, source: str = "<spec>") -> JobSpec:
+    """`costsched.jobspec.parse`."""
+    from costsched.jobspec import parse as parsed
+
+    return parsed(data, source)
+
+
+def resolve(spec: JobSpec, table: ThroughputTable, at: datetime, source: str = "<spec>",
+            overheads: Overheads | None = None) -> ResolvedJob:
+    """`costsched.jobspec.resolve`."""
+    from costsched.jobspec import resolve as resolved
+
+    return resolved(spec, table, at, source=source, overheads=overheads)
 
 
 def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:
