@@ -7,12 +7,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costsched.amounts import age, decimals, usd, usd_all
 from costsched.cli.common import console, err_console, table
 from costsched.model import InvalidInput
-from costsched.optimize.booked import BookedPlans, CapacityPlan
+
+if TYPE_CHECKING:  # `status` shows bookings without the planner
+    from costsched.optimize.booked import BookedPlans, CapacityPlan
 
 
 def print_booked(plans: BookedPlans, at: datetime, wide: bool = False) -> None:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from costsched.amounts import age
-from costsched.cli.booked import confirm_booking
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     EXIT_FAILED,
@@ -41,7 +40,6 @@ from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.service import views
-from costsched.taskfile import read_jobs
 
 # The store, the planner and the launchers load once the command's input is read: a bad
 # job file or option is refused before any of them.
@@ -109,7 +107,9 @@ def launch(
         from costsched.service.decide import parse_offering
 
         parse_offering(offering)  # how to write one, before anything is opened or reached
+    from costsched.cli.booked import confirm_booking
     from costsched.cli.launch_given import env_note, given, refuse_unset
+    from costsched.taskfile import read_jobs
 
     envs, secrets = given(env, secret)
     # each file once, before the store is opened; a misspelt name is said first, then
