@@ -117,7 +117,6 @@ def logs(job: JobArgument,
     """The job's output on its current (or last) instance.
 
     --all: on every instance it ran on; --follow: as it comes, until the job ends."""
-    refuse_missing(db, job)
     found = None if follow or node or every else glance.last_instance(db, job)
     if found is not None:
         from launchers import make_launcher
@@ -130,6 +129,7 @@ def logs(job: JobArgument,
             typer.echo(f"job {job}: no output on instance {instance} (`costsched status "
                        f"{job}` says how the job stands)", err=True)
         return
+    refuse_missing(db, job)
     from costsched.cli.jobs import show_logs
 
     show_logs(job, tail=tail, follow=follow, db=db, node=node, every=every)
