@@ -375,7 +375,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                      + (f" and {len(gone) - 3} more (--json lists them)" if len(gone) > 3
                         else ""))
     for note in notes:
-        console.print(f"  {note}", highlight=False, markup=False)
+        console.print(f"  {note}", highlight=False, markup=True)  # each note escapes its text
     booked = result.booked[index] if result.booked else None
     if booked is not None:  # capacity booked ahead that fits the job: weighed apart
         from costsched.cli.booked import print_booked
