@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Generic, TypeVar
 
 from costsched import catalog
@@ -97,15 +96,14 @@ class JobPlan(Generic[W]):
     # The shapes of a job's set (a task's accelerators) that no offering has, and why.
     notes: tuple[str, ...] = ()
 
-    @cached_property
+    @property
     def choices(self) -> pd.DataFrame:
-        """The offerings the job may be placed on (`excluded` empty), best first: read once
-        (a plan, its table and its notes each ask)."""
         return self.ranked[self.ranked["excluded"] == ""]
 
     @property
     def best(self) -> pd.Series | None:
-        return None if self.choices.empty else self.choices.iloc[0]
+        choices = self.choices
+        return None if choices.empty else choices.iloc[0]
 
     def for_job(self, other: W) -> JobPlan[W]:
         """The same plan for a job identical in what is ranked (`rank_key`): the ranking
@@ -200,8 +198,10 @@ def order_cost(plan: JobPlan, mark: Callable[[pd.Series], str] | None = None) ->
     """What a task's `ordered:` preference costs against the cheapest choice ('' without
     one, or when the first choice is the cheapest). `mark(row)`: what follows a figure of
     that offering (a view's mark of an estimate; the difference takes either's)."""
+    if not plan.job.order:
+        return ""
     choices = plan.choices
-    if not plan.job.order or choices.empty:
+    if choices.empty:
         return ""
     first, cheapest = choices.iloc[0], choices.loc[choices["expected_cost"].idxmin()]
     extra = float(first["expected_cost"] - cheapest["expected_cost"])
