@@ -140,7 +140,9 @@ class SpotAvailabilityStore:
                 end: datetime | None) -> pd.DataFrame:
         frames = [self.intervals(cloud=cloud, zones=zones, instance_type=instance_type,
                                  kind=k, start=start, end=end) for k in _kinds(kinds)]
-        frame = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
+        if all(f.empty for f in frames):  # most stores: no lifetimes to read
+            return _spells_frame(frames[0], np.zeros(0, dtype=bool))
+        frame = pd.concat([f for f in frames if not f.empty], ignore_index=True)
         group = [*OFFERING, "kind", "source"]
         down = frame.loc[~frame["available"], [*group, "start"]].drop_duplicates()
         up = frame[frame["available"]]
@@ -153,15 +155,7 @@ class SpotAvailabilityStore:
             cut = (up["end"] > _ts(end)).to_numpy()
             up = up.assign(end=up["end"].clip(upper=_ts(end)))
             ended = ended & ~cut
-        return pd.DataFrame({
-            "cloud": up["cloud"].to_numpy(), "region": up["region"].to_numpy(),
-            "zone": up["zone"].to_numpy(), "instance_type": up["instance_type"].to_numpy(),
-            "gpu_model": up["gpu_model"].to_numpy(),
-            "gpu_count": up["gpu_count"].to_numpy(dtype="int64"),
-            "instance": (up["source"] + "@" + up["start"].astype(str)).to_numpy(),
-            "start": up["start"].to_numpy(), "end": up["end"].to_numpy(),
-            "preempted": ended.astype(bool),
-        }).astype({"start": "datetime64[ns, UTC]", "end": "datetime64[ns, UTC]"})
+        return _spells_frame(up, ended)
 
     def latest(self, at: datetime, *, zones: Sequence[str] | None = None,
                instance_type: str | None = None, cloud: str | None = None,
@@ -199,6 +193,19 @@ class SpotAvailabilityStore:
     def count(self) -> int:
         with self.engine.connect() as conn:
             return conn.execute(select(func.count()).select_from(table)).scalar_one()
+
+
+def _spells_frame(up: pd.DataFrame, ended: np.ndarray) -> pd.DataFrame:
+    """The running intervals `up` as lifetimes, `ended` marking those preempted."""
+    return pd.DataFrame({
+        "cloud": up["cloud"].to_numpy(), "region": up["region"].to_numpy(),
+        "zone": up["zone"].to_numpy(), "instance_type": up["instance_type"].to_numpy(),
+        "gpu_model": up["gpu_model"].to_numpy(),
+        "gpu_count": up["gpu_count"].to_numpy(dtype="int64"),
+        "instance": (up["source"] + "@" + up["start"].astype(str)).to_numpy(),
+        "start": up["start"].to_numpy(), "end": up["end"].to_numpy(),
+        "preempted": ended.astype(bool),
+    }).astype({"start": "datetime64[ns, UTC]", "end": "datetime64[ns, UTC]"})
 
 
 def _ts(at: datetime) -> pd.Timestamp:
