@@ -391,9 +391,7 @@ def migrate(
         console.print(printable(f"note: {line}"), highlight=False, markup=False,
                       soft_wrap=True)
     for a in advice:
-        verb = "moving" if a.started else ("would move" if a.decision.moves else "staying")
-        reason = a.reason.removeprefix("stay: ") if verb == "staying" else a.reason
-        console.print(printable(f"job {a.job_id} ({a.name}): {verb}; {reason}"),
+        console.print(printable(f"job {a.job_id} ({a.name}): {_verdict(a)}"),
                       highlight=False, markup=False, soft_wrap=True)
         old = {k: v for k, v in (ages.get(a.job_id) or {}).items()
                if v is not None and v > stale_after}
@@ -405,6 +403,17 @@ def migrate(
         if a.job_id in works:  # its dollars rest on an assumed hour of work
             console.print(printable(f"  note: {works[a.job_id].assumption()}"),
                           highlight=False, markup=False, soft_wrap=True)
+
+
+def _verdict(advice: Any) -> str:
+    """The decision's reason ("move ...", "stay: ...") led by what is done: "moving",
+    "would move" (a dry run) or "staying"."""
+    verb = "moving" if advice.started else ("would move" if advice.decision.moves
+                                            else "staying")
+    for lead in ("move", "stay"):
+        if advice.reason.startswith(lead):
+            return verb + advice.reason[len(lead):]
+    return f"{verb}; {advice.reason}"
 
 
 @friendly_errors

@@ -97,7 +97,13 @@ def test_a_recovered_job_awaits_the_next_decision_and_the_hint_works(
     monkeypatch.setattr(cli_jobs, "_job_launcher", lambda *_: launcher)
     out = CliRunner().invoke(app, ["migrate", str(job), "--dry-run", "--db", store.url])
     assert out.exit_code == 0, out.output
-    assert f"job {job} (train): staying; $" in out.output  # "staying", said once
+    assert f"job {job} (train): staying: $" in out.output  # "staying", said once
+    # Asked to move: the verdict says "would move" once, where to, and the dollars.
+    out = CliRunner().invoke(app, ["migrate", str(job), "--dry-run", "--db", store.url,
+                                   "--to", "aws us-east-1b p3.2xlarge spot"])
+    assert out.exit_code == 0, out.output
+    assert (f"job {job} (train): would move to aws us-east-1b p3.2xlarge spot as asked: $"
+            in out.output), out.output
     assert store.decisions.latest([job])[job].placement_id != shown.open_placement["id"]
     # A supervisor watching: it decides at its next re-plan, on schedule.replan.
     holder = holder_name()
