@@ -64,6 +64,23 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str,
     return {n: given[n] for n in names}
 
 
+def check_given(where: str, names: Sequence[str], given: Mapping[str, str | None]) -> None:
+    """InvalidInput for a secret given to a command (`--secret`) that `where` ("job NAME")
+    does not name (a close name first), given alone but not set here (None), or given
+    empty. Worded with no ':' or '=' after a name (a secret's would be masked)."""
+    extra = sorted(set(given) - set(names))
+    if extra:
+        raise InvalidInput(f"--secret {extra[0]} is not a secret of {where}; expected one of "
+                           f"{', '.join(names) or '(none)'}" + did_you_mean(extra[0], names))
+    unset = [f"--secret {n}" for n, v in given.items() if v is None]
+    if unset:  # given alone, and not in this process's environment
+        raise InvalidInput(not_set(unset))
+    empty = sorted(n for n, v in given.items() if not v)
+    if empty:
+        raise InvalidInput(f"--secret {empty[0]} is given empty; give its value "
+                           "(--secret NAME=VALUE), or set it in your environment")
+
+
 def refuse_short(where: str, values: Mapping[str, str]) -> None:
     """InvalidInput for the first of a job's secrets (`values`, by name) shorter than
     MIN_MASKED: the job's output is masked of values from that length only (a shorter one

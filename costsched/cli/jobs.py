@@ -360,15 +360,21 @@ def migrate(
                                           "is below staying by more than this fraction of the "
                                           "next day's expected cost where the job is.")] = 0.05,
     wait: Annotated[float, typer.Option(help="Seconds to wait for moves to complete.")] = 60.0,
+    secret: Annotated[list[str] | None, typer.Option(
+        "--secret", help="NAME=VALUE for the jobs' secrets (NAME alone: from your "
+                         "environment): passed to the instances the moves start, never "
+                         "stored or shown.", show_default=False)] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Ask the policy where each running job should be now, among every offering its
     constraints allow, in dollars, and move the jobs whose move pays (checkpoint, verify,
     launch the target, then end the source). With --to, move one job where you say."""
+    from costsched.cli.launch_given import given
     from costsched.service.decide import parse_offering
     from costsched.service.staleness import stale_after_hours
 
+    _, secrets = given(None, secret)
     at_least("--margin", margin, 0.0)
     at_least("--wait", wait, 0.0)
     if to is not None:
@@ -377,7 +383,8 @@ def migrate(
     launcher = _job_launcher(store, job)
     service.reconcile(store, launcher)
     advice = service.migrate(store, launcher, job, dry_run=dry_run, margin=margin,
-                             force=force, to=to, overheads=effective().migration.overheads())
+                             force=force, to=to, overheads=effective().migration.overheads(),
+                             secrets=secrets)
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
     ages, stale_after = views.price_ages(store, advice), stale_after_hours()

@@ -44,7 +44,6 @@ from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.throughput import ThroughputTable
-from costsched.vocabulary import did_you_mean
 
 
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
@@ -237,18 +236,7 @@ def _given_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
     """InvalidInput for a secret given for the job's start (`--secret`) that the job does
     not name (a close name first), given alone but not set here (None), or given empty."""
     names = list((record.spec["spec"].get("task") or {}).get("secrets", []))
-    extra = sorted(set(given) - set(names))
-    if extra:
-        raise InvalidInput(f"--secret {extra[0]}: job {record.name} names no such secret; "
-                           f"expected one of {', '.join(names) or '(none)'}"
-                           + did_you_mean(extra[0], names))
-    unset = [f"--secret {n}" for n, v in given.items() if v is None]
-    if unset:  # given alone, and not in this process's environment
-        raise InvalidInput(launch_secrets.not_set(unset))
-    empty = sorted(n for n, v in given.items() if not v)
-    if empty:
-        raise InvalidInput(f"--secret {empty[0]}: given empty; give its value "
-                           "(--secret NAME=VALUE), or set it in your environment")
+    launch_secrets.check_given(f"job {record.name}", names, given)
 
 
 def _hold_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:

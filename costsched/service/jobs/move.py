@@ -3,7 +3,7 @@ the moves that pay."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -71,7 +71,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
             overheads: Overheads | None = None,
             to: str | None = None,
             stop: Callable[[], bool] | None = None,
-            decided_by: str = MIGRATE_COMMAND) -> list[MigrationAdvice]:
+            decided_by: str = MIGRATE_COMMAND,
+            secrets: Mapping[str, str | None] | None = None) -> list[MigrationAdvice]:
     """Ask the policy where each running job (or `job`) should be now, among every offering
     the job's constraints allow, and, unless `dry_run`, start the migrations that pay: the
     expected cost of the rest of the job there, the move included, is below staying by
@@ -86,7 +87,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     restart and move assumptions (default `Overheads()`). `stop`: asked before each move
     starts; once it says True, no further move starts (the rest are advice only).
     `decided_by`: who decides ("the supervisor", ...): unless `dry_run` or `to`, each job's
-    decision is kept as its latest (`store.decisions`), which `status` shows.
+    decision is kept as its latest (`store.decisions`), which `status` shows. `secrets`:
+    values for the jobs' secrets (`--secret`), held for the instances their moves start.
 
     Every job is decided first, from one market, without a lease; a move starts under the
     job's lease, after its decision is made again there from what the store says then (so
@@ -110,6 +112,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         if record is not None and record.state != "running":  # named, not running: why
             raise InvalidInput(f"job {record.id} ({record.name}) {state_phrase(record.state)}"
                                ": only a running job is moved")
+        _hold_given(placed, secrets or {})
         decided = _decide(store, placed, ask)
         moved: dict[int, tuple[Decision, MoveRecord | None, str]] = {}
         if not dry_run:
@@ -320,12 +323,35 @@ def _decided_alike(decided: JobRecord, now: JobRecord, decider: Decider) -> bool
         replace(now, updated_at=decided.updated_at) == decided
 
 
+def _hold_given(placed: Sequence[tuple[RunningJob, pd.Series]],
+                given: Mapping[str, str | None]) -> None:
+    """Hold the values given for the jobs' secrets (`--secret`) for the instances their
+    moves start; InvalidInput for one that none of them names, or given with no value."""
+    if not given:
+        return
+    runs = [run for run, _ in placed]
+    names = list(dict.fromkeys(n for run in runs for n in secret_names(run)))
+    where = f"job {runs[0].record.name}" if len(runs) == 1 else "the running jobs"
+    launch_secrets.check_given(where, names, given)
+    for run in runs:
+        mine = {n: v for n, v in given.items() if v and n in secret_names(run)}
+        launch_secrets.refuse_short(f"job {run.record.name}", mine)
+        launch_secrets.keep(run.record.id, {**launch_secrets.held_for(run.record.id), **mine})
+
+
 def _secret_lacking(run: RunningJob) -> str:
     """Why this process cannot start the job's instance elsewhere: a secret of it that it
-    has no value for ('' when it holds them all)."""
+    has no value for ('' when it holds them all), and how to give it."""
     lacking = launch_secrets.missing(run.record.id, secret_names(run))
-    return (f"this process has no value for secret {', '.join(lacking)} (the process "
-            "that moves it needs the job's secrets in its environment)") if lacking else ""
+    if not lacking:
+        return ""
+    names = launch_secrets.listed(lacking)
+    if launch_secrets.carrying():  # a daemon: its environment, or the launch's handoff
+        return (f"this process has no value for secret {', '.join(lacking)} (the process "
+                "that moves it needs the job's secrets in its environment)")
+    return (f"this shell has no value for secret{'s' if len(lacking) > 1 else ''} "
+            f"{names}; set {names} in your environment, or give each with --secret "
+            "NAME=VALUE, and ask again")
 
 
 def _migration_limit(run: RunningJob, moves: list[MoveRecord], at: datetime,

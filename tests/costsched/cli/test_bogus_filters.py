@@ -117,8 +117,9 @@ CASES = [
      "mean 'resnet50'?"),
     (["start", "resnet50", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["start", "resnet50", "--budget", "0"], "--budget 0: expected a finite number > 0"),
-    (["start", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "--secret NOT_SET_ANYWHERE: job "
-     "resnet50 names no such secret; expected one of (none)"),
+    (["migrate", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "only a running job is moved"),
+    (["start", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "--secret NOT_SET_ANYWHERE is not a "
+     "secret of job resnet50; expected one of (none)"),
     (["logs", "resnet50", "--tail", "0"], "--tail"),
     (["logs", "resnet50", "--node", "-1"], "--node"),
     (["report", "--since", "bogus"], "--since 'bogus': expected an ISO 8601 time"),

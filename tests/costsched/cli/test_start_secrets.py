@@ -90,6 +90,6 @@ def test_a_mistyped_secret_given_alone_gets_the_close_name_first(
     monkeypatch.delenv("KM_TOKN", raising=False)
     refused = cli("start", "sec", "--secret", "KM_TOKN", "--wait", "0")
     assert refused.exit_code == 2
-    assert refused.output == ("error: --secret KM_TOKN: job sec names no such secret; "
+    assert refused.output == ("error: --secret KM_TOKN is not a secret of job sec; "
                               "expected one of KM_TOKEN; did you mean 'KM_TOKEN'?\n")
     assert store.jobs.get(sec).state == "stopped"

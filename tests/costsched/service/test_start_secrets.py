@@ -115,8 +115,8 @@ def test_a_start_refuses_a_secret_too_short_to_be_masked(
 def test_a_start_refuses_a_secret_the_job_does_not_name(jobs) -> None:
     store, launcher, sec, _ = jobs
     service.stop(store, launcher, sec)
-    with pytest.raises(InvalidInput, match="^--secret KM_TOKN: job sec names no such "
-                                           "secret; expected one of KM_TOKEN.*did you mean"):
+    with pytest.raises(InvalidInput, match="^--secret KM_TOKN is not a secret of job sec; "
+                                           "expected one of KM_TOKEN.*did you mean"):
         service.start(store, launcher, sec, secrets={"KM_TOKN": VALUE})
     assert store.jobs.get(sec).state == "stopped"
 
