@@ -345,7 +345,7 @@ def migrate(
                                               "job).", show_default=False)] = None,
     to: Annotated[str | None, typer.Option(
         "--to", help="Move the job to this offering, written as the tables print it: "
-        "'CLOUD ZONE-OR-REGION INSTANCE_TYPE MARKET', e.g. 'aws us-west-2b p3.2xlarge spot'. "
+        "'CLOUD ZONE-OR-REGION INSTANCE_TYPE MARKET', e.g. 'aws us-west-2 p3.2xlarge spot'. "
         "Your choice: it moves even when dearer (the expected difference in dollars is "
         "printed), within the job's constraints and max_migrations.",
         show_default=False)] = None,

@@ -43,7 +43,7 @@ def run(store: PriceStore, action: str, job: str, *, to: str | None = None) -> d
         return views.status_document(service.status(store, launcher, record.id))
     if not to:
         raise InvalidInput("to: name the offering to move the job to, as the tables print "
-                           "it ('aws us-west-2b p3.2xlarge spot')")
+                           "it ('aws us-west-2 p3.2xlarge spot')")
     service.reconcile(store, launcher)
     advice = service.migrate(store, launcher, job, to=to)
     return views.advice_document(advice, views.price_ages(store, advice))

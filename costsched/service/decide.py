@@ -232,9 +232,11 @@ def observed_rates(store: PriceStore, at: datetime, *,
 
 # --- a move the user names ------------------------------------------------------------------
 
+# Its example is priced in the bundled prices (by region, as they price aws spot).
+OFFERING_EXAMPLE = "aws us-west-2 p3.2xlarge spot"
 OFFERING_SPELLING = ("'CLOUD ZONE-OR-REGION INSTANCE_TYPE MARKET' as the tables print it, "
-                     "e.g. 'aws us-west-2b p3.2xlarge spot' (or with colons: "
-                     "'aws:us-west-2b:p3.2xlarge:spot'; market spot or on-demand)")
+                     f"e.g. '{OFFERING_EXAMPLE}' (or with colons: "
+                     f"'{OFFERING_EXAMPLE.replace(' ', ':')}'; market spot or on-demand)")
 
 
 @dataclass(frozen=True)
@@ -253,7 +255,7 @@ class OfferingName:
 
 
 def parse_offering(text: str) -> OfferingName:
-    """'aws us-west-2b p3.2xlarge spot' (or 'aws:us-west-2b:p3.2xlarge:spot') as an
+    """'aws us-west-2 p3.2xlarge spot' (or 'aws:us-west-2:p3.2xlarge:spot') as an
     `OfferingName`; a one-line InvalidInput saying how to write one otherwise."""
     parts = text.strip().replace(":", " ").split()
     if len(parts) != 4:
@@ -262,9 +264,8 @@ def parse_offering(text: str) -> OfferingName:
     spelled = []
     for what, value, accepted in (("cloud", parts[0], CLOUDS), ("market", parts[3], MARKETS)):
         found, error = choose_name([value], accepted)
-        if error is not None:
-            raise InvalidInput(f"offering {text!r}: {what} {error}; an offering is written "
-                               f"{OFFERING_SPELLING}")
+        if error is not None:  # written in four parts: the one misspelt is what to fix
+            raise InvalidInput(f"offering {text!r}: {what} {error}")
         spelled.append(found[0])
     return OfferingName(spelled[0], parts[1], parts[2], spelled[1])
 

@@ -79,7 +79,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     more than `margin` x the expected cost of the next day where it is. Within the job's
     max_migrations, and at most once a day per job unless `force`. `force`: now, whatever
     the daily limit and the margin, but still only a move that pays (and within
-    max_migrations). `to`: move `job` to this offering ('aws us-west-2b p3.2xlarge spot',
+    max_migrations). `to`: move `job` to this offering ('aws us-west-2 p3.2xlarge spot',
     as the tables print it), the user's choice, even a dearer one (its reason says by how
     much). Each job is asked the decider its stored policy names (`policy`: the
     price-driven policy of a job whose stored policy names none); a deadline policy's

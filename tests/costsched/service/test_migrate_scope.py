@@ -17,7 +17,7 @@ from costsched.optimize.decision import Overheads, move_cost, outcomes
 from costsched.policies import JOB_SCOPE, POLICIES, JobState, make_policy, view_from_prices
 from costsched.policies.history import with_typical
 from costsched.service import decide
-from costsched.service.decide import choose, parse_offering
+from costsched.service.decide import OFFERING_EXAMPLE, choose, parse_offering
 from costsched.service.jobs.decider import move_reason
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
@@ -92,11 +92,33 @@ def test_an_offering_is_written_as_the_tables_print_it() -> None:
     assert parse_offering("gcp:us-central1:n1-standard-8:on-demand").market == "on_demand"
     assert str(parse_offering("aws:us-east-1:p3.2xlarge:on_demand")) == (
         "aws us-east-1 p3.2xlarge on-demand")
-    for bad in ("p3.2xlarge", "aws us-west-2b p3.2xlarge cheap", "ibm x y spot", ""):
+    for bad in ("p3.2xlarge", "aws us-west-2b p3.2xlarge", ""):  # not in four parts
         with pytest.raises(InvalidInput) as caught:
             parse_offering(bad)
         message = str(caught.value)
-        assert "\n" not in message and "'aws us-west-2b p3.2xlarge spot'" in message
+        assert "\n" not in message and f"'{OFFERING_EXAMPLE}'" in message
+    # In four parts, one misspelt: that one is named, with the close names, and no example.
+    for bad, says in (("aws us-west-2b p3.2xlarge cheap", "market 'cheap': expected one of "
+                       "on-demand, spot"),
+                      ("ibm x y spot", "cloud 'ibm': expected one of aws, gcp, azure"),
+                      ("aws us-west-2b p3.2xlarge spotty", "market 'spotty': expected one of "
+                       "on-demand, spot; did you mean 'spot'?")):
+        with pytest.raises(InvalidInput) as caught:
+            parse_offering(bad)
+        assert str(caught.value) == f"offering {bad!r}: {says}"
+
+
+def test_the_example_offering_is_priced_in_the_bundled_prices() -> None:
+    """The example every "how to write an offering" line gives can be moved to as it is."""
+    from costsched.catalog import spot_observations
+
+    cloud, location, instance_type, market = OFFERING_EXAMPLE.split()
+    assert market == "spot"
+    prices = spot_observations()
+    here = prices[(prices["cloud"] == cloud) & (prices["instance_type"] == instance_type)
+                  & ((prices["zone"] == location)
+                     | ((prices["zone"] == "") & (prices["region"] == location)))]
+    assert len(here) >= 1
 
 
 # --- the invariant --------------------------------------------------------------------------
