@@ -40,6 +40,7 @@ SAID_FOR = {
                      "earliest", "min_time"), "time"),
     **dict.fromkeys(("balanced", "balance", "both", "mixed", "weighted"), "tradeoff"),
     **dict.fromkeys(("value", "efficiency", "per_dollar", "gavel"), "throughput_per_dollar"),
+    **dict.fromkeys(("skypilot", "sky_pilot", "sky_task", "sky_yaml"), "sky"),  # plan --emit
 }
 # Characters typed for digits they look like ('V1OO' for 'V100', 'B2OO' for 'B200').
 _LOOK_ALIKE = str.maketrans({"o": "0", "i": "1", "l": "1", "z": "2", "s": "5", "b": "8"})

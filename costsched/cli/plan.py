@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import shlex
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,16 +32,14 @@ from costsched.cli.common import (
 )
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
-from costsched.taskfile import read as read_yaml
 from costsched.taskfile import read_jobs
-from costsched.vocabulary import prefixed
+from costsched.vocabulary import canonical, did_you_mean, prefixed
 
 # The planner, the store and the prices load once the job files are read: a bad file is
 # refused before any of them.
 if TYPE_CHECKING:
     import pandas as pd
 
-    from costsched.jobspec import JobSpec
     from costsched.optimize.collection import CollectionPlan
     from costsched.optimize.planner import JobPlan
     from costsched.optimize.planner import Progress as Report
@@ -134,7 +131,9 @@ def plan(
 
     stale_after = stale_after_hours()
     if emit is not None:
-        _emit(emit, specs, result)
+        from costsched.cli.plan_emit import emit_sky
+
+        emit_sky(specs, result)
     elif json_out:
         stream_json(_json(result, top, stale_after),
                     indent=len(result.jobs) <= JSON_INDENTED_UP_TO)
@@ -159,6 +158,7 @@ def plan(
 
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
 REASONS_SHOWN = 10  # a collection's reasons printed; the count of the rest follows
+EMITS = ("sky",)  # what --emit writes: SkyPilot tasks
 QUOTA_MARK = " (over quota)"  # an offering the account's quota does not hold; its note says
 
 
@@ -192,6 +192,9 @@ def _check_options(objective: str, deadline: str | None, budget: float | None,
 
     with options(objective="--objective"):
         choices("objective", [objective], objectives.ALL)
+    if emit is not None and canonical(emit, EMITS) is None:  # (any case: 'SKY')
+        raise InvalidInput(f"--emit {emit!r}: expected {' or '.join(EMITS)}"
+                           f"{did_you_mean(emit, EMITS)}")
 
     if deadline is not None:
         try:
@@ -200,8 +203,6 @@ def _check_options(objective: str, deadline: str | None, budget: float | None,
             raise InvalidInput(f"--deadline: {exc}") from None
     if budget is not None and not (math.isfinite(budget) and budget > 0):
         raise InvalidInput(f"--budget {budget:g}: expected a positive amount of USD")
-    if emit is not None and emit != "sky":
-        raise InvalidInput(f"--emit {emit!r}: expected sky")
     if emit is not None and json_out:
         raise InvalidInput(f"--emit {emit} prints SkyPilot task YAML, not JSON: expected "
                            "--emit or --json, not both")
@@ -534,58 +535,6 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             "instances": None if collection.instances is None else instances_json(collection),
         }
     return out
-
-
-def _emit(kind: str, read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
-    """Each planned job (`read`: as read from their files) as a SkyPilot task pinned to
-    its best offering, as YAML documents."""
-    from costsched.skypilot_emit import emit_task
-
-    specs = {spec.name: (source, spec) for source, spec in read}
-    docs = []
-    for p in result.jobs:
-        if p.best is None:
-            err_console.print(f"[red]no plan:[/red] {user_text(p.reason)}", highlight=False,
-                              soft_wrap=True)
-            continue
-        b = p.best
-        steps_estimated = figures.work_estimated(p.job)
-        mark = (figures.ESTIMATED_MARK if steps_estimated or bool(b["throughput_estimated"])
-                else "")
-        note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
-                f":\n{b['offering']} at {per_hour(b['usd_per_hour'])}/h, expected "
-                f"{hours(b['expected_hours'])}{mark} h and {usd(b['expected_cost'])}{mark}"
-                + (f" ({mark} from an estimated speed: `costsched plan "
-                   f"{shlex.quote(user_text(p.job.source))}` says which)" if mark else "")
-                + ".")
-        if p.job.work is not None and p.job.work.assumed:
-            note = note.removesuffix(".") + f" for {p.job.work.describe()}."
-        source, spec = specs[p.job.name]
-        if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
-            note += (f"\nRelative paths as {source} wrote them: from "
-                     f"{Path(source).resolve().parent}.")
-        written = _as_written(source)
-        if isinstance(written, dict) and "costsched" in written:
-            note += (f"\nIts costsched: section is left out (SkyPilot refuses keys it does "
-                     f"not know); costsched reads it from {source}.")
-        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket, written=written))
-    console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
-
-
-def _as_written(source: str) -> dict | None:
-    """The task file `source` as it was written (parsed YAML), when it holds one task."""
-    try:
-        docs = read_yaml(Path(source))
-    except InvalidInput:  # not a file (a spec given in code)
-        return None
-    return docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else None
-
-
-def _sky_bucket(uri: str) -> str:
-    """A bucket as SkyPilot reads it: an az:// container as its account's URL."""
-    from launchers.checkpoints.azure import instance_uri
-
-    return instance_uri(uri, what="bucket")
 
 
 def _number(value: float) -> float | None:

@@ -17,10 +17,10 @@ from costsched.amounts import decimals, hours_all, per_hour, ratio, usd_all
 from costsched.cli.common import user_text
 from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
+from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.work import CPU_REFERENCE, Work
 
-ESTIMATED_MARK = "*"  # a speed costsched estimated, and what is computed from it
 MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
 PER_WORK_HOUR = "$/work-h"  # assumed work: the expected cost of an hour of it
 
@@ -45,13 +45,9 @@ def speed_cell(r: object) -> str:
 def work_estimated(job: Workload) -> bool:
     """Whether the job's steps rest on an estimated speed: work said as hours on a reference
     GPU whose speed for the model costsched estimated. Every hours and cost figure of its
-    plan then rests on that estimate, whatever the speed of the offering."""
-    work = getattr(job, "work", None)
-    if (work is None or work.hours is None or work.relative or work.assumed
-            or work.reference == CPU_REFERENCE):
-        return False
-    count, _, gpu = work.reference.partition("x")
-    return job.table.get(job.job.model, gpu, int(count)).estimated
+    plan then rests on that estimate, whatever the speed of the offering (a refusal's too:
+    `optimize.unmatched_estimates`)."""
+    return steps_estimated(job)
 
 
 def estimated_figures(shown: pd.DataFrame, job: Workload) -> pd.Series:

@@ -23,6 +23,7 @@ from costsched.optimize.hazard import Evidence
 from costsched.optimize.job import Workload
 from costsched.optimize.quotas import behind_quota
 from costsched.optimize.unmatched import Missing, deadline_missed, shapes
+from costsched.optimize.unmatched_estimates import estimate_said
 
 BASELINE_GPU = "V100"
 # The job a plan is of: a `Workload`, or one with more said of it (the job spec's
@@ -349,12 +350,14 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
         start = float(fastest["start_hours"])
         if fastest["expected_hours"] > c.deadline_hours:  # (its start counted in them)
             return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
-                                   float(fastest["expected_hours"]) - start, start)
+                                   float(fastest["expected_hours"]) - start, start,
+                                   estimate_said(job, fastest))
     cheapest = budget_short(job, ranked)
     assert cheapest is not None  # (runnable is not empty)
     budget, short, cost = usd_all(c.budget_usd, cheapest["expected_cost"] - (c.budget_usd or 0),
                                   cheapest["expected_cost"])
     which = ("offering that meets the deadline" if c.deadline_hours is not None
              else "offering it allows")  # a job without a deadline is not told of one
-    return (f"job {name}: budget {budget} is {short} short: the cheapest {which}, "
-            f"{cheapest['offering']}, costs {cost}")
+    mark, said = estimate_said(job, cheapest)  # as the plan's table marks its figures
+    return (f"job {name}: budget {budget} is {short}{mark} short: the cheapest {which}, "
+            f"{cheapest['offering']}, costs {cost}{mark}{said}")

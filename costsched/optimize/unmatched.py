@@ -476,11 +476,13 @@ def _collect(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool = F
 
 
 def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours: float,
-                    start_hours: float = 0.0) -> str:
+                    start_hours: float = 0.0, estimate: tuple[str, str] = ("", "")) -> str:
     """Why a job has no plan when even its fastest offering finishes too late: the deadline
     as the job gives it ('2 h', '0.5 h'), the need by the rule for hours (its expected
     hours and its first start, `start_hours`), with the places it takes to read above the
-    deadline ('2.41 h'; '2.0004 h', not '2.00 h')."""
+    deadline ('2.41 h'; '2.0004 h', not '2.00 h'). `estimate`: the mark of hours that rest
+    on an estimated speed and the words that say which (`unmatched_estimates.estimate_said`);
+    the start's hours rest on none."""
     due = f"{deadline_hours:,.6g}"
     places = None
     total = needs_hours + start_hours
@@ -490,6 +492,7 @@ def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours:
         needs = hours(total, places)
     shown = len(needs.partition(".")[2])  # the parts at the places of the need they make
     run, boot = hours(needs_hours, shown), hours(start_hours, shown)
-    start = f" ({run} h to run and {boot} h to start)" if start_hours else ""
+    mark, said = estimate
+    start = f" ({run}{mark} h to run and {boot} h to start)" if start_hours else ""
     return (f"job {name} cannot meet its deadline of {due} h on any allowed offering: the "
-            f"fastest, {fastest}, needs {needs} h{start}")
+            f"fastest, {fastest}, needs {needs}{mark} h{start}{said}")

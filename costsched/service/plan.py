@@ -27,6 +27,7 @@ from costsched.prices import prices_at, spot_markets
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
 from costsched.service.jobs.market import measured_rates
+from costsched.service.plan_explain import gang_line, work_line
 from costsched.service.quotas import QuotaFacts
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
@@ -110,6 +111,7 @@ class PlanResult:
         lines = [f"{offering}: preemption hazard"]
         lines += ["  " + line for line in explain_hazard(row.head(1), self.evidence)[0]]
         r = row.iloc[0]
+        lines += list(filter(None, [gang_line(r)]))
         source = str(r.get("throughput_source", ""))
         kind = ("estimated" if r.get("throughput_estimated") else "from the job's file"
                 if source.startswith("job spec") else "measured or published")
@@ -121,6 +123,7 @@ class PlanResult:
                                        r["expected_cost"], MAX_DECIMALS)
         work, tau, restart, start = hours_all(r["work_hours"], plan.job.checkpoint_hours,
                                               plan.job.restart_hours, r["start_hours"])
+        lines.append(work_line(plan.job, r, work))
         lines.append(  # one line, one precision
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
             f"restart) + start with work {work} h, tau {tau} h, restart {restart} h, rate "

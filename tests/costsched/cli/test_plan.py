@@ -170,7 +170,7 @@ def test_the_baseline_is_written_at_the_precision_of_the_tables_hours_and_totals
     (["--budget", "-5"], "error: --budget -5: expected a positive amount of USD"),
     (["--deadline", "1s"], "error: --deadline: '1s': expected hours (48, '36h', '2d', '90m') "
                            "or an ISO time (2020-03-03T00:00Z)"),
-    (["--emit", "skypilot"], "error: --emit 'skypilot': expected sky"),
+    (["--emit", "skypilot"], "error: --emit 'skypilot': expected sky; did you mean 'sky'?"),
     (["--objective", "cheapest"], "error: --objective 'cheapest': expected one of cost, "
                                   "time, tradeoff, throughput-per-dollar; did you mean "
                                   "'cost'?"),

@@ -1,0 +1,102 @@
+"""`costsched plan --emit sky`: each planned job as a SkyPilot task pinned to its best
+offering, as YAML documents, with a header that says what the task rests on and what it
+leaves out (SkyPilot has no deadline or budget: a note on stderr names them)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from costsched.amounts import given, hours, per_hour, usd
+from costsched.cli import plan_figures as figures
+from costsched.cli.common import console, err_console, user_text
+from costsched.model import InvalidInput
+from costsched.taskfile import read as read_yaml
+
+if TYPE_CHECKING:
+    from costsched.jobspec import JobSpec
+    from costsched.optimize.planner import JobPlan
+    from costsched.service import PlanResult
+
+
+def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
+    """Each planned job (`read`: as read from their files) as a SkyPilot task pinned to
+    its best offering, as YAML documents on stdout; on stderr, why a job has none, and
+    what of each job its task leaves out."""
+    from costsched.skypilot_emit import emit_task
+
+    specs = {spec.name: (source, spec) for source, spec in read}
+    docs = []
+    for p in result.jobs:
+        if p.best is None:
+            err_console.print(f"[red]no plan:[/red] {user_text(p.reason)}", highlight=False,
+                              soft_wrap=True)
+            continue
+        b = p.best
+        steps_estimated = figures.work_estimated(p.job)
+        mark = (figures.ESTIMATED_MARK if steps_estimated or bool(b["throughput_estimated"])
+                else "")
+        note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
+                f":\n{b['offering']} at {per_hour(b['usd_per_hour'])}/h, expected "
+                f"{hours(b['expected_hours'])}{mark} h and {usd(b['expected_cost'])}{mark}"
+                + (f" ({mark} from an estimated speed: `costsched plan "
+                   f"{shlex.quote(user_text(p.job.source))}` says which)" if mark else "")
+                + ".")
+        if p.job.work is not None and p.job.work.assumed:
+            note = note.removesuffix(".") + f" for {p.job.work.describe()}."
+        source, spec = specs[p.job.name]
+        if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
+            note += (f"\nRelative paths as {source} wrote them: from "
+                     f"{Path(source).resolve().parent}.")
+        written = _as_written(source)
+        left_out = _left_out(p, spec)
+        if isinstance(written, dict) and "costsched" in written:
+            note += (f"\nIts costsched: section is left out (SkyPilot refuses keys it does "
+                     f"not know); costsched reads it from {source}.")
+        elif left_out:
+            note += f"\nIts {_and(left_out)} are left out (SkyPilot has no such fields)."
+        if left_out:  # said where it is seen: the task may go to a file unread
+            err_console.print(
+                f"note: job {user_text(p.job.name)}'s task leaves out its {_and(left_out)}: "
+                "SkyPilot has no such fields, and `sky launch` of it keeps to none of them; "
+                f"`costsched launch {shlex.quote(user_text(source))}` keeps to its file's",
+                highlight=False,
+                soft_wrap=True)
+        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket, written=written))
+    console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
+
+
+def _left_out(p: JobPlan, spec: JobSpec) -> list[str]:
+    """What of the job (as planned: the command line's --deadline and --budget over its
+    file's) a SkyPilot task cannot say: 'deadline (48 h)', 'budget ($50.00)', ..."""
+    c = p.job.job.constraints
+    out = []
+    if c.deadline_hours is not None:
+        out.append(f"deadline ({c.deadline_hours:.4g} h)")
+    if c.budget_usd is not None:
+        out.append(f"budget ({given(c.budget_usd)})")
+    if spec.constraints.budget_name:  # a budget of the configuration it joins
+        out.append(f"named budget ({spec.constraints.budget_name})")
+    return out
+
+
+def _and(parts: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def _as_written(source: str) -> dict | None:
+    """The task file `source` as it was written (parsed YAML), when it holds one task."""
+    try:
+        docs = read_yaml(Path(source))
+    except InvalidInput:  # not a file (a spec given in code)
+        return None
+    return docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else None
+
+
+def _sky_bucket(uri: str) -> str:
+    """A bucket as SkyPilot reads it: an az:// container as its account's URL."""
+    from launchers.checkpoints.azure import instance_uri
+
+    return instance_uri(uri, what="bucket")

@@ -1,0 +1,51 @@
+"""Lines of `plan --explain` that say what its figures are of: the work's hours (hours of
+work on the job's reference GPU, or its steps, and the hours they take on the offering
+explained) and what a gang's nodes do to its price and its preemption rate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from costsched.amounts import per_hour
+from costsched.optimize.job import Workload
+from costsched.work import CPU_REFERENCE
+
+
+def work_line(job: Workload, row: Mapping[str, Any], work_hours: str) -> str:
+    """'work: 10 h of work on 1xV100, the job's reference GPU (196,488 steps at 5.458
+    steps/s there), take 33.59 h on this offering's 1xT4 at 1.625 steps/s'; `work_hours`:
+    the offering's work hours as the expected hours' line writes them."""
+    nodes = int(row.get("nodes") or 1)
+    gpus = ((f"{nodes} nodes x " if nodes > 1 else "")  # as the plan's table says them
+            + (f"{int(row['gpu_count'])}x{row['gpu_model']}" if int(row.get("gpu_count") or 0)
+               else "CPU instance"))
+    speed = float(row["steps_per_second"])
+    work = getattr(job, "work", None)  # a job spec's ResolvedJob says how its work was said
+    if work is None or work.hours is None:
+        return (f"work: {job.job.steps:,.0f} steps at {speed:.4g} steps/s on this offering's "
+                f"{gpus}: {work_hours} h")
+    if work.reference == CPU_REFERENCE:
+        return f"work: {work.describe()}, the same on any CPU instance: {work_hours} h here"
+    said = f"work: {work.describe()}, the job's reference GPU"
+    if work.relative:  # speeds relative to the reference: 1 = as fast
+        return (f"{said}, take {work_hours} h on this offering's {gpus}, which does "
+                f"{speed:.4g} h of that work in an hour")
+    count, _, gpu = work.reference.partition("x")
+    there = job.table.get(job.job.model, gpu, int(count)).steps_per_second
+    return (f"{said} ({job.job.steps:,.0f} steps at {there:.4g} steps/s there), take "
+            f"{work_hours} h on this offering's {gpus} at {speed:.4g} steps/s")
+
+
+def gang_line(row: Mapping[str, Any]) -> str:
+    """What a gang of N nodes does to the figures explained: its $/h and its preemption rate
+    are N times one instance's (the first of its instances preempted stops it); '' for one
+    node."""
+    nodes = int(row.get("nodes") or 1)
+    if nodes < 2:
+        return ""
+    price, rate = float(row["usd_per_hour"]), float(row["preemptions_per_hour"])
+    return (f"{nodes} nodes: the gang's $/h is {nodes} x one instance's ({nodes} x "
+            f"{per_hour(price / nodes)}/h = {per_hour(price)}/h), and its preemption rate "
+            f"{nodes} x one instance's ({nodes} x {rate / nodes:.4g}/h = {rate:.4g}/h: the "
+            "first of its instances preempted stops it)")

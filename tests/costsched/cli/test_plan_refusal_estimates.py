@@ -1,0 +1,106 @@
+"""A plan refused for its budget or deadline marks the cost or the hours that rest on an
+estimated speed as the plan's table does (`*`), and says which key gives the measured figure;
+one resting on given speeds is not marked. `--emit` suggests the closest value; `--emit sky`
+of a job in costsched's own format says what the SkyPilot task leaves out; `--explain` says
+what the work's hours are of and what a gang's nodes do to the price and the rate."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+AT = "2026-11-01T00:00:00+00:00"
+
+
+def _job(folder: Path, **fields: object) -> Path:
+    path = folder / "job.yaml"
+    path.write_text(yaml.safe_dump({"name": "fit", "run": "true", **fields}))
+    return path
+
+
+def _refusal(out) -> str:  # noqa: ANN001
+    text = " ".join(out.stderr.split())
+    [line] = re.findall(r"no plan: (.*?)(?=$| no plan:)", text)
+    return line
+
+
+def test_a_budget_refusal_on_an_estimated_speed_is_marked_and_names_the_key(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """The A100's speed is estimated from the V100's: the cost and the shortfall rest on it."""
+    job = _job(tmp_path, throughputs={"V100": 5.0}, steps=400_000,
+               constraints={"gpu_models": ["A100"], "gpu_counts": [1], "budget": 1.0})
+    out = cli("plan", job, "--at", AT)
+    assert out.exit_code == 1, out.output
+    line = _refusal(out)
+    assert re.search(r"budget \$1\.00 is \$[\d.,]+\* short: .* costs \$[\d.,]+\* \(\* from an "
+                     r"estimated speed on 1xA100", line), line
+    assert "`throughputs: {A100: STEPS_PER_S}` in " in line and str(job.name) in line, line
+
+
+def test_a_budget_refusal_on_given_speeds_is_not_marked(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    job = _job(tmp_path, throughputs={"V100": 5.0, "A100": 10.0}, steps=400_000,
+               constraints={"gpu_models": ["A100"], "gpu_counts": [1], "budget": 1.0})
+    out = cli("plan", job, "--at", AT)
+    line = _refusal(out)
+    assert "short:" in line and "*" not in line and "estimated" not in line, line
+
+
+def test_estimated_steps_mark_the_refusal_and_name_the_reference(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """2 h of work on a T4, whose speed is estimated: every figure rests on those steps."""
+    job = _job(tmp_path, throughputs={"A100": 10.0, "V100": 5.0}, hours=200,
+               reference_gpu="T4",
+               constraints={"gpu_models": ["A100"], "gpu_counts": [1], "budget": 1.0})
+    line = _refusal(cli("plan", job, "--at", AT))
+    assert re.search(r"costs \$[\d.,]+\* \(\* from the steps of 200 h of work on 1xT4 at an "
+                     r"estimated speed", line), line
+    assert "`throughputs: {T4: STEPS_PER_S}`" in line, line
+
+
+def test_a_deadline_refusal_on_an_estimated_speed_is_marked(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    job = _job(tmp_path, throughputs={"V100": 5.0}, steps=2_000_000,
+               constraints={"gpu_models": ["A100"], "gpu_counts": [1], "deadline": "10h"})
+    line = _refusal(cli("plan", job, "--at", AT))
+    assert re.search(r"needs [\d.,]+\* h \([\d.,]+\* h to run and [\d.]+ h to start\) \(\* "
+                     r"from an estimated speed on 1xA100", line), line
+    given = _job(tmp_path, throughputs={"V100": 5.0, "A100": 10.0}, steps=2_000_000,
+                 constraints={"gpu_models": ["A100"], "gpu_counts": [1], "deadline": "10h"})
+    assert "*" not in _refusal(cli("plan", given, "--at", AT))
+
+
+def test_emit_suggests_the_closest_value(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    job = _job(tmp_path, model="ResNet-50 (batch size 64)", steps=2000)
+    out = cli("plan", job, "--emit", "skypilot")
+    assert out.exit_code != 0
+    assert "did you mean 'sky'?" in out.output, out.output
+
+
+def test_emit_sky_of_an_own_format_job_says_what_the_task_leaves_out(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    job = _job(tmp_path, model="ResNet-50 (batch size 64)", steps=2000,
+               constraints={"deadline": "48h", "budget": 50, "gpu_models": ["V100"]})
+    out = cli("plan", job, "--at", AT, "--emit", "sky")
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.stderr.split())
+    assert re.search(r"job fit's task leaves out its deadline \(48 h\) and budget "
+                     r"\(\$50\.00\)", said), said
+    assert "deadline" not in yaml.safe_load(out.stdout)
+
+
+def test_explain_says_what_the_hours_of_work_are_and_what_the_nodes_do(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    job = _job(tmp_path, model="ResNet-50 (batch size 64)", hours=10, reference_gpu="V100",
+               num_nodes=2, constraints={"gpu_models": ["T4"], "gpu_counts": [1],
+                                         "clouds": ["aws"], "markets": ["spot"]})
+    out = cli("plan", job, "--at", AT, "--explain", "1")
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.stdout.split())
+    assert re.search(r"work: 10 h of work on 1xV100, the job's reference GPU \([\d,]+ steps at "
+                     r"[\d.]+ steps/s there\), take [\d.]+ h on this offering's 2 nodes x 1xT4 at "
+                     r"[\d.]+ steps/s", text), text
+    assert re.search(r"2 nodes: the gang's \$/h is 2 x one instance's \(2 x \$[\d.]+/h = "
+                     r"\$[\d.]+/h\), and its preemption rate 2 x one instance's \(2 x "
+                     r"[\d.]+/h = [\d.]+/h: the first of its instances preempted stops it\)",
+                     text), text

@@ -1,0 +1,68 @@
+"""The planner's refusals (which `plan` and `launch` print alike) mark a cost or hours that
+rest on an estimated speed, as the plan's table does, and name the key that gives the
+measured one; figures on given speeds are not marked."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import pytest
+
+from costsched.jobspec import parse, resolve
+from costsched.optimize.planner import plan_job, prepare
+from costsched.optimize.unmatched import deadline_missed
+from costsched.optimize.unmatched_estimates import estimate_said, steps_estimated
+from costsched.prices import prices_at
+from costsched.throughput import ThroughputTable
+
+AT = datetime(2020, 3, 1, tzinfo=timezone.utc)
+
+
+def _job(**fields: object):  # noqa: ANN202
+    spec = parse({"name": "fit", "run": "true", **fields})
+    return resolve(spec, ThroughputTable(), AT, source="fit.yaml")
+
+
+@pytest.fixture(scope="module")
+def offerings(recorded_store):  # noqa: ANN001, ANN201
+    return prepare(prices_at(recorded_store, AT))
+
+
+def test_a_budget_short_on_an_estimated_speed_is_marked(offerings) -> None:  # noqa: ANN001
+    job = _job(throughputs={"V100": 5.0}, steps=400_000,
+               constraints={"gpu_models": ["K80"], "budget": 0.5})
+    reason = plan_job(job, offerings).reason
+    assert re.search(r"is \$[\d.,]+\* short: .* costs \$[\d.,]+\* \(\* from an estimated speed "
+                     r"on \d+xK80: `throughputs: \{(\"K80:\d+\"|K80): STEPS_PER_S\}` in "
+                     r"fit\.yaml",
+                     reason), reason
+
+
+def test_a_budget_short_on_given_speeds_is_not(offerings) -> None:  # noqa: ANN001
+    job = _job(throughputs={"V100": 5.0}, steps=400_000,
+               constraints={"gpu_models": ["V100"], "gpu_counts": [1], "budget": 0.5})
+    reason = plan_job(job, offerings).reason
+    assert "short" in reason and "*" not in reason, reason
+
+
+def test_the_words_name_every_estimate_and_each_key_once() -> None:
+    job = _job(throughputs={"A100": 10.0}, hours=2, reference_gpu="K80:8")
+    assert steps_estimated(job)
+    mark, said = estimate_said(job, {"throughput_estimated": True, "gpu_model": "K80",
+                                     "gpu_count": 8})
+    assert mark == "*"
+    assert said == (' (* from an estimated speed on 8xK80 and the steps of 2 h of work on 8xK80 '
+                    'at an estimated speed: `throughputs: {"K80:8": STEPS_PER_S}` in fit.yaml, '
+                    "under `costsched:` in a SkyPilot task, gives the measured figure)")
+    assert estimate_said(job, {"throughput_estimated": False, "gpu_model": "A100",
+                               "gpu_count": 1})[0] == "*"  # its steps still rest on one
+    given = _job(throughputs={"A100": 10.0}, hours=2, reference_gpu="A100")
+    assert estimate_said(given, {"throughput_estimated": False}) == ("", "")
+
+
+def test_the_deadline_line_marks_the_hours_to_run_not_the_start() -> None:
+    line = deadline_missed("fit", 10, "aws us-east-1 g4dn.xlarge spot", 30.0, 0.25,
+                           ("*", " (* from an estimated speed on 1xT4: ...)"))
+    assert line.endswith("needs 30.25* h (30.00* h to run and 0.25 h to start) (* from an "
+                         "estimated speed on 1xT4: ...)"), line
