@@ -41,6 +41,7 @@ from costsched.optimize.decision import Overheads
 from costsched.optimize.planner import JobPlan, budget_short, plan_jobs
 from costsched.optimize.quotas import QuotaCost, quota_cost
 from costsched.optimize.unmatched import unmatched
+from costsched.optimize.unmatched_estimates import estimate_said
 from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
 from costsched.policies.base import JOB_SCOPE
@@ -254,9 +255,12 @@ class BudgetShort(InvalidInput):
     own budget (`budget`)."""
 
     def __init__(self, name: str, budget: OwnBudget, steps_left: float, offering: str,
-                 expected_usd: float, usd_per_hour: float) -> None:
+                 expected_usd: float, usd_per_hour: float,
+                 estimate: tuple[str, str] = ("", "")) -> None:
         self.budget, self.steps_left, self.offering = budget, steps_left, offering
         self.expected_usd, self.usd_per_hour = expected_usd, usd_per_hour
+        # The mark and words of a cost resting on an estimated speed (`estimate_said`).
+        self.estimate = estimate
         super().__init__(f"job {name}: {self.why}")
 
     @property
@@ -267,9 +271,10 @@ class BudgetShort(InvalidInput):
                        decimals([self.expected_usd, b.left_usd, b.spent_usd]))
         cost, left, spent = (usd(v, places) for v in (self.expected_usd, b.left_usd,
                                                       b.spent_usd))
+        mark, said = self.estimate
         return (f"its {self.steps_left:,.0f} steps left and its start are expected to cost "
-                f"{cost} on the cheapest offering it allows, {self.offering}, more than the "
-                f"{left} left of its budget of {given(b.usd)} ({spent} spent)")
+                f"{cost}{mark} on the cheapest offering it allows, {self.offering}, more than "
+                f"the {left} left of its budget of {given(b.usd)} ({spent} spent){said}")
 
 
 def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:
@@ -279,7 +284,8 @@ def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:
     if cheapest is None or cheapest["excluded"] != "over budget":
         return  # something else (a deadline, its filters) keeps it: its plan says what
     raise BudgetShort(rest.name, job.budget, rest.job.steps, str(cheapest["offering"]),
-                      float(cheapest["expected_cost"]), float(cheapest["usd_per_hour"]))
+                      float(cheapest["expected_cost"]), float(cheapest["usd_per_hour"]),
+                      estimate_said(rest, cheapest))
 
 
 def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:

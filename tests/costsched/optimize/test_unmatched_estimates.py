@@ -66,3 +66,27 @@ def test_the_deadline_line_marks_the_hours_to_run_not_the_start() -> None:
                            ("*", " (* from an estimated speed on 1xT4: ...)"))
     assert line.endswith("needs 30.25* h (30.00* h to run and 0.25 h to start) (* from an "
                          "estimated speed on 1xT4: ...)"), line
+
+
+def test_a_stored_jobs_budget_short_on_an_estimated_speed_is_marked(offerings) -> None:  # noqa: ANN001
+    """A stored job started again or recovered: its own budget's refusal marks the cost of
+    its steps left as the plan's does, and names the key."""
+    from costsched.own_budget import OwnBudget
+    from costsched.service.jobs.decider import BudgetShort, JobNow, _refuse_short
+
+    def refused(job) -> str:  # noqa: ANN001
+        now = JobNow(job, AT, "dynamic-aware", "us-east-1", None, job.job.steps,
+                     budget=OwnBudget(0.5, 0.1))
+        with pytest.raises(BudgetShort) as caught:
+            _refuse_short(now, job, plan_job(job, offerings))
+        return str(caught.value)
+
+    line = refused(_job(throughputs={"V100": 5.0}, steps=400_000,
+                        constraints={"gpu_models": ["K80"], "budget": 0.5}))
+    assert re.search(r"expected to cost \$[\d.,]+\* on the cheapest offering it allows, .* "
+                     r"\(\$[\d.,]+ spent\) \(\* from an estimated speed on \d+xK80: "
+                     r"`throughputs: \{(\"K80:\d+\"|K80): STEPS_PER_S\}` in fit\.yaml", line), line
+    given = refused(_job(throughputs={"V100": 5.0}, steps=400_000,
+                         constraints={"gpu_models": ["V100"], "gpu_counts": [1],
+                                      "budget": 0.5}))
+    assert "*" not in given, given
