@@ -220,6 +220,8 @@ def one_line_usage(parent: click.Context | None = None) -> Iterator[None]:
         if root and isinstance(exc, NoSuchOption):  # 'costsched --json plan ...'
             message += (f"; a command's options follow its name (`{path} COMMAND ... "
                         f"{exc.option_name}`)")
+        elif isinstance(exc, NoSuchOption) and _sky_option(exc, path):
+            message = _sky_option(exc, path)
         elif isinstance(exc, NoSuchOption) and exc.option_name in ROOT_OPTIONS:
             message += (f"; {exc.option_name} comes before the command (`costsched "
                         f"{exc.option_name} {ROOT_OPTIONS[exc.option_name]} "
@@ -227,6 +229,15 @@ def one_line_usage(parent: click.Context | None = None) -> Iterator[None]:
         ends = " " if message.endswith("?") else "; "  # after a did-you-mean's question
         click.echo(f"error: {path}: {message}{ends}`{path} --help` shows the usage", err=True)
         raise SystemExit(exc.exit_code) from None
+
+
+def _sky_option(exc: NoSuchOption, path: str) -> str:
+    """What `costsched plan` or `launch` reads instead of an option of `sky launch` given
+    to it (costsched.cli.sky_options); '' for any other option or command."""
+    from costsched.cli.sky_options import COMMANDS, instead
+
+    command = path.partition(" ")[2]
+    return instead(exc.option_name, command) if command in COMMANDS else ""
 
 
 def _missing_command(exc: UsageError) -> str:
