@@ -22,7 +22,7 @@ from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.job import Workload
 from costsched.optimize.quotas import behind_quota
-from costsched.optimize.unmatched import Missing, deadline_missed, shapes
+from costsched.optimize.unmatched import Missing, deadline_missed, faster_left_out, shapes
 from costsched.optimize.unmatched_estimates import estimate_said
 
 BASELINE_GPU = "V100"
@@ -351,7 +351,8 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
         if fastest["expected_hours"] > c.deadline_hours:  # (its start counted in them)
             return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
                                    float(fastest["expected_hours"]) - start, start,
-                                   estimate_said(job, fastest))
+                                   estimate_said(job, fastest),
+                                   faster_left_out(ranked, c.deadline_hours))
     cheapest = budget_short(job, ranked)
     assert cheapest is not None  # (runnable is not empty)
     budget, short, cost = usd_all(c.budget_usd, cheapest["expected_cost"] - (c.budget_usd or 0),

@@ -20,6 +20,7 @@ Pure: frames in, words out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
@@ -476,13 +477,16 @@ def _collect(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool = F
 
 
 def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours: float,
-                    start_hours: float = 0.0, estimate: tuple[str, str] = ("", "")) -> str:
+                    start_hours: float = 0.0, estimate: tuple[str, str] = ("", ""),
+                    left_out: str = "") -> str:
     """Why a job has no plan when even its fastest offering finishes too late: the deadline
     as the job gives it ('2 h', '0.5 h'), the need by the rule for hours (its expected
     hours and its first start, `start_hours`), with the places it takes to read above the
     deadline ('2.41 h'; '2.0004 h', not '2.00 h'). `estimate`: the mark of hours that rest
     on an estimated speed and the words that say which (`unmatched_estimates.estimate_said`);
-    the start's hours rest on none."""
+    the start's hours rest on none. Then the fix: the deadline it would meet (its need
+    rounded up), and `left_out` (`faster_left_out`): an offering its filters leave out that
+    would meet this one."""
     due = f"{deadline_hours:,.6g}"
     places = None
     total = needs_hours + start_hours
@@ -494,5 +498,28 @@ def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours:
     run, boot = hours(needs_hours, shown), hours(start_hours, shown)
     mark, said = estimate
     start = f" ({run}{mark} h to run and {boot} h to start)" if start_hours else ""
+    met = hours(math.ceil(total * 10 ** shown) / 10 ** shown, shown)  # met at that
+    fix = f"; it would meet a deadline at least {met}{mark} h from now" + (
+        f", or this one {left_out}" if left_out else "")
     return (f"job {name} cannot meet its deadline of {due} h on any allowed offering: the "
-            f"fastest, {fastest}, needs {needs}{mark} h{start}{said}")
+            f"fastest, {fastest}, needs {needs}{mark} h{start}{said}{fix}")
+
+
+# The filters a faster offering may be left out by, and how its allowing one is said.
+_WIDER = {"gpu_count not allowed": lambda r: f"{int(r['gpu_count'])} GPUs",
+          "gpu_model not allowed": lambda r: str(r["gpu_model"]),
+          "market not allowed": lambda r: word(str(r["market"]))}
+
+
+def faster_left_out(ranked: pd.DataFrame, deadline_hours: float) -> str:
+    """'with 8 GPUs allowed (aws us-west-2 p3.16xlarge on-demand needs 1.9 h)': the
+    cheapest offering that a job's GPU model, GPU count or market filters leave out and
+    that would meet its deadline (its expected hours, its start counted in them); '' when
+    none would."""
+    rows = ranked[ranked["excluded"].isin(list(_WIDER))
+                  & (ranked["expected_hours"] <= deadline_hours)]
+    if rows.empty:
+        return ""
+    row = rows.loc[rows["expected_cost"].idxmin()]
+    return (f"with {_WIDER[row['excluded']](row)} allowed ({row['offering']} needs "
+            f"{hours(float(row['expected_hours']))} h)")

@@ -154,11 +154,34 @@ def test_a_missed_deadline_reads_above_the_deadline_it_misses() -> None:
 
     assert deadline_missed("j", 2, "aws us-east-1a p3.2xlarge spot", 2.413) == (
         "job j cannot meet its deadline of 2 h on any allowed offering: the fastest, "
-        "aws us-east-1a p3.2xlarge spot, needs 2.41 h")
-    assert deadline_missed("j", 1, "x", 1.0000401).endswith("needs 1.00004 h")  # not 1.00
+        "aws us-east-1a p3.2xlarge spot, needs 2.41 h; it would meet a deadline at least "
+        "2.42 h from now")  # (2.41 h would still miss it)
+    assert deadline_missed("j", 1, "x", 1.0000401).endswith(  # not 1.00
+        "needs 1.00004 h; it would meet a deadline at least 1.00005 h from now")
     assert deadline_missed("j", 0.5, "x", 0.514).endswith("deadline of 0.5 h on any "
                                                           "allowed offering: the fastest, x, "
-                                                          "needs 0.51 h")
+                                                          "needs 0.51 h; it would meet a "
+                                                          "deadline at least 0.52 h from now")
+
+
+def test_a_missed_deadline_names_the_cheapest_faster_offering_its_filters_leave_out() -> None:
+    from costsched.optimize.unmatched import deadline_missed, faster_left_out
+
+    ranked = pd.DataFrame({
+        "offering": ["a 1", "b 8", "c 4", "d spot", "e region"],
+        "excluded": ["misses deadline", "gpu_count not allowed", "gpu_count not allowed",
+                     "market not allowed", "region not allowed"],
+        "expected_hours": [9.0, 1.0, 1.9, 1.5, 0.5], "expected_cost": [9.0, 8.0, 7.6, 9.5, 1.0],
+        "gpu_count": [1, 8, 4, 1, 1], "gpu_model": ["V100"] * 5,
+        "market": ["on_demand", "on_demand", "on_demand", "on_demand", "on_demand"]})
+    said = faster_left_out(ranked, 2.0)
+    assert said == "with 4 GPUs allowed (c 4 needs 1.90 h)"  # the cheapest that meets it
+    assert faster_left_out(ranked, 0.9) == ""  # (a region is not a GPU or a market)
+    ranked.loc[3, "expected_cost"] = 1.0
+    assert faster_left_out(ranked, 2.0) == "with on-demand allowed (d spot needs 1.50 h)"
+    assert deadline_missed("j", 2, "a 1", 9.0, left_out=said).endswith(
+        "needs 9.00 h; it would meet a deadline at least 9.00 h from now, or this one with "
+        "4 GPUs allowed (c 4 needs 1.90 h)")
 
 
 def test_a_set_with_no_plan_names_the_cause_of_each_of_its_gpus() -> None:

@@ -65,7 +65,8 @@ def test_the_deadline_line_marks_the_hours_to_run_not_the_start() -> None:
     line = deadline_missed("fit", 10, "aws us-east-1 g4dn.xlarge spot", 30.0, 0.25,
                            ("*", " (* from an estimated speed on 1xT4: ...)"))
     assert line.endswith("needs 30.25* h (30.00* h to run and 0.25 h to start) (* from an "
-                         "estimated speed on 1xT4: ...)"), line
+                         "estimated speed on 1xT4: ...); it would meet a deadline at least "
+                         "30.25* h from now"), line
 
 
 def test_a_stored_jobs_budget_short_on_an_estimated_speed_is_marked(offerings) -> None:  # noqa: ANN001
