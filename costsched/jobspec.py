@@ -49,6 +49,7 @@ from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
 from costsched.spec_errors import all_errors, as_written, yaml_kind
+from costsched.sweeps import SweepValues
 from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
 from costsched.vocabulary import choose
 from costsched.work import CPU_REFERENCE, Work
@@ -303,7 +304,7 @@ class JobSpec(_Strict):
     reference_gpu: str | None = None
     checkpoint: CheckpointSpec = CheckpointSpec()
     constraints: ConstraintsSpec = ConstraintsSpec()
-    sweep: dict[str, list[str | int | float]] | None = None
+    sweep: dict[str, SweepValues] | None = None
     task: TaskSpec = TaskSpec()
     # A gang: the job runs on this many instances of one offering, in one zone.
     num_nodes: int = Field(1, ge=1, le=MAX_NODES)

@@ -274,3 +274,26 @@ def test_an_error_names_the_field_as_the_file_wrote_it_never_a_placeholder() -> 
         "f.yaml: job 'own': field model: unknown model")
     assert said(own + "model: A3C\nepochs: 5", sky=False).startswith(
         "f.yaml: job 'own': field epochs: epochs needs steps_per_epoch")
+
+
+@pytest.mark.parametrize(("sweep", "said"), [
+    ("{LR: []}", "field sweep.LR: an empty list: expected at least one value"),
+    ("{LR: 0.1}", "field sweep.LR: 0.1: expected a list of values, such as [0.1, 0.01]"),
+    ("{LR: [0.1, [1]]}", "field sweep.LR: item 2, [1]: expected text or a number"),
+    ("{LR: [null]}", "field sweep.LR: item 1, null: expected text or a number"),
+])
+def test_a_bad_sweep_names_the_file_and_the_value(tmp_path: Path, sweep: str,
+                                                  said: str) -> None:
+    """A sweep that would make no job, or values no env can take, is refused in one line
+    naming the file and the name's values, never as a file with no job in it."""
+    path = tmp_path / "o8.yaml"
+    path.write_text(f"name: own\nmodel: A3C\nsteps: 5\nsweep: {sweep}\n")
+    with pytest.raises(InvalidInput) as caught:
+        load(path)
+    assert str(caught.value) == f"{path}: job 'own': {said}"
+
+
+def test_a_sweeps_true_and_false_reach_the_env_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "flags.yaml"
+    path.write_text("name: own\nmodel: A3C\nsteps: 5\nsweep: {AMP: [true, false]}\n")
+    assert [s.envs["AMP"] for s in load(path)] == ["true", "false"]
