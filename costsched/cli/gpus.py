@@ -105,17 +105,41 @@ def _why_none(db: str | None, gpu: str | None, when: datetime | None,
     none at all of the GPU and clouds asked."""
     from costsched.service.gpus import oldest_price
 
-    models = [] if gpu is None else [_model_and_count(gpu)[0] or gpu]
+    models = [] if gpu is None else [bundled_prices.gpu_model_name(
+        _model_and_count(gpu)[0] or gpu)]
+    named = gpu and models[0] + (f":{gpu.partition(':')[2]}" if ":" in gpu else "")
     what = " ".join(part for part in (
-        f"of {gpu}" if gpu else "", f"in {', '.join(clouds)}" if clouds else "") if part)
+        f"of {named}" if named else "", f"in {', '.join(clouds)}" if clouds else "") if part)
     oldest = oldest_price(db, clouds=clouds, gpu_models=models, bundled_only=db == IN_MEMORY)
     known = f"No price {what} is known".replace("  ", " ")
+    if oldest is None and models:
+        return known + _unpriced(db, models[0], clouds)
     if oldest is None:
         return f"{known} (`costsched collect` or `costsched prices import FILE` " \
                "stores some)"
     at = "now" if when is None else f"as of {when:%Y-%m-%d %H:%M} UTC"
     return (f"{known} {at}: the oldest price known is of "
             f"{oldest:%Y-%m-%d %H:%M} UTC (--at that time or later shows prices)")
+
+
+def _unpriced(db: str | None, model: str, clouds: list[str]) -> str:
+    """Why a GPU model has no price, and what would give it one: the instance types of
+    it that a collect would price (none in the catalog: a refresh of the catalog finds
+    them), and the GPU models with prices whose names are close ("; did you mean 'A10G'?")."""
+    from costsched import catalog
+    from costsched.vocabulary import did_you_mean
+
+    priced = dict.fromkeys(str(r["gpu_model"]) for r in _rows(db, None, None, clouds))
+    close = did_you_mean(model, [m for m in priced if m != model])
+    types = catalog.instance_types()
+    where = f" --cloud {','.join(clouds)}" if clouds else ""
+    if not ((types["gpu_model"] == model)
+            & (types["cloud"].isin(clouds) if clouds else True)).any():
+        return (f": costsched's catalog has no instance type with {model}"
+                f"{' in ' + ', '.join(clouds) if clouds else ''} (`costsched catalog "
+                f"refresh{where}` finds new GPU instance types){close}")
+    return (f" (`costsched collect{where} --gpu {model}` or `costsched prices import FILE` "
+            f"stores some){close}")
 
 
 def _model_and_count(gpu: str | None) -> tuple[str | None, int | None]:

@@ -236,9 +236,9 @@ def _offering_of(result: PlanResult, given: str, option: str, top: int) -> str:
     its row number in the plan's table ('3' or '#3'; the table shows `top` rows);
     InvalidInput naming the rows there are for a row number out of range."""
     number = given.strip().removeprefix("#")
-    if not number.isdigit():
-        return given
     ranked = result.ranking(0)["offering"]
+    if not number.isdigit():
+        return _label_of(ranked, given, option)
     if not 1 <= int(number) <= len(ranked):
         rows = (f"rows 1 to {len(ranked):,}" if len(ranked) > 1
                 else "row 1" if len(ranked) else "no rows")
@@ -247,6 +247,29 @@ def _offering_of(result: PlanResult, given: str, option: str, top: int) -> str:
         raise InvalidInput(f"{option} {given}: the plan of {result.jobs[0].job.name} has "
                            f"{rows}; expected a row number there or an offering's label")
     return str(ranked.iloc[int(number) - 1])
+
+
+def _label_of(ranked: pd.Series, given: str, option: str) -> str:
+    """The ranked label `given` writes, in any case and with ':' or ' ' between its parts;
+    a misspelt cloud or market, or a label close to a ranked one, said with the close
+    names (an offering not ranked at all is said by the plan's explanation)."""
+    from costsched.service.decide import parse_offering
+    from costsched.vocabulary import closest
+
+    words = " ".join(given.replace(":", " ").split()).lower()
+    labels = {str(label).lower(): str(label) for label in ranked}
+    if words in labels or not labels:
+        return labels.get(words, given)
+    if len(words.split()) == 4:
+        try:
+            parse_offering(given)  # its cloud and market, each with the close names
+        except InvalidInput as exc:
+            raise InvalidInput(f"{option} {exc}") from None
+    close = closest(words, labels) if len(words.split()) >= 3 else []  # a label's parts
+    if close:
+        raise InvalidInput(f"{option} {given!r}: not in the plan's ranking; did you mean "
+                           + " or ".join(repr(labels[c]) for c in close) + "?")
+    return given
 
 
 def _groups(result: PlanResult) -> list[list[int]]:

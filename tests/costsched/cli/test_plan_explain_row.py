@@ -41,3 +41,26 @@ def test_a_row_number_out_of_range_names_the_rows(cli, tmp_path: Path) -> None: 
         assert refused.stderr.splitlines()[-1] == (
             f"error: --explain {given}: the plan of rows has rows 1 to {rows}; expected a "
             "row number there or an offering's label")
+
+
+def test_a_misspelt_label_is_answered_with_the_close_ones(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A label in another case or with colons is the ranked one; a misspelt market says the
+    market to write, a misspelt instance type the close labels, each in one line."""
+    path = tmp_path / "sky.yaml"
+    path.write_text(TASK)
+    first = json.loads(cli("plan", path, "--at", AT, "--json").stdout)["rankings"][0][
+        "ranking"][0]["offering"]
+    cloud, place, kind, market = first.split()
+    shown = cli("plan", path, "--at", AT, "--json", "--explain",
+                f"{cloud.upper()}:{place}:{kind}:{market.upper()}")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["offering"] == first
+    spt = cli("plan", path, "--at", AT, "--explain", f"{cloud} {place} {kind} spt")
+    assert spt.exit_code == 2
+    assert spt.stderr.strip() == (f"error: --explain offering '{cloud} {place} {kind} spt': "
+                                  "market 'spt': expected one of on-demand, spot; did you "
+                                  "mean 'spot'?")
+    typo = cli("plan", path, "--at", AT, "--explain", f"{cloud} {place} {kind}x {market}")
+    assert typo.stderr.strip().startswith(
+        f"error: --explain '{cloud} {place} {kind}x {market}': not in the plan's ranking; "
+        f"did you mean '{first}'")
