@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 from typing import Annotated, Any
@@ -45,11 +46,28 @@ def _text(key: str, value: Any) -> str:
         return "(all)"
     if key == "migration.lost_work_minutes" and value is None:
         return "(half the checkpoint interval)"
+    if isinstance(value, list):
+        return shlex.join(value) if key == "notify.command" else ", ".join(map(_toml, value))
+    if isinstance(value, dict):  # budgets.named: name: its settings
+        return "; ".join(f"{k}: {_toml(v.model_dump() if hasattr(v, 'model_dump') else v)}"
+                         for k, v in value.items()) or "-"
+    return _toml(value)
+
+
+def _toml(value: Any) -> str:
+    """A value as the config file writes it: true, false, 50.0, a table as {usd = 50.0,
+    labels = {}}; '-' where it is unset. Text stays bare at the top of a cell."""
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_inner(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return shlex.join(value) if key == "notify.command" else ", ".join(map(str, value))
-    if isinstance(value, dict):  # budgets.named: name: its settings
-        return "; ".join(f"{k}: {v.model_dump() if hasattr(v, 'model_dump') else v}"
-                         for k, v in value.items()) or "-"
+        return "[" + ", ".join(_inner(v) for v in value) + "]"
     return str(value)
+
+
+def _inner(value: Any) -> str:
+    """A value inside a table or list: text quoted, as TOML writes it ('"total"')."""
+    return json.dumps(value) if isinstance(value, str) else _toml(value)
