@@ -47,15 +47,33 @@ def _reads_store(db: str | None) -> str | None:
     from costsched.service.store_files import ENV_DB, missing_store
 
     missing = missing_store(db)
-    if missing is None:
+    server = _server_without_store(db) if missing is None else None
+    if missing is None and server is None:
         return db
-    named = (f"--db {user_text(db)}" if db is not None else
-             f"${ENV_DB} {user_text(os.environ[ENV_DB])}" if os.environ.get(ENV_DB) else
-             "the default store")
-    err_console.print(f"[red]error:[/red] {named}: no such store ({user_text(missing.resolve())})"
-                      "; `costsched launch JOB.yaml`, `costsched collect` or `costsched prices "
-                      "import FILE` makes one", highlight=False, soft_wrap=True)
+    named = (f"--db {user_text(server or db)}" if db is not None else
+             f"${ENV_DB} {user_text(server or os.environ[ENV_DB])}" if os.environ.get(ENV_DB)
+             else "the default store")
+    what = ("no costsched store in this database yet" if server else
+            f"no such store ({missing.resolve()})" if missing else "")
+    err_console.print(f"[red]error:[/red] {named}: {user_text(what)}; `costsched launch JOB.yaml`, "
+                      "`costsched collect` or `costsched prices import FILE` makes one",
+                      highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _server_without_store(db: str | None) -> str | None:
+    """The URL (its password masked) of the database server `db` names (None: the
+    default store) when it holds no costsched store yet; None for a SQLite store, and for
+    a server that holds one or cannot be reached (opening it says why)."""
+    from costsched.service.store_files import ENV_DB
+
+    url = db if db is not None else os.environ.get(ENV_DB)
+    if not url or "://" not in url or url.startswith("sqlite"):
+        return None
+    from costsched.store.database import describe
+    from costsched.store.presence import holds_store
+
+    return describe(url) if holds_store(url) is False else None
 
 
 NO_STORE = "none:"  # the default store, not made yet: nothing launched on this machine
@@ -82,10 +100,12 @@ def _reads_store_or_list_prices(db: str | None) -> str | None:
     if db is not None:
         return _reads_store(db)
     missing = missing_store(None)
-    if missing is None:
+    server = _server_without_store(None) if missing is None else None
+    if missing is None and server is None:
         return db
-    err_console.print(f"no store at {user_text(missing.resolve())} yet: bundled list prices "
-                      "only (`costsched collect` or `costsched prices import FILE` makes one)",
+    where = server if server is not None else str(missing.resolve()) if missing else ""
+    err_console.print(f"no store at {user_text(where)} yet: bundled list prices only "
+                      "(`costsched collect` or `costsched prices import FILE` makes one)",
                       highlight=False, soft_wrap=True)
     return IN_MEMORY
 

@@ -57,7 +57,8 @@ CONNECT_TIMEOUT_S = 10  # PostgreSQL: unless the URL sets connect_timeout
 WRITE_ATTEMPTS = 6  # a write that loses a race (lock, deadlock, serialization) runs again
 _UPGRADE_LOCK = 0x636F737473636864  # PostgreSQL advisory lock key around schema upgrades
 # The driver each SQLAlchemy dialect imports, and the package that provides it.
-_DRIVER_PACKAGES = {"MySQLdb": "mysqlclient", "pymysql": "PyMySQL", "psycopg": "psycopg",
+_DRIVER_PACKAGES = {"MySQLdb": "mysqlclient", "pymysql": "PyMySQL",
+                    "psycopg": "'costsched[postgres]'",  # psycopg with its own libpq
                     "psycopg2": "psycopg2-binary", "asyncpg": "asyncpg", "pyodbc": "pyodbc",
                     "oracledb": "oracledb", "mariadb": "mariadb", "pg8000": "pg8000"}
 

@@ -1,0 +1,26 @@
+"""Whether a database server holds a costsched store, told without creating one: a command
+that only reads never creates a store, on a server as with a SQLite file."""
+
+from __future__ import annotations
+
+from sqlalchemy import inspect
+
+from costsched.store.database import make_engine
+from costsched.store_revision import VERSION_TABLE
+
+
+def holds_store(url: str) -> bool | None:
+    """Whether the database at `url` holds a costsched store (its schema's version table,
+    in the schema the URL's search_path names); None when that cannot be told (the driver
+    missing, the server not reached): opening the store then says why."""
+    try:
+        engine = make_engine(url)
+    except Exception:  # noqa: BLE001 - said by the command's own opening of the store
+        return None
+    try:
+        with engine.connect() as conn:
+            return inspect(conn).has_table(VERSION_TABLE)
+    except Exception:  # noqa: BLE001 - as above
+        return None
+    finally:
+        engine.dispose()
