@@ -132,14 +132,17 @@ def _unpriced(db: str | None, model: str, clouds: list[str]) -> str:
     priced = dict.fromkeys(str(r["gpu_model"]) for r in _rows(db, None, None, clouds))
     close = did_you_mean(model, [m for m in priced if m != model])
     types = catalog.instance_types()
-    where = f" --cloud {','.join(clouds)}" if clouds else ""
+    asked = ",".join(clouds)
     if not ((types["gpu_model"] == model)
             & (types["cloud"].isin(clouds) if clouds else True)).any():
+        refresh = (f"`costsched catalog refresh --cloud {asked}`" if clouds
+                   else "`costsched catalog refresh`")
         return (f": costsched's catalog has no instance type with {model}"
-                f"{' in ' + ', '.join(clouds) if clouds else ''} (`costsched catalog "
-                f"refresh{where}` finds new GPU instance types){close}")
-    return (f" (`costsched collect{where} --gpu {model}` or `costsched prices import FILE` "
-            f"stores some){close}")
+                f"{' in ' + ', '.join(clouds) if clouds else ''} ({refresh} finds new GPU "
+                f"instance types){close}")
+    collect = (f"`costsched collect --cloud {asked} --gpu {model}`" if clouds
+               else f"`costsched collect --gpu {model}`")
+    return f" ({collect} or `costsched prices import FILE` stores some){close}"
 
 
 def _model_and_count(gpu: str | None) -> tuple[str | None, int | None]:

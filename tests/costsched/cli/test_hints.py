@@ -32,7 +32,8 @@ OPTION = re.compile(r"(?<![\w`/-])(--[a-z][a-z0-9-]*)")
 # Options of other programs that messages tell the user to run ("gcloud auth ... --role").
 OTHERS = ("gcloud", "aws", "az", "pip", "gsutil", "python", "systemctl", "crontab")
 NOT_OURS = re.compile(rf"\b({'|'.join(OTHERS)})\b[^`'\"]*$")
-SHARED = {"common.py", "long_table.py", "__init__.py"}  # used by many commands
+SHARED = {"common.py", "long_table.py", "__init__.py",  # used by many commands
+          "sky_options.py"}  # (what plan, launch and logs do instead of sky launch)
 
 
 @cache
