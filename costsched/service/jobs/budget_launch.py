@@ -64,12 +64,16 @@ class LaunchFit:
         return self.pessimistic_usd <= self.left_usd
 
     def places(self) -> int:
-        """One precision for the line's amounts, at which a small cost keeps its digits
-        and a cost over what is left reads over it (`apart`)."""
+        """One precision for the line's amounts, at which a small cost keeps its digits,
+        a cost over what is left reads over it and the pessimistic cost over the expected
+        one (`apart`)."""
         places = decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd,
                                 self.start_usd])
         over = [v for v in (self.expected_usd, self.pessimistic_usd) if v > self.left_usd]
-        return max([places, *(apart(v, self.left_usd, places) for v in over)])
+        # and a pessimistic cost above the expected one reads above it, never as it
+        worse = ([apart(self.pessimistic_usd, self.expected_usd, places)]
+                 if self.pessimistic_usd > self.expected_usd else [])
+        return max([places, *(apart(v, self.left_usd, places) for v in over), *worse])
 
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")

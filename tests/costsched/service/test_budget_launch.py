@@ -129,3 +129,14 @@ def test_what_is_left_of_a_budget_reads_as_the_budget_beside_small_costs() -> No
     # read above a cost that does not fit.
     over = LaunchFit("train", "its own budget", 0.0129, 0.0149, 0.01289999).line()
     assert "against $0.0129 left" in over and "does not fit" in over
+
+
+def test_a_pessimistic_cost_above_the_expected_never_reads_as_it() -> None:
+    """The trial's 'expected $3.00 ..., pessimistic $3.00': a 95% figure a little above
+    the mean is written at the decimals at which it reads above it."""
+    from costsched.service.jobs.budget_launch import LaunchFit
+
+    line = LaunchFit("budget", "its own budget", 2.9987, 3.0012, 0.5, start_usd=2.89).line()
+    assert "expected $2.999 (" in line and "pessimistic $3.001 (" in line, line
+    same = LaunchFit("train", "its own budget", 3.0, 3.0, 5.0).line()
+    assert "expected $3.00, pessimistic $3.00 " in same  # (no preemption: one figure)
