@@ -7,9 +7,10 @@ import inspect
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 
+from costsched import launch_secrets
 from costsched.costs import JobCost, job_costs
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
@@ -230,8 +231,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
             nodes={job_id: run.nodes for job_id, run in runs.items()},
             placements=_lost_ends(placed, asked, when))
-        waits = store.jobs.last_details([j for j in ids if not runs[j].record.final
-                                         and secret_names(runs[j])], SECRET_NOTE)
+        waits = _waits(store, runs, ids)
         shown = []
         for job_id in ids:
             run = runs[job_id]
@@ -254,6 +254,21 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  trouble=troubles.get(job_id, ""),
                                  node_recoveries=tuple(replaced_of.get(job_id, ()))))
         return shown
+
+
+def _waits(store: PriceStore, runs: dict[int, RunningJob], ids: list[int]) -> dict[int, str]:
+    """What each job waits for, for want of a secret: what a daemon said, else, for a job
+    being recovered while no daemon watches, what this process's environment lacks (said,
+    never stored)."""
+    named = [j for j in ids if not runs[j].record.final and secret_names(runs[j])]
+    said = dict(store.jobs.last_details(named, SECRET_NOTE))
+    if not named or store.daemons.running(datetime.now(timezone.utc)):
+        return said  # a daemon watching says what it lacks itself
+    for job_id in named:
+        lacking = launch_secrets.missing(job_id, secret_names(runs[job_id]))
+        if not said.get(job_id) and lacking and runs[job_id].record.state == "recovering":
+            said[job_id] = launch_secrets.waits_line("recovery", lacking) or ""
+    return said
 
 
 def _lost_ends(placed: list[PlacementRow], asked: dict[int, Instance], when: datetime
