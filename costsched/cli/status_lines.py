@@ -113,7 +113,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
             out.print(printable(f"  job {s.record.id} next: "
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
-        short = [words] if (words := short_work(s.record)) else []
+        short = [words] if (words := short_work(s)) else []
         resumes = [s.resumes] if s.resumes else []
         said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short + [
             str(e.detail) for e in s.node_recoveries]  # a gang's nodes replaced in place

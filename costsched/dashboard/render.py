@@ -21,6 +21,7 @@ from costsched.amounts import (
 )
 from costsched.amounts import age as age_of
 from costsched.bundled_prices import age_text
+from costsched.measured import sps
 from costsched.model import FINAL_STATES
 from costsched.report.cells import period_words
 from costsched.report.html import (
@@ -199,7 +200,7 @@ FILTERS = {"noun": noun, "money": money, "when": when, "age": age, "due": due, "
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": progress, "places": places, "due_places": due_places,
            "job_places": job_places, "shown": shown, "per_hour": per_hour,
-           "hours": hours,
+           "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).

@@ -39,7 +39,7 @@ from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean
-from costsched.work import Work, assumed_work
+from costsched.work import Work, assumed_work, measured_pace, own_total
 
 
 @dataclass(frozen=True)
@@ -146,11 +146,23 @@ class JobStatus:
         return value if isinstance(value, int) and value > 1 else 1
 
     @property
+    def own_total(self) -> float | None:
+        """Its total in its own steps, those it reports (`work.own_total`); None where its
+        work is not given or is given as hours on a reference GPU (no share is shown)."""
+        return own_total(self.record.spec, self.record.steps_total)
+
+    @property
+    def pace(self) -> float | None:
+        """The steps a second it made between its step readings (`work.measured_pace`:
+        setup and stalls before its first reading left out); None before two readings."""
+        return measured_pace(self.readings)
+
+    @property
     def progress_source(self) -> str | None:
         """"reported": the job's own step or verified checkpoint (or it succeeded); None:
         no step reported yet (setup, or a job that writes none: no share of the hours it
-        ran stands in for a step), or its work is assumed (a share of an assumed hour
-        says nothing of what is left)."""
+        ran stands in for a step), or its work is assumed or given as hours on a
+        reference GPU (a share of those hours says nothing of its own steps)."""
         if self.record.state == "succeeded":
             return "reported"
         if self.assumed_work is not None:
@@ -164,9 +176,9 @@ class JobStatus:
         is given: a total not known is no share of it, done or not)."""
         if self.record.state == "succeeded":
             return None if self.record.steps_total is None else 1.0
-        if self.progress_source is None:
+        total = self.own_total
+        if self.progress_source is None or total is None or self.steps_left is None:
             return None
-        total = self.record.steps_total
         return min(max((total - self.steps_left) / total, 0.0), 1.0)
 
 
