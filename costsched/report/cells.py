@@ -53,9 +53,9 @@ HEADINGS = {
     "expected_usd": "expected $", "usd_ratio": "cost ratio",
     "expected_preemptions": "expected preemptions",
     "median_training_hours_ratio": "median training hours ratio",
-    "worst_training_hours_ratio": "worst training hours ratio",
+    "worst_training_hours_ratio": "training hours ratio furthest from 1",
     "median_usd_ratio": "median cost ratio",
-    "worst_usd_ratio": "worst cost ratio", "vs_estimate": "vs estimate",
+    "worst_usd_ratio": "cost ratio furthest from 1", "vs_estimate": "vs estimate",
 }
 
 
@@ -531,5 +531,17 @@ def totals_line(totals: Mapping[str, float | None], tables: object = None,
             else f"{f['billed_hours']} billed hours ({f['instance_hours']} instance-hours, "
             "each node counted)")
     return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "
-            f"{over}; saved {f['saved_vs_on_demand_usd']} against "
-            f"on-demand and {f['saved_vs_static_usd']} against the launch-time choice kept")
+            f"{over}; " + _saved_words([(f["saved_vs_on_demand_usd"], "on-demand"),
+                                    (f["saved_vs_static_usd"], "the launch-time choice kept")]))
+
+
+def _saved_words(against: list[tuple[str, str]]) -> str:
+    """'saved $A against X and $B against Y'; a saving below zero said as what it is:
+    'saved $A against X; cost $B more than Y' ('-' where a baseline does not apply)."""
+    saved = [f"{figure} against {what}" for figure, what in against
+             if figure == "-" or not figure.startswith("-")]
+    dearer = [f"{figure[1:]} more than {what}" for figure, what in against
+              if figure != "-" and figure.startswith("-")]
+    return "; ".join(part for part in (
+        "saved " + " and ".join(saved) if saved else "",
+        "cost " + " and ".join(dearer) if dearer else "") if part)
