@@ -239,8 +239,8 @@ class MountSpec(_Strict):
 
 class TaskSpec(_Strict):
     """What a SkyPilot task says beyond where the job runs, kept for the launchers.
-    Secrets and envs without a value are kept by name only: their values are given at
-    launch and never stored."""
+    Secrets and envs without a value are kept by name only here: their values are given
+    at launch; an env's value is then stored with the job, a secret's never is."""
 
     ports: list[str] = []
     disk_size: int | None = Field(None, ge=1, le=65_536)  # GB

@@ -4,8 +4,10 @@ A SkyPilot task names its secrets (`secrets: {HF_TOKEN: }`); their values come w
 launch (`costsched launch --secret HF_TOKEN=...` or `--secret HF_TOKEN` from the caller's
 environment) and live only in this process's memory, masked in everything costsched prints
 or logs (costsched.redact). The job process receives them as environment variables. A
-later process that starts one of the job's instances (a recovery, a move, `costsched
-start`, the daemon) takes each value from its own environment under the secret's name. It
+supervisor this process starts gets them in its environment; one started before gets them
+from the launch over a private socket, into its memory (costsched.daemon.handoff). Any
+other process that starts one of the job's instances (a recovery, a move, `costsched
+start`, a daemon) takes each value from its own environment under the secret's name. It
 asks (`missing`) before it changes anything: `start` refuses, saying how to give the value;
 a daemon leaves the job waiting, saying so once (`waits_line`); any other process leaves the
 job to one that holds the value.
@@ -14,7 +16,7 @@ job to one that holds the value.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from costsched import redact
@@ -101,6 +103,18 @@ def keep(job_id: int, values: Mapping[str, str]) -> None:
         _GIVEN[job_id] = dict(values)
 
 
+def held_for(job_id: int) -> dict[str, str]:
+    """The values this process holds for the job's secrets, by name (given at launch or
+    start here, or handed to this supervisor)."""
+    return dict(_GIVEN.get(job_id, {}))
+
+
+def keep_only(job_ids: Collection[int]) -> None:
+    """Drop what this process holds for any job but `job_ids` (those still running)."""
+    for job_id in [j for j in list(_GIVEN) if j not in job_ids]:
+        _GIVEN.pop(job_id, None)
+
+
 def values(job_id: int, names: Sequence[str], job: str) -> dict[str, str]:
     """The job's secrets for an instance: as given at launch in this process, else from
     this process's environment; InvalidInput naming the first that neither has."""
@@ -133,6 +147,11 @@ def start_refusal(job: str, names: Sequence[str]) -> str:
             f"{'has' if len(names) == 1 else 'have'} no value in this shell; set "
             f"{' and '.join(names)} in your environment and run `costsched start {job}` "
             "again (or give each with --secret NAME=VALUE)")
+
+
+def listed(names: Sequence[str]) -> str:
+    """'A', 'A and B', 'A, B and C'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _secrets(names: Sequence[str]) -> str:

@@ -38,7 +38,6 @@ from datetime import datetime
 from typing import NamedTuple
 
 from costsched.amounts import ratio
-from costsched.jobspec import parse, resolve
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.optimize.decision import Overheads
@@ -476,6 +475,8 @@ def job_rate(stored: dict, created_at: datetime, table: ThroughputTable, models:
 
 def _resolved_rate(stored: dict, created_at: datetime, table: ThroughputTable
                    ) -> JobRate | None:
+    from costsched.jobspec import parse, resolve
+
     try:
         source = str(stored.get("source", "<stored spec>"))
         resolved = resolve(parse(stored_spec(stored), source), table, utc(created_at),

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 
 from costsched import bundled_prices, catalog
@@ -205,8 +205,18 @@ def _anti_join(left: pd.DataFrame, right: pd.DataFrame, on: list[str],
     a row of `right`."""
     if right.empty or left.empty:
         return left
-    merged = left.merge(right[on].drop_duplicates(), on=on, how="left", indicator=True)
-    matched = (merged["_merge"] == "both").to_numpy()
+    found = set(_keys(right, on))  # a few hundred rows: a set, not a merge
+    matched = np.fromiter((key in found for key in _keys(left, on)), dtype=bool,
+                          count=len(left))
     if among is not None:
         matched = matched & among.to_numpy(dtype=bool)
     return left[~matched]
+
+
+def _keys(frame: pd.DataFrame, on: list[str]) -> Iterator[tuple]:
+    """The `on` columns of each row, as a tuple (a missing value as None, as a merge
+    matches it)."""
+    columns = [[None if gone else v for v, gone in zip(frame[c].tolist(),
+                                                         frame[c].isna().to_numpy(),
+                                                         strict=True)] for c in on]
+    return zip(*columns, strict=True)

@@ -82,15 +82,16 @@ def _row(region: str, usage: Any) -> dict:
 
 def _default_clients() -> Any:
     try:
-        from costsched.clouds.azure_sdk import AzureClients
+        from costsched.clouds.azure_sdk import AzureClients, require_sdk
 
+        require_sdk()  # said first: without the SDK, no subscription or login helps
         return AzureClients.from_config()
     except SdkMissing as exc:
         raise QuotasUnreadable(str(exc), "pip install 'costsched[azure]'") from None
     except Exception as exc:  # noqa: BLE001 - no subscription, no credential: one line
         said = unprefixed(" ".join(str(exc).split()), "azure")[:200]
-        raise QuotasUnreadable(f"azure: quotas not read: {said}",
-                               "az login && az account set --subscription ID") from None
+        fix = "" if "az account set" in said else "az login && az account set --subscription ID"
+        raise QuotasUnreadable(f"azure: quotas not read: {said}", fix) from None
 
 
 def _configured_location() -> str:

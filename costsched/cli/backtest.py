@@ -204,13 +204,13 @@ def _print_summary(result: BacktestResult) -> None:
             + (", instances shared per GPU" if result.share_instances else ""))
     errors = result.errors
     for baseline, said in result.baselines.items():
-        console.print(f"{baseline} rents {'; '.join(said)}", highlight=False)
+        console.print(f"{baseline} rents {'; '.join(said)}", highlight=False, markup=False)
     for baseline in BASELINES:
         reductions = reduction_table(summary, baseline)
         if reductions.empty:
             # Nothing to compare with: one line saying why, not an empty table.
             console.print(f"[yellow]No cost reduction vs {baseline}[/yellow] ({over}): "
-                          f"{_why_none(summary, errors, baseline)}", highlight=False)
+                          f"{_why_none(summary, errors, baseline)}", highlight=False, markup=True)
             continue
         rows = []
         for key, row in reductions.iterrows():
@@ -225,16 +225,16 @@ def _print_summary(result: BacktestResult) -> None:
     _print_costs(summary, over)
     console.print(f"trace ends {window['trace_end']:{fmt}} UTC; {result.runs_after_trace:,} "
                   f"of {result.runs:,} runs ran past it (prices held at their last value)",
-                  highlight=False)
+                  highlight=False, markup=False)
     if result.runs > len(result.results):
         console.print(f"identical jobs replayed once: {len(result.results):,} replays stand "
-                      f"for {result.runs:,} runs", highlight=False)
+                      f"for {result.runs:,} runs", highlight=False, markup=False)
     _print_calibration(calibration(result.results))
     for policy, own in errors.groupby("policy", sort=False):
         n = int(own["jobs"].sum())
         console.print(f"[yellow]{policy}: {n} run{'s' if n != 1 else ''} had no usable "
                       f"offering[/yellow], e.g.: {user_text(own['error'].iloc[0])}",
-                      highlight=False)
+                      highlight=False, markup=True)
 
 
 def _print_costs(summary: pd.DataFrame, over: str) -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costsched.amounts import age, decimals, usd, usd_all
 from costsched.cli.common import console, err_console, table
 from costsched.model import InvalidInput
-from costsched.optimize.booked import BookedPlans, CapacityPlan
+
+if TYPE_CHECKING:  # `status` shows bookings without the planner
+    from costsched.optimize.booked import BookedPlans, CapacityPlan
 
 
 def print_booked(plans: BookedPlans, at: datetime, wide: bool = False) -> None:
@@ -45,10 +47,10 @@ def print_booked(plans: BookedPlans, at: datetime, wide: bool = False) -> None:
         saves, baseline = usd_all(plans.saves_usd, base.usd)
         console.print(f"  saves {saves} ({plans.saves_usd / base.usd:.0%}) "
                       f"against {base.name} ({baseline}); `costsched launch "
-                      "--book` buys it (asked first)", highlight=False)
+                      "--book` buys it (asked first)", highlight=False, markup=False)
     else:
         console.print(f"  no booked capacity beats {base.name} ({usd(base.usd)})",
-                      highlight=False)
+                      highlight=False, markup=False)
 
 
 def _ordered(plans: BookedPlans) -> list[CapacityPlan]:
@@ -83,7 +85,7 @@ def confirm_booking(yes: bool) -> Callable[[BookedPlans], bool]:
                 f"{baseline} for {plans.baseline.name}")
         if yes:
             err_console.print(f"{line}: {'buying' if buys else 'using it'} (--yes)",
-                              highlight=False, soft_wrap=True)
+                              highlight=False, soft_wrap=True, markup=False)
             return True
         if not sys.stdin.isatty():
             raise InvalidInput(f"{line}: {'buying' if buys else 'using it'} needs your yes: "

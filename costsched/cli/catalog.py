@@ -70,10 +70,10 @@ def refresh_cmd(
                     "errors": result.errors})
     else:
         for line in result.lines():
-            console.print(line, highlight=False, soft_wrap=True)
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
         if result.path:
             console.print(f"saved to {result.path}; `costsched collect` prices the new types",
-                          highlight=False, soft_wrap=True)
+                          highlight=False, soft_wrap=True, markup=False)
     if not result.found:
         raise typer.Exit(1)
 

@@ -26,7 +26,7 @@ def check(json_out: JsonOption = False) -> None:
         _print_quotas()
         console.print("Ready to launch on: " + (", ".join(c.cloud for c in checks if c.launch)
                                                  if ok else "none (local runs only)"),
-                      highlight=False)
+                      highlight=False, markup=False)
     if not ok:
         raise typer.Exit(1)
 
@@ -65,13 +65,13 @@ NO_QUOTAS = "no quotas read yet: `costsched collect` or `costsched quotas --refr
 def _print_quotas() -> None:
     found = _facts()
     if found is None:
-        console.print(f"quotas: {NO_QUOTAS}", highlight=False)
+        console.print(f"quotas: {NO_QUOTAS}", highlight=False, markup=False)
         return
     from costsched.cli.quotas import print_table
 
     facts, now = found
     if facts.quotas.empty and facts.reads.empty:
-        console.print(f"quotas: {NO_QUOTAS}", highlight=False)
+        console.print(f"quotas: {NO_QUOTAS}", highlight=False, markup=False)
         return
     print_table(facts, now, title="GPU quotas (as last read; `costsched quotas` for all)")
 
@@ -94,7 +94,7 @@ def _print(c: CloudCheck) -> None:
     console.print(f"[bold]{c.cloud}[/bold]: {user_text(redact(_summary(c)))}", highlight=False,
                   soft_wrap=True)
     console.print(f"  SDK: {'installed' if c.extra_installed else 'not installed'}",
-                  highlight=False)
+                  highlight=False, markup=False)
     if c.extra_installed:
         found = ", ".join(c.credentials) or "none"
         console.print(f"  credentials: {user_text(found)}", highlight=False)
@@ -103,7 +103,7 @@ def _print(c: CloudCheck) -> None:
         console.print(f"  {user_text(call.name)}: {mark} {user_text(call.detail)}",
                       highlight=False, soft_wrap=True)
     console.print(f"  collect prices {_yes(c.collect_prices)}, launch {_yes(c.launch)}, "
-                  f"checkpoints {_yes(c.checkpoints)}", highlight=False)
+                  f"checkpoints {_yes(c.checkpoints)}", highlight=False, markup=True)
     for note in c.notes:
         console.print(f"  {user_text(note)}", highlight=False, soft_wrap=True)
     for fix in c.fixes[1 if c.problem else 0:]:

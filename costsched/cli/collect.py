@@ -104,7 +104,8 @@ def collect(
                 err_console.print(f"[red]failed:[/red] {user_text(line)}", highlight=False,
                                   soft_wrap=True)
             console.print(f"Booked capacity: {found.offerings:,} offerings found in "
-                          f"{found.asked:,} asks, {found.added:,} new", highlight=False)
+                          f"{found.asked:,} asks, {found.added:,} new",
+                          highlight=False, markup=False)
     if not summary.ok:
         raise typer.Exit(1)
 
@@ -151,7 +152,7 @@ def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary
             err_console.print(user_text(read_problem(name, read.error, read.fix or "")),
                               highlight=False, soft_wrap=True)
         else:
-            console.print(f"quotas: {name}: {read.read:,} read", highlight=False)
+            console.print(f"quotas: {name}: {read.read:,} read", highlight=False, markup=False)
     collected = sum(c.collected for c in summary.clouds.values())
     new = (f"{summary.inserted:,} new rows" if summary.inserted
            else "0 new rows (nothing changed since the last collection)" if collected

@@ -28,7 +28,7 @@ def print_collection_backtest(result: CollectionBacktestResult, console: Console
                   f"re-planned every "
                   f"{w['replan_hours']:g} h"
                   + (", instances shared" if c.share_instances else ""),
-                  highlight=False, soft_wrap=True)
+                  highlight=False, soft_wrap=True, markup=False)
     s = result.summary
     if s.empty:  # one line saying why, not an empty table
         first = result.errors.iloc[0] if len(result.errors) else None
@@ -36,7 +36,7 @@ def print_collection_backtest(result: CollectionBacktestResult, console: Console
             "no start saw every approach run" if first is None else
             f"{len(result.errors)} runs found no usable offering, e.g.: {first['approach']} "
             f"from {first['start']:%Y-%m-%d %H:%M}: {first['error']}"),
-            highlight=False, soft_wrap=True)
+            highlight=False, soft_wrap=True, markup=True)
         return
     ratio = next((col for col in s.columns if col.startswith("vs_")), None)
     costs = usd_all(*s["cost_usd"])  # one precision: the approaches compare
@@ -59,7 +59,7 @@ def print_collection_backtest(result: CollectionBacktestResult, console: Console
                             ["offering", "GPUs used", "times"], rows))
     for r in result.errors.itertuples():
         console.print(f"  {r.approach} from {r.start:%Y-%m-%d %H:%M}: {r.error}",
-                      highlight=False, soft_wrap=True)
+                      highlight=False, soft_wrap=True, markup=False)
 
 
 def collection_backtest_json(result: CollectionBacktestResult) -> dict:

@@ -233,7 +233,7 @@ def future_note(value: str | None, name: str = "--at") -> None:
     if when > datetime.now(timezone.utc) + timedelta(minutes=10):
         err_console.print(f"note: {name} {when:%Y-%m-%d %H:%M} UTC is after now: no price is "
                           "known for a time to come, so these are the newest prices known "
-                          "now", highlight=False, soft_wrap=True)
+                          "now", highlight=False, soft_wrap=True, markup=False)
 
 
 @contextmanager

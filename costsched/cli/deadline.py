@@ -160,7 +160,7 @@ def deadline_backtest_cmd(
         return
     render(result, wide)
     if plot_path is not None:
-        console.print(f"chart written to {plot_path}")
+        console.print(f"chart written to {plot_path}", markup=False)
 
 
 def window_starts(values: list[str] | None) -> list[str]:
@@ -220,25 +220,26 @@ def render(result: DeadlineBacktestResult, wide: bool = False) -> None:
         render_windows(result, wide)
     steps = ", ".join(f"{k}: {v} s" for k, v in result.optimum_steps.items())
     console.print(f"prices: {info['prices']}; optimum over all zones, waste step {steps} "
-                  f"(a step above the exact one gives a lower bound)", highlight=False)
+                  f"(a step above the exact one gives a lower bound)",
+                  highlight=False, markup=False)
     egress = info.get("egress_usd_per_gb") or []
     if egress:
         pairs = ", ".join(f"{e['from_region']} -> {e['to_region']} ${e['usd_per_gb']:g}"
                           for e in egress)
         console.print(f"moves between regions: {info['checkpoint_gb']:g} GB checkpoint x "
-                      f"{info['egress_basis']} per GB ({pairs})", highlight=False)
+                      f"{info['egress_basis']} per GB ({pairs})", highlight=False, markup=False)
     if info.get("checkpoint_basis", "given") != "given":
-        console.print(f"checkpoints: {info['checkpoint_basis']}", highlight=False)
+        console.print(f"checkpoints: {info['checkpoint_basis']}", highlight=False, markup=False)
     if info.get("history") == "none":
         console.print("market history: none before each run (the policies know only the "
                       "run's own ticks)", highlight=False)
     for b in info.get("blocks") or []:
         console.print(f"{b['label']}: bought at each run's start, its price in the run's "
                       f"cost; the job leaves it {b['hours'] - b['usable_hours']:g} h before its "
-                      "end", highlight=False)
+                      "end", highlight=False, markup=False)
     if info.get("coverage"):
         console.print(f"{info['coverage']}; runs start only where every zone is covered "
-                      f"to the deadline", highlight=False)
+                      f"to the deadline", highlight=False, markup=False)
 
 
 def render_windows(result: DeadlineBacktestResult, wide: bool = False) -> None:

@@ -72,7 +72,7 @@ def gpus(
     when = _when(at)
     if not rows:  # one line saying why, not an empty table
         console.print(_why_none(db, gpu, when if at not in (None, "now") else None,
-                                split_csv(cloud)), highlight=False, soft_wrap=True)
+                                split_csv(cloud)), highlight=False, soft_wrap=True, markup=False)
         return
     asked = "now" if at in (None, "now") else f"as of {when:%Y-%m-%d %H:%M} UTC"
     if gpu is None:
@@ -85,10 +85,10 @@ def gpus(
         marked = any(r["superseded"] for r in rows[:top])
         quota_notes = over_quota_notes(rows[:top])
     if marked:
-        console.print(SUPERSEDED_NOTE, highlight=False, soft_wrap=False)
+        console.print(SUPERSEDED_NOTE, highlight=False, soft_wrap=False, markup=False)
     for note in quota_notes:
-        console.print(note, highlight=False, soft_wrap=True)
-    console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False)
+        console.print(note, highlight=False, soft_wrap=True, markup=False)
+    console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False, markup=False)
 
 
 def _when(at: str | None) -> datetime:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from costsched.amounts import age
-from costsched.cli.booked import confirm_booking
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
     EXIT_FAILED,
@@ -41,7 +40,6 @@ from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.service import views
-from costsched.taskfile import read_jobs
 
 # The store, the planner and the launchers load once the command's input is read: a bad
 # job file or option is refused before any of them.
@@ -85,7 +83,8 @@ def launch(
     wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")] = 30.0,
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="NAME=VALUE for a SkyPilot task's envs (NAME alone: the value of NAME "
-                      "in your environment); may be repeated.", show_default=False)] = None,
+                      "in your environment), stored with the job; may be repeated. A secret "
+                      "goes in --secret.", show_default=False)] = None,
     secret: Annotated[list[str] | None, typer.Option(
         "--secret", help="NAME=VALUE for a SkyPilot task's secrets (NAME alone: from your "
                          "environment): passed to the job, never stored or shown.",
@@ -108,7 +107,9 @@ def launch(
         from costsched.service.decide import parse_offering
 
         parse_offering(offering)  # how to write one, before anything is opened or reached
-    from costsched.cli.launch_given import given, refuse_unset
+    from costsched.cli.booked import confirm_booking
+    from costsched.cli.launch_given import env_note, given, refuse_unset
+    from costsched.taskfile import read_jobs
 
     envs, secrets = given(env, secret)
     # each file once, before the store is opened; a misspelt name is said first, then
@@ -139,6 +140,7 @@ def launch(
     _print_status(shown, json_out, title="Launched")
     _print_checkpoints(records, json_out)
     _print_armed(armed, json_out)
+    _print_armed(env_note(envs), json_out)  # an --env named like a secret is stored
     _say_not_launched(store, [r.id for r in records], shown=not json_out)
 
 
@@ -176,23 +178,30 @@ def _say_not_launched(store: PriceStore, job_ids: list[int], shown: bool) -> Non
         raise typer.Exit(EXIT_FAILED if any(j.failed for j in left) else EXIT_TRY_AGAIN)
 
 
-def _arm(store: PriceStore, backend: Any, records: Sequence[Any] = ()) -> str | None:
-    """Recovery for the jobs just started (`records`): a daemon watching the store (a
-    supervisor started in the background when none does, unless daemon.autostart is off);
-    the line that says so. A daemon started before, which watches jobs with secrets,
-    recovers them with the values of its own environment, not those given here: said."""
+def _arm(store: PriceStore, backend: Any, records: Sequence[Any] = (),
+         command: str = "launch") -> str | None:
+    """Recovery for the jobs just started (`records`) by `command`: a daemon watching the
+    store (a supervisor started in the background when none does, unless daemon.autostart
+    is off); the line that says so. A supervisor started before is given the values of the
+    jobs' secrets (costsched.daemon.handoff); a daemon that cannot be given them recovers
+    the jobs with the values of its own environment: said, with how to change that."""
+    from costsched import launch_secrets
     from costsched.daemon.autostart import ensure
+    from costsched.daemon.handoff import give, given_line
     from costsched.service.glance import secret_names
 
     arming = ensure(store, effective(), env=getattr(backend, "environment", dict)())
     line = arming.line()
-    names = sorted({n for r in records for n in secret_names(r.spec)})
-    if line and names and arming.watcher is not None and not arming.started:
-        line += (f"\nIt was started before, so a recovery or move of the job takes "
-                 f"{', '.join(names)} from its environment, not from this command "
-                 "(`costsched daemon stop`, then `costsched daemon start` in a shell that "
-                 "sets them, makes it take yours)")
-    return line
+    named = [r for r in records if secret_names(r.spec)]
+    if not line or not named or arming.watcher is None or arming.started:
+        return line  # (a supervisor this command started has them in its environment)
+    held = give(store, arming.watcher, {r.id: launch_secrets.held_for(r.id) for r in named})
+    names = sorted({n for r in named for n in secret_names(r.spec)})
+    left = [r for r in named if r.id not in held]
+    if left:  # said of the jobs it could not be given theirs
+        names = sorted({n for r in left for n in secret_names(r.spec)})
+    return line + "\n" + given_line(arming.watcher, names, len(left or named), not left,
+                                    command)
 
 
 def _print_checkpoints(records: Sequence[Any], json_out: bool) -> None:
@@ -434,7 +443,7 @@ def start(job: JobArgument,
     store = open_store(db)
     launcher = _job_launcher(store, job)
     record = service.start(store, launcher, job, secrets=secrets, budget=budget)
-    armed = _arm(store, launcher, [record])
+    armed = _arm(store, launcher, [record], command="`costsched start`")
     if wait > 0:
         service.settle(store, launcher, wait)
     _print_status(service.status(store, launcher, record.id), json_out, title="Started")

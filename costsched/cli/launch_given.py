@@ -7,8 +7,9 @@ refused with every other such name in one line (`refuse_unset`)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
-from costsched.launch_secrets import not_set
+from costsched.launch_secrets import listed, not_set
 from costsched.model import InvalidInput
 
 
@@ -29,6 +30,23 @@ def refuse_unset(envs: dict[str, str | None], secrets: dict[str, str | None]
         raise InvalidInput(not_set(unset))
     return ({k: v for k, v in envs.items() if v is not None},
             {k: v for k, v in secrets.items() if v is not None})
+
+
+# An --env name with one of these in it reads like a secret's (any case).
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+
+
+def env_note(names: Iterable[str]) -> str | None:
+    """The note a launch prints for the --env `names` that read like a secret's: an env's
+    value is stored with the job (a recovery needs it without the launching shell), a
+    secret's never is. None when no name reads so."""
+    like = [n for n in names if any(word in n.upper() for word in SECRET_WORDS)]
+    if not like:
+        return None
+    one = len(like) == 1
+    return (f"note: {listed(like)} {'is' if one else 'are'} stored with the job like "
+            "every env; a secret given with --secret never is (name "
+            f"{'it' if one else 'them'} under the task's secrets:)")
 
 
 def _items(option: str, items: list[str] | None) -> dict[str, str | None]:

@@ -30,7 +30,7 @@ def print_table(title: str, columns: list[str], rows: list[list[str]], *,
     of plain text."""
     lines = _lines(title, columns, rows, detail) if len(rows) > LONG else None
     console.print(table(title, columns, rows, detail=detail) if lines is None
-                  else _Lines(lines))
+                  else _Lines(lines), markup=False)
 
 
 class Lines:

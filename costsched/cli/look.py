@@ -1,7 +1,7 @@
 """`costsched status | logs`: the looks at jobs that must start at once. A store with
-nothing to show, and the output of a job named plainly, are read straight from the SQLite
-file (costsched.service.glance); everything else is answered by costsched.cli.jobs, which
-opens the store and asks the launcher."""
+nothing to show, the output of a job named plainly, and a job the store does not hold are
+read straight from the SQLite file (costsched.service.glance); everything else is
+answered by costsched.cli.jobs, which opens the store and asks the launcher."""
 
 from __future__ import annotations
 
@@ -72,10 +72,19 @@ def status(
     if job is None and not wait and glance.nothing_to_show(db):
         print_nothing(json_out)
         return
+    refuse_missing(db, job)
     from costsched.cli.jobs import show_status
 
     show_status(job, wait=wait, state=states, name=name, limit=limit, reconcile=reconcile,
                 db=db, json_out=json_out, labels=label or [], budget=budget)
+
+
+def refuse_missing(db: str | None, job: str | None) -> None:
+    """A job the store does not hold is refused after one read of its file, as the store's
+    path refuses it."""
+    refused = None if job is None else glance.missing_job(db, job)
+    if refused is not None:
+        raise InvalidInput(refused)
 
 
 def print_nothing(json_out: bool) -> None:
@@ -120,6 +129,7 @@ def logs(job: JobArgument,
             typer.echo(f"job {job}: no output on instance {instance} (`costsched status "
                        f"{job}` says how the job stands)", err=True)
         return
+    refuse_missing(db, job)
     from costsched.cli.jobs import show_logs
 
     show_logs(job, tail=tail, follow=follow, db=db, node=node, every=every)

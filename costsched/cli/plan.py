@@ -13,7 +13,6 @@ import typer
 
 from costsched.amounts import given, hours, hours_all, per_hour, usd, usd_all
 from costsched.cli import plan_figures as figures
-from costsched.cli.booked import print_booked
 from costsched.cli.common import (
     JsonOption,
     ListPricesDbOption,
@@ -32,7 +31,6 @@ from costsched.cli.common import (
     table,
     user_text,
 )
-from costsched.cli.packing import instances_json, instances_table
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
 from costsched.taskfile import read as read_yaml
@@ -377,9 +375,11 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                      + (f" and {len(gone) - 3} more (--json lists them)" if len(gone) > 3
                         else ""))
     for note in notes:
-        console.print(f"  {note}", highlight=False)
+        console.print(f"  {note}", highlight=False, markup=True)  # each note escapes its text
     booked = result.booked[index] if result.booked else None
     if booked is not None:  # capacity booked ahead that fits the job: weighed apart
+        from costsched.cli.booked import print_booked
+
         print_booked(booked, result.at, wide)
 
 
@@ -430,7 +430,7 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
         if len(c.reasons) > REASONS_SHOWN:
             err_console.print(f"[red]no collection plan ({c.policy}):[/red] and "
                               f"{len(c.reasons) - REASONS_SHOWN} more reasons (--json gives "
-                              "them all)", highlight=False, soft_wrap=True)
+                              "them all)", highlight=False, soft_wrap=True, markup=True)
         return
     a = c.assignment
     total, cap = usd(c.total_cost), given(budget)  # the budget as the user set it
@@ -447,6 +447,8 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
         a.itertuples(), hours_all(*a["hours"]), usd_all(*a["cost"]), strict=True)]
     console.print(table(title, ["job", "offering", "hours", "total $"], rows))
     if c.instances is not None:
+        from costsched.cli.packing import instances_table
+
         console.print(instances_table(c))
 
 
@@ -519,6 +521,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                  "rankings": rankings(), "jobs": jobs(), "collection": None}
     collection = result.collection
     if collection is not None:
+        from costsched.cli.packing import instances_json
+
         out["collection"] = {
             "policy": collection.policy, "status": collection.status,
             "reasons": collection.reasons, "total_cost": _number(collection.total_cost),

@@ -108,20 +108,22 @@ def import_(
             console.print(f"Imported {counted(result.files, 'file')}: "
                           f"{counted(result.read, 'observation')}, {new}, "
                           f"{result.unchanged:,} unchanged{_marked(result.marked_partial)}; "
-                          f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
+                          f"{counted(len(result.errors), 'file')} rejected.",
+                          highlight=False, markup=False)
         elif result.errors:
-            console.print(f"{counted(len(result.errors), 'file')} rejected.", highlight=False)
+            console.print(f"{counted(len(result.errors), 'file')} rejected.", highlight=False,
+                          markup=False)
         for left in hidden:
             console.print(f"[yellow]note:[/yellow] {user_text(left.note())}", highlight=False,
                           soft_wrap=True)
         if result.availability:
             console.print(f"Spot availability: {counted(len(result.availability), 'file')}, "
                           f"{result.intervals:,} intervals, {result.intervals_inserted:,} new.",
-                          highlight=False)
+                          highlight=False, markup=False)
         if result.booked_files:
             console.print(f"Booked capacity: {counted(len(result.booked_files), 'file')}, "
                           f"{result.booked:,} offerings, {result.booked_inserted:,} new "
-                          "(`costsched plan` weighs them).", highlight=False)
+                          "(`costsched plan` weighs them).", highlight=False, markup=False)
     if result.errors:
         raise typer.Exit(1)
 
@@ -185,14 +187,14 @@ def show(
                                 "spot disc.", "age", "since"], rows,
                         detail=["since", "spot disc.", "GPUs"], wide=wide), soft_wrap=wide)
     if frame["superseded"].any():
-        console.print(SUPERSEDED_NOTE, highlight=False, soft_wrap=True)
+        console.print(SUPERSEDED_NOTE, highlight=False, soft_wrap=True, markup=False)
     stale = frame[(frame["market"] == "spot")
                   & (pd.Timestamp(when) - frame["effective_at"] > STALE_SPOT_AGE)]
     if len(stale):
         console.print(f"[yellow]note:[/yellow] {counted(len(stale), 'spot price')} "
                       f"{'was' if len(stale) == 1 else 'were'} last observed "
                       f"more than {STALE_SPOT_AGE.days} days before this time (see 'since'); "
-                      "`costsched collect` refreshes them.", highlight=False)
+                      "`costsched collect` refreshes them.", highlight=False, markup=True)
 
 
 @app.command()

@@ -76,7 +76,7 @@ def quotas(
                     "refreshed": {c: r.to_dict() for c, r in read.items()}})
     elif facts.quotas.empty and facts.reads.empty:
         console.print(f"No quotas read yet; {REFRESH_LINE} (and `costsched collect` with "
-                      "the prices).", highlight=False)
+                      "the prices).", highlight=False, markup=False)
     else:
         print_table(facts, now, clouds=clouds, regions=regions, every=every)
     errors = [r for r in read_records(facts, clouds) if r["error"]]
@@ -118,7 +118,7 @@ def print_table(facts: QuotaFacts, at: datetime, *, clouds: list[str] = (),
         console.print(table(title, TABLE_COLUMNS, rows, detail=["refused", "unit"]))
     if hidden:
         console.print(f"  {hidden:,} quotas at 0 not shown (`costsched quotas --all` lists "
-                      "them)", highlight=False)
+                      "them)", highlight=False, markup=False)
     for _, line in cloud_lines(facts, clouds):
         err_console.print(user_text(line), highlight=False, soft_wrap=True)
 

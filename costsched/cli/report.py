@@ -72,24 +72,23 @@ def report(
 
         print_billed(db, since=since, until=until, job=job, json_out=json_out, html=html_out)
         return
-    with options(since="--since", until="--until", job="--job"), using(db) as store:
-        _known_job(store, job)
-        built = build(store, since=since, until=until, job=job)
-    if html_out is not None:
-        from costsched.report.html import write
+    with using(db) as store:  # one store for the report and its budgets
+        with options(since="--since", until="--until", job="--job"):
+            _known_job(store, job)
+            built = build(store, since=since, until=until, job=job)
+        if html_out is not None:
+            from costsched.report.html import write
 
-        write(built, html_out)
-        (err_console if json_out else console).print(
-            Text(f"wrote {html_out}"), highlight=False)
-    if json_out:
-        from costsched.service.views import report_document
+            write(built, html_out)
+            (err_console if json_out else console).print(
+                Text(f"wrote {html_out}"), highlight=False)
+        if json_out:
+            from costsched.service.views import report_document
 
-        with using(db) as store:
             print_json(report_document(built, budgets_now(store, at=built.until,
                                                           of_jobs=_named(built, job))))
-        return
-    _print(built)
-    with using(db) as store:
+            return
+        _print(built)
         print_budgets(store, _named(built, job))  # each budget now: spent, committed, ...
 
 

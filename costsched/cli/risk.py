@@ -69,7 +69,7 @@ def show(
                       + "; `costsched risk import FILE --kind KIND` stores a saved document: "
                       "advisor (Spot Instance Advisor), placement (spot placement scores) or "
                       "eviction (Azure eviction rates).",
-                      highlight=False)
+                      highlight=False, markup=False)
         return
     rows = [[r.cloud, r.region + (f" {r.zone}" if r.zone else ""), r.instance_type, r.os,
              r.kind, r.label, f"{r.prior_per_hour:.4f}", f"{r.observed_at:%Y-%m-%d %H:%M}",

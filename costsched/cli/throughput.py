@@ -108,7 +108,7 @@ def show(
            for r in frame.itertuples()]
     console.print(table(title, ["model", "GPU", "GPUs", "steps/s", "source or rule"], out))
     if frame["capped"].any():
-        console.print(CAPPED_NOTE, highlight=False)
+        console.print(CAPPED_NOTE, highlight=False, markup=False)
 
 
 def _no_store(db: str | None) -> bool:
@@ -161,7 +161,7 @@ def forget(
     if json_out:
         print_json({"forgotten": n})
         return
-    console.print(f"forgot {n} measured run{'s' if n != 1 else ''}", highlight=False)
+    console.print(f"forgot {n} measured run{'s' if n != 1 else ''}", highlight=False, markup=False)
 
 
 def _measured(table_: tp.ThroughputTable) -> pd.DataFrame:

@@ -77,12 +77,17 @@ def given_region_problem(region: str, names: tuple[str, ...] = NAMES) -> str | N
     `names` (`us-east-3`, `eastus3`: opened since the lists were written). The first of a
     series no cloud lists (`useast1`, of Azure's shape) is refused: typed by a user, such a
     name is a misspelling far more often than a region opened since."""
-    if any(region in c.regions for c in CLOUDS.values()):
+    if any(region in CLOUDS[n].regions for n in names):
         return None
+    examples = ", ".join(CLOUDS[n].region_example for n in names)
+    elsewhere = [c.name for c in CLOUDS.values() if region in c.regions]
+    if elsewhere:  # another cloud's region, with the job kept to its clouds
+        return (f"{region!r} is a region of {_either(tuple(elsewhere))}, not of "
+                f"{_either(names)}: add {elsewhere[0]} to the job's clouds, or name a region "
+                f"of {_either(names)} such as {examples}")
     if any(CLOUDS[n].region_problem(region, new_series=False) is None for n in names):
         return None
     listed = sorted(r for n in names for r in CLOUDS[n].regions)
-    examples = ", ".join(CLOUDS[n].region_example for n in names)
     return (f"{region!r}: not a region of {_either(names)}"
             + (did_you_mean(region, listed)
                or f": expected a listed region such as {examples}"))

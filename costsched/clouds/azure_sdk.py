@@ -33,8 +33,15 @@ def _need(module: str) -> Any:
     try:
         return import_module(module)
     except ImportError:
-        raise SdkMissing(f"azure: {module.split('.')[1]}'s SDK is not installed: "
-                         f"{EXTRA}") from None
+        parts = module.split(".")  # the package that ships it: azure-mgmt-compute, azure-core
+        package = "-".join(parts[:3] if parts[1] == "mgmt" else parts[:2])
+        raise SdkMissing(f"azure: {package} is not installed: {EXTRA}") from None
+
+
+def require_sdk() -> None:
+    """SdkMissing, naming the extra to install, unless the compute SDK (what every use of
+    Azure here needs) is installed."""
+    _need("azure.mgmt.compute")
 
 
 def sdk_errors() -> tuple[type[Exception], type[Exception], type[Exception]]:

@@ -28,6 +28,7 @@ from costsched.config import ENV_CONFIG, Loaded
 from costsched.model import InvalidInput
 from costsched.redact import redact_url
 from costsched.store.database import ENV_DB, describe
+from costsched.vocabulary import did_you_mean
 
 KINDS = ("systemd", "cron")
 KEEP_ALIVE = "*/10 * * * *"
@@ -76,7 +77,8 @@ def plan(url: str, loaded: Loaded, log: Path, kind: str | None = None) -> Instal
     """What to write for the store at `url` (kind: detected when None)."""
     kind = kind or detect()
     if kind not in KINDS:
-        raise InvalidInput(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
+        raise InvalidInput(f"--kind {kind!r}: expected one of {', '.join(KINDS)}"
+                           + did_you_mean(kind, KINDS))
     env = _environment(url, loaded)
     argv = [*_costsched(), "daemon", "--installed", "--log", str(log)]
     name = unit_name(url)

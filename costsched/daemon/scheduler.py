@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
@@ -159,9 +159,11 @@ class Daemon(Tasks):
             # Each daemon watches (in memory, not in the shared schedule): the job's lease
             # makes one of them act on a job at a time.
             scheduler.add_jobstore(MemoryJobStore(), alias=WATCH)
+            # Its first look at once: a job preempted while none watched waits no interval.
             scheduler.add_job(_watched, IntervalTrigger(seconds=self.watch_seconds),
                               id=WATCH, name=WATCH, jobstore=WATCH, coalesce=True,
-                              max_instances=1, misfire_grace_time=None)
+                              max_instances=1, misfire_grace_time=None,
+                              next_run_time=datetime.now(timezone.utc))
         scheduler.start()
         self._scheduler = scheduler
         _emit("info", event="started", holder=self.holder, kind=self.kind,

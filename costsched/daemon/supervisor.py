@@ -17,8 +17,10 @@ from __future__ import annotations
 import socket
 import time
 
+from costsched import launch_secrets, redact
 from costsched.config import Config
 from costsched.daemon.events import _emit, _now, _one_line
+from costsched.daemon.handoff import Listening
 from costsched.daemon.records import SUPERVISOR_LEASE as SUPERVISOR_LEASE
 from costsched.daemon.records import live_jobs as live_jobs
 from costsched.daemon.records import sweep_owed
@@ -67,7 +69,8 @@ class Leased(Daemon):
 
 class Supervisor(Leased):
     """The supervisor a launch starts for the store: the watcher and the re-plan, until no
-    job has been left for `idle_seconds` (default: the config's daemon.idle_seconds)."""
+    job has been left for `idle_seconds` (default: the config's daemon.idle_seconds). While
+    it serves, a later launch gives it its jobs' secrets (costsched.daemon.handoff)."""
 
     lease = SUPERVISOR_LEASE
 
@@ -84,6 +87,38 @@ class Supervisor(Leased):
         self._looked = 0.0
         file = sqlite_path(store.url)
         self._file = None if file is None else file.resolve()  # None: a server's store
+        self._handoff: Listening | None = None
+
+    def start(self) -> None:
+        # Listening before its row is registered: a launch that finds the row and no
+        # advert beside the log knows this supervisor does not listen.
+        self._handoff = Listening.open(self.log, self.take_secrets)
+        super().start()
+
+    def stop(self) -> None:
+        if self._handoff is not None:
+            self._handoff.close()
+            self._handoff = None
+        super().stop()
+
+    def take_secrets(self, given: dict[int, dict[str, str]]) -> list[int]:
+        """Keep, in memory, the secrets a launch gives for its jobs: those the store's
+        running jobs name (a value for anything else is dropped); the jobs held for."""
+        if self.stopping.is_set():
+            return []
+        live = set(live_jobs(self.store))
+        held = []
+        for job_id, values in given.items():
+            if job_id not in live:
+                continue
+            names = launch_secrets.names_of(self.store.jobs.get(job_id).spec)
+            kept = {n: v for n, v in values.items() if n in names and v}
+            if not kept:
+                continue
+            redact.remember(kept.values())  # masked in whatever this process logs
+            launch_secrets.keep(job_id, {**launch_secrets.held_for(job_id), **kept})
+            held.append(job_id)
+        return held
 
     def claim(self) -> bool:
         if super().claim():
@@ -115,7 +150,9 @@ class Supervisor(Leased):
         is given up before the last look: a launch that stored its job before that look is
         watched by this supervisor; one that stored it after finds the lease free and starts
         another."""
-        if live_jobs(self.store) or sweep_owed(self.store):
+        live = live_jobs(self.store)
+        launch_secrets.keep_only(live)  # an ended job's secrets are held no longer
+        if live or sweep_owed(self.store):
             self._idle_since = None
             return
         now = time.monotonic()

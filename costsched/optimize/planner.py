@@ -102,7 +102,8 @@ class JobPlan(Generic[W]):
 
     @property
     def best(self) -> pd.Series | None:
-        return None if self.choices.empty else self.choices.iloc[0]
+        choices = self.choices
+        return None if choices.empty else choices.iloc[0]
 
     def for_job(self, other: W) -> JobPlan[W]:
         """The same plan for a job identical in what is ranked (`rank_key`): the ranking
@@ -184,7 +185,11 @@ def superseded_offerings(plan: JobPlan) -> list[str]:
     """The offerings the job's filters allow that were left out for a superseded bundled
     price (`rank.SUPERSEDED`), each with its price and date: 'aws us-west-1 p5.48xlarge
     on-demand ($122.9000/h of 2025-05-01)'."""
-    gone = plan.ranked[plan.ranked["excluded"] == ranking.SUPERSEDED]
+    ranked = plan.ranked
+    left_out = (ranked["excluded"] == ranking.SUPERSEDED).to_numpy(dtype=bool)
+    if not left_out.any():
+        return []
+    gone = ranked.loc[left_out, ["offering", "usd_per_hour", "nodes", "effective_at"]]
     return [f"{r.offering} ({per_hour(r.usd_per_hour / r.nodes)}/h of {r.effective_at:%Y-%m-%d})"
             for r in gone.itertuples()]
 
@@ -193,8 +198,10 @@ def order_cost(plan: JobPlan, mark: Callable[[pd.Series], str] | None = None) ->
     """What a task's `ordered:` preference costs against the cheapest choice ('' without
     one, or when the first choice is the cheapest). `mark(row)`: what follows a figure of
     that offering (a view's mark of an estimate; the difference takes either's)."""
+    if not plan.job.order:
+        return ""
     choices = plan.choices
-    if not plan.job.order or choices.empty:
+    if choices.empty:
         return ""
     first, cheapest = choices.iloc[0], choices.loc[choices["expected_cost"].idxmin()]
     extra = float(first["expected_cost"] - cheapest["expected_cost"])

@@ -122,10 +122,12 @@ def quota_cost(ranked: pd.DataFrame) -> QuotaCost | None:
         return None
     choosable = (ranked["excluded"] == "") if "excluded" in ranked else pd.Series(
         True, index=ranked.index)
-    fits = ranked[choosable & (ranked["quota"] == "")]
-    over = ranked[choosable & (ranked["quota"] != "")]
-    if fits.empty or over.empty:
-        return None
+    choosable = choosable.to_numpy(dtype=bool)
+    held = choosable & (ranked["quota"] == "").to_numpy(dtype=bool)
+    short = choosable & (ranked["quota"] != "").to_numpy(dtype=bool)
+    if not held.any() or not short.any():
+        return None  # (most rankings: no quota known) before any rows are copied
+    fits, over = ranked[held], ranked[short]
     chosen = fits.iloc[0]
     by = "expected_cost" if "expected_cost" in ranked and _known(chosen["expected_cost"]) \
         else "usd_per_hour"

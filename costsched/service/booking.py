@@ -16,14 +16,17 @@ import hashlib
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from costsched.amounts import usd
-from costsched.jobspec import ResolvedJob
 from costsched.migration.launcher import CapacityError, Launcher
 from costsched.model import BookedOffering, InvalidInput
-from costsched.optimize.booked import BookedPlans
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
+
+if TYPE_CHECKING:  # `status` reads bookings without the planner
+    from costsched.jobspec import ResolvedJob
+    from costsched.optimize.booked import BookedPlans
 
 HELD_STATES = ("purchasing", "scheduled", "active")  # bought, or maybe bought: paid for
 BOUGHT = ("capacity_block",)  # the markets costsched buys ahead (paid whether used or not)

@@ -1,6 +1,7 @@
 """Quick answers read from a SQLite store file with the standard library (no SQLAlchemy,
 pandas or schema upgrade), for the commands that must start at once: `status` of a store
-with nothing to show, `logs` of a job, the stored prices `gpus` shows. Each answers only
+with nothing to show, `logs` of a job, `status` and `logs` of a job the store does not
+hold, the stored prices `gpus` shows. Each answers only
 when the answer is plain; None means "open the store" (a server's URL, a file busy or
 unreadable now, an ambiguous name, a schema older or newer than this code's).
 """
@@ -18,6 +19,7 @@ from costsched.service.store_files import store_file
 from costsched.spot_market import NEWEST_SPOT_SQL
 from costsched.spot_market import stored_spot_markets as stored_spot_markets_of
 from costsched.store_revision import VERSION_TABLE, newest_revision
+from costsched.vocabulary import did_you_mean
 
 # costsched.store.schema's table names, and the daemon's tasks and scheduler table (a test
 # keeps them equal to the originals: importing those here would load SQLAlchemy).
@@ -78,6 +80,37 @@ def last_instance(db: str | None, job: str) -> tuple[str, str, list[str]] | None
     if placement is None or not isinstance(spec, dict):
         return None
     return str(spec.get("launcher", "local")), str(placement[0]), secret_names(spec)
+
+
+def missing_job(db: str | None, job: str) -> str | None:
+    """The line that refuses `job` (an id, or a name) when the store holds no such job, in
+    the store's words (`no_such_name`); None when it holds one, or when it cannot be told
+    this way."""
+    with _reading(db) as conn:
+        if conn is None or not _current(conn):
+            return None
+        try:
+            if job.isdigit():
+                found = conn.execute(f"SELECT 1 FROM {JOBS} WHERE id = ?", (int(job),))
+                return None if found.fetchone() else f"job {int(job)}: no such job in the store"
+            names = sorted({n for (n,) in conn.execute(f"SELECT name FROM {JOBS}")})
+        except (sqlite3.Error, ValueError):
+            return None
+    return None if job in names else no_such_name(job, names)
+
+
+def no_such_name(job: str, names: list[str]) -> str:
+    """The line that refuses a job name no job has, with the close ones among the jobs'
+    `names` (sorted), else the first of them."""
+    listed = f"; the jobs: {few_names(names)}" if names else ""
+    return f"job {job!r}: no job of that name in the store" + (did_you_mean(job, names)
+                                                                or listed)
+
+
+def few_names(names: list[str], limit: int = 5) -> str:
+    """The first `limit` of `names`, and how many more there are."""
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
+                                       if len(names) > limit else "")
 
 
 # In a stored job: its agents write its log with its --secret values masked (every

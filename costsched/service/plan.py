@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from costsched import file_limits
 from costsched.amounts import MAX_DECIMALS, hours_all, hours_times, usd_all
@@ -15,16 +16,13 @@ from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.optimize import objectives
 from costsched.optimize.availability import lifetimes, preemption_rates
-from costsched.optimize.booked import BookedPlans
-from costsched.optimize.collection import POLICIES, CollectionPlan, plan_collection_shared
-from costsched.optimize.collection.build import plan_collection
 from costsched.optimize.decision import MovePrice, Overheads, Place, price_move
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.hazard import explain as explain_hazard
 from costsched.optimize.job import Workload
 from costsched.optimize.planner import JobPlan, Progress, plan_jobs, prepare
 from costsched.optimize.rank import OBJECTIVES
-from costsched.optimize.unmatched import Missing, unmatched
+from costsched.optimize.unmatched import unmatched
 from costsched.prices import prices_at, spot_markets
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
@@ -36,6 +34,12 @@ from costsched.service.values import as_time, choices
 from costsched.taskfile import Jobs
 from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
+
+# Named in annotations only: a collection's placement loads when a plan has several jobs.
+if TYPE_CHECKING:
+    from costsched.optimize.booked import BookedPlans
+    from costsched.optimize.collection import CollectionPlan
+    from costsched.optimize.unmatched import Missing
 
 ALL_OBJECTIVES = objectives.ALL
 # One row per job in PlanResult.table: the job, then its best offering's columns.
@@ -266,14 +270,13 @@ def plan(
         if budget <= 0:
             raise InvalidInput(f"budget {budget}: expected a positive amount of USD")
         overrides["budget"] = budget
-    if table is None:  # the bundled figures, costsched's measurements, the user's
-        with using(store) as opened:
+    with using(store) as opened:  # once: its measured speeds, then its prices
+        if table is None:  # the bundled figures, costsched's measurements, the user's
             table = table_with_measured(opened)
-    resolved = resolve_all([(source, _override(spec, overrides)) for source, spec in specs],
-                           table, when)
-    _step(progress, "reading prices")
-    filters = price_filters(resolved)
-    with using(store) as opened:
+        resolved = resolve_all([(source, _override(spec, overrides))
+                                for source, spec in specs], table, when)
+        _step(progress, "reading prices")
+        filters = price_filters(resolved)
         cpu = any(r.cpu for r in resolved)  # CPU jobs: CPU instance types are offerings
         # Superseded bundled prices too: ranked, left out (`rank.SUPERSEDED`), and named.
         frame = prices_at(opened, when, include_cpu=cpu, superseded=True, **filters)
@@ -306,6 +309,9 @@ def plan(
         booked = booked_for(opened, plans, when)
     collection = None
     if several:
+        from costsched.optimize.collection import POLICIES, plan_collection_shared
+        from costsched.optimize.collection.build import plan_collection
+
         _step(progress, "placing the jobs together")
         collection_objective = objective if objective in POLICIES else "cost"
         place = plan_collection_shared if share_instances else plan_collection

@@ -32,9 +32,6 @@ from costsched.model import InvalidInput, PriceObservation
 from costsched.passes import frozen, memo
 from costsched.spot_market import NEWEST_SPOT_SQL, PARTIAL, stored_spot_markets
 from costsched.store import database, zones
-from costsched.store.availability import AvailabilityStore
-from costsched.store.booked import BookedStore
-from costsched.store.daemons import DaemonRecords
 from costsched.store.database import (  # noqa: F401 - re-exported: the store's public names
     ENV_DB,
     default_url,
@@ -44,16 +41,19 @@ from costsched.store.database import (  # noqa: F401 - re-exported: the store's 
     resolve_url,
     to_epoch_seconds,
 )
-from costsched.store.decisions import DecisionStore
 from costsched.store.jobs import JobStore
-from costsched.store.leases import Leases, TaskRuns
-from costsched.store.moves import MoveStore
-from costsched.store.quotas import QuotaStore
 from costsched.store.schema import offerings, prices
 from costsched.store.signals import MeasuredThroughputStore, SignalStore
 from costsched.store.spot_availability import SpotAvailabilityStore
 
 if TYPE_CHECKING:
+    from costsched.store.availability import AvailabilityStore
+    from costsched.store.booked import BookedStore
+    from costsched.store.daemons import DaemonRecords
+    from costsched.store.decisions import DecisionStore
+    from costsched.store.leases import Leases, TaskRuns
+    from costsched.store.moves import MoveStore
+    from costsched.store.quotas import QuotaStore
     from costsched.store_limits import StoreLimits
 
 # The columns of an observation frame: what importers and collectors hand to `ingest`.
@@ -102,12 +102,16 @@ class PriceStore:
     @cached_property
     def availability(self) -> AvailabilityStore:
         """Capacity errors, preemptions and launches seen by the launchers."""
+        from costsched.store.availability import AvailabilityStore
+
         return AvailabilityStore(self.engine)
 
     @cached_property
     def booked(self) -> BookedStore:
         """Capacity booked ahead: offerings seen (capacity blocks, reservations) and the
         bookings made for jobs."""
+        from costsched.store.booked import BookedStore
+
         return BookedStore(self.engine)
 
     @cached_property
@@ -123,6 +127,8 @@ class PriceStore:
     @cached_property
     def quotas(self) -> QuotaStore:
         """The accounts' quotas as last read, and the launches they refused."""
+        from costsched.store.quotas import QuotaStore
+
         return QuotaStore(self.engine)
 
     @cached_property
@@ -133,26 +139,36 @@ class PriceStore:
     @cached_property
     def decisions(self) -> DecisionStore:
         """The decider's latest decision on each job (what `status` shows as next)."""
+        from costsched.store.decisions import DecisionStore
+
         return DecisionStore(self.engine)
 
     @cached_property
     def moves(self) -> MoveStore:
         """The job moves in progress or done (launches, migrations, recoveries)."""
+        from costsched.store.moves import MoveStore
+
         return MoveStore(self.engine)
 
     @cached_property
     def leases(self) -> Leases:
         """Named leases that keep two daemons from running the same task or move at once."""
+        from costsched.store.leases import Leases
+
         return Leases(self.engine)
 
     @cached_property
     def daemons(self) -> DaemonRecords:
         """The daemons running now: their process, log, heartbeat and last look at jobs."""
+        from costsched.store.daemons import DaemonRecords
+
         return DaemonRecords(self.engine)
 
     @cached_property
     def task_runs(self) -> TaskRuns:
         """The scheduled optimizer's record of its task runs."""
+        from costsched.store.leases import TaskRuns
+
         return TaskRuns(self.engine)
 
     # --- schema ---------------------------------------------------------------------

@@ -625,3 +625,19 @@ def test_a_run_falling_due_as_the_scheduler_stops_is_not_submitted(
     with store.engine.connect() as conn:  # left due, for the next start
         [due] = conn.execute(sql_text("SELECT next_run_time FROM apscheduler_jobs")).scalars()
     assert due < time.time()
+
+
+def test_a_daemon_watches_once_as_it_starts_not_an_interval_later(
+        running_job, tmp_path: Path) -> None:
+    """A job preempted while nothing watched is looked at once a daemon starts, however
+    long its interval."""
+    store, launcher, _ = running_job
+    daemon = Daemon(store, Config(), tasks=(), launchers=lambda _: launcher,
+                    watch_seconds=3600)
+    daemon.start()
+    try:
+        passed = wait_for(lambda: [r for r in store.daemons.running(datetime.now(timezone.utc))
+                                   if r.pass_at is not None], 60)
+    finally:
+        daemon.stop()
+    assert passed[0].watch_seconds == 3600

@@ -146,3 +146,39 @@ def test_a_reading_replaces_the_last_and_keeps_a_refusal(store: PriceStore, gcp_
     assert (row["limit"], row["observed_at"]) == (16.0, later)
     assert row["refused"] == 8 and row["refused_at"] == AT  # kept, and older than the reading
     assert store.quotas.reads().iloc[0]["read_at"] == later
+
+
+def _real_azure_clients():
+    """quotas_azure's own way to its clients (the suite routes it away from any cloud)."""
+    import importlib
+
+    from price_collectors import quotas_azure
+
+    return importlib.reload(quotas_azure)._default_clients
+
+
+def test_azure_without_its_sdk_says_that_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from costsched.service.quotas import read_problem
+
+    clients = _real_azure_clients()
+    monkeypatch.setitem(sys.modules, "azure.mgmt.compute", None)  # not installed
+    with pytest.raises(QuotasUnreadable) as refused:  # (no subscription is named either)
+        clients()
+    assert str(refused.value) == ("azure: azure-mgmt-compute is not installed: "
+                                  "pip install 'costsched[azure]'")
+    assert read_problem("azure", str(refused.value), refused.value.fix) == (
+        "azure quotas not read: azure-mgmt-compute is not installed: "
+        "pip install 'costsched[azure]'")
+
+
+def test_azure_without_a_subscription_says_how_once() -> None:
+    from costsched.service.quotas import read_problem
+
+    with pytest.raises(QuotasUnreadable) as refused:  # the test's home names none
+        _real_azure_clients()()
+    line = read_problem("azure", str(refused.value), refused.value.fix)
+    assert line.startswith("azure quotas not read: no subscription named: set "
+                           "azure.subscription_id"), line
+    assert line.count("az account set") == 1, line

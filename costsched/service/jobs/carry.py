@@ -21,18 +21,21 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 
 from costsched import clouds
 from costsched.config import effective
-from costsched.jobspec import ResolvedJob
 from costsched.migration.launcher import CarryError, Launcher
 from costsched.migration.machine import JobLaunch, utcnow
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
 from costsched.service.jobs.runs import STEP_LEASE_SECONDS, RunningJob
 from costsched.store import PriceStore
+
+if TYPE_CHECKING:
+    from costsched.jobspec import ResolvedJob
 
 RENEW_SECONDS = 60.0  # a long copy renews the job's lease this often
 

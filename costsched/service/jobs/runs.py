@@ -8,22 +8,24 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property, partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from costsched.jobspec import MAX_NAME, JobSpec, ResolvedJob, parse, resolve
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError
 from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
+from costsched.service.glance import no_such_name
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
-from costsched.vocabulary import did_you_mean, offering_label
+from costsched.vocabulary import offering_label
 
 if TYPE_CHECKING:
+    from costsched.jobspec import JobSpec, ResolvedJob
+    from costsched.optimize.decision import Overheads
     from costsched.policies import OfferingKey
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
@@ -260,6 +262,8 @@ class Resolutions:
     def _parsed(self, spec: dict, source: str) -> JobSpec:
         """The stored spec parsed; specs that differ only in their name (a sweep's jobs)
         are checked once, the others taking their own name (checked when stored)."""
+        from costsched.jobspec import MAX_NAME
+
         name = spec.get("name")
         if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME:
             return parse(spec, source)  # says what is wrong with it
@@ -275,6 +279,23 @@ class Resolutions:
             self.table = memo(("throughputs", self.store.url),
                               lambda: table_with_measured(self.store), shared=True)
         return self.table
+
+
+# The job spec's models load when a stored spec is first read: a look at jobs that resolves
+# none of them (`status` of jobs that ended) does without them.
+def parse(data: Any, source: str = "<spec>") -> JobSpec:
+    """`costsched.jobspec.parse`."""
+    from costsched.jobspec import parse as parsed
+
+    return parsed(data, source)
+
+
+def resolve(spec: JobSpec, table: ThroughputTable, at: datetime, source: str = "<spec>",
+            overheads: Overheads | None = None) -> ResolvedJob:
+    """`costsched.jobspec.resolve`."""
+    from costsched.jobspec import resolve as resolved
+
+    return resolved(spec, table, at, source=source, overheads=overheads)
 
 
 def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:
@@ -302,9 +323,7 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
     found = store.jobs.find(str(job))
     if not found:
         names = sorted({r.name for r in store.jobs.records()})
-        listed = f"; the jobs: {few_names(names)}" if names else ""
-        raise InvalidInput(f"job {job!r}: no job of that name in the store"
-                           + (did_you_mean(str(job), names) or listed))
+        raise InvalidInput(no_such_name(str(job), names))
     live = [r for r in found if not r.final]
     return [(live or found)[-1].id]
 
@@ -326,12 +345,6 @@ def namesakes(store: PriceStore, job: int | str | None) -> str:
     return (f"{len(found)} jobs are named {job}: shown is job {shown}, {why}; the "
             f"other{'s' if len(others) > 1 else ''}: {listed}{more}. `costsched status "
             f"{others[-1].id}` shows job {others[-1].id} (a job's id names it alone)")
-
-
-def few_names(names: list[str], limit: int = 5) -> str:
-    """The first `limit` of `names`, and how many more there are."""
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
-                                       if len(names) > limit else "")
 
 
 def _label(key: OfferingKey) -> str:

@@ -15,6 +15,7 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
 from costsched.passes import one_pass
+from costsched.service.glance import few_names
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
 from costsched.service.jobs.runs import (
@@ -22,7 +23,6 @@ from costsched.service.jobs.runs import (
     _progress_of,
     _runs,
     done_step,
-    few_names,
     job_ids,
     nodes_of,
     trouble,

@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched import launch_secrets
-from costsched.jobspec import JobSpec, parse
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import JobLaunch, Mover, candidate, run_many, utcnow
@@ -32,6 +31,7 @@ from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
 
 if TYPE_CHECKING:
+    from costsched.jobspec import JobSpec
     from costsched.service.decide import Decision
 
 SECRET_NOTE = "secret"  # the job's log: the secret a daemon lacks to carry its move on
@@ -115,6 +115,8 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
     """Carry a pending job without a move to its launch move and step it (under the job's
     lease, held by the caller): check its checkpoint store, then launch. A job that
     cannot start (its checkpoint store, no offering) fails, saying why."""
+    from costsched.jobspec import parse
+
     stored = record.spec
     spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
     uri = _checkpoint_uri(spec, record.id, stored.get("checkpoint_root"))

@@ -111,6 +111,14 @@ def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str,
     assert not set(loaded) & {*NEVER, *SCHEDULER}, loaded
 
 
+def test_status_loads_no_task_reader_or_booking_planner(env: dict[str, str]) -> None:
+    """`status` reads no task file and plans no booking: neither YAML nor the planner."""
+    codes, _, loaded = run([["status"], ["status", "hello"]], env,
+                           watched=("sqlalchemy", "yaml", "costsched.taskfile",
+                                    "costsched.optimize.booked"))
+    assert codes == [0, 0] and loaded == ["sqlalchemy"], loaded  # the probe sees the store
+
+
 def test_daemon_status_and_a_local_launch_load_no_cloud(env: dict[str, str],
                                                         tmp_path: Path) -> None:
     """Real processes (a launch's imports are only seen in a fresh interpreter): about 2 s

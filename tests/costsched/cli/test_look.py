@@ -151,3 +151,34 @@ def test_logs_mask_a_secret_the_job_printed(env, tmp_path: Path, monkeypatch,  #
     result = CliRunner().invoke(app, ["logs", "hello", *follow])
     assert result.exit_code == 0, result.output
     assert value not in result.stdout and "key is ***\ndone\n" in result.stdout
+
+
+@pytest.mark.parametrize("argv", [["logs", "nosuchjob"], ["logs", "helo", "--all"],
+                                  ["logs", "99"], ["status", "nosuchjob"], ["status", "99"]])
+def test_a_job_the_store_does_not_hold_is_refused_as_the_store_refuses_it(
+        env, tmp_path: Path, monkeypatch, argv: list[str]) -> None:  # noqa: ANN001
+    """Refused from one read of the file, in the words of the store's path, without
+    loading SQLAlchemy."""
+    finished_job(env["COSTSCHED_DB"], tmp_path / "instances")
+    quick = CliRunner().invoke(app, argv)
+    monkeypatch.setattr(glance, "missing_job", lambda db, job: None)  # the store's path
+    full = CliRunner().invoke(app, argv)
+    assert (quick.exit_code, quick.stderr) == (full.exit_code, full.stderr)
+    assert quick.exit_code == 2 and "in the store" in quick.stderr
+    probe = ("import sys\nfrom costsched.cli import app\n"
+             f"try:\n    app({argv!r})\nexcept SystemExit as exc:\n    assert exc.code == 2\n"
+             f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})),"
+             " file=sys.stdout)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=env, check=True)
+    assert out.stdout.split() == []
+
+
+def test_a_store_not_told_quickly_is_asked(env, tmp_path: Path) -> None:  # noqa: ANN001
+    db = env["COSTSCHED_DB"]
+    job = finished_job(db, tmp_path / "instances")
+    assert glance.missing_job(db, "hello") is None and glance.missing_job(db, str(job)) is None
+    assert glance.missing_job(db, "helo") == ("job 'helo': no job of that name in the store; "
+                                              "did you mean 'hello'?")
+    assert glance.missing_job(str(tmp_path / "missing.sqlite"), "helo") is None
+    assert glance.missing_job("postgresql+psycopg://u@h/db", "helo") is None

@@ -147,6 +147,12 @@ JOB = "name: j\nmodel: ResNet-50 (batch size 64)\nsteps: 2000\n"
      "'us-east-1' or 'us-east1'?"),
     ("name: j\nresources: {accelerators: V100, infra: aws/useast1}\nrun: 'true'\n",
      "resources.infra", "'useast1': not a region of aws; did you mean 'us-east-1'?"),
+    # another cloud's region, the job kept to its clouds: said where it is read
+    (JOB + "constraints: {clouds: [aws], regions: [us-central1]}\n", "constraints.regions",
+     "'us-central1' is a region of gcp, not of aws: add gcp to the job's clouds, or name a "
+     "region of aws such as us-east-1"),
+    ("name: j\nresources: {accelerators: V100, infra: aws/eastus}\nrun: 'true'\n",
+     "resources.infra", "'eastus' is a region of azure, not of aws"),
 ])
 @pytest.mark.parametrize("command", ["plan", "launch"])
 def test_a_misspelt_region_in_a_job_is_bad_input_in_one_line(

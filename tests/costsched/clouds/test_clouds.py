@@ -82,7 +82,10 @@ def test_owners_of_region(region: str, owners: list[str]) -> None:
     ("eastus", (), None),
     ("westeurope", (), None),
     ("us-central1", (), None),
-    ("eastus", ("aws",), None),  # listed by a cloud: the clouds allowed are another filter
+    # Another cloud's region, the job kept to its clouds: it could never run there.
+    ("eastus", ("aws",), "'eastus' is a region of azure, not of aws: add azure to the job's "
+                         "clouds, or name a region of aws such as us-east-1"),
+    ("us-central1", ("aws", "azure"), "'us-central1' is a region of gcp, not of aws or azure"),
     ("us-east-3", (), None),  # numbered next in a listed series: opened since the list
     ("eastus3", (), None),
     ("us-east6", ("gcp",), None),

@@ -230,3 +230,11 @@ def test_a_unit_no_user_manager_will_run_is_said_and_its_removal_too(
         f"Removed {unit}; `systemctl --user disable --now {unit.name}` failed (exit 1): a "
         "daemon it started runs until `costsched daemon stop`.")
     assert not unit.exists()
+
+
+def test_a_misspelt_kind_is_refused_with_the_one_meant(world: World) -> None:
+    done = CliRunner().invoke(app, ["daemon", "install", "--kind", "sytemd"])
+    assert done.exit_code == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line == ("error: --kind 'sytemd': expected one of systemd, cron; did you mean "
+                    "'systemd'?"), line

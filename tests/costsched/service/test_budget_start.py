@@ -118,10 +118,10 @@ def test_a_job_stopped_at_its_budget_starts_on_the_amount_its_refusal_names(
     amount, *parts = (float(found.group(i)) for i in (1, 2, 3, 5, 6))
     assert found.group(4) == f"{left:,.0f}"
     assert parts[0] == pytest.approx(spent, abs=1e-4)
-    # its steps left at the pace it was measured at (a loaded machine runs it slower
-    # than its 100 steps/s), the figure the refusal prices them with
+    # its steps left at the pace it was measured at (over the second or so this test
+    # lets it be judged on, a loaded machine's pace is far from its 100 steps/s either
+    # way), the figure the refusal prices them with
     pace = _measured_pace(cli, job_id)
-    assert pace < 110
     assert parts[1] == pytest.approx(left / pace * USD_PER_HOUR / 3600, rel=0.1, abs=0.006)
     restart_hours = _running(store, job_id).resolved.restart_hours
     assert parts[2] == pytest.approx(restart_hours * USD_PER_HOUR, abs=0.01)  # a restart
