@@ -116,6 +116,10 @@ DIST := -n 3 --dist loadfile --no-loadscope-reorder
 # again and pytest rewrites every test module's asserts again (about 15 s of CPU a worker),
 # and so does each subprocess for the modules it imports. git ignores __pycache__.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
+# The second pass collects only the files that mark a test `results` (each worker would
+# otherwise import the whole suite for these few tests); tests/test_suite_order.py checks
+# that every test so marked is in one of them.
+RESULTS_FILES = $(shell grep -rlE --include='test_*.py' 'mark\.results' tests | sort)
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
@@ -124,10 +128,10 @@ test: $(VENV)/.installed-dev
 		$(PYTEST) $(DIST) --durations=15 && \
 		if [ -n "$${OPENBLAS_CORETYPE:-}$${OPENBLAS_L2_SIZE:-}" ]; then \
 			echo "== the result-comparing tests again, without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE"; \
-			env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PYTEST) $(DIST) -m results; \
+			env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PYTEST) $(DIST) -m results $(RESULTS_FILES); \
 		else \
 			echo "== the result-comparing tests again, with $(BLAS_ENV)"; \
-			env $(BLAS_ENV) $(PYTEST) $(DIST) -m results; \
+			env $(BLAS_ENV) $(PYTEST) $(DIST) -m results $(RESULTS_FILES); \
 		fi
 
 # The suite on a busy machine: CPU hogs (busy loops, one per core plus two; LOAD_HOGS=N
