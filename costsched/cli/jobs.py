@@ -296,10 +296,10 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     named = {s.record.id for s in shown} if job is not None else None  # `status JOB`
     budgets = budgets_now(store, at=seen, of_jobs=named)  # charged as the jobs above were
     # The list of every job says why each failed in a line; `status JOB` says it whole.
-    _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,
-                  recovery=armed, held=held, brief=job is None)
-    if not json_out:
-        print_budgets(store, of_jobs=named, at=seen, states=budgets)
+    places = _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,
+                           recovery=armed, held=held, brief=job is None)
+    if not json_out:  # its spend at the jobs' costs' precision: the same amounts alike
+        print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places)
     _print_armed(service.namesakes(store, job), json_out)  # the others of its name
     _say_not_looked_after(shown)
 
