@@ -455,6 +455,7 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
               every: bool = False) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
     --follow; `node`: a multi-node job's node (its rank); `every`: every instance's."""
+    from costsched.cli.logs_lines import namesakes_line
     from costsched.redact import remember_given, remembered_masked
     from costsched.service.glance import secret_names
 
@@ -465,6 +466,8 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     if every and (follow or node):
         raise InvalidInput("--all: expected without --follow (which crosses instances "
                            "itself) and --node")
+    if shared := namesakes_line(store, job):  # whose output this is, and the others'
+        typer.echo(shared, err=True)
     if every:
         text = remembered_masked(service.every_log(store, launcher, job, tail=tail))
         typer.echo(text, nl=False)
