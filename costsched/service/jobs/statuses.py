@@ -81,6 +81,8 @@ class JobStatus:
     # Its gang's nodes lost and replaced in place (the job's NODE_RECOVERY events), oldest
     # first: recoveries without a move.
     node_recoveries: tuple[EventRow, ...] = ()
+    # Its gang's nodes lost or being replaced now, as its instance says (() when whole).
+    nodes_out: tuple[int, ...] = ()
 
     @property
     def recoveries(self) -> int:
@@ -367,7 +369,9 @@ def _status_of(run: RunningJob, placement: dict | None, instance: Instance | Non
     return JobStatus(run.record, placement, "" if instance is None else instance.state,
                      left, cost, run.moves, said, reported, failure,
                      "" if instance is None else instance.checkpoint_error, bookings,
-                     "" if instance is None else instance.detail, decision=decision)
+                     "" if instance is None else instance.detail, decision=decision,
+                     nodes_out=() if instance is None else
+                     tuple(sorted({*instance.lost_nodes, *instance.replacing})))
 
 
 def _stopped_why(record: JobRecord, events: Sequence[EventRow]) -> str:
