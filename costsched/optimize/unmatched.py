@@ -75,6 +75,8 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     if market.empty:
         return Missing(f"no offering has a price as of {when} (neither a stored price nor a "
                        "list price held by then)")
+    if c.alternatives:  # a task's alternatives: each one's own reason
+        return _each_alternative(job, market, at, now, spot_markets, limits)
     cpu = isinstance(job.table, CpuWork)
     missing = _retired(c, market, at, when) or _unknown_value(c, market, when)
     if missing is not None:
@@ -89,6 +91,31 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
         return Missing(f"no offering that its filters allow costs at most {per_hour(limit)}/h as "
                        f"of {when}; the cheapest costs {per_hour(left['usd_per_hour'].min())}/h")
     return None
+
+
+_PLACE_FIELDS = ("clouds", "regions", "zones", "markets", "gpu_models", "gpu_counts",
+                 "instance_types")
+
+
+def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
+                      now: datetime | None, spot_markets: Mapping[str, datetime] | None,
+                      limits: Mapping[str, str] | None) -> Missing | None:
+    """Why no alternative of a task (`Constraints.alternatives`) has an offering, each
+    named with what it asks: 'alternative 2 (L4:1 spot in gcp): no spot price known ...';
+    None when one has."""
+    c, cpu, said = job.job.constraints, isinstance(job.table, CpuWork), []
+    for i, alt in enumerate(c.alternatives, 1):
+        own = replace(c, alternatives=(), **{k: getattr(alt, k) for k in _PLACE_FIELDS
+                                             if getattr(alt, k)})
+        missing = unmatched(replace(job, job=replace(job.job, constraints=own)), market, at,
+                            now, spot_markets, limits)
+        if missing is None:
+            return None
+        asked = " ".join(filter(None, [_shape_words(own, market, cpu), " or ".join(
+            word(m) for m in own.markets), _where_words(own)]))
+        said.append(f"alternative {i} ({asked}): "
+                    + "; ".join([missing.what, *missing.instead, *filter(None, [missing.fix])]))
+    return Missing("none of its alternatives has an offering: " + "; ".join(said))
 
 
 def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]:
