@@ -230,3 +230,16 @@ def test_an_ordered_alternative_of_one_zone_is_first_in_that_zone_only(
     assert plan.best["zone"] in ("us-east-1a", "") and plan.best["region"] == "us-east-1"
     ranked = plan.choices.set_index("offering")["order_rank"]
     assert ranked["aws us-east-1b g5.xlarge spot"] == 1  # the second alternative's
+
+
+def test_markets_of_the_costsched_section_apply_to_every_alternative(
+        tmp_path: Path) -> None:
+    spec = task("resources:\n  any_of:\n    - {accelerators: A10G:1, infra: aws/us-east-1}\n"
+                "    - {accelerators: L4:1, infra: gcp}\n"
+                "costsched: {markets: [spot, on-demand]}\nrun: x")
+    assert [a.markets for a in spec.constraints.alternatives] == [["spot", "on_demand"]] * 2
+    choices = service.plan(str(tmp_path / "empty.sqlite"), spec, at=NOW).jobs[0].choices
+    pairs = set(zip(choices["cloud"], choices["gpu_model"], choices["market"], strict=True))
+    assert pairs == {(c, g, m) for c, g in (("aws", "A10G"), ("gcp", "L4"))
+                     for m in ("spot", "on_demand")}
+    assert set(choices.loc[choices["cloud"] == "aws", "region"]) == {"us-east-1"}
