@@ -243,3 +243,15 @@ def test_markets_of_the_costsched_section_apply_to_every_alternative(
     assert pairs == {(c, g, m) for c, g in (("aws", "A10G"), ("gcp", "L4"))
                      for m in ("spot", "on_demand")}
     assert set(choices.loc[choices["cloud"] == "aws", "region"]) == {"us-east-1"}
+
+
+def test_a_gpu_of_an_alternatives_set_left_out_is_said_of_that_alternative(
+        tmp_path: Path) -> None:
+    plan = service.plan(str(tmp_path / "empty.sqlite"), task(
+        "resources:\n  any_of:\n"
+        "    - {accelerators: {A10G: 1, H100: 8}, infra: aws/sa-east-1, use_spot: true}\n"
+        "    - {accelerators: L4:1, infra: gcp}\nrun: x"), at=NOW).jobs[0]
+    assert plan.best is not None and plan.best["gpu_model"] == "L4"
+    assert [n.split(": no offering")[0] for n in plan.notes] == [
+        "A10G:1 left out: alternative 1 (A10G:1 spot in aws, sa-east-1)",
+        "H100:8 left out: alternative 1 (H100:8 spot in aws, sa-east-1)"]
