@@ -171,6 +171,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "gpu_counts": sorted({n for _, n in scope.gpus}),
         "instance_types": sorted({t for _, t in scope.types or ()}),
     }
+    if scope.alternatives:  # each exact: the union above would allow more than they do
+        constraints["alternatives"] = [
+            {**s.places(), **({"markets": markets} if section.markets is not None else {})}
+            for s in scope.alternatives]
     for key in ("deadline", "budget", "max_price", "max_migrations"):
         value = getattr(section, key)
         if value is not None:
