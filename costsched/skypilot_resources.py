@@ -15,7 +15,7 @@ from costsched.catalog_offers import offered_instead
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, written
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
 # CPU machine has; a CPU task that does not say its memory gets at least 4 GB per vCPU (a
@@ -246,7 +246,7 @@ def _recovery(value: Any, fail: Fail) -> None:
         if extra:
             raise fail(f"resources.job_recovery.{extra[0]}", "costsched cannot honour it")
     if strategy is not None and str(strategy).upper() not in RECOVERY_STRATEGIES:
-        raise fail("resources.job_recovery", f"strategy {strategy!r}: expected one of "
+        raise fail("resources.job_recovery", f"strategy {written(strategy)}: expected one of "
                    + ", ".join(RECOVERY_STRATEGIES)
                    + did_you_mean(str(strategy).upper(), RECOVERY_STRATEGIES))
     if restarts:
@@ -263,13 +263,13 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         text = res["infra"]
         parts = str(text).strip().split("/") if isinstance(text, str) else [""]
         if len(parts) > 3 or not all(parts):
-            raise fail(f"{where}.infra", f"{text!r}: expected CLOUD, CLOUD/REGION or "
+            raise fail(f"{where}.infra", f"{written(text)}: expected CLOUD, CLOUD/REGION or "
                        "CLOUD/REGION/ZONE (aws/us-east-1)")
         cloud, region, zone = [*parts, "", ""][:3]
     else:
         for key in ("cloud", "region", "zone"):
             if key in res and res[key] is not None and not isinstance(res[key], str):
-                raise fail(f"{where}.{key}", f"{res[key]!r}: expected a name")
+                raise fail(f"{where}.{key}", f"{written(res[key])}: expected a name")
         cloud, region, zone = (str(res.get(k) or "") for k in ("cloud", "region", "zone"))
     cloud = cloud.strip().lower()
     by_infra = "infra" in res  # a location's errors name the field the file wrote it in
@@ -305,7 +305,7 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         if found is not None and scope.clouds and found[0] not in scope.clouds:
             problem = f"{zone!r}: a zone of {found[0]}, not of {', '.join(scope.clouds)}"
         if found is None:  # a task's zone names its region (Azure's '1' does not)
-            problem = problem or (f"{zone!r}: expected a zone named after its region, such "
+            problem = problem or (f"{written(zone)}: expected a zone named after its region, such "
                                   "as us-east-1a or us-central1-a")
         if problem is not None:
             raise fail(f"{where}.{'infra' if by_infra else 'zone'}", problem)

@@ -146,7 +146,9 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
 
 @pytest.mark.parametrize(("text", "field", "says"), [
     ("num_nodes: 65\nrun: x", "num_nodes", "expected a whole number of nodes, 1 to 64"),
-    ("num_nodes: true\nrun: x", "num_nodes", "expected a whole number"),
+    ("num_nodes: true\nrun: x", "num_nodes", "true: expected a whole number"),  # as written
+    ("resources: {accelerators: V100, use_spot: true, disk_tier: null}\nrun: x",
+     "resources.disk_tier", "null: expected one of"),
     ("pool: {workers: 2}\nrun: x", "pool", "`sky jobs pool`"),
     ("volumes: {/data: vol}\nrun: x", "volumes", "not supported yet"),
     ("resources: []\nrun: x", "resources", "expected a mapping"),
