@@ -36,13 +36,9 @@ from costsched.cpu_work import CpuWork
 from costsched.durations import MAX_HOURS, parse_hours
 from costsched.jobspec_places import (
     AlternativeSpec,
+    PlaceSpec,
     _choices,
     _Strict,
-    check_clouds,
-    check_counts,
-    check_gpus,
-    check_markets,
-    check_places,
 )
 from costsched.model import Constraints, InvalidInput, Job, utc
 from costsched.optimize import checkpoint_interval
@@ -109,20 +105,13 @@ class CheckpointSpec(_Strict):
         return None if v is None else _amount(v, "a number of minutes", MAX_MINUTES)
 
 
-class ConstraintsSpec(_Strict):
+class ConstraintsSpec(PlaceSpec):
     deadline: float | datetime | None = None
     budget: float | None = None
     budget_name: str | None = Field(None, min_length=1, max_length=100)  # config budgets.named
     at_cap: Literal["stop", "move"] | None = None  # config budgets.at_cap when not given
-    clouds: list[str] = []
-    regions: list[str] = []
-    markets: list[str] = []
-    gpu_models: list[str] = []
-    gpu_counts: list[int] = []
     max_price: float | None = None
     max_migrations: int | None = Field(None, ge=0, le=1_000_000)
-    zones: list[str] = []
-    instance_types: list[str] = []
     # A task's alternatives whose union (the fields above) would allow more than they do.
     alternatives: list[AlternativeSpec] = []
 
@@ -148,12 +137,6 @@ class ConstraintsSpec(_Strict):
     def _price(cls, v: float | None) -> float | None:
         return _positive(v, "USD per hour", MAX_USD)
 
-    _clouds = field_validator("clouds")(classmethod(lambda cls, v: check_clouds(v)))
-    _places = field_validator("regions", "zones")(
-        classmethod(lambda cls, v, info: check_places(v, info)))
-    _markets = field_validator("markets")(classmethod(lambda cls, v: check_markets(v)))
-    _gpus = field_validator("gpu_models")(classmethod(lambda cls, v: check_gpus(v)))
-    _counts = field_validator("gpu_counts")(classmethod(lambda cls, v: check_counts(v)))
 
 
 MAX_COMMAND_BYTES = 64 * 1024  # a run command's limit (execve's is 128 KiB per argument)

@@ -77,8 +77,9 @@ def check_counts(v: list[int]) -> list[int]:
     return v
 
 
-class AlternativeSpec(_Strict):
-    """One alternative of a task's resources, as exact as the task wrote it; empty: any."""
+class PlaceSpec(_Strict):
+    """Where a job may run: its clouds, regions, zones, markets, GPUs and instance types
+    (each checked; empty: any). A job's constraints and each of its alternatives."""
 
     clouds: list[str] = []
     regions: list[str] = []
@@ -94,6 +95,11 @@ class AlternativeSpec(_Strict):
     _markets = field_validator("markets")(classmethod(lambda cls, v: check_markets(v)))
     _gpus = field_validator("gpu_models")(classmethod(lambda cls, v: check_gpus(v)))
     _counts = field_validator("gpu_counts")(classmethod(lambda cls, v: check_counts(v)))
+
+
+
+class AlternativeSpec(PlaceSpec):
+    """One alternative of a task's resources, as exact as the task wrote it; empty: any."""
 
     def constraints(self) -> Constraints:
         """The place filter the optimizer reads (`Constraints.alternatives`)."""
