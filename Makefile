@@ -111,18 +111,27 @@ BLAS_ENV := OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=1048576
 # A file's tests run on one worker; the longest files first, in tests/conftest.py's order
 # (LONG_FILES), not xdist's own (files of most tests first), so that none starts last.
 DIST := -n 3 --dist loadfile --no-loadscope-reorder
+# The tests write Python's bytecode even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): otherwise every worker of every pass compiles the modules
+# again and pytest rewrites every test module's asserts again (about 15 s of CPU a worker),
+# and so does each subprocess for the modules it imports. git ignores __pycache__.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
+# The second pass collects only the files that mark a test `results` (each worker would
+# otherwise import the whole suite for these few tests); tests/test_suite_order.py checks
+# that every test so marked is in one of them.
+RESULTS_FILES = $(shell grep -rlE --include='test_*.py' 'mark\.results' tests | sort)
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	export COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)}; \
-		$(BIN)/pytest $(DIST) --durations=15 && \
+		$(PYTEST) $(DIST) --durations=15 && \
 		if [ -n "$${OPENBLAS_CORETYPE:-}$${OPENBLAS_L2_SIZE:-}" ]; then \
 			echo "== the result-comparing tests again, without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE"; \
-			env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/pytest $(DIST) -m results; \
+			env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PYTEST) $(DIST) -m results $(RESULTS_FILES); \
 		else \
 			echo "== the result-comparing tests again, with $(BLAS_ENV)"; \
-			env $(BLAS_ENV) $(BIN)/pytest $(DIST) -m results; \
+			env $(BLAS_ENV) $(PYTEST) $(DIST) -m results $(RESULTS_FILES); \
 		fi
 
 # The suite on a busy machine: CPU hogs (busy loops, one per core plus two; LOAD_HOGS=N
@@ -133,7 +142,7 @@ TESTS ?=
 test-loaded: $(VENV)/.installed-dev
 	export COSTSCHED_TEST_PG_URL=$${COSTSCHED_TEST_PG_URL:-$$(bash scripts/start-postgres.sh 2>/dev/null || true)}; \
 		$(BIN)/python scripts/under_load.py $(if $(LOAD_HOGS),--hogs $(LOAD_HOGS)) -- \
-		$(BIN)/pytest $(DIST) --durations=15 $(TESTS)
+		$(PYTEST) $(DIST) --durations=15 $(TESTS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -25,33 +25,28 @@ from __future__ import annotations
 
 import math
 import re
-import typing
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from costsched import clouds
-from costsched.catalog import gpu_model_name, parse_gpu
+from costsched.catalog import parse_gpu
 from costsched.cpu_work import CpuWork
 from costsched.durations import MAX_HOURS, parse_hours
-from costsched.model import ALL_MARKETS, CLOUDS, Constraints, InvalidInput, Job, utc
+from costsched.jobspec_places import (
+    AlternativeSpec,
+    PlaceSpec,
+    _choices,
+    _Strict,
+)
+from costsched.model import Constraints, InvalidInput, Job, utc
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
 from costsched.spec_errors import all_errors, as_written, yaml_kind
 from costsched.sweeps import SweepValues
 from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
-from costsched.vocabulary import choose
 from costsched.work import CPU_REFERENCE, Work
 
 # The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
@@ -61,7 +56,6 @@ MAX_USD = 1e9
 MAX_MINUTES = 1e6
 MAX_GB = 1e6  # a petabyte
 MAX_STEPS_PER_SECOND = 1e9
-MAX_GPUS = 1024
 MAX_NODES = 64  # instances in one gang
 
 
@@ -82,28 +76,6 @@ def _amount(value: float, what: str, most: float) -> float:
     if not math.isfinite(value) or value < 0 or value > most:
         raise ValueError(f"{_typed(value)}: expected {what} from 0 to {most:g}")
     return value
-
-
-def _kinds(annotation: Any) -> set[Any]:
-    """Every type named in an annotation (float | None -> {float, NoneType})."""
-    args = typing.get_args(annotation)
-    return {annotation} if not args else set().union(*(_kinds(a) for a in args))
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bools(cls, v: Any, info: ValidationInfo) -> Any:
-        """true/false is never a number (pydantic would read true as 1)."""
-        kinds = _kinds(cls.model_fields[info.field_name].annotation)  # type: ignore[index]
-        if bool in kinds or not kinds & {int, float}:
-            return v
-        items = v.values() if isinstance(v, dict) else v if isinstance(v, list) else [v]
-        if any(isinstance(x, bool) for x in items):
-            raise ValueError("true/false: expected a number")
-        return v
 
 
 class CheckpointSpec(_Strict):
@@ -134,20 +106,15 @@ class CheckpointSpec(_Strict):
         return None if v is None else _amount(v, "a number of minutes", MAX_MINUTES)
 
 
-class ConstraintsSpec(_Strict):
+class ConstraintsSpec(PlaceSpec):
     deadline: float | datetime | None = None
     budget: float | None = None
     budget_name: str | None = Field(None, min_length=1, max_length=100)  # config budgets.named
     at_cap: Literal["stop", "move"] | None = None  # config budgets.at_cap when not given
-    clouds: list[str] = []
-    regions: list[str] = []
-    markets: list[str] = []
-    gpu_models: list[str] = []
-    gpu_counts: list[int] = []
     max_price: float | None = None
     max_migrations: int | None = Field(None, ge=0, le=1_000_000)
-    zones: list[str] = []
-    instance_types: list[str] = []
+    # A task's alternatives whose union (the fields above) would allow more than they do.
+    alternatives: list[AlternativeSpec] = []
 
     @field_validator("deadline", mode="before")
     @classmethod
@@ -171,45 +138,6 @@ class ConstraintsSpec(_Strict):
     def _price(cls, v: float | None) -> float | None:
         return _positive(v, "USD per hour", MAX_USD)
 
-    @field_validator("clouds")
-    @classmethod
-    def _clouds(cls, v: list[str]) -> list[str]:
-        return _choices(v, CLOUDS)
-
-    @field_validator("markets")
-    @classmethod
-    def _markets(cls, v: list[str]) -> list[str]:
-        return _choices(v, ALL_MARKETS)
-
-    @field_validator("regions", "zones")
-    @classmethod
-    def _places(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        names = tuple(info.data.get("clouds") or CLOUDS)  # all when clouds was refused
-        for place in v:
-            problem = (clouds.given_region_problem(place, names) if info.field_name == "regions"
-                       else clouds.given_zone_problem(place, info.data.get("regions") or ()))
-            if problem is not None:
-                raise ValueError(problem)
-        return v
-
-    @field_validator("gpu_models")
-    @classmethod
-    def _gpus(cls, v: list[str]) -> list[str]:
-        return [gpu_model_name(g) for g in v]
-
-    @field_validator("gpu_counts")
-    @classmethod
-    def _counts(cls, v: list[int]) -> list[int]:
-        if any(n < 1 or n > MAX_GPUS for n in v):
-            raise ValueError(f"expected whole numbers from 1 to {MAX_GPUS}")
-        return v
-
-
-def _choices(values: list[str], accepted: tuple[str, ...]) -> list[str]:
-    spelled, error = choose(values, accepted)
-    if error is not None:
-        raise ValueError(error)
-    return spelled
 
 
 MAX_COMMAND_BYTES = 64 * 1024  # a run command's limit (execve's is 128 KiB per argument)
@@ -259,7 +187,7 @@ class TaskSpec(_Strict):
     mounts: list[MountSpec] = []
     checkpoint_mount: str = ""  # where the checkpoint bucket is mounted in the task
     # `ordered:` alternatives, first preferred: {clouds, regions, markets, instance_types
-    # ("cloud/type")}, each list empty for any.
+    # ("cloud/type"), zones where it names them}, each list empty for any.
     order: list[dict[str, list[str]]] = []
     notes: list[str] = []  # what was read with a remark (an accelerator dropped, ...)
     # Why costsched narrowed a place filter beyond what the task wrote, by filter: {'clouds':
@@ -550,6 +478,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         gpu_counts=tuple(c.gpu_counts), max_price_per_hour=c.max_price,
         max_migrations=c.max_migrations, zones=tuple(c.zones),
         instance_types=tuple(c.instance_types),
+        alternatives=tuple(a.constraints() for a in c.alternatives),
     )
     checkpoint_hours = checkpoint_interval.job_minutes(spec.checkpoint, constraints.clouds,
                                                        constraints.regions) / 60

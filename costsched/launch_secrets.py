@@ -10,7 +10,7 @@ other process that starts one of the job's instances (a recovery, a move, `costs
 start`, a daemon) takes each value from its own environment under the secret's name. It
 asks (`missing`) before it changes anything: `start` refuses, saying how to give the value;
 a daemon leaves the job waiting, saying so once (`waits_line`); any other process leaves the
-job to one that holds the value.
+job to one that holds the value, and says what its own shell lacks.
 """
 
 from __future__ import annotations
@@ -197,17 +197,24 @@ def carrying() -> bool:
     return _LACKED_BY is not None
 
 
+# How a process that is no daemon (`status`) says a job waits for a secret its shell lacks
+# (never stored): a supervisor started from such a shell would lack it as well.
+_SHELL = ("this shell",
+          "set {names} in your environment and run `costsched status` again, or "
+          "`costsched daemon start` from such a shell")
+
+
 def waits_line(kind: str, names: Sequence[str], ahead: bool = False) -> str | None:
     """What a job whose `kind` of move (a recovery, a start) waits for (`ahead`: would
     wait for, when it comes), said by a daemon that lacks its secrets `names`, and how to
-    give them (`carried_by`); None in a process that is no daemon (it leaves the job to
-    one, and says nothing)."""
-    if _LACKED_BY is None:
+    give them (`carried_by`), or by another process whose shell lacks them (not `ahead`:
+    only a daemon says what would wait; None)."""
+    if _LACKED_BY is None and ahead:
         return None
-    who, fix = _LACKED_BY
+    where, fix = (f"{_LACKED_BY[0]}'s environment", _LACKED_BY[1]) if _LACKED_BY else _SHELL
     waits = f"a {kind} would wait" if ahead else f"{kind} waits"
-    return (f"{waits} for {_secrets(names)} ({who}'s environment lacks "
-            f"{_them(names)}): " + fix.format(names=" and ".join(names), it=_them(names)))
+    return (f"{waits} for {_secrets(names)} ({where} lacks {_them(names)}): "
+            + fix.format(names=" and ".join(names), it=_them(names)))
 
 
 def held() -> dict[str, str]:

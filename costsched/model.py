@@ -197,6 +197,11 @@ class Constraints:
     # A zone allows its own offerings and the regional ones (zone "") of its region.
     zones: tuple[str, ...] = ()
     instance_types: tuple[str, ...] = ()
+    # A task's alternatives (SkyPilot's any_of/ordered) where the fields above, their
+    # union, would allow more than they do: each a place filter of its own (clouds,
+    # regions, zones, markets, GPUs, instance types); an offering must pass one of them
+    # as well as the fields above. Empty: the fields above say it all.
+    alternatives: tuple[Constraints, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

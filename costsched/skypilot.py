@@ -37,7 +37,7 @@ from costsched.skypilot_resources import (
     read_resources,
 )
 from costsched.spec_errors import error_words, unknown_field
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, written
 
 DEFAULT_HOURS = 1.0  # of work on the task's first GPU when no costsched: section says more
 TASK_FIELDS = ("name", "workdir", "setup", "run", "envs", "secrets", "num_nodes",
@@ -112,7 +112,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     nodes = doc.get("num_nodes", 1)
     if (isinstance(nodes, bool) or not isinstance(nodes, int)
             or not 1 <= nodes <= MAX_NODES):
-        raise fail("num_nodes", f"{nodes!r}: expected a whole number of nodes, 1 to "
+        raise fail("num_nodes", f"{written(nodes)}: expected a whole number of nodes, 1 to "
                    f"{MAX_NODES}")
     section = _section(doc.get("costsched"), fail)
     envs, launch_envs = _envs(doc.get("envs"), given_envs or {}, fail)
@@ -171,6 +171,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "gpu_counts": sorted({n for _, n in scope.gpus}),
         "instance_types": sorted({t for _, t in scope.types or ()}),
     }
+    if scope.alternatives:  # each exact: the union above would allow more than they do
+        constraints["alternatives"] = [
+            {**s.places(), **({"markets": markets} if section.markets is not None else {})}
+            for s in scope.alternatives]
     for key in ("deadline", "budget", "max_price", "max_migrations"):
         value = getattr(section, key)
         if value is not None:
@@ -413,7 +417,7 @@ def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_d
         source = fields.fill(raw_source, values, missing)
         where = f"file_mounts.{raw_path}"
         if not isinstance(path, str) or not path.strip():
-            raise fail("file_mounts", f"{raw_path!r}: expected a path on the instance")
+            raise fail("file_mounts", f"{written(raw_path)}: expected a path on the instance")
         uri, mode = fields.bucket_of(source, path, cloud_default, fail)
         bucket = fields.is_bucket(uri)
         mount = {"path": path, "source": uri, "mode": mode if bucket else "COPY"}
@@ -423,7 +427,7 @@ def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_d
             needs.append(f"{where}.name: no bucket name: give the bucket's name")
         else:
             if bucket and "$" in uri:
-                raise fail(where, f"{uri!r}: expected a bucket name (letters, digits, "
+                raise fail(where, f"{written(uri)}: expected a bucket name (letters, digits, "
                            "'.', '-', '_')")
             mounts.append(mount)
             if bucket and fields.written_to(source):

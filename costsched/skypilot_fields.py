@@ -15,7 +15,7 @@ from typing import Any
 from costsched import catalog, clouds
 from costsched.bundled_prices import GPU_MODELS
 from costsched.model import InvalidInput
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, written
 
 Fail = Callable[[str, str], InvalidInput]  # (field, message) -> the error naming both
 
@@ -64,12 +64,13 @@ def accelerator(item: str, where: str, fail: Fail) -> tuple[str, int] | str:
     try:
         number = float(count)
     except ValueError:
-        raise fail(where, f"{item!r}: expected GPU or GPU:COUNT such as V100 or A100:8") from None
+        raise fail(where, f"{written(item)}: expected GPU or GPU:COUNT such as V100 or "
+                   "A100:8") from None
     if number != int(number) or number < 1:
         if 0 < number < 1:
             raise fail(where, f"{item!r}: fractional GPUs are not supported yet; ask for "
                        "whole GPUs, or run it with `sky launch`")
-        raise fail(where, f"{item!r}: expected a whole GPU count of at least 1")
+        raise fail(where, f"{written(item)}: expected a whole GPU count of at least 1")
     try:
         return catalog.gpu_model_name(name), int(number)
     except InvalidInput:
@@ -116,7 +117,7 @@ def amount(value: Any, where: str, fail: Fail, unit: str) -> tuple[float, str]:
         x = float("nan")
     if not (0 < x <= 100_000):
         also = ", or GB per vCPU with 'x' ('4x')" if unit == "GB" else ""
-        raise fail(where, f"{value!r}: expected a number of {unit}, or at least that many "
+        raise fail(where, f"{written(value)}: expected a number of {unit}, or at least that many "
                    f"with '+' (8, '8+'){also}")
     return x, how
 
@@ -131,7 +132,7 @@ def ports(value: Any, fail: Fail) -> list[str]:
         m = re.fullmatch(r"(\d{1,5})(?:\s*-\s*(\d{1,5}))?", text)
         lo, hi = (int(m.group(1)), int(m.group(2) or m.group(1))) if m else (0, 0)
         if not m or not 1 <= lo <= hi <= 65535:
-            raise fail("resources.ports", f"{item!r}: expected a port (8080), a range "
+            raise fail("resources.ports", f"{written(item)}: expected a port (8080), a range "
                        "('10000-10010') or a list of them, from 1 to 65535")
         out.append(str(lo) if lo == hi else f"{lo}-{hi}")
     if not out:
@@ -142,7 +143,7 @@ def ports(value: Any, fail: Fail) -> list[str]:
 def disk_size(value: Any, fail: Fail) -> int:
     text = re.sub(r"(?i)\s*gb?$", "", str(value).strip()) if not isinstance(value, bool) else ""
     if not text.isdigit() or not 1 <= int(text) <= MAX_DISK_GB:
-        raise fail("resources.disk_size", f"{value!r}: expected whole GB from 1 to "
+        raise fail("resources.disk_size", f"{written(value)}: expected whole GB from 1 to "
                    f"{MAX_DISK_GB}")
     return int(text)
 
@@ -150,7 +151,7 @@ def disk_size(value: Any, fail: Fail) -> int:
 def choice(value: Any, field: str, accepted: tuple[str, ...], fail: Fail) -> str:
     text = str(value).strip().lower() if isinstance(value, str) else ""
     if text not in accepted:
-        raise fail(field, f"{value!r}: expected one of {', '.join(accepted)}"
+        raise fail(field, f"{written(value)}: expected one of {', '.join(accepted)}"
                    + did_you_mean(str(value), accepted))
     return text
 
@@ -169,7 +170,7 @@ def image(value: Any, fail: Fail) -> str | dict[str, str]:
     if value.startswith(DOCKER):
         ref = value[len(DOCKER):].strip()
         if not _IMAGE_REF.fullmatch(ref):
-            raise fail("resources.image_id", f"{value!r}: expected docker:IMAGE, such as "
+            raise fail("resources.image_id", f"{written(value)}: expected docker:IMAGE, such as "
                        "docker:nvcr.io/nvidia/pytorch:24.07-py3")
         return DOCKER + ref
     if _DOCKER_LOOKALIKE.fullmatch(value) and not value.startswith("skypilot:"):
@@ -284,7 +285,7 @@ def bucket_of(source: Any, path: str, cloud_default: str, fail: Fail) -> tuple[s
                            str(extra[0]), ("name", "source", "store", "mode", "persistent")))
         mode = str(source.get("mode", "MOUNT")).upper()
         if mode not in MOUNT_MODES:
-            raise fail(f"{where}.mode", f"{source.get('mode')!r}: expected one of "
+            raise fail(f"{where}.mode", f"{written(source.get('mode'))}: expected one of "
                        + ", ".join(MOUNT_MODES) + did_you_mean(mode, MOUNT_MODES))
         if source.get("name"):
             store = str(source.get("store") or cloud_default).lower()

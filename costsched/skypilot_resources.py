@@ -15,7 +15,7 @@ from costsched.catalog_offers import offered_instead
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
-from costsched.vocabulary import did_you_mean, word
+from costsched.vocabulary import did_you_mean, written
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
 # CPU machine has; a CPU task that does not say its memory gets at least 4 GB per vCPU (a
@@ -47,6 +47,8 @@ class Scope:
     use_spot_given: bool = False
     cpu: bool = False  # no accelerator: CPU instance types only
     notes: list[str] = field(default_factory=list)
+    # Of a union (`_union`): the alternatives, each exact, where the union allows more.
+    alternatives: list[Scope] = field(default_factory=list)
 
     def allows(self, cloud: str, region: str, instance_type: str, market: str) -> bool:
         return ((not self.clouds or cloud in self.clouds)
@@ -54,11 +56,20 @@ class Scope:
                 and (self.types is None or (cloud, instance_type) in self.types)
                 and (not self.markets or market in self.markets))
 
+    def places(self) -> dict[str, list]:
+        """This alternative as the job's constraints keep it (`AlternativeSpec`)."""
+        return {"clouds": sorted(self.clouds), "regions": sorted(self.regions),
+                "zones": sorted(self.zones), "markets": sorted(self.markets),
+                "gpu_models": sorted({g for g, _ in self.gpus}),
+                "gpu_counts": sorted({n for _, n in self.gpus}),
+                "instance_types": sorted({t for _, t in self.types or ()})}
+
     def order_key(self) -> dict[str, list[str]]:
         """This alternative as stored for `ordered:` (what the planner matches)."""
         return {"clouds": sorted(self.clouds), "regions": sorted(self.regions),
                 "markets": sorted(self.markets),
-                "instance_types": sorted(f"{c}/{t}" for c, t in self.types or ())}
+                "instance_types": sorted(f"{c}/{t}" for c, t in self.types or ()),
+                **({"zones": sorted(self.zones)} if self.zones else {})}
 
 
 def first_gpu(scope: Scope) -> tuple[str, int]:
@@ -102,9 +113,10 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
             raise fail(where, "expected a mapping of resources")
         for key in item:
             if key not in PLACEMENT_FIELDS and key != "image_id":
+                close = did_you_mean(str(key), [*PLACEMENT_FIELDS, "image_id"])
                 raise fail(f"{where}.{key}", "not accepted in an alternative; accepted: "
                            + ", ".join(PLACEMENT_FIELDS) + ", image_id (the others go "
-                           f"beside {kind}, for every alternative)")
+                           f"beside {kind}, for every alternative){close}")
         scope = _scope({**base, **item}, where, fail, alternative=True)
         if "image_id" in item:
             images.update(_alternative_image(item["image_id"], scope, where, fail))
@@ -234,7 +246,7 @@ def _recovery(value: Any, fail: Fail) -> None:
         if extra:
             raise fail(f"resources.job_recovery.{extra[0]}", "costsched cannot honour it")
     if strategy is not None and str(strategy).upper() not in RECOVERY_STRATEGIES:
-        raise fail("resources.job_recovery", f"strategy {strategy!r}: expected one of "
+        raise fail("resources.job_recovery", f"strategy {written(strategy)}: expected one of "
                    + ", ".join(RECOVERY_STRATEGIES)
                    + did_you_mean(str(strategy).upper(), RECOVERY_STRATEGIES))
     if restarts:
@@ -251,13 +263,13 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         text = res["infra"]
         parts = str(text).strip().split("/") if isinstance(text, str) else [""]
         if len(parts) > 3 or not all(parts):
-            raise fail(f"{where}.infra", f"{text!r}: expected CLOUD, CLOUD/REGION or "
+            raise fail(f"{where}.infra", f"{written(text)}: expected CLOUD, CLOUD/REGION or "
                        "CLOUD/REGION/ZONE (aws/us-east-1)")
         cloud, region, zone = [*parts, "", ""][:3]
     else:
         for key in ("cloud", "region", "zone"):
             if key in res and res[key] is not None and not isinstance(res[key], str):
-                raise fail(f"{where}.{key}", f"{res[key]!r}: expected a name")
+                raise fail(f"{where}.{key}", f"{written(res[key])}: expected a name")
         cloud, region, zone = (str(res.get(k) or "") for k in ("cloud", "region", "zone"))
     cloud = cloud.strip().lower()
     by_infra = "infra" in res  # a location's errors name the field the file wrote it in
@@ -293,7 +305,7 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         if found is not None and scope.clouds and found[0] not in scope.clouds:
             problem = f"{zone!r}: a zone of {found[0]}, not of {', '.join(scope.clouds)}"
         if found is None:  # a task's zone names its region (Azure's '1' does not)
-            problem = problem or (f"{zone!r}: expected a zone named after its region, such "
+            problem = problem or (f"{written(zone)}: expected a zone named after its region, such "
                                   "as us-east-1a or us-central1-a")
         if problem is not None:
             raise fail(f"{where}.{'infra' if by_infra else 'zone'}", problem)
@@ -454,8 +466,10 @@ def _named_types(scope: Scope) -> list[str]:
 
 
 def _union(scopes: list[Scope], where: str, fail: Fail) -> Scope:
-    """One scope allowing what any alternative allows; refused where the job's constraints
-    (a product of per-field lists) would allow more than the alternatives do."""
+    """One scope allowing what any alternative allows, with the alternatives themselves
+    (`Scope.alternatives`) where it, a product of per-field lists, would allow more than
+    they do: the job then keeps to those it allows in full. Alternatives of CPUs and of
+    GPUs are refused: the job's work is said one way for all of them."""
 
     def joined(values: list[set]) -> set:
         return set() if any(not v for v in values) else set().union(*values)
@@ -471,30 +485,31 @@ def _union(scopes: list[Scope], where: str, fail: Fail) -> Scope:
         gpus=list(dict.fromkeys(g for s in scopes for g in s.gpus)),
         use_spot_given=any(s.use_spot_given for s in scopes), cpu=scopes[0].cpu,
     )
-    if any(s.zones for s in scopes) and not all(s.zones for s in scopes):
-        raise fail(where, "some alternatives name a zone and others do not; costsched "
-                   "takes zones for every alternative or for none")
-    listed = catalog.on_demand_observations(include_cpu=out.cpu)[
-        ["cloud", "region", "instance_type"]]
-    for row in itertools.product(listed.drop_duplicates().itertuples(index=False),
-                                 ("on_demand", "spot")):
-        (cloud, region, instance_type), market = row
-        if out.allows(cloud, region, instance_type, market) and not any(
-                s.allows(cloud, region, instance_type, market) for s in scopes):
-            raise fail(where, "costsched plans alternatives as one scope, which here would "
-                       f"also allow {word(market)} {instance_type} in {cloud}/{region}, "
-                       f"which none of them names; {_way_out(scopes)}")
+    if _wider(out, scopes):
+        out.alternatives = scopes
     return out
 
 
-def _way_out(scopes: list[Scope]) -> str:
-    """What to write instead of alternatives whose one scope allows more than they do: the
-    fields they differ in, and one task per alternative (or alternatives that differ in one
-    field, where they differ in several)."""
-    fields = {"location": lambda s: (s.clouds, s.regions, s.zones),
-              "accelerators": lambda s: (s.gpus, s.types), "use_spot": lambda s: s.markets}
-    differ = [name for name, of in fields.items() if any(of(s) != of(scopes[0]) for s in scopes)]
-    if len(differ) < 2:
-        return "write one task per alternative"
-    return (f"these differ in {' and '.join(differ)}: write one task per alternative, or "
-            "alternatives that differ in only one of location, accelerators or use_spot")
+def _wider(union: Scope, scopes: list[Scope]) -> bool:
+    """Whether `union` may allow more than the alternatives: they differ in more than one
+    of location, accelerators and market (the union's product then holds pairs none
+    names, priced or not yet), or some name a zone and others do not, or they name
+    different zones and differ in more than that; or the union allows an offering the
+    catalog lists that no alternative allows (aws anywhere or gcp/us-central1: gcp's other
+    regions)."""
+    parts = (lambda s: (s.clouds, s.regions, s.zones), lambda s: (s.gpus, s.types),
+             lambda s: s.markets)
+    if sum(any(of(s) != of(scopes[0]) for s in scopes) for of in parts) > 1:
+        return True
+    if any(s.zones for s in scopes) and not all(s.zones for s in scopes):
+        return True
+    if len({frozenset(s.zones) for s in scopes}) > 1 and len(
+            {(frozenset(s.clouds), frozenset(s.regions), frozenset(s.markets),
+              frozenset(s.types or ()), s.types is None) for s in scopes}) > 1:
+        return True
+    listed = catalog.on_demand_observations(include_cpu=union.cpu)[
+        ["cloud", "region", "instance_type"]]
+    return any(union.allows(cloud, region, instance_type, market) and not any(
+        s.allows(cloud, region, instance_type, market) for s in scopes)
+        for (cloud, region, instance_type), market in itertools.product(
+            listed.drop_duplicates().itertuples(index=False), ("on_demand", "spot")))

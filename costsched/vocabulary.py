@@ -24,6 +24,16 @@ def word(name: str) -> str:
     return str(name).replace("_", "-")
 
 
+def written(value: object) -> str:
+    """A value of a user's file as they wrote it in YAML: true, false and null (not
+    Python's True, False and None), text quoted, '3', '[1, 2]'."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return repr(value)
+
+
 def offering_label(cloud: str, region: str, zone: str | None, instance_type: str,
                    market: str) -> str:
     """An offering as every table and log line writes it: 'aws us-east-1a p3.2xlarge

@@ -10,7 +10,7 @@ has no total. `Work` says which, and the key of the job's file that gives the re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,3 +108,45 @@ def own_steps(stored: Mapping[str, Any]) -> bool:
     spec = spec if isinstance(spec, Mapping) else {}
     return assumed_work(stored) is None and (
         bool(spec.get("model")) or bool(spec.get("throughputs")) or not spec.get("hours"))
+
+
+def own_total(stored: Mapping[str, Any], total: float | None) -> float | None:
+    """A stored job's total in its own steps, those it reports (`total`, its record's
+    `steps_total`), where they are its own (`own_steps`); None where its work is assumed or
+    given as hours on a reference GPU: its reported steps are then no share of that total
+    (its record's figure stays the work its plan priced, in the reference GPU's seconds)."""
+    return None if total is None or not own_steps(stored) else float(total)
+
+
+def share_key(stored: Mapping[str, Any]) -> str:
+    """Why a stored job's progress is its step and not a share, and the key that gives a
+    share ('' where its steps are its own: a share is shown)."""
+    if own_steps(stored):
+        return ""
+    if assumed_work(stored) is not None:
+        return NOT_KNOWN
+    spec = stored.get("spec") or {}
+    source = str(stored.get("source") or "")
+    where = f" in {source}" if source and not source.startswith("<") else ""
+    reference = str(spec.get("reference_gpu") or "")
+    if reference.upper() == "CPU":
+        return (f"its work is given as {spec.get('hours'):g} h of CPU work, not in its own "
+                "steps: its progress is the step it reports, never a share")
+    gpu, _, count = reference.partition(":")
+    sky = bool((spec.get("task") or {}).get("sky"))
+    key = ("`costsched: {throughputs: {GPU: steps/s}, steps: N}`" if sky
+           else "`steps: N` with `throughputs: {GPU: steps/s}` (or `model:`)")
+    return (f"its work is given as {spec.get('hours'):g} h of work on {count or 1}x{gpu}, "
+            f"not in its own steps: its progress is the step it reports, never a share; "
+            f"{key}{where} instead of its hours gives one")
+
+
+def measured_pace(readings: Iterable[Sequence[Any]]) -> float | None:
+    """The steps a second a job made between its first and last step readings on each
+    placement (`JobStore.reading_rows`: placement, job, first step, its time, last step,
+    its time); None without readings that span a step and a second."""
+    steps = seconds = 0.0
+    for r in readings:
+        steps += max(float(r[4]) - float(r[2]), 0.0)
+        seconds += max(float(r[5]) - float(r[3]), 0.0)
+    return steps / seconds if steps > 0 and seconds > 0 else None

@@ -1,5 +1,8 @@
 """Shared fixtures: the recorded data beside the checkout, fresh stores, the CLI runner.
 
+A new SQLite store of the suite's process starts as a copy of one migrated once per process
+(tests/store_template.py), but in the store's own tests, which migrate from scratch.
+
 The whole suite runs away from the user's world: before anything else, the home, XDG and
 platform directories point at a temporary folder, and costsched's, the clouds' and the
 proxies' variables of the machine are dropped (`isolate_environment`)."""
@@ -123,10 +126,12 @@ from typer.testing import CliRunner  # noqa: E402
 
 from costsched.store import PriceStore  # noqa: E402
 from costsched.throughput import ENV_USER_FILE  # noqa: E402
+from tests import store_template  # noqa: E402
 from tests.shared_data import shared_data  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = shared_data()
+store_template.install(TEST_ROOT)
 DISPA = SHARED / "dispa2020"
 
 
@@ -136,25 +141,50 @@ def pytest_configure(config: pytest.Config) -> None:
         "environment (make test runs these again with BLAS kernel settings)")
 
 
-# The files that take longest, longest first (per-file sums of a full run's durations). With
-# `-n 3 --dist loadfile` a file runs whole on one worker; xdist by default starts the files
-# of most tests first, which leaves these (few, long tests) to the end, where one of them
-# holds a worker long after the others are done. Run first instead (make test passes
-# --no-loadscope-reorder, so that xdist keeps this order); the rest follow, most tests first.
+# The files that take longest, longest first (per-file sums of a full run's durations on a
+# quiet machine: those of 10 s or more). With `-n 3 --dist loadfile` a file runs whole on one
+# worker; xdist by default starts the files of most tests first, which leaves these (few,
+# long tests) to the end, where one of them holds a worker long after the others are done.
+# Run first instead (make test passes --no-loadscope-reorder, so that xdist keeps this
+# order); the rest follow, most tests first.
 LONG_FILES = (
-    "tests/reliability/test_killed_writer.py", "tests/costsched/test_daemon.py",
-    "tests/reliability/test_moves_race.py", "tests/reliability/test_launch_race.py",
-    "tests/reliability/test_pass_batched.py", "tests/costsched/cli/test_long_table.py",
-    "tests/costsched/cli/test_json_outputs.py", "tests/costsched/dashboard/test_browser.py",
-    "tests/reliability/test_fuzz_export.py", "tests/costsched/report/test_one_pass.py",
-    "tests/costsched/service/test_migrate_many.py", "tests/reliability/test_plan_scale.py",
-    "tests/price_collectors/test_aws.py", "tests/price_collectors/test_recorded.py",
-    "tests/costsched/dashboard/test_api.py", "tests/costsched/report/test_data.py",
-    "tests/costsched/migration/test_machine.py", "tests/reliability/test_daemon_race.py",
-    "tests/launchers/test_boot_path.py", "tests/reliability/test_fuzz_recorded.py",
+    "tests/costsched/test_daemon.py", "tests/costsched/service/test_budget_caps.py",
+    "tests/costsched/dashboard/test_browser.py", "tests/costsched/migration/test_machine.py",
     "tests/costsched/service/test_deadline_decider_replay.py",
-    "tests/costsched/service/test_status_shapes.py", "tests/examples/test_tinyproject.py",
+    "tests/costsched/service/test_gang.py", "tests/launchers/test_boot_path.py",
+    "tests/price_collectors/test_aws.py", "tests/reliability/test_killed_writer_postgresql.py",
+    "tests/price_collectors/test_recorded.py", "tests/costsched/service/test_dead_agent.py",
+    "tests/reliability/test_killed_writer_sqlite.py", "tests/reliability/test_db_hang.py",
+    "tests/examples/test_tinyproject.py", "tests/costsched/test_skypilot.py",
+    "tests/reliability/test_moves_race.py", "tests/reliability/test_launch_race.py",
+    "tests/reliability/test_daemon_race.py", "tests/costsched/service/test_budget_moves.py",
+    "tests/costsched/cli/test_json_outputs.py", "tests/costsched/service/test_jobs.py",
+    "tests/reliability/test_pass_batched.py", "tests/costsched/service/test_speeds.py",
+    "tests/costsched/service/test_migrate_batched.py",
+    "tests/reliability/test_concurrent_writers.py", "tests/reliability/test_fuzz_recorded.py",
+    "tests/costsched/report/test_data.py", "tests/launchers/test_userdata_supervisor.py",
+    "tests/costsched/service/test_stop_during_move.py",
+    "tests/costsched/migration/test_stop.py", "tests/costsched/test_bundled_prices.py",
+    "tests/reliability/test_db_outage.py", "tests/launchers/test_gang.py",
+    "tests/reliability/test_bad_values.py", "tests/costsched/report/test_one_pass.py",
+    "tests/costsched/service/test_job_status.py", "tests/reliability/test_store_faults.py",
+    "tests/launchers/test_azure_boot.py", "tests/costsched/store/test_jobs.py",
+    "tests/reliability/test_store_open.py", "tests/costsched/store/test_prices.py",
+    "tests/notebooks/test_notebooks.py", "tests/launchers/test_boot_path_docker.py",
+    "tests/costsched/service/test_migrate_many.py", "tests/launchers/test_aws_gang.py",
+    "tests/costsched/service/test_budget_start.py", "tests/costsched/cli/test_long_table.py",
+    "tests/reliability/test_launch_crash.py", "tests/launchers/checkpoints/test_base.py",
+    "tests/costsched/dashboard/test_browser_pages.py", "tests/reliability/test_plan_scale.py",
+    "tests/costsched/daemon/test_walkaway.py",
+    "tests/costsched/cli/test_launch_cloud_failures.py",
 )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The store's own tests migrate their new stores from scratch; the others copy a
+    migrated one (tests/store_template.py). Set before the test's fixtures, of any scope."""
+    store_template.state.from_scratch = item.nodeid.startswith(store_template.FROM_SCRATCH)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from costsched.amounts import given, usd_all
+from costsched.amounts import decimals, given, usd
 from costsched.cli.common import console, table
 from costsched.config import effective
 
@@ -27,19 +27,24 @@ def budgets_now(store: PriceStore, at: datetime | None = None,
 
 
 def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None,
-                  at: datetime | None = None, states: list[BudgetState] | None = None
-                  ) -> None:
+                  at: datetime | None = None, states: list[BudgetState] | None = None,
+                  spent_places: int | None = None) -> None:
     """Each budget (of the jobs `of_jobs`, when given) at `at` (default now): spent,
     committed by its running jobs, forecast to their end (or the period's), and the jobs
-    it stopped; `states`: those budgets, read already (`budgets_now`)."""
+    it stopped; `states`: those budgets, read already (`budgets_now`); `spent_places`: the
+    decimals of the jobs' costs printed above it (`status`), the fewest its amounts take,
+    so that a job's cost reads the same in both tables ('$0.003716', not '$0.0037'), and
+    a stopped job's forecast as its spend."""
     if states is None:
         states = budgets_now(store, at=at, of_jobs=of_jobs)
     if not states:
         return
     # The cap as the user set it ('$2.00'); each amount column at the precision it needs
     # (`costsched.amounts`): spent, committed and forecast are not parts of a sum.
-    columns = [usd_all(*(getattr(s, f) for s in states))
-               for f in ("spent_usd", "committed_usd", "forecast_usd")]
+    # (`spent_places`: no fewer decimals than the jobs' costs above, whose sums they are.)
+    columns = [[usd(v, max(decimals(values), spent_places or 0)) for v in values]
+               for values in ([getattr(s, f) for s in states]
+                              for f in ("spent_usd", "committed_usd", "forecast_usd"))]
     rows = [[s.name, s.period, given(s.usd), *(c[i] for c in columns), _jobs(s.running),
              _jobs(s.stopped)] for i, s in enumerate(states)]
     # "stopped at cap": the jobs its cap stopped, not every job whose state is stopped.

@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from costsched.cli.collect_store import NewStore
 from costsched.cli.common import (
     JsonOption,
     OpenedDbOption,
-    announce_new_store,
     bar_hidden,
     console,
     err_console,
@@ -62,7 +62,9 @@ def collect(
     with options(**FLAGS):
         request = collect_request(clouds=clouds, regions=regions, gpus=gpus, since=since,
                                   gcp_project=gcp_project, workers=workers)
-    announce_new_store(db)  # the options checked first: a refusal makes no store
+    # The options checked first: a refusal makes no store; nor does a collection that
+    # stores nothing (kept: said once it stored something).
+    new = NewStore(db)
     logger = logging.getLogger("price_collectors")
     level = logger.level
     handler = _log_to_stderr(logger) if verbose else None
@@ -95,10 +97,14 @@ def collect(
             logger.setLevel(level)
 
     found = _collect_booked(db, request, gpus) if booked else None
+    kept = new.settle(bool(summary.inserted or summary.unchanged or found and found.added
+                           or any(r.read for r in summary.quotas.values())))
     if json_out:
         print_json({**summary.to_dict(), **({"booked": found.to_dict()} if found else {})})
+        if not kept:
+            err_console.print(new.not_kept(), highlight=False, markup=False, soft_wrap=True)
     else:
-        _print_summary(summary)
+        _print_summary(summary, None if kept else new.not_kept())
         if found is not None:
             for line in found.errors:
                 err_console.print(f"[red]failed:[/red] {user_text(line)}", highlight=False,
@@ -129,7 +135,9 @@ def _collect_booked(db, request, gpus: list[str]):  # noqa: ANN001, ANN202
                           gce_reservations=gce)
 
 
-def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary
+def _print_summary(summary, not_kept: str | None = None) -> None:  # noqa: ANN001 - runner.RunSummary
+    """The collection's table and lines; `not_kept`: why no store was made, said where
+    the store's path is."""
     rows = []
     for name, c in summary.clouds.items():
         rejected = ", ".join(f"{k} {v}" for k, v in c.rejected_by_reason.items())
@@ -158,7 +166,8 @@ def _print_summary(summary) -> None:  # noqa: ANN001 - runner.RunSummary
            else "0 new rows (nothing changed since the last collection)" if collected
            else "0 new rows")
     console.print(f"Stored {new}, {summary.unchanged:,} unchanged, {summary.rejected:,} "
-                  f"rejected; store: {user_text(summary.store)}", highlight=False)
+                  f"rejected; {user_text(not_kept or f'store: {summary.store}')}",
+                  highlight=False)
 
 
 def _status(c) -> str:  # noqa: ANN001 - runner.CloudSummary

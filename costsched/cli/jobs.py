@@ -296,10 +296,10 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     named = {s.record.id for s in shown} if job is not None else None  # `status JOB`
     budgets = budgets_now(store, at=seen, of_jobs=named)  # charged as the jobs above were
     # The list of every job says why each failed in a line; `status JOB` says it whole.
-    _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,
-                  recovery=armed, held=held, brief=job is None)
-    if not json_out:
-        print_budgets(store, of_jobs=named, at=seen, states=budgets)
+    places = _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,
+                           recovery=armed, held=held, brief=job is None)
+    if not json_out:  # its spend at the jobs' costs' precision: the same amounts alike
+        print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places)
     _print_armed(service.namesakes(store, job), json_out)  # the others of its name
     _say_not_looked_after(shown)
 
@@ -471,6 +471,7 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
               every: bool = False) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
     --follow; `node`: a multi-node job's node (its rank); `every`: every instance's."""
+    from costsched.cli.logs_lines import namesakes_line
     from costsched.redact import remember_given, remembered_masked
     from costsched.service.glance import secret_names
 
@@ -481,6 +482,8 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     if every and (follow or node):
         raise InvalidInput("--all: expected without --follow (which crosses instances "
                            "itself) and --node")
+    if shared := namesakes_line(store, job):  # whose output this is, and the others'
+        typer.echo(shared, err=True)
     if every:
         text = remembered_masked(service.every_log(store, launcher, job, tail=tail))
         typer.echo(text, nl=False)

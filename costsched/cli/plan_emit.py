@@ -50,7 +50,13 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
             note += (f"\nRelative paths as {source} wrote them: from "
                      f"{Path(source).resolve().parent}.")
         written = _as_written(source)
-        left_out = _left_out(p, spec)
+        sky = isinstance(written, dict) and ("resources" in written or "costsched" in written)
+        left_out = _left_out(p, spec, own_work=not sky)
+        if spec.task.written_secrets:  # never printed: `sky launch` needs them given
+            names = sorted(spec.task.written_secrets)
+            note += (f"\nThe value {source} writes for secret{'s' if len(names) > 1 else ''} "
+                     f"{_and(names)} is left out: give it with "
+                     + " ".join(f"`--secret {n}`" for n in names) + " to `sky launch`.")
         if isinstance(written, dict) and "costsched" in written:
             note += (f"\nIts costsched: section is left out (SkyPilot refuses keys it does "
                      f"not know); costsched reads it from {source}.")
@@ -67,11 +73,16 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
     console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
 
 
-def _left_out(p: JobPlan, spec: JobSpec) -> list[str]:
+def _left_out(p: JobPlan, spec: JobSpec, own_work: bool = False) -> list[str]:
     """What of the job (as planned: the command line's --deadline and --budget over its
-    file's) a SkyPilot task cannot say: 'deadline (48 h)', 'budget ($50.00)', ..."""
+    file's) a SkyPilot task cannot say: 'deadline (48 h)', 'budget ($50.00)', ...; with
+    `own_work` (a job of costsched's own format), its work and speeds too."""
     c = p.job.job.constraints
     out = []
+    if own_work and p.job.work is not None and not p.job.work.assumed:
+        out.append(f"work ({p.job.work.describe()})")
+    if own_work and spec.throughputs:
+        out.append("throughputs")
     if c.deadline_hours is not None:
         out.append(f"deadline ({c.deadline_hours:.4g} h)")
     if c.budget_usd is not None:

@@ -11,9 +11,11 @@ import pandas as pd
 import typer
 
 from costsched.amounts import age
+from costsched.cli.collect_store import NewStore
 from costsched.cli.common import (
+    IN_MEMORY,
     JsonOption,
-    NewDbOption,
+    OpenedDbOption,
     console,
     err_console,
     friendly_errors,
@@ -46,7 +48,7 @@ def quotas(
         "--gcp-project", help="With --refresh: the project whose quotas are read (default: "
                               "GOOGLE_CLOUD_PROJECT or the credentials').",
         show_default=False)] = None,
-    db: NewDbOption = None,
+    db: OpenedDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """The accounts' quotas that GPU instances draw on, per region and market, with their
@@ -57,18 +59,22 @@ def quotas(
     why in one line (the permission that is missing). Exit 1 when a cloud's quotas could
     not be read."""
     clouds, regions = split_csv(cloud), split_csv(region)
-    store = open_store(db)
+    with options(cloud="--cloud", region="--region"):
+        from costsched.service.collect import route_regions
+
+        route_regions(regions, clouds)  # the names checked as `collect` checks them, first
+    # A store made only to be kept: by a refresh that read quotas (none yet: none read).
+    new = NewStore(db)
+    store = open_store(db if refresh_now or new.path is None else IN_MEMORY)
     read: dict = {}
     if refresh_now:
         with options(cloud="--cloud", region="--region"):
             read = refresh(store, clouds=clouds, regions=regions, gcp_project=gcp_project)
-    else:
-        with options(cloud="--cloud", region="--region"):
-            from costsched.service.collect import route_regions
-
-            route_regions(regions, clouds)  # the names checked as `collect` checks them
     now = as_time(None)
     facts = QuotaFacts.of(store)
+    if refresh_now and new.path is not None:
+        store.dispose()  # (its facts are read)
+        new.settle(any(r.read for r in read.values()))
     shown = facts.table(now, clouds=clouds, regions=regions, every=True)
     if json_out:
         print_json({"at": now, "quotas": quota_records(shown),

@@ -46,14 +46,15 @@ BRIEF_CHARS = 100
 def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
                   scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
                   recovery: Any = None, held: list[Any] | None = None,
-                  brief: bool = False) -> None:
+                  brief: bool = False) -> int | None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
     tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
     the store, with `held` the capacity paid for that no job shown uses, with `budgets`
     (`budgets_now`) why a budget's cap stopped a job and what starts it again; `brief`
     (the list of every job): a failed job's reason in one line, not its output's last
     lines. --json is {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
-    "held_bookings": [...]}."""
+    "held_bookings": [...]}. Returns the decimals of the cost column (None when no table
+    was printed), at which a table printed beside it writes the same amounts."""
     from costsched.service.speeds import short_work
     from costsched.service.speeds import status_flags as speed_flags
 
@@ -66,7 +67,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         if recovery is not None and isinstance(doc, dict):
             doc["recovery"] = recovery.document(now)
         print_json(doc)  # (its document says each job's flag itself)
-        return
+        return None
     flags = speed_flags(shown)  # measured speed far from the plan's: {job id: words}
     if scheduled is not None:
         print_daemon(scheduled, None if recovery is None else recovery.unscheduled())
@@ -78,7 +79,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                       soft_wrap=True)
     if not shown:
         console.print(NO_JOBS, highlight=False, markup=False)
-        return
+        return None
     rows = []
     # One precision for the cost column and the parts listed under it, so that each
     # job's parts visibly add up to its cost ($0.0060 and $0.0048 to $0.0108), each part
@@ -113,16 +114,28 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
             out.print(printable(f"  job {s.record.id} next: "
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
-        short = [words] if (words := short_work(s.record)) else []
+        short = [words] if (words := short_work(s)) else []
         resumes = [s.resumes] if s.resumes else []
-        said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short + [
-            str(e.detail) for e in s.node_recoveries]  # a gang's nodes replaced in place
+        said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short \
+            + node_notices(s)  # a gang's node replaced in place, while it is set up
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
             for line in part_lines(s, places, spans):
                 out.print(printable(f"  job {s.record.id}: {line}"))
     out.flush()
+    return places
+
+
+def node_notices(s: service.JobStatus) -> list[str]:
+    """What happened to a gang's nodes replaced in place, said while the gang is not whole
+    again (its instance has nodes lost or being replaced), of the placement it runs on
+    now. Once it is whole, or the job ended, the recoveries column counts them and the
+    job's log (`report`, --json) keeps them."""
+    if s.record.final or not s.nodes_out or s.open_placement is None:
+        return []
+    since = s.open_placement.get("start_at")
+    return [str(e.detail) for e in s.node_recoveries if since is None or e.at >= since]
 
 
 def cost_places(shown: list[service.JobStatus], totals: list[float]) -> int:
@@ -173,13 +186,21 @@ def _parts(s: service.JobStatus, spans: int | None = None) -> list[tuple[str, fl
         spans = decimals([p.hours for p in charged])
     out = [(f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
             + (f" x {p.nodes} nodes" if p.nodes > 1 else "")  # its cost is every node's
-            + f": {hours(charging(p.hours, p.end_at is None), spans)} h",
-            charging(p.usd, p.end_at is None)) for p in charged]
+            + f": {_span(p, spans)}", charging(p.usd, p.end_at is None)) for p in charged]
     if s.cost.egress_usd:
         out.append(("checkpoint copies between clouds or regions (egress)", s.cost.egress_usd))
     if s.booked_usd:
         out.append(("capacity booked for it, upfront", s.booked_usd))
     return out
+
+
+def _span(p: Any, spans: int) -> str:
+    """A placement's hours as charged ('0.0086 h', at `spans` decimals); one that ended
+    charged for no time says why, never '0.00 h': it never ran (it waited for capacity),
+    or it ended within the second it began (charges are by the second)."""
+    if p.end_at is not None and abs(p.hours) < NOISE:
+        return "never ran" if getattr(p, "waiting", False) else "under a second"
+    return f"{hours(charging(p.hours, p.end_at is None), spans)} h"
 
 
 def part_lines(s: service.JobStatus, places: int, spans: int | None = None) -> list[str]:

@@ -31,6 +31,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from costsched.config.env_names import env_name, say_unknown
 from costsched.config.sections import (  # noqa: F401 - the configuration's names
     ENV_CONFIG,
     ENV_PREFIX,
@@ -61,9 +62,7 @@ from costsched.config.sections import (  # noqa: F401 - the configuration's name
     passed_env,
 )
 
-
-def _env_name(key: str) -> str:
-    return ENV_PREFIX + key.replace(".", "_").upper()
+_env_name = env_name
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -107,6 +106,7 @@ def load(path: Path | None = None, env: Mapping[str, str] = os.environ) -> Loade
     elif explicit:
         raise InvalidInput(f"{file}: config file not found")
     _check_env_names(env)
+    say_unknown(env)  # a COSTSCHED_* variable none of costsched's (a misspelt section)
     for key in KEYS:
         name = _env_name(key)
         if name in env:

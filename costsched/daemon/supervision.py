@@ -9,11 +9,13 @@ installed. Unarmed, a preempted job waits until something looks at it (`costsche
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, replace
 from datetime import datetime
 from socket import gethostname
 
+from costsched import launch_secrets
 from costsched.amounts import age
 from costsched.config import Config
 from costsched.daemon.logs import log_path
@@ -100,6 +102,9 @@ class Recovery:
     autostart: bool
     db: str | None = None  # the --db the command was given: the fix names it too
     replan: str = ""  # the schedule.replan cron a supervisor re-plans on
+    # Secrets of the live jobs this shell's environment lacks: a supervisor started from it
+    # would lack them too (not armed only; a daemon's own lack is said under each job).
+    lacking: tuple[str, ...] = ()
 
     @property
     def armed(self) -> bool:
@@ -125,8 +130,12 @@ class Recovery:
             return None
         why = ("" if self.autostart else
                " (daemon.autostart is off: recovery depends on your daemon service)")
+        secrets = (f" from a shell that sets {' and '.join(self.lacking)} (a job's "
+                   f"secret{'s' if len(self.lacking) > 1 else ''}: a supervisor takes "
+                   f"{'it' if len(self.lacking) == 1 else 'them'} from its environment)"
+                   if self.lacking else "")
         return (f"Recovery not armed: no daemon watches this store{why}, so a preempted job "
-                f"waits for the next `costsched status`; `{self.fix()}` starts one.")
+                f"waits for the next `costsched status`; `{self.fix()}`{secrets} starts one.")
 
     def document(self, at: datetime) -> dict:
         return {"armed": self.armed, "live_jobs": self.live_jobs, "fix": self.fix(),
@@ -184,8 +193,18 @@ def recovery(store: PriceStore, config: Config, at: datetime, *, db: str | None 
     """Whether recovery is armed for `store` at `at` (`db`: as the command was given it;
     `log`: where a supervisor still starting logs, by default the store's daemon log)."""
     log = log or str(log_path(store.url, config))
-    return Recovery(watching(store, config, at, log=log), len(live_jobs(store)),
-                    config.daemon.autostart, db, config.schedule.replan)
+    watchers, live = watching(store, config, at, log=log), live_jobs(store)
+    return Recovery(watchers, len(live), config.daemon.autostart, db, config.schedule.replan,
+                    () if watchers else _lacking(store, live))
+
+
+def _lacking(store: PriceStore, job_ids: list[int]) -> tuple[str, ...]:
+    """The secrets the jobs `job_ids` name that this process's environment does not set."""
+    if not job_ids:
+        return ()
+    names = {n for record in store.jobs.records(job_ids)
+             for n in launch_secrets.names_of(record.spec)}
+    return tuple(sorted(n for n in names if n not in os.environ))
 
 
 def ago(at: datetime, then: datetime) -> str:

@@ -10,10 +10,14 @@ import pandas as pd
 
 from costsched.amounts import (
     MAX_DECIMALS,
+    NOISE,
+    adds_up_alone,
     as_written,
     decimals,
+    finest,
     given,
     hours,
+    parts_of,
     per_hour,
     sum_as_written,
     usd,
@@ -21,6 +25,7 @@ from costsched.amounts import (
 )
 from costsched.amounts import age as age_of
 from costsched.bundled_prices import age_text
+from costsched.measured import sps
 from costsched.model import FINAL_STATES
 from costsched.report.cells import period_words
 from costsched.report.html import (
@@ -84,20 +89,54 @@ def job_places(job: dict, report: dict, now: datetime | None = None) -> dict[str
     legs = job.get("placements") or []
     places = table_places(pd.DataFrame(legs))
     places["hours"] = max(places["hours"], due_places([job], now)["hours"])
+    spent = _spent_parts(job)  # the rule of parts, as `status` writes them
+    most = {"usd": MAX_DECIMALS if spent is None else finest([spent[0], *spent[1]]),
+            "hours": MAX_DECIMALS}
     while True:
         if (report or {}).get("jobs"):
             places = {**places, **spend_places(report, places)}
-        short = [u for u in ("usd", "hours") if places[u] < MAX_DECIMALS
-                 and not _legs_add_up(legs, "usd" if u == "usd" else "hours", places[u])]
+        short = [u for u in ("usd", "hours") if places[u] < most[u]
+                 and not _legs_add_up(legs, u, places[u], spent)]
         if not short:
             return places
         for unit in short:  # the legs as written make the job's figure as written
             places[unit] += 1
 
 
-def _legs_add_up(legs: list[dict], column: str, places: int) -> bool:
+def _spent_parts(job: dict) -> tuple[float, list[float]] | None:
+    """The job's spend so far and what it is made of (each placement as charged, and the
+    checkpoints' copies between clouds), or None where they do not make it."""
+    parts = [p.get("usd") for p in job.get("placements") or []]
+    if job.get("egress_usd"):
+        parts.append(job["egress_usd"])
+    total = job.get("cost_usd")
+    figures = [float(v) for v in parts if isinstance(v, (int, float)) and math.isfinite(v)]
+    if not isinstance(total, (int, float)) or not math.isfinite(total) or not figures \
+            or len(figures) != len(parts) or abs(math.fsum(figures) - total) >= NOISE:
+        return None
+    return float(total), figures
+
+
+def _legs_add_up(legs: list[dict], column: str, places: int,
+                 spent: tuple[float, list[float]] | None = None) -> bool:
+    """Whether the legs' `column` written at `places` add up: their costs, each written
+    alone, to the spend so far written alone (`spent`, `costsched.amounts.adds_up_alone`);
+    else their figures to their own sum."""
+    if column == "usd" and spent is not None:
+        return adds_up_alone(spent[0], spent[1], places)
     figures = [float(p[column]) for p in legs if isinstance(p.get(column), (int, float))]
     return sum_as_written(figures, places) == as_written(math.fsum(figures), places)
+
+
+def leg_costs(job: dict, places: dict[str, int]) -> list[str]:
+    """The job's placements' costs at the page's precision (`job_places`), made to add up
+    to its spend so far as written where each written alone does not
+    (`costsched.amounts.parts_of`), as `status` lists them under its cost."""
+    legs = job.get("placements") or []
+    spent = _spent_parts(job)
+    if spent is None:
+        return [cell("usd", p.get("usd"), places) for p in legs]
+    return parts_of(spent[0], spent[1], places["usd"])[:len(legs)]
 
 
 def age(value: Any, at: datetime | None = None) -> str:
@@ -198,8 +237,8 @@ def noun(count: int, singular: str, plural: str | None = None) -> str:
 FILTERS = {"noun": noun, "money": money, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": progress, "places": places, "due_places": due_places,
-           "job_places": job_places, "shown": shown, "per_hour": per_hour,
-           "hours": hours,
+           "job_places": job_places, "leg_costs": leg_costs, "shown": shown,
+           "per_hour": per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).

@@ -176,6 +176,8 @@ def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]])
                 match &= ranked[column].isin(list(values))
         if alt.get("instance_types"):
             match &= key.isin(list(alt["instance_types"]))
+        if alt.get("zones"):  # (a zone's region-wide prices count, as the filter counts them)
+            match &= ranking.zone_allowed(ranked, list(alt["zones"]))
         alternative[match] = i
     choosable = ranked["excluded"] == ""
     ranked = ranked.assign(order_rank=alternative.where(choosable, len(order) + 1))

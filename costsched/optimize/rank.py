@@ -34,6 +34,9 @@ UNFILTERED = ("no throughput", "misses deadline", "over budget")
 # a change of its type's price superseded (`costsched.bundled_prices.superseded`).
 SUPERSEDED = "superseded price"
 BOOKED = "booked capacity (planned apart)"
+# Why an offering the job's fields allow is left out when none of its task's alternatives
+# (any_of / ordered) allows it in full.
+NO_ALTERNATIVE = "in none of its alternatives"
 
 
 # Costs equal to this many significant digits are a tie (linear scaling makes an n-GPU
@@ -238,6 +241,8 @@ def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.S
     for column, accepted in checks:
         if accepted:
             exclude(~offerings[column].isin(list(accepted)), f"{column} not allowed")
+    if constraints.alternatives:
+        exclude(~in_alternatives(offerings, constraints.alternatives), NO_ALTERNATIVE)
     # Booked capacity has a start, a length and a wait the hourly ranking cannot weigh:
     # `optimize.booked` plans it, unless the job names its market.
     exclude(offerings["market"].isin([m for m in BOOKED_MARKETS
@@ -249,6 +254,25 @@ def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.S
     if "superseded" in offerings.columns:
         exclude(offerings["superseded"].fillna(False).astype(bool), SUPERSEDED)
     return reason
+
+
+def in_alternatives(offerings: pd.DataFrame, alternatives: Sequence[Constraints]
+                    ) -> pd.Series:
+    """Offerings that one of a task's alternatives (`Constraints.alternatives`) allows in
+    full: its place filters (clouds, regions, zones, markets, GPUs, instance types)."""
+    ok = pd.Series(False, index=offerings.index)
+    for alt in alternatives:
+        this = pd.Series(True, index=offerings.index)
+        for column, accepted in (("cloud", alt.clouds), ("region", alt.regions),
+                                 ("market", alt.markets), ("gpu_model", alt.gpu_models),
+                                 ("gpu_count", alt.gpu_counts),
+                                 ("instance_type", alt.instance_types)):
+            if accepted:
+                this &= offerings[column].isin(list(accepted))
+        if alt.zones:
+            this &= zone_allowed(offerings, alt.zones)
+        ok |= this
+    return ok
 
 
 def zone_allowed(offerings: pd.DataFrame, zones: Sequence[str]) -> pd.Series:

@@ -76,6 +76,8 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     if market.empty:
         return Missing(f"no offering has a price as of {when} (neither a stored price nor a "
                        "list price held by then)")
+    if c.alternatives:  # a task's alternatives: each one's own reason
+        return _each_alternative(job, market, at, now, spot_markets, limits)
     cpu = isinstance(job.table, CpuWork)
     missing = _retired(c, market, at, when) or _unknown_value(c, market, when)
     if missing is not None:
@@ -90,6 +92,47 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
         return Missing(f"no offering that its filters allow costs at most {per_hour(limit)}/h as "
                        f"of {when}; the cheapest costs {per_hour(left['usd_per_hour'].min())}/h")
     return None
+
+
+_PLACE_FIELDS = ("clouds", "regions", "zones", "markets", "gpu_models", "gpu_counts",
+                 "instance_types")
+
+
+def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
+                      now: datetime | None, spot_markets: Mapping[str, datetime] | None,
+                      limits: Mapping[str, str] | None) -> Missing | None:
+    """Why no alternative of a task (`Constraints.alternatives`) has an offering, each
+    named with what it asks: 'alternative 2 (L4:1 spot in gcp): no spot price known ...';
+    None when one has."""
+    c, cpu, said = job.job.constraints, isinstance(job.table, CpuWork), []
+    kept = [(i, own) for i, alt in enumerate(c.alternatives, 1)
+            if (own := _within(c, alt)) is not None]
+    for i, own in kept or [(0, replace(c, alternatives=()))]:
+        missing = unmatched(replace(job, job=replace(job.job, constraints=own)), market, at,
+                            now, spot_markets, limits)
+        if not kept:  # none is within the job's filters (a shape of its set): those say it
+            return missing
+        if missing is None:
+            return None
+        asked = " ".join(filter(None, [_shape_words(own, market, cpu), " or ".join(
+            word(m) for m in own.markets), _where_words(own)]))
+        said.append(f"alternative {i} ({asked}): "
+                    + "; ".join([missing.what, *missing.instead, *filter(None, [missing.fix])]))
+    return Missing(said[0] if len(said) == 1 else
+                   "none of its alternatives has an offering: " + "; ".join(said))
+
+
+def _within(c: Constraints, alt: Constraints) -> Constraints | None:
+    """The job's constraints narrowed to one of its alternatives (None when the two have
+    nothing in common, as a shape of the job's set another alternative asks for)."""
+    values = {}
+    for name in _PLACE_FIELDS:
+        mine, theirs = getattr(alt, name), getattr(c, name)
+        values[name] = tuple(v for v in mine if v in theirs) if mine and theirs else (
+            mine or theirs)
+        if mine and theirs and not values[name]:
+            return None
+    return replace(c, alternatives=(), **values)
 
 
 def shapes(job: Workload, market: pd.DataFrame) -> list[tuple[str, Constraints]]:

@@ -53,9 +53,9 @@ HEADINGS = {
     "expected_usd": "expected $", "usd_ratio": "cost ratio",
     "expected_preemptions": "expected preemptions",
     "median_training_hours_ratio": "median training hours ratio",
-    "worst_training_hours_ratio": "worst training hours ratio",
+    "worst_training_hours_ratio": "training hours ratio furthest from 1",
     "median_usd_ratio": "median cost ratio",
-    "worst_usd_ratio": "worst cost ratio", "vs_estimate": "vs estimate",
+    "worst_usd_ratio": "cost ratio furthest from 1", "vs_estimate": "vs estimate",
 }
 
 
@@ -99,11 +99,18 @@ def table_places(table: object) -> dict[str, int]:
     while usd_places < MAX_DECIMALS and not _adds_up(columns, rows, usd_places):
         usd_places += 1
     ratio_places = decimals(figures([c for c in columns if is_ratio(c)]))
+    other_places = decimals(figures([c for c in columns if c in OTHER_FIGURES]))
     hour_places = decimals(figures([c for c in columns if c in HOUR_COLUMNS]))
     while hour_places < MAX_DECIMALS and not _ratios_read(columns, rows, hour_places,
                                                           ratio_places):
         hour_places += 1
-    return {"usd": usd_places, "hours": hour_places, "ratio": ratio_places}
+    return {"usd": usd_places, "hours": hour_places, "ratio": ratio_places,
+            "figures": other_places}
+
+
+# Figures neither dollars, hours nor ratios (GB, preemptions): by the rule of hours, one
+# precision down their column (`table_places`).
+OTHER_FIGURES = ("gb", "expected_preemptions")
 
 
 # A ratio column and the hours it is the ratio of (actual, expected).
@@ -374,8 +381,25 @@ def shown_rows(name: str, tables: Mapping[str, Any]) -> tuple[dict[str, int], li
     _, rows = records(tables.get(name) or [])
     places = places_of(name, rows, tables)
     if name in SPEND_TABLES:
-        return places, _added_up_in(name, {**spend_tables(tables), name: rows}, places)
-    return places, added_up(rows, places)
+        shown = _added_up_in(name, {**spend_tables(tables), name: rows}, places)
+    else:
+        shown = added_up(rows, places)
+    # (The per-job table leads with the job's id.)
+    return places, shown if name == "jobs" else told_apart(shown)
+
+
+def told_apart(rows: list[dict]) -> list[dict]:
+    """`rows` with the name of each job that shares it with another job of the table
+    followed by its id ('fit (job 3)'), so that a view that shows names alone tells them
+    apart (--json keeps the name and the id as they are)."""
+    ids: dict[object, set] = {}
+    for row in rows:
+        if "name" in row and "job_id" in row:
+            ids.setdefault(row["name"], set()).add(row["job_id"])
+    for row in rows:
+        if len(ids.get(row.get("name"), ())) > 1:
+            row["name"] = f"{row['name']} (job {row['job_id']})"
+    return rows
 
 
 def shown_totals(tables: object, totals: Mapping[str, float | None] | None = None,
@@ -443,7 +467,9 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
         return f"{_time(value):%Y-%m-%d}"
     if isinstance(value, datetime):
         return when(value)
-    if isinstance(value, float):  # GB, preemptions: the rule of hours, never 0.00 for 0.001
+    if column in OTHER_FIGURES:  # the rule of hours, at its column's precision
+        return hours(float(value), places.get("figures"))  # type: ignore[arg-type]
+    if isinstance(value, float):  # the rule of hours, never 0.00 for 0.001
         return hours(value)
     return str(value)
 
@@ -505,5 +531,17 @@ def totals_line(totals: Mapping[str, float | None], tables: object = None,
             else f"{f['billed_hours']} billed hours ({f['instance_hours']} instance-hours, "
             "each node counted)")
     return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "
-            f"{over}; saved {f['saved_vs_on_demand_usd']} against "
-            f"on-demand and {f['saved_vs_static_usd']} against the launch-time choice kept")
+            f"{over}; " + _saved_words([(f["saved_vs_on_demand_usd"], "on-demand"),
+                                    (f["saved_vs_static_usd"], "the launch-time choice kept")]))
+
+
+def _saved_words(against: list[tuple[str, str]]) -> str:
+    """'saved $A against X and $B against Y'; a saving below zero said as what it is:
+    'saved $A against X; cost $B more than Y' ('-' where a baseline does not apply)."""
+    saved = [f"{figure} against {what}" for figure, what in against
+             if figure == "-" or not figure.startswith("-")]
+    dearer = [f"{figure[1:]} more than {what}" for figure, what in against
+              if figure != "-" and figure.startswith("-")]
+    return "; ".join(part for part in (
+        "saved " + " and ".join(saved) if saved else "",
+        "cost " + " and ".join(dearer) if dearer else "") if part)

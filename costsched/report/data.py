@@ -53,6 +53,7 @@ from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable, model_key
 from costsched.validation import as_time
+from costsched.vocabulary import did_you_mean
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -429,7 +430,11 @@ def reported_jobs(store: PriceStore, job: int | str | None) -> list[JobRecord]:
     else:
         found = store.jobs.find(str(job))
     if not found:
-        raise InvalidInput(f"job {job!r}: no job of that id or name in the store")
+        names = sorted({r.name for r in store.jobs.records()})
+        listed = "; no job is stored" if not names else "; the jobs: " + ", ".join(
+            names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise InvalidInput(f"job {job!r}: no job of that id or name in the store"
+                           + (did_you_mean(str(job), names) or listed))
     return found
 
 

@@ -6,9 +6,13 @@ the work done at the pace measured between the first and the last step the job r
 on each instance (the basis of its measured speed: setup, the time it sat stopped and the
 watcher's lag after it exited left out) against the plan's hours for that work, its start
 left out too (kept so: `service.estimates`). Without step readings, the hours its
-instances ran. Dollars are what its instances were billed (setup included) against the
-plan's expected cost, which counts the job's first start once: the dollars it predicted
-beyond its hours at its price (none in a prediction kept before plans counted it).
+instances ran; never more than the hours its instances ran. A job whose work is hours
+on a reference GPU (its steps its own, not a share of those hours) is compared once it
+succeeded, on the training time measured; before, its share done is not known. Dollars
+are what its instances were billed (setup included) against the plan's expected cost,
+which counts the job's first start once: the dollars it predicted beyond its hours at
+its price (none in a prediction kept before plans counted it; none for a job on the local
+launcher, which boots no instance: `boots_nothing`).
 
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
@@ -39,6 +43,7 @@ from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow, id_chunks
 from costsched.store.schema import job_predictions
 from costsched.throughput import assumed_basis
+from costsched.work import own_total
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
@@ -93,21 +98,28 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             continue  # an assumed hour of work predicts nothing of the job's own
         job = jobs[job_id]
         mine = by_job.get(job_id, [])
-        done = 1.0 if job.state == "succeeded" else min(
-            float(job.steps_done) / float(job.steps_total), 1.0)
+        # Its total in the steps it reports; None for hours of work on a reference GPU,
+        # whose share done is known only once it succeeded.
+        total = own_total(getattr(job, "spec", {}), job.steps_total)
+        done = 1.0 if job.state == "succeeded" else math.nan if total is None else min(
+            float(job.steps_done) / total, 1.0)
         hours = usd = math.nan
         start = started_usd(p)
         expected_hours = p["expected_hours"] * done
-        expected_usd = start + (p["expected_usd"] - start) * done
+        expected_usd = (0.0 if boots_nothing(job) else start) + (
+            p["expected_usd"] - start) * done
         if mine:  # what it spent, as the spend table has it, however much it did
             usd = column_sum([u for _, u in mine]) + column_sum(
                 [m.usd for m in copied.get(job_id, [])])
-        if mine and done > 0:
-            hours = column_sum([max(seconds(life.end_at - life.start_at), 0.0)
-                                for life, _ in mine]) / 3600  # on instances: stops left out
+        if mine and (done > 0 or (done != done and job.steps_done > 0)):
+            ran = column_sum([max(seconds(life.end_at - life.start_at), 0.0)
+                              for life, _ in mine]) / 3600  # on instances: stops left out
+            hours = ran
             trained = _trained(read.get(job_id, []))
             if trained is not None:  # training only: the work done at its measured pace
-                hours = trained[0] * done * float(job.steps_total) / trained[1]
+                hours = trained[0] if total is None else \
+                    trained[0] * done * total / trained[1]
+            hours = min(hours, ran)  # never more than its instances ran
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
         rows.append(dict(zip(ESTIMATE_COLUMNS, (
             job_id, job.name, p["model"], f"{p['gpu_count']}x{p['gpu_model']}", job.state,
@@ -115,6 +127,18 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
             vs_estimate(hours_ratio, usd_ratio)), strict=True)))
     return rows
+
+
+# Launchers that start a process, not an instance: no boot, and no start to expect.
+NO_BOOT = ("local",)
+
+
+def boots_nothing(job: object) -> bool:
+    """Whether the job ran on a launcher that starts no instance (`NO_BOOT`): its plan's
+    first start (an instance's boot and setup, assumed) is never billed, so its expected
+    dollars leave it out."""
+    stored = getattr(job, "spec", None)
+    return isinstance(stored, Mapping) and stored.get("launcher") in NO_BOOT
 
 
 def started_usd(predicted: Mapping) -> float:

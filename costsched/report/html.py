@@ -150,7 +150,7 @@ def _over_time(report: Report) -> str:
         bottom += per[job_id].to_numpy()
     ax.set_xticks(x, [f"{d:%Y-%m-%d}" for d in per.index], rotation=30, ha="right")
     ax.set_ylabel("USD per day")
-    ax.legend(fontsize="small")
+    _legend(ax)
     return _png(fig)
 
 
@@ -166,7 +166,7 @@ def _per_job(report: Report) -> str:
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlabel("USD")
-    ax.legend(fontsize="small")
+    _legend(ax)
     return _png(fig)
 
 
@@ -180,8 +180,13 @@ def _per_cloud(report: Report) -> str:
     ax.bar(x, clouds["egress_usd"], bottom=clouds["compute_usd"], label="egress")
     ax.set_xticks(x, [_label(c) for c in clouds["cloud"]])
     ax.set_ylabel("USD")
-    ax.legend(fontsize="small")
+    _legend(ax)
     return _png(fig)
+
+
+def _legend(ax: Axes) -> None:
+    """The legend beside the chart, never over a bar."""
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
 
 
 def _figure() -> tuple[Figure, Axes]:

@@ -14,6 +14,7 @@ from costsched.measured import JobRate, Speed, speed_on
 from costsched.report.sums import by, group_sums, seconds
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
+from costsched.work import own_total
 
 DAY = timedelta(days=1)
 
@@ -126,8 +127,8 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
         if job.steps_done > 0 and (start is None or start <= own.start_at) and \
                 job.updated_at <= end:  # the period holds the job's life to its report
             work = job.steps_done + later[job_id][0]
-        steps_made = float(work) if job.steps_total is None else \
-            min(float(work), float(job.steps_total))
+        total = own_total(job.spec, job.steps_total)  # None: not in its steps
+        steps_made = float(work) if total is None else min(float(work), total)
         speed = speed_on(by_job.get(job_id, []), own.gpu_model, int(own.gpu_count),
                          rates.get(job_id))
         if not speed > 0:

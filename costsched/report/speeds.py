@@ -63,8 +63,10 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
         if measuring(found):  # reported steps, not trained long enough to judge (yet)
             top = _longest(found) or found[0]
             words = TOO_SHORT if job.state in FINAL_STATES else MEASURING  # type: ignore[attr-defined]
+            # (A reference GPU's relative speed is not in the job's steps: no plan's.)
+            planned = float(top.planned_sps) if own_steps(job.spec) else math.nan  # type: ignore[attr-defined]
             rows.append(_speed_row(int(job_id), name, top.gpu_model, int(top.gpu_count),
-                                   float(top.planned_sps), math.nan, math.nan, False, "",
+                                   planned, math.nan, math.nan, False, "",
                                    f"job {job_id} ({name}): {words}"))
             continue
         top = _longest([s for s in found if s.measured_sps == s.measured_sps

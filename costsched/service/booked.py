@@ -73,14 +73,14 @@ def booked_plans(store: PriceStore, plan: JobPlan, at: datetime,
 
 def _allowed(o: Offering, c: Constraints) -> bool:
     """Whether the job's constraints allow booked capacity `o` (its market named, when
-    the job names markets)."""
+    the job names markets; one of a task's alternatives, where it has them)."""
     for value, accepted in ((o.cloud, c.clouds), (o.region, c.regions),
                             (o.market, c.markets), (o.gpu_model, c.gpu_models),
                             (o.gpu_count, c.gpu_counts), (o.instance_type, c.instance_types),
                             (o.zone, c.zones)):
         if accepted and value not in accepted:
             return False
-    return True
+    return not c.alternatives or any(_allowed(o, a) for a in c.alternatives)
 
 
 def _flex_start(ranked: pd.DataFrame, at: datetime, nodes: int) -> list[BookedOffering]:

@@ -133,6 +133,8 @@ class PlanResult:
         lines.append(plan.job.start_said(start))
         lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
+        if r["excluded"]:  # what the arithmetic is of: an offering the plan leaves out
+            lines.append(f"left out of the plan: {r['excluded']}")
         return lines
 
     def move_here(self, offering: str, moved_from: str | None = None, job: str | int = 0,

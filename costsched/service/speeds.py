@@ -32,6 +32,7 @@ from costsched.measured import (
     reading_rows,
     spec_nodes,
     speed_rows,
+    sps,
     stored_readings,
     stored_spec,
 )
@@ -45,7 +46,7 @@ from costsched.store.signals import THROUGHPUT_COLUMNS
 from costsched.throughput import ThroughputTable, model_key
 from costsched.throughput_rest import MEASURED, PLANNED, RestTable
 from costsched.vocabulary import prefixed
-from costsched.work import NOT_KNOWN, own_steps
+from costsched.work import NOT_KNOWN, own_steps, share_key
 
 RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that reported a step
 
@@ -282,18 +283,29 @@ def rest_table(table: ThroughputTable, model: str, stored: Mapping,
     return RestTable(table, model, rows)
 
 
-def short_work(record: JobRecord) -> str:
+def short_work(job: JobRecord | object) -> str:
     """Why the rest of a running job cannot be priced: its work is not given (its total is
     not known: an assumed hour is no measure of what is left), or it reported a step beyond
     the steps it declares (the declared work is short: what is left is not known, never 0);
-    '' otherwise. A job whose steps are not its own (`paced`) is never short of them."""
+    for a job whose work is hours on a reference GPU (its steps not `paced`) that reported
+    a step, that step, its measured pace where `job` is a `JobStatus` with readings, and
+    the key that gives a share (`work.share_key`); '' otherwise. `job`: its record or its
+    status."""
+    record: JobRecord = getattr(job, "record", job)  # type: ignore[assignment]
     if record.state != "running":
         return ""
     if record.steps_total is None:
         return f"{NOT_KNOWN}; the rest cannot be priced"
     done = max(float(record.steps_done or 0.0), float(record.checkpoint_step or 0.0))
     total = float(record.steps_total)
-    if not done > total or not paced(record.spec):
+    if not paced(record.spec):
+        if not done > 0:
+            return ""
+        pace = getattr(job, "pace", None)
+        at = f" at {sps(pace)} steps/s measured" if pace else ""
+        return (f"step {done:,.0f}{at}: {share_key(record.spec)}; its rest is priced as "
+                "all of its hours")
+    if not done > total:
         return ""
     return (f"reported step {done:,.0f} of {total:,.0f} declared: the declared work is "
             "short; the rest cannot be priced")

@@ -14,6 +14,8 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from costsched.work import share_key
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -195,9 +197,13 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
         "deadline_at": None if s.due is None else s.due.isoformat(),
         "ended_at": s.record.updated_at.isoformat() if s.record.final else None,
-        "steps_total": s.record.steps_total, "steps_left": s.steps_left, "step": s.step,
+        # Its total and steps left in its own steps (null where they are not: its work
+        # not given, or given as hours on a reference GPU; `progress_note` says why).
+        "steps_total": s.own_total,
+        "steps_left": None if s.own_total is None else s.steps_left, "step": s.step,
         "reported_step": s.reported_step, "resumes": s.resumes or None,
         "progress": s.progress, "progress_source": s.progress_source,
+        "steps_per_second": s.pace, "progress_note": share_key(s.record.spec) or None,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
             "detail": s.failure.detail, "log_tail": s.failure.log_tail},

@@ -135,23 +135,6 @@ def test_any_of_alternatives_that_differ_in_place() -> None:
     assert "g2-standard-4" in c.instance_types and "g5.xlarge" in c.instance_types
 
 
-def test_alternatives_whose_union_would_allow_more_are_refused() -> None:
-    message = refusal("resources:\n  ordered:\n"
-                      "    - {infra: aws/us-east-1, accelerators: V100:1, use_spot: true}\n"
-                      "    - {infra: aws/us-west-2, accelerators: T4:1}\nrun: x")
-    assert "resources.ordered" in message and "none of them names" in message
-    assert "would also allow on-demand " in message  # the market as users write it
-
-
-def test_alternatives_refused_as_one_scope_say_the_limit_is_costscheds() -> None:
-    message = refusal("resources:\n  any_of:\n"
-                      "    - {infra: aws/us-west-2, accelerators: V100:1}\n"
-                      "    - {infra: gcp, accelerators: T4:1}\n  use_spot: true\nrun: x")
-    assert "costsched plans alternatives as one scope" in message
-    assert "these differ in location and accelerators: write one task per alternative, or " \
-        "alternatives that differ in only one of location" in message
-
-
 def test_a_bucket_mount_is_the_checkpoint_location() -> None:
     (spec,) = load(EXAMPLES / "pinned.yaml")
     assert spec.checkpoint.location == "s3://my-team-checkpoints/llm-eval"
@@ -163,7 +146,9 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
 
 @pytest.mark.parametrize(("text", "field", "says"), [
     ("num_nodes: 65\nrun: x", "num_nodes", "expected a whole number of nodes, 1 to 64"),
-    ("num_nodes: true\nrun: x", "num_nodes", "expected a whole number"),
+    ("num_nodes: true\nrun: x", "num_nodes", "true: expected a whole number"),  # as written
+    ("resources: {accelerators: V100, use_spot: true, disk_tier: null}\nrun: x",
+     "resources.disk_tier", "null: expected one of"),
     ("pool: {workers: 2}\nrun: x", "pool", "`sky jobs pool`"),
     ("volumes: {/data: vol}\nrun: x", "volumes", "not supported yet"),
     ("resources: []\nrun: x", "resources", "expected a mapping"),

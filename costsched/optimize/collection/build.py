@@ -62,7 +62,7 @@ def _without_limits(c: Constraints) -> Constraints:
     return Constraints(clouds=c.clouds, regions=c.regions, markets=c.markets,
                        gpu_models=c.gpu_models, gpu_counts=c.gpu_counts,
                        max_price_per_hour=c.max_price_per_hour, zones=c.zones,
-                       instance_types=c.instance_types)
+                       instance_types=c.instance_types, alternatives=c.alternatives)
 
 
 def plan_collection(jobs: Sequence[Workload], offerings: pd.DataFrame,

@@ -252,15 +252,13 @@ class PriceDecider(Decider):
 class BudgetShort(InvalidInput):
     """A stored job whose steps left and start are expected to cost more, on the cheapest offering
     it allows (`offering`, at `usd_per_hour` for all its nodes), than what is left of its
-    own budget (`budget`)."""
+    own budget (`budget`); `estimate`: the mark and words of a cost on an estimated speed."""
 
     def __init__(self, name: str, budget: OwnBudget, steps_left: float, offering: str,
                  expected_usd: float, usd_per_hour: float,
-                 estimate: tuple[str, str] = ("", "")) -> None:
+                 estimate: tuple[str, str] = ("", "")) -> None:  # (`estimate_said`)
         self.budget, self.steps_left, self.offering = budget, steps_left, offering
-        self.expected_usd, self.usd_per_hour = expected_usd, usd_per_hour
-        # The mark and words of a cost resting on an estimated speed (`estimate_said`).
-        self.estimate = estimate
+        self.expected_usd, self.usd_per_hour, self.estimate = expected_usd, usd_per_hour, estimate
         super().__init__(f"job {name}: {self.why}")
 
     @property
@@ -593,8 +591,6 @@ def itemised(choice: Decision, places: int | None = None) -> str:
 
 def label(key: OfferingKey) -> str:
     return offering_label(*key[:5])
-
-
 
 
 def _due(job: JobNow) -> str:

@@ -22,6 +22,7 @@ from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
 from costsched.vocabulary import offering_label
+from costsched.work import own_total
 
 if TYPE_CHECKING:
     from costsched.jobspec import JobSpec, ResolvedJob
@@ -121,8 +122,9 @@ def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float | 
 
 def within_total(record: JobRecord, step: float) -> float:
     """A step the job reported, as stored: its total at most (a job that runs past its
-    spec is done); as reported when its work is not given (no total)."""
-    total = record.steps_total
+    spec is done); as reported when its total is not in its steps (`work.own_total`: its
+    work not given, or given as hours on a reference GPU)."""
+    total = own_total(record.spec, record.steps_total)
     return float(step) if total is None else min(float(step), total)
 
 
@@ -140,15 +142,17 @@ def done_step(run: RunningJob, reported: float) -> float:
 def _progress_of(run: RunningJob, reported: float) -> tuple[float | None, bool]:
     """`progress` from the step the job reported. Until it reports one (setup, or a job
     that writes no step) no step is guessed from the hours it ran: every step is left. A
-    job whose work is not given has no total (None), whatever step it reports. A job that
-    succeeded has none left, whatever step it last reported."""
+    job whose work is not given has no total (None), whatever step it reports. A job whose
+    work is given as hours on a reference GPU has all of it left, whatever step it reports
+    (its steps are its own, its total in the reference GPU's seconds: `work.own_total`). A
+    job that succeeded has none left, whatever step it last reported."""
     total = run.record.steps_total
     if total is None:
         return None, False
     if run.record.state == "succeeded":
         return 0.0, True
     done = done_step(run, reported)
-    if done > 0:
+    if done > 0 and own_total(run.record.spec, total) is not None:
         return max(total - done, 0.0), True
     return float(total), False
 

@@ -7,9 +7,10 @@ import inspect
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 
+from costsched import launch_secrets
 from costsched.costs import JobCost, job_costs
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
@@ -38,7 +39,7 @@ from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean
-from costsched.work import Work, assumed_work
+from costsched.work import Work, assumed_work, measured_pace, own_total
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ class JobStatus:
     # Its gang's nodes lost and replaced in place (the job's NODE_RECOVERY events), oldest
     # first: recoveries without a move.
     node_recoveries: tuple[EventRow, ...] = ()
+    # Its gang's nodes lost or being replaced now, as its instance says (() when whole).
+    nodes_out: tuple[int, ...] = ()
 
     @property
     def recoveries(self) -> int:
@@ -145,11 +148,23 @@ class JobStatus:
         return value if isinstance(value, int) and value > 1 else 1
 
     @property
+    def own_total(self) -> float | None:
+        """Its total in its own steps, those it reports (`work.own_total`); None where its
+        work is not given or is given as hours on a reference GPU (no share is shown)."""
+        return own_total(self.record.spec, self.record.steps_total)
+
+    @property
+    def pace(self) -> float | None:
+        """The steps a second it made between its step readings (`work.measured_pace`:
+        setup and stalls before its first reading left out); None before two readings."""
+        return measured_pace(self.readings)
+
+    @property
     def progress_source(self) -> str | None:
         """"reported": the job's own step or verified checkpoint (or it succeeded); None:
         no step reported yet (setup, or a job that writes none: no share of the hours it
-        ran stands in for a step), or its work is assumed (a share of an assumed hour
-        says nothing of what is left)."""
+        ran stands in for a step), or its work is assumed or given as hours on a
+        reference GPU (a share of those hours says nothing of its own steps)."""
         if self.record.state == "succeeded":
             return "reported"
         if self.assumed_work is not None:
@@ -163,9 +178,9 @@ class JobStatus:
         is given: a total not known is no share of it, done or not)."""
         if self.record.state == "succeeded":
             return None if self.record.steps_total is None else 1.0
-        if self.progress_source is None:
+        total = self.own_total
+        if self.progress_source is None or total is None or self.steps_left is None:
             return None
-        total = self.record.steps_total
         return min(max((total - self.steps_left) / total, 0.0), 1.0)
 
 
@@ -230,8 +245,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
             nodes={job_id: run.nodes for job_id, run in runs.items()},
             placements=_lost_ends(placed, asked, when))
-        waits = store.jobs.last_details([j for j in ids if not runs[j].record.final
-                                         and secret_names(runs[j])], SECRET_NOTE)
+        waits = _waits(store, runs, ids)
         shown = []
         for job_id in ids:
             run = runs[job_id]
@@ -254,6 +268,21 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  trouble=troubles.get(job_id, ""),
                                  node_recoveries=tuple(replaced_of.get(job_id, ()))))
         return shown
+
+
+def _waits(store: PriceStore, runs: dict[int, RunningJob], ids: list[int]) -> dict[int, str]:
+    """What each job waits for, for want of a secret: what a daemon said, else, for a job
+    being recovered while no daemon watches, what this process's environment lacks (said,
+    never stored)."""
+    named = [j for j in ids if not runs[j].record.final and secret_names(runs[j])]
+    said = dict(store.jobs.last_details(named, SECRET_NOTE))
+    if not named or store.daemons.running(datetime.now(timezone.utc)):
+        return said  # a daemon watching says what it lacks itself
+    for job_id in named:
+        lacking = launch_secrets.missing(job_id, secret_names(runs[job_id]))
+        if not said.get(job_id) and lacking and runs[job_id].record.state == "recovering":
+            said[job_id] = launch_secrets.waits_line("recovery", lacking) or ""
+    return said
 
 
 def _lost_ends(placed: list[PlacementRow], asked: dict[int, Instance], when: datetime
@@ -340,7 +369,9 @@ def _status_of(run: RunningJob, placement: dict | None, instance: Instance | Non
     return JobStatus(run.record, placement, "" if instance is None else instance.state,
                      left, cost, run.moves, said, reported, failure,
                      "" if instance is None else instance.checkpoint_error, bookings,
-                     "" if instance is None else instance.detail, decision=decision)
+                     "" if instance is None else instance.detail, decision=decision,
+                     nodes_out=() if instance is None else
+                     tuple(sorted({*instance.lost_nodes, *instance.replacing})))
 
 
 def _stopped_why(record: JobRecord, events: Sequence[EventRow]) -> str:

@@ -178,7 +178,10 @@ def waiting_for_secrets(store: PriceStore, moves: Sequence[tuple[RunningJob, str
                 store.jobs.note(job_id, SECRET_NOTE, "", at=when)
             continue
         blocked.add(job_id)
-        line = launch_secrets.waits_line(kind, lacking, ahead=ahead)
+        # Only a daemon says it (another process leaves the job to one, and writes nothing:
+        # `status` shows what its own shell lacks without storing it).
+        line = launch_secrets.waits_line(kind, lacking, ahead=ahead) \
+            if launch_secrets.carrying() else None
         if line is not None and line != before:
             store.jobs.note(job_id, SECRET_NOTE, line, at=when)
             lines.append(JobEvent(job_id, "secret", line, level="warning",

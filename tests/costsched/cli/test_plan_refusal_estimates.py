@@ -84,9 +84,25 @@ def test_emit_sky_of_an_own_format_job_says_what_the_task_leaves_out(
     out = cli("plan", job, "--at", AT, "--emit", "sky")
     assert out.exit_code == 0, out.output
     said = " ".join(out.stderr.split())
-    assert re.search(r"job fit's task leaves out its deadline \(48 h\) and budget "
-                     r"\(\$50\.00\)", said), said
+    assert re.search(r"job fit's task leaves out its work \(2,000 steps\), deadline \(48 h\) "
+                     r"and budget \(\$50\.00\)", said), said
     assert "deadline" not in yaml.safe_load(out.stdout)
+    measured = _job(tmp_path, throughputs={"V100": 5.0}, steps=2000)
+    out = cli("plan", measured, "--at", AT, "--emit", "sky")
+    said = " ".join(out.stderr.split())
+    assert "job fit's task leaves out its work (2,000 steps) and throughputs" in said, said
+
+
+def test_emit_sky_says_a_secrets_written_value_is_left_out(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    task = tmp_path / "sky.yaml"
+    task.write_text("name: fit\nresources: {accelerators: V100:1}\nrun: python train.py\n"
+                    "secrets: {HF_TOKEN: hf_written_in_the_file_0123}\n")
+    out = cli("plan", str(task), "--at", AT, "--emit", "sky")
+    assert out.exit_code == 0, out.output
+    assert "hf_written_in_the_file_0123" not in out.output
+    assert yaml.safe_load(out.stdout)["secrets"] == {"HF_TOKEN": None}
+    assert (f"# The value {task} writes for secret HF_TOKEN is left out: give it with "
+            "`--secret HF_TOKEN` to `sky launch`.") in out.stdout, out.stdout
 
 
 def test_explain_says_what_the_hours_of_work_are_and_what_the_nodes_do(

@@ -93,3 +93,32 @@ def test_a_mistyped_secret_given_alone_gets_the_close_name_first(
     assert refused.output == ("error: --secret KM_TOKN is not a secret of job sec; "
                               "expected one of KM_TOKEN; did you mean 'KM_TOKEN'?\n")
     assert store.jobs.get(sec).state == "stopped"
+
+
+def test_status_without_a_daemon_says_a_recovery_waits_for_this_shells_secret(
+        stopped, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No daemon watches, the shell lacks the job's secret, its instance is preempted:
+    `status` says the recovery waits for the secret and how to give it, and the fix it
+    names for recovery names the secret too; given it, the next `status` recovers it."""
+    cli, store, launcher, sec, _ = stopped
+    monkeypatch.setenv("KM_TOKEN", VALUE)
+    assert cli("start", "sec", "--wait", "0").exit_code == 0
+    monkeypatch.delenv("KM_TOKEN")
+    monkeypatch.setattr(launch_secrets, "_GIVEN", {})  # a new shell, no supervisor
+    launcher.set(str(_open_placement(store, sec)["instance"]), "preempted")
+    shown = cli("status")
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    assert ("so a preempted job waits for the next `costsched status`; `costsched daemon "
+            "start` from a shell that sets KM_TOKEN (a job's secret: a supervisor takes it from "
+            "its environment) starts one.") in text, text
+    assert (f"job {sec}: recovery waits for secret KM_TOKEN (this shell lacks it): set "
+            "KM_TOKEN in your environment and run `costsched status` again, "
+            "or `costsched daemon start` from such a shell") in text, text
+    assert store.jobs.get(sec).state == "recovering"
+    assert "secret" not in store.jobs.events(sec)["kind"].tolist()  # said, not stored
+    monkeypatch.setenv("KM_TOKEN", VALUE)  # as the line says
+    again = cli("status")
+    assert again.exit_code == 0 and VALUE not in again.output
+    assert store.jobs.get(sec).state == "running"
+    assert "recovery waits for secret" not in again.output

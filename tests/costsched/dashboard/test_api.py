@@ -439,3 +439,30 @@ def test_the_jobs_card_counts_in_words(store: PriceStore, client: TestClient) ->
     store.jobs.transition(job, "succeeded", at=at(0.1))
     page = client.get("/").text
     assert '<span class="figure">1</span><span>job shown</span>' in page, page
+
+
+def test_hours_of_work_show_the_step_its_pace_and_the_key_that_gives_a_share(
+        store: PriceStore, client: TestClient, instances: Path) -> None:
+    """A job whose work is 1 h on a V100 (no model, no throughputs) at its own step 2,900:
+    never 'of 3,600' (the hour in V100 seconds) nor a share of it; its measured pace and
+    the key that gives a share instead."""
+    spec = {"spec": {"name": "fit", "hours": 1.0, "reference_gpu": "V100", "run": "true"},
+            "source": "fit.yaml"}
+    job = store.jobs.create("fit", spec, 3600, at=at(0))
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1", keep_open=True)
+    store.jobs.transition(job, "running", at=at(0))
+    store.jobs.record_step(job, 2700, at=at(0.1))
+    store.jobs.record_step(job, 2900, at=at(0.1) + (at(1) - at(0)) / 36)  # 100 s on
+    doc = client.get(f"/api/jobs/{job}").json()["job"]
+    assert doc["progress"] is None and doc["steps_total"] is None and doc["step"] == 2900
+    page = client.get(f"/jobs/{job}").text
+    assert '<span class="figure">step 2,900</span>' in page
+    assert "<dd>2,900 at 2 steps/s measured (its work is given as 1 h of work on 1xV100" in page
+    assert "of 3,600" not in page and "`steps: N`" in page
+
+
+def test_spend_of_an_unknown_job_names_the_jobs(store: PriceStore, client: TestClient) -> None:
+    store.jobs.create("fit", {"spec": {"name": "fit"}}, 10.0, at=at(0))
+    found = client.get("/api/spend?job=nope")
+    assert "the jobs: fit" in found.text

@@ -1,5 +1,6 @@
 """A gang's node lost and replaced where it ran is a recovery like any other: counted in
-`status` (text and JSON) and the report's preemptions, said by the reconcile that saw it
+`status` (text and JSON; its line stands while the gang waits for the new node) and the
+report's preemptions, said by the reconcile that saw it
 (the daemon's log, the recovery notification) and kept in the job's log, once. On the
 Compute Engine fakes (in process): a 2-node gang whose node 1 Compute Engine takes."""
 
@@ -12,6 +13,7 @@ import pytest
 
 pytest.importorskip("google.cloud.compute_v1")
 
+from costsched.cli.status_lines import node_notices  # noqa: E402
 from costsched.model import NODE_RECOVERY  # noqa: E402
 from costsched.report import build  # noqa: E402
 from costsched.service import jobs as service  # noqa: E402
@@ -43,6 +45,11 @@ def test_a_node_replaced_in_place_is_counted_said_and_logged_once(tmp_path: Path
     fake.store[(ZONE, rank1)].status = "PENDING"
     assert not [e for e in service.reconcile(store, launcher, at=AT + 2 * H + 5 * M)
                 if e.notify]  # waiting for the replacement: said once, counted once
+    (waiting,) = service.status(store, launcher, job, at=AT + 2 * H + 6 * M,
+                                reconcile_first=False)
+    assert waiting.nodes_out == (1,)  # `status` says what happened to it meanwhile
+    [notice] = node_notices(waiting)
+    assert "node 1 was lost: replaced in" in notice
     run_nodes(fake, AT + H, AT + 2.5 * H)
     uri = store.jobs.get(job).checkpoint_location
     digest = cloud_gang.digest(job, launcher.status(handle).attempt)
@@ -56,6 +63,7 @@ def test_a_node_replaced_in_place_is_counted_said_and_logged_once(tmp_path: Path
     assert len(kept) == 1 and f"instance {handle}: node 1 was lost" in kept[0]
     (shown,) = service.status(store, launcher, job, at=AT + 3 * H, reconcile_first=False)
     assert shown.recoveries == 1
+    assert shown.nodes_out == () and node_notices(shown) == []  # whole again: counted only
     [doc] = status_document([shown])
     assert doc["recoveries"] == 1 and doc["node_recoveries"][0]["detail"] == kept[0]
     assert [m["kind"] for m in doc["moves"]] == ["launch"]  # repaired in place: no move

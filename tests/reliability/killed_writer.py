@@ -1,6 +1,8 @@
-"""A `costsched prices import` killed with SIGKILL at many points of its batch, on SQLite and
-PostgreSQL: the store is always either as it was before or complete, never in between,
-and importing again completes it."""
+"""A `costsched prices import` killed with SIGKILL at many points of its batch: the store is
+always either as it was before or complete, never in between, and importing again completes
+it. The check of one backend (`check_killed_imports`), run by test_killed_writer_sqlite.py
+and test_killed_writer_postgresql.py: a file per backend, so that the two (each several
+subprocess imports) run on two workers at once."""
 
 from __future__ import annotations
 
@@ -8,13 +10,13 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from costsched import service
-from tests.reliability.conftest import BACKENDS, ROOT
+from tests.reliability.conftest import ROOT
 from tests.reliability.test_concurrent_writers import source_paths, stored
 
 BEFORE = ("eu-central-1",)
@@ -49,10 +51,10 @@ def run_import(url: str, dispa: Path, kill_at: int, counted: Path) -> subprocess
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_a_killed_import_leaves_the_store_before_or_complete(backend: str, fresh_url,
-                                                            dispa: Path,
-                                                            tmp_path: Path) -> None:
+def check_killed_imports(backend: str, fresh_url: Callable[[str], str], dispa: Path,
+                         tmp_path: Path) -> None:
+    """Kill an import of BATCH into a store holding BEFORE at points spread over its
+    statements (POINTS[backend] of them), and import again once."""
     def before_store() -> str:
         url = fresh_url(backend)
         result = service.import_prices(url, source_paths(dispa, BEFORE))

@@ -1,0 +1,33 @@
+"""What `logs` says beside a job's output: whose output it is when several jobs share the
+name asked for."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from costsched.store import PriceStore
+
+LISTED = 5  # the other jobs of a name `logs` names, newest first
+
+
+def namesakes_line(store: PriceStore, job: str) -> str:
+    """When `job` is a name several jobs have: which one's output `logs` shows (the job of
+    that name not ended, else the newest: `job_ids`), and how to see another's (by its
+    id), in one line; '' otherwise."""
+    from costsched.service import jobs as service
+
+    if job.isdigit():
+        return ""
+    found = store.jobs.find(job)
+    if len(found) < 2:
+        return ""
+    shown = service.job_ids(store, job, states=())[0]
+    why = "the one not ended" if not store.jobs.get(shown).final else "the newest"
+    others = [r for r in found if r.id != shown][::-1]  # newest first
+    head = f"{len(found)} jobs are named {job}: this is job {shown}'s output ({why}); "
+    if len(others) == 1:
+        return head + f"`costsched logs {others[0].id}` shows job {others[0].id}'s"
+    listed = ", ".join(f"job {r.id} ({r.state})" for r in others[:LISTED])
+    more = f" and {len(others) - LISTED} older" if len(others) > LISTED else ""
+    return head + f"`costsched logs ID` shows another's: {listed}{more}"

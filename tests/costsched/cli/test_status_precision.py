@@ -1,0 +1,107 @@
+"""`status` writes one amount alike in its two tables, a placement charged for no time
+as that (not '0.00 h'), and a gang's node notices only while the gang is not whole."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+from types import SimpleNamespace
+
+from typer.testing import CliRunner
+
+from costsched.cli import app
+from costsched.model import NODE_RECOVERY
+from costsched.store import PriceStore
+from tests.costsched.test_costs import EAST_A, WEST, at, observe
+
+
+def _status(db: str) -> str:
+    result = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _moved_job(tmp_path: Path, extra_seconds: int = 0, **spec: object) -> tuple[str, int]:
+    """A job with its own $1 budget that ran 36 s on EAST_A ($0.000243) and 36 s on WEST
+    ($0.000412), then, when `extra_seconds` is given, that long on EAST_A again."""
+    db = str(tmp_path / "store.sqlite")
+    store = PriceStore(db)
+    observe(store, EAST_A, [(0, 0.0243)])
+    observe(store, WEST, [(0, 0.0412)])
+    spec = {"name": "tiny", "run": "true", "steps": 10, "constraints": {"budget": 1},
+            "checkpoint": {"location": str(tmp_path / "ckpt"), "size_gb": 0}, **spec}
+    job = store.jobs.create("tiny", {"spec": spec, "source": "t", "launcher": "local"}, 10,
+                            at=at(1))
+    store.jobs.transition(job, "running", at=at(1))
+    store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1, at=at(1),
+                     usd_per_hour=0.0243, reason="launch", instance="l-1")
+    t = at(1) + timedelta(seconds=36)
+    store.jobs.place(job, WEST, gpu_model="V100", gpu_count=1, at=t, usd_per_hour=0.0412,
+                     reason="recovery", instance="l-2")
+    t += timedelta(seconds=36)
+    if extra_seconds >= 0:
+        store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1, at=t,
+                         usd_per_hour=0.0243, reason="recovery", instance="l-3")
+        t += timedelta(seconds=extra_seconds)
+    store.jobs.end_placement(job, t)
+    store.jobs.transition(job, "stopped", at=t)
+    store.dispose()
+    return db, job
+
+
+def test_the_budgets_spend_reads_as_the_jobs_cost_beside_it(tmp_path: Path) -> None:
+    # The trial: the Jobs table's '$0.003716' beside the Budgets table's '$0.0037'.
+    db, _ = _moved_job(tmp_path, extra_seconds=-1)
+    out = _status(db)
+    [row] = [line for line in out.splitlines() if "│ tiny" in line]
+    [cost] = re.findall(r"\$[\d.]+", row)
+    assert cost == "$0.000655", out
+    [budget] = [line for line in out.splitlines() if "│ job 1 (tiny)" in line]
+    cap, spent, committed, forecast = re.findall(r"\$[\d.]+", budget)
+    assert (cap, spent, committed, forecast) == ("$1.00", cost, "$0.00", cost), out
+
+
+def test_a_placement_charged_for_no_time_says_so(tmp_path: Path) -> None:
+    # The trial's 'recovery on ...: 0.00 h, $0.00' for a placement that ended in the
+    # second it began: it reads as what it was, at the precision of its job's costs.
+    db, _ = _moved_job(tmp_path, extra_seconds=0)
+    out = _status(db)
+    assert "0.00 h" not in out, out
+    assert "job 1: recovery on aws us-east-1a p3.2xlarge spot: under a second, $0.00" in out
+    assert "job 1: launch on aws us-east-1a p3.2xlarge spot: 0.01 h, $0.000243" in out
+
+
+def test_a_gangs_node_notice_ends_with_the_job(tmp_path: Path) -> None:
+    db, job = _moved_job(tmp_path, extra_seconds=-1, num_nodes=2)
+    store = PriceStore(db)
+    store.jobs.note(job, NODE_RECOVERY, "instance l-2: node 1 was preempted: replaced "
+                    "where it ran", at=at(1) + timedelta(seconds=50))
+    store.dispose()
+    out = _status(db)
+    assert "was preempted" not in out, out
+    [row] = [line for line in out.splitlines() if "│ tiny" in line]
+    assert row.rstrip(" │").endswith("1"), row  # still counted with its recoveries
+
+
+def _gang(final: bool, out: tuple[int, ...], since_minutes: float = 0.0) -> SimpleNamespace:
+    start = at(1)
+    events = (SimpleNamespace(at=start - timedelta(minutes=5), detail="instance a: node 2 "
+                              "was preempted: replaced where it ran"),
+              SimpleNamespace(at=start + timedelta(minutes=since_minutes),
+                              detail="instance b: node 1 was preempted: replaced where it ran"))
+    return SimpleNamespace(record=SimpleNamespace(final=final), nodes_out=out,
+                           node_recoveries=events,
+                           open_placement=None if final else {"start_at": start})
+
+
+def test_a_node_notice_stands_while_its_gang_is_not_whole() -> None:
+    from costsched.cli.status_lines import node_notices
+
+    # A node being replaced: what happened to it, on this placement only (not the
+    # node of the instance before).
+    assert node_notices(_gang(False, (1,), since_minutes=2)) == [
+        "instance b: node 1 was preempted: replaced where it ran"]
+    assert node_notices(_gang(False, ())) == []  # whole again
+    assert node_notices(_gang(True, ())) == []  # ended

@@ -1,0 +1,59 @@
+"""A job's page: its placements' costs visibly add up to its "spent so far", as `status`
+writes them (`costsched.amounts`: parts of a total)."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from decimal import Decimal
+
+from starlette.testclient import TestClient
+
+from costsched.store import PriceStore
+from tests.costsched.report.scenario import EAST, WEST, at, observe
+
+
+def _three_legs(store: PriceStore) -> int:
+    """36 s on EAST ($0.000243), 36 s on WEST ($0.000412), 36 s on EAST again: $0.000898
+    in all, whose legs at four decimals read $0.0002 + $0.0004 + $0.0002 = $0.0008."""
+    observe(store, EAST, [(-10, 0.0243)])
+    observe(store, WEST, [(-10, 0.0412)])
+    spec = {"spec": {"name": "tiny", "throughputs": {"V100": 2.0}, "steps": 100},
+            "launcher": "local"}
+    job = store.jobs.create("tiny", spec, 100, at=at(0))
+    store.jobs.transition(job, "running", at=at(0))
+    t = at(0)
+    for i, (key, price) in enumerate([(EAST, 0.0243), (WEST, 0.0412), (EAST, 0.0243)]):
+        store.jobs.place(job, key, gpu_model="V100", gpu_count=1, at=t, usd_per_hour=price,
+                         reason="launch" if i == 0 else "recovery", instance=f"i-{i}")
+        t += timedelta(seconds=36)
+    store.jobs.end_placement(job, t)
+    store.jobs.transition(job, "succeeded", at=t)
+    return job
+
+
+def test_a_jobs_placements_add_up_to_its_spend_as_written(store: PriceStore,
+                                                          client: TestClient) -> None:
+    job = _three_legs(store)
+    page = client.get(f"/jobs/{job}").text
+    [spent] = re.findall(r'class="figure">(\$[^<]*)</span><span>spent so far', page)
+    table = page[page.index("<h2>Placements</h2>"):page.index("<h2>Migrations")]
+    legs = re.findall(r'<td class="num">(\$[\d.]+)</td></tr>', table)
+    assert len(legs) == 3, table
+    assert sum(Decimal(v[1:]) for v in legs) == Decimal(spent[1:]), (spent, legs)
+    # Each as `status` writes it: at six decimals, where each reads as it is.
+    assert spent == "$0.000898" and legs == ["$0.000243", "$0.000412", "$0.000243"]
+
+
+def test_legs_that_never_add_up_alone_are_made_to() -> None:
+    """Three thirds of a dollar: at any precision each alone reads a third short; the
+    legs then take the units the total misses (largest remainder), as `status` does."""
+    from costsched.dashboard.render import job_places, leg_costs
+
+    third = 1 / 3
+    job = {"cost_usd": 1.0, "egress_usd": 0.0, "state": "succeeded",
+           "placements": [{"usd": third, "hours": 1.0} for _ in range(3)]}
+    places = job_places(job, {})
+    legs = leg_costs(job, places)
+    assert sum(Decimal(v[1:]) for v in legs) == Decimal("1.0000"), legs
+    assert places["usd"] == 4 and sorted(legs) == ["$0.3333", "$0.3333", "$0.3334"]
