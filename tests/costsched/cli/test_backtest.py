@@ -171,7 +171,8 @@ def test_an_empty_sweep_is_one_line(run, tmp_path: Path) -> None:
     spec.write_text("name: s\nmodel: A3C\nsteps: 1000\nsweep:\n  LR: []\n")
     result = run("--jobs", spec, *WINDOW)
     assert result.exit_code == 2, result.output
-    assert "no jobs to replay" in result.output and str(spec) in result.output
+    assert "field sweep.LR: an empty list: expected at least one value" in result.output
+    assert str(spec) in result.output
 
 
 def test_a_big_sweep_replays_once_per_distinct_job(run, tmp_path: Path) -> None:

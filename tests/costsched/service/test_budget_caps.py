@@ -306,8 +306,8 @@ def test_config_show_lists_the_budgets(tmp_path: Path) -> None:
     lines = {line.split("│")[1].strip(): line for line in shown.output.splitlines()
              if line.count("│") > 2}
     assert "0.5, 0.9" in lines["budgets.thresholds"]
-    assert ("vision: {'usd': 500.0, 'period': 'month', 'labels': {'team': 'vision'}}"
-            in lines["budgets.named"])
+    assert ('vision: {usd = 500.0, period = "month", labels = {team = "vision"}}'
+            in lines["budgets.named"])  # as the file writes it
 
 
 def test_a_budget_s_forecast_runs_to_the_end_of_its_period(db_path: Path) -> None:
