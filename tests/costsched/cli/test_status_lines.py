@@ -172,7 +172,7 @@ def test_a_job_stopped_at_a_named_budget_names_its_key_and_starts_once_it_is_rai
     # The command named shows the budget's settings and their file.
     shown = CliRunner().invoke(app, ["config", "show"], env={"COLUMNS": "250", **env})
     assert shown.exit_code == 0, shown.output
-    assert "team: {'usd': 0.3," in shown.stdout
+    assert "team: {usd = 0.3," in shown.stdout
     assert f"Configuration from {config}" in shown.stdout
     config.write_text('[budgets.named.team]\nusd = 5\nperiod = "total"\n')  # raised
     [line] = [x for x in _under(_status(db, env=env), job) if x.startswith("stopped")]

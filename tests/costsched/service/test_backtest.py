@@ -79,7 +79,8 @@ def test_non_finite_values_are_refused(recorded_store: PriceStore, kw: dict,
 def test_no_jobs_is_one_line(recorded_store: PriceStore, tmp_path: Path) -> None:
     spec = tmp_path / "empty.yaml"
     spec.write_text("name: s\nmodel: A3C\nsteps: 10\nsweep:\n  LR: []\n")
-    with pytest.raises(InvalidInput, match=r"empty\.yaml: no jobs to replay") as excinfo:
+    with pytest.raises(InvalidInput, match=r"empty\.yaml: job 's': field sweep\.LR: an empty "
+                                           r"list: expected at least one value") as excinfo:
         backtest(recorded_store, job_files=[spec], **WINDOW)
     assert "\n" not in str(excinfo.value)
 
