@@ -45,7 +45,7 @@ from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
 from costsched.spec_errors import all_errors, as_written, yaml_kind
-from costsched.sweeps import SweepValues
+from costsched.sweep_values import SweepValues
 from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
 from costsched.work import CPU_REFERENCE, Work
 
