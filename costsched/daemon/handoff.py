@@ -139,13 +139,13 @@ class Listening:
                 return
             given = _secrets_of(_read_line(conn))
             held = self._take(given) if not self._closing.is_set() else []
+            # Said before the answer: a launch that has its answer finds it in the log.
+            names = sorted({n for j in held for n in given[j]})
+            _emit("info", event="secrets_given", jobs=",".join(map(str, held)) or "none",
+                  names=",".join(names) or "none")
             _send(conn, {"held": held})
         except (OSError, ValueError) as exc:  # its own words: never a value
             _emit("warning", event="handoff_failed", error=_one_line(exc))
-            return
-        names = sorted({n for j in held for n in given[j]})
-        _emit("info", event="secrets_given", jobs=",".join(map(str, held)) or "none",
-              names=",".join(names) or "none")
 
 
 def give(store: PriceStore, watcher: Watching, secrets: Mapping[int, Mapping[str, str]],
