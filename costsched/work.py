@@ -10,7 +10,7 @@ has no total. `Work` says which, and the key of the job's file that gives the re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,12 +141,20 @@ def share_key(stored: Mapping[str, Any]) -> str:
             f"{key}{where} instead of its hours gives one")
 
 
-def measured_pace(readings: Iterable[Sequence[Any]]) -> float | None:
-    """The steps a second a job made between its first and last step readings on each
+def trained_span(readings: Iterable[Sequence[Any]],
+                 add: Callable[[list[float]], float] = sum) -> tuple[float, float] | None:
+    """(steps, seconds) a job made between its first and last step readings on each
     placement (`JobStore.reading_rows`: placement, job, first step, its time, last step,
-    its time); None without readings that span a step and a second."""
-    steps = seconds = 0.0
-    for r in readings:
-        steps += max(float(r[4]) - float(r[2]), 0.0)
-        seconds += max(float(r[5]) - float(r[3]), 0.0)
-    return steps / seconds if steps > 0 and seconds > 0 else None
+    its time), each summed by `add` (the report passes its column sum, so that its figures
+    match its tables'); None without readings that span a step and a second."""
+    rows = list(readings)
+    steps = add([max(float(r[4]) - float(r[2]), 0.0) for r in rows])
+    seconds = add([max(float(r[5]) - float(r[3]), 0.0) for r in rows])
+    return (steps, seconds) if steps > 0 and seconds > 0 else None
+
+
+def measured_pace(readings: Iterable[Sequence[Any]]) -> float | None:
+    """The steps a second a job made between its step readings (`trained_span`); None
+    without readings that span a step and a second."""
+    span = trained_span(readings)
+    return span[0] / span[1] if span else None

@@ -43,7 +43,7 @@ from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow, id_chunks
 from costsched.store.schema import job_predictions
 from costsched.throughput import assumed_basis
-from costsched.work import own_total
+from costsched.work import own_total, trained_span
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
@@ -152,13 +152,10 @@ def started_usd(predicted: Mapping) -> float:
 
 
 def _trained(readings: Sequence[tuple]) -> tuple[float, float] | None:
-    """(hours, steps) a job trained: between its first and last step readings on each
-    instance (its `JobStore.reading_rows`); None without readings that span a step."""
-    if not readings:
-        return None
-    steps = column_sum([max(float(r[4]) - float(r[2]), 0.0) for r in readings])
-    spent = column_sum([max(float(r[5] - r[3]), 0.0) for r in readings])
-    return (spent / 3600, steps) if steps > 0 and spent > 0 else None
+    """(hours, steps) a job trained (`work.trained_span`, summed as the report's columns
+    are); None without readings that span a step and a second."""
+    span = trained_span(readings, column_sum)
+    return (span[1] / 3600, span[0]) if span else None
 
 
 def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:
