@@ -73,10 +73,11 @@ def too_short(stored: Mapping, ran_hours: float, step: float) -> str:
     if own_steps(stored):
         return TOO_SHORT
     work = assumed_work(stored) or _given_hours(stored_spec(stored))
+    said = "is not given" if work.assumed else "is given in hours"
     return (f"{_READ_APART}, and its placements ran under {SETUP_SECONDS / 60:.0f} minutes in "
             f"all, setup and restarts included: {ran_hours:.2g} h of its {work.describe()}, "
-            f"to step {step:,.0f} (its own steps; its work is given in hours, so no plan's "
-            "steps/s stand beside them)")
+            f"to step {step:,.0f} (its own steps; its work {said}, so no plan's steps/s "
+            "stand beside them)")
 
 
 def _given_hours(spec: Mapping) -> Work:

@@ -39,7 +39,7 @@ def test_an_hours_jobs_too_short_flag_says_what_it_ran_in_its_hours(
     assert flag.startswith(f"job {row['job_id']} (fit): too short to judge: its steps were "
                            "read less than 10 s apart"), flag
     assert "0.0022 h of its 2 h of work on 1xL4, to step 2" in flag
-    assert "slower" not in flag and "planned" not in flag
+    assert "slower" not in flag and "planned" not in flag and "is given in hours" in flag
 
 
 def test_a_steps_jobs_too_short_flag_is_unchanged(any_store: PriceStore) -> None:
@@ -54,6 +54,7 @@ def test_the_words_of_cpu_and_assumed_hours() -> None:
     assert "0.01 h of its 3 h of work on a CPU instance, to step 40" in too_short(
         cpu, 0.01, 40)
     assumed = {"spec": {"hours": 1, "reference_gpu": "V100", "task": {"work_assumed": True}}}
-    assert "of its 1 h of work on 1xV100 (assumed)" in too_short(assumed, 0.01, 40)
+    said = too_short(assumed, 0.01, 40)
+    assert "of its 1 h of work on 1xV100 (assumed)" in said and "is not given" in said
     steps = {"spec": {"steps": 10, "model": "resnet"}}
     assert too_short(steps, 0.01, 4) == TOO_SHORT
