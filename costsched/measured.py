@@ -43,6 +43,7 @@ from costsched.model import InvalidInput, utc
 from costsched.optimize.decision import Overheads
 from costsched.passes import memo
 from costsched.throughput import ASSUMED_WORDS, ThroughputTable, assumed_basis, model_key
+from costsched.work import CPU_REFERENCE, Work, assumed_work, own_steps
 
 DEFAULT_FACTOR = 1.5  # measured / planned beyond this (either way) is flagged
 SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "measured_sps",
@@ -55,12 +56,36 @@ MEASURING = (f"measuring: its speed is judged after {MIN_TRAINING_SECONDS:.0f} s
 # A job that ran less than this in all (a new instance's boot and setup, by default) may
 # have spent most of it setting up: too short to be judged slow over all it ran.
 SETUP_SECONDS = Overheads().restart_minutes * 60
-TOO_SHORT = (f"too short to judge: its steps were read less than {MIN_TRAINING_SECONDS:.0f} s "
-             "apart, all its placements together (each ended before its step was read "
-             "again), and over the time its placements ran, setup and restarts included, "
-             f"under {SETUP_SECONDS / 60:.0f} minutes in all, it only reads slower than "
-             "planned")
+_READ_APART = (f"too short to judge: its steps were read less than {MIN_TRAINING_SECONDS:.0f} "
+               "s apart, all its placements together (each ended before its step was read "
+               "again)")
+TOO_SHORT = (f"{_READ_APART}, and over the time its placements ran, setup and restarts "
+             f"included, under {SETUP_SECONDS / 60:.0f} minutes in all, it only reads slower "
+             "than planned")
 Rate = Callable[[str, int], float]  # steps/s on (GPU model, count) by a job's table
+
+
+def too_short(stored: Mapping, ran_hours: float, step: float) -> str:
+    """The words of a job that ended `TOO_SHORT` to judge: those for a job whose steps are
+    its own (`work.own_steps`); for one whose work is hours on a reference GPU (given, or
+    an assumed hour), no plan's speed is in its steps, so what was measured is said in its
+    hours: the `ran_hours` its placements ran, of its hours of work, to `step`."""
+    if own_steps(stored):
+        return TOO_SHORT
+    work = assumed_work(stored) or _given_hours(stored_spec(stored))
+    said = "is not given" if work.assumed else "is given in hours"
+    return (f"{_READ_APART}, and its placements ran under {SETUP_SECONDS / 60:.0f} minutes in "
+            f"all, setup and restarts included: {ran_hours:.2g} h of its {work.describe()}, "
+            f"to step {step:,.0f} (its own steps; its work {said}, so no plan's steps/s "
+            "stand beside them)")
+
+
+def _given_hours(spec: Mapping) -> Work:
+    """The work of a spec that gives `hours` on `reference_gpu` ('V100:2', 'CPU')."""
+    hours, reference = float(spec.get("hours") or 0.0), str(spec.get("reference_gpu") or "")
+    gpu, _, count = reference.partition(":")
+    where = CPU_REFERENCE if gpu.upper() == "CPU" else f"{count or 1}x{gpu}"
+    return Work(hours * 3600, hours, where)
 
 
 def rate_or_nan(rate: Rate | None, gpu: str, count: int) -> float:

@@ -100,7 +100,11 @@ def collect(
     kept = new.settle(bool(summary.inserted or summary.unchanged or found and found.added
                            or any(r.read for r in summary.quotas.values())))
     if json_out:
-        print_json({**summary.to_dict(), **({"booked": found.to_dict()} if found else {})})
+        out = summary.to_dict()
+        if not kept:  # a store not kept is named by no path: the note says so instead
+            out["store"] = None
+        out["store_note"] = None if kept else new.not_kept()
+        print_json({**out, **({"booked": found.to_dict()} if found else {})})
         if not kept:
             err_console.print(new.not_kept(), highlight=False, markup=False, soft_wrap=True)
     else:

@@ -10,7 +10,7 @@ words out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from costsched.optimize.job import Workload
@@ -36,27 +36,38 @@ def estimate_said(job: Workload, row: Mapping[str, Any]) -> tuple[str, str]:
     when they rest on given speeds, else the mark and ' (* from an estimated speed on
     1xA100: `throughputs: {A100: STEPS_PER_S}` in job.yaml, ... gives the measured one)',
     to follow the line."""
-    speed = bool(row.get("throughput_estimated"))
-    steps = steps_estimated(job)
-    if not speed and not steps:
+    return estimates_said([(job, row)])
+
+
+def estimates_said(placed: Iterable[tuple[Workload, Mapping[str, Any]]]) -> tuple[str, str]:
+    """`estimate_said` of a figure that sums several jobs' figures, each job's on its
+    offering's row (a collection's placement): marked when any of them rests on an
+    estimate, the words naming each estimate and each key once."""
+    why, keys, files = [], [], []
+    for job, row in placed:
+        speed = bool(row.get("throughput_estimated"))
+        steps = steps_estimated(job)
+        if not speed and not steps:
+            continue
+        if speed:
+            gpus = f"{int(row.get('gpu_count') or 1)}x{row.get('gpu_model')}"
+            why.append(f"an estimated speed on {gpus}")
+            keys.append(_key(str(row.get("gpu_model")), int(row.get("gpu_count") or 1)))
+        if steps:
+            work = job.work  # type: ignore[attr-defined]
+            why.append(f"the steps of {work.describe()} at an estimated speed")
+            count, _, gpu = work.reference.partition("x")
+            keys.append(_key(gpu, int(count)))
+        source = str(getattr(job, "source", "") or "")
+        files.append(source if source and not source.startswith("<") else "the job's file")
+    if not why:
         return "", ""
-    why, keys = [], []
-    if speed:
-        gpus = f"{int(row.get('gpu_count') or 1)}x{row.get('gpu_model')}"
-        why.append(f"an estimated speed on {gpus}")
-        keys.append(_key(str(row.get("gpu_model")), int(row.get("gpu_count") or 1)))
-    if steps:
-        work = job.work  # type: ignore[attr-defined]
-        why.append(f"the steps of {work.describe()} at an estimated speed")
-        count, _, gpu = work.reference.partition("x")
-        keys.append(_key(gpu, int(count)))
-    source = str(getattr(job, "source", "") or "")
-    where = source if source and not source.startswith("<") else "the job's file"
-    keys = list(dict.fromkeys(keys))  # (an estimated reference, explained: one key)
+    # (one estimate or key said once: a sweep's jobs share theirs, and their file)
+    why, keys, files = (list(dict.fromkeys(x)) for x in (why, keys, files))
     given = ", ".join(f"{k}: STEPS_PER_S" for k in keys)
     return ESTIMATED_MARK, (
-        f" ({ESTIMATED_MARK} from {' and '.join(why)}: `throughputs: {{{given}}}` in {where}, "
-        "under `costsched:` in a SkyPilot task, gives the measured "
+        f" ({ESTIMATED_MARK} from {' and '.join(why)}: `throughputs: {{{given}}}` in "
+        f"{' or '.join(files)}, under `costsched:` in a SkyPilot task, gives the measured "
         f"{'figure' if len(keys) == 1 else 'figures'})")
 
 

@@ -12,7 +12,6 @@ from datetime import datetime
 
 from costsched.measured import (
     MEASURING,
-    TOO_SHORT,
     JobRate,
     Rate,
     Speed,
@@ -23,6 +22,7 @@ from costsched.measured import (
     spec_nodes,
     speed_rows,
     stored_readings,
+    too_short,
 )
 from costsched.model import FINAL_STATES
 from costsched.report.sums import by
@@ -62,7 +62,8 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
         rate = rates.get(int(job_id))
         if measuring(found):  # reported steps, not trained long enough to judge (yet)
             top = _longest(found) or found[0]
-            words = TOO_SHORT if job.state in FINAL_STATES else MEASURING  # type: ignore[attr-defined]
+            words = (too_short(job.spec, sum(s.hours for s in found), job.steps_done)  # type: ignore[attr-defined]
+                     if job.state in FINAL_STATES else MEASURING)  # type: ignore[attr-defined]
             # (A reference GPU's relative speed is not in the job's steps: no plan's.)
             planned = float(top.planned_sps) if own_steps(job.spec) else math.nan  # type: ignore[attr-defined]
             rows.append(_speed_row(int(job_id), name, top.gpu_model, int(top.gpu_count),

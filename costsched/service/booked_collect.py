@@ -20,6 +20,7 @@ from costsched import catalog
 from costsched.clouds import aws as aws_cloud
 from costsched.model import BookedOffering
 from costsched.service.stores import StoreLike, using
+from costsched.work import own_total
 
 GPU_DAYS = (1, 2, 3, 7)  # block lengths asked for a GPU model with no job to fit
 
@@ -48,15 +49,15 @@ def block_shapes(store: Any, gpus: Sequence[str], at: datetime) -> list[tuple[st
     if len(placed):
         ids = sorted({int(j) for j in placed["job_id"]})
         live = {r.id: r for r in store.jobs.records(ids) if not r.final}
-        # Hours to go: the steps left at the speed its launch was planned with.
+        # Hours to go: the work left at the speed its launch was planned with, both in
+        # the units its plan priced (`work_left`).
         speed = store.jobs.predictions(list(live)).set_index("job_id")["steps_per_second"]
         open_ = placed[placed["end_at"].isna() & placed["job_id"].isin(list(live))]
         for p in open_.itertuples():
             if p.cloud == "aws" and p.instance_type in aws_cloud.CAPACITY_BLOCK_TYPES:
                 record = live[int(p.job_id)]
                 sps = float(speed.get(int(p.job_id), float("nan")))
-                left = (float("nan") if record.steps_total is None  # work not given
-                        else max(record.steps_total - record.steps_done, 0.0))
+                left = work_left(record)
                 hours = left / sps / 3600 if sps > 0 and left == left else 24.0
                 nodes = int((record.spec.get("spec") or {}).get("num_nodes", 1) or 1)
                 wanted.append((p.instance_type, nodes, hours))
@@ -67,6 +68,19 @@ def block_shapes(store: Any, gpus: Sequence[str], at: datetime) -> list[tuple[st
             if spec is not None and spec["gpu_model"] == catalog.gpu_model_name(gpu):
                 shapes += [(kind, 1, days * 24) for days in GPU_DAYS]
     return list(dict.fromkeys(shapes))
+
+
+def work_left(record: Any) -> float:
+    """A live job's work left in the units its plan priced (`steps_total`'s; NaN where its
+    work is not given): its total less the step it reported where its steps are its own
+    (`work.own_total`), all of it where its work is hours on a reference GPU (its reported
+    steps are no share of those hours)."""
+    if record.steps_total is None:
+        return float("nan")
+    total = float(record.steps_total)
+    if own_total(record.spec, total) is None:
+        return total
+    return max(total - float(record.steps_done or 0.0), 0.0)
 
 
 def collect_booked(store: StoreLike, *, at: datetime, regions: Sequence[str] = (),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -14,6 +15,7 @@ from costsched.optimize.collection import POLICIES
 from costsched.optimize.collection.problem import CollectionPlan, CollectionProblem, tie_weights
 from costsched.optimize.job import Workload
 from costsched.optimize.planner import rank_key, start_hours, throughputs
+from costsched.optimize.unmatched_estimates import estimates_said
 
 
 def collection_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
@@ -54,7 +56,24 @@ def collection_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
         group=codes, capacity=capacity, group_names=list(names), deadline_hours=deadlines,
         allowed=allowed, budget_usd=budget_usd, tie=tie_weights(offerings),
         start_hours=np.array([start_hours(j) for j in jobs]),
+        said=partial(_estimated, jobs, offerings),
     )
+
+
+def _estimated(jobs: Sequence[Workload], offerings: pd.DataFrame,
+               pairs: Sequence[tuple[int, int, bool]]) -> tuple[str, str]:
+    """`problem.Said` of a collection: each placed job's row, its speed on the offering
+    (or on one GPU of it) estimated or not as its plan's table says, read only for a
+    refusal's few pairs."""
+    placed = []
+    for j, o, one_gpu in pairs:
+        row = offerings.iloc[[o]]
+        if one_gpu:
+            row = row.assign(gpu_count=1)
+        placed.append((jobs[j], {
+            "throughput_estimated": bool(np.asarray(throughputs(jobs[j], row)[1])[0]),
+            "gpu_model": row["gpu_model"].iloc[0], "gpu_count": row["gpu_count"].iloc[0]}))
+    return estimates_said(placed)
 
 
 def _without_limits(c: Constraints) -> Constraints:

@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from costsched.amounts import usd_all
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.lazy import scipy_sparse as sp
@@ -44,7 +43,7 @@ from costsched.optimize.collection.problem import (
     CollectionProblem,
     Pairs,
     infeasible,
-    meets,
+    over_budget,
 )
 from costsched.optimize.collection.problem import _job_reason as job_reason
 from costsched.optimize.collection.solver import cp, solve_quietly
@@ -343,8 +342,10 @@ def _slot_reason(pp: PackingProblem, j: int) -> str:
     if np.isnan(both).all():
         return f"job {name}: no offering matches its constraints"
     fastest = int(np.nanargmin(both))
+    one_gpu = not whole[fastest] <= hours[fastest]  # (NaN: not on the whole instance)
     return deadline_missed(name, float(p.deadline_hours[j]), str(p.offerings[fastest]),
-                           float(both[fastest]), float(p.starts[j]))
+                           float(both[fastest]), float(p.starts[j]),
+                           p.estimate([(j, fastest, one_gpu)]))
 
 
 def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:
@@ -358,11 +359,8 @@ def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:
         solve_quietly(program, solver=cp.HIGHS, **EXACT)
         if program.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             cheapest = _plan(free, whole, slots, v, float(program.value), time.perf_counter())
-            cost, over, cap = usd_all(cheapest.total_cost,
-                                      cheapest.total_cost - p.budget_usd, p.budget_usd)
-            return [f"budget: the cheapest placement on shared instances that "
-                    f"{meets(p.deadline_hours)} costs {cost}, {over} more than the budget of "
-                    f"{cap}"]
+            return [over_budget(p, " on shared instances", cheapest.total_cost,
+                                _placed(whole, slots, v))]
     groups = np.unique(np.r_[p.group[whole.offering], p.group[slots.offering]].astype(int))
     quotas = ", ".join(f"{p.group_names[g]} <= {int(p.capacity[g])}" for g in groups
                        if np.isfinite(p.capacity[g]))
@@ -370,7 +368,17 @@ def _diagnose(pp: PackingProblem, whole: Pairs, slots: Slots) -> list[str]:
             f"among the offerings that meet their deadlines ({quotas})"]
 
 
+def _placed(whole: Pairs, slots: Slots, v: _Vars) -> list[tuple[int, int, bool]]:
+    """The pairs a solved program placed: (job, offering, on one GPU of it)."""
+    out = []
+    if v.x is not None:
+        out += [(int(whole.job[q]), int(whole.offering[q]), False)
+                for q in np.flatnonzero(v.x.value > 0.5)]
+    if v.y is not None:
+        out += [(int(slots.job[q]), int(slots.offering[slots.bin[q]]), True)
+                for q in np.flatnonzero(v.y.value > 0.5)]
+    return out
+
+
 def _without_budget(p: CollectionProblem) -> CollectionProblem:
-    return CollectionProblem(p.jobs, p.offerings, p.hours, p.cost, p.steps_per_second,
-                             p.usd_per_hour, p.group, p.capacity, p.group_names,
-                             p.deadline_hours, p.allowed, None, p.tie, p.start_hours)
+    return replace(p, budget_usd=None)

@@ -17,7 +17,7 @@ a MILP when a solver returns a non-vertex optimum (ties under an interior-point 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from costsched.amounts import usd_all
@@ -33,6 +33,9 @@ _TOL = 1e-6
 # its cost coefficients are scaled by 1 + TIE_WEIGHT x (GPUs - 1 + position / offerings):
 # costs within a few millionths count as equal, and the rule decides.
 TIE_WEIGHT = 1e-6
+# (mark, words) of figures computed from placed pairs (job, offering, on one GPU of it):
+# `unmatched_estimates.estimates_said` of the jobs' rows, ('', '') on given speeds.
+Said = Callable[[Sequence[tuple[int, int, bool]]], tuple[str, str]]
 
 
 def tie_weights(offerings: pd.DataFrame) -> np.ndarray:
@@ -63,6 +66,8 @@ class CollectionProblem:
     tie: np.ndarray | None = None  # (O,) `tie_weights`; None: ties go any way
     # (J,) each job's first start (`planner.start_hours`), which its deadline counts
     start_hours: np.ndarray | None = None
+    # What a refusal's figures rest on (`Said`); None: on given speeds
+    said: Said | None = None
 
     def __post_init__(self) -> None:
         self.hours = np.asarray(self.hours, dtype=float)
@@ -76,6 +81,10 @@ class CollectionProblem:
     def tie_factor(self) -> np.ndarray:
         """(O,) the factor on cost coefficients that breaks ties (ones without `tie`)."""
         return np.ones(len(self.offerings)) if self.tie is None else self.tie
+
+    def estimate(self, pairs: Sequence[tuple[int, int, bool]]) -> tuple[str, str]:
+        """(mark, words) of a refusal's figures of the placed `pairs` (`Said`)."""
+        return ("", "") if self.said is None or not pairs else self.said(pairs)
 
     @property
     def starts(self) -> np.ndarray:
@@ -183,13 +192,22 @@ def diagnose(problem: CollectionProblem, solver: str = HIGHS) -> list[str]:
         return [f"quotas: at most {placed} of {len(problem.jobs)} jobs fit on the offerings "
                 f"that meet their deadlines ({quotas}); left out, e.g.: {names}"]
     if problem.budget_usd is not None:
-        cheapest = _cheapest(pairs, solver)
+        cheapest, placed = _cheapest(pairs, solver)
         if cheapest > problem.budget_usd * (1 + 1e-9):
-            cost, over, cap = usd_all(cheapest, cheapest - problem.budget_usd,
-                                      problem.budget_usd)
-            return [f"budget: the cheapest placement that {meets(problem.deadline_hours)} "
-                    f"costs {cost}, {over} more than the budget of {cap}"]
+            return [over_budget(problem, "", cheapest, placed)]
     return []
+
+
+def over_budget(problem: CollectionProblem, where: str, cheapest: float,
+                placed: Sequence[tuple[int, int, bool]]) -> str:
+    """The budget's refusal: the cheapest placement (`where`: ' on shared instances', or
+    '') of the `placed` pairs costs `cheapest`, marked where it rests on an estimated speed
+    (`CollectionProblem.estimate`), as a job's own budget's refusal is."""
+    budget = float(problem.budget_usd or 0.0)
+    cost, over, cap = usd_all(cheapest, cheapest - budget, budget)
+    mark, said = problem.estimate(placed)
+    return (f"budget: the cheapest placement{where} that {meets(problem.deadline_hours)} "
+            f"costs {cost}{mark}, {over}{mark} more than the budget of {cap}{said}")
 
 
 def meets(deadline_hours: np.ndarray) -> str:
@@ -211,15 +229,21 @@ def _job_reason(problem: CollectionProblem, j: int) -> str:
     deadline, start = problem.deadline_hours[j], float(problem.starts[j])
     if hours[fastest] + start > deadline * (1 + 1e-12):
         return deadline_missed(name, float(deadline), str(problem.offerings[fastest]),
-                               float(hours[fastest]), start)
+                               float(hours[fastest]), start,
+                               problem.estimate([(j, fastest, False)]))
     return ""
 
 
-def _cheapest(pairs: Pairs, solver: str) -> float:
+def _cheapest(pairs: Pairs, solver: str) -> tuple[float, list[tuple[int, int, bool]]]:
+    """The least cost of a placement of every job, and its pairs (none when there is none)."""
     x = unit_variable(len(pairs.job))
     lp = cp.Problem(cp.Minimize(pairs.cost @ x), pairs.shared(x))
     solve_quietly(lp, solver=solver)
-    return float(lp.value) if lp.status == cp.OPTIMAL else np.inf
+    if lp.status != cp.OPTIMAL:
+        return np.inf, []
+    chosen = np.flatnonzero(_round(pairs, np.asarray(x.value)) > 0.5)
+    return float(lp.value), [(int(pairs.job[q]), int(pairs.offering[q]), False)
+                             for q in chosen]
 
 
 def unit_variable(n: int) -> cp.Variable:

@@ -3,6 +3,7 @@ could be read): they say so instead, and a store they did store in is kept."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -26,6 +27,28 @@ def test_a_collection_that_stores_nothing_makes_no_store(tmp_path: Path,
     assert "creating the store" not in result.stderr
     assert result.stdout.splitlines()[-1] == (
         f"Stored 0 new rows, 0 unchanged, 0 rejected; nothing to keep: no store made at {db}")
+
+
+def test_a_collection_that_stores_nothing_names_no_store_in_its_json(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # no SDK: nothing can be collected
+    db = tmp_path / "new.sqlite"
+    result = _run("collect", "--cloud", "aws", "--db", str(db), "--json")
+    assert result.exit_code == 1, result.output
+    assert list(tmp_path.glob("new.sqlite*")) == []
+    out = json.loads(result.stdout)
+    assert out["store"] is None  # the store was not kept: no path of one
+    assert out["store_note"] == f"nothing to keep: no store made at {db}"
+    assert out["inserted"] == 0 and not out["ok"]
+
+
+def test_a_collection_that_stores_names_its_kept_store_in_its_json(
+        tmp_path: Path, azure_prices) -> None:  # noqa: ANN001
+    db = tmp_path / "new.sqlite"
+    result = _run("collect", "--cloud", "azure", "--db", str(db), "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert db.exists() and out["store"] == str(db) and out["store_note"] is None
 
 
 def test_a_collection_that_stores_keeps_its_new_store(tmp_path: Path, azure_prices) -> None:  # noqa: ANN001

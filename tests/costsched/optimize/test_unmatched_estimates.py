@@ -91,3 +91,22 @@ def test_a_stored_jobs_budget_short_on_an_estimated_speed_is_marked(offerings) -
                          constraints={"gpu_models": ["V100"], "gpu_counts": [1],
                                       "budget": 0.5}))
     assert "*" not in given, given
+
+
+def test_a_sum_of_several_jobs_figures_names_each_estimate_and_key_once() -> None:
+    """A collection's budget sums its jobs' costs: marked when any rests on an estimate,
+    each estimate and key said once (a sweep's jobs share theirs), given speeds unsaid."""
+    from costsched.optimize.unmatched_estimates import estimates_said
+
+    a, b = (_job(throughputs={"V100": 5.0}, steps=1000) for _ in range(2))
+    k80 = {"throughput_estimated": True, "gpu_model": "K80", "gpu_count": 1}
+    t4 = {"throughput_estimated": True, "gpu_model": "T4", "gpu_count": 4}
+    given = {"throughput_estimated": False, "gpu_model": "V100", "gpu_count": 1}
+    assert estimates_said([(a, given), (b, given)]) == ("", "")
+    assert estimates_said([(a, k80), (b, given)]) == estimate_said(a, k80)
+    assert estimates_said([(a, k80), (b, k80)]) == estimate_said(a, k80)
+    mark, said = estimates_said([(a, k80), (b, t4), (a, given)])
+    assert mark == "*" and said == (
+        ' (* from an estimated speed on 1xK80 and an estimated speed on 4xT4: `throughputs: '
+        '{K80: STEPS_PER_S, "T4:4": STEPS_PER_S}` in fit.yaml, under `costsched:` in a '
+        "SkyPilot task, gives the measured figures)")

@@ -52,3 +52,52 @@ def test_blocks_that_fit_the_gpu_and_reservations_held_are_stored(tmp_path: Path
     assert set(offered) == {"cb-0123456789abcdef0", "cb-0fedcba9876543210", "cr-held"}
     assert offered["cr-held"].offering.market == "reservation"
     assert all(b.observed_at == NOW for b in offered.values())
+
+
+class _Jobs:
+    """The job store a live job's blocks are asked from: one open placement of the job on
+    p5.48xlarge, its record and the speed its launch was planned with."""
+
+    def __init__(self, record: object, steps_per_second: float) -> None:
+        self.record, self.sps = record, steps_per_second
+
+    def placements(self):  # noqa: ANN201
+        import pandas as pd
+
+        return pd.DataFrame({"job_id": [1], "cloud": ["aws"], "instance_type": ["p5.48xlarge"],
+                             "end_at": [None]})
+
+    def records(self, ids):  # noqa: ANN001, ANN201
+        return [self.record]
+
+    def predictions(self, ids):  # noqa: ANN001, ANN201
+        import pandas as pd
+
+        return pd.DataFrame({"job_id": [1], "steps_per_second": [self.sps]})
+
+
+def _asked_hours(spec: dict, steps_total: float, steps_done: float, sps: float) -> set[int]:
+    from types import SimpleNamespace
+
+    from costsched.service.booked_collect import block_shapes
+
+    record = SimpleNamespace(id=1, final=False, spec={"spec": spec}, steps_total=steps_total,
+                             steps_done=steps_done)
+    store = SimpleNamespace(jobs=_Jobs(record, sps))
+    return {hours for _, _, hours in block_shapes(store, [], NOW)}
+
+
+def test_an_hours_jobs_blocks_hold_all_its_hours_whatever_step_it_reports() -> None:
+    """60 h of work on 8 H100s (no model: its plan's speed is relative to them, 1): the
+    step it reports (150,000 of its own steps) is no share of its 216,000 reference
+    seconds, so its hours to go are all 60 (blocks of 2, 3 and 4 days), never 18."""
+    spec = {"hours": 60, "reference_gpu": "H100:8"}
+    assert _asked_hours(spec, 60 * 3600, 150_000, 1.0) == {48, 72, 96}
+    # Before it reports a step, the same.
+    assert _asked_hours(spec, 60 * 3600, 0, 1.0) == {48, 72, 96}
+
+
+def test_a_steps_jobs_blocks_hold_the_steps_it_has_left() -> None:
+    spec = {"steps": 216_000, "throughputs": {"H100:8": 1.0}}
+    # 150,000 of 216,000 steps done at 1 step/s: 18.3 h to go (blocks of 1 and 2 days).
+    assert _asked_hours(spec, 216_000, 150_000, 1.0) == {24, 48}
