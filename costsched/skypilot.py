@@ -107,6 +107,9 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
             raise fail(str(key), NOT_DONE[str(key)])
         if key not in TASK_FIELDS and key not in UNUSED:
             _not_in_section(str(key), str(key), doc[key], fail)
+            if key in RESOURCE_FIELDS:  # a resources field written at the task's top
+                raise fail(str(key), f"a field of resources, not of the task: write it "
+                           f"under resources: (resources: {{{key}: ...}})")
             raise fail(str(key), "not a field costsched reads; accepted: "
                        + ", ".join(TASK_FIELDS) + did_you_mean(str(key), TASK_FIELDS))
     nodes = doc.get("num_nodes", 1)

@@ -275,6 +275,7 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
     parsed = []
     for i, doc in enumerate(docs, start=1):
         where = str(path) if len(docs) == 1 else f"{path} (document {i})"
+        _refuse_empty_workdir(doc, where)
         if skypilot_task(doc):  # a SkyPilot task file, read as it is
             spec = parse_task(doc, where, path.stem, envs, secrets)
         else:
@@ -299,6 +300,16 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
     if dupes:
         raise InvalidInput(f"{path}: field name: {dupes[0]!r} names more than one job")
     return specs
+
+
+def _refuse_empty_workdir(doc: Any, where: str) -> None:
+    """A `workdir` key with no value: YAML reads `workdir: ~` and `workdir:` alone as null,
+    which would launch the job without its code (a paid boot and set-up for a run that
+    cannot find its script), so it is refused rather than read as no workdir."""
+    if isinstance(doc, dict) and "workdir" in doc and doc["workdir"] is None:
+        raise InvalidInput(f"{where}: field workdir: empty (YAML reads `~` and a key with "
+                           "no value as null, not as a folder): write the folder, e.g. "
+                           "`workdir: .`, or leave the key out to run without code")
 
 
 def _noted(spec: JobSpec, budgets: Collection[str]) -> JobSpec:

@@ -297,3 +297,18 @@ def test_a_sweeps_true_and_false_reach_the_env_as_written(tmp_path: Path) -> Non
     path = tmp_path / "flags.yaml"
     path.write_text("name: own\nmodel: A3C\nsteps: 5\nsweep: {AMP: [true, false]}\n")
     assert [s.envs["AMP"] for s in load(path)] == ["true", "false"]
+
+
+@pytest.mark.parametrize("written", ["workdir: ~", "workdir:", "workdir: null"])
+@pytest.mark.parametrize("body", [
+    "name: a\nrun: python train.py\nthroughputs: {V100: 1}\nsteps: 10\n",  # costsched's own
+    "name: a\nresources: {accelerators: V100:1}\nrun: python train.py\n",  # a SkyPilot task
+], ids=["own", "skypilot"])
+def test_a_workdir_with_no_value_is_refused_not_read_as_no_code(
+        tmp_path: Path, written: str, body: str) -> None:
+    """YAML reads `~` as null: taken as no workdir, the job launched without its code."""
+    (tmp_path / "job.yaml").write_text(body + written + "\n")
+    with pytest.raises(InvalidInput) as refused:
+        load(tmp_path / "job.yaml")
+    assert str(refused.value).startswith(f"{tmp_path / 'job.yaml'}: field workdir: empty")
+    assert "`workdir: .`" in str(refused.value)

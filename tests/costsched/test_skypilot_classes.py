@@ -104,6 +104,18 @@ def test_a_typo_gets_the_close_names(text: str, close: str) -> None:
     assert close in refusal(text)
 
 
+@pytest.mark.parametrize("text", [
+    "resources: {accelerators: V100}\nimage_id: docker:python:3.11-slim\nrun: x",
+    "accelerators: V100:1\nrun: x",
+    "use_spot: true\nresources: {accelerators: V100}\nrun: x",
+])
+def test_a_resources_field_at_the_tasks_top_is_sent_under_resources(text: str) -> None:
+    key = next(line.split(":")[0] for line in text.splitlines()
+               if not line.startswith(("resources", "run")))
+    assert (f"field {key}: a field of resources, not of the task: write it under "
+            f"resources: (resources: {{{key}: ...}})") in refusal(text)
+
+
 def test_a_docker_image_is_kept_for_the_launchers() -> None:
     spec = task("resources: {accelerators: V100, image_id: 'docker:nvcr.io/nvidia/pytorch:"
                 "24.07-py3'}\nrun: x")
