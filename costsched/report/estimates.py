@@ -9,10 +9,12 @@ left out too (kept so: `service.estimates`). Without step readings, the hours it
 instances ran; never more than the hours its instances ran. A job whose work is hours
 on a reference GPU (its steps its own, not a share of those hours) is compared once it
 succeeded, on the training time measured; before, its share done is not known. Dollars
-are what its instances were billed (setup included) against the plan's expected cost,
-which counts the job's first start once: the dollars it predicted beyond its hours at
-its price (none in a prediction kept before plans counted it; none for a job on the local
-launcher, which boots no instance: `boots_nothing`).
+are what its instances were billed (setup included) against the plan's expected cost as
+`plan` and `launch` showed it, which counts the job's first start once: the dollars it
+predicted beyond its hours at its price (none in a prediction kept before plans counted
+it). The start is assumed, and on every launcher alike: a job on the local launcher,
+which boots no instance, pays only its setup, and reads under the estimate it was shown
+by as much.
 
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
@@ -106,8 +108,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         hours = usd = math.nan
         start = started_usd(p)
         expected_hours = p["expected_hours"] * done
-        expected_usd = (0.0 if boots_nothing(job) else start) + (
-            p["expected_usd"] - start) * done
+        expected_usd = start + (p["expected_usd"] - start) * done
         if mine:  # what it spent, as the spend table has it, however much it did
             usd = column_sum([u for _, u in mine]) + column_sum(
                 [m.usd for m in copied.get(job_id, [])])
@@ -127,18 +128,6 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
             vs_estimate(hours_ratio, usd_ratio)), strict=True)))
     return rows
-
-
-# Launchers that start a process, not an instance: no boot, and no start to expect.
-NO_BOOT = ("local",)
-
-
-def boots_nothing(job: object) -> bool:
-    """Whether the job ran on a launcher that starts no instance (`NO_BOOT`): its plan's
-    first start (an instance's boot and setup, assumed) is never billed, so its expected
-    dollars leave it out."""
-    stored = getattr(job, "spec", None)
-    return isinstance(stored, Mapping) and stored.get("launcher") in NO_BOOT
 
 
 def started_usd(predicted: Mapping) -> float:

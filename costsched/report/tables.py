@@ -28,8 +28,8 @@ TABLES = (
                 "training (setup left out); the savings above use the pace each job kept"),
     ReportTable("estimates", "Estimate versus actual, per job", "what the plan predicted "
                 "at launch for the work done so far, beside what it took; ratio = actual / "
-                "expected; expected $ counts the plan's first start (an instance's boot and "
-                "setup, assumed), but on the local launcher, which boots none"),
+                "expected; expected $ is the plan's, as shown at launch: its first start (an "
+                "instance's boot and setup, assumed) included, on every launcher"),
     ReportTable("calibration", "Estimate versus actual, by model and GPU", "the median "
                 "ratio of actual to expected, and the one furthest from 1"),
 )

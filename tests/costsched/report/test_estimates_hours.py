@@ -61,12 +61,15 @@ def test_training_hours_never_exceed_the_hours_the_instances_ran() -> None:
     assert found["training_hours"] == pytest.approx(0.04)
 
 
-def test_the_local_launcher_is_not_expected_to_pay_a_first_start() -> None:
+def test_every_launcher_is_held_to_the_estimate_plan_and_launch_showed() -> None:
+    """The expected dollars are those the user was shown, first start included, on the
+    local launcher too (it boots nothing, so it reads under them, never over a figure
+    that no command printed)."""
     readings = [(1, 1, 0.0, ts(0.005), 4000.0, ts(0.04))]
     # The plan: 1 h at $1/h and a first start of $0.25 (0.25 h of boot and setup).
     local = row({"spec": {"steps": 4000}, "launcher": "local"}, "succeeded", 4000.0,
                 4000.0, readings, expected_usd=1.25)
     cloud = row({"spec": {"steps": 4000}, "launcher": "aws"}, "succeeded", 4000.0,
                 4000.0, readings, expected_usd=1.25)
-    assert local["expected_usd"] == pytest.approx(1.0)
+    assert local["expected_usd"] == pytest.approx(1.25)
     assert cloud["expected_usd"] == pytest.approx(1.25)
