@@ -88,12 +88,26 @@ def gpu_model_name(value: str) -> str:
     name = GPU_ALIASES.get(name, name)
     found = {m.upper(): m for m in GPU_MODELS}.get(name)
     if found is None:
+        counted = _counted(name)
         raise InvalidInput(
             f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)} "
             "(or a cloud's name of one, such as nvidia-tesla-v100)"
-            + did_you_mean(name, GPU_MODELS)
-        )
+            + (f"; did you mean {counted!r}? (a count is written MODEL:COUNT)" if counted
+               else did_you_mean(name, GPU_MODELS)))
     return found
+
+
+def _counted(name: str) -> str:
+    """'H100:8' for a model and count written as one name ('H100X8', or '8XH100' as the
+    tables write '8xH100'); '' for any other name."""
+    models = {m.upper(): m for m in GPU_MODELS}
+    after = re.fullmatch(r"(.+?)-?X(\d+)", name)
+    before = re.fullmatch(r"(\d+)-?X(.+)", name)
+    for model, count in ((after and after.groups()) or ("", "0"),
+                         (before and before.groups()[::-1]) or ("", "0")):
+        if model in models and int(count) > 0:
+            return f"{models[model]}:{int(count)}"
+    return ""
 
 
 def parse_gpu(value: str) -> tuple[str, int]:

@@ -75,12 +75,18 @@ def accelerator(item: str, where: str, fail: Fail) -> tuple[str, int] | str:
         return catalog.gpu_model_name(name), int(number)
     except InvalidInput:
         pass
-    known = _KNOWN.get(re.sub(r"[\s_]+", "-", name.upper()))
+    known = known_accelerator(name)
     if known is None:
         raise fail(where, f"{name!r}: not an accelerator costsched knows; expected one of "
                    + ", ".join(ACCELERATORS)
                    + did_you_mean(name, dict.fromkeys([*GPU_MODELS, *ACCELERATORS])))
     return known
+
+
+def known_accelerator(name: str) -> str | None:
+    """SkyPilot's spelling of an accelerator the clouds sell (`ACCELERATORS`), given any
+    case ('rtx4090' -> 'RTX4090'); None for a name outside it."""
+    return _KNOWN.get(re.sub(r"[\s_]+", "-", str(name).strip().upper()))
 
 
 def accelerator_items(value: Any, where: str, fail: Fail) -> list[str]:

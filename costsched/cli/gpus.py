@@ -61,6 +61,10 @@ def gpus(
     """GPU models and counts with the cheapest on-demand and spot price now, where, and how
     old each price is (stored prices, else the bundled list prices and spot snapshot)."""
     model, count = _model_and_count(gpu)
+    unpriceable = None if model is None else _unpriceable(model)
+    if unpriceable:  # one line, as for a model the catalog has no instance type of
+        console.print(unpriceable, highlight=False, soft_wrap=True, markup=False)
+        return
     with options(cloud="--cloud", at="--at"):
         future_note(at)
         rows = _rows(db, model, at, split_csv(cloud))
@@ -89,6 +93,24 @@ def gpus(
     for note in quota_notes:
         console.print(note, highlight=False, soft_wrap=True, markup=False)
     console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False, markup=False)
+
+
+def _unpriceable(model: str) -> str:
+    """Why no price of `model` can be known, where tasks know it but no GPU model of the
+    catalog is it (RTX4090), said as for a model the catalog has no instance type of; ''
+    for a GPU model of the catalog. Any other name is refused in one line."""
+    try:
+        bundled_prices.gpu_model_name(model)
+        return ""
+    except InvalidInput:
+        from costsched.skypilot_fields import known_accelerator
+
+        known = known_accelerator(model)
+        if known is None:
+            raise
+    return (f"No price of {known} is known: costsched's catalog has no instance type with "
+            f"{known} (`costsched catalog refresh` finds new GPU instance types; the GPU "
+            f"models it has: {', '.join(bundled_prices.GPU_MODELS)})")
 
 
 def _when(at: str | None) -> datetime:

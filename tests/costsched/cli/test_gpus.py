@@ -237,3 +237,25 @@ def test_a_model_with_no_price_names_the_close_ones_and_a_way_to_price_it(cli) -
     assert azure.startswith("No price of L4 in azure is known: costsched's catalog has no "
                             "instance type with L4 in azure (`costsched catalog refresh "
                             "--cloud azure` finds new GPU instance types)"), azure
+
+
+def test_an_accelerator_tasks_know_but_the_catalog_has_not_is_not_called_unknown(cli) -> None:  # noqa: ANN001
+    """A task's RTX4090 is refused as "the catalog has no instance type with it (`costsched
+    gpus` lists them)": `gpus RTX4090` says the same, not "unknown GPU model"."""
+    result = cli("gpus", "rtx4090")
+    assert result.exit_code == 0, result.output
+    assert " ".join(result.output.split()).startswith(
+        "No price of RTX4090 is known: costsched's catalog has no instance type with RTX4090 "
+        "(`costsched catalog refresh` finds new GPU instance types; the GPU models it has: "
+        "K80, "), result.output
+
+
+@pytest.mark.parametrize(("written", "meant"), [("h100x8", "H100:8"), ("8xA100", "A100:8"),
+                                                ("t4-x4", "T4:4")])
+def test_a_count_written_into_the_name_gets_the_model_count_form(cli, written: str,  # noqa: ANN001
+                                                                 meant: str) -> None:
+    result = cli("gpus", written)
+    assert result.exit_code == 2
+    assert f"did you mean {meant!r}? (a count is written MODEL:COUNT)" in " ".join(
+        result.output.split())
+    assert cli("gpus", meant).exit_code == 0
