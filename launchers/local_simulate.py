@@ -44,9 +44,7 @@ def main(launcher_class: Any, argv: list[str] | None = None) -> int:
         names = {i.id: launcher.job_name(i.id) for i in running}
         live = [i for i in running if names[i.id] == args.job]
         if not live:
-            print(f"job {args.job!r}: no running instance of a job of that name under "
-                  f"{launcher.base_dir}"
-                  + did_you_mean(args.job, sorted({n for n in names.values() if n})),
+            print(_none_running(launcher, args.job, sorted({n for n in names.values() if n})),
                   file=sys.stderr)
             return 1
         job_id = live[-1].job_id
@@ -61,3 +59,18 @@ def main(launcher_class: Any, argv: list[str] | None = None) -> int:
     getattr(launcher, args.action)(live[-1].id)
     print(f"{args.action}: instance {live[-1].id} of job {job_id}")
     return 0
+
+
+def _none_running(launcher: Any, name: str, running: list[str]) -> str:
+    """Why no instance of the job named `name` can be taken: it has none running (it ended
+    or was stopped: nothing to preempt), or no job has that name (the running jobs' names
+    close to it)."""
+    ended = [i for i in launcher.instances() if i.state != "running"
+             and launcher.job_name(i.id) == name]
+    if ended:
+        job_id = ended[-1].job_id
+        return (f"job {job_id} ({name}): no instance of it runs (its last is "
+                f"{ended[-1].state}): nothing to preempt; `costsched status {name}` says "
+                "where it stands")
+    return (f"job {name!r}: no running instance of a job of that name under "
+            f"{launcher.base_dir}" + did_you_mean(name, running))

@@ -40,6 +40,30 @@ def test_a_job_is_found_by_its_name_as_costsched_status_lists_it(
     assert launcher.status(first.id).state == "preempted"
 
 
+def test_a_job_with_no_running_instance_is_said_so_not_sent_to_another_job(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A stopped job's name is no typo: no did-you-mean pointing at a running job that
+    the user might then preempt by mistake."""
+    base = tmp_path / "instances"
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(base))
+    launcher = LocalLauncher(base, grace_seconds=5, poll_seconds=0.1)
+    offering = Offering("aws", "us-east-1", "us-east-1a", "g4dn.xlarge", "spot", "T4", 1)
+    specs = [LaunchSpec(job_id=job_id, job_name=name, command="sleep 30", offering=offering,
+                        checkpoint_uri=str(tmp_path / name), attempt="a1")
+             for job_id, name in ((6, "sweep-3"), (7, "sweep-2"))]
+    stopped, running = (launcher.launch(spec) for spec in specs)
+    try:
+        launcher.terminate(stopped.id)
+        assert main(["preempt", "sweep-3"]) == 1
+        err = capsys.readouterr().err
+        assert err == (f"job 6 (sweep-3): no instance of it runs (its last is "
+                       f"{launcher.status(stopped.id).state}): nothing to preempt; "
+                       "`costsched status sweep-3` says where it stands\n")
+        assert launcher.status(running.id).state == "running"
+    finally:
+        launcher.terminate(running.id)
+
+
 def test_no_capacity_without_a_node_is_refused_in_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """--no-capacity leaves a gang's lost node no room where it ran (`preempt --node`): a
