@@ -111,8 +111,10 @@ def test_nothing_is_given_to_a_listener_that_is_not_the_supervisor(
         listening: tuple[Path, list[dict]], store: PriceStore) -> None:
     log, taken = listening
     # The advert names this process; the lease, another: the listener is not the one.
+    # (Never a matching advert: the launch looks until its wait is over, 1 s here, not
+    # ADVERT_WAIT's 20 s.)
     advert_path(str(log), os.getpid()).rename(advert_path(str(log), 1))
-    assert give(store, me(log, pid=1), {7: {"KM_TOKEN": VALUE}}) == []
+    assert give(store, me(log, pid=1), {7: {"KM_TOKEN": VALUE}}, wait=1.0) == []
     assert taken == []
 
 
