@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from functools import partial, wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -47,7 +47,10 @@ def _reads_store(db: str | None) -> str | None:
     from costsched.service.store_files import ENV_DB, missing_store
 
     missing = missing_store(db)
-    server = _server_without_store(db) if missing is None else None
+    try:
+        server = _server_without_store(db) if missing is None else None
+    except InvalidInput as exc:  # a server down or silent: one line, exit 75 (`fail`)
+        fail(exc)
     if missing is None and server is None:
         return db
     named = (f"--db {user_text(server or db)}" if db is not None else
@@ -70,10 +73,12 @@ def _server_without_store(db: str | None) -> str | None:
     url = db if db is not None else os.environ.get(ENV_DB)
     if not url or "://" not in url or url.startswith("sqlite"):
         return None
+    from costsched.config import effective
     from costsched.store.database import describe
     from costsched.store.presence import holds_store
 
-    return describe(url) if holds_store(url) is False else None
+    # A server that never answers is waited on as the store's opening waits, no longer.
+    return describe(url) if holds_store(url, effective().store) is False else None
 
 
 NO_STORE = "none:"  # the default store, not made yet: nothing launched on this machine
@@ -223,7 +228,7 @@ def say_error(line: str) -> None:
                       soft_wrap=True)
 
 
-def fail(exc: InvalidInput) -> None:
+def fail(exc: InvalidInput) -> NoReturn:
     """End the command with the error's one line: exit code 75 for a store that cannot be
     reached now, else 2."""
     say_error(str(exc))
