@@ -55,8 +55,12 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
 
     now = datetime.now(timezone.utc)
     held = held_unused(store, now, {s.record.id for s in shown})  # as `status --json`
-    doc = views.status_document(shown, daemon.status(store), budgets_now(store), held)
-    armed = recovery(store, effective(), now).document(now)  # as `status --json` says it
+    watch = recovery(store, effective(), now)
+    # The supervisor's next re-plan, which the store's schedule does not hold, as
+    # `status --json` gives it.
+    scheduled = watch.scheduled(daemon.status(store), now)
+    doc = views.status_document(shown, scheduled, budgets_now(store), held)
+    armed = watch.document(now)  # as `status --json` says it
     stored = {s.record.id: s.record.spec for s in shown}
     return {**doc, "jobs": [masked(j, stored.get(j["id"], {})) for j in doc["jobs"]],
             "recovery": armed}

@@ -466,3 +466,21 @@ def test_spend_of_an_unknown_job_names_the_jobs(store: PriceStore, client: TestC
     store.jobs.create("fit", {"spec": {"name": "fit"}}, 10.0, at=at(0))
     found = client.get("/api/spend?job=nope")
     assert "the jobs: fit" in found.text
+
+
+def test_the_supervisors_next_replan_is_the_status_commands(
+        store: PriceStore, client: TestClient, cli) -> None:  # noqa: ANN001
+    """A supervisor re-plans on schedule.replan, which the store's schedule does not hold:
+    the API gives its next re-plan as `status --json` does, never "never"."""
+    from costsched.daemon.supervision import SUPERVISOR_LEASE
+    from costsched.store.leases import holder_name
+
+    running(store, "fit")
+    now = datetime.now(timezone.utc)
+    store.daemons.register(holder_name(), kind="auto", tasks=("watch", "replan"),
+                           watch_seconds=30, log="", at=now)
+    assert store.leases.acquire(SUPERVISOR_LEASE, holder_name(), 600, now)  # it watches
+    api = client.get("/api/jobs").json()
+    replan = [t for t in api["daemon"] if t["task"] == "replan"]
+    assert replan and replan[0]["next_run"] is not None, api["daemon"]
+    assert api["daemon"] == cli_json(cli, "status", "--no-reconcile")["daemon"]
