@@ -2,33 +2,32 @@
 HTML), the dashboard and every message.
 
 - One amount alone (`usd`): dollars and cents ('$1,234.50'), or two significant digits
-  under a cent ('$0.0049') so that a small amount never reads as $0.00, to MAX_DECIMALS.
-- Amounts read together (`usd_all`: a sentence that itemises, a row or a table whose
-  figures add up): one precision for them all, so that they visibly add up: the decimals
-  the smallest of them needs by the rule above, between 2 and MAX_DECIMALS.
-- The same amount reads the same wherever it stands: zero is '$0.00' at any precision
-  (it needs no decimals), and an amount below the last decimal is '<$0.0001'
-  ('-<$0.0001' below zero), alone or not; what is charged still (a placement open now,
-  `charging`) is never zero: a just-launched job's cost and hours read '<$0.0001' and
-  '<0.0001 h' from its first moment, in every table and line.
+  under a cent ('$0.0049') so that a small amount never reads as $0.00, to MAX_DECIMALS;
+  zero is '$0.00' (but a charged figure's, below).
+- Amounts read together that are not charges (`usd_all`: a plan's figures, a sentence
+  that itemises them): one precision for them all, the decimals the smallest of
+  them needs by the rule above, between 2 and MAX_DECIMALS.
+- Charged figures (what the store says was charged: placements' costs and hours, egress,
+  a job's spend and its parts, totals of them) read at one scale per store (`Scale`,
+  `store_scale`), in `status`, `report` (text and HTML), the dashboard and the lines of
+  `stop`, `start` and `migrate` that state a stored cost: one number of decimals for
+  money and one for hours, those the smallest non-zero settled charge of the store needs
+  (two significant digits, between 2 and FINEST; MAX_DECIMALS while none has settled),
+  read once per command. A placement still running (`charging`) does not set the scale
+  (it grows): below the scale's last decimal it reads '<$0.0001' ('-<$0.0001' below
+  zero), never zero, from its first moment. Zero reads at the scale's decimals
+  (`charged_usd`, `charged_hours`: '$0.0000' beside '$0.0092'). A total is the sum of its
+  parts as written (`total_as_written`), so that a figure reads the same wherever it
+  stands and a line that itemises visibly adds up; a finished figure changes only when a
+  smaller charge settles, and then everywhere alike. The exact figures are JSON's.
 - A cost the user weighs (`decimals_kept`: a job's expected cost at launch, the cost of
   staying against moving): under a dime, at MAX_DECIMALS ('$0.0129', not '$0.01'), so
   that it reads as the plan's table wrote it and two such costs never read alike.
 - Figures shown together add up as shown (`as_written`): a figure made of others shown
   beside it is made of them as they read, never rounded on its own. A difference beside
   its two terms (a saving beside its baseline and the spend) is the difference of the
-  terms as written (`difference_as_written`); a total beside its cells (a report's totals
-  beside its per-job rows) is the sum of the cells as written (`sum_as_written`), as a
-  bill's total is the sum of its lines. A total may then differ from the exact sum
-  rounded by a unit of the last decimal per few cells; the exact figures are JSON's.
-- Parts of a total (`adding_up`, `parts_of`, `parts_as_written`): at the fewest decimals
-  (from those they need, to MAX_DECIMALS, or FINEST where one is under a cent) at which
-  every part written alone adds up to the total written alone, so that a part reads the
-  same whatever it stands beside (a finished placement's $0.000243 beside a running
-  one's growing cost); only where none does, each within one unit of the last decimal of
-  its exact value (largest remainder; a few units where many cells make the total), so
-  that they still visibly add up to the total as written. The report's tables and the
-  lines of `status` take their precision so.
+  terms as written (`difference_as_written`); a total beside its cells is the sum of the
+  cells as written (`sum_as_written`), as a bill's total is the sum of its lines.
 - Two amounts compared in words (`apart`: 'more than the $0.00028 left', 'would pass
   the budget of'): at the decimals at which they read in the order they stand in, never
   '$0.0003 more than $0.0003'.
@@ -40,16 +39,12 @@ HTML), the dashboard and every message.
   '$0.005' (its own decimals, between 2 and MAX_DECIMALS), wherever it stands: a table's
   cap column does not take its spend columns' precision ('$2.0000'), nor does a sentence
   that adds figures up to it ('$1.9950 spent + $0.0100 would pass the budget of $2.00').
-- A table: each column of amounts at the precision it needs (`usd_all` down the column),
-  one precision across the columns of a row that add up (a spend, its saving and its
-  baseline), and an amount written beside the table (its totals, a note on its rows) at
-  no fewer decimals than the column it is read against ('$0.0612', not '$0.06', under a
-  column of '$0.0612' and '$0.0071').
+- Figures that are not charges (a plan's expected costs, a bill's lines), in a table:
+  each column at the precision it needs (`usd_all` down the column), and an amount
+  written beside the table at no fewer decimals than the column it is read against.
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
   '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0;
-  hours read together at one precision: a view's (one table, or the lines of one
-  command: every job's placements in one `status`), so that 0.0086 h never stands beside
-  0.01 h, and none reads 0.00 unless it is zero.
+  charged hours at the store's scale for hours.
 - Ratios (`ratio`, `ratios_all`: a measured speed against the planned one, a cost ratio):
   the rule of hours with an 'x' ('0.90x', '1.05x', '0.0042x'), a column of them at one
   precision ('0.896x' never beside '1.05x').
@@ -66,9 +61,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 MAX_DECIMALS = 4  # amounts read together, and prices per hour
-FINEST = 6  # the most decimals amounts under a cent take to add up each as it reads alone
+FINEST = 6  # the most decimals a store's scale takes (its smallest charge under a cent)
 COMPARED_MOST = 8  # the most decimals two amounts compared in words take to differ
 HOURS_MOST = 8  # the most decimals hours take to make a product add up
 # A sum's rounding error, no amount (far above a float's error on sums of millions of
@@ -103,10 +99,10 @@ def decimals_kept(values: Iterable[float | None]) -> int:
     return MAX_DECIMALS if small else decimals(values)
 
 
-def _figure(value: float, places: int, unit: str = "") -> str:
+def _figure(value: float, places: int, unit: str = "", zero: int = 2) -> str:
     size = abs(float(value)) if abs(float(value)) >= NOISE else 0.0
-    if not size:  # zero reads alike at any precision
-        return f"{unit}0.00"
+    if not size:  # zero reads at `zero` decimals (a charged figure's: the scale's)
+        return f"{unit}{0:.{zero}f}"
     if round(size, places) == 0:  # smaller than the last decimal shown
         sign = "-" if value < 0 else ""  # a tiny loss is no saving: '-<$0.0001'
         return f"{sign}<{unit}{10 ** -places:.{places}f}"
@@ -181,6 +177,55 @@ def ratios_all(*values: float | None) -> list[str]:
     """Ratios read together (a column), at one precision."""
     places = decimals(values)
     return [ratio(v, places) for v in values]
+
+
+class Scale(NamedTuple):
+    """A store's scale for charged figures: the decimals of money (`usd`) and of hours
+    (`hours`) every view writes them at (`store_scale`)."""
+
+    usd: int
+    hours: int
+
+    def places(self) -> dict[str, int]:
+        """{"usd": ..., "hours": ...}: the precision of a table's charged figures."""
+        return {"usd": self.usd, "hours": self.hours}
+
+
+def _scale_decimals(smallest: float | None) -> int:
+    if not _known(smallest) or abs(float(smallest)) < NOISE:  # type: ignore[arg-type]
+        return MAX_DECIMALS  # nothing settled yet: a running charge reads '<$0.0001'
+    return decimals([smallest], most=FINEST)
+
+
+def store_scale(smallest_usd: float | None, smallest_hours: float | None) -> Scale:
+    """The scale of a store whose smallest non-zero settled charge is `smallest_usd`
+    dollars over `smallest_hours` hours (each the smallest of its kind; None: none
+    settled): the decimals each needs for two significant digits, between 2 and FINEST;
+    MAX_DECIMALS while none has settled."""
+    return Scale(_scale_decimals(smallest_usd), _scale_decimals(smallest_hours))
+
+
+def charged_usd(value: float | None, places: int) -> str:
+    """A charged figure at the scale's `places` decimals: '$0.0092', zero '$0.0000', one
+    below the last decimal '<$0.0001' (see the module)."""
+    return "-" if not _known(value) else _figure(float(value), places, "$", places)  # type: ignore[arg-type]
+
+
+def charged_hours(value: float | None, places: int) -> str:
+    """Charged hours at the scale's `places` decimals ('0.0172', zero '0.0000')."""
+    return "-" if not _known(value) else _figure(float(value), places, "", places)  # type: ignore[arg-type]
+
+
+def total_as_written(parts: Iterable[float | None], places: int) -> float:
+    """A charged total as the sum of its `parts` as written at `places` decimals
+    (`sum_as_written`), so that it reads the same wherever it stands and its parts
+    visibly add up to it; never zero where a part is charged (a just-launched
+    placement's '<$0.0001' makes '<$0.0001'); NaN when no part is known."""
+    known = [float(v) for v in parts if _known(v)]  # type: ignore[arg-type]
+    total = sum_as_written(known, places)
+    if total == 0 and any(abs(v) >= NOISE for v in known):
+        return charging(math.fsum(known)) if math.fsum(known) > 0 else -NOISE
+    return total
 
 
 SECONDS_PER_MONTH = 30.44 * 86_400  # a mean month

@@ -35,7 +35,10 @@ from costsched.cli.status_lines import print_daemon as _print_daemon  # noqa: F4
 from costsched.cli.status_lines import print_status as _print_status
 from costsched.cli.status_lines import problems as _problems  # noqa: F401
 from costsched.cli.status_lines import progress as _progress
-from costsched.cli.status_lines import undecided  # noqa: F401
+from costsched.cli.status_lines import (
+    undecided,  # noqa: F401
+    written_costs,
+)
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
@@ -299,7 +302,8 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     places = _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,
                            recovery=armed, held=held, brief=job is None)
     if not json_out:  # its spend at the jobs' costs' precision: the same amounts alike
-        print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places)
+        print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places,
+                      written=None if places is None else written_costs(shown))
     _print_armed(service.namesakes(store, job), json_out)  # the others of its name
     _say_not_looked_after(shown)
 

@@ -119,7 +119,7 @@ def _print(built: Report) -> None:
     since = None if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text("Cost report: " + period_words(
         since, f"{built.until:%Y-%m-%d %H:%M} UTC", built.placed)))
-    console.print(Text(totals_line(built.totals, built.rows)))
+    console.print(Text(totals_line(built.totals, built.tables())))
     for line in built.flags():
         console.print(Text(f"throughput: {line}"), highlight=False)
     for name, title, _ in TABLES:
@@ -127,7 +127,7 @@ def _print(built: Report) -> None:
         if not found:
             continue
         hidden = _HIDDEN.get(name, [])
-        places, shown = shown_rows(name, built.rows)
+        places, shown = shown_rows(name, built.tables())
         headings, rows = _cells(shown, [c for c in found[0] if c not in hidden], places)
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.

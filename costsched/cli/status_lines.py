@@ -4,20 +4,19 @@ the scheduled optimizer's tasks; `launch` and `start` show their jobs alike."""
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from costsched.amounts import (
     NOISE,
-    adding_up,
+    Scale,
+    charged_hours,
+    charged_usd,
     charging,
     decimals,
-    finest,
     given,
-    hours,
-    parts_of,
-    usd,
+    store_scale,
+    total_as_written,
     usd_all,
 )
 from costsched.cli.booked import booked_lines, held_lines
@@ -81,12 +80,11 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         console.print(NO_JOBS, highlight=False, markup=False)
         return None
     rows = []
-    # One precision for the cost column and the parts listed under it, so that each
-    # job's parts visibly add up to its cost ($0.0060 and $0.0048 to $0.0108), each part
-    # as it reads alone where a precision does that (`adding_up`).
-    totals = [_total(s) for s in shown]
-    places = cost_places(shown, totals)
-    costs = [usd(v, places) for v in totals]
+    # The store's scale (`costsched.amounts`): each job's cost is the sum of its parts
+    # listed under it as written ($0.0060 and $0.0048 make $0.0108), at one precision.
+    scale = view_scale(shown)
+    places, spans = scale.usd, scale.hours
+    costs = [charged_usd(_total(s, places), places) for s in shown]
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
         where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
@@ -100,7 +98,6 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                         "migrations", "recoveries"], rows,
                 detail=["recoveries", "migrations", "instance"])
     out = Lines()
-    spans = view_hours(shown, now)  # one precision for the placements' hours
     dues = due_places(shown, now)  # and one for the hours to or from the deadlines
     for s in shown:
         if s.due is not None:
@@ -138,25 +135,28 @@ def node_notices(s: service.JobStatus) -> list[str]:
     return [str(e.detail) for e in s.node_recoveries if since is None or e.at >= since]
 
 
-def cost_places(shown: list[service.JobStatus], totals: list[float]) -> int:
-    """The decimals of `status`'s cost column and the parts listed under it: the fewest at
-    which each job's parts, each written alone, add up to its cost written alone
-    (`costsched.amounts.adding_up`), so that a finished placement reads the same at every
-    call, whatever the running one beside it costs by then; where none does, those they
-    need (the parts are then made to add up: `parts_of`)."""
-    sums = [(total, [v for _, v in _parts(s)]) for s, total in zip(shown, totals, strict=True)
-            if lists_placements(s)]
-    least = decimals([*totals, *(v for _, parts in sums for v in parts)])
-    sums = [(t, parts) for t, parts in sums if abs(math.fsum(parts) - t) < NOISE]
-    found = adding_up(sums, least, finest([*totals, *(v for _, p in sums for v in p)]))
-    return least if found is None else found
+def view_scale(shown: list[service.JobStatus]) -> Scale:
+    """The store's scale the jobs `shown` were read with (`service.status` reads it once
+    per look); jobs read without it: the scale of their own settled charges."""
+    found = next((s.scale for s in shown if s.scale is not None), None)
+    if found is not None:
+        return found
+    settled = [p for s in shown for p in s.cost.charged if p.end_at is not None]
+    return store_scale(min((p.usd for p in settled if p.usd >= NOISE), default=None),
+                       min((p.hours for p in settled if p.hours >= NOISE), default=None))
+
+
+def written_costs(shown: list[service.JobStatus]) -> dict[int, tuple[float, float]]:
+    """Each job's cost, exact and as `status`'s cost column writes it (the sum of its
+    parts as written at the store's scale), by id: a job's own budget's spend reads so."""
+    places = view_scale(shown).usd
+    return {s.record.id: (s.cost.total_usd + s.booked_usd, _total(s, places)) for s in shown}
 
 
 def view_hours(shown: list[service.JobStatus], now: datetime) -> int:
-    """The decimals of the placements' hours `status`'s lines say (`costsched.amounts`:
-    hours read together): the placements listed of every job shown, so that 0.0086 h never
-    stands beside 0.01 h, nor 0.00 h for minutes."""
-    return decimals([p.hours for s in shown if lists_placements(s) for p in s.cost.charged])
+    """The decimals of the placements' hours `status`'s lines say: the store's scale for
+    hours (`view_scale`), whatever else is shown beside them."""
+    return view_scale(shown).hours
 
 
 def due_places(shown: list[service.JobStatus], now: datetime) -> int:
@@ -168,22 +168,27 @@ def due_places(shown: list[service.JobStatus], now: datetime) -> int:
                                      s.record.updated_at) for s in shown if s.due is not None])
 
 
-def _total(s: service.JobStatus) -> float:
-    """The job's cost as its column says it: what it was charged and booked, its open
-    placement's never zero (`costsched.amounts.charging`)."""
-    live = [p.usd for p in s.cost.charged if p.end_at is None]
-    if not live and s.open_placement is not None:  # placed, not charged yet
-        return charging(s.cost.total_usd) + s.booked_usd
-    return s.cost.total_usd + s.booked_usd + math.fsum(charging(v) - v for v in live)
+def _amounts(s: service.JobStatus) -> list[float]:
+    """What the job's cost adds up (`_parts`' figures): each placement as charged (an
+    open one never zero, `costsched.amounts.charging`), egress, capacity booked; a job
+    placed and not charged yet, '<$0.0001' from its first moment."""
+    out = [charging(p.usd, p.end_at is None) for p in s.cost.charged]
+    if not any(p.end_at is None for p in s.cost.charged) and s.open_placement is not None:
+        out.append(charging(0.0))  # placed, not charged yet
+    return out + [v for v in (s.cost.egress_usd, s.booked_usd) if v]
 
 
-def _parts(s: service.JobStatus, spans: int | None = None) -> list[tuple[str, float]]:
-    """What the job's cost column adds up: each placement as charged (its hours, at
-    `spans` decimals: the view's, else the job's own), the checkpoints' copies between
-    them and the capacity bought for it, as (words, USD)."""
+def _total(s: service.JobStatus, places: int) -> float:
+    """The job's cost as its column says it: the sum of its parts as written at the
+    store's scale (`places`), as the lines under the table list them."""
+    return total_as_written(_amounts(s), places)
+
+
+def _parts(s: service.JobStatus, spans: int) -> list[tuple[str, float]]:
+    """What the job's cost column adds up: each placement as charged (its hours at
+    `spans` decimals, the store's scale), the checkpoints' copies between them and the
+    capacity bought for it, as (words, USD)."""
     charged = s.cost.charged
-    if spans is None:
-        spans = decimals([p.hours for p in charged])
     out = [(f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
             + (f" x {p.nodes} nodes" if p.nodes > 1 else "")  # its cost is every node's
             + f": {_span(p, spans)}", charging(p.usd, p.end_at is None)) for p in charged]
@@ -200,21 +205,14 @@ def _span(p: Any, spans: int) -> str:
     or it ended within the second it began (charges are by the second)."""
     if p.end_at is not None and abs(p.hours) < NOISE:
         return "never ran" if getattr(p, "waiting", False) else "under a second"
-    return f"{hours(charging(p.hours, p.end_at is None), spans)} h"
+    return f"{charged_hours(charging(p.hours, p.end_at is None), spans)} h"
 
 
-def part_lines(s: service.JobStatus, places: int, spans: int | None = None) -> list[str]:
+def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
     """The job's parts (`_parts`, their hours at `spans`) as `status` lists them under its
-    cost, at `places`: they
-    visibly add up to the cost column's figure. Each part rounded alone may miss it by a
-    unit of the last decimal ($0.0060 + $0.0056 beside $0.0115); charging them exactly is
-    the store's job, writing them is ours: the parts are rounded so that they sum to the
-    total as written (largest remainder), each within one unit of its exact value, rather
-    than shown a digit finer (which can miss again) or the total bent to their sum (the
-    total is what was charged)."""
-    parts = _parts(s, spans)
-    written = parts_of(_total(s), [v for _, v in parts], places)
-    return [f"{words}, {figure}" for (words, _), figure in zip(parts, written, strict=True)]
+    cost, each at the store's scale (`places`) as it reads everywhere: they visibly add
+    up to the cost column's figure, which is their sum as written."""
+    return [f"{words}, {charged_usd(v, places)}" for words, v in _parts(s, spans)]
 
 
 def undecided(s: service.JobStatus) -> bool:

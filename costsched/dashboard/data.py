@@ -136,6 +136,8 @@ def job_document(store: PriceStore, job: int | str) -> dict:
         "report": views.report_document(report := build(store, job=job_id),
                                         budgets_now(store, at=report.until,
                                                     of_jobs={job_id})),
+        # How the pages write the report's charges (`Report.tables`): not --json's.
+        "report_written": written(report),
         "events": [{**e, "detail": redact(progress_record_words(str(e["detail"]))
                                           if e["kind"] == "progress" else str(e["detail"]))}
                    for e in views.frame_records(events.tail(200))],
@@ -192,14 +194,32 @@ def _log_tail(store: PriceStore, launcher: Any, job_id: int, stored: dict) -> st
         return f"(no output: {redact(str(exc))})"
 
 
+def scale(store: PriceStore) -> dict[str, int]:
+    """The store's scale for charged figures (`costsched.amounts.store_scale`), as the
+    pages write them: {"usd": decimals, "hours": decimals}. Not in the API's documents,
+    which keep the exact figures as `--json` does."""
+    from costsched.amounts import store_scale
+
+    return store_scale(*store.jobs.smallest_settled()).places()
+
+
 def spend_document(store: PriceStore, *, since: str | None = None,
-                   until: str | None = None, job: str | None = None) -> dict:
-    """`costsched report --json [--since] [--until] [--job]`."""
+                   until: str | None = None, job: str | None = None,
+                   shown: bool = False) -> dict:
+    """`costsched report --json [--since] [--until] [--job]`; `shown` (the Spend page):
+    with how its charges are written (`written`), which --json leaves out."""
     from costsched.report import build
 
     built = build(store, since=since or None, until=until or None, job=job or None)
-    return views.report_document(built, budgets_now(  # a report of one job: its budgets
+    doc = views.report_document(built, budgets_now(  # a report of one job: its budgets
         store, at=built.until, of_jobs=built.job_ids() if job else None))
+    return {**doc, **written(built)} if shown else doc
+
+
+def written(built: Any) -> dict:
+    """How the report `built` writes its charges (`Report.tables`): the store's scale
+    under "scale", and what its spend tables' cells are made of under "parts"."""
+    return {k: v for k, v in built.tables().items() if k in ("scale", "parts")}
 
 
 def prices_document(store: PriceStore) -> dict:

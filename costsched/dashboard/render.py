@@ -10,16 +10,13 @@ import pandas as pd
 
 from costsched.amounts import (
     MAX_DECIMALS,
-    NOISE,
-    adds_up_alone,
-    as_written,
+    charged_usd,
+    charging,
     decimals,
-    finest,
     given,
     hours,
-    parts_of,
     per_hour,
-    sum_as_written,
+    total_as_written,
     usd,
     usd_all,
 )
@@ -38,6 +35,7 @@ from costsched.report.html import (
     totals_figures,
     totals_line,
 )
+from costsched.report.written import scale_of
 from costsched.service.views import due_hours, due_words, dumps, progress_words
 from costsched.vocabulary import counted, offering_label
 from costsched.work import NOT_KNOWN
@@ -83,60 +81,57 @@ def due_places(jobs: list[dict], now: datetime | None = None) -> dict[str, int]:
 
 
 def job_places(job: dict, report: dict, now: datetime | None = None) -> dict[str, int]:
-    """One precision for a job's page: its placements' hours and costs, its deadline's
-    hours and the report's tables and totals on it (`report.cells.spend_places`, which
-    the totals line then keeps), so that a leg reads alike in each place it stands."""
-    legs = job.get("placements") or []
-    places = table_places(pd.DataFrame(legs))
+    """One precision for a job's page: the store's scale for its placements' hours and
+    costs and the report's tables and totals on it (`report.cells.spend_places`), as
+    `status` and `report` write them; its deadline's hours at their own. `report`: the
+    report's document, with the store's scale (`data.scale`) under "scale"."""
+    places = table_places(pd.DataFrame(job.get("placements") or []))
     places["hours"] = max(places["hours"], due_places([job], now)["hours"])
-    spent = _spent_parts(job)  # the rule of parts, as `status` writes them
-    most = {"usd": MAX_DECIMALS if spent is None else finest([spent[0], *spent[1]]),
-            "hours": MAX_DECIMALS}
-    while True:
-        if (report or {}).get("jobs"):
-            places = {**places, **spend_places(report, places)}
-        short = [u for u in ("usd", "hours") if places[u] < most[u]
-                 and not _legs_add_up(legs, u, places[u], spent)]
-        if not short:
-            return places
-        for unit in short:  # the legs as written make the job's figure as written
-            places[unit] += 1
+    if (report or {}).get("jobs") or scale_of(report) is not None:
+        places = {**places, **spend_places(report, places)}
+    return places
 
 
-def _spent_parts(job: dict) -> tuple[float, list[float]] | None:
-    """The job's spend so far and what it is made of (each placement as charged, and the
-    checkpoints' copies between clouds), or None where they do not make it."""
-    parts = [p.get("usd") for p in job.get("placements") or []]
-    if job.get("egress_usd"):
-        parts.append(job["egress_usd"])
-    total = job.get("cost_usd")
-    figures = [float(v) for v in parts if isinstance(v, (int, float)) and math.isfinite(v)]
-    if not isinstance(total, (int, float)) or not math.isfinite(total) or not figures \
-            or len(figures) != len(parts) or abs(math.fsum(figures) - total) >= NOISE:
-        return None
-    return float(total), figures
+def scale_places(doc: dict) -> dict[str, int]:
+    """The precision of a page's charged figures: the store's scale the page was read
+    with (`data.scale`, under "scale"); MAX_DECIMALS where it was not."""
+    return scale_of(doc) or {"usd": MAX_DECIMALS, "hours": MAX_DECIMALS, "charged": 1}
 
 
-def _legs_add_up(legs: list[dict], column: str, places: int,
-                 spent: tuple[float, list[float]] | None = None) -> bool:
-    """Whether the legs' `column` written at `places` add up: their costs, each written
-    alone, to the spend so far written alone (`spent`, `costsched.amounts.adds_up_alone`);
-    else their figures to their own sum."""
-    if column == "usd" and spent is not None:
-        return adds_up_alone(spent[0], spent[1], places)
-    figures = [float(p[column]) for p in legs if isinstance(p.get(column), (int, float))]
-    return sum_as_written(figures, places) == as_written(math.fsum(figures), places)
+def _job_amounts(job: dict) -> list[float]:
+    """What a job's spend so far is made of: each placement as charged (an open one never
+    zero, `costsched.amounts.charging`) and the checkpoints' copies between clouds."""
+    out = [charging(float(p["usd"]), not p.get("end_at")) for p in job.get("placements") or []
+           if isinstance(p.get("usd"), (int, float)) and math.isfinite(p["usd"])]
+    egress = job.get("egress_usd")
+    return out + ([float(egress)] if isinstance(egress, (int, float)) and egress else [])
+
+
+def spent(job: dict, places: dict[str, int]) -> str:
+    """A job's spend so far, as `status` writes it: the sum of its placements and egress
+    as written at the store's scale (`places`), so that its legs visibly add up to it."""
+    parts = _job_amounts(job)
+    if not parts or not places.get("charged"):
+        return cell("usd", job.get("cost_usd"), places)
+    return charged_usd(total_as_written(parts, places["usd"]), places["usd"])
+
+
+def spent_all(jobs: list[dict], places: dict[str, int]) -> str:
+    """The spend so far of `jobs` together: the sum of each job's as written (`spent`)."""
+    if not places.get("charged"):
+        return cell("usd", math.fsum(j["cost_usd"] for j in jobs
+                                     if isinstance(j.get("cost_usd"), (int, float))), places)
+    p = places["usd"]
+    return charged_usd(total_as_written([total_as_written(_job_amounts(j), p) for j in jobs
+                                         if _job_amounts(j)], p), p)
 
 
 def leg_costs(job: dict, places: dict[str, int]) -> list[str]:
-    """The job's placements' costs at the page's precision (`job_places`), made to add up
-    to its spend so far as written where each written alone does not
-    (`costsched.amounts.parts_of`), as `status` lists them under its cost."""
-    legs = job.get("placements") or []
-    spent = _spent_parts(job)
-    if spent is None:
-        return [cell("usd", p.get("usd"), places) for p in legs]
-    return parts_of(spent[0], spent[1], places["usd"])[:len(legs)]
+    """The job's placements' costs at the page's precision (`job_places`: the store's
+    scale), each as it reads everywhere: they visibly add up to its spend (`spent`)."""
+    return [cell("usd", charging(float(p["usd"]), not p.get("end_at"))
+                 if isinstance(p.get("usd"), (int, float)) else p.get("usd"), places)
+            for p in job.get("placements") or []]
 
 
 def age(value: Any, at: datetime | None = None) -> str:
@@ -238,6 +233,7 @@ FILTERS = {"noun": noun, "money": money, "when": when, "age": age, "due": due, "
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": progress, "places": places, "due_places": due_places,
            "job_places": job_places, "leg_costs": leg_costs, "shown": shown,
+           "scale_places": scale_places, "spent": spent, "spent_all": spent_all,
            "per_hour": per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').

@@ -19,6 +19,8 @@ from costsched.amounts import (
     NOISE,
     adding_up,
     as_written,
+    charged_hours,
+    charged_usd,
     decimals,
     difference_as_written,
     given,
@@ -27,9 +29,11 @@ from costsched.amounts import (
     per_hour,
     ratio,
     sum_as_written,
+    total_as_written,
     usd,
 )
 from costsched.measured import sps
+from costsched.report.written import CHARGED_TABLES, PART_COLUMNS, parts_of, scale_of
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -142,10 +146,14 @@ def is_ratio(column: str) -> bool:
 
 def places_of(name: str, table: object, jobs: object) -> dict[str, int]:
     """`table_places` of the report's table `name` (a `TABLES` name; its rows `table`);
-    for a spend table (SPEND_TABLES), no fewer decimals than the spend tables and their
-    totals need together (`spend_places`; `jobs`: the report's tables by name, or its
-    per-job rows alone)."""
+    a table of charges (CHARGED_TABLES) at the store's scale (`scale_of`) where it was
+    read, else for a spend table (SPEND_TABLES), no fewer decimals than the spend tables
+    and their totals need together (`spend_places`; `jobs`: the report's tables by name,
+    or its per-job rows alone)."""
     places = table_places(table)
+    scale = scale_of(jobs)
+    if scale is not None and name in CHARGED_TABLES:
+        return {**places, **scale}
     tables = spend_tables(jobs)
     if name in SPEND_TABLES and tables["jobs"]:
         together = spend_places(tables)
@@ -173,6 +181,9 @@ def spend_places(tables: object, least: Mapping[str, int] | None = None) -> dict
     a job's spend of $0.0277 reads so beside its days' $0.0185 and $0.0092, and the
     tables' columns and the totals add up as written. `tables`: see `spend_tables`;
     `least`: the fewest decimals of each (those of a table the totals are read under)."""
+    scale = scale_of(tables)
+    if scale is not None:  # the store's: every view writes its charges at it
+        return scale
     found = spend_tables(tables)
     jobs = found["jobs"]
     places = {u: max(n, (least or {}).get(u, 0)) for u, n in table_places(jobs).items()}
@@ -323,17 +334,22 @@ PARTS = {"usd": (("compute_usd", "egress_usd"), ("idle_usd", "egress_usd"))}
 
 
 def added_up(rows: Rows, places: Mapping[str, int],
-             sums: Mapping[str, float] | None = None) -> list[dict]:
+             sums: Mapping[str, float] | None = None,
+             parts: Sequence[Mapping[str, list[float]]] | None = None) -> list[dict]:
     """`rows` as their cells read at the table's `places`, so that they visibly add up
     (`costsched.amounts`): a row's parts (compute and egress) make its total
     (`parts_as_written`), and each saving is its baseline less its spend, as written.
     `sums`: the figures (as written) the table's columns sum to (the report's totals,
     for a table of SUMS_OF_JOBS): its parts are shared out to them down each column, and
-    each row's total is then its parts'."""
+    each row's total is then its parts'. At the store's scale (`places` of charges),
+    each row as `_as_charged` writes it (`parts`: what each row's cells are made of)."""
     out = [dict(r) for r in rows]
     if not out or "usd" not in places:
         return out
     p = places["usd"]
+    if places.get("charged"):
+        made = parts if parts is not None and len(parts) == len(out) else [{}] * len(out)
+        return [_as_charged(row, places, m) for row, m in zip(out, made, strict=True)]
     if sums:
         _shared_out(out, places, sums)
     for row in out:
@@ -349,6 +365,29 @@ def added_up(rows: Rows, places: Mapping[str, int],
             if made == made:
                 row[saved] = made
     return out
+
+
+def _as_charged(row: dict, places: Mapping[str, int], made: Mapping[str, list[float]]
+                ) -> dict:
+    """A row of charges as written at the store's scale (`places`): a cell made of
+    charges (`made`: a job's compute of its placements') the sum of them as written, any
+    other as it reads alone, a row's total the sum of its parts as written
+    (`total_as_written`), each saving its baseline less that total as written."""
+    p = places["usd"]
+    total = _number(row.get("usd"))
+    adds = [parts for parts in PARTS["usd"] if total == total and all(c in row for c in parts)
+            and all((v := _number(row[c])) == v for c in parts)
+            and abs(math.fsum(_number(row[c]) for c in parts) - total) < 1e-9]
+    for column, unit in PART_COLUMNS.items():
+        if column in row and made.get(column):
+            row[column] = total_as_written(made[column], places[unit])
+    for parts in adds:  # the total of its parts as written
+        total = row["usd"] = total_as_written([_number(row[c]) for c in parts], p)
+    for saved, base in _savings(list(row)):
+        made = difference_as_written(_number(row[base]), total, p)
+        if made == made:
+            row[saved] = made
+    return row
 
 
 def _shared_out(rows: list[dict], places: Mapping[str, int], sums: Mapping[str, float]
@@ -380,7 +419,9 @@ def shown_rows(name: str, tables: Mapping[str, Any]) -> tuple[dict[str, int], li
     read at it (`added_up`), a table of SUMS_OF_JOBS summing to the report's totals."""
     _, rows = records(tables.get(name) or [])
     places = places_of(name, rows, tables)
-    if name in SPEND_TABLES:
+    if places.get("charged"):
+        shown = added_up(rows, places, parts=parts_of(tables, name))
+    elif name in SPEND_TABLES:
         shown = _added_up_in(name, {**spend_tables(tables), name: rows}, places)
     else:
         shown = added_up(rows, places)
@@ -409,7 +450,7 @@ def shown_totals(tables: object, totals: Mapping[str, float | None] | None = Non
     figure (a baseline that applies to none); `totals`' figure of a column the rows do
     not have. `tables`, `least`: see `spend_places`."""
     places = spend_places(tables, least)
-    cells = added_up(spend_tables(tables)["jobs"], places)
+    cells = added_up(spend_tables(tables)["jobs"], places, parts=parts_of(tables, "jobs"))
     out: dict[str, float | None] = {}
     for c in TOTALS:
         p = places["hours" if c in HOUR_COLUMNS else "usd"]
@@ -452,8 +493,12 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
     if column == "budget_usd":
         return given(float(value))  # type: ignore[arg-type]  # as the user set it
     if column.endswith("usd"):
+        if places.get("charged"):  # at the store's scale
+            return charged_usd(float(value), places["usd"])  # type: ignore[arg-type]
         return usd(float(value), places.get("usd"))  # type: ignore[arg-type]
     if column in HOUR_COLUMNS:
+        if places.get("charged"):
+            return charged_hours(float(value), places["hours"])  # type: ignore[arg-type]
         return hours(float(value), places.get("hours"))  # type: ignore[arg-type]
     if column in ("used", "done") or column.endswith("_share"):
         return f"{value:.0%}"
@@ -500,14 +545,17 @@ def totals_figures(totals: Mapping[str, float | None], tables: object = None,
         places = spend_places(tables, least)
         figures = shown_totals(tables, totals, least)
         usd_places, hour_places = places["usd"], places["hours"]
+    elif (scale := scale_of(tables)) is not None:
+        figures, usd_places, hour_places = dict(totals), scale["usd"], scale["hours"]
     else:
         figures = dict(totals)
         usd_places = decimals([totals[k] for k in TOTALS[:-1]])
         hour_places = decimals([totals["billed_hours"], totals.get("instance_hours")])
-    out = {k: usd(figures[k], usd_places) for k in TOTALS[:-1]}
-    out["billed_hours"] = hours(figures["billed_hours"], hour_places)
+    money, spans = (charged_usd, charged_hours) if scale_of(tables) else (usd, hours)
+    out = {k: money(figures[k], usd_places) for k in TOTALS[:-1]}
+    out["billed_hours"] = spans(figures["billed_hours"], hour_places)
     instance = figures.get("instance_hours")
-    out["instance_hours"] = hours(figures["billed_hours"] if instance is None else instance,
+    out["instance_hours"] = spans(figures["billed_hours"] if instance is None else instance,
                                   hour_places)
     return out
 

@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costsched import own_budget
+from costsched.amounts import Scale, store_scale
 from costsched.costs import Move, egress_rows
 from costsched.measured import JobRate, job_rate, mismatch_factor
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
@@ -48,6 +49,7 @@ from costsched.report.pieces import (
 from costsched.report.speeds import speed_table, speeds
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
+from costsched.report.written import row_parts
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
@@ -85,6 +87,20 @@ class Report:
     since: datetime | None
     until: datetime
     rows: Mapping[str, list[dict]] = field(repr=False)
+    # The store's scale for charged figures (`amounts.store_scale`): the text and HTML
+    # write the spend at it (`tables`); JSON keeps the exact figures.
+    scale: Scale | None = None
+    # What its spend tables' compute and hours are made of (`report.written.row_parts`):
+    # each is written as the sum of its parts as written, as `status` lists a job's.
+    parts: Mapping[str, list[dict]] = field(default_factory=dict, repr=False)
+
+    def tables(self) -> dict[str, Any]:
+        """Its tables by name, with the store's scale under "scale" where it was read and
+        what the spend tables' cells are made of under "parts": what the views write the
+        report from (`report.cells`)."""
+        if self.scale is None:
+            return dict(self.rows)
+        return {**self.rows, "scale": self.scale.places(), "parts": dict(self.parts)}
 
     @cached_property
     def jobs(self) -> pd.DataFrame:
@@ -139,7 +155,7 @@ class Report:
         """The precision of the table `name`'s dollars and hours (`cells.places_of`)."""
         from costsched.report.cells import places_of
 
-        return places_of(name, self.rows[name], self.rows)
+        return places_of(name, self.rows[name], self.tables())
 
     def document(self) -> dict:
         """The report as `report --json` writes it (but the budgets now, which the
@@ -230,6 +246,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     by_id = {j.id: j for j in jobs}
     placed = store.jobs.placement_rows([jobs[0].id] if len(jobs) == 1 else None)
     placed = [p for p in placed if p.job_id in names]
+    scale = store_scale(*store.jobs.smallest_settled())  # beside them, one small read
     # What ran: a placement whose instance still waits for capacity is not billed yet.
     ran = [p for p in placed if not p.waiting]
 
@@ -295,7 +312,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
                    if row["job_id"] in held],
         "estimates": estimated, "calibration": estimates.calibration(estimated),
     }
-    return Report(since=start, until=end, rows={name: rows[name] for name in NAMES})
+    return Report(since=start, until=end, rows={name: rows[name] for name in NAMES},
+                  scale=scale, parts=row_parts(rows, spent_on))
 
 
 def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],

@@ -56,7 +56,7 @@ def render(report: Report) -> str:
     """The report as one HTML document."""
     period = period_words(_when(report.since) if report.since is not None else None,
                           _when(report.until), report.placed)
-    summary = totals_line(report.totals, report.rows) + "."
+    summary = totals_line(report.totals, report.tables()) + "."
     figures = [("Cost over time", _over_time(report)), ("Cost per job", _per_job(report)),
                ("Cost per cloud", _per_cloud(report))]
     parts = [
@@ -74,7 +74,7 @@ def render(report: Report) -> str:
         parts.append(f"<h2>{escape(title)}</h2>")
         if note:
             parts.append(f'<p class="note">{escape(note)}</p>')
-        places, rows = shown_rows(name, report.rows)
+        places, rows = shown_rows(name, report.tables())
         parts.append(_table(rows, places))
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"

@@ -72,12 +72,13 @@ def test_a_deadline_reads_at_its_own_precision_beside_placements() -> None:
 
     now = datetime(2026, 11, 29, 22, 50, tzinfo=timezone.utc)
     record = SimpleNamespace(final=True, state="succeeded", updated_at=now)
-    placement = SimpleNamespace(hours=0.0031)
-    ran = SimpleNamespace(record=record, due=None, cost=SimpleNamespace(charged=(placement,)))
+    placement = SimpleNamespace(hours=0.0031, usd=0.001, end_at=now)
+    ran = SimpleNamespace(record=record, due=None, cost=SimpleNamespace(charged=(placement,)),
+                          scale=None)  # (read without the store's: its own charges')
     running = SimpleNamespace(record=SimpleNamespace(final=False, state="running",
                                                      updated_at=now),
                               due=now + timedelta(hours=1.9793),
-                              cost=SimpleNamespace(charged=()))
+                              cost=SimpleNamespace(charged=()), scale=None)
     shown = [ran, running]
     assert view_hours(shown, now) == 4  # type: ignore[arg-type]
     assert due_places(shown, now) == 2  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 from functools import cached_property
 
 from costsched import launch_secrets
+from costsched.amounts import Scale, store_scale
 from costsched.costs import JobCost, job_costs
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
@@ -104,6 +105,9 @@ class JobStatus:
     # What kept this look from looking after it (its instance unread, a step that
     # raised), in one line with the fix when one is known; '' when nothing did.
     trouble: str = ""
+    # The store's scale for charged figures (`amounts.store_scale`), read once per look:
+    # every job's costs and hours are written at it. None: not read (the view reads it).
+    scale: Scale | None = None
 
     @property
     def resumes(self) -> str:
@@ -211,6 +215,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         every = job is None and not states and name is None and not limit and (
             only is None or only.empty)
         placed = store.jobs.placement_rows(None if every else ids)
+        scale = store_scale(*store.jobs.smallest_settled())  # beside them, one small read
         booked = store.booked.of_jobs(None if every else ids)
         open_rows = OpenPlacements(placed)
         ours = {job_id for job_id in ids if launcher is not None
@@ -265,7 +270,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  stopped_why=_stopped_why(run.record,
                                                           ended_of.get(job_id, [])),
                                  waits=waits.get(job_id) or "",
-                                 trouble=troubles.get(job_id, ""),
+                                 trouble=troubles.get(job_id, ""), scale=scale,
                                  node_recoveries=tuple(replaced_of.get(job_id, ()))))
         return shown
 

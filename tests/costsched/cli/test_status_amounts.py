@@ -72,13 +72,16 @@ def test_the_hours_of_one_status_read_at_one_precision(tmp_path: Path) -> None:
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     spans = re.findall(r"spot: ([\d.<]+) h, ", result.stdout)
-    assert spans == ["0.0086", "0.0100", "0.0008"], result.stdout
+    # At the store's scale for hours: its smallest settled span, 3 s (0.00083 h), takes
+    # five decimals for two significant digits, and every span reads at them.
+    assert spans == ["0.00861", "0.01000", "0.00083"], result.stdout
 
 
 def test_a_finished_placement_reads_as_it_does_alone(tmp_path: Path) -> None:
-    """Placements of $0.000243 and $0.000412 ($0.000655 in all): at four decimals they
-    cannot add up each as it reads alone ($0.0002 + $0.0004 beside $0.0007), and largest
-    remainder wrote the first '$0.0003'; at six they do, and each reads as it is."""
+    """Placements of $0.000243 and $0.000412: at the store's scale (five decimals, which
+    its smallest charge needs for two significant digits) each reads as it does alone,
+    never bent to make a total ('$0.0003' by largest remainder at four decimals), and the
+    job's cost is their sum as written."""
     db = str(tmp_path / "store.sqlite")
     store = PriceStore(db)
     observe(store, EAST_A, [(0, 0.0243)])  # 36 s: $0.000243
@@ -99,7 +102,7 @@ def test_a_finished_placement_reads_as_it_does_alone(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "launch on aws us-east-1a p3.2xlarge spot: 0.01 h, $0.000243" in result.stdout
-    assert "recovery on aws us-west-2b p3.2xlarge spot: 0.01 h, $0.000412" in result.stdout
+    assert "launch on aws us-east-1a p3.2xlarge spot: 0.01 h, $0.00024" in result.stdout
+    assert "recovery on aws us-west-2b p3.2xlarge spot: 0.01 h, $0.00041" in result.stdout
     [row] = [line for line in result.stdout.splitlines() if "tiny" in line and "│" in line]
-    assert "$0.000655" in row
+    assert "$0.00065" in row

@@ -1,5 +1,6 @@
 """A job's page: its placements' costs visibly add up to its "spent so far", as `status`
-writes them (`costsched.amounts`: parts of a total)."""
+writes them (`costsched.amounts`: at the store's scale, a total the sum of its parts as
+written)."""
 
 from __future__ import annotations
 
@@ -41,19 +42,21 @@ def test_a_jobs_placements_add_up_to_its_spend_as_written(store: PriceStore,
     legs = re.findall(r'<td class="num">(\$[\d.]+)</td></tr>', table)
     assert len(legs) == 3, table
     assert sum(Decimal(v[1:]) for v in legs) == Decimal(spent[1:]), (spent, legs)
-    # Each as `status` writes it: at six decimals, where each reads as it is.
-    assert spent == "$0.000898" and legs == ["$0.000243", "$0.000412", "$0.000243"]
+    # Each as `status` writes it: at the store's scale (five decimals, which its smallest
+    # charge needs), each as it reads alone, the spend their sum as written.
+    assert spent == "$0.00089" and legs == ["$0.00024", "$0.00041", "$0.00024"]
 
 
-def test_legs_that_never_add_up_alone_are_made_to() -> None:
-    """Three thirds of a dollar: at any precision each alone reads a third short; the
-    legs then take the units the total misses (largest remainder), as `status` does."""
-    from costsched.dashboard.render import job_places, leg_costs
+def test_the_spend_is_its_legs_as_written() -> None:
+    """Three thirds of a dollar: each leg reads as it does everywhere ($0.3333) and the
+    spend is their sum as written ($0.9999), as `status` writes the job's cost: never a
+    leg bent to make the exact total."""
+    from costsched.dashboard.render import job_places, leg_costs, spent
 
     third = 1 / 3
     job = {"cost_usd": 1.0, "egress_usd": 0.0, "state": "succeeded",
-           "placements": [{"usd": third, "hours": 1.0} for _ in range(3)]}
-    places = job_places(job, {})
+           "placements": [{"usd": third, "hours": 1.0, "end_at": "2026-01-01"}
+                          for _ in range(3)]}
+    places = job_places(job, {"scale": {"usd": 4, "hours": 2}})
     legs = leg_costs(job, places)
-    assert sum(Decimal(v[1:]) for v in legs) == Decimal("1.0000"), legs
-    assert places["usd"] == 4 and sorted(legs) == ["$0.3333", "$0.3333", "$0.3334"]
+    assert legs == ["$0.3333"] * 3 and spent(job, places) == "$0.9999", legs
