@@ -387,6 +387,11 @@ def test_the_jobs_page_says_whether_recovery_is_armed_as_status_does(
     page = html.unescape(client.get("/").text)
     assert "Recovery armed: supervisor pid" in page and "Recovery not armed" not in page
     assert "Scheduled optimizer: the supervisor re-plans the running jobs" in page
+    # and the table beside it gives the re-plan's next run, as `status --json` does
+    [replan] = [t for t in cli_json(cli, "status", "--no-reconcile")["daemon"]
+                if t["task"] == "replan"]
+    due = datetime.fromisoformat(replan["next_run"].replace("Z", "+00:00"))
+    assert f"<td>replan</td><td>{due:%Y-%m-%d %H:%M}" in page
 
 
 def test_a_jobs_deadline_is_said_on_its_pages_as_status_says_it(
