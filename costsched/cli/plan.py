@@ -33,7 +33,7 @@ from costsched.cli.common import (
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
 from costsched.taskfile import read_jobs
-from costsched.vocabulary import canonical, did_you_mean, prefixed
+from costsched.vocabulary import canonical, did_you_mean
 
 # The planner, the store and the prices load once the job files are read: a bad file is
 # refused before any of them.
@@ -104,7 +104,11 @@ def plan(
     future_note(at)
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
-        specs = read_jobs(jobs, report)
+        from costsched.validation import as_time
+
+        # A file's deadline that has passed is refused as the file is read (--deadline
+        # replaces it): before the catalog, the throughputs or the prices are.
+        specs = read_jobs(jobs, report, at=None if deadline is not None else as_time(at))
         from costsched.service import plan as plan_jobs
 
         result = plan_jobs(db, specs, at=at, objective=objective, deadline=deadline,
@@ -309,14 +313,6 @@ def _print_groups(result: PlanResult) -> None:
                           soft_wrap=True)
 
 
-def _covered(names: list[str]) -> str:
-    """'a', or '3 jobs (a, b, c)' for the jobs one table stands for."""
-    if len(names) == 1:
-        return names[0]
-    shown = ", ".join(names) if len(names) <= 6 else f"{names[0]}, ..., {names[-1]}"
-    return f"{len(names)} jobs ({shown})"
-
-
 def _print_job(result: PlanResult, members: list[int], top: int, stale_after: float,
                wide: bool) -> None:
     """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
@@ -329,14 +325,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     names = [result.jobs[m].job.name for m in members]
     work = p.job.work
     steps_estimated = figures.work_estimated(p.job)
-    # The model once: a job named after its model is not 'myclf: myclf'.
-    title = (prefixed(_covered(names), figures.title_work(work, job.model, job.steps,
-                                                          steps_estimated)) + "; "
-             f"by {result.per_job_objective}"
-             + (f", deadline {job.constraints.deadline_hours:.4g} h"
-                if job.constraints.deadline_hours else "")
-             + (f", budget {given(job.constraints.budget_usd)}" if job.constraints.budget_usd
-                else ""))
+    title = figures.title(names, p.job, result.per_job_objective, steps_estimated)
     if p.reason:  # one line per job, each naming it
         for m in members:
             err_console.print(f"[red]no plan:[/red] {user_text(result.jobs[m].reason)}",
