@@ -30,7 +30,7 @@ def collection_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
     sps = np.vstack([throughputs(j, offerings)[0] for j in kinds])
     out, gang_price = expected(kinds, offerings, sps)
     allowed = np.vstack([
-        (ranking.allowed_offerings(_priced(offerings, j, gang_price[k]),
+        (ranking.allowed_offerings(_priced(offerings, j, gang_price, k),
                                    _without_limits(j.job.constraints)) == "").to_numpy()
         for k, j in enumerate(kinds)
     ]).reshape(len(kinds), len(offerings))
@@ -62,11 +62,14 @@ def expected(kinds: Sequence[Workload], offerings: pd.DataFrame,
              sps: np.ndarray) -> tuple[Outcome, np.ndarray]:
     """Each job's expected hours and cost on each offering, the one estimate its ranking
     shows (`planner.plan_job`'s inputs to `rank.outcomes`): a gang of N nodes priced N
-    times and preempted N times as often, its first start counted once. Also (J, O) the
-    $/h each job pays (a gang's N instances), which its `max_price` is held to."""
+    times and preempted N times as often, its first start counted once. Also the $/h
+    each job pays ((J, O) with a gang's N instances, else (1, O)), which its `max_price`
+    is held to."""
     nodes = np.array([j.nodes for j in kinds], dtype=float)[:, None]
-    price = offerings["usd_per_hour"].to_numpy(dtype=float)[None, :] * nodes
-    rates = offerings["preemptions_per_hour"].to_numpy(dtype=float)[None, :] * nodes
+    price = offerings["usd_per_hour"].to_numpy(dtype=float)[None, :]
+    rates = offerings["preemptions_per_hour"].to_numpy(dtype=float)[None, :]
+    if (nodes > 1).any():  # (J, O) then; (1, O) for jobs of one node, as most are
+        price, rates = price * nodes, rates * nodes
 
     def column(values: list[float]) -> np.ndarray:
         return np.array(values, dtype=float)[:, None]
@@ -78,9 +81,11 @@ def expected(kinds: Sequence[Workload], offerings: pd.DataFrame,
     return out, price
 
 
-def _priced(offerings: pd.DataFrame, job: Workload, price: np.ndarray) -> pd.DataFrame:
-    """The offerings at the $/h the job pays (a gang's N instances), as its ranking has them."""
-    return offerings if job.nodes <= 1 else offerings.assign(usd_per_hour=price)
+def _priced(offerings: pd.DataFrame, job: Workload, price: np.ndarray,
+            k: int) -> pd.DataFrame:
+    """The offerings at the $/h the job (kind `k` of `expected`'s price) pays, as its
+    ranking has them: a gang's N instances."""
+    return offerings if job.nodes <= 1 else offerings.assign(usd_per_hour=price[k])
 
 
 def _estimated(jobs: Sequence[Workload], offerings: pd.DataFrame,
