@@ -440,6 +440,20 @@ def passed_said(where: str, name: str, sky: bool, due: Any, at: datetime) -> str
             f"{utc(at):%Y-%m-%dT%H:%MZ}")
 
 
+_ISO_DAY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}(?:$|[T ])")
+
+
+def deadline_value(raw: Any) -> float | datetime:
+    """`parse_hours` of a deadline as written, an ISO time in the usual forms read without
+    pandas (which parse_hours reads the others with): a deadline's checks stay light."""
+    if isinstance(raw, str) and _ISO_DAY.match(raw):
+        try:
+            return utc(datetime.fromisoformat(raw.strip()))
+        except ValueError:
+            pass
+    return parse_hours(raw)
+
+
 def refuse_passed_deadline(doc: Any, where: str, name: str, sky: bool, at: datetime) -> None:
     """InvalidInput (`passed_said`) for a job document whose deadline has passed at `at`,
     read from the document before it is parsed (a task's accelerators read the GPU
@@ -449,12 +463,8 @@ def refuse_passed_deadline(doc: Any, where: str, name: str, sky: bool, at: datet
     raw = section.get("deadline") if isinstance(section, dict) else None
     if raw is None:
         return
-    try:  # the usual ISO forms without pandas, which parse_hours reads them with
-        due = utc(datetime.fromisoformat(raw.strip())) if isinstance(raw, str) else None
-    except ValueError:
-        due = None
     try:
-        due = due or parse_hours(raw)
+        due = deadline_value(raw)
     except (ValueError, TypeError):
         return
     said = passed_said(where, name, sky, due, at)

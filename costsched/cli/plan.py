@@ -100,7 +100,7 @@ def plan(
     if moved_from is not None and explain is None:
         raise InvalidInput(f"--from {moved_from!r}: prices a move to the offering --explain "
                            "names: expected --explain OFFERING with it")
-    _check_options(objective, deadline, budget, emit, json_out)  # before the files and the planner
+    _check_options(objective, deadline, budget, emit, json_out, at)  # before the files, the planner
     future_note(at)
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
@@ -186,13 +186,16 @@ def _quota_cost_json(ranked: pd.DataFrame) -> dict | None:
 
 
 def _check_options(objective: str, deadline: str | None, budget: float | None,
-                   emit: str | None, json_out: bool = False) -> None:
-    """One line refusing a bad --objective, --deadline, --budget or --emit (or --emit with
-    --json, whose output is the task files, not JSON) at once, before
-    anything heavy loads (the service checks them again for its other callers)."""
-    from costsched.durations import parse_hours
+                   emit: str | None, json_out: bool = False, at: str | None = None) -> None:
+    """One line refusing a bad --objective, --deadline (or one not after --at), --budget
+    or --emit (or --emit with --json, whose output is the task files, not JSON) at once,
+    before anything heavy loads (the service checks them again for its other callers)."""
+    from datetime import datetime
+
+    from costsched.jobspec import deadline_value
     from costsched.optimize import objectives
     from costsched.service.values import choices
+    from costsched.validation import as_time
 
     with options(objective="--objective"):
         choices("objective", [objective], objectives.ALL)
@@ -202,9 +205,14 @@ def _check_options(objective: str, deadline: str | None, budget: float | None,
 
     if deadline is not None:
         try:
-            parse_hours(deadline)
+            due = deadline_value(deadline)
         except ValueError as exc:
             raise InvalidInput(f"--deadline: {exc}") from None
+        with options(at="--at"):
+            when = as_time(at) if isinstance(due, datetime) else None
+        if when is not None and due <= when:
+            raise InvalidInput(f"--deadline {deadline}: {due:%Y-%m-%dT%H:%MZ} is not after the "
+                               f"planning time {when:%Y-%m-%dT%H:%MZ}")
     if budget is not None and not (math.isfinite(budget) and budget > 0):
         raise InvalidInput(f"--budget {budget:g}: expected a positive amount of USD")
     if emit is not None and json_out:

@@ -51,6 +51,15 @@ def test_a_passed_deadline_is_refused_before_anything_heavy(tmp_path: Path, text
     assert loaded == [], out
 
 
+def test_a_passed_deadline_option_is_refused_before_anything_heavy(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(TASK.replace("  deadline: 2020-01-01T00:00:00Z\n", ""))
+    out, loaded = _refused_alone(path, "--deadline", "2020-01-01T00:00Z")
+    assert ("error: --deadline 2020-01-01T00:00Z: 2020-01-01T00:00Z is not after the planning "
+            "time ") in out, out
+    assert loaded == [], out
+
+
 def test_the_planning_time_is_at_and_deadline_replaces_the_files(cli, recorded_store,  # noqa: ANN001
                                                                   tmp_path: Path) -> None:
     path = tmp_path / "job.yaml"
