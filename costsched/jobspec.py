@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -373,6 +374,7 @@ class ResolvedJob(Workload):
     restart_minutes: float | None = None
     configured: Overheads = Overheads()
     limits: dict[str, str] = field(default_factory=dict, kw_only=True)  # TaskSpec.limits
+    sky: bool = field(default=False, kw_only=True)  # read from a SkyPilot task (TaskSpec.sky)
 
     def overheads(self, configured: Overheads | None = None) -> Overheads:
         """The job's restart model, the one fact every price of its restarts and moves
@@ -420,7 +422,63 @@ class ResolvedJob(Workload):
                            dict(spec.envs), source, self.deadline_at, self.checkpoint_auto,
                            self.notes, self.work, self.model_named, self.restart_minutes,
                            self.configured, order=self.order, nodes=self.nodes,
-                           limits=self.limits)
+                           limits=self.limits, sky=self.sky)
+
+
+def deadline_passed(spec: JobSpec, at: datetime, source: str = "<spec>") -> str:
+    """The one-line refusal of a job whose deadline, a time, is not after the planning time
+    `at`; '' when it is after it, or is hours from then."""
+    return passed_said(source, spec.name, spec.task.sky, spec.constraints.deadline, at)
+
+
+def passed_said(where: str, name: str, sky: bool, due: Any, at: datetime) -> str:
+    """`deadline_passed` of a deadline `due` as read (hours, a time, or not given)."""
+    if not isinstance(due, datetime) or (utc(due) - utc(at)).total_seconds() > 0:
+        return ""
+    return (f"{where}: job {name!r}: field {as_written('constraints.deadline', sky)}: "
+            f"{utc(due):%Y-%m-%dT%H:%MZ} is not after the planning time "
+            f"{utc(at):%Y-%m-%dT%H:%MZ}")
+
+
+_ISO_DAY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}(?:$|[T ])")
+
+
+def deadline_value(raw: Any) -> float | datetime:
+    """`parse_hours` of a deadline as written, an ISO time in the usual forms read without
+    pandas (which parse_hours reads the others with): a deadline's checks stay light."""
+    if isinstance(raw, str) and _ISO_DAY.match(raw):
+        try:
+            return utc(datetime.fromisoformat(raw.strip()))
+        except ValueError:
+            pass
+    return parse_hours(raw)
+
+
+def refuse_passed_deadline(doc: Any, where: str, name: str, sky: bool, at: datetime) -> None:
+    """InvalidInput (`passed_said`) for a job document whose deadline has passed at `at`,
+    read from the document before it is parsed (a task's accelerators read the GPU
+    catalog): a file refused for it reads nothing else. A deadline that does not read is
+    left to the parse, which says why."""
+    section = doc.get("costsched" if sky else "constraints") if isinstance(doc, dict) else None
+    raw = section.get("deadline") if isinstance(section, dict) else None
+    if raw is None:
+        return
+    try:
+        due = deadline_value(raw)
+    except (ValueError, TypeError):
+        return
+    said = passed_said(where, name, sky, due, at)
+    if said:
+        raise InvalidInput(said)
+
+
+def refuse_passed_deadlines(specs: Iterable[tuple[str, JobSpec]], at: datetime) -> None:
+    """InvalidInput (`deadline_passed`) for the first job whose deadline has passed at `at`:
+    said before any throughput or price is read."""
+    for source, spec in specs:
+        said = deadline_passed(spec, at, source)
+        if said:
+            raise InvalidInput(said)
 
 
 def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
@@ -466,10 +524,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     if deadline_at is not None:
         deadline_hours: float | None = (deadline_at - utc(at)).total_seconds() / 3600
         if deadline_hours <= 0:
-            raise InvalidInput(f"{where}: field "
-                               f"{as_written('constraints.deadline', spec.task.sky)}: "
-                               f"{deadline_at:%Y-%m-%dT%H:%MZ} is not after the planning "
-                               f"time {utc(at):%Y-%m-%dT%H:%MZ}")
+            raise InvalidInput(deadline_passed(spec, at, source))
     else:
         deadline_hours = c.deadline  # type: ignore[assignment]
     constraints = Constraints(
@@ -492,7 +547,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         order=tuple(spec.task.order), notes=tuple(spec.task.notes), nodes=spec.num_nodes,
         work=work_of(spec, float(steps), relative, source), model_named=spec.model is not None,
         restart_minutes=spec.checkpoint.restart_minutes, configured=overheads or Overheads(),
-        limits=dict(spec.task.limits),
+        limits=dict(spec.task.limits), sky=spec.task.sky,
     )
     return replace(resolved,
                    restart_hours=resolved.overheads().restart_hours(spec.checkpoint.size_gb))

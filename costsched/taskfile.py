@@ -13,13 +13,14 @@ from __future__ import annotations
 import collections
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from costsched import file_limits
-from costsched.jobspec import JobSpec, parse
+from costsched.jobspec import JobSpec, parse, refuse_passed_deadline
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
 from costsched.spec_notes import REFUSED, throughput_notes, unknown_budget
@@ -258,10 +259,12 @@ def _is_task_file(path: Path) -> bool:
 
 def load(path: str | Path, max_sweep_jobs: int | None = None,
          envs: Mapping[str, str | None] | None = None,
-         secrets: Collection[str] = ()) -> list[JobSpec]:
+         secrets: Collection[str] = (), at: datetime | None = None) -> list[JobSpec]:
     """Every job in a YAML file (one per document), sweeps expanded; at most `max_sweep_jobs`
     jobs (default: the config's launch.max_sweep_jobs). `envs`, `secrets`: values of envs
-    and names of secrets given at launch for a SkyPilot task (`skypilot.parse_task`)."""
+    and names of secrets given at launch for a SkyPilot task (`skypilot.parse_task`). `at`:
+    the planning time, which a deadline given as a time must be after (refused before the
+    document is parsed); None: not checked here."""
     path = Path(path)
     docs = read(path)
     if not docs:
@@ -276,6 +279,9 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
     for i, doc in enumerate(docs, start=1):
         where = str(path) if len(docs) == 1 else f"{path} (document {i})"
         _refuse_empty_workdir(doc, where)
+        if at is not None:
+            name = str(doc.get("name") or path.stem) if isinstance(doc, dict) else path.stem
+            refuse_passed_deadline(doc, where, name, skypilot_task(doc), at)
         if skypilot_task(doc):  # a SkyPilot task file, read as it is
             spec = parse_task(doc, where, path.stem, envs, secrets)
         else:
@@ -326,10 +332,12 @@ def _noted(spec: JobSpec, budgets: Collection[str]) -> JobSpec:
 
 def read_jobs(jobs: Jobs, progress: Callable[[str, int, int], None] | None = None,
               envs: Mapping[str, str | None] | None = None,
-              secrets: Collection[str] = ()) -> list[tuple[str, JobSpec]]:
+              secrets: Collection[str] = (),
+              at: datetime | None = None) -> list[tuple[str, JobSpec]]:
     """(source, spec) of every job in files and specs (a file may hold several); `envs`,
-    `secrets`: given at launch for SkyPilot tasks (`load`). A (source, spec) pair, read before,
-    is kept as it is. `progress(stage, done, total)` is called after each item."""
+    `secrets`: given at launch for SkyPilot tasks; `at`: the planning time a deadline must
+    be after (`load`). A (source, spec) pair, read before, is kept as it is.
+    `progress(stage, done, total)` is called after each item."""
     items = [jobs] if isinstance(jobs, (str, Path, JobSpec)) else list(jobs)
     out: list[tuple[str, JobSpec]] = []
     for i, item in enumerate(items, start=1):
@@ -338,7 +346,8 @@ def read_jobs(jobs: Jobs, progress: Callable[[str, int, int], None] | None = Non
         elif isinstance(item, tuple):
             out.append(item)
         else:
-            out.extend((str(item), spec) for spec in load(item, envs=envs, secrets=secrets))
+            out.extend((str(item), spec)
+                       for spec in load(item, envs=envs, secrets=secrets, at=at))
         if progress is not None:
             progress("reading job specs", i, len(items))
     refuse_duplicate_names(out)

@@ -305,7 +305,7 @@ def _extend_deadlines(pp: PackingProblem) -> None:
     with np.errstate(invalid="ignore"):
         fastest = np.fmin(np.nanmin(np.where(np.isnan(whole), np.inf, whole), axis=1),
                           np.nanmin(np.where(np.isnan(one), np.inf, one), axis=1))
-    finish = fastest + p.starts  # its first start counts, as the deadline check counts it
+    finish = fastest  # (its first start counted in its hours, as the deadline check counts it)
     late = np.isfinite(finish) & (finish > p.deadline_hours)
     p.deadline_hours = np.where(late, finish * (1 + 1e-9), p.deadline_hours)
 

@@ -33,7 +33,7 @@ from costsched.cli.common import (
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
 from costsched.taskfile import read_jobs
-from costsched.vocabulary import canonical, did_you_mean, prefixed
+from costsched.vocabulary import canonical, did_you_mean
 
 # The planner, the store and the prices load once the job files are read: a bad file is
 # refused before any of them.
@@ -100,11 +100,15 @@ def plan(
     if moved_from is not None and explain is None:
         raise InvalidInput(f"--from {moved_from!r}: prices a move to the offering --explain "
                            "names: expected --explain OFFERING with it")
-    _check_options(objective, deadline, budget, emit, json_out)  # before the files and the planner
+    _check_options(objective, deadline, budget, emit, json_out, at)  # before the files, the planner
     future_note(at)
     with options(objective="--objective", deadline="--deadline", budget="--budget",
                  at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
-        specs = read_jobs(jobs, report)
+        from costsched.validation import as_time
+
+        # A file's deadline that has passed is refused as the file is read (--deadline
+        # replaces it): before the catalog, the throughputs or the prices are.
+        specs = read_jobs(jobs, report, at=None if deadline is not None else as_time(at))
         from costsched.service import plan as plan_jobs
 
         result = plan_jobs(db, specs, at=at, objective=objective, deadline=deadline,
@@ -182,13 +186,16 @@ def _quota_cost_json(ranked: pd.DataFrame) -> dict | None:
 
 
 def _check_options(objective: str, deadline: str | None, budget: float | None,
-                   emit: str | None, json_out: bool = False) -> None:
-    """One line refusing a bad --objective, --deadline, --budget or --emit (or --emit with
-    --json, whose output is the task files, not JSON) at once, before
-    anything heavy loads (the service checks them again for its other callers)."""
-    from costsched.durations import parse_hours
+                   emit: str | None, json_out: bool = False, at: str | None = None) -> None:
+    """One line refusing a bad --objective, --deadline (or one not after --at), --budget
+    or --emit (or --emit with --json, whose output is the task files, not JSON) at once,
+    before anything heavy loads (the service checks them again for its other callers)."""
+    from datetime import datetime
+
+    from costsched.jobspec import deadline_value
     from costsched.optimize import objectives
     from costsched.service.values import choices
+    from costsched.validation import as_time
 
     with options(objective="--objective"):
         choices("objective", [objective], objectives.ALL)
@@ -198,9 +205,14 @@ def _check_options(objective: str, deadline: str | None, budget: float | None,
 
     if deadline is not None:
         try:
-            parse_hours(deadline)
+            due = deadline_value(deadline)
         except ValueError as exc:
             raise InvalidInput(f"--deadline: {exc}") from None
+        with options(at="--at"):
+            when = as_time(at) if isinstance(due, datetime) else None
+        if when is not None and due <= when:
+            raise InvalidInput(f"--deadline {deadline}: {due:%Y-%m-%dT%H:%MZ} is not after the "
+                               f"planning time {when:%Y-%m-%dT%H:%MZ}")
     if budget is not None and not (math.isfinite(budget) and budget > 0):
         raise InvalidInput(f"--budget {budget:g}: expected a positive amount of USD")
     if emit is not None and json_out:
@@ -309,14 +321,6 @@ def _print_groups(result: PlanResult) -> None:
                           soft_wrap=True)
 
 
-def _covered(names: list[str]) -> str:
-    """'a', or '3 jobs (a, b, c)' for the jobs one table stands for."""
-    if len(names) == 1:
-        return names[0]
-    shown = ", ".join(names) if len(names) <= 6 else f"{names[0]}, ..., {names[-1]}"
-    return f"{len(names)} jobs ({shown})"
-
-
 def _print_job(result: PlanResult, members: list[int], top: int, stale_after: float,
                wide: bool) -> None:
     """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
@@ -329,14 +333,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     names = [result.jobs[m].job.name for m in members]
     work = p.job.work
     steps_estimated = figures.work_estimated(p.job)
-    # The model once: a job named after its model is not 'myclf: myclf'.
-    title = (prefixed(_covered(names), figures.title_work(work, job.model, job.steps,
-                                                          steps_estimated)) + "; "
-             f"by {result.per_job_objective}"
-             + (f", deadline {job.constraints.deadline_hours:.4g} h"
-                if job.constraints.deadline_hours else "")
-             + (f", budget {given(job.constraints.budget_usd)}" if job.constraints.budget_usd
-                else ""))
+    title = figures.title(names, p.job, result.per_job_objective, steps_estimated)
     if p.reason:  # one line per job, each naming it
         for m in members:
             err_console.print(f"[red]no plan:[/red] {user_text(result.jobs[m].reason)}",

@@ -12,6 +12,7 @@ from costsched.amounts import given, hours, per_hour, usd
 from costsched.cli import plan_figures as figures
 from costsched.cli.common import console, err_console, user_text
 from costsched.model import InvalidInput
+from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.taskfile import read as read_yaml
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def _left_out(p: JobPlan, spec: JobSpec, own_work: bool = False) -> list[str]:
     if own_work and spec.throughputs:
         out.append("throughputs")
     if c.deadline_hours is not None:
-        out.append(f"deadline ({c.deadline_hours:.4g} h)")
+        out.append(f"deadline ({deadline_said(c.deadline_hours)})")
     if c.budget_usd is not None:
         out.append(f"budget ({given(c.budget_usd)})")
     if spec.constraints.budget_name:  # a budget of the configuration it joins

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import shlex
 
-from costsched.amounts import decimals, hours_all, per_hour, ratio, usd_all
+from costsched.amounts import decimals, given, hours_all, per_hour, ratio, usd_all
 from costsched.cli.common import user_text
 from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
+from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
+from costsched.vocabulary import prefixed
 from costsched.work import CPU_REFERENCE, Work
 
 MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
@@ -158,6 +160,38 @@ def title_work(work: Work | None, model: str, steps: float, estimated: bool = Fa
         return work.describe()
     mark = ESTIMATED_MARK if estimated else ""
     return f"{model}, {work.describe()} ({steps:,.0f}{mark} steps)"
+
+
+def title(names: list[str], job: Workload, objective: str, estimated: bool = False) -> str:
+    """The title of the table `names` share (one job, or a sweep's identical jobs): the
+    jobs, their work, the objective, and the deadline and budget, which hold for each job
+    of several ('3 jobs of sweep mf (mf-1..3), 2,000 steps each; by cost, budget $10.00
+    each'). The model once: a job named after its model is not 'myclf: myclf', nor is a
+    sweep's first job its model."""
+    c = job.job.constraints
+    each = " each" if len(names) > 1 else ""
+    model = job.job.model if getattr(job, "model_named", True) or len(names) == 1 else ""
+    work = title_work(job.work, model, job.job.steps, estimated).removeprefix(", ")
+    each_work = work if work.startswith("work not given") else work + each
+    subject = covered(names)
+    head = (prefixed(subject, each_work) if model or len(names) == 1
+            else f"{subject}, {each_work}")
+    return (f"{head}; by {objective}"
+            + (f", deadline {deadline_said(c.deadline_hours)}{each}" if c.deadline_hours
+               else "")
+            + (f", budget {given(c.budget_usd)}{each}" if c.budget_usd else ""))
+
+
+def covered(names: list[str]) -> str:
+    """'a'; '3 jobs of sweep s (s-1..3)' for a sweep's jobs (named as a sweep names
+    them); else '3 jobs (a, b, c)'."""
+    if len(names) == 1:
+        return names[0]
+    base = names[0].rpartition("-")[0]
+    if base and names == [f"{base}-{i}" for i in range(1, len(names) + 1)]:
+        return f"{len(names):,} jobs of sweep {base} ({base}-1..{len(names)})"
+    shown = ", ".join(names) if len(names) <= 6 else f"{names[0]}, ..., {names[-1]}"
+    return f"{len(names):,} jobs ({shown})"
 
 
 def notes(shown: pd.DataFrame, work: Work | None, hint: str,

@@ -20,7 +20,6 @@ Pure: frames in, words out.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
@@ -32,6 +31,8 @@ from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
 from costsched.optimize.rank import zone_allowed
+from costsched.optimize.unmatched_deadline import deadline_missed as deadline_missed
+from costsched.spec_errors import as_written
 from costsched.throughput import GPU_SPECS
 from costsched.vocabulary import did_you_mean, word
 
@@ -89,9 +90,29 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     left = market[_shape(market, c, cpu) & _place(market, c) & _market(market, c)]
     limit = c.max_price_per_hour
     if limit is not None and (left["usd_per_hour"] > limit).all():
+        cheapest = left.loc[left["usd_per_hour"].idxmin()]
         return Missing(f"no offering that its filters allow costs at most {per_hour(limit)}/h as "
-                       f"of {when}; the cheapest costs {per_hour(left['usd_per_hour'].min())}/h")
+                       f"of {when}; the cheapest, {_label(cheapest)}, costs "
+                       f"{per_hour(cheapest['usd_per_hour'])}/h",
+                       fix=_raise(job, "constraints.max_price"))
     return None
+
+
+def _label(row: pd.Series) -> str:
+    """An offering as the plan's tables name it ('gcp us-east5-a g2-standard-4 spot')."""
+    if isinstance(row.get("offering"), str):
+        return row["offering"]
+    zone = row.get("zone")
+    where = zone if isinstance(zone, str) and zone else row["region"]
+    return f"{row['cloud']} {where} {row['instance_type']} {str(row['market']).replace('_', '-')}"
+
+
+def _raise(job: Workload, field: str) -> str:
+    """'raise constraints.max_price in job.yaml': the key of the job's file that lifts a
+    limit, as the file writes it (`costsched.max_price` in a SkyPilot task)."""
+    key = as_written(field, bool(getattr(job, "sky", False)))
+    source = getattr(job, "source", "")
+    return f"raise {key} in {source}" if source and source != "<spec>" else f"raise {key}"
 
 
 _PLACE_FIELDS = ("clouds", "regions", "zones", "markets", "gpu_models", "gpu_counts",
@@ -517,35 +538,6 @@ def _collect(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool = F
     line += "".join(f" --gpu {g}" for g in sorted(set(c.gpu_models)
                                                   & set(found["gpu_model"].astype(str))))
     return f"`{line}` fetches today's prices, spot and on-demand"
-
-
-def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours: float,
-                    start_hours: float = 0.0, estimate: tuple[str, str] = ("", ""),
-                    left_out: str = "") -> str:
-    """Why a job has no plan when even its fastest offering finishes too late: the deadline
-    as the job gives it ('2 h', '0.5 h'), the need by the rule for hours (its expected
-    hours and its first start, `start_hours`), with the places it takes to read above the
-    deadline ('2.41 h'; '2.0004 h', not '2.00 h'). `estimate`: the mark of hours that rest
-    on an estimated speed and the words that say which (`unmatched_estimates.estimate_said`);
-    the start's hours rest on none. Then the fix: the deadline it would meet (its need
-    rounded up), and `left_out` (`faster_left_out`): an offering its filters leave out that
-    would meet this one."""
-    due = f"{deadline_hours:,.6g}"
-    places = None
-    total = needs_hours + start_hours
-    needs = hours(total)
-    while float(needs.replace(",", "")) <= deadline_hours and (places or 2) < 6:
-        places = (places or 2) + 1
-        needs = hours(total, places)
-    shown = len(needs.partition(".")[2])  # the parts at the places of the need they make
-    run, boot = hours(needs_hours, shown), hours(start_hours, shown)
-    mark, said = estimate
-    start = f" ({run}{mark} h to run and {boot} h to start)" if start_hours else ""
-    met = hours(math.ceil(total * 10 ** shown) / 10 ** shown, shown)  # met at that
-    fix = f"; it would meet a deadline at least {met}{mark} h from now" + (
-        f", or this one {left_out}" if left_out else "")
-    return (f"job {name} cannot meet its deadline of {due} h on any allowed offering: the "
-            f"fastest, {fastest}, needs {needs}{mark} h{start}{said}{fix}")
 
 
 # The filters a faster offering may be left out by, and how its allowing one is said.

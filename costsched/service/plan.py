@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 from costsched import file_limits
 from costsched.amounts import MAX_DECIMALS, hours_all, hours_times, usd_all
 from costsched.config import effective
-from costsched.jobspec import JobSpec, ResolvedJob, parse_hours, resolve
+from costsched.jobspec import (
+    JobSpec,
+    ResolvedJob,
+    parse_hours,
+    refuse_passed_deadlines,
+    resolve,
+)
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.optimize import objectives
@@ -270,6 +276,8 @@ def plan(
         if isinstance(due, datetime) and utc(due) <= when:  # said of what was typed
             raise InvalidInput(f"deadline {deadline}: {utc(due):%Y-%m-%dT%H:%MZ} is not after "
                                f"the planning time {when:%Y-%m-%dT%H:%MZ}")
+    if "deadline" not in overrides:  # a deadline passed is refused before anything is read
+        refuse_passed_deadlines(specs, when)
     several = len(specs) > 1
     if budget is not None and not several:
         if budget <= 0:

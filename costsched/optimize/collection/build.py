@@ -13,6 +13,7 @@ from costsched.model import Constraints, InvalidInput
 from costsched.optimize import rank as ranking
 from costsched.optimize.collection import POLICIES
 from costsched.optimize.collection.problem import CollectionPlan, CollectionProblem, tie_weights
+from costsched.optimize.decision import Outcome
 from costsched.optimize.job import Workload
 from costsched.optimize.planner import rank_key, start_hours, throughputs
 from costsched.optimize.unmatched_estimates import estimates_said
@@ -24,17 +25,14 @@ def collection_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
     """The collection's matrices. `quota`: instances at most per (cloud, region, type),
     one number for all or a mapping from 'cloud region type' to a number; None = no quota."""
     price = offerings["usd_per_hour"].to_numpy(dtype=float)
-    rates = offerings["preemptions_per_hour"].to_numpy(dtype=float)
     # Identical jobs (`rank_key`) share their rows: computed once per kind, then repeated.
     kind, kinds = _kinds(jobs)
     sps = np.vstack([throughputs(j, offerings)[0] for j in kinds])
-    steps = np.array([j.job.steps for j in kinds])[:, None]
-    out = ranking.outcomes(steps, sps, price, rates,
-                           np.array([j.checkpoint_hours for j in kinds])[:, None],
-                           np.array([j.restart_hours for j in kinds])[:, None])
+    out, gang_price = expected(kinds, offerings, sps)
     allowed = np.vstack([
-        (ranking.allowed_offerings(offerings, _without_limits(j.job.constraints)) == "")
-        .to_numpy() for j in kinds
+        (ranking.allowed_offerings(_priced(offerings, j, gang_price, k),
+                                   _without_limits(j.job.constraints)) == "").to_numpy()
+        for k, j in enumerate(kinds)
     ]).reshape(len(kinds), len(offerings))
     budgets = np.array([j.job.constraints.budget_usd or np.inf for j in kinds])
     allowed &= out.cost <= budgets[:, None]  # a job's own budget limits its choices too
@@ -58,6 +56,36 @@ def collection_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
         start_hours=np.array([start_hours(j) for j in jobs]),
         said=partial(_estimated, jobs, offerings),
     )
+
+
+def expected(kinds: Sequence[Workload], offerings: pd.DataFrame,
+             sps: np.ndarray) -> tuple[Outcome, np.ndarray]:
+    """Each job's expected hours and cost on each offering, the one estimate its ranking
+    shows (`planner.plan_job`'s inputs to `rank.outcomes`): a gang of N nodes priced N
+    times and preempted N times as often, its first start counted once. Also the $/h
+    each job pays ((J, O) with a gang's N instances, else (1, O)), which its `max_price`
+    is held to."""
+    nodes = np.array([j.nodes for j in kinds], dtype=float)[:, None]
+    price = offerings["usd_per_hour"].to_numpy(dtype=float)[None, :]
+    rates = offerings["preemptions_per_hour"].to_numpy(dtype=float)[None, :]
+    if (nodes > 1).any():  # (J, O) then; (1, O) for jobs of one node, as most are
+        price, rates = price * nodes, rates * nodes
+
+    def column(values: list[float]) -> np.ndarray:
+        return np.array(values, dtype=float)[:, None]
+
+    out = ranking.outcomes(column([j.job.steps for j in kinds]), sps, price, rates,
+                           column([j.checkpoint_hours for j in kinds]),
+                           column([j.restart_hours for j in kinds]),
+                           column([start_hours(j) for j in kinds]))
+    return out, price
+
+
+def _priced(offerings: pd.DataFrame, job: Workload, price: np.ndarray,
+            k: int) -> pd.DataFrame:
+    """The offerings at the $/h the job (kind `k` of `expected`'s price) pays, as its
+    ranking has them: a gang's N instances."""
+    return offerings if job.nodes <= 1 else offerings.assign(usd_per_hour=price[k])
 
 
 def _estimated(jobs: Sequence[Workload], offerings: pd.DataFrame,

@@ -152,9 +152,10 @@ def packing_problem(jobs: Sequence[Workload], offerings: pd.DataFrame,
     one_gpu = offerings.assign(gpu_count=1, usd_per_hour=share)
     sps = _one_gpu_rates(jobs, offerings["gpu_model"])
     out = outcomes(np.array([j.job.steps for j in jobs])[:, None], sps, share,
-                        offerings["preemptions_per_hour"].to_numpy(dtype=float),
-                        np.array([j.checkpoint_hours for j in jobs])[:, None],
-                        np.array([j.restart_hours for j in jobs])[:, None])
+                   offerings["preemptions_per_hour"].to_numpy(dtype=float),
+                   np.array([j.checkpoint_hours for j in jobs])[:, None],
+                   np.array([j.restart_hours for j in jobs])[:, None],
+                   base.starts[:, None])  # the instance's first start, as a whole pair's
     allowed = np.vstack([(rank.allowed_offerings(one_gpu, j.job.constraints) == "").to_numpy()
                          for j in jobs])
     budgets = np.array([j.job.constraints.budget_usd or np.inf for j in jobs])
@@ -344,7 +345,7 @@ def _slot_reason(pp: PackingProblem, j: int) -> str:
     fastest = int(np.nanargmin(both))
     one_gpu = not whole[fastest] <= hours[fastest]  # (NaN: not on the whole instance)
     return deadline_missed(name, float(p.deadline_hours[j]), str(p.offerings[fastest]),
-                           float(both[fastest]), float(p.starts[j]),
+                           float(both[fastest] - p.starts[j]), float(p.starts[j]),
                            p.estimate([(j, fastest, one_gpu)]))
 
 

@@ -6,7 +6,8 @@ that offering from now until it finishes. Shared constraints (Gavel's base class
 function): every job is placed exactly once, and at most `capacity[g]` instances run in
 each quota group g (an instance type in a region, over its zones and markets). A pair is
 usable if the job's constraints allow the offering, it has a throughput, and the expected
-hours meet the job's deadline (the per-job SLO).
+hours meet the job's deadline (the per-job SLO). Expected hours and cost are the job's
+ranking's (`build.expected`): its first start and its expected preemptions counted.
 
 Those constraints form the incidence matrix of a bipartite (job, quota group) multigraph,
 which is totally unimodular: with a linear objective the LP's vertices are 0/1 assignments,
@@ -49,7 +50,8 @@ def tie_weights(offerings: pd.DataFrame) -> np.ndarray:
 
 @dataclass
 class CollectionProblem:
-    """J jobs x O offerings. hours/cost: expected, NaN where the job cannot run there."""
+    """J jobs x O offerings. hours/cost: expected, as the job's ranking has them (its first
+    start counted), NaN where the job cannot run there."""
 
     jobs: list[str]
     offerings: list[str]  # labels, for messages and plans
@@ -64,7 +66,8 @@ class CollectionProblem:
     allowed: np.ndarray  # (J, O) the job's constraints permit the offering
     budget_usd: float | None = None  # for the whole collection
     tie: np.ndarray | None = None  # (O,) `tie_weights`; None: ties go any way
-    # (J,) each job's first start (`planner.start_hours`), which its deadline counts
+    # (J,) each job's first start (`planner.start_hours`), counted in `hours` and `cost`:
+    # kept to say a refusal's hours to run and to start apart
     start_hours: np.ndarray | None = None
     # What a refusal's figures rest on (`Said`); None: on given speeds
     said: Said | None = None
@@ -93,8 +96,9 @@ class CollectionProblem:
                 else np.asarray(self.start_hours, dtype=float))
 
     def within_deadline(self, hours: np.ndarray) -> np.ndarray:
-        """(J, O) whether `hours` (J, O) and each job's start fit in its deadline."""
-        return hours + self.starts[:, None] <= self.deadline_hours[:, None] * (1 + 1e-12)
+        """(J, O) whether `hours` (J, O; each job's start counted in them) fit in its
+        deadline."""
+        return hours <= self.deadline_hours[:, None] * (1 + 1e-12)
 
     @property
     def usable(self) -> np.ndarray:
@@ -227,9 +231,9 @@ def _job_reason(problem: CollectionProblem, j: int) -> str:
         return f"job {name}: no throughput on any allowed offering"
     fastest = int(np.argmin(hours))
     deadline, start = problem.deadline_hours[j], float(problem.starts[j])
-    if hours[fastest] + start > deadline * (1 + 1e-12):
+    if hours[fastest] > deadline * (1 + 1e-12):  # (its start counted in them)
         return deadline_missed(name, float(deadline), str(problem.offerings[fastest]),
-                               float(hours[fastest]), start,
+                               float(hours[fastest]) - start, start,
                                problem.estimate([(j, fastest, False)]))
     return ""
 

@@ -47,7 +47,8 @@ CASES = {
     "price cap": ("name: j\nresources: {accelerators: V100:1}\nrun: 'true'\n"
                   "costsched: {max_price: 0.1, hours: 2}\n",
                   r"no offering that its filters allow costs at most \$0\.1000/h as of \S+; "
-                  r"the cheapest costs \$"),
+                  r"the cheapest, \S+ \S+ \S+ (spot|on-demand), costs \$[\d.]+/h; raise "
+                  r"costsched\.max_price in \S+"),
     "deadline": ("name: j\nmodel: ResNet-50 (batch size 64)\nsteps: 2000000\n"
                  "constraints: {deadline: 2h, gpu_models: [V100], gpu_counts: [1]}\n",
                  r"job j cannot meet its deadline of 2 h on any allowed offering: the "

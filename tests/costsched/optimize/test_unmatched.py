@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pandas as pd
+import pytest
 
 from costsched.model import Constraints, Job
 from costsched.optimize.job import Workload
@@ -101,8 +102,32 @@ def test_a_plan_of_the_past_gets_no_collect_line() -> None:
 def test_the_price_cap_comes_last() -> None:
     assert why(gpu_models=("V100",), max_price_per_hour=0.5) == (
         "job j: no offering that its filters allow costs at most $0.5000/h as of "
-        "2026-06-01T00:00Z; the cheapest costs $0.9200/h")
+        "2026-06-01T00:00Z; the cheapest, aws us-east-1 p3.2xlarge spot, costs $0.9200/h; "
+        "raise constraints.max_price")
     assert why(gpu_models=("V100",), markets=("spot",)) == ""
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("name: j\nmodel: ResNet-50 (batch size 64)\nsteps: 20000\n"
+     "constraints: {gpu_models: [A100], max_price: 1}\n", "constraints.max_price"),
+    ("name: j\nresources: {accelerators: A100:1}\nrun: 'true'\n"
+     "costsched: {max_price: 1, hours: 2}\n", "costsched.max_price")])
+def test_the_price_cap_names_the_cheapest_offering_and_its_files_key(
+        tmp_path, text: str, key: str) -> None:  # noqa: ANN001
+    """The cap's refusal names the offering that costs least over it and the key of the
+    job's file that lifts the cap, as the file writes it (a SkyPilot task's `costsched:`)."""
+    from costsched.jobspec import resolve
+    from costsched.taskfile import load
+
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    [spec] = load(path)
+    resolved = resolve(spec, ThroughputTable(), NOW, source=str(path))
+    found = unmatched(resolved, market(), NOW, now=NOW)
+    assert found is not None
+    assert found.line("j").endswith(
+        "the cheapest, gcp us-central1 a2-highgpu-1g on-demand, costs $3.6700/h; "
+        f"raise {key} in {path}"), found.line("j")
 
 
 def test_the_shapes_of_a_set_and_the_one_left_out() -> None:
@@ -154,14 +179,45 @@ def test_a_missed_deadline_reads_above_the_deadline_it_misses() -> None:
 
     assert deadline_missed("j", 2, "aws us-east-1a p3.2xlarge spot", 2.413) == (
         "job j cannot meet its deadline of 2 h on any allowed offering: the fastest, "
-        "aws us-east-1a p3.2xlarge spot, needs 2.41 h; it would meet a deadline at least "
-        "2.42 h from now")  # (2.41 h would still miss it)
+        "aws us-east-1a p3.2xlarge spot, needs 2.413 h; it would meet a deadline at least "
+        "2.413 h from now")  # (2.41 h would still miss it, and 2.42 h is not what it needs)
     assert deadline_missed("j", 1, "x", 1.0000401).endswith(  # not 1.00
-        "needs 1.00004 h; it would meet a deadline at least 1.00005 h from now")
+        "needs 1.00005 h; it would meet a deadline at least 1.00005 h from now")
     assert deadline_missed("j", 0.5, "x", 0.514).endswith("deadline of 0.5 h on any "
                                                           "allowed offering: the fastest, x, "
-                                                          "needs 0.51 h; it would meet a "
-                                                          "deadline at least 0.52 h from now")
+                                                          "needs 0.514 h; it would meet a "
+                                                          "deadline at least 0.514 h from now")
+
+
+@pytest.mark.parametrize(("deadline", "said"), [
+    (5 / 60, "5 min"), (80 / 60, "80 min"), (0.5, "0.5 h"), (2, "2 h"), (1.25, "1.25 h"),
+    (36, "36 h"), (2.712345, "2.71 h")])
+def test_a_missed_deadline_reads_as_a_user_writes_it(deadline: float, said: str) -> None:
+    from costsched.optimize.unmatched import deadline_missed
+
+    line = deadline_missed("j", deadline, "x", deadline + 1.234)
+    assert f"cannot meet its deadline of {said} on any" in line, line
+
+
+@pytest.mark.parametrize("run", [0.0235, 0.0277778, 0.02349, 1.96, 2.1634999, 0.0049, 41.2])
+@pytest.mark.parametrize("start", [0.0, 0.25, 0.2513])
+def test_a_missed_deadline_says_one_figure_for_its_need(run: float, start: float) -> None:
+    """What the fastest offering needs and the deadline it would meet are one figure, at
+    or above the need and above the deadline, and its parts add up to it as they read."""
+    import re
+
+    from costsched.optimize.unmatched import deadline_missed
+
+    deadline = (run + start) * 0.97
+    line = deadline_missed("j", deadline, "x", run, start)
+    needs = re.search(r"needs ([\d.,]+) h", line)[1]
+    met = re.search(r"at least ([\d.,]+) h from now", line)[1]
+    assert needs == met, line
+    assert run + start - 1e-6 <= float(needs.replace(",", "")) > deadline, line
+    if start:
+        ran, began = re.search(r"\(([\d.,]+) h to run and ([\d.,]+) h to start\)", line).groups()
+        places = len(needs.partition(".")[2])
+        assert round(float(ran) + float(began), places) == float(needs), line
 
 
 def test_a_missed_deadline_names_the_cheapest_faster_offering_its_filters_leave_out() -> None:

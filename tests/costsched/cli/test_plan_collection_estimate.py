@@ -1,0 +1,51 @@
+"""`plan --json` of a sweep: each job's collection figures are its ranking's (one estimate of
+a job on an offering), in the JSON as in the table."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+AT = "2020-03-01T00:00Z"
+SWEEP = ("name: mf-sweep\nrun: python train.py --lr $LR\nthroughputs: {V100: 20, K80: 5}\n"
+         "steps: 2000\nsweep:\n  LR: [0.01, 0.05, 0.2]\nconstraints: {markets: [spot]}\n")
+
+
+@pytest.fixture()
+def sweep(tmp_path: Path) -> Path:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(SWEEP)
+    return path
+
+
+def test_the_collections_json_reads_as_the_rankings(cli, recorded_store, sweep: Path) -> None:  # noqa: ANN001
+    result = cli("plan", str(sweep), "--top", "50", "--json", "--at", AT, "--db",
+                 recorded_store.url)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    ranked = {(job, r["offering"]): r for shared in doc["rankings"]
+              for r in shared["ranking"] for job in shared["jobs"]}
+    assignment = doc["collection"]["assignment"]
+    assert len(assignment) == 3
+    for row in assignment:
+        r = ranked[(row["job"], row["offering"])]
+        assert row["hours"] == pytest.approx(r["expected_hours"], rel=1e-9)
+        assert row["cost"] == pytest.approx(r["expected_cost"], rel=1e-9)
+        assert r["start_hours"] > 0  # (a start the collection counts too)
+    assert doc["collection"]["total_cost"] == pytest.approx(
+        sum(a["cost"] for a in assignment), rel=1e-9)
+
+
+def test_the_collections_table_reads_as_the_rankings(cli, recorded_store, sweep: Path,  # noqa: ANN001
+                                                     monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("COLUMNS", "250")
+    result = cli("plan", str(sweep), "--top", "1", "--at", AT, "--db", recorded_store.url)
+    assert result.exit_code == 0, result.output
+    ranking, collection = result.stdout.split("Collection plan")
+    first = re.search(r"│ 1 │ (.+?) +│.*│ +([\d.]+) │ +(\$[\d.]+) │", ranking)
+    offering, hours, cost = first.groups()
+    rows = re.findall(r"│ mf-sweep-\d │ (.+?) +│ +([\d.]+) │ +(\$[\d.]+) │", collection)
+    assert rows == [(offering, hours, cost)] * 3, result.stdout
