@@ -162,9 +162,12 @@ class AzureLauncher(Launcher):
         return self._secrets
 
     def check_ready(self) -> None:
-        # No subscription named, or the SDK missing: one line before a launch stores anything.
+        # The SDK missing, or no subscription named: one line before a launch stores
+        # anything; the SDK first, as `costsched check` says it (and aws and gcp do).
         from costsched.clouds.base import SdkMissing
 
+        if self._clients is None:
+            azure_vm.require_sdks()
         try:
             self.clients.compute  # noqa: B018 (made, not called: no request is sent)
         except SdkMissing as exc:

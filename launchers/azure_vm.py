@@ -159,3 +159,28 @@ def ephemeral_ssh_key() -> str:
     key = rsa.generate_private_key(public_exponent=65537, key_size=3072)
     return key.public_key().public_bytes(serialization.Encoding.OpenSSH,
                                          serialization.PublicFormat.OpenSSH).decode()
+
+
+# What a launch on Azure imports (module: its package), as `costsched check` looks for them.
+SDKS = {"azure.identity": "azure-identity", "azure.mgmt.compute": "azure-mgmt-compute",
+        "azure.mgmt.network": "azure-mgmt-network",
+        "azure.mgmt.resource": "azure-mgmt-resource"}
+
+
+def require_sdks() -> None:
+    """InvalidInput naming the packages of SDKS that are not installed, and the extra that
+    installs them (checked before the subscription: `costsched check`'s order)."""
+    from importlib.util import find_spec
+
+    def installed(module: str) -> bool:
+        try:
+            return find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package missing
+            return False
+
+    missing = [package for module, package in SDKS.items() if not installed(module)]
+    if missing:
+        from costsched.clouds.azure_sdk import EXTRA
+
+        raise InvalidInput(f"azure: {', '.join(missing)} "
+                           f"{'is' if len(missing) == 1 else 'are'} not installed: {EXTRA}")

@@ -87,6 +87,27 @@ def test_a_launch_without_an_azure_subscription_is_refused_in_one_line(
     assert store.jobs.records() == []
 
 
+def test_a_launch_without_the_azure_sdk_names_the_sdk_before_the_subscription(
+        cli: Any, tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither the SDK nor a subscription: the SDK is named first, as `check` names it (and
+    as aws and gcp name theirs), with the extra that installs it."""
+    import sys
+
+    for module in ("azure.identity", "azure.mgmt.compute"):  # not importable, as uninstalled
+        monkeypatch.setitem(sys.modules, module, None)
+    PriceStore(str(db_path)).ingest(pd.DataFrame([
+        row("azure", "eastus", "Standard_NC6s_v3", 0.31)]))
+    task = tmp_path / "sky.yaml"
+    task.write_text(yaml.safe_dump({"name": "resnet", "run": "python train.py",
+                                    "resources": {"accelerators": "V100:1", "use_spot": True}}))
+    launched = cli("launch", task, "--launcher", "azure", "--wait", "0")
+    assert launched.exit_code == 2, launched.output
+    assert launched.output.count("\n") == 1 and "subscription" not in launched.output
+    assert ("azure: azure-identity, azure-mgmt-compute are not installed: pip install "
+            "'costsched[azure]'") in launched.output
+    assert PriceStore(str(db_path)).jobs.records() == []
+
+
 def test_a_task_with_secrets_and_no_key_vault_is_refused_before_anything_is_stored(
         cli: Any, azure: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         db_path: Path) -> None:
