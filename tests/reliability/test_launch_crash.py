@@ -151,8 +151,8 @@ def test_a_recovery_killed_before_its_move_is_carried_on(tmp_path: Path) -> None
                                 str(tmp_path / "instances")],
                                cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert child.returncode == -9, child.stderr
-        # Killed there: running, no open placement (billing stopped), no move.
-        assert store.jobs.get(job.id).state == "running"
+        # Killed there: recovering, no open placement (billing stopped), no move.
+        assert store.jobs.get(job.id).state == "recovering"
         assert store.jobs.placements(job.id)["end_at"].notna().all()
         assert [m.kind for m in store.moves.of_job(job.id)] == ["launch"]
         service.status(store, launcher, job.id)

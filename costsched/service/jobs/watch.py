@@ -47,6 +47,9 @@ from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
 
 log = logging.getLogger("costsched.watch")
+# The states of a job a pass looks at the instance of: running, and recovering with no
+# move under way (a recovery a killed process began and never made its move).
+LOOKED_AFTER = ("running", "recovering")
 
 
 def reconcile(store: PriceStore, launcher: Launcher, *,
@@ -67,7 +70,9 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     done += _budgets(store, launcher, when, budgets, watch_seconds, overheads)
     done += advance_moves(store, launcher, at=when)
     busy = {m.job_id for m in store.moves.unfinished()}
-    runs = [run for job_id, run in _runs(store, states=["running"]).items()
+    # (A job recovering with no move under way: its recovery stopped before its move was
+    # made, a process killed; it is recovered again.)
+    runs = [run for job_id, run in _runs(store, states=["running", "recovering"]).items()
             if job_id not in busy and run.launcher == launcher.name]
     done += _check_instances(store, launcher, runs, when)
     done += _recoverable(store, runs, when)
@@ -274,7 +279,7 @@ def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
     it is for the next pass."""
     with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
         # Under the lease, as things are now: another costsched may have acted already.
-        if not mine or store.jobs.get(run.record.id).state != "running" or any(
+        if not mine or store.jobs.get(run.record.id).state not in LOOKED_AFTER or any(
                 m.job_id == run.record.id for m in store.moves.unfinished()):
             return None
         try:
@@ -308,7 +313,8 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
             _node_lost_at_end(store, run, placement, instance, when)
         detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
                   failure_words(instance.exit_code, instance.detail))
-        store.jobs.transition(job_id, instance.state, at=when, expect="running", detail=detail)
+        store.jobs.transition(job_id, instance.state, at=when, expect=LOOKED_AFTER,
+                              detail=detail)
         if instance.state == "succeeded":
             return JobEvent(job_id, "finished", "succeeded")
         why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
@@ -317,14 +323,26 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     # Preempted, or stopped or terminated behind costsched's back: recover it, its
     # placement charged until it was lost.
     lost = lost_at(instance, pd.Timestamp(placement["start_at"]).to_pydatetime(), when)
+    why = f"instance {instance.id} {instance.state}"
     if instance.state == "preempted":
         store.availability.record(_placed_offering(placement), "preempted", at=lost,
                                   detail=f"instance {instance.id}",
                                   source=_observed_as(run.launcher))
-    launcher.terminate(instance.id)
-    store.jobs.end_placement(job_id, lost)
-    return _recover(store, launcher, run, at, placement, instance.id,
-                    f"instance {instance.id} {instance.state}")
+    launcher.terminate(instance.id)  # (a cloud that fails it: the job is left as it is)
+    _recovering(store, job_id, when, why)  # before its placement ends: never read running
+    store.jobs.end_placement(job_id, lost)  # with no placement
+    return _recover(store, launcher, run, at, placement, instance.id, why)
+
+
+def _recovering(store: PriceStore, job_id: int, at: datetime, why: str) -> None:
+    """The job is `recovering` from the moment its recovery begins, before its lost
+    placement ends and while its next offering is chosen (the policy reads the market:
+    seconds), so that a look from elsewhere meanwhile (`status`, its --json, the dashboard)
+    reads it recovering, never running with no placement. Should this process die before
+    the recovery's move is made, the next pass recovers the job again (`reconcile`)."""
+    if store.jobs.state(job_id) == "running":
+        store.jobs.transition(job_id, "recovering", at=at, expect="running",
+                              detail=f"recovery: {why}")
 
 
 def lost_at(instance: Instance, start: datetime, seen: datetime) -> datetime:
@@ -373,6 +391,7 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
 
     job_id = run.record.id
     when = at or as_time(None)
+    _recovering(store, job_id, when, why)
     lost = () if placement is None else (_placed_offering(placement).key,)
     cands = place(store, JobNow.of(run, None, steps_left(store, run, when), lost), launcher,
                   when)
@@ -381,8 +400,6 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
                               detail=why)
     waiting, said = waiting_for_secrets(store, [(run, "recovery")], at)
     if waiting:  # recovering, not running: nothing runs, and the note says why
-        store.jobs.transition(job_id, "recovering", at=when, expect="running",
-                              detail=f"move {move.id} (recovery); {why}")
         return said[0] if said else None
     after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
     return JobEvent(job_id, "recovery", f"{why}; recovery {after.state}",

@@ -102,9 +102,9 @@ def test_a_recovery_that_raises_leaves_the_job_to_the_next_pass(
     assert shown[first].trouble.startswith(
         "not looked after in this pass: RuntimeError: the ranking broke")
     assert stored(store, second)[3][-1] == ("recovery", "done")  # the other recovered
-    # The first is still running, its lost placement ended, no move made: the state of a
+    # The first reads recovering, its lost placement ended, no move made: the state of a
     # recovery interrupted before its move, which the next pass carries on.
-    assert stored(store, first) == ("running", 1, 0, [("launch", "done")])
+    assert stored(store, first) == ("recovering", 1, 0, [("launch", "done")])
     monkeypatch.setattr(decider, "place", placing)
     [again] = service.status(store, launcher, first)
     assert again.trouble == "" and stored(store, first)[3][-1] == ("recovery", "done")
