@@ -4,6 +4,7 @@ the scheduled optimizer's tasks; `launch` and `start` show their jobs alike."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from costsched.amounts import (
     charging,
     decimals,
     given,
+    per_hour,
     store_scale,
     total_as_written,
     usd_all,
@@ -118,7 +120,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
-            for line in part_lines(s, places, spans):
+            for line in part_lines(s, places, spans) + repriced_lines(s):
                 out.print(printable(f"  job {s.record.id}: {line}"))
     out.flush()
     return places
@@ -213,6 +215,21 @@ def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
     cost, each at the store's scale (`places`) as it reads everywhere: they visibly add
     up to the cost column's figure, which is their sum as written."""
     return [f"{words}, {charged_usd(v, places)}" for words, v in _parts(s, spans)]
+
+
+_PRICES = {"stored": "the stored prices of its time", "catalog": "the catalog's list prices"}
+
+
+def repriced_lines(s: service.JobStatus) -> list[str]:
+    """Its placements charged at another hourly price than the one they were placed at: the
+    stored prices of their time, as costs are charged (a price imported later that was in
+    effect then included), said in a line each, as the dashboard's job page says it."""
+    return [f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
+            f" is charged from {_PRICES.get(p.price_source, 'its prices')}: "
+            f"{per_hour(p.charged_usd_per_hour)}/h on average ({per_hour(p.usd_per_hour)}/h "
+            "when placed)" for p in s.cost.charged
+            if not math.isnan(p.charged_usd_per_hour)
+            and per_hour(p.charged_usd_per_hour) != per_hour(p.usd_per_hour)]
 
 
 def undecided(s: service.JobStatus) -> bool:
