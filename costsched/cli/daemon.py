@@ -5,12 +5,13 @@ store's running jobs; `daemon install | uninstall`: what keeps one running acros
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -27,7 +28,17 @@ from costsched.cli.common import (
 )
 from costsched.daemon import autostart, install
 from costsched.daemon.logs import log_path, log_to, rotate
-from costsched.daemon.supervision import START, Watching, ago, recovery, watching
+from costsched.daemon.records import live_jobs
+from costsched.daemon.supervision import (
+    START,
+    Blocked,
+    Watching,
+    ago,
+    recovery,
+    said_blocked,
+    shell_blocked,
+    watching,
+)
 from costsched.daemon.supervisor import Installed, Supervisor
 from costsched.redact import redact
 from costsched.service.stores import open_store
@@ -124,17 +135,47 @@ def start(db: DbOption = None, json_out: JsonOption = False) -> None:
     """Make sure a daemon watches this store's running jobs: when none does, start a
     supervisor in the background, as a launch does (whatever daemon.autostart says). It
     recovers preempted jobs and moves jobs where the policy says so, and ends by itself once
-    no job is left."""
+    no job is left. A job whose secret this shell lacks (and so the supervisor started from
+    it) is named, with the fix: its recovery is not armed, the other jobs are watched, and
+    the exit code is 1 (done in part), as it is when no supervisor could be started."""
     store = open_store(db)
     armed = autostart.ensure(store, config_module.effective(), explicit=True)
+    blocked = _not_armed(store, armed)
+    fixes = [_not_armed_line(b, armed, db) for b in blocked]
     if json_out:
-        print_json(armed.document())
-        return
-    line = armed.line() or ("No job runs in this store: nothing to watch (a launch starts "
-                            "the supervisor when it starts a job).")
-    console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
-    if armed.error:
+        print_json({**armed.document(), "not_armed": [
+            {**b.document(), "line": line} for b, line in zip(blocked, fixes, strict=True)]})
+    else:
+        line = armed.line() or ("No job runs in this store: nothing to watch (a launch "
+                                "starts the supervisor when it starts a job).")
+        for said in (line, *fixes):
+            console.print(printable(said), highlight=False, markup=False, soft_wrap=True)
+    if armed.error or blocked:  # (a job's recovery not armed: done in part)
         raise typer.Exit(1)
+
+
+def _not_armed(store: Any, armed: autostart.Arming) -> tuple[Blocked, ...]:
+    """The live jobs whose recovery the daemon `daemon start` found or started cannot
+    make for want of a secret: one it started has this shell's environment (it lacks what
+    this shell lacks); one that ran before says itself, in the jobs' logs."""
+    if armed.watcher is None or armed.sweep_only:
+        return ()
+    live = live_jobs(store)
+    return shell_blocked(store, live) if armed.started else said_blocked(store, live)
+
+
+def _not_armed_line(blocked: Blocked, armed: autostart.Arming, db: str | None) -> str:
+    """'Recovery not armed for job 8 (mfrec-leak): this shell lacks WANDB_API_KEY, ...'
+    and the fix (worded so that no word follows a secret's name after ':' or '=')."""
+    names = " and ".join(blocked.secrets)
+    it = "it" if len(blocked.secrets) == 1 else "them"
+    who = armed.watcher.who() if armed.watcher is not None else "the daemon"
+    lacks = (f"this shell lacks {names}, and so does the {who} started from it"
+             if armed.started else f"the {who} that watches this store lacks {names}")
+    start = START + (f" --db {shlex.quote(db)}" if db else "")
+    return (f"Recovery not armed for job {blocked.job_id} ({blocked.name}): {lacks}, so a "
+            f"preemption of the job would wait; `costsched daemon stop`, then `{start}` in "
+            f"a shell that sets {names}, arms {it} (the other jobs are watched).")
 
 
 @app.command("stop")

@@ -14,6 +14,7 @@ import typer
 from costsched.amounts import age
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
+    EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_TRY_AGAIN,
     DbOption,
@@ -373,7 +374,12 @@ def migrate(
 ) -> None:
     """Ask the policy where each running job should be now, among every offering its
     constraints allow, in dollars, and move the jobs whose move pays (checkpoint, verify,
-    launch the target, then end the source). With --to, move one job where you say."""
+    launch the target, then end the source). With --to, move one job where you say.
+
+    Exit code 0 when each move decided on was started (a job that stays, and --dry-run:
+    0); 2 when one was not for want of a secret's value (the line says which, and how to
+    give it), or a --to move the job's limits forbid (max_migrations, once a day); 75 when
+    another costsched acts on the job: the same command may work later."""
     from costsched.cli.launch_given import given
     from costsched.service.decide import parse_offering
     from costsched.service.staleness import stale_after_hours
@@ -395,6 +401,7 @@ def migrate(
     works = views.assumed_works(store, advice)
     if json_out:
         print_json(views.advice_document(advice, ages, works))
+        _exit_held_back(advice, to is not None, dry_run)
         return
     if not advice:
         console.print("No running job to consider.")
@@ -414,6 +421,22 @@ def migrate(
         if a.job_id in works:  # its dollars rest on an assumed hour of work
             console.print(printable(f"  note: {works[a.job_id].assumption()}"),
                           highlight=False, markup=False, soft_wrap=True)
+    _exit_held_back(advice, to is not None, dry_run)
+
+
+def _exit_held_back(advice: Any, asked: bool, dry_run: bool) -> None:
+    """Exit 2 when a move decided on was not started for want of a secret, or a move
+    `asked` for (--to) was held back by the job's limits; 75 when it was because another
+    costsched acts on the job (as `start` exits for the same missing secret and a busy
+    store). A dry run and a job that stays: exit 0."""
+    if dry_run:
+        return
+    held = {a.held_back for a in advice} if asked else \
+        {a.held_back for a in advice if a.held_back == "secret"}
+    if held & {"secret", "limit"}:
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if "busy" in held:
+        raise typer.Exit(EXIT_TRY_AGAIN)
 
 
 def _verdict(advice: Any) -> str:

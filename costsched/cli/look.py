@@ -95,7 +95,8 @@ def print_nothing(json_out: bool) -> None:
                     "budgets": [],  # no jobs: no budget has spent or stopped anything
                     "held_bookings": [],  # none held (glance.nothing_to_show)
                     "recovery": {"armed": False, "live_jobs": 0, "fix": None,
-                                 "daemons": [], "line": None, "unscheduled": None}})
+                                 "daemons": [], "line": None, "blocked": [],
+                                 "unscheduled": None}})
         return
     console.print(NEVER_RUN, highlight=False, markup=False)
     console.print(NO_JOBS, highlight=False, markup=False)

@@ -5,11 +5,13 @@ supervisor lease), and whether recovery is armed, in the words `launch`, `status
 Recovery is armed when a daemon that watches the running jobs runs: a supervisor holding
 the store's lease (one that let it go is on its way out), or a daemon run as a service or
 installed. Unarmed, a preempted job waits until something looks at it (`costsched status`).
+Armed, a job whose secret the daemon lacks is not recovered all the same: its recovery
+waits, as the daemon says in the job's log (`Blocked`), and the lines here say so.
 """
 
 from __future__ import annotations
 
-import os
+import re
 import shlex
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -93,6 +95,24 @@ def watching(store: PriceStore, config: Config, at: datetime, *, log: str = ""
 
 
 @dataclass(frozen=True)
+class Blocked:
+    """A live job whose recovery cannot be armed for want of its secrets' values: the
+    watching daemon said it lacks them (in the job's log), or a supervisor started from
+    this shell would lack them."""
+
+    job_id: int
+    name: str
+    secrets: tuple[str, ...]
+
+    def waits(self) -> str:
+        """'job 8: waits for WANDB_API_KEY'."""
+        return f"job {self.job_id}: waits for {' and '.join(self.secrets)}"
+
+    def document(self) -> dict:
+        return {"job_id": self.job_id, "name": self.name, "secrets": list(self.secrets)}
+
+
+@dataclass(frozen=True)
 class Recovery:
     """Whether the store's running jobs are recovered without anyone looking, and the fix
     when they are not."""
@@ -105,6 +125,8 @@ class Recovery:
     # Secrets of the live jobs this shell's environment lacks: a supervisor started from it
     # would lack them too (not armed only; a daemon's own lack is said under each job).
     lacking: tuple[str, ...] = ()
+    # The live jobs the watching daemon says it cannot recover for want of a secret.
+    blocked: tuple[Blocked, ...] = ()
 
     @property
     def armed(self) -> bool:
@@ -122,8 +144,14 @@ class Recovery:
         if self.watchers:
             first = self.watchers[0]
             more = len(self.watchers) - 1
-            return (f"Recovery armed: {first.who()} watches this store every "
-                    f"{first.watch_seconds:g} s; {first.last_pass(at)}"
+            # A pass that went well is no "(ok)" while a job it watches cannot be recovered.
+            last = first.last_pass(at).removesuffix(" (ok)" if self.blocked else "")
+            fix = str(self.blocked[0].job_id) if len(self.blocked) == 1 else "JOB"
+            armed = "armed" if not self.blocked else (
+                f"armed, except {'; '.join(b.waits() for b in self.blocked)} "
+                f"(`costsched status {fix}` says the fix)")
+            return (f"Recovery {armed}: {first.who()} watches this store every "
+                    f"{first.watch_seconds:g} s; {last}"
                     + (f"; log: {first.log}" if first.log else "")
                     + (f" (and {counted(more, 'more daemon')})" if more else ""))
         if not self.live_jobs:
@@ -140,6 +168,7 @@ class Recovery:
     def document(self, at: datetime) -> dict:
         return {"armed": self.armed, "live_jobs": self.live_jobs, "fix": self.fix(),
                 "daemons": [w.document(at) for w in self.watchers], "line": self.line(at),
+                "blocked": [b.document() for b in self.blocked],
                 "unscheduled": self.unscheduled()}
 
     def undecided(self, job_id: int, at: datetime, scheduled: list | None = None) -> str:
@@ -194,17 +223,55 @@ def recovery(store: PriceStore, config: Config, at: datetime, *, db: str | None 
     `log`: where a supervisor still starting logs, by default the store's daemon log)."""
     log = log or str(log_path(store.url, config))
     watchers, live = watching(store, config, at, log=log), live_jobs(store)
+    if not watchers:
+        return Recovery(watchers, len(live), config.daemon.autostart, db,
+                        config.schedule.replan, _lacking(store, live))
     return Recovery(watchers, len(live), config.daemon.autostart, db, config.schedule.replan,
-                    () if watchers else _lacking(store, live))
+                    blocked=said_blocked(store, live))
 
 
 def _lacking(store: PriceStore, job_ids: list[int]) -> tuple[str, ...]:
-    """The secrets the jobs `job_ids` name that this process's environment does not set."""
+    """The secrets the jobs `job_ids` name that this process does not hold (`shell_blocked`:
+    neither given to it nor set in its environment)."""
+    return tuple(sorted({n for b in shell_blocked(store, job_ids) for n in b.secrets}))
+
+
+def shell_blocked(store: PriceStore, job_ids: list[int]) -> tuple[Blocked, ...]:
+    """The jobs of `job_ids` a supervisor started from this process would not recover:
+    it gets this process's environment and the values it holds (`autostart._spawn`), so
+    it lacks what this process lacks (`launch_secrets.missing`)."""
     if not job_ids:
         return ()
-    names = {n for record in store.jobs.records(job_ids)
-             for n in launch_secrets.names_of(record.spec)}
-    return tuple(sorted(n for n in names if n not in os.environ))
+    found = []
+    for record in store.jobs.records(job_ids):
+        names = launch_secrets.names_of(record.spec)
+        lacking = launch_secrets.missing(record.id, names) if names else []
+        if lacking and not record.final:
+            found.append(Blocked(record.id, record.name, tuple(lacking)))
+    return tuple(found)
+
+
+# The secrets a daemon's note in a job's log says it lacks (`launch_secrets.waits_line`:
+# "recovery waits for secret A (...", "a recovery would wait for secrets A, B (...").
+_WAITS_FOR = re.compile(r"\bwaits? for secrets? (.+?) \(")
+
+
+def said_blocked(store: PriceStore, job_ids: list[int]) -> tuple[Blocked, ...]:
+    """The jobs of `job_ids` whose move a daemon said it cannot carry on for want of a
+    secret (its newest note in the job's log, cleared once it can: `SECRET_NOTE`)."""
+    from costsched.service.jobs.steps import SECRET_NOTE
+
+    if not job_ids:
+        return ()
+    notes = {j: n for j, n in store.jobs.last_details(job_ids, SECRET_NOTE).items() if n}
+    if not notes:
+        return ()
+    found = []
+    for record in store.jobs.records(sorted(notes)):
+        said = _WAITS_FOR.search(notes[record.id])
+        if said and not record.final:
+            found.append(Blocked(record.id, record.name, tuple(said[1].split(", "))))
+    return tuple(found)
 
 
 def ago(at: datetime, then: datetime) -> str:

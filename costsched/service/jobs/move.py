@@ -63,6 +63,10 @@ class MigrationAdvice:
     nodes: int = 1  # its instances at once (a gang's num_nodes)
     # The clouds left out for it, each with why (their instances cannot read its checkpoints)
     left_out: tuple[str, ...] = ()
+    # Why a move decided on was not started ('' when it was, or none was decided):
+    # "secret" (this process lacks a value), "limit" (max_migrations, once a day) or
+    # "busy" (another costsched acts on the job, or moved it meanwhile).
+    held_back: str = ""
 
 
 def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
@@ -114,7 +118,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
                                ": only a running job is moved")
         _hold_given(placed, secrets or {})
         decided = _decide(store, placed, ask)
-        moved: dict[int, tuple[Decision, MoveRecord | None, str]] = {}
+        moved: dict[int, tuple[Decision, MoveRecord | None, str, str]] = {}
         if not dry_run:
             for group in _groups(placed, decided, ask, stop):
                 moved.update(zip(group, _move_if_still(
@@ -122,10 +126,11 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
                     strict=True))
         out = []
         for i, ((run, _), choice) in enumerate(zip(placed, decided, strict=True)):
-            choice, started, reason = moved.get(i, (choice, None, choice.reason))
+            choice, started, reason, held = moved.get(i, (choice, None, choice.reason, ""))
             out.append(MigrationAdvice(run.record.id, run.record.name, choice,
                                        choice.stay_usd, choice.choice_usd, started, reason,
-                                       run.nodes, _left_out(run, placed[i][1], launcher)))
+                                       run.nodes, _left_out(run, placed[i][1], launcher),
+                                       held))
         if not dry_run and target is None:  # the policy's own decisions, not advice
             _keep(store, out, placed, ask.when, decided_by)
         return out
@@ -233,20 +238,21 @@ def _decider(run: RunningJob, ask: _Asking) -> Decider:
 
 def _move_if_still(store: PriceStore, launcher: Launcher,
                    jobs: Sequence[tuple[RunningJob, pd.Series, Decision]], ask: _Asking,
-                   stamp: datetime | None) -> list[tuple[Decision, MoveRecord | None, str]]:
+                   stamp: datetime | None
+                   ) -> list[tuple[Decision, MoveRecord | None, str, str]]:
     """Under each job's lease (taken for all at once): decide for it again from what the
     store says now (another costsched may have moved it, or be moving it), and start the
     move if it still pays and its limits allow; the moves started are created in one
     transaction, then stepped together. For each job, in order: (the decision, the move
-    started or None, the reason)."""
+    started or None, the reason, why a move decided on was held back: `held_back`)."""
     names = [f"steps:{run.record.id}" for run, _, _ in jobs]
-    out: list[tuple[Decision, MoveRecord | None, str] | None] = [None] * len(jobs)
+    out: list[tuple[Decision, MoveRecord | None, str, str] | None] = [None] * len(jobs)
     with store.leases.holding_many(names, STEP_LEASE_SECONDS) as (holder, taken):
         mine = [k for k, name in enumerate(names) if name in taken]
         for k in sorted(set(range(len(jobs))) - set(mine)):
             choice = jobs[k][2]
             out[k] = (choice, None, f"{choice.reason}; not moved: another costsched is "
-                                    "acting on the job (a move of it may be under way)")
+                                    "acting on the job (a move of it may be under way)", "busy")
         ids = [jobs[k][0].record.id for k in mine]
         moves_now = store.moves.of_jobs(ids)
         records = {r.id: r for r in store.jobs.records(ids)}
@@ -257,12 +263,13 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
             run, placement, choice = jobs[k]
             job_id, reason = run.record.id, choice.reason
             if any(not m.ended for m in moves_now[job_id]):
-                out[k] = (choice, None, f"{reason}; not moved: a move of it is under way")
+                out[k] = (choice, None, f"{reason}; not moved: a move of it is under way",
+                          "busy")
                 continue
             record = records[job_id]
             if record.state != "running" or newest.get(job_id) != int(placement["id"]):
                 out[k] = (choice, None, f"{reason}; not moved: it is no longer placed on "
-                                        f"{placement['instance']}")
+                                        f"{placement['instance']}", "busy")
                 continue
             decided, run = run.record, replace(run, record=record)  # its spec does not change
             ready.append((k, run, placement))
@@ -276,13 +283,14 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
         for k, run, placement in ready:
             choice = choices[k]
             if not choice.moves:
-                out[k] = (choice, None, choice.reason)
+                out[k] = (choice, None, choice.reason, "")
                 continue
             blocked = _migration_limit(run, moves_now[run.record.id], ask.when,
                                        daily=_decider(run, ask).daily)
+            held = "limit" if blocked else "secret"
             blocked = blocked or _secret_lacking(run)
             if blocked:
-                out[k] = (choice, None, f"{choice.reason}; not moved: {blocked}")
+                out[k] = (choice, None, f"{choice.reason}; not moved: {blocked}", held)
                 continue
             try:
                 cands = _migration_candidates(launcher, choice, placement,
@@ -300,14 +308,15 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
             if isinstance(move, MoveRecord):
                 runs.append((k, run, move))
             else:  # the job ended, or moved, since it was read under its lease
-                out[k] = (choices[k], None, f"{choices[k].reason}; not moved: {move}")
+                out[k] = (choices[k], None, f"{choices[k].reason}; not moved: {move}",
+                          "busy")
         after = _run_moves(store, launcher, [(run, move) for _, run, move in runs], holder,
                            stamp)
         for (k, _, move), left in zip(runs, after, strict=True):
             if isinstance(left, Exception):
                 failure = failure or left
             out[k] = (choices[k], left if isinstance(left, MoveRecord) else move,
-                      choices[k].reason)
+                      choices[k].reason, "")
     if failure is not None:
         raise failure
     return out  # type: ignore[return-value]

@@ -87,8 +87,10 @@ class JobStatus:
 
     @property
     def recoveries(self) -> int:
-        """Its recoveries after a preemption: recovery moves and nodes replaced in place."""
-        return recoveries((m.kind for m in self.moves), len(self.node_recoveries))
+        """Its recoveries after a preemption: recovery moves that happened (`happened`)
+        and nodes replaced in place."""
+        return recoveries((m.kind for m in self.moves if happened(m)),
+                          len(self.node_recoveries))
 
     @property
     def booked_usd(self) -> float:
@@ -189,6 +191,13 @@ class JobStatus:
 
 
 FAILURE_LOG_LINES = 10
+
+
+def happened(move: MoveRecord) -> bool:
+    """Whether a move is under way or made: not one that only waits to start (a recovery
+    waiting for a secret's value stays "planned"), nor one cancelled (a stop), so that a
+    recovery is counted once it happens, not while it waits."""
+    return move.state not in ("planned", "cancelled")
 
 
 def status(store: PriceStore, launcher: Launcher | None, job: int | str | None = None, *,

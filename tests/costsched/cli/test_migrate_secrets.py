@@ -33,14 +33,26 @@ def _zone(store: PriceStore, job: int) -> str:
     return str(_open_placement(store, job)["zone"])
 
 
-def test_a_move_without_the_value_says_how_to_give_it(running) -> None:
+def test_a_move_without_the_value_says_how_to_give_it_and_exits_2(running) -> None:
+    """As `start` of the job does for the same missing value: a script can tell that the
+    move it asked for did not happen. A dry run, and a job that stays, exit 0."""
     cli, store, sec = running
     held = cli("migrate", "sec", "--to", TO, "--wait", "0")
-    assert held.exit_code == 0, held.output
+    assert held.exit_code == 2, held.output
     assert ("not moved: this shell has no value for secret KM_TOKEN; set KM_TOKEN in your "
             "environment, or give each with --secret NAME=VALUE, and ask again") in held.output
     assert _zone(store, sec) == "us-east-1a"
     assert "--secret" in cli("migrate", "--help").output  # the option the line names
+    said = cli("migrate", "sec", "--to", TO, "--wait", "0", "--json")
+    assert said.exit_code == 2, said.output
+    [advice] = json.loads(said.stdout)
+    assert advice["started"] is False and advice["held_back"] == "secret"
+    asked = cli("migrate", "sec", "--to", TO, "--dry-run")
+    assert asked.exit_code == 0, asked.output
+    assert "would move" in asked.output
+    stays = cli("migrate", "sec", "--wait", "0")  # the policy keeps it in the cheaper zone
+    assert stays.exit_code == 0, stays.output
+    assert "staying" in stays.output
 
 
 def test_a_move_given_the_value_is_made_and_the_value_never_shown(running) -> None:
