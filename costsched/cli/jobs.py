@@ -118,7 +118,8 @@ def launch(
     envs, secrets = given(env, secret)
     # each file once, before the store is opened; a misspelt name is said first, then
     # every name missing from the environment at once
-    read = read_jobs(jobs, envs=envs, secrets=list(secrets))
+    read = read_jobs(jobs, envs=envs, secrets=list(secrets),
+                     at=datetime.now(timezone.utc))  # a passed deadline, before any load
     envs, secrets = refuse_unset(envs, secrets)
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)

@@ -23,11 +23,11 @@ OWN = ("name: mfrec-sweep\nrun: python train.py\nthroughputs: {L4: 20}\nsteps: 2
 AT = "2020-03-01T00:00Z"
 
 
-def _refused_alone(path: Path, *options: str) -> tuple[str, list[str]]:
-    """`costsched plan PATH` in a fresh interpreter: its output and the heavy packages
-    loaded by the time it ended."""
+def _refused_alone(path: Path, *options: str, command: str = "plan") -> tuple[str, list[str]]:
+    """`costsched plan PATH` (or `command`) in a fresh interpreter: its output and the
+    heavy packages loaded by the time it ended."""
     probe = ("import sys\nfrom costsched.cli import app\n"
-             f"try:\n    app(['plan', {str(path)!r}, *{list(options)!r}])\n"
+             f"try:\n    app([{command!r}, {str(path)!r}, *{list(options)!r}])\n"
              "except SystemExit:\n    pass\n"
              f"print('LOADED', *sorted({{m.split('.')[0] for m in sys.modules}} & "
              f"{set(HEAVY)!r}))")
@@ -48,6 +48,15 @@ def test_a_passed_deadline_is_refused_before_anything_heavy(tmp_path: Path, text
     assert (f"error: {path}: job '{name}': field {field}: 2020-01-01T00:00Z is not after the "
             "planning time ") in out, out
     assert "Traceback" not in out
+    assert loaded == [], out
+
+
+def test_a_launch_refuses_a_passed_deadline_before_anything_heavy(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(TASK)
+    out, loaded = _refused_alone(path, command="launch")
+    assert (f"error: {path}: job 'mfrec': field costsched.deadline: 2020-01-01T00:00Z is not "
+            "after the planning time ") in out, out
     assert loaded == [], out
 
 
