@@ -45,9 +45,9 @@ HTML), the dashboard and every message.
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
   '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0;
   charged hours at the store's scale for hours.
-- Ratios (`ratio`, `ratios_all`: a measured speed against the planned one, a cost ratio):
-  the rule of hours with an 'x' ('0.90x', '1.05x', '0.0042x'), a column of them at one
-  precision ('0.896x' never beside '1.05x').
+- Ratios (`ratio`: a measured speed against the planned one, a cost ratio): the rule of
+  hours with an 'x' ('0.90x', '1.05x', '0.0042x'), a column of them at one precision
+  (its caller's `places`: '0.896x' never beside '1.05x').
 - What is left of a budget reads by the budget's rule (`given`): '$5.00 left' of a
   $5.00 budget, not '$5.0000' for the sake of the costs beside it.
 - An age, or how long ago (`age`): in the coarsest whole unit that still says it:
@@ -173,12 +173,6 @@ def ratio(value: float | None, places: int | None = None) -> str:
     return "-" if not _known(value) else hours(value, places) + "x"
 
 
-def ratios_all(*values: float | None) -> list[str]:
-    """Ratios read together (a column), at one precision."""
-    places = decimals(values)
-    return [ratio(v, places) for v in values]
-
-
 class Scale(NamedTuple):
     """A store's scale for charged figures: the decimals of money (`usd`) and of hours
     (`hours`) every view writes them at (`store_scale`)."""
@@ -299,23 +293,6 @@ def parts_as_written(total: float, parts: Sequence[float], places: int) -> list[
             missing -= step
     return [round(units / scale, places) if units or abs(p) < NOISE else 0.0
             for units, p in zip(floors, parts, strict=True)]
-
-
-def parts_of(total: float, parts: Sequence[float], places: int) -> list[str]:
-    """`parts` of `total` (they sum to it) at `places` decimals, so that they visibly add
-    up to `usd(total, places)` (`parts_as_written`). A part then reads within one unit of
-    the last decimal of its exact value, as a part rounded alone does; only the last digit
-    of a part may differ from its own rounding. Parts that do not sum to `total` are each
-    rounded alone."""
-    if abs(sum(parts) - total) >= NOISE:
-        return [usd(p, places) for p in parts]
-    scale = 10 ** places
-    floors = [math.floor(p * scale + 1e-9) for p in parts]
-    if not 0 <= round(as_written(total, places) * scale) - sum(floors) <= len(parts):
-        return [usd(p, places) for p in parts]
-    return [usd(written, places) if written or abs(p) < NOISE else usd(p, places)
-            for written, p in zip(parts_as_written(total, parts, places), parts,
-                                  strict=True)]
 
 
 def hours_times(span: float, usd_per_hour: float, amount: float | None = None,

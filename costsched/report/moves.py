@@ -1,6 +1,6 @@
-"""The report's moves: the migrations and recoveries started in its period, each with the
-time it billed without training (its idle intervals, charged with the report's pieces),
-the egress of its checkpoint's copy, and its price as decided."""
+"""The report's moves: the migrations, recoveries and starts begun in its period, each
+with the time it billed without training (its idle intervals, charged with the report's
+pieces), the egress of its checkpoint's copy, and its price as decided."""
 
 from __future__ import annotations
 
@@ -32,15 +32,22 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
     Their idle USD (part of the compute spend, not added to it) is what was billed without
     training: a migration's source from the stop request to its end, and the target from
     its launch until it ran (until `end` while it has not). Egress: the checkpoint's copy
-    into the target."""
+    into the target. A move's source is the placement it left; a start's (a stopped job
+    has none running) is the one its checkpoint was copied from, the job's placement
+    before its target: where its egress comes from."""
     moves = _in_period(job_moves, start, end)
     # A job's placement on an instance: its last one there.
     on_instance = {(p.job_id, p.instance): p for p in placed}
     into = group_sums([m.to_placement for m in egress], [m.usd for m in egress])
+    by_id = {p.id: p for p in placed}
+    # Where each placement's checkpoint came from: the job's placement before it.
+    came_from = {m.to_placement: by_id.get(m.from_placement) for m in egress}
     rows, idle = [], []
     for n, move in enumerate(moves):
         source, target = (on_instance.get((move.job_id, i)) if i else None
                           for i in (move.source_instance, move.target_instance))
+        if source is None and target is not None:  # a start: nothing ran when it began
+            source = came_from.get(target.id)
         created = move.created_at
         if move.kind == "migration" and source is not None:
             idle.append((n, _clip(source, created, end)))

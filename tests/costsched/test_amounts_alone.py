@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from costsched.amounts import adding_up, charging, decimals, parts_of, usd
+from costsched.amounts import adding_up, charging, decimals, parts_as_written, usd
 
 
 def test_a_finished_part_reads_the_same_whatever_the_total_beside_it() -> None:
@@ -22,7 +22,7 @@ def test_a_finished_part_reads_the_same_whatever_the_total_beside_it() -> None:
         total = finished + running
         places = adding_up([(total, [finished, running])], decimals([total, finished]))
         assert places is not None
-        first, _ = parts_of(total, [finished, running], places)
+        first = usd(parts_as_written(total, [finished, running], places)[0], places)
         assert first == usd(finished, places)  # as it reads alone
         seen.add(first.rstrip("0"))
     assert seen <= {"$0.0002", "$0.00024", "$0.000243"}, seen

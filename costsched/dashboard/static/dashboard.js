@@ -83,17 +83,43 @@ function offeringLabel(value) {
 // Bars side by side whose amounts differ this many times or more (a $900 budget beside
 // $0.02 spent) stand on a logarithmic axis: on a linear one the small ones would not show.
 const LOG_SPREAD = 20;
+// A tick of a logarithmic money axis (a budget's scale) with the fewest decimals that
+// write it, as a budget the user set reads (costsched.amounts.given), whole dollars alone
+// on an axis ('$10', '$1,000'): '$0.50', '$0.01', '$0.001', never '$10.0000'.
+function givenUsd(v) {
+  if (v >= 1 && Math.abs(v - Math.round(v)) < 1e-9 * v) { return usd(Math.round(v), 0); }
+  let places = 2;
+  while (places < 8 && Math.abs(Number(v.toFixed(places)) - v) > 1e-12) { places += 1; }
+  return usd(v, places);
+}
+// Its ticks: 1, 2 and 5 times each power of ten where a decade is tall enough for three
+// labels a line apart and more, else 1 alone of each decade (or of every second, third...
+// decade), so that no two labels overlap ($10 over $5).
+const TICK_ROOM = 2;  // the least room between two ticks, in lines of tick text
+function decadeTicks(axis) {
+  const lo = axis.min, hi = axis.max;
+  if (!(lo > 0 && hi > lo)) { return; }
+  const room = TICK_ROOM * (Chart.defaults.font.size || 12);
+  const perDecade = axis.height / Math.log10(hi / lo);
+  const steps = Math.log10(2) * perDecade >= room ? [1, 2, 5] : [1];
+  const every = Math.max(1, Math.ceil(room / perDecade));
+  const ticks = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e += 1) {
+    if (((e % every) + every) % every) { continue; }
+    for (const m of steps) {
+      const v = Number((m * 10 ** e).toPrecision(1));
+      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) { ticks.push({value: v}); }
+    }
+  }
+  if (ticks.length >= 2) { axis.ticks = ticks; }
+}
 function moneyAxis(series) {
   const positive = series.flatMap((s) => s.values).filter((v) => v > 0);
   if (!positive.length || Math.max(...positive) / Math.min(...positive) < LOG_SPREAD) {
     return money;
   }
-  // Amounts of 1, 2 and 5 times a power of ten are labelled; the ticks between are not.
-  const round = (v) => [1, 2, 5].includes(Number((v / 10 ** Math.floor(Math.log10(v)))
-    .toPrecision(1)));
   return {type: "logarithmic", title: {display: true, text: "USD, logarithmic scale"},
-          ticks: {callback: (v, i, ticks) => (round(v) ? usd(v, decimals(
-            ticks.map((t) => t.value).filter(round))) : "")}};
+          afterBuildTicks: decadeTicks, ticks: {callback: givenUsd, autoSkip: false}};
 }
 
 const KINDS = {

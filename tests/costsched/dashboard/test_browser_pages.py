@@ -2,7 +2,10 @@
 long history: the Prices page shows prices with no job running, a chart with nothing to
 draw says so, a time axis never repeats a label (over seconds, hours or days), the
 Spend page's tables fit a 1280-pixel window without scrolling sideways and without breaking
-a word inside ('succee-ded'), and a small spend beside a large budget still shows."""
+a word inside ('succee-ded'), every column of every table of every page is in view at 1280
+pixels (a re-priced placement's long '$/h charged' included), and a small spend beside a
+large budget still shows, on a logarithmic axis whose ticks read as money the user set
+('$10', '$0.50', '$0.001') and never overlap."""
 
 from __future__ import annotations
 
@@ -41,6 +44,17 @@ Array.from(document.querySelectorAll('table.report td')).flatMap((cell) => {
   }
   return broken;
 })"""
+
+
+# Each table (its head's text) whose last column stands, on some row, beyond the window or
+# beyond the right edge of the box that scrolls it: a column one has to scroll to.
+LAST_COLUMN_OUT = """
+Array.from(document.querySelectorAll('main table')).filter((table) => {
+  const box = (table.closest('.scroll') || table.parentElement).getBoundingClientRect();
+  const right = Math.min(box.right, window.innerWidth);
+  return Array.from(table.rows).some((row) => row.cells.length &&
+    row.cells[row.cells.length - 1].getBoundingClientRect().right > right + 1);
+}).map((table) => (table.tHead || table).innerText.slice(0, 80))"""
 
 
 @pytest.fixture()
@@ -120,20 +134,46 @@ def test_time_axes_and_the_spend_tables_read_at_a_glance(history, browser) -> No
         server.stop()
 
 
-@pytest.fixture()
-def small_beside_large(tmp_path: Path) -> tuple[str, Path]:
-    """A job that spent two cents of its $900 budget."""
+def test_every_column_of_every_table_is_in_view(history, browser) -> None:  # noqa: F811
+    db, instances, _, _ = history
+    server = Server(db, instances)
+    try:
+        browser.open(server.url, *WIDTHS["desktop"])
+        jobs = browser.js("[...new Set(Array.from(document.querySelectorAll("
+                          "'main a[href^=\"/jobs/\"]')).map((a) => a.getAttribute('href')))]")
+        assert "/jobs/1" in jobs and len(jobs) >= 4
+        pages = [*(j.lstrip("/") for j in jobs), "", f"spend?since={T0:%Y-%m-%d}", "prices"]
+        for page in pages:
+            browser.open(server.url + page, *WIDTHS["desktop"])
+            if page == "jobs/1":  # a placement charged at prices that changed while it ran
+                assert "on average" in browser.js("document.querySelector('main').innerText")
+            assert browser.js(LAST_COLUMN_OUT) == [], page
+            assert browser.js("document.documentElement.scrollWidth") <= 1280, page
+        assert browser.problems == []
+    finally:
+        browser.leave()  # before the server stops: its live stream does not try again
+        server.stop()
+
+
+def frugal(tmp_path: Path, budget: float, usd_per_hour: float) -> tuple[str, Path]:
+    """A job that ran a minute at `usd_per_hour` against its `budget`."""
     db = tmp_path / "store.sqlite"
     store = PriceStore(str(db))
     spec = {"name": "frugal", "throughputs": {"V100": 1.0}, "steps": 10.0,
-            "constraints": {"budget": 900}}
+            "constraints": {"budget": budget}}
     job = store.jobs.create("frugal", {"spec": spec}, 10.0, at=T0)
-    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=T0, usd_per_hour=1.2,
-                     reason="launch", instance="f-1")
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=T0,
+                     usd_per_hour=usd_per_hour, reason="launch", instance="f-1")
     store.jobs.end_placement(job, T0 + timedelta(minutes=1))
     store.jobs.transition(job, "succeeded", at=T0 + timedelta(minutes=1))
     store.dispose()
     return str(db), tmp_path / "instances"
+
+
+@pytest.fixture()
+def small_beside_large(tmp_path: Path) -> tuple[str, Path]:
+    """A job that spent two cents of its $900 budget."""
+    return frugal(tmp_path, 900, 1.2)
 
 
 def test_a_small_spend_beside_a_large_budget_shows(small_beside_large, browser) -> None:  # noqa: F811
@@ -151,6 +191,38 @@ def test_a_small_spend_beside_a_large_budget_shows(small_beside_large, browser) 
         assert spent >= 0.05 * budget > 0, (spent, budget)  # on a linear axis: 0.00002x
         assert "USD, logarithmic scale" in browser.js(
             "Object.values(Chart.instances)[0].options.scales.y.title.text")
+        assert browser.problems == []
+    finally:
+        browser.leave()  # before the server stops: its live stream does not try again
+        server.stop()
+
+
+def given_tick(value: float) -> str:
+    """An axis tick as money the user sets reads: whole dollars alone ('$10', '$1,000'),
+    else the fewest decimals, at least two, that write it ('$0.50', '$0.001')."""
+    if value >= 1 and value == round(value):
+        return f"${value:,.0f}"
+    places = next(p for p in range(2, 9) if abs(round(value, p) - value) < 1e-12)
+    return f"${value:,.{places}f}"
+
+
+@pytest.mark.parametrize("budget, usd_per_hour", [(10, 0.06), (900, 1.2)])
+def test_a_logarithmic_money_axis_reads_as_set_and_never_overlaps(
+        tmp_path, browser, budget, usd_per_hour) -> None:  # noqa: F811
+    server = Server(*frugal(tmp_path, budget, usd_per_hour))
+    try:
+        browser.open(server.url, *WIDTHS["desktop"])
+        browser.wait_for("document.querySelectorAll('canvas[data-drawn]').length >= 1")
+        ticks, size = browser.js(
+            "(() => { const y = Object.values(Chart.instances)[0].scales.y;"
+            " return [y.ticks.filter((t) => t.label !== '' && t.label !== undefined)"
+            ".map((t) => [t.value, t.label, y.getPixelForValue(t.value)]),"
+            " Chart.defaults.font.size]; })()")
+        assert len(ticks) >= 3, ticks
+        assert [label for _, label, _ in ticks] == [given_tick(v) for v, _, _ in ticks]
+        pixels = sorted(y for _, _, y in ticks)
+        gaps = [b - a for a, b in zip(pixels, pixels[1:], strict=False)]
+        assert min(gaps) >= 1.5 * size, (ticks, size)  # a line of text apart and more
         assert browser.problems == []
     finally:
         browser.leave()  # before the server stops: its live stream does not try again
