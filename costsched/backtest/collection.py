@@ -290,11 +290,12 @@ class CollectionReplay:
 
 def _remaining(j: _Job, elapsed_hours: float) -> ResolvedJob:
     """The job's steps left and deadline hours left (at least a moment, so the plan can
-    tell a late job from one without a deadline)."""
+    tell a late job from one without a deadline), and whether it runs already."""
     c = j.spec.job.constraints
     deadline = None if c.deadline_hours is None else max(c.deadline_hours - elapsed_hours, 1e-6)
     job = replace(j.spec.job, steps=j.left, constraints=replace(c, deadline_hours=deadline))
-    return replace(j.spec, job=job)
+    # A job placed already pays no first start where it is: its moves are charged apart.
+    return replace(j.spec, job=job, running=j.at >= 0)
 
 
 def _extend_deadlines(pp: PackingProblem) -> None:

@@ -31,6 +31,10 @@ class Workload:
     # Placed again from its checkpoint (a recovery, a start after a stop): its start is a
     # restart, the checkpoint's copy included (`start_hours`).
     resumes: bool = field(default=False, kw_only=True)
+    # Running already (a re-plan of the rest of it, as a backtest's): no start to pay, as
+    # the decision model has it for the rest of a running job; a move's restart is charged
+    # apart, by whoever weighs the move.
+    running: bool = field(default=False, kw_only=True)
 
     @property
     def name(self) -> str:

@@ -157,8 +157,9 @@ def start_hours(job: Workload) -> float:
     from it), which its plan's expected hours and cost count once, at each offering's
     price, and so its deadline, as the deadline policies and the launch's check do. None
     for a job whose work is assumed: its figures are rates per hour of work, and a start,
-    paid once whatever the work, is no part of a rate (its plan says it comes on top)."""
-    return 0.0 if job.work_assumed else job.start_hours
+    paid once whatever the work, is no part of a rate (its plan says it comes on top).
+    0 for a job running already (`Workload.running`)."""
+    return 0.0 if job.work_assumed or job.running else job.start_hours
 
 
 def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]]) -> pd.DataFrame:

@@ -80,3 +80,18 @@ def test_a_budget_the_start_passes_is_over_in_both(offerings) -> None:  # noqa: 
     assert all(p.best is None for p in plan_jobs(jobs, offerings))
     plan = plan_collection(jobs, offerings, "cost")
     assert not plan.feasible
+
+
+def test_a_running_job_replanned_pays_no_first_start(offerings) -> None:  # noqa: ANN001
+    """The rest of a job that runs already (a backtest's re-plan) pays no start where it
+    runs, as the decision model has it: its figures are the work alone (a move's restart
+    is charged apart by whoever weighs the move)."""
+    from dataclasses import replace
+
+    jobs = _sweep(markets=["spot"])
+    new = plan_collection(jobs, offerings, "cost")
+    running = plan_collection([replace(j, running=True) for j in jobs], offerings, "cost")
+    best = plan_jobs(jobs, offerings)[0].best
+    assert set(running.assignment["offering"]) == {best["offering"]}
+    assert running.total_cost == pytest.approx(3 * (best["expected_cost"] - best["start_cost"]))
+    assert new.total_cost == pytest.approx(3 * best["expected_cost"])
