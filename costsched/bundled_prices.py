@@ -88,7 +88,7 @@ def gpu_model_name(value: str) -> str:
     name = GPU_ALIASES.get(name, name)
     found = {m.upper(): m for m in GPU_MODELS}.get(name)
     if found is None:
-        counted = _counted(name)
+        counted = counted_name(name)
         raise InvalidInput(
             f"unknown GPU model {value!r}: expected one of {', '.join(GPU_MODELS)} "
             "(or a cloud's name of one, such as nvidia-tesla-v100)"
@@ -97,7 +97,7 @@ def gpu_model_name(value: str) -> str:
     return found
 
 
-def _counted(name: str) -> str:
+def counted_name(name: str) -> str:
     """'H100:8' for a model and count written as one name ('H100X8', or '8XH100' as the
     tables write '8xH100'); '' for any other name."""
     models = {m.upper(): m for m in GPU_MODELS}

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from costsched import catalog, clouds
-from costsched.bundled_prices import GPU_MODELS
+from costsched.bundled_prices import GPU_MODELS, counted_name
 from costsched.model import InvalidInput
-from costsched.vocabulary import did_you_mean, written
+from costsched.vocabulary import closest, did_you_mean, written
 
 Fail = Callable[[str, str], InvalidInput]  # (field, message) -> the error naming both
 
@@ -58,6 +58,7 @@ def accelerator(item: str, where: str, fail: Fail) -> tuple[str, int] | str:
     """('V100', 1) for 'V100' or 'v100:1'; the known name alone (a str) when the catalog
     has no instance type with it; a one-line refusal for TPUs, fractions and typos."""
     name, _, count = str(item).strip().partition(":")
+    count_written = bool(count.strip())
     name, count = name.strip(), count.strip() or "1"
     if name.lower().startswith("tpu"):
         raise fail(where, f"{item!r}: TPUs are not supported yet; `sky launch` runs TPU tasks")
@@ -77,10 +78,23 @@ def accelerator(item: str, where: str, fail: Fail) -> tuple[str, int] | str:
         pass
     known = known_accelerator(name)
     if known is None:
-        raise fail(where, f"{name!r}: not an accelerator costsched knows; expected one of "
-                   + ", ".join(ACCELERATORS)
-                   + did_you_mean(name, dict.fromkeys([*GPU_MODELS, *ACCELERATORS])))
+        raise fail(where, f"{name!r}: not an accelerator costsched knows; "
+                   + _meant(name, int(number), bool(count_written)))
     return known
+
+
+def _meant(name: str, count: int, counted: bool) -> str:
+    """The name meant, with its count ('did you mean 'T4:1'?'), first and alone where one
+    is close (a count written into the name, 'l4x2', gives 'L4:2'); else every name."""
+    together = counted_name(re.sub(r"[\s_]+", "-", name.strip().upper()))
+    if together and not counted:
+        return (f"did you mean {together!r}? (a count is written MODEL:COUNT; `costsched "
+                "gpus` lists the GPUs it prices)")
+    close = closest(name, dict.fromkeys([*GPU_MODELS, *ACCELERATORS]))
+    if close:
+        return ("did you mean " + " or ".join(repr(f"{c}:{count}") for c in close)
+                + "? (`costsched gpus` lists the GPUs it prices)")
+    return "expected one of " + ", ".join(ACCELERATORS)
 
 
 def known_accelerator(name: str) -> str | None:

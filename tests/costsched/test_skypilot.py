@@ -683,4 +683,4 @@ def test_a_list_of_accelerators_is_tried_in_its_order_as_skypilot_does(tmp_path:
 def test_a_mistyped_item_of_an_accelerator_list_is_named_as_written() -> None:
     message = refusal("resources:\n  accelerators: [V100:1, V10O:1]\nrun: x")
     assert message.startswith("task.yaml: field resources.accelerators: 'V10O'")
-    assert "did you mean 'V100'" in message
+    assert "did you mean 'V100:1'" in message

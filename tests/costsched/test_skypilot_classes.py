@@ -94,8 +94,11 @@ def test_accelerator_aliases(name: str, model: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "close"), [
-    ("resources: {accelerators: V10O}\nrun: x", "did you mean 'V100'"),
-    ("resources: {accelerators: A100s:8}\nrun: x", "'A100'"),
+    ("resources: {accelerators: V10O}\nrun: x", "did you mean 'V100:1'"),
+    ("resources: {accelerators: A100s:8}\nrun: x", "'A100:8'"),
+    ("resources: {accelerators: T-4:1}\nrun: x", "; did you mean 'T4:1'? (`costsched gpus`"),
+    ("resources: {accelerators: l4x2}\nrun: x", "; did you mean 'L4:2'? (a count is written "
+                                                "MODEL:COUNT;"),
     ("resource: {accelerators: V100}\nrun: x", "did you mean 'resources'"),
     ("resources: {accelerators: V100, use-spot: true}\nrun: x", "did you mean 'use_spot'"),
     ("setpu: pip install x\nrun: x", "did you mean 'setup'"),
@@ -171,7 +174,8 @@ def test_a_misspelt_name_in_a_set_or_list_is_refused_with_the_close_one(text: st
     """A typo is refused as it is alone, never dropped: one line, the close name."""
     said = refusal(text + "\nrun: x")
     assert "'H10O': not an accelerator costsched knows" in said
-    assert said.endswith("; did you mean 'H100'?") and "\n" not in said
+    assert "; did you mean 'H100:1'? (`costsched gpus` lists" in said and "\n" not in said
+    assert "expected one of" not in said  # the name meant, not every name
 
 
 def test_a_known_gpu_without_a_catalog_type_is_still_dropped_from_a_set_with_a_note() -> None:
