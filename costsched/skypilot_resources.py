@@ -314,7 +314,8 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         scope.regions = {found[1]}
     if "use_spot" in res:
         if not isinstance(res["use_spot"], bool):
-            raise fail(f"{where}.use_spot", "expected true or false")
+            raise fail(f"{where}.use_spot", f"{written(res['use_spot'])}: expected true or "
+                       "false")
         scope.use_spot_given = True
     scope.markets = {"spot" if res.get("use_spot") else "on_demand"}
     if "accelerators" in res and "gpus" in res:

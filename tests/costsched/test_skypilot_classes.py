@@ -119,6 +119,12 @@ def test_a_resources_field_at_the_tasks_top_is_sent_under_resources(text: str) -
             f"resources: (resources: {{{key}: ...}})") in refusal(text)
 
 
+@pytest.mark.parametrize(("value", "said"), [("maybe", "'maybe'"), ("1", "1"), ("", "null")])
+def test_a_use_spot_that_is_no_boolean_is_echoed(value: str, said: str) -> None:
+    assert refusal(f"resources: {{accelerators: V100, use_spot: {value}}}\nrun: x").endswith(
+        f"field resources.use_spot: {said}: expected true or false")
+
+
 def test_a_docker_image_is_kept_for_the_launchers() -> None:
     spec = task("resources: {accelerators: V100, image_id: 'docker:nvcr.io/nvidia/pytorch:"
                 "24.07-py3'}\nrun: x")
