@@ -24,6 +24,7 @@ from costsched.cli.common import (
     announce_new_store,
     at_least,
     console,
+    err_console,
     friendly_errors,
     live_status,
     options,
@@ -146,7 +147,26 @@ def launch(
     _print_checkpoints(records, json_out)
     _print_armed(armed, json_out)
     _print_armed(env_note(envs), json_out)  # an --env named like a secret is stored
+    _say_stopped_namesakes(store, records, shown=not json_out)
     _say_not_launched(store, [r.id for r in records], shown=not json_out)
+
+
+def _say_stopped_namesakes(store: PriceStore, records: Sequence[Any], shown: bool) -> None:
+    """A line on stderr for each stopped job of a launched job's name: a new launch
+    starts afresh, and while it runs the stopped one (its checkpoint kept) cannot start,
+    one live job a name."""
+    launched = {r.id for r in records}
+    for record in records if shown else ():
+        for old in store.jobs.find(record.name):
+            if old.id not in launched and old.state == "stopped":
+                err_console.print(
+                    f"note: job {old.id} ({old.name}) is stopped at step "
+                    f"{old.steps_done:,.0f} and keeps its checkpoint; job {record.id}, "
+                    f"launched now under its name, started afresh, and job {old.id} cannot "
+                    f"start while job {record.id} runs (`costsched stop {record.id}`, then "
+                    f"`costsched start {old.id}` resumes it; `costsched start` of a stopped "
+                    "job, not `launch`, resumes one)", highlight=False, markup=False,
+                    soft_wrap=True)
 
 
 def _refuse_bad_input(db: str | None, read: list, backend: Any, envs: dict[str, str],
