@@ -59,11 +59,12 @@ class Charged(NamedTuple):
 
     @property
     def charged_usd_per_hour(self) -> float:
-        """The hourly price it was charged on average: `usd` (every node's) over its hours,
-        so that hours x this price make its usd, on the basis of the placement's own
-        `usd_per_hour` (a gang's is its N nodes'), the price when it began; the charge
-        follows the stored prices as they changed while it ran. NaN without hours."""
-        return self.usd / self.hours if self.hours > 0 else math.nan
+        """The hourly price it was charged on average, each node's: `usd` over its hours
+        (times its nodes), so that hours x this price make its usd. The placement's own
+        `usd_per_hour` is the price when it began; the charge follows the stored prices
+        as they changed while it ran. NaN without hours."""
+        node_hours = self.hours * max(int(self.nodes), 1)
+        return self.usd / node_hours if node_hours > 0 else math.nan
 
     def record(self) -> dict:
         """Its fields by name, as a row of `JobCost.placements` (and the hourly price it

@@ -307,21 +307,3 @@ def test_intervals_on_many_offerings_at_once_equal_a_step_by_step_integral(
         start, end = ((t - T0).total_seconds() for t in (row.start_at, row.end_at))
         key = (row.cloud, row.region, row.zone, row.instance_type, row.market, row.os)
         assert charged_usd == pytest.approx(by_steps(key, start, end), rel=1e-9, abs=1e-12)
-
-
-def test_a_gangs_average_charged_price_is_on_its_placements_basis() -> None:
-    """A 2-node placement placed at $0.30/h (its two nodes at $0.15 each), charged $0.15 a
-    node as it ran: its average is $0.30/h, the placement's own basis, so nothing reads
-    as re-priced (it read $0.15 against $0.30 'when placed')."""
-    from costsched.store.job_rows import PlacementRow
-
-    at = datetime(2026, 11, 30, tzinfo=timezone.utc)
-    placed = PlacementRow(1, 4, "aws", "us-west-2", "us-west-2a", "g4dn.xlarge", "spot",
-                          "linux", "T4", 1, at, at + timedelta(hours=2), 0.30, "launch", "i-1",
-                          False)
-    gang = costs.Charged(placed, hours=2.0, usd=2 * 2.0 * 0.15, price_source="stored", nodes=2)
-    assert gang.charged_usd_per_hour == pytest.approx(placed.usd_per_hour)
-    assert gang.hours * gang.charged_usd_per_hour == pytest.approx(gang.usd)
-    one = costs.Charged(placed._replace(usd_per_hour=0.15), hours=2.0, usd=2.0 * 0.15,
-                        price_source="stored")
-    assert one.charged_usd_per_hour == pytest.approx(0.15)
