@@ -69,16 +69,21 @@ def test_plan_then_launch_lands_on_the_cheapest_azure_spot_vm(
                for n in azure.blob.containers["ckpt"])  # the task's code, in Blob
 
 
-def test_a_launch_without_an_azure_subscription_is_refused_in_one_line(
-        cli: Any, tmp_path: Path, db_path: Path) -> None:
-    """No subscription named (no config key, no AZURE_SUBSCRIPTION_ID, no Azure CLI profile
-    in the test's HOME): the launch says how to name one, and stores nothing."""
+def _launch_on_azure(cli: Any, tmp_path: Path, db_path: Path) -> Any:
+    """`costsched launch` of a V100 spot task with --launcher azure, an Azure price stored."""
     PriceStore(str(db_path)).ingest(pd.DataFrame([
         row("azure", "eastus", "Standard_NC6s_v3", 0.31)]))
     task = tmp_path / "sky.yaml"
     task.write_text(yaml.safe_dump({"name": "resnet", "run": "python train.py",
                                     "resources": {"accelerators": "V100:1", "use_spot": True}}))
-    launched = cli("launch", task, "--launcher", "azure", "--wait", "0")
+    return cli("launch", task, "--launcher", "azure", "--wait", "0")
+
+
+def test_a_launch_without_an_azure_subscription_is_refused_in_one_line(
+        cli: Any, tmp_path: Path, db_path: Path) -> None:
+    """No subscription named (no config key, no AZURE_SUBSCRIPTION_ID, no Azure CLI profile
+    in the test's HOME): the launch says how to name one, and stores nothing."""
+    launched = _launch_on_azure(cli, tmp_path, db_path)
     assert launched.exit_code == 2, launched.output
     assert launched.output.count("\n") == 1 and "Traceback" not in launched.output
     assert "azure: no subscription named" in launched.output
@@ -95,12 +100,7 @@ def test_a_launch_without_the_azure_sdk_names_the_sdk_before_the_subscription(
 
     for module in ("azure.identity", "azure.mgmt.compute"):  # not importable, as uninstalled
         monkeypatch.setitem(sys.modules, module, None)
-    PriceStore(str(db_path)).ingest(pd.DataFrame([
-        row("azure", "eastus", "Standard_NC6s_v3", 0.31)]))
-    task = tmp_path / "sky.yaml"
-    task.write_text(yaml.safe_dump({"name": "resnet", "run": "python train.py",
-                                    "resources": {"accelerators": "V100:1", "use_spot": True}}))
-    launched = cli("launch", task, "--launcher", "azure", "--wait", "0")
+    launched = _launch_on_azure(cli, tmp_path, db_path)
     assert launched.exit_code == 2, launched.output
     assert launched.output.count("\n") == 1 and "subscription" not in launched.output
     assert ("azure: azure-identity, azure-mgmt-compute are not installed: pip install "
