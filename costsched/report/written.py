@@ -48,14 +48,18 @@ def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, 
         found[3] += usd
         day_of.setdefault((piece.day, p.job_id, p.cloud), []).append((hours, usd))
 
+    by_job: dict[Any, list[list]] = {}
+    by_cloud: dict[Any, list[list]] = {}
+    for c in placed.values():  # grouped once: a report of many jobs is one pass
+        by_job.setdefault(c[0], []).append(c)
+        by_cloud.setdefault(c[1], []).append(c)
+
     def of(chosen: list[list]) -> dict[str, list[float]]:
         return {"compute_usd": [c[3] for c in chosen], "billed_hours": [c[2] for c in chosen]}
 
     out: dict[str, list[dict[str, list[float]]]] = {
-        "jobs": [of([c for c in placed.values() if c[0] == r["job_id"]])
-                 for r in rows.get("jobs") or []],
-        "clouds": [of([c for c in placed.values() if c[1] == r["cloud"]])
-                   for r in rows.get("clouds") or []]}
+        "jobs": [of(by_job.get(r["job_id"], [])) for r in rows.get("jobs") or []],
+        "clouds": [of(by_cloud.get(r["cloud"], [])) for r in rows.get("clouds") or []]}
     days = []
     for r in rows.get("days") or []:
         found = day_of.get((r["day"], r["job_id"], r["cloud"]), [])
