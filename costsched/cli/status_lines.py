@@ -155,12 +155,6 @@ def written_costs(shown: list[service.JobStatus]) -> dict[int, tuple[float, floa
     return {s.record.id: (s.cost.total_usd + s.booked_usd, _total(s, places)) for s in shown}
 
 
-def view_hours(shown: list[service.JobStatus], now: datetime) -> int:
-    """The decimals of the placements' hours `status`'s lines say: the store's scale for
-    hours (`view_scale`), whatever else is shown beside them."""
-    return view_scale(shown).hours
-
-
 def due_places(shown: list[service.JobStatus], now: datetime) -> int:
     """The decimals of the hours to or from the deadlines of the jobs `shown`, read
     together and by themselves (not at the placements' precision), as `launch` and the

@@ -68,7 +68,7 @@ def test_a_stopped_job_before_its_deadline_is_still_due() -> None:
 def test_a_deadline_reads_at_its_own_precision_beside_placements() -> None:
     """'(in 2.00 h)' by launch, '(in 1.9793 h)' by status beside a placement's 0.0031 h:
     the deadlines' hours read together by themselves."""
-    from costsched.cli.status_lines import due_places, view_hours
+    from costsched.cli.status_lines import due_places, view_scale
 
     now = datetime(2026, 11, 29, 22, 50, tzinfo=timezone.utc)
     record = SimpleNamespace(final=True, state="succeeded", updated_at=now)
@@ -80,7 +80,7 @@ def test_a_deadline_reads_at_its_own_precision_beside_placements() -> None:
                               due=now + timedelta(hours=1.9793),
                               cost=SimpleNamespace(charged=()), scale=None)
     shown = [ran, running]
-    assert view_hours(shown, now) == 4  # type: ignore[arg-type]
+    assert view_scale(shown).hours == 4  # type: ignore[arg-type]
     assert due_places(shown, now) == 2  # type: ignore[arg-type]
 
 
