@@ -19,7 +19,11 @@ HTML), the dashboard and every message.
   (`charged_usd`, `charged_hours`: '$0.0000' beside '$0.0092'). A total is the sum of its
   parts as written (`total_as_written`), so that a figure reads the same wherever it
   stands and a line that itemises visibly adds up; a finished figure changes only when a
-  smaller charge settles, and then everywhere alike. The exact figures are JSON's.
+  smaller charge settles, and then everywhere alike. The same scale writes the figures
+  set beside charges: the report's estimate-versus-actual hours and dollars, a budget's
+  spent and forecast (no fewer decimals than the jobs' spend beside it), and a running
+  job's forecast on the dashboard (its spend as written plus the rest as written: never
+  below the spend). The exact figures are JSON's.
 - A cost the user weighs (`decimals_kept`: a job's expected cost at launch, the cost of
   staying against moving): under a dime, at MAX_DECIMALS ('$0.0129', not '$0.01'), so
   that it reads as the plan's table wrote it and two such costs never read alike.

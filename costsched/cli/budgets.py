@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from costsched.amounts import charged_usd, decimals, given, usd
 from costsched.cli.common import console, table
 from costsched.config import effective
 
@@ -42,29 +41,9 @@ def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None,
         states = budgets_now(store, at=at, of_jobs=of_jobs)
     if not states:
         return
-    # The cap as the user set it ('$2.00'); each amount column at the precision it needs
-    # (`costsched.amounts`): spent, committed and forecast are not parts of a sum.
-    # (`spent_places`: no fewer decimals than the jobs' costs above, whose sums they are.)
-    columns = [[usd(v, max(decimals(values), spent_places or 0)) for v in values]
-               for values in ([getattr(s, f) for s in states]
-                              for f in ("spent_usd", "committed_usd", "forecast_usd"))]
-    for i, s in enumerate(states):  # a job's own budget: its spend as the job's cost reads
-        found = (written or {}).get(s.jobs[0]) if s.kind == "job" and len(s.jobs) == 1 \
-            else None
-        if found is not None and spent_places is not None and abs(found[0] - s.spent_usd) < 1e-9:
-            columns[0][i] = charged_usd(found[1], spent_places)
-            if abs(s.forecast_usd - s.spent_usd) < 1e-9:  # a stopped job's: its spend
-                columns[2][i] = columns[0][i]
-    rows = [[s.name, s.period, given(s.usd), *(c[i] for c in columns), _jobs(s.running),
-             _jobs(s.stopped)] for i, s in enumerate(states)]
-    # "stopped at cap": the jobs its cap stopped, not every job whose state is stopped.
-    headings = ["budget", "period", "cap $", "spent $", "committed $", "forecast $",
-                "running", "stopped at cap"]
-    console.print(table("Budgets now", headings, rows, detail=["committed $", "period"]))
+    from costsched.report.budgets_now import DETAIL, HEADINGS, TITLE, budget_cells
+
+    rows = budget_cells(states, spent_places, written)
+    console.print(table(TITLE, HEADINGS, rows, detail=DETAIL))  # type: ignore[arg-type]
 
 
-def _jobs(ids: Sequence[int]) -> str:
-    """'job 3', 'jobs 3, 5' (ids that do not read as a count); '-' for none."""
-    if not ids:
-        return "-"
-    return ("job " if len(ids) == 1 else "jobs ") + ", ".join(map(str, ids))

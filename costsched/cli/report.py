@@ -13,14 +13,17 @@ from costsched.cli.common import (
     DbOption,
     JsonOption,
     WideOption,
+    asked_wide,
     console,
     err_console,
     friendly_errors,
+    left_out_caption,
     options,
     print_json,
     table,
 )
 from costsched.report import Report, build
+from costsched.report.budgets_now import budget_cells
 from costsched.report.cells import (
     format_cell,
     heading,
@@ -28,17 +31,11 @@ from costsched.report.cells import (
     shown_rows,
     totals_line,
 )
-from costsched.report.tables import TABLES
+from costsched.report.tables import HIDDEN, TABLES, WIDE
 from costsched.service.stores import using
 
 if TYPE_CHECKING:
     from costsched.store import PriceStore
-
-# Columns left out on the terminal (--json has them): said elsewhere on the page.
-_HIDDEN = {"days": ["job_id"], "egress": ["from_cloud", "to_cloud"],
-           "speeds": ["job_id", "flag", "planned_from"],
-           "estimates": ["job_id", "model", "state"]}
-
 
 @friendly_errors
 def report(
@@ -76,20 +73,34 @@ def report(
         with options(since="--since", until="--until", job="--job"):
             _known_job(store, job)
             built = build(store, since=since, until=until, job=job)
+        states = budgets_now(store, at=built.until, of_jobs=_named(built, job))
+        spent_places, written = budget_figures(built)
         if html_out is not None:
             from costsched.report.html import write
 
-            write(built, html_out)
+            write(built, html_out, budget_cells(states, spent_places, written))
             (err_console if json_out else console).print(
                 Text(f"wrote {html_out}"), highlight=False)
         if json_out:
             from costsched.service.views import report_document
 
-            print_json(report_document(built, budgets_now(store, at=built.until,
-                                                          of_jobs=_named(built, job))))
+            print_json(report_document(built, states))
             return
         _print(built)
-        print_budgets(store, _named(built, job))  # each budget now: spent, committed, ...
+        # Each budget now: spent, committed, ... (its spend at the store's scale, as the
+        # per-job table writes the job's)
+        print_budgets(store, states=states, spent_places=spent_places, written=written)
+
+
+def budget_figures(built: Report) -> tuple[int | None, dict[int, tuple[float, float]]]:
+    """The decimals of the report's charged dollars (the store's scale; None where it was
+    not read) and each job's spend in the period, exact and as the per-job table writes
+    it, by id: what a job's budget's spent reads as where it is the same figure."""
+    if built.scale is None:
+        return None, {}
+    _, shown = shown_rows("jobs", built.tables())
+    return built.scale.usd, {int(r["job_id"]): (float(r["usd"]), float(s["usd"]))
+                             for r, s in zip(built.rows["jobs"], shown, strict=True)}
 
 
 def _known_job(store: PriceStore, job: str | None) -> None:
@@ -122,14 +133,22 @@ def _print(built: Report) -> None:
     console.print(Text(totals_line(built.totals, built.tables())))
     for line in built.flags():
         console.print(Text(f"throughput: {line}"), highlight=False)
+    wide = asked_wide()
     for name, title, _ in TABLES:
         found = built.rows[name]
         if not found:
             continue
-        hidden = _HIDDEN.get(name, [])
+        # Its detail (`tables.WIDE`) with --wide alone, as the HTML file and the dashboard
+        # show it under the table
+        left = [] if wide else [heading(c) for c in WIDE.get(name, [])]
         places, shown = shown_rows(name, built.tables())
-        headings, rows = _cells(shown, [c for c in found[0] if c not in hidden], places)
+        headings, rows = _cells(shown, [c for c in found[0] if c not in HIDDEN.get(name, [])
+                                        and heading(c) not in left], places)
         # Where the page is narrow, the rightmost columns go first; the row's name and its
         # spend stay.
         detail = [h for h in reversed(headings[1:]) if h != "total $"]
-        console.print(table(title, headings, rows, detail=detail))  # type: ignore[arg-type]
+        out = table(title, headings, rows, detail=detail)  # type: ignore[arg-type]
+        if left:
+            kept = {str(c.header) for c in out.columns}
+            out.caption = Text(left_out_caption(left + [h for h in detail if h not in kept]))
+        console.print(out, markup=False)  # (its cells and caption are Text: shown literally)

@@ -14,7 +14,7 @@ from starlette.routing import Route
 from costsched.dashboard import actions, api, data, live, render
 from costsched.dashboard.auth import COOKIE
 from costsched.model import JOB_STATES
-from costsched.report.tables import TABLES
+from costsched.report.tables import TABLES, row_keys, split_columns
 
 STATES = JOB_STATES  # the jobs page's filter
 
@@ -84,7 +84,8 @@ async def spend_page(request: Request) -> Response:
                    "values": [j["static_usd"] for j in doc["jobs"]]}]}}
     return _page(request, "spend.html", doc=doc, charts=charts, version=version,
                  since=q.get("since") or "", until=q.get("until") or "",
-                 tables=[(t.name, t.title) for t in TABLES])
+                 tables=[(t.name, t.title) for t in TABLES], split_columns=split_columns,
+                 row_keys=row_keys)
 
 
 async def prices_page(request: Request) -> Response:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from costsched.amounts import (
     MAX_DECIMALS,
+    as_written,
     charged_usd,
     charging,
     decimals,
@@ -114,6 +115,20 @@ def spent(job: dict, places: dict[str, int]) -> str:
     if not parts or not places.get("charged"):
         return cell("usd", job.get("cost_usd"), places)
     return charged_usd(total_as_written(parts, places["usd"]), places["usd"])
+
+
+def forecast(job: dict, value: float | None, places: dict[str, int]) -> str:
+    """A job's forecast (`value`: its spend so far and what the rest is expected to cost),
+    at the page's precision (`places`: the store's scale) as its spend so far reads
+    (`spent`) plus the rest as written: never below it ('$0.01' under '$0.01103')."""
+    if value is None or not math.isfinite(float(value)):
+        return "-"
+    parts, cost = _job_amounts(job), job.get("cost_usd")
+    if not parts or not places.get("charged") or not isinstance(cost, (int, float)):
+        return cell("usd", value, places)
+    p = places["usd"]
+    so_far = total_as_written(parts, p)
+    return charged_usd(round(so_far + as_written(float(value) - float(cost), p), p), p)
 
 
 def spent_all(jobs: list[dict], places: dict[str, int]) -> str:
@@ -236,6 +251,7 @@ FILTERS = {"noun": noun, "money": money, "when": when, "age": age, "due": due, "
            "scale_places": scale_places, "spent": spent, "spent_all": spent_all,
            "per_hour": per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
+FILTERS["forecast"] = forecast  # `job | forecast(value, places)`: never below its spend
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
 # `totals_figures(totals, tables)`: the report's totals at its spend tables' precision.

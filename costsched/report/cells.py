@@ -33,7 +33,7 @@ from costsched.amounts import (
     usd,
 )
 from costsched.measured import sps
-from costsched.report.written import CHARGED_TABLES, PART_COLUMNS, parts_of, scale_of
+from costsched.report.written import PART_COLUMNS, SCALED_TABLES, parts_of, scale_of
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -146,13 +146,13 @@ def is_ratio(column: str) -> bool:
 
 def places_of(name: str, table: object, jobs: object) -> dict[str, int]:
     """`table_places` of the report's table `name` (a `TABLES` name; its rows `table`);
-    a table of charges (CHARGED_TABLES) at the store's scale (`scale_of`) where it was
+    a table of charges (SCALED_TABLES) at the store's scale (`scale_of`) where it was
     read, else for a spend table (SPEND_TABLES), no fewer decimals than the spend tables
     and their totals need together (`spend_places`; `jobs`: the report's tables by name,
     or its per-job rows alone)."""
     places = table_places(table)
     scale = scale_of(jobs)
-    if scale is not None and name in CHARGED_TABLES:
+    if scale is not None and name in SCALED_TABLES:
         return {**places, **scale}
     tables = spend_tables(jobs)
     if name in SPEND_TABLES and tables["jobs"]:
@@ -488,7 +488,9 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
     if missing(value):
         return "-"
     places = places or {}
-    if column == "usd_per_gb" or column.endswith("usd_per_hour"):
+    if column == "usd_per_gb":  # a price, as quoted, zero too ('$0.0000' beside '$0.1200')
+        return charged_usd(float(value), MAX_DECIMALS)  # type: ignore[arg-type]
+    if column.endswith("usd_per_hour"):
         return per_hour(float(value))  # type: ignore[arg-type]  # a price, as quoted
     if column == "budget_usd":
         return given(float(value))  # type: ignore[arg-type]  # as the user set it
@@ -512,8 +514,10 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
         return f"{_time(value):%Y-%m-%d}"
     if isinstance(value, datetime):
         return when(value)
-    if column in OTHER_FIGURES:  # the rule of hours, at its column's precision
-        return hours(float(value), places.get("figures"))  # type: ignore[arg-type]
+    if column in OTHER_FIGURES:  # the rule of hours, at its column's precision, zero too
+        if places.get("figures") is not None:
+            return charged_hours(float(value), places["figures"])  # type: ignore[arg-type]
+        return hours(float(value))  # type: ignore[arg-type]
     if isinstance(value, float):  # the rule of hours, never 0.00 for 0.001
         return hours(value)
     return str(value)

@@ -19,10 +19,12 @@ by as much.
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
 running at 1.5x its plan), its start counted whole (paid once, at the start). Ratios are
-actual over expected: above 1 the job took longer or cost more than planned. A run came in
-`under` its estimate when both ratios are below 1 - TOLERANCE, `over` it when either is
-above 1 + TOLERANCE, `within` it otherwise (the words say where the run stands against its
-estimate, not against a deadline). A job whose work was assumed (a task that gives none:
+actual over expected: above 1 the job took longer or cost more than planned. Each ratio is
+judged alone: `under` below 1 - TOLERANCE, `over` above 1 + TOLERANCE, `within` between.
+Where the hours and the cost agree the verdict is that word; where they do not, it names
+each ('hours within, cost under'), so that 'within' never stands beside a cost ratio of
+0.10x (the words say where the run stands against its estimate, not against a
+deadline). A job whose work was assumed (a task that gives none:
 an hour of work on its first GPU) has no estimate of its own, and no row.
 
 Plain rows in and out (dicts by column): the report's text and JSON are written without
@@ -148,14 +150,23 @@ def _trained(readings: Sequence[tuple]) -> tuple[float, float] | None:
 
 
 def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:
-    """'under', 'within' or 'over' the estimate (see the module); '' when nothing can be
-    compared."""
-    ratios = [r for r in (hours_ratio, usd_ratio) if math.isfinite(r)]
-    if not ratios:
+    """'under', 'within' or 'over' the estimate where the hours and the cost agree (each
+    judged alone: `judged`), else the verdict of each, named: 'hours within, cost under'
+    (see the module); '' when nothing can be compared."""
+    hours, cost = judged(hours_ratio), judged(usd_ratio)
+    if not hours or not cost or hours == cost:
+        return hours or cost
+    return f"hours {hours}, cost {cost}"
+
+
+def judged(value: float) -> str:
+    """One ratio against 1: 'under' below 1 - TOLERANCE, 'over' above 1 + TOLERANCE,
+    'within' between; '' when it is not known."""
+    if not math.isfinite(value):
         return ""
-    if max(ratios) > 1 + TOLERANCE:
+    if value > 1 + TOLERANCE:
         return "over"
-    if max(ratios) < 1 - TOLERANCE:
+    if value < 1 - TOLERANCE:
         return "under"
     return "within"
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
+from costsched.report.budgets_now import HEADINGS as BUDGET_HEADINGS
+from costsched.report.budgets_now import TITLE as BUDGETS_TITLE
 from costsched.report.cells import (  # noqa: F401 - the HTML's cells are everyone's
     HEADINGS,
     HOUR_COLUMNS,
@@ -34,7 +36,7 @@ from costsched.report.cells import (  # noqa: F401 - the HTML's cells are everyo
 )
 from costsched.report.cells import added_up as cells_added_up
 from costsched.report.data import Report
-from costsched.report.tables import TABLES
+from costsched.report.tables import TABLES, row_keys, split_columns
 
 if TYPE_CHECKING:  # matplotlib loads when a chart is drawn (`report --html`)
     from matplotlib.axes import Axes
@@ -48,12 +50,14 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
 th { background: #f0f0f0; text-align: left; } td.num { text-align: right; }
 .figures img { max-width: 100%; display: block; margin: 0.5em 0; }
 .note { color: #666; }
+details { margin: 0.3em 0 0.8em; } summary { color: #444; cursor: pointer; }
 """
 
 
 
-def render(report: Report) -> str:
-    """The report as one HTML document."""
+def render(report: Report, budgets: list[list[str]] | None = None) -> str:
+    """The report as one HTML document; `budgets`: the rows of "Budgets now", as written
+    (`report.budgets_now.budget_cells`), which end it as they end the text report."""
     period = period_words(_when(report.since) if report.since is not None else None,
                           _when(report.until), report.placed)
     summary = totals_line(report.totals, report.tables()) + "."
@@ -75,16 +79,20 @@ def render(report: Report) -> str:
         if note:
             parts.append(f'<p class="note">{escape(note)}</p>')
         places, rows = shown_rows(name, report.tables())
-        parts.append(_table(rows, places))
+        parts.append(_table(rows, places, name))
+    if budgets is not None:
+        parts.append(f"<h2>{escape(BUDGETS_TITLE)}</h2>")
+        parts.append(_written_table(BUDGET_HEADINGS, budgets))
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 
 
-def write(report: Report, path: str | Path) -> Path:
-    """Write the report's HTML to `path`; the path."""
+def write(report: Report, path: str | Path, budgets: list[list[str]] | None = None
+          ) -> Path:
+    """Write the report's HTML to `path` (`render`); the path."""
     path = Path(path)
     try:
-        path.write_text(render(report), encoding="utf-8")
+        path.write_text(render(report, budgets), encoding="utf-8")
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot write the report ({exc.strerror})") from None
     return path
@@ -93,15 +101,27 @@ def write(report: Report, path: str | Path) -> Path:
 # --- tables -----------------------------------------------------------------------------------
 
 
-def _table(table: object, places: dict[str, int]) -> str:
-    """A table's rows (`shown_rows`; rows or a frame) as they read at its precision
-    `places`."""
+def _table(table: object, places: dict[str, int], name: str = "") -> str:
+    """The report's table `name` (its rows, `shown_rows`; rows or a frame) as they read at
+    its precision `places`: the columns every view shows by default (`split_columns`), and
+    the rest under it, folded, beside the columns that tell its rows apart."""
     columns, rows = records(table)
     if not rows:
         return '<p class="note">none</p>'
+    cells = cells_added_up(rows, places)
+    shown, more = split_columns(name, columns)
+    out = _cells_table(shown, cells, places)
+    if more:
+        words = ", ".join(heading(c) for c in more)
+        out += (f"<details><summary>more columns: {escape(words)}</summary>"
+                f"{_cells_table([*row_keys(shown), *more], cells, places)}</details>")
+    return out
+
+
+def _cells_table(columns: list[str], cells: list[dict], places: dict[str, int]) -> str:
     head = "".join(f"<th>{escape(heading(str(c)))}</th>" for c in columns)
     body = []
-    for record in cells_added_up(rows, places):
+    for record in cells:
         shown = []
         for column in columns:
             value = record[column]
@@ -109,6 +129,17 @@ def _table(table: object, places: dict[str, int]) -> str:
             css = ' class="num"' if numeric else ""
             shown.append(f"<td{css}>{escape(format_cell(column, value, places))}</td>")
         body.append("<tr>" + "".join(shown) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _written_table(headings: list[str], rows: list[list[str]]) -> str:
+    """A table of cells written already (its figures: the columns headed '... $')."""
+    if not rows:
+        return '<p class="note">none</p>'
+    head = "".join(f"<th>{escape(h)}</th>" for h in headings)
+    css = [' class="num"' if h.endswith("$") else "" for h in headings]
+    body = ["<tr>" + "".join(f"<td{k}>{escape(c)}</td>" for k, c in zip(css, row, strict=True))
+            + "</tr>" for row in rows]
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 
@@ -34,3 +35,28 @@ TABLES = (
                 "ratio of actual to expected, and the one furthest from 1"),
 )
 NAMES = tuple(t.name for t in TABLES)
+
+# The columns each view leaves out of a table by default (one choice for the command line,
+# the HTML file and the dashboard's Spend page; `--json` has every column):
+# HIDDEN: said elsewhere on the page (a job's id beside its name, the clouds in the
+# regions' names); WIDE: the detail a wide view adds (`report --wide` on the terminal;
+# "more columns" under the table in the HTML file and on the Spend page).
+HIDDEN = {"days": ["job_id"], "egress": ["from_cloud", "to_cloud"],
+          "speeds": ["job_id", "flag", "planned_from"],
+          "estimates": ["job_id", "model", "state"]}
+WIDE = {"moves": ["priced_total_usd", "priced_egress_usd", "priced_restart_usd",
+                  "priced_lost_work_usd", "priced_overlap_usd"]}
+
+
+def split_columns(name: str, columns: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(shown, more) of the table `name`'s `columns`: those a view shows by default, and
+    the rest (HIDDEN and WIDE), each in the table's order."""
+    left_out = set(HIDDEN.get(name, ())) | set(WIDE.get(name, ()))
+    return ([c for c in columns if c not in left_out],
+            [c for c in columns if c in left_out])
+
+
+def row_keys(shown: Sequence[str]) -> list[str]:
+    """The columns that tell a table's rows apart, to head its "more columns": the first
+    shown and the job's name."""
+    return list(dict.fromkeys([*shown[:1], *(c for c in shown if c == "name")]))

@@ -112,7 +112,16 @@ def test_the_report_shows_the_section(db_path, cli) -> None:  # noqa: ANN001
 def test_against_the_estimate_needs_a_ratio() -> None:
     assert vs_estimate(math.nan, math.nan) == ""
     assert vs_estimate(0.95, 1.05) == "within"
-    assert vs_estimate(0.5, 1.2) == "over"  # over on either is over the plan
+    assert vs_estimate(1.2, 1.3) == "over" and vs_estimate(0.5, 0.8) == "under"
+    assert vs_estimate(math.nan, 0.5) == "under"  # the one ratio known judges alone
+
+
+def test_the_verdict_never_reads_within_beside_a_cost_far_off() -> None:
+    """Where the hours and the cost disagree, the verdict names each: a run on its plan's
+    hours that cost a tenth of its estimate is not 'within' it."""
+    assert vs_estimate(1.0, 0.10) == "hours within, cost under"
+    assert vs_estimate(5.93, 0.08) == "hours over, cost under"
+    assert vs_estimate(0.5, 1.2) == "hours under, cost over"
 
 
 def test_a_job_that_failed_at_step_0_shows_what_it_spent(runs: PriceStore) -> None:

@@ -68,7 +68,9 @@ def report_file(store: PriceStore, tmp_path: Path) -> Path:
 def test_the_report_renders_in_chromium(report_file: Path, tmp_path: Path) -> None:
     dom, stderr = probed(report_file, tmp_path)
     assert "<title>decoded 3/3</title>" in dom  # three figures, every one decoded
-    assert dom.count("<table>") == 7  # six of spend, one of measured speed (no plans kept)
+    # six of spend, one of measured speed (no plans kept); under four, their other columns
+    # (the days' and the speeds' ids, the egress's clouds, the moves' prices as decided)
+    assert dom.count("<table>") - dom.count("<details>") == 7 and dom.count("<details>") == 4
     assert "beta &lt;b&gt;[red]x&lt;/b&gt;" in dom and "<b>[red]" not in dom
     assert console_messages(stderr) == []
 
