@@ -53,7 +53,8 @@ LOCAL_ENV := COSTSCHED_DB=$(LOCAL)/store.sqlite COSTSCHED_INSTANCES=$(LOCAL)/ins
 	COSTSCHED_MIGRATION_RESTART_MINUTES=0.05 COSTSCHED_MIGRATION_WARMUP_MINUTES=0 \
 	COSTSCHED_DAEMON_WATCH_SECONDS=5 COSTSCHED_DAEMON_IDLE_SECONDS=5
 # The demo's prices (examples/demo/prices-*.csv), stamped with the time they are imported:
-# each holds from then on, as a price collected now would.
+# each holds from then on, as a price collected now would (imported --whole: the spot
+# market of aws, as a collection is).
 demo_prices = sed -E '2,$$ s/,[0-9T:-]+Z,/,'"$$(date -u +%Y-%m-%dT%H:%M:%SZ)"',/' \
 	examples/demo/prices-$(1).csv > $(LOCAL)/prices-$(1).csv
 demo-local: install
@@ -63,11 +64,11 @@ demo-local: install
 	@echo "   (a 4,000-step job at about 100 steps/s: half a minute, priced as such; the launch"
 	@echo "   starts a supervisor in the background that watches it)"
 	@$(call demo_prices,before)
-	$(LOCAL_ENV) $(BIN)/costsched prices import $(LOCAL)/prices-before.csv
+	$(LOCAL_ENV) $(BIN)/costsched prices import $(LOCAL)/prices-before.csv --whole
 	cd examples/demo && $(LOCAL_ENV) $(CURDIR)/$(BIN)/costsched launch train.yaml
 	@echo "== Zone a's price rises and b's falls: the policy moves the job, in dollars =="
 	@$(call demo_prices,after)
-	$(LOCAL_ENV) $(BIN)/costsched prices import $(LOCAL)/prices-after.csv
+	$(LOCAL_ENV) $(BIN)/costsched prices import $(LOCAL)/prices-after.csv --whole
 	$(LOCAL_ENV) $(BIN)/costsched migrate
 	@echo "== The cloud takes the instance away without notice; the supervisor recovers the job"
 	@echo "   (status only looks: --no-reconcile) =="

@@ -36,7 +36,11 @@ def throughput_notes(spec: JobSpec) -> list[str]:
     for (a task's accelerators, a job's constraints.gpu_models) while some it asks for has
     no figure of its own: its figure then only helps estimate those (A10's for A10G),
     which may not be what was meant. None when the job asks for any GPU or every GPU it
-    asks for has its figure (another figure is then unused: harmless)."""
+    asks for has its figure (another figure is then unused: harmless).
+
+    No 'did you mean': every name here is a GPU costsched knows (the spec refuses any
+    other, with its own suggestion), so it is one the user measured, not a slip for a
+    GPU the job asks for (T4 is not a misspelt L4)."""
     asked = list(spec.constraints.gpu_models or ())
     given = list(dict.fromkeys(key.split(":")[0] for key in spec.throughputs or {}))
     unmeasured = [g for g in asked if g not in given]
@@ -46,8 +50,5 @@ def throughput_notes(spec: JobSpec) -> list[str]:
     key = as_written("throughputs", sky)
     whose = (f"the task's accelerators ({', '.join(asked)})" if sky else
              f"the job's GPU models (constraints.gpu_models: {', '.join(asked)})")
-    out = []
-    for g in (g for g in given if g not in asked):
-        out.append(f"{key}: {g} is not one of {whose}: its figure only helps estimate them"
-                   f"{did_you_mean(g, unmeasured)}")
-    return out
+    return [f"{key}: {g} is not one of {whose}: its figure only helps estimate them"
+            for g in given if g not in asked]

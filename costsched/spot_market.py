@@ -11,6 +11,10 @@ price no newer than a stored one there is left out. The store's newest spot pric
 cloud is read over every spot offering of the store, never only those a caller asks about:
 `plan` of a V100 task and `launch` of it must see one market whatever else the store holds.
 
+An import is read as a cloud's whole spot market only when it lists most of that cloud's
+bundled spot offerings (`taken_whole`), or when told so (`prices import --whole`); else, or
+when told so (`--partial`), as a partial update.
+
 Standard library only: the quick path reads it without pandas or SQLAlchemy.
 """
 
@@ -23,6 +27,18 @@ from datetime import datetime, timezone
 # --partial`): they stand for no cloud's whole spot market, and replace the bundled spot
 # prices of their own places only (`bundled_place_holds`).
 PARTIAL = "partial update: "
+
+# The share of a cloud's bundled spot offerings (places: cloud, region, type) an import must
+# list to be read as that cloud's whole spot market when no reading is asked for: more than
+# half. A hand-made file of a few quotes is then a partial update, and hides nothing.
+WHOLE_SHARE = 0.5
+
+
+def taken_whole(listed: int, bundled: int) -> bool:
+    """Whether an import that lists `listed` of a cloud's `bundled` bundled spot offerings
+    stands for its whole spot market when no reading is asked for: only if it lists more
+    than WHOLE_SHARE of them (a cloud with none bundled: yes, there is nothing to hide)."""
+    return bundled == 0 or listed > WHOLE_SHARE * bundled
 
 # Per cloud, the newest stored spot price at or before :at (epoch seconds), over every spot
 # offering, partial updates left out: one index seek per offering (prices' key is

@@ -68,16 +68,25 @@ def import_(
         show_default=False)] = None,
     partial: Annotated[bool, typer.Option(
         "--partial", help="The files update some of a cloud's spot prices: the bundled spot "
-        "offerings they do not list stay in plans (without it, a cloud's imported spot "
-        "prices stand for its whole spot market, as a collection's do). Prices of the "
-        "files stored before are marked so too: importing a file again with --partial "
-        "takes back its standing for the whole market.")] = False,
+        "offerings they do not list stay in plans. Prices of the files stored before are "
+        "marked so too: importing a file again with --partial takes back its standing for "
+        "the whole market. Without --partial or --whole, a cloud's imported spot prices "
+        "stand for its whole spot market only if they list more than half of its bundled "
+        "spot offerings.")] = False,
+    whole: Annotated[bool, typer.Option(
+        "--whole", help="The files hold each cloud's whole spot market, as a collection "
+        "does: the bundled spot offerings they do not list are not offered. Prices of the "
+        "files stored before as a partial update stand for the whole market too.")] = False,
     db: NewDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports), spot
     availability (spot traces, probe logs *.out) and booked capacity (EC2
     DescribeCapacityBlockOfferings and DescribeCapacityReservations JSON bodies)."""
+    if partial and whole:
+        fail(InvalidInput("--partial and --whole ask for opposite readings of the files: give "
+                          "one or neither (neither: whole only where they list most of a "
+                          "cloud's bundled spot offerings)"))
     with Progress(TextColumn("[bold]reading"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err_console, disable=bar_hidden(json_out), transient=True) as progress:
@@ -89,10 +98,10 @@ def import_(
 
         with options(**{"trace start": "--trace-start"}):
             result = import_prices(db, paths, progress=advance, trace_start=trace_start,
-                                   partial=partial)
+                                   partial=True if partial else False if whole else None)
     summary = result.to_dict()
     hidden = []
-    if result.inserted or result.marked_partial:  # what the prices leave out, said here
+    if result.inserted or result.marked_partial or result.marked_whole:  # what they hide
         from costsched.service.prices import hidden_snapshot
 
         hidden = [h for h in hidden_snapshot(db) if h.cloud in result.clouds]
@@ -107,14 +116,16 @@ def import_(
         if result.read or not (result.availability or result.booked_files):
             console.print(f"Imported {counted(result.files, 'file')}: "
                           f"{counted(result.read, 'observation')}, {new}, "
-                          f"{result.unchanged:,} unchanged{_marked(result.marked_partial)}; "
+                          f"{result.unchanged:,} unchanged"
+                          f"{_marked(result.marked_partial, result.marked_whole)}; "
                           f"{counted(len(result.errors), 'file')} rejected.",
                           highlight=False, markup=False)
         elif result.errors:
             console.print(f"{counted(len(result.errors), 'file')} rejected.", highlight=False,
                           markup=False)
-        for left in hidden:
-            console.print(f"[yellow]note:[/yellow] {user_text(left.note())}", highlight=False,
+        read = [r.note() for r in result.spot_readings] if result.inserted else []
+        for note in [*(n for n in read if n), *(left.note() for left in hidden)]:
+            console.print(f"[yellow]note:[/yellow] {user_text(note)}", highlight=False,
                           soft_wrap=True)
         if result.availability:
             console.print(f"Spot availability: {counted(len(result.availability), 'file')}, "
@@ -128,8 +139,12 @@ def import_(
         raise typer.Exit(1)
 
 
-def _marked(rows: int) -> str:
-    """The import's words for stored prices it marked as a partial update, if any."""
+def _marked(rows: int, whole: int = 0) -> str:
+    """The import's words for stored prices it marked as a partial update (`rows`) or took
+    that mark off (`whole`), if any."""
+    if whole:
+        return (f" ({whole:,} of them, stored as a partial update, now stand for their "
+                "cloud's whole spot market)")
     if not rows:
         return ""
     return (f" ({rows:,} of them marked as a partial update: they no longer stand for "

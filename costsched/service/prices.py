@@ -16,9 +16,36 @@ from costsched.prices import SPOT_PLACE, partial_source, prices_at
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
 from costsched.service.values import regions as known_regions
+from costsched.spot_market import taken_whole
 from costsched.taskfile import close_files
 
 EXPORT_SUFFIXES = (".csv", ".parquet")
+
+
+@dataclass(frozen=True)
+class SpotReading:
+    """How an import's spot prices of `cloud` were read: as its whole spot market or as a
+    partial update (`partial`), asked for (`prices import --partial` or `--whole`) or
+    decided by how many of the cloud's `bundled` spot offerings they list (`listed`;
+    `costsched.spot_market.taken_whole`)."""
+
+    cloud: str
+    listed: int
+    bundled: int
+    partial: bool
+    asked: bool
+
+    def note(self) -> str | None:
+        """The one line that says a reading the user did not ask for and the flag for the
+        other one; None when asked, or when read whole (the import's note of what the
+        prices hide then says so, `HiddenSnapshot`)."""
+        if self.asked or not self.partial:
+            return None
+        return (f"{self.cloud} spot: read as a partial update, since the prices list "
+                f"{self.listed:,} of {self.cloud}'s {self.bundled:,} bundled spot offerings: "
+                "they replace the bundled prices of their own places and hide none of the "
+                f"rest; `costsched prices import --whole FILE` takes them as {self.cloud}'s "
+                "whole spot market")
 
 
 @dataclass(frozen=True)
@@ -41,7 +68,11 @@ class ImportResult:
     booked_files: list[dict] = field(default_factory=list)
     # Prices stored before, imported again with `partial`: now marked as a partial update.
     marked_partial: int = 0
+    # Prices stored as a partial update, imported again with `partial` False: now whole.
+    marked_whole: int = 0
     clouds: list[str] = field(default_factory=list)  # the clouds of the prices read
+    # Per cloud with spot prices read: how they were read (`SpotReading`).
+    spot_readings: list[SpotReading] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -54,15 +85,17 @@ ImportProgress = Callable[[int, int, Path], None]
 def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
                   progress: ImportProgress | None = None,
                   trace_start: datetime | str | None = None,
-                  partial: bool = False) -> ImportResult:
+                  partial: bool | None = None) -> ImportResult:
     """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports) and
     spot availability (spot traces, probe logs) from files or directories: the prices in
     one transaction, the availability in another. A bad file is an error line, not an
     exception. `trace_start`: when spot traces start whose folder names no day (default:
     midnight UTC of the day their folder names). `partial`: the prices are a partial
-    update of their clouds' markets (`costsched.spot_market.PARTIAL`), not each cloud's whole
-    spot market. A path that does not exist raises InvalidInput naming it, before
-    anything is read or stored."""
+    update of their clouds' markets (`costsched.spot_market.PARTIAL`; stored prices they
+    repeat are marked so too), or with False each cloud's whole spot market (stored prices
+    they repeat lose that mark); None (default): per cloud, whole only if they list most of
+    its bundled spot offerings (`costsched.spot_market.taken_whole`). A path that does not
+    exist raises InvalidInput naming it, before anything is read or stored."""
     from price_collectors import availability, booked, recorded
 
     check_paths(paths)
@@ -86,11 +119,16 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
     intervals = found.intervals()
     with using(store) as opened:
         observations = parsed.observations()
-        if partial:
-            observations = observations.assign(
-                source=observations["source"].map(partial_source))
+        readings = spot_readings(observations, partial)
+        clouds = observations["cloud"].astype(str)
+        if partial is None:  # by what they list, per cloud
+            some = {r.cloud for r in readings if r.partial}
+        else:
+            some = set(clouds) if partial else set()
+        observations = observations.assign(source=observations["source"].where(
+            ~clouds.isin(some), observations["source"].map(partial_source)))
         result = opened.ingest(observations)
-        marked = opened.mark_partial(observations) if partial else 0
+        marked = 0 if partial is None else opened.mark_partial(observations, partial)
         added = opened.spot_availability.add(intervals)
         booked_added = sum(opened.booked.add(o, tenancy=t)[0] for o, t in offered)
     return ImportResult(files=parsed.files + len(found.files) + len(per_file),
@@ -103,8 +141,30 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
                         availability=[{"file": str(path), "intervals": n}
                                       for path, n in found.files],
                         booked=sum(len(o) for o, _ in offered), booked_inserted=booked_added,
-                        booked_files=per_file, marked_partial=marked,
-                        clouds=sorted(set(observations["cloud"].astype(str))))
+                        booked_files=per_file,
+                        marked_partial=marked if partial else 0,
+                        marked_whole=marked if partial is False else 0,
+                        clouds=sorted(set(observations["cloud"].astype(str))),
+                        spot_readings=readings)
+
+
+def spot_readings(observations: pd.DataFrame, partial: bool | None) -> list[SpotReading]:
+    """Per cloud with spot prices among `observations`, how they are read: as asked
+    (`partial` True or False), else by how many of its bundled spot offerings (places:
+    cloud, region, type) they list (`costsched.spot_market.taken_whole`)."""
+    spot = observations[observations["market"].astype(str) == "spot"]
+    if spot.empty:
+        return []
+    bundled = prices_at(None, datetime.now(timezone.utc), markets=["spot"])
+    places = {tuple(map(str, row)) for row in bundled[SPOT_PLACE].to_numpy().tolist()}
+    out = []
+    for cloud, rows in spot.groupby(spot["cloud"].astype(str), sort=True):
+        listed = {tuple(map(str, row)) for row in rows[SPOT_PLACE].to_numpy().tolist()}
+        of_cloud = sum(1 for place in places if place[0] == cloud)
+        count = len(listed & places)
+        whole = taken_whole(count, of_cloud) if partial is None else not partial
+        out.append(SpotReading(str(cloud), count, of_cloud, not whole, partial is not None))
+    return out
 
 
 def _booked_bodies(paths: Sequence[Path], advance: Callable[[Path], None],

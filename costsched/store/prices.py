@@ -201,24 +201,29 @@ class PriceStore:
         inserted = database.write(self.engine, lambda conn: self._ingest(conn, frame))
         return IngestResult(inserted=inserted, unchanged=len(frame) - inserted)
 
-    def mark_partial(self, observations: pd.DataFrame) -> int:
+    def mark_partial(self, observations: pd.DataFrame, partial: bool = True) -> int:
         """Mark the stored prices that `observations` (an observation frame) repeat, the same
         price at the same offering and time, as a partial update's (`spot_market.PARTIAL`),
         in one transaction; the number marked. Only the source's mark changes: a price and
         its time are never rewritten, and a row stored with another price (the first one
         stored wins) is left as it is. Prices marked so stand for no cloud's whole spot
-        market, which is how a file imported without `--partial` is taken back."""
+        market, which is how a file imported whole is taken back. `partial` False takes the
+        mark off instead (`prices import --whole`): the prices then stand for the market."""
         if observations.empty:
             return 0
         frame = observations.assign(effective_ts=to_epoch_seconds(observations["effective_at"]))
-        marked = (text(f"substr('{PARTIAL}' || source, 1, :width)")
-                  .bindparams(width=prices.c.source.type.length))
+        if partial:
+            marked = (text(f"substr('{PARTIAL}' || source, 1, :width)")
+                      .bindparams(width=prices.c.source.type.length))
+            changes = prices.c.source.not_like(f"{PARTIAL}%")
+        else:
+            marked = func.substr(prices.c.source, len(PARTIAL) + 1)
+            changes = prices.c.source.like(f"{PARTIAL}%")
         statement = (
             prices.update()
             .where(prices.c.offering_id == bindparam("id"),
                    prices.c.effective_ts == bindparam("ts"),
-                   func.abs(prices.c.usd_per_hour - bindparam("usd")) < 1e-9,
-                   prices.c.source.not_like(f"{PARTIAL}%"))
+                   func.abs(prices.c.usd_per_hour - bindparam("usd")) < 1e-9, changes)
             .values(source=marked)
         )
 

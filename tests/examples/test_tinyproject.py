@@ -70,7 +70,7 @@ def test_fresh_clone_launched_preempted_recovered_from_elsewhere(tmp_path: Path)
            "XDG_DATA_HOME": str(xdg / "data"), "XDG_CACHE_HOME": str(xdg / "cache"),
            "XDG_CONFIG_HOME": str(xdg / "config")}
     env.pop("COSTSCHED_CONFIG", None)
-    import_prices(str(tmp_path / "store.sqlite"), [PRICES])  # as `costsched prices import`
+    import_prices(str(tmp_path / "store.sqlite"), [PRICES], partial=False)  # as --whole
     cli(env, clone, "launch", "sky.yaml", "--wait", "30")
 
     checkpoints = open_store(str(xdg / "data" / "costsched" / "checkpoints" / "job-1"))

@@ -41,7 +41,7 @@ def user(tmp_path: Path) -> tuple[dict[str, str], Path]:
                 "XDG_DATA_HOME": str(tmp_path / "xdg" / "data"),
                 "XDG_CACHE_HOME": str(tmp_path / "xdg" / "cache"),
                 "XDG_CONFIG_HOME": str(tmp_path / "xdg" / "config")})
-    import_prices(str(tmp_path / "store.sqlite"), [PRICES])
+    import_prices(str(tmp_path / "store.sqlite"), [PRICES], partial=False)
     return env, home
 
 

@@ -29,7 +29,7 @@ JOBS = 45
 def built(url: str, tmp_path: Path) -> tuple[PriceStore, FileInstances, list[int]]:
     """JOBS running jobs, and the ids of those a pass moves."""
     store = PriceStore(url)
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     launcher = FileInstances(tmp_path / "instances.json")
     running_jobs(store, launcher, tmp_path / "ckpt", jobs=JOBS)
     movers = [a.job_id for a in service.migrate(store, launcher, dry_run=True, at=NOW)

@@ -35,6 +35,7 @@ from costsched.service.jobs.steps import (
     _run_move,
     _start_launch,
     check_checkpoint_root,
+    resume_from,
 )
 from costsched.service.jobs.watch import settle
 from costsched.service.plan import Jobs, job_specs
@@ -221,6 +222,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
         raise_budget(store, job_id, budget, at=when)
     store.jobs.transition(job_id, "pending", at=when, expect="stopped",
                           detail="started again by the user")
+    resume_from(store, run, None, when)  # its step until it reports: its checkpoint's
     # A start, not a recovery: no instance was lost (it counts in neither the job's
     # recoveries nor the preemption figures).
     move = store.moves.create(job_id, "start", cands, at=when,

@@ -29,6 +29,7 @@ from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
+from costsched.vocabulary import counted
 
 if TYPE_CHECKING:
     from costsched.jobspec import JobSpec
@@ -260,6 +261,34 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
     return Mover(store, launcher, job, _newest_checkpoint,
                  (lambda: at) if at is not None else utcnow, carrier(store, launcher, run),
                  observed_as=observed_as(launcher.name))
+
+
+def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
+                at: datetime) -> str:
+    """Store, as the step the job stands at until it reports one again, the step its next
+    instance resumes from (a recovery's, a start's): its newest checkpoint's. `saved`: that
+    step as the instance it resumes after reported it (`Instance.checkpoint_step`), else
+    the one stored at its stop; with neither, 0 when its checkpoint store holds no verified
+    checkpoint (it starts over), else not known: the step stays. The words for the steps
+    lost ('resumes from step 300, its checkpoint's: 94 steps lost'); '' when none are."""
+    record = store.jobs.get(run.record.id)
+    saved = record.checkpoint_step if saved is None else float(saved)
+    if saved is None:
+        try:
+            saved = None if _newest_checkpoint(run.checkpoint_uri) is not None else 0.0
+        except Exception:  # noqa: BLE001 - a store it cannot read now: the step stays
+            saved = None
+    if saved is None:
+        return ""
+    saved = within_total(record, max(saved, 0.0))
+    lost = record.steps_done - saved
+    if lost <= 0:
+        return ""
+    # No placement is open (the lost one ended, the next not begun): no reading is kept,
+    # and no progress record, which a measured speed would read.
+    store.jobs.record_steps({record.id: saved}, at=at, extend=False)
+    where = "its checkpoint's" if saved else "no checkpoint: from the start"
+    return f"resumes from step {saved:,.0f} ({where}): {counted(round(lost), 'step')} lost"
 
 
 def _newest_checkpoint(uri: str) -> int | None:

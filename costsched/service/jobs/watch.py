@@ -36,6 +36,7 @@ from costsched.service.jobs.steps import (
     _resume_launches,
     _run_moves,
     _step_news,
+    resume_from,
     secret_names,
     waiting_for_secrets,
 )
@@ -331,7 +332,11 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     launcher.terminate(instance.id)  # (a cloud that fails it: the job is left as it is)
     _recovering(store, job_id, when, why)  # before its placement ends: never read running
     store.jobs.end_placement(job_id, lost)  # with no placement
-    return _recover(store, launcher, run, at, placement, instance.id, why)
+    # Its step until it reports again: where the next instance resumes, its checkpoint's.
+    resumed = resume_from(store, run, instance.checkpoint_step, when)
+    if resumed:
+        store.jobs.note(job_id, "recovery", f"instance {instance.id}: {resumed}", at=when)
+    return _recover(store, launcher, run, at, placement, instance.id, why, resumed)
 
 
 def _recovering(store: PriceStore, job_id: int, at: datetime, why: str) -> None:
@@ -382,11 +387,13 @@ def _node_lost_at_end(store: PriceStore, run: RunningJob, placement: pd.Series,
 
 
 def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
-             placement: pd.Series | None, source: str, why: str) -> JobEvent | None:
+             placement: pd.Series | None, source: str, why: str,
+             resumed: str = "") -> JobEvent | None:
     """Start and step a recovery of a job whose instance is gone (its placement closed);
     `at`: the time of the pass (None: the clock, as the steps go). One this process lacks
     a secret for is started and left `recovering` for a process that holds it (a daemon
-    says so once: `steps.waiting_for_secrets`)."""
+    says so once: `steps.waiting_for_secrets`). `resumed`: the steps it lost, in words
+    (`steps.resume_from`), said after the recovery's state."""
     from costsched.service.jobs.decider import JobNow, place  # the policy's: a recovery's
 
     job_id = run.record.id
@@ -402,7 +409,8 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
     if waiting:  # recovering, not running: nothing runs, and the note says why
         return said[0] if said else None
     after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
-    return JobEvent(job_id, "recovery", f"{why}; recovery {after.state}",
+    return JobEvent(job_id, "recovery",
+                    f"{why}; recovery {after.state}{'; ' + resumed if resumed else ''}",
                     notify="failure" if after.state == "failed" else "recovery")
 
 

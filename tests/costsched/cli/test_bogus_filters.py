@@ -210,7 +210,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     trace.parent.mkdir(parents=True)
     trace.write_text(json.dumps({"metadata": {"gap_seconds": 195}, "data": [1] * 2000}))
     db = str(folder / "store.sqlite")
-    import_prices(db, [ROOT / "examples" / "demo" / "prices-before.csv", trace])
+    import_prices(db, [ROOT / "examples" / "demo" / "prices-before.csv", trace], partial=False)
     store = PriceStore(db)
     try:
         at = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -80,7 +80,7 @@ def finished_job(db: str) -> None:
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     home = tmp_path_factory.mktemp("home")
     db = str(home / "store.sqlite")
-    import_prices(db, [EXAMPLES / "demo" / "prices-before.csv"])
+    import_prices(db, [EXAMPLES / "demo" / "prices-before.csv"], partial=False)
     finished_job(db)
     for name, text in REFUSED.items():
         (home / name).write_text(text)

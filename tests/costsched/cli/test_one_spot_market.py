@@ -1,7 +1,8 @@
-"""plan, launch and gpus read one spot market. One imported aws spot price (a T4 in
-us-west-2a) makes the store aws's whole spot market: the bundled aws spot prices it does not
-list are gone for every reader alike, whichever GPU a task or command asks about (they were
-read as the store's market only when the question happened to include the imported row)."""
+"""plan, launch and gpus read one spot market. One aws spot price (a T4 in us-west-2a)
+imported as the whole market (`--whole`) makes the store aws's whole spot market: the
+bundled aws spot prices it does not list are gone for every reader alike, whichever GPU a
+task or command asks about (they were read as the store's market only when the question
+happened to include the imported row)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\dZ")
 
 @pytest.fixture()
 def imported(cli, tmp_path: Path) -> Path:  # noqa: ANN001
-    """A store holding one aws spot price, imported from a file (a day old)."""
+    """A store holding one aws spot price, imported from a file (a day old) as aws's whole
+    spot market."""
     path = tmp_path / "one.csv"
     path.write_text("cloud,region,zone,instance_type,market,os,gpu_model,gpu_count,vcpus,"
                     "memory_gb,usd_per_hour,effective_at,source\n"
                     f"aws,us-west-2,us-west-2a,g4dn.xlarge,spot,linux,T4,1,4,16,0.15,"
                     f"{IMPORTED:%Y-%m-%dT%H:%M:%SZ},me\n")
-    done = cli("prices", "import", path)
+    done = cli("prices", "import", path, "--whole")
     assert done.exit_code == 0, done.output
     return tmp_path
 

@@ -31,7 +31,7 @@ def loaded_by(argv: list[str], env: dict[str, str]) -> tuple[int, list[str]]:
 
 def test_a_plan_of_one_job_loads_no_collection_or_job_rooms(tmp_path: Path) -> None:
     db = str(tmp_path / "store.sqlite")
-    import_prices(db, [EXAMPLES / "demo" / "prices-before.csv"])
+    import_prices(db, [EXAMPLES / "demo" / "prices-before.csv"], partial=False)
     env = {**os.environ, "HOME": str(tmp_path), "COSTSCHED_DB": db,
            "COSTSCHED_DISCOVERED_TYPES": str(tmp_path / "none.csv"),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}

@@ -83,8 +83,16 @@ SECTION = ("name: np6\nresources:\n  accelerators: {L4: 1, A10G: 1}\n  use_spot:
 def test_a_throughput_of_a_gpu_the_task_does_not_ask_for_is_noted(
         cli, tmp_path: Path) -> None:  # noqa: ANN001
     notes = _notes(cli, _task(tmp_path, SECTION % "A10"))
+    # A10 is a GPU of its own, not a slip for A10G: the note, with no "did you mean".
     assert ("costsched.throughputs: A10 is not one of the task's accelerators (A10G, L4): "
-            "its figure only helps estimate them; did you mean 'A10G'?") in notes, notes
+            "its figure only helps estimate them") in notes, notes
+    assert "did you mean" not in " ".join(notes), notes
+    # A GPU the user measured that reads like one the task asks for (T4, L4): no rename
+    # offered, which would give L4 the T4's speed.
+    notes = _notes(cli, _task(tmp_path, SECTION.replace("L4: 40, %s: 45", "T4: 20")))
+    assert [n for n in notes if "throughputs" in n] == [
+        "costsched.throughputs: T4 is not one of the task's accelerators (A10G, L4): its "
+        "figure only helps estimate them"], notes
     # Every accelerator with a figure of its own: nothing to say.
     assert not [n for n in _notes(cli, _task(tmp_path, SECTION.replace(
         "L4: 40, %s: 45", "L4: 40, A10G: 30, A10: 45"))) if "throughputs" in n]

@@ -209,15 +209,16 @@ def test_show_gives_each_price_its_age_and_marks_superseded_ones(cli) -> None:
 
 def test_an_import_says_which_bundled_spot_offerings_its_newer_prices_leave_out(
         cli, tmp_path) -> None:  # noqa: ANN001
-    """Stored spot prices newer than a cloud's bundled ones stand for its whole spot market
-    in plans: the import says so, with the count it leaves out and what reads every type."""
+    """Stored spot prices newer than a cloud's bundled ones, imported whole, stand for its
+    whole spot market in plans: the import says so, with the count it leaves out and what
+    reads every type."""
     from pathlib import Path
 
     from costsched.prices import prices_at
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
-    first = cli("prices", "import", demo, "--db", db)
+    first = cli("prices", "import", demo, "--whole", "--db", db)
     assert first.exit_code == 0, first.output
     now = datetime.now(timezone.utc)
     bundled = prices_at(None, now, markets=["spot"], clouds=["aws"])
@@ -278,7 +279,7 @@ def _aws_spot_planned(db: str) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame]:
 
 def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
         cli, tmp_path) -> None:  # noqa: ANN001
-    """The way back from an import without `--partial`: the same file imported again with it
+    """The way back from an import with `--whole`: the same file imported again with `--partial`
     marks its stored prices as a partial update, so the bundled spot offerings it hid are
     planned again; the import says how many it marked, and plan's words follow."""
     from pathlib import Path
@@ -286,7 +287,7 @@ def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
-    whole = cli("prices", "import", demo, "--db", db)
+    whole = cli("prices", "import", demo, "--whole", "--db", db)
     assert whole.exit_code == 0, whole.output
     said = " ".join(whole.stdout.split())
     assert "importing a file again with it brings back what that file hid" in said
@@ -310,7 +311,8 @@ def test_an_import_says_only_what_its_own_clouds_prices_leave_out(cli, tmp_path)
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
-    assert "note: aws spot" in " ".join(cli("prices", "import", demo, "--db", db).stdout.split())
+    first = cli("prices", "import", demo, "--whole", "--db", db)
+    assert "note: aws spot" in " ".join(first.stdout.split())
     when = (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     gcp = tmp_path / "gcp.csv"
     gcp.write_text("cloud,region,zone,instance_type,market,os,gpu_model,gpu_count,vcpus,"

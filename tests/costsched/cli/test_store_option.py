@@ -44,7 +44,8 @@ def test_a_sqlite_url_to_a_missing_file_is_refused_too(tmp_path: Path) -> None:
 
 def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
     db = tmp_path / "new.sqlite"
-    argv = ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv"), "--db", str(db)]
+    argv = ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv"), "--whole",
+            "--db", str(db)]
     first = CliRunner().invoke(app, argv)
     assert first.exit_code == 0, first.output
     assert first.stderr.count("creating the store") == 1 and db.exists()

@@ -48,7 +48,7 @@ def running_job(tmp_path: Path) -> Iterator[tuple[str, int, Path]]:
     labelled team=vision and in budget 'vision': (store path, job id, instances folder)."""
     db = tmp_path / "store.sqlite"
     instances = tmp_path / "instances"
-    import_prices(str(db), [EXAMPLES / "demo" / "prices-before.csv"])
+    import_prices(str(db), [EXAMPLES / "demo" / "prices-before.csv"], partial=False)
     spec = yaml.safe_load((EXAMPLES / "demo" / "train.yaml").read_text())
     spec.update(workdir=str(EXAMPLES), steps=40000,
                 run="python train.py --steps 40000 --step-seconds 2 --checkpoint-every 1",

@@ -60,7 +60,7 @@ Array.from(document.querySelectorAll('main table')).filter((table) => {
 @pytest.fixture()
 def no_jobs(tmp_path: Path) -> tuple[str, Path]:
     db = tmp_path / "store.sqlite"
-    import_prices(str(db), [EXAMPLES / "demo" / "prices-before.csv"])
+    import_prices(str(db), [EXAMPLES / "demo" / "prices-before.csv"], partial=False)
     return str(db), tmp_path / "instances"
 
 

@@ -130,7 +130,7 @@ def test_a_batched_pass_leaves_the_store_as_moving_each_job_alone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     built = tmp_path / "built.sqlite"
     store = PriceStore(f"sqlite:///{built}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     running_jobs(store, FileInstances(tmp_path / "instances.json"), tmp_path / "ckpt")
     store.dispose()
     copies = {}
@@ -161,7 +161,7 @@ def test_a_batched_pass_leaves_the_store_as_moving_each_job_alone(
 
 def test_a_job_held_by_another_costsched_is_left_out_of_the_batch(tmp_path: Path) -> None:
     store = PriceStore(f"sqlite:///{tmp_path / 'jobs.sqlite'}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     launcher = FileInstances(tmp_path / "instances.json")
     running_jobs(store, launcher, tmp_path / "ckpt", jobs=9)
     planned = service.migrate(store, launcher, dry_run=True, at=NOW)
@@ -184,7 +184,7 @@ def test_a_stop_recorded_while_a_batch_calls_a_launcher_wins(tmp_path: Path) -> 
     step is left out of the batch's writes, and taken again: it winds the move down; the
     others' moves, in the same batch, finish."""
     store = PriceStore(f"sqlite:///{tmp_path / 'jobs.sqlite'}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     launcher = FileInstances(tmp_path / "instances.json")
     running_jobs(store, launcher, tmp_path / "ckpt", jobs=9)
     movers = [a.job_id for a in service.migrate(store, launcher, dry_run=True, at=NOW)
@@ -223,7 +223,7 @@ def test_a_move_whose_lease_was_lost_mid_pass_is_left_to_its_new_holder(
     from costsched.migration import machine
 
     store = PriceStore(f"sqlite:///{tmp_path / 'jobs.sqlite'}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     launcher = FileInstances(tmp_path / "instances.json")
     running_jobs(store, launcher, tmp_path / "ckpt", jobs=9)
     movers = [a.job_id for a in service.migrate(store, launcher, dry_run=True, at=NOW)

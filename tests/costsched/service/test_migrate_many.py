@@ -55,7 +55,7 @@ def add_running(store: PriceStore, launcher: Instances, n: int) -> int:
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[PriceStore, Instances]:
     store = PriceStore(f"sqlite:///{tmp_path_factory.mktemp('mixed') / 'jobs.sqlite'}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     launcher = Instances()
     for n in range(JOBS):
         add_running(store, launcher, n)
@@ -89,7 +89,7 @@ def test_every_job_decided_at_once_is_decided_as_alone(
 def one_mover(tmp_path: Path) -> tuple[PriceStore, Instances, int]:
     """A job on the dearest zone, where moving pays."""
     store = PriceStore(f"sqlite:///{tmp_path / 'jobs.sqlite'}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     launcher = Instances()
     job_id = add_running(store, launcher, 2)  # us-east-1c, the dearest
     [advice] = service.migrate(store, launcher, job_id, dry_run=True, at=NOW, force=True)

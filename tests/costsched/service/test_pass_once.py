@@ -55,7 +55,7 @@ def mover(store: PriceStore, launcher: Movable, where: Path) -> int:
 @pytest.fixture()
 def store(tmp_path: Path) -> PriceStore:
     store = PriceStore(f"sqlite:///{tmp_path / 'jobs.sqlite'}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     return store
 
 

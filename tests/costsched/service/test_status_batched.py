@@ -74,7 +74,7 @@ class Instances(Launcher):
 def team(path: Path, jobs: int, kinds: Sequence[str] = KINDS) -> tuple[PriceStore, Instances]:
     """`jobs` jobs placed on three spot zones, each doing kinds[n % len(kinds)]."""
     store = PriceStore(f"sqlite:///{path / 'jobs.sqlite'}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     launcher = Instances()
     for n in range(jobs):
         kind = kinds[n % len(kinds)]

@@ -55,7 +55,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> tuple[PriceStore, Instance
     """JOBS jobs of a team: two in three running on one of three zones (priced apart, and
     with different steps done, so that their decisions differ), the rest finished."""
     store = PriceStore(f"sqlite:///{tmp_path_factory.mktemp('team') / 'jobs.sqlite'}")
-    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"])
+    import_prices(store, [ROOT / "examples" / "demo" / "prices-before.csv"], partial=False)
     launcher = Instances()
     start = NOW - timedelta(hours=6)
     for n in range(JOBS):
