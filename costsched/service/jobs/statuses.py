@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from costsched import launch_secrets
 from costsched.amounts import Scale, store_scale
@@ -35,12 +36,14 @@ from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
-from costsched.store.decisions import StoredDecision
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean
 from costsched.work import Work, assumed_work, measured_pace, own_total
+
+if TYPE_CHECKING:  # read from the store when a job is live (`store.decisions`)
+    from costsched.store.decisions import StoredDecision
 
 
 @dataclass(frozen=True)
