@@ -213,11 +213,11 @@ class PriceDecider(Decider):
         out: dict[int, Decision] = {}
         jobs = at_pace(jobs, market)
         moving = [(i, j) for i, j in enumerate(jobs) if j.current is not None
-                  and not j.short]
+                  and (not j.short or j.assumed)]
         for i, job in enumerate(jobs):
             if job.current is None:
                 out[i] = self._placed(job, market, now)
-            elif job.short:
+            elif job.short and not job.assumed:
                 out[i] = unpriced(job, now, self.policy)
         if moving:
             margin = 0.0 if self.force else self.margin
@@ -228,8 +228,9 @@ class PriceDecider(Decider):
                     for _, j in moving]
             found = decide_all(market.store, asks, policy=self.policy, at=now, margin=margin,
                                overheads=self.overheads, measured_rates=market.rates)
-            for (i, _), d in zip(moving, found, strict=True):
-                out[i] = replace(d, reason=move_reason(d, margin))
+            for (i, j), d in zip(moving, found, strict=True):
+                out[i] = (replace(d, reason=move_reason(d, margin)) if not j.short
+                          else assumed_stay(d, margin, j.short))
         return [out[i] for i in range(len(jobs))]
 
     def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
@@ -450,6 +451,16 @@ def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:
     tables = market.rest_tables([(j.job_id, j.resolved) for j in jobs])
     return [j if t is j.resolved.table else replace(j, resolved=replace(j.resolved, table=t))
             for j, t in zip(jobs, tables, strict=True)]
+
+
+def assumed_stay(d: Decision, margin: float, short: str) -> Decision:
+    """The decision on a job whose rest is priced as all of its hours (`JobNow.assumed`):
+    its figures said, marked as assumed, but where it runs it stays (no move is made on
+    an assumed rest)."""
+    if d.moves:
+        d = replace(d, held="no move is made on an assumed rest")
+    return replace(d, reason=f"{move_reason(d, margin, mark=ASSUMED_MARK)}; {ASSUMED_MARK} "
+                             f"assumed: {short}")
 
 
 def unpriced(job: JobNow, now: datetime, policy: str) -> Decision:

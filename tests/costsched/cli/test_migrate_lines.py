@@ -129,6 +129,16 @@ def test_a_job_whose_work_is_hours_is_priced_as_all_of_them_marked_assumed(
     assert "  its rest is priced as all of its hours" in lines
     [advice] = json.loads(cli("migrate", "hours", "--to", TO, "--dry-run", "--json").stdout)
     assert advice["stay_usd"] > 0 and advice["move_usd"] > advice["stay_usd"]
+    # The policy's own decision says its dollars alike; no move is made on an assumed rest.
+    stays = cli("migrate", "hours", "--dry-run").stdout.splitlines()
+    assert re.fullmatch(rf"job {job.id} \(hours\): staying: \$[\d.]+\* expected here",
+                        stays[0]), stays
+    assert stays[2].startswith("  * assumed: step 325: ")
+    launcher.full.clear()
+    set_prices(store, {"us-east-1b": 0.01}, datetime.now(timezone.utc) - timedelta(minutes=5))
+    [kept] = service.migrate(store, launcher, job.id)
+    assert not kept.decision.moves and kept.started is None
+    assert "; not moved there: no move is made on an assumed rest; * assumed: " in kept.reason
 
 
 def test_a_move_asked_of_a_job_whose_rest_is_not_known_cannot_be_compared() -> None:
