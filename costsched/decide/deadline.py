@@ -20,7 +20,7 @@ from costsched.decide.price import Decision
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, Job, Offering
-from costsched.optimize.decision import MovePrice, Overheads, Place, price_move
+from costsched.optimize.decision import Overheads, Place, price_move
 from costsched.policies import OfferingKey
 from costsched.policies.deadline.base import NONE, DeadlinePolicy, DeadlineState, MarketNow
 
@@ -35,10 +35,6 @@ class DeadlineDecision(Decision):
     "gpu_count", "usd_per_hour"}) each."""
 
     fallbacks: tuple[tuple[OfferingKey, dict], ...] = ()
-    # Where the job stays: its first fallback (where a launch would go after it) priced as
-    # a move is, (key, expected USD of the rest there with the move, the move's price);
-    # None when it moves, is placed, or has nowhere else to go.
-    other: tuple[OfferingKey, float, MovePrice] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,7 +131,7 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
     start = (0.0 if choice == here else overheads.restart_hours(first_gb) * gang_price) \
         if move is None else float(move.total)
     fallbacks = _fallbacks(found, key)
-    other = None
+    other = None  # `Decision.other`: its first fallback, where a launch would go after it
     if current is not None and move is None and here is not None and fallbacks:
         # Staying (its price is the choice's): what the first fallback would cost, the
         # move priced as a move there is.

@@ -6,7 +6,6 @@ itemised; the amounts of a line at one precision, so that they add up."""
 from __future__ import annotations
 
 from costsched.amounts import decimals, decimals_kept, usd
-from costsched.decide.deadline import DeadlineDecision
 from costsched.decide.price import Decision
 from costsched.optimize.decision import MovePrice
 from costsched.policies import OfferingKey
@@ -46,8 +45,10 @@ def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str 
             return (f"stay: {stay} expected here, {there} on {where} including the move"
                     f"{itemised(choice, places)}; not moved there: {choice.held}")
         return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
-    return (f"stay: {stay} expected here; no move saves more than {margin:.0%} of the "
-            "next day's cost here")
+    if choice.other is not None:  # at the precision of the line, its best alternative's
+        stay = usd(choice.stay_usd, _other_places(choice)) + mark
+    return (f"stay: {stay} expected here{best_other(choice, mark)}; no move saves more "
+            f"than {margin:.0%} of the next day's cost here")
 
 
 def asked_unpriced(choice: Decision, short: str) -> str:
@@ -71,14 +72,25 @@ def deadline_dollars(d: Decision) -> str:
         places = decimals_kept([d.stay_usd, d.choice_usd, *parts(d)])
         return (f": {usd(d.stay_usd, places)} expected here, {usd(d.choice_usd, places)} "
                 f"there including the move{itemised(d, places)}")
-    other = d.other if isinstance(d, DeadlineDecision) else None
-    if other is None:
-        return f": {usd(d.stay_usd)} expected here"
-    key, there, move = other
-    places = decimals_kept([d.stay_usd, there, *_items(move)])
-    return (f": {usd(d.stay_usd, places)} expected here; {usd(there, places)} on "
-            f"{label(key)}, the best alternative, including the move"
-            f"{_itemised(move, places)}")
+    return f": {usd(d.stay_usd, _other_places(d))} expected here{best_other(d)}"
+
+
+def best_other(d: Decision, mark: str = "") -> str:
+    """'; $Y on <offering>, the best alternative, including the move of $M (...)' for a
+    job that stays (`Decision.other`; '' when it has none), at the precision of the line
+    it ends (the cost here with it)."""
+    if d.other is None:
+        return ""
+    key, there, move = d.other
+    places = _other_places(d)
+    return (f"; {usd(there, places)}{mark} on {label(key)}, the best alternative, including "
+            f"the move{_itemised(move, places)}")
+
+
+def _other_places(d: Decision) -> int:
+    """The decimals of a stay's line: its cost here, its best alternative's and the move's."""
+    return decimals_kept([d.stay_usd, *([] if d.other is None else
+                                        [d.other[1], *_items(d.other[2])])])
 
 
 def parts(choice: Decision) -> list[float]:

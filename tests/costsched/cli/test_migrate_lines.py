@@ -66,6 +66,21 @@ def test_a_deadline_job_that_stays_says_its_cost_and_its_best_alternative(
                         second), second
 
 
+def test_a_job_the_price_policy_keeps_says_its_cost_and_its_best_alternative(
+        priced, tmp_path: Path) -> None:
+    cli, store, launcher = priced
+    [job] = service.launch(store, _spec(tmp_path, "plain", throughputs={"V100": 0.5},
+                                        steps=3600),
+                           launcher=launcher, checkpoint_root=str(tmp_path / "ckpt"))
+    said = cli("migrate", "--dry-run")
+    assert said.exit_code == 0, said.output
+    assert said.stdout.splitlines()[:3] == [
+        f"job {job.id} (plain): staying: $2.09 expected here",
+        f"  $5.18 on {TO}, the best alternative, including the move of $1.00 (egress "
+        "$0.00, restart $0.50, lost work $0.50, overlap $0.00)",
+        "  no move saves more than 5% of the next day's cost here"]
+
+
 def test_a_move_to_an_offering_without_capacity_says_so_first_and_exits_75(
         priced, tmp_path: Path) -> None:
     """The move's one fallback is where the job ran: it runs there again. Not made: a
@@ -133,7 +148,9 @@ def test_a_job_whose_work_is_hours_is_priced_as_all_of_them_marked_assumed(
     stays = cli("migrate", "hours", "--dry-run").stdout.splitlines()
     assert re.fullmatch(rf"job {job.id} \(hours\): staying: \$[\d.]+\* expected here",
                         stays[0]), stays
-    assert stays[2].startswith("  * assumed: step 325: ")
+    assert re.match(rf"  \$[\d.]+\* on {re.escape(TO)}, the best alternative, including "
+                    r"the move of \$", stays[1]), stays
+    assert stays[3].startswith("  * assumed: step 325: ")
     launcher.full.clear()
     set_prices(store, {"us-east-1b": 0.01}, datetime.now(timezone.utc) - timedelta(minutes=5))
     [kept] = service.migrate(store, launcher, job.id)
