@@ -104,8 +104,8 @@ class JobNow:
     budget: OwnBudget | None = None
     # Run by the local launcher: what its own simulated instances met counts for it.
     here: bool = False
-    # Its work is given as hours on a reference GPU: a rest `short` says cannot be measured
-    # is priced as all of its hours, figures a move it is told to make marks as assumed.
+    # Its work is given as hours on a reference GPU: a rest `short` says is not measured is
+    # priced as all of its hours, its figures marked as assumed; never moved on them.
     assumed: bool = False
 
     @classmethod
