@@ -32,7 +32,7 @@ from costsched.cli.long_table import Lines, print_table
 from costsched.model import failure_words
 from costsched.service import jobs as service
 from costsched.service import views
-from costsched.vocabulary import offering_label, prefixed
+from costsched.vocabulary import job_state, offering_label, prefixed
 
 if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
@@ -90,7 +90,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
                                                      p["instance_type"], p["market"])
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
-        rows.append([str(s.record.id), name, s.record.state, where,
+        rows.append([str(s.record.id), name, job_state(s.record.state, s.instance_state), where,
                      s.instance_state or "-", progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(s.recoveries)])
