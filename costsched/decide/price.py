@@ -12,7 +12,7 @@ out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from costsched.amounts import apart, usd
@@ -32,7 +32,9 @@ class Decision:
     current: OfferingKey | None
     choice: OfferingKey
     offering: Offering | None  # the chosen offering, ready to launch (None: a lean replay)
-    usd_per_hour: float  # its price as of `at`
+    # Its price as of `at`: one instance's, as every offering is quoted and a placement
+    # keeps it (a gang's N instances cost N times it: `per_instance`).
+    usd_per_hour: float
     # The decision model's expected USD of the steps left where the job is (NaN before its
     # first placement, or where its offering has no price now), and on the choice, the
     # move included.
@@ -61,6 +63,16 @@ class Decision:
         """True when the job should change offering (or be placed for the first time)."""
         return self.choice != self.current and not self.held
 
+
+
+def per_instance(decision: Decision, nodes: int) -> Decision:
+    """`decision`, made over a gang's view (its prices N times an instance's, for `nodes`
+    N), with its hourly prices (`usd_per_hour`, `alternatives`) one instance's, as a
+    launch records them; its expected costs stay the gang's."""
+    if nodes <= 1:
+        return decision
+    return replace(decision, usd_per_hour=decision.usd_per_hour / nodes,
+                   alternatives=tuple((o, p / nodes) for o, p in decision.alternatives))
 
 
 def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,

@@ -25,6 +25,7 @@ from costsched.decide.price import (
     expected_costs,
     move_of,
     pays,
+    per_instance,
     period_cost,
 )
 from costsched.lazy import numpy as np
@@ -159,7 +160,7 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
                          ask.job.steps if ask.steps_left is None else ask.steps_left,
                          None if ask.current is None else tuple(ask.current),
                          ask.overheads or (overheads or Overheads()).gang(ask.nodes))
-        out.append(choose(view, state, chosen, margin, when))
+        out.append(per_instance(choose(view, state, chosen, margin, when), ask.nodes))
     return out
 
 

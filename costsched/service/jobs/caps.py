@@ -459,6 +459,7 @@ def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
     """Under the job's lease, move it where the budget (`called`: 'its own budget',
     'budget NAME') has its decider say it finishes within
     `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
+    from costsched.decide.price import per_instance
     from costsched.service.jobs.decider import BudgetDecider, JobNow, market_at
     from costsched.service.jobs.steps import _start_migration, secret_names
 
@@ -474,6 +475,7 @@ def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
         try:
             decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
                                                                  at)
+            decision = per_instance(decision, run.nodes)  # as its move records it
         except InvalidInput:
             return None
         if not decision.moves or not launcher.can_launch(decision.offering) or \
