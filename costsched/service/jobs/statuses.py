@@ -180,11 +180,12 @@ class JobStatus:
     @property
     def progress(self) -> float | None:
         """The share of its steps done (`progress_source` says how it is known); None
-        when it is not known (a job that succeeded has done all of its work, when its work
-        is given: a total not known is no share of it, done or not)."""
-        if self.record.state == "succeeded":
-            return None if self.record.steps_total is None else 1.0
+        when it is not known. A job that succeeded has done all of its steps, where its
+        total is in its own steps (`own_total`); one whose work is not given, or given as
+        hours on a reference GPU, reads its step, never a share, done or not."""
         total = self.own_total
+        if self.record.state == "succeeded":
+            return None if total is None else 1.0
         if self.progress_source is None or total is None or self.steps_left is None:
             return None
         return min(max((total - self.steps_left) / total, 0.0), 1.0)
