@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import inspect
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -13,6 +12,7 @@ from functools import cached_property
 from costsched import launch_secrets
 from costsched.amounts import Scale, store_scale
 from costsched.costs import JobCost, job_costs
+from costsched.job_names import name_matches
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
@@ -328,7 +328,7 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
     if only is not None and not only.empty:
         found = [r for r in found if only.matches(r.spec)]
     if name is not None:
-        found = [r for r in found if fnmatch.fnmatchcase(r.name, name)]
+        found = [r for r in found if name_matches(r.name, name)]
         if not found:
             _check_name_pattern(store, name)
     if only is not None and only.budget and not found:
@@ -340,7 +340,7 @@ def _check_name_pattern(store: PriceStore, name: str) -> None:
     """InvalidInput when no job of the store has a name `name` matches (a typo): the close
     names. A pattern some job matches, in other states, is a filter that found none."""
     names = sorted({r.name for r in store.jobs.records()})
-    if names and not any(fnmatch.fnmatchcase(n, name) for n in names):
+    if names and not any(name_matches(n, name) for n in names):
         raise InvalidInput(f"name {name!r}: no job's name matches it"
                            f"{did_you_mean(name, names) or '; the jobs: ' + few_names(names)}")
 
