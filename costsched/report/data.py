@@ -37,7 +37,7 @@ from costsched.report.columns import (
     DAY_COLUMNS,
     JOB_COLUMNS,
 )
-from costsched.report.moves import move_table, target_running_times
+from costsched.report.moves import gang_events, move_table, target_running_times
 from costsched.report.pieces import (
     Piece,
     charge_parts,
@@ -258,7 +258,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     lives = [c.placement for c in pieces([p for p in ran if p.job_id in budgets], None, end)]
     job_moves = store.moves.of_jobs(names)
     moves, idle = move_table(job_moves, names, placed, all_moves, start, end,
-                             target_running_times(store, job_moves, start, end))
+                             target_running_times(store, job_moves, start, end),
+                             gang_events(store, names))
     rates = _rates(jobs, {p.job_id for p in placed})
     # The baselines take the pace the job kept over its placements' hours, setup included
     # (a launch choice kept would have paid its setup too); the speed table, its training
