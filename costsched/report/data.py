@@ -49,7 +49,7 @@ from costsched.report.pieces import (
 from costsched.report.speeds import speed_table, speeds
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
-from costsched.report.written import row_parts
+from costsched.report.written import repriced_rows, row_parts
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
@@ -313,7 +313,10 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
                    if row["job_id"] in held],
         "estimates": estimated, "calibration": estimates.calibration(estimated),
     }
-    return Report(since=start, until=end, rows={name: rows[name] for name in NAMES},
+    repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
+                             names, nodes)  # beside the tables: `report.written`
+    return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
+                                                "repriced": repriced},
                   scale=scale, parts=row_parts(rows, spent_on))
 
 
