@@ -147,6 +147,8 @@ def _print(built: Report) -> None:
     console.print(Text(totals_line(built.totals, built.tables())))
     for line in built.flags():
         console.print(Text(f"throughput: {line}"), highlight=False)
+    for placed in built.rows.get("repriced", ()):  # `report.written.repriced_rows`
+        console.print(Text(placed["line"]), highlight=False)
     wide = asked_wide()
     for name, title, _ in TABLES:
         found = built.rows[name]

@@ -38,7 +38,7 @@ from costsched.report.columns import (
     DAY_COLUMNS,
     JOB_COLUMNS,
 )
-from costsched.report.moves import move_table, target_running_times
+from costsched.report.moves import gang_events, move_table, target_running_times
 from costsched.report.pieces import (
     Piece,
     charge_parts,
@@ -50,7 +50,7 @@ from costsched.report.pieces import (
 from costsched.report.speeds import speed_table, speeds
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
-from costsched.report.written import row_parts
+from costsched.report.written import repriced_rows, row_parts
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
@@ -271,7 +271,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     lives = [c.placement for c in pieces([p for p in ran if p.job_id in budgets], None, end)]
     job_moves = store.moves.of_jobs(names)
     moves, idle = move_table(job_moves, names, placed, all_moves, start, end,
-                             target_running_times(store, job_moves, start, end))
+                             target_running_times(store, job_moves, start, end),
+                             gang_events(store, names))
     rates = _rates(jobs, {p.job_id for p in placed})
     # The baselines take the pace the job kept over its placements' hours, setup included
     # (a launch choice kept would have paid its setup too); the speed table, its training
@@ -325,7 +326,10 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
                    if row["job_id"] in held],
         "estimates": estimated, "calibration": estimates.calibration(estimated),
     }
-    return Report(since=start, until=end, rows={name: rows[name] for name in NAMES},
+    repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
+                             names, nodes)  # beside the tables: `report.written`
+    return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
+                                                "repriced": repriced},
                   scale=scale, parts=row_parts(rows, spent_on))
 
 

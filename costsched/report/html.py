@@ -70,6 +70,7 @@ def render(report: Report, budgets: list[list[str]] | None = None) -> str:
         "</h1>", f"<p>{escape(period)}</p>",
         f"<p>{escape(summary)}</p>",
         *(f"<p>throughput: {escape(line)}</p>" for line in report.flags()),
+        *(f"<p>{escape(r['line'])}</p>" for r in report.rows.get("repriced", ())),
         '<div class="figures">',
         *(f'<h2>{escape(title)}</h2><img alt="{escape(title)}" '
           f'src="data:image/png;base64,{png}">' for title, png in figures),

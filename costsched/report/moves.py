@@ -1,21 +1,31 @@
 """The report's moves: the migrations, recoveries and starts begun in its period, each
 with the time it billed without training (its idle intervals, charged with the report's
-pieces), the egress of its checkpoint's copy, and its price as decided."""
+pieces), the egress of its checkpoint's copy, and its price as decided; and a gang's nodes
+replaced in place (its NODE_RECOVERY events: a recovery without a move, counted with the
+recovery moves by `model.recoveries`), each a row of kind NODE_KIND."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from costsched.costs import Move
+from costsched.model import NODE_RECOVERY
 from costsched.report.sums import group_sums
 from costsched.store import PriceStore
-from costsched.store.job_rows import PlacementRow
+from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import offering_label
 
 MOVE_KINDS = ("migration", "recovery", "start")  # a launch is not a move between offerings
+NODE_KIND = "node recovery"  # a gang's node replaced where it ran: no move
+GANG_EVENT = "gang"  # the job log's kind for the rest of a gang's repair (`jobs.gangs`)
+# "instance ID: node 1, 2 was preempted: replaced in ..." (`launchers.gang_repair` and the
+# clouds' gangs), and how a repair ends: the gang resumes, or it was ended (a move follows)
+_NODE_LINE = re.compile(r"instance (\S+): node ([\d, ]+) was ")
+_REPAIR_OVER = ("the gang resumes from its newest checkpoint", "the gang was ended")
 PRICED = ["priced_total_usd", "priced_egress_usd", "priced_restart_usd", "priced_lost_work_usd",
           "priced_overlap_usd"]
 MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "target",
@@ -24,10 +34,14 @@ MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "t
 
 def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, str],
                placed: Sequence[PlacementRow], egress: Sequence[Move],
-               start: datetime | None, end: datetime, ran: Mapping[int, datetime]
-               ) -> tuple[list[dict], list[tuple[int, PlacementRow]]]:
+               start: datetime | None, end: datetime, ran: Mapping[int, datetime],
+               gang: Sequence[EventRow] = ()) -> tuple[list[dict], list[tuple[int, PlacementRow]]]:
     """The migrations and recoveries started in the period (MOVE_COLUMNS, idle_usd and
-    usd NaN), and their idle intervals ((row of their move, interval)).
+    usd NaN), and their idle intervals ((row of their move, interval)); with them, in
+    each job's order of time, the nodes replaced in place (`gang`: the jobs' gang events,
+    `gang_events`), each from the node to the offering it was replaced on, its idle time
+    the whole gang's from the loss seen to the gang's resuming (its placement's price for
+    its nodes, as the placement is charged), no move id, no egress (no checkpoint left).
 
     Their idle USD (part of the compute spend, not added to it) is what was billed without
     training: a migration's source from the stop request to its end, and the target from
@@ -42,23 +56,63 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
     by_id = {p.id: p for p in placed}
     # Where each placement's checkpoint came from: the job's placement before it.
     came_from = {m.to_placement: by_id.get(m.from_placement) for m in egress}
-    rows, idle = [], []
-    for n, move in enumerate(moves):
+    found: list[tuple[tuple, dict, list[PlacementRow]]] = []
+    for move in moves:
         source, target = (on_instance.get((move.job_id, i)) if i else None
                           for i in (move.source_instance, move.target_instance))
         if source is None and target is not None:  # a start: nothing ran when it began
             source = came_from.get(target.id)
-        created = move.created_at
+        created, spans = move.created_at, []
         if move.kind == "migration" and source is not None:
-            idle.append((n, _clip(source, created, end)))
+            spans.append(_clip(source, created, end))
         if target is not None:
-            idle.append((n, _clip(target, target.start_at, ran.get(move.id, end))))
+            spans.append(_clip(target, target.start_at, ran.get(move.id, end)))
         out = into.get(target.id, [0.0])[0] if target is not None else 0.0
-        rows.append(dict(zip(MOVE_COLUMNS, (
+        found.append(((move.job_id, created), dict(zip(MOVE_COLUMNS, (
             move.id, move.job_id, names[move.job_id], move.kind, move.state, created,
             _where(source), _where(target), math.nan, out, math.nan, *_priced(move)),
-            strict=True)))
+            strict=True)), spans))
+    found += _node_rows(gang, names, on_instance, start, end)
+    found.sort(key=lambda f: f[0])  # stable: a job's moves keep their order
+    rows, idle = [], []
+    for n, (_, row, spans) in enumerate(found):
+        rows.append(row)
+        idle += [(n, span) for span in spans]
     return rows, idle
+
+
+def gang_events(store: PriceStore, job_ids: Sequence[int] | Mapping[int, object]
+                ) -> list[EventRow]:
+    """The gang events of the jobs of `job_ids` (their nodes replaced in place, and how
+    each repair went on), oldest first: what `move_table` lists the node recoveries from."""
+    return store.jobs.event_rows(list(job_ids), (NODE_RECOVERY, GANG_EVENT)) if job_ids \
+        else []
+
+
+def _node_rows(gang: Sequence[EventRow], names: Mapping[int, str],
+               on_instance: Mapping[tuple[int, str], PlacementRow],
+               start: datetime | None, end: datetime
+               ) -> list[tuple[tuple, dict, list[PlacementRow]]]:
+    """The rows of the nodes replaced in place in the period (`move_table`)."""
+    out = []
+    for n, event in enumerate(gang):
+        line = _NODE_LINE.match(str(event.detail or ""))
+        if event.kind != NODE_RECOVERY or event.job_id not in names or event.at > end \
+                or (start is not None and event.at < start) or line is None:
+            continue
+        instance, nodes = line.group(1), line.group(2).strip()
+        placement = on_instance.get((event.job_id, instance))
+        # The repair is over when the gang resumes (or was ended); until then, it waits.
+        over = next((e.at for e in gang[n:] if e.job_id == event.job_id
+                     and str(e.detail or "").startswith(f"instance {instance}:")
+                     and any(words in str(e.detail) for words in _REPAIR_OVER)), None)
+        spans = [] if placement is None else [_clip(placement, event.at, over or end)]
+        out.append(((event.job_id, event.at), dict(zip(MOVE_COLUMNS, (
+            None, event.job_id, names[event.job_id], NODE_KIND,
+            "done" if over is not None else "replacing", event.at,
+            f"node {nodes}", _where(placement), math.nan, 0.0, math.nan,
+            *(math.nan,) * len(PRICED)), strict=True)), spans))
+    return out
 
 
 def _priced(move: MoveRecord) -> tuple[float, ...]:

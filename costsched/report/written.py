@@ -71,3 +71,42 @@ def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, 
                      "billed_hours": [h for h, _ in found]})
     out["days"] = days
     return out
+
+
+# Where a placement's charge came from, as `status` says it (`cli.status_lines`).
+_FROM = {"stored": "the stored prices of its time", "catalog": "the catalog's list prices"}
+REPRICED_COLUMNS = ["job_id", "name", "placement_id", "reason", "offering", "nodes",
+                    "hours", "usd", "usd_per_hour", "charged_usd_per_hour", "price_source",
+                    "line"]
+
+
+def repriced_rows(spent: Sequence[tuple[Any, float, float, float]], sources: Sequence[str],
+                  names: Mapping[int, str], nodes: Mapping[int, int]) -> list[dict]:
+    """The placements charged in the period at another hourly price on average than the
+    one they were placed at (`costs.repriced`: a price imported later, in effect then),
+    each with the line `status` and the dashboard say of it (`costs.rate_words`, both
+    prices one instance's in the columns, for its nodes in the line). Its average is its
+    charge in the period over its hours there, per node. `spent`: (piece, hours, usd,
+    on-demand usd) of each piece of a placement; `sources`: each piece's price source."""
+    from costsched.costs import rate_words, repriced
+    from costsched.vocabulary import offering_label
+
+    placed: dict[int, list] = {}  # placement id: [placement, hours, usd, source]
+    for (piece, hours, usd, _), source in zip(spent, sources, strict=True):
+        found = placed.setdefault(piece.placement.id, [piece.placement, 0.0, 0.0, source])
+        found[1] += hours
+        found[2] += usd
+    out = []
+    for p, hours, usd, source in placed.values():
+        n = int(nodes.get(p.job_id, 1))
+        average = usd / hours / n if hours > 0 else None
+        if not repriced(p.usd_per_hour, average, n):
+            continue
+        where = offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)
+        line = (f"job {p.job_id}: {p.reason} on {where} is charged from "
+                f"{_FROM.get(source, 'its prices')}: "
+                f"{rate_words(p.usd_per_hour, average, n, '/h')}")
+        out.append(dict(zip(REPRICED_COLUMNS, (
+            p.job_id, names[p.job_id], p.id, p.reason, where, n, hours, usd,
+            float(p.usd_per_hour), average, source, line), strict=True)))
+    return out

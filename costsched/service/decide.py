@@ -55,7 +55,7 @@ from costsched.store import PriceStore
 from costsched.store.spot_availability import RUNNING_KINDS
 from costsched.throughput import ThroughputTable
 from costsched.vocabulary import choose as choose_name
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import closest, did_you_mean
 
 __all__ = ["Ask", "Decision", "OfferingName", "choose", "decide", "decide_all", "decide_to",
            "decision_rates", "move_of", "observed_rates", "parse_offering", "pays",
@@ -298,10 +298,30 @@ def _find_named(o: pd.DataFrame, target: OfferingName, when: datetime) -> int:
         names = o["instance_type"][here if not typed.any() else mine]
         problem = (f"no {what} price for instance type {target.instance_type!r}"
                    + ("" if not typed.any() else f" in {target.location!r}"))
-        hint = did_you_mean(target.instance_type, sorted(set(names)))
+        # The type is priced, elsewhere: the offerings that have it, never the name typed.
+        hint = _typed_elsewhere(o, typed, target) if typed.any() else did_you_mean(
+            target.instance_type, sorted(set(names)))
     raise InvalidInput(f"offering '{target}': no price known for it at "
                        f"{when:%Y-%m-%d %H:%M} UTC ({problem})"
                        + (hint or "; `costsched prices show` lists the priced offerings"))
+
+
+def _typed_elsewhere(o: pd.DataFrame, typed: np.ndarray, target: OfferingName) -> str:
+    """'; did you mean ...?' naming the offerings of the type named priced elsewhere (its
+    cloud and market: `typed`), each as `--to` takes it: those in the place named (the zones
+    of a region, the region of a zone, whichever level holds its price), else the closest."""
+    location = target.location.lower()
+    region = o["region"].str.lower().to_numpy()
+    owner = cloud_facts.zone_region(location)
+    named = owner[1].lower() if owner is not None and location not in set(region) else location
+    places = o["zone"].where(o["zone"] != "", o["region"]).to_numpy()
+    near = sorted(set(places[typed & (region == named)]))
+    picks = near[:3] or closest(target.location, sorted(set(places[typed])))
+    if not picks:
+        return ""
+    spelled = str(o["instance_type"][typed].iloc[0])  # as stored, whatever the case typed
+    return "; did you mean " + " or ".join(
+        f"'{replace(target, location=str(p), instance_type=spelled)}'" for p in picks) + "?"
 
 
 def _other_level(o: pd.DataFrame, mine: np.ndarray, typed: np.ndarray,

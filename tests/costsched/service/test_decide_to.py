@@ -76,3 +76,45 @@ def test_a_place_named_at_the_other_level_gets_the_level_priced(one_zone, writte
         decide_to(one_zone, JOB, parse_offering(written), current=HERE, steps_left=1e6, at=AT,
                   table=TABLE)
     assert says in str(err.value) and "did you mean" not in str(err.value)
+
+
+@pytest.fixture()
+def zone_priced(store):  # noqa: ANN001, ANN201
+    """GCP spot prices: us-east4 as a whole for n1-standard-8, g2-standard-4 in us-east4-a
+    alone (a zone's price imported), and g2-standard-4 in us-central1 as a whole."""
+    from price_collectors.base import rows_frame
+
+    store.ingest(rows_frame([
+        ("gcp", "us-east4", "", "n1-standard-8", "spot", "linux", "V100", 1, 8, 30.0, 0.4, AT),
+        ("gcp", "us-east4", "us-east4-a", "g2-standard-4", "spot", "linux", "V100", 1, 4, 16.0,
+         0.25, AT),
+        ("gcp", "us-central1", "", "g2-standard-4", "spot", "linux", "V100", 1, 4, 16.0, 0.3,
+         AT)], "import:test"))
+    return store
+
+
+@pytest.mark.parametrize(("written", "hint"), [
+    # the type is priced in a zone of the region named: that zone's offering, never the
+    # name typed
+    ("gcp us-east4 g2-standard-4 spot", "did you mean 'gcp us-east4-a g2-standard-4 spot'?"),
+    ("GCP US-EAST4 G2-STANDARD-4 SPOT", "did you mean 'gcp us-east4-a g2-standard-4 spot'?"),
+])
+def test_a_type_priced_at_another_level_names_the_offering_that_has_it(
+        zone_priced, written: str, hint: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        decide_to(zone_priced, JOB, parse_offering(written), current=HERE, steps_left=1e6,
+                  at=AT, table=TABLE)
+    said = str(err.value)
+    assert "(no gcp spot price for instance type" in said, said
+    assert said.endswith(hint), said
+    assert "did you mean 'g2-standard-4'" not in said.lower()
+    # following the hint works: each offering it names is found
+    import re
+
+    named = re.findall(r"'(gcp [^']+)'", said.split("did you mean", 1)[1])
+    assert named
+    for offering in named:
+        moved = decide_to(zone_priced, JOB, parse_offering(offering), current=HERE,
+                          steps_left=1e6, at=AT, table=TABLE)
+        assert moved.offering.zone == "us-east4-a"
+        assert moved.offering.instance_type == "g2-standard-4"
