@@ -6,6 +6,13 @@ first observation, the first one. A placement is charged every price it ran unde
 for as long as it held. An offering with no stored observation is charged the catalog's
 on-demand list prices (by the same rule), else the price the placement recorded at start.
 
+Every hourly price here is one instance's, as every offering is quoted: the stored and
+catalog prices, and a placement's own `usd_per_hour` (the price of its offering when it
+began, as the launch, recovery or move that placed it recorded it). A gang of N nodes
+(`nodes`) is charged N times it, less each node's gaps; `Charged.charged_usd_per_hour` is
+one instance's too, so the two compare like with like (`repriced`), and the views write
+a gang's both for its N nodes (`rate_words`).
+
 One path computes on plain rows (the store's PlacementRow, price rows, the catalog's list
 read with the csv module): `status` charges its jobs without loading pandas. The frames
 the report, bills and notebooks read are built from those rows (`JobCost.placements`, and
@@ -24,6 +31,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from costsched import catalog
+from costsched.amounts import per_hour
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.optimize.decision import Place, egress_usd_per_gb
@@ -59,9 +67,9 @@ class Charged(NamedTuple):
 
     @property
     def charged_usd_per_hour(self) -> float:
-        """The hourly price it was charged on average, each node's: `usd` over its hours
-        (times its nodes), so that hours x this price make its usd. The placement's own
-        `usd_per_hour` is the price when it began; the charge follows the stored prices
+        """The hourly price it was charged on average, one instance's as its own
+        `usd_per_hour` (the price when it began): `usd` over its hours times its nodes, so
+        that hours x nodes x this price make its usd. The charge follows the stored prices
         as they changed while it ran. NaN without hours."""
         node_hours = self.hours * max(int(self.nodes), 1)
         return self.usd / node_hours if node_hours > 0 else math.nan
@@ -188,6 +196,45 @@ def charge(store: PriceStore, placements: Sequence[PlacementRow], *, now: dateti
         return charged
     return _every_node(store, charged, spans, [p.id for p in placements],
                        [nodes.get(p.job_id, 1) for p in placements])
+
+
+def repriced(usd_per_hour: float | None, charged_usd_per_hour: float | None,
+             nodes: int = 1) -> bool:
+    """Whether a placement was charged at another hourly price on average than the one it
+    was placed at, as the two read (`rate_words`: $/h at 4 decimals, for its `nodes`);
+    both are one instance's (see above). Not when it has no charged price yet (no hours:
+    NaN or None)."""
+    if charged_usd_per_hour is None or charged_usd_per_hour != charged_usd_per_hour:
+        return False
+    n = _count(nodes)
+    placed = math.nan if usd_per_hour is None else float(usd_per_hour) * n
+    return per_hour(float(charged_usd_per_hour) * n) != per_hour(placed)
+
+
+def rate_words(usd_per_hour: float | None, charged_usd_per_hour: float | None,
+               nodes: int = 1, unit: str = "") -> str:
+    """A placement's hourly price as charged, so that its hours times it make its cost:
+    '$0.9200', a gang's for all its nodes ('$0.6000 for 2 nodes'); where it was charged
+    at another price than it was placed at (`repriced`), the average charged beside the
+    price when it began, each for the same nodes ('$2.7500 on average ($0.9200 when
+    placed)', '$0.6000 for 2 nodes on average ($0.4000 when placed)'). `unit`: '/h' after
+    each price."""
+    n = _count(nodes)
+    placed = math.nan if usd_per_hour is None else float(usd_per_hour) * n
+    gang = f" for {n} nodes" if n > 1 else ""
+    if not repriced(usd_per_hour, charged_usd_per_hour, n):
+        return f"{per_hour(placed)}{unit}{gang}"
+    average = float(charged_usd_per_hour) * n  # type: ignore[arg-type]
+    return (f"{per_hour(average)}{unit}{gang} on average ({per_hour(placed)}{unit} "
+            "when placed)")
+
+
+def _count(nodes: object) -> int:
+    """A job's nodes, 1 where it is not known (None, NaN)."""
+    try:
+        return max(int(nodes), 1)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 1
 
 
 def egress_rows(placements: Sequence[PlacementRow], *,

@@ -157,3 +157,23 @@ def counted(count: int, singular: str, plural: str | None = None) -> str:
     """'1 new price', '0 new prices', '3 regions': a count and its noun in agreement
     (never 'price(s)'). `plural`: when it is not `singular` + 's'."""
     return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
+
+
+# A running job whose instance has ended reads, until the next pass over it (`status`, the
+# daemon's watcher) records it, what that pass makes of it, never 'running' beside an
+# instance that is not: its command exited 0 ('finishing': it succeeds), exited otherwise
+# ('failing': it fails), or its instance was lost ('recovering', as the pass that recovers
+# it records it at once). The store's states are `costsched.model.JOB_STATES`.
+AS_INSTANCE_ENDED = {"succeeded": "finishing", "failed": "failing",
+                     "preempted": "recovering", "stopped": "recovering",
+                     "terminated": "recovering"}
+SHOWN_ONLY = ("finishing", "failing")  # shown, never stored: such a job is stored running
+
+
+def job_state(state: str, instance_state: str | None) -> str:
+    """A job's state as every view shows it beside its instance's (`status`, --json, the
+    dashboard): the stored `state`, but for a running job whose instance has ended
+    (`AS_INSTANCE_ENDED`)."""
+    if state != "running" or not instance_state:
+        return state
+    return AS_INSTANCE_ENDED.get(instance_state, state)

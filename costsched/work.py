@@ -153,6 +153,25 @@ def trained_span(readings: Iterable[Sequence[Any]],
     return (steps, seconds) if steps > 0 and seconds > 0 else None
 
 
+def trained_seconds(readings: Iterable[Sequence[Any]], step: float, total: float | None,
+                    succeeded: bool, add: Callable[[list[float]], float] = sum
+                    ) -> float | None:
+    """The seconds a job trained: the steps it did at the pace measured between its step
+    readings (`trained_span`), one rule whatever its work is given in. The steps it did
+    are its last reported `step`, at most its `total` in its own steps (`own_total`;
+    all of them once it `succeeded`), or that step where its total is not its own (hours of
+    work on a reference GPU). Never the readings' span itself: they come a watch pass
+    apart, the first after the job began and the last before it ended, and miss the
+    training before and after them. None without readings that span a step and a
+    second."""
+    span = trained_span(readings, add)
+    if span is None:
+        return None
+    done = float(step) if total is None else float(total) if succeeded else min(
+        float(step), float(total))
+    return max(done, 0.0) * span[1] / span[0]
+
+
 def measured_pace(readings: Iterable[Sequence[Any]]) -> float | None:
     """The steps a second a job made between its step readings (`trained_span`); None
     without readings that span a step and a second."""

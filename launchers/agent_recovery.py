@@ -28,7 +28,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from launchers.agent import CHECKPOINTS, PROGRESS, read_progress
 from launchers.checkpoints import CheckpointStore, open_store
 from launchers.heartbeats import read_local, stale_after
 from launchers.procfs import has_proc, proc_stat
@@ -86,6 +85,8 @@ def recover(workdir: Path, pid: int, start_time: int | None, checkpoint_uri: str
     `workdir` and whose agent was `pid` (the leader of the job's process group): `reap`
     collects the agent once killed (when it is our child), `end_job` sends the group
     SIGTERM, waits the grace period, then kills what is left."""
+    from launchers.agent import CHECKPOINTS, PROGRESS, read_progress  # the agent's, loaded here
+
     if same_process(pid, start_time):  # hung: the agent alone goes, its job lives on
         _kill(pid)
         deadline = time.monotonic() + _KILL_WAIT

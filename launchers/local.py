@@ -43,15 +43,8 @@ from stat import S_ISDIR
 from typing import Any, ClassVar
 
 from costsched.model import InvalidInput, Offering
-from launchers import agent_recovery, containers, gang, mounts
-from launchers.agent import JOB_LOG
-from launchers.base import (
-    TAG_ATTEMPT,
-    TAG_JOB,
-    Instance,
-    Launcher,
-    LaunchSpec,
-)
+from launchers import gang, mounts
+from launchers.base import TAG_ATTEMPT, TAG_JOB, Instance, Launcher, LaunchSpec
 from launchers.cloud_times import utc
 from launchers.json_files import read_json, write_json
 from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
@@ -102,6 +95,7 @@ class LocalLauncher(Launcher):
     # --- Launcher ------------------------------------------------------------------------
 
     def cannot_run(self, task: Mapping[str, Any]) -> str:
+        from launchers import containers
         image = containers.image_of(task)
         missing = containers.runtime_missing() if image else ""
         if not missing:
@@ -173,6 +167,7 @@ class LocalLauncher(Launcher):
 
     def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
         """The last `tail` lines of the job's output on node `node` (0: rank 0)."""
+        from launchers.agent import JOB_LOG
         folder = self._existing(instance_id)
         if node and node not in gang.ranks(folder):
             raise InvalidInput(f"instance {instance_id}: no node {node} (its nodes: 0"
@@ -188,6 +183,7 @@ class LocalLauncher(Launcher):
         """A gang's output, every node of every round (`gang.node_folders`: a node lost
         and replaced has both logs), as (which node, its last `tail` lines); one node's
         instance: [("node 0", its output)]."""
+        from launchers.agent import JOB_LOG
         folder = self._existing(instance_id)
         out = []
         for said, where in gang.node_folders(folder):
@@ -305,6 +301,7 @@ class LocalLauncher(Launcher):
     def _agent_trouble(self, folder: Path, record: dict) -> str:
         """Why the agent of a running instance no longer looks after its job ('' when it
         does): `launchers.agent_recovery.trouble`."""
+        from launchers import agent_recovery
         return agent_recovery.trouble(folder, record.get("pid"), record.get("start_time"),
                                       self.poll_seconds)
 
@@ -318,6 +315,7 @@ class LocalLauncher(Launcher):
 
     def recover_agent(self, instance_id: str) -> bool:
         """`Launcher.recover_agent` for a local instance (`launchers.agent_recovery`)."""
+        from launchers import agent_recovery
         folder = self._existing(instance_id)
         record = read_json(folder / INSTANCE)
         if record.get("pid") is None or not self._alive(instance_id, record):
@@ -415,6 +413,7 @@ class LocalLauncher(Launcher):
         unapplied = mounts.local_note(spec.task, folder / "mounts")
         try:
             if unapplied:  # said once, at the head of the instance's logs: the job's
+                from launchers.agent import JOB_LOG
                 for log in ("agent.log", JOB_LOG):  # too, as `costsched logs` shows it
                     (folder / log).write_text(unapplied + "\n")
             if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
@@ -441,6 +440,7 @@ class LocalLauncher(Launcher):
                rank: int = 0) -> subprocess.Popen:
         """An agent for the job in `folder` (OSError, ValueError when it cannot start);
         a gang's node (`gang_file`: the gang's rounds) of rank `rank`."""
+        from launchers import containers
         env = instance_environment({**spec.envs, **node_envs}, self.python, self._pass_env())
         argv = [self.python, "-m", "launchers.agent", "--job-id", str(spec.job_id),
                 "--checkpoint-uri", spec.checkpoint_uri, "--workdir", str(folder),
@@ -544,6 +544,7 @@ class LocalLauncher(Launcher):
         stop the containers its agent left (a job in a Docker image: its container, in the
         runtime's care, outlives a docker client killed with the agent), so that a relaunch
         never runs beside it."""
+        from launchers import containers
         deadline = time.monotonic() + grace
         while self._alive(instance_id, record) and time.monotonic() < deadline:
             time.sleep(_WAIT)

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from costsched import clouds
-from launchers.agent import ENV_AGENT_ONLY
 
 ENV_INSTANCES = "COSTSCHED_INSTANCES"
 
@@ -51,6 +50,8 @@ def instance_environment(envs: dict[str, str], python: str,
     env.update({k: os.environ[k] for k in agent_only})
     env.update(envs)
     if agent_only:
+        from launchers.agent import ENV_AGENT_ONLY  # the agent's module: loaded here
+
         env[ENV_AGENT_ONLY] = ",".join(agent_only)
     return env
 

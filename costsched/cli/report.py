@@ -22,6 +22,8 @@ from costsched.cli.common import (
     print_json,
     table,
 )
+from costsched.job_names import is_pattern, picks
+from costsched.model import InvalidInput
 from costsched.report import Report, build
 from costsched.report.budgets_now import budget_cells
 from costsched.report.cells import (
@@ -33,6 +35,7 @@ from costsched.report.cells import (
 )
 from costsched.report.tables import HIDDEN, TABLES, WIDE
 from costsched.service.stores import using
+from costsched.vocabulary import did_you_mean
 
 if TYPE_CHECKING:
     from costsched.store import PriceStore
@@ -45,7 +48,9 @@ def report(
     until: Annotated[str | None, typer.Option(
         help="End of the period (ISO 8601); default: now.", show_default=False)] = None,
     job: Annotated[str | None, typer.Option(
-        help="One job, by id or name.", show_default=False)] = None,
+        help="The jobs to report, by id, name, a sweep's name (all its jobs) or a pattern "
+        "('charlm-sweep*', as status --name takes); the totals are theirs.",
+        show_default=False)] = None,
     html_out: Annotated[Path | None, typer.Option(
         "--html", help="Also write the report, with its plots, as one HTML file.",
         show_default=False)] = None,
@@ -104,12 +109,20 @@ def budget_figures(built: Report) -> tuple[int | None, dict[int, tuple[float, fl
 
 
 def _known_job(store: PriceStore, job: str | None) -> None:
-    """A job name no job has is refused in one line with the close names, as `status`,
-    `logs` and `stop` refuse it (an id is the report's to look up)."""
-    if job is not None and not job.strip().isdigit():
-        from costsched.service.jobs.runs import job_ids
+    """A name that picks no job (`job_names.picks`: a job's name, a sweep's, a pattern) is
+    refused in one line with the close names, as `status`, `logs` and `stop` refuse a
+    name and `status --name` a pattern (an id is the report's to look up)."""
+    if job is None or job.strip().isdigit():
+        return
+    names = sorted({r.name for r in store.jobs.records()})
+    if any(picks(n, job) for n in names):
+        return
+    from costsched.service.glance import few_names, no_such_name
 
-        job_ids(store, job, ())
+    if not is_pattern(job):
+        raise InvalidInput(no_such_name(job, names))
+    raise InvalidInput(f"job {job!r}: no job's name matches it" + (
+        did_you_mean(job, names) or (f"; the jobs: {few_names(names)}" if names else "")))
 
 
 def _named(built: Report, job: str | None) -> set[int] | None:
@@ -128,7 +141,8 @@ def _cells(rows: list[dict], columns: list[str], places: dict[str, int]
 
 def _print(built: Report) -> None:
     since = None if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
-    console.print(Text("Cost report: " + period_words(
+    of = f" of {built.chosen}" if built.chosen else ""
+    console.print(Text(f"Cost report{of}: " + period_words(
         since, f"{built.until:%Y-%m-%d %H:%M} UTC", built.placed)))
     console.print(Text(totals_line(built.totals, built.tables())))
     for line in built.flags():

@@ -4,7 +4,6 @@ the scheduled optimizer's tasks; `launch` and `start` show their jobs alike."""
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,6 @@ from costsched.amounts import (
     charging,
     decimals,
     given,
-    per_hour,
     store_scale,
     total_as_written,
     usd_all,
@@ -34,7 +32,7 @@ from costsched.cli.long_table import Lines, print_table
 from costsched.model import failure_words
 from costsched.service import jobs as service
 from costsched.service import views
-from costsched.vocabulary import offering_label, prefixed
+from costsched.vocabulary import job_state, offering_label, prefixed
 
 if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
@@ -92,7 +90,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
                                                      p["instance_type"], p["market"])
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
-        rows.append([str(s.record.id), name, s.record.state, where,
+        rows.append([str(s.record.id), name, job_state(s.record.state, s.instance_state), where,
                      s.instance_state or "-", progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(s.recoveries)])
@@ -215,15 +213,17 @@ _PRICES = {"stored": "the stored prices of its time", "catalog": "the catalog's 
 
 
 def repriced_lines(s: service.JobStatus) -> list[str]:
-    """Its placements charged at another hourly price than the one they were placed at: the
-    stored prices of their time, as costs are charged (a price imported later that was in
-    effect then included), said in a line each, as the dashboard's job page says it."""
+    """Its placements charged at another hourly price than the one they were placed at
+    (`costs.repriced`): the stored prices of their time, as costs are charged (a price
+    imported later that was in effect then included), said in a line each, both prices
+    for the same nodes, as the dashboard's job page says them (`costs.rate_words`)."""
+    from costsched.costs import rate_words, repriced
+
     return [f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
             f" is charged from {_PRICES.get(p.price_source, 'its prices')}: "
-            f"{per_hour(p.charged_usd_per_hour)}/h on average ({per_hour(p.usd_per_hour)}/h "
-            "when placed)" for p in s.cost.charged
-            if not math.isnan(p.charged_usd_per_hour)
-            and per_hour(p.charged_usd_per_hour) != per_hour(p.usd_per_hour)]
+            f"{rate_words(p.usd_per_hour, p.charged_usd_per_hour, p.nodes, '/h')}"
+            for p in s.cost.charged
+            if repriced(p.usd_per_hour, p.charged_usd_per_hour, p.nodes)]
 
 
 def undecided(s: service.JobStatus) -> bool:

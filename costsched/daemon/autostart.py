@@ -29,9 +29,8 @@ from pathlib import Path
 from costsched import launch_secrets
 from costsched.config import ENV_CONFIG, Config
 from costsched.daemon.logs import log_path, rotate
-from costsched.daemon.records import sweep_owed
+from costsched.daemon.records import SUPERVISOR_LEASE, live_jobs, sweep_owed
 from costsched.daemon.supervision import LAUNCHING, START, Watching, watching
-from costsched.daemon.supervisor import LEASE_SECONDS, SUPERVISOR_LEASE, live_jobs
 from costsched.store import PriceStore
 from costsched.store.database import ENV_DB
 
@@ -96,6 +95,8 @@ def ensure(store: PriceStore, config: Config, *, env: Mapping[str, str] | None =
         return Arming(None, idle=True)
     if not config.daemon.autostart and not explicit:
         return Arming(None, off=True)
+    from costsched.daemon.supervisor import LEASE_SECONDS  # (the scheduler's module too)
+
     mine = f"{socket.gethostname()}:{os.getpid()}:{LAUNCHING}{uuid.uuid4().hex[:8]}"
     if not store.leases.acquire(SUPERVISOR_LEASE, mine, LEASE_SECONDS, now):
         return Arming(_started_elsewhere(store, config, log), sweep_only=sweep_only)

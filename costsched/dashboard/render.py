@@ -174,14 +174,15 @@ def offering(p: dict | None) -> str:
 
 
 def charged_rate(p: dict, unit: str = "") -> str:
-    """A placement's hourly price as charged, so that its hours times it make its cost:
-    its `usd_per_hour` ('$0.9200'), or where the stored price changed while it ran, the
-    average charged beside the price when it began ('$2.7500 on average ($0.9200 when
-    placed)'); `unit`: '/h' after each price."""
-    placed, average = p.get("usd_per_hour"), p.get("charged_usd_per_hour")
-    if average is None or pd.isna(average) or per_hour(average) == per_hour(placed):
-        return per_hour(placed) + unit
-    return f"{per_hour(average)}{unit} on average ({per_hour(placed)}{unit} when placed)"
+    """A placement's hourly price as charged, so that its hours times it make its cost,
+    as `status` says it (`costs.rate_words`): its `usd_per_hour` ('$0.9200'; a gang's for
+    its nodes, '$0.6000 for 2 nodes'), or where it was charged at another price than it
+    was placed at (`costs.repriced`), the average charged beside the price when it began
+    ('$2.7500 on average ($0.9200 when placed)'); `unit`: '/h' after each price."""
+    from costsched.costs import rate_words
+
+    return rate_words(p.get("usd_per_hour"), p.get("charged_usd_per_hour"),
+                      p.get("nodes") or 1, unit)
 
 
 def cell(column: str, value: Any, places: dict[str, int] | None = None) -> str:

@@ -290,6 +290,8 @@ class Mover:
             self.launcher.terminate(instance.id)
             return self.wind_down(move)
         reason = "launch" if move.kind == "launch" else move.kind
+        # The candidate's price: one instance's, a gang's too (`costsched.costs`: a charge
+        # counts its N nodes).
         self.store.jobs.place(self.job.job_id, offering.key, gpu_model=offering.gpu_model,
                               gpu_count=offering.gpu_count, at=now,
                               usd_per_hour=float(move.candidate["usd_per_hour"]),
@@ -495,7 +497,9 @@ def offering_of(candidate: dict) -> Offering:
 
 def candidate(offering: Offering, usd_per_hour: float, reservation: str = "") -> dict:
     """A candidate as stored in a move (with the capacity reservation booked capacity is
-    launched into)."""
+    launched into). `usd_per_hour`: one instance's price, as every offering is quoted and
+    the placement keeps it, a gang's too (its N nodes are counted where it is charged,
+    `costsched.costs`)."""
     out = {"key": list(offering.key), "gpu_model": offering.gpu_model,
            "gpu_count": offering.gpu_count, "usd_per_hour": float(usd_per_hour)}
     if reservation:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from costsched import own_budget
 from costsched.amounts import Scale, store_scale
 from costsched.costs import Move, egress_rows
+from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
 from costsched.passes import one_pass
@@ -93,6 +94,10 @@ class Report:
     # What its spend tables' compute and hours are made of (`report.written.row_parts`):
     # each is written as the sum of its parts as written, as `status` lists a job's.
     parts: Mapping[str, list[dict]] = field(default_factory=dict, repr=False)
+    # The jobs `--job` chose, in words (`job_names.chosen_words`) and by id; every job
+    # when `chosen` is '' (no --job).
+    chosen: str = ""
+    chosen_ids: tuple[int, ...] = ()
 
     def tables(self) -> dict[str, Any]:
         """Its tables by name, with the store's scale under "scale" where it was read and
@@ -159,9 +164,12 @@ class Report:
 
     def document(self) -> dict:
         """The report as `report --json` writes it (but the budgets now, which the
-        command adds): its period (and whether anything was placed in it), totals and
-        every table by name, NaN as None."""
+        command adds): its period (and whether anything was placed in it), the jobs
+        `--job` chose (null: every job), totals over them and every table by name, NaN
+        as None."""
         return {"since": self.since, "until": self.until, "placed": self.placed,
+                "chosen": {"jobs": self.chosen, "job_ids": list(self.chosen_ids)}
+                if self.chosen else None,
                 "totals": self.totals,
                 **{name: [{k: nan_to_none(v) for k, v in row.items()} for row in rows]
                    for name, rows in self.rows.items()}}
@@ -237,7 +245,12 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
         raise InvalidInput(f"since {start:%Y-%m-%dT%H:%MZ}: expected a time before "
                            f"{end:%Y-%m-%dT%H:%MZ} (the end of the period)")
     with one_pass():  # each distinct stored spec is resolved once
-        return _build(store, reported_jobs(store, job), start, end, factor)
+        jobs = reported_jobs(store, job)
+        built = _build(store, jobs, start, end, factor)
+    if job is None:
+        return built
+    return replace(built, chosen=chosen_words(str(job), [(j.id, j.name) for j in jobs]),
+                   chosen_ids=tuple(j.id for j in jobs))
 
 
 def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
@@ -440,19 +453,23 @@ def _stopped_at_budget(store: PriceStore, jobs: Sequence[JobRecord],
 
 
 def reported_jobs(store: PriceStore, job: int | str | None) -> list[JobRecord]:
-    """The jobs reported on (their records), oldest first."""
+    """The jobs reported on (their records), oldest first: every job, the one of an id,
+    those of a name, else a sweep's (NAME-1, NAME-2, ...) or those a pattern matches
+    (`job_names.picks`, as `status --name` matches)."""
     if job is None:
         return store.jobs.records()
     if isinstance(job, int) or str(job).strip().isdigit():
         found = [store.jobs.get(int(job))]
     else:
-        found = store.jobs.find(str(job))
+        found = store.jobs.find(str(job)) or [
+            r for r in store.jobs.records() if picks(r.name, str(job))]
     if not found:
         names = sorted({r.name for r in store.jobs.records()})
         listed = "; no job is stored" if not names else "; the jobs: " + ", ".join(
             names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        raise InvalidInput(f"job {job!r}: no job of that id or name in the store"
-                           + (did_you_mean(str(job), names) or listed))
+        what = "no job's name matches it" if is_pattern(str(job)) else \
+            "no job of that id or name in the store"
+        raise InvalidInput(f"job {job!r}: {what}" + (did_you_mean(str(job), names) or listed))
     return found
 
 

@@ -2,13 +2,14 @@
 preemptions) beside what the job did, and how well the estimates hold per model and GPU.
 
 Hours are training hours (`training_hours`, not the billed hours of the spend tables):
-the work done at the pace measured between the first and the last step the job reported
-on each instance (the basis of its measured speed: setup, the time it sat stopped and the
-watcher's lag after it exited left out) against the plan's hours for that work, its start
-left out too (kept so: `service.estimates`). Without step readings, the hours its
-instances ran; never more than the hours its instances ran. A job whose work is hours
-on a reference GPU (its steps its own, not a share of those hours) is compared once it
-succeeded, on the training time measured; before, its share done is not known. Dollars
+the steps the job did at the pace measured between the first and the last step it
+reported on each instance (`work.trained_seconds`: the basis of its measured speed, setup,
+the time it sat stopped and the watcher's lag after it exited left out) against the
+plan's hours for that work, its start left out too (kept so: `service.estimates`).
+Without step readings, the hours its instances ran; never more than the hours its
+instances ran. A job whose work is hours on a reference GPU (its steps its own, not a
+share of those hours) is compared once it succeeded, its training hours by the same rule
+(the steps it reported at its measured pace); before, its share done is not known. Dollars
 are what its instances were billed (setup included) against the plan's expected cost as
 `plan` and `launch` showed it, which counts the job's first start once: the dollars it
 predicted beyond its hours at its price (none in a prediction kept before plans counted
@@ -47,7 +48,7 @@ from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow, id_chunks
 from costsched.store.schema import job_predictions
 from costsched.throughput import assumed_basis
-from costsched.work import own_total, trained_span
+from costsched.work import own_total, trained_seconds
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
@@ -118,10 +119,10 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             ran = column_sum([max(seconds(life.end_at - life.start_at), 0.0)
                               for life, _ in mine]) / 3600  # on instances: stops left out
             hours = ran
-            trained = _trained(read.get(job_id, []))
+            trained = trained_seconds(read.get(job_id, []), float(job.steps_done), total,
+                                      job.state == "succeeded", column_sum)
             if trained is not None:  # training only: the work done at its measured pace
-                hours = trained[0] if total is None else \
-                    trained[0] * done * total / trained[1]
+                hours = trained / 3600
             hours = min(hours, ran)  # never more than its instances ran
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
         rows.append(dict(zip(ESTIMATE_COLUMNS, (
@@ -140,13 +141,6 @@ def started_usd(predicted: Mapping) -> float:
         return 0.0
     return max(float(predicted["expected_usd"]) - float(predicted["expected_hours"])
                * float(price), 0.0)
-
-
-def _trained(readings: Sequence[tuple]) -> tuple[float, float] | None:
-    """(hours, steps) a job trained (`work.trained_span`, summed as the report's columns
-    are); None without readings that span a step and a second."""
-    span = trained_span(readings, column_sum)
-    return (span[1] / 3600, span[0]) if span else None
 
 
 def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:

@@ -66,7 +66,8 @@ def render(report: Report, budgets: list[list[str]] | None = None) -> str:
     parts = [
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         "<title>costsched cost report</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
-        "<h1>costsched cost report</h1>", f"<p>{escape(period)}</p>",
+        f"<h1>costsched cost report{escape(' of ' + report.chosen if report.chosen else '')}"
+        "</h1>", f"<p>{escape(period)}</p>",
         f"<p>{escape(summary)}</p>",
         *(f"<p>throughput: {escape(line)}</p>" for line in report.flags()),
         '<div class="figures">',

@@ -141,6 +141,10 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
                                "collect prices first")
         offerings = prepare(frame, rates)
     ranked = plan_job(resolved, offerings).ranked
+    # One instance's price, as every offering is quoted and a placement keeps it: the
+    # ranking prices a gang's N instances (`planner.plan_job`); `decide_now` prices the
+    # gang from one instance's (and the on-demand list price below is one instance's).
+    ranked = ranked.assign(usd_per_hour=ranked["usd_per_hour"] / ranked["nodes"].clip(lower=1))
     # The deadline policy keeps the deadline itself: a spot offering the planner expects to
     # be late on its own is still one to use while there is slack.
     reason = ranked["excluded"].fillna("").astype(str)

@@ -14,6 +14,7 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from costsched.vocabulary import job_state
 from costsched.work import share_key
 
 if TYPE_CHECKING:
@@ -191,7 +192,10 @@ def progress_words(progress: float | None, source: str | None, *,
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
          rest: dict | None = None) -> dict:
     return {
-        "id": s.record.id, "name": s.record.name, "state": s.record.state,
+        # One state beside its instance's: a running job whose instance ended reads what
+        # the next pass makes of it (`vocabulary.job_state`).
+        "id": s.record.id, "name": s.record.name,
+        "state": job_state(s.record.state, s.instance_state),
         "instance_state": s.instance_state or None, "nodes": s.nodes,
         "placement": None if s.open_placement is None else {
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},

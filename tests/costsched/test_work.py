@@ -1,9 +1,10 @@
 """The steps and seconds a job trained, read once for status's pace and the report's
 estimates."""
 
-from costsched.report.estimates import _trained
+from pytest import approx
+
 from costsched.report.sums import column_sum
-from costsched.work import measured_pace, trained_span
+from costsched.work import measured_pace, trained_seconds, trained_span
 
 # placement, job, first step, its time, last step, its time (seconds)
 READINGS = [(1, 7, 0, 100.0, 50, 150.0), (2, 7, 50, 400.0, 200, 500.0)]
@@ -16,11 +17,24 @@ def test_trained_span_sums_steps_and_seconds_over_placements():
 def test_status_pace_and_report_hours_read_one_span():
     steps, seconds = trained_span(READINGS, column_sum)
     assert measured_pace(READINGS) == steps / seconds
-    assert _trained(READINGS) == (seconds / 3600, steps)
+    # The report's training seconds: the steps it did at that pace.
+    assert trained_seconds(READINGS, 200, None, False, column_sum) == approx(
+        200 * seconds / steps)
+
+
+def test_training_time_is_the_steps_done_at_the_measured_pace() -> None:
+    """Readings that saw 200 steps in 150 s of a job that went on before and after them:
+    its time is that of the steps it did at that pace, its last reported step (at most its
+    total, all of it once it succeeded), not the 150 s the readings span."""
+    pace = 200 / 150
+    assert trained_seconds(READINGS, 260, None, False) == approx(260 / pace)  # hours of work
+    assert trained_seconds(READINGS, 260, 240, False) == approx(240 / pace)  # at most its total
+    assert trained_seconds(READINGS, 230, 240, True) == approx(240 / pace)  # succeeded
+    assert trained_seconds(READINGS, 230, 240, False) == approx(230 / pace)
 
 
 def test_no_span_without_a_step_and_a_second():
     assert trained_span([]) is None
     assert measured_pace([(1, 7, 5, 100.0, 5, 160.0)]) is None  # no step made
-    assert _trained([(1, 7, 0, 100.0, 9, 100.0)]) is None  # no time passed
+    assert trained_seconds([(1, 7, 0, 100.0, 9, 100.0)], 9, None, True) is None  # no time
     assert measured_pace([(1, 7, 9, 100.0, 3, 90.0)]) is None  # a reset reads as none

@@ -32,7 +32,6 @@ from costsched.costs import charge
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
-from costsched.service.jobs.halt import stop_job
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
@@ -44,7 +43,6 @@ from costsched.service.jobs.runs import (
     nodes_of,
     trouble,
 )
-from costsched.service.jobs.steps import _start_migration, secret_names
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
 from costsched.store.job_rows import PlacementRow
@@ -461,7 +459,9 @@ def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
     """Under the job's lease, move it where the budget (`called`: 'its own budget',
     'budget NAME') has its decider say it finishes within
     `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
+    from costsched.decide.price import per_instance
     from costsched.service.jobs.decider import BudgetDecider, JobNow, market_at
+    from costsched.service.jobs.steps import _start_migration, secret_names
 
     job_id = run.record.id
     with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
@@ -475,6 +475,7 @@ def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
         try:
             decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
                                                                  at)
+            decision = per_instance(decision, run.nodes)  # as its move records it
         except InvalidInput:
             return None
         if not decision.moves or not launcher.can_launch(decision.offering) or \
@@ -523,6 +524,8 @@ def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
     """Ask the job to checkpoint and exit, wait for it (a while), then stop it at the budget
     `called` ('its own budget', 'budget NAME': `own_budget.stopped_at` reads it back): its
     checkpoints are kept, `start` resumes it once the budget allows."""
+    from costsched.service.jobs.halt import stop_job  # a stop's: `report` loads it not
+
     job_id = run.record.id
     placed = _open_placement(store, job_id)
     if placed is not None:

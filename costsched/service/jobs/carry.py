@@ -28,7 +28,6 @@ import platformdirs
 from costsched import clouds
 from costsched.config import effective
 from costsched.migration.launcher import CarryError, Launcher
-from costsched.migration.machine import JobLaunch, utcnow
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
 from costsched.service.jobs.runs import STEP_LEASE_SECONDS, RunningJob
@@ -36,6 +35,7 @@ from costsched.store import PriceStore
 
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
+    from costsched.migration.machine import JobLaunch
 
 RENEW_SECONDS = 60.0  # a long copy renews the job's lease this often
 
@@ -140,6 +140,7 @@ def carrier(store: PriceStore, launcher: Launcher, run: RunningJob
     checkpoints and code carried into that cloud's store first when they are elsewhere.
     CarryError when they cannot be (the same copy that failed is not tried again for the
     next offering of the pass)."""
+    from costsched.migration.machine import utcnow  # a move's: `status` loads it not
     from launchers import runs_here
 
     if runs_here(launcher.name):
@@ -171,6 +172,7 @@ def carrier(store: PriceStore, launcher: Launcher, run: RunningJob
 def _copy(store: PriceStore, job_id: int, source: str, target: str, code: dict) -> str:
     """`launchers.carry.carry` under the job's lease, renewed while the copy goes on (a
     lease lost meanwhile stops it: whoever took it carries on)."""
+    from costsched.migration.machine import utcnow
     from launchers.carry import carry
 
     name = f"steps:{job_id}"

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError
-from costsched.migration.machine import offering_of
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
 from costsched.service.glance import no_such_name
@@ -158,6 +157,8 @@ def _progress_of(run: RunningJob, reported: float) -> tuple[float | None, bool]:
 
 
 def _placed_offering(placement: pd.Series) -> Offering:
+    from costsched.migration.machine import offering_of  # the mover's: `status` never moves
+
     return offering_of({"key": [placement[k] for k in (
         "cloud", "region", "zone", "instance_type", "market", "os")],
         "gpu_model": placement["gpu_model"], "gpu_count": int(placement["gpu_count"])})

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import fnmatch
 import inspect
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from costsched import launch_secrets
 from costsched.amounts import Scale, store_scale
 from costsched.costs import JobCost, job_costs
+from costsched.job_names import name_matches
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
@@ -35,12 +36,14 @@ from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
-from costsched.store.decisions import StoredDecision
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean
 from costsched.work import Work, assumed_work, measured_pace, own_total
+
+if TYPE_CHECKING:  # read from the store when a job is live (`store.decisions`)
+    from costsched.store.decisions import StoredDecision
 
 
 @dataclass(frozen=True)
@@ -180,11 +183,12 @@ class JobStatus:
     @property
     def progress(self) -> float | None:
         """The share of its steps done (`progress_source` says how it is known); None
-        when it is not known (a job that succeeded has done all of its work, when its work
-        is given: a total not known is no share of it, done or not)."""
-        if self.record.state == "succeeded":
-            return None if self.record.steps_total is None else 1.0
+        when it is not known. A job that succeeded has done all of its steps, where its
+        total is in its own steps (`own_total`); one whose work is not given, or given as
+        hours on a reference GPU, reads its step, never a share, done or not."""
         total = self.own_total
+        if self.record.state == "succeeded":
+            return None if total is None else 1.0
         if self.progress_source is None or total is None or self.steps_left is None:
             return None
         return min(max((total - self.steps_left) / total, 0.0), 1.0)
@@ -327,7 +331,7 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
     if only is not None and not only.empty:
         found = [r for r in found if only.matches(r.spec)]
     if name is not None:
-        found = [r for r in found if fnmatch.fnmatchcase(r.name, name)]
+        found = [r for r in found if name_matches(r.name, name)]
         if not found:
             _check_name_pattern(store, name)
     if only is not None and only.budget and not found:
@@ -339,7 +343,7 @@ def _check_name_pattern(store: PriceStore, name: str) -> None:
     """InvalidInput when no job of the store has a name `name` matches (a typo): the close
     names. A pattern some job matches, in other states, is a filter that found none."""
     names = sorted({r.name for r in store.jobs.records()})
-    if names and not any(fnmatch.fnmatchcase(n, name) for n in names):
+    if names and not any(name_matches(n, name) for n in names):
         raise InvalidInput(f"name {name!r}: no job's name matches it"
                            f"{did_you_mean(name, names) or '; the jobs: ' + few_names(names)}")
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from costsched import launch_secrets
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
-from costsched.migration.machine import JobLaunch, Mover, candidate, run_many, utcnow
 from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.service.jobs.carry import carrier, home_store
 from costsched.service.jobs.runs import (
@@ -33,6 +32,7 @@ from costsched.vocabulary import counted
 
 if TYPE_CHECKING:
     from costsched.jobspec import JobSpec
+    from costsched.migration.machine import Mover
     from costsched.service.decide import Decision
 
 SECRET_NOTE = "secret"  # the job's log: the secret a daemon lacks to carry its move on
@@ -45,6 +45,8 @@ def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
     under it); when it has no capacity there, try the next best offerings (not with
     `fallbacks` False: a move the user asked for goes there or nowhere), then stay where it
     is. `at`: the time its steps are stamped with (None: the clock's)."""
+    from costsched.migration.machine import utcnow  # a move's: `status` loads it not
+
     cands = _migration_candidates(launcher, choice, placement, fallbacks)
     mover = _mover(store, launcher, run, at)  # a secret it lacks: refused, nothing stored
     move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
@@ -57,6 +59,8 @@ def _migration_candidates(launcher: Launcher, choice: Decision, placement: pd.Se
                           fallbacks: bool = True) -> list[dict]:
     """The offerings a migration to `choice` tries, in order: the choice, then (with
     `fallbacks`) the next best the launcher can start, then the source's own offering."""
+    from costsched.migration.machine import candidate  # a move's: `status` loads it not
+
     current = _placed_offering(placement)
     first = candidate(choice.offering, choice.usd_per_hour, choice.reservation)
     if choice.move is not None:  # the move's price as decided, itemised: the report shows it
@@ -83,6 +87,8 @@ def _run_moves(store: PriceStore, launcher: Launcher,
     """Step many moves as far as they go now, together (`machine.run_many`): the caller
     holds their jobs' leases as `holder`; they are renewed as the steps go, and a move
     whose lease was lost meanwhile is left to whoever took it."""
+    from costsched.migration.machine import run_many, utcnow  # a move's: `status` loads it not
+
     def held(job_ids: list[int]) -> set[int]:
         kept = store.leases.renew_many([f"steps:{j}" for j in job_ids], holder,
                                        STEP_LEASE_SECONDS, utcnow())
@@ -240,6 +246,7 @@ def _step_news(record: JobRecord, step: int | None) -> float | None:
 def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
            at: datetime | None = None) -> Mover:
     """What steps the job's moves: its launch, from its stored spec (which never changes)."""
+    from costsched.migration.machine import JobLaunch, Mover, utcnow
     from costsched.optimize import checkpoint_interval  # a move's: `status` loads it not
 
     spec = run.resolved

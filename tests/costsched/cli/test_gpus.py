@@ -259,3 +259,37 @@ def test_a_count_written_into_the_name_gets_the_model_count_form(cli, written: s
     assert f"did you mean {meant!r}? (a count is written MODEL:COUNT)" in " ".join(
         result.output.split())
     assert cli("gpus", meant).exit_code == 0
+
+
+@pytest.mark.parametrize(("written", "meant"), [("a10g:one", "A10G:1"), ("t4:four", "T4:4"),
+                                                ("t4:x4", "T4:4"), ("a10x:one", "A10:1")])
+def test_a_count_that_is_no_number_gets_the_model_count_form(cli, written: str,  # noqa: ANN001
+                                                             meant: str) -> None:
+    result = cli("gpus", written)
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert f"'{written}': expected GPU or GPU:COUNT" in said
+    assert f"did you mean {meant!r}" in said
+    assert cli("gpus", meant).exit_code == 0  # the hint works
+
+
+def test_an_offering_is_named_as_plan_names_it_and_migrate_to_takes_it(cli) -> None:  # noqa: ANN001
+    """GCP's GPUs attach to a machine type: the table names the two together, as `plan`
+    and `migrate --to` do; `--to` takes the machine type alone where one GPU attaches to
+    it in that place."""
+    from costsched.service.decide import OfferingName, _find_named
+
+    shown = cli("gpus", "T4", "--top", "200", "--at", CLOCK)
+    assert shown.exit_code == 0, shown.output
+    gcp = [line.split() for line in shown.stdout.splitlines() if " gcp " in line]
+    assert gcp and {row[-1] for row in gcp} >= {"n1-standard-4+1xnvidia-tesla-t4"}
+    frame = pd.DataFrame({
+        "cloud": "gcp", "region": "us-central1", "zone": "", "market": "on_demand",
+        "instance_type": ["n1-standard-4+1xnvidia-tesla-t4", "n1-standard-8+1xnvidia-tesla-t4",
+                          "n1-standard-8+1xnvidia-tesla-v100"]})
+    assert _find_named(frame, OfferingName("gcp", "us-central1", "n1-standard-4",
+                                           "on_demand"), NOW) == 0
+    with pytest.raises(ValueError, match="did you mean 'n1-standard-8\\+1xnvidia-tesla-t4' "
+                                         "or 'n1-standard-8\\+1xnvidia-tesla-v100'"):
+        _find_named(frame, OfferingName("gcp", "us-central1", "n1-standard-8", "on_demand"),
+                    NOW)

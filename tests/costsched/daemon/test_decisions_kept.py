@@ -66,9 +66,9 @@ def test_the_supervisors_decision_is_what_status_shows(running, capsys) -> None:
     shown = _shown(store, launcher, job)
     assert (shown.decision, shown.next) == (kept, kept.reason) and launcher.calls == calls
     cli_jobs._print_status([shown], json_out=False)
-    text = capsys.readouterr().out
-    assert f"job {job} next: {kept.reason} (decided {kept.decided_at:%H:%M} UTC by the " \
-           "supervisor)" in text
+    text = " ".join(capsys.readouterr().out.split())  # a long line folds on the terminal
+    assert " ".join(f"job {job} next: {kept.reason} (decided {kept.decided_at:%H:%M} UTC "
+                    "by the supervisor)".split()) in text
     cli_jobs._print_status([shown], json_out=True)
     [document] = json.loads(capsys.readouterr().out)
     assert document["next"] == kept.reason

@@ -485,6 +485,25 @@ def test_hours_of_work_show_the_step_its_pace_and_the_key_that_gives_a_share(
     assert "of 3,600" not in page and "`steps: N`" in page
 
 
+def test_hours_of_work_that_succeeded_still_show_the_step(
+        store: PriceStore, client: TestClient, instances: Path) -> None:
+    """Succeeded, its progress card reads its step, never '100%' beside its own note that
+    its progress is never a share."""
+    spec = {"spec": {"name": "fit", "hours": 1.0, "reference_gpu": "V100", "run": "true"},
+            "source": "fit.yaml"}
+    job = store.jobs.create("fit", spec, 3600, at=at(0))
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1", keep_open=True)
+    store.jobs.transition(job, "running", at=at(0))
+    store.jobs.record_step(job, 2000, at=at(0.1))
+    store.jobs.end_placement(job, at(0.2))
+    store.jobs.transition(job, "succeeded", at=at(0.2))
+    doc = client.get(f"/api/jobs/{job}").json()["job"]
+    assert doc["progress"] is None and doc["step"] == 2000
+    page = client.get(f"/jobs/{job}").text
+    assert '<span class="figure">step 2,000</span>' in page and "100%" not in page
+
+
 def test_spend_of_an_unknown_job_names_the_jobs(store: PriceStore, client: TestClient) -> None:
     store.jobs.create("fit", {"spec": {"name": "fit"}}, 10.0, at=at(0))
     found = client.get("/api/spend?job=nope")

@@ -83,7 +83,7 @@ def gang_and_unpriced(store: PriceStore) -> datetime:
     spec = {"name": "gang", "throughputs": {"A100": 2.0}, "steps": 100_000, "num_nodes": 2,
             "constraints": {"budget": 900.0}}
     gang = store.jobs.create("gang", {"spec": spec, "source": "test"}, 100_000, at=at(-1))
-    store.jobs.place(gang, FLEX, gpu_model="A100", gpu_count=1, at=at(0), usd_per_hour=80.0,
+    store.jobs.place(gang, FLEX, gpu_model="A100", gpu_count=1, at=at(0), usd_per_hour=40.0,
                      reason="launch", instance="g", waiting=True)
     store.jobs.track_nodes(gang, "g", {0: at(1)}, 2, at(1 + 1 / 6))
     store.jobs.track_nodes(gang, "g", {0: at(1), 1: at(2)}, 2, at(2.5))

@@ -39,11 +39,11 @@ HOURS = {"spec": {"hours": 1, "reference_gpu": "V100"}}
 
 
 def test_hours_of_work_get_no_share_done_from_the_job_s_own_steps() -> None:
-    # 240 steps of its own reported; readings saw 40 of them in 0.035 h.
-    readings = [(1, 1, 200.0, ts(0.005), 240.0, ts(0.04))]
+    # 240 steps of its own reported; readings saw 210 of them in 0.035 h.
+    readings = [(1, 1, 30.0, ts(0.005), 240.0, ts(0.04))]
     found = row(HOURS, "running", 240.0, 3600.0, readings)
     assert math.isnan(found["done"]) and math.isnan(found["expected_training_hours"])
-    assert found["training_hours"] == pytest.approx(0.035)  # measured, not scaled
+    assert found["training_hours"] == pytest.approx(0.04)  # 240 steps at 6,000 steps/h
     assert found["training_hours"] <= 0.04
 
 
@@ -51,6 +51,27 @@ def test_hours_of_work_once_succeeded_compare_on_measured_time() -> None:
     readings = [(1, 1, 0.0, ts(0.005), 240.0, ts(0.04))]
     found = row(HOURS, "succeeded", 240.0, 3600.0, readings)
     assert found["done"] == 1.0 and found["training_hours"] == pytest.approx(0.035)
+
+
+# Two placements, each read a watch pass after it began and before it ended, at 20
+# steps/s: steps 100-300 in 10 s on the first (it ran to step 313), 400-1,900 in 75 s on
+# the second (resumed at 300, done at 2,000). The readings span 85 s; 2,000 steps at
+# 20 steps/s took 100 s.
+SPANS = [(1, 1, 100.0, ts(0) + 5, 300.0, ts(0) + 15),
+         (2, 1, 400.0, ts(0) + 40, 1900.0, ts(0) + 115)]
+
+
+def test_hours_of_work_train_for_their_steps_at_their_measured_pace() -> None:
+    found = row(HOURS, "succeeded", 2000.0, 3600.0, SPANS)
+    assert found["training_hours"] == pytest.approx(100 / 3600)  # not the 85 s read
+
+
+def test_hours_and_steps_of_work_read_their_training_hours_by_one_rule() -> None:
+    hours = row(HOURS, "succeeded", 2000.0, 3600.0, SPANS)["training_hours"]
+    steps = row({"spec": {"steps": 2000}}, "succeeded", 2000.0, 2000.0, SPANS)
+    assert hours == pytest.approx(steps["training_hours"])
+    running = row(HOURS, "running", 1000.0, 3600.0, SPANS)  # at step 1,000: 50 s
+    assert running["training_hours"] == pytest.approx(50 / 3600)
 
 
 def test_training_hours_never_exceed_the_hours_the_instances_ran() -> None:

@@ -82,3 +82,36 @@ def test_a_job_of_steps_still_shows_its_share(store: PriceStore, tmp_path: Path)
     [doc] = status_document([shown])
     assert doc["steps_total"] == 4000 and doc["progress_note"] is None
     assert short_work(shown) == ""
+
+
+def test_once_succeeded_its_progress_is_still_its_step(launched) -> None:
+    """Succeeded, it did all its work, yet its steps are still no share of its hours:
+    `step 2,900` (as a job with no work given keeps), never 100% beside its own note
+    'never a share', on status, `--json` and (same document) the dashboard."""
+    store, launcher, job = launched
+    now = datetime.now(timezone.utc)
+    store.jobs.record_step(job, 2700, at=now - timedelta(seconds=100))
+    store.jobs.record_step(job, 2900, at=now)
+    store.jobs.transition(job, "succeeded", at=now)
+    [shown] = service.status(store, launcher, job, reconcile_first=False)
+    assert shown.progress is None
+    assert cli_jobs._progress(shown) == "step 2,900"
+    [doc] = status_document([shown])
+    assert doc["progress"] is None and doc["step"] == 2900
+    assert "never a share" in doc["progress_note"]
+
+
+def test_a_job_of_steps_that_succeeded_reads_all_done(store: PriceStore,
+                                                      tmp_path: Path) -> None:
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    path = tmp_path / "steps.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "steps", "throughputs": {"V100": 1.0}, "steps": 4000, "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"]}}))
+    launcher = FakeLauncher()
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    store.jobs.record_step(job.id, 1000, at=datetime.now(timezone.utc))
+    store.jobs.transition(job.id, "succeeded", at=datetime.now(timezone.utc))
+    [shown] = service.status(store, launcher, job.id, reconcile_first=False)
+    assert shown.progress == 1.0 and cli_jobs._progress(shown) == "100%"

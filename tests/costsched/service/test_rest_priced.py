@@ -5,8 +5,11 @@ than it declares has a rest that cannot be priced, never $0."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from costsched.service.jobs.budgets import budgets_now
 from costsched.service.jobs.runs import _running
 from costsched.store import PriceStore
 from launchers import make_launcher
+from launchers.procfs import proc_stat
 
 OD = ("aws", "us-east-1", "", "p3.2xlarge", "on_demand", "linux")
 PLANNED = 4.0  # steps/s the job file declares on a V100
@@ -65,10 +69,21 @@ def slow_job(store: PriceStore, instances: Path, now: datetime, *, steps: float 
     store.jobs.record_steps({job: done}, at=now - timedelta(hours=0.5))
     folder = instances / f"{job}-1"
     folder.mkdir(parents=True)
+    agent = _agent()  # the instance runs: its job is read running, not failing
     (folder / "instance.json").write_text(json.dumps({  # an instance it knows of
-        "id": f"{job}-1", "job_id": job, "attempt": 1, "offering_key": list(OD), "pid": None,
+        "id": f"{job}-1", "job_id": job, "attempt": 1, "offering_key": list(OD),
+        "pid": agent.pid, "start_time": proc_stat(agent.pid).start_time,
         "launched_at": (now - timedelta(hours=2)).isoformat()}))
     return job
+
+
+def _agent() -> subprocess.Popen:
+    """A process standing in for the instance's agent, in a group of its own (as the local
+    launcher starts one), ended when the tests end."""
+    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                             start_new_session=True)
+    atexit.register(agent.kill)
+    return agent
 
 
 def test_the_rest_is_priced_at_the_measured_speed_everywhere(store: PriceStore,
