@@ -407,6 +407,7 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
                                             ("memory_gb", memory, "GB", "memory")):
         if limit is not None:
             types = _sized(types, column, limit, unit, f"{where}.{field_name}", scope.notes)
+    asked_for = types  # those the other fields allow, before the name narrows them
     if instance_type is not None:
         name = str(instance_type)
         # A machine type plus its accelerators (n1-standard-8 with V100:1) is one catalog
@@ -428,7 +429,11 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
             lists = "".join(f"; {o}" for o in offered_instead(scope.gpus, scope.clouds)) \
                 or lists
         on = ", ".join(sorted(scope.clouds)) or "any cloud"
-        if instance_type is not None and catalog.lookup_any(str(instance_type)) is None:
+        named = None if instance_type is None else catalog.lookup_any(str(instance_type))
+        if named is not None and scope.gpus and \
+                (named["gpu_model"], int(named["gpu_count"])) not in scope.gpus:
+            raise fail(field_name, _other_gpus(named, scope.gpus, key, asked_for))
+        if instance_type is not None and named is None:
             raise fail(field_name, f"{instance_type!r}: not an instance type of costsched's "
                        f"catalog on {on}; `costsched catalog refresh` adds the clouds' "
                        "newer types, `sky launch` looks it up in SkyPilot's catalog"
@@ -437,6 +442,22 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
                    f"type of the catalog on {on} matches{lists}; `sky launch` looks in "
                    "SkyPilot's catalog")
     return found
+
+
+def _other_gpus(named: dict, gpus: list[tuple[str, int]], key: str,
+                types: pd.DataFrame) -> str:
+    """An instance type of the catalog whose GPUs are not the task's accelerators: what it
+    has, and the two ways out (the types with those GPUs, the first few)."""
+    has = (f"{int(named['gpu_count'])}x{named['gpu_model']}" if named["gpu_count"]
+           else "no GPU")
+    asked = " or ".join(f"{g}:{n}" for g, n in gpus)
+    if "retired" in types.columns:
+        types = types[types["retired"].isna()]
+    names = sorted(set(types["instance_type"]))
+    listed = f" ({', '.join(names[:4])}{', ...' if len(names) > 4 else ''})" if names else ""
+    article = "an" if asked[:1].upper() in "AEFHILMNORSX" else "a"
+    return (f"{named['instance_type']} has {has}, not {asked}: drop `{key}` or name "
+            f"{article} {asked} type{listed}")
 
 
 def _sized(types: pd.DataFrame, column: str, limit: tuple[float, str], unit: str,

@@ -234,6 +234,8 @@ def status(db: DbOption = None, json_out: JsonOption = False) -> None:
     log = log_path(store.url, config)
     armed = recovery(store, config, now, db=db, log=str(log))
     where = install.installed(store.url)
+    if where is not None:
+        where = {**where, **install.runs(where)}
     tasks = scheduled.status(store)
     if json_out:
         print_json({"store": store.where, "running": armed.armed,
@@ -257,9 +259,11 @@ def status(db: DbOption = None, json_out: JsonOption = False) -> None:
         lines.append("Installed: no (`costsched daemon install` keeps one running across "
                      "reboots).")
     elif where["kind"] == "systemd":
-        lines.append(f"Installed: systemd user unit {where['unit']} ({where['path']}).")
+        lines.append(f"Installed: systemd user unit {where['unit']} ({where['path']}): "
+                     + (where["note"] or "enabled, running") + ".")
     else:
-        lines.append("Installed: crontab lines (`crontab -l` shows them).")
+        lines.append("Installed: crontab lines (`crontab -l` shows them)"
+                     + (f": {where['note']}." if where["note"] else "."))
     for t in tasks:
         if t.last is not None:
             lines.append(f"Task {t.task}: last run {ago(now, t.last.started_at)}, "
@@ -339,6 +343,9 @@ def install_cmd(
     install.write_crontab(install.with_block(crontab, plan))
     _say(f"Added to your crontab: the daemon for {plan.store} starts at every boot, and a "
          f"keep-alive starts it again within 10 minutes should it stop (log: {plan.log}).")
+    if install.cron_runs() is False:
+        _say("But no cron daemon (cron or crond) runs on this machine now, so nothing runs "
+             "these lines until one does (e.g. `sudo service cron start`).")
     if now:
         pid = install.start_now(plan)
         _say(f"Started: installed daemon pid {pid}.")

@@ -50,7 +50,7 @@ def status(
         "of them).", show_default=False)] = None,
     budget: Annotated[str | None, typer.Option(
         help="Only jobs in this budget: its constraints.budget_name, or a named budget's "
-        "labels ([budgets.named.NAME]).", show_default=False)] = None,
+        "labels (\\[budgets.named.NAME]).", show_default=False)] = None,  # \\[: not Rich markup
     reconcile: Annotated[bool, typer.Option(
         "--reconcile/--no-reconcile", help="Recover preempted jobs and close finished ones "
         "first (--no-reconcile: only read; the daemon's watcher does it).")] = True,

@@ -365,7 +365,9 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     first_of_file = next(q for q in result.jobs if q.job.source == p.job.source) is p
     hint = (figures.rule_hint(job.model, p.job.table.frame, p.job.source, first_of_file, shown)
             if estimated.any() else "")
-    notes = [*job_notes(p), *filter(None, [figures.start_note(p.job, work)]),
+    notes = [*map(user_text, job_notes(p)),  # plain words: a `[section]` shown as written
+             *filter(None, [figures.gang_note(p.job, shown, work),
+                            figures.start_note(p.job, work)]),
              *figures.notes(shown, work, hint, steps_estimated)]
     if b is not None:
         mark = figures.ESTIMATED_MARK if b.estimated or steps_estimated else ""

@@ -19,6 +19,7 @@ from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
 from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
+from costsched.spec_errors import as_written
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.vocabulary import prefixed
 from costsched.work import CPU_REFERENCE, Work
@@ -96,6 +97,25 @@ def work_cells(shown: pd.DataFrame, work: Work | None, estimated: pd.Series | No
     totals = usd_all(*shown["expected_cost"], *(c for _, c in extra))
     return [[h + m, c + m] for h, c, m in zip(spans, totals, marks + [""] * len(extra),
                                               strict=True)]
+
+
+def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
+    """For a job of several nodes: that its speed is the gang's, as its `throughputs:`
+    gives it (a figure is never one node's times the nodes), with the first row's figure
+    where the job's file gave it ('' for one node)."""
+    nodes = getattr(job, "nodes", 1)
+    if nodes <= 1 or shown.empty:
+        return ""
+    key = as_written("throughputs", bool(getattr(job, "sky", False)))
+    first = shown.iloc[0]
+    given_here = (str(first["throughput_source"]).startswith("job spec")
+                  and not bool(first["throughput_estimated"]) and not relative(work))
+    pace = (f"{first['steps_per_second']:.4g} steps/s on {first['gpu_model']}" if given_here
+            else f"the {speed_column(work)} column")
+    figure = f"`{key}: {{{first['gpu_model']}: ...}}`" if given_here else f"`{key}:`"
+    return user_text(f"{nodes} nodes: {pace} is the gang's pace, all {nodes} nodes "
+                     f"together, as {figure} gives it (never one node's times {nodes}): "
+                     "give the gang's measured pace there")
 
 
 def start_note(job: Workload, work: Work | None) -> str:

@@ -33,6 +33,7 @@ from costsched.vocabulary import did_you_mean
 KINDS = ("systemd", "cron")
 KEEP_ALIVE = "*/10 * * * *"
 CALL_SECONDS = 10  # how long systemctl or crontab may take to answer
+CRON_DAEMONS = ("cron", "crond", "fcron")  # the processes that run users' crontabs
 # What the daemon needs of this process's environment to see what it sees (beside the store).
 CARRIED = (ENV_CONFIG, "COSTSCHED_INSTANCES", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
            "XDG_STATE_HOME", "XDG_CACHE_HOME")
@@ -229,6 +230,45 @@ def installed(url: str) -> dict | None:
     except (InvalidInput, OSError, subprocess.TimeoutExpired):
         return None
     return {"kind": "cron", "marker": name} if has_block(crontab, name) else None
+
+
+def runs(where: dict) -> dict:
+    """Whether what `installed` found runs the daemon: {"enabled", "running": True, False
+    or None (not known), "note": the words `daemon status` shows ('' when it runs)}. A
+    unit no systemd user manager answers for, or crontab lines no cron daemon reads, is
+    written but runs nothing."""
+    if where["kind"] == "cron":
+        cron = cron_runs()
+        return {"enabled": cron, "running": None, "note": "" if cron is not False else (
+            "written, not run: no cron daemon (cron or crond) runs on this machine, so "
+            "nothing runs the lines until one does")}
+    unit = where["unit"]
+    code, _ = run(["systemctl", "--user", "show-environment"])
+    if code != 0:
+        return {"enabled": False, "running": False, "note": (
+            "written, not enabled: no systemd user manager answers, so nothing runs it (a "
+            "login session or `loginctl enable-linger` starts one; then `costsched daemon "
+            "install --now`)")}
+    enabled = run(["systemctl", "--user", "is-enabled", unit])[0] == 0
+    running = run(["systemctl", "--user", "is-active", unit])[0] == 0
+    note = ("written, not enabled: `costsched daemon install --now` enables and starts it"
+            if not enabled else "" if running else
+            f"enabled, not running now (`systemctl --user status {unit}` says why)")
+    return {"enabled": enabled, "running": running, "note": note}
+
+
+def cron_runs() -> bool | None:
+    """Whether a cron daemon runs on this machine (None: its processes cannot be read)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "comm").is_file():
+        return None
+    for comm in proc.glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() in CRON_DAEMONS:
+                return True
+        except OSError:  # a process that ended meanwhile
+            continue
+    return False
 
 
 def run(argv: list[str]) -> tuple[int, str]:

@@ -23,7 +23,7 @@ def error(status_code: int, message: str) -> Response:
     return json_response({"error": message}, status_code)
 
 
-def _states(request: Request) -> list[str]:
+def states_of(request: Request) -> list[str]:
     """The `state` filters in their stored spelling, or one line naming the first that is
     no state, the states and the close one (as `status --state` says it)."""
     from costsched.service.job_filters import parse_states
@@ -38,7 +38,7 @@ async def jobs(request: Request) -> Response:
     dashboard = request.app.state.dashboard
     q = request.query_params
     return json_response(await dashboard.read(
-        data.jobs_document, states=_states(request), name=q.get("name"),
+        data.jobs_document, states=states_of(request), name=q.get("name"),
         labels=labels_of(request), budget=q.get("budget")))
 
 

@@ -34,12 +34,13 @@ async def _version(request: Request) -> str:
 
 async def jobs_page(request: Request) -> Response:
     dashboard = request.app.state.dashboard
-    state = request.query_params.get("state") or ""
+    states = api.states_of(request)  # a misspelt one refused as the API and `status` do
+    state = ",".join(states)  # the one the filter shows chosen
     name = request.query_params.get("name") or ""
     labels = api.labels_of(request)
     budget = request.query_params.get("budget") or ""
     version = await _version(request)
-    doc = await dashboard.read(data.jobs_document, states=[state] if state else [],
+    doc = await dashboard.read(data.jobs_document, states=states,
                                name=name or None, labels=labels, budget=budget or None)
     extra = await dashboard.read(data.forecasts, doc["jobs"])
     doc = {**doc, "scale": await dashboard.read(data.scale)}  # the store's, as `status`'s

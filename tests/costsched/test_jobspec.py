@@ -281,6 +281,10 @@ def test_an_error_names_the_field_as_the_file_wrote_it_never_a_placeholder() -> 
     ("{LR: 0.1}", "field sweep.LR: 0.1: expected a list of values, such as [0.1, 0.01]"),
     ("{LR: [0.1, [1]]}", "field sweep.LR: item 2, [1]: expected text or a number"),
     ("{LR: [null]}", "field sweep.LR: item 1, null: expected text or a number"),
+    ("{LR: [0.1, 0.01, 0.1]}", "field sweep.LR: item 3, 0.1: repeats item 1, so two jobs "
+     "would be the same run: expected each value once"),
+    ("{SEED: [1, '1']}", "field sweep.SEED: item 2, '1': repeats item 1, so two jobs "
+     "would be the same run: expected each value once"),  # the env reads 1 either way
 ])
 def test_a_bad_sweep_names_the_file_and_the_value(tmp_path: Path, sweep: str,
                                                   said: str) -> None:

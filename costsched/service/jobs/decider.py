@@ -68,6 +68,7 @@ from costsched.service.jobs.reasons import (  # noqa: F401 (also theirs, from he
 )
 from costsched.service.jobs.reasons import parts as _parts
 from costsched.service.jobs.runs import CANDIDATES, RunningJob, nodes_of
+from costsched.service.jobs.unready import nothing_launchable
 from costsched.service.speeds import paced, short_work
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
@@ -530,7 +531,7 @@ def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
                                                     nodes_of(record.spec)))
     decision = decider_for(job.policy).decide(job, market, when)
     out = candidates_of(decision, launcher, market, job.resolved.name, exclude,
-                        over_quota=market.over_quota(job.resolved))
+                        over_quota=market.over_quota(job.resolved), resolved=job.resolved)
     if decision.choice_usd == decision.choice_usd and out[0]["key"] == list(decision.choice):
         out[0]["expected_usd"] = float(decision.choice_usd)  # its rest, as planned
     return out
@@ -545,11 +546,12 @@ def _runs_here(launcher: str) -> bool:
 
 def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
                   exclude: Collection[OfferingKey] = (),
-                  over_quota: Collection[OfferingKey] = ()) -> list[dict]:
+                  over_quota: Collection[OfferingKey] = (),
+                  resolved: ResolvedJob | None = None) -> list[dict]:
     """The offerings a launch, recovery or move tries, best first: the decision's choice,
     then its fallbacks, those the launcher can start (one that just met no capacity
     after the others, and one the account's quota does not hold, `over_quota`, last), at
-    most CANDIDATES."""
+    most CANDIDATES. None: refused naming each cloud `resolved` allows that is not ready."""
     full = market.full_for(here=_runs_here(launcher.name))
     ready, later, last = [], [], []
     for o, price in ((d.offering, d.usd_per_hour), *d.alternatives):
@@ -562,10 +564,8 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
     if out and d.quota_cost and out[0]["key"] == list(d.choice):
         out[0]["quota_cost"] = d.quota_cost  # kept in the launch's record (its job's log)
     if not out:
-        unready = launcher.not_ready()  # each said above with why
-        raise InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets "
-                           "its constraints now" + (f" (not ready on this machine: "
-                                                    f"{', '.join(unready)})" if unready else ""))
+        raise nothing_launchable(name, launcher, None if resolved is None else
+                                 market.offerings_for(resolved), resolved)
     return out
 
 

@@ -209,3 +209,20 @@ def test_a_gangs_baseline_is_the_gang_on_on_demand_v100s(plan, tmp_path: Path) -
     assert pair["start_hours"] == pytest.approx(alone["start_hours"] + 3 / 60)
     assert pair["baseline"]["cost"] == pytest.approx(
         2 * alone["baseline"]["usd_per_hour"] * pair["baseline"]["hours"])
+
+
+def test_a_gangs_plan_says_its_speed_is_the_gangs(plan, tmp_path: Path) -> None:  # noqa: ANN001
+    """A job of 2 nodes is planned at its `throughputs:` figure as the gang's pace, never
+    one node's times 2: one line under the table says so; one node's plan says nothing."""
+    job = tmp_path / "pair.yaml"
+    job.write_text("name: pair\nrun: python train.py\nthroughputs: {V100: 20}\n"
+                   "steps: 36000\nnum_nodes: 2\nconstraints: {gpu_models: [V100]}\n")
+    result = plan(str(job), "--top", "2")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stdout.split())
+    assert ("2 nodes: 20 steps/s on V100 is the gang's pace, all 2 nodes together, as "
+            "`throughputs: {V100: ...}` gives it (never one node's times 2): give the "
+            "gang's measured pace there") in said, said
+    one = tmp_path / "one.yaml"
+    one.write_text(job.read_text().replace("num_nodes: 2\n", ""))
+    assert "the gang's pace" not in plan(str(one), "--top", "2").stdout

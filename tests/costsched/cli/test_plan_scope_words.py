@@ -138,3 +138,20 @@ def test_a_budget_name_no_budget_has_is_said_as_launch_will_refuse_it(
     assert launched.exit_code == 2
     assert "field constraints.budget_name 'taem': no budget of that name in the " \
            "configuration" in " ".join(launched.output.split())
+
+
+def test_a_config_section_in_a_note_or_help_is_shown_as_written(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """`[budgets.named.NAME]` reads as it is written, not taken for a style by Rich: in
+    plan's note of a budget no configuration has (the section it tells to add) and in
+    `status --help`."""
+    path = _task(tmp_path, "name: j\nrun: 'true'\nmodel: ResNet-50 (batch size 64)\n"
+                 "steps: 1000\nconstraints: {budget_name: visoin}\n")
+    result = cli("plan", path, "--top", "1")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stdout.split())
+    assert "no budget is configured: add [budgets.named.visoin] with usd and period to " \
+           "the configuration" in said, said
+    monkeypatch.setenv("COLUMNS", "250")
+    helped = cli("status", "--help")
+    assert "or a named budget's labels ([budgets.named.NAME])." in helped.stdout

@@ -21,7 +21,11 @@ from tests.costsched.service.test_jobs import wait_for
 
 SYSTEMCTL = """#!/bin/sh
 echo "systemctl $*" >> "$FAKE_CALLS"
-exit "${FAKE_SYSTEMCTL_EXIT:-0}"
+[ "${FAKE_SYSTEMCTL_EXIT:-0}" = 0 ] || exit "$FAKE_SYSTEMCTL_EXIT"
+case "$2" in
+  is-enabled) echo "${FAKE_IS_ENABLED:-enabled}"; [ "${FAKE_IS_ENABLED:-enabled}" = enabled ];;
+  is-active) echo "${FAKE_IS_ACTIVE:-active}"; [ "${FAKE_IS_ACTIVE:-active}" = active ];;
+esac
 """
 CRONTAB = """#!/bin/sh
 echo "crontab $*" >> "$FAKE_CALLS"
@@ -95,8 +99,10 @@ def test_install_now_enables_the_unit_and_uninstall_removes_it(world: World,
     assert fakes.calls()[-2:] == ["systemctl --user daemon-reload",
                                   f"systemctl --user enable --now {unit.name}"]
     installed = json.loads(invoke("daemon", "status", "--json"))["installed"]
-    assert installed == {"kind": "systemd", "unit": unit.name, "path": str(unit)}
-    assert f"Installed: systemd user unit {unit.name}" in invoke("daemon", "status")
+    assert installed == {"kind": "systemd", "unit": unit.name, "path": str(unit),
+                         "enabled": True, "running": True, "note": ""}
+    assert f"Installed: systemd user unit {unit.name} ({unit}): enabled, running." in \
+        invoke("daemon", "status").replace("\n", "")
 
     assert "Would run systemctl --user disable --now" in invoke("daemon", "uninstall",
                                                                 "--print")
@@ -225,6 +231,12 @@ def test_a_unit_no_user_manager_will_run_is_said_and_its_removal_too(
                            "answers here, so nothing runs the unit until one does")
     assert line.endswith("`costsched daemon uninstall`, then `costsched daemon install "
                          "--kind cron`, keeps one running from cron instead")
+    # `daemon status` says so too, not "installed" as a working unit reads.
+    status = invoke("daemon", "status").replace("\n", "")
+    assert (f"Installed: systemd user unit {unit.name} ({unit}): written, not enabled: no "
+            "systemd user manager answers, so nothing runs it") in status, status
+    installed = json.loads(invoke("daemon", "status", "--json"))["installed"]
+    assert installed["enabled"] is False and installed["running"] is False
     said = invoke("daemon", "uninstall")
     assert said.replace("\n", "") == (
         f"Removed {unit}; `systemctl --user disable --now {unit.name}` failed (exit 1): a "
@@ -238,3 +250,37 @@ def test_a_misspelt_kind_is_refused_with_the_one_meant(world: World) -> None:
     [line] = done.stderr.strip().splitlines()
     assert line == ("error: --kind 'sytemd': expected one of systemd, cron; did you mean "
                     "'systemd'?"), line
+
+
+@pytest.mark.parametrize(("enabled", "active", "says"), [
+    ("disabled", "inactive", "written, not enabled: `costsched daemon install --now` enables "
+     "and starts it."),
+    ("enabled", "failed", "enabled, not running now (`systemctl --user status "),
+])
+def test_status_says_whether_the_unit_is_enabled_and_running(
+        world: World, fakes: Fakes, monkeypatch: pytest.MonkeyPatch, enabled: str,
+        active: str, says: str) -> None:
+    unit = unit_file(world)
+    invoke("daemon", "install")  # written, not enabled (no --now)
+    monkeypatch.setenv("FAKE_IS_ENABLED", enabled)
+    monkeypatch.setenv("FAKE_IS_ACTIVE", active)
+    status = invoke("daemon", "status").replace("\n", "")
+    assert f"Installed: systemd user unit {unit.name} ({unit}): {says}" in status, status
+
+
+def test_crontab_lines_no_cron_daemon_reads_are_said_at_install_and_in_status(
+        world: World, fakes: Fakes, monkeypatch: pytest.MonkeyPatch) -> None:
+    from costsched.daemon import install
+
+    monkeypatch.setenv("FAKE_SYSTEMCTL_EXIT", "1")
+    monkeypatch.setattr(install, "cron_runs", lambda: False)
+    said = invoke("daemon", "install").replace("\n", "")
+    assert "But no cron daemon (cron or crond) runs on this machine now, so nothing runs " \
+           "these lines until one does" in said, said
+    status = invoke("daemon", "status").replace("\n", "")
+    assert ("Installed: crontab lines (`crontab -l` shows them): written, not run: no cron "
+            "daemon (cron or crond) runs on this machine, so nothing runs the lines until "
+            "one does.") in status, status
+    monkeypatch.setattr(install, "cron_runs", lambda: True)
+    assert "Installed: crontab lines (`crontab -l` shows them)." in invoke("daemon", "status")
+    assert "no cron daemon" not in invoke("daemon", "install")

@@ -89,6 +89,20 @@ def test_a_misspelt_state_gets_the_close_one(client: TestClient) -> None:
     assert client.get("/api/jobs?state=Running").status_code == 200  # any case, as the CLI
 
 
+def test_the_jobs_page_and_status_refuse_a_misspelt_state_as_the_api_does(
+        client: TestClient, cli) -> None:  # noqa: ANN001
+    """One helper for the three: the same line, its close state included."""
+    import html
+
+    said = client.get("/api/jobs?state=stoped").json()["error"]
+    assert said.endswith("; did you mean 'stopped'?"), said
+    page = client.get("/?state=stoped")
+    assert page.status_code == 400 and said in html.unescape(page.text), page.text
+    status = cli("status", "--no-reconcile", "--state", "stoped")
+    assert status.exit_code == 2 and said in " ".join(status.output.split())
+    assert client.get("/?state=Stopped").status_code == 200  # any case, as the CLI
+
+
 def test_an_address_the_api_does_not_serve_is_json(client: TestClient) -> None:
     api = client.get("/api/status")
     assert api.status_code == 404 and api.json()["error"].startswith(

@@ -1,0 +1,34 @@
+"""Why a placement found nothing its launcher can start: the refusal names every cloud the
+job's constraints allow that this machine cannot launch on, not only the clouds of the
+offerings its decider shortlisted (a deadline decider falls back on its own instance
+type's zones: a job allowed on aws and gcp may be shortlisted on aws alone)."""
+
+from __future__ import annotations
+
+from costsched.jobspec import ResolvedJob
+from costsched.lazy import pandas as pd
+from costsched.migration.launcher import Launcher
+from costsched.model import InvalidInput, Offering
+from costsched.optimize.rank import allowed_offerings
+
+
+def nothing_launchable(name: str, launcher: Launcher, offerings: pd.DataFrame | None = None,
+                       resolved: ResolvedJob | None = None) -> InvalidInput:
+    """The one-line refusal of job `name`, after asking `launcher` about one offering of
+    each cloud of `offerings` the job's constraints allow (`resolved`): a cloud not ready
+    says so in its own line, once, and is named here."""
+    if offerings is not None and resolved is not None and len(offerings):
+        kept = offerings[allowed_offerings(offerings, resolved.job.constraints) == ""]
+        for _, row in kept.drop_duplicates("cloud").iterrows():
+            launcher.can_launch(_offering(row))  # asks the cloud; its answer is kept
+    unready = launcher.not_ready()  # each said with why when found
+    return InvalidInput(f"job {name}: no offering that {launcher.name} can launch meets its "
+                        "constraints now" + (f" (not ready on this machine: "
+                                             f"{', '.join(unready)})" if unready else ""))
+
+
+def _offering(row: pd.Series) -> Offering:
+    return Offering(cloud=row["cloud"], region=row["region"], zone=row["zone"] or "",
+                    instance_type=row["instance_type"], market=row["market"],
+                    gpu_model=row["gpu_model"] or "", gpu_count=int(row["gpu_count"] or 0),
+                    os=row.get("os") or "linux")
