@@ -175,8 +175,32 @@ def _model_and_count(gpu: str | None) -> tuple[str | None, int | None]:
 
     try:
         return parse_gpu(gpu)
-    except ValueError as exc:
+    except InvalidInput as exc:  # the model's own refusal, with the close names
         raise InvalidInput(f"argument GPU: {exc}") from None
+    except ValueError as exc:
+        raise InvalidInput(f"argument GPU: {exc}{_count_meant(gpu)}") from None
+
+
+# A count written as a word ('a10g:one'), as far as GPUs come in one instance.
+_COUNT_WORDS = {w: n for n, w in enumerate(
+    ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"))}
+
+
+def _count_meant(gpu: str) -> str:
+    """"; did you mean 'A10G:1'?" for a GPU written with a count that is no whole number
+    ('a10g:one', 'A10G:1.0', 'a10g:x1'), the model as the catalog spells it; '' when the
+    model is no GPU's name (its own refusal says the close ones) or no count is meant."""
+    name, _, count = gpu.partition(":")
+    word = count.strip().lower().lstrip("x").removesuffix(".0")
+    n = max(int(word) if word.isdigit() else _COUNT_WORDS.get(word, 1), 1)
+    try:
+        model = bundled_prices.gpu_model_name(name)
+    except InvalidInput:  # the close names, with the count meant, as a task's GPU gets
+        from costsched.skypilot_fields import _meant
+
+        said = _meant(name, n, counted=True)
+        return f"; {said}" if said.startswith("did you mean") else ""
+    return f"; did you mean '{model}:{n}'?"
 
 
 def _of_count(rows: list[dict[str, Any]], model: str, count: int) -> list[dict[str, Any]]:
@@ -277,7 +301,7 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int,
             per_hour(r["usd_per_gpu_hour"]), _age(r["age_days"], bool(r["superseded"])),
             f"{r['cloud']} {r['zone'] or r['region']}"
             + (f" {OVER_QUOTA_MARK}" if r.get("quota") else ""),
-            r["instance_type"].split("+", 1)[0])))
+            r["instance_type"])))  # as `plan` names it, and `migrate --to` takes it
     return out
 
 
@@ -287,7 +311,7 @@ def over_quota_notes(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     for r in rows:
         if r.get("quota"):
             named.setdefault(str(r["quota"]), []).append(
-                f"{r['cloud']} {r['zone'] or r['region']} {r['instance_type'].split('+', 1)[0]}"
+                f"{r['cloud']} {r['zone'] or r['region']} {r['instance_type']}"
                 f" {r['market'].replace('_', '-')}")
     return [f"{OVER_QUOTA_MARK} over quota: {', '.join(where)}: {why}"
             for why, where in named.items()]

@@ -400,7 +400,9 @@ def migrate(
     Exit code 0 when each move decided on was started (a job that stays, and --dry-run:
     0); 2 when one was not for want of a secret's value (the line says which, and how to
     give it), or a --to move the job's limits forbid (max_migrations, once a day); 75 when
-    another costsched acts on the job: the same command may work later."""
+    another costsched acts on the job, or the --to offering could not be launched within
+    --wait (no capacity there now: the job runs where it was): the same command may work
+    later."""
     from costsched.cli.launch_given import given
     from costsched.service.decide import parse_offering
     from costsched.service.staleness import stale_after_hours
@@ -418,6 +420,10 @@ def migrate(
                              secrets=secrets)
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
+    if advice and not dry_run and to is not None:  # made, or not, where the move ended
+        from costsched.service.jobs.move import landed
+
+        advice = landed(store, advice)
     ages, stale_after = views.price_ages(store, advice), stale_after_hours()
     works = views.assumed_works(store, advice)
     if json_out:
@@ -430,8 +436,8 @@ def migrate(
         console.print(printable(f"note: {line}"), highlight=False, markup=False,
                       soft_wrap=True)
     for a in advice:
-        console.print(printable(f"job {a.job_id} ({a.name}): {_verdict(a)}"),
-                      highlight=False, markup=False, soft_wrap=True)
+        for line in _advice_lines(a):
+            console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
         old = {k: v for k, v in (ages.get(a.job_id) or {}).items()
                if v is not None and v > stale_after}
         if old:
@@ -448,32 +454,58 @@ def migrate(
 def _exit_held_back(advice: Any, asked: bool, dry_run: bool) -> None:
     """Exit 2 when a move decided on was not started for want of a secret, or a move
     `asked` for (--to) was held back by the job's limits; 75 when it was because another
-    costsched acts on the job (as `start` exits for the same missing secret and a busy
-    store). A dry run and a job that stays: exit 0."""
+    costsched acts on the job, or its offering could not be launched (as `start` exits for
+    the same missing secret and a busy store). A dry run and a job that stays: exit 0."""
     if dry_run:
         return
     held = {a.held_back for a in advice} if asked else \
         {a.held_back for a in advice if a.held_back == "secret"}
     if held & {"secret", "limit"}:
         raise typer.Exit(EXIT_BAD_INPUT)
-    if "busy" in held:
+    if held & {"busy", "capacity"}:
         raise typer.Exit(EXIT_TRY_AGAIN)
 
 
-def _verdict(advice: Any) -> str:
-    """The decision's reason ("move ...", "stay: ...") led by what is done: "moving",
-    "would move" (a dry run) or "staying"."""
+def _advice_lines(advice: Any) -> list[str]:
+    """A job's advice in short lines: why its move was not started first, when it was not
+    ("job 5 (x): not moved: ..."), then the decision's reason, one clause a line, led by
+    what is done (`_verdict`)."""
+    head = f"job {advice.job_id} ({advice.name}): "
+    why = advice.not_moved
+    said = _clauses(_verdict(advice, advice.decision.reason if why else advice.reason))
+    if why:
+        return [f"{head}not moved: {why}", *(f"  {c}" for c in said)]
+    return [head + said[0], *(f"  {c}" for c in said[1:])]
+
+
+def _clauses(text: str) -> list[str]:
+    """`text` cut at each '; ' outside brackets."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and text.startswith("; ", i):
+            out.append(text[start:i])
+            start = i + 2
+    return [*out, text[start:]]
+
+
+def _verdict(advice: Any, reason: str) -> str:
+    """The decision's `reason` ("move ...", "stay: ...") led by what is done: "moving",
+    "would move" (a dry run, or a move not started) or "staying"."""
     verb = "moving" if advice.started else ("would move" if advice.decision.moves
                                             else "staying")
     for lead in ("move", "stay"):
-        if advice.reason.startswith(lead):
-            return verb + advice.reason[len(lead):]
-    return f"{verb}; {advice.reason}"
+        if reason.startswith(lead):
+            return verb + reason[len(lead):]
+    return f"{verb}: {reason}"
 
 
 @friendly_errors
 def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Stop a job: its instance is terminated; its checkpoints are kept."""
+    """Stop a job: its instance is terminated; its checkpoints are kept.
+
+    A job that ended by itself since the supervisor last looked is closed as it ended, not
+    stopped: exit code 2, 'has succeeded: nothing to stop'."""
     store = open_store(db)
     record = service.stop(store, _job_launcher(store, job), job)
     if json_out:

@@ -131,13 +131,23 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
     start = (0.0 if choice == here else overheads.restart_hours(first_gb) * gang_price) \
         if move is None else float(move.total)
     fallbacks = _fallbacks(found, key)
+    other = None  # `Decision.other`: its first fallback, where a launch would go after it
+    if current is not None and move is None and here is not None and fallbacks:
+        # Staying (its price is the choice's): what the first fallback would cost, the
+        # move priced as a move there is.
+        alt, facts = fallbacks[0]
+        there = price_move(overheads, Place(current[0], current[1], current[2] or ""),
+                           Place(alt[0], alt[1], alt[2] or ""), gang_price,
+                           nodes * float(facts["usd_per_hour"]), size_gb, job.checkpoint_hours)
+        other = (alt, hours_left * nodes * float(facts["usd_per_hour"]) + float(there.total),
+                 there)
     return DeadlineDecision(at, chosen.name, current, key, _offering(target), price, stay,
                             hours_left * gang_price + start, fallbacks,
                             alternatives=tuple(
                                 (_offering(pd.Series({**dict(zip(KEY, k, strict=True)),
                                                       **facts})), facts["usd_per_hour"])
                                 for k, facts in fallbacks),
-                            move=move)
+                            move=move, other=other)
 
 
 def _check_reachable(name: str, job: Job, state: DeadlineState, due: datetime,

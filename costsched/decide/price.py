@@ -52,6 +52,9 @@ class Decision:
     quota_cost: str = field(default="", kw_only=True)
     # The capacity reservation the choice is launched into, when it is booked capacity.
     reservation: str = field(default="", kw_only=True)
+    # Where a placed job stays: the best other offering, (key, expected USD of the rest
+    # there with the move, the move's price); None when it moves, is placed, or has none.
+    other: tuple[OfferingKey, float, MovePrice] | None = field(default=None, kw_only=True)
 
     @property
     def moves(self) -> bool:
@@ -85,9 +88,30 @@ def choose(view: MarketView, state: JobState, chosen: Policy, margin: float,
         if not held and not lean:
             others = _paying(view, state, chosen.candidates(view, state), stay, margin,
                              exclude={choice, state.current})
+    other = None
+    if not lean and state.current is not None and not moving:
+        other = best_other(view, state, chosen.candidates(view, state))
     return Decision(when, chosen.name, state.current, choice,
                     None if lean else view.offering(choice), float(view.prices[row]), stay,
-                    there, held=held, alternatives=others, move=move)
+                    there, held=held, alternatives=others, move=move, other=other)
+
+
+def best_other(view: MarketView, state: JobState, usable: np.ndarray
+               ) -> tuple[OfferingKey, float, MovePrice] | None:
+    """The usable offering other than the job's own of the least expected cost of its rest,
+    the move included (ties by the tie rule): (key, that cost, the move's price); None
+    when there is none, or where the job runs has no price now."""
+    here = view.row(state.current)
+    rows = np.flatnonzero(usable)
+    rows = rows[rows != here] if here is not None else rows[:0]
+    if len(rows) == 0:
+        return None
+    costs = expected_cost(view, state, rows) + _move_costs(view, state)[rows]
+    costs = np.nan_to_num(costs, nan=np.inf)
+    i = int(np.lexsort((view.tie_order[rows], tie_rounded(costs)))[0])
+    if not np.isfinite(costs[i]):
+        return None
+    return view.key(int(rows[i])), float(costs[i]), move_of(view, state, int(rows[i]))
 
 
 def _paying(view: MarketView, state: JobState, usable: np.ndarray, stay_usd: float,

@@ -281,6 +281,12 @@ def _find_named(o: pd.DataFrame, target: OfferingName, when: datetime) -> int:
     found = np.flatnonzero(here & typed)
     if len(found):
         return int(found[0])
+    # A machine type with its GPU attached ('n1-standard-4' of GCP's
+    # 'n1-standard-4+1xnvidia-tesla-t4'): the one it names, where it is the only one.
+    base = o["instance_type"].str.split("+", n=1).str[0].str.lower().to_numpy()
+    attached = np.flatnonzero(here & (base == target.instance_type.lower()))
+    if len(attached) and len(set(o["instance_type"].to_numpy()[attached])) == 1:
+        return int(attached[0])
     what = f"{target.cloud} {target.market.replace('_', '-')}"
     if not here.any():
         places = sorted(set(o["zone"][mine]) - {""} | set(o["region"][mine]))

@@ -29,7 +29,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from costsched import own_budget
-from costsched.amounts import apart, decimals, decimals_kept, given, usd
+from costsched.amounts import apart, decimals, given, usd
 from costsched.decide.price import fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
@@ -58,11 +58,19 @@ from costsched.service.decide import (
 from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.market import Market, market_at, measured_rates  # noqa: F401
 from costsched.service.jobs.named_offering import picked
+from costsched.service.jobs.reasons import (  # noqa: F401 (also theirs, from here)
+    ASSUMED_MARK,
+    asked_unpriced,
+    deadline_dollars,
+    itemised,
+    label,
+    move_reason,
+)
+from costsched.service.jobs.reasons import parts as _parts
 from costsched.service.jobs.runs import CANDIDATES, RunningJob, nodes_of
-from costsched.service.speeds import short_work
+from costsched.service.speeds import paced, short_work
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
-from costsched.vocabulary import offering_label
 
 if TYPE_CHECKING:
     from costsched.own_budget import OwnBudget
@@ -96,6 +104,9 @@ class JobNow:
     budget: OwnBudget | None = None
     # Run by the local launcher: what its own simulated instances met counts for it.
     here: bool = False
+    # Its work is given as hours on a reference GPU: a rest `short` says is not measured is
+    # priced as all of its hours, its figures marked as assumed; never moved on them.
+    assumed: bool = False
 
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float | None,
@@ -112,7 +123,8 @@ class JobNow:
                    current, left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
                                   if current is not None else None), job_id=run.record.id,
-                   short=short_work(run.record), here=_runs_here(run.launcher))
+                   short=short_work(run.record), here=_runs_here(run.launcher),
+                   assumed=run.record.steps_total is not None and not paced(run.record.spec))
 
     def rest(self) -> ResolvedJob:
         """What a placement plans: a stored job's steps left (from the step it resumes at)
@@ -201,11 +213,11 @@ class PriceDecider(Decider):
         out: dict[int, Decision] = {}
         jobs = at_pace(jobs, market)
         moving = [(i, j) for i, j in enumerate(jobs) if j.current is not None
-                  and not j.short]
+                  and (not j.short or j.assumed)]
         for i, job in enumerate(jobs):
             if job.current is None:
                 out[i] = self._placed(job, market, now)
-            elif job.short:
+            elif job.short and not job.assumed:
                 out[i] = unpriced(job, now, self.policy)
         if moving:
             margin = 0.0 if self.force else self.margin
@@ -216,8 +228,9 @@ class PriceDecider(Decider):
                     for _, j in moving]
             found = decide_all(market.store, asks, policy=self.policy, at=now, margin=margin,
                                overheads=self.overheads, measured_rates=market.rates)
-            for (i, _), d in zip(moving, found, strict=True):
-                out[i] = replace(d, reason=move_reason(d, margin))
+            for (i, j), d in zip(moving, found, strict=True):
+                out[i] = (replace(d, reason=move_reason(d, margin)) if not j.short
+                          else assumed_stay(d, margin, j.short))
         return [out[i] for i in range(len(jobs))]
 
     def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
@@ -351,7 +364,8 @@ class DeadlineDecider(Decider):
                   and d.moves else "")
         return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
                                  f"{label(d.choice)}{booked}"
-                                 f"{itemised(d) and ', the move' + itemised(d)}")
+                                 + (deadline_dollars(d) if job.current is not None else
+                                    itemised(d) and ', the move' + itemised(d)))
 
 
 @dataclass(frozen=True)
@@ -371,9 +385,12 @@ class AskedDecider(Decider):
                       table=job.resolved.table,
                       overheads=job.resolved.overheads(self.overheads),
                       measured_rates=market.rates)
+        if job.short and job.assumed:  # its rest priced as all of its hours: so marked
+            return replace(d, reason=f"{move_reason(d, 0.0, asked=True, mark=ASSUMED_MARK)}"
+                                     f"; {ASSUMED_MARK} assumed: {job.short}")
         if job.short:  # the move's own price is known; the rest, here or there, is not
             d = replace(d, stay_usd=float("nan"), choice_usd=float("nan"))
-            return replace(d, reason=f"{move_reason(d, 0.0, asked=True)}; {job.short}")
+            return replace(d, reason=asked_unpriced(d, job.short))
         return replace(d, reason=move_reason(d, 0.0, asked=True))
 
 
@@ -434,6 +451,16 @@ def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:
     tables = market.rest_tables([(j.job_id, j.resolved) for j in jobs])
     return [j if t is j.resolved.table else replace(j, resolved=replace(j.resolved, table=t))
             for j, t in zip(jobs, tables, strict=True)]
+
+
+def assumed_stay(d: Decision, margin: float, short: str) -> Decision:
+    """The decision on a job whose rest is priced as all of its hours (`JobNow.assumed`):
+    its figures said, marked as assumed, but where it runs it stays (no move is made on
+    an assumed rest)."""
+    if d.moves:
+        d = replace(d, held="no move is made on an assumed rest")
+    return replace(d, reason=f"{move_reason(d, margin, mark=ASSUMED_MARK)}; {ASSUMED_MARK} "
+                             f"assumed: {short}")
 
 
 def unpriced(job: JobNow, now: datetime, policy: str) -> Decision:
@@ -540,57 +567,6 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
                            "its constraints now" + (f" (not ready on this machine: "
                                                     f"{', '.join(unready)})" if unready else ""))
     return out
-
-
-def move_reason(choice: Decision, margin: float, asked: bool = False) -> str:
-    """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-'), the
-    move's price itemised; the amounts of a line at one precision (they add up)."""
-    diff = choice.choice_usd - choice.stay_usd
-    places = decimals_kept([choice.stay_usd, choice.choice_usd, diff, *_parts(choice)])
-    stay, there = usd(choice.stay_usd, places), usd(choice.choice_usd, places)
-    where = label(choice.choice)
-    if asked:
-        if not choice.moves:
-            return f"stay: it runs on {where} already"
-        verdict = f"{usd(diff, places)} dearer" if diff > 0 else f"saves {usd(-diff, places)}"
-        return (f"move to {where} as asked: {stay} expected here, {there} there including "
-                f"the move{itemised(choice, places)} ({verdict})")
-    if choice.moves and diff >= 0:
-        # Only a policy that weighs its moves itself (dynamic-aware's look-ahead) moves so.
-        return (f"move: {stay} expected here, {there} on {where} including the move"
-                f"{itemised(choice, places)} ({usd(diff, places)} dearer at "
-                f"today's prices for the rest of the job; {choice.policy} expects it to pay "
-                "with the next day at today's prices and the rest at the past week's)")
-    if choice.moves:
-        return (f"move: {stay} expected here, {there} on {where} including the move"
-                f"{itemised(choice, places)} (saves {usd(-diff, places)})")
-    if choice.held:
-        return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
-    return (f"stay: {stay} expected here; no move saves more than {margin:.0%} of the "
-            "next day's cost here")
-
-
-def _parts(choice: Decision) -> list[float]:
-    """The move's price and its items (none without a move)."""
-    m = choice.move
-    return [] if m is None else [float(v) for v in (m.total, m.egress_usd, m.restart_usd,
-                                                    m.lost_work_usd, m.overlap_usd)]
-
-
-def itemised(choice: Decision, places: int | None = None) -> str:
-    """' of $X (egress $a, restart $b, lost work $c, overlap $d)', or '' without a move; at
-    one precision (`places`, else the one its own amounts need): the items add up."""
-    parts = _parts(choice)
-    if not parts:
-        return ""
-    total, egress, restart, lost, overlap = (
-        usd(v, decimals(parts) if places is None else places) for v in parts)
-    return (f" of {total} (egress {egress}, restart {restart}, lost work {lost}, overlap "
-            f"{overlap})")
-
-
-def label(key: OfferingKey) -> str:
-    return offering_label(*key[:5])
 
 
 def _due(job: JobNow) -> str:

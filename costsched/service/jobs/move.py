@@ -48,6 +48,7 @@ from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord, NewMove
 
 MIGRATE_COMMAND = "costsched migrate"  # who decides when `migrate` is not told
+NOT_MOVED = "; not moved: "  # after a decision's reason: why its move was not started
 MOVE_GROUP = 5000  # moves started together (their leases taken, created, stepped at once)
 
 
@@ -67,6 +68,13 @@ class MigrationAdvice:
     # "secret" (this process lacks a value), "limit" (max_migrations, once a day) or
     # "busy" (another costsched acts on the job, or moved it meanwhile).
     held_back: str = ""
+
+    @property
+    def not_moved(self) -> str:
+        """Why a move decided on was not started, as its reason ends ('' when it was, or
+        none was decided)."""
+        lead = f"{self.decision.reason}{NOT_MOVED}"
+        return self.reason[len(lead):] if self.reason.startswith(lead) else ""
 
 
 def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None, *,
@@ -134,6 +142,39 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         if not dry_run and target is None:  # the policy's own decisions, not advice
             _keep(store, out, placed, ask.when, decided_by)
         return out
+
+
+def landed(store: PriceStore, advice: Sequence[MigrationAdvice]) -> list[MigrationAdvice]:
+    """`advice` with its moves as they stand now (after `settle`): a move that ended
+    elsewhere than its choice, or failed, was not made. Its reason then says why and where
+    the job runs (a `--to` move's one fallback is where it ran, so a target without
+    capacity starts it there again, from its checkpoint), held back as "capacity"."""
+    ids = [a.started.id for a in advice if a.started is not None]
+    now = store.moves.by_ids(ids) if ids else {}
+    out = []
+    for a in advice:
+        move = None if a.started is None else now.get(a.started.id)
+        if move is None or not move.ended or (move.state == "done" and move.tried == 0):
+            out.append(a if move is None else replace(a, started=move))
+            continue
+        why = _cannot_launch(store, move) or f"its move {move.state}: {move.detail}"
+        where = move.candidate if move.state == "done" else None
+        runs = ("" if where is None else
+                f"; it runs on {_label(where['key'])} again"
+                if list(where["key"]) == list(a.decision.current or ())
+                else f"; it runs on {_label(where['key'])}")
+        out.append(replace(a, started=None, held_back="capacity",
+                           reason=f"{a.decision.reason}{NOT_MOVED}{why}{runs}"))
+    return out
+
+
+def _cannot_launch(store: PriceStore, move: MoveRecord) -> str:
+    """Why the move's choice could not be launched, as the job's log says ('' when it
+    does not)."""
+    lead = f"move {move.id} ({move.kind}): cannot launch: "
+    said = [r.detail for r in store.jobs.event_rows([move.job_id])
+            if r.detail.startswith(lead)]
+    return f"cannot launch {said[0][len(lead):]}" if said else ""
 
 
 def _keep(store: PriceStore, advice: Sequence[MigrationAdvice],
@@ -251,7 +292,7 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
         mine = [k for k, name in enumerate(names) if name in taken]
         for k in sorted(set(range(len(jobs))) - set(mine)):
             choice = jobs[k][2]
-            out[k] = (choice, None, f"{choice.reason}; not moved: another costsched is "
+            out[k] = (choice, None, f"{choice.reason}{NOT_MOVED}another costsched is "
                                     "acting on the job (a move of it may be under way)", "busy")
         ids = [jobs[k][0].record.id for k in mine]
         moves_now = store.moves.of_jobs(ids)
@@ -263,12 +304,12 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
             run, placement, choice = jobs[k]
             job_id, reason = run.record.id, choice.reason
             if any(not m.ended for m in moves_now[job_id]):
-                out[k] = (choice, None, f"{reason}; not moved: a move of it is under way",
+                out[k] = (choice, None, f"{reason}{NOT_MOVED}a move of it is under way",
                           "busy")
                 continue
             record = records[job_id]
             if record.state != "running" or newest.get(job_id) != int(placement["id"]):
-                out[k] = (choice, None, f"{reason}; not moved: it is no longer placed on "
+                out[k] = (choice, None, f"{reason}{NOT_MOVED}it is no longer placed on "
                                         f"{placement['instance']}", "busy")
                 continue
             decided, run = run.record, replace(run, record=record)  # its spec does not change
@@ -290,7 +331,7 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
             held = "limit" if blocked else "secret"
             blocked = blocked or _secret_lacking(run)
             if blocked:
-                out[k] = (choice, None, f"{choice.reason}; not moved: {blocked}", held)
+                out[k] = (choice, None, f"{choice.reason}{NOT_MOVED}{blocked}", held)
                 continue
             try:
                 cands = _migration_candidates(launcher, choice, placement,
@@ -308,7 +349,7 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
             if isinstance(move, MoveRecord):
                 runs.append((k, run, move))
             else:  # the job ended, or moved, since it was read under its lease
-                out[k] = (choices[k], None, f"{choices[k].reason}; not moved: {move}",
+                out[k] = (choices[k], None, f"{choices[k].reason}{NOT_MOVED}{move}",
                           "busy")
         after = _run_moves(store, launcher, [(run, move) for _, run, move in runs], holder,
                            stamp)

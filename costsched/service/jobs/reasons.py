@@ -1,0 +1,121 @@
+"""Why a running job moves or stays, in dollars: the words of the deciders' decisions
+(`jobs.decider`). Every decision on a placed job says the expected cost of its rest where
+it is and where it would go (the best alternative, when it stays), the move's price
+itemised; the amounts of a line at one precision, so that they add up."""
+
+from __future__ import annotations
+
+from costsched.amounts import decimals, decimals_kept, usd
+from costsched.decide.price import Decision
+from costsched.optimize.decision import MovePrice
+from costsched.policies import OfferingKey
+from costsched.vocabulary import offering_label
+
+# After a figure that rests on an assumption (a job's work given as hours: its rest priced
+# as all of them), as `plan` marks an estimated figure.
+ASSUMED_MARK = "*"
+
+
+def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str = "") -> str:
+    """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-'), the
+    move's price itemised; the amounts of a line at one precision (they add up). `mark`:
+    after each expected cost (ASSUMED_MARK: they rest on an assumption)."""
+    diff = choice.choice_usd - choice.stay_usd
+    places = decimals_kept([choice.stay_usd, choice.choice_usd, diff, *parts(choice)])
+    stay, there = (usd(v, places) + mark for v in (choice.stay_usd, choice.choice_usd))
+    where = label(choice.choice)
+    if asked:
+        if not choice.moves:
+            return f"stay: it runs on {where} already"
+        verdict = (f"{usd(diff, places)}{mark} dearer" if diff > 0
+                   else f"saves {usd(-diff, places)}{mark}")
+        return (f"move to {where} as asked: {stay} expected here, {there} there including "
+                f"the move{itemised(choice, places)} ({verdict})")
+    if choice.moves and diff >= 0:
+        # Only a policy that weighs its moves itself (dynamic-aware's look-ahead) moves so.
+        return (f"move: {stay} expected here, {there} on {where} including the move"
+                f"{itemised(choice, places)} ({usd(diff, places)} dearer at "
+                f"today's prices for the rest of the job; {choice.policy} expects it to pay "
+                "with the next day at today's prices and the rest at the past week's)")
+    if choice.moves:
+        return (f"move: {stay} expected here, {there} on {where} including the move"
+                f"{itemised(choice, places)} (saves {usd(-diff, places)})")
+    if choice.held:
+        if choice.choice != choice.current and choice.move is not None:
+            return (f"stay: {stay} expected here, {there} on {where} including the move"
+                    f"{itemised(choice, places)}; not moved there: {choice.held}")
+        return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
+    if choice.other is not None:  # at the precision of the line, its best alternative's
+        stay = usd(choice.stay_usd, _other_places(choice)) + mark
+    return (f"stay: {stay} expected here{best_other(choice, mark)}; no move saves more "
+            f"than {margin:.0%} of the next day's cost here")
+
+
+def asked_unpriced(choice: Decision, short: str) -> str:
+    """A move the user asked for (`migrate --to`) of a job whose rest cannot be priced
+    (`short` says why): the move's price, and that the rest here and there cannot be
+    compared, and what would let them be."""
+    where = label(choice.choice)
+    if not choice.moves:
+        return f"stay: it runs on {where} already"
+    return (f"move to {where} as asked, the move{itemised(choice)}; cannot compare the "
+            f"rest here and there: {short}")
+
+
+def deadline_dollars(d: Decision) -> str:
+    """A deadline policy's decision on a placed job in dollars: ': $A expected here, $B
+    there including the move of ...' for a move; for a stay, its expected cost here and
+    that of its first fallback, the move there included ('' when it has none)."""
+    if d.current is None:
+        return ""
+    if d.moves:
+        places = decimals_kept([d.stay_usd, d.choice_usd, *parts(d)])
+        return (f": {usd(d.stay_usd, places)} expected here, {usd(d.choice_usd, places)} "
+                f"there including the move{itemised(d, places)}")
+    return f": {usd(d.stay_usd, _other_places(d))} expected here{best_other(d)}"
+
+
+def best_other(d: Decision, mark: str = "") -> str:
+    """'; $Y on <offering>, the best alternative, including the move of $M (...)' for a
+    job that stays (`Decision.other`; '' when it has none), at the precision of the line
+    it ends (the cost here with it)."""
+    if d.other is None:
+        return ""
+    key, there, move = d.other
+    places = _other_places(d)
+    return (f"; {usd(there, places)}{mark} on {label(key)}, the best alternative, including "
+            f"the move{_itemised(move, places)}")
+
+
+def _other_places(d: Decision) -> int:
+    """The decimals of a stay's line: its cost here, its best alternative's and the move's."""
+    return decimals_kept([d.stay_usd, *([] if d.other is None else
+                                        [d.other[1], *_items(d.other[2])])])
+
+
+def parts(choice: Decision) -> list[float]:
+    """The move's price and its items (none without a move)."""
+    return [] if choice.move is None else _items(choice.move)
+
+
+def _items(m: MovePrice) -> list[float]:
+    return [float(v) for v in (m.total, m.egress_usd, m.restart_usd, m.lost_work_usd,
+                               m.overlap_usd)]
+
+
+def itemised(choice: Decision, places: int | None = None) -> str:
+    """' of $X (egress $a, restart $b, lost work $c, overlap $d)', or '' without a move; at
+    one precision (`places`, else the one its own amounts need): the items add up."""
+    return "" if choice.move is None else _itemised(choice.move, places)
+
+
+def _itemised(move: MovePrice, places: int | None = None) -> str:
+    items = _items(move)
+    total, egress, restart, lost, overlap = (
+        usd(v, decimals(items) if places is None else places) for v in items)
+    return (f" of {total} (egress {egress}, restart {restart}, lost work {lost}, overlap "
+            f"{overlap})")
+
+
+def label(key: OfferingKey) -> str:
+    return offering_label(*key[:5])
