@@ -24,6 +24,7 @@ from costsched.cli.common import (
     announce_new_store,
     at_least,
     console,
+    dollars,
     err_console,
     friendly_errors,
     live_status,
@@ -520,8 +521,9 @@ def start(job: JobArgument,
           wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")]
           = 30.0,
           budget: Annotated[float | None, typer.Option(
-              help="USD: the job's own budget from now on (raise it to start a job its "
-                   "budget stopped).", show_default=False)] = None,
+              help="USD (5, 12.50, $5): the job's own budget from now on (raise it to "
+                   "start a job its budget stopped).", show_default=False, parser=dollars,
+              metavar="USD")] = None,
           secret: Annotated[list[str] | None, typer.Option(
               "--secret", help="NAME=VALUE for the job's secrets (NAME alone, or none "
                                "given: from your environment): passed to the job, never "
