@@ -66,7 +66,56 @@ def start_said(job: ResolvedJob) -> str:
     """Where `start_usd`'s hours come from, in words: "its start is the decision model's
     first start 0.25 h: 10 min boot and set-up ([migration] restart_minutes) + ...", or
     "... restart 0.2522 h: ... + 0.1333 min to copy the 1 GB checkpoint ..."."""
-    return f"its start is the decision model's {job.start_said()}"
+    said = job.start_said()  # 'restart 2.222e-06 h: 0 min boot ...': its figure as a span
+    lead, _, parts = said.partition(": ")
+    kind = lead.rsplit(" ", 2)[0]
+    return (f"its start is the decision model's {kind} {span(job.start_hours)}"
+            + (f": {parts}" if parts else ""))
+
+
+def span(hours: float) -> str:
+    """A part of a start as it reads best: '0.25 h', '1.5 min', '0.008 s' (never a
+    float's exponent)."""
+    if hours >= 0.01:
+        return f"{hours:.4g} h"
+    if hours * 60 >= 0.1:
+        return f"{hours * 60:.4g} min"
+    return f"{hours * 3600:.2g} s" if hours > 0 else "0 s"
+
+
+@dataclass(frozen=True)
+class Pace:
+    """The steps a job made in the hours it ran (its placements, end to end: set-up and
+    stalls included, so a lower bound of its speed, which prices its rest high enough)."""
+
+    steps: float
+    hours: float
+
+    @property
+    def per_second(self) -> float:
+        return self.steps / (self.hours * 3600)
+
+    def said(self) -> str:
+        """'its own 11.7 steps/s (434 steps in 0.0103 h)'."""
+        return (f"its own {self.per_second:,.3g} steps/s ({self.steps:,.0f} steps in "
+                f"{self.hours:.3g} h)")
+
+
+def logged_pace(store: PriceStore, record: JobRecord, at: datetime) -> Pace | None:
+    """Job `record`'s pace as its record has it: the furthest step it reported (or
+    checkpointed) over the hours its placements ran until `at` (the union of their spans:
+    a move's two placements at once count once); None before a step or an hour."""
+    steps = max(float(record.steps_done or 0.0), float(record.checkpoint_step or 0.0))
+    spans = sorted((p.start_at, p.end_at or at) for p in store.jobs.placement_rows([record.id]))
+    seconds, reach = 0.0, None
+    for start, end in spans:
+        start = start if reach is None else max(start, reach)
+        if end > start:
+            seconds += (end - start).total_seconds()
+        reach = end if reach is None else max(reach, end)
+    if steps <= 0 or seconds <= 0:
+        return None
+    return Pace(steps, seconds / 3600)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from costsched.cli.common import (
     announce_new_store,
     at_least,
     console,
+    dollars,
     err_console,
     friendly_errors,
     live_status,
@@ -502,7 +503,10 @@ def _verdict(advice: Any, reason: str) -> str:
 
 @friendly_errors
 def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Stop a job: its instance is terminated; its checkpoints are kept."""
+    """Stop a job: its instance is terminated; its checkpoints are kept.
+
+    A job that ended by itself since the supervisor last looked is closed as it ended, not
+    stopped: exit code 2, 'has succeeded: nothing to stop'."""
     store = open_store(db)
     record = service.stop(store, _job_launcher(store, job), job)
     if json_out:
@@ -517,8 +521,9 @@ def start(job: JobArgument,
           wait: Annotated[float, typer.Option(help="Seconds to wait for the job to run.")]
           = 30.0,
           budget: Annotated[float | None, typer.Option(
-              help="USD: the job's own budget from now on (raise it to start a job its "
-                   "budget stopped).", show_default=False)] = None,
+              help="USD (5, 12.50, $5): the job's own budget from now on (raise it to "
+                   "start a job its budget stopped).", show_default=False, parser=dollars,
+              metavar="USD")] = None,
           secret: Annotated[list[str] | None, typer.Option(
               "--secret", help="NAME=VALUE for the job's secrets (NAME alone, or none "
                                "given: from your environment): passed to the job, never "

@@ -46,6 +46,7 @@ from costsched.service.jobs.runs import (
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
 from costsched.store.job_rows import PlacementRow
+from costsched.work import own_total
 
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
@@ -326,6 +327,25 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     # Its start is a restart (`JobNow.rest`), which the placement's expected cost counts:
     # its steps left are that cost less it.
     again = job.rest()
+    # Its rest at the pace it made (its record's steps and hours) where it made one: a
+    # plan's figure the job has disproved would give too little to finish.
+    # (Where its speed is measured from its step readings, its plan of the rest is priced
+    # at that already: `rest_table`.)
+    measured = job_paces(store, [record], {record.id: (job.resolved.job.model,
+                                                       job.resolved.table)}).get(record.id, [])
+    known = [s.measured_sps for s in measured if s.measured_sps == s.measured_sps]
+    pace = (own_budget.logged_pace(store, record, at)
+            if own_total(record.spec, record.steps_total) is not None and not known
+            else None)
+    # How its rest is priced, in words: None at its plan's speed (marked `*`).
+    paced = (f"its measured {known[0]:,.3g} steps/s" if known else
+             pace.said() if pace is not None else None)
+
+    def rest_usd(planned_usd: float, per_hour: float, steps_left: float) -> float:
+        if pace is None:
+            return planned_usd
+        return steps_left / (pace.per_second * 3600) * per_hour
+
     try:
         cands = place(store, job, launcher, at)
     except BudgetShort as short:
@@ -333,15 +353,18 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
         start = own_budget.start_usd(again, per_hour)
         raise InvalidInput(f"job {record.id} ({record.name}) is at its budget: {short.why}; "
                            + enough(record.name, short.budget.spent_usd,
-                                    short.expected_usd - start, short.steps_left, start,
+                                    rest_usd(short.expected_usd - start, per_hour,
+                                             short.steps_left), short.steps_left, start,
                                     per_hour * interval_seconds / 3600,
-                                    own_budget.start_said(again))) from None
-    start = own_budget.start_usd(again, float(cands[0]["usd_per_hour"]) * nodes)
+                                    own_budget.start_said(again), paced)) from None
+    per_hour = float(cands[0]["usd_per_hour"]) * nodes
+    start = own_budget.start_usd(again, per_hour)
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
                         interval_seconds, budget_usd=budget_usd,
-                        rest_usd=float(cands[0].get("expected_usd", float("nan"))) - start,
+                        rest_usd=rest_usd(float(cands[0].get("expected_usd", float("nan")))
+                                          - start, per_hour, job.steps_left),
                         steps_left=job.steps_left, start_usd=start,
-                        start_said=own_budget.start_said(again))
+                        start_said=own_budget.start_said(again), paced=paced)
     if why:
         raise InvalidInput(why)
     return cands
@@ -362,11 +385,13 @@ def enough_usd(spent_usd: float, rest_usd: float, start_usd: float,
 
 
 def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
-           start_usd: float, ahead_usd: float, start_said: str = "") -> str:
+           start_usd: float, ahead_usd: float, start_said: str = "",
+           paced: str | None = None) -> str:
     """What gives job `name` the own budget it needs to start again and finish
     (`enough_usd`), as `costsched start NAME --budget USD` takes it, its parts itemised and
     its start's source said (`start_said`); its rest not priced (NaN): more than the
-    others."""
+    others. `paced`: the pace its rest is priced at, in words ('its own 11.7 steps/s (...)');
+    None: at its plan's speed, marked `*` and said so."""
     source = f"; {start_said}" if start_said and start_usd > 0 else ""
     if rest_usd != rest_usd:  # its rest cannot be priced: no amount can be shown enough
         spent, start, ahead = usd_all(spent_usd, start_usd, ahead_usd)
@@ -376,16 +401,20 @@ def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
     amount, places = enough_usd(spent_usd, rest_usd, start_usd, ahead_usd)
     spent, rest, start, ahead = usd_all(spent_usd, rest_usd, start_usd, ahead_usd)
     started = f" + {start} to start it" if start_usd > 0 else ""
+    at_pace = f" at {paced}" if paced is not None else ""
+    planned = ("" if paced is not None else
+               "; *: at its plan's speed, as it has logged no steps of its own yet")
+    rest += "" if paced is not None else "*"
     return (f"give it enough: `costsched start {name} --budget {amount:.{places}f}` ({spent} "
-            f"spent + {rest} expected for its {steps_left:,.0f} steps left{started} + {ahead} "
-            f"for the next watch interval){source}")
+            f"spent + {rest} expected for its {steps_left:,.0f} steps left{at_pace}{started} "
+            f"+ {ahead} for the next watch interval){source}{planned}")
 
 
 def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
                   config: BudgetsConfig, interval_seconds: float, *,
                   budget_usd: float | None = None, rest_usd: float = float("nan"),
                   steps_left: float = float("nan"), start_usd: float = 0.0,
-                  start_said: str = "") -> str | None:
+                  start_said: str = "", paced: str | None = None) -> str | None:
     """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) is
     refused: its own budget, as it stands or as `start --budget` gives it (`budget_usd`),
     is less than `enough_usd` (what it spent, its start `start_usd`, its `steps_left`
@@ -414,7 +443,7 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
                 continue
             return (f"job {job_id} ({record.name}) is at its budget: {why}; "
                     + enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
-                             state.committed_usd + ahead, start_said))
+                             state.committed_usd + ahead, start_said, paced))
         claims = _claims(state, [j for j in state.running if j != job_id])
         why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
                              state.usd, claims)

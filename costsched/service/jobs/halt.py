@@ -32,7 +32,7 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
     record = store.jobs.get(job_id)
     if record.final and not (record.state == "stopped" and _leftovers(store, launcher,
                                                                       job_id)):
-        raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)} already")
+        raise InvalidInput(_ended(record))
     if not record.final:
         try:
             record = store.jobs.transition(job_id, "stopped", at=at, expect=LIVE_JOB_STATES,
@@ -40,8 +40,7 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
         except StaleState:  # it ended by itself meanwhile (finished, or failed)
             record = store.jobs.get(job_id)
             if record.state != "stopped":
-                raise InvalidInput(f"job {job_id} ({record.name}) "
-                                   f"{state_phrase(record.state)} already") from None
+                raise InvalidInput(_ended(record)) from None
     with _waiting_for_lease(store, f"steps:{job_id}", wait_seconds) as mine:
         if mine:
             for move in store.moves.of_job(job_id):
@@ -55,10 +54,19 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
         for instance in owned(store.moves, job_id, launcher.instances(job_id), placed):
             launcher.terminate(instance.id)
             ended.append(instance.id)
-        _record_last_report(store, launcher, job_id, ended, at)
+        # and what its placed instance said, if it had ended already (preempted, or
+        # finished since the last pass): its checkpoint's step is where `start` resumes
+        _record_last_report(store, launcher, job_id, [*ended, *sorted(placed - {*ended})], at)
         while store.jobs.end_placement(job_id, at) is not None:
             pass  # a job stopped mid-migration has two
     return record
+
+
+def _ended(record: JobRecord) -> str:
+    """Why a job that has ended is not stopped: 'job 3 (x) has succeeded: nothing to
+    stop' ('is stopped already' for one stopped before)."""
+    said = f"job {record.id} ({record.name}) {state_phrase(record.state)}"
+    return f"{said} already" if record.state == "stopped" else f"{said}: nothing to stop"
 
 
 def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from costsched import clouds, launch_secrets
 from costsched.jobspec import JobSpec, ResolvedJob, resolve
-from costsched.migration.launcher import Launcher
+from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.machine import WAIT_NOTE
 from costsched.model import InvalidInput, state_phrase
 from costsched.optimize.booked import BookedPlans
@@ -45,6 +45,7 @@ from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.throughput import ThroughputTable
+from costsched.work import own_total
 
 
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
@@ -205,6 +206,10 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     if record.state != "stopped":
         raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)}: only "
                            "a stopped job can be started again")
+    done = _ran_to_its_end(store, launcher, record)
+    if done:
+        raise InvalidInput(f"job {job_id} ({record.name}) ran to its end: {done}; nothing "
+                           "to start (its final checkpoint is kept)")
     busy = [r for r in store.jobs.find(record.name) if not r.final]
     if busy:
         raise InvalidInput(f"job name {record.name!r}: job {busy[0].id} of that name is "
@@ -232,6 +237,28 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # where it starts now (a job keeps the first prediction it had).
     record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)
+
+
+def _ran_to_its_end(store: PriceStore, launcher: Launcher, record: JobRecord) -> str:
+    """How the job's last instance says it finished its work ('' when it does not): it
+    succeeded, or it exited 0 at its last step (a stop that came after its end). Such a
+    job is never run again; a launcher that no longer knows the instance says nothing."""
+    placed = store.jobs.placement_rows([record.id])
+    if not placed:
+        return ""
+    last = str(placed[-1].instance)
+    try:
+        instance = launcher.status(last)
+    except (InvalidInput, CloudError):  # gone with its instance: nothing to read
+        return ""
+    if instance.exit_code != 0:
+        return ""
+    total = own_total(record.spec, record.steps_total)
+    reached = max(instance.step or 0, instance.checkpoint_step or 0)
+    if total is not None and reached >= total:
+        return (f"its last instance ({last}) exited 0 at step {reached:,.0f} of "
+                f"{total:,.0f}")
+    return f"its last instance ({last}) succeeded" if instance.state == "succeeded" else ""
 
 
 def _given_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:

@@ -11,6 +11,11 @@ to its holder: the move's next step sees the job stopped and winds it down, endi
 whatever it launched (`costsched.migration.machine.Mover.wind_down`); if that holder died,
 the next pass that takes the lease does. A stop interrupted after it was recorded is
 finished by stopping again.
+
+A job whose instance ended by itself since the last pass (it succeeded or failed, the
+supervisor not yet round) is closed first, as that pass would close it
+(`watch.close_ended`): it is not stopped ("has succeeded: nothing to stop"), and keeps its
+state, its progress and its final checkpoint.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from costsched.service.jobs.halt import (  # noqa: F401 - stop_job: as callers n
     stop_job,
 )
 from costsched.service.jobs.runs import job_ids
+from costsched.service.jobs.watch import close_ended
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
@@ -33,5 +39,8 @@ def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
          at: datetime | str | None = None) -> JobRecord:
     """Stop a job, whatever it is doing (a move under way included): it is `stopped`, its
     instances are terminated, its published checkpoints and code are kept, and `start`
-    takes it up again. See `stop_job`."""
-    return stop_job(store, launcher, job_ids(store, job, states=())[0], as_time(at))
+    takes it up again. See `stop_job`. A job that ended by itself meanwhile is closed as
+    it ended (InvalidInput: 'job 3 (x) has succeeded: nothing to stop')."""
+    job_id, when = job_ids(store, job, states=())[0], as_time(at)
+    close_ended(store, launcher, job_id, when)
+    return stop_job(store, launcher, job_id, when)

@@ -273,18 +273,32 @@ def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 
         time.sleep(poll)
 
 
+def close_ended(store: PriceStore, launcher: Launcher, job_id: int,
+                at: datetime | None = None) -> JobEvent | None:
+    """Close the job `job_id` when its instance has ended by itself (succeeded or failed),
+    as a pass would (`_act_on_gone`, under the job's lease), before a command acts on it
+    (`costsched stop`): a job that finished since the last pass is closed, never taken for
+    one still running. An instance still running, or lost (preempted: recovered by a pass,
+    not here), is left as it is; None then, else what happened."""
+    run = _runs(store, [job_id])[job_id]
+    if run.record.state not in LOOKED_AFTER or run.launcher != launcher.name:
+        return None
+    return _act_on_gone(store, launcher, run, at, recover=False)
+
+
 def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
-                 at: datetime | None) -> JobEvent | None:
+                 at: datetime | None, recover: bool = True) -> JobEvent | None:
     """Close or recover a job whose instance is gone (or that has no open placement),
     under the job's lease; a cloud that fails a call for it is said, and the job is left as
-    it is for the next pass."""
+    it is for the next pass. Not `recover`: a job whose instance was lost is left as it is
+    (only one that ended by itself is closed)."""
     with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
         # Under the lease, as things are now: another costsched may have acted already.
         if not mine or store.jobs.get(run.record.id).state not in LOOKED_AFTER or any(
                 m.job_id == run.record.id for m in store.moves.unfinished()):
             return None
         try:
-            return _end_or_recover(store, launcher, run, at)
+            return _end_or_recover(store, launcher, run, at, recover)
         except StaleState:  # a move of the job was started meanwhile: it carries on
             return None
         except CloudError as exc:  # this job's cloud did not answer: the others go on
@@ -295,11 +309,14 @@ def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
 
 
 def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
-                    at: datetime | None) -> JobEvent | None:
-    """Close a job whose instance finished, or recover one whose instance is gone."""
+                    at: datetime | None, recover: bool = True) -> JobEvent | None:
+    """Close a job whose instance finished, or recover one whose instance is gone (unless
+    not `recover`)."""
     placement = _open_placement(store, run.record.id)
     when = at or as_time(None)
     job_id = run.record.id
+    if placement is None and not recover:
+        return None
     if placement is None:
         return _recover(store, launcher, run, at, None, "no instance",
                         "its placement had ended (an interrupted recovery)")
@@ -321,6 +338,8 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
                else instance.detail)
         return JobEvent(job_id, "failed", f"failed ({why})", notify="failure")
+    if not recover:
+        return None
     # Preempted, or stopped or terminated behind costsched's back: recover it, its
     # placement charged until it was lost.
     lost = lost_at(instance, pd.Timestamp(placement["start_at"]).to_pydatetime(), when)

@@ -24,7 +24,7 @@ from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
 
 HINT = re.compile(r"give it enough: `costsched start rule --budget ([0-9.]+)` \(\$([0-9.]+) "
-                  r"spent \+ \$([0-9.]+) expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
+                  r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
                   r"to start it \+ \$([0-9.]+) for the next watch interval\); its start is "
                   r"the decision model's restart 0.2522 h: 10 min boot and set-up "
                   r"\(\[migration\] restart_minutes\) \+ 5 min warm-up \(\[migration\] "

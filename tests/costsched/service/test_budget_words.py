@@ -91,8 +91,9 @@ def test_a_job_at_its_cap_is_not_started_again(priced: PriceStore) -> None:
                               steps_left=40, start_usd=0.25)
     assert said == (f"job {job} (ar) is at its budget: $3.00 spent + $0.02 for the next "
                     "watch interval would pass the budget of $3.01; give it enough: "
-                    "`costsched start ar --budget 3.67` ($3.00 spent + $0.40 expected for its "
-                    "40 steps left + $0.25 to start it + $0.02 for the next watch interval)")
+                    "`costsched start ar --budget 3.67` ($3.00 spent + $0.40* expected for its "
+                    "40 steps left + $0.25 to start it + $0.02 for the next watch interval); "
+                    "*: at its plan's speed, as it has logged no steps of its own yet")
     assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,
                               budget_usd=3.67) is None
     assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,

@@ -122,7 +122,7 @@ def test_the_launch_line_states_the_plan_s_figure_and_its_start(
 
 
 HINT = re.compile(r"give it enough: `costsched start boot --budget ([0-9.]+)` \(\$([0-9.]+) "
-                  r"spent \+ \$([0-9.]+) expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
+                  r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
                   r"to start it \+ \$([0-9.]+) for the next watch interval\); its start is "
                   r"the decision model's restart 0.2522 h: " + re.escape(START_WORDS)
                   + r" \+ [0-9.]+ min to copy the 1 GB checkpoint")

@@ -1,0 +1,94 @@
+"""The hint a start at a job's budget gives (`costsched start JOB --budget USD`) prices the
+steps left at the pace the job made (its record's steps over the hours it ran), not at a
+plan's figure the job has disproved, so that the amount named finishes the job; where the
+job made none, the figure is the plan's, marked `*` and said so. A start's hours read as a
+span, never a float's exponent. In-memory launcher, SQLite store."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from costsched import own_budget
+from costsched.model import InvalidInput
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from tests.costsched.migration.test_edges import FakeLauncher
+from tests.costsched.service.test_jobs import set_prices
+
+HINT = re.compile(r"give it enough: `costsched start fast --budget ([0-9.]+)` \(\$([0-9.]+) "
+                  r"spent \+ \$([0-9.]+) expected for its 1,566 steps left at its own "
+                  r"([0-9.]+) steps/s \(434 steps in ([0-9.]+) h\) \+ ")
+RAN = timedelta(seconds=37)  # 434 steps in 37 s: 11.7 steps/s, its plan says 200
+
+
+@pytest.fixture()
+def stopped(store: PriceStore, tmp_path: Path) -> tuple[FakeLauncher, int, datetime]:
+    now = datetime.now(timezone.utc)
+    set_prices(store, {"us-east-1a": 1.0}, now - timedelta(hours=1))
+    path = tmp_path / "fast.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "fast", "throughputs": {"V100": 200.0}, "steps": 2000, "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"], "budget": 1.0},
+        "checkpoint": {"interval_minutes": 30, "size_gb": 0.001}}))
+    launcher = FakeLauncher()
+    [job] = service.launch(store, [path], launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    began = store.jobs.placement_rows([job.id])[0].start_at
+    store.jobs.record_step(job.id, 434, at=began + RAN)
+    service.stop(store, launcher, job.id, at=began + RAN)
+    return launcher, job.id, began + RAN + timedelta(seconds=1)
+
+
+def test_the_hint_prices_the_rest_at_the_jobs_own_pace(store: PriceStore, stopped) -> None:
+    launcher, job, at = stopped
+    with pytest.raises(InvalidInput) as refused:
+        service.start(store, launcher, job, budget=0.03, at=at)
+    said = str(refused.value)
+    found = HINT.search(said)
+    assert found, said
+    assert "*" not in said
+    amount, spent, rest, pace, hours = (float(found[i]) for i in range(1, 6))
+    assert pace == pytest.approx(434 / RAN.total_seconds(), rel=0.02)
+    assert hours == pytest.approx(RAN.total_seconds() / 3600, rel=0.02)
+    # 1,566 steps at that pace and $1/h: what finishing costs, within the amount named
+    rest_usd = 1566 / (434 / RAN.total_seconds()) / 3600 * 1.0
+    assert rest == pytest.approx(rest_usd, rel=0.02)
+    assert amount >= spent + rest_usd
+    assert service.start(store, launcher, job, budget=amount, at=at).state == "running"
+
+
+def test_a_job_that_made_no_step_is_priced_at_its_plan_marked(store: PriceStore,
+                                                               tmp_path: Path) -> None:
+    now = datetime.now(timezone.utc)
+    set_prices(store, {"us-east-1a": 1.0}, now - timedelta(hours=1))
+    path = tmp_path / "new.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "new", "throughputs": {"V100": 1.0}, "steps": 3600, "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"], "budget": 5},
+        "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}))
+    launcher = FakeLauncher()
+    [job] = service.launch(store, [path], launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    service.stop(store, launcher, job.id)
+    with pytest.raises(InvalidInput, match=(
+            r"\+ \$[0-9.]+\* expected for its 3,600 steps left \+ .*; \*: at its plan's "
+            r"speed, as it has logged no steps of its own yet$")):
+        service.start(store, launcher, job.id, budget=0.5)
+
+
+def test_a_start_reads_as_a_span() -> None:
+    assert own_budget.span(2.222e-06) == "0.008 s"
+    assert own_budget.span(0.005) == "0.3 min"
+    assert own_budget.span(0.2522) == "0.2522 h"
+    job = SimpleNamespace(start_hours=2.222e-06, start_said=lambda: (
+        "restart 2.222e-06 h: 0 min boot and set-up (checkpoint.restart_minutes in x.yaml)"
+        " + 0.008 s to copy the 0.001 GB checkpoint"))
+    assert own_budget.start_said(job) == (
+        "its start is the decision model's restart 0.008 s: 0 min boot and set-up "
+        "(checkpoint.restart_minutes in x.yaml) + 0.008 s to copy the 0.001 GB checkpoint")
