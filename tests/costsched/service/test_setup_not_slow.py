@@ -131,7 +131,8 @@ def test_the_wait_until_a_preemption_is_seen_is_not_slow_training(launched, look
     store.jobs.record_step(job, 5, at=t0 + timedelta(seconds=600))
     store.jobs.record_step(job, 305, at=t0 + timedelta(seconds=630))
     [first] = list(launcher.states)
-    launcher.states[first] = replace(launcher.states[first], state="preempted", step=405)
+    launcher.states[first] = replace(launcher.states[first], state="preempted", step=405,
+                                     checkpoint_step=300)
     seen = t0 + timedelta(seconds=700)
     if look == "status":
         service.status(store, launcher, job, at=seen, reconcile_first=False)
@@ -139,9 +140,9 @@ def test_the_wait_until_a_preemption_is_seen_is_not_slow_training(launched, look
         service.reconcile(store, launcher, at=seen)
     [read] = store.jobs.readings([job]).head(1).itertuples()
     assert (read.last_step, read.last_at) == (305.0, t0 + timedelta(seconds=630))
-    # A recovery (the watcher's pass) sets the step its next instance resumes from: with
-    # no checkpoint stored, the start. `status` here only looks, and keeps the step read.
-    assert store.jobs.get(job).steps_done == (405 if look == "status" else 0)
+    # A recovery (the watcher's pass) stands the job at the step its next instance resumes
+    # from, its checkpoint's; `status` here only looks, and keeps the step read.
+    assert store.jobs.get(job).steps_done == (405 if look == "status" else 300)
     found = checks(store.jobs.records([job]), store.jobs.placements(job),
                    readings=store.jobs.readings([job]))
     assert found[job].measured_sps == pytest.approx(DECLARED) and not found[job].flagged
