@@ -48,8 +48,8 @@ def report(
     until: Annotated[str | None, typer.Option(
         help="End of the period (ISO 8601); default: now.", show_default=False)] = None,
     job: Annotated[str | None, typer.Option(
-        help="The jobs to report, by id, name, a sweep's name (all its jobs) or a pattern "
-        "('charlm-sweep*', as status --name takes); the totals are theirs.",
+        help="The jobs to report, by id, name, a sweep's name (all its jobs) or a name "
+        "pattern ('charlm-sweep*', as status takes one); the totals are theirs.",
         show_default=False)] = None,
     html_out: Annotated[Path | None, typer.Option(
         "--html", help="Also write the report, with its plots, as one HTML file.",

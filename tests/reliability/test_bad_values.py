@@ -47,7 +47,8 @@ def test_bad_spot_history_rejects_its_file_only(any_store: PriceStore, tmp_path:
                                                 fields: dict, says: str) -> None:
     bad = _spot(tmp_path / "bad.json", **fields)
     good = _spot(tmp_path / "good.json", Timestamp="2020-03-24T00:00:00Z")
-    result = import_prices(any_store, [bad, good])
+    # Read whole (partial=False): the source names the file alone, not a partial update.
+    result = import_prices(any_store, [bad, good], partial=False)
     assert result.files == 1 and result.inserted == 1
     assert len(result.errors) == 1 and result.errors[0].startswith(f"{bad}: row 1: ")
     assert says in result.errors[0]

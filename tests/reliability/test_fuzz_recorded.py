@@ -49,7 +49,7 @@ def fresh(tmp_path: Path):
     good = tmp_path / "good.json"
     good.write_text(json.dumps({"SpotPriceHistory": [GOOD_ITEM]}))
     store = PriceStore(str(tmp_path / "fuzz.sqlite"))
-    assert not import_prices(store, [good]).errors
+    assert not import_prices(store, [good], partial=False).errors
     yield store
     store.dispose()
 
@@ -62,12 +62,13 @@ def _import_one(store: PriceStore, path: Path) -> None:
                   "SpotPrice": f"{0.5 + len(good.name) / 1000:.4f}"}
     good.write_text(json.dumps({"SpotPriceHistory": [fresh_item]}))
     before = stored(store)
-    result = import_prices(store, [path, good])
+    result = import_prices(store, [path, good], partial=False)
     assert result.files >= 1  # the good file is never blocked by the bad one
     if result.errors:
         assert len(result.errors) == 1 and "\n" not in result.errors[0]
         assert str(path) in result.errors[0]
-        only_good = import_prices(store, [good])  # nothing more to add: it is all stored
+        # Nothing more to add: it is all stored.
+        only_good = import_prices(store, [good], partial=False)
         assert only_good.inserted == 0 and not only_good.errors
         added = set(stored(store)) - set(before)
         assert all(row[-1] == f"import:{good.name}" for row in added)
