@@ -53,6 +53,10 @@ class Checkpoint:
         """Its files, each as a Checkpoint of one file at the version holding its bytes."""
         return self.files or (self,)
 
+    def part(self, name: str) -> Checkpoint | None:
+        """Its file `name` (to fetch that file alone), None when it has none by that name."""
+        return next((p for p in self.parts if p.name == name), None)
+
     def describe(self) -> str:
         """Its files' names: 'lm.npz' or '2 files: blob.bin, lm.npz'."""
         names = [p.name for p in self.parts]
