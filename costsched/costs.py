@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import NamedTuple
 
-from costsched import catalog
+from costsched import catalog, checkpoint_sizes
 from costsched.amounts import per_hour
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
@@ -43,9 +43,9 @@ _NEEDED = [*OFFERING_KEY, "start_at", "end_at", "usd_per_hour"]
 COST_COLUMNS = ["hours", "usd", "price_source"]
 MOVE_COLUMNS = [
     "job_id", "from_placement", "to_placement", "at", "from_cloud", "from_region",
-    "to_cloud", "to_region", "gb", "usd_per_gb", "usd",
+    "to_cloud", "to_region", "gb", "usd_per_gb", "usd", "gb_source",
 ]
-_MOVE_REASONS = ("migration", "recovery", "start")  # the checkpoint is copied
+_MOVE_REASONS = checkpoint_sizes.MOVE_REASONS  # the checkpoint is copied
 Key = tuple[str, str, str, str, str, str]  # an offering: OFFERING_KEY's values
 
 
@@ -84,7 +84,9 @@ class Charged(NamedTuple):
 
 class Move(NamedTuple):
     """A move that copied a job's checkpoint (MOVE_COLUMNS): from one placement's region
-    to the next one's, `gb` at `usd_per_gb`."""
+    to the next one's, `gb` at `usd_per_gb`; `gb_source` says whether the GB are the
+    checkpoint's measured size ("measured") or its job file's `checkpoint.size_gb`
+    ("declared", when nothing is measured)."""
 
     job_id: int
     from_placement: int
@@ -97,6 +99,7 @@ class Move(NamedTuple):
     gb: float
     usd_per_gb: float
     usd: float
+    gb_source: str = checkpoint_sizes.DECLARED
 
 
 _CHARGED_COLUMNS = [*COST_COLUMNS, "egress_usd", "nodes"]
@@ -154,7 +157,8 @@ def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
         wanted[:1] if len(wanted) == 1 else None)
     mine = set(wanted)
     placed = [p for p in placed if p.job_id in mine]
-    moves = egress_rows(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted})
+    moves = egress_rows(placed, checkpoint_gb={j: checkpoint_gb[j] for j in wanted},
+                        measured=checkpoint_sizes.of_moved(store, placed))
     into: dict[int, float] = {}
     for move in moves:
         into[move.to_placement] = into.get(move.to_placement, 0.0) + move.usd
@@ -238,21 +242,28 @@ def _count(nodes: object) -> int:
 
 
 def egress_rows(placements: Sequence[PlacementRow], *,
-                checkpoint_gb: float | Mapping[int, float]) -> list[Move]:
+                checkpoint_gb: float | Mapping[int, float],
+                measured: Mapping[int, checkpoint_sizes.Measured] | None = None
+                ) -> list[Move]:
     """One Move per move of a job (a placement by migration or recovery after another):
     the checkpoint copied from the previous placement's region to the new one, at the
     source cloud's egress price (free within a region, inter-region within a cloud,
-    internet across clouds), by job and time. `checkpoint_gb`: one size for every job, or
-    one per job id."""
+    internet across clouds), by job and time. Its GB: the checkpoint's size measured in the
+    job's store at the move (`measured`, by job id: `checkpoint_sizes.at_move`), else
+    `checkpoint_gb`, the declared size (one for every job, or one per job id)."""
     ordered = sorted(placements, key=lambda p: (p.job_id, p.start_at, p.id))
     pairs = [(src, to) for src, to in zip(ordered, ordered[1:], strict=False)
              if src.job_id == to.job_id and to.reason in _MOVE_REASONS]
     sizes = _checkpoint_gb(checkpoint_gb, [to.job_id for _, to in pairs])
     out = []
-    for (src, to), gb in zip(pairs, sizes, strict=True):
+    for (src, to), declared in zip(pairs, sizes, strict=True):
+        found = checkpoint_sizes.at_move((measured or {}).get(int(to.job_id), ()), to.start_at)
+        gb = declared if found is None else found
         per_gb = egress_usd_per_gb(Place(src.cloud, src.region), Place(to.cloud, to.region))
         out.append(Move(int(to.job_id), int(src.id), int(to.id), to.start_at, src.cloud,
-                        src.region, to.cloud, to.region, gb, per_gb, gb * per_gb))
+                        src.region, to.cloud, to.region, gb, per_gb, gb * per_gb,
+                        checkpoint_sizes.DECLARED if found is None
+                        else checkpoint_sizes.MEASURED))
     return out
 
 
@@ -296,7 +307,9 @@ def placement_costs(store: PriceStore, placements: pd.DataFrame, *, now: datetim
 
 
 def egress_costs(placements: pd.DataFrame, *,
-                 checkpoint_gb: float | Mapping[int, float]) -> pd.DataFrame:
+                 checkpoint_gb: float | Mapping[int, float],
+                 measured: Mapping[int, checkpoint_sizes.Measured] | None = None
+                 ) -> pd.DataFrame:
     """`egress_rows` of a frame of placements, as a frame (MOVE_COLUMNS)."""
     missing = [c for c in ("id", "job_id", "cloud", "region", "start_at", "reason")
                if c not in placements.columns]
@@ -304,7 +317,8 @@ def egress_costs(placements: pd.DataFrame, *,
         raise InvalidInput(f"placement frame lacks columns: {', '.join(missing)}")
     rows = [_Placed(*r) for r in placements[["id", "job_id", "cloud", "region", "start_at",
                                              "reason"]].itertuples(index=False, name=None)]
-    return moves_frame(egress_rows(rows, checkpoint_gb=checkpoint_gb))  # type: ignore[arg-type]
+    return moves_frame(egress_rows(rows, checkpoint_gb=checkpoint_gb,  # type: ignore[arg-type]
+                                   measured=measured))
 
 
 def moves_frame(moves: Iterable[Move]) -> pd.DataFrame:

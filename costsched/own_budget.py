@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from costsched import checkpoint_sizes
 from costsched.costs import charge, egress_rows
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
@@ -188,12 +189,14 @@ def of_job(store: PriceStore, record: JobRecord, at: datetime, nodes: int,
 def spent(store: PriceStore, placed: Sequence[PlacementRow], since: datetime | None,
           at: datetime, sizes: Mapping[int, float], nodes: Mapping[int, int]
           ) -> dict[int, float]:
-    """Each job's compute (each of its `nodes`) and egress (its declared checkpoint `sizes`
-    copied at each move, once) in [since, at] from the stored prices."""
+    """Each job's compute (each of its `nodes`) and egress (its checkpoint as measured in
+    its store, else its declared `sizes`, copied at each move, once) in [since, at] from
+    the stored prices."""
     if not placed:
         return {}
     moves = egress_rows(placed, checkpoint_gb={p.job_id: sizes.get(p.job_id, 0.0)
-                                               for p in placed})
+                                               for p in placed},
+                        measured=checkpoint_sizes.of_moved(store, placed))
     rows = list(placed)
     if since is not None:  # (none kept: none charged, not a row of NaNs)
         rows = [p._replace(start_at=max(p.start_at, since)) for p in placed

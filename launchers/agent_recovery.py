@@ -38,14 +38,14 @@ log = logging.getLogger("costsched.agent_recovery")
 
 
 def publish_leftovers(store: CheckpointStore, directory: Path) -> int | None:
-    """Publish each complete checkpoint file of `directory` whose content the store does not
-    hold under its name yet; the newest version published, or None when none was."""
+    """Publish the complete checkpoint files of `directory` as a new version when one of
+    them is not in the store's newest verified version with the same content (those that
+    are, the version names without uploading them again); the version published, or None
+    when none was."""
     publisher = Publisher(store, directory)
-    newest: dict[str, str] = {}
-    for checkpoint in store.list():  # oldest first: the newest version of a name wins
-        newest[checkpoint.name] = checkpoint.sha256
-    for name, sha in newest.items():
-        publisher.known(name, sha)
+    newest = store.newest_verified()
+    if newest is not None:
+        publisher.based_on(newest)
     before = publisher.version
     publisher.publish_changed()
     if publisher.error:

@@ -182,7 +182,7 @@ def checkpoints(location: str) -> dict:
     except Exception as exc:  # noqa: BLE001 - a store that cannot be read is shown, not fatal
         return {"location": shown, "items": [], "error": redact(str(exc))}
     return {"location": shown, "error": None, "items": [
-        {"version": c.version, "name": c.name, "size": c.size, "sha256": c.sha256,
+        {"version": c.version, "name": c.describe(), "size": c.size, "sha256": c.sha256,
          "published_at": c.published_at} for c in sorted(items, key=lambda c: -c.version)]}
 
 

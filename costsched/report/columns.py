@@ -9,5 +9,5 @@ CLOUD_COLUMNS = ["cloud", "billed_hours", "compute_usd", "egress_usd", "usd"]
 DAY_COLUMNS = ["day", "job_id", "name", "cloud", "billed_hours", "compute_usd", "egress_usd",
                "usd"]
 EGRESS_COLUMNS = ["job_id", "name", "at", "from_cloud", "from_region", "to_cloud",
-                  "to_region", "gb", "usd_per_gb", "usd"]
+                  "to_region", "gb", "usd_per_gb", "usd", "gb_source"]
 BUDGET_COLUMNS = ["job_id", "name", "budget_usd", "spent_usd", "used", "status"]

@@ -24,7 +24,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from costsched import own_budget
+from costsched import checkpoint_sizes, own_budget
 from costsched.amounts import Scale, store_scale
 from costsched.costs import Move, egress_rows
 from costsched.job_names import chosen_words, is_pattern, picks
@@ -264,7 +264,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     ran = [p for p in placed if not p.waiting]
 
     cut = pieces(ran, start, end)
-    all_moves = egress_rows(placed, checkpoint_gb={j.id: _checkpoint_gb(j.spec) for j in jobs})
+    all_moves = egress_rows(placed, checkpoint_gb={j.id: _checkpoint_gb(j.spec) for j in jobs},
+                            measured=_measured(jobs, placed))
     egress = [m for m in all_moves if m.at <= end and (start is None or m.at >= start)]
 
     budgets = own_budget.budgets(store, jobs)  # as `start --budget` left them
@@ -421,7 +422,8 @@ def _egress_row(move: Move, names: Mapping[int, str]) -> dict:
     return {"job_id": move.job_id, "name": names[move.job_id], "at": move.at,
             "from_cloud": move.from_cloud, "from_region": move.from_region,
             "to_cloud": move.to_cloud, "to_region": move.to_region, "gb": float(move.gb),
-            "usd_per_gb": float(move.usd_per_gb), "usd": float(move.usd)}
+            "usd_per_gb": float(move.usd_per_gb), "usd": float(move.usd),
+            "gb_source": move.gb_source}
 
 
 def _budget_table(jobs: Sequence[JobRecord], budgets: Mapping[int, float],
@@ -488,6 +490,16 @@ def _nodes(stored: dict) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
 
 
+def _measured(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow]
+              ) -> dict[int, checkpoint_sizes.Measured]:
+    """The measured checkpoint versions of the jobs that moved (what their moves copied)."""
+    moved = {p.job_id for p in placed if p.reason in checkpoint_sizes.MOVE_REASONS}
+    return checkpoint_sizes.of_locations({j.id: j.checkpoint_location for j in jobs
+                                          if j.id in moved})
+
+
 def _checkpoint_gb(stored: dict) -> float:
+    """The checkpoint size the job file declares: what a move is charged when nothing is
+    measured in its store."""
     size = (_spec(stored).get("checkpoint") or {}).get("size_gb", 0.0)
     return float(size) if isinstance(size, (int, float)) and size >= 0 else 0.0

@@ -28,7 +28,6 @@ import logging
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
@@ -37,11 +36,10 @@ from costsched.clouds.azure import AZURE
 from costsched.clouds.base import SdkMissing
 from costsched.model import InvalidInput
 from launchers.checkpoints import files, layout
-from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint
+from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint, NewPart
 
 log = logging.getLogger(__name__)
 
-MAX_CLAIMS = 100  # versions tried before giving up on a contended prefix
 BLOCK_BYTES = 8 << 20  # a blob over this is uploaded in blocks of this size (the SDK's: 64 MiB)
 ENV_ACCOUNT = "AZURE_STORAGE_ACCOUNT"
 ENV_ENDPOINT = "AZURE_STORAGE_SERVICE_ENDPOINT"
@@ -149,64 +147,37 @@ class AzureBlobStore(CheckpointStore):
 
     # --- the store ---------------------------------------------------------------------
 
-    def publish(self, local: Path, name: str | None = None) -> Checkpoint:
-        src = files.source(local)
-        name = layout.check_name(name if name is not None else src.name)
-        size, hashes = files.digests(src)
-        version = self._next_version()
-        for _ in range(MAX_CLAIMS):
-            checkpoint = Checkpoint(version=version, name=name, size=size,
-                                    sha256=hashes["sha256"].hex(), published_at=layout.now())
-            data_key = self._key(layout.version_dir(version), name)
-            with src.open("rb") as handle:
-                sent = _Hashing(handle)
-                claimed = self._create(data_key, sent, size)
-            if claimed:
-                if sent.sha.digest() != hashes["sha256"] or sent.size != size:
-                    self._delete(data_key)
-                    raise InvalidInput(f"checkpoint file {src}: changed while it was published")
-                try:
-                    written = self._create(self._key(layout.manifest_name(version)),
-                                           layout.encode_manifest(checkpoint))
-                except BaseException:
-                    # No data object without its manifest is left behind by a failure.
-                    with contextlib.suppress(Exception):
-                        self._delete(data_key)
-                    raise
-                if written:
-                    log.info("published %s version %d (%s, %d bytes)", self.uri, version,
-                             name, size)
-                    return checkpoint
-                self._delete(data_key)
-            version = max(version + 1, self._next_version())
-        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
-                           "tries (too many concurrent publishers)")
+    # --- one file at a time (`CheckpointStore` makes versions of sets of them) --------
 
-    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
-        name = layout.check_name(checkpoint.name)
-        where = f"copy of {source.uri} version {checkpoint.version}"
-        version = self._next_version()
-        for _ in range(MAX_CLAIMS):
-            copy = replace(checkpoint, version=version)
-            data_key = self._key(layout.version_dir(version), name)
-            stream = files.Stream(source.chunks(checkpoint), checkpoint, where)
-            if self._create(data_key, stream, checkpoint.size):
-                try:
-                    stream.check()
-                    written = self._create(self._key(layout.manifest_name(version)),
-                                           layout.encode_manifest(copy))
-                except BaseException:
-                    with contextlib.suppress(Exception):  # no data without its manifest
-                        self._delete(data_key)
-                    raise
-                if written:
-                    log.info("copied %s version %d in as %s version %d", source.uri,
-                             checkpoint.version, self.uri, version)
-                    return copy
-                self._delete(data_key)
-            version = max(version + 1, self._next_version())
-        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
-                           "tries (too many concurrent publishers)")
+    def _put_part(self, version: int, part: NewPart, content: Any) -> bool:
+        key = self._key(layout.version_dir(version), part.name)
+        if isinstance(content, files.Stream):
+            return self._create(key, content, part.size)
+        with Path(content).open("rb") as handle:
+            sent = _Hashing(handle)
+            if not self._create(key, sent, part.size):
+                return False
+        if sent.sha.hexdigest() != part.sha256 or sent.size != part.size:
+            self._delete(key)
+            raise InvalidInput(f"checkpoint file {content}: changed while it was published")
+        return True
+
+    def _put_manifest(self, version: int, raw: bytes) -> bool:
+        written = self._create(self._key(layout.manifest_name(version)), raw)
+        if written:
+            log.info("published %s version %d", self.uri, version)
+        return written
+
+    def _drop_part(self, version: int, name: str) -> None:
+        self._delete(self._key(layout.version_dir(version), name))
+
+    def _drop_manifest(self, version: int) -> None:
+        self._delete(self._key(layout.manifest_name(version)))
+
+    def _folder(self, version: int) -> list[str]:
+        folder = self._key(layout.version_dir(version)) + "/"
+        return [item.name[len(folder):]
+                for item in self.container.list_blobs(name_starts_with=folder)]
 
     def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
         try:
@@ -220,7 +191,7 @@ class AzureBlobStore(CheckpointStore):
         return layout.read_manifests(self.uri, manifests, lambda version: self.get_bytes(
             layout.manifest_name(version)))
 
-    def verify(self, checkpoint: Checkpoint) -> bool:
+    def verify_part(self, checkpoint: Checkpoint) -> bool:
         sha, size = hashlib.sha256(), 0
         try:
             for chunk in self._download(self._data_key(checkpoint)):
@@ -230,7 +201,7 @@ class AzureBlobStore(CheckpointStore):
             return False
         return not files.check(checkpoint, size, sha.hexdigest())
 
-    def fetch(self, checkpoint: Checkpoint, dest_dir: Path) -> Path:
+    def fetch_part(self, checkpoint: Checkpoint, dest_dir: Path) -> Path:
         where = f"checkpoint {self.uri} version {checkpoint.version} ({checkpoint.name})"
         with files.partial(Path(dest_dir), checkpoint.name) as part:
             try:  # into the partial file (hashed on the way), renamed only once it matches
@@ -239,12 +210,6 @@ class AzureBlobStore(CheckpointStore):
             except self._errors.ResourceNotFoundError:
                 raise CorruptCheckpoint(f"{where}: data missing") from None
             return part.commit(checkpoint, where)
-
-    def delete(self, checkpoint: Checkpoint) -> None:
-        self._delete(self._key(layout.manifest_name(checkpoint.version)))
-        folder = self._key(layout.version_dir(checkpoint.version)) + "/"
-        for item in self.container.list_blobs(name_starts_with=folder):
-            self._delete(item.name)
 
     def check(self) -> None:
         try:

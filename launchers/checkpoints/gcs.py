@@ -1,6 +1,6 @@
 """A checkpoint store in Google Cloud Storage (google-cloud-storage).
 
-The data blob is uploaded with an MD5 checked by the client against the server's, and
+Each new file of a version is uploaded with an MD5 checked by the client against the server's, and
 compared with the MD5 of the bytes whose SHA-256 the manifest records; then the manifest
 blob. Both uploads carry `ifGenerationMatch=0` (create only): a version already taken by a
 concurrent publisher is never overwritten, the loser moves on to the next number. A version
@@ -16,18 +16,16 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from costsched.clouds.base import SdkMissing
 from costsched.model import InvalidInput
 from launchers.checkpoints import files, layout
-from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint
+from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint, NewPart
 
 log = logging.getLogger(__name__)
 
-MAX_CLAIMS = 100  # versions tried before giving up on a contended prefix
 CHUNK_BYTES = 8 << 20  # streamed reads and resumable uploads (a multiple of 256 KiB)
 
 
@@ -62,64 +60,40 @@ class GcsStore(CheckpointStore):
     def __repr__(self) -> str:
         return f"GcsStore({self.uri!r})"
 
-    def publish(self, local: Path, name: str | None = None) -> Checkpoint:
-        src = files.source(local)
-        name = layout.check_name(name if name is not None else src.name)
-        size, hashes = files.digests(src, "md5")
-        version = self._next_version()
-        for _ in range(MAX_CLAIMS):
-            checkpoint = Checkpoint(version=version, name=name, size=size,
-                                    sha256=hashes["sha256"].hex(), published_at=layout.now())
-            data = self.bucket.blob(self._key(layout.version_dir(version), name))
-            if self._create(data, src, "application/octet-stream"):
-                if data.md5_hash != _b64(hashes["md5"]):
-                    data.delete(if_generation_match=data.generation)
-                    raise InvalidInput(f"checkpoint file {src}: changed while it was published")
-                manifest = self.bucket.blob(self._key(layout.manifest_name(version)))
-                try:
-                    written = self._create(manifest, layout.encode_manifest(checkpoint),
-                                           "application/json")
-                except BaseException:
-                    # No data object without its manifest is left behind by a failure.
-                    with contextlib.suppress(Exception):
-                        data.delete(if_generation_match=data.generation)
-                    raise
-                if written:
-                    log.info("published %s version %d (%s, %d bytes)", self.uri, version,
-                             name, size)
-                    return checkpoint
-                data.delete(if_generation_match=data.generation)
-            version = max(version + 1, self._next_version())
-        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
-                           "tries (too many concurrent publishers)")
+    # --- one file at a time (`CheckpointStore` makes versions of sets of them) --------
 
-    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
-        name = layout.check_name(checkpoint.name)
-        where = f"copy of {source.uri} version {checkpoint.version}"
-        version = self._next_version()
-        for _ in range(MAX_CLAIMS):
-            copy = replace(checkpoint, version=version)
-            data = self.bucket.blob(self._key(layout.version_dir(version), name),
-                                    chunk_size=CHUNK_BYTES)
-            stream = files.Stream(source.chunks(checkpoint), checkpoint, where)
-            if self._create(data, stream, "application/octet-stream", checkpoint.size):
-                try:
-                    stream.check()
-                    written = self._create(
-                        self.bucket.blob(self._key(layout.manifest_name(version))),
-                        layout.encode_manifest(copy), "application/json")
-                except BaseException:
-                    with contextlib.suppress(Exception):  # no data without its manifest
-                        data.delete(if_generation_match=data.generation)
-                    raise
-                if written:
-                    log.info("copied %s version %d in as %s version %d", source.uri,
-                             checkpoint.version, self.uri, version)
-                    return copy
-                data.delete(if_generation_match=data.generation)
-            version = max(version + 1, self._next_version())
-        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
-                           "tries (too many concurrent publishers)")
+    def _put_part(self, version: int, part: NewPart, content: Any) -> bool:
+        key = self._key(layout.version_dir(version), part.name)
+        if isinstance(content, files.Stream):
+            blob = self.bucket.blob(key, chunk_size=CHUNK_BYTES)
+            return self._create(blob, content, "application/octet-stream", part.size)
+        blob = self.bucket.blob(key)
+        if not self._create(blob, Path(content), "application/octet-stream"):
+            return False
+        if part.md5 is not None and blob.md5_hash != _b64(part.md5):
+            blob.delete(if_generation_match=blob.generation)
+            raise InvalidInput(f"checkpoint file {content}: changed while it was published")
+        return True
+
+    def _put_manifest(self, version: int, raw: bytes) -> bool:
+        written = self._create(self.bucket.blob(self._key(layout.manifest_name(version))),
+                               raw, "application/json")
+        if written:
+            log.info("published %s version %d", self.uri, version)
+        return written
+
+    def _drop_part(self, version: int, name: str) -> None:
+        with contextlib.suppress(self._errors.NotFound):
+            self.bucket.blob(self._key(layout.version_dir(version), name)).delete()
+
+    def _drop_manifest(self, version: int) -> None:
+        with contextlib.suppress(self._errors.NotFound):
+            self.bucket.blob(self._key(layout.manifest_name(version))).delete()
+
+    def _folder(self, version: int) -> list[str]:
+        folder = self._key(layout.version_dir(version)) + "/"
+        return [blob.name[len(folder):]
+                for blob in self.client.list_blobs(self.bucket, prefix=folder)]
 
     def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
         try:
@@ -142,7 +116,7 @@ class GcsStore(CheckpointStore):
         manifests, _ = self._scan()
         return layout.read_manifests(self.uri, manifests, read)
 
-    def verify(self, checkpoint: Checkpoint) -> bool:
+    def verify_part(self, checkpoint: Checkpoint) -> bool:
         blob = self.bucket.get_blob(self._data_key(checkpoint))
         if blob is None or blob.size != checkpoint.size:
             return False
@@ -153,7 +127,7 @@ class GcsStore(CheckpointStore):
             return False
         return not files.check(checkpoint, sink.size, sink.sha.hexdigest())
 
-    def fetch(self, checkpoint: Checkpoint, dest_dir: Path) -> Path:
+    def fetch_part(self, checkpoint: Checkpoint, dest_dir: Path) -> Path:
         where = f"checkpoint {self.uri} version {checkpoint.version} ({checkpoint.name})"
         with files.partial(Path(dest_dir), checkpoint.name) as part:
             try:
@@ -162,14 +136,6 @@ class GcsStore(CheckpointStore):
             except self._errors.NotFound:
                 raise CorruptCheckpoint(f"{where}: data missing") from None
             return part.commit(checkpoint, where)
-
-    def delete(self, checkpoint: Checkpoint) -> None:
-        with contextlib.suppress(self._errors.NotFound):
-            self.bucket.blob(self._key(layout.manifest_name(checkpoint.version))).delete()
-        folder = self._key(layout.version_dir(checkpoint.version)) + "/"
-        for blob in self.client.list_blobs(self.bucket, prefix=folder):
-            with contextlib.suppress(self._errors.NotFound):
-                blob.delete()
 
     # --- internals -------------------------------------------------------------------
 

@@ -1,8 +1,14 @@
 """The layout every checkpoint store shares, and its manifest format.
 
-    <prefix>/v00000001/<name>    the data, as the job wrote it
-    <prefix>/v00000001.json      the manifest: {"version", "name", "size", "sha256",
-                                 "published_at"}; its presence commits the version
+    <prefix>/v00000001/<name>    the data of each file new in the version, as the job wrote it
+    <prefix>/v00000001.json      the manifest; its presence commits the version
+
+A version of one file held in its own folder has the manifest {"version", "name", "size",
+"sha256", "published_at"} (what every version had before versions were sets of files: such
+stores read as they always did). A version of several files (or of files whose bytes an
+earlier version's folder holds) adds "files": [{"name", "size", "sha256", "version"}, ...],
+"version" being the version whose folder holds that file; its "name" is the first file's,
+"size" the total and "sha256" `base.set_digest` of the files.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 
 from costsched.model import InvalidInput
-from launchers.checkpoints.base import Checkpoint
+from launchers.checkpoints.base import Checkpoint, set_digest
 
 MANIFEST_RE = re.compile(r"^v(\d{8})\.json$")
 VERSION_DIR_RE = re.compile(r"^v(\d{8})$")
@@ -53,10 +59,13 @@ def now() -> datetime:
 
 
 def encode_manifest(checkpoint: Checkpoint) -> bytes:
-    return json.dumps({"version": checkpoint.version, "name": checkpoint.name,
-                       "size": checkpoint.size, "sha256": checkpoint.sha256,
-                       "published_at": checkpoint.published_at.isoformat()},
-                      sort_keys=True).encode()
+    doc: dict = {"version": checkpoint.version, "name": checkpoint.name,
+                 "size": checkpoint.size, "sha256": checkpoint.sha256,
+                 "published_at": checkpoint.published_at.isoformat()}
+    if checkpoint.files:
+        doc["files"] = [{"name": p.name, "size": p.size, "sha256": p.sha256,
+                         "version": p.version} for p in checkpoint.files]
+    return json.dumps(doc, sort_keys=True).encode()
 
 
 def decode_manifest(raw: bytes, version: int) -> Checkpoint:
@@ -88,8 +97,39 @@ def decode_manifest(raw: bytes, version: int) -> Checkpoint:
                          "ISO 8601 time") from None
     if published.tzinfo is None:
         published = published.replace(tzinfo=timezone.utc)
+    listed = doc.get("files")
+    if listed is None:
+        return Checkpoint(version=version, name=name, size=size, sha256=sha,
+                          published_at=published)
+    if not isinstance(listed, list) or not listed:
+        raise ValueError(f"{where}: files {listed!r} is not a list of files")
+    parts = tuple(_part(entry, version, published, where) for entry in listed)
+    if len({p.name for p in parts}) != len(parts):
+        raise ValueError(f"{where}: a file is named twice")
+    if sum(p.size for p in parts) != size or set_digest(parts) != sha:
+        raise ValueError(f"{where}: size or sha256 is not its files'")
     return Checkpoint(version=version, name=name, size=size, sha256=sha,
-                      published_at=published)
+                      published_at=published, files=parts)
+
+
+def _part(entry: object, version: int, published: datetime, where: str) -> Checkpoint:
+    """One entry of a manifest's "files", checked."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: file {entry!r} is not an object")
+    name, size, sha, held = (entry.get(k) for k in ("name", "size", "sha256", "version"))
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: file name {name!r} is not a string")
+    try:
+        check_name(name)
+    except InvalidInput as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ValueError(f"{where}: file {name} size {size!r} is not a non-negative integer")
+    if not isinstance(sha, str) or not _SHA256_RE.match(sha):
+        raise ValueError(f"{where}: file {name} sha256 {sha!r} is not 64 lowercase hex digits")
+    if not isinstance(held, int) or isinstance(held, bool) or not 1 <= held <= version:
+        raise ValueError(f"{where}: file {name} version {held!r} is not 1..{version}")
+    return Checkpoint(version=held, name=name, size=size, sha256=sha, published_at=published)
 
 
 def read_manifests(uri: str, versions: Iterable[int],

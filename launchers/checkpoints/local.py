@@ -1,8 +1,9 @@
 """A checkpoint store in a local (or mounted) directory.
 
 A publisher claims a version by creating its directory (`mkdir` is atomic: two publishers
-never get the same version), copies the data in under a temp name and renames it, then
-writes the manifest the same way; a crash before the manifest leaves an unlisted version.
+never get the same version), copies each new file in under a temp name and renames it,
+then writes the manifest the same way; a crash before the manifest leaves an unlisted
+version.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from costsched.model import InvalidInput
 from launchers.checkpoints import files, layout
-from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint
+from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint, NewPart
 
 log = logging.getLogger(__name__)
 
@@ -30,47 +31,58 @@ class LocalStore(CheckpointStore):
     def __repr__(self) -> str:
         return f"LocalStore({self.uri!r})"
 
-    def publish(self, local: Path, name: str | None = None) -> Checkpoint:
-        src = files.source(local)
-        name = layout.check_name(name if name is not None else src.name)
-        files.writable_dir(self.root, "checkpoint directory")
-        version = self._claim()
-        folder = self.root / layout.version_dir(version)
-        try:
-            sha, size = _copy_in(src, folder / name)
-            checkpoint = Checkpoint(version=version, name=name, size=size, sha256=sha,
-                                    published_at=layout.now())
-            files.write_atomic(self.root / layout.manifest_name(version),
-                               layout.encode_manifest(checkpoint))
-        except BaseException:
-            # A failed publish (a full disk...) leaves no trace: no empty version directory
-            # for every retry, and its number is free again.
-            shutil.rmtree(folder, ignore_errors=True)
-            raise
-        log.info("published %s version %d (%s, %d bytes)", self.uri, version, name, size)
-        return checkpoint
+    # --- one file at a time (`CheckpointStore` makes versions of sets of them) --------
 
-    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
-        name = layout.check_name(checkpoint.name)
+    def _next_version(self) -> int:
         files.writable_dir(self.root, "checkpoint directory")
-        version = self._claim()
+        return self._claim()
+
+    def _put_part(self, version: int, part: NewPart, content: Any) -> bool:
         folder = self.root / layout.version_dir(version)
-        copy = replace(checkpoint, version=version)
+        with files.partial(folder, part.name) as out:
+            if isinstance(content, files.Stream):
+                out.copy_from(content)  # type: ignore[arg-type]
+                out.seal()
+            else:
+                with Path(content).open("rb") as stream:
+                    out.copy_from(stream)
+                size, sha = out.seal()
+                if (size, sha) != (part.size, part.sha256):
+                    raise InvalidInput(f"checkpoint file {content}: changed while it was "
+                                       "published")
+            out.place()
+        return True
+
+    def _put_manifest(self, version: int, raw: bytes) -> bool:
+        files.write_atomic(self.root / layout.manifest_name(version), raw)
+        log.info("published %s version %d", self.uri, version)
+        return True
+
+    def _release(self, version: int) -> None:
+        # A failed publish (a full disk...) leaves no trace: no empty version directory
+        # for every retry, and its number is free again.
+        if not (self.root / layout.manifest_name(version)).exists():
+            shutil.rmtree(self.root / layout.version_dir(version), ignore_errors=True)
+
+    def _drop_part(self, version: int, name: str) -> None:
+        (self.root / layout.version_dir(version) / name).unlink(missing_ok=True)
+
+    def _drop_manifest(self, version: int) -> None:
+        (self.root / layout.manifest_name(version)).unlink(missing_ok=True)
+        files.fsync_dir(self.root)
+
+    def _folder(self, version: int) -> list[str]:
         try:
-            with files.partial(folder, name) as part:
-                stream = files.Stream(source.chunks(checkpoint), checkpoint,
-                                      f"copy of {source.uri} version {checkpoint.version}")
-                part.copy_from(stream)  # type: ignore[arg-type]
-                stream.check()
-                part.commit(checkpoint, f"copy in {self.uri} version {version}")
-            files.write_atomic(self.root / layout.manifest_name(version),
-                               layout.encode_manifest(copy))
-        except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise
-        log.info("copied %s version %d in as %s version %d", source.uri, checkpoint.version,
-                 self.uri, version)
-        return copy
+            return os.listdir(self.root / layout.version_dir(version))
+        except OSError:
+            return []
+
+    def delete(self, checkpoint: Checkpoint,
+               spare: frozenset[tuple[int, str]] = frozenset()) -> None:
+        super().delete(checkpoint, spare)
+        folder = self.root / layout.version_dir(checkpoint.version)
+        if not any(v == checkpoint.version for v, _ in spare):
+            shutil.rmtree(folder, ignore_errors=True)  # temp files of a crash too
 
     def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
         try:
@@ -94,30 +106,25 @@ class LocalStore(CheckpointStore):
 
         return layout.read_manifests(self.uri, self._versions(layout.MANIFEST_RE), read)
 
-    def verify(self, checkpoint: Checkpoint) -> bool:
-        data = self._data(checkpoint)
+    def verify_part(self, part: Checkpoint) -> bool:
+        data = self._data(part)
         try:
-            if data.stat().st_size != checkpoint.size:
+            if data.stat().st_size != part.size:
                 return False
             size, hashes = files.digests(data)
         except OSError:
             return False
-        return not files.check(checkpoint, size, hashes["sha256"].hex())
+        return not files.check(part, size, hashes["sha256"].hex())
 
-    def fetch(self, checkpoint: Checkpoint, dest_dir: Path) -> Path:
-        where = f"checkpoint {self.uri} version {checkpoint.version} ({checkpoint.name})"
-        with files.partial(Path(dest_dir), checkpoint.name) as part:
+    def fetch_part(self, part: Checkpoint, dest_dir: Path) -> Path:
+        where = f"checkpoint {self.uri} version {part.version} ({part.name})"
+        with files.partial(Path(dest_dir), part.name) as out:
             try:
-                with self._data(checkpoint).open("rb") as stream:
-                    part.copy_from(stream)
+                with self._data(part).open("rb") as stream:
+                    out.copy_from(stream)
             except FileNotFoundError:
                 raise CorruptCheckpoint(f"{where}: data missing") from None
-            return part.commit(checkpoint, where)
-
-    def delete(self, checkpoint: Checkpoint) -> None:
-        (self.root / layout.manifest_name(checkpoint.version)).unlink(missing_ok=True)
-        files.fsync_dir(self.root)
-        shutil.rmtree(self.root / layout.version_dir(checkpoint.version), ignore_errors=True)
+            return out.commit(part, where)
 
     # --- internals -------------------------------------------------------------------
 
@@ -145,12 +152,3 @@ class LocalStore(CheckpointStore):
                 raise InvalidInput(f"checkpoint directory {self.root}: not writable "
                                    f"({exc.strerror})") from None
 
-
-def _copy_in(src: Path, dest: Path) -> tuple[str, int]:
-    """Copy src to dest (temp name, fsync, rename), hashing on the way: (sha256, size)."""
-    with files.partial(dest.parent, dest.name) as part:
-        with src.open("rb") as stream:
-            part.copy_from(stream)
-        size, sha = part.seal()
-        part.place()
-    return sha, size

@@ -1,36 +1,33 @@
 """A checkpoint store in S3 (boto3).
 
-The data object is put with its SHA-256 (S3 rejects a body that does not match it and keeps
-the checksum, so `verify` need not download), then the manifest. A version copied in from
-another store (`copy_in`) is streamed as it is read, with the manifest's SHA-256 as its
-checksum; its payload is not signed (it could not be without reading it twice), so that
-checksum is what S3 checks it by. Both puts are conditional
-(`If-None-Match: *`): a version already taken by a concurrent publisher is never overwritten,
-the loser moves on to the next number. Why that is safe on S3: docs/reliability.md,
-"Checkpoints under concurrency".
+Each new file of a version is put with its SHA-256 (S3 rejects a body that does not match
+it and keeps the checksum, so `verify` need not download), then the manifest. A version
+copied in from another store (`copy_in`) is streamed as it is read, with the manifest's
+SHA-256 as its checksum; its payload is not signed (it could not be without reading it
+twice), so that checksum is what S3 checks it by. Every put is conditional
+(`If-None-Match: *`): a version already taken by a concurrent publisher is never
+overwritten, the loser moves on to the next number. Why that is safe on S3:
+docs/reliability.md, "Checkpoints under concurrency".
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import logging
 import os
 import threading
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from costsched.clouds.aws import boto_config, new_session
 from costsched.model import InvalidInput
 from launchers.checkpoints import files, layout
-from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint
+from launchers.checkpoints.base import Checkpoint, CheckpointStore, CorruptCheckpoint, NewPart
 
 log = logging.getLogger(__name__)
 
-MAX_CLAIMS = 100  # versions tried before giving up on a contended prefix
 _TAKEN = ("PreconditionFailed", "ConditionalRequestConflict")
 _MISSING = ("NoSuchKey", "404", "NotFound")
 
@@ -87,45 +84,44 @@ class S3Store(CheckpointStore):
     def __repr__(self) -> str:
         return f"S3Store({self.uri!r})"
 
-    def publish(self, local: Path, name: str | None = None) -> Checkpoint:
-        src = files.source(local)
-        name = layout.check_name(name if name is not None else src.name)
-        size, hashes = files.digests(src)
-        sha = hashes["sha256"]
-        version = self._next_version()
-        for _ in range(MAX_CLAIMS):
-            checkpoint = Checkpoint(version=version, name=name, size=size, sha256=sha.hex(),
-                                    published_at=layout.now())
-            data_key = self._key(layout.version_dir(version), name)
-            with src.open("rb") as body:
-                claimed = self._put(data_key, body, sha, src, ContentLength=size,
-                                    ContentType="application/octet-stream")
-            if claimed:
-                if self._claim_manifest(checkpoint, data_key, src):
-                    log.info("published %s version %d (%s, %d bytes)", self.uri, version,
-                             name, size)
-                    return checkpoint
-                self.client.delete_object(Bucket=self.bucket, Key=data_key)
-            version = max(version + 1, self._next_version())
-        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
-                           "tries (too many concurrent publishers)")
+    # --- one file at a time (`CheckpointStore` makes versions of sets of them) --------
 
-    def _claim_manifest(self, checkpoint: Checkpoint, data_key: str,
-                        where: str | Path) -> bool:
-        """Write the manifest of `checkpoint`, whose data object `data_key` this publisher
-        claimed: True when it is ours (written, or found as we wrote it after a lost
-        answer); False when another publisher holds the version. No data object without its
-        manifest is left behind by a failure."""
-        manifest = layout.encode_manifest(checkpoint)
-        manifest_key = self._key(layout.manifest_name(checkpoint.version))
-        try:
-            return self._put(manifest_key, manifest, hashlib.sha256(manifest).digest(),
-                             where, ContentType="application/json"
-                             ) or self._holds(manifest_key, manifest)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self.client.delete_object(Bucket=self.bucket, Key=data_key)
-            raise
+    def _put_part(self, version: int, part: NewPart, content: Any) -> bool:
+        key = self._key(layout.version_dir(version), part.name)
+        sha = bytes.fromhex(part.sha256)
+        if isinstance(content, files.Stream):
+            self.client.meta.events.register("before-sign.s3.PutObject", _unsigned_stream,
+                                             unique_id="costsched-unsigned-stream")
+            return self._put(key, content, sha, content.where, ContentLength=part.size,
+                             ContentType="application/octet-stream")
+        with Path(content).open("rb") as body:
+            return self._put(key, body, sha, Path(content), ContentLength=part.size,
+                             ContentType="application/octet-stream")
+
+    def _put_manifest(self, version: int, raw: bytes) -> bool:
+        """The manifest: True when it is ours (written, or found as we wrote it after a
+        lost answer); False when another publisher holds the version."""
+        key = self._key(layout.manifest_name(version))
+        written = self._put(key, raw, hashlib.sha256(raw).digest(), key,
+                            ContentType="application/json") or self._holds(key, raw)
+        if written:
+            log.info("published %s version %d", self.uri, version)
+        return written
+
+    def _drop_part(self, version: int, name: str) -> None:
+        self.client.delete_object(Bucket=self.bucket,
+                                  Key=self._key(layout.version_dir(version), name))
+
+    def _drop_manifest(self, version: int) -> None:
+        self.client.delete_object(Bucket=self.bucket,
+                                  Key=self._key(layout.manifest_name(version)))
+
+    def _folder(self, version: int) -> list[str]:
+        folder = self._key(layout.version_dir(version)) + "/"
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=folder)
+        return [item["Key"][len(folder):] for page in pages
+                for item in page.get("Contents", [])]
 
     def check(self) -> None:
         """Fail now, in one line, when the bucket cannot be listed: no credentials, a refusal
@@ -144,34 +140,6 @@ class S3Store(CheckpointStore):
         except BotoCoreError as exc:
             raise InvalidInput(f"checkpoint store {self.uri}: S3 cannot be reached "
                                f"({type(exc).__name__})") from None
-
-    def copy_in(self, source: CheckpointStore, checkpoint: Checkpoint) -> Checkpoint:
-        name = layout.check_name(checkpoint.name)
-        sha = bytes.fromhex(checkpoint.sha256)
-        where = f"copy of {source.uri} version {checkpoint.version}"
-        self.client.meta.events.register("before-sign.s3.PutObject", _unsigned_stream,
-                                         unique_id="costsched-unsigned-stream")
-        version = self._next_version()
-        for _ in range(MAX_CLAIMS):
-            copy = replace(checkpoint, version=version)
-            data_key = self._key(layout.version_dir(version), name)
-            stream = files.Stream(source.chunks(checkpoint), checkpoint, where)
-            claimed = self._put(data_key, stream, sha, where, ContentLength=checkpoint.size,
-                                ContentType="application/octet-stream")
-            if claimed:
-                try:
-                    stream.check()
-                except CorruptCheckpoint:
-                    self.client.delete_object(Bucket=self.bucket, Key=data_key)
-                    raise
-                if self._claim_manifest(copy, data_key, where):
-                    log.info("copied %s version %d in as %s version %d", source.uri,
-                             checkpoint.version, self.uri, version)
-                    return copy
-                self.client.delete_object(Bucket=self.bucket, Key=data_key)
-            version = max(version + 1, self._next_version())
-        raise RuntimeError(f"checkpoint store {self.uri}: no free version after {MAX_CLAIMS} "
-                           "tries (too many concurrent publishers)")
 
     def chunks(self, checkpoint: Checkpoint) -> Iterator[bytes]:
         try:
@@ -192,7 +160,7 @@ class S3Store(CheckpointStore):
         manifests, _ = self._scan()
         return layout.read_manifests(self.uri, manifests, read)
 
-    def verify(self, checkpoint: Checkpoint) -> bool:
+    def verify_part(self, checkpoint: Checkpoint) -> bool:
         key = self._data_key(checkpoint)
         try:
             head = self.client.head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
@@ -212,7 +180,7 @@ class S3Store(CheckpointStore):
             size += len(chunk)
         return not files.check(checkpoint, size, sha.hexdigest())
 
-    def fetch(self, checkpoint: Checkpoint, dest_dir: Path) -> Path:
+    def fetch_part(self, checkpoint: Checkpoint, dest_dir: Path) -> Path:
         where = f"checkpoint {self.uri} version {checkpoint.version} ({checkpoint.name})"
         with files.partial(Path(dest_dir), checkpoint.name) as part:
             try:
@@ -222,18 +190,6 @@ class S3Store(CheckpointStore):
             for chunk in body.iter_chunks(files.CHUNK):
                 part.write(chunk)
             return part.commit(checkpoint, where)
-
-    def delete(self, checkpoint: Checkpoint) -> None:
-        self.client.delete_object(Bucket=self.bucket,
-                                  Key=self._key(layout.manifest_name(checkpoint.version)))
-        folder = self._key(layout.version_dir(checkpoint.version)) + "/"
-        pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=folder)
-        for page in pages:
-            keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
-            if keys:
-                self.client.delete_objects(Bucket=self.bucket,
-                                           Delete={"Objects": keys, "Quiet": True})
 
     # --- internals -------------------------------------------------------------------
 

@@ -75,7 +75,7 @@ def test_fresh_clone_launched_preempted_recovered_from_elsewhere(tmp_path: Path)
 
     checkpoints = open_store(str(xdg / "data" / "costsched" / "checkpoints" / "job-1"))
     deadline = time.monotonic() + 300  # a bound on a hang, not on the machine's speed
-    while not any(c.name == "state.npz" for c in checkpoints.list()):
+    while not any(c.part("state.npz") for c in checkpoints.list()):
         assert time.monotonic() < deadline, "no checkpoint published"
         time.sleep(0.1)
     preempted = subprocess.run(
@@ -101,6 +101,6 @@ def test_fresh_clone_launched_preempted_recovered_from_elsewhere(tmp_path: Path)
         assert not (instance / "code" / "checkpoints").exists()  # .gitignore
         assert "costsched: setup done" in (instance / "job.log").read_text()
 
-    result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
+    result = [c.part("result.npy") for c in checkpoints.list() if c.part("result.npy")][-1]
     got = checkpoints.fetch(result, tmp_path / "got")
     assert got.read_bytes() == uninterrupted(clone, tmp_path)

@@ -72,8 +72,9 @@ def test_leftovers_the_store_holds_already_are_not_published_again(tmp_path: Pat
     store.publish(folder / "a.bin")
     (folder / "b.bin").write_bytes(b"two")
     (folder / "c.bin.tmp123").write_bytes(b"half written")
-    assert publish_leftovers(store, folder) == 2  # b.bin only
-    assert [c.name for c in store.list()] == ["a.bin", "b.bin"]
+    assert publish_leftovers(store, folder) == 2  # b.bin uploaded, a.bin named
+    assert [[(p.name, p.version) for p in c.parts] for c in store.list()] == [
+        [("a.bin", 1)], [("a.bin", 1), ("b.bin", 2)]]
     assert publish_leftovers(store, folder) is None
     (folder / "a.bin").write_bytes(b"one, later")
     assert publish_leftovers(store, folder) == 3

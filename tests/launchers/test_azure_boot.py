@@ -76,7 +76,7 @@ def test_spot_vm_boots_is_evicted_and_the_job_recovers_on_another(
     checkpoints = open_store(f"az://ckpt/jobs/job-{job.id}")
     first = vm(azure, tmp_path / "i1", first_name)
     try:
-        wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
+        wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))
         azure.imds.preempt()  # the Scheduled Event: at least 30 s before the eviction
         status = first.wait()
     finally:
@@ -110,6 +110,6 @@ def test_spot_vm_boots_is_evicted_and_the_job_recovers_on_another(
     reference = tmp_path / "reference"
     subprocess.run([sys.executable, "train.py", "--steps", STEPS], cwd=PROJECT, check=True,
                    env={**os.environ, "CHECKPOINT_DIR": str(reference)}, capture_output=True)
-    result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
+    result = [c.part("result.npy") for c in checkpoints.list() if c.part("result.npy")][-1]
     got = checkpoints.fetch(result, tmp_path / "got")
     assert got.read_bytes() == (reference / "result.npy").read_bytes()

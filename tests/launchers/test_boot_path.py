@@ -253,7 +253,7 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     first = ec2_instance(ec2, first_id, tmp_path / "i1", moto_server, metadata)
     checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
     try:
-        wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
+        wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))
         metadata.notice = True  # the two-minute warning
         status = first.wait()
     finally:
@@ -295,7 +295,7 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
     subprocess.run([sys.executable, "train.py", "--steps", STEPS], cwd=PROJECT, check=True,
                    env={**os.environ, "CHECKPOINT_DIR": str(reference)},
                    capture_output=True)
-    result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
+    result = [c.part("result.npy") for c in checkpoints.list() if c.part("result.npy")][-1]
     got = checkpoints.fetch(result, tmp_path / "got")
     assert got.read_bytes() == (reference / "result.npy").read_bytes()
 
@@ -347,7 +347,7 @@ def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
         checkpoints = open_store(f"gs://{BUCKET}/jobs/job-{job.id}")
         first = boot(tmp_path / "i1")
         try:
-            wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
+            wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))
             metadata.notice = True
             status = first.wait()
         finally:
@@ -372,6 +372,6 @@ def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
         subprocess.run([sys.executable, "train.py", "--steps", STEPS], cwd=PROJECT,
                        check=True, env={**os.environ, "CHECKPOINT_DIR": str(reference)},
                        capture_output=True)
-        result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
+        result = [c.part("result.npy") for c in checkpoints.list() if c.part("result.npy")][-1]
         got = checkpoints.fetch(result, tmp_path / "got")
         assert got.read_bytes() == (reference / "result.npy").read_bytes()

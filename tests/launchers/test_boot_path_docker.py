@@ -110,7 +110,7 @@ def test_a_docker_image_task_boots_on_ec2_is_preempted_and_resumes_in_its_contai
     first = instance(ec2, first_id, tmp_path / "i1", moto_server, metadata)
     checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
     try:
-        wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
+        wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))
         metadata.notice = True  # the two-minute warning
         status = first.wait()
     finally:

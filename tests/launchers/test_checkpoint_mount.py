@@ -18,7 +18,7 @@ def test_the_tasks_checkpoint_path_is_the_checkpoint_directory(tmp_path: Path) -
         "/checkpoint", "--mount-root", str(root)), tmp_path)
     assert status["state"] == "succeeded", (status, out)
     store = open_store(str(tmp_path / "store"))
-    [published] = [c for c in store.list() if c.name == "model.txt"]
+    [published] = [c.part("model.txt") for c in store.list() if c.part("model.txt")]
     assert store.fetch(published, tmp_path / "got").read_text() == "step-9\n"
     assert "checkpoint directory (published to the checkpoint bucket)" in out
 

@@ -13,7 +13,6 @@ import pytest
 
 from costsched.model import Offering
 from launchers.base import LaunchSpec
-from launchers.checkpoints import local as local_store
 from launchers.checkpoints.local import LocalStore
 from launchers.local import LocalLauncher
 from launchers.publisher import Publisher
@@ -26,18 +25,18 @@ TRAIN = Path(__file__).resolve().parents[2] / "examples" / "train.py"
 def room_for(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
     """room_for(n): the local store's disk holds n versions; writing one more fails with
     ENOSPC half-way through the copy (after its version directory was made)."""
-    real = local_store._copy_in
+    real = LocalStore._put_part
 
     def make(n: int) -> None:
-        def copy_in(src: Path, dest: Path) -> tuple[str, int]:
-            root = dest.parent.parent
-            used = [p for p in root.iterdir() if p.is_dir() and any(p.iterdir())]
+        def put_part(self: LocalStore, version: int, part: object, content: object) -> bool:
+            used = [p for p in self.root.iterdir() if p.is_dir() and any(p.iterdir())]
             if len(used) >= n:
-                (dest.parent / ".partial").write_bytes(b"x" * 10)
+                folder = self.root / f"v{version:08d}"
+                (folder / ".partial").write_bytes(b"x" * 10)
                 raise OSError(errno.ENOSPC, "No space left on device")
-            return real(src, dest)
+            return real(self, version, part, content)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(local_store, "_copy_in", copy_in)
+        monkeypatch.setattr(LocalStore, "_put_part", put_part)
 
     return make
 

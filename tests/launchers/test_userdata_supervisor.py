@@ -73,7 +73,7 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
     instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata,
                             image_has_env=True)
     try:
-        wait_for(lambda: any(c.name == "state.npz" for c in checkpoints.list()))
+        wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))
         first = heartbeat_pid(instance.workdir)
         assert first is not None
         os.kill(first, signal.SIGKILL)  # the agent dies (the out-of-memory killer, say)
@@ -95,7 +95,7 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
     reference = tmp_path / "reference"
     subprocess.run([sys.executable, "train.py", "--steps", boot.STEPS], cwd=PROJECT, check=True,
                    env={**os.environ, "CHECKPOINT_DIR": str(reference)}, capture_output=True)
-    result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
+    result = [c.part("result.npy") for c in checkpoints.list() if c.part("result.npy")][-1]
     got = checkpoints.fetch(result, tmp_path / "got")
     assert got.read_bytes() == (reference / "result.npy").read_bytes()
 

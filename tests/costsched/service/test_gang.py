@@ -169,9 +169,10 @@ def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world, monkeypatch) -> N
     shown = CliRunner().invoke(app, ["status", str(job.id), *db], env={"COLUMNS": "200"})
     assert "gang (2 nodes)" in shown.output
     checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
-    result = [c for c in checkpoints.list() if c.name == "result.json"][-1]
-    got = checkpoints.fetch(result, tmp / "final")
-    assert json.loads(Path(got).read_text()) == expected
+    result = [c for c in checkpoints.list()
+              if "result.json" in {p.name for p in c.parts}][-1]
+    checkpoints.fetch(result, tmp / "final")
+    assert json.loads((tmp / "final" / "result.json").read_text()) == expected
     # `report`: the job's nodes, each charged from the stored price
     from costsched.report import build as build_report
 
@@ -229,8 +230,9 @@ def finish(store: PriceStore, launcher: LocalLauncher, job_id: int) -> None:
 
 def result(store: PriceStore, job_id: int, tmp: Path) -> dict:
     checkpoints = open_store(store.jobs.get(job_id).checkpoint_location)
-    found = [c for c in checkpoints.list() if c.name == "result.json"][-1]
-    return json.loads(Path(checkpoints.fetch(found, tmp / "final")).read_text())
+    found = [c for c in checkpoints.list() if "result.json" in {p.name for p in c.parts}][-1]
+    checkpoints.fetch(found, tmp / "final")
+    return json.loads((tmp / "final" / "result.json").read_text())
 
 
 @pytest.mark.results

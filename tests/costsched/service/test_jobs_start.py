@@ -74,7 +74,7 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     reference = tmp_path / "reference"
     subprocess.run([sys.executable, "train.py", "--steps", "500"], cwd=PROJECT, check=True,
                    env={**os.environ, "CHECKPOINT_DIR": str(reference)}, capture_output=True)
-    result = [c for c in checkpoints.list() if c.name == "result.npy"][-1]
+    result = [c.part("result.npy") for c in checkpoints.list() if c.part("result.npy")][-1]
     got = checkpoints.fetch(result, tmp_path / "got")
     assert got.read_bytes() == (reference / "result.npy").read_bytes()
 

@@ -85,7 +85,7 @@ def test_verify_fetch_and_delete_requests(fake_gcs: FakeGcs, tmp_path: Path) -> 
         ("GET", f"/download{OBJECTS}/{data}", "media", None),  # fetch
         ("DELETE", f"{OBJECTS}/{PREFIX}/v00000001.json", None, None),  # manifest first
         ("GET", OBJECTS, None, None),  # the version's folder
-        ("DELETE", f"{OBJECTS}/{data}", None, str(generation)),
+        ("DELETE", f"{OBJECTS}/{data}", None, None),
     ]
     assert (tmp_path / "out" / "checkpoint.npz").read_bytes() == b"model weights"
     assert fake_gcs.objects == {}
