@@ -20,88 +20,23 @@ verified one, and never deletes the bytes of a file a kept version still names.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from costsched.model import InvalidInput
+from launchers.checkpoints import files, layout
+from launchers.checkpoints.version import (  # noqa: F401 - named here by the stores
+    Checkpoint,
+    CorruptCheckpoint,
+    NewPart,
+    make_checkpoint,
+    set_digest,
+)
 
 MAX_CLAIMS = 100  # versions tried before giving up on a contended prefix
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """A version. `files`: its files, each a Checkpoint of one file whose `version` is the
-    version holding its bytes; empty for a version of one file held in its own folder
-    (then `name`, `size` and `sha256` are that file's). For a version of several files,
-    `name` is the first file's, `size` their total and `sha256` a digest of the list of
-    (name, size, SHA-256): two versions of the same files have the same one."""
-
-    version: int  # 1, 2, ... in publication order
-    name: str  # the file name the job wrote (the first one of a set)
-    size: int
-    sha256: str
-    published_at: datetime
-    files: tuple[Checkpoint, ...] = ()
-
-    @property
-    def parts(self) -> tuple[Checkpoint, ...]:
-        """Its files, each as a Checkpoint of one file at the version holding its bytes."""
-        return self.files or (self,)
-
-    def part(self, name: str) -> Checkpoint | None:
-        """Its file `name` (to fetch that file alone), None when it has none by that name."""
-        return next((p for p in self.parts if p.name == name), None)
-
-    def describe(self) -> str:
-        """Its files' names: 'lm.npz' or '2 files: blob.bin, lm.npz'."""
-        names = [p.name for p in self.parts]
-        return names[0] if len(names) == 1 else f"{len(names)} files: {', '.join(names)}"
-
-
-def set_digest(parts: Sequence[Checkpoint]) -> str:
-    """The SHA-256 naming a set of files by their names, sizes and contents."""
-    if len(parts) == 1:
-        return parts[0].sha256
-    lines = "".join(f"{p.name}\t{p.size}\t{p.sha256}\n" for p in sorted(parts, key=_by_name))
-    return hashlib.sha256(lines.encode()).hexdigest()
-
-
-def make_checkpoint(version: int, parts: Sequence[Checkpoint],
-                    published_at: datetime) -> Checkpoint:
-    """Version `version` of `parts` (each at the version holding its bytes)."""
-    parts = sorted(parts, key=_by_name)
-    if len(parts) == 1 and parts[0].version == version:
-        return replace(parts[0], published_at=published_at, files=())
-    return Checkpoint(version=version, name=parts[0].name if parts else "",
-                      size=sum(p.size for p in parts), sha256=set_digest(parts),
-                      published_at=published_at,
-                      files=tuple(replace(p, published_at=published_at, files=())
-                                  for p in parts))
-
-
-def _by_name(part: Checkpoint) -> str:
-    return part.name
-
-
-@dataclass(frozen=True)
-class NewPart:
-    """A file a version uploads: its name, size, SHA-256 (and MD5, when known) and what
-    gives its content (a path, or a fresh `files.Stream` for each attempt)."""
-
-    name: str
-    size: int
-    sha256: str
-    content: Callable[[], Any]
-    md5: bytes | None = None
-
-
-class CorruptCheckpoint(RuntimeError):
-    """A checkpoint's data does not match its manifest; str() names it and what differs."""
 
 
 class CheckpointStore(ABC):
@@ -162,8 +97,6 @@ class CheckpointStore(ABC):
 
     def publish(self, local: Path, name: str | None = None) -> Checkpoint:
         """Upload the file `local` as the next version (a version of that one file)."""
-        from launchers.checkpoints import files, layout
-
         src = files.source(local)
         return self.publish_files({layout.check_name(name if name is not None
                                                      else src.name): src})
@@ -173,8 +106,6 @@ class CheckpointStore(ABC):
         """Publish the next version: the files `paths` (by name) uploaded, and `carried`
         (files of an earlier version, each at the version holding its bytes) named by its
         manifest without copying their bytes again."""
-        from launchers.checkpoints import files, layout
-
         new = []
         for name, path in paths.items():
             src = files.source(path)
@@ -192,8 +123,6 @@ class CheckpointStore(ABC):
         streamed (never a whole file in memory, nothing on local disk) and checked against
         its manifest on the way; its manifest (the same files and publication time) once
         all are. CorruptCheckpoint when one is not: nothing is committed."""
-        from launchers.checkpoints import files, layout
-
         def stream(part: Checkpoint) -> Callable[[], Any]:
             where = f"copy of {source.uri} version {checkpoint.version}"
             return lambda: files.Stream(source.chunks(part), part, where)
@@ -206,8 +135,6 @@ class CheckpointStore(ABC):
                 published_at: datetime | None) -> Checkpoint:
         """Claim the next free version: upload `new` into its folder, then its manifest;
         a version another publisher holds is left to it (ours removed) for the next."""
-        from launchers.checkpoints import files, layout
-
         version = self._next_version()
         for _ in range(MAX_CLAIMS):
             written: list[str] = []
@@ -299,7 +226,5 @@ class CheckpointStore(ABC):
 
 
 def _part(version: int, new: NewPart) -> Checkpoint:
-    from launchers.checkpoints import layout
-
     return Checkpoint(version=version, name=new.name, size=new.size, sha256=new.sha256,
                       published_at=layout.now())

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from costsched.model import InvalidInput
-from launchers.checkpoints.base import Checkpoint, CorruptCheckpoint
+from launchers.checkpoints.version import Checkpoint, CorruptCheckpoint
 
 CHUNK = 1 << 20
 

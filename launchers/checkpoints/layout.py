@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 
 from costsched.model import InvalidInput
-from launchers.checkpoints.base import Checkpoint, set_digest
+from launchers.checkpoints.version import Checkpoint, set_digest
 
 MANIFEST_RE = re.compile(r"^v(\d{8})\.json$")
 VERSION_DIR_RE = re.compile(r"^v(\d{8})$")
