@@ -80,16 +80,7 @@ def decode_manifest(raw: bytes, version: int) -> Checkpoint:
     if doc.get("version") != version:
         raise ValueError(f"{where}: version {doc.get('version')!r} does not match its name")
     name, size, sha = doc.get("name"), doc.get("size"), doc.get("sha256")
-    if not isinstance(name, str):
-        raise ValueError(f"{where}: name {name!r} is not a string")
-    try:
-        check_name(name)
-    except InvalidInput as exc:
-        raise ValueError(f"{where}: {exc}") from None
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise ValueError(f"{where}: size {size!r} is not a non-negative integer")
-    if not isinstance(sha, str) or not _SHA256_RE.match(sha):
-        raise ValueError(f"{where}: sha256 {sha!r} is not 64 lowercase hex digits")
+    _check_file(where, name, size, sha, entry=False)
     try:
         published = datetime.fromisoformat(doc.get("published_at"))
     except (TypeError, ValueError):
@@ -112,21 +103,28 @@ def decode_manifest(raw: bytes, version: int) -> Checkpoint:
                       published_at=published, files=parts)
 
 
+def _check_file(where: str, name: object, size: object, sha: object, entry: bool) -> None:
+    """A manifest's name, size and SHA-256 checked: its own (a version of one file), or
+    one entry of its "files" (`entry`: said as 'file NAME ...')."""
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: {'file ' if entry else ''}name {name!r} is not a string")
+    try:
+        check_name(name)
+    except InvalidInput as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    of = f"file {name} " if entry else ""
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ValueError(f"{where}: {of}size {size!r} is not a non-negative integer")
+    if not isinstance(sha, str) or not _SHA256_RE.match(sha):
+        raise ValueError(f"{where}: {of}sha256 {sha!r} is not 64 lowercase hex digits")
+
+
 def _part(entry: object, version: int, published: datetime, where: str) -> Checkpoint:
     """One entry of a manifest's "files", checked."""
     if not isinstance(entry, dict):
         raise ValueError(f"{where}: file {entry!r} is not an object")
     name, size, sha, held = (entry.get(k) for k in ("name", "size", "sha256", "version"))
-    if not isinstance(name, str):
-        raise ValueError(f"{where}: file name {name!r} is not a string")
-    try:
-        check_name(name)
-    except InvalidInput as exc:
-        raise ValueError(f"{where}: {exc}") from None
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise ValueError(f"{where}: file {name} size {size!r} is not a non-negative integer")
-    if not isinstance(sha, str) or not _SHA256_RE.match(sha):
-        raise ValueError(f"{where}: file {name} sha256 {sha!r} is not 64 lowercase hex digits")
+    _check_file(where, name, size, sha, entry=True)
     if not isinstance(held, int) or isinstance(held, bool) or not 1 <= held <= version:
         raise ValueError(f"{where}: file {name} version {held!r} is not 1..{version}")
     return Checkpoint(version=held, name=name, size=size, sha256=sha, published_at=published)
