@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from costsched.catalog import parse_gpu
 from costsched.cpu_work import CpuWork
@@ -150,12 +150,18 @@ MAX_NAME = 100  # characters of a job's name (the store keeps 128, a sweep adds 
 CPU = "CPU"  # reference_gpu of work measured on a CPU instance: no GPU at all
 
 
+ENV_NAME_FORM = "letters, digits and _, not starting with a digit"
+
+
+def is_env_name(key: str) -> bool:
+    """Whether `key` names an environment variable as a shell reads it (`echo $STEP SLEEP`
+    never reads 'STEP SLEEP'): the one rule for envs, secrets and sweeps, files and options."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) is not None
+
+
 def _env_name(key: str) -> None:
-    """An environment variable's name as a shell reads it: letters, digits and _, not
-    starting with a digit (`run: echo $STEP SLEEP` could never read 'STEP SLEEP')."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-        raise ValueError(f"{key!r}: expected an environment variable name (letters, digits "
-                         "and _, not starting with a digit)")
+    if not is_env_name(key):
+        raise ValueError(f"{key!r}: expected an environment variable name ({ENV_NAME_FORM})")
 
 
 class MountSpec(_Strict):
@@ -203,6 +209,17 @@ class TaskSpec(_Strict):
     needs: list[str] = []
     num_nodes: int = Field(1, ge=1, le=MAX_NODES)  # the job's num_nodes, for the launchers
     sky: bool = False  # read from a SkyPilot task: costsched's own fields are in its section
+
+    @field_validator("secrets", "launch_envs", "written_secrets")
+    @classmethod
+    def _names(cls, v: Any, info: ValidationInfo) -> Any:
+        listed: Any = ()
+        if info.field_name == "written_secrets":  # a listed secret's name is said once
+            listed = info.data.get("secrets", v)  # (not there: said refused already)
+        for key in v:  # each is set in the job's environment: one rule with `envs`
+            if key not in listed:
+                _env_name(key)
+        return v
 
     def image_for(self, region: str) -> str:
         """The image for `region` ('' for the launcher's default)."""
