@@ -111,7 +111,7 @@ def test_a_job_of_steps_that_succeeded_reads_all_done(store: PriceStore,
     launcher = FakeLauncher()
     [job] = service.launch(store, path, launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
-    store.jobs.record_step(job.id, 1000, at=datetime.now(timezone.utc))
+    store.jobs.record_step(job.id, 4000, at=datetime.now(timezone.utc))
     store.jobs.transition(job.id, "succeeded", at=datetime.now(timezone.utc))
     [shown] = service.status(store, launcher, job.id, reconcile_first=False)
     assert shown.progress == 1.0 and cli_jobs._progress(shown) == "100%"
