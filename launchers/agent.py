@@ -16,13 +16,14 @@ COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publis
 complete checkpoint file that changed (keeping the last 3 versions), checks the cloud's
 preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
 agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
-says {"state": "running", "step", "checkpoint_version", "checkpoint_step",
+says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_step",
 "checkpoint_error"} while the job runs, and once it has exited (after a last publish)
 {"state": "stopped" | "succeeded" | "failed", "exit_code", "checkpoint_version",
-"checkpoint_step", "detail", "step", "checkpoint_error"}. "checkpoint_step" is the step the
-job had reported when the files of the newest version this instance published were written
-(`launchers.progress_readings`; None before it published one, or when not known): where a
-start from that checkpoint resumes.
+"checkpoint_step", "detail", "step", "step_at", "checkpoint_error"}; "step_at" is when the
+job wrote that step (Unix seconds; None when not read in this run). "checkpoint_step" is
+the step the job had reported when the files of the newest version this instance
+published were written (`launchers.progress_readings`; None before it published one, or
+when not known): where a start from that checkpoint resumes.
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
@@ -332,7 +333,8 @@ class Agent:
     def _report_running(self) -> None:
         """status.json while the job runs: its reported step and any publish failure
         (rewritten only when they change)."""
-        report = {"state": "running", "step": read_progress(self.workdir / PROGRESS),
+        step = read_progress(self.workdir / PROGRESS)
+        report = {"state": "running", "step": step, "step_at": self.progress.written_at(step),
                   "checkpoint_version": self.publisher.version,
                   "checkpoint_step": self.checkpoint_step,
                   "checkpoint_error": self.publisher.error}
@@ -374,7 +376,8 @@ class Agent:
         return {"state": state, "exit_code": exit_code,
                 "checkpoint_version": self.publisher.version, "detail": detail,
                 "checkpoint_step": self.checkpoint_step,
-                "step": read_progress(self.workdir / PROGRESS),
+                "step": (step := read_progress(self.workdir / PROGRESS)),
+                "step_at": self.progress.written_at(step),
                 "checkpoint_error": self.publisher.error}
 
 

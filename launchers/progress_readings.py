@@ -6,8 +6,10 @@ time and the progress file's are read off one clock, the file system's)."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections import deque
+from datetime import datetime, timezone
 from pathlib import Path
 
 # A report written this soon after the checkpoint's newest file counts as its step: a job
@@ -70,6 +72,18 @@ class ProgressReadings:
         if not self.readings or reading != self.readings[-1]:
             self.readings.append(reading)
 
+    def written_at(self, step: int | None) -> float | None:
+        """When the job first wrote `step` (Unix seconds), where it is the newest step read
+        in this run; else None. A step is measured with the time it was reported, never
+        the later time it is read (which paces the steps before it in less time than they
+        took)."""
+        first = None
+        for written, read in reversed(self.readings):
+            if read != step:
+                break
+            first = written
+        return None if first is None else first / 1e9
+
     def step_at(self, written_ns: int) -> int | None:
         """The step the job had reported when a checkpoint file was written at
         `written_ns`: its last reading written by then (or just after: REPORTED_WITH_NS).
@@ -79,3 +93,14 @@ class ProgressReadings:
             if written <= written_ns + REPORTED_WITH_NS:
                 return step
         return self.start
+
+
+def step_time(value: object) -> datetime | None:
+    """A status file's "step_at" (Unix seconds) as a UTC time; None when not a time."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(value, timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None

@@ -4,10 +4,14 @@ agent publishes it, seconds later."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
-from launchers.progress_readings import REPORTED_WITH_NS, ProgressReadings
+from launchers.progress_readings import REPORTED_WITH_NS, ProgressReadings, step_time
+from tests.launchers.test_agent import finish, start_agent, wait_for
 
 S = 1_000_000_000  # ns
 
@@ -59,3 +63,34 @@ def test_an_unreadable_or_malformed_progress_file_gives_no_reading(tmp_path: Pat
     progress.write_text("step 7\n")
     readings.sample()
     assert list(readings.readings) == [] and readings.step_at(200 * S) == 0
+
+
+def test_a_step_is_said_with_when_it_was_first_written(tmp_path: Path) -> None:
+    progress = tmp_path / "progress"
+    readings = ProgressReadings(progress)
+    readings.begin(0)
+    for step, at in ((1, 101), (2, 102), (2, 103)):  # step 2 written again at 103 s
+        report(progress, step, at * S)
+        readings.sample()
+    assert readings.written_at(2) == 102.0
+    assert readings.written_at(1) is None  # not the newest step read
+    assert readings.written_at(None) is None
+    assert step_time(102.5) == datetime(1970, 1, 1, 0, 1, 42, 500000, tzinfo=timezone.utc)
+    assert [step_time(v) for v in (None, "102", True, -1, float("nan"))] == [None] * 5
+
+
+def test_the_agent_says_when_the_job_wrote_its_step(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    job = (f"{sys.executable} -c \"import os, pathlib, time; "
+           "p = pathlib.Path(os.environ['COSTSCHED_PROGRESS_FILE']); p.write_text('5'); "
+           f"[time.sleep(0.05) for _ in iter(lambda: pathlib.Path('{go}').exists(), True)]\"")
+    agent = start_agent(tmp_path, job)
+    status = tmp_path / "work" / "status.json"
+    try:
+        wait_for(lambda: status.exists() and json.loads(status.read_text()).get("step") == 5)
+        said = json.loads(status.read_text())
+        written = (tmp_path / "work" / "progress").stat().st_mtime_ns / 1e9
+        assert said["step_at"] == written
+    finally:
+        go.touch()
+        finish(agent, tmp_path)

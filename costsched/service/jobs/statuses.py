@@ -31,7 +31,7 @@ from costsched.service.jobs.runs import (
     trouble,
     unknown_instance_fix,
 )
-from costsched.service.jobs.steps import SECRET_NOTE, _step_news, secret_names
+from costsched.service.jobs.steps import SECRET_NOTE, _step_news, reported_at, secret_names
 from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -262,7 +262,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                  for j in ids if j in ours}
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
-        store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when)
+        store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when,
+                                reported=reported_at({j: asked[j].step_at for j in steps},
+                                                     when))
         store.jobs.record_steps({j: s for j, s in steps.items() if not asked[j].live},
                                 at=when, extend=False)  # found gone: no training since
         read_of = _by_job(store.jobs.reading_rows(None if every else ids))  # just stored too

@@ -39,7 +39,7 @@ def launched(store: PriceStore, tmp_path: Path) -> tuple[PriceStore, FakeLaunche
 
 def test_its_steps_are_no_share_of_its_hours(launched) -> None:
     store, launcher, job = launched
-    now = datetime.now(timezone.utc)
+    now = datetime.now(timezone.utc).replace(microsecond=0)  # readings keep whole seconds
     store.jobs.record_step(job, 2700, at=now - timedelta(seconds=100))
     store.jobs.record_step(job, 2900, at=now)  # 200 steps in 100 s: 2 steps/s
     [shown] = service.status(store, launcher, job, reconcile_first=False)
@@ -89,7 +89,7 @@ def test_once_succeeded_its_progress_is_still_its_step(launched) -> None:
     `step 2,900` (as a job with no work given keeps), never 100% beside its own note
     'never a share', on status, `--json` and (same document) the dashboard."""
     store, launcher, job = launched
-    now = datetime.now(timezone.utc)
+    now = datetime.now(timezone.utc).replace(microsecond=0)  # readings keep whole seconds
     store.jobs.record_step(job, 2700, at=now - timedelta(seconds=100))
     store.jobs.record_step(job, 2900, at=now)
     store.jobs.transition(job, "succeeded", at=now)
