@@ -122,7 +122,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         ids = job_ids(store, job, states=("running",))
         placed = _placed(store, launcher, ids)
         if job is not None and not placed:  # named, and not running here: why
-            _refuse_unplaced(store, launcher, store.jobs.get(ids[0]))
+            _refuse_unplaced(store, store.jobs.get(ids[0]))
         _hold_given(placed, secrets or {})
         decided = _decide(store, placed, ask)
         moved: dict[int, tuple[Decision, MoveRecord | None, str, str]] = {}
@@ -143,7 +143,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         return out
 
 
-def _refuse_unplaced(store: PriceStore, launcher: Launcher, record: JobRecord) -> None:
+def _refuse_unplaced(store: PriceStore, record: JobRecord) -> None:
     """Why the job named is not moved: it has ended (InvalidInput), or another costsched
     acts on it (TryAgain, exit 75: a recovery, a start; a running job whose placement
     ended is one a recovery is taking up), never "no running job"."""
@@ -155,8 +155,7 @@ def _refuse_unplaced(store: PriceStore, launcher: Launcher, record: JobRecord) -
         raise acted_on(record, then)
     if store.jobs.newest_open_placement(record.id) is None:
         raise acted_on(record, then, doing=DOING["recovering"])
-    raise InvalidInput(f"job {record.id} ({record.name}) runs with the "
-                       f"{record.spec.get('launcher', '')} launcher, not {launcher.name}")
+    # Placed, by another launcher than `launcher`: none of its jobs to ask about.
 
 
 def landed(store: PriceStore, advice: Sequence[MigrationAdvice]) -> list[MigrationAdvice]:

@@ -80,3 +80,16 @@ def test_no_failed_run_says_nothing_of_one(cli, mixed_db: Path) -> None:
     store.dispose()
     assert report.totals["failed_usd"] == 0.0
     assert "failed runs" not in cli("report", "--job", "ok").output
+
+
+def test_the_spend_page_says_what_failed_runs_cost(mixed_db: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from costsched.dashboard.app import create_app
+
+    store = PriceStore(str(mixed_db))
+    page = TestClient(create_app(store)).get("/spend", params={"until": at(5).isoformat()})
+    store.dispose()
+    assert page.status_code == 200
+    assert ('<span class="figure">$1.00</span><span>spent on failed runs (no saving)</span>'
+            in " ".join(page.text.split())), page.text
